@@ -1,0 +1,159 @@
+# marple — one GNU make entry point: build, check, install, bench, fuzz, clean.
+#
+# Programs are found, not listed: every collectors/marple-*.c, filters/marple-*.c
+# and renderers/marple-*.c becomes build/marple-*; every scripts/marple* shell
+# script is copied there too.  A collector collectors/marple-X.c that has a
+# bpf/X.bpf.c gets build/bpf/X.skel.h generated before it is compiled.
+
+SHELL      := /bin/sh
+BUILD      ?= build
+O          ?= $(BUILD)
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     := $(PREFIX)/bin
+MANDIR     := $(PREFIX)/share/man
+
+CC         ?= cc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+CFLAGS     ?= -O2 -g
+WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CPPFLAGS   += -D_GNU_SOURCE -Ilib -I$(O) -I$(O)/bpf -Ibpf
+LDLIBS     += -lbpf -lelf -lz -ljansson -lunwind-generic -lunwind -liberty -lm -lpthread
+
+ifeq ($(SANITIZE),1)
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+O          := $(BUILD)/sanitize
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2);
+endif
+
+ARCH       := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/s390x/s390/')
+
+LIB_SRC    := $(wildcard lib/*.c)
+LIB_OBJ    := $(patsubst lib/%.c,$(O)/lib/%.o,$(LIB_SRC))
+PROG_SRC   := $(wildcard collectors/marple-*.c filters/marple-*.c renderers/marple-*.c)
+PROGS      := $(foreach s,$(PROG_SRC),$(O)/$(basename $(notdir $(s))))
+SCRIPTS    := $(filter-out %.1 %.5 %.md,$(wildcard scripts/marple scripts/marple-*))
+SCRIPT_OUT := $(patsubst scripts/%,$(O)/%,$(SCRIPTS))
+BPF_SRC    := $(wildcard bpf/*.bpf.c)
+BPF_OBJ    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRC))
+SKELS      := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRC))
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+HELPER_SRC := $(wildcard tests/workloads/*.c)
+HELPERS    := $(patsubst tests/workloads/%.c,$(O)/workloads/%,$(HELPER_SRC))
+MANPAGES   := $(wildcard */*.1 */*.5)
+
+DEPS_STAMP := $(O)/.deps-ok
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all check install uninstall bench fuzz clean deps programs unit workloads
+
+all: programs
+
+# A fresh machine gets its packages on first use; the stamp keeps later runs quick.
+$(DEPS_STAMP): scripts/install-deps
+	$(Q)mkdir -p $(@D)
+	$(Q)sh scripts/install-deps
+	$(Q)touch $@
+
+deps:
+	$(Q)sh scripts/install-deps
+
+programs: $(PROGS) $(SCRIPT_OUT)
+
+$(O)/vmlinux.h: | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+	  echo "marple: this kernel has no BTF (/sys/kernel/btf/vmlinux is missing); collectors need CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; fi
+	$(call msg,VMLINUX,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf -MMD -MP -c $< -o $@
+
+$(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(O)/lib/%.o: lib/%.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+
+$(O)/libmarple.a: $(LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Every program object may include any skeleton; order-only so they exist first.
+$(O)/obj/%.o: collectors/%.c | $(DEPS_STAMP) $(SKELS)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+$(O)/obj/%.o: filters/%.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+$(O)/obj/%.o: renderers/%.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+
+$(O)/marple-%: $(O)/obj/marple-%.o $(O)/libmarple.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/marple: scripts/marple
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@ && chmod +x $@
+$(O)/marple-%: scripts/marple-%
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@ && chmod +x $@
+
+$(O)/tests/%: tests/unit/%.c $(O)/libmarple.a
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $^ $(LDLIBS)
+
+# Test workloads: built the way each one's header comment asks (see WORKLOAD_CFLAGS there).
+$(O)/workloads/%: tests/workloads/%.c
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $$(sed -n 's/.*WORKLOAD_CFLAGS: *//p' $< | head -n 1) -o $@ $< -lpthread -lm
+
+unit: $(UNIT_BINS)
+workloads: $(HELPERS)
+
+check: programs unit workloads
+	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) SANITIZE=$(SANITIZE) sh tests/run-all
+
+bench: programs workloads
+	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) sh tests/bench/run-all
+
+fuzz: | $(DEPS_STAMP)
+	$(Q)MARPLE_TOP=$(CURDIR) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} sh tests/fuzz/run-all
+
+install: programs
+	$(Q)mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	$(Q)for p in $(PROGS) $(SCRIPT_OUT); do install -m 0755 $$p $(DESTDIR)$(BINDIR)/; done
+	$(Q)for m in $(MANPAGES); do s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+uninstall:
+	$(Q)for p in $(PROGS) $(SCRIPT_OUT); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
+	$(Q)for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+-include $(wildcard $(O)/lib/*.d $(O)/obj/*.d $(O)/bpf/*.d $(O)/tests/*.d)

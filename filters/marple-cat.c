@@ -1,0 +1,275 @@
+/* marple-cat — validate, select, list and pretty-print marple streams.
+ *
+ * Reads marple streams (files or stdin), checks every line, and writes the
+ * chosen sections back out unchanged; -l lists the sections instead, -p shows
+ * records decoded for people, -q only validates.
+ *
+ *   $ marple-cat -l capture.marple
+ *   #  interface  datatype  start                 seconds  records  lost  dropped  ended
+ *   0  callstack  stack     2026-11-21 12:00:01   10.00    1832     0     0        duration
+ *
+ * Exit status: 0 valid, 1 malformed input (first bad line named) or I/O error,
+ * 2 usage error.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stream.h"
+#include "util.h"
+
+static struct {
+	int list;
+	int pretty;
+	int quiet;
+	char **interfaces;
+	size_t ninterfaces;
+	long *sections;
+	size_t nsections;
+} opt;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-l | -p | -q] [-s INDEX[,INDEX...]] [-i INTERFACE] [FILE...]\n"
+		"Validate marple streams and write the chosen sections to stdout.\n"
+		"\n"
+		"  -l, --list             list sections: index, interface, datatype, start,\n"
+		"                         seconds, records, lost, dropped, how it ended\n"
+		"  -p, --pretty           show records decoded, one per line, for people\n"
+		"  -q, --quiet            only validate; the exit status says the result\n"
+		"  -s, --section LIST     only these sections (0-based, counted across files)\n"
+		"  -i, --interface NAME   only sections of this interface (repeatable)\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
+		"See marple-cat(1) and marple-format(5).\n",
+		progname);
+}
+
+static void parse_sections(const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v = opt_u64("-s", tok, 0, 1u << 30);
+		opt.sections = realloc(opt.sections, (opt.nsections + 1) * sizeof(long));
+		if (!opt.sections)
+			fatal(EXIT_DATA, "out of memory");
+		opt.sections[opt.nsections++] = (long)v;
+	}
+	free(copy);
+}
+
+static int selected(long index, json_t *hdr)
+{
+	int ok = opt.nsections == 0;
+	for (size_t i = 0; i < opt.nsections; i++)
+		if (opt.sections[i] == index)
+			ok = 1;
+	if (!ok)
+		return 0;
+	if (opt.ninterfaces == 0)
+		return 1;
+	const char *iface = header_str(hdr, "interface", "");
+	for (size_t i = 0; i < opt.ninterfaces; i++)
+		if (strcmp(opt.interfaces[i], iface) == 0)
+			return 1;
+	return 0;
+}
+
+/* Decoded names for people: printable bytes as is, others as \xNN. */
+static void show(struct mstr m)
+{
+	for (size_t i = 0; i < m.len; i++) {
+		unsigned char c = (unsigned char)m.s[i];
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+static void show_fields(const struct field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		putchar(' ');
+		show(f[i].key);
+		putchar('=');
+		show(f[i].value);
+	}
+}
+
+static void pretty_record(struct stream_reader *r)
+{
+	switch (stream_reader_datatype(r)) {
+	case DATATYPE_STACK: {
+		const struct stack_rec *s = stream_reader_stack(r);
+		printf("%12llu  ", (unsigned long long)s->weight);
+		for (size_t i = 0; i < s->nframes; i++) {
+			if (i)
+				fputs(" > ", stdout);
+			show(s->frames[i]);
+		}
+		break;
+	}
+	case DATATYPE_EVENT: {
+		const struct event_rec *e = stream_reader_event(r);
+		printf("%llu.%09llu  ", (unsigned long long)(e->time / 1000000000ull),
+		       (unsigned long long)(e->time % 1000000000ull));
+		show(e->type);
+		fputs("  [", stdout);
+		show(e->track);
+		putchar(']');
+		show_fields(e->fields, e->nfields);
+		break;
+	}
+	case DATATYPE_POINT: {
+		const struct point_rec *p = stream_reader_point(r);
+		printf("x=%g y=%g  ", p->x, p->y);
+		show(p->info);
+		show_fields(p->fields, p->nfields);
+		break;
+	}
+	default:
+		break;
+	}
+	putchar('\n');
+}
+
+struct listing {
+	long index;
+	char interface[64];
+	const char *datatype;
+	char start[32];
+	int64_t start_ns, wall_ns;
+	int active;
+};
+
+static void list_print(struct listing *l, struct stream_reader *r, json_t *trailer)
+{
+	char secs[32] = "-", lost[24] = "-", dropped[24] = "-";
+	const char *ended = "(no trailer)";
+
+	if (trailer) {
+		int64_t end = header_int(trailer, "end_ns", -1);
+		if (end >= 0 && l->start_ns >= 0 && end >= l->start_ns)
+			snprintf(secs, sizeof(secs), "%.2f", (double)(end - l->start_ns) / 1e9);
+		snprintf(lost, sizeof(lost), "%lld", (long long)header_int(trailer, "lost", 0));
+		snprintf(dropped, sizeof(dropped), "%lld", (long long)header_int(trailer, "dropped", 0));
+		ended = header_str(trailer, "ended", "-");
+	}
+	printf("%-3ld %-14s %-9s %-20s %8s %10llu %6s %8s %s\n", l->index, l->interface, l->datatype,
+	       l->start, secs, (unsigned long long)stream_reader_records(r), lost, dropped, ended);
+	l->active = 0;
+}
+
+static void list_begin(struct listing *l, long index, json_t *hdr)
+{
+	l->index = index;
+	snprintf(l->interface, sizeof(l->interface), "%s", header_str(hdr, "interface", "?"));
+	l->datatype = datatype_name(datatype_from_name(header_str(hdr, "datatype", "")));
+	l->start_ns = header_int(hdr, "start_ns", -1);
+	l->wall_ns = header_int(hdr, "wall_ns", -1);
+	strcpy(l->start, "-");
+	if (l->wall_ns > 0) {
+		time_t t = (time_t)(l->wall_ns / 1000000000);
+		struct tm tm;
+		if (localtime_r(&t, &tm))
+			strftime(l->start, sizeof(l->start), "%Y-%m-%d %H:%M:%S", &tm);
+	}
+	l->active = 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "list", no_argument, 0, 'l' },     { "pretty", no_argument, 0, 'p' },
+		{ "quiet", no_argument, 0, 'q' },    { "section", required_argument, 0, 's' },
+		{ "interface", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	long global_section = -1;
+	int c;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "lpqs:i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': opt.list = 1; break;
+		case 'p': opt.pretty = 1; break;
+		case 'q': opt.quiet = 1; break;
+		case 's': parse_sections(optarg); break;
+		case 'i':
+			opt.interfaces = realloc(opt.interfaces, (opt.ninterfaces + 1) * sizeof(char *));
+			if (!opt.interfaces)
+				fatal(EXIT_DATA, "out of memory");
+			opt.interfaces[opt.ninterfaces++] = optarg;
+			break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	if (opt.list + opt.pretty + opt.quiet > 1)
+		usage_error("-l, -p and -q exclude each other");
+
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+	struct listing l = { 0 };
+
+	if (opt.list)
+		printf("%-3s %-14s %-9s %-20s %8s %10s %6s %8s %s\n", "#", "interface", "datatype", "start",
+		       "seconds", "records", "lost", "dropped", "ended");
+	for (int i = 0; i < nfiles; i++) {
+		FILE *f = open_input(files[i]);
+		struct stream_reader *r = stream_reader_new(f, input_name(files[i]));
+		int want = 0, any = 0;
+		enum stream_item it;
+
+		while ((it = stream_reader_next(r)) != STREAM_EOF) {
+			if (it == STREAM_ERROR) {
+				stream_reader_warn(r);
+				return EXIT_DATA;
+			}
+			if (it == STREAM_HEADER) {
+				if (l.active)
+					list_print(&l, r, NULL);
+				global_section++;
+				any = 1;
+				want = selected(global_section, stream_reader_header(r));
+				if (want && opt.list)
+					list_begin(&l, global_section, stream_reader_header(r));
+			}
+			if (!want || opt.quiet)
+				continue;
+			if (opt.list) {
+				if (it == STREAM_TRAILER)
+					list_print(&l, r, stream_reader_trailer(r));
+				continue;
+			}
+			if (opt.pretty && it == STREAM_RECORD) {
+				pretty_record(r);
+				continue;
+			}
+			if (opt.pretty) {
+				fputs(it == STREAM_HEADER ? "== section " : "== end ", stdout);
+				if (it == STREAM_HEADER)
+					printf("%ld: ", global_section);
+			}
+			struct mstr raw = stream_reader_raw(r);
+			fwrite(raw.s, 1, raw.len, stdout);
+			putchar('\n');
+		}
+		if (l.active)
+			list_print(&l, r, NULL);
+		if (!any) {
+			warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
+			return EXIT_DATA;
+		}
+		stream_reader_free(r);
+		if (f != stdin)
+			fclose(f);
+	}
+	close_stdout();
+	return EXIT_OK;
+}

@@ -1,0 +1,125 @@
+/* collector.c — shared lifecycle of the BPF collectors. */
+#include "collector.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static volatile sig_atomic_t stop_signal;
+static uint64_t deadline_ns;
+static int verbose_libbpf;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose_libbpf)
+		return 0;
+	if (level == LIBBPF_INFO && !verbose_libbpf)
+		return 0;
+	fprintf(stderr, "%s: libbpf: ", progname);
+	return vfprintf(stderr, fmt, ap);
+}
+
+void collector_start(int verbose)
+{
+	struct sigaction sa = { 0 };
+
+	if (geteuid() != 0)
+		fatal(EXIT_DATA, "must be run as root (BPF tracing needs CAP_BPF and CAP_PERFMON)");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		fatal(EXIT_DATA, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+				 "collectors need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	verbose_libbpf = verbose;
+	libbpf_set_print(libbpf_log);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+uint64_t collector_duration(int argc, char **argv, int optind)
+{
+	uint64_t ns = 0;
+
+	if (optind >= argc)
+		return 0;
+	if (optind + 1 < argc)
+		usage_error("unexpected operand '%s' (only a duration may follow the options)", argv[optind + 1]);
+	if (parse_duration_ns(argv[optind], &ns) < 0 || ns == 0)
+		usage_error("duration '%s' is not a positive time (e.g. 10, 10s, 500ms, 2m)", argv[optind]);
+	return ns;
+}
+
+void collector_ready(uint64_t duration_ns)
+{
+	const char *ready = getenv("MARPLE_READY_FILE");
+
+	deadline_ns = duration_ns ? now_monotonic_ns() + duration_ns : 0;
+	if (ready && *ready) {
+		int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+int collector_should_stop(void)
+{
+	return stop_signal || (deadline_ns && now_monotonic_ns() >= deadline_ns);
+}
+
+int collector_poll_timeout_ms(int max_ms)
+{
+	uint64_t now;
+
+	if (collector_should_stop())
+		return 0;
+	if (!deadline_ns)
+		return max_ms;
+	now = now_monotonic_ns();
+	uint64_t left = (deadline_ns - now + 999999) / 1000000;
+	return left < (uint64_t)max_ms ? (int)left : max_ms;
+}
+
+void collector_wait(void)
+{
+	while (!collector_should_stop())
+		poll(NULL, 0, collector_poll_timeout_ms(200));
+}
+
+const char *collector_end_reason(void)
+{
+	return stop_signal ? "signal" : "duration";
+}
+
+const char *collector_strerror(int err)
+{
+	static char buf[128];
+	libbpf_strerror(err, buf, sizeof(buf));
+	return buf;
+}
+
+int collector_tracepoint_exists(const char *category, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
+	char path[512];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
+		if (access(path, F_OK) == 0)
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* collector.h — what every BPF collector shares: the root/BTF checks, libbpf
+ * logging, the duration operand, SIGINT/SIGTERM, and the "ready" signal that
+ * tests and the driver wait for.
+ *
+ * Lifecycle (see STYLE.md): parse options -> collector_start() -> open skeleton
+ * -> set rodata -> load -> attach -> collector_ready() -> loop while
+ * !collector_should_stop() -> drain -> write trailer with collector_end_reason().
+ */
+#ifndef MARPLE_COLLECTOR_H
+#define MARPLE_COLLECTOR_H
+
+#include <signal.h>
+#include <stdint.h>
+
+/* Exits 1 with one clear line when not root or when the kernel has no BTF;
+ * installs SIGINT/SIGTERM handlers and libbpf logging (verbose: all of it). */
+void collector_start(int verbose);
+
+/* The optional duration operand: argv[optind] if present (seconds, or with a
+ * unit: 500ms, 10s, 2m).  0 means "until SIGINT/SIGTERM".  Exits 2 on junk or
+ * on extra operands. */
+uint64_t collector_duration(int argc, char **argv, int optind);
+
+/* Start the clock for the duration; call right after attaching. Creates the
+ * file named by $MARPLE_READY_FILE, if set, so a waiting test knows tracing
+ * has begun. */
+void collector_ready(uint64_t duration_ns);
+
+/* True once the duration is over or a signal came. */
+int collector_should_stop(void);
+/* Milliseconds until the deadline (capped at max_ms), 0 if stopping. */
+int collector_poll_timeout_ms(int max_ms);
+/* Sleep until the deadline or a signal. */
+void collector_wait(void);
+/* "duration", "signal" (with SIGINT/SIGTERM) — for the trailer's "ended". */
+const char *collector_end_reason(void);
+
+/* libbpf error code (negative errno) as text. */
+const char *collector_strerror(int err);
+
+/* Does the kernel have tracepoint category:name? (tracefs/debugfs lookup) */
+int collector_tracepoint_exists(const char *category, const char *name);
+
+#endif

@@ -1,0 +1,33 @@
+/* escape.h — the %XX escaping of names in marple records, and counted strings.
+ *
+ * Escaped: '%' ',' ';' '#', control bytes (0x00-0x1f, 0x7f) and every byte
+ * that is not part of valid UTF-8.  Everything else, spaces and valid UTF-8
+ * included, is written as is, so ordinary names stay readable and greppable.
+ */
+#ifndef MARPLE_ESCAPE_H
+#define MARPLE_ESCAPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* A counted byte string; may contain NUL. */
+struct mstr {
+	const char *s;
+	size_t len;
+};
+
+#define MSTR(cstr) ((struct mstr){ (cstr), sizeof(cstr) - 1 })
+struct mstr mstr_c(const char *s);
+int mstr_eq(struct mstr a, const char *cstr);
+
+/* Write s escaped to f. */
+void escape_write(FILE *f, const char *s, size_t len);
+/* Escape into a malloc'd NUL-terminated string. */
+char *escape_dup(const char *s, size_t len);
+/* Decode in place; returns the decoded length, or -1 on a bad %XX (*bad_at set
+ * to the offset of the '%'). */
+long unescape_inplace(char *s, size_t len, size_t *bad_at);
+/* Length of the valid UTF-8 sequence starting at s (1-4), or 0 if invalid. */
+size_t utf8_seq_len(const unsigned char *s, size_t avail);
+
+#endif

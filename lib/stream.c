@@ -1,0 +1,542 @@
+/* stream.c — streaming reader and writer of marple sections (marple-format(5)).
+ * The reader keeps one line and one record at a time: memory is O(record). */
+#include "stream.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "util.h"
+
+#define MAX_LINE (64u << 20)
+
+static const char *const datatype_names[] = { "none", "stack", "event", "point" };
+
+const char *datatype_name(enum datatype dt)
+{
+	return (unsigned)dt < 4 ? datatype_names[dt] : "none";
+}
+
+enum datatype datatype_from_name(const char *name)
+{
+	for (int i = 1; i < 4; i++)
+		if (name && strcmp(name, datatype_names[i]) == 0)
+			return (enum datatype)i;
+	return DATATYPE_NONE;
+}
+
+struct stream_reader {
+	FILE *f;
+	char *name;
+	char *line;
+	size_t cap;
+	size_t len;
+	unsigned long lineno;
+	long section;
+	enum datatype dt;
+	int have_trailer;
+	uint64_t records;
+	json_t *header;
+	json_t *trailer;
+	char err[256];
+	char *raw;		/* copy of the line before decoding, for stream_reader_raw */
+	size_t rawcap, rawlen;
+	struct stack_rec stack;
+	size_t framecap;
+	struct event_rec event;
+	struct point_rec point;
+	struct field *fields;
+	size_t fieldcap;
+};
+
+struct stream_reader *stream_reader_new(FILE *f, const char *name)
+{
+	struct stream_reader *r = xcalloc(1, sizeof(*r));
+	r->f = f;
+	r->name = xstrdup(name ? name : "<stdin>");
+	r->section = -1;
+	return r;
+}
+
+void stream_reader_free(struct stream_reader *r)
+{
+	if (!r)
+		return;
+	json_decref(r->header);
+	json_decref(r->trailer);
+	free(r->name);
+	free(r->line);
+	free(r->raw);
+	free(r->stack.frames);
+	free(r->fields);
+	free(r);
+}
+
+static enum stream_item fail(struct stream_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static enum stream_item fail(struct stream_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return STREAM_ERROR;
+}
+
+static int decode(struct stream_reader *r, char *s, size_t len, struct mstr *out, const char *what)
+{
+	size_t bad;
+	long n = unescape_inplace(s, len, &bad);
+	if (n < 0) {
+		fail(r, "bad %%XX escape in %s at column %zu", what, (size_t)(s - r->line) + bad + 1);
+		return -1;
+	}
+	*out = (struct mstr){ s, (size_t)n };
+	return 0;
+}
+
+/* Parse "k=v,k=v..." starting at p (end at e) into r->fields. */
+static int parse_fields(struct stream_reader *r, char *p, char *e, size_t *nout)
+{
+	size_t n = 0;
+
+	while (p < e) {
+		char *comma = memchr(p, ',', (size_t)(e - p));
+		char *fe = comma ? comma : e;
+		char *eq = memchr(p, '=', (size_t)(fe - p));
+		if (!eq) {
+			fail(r, "field %zu is not key=value", n + 1);
+			return -1;
+		}
+		r->fields = xgrow(r->fields, &r->fieldcap, n + 1, sizeof(*r->fields));
+		if (decode(r, p, (size_t)(eq - p), &r->fields[n].key, "field key") < 0 ||
+		    decode(r, eq + 1, (size_t)(fe - eq - 1), &r->fields[n].value, "field value") < 0)
+			return -1;
+		n++;
+		if (!comma)
+			break;
+		p = comma + 1;
+		if (p == e) {
+			fail(r, "empty field at end of record");
+			return -1;
+		}
+	}
+	*nout = n;
+	return 0;
+}
+
+static int parse_number(struct stream_reader *r, const char *s, size_t len, double *out, const char *what)
+{
+	char buf[64];
+	char *end;
+
+	if (len == 0 || len >= sizeof(buf)) {
+		fail(r, "%s is %s", what, len ? "too long" : "missing");
+		return -1;
+	}
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	*out = strtod(buf, &end);
+	if (*end || end == buf || buf[0] == ' ' || buf[0] == '+' || (buf[0] != '-' && buf[0] != '.' && (buf[0] < '0' || buf[0] > '9'))) {
+		fail(r, "%s '%s' is not a number", what, buf);
+		return -1;
+	}
+	if (!isfinite(*out)) {
+		fail(r, "%s '%s' is out of range", what, buf);
+		return -1;
+	}
+	return 0;
+}
+
+static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
+{
+	char *hash = memchr(p, '#', (size_t)(e - p));
+	size_t n = 0;
+
+	if (!hash)
+		return fail(r, "stack record without '#' between weight and frames");
+	if (parse_u64_span(p, (size_t)(hash - p), &r->stack.weight) < 0)
+		return fail(r, "stack weight '%.*s' is not a whole number below 2^64",
+			    (int)((hash - p) > 40 ? 40 : (hash - p)), p);
+	p = hash + 1;
+	for (;;) {
+		char *semi = memchr(p, ';', (size_t)(e - p));
+		char *fe = semi ? semi : e;
+		r->stack.frames = xgrow(r->stack.frames, &r->framecap, n + 1, sizeof(struct mstr));
+		if (decode(r, p, (size_t)(fe - p), &r->stack.frames[n], "frame") < 0)
+			return STREAM_ERROR;
+		n++;
+		if (!semi)
+			break;
+		p = semi + 1;
+	}
+	r->stack.nframes = n;
+	return STREAM_RECORD;
+}
+
+static enum stream_item parse_event(struct stream_reader *r, char *p, char *e)
+{
+	char *c1 = memchr(p, ',', (size_t)(e - p));
+	char *c2, *c3;
+
+	if (!c1)
+		return fail(r, "event record needs time,type,track");
+	if (parse_u64_span(p, (size_t)(c1 - p), &r->event.time) < 0)
+		return fail(r, "event time '%.*s' is not a whole number of nanoseconds",
+			    (int)((c1 - p) > 40 ? 40 : (c1 - p)), p);
+	c2 = memchr(c1 + 1, ',', (size_t)(e - c1 - 1));
+	if (!c2)
+		return fail(r, "event record needs time,type,track");
+	c3 = memchr(c2 + 1, ',', (size_t)(e - c2 - 1));
+	if (c1 + 1 == c2)
+		return fail(r, "event type is empty");
+	if (decode(r, c1 + 1, (size_t)(c2 - c1 - 1), &r->event.type, "event type") < 0 ||
+	    decode(r, c2 + 1, (size_t)((c3 ? c3 : e) - c2 - 1), &r->event.track, "event track") < 0)
+		return STREAM_ERROR;
+	r->event.nfields = 0;
+	if (c3) {
+		if (c3 + 1 == e)
+			return fail(r, "empty field at end of record");
+		if (parse_fields(r, c3 + 1, e, &r->event.nfields) < 0)
+			return STREAM_ERROR;
+	}
+	r->event.fields = r->fields;
+	return STREAM_RECORD;
+}
+
+static enum stream_item parse_point(struct stream_reader *r, char *p, char *e)
+{
+	char *c1 = memchr(p, ',', (size_t)(e - p));
+	char *c2, *c3;
+
+	if (!c1 || !(c2 = memchr(c1 + 1, ',', (size_t)(e - c1 - 1))))
+		return fail(r, "point record needs x,y,info");
+	if (parse_number(r, p, (size_t)(c1 - p), &r->point.x, "x") < 0 ||
+	    parse_number(r, c1 + 1, (size_t)(c2 - c1 - 1), &r->point.y, "y") < 0)
+		return STREAM_ERROR;
+	c3 = memchr(c2 + 1, ',', (size_t)(e - c2 - 1));
+	if (decode(r, c2 + 1, (size_t)((c3 ? c3 : e) - c2 - 1), &r->point.info, "info") < 0)
+		return STREAM_ERROR;
+	r->point.nfields = 0;
+	if (c3) {
+		if (c3 + 1 == e)
+			return fail(r, "empty field at end of record");
+		if (parse_fields(r, c3 + 1, e, &r->point.nfields) < 0)
+			return STREAM_ERROR;
+	}
+	r->point.fields = r->fields;
+	return STREAM_RECORD;
+}
+
+static enum stream_item parse_json_line(struct stream_reader *r)
+{
+	json_error_t jerr;
+	json_t *obj = json_loadb(r->line, r->len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!obj)
+		return fail(r, "bad JSON header or trailer: %s (column %d)", jerr.text, jerr.column);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return fail(r, "header or trailer is not a JSON object");
+	}
+	if (json_object_get(obj, "trailer")) {
+		if (r->section < 0) {
+			json_decref(obj);
+			return fail(r, "trailer before any section header");
+		}
+		if (r->have_trailer) {
+			json_decref(obj);
+			return fail(r, "second trailer in one section");
+		}
+		json_t *n = json_object_get(obj, "records");
+		if (n && (!json_is_integer(n) || json_integer_value(n) < 0)) {
+			json_decref(obj);
+			return fail(r, "trailer \"records\" is not a whole number");
+		}
+		if (n && (uint64_t)json_integer_value(n) != r->records) {
+			unsigned long long want = (unsigned long long)json_integer_value(n);
+			json_decref(obj);
+			return fail(r, "trailer says %llu records, section %ld has %llu (stream cut or edited)",
+				    want, r->section, (unsigned long long)r->records);
+		}
+		json_decref(r->trailer);
+		r->trailer = obj;
+		r->have_trailer = 1;
+		return STREAM_TRAILER;
+	}
+	json_t *v = json_object_get(obj, "marple");
+	if (!v) {
+		json_decref(obj);
+		return fail(r, "JSON line is neither a section header (\"marple\") nor a trailer (\"trailer\")");
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 1) {
+		json_decref(obj);
+		return fail(r, "header \"marple\" (format version) is not a positive whole number");
+	}
+	if (json_integer_value(v) > MARPLE_FORMAT_VERSION) {
+		long long ver = json_integer_value(v);
+		json_decref(obj);
+		return fail(r, "format version %lld is newer than this program reads (%d)", ver,
+			    MARPLE_FORMAT_VERSION);
+	}
+	json_t *dt = json_object_get(obj, "datatype");
+	if (!json_is_string(dt) || datatype_from_name(json_string_value(dt)) == DATATYPE_NONE) {
+		json_decref(obj);
+		return fail(r, "header \"datatype\" must be \"stack\", \"event\" or \"point\"");
+	}
+	json_t *iface = json_object_get(obj, "interface");
+	if (!json_is_string(iface) || !*json_string_value(iface)) {
+		json_decref(obj);
+		return fail(r, "header \"interface\" is missing or empty");
+	}
+	json_decref(r->header);
+	json_decref(r->trailer);
+	r->header = obj;
+	r->trailer = NULL;
+	r->have_trailer = 0;
+	r->dt = datatype_from_name(json_string_value(dt));
+	r->section++;
+	r->records = 0;
+	return STREAM_HEADER;
+}
+
+enum stream_item stream_reader_next(struct stream_reader *r)
+{
+	for (;;) {
+		ssize_t n;
+
+		errno = 0;
+		n = getline(&r->line, &r->cap, r->f);
+		if (n < 0) {
+			if (ferror(r->f)) {
+				int e = errno;
+				clearerr(r->f);
+				return fail(r, "read error: %s", strerror(e ? e : EIO));
+			}
+			return STREAM_EOF;
+		}
+		r->lineno++;
+		r->len = (size_t)n;
+		if (r->len && r->line[r->len - 1] == '\n')
+			r->len--;
+		else
+			return fail(r, "last line has no newline (stream cut in the middle of a record?)");
+		if (r->len && r->line[r->len - 1] == '\r')
+			r->len--;
+		r->line[r->len] = 0;
+		if (r->len == 0)
+			continue;
+		if (r->len > MAX_LINE)
+			return fail(r, "line longer than %u MiB", MAX_LINE >> 20);
+		if (memchr(r->line, 0, r->len))
+			return fail(r, "NUL byte in line (binary data?)");
+		r->raw = xgrow(r->raw, &r->rawcap, r->len + 1, 1);
+		memcpy(r->raw, r->line, r->len + 1);
+		r->rawlen = r->len;
+		if (r->line[0] == '{')
+			return parse_json_line(r);
+		if (r->section < 0)
+			return fail(r, "record before any section header (is this a marple stream?)");
+		if (r->have_trailer)
+			return fail(r, "record after the section's trailer");
+		enum stream_item it;
+		char *p = r->line, *e = r->line + r->len;
+		switch (r->dt) {
+		case DATATYPE_STACK: it = parse_stack(r, p, e); break;
+		case DATATYPE_EVENT: it = parse_event(r, p, e); break;
+		case DATATYPE_POINT: it = parse_point(r, p, e); break;
+		default: it = fail(r, "record in a section of unknown datatype"); break;
+		}
+		if (it == STREAM_RECORD)
+			r->records++;
+		return it;
+	}
+}
+
+const char *stream_reader_error(const struct stream_reader *r) { return r->err; }
+const char *stream_reader_name(const struct stream_reader *r) { return r->name; }
+unsigned long stream_reader_line(const struct stream_reader *r) { return r->lineno; }
+long stream_reader_section(const struct stream_reader *r) { return r->section; }
+enum datatype stream_reader_datatype(const struct stream_reader *r) { return r->dt; }
+json_t *stream_reader_header(const struct stream_reader *r) { return r->header; }
+json_t *stream_reader_trailer(const struct stream_reader *r) { return r->trailer; }
+uint64_t stream_reader_records(const struct stream_reader *r) { return r->records; }
+const struct stack_rec *stream_reader_stack(const struct stream_reader *r) { return &r->stack; }
+const struct event_rec *stream_reader_event(const struct stream_reader *r) { return &r->event; }
+const struct point_rec *stream_reader_point(const struct stream_reader *r) { return &r->point; }
+
+struct mstr stream_reader_raw(const struct stream_reader *r)
+{
+	return (struct mstr){ r->raw, r->rawlen };
+}
+
+void stream_reader_warn(const struct stream_reader *r)
+{
+	warn_at(r->name, r->lineno, "%s", r->err);
+}
+
+const struct mstr *fields_get(const struct field *f, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mstr_eq(f[i].key, key))
+			return &f[i].value;
+	return NULL;
+}
+
+const char *header_str(json_t *hdr, const char *key, const char *dflt)
+{
+	json_t *v = hdr ? json_object_get(hdr, key) : NULL;
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+int64_t header_int(json_t *hdr, const char *key, int64_t dflt)
+{
+	json_t *v = hdr ? json_object_get(hdr, key) : NULL;
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+/* ---- writing ---- */
+
+json_t *json_string_bytes(const char *s, size_t len)
+{
+	size_t i = 0;
+	int clean = 1;
+
+	while (i < len) {
+		size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+		if (!n || (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '%') {
+			clean = 0;
+			break;
+		}
+		i += n;
+	}
+	if (clean)
+		return json_stringn(s, len);
+	char *e = escape_dup(s, len);
+	json_t *j = json_string(e);
+	free(e);
+	return j;
+}
+
+json_t *section_header_new(const char *interface, enum datatype dt)
+{
+	struct utsname u;
+	json_t *h = json_object();
+	uint64_t mono = now_monotonic_ns();
+	uint64_t wall = now_realtime_ns();
+
+	json_object_set_new(h, "marple", json_integer(MARPLE_FORMAT_VERSION));
+	json_object_set_new(h, "interface", json_string(interface));
+	json_object_set_new(h, "datatype", json_string(datatype_name(dt)));
+	json_object_set_new(h, "start_ns", json_integer((json_int_t)mono));
+	json_object_set_new(h, "wall_ns", json_integer((json_int_t)wall));
+	json_object_set_new(h, "clock", json_string("monotonic"));
+	if (uname(&u) == 0) {
+		json_object_set_new(h, "host", json_string_bytes(u.nodename, strlen(u.nodename)));
+		json_object_set_new(h, "kernel", json_string_bytes(u.release, strlen(u.release)));
+	}
+	return h;
+}
+
+json_t *section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended)
+{
+	json_t *t = json_object();
+	json_object_set_new(t, "trailer", json_integer(1));
+	json_object_set_new(t, "end_ns", json_integer((json_int_t)now_monotonic_ns()));
+	json_object_set_new(t, "records", json_integer((json_int_t)records));
+	json_object_set_new(t, "lost", json_integer((json_int_t)lost));
+	json_object_set_new(t, "dropped", json_integer((json_int_t)dropped));
+	json_object_set_new(t, "ended", json_string(ended ? ended : "eof"));
+	return t;
+}
+
+int stream_write_json(FILE *f, json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!s) {
+		warnmsg("cannot encode JSON header (invalid UTF-8 in a string?)");
+		return -1;
+	}
+	fputs(s, f);
+	fputc('\n', f);
+	free(s);
+	return 0;
+}
+
+void stream_write_stack(FILE *f, uint64_t weight, const struct mstr *frames, size_t n)
+{
+	fprintf(f, "%llu#", (unsigned long long)weight);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(';', f);
+		escape_write(f, frames[i].s, frames[i].len);
+	}
+	fputc('\n', f);
+}
+
+void stream_write_stack_cstr(FILE *f, uint64_t weight, const char *const *frames, size_t n)
+{
+	fprintf(f, "%llu#", (unsigned long long)weight);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(';', f);
+		escape_write(f, frames[i], strlen(frames[i]));
+	}
+	fputc('\n', f);
+}
+
+static void write_fields(FILE *f, const struct field *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fputc(',', f);
+		/* A key may not hold a raw '=': that ends it. */
+		const char *k = fields[i].key.s, *eq;
+		size_t klen = fields[i].key.len;
+		while ((eq = memchr(k, '=', klen))) {
+			escape_write(f, k, (size_t)(eq - k));
+			fputs("%3D", f);
+			klen -= (size_t)(eq - k) + 1;
+			k = eq + 1;
+		}
+		escape_write(f, k, klen);
+		fputc('=', f);
+		escape_write(f, fields[i].value.s, fields[i].value.len);
+	}
+}
+
+void stream_write_event(FILE *f, uint64_t time, struct mstr type, struct mstr track,
+			const struct field *fields, size_t n)
+{
+	fprintf(f, "%llu,", (unsigned long long)time);
+	escape_write(f, type.s, type.len);
+	fputc(',', f);
+	escape_write(f, track.s, track.len);
+	write_fields(f, fields, n);
+	fputc('\n', f);
+}
+
+/* Shortest of %.15g/%.17g that reads back exactly: 0.1 stays "0.1". */
+void write_double(FILE *f, double v)
+{
+	char buf[40];
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, f);
+}
+
+void stream_write_point(FILE *f, double x, double y, struct mstr info,
+			const struct field *fields, size_t n)
+{
+	write_double(f, x);
+	fputc(',', f);
+	write_double(f, y);
+	fputc(',', f);
+	escape_write(f, info.s, info.len);
+	write_fields(f, fields, n);
+	fputc('\n', f);
+}

@@ -1,0 +1,128 @@
+/* stream.h — reader and writer of the marple stream format (marple-format(5)).
+ *
+ * A stream is a sequence of sections.  Each section is one JSON header line,
+ * its records, and an optional JSON trailer line:
+ *
+ *   {"marple":1,"interface":"callstack","datatype":"stack",...}
+ *   12#bash;main;do_work;compute
+ *   {"trailer":1,"records":1,"lost":0,"dropped":0,"ended":"duration",...}
+ *
+ * Names are escaped with %XX so that any byte string survives (see escape.h).
+ */
+#ifndef MARPLE_STREAM_H
+#define MARPLE_STREAM_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "escape.h"
+
+#define MARPLE_FORMAT_VERSION 1
+
+enum datatype { DATATYPE_NONE = 0, DATATYPE_STACK, DATATYPE_EVENT, DATATYPE_POINT };
+
+const char *datatype_name(enum datatype dt);
+enum datatype datatype_from_name(const char *name);
+
+/* A key=value field of an event or point record; both decoded. */
+struct field {
+	struct mstr key;
+	struct mstr value;
+};
+
+struct stack_rec {
+	uint64_t weight;
+	size_t nframes;
+	struct mstr *frames;	/* root first */
+};
+
+struct event_rec {
+	uint64_t time;		/* ns, clock named in the header */
+	struct mstr type;
+	struct mstr track;
+	size_t nfields;
+	struct field *fields;
+};
+
+struct point_rec {
+	double x, y;
+	struct mstr info;
+	size_t nfields;
+	struct field *fields;
+};
+
+/* ---- reading ---- */
+
+enum stream_item {
+	STREAM_ERROR = -1,	/* malformed line; stream_reader_error() says why */
+	STREAM_EOF = 0,
+	STREAM_HEADER,		/* a section begins: stream_reader_header() */
+	STREAM_RECORD,		/* stream_reader_stack/event/point() by datatype */
+	STREAM_TRAILER,		/* the section's trailer: stream_reader_trailer() */
+};
+
+struct stream_reader;
+
+/* name is used in messages ("<stdin>" for stdin).  The reader does not close f. */
+struct stream_reader *stream_reader_new(FILE *f, const char *name);
+void stream_reader_free(struct stream_reader *r);
+
+/* Next item.  After STREAM_ERROR the caller may go on reading (the bad line is
+ * skipped) or stop.  Read errors of the FILE itself are STREAM_ERROR too. */
+enum stream_item stream_reader_next(struct stream_reader *r);
+
+const char *stream_reader_error(const struct stream_reader *r);	/* "reason" */
+const char *stream_reader_name(const struct stream_reader *r);
+unsigned long stream_reader_line(const struct stream_reader *r);
+/* Index (0-based) of the current section, -1 before the first header. */
+long stream_reader_section(const struct stream_reader *r);
+enum datatype stream_reader_datatype(const struct stream_reader *r);
+json_t *stream_reader_header(const struct stream_reader *r);	/* borrowed */
+json_t *stream_reader_trailer(const struct stream_reader *r);	/* borrowed, NULL if none yet */
+/* Records read so far in the current section. */
+uint64_t stream_reader_records(const struct stream_reader *r);
+const struct stack_rec *stream_reader_stack(const struct stream_reader *r);
+const struct event_rec *stream_reader_event(const struct stream_reader *r);
+const struct point_rec *stream_reader_point(const struct stream_reader *r);
+/* The raw text of the current line (without newline), for passing through. */
+struct mstr stream_reader_raw(const struct stream_reader *r);
+
+/* Print "prog: file:line: reason" for the last error. */
+void stream_reader_warn(const struct stream_reader *r);
+
+/* Look up a field by key; returns NULL if absent. */
+const struct mstr *fields_get(const struct field *f, size_t n, const char *key);
+
+/* Helpers on headers: string or number members with defaults. */
+const char *header_str(json_t *hdr, const char *key, const char *dflt);
+int64_t header_int(json_t *hdr, const char *key, int64_t dflt);
+
+/* ---- writing ---- */
+
+/* A new header with marple version, interface, datatype, start_ns (monotonic),
+ * wall_ns (realtime at the same moment), clock, host and kernel filled in.
+ * Add "units", "labels", "options" etc. before writing it. */
+json_t *section_header_new(const char *interface, enum datatype dt);
+/* A new trailer: records, lost, dropped, ended, end_ns (monotonic now). */
+json_t *section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended);
+
+/* Write a JSON object as one line.  Returns 0, -1 on failure (message printed). */
+int stream_write_json(FILE *f, json_t *obj);
+
+void stream_write_stack(FILE *f, uint64_t weight, const struct mstr *frames, size_t n);
+/* Frames given as C strings. */
+void stream_write_stack_cstr(FILE *f, uint64_t weight, const char *const *frames, size_t n);
+void stream_write_event(FILE *f, uint64_t time, struct mstr type, struct mstr track,
+			const struct field *fields, size_t n);
+void stream_write_point(FILE *f, double x, double y, struct mstr info,
+			const struct field *fields, size_t n);
+
+/* A double in the shortest text that reads back to the same value. */
+void write_double(FILE *f, double v);
+
+/* A JSON string from arbitrary bytes: valid UTF-8 is kept, other bytes are
+ * %XX-escaped (as in records), so hostile names can go into headers. */
+json_t *json_string_bytes(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,382 @@
+/* util.c — program name, messages, exit codes, checked numbers, safe output. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *progname = "marple";
+
+void marple_init(int argc, char **argv)
+{
+	static char outbuf[1 << 16];
+
+	(void)argc;
+	if (argv && argv[0]) {
+		const char *slash = strrchr(argv[0], '/');
+		progname = slash ? slash + 1 : argv[0];
+	}
+	signal(SIGPIPE, SIG_DFL);
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+}
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void warnmsg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void fatal(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void warn_at(const char *file, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	if (line)
+		fprintf(stderr, "%s: %s:%lu: ", progname, file, line);
+	else
+		fprintf(stderr, "%s: %s: ", progname, file);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s -h' for more information.\n", progname);
+	exit(EXIT_USAGE);
+}
+
+void usage_try(void)
+{
+	fprintf(stderr, "Try '%s -h' for more information.\n", progname);
+	exit(EXIT_USAGE);
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s)
+		return errno = EINVAL, -1;
+	if (parse_u64_span(s, strlen(s), out) < 0)
+		return -1;
+	if (*out < min || *out > max)
+		return errno = ERANGE, -1;
+	return 0;
+}
+
+int parse_u64_span(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 20)
+		return errno = (len ? ERANGE : EINVAL), -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+		if (d > 9)
+			return errno = EINVAL, -1;
+		if (v > (UINT64_MAX - d) / 10)
+			return errno = ERANGE, -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || (s[0] != '-' && (s[0] < '0' || s[0] > '9')))
+		return errno = EINVAL, -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end)
+		return errno = EINVAL, -1;
+	if (v < min || v > max)
+		return errno = ERANGE, -1;
+	*out = v;
+	return 0;
+}
+
+int parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || strchr(" \t\n", s[0]))
+		return errno = EINVAL, -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || end == s)
+		return errno = EINVAL, -1;
+	if (errno || !isfinite(v) || v < min || v > max)
+		return errno = ERANGE, -1;
+	*out = v;
+	return 0;
+}
+
+int parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct { const char *suffix; double mult; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 }, { "", 1e9 },
+	};
+	char num[64];
+	size_t n = 0;
+	double v;
+
+	if (!s)
+		return errno = EINVAL, -1;
+	while (s[n] && (s[n] == '.' || (s[n] >= '0' && s[n] <= '9')))
+		n++;
+	if (n == 0 || n >= sizeof(num))
+		return errno = EINVAL, -1;
+	memcpy(num, s, n);
+	num[n] = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].suffix) == 0) {
+			if (parse_double(num, 0, 1e12, &v) < 0)
+				return -1;
+			v *= units[i].mult;
+			if (v > 9.2e18)
+				return errno = ERANGE, -1;
+			*out = (uint64_t)v;
+			return 0;
+		}
+	}
+	return errno = EINVAL, -1;
+}
+
+uint64_t opt_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	if (parse_u64(arg, min, max, &v) < 0)
+		usage_error("%s: '%s' is not a whole number from %llu to %llu", opt, arg ? arg : "",
+			    (unsigned long long)min, (unsigned long long)max);
+	return v;
+}
+
+double opt_double(const char *opt, const char *arg, double min, double max)
+{
+	double v;
+	if (parse_double(arg, min, max, &v) < 0)
+		usage_error("%s: '%s' is not a number from %g to %g", opt, arg ? arg : "", min, max);
+	return v;
+}
+
+int close_output(FILE *f, const char *path)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+	int saved = errno;
+
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		saved = errno;
+	}
+	if (bad) {
+		if (saved == EPIPE)
+			exit(EXIT_DATA);
+		warnmsg("%s: write error: %s", path, strerror(saved));
+		return -1;
+	}
+	return 0;
+}
+
+void close_stdout(void)
+{
+	if (close_output(stdout, "<stdout>") < 0)
+		exit(EXIT_DATA);
+}
+
+struct outfile {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+
+struct outfile *outfile_open(const char *path)
+{
+	struct outfile *o = xcalloc(1, sizeof(*o));
+
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return o;
+	}
+	o->path = xstrdup(path);
+	o->tmp = xmalloc(strlen(path) + 16);
+	sprintf(o->tmp, "%s.XXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		warnmsg("%s: cannot create: %s", path, strerror(errno));
+		free(o->tmp);
+		free(o->path);
+		free(o);
+		return NULL;
+	}
+	/* mkstemp makes 0600; pictures are meant to be shared like any file. */
+	mode_t um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp);
+		fatal(EXIT_DATA, "%s: %s", path, strerror(errno));
+	}
+	return o;
+}
+
+FILE *outfile_stream(struct outfile *o)
+{
+	return o->f;
+}
+
+int outfile_commit(struct outfile *o)
+{
+	int rc = 0;
+
+	if (!o->path) {
+		close_stdout();
+		free(o);
+		return 0;
+	}
+	if (close_output(o->f, o->path) < 0) {
+		unlink(o->tmp);
+		rc = -1;
+	} else if (rename(o->tmp, o->path) < 0) {
+		warnmsg("%s: cannot rename into place: %s", o->path, strerror(errno));
+		unlink(o->tmp);
+		rc = -1;
+	}
+	free(o->tmp);
+	free(o->path);
+	free(o);
+	return rc;
+}
+
+void outfile_abort(struct outfile *o)
+{
+	if (o->path) {
+		fclose(o->f);
+		unlink(o->tmp);
+	}
+	free(o->tmp);
+	free(o->path);
+	free(o);
+}
+
+FILE *open_input(const char *path)
+{
+	FILE *f;
+	struct stat st;
+
+	if (!path || strcmp(path, "-") == 0)
+		return stdin;
+	f = fopen(path, "r");
+	if (!f)
+		fatal(EXIT_DATA, "%s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		fatal(EXIT_DATA, "%s: is a directory", path);
+	return f;
+}
+
+const char *input_name(const char *path)
+{
+	return (!path || strcmp(path, "-") == 0) ? "<stdin>" : path;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		fatal(EXIT_DATA, "out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p)
+		fatal(EXIT_DATA, "out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+void *xgrow(void *buf, size_t *cap, size_t need, size_t sz)
+{
+	size_t c = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return buf;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / sz)
+			fatal(EXIT_DATA, "out of memory");
+		c *= 2;
+	}
+	buf = realloc(buf, c * sz);
+	if (!buf)
+		fatal(EXIT_DATA, "out of memory");
+	*cap = c;
+	return buf;
+}

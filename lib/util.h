@@ -1,0 +1,73 @@
+/* util.h — what every marple program needs: its name in messages, grep-like
+ * exit codes, checked number parsing, safe output and clocks. */
+#ifndef MARPLE_UTIL_H
+#define MARPLE_UTIL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdnoreturn.h>
+
+/* Exit codes, as grep and jq use them. */
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+extern const char *progname;
+
+/* Set progname from argv[0], make SIGPIPE end us quietly, give stdout a big buffer. */
+void marple_init(int argc, char **argv);
+
+/* "prog: message" on stderr; fatal() exits with status. */
+void warnmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void fatal(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "prog: file:line: reason"; line 0 leaves the line out. */
+void warn_at(const char *file, unsigned long line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Usage error: "prog: reason" + "Try 'prog -h'." and exit 2. */
+noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After getopt has complained: "Try 'prog -h'." and exit 2. */
+noreturn void usage_try(void);
+
+/* Checked parsing of whole strings: no sign where none is allowed, no trailing
+ * garbage, range enforced.  Return 0 on success, -1 (errno set) otherwise. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+int parse_double(const char *s, double min, double max, double *out);
+/* Like parse_u64 on a counted, unterminated span (for record fields). */
+int parse_u64_span(const char *s, size_t len, uint64_t *out);
+/* Durations: "10", "10s", "500ms", "2m", "1h" -> nanoseconds. */
+int parse_duration_ns(const char *s, uint64_t *out);
+
+/* Option helpers for getopt loops: parse or exit 2 naming the option. */
+uint64_t opt_u64(const char *opt, const char *arg, uint64_t min, uint64_t max);
+double opt_double(const char *opt, const char *arg, double min, double max);
+
+/* Flush and close stdout; on any write error print "write error" and exit 1.
+ * A closed pipe downstream (EPIPE) exits quietly with status 1 too. */
+void close_stdout(void);
+/* Same check for a FILE we wrote; returns 0 or -1 after a message naming path. */
+int close_output(FILE *f, const char *path);
+
+/* Output that appears only when complete: writes to a temporary file beside
+ * path (mkstemp) and renames it over path at commit.  path "-" or NULL means
+ * stdout. */
+struct outfile;
+struct outfile *outfile_open(const char *path);
+FILE *outfile_stream(struct outfile *o);
+int outfile_commit(struct outfile *o);	/* 0, or -1 after a message */
+void outfile_abort(struct outfile *o);	/* removes the temporary file */
+
+/* Open an input operand: "-" or NULL is stdin.  Exits 1 with a message on failure. */
+FILE *open_input(const char *path);
+const char *input_name(const char *path);	/* "-"/NULL -> "<stdin>" */
+
+uint64_t now_monotonic_ns(void);
+uint64_t now_realtime_ns(void);
+
+/* Grow *buf to hold at least need elements of size sz; exits 1 on out-of-memory. */
+void *xgrow(void *buf, size_t *cap, size_t need, size_t sz);
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+#endif

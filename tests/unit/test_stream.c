@@ -1,0 +1,306 @@
+/* test_stream — unit tests of lib/stream and lib/escape: hostile names
+ * round-trip byte for byte, every malformed-line class is caught with its
+ * line number, headers/trailers and concatenated streams read right. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+#include "test.h"
+#include "util.h"
+#include "xml.h"
+
+static const char *const hostile[] = {
+	"", "plain", "with space", "a,b", "a;b", "a#b", "100%", "%41", "{json}",
+	"std::vector<std::pair<int, char>>::operator[](unsigned long)",
+	"quote\"s 'and' \\backslash", "new\nline", "cr\rlf", "tab\there",
+	"nul\0inside", "\x01\x02\x7f", "inv\xff\xfeutf8", "\xc3\x28", "\xed\xa0\x80",
+	"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "<script>alert(1)</script>", "]]>",
+	"key=value", "=", "trailing%", "\xe2\x80\xa8",
+};
+static const size_t hostile_len[] = {
+	0, 5, 10, 3, 3, 3, 4, 3, 6, 60, 26, 8, 6, 8, 10, 3, 9, 2, 3, 17, 25, 3, 9, 1, 9, 3,
+};
+#define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
+
+static FILE *reader_of(const char *text)
+{
+	return fmemopen((void *)text, strlen(text), "r");
+}
+
+static int mstr_same(struct mstr m, const char *s, size_t len)
+{
+	return m.len == len && memcmp(m.s, s, len) == 0;
+}
+
+static void test_escape_roundtrip(void)
+{
+	int all = 1;
+	for (size_t i = 0; i < NHOSTILE; i++) {
+		char *e = escape_dup(hostile[i], hostile_len[i]);
+		if (strpbrk(e, ",;#\n\r") != NULL)
+			all = 0;
+		size_t n = strlen(e);
+		long d = unescape_inplace(e, n, NULL);
+		if (d != (long)hostile_len[i] || memcmp(e, hostile[i], hostile_len[i]) != 0)
+			all = 0;
+		free(e);
+	}
+	test_cond("escape: every hostile name round-trips and has no separator", all);
+	char *e = escape_dup("caf\xc3\xa9 x", 7);
+	test_cond("escape: valid UTF-8 and spaces stay readable", strcmp(e, "caf\xc3\xa9 x") == 0);
+	free(e);
+	e = escape_dup("a,b;c#d%e", 9);
+	test_cond("escape: separators become %XX", strcmp(e, "a%2Cb%3Bc%23d%25e") == 0);
+	free(e);
+	/* Every single byte value round-trips. */
+	int bytes_ok = 1;
+	for (int b = 0; b < 256; b++) {
+		char c = (char)b;
+		char *x = escape_dup(&c, 1);
+		long d = unescape_inplace(x, strlen(x), NULL);
+		if (d != 1 || (unsigned char)x[0] != b)
+			bytes_ok = 0;
+		free(x);
+	}
+	test_cond("escape: all 256 byte values round-trip", bytes_ok);
+}
+
+static void test_records_roundtrip(void)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *w = open_memstream(&buf, &size);
+	struct mstr frames[NHOSTILE];
+	struct field fields[NHOSTILE];
+
+	for (size_t i = 0; i < NHOSTILE; i++) {
+		frames[i] = (struct mstr){ hostile[i], hostile_len[i] };
+		fields[i].key = (struct mstr){ hostile[i], hostile_len[i] };
+		fields[i].value = (struct mstr){ hostile[NHOSTILE - 1 - i], hostile_len[NHOSTILE - 1 - i] };
+	}
+	json_t *h = section_header_new("test", DATATYPE_STACK);
+	stream_write_json(w, h);
+	json_decref(h);
+	stream_write_stack(w, 18446744073709551615ull, frames, NHOSTILE);
+	for (size_t i = 0; i < NHOSTILE; i++)
+		stream_write_stack(w, i, &frames[i], 1);
+	json_t *t = section_trailer_new(NHOSTILE + 1, 0, 0, "duration");
+	stream_write_json(w, t);
+	json_decref(t);
+	h = section_header_new("test-ev", DATATYPE_EVENT);
+	stream_write_json(w, h);
+	json_decref(h);
+	for (size_t i = 0; i < NHOSTILE; i++)
+		stream_write_event(w, 1000 + i, mstr_c("ev"), frames[i], fields, NHOSTILE);
+	h = section_header_new("test-pt", DATATYPE_POINT);
+	stream_write_json(w, h);
+	json_decref(h);
+	stream_write_point(w, 0.1, -2.5e-300, frames[9], fields, 3);
+	fclose(w);
+
+	FILE *f = fmemopen(buf, size, "r");
+	struct stream_reader *r = stream_reader_new(f, "mem");
+	int ok = 1, nrec = 0, nhdr = 0, ntrl = 0;
+	enum stream_item it;
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			printf("# %s:%lu: %s\n", stream_reader_name(r), stream_reader_line(r), stream_reader_error(r));
+			ok = 0;
+			break;
+		}
+		if (it == STREAM_HEADER)
+			nhdr++;
+		if (it == STREAM_TRAILER)
+			ntrl++;
+		if (it != STREAM_RECORD)
+			continue;
+		if (nhdr == 1 && nrec == 0) {
+			const struct stack_rec *s = stream_reader_stack(r);
+			ok &= s->weight == 18446744073709551615ull && s->nframes == NHOSTILE;
+			for (size_t i = 0; ok && i < NHOSTILE; i++)
+				ok &= mstr_same(s->frames[i], hostile[i], hostile_len[i]);
+		} else if (nhdr == 1) {
+			const struct stack_rec *s = stream_reader_stack(r);
+			size_t i = (size_t)nrec - 1;
+			ok &= s->weight == i && s->nframes == 1 && mstr_same(s->frames[0], hostile[i], hostile_len[i]);
+		} else if (nhdr == 2) {
+			const struct event_rec *e = stream_reader_event(r);
+			size_t i = (size_t)nrec - 1 - NHOSTILE;
+			ok &= e->time == 1000 + i && mstr_eq(e->type, "ev") && mstr_same(e->track, hostile[i], hostile_len[i]);
+			ok &= e->nfields == NHOSTILE;
+			for (size_t k = 0; ok && k < NHOSTILE; k++)
+				ok &= mstr_same(e->fields[k].key, hostile[k], hostile_len[k]) &&
+				      mstr_same(e->fields[k].value, hostile[NHOSTILE - 1 - k], hostile_len[NHOSTILE - 1 - k]);
+		} else {
+			const struct point_rec *p = stream_reader_point(r);
+			ok &= p->x == 0.1 && p->y == -2.5e-300 && mstr_same(p->info, hostile[9], hostile_len[9]);
+			ok &= p->nfields == 3 && mstr_same(p->fields[2].key, hostile[2], hostile_len[2]);
+		}
+		nrec++;
+	}
+	test_cond("stream: hostile names round-trip in stack, event and point records", ok);
+	test_cond("stream: record, header and trailer counts", nrec == (int)(1 + 2 * NHOSTILE + 1) && nhdr == 3 && ntrl == 1);
+	test_cond("stream: 0.1 written as 0.1", strstr(buf, "\n0.1,") != NULL);
+	stream_reader_free(r);
+	fclose(f);
+	free(buf);
+}
+
+/* One malformed input per class: the error must name the right line. */
+static void test_malformed(void)
+{
+	static const struct { const char *name, *text, *reason; unsigned long line; } cases[] = {
+		{ "record before header", "5#a\n", "before any section header", 1 },
+		{ "bad JSON", "{\"marple\":1,\n", "bad JSON", 1 },
+		{ "JSON not object", "{\"marple\":1}\n[1]\n", "", 1 },
+		{ "neither header nor trailer", "{\"x\":1}\n", "neither", 1 },
+		{ "missing version", "{\"interface\":\"a\",\"datatype\":\"stack\",\"marple\":\"1\"}\n", "format version", 1 },
+		{ "newer version", "{\"marple\":99,\"interface\":\"a\",\"datatype\":\"stack\"}\n", "newer", 1 },
+		{ "bad datatype", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"tree\"}\n", "datatype", 1 },
+		{ "missing interface", "{\"marple\":1,\"datatype\":\"stack\"}\n", "interface", 1 },
+		{ "duplicate key", "{\"marple\":1,\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n", "bad JSON", 1 },
+		{ "stack without #", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n12;a;b\n", "without '#'", 3 },
+		{ "negative weight", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n-1#a\n", "weight", 2 },
+		{ "huge weight", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n18446744073709551616#a\n", "weight", 2 },
+		{ "weight with garbage", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n12x#a\n", "weight", 2 },
+		{ "bad escape", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a%G1\n", "escape", 2 },
+		{ "cut escape", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a%4\n", "escape", 2 },
+		{ "no final newline", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#abc", "no newline", 2 },
+		{ "event missing track", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw\n", "time,type,track", 2 },
+		{ "event bad time", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5.5,sw,cpu0\n", "time", 2 },
+		{ "event empty type", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,,cpu0\n", "type", 2 },
+		{ "event field without =", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw,cpu0,pid\n", "key=value", 2 },
+		{ "event trailing comma", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw,cpu0,\n", "empty field", 2 },
+		{ "point missing info", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1,2\n", "x,y,info", 2 },
+		{ "point bad number", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1,zz,a\n", "not a number", 2 },
+		{ "point nan", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1,nan,a\n", "not a number", 2 },
+		{ "point inf", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1e999,1,a\n", "out of range", 2 },
+		{ "trailer before header", "{\"trailer\":1}\n", "before any section", 1 },
+		{ "two trailers", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n{\"trailer\":1}\n{\"trailer\":1}\n", "second trailer", 3 },
+		{ "record after trailer", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n{\"trailer\":1}\n1#a\n", "after the section", 3 },
+		{ "truncated section", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n{\"trailer\":1,\"records\":2}\n", "trailer says 2", 3 },
+		{ "NUL byte", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\0b\n", "NUL", 2 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].text);
+		if (strcmp(cases[i].name, "NUL byte") == 0)
+			len = strlen(cases[i].text) + 3;
+		FILE *f = fmemopen((void *)cases[i].text, len, "r");
+		struct stream_reader *r = stream_reader_new(f, "case");
+		enum stream_item it;
+		int got_error = 0;
+		while ((it = stream_reader_next(r)) != STREAM_EOF)
+			if (it == STREAM_ERROR) {
+				got_error = 1;
+				break;
+			}
+		char name[128];
+		snprintf(name, sizeof(name), "malformed: %s", cases[i].name);
+		int ok = got_error && stream_reader_line(r) == cases[i].line &&
+			 strstr(stream_reader_error(r), cases[i].reason) != NULL;
+		if (!ok)
+			printf("# %s: line %lu: %s\n", cases[i].name, stream_reader_line(r), stream_reader_error(r));
+		test_cond(name, ok);
+		stream_reader_free(r);
+		fclose(f);
+	}
+}
+
+static void test_concatenated(void)
+{
+	const char *one = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n3#x;y\n{\"trailer\":1,\"records\":1}\n";
+	char both[512];
+	snprintf(both, sizeof(both), "%s%s", one, one);
+	FILE *f = reader_of(both);
+	struct stream_reader *r = stream_reader_new(f, "cat");
+	enum stream_item it;
+	int headers = 0, records = 0, errors = 0;
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		headers += it == STREAM_HEADER;
+		records += it == STREAM_RECORD;
+		errors += it == STREAM_ERROR;
+	}
+	test_cond("concatenated: two sections, two records, no error", headers == 2 && records == 2 && errors == 0);
+	test_cond("concatenated: section index", stream_reader_section(r) == 1);
+	stream_reader_free(r);
+	fclose(f);
+
+	/* No trailer, blank lines and CRLF are accepted; a header after records starts a new section. */
+	f = reader_of("{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\r\n\n7,sw,cpu1,pid=3\r\n"
+		      "{\"marple\":1,\"interface\":\"b\",\"datatype\":\"point\",\"extra\":{\"x\":1}}\n1,2,info\n");
+	r = stream_reader_new(f, "loose");
+	headers = records = errors = 0;
+	int fields_ok = 0;
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		headers += it == STREAM_HEADER;
+		records += it == STREAM_RECORD;
+		errors += it == STREAM_ERROR;
+		if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_EVENT) {
+			const struct event_rec *e = stream_reader_event(r);
+			const struct mstr *pid = fields_get(e->fields, e->nfields, "pid");
+			fields_ok = e->time == 7 && mstr_eq(e->track, "cpu1") && pid && mstr_eq(*pid, "3");
+		}
+	}
+	test_cond("optional trailer, blank lines, CRLF", headers == 2 && records == 2 && errors == 0);
+	test_cond("event fields by key", fields_ok);
+	stream_reader_free(r);
+	fclose(f);
+}
+
+static void test_header(void)
+{
+	json_t *h = section_header_new("callstack", DATATYPE_STACK);
+	test_cond("header: has version, start, wall clock, host, kernel",
+		  header_int(h, "marple", 0) == 1 && header_int(h, "start_ns", 0) > 0 &&
+			  header_int(h, "wall_ns", 0) > 1600000000000000000ll && header_str(h, "host", NULL) &&
+			  header_str(h, "kernel", NULL));
+	json_decref(h);
+	json_t *s = json_string_bytes("bad\xff name", 9);
+	test_cond("header: invalid UTF-8 string is %-escaped", s && strcmp(json_string_value(s), "bad%FF name") == 0);
+	json_decref(s);
+}
+
+static void test_numbers(void)
+{
+	uint64_t v;
+	double d;
+	test_cond("parse_u64 accepts 42", parse_u64("42", 0, 100, &v) == 0 && v == 42);
+	test_cond("parse_u64 rejects trailing garbage", parse_u64("42x", 0, 100, &v) < 0);
+	test_cond("parse_u64 rejects sign", parse_u64("-1", 0, 100, &v) < 0 && parse_u64("+1", 0, 100, &v) < 0);
+	test_cond("parse_u64 enforces range", parse_u64("101", 0, 100, &v) < 0);
+	test_cond("parse_u64 rejects overflow", parse_u64("99999999999999999999", 0, UINT64_MAX, &v) < 0);
+	test_cond("parse_double rejects nan", parse_double("nan", -1e9, 1e9, &d) < 0);
+	test_cond("parse_duration 500ms", parse_duration_ns("500ms", &v) == 0 && v == 500000000ull);
+	test_cond("parse_duration 10", parse_duration_ns("10", &v) == 0 && v == 10000000000ull);
+	test_cond("parse_duration 2m", parse_duration_ns("2m", &v) == 0 && v == 120000000000ull);
+	test_cond("parse_duration rejects 10x", parse_duration_ns("10x", &v) < 0);
+}
+
+static void test_xml(void)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&buf, &size);
+	xml_escape_write(m, "<a href=\"x\">&'\x01\xff]]>", 19);
+	fclose(m);
+	test_cond("xml: markup escaped, control and invalid bytes replaced",
+		  strcmp(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\xef\xbf\xbd\xef\xbf\xbd]]&gt;") == 0);
+	free(buf);
+	m = open_memstream(&buf, &size);
+	js_string_cstr(m, "</script>\"\\\n");
+	fclose(m);
+	test_cond("js: string safe inside <script>", strcmp(buf, "\"\\u003c/script\\u003e\\\"\\\\\\u000a\"") == 0);
+	free(buf);
+}
+
+int main(void)
+{
+	test_escape_roundtrip();
+	test_records_roundtrip();
+	test_malformed();
+	test_concatenated();
+	test_header();
+	test_numbers();
+	test_xml();
+	return test_report();
+}
