@@ -1,22 +1,38 @@
 /* syms.h — symbol resolution for collectors (kernel and user space).
  *
- * CONTRACT, implemented by lib/syms.c (issue 4).  Collectors of stacks
- * (callstack, offcpu, mallocstacks, memleak, memevents, diskblockrq) all use it.
+ * Collectors of stacks (callstack, offcpu, mallocstacks, memleak, memevents,
+ * diskblockrq) all use it:
  *
- * Kernel: /proc/kallsyms.  User: /proc/PID/maps + libelf (.symtab, .dynsym,
- * PIE and shared-library bias), .gnu_debuglink and /usr/lib/debug/.build-id,
- * /tmp/perf-PID.map for JITs, /proc/PID/root for processes in containers.
- * syms_cache_snapshot() captures what a process needs the first time it is
- * seen, so it can still be named after it exits.
+ *   struct ksyms *k = ksyms_load();                  // once; NULL if unreadable
+ *   struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
+ *   syms_cache_snapshot(c, pid);                     // at the first sight of pid
+ *   name = syms_cache_lookup(c, pid, addr, &module, &off);   // NULL: unknown
+ *   name = ksyms_lookup(k, addr, &off);
+ *
+ * Most collectors do not call this directly but go through lib/stackframes.h,
+ * which turns BPF stack ids into root-first frames.
+ *
+ * Kernel: /proc/kallsyms (text symbols).  User: /proc/PID/maps + libelf
+ * (.symtab, .dynsym; PIE and shared-library bias taken from the PT_LOAD
+ * segments), separate debug files (/usr/lib/debug/.build-id/xx/rest.debug,
+ * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
+ * /tmp/perf-PID.map for JITs, files opened through /proc/PID/root so that
+ * processes in containers resolve against their own files, deleted files
+ * through /proc/PID/map_files.  syms_cache_snapshot() captures what a process
+ * needs (its maps and the open, mmapped ELF files) the first time it is seen,
+ * so it can still be named after it exits.  A lookup that misses every mapping
+ * of a live process re-reads its maps (at most once a second: dlopen).
  */
 #ifndef MARPLE_SYMS_H
 #define MARPLE_SYMS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 enum syms_flags {
-	SYMS_DEMANGLE = 1,	/* C++ and Rust names demangled */
+	SYMS_DEMANGLE = 1,	/* C++ and Rust names demangled (libiberty) */
+	SYMS_DEMANGLE_PARAMS = 2,	/* with SYMS_DEMANGLE: keep C++ parameter lists */
 };
 
 struct ksyms;
@@ -29,12 +45,39 @@ struct syms_cache;
 struct syms_cache *syms_cache_new(int flags);
 void syms_cache_free(struct syms_cache *c);
 /* Read /proc/PID/maps and open what it maps, now (call at the first sample of
- * a pid).  0, or -1 if the process is gone. */
+ * a pid).  0, or -1 if the process is gone.  A pid already snapshotted is
+ * left alone (0). */
 int syms_cache_snapshot(struct syms_cache *c, pid_t pid);
+/* Forget pid's maps (e.g. after exec) so the next snapshot reads them again. */
+void syms_cache_forget(struct syms_cache *c, pid_t pid);
 /* Name of the function at addr in pid (snapshotting first if needed), or NULL.
- * *module (basename of the mapped file) and *offset are set when known.
- * Returned strings live as long as the cache. */
+ * *module (basename of the mapped file, or "[vdso]", "[anon]"...) and *offset
+ * are set when known (module NULL when addr is in no mapping).  Either may be
+ * NULL.  Returned strings live as long as the cache. */
 const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
 			      const char **module, uint64_t *offset);
+
+/* What the unwinder needs about the mapping holding addr (lib/unwind.c). */
+struct syms_map {
+	uint64_t start, end, pgoff;	/* the mapping, as in /proc/PID/maps */
+	const char *module;		/* basename */
+	const unsigned char *file;	/* the whole mapped ELF file (mmapped), or NULL */
+	size_t file_size;
+	int64_t bias;			/* run-time address = ELF vaddr + bias */
+	uint64_t eh_frame_hdr;		/* vaddr of .eh_frame_hdr, 0 if none */
+	uint64_t eh_frame_hdr_size;
+	uint64_t lo, hi;		/* run-time range of all of this file's mappings */
+};
+/* 0 and *out filled, or -1 if addr is in no file-backed mapping of pid. */
+int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out);
+/* Copy len bytes of pid's memory at addr from the mapped file's contents (for
+ * read-only data such as .eh_frame).  0, or -1 if not file-backed. */
+int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Statistics for -v and the benchmarks. */
+struct syms_stats {
+	uint64_t procs, dsos, symbols, lookups, misses;
+};
+void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out);
 
 #endif

@@ -1,0 +1,135 @@
+/* stacks.bpf.h — kernel side of the stack collectors (include after vmlinux.h
+ * and the bpf_helpers.h family).
+ *
+ * Defines, in the including program:
+ *   stacks          BPF_MAP_TYPE_STACK_TRACE; the user side sizes it before load
+ *                   with bpf_map__set_max_entries(skel->maps.stacks, N)
+ *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
+ *   pids_seen, pid_notes   the first sample of each process is announced on
+ *                   the pid_notes ring buffer so user space can snapshot its
+ *                   maps while it lives (lib/stackframes.h: stacks_pidnotes_new)
+ * and the helpers
+ *   stacks_count(i)                     counter i += 1 on this CPU
+ *   stacks_get(ctx, user)               bpf_get_stackid, errors counted
+ *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
+ *   stacks_note_pid(tgid)               announce a process once
+ *
+ *   struct stack_key key;
+ *   stacks_fill_key(&key, ctx, !kernel_only, !user_only);
+ *   u64 *v = bpf_map_lookup_elem(&counts, &key);
+ *   if (v) __sync_fetch_and_add(v, 1);
+ *   else if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == -E2BIG) stacks_count(STACKS_MAP_FULL);
+ */
+#ifndef MARPLE_STACKS_BPF_H
+#define MARPLE_STACKS_BPF_H
+
+#include "stacks.h"
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
+#ifndef PF_KTHREAD
+#define PF_KTHREAD 0x00200000
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MARPLE_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STACKS_NCOUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} pid_notes SEC(".maps");
+
+static __always_inline void stacks_count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stack_counters, &idx);
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int stacks_get(void *ctx, int user)
+{
+	long id = bpf_get_stackid(ctx, &stacks, user ? BPF_F_USER_STACK : 0);
+	if (id >= 0)
+		return (int)id;
+	/* no kernel part: the sample hit user mode */
+	if (!user && id == -EFAULT)
+		return STACK_ID_NONE;
+	if (id == -EEXIST)
+		stacks_count(STACKS_COLLISION);
+	else if (id == -ENOMEM)
+		stacks_count(STACKS_NOSPACE);
+	else
+		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
+	return (int)id;
+}
+
+static __always_inline void stacks_note_pid(__u32 tgid)
+{
+	__u8 one = 1;
+	if (tgid == 0)
+		return;
+	if (bpf_map_update_elem(&pids_seen, &tgid, &one, BPF_NOEXIST) == 0) {
+		__u32 *e = bpf_ringbuf_reserve(&pid_notes, sizeof(__u32), 0);
+		if (e) {
+			*e = tgid;
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			bpf_map_delete_elem(&pids_seen, &tgid);	/* try again next time */
+		}
+	}
+}
+
+/* Is the current task a kernel thread (no user stack to read)? */
+static __always_inline int stacks_current_is_kthread(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	return (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0;
+}
+
+/* Fill *k for the current task: pid (tgid), comm and the stacks asked for. */
+static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int want_user, int want_kernel)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	__builtin_memset(k, 0, sizeof(*k));
+	k->pid = id >> 32;
+	bpf_get_current_comm(&k->comm, sizeof(k->comm));
+	k->user_stack_id = STACK_ID_NONE;
+	k->kern_stack_id = STACK_ID_NONE;
+	if (want_user && k->pid != 0 && !stacks_current_is_kthread()) {
+		k->user_stack_id = stacks_get(ctx, 1);
+		stacks_note_pid(k->pid);
+	}
+	if (want_kernel)
+		k->kern_stack_id = stacks_get(ctx, 0);
+}
+
+#endif

@@ -1,0 +1,44 @@
+/* stacks.h — what the kernel and user sides of the stack collectors share:
+ * the aggregation key, the stack depth and the drop counters.
+ *
+ * Included by bpf/stacks.bpf.h (kernel side, after vmlinux.h) and by
+ * lib/stackframes.h (user side).  A collector that aggregates stacks keeps a
+ * hash map  struct stack_key -> its own value (u64 samples, bytes, us...),
+ * fills the key with stacks_fill_key() (stacks.bpf.h) and, at the end, turns
+ * each key into root-first frames with lib/stackframes.h.
+ */
+#ifndef MARPLE_STACKS_H
+#define MARPLE_STACKS_H
+
+#define MARPLE_STACK_DEPTH 127		/* PERF_MAX_STACK_DEPTH: one stack-map value */
+#define MARPLE_COMM_LEN 16
+
+/* A stack id that was not asked for (-K, kernel threads' user stacks, -U's
+ * kernel stacks).  Other negative ids are the -errno bpf_get_stackid returned. */
+#define STACK_ID_NONE (-32767)
+
+struct stack_key {
+	__u32 pid;			/* tgid: the process */
+	__s32 user_stack_id;
+	__s32 kern_stack_id;
+	char comm[MARPLE_COMM_LEN];
+	__u32 pad;			/* keep the size a multiple of 8, zeroed */
+};
+
+/* Per-CPU counters (map stack_counters), summed by stacks_read_counters(). */
+enum stack_counter {
+	STACKS_SAMPLES,			/* events the program saw */
+	STACKS_MAP_FULL,		/* not counted: the aggregation map was full */
+	STACKS_COLLISION,		/* a stack was lost to a stack-map hash collision (-EEXIST) */
+	STACKS_NOSPACE,			/* a stack was lost: stack map full (-ENOMEM) */
+	STACKS_USER_FAULT,		/* a user stack could not be read (-EFAULT, ...) */
+	STACKS_KERN_FAULT,		/* a kernel stack could not be read */
+	STACKS_RINGBUF_FULL,		/* not counted: a ring buffer record could not be reserved */
+	STACKS_NCOUNTERS
+};
+
+#define STACKS_COUNTER_NAMES \
+	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
+	  "kernel_stack_errors", "ringbuf_full" }
+
+#endif

@@ -1,0 +1,287 @@
+/* stackframes.c — stack ids and addresses to root-first frames (see stackframes.h). */
+#include "stackframes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "util.h"
+
+struct stackframes {
+	struct syms_cache *syms;
+	struct ksyms *ksyms;
+	int map_fd;
+	int flags;
+	const char **frames;
+	size_t n, cap;
+	size_t after_user;		/* frames count after the user part */
+	char comm[MARPLE_COMM_LEN + 1];
+	/* interned strings: "name_[k]", "[module]" */
+	char **tab;
+	size_t tab_cap, tab_n;
+	struct stackframes_stats st;
+};
+
+struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
+				    int flags)
+{
+	struct stackframes *sf = xcalloc(1, sizeof(*sf));
+	sf->syms = syms;
+	sf->ksyms = ksyms;
+	sf->map_fd = stack_map_fd;
+	sf->flags = flags;
+	sf->tab_cap = 1024;
+	sf->tab = xcalloc(sf->tab_cap, sizeof(char *));
+	return sf;
+}
+
+void stackframes_free(struct stackframes *sf)
+{
+	if (!sf)
+		return;
+	for (size_t i = 0; i < sf->tab_cap; i++)
+		free(sf->tab[i]);
+	free(sf->tab);
+	free(sf->frames);
+	free(sf);
+}
+
+static uint64_t hash_str(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *a; a++)
+		h = (h ^ (unsigned char)*a) * 1099511628211ull;
+	for (; *b; b++)
+		h = (h ^ (unsigned char)*b) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+/* The string a followed by b, stored once. */
+static const char *intern2(struct stackframes *sf, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (sf->tab_n * 2 >= sf->tab_cap) {
+		size_t ncap = sf->tab_cap * 2;
+		char **nt = xcalloc(ncap, sizeof(char *));
+		for (size_t i = 0; i < sf->tab_cap; i++) {
+			if (!sf->tab[i])
+				continue;
+			size_t j = hash_str(sf->tab[i], "") & (ncap - 1);
+			while (nt[j])
+				j = (j + 1) & (ncap - 1);
+			nt[j] = sf->tab[i];
+		}
+		free(sf->tab);
+		sf->tab = nt;
+		sf->tab_cap = ncap;
+	}
+	size_t mask = sf->tab_cap - 1, j = hash_str(a, b);
+	for (j &= mask; sf->tab[j]; j = (j + 1) & mask) {
+		const char *s = sf->tab[j];
+		if (strncmp(s, a, la) == 0 && strcmp(s + la, b) == 0)
+			return s;
+	}
+	char *s = xmalloc(la + lb + 1);
+	memcpy(s, a, la);
+	memcpy(s + la, b, lb + 1);
+	sf->tab[j] = s;
+	sf->tab_n++;
+	return s;
+}
+
+static void push(struct stackframes *sf, const char *s)
+{
+	sf->frames = xgrow(sf->frames, &sf->cap, sf->n + 1, sizeof(*sf->frames));
+	sf->frames[sf->n++] = s;
+}
+
+void stackframes_begin(struct stackframes *sf, const char *comm)
+{
+	memcpy(sf->comm, comm, MARPLE_COMM_LEN);
+	sf->comm[strnlen(comm, MARPLE_COMM_LEN)] = 0;
+	sf->n = 0;
+	push(sf, sf->comm);
+	sf->after_user = 1;
+}
+
+void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n)
+{
+	char buf[64];
+
+	for (size_t i = n; i-- > 0;) {
+		const char *mod = NULL;
+		uint64_t off = 0;
+		const char *name = syms_cache_lookup(sf->syms, pid, ips[i], &mod, &off);
+		if (!name) {
+			sf->st.unknown_frames++;
+			if (mod && (sf->flags & SF_ADDRESSES)) {
+				snprintf(buf, sizeof(buf), "+0x%" PRIx64 "]", off);
+				name = intern2(sf, intern2(sf, "[", mod), buf);
+			} else if (mod && strcmp(mod, "[anon]") != 0 && strncmp(mod, "[stack", 6) != 0 &&
+				   strcmp(mod, "[heap]") != 0) {
+				name = mod[0] == '[' ? mod : intern2(sf, intern2(sf, "[", mod), "]");
+			} else {
+				name = "[unknown]";
+			}
+		}
+		push(sf, name);
+	}
+	sf->after_user = sf->n;
+}
+
+static void delimit(struct stackframes *sf)
+{
+	if ((sf->flags & SF_DELIMIT) && sf->n == sf->after_user)
+		push(sf, "-");
+}
+
+void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n)
+{
+	if (n == 0)
+		return;
+	delimit(sf);
+	for (size_t i = n; i-- > 0;) {
+		const char *name = ksyms_lookup(sf->ksyms, ips[i], NULL);
+		if (!name) {
+			sf->st.unknown_frames++;
+			name = "[unknown]";
+		}
+		if (sf->flags & SF_ANNOTATE_KERNEL)
+			name = intern2(sf, name, "_[k]");
+		push(sf, name);
+	}
+}
+
+int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
+{
+	if (id < 0 || bpf_map_lookup_elem(sf->map_fd, &id, ips) != 0)
+		return -1;
+	int n = 0;
+	while (n < MARPLE_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+void stackframes_user_id(struct stackframes *sf, pid_t pid, int id)
+{
+	uint64_t ips[MARPLE_STACK_DEPTH];
+	int n;
+
+	if (id == STACK_ID_NONE)
+		return;
+	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
+		sf->st.missing_user++;
+		push(sf, "[missing user stack]");
+		sf->after_user = sf->n;
+		return;
+	}
+	stackframes_user_ips(sf, pid, ips, (size_t)n);
+}
+
+void stackframes_kernel_id(struct stackframes *sf, int id)
+{
+	uint64_t ips[MARPLE_STACK_DEPTH];
+	int n;
+
+	if (id == STACK_ID_NONE)
+		return;
+	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
+		sf->st.missing_kernel++;
+		delimit(sf);
+		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[missing kernel stack]_[k]" : "[missing kernel stack]");
+		return;
+	}
+	stackframes_kernel_ips(sf, ips, (size_t)n);
+}
+
+void stackframes_key(struct stackframes *sf, const struct stack_key *k)
+{
+	stackframes_begin(sf, k->comm);
+	stackframes_user_id(sf, (pid_t)k->pid, k->user_stack_id);
+	stackframes_kernel_id(sf, k->kern_stack_id);
+}
+
+const char *const *stackframes_frames(struct stackframes *sf, size_t *n)
+{
+	*n = sf->n;
+	return sf->frames;
+}
+
+void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight)
+{
+	stream_write_stack_cstr(f, weight, sf->frames, sf->n);
+}
+
+void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out)
+{
+	*out = sf->st;
+}
+
+int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return -1;
+	uint64_t *v = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	int rc = 0;
+	for (uint32_t i = 0; i < STACKS_NCOUNTERS; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v) != 0) {
+			rc = -1;
+			continue;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return rc;
+}
+
+uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
+{
+	static const char *const names[] = STACKS_COUNTER_NAMES;
+	json_t *o = json_object();
+	uint64_t dropped = c[STACKS_MAP_FULL] + c[STACKS_RINGBUF_FULL];
+	uint64_t bad = 0;
+
+	for (int i = 0; i < STACKS_NCOUNTERS; i++) {
+		json_object_set_new(o, names[i], json_integer((json_int_t)c[i]));
+		if (i != STACKS_SAMPLES)
+			bad += c[i];
+	}
+	if (sf) {
+		json_object_set_new(o, "missing_user_stacks", json_integer((json_int_t)sf->st.missing_user));
+		json_object_set_new(o, "missing_kernel_stacks", json_integer((json_int_t)sf->st.missing_kernel));
+		json_object_set_new(o, "unknown_frames", json_integer((json_int_t)sf->st.unknown_frames));
+	}
+	json_object_set_new(trailer, "stack_errors", o);
+	if (bad || (sf && (sf->st.missing_user || sf->st.missing_kernel))) {
+		warnmsg("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
+			"), stacks lost: %" PRIu64 " collisions, %" PRIu64 " stack map full, %" PRIu64
+			" user and %" PRIu64 " kernel read errors%s",
+			c[STACKS_SAMPLES], dropped, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL],
+			c[STACKS_COLLISION], c[STACKS_NOSPACE], c[STACKS_USER_FAULT], c[STACKS_KERN_FAULT],
+			c[STACKS_COLLISION] + c[STACKS_NOSPACE] ? " (raise --stack-storage)" : "");
+	}
+	return dropped;
+}
+
+static int on_pidnote(void *ctx, void *data, size_t len)
+{
+	if (len >= sizeof(uint32_t))
+		syms_cache_snapshot(ctx, (pid_t) * (uint32_t *)data);
+	return 0;
+}
+
+struct ring_buffer *stacks_pidnotes_new(int fd, struct syms_cache *syms)
+{
+	struct ring_buffer *rb = ring_buffer__new(fd, on_pidnote, syms, NULL);
+	if (!rb)
+		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
+	return rb;
+}

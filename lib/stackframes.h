@@ -1,0 +1,85 @@
+/* stackframes.h — turn BPF stack ids (or raw addresses) into the root-first
+ * frames of a marple stack record: comm first, then user frames outermost
+ * first, an optional "-" delimiter, then kernel frames (optionally "_[k]").
+ *
+ * Usage, with the kernel side in bpf/stacks.bpf.h (struct stack_key):
+ *
+ *   struct stackframes *sf = stackframes_new(syms, ksyms,
+ *                   bpf_map__fd(skel->maps.stacks), SF_DELIMIT | SF_ANNOTATE_KERNEL);
+ *   struct ring_buffer *notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
+ *   ... while capturing: ring_buffer__poll(notes, timeout)  (snapshots new pids) ...
+ *   for each key/value of the collector's hash map:
+ *       stackframes_key(sf, &key);          // comm, user frames, "-", kernel frames
+ *       stackframes_write(sf, stdout, value);
+ *   stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
+ *   stacks_trailer_add(trailer, counters, sf);   // adds "stack_errors" etc.
+ *
+ * Unresolved addresses become "[unknown]" (or "[module]" when the mapping is
+ * known but has no symbol there, as stackcollapse-perf.pl does).  A stack that
+ * could not be read (negative id other than STACK_ID_NONE, or an id no longer
+ * in the stack map) becomes one "[missing user stack]"/"[missing kernel stack]"
+ * frame, and is counted (stackframes_stats).
+ */
+#ifndef MARPLE_STACKFRAMES_H
+#define MARPLE_STACKFRAMES_H
+
+#include <jansson.h>
+#include <linux/types.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+#include "syms.h"
+
+enum stackframes_flags {
+	SF_DELIMIT = 1,			/* "-" between user and kernel frames */
+	SF_ANNOTATE_KERNEL = 2,		/* kernel frames get "_[k]" */
+	SF_ADDRESSES = 4,		/* unresolved user frames as "[module+0xoff]" */
+};
+
+struct stackframes;
+struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
+				    int flags);
+void stackframes_free(struct stackframes *sf);
+
+/* Start a stack whose first frame is comm (NUL-terminated or MARPLE_COMM_LEN bytes). */
+void stackframes_begin(struct stackframes *sf, const char *comm);
+/* Append user frames from a leaf-first array of return addresses. */
+void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n);
+/* Append kernel frames from a leaf-first array (with the delimiter first if asked). */
+void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n);
+/* Same from stack-map ids; STACK_ID_NONE appends nothing. */
+void stackframes_user_id(struct stackframes *sf, pid_t pid, int id);
+void stackframes_kernel_id(struct stackframes *sf, int id);
+/* begin + user_id + kernel_id for a key. */
+void stackframes_key(struct stackframes *sf, const struct stack_key *k);
+/* Read a stack-map id into ips[MARPLE_STACK_DEPTH] (leaf first); returns the depth, -1 if absent. */
+int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips);
+
+/* The frames built so far (root first); valid until the next begin. */
+const char *const *stackframes_frames(struct stackframes *sf, size_t *n);
+void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight);
+
+struct stackframes_stats {
+	uint64_t missing_user;		/* user stacks shown as "[missing user stack]" */
+	uint64_t missing_kernel;
+	uint64_t unknown_frames;	/* addresses without a symbol */
+};
+void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
+
+/* Sum the per-CPU stack_counters map into out[STACKS_NCOUNTERS]; 0 or -1. */
+int stacks_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
+/* Add the counters (non-zero ones) and sf's stats (sf may be NULL) to a
+ * trailer as "stack_errors": {...}, and print a one-line summary on stderr
+ * when anything was lost.  Returns the number of samples not counted at all
+ * (map_full + ringbuf_full), for the trailer's "dropped". */
+uint64_t stacks_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
+			    const struct stackframes *sf);
+
+/* Snapshot each process announced on the pid_notes ring buffer (stacks.bpf.h);
+ * poll it with ring_buffer__poll().  NULL + message on failure. */
+struct ring_buffer;
+struct ring_buffer *stacks_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
+
+#endif

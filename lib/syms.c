@@ -1,0 +1,827 @@
+/* syms.c — kernel and user-space symbol resolution (see syms.h).
+ *
+ * ELF files are mmapped once per (device, inode) and read with libelf in
+ * place: symbol names point into the mapping, nothing is copied, and the
+ * unwinder reads .eh_frame from the same mapping.  Lookups are two binary
+ * searches (the pid's mappings, then the file's sorted symbols). */
+#include "syms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---------------- kernel ---------------- */
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name;		/* offset in names */
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct ksyms *ksyms_load(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	struct ksyms *k;
+
+	if (!f) {
+		warnmsg("/proc/kallsyms: %s", strerror(errno));
+		return NULL;
+	}
+	k = xcalloc(1, sizeof(*k));
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		char *end, *name;
+		uint64_t addr = strtoull(line, &end, 16);
+		if (end[0] != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		char t = end[1];
+		if (t != 't' && t != 'T' && t != 'w' && t != 'W')
+			continue;
+		name = end + 3;
+		size_t nl = strcspn(name, "\t\n");
+		if (addr == 0)
+			continue;
+		k->syms = xgrow(k->syms, &k->cap, k->n + 1, sizeof(*k->syms));
+		k->names = xgrow(k->names, &k->names_cap, k->names_len + nl + 1, 1);
+		memcpy(k->names + k->names_len, name, nl);
+		k->names[k->names_len + nl] = 0;
+		k->syms[k->n].addr = addr;
+		k->syms[k->n].name = (uint32_t)k->names_len;
+		k->n++;
+		k->names_len += nl + 1;
+	}
+	free(line);
+	fclose(f);
+	if (k->n == 0) {
+		warnmsg("/proc/kallsyms: no readable kernel symbols (all addresses 0: not root, or kptr_restrict)");
+		ksyms_free(k);
+		return NULL;
+	}
+	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	return k;
+}
+
+void ksyms_free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	free(k->names);
+	free(k);
+}
+
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *offset)
+{
+	size_t lo = 0, hi;
+
+	if (!k || k->n == 0 || addr < k->syms[0].addr)
+		return NULL;
+	hi = k->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (offset)
+		*offset = addr - k->syms[lo].addr;
+	return k->names + k->syms[lo].name;
+}
+
+/* ---------------- user space ---------------- */
+
+struct usym {
+	uint64_t addr, size;
+	const char *name;	/* in the mmapped file, or owned (perf map) */
+	char *pretty;		/* demangled, made on first use */
+	int rank;		/* preference among symbols at one address */
+};
+
+struct seg {
+	uint64_t vaddr, memsz, off, filesz;
+};
+
+struct dso {
+	dev_t dev;
+	ino_t ino;
+	char *name;			/* basename */
+	unsigned char *map;		/* the whole file, mmapped */
+	size_t size;
+	Elf *elf;
+	unsigned char *dbg_map;		/* separate debug file, if any */
+	size_t dbg_size;
+	Elf *dbg_elf;
+	struct seg *segs;
+	size_t nsegs;
+	struct usym *syms;
+	size_t nsyms;
+	uint64_t eh_frame_hdr, eh_frame_hdr_size;
+	struct dso *next;		/* hash chain */
+};
+
+struct umap {
+	uint64_t start, end, pgoff;
+	struct dso *dso;		/* NULL for anonymous and special mappings */
+	const char *name;		/* basename or "[vdso]", "[anon]"... (owned by the cache) */
+};
+
+struct perfmap {
+	struct usym *syms;
+	size_t n;
+	char *text;
+};
+
+struct proc {
+	pid_t pid;
+	int gone;
+	uint64_t read_ns;
+	struct umap *maps;
+	size_t nmaps;
+	struct perfmap *jit;
+	struct proc *next;
+};
+
+#define NBUCKETS 4096
+
+struct syms_cache {
+	int flags;
+	struct proc *procs[NBUCKETS];
+	struct dso *dsos[NBUCKETS];
+	char **names;			/* interned mapping names */
+	size_t nnames, names_cap;
+	struct syms_stats st;
+};
+
+static int elf_ready;
+
+struct syms_cache *syms_cache_new(int flags)
+{
+	struct syms_cache *c = xcalloc(1, sizeof(*c));
+	c->flags = flags;
+	if (!elf_ready) {
+		elf_version(EV_CURRENT);
+		elf_ready = 1;
+	}
+	return c;
+}
+
+static void perfmap_free(struct perfmap *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->syms[i].pretty);
+	free(p->syms);
+	free(p->text);
+	free(p);
+}
+
+void syms_cache_free(struct syms_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t b = 0; b < NBUCKETS; b++) {
+		for (struct proc *p = c->procs[b], *n; p; p = n) {
+			n = p->next;
+			free(p->maps);
+			perfmap_free(p->jit);
+			free(p);
+		}
+		for (struct dso *d = c->dsos[b], *n; d; d = n) {
+			n = d->next;
+			for (size_t i = 0; i < d->nsyms; i++)
+				free(d->syms[i].pretty);
+			free(d->syms);
+			free(d->segs);
+			free(d->name);
+			if (d->elf)
+				elf_end(d->elf);
+			if (d->dbg_elf)
+				elf_end(d->dbg_elf);
+			if (d->map)
+				munmap(d->map, d->size);
+			if (d->dbg_map)
+				munmap(d->dbg_map, d->dbg_size);
+			free(d);
+		}
+	}
+	for (size_t i = 0; i < c->nnames; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c);
+}
+
+static const char *intern(struct syms_cache *c, const char *s)
+{
+	for (size_t i = c->nnames; i-- > 0;)
+		if (strcmp(c->names[i], s) == 0)
+			return c->names[i];
+	c->names = xgrow(c->names, &c->names_cap, c->nnames + 1, sizeof(char *));
+	c->names[c->nnames] = xstrdup(s);
+	return c->names[c->nnames++];
+}
+
+static int usym_cmp(const void *a, const void *b)
+{
+	const struct usym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return y->rank - x->rank;	/* preferred first */
+}
+
+/* mmap a whole file for libelf; NULL on failure. */
+static unsigned char *map_file(int fd, size_t *size)
+{
+	struct stat st;
+	void *m;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64)
+		return NULL;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	*size = (size_t)st.st_size;
+	return m;
+}
+
+static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
+{
+	size_t shstrndx;
+	Elf_Scn *s = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((s = elf_nextscn(e, s))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(s, &sh))
+			continue;
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && strcmp(n, want) == 0) {
+			if (out)
+				*out = sh;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* Append the function symbols of one symbol table to d->syms. */
+static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int rank_base)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	if (!gelf_getshdr(scn, &sh) || sh.sh_entsize == 0)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return;
+	size_t n = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		d->syms = xgrow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
+		struct usym *u = &d->syms[d->nsyms++];
+		int bind = GELF_ST_BIND(sym.st_info);
+		u->addr = sym.st_value;
+		u->size = sym.st_size;
+		u->name = name;
+		u->pretty = NULL;
+		/* globals before weak before locals; a sized symbol before an unsized one */
+		u->rank = rank_base + (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (sym.st_size > 0);
+	}
+}
+
+static Elf *open_elf_at(const char *path, unsigned char **map, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	*map = map_file(fd, size);
+	close(fd);
+	if (!*map)
+		return NULL;
+	e = elf_memory((char *)*map, *size);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		munmap(*map, *size);
+		*map = NULL;
+		return NULL;
+	}
+	return e;
+}
+
+/* The separate debug file of d, by build id then by .gnu_debuglink; root is
+ * the process's root directory prefix ("" or "/proc/PID/root"). */
+static void open_debug_file(struct dso *d, const char *root, const char *path)
+{
+	char buf[4096];
+	GElf_Shdr sh;
+	Elf_Scn *s;
+
+	/* build id: the note .note.gnu.build-id */
+	if ((s = find_section(d->elf, ".note.gnu.build-id", &sh)) && sh.sh_type == SHT_NOTE) {
+		Elf_Data *data = elf_getdata(s, NULL);
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
+				continue;
+			const unsigned char *id = (const unsigned char *)data->d_buf + desc_off;
+			int n = snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%02x/", root, id[0]);
+			for (size_t i = 1; i < nh.n_descsz && n < (int)sizeof(buf) - 8; i++)
+				n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
+			snprintf(buf + n, sizeof(buf) - n, ".debug");
+			if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
+				return;
+		}
+	}
+	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
+	if ((s = find_section(d->elf, ".gnu_debuglink", &sh))) {
+		Elf_Data *data = elf_getdata(s, NULL);
+		if (!data || !data->d_buf || data->d_size < 2)
+			return;
+		const char *link = data->d_buf;
+		if (!memchr(link, 0, data->d_size) || strchr(link, '/'))
+			return;
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path) : 0;
+		const char *fmts[] = { "%s%.*s/%s", "%s%.*s/.debug/%s", "%s/usr/lib/debug%.*s/%s" };
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(buf, sizeof(buf), fmts[i], root, dirlen, path, link);
+			if (strcmp(buf + strlen(root), path) == 0)
+				continue;	/* the file itself */
+			if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
+				return;
+		}
+	}
+}
+
+/* Read segments, symbols and .eh_frame_hdr of an opened ELF file. */
+static void load_dso(struct syms_cache *c, struct dso *d, const char *root, const char *path)
+{
+	size_t phnum = 0, cap = 0;
+	GElf_Shdr sh;
+	Elf_Scn *s;
+
+	if (elf_getphdrnum(d->elf, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			d->segs = realloc(d->segs, (d->nsegs + 1) * sizeof(*d->segs));
+			if (!d->segs)
+				fatal(EXIT_DATA, "out of memory");
+			d->segs[d->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz };
+		}
+	}
+	if ((s = find_section(d->elf, ".eh_frame_hdr", &sh))) {
+		d->eh_frame_hdr = sh.sh_addr;
+		d->eh_frame_hdr_size = sh.sh_size;
+	}
+	int has_symtab = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr h;
+		if (!gelf_getshdr(scn, &h))
+			continue;
+		if (h.sh_type == SHT_SYMTAB) {
+			add_symtab(d, &cap, d->elf, scn, 8);
+			has_symtab = 1;
+		} else if (h.sh_type == SHT_DYNSYM) {
+			add_symtab(d, &cap, d->elf, scn, 0);
+		}
+	}
+	if (!has_symtab) {
+		open_debug_file(d, root, path);
+		if (d->dbg_elf) {
+			scn = NULL;
+			while ((scn = elf_nextscn(d->dbg_elf, scn))) {
+				GElf_Shdr h;
+				if (gelf_getshdr(scn, &h) && h.sh_type == SHT_SYMTAB)
+					add_symtab(d, &cap, d->dbg_elf, scn, 8);
+			}
+		}
+	}
+	if (d->nsyms) {
+		qsort(d->syms, d->nsyms, sizeof(*d->syms), usym_cmp);
+		/* keep the preferred symbol at each address */
+		size_t w = 0;
+		for (size_t i = 0; i < d->nsyms; i++)
+			if (w == 0 || d->syms[w - 1].addr != d->syms[i].addr)
+				d->syms[w++] = d->syms[i];
+		d->nsyms = w;
+	}
+	c->st.symbols += d->nsyms;
+}
+
+/* The dso for a file, opened and loaded once per (device, inode). */
+static struct dso *get_dso(struct syms_cache *c, const char *open_path, const char *root,
+			   const char *path)
+{
+	int fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	struct dso *d;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	size_t b = ((uint64_t)st.st_dev * 31 + (uint64_t)st.st_ino) % NBUCKETS;
+	for (d = c->dsos[b]; d; d = d->next)
+		if (d->dev == st.st_dev && d->ino == st.st_ino) {
+			close(fd);
+			return d;
+		}
+	d = xcalloc(1, sizeof(*d));
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	const char *base = strrchr(path, '/');
+	d->name = xstrdup(base ? base + 1 : path);
+	size_t dl = strlen(d->name);
+	if (dl > 10 && strcmp(d->name + dl - 10, " (deleted)") == 0)
+		d->name[dl - 10] = 0;
+	d->map = map_file(fd, &d->size);
+	close(fd);
+	if (d->map) {
+		d->elf = elf_memory((char *)d->map, d->size);
+		if (d->elf && elf_kind(d->elf) == ELF_K_ELF) {
+			load_dso(c, d, root, path);
+		} else {
+			if (d->elf)
+				elf_end(d->elf);
+			d->elf = NULL;
+		}
+	}
+	d->next = c->dsos[b];
+	c->dsos[b] = d;
+	c->st.dsos++;
+	return d;
+}
+
+static struct proc *find_proc(struct syms_cache *c, pid_t pid)
+{
+	for (struct proc *p = c->procs[(uint32_t)pid % NBUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void load_perfmap(struct proc *p)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	struct perfmap *pm = xcalloc(1, sizeof(*pm));
+	size_t cap = 0, tcap = 0, tlen = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	size_t *offs = NULL, ocap = 0;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		char *e1, *e2;
+		uint64_t start = strtoull(line, &e1, 16), size;
+		if (e1 == line || *e1 != ' ')
+			continue;
+		size = strtoull(e1 + 1, &e2, 16);
+		if (e2 == e1 + 1 || *e2 != ' ')
+			continue;
+		char *name = e2 + 1;
+		size_t nl = strcspn(name, "\n");
+		pm->syms = xgrow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
+		offs = xgrow(offs, &ocap, pm->n + 1, sizeof(*offs));
+		pm->text = xgrow(pm->text, &tcap, tlen + nl + 1, 1);
+		memcpy(pm->text + tlen, name, nl);
+		pm->text[tlen + nl] = 0;
+		offs[pm->n] = tlen;
+		pm->syms[pm->n++] = (struct usym){ start, size, NULL, NULL, 0 };
+		tlen += nl + 1;
+	}
+	for (size_t i = 0; i < pm->n; i++)
+		pm->syms[i].name = pm->text + offs[i];
+	free(offs);
+	free(line);
+	fclose(f);
+	if (pm->n == 0) {
+		perfmap_free(pm);
+		return;
+	}
+	/* later entries win when a JIT reuses an address: stable sort by address */
+	for (size_t i = 0; i < pm->n; i++)
+		pm->syms[i].rank = (int)i;
+	qsort(pm->syms, pm->n, sizeof(*pm->syms), usym_cmp);
+	p->jit = pm;
+}
+
+/* (Re)read /proc/PID/maps into p. */
+static int read_maps(struct syms_cache *c, struct proc *p)
+{
+	char path[64], root[64];
+	FILE *f;
+	char *line = NULL;
+	size_t lcap = 0, cap = 0;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	if (!(f = fopen(path, "re"))) {
+		p->gone = 1;
+		return -1;
+	}
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
+	/* a process in our own root needs no prefix (and keeps working when it exits) */
+	struct stat a, b;
+	if (stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		root[0] = 0;
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		uint64_t start, end, pgoff;
+		char perms[8];
+		int pathpos = 0;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &start, &end, perms,
+			   &pgoff, &pathpos) < 4)
+			continue;
+		const char *file = pathpos > 0 && pathpos <= len ? line + pathpos : "";
+		struct umap m = { start, end, pgoff, NULL, NULL };
+		if (file[0] == '/') {
+			char op[4200];
+			size_t fl = strlen(file);
+			if (fl > 10 && strcmp(file + fl - 10, " (deleted)") == 0)
+				snprintf(op, sizeof(op), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
+					 start, end);
+			else
+				snprintf(op, sizeof(op), "%s%s", root, file);
+			if (perms[2] == 'x' || strchr(perms, 'r'))
+				m.dso = get_dso(c, op, root, file);
+			const char *base = strrchr(file, '/');
+			m.name = m.dso ? m.dso->name : intern(c, base + 1);
+		} else if (file[0]) {
+			m.name = intern(c, file);
+		} else {
+			m.name = "[anon]";
+		}
+		p->maps = xgrow(p->maps, &cap, p->nmaps + 1, sizeof(*p->maps));
+		p->maps[p->nmaps++] = m;
+	}
+	free(line);
+	fclose(f);
+	p->read_ns = now_monotonic_ns();
+	if (!p->jit)
+		load_perfmap(p);
+	return 0;
+}
+
+static struct proc *get_proc(struct syms_cache *c, pid_t pid)
+{
+	struct proc *p = find_proc(c, pid);
+	if (p)
+		return p;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	size_t b = (uint32_t)pid % NBUCKETS;
+	p->next = c->procs[b];
+	c->procs[b] = p;
+	c->st.procs++;
+	read_maps(c, p);
+	return p;
+}
+
+int syms_cache_snapshot(struct syms_cache *c, pid_t pid)
+{
+	struct proc *p = get_proc(c, pid);
+	return p->gone && p->nmaps == 0 ? -1 : 0;
+}
+
+void syms_cache_forget(struct syms_cache *c, pid_t pid)
+{
+	struct proc *p = find_proc(c, pid);
+	if (!p)
+		return;
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+	perfmap_free(p->jit);
+	p->jit = NULL;
+	p->gone = 0;
+	read_maps(c, p);
+}
+
+static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		size_t lo = 0, hi = p->nmaps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (addr < p->maps[mid].start)
+				hi = mid;
+			else if (addr >= p->maps[mid].end)
+				lo = mid + 1;
+			else
+				return &p->maps[mid];
+		}
+		/* not mapped when we looked: maybe dlopen'ed since; look again (rarely) */
+		if (pass || p->gone || now_monotonic_ns() - p->read_ns < 1000000000ull)
+			return NULL;
+		if (read_maps(c, p) < 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+static const struct seg *find_seg(const struct dso *d, uint64_t pgoff)
+{
+	for (size_t i = 0; i < d->nsegs; i++) {
+		uint64_t o = d->segs[i].off & ~4095ull;
+		if (pgoff >= o && pgoff < d->segs[i].off + d->segs[i].filesz)
+			return &d->segs[i];
+	}
+	return d->nsegs ? &d->segs[0] : NULL;
+}
+
+static const struct usym *find_sym(const struct usym *s, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	if (n == 0 || a < s[0].addr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[mid].addr <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* a sized symbol covers [addr, addr+size); an unsized one up to the next */
+	if (s[lo].size && a >= s[lo].addr + s[lo].size)
+		return NULL;
+	return &s[lo];
+}
+
+static const char *pretty(struct syms_cache *c, struct usym *u)
+{
+	if (!(c->flags & SYMS_DEMANGLE))
+		return u->name;
+	if (u->pretty)
+		return u->pretty;
+	if (u->name[0] == '_' && (u->name[1] == 'Z' || u->name[1] == 'R')) {
+		int opts = DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0);
+		char *d = cplus_demangle(u->name, opts);
+		if (d) {
+			u->pretty = d;
+			return d;
+		}
+	}
+	return u->name;
+}
+
+const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr, const char **module,
+			      uint64_t *offset)
+{
+	struct proc *p = get_proc(c, pid);
+	struct umap *m;
+
+	c->st.lookups++;
+	if (module)
+		*module = NULL;
+	m = find_map(c, p, addr);
+	if (m && module)
+		*module = m->name;
+	if (m && m->dso && m->dso->nsyms) {
+		const struct seg *sg = find_seg(m->dso, m->pgoff);
+		if (sg) {
+			uint64_t off = addr - m->start + m->pgoff;
+			uint64_t vaddr = off - sg->off + sg->vaddr;
+			struct usym *u = (struct usym *)find_sym(m->dso->syms, m->dso->nsyms, vaddr);
+			if (u) {
+				if (offset)
+					*offset = vaddr - u->addr;
+				return pretty(c, u);
+			}
+		}
+	}
+	if (p->jit && (!m || !m->dso)) {
+		struct usym *u = (struct usym *)find_sym(p->jit->syms, p->jit->n, addr);
+		if (u) {
+			if (offset)
+				*offset = addr - u->addr;
+			return pretty(c, u);
+		}
+	}
+	if (offset && m)
+		*offset = addr - m->start + m->pgoff;
+	c->st.misses++;
+	return NULL;
+}
+
+int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out)
+{
+	struct proc *p = get_proc(c, pid);
+	struct umap *m = find_map(c, p, addr);
+	const struct seg *sg;
+
+	if (!m || !m->dso || !m->dso->elf || !(sg = find_seg(m->dso, m->pgoff)))
+		return -1;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->module = m->name;
+	out->file = m->dso->map;
+	out->file_size = m->dso->size;
+	out->bias = (int64_t)(m->start - m->pgoff + sg->off - sg->vaddr);
+	out->eh_frame_hdr = m->dso->eh_frame_hdr;
+	out->eh_frame_hdr_size = m->dso->eh_frame_hdr_size;
+	out->lo = m->start;
+	out->hi = m->end;
+	for (size_t i = (size_t)(m - p->maps); i-- > 0 && p->maps[i].dso == m->dso;)
+		out->lo = p->maps[i].start;
+	for (size_t i = (size_t)(m - p->maps) + 1; i < p->nmaps && p->maps[i].dso == m->dso; i++)
+		out->hi = p->maps[i].end;
+	return 0;
+}
+
+int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct syms_map sm;
+
+	if (syms_cache_map(c, pid, addr, &sm) < 0) {
+		/* .eh_frame may sit in a mapping next to the one holding addr */
+		return -1;
+	}
+	/* run-time address -> vaddr -> file offset through the PT_LOAD segments */
+	struct proc *p = find_proc(c, pid);
+	struct umap *m = find_map(c, p, addr);
+	uint64_t vaddr = addr - (uint64_t)sm.bias;
+	for (size_t i = 0; i < m->dso->nsegs; i++) {
+		const struct seg *s = &m->dso->segs[i];
+		if (vaddr >= s->vaddr && vaddr + len <= s->vaddr + s->filesz) {
+			uint64_t off = vaddr - s->vaddr + s->off;
+			if (off + len > sm.file_size)
+				return -1;
+			memcpy(buf, sm.file + off, len);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
+{
+	*out = c->st;
+}
+
+/* libiberty's D demangler calls xrealloc; defining it here keeps the linker
+ * from pulling libiberty's xmalloc.o, whose xmalloc/xcalloc clash with util.c's. */
+void *xrealloc(void *p, size_t n);
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		fatal(EXIT_DATA, "out of memory");
+	return q;
+}

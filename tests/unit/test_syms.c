@@ -1,0 +1,182 @@
+/* test_syms — unit tests of lib/syms and lib/stackframes against this very
+ * process: its own functions (PIE bias), libc's (.dynsym of a shared
+ * library), demangling of C++ and Rust names, a JIT map, a process that has
+ * exited since its snapshot, kernel symbols, and root-first frames. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stackframes.h"
+#include "syms.h"
+#include "test.h"
+#include "util.h"
+
+__attribute__((noinline)) int probe_target(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int frame_a(int x) { return probe_target(x) + 1; }
+__attribute__((noinline)) int frame_b(int x) { return frame_a(x) + 2; }
+int cxx_fn(int x) __asm__("_ZN3foo3barEi");
+__attribute__((noinline)) int cxx_fn(int x) { return x + 7; }
+int rust_fn(int x) __asm__("_ZN4core3fmt5write17h0123456789abcdefE");
+__attribute__((noinline)) int rust_fn(int x) { return x + 9; }
+
+static uint64_t addr_of(void *f, int off)
+{
+	return (uint64_t)(uintptr_t)f + (uint64_t)off;
+}
+
+static uint64_t kallsyms_addr(const char *want)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], t;
+	unsigned long long a;
+	uint64_t r = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && strcmp(name, want) == 0) {
+			r = a;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t me = getpid();
+	const char *mod = NULL, *n;
+	uint64_t off = 0;
+	struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
+
+	marple_init(argc, argv);
+	test_cond("snapshot self", syms_cache_snapshot(c, me) == 0);
+	n = syms_cache_lookup(c, me, addr_of((void *)probe_target, 3), &mod, &off);
+	test_cond("own function (PIE)", n && strcmp(n, "probe_target") == 0);
+	test_cond("own module", mod && strcmp(mod, "test_syms") == 0);
+	test_cond("own offset", off == 3);
+	n = syms_cache_lookup(c, me, addr_of((void *)getppid, 1), &mod, NULL);
+	test_cond("libc function (.dynsym)", n && strstr(n, "getppid"));
+	test_cond("libc module", mod && strncmp(mod, "libc", 4) == 0);
+	n = syms_cache_lookup(c, me, addr_of((void *)cxx_fn, 0), NULL, NULL);
+	test_cond("C++ demangled", n && strcmp(n, "foo::bar") == 0);
+	n = syms_cache_lookup(c, me, addr_of((void *)rust_fn, 0), NULL, NULL);
+	test_cond("Rust demangled", n && strcmp(n, "core::fmt::write") == 0);
+	n = syms_cache_lookup(c, me, 16, &mod, NULL);
+	test_cond("unmapped address", n == NULL && mod == NULL);
+
+	struct syms_cache *raw = syms_cache_new(SYMS_DEMANGLE | SYMS_DEMANGLE_PARAMS);
+	n = syms_cache_lookup(raw, me, addr_of((void *)cxx_fn, 0), NULL, NULL);
+	test_cond("C++ with parameters", n && strcmp(n, "foo::bar(int)") == 0);
+	syms_cache_free(raw);
+	raw = syms_cache_new(0);
+	n = syms_cache_lookup(raw, me, addr_of((void *)cxx_fn, 0), NULL, NULL);
+	test_cond("raw names kept", n && strcmp(n, "_ZN3foo3barEi") == 0);
+	syms_cache_free(raw);
+
+	/* a JIT map */
+	void *jit = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)me);
+	FILE *pm = fopen(path, "w");
+	if (pm) {
+		fprintf(pm, "%llx 100 jitted::function, with spaces\n", (unsigned long long)(uintptr_t)jit);
+		fclose(pm);
+	}
+	raw = syms_cache_new(SYMS_DEMANGLE);
+	n = syms_cache_lookup(raw, me, addr_of(jit, 0x20), &mod, &off);
+	test_cond("perf-PID.map", n && strcmp(n, "jitted::function, with spaces") == 0 && off == 0x20);
+	n = syms_cache_lookup(raw, me, addr_of(jit, 0x200), &mod, &off);
+	test_cond("perf-PID.map: past the size", n == NULL && mod && strcmp(mod, "[anon]") == 0);
+	syms_cache_free(raw);
+	unlink(path);
+
+	/* a process that exits after its snapshot keeps its names */
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	raw = syms_cache_new(SYMS_DEMANGLE);
+	test_cond("snapshot child", syms_cache_snapshot(raw, child) == 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	n = syms_cache_lookup(raw, child, addr_of((void *)frame_a, 1), NULL, NULL);
+	test_cond("exited process still named", n && strcmp(n, "frame_a") == 0);
+	test_cond("snapshot of an exited process is kept", syms_cache_snapshot(raw, child) == 0);
+	syms_cache_free(raw);
+	struct syms_cache *g = syms_cache_new(0);
+	test_cond("never-seen gone process", syms_cache_snapshot(g, child) == -1);
+	syms_cache_free(g);
+
+	/* kernel */
+	struct ksyms *k = NULL;
+	uint64_t ka = kallsyms_addr("schedule");
+	if (getuid() != 0 || ka == 0) {
+		printf("SKIP: kernel symbols: not root or kallsyms hidden\n");
+	} else {
+		k = ksyms_load();
+		test_cond("ksyms_load", k != NULL);
+		n = ksyms_lookup(k, ka + 4, &off);
+		test_cond("kernel symbol", n && strcmp(n, "schedule") == 0 && off == 4);
+	}
+
+	/* frames, root first */
+	struct stackframes *sf = stackframes_new(c, k, -1, SF_DELIMIT | SF_ANNOTATE_KERNEL);
+	uint64_t ips[4] = { addr_of((void *)probe_target, 2), addr_of((void *)frame_a, 2),
+			    addr_of((void *)frame_b, 2), 16 };
+	size_t nf;
+	stackframes_begin(sf, "my comm;x");
+	stackframes_user_ips(sf, me, ips, 4);
+	if (k) {
+		uint64_t kips[1] = { ka + 8 };
+		stackframes_kernel_ips(sf, kips, 1);
+	}
+	const char *const *fr = stackframes_frames(sf, &nf);
+	test_cond("frames: comm first", nf >= 5 && strcmp(fr[0], "my comm;x") == 0);
+	test_cond("frames: unknown outermost", nf >= 5 && strcmp(fr[1], "[unknown]") == 0);
+	test_cond("frames: root first", nf >= 5 && strcmp(fr[2], "frame_b") == 0 && strcmp(fr[3], "frame_a") == 0 &&
+					     strcmp(fr[4], "probe_target") == 0);
+	if (k)
+		test_cond("frames: delimiter and _[k]", nf == 7 && strcmp(fr[5], "-") == 0 &&
+							   strcmp(fr[6], "schedule_[k]") == 0);
+	stackframes_begin(sf, "x");
+	stackframes_user_id(sf, me, -14);
+	fr = stackframes_frames(sf, &nf);
+	test_cond("frames: missing stack", nf == 2 && strcmp(fr[1], "[missing user stack]") == 0);
+	struct stackframes_stats ss;
+	stackframes_stats(sf, &ss);
+	test_cond("frames: missing counted", ss.missing_user == 1 && ss.unknown_frames == 1);
+
+	/* speed: 10,000 unique stacks of 12 frames from a fresh cache */
+	{
+		struct syms_cache *s2 = syms_cache_new(SYMS_DEMANGLE);
+		struct stackframes *sf2 = stackframes_new(s2, k, -1, SF_ANNOTATE_KERNEL);
+		void *fns[] = { (void *)probe_target, (void *)frame_a, (void *)frame_b, (void *)cxx_fn,
+				(void *)getppid, (void *)printf, (void *)qsort, (void *)fopen, (void *)malloc };
+		uint64_t t0 = now_monotonic_ns();
+		for (int i = 0; i < 10000; i++) {
+			uint64_t u[12];
+			for (int j = 0; j < 12; j++)
+				u[j] = addr_of(fns[(i / (j + 1) + j) % 9], (i * 7 + j) % 16);
+			stackframes_begin(sf2, "bench");
+			stackframes_user_ips(sf2, me, u, 12);
+			if (k) {
+				uint64_t kk[4] = { ka + (uint64_t)(i % 50), ka + 1, ka + 2, ka + 3 };
+				stackframes_kernel_ips(sf2, kk, 4);
+			}
+		}
+		double ms = (double)(now_monotonic_ns() - t0) / 1e6;
+		printf("# 10000 stacks symbolized in %.1f ms\n", ms);
+		test_cond("10,000 stacks well under a second", ms < 500);
+		stackframes_free(sf2);
+		syms_cache_free(s2);
+	}
+	stackframes_free(sf);
+	ksyms_free(k);
+	syms_cache_free(c);
+	return test_report();
+}
