@@ -1,0 +1,377 @@
+/* marple-fold — fold call stacks into Brendan Gregg's folded format.
+ *
+ * Reads `perf script` text, marple stack sections or folded text (each input
+ * detected by itself; several files or stdin) and writes one line per unique
+ * stack, sorted in byte order: the frames root first joined by ';', a blank and
+ * the summed count.  perf script input folds byte for byte as FlameGraph's
+ * stackcollapse-perf.pl does with the same options.
+ *
+ *   $ perf script | marple-fold --kernel
+ *   ab;[unknown];__write_nocancel;system_call_fastpath_[k];sys_write_[k] 2
+ *
+ * --to-stream writes a marple stack section instead; --diff A B writes the
+ * differential format "stack countA countB".
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "lines.h"
+#include "perfscript.h"
+#include "stream.h"
+#include "util.h"
+
+#define MAX_REPORTED 20
+
+static struct {
+	struct perf_script_opts perf;
+	int to_stream;
+	int diff;
+	const char *out;
+} opt;
+
+enum input_kind { KIND_PERF, KIND_FOLDED, KIND_STREAM };
+static const char *const kind_names[] = { "perf script", "folded", "marple stream" };
+
+struct ctx {
+	struct stack_agg *agg;
+	int which;		/* 0, or 1 for the second file of --diff */
+	const char *file;
+	uint64_t bad, reported;
+	uint64_t usable;
+	char *tmp;
+	size_t tmpcap;
+	const char *units;	/* weight unit from a stream header */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"       %s --diff [OPTION]... FILE_A FILE_B\n"
+		"Fold call stacks (perf script text, marple stack sections or folded text,\n"
+		"detected per input) into the folded format: \"comm;root;...;leaf count\",\n"
+		"one line per unique stack, sorted.\n"
+		"\n"
+		"  -p, --pid                 process name as comm-PID (perf script input)\n"
+		"  -t, --tid                 process name as comm-PID/TID\n"
+		"  -k, --kernel              annotate kernel frames with _[k]\n"
+		"  -j, --jit                 annotate JIT frames with _[j]\n"
+		"  -a, --all                 all annotations (--kernel --jit)\n"
+		"      --addrs               [module <address>] for frames without a symbol\n"
+		"  -e, --event-filter EVENT  keep only samples of EVENT (default: the first\n"
+		"                            event seen in the input)\n"
+		"  -s, --to-stream           write a marple stack section instead of text\n"
+		"  -d, --diff                two inputs A and B: \"stack countA countB\"\n"
+		"  -o, --output FILE         write to FILE (complete or not at all)\n"
+		"  -h, --help                this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+		"2 usage.  See marple-fold(1).\n",
+		progname, progname);
+}
+
+static void report_bad(struct ctx *c, unsigned long lineno, const char *why)
+{
+	c->bad++;
+	if (c->reported++ < MAX_REPORTED)
+		warn_at(c->file, lineno, "%s", why);
+}
+
+static void on_bad(void *vc, unsigned long lineno, const char *why)
+{
+	report_bad(vc, lineno, why);
+}
+
+static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
+{
+	struct ctx *c = vc;
+	c->usable++;
+	stack_agg_add(c->agg, stack, len, c->which ? 0 : weight, c->which ? weight : 0);
+}
+
+static enum input_kind detect(struct lines *l)
+{
+	size_t n;
+	const char *b = lines_peek(l, 1 << 16, &n);
+	const char *e = b + n, *s = b;
+	const char *first = NULL;
+	size_t firstlen = 0;
+	int seen = 0;
+
+	while (s < e && seen < 2) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		const char *le = nl ? nl : e;
+		size_t len = (size_t)(le - s);
+		if (len && s[len - 1] == '\r')
+			len--;
+		if (len > 0) {
+			if (!seen) {
+				if (s[0] == '{')
+					return KIND_STREAM;
+				if (s[0] == '#' || s[0] == ' ' || s[0] == '\t')
+					return KIND_PERF;
+				first = s;
+				firstlen = len;
+			} else if (s[0] == ' ' || s[0] == '\t')
+				return KIND_PERF;
+			seen++;
+		}
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	if (first && folded_line_looks_folded(first, firstlen))
+		return KIND_FOLDED;
+	return KIND_PERF;
+}
+
+static void read_folded(struct ctx *c, struct lines *l)
+{
+	const char *s, *why;
+	size_t len;
+	struct folded_line fl;
+
+	while (lines_next(l, &s, &len) > 0) {
+		if (len == 0 || (len == 1 && s[0] == '\r'))
+			continue;
+		if (folded_parse_line(s, len, 1, &fl, &why) < 0) {
+			report_bad(c, lines_lineno(l), why);
+			continue;
+		}
+		if (!fl.integral) {
+			report_bad(c, lines_lineno(l), "count is not a whole number");
+			continue;
+		}
+		c->usable++;
+		stack_agg_add(c->agg, fl.stack, fl.len, c->which ? 0 : fl.icount[0],
+			      c->which ? fl.icount[0] : 0);
+	}
+}
+
+/* Stream frames to a folded key: ';' becomes ':' and control bytes '?', so
+ * that every frame stays one frame and every stack one line. */
+static void read_stream(struct ctx *c, struct lines *l)
+{
+	FILE *f = lines_as_file(l);
+	struct stream_reader *r = stream_reader_new(f, c->file);
+	enum stream_item it;
+	int warned_type = 0;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			report_bad(c, stream_reader_line(r), stream_reader_error(r));
+			continue;
+		}
+		if (it == STREAM_HEADER) {
+			json_t *u = json_object_get(stream_reader_header(r), "units");
+			const char *w = json_string_value(json_object_get(u, "weight"));
+			if (w && !c->units)
+				c->units = xstrdup(w);
+			if (stream_reader_datatype(r) != DATATYPE_STACK && !warned_type++)
+				warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
+					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+			continue;
+		}
+		if (it != STREAM_RECORD || stream_reader_datatype(r) != DATATYPE_STACK)
+			continue;
+		const struct stack_rec *sr = stream_reader_stack(r);
+		size_t need = sr->nframes;
+		for (size_t i = 0; i < sr->nframes; i++)
+			need += sr->frames[i].len;
+		c->tmp = xgrow(c->tmp, &c->tmpcap, need + 1, 1);
+		char *o = c->tmp;
+		for (size_t i = 0; i < sr->nframes; i++) {
+			if (i)
+				*o++ = ';';
+			for (size_t j = 0; j < sr->frames[i].len; j++) {
+				unsigned char ch = (unsigned char)sr->frames[i].s[j];
+				*o++ = ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+			}
+		}
+		c->usable++;
+		stack_agg_add(c->agg, c->tmp, (size_t)(o - c->tmp), c->which ? 0 : sr->weight,
+			      c->which ? sr->weight : 0);
+	}
+	stream_reader_free(r);
+	fclose(f);
+}
+
+static void read_input(struct ctx *c, struct perf_script *ps, const char *path)
+{
+	FILE *f = open_input(path);
+	struct lines *l = lines_new(f, input_name(path));
+	enum input_kind kind = detect(l);
+	const char *s;
+	size_t len;
+	int rc;
+
+	c->file = input_name(path);
+	if (getenv("MARPLE_FOLD_DEBUG"))
+		warnmsg("%s: %s input", c->file, kind_names[kind]);
+	switch (kind) {
+	case KIND_PERF:
+		while ((rc = lines_next(l, &s, &len)) > 0)
+			perf_script_line(ps, s, len, lines_lineno(l));
+		perf_script_finish(ps);
+		if (rc < 0)
+			c->bad++;
+		break;
+	case KIND_FOLDED:
+		read_folded(c, l);
+		break;
+	case KIND_STREAM:
+		read_stream(c, l);
+		break;
+	}
+	lines_free(l);
+	if (f != stdin)
+		fclose(f);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+	char b[24], *p = b + sizeof(b);
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite(p, 1, (size_t)(b + sizeof(b) - p), f);
+}
+
+static void write_folded(FILE *f, struct stack_agg *agg)
+{
+	struct stack_agg_entry **e = stack_agg_sorted(agg);
+	size_t n = stack_agg_size(agg);
+	for (size_t i = 0; i < n; i++) {
+		fwrite(e[i]->key, 1, e[i]->len, f);
+		putc(' ', f);
+		put_u64(f, e[i]->count[0]);
+		if (opt.diff) {
+			putc(' ', f);
+			put_u64(f, e[i]->count[1]);
+		}
+		putc('\n', f);
+	}
+}
+
+static int write_stream(FILE *f, struct stack_agg *agg, const char *units)
+{
+	json_t *h = section_header_new("fold", DATATYPE_STACK);
+	json_object_set_new(h, "units", json_pack("{s:s}", "weight", units ? units : "samples"));
+	json_object_set_new(h, "options",
+			    json_pack("{s:b,s:b,s:b,s:b,s:b}", "pid", opt.perf.pid, "tid", opt.perf.tid,
+				      "kernel", opt.perf.kernel, "jit", opt.perf.jit, "addrs", opt.perf.addrs));
+	if (stream_write_json(f, h) < 0)
+		return -1;
+	json_decref(h);
+
+	struct stack_agg_entry **e = stack_agg_sorted(agg);
+	size_t n = stack_agg_size(agg), cap = 0;
+	struct mstr *frames = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t nf = 0, pos = 0, fl;
+		const char *fr;
+		while (folded_next_frame(e[i]->key, e[i]->len, &pos, &fr, &fl)) {
+			frames = xgrow(frames, &cap, nf + 1, sizeof(*frames));
+			frames[nf++] = (struct mstr){ fr, fl };
+		}
+		stream_write_stack(f, e[i]->count[0], frames, nf);
+	}
+	free(frames);
+	json_t *t = section_trailer_new(n, 0, 0, "eof");
+	int rc = stream_write_json(f, t);
+	json_decref(t);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_ADDRS = 256 };
+	static const struct option longopts[] = {
+		{ "pid", no_argument, 0, 'p' },
+		{ "tid", no_argument, 0, 't' },
+		{ "kernel", no_argument, 0, 'k' },
+		{ "jit", no_argument, 0, 'j' },
+		{ "all", no_argument, 0, 'a' },
+		{ "addrs", no_argument, 0, OPT_ADDRS },
+		{ "event-filter", required_argument, 0, 'e' },
+		{ "to-stream", no_argument, 0, 's' },
+		{ "diff", no_argument, 0, 'd' },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int ch;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "ptkjae:sdo:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'p': opt.perf.pid = 1; break;
+		case 't': opt.perf.tid = 1; break;
+		case 'k': opt.perf.kernel = 1; break;
+		case 'j': opt.perf.jit = 1; break;
+		case 'a': opt.perf.kernel = opt.perf.jit = 1; break;
+		case OPT_ADDRS: opt.perf.addrs = 1; break;
+		case 'e':
+			if (!*optarg)
+				usage_error("--event-filter: empty event name");
+			opt.perf.event_filter = optarg;
+			break;
+		case 's': opt.to_stream = 1; break;
+		case 'd': opt.diff = 1; break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	if (opt.diff && argc - optind != 2)
+		usage_error("--diff needs exactly two inputs, A and B");
+	if (opt.diff && opt.to_stream)
+		usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
+
+	struct ctx c = { .agg = stack_agg_new() };
+	struct perf_script *ps = perf_script_new(&opt.perf, on_sample, on_bad, &c);
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+	uint64_t usable_before = 0;
+
+	for (int i = 0; i < nfiles; i++) {
+		c.which = opt.diff ? i : 0;
+		read_input(&c, ps, files[i]);
+		if (opt.diff && c.usable == usable_before)
+			warn_at(c.file, 0, "no usable stacks in this input");
+		usable_before = c.usable;
+	}
+
+	if (perf_script_filtered(ps) && !opt.perf.event_filter)
+		warnmsg("kept only samples of event '%s' (the first seen); %llu samples of other events "
+			"(e.g. '%s') skipped; choose one with --event-filter",
+			perf_script_event(ps), (unsigned long long)perf_script_filtered(ps),
+			perf_script_other_event(ps));
+	if (c.bad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)c.bad, c.bad == 1 ? "" : "s",
+			c.reported > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	if (stack_agg_size(c.agg) == 0) {
+		warnmsg("no usable stacks in the input%s",
+			perf_script_filtered(ps) ? " (every sample was of another event)" : "");
+		return EXIT_DATA;
+	}
+
+	struct outfile *of = outfile_open(opt.out);
+	FILE *f = outfile_stream(of);
+	if (opt.to_stream) {
+		if (write_stream(f, c.agg, c.units) < 0) {
+			outfile_abort(of);
+			return EXIT_DATA;
+		}
+	} else
+		write_folded(f, c.agg);
+	if (outfile_commit(of) < 0)
+		return EXIT_DATA;
+	perf_script_free(ps);
+	stack_agg_free(c.agg);
+	return EXIT_OK;
+}

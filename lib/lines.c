@@ -1,0 +1,133 @@
+/* lines.c — buffered line reader with peeking (see lines.h). */
+#include "lines.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define LINES_BUF (1u << 22)
+
+struct lines {
+	FILE *f;
+	char *name;
+	char *buf;
+	size_t cap, pos, end;
+	unsigned long lineno;
+	int eof, err;
+};
+
+struct lines *lines_new(FILE *f, const char *name)
+{
+	struct lines *l = xcalloc(1, sizeof(*l));
+	l->f = f;
+	l->name = xstrdup(name ? name : "<stdin>");
+	l->cap = LINES_BUF;
+	l->buf = xmalloc(l->cap + 1);
+	return l;
+}
+
+void lines_free(struct lines *l)
+{
+	if (!l)
+		return;
+	free(l->buf);
+	free(l->name);
+	free(l);
+}
+
+unsigned long lines_lineno(const struct lines *l) { return l->lineno; }
+const char *lines_name(const struct lines *l) { return l->name; }
+
+/* Move unread bytes to the front, grow if full, read more.  Returns bytes read. */
+static size_t fill(struct lines *l)
+{
+	if (l->eof || l->err)
+		return 0;
+	if (l->pos > 0) {
+		memmove(l->buf, l->buf + l->pos, l->end - l->pos);
+		l->end -= l->pos;
+		l->pos = 0;
+	}
+	if (l->end == l->cap) {
+		l->cap *= 2;
+		l->buf = realloc(l->buf, l->cap + 1);
+		if (!l->buf)
+			fatal(EXIT_DATA, "out of memory");
+	}
+	size_t n = fread(l->buf + l->end, 1, l->cap - l->end, l->f);
+	l->end += n;
+	if (n == 0) {
+		if (ferror(l->f)) {
+			warn_at(l->name, 0, "read error: %s", strerror(errno ? errno : EIO));
+			l->err = 1;
+		} else
+			l->eof = 1;
+	}
+	return n;
+}
+
+int lines_next(struct lines *l, const char **s, size_t *len)
+{
+	for (;;) {
+		char *p = l->buf + l->pos;
+		char *nl = memchr(p, '\n', l->end - l->pos);
+		if (nl) {
+			*s = p;
+			*len = (size_t)(nl - p);
+			l->pos = (size_t)(nl - l->buf) + 1;
+			l->lineno++;
+			return 1;
+		}
+		if (l->eof || l->err) {
+			if (l->err)
+				return -1;
+			if (l->pos == l->end)
+				return 0;
+			*s = p;
+			*len = l->end - l->pos;
+			l->pos = l->end;
+			l->lineno++;
+			return 1;
+		}
+		fill(l);
+	}
+}
+
+const char *lines_peek(struct lines *l, size_t want, size_t *len)
+{
+	while (l->end - l->pos < want && !l->eof && !l->err)
+		fill(l);
+	*len = l->end - l->pos;
+	return l->buf + l->pos;
+}
+
+static ssize_t cookie_read(void *c, char *out, size_t n)
+{
+	struct lines *l = c;
+	if (l->pos < l->end) {
+		size_t k = l->end - l->pos;
+		if (k > n)
+			k = n;
+		memcpy(out, l->buf + l->pos, k);
+		l->pos += k;
+		return (ssize_t)k;
+	}
+	if (l->eof || l->err)
+		return 0;
+	size_t k = fread(out, 1, n, l->f);
+	if (k == 0 && ferror(l->f))
+		return -1;
+	return (ssize_t)k;
+}
+
+FILE *lines_as_file(struct lines *l)
+{
+	cookie_io_functions_t io = { .read = cookie_read };
+	FILE *f = fopencookie(l, "r", io);
+	if (!f)
+		fatal(EXIT_DATA, "fopencookie: %s", strerror(errno));
+	return f;
+}

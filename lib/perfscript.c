@@ -1,0 +1,539 @@
+/* perfscript.c — `perf script` text to folded stacks (see perfscript.h).
+ *
+ * The reference's rules are regular expressions; each one is matched here by
+ * hand with the same leftmost/greedy/lazy choices, so that odd lines fold the
+ * same way too:
+ *   sample header  ^(\S.+?)\s+(\d+)/{0,}(\d+){0,}\s+       comm, pid[/tid]
+ *   event          :\s*(\d+)*\s+(\S+):\s*$             period, event name
+ *   frame          ^\s*(\w+)\s*(.+) \((\S*)\)          address, symbol, module
+ */
+#include "perfscript.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct perf_script {
+	struct perf_script_opts o;
+	perf_script_sample_fn fn;
+	perf_script_bad_fn bad;
+	void *ctx;
+	char *event;		/* kept event (filter) */
+	char *other;		/* first skipped event */
+	int defaulted;		/* filter taken from the first event */
+	int have_pname;
+	int is_java;
+	char *pname;
+	size_t pname_len, pname_cap;
+	uint64_t period;
+	/* Frames of the pending sample, leaf first: text in buf, units at offsets. */
+	char *buf;
+	size_t buf_len, buf_cap;
+	size_t *unit;		/* start offset of each unit in buf */
+	size_t nunit, unit_cap;
+	char *key;
+	size_t key_cap;
+	uint64_t samples, filtered, nbad;
+};
+
+static const unsigned char cls[256] = {
+	/* 1 = \s, 2 = \w, 4 = \d */
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1,
+	['0'] = 6, ['1'] = 6, ['2'] = 6, ['3'] = 6, ['4'] = 6, ['5'] = 6, ['6'] = 6, ['7'] = 6,
+	['8'] = 6, ['9'] = 6, ['_'] = 2,
+	['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2, ['f'] = 2, ['g'] = 2, ['h'] = 2,
+	['i'] = 2, ['j'] = 2, ['k'] = 2, ['l'] = 2, ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2,
+	['q'] = 2, ['r'] = 2, ['s'] = 2, ['t'] = 2, ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2,
+	['y'] = 2, ['z'] = 2,
+	['A'] = 2, ['B'] = 2, ['C'] = 2, ['D'] = 2, ['E'] = 2, ['F'] = 2, ['G'] = 2, ['H'] = 2,
+	['I'] = 2, ['J'] = 2, ['K'] = 2, ['L'] = 2, ['M'] = 2, ['N'] = 2, ['O'] = 2, ['P'] = 2,
+	['Q'] = 2, ['R'] = 2, ['S'] = 2, ['T'] = 2, ['U'] = 2, ['V'] = 2, ['W'] = 2, ['X'] = 2,
+	['Y'] = 2, ['Z'] = 2,
+};
+#define IS_WS(c) (cls[(unsigned char)(c)] & 1)
+#define IS_WORD(c) (cls[(unsigned char)(c)] & 2)
+#define IS_DIGIT(c) (cls[(unsigned char)(c)] & 4)
+
+struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_script_sample_fn fn,
+				    perf_script_bad_fn bad, void *ctx)
+{
+	struct perf_script *p = xcalloc(1, sizeof(*p));
+	if (o)
+		p->o = *o;
+	p->fn = fn;
+	p->bad = bad;
+	p->ctx = ctx;
+	p->event = xstrdup(o && o->event_filter ? o->event_filter : "");
+	p->other = xstrdup("");
+	return p;
+}
+
+void perf_script_free(struct perf_script *p)
+{
+	if (!p)
+		return;
+	free(p->event);
+	free(p->other);
+	free(p->pname);
+	free(p->buf);
+	free(p->unit);
+	free(p->key);
+	free(p);
+}
+
+uint64_t perf_script_samples(const struct perf_script *p) { return p->samples; }
+uint64_t perf_script_filtered(const struct perf_script *p) { return p->filtered; }
+uint64_t perf_script_bad_lines(const struct perf_script *p) { return p->nbad; }
+const char *perf_script_event(const struct perf_script *p) { return p->event; }
+const char *perf_script_other_event(const struct perf_script *p) { return p->other; }
+
+static inline char *reserve(struct perf_script *p, size_t more)
+{
+	if (p->buf_len + more > p->buf_cap)
+		p->buf = xgrow(p->buf, &p->buf_cap, p->buf_len + more, 1);
+	return p->buf + p->buf_len;
+}
+
+static inline void put(struct perf_script *p, const char *s, size_t n)
+{
+	memcpy(reserve(p, n), s, n);
+	p->buf_len += n;
+}
+
+/* Count the pending sample: "pname;unit_n;...;unit_1", units leaf first in buf. */
+static void flush(struct perf_script *p)
+{
+	if (!p->have_pname)
+		return;
+	size_t need = p->pname_len + p->buf_len + p->nunit + 1;
+	if (need > p->key_cap) {
+		p->key_cap = need * 2;
+		free(p->key);
+		p->key = xmalloc(p->key_cap);
+	}
+	char *k = p->key;
+	memcpy(k, p->pname, p->pname_len);
+	k += p->pname_len;
+	size_t end = p->buf_len;
+	for (size_t i = p->nunit; i-- > 0;) {
+		size_t st = p->unit[i];
+		*k++ = ';';
+		memcpy(k, p->buf + st, end - st);
+		k += end - st;
+		end = st;
+	}
+	p->samples++;
+	if (p->fn)
+		p->fn(p->ctx, p->key, (size_t)(k - p->key), p->period);
+	p->buf_len = 0;
+	p->nunit = 0;
+	p->have_pname = 0;
+}
+
+static void bad_line(struct perf_script *p, unsigned long lineno, const char *why)
+{
+	p->nbad++;
+	if (p->bad)
+		p->bad(p->ctx, lineno, why);
+}
+
+/* ^(\S.+?)\s+(\d+)/{0,}(\d+){0,}\s+ : returns 1 with comm=[0,*commlen), pid, tid spans. */
+static int match_header(const char *s, size_t n, size_t *commlen, const char **pid, size_t *pidlen,
+			const char **tid, size_t *tidlen)
+{
+	if (n < 2 || IS_WS(s[0]))
+		return 0;
+	for (size_t k = 2; k < n; k++) {
+		if (!IS_WS(s[k]))
+			continue;
+		size_t a = k;
+		while (a < n && IS_WS(s[a]))
+			a++;
+		size_t b = a;
+		while (b < n && IS_DIGIT(s[b]))
+			b++;
+		if (b == a)
+			continue;
+		size_t c = b, d;
+		while (c < n && s[c] == '/')
+			c++;
+		d = c;
+		while (d < n && IS_DIGIT(s[d]))
+			d++;
+		if (d >= n || !IS_WS(s[d]))
+			continue;
+		*commlen = k;
+		*pid = s + a;
+		*pidlen = b - a;
+		*tid = s + c;
+		*tidlen = d - c;
+		return 1;
+	}
+	return 0;
+}
+
+/* :\s*(\d+)*\s+(\S+):\s*$ : period digits (maybe empty) and the event name. */
+static int match_event(const char *s, size_t n, const char **per, size_t *perlen, const char **ev,
+		       size_t *evlen)
+{
+	size_t e = n;
+	while (e > 0 && IS_WS(s[e - 1]))
+		e--;
+	if (e < 2 || s[e - 1] != ':')
+		return 0;
+	size_t p = e - 1;
+	while (p > 0 && !IS_WS(s[p - 1]))
+		p--;
+	if (p == e - 1 || p == 0)
+		return 0;
+	size_t q = p;
+	while (q > 0 && IS_WS(s[q - 1]))
+		q--;
+	size_t dend = q;
+	while (q > 0 && IS_DIGIT(s[q - 1]))
+		q--;
+	size_t dstart = q;
+	while (q > 0 && IS_WS(s[q - 1]))
+		q--;
+	if (q == 0 || s[q - 1] != ':')
+		return 0;
+	*per = s + dstart;
+	*perlen = dend - dstart;
+	*ev = s + p;
+	*evlen = e - 1 - p;
+	return 1;
+}
+
+static void set_str(char **dst, const char *s, size_t n)
+{
+	free(*dst);
+	*dst = xstrndup(s, n);
+}
+
+static void header_line(struct perf_script *p, const char *s, size_t n, size_t commlen,
+			const char *pid, size_t pidlen, const char *tid, size_t tidlen)
+{
+	const char *per, *ev;
+	size_t perlen = 0, evlen;
+	int have_period = 0;
+
+	/* Perl truth: "" and "0" are false. */
+	if (tidlen == 0 || (tidlen == 1 && tid[0] == '0')) {
+		tid = pid;
+		tidlen = pidlen;
+		pid = "?";
+		pidlen = 1;
+	}
+	if (match_event(s, n, &per, &perlen, &ev, &evlen)) {
+		have_period = perlen > 0;
+		if (p->event[0] == 0) {
+			set_str(&p->event, ev, evlen);
+			p->defaulted = 1;
+		} else if (strlen(p->event) != evlen || memcmp(p->event, ev, evlen) != 0) {
+			if (p->other[0] == 0)
+				set_str(&p->other, ev, evlen);
+			p->filtered++;
+			return;
+		}
+	}
+	uint64_t period = 0;
+	if (have_period && !(perlen == 1 && per[0] == '0')) {
+		for (size_t i = 0; i < perlen; i++) {
+			uint64_t d = (uint64_t)(per[i] - '0');
+			period = period > (UINT64_MAX - d) / 10 ? UINT64_MAX : period * 10 + d;
+		}
+	} else
+		period = 1;
+	p->period = period;
+
+	size_t need = commlen + pidlen + tidlen + 3;
+	if (need > p->pname_cap)
+		p->pname = xgrow(p->pname, &p->pname_cap, need, 1);
+	char *o = p->pname;
+	for (size_t i = 0; i < commlen; i++)
+		o[i] = s[i] == ' ' ? '_' : s[i];
+	o += commlen;
+	if (p->o.tid || p->o.pid) {
+		*o++ = '-';
+		memcpy(o, pid, pidlen);
+		o += pidlen;
+		if (p->o.tid) {
+			*o++ = '/';
+			memcpy(o, tid, tidlen);
+			o += tidlen;
+		}
+	}
+	p->pname_len = (size_t)(o - p->pname);
+	p->is_java = p->pname_len >= 4 && memcmp(p->pname, "java", 4) == 0;	/* m/^java/ */
+	p->have_pname = 1;
+}
+
+/* ^\s*(\w+)\s*(.+) \((\S*)\) */
+static int match_frame(const char *s, size_t n, size_t *pc0, size_t *pc1, size_t *f0, size_t *f1,
+		       size_t *m0, size_t *m1)
+{
+	size_t a = 0;
+	while (a < n && IS_WS(s[a]))
+		a++;
+	size_t b = a;
+	while (b < n && IS_WORD(s[b]))
+		b++;
+	if (b == a)
+		return 0;
+	/* Z: the rightmost " (" whose following non-space run holds a ')'. */
+	size_t z = n, t = 0, lim = n;
+	while (lim > 0) {
+		const char *open = memrchr(s, '(', lim);
+		if (!open)
+			break;
+		size_t i = (size_t)(open - s);
+		lim = i;
+		if (i == 0 || s[i - 1] != ' ')
+			continue;
+		size_t r = i + 1, last = 0;
+		int found = 0;
+		while (r < n && !IS_WS(s[r])) {
+			if (s[r] == ')') {
+				last = r;
+				found = 1;
+			}
+			r++;
+		}
+		if (found) {
+			z = i - 1;
+			t = last;
+			break;
+		}
+	}
+	if (z == n)
+		return 0;
+	size_t x = b;
+	while (x < n && IS_WS(s[x]))
+		x++;
+	size_t w, y;
+	if (z >= b + 1) {
+		w = b;
+		y = x < z - 1 ? x : z - 1;
+		if (y < b)
+			y = b;
+	} else if (z >= a + 2) {
+		w = z - 1;
+		y = z - 1;
+	} else
+		return 0;
+	*pc0 = a;
+	*pc1 = w;
+	*f0 = y;
+	*f1 = z;
+	*m0 = z + 2;
+	*m1 = t;
+	return 1;
+}
+
+static int contains(const char *s, size_t n, const char *needle)
+{
+	return memmem(s, n, needle, strlen(needle)) != NULL;
+}
+
+/* mod matches /tmp/perf-\d+\.map or /jitted-\d+-\d+\.so anywhere. */
+static int is_jit_module(const char *m, size_t n)
+{
+	for (const char *q = m; (q = memmem(q, n - (size_t)(q - m), "/tmp/perf-", 10)); q++) {
+		const char *r = q + 10, *e = m + n;
+		const char *d = r;
+		while (d < e && IS_DIGIT(*d))
+			d++;
+		if (d > r && e - d >= 4 && memcmp(d, ".map", 4) == 0)
+			return 1;
+	}
+	for (const char *q = m; (q = memmem(q, n - (size_t)(q - m), "/jitted-", 8)); q++) {
+		const char *e = m + n, *d = q + 8, *r = d;
+		while (d < e && IS_DIGIT(*d))
+			d++;
+		if (d == r || d >= e || *d != '-')
+			continue;
+		r = ++d;
+		while (d < e && IS_DIGIT(*d))
+			d++;
+		if (d > r && e - d >= 3 && memcmp(d, ".so", 3) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Tidy one symbol (already [unknown]-resolved) into buf: ; -> :, drop what
+ * follows the first '(' unless it looks like a Go method, drop quotes,
+ * Java's leading L. */
+static void put_tidy(struct perf_script *p, const char *f, size_t n)
+{
+	static const unsigned char special[256] = { [';'] = 1, ['('] = 1, ['"'] = 1, ['\''] = 1 };
+	size_t i = 0;
+	while (i < n && !special[(unsigned char)f[i]])
+		i++;
+	size_t cut = n;
+	if (i < n) {
+		/* Go method: ".(" ... ")." */
+		const char *dp = memmem(f, n, ".(", 2);
+		int go = 0;
+		if (dp) {
+			for (size_t j = n; j-- > (size_t)(dp - f) + 2;)
+				if (j + 1 < n && f[j] == ')' && f[j + 1] == '.') {
+					go = 1;
+					break;
+				}
+		}
+		if (!go) {
+			for (size_t j = 0; j < n; j++) {
+				if (f[j] != '(')
+					continue;
+				static const char anon[] = "anonymous namespace)";
+				if (n - j - 1 >= sizeof(anon) - 1 && memcmp(f + j + 1, anon, sizeof(anon) - 1) == 0)
+					continue;
+				cut = j;
+				break;
+			}
+		}
+	}
+	size_t start = p->buf_len;
+	char *o = reserve(p, cut);
+	size_t k = 0;
+	for (size_t j = 0; j < cut; j++) {
+		char c = f[j];
+		if (c == '"' || c == '\'')
+			continue;
+		o[k++] = c == ';' ? ':' : c;
+	}
+	if (p->is_java && k > 0 && o[0] == 'L' && memchr(o, '/', k)) {
+		memmove(o, o + 1, k - 1);
+		k--;
+	}
+	p->buf_len = start + k;
+}
+
+static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t pc1, size_t f0,
+		       size_t f1, size_t m0, size_t m1)
+{
+	const char *func = s + f0, *mod = s + m0;
+	size_t flen = f1 - f0, mlen = m1 - m0;
+
+	/* s/\+0x[\da-f]+$// */
+	size_t h = flen;
+	while (h > 0 && ((func[h - 1] >= '0' && func[h - 1] <= '9') || (func[h - 1] >= 'a' && func[h - 1] <= 'f')))
+		h--;
+	if (h < flen && h >= 3 && memcmp(func + h - 3, "+0x", 3) == 0)
+		flen = h - 3;
+	if (flen > 0 && func[0] == '(')
+		return;
+
+	int kern = p->o.kernel && mlen > 0 && (mod[0] == '[' || (mlen >= 7 && memcmp(mod + mlen - 7, "vmlinux", 7) == 0)) &&
+		   !contains(mod, mlen, "unknown");
+	int jit = !kern && p->o.jit && is_jit_module(mod, mlen);
+
+	/* split /->/, dropping trailing empty pieces */
+	size_t end = flen;
+	while (end >= 2 && func[end - 2] == '-' && func[end - 1] == '>')
+		end -= 2;
+	if (end == 0)
+		return;
+
+	if (p->nunit == p->unit_cap)
+		p->unit = xgrow(p->unit, &p->unit_cap, p->nunit + 1, sizeof(size_t));
+	p->unit[p->nunit++] = p->buf_len;
+	size_t pos = 0;
+	int first = 1;
+	for (;;) {
+		const char *arrow = end - pos >= 2 ? memmem(func + pos, end - pos, "->", 2) : NULL;
+		size_t pe = arrow ? (size_t)(arrow - func) : end;
+		const char *piece = func + pos;
+		size_t plen = pe - pos;
+
+		if (!first)
+			put(p, ";", 1);
+		if (plen == 9 && memcmp(piece, "[unknown]", 9) == 0) {
+			char tmp[64];
+			const char *base = "unknown";
+			size_t blen = 7;
+			if (!(mlen == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+				const char *sl = memrchr(mod, '/', mlen);
+				base = sl ? sl + 1 : mod;
+				blen = mlen - (size_t)(base - mod);
+			}
+			/* "[" base [" <" pc ">"] "]", then tidied like any name */
+			size_t need = blen + (pc1 - pc0) + 5;
+			char *t = need <= sizeof(tmp) ? tmp : xmalloc(need);
+			size_t k = 0;
+			t[k++] = '[';
+			memcpy(t + k, base, blen);
+			k += blen;
+			if (p->o.addrs) {
+				t[k++] = ' ';
+				t[k++] = '<';
+				memcpy(t + k, s + pc0, pc1 - pc0);
+				k += pc1 - pc0;
+				t[k++] = '>';
+			}
+			t[k++] = ']';
+			put_tidy(p, t, k);
+			if (t != tmp)
+				free(t);
+		} else
+			put_tidy(p, piece, plen);
+		if (!first)
+			put(p, "_[i]", 4);
+		else if (kern)
+			put(p, "_[k]", 4);
+		else if (jit)
+			put(p, "_[j]", 4);
+		first = 0;
+		if (!arrow)
+			break;
+		pos = pe + 2;
+	}
+}
+
+void perf_script_line(struct perf_script *p, const char *s, size_t n, unsigned long lineno)
+{
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (n == 0) {
+		flush(p);
+		return;
+	}
+	if (s[0] == '#')
+		return;
+	size_t commlen, pidlen, tidlen;
+	const char *pid, *tid;
+	if (!IS_WS(s[0]) && match_header(s, n, &commlen, &pid, &pidlen, &tid, &tidlen)) {
+		header_line(p, s, n, commlen, pid, pidlen, tid, tidlen);
+		return;
+	}
+	size_t pc0, pc1, f0, f1, m0, m1;
+	if (match_frame(s, n, &pc0, &pc1, &f0, &f1, &m0, &m1)) {
+		if (p->have_pname)
+			frame_line(p, s, pc0, pc1, f0, f1, m0, m1);
+		return;
+	}
+	bad_line(p, lineno, "not a sample header, stack frame, comment or blank line");
+}
+
+void perf_script_finish(struct perf_script *p)
+{
+	flush(p);
+}
+
+uint64_t perf_script_parse_buffer(struct perf_script *p, const char *buf, size_t len)
+{
+	uint64_t before = p->samples;
+	unsigned long lineno = 0;
+	const char *s = buf, *e = buf + len;
+
+	while (s < e) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		const char *le = nl ? nl : e;
+		perf_script_line(p, s, (size_t)(le - s), ++lineno);
+		s = nl ? nl + 1 : e;
+	}
+	perf_script_finish(p);
+	return p->samples - before;
+}

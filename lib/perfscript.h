@@ -1,0 +1,57 @@
+/* perfscript.h — folding `perf script` text into stacks, byte for byte as
+ * FlameGraph's stackcollapse-perf.pl does (same options, same rules for
+ * period weighting, event filtering, [unknown] frames, `->` inlines, _[k]/_[j]/_[i]
+ * annotations and comm names with spaces), except that the last sample is
+ * kept when the input lacks a final blank line.
+ *
+ *   input:  ab 23927 [000] 184694.229089: cycles:
+ *           \t ffffffff8104f45a native_write_msr_safe ([kernel.kallsyms])
+ *           \t     7f26dc479340 __write_nocancel (/lib/x86_64-linux-gnu/libpthread-2.19.so)
+ *   sample: "ab;__write_nocancel;native_write_msr_safe", weight 1
+ *
+ * The parser takes lines (or a whole buffer) and calls back once per sample
+ * with the folded stack text; it allocates nothing per line.
+ */
+#ifndef MARPLE_PERFSCRIPT_H
+#define MARPLE_PERFSCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct perf_script_opts {
+	int pid;		/* comm-PID as the first frame */
+	int tid;		/* comm-PID/TID */
+	int kernel;		/* _[k] after kernel frames */
+	int jit;		/* _[j] after JIT frames (perf-PID.map, jitted-*.so) */
+	int addrs;		/* [module <addr>] instead of [module] for unknown symbols */
+	const char *event_filter;	/* keep only this event; NULL: the first one seen */
+};
+
+/* One folded sample: "comm;root;...;leaf" (not NUL-terminated) and its weight. */
+typedef void (*perf_script_sample_fn)(void *ctx, const char *stack, size_t len, uint64_t weight);
+/* A line that is neither a comment, a sample header, a frame nor blank. */
+typedef void (*perf_script_bad_fn)(void *ctx, unsigned long lineno, const char *reason);
+
+struct perf_script;
+
+struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_script_sample_fn fn,
+				    perf_script_bad_fn bad, void *ctx);
+void perf_script_free(struct perf_script *p);
+
+/* Feed one line without its newline; lineno is used in bad-line reports. */
+void perf_script_line(struct perf_script *p, const char *s, size_t len, unsigned long lineno);
+/* End of one input: count the pending sample, if any. */
+void perf_script_finish(struct perf_script *p);
+/* A whole buffer of perf script text (any bytes), then perf_script_finish().
+ * Returns the number of samples counted.  Fuzzing entry point. */
+uint64_t perf_script_parse_buffer(struct perf_script *p, const char *buf, size_t len);
+
+uint64_t perf_script_samples(const struct perf_script *p);	/* counted */
+uint64_t perf_script_filtered(const struct perf_script *p);	/* other events, skipped */
+uint64_t perf_script_bad_lines(const struct perf_script *p);
+/* The event kept (the filter, or the first event seen); "" if none yet. */
+const char *perf_script_event(const struct perf_script *p);
+/* First event seen that the filter skipped; "" if none. */
+const char *perf_script_other_event(const struct perf_script *p);
+
+#endif

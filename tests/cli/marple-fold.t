@@ -1,0 +1,55 @@
+# marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
+. "$MARPLE_TOP/tests/lib.sh"
+S="$DATA/sample.marple"
+
+printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
+printf 'a;b 1\nc 3\n\na;b 2\n' > "$T/f1b"
+printf 'a;b 3\nc 3\n' > "$T/f1.exp"
+marple-fold "$T/f1" > "$T/o" && same "fold: folded input is re-aggregated and sorted" "$T/f1.exp" "$T/o"
+marple-fold < "$T/f1b" > "$T/o" && same "fold: folded input from stdin, blank lines ignored" "$T/f1.exp" "$T/o"
+printf 'a;b 3\n' > "$T/f2"
+printf 'a;b 6\nc 3\n' > "$T/f12.exp"
+marple-fold "$T/f1" "$T/f2" > "$T/o" && same "fold: several inputs are summed" "$T/f12.exp" "$T/o"
+
+marple-fold "$S" > "$T/s.out" 2> "$T/s.err"
+check "fold: stack section to folded" grep -qx 'python3;_start;main;Py_RunMain;_PyEval_EvalFrameDefault 97' "$T/s.out"
+check "fold: escaped names decoded" grep -qx 'std::map<int, char>::find;operator new(unsigned long) 3' "$T/s.out"
+check "fold: sections of other datatypes are named and skipped" grep -q 'holds event data' "$T/s.err"
+
+marple-fold --to-stream "$S" > "$T/st" 2>/dev/null
+check "fold --to-stream: a valid marple stream" marple-cat -q "$T/st"
+check "fold --to-stream: stack section" grep -q '"datatype":"stack"' "$T/st"
+check "fold --to-stream: names escaped again" grep -q '^3#std::map<int%2C char>::find;operator new(unsigned long)$' "$T/st"
+marple-fold "$T/st" > "$T/rt"
+same "fold: folded -> stream -> folded round trip" "$T/s.out" "$T/rt"
+marple-fold --to-stream "$T/f1" | marple-fold > "$T/o"
+same "fold --to-stream from folded text" "$T/f1.exp" "$T/o"
+
+printf 'a;b 5\nx 1\n' > "$T/d2"
+printf 'a;b 3 5\nc 3 0\nx 0 1\n' > "$T/d.exp"
+marple-fold --diff "$T/f1" "$T/d2" > "$T/o" && same "fold --diff: two counts, union of stacks" "$T/d.exp" "$T/o"
+expect_exit "fold --diff: needs two inputs" 2 'exactly two' marple-fold --diff "$T/f1"
+expect_exit "fold --diff --to-stream: usage error" 2 'exclude' marple-fold --diff --to-stream "$T/f1" "$T/d2"
+
+# perf script with a bad line: reported with its line number, rest folded.
+printf 'cmd 12 1.0: cpu-clock:\n\tffff leaf (/bin/x)\n\tffff main (/bin/x)\n\n?? garbage\ncmd 12 2.0: cpu-clock:\n\tffff main (/bin/x)\n' > "$T/p"
+marple-fold "$T/p" > "$T/o" 2> "$T/e"; rc=$?
+printf 'cmd;main 1\ncmd;main;leaf 1\n' > "$T/p.exp"
+check "fold: perf script with a bad line exits 0" test $rc -eq 0
+same "fold: perf script with a bad line keeps the rest" "$T/p.exp" "$T/o"
+check "fold: bad line named with file and line" grep -q "^marple-fold: $T/p:5: " "$T/e"
+check "fold: count of malformed lines" grep -q '1 malformed line skipped' "$T/e"
+printf 'stack 1\nno count here\n' | marple-fold > /dev/null 2> "$T/e"
+check "fold: folded bad line named" grep -q '^marple-fold: <stdin>:2: no count' "$T/e"
+printf 'a 1.5\n' > "$T/frac"
+expect_exit "fold: fractional count is malformed; nothing usable exits 1" 1 'not a whole number' marple-fold "$T/frac"
+
+expect_exit "fold: empty input exits 1" 1 'no usable stacks' marple-fold /dev/null
+printf 'hello world\nfoo\n' > "$T/junk"
+expect_exit "fold: junk input exits 1" 1 'no usable stacks' marple-fold "$T/junk"
+expect_exit "fold: missing file exits 1" 1 '/nonexistent' marple-fold /nonexistent
+expect_exit "fold: bad option exits 2" 2 'Try' marple-fold --frobnicate
+marple-fold -o "$T/out.folded" "$T/f1" && same "fold -o FILE" "$T/f1.exp" "$T/out.folded"
+if [ -w /dev/full ]; then
+	expect_exit "fold: full disk is a write error" 1 'write error' sh -c "marple-fold '$T/f1' > /dev/full"
+fi

@@ -1,0 +1,60 @@
+/* test_folded.c — folded line parsing, the unique-stack table and the perf
+ * script parser's buffer entry point. */
+#include <string.h>
+
+#include "folded.h"
+#include "perfscript.h"
+#include "test.h"
+
+static char got[256];
+static unsigned long long got_w;
+
+static void on_sample(void *ctx, const char *s, size_t n, uint64_t w)
+{
+	(void)ctx;
+	snprintf(got, sizeof(got), "%.*s", (int)n, s);
+	got_w += w;
+}
+
+int main(void)
+{
+	struct folded_line fl;
+	const char *why;
+
+	test_cond("folded: one count", folded_parse_line("a;b c 12", 8, 1, &fl, &why) == 0 && fl.len == 5 &&
+		  fl.ncounts == 1 && fl.icount[0] == 12 && fl.integral);
+	test_cond("folded: two counts", folded_parse_line("a;b 3 4", 7, 2, &fl, &why) == 0 && fl.len == 3 &&
+		  fl.ncounts == 2 && fl.icount[0] == 3 && fl.icount[1] == 4);
+	test_cond("folded: one count when two not allowed", folded_parse_line("a;b 3 4", 7, 1, &fl, &why) == 0 &&
+		  fl.len == 5 && fl.icount[0] == 4);
+	test_cond("folded: decimal count", folded_parse_line("a 1.5", 5, 1, &fl, &why) == 0 && !fl.integral &&
+		  fl.count[0] == 1.5);
+	test_cond("folded: no count", folded_parse_line("abc", 3, 2, &fl, &why) < 0);
+	test_cond("folded: CR ignored", folded_parse_line("a 7\r", 4, 1, &fl, &why) == 0 && fl.icount[0] == 7);
+	test_cond("folded: looks folded", folded_line_looks_folded("x;y 5", 5) && !folded_line_looks_folded("\tffff x (y)", 11));
+
+	struct stack_agg *a = stack_agg_new();
+	char key[32];
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof(key), "s%d", i % 1000);
+		stack_agg_add(a, key, (size_t)n, 1, 2);
+	}
+	struct stack_agg_entry **e = stack_agg_sorted(a);
+	test_cond("agg: unique stacks", stack_agg_size(a) == 1000);
+	test_cond("agg: summed", e[0]->count[0] == 5 && e[0]->count[1] == 10);
+	test_cond("agg: byte order", e[0]->len == 2 && memcmp(e[0]->key, "s0", 2) == 0 && memcmp(e[1]->key, "s1", 2) == 0 &&
+		  e[1]->len == 2 && memcmp(e[2]->key, "s10", 3) == 0);
+	stack_agg_free(a);
+
+	static const char perf[] = "java 1/2 [000] 1.0:   7 cpu-clock: \n"
+				   "\t7f Lcom/x/Y;.run(I)V (/tmp/perf-1.map)\n"
+				   "\tffff a->b+0x1f ([kernel.kallsyms])\n";
+	struct perf_script_opts o = { .kernel = 1, .jit = 1 };
+	struct perf_script *p = perf_script_new(&o, on_sample, NULL, NULL);
+	test_cond("perf: buffer without final blank line counts", perf_script_parse_buffer(p, perf, strlen(perf)) == 1);
+	test_cond("perf: folded sample", strcmp(got, "java;a_[k];b_[i];com/x/Y:.run_[j]") == 0);
+	test_cond("perf: period weight", got_w == 7);
+	test_cond("perf: event remembered", strcmp(perf_script_event(p), "cpu-clock") == 0);
+	perf_script_free(p);
+	return test_report();
+}
