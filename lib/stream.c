@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "numparse.h"
 #include "util.h"
 
 #define MAX_LINE (64u << 20)
@@ -137,6 +138,8 @@ static int parse_number(struct stream_reader *r, const char *s, size_t len, doub
 		fail(r, "%s is %s", what, len ? "too long" : "missing");
 		return -1;
 	}
+	if (num_parse_fast(s, len, out))	/* plain decimals: exact, no strtod */
+		return 0;
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	errno = 0;

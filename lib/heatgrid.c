@@ -1,0 +1,697 @@
+/* heatgrid.c — streaming heat-map buckets and their interactive SVG. */
+#include "heatgrid.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"
+#include "util.h"
+#include "xml.h"
+
+struct ent {
+	uint32_t id;
+	uint32_t n;
+};
+
+struct bucket {
+	uint64_t n;
+	uint64_t other;
+	struct ent *e;
+	uint32_t ne, cap;
+};
+
+struct heatgrid {
+	struct hg_config cfg;
+	/* labels: open-addressing hash over an arena */
+	char *arena;
+	size_t arena_len, arena_cap;
+	size_t *loff, *llen;
+	size_t nlabels, labcap;
+	uint32_t *htab;			/* label id + 1, 0 = empty */
+	size_t hcap;
+	uint32_t npinned;
+	/* grid */
+	struct bucket **cols;		/* cols[i] is column base + i, NULL if empty */
+	size_t ncols, colcap;
+	int64_t base;
+	uint64_t span;			/* columns merged: widths are stepsec*span or period*span */
+	uint32_t rows, rowcap;
+	double step;			/* value per row; 0 = not chosen yet */
+	struct hg_stats st;
+	uint32_t last_id;		/* one-entry cache of the last label looked up */
+	const char *last_s;
+	size_t last_len;
+};
+
+struct heatgrid *hg_new(const struct hg_config *cfg)
+{
+	struct heatgrid *g = xcalloc(1, sizeof(*g));
+	g->cfg = *cfg;
+	if (!g->cfg.rows)
+		g->cfg.rows = 50;
+	if (!g->cfg.maxcols)
+		g->cfg.maxcols = 1000;
+	if (g->cfg.stepsec <= 0)
+		g->cfg.stepsec = 1;
+	g->span = 1;
+	g->rows = g->cfg.rows;
+	if (cfg->have_maxv) {
+		g->step = (cfg->maxv - cfg->minv) / g->rows;
+	} else if (cfg->have_step) {
+		g->step = cfg->step;
+		g->rows = 1;
+	}
+	g->rowcap = g->rows;
+	g->hcap = 1024;
+	g->htab = xcalloc(g->hcap, sizeof(uint32_t));
+	g->last_id = UINT32_MAX;
+	return g;
+}
+
+void hg_free(struct heatgrid *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->ncols; i++) {
+		if (!g->cols[i])
+			continue;
+		for (uint32_t r = 0; r < g->rowcap; r++)
+			free(g->cols[i][r].e);
+		free(g->cols[i]);
+	}
+	free(g->cols);
+	free(g->arena);
+	free(g->loff);
+	free(g->llen);
+	free(g->htab);
+	free(g);
+}
+
+/* ---- labels ---- */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void rehash(struct heatgrid *g)
+{
+	size_t cap = g->hcap * 2;
+	uint32_t *t = xcalloc(cap, sizeof(uint32_t));
+	for (size_t id = 0; id < g->nlabels; id++) {
+		size_t i = hash_bytes(g->arena + g->loff[id], g->llen[id]) & (cap - 1);
+		while (t[i])
+			i = (i + 1) & (cap - 1);
+		t[i] = (uint32_t)id + 1;
+	}
+	free(g->htab);
+	g->htab = t;
+	g->hcap = cap;
+}
+
+uint32_t hg_label(struct heatgrid *g, const char *s, size_t len)
+{
+	if (g->last_id != UINT32_MAX && len == g->last_len && !memcmp(s, g->last_s, len))
+		return g->last_id;
+	size_t i = hash_bytes(s, len) & (g->hcap - 1);
+	while (g->htab[i]) {
+		uint32_t id = g->htab[i] - 1;
+		if (g->llen[id] == len && !memcmp(g->arena + g->loff[id], s, len))
+			goto found;
+		i = (i + 1) & (g->hcap - 1);
+	}
+	if (g->nlabels >= UINT32_MAX - 1)
+		fatal(EXIT_DATA, "too many distinct names");
+	size_t need = g->arena_len + len + 1;
+	if (need > g->arena_cap) {
+		size_t cap = g->arena_cap ? g->arena_cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		g->arena = realloc(g->arena, cap);
+		if (!g->arena)
+			fatal(EXIT_DATA, "out of memory");
+		g->arena_cap = cap;
+	}
+	memcpy(g->arena + g->arena_len, s, len);
+	g->arena[g->arena_len + len] = 0;
+	size_t lc = g->labcap;
+	g->loff = xgrow(g->loff, &lc, g->nlabels + 1, sizeof(size_t));
+	g->llen = xgrow(g->llen, &g->labcap, g->nlabels + 1, sizeof(size_t));
+	g->loff[g->nlabels] = g->arena_len;
+	g->llen[g->nlabels] = len;
+	g->arena_len = need;
+	g->htab[i] = (uint32_t)g->nlabels + 1;
+	g->nlabels++;
+	if (g->nlabels * 2 > g->hcap)
+		rehash(g);
+	i = (size_t)-1;
+	{
+		uint32_t id = (uint32_t)g->nlabels - 1;
+		g->last_id = id;
+		g->last_s = g->arena + g->loff[id];
+		g->last_len = len;
+		return id;
+	}
+found:;
+	uint32_t id = g->htab[i] - 1;
+	g->last_id = id;
+	g->last_s = g->arena + g->loff[id];
+	g->last_len = len;
+	return id;
+}
+
+uint32_t hg_pin_label(struct heatgrid *g, const char *s, size_t len)
+{
+	uint32_t id = hg_label(g, s, len);
+	if (id + 1 > g->npinned)
+		g->npinned = id + 1;	/* pinned names are interned first: ids 0..npinned-1 */
+	return id;
+}
+
+/* ---- buckets ---- */
+
+static void bucket_count(struct heatgrid *g, struct bucket *b, uint32_t id, uint32_t n)
+{
+	b->n += n;
+	for (uint32_t i = 0; i < b->ne; i++)
+		if (b->e[i].id == id) {
+			b->e[i].n += n;
+			return;
+		}
+	if (b->ne >= HG_NAMES_PER_BUCKET && id >= g->npinned) {
+		b->other += n;
+		return;
+	}
+	if (b->ne == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 2;
+		b->e = realloc(b->e, b->cap * sizeof(struct ent));
+		if (!b->e)
+			fatal(EXIT_DATA, "out of memory");
+	}
+	b->e[b->ne++] = (struct ent){ id, n };
+}
+
+static void bucket_merge(struct heatgrid *g, struct bucket *dst, struct bucket *src)
+{
+	uint64_t n = dst->n + src->n;
+	for (uint32_t i = 0; i < src->ne; i++)
+		bucket_count(g, dst, src->e[i].id, src->e[i].n);
+	dst->other += src->other;
+	dst->n = n;
+	free(src->e);
+	*src = (struct bucket){ 0 };
+}
+
+static struct bucket *new_column(struct heatgrid *g)
+{
+	return xcalloc(g->rowcap, sizeof(struct bucket));
+}
+
+/* Halve the number of columns: column c becomes c / 2 (floor). */
+static void merge_columns(struct heatgrid *g)
+{
+	int64_t nb = g->base >= 0 ? g->base / 2 : -((-g->base + 1) / 2);
+	int64_t last = g->base + (int64_t)g->ncols - 1;
+	int64_t nl = last >= 0 ? last / 2 : -((-last + 1) / 2);
+	size_t n = (size_t)(nl - nb + 1);
+	struct bucket **cols = xcalloc(n > 0 ? n : 1, sizeof(*cols));
+
+	for (size_t i = 0; i < g->ncols; i++) {
+		int64_t c = g->base + (int64_t)i;
+		int64_t nc = c >= 0 ? c / 2 : -((-c + 1) / 2);
+		struct bucket *src = g->cols[i];
+		if (!src)
+			continue;
+		struct bucket **dst = &cols[nc - nb];
+		if (!*dst) {
+			*dst = src;
+			continue;
+		}
+		for (uint32_t r = 0; r < g->rowcap; r++)
+			if (src[r].n)
+				bucket_merge(g, &(*dst)[r], &src[r]);
+		free(src);
+	}
+	free(g->cols);
+	g->cols = cols;
+	g->ncols = g->colcap = n;
+	g->base = nb;
+	g->span *= 2;
+}
+
+/* The column array slot for absolute column c, growing the array; NULL if c
+ * is out of the permitted range (counted by the caller). */
+static struct bucket *column(struct heatgrid *g, int64_t c)
+{
+	if (g->ncols == 0) {
+		g->base = c;
+		g->colcap = 16;
+		g->cols = xcalloc(g->colcap, sizeof(*g->cols));
+		g->ncols = 1;
+	} else if (c < g->base) {
+		size_t add = (size_t)(g->base - c);
+		if (g->ncols + add > HG_MAX_COLS)
+			return NULL;
+		g->cols = xgrow(g->cols, &g->colcap, g->ncols + add, sizeof(*g->cols));
+		memmove(g->cols + add, g->cols, g->ncols * sizeof(*g->cols));
+		memset(g->cols, 0, add * sizeof(*g->cols));
+		g->ncols += add;
+		g->base = c;
+	} else if (c >= g->base + (int64_t)g->ncols) {
+		size_t n = (size_t)(c - g->base) + 1;
+		if (n > HG_MAX_COLS)
+			return NULL;
+		size_t old = g->colcap;
+		g->cols = xgrow(g->cols, &g->colcap, n, sizeof(*g->cols));
+		memset(g->cols + old, 0, (g->colcap - old) * sizeof(*g->cols));
+		g->ncols = n;
+	}
+	struct bucket **slot = &g->cols[c - g->base];
+	if (!*slot)
+		*slot = new_column(g);
+	return *slot;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* Too many columns?  Widen them, unless the user fixed the width. */
+static void maybe_merge(struct heatgrid *g)
+{
+	while (g->ncols > g->cfg.maxcols && !g->cfg.fixed_stepsec)
+		merge_columns(g);
+}
+
+static void grow_rows(struct heatgrid *g, uint32_t rows)
+{
+	uint32_t cap = g->rowcap;
+	while (cap < rows)
+		cap *= 2;
+	if (cap > HG_MAX_ROWS)
+		cap = HG_MAX_ROWS;
+	for (size_t i = 0; i < g->ncols; i++) {
+		if (!g->cols[i])
+			continue;
+		g->cols[i] = realloc(g->cols[i], cap * sizeof(struct bucket));
+		if (!g->cols[i])
+			fatal(EXIT_DATA, "out of memory");
+		memset(g->cols[i] + g->rowcap, 0, (cap - g->rowcap) * sizeof(struct bucket));
+	}
+	g->rowcap = cap;
+	g->rows = rows;
+}
+
+/* Double the value step: row r becomes r / 2. */
+static void double_step(struct heatgrid *g)
+{
+	for (size_t i = 0; i < g->ncols; i++) {
+		struct bucket *col = g->cols[i];
+		if (!col)
+			continue;
+		for (uint32_t r = 0; r < g->rows; r++) {
+			if (!col[r].n)
+				continue;
+			uint32_t nr = r / 2;
+			if (nr == r)
+				continue;
+			if (!col[nr].n && !col[nr].e) {
+				col[nr] = col[r];
+				col[r] = (struct bucket){ 0 };
+			} else {
+				bucket_merge(g, &col[nr], &col[r]);
+			}
+		}
+	}
+	g->step *= 2;
+}
+
+static double nice_step(double v, uint32_t rows)
+{
+	double want = v / rows * 1.0000001;
+	double p = pow(10, floor(log10(want)));
+	if (p >= want)
+		return p;
+	if (2 * p >= want)
+		return 2 * p;
+	if (5 * p >= want)
+		return 5 * p;
+	return 10 * p;
+}
+
+static void add_at(struct heatgrid *g, int64_t c, uint32_t r, uint32_t id)
+{
+	struct bucket *col = column(g, c);
+	if (!col) {
+		g->st.above++;
+		return;
+	}
+	bucket_count(g, &col[r], id, 1);
+	g->st.counted++;
+	if (g->ncols > g->cfg.maxcols)
+		maybe_merge(g);
+}
+
+void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
+{
+	double rel = v - g->cfg.minv;
+	uint32_t r;
+
+	if (!(rel >= 0)) {
+		g->st.below++;
+		return;
+	}
+	if (g->cfg.have_maxv && v > g->cfg.maxv) {
+		g->st.above++;
+		return;
+	}
+	if (g->step == 0) {
+		if (rel > 0)
+			g->step = nice_step(rel, g->rows);
+		r = 0;
+	} else {
+		double rr = floor(rel / g->step);
+		if (g->cfg.have_maxv) {
+			r = rr >= g->rows ? g->rows - 1 : (uint32_t)rr;
+		} else if (g->cfg.have_step) {
+			if (rr >= HG_MAX_ROWS) {
+				g->st.above++;
+				return;
+			}
+			r = (uint32_t)rr;
+			if (r >= g->rows)
+				grow_rows(g, r + 1);
+		} else {
+			while (rr >= g->rows) {
+				double_step(g);
+				rr = floor(rel / g->step);
+			}
+			r = (uint32_t)rr;
+		}
+	}
+	double w = g->cfg.stepsec * (double)g->span;
+	double cc = floor(t_s / w);
+	if (!(fabs(cc) < 9e15)) {
+		g->st.above++;
+		return;
+	}
+	add_at(g, (int64_t)cc, r, id);
+}
+
+void hg_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t id)
+{
+	int64_t period = (int64_t)g->cfg.period_ns;
+	int64_t p = floor_div(t_ns, period);
+	uint64_t off = (uint64_t)(t_ns - p * period);
+	uint32_t r = (uint32_t)(off * g->rows / (uint64_t)period);
+
+	if (r >= g->rows)
+		r = g->rows - 1;
+	add_at(g, floor_div(p, (int64_t)g->span), r, id);
+}
+
+struct hg_stats hg_stats(const struct heatgrid *g)
+{
+	return g->st;
+}
+
+/* ---- drawing ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Offset unit for labels: ms for 1 s, s for 1 m, min for 1 h, h for 1 d. */
+static void offset_unit(uint64_t period_ns, double *div_ns, const char **unit)
+{
+	if (period_ns <= 1000000000ull) { *div_ns = 1e6; *unit = "ms"; }
+	else if (period_ns <= 60000000000ull) { *div_ns = 1e9; *unit = "s"; }
+	else if (period_ns <= 3600000000000ull) { *div_ns = 60e9; *unit = "min"; }
+	else { *div_ns = 3600e9; *unit = "h"; }
+}
+
+static void write_js_names(FILE *f, const char *const *names, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		js_string_cstr(f, names[i]);
+	}
+	fputc(']', f);
+}
+
+static const char heat_js[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"(function () {\n"
+	"  var P = HM, map = document.getElementById('hm-cells');\n"
+	"  var det = document.getElementById('hm-details'), sel = null;\n"
+	"  function num(v) { return +v.toPrecision(6) + ''; }\n"
+	"  function trange(c) {\n"
+	"    var a = (P.c0 + c) * P.colw, b = a + P.colw;\n"
+	"    var s = 'time ' + num(a) + (P.colw != 1 || P.offset ? '\\u2013' + num(b) : '') + ' s';\n"
+	"    if (P.wall0 !== null) s += ' (' + new Date(P.wall0 + a * 1000).toLocaleTimeString() + ')';\n"
+	"    return s;\n"
+	"  }\n"
+	"  function vrange(r) {\n"
+	"    if (P.offset) return 'offset ' + num(r * P.rowstep) + '\\u2013' + num((r + 1) * P.rowstep) + ' ' + P.unit;\n"
+	"    return 'value ' + num(P.minv + r * P.rowstep) + '\\u2013' + num(P.minv + (r + 1) * P.rowstep) + (P.unit ? ' ' + P.unit : '');\n"
+	"  }\n"
+	"  function cell(evt) { var t = evt.target; return t.getAttribute && t.hasAttribute('data-n') ? t : null; }\n"
+	"  map.addEventListener('mousemove', function (evt) {\n"
+	"    var t = cell(evt); if (!t) { marpleTipHide(); return; }\n"
+	"    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r');\n"
+	"    marpleTip(evt, [trange(c), vrange(r), 'count ' + t.getAttribute('data-n') + ' ' + P.what]);\n"
+	"  });\n"
+	"  map.addEventListener('mouseleave', function () { marpleTipHide(); });\n"
+	"  function line(text, y, cls) {\n"
+	"    var e = document.createElementNS('http://www.w3.org/2000/svg', 'text');\n"
+	"    e.setAttribute('x', P.x0 + 8); e.setAttribute('y', y); e.setAttribute('class', cls || 'boxtext');\n"
+	"    e.textContent = text; det.appendChild(e);\n"
+	"  }\n"
+	"  map.addEventListener('click', function (evt) {\n"
+	"    var t = cell(evt); if (!t) return;\n"
+	"    if (sel) sel.removeAttribute('stroke');\n"
+	"    sel = t; t.setAttribute('stroke', '#000');\n"
+	"    while (det.lastChild) det.removeChild(det.lastChild);\n"
+	"    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r'), n = +t.getAttribute('data-n');\n"
+	"    var items = [], d = t.getAttribute('data-d'), o = +(t.getAttribute('data-o') || 0);\n"
+	"    if (d) d.split(' ').forEach(function (kv) { var p = kv.split(':'); items.push([P.names[+p[0]], +p[1]]); });\n"
+	"    items.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });\n"
+	"    if (o) items.push(['(others)', o]);\n"
+	"    var bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect');\n"
+	"    bg.setAttribute('class', 'box'); bg.setAttribute('x', P.x0); bg.setAttribute('y', P.dety);\n"
+	"    bg.setAttribute('width', P.detw); bg.setAttribute('height', 22 + 14 * items.length);\n"
+	"    det.appendChild(bg);\n"
+	"    line('Distribution details: ' + trange(c) + ', ' + vrange(r) + ': ' + n + ' ' + P.what, P.dety + 15, 'boxtext hm-dtitle');\n"
+	"    items.forEach(function (it, i) {\n"
+	"      line((it[0] === '' ? '(no name)' : it[0]) + ': ' + it[1] + ' (' + (100 * it[1] / n).toFixed(1) + '%)', P.dety + 30 + 14 * i, 'boxtext hm-ditem');\n"
+	"    });\n"
+	"  });\n"
+	"})();\n"
+	"]]></script>\n";
+
+void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
+{
+	uint64_t maxn = 0, nlit = 0;
+	uint32_t maxne = 0;
+	uint32_t rows = g->rows;
+	size_t ncols = g->ncols ? g->ncols : 1;
+	char buf[160], col[8], a[48], b[48];
+
+	for (size_t i = 0; i < g->ncols; i++)
+		for (uint32_t r = 0; g->cols[i] && r < rows; r++) {
+			const struct bucket *bk = &g->cols[i][r];
+			if (!bk->n)
+				continue;
+			nlit++;
+			if (bk->n > maxn)
+				maxn = bk->n;
+			uint32_t ne = bk->ne + (bk->other ? 1 : 0);
+			if (ne > maxne)
+				maxne = ne;
+		}
+	/* distinct counts, for colour by rank */
+	uint64_t *ranks = NULL;
+	size_t nrank = 0;
+	if (d->color_rank) {
+		ranks = xmalloc((nlit ? nlit : 1) * sizeof(uint64_t));
+		for (size_t i = 0; i < g->ncols; i++)
+			for (uint32_t r = 0; g->cols[i] && r < rows; r++)
+				if (g->cols[i][r].n)
+					ranks[nrank++] = g->cols[i][r].n;
+		qsort(ranks, nrank, sizeof(uint64_t), cmp_u64);
+		size_t u = 0;
+		for (size_t i = 0; i < nrank; i++)
+			if (!u || ranks[u - 1] != ranks[i])
+				ranks[u++] = ranks[i];
+		nrank = u;
+	}
+
+	double boxw = 1200.0 / (double)ncols, boxh = 480.0 / rows;
+	if (boxw > 12) boxw = 12;
+	if (boxw < 1) boxw = 1;
+	boxw = floor(boxw * 10) / 10;
+	if (boxh > 8) boxh = 8;
+	if (boxh < 1) boxh = 1;
+	boxh = floor(boxh * 10) / 10;
+	double x0 = 80, y0 = 62;
+	double mapw = boxw * (double)ncols, maph = boxh * rows;
+	double width = x0 + mapw + 30;
+	if (width < 640)
+		width = 640;
+	double dety = y0 + maph + 50;
+	double height = dety + 30 + 14.0 * (maxne ? maxne : 1) + 10;
+	double detw = width - x0 - 20;
+
+	/* value per row and the origin of columns, in the units the page shows */
+	double rowstep, colw, div_ns = 1;
+	const char *unit = d->unit;
+	if (d->offset) {
+		offset_unit(d->period_ns, &div_ns, &unit);
+		rowstep = (double)d->period_ns / rows / div_ns;
+		colw = (double)d->period_ns / 1e9 * (double)g->span;
+	} else {
+		rowstep = g->step ? g->step : 1;
+		colw = g->cfg.stepsec * (double)g->span;
+	}
+
+	svg_begin(f, width, height, d->title);
+	{
+		char sub[400];
+		int n = snprintf(sub, sizeof(sub), "%s; %llu %s, colour by %s (max %llu per bucket)",
+				 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
+				 d->color_rank ? "rank" : "linear", (unsigned long long)maxn);
+		svg_text_n(f, width / 2, 42, "middle", "sub", sub, n < 0 ? 0 : (size_t)n >= sizeof(sub) ? sizeof(sub) - 1 : (size_t)n);
+	}
+	if (d->nhighlight || d->nisolate) {
+		double x = x0;
+		for (int i = 0; i < d->nhighlight; i++) {
+			svg_heat_color(0.7, 1 + i % 3, col);
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", x, y0 - 13, col);
+			snprintf(buf, sizeof(buf), "highlight: %s", d->highlight[i]);
+			svg_text(f, x + 14, y0 - 4, "start", "axis", buf);
+			x += 20 + 7.0 * (double)strlen(buf);
+		}
+		if (d->nisolate) {
+			size_t len = 0;
+			buf[0] = 0;
+			for (int i = 0; i < d->nisolate && len < sizeof(buf) - 1; i++)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? ", " : "isolated: ", d->isolate[i]);
+			svg_text(f, x, y0 - 4, "start", "axis", buf);
+		}
+	}
+
+	/* y axis */
+	int ystep = (int)ceil(14.0 / boxh);
+	for (uint32_t r = 0; r <= rows; r += (uint32_t)ystep) {
+		double v = d->offset ? r * rowstep : g->cfg.minv + r * rowstep;
+		svg_num(a, sizeof(a), v, 6);
+		snprintf(buf, sizeof(buf), "%s%s%s", a, unit && *unit ? " " : "", unit ? unit : "");
+		svg_text(f, x0 - 4, y0 + maph - r * boxh + 4, "end", "axis", buf);
+		if (d->grid)
+			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+				x0, y0 + maph - r * boxh, x0 + mapw, y0 + maph - r * boxh);
+	}
+	/* x axis */
+	int xstep = (int)ceil(60.0 / boxw);
+	for (size_t c = 0; c <= ncols; c += (size_t)xstep) {
+		svg_num(a, sizeof(a), (double)(g->base + (int64_t)c) * colw, 8);
+		snprintf(buf, sizeof(buf), "%ss", a);
+		svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
+		if (d->grid)
+			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+				x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
+	}
+	snprintf(buf, sizeof(buf), "%s (%s s per column)", d->offset ? "time" : "time", (svg_num(b, sizeof(b), colw, 6), b));
+	svg_text(f, x0 + mapw / 2, y0 + maph + 30, "middle", "axis", buf);
+	if (d->offset)
+		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
+	else
+		snprintf(buf, sizeof(buf), "value%s%s", unit && *unit ? " " : "", unit ? unit : "");
+	fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\" transform=\"rotate(-90 16 %.1f)\">",
+		y0 + maph / 2, y0 + maph / 2);
+	xml_escape_cstr(f, buf);
+	fputs("</text>\n", f);
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#ccc\" stroke-width=\"0.5\"/>\n",
+		x0, y0, mapw, maph);
+
+	/* the cells */
+	fprintf(f, "<g id=\"hm-cells\" data-rows=\"%u\" data-cols=\"%zu\" data-lit=\"%llu\">\n", rows, ncols,
+		(unsigned long long)nlit);
+	for (size_t i = 0; i < g->ncols; i++) {
+		const struct bucket *colb = g->cols[i];
+		if (!colb)
+			continue;
+		for (uint32_t r = 0; r < rows; r++) {
+			const struct bucket *bk = &colb[r];
+			if (!bk->n)
+				continue;
+			double t;
+			if (d->color_rank) {
+				size_t lo = 0, hi = nrank;
+				while (lo < hi) {
+					size_t m = (lo + hi) / 2;
+					if (ranks[m] < bk->n) lo = m + 1; else hi = m;
+				}
+				t = nrank > 1 ? (double)lo / (double)(nrank - 1) : 1;
+			} else {
+				t = (double)bk->n / (double)maxn;
+			}
+			int hue = 0;
+			uint64_t best = 0;
+			for (uint32_t k = 0; k < bk->ne; k++)
+				if (bk->e[k].id < g->npinned && bk->e[k].n > best) {
+					best = bk->e[k].n;
+					hue = 1 + (int)(bk->e[k].id % 3);
+				}
+			svg_heat_color(t, hue, col);
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
+				   "data-c=\"%zu\" data-r=\"%u\" data-n=\"%llu\" data-d=\"",
+				x0 + (double)i * boxw, y0 + maph - (r + 1) * boxh, boxw, boxh, col, i, r,
+				(unsigned long long)bk->n);
+			for (uint32_t k = 0; k < bk->ne; k++)
+				fprintf(f, "%s%u:%u", k ? " " : "", bk->e[k].id, bk->e[k].n);
+			fputc('"', f);
+			if (bk->other)
+				fprintf(f, " data-o=\"%llu\"", (unsigned long long)bk->other);
+			fputs("/>\n", f);
+		}
+	}
+	fputs("</g>\n<g id=\"hm-details\"></g>\n", f);
+	svg_text(f, x0, dety - 8, "start", "sub", "Click a bucket for its distribution details.");
+
+	/* parameters and names for the script */
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar HM = {", f);
+	fprintf(f, "offset: %s, c0: %lld, colw: %.17g, rowstep: %.17g, minv: %.17g, unit: ",
+		d->offset ? "true" : "false", (long long)g->base, colw, rowstep, d->offset ? 0.0 : g->cfg.minv);
+	js_string_cstr(f, unit ? unit : "");
+	fputs(", what: ", f);
+	js_string_cstr(f, d->what);
+	fprintf(f, ", x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", x0, dety, detw);
+	if (d->wall_origin_ns > 0)
+		fprintf(f, "%.3f", (double)d->wall_origin_ns / 1e6);
+	else
+		fputs("null", f);
+	fputs(", highlight: ", f);
+	write_js_names(f, d->highlight, d->nhighlight);
+	fputs(",\nnames: [", f);
+	for (size_t i = 0; i < g->nlabels; i++) {
+		if (i)
+			fputs(i % 8 ? "," : ",\n", f);
+		js_string_write(f, g->arena + g->loff[i], g->llen[i]);
+	}
+	fputs("]};\n]]></script>\n", f);
+	svg_tooltip(f);
+	fputs(heat_js, f);
+	svg_end(f);
+	free(ranks);
+}

@@ -1,0 +1,79 @@
+/* heatgrid.h — a streaming heat-map grid: columns of time, rows of value (or
+ * of offset within a period), a count per bucket and, per bucket, which names
+ * contributed how much.  Memory is O(buckets x names per bucket), never
+ * O(records): each bucket counts the first HG_NAMES_PER_BUCKET names exactly
+ * (pinned names, e.g. highlights, always) and the rest as "others".
+ *
+ * Rows: with maxv the step is (maxv - minv) / rows; with step alone rows grow
+ * as values need; with neither, the step starts at a 1-2-5 value fitting the
+ * first value and doubles (merging row pairs) as larger values arrive.
+ * Columns: stepsec seconds each (latency) or one period each (offset); past
+ * maxcols they double in width, unless stepsec is fixed.
+ *
+ *   struct heatgrid *g = hg_new(&cfg);
+ *   hg_add_value(g, 12.5, 3.2, hg_label(g, "bash", 4));
+ *   hg_draw_svg(g, stdout, &draw);
+ */
+#ifndef MARPLE_HEATGRID_H
+#define MARPLE_HEATGRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HG_MAX_HIGHLIGHT 4
+#define HG_MAX_ROWS 10000
+#define HG_MAX_COLS 200000
+#define HG_NAMES_PER_BUCKET 16
+
+struct hg_config {
+	uint32_t rows;
+	double minv, maxv;
+	int have_maxv;
+	double step;
+	int have_step;
+	double stepsec;
+	int fixed_stepsec;
+	uint64_t period_ns;	/* offset mode */
+	uint32_t maxcols;
+};
+
+struct heatgrid;
+
+struct heatgrid *hg_new(const struct hg_config *cfg);
+void hg_free(struct heatgrid *g);
+
+/* Intern a name; pinned names are always counted exactly in every bucket. */
+uint32_t hg_label(struct heatgrid *g, const char *s, size_t len);
+uint32_t hg_pin_label(struct heatgrid *g, const char *s, size_t len);
+
+/* Latency: t seconds from the origin, value v. */
+void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t label);
+/* Offset: t nanoseconds from the origin (may be negative). */
+void hg_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t label);
+
+struct hg_stats {
+	uint64_t counted;	/* records in buckets */
+	uint64_t below, above;	/* values outside [minv, maxv] or time out of range */
+};
+struct hg_stats hg_stats(const struct heatgrid *g);
+
+struct hg_draw {
+	int offset;			/* offset heat map (else latency) */
+	uint64_t period_ns;
+	const char *period_name;
+	int color_rank;
+	int grid;
+	const char *const *highlight;
+	int nhighlight;
+	const char *const *isolate;
+	int nisolate;
+	const char *title, *subtitle;
+	const char *what;		/* "events", "points", "values" */
+	const char *unit;		/* of values */
+	int64_t wall_origin_ns;		/* wall-clock time of the origin, 0 if unknown */
+};
+
+void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d);
+
+#endif

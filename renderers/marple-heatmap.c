@@ -1,0 +1,510 @@
+/* marple-heatmap — latency and subsecond-offset heat maps as interactive SVG.
+ *
+ * Reads marple point or event sections (files or stdin), or plain "time value"
+ * lines as Brendan Gregg's trace2heatmap.pl reads them, and writes one SVG:
+ *
+ *   --latency (default for points): x = time in columns, y = value in rows,
+ *     colour = how many points fell in the bucket;
+ *   --offset (default for events): x = whole periods (seconds), y = the offset
+ *     within the period (0-1 s), colour = number of events.
+ *
+ *   $ marple-cpusched 10 | marple-heatmap --highlight zoneadmd > offset.svg
+ *   $ printf '1000000 250\n1500000 300\n' | marple-heatmap --unitstime us > lat.svg
+ *
+ * Memory is O(buckets x names per bucket), never O(records): each bucket keeps
+ * exact counts of the first NAMES_PER_BUCKET names (and always of --highlight
+ * names) plus one "others" count.  When the value range is not given, rows
+ * double their step as larger values arrive; when there are too many columns
+ * and --stepsec was not given, columns double their width.
+ *
+ * Exit status: 0 drawn (bad lines are counted on stderr), 1 nothing usable,
+ * wrong datatype or I/O error, 2 usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "heatgrid.h"
+#include "numparse.h"
+#include "stream.h"
+#include "svg.h"
+#include "util.h"
+#include "xml.h"
+
+enum mode { MODE_DEFAULT, MODE_LATENCY, MODE_OFFSET };
+
+static struct {
+	enum mode mode;
+	uint64_t period_ns;
+	const char *period_name;
+	int color_rank;
+	const char *highlight[HG_MAX_HIGHLIGHT];
+	int nhighlight;
+	const char **isolate;
+	int nisolate;
+	const char *by;			/* field naming the label; default comm/info */
+	const char *field;		/* event field holding the value (latency mode) */
+	double timefactor;		/* plain input: units of time per second */
+	const char *unitslabel;
+	double minlat, maxlat, steplat, stepsec;
+	int have_maxlat, have_steplat, have_stepsec;
+	uint64_t rows;
+	uint64_t maxcols;
+	int grid;
+	const char *title;
+	const char *outpath;
+} opt = {
+	.period_ns = 1000000000ull,
+	.period_name = "1s",
+	.timefactor = 1,
+	.rows = 50,
+	.maxcols = 1000,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--latency | --offset] [options] [FILE...]\n"
+		"Draw a latency or subsecond-offset heat map (SVG) of marple point or event\n"
+		"sections, or of plain \"time value\" lines (trace2heatmap.pl input).\n"
+		"\n"
+		"  --latency            x = time, y = value (default for points and plain lines)\n"
+		"  --offset             x = whole periods, y = offset in the period (default for events)\n"
+		"  --period P           offset period: 1s (default), 1m, 1h or 1d\n"
+		"  --color linear|rank  colour by count (linear, default) or by rank of count\n"
+		"  --highlight NAME     draw NAME's buckets in another hue (repeatable, up to %d)\n"
+		"  --isolate NAME       only count NAME (repeatable)\n"
+		"  --by KEY             group by field KEY (default: comm for events, info for points)\n"
+		"  --field KEY          events in --latency mode: y is the numeric field KEY\n"
+		"  --unitstime U        plain lines: time column in s (default), ms, us or ns\n"
+		"  --unitslabel TEXT    unit of the values, for labels (also --unitslatency)\n"
+		"  --minlat N           smallest value to include (default 0)\n"
+		"  --maxlat N           largest value to include (default: as the data needs)\n"
+		"  --rows N             number of rows (default 50)\n"
+		"  --steplat N          value step per row, instead of --rows\n"
+		"  --stepsec N          seconds per column (default 1, widened past --maxcols)\n"
+		"  --maxcols N          widen columns beyond this many (default 1000)\n"
+		"  --grid               draw grid lines\n"
+		"  --title TEXT         title\n"
+		"  -o, --output FILE    write FILE (atomically) instead of stdout\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Hover on a bucket for its range and count; click for the distribution details.\n"
+		"See marple-heatmap(1).\n",
+		progname, HG_MAX_HIGHLIGHT);
+}
+
+enum {
+	O_LATENCY = 256, O_OFFSET, O_PERIOD, O_COLOR, O_HIGHLIGHT, O_ISOLATE, O_BY, O_FIELD,
+	O_UNITSTIME, O_UNITSLABEL, O_MINLAT, O_MAXLAT, O_ROWS, O_STEPLAT, O_STEPSEC, O_MAXCOLS,
+	O_GRID, O_TITLE,
+};
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "latency", no_argument, 0, O_LATENCY },
+		{ "offset", no_argument, 0, O_OFFSET },
+		{ "period", required_argument, 0, O_PERIOD },
+		{ "color", required_argument, 0, O_COLOR },
+		{ "colour", required_argument, 0, O_COLOR },
+		{ "highlight", required_argument, 0, O_HIGHLIGHT },
+		{ "isolate", required_argument, 0, O_ISOLATE },
+		{ "by", required_argument, 0, O_BY },
+		{ "field", required_argument, 0, O_FIELD },
+		{ "unitstime", required_argument, 0, O_UNITSTIME },
+		{ "unitslabel", required_argument, 0, O_UNITSLABEL },
+		{ "unitslatency", required_argument, 0, O_UNITSLABEL },
+		{ "minlat", required_argument, 0, O_MINLAT },
+		{ "maxlat", required_argument, 0, O_MAXLAT },
+		{ "rows", required_argument, 0, O_ROWS },
+		{ "steplat", required_argument, 0, O_STEPLAT },
+		{ "stepsec", required_argument, 0, O_STEPSEC },
+		{ "maxcols", required_argument, 0, O_MAXCOLS },
+		{ "grid", no_argument, 0, O_GRID },
+		{ "title", required_argument, 0, O_TITLE },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_LATENCY: opt.mode = MODE_LATENCY; break;
+		case O_OFFSET: opt.mode = MODE_OFFSET; break;
+		case O_PERIOD:
+			if (!strcmp(optarg, "1s")) opt.period_ns = 1000000000ull;
+			else if (!strcmp(optarg, "1m")) opt.period_ns = 60000000000ull;
+			else if (!strcmp(optarg, "1h")) opt.period_ns = 3600000000000ull;
+			else if (!strcmp(optarg, "1d")) opt.period_ns = 86400000000000ull;
+			else usage_error("--period: '%s' is not 1s, 1m, 1h or 1d", optarg);
+			opt.period_name = optarg;
+			break;
+		case O_COLOR:
+			if (!strcmp(optarg, "linear")) opt.color_rank = 0;
+			else if (!strcmp(optarg, "rank")) opt.color_rank = 1;
+			else usage_error("--color: '%s' is not linear or rank", optarg);
+			break;
+		case O_HIGHLIGHT:
+			if (opt.nhighlight == HG_MAX_HIGHLIGHT)
+				usage_error("--highlight: at most %d names", HG_MAX_HIGHLIGHT);
+			opt.highlight[opt.nhighlight++] = optarg;
+			break;
+		case O_ISOLATE:
+			opt.isolate = realloc(opt.isolate, (opt.nisolate + 1) * sizeof(char *));
+			if (!opt.isolate)
+				fatal(EXIT_DATA, "out of memory");
+			opt.isolate[opt.nisolate++] = optarg;
+			break;
+		case O_BY: opt.by = optarg; break;
+		case O_FIELD: opt.field = optarg; break;
+		case O_UNITSTIME:
+			if (!strcmp(optarg, "s")) opt.timefactor = 1;
+			else if (!strcmp(optarg, "ms")) opt.timefactor = 1e3;
+			else if (!strcmp(optarg, "us")) opt.timefactor = 1e6;
+			else if (!strcmp(optarg, "ns")) opt.timefactor = 1e9;
+			else usage_error("--unitstime: '%s' is not s, ms, us or ns", optarg);
+			break;
+		case O_UNITSLABEL: opt.unitslabel = optarg; break;
+		case O_MINLAT: opt.minlat = opt_double("--minlat", optarg, -1e300, 1e300); break;
+		case O_MAXLAT:
+			opt.maxlat = opt_double("--maxlat", optarg, -1e300, 1e300);
+			opt.have_maxlat = 1;
+			break;
+		case O_ROWS: opt.rows = opt_u64("--rows", optarg, 1, HG_MAX_ROWS); break;
+		case O_STEPLAT:
+			opt.steplat = opt_double("--steplat", optarg, 1e-300, 1e300);
+			opt.have_steplat = 1;
+			break;
+		case O_STEPSEC:
+			opt.stepsec = opt_double("--stepsec", optarg, 1e-9, 1e9);
+			opt.have_stepsec = 1;
+			break;
+		case O_MAXCOLS: opt.maxcols = opt_u64("--maxcols", optarg, 1, 1000000); break;
+		case O_GRID: opt.grid = 1; break;
+		case O_TITLE: opt.title = optarg; break;
+		case 'o': opt.outpath = optarg; break;
+		case 'h': usage(stdout); close_stdout(); exit(EXIT_OK);
+		default: usage_try();
+		}
+	}
+	if (opt.have_maxlat && opt.maxlat <= opt.minlat)
+		usage_error("--maxlat must be larger than --minlat");
+}
+
+/* ---- input ---- */
+
+static struct heatgrid *G;
+static enum datatype drawn_dt;		/* DATATYPE_NONE until a section is chosen */
+static int plain_input;
+static enum mode mode;
+static json_t *drawn_header;
+static double t_first;			/* plain input: time of the first line */
+static int have_t_first;
+static int64_t origin_ns;		/* events: time 0 */
+static int have_origin;
+static uint64_t bad_lines, no_value, not_isolated;
+
+static int isolated(struct mstr name)
+{
+	if (!opt.nisolate)
+		return 1;
+	for (int i = 0; i < opt.nisolate; i++)
+		if (strlen(opt.isolate[i]) == name.len && !memcmp(opt.isolate[i], name.s, name.len))
+			return 1;
+	return 0;
+}
+
+/* A record at time t (ns from the origin) with value v (latency mode). */
+static void add(int64_t t_ns, double t_s, double v, struct mstr name)
+{
+	if (!isolated(name)) {
+		not_isolated++;
+		return;
+	}
+	uint32_t id = hg_label(G, name.s, name.len);
+	if (mode == MODE_OFFSET)
+		hg_add_offset(G, t_ns, id);
+	else
+		hg_add_value(G, t_s, v, id);
+}
+
+static void choose_section(struct stream_reader *r)
+{
+	json_t *hdr = stream_reader_header(r);
+	enum datatype dt = stream_reader_datatype(r);
+	const char *iface = header_str(hdr, "interface", "?");
+
+	if (dt != DATATYPE_POINT && dt != DATATYPE_EVENT)
+		fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-heatmap draws "
+				 "event and point sections (stacks: try marple-flamegraph)",
+		      stream_reader_name(r), stream_reader_line(r), stream_reader_section(r), iface,
+		      datatype_name(dt));
+	drawn_dt = dt;
+	drawn_header = json_incref(hdr);
+	mode = opt.mode != MODE_DEFAULT ? opt.mode : dt == DATATYPE_EVENT && !opt.field ? MODE_OFFSET : MODE_LATENCY;
+	if (dt == DATATYPE_EVENT && mode == MODE_LATENCY && !opt.field)
+		fatal(EXIT_DATA, "%s: section %ld (%s) holds events: a latency heat map of events needs "
+				 "--field KEY naming a numeric field (or use --offset)",
+		      stream_reader_name(r), stream_reader_section(r), iface);
+	if (header_int(hdr, "start_ns", -1) >= 0 && dt == DATATYPE_EVENT) {
+		origin_ns = header_int(hdr, "start_ns", 0);
+		have_origin = 1;
+	}
+}
+
+static struct mstr label_of(const struct field *f, size_t n, struct mstr dflt, const char *dkey)
+{
+	const char *key = opt.by ? opt.by : dkey;
+	if (key) {
+		const struct mstr *v = fields_get(f, n, key);
+		if (v)
+			return *v;
+	}
+	return dflt;
+}
+
+static void read_stream(FILE *f, const char *name)
+{
+	struct stream_reader *r = stream_reader_new(f, name);
+	enum stream_item it;
+	int want = 0;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			if (bad_lines < 10)
+				stream_reader_warn(r);
+			bad_lines++;
+			continue;
+		}
+		if (it == STREAM_HEADER) {
+			if (drawn_dt == DATATYPE_NONE && !plain_input) {
+				choose_section(r);
+				want = 1;
+			} else {
+				if (stream_reader_datatype(r) != DATATYPE_POINT && stream_reader_datatype(r) != DATATYPE_EVENT)
+					fatal(EXIT_DATA, "%s:%lu: section %ld holds %s records; marple-heatmap draws event and point sections",
+					      name, stream_reader_line(r), stream_reader_section(r),
+					      datatype_name(stream_reader_datatype(r)));
+				warn_at(name, stream_reader_line(r), "section %ld (%s) not drawn: marple-heatmap draws the first section "
+					"(select others with marple-cat -s)", stream_reader_section(r),
+					header_str(stream_reader_header(r), "interface", "?"));
+				want = 0;
+			}
+			continue;
+		}
+		if (it != STREAM_RECORD || !want)
+			continue;
+		if (drawn_dt == DATATYPE_POINT) {
+			const struct point_rec *p = stream_reader_point(r);
+			double v = p->y;
+			if (opt.field) {
+				const struct mstr *fv = fields_get(p->fields, p->nfields, opt.field);
+				char buf[64];
+				if (!fv || fv->len >= sizeof(buf)) { no_value++; continue; }
+				memcpy(buf, fv->s, fv->len);
+				buf[fv->len] = 0;
+				if (parse_double(buf, -1e300, 1e300, &v) < 0) { no_value++; continue; }
+			}
+			add((int64_t)llround(p->x * 1e9), p->x, v, label_of(p->fields, p->nfields, p->info, NULL));
+		} else {
+			const struct event_rec *e = stream_reader_event(r);
+			double v = 0;
+			if (!have_origin) {
+				origin_ns = (int64_t)e->time;
+				have_origin = 1;
+			}
+			if (mode == MODE_LATENCY) {
+				const struct mstr *fv = fields_get(e->fields, e->nfields, opt.field);
+				char buf[64];
+				if (!fv || fv->len >= sizeof(buf)) { no_value++; continue; }
+				memcpy(buf, fv->s, fv->len);
+				buf[fv->len] = 0;
+				if (parse_double(buf, -1e300, 1e300, &v) < 0) { no_value++; continue; }
+			}
+			int64_t t = (int64_t)(e->time - (uint64_t)origin_ns);
+			add(t, (double)t / 1e9, v, label_of(e->fields, e->nfields, e->track, "comm"));
+		}
+	}
+	stream_reader_free(r);
+}
+
+static void read_plain(FILE *f, const char *name)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long lineno = 0;
+	static const struct mstr none = { "", 0 };
+
+	while ((n = getline(&line, &cap, f)) > 0) {
+		const char *p = line;
+		double t, v;
+
+		lineno++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\n' || *p == '\r' || *p == 0 || *p == '#')
+			continue;
+		if (!(p = num_parse_prefix(p, &t)) || (*p != ' ' && *p != '\t')) {
+			if (lineno == 1)	/* a header line, as trace2heatmap.pl allows */
+				continue;
+			goto bad;
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!(p = num_parse_prefix(p, &v)) || (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t' && *p != 0))
+			goto bad;
+		if (!have_t_first) {
+			t_first = t;
+			have_t_first = 1;
+		}
+		double ts = (t - t_first) / opt.timefactor;
+		add((int64_t)llround(ts * 1e9), ts, v, none);
+		continue;
+	bad:
+		if (bad_lines < 10)
+			warn_at(name, lineno, "not a \"time value\" line");
+		bad_lines++;
+	}
+	if (ferror(f))
+		fatal(EXIT_DATA, "%s: read error: %s", name, strerror(errno));
+	free(line);
+}
+
+static void read_input(const char *path)
+{
+	FILE *f = open_input(path);
+	const char *name = input_name(path);
+	int c;
+
+	while ((c = getc(f)) == '\n' || c == '\r' || c == ' ' || c == '\t')
+		;
+	if (c != EOF) {
+		ungetc(c, f);
+		if (c == '{') {
+			if (plain_input)
+				fatal(EXIT_DATA, "%s: a marple stream after plain \"time value\" input", name);
+			read_stream(f, name);
+		} else {
+			if (drawn_dt != DATATYPE_NONE)
+				fatal(EXIT_DATA, "%s: plain \"time value\" lines after a marple stream", name);
+			plain_input = 1;
+			mode = opt.mode != MODE_DEFAULT ? opt.mode : MODE_LATENCY;
+			read_plain(f, name);
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+}
+
+/* ---- output ---- */
+
+static void render(FILE *out)
+{
+	struct hg_draw d = { 0 };
+	char buf[256];
+
+	d.offset = mode == MODE_OFFSET;
+	d.period_ns = opt.period_ns;
+	d.period_name = opt.period_name;
+	d.color_rank = opt.color_rank;
+	d.grid = opt.grid;
+	d.highlight = opt.highlight;
+	d.nhighlight = opt.nhighlight;
+	d.isolate = opt.isolate;
+	d.nisolate = opt.nisolate;
+	d.what = drawn_dt == DATATYPE_EVENT ? "events" : plain_input ? "values" : "points";
+	d.unit = opt.unitslabel;
+	if (!d.unit && drawn_header) {
+		json_t *u = json_object_get(drawn_header, "units");
+		d.unit = json_string_value(json_object_get(u, drawn_dt == DATATYPE_EVENT ? "nothing" : "y"));
+		if (opt.field && drawn_dt == DATATYPE_EVENT)
+			d.unit = NULL;
+	}
+	if (!d.unit)
+		d.unit = "";
+	if (opt.title)
+		d.title = opt.title;
+	else if (d.offset)
+		d.title = !strcmp(opt.period_name, "1s") ? "Subsecond Offset Heat Map" :
+			  !strcmp(opt.period_name, "1m") ? "Subminute Offset Heat Map" :
+			  !strcmp(opt.period_name, "1h") ? "Subhour Offset Heat Map" : "Subday Offset Heat Map";
+	else
+		d.title = "Latency Heat Map";
+	if (drawn_header) {
+		const char *iface = header_str(drawn_header, "interface", "?");
+		const char *host = header_str(drawn_header, "host", NULL);
+		int64_t wall = header_int(drawn_header, "wall_ns", -1);
+		int64_t start = header_int(drawn_header, "start_ns", -1);
+		char when[64] = "";
+		if (wall > 0) {
+			/* wall-clock time of the origin */
+			int64_t w = wall + (drawn_dt == DATATYPE_EVENT && start >= 0 ? origin_ns - start : 0);
+			time_t tt = (time_t)(w / 1000000000);
+			struct tm tm;
+			if (localtime_r(&tt, &tm))
+				strftime(when, sizeof(when), ", from %Y-%m-%d %H:%M:%S %Z", &tm);
+			d.wall_origin_ns = w;
+		}
+		snprintf(buf, sizeof(buf), "%s%s%s%s", iface, host ? " on " : "", host ? host : "", when);
+		d.subtitle = buf;
+	} else {
+		d.subtitle = "time value lines";
+	}
+	hg_draw_svg(G, out, &d);
+}
+
+int main(int argc, char **argv)
+{
+	marple_init(argc, argv);
+	parse_options(argc, argv);
+
+	struct hg_config cfg = {
+		.rows = (uint32_t)opt.rows,
+		.minv = opt.minlat,
+		.maxv = opt.maxlat, .have_maxv = opt.have_maxlat,
+		.step = opt.steplat, .have_step = opt.have_steplat,
+		.stepsec = opt.have_stepsec ? opt.stepsec : 1, .fixed_stepsec = opt.have_stepsec,
+		.period_ns = opt.period_ns,
+		.maxcols = (uint32_t)opt.maxcols,
+	};
+	G = hg_new(&cfg);
+	for (int i = 0; i < opt.nhighlight; i++)
+		hg_pin_label(G, opt.highlight[i], strlen(opt.highlight[i]));
+
+	if (optind >= argc)
+		read_input("-");
+	for (int i = optind; i < argc; i++)
+		read_input(argv[i]);
+
+	if (bad_lines)
+		warnmsg("%llu bad line%s skipped", (unsigned long long)bad_lines, bad_lines == 1 ? "" : "s");
+	if (no_value)
+		warnmsg("%llu record%s without a numeric '%s' field skipped", (unsigned long long)no_value,
+			no_value == 1 ? "" : "s", opt.field);
+	struct hg_stats st = hg_stats(G);
+	if (st.below || st.above)
+		warnmsg("%llu value%s below --minlat and %llu above --maxlat left out",
+			(unsigned long long)st.below, st.below == 1 ? "" : "s", (unsigned long long)st.above);
+	if (st.counted == 0) {
+		if (drawn_dt == DATATYPE_NONE && !plain_input)
+			fatal(EXIT_DATA, "no marple section or \"time value\" line in the input");
+		fatal(EXIT_DATA, "nothing to draw: no usable %s%s", drawn_dt == DATATYPE_EVENT ? "event" : "point",
+		      opt.nisolate ? " of the --isolate names" : "");
+	}
+	(void)mode;
+
+	struct outfile *o = outfile_open(opt.outpath);
+	render(outfile_stream(o));
+	if (outfile_commit(o) < 0)
+		return EXIT_DATA;
+	hg_free(G);
+	json_decref(drawn_header);
+	free(opt.isolate);
+	return EXIT_OK;
+}

@@ -1,0 +1,41 @@
+// heatmap.test.js — marple-heatmap's SVG in headless Chromium: hovering a
+// bucket shows a tooltip with its range and count, clicking it shows the
+// distribution details box naming the processes that contributed.
+'use strict';
+const { launch, open, check, run, BIN } = require('./lib.js');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+
+run('heatmap', async () => {
+  // Events every 0.25 s from "ticker", plus two from a hostile name in one bucket.
+  let s = '{"marple":1,"interface":"synth","datatype":"event","start_ns":1000000000,"wall_ns":1795262401000000000}\n';
+  for (let i = 0; i < 40; i++) s += (1000000000 + i * 250000000) + ',tick,cpu0,comm=ticker,pid=42\n';
+  s += '3000000001,tick,cpu1,comm=<b>&amp;"x\',pid=7\n3000000002,tick,cpu1,comm=<b>&amp;"x\',pid=7\n';
+  fs.writeFileSync('ev.marple', s);
+  execFileSync(BIN + '/marple-heatmap', ['--highlight', 'ticker', '-o', 'ev.svg', 'ev.marple']);
+  const browser = await launch();
+  try {
+    const page = await open(browser, 'ev.svg');
+    check('heatmap: page loads without errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    const cell = page.locator('#hm-cells rect[data-c="2"][data-r="0"]');
+    const box = await cell.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const tipVis = await page.getAttribute('#marple-tip', 'visibility');
+    const tip = await page.textContent('#marple-tip text');
+    check('heatmap: hover shows a tooltip', tipVis === 'visible', 'visibility ' + tipVis);
+    check('heatmap: tooltip has time, offset range and count',
+      /time 2\u20133 s/.test(tip) && /offset 0\u201320 ms/.test(tip) && /count 3 events/.test(tip), tip);
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const det = await page.textContent('#hm-details');
+    check('heatmap: click shows the distribution details', /Distribution details/.test(det), det);
+    check('heatmap: details name the processes and counts',
+      /<b>&amp;"x': 2 \(66\.7%\)/.test(det) && /ticker: 1 \(33\.3%\)/.test(det), det);
+    await page.mouse.move(5, 5);
+    check('heatmap: tooltip hides off the map',
+      (await page.getAttribute('#marple-tip', 'visibility')) === 'hidden');
+    check('heatmap: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    if (process.env.SHOT) await page.screenshot({ path: process.env.SHOT });
+  } finally {
+    await browser.close();
+  }
+});

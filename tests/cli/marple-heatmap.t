@@ -1,0 +1,98 @@
+# marple-heatmap: bucket counts checked against inputs counted by hand, the
+# offset map of an event every 0.25 s, hostile names, golden SVGs, errors.
+. "$MARPLE_TOP/tests/lib.sh"
+H="$MARPLE_TOP/tests/heatmap"
+
+# cells SVG: one "col row count names" line per lit bucket, sorted.
+cells() {
+	sed -n 's/.*data-c="\([0-9]*\)" data-r="\([0-9]*\)" data-n="\([0-9]*\)" data-d="\([^"]*\)".*/\1 \2 \3 \4/p' "$1" | sort -n -k1,1 -k2,2
+}
+
+# Plain "time value" lines (trace2heatmap.pl input), 10 rows of 10 from 0 to 100,
+# 1 s columns from the first line's time (0.1):
+#   0.1 5 -> col 0 row 0;  0.5 15, 0.9 15 -> col 0 row 1;  1.2 95, 1.3 100 -> col 1
+#   row 9 (100 = maxlat is drawn in the top row);  2.0 55 -> col 1 row 5;  2.5 120 -> left out.
+marple-heatmap --maxlat 100 --rows 10 "$H/latency.in" > "$T/lat.svg" 2> "$T/lat.err"
+cells "$T/lat.svg" | cut -d' ' -f1-3 > "$T/lat.cells"
+printf '0 0 1\n0 1 2\n1 5 1\n1 9 2\n' > "$T/lat.want"
+same "heatmap: plain lines, buckets counted by hand" "$T/lat.want" "$T/lat.cells"
+check "heatmap: value above --maxlat reported" grep -q '1 above --maxlat left out' "$T/lat.err"
+check "heatmap: header line of plain input skipped silently" test "$(grep -c 'not a' "$T/lat.err")" -eq 0
+check "heatmap: SVG is well-formed" xmllint --noout "$T/lat.svg"
+
+# trace2heatmap.pl options: --unitstime ms makes 1000 units one column.
+printf '0 7\n999 7\n1000 7\n2500 7\n' | marple-heatmap --unitstime ms --steplat 5 > "$T/ms.svg"
+cells "$T/ms.svg" | cut -d' ' -f1-3 > "$T/ms.cells"
+printf '0 1 2\n1 1 1\n2 1 1\n' > "$T/ms.want"
+same "heatmap: --unitstime ms and --steplat" "$T/ms.want" "$T/ms.cells"
+printf '0 1\n10 2\n' | marple-heatmap --stepsec 5 --unitslabel ms --grid --title 'My <map>' > "$T/g.svg"
+check "heatmap: --title escaped, --grid lines drawn" sh -c "grep -q 'My &lt;map&gt;' '$T/g.svg' && grep -q 'class=\"grid\"' '$T/g.svg' && xmllint --noout '$T/g.svg'"
+check "heatmap: --stepsec 5 gives columns 0 and 2" test "$(cells "$T/g.svg" | cut -d' ' -f1 | tr '\n' ' ')" = "0 2 "
+
+# A point section (memtime-like), --maxlat 100 --rows 10: 12 13 14 -> row 1, 40 41 -> row 4, 80 -> row 8.
+marple-heatmap --maxlat 100 --rows 10 "$H/points.in" > "$T/p.svg"
+cells "$T/p.svg" > "$T/p.cells"
+printf '0 1 1 0:1\n0 4 1 1:1\n1 1 2 0:2\n1 4 1 1:1\n2 8 1 1:1\n' > "$T/p.want"
+same "heatmap: point section, buckets and names counted by hand" "$T/p.want" "$T/p.cells"
+check "heatmap: names table in the page" grep -q 'names: \["bash","python3"\]' "$T/p.svg"
+# Without a range the row step starts at 0.5 (fits 12 in 50 rows) and doubles to 2 for 80.
+marple-heatmap "$H/points.in" > "$T/pa.svg"
+check "heatmap: automatic rows double their step to fit" grep -q 'rowstep: 2,' "$T/pa.svg"
+check "heatmap: automatic rows: 80 in row 40" sh -c "grep -q 'data-c=\"2\" data-r=\"40\" data-n=\"1\"' '$T/pa.svg'"
+marple-heatmap --isolate bash "$H/points.in" > "$T/iso.svg"
+check "heatmap: --isolate counts only that name" test "$(cells "$T/iso.svg" | awk '{n += $3} END {print n}')" -eq 3
+marple-heatmap --by pid --maxlat 100 --rows 10 "$H/points.in" > "$T/by.svg"
+check "heatmap: --by pid groups by a field" grep -q 'names: \["1","2","3"\]' "$T/by.svg"
+
+# Offset heat map of a synthetic stream with an event every 0.25 s for 10 s:
+# exactly four lit rows (0, 250, 500, 750 ms), each lit in all ten columns.
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"synth\",\"datatype\":\"event\",\"start_ns\":1000000000,\"wall_ns\":1795262401000000000}"
+	for (i = 0; i < 40; i++) printf "%.0f,tick,cpu0,comm=ticker,pid=42\n", 1000000000 + i * 250000000 }' > "$T/q.marple"
+marple-heatmap "$T/q.marple" > "$T/q.svg"
+sed -n 's/.*data-r="\([0-9]*\)".*/\1/p' "$T/q.svg" | sort -n | uniq -c | awk '{print $2, $1}' > "$T/q.rows"
+printf '0 10\n12 10\n25 10\n37 10\n' > "$T/q.want"
+same "heatmap: offset map of an event every 0.25 s has exactly four lit rows" "$T/q.want" "$T/q.rows"
+marple-heatmap --offset --rows 4 "$T/q.marple" > "$T/q4.svg"
+check "heatmap: --rows 4: every bucket lit once per second" test "$(cells "$T/q4.svg" | awk '$3 == 1' | wc -l)" -eq 40
+marple-heatmap --offset --period 1m "$T/q.marple" > "$T/qm.svg"
+check "heatmap: --period 1m: one column, offsets in seconds" sh -c "grep -q 'data-cols=\"1\"' '$T/qm.svg' && grep -q 'offset in 1m (s)' '$T/qm.svg'"
+marple-heatmap --color rank --highlight ticker "$T/q.marple" > "$T/qr.svg"
+check "heatmap: --highlight uses another hue" sh -c "! grep -q 'fill=\"#ffecc8\"' '$T/qr.svg' && grep -q 'highlight: ticker' '$T/qr.svg'"
+
+# Hostile names survive into a well-formed SVG, escaped.
+marple-heatmap "$H/hostile.in" > "$T/h.svg" 2> "$T/h.err"
+check "heatmap: hostile names: xmllint accepts the SVG" xmllint --noout "$T/h.svg"
+check "heatmap: hostile names: no raw markup from names" sh -c "! grep -q '<script>alert' '$T/h.svg' && ! grep -q '</svg>.*</svg>' '$T/h.svg'"
+check "heatmap: hostile names: only the tooltip and map scripts" test "$(grep -c '<script' "$T/h.svg")" -eq 3
+check "heatmap: event without comm falls back to its track" grep -q '"cpu1"' "$T/h.svg"
+
+# Golden SVGs (regenerate: REGEN=1 make check TESTS=marple-heatmap).
+golden() {
+	name=$1; shift
+	TZ=UTC marple-heatmap "$@" > "$T/$name.svg" 2>/dev/null
+	if [ -n "${REGEN:-}" ]; then cp "$T/$name.svg" "$H/$name.out"; fi
+	same "heatmap: golden $name" "$H/$name.out" "$T/$name.svg"
+}
+golden latency --maxlat 100 --rows 10 --grid "$H/latency.in"
+golden points --color rank "$H/points.in"
+golden hostile --highlight 'a&b "q" '"'x'"' ]]>' "$H/hostile.in"
+
+# Errors.
+printf '{"marple":1,"interface":"callstack","datatype":"stack"}\n1#a;b\n' > "$T/st"
+expect_exit "heatmap: stack section refused" 1 'holds stack records; marple-heatmap draws event and point' marple-heatmap "$T/st"
+expect_exit "heatmap: empty input" 1 'no marple section' marple-heatmap /dev/null
+printf '1 2\nbanana\n3 x\n4 5\n' > "$T/bad"
+expect_exit "heatmap: bad plain lines are named and counted" 0 '2 bad lines skipped' marple-heatmap "$T/bad"
+check "heatmap: bad line named with file and line" grep -q "$T/bad:2: not a" "$T/ee.err"
+printf '{"marple":1,"interface":"x","datatype":"event"}\n1,a,b,comm=x\n' > "$T/ev1"
+expect_exit "heatmap: latency map of events needs --field" 1 'needs --field' marple-heatmap --latency "$T/ev1"
+printf '{"marple":1,"interface":"x","datatype":"event"}\n1000,io,cpu0,comm=dd,lat=250\n2000,io,cpu0,comm=dd,lat=x\n' > "$T/ev2"
+expect_exit "heatmap: --field takes event values, bad ones counted" 0 '1 record without a numeric' marple-heatmap --latency --field lat "$T/ev2"
+expect_exit "heatmap: --isolate of an absent name" 1 'nothing to draw' marple-heatmap --isolate nobody "$H/points.in"
+expect_exit "heatmap: bad --period" 2 'period' marple-heatmap --period 2s "$H/points.in"
+expect_exit "heatmap: bad --color" 2 'color' marple-heatmap --color pink "$H/points.in"
+expect_exit "heatmap: bad --rows" 2 'rows' marple-heatmap --rows 0 "$H/points.in"
+cat "$H/points.in" "$H/points.in" > "$T/two"
+expect_exit "heatmap: second section skipped with a message" 0 'section 1 \(memtime\) not drawn' marple-heatmap "$T/two"
+marple-heatmap -o "$T/o.svg" "$H/points.in"
+check "heatmap: -o writes the file" xmllint --noout "$T/o.svg"
