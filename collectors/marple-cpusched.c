@@ -1,0 +1,464 @@
+/* marple-cpusched — every context switch on every CPU, as marple events.
+ *
+ * Traces sched:sched_switch (BTF tracepoint, raw tracepoint if that does not
+ * attach) and, with --wakeups, sched:sched_wakeup.  Each CPU writes into its
+ * own BPF ring buffer; user space merges the buffers in time order and writes
+ * one event section (marple-format(5)) to stdout:
+ *
+ *   $ sudo marple-cpusched 10 | marple-cpel > out.cpel
+ *   {"marple":1,"interface":"cpusched","datatype":"event","track":"cpu",...}
+ *   81723361230,sched_switch,cpu1,comm=swapper/1,pid=0,prev_comm=bash,prev_pid=311,prev_state=S,next_comm=swapper/1,next_pid=0,next_prio=120
+ *   {"trailer":1,"records":1,"lost":0,"lost_per_cpu":[0,0],...}
+ *
+ * Events lost because a ring buffer was full are counted per CPU, printed on
+ * stderr and written to the trailer.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "cpusched.h"
+#include "cpusched.skel.h"
+#include "stream.h"
+#include "util.h"
+
+/* Events younger than this (ns) are held back when merging, in case another
+ * CPU's ring still holds an older one that was not committed yet. */
+#define MERGE_SLACK_NS 5000000ull
+
+static struct {
+	int verbose;
+	int wakeups;
+	int force_raw;
+	uint64_t buffer_kib;
+} opt = { .buffer_kib = 8192 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-w] [-b KIB] [-v] [--raw-tp] [DURATION]\n"
+		"Trace every context switch on every CPU and write marple events.\n"
+		"\n"
+		"  -w, --wakeups      also trace sched_wakeup (run-queue latency)\n"
+		"  -b, --buffer KIB   ring buffer size per CPU in KiB (default 8192;\n"
+		"                     rounded up to a power of two)\n"
+		"      --raw-tp       use the raw tracepoint even if the BTF one works\n"
+		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+		"Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
+		progname);
+}
+
+/* ---- per-CPU queues and their time-ordered merge ---- */
+
+struct queue {
+	struct cpusched_event *ev;
+	size_t head, len, cap;
+};
+
+static struct queue *queues;
+static int ncpus;
+static uint64_t last_emitted, out_of_order, records;
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct queue *q = ctx;
+	const struct cpusched_event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (q->head > 0 && q->head == q->len)
+		q->head = q->len = 0;
+	if (q->len == q->cap) {
+		if (q->head > 0) {
+			memmove(q->ev, q->ev + q->head, (q->len - q->head) * sizeof(*q->ev));
+			q->len -= q->head;
+			q->head = 0;
+		}
+		if (q->len == q->cap)
+			q->ev = xgrow(q->ev, &q->cap, q->len + 1, sizeof(*q->ev));
+	}
+	/* Records of one CPU are nearly in order (an interrupt's wakeup can
+	 * overtake a switch being written); insertion keeps them sorted. */
+	size_t i = q->len++;
+	while (i > q->head && q->ev[i - 1].time > e->time) {
+		q->ev[i] = q->ev[i - 1];
+		i--;
+	}
+	q->ev[i] = *e;
+	return 0;
+}
+
+/* ---- fast text output: one buffer, no printf per field ---- */
+
+static char obuf[1 << 16];
+static size_t olen;
+
+static void oflush(void)
+{
+	if (olen && fwrite(obuf, 1, olen, stdout) != olen) {
+		close_stdout();	/* reports the write error and exits */
+		exit(EXIT_DATA);
+	}
+	olen = 0;
+}
+
+static inline void put(const char *s, size_t n)
+{
+	memcpy(obuf + olen, s, n);
+	olen += n;
+}
+#define PUTLIT(s) put(s, sizeof(s) - 1)
+
+static inline void put_u64(uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(tmp + sizeof(tmp) - n, (size_t)n);
+}
+
+static inline void put_i64(int64_t v)
+{
+	if (v < 0) {
+		obuf[olen++] = '-';
+		put_u64((uint64_t)-v);
+	} else {
+		put_u64((uint64_t)v);
+	}
+}
+
+/* A comm, escaped as marple-format(5) asks; plain ASCII is copied as is. */
+static void put_comm(const char *c)
+{
+	size_t n = strnlen(c, CPUSCHED_COMM_LEN);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)c[i];
+		if (b < 0x20 || b >= 0x7f || b == '%' || b == ',' || b == ';' || b == '#') {
+			char *s = escape_dup(c, n);
+			put(s, strlen(s));
+			free(s);
+			return;
+		}
+	}
+	put(c, n);
+}
+
+static void put_state(const struct cpusched_event *e)
+{
+	static const char letters[] = "SDTtXZP";
+	unsigned int s = e->prev_state & 0x7f;
+
+	if (e->preempt || s == 0) {
+		PUTLIT("R");
+		if (e->preempt)
+			PUTLIT("+");
+		return;
+	}
+	if (s == 0x2 && (e->prev_state & 0x400)) {	/* TASK_IDLE */
+		PUTLIT("I");
+		return;
+	}
+	for (int b = 0; b < 7; b++)
+		if (s & (1u << b)) {
+			obuf[olen++] = letters[b];
+			return;
+		}
+}
+
+static void format_event(const struct cpusched_event *e)
+{
+	if (olen > sizeof(obuf) - 512)
+		oflush();
+	put_u64(e->time);
+	if (e->type == CPUSCHED_SWITCH)
+		PUTLIT(",sched_switch,cpu");
+	else
+		PUTLIT(",sched_wakeup,cpu");
+	put_u64(e->cpu);
+	PUTLIT(",comm=");
+	put_comm(e->next_comm);
+	PUTLIT(",pid=");
+	put_u64(e->next_pid);
+	if (e->type == CPUSCHED_SWITCH) {
+		PUTLIT(",prev_comm=");
+		put_comm(e->prev_comm);
+		PUTLIT(",prev_pid=");
+		put_u64(e->prev_pid);
+		PUTLIT(",prev_state=");
+		put_state(e);
+		PUTLIT(",next_comm=");
+		put_comm(e->next_comm);
+		PUTLIT(",next_pid=");
+		put_u64(e->next_pid);
+		PUTLIT(",next_prio=");
+		put_i64(e->next_prio);
+	} else {
+		PUTLIT(",prio=");
+		put_i64(e->next_prio);
+		PUTLIT(",target_cpu=");
+		put_u64(e->target_cpu);
+		PUTLIT(",waker_comm=");
+		put_comm(e->prev_comm);
+		PUTLIT(",waker_pid=");
+		put_u64(e->prev_pid);
+	}
+	obuf[olen++] = '\n';
+	if (e->time < last_emitted)
+		out_of_order++;
+	else
+		last_emitted = e->time;
+	records++;
+}
+
+/* Write every queued event older than cutoff, oldest first across CPUs. */
+static void merge_until(uint64_t cutoff)
+{
+	for (;;) {
+		struct queue *best = NULL;
+		for (int c = 0; c < ncpus; c++) {
+			struct queue *q = &queues[c];
+			if (q->head < q->len && q->ev[q->head].time < cutoff &&
+			    (!best || q->ev[q->head].time < best->ev[best->head].time))
+				best = q;
+		}
+		if (!best)
+			break;
+		/* Take a run from the best queue while it stays the oldest. */
+		uint64_t limit = cutoff;
+		for (int c = 0; c < ncpus; c++) {
+			struct queue *q = &queues[c];
+			if (q != best && q->head < q->len && q->ev[q->head].time < limit)
+				limit = q->ev[q->head].time + 1;
+		}
+		while (best->head < best->len && best->ev[best->head].time < limit)
+			format_event(&best->ev[best->head++]);
+	}
+}
+
+/* ---- BPF setup ---- */
+
+static int *ring_fds;
+
+/* Open, load and attach with tp_btf (raw == 0) or raw_tp programs. */
+static struct cpusched_bpf *setup(int raw, uint32_t ring_bytes, const char **why)
+{
+	struct cpusched_bpf *skel = cpusched_bpf__open();
+	int err;
+
+	*why = NULL;
+	if (!skel) {
+		*why = "cannot open the BPF object";
+		return NULL;
+	}
+	bpf_program__set_autoload(skel->progs.switch_btf, !raw);
+	bpf_program__set_autoload(skel->progs.switch_raw, raw);
+	bpf_program__set_autoload(skel->progs.wakeup_btf, !raw && opt.wakeups);
+	bpf_program__set_autoload(skel->progs.wakeup_raw, raw && opt.wakeups);
+	skel->rodata->wakeup_bytes = ring_bytes / 8;
+	bpf_map__set_max_entries(skel->maps.rings, (uint32_t)ncpus);
+	for (int c = 0; c < ncpus; c++)
+		if (ring_fds[c] < 0)
+			ring_fds[c] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, ring_bytes, NULL);
+	if (ring_fds[ncpus - 1] < 0) {
+		*why = "cannot create the ring buffers (try a smaller -b)";
+		cpusched_bpf__destroy(skel);
+		return NULL;
+	}
+	/* The inner map template: libbpf 1.1 gives no handle on the one it
+	 * would make from the BPF object's definition. */
+	bpf_map__set_inner_map_fd(skel->maps.rings, ring_fds[0]);
+	err = cpusched_bpf__load(skel);
+	if (err) {
+		*why = collector_strerror(err);
+		cpusched_bpf__destroy(skel);
+		return NULL;
+	}
+	for (int c = 0; c < ncpus; c++) {
+		__u32 key = (__u32)c;
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &key, &ring_fds[c], BPF_ANY)) {
+			*why = "cannot install a ring buffer";
+			cpusched_bpf__destroy(skel);
+			return NULL;
+		}
+	}
+	err = cpusched_bpf__attach(skel);
+	if (err) {
+		*why = collector_strerror(err);
+		cpusched_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static uint32_t ring_size(uint64_t kib)
+{
+	uint64_t bytes = kib * 1024, r = (uint64_t)getpagesize();
+	while (r < bytes)
+		r <<= 1;
+	return (uint32_t)r;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "wakeups", no_argument, NULL, 'w' },
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "raw-tp", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct cpusched_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	const char *attach = "tp_btf", *why = NULL;
+	uint64_t duration, *lost_cpu = NULL, lost_total = 0;
+	json_t *hdr = NULL, *trl = NULL, *o, *arr;
+	int c, status = EXIT_DATA;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "wb:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w': opt.wakeups = 1; break;
+		case 'b': opt.buffer_kib = opt_u64("-b", optarg, 4, 1u << 20); break;
+		case 'R': opt.force_raw = 1; break;
+		case 'v': opt.verbose++; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	duration = collector_duration(argc, argv, optind);
+	collector_start(opt.verbose > 1);
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
+	queues = xcalloc((size_t)ncpus, sizeof(*queues));
+	ring_fds = xmalloc((size_t)ncpus * sizeof(int));
+	lost_cpu = xcalloc((size_t)ncpus, sizeof(*lost_cpu));
+	for (int i = 0; i < ncpus; i++)
+		ring_fds[i] = -1;
+	uint32_t ring_bytes = ring_size(opt.buffer_kib);
+
+	/* The header's start time comes before the first event can. */
+	hdr = section_header_new("cpusched", DATATYPE_EVENT);
+	if (!opt.force_raw)
+		skel = setup(0, ring_bytes, &why);
+	if (!skel) {
+		if (why && opt.verbose)
+			warnmsg("tp_btf sched_switch did not attach (%s); trying raw_tp", why);
+		attach = "raw_tp";
+		skel = setup(1, ring_bytes, &why);
+	}
+	if (!skel) {
+		warnmsg("cannot trace sched_switch: %s", why ? why : "unknown error");
+		goto cleanup;
+	}
+	if (opt.verbose)
+		warnmsg("sched_switch%s attached via %s; %d ring buffers of %u KiB",
+			opt.wakeups ? " and sched_wakeup" : "", attach, ncpus, ring_bytes / 1024);
+
+	rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
+	if (!rb) {
+		warnmsg("cannot open the ring buffers: %s", strerror(errno));
+		goto cleanup;
+	}
+	for (int i = 1; i < ncpus; i++)
+		if (ring_buffer__add(rb, ring_fds[i], on_event, &queues[i]) < 0) {
+			warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
+			goto cleanup;
+		}
+
+	json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
+	json_object_set_new(hdr, "track", json_string("cpu"));
+	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s}", "track", "CPU", "datum", "task switched in"));
+	o = json_pack("{s:b,s:I,s:s}", "wakeups", opt.wakeups, "buffer_kib", (json_int_t)(ring_bytes / 1024),
+		      "attach", attach);
+	if (duration)
+		json_object_set_new(o, "duration_ns", json_integer((json_int_t)duration));
+	json_object_set_new(hdr, "options", o);
+	json_object_set_new(hdr, "ncpus", json_integer(ncpus));
+	if (stream_write_json(stdout, hdr) < 0)
+		goto cleanup;
+
+	collector_ready(duration);
+	for (;;) {
+		int stop = collector_should_stop();
+		int err = ring_buffer__poll(rb, stop ? 0 : collector_poll_timeout_ms(50));
+		if (err < 0 && err != -EINTR) {
+			warnmsg("reading the ring buffers: %s", collector_strerror(err));
+			goto cleanup;
+		}
+		uint64_t t0 = now_monotonic_ns();
+		ring_buffer__consume(rb);
+		merge_until(stop ? UINT64_MAX : t0 - MERGE_SLACK_NS);
+		oflush();
+		if (stop)
+			break;
+	}
+	/* Detach first so that the final drain sees everything. */
+	cpusched_bpf__detach(skel);
+	ring_buffer__consume(rb);
+	merge_until(UINT64_MAX);
+	oflush();
+
+	{
+		__u32 zero = 0;
+		__u64 *vals = xcalloc((size_t)ncpus, sizeof(__u64));
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
+			for (int i = 0; i < ncpus; i++) {
+				lost_cpu[i] = vals[i];
+				lost_total += vals[i];
+			}
+		free(vals);
+	}
+	trl = section_trailer_new(records, lost_total, 0, collector_end_reason());
+	arr = json_array();
+	for (int i = 0; i < ncpus; i++)
+		json_array_append_new(arr, json_integer((json_int_t)lost_cpu[i]));
+	json_object_set_new(trl, "lost_per_cpu", arr);
+	json_object_set_new(trl, "out_of_order", json_integer((json_int_t)out_of_order));
+	if (stream_write_json(stdout, trl) < 0)
+		goto cleanup;
+	if (lost_total) {
+		char msg[4096];
+		size_t n = 0;
+		for (int i = 0; i < ncpus && n < sizeof(msg) - 64; i++)
+			if (lost_cpu[i])
+				n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%scpu%d: %llu", n ? ", " : "", i,
+						      (unsigned long long)lost_cpu[i]);
+		warnmsg("lost %llu events (ring buffer full; %s); try a larger -b",
+			(unsigned long long)lost_total, msg);
+	}
+	if (out_of_order)
+		warnmsg("%llu events were written out of time order (committed more than %llu ms late)",
+			(unsigned long long)out_of_order, MERGE_SLACK_NS / 1000000);
+	if (opt.verbose)
+		warnmsg("%llu events", (unsigned long long)records);
+	status = EXIT_OK;
+cleanup:
+	ring_buffer__free(rb);
+	cpusched_bpf__destroy(skel);
+	for (int i = 0; ring_fds && i < ncpus; i++)
+		if (ring_fds[i] >= 0)
+			close(ring_fds[i]);
+	json_decref(hdr);
+	json_decref(trl);
+	for (int i = 0; queues && i < ncpus; i++)
+		free(queues[i].ev);
+	free(queues);
+	free(ring_fds);
+	free(lost_cpu);
+	close_stdout();
+	return status;
+}

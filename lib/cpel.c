@@ -1,0 +1,844 @@
+/* cpel.c — marple event text -> CPEL (see cpel.h).  The record parser here is
+ * a fast path of its own (the CPEL floor is millions of events per second);
+ * it accepts exactly what marple-format(5) says about event records. */
+#include "cpel.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define STRTAB_NAME "FileStrtab"
+
+struct ev {
+	uint64_t time;
+	uint32_t track, code, datum, seq;
+};
+
+struct run {
+	off_t off;		/* in the spool file, in struct ev units */
+	size_t n;
+};
+
+struct strent {
+	uint32_t off, len, hash, id;	/* id: caller's value (track id) */
+};
+
+struct strtab {
+	char *buf;
+	size_t len, cap;
+	struct strent *slot;
+	size_t nslot, used;
+};
+
+struct cpel_conv {
+	struct cpel_opts o;
+	const char *name;
+	unsigned long line;
+	char *pend;		/* partial line carried between feeds */
+	size_t plen, pcap;
+	int in_section;
+	uint64_t sections, events, bad, seq;
+	int sorted;
+	uint64_t last_time;
+	/* strings */
+	struct strtab st;	/* the CPEL string table: every string, deduplicated */
+	struct strtab tracks;	/* track label -> track id */
+	uint32_t *track_label;	/* track id -> label offset in st */
+	size_t ntracks, track_cap;
+	/* event types: name offset in st; small, searched linearly from the last hit */
+	uint32_t *type_off;
+	char **type_name;
+	size_t *type_len;
+	size_t ntypes, type_cap, last_type;
+	/* datum keys */
+	char **dkeys;
+	size_t *dklen;
+	size_t ndkeys;
+	char *scratch;		/* strtab_add's NUL replacement */
+	size_t scap;
+	char *proc;		/* "comm (pid)" of the current record */
+	size_t proccap;
+	uint32_t datum_s_off;	/* "%s" */
+	/* runs */
+	struct ev *chunk;
+	size_t nchunk, chunk_cap;
+	int chunk_sorted;
+	FILE *spool;
+	struct run *runs;
+	size_t nruns, runs_cap;
+	off_t spooled;
+	int failed;
+	int skipping;		/* inside an overlong line */
+};
+
+/* ---- messages ---- */
+
+static void cmsg(struct cpel_conv *c, const char *fmt, const char *detail)
+{
+	if (c->o.quiet)
+		return;
+	char buf[512];
+	snprintf(buf, sizeof(buf), fmt, detail);
+	warn_at(c->name, c->line, "%s", buf);
+}
+
+static int bad_line(struct cpel_conv *c, const char *why)
+{
+	c->bad++;
+	if (c->bad <= 10)
+		cmsg(c, "%s", why);
+	return 0;
+}
+
+/* ---- string tables ---- */
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static void st_rehash(struct strtab *t)
+{
+	size_t n = t->nslot ? t->nslot * 2 : 1024;
+	struct strent *ns = xcalloc(n, sizeof(*ns));
+	for (size_t i = 0; i < t->nslot; i++) {
+		if (!t->slot[i].off)
+			continue;
+		size_t j = t->slot[i].hash & (n - 1);
+		while (ns[j].off)
+			j = (j + 1) & (n - 1);
+		ns[j] = t->slot[i];
+	}
+	free(t->slot);
+	t->slot = ns;
+	t->nslot = n;
+}
+
+/* Find or add s; *added says whether it is new.  Entries are stored +1 in
+ * off so that an all-zero slot is empty. */
+static struct strent *st_find(struct strtab *t, const char *s, size_t n, int *added)
+{
+	uint32_t h = hash_bytes(s, n);
+	if ((t->used + 1) * 2 > t->nslot)
+		st_rehash(t);
+	size_t j = h & (t->nslot - 1);
+	for (;;) {
+		struct strent *e = &t->slot[j];
+		if (!e->off) {
+			t->buf = xgrow(t->buf, &t->cap, t->len + n + 1, 1);
+			memcpy(t->buf + t->len, s, n);
+			t->buf[t->len + n] = 0;
+			e->off = (uint32_t)t->len + 1;
+			e->len = (uint32_t)n;
+			e->hash = h;
+			t->len += n + 1;
+			t->used++;
+			*added = 1;
+			return e;
+		}
+		if (e->hash == h && e->len == n && memcmp(t->buf + e->off - 1, s, n) == 0) {
+			*added = 0;
+			return e;
+		}
+		j = (j + 1) & (t->nslot - 1);
+	}
+}
+
+/* Offset in the CPEL string table of s (NUL bytes inside become '?'). */
+static uint32_t strtab_add(struct cpel_conv *c, const char *s, size_t n)
+{
+	int added;
+	if (memchr(s, 0, n)) {
+		c->scratch = xgrow(c->scratch, &c->scap, n + 1, 1);
+		for (size_t i = 0; i < n; i++)
+			c->scratch[i] = s[i] ? s[i] : '?';
+		s = c->scratch;
+	}
+	struct strent *e = st_find(&c->st, s, n, &added);
+	return e->off - 1;
+}
+
+/* A printf format showing s literally: '%' doubled. */
+static uint32_t strtab_add_format(struct cpel_conv *c, const char *s, size_t n)
+{
+	if (!memchr(s, '%', n))
+		return strtab_add(c, s, n);
+	char *f = xmalloc(2 * n + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		f[k++] = s[i];
+		if (s[i] == '%')
+			f[k++] = '%';
+	}
+	uint32_t off = strtab_add(c, f, k);
+	free(f);
+	return off;
+}
+
+static uint32_t track_id(struct cpel_conv *c, const char *s, size_t n)
+{
+	int added;
+	struct strent *e = st_find(&c->tracks, s, n, &added);
+	if (added) {
+		if (c->ntracks >= UINT32_MAX)
+			fatal(EXIT_DATA, "too many tracks");
+		e->id = (uint32_t)c->ntracks;
+		c->track_label = xgrow(c->track_label, &c->track_cap, c->ntracks + 1, sizeof(uint32_t));
+		c->track_label[c->ntracks++] = strtab_add_format(c, s, n);
+	}
+	return e->id;
+}
+
+static uint32_t type_code(struct cpel_conv *c, const char *s, size_t n)
+{
+	if (c->last_type < c->ntypes && c->type_len[c->last_type] == n &&
+	    memcmp(c->type_name[c->last_type], s, n) == 0)
+		return (uint32_t)c->last_type;
+	for (size_t i = 0; i < c->ntypes; i++)
+		if (c->type_len[i] == n && memcmp(c->type_name[i], s, n) == 0)
+			return (uint32_t)(c->last_type = i);
+	size_t cap = c->type_cap;
+	c->type_off = xgrow(c->type_off, &cap, c->ntypes + 1, sizeof(*c->type_off));
+	cap = c->type_cap;
+	c->type_name = xgrow(c->type_name, &cap, c->ntypes + 1, sizeof(*c->type_name));
+	c->type_len = xgrow(c->type_len, &c->type_cap, c->ntypes + 1, sizeof(*c->type_len));
+	c->type_off[c->ntypes] = strtab_add_format(c, s, n);
+	c->type_name[c->ntypes] = xstrndup(s, n);
+	c->type_len[c->ntypes] = n;
+	return (uint32_t)(c->last_type = c->ntypes++);
+}
+
+/* ---- runs ---- */
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static FILE *spool_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/marple-cpel.XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	return fdopen(fd, "w+");
+}
+
+static int flush_chunk(struct cpel_conv *c)
+{
+	if (!c->nchunk)
+		return 0;
+	if (!c->chunk_sorted)
+		qsort(c->chunk, c->nchunk, sizeof(*c->chunk), ev_cmp);
+	if (!c->spool && !(c->spool = spool_open())) {
+		if (!c->o.quiet)
+			warnmsg("cannot create a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	if (fwrite(c->chunk, sizeof(*c->chunk), c->nchunk, c->spool) != c->nchunk) {
+		if (!c->o.quiet)
+			warnmsg("cannot write the temporary file: %s", strerror(errno));
+		return -1;
+	}
+	c->runs = xgrow(c->runs, &c->runs_cap, c->nruns + 1, sizeof(*c->runs));
+	c->runs[c->nruns++] = (struct run){ c->spooled, c->nchunk };
+	c->spooled += (off_t)c->nchunk;
+	c->nchunk = 0;
+	c->chunk_sorted = 1;
+	return 0;
+}
+
+static int add_event(struct cpel_conv *c, uint64_t time, uint32_t track, uint32_t code, uint32_t datum)
+{
+	if (c->events >= UINT32_MAX) {
+		if (!c->o.quiet)
+			warnmsg("more than %u events: CPEL counts them in 32 bits", UINT32_MAX);
+		return -1;
+	}
+	if (c->nchunk == c->chunk_cap && flush_chunk(c) < 0)
+		return -1;
+	if (c->nchunk && time < c->chunk[c->nchunk - 1].time)
+		c->chunk_sorted = 0;
+	if (c->events && time < c->last_time)
+		c->sorted = 0;
+	c->last_time = time;
+	c->chunk[c->nchunk++] = (struct ev){ time, track, code, datum, (uint32_t)c->seq++ };
+	c->events++;
+	return 0;
+}
+
+/* ---- parsing ---- */
+
+/* Decode %XX in place; -1 on a malformed escape. */
+static long unescape(char *s, size_t n)
+{
+	char *w = memchr(s, '%', n);
+	if (!w)
+		return (long)n;
+	const char *r = w, *e = s + n;
+	while (r < e) {
+		if (*r != '%') {
+			*w++ = *r++;
+			continue;
+		}
+		if (e - r < 3)
+			return -1;
+		int v = 0;
+		for (int k = 1; k <= 2; k++) {
+			char h = r[k];
+			v <<= 4;
+			if (h >= '0' && h <= '9') v |= h - '0';
+			else if (h >= 'a' && h <= 'f') v |= h - 'a' + 10;
+			else if (h >= 'A' && h <= 'F') v |= h - 'A' + 10;
+			else return -1;
+		}
+		*w++ = (char)v;
+		r += 3;
+	}
+	return (long)(w - s);
+}
+
+static int header_line(struct cpel_conv *c, char *p, size_t n)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return bad_line(c, "malformed JSON line");
+	}
+	if (json_object_get(j, "trailer")) {
+		if (!c->in_section)
+			bad_line(c, "trailer outside a section");
+		c->in_section = 0;
+		json_decref(j);
+		return 0;
+	}
+	json_t *v = json_object_get(j, "marple");
+	const char *dt = json_string_value(json_object_get(j, "datatype"));
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || !dt) {
+		json_decref(j);
+		return bad_line(c, "JSON line is neither a section header nor a trailer");
+	}
+	if (json_integer_value(v) > 1) {
+		json_decref(j);
+		cmsg(c, "%s", "stream format version is newer than this program knows");
+		return -1;
+	}
+	if (strcmp(dt, "event") != 0) {
+		cmsg(c, "section of datatype \"%s\": CPEL holds events only (select event sections with marple-cat -s)", dt);
+		json_decref(j);
+		return -1;
+	}
+	json_decref(j);
+	c->in_section = 1;
+	c->sections++;
+	return 0;
+}
+
+/* Up to the next ',' (or end). */
+static inline char *next_comma(char *p, char *e)
+{
+	char *q = memchr(p, ',', (size_t)(e - p));
+	return q ? q : e;
+}
+
+static int record_line(struct cpel_conv *c, char *p, char *e)
+{
+	uint64_t t = 0;
+	char *q = p;
+
+	if (!c->in_section)
+		return bad_line(c, "record before any section header");
+	while (q < e && *q >= '0' && *q <= '9') {
+		uint64_t d = (uint64_t)(*q - '0');
+		if (t > (UINT64_MAX - d) / 10)
+			return bad_line(c, "event time out of range");
+		t = t * 10 + d;
+		q++;
+	}
+	if (q == p || q == e || *q != ',')
+		return bad_line(c, "event record without a time");
+	char *type = ++q;
+	q = next_comma(q, e);
+	if (q == e || q == type)
+		return bad_line(c, "event record without a type and track");
+	long typelen = unescape(type, (size_t)(q - type));
+	char *track = ++q;
+	q = next_comma(q, e);
+	long tracklen = unescape(track, (size_t)(q - track));
+	if (typelen < 0 || tracklen < 0)
+		return bad_line(c, "bad %XX escape");
+
+	/* fields: find comm, pid and the datum keys */
+	char *comm = NULL, *pid = NULL;
+	long commlen = 0, pidlen = 0;
+	char *dval[8] = { 0 };
+	long dlen[8] = { 0 };
+	while (q < e) {
+		char *k = ++q;
+		q = next_comma(q, e);
+		char *eq = memchr(k, '=', (size_t)(q - k));
+		if (!eq)
+			return bad_line(c, "field without '='");
+		size_t klen = (size_t)(eq - k);
+		char *val = eq + 1;
+		size_t vlen = (size_t)(q - val);
+		int is_comm = klen == 4 && memcmp(k, "comm", 4) == 0;
+		int is_pid = klen == 3 && memcmp(k, "pid", 3) == 0;
+		int dk = -1;
+		for (size_t i = 0; i < c->ndkeys; i++)
+			if (c->dklen[i] == klen && memcmp(c->dkeys[i], k, klen) == 0)
+				dk = (int)i;
+		if (!is_comm && !is_pid && dk < 0)
+			continue;
+		long vl = unescape(val, vlen);
+		if (vl < 0)
+			return bad_line(c, "bad %XX escape");
+		if (is_comm) {
+			comm = val;
+			commlen = vl;
+		} else if (is_pid) {
+			pid = val;
+			pidlen = vl;
+		}
+		if (dk >= 0) {
+			dval[dk] = val;
+			dlen[dk] = vl;
+		}
+	}
+
+	/* "comm (pid)" names the process */
+	size_t need = (size_t)commlen + (size_t)pidlen + 4;
+	for (size_t i = 0; i < c->ndkeys; i++)
+		need += c->dklen[i] + (size_t)dlen[i] + 2;
+	c->proc = xgrow(c->proc, &c->proccap, need + 1, 1);
+	char *proc = c->proc;
+	size_t plen = 0;
+	if (comm) {
+		memcpy(proc, comm, (size_t)commlen);
+		plen = (size_t)commlen;
+	}
+	if (pid) {
+		if (comm)
+			proc[plen++] = ' ';
+		proc[plen++] = '(';
+		memcpy(proc + plen, pid, (size_t)pidlen);
+		plen += (size_t)pidlen;
+		proc[plen++] = ')';
+	}
+	uint32_t trk, datum;
+	if (c->o.track == CPEL_TRACK_PID)
+		trk = plen ? track_id(c, proc, plen) : track_id(c, "(no process)", 12);
+	else
+		trk = track_id(c, track, (size_t)tracklen);
+	if (c->ndkeys) {
+		size_t dl = 0;
+		for (size_t i = 0; i < c->ndkeys; i++) {
+			if (!dval[i])
+				continue;
+			if (dl)
+				proc[dl++] = ' ';
+			memcpy(proc + dl, c->dkeys[i], c->dklen[i]);
+			dl += c->dklen[i];
+			proc[dl++] = '=';
+			memcpy(proc + dl, dval[i], (size_t)dlen[i]);
+			dl += (size_t)dlen[i];
+		}
+		datum = strtab_add(c, proc, dl);
+	} else if (c->o.track == CPEL_TRACK_PID) {
+		datum = strtab_add(c, track, (size_t)tracklen);
+	} else {
+		datum = strtab_add(c, proc, plen);
+	}
+	if (add_event(c, t, trk, type_code(c, type, (size_t)typelen), datum) < 0)
+		return -1;
+	return 0;
+}
+
+static int do_line(struct cpel_conv *c, char *p, size_t n)
+{
+	c->line++;
+	if (n && p[n - 1] == '\r')
+		n--;
+	if (!n)
+		return 0;
+	if (memchr(p, 0, n))
+		return bad_line(c, "line holds a NUL byte");
+	if (*p == '{')
+		return header_line(c, p, n);
+	return record_line(c, p, p + n);
+}
+
+/* ---- public ---- */
+
+struct cpel_conv *cpel_conv_new(const struct cpel_opts *o)
+{
+	struct cpel_conv *c = xcalloc(1, sizeof(*c));
+	c->o = *o;
+	c->name = o->name ? o->name : "<stdin>";
+	c->sorted = 1;
+	c->chunk_sorted = 1;
+	c->chunk_cap = o->run_events ? o->run_events : (1u << 20);
+	c->chunk = xmalloc(c->chunk_cap * sizeof(*c->chunk));
+	strtab_add(c, STRTAB_NAME, sizeof(STRTAB_NAME) - 1);
+	c->datum_s_off = strtab_add(c, "%s", 2);
+	if (o->datum && *o->datum) {
+		char *copy = xstrdup(o->datum), *save = NULL;
+		for (char *k = strtok_r(copy, ",", &save); k && c->ndkeys < 8; k = strtok_r(NULL, ",", &save)) {
+			c->dkeys = realloc(c->dkeys, (c->ndkeys + 1) * sizeof(char *));
+			c->dklen = realloc(c->dklen, (c->ndkeys + 1) * sizeof(size_t));
+			if (!c->dkeys || !c->dklen)
+				fatal(EXIT_DATA, "out of memory");
+			c->dkeys[c->ndkeys] = xstrdup(k);
+			c->dklen[c->ndkeys++] = strlen(k);
+		}
+		free(copy);
+	}
+	return c;
+}
+
+void cpel_conv_set_name(struct cpel_conv *c, const char *name)
+{
+	c->name = name;
+	c->line = 0;
+}
+
+void cpel_conv_free(struct cpel_conv *c)
+{
+	if (!c)
+		return;
+	free(c->pend);
+	free(c->st.buf);
+	free(c->st.slot);
+	free(c->tracks.buf);
+	free(c->tracks.slot);
+	free(c->track_label);
+	for (size_t i = 0; i < c->ntypes; i++)
+		free(c->type_name[i]);
+	free(c->type_name);
+	free(c->type_off);
+	free(c->type_len);
+	for (size_t i = 0; i < c->ndkeys; i++)
+		free(c->dkeys[i]);
+	free(c->dkeys);
+	free(c->dklen);
+	free(c->scratch);
+	free(c->proc);
+	free(c->chunk);
+	free(c->runs);
+	if (c->spool)
+		fclose(c->spool);
+	free(c);
+}
+
+int cpel_conv_feed(struct cpel_conv *c, char *buf, size_t len)
+{
+	char *p = buf, *e = buf + len;
+
+	if (c->failed)
+		return -1;
+	if (c->skipping) {
+		char *nl = memchr(p, '\n', len);
+		if (!nl)
+			return 0;
+		c->skipping = 0;
+		p = nl + 1;
+	}
+	if (c->plen) {
+		char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t take = nl ? (size_t)(nl - p) : (size_t)(e - p);
+		if (c->plen + take > (64u << 20)) {
+			c->plen = 0;
+			c->line++;
+			bad_line(c, "line longer than 64 MiB");
+			if (!nl) {
+				c->skipping = 1;	/* drop the rest of it */
+				return 0;
+			}
+			p = nl + 1;
+		} else {
+			c->pend = xgrow(c->pend, &c->pcap, c->plen + take + 1, 1);
+			memcpy(c->pend + c->plen, p, take);
+			c->plen += take;
+			if (!nl)
+				return 0;
+			if (do_line(c, c->pend, c->plen) < 0)
+				return c->failed = -1;
+			c->plen = 0;
+			p = nl + 1;
+		}
+	}
+	/* Records are parsed in place, so work on a private copy of each block. */
+	while (p < e) {
+		char *nl = memchr(p, '\n', (size_t)(e - p));
+		if (!nl) {
+			size_t take = (size_t)(e - p);
+			c->pend = xgrow(c->pend, &c->pcap, take + 1, 1);
+			memcpy(c->pend, p, take);
+			c->plen = take;
+			break;
+		}
+		if (do_line(c, p, (size_t)(nl - p)) < 0)
+			return c->failed = -1;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+int cpel_conv_finish(struct cpel_conv *c)
+{
+	if (c->failed)
+		return -1;
+	if (c->plen) {
+		int r = do_line(c, c->pend, c->plen);
+		c->plen = 0;
+		if (r < 0)
+			return c->failed = -1;
+	}
+	return 0;
+}
+
+int cpel_conv_feed_file(struct cpel_conv *c, FILE *f)
+{
+	size_t cap = 1 << 20;
+	char *buf = xmalloc(cap);
+	size_t n;
+	int r = 0;
+	while ((n = fread(buf, 1, cap, f)) > 0)
+		if ((r = cpel_conv_feed(c, buf, n)) < 0)
+			break;
+	if (r == 0 && ferror(f)) {
+		if (!c->o.quiet)
+			warn_at(c->name, 0, "read error: %s", strerror(errno));
+		r = -1;
+	}
+	free(buf);
+	if (r == 0)
+		r = cpel_conv_finish(c);
+	return r;
+}
+
+uint64_t cpel_conv_events(const struct cpel_conv *c) { return c->events; }
+uint64_t cpel_conv_bad_lines(const struct cpel_conv *c) { return c->bad; }
+uint64_t cpel_conv_sections(const struct cpel_conv *c) { return c->sections; }
+int cpel_conv_was_sorted(const struct cpel_conv *c) { return c->sorted; }
+
+/* ---- writing ---- */
+
+struct bew {
+	FILE *f;
+	int err;
+};
+
+static void be32(struct bew *w, uint32_t v)
+{
+	unsigned char b[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+			       (unsigned char)v };
+	if (fwrite(b, 1, 4, w->f) != 4)
+		w->err = 1;
+}
+
+static void name64(struct bew *w)
+{
+	char n[64] = STRTAB_NAME;
+	if (fwrite(n, 1, 64, w->f) != 64)
+		w->err = 1;
+}
+
+static inline void put_ev(unsigned char *b, const struct ev *e)
+{
+	uint32_t v[5] = { (uint32_t)(e->time >> 32), (uint32_t)e->time, e->track, e->code, e->datum };
+	for (int i = 0; i < 5; i++) {
+		b[4 * i] = (unsigned char)(v[i] >> 24);
+		b[4 * i + 1] = (unsigned char)(v[i] >> 16);
+		b[4 * i + 2] = (unsigned char)(v[i] >> 8);
+		b[4 * i + 3] = (unsigned char)v[i];
+	}
+}
+
+/* A reader of one spilled run. */
+struct cursor {
+	struct ev *buf;
+	size_t pos, n, left;
+	off_t off;
+};
+
+static int cursor_fill(struct cpel_conv *c, struct cursor *k, size_t cap)
+{
+	size_t want = k->left < cap ? k->left : cap;
+	k->pos = 0;
+	k->n = 0;
+	if (!want)
+		return 0;
+	if (pread(fileno(c->spool), k->buf, want * sizeof(struct ev), k->off * (off_t)sizeof(struct ev)) !=
+	    (ssize_t)(want * sizeof(struct ev)))
+		return -1;
+	k->n = want;
+	k->left -= want;
+	k->off += (off_t)want;
+	return 0;
+}
+
+int cpel_conv_write(struct cpel_conv *c, FILE *out)
+{
+	struct bew w = { out, 0 };
+	uint32_t strtab_len;
+
+	if (c->failed)
+		return -1;
+	/* The string table must be complete before it is written: pad to 8. */
+	while (c->st.len & 7) {
+		c->st.buf = xgrow(c->st.buf, &c->st.cap, c->st.len + 1, 1);
+		c->st.buf[c->st.len++] = 0;
+	}
+	strtab_len = (uint32_t)c->st.len;
+
+	/* file header: version 1, big-endian; 4 sections; date */
+	unsigned char fh[8] = { 0x01, 0, 0, 4 };
+	uint32_t now = (uint32_t)time(NULL);
+	fh[4] = (unsigned char)(now >> 24);
+	fh[5] = (unsigned char)(now >> 16);
+	fh[6] = (unsigned char)(now >> 8);
+	fh[7] = (unsigned char)now;
+	if (fwrite(fh, 1, 8, out) != 8)
+		w.err = 1;
+
+	be32(&w, 1);		/* STRTAB */
+	be32(&w, strtab_len);
+	if (fwrite(c->st.buf, 1, strtab_len, out) != strtab_len)
+		w.err = 1;
+
+	be32(&w, 3);		/* EVTDEF */
+	be32(&w, 64 + 4 + (uint32_t)c->ntypes * 12);
+	name64(&w);
+	be32(&w, (uint32_t)c->ntypes);
+	for (size_t i = 0; i < c->ntypes; i++) {
+		be32(&w, (uint32_t)i);
+		be32(&w, c->type_off[i]);
+		be32(&w, c->datum_s_off);
+	}
+
+	be32(&w, 4);		/* TRACKDEF */
+	be32(&w, 64 + 4 + (uint32_t)c->ntracks * 8);
+	name64(&w);
+	be32(&w, (uint32_t)c->ntracks);
+	for (size_t i = 0; i < c->ntracks; i++) {
+		be32(&w, (uint32_t)i);
+		be32(&w, c->track_label[i]);
+	}
+
+	uint64_t nev = c->events;
+	be32(&w, 5);		/* EVENT */
+	uint64_t evlen = 64 + 8 + nev * 20;
+	if (evlen > UINT32_MAX) {
+		if (!c->o.quiet)
+			warnmsg("%llu events make an event section longer than CPEL's 32-bit length",
+				(unsigned long long)nev);
+		return -1;
+	}
+	be32(&w, (uint32_t)evlen);
+	name64(&w);
+	be32(&w, (uint32_t)nev);
+	be32(&w, 1000000000u);
+
+	unsigned char ob[20 * 4096];
+	size_t ol = 0;
+#define EMIT(e)                                                              \
+	do {                                                                 \
+		put_ev(ob + ol, (e));                                        \
+		ol += 20;                                                    \
+		if (ol == sizeof(ob)) {                                      \
+			if (fwrite(ob, 1, ol, out) != ol)                   \
+				w.err = 1;                                   \
+			ol = 0;                                              \
+		}                                                            \
+	} while (0)
+
+	if (!c->nruns) {
+		/* everything fits in memory */
+		if (!c->chunk_sorted)
+			qsort(c->chunk, c->nchunk, sizeof(*c->chunk), ev_cmp);
+		for (size_t i = 0; i < c->nchunk; i++)
+			EMIT(&c->chunk[i]);
+	} else {
+		if (flush_chunk(c) < 0)
+			return -1;
+		fflush(c->spool);
+		size_t cap = c->sorted ? (1u << 16) : (1u << 12);
+		size_t nk = c->sorted ? 1 : c->nruns;
+		struct cursor *k = xcalloc(nk, sizeof(*k));
+		for (size_t i = 0; i < nk; i++) {
+			k[i].buf = xmalloc(cap * sizeof(struct ev));
+			if (c->sorted) {
+				k[i].off = 0;
+				k[i].left = (size_t)c->spooled;
+			} else {
+				k[i].off = c->runs[i].off;
+				k[i].left = c->runs[i].n;
+			}
+			if (cursor_fill(c, &k[i], cap) < 0)
+				w.err = 2;
+		}
+		/* k-way merge by linear scan of the run heads (runs are few:
+		 * one per million events) */
+		for (;;) {
+			struct cursor *best = NULL;
+			for (size_t i = 0; i < nk; i++) {
+				if (k[i].pos == k[i].n)
+					continue;
+				if (!best || ev_cmp(&k[i].buf[k[i].pos], &best->buf[best->pos]) < 0)
+					best = &k[i];
+			}
+			if (!best)
+				break;
+			EMIT(&best->buf[best->pos]);
+			if (++best->pos == best->n && cursor_fill(c, best, cap) < 0)
+				w.err = 2;
+			if (w.err)
+				break;
+		}
+		for (size_t i = 0; i < nk; i++)
+			free(k[i].buf);
+		free(k);
+	}
+	if (ol && fwrite(ob, 1, ol, out) != ol)
+		w.err = 1;
+#undef EMIT
+	if (w.err == 2) {
+		if (!c->o.quiet)
+			warnmsg("cannot read back the temporary file: %s", strerror(errno));
+		return -1;
+	}
+	return w.err ? -1 : 0;	/* write errors are reported by the caller's close */
+}
+
+int cpel_convert_buffer(const char *buf, size_t len, const struct cpel_opts *o, FILE *out)
+{
+	struct cpel_conv *c = cpel_conv_new(o);
+	char *copy = xmalloc(len + 1);
+	memcpy(copy, buf, len);
+	int r = cpel_conv_feed(c, copy, len);
+	free(copy);
+	if (r == 0)
+		r = cpel_conv_finish(c);
+	if (r == 0 && cpel_conv_events(c) == 0)
+		r = -1;
+	if (r == 0)
+		r = cpel_conv_write(c, out);
+	cpel_conv_free(c);
+	return r;
+}
