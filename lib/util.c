@@ -84,12 +84,15 @@ void usage_try(void)
 
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
+	uint64_t v;
+
 	if (!s || !*s)
 		return errno = EINVAL, -1;
-	if (parse_u64_span(s, strlen(s), out) < 0)
+	if (parse_u64_span(s, strlen(s), &v) < 0)
 		return -1;
-	if (*out < min || *out > max)
+	if (v < min || v > max)
 		return errno = ERANGE, -1;
+	*out = v;	/* only on success, like the other parsers */
 	return 0;
 }
 
