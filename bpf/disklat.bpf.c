@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/* disklat.bpf.c — block I/O latency: block_rq_issue remembers the request
+ * (time, process, device, size, operation), block_rq_complete sends one record
+ * per request.  tp_btf and raw_tp versions; user space loads what attaches. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "disklat.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct start {
+	__u64 ts;
+	__u32 pid, bytes, op, major, minor;
+	char comm[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+/* [0] records lost (ring buffer full), [1] issues not remembered (map full) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+static __always_inline void count(__u32 i)
+{
+	__u64 *n = bpf_map_lookup_elem(&counts, &i);
+	if (n)
+		(*n)++;
+}
+
+static __always_inline int on_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct start s = {};
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	s.ts = bpf_ktime_get_ns();
+	s.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	bpf_get_current_comm(&s.comm, sizeof(s.comm));
+	s.bytes = BPF_CORE_READ(rq, __data_len);
+	s.op = BPF_CORE_READ(rq, cmd_flags) & 0xff;	/* REQ_OP_MASK */
+	if (disk) {
+		s.major = BPF_CORE_READ(disk, major);
+		s.minor = BPF_CORE_READ(disk, first_minor);
+	}
+	if (bpf_map_update_elem(&starts, &key, &s, BPF_ANY))
+		count(1);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq, int error)
+{
+	__u64 key = (__u64)rq;
+	struct start *s = bpf_map_lookup_elem(&starts, &key);
+	struct disklat_event *e;
+
+	if (!s)
+		return 0;	/* issued before we started */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(0);
+		bpf_map_delete_elem(&starts, &key);
+		return 0;
+	}
+	e->complete_ns = bpf_ktime_get_ns();
+	e->issue_ns = s->ts;
+	e->pid = s->pid;
+	e->bytes = s->bytes;
+	e->op = s->op;
+	e->dev_major = s->major;
+	e->dev_minor = s->minor;
+	e->error = error;
+	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
+	bpf_map_delete_elem(&starts, &key);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(issue_btf, struct request *rq)
+{
+	return on_issue(rq);
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(issue_raw, struct request *rq)
+{
+	return on_issue(rq);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(complete_btf, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	return on_complete(rq, error);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(complete_raw, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	return on_complete(rq, error);
+}

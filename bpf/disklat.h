@@ -1,0 +1,16 @@
+/* disklat.h — the record bpf/disklat.bpf.c writes and collectors/marple-disklat.c reads. */
+#ifndef MARPLE_DISKLAT_H
+#define MARPLE_DISKLAT_H
+
+struct disklat_event {
+	unsigned long long issue_ns;
+	unsigned long long complete_ns;
+	unsigned int pid;
+	unsigned int dev_major, dev_minor;
+	unsigned int bytes;
+	unsigned int op;	/* REQ_OP_*: 0 read, 1 write, 2 flush, 3 discard, ... */
+	unsigned int error;
+	char comm[16];
+};
+
+#endif

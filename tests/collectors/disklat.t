@@ -1,0 +1,32 @@
+# marple-disklat (root): O_DIRECT reads of a test file give one point per read
+# with plausible latencies, the reading process, device, size and direction.
+. "$MARPLE_TOP/tests/lib.sh"
+if ! is_root; then skip "disklat" "needs root"; exit 0; fi
+F="$T/data"
+dd if=/dev/urandom of="$F" bs=1M count=4 2>/dev/null && sync
+rm -f "$T/ready"
+MARPLE_READY_FILE="$T/ready" marple-disklat -v > "$T/dl" 2> "$T/dl.err" &
+pid=$!
+if wait_ready "$T/ready" 20; then
+	dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2>/dev/null
+	dd if="$F" of="$T/copy" bs=64k count=8 oflag=direct 2>/dev/null
+fi
+kill -INT $pid; wait $pid; rc=$?
+check "disklat: exits 0 after SIGINT" test $rc -eq 0
+check "disklat: valid marple stream" marple-cat -q "$T/dl"
+check "disklat: point section with units s and ms" grep -q '"datatype":"point".*"units":{"x":"s","y":"ms"}' "$T/dl"
+check "disklat: -v says what was attached" grep -q 'attached via' "$T/dl.err"
+dev=$(df -P "$F" | awk 'NR == 2 { sub("/dev/", "", $1); print $1 }')
+grep -E "^[0-9.e+-]+,[0-9.e+-]+,dd,comm=dd,pid=[0-9]+,dev=[^,]+,bytes=4096,rw=R$" "$T/dl" > "$T/reads"
+n=$(wc -l < "$T/reads")
+check "disklat: one point per 4 KiB O_DIRECT read of dd ($n of 200)" test "$n" -ge 200
+awk -F, '{ if ($2 <= 0 || $2 > 5000) bad++; if ($1 < 0 || $1 > 60) bad++ } END { exit bad > 0 }' "$T/reads"
+check "disklat: latencies plausible (0 < ms <= 5000) and times within the run" test $? -eq 0
+med=$(cut -d, -f2 "$T/reads" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+check "disklat: median read latency under 100 ms ($med ms)" awk -v m="$med" 'BEGIN { exit !(m < 100) }'
+check "disklat: device named ($dev)" grep -q "dev=$dev," "$T/reads"
+check "disklat: O_DIRECT writes seen as W" grep -Eq ',dd,comm=dd,pid=[0-9]+,dev=[^,]+,bytes=65536,rw=W$' "$T/dl"
+awk -F, '/^[0-9]/ { if ($1 < last) bad++; last = $1 } END { exit bad > 0 }' "$T/dl"
+check "disklat: points in completion order" test $? -eq 0
+check "disklat: trailer" grep -q '^{"trailer":1,.*"lost":0' "$T/dl"
+expect_exit "disklat: extra operand" 2 'unexpected operand' marple-disklat 1 2
