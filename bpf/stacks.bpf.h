@@ -107,11 +107,50 @@ static __always_inline void stacks_note_pid(__u32 tgid)
 	}
 }
 
-/* Is the current task a kernel thread (no user stack to read)? */
+/* Has the current task no user stack to read (kernel thread, or exiting
+ * after its memory is gone)? */
 static __always_inline int stacks_current_is_kthread(void)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	return (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0;
+	return (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0 || BPF_CORE_READ(t, mm) == NULL;
+}
+
+/* Copy the current task's user registers and the top of its user stack
+ * (--dwarf).  0, or -1 (counted as a user stack error) if nothing could be read. */
+static __always_inline int stacks_copy_user(struct user_stack *u)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp;
+
+	u->regs[UREG_IP] = BPF_CORE_READ(r, ip);
+	sp = BPF_CORE_READ(r, sp);
+	u->regs[UREG_SP] = sp;
+	u->regs[UREG_BP] = BPF_CORE_READ(r, bp);
+	u->regs[UREG_BX] = BPF_CORE_READ(r, bx);
+	u->regs[UREG_R12] = BPF_CORE_READ(r, r12);
+	u->regs[UREG_R13] = BPF_CORE_READ(r, r13);
+	u->regs[UREG_R14] = BPF_CORE_READ(r, r14);
+	u->regs[UREG_R15] = BPF_CORE_READ(r, r15);
+	u->len = 0;
+	u->pad = 0;
+	if (bpf_probe_read_user(u->data, USER_STACK_MAX, (void *)sp) == 0) {
+		u->len = USER_STACK_MAX;
+		return 0;
+	}
+	/* near the top of the stack: read up to the end of its mapping, page by page */
+	__u32 first = 4096 - (sp & 4095);
+	for (int k = USER_STACK_MAX / 4096 - 1; k >= 0; k--) {
+		__u32 l = first + k * 4096;
+		if (l > USER_STACK_MAX)
+			continue;
+		if (bpf_probe_read_user(u->data, l, (void *)sp) == 0) {
+			u->len = l;
+			return 0;
+		}
+	}
+	stacks_count(STACKS_USER_FAULT);
+	return -1;
 }
 
 /* Fill *k for the current task: pid (tgid), comm and the stacks asked for. */

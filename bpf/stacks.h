@@ -37,6 +37,19 @@ enum stack_counter {
 	STACKS_NCOUNTERS
 };
 
+/* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the
+ * callee-saved ones) and the top of the user stack, copied at the sample by
+ * stacks_copy_user() (stacks.bpf.h) and unwound by lib/unwind.h. */
+#define USER_STACK_MAX 16384
+enum { UREG_IP, UREG_SP, UREG_BP, UREG_BX, UREG_R12, UREG_R13, UREG_R14, UREG_R15, UREG_N };
+
+struct user_stack {
+	__u64 regs[UREG_N];
+	__u32 len;			/* bytes of data[] copied from regs[UREG_SP] up */
+	__u32 pad;
+	__u8 data[USER_STACK_MAX];
+};
+
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
 	  "kernel_stack_errors", "ringbuf_full" }

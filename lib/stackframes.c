@@ -116,7 +116,8 @@ void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips
 	for (size_t i = n; i-- > 0;) {
 		const char *mod = NULL;
 		uint64_t off = 0;
-		const char *name = syms_cache_lookup(sf->syms, pid, ips[i], &mod, &off);
+		/* return addresses (all but the leaf) are looked up at ip-1: the call */
+		const char *name = syms_cache_lookup(sf->syms, pid, ips[i] - (i > 0), &mod, &off);
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
@@ -146,7 +147,7 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		return;
 	delimit(sf);
 	for (size_t i = n; i-- > 0;) {
-		const char *name = ksyms_lookup(sf->ksyms, ips[i], NULL);
+		const char *name = ksyms_lookup(sf->ksyms, ips[i] - (i > 0), NULL);
 		if (!name) {
 			sf->st.unknown_frames++;
 			name = "[unknown]";
@@ -284,4 +285,147 @@ struct ring_buffer *stacks_pidnotes_new(int fd, struct syms_cache *syms)
 	if (!rb)
 		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
 	return rb;
+}
+
+
+struct tabent {
+	uint64_t hash, weight;
+	size_t len;
+	unsigned char *key;
+};
+
+struct stacktab {
+	struct tabent *e;
+	size_t cap, n;
+};
+
+struct stacktab *stacktab_new(void)
+{
+	struct stacktab *t = xcalloc(1, sizeof(*t));
+	t->cap = 1024;
+	t->e = xcalloc(t->cap, sizeof(*t->e));
+	return t;
+}
+
+void stacktab_free(struct stacktab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->e[i].key);
+	free(t->e);
+	free(t);
+}
+
+static uint64_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h ^ (h >> 31);
+}
+
+void stacktab_add(struct stacktab *t, const void *key, size_t len, uint64_t weight)
+{
+	uint64_t h = hash_bytes(key, len);
+	size_t mask = t->cap - 1, i;
+
+	for (i = h & mask; t->e[i].key; i = (i + 1) & mask)
+		if (t->e[i].hash == h && t->e[i].len == len && memcmp(t->e[i].key, key, len) == 0) {
+			t->e[i].weight += weight;
+			return;
+		}
+	t->e[i] = (struct tabent){ h, weight, len, xmalloc(len ? len : 1) };
+	memcpy(t->e[i].key, key, len);
+	if (++t->n * 2 > t->cap) {
+		size_t ncap = t->cap * 2;
+		struct tabent *ne = xcalloc(ncap, sizeof(*ne));
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->e[j].key)
+				continue;
+			size_t k = t->e[j].hash & (ncap - 1);
+			while (ne[k].key)
+				k = (k + 1) & (ncap - 1);
+			ne[k] = t->e[j];
+		}
+		free(t->e);
+		t->e = ne;
+		t->cap = ncap;
+	}
+}
+
+size_t stacktab_size(const struct stacktab *t)
+{
+	return t->n;
+}
+
+int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_t *len, uint64_t *weight)
+{
+	while (*pos < t->cap) {
+		const struct tabent *e = &t->e[(*pos)++];
+		if (e->key) {
+			*key = e->key;
+			*len = e->len;
+			*weight = e->weight;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < sf->n; i++)
+		len += strlen(sf->frames[i]) + 1;
+	char *buf = xmalloc(len + 1), *p = buf;
+	for (size_t i = 0; i < sf->n; i++) {
+		size_t l = strlen(sf->frames[i]);
+		memcpy(p, sf->frames[i], l + 1);
+		p += l + 1;
+	}
+	stacktab_add(t, buf, len, weight);
+	free(buf);
+}
+
+uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f)
+{
+	size_t pos = 0, len, cap = 0;
+	const void *key;
+	uint64_t w, records = 0;
+	const char **fr = NULL;
+
+	while (stacktab_next(t, &pos, &key, &len, &w)) {
+		const char *p = key, *end = p + len;
+		size_t n = 0;
+		while (p < end) {
+			fr = xgrow(fr, &cap, n + 1, sizeof(*fr));
+			fr[n++] = p;
+			p += strlen(p) + 1;
+		}
+		stream_write_stack_cstr(f, w, fr, n);
+		records++;
+	}
+	free(fr);
+	return records;
+}
+
+uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
+{
+	struct stack_key key, next;
+	struct stacktab *t = stacktab_new();
+	uint64_t v, records;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v) != 0 || v == 0)
+			continue;
+		stackframes_key(sf, &key);
+		stackframes_collect(sf, t, v);
+	}
+	records = stacktab_write_frames(t, f);
+	stacktab_free(t);
+	return records;
 }

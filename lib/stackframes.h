@@ -77,6 +77,26 @@ int stacks_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
 uint64_t stacks_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
 			    const struct stackframes *sf);
 
+/* A user-space aggregation table: byte-string keys -> u64 weight. */
+struct stacktab;
+struct stacktab *stacktab_new(void);
+void stacktab_free(struct stacktab *t);
+void stacktab_add(struct stacktab *t, const void *key, size_t len, uint64_t weight);
+size_t stacktab_size(const struct stacktab *t);
+/* Iterate: *pos starts at 0; returns 0 at the end. */
+int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_t *len, uint64_t *weight);
+
+/* Add the frames built so far to t (key: the frames NUL-separated), so that
+ * keys which symbolize to the same frames become one record. */
+void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight);
+/* Write the records of a table filled by stackframes_collect; returns how many. */
+uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f);
+
+/* Write one stack record per distinct frame list of a BPF hash map
+ * struct stack_key -> u64 (the collector's aggregation), weight = the sum of
+ * the values.  Returns the number of records written. */
+uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
+
 /* Snapshot each process announced on the pid_notes ring buffer (stacks.bpf.h);
  * poll it with ring_buffer__poll().  NULL + message on failure. */
 struct ring_buffer;

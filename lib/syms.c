@@ -705,10 +705,21 @@ static const struct usym *find_sym(const struct usym *s, size_t n, uint64_t a)
 
 static const char *pretty(struct syms_cache *c, struct usym *u)
 {
-	if (!(c->flags & SYMS_DEMANGLE))
-		return u->name;
 	if (u->pretty)
 		return u->pretty;
+	/* symbol versions (memcpy@@GLIBC_2.14) are left out */
+	const char *at = strchr(u->name, '@');
+	if (at && at > u->name) {
+		u->pretty = xstrndup(u->name, (size_t)(at - u->name));
+		struct usym tmp = { .name = u->pretty };
+		if ((c->flags & SYMS_DEMANGLE) && pretty(c, &tmp) != u->pretty) {
+			free(u->pretty);
+			u->pretty = tmp.pretty;
+		}
+		return u->pretty;
+	}
+	if (!(c->flags & SYMS_DEMANGLE))
+		return u->name;
 	if (u->name[0] == '_' && (u->name[1] == 'Z' || u->name[1] == 'R')) {
 		int opts = DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0);
 		char *d = cplus_demangle(u->name, opts);

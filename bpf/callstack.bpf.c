@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/* callstack.bpf.c — timed stack sampling for marple-callstack.
+ *
+ * A perf_event program on cpu-clock, one per CPU.  Default: count
+ * struct stack_key (pid, comm, user and kernel stack ids) in the counts hash
+ * map (aggregation in the kernel).  raw_mode: one raw_sample per sample on the
+ * events ring buffer.  dwarf_mode: user registers + the top of the user stack
+ * on the ring buffer, unwound in user space with libunwind. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "stacks.bpf.h"
+#include "callstack.h"
+
+const volatile __u32 targ_pid = 0;
+const volatile __u32 targ_tid = 0;
+const volatile bool want_user = true;
+const volatile bool want_kernel = true;
+const volatile bool include_idle = false;
+const volatile bool raw_mode = false;
+const volatile bool dwarf_mode = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+
+	if (tid == 0 && !include_idle)
+		return 0;
+	if (targ_pid && tgid != targ_pid)
+		return 0;
+	if (targ_tid && tid != targ_tid)
+		return 0;
+	stacks_count(STACKS_SAMPLES);
+
+	if (raw_mode) {
+		struct raw_sample *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			stacks_count(STACKS_RINGBUF_FULL);
+			return 0;
+		}
+		e->type = REC_RAW;
+		e->cpu = bpf_get_smp_processor_id();
+		e->time = bpf_ktime_get_ns();
+		e->pid = tgid;
+		e->tid = tid;
+		bpf_get_current_comm(&e->comm, sizeof(e->comm));
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+
+	if (dwarf_mode && tgid != 0 && !stacks_current_is_kthread()) {
+		struct dwarf_sample *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			stacks_count(STACKS_RINGBUF_FULL);
+			return 0;
+		}
+		e->type = REC_DWARF;
+		e->cpu = bpf_get_smp_processor_id();
+		e->time = bpf_ktime_get_ns();
+		e->pid = tgid;
+		e->tid = tid;
+		bpf_get_current_comm(&e->comm, sizeof(e->comm));
+		e->kern_stack_id = want_kernel ? stacks_get(ctx, 0) : STACK_ID_NONE;
+		e->pad = 0;
+		if (want_user) {
+			stacks_note_pid(tgid);
+			stacks_copy_user(&e->user);
+		} else {
+			e->user.len = 0;
+			e->user.regs[UREG_IP] = 0;
+		}
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+
+	struct stack_key key;
+	__u64 one = 1, *v;
+	stacks_fill_key(&key, ctx, want_user, want_kernel);
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (v) {
+		__sync_fetch_and_add(v, 1);
+	} else if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) != 0) {
+		/* another CPU may have inserted it meanwhile */
+		v = bpf_map_lookup_elem(&counts, &key);
+		if (v)
+			__sync_fetch_and_add(v, 1);
+		else
+			stacks_count(STACKS_MAP_FULL);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,41 @@
+/* unwind.h — user-space DWARF unwinding of copied user stacks (--dwarf).
+ *
+ * The BPF side copies the user registers and the top of the user stack at a
+ * sample (struct user_stack, bpf/stacks.h: stacks_copy_user()); this walks it
+ * with libunwind, reading the .eh_frame_hdr/.eh_frame of the mapped ELF files
+ * through lib/syms.h (the approach of perf --call-graph dwarf):
+ *
+ *   struct unwinder *u = unwinder_new(syms);
+ *   uint64_t ips[MARPLE_STACK_DEPTH];
+ *   int n = unwinder_unwind(u, pid, &sample->user, ips, MARPLE_STACK_DEPTH);
+ *   stackframes_user_ips(sf, pid, ips, n);       // leaf first, like a stack map
+ *
+ * One libunwind address space (and cache) per process.
+ */
+#ifndef MARPLE_UNWIND_H
+#define MARPLE_UNWIND_H
+
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+#include "syms.h"
+
+struct unwinder;
+struct unwinder *unwinder_new(struct syms_cache *syms);
+void unwinder_free(struct unwinder *u);
+/* Return addresses of the copied stack, leaf (the sampled ip) first; the
+ * count (0 if there is no user stack).  Never fails: a walk that cannot go on
+ * stops there (counted in unwinder_stats). */
+int unwinder_unwind(struct unwinder *u, pid_t pid, const struct user_stack *us, uint64_t *ips, int max);
+
+struct unwinder_stats {
+	uint64_t stacks, frames;
+	uint64_t stopped_no_info;	/* walks that ended at an address without unwind info */
+	uint64_t stopped_stack_end;	/* walks that ran past the copied stack */
+	uint64_t ns;			/* time spent unwinding */
+};
+void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
+
+#endif

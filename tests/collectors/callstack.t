@@ -1,0 +1,87 @@
+# marple-callstack against bundled workloads whose stacks are known (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+CS="$MARPLE_BIN/marple-callstack"
+
+expect_exit "callstack: -U with -K is a usage error" 2 "exclude" "$CS" -U -K 1
+expect_exit "callstack: bad frequency" 2 "" "$CS" -F 0 1
+if ! is_root; then
+	skip "callstack: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "callstack: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$CS" 1
+expect_exit "callstack: unknown PID" 1 "no process with PID 999999" "$CS" -p 999999 1
+
+# weight of the records whose frames match an awk regex (frames joined by ;)
+weight() {
+	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { print s + 0 }' "$1"
+}
+
+# 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so.
+"$W/hotcold" 6 & wl=$!
+sleep 0.2
+MARPLE_READY_FILE="$T/r1" "$CS" -F 499 -p "$wl" 3 > "$T/hc.out" 2> "$T/hc.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "callstack: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/hc.out'"
+hot=$(weight "$T/hc.out" '^hotcold;.*main;hot_loop$')
+cold=$(weight "$T/hc.out" '^hotcold;.*main;cold_loop$')
+total=$(weight "$T/hc.out" '.')
+if [ "$cold" -gt 0 ] && awk -v h="$hot" -v c="$cold" 'BEGIN { r = h / c; exit !(r > 2.2 && r < 4.0) }'; then
+	pass "callstack: hot_loop:cold_loop is 3:1 ($hot:$cold)"
+else
+	fail "callstack: hot_loop:cold_loop is 3:1" "got $hot:$cold of $total"
+fi
+# 499 Hz for 3 s on one busy thread: about 1500 samples, all counted
+if [ "$total" -gt 1000 ] && [ "$total" -lt 1700 ]; then pass "callstack: sample count plausible ($total)"
+else fail "callstack: sample count plausible" "$total samples for 3 s at 499 Hz"; fi
+check "callstack: header units samples" grep -q '"units":{"weight":"samples"}' "$T/hc.out"
+check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
+
+# 2. whole system, annotated and delimited kernel frames, ended by SIGINT
+"$W/hotcold" 5 & wl=$!
+MARPLE_READY_FILE="$T/r2" "$CS" -a -d -F 199 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
+if wait_ready "$T/r2" 20; then
+	sleep 1.5
+	kill -INT "$cs"
+fi
+wait "$cs"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "callstack: SIGINT ends it with exit 0" test "$rc" -eq 0
+check "callstack: trailer says signal" grep -q '"ended":"signal"' "$T/sys.out"
+check "callstack: whole system sees the workload" grep -q '^[0-9]*#hotcold;' "$T/sys.out"
+check "callstack: kernel frames annotated after a - delimiter" grep -Eq '^[0-9]+#[^;]*;(.*;)?-;[^;]*_\[k\]' "$T/sys.out"
+bad=$(awk -F';' '/;-;/ { k = 0; for (i = 2; i <= NF; i++) { if ($i == "-") { k = 1; continue } if (k && $i !~ /_\[k\]$/) n++ } } END { print n + 0 }' "$T/sys.out")
+check "callstack: every frame after - is a kernel frame" test "$bad" -eq 0
+
+# 3. --raw: one event per sample with comm= and pid=
+"$W/hotcold" 4 & wl=$!
+sleep 0.2
+"$CS" --raw -F 199 -p "$wl" 1 > "$T/raw.out" 2> "$T/raw.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+n=$(grep -c "^[0-9]*,sample,cpu[0-9]*,comm=hotcold,pid=$wl," "$T/raw.out")
+if [ "$rc" -eq 0 ] && [ "$n" -gt 120 ] && [ "$n" -lt 260 ]; then pass "callstack: --raw events ($n)"
+else fail "callstack: --raw events" "exit $rc, $n events for 1 s at 199 Hz"; fi
+check "callstack: --raw is an event section on cpu tracks" grep -q '"datatype":"event".*"track":"cpu"' "$T/raw.out"
+check "callstack: --raw stream valid" marple-cat -q "$T/raw.out"
+
+# 4. Frame pointers are not enough: nofp is built -O2 -fomit-frame-pointer.
+# Without --dwarf, BPF's frame-pointer walk yields "nofp;chain_c" and nothing
+# above it (rbp holds data, so main, chain_a and chain_b are lost, or a stray
+# caller is made up).  --dwarf unwinds from .eh_frame and gets the full chain.
+"$W/nofp" 6 & wl=$!
+sleep 0.2
+"$CS" -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
+"$CS" --dwarf -F 299 -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+full=$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c$')
+all=$(weight "$T/dw.out" '.')
+if [ "$rc" -eq 0 ] && [ "$all" -gt 300 ] && [ "$full" -ge $((all * 9 / 10)) ]; then
+	pass "callstack: --dwarf recovers main;chain_a;chain_b;chain_c ($full of $all)"
+else
+	fail "callstack: --dwarf recovers the full chain" "exit $rc, $full of $all samples; $(sort -n "$T/dw.out" | tail -n 2 | tr '\n' ' ')"
+fi
+fpfull=$(weight "$T/fp.out" 'main;chain_a;chain_b;chain_c$')
+check "callstack: without --dwarf the chain is lost (as documented)" test "$fpfull" -eq 0
+check "callstack: --dwarf trailer reports the unwinding" grep -q '"unwind":{"stacks":' "$T/dw.out"
