@@ -1,0 +1,446 @@
+/* marple-report — one HTML page showing every section of a capture.
+ *
+ * Reads a marple stream (the capture) and a list of files already made from
+ * its sections (pictures, CPEL files, ...), and writes index.html: the
+ * capture's metadata, a table of its sections, and for each section its
+ * details, its pictures inline (iframes, so interactive SVG and HTML keep
+ * working) and links to the other files.  Every name from the data is escaped;
+ * the page uses no network.  The `marple display` driver calls it.
+ *
+ *   $ marple-report -o out/index.html cap.marple 0:picture:00-callstack-flamegraph.svg \
+ *         1:link:01-cpusched-g2.cpel 1:picture:01-cpusched-plot.html
+ *   $ marple-report --list cap.marple
+ *   0	stack	callstack
+ *   1	event	cpusched
+ *
+ * Exit status: 0 ok, 1 bad input or write error, 2 usage error.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stream.h"
+#include "util.h"
+#include "xml.h"
+
+struct section {
+	char *interface, *datatype, *host, *kernel, *units, *ended;
+	int64_t start_ns, wall_ns, end_ns;
+	uint64_t records;
+	int64_t lost, dropped;
+	int trailer;
+};
+
+struct artifact {
+	long index;
+	char kind;		/* 'p'icture, 'l'ink, 'e'rror */
+	const char *text;	/* file name relative to the page, or the message */
+};
+
+static struct {
+	const char *out, *title, *source;
+	int list;
+} opt;
+
+static struct section *secs;
+static size_t nsecs, capsecs;
+static unsigned long bad_lines;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-o FILE] [-t TITLE] [--source NAME] CAPTURE [INDEX:KIND:FILE]...\n"
+		"       %s --list CAPTURE\n"
+		"Write one self-contained HTML report of a capture's sections.\n"
+		"\n"
+		"  -o, --output FILE   write the page to FILE (default stdout); the files\n"
+		"                      named by the operands are relative to its folder\n"
+		"  -t, --title TITLE   the page's title (default: marple report: NAME)\n"
+		"  --source NAME       the capture's name to show (default: CAPTURE)\n"
+		"  -l, --list          print 'index<TAB>datatype<TAB>interface' per section,\n"
+		"                      the interface reduced to [A-Za-z0-9_.-], and stop\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
+		"(linked), INDEX:error:MESSAGE (shown as a failure of that section).\n"
+		"See marple-report(1).\n",
+		progname, progname);
+}
+
+static char *dup_str(json_t *obj, const char *key)
+{
+	const char *s = obj ? header_str(obj, key, NULL) : NULL;
+	return s ? xstrdup(s) : NULL;
+}
+
+static void read_capture(const char *path)
+{
+	FILE *f = open_input(path);
+	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	enum stream_item it;
+	struct section *cur = NULL;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			if (bad_lines++ < 5)
+				stream_reader_warn(r);
+			continue;
+		}
+		if (it == STREAM_HEADER) {
+			json_t *h = stream_reader_header(r);
+			secs = xgrow(secs, &capsecs, nsecs + 1, sizeof(*secs));
+			cur = &secs[nsecs++];
+			memset(cur, 0, sizeof(*cur));
+			cur->interface = dup_str(h, "interface");
+			cur->datatype = xstrdup(datatype_name(stream_reader_datatype(r)));
+			cur->host = dup_str(h, "host");
+			cur->kernel = dup_str(h, "kernel");
+			cur->start_ns = header_int(h, "start_ns", -1);
+			cur->wall_ns = header_int(h, "wall_ns", -1);
+			cur->end_ns = -1;
+			json_t *u = json_object_get(h, "units");
+			if (json_is_object(u) && json_object_size(u))
+				cur->units = json_dumps(u, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		} else if (it == STREAM_TRAILER && cur) {
+			json_t *t = stream_reader_trailer(r);
+			cur->trailer = 1;
+			cur->end_ns = header_int(t, "end_ns", -1);
+			cur->lost = header_int(t, "lost", 0);
+			cur->dropped = header_int(t, "dropped", 0);
+			cur->ended = dup_str(t, "ended");
+		}
+		if (cur)
+			cur->records = stream_reader_records(r);
+	}
+	if (bad_lines > 5)
+		warn_at(input_name(path), 0, "%lu malformed lines in all (first five shown)", bad_lines);
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	if (nsecs == 0)
+		fatal(EXIT_DATA, "%s: no marple section in input", input_name(path));
+}
+
+static void list_sections(void)
+{
+	for (size_t i = 0; i < nsecs; i++) {
+		const char *s = secs[i].interface ? secs[i].interface : "";
+		size_t n = 0;
+		printf("%zu\t%s\t", i, secs[i].datatype);
+		for (; s[n] && n < 40; n++) {
+			char c = s[n];
+			int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+				 c == '_' || c == '-' || c == '.';
+			putchar(ok && !(n == 0 && c == '.') ? c : '_');
+		}
+		if (n == 0)
+			fputs("section", stdout);
+		putchar('\n');
+	}
+}
+
+/* A relative file name as a URL path: unreserved bytes as they are, others %XX. */
+static void url_write(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+		    c == '_' || c == '.' || c == '~' || c == '/')
+			fputc(c, f);
+		else
+			fprintf(f, "%%%02X", c);
+	}
+}
+
+static void esc(FILE *f, const char *s)
+{
+	xml_escape_cstr(f, s ? s : "-");
+}
+
+static void wall_time(char *buf, size_t n, int64_t wall_ns)
+{
+	time_t t = (time_t)(wall_ns / 1000000000);
+	struct tm tm;
+	if (wall_ns <= 0 || !localtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, n, "-");
+}
+
+static void seconds(char *buf, size_t n, const struct section *s)
+{
+	if (s->end_ns >= 0 && s->start_ns >= 0 && s->end_ns >= s->start_ns)
+		snprintf(buf, n, "%.2f s", (double)(s->end_ns - s->start_ns) / 1e9);
+	else
+		snprintf(buf, n, "-");
+}
+
+static const char *kind_label(const char *file)
+{
+	const char *dot = strrchr(file, '.');
+	if (!dot)
+		return "file";
+	if (!strcmp(dot, ".cpel"))
+		return "CPEL event log (open with G2)";
+	if (!strcmp(dot, ".json"))
+		return "trace JSON (open in ui.perfetto.dev)";
+	if (!strcmp(dot, ".svg"))
+		return "SVG";
+	if (!strcmp(dot, ".html"))
+		return "HTML page";
+	return "file";
+}
+
+static const char CSS[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1500px;padding:0 16px 40px;color:#222}"
+	"h1{font-size:22px;margin:18px 0 6px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #ccc}"
+	"table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}"
+	"th{color:#555;font-weight:600}table.secs td,table.secs th{border-bottom:1px solid #eee;padding-right:14px}"
+	".num{text-align:right}.bad{color:#b00020;font-weight:600}.ok{color:#1b5e20}"
+	"iframe.pic{width:100%;height:620px;border:1px solid #ccc;resize:vertical;overflow:auto;display:block;margin:6px 0}"
+	".meta{color:#444}.links a{margin-right:14px}code{background:#f4f4f4;padding:0 3px}";
+
+static void write_section(FILE *f, size_t i, const struct section *s, const struct artifact *a, size_t na)
+{
+	char when[64], secs_buf[32];
+	int shown = 0;
+
+	wall_time(when, sizeof(when), s->wall_ns);
+	seconds(secs_buf, sizeof(secs_buf), s);
+	fprintf(f, "<section class=\"sec\" id=\"s%zu\" data-index=\"%zu\" data-datatype=\"", i, i);
+	esc(f, s->datatype);
+	fputs("\" data-interface=\"", f);
+	esc(f, s->interface);
+	fprintf(f, "\">\n<h2>%zu. ", i);
+	esc(f, s->interface);
+	fputs(" <small>(", f);
+	esc(f, s->datatype);
+	fputs(")</small></h2>\n<p class=\"meta\">started ", f);
+	esc(f, when);
+	fprintf(f, ", %s, %llu records", secs_buf, (unsigned long long)s->records);
+	if (s->trailer) {
+		fprintf(f, ", lost %lld, dropped %lld, ended: ", (long long)s->lost, (long long)s->dropped);
+		esc(f, s->ended);
+	} else {
+		fputs(", <span class=\"bad\">no trailer (the collector was cut off)</span>", f);
+	}
+	if (s->host) {
+		fputs("; host ", f);
+		esc(f, s->host);
+	}
+	if (s->units) {
+		fputs("; units <code>", f);
+		esc(f, s->units);
+		fputs("</code>", f);
+	}
+	fputs("</p>\n", f);
+	for (size_t k = 0; k < na; k++) {
+		if (a[k].index != (long)i)
+			continue;
+		shown++;
+		if (a[k].kind == 'e') {
+			fputs("<p class=\"bad err\">could not draw this section: ", f);
+			esc(f, a[k].text);
+			fputs("</p>\n", f);
+		} else if (a[k].kind == 'p') {
+			fputs("<iframe class=\"pic\" loading=\"lazy\" src=\"", f);
+			url_write(f, a[k].text);
+			fputs("\" title=\"", f);
+			esc(f, a[k].text);
+			fputs("\"></iframe>\n<p class=\"links\"><a href=\"", f);
+			url_write(f, a[k].text);
+			fputs("\" target=\"_blank\">open ", f);
+			esc(f, a[k].text);
+			fputs(" on its own</a></p>\n", f);
+		} else {
+			fputs("<p class=\"links\"><a class=\"file\" href=\"", f);
+			url_write(f, a[k].text);
+			fputs("\" download>", f);
+			esc(f, a[k].text);
+			fputs("</a> &mdash; ", f);
+			esc(f, kind_label(a[k].text));
+			fputs("</p>\n", f);
+		}
+	}
+	if (!shown)
+		fputs("<p class=\"meta\">not drawn (not selected)</p>\n", f);
+	fputs("</section>\n", f);
+}
+
+static void write_report(FILE *f, const char *capture, const struct artifact *a, size_t na)
+{
+	const char *name = opt.source ? opt.source : capture;
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	int64_t first_wall = -1;
+	double longest = 0;
+	uint64_t records = 0;
+	int problems = 0;
+	char when[64], buf[32];
+
+	for (size_t i = 0; i < nsecs; i++) {
+		const struct section *s = &secs[i];
+		if (s->wall_ns > 0 && (first_wall < 0 || s->wall_ns < first_wall))
+			first_wall = s->wall_ns;
+		if (s->end_ns >= 0 && s->start_ns >= 0 && s->end_ns > s->start_ns &&
+		    (double)(s->end_ns - s->start_ns) / 1e9 > longest)
+			longest = (double)(s->end_ns - s->start_ns) / 1e9;
+		records += s->records;
+		if (!s->trailer || s->lost || s->dropped)
+			problems++;
+	}
+	wall_time(when, sizeof(when), first_wall);
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'self' 'unsafe-inline' data: file:\">\n<title>", f);
+	if (opt.title)
+		esc(f, opt.title);
+	else {
+		fputs("marple report: ", f);
+		esc(f, base);
+	}
+	fprintf(f, "</title>\n<style>%s</style></head>\n<body>\n<h1>", CSS);
+	if (opt.title)
+		esc(f, opt.title);
+	else {
+		fputs("marple report: ", f);
+		esc(f, base);
+	}
+	fputs("</h1>\n<table class=\"capture\">\n<tr><th>capture</th><td id=\"capture-file\">", f);
+	esc(f, name);
+	fputs("</td></tr>\n<tr><th>host</th><td id=\"capture-host\">", f);
+	/* distinct hosts and kernels, in order of appearance */
+	for (int pass = 0; pass < 2; pass++) {
+		int any = 0;
+		for (size_t i = 0; i < nsecs; i++) {
+			const char *v = pass ? secs[i].kernel : secs[i].host;
+			int seen = 0;
+			if (!v)
+				continue;
+			for (size_t j = 0; j < i; j++) {
+				const char *w = pass ? secs[j].kernel : secs[j].host;
+				if (w && !strcmp(v, w))
+					seen = 1;
+			}
+			if (seen)
+				continue;
+			if (any++)
+				fputs(", ", f);
+			esc(f, v);
+		}
+		if (!any)
+			fputs("-", f);
+		if (!pass)
+			fputs("</td></tr>\n<tr><th>kernel</th><td>", f);
+	}
+	fputs("</td></tr>\n<tr><th>started</th><td>", f);
+	esc(f, when);
+	snprintf(buf, sizeof(buf), "%.2f s", longest);
+	fprintf(f, "</td></tr>\n<tr><th>longest section</th><td>%s</td></tr>\n"
+		   "<tr><th>sections</th><td id=\"capture-sections\">%zu</td></tr>\n"
+		   "<tr><th>records</th><td>%llu</td></tr>\n",
+		longest > 0 ? buf : "-", nsecs, (unsigned long long)records);
+	if (bad_lines)
+		fprintf(f, "<tr><th>malformed lines</th><td class=\"bad\">%lu (skipped)</td></tr>\n", bad_lines);
+	fprintf(f, "<tr><th>status</th><td class=\"%s\">%s</td></tr>\n</table>\n", problems ? "bad" : "ok",
+		problems ? "some sections lost data or were cut off (see below)" : "every section complete");
+
+	fputs("<table class=\"secs\"><tr><th>#</th><th>interface</th><th>datatype</th><th class=\"num\">records</th>"
+	      "<th class=\"num\">lost</th><th class=\"num\">dropped</th><th>ended</th><th>seconds</th></tr>\n", f);
+	for (size_t i = 0; i < nsecs; i++) {
+		const struct section *s = &secs[i];
+		seconds(buf, sizeof(buf), s);
+		fprintf(f, "<tr><td>%zu</td><td><a href=\"#s%zu\">", i, i);
+		esc(f, s->interface);
+		fputs("</a></td><td>", f);
+		esc(f, s->datatype);
+		fprintf(f, "</td><td class=\"num\">%llu</td>", (unsigned long long)s->records);
+		if (s->trailer) {
+			fprintf(f, "<td class=\"num\">%lld</td><td class=\"num\">%lld</td><td>", (long long)s->lost,
+				(long long)s->dropped);
+			esc(f, s->ended);
+		} else {
+			fputs("<td class=\"num\">-</td><td class=\"num\">-</td><td class=\"bad\">no trailer", f);
+		}
+		fprintf(f, "</td><td>%s</td></tr>\n", buf);
+	}
+	fputs("</table>\n", f);
+	for (size_t i = 0; i < nsecs; i++)
+		write_section(f, i, &secs[i], a, na);
+	fputs("<p class=\"meta\">Written by marple-report. Pictures are the files beside this page; "
+	      "CPEL files open in G2, trace JSON in the Perfetto UI.</p>\n</body></html>\n", f);
+}
+
+static void parse_artifact(const char *arg, struct artifact *a)
+{
+	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	uint64_t idx;
+	char *num;
+
+	if (!c1 || !c2)
+		usage_error("'%s': want INDEX:KIND:FILE", arg);
+	num = xstrndup(arg, (size_t)(c1 - arg));
+	if (parse_u64(num, 0, 1u << 30, &idx) != 0)
+		usage_error("'%s': bad section index", arg);
+	free(num);
+	a->index = (long)idx;
+	if (!strncmp(c1 + 1, "picture:", 8))
+		a->kind = 'p';
+	else if (!strncmp(c1 + 1, "link:", 5))
+		a->kind = 'l';
+	else if (!strncmp(c1 + 1, "error:", 6))
+		a->kind = 'e';
+	else
+		usage_error("'%s': KIND must be picture, link or error", arg);
+	a->text = c2 + 1;
+	if (a->kind != 'e' && (!*a->text || a->text[0] == '/' || strstr(a->text, "..")))
+		usage_error("'%s': FILE must be a name relative to the report's folder", arg);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, 0, 'o' }, { "title", required_argument, 0, 't' },
+		{ "source", required_argument, 0, 'S' }, { "list", no_argument, 0, 'l' },
+		{ "help", no_argument, 0, 'h' },	 { 0 },
+	};
+	int c;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "o:t:lh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': opt.out = optarg; break;
+		case 't': opt.title = optarg; break;
+		case 'S': opt.source = optarg; break;
+		case 'l': opt.list = 1; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	if (optind >= argc)
+		usage_error("name the capture");
+	const char *capture = argv[optind++];
+	size_t na = (size_t)(argc - optind);
+	struct artifact *arts = xcalloc(na ? na : 1, sizeof(*arts));
+	if (opt.list && na)
+		usage_error("--list takes only the capture");
+	for (size_t i = 0; i < na; i++)
+		parse_artifact(argv[optind + i], &arts[i]);
+
+	read_capture(capture);
+	if (opt.list) {
+		list_sections();
+		close_stdout();
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < na; i++)
+		if ((size_t)arts[i].index >= nsecs)
+			fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
+
+	struct outfile *o = outfile_open(opt.out);
+	if (!o)
+		return EXIT_DATA;
+	write_report(outfile_stream(o), capture, arts, na);
+	if (outfile_commit(o) != 0)
+		return EXIT_DATA;
+	return EXIT_OK;
+}

@@ -1,0 +1,118 @@
+# marple collect with stand-in collectors (tests/driver/fake-collector):
+# concurrency into one valid file, groups, naming, refusing to overwrite,
+# failures, half-written lines, SIGINT/SIGTERM at random moments, cron.
+. "$MARPLE_TOP/tests/lib.sh"
+D="$MARPLE_TOP/tests/driver"
+mkdir -p "$T/bin" "$T/state" "$T/work"
+for n in callstack cpusched memtime ipc memleak memevents offcpu; do
+	ln -s "$D/fake-collector" "$T/bin/marple-$n"
+done
+export MARPLE_LIBEXEC="$T/bin" XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
+unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
+cd "$T/work" || exit 1
+
+sections() { marple-cat -l "$1" | tail -n +2 | awk '{print $2}' | tr '\n' ' '; }
+
+# --- concurrency: three 2-second collectors take about 2 seconds, not 6
+t0=$(date +%s)
+marple collect -t 2 -o three.marple callstack cpusched memtime > "$T/out" 2> "$T/err"; rc=$?
+el=$(( $(date +%s) - t0 ))
+check "collect: exit 0" test "$rc" -eq 0
+check "collect: nothing on stdout or stderr without a terminal" test ! -s "$T/out" -a ! -s "$T/err"
+check "collect: a bare -o name goes into marple_out/" test -f marple_out/three.marple
+check "collect: the file is a valid stream" marple-cat -q marple_out/three.marple
+check "collect: one section per collector, in order" test "$(sections marple_out/three.marple)" = "callstack cpusched memtime "
+check "collect: collectors run at the same time ($el s for 3 x 2 s)" test "$el" -le 4
+check "collect: every section has its trailer" test "$(grep -c '"trailer":1.*"ended":"duration"' marple_out/three.marple)" -eq 3
+check "collect: remembers the last file in XDG_STATE_HOME" test "$(cat "$T/state/marple/last")" = "$T/work/marple_out/three.marple"
+
+# --- default name, refusing to overwrite, -f, a path used as given
+marple collect -t 1 callstack 2> "$T/err"
+check "collect: default name marple_out/YYYY-MM-DD_HH:MM:SS.marple" \
+	sh -c 'ls marple_out | grep -Eq "^[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{2}:[0-9]{2}:[0-9]{2}(_[0-9]+)?\.marple$"'
+cp marple_out/three.marple "$T/before"
+expect_exit "collect: refuses to overwrite without -f" 1 '^marple: collect: marple_out/three.marple exists \(use -f' \
+	marple collect -t 1 -o three.marple callstack
+same "collect: the refused file is untouched" "$T/before" marple_out/three.marple
+marple collect -t 1 -f -o three.marple memtime 2> "$T/err"
+check "collect: -f overwrites" test "$(sections marple_out/three.marple)" = "memtime "
+mkdir -p "sub dir"
+marple collect -t 1 -o "sub dir/x.marple" callstack 2> "$T/err"
+check "collect: an -o path is used as given" marple-cat -q "sub dir/x.marple"
+check "collect: no temporary files are left behind" test -z "$(ls -A "sub dir" | grep -v '^x.marple$')"
+
+# --- names with spaces and shell metacharacters
+hostile='we ird;$(touch PWNED)`touch PWNED2`&|<>*?'\''"'
+mkdir -p "$hostile"
+marple collect -t 1 -o "$hostile/c ap\$x;.marple" callstack cpusched 2> "$T/err"
+check "collect: hostile directory and file names work" marple-cat -q "$hostile/c ap\$x;.marple"
+check "collect: nothing in a name is ever run" test ! -e PWNED -a ! -e PWNED2 -a ! -e "$hostile/PWNED"
+
+# --- groups from the config
+mkdir -p "$T/config/marple"
+printf '[Aliases]\n    pair: cpusched , callstack\n' > "$T/config/marple/config"
+marple collect -t 1 -o group.marple pair memtime callstack 2> "$T/err"
+check "collect: a group expands, duplicates once" test "$(sections marple_out/group.marple)" = "cpusched callstack memtime "
+check "collect: the built-in group boot exists" sh -c 'marple config | grep -q "^boot = memleak,cpusched,disklat"'
+rm -f "$T/config/marple/config"
+
+# --- unknown and unbuilt interfaces, usage errors
+expect_exit "collect: unknown interface: one line, exit 2" 2 "^marple: collect: unknown interface or group 'frobnicate'" \
+	marple collect -t 1 frobnicate
+check "collect: the unknown-interface error is one line (+ hint)" test "$(wc -l < "$T/ee.err")" -le 2
+expect_exit "collect: no interface is a usage error" 2 'name at least one' marple collect -t 1
+expect_exit "collect: bad duration is a usage error" 2 "bad duration 'ten'" marple collect -t ten callstack
+expect_exit "collect: not built here: exit 1" 1 '^marple: collect: disklat: not built here' marple collect -t 1 -o nb.marple disklat
+expect_exit "collect: -c is collect" 2 'unknown interface' marple -c -t 1 nope
+
+# --- a failing collector: the others' data is written, the status says so
+expect_exit "collect: a failing collector exits 1, named in one line" 1 '^marple: collect: ipc failed \(exit 1\): marple-ipc: not supported' \
+	marple collect -t 1 -o fail.marple callstack ipc memtime
+check "collect: the others' sections are still written" test "$(sections marple_out/fail.marple)" = "callstack memtime "
+check "collect: one line per failure" test "$(grep -c . "$T/ee.err")" -eq 1
+
+# --- a collector killed mid-line: the half line never reaches the file
+expect_exit "collect: an unfinished last line is dropped and reported" 1 'memleak: dropped an unfinished last line \(14 bytes\)' \
+	marple collect -t 1 -o half.marple callstack memleak
+check "collect: the file with the cut section is valid" marple-cat -q marple_out/half.marple
+check "collect: the cut section keeps its complete lines" test "$(grep -c '^5#leaky' marple_out/half.marple)" -eq 2
+check "collect: no half line" test "$(grep -c half marple_out/half.marple)" -eq 0
+
+# --- SIGINT and SIGTERM at random moments: the file is always complete and valid.
+# Background jobs of a script ignore SIGINT; perl restores it, as a terminal's Ctrl-C would find it.
+seed=$(date +%s); echo "# random seed $seed"
+ok=0 nofile=0 bad=''
+for r in $(seq 1 20); do
+	sig=INT; [ $((r % 4)) -eq 0 ] && sig=TERM
+	delay=$(awk -v s="$seed" -v r="$r" 'BEGIN { srand(s + r); printf "%.2f", 0.3 + rand() * 1.2 }')
+	rm -f marple_out/intr.marple
+	perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' marple collect -t 30 -o intr.marple callstack cpusched memleak memtime 2> "$T/intr.err" &
+	p=$!
+	sleep "$delay"
+	kill -"$sig" "$p"
+	wait "$p"; rc=$?
+	if [ ! -f marple_out/intr.marple ]; then
+		nofile=$((nofile + 1)); bad="$bad run$r($sig@$delay:no file,rc=$rc)"; continue
+	fi
+	if marple-cat -q marple_out/intr.marple && ! grep -q half marple_out/intr.marple &&
+		[ "$(grep -c '"ended":"signal"' marple_out/intr.marple)" -eq 3 ] && [ "$rc" -eq 1 ]; then
+		ok=$((ok + 1))
+	else
+		bad="$bad run$r($sig@$delay:rc=$rc:$(marple-cat -q marple_out/intr.marple 2>&1 | head -n 1))"
+	fi
+done
+check "collect: 20 random SIGINT/SIGTERM: every file valid, trailers say signal ($ok ok;$bad)" test "$ok" -eq 20
+
+# --- cron: no terminal, no HOME, no XDG: nothing printed, the file written
+root_last=''
+h=$(getent passwd "$(id -u)" | cut -d: -f6)
+[ -f "$h/.local/state/marple/last" ] && root_last=$(cat "$h/.local/state/marple/last")
+env -i PATH="$PATH" MARPLE_LIBEXEC="$T/bin" sh -c 'cd "$1" && marple collect -t 1 -o cron.marple callstack cpusched' sh "$T/work" \
+	< /dev/null > "$T/cron.out" 2> "$T/cron.err"; rc=$?
+check "cron: exit 0" test "$rc" -eq 0
+check "cron: prints nothing at all" test ! -s "$T/cron.out" -a ! -s "$T/cron.err"
+check "cron: the file is written" marple-cat -q marple_out/cron.marple
+if [ -n "$root_last" ]; then printf '%s\n' "$root_last" > "$h/.local/state/marple/last"; else rm -f "$h/.local/state/marple/last"; fi
+env -i PATH="$PATH" MARPLE_LIBEXEC="$T/bin" HOME=/nonexistent sh -c 'cd "$1" && marple collect -t 1 -o cron2.marple callstack' sh "$T/work" \
+	< /dev/null > "$T/cron.out" 2> "$T/cron.err"; rc=$?
+check "cron: an unusable HOME is no error either" test "$rc" -eq 0 -a ! -s "$T/cron.err"

@@ -1,0 +1,96 @@
+# marple display with stand-in renderers (tests/driver/fake-renderer): the
+# renderer chosen per section, overrides, -l, -e, the last capture, the report
+# page and its escaping, hostile file names, config errors, marple config.
+. "$MARPLE_TOP/tests/lib.sh"
+D="$MARPLE_TOP/tests/driver"
+mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
+for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
+for n in flamegraph treemap cpel eventplot trace heatmap stackplot; do ln -s "$D/fake-renderer" "$T/bin/marple-$n"; done
+export MARPLE_LIBEXEC="$T/bin" XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
+unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
+cd "$T/work" || exit 1
+
+marple collect -t 1 -o cap.marple callstack cpusched memtime memevents 2> "$T/err"
+check "display: capture for the tests" marple-cat -q marple_out/cap.marple
+
+# --- defaults: the last capture, one picture per section, index.html
+marple display > "$T/out" 2> "$T/err"; rc=$?
+R=marple_out/cap/index.html
+check "display: exit 0" test "$rc" -eq 0
+check "display: with no -i shows the last capture; prints the report's path" test "$(cat "$T/out")" = "$R"
+check "display: nothing on stderr" test ! -s "$T/err"
+check "display: stack -> flame graph with the config's colors" grep -q 'fake flamegraph --colors hot' marple_out/cap/00-callstack-flamegraph.svg
+check "display: cpusched -> CPEL (g2, track pid) ..." grep -q 'fake cpel --track pid' marple_out/cap/01-cpusched-g2.cpel
+check "display: ... and an event plot for the page" test -s marple_out/cap/01-cpusched-plot.html
+check "display: memtime -> stack plot, top 10" grep -q 'fake stackplot --top 10' marple_out/cap/02-memtime-stackplot.svg
+check "display: hostile interface name made file-name safe" test -s marple_out/cap/03-_script_alert_1___script_____x_-flamegraph.svg
+check "display: the report embeds the pictures" test "$(grep -c '<iframe class="pic"' "$R")" -eq 4
+check "display: the report links the CPEL file" grep -q 'href="01-cpusched-g2.cpel" download' "$R"
+check "display: the report escapes the interface name" grep -q '&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;' "$R"
+check "display: no raw markup from the data" test "$(grep -c '<script>alert\|<b>h&st' "$R")" -eq 0
+if command -v xmllint > /dev/null; then
+	check "display: the report parses as HTML" xmllint --html --noout "$R"
+fi
+
+# --- overrides, -e, -o, -l, the config
+marple display -i marple_out/cap.marple -o "$T/o v" -tm -tcp -hm -e 0,1 -e 2 > /dev/null 2> "$T/err"
+check "display: -tm draws stacks as tree maps (depth 25)" grep -q 'fake treemap --depth 25' "$T/o v/00-callstack-treemap.html"
+check "display: -tcp draws events as event plots only" test -s "$T/o v/01-cpusched-plot.html" -a ! -e "$T/o v/01-cpusched-g2.cpel"
+check "display: -hm draws points as heat maps" grep -q 'fake heatmap --latency --color linear' "$T/o v/02-memtime-heatmap.svg"
+check "display: -e chooses the sections" test ! -e "$T/o v/03-_script_alert_1___script_____x_-treemap.html"
+check "display: -e: the report still lists every section" grep -q 'not drawn (not selected)' "$T/o v/index.html"
+marple display -i marple_out/cap.marple -l > "$T/list"
+check "display: -l lists the sections" test "$(grep -c 'duration' "$T/list")" -eq 4
+marple -d -i marple_out/cap.marple -o "$T/dd" --trace -e 1 > /dev/null 2>&1
+check "display: -d is display; --trace writes trace JSON" test -s "$T/dd/01-cpusched-trace.json"
+
+printf '[DisplayInterfaces]\ncallstack = treemap\nmemtime: heatmap\n[treemap]\ndepth = 3\n[heatmap]\nmode = offset\ncolor = rank\nrows = 40\n' > "$T/config/marple/config"
+marple display -i marple_out/cap.marple -o "$T/cfg" -e 0,2 > /dev/null 2> "$T/err"
+check "display: [DisplayInterfaces] picks the renderer, [treemap] its depth" grep -q 'fake treemap --depth 3' "$T/cfg/00-callstack-treemap.html"
+check "display: [heatmap] settings reach the heat map" grep -q 'fake heatmap --offset --color rank --rows 40' "$T/cfg/02-memtime-heatmap.svg"
+marple config > "$T/cfgout"
+check "config: prints the effective values" grep -q '^callstack = treemap' "$T/cfgout"
+check "config: names the file it read" grep -q "^# read: $T/config/marple/config" "$T/cfgout"
+check "config: shows the built-in defaults too" grep -q '^coloring = hot' "$T/cfgout"
+rm -f "$T/config/marple/config"
+
+# --- config errors: one line naming file and line, exit 2
+C="$T/bad.conf"
+bad_config() { # NAME LINE REGEX TEXT
+	printf '%b' "$4" > "$C"
+	MARPLE_CONFIG="$C" expect_exit "config: $1" 2 "^marple: $C:$2: $3" marple config
+	check "config: $1: one line" test "$(wc -l < "$T/ee.err")" -eq 1
+}
+bad_config "unknown section" 3 'unknown section \[Nope\]' '[General]\ntime = 5\n[Nope]\n'
+bad_config "unknown key" 2 'unknown key "colour" in \[flamegraph\]' '[flamegraph]\ncolour = hot\n'
+bad_config "bad coloring" 2 'unknown flame graph coloring "rainbow"' '[flamegraph]\ncoloring = rainbow\n'
+bad_config "bad time" 2 'time must be a duration' '[General]\ntime = soon\n'
+bad_config "zero top" 2 'top must be a whole number above 0' '[stackplot]\ntop = 0\n'
+bad_config "key outside a section" 1 '"time" is outside any \[section\]' 'time = 5\n'
+bad_config "not an ini line" 2 'not a \[section\] or key = value line' '[General]\njust words\n'
+bad_config "group of unknown interface" 2 'group "g": unknown interface "cpuu"' '[Aliases]\ng = cpusched,cpuu\n'
+bad_config "unknown display" 2 'unknown display "pie"' '[DisplayInterfaces]\ncallstack = pie\n'
+bad_config "bad track" 2 'track must be pid or cpu' '[g2]\ntrack = tid\n'
+printf '# the original MARPLE config.txt, as shipped\n[General]\n    time:10\n    frequency:99\n    system_wide: -a\n[DisplayInterfaces]\n    memusage:treemap\n    ipc:plot\n[heatmap]\n    figure_size: 10.0\n[g2]\n    track: pid\n    path: ~/vpp/g2\n[Aliases]\n    boot: memleak,cpusched,disklat\n[Aggregate]\n    cpusched,ipc: plot\n' > "$C"
+MARPLE_CONFIG="$C" check "config: the original's config.txt is accepted" marple config
+MARPLE_CONFIG="$C" expect_exit "config: a bad config stops collect too" 2 '' sh -c "printf '[x]\n' > '$C'; marple collect -t 1 callstack"
+
+# --- hostile file names, as capture and as output folder
+hostile='d ir;$(touch PWNED)`touch PWNED2`&|<>'\''"'
+mkdir -p "$hostile"
+cp marple_out/cap.marple "$hostile/c a\$p;<x>.marple"
+marple display -i "$hostile/c a\$p;<x>.marple" -o "$hostile/out &;" > "$T/out" 2> "$T/err"; rc=$?
+check "display: hostile capture and folder names work" test "$rc" -eq 0 -a -s "$hostile/out &;/index.html"
+check "display: hostile names: nothing is run" test ! -e PWNED -a ! -e PWNED2
+check "display: hostile capture name escaped in the report" grep -q 'c a\$p;&lt;x&gt;.marple' "$hostile/out &;/index.html"
+
+# --- errors
+expect_exit "display: missing capture" 1 '^marple: display: cannot read /nonexistent' marple display -i /nonexistent
+expect_exit "display: unknown option" 2 "unknown option '-zz'" marple display -zz
+expect_exit "display: bad -e" 2 'section numbers' marple display -e x
+XDG_STATE_HOME="$T/empty" expect_exit "display: nothing remembered" 2 'none remembered' marple display
+rm "$T/bin/marple-flamegraph"
+marple display -i marple_out/cap.marple -o "$T/nofg" > /dev/null 2> "$T/err"; rc=$?
+check "display: a missing renderer: exit 1 ..." test "$rc" -eq 1
+check "display: ... named in one line ..." grep -q '^marple: display: section 0 (callstack): marple-flamegraph is not built here' "$T/err"
+check "display: ... and in the report, the rest still drawn" sh -c "grep -q 'could not draw this section: marple-flamegraph is not built here' '$T/nofg/index.html' && test -s '$T/nofg/02-memtime-stackplot.svg'"
