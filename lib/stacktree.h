@@ -1,0 +1,72 @@
+/* stacktree.h — call stacks merged into a tree (one node per unique path from
+ * the root), for the renderers that draw stacks: flame graphs and tree maps.
+ * Reads folded text ("stack count" or "stack count1 count2") and marple stack
+ * sections alike.
+ *
+ *   a;b;c 3 + a;b 2  ->  all(5) - a(5) - b(5) - c(3)
+ */
+#ifndef MARPLE_STACKTREE_H
+#define MARPLE_STACKTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "escape.h"
+
+#define STREE_NONE UINT32_MAX
+
+struct stree_node {
+	uint32_t name;		/* name id: stree_name() */
+	uint32_t parent;	/* STREE_NONE for the root */
+	uint32_t first, next;	/* first child, next sibling */
+	uint32_t last;		/* last child (for appending) */
+	uint32_t depth;		/* root 0 */
+	uint32_t nkids;		/* number of children */
+	double v[2];		/* weight including descendants; v[1]: second count */
+};
+
+struct stree;
+
+/* flamechart: keep children in arrival order and merge a frame only with the
+ * last child of its parent (time order), instead of merging all equal names. */
+struct stree *stree_new(int flamechart);
+void stree_free(struct stree *t);
+
+/* Add one stack (frames root first) with its weights; the root node (id 0,
+ * named "all") gets them too. */
+void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1);
+/* Same for folded text "a;b;c". */
+void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
+		      int reverse);
+
+/* Order every node's children by name (byte order), as sorted folded input gives. */
+void stree_sort_by_name(struct stree *t);
+/* The same for one node's children (renderers that visit few nodes). */
+void stree_sort_children(struct stree *t, uint32_t id);
+
+size_t stree_size(const struct stree *t);
+const struct stree_node *stree_node(const struct stree *t, uint32_t id);
+struct mstr stree_name(const struct stree *t, uint32_t name_id);
+size_t stree_names(const struct stree *t);	/* number of distinct names */
+uint32_t stree_max_depth(const struct stree *t);
+
+/* ---- reading renderer inputs ---- */
+
+struct stree_input {
+	int reverse;		/* frames leaf first */
+	double factor;		/* multiply counts (0: 1) */
+	/* results, summed over calls */
+	uint64_t stacks;	/* usable stack lines/records */
+	uint64_t bad;		/* malformed lines (each reported) */
+	int two_counts;		/* some folded line had two counts */
+	char *unit;		/* "units"."weight" of the first stream section, or NULL */
+	uint64_t reported;
+};
+
+/* Read one input operand ("-" = stdin): folded text or marple stack sections,
+ * detected from its first line.  Bad lines are reported as "prog: file:line:
+ * reason" (the first 20) and counted.  Returns 0, or -1 if the input holds
+ * sections of another datatype or cannot be read (message printed). */
+int stree_read(struct stree *t, const char *path, struct stree_input *in);
+
+#endif

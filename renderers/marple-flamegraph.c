@@ -1,0 +1,656 @@
+/* marple-flamegraph — interactive SVG flame graph from folded stacks or
+ * marple stack sections.
+ *
+ * Reads folded text ("comm;root;...;leaf count", or "stack before after" for
+ * a differential graph) or marple stack sections (files or stdin) and writes
+ * one SVG: frames merged by stack prefix, widths proportional to the count,
+ * hover for details, click to zoom, Ctrl-F to search with a regex.  The
+ * options are flamegraph.pl's, with the same names and meaning.
+ *
+ *   $ marple-fold out.perf | marple-flamegraph --title "CPU" > cpu.svg
+ *   <g><rect x="10.0" y="293" width="1180.0" height="15" fill="#e5a127"/><text x="13.0" y="304.2">bash</text></g>
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stacktree.h"
+#include "stream.h"
+#include "util.h"
+#include "xml.h"
+
+static struct {
+	const char *title, *subtitle, *fonttype, *countname, *nametype, *colors, *bgcolors;
+	const char *notes, *palfile, *out;
+	double width, frameheight, fontsize, fontwidth, minwidth, total, factor;
+	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate;
+} opt = {
+	.fonttype = "Verdana", .nametype = "Function:", .colors = "hot", .palfile = "palette.map",
+	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
+		"or \"stack count1 count2\" for a differential graph) or marple stack sections.\n"
+		"\n"
+		"  --title TEXT       title (default \"Flame Graph\", \"Icicle Graph\" with --inverted)\n"
+		"  --subtitle TEXT    second line under the title\n"
+		"  --width PX         width of the image (default 1200)\n"
+		"  --height PX        height of each frame (default 16)\n"
+		"  --minwidth N[%%]    omit frames narrower than N pixels, or N%% of the total\n"
+		"                     (default 0.1 px)\n"
+		"  --fonttype FONT    font family (default Verdana)\n"
+		"  --fontsize PT      font size (default 12)\n"
+		"  --fontwidth F      average glyph width per font size (default 0.59)\n"
+		"  --countname NAME   what counts count (default \"samples\", or the stream's unit)\n"
+		"  --nametype TEXT    label before a frame's name (default \"Function:\")\n"
+		"  --colors PALETTE   hot (default) mem io wakeup chain java js perl red green\n"
+		"                     blue aqua yellow purple orange\n"
+		"  --bgcolors COLOR   background: yellow blue green grey or #rrggbb\n"
+		"  --hash             colours from a hash of the name (same name, same colour)\n"
+		"  --random           random colours (differ between runs)\n"
+		"  --cp               consistent palette: reuse and extend palette.map\n"
+		"  --palfile FILE     the palette file for --cp (default palette.map)\n"
+		"  --reverse          reverse each stack (leaf first), e.g. for callers of a leaf\n"
+		"  --inverted         icicle graph: root at the top\n"
+		"  --flamechart       keep input order (time on the x axis), merge only neighbours\n"
+		"  --negate           swap the differential hues (red <-> blue)\n"
+		"  --notes TEXT       notes stored in the SVG (<desc>)\n"
+		"  --total N          width of the whole graph in counts (>= the sum)\n"
+		"  --factor F         multiply every count by F\n"
+		"  -o, --output FILE  write to FILE (complete or not at all)\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad input (not stacks,\n"
+		"unreadable), 2 usage error or no usable stack (an error SVG is written, as\n"
+		"flamegraph.pl does).  See marple-flamegraph(1).\n",
+		progname);
+}
+
+/* ---- colours ---- */
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+
+static double rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return (double)((x * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
+}
+
+/* A value in [0,1] from a name: early characters weigh most, so similar names
+ * get similar colours. */
+static double name_hash(const char *s, size_t n, int backwards)
+{
+	double v = 0, w = 1, max = 1;
+	int mod = 10;
+	for (size_t i = 0; i < n && mod <= 12; i++) {
+		unsigned char c = (unsigned char)s[backwards ? n - 1 - i : i];
+		v += ((double)(c % mod) / (mod - 1)) * w;
+		max += w;
+		w *= 0.7;
+		mod++;
+	}
+	return 1 - v / max;
+}
+
+static int ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static int has(const char *s, size_t n, const char *needle)
+{
+	return memmem(s, n, needle, strlen(needle)) != NULL;
+}
+
+/* The palette for one frame: the scheme itself, or one chosen by the name. */
+static const char *palette_of(const char *s, size_t n)
+{
+	const char *c = opt.colors;
+	if (strcmp(c, "java") == 0) {
+		if (ends_with(s, n, "_[j]")) return "green";
+		if (ends_with(s, n, "_[i]")) return "aqua";
+		if (ends_with(s, n, "_[k]")) return "orange";
+		if (has(s, n, "::") || (n && s[0] == '-')) return "yellow";
+		if (memchr(s, '/', n) || (memchr(s, '.', n) && !memchr(s, '(', n))) return "green";
+		return "red";
+	}
+	if (strcmp(c, "js") == 0) {
+		if (ends_with(s, n, "_[j]")) return "green";
+		if (ends_with(s, n, "_[i]")) return "aqua";
+		if (ends_with(s, n, "_[k]")) return "orange";
+		if (memchr(s, '/', n) || has(s, n, ".js")) return "green";
+		if (has(s, n, "::")) return "yellow";
+		if (memchr(s, ':', n)) return "aqua";
+		return "red";
+	}
+	if (strcmp(c, "perl") == 0) {
+		if (has(s, n, "::")) return "yellow";
+		if (has(s, n, "Perl") || has(s, n, ".pl")) return "green";
+		if (memchr(s, ':', n)) return "aqua";
+		return "red";
+	}
+	if (strcmp(c, "wakeup") == 0)
+		return "aqua";
+	if (strcmp(c, "chain") == 0)
+		return ends_with(s, n, "_[w]") ? "aqua" : "blue";
+	return c;
+}
+
+static void color_of(const char *s, size_t n, int rgb[3])
+{
+	double v1, v2, v3;
+	if (opt.hash) {
+		v1 = name_hash(s, n, 0);
+		v2 = v3 = name_hash(s, n, 1);
+	} else {
+		v1 = rnd();
+		v2 = rnd();
+		v3 = rnd();
+	}
+	const char *p = palette_of(s, n);
+	int r = 0, g = 0, b = 0;
+	if (strcmp(p, "hot") == 0) {
+		r = 205 + (int)(50 * v3); g = (int)(230 * v1); b = (int)(55 * v2);
+	} else if (strcmp(p, "mem") == 0) {
+		r = 0; g = 190 + (int)(50 * v2); b = (int)(210 * v1);
+	} else if (strcmp(p, "io") == 0) {
+		r = 80 + (int)(60 * v1); g = r; b = 190 + (int)(55 * v2);
+	} else if (strcmp(p, "red") == 0) {
+		r = 200 + (int)(55 * v1); g = 50 + (int)(80 * v1); b = g;
+	} else if (strcmp(p, "green") == 0) {
+		g = 200 + (int)(55 * v1); r = 50 + (int)(60 * v1); b = r;
+	} else if (strcmp(p, "blue") == 0) {
+		b = 205 + (int)(50 * v1); r = 80 + (int)(60 * v1); g = r;
+	} else if (strcmp(p, "yellow") == 0) {
+		r = 175 + (int)(55 * v1); g = r; b = 50 + (int)(20 * v1);
+	} else if (strcmp(p, "purple") == 0) {
+		r = 190 + (int)(65 * v1); g = 80 + (int)(60 * v1); b = r;
+	} else if (strcmp(p, "aqua") == 0) {
+		r = 50 + (int)(60 * v1); g = 165 + (int)(55 * v1); b = g;
+	} else if (strcmp(p, "orange") == 0) {
+		r = 190 + (int)(65 * v1); g = 90 + (int)(65 * v1); b = 0;
+	}
+	rgb[0] = r;
+	rgb[1] = g;
+	rgb[2] = b;
+}
+
+static const char *const palettes[] = { "hot", "mem", "io", "wakeup", "chain", "java", "js", "perl",
+					"red", "green", "blue", "aqua", "yellow", "purple", "orange", NULL };
+
+/* ---- consistent palette (--cp): "name->rgb(r,g,b)" lines ---- */
+
+struct palent {
+	char *name;
+	size_t len;
+	int rgb[3];
+};
+static struct palent *pal;
+static size_t npal, palcap;
+
+static void pal_load(void)
+{
+	FILE *f = fopen(opt.palfile, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long ln = 0;
+	if (!f)
+		return;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		ln++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		char *arrow = NULL;
+		for (char *q = line; (q = strstr(q, "->rgb(")); q++)
+			arrow = q;
+		int r, g, b;
+		if (!arrow || sscanf(arrow, "->rgb(%d,%d,%d)", &r, &g, &b) != 3) {
+			warn_at(opt.palfile, ln, "not a palette line (name->rgb(r,g,b))");
+			continue;
+		}
+		pal = xgrow(pal, &palcap, npal + 1, sizeof(*pal));
+		pal[npal++] = (struct palent){ xstrndup(line, (size_t)(arrow - line)), (size_t)(arrow - line),
+					       { r & 255, g & 255, b & 255 } };
+	}
+	free(line);
+	fclose(f);
+}
+
+static int pal_find(const char *s, size_t n, int rgb[3])
+{
+	for (size_t i = 0; i < npal; i++)
+		if (pal[i].len == n && memcmp(pal[i].name, s, n) == 0) {
+			memcpy(rgb, pal[i].rgb, sizeof(pal[i].rgb));
+			return 1;
+		}
+	return 0;
+}
+
+static int cmp_pal(const void *a, const void *b)
+{
+	return strcmp(((const struct palent *)a)->name, ((const struct palent *)b)->name);
+}
+
+static void pal_save(void)
+{
+	qsort(pal, npal, sizeof(*pal), cmp_pal);
+	struct outfile *o = outfile_open(opt.palfile);
+	FILE *f = outfile_stream(o);
+	for (size_t i = 0; i < npal; i++) {
+		/* names with newlines cannot be stored in this line format */
+		if (memchr(pal[i].name, '\n', pal[i].len))
+			continue;
+		fprintf(f, "%s->rgb(%d,%d,%d)\n", pal[i].name, pal[i].rgb[0], pal[i].rgb[1], pal[i].rgb[2]);
+	}
+	outfile_commit(o);
+}
+
+/* ---- drawing ---- */
+
+struct frame {
+	uint32_t node;
+	double start;		/* in counts from the left */
+};
+
+static void put_num(FILE *f, double v)
+{
+	if (v == floor(v) && fabs(v) < 9e15)
+		fprintf(f, "%.0f", v);
+	else
+		write_double(f, v);
+}
+
+/* Label that fits w pixels: the name, or its start and "..", or nothing. */
+static size_t fit(const char *s, size_t n, double w, int *dots)
+{
+	double cw = opt.fontsize * opt.fontwidth;
+	size_t chars = (size_t)(w / cw);
+	*dots = 0;
+	if (chars < 3)
+		return 0;
+	if (n <= chars)
+		return n;
+	*dots = 1;
+	size_t k = chars - 2;
+	/* do not cut a UTF-8 sequence */
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	return k;
+}
+
+/* Name as shown: without a trailing _[k] _[j] _[i] _[w] annotation. */
+static size_t shown_len(const char *s, size_t n)
+{
+	if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && strchr("kjiw", s[n - 2]))
+		return n - 4;
+	return n;
+}
+
+static void error_svg(FILE *f, const char *msg)
+{
+	double h = opt.fontsize * 5;
+	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		   "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		   "xmlns=\"http://www.w3.org/2000/svg\">\n"
+		   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.1f\" font-family=\"",
+		opt.width, h, opt.width, h, opt.width / 2, opt.fontsize * 2, opt.fontsize + 2);
+	xml_escape_cstr(f, opt.fonttype);
+	fputs("\">", f);
+	xml_escape_cstr(f, msg);
+	fputs("</text>\n</svg>\n", f);
+}
+
+static const char js_code[] =
+#include "flamegraph.js.h"
+	;
+
+static void draw(FILE *f, struct stree *t, int diff, const char *countname)
+{
+	int wi = diff ? 1 : 0;	/* width from the second count in a differential graph */
+	const struct stree_node *root = stree_node(t, 0);
+	double sum = root->v[wi];
+	double timemax = opt.total > sum ? opt.total : sum;
+	double xpad = 10, fh = opt.frameheight, fs = opt.fontsize;
+	double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = opt.subtitle ? fs * 2 : 0;
+	double W = opt.width, widthper = (W - 2 * xpad) / timemax;
+	double minw = opt.minwidth_pct ? timemax * opt.minwidth / 100 : opt.minwidth / widthper;
+
+	/* Pre-order walk, omitting frames narrower than minwidth. */
+	struct frame *fr = NULL, *stack = NULL;
+	size_t nfr = 0, frcap = 0, sp = 0, stcap = 0;
+	uint32_t maxd = 0;
+	stack = xgrow(stack, &stcap, 1, sizeof(*stack));
+	stack[sp++] = (struct frame){ 0, 0 };
+	while (sp) {
+		struct frame cur = stack[--sp];
+		const struct stree_node *nd = stree_node(t, cur.node);
+		if (nd->v[wi] < minw && cur.node != 0)
+			continue;
+		fr = xgrow(fr, &frcap, nfr + 1, sizeof(*fr));
+		fr[nfr++] = cur;
+		if (nd->depth > maxd)
+			maxd = nd->depth;
+		if (!opt.flamechart)
+			stree_sort_children(t, cur.node);
+		/* children pushed in reverse so that the first is drawn first */
+		size_t k = 0;
+		double x = cur.start;
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
+			k++;
+		stack = xgrow(stack, &stcap, sp + k, sizeof(*stack));
+		size_t base = sp;
+		sp += k;
+		size_t i = 0;
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next) {
+			stack[base + k - 1 - i] = (struct frame){ c, x };
+			x += stree_node(t, c)->v[wi];
+			i++;
+		}
+	}
+	free(stack);
+
+	double H = (maxd + 1) * fh + ypad1 + ypad2 + ypad3;
+	const char *title = opt.title ? opt.title
+				      : opt.flamechart ? "Flame Chart" : opt.inverted ? "Icicle Graph" : "Flame Graph";
+	const char *bg = opt.bgcolors;
+	if (!bg)
+		bg = strcmp(opt.colors, "mem") == 0 ? "green"
+		     : (!strcmp(opt.colors, "io") || !strcmp(opt.colors, "wakeup") || !strcmp(opt.colors, "chain")) ? "blue"
+		     : "yellow";
+	const char *g1 = NULL, *g2 = NULL;
+	if (!strcmp(bg, "yellow")) g1 = "#eeeeee", g2 = "#eeeeb0";
+	else if (!strcmp(bg, "blue")) g1 = "#eeeeee", g2 = "#e0e0ff";
+	else if (!strcmp(bg, "green")) g1 = "#eef2ee", g2 = "#e0ffe0";
+	else if (!strcmp(bg, "grey")) g1 = "#f8f8f8", g2 = "#e8e8e8";
+
+	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		   "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		   "xmlns=\"http://www.w3.org/2000/svg\" font-size=\"%g\" font-family=\"",
+		W, H, W, H, fs);
+	xml_escape_cstr(f, opt.fonttype);
+	fputs("\">\n", f);
+	if (opt.notes) {
+		fputs("<desc>", f);
+		xml_escape_cstr(f, opt.notes);
+		fputs("</desc>\n", f);
+	}
+	fputs("<style>\n"
+	      "#frames rect{rx:2px;ry:2px}\n"
+	      "#frames g{cursor:pointer}\n"
+	      "#frames g:hover rect{stroke:#000;stroke-width:.5}\n"
+	      "#frames text{pointer-events:none}\n"
+	      ".h{display:none}\n"
+	      ".p rect{opacity:.5}\n"
+	      "#title{text-anchor:middle;font-size:1.4em}\n"
+	      "#subtitle{text-anchor:middle;fill:#a0a0a0}\n"
+	      "#unzoom,#search,#ic{cursor:pointer}\n"
+	      "#search,#matched{text-anchor:end}\n"
+	      "#ic.on{fill:#000}#ic{fill:#aaa}\n"
+	      "</style>\n", f);
+	if (g1)
+		fprintf(f, "<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\"><stop stop-color=\"%s\" offset=\"5%%\"/>"
+			   "<stop stop-color=\"%s\" offset=\"95%%\"/></linearGradient></defs>\n"
+			   "<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n", g1, g2);
+	else {
+		fputs("<rect width=\"100%\" height=\"100%\" fill=\"", f);
+		xml_escape_cstr(f, bg);
+		fputs("\"/>\n", f);
+	}
+	fprintf(f, "<text id=\"title\" x=\"%.1f\" y=\"%.0f\">", W / 2, fs * 2);
+	xml_escape_cstr(f, title);
+	fputs("</text>\n", f);
+	if (opt.subtitle) {
+		fprintf(f, "<text id=\"subtitle\" x=\"%.1f\" y=\"%.0f\">", W / 2, fs * 4);
+		xml_escape_cstr(f, opt.subtitle);
+		fputs("</text>\n", f);
+	}
+	fprintf(f, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n", xpad, H - ypad2 / 2);
+	fprintf(f, "<text id=\"unzoom\" class=\"h\" x=\"%.0f\" y=\"%.0f\">Reset Zoom</text>\n", xpad, fs * 2);
+	fprintf(f, "<text id=\"search\" x=\"%.0f\" y=\"%.0f\">Search</text>\n", W - xpad - 30, fs * 2);
+	fprintf(f, "<text id=\"ic\" x=\"%.0f\" y=\"%.0f\">ic</text>\n", W - xpad - 16, fs * 2);
+	fprintf(f, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"> </text>\n", W - xpad, H - ypad2 / 2);
+
+	/* Name table: only names that are drawn, in first-drawn order. */
+	size_t nn = stree_names(t);
+	uint32_t *out_id = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	memset(out_id, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t *order = xmalloc((nfr + 1) * sizeof(uint32_t));
+	uint32_t nout = 0;
+	double maxdelta = 0;
+	for (size_t i = 0; i < nfr; i++) {
+		const struct stree_node *nd = stree_node(t, fr[i].node);
+		if (out_id[nd->name] == STREE_NONE) {
+			order[nout] = nd->name;
+			out_id[nd->name] = nout++;
+		}
+		if (diff && i > 0) {
+			double d = fabs(nd->v[1] - nd->v[0]);
+			if (d > maxdelta)
+				maxdelta = d;
+		}
+	}
+
+	if (opt.random)
+		rng_state ^= (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	if (opt.cp)
+		pal_load();
+
+	fputs("<g id=\"frames\">\n", f);
+	for (size_t i = 0; i < nfr; i++) {
+		const struct stree_node *nd = stree_node(t, fr[i].node);
+		struct mstr name = stree_name(t, nd->name);
+		double x1 = xpad + fr[i].start * widthper, w = nd->v[wi] * widthper;
+		double y = opt.inverted ? ypad1 + ypad3 + nd->depth * fh : H - ypad2 - (nd->depth + 1) * fh;
+		int rgb[3];
+		if (i == 0) {
+			rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
+		} else if (diff) {
+			double delta = nd->v[1] - nd->v[0];
+			if (opt.negate)
+				delta = -delta;
+			int v = maxdelta > 0 ? (int)(210 * (maxdelta - fabs(delta)) / maxdelta) : 210;
+			if (delta > 0)
+				rgb[0] = 255, rgb[1] = rgb[2] = v;
+			else if (delta < 0)
+				rgb[2] = 255, rgb[0] = rgb[1] = v;
+			else
+				rgb[0] = rgb[1] = rgb[2] = 250;
+		} else if (opt.cp && pal_find(name.s, name.len, rgb)) {
+		} else {
+			color_of(name.s, name.len, rgb);
+			if (opt.cp) {
+				pal = xgrow(pal, &palcap, npal + 1, sizeof(*pal));
+				pal[npal++] = (struct palent){ xstrndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
+			}
+		}
+		fprintf(f, "<g><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"#%02x%02x%02x\"/>",
+			x1, y, w, fh - 1, rgb[0], rgb[1], rgb[2]);
+		int dots;
+		size_t sl = shown_len(name.s, name.len);
+		size_t k = fit(name.s, sl, w, &dots);
+		if (k || dots) {
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x1 + 3, y + fh / 2 + fs * 0.35);
+			xml_escape_write(f, name.s, k);
+			if (dots)
+				fputs("..", f);
+			fputs("</text>", f);
+		}
+		fputs("</g>\n", f);
+	}
+	fputs("</g>\n<script><![CDATA[\n", f);
+	/* Data for the script: names, then per frame name, depth, start, count[, delta]. */
+	fputs("var N=[", f);
+	for (uint32_t i = 0; i < nout; i++) {
+		struct mstr name = stree_name(t, order[i]);
+		if (i)
+			fputc(',', f);
+		js_string_write(f, name.s, shown_len(name.s, name.len));
+	}
+	fputs("];\nvar D=[", f);
+	for (size_t i = 0; i < nfr; i++) {
+		const struct stree_node *nd = stree_node(t, fr[i].node);
+		if (i)
+			fputc(',', f);
+		fprintf(f, "%u,%u,", out_id[nd->name], nd->depth);
+		put_num(f, fr[i].start);
+		fputc(',', f);
+		put_num(f, nd->v[wi]);
+		if (diff) {
+			fputc(',', f);
+			put_num(f, opt.negate ? nd->v[0] - nd->v[1] : nd->v[1] - nd->v[0]);
+		}
+		if (i % 16 == 15)
+			fputc('\n', f);
+	}
+	fputs("];\nvar C={", f);
+	fprintf(f, "W:%.0f,XP:%.0f,FS:%g,FW:%g,FH:%g,T:", W, xpad, fs, opt.fontwidth, fh);
+	put_num(f, timemax);
+	fprintf(f, ",K:%d,countname:", diff ? 5 : 4);
+	js_string_cstr(f, countname);
+	fputs(",nametype:", f);
+	js_string_cstr(f, opt.nametype);
+	fputs("};\n", f);
+	fputs(js_code, f);
+	fputs("]]></script>\n</svg>\n", f);
+	free(fr);
+	free(out_id);
+	free(order);
+	if (opt.cp)
+		pal_save();
+}
+
+static const char *check_choice(const char *opt_name, const char *v, const char *const *choices)
+{
+	for (size_t i = 0; choices[i]; i++)
+		if (strcmp(v, choices[i]) == 0)
+			return v;
+	usage_error("%s: unknown value '%s'", opt_name, v);
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE, O_FONTSIZE, O_FONTWIDTH,
+		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_RANDOM, O_CP, O_PALFILE, O_REVERSE,
+		O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR,
+	};
+	static const struct option longopts[] = {
+		{ "title", required_argument, 0, O_TITLE },
+		{ "subtitle", required_argument, 0, O_SUBTITLE },
+		{ "width", required_argument, 0, O_WIDTH },
+		{ "height", required_argument, 0, O_HEIGHT },
+		{ "minwidth", required_argument, 0, O_MINWIDTH },
+		{ "fonttype", required_argument, 0, O_FONTTYPE },
+		{ "fontsize", required_argument, 0, O_FONTSIZE },
+		{ "fontwidth", required_argument, 0, O_FONTWIDTH },
+		{ "countname", required_argument, 0, O_COUNTNAME },
+		{ "nametype", required_argument, 0, O_NAMETYPE },
+		{ "colors", required_argument, 0, O_COLORS },
+		{ "bgcolors", required_argument, 0, O_BGCOLORS },
+		{ "hash", no_argument, 0, O_HASH },
+		{ "random", no_argument, 0, O_RANDOM },
+		{ "cp", no_argument, 0, O_CP },
+		{ "palfile", required_argument, 0, O_PALFILE },
+		{ "reverse", no_argument, 0, O_REVERSE },
+		{ "inverted", no_argument, 0, O_INVERTED },
+		{ "flamechart", no_argument, 0, O_FLAMECHART },
+		{ "negate", no_argument, 0, O_NEGATE },
+		{ "notes", required_argument, 0, O_NOTES },
+		{ "total", required_argument, 0, O_TOTAL },
+		{ "factor", required_argument, 0, O_FACTOR },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	static const char *const bgs[] = { "yellow", "blue", "green", "grey", NULL };
+	int ch;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_TITLE: opt.title = optarg; break;
+		case O_SUBTITLE: opt.subtitle = optarg; break;
+		case O_WIDTH: opt.width = opt_double("--width", optarg, 100, 1e6); break;
+		case O_HEIGHT: opt.frameheight = opt_double("--height", optarg, 2, 1000); break;
+		case O_MINWIDTH: {
+			size_t l = strlen(optarg);
+			char buf[64];
+			opt.minwidth_pct = l > 0 && optarg[l - 1] == '%';
+			snprintf(buf, sizeof(buf), "%.*s", (int)(l - (size_t)opt.minwidth_pct), optarg);
+			opt.minwidth = opt_double("--minwidth", buf, 0, opt.minwidth_pct ? 100 : 1e6);
+			break;
+		}
+		case O_FONTTYPE: opt.fonttype = optarg; break;
+		case O_FONTSIZE: opt.fontsize = opt_double("--fontsize", optarg, 1, 200); break;
+		case O_FONTWIDTH: opt.fontwidth = opt_double("--fontwidth", optarg, 0.05, 5); break;
+		case O_COUNTNAME: opt.countname = optarg; break;
+		case O_NAMETYPE: opt.nametype = optarg; break;
+		case O_COLORS: opt.colors = check_choice("--colors", optarg, palettes); break;
+		case O_BGCOLORS:
+			if (optarg[0] == '#') {
+				size_t l = strlen(optarg);
+				if ((l != 4 && l != 7) || strspn(optarg + 1, "0123456789abcdefABCDEF") != l - 1)
+					usage_error("--bgcolors: '%s' is not #rgb or #rrggbb", optarg);
+				opt.bgcolors = optarg;
+			} else
+				opt.bgcolors = check_choice("--bgcolors", optarg, bgs);
+			break;
+		case O_HASH: opt.hash = 1; break;
+		case O_RANDOM: opt.random = 1; break;
+		case O_CP: opt.cp = 1; break;
+		case O_PALFILE: opt.palfile = optarg; break;
+		case O_REVERSE: opt.reverse = 1; break;
+		case O_INVERTED: opt.inverted = 1; break;
+		case O_FLAMECHART: opt.flamechart = 1; break;
+		case O_NEGATE: opt.negate = 1; break;
+		case O_NOTES: opt.notes = optarg; break;
+		case O_TOTAL: opt.total = opt_double("--total", optarg, 0, 1e300); break;
+		case O_FACTOR: opt.factor = opt_double("--factor", optarg, 1e-300, 1e300); break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+
+	struct stree *t = stree_new(opt.flamechart);
+	struct stree_input in = { .reverse = opt.reverse, .factor = opt.factor };
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+
+	for (int i = 0; i < nfiles; i++)
+		if (stree_read(t, files[i], &in) < 0)
+			return EXIT_DATA;
+	if (in.bad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
+			in.bad > 20 ? " (only the first 20 shown)" : "");
+
+	struct outfile *o = outfile_open(opt.out);
+	FILE *f = outfile_stream(o);
+	int diff = in.two_counts;
+	int wi = diff ? 1 : 0;
+	if (in.stacks == 0 || stree_node(t, 0)->v[wi] <= 0) {
+		warnmsg("no valid input: no stack with a count above zero");
+		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
+		outfile_commit(o);
+		return EXIT_USAGE;
+	}
+	draw(f, t, diff, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
+	if (outfile_commit(o) < 0)
+		return EXIT_DATA;
+	stree_free(t);
+	return EXIT_OK;
+}

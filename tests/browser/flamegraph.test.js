@@ -1,0 +1,132 @@
+// flamegraph.test.js — marple-flamegraph's SVG in Chromium: loads with no
+// error and no network, hover shows details, a click zooms (ancestors stay,
+// others hide, labels re-fit), reset, regex search (Ctrl-F) with the matched
+// percentage counted once for nested matches, case toggle, and the time to
+// load, zoom and search a graph of more than 50,000 frames.
+'use strict';
+const { launch, open, pass, fail, check, run, BIN, TOP } = require('./lib.js');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marple-fg-'));
+const conf = path.join(TOP, '..', 'shared', 'conformance', 'stackcollapse-perf', 'input');
+
+function sh(prog, args, input) {
+  return execFileSync(path.join(BIN, prog), args, { input, maxBuffer: 1 << 28 }).toString();
+}
+
+// Matched share of a regex computed from folded text: a stack counts once if
+// any of its frames (not the root) matches.
+function expectedPct(folded, re) {
+  let tot = 0, m = 0;
+  for (const line of folded.split('\n')) {
+    const k = line.lastIndexOf(' ');
+    if (k < 0) continue;
+    const c = +line.slice(k + 1);
+    tot += c;
+    if (line.slice(0, k).split(';').some(f => re.test(f.replace(/_\[[kjiw]\]$/, '')))) m += c;
+  }
+  return 100 * m / tot;
+}
+
+run('flamegraph', async () => {
+  const folded = sh('marple-fold', ['--all', path.join(conf, 'perf-java-stacks-01.txt')]);
+  const svg = path.join(dir, 'java.svg');
+  fs.writeFileSync(svg, sh('marple-flamegraph', ['--minwidth', '0', '--title', 'Java <test>'], folded));
+  const browser = await launch();
+  try {
+    const page = await open(browser, svg);
+    check('flamegraph: loads without script errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    check('flamegraph: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    check('flamegraph: escaped title shown', (await page.textContent('#title')) === 'Java <test>');
+
+    const target = 'sys_write';
+    const i = await page.evaluate(n => window.marple.find(n), target);
+    check('flamegraph: frame found', i > 0, 'no frame ' + target);
+    const frame = page.locator('#frames > g').nth(i);
+    const before = +(await frame.locator('rect').getAttribute('width'));
+    await frame.locator('rect').hover();
+    const det = await page.textContent('#details');
+    check('flamegraph: hover shows name, count and percentage', /^Function: sys_write \([\d,]+ samples, [\d.]+%\)$/.test(det), det);
+
+    await frame.locator('rect').click({ force: true });
+    const after = +(await frame.locator('rect').getAttribute('width'));
+    const x = +(await frame.locator('rect').getAttribute('x'));
+    check('flamegraph: click zooms the frame to full width', Math.abs(after - 1180) < 0.2 && Math.abs(x - 10) < 0.2 && before < 1180,
+      `width ${before} -> ${after}, x ${x}`);
+    const st = await page.evaluate(i => {
+      const g = document.getElementById('frames').children;
+      let hidden = 0, parents = 0, shown = 0;
+      for (const e of g) { const c = e.getAttribute('class') || ''; if (c === 'h') hidden++; else if (c === 'p') parents++; else shown++; }
+      return { hidden, parents, shown, unzoom: document.getElementById('unzoom').getAttribute('class') };
+    }, i);
+    check('flamegraph: zoom keeps ancestors and hides the rest', st.parents >= 3 && st.hidden > 0 && st.shown > 0, JSON.stringify(st));
+    check('flamegraph: reset zoom appears', st.unzoom === '', JSON.stringify(st));
+    const labelled = await frame.locator('text').textContent();
+    check('flamegraph: label re-fits after zoom', labelled === 'sys_write', labelled);
+    await page.click('#unzoom');
+    const reset = +(await frame.locator('rect').getAttribute('width'));
+    check('flamegraph: reset restores widths', Math.abs(reset - before) < 0.11, `${before} vs ${reset}`);
+
+    // Search with nested matches (sys_write inside system_call_fastpath ...).
+    const re = 'sys_|write';
+    await page.keyboard.press('Control+f');
+    await page.keyboard.type(re);
+    await page.keyboard.press('Enter');
+    const got = await page.evaluate(() => window.marpleMatched);
+    const want = expectedPct(folded, new RegExp(re));
+    check('flamegraph: Ctrl-F search, matched % counts nested matches once', got !== null && Math.abs(got - want) < 0.01,
+      `got ${got}, want ${want.toFixed(3)}`);
+    const mt = await page.textContent('#matched');
+    check('flamegraph: matched percentage shown', mt === 'Matched: ' + want.toFixed(1) + '%', mt);
+    const pink = await page.locator('#frames rect[fill="#e600e6"]').count();
+    check('flamegraph: matches highlighted', pink > 3, String(pink));
+    await page.click('#search');  // "Reset Search"
+    check('flamegraph: reset search', (await page.evaluate(() => window.marpleMatched)) === null);
+
+    await page.evaluate(() => window.marple.search('SYS_WRITE'));
+    const none = await page.evaluate(() => window.marpleMatched);
+    await page.click('#ic');
+    const icase = await page.evaluate(() => window.marpleMatched);
+    const wantic = expectedPct(folded, /sys_write/i);
+    check('flamegraph: case toggle', none === 0 && Math.abs(icase - wantic) < 0.01, `${none} ${icase} ${wantic}`);
+
+    // Zoomed search: percentage of the zoomed frame.
+    await page.evaluate(() => { window.marple.ignorecase(); window.marple.search(''); });
+    const j = await page.evaluate(() => window.marple.find('ab'));
+    await page.locator('#frames > g').nth(j).locator('rect').click({ force: true });
+    await page.evaluate(() => window.marple.search('.'));
+    const full = await page.evaluate(() => window.marpleMatched);
+    check('flamegraph: search inside a zoom is relative to the zoomed frame', Math.abs(full - 100) < 0.01, String(full));
+    check('flamegraph: no script errors after interaction', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    await page.close();
+
+    // A big graph: >= 50,000 drawn frames.
+    let big = '';
+    for (let k = 0; k < 60000; k++)
+      big += `app;mod${k % 20};svc${k % 400};handler${k % 3000};leaf${k} ${1 + (k % 7)}\n`;
+    const bigsvg = path.join(dir, 'big.svg');
+    fs.writeFileSync(bigsvg, sh('marple-flamegraph', ['--minwidth', '0'], big));
+    const p2 = await open(browser, bigsvg);
+    const nframes = await p2.evaluate(() => window.marple.frames);
+    check('flamegraph: big graph has >= 50,000 frames', nframes >= 50000, String(nframes));
+    const tz = await p2.evaluate(() => {
+      const t0 = performance.now(); window.marple.zoom(window.marple.find('mod3'));
+      const t1 = performance.now(); window.marple.zoom(0);
+      const t2 = performance.now(); window.marple.search('handler1[0-9]*$');
+      const t3 = performance.now();
+      return [t1 - t0, t2 - t1, t3 - t2];
+    });
+    // include a layout/paint after the last change
+    const tp = await p2.evaluate(() => new Promise(r => { const t = performance.now(); requestAnimationFrame(() => r(performance.now() - t)); }));
+    console.log(`# flamegraph in chromium, ${nframes} frames: load ${p2.marpleLoadMs} ms, zoom ${tz[0].toFixed(0)} ms, unzoom ${tz[1].toFixed(0)} ms, search ${tz[2].toFixed(0)} ms, next frame ${tp.toFixed(0)} ms`);
+    check('flamegraph: big graph loads, zooms and searches without a stall (< 1 s each)',
+      p2.marpleLoadMs < 5000 && tz.every(v => v < 1000), `load ${p2.marpleLoadMs} ${tz}`);
+    check('flamegraph: big graph without errors', p2.marpleErrors.length === 0, p2.marpleErrors.join('; '));
+  } finally {
+    await browser.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

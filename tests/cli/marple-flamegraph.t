@@ -1,0 +1,34 @@
+# marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
+. "$MARPLE_TOP/tests/lib.sh"
+G="$MARPLE_TOP/tests/flamegraph"
+
+marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
+check "flamegraph: empty input exits 2 (as flamegraph.pl)" test $rc -eq 2
+check "flamegraph: empty input gives an error SVG" grep -q 'ERROR: No valid input' "$T/e.svg"
+check "flamegraph: error SVG is well-formed" xmllint --noout "$T/e.svg"
+check "flamegraph: empty input explained on stderr" grep -q 'no valid input' "$T/e.err"
+printf 'junk\nmore junk\n' | expect_exit "flamegraph: unusable input exits 2" 2 '<stdin>:1: no count' marple-flamegraph
+printf 'a;b 3\nbad line\na;c 2\n' > "$T/bad"
+marple-flamegraph "$T/bad" > "$T/bad.svg" 2> "$T/bad.err"; rc=$?
+check "flamegraph: bad line skipped, exit 0" test $rc -eq 0
+check "flamegraph: bad line named with its line number" grep -q "^marple-flamegraph: $T/bad:2: " "$T/bad.err"
+check "flamegraph: bad lines counted" grep -q '1 malformed line skipped' "$T/bad.err"
+expect_exit "flamegraph: event section is rejected" 1 'holds event data, not stacks' marple-flamegraph "$DATA/sample.marple"
+marple-cat -s 0 "$DATA/sample.marple" | marple-flamegraph > "$T/s.svg"
+check "flamegraph: stack section drawn" grep -q '>_PyEval_EvalFrameDefault<' "$T/s.svg"
+expect_exit "flamegraph: unknown palette is a usage error" 2 'colors' marple-flamegraph --colors pink "$G/basic.in"
+expect_exit "flamegraph: bad width" 2 'width' marple-flamegraph --width abc "$G/basic.in"
+expect_exit "flamegraph: bad minwidth" 2 'minwidth' marple-flamegraph --minwidth 5x "$G/basic.in"
+expect_exit "flamegraph: bad bgcolors" 2 'bgcolors' marple-flamegraph --bgcolors '#zz' "$G/basic.in"
+expect_exit "flamegraph: missing file" 1 '/nonexistent' marple-flamegraph /nonexistent
+marple-flamegraph -o "$T/o.svg" "$G/basic.in" && same "flamegraph -o FILE" "$G/basic.out" "$T/o.svg"
+marple-flamegraph --minwidth 50% "$G/basic.in" > "$T/m.svg"
+check "flamegraph --minwidth %: narrow frames omitted" test "$(grep -c '^<g><rect' "$T/m.svg")" -lt "$(grep -c '^<g><rect' "$G/basic.out")"
+(cd "$T" && marple-flamegraph --cp "$G/basic.in" > cp1.svg && marple-flamegraph --cp --hash "$G/basic.in" > cp2.svg)
+check "flamegraph --cp: palette.map written" grep -q '^waitpid->rgb(' "$T/palette.map"
+check "flamegraph --cp: colours reused on the next run" cmp -s "$T/cp1.svg" "$T/cp2.svg"
+marple-flamegraph --random "$G/basic.in" > "$T/r.svg"
+check "flamegraph --random: still well-formed" xmllint --noout "$T/r.svg"
+if [ -w /dev/full ]; then
+	expect_exit "flamegraph: full disk is a write error" 1 'write error' sh -c "marple-flamegraph '$G/basic.in' > /dev/full"
+fi
