@@ -381,6 +381,8 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		   "xmlns=\"http://www.w3.org/2000/svg\" font-size=\"%g\" font-family=\"",
 		W, H, W, H, fs);
 	xml_escape_cstr(f, opt.fonttype);
+	if (!strchr(opt.fonttype, ','))
+		fputs(",sans-serif", f);
 	fputs("\">\n", f);
 	if (opt.notes) {
 		fputs("<desc>", f);

@@ -1,0 +1,196 @@
+/* marple-treemap — a squarified tree map of stack data, as one HTML file.
+ *
+ * Reads marple stack sections or folded text (files or stdin) — CPU samples,
+ * allocated bytes, anything with a weight — and writes one self-contained HTML
+ * page: the children of one frame at a time as rectangles with areas
+ * proportional to their weight; click to go down, the breadcrumb to go up,
+ * hover for name, weight and share of the parent and of the total.
+ *
+ *   $ marple-mallocstacks 10 | marple-treemap --title "Allocations" > mem.html
+ *   var D=[0,-1,4196,1,0,4196,...];   (name, parent, weight per node)
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacktree.h"
+#include "stream.h"
+#include "util.h"
+#include "xml.h"
+
+static struct {
+	const char *title, *countname, *out;
+	uint64_t depth;
+	double minshare;	/* percent of the total below which nodes are left out */
+	int reverse;
+} opt = { .title = "Tree Map", .depth = UINT32_MAX, .minshare = 0.001 };
+
+static const char js_code[] =
+#include "treemap.js.h"
+	;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"Draw stack data (marple stack sections or folded text) as a squarified tree\n"
+		"map in one self-contained HTML page: one level at a time, click to drill\n"
+		"down, breadcrumb to go back up.\n"
+		"\n"
+		"  --title TEXT         page title (default \"Tree Map\")\n"
+		"  -d, --depth N        keep N levels below the root (default: all)\n"
+		"  --min-share PCT      leave out frames below PCT %% of the total\n"
+		"                       (default 0.001; their weight stays in the parent)\n"
+		"  --countname NAME     unit of the weights (default: the stream's, or samples)\n"
+		"  --reverse            reverse each stack (leaf first)\n"
+		"  -o, --output FILE    write to FILE (complete or not at all)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+		"2 usage.  See marple-treemap(1).\n",
+		progname);
+}
+
+static void put_num(FILE *f, double v)
+{
+	if (v == floor(v) && fabs(v) < 9e15)
+		fprintf(f, "%.0f", v);
+	else
+		write_double(f, v);
+}
+
+static void write_page(FILE *f, struct stree *t, const char *unit)
+{
+	size_t nn = stree_names(t), cap = 0, sp = 0, nout = 0;
+	uint32_t *out_name = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t *order = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t nnames = 0;
+	double minw = stree_node(t, 0)->v[0] * opt.minshare / 100;
+	struct item { uint32_t node; long parent; } *stack = NULL;
+
+	memset(out_name, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", f);
+	xml_escape_cstr(f, opt.title);
+	fputs("</title>\n<style>\n"
+	      "html,body{margin:0;height:100%;font:13px Verdana,sans-serif;background:#f4f4f0}\n"
+	      "body{display:flex;flex-direction:column}\n"
+	      "h1{font-size:17px;margin:8px 10px 2px}\n"
+	      "#crumbs{margin:2px 10px;min-height:18px}\n"
+	      "#crumbs .up{color:#0645ad;cursor:pointer;text-decoration:underline}\n"
+	      "#crumbs .here{font-weight:bold}\n"
+	      "#sum{margin:0 10px 6px;color:#555}\n"
+	      "#map{position:relative;flex:1;margin:0 10px 10px;overflow:hidden}\n"
+	      ".box{position:absolute;box-sizing:border-box;overflow:hidden;padding:2px 3px;"
+	      "font-size:11px;white-space:nowrap;text-overflow:ellipsis;border:1px solid #fff;background:#ccc}\n"
+	      ".box.more{cursor:pointer}\n"
+	      ".box.more:hover,.box:hover{outline:2px solid #333;z-index:1}\n"
+	      ".box.self{background:repeating-linear-gradient(45deg,#ddd,#ddd 4px,#e8e8e8 4px,#e8e8e8 8px)}\n"
+	      "#tip{position:fixed;display:none;white-space:pre;background:#ffffe0;border:1px solid #888;"
+	      "padding:4px 6px;font-size:12px;pointer-events:none;z-index:2}\n"
+	      "</style></head>\n<body>\n<h1>", f);
+	xml_escape_cstr(f, opt.title);
+	fputs("</h1>\n<div id=\"crumbs\"></div>\n<div id=\"sum\"></div>\n<div id=\"map\"></div>\n"
+	      "<div id=\"tip\"></div>\n<script>\nvar D=[", f);
+
+	/* Pre-order walk: node, depth limit and share threshold. */
+	stack = xgrow(stack, &cap, 1, sizeof(*stack));
+	stack[sp++] = (struct item){ 0, -1 };
+	while (sp) {
+		struct item it = stack[--sp];
+		const struct stree_node *nd = stree_node(t, it.node);
+		if (it.node != 0 && (nd->v[0] < minw || nd->v[0] <= 0))
+			continue;
+		if (out_name[nd->name] == STREE_NONE) {
+			order[nnames] = nd->name;
+			out_name[nd->name] = nnames++;
+		}
+		long me = (long)nout++;
+		if (me)
+			fputc(',', f);
+		if (me % 16 == 15)
+			fputc('\n', f);
+		fprintf(f, "%u,%ld,", out_name[nd->name], it.parent);
+		put_num(f, nd->v[0]);
+		if (nd->depth >= opt.depth)
+			continue;
+		size_t k = 0;
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
+			k++;
+		stack = xgrow(stack, &cap, sp + k, sizeof(*stack));
+		size_t i = 0;
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
+			stack[sp + k - 1 - i++] = (struct item){ c, me };
+		sp += k;
+	}
+	fputs("];\nvar N=[", f);
+	for (uint32_t i = 0; i < nnames; i++) {
+		struct mstr s = stree_name(t, order[i]);
+		if (i)
+			fputc(',', f);
+		js_string_write(f, s.s, s.len);
+	}
+	fputs("];\nvar C={unit:", f);
+	js_string_cstr(f, unit);
+	fputs("};\n", f);
+	fputs(js_code, f);
+	fputs("</script>\n</body></html>\n", f);
+	free(stack);
+	free(out_name);
+	free(order);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE };
+	static const struct option longopts[] = {
+		{ "title", required_argument, 0, O_TITLE },
+		{ "depth", required_argument, 0, 'd' },
+		{ "min-share", required_argument, 0, O_MINSHARE },
+		{ "countname", required_argument, 0, O_COUNTNAME },
+		{ "reverse", no_argument, 0, O_REVERSE },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int ch;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "d:o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_TITLE: opt.title = optarg; break;
+		case 'd': opt.depth = opt_u64("--depth", optarg, 1, UINT32_MAX); break;
+		case O_MINSHARE: opt.minshare = opt_double("--min-share", optarg, 0, 100); break;
+		case O_COUNTNAME: opt.countname = optarg; break;
+		case O_REVERSE: opt.reverse = 1; break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+
+	struct stree *t = stree_new(0);
+	struct stree_input in = { .reverse = opt.reverse };
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+
+	for (int i = 0; i < nfiles; i++)
+		if (stree_read(t, files[i], &in) < 0)
+			return EXIT_DATA;
+	if (in.bad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
+			in.bad > 20 ? " (only the first 20 shown)" : "");
+	if (in.two_counts)
+		warnmsg("differential input: drawing the first count of each line");
+	if (in.stacks == 0 || stree_node(t, 0)->v[0] <= 0) {
+		warnmsg("no usable stacks in the input");
+		return EXIT_DATA;
+	}
+	struct outfile *o = outfile_open(opt.out);
+	write_page(outfile_stream(o), t, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
+	if (outfile_commit(o) < 0)
+		return EXIT_DATA;
+	stree_free(t);
+	return EXIT_OK;
+}

@@ -1,0 +1,22 @@
+# marple-treemap: a self-contained page, escaping, exit codes.
+. "$MARPLE_TOP/tests/lib.sh"
+G="$MARPLE_TOP/tests/flamegraph"
+
+marple-treemap "$G/basic.in" > "$T/t.html"
+check "treemap: writes an HTML page" grep -q '^<!DOCTYPE html>' "$T/t.html"
+check "treemap: self-contained (no src= or href=)" sh -c "! grep -Eq '(src|href)=' '$T/t.html'"
+check "treemap: one script element" test "$(grep -c '<script' "$T/t.html")" -eq 1
+marple-treemap --title '</title><script>alert(1)</script>' "$G/hostile.in" > "$T/h.html"
+check "treemap: hostile title and names escaped" test "$(grep -c '<script' "$T/h.html")" -eq 1
+check "treemap: no raw </script> from names" test "$(grep -c '</script>' "$T/h.html")" -eq 1
+marple-cat -s 0 "$DATA/sample.marple" | marple-treemap > "$T/s.html"
+check "treemap: stack section, unit from the header" grep -q 'var C={unit:"samples"}' "$T/s.html"
+grep -q 'std::map\\u003cint, char\\u003e::find' "$T/s.html" && pass "treemap: names from streams kept exactly" || fail "treemap: names from streams kept exactly" "not found"
+marple-treemap --depth 1 "$G/basic.in" > "$T/d.html"
+check "treemap --depth 1: only the first level" grep -q 'var D=\[0,-1,186,1,0,12,2,0,143,3,0,30,4,0,1\];' "$T/d.html"
+marple-treemap --countname bytes "$G/basic.in" | grep -q 'unit:"bytes"' && pass "treemap --countname" || fail "treemap --countname" "unit not set"
+expect_exit "treemap: empty input exits 1" 1 'no usable stacks' marple-treemap /dev/null
+expect_exit "treemap: event section is rejected" 1 'holds event data' marple-treemap "$DATA/sample.marple"
+expect_exit "treemap: bad depth" 2 'depth' marple-treemap --depth 0 "$G/basic.in"
+expect_exit "treemap: bad option" 2 'Try' marple-treemap --frobnicate
+marple-treemap -o "$T/o.html" "$G/basic.in" && same "treemap -o FILE" "$T/t.html" "$T/o.html"
