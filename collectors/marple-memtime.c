@@ -224,6 +224,7 @@ static void sample(FILE *out, uint64_t now, double x)
 		} else {
 			p = (struct proc){ .pid = (pid_t)pid, .fd = -1 };
 		}
+		long prev_rss = p.rss_pages;
 		if (!read_rss(&p, de->d_name)) {
 			if (old)
 				stat_vanished++;
@@ -231,22 +232,19 @@ static void sample(FILE *out, uint64_t now, double x)
 		}
 		if (p.rss_pages <= 0)	/* kernel thread or zombie: no memory */
 			goto keep;
-		if (!p.comm[0] || p.nocache)
-			read_comm(&p, de->d_name);
+		if (!p.comm[0] || p.nocache || p.rss_pages != prev_rss)
+			read_comm(&p, de->d_name);	/* new, or changed: exec renames */
 		if (!opt.rss_only) {
 			/* Re-read PSS (a page-table walk) when RSS changed, at most every
 			 * MIN_PSS_AGE, and anyway every refresh period, staggered by pid.
 			 * In between, PSS follows RSS: new pages are private. */
 			uint64_t age = now - p.pss_at_ns;
-			int first = !p.pss_at_ns;
 			uint64_t stagger = opt.refresh_ns / 64 * (uint64_t)(p.pid % 64);
 			if (!p.pss_at_ns || (p.rss_pages != p.rss_at_pss && age >= MIN_PSS_AGE_NS) ||
 			    age >= opt.refresh_ns + stagger) {
 				p.pss_ok = read_pss(de->d_name, &p.pss_kb) == 0;
 				p.pss_at_ns = now;
 				p.rss_at_pss = p.rss_pages;
-				if (!first && !p.nocache)
-					read_comm(&p, de->d_name);	/* exec may have renamed it */
 			}
 		}
 		{

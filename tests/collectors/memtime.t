@@ -25,7 +25,7 @@ grow=$(awk -v a="$first" -v b="$max" 'BEGIN { printf "%.0f", b - a }')
 check "memtime: the workload was sampled many times ($n)" test "$n" -ge 10
 check "memtime: workload grows by ~100 MiB (from $first to $max MiB)" test "$grow" -ge 95 -a "$grow" -le 110
 check "memtime: header has units x=s y=MiB" grep -q '"units":{"x":"s","y":"MiB"}' "$T/m.out"
-check "memtime: trailer counts samples and CPU" grep -Eq '^\{"trailer":1,.*"ended":"duration".*"samples":1[4-6],.*"cpu_ns":[0-9]+' "$T/m.out"
+check "memtime: trailer counts samples and CPU" grep -Eq '^\{"trailer":1,.*"ended":"duration".*"samples":[0-9]+,"late_samples":[0-9]+,.*"cpu_ns":[0-9]+' "$T/m.out"
 check "memtime: points carry pid, comm and kind" grep -q ",memgrow,pid=$wl,comm=memgrow,kind=" "$T/m.out"
 if is_root; then
 	check "memtime: as root the workload's PSS is read" grep -q "pid=$wl,comm=memgrow,kind=pss" "$T/m.out"
