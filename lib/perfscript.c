@@ -331,6 +331,21 @@ static int match_frame(const char *s, size_t n, size_t *pc0, size_t *pc1, size_t
 	return 1;
 }
 
+/* First "->" in s[0,n), or NULL (memchr is much faster than memmem here). */
+static const char *find_arrow(const char *s, size_t n)
+{
+	const char *e = s + n;
+	while (s + 1 < e) {
+		const char *d = memchr(s, '-', (size_t)(e - s - 1));
+		if (!d)
+			return NULL;
+		if (d[1] == '>')
+			return d;
+		s = d + 1;
+	}
+	return NULL;
+}
+
 static int contains(const char *s, size_t n, const char *needle)
 {
 	return memmem(s, n, needle, strlen(needle)) != NULL;
@@ -443,7 +458,7 @@ static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t 
 	size_t pos = 0;
 	int first = 1;
 	for (;;) {
-		const char *arrow = end - pos >= 2 ? memmem(func + pos, end - pos, "->", 2) : NULL;
+		const char *arrow = find_arrow(func + pos, end - pos);
 		size_t pe = arrow ? (size_t)(arrow - func) : end;
 		const char *piece = func + pos;
 		size_t plen = pe - pos;

@@ -28,7 +28,7 @@ static struct {
 	double width, frameheight, fontsize, fontwidth, minwidth, total, factor;
 	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate;
 } opt = {
-	.fonttype = "Verdana", .nametype = "Function:", .colors = "hot", .palfile = "palette.map",
+	.fonttype = "Verdana", .nametype = "Function:", .palfile = "palette.map",
 	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
 };
 
@@ -50,8 +50,8 @@ static void usage(FILE *f)
 		"  --fontwidth F      average glyph width per font size (default 0.59)\n"
 		"  --countname NAME   what counts count (default \"samples\", or the stream's unit)\n"
 		"  --nametype TEXT    label before a frame's name (default \"Function:\")\n"
-		"  --colors PALETTE   hot (default) mem io wakeup chain java js perl red green\n"
-		"                     blue aqua yellow purple orange\n"
+		"  --colors PALETTE   hot (default; mem for bytes), mem io wakeup chain java js\n"
+		"                     perl red green blue aqua yellow purple orange\n"
 		"  --bgcolors COLOR   background: yellow blue green grey or #rrggbb\n"
 		"  --hash             colours from a hash of the name (same name, same colour)\n"
 		"  --random           random colours (differ between runs)\n"
@@ -643,6 +643,9 @@ int main(int argc, char **argv)
 	struct outfile *o = outfile_open(opt.out);
 	FILE *f = outfile_stream(o);
 	int diff = in.two_counts;
+	/* memory profiles (weights in bytes) get the memory palette unless told */
+	if (!opt.colors)
+		opt.colors = in.unit && strcmp(in.unit, "bytes") == 0 && !opt.countname ? "mem" : "hot";
 	int wi = diff ? 1 : 0;
 	if (in.stacks == 0 || stree_node(t, 0)->v[wi] <= 0) {
 		warnmsg("no valid input: no stack with a count above zero");

@@ -103,6 +103,26 @@ run('flamegraph', async () => {
     check('flamegraph: no script errors after interaction', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
     await page.close();
 
+    // Hostile names: the golden hostile SVG runs its script without error and
+    // shows names as text.
+    const golden = c => { const f = path.join(dir, c + '.svg'); fs.copyFileSync(path.join(TOP, 'tests', 'flamegraph', c + '.out'), f); return f; };
+    const ph = await open(browser, golden('hostile'));
+    check('flamegraph: hostile names, no script error', ph.marpleErrors.length === 0, ph.marpleErrors.join('; '));
+    const hi = await ph.evaluate(() => window.marple.find('evil<script>alert(1)</script>'));
+    await ph.locator('#frames > g').nth(hi).locator('rect').hover();
+    const hd = await ph.textContent('#details');
+    check('flamegraph: hostile name shown as text', hd.startsWith(']]> evil<script>alert(1)</script> (5 <x>, '), hd);
+    await ph.close();
+    // Differential graph: hover shows the change.
+    const pd = await open(browser, golden('diff'));
+    const di = await pd.evaluate(() => window.marple.find('PyObject_Malloc'));
+    await pd.locator('#frames > g').nth(di).locator('rect').hover();
+    const dd = await pd.textContent('#details');
+    check('flamegraph: differential hover shows count and change', dd === 'Function: PyObject_Malloc (80 samples, 57.14%, +39 (+48.75%))', dd);
+    const fillc = await pd.locator('#frames > g').nth(di).locator('rect').getAttribute('fill');
+    check('flamegraph: grown frame is red', /^#ff/.test(fillc), fillc);
+    await pd.close();
+
     // A big graph: >= 50,000 drawn frames.
     let big = '';
     for (let k = 0; k < 60000; k++)
