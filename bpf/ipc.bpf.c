@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ipc.bpf.c — TCP connections between processes without kprobes.
+ *
+ * sock:inet_sock_set_state gives the state changes.  It runs in the context of
+ * whoever moved the socket, which for the passive side is a softirq or the
+ * peer's process, so the owner of each socket is remembered at the right
+ * moment instead: the connecting process at CLOSE -> SYN_SENT (its connect()
+ * call), the accepting process at the return of accept()/accept4() (from the
+ * new fd), or failing that at its first send or receive.  Sizes come from
+ * sock:sock_send_length / sock:sock_recv_length (kernel 6.3+). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ipc.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define TCP_ESTABLISHED 1
+#define TCP_SYN_SENT 2
+#define TCP_SYN_RECV 3
+#define TCP_CLOSE 7
+#define MSG_PEEK 2
+
+struct conn {
+	__u64 start, tx, rx;
+	__u32 pid, from;
+	__u8 passive, have_pid, announced, pad;
+	char comm[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct conn);
+} conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+/* [0] records lost (ring buffer full), [1] connections not tracked (map full) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+static __always_inline void count(__u32 i)
+{
+	__u64 *n = bpf_map_lookup_elem(&counts, &i);
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void set_owner(struct conn *c, __u32 from)
+{
+	c->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	bpf_get_current_comm(&c->comm, sizeof(c->comm));
+	c->have_pid = 1;
+	c->from = from;
+}
+
+/* Addresses of this end (s) and the other (d) from the socket itself. */
+static __always_inline void addrs_from_sk(struct ipc_event *e, struct sock *sk)
+{
+	e->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	e->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->dport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (e->family == AF_INET6) {
+		BPF_CORE_READ_INTO(&e->saddr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&e->daddr, sk, __sk_common.skc_v6_daddr);
+	} else {
+		BPF_CORE_READ_INTO(&e->saddr, sk, __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO(&e->daddr, sk, __sk_common.skc_daddr);
+	}
+}
+
+static __always_inline struct ipc_event *new_event(__u32 type, struct conn *c)
+{
+	struct ipc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(0);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->time = bpf_ktime_get_ns();
+	e->type = type;
+	if (c) {
+		e->start = c->start;
+		e->tx = c->tx;
+		e->rx = c->rx;
+		e->pid = c->pid;
+		e->from = c->from;
+		e->passive = c->passive;
+		__builtin_memcpy(e->comm, c->comm, sizeof(e->comm));
+	}
+	return e;
+}
+
+/* The passive end's owner is known now: say "accept". */
+static __always_inline void announce_accept(struct sock *sk, struct conn *c)
+{
+	struct ipc_event *e;
+
+	if (c->announced)
+		return;
+	c->announced = 1;
+	e = new_event(IPC_ACCEPT, c);
+	if (!e)
+		return;
+	addrs_from_sk(e, sk);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int on_state(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	__u64 sk = (__u64)ctx->skaddr;
+	int old = ctx->oldstate, new = ctx->newstate;
+	struct conn *c, zero = {};
+	struct ipc_event *e;
+
+	if (ctx->protocol != IPPROTO_TCP)
+		return 0;
+	if (new == TCP_SYN_SENT) {
+		/* connect(): we are in the connecting process */
+		set_owner(&zero, IPC_FROM_OPEN);
+		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_ANY))
+			count(1);
+		return 0;
+	}
+	if (new == TCP_ESTABLISHED && old == TCP_SYN_RECV) {
+		/* a passive connection, ready for accept(): owner not known yet */
+		zero.passive = 1;
+		zero.start = bpf_ktime_get_ns();
+		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_NOEXIST))
+			count(1);
+		return 0;
+	}
+	c = bpf_map_lookup_elem(&conns, &sk);
+	if (!c)
+		return 0;	/* opened before we started, or not TCP we follow */
+	if (new == TCP_ESTABLISHED && old == TCP_SYN_SENT) {
+		c->start = bpf_ktime_get_ns();
+		c->announced = 1;
+		e = new_event(IPC_CONNECT, c);
+		if (!e)
+			return 0;
+	} else if (new == TCP_CLOSE) {
+		if (c->passive && !c->have_pid) {
+			/* closed before anyone accepted it or did I/O */
+			c->from = IPC_FROM_CONTEXT;
+			c->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+			bpf_get_current_comm(&c->comm, sizeof(c->comm));
+		}
+		e = new_event(old == TCP_SYN_SENT ? IPC_REFUSED : IPC_CLOSE, c);
+		bpf_map_delete_elem(&conns, &sk);
+		if (!e)
+			return 0;
+	} else {
+		return 0;
+	}
+	e->family = ctx->family;
+	e->sport = ctx->sport;
+	e->dport = ctx->dport;
+	if (ctx->family == AF_INET6) {
+		bpf_probe_read_kernel(e->saddr, 16, ctx->saddr_v6);
+		bpf_probe_read_kernel(e->daddr, 16, ctx->daddr_v6);
+	} else {
+		bpf_probe_read_kernel(e->saddr, 4, ctx->saddr);
+		bpf_probe_read_kernel(e->daddr, 4, ctx->daddr);
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int on_accept(long fd)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct file **fds, *f = NULL;
+	struct socket *so;
+	struct sock *sk;
+	struct conn *c;
+	__u64 key;
+
+	if (fd < 0 || fd > 1 << 20)
+		return 0;
+	fds = BPF_CORE_READ(t, files, fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	so = BPF_CORE_READ(f, private_data);
+	if (!so)
+		return 0;
+	sk = BPF_CORE_READ(so, sk);
+	key = (__u64)sk;
+	c = bpf_map_lookup_elem(&conns, &key);
+	if (!c || !c->passive || c->have_pid)
+		return 0;
+	set_owner(c, IPC_FROM_ACCEPT);
+	announce_accept(sk, c);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int on_accept4(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept")
+int on_accept_plain(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}
+
+static __always_inline int on_io(struct trace_event_raw_sock_msg_length *ctx, int rx)
+{
+	__u64 key = (__u64)ctx->sk;
+	struct conn *c;
+
+	if (ctx->protocol != IPPROTO_TCP)
+		return 0;
+	c = bpf_map_lookup_elem(&conns, &key);
+	if (!c)
+		return 0;
+	if (c->passive && !c->have_pid) {
+		set_owner(c, IPC_FROM_IO);
+		announce_accept((struct sock *)ctx->sk, c);
+	}
+	if (ctx->ret > 0 && !(ctx->flags & MSG_PEEK)) {
+		if (rx)
+			__sync_fetch_and_add(&c->rx, ctx->ret);
+		else
+			__sync_fetch_and_add(&c->tx, ctx->ret);
+	}
+	return 0;
+}
+
+SEC("tracepoint/sock/sock_send_length")
+int on_send(struct trace_event_raw_sock_msg_length *ctx)
+{
+	return on_io(ctx, 0);
+}
+
+SEC("tracepoint/sock/sock_recv_length")
+int on_recv(struct trace_event_raw_sock_msg_length *ctx)
+{
+	return on_io(ctx, 1);
+}
