@@ -1,0 +1,365 @@
+/* marple-trace — marple event sections -> Chrome trace-event JSON (Perfetto UI,
+ * chrome://tracing).
+ *
+ * sched_switch records become, per CPU, slices of the task that ran from one
+ * switch to the next; other events become instants on their track (a CPU, or
+ * a process for pid tracks); events sharing a flow= field (marple-ipc's
+ * connections) are joined by flow arrows from the first to the second.
+ *
+ *   $ sudo marple-cpusched 5 | marple-trace > sched.json   # open in ui.perfetto.dev
+ *   {"traceEvents":[
+ *   {"ph":"X","pid":1000000,"tid":0,"ts":12.345,"dur":3.21,"name":"bash (311)",...},
+ *   ...
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+#include "util.h"
+#include "xml.h"
+
+#define CPU_PID 1000000000	/* the synthetic process holding one thread per CPU */
+#define TRACK_PID 1000000001	/* ... and the one holding other named tracks */
+
+static struct {
+	int idle;
+	const char *output;
+} opt;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--idle] [-o FILE] [FILE...]\n"
+		"Convert marple event sections to Chrome trace-event JSON for the Perfetto UI.\n"
+		"\n"
+		"  -i, --idle          also draw the idle task (pid 0) as slices\n"
+		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+		"See marple-trace(1).\n",
+		progname);
+}
+
+static FILE *out;
+static int first_event = 1;
+static uint64_t t0;
+static int have_t0;
+static uint64_t last_time;
+
+/* what runs on each CPU since its last switch */
+struct running {
+	int valid;
+	uint64_t since;
+	char *name;
+	char *pid;
+};
+static struct running *cpus;
+static size_t ncpus;
+
+/* named tracks that are neither CPUs nor pids */
+static char **tracks;
+static size_t ntracks, tracks_cap;
+
+/* pids seen, to name them once */
+static long *pids_named;
+static size_t npids, pids_cap;
+
+/* flows: first event seen -> arrow to the next one */
+struct flow {
+	char *key;
+	unsigned long id;
+	int done;
+};
+static struct flow *flows;
+static size_t nflows, flows_cap;
+
+static void begin_event(void)
+{
+	fputs(first_event ? "\n" : ",\n", out);
+	first_event = 0;
+}
+
+static void put_ts(uint64_t t)
+{
+	/* microseconds with ns precision */
+	int64_t d = (int64_t)(t - t0);
+	if (d < 0) {
+		fputc('-', out);
+		d = -d;
+	}
+	fprintf(out, "%lld.%03lld", (long long)(d / 1000), (long long)(d % 1000));
+}
+
+static void meta(const char *what, long pid, long tid, const char *name, size_t len)
+{
+	begin_event();
+	fprintf(out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%ld,\"tid\":%ld,\"args\":{\"name\":", what, pid, tid);
+	js_string_write(out, name, len);
+	fputs("}}", out);
+}
+
+static int cpu_of(struct mstr track, long *cpu)
+{
+	uint64_t v;
+	if (track.len < 4 || memcmp(track.s, "cpu", 3) != 0 || parse_u64_span(track.s + 3, track.len - 3, &v) < 0 ||
+	    v > 65535)
+		return 0;
+	*cpu = (long)v;
+	return 1;
+}
+
+/* pid and tid for a track; names it on first use */
+static void where(struct mstr track, const struct mstr *comm, long *pid, long *tid)
+{
+	long cpu;
+	uint64_t v;
+
+	if (cpu_of(track, &cpu)) {
+		if ((size_t)cpu >= ncpus) {
+			size_t old = ncpus;
+			cpus = xgrow(cpus, &ncpus, (size_t)cpu + 1, sizeof(*cpus));
+			memset(cpus + old, 0, (ncpus - old) * sizeof(*cpus));
+			for (size_t i = old; i < ncpus; i++) {
+				char nm[32];
+				int n = snprintf(nm, sizeof(nm), "cpu%zu", i);
+				meta("thread_name", CPU_PID, (long)i, nm, (size_t)n);
+				begin_event();
+				fprintf(out, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%zu,"
+					"\"args\":{\"sort_index\":%zu}}", CPU_PID, i, i);
+			}
+		}
+		*pid = CPU_PID;
+		*tid = cpu;
+		return;
+	}
+	if (parse_u64_span(track.s, track.len, &v) == 0 && v < 1000000000) {
+		*pid = *tid = (long)v;
+		for (size_t i = 0; i < npids; i++)
+			if (pids_named[i] == (long)v)
+				return;
+		pids_named = xgrow(pids_named, &pids_cap, npids + 1, sizeof(long));
+		pids_named[npids++] = (long)v;
+		if (comm) {
+			meta("process_name", *pid, *pid, comm->s, comm->len);
+			meta("thread_name", *pid, *pid, comm->s, comm->len);
+		}
+		return;
+	}
+	*pid = TRACK_PID;
+	for (size_t i = 0; i < ntracks; i++)
+		if (strlen(tracks[i]) == track.len && memcmp(tracks[i], track.s, track.len) == 0) {
+			*tid = (long)i;
+			return;
+		}
+	tracks = xgrow(tracks, &tracks_cap, ntracks + 1, sizeof(char *));
+	tracks[ntracks] = xstrndup(track.s, track.len);
+	*tid = (long)ntracks;
+	meta("thread_name", TRACK_PID, *tid, track.s, track.len);
+	ntracks++;
+}
+
+static void args(const struct event_rec *e)
+{
+	fputs(",\"args\":{", out);
+	for (size_t i = 0; i < e->nfields; i++) {
+		if (i)
+			fputc(',', out);
+		js_string_write(out, e->fields[i].key.s, e->fields[i].key.len);
+		fputc(':', out);
+		js_string_write(out, e->fields[i].value.s, e->fields[i].value.len);
+	}
+	fputc('}', out);
+}
+
+static void end_slice(long cpu, uint64_t t, const struct mstr *state)
+{
+	struct running *r = &cpus[cpu];
+	if (!r->valid)
+		return;
+	if (t >= r->since && (opt.idle || strcmp(r->pid, "0") != 0)) {
+		begin_event();
+		fprintf(out, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%ld,\"ts\":", CPU_PID, cpu);
+		put_ts(r->since);
+		fprintf(out, ",\"dur\":%llu.%03llu,\"name\":", (unsigned long long)((t - r->since) / 1000),
+			(unsigned long long)((t - r->since) % 1000));
+		js_string_cstr(out, r->name);
+		fputs(",\"cat\":\"sched\",\"args\":{\"pid\":", out);
+		js_string_cstr(out, r->pid);
+		if (state) {
+			fputs(",\"end_state\":", out);
+			js_string_write(out, state->s, state->len);
+		}
+		fputs("}}", out);
+	}
+	free(r->name);
+	free(r->pid);
+	r->valid = 0;
+}
+
+static void on_switch(const struct event_rec *e, long cpu)
+{
+	const struct mstr *comm = fields_get(e->fields, e->nfields, "next_comm");
+	const struct mstr *pid = fields_get(e->fields, e->nfields, "next_pid");
+	if (!comm)
+		comm = fields_get(e->fields, e->nfields, "comm");
+	if (!pid)
+		pid = fields_get(e->fields, e->nfields, "pid");
+	end_slice(cpu, e->time, fields_get(e->fields, e->nfields, "prev_state"));
+	struct running *r = &cpus[cpu];
+	char *name = xmalloc((comm ? comm->len : 1) + (pid ? pid->len : 1) + 4);
+	size_t n = 0;
+	if (comm) {
+		memcpy(name, comm->s, comm->len);
+		n = comm->len;
+	}
+	if (pid) {
+		n += (size_t)sprintf(name + n, "%s(", n ? " " : "");
+		memcpy(name + n, pid->s, pid->len);
+		n += pid->len;
+		name[n++] = ')';
+	}
+	name[n] = 0;
+	r->valid = 1;
+	r->since = e->time;
+	r->name = name;
+	r->pid = pid ? xstrndup(pid->s, pid->len) : xstrdup("?");
+}
+
+static void on_event(const struct event_rec *e)
+{
+	const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+	long pid, tid, cpu;
+
+	if (!have_t0) {
+		t0 = e->time;
+		have_t0 = 1;
+	}
+	if (e->time > last_time)
+		last_time = e->time;
+	where(e->track, comm, &pid, &tid);
+	if (mstr_eq(e->type, "sched_switch") && cpu_of(e->track, &cpu)) {
+		on_switch(e, cpu);
+		return;
+	}
+	begin_event();
+	/* events in a flow are 1 us slices: flow arrows bind to slices */
+	if (flow)
+		fprintf(out, "{\"ph\":\"X\",\"dur\":1,\"pid\":%ld,\"tid\":%ld,\"ts\":", pid, tid);
+	else
+		fprintf(out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%ld,\"tid\":%ld,\"ts\":", pid, tid);
+	put_ts(e->time);
+	fputs(",\"name\":", out);
+	js_string_write(out, e->type.s, e->type.len);
+	fputs(",\"cat\":\"event\"", out);
+	args(e);
+	fputc('}', out);
+	if (!flow)
+		return;
+	for (size_t i = 0; i < nflows; i++)
+		if (strlen(flows[i].key) == flow->len && memcmp(flows[i].key, flow->s, flow->len) == 0) {
+			if (flows[i].done)
+				return;
+			flows[i].done = 1;
+			begin_event();
+			fprintf(out, "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%lu,\"pid\":%ld,\"tid\":%ld,\"ts\":", flows[i].id,
+				pid, tid);
+			put_ts(e->time);
+			fputs(",\"name\":\"flow\",\"cat\":\"flow\"}", out);
+			return;
+		}
+	flows = xgrow(flows, &flows_cap, nflows + 1, sizeof(*flows));
+	flows[nflows] = (struct flow){ xstrndup(flow->s, flow->len), nflows + 1, 0 };
+	begin_event();
+	fprintf(out, "{\"ph\":\"s\",\"id\":%lu,\"pid\":%ld,\"tid\":%ld,\"ts\":", flows[nflows].id, pid, tid);
+	put_ts(e->time);
+	fputs(",\"name\":\"flow\",\"cat\":\"flow\"}", out);
+	nflows++;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "idle", no_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t bad = 0, events = 0, sections = 0;
+	int c;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "io:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': opt.idle = 1; break;
+		case 'o': opt.output = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	struct outfile *of = outfile_open(opt.output);
+	if (!of)
+		return EXIT_DATA;
+	out = outfile_stream(of);
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+	meta("process_name", CPU_PID, 0, "CPUs", 4);
+	meta("process_name", TRACK_PID, 0, "tracks", 6);
+
+	int nin = argc - optind;
+	for (int i = 0; i < (nin ? nin : 1); i++) {
+		const char *path = nin ? argv[optind + i] : "-";
+		FILE *f = open_input(path);
+		struct stream_reader *r = stream_reader_new(f, input_name(path));
+		enum stream_item it;
+		while ((it = stream_reader_next(r)) != STREAM_EOF) {
+			if (it == STREAM_ERROR) {
+				if (++bad <= 10)
+					stream_reader_warn(r);
+				continue;
+			}
+			if (it == STREAM_HEADER) {
+				if (stream_reader_datatype(r) != DATATYPE_EVENT) {
+					warn_at(stream_reader_name(r), stream_reader_line(r),
+						"section of datatype \"%s\": marple-trace draws events only",
+						datatype_name(stream_reader_datatype(r)));
+					outfile_abort(of);
+					return EXIT_DATA;
+				}
+				sections++;
+				if (!have_t0) {
+					int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
+					if (s >= 0) {
+						t0 = (uint64_t)s;
+						have_t0 = 1;
+					}
+				}
+			} else if (it == STREAM_TRAILER) {
+				int64_t end = header_int(stream_reader_trailer(r), "end_ns", -1);
+				if (end > 0 && (uint64_t)end > last_time)
+					last_time = (uint64_t)end;
+			} else if (it == STREAM_RECORD) {
+				on_event(stream_reader_event(r));
+				events++;
+			}
+		}
+		stream_reader_free(r);
+		if (f != stdin)
+			fclose(f);
+	}
+	/* the last task on each CPU ran until the end of the capture */
+	for (size_t i = 0; i < ncpus; i++)
+		end_slice((long)i, last_time, NULL);
+	fputs("\n]}\n", out);
+	if (bad)
+		warnmsg("%llu bad lines skipped", (unsigned long long)bad);
+	if (!sections || !events) {
+		warnmsg("%s", sections ? "no events in the input" : "no marple event section in the input");
+		outfile_abort(of);
+		return EXIT_DATA;
+	}
+	if (outfile_commit(of) < 0)
+		return EXIT_DATA;
+	return bad ? EXIT_DATA : EXIT_OK;
+}
