@@ -1,0 +1,319 @@
+/* marple-eventplot — marple event sections -> one self-contained HTML page.
+ *
+ * A timeline per track (per CPU, per process), every event a mark coloured
+ * by type, sched_switch runs as bars of the task switched in, connected
+ * events (the same flow= value, as marple-ipc writes) as arrows between
+ * tracks; zoom and pan on time, filters by event type and by regex on the
+ * fields, details on hover.  Drawn on a canvas, so large captures stay fast;
+ * no network access.
+ *
+ *   $ sudo marple-cpusched 5 | marple-eventplot > sched.html
+ *   5123000100,connect,4711,comm=curl,pid=4711,...,flow=127.0.0.1:40312>127.0.0.1:8080
+ *   -> a mark on track "curl (4711)", an arrow to the matching accept
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+#include "util.h"
+#include "xml.h"
+
+static const char script[] =
+#include "eventplot.js.h"
+	;
+
+static struct {
+	const char *title;
+	const char *output;
+} opt = { .title = "Events" };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-t TITLE] [-o FILE] [FILE...]\n"
+		"Draw marple event sections as an interactive HTML timeline (one page, no network).\n"
+		"\n"
+		"  -t, --title TITLE   page title (default \"Events\")\n"
+		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+		"See marple-eventplot(1).\n",
+		progname);
+}
+
+/* ---- interned strings (field sets, tracks, types, flows) ---- */
+
+struct intern {
+	char **s;
+	size_t *len;
+	size_t n, cap, lcap;
+	uint32_t *slot;		/* index + 1, 0 = empty */
+	size_t nslot;
+};
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static void intern_rehash(struct intern *t)
+{
+	size_t n = t->nslot ? t->nslot * 2 : 256;
+	free(t->slot);
+	t->slot = xcalloc(n, sizeof(uint32_t));
+	t->nslot = n;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = hash_bytes(t->s[i], t->len[i]) & (n - 1);
+		while (t->slot[j])
+			j = (j + 1) & (n - 1);
+		t->slot[j] = (uint32_t)i + 1;
+	}
+}
+
+/* Index of s, added if new (*added set). */
+static size_t intern(struct intern *t, const char *s, size_t len, int *added)
+{
+	if ((t->n + 1) * 2 > t->nslot)
+		intern_rehash(t);
+	size_t j = hash_bytes(s, len) & (t->nslot - 1);
+	while (t->slot[j]) {
+		size_t i = t->slot[j] - 1;
+		if (t->len[i] == len && memcmp(t->s[i], s, len) == 0) {
+			if (added)
+				*added = 0;
+			return i;
+		}
+		j = (j + 1) & (t->nslot - 1);
+	}
+	t->s = xgrow(t->s, &t->cap, t->n + 1, sizeof(char *));
+	t->len = xgrow(t->len, &t->lcap, t->n + 1, sizeof(size_t));
+	t->s[t->n] = xstrndup(s, len);
+	t->len[t->n] = len;
+	t->slot[j] = (uint32_t)t->n + 1;
+	if (added)
+		*added = 1;
+	return t->n++;
+}
+
+static void intern_free(struct intern *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->len);
+	free(t->slot);
+}
+
+static struct intern fieldsets, tracks, types, flows;
+static char **track_label;	/* by track index: label shown */
+static size_t track_label_cap;
+static uint64_t *flow_first;	/* by flow index: first event + 1, or 0 after linking */
+static size_t flow_cap;
+static uint64_t *links;
+static size_t nlinks, links_cap;
+static char *buf;
+static size_t bufcap;
+
+static int is_cpu_track(struct mstr t)
+{
+	uint64_t v;
+	return t.len > 3 && memcmp(t.s, "cpu", 3) == 0 && parse_u64_span(t.s + 3, t.len - 3, &v) == 0;
+}
+
+/* Fields as "k=v" joined by 0x1f (the page splits on it). */
+static size_t join_fields(const struct event_rec *e)
+{
+	size_t need = 1;
+	for (size_t i = 0; i < e->nfields; i++)
+		need += e->fields[i].key.len + e->fields[i].value.len + 2;
+	buf = xgrow(buf, &bufcap, need, 1);
+	size_t n = 0;
+	for (size_t i = 0; i < e->nfields; i++) {
+		if (i)
+			buf[n++] = 0x1f;
+		memcpy(buf + n, e->fields[i].key.s, e->fields[i].key.len);
+		n += e->fields[i].key.len;
+		buf[n++] = '=';
+		memcpy(buf + n, e->fields[i].value.s, e->fields[i].value.len);
+		n += e->fields[i].value.len;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "title", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t bad = 0, nev = 0, sections = 0, t0 = 0, end = 0;
+	int c, have_t0 = 0;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': opt.title = optarg; break;
+		case 'o': opt.output = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	struct outfile *of = outfile_open(opt.output);
+	if (!of)
+		return EXIT_DATA;
+	FILE *out = outfile_stream(of);
+
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", out);
+	xml_escape_cstr(out, opt.title);
+	fputs("</title>\n<style>\n"
+	      "body{margin:0;font:13px sans-serif;background:#fff;color:#222}\n"
+	      "#bar{padding:6px 8px;border-bottom:1px solid #ccc;display:flex;flex-wrap:wrap;gap:10px;align-items:center}\n"
+	      "#bar h1{font-size:15px;margin:0 10px 0 0}\n"
+	      "#types label{margin-right:8px;white-space:nowrap}\n"
+	      "#re{width:220px}#re.bad{background:#fcc}\n"
+	      "#status{color:#555;padding:3px 8px}\n"
+	      "#tip{position:absolute;display:none;background:#ffe;border:1px solid #aa8;padding:4px 6px;"
+	      "white-space:pre;font:12px monospace;pointer-events:none;max-width:600px;overflow:hidden}\n"
+	      "canvas{display:block;cursor:crosshair}\n"
+	      "</style></head><body>\n<div id=\"bar\"><h1 id=\"title\">", out);
+	xml_escape_cstr(out, opt.title);
+	fputs("</h1><button id=\"zin\" title=\"zoom in (+)\">+</button>"
+	      "<button id=\"zout\" title=\"zoom out (-)\">\u2212</button>"
+	      "<button id=\"reset\" title=\"whole capture (0)\">reset</button>"
+	      "<input id=\"re\" placeholder=\"regex on fields, e.g. comm=bash\">"
+	      "<span id=\"types\"></span></div>\n"
+	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"tip\"></div>\n"
+	      "<script>\nvar EV=[", out);
+
+	int nin = argc - optind;
+	for (int i = 0; i < (nin ? nin : 1); i++) {
+		const char *path = nin ? argv[optind + i] : "-";
+		FILE *f = open_input(path);
+		struct stream_reader *r = stream_reader_new(f, input_name(path));
+		enum stream_item it;
+		while ((it = stream_reader_next(r)) != STREAM_EOF) {
+			if (it == STREAM_ERROR) {
+				if (++bad <= 10)
+					stream_reader_warn(r);
+				continue;
+			}
+			if (it == STREAM_HEADER) {
+				if (stream_reader_datatype(r) != DATATYPE_EVENT) {
+					warn_at(stream_reader_name(r), stream_reader_line(r),
+						"section of datatype \"%s\": marple-eventplot draws events only",
+						datatype_name(stream_reader_datatype(r)));
+					outfile_abort(of);
+					return EXIT_DATA;
+				}
+				sections++;
+				int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
+				if (!have_t0 && s >= 0) {
+					t0 = (uint64_t)s;
+					have_t0 = 1;
+				}
+				continue;
+			}
+			if (it == STREAM_TRAILER) {
+				int64_t e = header_int(stream_reader_trailer(r), "end_ns", -1);
+				if (e > 0 && (uint64_t)e > end)
+					end = (uint64_t)e;
+				continue;
+			}
+			const struct event_rec *e = stream_reader_event(r);
+			if (!have_t0) {
+				t0 = e->time;
+				have_t0 = 1;
+			}
+			if (e->time > end)
+				end = e->time;
+			int added;
+			size_t tr = intern(&tracks, e->track.s, e->track.len, &added);
+			if (added) {
+				const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+				track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
+				if (!is_cpu_track(e->track) && comm) {
+					size_t n = comm->len + e->track.len + 4;
+					track_label[tr] = xmalloc(n);
+					snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,
+						 (int)e->track.len, e->track.s);
+				} else {
+					track_label[tr] = xstrndup(e->track.s, e->track.len);
+				}
+			}
+			size_t ty = intern(&types, e->type.s, e->type.len, NULL);
+			size_t fs = intern(&fieldsets, buf, join_fields(e), NULL);
+			fprintf(out, "%s%lld,%zu,%zu,%zu", nev ? "," : "", (long long)(e->time - t0), tr, ty, fs);
+			if (nev % 16 == 15)
+				fputc('\n', out);
+			const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+			if (flow) {
+				size_t fl = intern(&flows, flow->s, flow->len, &added);
+				flow_first = xgrow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
+				if (added) {
+					flow_first[fl] = nev + 1;
+				} else if (flow_first[fl]) {
+					links = xgrow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
+					links[nlinks++] = flow_first[fl] - 1;
+					links[nlinks++] = nev;
+					flow_first[fl] = 0;	/* one arrow per flow */
+				}
+			}
+			nev++;
+		}
+		stream_reader_free(r);
+		if (f != stdin)
+			fclose(f);
+	}
+	fputs("];\nvar F=[", out);
+	for (size_t i = 0; i < fieldsets.n; i++) {
+		if (i)
+			fputs(i % 8 ? "," : ",\n", out);
+		js_string_write(out, fieldsets.s[i], fieldsets.len[i]);
+	}
+	fputs("];\nvar TR=[", out);
+	for (size_t i = 0; i < tracks.n; i++) {
+		if (i)
+			fputc(',', out);
+		js_string_cstr(out, track_label[i]);
+	}
+	fputs("];\nvar TY=[", out);
+	for (size_t i = 0; i < types.n; i++) {
+		if (i)
+			fputc(',', out);
+		js_string_write(out, types.s[i], types.len[i]);
+	}
+	fputs("];\nvar LK=[", out);
+	for (size_t i = 0; i < nlinks; i++)
+		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)links[i]);
+	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(end - t0));
+	fputs(script, out);
+	fputs("</script>\n</body></html>\n", out);
+
+	for (size_t i = 0; i < tracks.n; i++)
+		free(track_label[i]);
+	free(track_label);
+	intern_free(&fieldsets);
+	intern_free(&tracks);
+	intern_free(&types);
+	intern_free(&flows);
+	free(flow_first);
+	free(links);
+	free(buf);
+	if (bad)
+		warnmsg("%llu bad lines skipped", (unsigned long long)bad);
+	if (!sections || !nev) {
+		warnmsg("%s", sections ? "no events in the input" : "no marple event section in the input");
+		outfile_abort(of);
+		return EXIT_DATA;
+	}
+	if (outfile_commit(of) < 0)
+		return EXIT_DATA;
+	return bad ? EXIT_DATA : EXIT_OK;
+}

@@ -1,0 +1,131 @@
+// eventplot.test.js — marple-eventplot's page in Chromium: loads with no error
+// and no network, tracks drawn, hover details, zoom (buttons, wheel), pan,
+// filter by type and by regex hides events, ipc flows drawn as links, and a
+// 300,000-event page stays quick.
+'use strict';
+const { launch, open, pass, fail, check, run, BIN, TOP } = require('./lib.js');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marple-ep-'));
+function sh(prog, args, input) {
+  return execFileSync(path.join(BIN, prog), args, { input, maxBuffer: 1 << 28 }).toString();
+}
+
+// 2000 switches alternating ping/pong on cpu0 over 2 ms, 100 wakeups on cpu1,
+// and an ipc section with one connection (connect -> accept, two closes).
+function sample() {
+  const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000000}'];
+  for (let i = 0; i < 2000; i++) {
+    const a = i % 2 ? 'mp_ping' : 'mp_pong', b = i % 2 ? 'mp_pong' : 'mp_ping';
+    const pa = i % 2 ? 101 : 102, pb = i % 2 ? 102 : 101;
+    L.push(`${1000000 + i * 1000},sched_switch,cpu0,comm=${b},pid=${pb},prev_comm=${a},prev_pid=${pa},prev_state=S,next_comm=${b},next_pid=${pb},next_prio=120`);
+    if (i % 20 === 0) L.push(`${1000000 + i * 1000 + 500},sched_wakeup,cpu1,comm=<kw>,pid=7,prio=120,target_cpu=1,waker_comm=x,waker_pid=1`);
+  }
+  L.push('{"trailer":1,"records":2100,"end_ns":3000000}');
+  L.push('{"marple":1,"interface":"ipc","datatype":"event","track":"pid"}');
+  L.push('1500000,connect,20,comm=cli,pid=20,flow=127.0.0.1:5>127.0.0.1:80');
+  L.push('1600000,accept,30,comm=srv,pid=30,flow=127.0.0.1:5>127.0.0.1:80,peer_comm=cli,peer_pid=20');
+  L.push('2500000,close,30,comm=srv,pid=30,flow=127.0.0.1:5>127.0.0.1:80');
+  L.push('2600000,close,20,comm=cli,pid=20,flow=127.0.0.1:5>127.0.0.1:80');
+  return L.join('\n') + '\n';
+}
+
+async function inkInRow(page, row) {
+  return page.evaluate(row => {
+    const cv = document.getElementById('plot'), d = window.devicePixelRatio || 1;
+    const y = Math.round((28 + row * 22 + 11) * d);
+    const px = cv.getContext('2d').getImageData(Math.round(180 * d), y, Math.round((cv.width / d - 190) * d), 1).data;
+    let ink = 0;
+    for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && (px[i] < 200 || px[i + 1] < 200 || px[i + 2] < 200)) ink++;
+    return ink;
+  }, row);
+}
+
+run('eventplot', async () => {
+  const html = path.join(dir, 'ep.html');
+  fs.writeFileSync(html, sh('marple-eventplot', ['-t', 'test <page>'], sample()));
+  const browser = await launch();
+  try {
+    const page = await open(browser, html);
+    check('eventplot: loads without script errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    check('eventplot: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    check('eventplot: escaped title shown', (await page.textContent('#title')) === 'test <page>');
+    const info = await page.evaluate(() => ({ tracks: window.eventplot.tracks, types: window.eventplot.types,
+      events: window.eventplot.events, links: window.eventplot.links, shown: window.eventplot.shown() }));
+    check('eventplot: tracks per CPU and per process (labelled comm (pid))',
+      JSON.stringify(info.tracks) === JSON.stringify(['cpu0', 'cpu1', 'cli (20)', 'srv (30)']), JSON.stringify(info.tracks));
+    check('eventplot: all events loaded and shown', info.events === 2104 && info.shown === 2104, JSON.stringify(info));
+    check('eventplot: the connection is one link', info.links === 1, String(info.links));
+    for (let r = 0; r < 4; r++) {
+      const ink = await inkInRow(page, r);
+      check(`eventplot: track ${info.tracks[r]} drawn (${ink} inked pixels)`, ink > 0);
+    }
+    await page.screenshot({ path: path.join(dir, 'ep.png') });
+
+    // hover over the accept event (index 2101): details in the tooltip
+    const at = await page.evaluate(() => window.eventplot.at(2101));
+    const box = await page.locator('#plot').boundingBox();
+    await page.mouse.move(box.x + at.x, box.y + at.y);
+    const tip = await page.textContent('#tip');
+    const tipShown = await page.evaluate(() => getComputedStyle(document.getElementById('tip')).display);
+    check('eventplot: hover shows type, track and fields', tipShown === 'block' && /accept on srv \(30\)/.test(tip) && /peer_pid=20/.test(tip), tip);
+
+    // zoom with the button: half the time range, fewer events shown
+    const v0 = await page.evaluate(() => window.eventplot.view());
+    await page.click('#zin');
+    const v1 = await page.evaluate(() => window.eventplot.view());
+    const s1 = await page.evaluate(() => window.eventplot.shown());
+    check('eventplot: zoom button halves the time range', Math.abs((v1[1] - v1[0]) * 2 - (v0[1] - v0[0])) < 1, `${v0} -> ${v1}`);
+    check('eventplot: zoomed in, fewer events shown', s1 < 2104 && s1 > 500, String(s1));
+    // wheel zooms further around the mouse
+    await page.mouse.move(box.x + 600, box.y + 40);
+    await page.mouse.wheel(0, -300);
+    const v2 = await page.evaluate(() => window.eventplot.view());
+    check('eventplot: wheel zooms in', v2[1] - v2[0] < v1[1] - v1[0], `${v1} -> ${v2}`);
+    // drag pans
+    await page.mouse.move(box.x + 600, box.y + 40);
+    await page.mouse.down(); await page.mouse.move(box.x + 400, box.y + 40); await page.mouse.up();
+    const v3 = await page.evaluate(() => window.eventplot.view());
+    check('eventplot: drag pans without zooming', v3[0] > v2[0] && Math.abs((v3[1] - v3[0]) - (v2[1] - v2[0])) < 1, `${v2} -> ${v3}`);
+    await page.click('#reset');
+    const v4 = await page.evaluate(() => window.eventplot.view());
+    check('eventplot: reset shows everything again', Math.abs(v4[0] - v0[0]) < 1 && Math.abs(v4[1] - v0[1]) < 1);
+
+    // filters
+    await page.locator('#types input[data-type="sched_wakeup"]').uncheck();
+    let p = await page.evaluate(() => [window.eventplot.passing(), window.eventplot.shown()]);
+    check('eventplot: unticking sched_wakeup hides its 100 events', p[0] === 2004 && p[1] === 2004, String(p));
+    const ink1 = await inkInRow(page, 1);
+    check('eventplot: cpu1 (wakeups only) now empty', ink1 === 0, String(ink1));
+    await page.locator('#types input[data-type="sched_wakeup"]').check();
+    await page.fill('#re', 'next_comm=mp_ping');
+    p = await page.evaluate(() => window.eventplot.passing());
+    check('eventplot: regex filter keeps only matching events', p === 1000, String(p));
+    await page.fill('#re', '(');
+    const bad = await page.evaluate(() => document.getElementById('re').classList.contains('bad'));
+    check('eventplot: a bad regex is marked, not thrown', bad && page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    await page.fill('#re', '');
+    p = await page.evaluate(() => window.eventplot.passing());
+    check('eventplot: clearing the regex shows all', p === 2104, String(p));
+    await page.close();
+
+    // a large page: 300,000 events
+    const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu"}'];
+    for (let i = 0; i < 300000; i++)
+      L.push(`${i * 1000},sched_switch,cpu${i % 2},comm=p${i % 50},pid=${i % 50},prev_comm=p${(i + 1) % 50},prev_pid=${(i + 1) % 50},prev_state=S,next_comm=p${i % 50},next_pid=${i % 50},next_prio=120`);
+    const big = path.join(dir, 'big.html');
+    fs.writeFileSync(big, sh('marple-eventplot', [], L.join('\n') + '\n'));
+    const pg = await open(browser, big);
+    const t0 = Date.now();
+    const n = await pg.evaluate(() => window.eventplot.events);
+    const drawMs = await pg.evaluate(() => { const t = performance.now(); for (let i = 0; i < 5; i++) window.eventplot.zoom(1.5); return (performance.now() - t) / 5; });
+    check(`eventplot: 300000 events load in ${pg.marpleLoadMs} ms (< 10000), redraw ${drawMs.toFixed(1)} ms (< 500)`,
+      n === 300000 && pg.marpleLoadMs < 10000 && drawMs < 500 && pg.marpleErrors.length === 0, `n=${n} ${pg.marpleErrors}`);
+    void t0;
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,0 +1,19 @@
+# marple-eventplot: the page is self-contained, hostile names escaped, errors.
+# (Interaction is tested in tests/browser/eventplot.test.js.)
+. "$MARPLE_TOP/tests/lib.sh"
+{
+	echo '{"marple":1,"interface":"t","datatype":"event","track":"cpu"}'
+	echo '1000,sched_switch,cpu0,comm=</script><b>,pid=1,next_comm=x'
+	echo '2000,ev,cpu0,comm=a%2Cb,pid=2'
+} > "$T/in"
+marple-eventplot -t '<T&>' "$T/in" > "$T/out.html"
+check "eventplot: exit 0" test $? -eq 0
+check "eventplot: no external resources" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/out.html'"
+check "eventplot: one closing script per script" test "$(grep -o '</script>' "$T/out.html" | wc -l)" -eq 2
+check "eventplot: title escaped" grep -q '<title>&lt;T&amp;&gt;</title>' "$T/out.html"
+check "eventplot: decoded names as JSON strings" grep -q '"comm=a,b' "$T/out.html"
+printf '{"marple":1,"interface":"x","datatype":"stack"}\n1#a\n' > "$T/s"
+expect_exit "eventplot: stack section rejected" 1 'datatype "stack"' marple-eventplot "$T/s"
+expect_exit "eventplot: empty input" 1 'no marple event section' marple-eventplot /dev/null
+printf '{"marple":1,"interface":"x","datatype":"event"}\n' > "$T/e"
+expect_exit "eventplot: no events" 1 'no events' marple-eventplot "$T/e"
