@@ -24,6 +24,20 @@ struct {
 	__type(value, struct start);
 } starts SEC(".maps");
 
+/* the submitting process, from block_io_start (kernel 6.5+): block_rq_issue
+ * may run in a kworker when the request is dispatched asynchronously */
+struct owner {
+	__u32 pid;
+	char comm[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* merged requests are never issued */
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct owner);
+} owners SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
@@ -50,9 +64,17 @@ static __always_inline int on_issue(struct request *rq)
 	struct start s = {};
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 
+	struct owner *o = bpf_map_lookup_elem(&owners, &key);
+
 	s.ts = bpf_ktime_get_ns();
-	s.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	bpf_get_current_comm(&s.comm, sizeof(s.comm));
+	if (o) {
+		s.pid = o->pid;
+		__builtin_memcpy(s.comm, o->comm, sizeof(s.comm));
+		bpf_map_delete_elem(&owners, &key);
+	} else {
+		s.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+		bpf_get_current_comm(&s.comm, sizeof(s.comm));
+	}
 	s.bytes = BPF_CORE_READ(rq, __data_len);
 	s.op = BPF_CORE_READ(rq, cmd_flags) & 0xff;	/* REQ_OP_MASK */
 	if (disk) {
@@ -90,6 +112,29 @@ static __always_inline int on_complete(struct request *rq, int error)
 	bpf_map_delete_elem(&starts, &key);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+static __always_inline int on_start(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct owner o = {};
+
+	o.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	bpf_get_current_comm(&o.comm, sizeof(o.comm));
+	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(start_btf, struct request *rq)
+{
+	return on_start(rq);
+}
+
+SEC("raw_tp/block_io_start")
+int BPF_PROG(start_raw, struct request *rq)
+{
+	return on_start(rq);
 }
 
 SEC("tp_btf/block_rq_issue")

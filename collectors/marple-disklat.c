@@ -10,8 +10,9 @@
  *   {"marple":1,"interface":"disklat","datatype":"point","units":{"x":"s","y":"ms"},...}
  *   1.25034,0.212,dd,comm=dd,pid=4121,dev=vda,bytes=4096,rw=R
  *
- * The issuing process is the task current at issue: for buffered writes that
- * is often a kernel writeback thread, not the program that wrote.
+ * The process is the one that submitted the request (block_io_start, kernel
+ * 6.5+; else the task current at issue): for buffered writes that is often a
+ * kernel writeback thread, not the program that wrote.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -115,6 +116,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int have_io_start;
+
 static struct disklat_bpf *setup(int raw, const char **why)
 {
 	struct disklat_bpf *skel = disklat_bpf__open();
@@ -128,6 +131,8 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	bpf_program__set_autoload(skel->progs.complete_btf, !raw);
 	bpf_program__set_autoload(skel->progs.issue_raw, raw);
 	bpf_program__set_autoload(skel->progs.complete_raw, raw);
+	bpf_program__set_autoload(skel->progs.start_btf, !raw && have_io_start);
+	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
 	if ((err = disklat_bpf__load(skel)) || (err = disklat_bpf__attach(skel))) {
 		*why = collector_strerror(err);
 		disklat_bpf__destroy(skel);
@@ -164,6 +169,7 @@ int main(int argc, char **argv)
 	duration = collector_duration(argc, argv, optind);
 	collector_start(opt.verbose > 1);
 
+	have_io_start = collector_tracepoint_exists("block", "block_io_start");
 	hdr = section_header_new("disklat", DATATYPE_POINT);
 	start_ns = (uint64_t)header_int(hdr, "start_ns", 0);
 	if (!opt.force_raw)
@@ -179,7 +185,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (opt.verbose)
-		warnmsg("block_rq_issue and block_rq_complete attached via %s", attach);
+		warnmsg("block_rq_issue and block_rq_complete%s attached via %s",
+			have_io_start ? " (and block_io_start for the submitting process)" : "", attach);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
 	if (!rb) {
 		warnmsg("cannot open the ring buffer: %s", strerror(errno));
@@ -188,7 +195,7 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "ms"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "I/O latency",
 						     "info", "process"));
-	json_object_set_new(hdr, "options", json_pack("{s:s}", "attach", attach));
+	json_object_set_new(hdr, "options", json_pack("{s:s,s:b}", "attach", attach, "io_start", have_io_start));
 	if (stream_write_json(out, hdr) < 0)
 		goto cleanup;
 	collector_ready(duration);
