@@ -8,7 +8,7 @@
  * options are flamegraph.pl's, with the same names and meaning.
  *
  *   $ marple-fold out.perf | marple-flamegraph --title "CPU" > cpu.svg
- *   <g><rect x="10.0" y="293" width="1180.0" height="15" fill="#e5a127"/><text x="13.0" y="304.2">bash</text></g>
+ *   <rect x="10.0" y="293" width="1180.0" height="15" fill="#e5a127"/><text x="13.0" y="304.2">bash</text>
  */
 #include <getopt.h>
 #include <math.h>
@@ -390,12 +390,11 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		fputs("</desc>\n", f);
 	}
 	fputs("<style>\n"
-	      "#frames rect{rx:2px;ry:2px}\n"
-	      "#frames g{cursor:pointer}\n"
-	      "#frames g:hover rect{stroke:#000;stroke-width:.5}\n"
+	      "#frames rect{rx:2px;ry:2px;cursor:pointer}\n"
+	      "#frames rect:hover{stroke:#000;stroke-width:.5}\n"
 	      "#frames text{pointer-events:none}\n"
 	      ".h{display:none}\n"
-	      ".p rect{opacity:.5}\n"
+	      ".p{opacity:.5}\n"
 	      "#title{text-anchor:middle;font-size:1.4em}\n"
 	      "#subtitle{text-anchor:middle;fill:#a0a0a0}\n"
 	      "#unzoom,#search,#ic{cursor:pointer}\n"
@@ -478,7 +477,7 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 				pal[npal++] = (struct palent){ xstrndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
 			}
 		}
-		fprintf(f, "<g><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"#%02x%02x%02x\"/>",
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"#%02x%02x%02x\"/>",
 			x1, y, w, fh - 1, rgb[0], rgb[1], rgb[2]);
 		int dots;
 		size_t sl = shown_len(name.s, name.len);
@@ -490,7 +489,7 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 				fputs("..", f);
 			fputs("</text>", f);
 		}
-		fputs("</g>\n", f);
+		fputc('\n', f);
 	}
 	fputs("</g>\n<script><![CDATA[\n", f);
 	/* Data for the script: names, then per frame name, depth, start, count[, delta]. */

@@ -8,7 +8,7 @@ const N = JSON.parse(svg.match(/\nvar N=(\[.*?\]);\n/s)[1]);
 const D = JSON.parse(svg.match(/\nvar D=(\[[^\]]*\]);/s)[1].replace(/\n/g, ''));
 const C = svg.match(/var C=\{W:(\d+),XP:(\d+),FS:([\d.]+),FW:([\d.]+),FH:([\d.]+),T:([\d.e+]+),K:(\d)/);
 const [W, XP, FS, FW, FH, T, K] = C.slice(1).map(Number);
-const rects = [...svg.matchAll(/<g><rect x="([\d.]+)" y="(\d+)" width="([\d.]+)"[^>]*\/>(?:<text[^>]*>([^<]*)<\/text>)?<\/g>/g)];
+const rects = [...svg.matchAll(/\n<rect x="([\d.]+)" y="(\d+)" width="([\d.]+)"[^>]*\/>(?:<text[^>]*>([^<]*)<\/text>)?(?=\n)/g)];
 const esc = s => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const commas = v => String(v).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 let bytes = 0;
