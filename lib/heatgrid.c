@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "svg.h"
 #include "util.h"
 #include "xml.h"
@@ -23,13 +24,7 @@ struct bucket {
 
 struct heatgrid {
 	struct hg_config cfg;
-	/* labels: open-addressing hash over an arena */
-	char *arena;
-	size_t arena_len, arena_cap;
-	size_t *loff, *llen;
-	size_t nlabels, labcap;
-	uint32_t *htab;			/* label id + 1, 0 = empty */
-	size_t hcap;
+	struct intern *labels;
 	uint32_t npinned;
 	/* grid */
 	struct bucket **cols;		/* cols[i] is column base + i, NULL if empty */
@@ -39,9 +34,6 @@ struct heatgrid {
 	uint32_t rows, rowcap;
 	double step;			/* value per row; 0 = not chosen yet */
 	struct hg_stats st;
-	uint32_t last_id;		/* one-entry cache of the last label looked up */
-	const char *last_s;
-	size_t last_len;
 };
 
 struct heatgrid *hg_new(const struct hg_config *cfg)
@@ -63,9 +55,7 @@ struct heatgrid *hg_new(const struct hg_config *cfg)
 		g->rows = 1;
 	}
 	g->rowcap = g->rows;
-	g->hcap = 1024;
-	g->htab = xcalloc(g->hcap, sizeof(uint32_t));
-	g->last_id = UINT32_MAX;
+	g->labels = intern_new();
 	return g;
 }
 
@@ -81,87 +71,15 @@ void hg_free(struct heatgrid *g)
 		free(g->cols[i]);
 	}
 	free(g->cols);
-	free(g->arena);
-	free(g->loff);
-	free(g->llen);
-	free(g->htab);
+	intern_free(g->labels);
 	free(g);
 }
 
 /* ---- labels ---- */
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-static void rehash(struct heatgrid *g)
-{
-	size_t cap = g->hcap * 2;
-	uint32_t *t = xcalloc(cap, sizeof(uint32_t));
-	for (size_t id = 0; id < g->nlabels; id++) {
-		size_t i = hash_bytes(g->arena + g->loff[id], g->llen[id]) & (cap - 1);
-		while (t[i])
-			i = (i + 1) & (cap - 1);
-		t[i] = (uint32_t)id + 1;
-	}
-	free(g->htab);
-	g->htab = t;
-	g->hcap = cap;
-}
-
 uint32_t hg_label(struct heatgrid *g, const char *s, size_t len)
 {
-	if (g->last_id != UINT32_MAX && len == g->last_len && !memcmp(s, g->last_s, len))
-		return g->last_id;
-	size_t i = hash_bytes(s, len) & (g->hcap - 1);
-	while (g->htab[i]) {
-		uint32_t id = g->htab[i] - 1;
-		if (g->llen[id] == len && !memcmp(g->arena + g->loff[id], s, len))
-			goto found;
-		i = (i + 1) & (g->hcap - 1);
-	}
-	if (g->nlabels >= UINT32_MAX - 1)
-		fatal(EXIT_DATA, "too many distinct names");
-	size_t need = g->arena_len + len + 1;
-	if (need > g->arena_cap) {
-		size_t cap = g->arena_cap ? g->arena_cap : 4096;
-		while (cap < need)
-			cap *= 2;
-		g->arena = realloc(g->arena, cap);
-		if (!g->arena)
-			fatal(EXIT_DATA, "out of memory");
-		g->arena_cap = cap;
-	}
-	memcpy(g->arena + g->arena_len, s, len);
-	g->arena[g->arena_len + len] = 0;
-	size_t lc = g->labcap;
-	g->loff = xgrow(g->loff, &lc, g->nlabels + 1, sizeof(size_t));
-	g->llen = xgrow(g->llen, &g->labcap, g->nlabels + 1, sizeof(size_t));
-	g->loff[g->nlabels] = g->arena_len;
-	g->llen[g->nlabels] = len;
-	g->arena_len = need;
-	g->htab[i] = (uint32_t)g->nlabels + 1;
-	g->nlabels++;
-	if (g->nlabels * 2 > g->hcap)
-		rehash(g);
-	i = (size_t)-1;
-	{
-		uint32_t id = (uint32_t)g->nlabels - 1;
-		g->last_id = id;
-		g->last_s = g->arena + g->loff[id];
-		g->last_len = len;
-		return id;
-	}
-found:;
-	uint32_t id = g->htab[i] - 1;
-	g->last_id = id;
-	g->last_s = g->arena + g->loff[id];
-	g->last_len = len;
-	return id;
+	return intern_get(g->labels, s, len);
 }
 
 uint32_t hg_pin_label(struct heatgrid *g, const char *s, size_t len)
@@ -684,10 +602,12 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	fputs(", highlight: ", f);
 	write_js_names(f, d->highlight, d->nhighlight);
 	fputs(",\nnames: [", f);
-	for (size_t i = 0; i < g->nlabels; i++) {
+	for (size_t i = 0; i < intern_count(g->labels); i++) {
+		size_t len;
+		const char *s = intern_str(g->labels, (uint32_t)i, &len);
 		if (i)
 			fputs(i % 8 ? "," : ",\n", f);
-		js_string_write(f, g->arena + g->loff[i], g->llen[i]);
+		js_string_write(f, s, len);
 	}
 	fputs("]};\n]]></script>\n", f);
 	svg_tooltip(f);

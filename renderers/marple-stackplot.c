@@ -1,0 +1,447 @@
+/* marple-stackplot — a stacked-area plot (SVG) of point data over time, such
+ * as memory by process from marple-memtime.
+ *
+ * Reads the first point section of a marple stream (files or stdin).  Points
+ * with the same x are one sample; within a sample the y of points with the
+ * same info label are added (two "bash" processes make one band).  The top N
+ * labels by average (--top, default 10) get a band each, the rest are added
+ * into "other"; the biggest band is at the bottom and the legend lists the
+ * bands in the order they are stacked.  Hovering shows each band's value at
+ * that time.
+ *
+ *   $ marple-memtime -i 500ms 60 | marple-stackplot --top 5 > mem.svg
+ *   input:  0.5,312.5,firefox-esr,pid=2211,comm=firefox-esr,kind=pss
+ *
+ * Memory is O(bins x labels): past --bins samples, neighbouring samples are
+ * averaged in pairs (each bin then covers 2, 4, ... samples).
+ *
+ * Exit status: 0 drawn, 1 no usable points, wrong datatype or I/O error,
+ * 2 usage error.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+#include "stream.h"
+#include "svg.h"
+#include "util.h"
+#include "xml.h"
+
+static struct {
+	uint64_t top;
+	uint64_t maxbins;
+	const char *title;
+	const char *outpath;
+} opt = {
+	.top = 10,
+	.maxbins = 500,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--top N] [--bins N] [--title TEXT] [-o FILE] [FILE...]\n"
+		"Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
+		"info label (process), the top N and the rest as \"other\".\n"
+		"\n"
+		"  -n, --top N           bands for the N largest labels (default 10)\n"
+		"      --bins N          at most N time bins (default 500); samples are averaged\n"
+		"      --title TEXT      title\n"
+		"  -o, --output FILE     write FILE (atomically) instead of stdout\n"
+		"  -h, --help            this help\n"
+		"\n"
+		"Hover for each band's value at that time.  See marple-stackplot(1).\n",
+		progname);
+}
+
+/* Samples are collected into bins of `per` consecutive samples each. */
+struct plot {
+	struct intern *labels;
+	double **vals;		/* vals[label][bin]: sum of y in the bin */
+	size_t nvals, capvals;
+	double *xsum;		/* sum of the bin's sample x */
+	uint32_t *nsamp;	/* samples in the bin */
+	size_t nbins, capbins, capvals_bins;
+	uint64_t per;
+	int have_last;
+	double last_x;
+	uint64_t points;
+};
+
+static void plot_grow_bins(struct plot *p, size_t need)
+{
+	if (need <= p->capbins)
+		return;
+	size_t cap = p->capbins ? p->capbins * 2 : 64;
+	while (cap < need)
+		cap *= 2;
+	p->xsum = realloc(p->xsum, cap * sizeof(double));
+	p->nsamp = realloc(p->nsamp, cap * sizeof(uint32_t));
+	if (!p->xsum || !p->nsamp)
+		fatal(EXIT_DATA, "out of memory");
+	for (size_t l = 0; l < p->nvals; l++) {
+		p->vals[l] = realloc(p->vals[l], cap * sizeof(double));
+		if (!p->vals[l])
+			fatal(EXIT_DATA, "out of memory");
+		memset(p->vals[l] + p->capbins, 0, (cap - p->capbins) * sizeof(double));
+	}
+	memset(p->xsum + p->capbins, 0, (cap - p->capbins) * sizeof(double));
+	memset(p->nsamp + p->capbins, 0, (cap - p->capbins) * sizeof(uint32_t));
+	p->capbins = cap;
+}
+
+/* Halve the bins: bin i becomes (2i, 2i+1). */
+static void plot_merge(struct plot *p)
+{
+	size_t n = (p->nbins + 1) / 2;
+	for (size_t i = 0; i < n; i++) {
+		size_t a = 2 * i, b = 2 * i + 1;
+		p->xsum[i] = p->xsum[a] + (b < p->nbins ? p->xsum[b] : 0);
+		p->nsamp[i] = p->nsamp[a] + (b < p->nbins ? p->nsamp[b] : 0);
+		for (size_t l = 0; l < p->nvals; l++)
+			p->vals[l][i] = p->vals[l][a] + (b < p->nbins ? p->vals[l][b] : 0);
+	}
+	for (size_t i = n; i < p->nbins; i++) {
+		p->xsum[i] = 0;
+		p->nsamp[i] = 0;
+		for (size_t l = 0; l < p->nvals; l++)
+			p->vals[l][i] = 0;
+	}
+	p->nbins = n;
+	p->per *= 2;
+}
+
+static void plot_add(struct plot *p, double x, double y, struct mstr info)
+{
+	if (!p->have_last || x != p->last_x) {	/* a new sample */
+		if (!p->nbins || p->nsamp[p->nbins - 1] >= p->per) {
+			if (p->nbins >= opt.maxbins)
+				plot_merge(p);
+			if (!p->nbins || p->nsamp[p->nbins - 1] >= p->per) {
+				plot_grow_bins(p, p->nbins + 1);
+				p->nbins++;
+			}
+		}
+		p->xsum[p->nbins - 1] += x;
+		p->nsamp[p->nbins - 1]++;
+		p->have_last = 1;
+		p->last_x = x;
+	}
+	uint32_t id = intern_get(p->labels, info.s, info.len);
+	if (id >= p->nvals) {
+		p->vals = xgrow(p->vals, &p->capvals, id + 1, sizeof(double *));
+		for (size_t l = p->nvals; l <= id; l++)
+			p->vals[l] = xcalloc(p->capbins ? p->capbins : 1, sizeof(double));
+		p->nvals = id + 1;
+	}
+	p->vals[id][p->nbins - 1] += y;
+	p->points++;
+}
+
+struct band {
+	uint32_t id;		/* UINT32_MAX: "other" */
+	double total;
+	double *v;		/* value per bin */
+};
+
+static int cmp_band(const void *a, const void *b)
+{
+	const struct band *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* A "nice" axis maximum and step: 1, 2 or 5 times a power of ten. */
+static double nice_step(double max, int ticks)
+{
+	double raw = max / ticks;
+	if (!(raw > 0))
+		return 1;
+	double p = pow(10, floor(log10(raw)));
+	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
+static const char plot_js[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"(function () {\n"
+	"  var P = SP, hot = document.getElementById('sp-hover'), cur = document.getElementById('sp-cursor');\n"
+	"  function num(v) { return +v.toPrecision(4) + ''; }\n"
+	"  hot.addEventListener('mousemove', function (evt) {\n"
+	"    var p = marpleSvgPoint(evt), best = 0;\n"
+	"    for (var i = 1; i < P.px.length; i++) if (Math.abs(P.px[i] - p.x) < Math.abs(P.px[best] - p.x)) best = i;\n"
+	"    cur.setAttribute('x1', P.px[best]); cur.setAttribute('x2', P.px[best]);\n"
+	"    cur.setAttribute('visibility', 'visible');\n"
+	"    var lines = ['time ' + num(P.xs[best]) + ' s'], total = 0;\n"
+	"    for (var b = P.bands.length - 1; b >= 0; b--) {\n"
+	"      lines.push(P.bands[b].name + ': ' + num(P.bands[b].v[best]) + (P.unit ? ' ' + P.unit : ''));\n"
+	"      total += P.bands[b].v[best];\n"
+	"    }\n"
+	"    lines.push('total: ' + num(total) + (P.unit ? ' ' + P.unit : ''));\n"
+	"    marpleTip(evt, lines);\n"
+	"  });\n"
+	"  hot.addEventListener('mouseleave', function () { marpleTipHide(); cur.setAttribute('visibility', 'hidden'); });\n"
+	"})();\n"
+	"]]></script>\n";
+
+static void render(FILE *f, struct plot *p, json_t *hdr)
+{
+	size_t nl = intern_count(p->labels), nb = p->nbins;
+	struct band *all = xcalloc(nl ? nl : 1, sizeof(*all));
+	char buf[256], a[48], col[8];
+
+	/* per-bin averages over the samples in the bin; totals for ranking */
+	for (size_t l = 0; l < nl; l++) {
+		all[l].id = (uint32_t)l;
+		all[l].v = p->vals[l];
+		for (size_t b = 0; b < nb; b++) {
+			all[l].v[b] /= p->nsamp[b];
+			all[l].total += all[l].v[b];
+		}
+	}
+	qsort(all, nl, sizeof(*all), cmp_band);
+	size_t nshow = nl > opt.top ? (size_t)opt.top : nl;
+	struct band *bands = xcalloc(nshow + 1, sizeof(*bands));
+	memcpy(bands, all, nshow * sizeof(*bands));
+	size_t nbands = nshow;
+	if (nl > nshow) {
+		bands[nbands] = (struct band){ UINT32_MAX, 0, xcalloc(nb, sizeof(double)) };
+		for (size_t l = nshow; l < nl; l++)
+			for (size_t b = 0; b < nb; b++)
+				bands[nbands].v[b] += all[l].v[b];
+		nbands++;
+	}
+
+	/* geometry */
+	double x0 = 80, y0 = 60, pw = 1000, ph = 420;
+	double legx = x0 + pw + 20, width = legx + 220, height = y0 + ph + 60;
+	if (height < y0 + 20 + 16.0 * (double)nbands + 20)
+		height = y0 + 20 + 16.0 * (double)nbands + 20;
+	double xmin = p->xsum[0] / p->nsamp[0], xmax = p->xsum[nb - 1] / p->nsamp[nb - 1];
+	double ymax = 0;
+	for (size_t b = 0; b < nb; b++) {
+		double s = 0;
+		for (size_t k = 0; k < nbands; k++)
+			s += bands[k].v[b];
+		if (s > ymax)
+			ymax = s;
+	}
+	double ystep = nice_step(ymax, 5);
+	double ytop = ceil(ymax / ystep) * ystep;
+	if (!(ytop > 0))
+		ytop = 1;
+	double xspan = xmax > xmin ? xmax - xmin : 1;
+	double *px = xmalloc(nb * sizeof(double));
+	for (size_t b = 0; b < nb; b++)
+		px[b] = x0 + (nb == 1 ? pw / 2 : (p->xsum[b] / p->nsamp[b] - xmin) / xspan * pw);
+
+	json_t *units = json_object_get(hdr, "units"), *labels = json_object_get(hdr, "labels");
+	const char *unit = json_string_value(json_object_get(units, "y"));
+	const char *ylabel = json_string_value(json_object_get(labels, "y"));
+	if (!unit)
+		unit = "";
+	svg_begin(f, width, height, opt.title ? opt.title : "Stack Plot");
+	{
+		const char *host = header_str(hdr, "host", NULL);
+		int n = snprintf(buf, sizeof(buf), "%s%s%s; %llu points, %zu labels, samples per bin: %zu",
+				 header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
+				 (unsigned long long)p->points, nl, (size_t)p->per);
+		svg_text_n(f, width / 2, 42, "middle", "sub", buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
+	}
+	/* y axis and grid */
+	for (double v = 0; v <= ytop * 1.0000001; v += ystep) {
+		double y = y0 + ph - v / ytop * ph;
+		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x0, y, x0 + pw, y);
+		svg_num(a, sizeof(a), v, 6);
+		snprintf(buf, sizeof(buf), "%s%s%s", a, *unit ? " " : "", unit);
+		svg_text(f, x0 - 4, y + 4, "end", "axis", buf);
+	}
+	/* x axis: about 8 labels */
+	double xstep = nice_step(xspan, 8);
+	for (double v = ceil(xmin / xstep) * xstep; v <= xmax + xstep * 1e-9; v += xstep) {
+		double x = x0 + (v - xmin) / xspan * pw;
+		if (nb == 1)
+			x = x0 + pw / 2;
+		svg_num(a, sizeof(a), v, 8);
+		snprintf(buf, sizeof(buf), "%ss", a);
+		svg_text(f, x, y0 + ph + 14, "middle", "axis", buf);
+		if (nb == 1)
+			break;
+	}
+	svg_text(f, x0 + pw / 2, y0 + ph + 32, "middle", "axis", "time (s)");
+	snprintf(buf, sizeof(buf), "%s%s%s%s", ylabel ? ylabel : "value", *unit ? " (" : "", unit, *unit ? ")" : "");
+	fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\" transform=\"rotate(-90 16 %.1f)\">",
+		y0 + ph / 2, y0 + ph / 2);
+	xml_escape_cstr(f, buf);
+	fputs("</text>\n", f);
+
+	/* bands, bottom (biggest) first */
+	double *base = xcalloc(nb, sizeof(double));
+	fputs("<g id=\"sp-bands\">\n", f);
+	for (size_t k = 0; k < nbands; k++) {
+		if (bands[k].id == UINT32_MAX)
+			strcpy(col, "#bbbbbb");
+		else
+			svg_palette_color(k, col);
+		fprintf(f, "<path fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.3\" data-band=\"%zu\" d=\"", col, k);
+		for (size_t b = 0; b < nb; b++) {
+			double y = y0 + ph - (base[b] + bands[k].v[b]) / ytop * ph;
+			fprintf(f, "%s%.1f,%.1f", b ? " L" : "M", px[b], y);
+			if (nb == 1)
+				fprintf(f, " L%.1f,%.1f", px[b] + 2, y);
+		}
+		for (size_t b = nb; b-- > 0;) {
+			double y = y0 + ph - base[b] / ytop * ph;
+			if (nb == 1)
+				fprintf(f, " L%.1f,%.1f", px[b] + 2, y);
+			fprintf(f, " L%.1f,%.1f", px[b], y);
+		}
+		fputs(" Z\"/>\n", f);
+		for (size_t b = 0; b < nb; b++)
+			base[b] += bands[k].v[b];
+	}
+	fputs("</g>\n", f);
+	fprintf(f, "<line id=\"sp-cursor\" x1=\"0\" y1=\"%.1f\" x2=\"0\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"0.7\" visibility=\"hidden\" pointer-events=\"none\"/>\n",
+		y0, y0 + ph);
+	fprintf(f, "<rect id=\"sp-hover\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" fill-opacity=\"0\"/>\n",
+		x0, y0, pw, ph);
+
+	/* legend: same order as the stack, top band first */
+	fputs("<g id=\"sp-legend\">\n", f);
+	for (size_t k = nbands, i = 0; k-- > 0; i++) {
+		size_t len = 5;
+		const char *name = "other";
+		if (bands[k].id == UINT32_MAX)
+			strcpy(col, "#bbbbbb");
+		else {
+			svg_palette_color(k, col);
+			name = intern_str(p->labels, bands[k].id, &len);
+		}
+		double y = y0 + 10 + 16.0 * (double)i;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", legx, y - 9, col);
+		svg_text_n(f, legx + 14, y, "start", "axis", name, len);
+	}
+	fputs("</g>\n", f);
+
+	/* data for the hover */
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar SP = {unit: ", f);
+	js_string_cstr(f, unit);
+	fputs(",\nxs: [", f);
+	for (size_t b = 0; b < nb; b++)
+		fprintf(f, "%s%.9g", b ? "," : "", p->xsum[b] / p->nsamp[b]);
+	fputs("],\npx: [", f);
+	for (size_t b = 0; b < nb; b++)
+		fprintf(f, "%s%.1f", b ? "," : "", px[b]);
+	fputs("],\nbands: [\n", f);
+	for (size_t k = 0; k < nbands; k++) {
+		size_t len = 5;
+		const char *name = bands[k].id == UINT32_MAX ? "other" : intern_str(p->labels, bands[k].id, &len);
+		fputs(k ? ",\n{name: " : "{name: ", f);
+		js_string_write(f, name, len);
+		fputs(", v: [", f);
+		for (size_t b = 0; b < nb; b++)
+			fprintf(f, "%s%.6g", b ? "," : "", bands[k].v[b]);
+		fputs("]}", f);
+	}
+	fputs("]};\n]]></script>\n", f);
+	svg_tooltip(f);
+	fputs(plot_js, f);
+	svg_end(f);
+
+	if (nl > nshow)
+		free(bands[nshow].v);
+	free(bands);
+	free(all);
+	free(base);
+	free(px);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, 0, 'n' },
+		{ "bins", required_argument, 0, 'B' },
+		{ "title", required_argument, 0, 'T' },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	struct plot p = { .per = 1 };
+	json_t *hdr = NULL;
+	uint64_t bad = 0;
+	int c;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "n:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': opt.top = opt_u64("--top", optarg, 1, 1000); break;
+		case 'B': opt.maxbins = opt_u64("--bins", optarg, 2, 100000); break;
+		case 'T': opt.title = optarg; break;
+		case 'o': opt.outpath = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	p.labels = intern_new();
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+
+	for (int i = 0; i < nfiles; i++) {
+		FILE *in = open_input(files[i]);
+		struct stream_reader *r = stream_reader_new(in, input_name(files[i]));
+		enum stream_item it;
+		int want = 0;
+		while ((it = stream_reader_next(r)) != STREAM_EOF) {
+			if (it == STREAM_ERROR) {
+				if (bad++ < 10)
+					stream_reader_warn(r);
+				continue;
+			}
+			if (it == STREAM_HEADER) {
+				enum datatype dt = stream_reader_datatype(r);
+				if (dt != DATATYPE_POINT)
+					fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-stackplot draws point sections",
+					      stream_reader_name(r), stream_reader_line(r), stream_reader_section(r),
+					      header_str(stream_reader_header(r), "interface", "?"), datatype_name(dt));
+				want = !hdr;
+				if (want)
+					hdr = json_incref(stream_reader_header(r));
+				else
+					warn_at(stream_reader_name(r), stream_reader_line(r),
+						"section %ld (%s) not drawn: marple-stackplot draws the first section "
+						"(select others with marple-cat -s)", stream_reader_section(r),
+						header_str(stream_reader_header(r), "interface", "?"));
+				continue;
+			}
+			if (it == STREAM_RECORD && want) {
+				const struct point_rec *pt = stream_reader_point(r);
+				plot_add(&p, pt->x, pt->y, pt->info);
+			}
+		}
+		stream_reader_free(r);
+		if (in != stdin)
+			fclose(in);
+	}
+	if (bad)
+		warnmsg("%llu bad line%s skipped", (unsigned long long)bad, bad == 1 ? "" : "s");
+	if (!hdr)
+		fatal(EXIT_DATA, "no marple point section in the input");
+	if (!p.points)
+		fatal(EXIT_DATA, "nothing to draw: the point section is empty");
+
+	struct outfile *o = outfile_open(opt.outpath);
+	render(outfile_stream(o), &p, hdr);
+	if (outfile_commit(o) < 0)
+		return EXIT_DATA;
+	for (size_t l = 0; l < p.nvals; l++)
+		free(p.vals[l]);
+	free(p.vals);
+	free(p.xsum);
+	free(p.nsamp);
+	intern_free(p.labels);
+	json_decref(hdr);
+	return EXIT_OK;
+}
