@@ -40,8 +40,10 @@ check "memtime: x grows from 0 in steps of the interval" sh -c "awk -F, '\$0 !~ 
 
 # -p selects processes; --rss never reads PSS; SIGINT ends with "signal".
 sleep 5 & sl=$!
+sleep 0.2	# let the forked shell become sleep (exec renames it)
 marple-memtime -p "$sl" --rss -i 100ms 0.5 > "$T/p.out"
-check "memtime: -p only that process" test "$(grep -vc '^{' "$T/p.out")" -eq "$(grep -c "pid=$sl,comm=sleep,kind=rss" "$T/p.out")"
+check "memtime: -p only that process" test "$(grep -vc '^{' "$T/p.out")" -eq "$(grep -c ",pid=$sl,comm=[^,]*,kind=rss" "$T/p.out")"
+check "memtime: -p: named after exec" grep -q ",sleep,pid=$sl,comm=sleep," "$T/p.out"
 check "memtime: -p: samples taken" test "$(grep -c "pid=$sl," "$T/p.out")" -ge 5
 marple-memtime -i 100ms > "$T/s.out" & mt=$!
 sleep 0.5; kill -INT "$mt"; wait "$mt"; rc=$?
