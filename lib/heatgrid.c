@@ -367,6 +367,27 @@ static void write_js_names(FILE *f, const char *const *names, int n)
 	fputc(']', f);
 }
 
+/* The smallest of 1, 2, 5, 10, 20, 50, ... that is at least min. */
+static size_t nice_count(double min)
+{
+	for (size_t p = 1;; p *= 10)
+		for (size_t m = 1; m <= 5; m += m == 2 ? 3 : 1)
+			if ((double)(m * p) >= min)
+				return m * p;
+}
+
+static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, size_t c, double x0, double y0,
+		    double boxw, double maph, double colw)
+{
+	char a[48], buf[64];
+	svg_num(a, sizeof(a), (double)(g->base + (int64_t)c) * colw, 8);
+	snprintf(buf, sizeof(buf), "%ss", a);
+	svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
+	if (d->grid)
+		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
+}
+
 static const char heat_js[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
 	"(function () {\n"
@@ -393,7 +414,16 @@ static const char heat_js[] =
 	"  function line(text, y, cls) {\n"
 	"    var e = document.createElementNS('http://www.w3.org/2000/svg', 'text');\n"
 	"    e.setAttribute('x', P.x0 + 8); e.setAttribute('y', y); e.setAttribute('class', cls || 'boxtext');\n"
-	"    e.textContent = text; det.appendChild(e);\n"
+	"    e.textContent = text; det.appendChild(e); return e;\n"
+	"  }\n"
+	"  P.iso = null;\n"
+	"  function applyIso() {\n"
+	"    var rs = map.querySelectorAll('rect[data-n]');\n"
+	"    for (var i = 0; i < rs.length; i++) {\n"
+	"      var d = ' ' + (rs[i].getAttribute('data-d') || '');\n"
+	"      if (P.iso === null || d.indexOf(' ' + P.iso + ':') >= 0) rs[i].removeAttribute('opacity');\n"
+	"      else rs[i].setAttribute('opacity', '0.12');\n"
+	"    }\n"
 	"  }\n"
 	"  map.addEventListener('click', function (evt) {\n"
 	"    var t = cell(evt); if (!t) return;\n"
@@ -402,7 +432,7 @@ static const char heat_js[] =
 	"    while (det.lastChild) det.removeChild(det.lastChild);\n"
 	"    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r'), n = +t.getAttribute('data-n');\n"
 	"    var items = [], d = t.getAttribute('data-d'), o = +(t.getAttribute('data-o') || 0);\n"
-	"    if (d) d.split(' ').forEach(function (kv) { var p = kv.split(':'); items.push([P.names[+p[0]], +p[1]]); });\n"
+	"    if (d) d.split(' ').forEach(function (kv) { var p = kv.split(':'); items.push([P.names[+p[0]], +p[1], +p[0]]); });\n"
 	"    items.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });\n"
 	"    if (o) items.push(['(others)', o]);\n"
 	"    var bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect');\n"
@@ -411,7 +441,16 @@ static const char heat_js[] =
 	"    det.appendChild(bg);\n"
 	"    line('Distribution details: ' + trange(c) + ', ' + vrange(r) + ': ' + n + ' ' + P.what, P.dety + 15, 'boxtext hm-dtitle');\n"
 	"    items.forEach(function (it, i) {\n"
-	"      line((it[0] === '' ? '(no name)' : it[0]) + ': ' + it[1] + ' (' + (100 * it[1] / n).toFixed(1) + '%)', P.dety + 30 + 14 * i, 'boxtext hm-ditem');\n"
+	"      var e = line((it[0] === '' ? '(no name)' : it[0]) + ': ' + it[1] + ' (' + (100 * it[1] / n).toFixed(1) + '%)', P.dety + 30 + 14 * i, 'boxtext hm-ditem');\n"
+	"      if (it.length < 3) return;\n"
+	"      e.setAttribute('data-id', it[2]); e.style.cursor = 'pointer';\n"
+	"      if (P.iso === it[2]) e.setAttribute('font-weight', 'bold');\n"
+	"      e.addEventListener('click', function () {\n"
+	"        P.iso = P.iso === it[2] ? null : it[2]; applyIso();\n"
+	"        var ds = det.querySelectorAll('.hm-ditem');\n"
+	"        for (var k = 0; k < ds.length; k++)\n"
+	"          if (P.iso !== null && ds[k].getAttribute('data-id') == P.iso) ds[k].setAttribute('font-weight', 'bold'); else ds[k].removeAttribute('font-weight');\n"
+	"      });\n"
 	"    });\n"
 	"  });\n"
 	"})();\n"
@@ -455,7 +494,7 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	}
 
 	double boxw = 1200.0 / (double)ncols, boxh = 480.0 / rows;
-	if (boxw > 12) boxw = 12;
+	if (boxw > 24) boxw = 24;
 	if (boxw < 1) boxw = 1;
 	boxw = floor(boxw * 10) / 10;
 	if (boxh > 8) boxh = 8;
@@ -519,17 +558,14 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 				x0, y0 + maph - r * boxh, x0 + mapw, y0 + maph - r * boxh);
 	}
-	/* x axis */
-	int xstep = (int)ceil(60.0 / boxw);
-	for (size_t c = 0; c <= ncols; c += (size_t)xstep) {
-		svg_num(a, sizeof(a), (double)(g->base + (int64_t)c) * colw, 8);
-		snprintf(buf, sizeof(buf), "%ss", a);
-		svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
-		if (d->grid)
-			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-				x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
-	}
-	snprintf(buf, sizeof(buf), "%s (%s s per column)", d->offset ? "time" : "time", (svg_num(b, sizeof(b), colw, 6), b));
+	/* x axis: a label every xstep columns (1, 2, 5, 10, ...) and at the end */
+	size_t xstep = nice_count(40 / boxw), lastc = ncols / xstep * xstep;
+	for (size_t c = 0; c <= ncols; c += xstep)
+		x_label(f, d, g, c, x0, y0, boxw, maph, colw);
+	if (lastc != ncols && (double)(ncols - lastc) * boxw >= 40)
+		x_label(f, d, g, ncols, x0, y0, boxw, maph, colw);
+	svg_num(b, sizeof(b), colw, 6);
+	snprintf(buf, sizeof(buf), "time (%s s per column)", b);
 	svg_text(f, x0 + mapw / 2, y0 + maph + 30, "middle", "axis", buf);
 	if (d->offset)
 		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
@@ -585,7 +621,7 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 		}
 	}
 	fputs("</g>\n<g id=\"hm-details\"></g>\n", f);
-	svg_text(f, x0, dety - 8, "start", "sub", "Click a bucket for its distribution details.");
+	svg_text(f, x0, dety - 8, "start", "sub", "Click a bucket for its distribution details; click a name there to show only its buckets.");
 
 	/* parameters and names for the script */
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar HM = {", f);

@@ -54,6 +54,7 @@ static struct {
 	uint64_t rows;
 	uint64_t maxcols;
 	int grid;
+	int wall;
 	const char *title;
 	const char *outpath;
 } opt = {
@@ -74,6 +75,7 @@ static void usage(FILE *f)
 		"  --latency            x = time, y = value (default for points and plain lines)\n"
 		"  --offset             x = whole periods, y = offset in the period (default for events)\n"
 		"  --period P           offset period: 1s (default), 1m, 1h or 1d\n"
+		"  --wall               offsets within wall-clock (UTC) seconds, minutes, ...\n"
 		"  --color linear|rank  colour by count (linear, default) or by rank of count\n"
 		"  --highlight NAME     draw NAME's buckets in another hue (repeatable, up to %d)\n"
 		"  --isolate NAME       only count NAME (repeatable)\n"
@@ -100,7 +102,7 @@ static void usage(FILE *f)
 enum {
 	O_LATENCY = 256, O_OFFSET, O_PERIOD, O_COLOR, O_HIGHLIGHT, O_ISOLATE, O_BY, O_FIELD,
 	O_UNITSTIME, O_UNITSLABEL, O_MINLAT, O_MAXLAT, O_ROWS, O_STEPLAT, O_STEPSEC, O_MAXCOLS,
-	O_GRID, O_TITLE,
+	O_GRID, O_TITLE, O_WALL,
 };
 
 static void parse_options(int argc, char **argv)
@@ -125,6 +127,7 @@ static void parse_options(int argc, char **argv)
 		{ "stepsec", required_argument, 0, O_STEPSEC },
 		{ "maxcols", required_argument, 0, O_MAXCOLS },
 		{ "grid", no_argument, 0, O_GRID },
+		{ "wall", no_argument, 0, O_WALL },
 		{ "title", required_argument, 0, O_TITLE },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
@@ -186,6 +189,7 @@ static void parse_options(int argc, char **argv)
 			break;
 		case O_MAXCOLS: opt.maxcols = opt_u64("--maxcols", optarg, 1, 1000000); break;
 		case O_GRID: opt.grid = 1; break;
+		case O_WALL: opt.wall = 1; break;
 		case O_TITLE: opt.title = optarg; break;
 		case 'o': opt.outpath = optarg; break;
 		case 'h': usage(stdout); close_stdout(); exit(EXIT_OK);
@@ -206,6 +210,7 @@ static json_t *drawn_header;
 static double t_first;			/* plain input: time of the first line */
 static int have_t_first;
 static int64_t origin_ns;		/* events: time 0 */
+static int64_t point_shift_ns;		/* points with --wall: start's offset in its wall-clock period */
 static int have_origin;
 static uint64_t bad_lines, no_value, not_isolated;
 
@@ -254,6 +259,17 @@ static void choose_section(struct stream_reader *r)
 	if (header_int(hdr, "start_ns", -1) >= 0 && dt == DATATYPE_EVENT) {
 		origin_ns = header_int(hdr, "start_ns", 0);
 		have_origin = 1;
+	}
+	if (opt.wall && mode == MODE_OFFSET) {
+		int64_t wall = header_int(hdr, "wall_ns", -1), start = header_int(hdr, "start_ns", -1);
+		if (wall < 0 || start < 0)
+			fatal(EXIT_DATA, "%s: section %ld (%s): --wall needs start_ns and wall_ns in the header",
+			      stream_reader_name(r), stream_reader_section(r), iface);
+		int64_t shift = wall % (int64_t)opt.period_ns;
+		if (dt == DATATYPE_EVENT)
+			origin_ns = start - shift;
+		else
+			point_shift_ns = shift;
 	}
 }
 
@@ -310,7 +326,7 @@ static void read_stream(FILE *f, const char *name)
 				buf[fv->len] = 0;
 				if (parse_double(buf, -1e300, 1e300, &v) < 0) { no_value++; continue; }
 			}
-			add((int64_t)llround(p->x * 1e9), p->x, v, label_of(p->fields, p->nfields, p->info, NULL));
+			add((int64_t)llround(p->x * 1e9) + point_shift_ns, p->x, v, label_of(p->fields, p->nfields, p->info, NULL));
 		} else {
 			const struct event_rec *e = stream_reader_event(r);
 			double v = 0;
@@ -393,6 +409,8 @@ static void read_input(const char *path)
 		} else {
 			if (drawn_dt != DATATYPE_NONE)
 				fatal(EXIT_DATA, "%s: plain \"time value\" lines after a marple stream", name);
+			if (opt.wall)
+				fatal(EXIT_DATA, "%s: --wall needs a marple stream (plain lines have no wall-clock time)", name);
 			plain_input = 1;
 			mode = opt.mode != MODE_DEFAULT ? opt.mode : MODE_LATENCY;
 			read_plain(f, name);
@@ -444,7 +462,7 @@ static void render(FILE *out)
 		char when[64] = "";
 		if (wall > 0) {
 			/* wall-clock time of the origin */
-			int64_t w = wall + (drawn_dt == DATATYPE_EVENT && start >= 0 ? origin_ns - start : 0);
+			int64_t w = wall + (drawn_dt == DATATYPE_EVENT && start >= 0 ? origin_ns - start : 0) - point_shift_ns;
 			time_t tt = (time_t)(w / 1000000000);
 			struct tm tm;
 			if (localtime_r(&tt, &tm))

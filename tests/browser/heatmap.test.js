@@ -30,6 +30,14 @@ run('heatmap', async () => {
     check('heatmap: click shows the distribution details', /Distribution details/.test(det), det);
     check('heatmap: details name the processes and counts',
       /<b>&amp;"x': 2 \(66\.7%\)/.test(det) && /ticker: 1 \(33\.3%\)/.test(det), det);
+    // clicking a name in the details shows only the buckets it contributed to
+    await page.click('#hm-details .hm-ditem[data-id="1"]');
+    const faded = await page.$$eval('#hm-cells rect[data-n]', rs => rs.filter(r => r.getAttribute('opacity') === '0.12').length);
+    const lit = await page.$$eval('#hm-cells rect[data-n]', rs => rs.filter(r => !r.hasAttribute('opacity')).length);
+    check('heatmap: clicking a name in the details isolates its buckets', faded === 39 && lit === 1, faded + ' faded, ' + lit + ' lit');
+    await page.click('#hm-details .hm-ditem[data-id="1"]');
+    const faded2 = await page.$$eval('#hm-cells rect[opacity]', rs => rs.length);
+    check('heatmap: clicking it again shows all buckets', faded2 === 0, faded2 + ' still faded');
     await page.mouse.move(5, 5);
     check('heatmap: tooltip hides off the map',
       (await page.getAttribute('#marple-tip', 'visibility')) === 'hidden');

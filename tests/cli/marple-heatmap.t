@@ -96,3 +96,16 @@ cat "$H/points.in" "$H/points.in" > "$T/two"
 expect_exit "heatmap: second section skipped with a message" 0 'section 1 \(memtime\) not drawn' marple-heatmap "$T/two"
 marple-heatmap -o "$T/o.svg" "$H/points.in"
 check "heatmap: -o writes the file" xmllint --noout "$T/o.svg"
+
+# --wall: offsets within wall-clock seconds.  The capture starts 0.3 s past a
+# wall-clock second, events every whole second from the start: row 0 without
+# --wall, row 15 (300-320 ms of 50 rows) with it.
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"synth\",\"datatype\":\"event\",\"start_ns\":1000000000,\"wall_ns\":1795262401300000000}"
+	for (i = 0; i < 5; i++) printf "%.0f,tick,cpu0,comm=cron,pid=9\n", 1000000000 + i * 1000000000 }' > "$T/w.marple"
+marple-heatmap "$T/w.marple" > "$T/w0.svg"
+marple-heatmap --wall "$T/w.marple" > "$T/w1.svg"
+check "heatmap: without --wall offsets count from the start" test "$(cells "$T/w0.svg" | cut -d' ' -f2 | sort -u)" = 0
+check "heatmap: --wall: offsets within wall-clock seconds" test "$(cells "$T/w1.svg" | cut -d' ' -f2 | sort -u)" = 15
+printf '{"marple":1,"interface":"synth","datatype":"point","start_ns":1,"wall_ns":1795262401250000000}\n0,1,a\n1,1,a\n' > "$T/wp"
+check "heatmap: --wall for points" test "$(marple-heatmap --offset --wall --rows 4 "$T/wp" | sed -n 's/.*data-r="\([0-9]*\)".*/\1/p' | sort -u)" = 1
+expect_exit "heatmap: --wall needs wall_ns" 1 'needs start_ns and wall_ns' marple-heatmap --wall "$T/ev1"
