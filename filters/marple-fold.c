@@ -354,10 +354,12 @@ int main(int argc, char **argv)
 	if (c.bad)
 		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)c.bad, c.bad == 1 ? "" : "s",
 			c.reported > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	int rc = EXIT_OK;
 	if (stack_agg_size(c.agg) == 0) {
 		warnmsg("no usable stacks in the input%s",
 			perf_script_filtered(ps) ? " (every sample was of another event)" : "");
-		return EXIT_DATA;
+		rc = EXIT_DATA;
+		goto cleanup;
 	}
 
 	struct outfile *of = outfile_open(opt.out);
@@ -365,13 +367,17 @@ int main(int argc, char **argv)
 	if (opt.to_stream) {
 		if (write_stream(f, c.agg, c.units) < 0) {
 			outfile_abort(of);
-			return EXIT_DATA;
+			rc = EXIT_DATA;
+			goto cleanup;
 		}
 	} else
 		write_folded(f, c.agg);
 	if (outfile_commit(of) < 0)
-		return EXIT_DATA;
+		rc = EXIT_DATA;
+cleanup:
 	perf_script_free(ps);
 	stack_agg_free(c.agg);
-	return EXIT_OK;
+	free(c.tmp);
+	free((char *)c.units);
+	return rc;
 }

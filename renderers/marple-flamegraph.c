@@ -632,9 +632,12 @@ int main(int argc, char **argv)
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
 
+	int rc = EXIT_OK;
 	for (int i = 0; i < nfiles; i++)
-		if (stree_read(t, files[i], &in) < 0)
-			return EXIT_DATA;
+		if (stree_read(t, files[i], &in) < 0) {
+			rc = EXIT_DATA;
+			goto cleanup;
+		}
 	if (in.bad)
 		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
 			in.bad > 20 ? " (only the first 20 shown)" : "");
@@ -650,11 +653,17 @@ int main(int argc, char **argv)
 		warnmsg("no valid input: no stack with a count above zero");
 		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
 		outfile_commit(o);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto cleanup;
 	}
 	draw(f, t, diff, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
 	if (outfile_commit(o) < 0)
-		return EXIT_DATA;
+		rc = EXIT_DATA;
+cleanup:
 	stree_free(t);
-	return EXIT_OK;
+	free(in.unit);
+	for (size_t i = 0; i < npal; i++)
+		free(pal[i].name);
+	free(pal);
+	return rc;
 }

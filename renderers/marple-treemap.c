@@ -175,9 +175,12 @@ int main(int argc, char **argv)
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
 
+	int rc = EXIT_OK;
 	for (int i = 0; i < nfiles; i++)
-		if (stree_read(t, files[i], &in) < 0)
-			return EXIT_DATA;
+		if (stree_read(t, files[i], &in) < 0) {
+			rc = EXIT_DATA;
+			goto cleanup;
+		}
 	if (in.bad)
 		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
 			in.bad > 20 ? " (only the first 20 shown)" : "");
@@ -185,12 +188,15 @@ int main(int argc, char **argv)
 		warnmsg("differential input: drawing the first count of each line");
 	if (in.stacks == 0 || stree_node(t, 0)->v[0] <= 0) {
 		warnmsg("no usable stacks in the input");
-		return EXIT_DATA;
+		rc = EXIT_DATA;
+		goto cleanup;
 	}
 	struct outfile *o = outfile_open(opt.out);
 	write_page(outfile_stream(o), t, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
 	if (outfile_commit(o) < 0)
-		return EXIT_DATA;
+		rc = EXIT_DATA;
+cleanup:
 	stree_free(t);
-	return EXIT_OK;
+	free(in.unit);
+	return rc;
 }
