@@ -153,16 +153,22 @@ static int match_header(const char *s, size_t n, size_t *commlen, const char **p
 		size_t b = a;
 		while (b < n && IS_DIGIT(s[b]))
 			b++;
-		if (b == a)
+		/* every k in this blank run sees the same rest: try the run once */
+		size_t next = a - 1;
+		if (b == a) {
+			k = next;
 			continue;
+		}
 		size_t c = b, d;
 		while (c < n && s[c] == '/')
 			c++;
 		d = c;
 		while (d < n && IS_DIGIT(s[d]))
 			d++;
-		if (d >= n || !IS_WS(s[d]))
+		if (d >= n || !IS_WS(s[d])) {
+			k = next;
 			continue;
+		}
 		*commlen = k;
 		*pid = s + a;
 		*pidlen = b - a;
