@@ -58,8 +58,9 @@ static void usage(FILE *f)
 		"                      named by the operands are relative to its folder\n"
 		"  -t, --title TITLE   the page's title (default: marple report: NAME)\n"
 		"  --source NAME       the capture's name to show (default: CAPTURE)\n"
-		"  -l, --list          print 'index<TAB>datatype<TAB>interface' per section,\n"
-		"                      the interface reduced to [A-Za-z0-9_.-], and stop\n"
+		"  -l, --list          print 'index<TAB>datatype<TAB>interface<TAB>title' per\n"
+		"                      section (the interface reduced to [A-Za-z0-9_.-], the\n"
+		"                      title 'INTERFACE on HOST'), and stop\n"
 		"  -h, --help          this help\n"
 		"\n"
 		"Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
@@ -136,6 +137,15 @@ static void list_sections(void)
 		}
 		if (n == 0)
 			fputs("section", stdout);
+		/* a title for the picture: "INTERFACE on HOST", control bytes as '?' */
+		putchar('\t');
+		for (const char *t = secs[i].interface ? secs[i].interface : "section"; *t; t++)
+			putchar((unsigned char)*t < 0x20 || *t == 0x7f ? '?' : *t);
+		if (secs[i].host) {
+			fputs(" on ", stdout);
+			for (const char *t = secs[i].host; *t; t++)
+				putchar((unsigned char)*t < 0x20 || *t == 0x7f ? '?' : *t);
+		}
 		putchar('\n');
 	}
 }
@@ -151,6 +161,39 @@ static void url_write(FILE *f, const char *s)
 		else
 			fprintf(f, "%%%02X", c);
 	}
+}
+
+/* The height an SVG asks for (its root's height attribute), 0 if unknown;
+ * file is relative to the page's folder. */
+static long svg_height(const char *file)
+{
+	char buf[4096], *path;
+	const char *slash = opt.out ? strrchr(opt.out, '/') : NULL;
+	size_t dirlen = slash ? (size_t)(slash - opt.out + 1) : 0;
+	long h = 0;
+	FILE *f;
+
+	path = xmalloc(dirlen + strlen(file) + 1);
+	memcpy(path, opt.out ? opt.out : "", dirlen);
+	strcpy(path + dirlen, file);
+	f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *svg = strstr(buf, "<svg");
+	char *end = svg ? strchr(svg, '>') : NULL;
+	if (!end)
+		return 0;
+	*end = 0;
+	for (char *a = svg; (a = strstr(a, "height=")); a += 7)
+		if (a[-1] == ' ' || a[-1] == '\n' || a[-1] == '\t') {
+			h = strtol(a + 8, NULL, 10);
+			break;
+		}
+	return h > 0 && h < 100000 ? h : 0;
 }
 
 static void esc(FILE *f, const char *s)
@@ -242,7 +285,13 @@ static void write_section(FILE *f, size_t i, const struct section *s, const stru
 			esc(f, a[k].text);
 			fputs("</p>\n", f);
 		} else if (a[k].kind == 'p') {
-			fputs("<iframe class=\"pic\" loading=\"lazy\" src=\"", f);
+			long h = strlen(a[k].text) > 4 && !strcmp(a[k].text + strlen(a[k].text) - 4, ".svg")
+					 ? svg_height(a[k].text) : 0;
+			/* an SVG gets its own height (flame graphs grow upwards: show their base) */
+			fputs("<iframe class=\"pic\" loading=\"lazy\"", f);
+			if (h)
+				fprintf(f, " style=\"height:%ldpx\"", (h > 3000 ? 3000 : h) + 24);
+			fputs(" src=\"", f);
 			url_write(f, a[k].text);
 			fputs("\" title=\"", f);
 			esc(f, a[k].text);

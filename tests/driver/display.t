@@ -19,7 +19,7 @@ R=marple_out/cap/index.html
 check "display: exit 0" test "$rc" -eq 0
 check "display: with no -i shows the last capture; prints the report's path" test "$(cat "$T/out")" = "$R"
 check "display: nothing on stderr" test ! -s "$T/err"
-check "display: stack -> flame graph with the config's colors" grep -q 'fake flamegraph --colors hot' marple_out/cap/00-callstack-flamegraph.svg
+check "display: stack -> flame graph, titled INTERFACE on HOST" grep -q 'fake flamegraph --title callstack on fake host' marple_out/cap/00-callstack-flamegraph.svg
 check "display: cpusched -> CPEL (g2, track pid) ..." grep -q 'fake cpel --track pid' marple_out/cap/01-cpusched-g2.cpel
 check "display: ... and an event plot for the page" test -s marple_out/cap/01-cpusched-plot.html
 check "display: memtime -> stack plot, top 10" grep -q 'fake stackplot --top 10' marple_out/cap/02-memtime-stackplot.svg
@@ -44,14 +44,15 @@ check "display: -l lists the sections" test "$(grep -c 'duration' "$T/list")" -e
 marple -d -i marple_out/cap.marple -o "$T/dd" --trace -e 1 > /dev/null 2>&1
 check "display: -d is display; --trace writes trace JSON" test -s "$T/dd/01-cpusched-trace.json"
 
-printf '[DisplayInterfaces]\ncallstack = treemap\nmemtime: heatmap\n[treemap]\ndepth = 3\n[heatmap]\nmode = offset\ncolor = rank\nrows = 40\n' > "$T/config/marple/config"
-marple display -i marple_out/cap.marple -o "$T/cfg" -e 0,2 > /dev/null 2> "$T/err"
+printf '[DisplayInterfaces]\ncallstack = treemap\nmemtime: heatmap\nmemevents = fg\n[flamegraph]\ncoloring = aqua\n[treemap]\ndepth = 3\n[heatmap]\nmode = offset\ncolor = rank\nrows = 40\n' > "$T/config/marple/config"
+marple display -i marple_out/cap.marple -o "$T/cfg" -e 0,2,3 > /dev/null 2> "$T/err"
+check "display: [flamegraph] coloring reaches the flame graph" grep -q 'fake flamegraph --colors aqua --title' "$T/cfg/03-_script_alert_1___script_____x_-flamegraph.svg"
 check "display: [DisplayInterfaces] picks the renderer, [treemap] its depth" grep -q 'fake treemap --depth 3' "$T/cfg/00-callstack-treemap.html"
 check "display: [heatmap] settings reach the heat map" grep -q 'fake heatmap --offset --color rank --rows 40' "$T/cfg/02-memtime-heatmap.svg"
 marple config > "$T/cfgout"
 check "config: prints the effective values" grep -q '^callstack = treemap' "$T/cfgout"
 check "config: names the file it read" grep -q "^# read: $T/config/marple/config" "$T/cfgout"
-check "config: shows the built-in defaults too" grep -q '^coloring = hot' "$T/cfgout"
+check "config: shows the built-in defaults too" grep -q '^top = 10' "$T/cfgout"
 rm -f "$T/config/marple/config"
 
 # --- config errors: one line naming file and line, exit 2
