@@ -1,6 +1,7 @@
 /* collector.c — shared lifecycle of the BPF collectors. */
 #include "collector.h"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -116,10 +117,18 @@ int collector_tracepoint_exists(const char *category, const char *name)
 	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
 	char path[512];
 
+	static struct btf *vmlinux;
+	int found;
+
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
 		if (access(path, F_OK) == 0)
 			return 1;
 	}
-	return 0;
+	/* tracefs not mounted: the kernel's BTF names every tracepoint too */
+	if (!vmlinux && !(vmlinux = btf__load_vmlinux_btf()))
+		return 0;
+	snprintf(path, sizeof(path), "btf_trace_%s", name);
+	found = btf__find_by_name_kind(vmlinux, path, BTF_KIND_TYPEDEF) >= 0;
+	return found;
 }

@@ -38,7 +38,8 @@ const char *collector_end_reason(void);
 /* libbpf error code (negative errno) as text. */
 const char *collector_strerror(int err);
 
-/* Does the kernel have tracepoint category:name? (tracefs/debugfs lookup) */
+/* Does the kernel have tracepoint category:name? (tracefs/debugfs lookup, or
+ * the kernel's BTF when tracefs is not mounted: then only name is checked) */
 int collector_tracepoint_exists(const char *category, const char *name);
 
 #endif

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mallocstacks.bpf.c — bytes requested from libc malloc/calloc/realloc by
+ * process and user call stack, aggregated in the kernel. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "stacks.bpf.h"
+#include "mallocstacks.h"
+
+const volatile __u32 targ_tgid = 0;	/* 0: every process */
+const volatile __u64 sample_every = 1;	/* count one call in N, weighted by N */
+int stopped;	/* set by user space at the end (detaching uprobes is slow) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct mallocstacks_key);
+	__type(value, struct mallocstacks_val);
+	__uint(max_entries, 65536);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} sampler SEC(".maps");
+
+static __always_inline int record(struct pt_regs *ctx, __u64 size)
+{
+	struct mallocstacks_key key;
+	struct mallocstacks_val *v, zero = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (stopped || (targ_tgid && tgid != targ_tgid))
+		return 0;
+	if (sample_every > 1) {
+		__u32 i = 0;
+		__u64 *n = bpf_map_lookup_elem(&sampler, &i);
+		if (!n || (*n)++ % sample_every)
+			return 0;
+	}
+	stacks_count(STACKS_SAMPLES);
+	__builtin_memset(&key, 0, sizeof(key));
+	stacks_fill_key(&key.k, ctx, 1, 0);
+	bpf_probe_read_user(&key.caller, sizeof(key.caller), (void *)PT_REGS_SP(ctx));
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (!v) {
+		if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) == -E2BIG) {
+			stacks_count(STACKS_MAP_FULL);
+			return 0;
+		}
+		v = bpf_map_lookup_elem(&counts, &key);
+		if (!v)
+			return 0;
+	}
+	__sync_fetch_and_add(&v->bytes, size * sample_every);
+	__sync_fetch_and_add(&v->calls, sample_every);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_enter, size_t size)
+{
+	return record(ctx, size);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, size_t n, size_t size)
+{
+	return record(ctx, (__u64)n * size);
+}
+
+/* realloc(NULL, n) calls malloc inside libc, which counts it. */
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, void *ptr, size_t size)
+{
+	if (!ptr)
+		return 0;
+	return record(ctx, size);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memevents.bpf.c — memory events by process and stack: precise memory
+ * samples from a PMU event (perf_event program) where the CPU has one, or page
+ * faults (exceptions:page_fault_user/page_fault_kernel, tp_btf) everywhere. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "stacks.bpf.h"
+
+const volatile __u32 targ_tgid = 0;
+const volatile int want_user = 1;
+const volatile int want_kernel = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+	__uint(max_entries, 65536);
+} counts SEC(".maps");
+
+static __always_inline int count(void *ctx, int kernel)
+{
+	struct stack_key key;
+	__u64 *v, one = 1;
+
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
+	stacks_count(STACKS_SAMPLES);
+	stacks_fill_key(&key, ctx, want_user, want_kernel && kernel);
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == -E2BIG)
+		stacks_count(STACKS_MAP_FULL);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	return count(ctx, 0);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	return count(ctx, 1);
+}
+
+SEC("perf_event")
+int mem_sample(struct bpf_perf_event_data *ctx)
+{
+	return count(ctx, 1);
+}
+
+char LICENSE[] SEC("license") = "GPL";

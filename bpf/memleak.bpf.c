@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/* memleak.bpf.c — outstanding allocations: libc malloc family and mmap via
+ * uprobes/uretprobes, or kernel kmalloc/kmem_cache via the kmem tracepoints
+ * (tp_btf).  A table maps each live address to its size, age and stack. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "stacks.bpf.h"
+#include "memleak.h"
+
+const volatile __u32 targ_tgid = 0;	/* 0: every process */
+const volatile __u64 sample_every = 1;	/* track one allocation in N, weighted by N */
+int stopped;	/* set by user space at the end: detaching 20 uprobes takes seconds */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct memleak_key);
+	__type(value, struct memleak_alloc);
+	__uint(max_entries, 1 << 20);	/* set from --max-allocs */
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory as used, not 1M entries up front */
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct memleak_proc);
+	__uint(max_entries, 8192);
+} procs SEC(".maps");
+
+/* A call in progress on a thread.  Allocators call each other inside libc
+ * (realloc(NULL) -> malloc, memalign -> malloc, malloc -> mmap): only the
+ * outermost call counts, so depth tracks the nesting. */
+struct pending {
+	__u64 size;
+	__u64 memptr;		/* posix_memalign: where the pointer is stored */
+	__u32 depth;
+	__u32 sampled;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct pending);
+	__uint(max_entries, 16384);
+} calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, ML_NCOUNTERS + 1);	/* counters, then the sampling counter */
+} ml_counters SEC(".maps");
+
+static __always_inline void bump(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&ml_counters, &i);
+	if (v)
+		(*v)++;
+}
+
+static __always_inline int sample(void)
+{
+	__u32 i = ML_NCOUNTERS;
+	__u64 *n;
+
+	if (sample_every <= 1)
+		return 1;
+	n = bpf_map_lookup_elem(&ml_counters, &i);
+	return n && (*n)++ % sample_every == 0;
+}
+
+static __always_inline struct memleak_proc *proc_of(__u32 tgid)
+{
+	struct memleak_proc *p, zero = {};
+
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		return p;
+	bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+static __always_inline void track(void *ctx, __u32 key_tgid, __u64 addr, __u64 size, int user)
+{
+	struct memleak_key key = { .tgid = key_tgid, .addr = addr };
+	struct memleak_alloc a = {};
+	struct memleak_proc *p;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	stacks_count(STACKS_SAMPLES);
+	a.size = size * sample_every;
+	a.ts = bpf_ktime_get_ns();
+	a.tgid = tgid;
+	a.stack = stacks_get(ctx, user);
+	if (user)
+		stacks_note_pid(tgid);
+	/* An address handed out again without a free we saw: the old entry is stale. */
+	struct memleak_alloc *old = bpf_map_lookup_elem(&allocs, &key);
+	if (old) {
+		p = bpf_map_lookup_elem(&procs, &old->tgid);
+		if (p) {
+			__sync_fetch_and_add(&p->bytes, -(__s64)old->size);
+			__sync_fetch_and_add(&p->allocs, -(__s64)sample_every);
+		}
+	}
+	if (bpf_map_update_elem(&allocs, &key, &a, BPF_ANY)) {
+		bump(ML_ALLOCS_FULL);
+		return;
+	}
+	p = proc_of(tgid);
+	if (p) {
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		__sync_fetch_and_add(&p->bytes, (__s64)a.size);
+		__sync_fetch_and_add(&p->allocs, (__s64)sample_every);
+	}
+}
+
+static __always_inline void untrack(__u32 key_tgid, __u64 addr)
+{
+	struct memleak_key key = { .tgid = key_tgid, .addr = addr };
+	struct memleak_alloc *a;
+	struct memleak_proc *p;
+
+	if (!addr)
+		return;
+	a = bpf_map_lookup_elem(&allocs, &key);
+	if (!a)
+		return;
+	p = bpf_map_lookup_elem(&procs, &a->tgid);
+	if (p) {
+		__sync_fetch_and_add(&p->bytes, -(__s64)a->size);
+		__sync_fetch_and_add(&p->allocs, -(__s64)sample_every);
+	}
+	bpf_map_delete_elem(&allocs, &key);
+}
+
+static __always_inline int ours(void)
+{
+	if (stopped)
+		return 0;
+	return !targ_tgid || (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+}
+
+static __always_inline int enter(__u64 size, __u64 memptr)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct pending *c, n = {};
+
+	if (!ours())
+		return 0;
+	c = bpf_map_lookup_elem(&calls, &tid);
+	if (c) {
+		c->depth++;
+		return 0;
+	}
+	n.size = size;
+	n.memptr = memptr;
+	n.depth = 1;
+	n.sampled = sample();
+	if (bpf_map_update_elem(&calls, &tid, &n, BPF_ANY))
+		bump(ML_PENDING_FULL);
+	return 0;
+}
+
+static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct pending *c;
+
+	if (!ours())
+		return 0;
+	c = bpf_map_lookup_elem(&calls, &tid);
+	if (!c)
+		return 0;
+	if (c->depth > 1) {
+		c->depth--;
+		return 0;
+	}
+	if (!failed && c->memptr)
+		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)c->memptr))
+			addr = 0;
+	if (!failed && addr && c->sampled)
+		track(ctx, tgid, addr, c->size, 1);
+	bpf_map_delete_elem(&calls, &tid);
+	return 0;
+}
+
+static __always_inline int release(__u64 addr)
+{
+	if (ours())
+		untrack(bpf_get_current_pid_tgid() >> 32, addr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_enter, size_t size) { return enter(size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, size_t n, size_t size) { return enter((__u64)n * size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, void *ptr, size_t size)
+{
+	release((__u64)ptr);
+	return enter(size, 0);
+}
+SEC("uprobe")
+int BPF_KPROBE(memalign_enter, size_t align, size_t size) { return enter(size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(valloc_enter, size_t size) { return enter(size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, void **memptr, size_t align, size_t size)
+{
+	return enter(size, (__u64)memptr);
+}
+SEC("uprobe")
+int BPF_KPROBE(mmap_enter, void *addr, size_t len) { return enter(len, 0); }
+
+/* malloc, calloc, realloc, memalign, aligned_alloc, valloc, pvalloc */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, void *ret) { return leave(ctx, (__u64)ret, ret == NULL); }
+SEC("uretprobe")
+int BPF_KRETPROBE(posix_memalign_exit, int ret) { return leave(ctx, 0, ret != 0); }
+SEC("uretprobe")
+int BPF_KRETPROBE(mmap_exit, void *ret) { return leave(ctx, (__u64)ret, (long)ret == -1 || !ret); }
+
+SEC("uprobe")
+int BPF_KPROBE(free_enter, void *ptr) { return release((__u64)ptr); }
+SEC("uprobe")
+int BPF_KPROBE(munmap_enter, void *addr, size_t len) { return release((__u64)addr); }
+
+/* Kernel allocations (-K): every process, kernel stacks. */
+static __always_inline int kalloc(void *ctx, const void *ptr, __u64 size)
+{
+	if (!ptr || !ours() || !sample())
+		return 0;
+	track(ctx, MEMLEAK_KERNEL_TGID, (__u64)ptr, size, 0);
+	return 0;
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t req, size_t alloc)
+{
+	return kalloc(ctx, ptr, alloc);
+}
+
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s)
+{
+	return kalloc(ctx, ptr, BPF_CORE_READ(s, size));
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
+{
+	if (!stopped)
+		untrack(MEMLEAK_KERNEL_TGID, (__u64)ptr);
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr)
+{
+	if (!stopped)
+		untrack(MEMLEAK_KERNEL_TGID, (__u64)ptr);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

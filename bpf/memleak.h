@@ -1,0 +1,36 @@
+/* memleak.h — records shared by bpf/memleak.bpf.c and collectors/marple-memleak.c. */
+#ifndef MARPLE_MEMLEAK_H
+#define MARPLE_MEMLEAK_H
+
+#define MEMLEAK_KERNEL_TGID 0xffffffffu	/* key tgid of kernel allocations */
+
+/* An outstanding allocation: user addresses repeat across processes, so the
+ * process is part of the key. */
+struct memleak_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct memleak_alloc {
+	__u64 size;		/* bytes, already multiplied by the sampling rate */
+	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
+	__s32 stack;		/* stack id (user or kernel), <0 if the walk failed */
+	__u32 tgid;		/* process it is attributed to */
+};
+
+/* Per process: outstanding bytes and allocations as seen since the start. */
+struct memleak_proc {
+	__s64 bytes;
+	__s64 allocs;
+	char comm[16];
+};
+
+/* Per-CPU counters (map ml_counters); stack errors are in stack_counters. */
+enum memleak_counter {
+	ML_ALLOCS_FULL,		/* allocation table full: not tracked */
+	ML_PENDING_FULL,	/* per-thread call table full: call not tracked */
+	ML_NCOUNTERS,
+};
+
+#endif

@@ -1,0 +1,489 @@
+/* marple-memleak — memory still allocated at the end of a capture, by process
+ * and call stack: libc's malloc family and mmap (uprobes + uretprobes), or the
+ * kernel's kmalloc and kmem_cache allocations (-K, kmem tracepoints).
+ *
+ * Writes two sections: a stack section of outstanding bytes (allocations
+ * older than --min-age), then a point section "memusage": each second, the
+ * outstanding bytes of the top processes (x seconds since start, y bytes).
+ *
+ *   $ marple-memleak -c ./leaky
+ *   {"marple":1,"interface":"memleak","datatype":"stack",...,"units":{"weight":"bytes"}}
+ *   1000000#leaky;__libc_start_call_main;main;leak_here;__libc_malloc
+ *   {"trailer":1,"records":1,...,"allocations":200,"ended":"eof"}
+ *   {"marple":1,"interface":"memusage","datatype":"point",...,"units":{"x":"s","y":"bytes"}}
+ *   0.5,1000000,leaky,comm=leaky,pid=4242,allocs=200
+ *   {"trailer":1,"records":1,...}
+ *
+ * Usage: marple-memleak [-p PID | -c CMD | -K] [--min-age MS] [--sample-every N] [duration]
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "memleak.h"
+#include "memleak.skel.h"
+#include "stackframes.h"
+#include "stream.h"
+#include "syms.h"
+#include "uprobes.h"
+#include "util.h"
+
+static struct {
+	pid_t pid;
+	const char *cmd;
+	const char *lib;
+	int kernel;
+	uint64_t min_age_ns;
+	uint64_t sample_every;
+	uint64_t max_allocs;
+	uint64_t stack_storage;
+	uint64_t top;
+	uint64_t interval_ns;
+	int annotate;
+	int addresses;
+	int verbose;
+} opt = { .sample_every = 1, .max_allocs = 1 << 20, .stack_storage = 16384, .top = 10,
+	  .interval_ns = 1000000000ull };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-p PID | -c CMD | -K] [--min-age MS] [--sample-every N] [options] [DURATION]\n"
+		"Report memory still allocated at the end, by call stack (a stack section in\n"
+		"bytes), and each process's outstanding bytes over time (a point section).\n"
+		"\n"
+		"  -p, --pid PID           only this process (default: every process)\n"
+		"  -c, --command CMD       start CMD, trace it, end when it exits\n"
+		"  -K, --kernel            kernel allocations (kmalloc, kmem_cache) instead of libc's\n"
+		"  -m, --min-age MS        only allocations at least MS milliseconds old (default 0)\n"
+		"  -s, --sample-every N    track one allocation in N, weighted by N (less overhead)\n"
+		"  -l, --lib PATH          the C library to probe (default: the libc in use)\n"
+		"  -t, --top N             processes per second in the memusage section (default 10)\n"
+		"  -i, --interval TIME     memusage sampling interval (default 1s)\n"
+		"      --max-allocs N      allocations tracked at once (default 1048576)\n"
+		"      --stack-storage N   stack map entries (default 16384)\n"
+		"  -a, --annotate          kernel frames get _[k]\n"
+		"      --addresses         unresolved frames as [module+0xoffset]\n"
+		"  -v, --verbose           libbpf's messages too\n"
+		"  -h, --help              this help\n"
+		"\n"
+		"DURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM (or CMD exits).\n"
+		"Needs root.  Every malloc and free traps into the kernel: expect a traced\n"
+		"malloc-heavy program to run several times slower.  See marple-memleak(1).\n",
+		progname);
+}
+
+static void parse_options(int argc, char **argv)
+{
+	enum { OPT_MAX_ALLOCS = 256, OPT_STACK_STORAGE, OPT_ADDRESSES };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "kernel", no_argument, NULL, 'K' },
+		{ "min-age", required_argument, NULL, 'm' },
+		{ "sample-every", required_argument, NULL, 's' },
+		{ "lib", required_argument, NULL, 'l' },
+		{ "top", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
+		{ "stack-storage", required_argument, NULL, OPT_STACK_STORAGE },
+		{ "annotate", no_argument, NULL, 'a' },
+		{ "addresses", no_argument, NULL, OPT_ADDRESSES },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:c:Km:s:l:t:i:avh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': opt.pid = (pid_t)opt_u64("-p", optarg, 1, 0x7fffffff); break;
+		case 'c': opt.cmd = optarg; break;
+		case 'K': opt.kernel = 1; break;
+		case 'm': opt.min_age_ns = opt_u64("--min-age", optarg, 0, UINT64_MAX / 1000000) * 1000000; break;
+		case 's': opt.sample_every = opt_u64("--sample-every", optarg, 1, 1u << 30); break;
+		case 'l': opt.lib = optarg; break;
+		case 't': opt.top = opt_u64("--top", optarg, 1, 1u << 20); break;
+		case 'i':
+			if (parse_duration_ns(optarg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
+				usage_error("--interval '%s' is not a time of at least 10ms", optarg);
+			break;
+		case OPT_MAX_ALLOCS: opt.max_allocs = opt_u64("--max-allocs", optarg, 1024, 1u << 26); break;
+		case OPT_STACK_STORAGE: opt.stack_storage = opt_u64("--stack-storage", optarg, 64, 1u << 22); break;
+		case 'a': opt.annotate = 1; break;
+		case OPT_ADDRESSES: opt.addresses = 1; break;
+		case 'v': opt.verbose = 1; break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage_try();
+		}
+	}
+	if (opt.pid && opt.cmd)
+		usage_error("-p and -c cannot be used together");
+}
+
+/* ---- memusage: per-process outstanding bytes, sampled while tracing ---- */
+
+struct usage_point {
+	double x;
+	int64_t bytes, allocs;
+	uint32_t tgid;
+	char comm[MARPLE_COMM_LEN];
+};
+
+static struct usage_point *points;
+static size_t npoints, points_cap;
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct usage_point *p = a, *q = b;
+	return p->bytes < q->bytes ? 1 : p->bytes > q->bytes ? -1 : (p->tgid > q->tgid) - (p->tgid < q->tgid);
+}
+
+/* Read the procs map and keep the top processes by outstanding bytes. */
+static void sample_usage(int procs_fd, double x)
+{
+	struct usage_point *now = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t key, next, *prev = NULL;
+	struct memleak_proc p;
+
+	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(procs_fd, &key, &p) != 0 || p.bytes <= 0)
+			continue;
+		now = xgrow(now, &cap, n + 1, sizeof(*now));
+		now[n] = (struct usage_point){ .x = x, .bytes = p.bytes, .allocs = p.allocs, .tgid = key };
+		memcpy(now[n].comm, p.comm, sizeof(p.comm));
+		n++;
+	}
+	qsort(now, n, sizeof(*now), cmp_proc);
+	if (n > opt.top)
+		n = opt.top;
+	points = xgrow(points, &points_cap, npoints + n, sizeof(*points));
+	memcpy(points + npoints, now, n * sizeof(*now));
+	npoints += n;
+	free(now);
+}
+
+static void write_usage(const char *ended)
+{
+	json_t *hdr = section_header_new("memusage", DATATYPE_POINT);
+	char pid[16], allocs[24];
+
+	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "bytes"));
+	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "outstanding bytes",
+						     "info", "process"));
+	json_object_set_new(hdr, "options", json_pack("{s:I,s:s}", "top", (json_int_t)opt.top, "source",
+						      opt.kernel ? "kernel" : "libc"));
+	stream_write_json(stdout, hdr);
+	json_decref(hdr);
+	for (size_t i = 0; i < npoints; i++) {
+		struct usage_point *p = &points[i];
+		size_t clen = strnlen(p->comm, sizeof(p->comm));
+		snprintf(pid, sizeof(pid), "%u", p->tgid);
+		snprintf(allocs, sizeof(allocs), "%" PRId64, p->allocs);
+		struct field f[3] = {
+			{ { "comm", 4 }, { p->comm, clen } },
+			{ { "pid", 3 }, { pid, strlen(pid) } },
+			{ { "allocs", 6 }, { allocs, strlen(allocs) } },
+		};
+		stream_write_point(stdout, p->x, (double)p->bytes, (struct mstr){ p->comm, clen }, f, 3);
+	}
+	json_t *tr = section_trailer_new(npoints, 0, 0, ended);
+	stream_write_json(stdout, tr);
+	json_decref(tr);
+}
+
+/* ---- the outstanding allocations, grouped by process and stack ---- */
+
+struct group {
+	uint32_t tgid;
+	int32_t stack;
+	uint64_t bytes, count;
+};
+
+static int cmp_group_key(const void *a, const void *b)
+{
+	const struct group *p = a, *q = b;
+	if (p->tgid != q->tgid)
+		return p->tgid < q->tgid ? -1 : 1;
+	return (p->stack > q->stack) - (p->stack < q->stack);
+}
+
+static int cmp_group_bytes(const void *a, const void *b)
+{
+	const struct group *p = a, *q = b;
+	return p->bytes < q->bytes ? 1 : p->bytes > q->bytes ? -1 : cmp_group_key(a, b);
+}
+
+static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups, uint64_t *nallocs,
+				    uint64_t *young)
+{
+	struct group *g = NULL;
+	size_t n = 0, cap = 0, m = 0;
+	struct memleak_key key, next, *prev = NULL;
+	struct memleak_alloc a;
+
+	while (bpf_map_get_next_key(allocs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(allocs_fd, &key, &a) != 0)
+			continue;
+		if (now - a.ts < opt.min_age_ns) {
+			(*young)++;
+			continue;
+		}
+		g = xgrow(g, &cap, n + 1, sizeof(*g));
+		g[n++] = (struct group){ .tgid = a.tgid, .stack = a.stack, .bytes = a.size,
+					 .count = opt.sample_every };
+	}
+	qsort(g, n, sizeof(*g), cmp_group_key);
+	for (size_t i = 0; i < n; i++) {
+		*nallocs += g[i].count;
+		if (m && !cmp_group_key(&g[m - 1], &g[i])) {
+			g[m - 1].bytes += g[i].bytes;
+			g[m - 1].count += g[i].count;
+		} else {
+			g[m++] = g[i];
+		}
+	}
+	qsort(g, m, sizeof(*g), cmp_group_bytes);
+	*ngroups = m;
+	return g;
+}
+
+static json_t *make_header(const char *lib, pid_t target)
+{
+	json_t *hdr = section_header_new("memleak", DATATYPE_STACK);
+	json_t *o = json_object();
+
+	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "bytes"));
+	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", "outstanding bytes"));
+	if (target > 0)
+		json_object_set_new(o, "pid", json_integer(target));
+	if (opt.cmd)
+		json_object_set_new(o, "command", json_string_bytes(opt.cmd, strlen(opt.cmd)));
+	json_object_set_new(o, "source", json_string(opt.kernel ? "kernel" : "libc"));
+	if (lib)
+		json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
+	json_object_set_new(o, "min_age_ms", json_integer((json_int_t)(opt.min_age_ns / 1000000)));
+	json_object_set_new(o, "sample_every", json_integer((json_int_t)opt.sample_every));
+	json_object_set_new(hdr, "options", o);
+	return hdr;
+}
+
+/* uprobes on libc: entry (and return) probes for each allocator, entry probes
+ * for free and munmap. */
+struct probe {
+	const char *func;
+	struct bpf_program *prog;
+	int retprobe;
+};
+
+static void snapshot_at_exit(pid_t pid, void *syms)
+{
+	syms_cache_snapshot(syms, pid);
+}
+
+int main(int argc, char **argv)
+{
+	struct memleak_bpf *skel = NULL;
+	struct bpf_link *links[24] = { 0 };
+	size_t nlinks = 0;
+	struct syms_cache *syms = NULL;
+	struct ksyms *ksyms = NULL;
+	struct stackframes *sf = NULL;
+	struct ring_buffer *notes = NULL;
+	struct group *groups = NULL;
+	size_t ngroups = 0;
+	uint64_t duration, start, next_sample, nallocs = 0, young = 0, counters[STACKS_NCOUNTERS];
+	uint64_t ml[ML_NCOUNTERS] = { 0 };
+	const char *ended = NULL;
+	char *lib = NULL;
+	pid_t target = 0;
+	int status = 0, cmd_running = 0, rc = EXIT_DATA, err;
+
+	marple_init(argc, argv);
+	parse_options(argc, argv);
+	duration = collector_duration(argc, argv, optind);
+	collector_start(opt.verbose);
+
+	if (opt.pid) {
+		require_process(opt.pid);
+		target = opt.pid;
+	}
+	if (!opt.kernel) {
+		lib = opt.lib ? xstrdup(opt.lib) : uprobes_find_lib(opt.pid ? opt.pid : -1, "libc");
+		if (!lib)
+			return EXIT_DATA;
+		if (access(lib, R_OK) != 0)
+			fatal(EXIT_DATA, "library %s not found", lib);
+	}
+
+	skel = memleak_bpf__open();
+	if (!skel) {
+		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
+		goto cleanup;
+	}
+	skel->rodata->sample_every = opt.sample_every;
+	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.stack_storage);
+	bpf_map__set_max_entries(skel->maps.allocs, (uint32_t)opt.max_allocs);
+	struct bpf_program *kprogs[] = { skel->progs.kmalloc, skel->progs.kmem_cache_alloc, skel->progs.kfree,
+					 skel->progs.kmem_cache_free };
+	struct probe uprobes[] = {
+		{ "malloc", skel->progs.malloc_enter, 0 },	{ "malloc", skel->progs.alloc_exit, 1 },
+		{ "calloc", skel->progs.calloc_enter, 0 },	{ "calloc", skel->progs.alloc_exit, 1 },
+		{ "realloc", skel->progs.realloc_enter, 0 },	{ "realloc", skel->progs.alloc_exit, 1 },
+		{ "memalign", skel->progs.memalign_enter, 0 },	{ "memalign", skel->progs.alloc_exit, 1 },
+		{ "aligned_alloc", skel->progs.memalign_enter, 0 }, { "aligned_alloc", skel->progs.alloc_exit, 1 },
+		{ "valloc", skel->progs.valloc_enter, 0 },	{ "valloc", skel->progs.alloc_exit, 1 },
+		{ "pvalloc", skel->progs.valloc_enter, 0 },	{ "pvalloc", skel->progs.alloc_exit, 1 },
+		{ "posix_memalign", skel->progs.posix_memalign_enter, 0 },
+		{ "posix_memalign", skel->progs.posix_memalign_exit, 1 },
+		{ "mmap", skel->progs.mmap_enter, 0 },		{ "mmap", skel->progs.mmap_exit, 1 },
+		{ "free", skel->progs.free_enter, 0 },		{ "munmap", skel->progs.munmap_enter, 0 },
+	};
+	size_t nuprobes = sizeof(uprobes) / sizeof(uprobes[0]);
+	if (opt.kernel) {
+		static const char *const tps[] = { "kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free" };
+		for (size_t i = 0; i < 4; i++)
+			if (!collector_tracepoint_exists("kmem", tps[i]))
+				fatal(EXIT_DATA, "tracepoint kmem:%s missing on this kernel", tps[i]);
+		for (size_t i = 0; i < nuprobes; i++)
+			bpf_program__set_autoload(uprobes[i].prog, false);
+	} else {
+		for (size_t i = 0; i < 4; i++)
+			bpf_program__set_autoload(kprogs[i], false);
+	}
+	if (opt.cmd) {
+		target = command_start(opt.cmd);
+		cmd_running = 1;
+	}
+	skel->rodata->targ_tgid = (uint32_t)target;
+	err = memleak_bpf__load(skel);
+	if (err) {
+		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
+		goto cleanup;
+	}
+	if (opt.kernel) {
+		for (size_t i = 0; i < 4; i++) {
+			links[nlinks] = bpf_program__attach(kprogs[i]);
+			if (!links[nlinks]) {
+				warnmsg("cannot attach to kmem:%s: %s", bpf_program__name(kprogs[i]),
+					collector_strerror(-errno));
+				goto cleanup;
+			}
+			nlinks++;
+		}
+	} else {
+		for (size_t i = 0; i < nuprobes; i++) {
+			links[nlinks] = uprobes_attach(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func,
+						       uprobes[i].retprobe);
+			if (!links[nlinks])
+				goto cleanup;
+			nlinks++;
+		}
+	}
+	syms = syms_cache_new(SYMS_DEMANGLE);
+	if (opt.kernel && !(ksyms = ksyms_load()))
+		goto cleanup;
+	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks),
+			     (opt.annotate ? SF_ANNOTATE_KERNEL : 0) | (opt.addresses ? SF_ADDRESSES : 0));
+	notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
+	if (!notes)
+		goto cleanup;
+	if (opt.pid)
+		syms_cache_snapshot(syms, opt.pid);
+	if (opt.cmd)
+		command_go(target);
+	collector_ready(duration);
+	start = now_monotonic_ns();
+	next_sample = start + opt.interval_ns;
+
+	while (!collector_should_stop()) {
+		int ms = collector_poll_timeout_ms(100);
+		uint64_t now = now_monotonic_ns();
+		if (now >= next_sample) {
+			sample_usage(bpf_map__fd(skel->maps.procs), (double)(now - start) / 1e9);
+			next_sample += opt.interval_ns;
+		}
+		ring_buffer__poll(notes, ms);
+		if (cmd_running && command_exited(target, snapshot_at_exit, syms, &status)) {
+			cmd_running = 0;
+			ended = "eof";
+			break;
+		}
+	}
+	skel->bss->stopped = 1;
+	ring_buffer__consume(notes);
+	if (!ended)
+		ended = collector_end_reason();
+	uint64_t end = now_monotonic_ns();
+	sample_usage(bpf_map__fd(skel->maps.procs), (double)(end - start) / 1e9);
+
+	json_t *hdr = make_header(lib, target);
+	if (stream_write_json(stdout, hdr) < 0)
+		goto cleanup;
+	json_decref(hdr);
+
+	groups = collect_groups(bpf_map__fd(skel->maps.allocs), end, &ngroups, &nallocs, &young);
+	/* comm of each process, from the per-process table */
+	for (size_t i = 0; i < ngroups; i++) {
+		struct memleak_proc p = { 0 };
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &groups[i].tgid, &p);
+		stackframes_begin(sf, p.comm[0] ? p.comm : "[unknown]");
+		if (opt.kernel)
+			stackframes_kernel_id(sf, groups[i].stack);
+		else
+			stackframes_user_id(sf, (pid_t)groups[i].tgid, groups[i].stack);
+		stackframes_write(sf, stdout, groups[i].bytes);
+	}
+
+	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v = xcalloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(uint64_t));
+	for (uint32_t i = 0; i < ML_NCOUNTERS && ncpu > 0; i++)
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ml_counters), &i, v) == 0)
+			for (int c = 0; c < ncpu; c++)
+				ml[i] += v[c];
+	free(v);
+	json_t *tr = section_trailer_new(ngroups, 0, 0, ended);
+	uint64_t dropped = stacks_trailer_add(tr, counters, sf) + ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL];
+	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
+	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)young));
+	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
+	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
+	if (opt.cmd && !cmd_running)
+		json_object_set_new(tr, "command_status", json_integer(status));
+	if (ml[ML_ALLOCS_FULL])
+		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
+			ml[ML_ALLOCS_FULL]);
+	stream_write_json(stdout, tr);
+	json_decref(tr);
+	write_usage(ended);
+	rc = EXIT_OK;
+
+cleanup:
+	if (rc == EXIT_OK)
+		close_stdout();		/* before the slow detaching */
+	for (size_t i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	if (cmd_running)
+		command_stop(target);
+	free(groups);
+	free(points);
+	ring_buffer__free(notes);
+	stackframes_free(sf);
+	syms_cache_free(syms);
+	ksyms_free(ksyms);
+	memleak_bpf__destroy(skel);
+	free(lib);
+	return rc;
+}

@@ -1,0 +1,197 @@
+/* uprobes.c — library lookup, uprobe attachment and traced commands (see uprobes.h). */
+#include "uprobes.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "collector.h"
+#include "util.h"
+
+static int lib_matches(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(name);
+
+	base = base ? base + 1 : path;
+	return strncmp(base, name, n) == 0 && (strncmp(base + n, ".so", 3) == 0 || base[n] == '-');
+}
+
+static char *find_in_maps(pid_t pid, const char *name)
+{
+	char path[64], *line = NULL, *found = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (pid < 0)
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *p = strchr(line, '/');
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		if (strstr(p, " (deleted)") || !lib_matches(p, name))
+			continue;
+		if (pid < 0) {
+			found = xstrdup(p);
+		} else {
+			size_t len = strlen(p) + 32;
+			found = xmalloc(len);
+			snprintf(found, len, "/proc/%d/root%s", (int)pid, p);
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static char *find_in_ldcache(const char *name)
+{
+	char *line = NULL, *found = NULL;
+	size_t cap = 0;
+	FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "re");
+
+	if (!p)
+		return NULL;
+	while (getline(&line, &cap, p) > 0) {
+		char *arrow = strstr(line, "=> ");
+		if (!arrow || found)
+			continue;
+		arrow += 3;
+		arrow[strcspn(arrow, "\n")] = '\0';
+		if (lib_matches(arrow, name) && access(arrow, R_OK) == 0)
+			found = xstrdup(arrow);
+	}
+	free(line);
+	pclose(p);
+	return found;
+}
+
+char *uprobes_find_lib(pid_t pid, const char *name)
+{
+	char *path = find_in_maps(pid, name);
+
+	if (!path && pid < 0)
+		path = find_in_ldcache(name);
+	if (!path) {
+		if (pid < 0)
+			warnmsg("library %s not found (not mapped here, not in the ld.so cache)", name);
+		else
+			warnmsg("library %s not found in process %d (is it linked with it?)", name, (int)pid);
+	}
+	return path;
+}
+
+struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
+				const char *func, int retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = retprobe != 0);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+
+	if (!link)
+		warnmsg("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func,
+			path, collector_strerror(-errno));
+	return link;
+}
+
+void require_process(pid_t pid)
+{
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+		fatal(EXIT_DATA, "process %d not found", (int)pid);
+}
+
+static int go_fd[2] = { -1, -1 };
+static int traced_exec;
+
+pid_t command_start(const char *cmd)
+{
+	wordexp_t we;
+	pid_t pid;
+
+	if (wordexp(cmd, &we, WRDE_NOCMD | WRDE_SHOWERR) != 0 || we.we_wordc == 0)
+		fatal(EXIT_USAGE, "cannot split the command '%s' into words "
+				  "(quote it as for sh; no $(...) or `...`)", cmd);
+	if (pipe2(go_fd, O_CLOEXEC) < 0)
+		fatal(EXIT_DATA, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fatal(EXIT_DATA, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		/* Nothing that allocates before exec: the probes may already watch us. */
+		close(go_fd[1]);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		/* traced: stops after exec and before exit (command_exited) */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(go_fd[0], &c, 1) != 1)
+			_exit(127);
+		execvp(we.we_wordv[0], we.we_wordv);
+		_exit(127);
+	}
+	wordfree(&we);
+	close(go_fd[0]);
+	return pid;
+}
+
+void command_go(pid_t child)
+{
+	char c = 'g';
+
+	(void)child;
+	if (write(go_fd[1], &c, 1) != 1)
+		warnmsg("cannot start the command: %s", strerror(errno));
+	close(go_fd[1]);
+}
+
+int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status)
+{
+	int st;
+	pid_t r;
+
+	while ((r = waitpid(child, &st, WNOHANG)) == child && WIFSTOPPED(st)) {
+		int sig = WSTOPSIG(st), event = st >> 16;
+		if (sig == SIGTRAP && event == PTRACE_EVENT_EXIT) {
+			if (at_exit)
+				at_exit(child, arg);
+			sig = 0;
+		} else if (sig == SIGTRAP && event == 0 && !traced_exec) {
+			/* the stop after exec: from now on, stop before exit too */
+			traced_exec = 1;
+			ptrace(PTRACE_SETOPTIONS, child, NULL, (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL));
+			sig = 0;
+		}
+		ptrace(PTRACE_CONT, child, NULL, (void *)(long)sig);
+	}
+	if (r != child)
+		return 0;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 1;
+}
+
+void command_stop(pid_t child)
+{
+	int st;
+
+	if (waitpid(child, &st, WNOHANG) == 0) {
+		kill(child, SIGTERM);
+		/* a traced child stops on the way out: let it go */
+		while (waitpid(child, &st, 0) == child && WIFSTOPPED(st))
+			ptrace(PTRACE_DETACH, child, NULL, (void *)(long)(WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st)));
+	}
+}

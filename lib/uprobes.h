@@ -1,0 +1,49 @@
+/* uprobes.h — finding a shared library and attaching uprobes to its functions
+ * (mallocstacks, memleak), and starting a command to trace (-c).
+ *
+ *   char *libc = uprobes_find_lib(pid, "libc");        // NULL + message if absent
+ *   struct bpf_link *l = uprobes_attach(prog, pid, libc, "malloc", 0);
+ *   pid_t child = command_start("./leaky 3");        // stopped before exec
+ *   ... attach with pid = child ...
+ *   command_go(child);                                 // now it execs
+ *   while (!collector_should_stop() && !command_exited(child, &status)) ...
+ */
+#ifndef MARPLE_UPROBES_H
+#define MARPLE_UPROBES_H
+
+#include <sys/types.h>
+
+struct bpf_program;
+struct bpf_link;
+
+/* The path of the shared library whose file name starts with "name.so" or
+ * "name-" (e.g. "libc" finds libc.so.6) mapped in pid (-1: in this process,
+ * then the ld.so cache), as /proc/PID/root/... for a process in another mount
+ * namespace.  NULL + a one-line message if it is not found. */
+char *uprobes_find_lib(pid_t pid, const char *name);
+
+/* Attach prog as a uprobe (retprobe: uretprobe) on function func of the ELF
+ * file path, for pid (-1: every process).  NULL + a one-line message naming
+ * the function on failure. */
+struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
+				const char *func, int retprobe);
+
+/* Does process pid exist?  Exits 1 with "process PID not found" if not. */
+void require_process(pid_t pid);
+
+/* Fork a child that executes CMD (split into words as sh would, without
+ * command substitution; found on $PATH) once command_go() is called, so that
+ * probes can be attached to its pid first.  Its stdout goes to stderr (stdout
+ * is the collector's data).  Exits 2 on a command that cannot be split, 1 on
+ * other failures; a command that cannot be run exits 127. */
+pid_t command_start(const char *cmd);
+void command_go(pid_t child);
+/* Has the child exited?  Non-blocking; call it often (every 100ms): the child
+ * is ptraced and waits here after exec and before it exits, when at_exit (if
+ * not NULL) is called while its memory maps can still be read.  *status gets
+ * its exit status (128+N for a signal).  Returns 1 once, when it has. */
+int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status);
+/* End the child (SIGTERM, then reap) if it is still running. */
+void command_stop(pid_t child);
+
+#endif

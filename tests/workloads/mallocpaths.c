@@ -1,0 +1,46 @@
+/* mallocpaths.c — allocates known sizes from two call paths, in a known ratio,
+ * and frees everything: path_small 3000 x 1000 bytes, path_big 1000 x 6000
+ * bytes (so path_big's bytes are twice path_small's), ROUNDS times.
+ *
+ * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS]]
+ * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *volatile sink;
+
+__attribute__((noinline)) static void *alloc_small(void) { return malloc(1000); }
+__attribute__((noinline)) static void *alloc_big(void) { return malloc(6000); }
+
+__attribute__((noinline)) void path_small(void)
+{
+	for (int i = 0; i < 3000; i++) {
+		sink = alloc_small();
+		free(sink);
+	}
+}
+
+__attribute__((noinline)) void path_big(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		sink = alloc_big();
+		free(sink);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 1;
+	long ms = argc > 2 ? atol(argv[2]) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (ms)
+		nanosleep(&ts, NULL);
+	for (int r = 0; r < rounds; r++) {
+		path_small();
+		path_big();
+	}
+	return 0;
+}
