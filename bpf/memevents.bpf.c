@@ -19,15 +19,30 @@ struct {
 	__uint(max_entries, 65536);
 } counts SEC(".maps");
 
+/* Per CPU: a stack walk is in progress.  Walking a user stack can fault (in
+ * kernel mode, fixed up); those faults are ours and are not counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} walking SEC(".maps");
+
 static __always_inline int count(void *ctx, int kernel)
 {
 	struct stack_key key;
 	__u64 *v, one = 1;
+	__u32 zero = 0, *busy;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
 		return 0;
+	busy = bpf_map_lookup_elem(&walking, &zero);
+	if (!busy || *busy)
+		return 0;
+	*busy = 1;
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel && kernel);
+	*busy = 0;
 	v = bpf_map_lookup_elem(&counts, &key);
 	if (v)
 		__sync_fetch_and_add(v, 1);

@@ -30,6 +30,7 @@
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
+#include "tpstack.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -47,7 +48,7 @@ static struct {
 	int annotate;
 	int addresses;
 	int verbose;
-} opt = { .sample_every = 1, .max_allocs = 1 << 20, .stack_storage = 16384, .top = 10,
+} opt = { .sample_every = 1, .stack_storage = 16384, .top = 10,
 	  .interval_ns = 1000000000ull };
 
 static void usage(FILE *f)
@@ -65,7 +66,8 @@ static void usage(FILE *f)
 		"  -l, --lib PATH          the C library to probe (default: the libc in use)\n"
 		"  -t, --top N             processes per second in the memusage section (default 10)\n"
 		"  -i, --interval TIME     memusage sampling interval (default 1s)\n"
-		"      --max-allocs N      allocations tracked at once (default 1048576)\n"
+		"      --max-allocs N      allocations tracked at once (default 1048576; with -K\n"
+		"                          262144, allocated up front)\n"
 		"      --stack-storage N   stack map entries (default 16384)\n"
 		"  -a, --annotate          kernel frames get _[k]\n"
 		"      --addresses         unresolved frames as [module+0xoffset]\n"
@@ -333,6 +335,14 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->sample_every = opt.sample_every;
 	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.stack_storage);
+	/* Kernel allocations: a table that allocated as it grew would trace itself. */
+	if (opt.kernel) {
+		bpf_map__set_map_flags(skel->maps.allocs, 0);
+		if (!opt.max_allocs)
+			opt.max_allocs = 1 << 18;
+	}
+	if (!opt.max_allocs)
+		opt.max_allocs = 1 << 20;
 	bpf_map__set_max_entries(skel->maps.allocs, (uint32_t)opt.max_allocs);
 	struct bpf_program *kprogs[] = { skel->progs.kmalloc, skel->progs.kmem_cache_alloc, skel->progs.kfree,
 					 skel->progs.kmem_cache_free };
@@ -442,7 +452,7 @@ int main(int argc, char **argv)
 			stackframes_kernel_id(sf, groups[i].stack);
 		else
 			stackframes_user_id(sf, (pid_t)groups[i].tgid, groups[i].stack);
-		stackframes_write(sf, stdout, groups[i].bytes);
+		tpstack_write(sf, stdout, groups[i].bytes);
 	}
 
 	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);

@@ -1,0 +1,35 @@
+/* pagefaults.c — page faults from a known call stack: touch_pages() maps
+ * MIB mebibytes (default 64) of anonymous memory and writes one byte per
+ * page, so it takes one fault per 4 KiB page.
+ *
+ * Usage: pagefaults [MIB [SLEEP_BEFORE_MS]]
+ * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+__attribute__((noinline)) long touch_pages(char *p, size_t len)
+{
+	long n = 0;
+	for (size_t off = 0; off < len; off += 4096, n++)
+		((volatile char *)p)[off] = 1;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	size_t len = (size_t)(argc > 1 ? atol(argv[1]) : 64) << 20;
+	long ms = argc > 2 ? atol(argv[2]) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	char *p;
+
+	if (ms)
+		nanosleep(&ts, NULL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	touch_pages(p, len);
+	return 0;
+}
