@@ -2,7 +2,7 @@
  * and frees everything: path_small 3000 x 1000 bytes, path_big 1000 x 6000
  * bytes (so path_big's bytes are twice path_small's), ROUNDS times.
  *
- * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS]]
+ * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS [PAUSE_MS]]]  (PAUSE_MS between rounds)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
@@ -33,14 +33,17 @@ __attribute__((noinline)) void path_big(void)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1;
-	long ms = argc > 2 ? atol(argv[2]) : 0;
+	long ms = argc > 2 ? atol(argv[2]) : 0, pause = argc > 3 ? atol(argv[3]) : 0;
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec pts = { pause / 1000, (pause % 1000) * 1000000L };
 
 	if (ms)
 		nanosleep(&ts, NULL);
 	for (int r = 0; r < rounds; r++) {
 		path_small();
 		path_big();
+		if (pause)
+			nanosleep(&pts, NULL);
 	}
 	return 0;
 }

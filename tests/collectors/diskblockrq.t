@@ -1,0 +1,58 @@
+# marple-diskblockrq against a direct-I/O workload with a known stack (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+DB="$MARPLE_BIN/marple-diskblockrq"
+
+expect_exit "diskblockrq: -U with -K is a usage error" 2 "cannot be used together" "$DB" -U -K 1
+expect_exit "diskblockrq: bad device" 2 "not a disk name" "$DB" -d a/b 1
+if ! is_root; then
+	skip "diskblockrq: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "diskblockrq: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$DB" 1
+expect_exit "diskblockrq: unknown device" 1 "device nosuchdisk0 not found" "$DB" -d nosuchdisk0 1
+expect_exit "diskblockrq: unknown PID" 1 "process 999999 not found" "$DB" -p 999999 1
+
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+
+# O_DIRECT needs a file system on a block device (not tmpfs)
+D=
+for d in "$MARPLE_TOP/build" /var/tmp "$T"; do
+	case $(stat -f -c %T "$d" 2>/dev/null) in tmpfs|overlayfs|nfs*|fuse*|"") continue ;; esac
+	D=$(mktemp -d "$d/marple-dio.XXXXXX") && break
+done
+if [ -z "$D" ]; then
+	skip "diskblockrq: BPF cases" "no directory on a block device for O_DIRECT"
+	exit 0
+fi
+trap 'rm -rf "$T" "$D"' EXIT
+
+# 1. 64 x 64 KiB written, then read, with O_DIRECT by directio
+MARPLE_READY_FILE="$T/r1" "$DB" -a > "$T/rq.out" 2> "$T/rq.err" & db=$!
+wait_ready "$T/r1" 20
+"$W/directio" "$D/f" 64; wrc=$?
+sleep 0.3; kill -INT "$db"; wait "$db"; rc=$?
+check "diskblockrq: workload ran" test "$wrc" -eq 0
+check "diskblockrq: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/rq.out'"
+w=$(weight "$T/rq.out" '^directio;(.*;)?main;(.*;)?[^;]*pwrite[^;]*;.*_\[k\]')
+r=$(weight "$T/rq.out" '^directio;(.*;)?main;(.*;)?[^;]*pread[^;]*;.*_\[k\]')
+check "diskblockrq: the pwrite stack issued >= 64 requests ($w)" test "$w" -ge 64
+check "diskblockrq: the pread stack issued >= 64 requests ($r)" test "$r" -ge 64
+check "diskblockrq: kernel frames after the user ones" grep -Eq '^[0-9]+#directio;.*main;[^;]*pwrite[^;]*;.*(iomap_dio_rw|blkdev_direct|submit_bio)[^;]*_\[k\]' "$T/rq.out"
+check "diskblockrq: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_[0-9a-f]*_rq_issue' '$T/rq.out'"
+check "diskblockrq: units requests" grep -q '"units":{"weight":"requests"}' "$T/rq.out"
+
+# 2. --bytes, the same workload, counted from the insert tracepoint, -p
+"$W/directio" "$D/g" 64 800 & wl=$!
+"$DB" --bytes --insert -p "$wl" 2 > "$T/b.out" 2> "$T/b.err"; rc=$?
+wait "$wl"
+b=$(weight "$T/b.out" '^directio;(.*;)?main;.*pwrite')
+check "diskblockrq --bytes: exit 0" test "$rc" -eq 0
+check "diskblockrq --bytes: pwrite stack has >= 4 MiB ($b)" test "$b" -ge 4194304
+check "diskblockrq --bytes: units bytes" grep -q '"units":{"weight":"bytes"}' "$T/b.out"
+other=$(awk '/^[0-9]+#/ && !/^[0-9]+#directio;/ { n++ } END { print n + 0 }' "$T/b.out")
+check "diskblockrq -p: only the process's requests" test "$other" -eq 0

@@ -1,0 +1,58 @@
+# marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+MS="$MARPLE_BIN/marple-mallocstacks"
+
+expect_exit "mallocstacks: -p with -c is a usage error" 2 "cannot be used together" "$MS" -p 1 -c true
+expect_exit "mallocstacks: bad --sample-every" 2 "" "$MS" --sample-every 0 1
+if ! is_root; then
+	skip "mallocstacks: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "mallocstacks: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$MS" 1
+expect_exit "mallocstacks: unknown PID" 1 "process 999999 not found" "$MS" -p 999999 1
+expect_exit "mallocstacks: library not found" 1 "library .* not found" "$MS" -l /nonexistent/libc.so.6 1
+
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+ratio() {	# ratio NAME A B WANT PERCENT
+	if [ "$3" -gt 0 ] && awk -v a="$2" -v b="$3" -v w="$4" -v p="$5" 'BEGIN { r = a / b; d = r - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
+		pass "$1 ($2:$3)"
+	else
+		fail "$1" "got $2:$3, wanted $4:1 +-$5%"
+	fi
+}
+
+# 1. -c: per round, path_small 3000 x 1000 bytes, path_big 1000 x 6000 bytes
+"$MS" -c "$W/mallocpaths 3" > "$T/c.out" 2> "$T/c.err"; rc=$?
+check "mallocstacks -c: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/c.out'"
+small=$(weight "$T/c.out" '^mallocpaths;(.*;)?main;path_small;alloc_small;')
+big=$(weight "$T/c.out" '^mallocpaths;(.*;)?main;path_big;alloc_big;')
+ratio "mallocstacks -c: path_big:path_small bytes are 2:1" "$big" "$small" 2 1
+check "mallocstacks -c: path_small is 9000000 bytes" test "$small" -eq 9000000
+check "mallocstacks -c: units are bytes" grep -q '"units":{"weight":"bytes"}' "$T/c.out"
+check "mallocstacks -c: the immediate caller is kept" grep -q ';path_big;alloc_big;[^;]*malloc$' "$T/c.out"
+
+# 2. --sample-every 7: still the right ratio, weighted by 7
+"$MS" --sample-every 7 -c "$W/mallocpaths 3" > "$T/s.out" 2>/dev/null
+small=$(weight "$T/s.out" 'path_small')
+big=$(weight "$T/s.out" 'path_big')
+ratio "mallocstacks --sample-every 7: ratio still 2:1" "$big" "$small" 2 5
+if awk -v s="$small" 'BEGIN { exit !(s > 8000000 && s < 10000000) }'; then pass "mallocstacks --sample-every 7: bytes estimated ($small)"
+else fail "mallocstacks --sample-every 7: bytes estimated" "$small, wanted about 9000000"; fi
+
+# 3. -p with a duration; SIGTERM ends a run with no duration
+"$W/mallocpaths" 200 600 & wl=$!
+"$MS" -p "$wl" 2 > "$T/p.out" 2>/dev/null; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+small=$(weight "$T/p.out" 'path_small')
+big=$(weight "$T/p.out" 'path_big')
+check "mallocstacks -p: exit 0" test "$rc" -eq 0
+ratio "mallocstacks -p: ratio 2:1" "$big" "$small" 2 2
+MARPLE_READY_FILE="$T/r4" "$MS" > "$T/term.out" 2>/dev/null & ms=$!
+if wait_ready "$T/r4" 20; then sleep 0.3; kill -TERM "$ms"; fi
+wait "$ms"; rc=$?
+check "mallocstacks SIGTERM: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/term.out' && grep -q '\"ended\":\"signal\"' '$T/term.out'"

@@ -1,0 +1,35 @@
+# marple-memevents: page faults by stack where there is no PMU (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+ME="$MARPLE_BIN/marple-memevents"
+
+expect_exit "memevents: bad event" 2 "loads or stores" "$ME" -e bogus 1
+if ! is_root; then
+	skip "memevents: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "memevents: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$ME" 1
+expect_exit "memevents: unknown PID" 1 "process 999999 not found" "$ME" -p 999999 1
+
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+
+# touch_pages writes one byte in each of 16384 fresh pages (64 MiB)
+"$W/pagefaults" 64 800 & wl=$!
+"$ME" -p "$wl" 2500ms > "$T/pf.out" 2> "$T/pf.err"; rc=$?
+wait "$wl"
+check "memevents: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/pf.out'"
+n=$(weight "$T/pf.out" '^pagefaults;(.*;)?touch_pages$')
+if [ "$n" -ge 16384 ] && [ "$n" -le 16600 ]; then pass "memevents: touch_pages took 16384 faults ($n)"
+else fail "memevents: touch_pages took 16384 faults" "got $n"; fi
+if [ -d /sys/bus/event_source/devices/cpu/events ] && ls /sys/bus/event_source/devices/cpu*/events/mem-loads >/dev/null 2>&1; then
+	skip "memevents: says it falls back" "this machine has a PMU with mem-loads"
+else
+	check "memevents: one line says why it falls back" sh -c "[ \$(wc -l < '$T/pf.err') -eq 1 ] && grep -q 'no precise memory sampling.*page faults' '$T/pf.err'"
+	check "memevents: header says page faults" grep -q '"units":{"weight":"faults"}.*"source":"page-faults"' "$T/pf.out"
+fi
+"$ME" --faults -K -a 1 > "$T/k.out" 2>/dev/null; rc=$?
+check "memevents -K: exit 0, kernel-only stacks" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/k.out'"

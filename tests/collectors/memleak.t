@@ -1,0 +1,74 @@
+# marple-memleak against bundled workloads whose leaks are known (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+ML="$MARPLE_BIN/marple-memleak"
+
+expect_exit "memleak: -p with -c is a usage error" 2 "cannot be used together" "$ML" -p 1 -c true
+expect_exit "memleak: bad --min-age" 2 "" "$ML" --min-age x 1
+expect_exit "memleak: bad duration" 2 "duration" "$ML" 0s
+if ! is_root; then
+	skip "memleak: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "memleak: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$ML" 1
+expect_exit "memleak: unknown PID" 1 "process 999999 not found" "$ML" -p 999999 1
+expect_exit "memleak: library not found" 1 "library .* not found" "$ML" -l /nonexistent/libc.so.6 1
+
+# weight of the records of the first section whose frames match an awk regex
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+within() {	# within NAME GOT WANT PERCENT
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
+		pass "$1 ($2)"
+	else
+		fail "$1" "got $2, wanted $3 +-$4%"
+	fi
+}
+
+# 1. -c: leak_here leaks 200 x 5000 bytes; tidy_up frees all it allocates
+#    (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, valloc, mmap).
+"$ML" -c "$W/leaky" > "$T/c.out" 2> "$T/c.err"; rc=$?
+check "memleak -c: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/c.out'"
+within "memleak -c: leak_here leaked 1000000 bytes" "$(weight "$T/c.out" '^leaky;(.*;)?main;leak_here(;|$)')" 1000000 1
+big=$(weight "$T/c.out" 'tidy_up')
+check "memleak -c: nothing large from tidy_up ($big bytes)" test "$big" -lt 10000
+check "memleak -c: units are bytes" grep -q '"interface":"memleak".*"units":{"weight":"bytes"}' "$T/c.out"
+check "memleak -c: trailer: the command ended it" grep -q '"ended":"eof".*"allocations":200,' "$T/c.out"
+check "memleak -c: two sections, stack then point" sh -c "marple-cat -l '$T/c.out' | awk 'NR==2 && \$2==\"memleak\" && \$3==\"stack\" {a=1} NR==3 && \$2==\"memusage\" && \$3==\"point\" {b=1} END {exit !(a && b)}'"
+check "memleak -c: memusage names leaky with its bytes" grep -Eq '^[0-9.]+,1000000,leaky,comm=leaky,pid=[0-9]+,allocs=200$' "$T/c.out"
+
+# 2. -p with a duration, the process still running at the end
+"$W/leaky" 800 4000 & wl=$!
+MARPLE_READY_FILE="$T/r2" "$ML" -p "$wl" 2500ms > "$T/p.out" 2> "$T/p.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "memleak -p: exit 0" test "$rc" -eq 0
+within "memleak -p: leak_here leaked 1000000 bytes" "$(weight "$T/p.out" 'leak_here')" 1000000 1
+check "memleak -p: trailer says duration" grep -q '"ended":"duration"' "$T/p.out"
+
+# 3. --min-age: the leak is 1.5 s old when leaky exits; 5 s hides it, 500 ms does not
+"$ML" --min-age 5000 -c "$W/leaky 0 1500" > "$T/old.out" 2>/dev/null
+check "memleak --min-age 5000: leak hidden" test "$(weight "$T/old.out" 'leak_here')" -eq 0
+check "memleak --min-age 5000: counted as younger" grep -q '"younger_than_min_age":200' "$T/old.out"
+"$ML" --min-age 500 -c "$W/leaky 0 1500" > "$T/young.out" 2>/dev/null
+within "memleak --min-age 500: leak shown" "$(weight "$T/young.out" 'leak_here')" 1000000 1
+
+# 4. --sample-every: an estimate, weighted by N
+"$ML" --sample-every 10 -c "$W/leaky" > "$T/s.out" 2>/dev/null; rc=$?
+check "memleak --sample-every 10: exit 0" test "$rc" -eq 0
+within "memleak --sample-every 10: leak_here estimated" "$(weight "$T/s.out" 'leak_here')" 1000000 30
+
+# 5. SIGINT: a complete section and trailer
+MARPLE_READY_FILE="$T/r5" "$ML" > "$T/int.out" 2> "$T/int.err" & ml=$!
+if wait_ready "$T/r5" 20; then sleep 0.5; kill -INT "$ml"; fi
+wait "$ml"; rc=$?
+check "memleak SIGINT: exit 0" test "$rc" -eq 0
+check "memleak SIGINT: valid stream, trailer says signal" sh -c "marple-cat -q '$T/int.out' && grep -q '\"ended\":\"signal\"' '$T/int.out'"
+
+# 6. -K: kernel allocations with kernel stacks
+"$ML" -K 1 > "$T/k.out" 2> "$T/k.err"; rc=$?
+check "memleak -K: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/k.out'"
+check "memleak -K: kernel allocator frames" grep -Eq '^[0-9]+#.*(kmalloc|kmem_cache_alloc)' "$T/k.out"
+check "memleak -K: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_[0-9a-f]*_kmalloc\$' '$T/k.out'"

@@ -1,0 +1,45 @@
+# marple-perf-malloc: perf probe + perf record + marple-fold --to-stream (root, perf).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+PM="$MARPLE_BIN/marple-perf-malloc"
+
+expect_exit "perf-malloc: -p with -c is a usage error" 2 "cannot be used together" "$PM" -p 1 -c true
+expect_exit "perf-malloc: bad duration" 2 "duration" "$PM" 5x
+if ! is_root || ! command -v perf >/dev/null 2>&1; then
+	skip "perf-malloc: perf cases" "not root or no perf"
+	exit 0
+fi
+expect_exit "perf-malloc: unknown PID" 1 "process 999999 not found" "$PM" -p 999999 1
+
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+probes() { perf probe -l 2>/dev/null | grep -c 'marple_malloc_'; }
+
+"$PM" -c "$W/mallocpaths 2" > "$T/c.out" 2> "$T/c.err"; rc=$?
+check "perf-malloc -c: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/c.out'"
+small=$(weight "$T/c.out" 'path_small')
+big=$(weight "$T/c.out" 'path_big')
+check "perf-malloc -c: path_small 6000000 bytes, path_big 12000000" test "$small" -eq 6000000 -a "$big" -eq 12000000
+check "perf-malloc -c: interface and units" grep -q '"interface":"perf_malloc".*"units":{"weight":"bytes"}' "$T/c.out"
+check "perf-malloc -c: probes removed" test "$(probes)" -eq 0
+
+# interrupted: SIGINT still gives a section, and the probes go
+"$W/mallocpaths" 1000 0 50 & wl=$!
+MARPLE_READY_FILE="$T/r2" "$PM" -p "$wl" > "$T/int.out" 2> "$T/int.err" & pm=$!
+wait_ready "$T/r2" 30
+sleep 1
+n=$(probes)
+kill -INT "$pm"; wait "$pm"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "perf-malloc SIGINT: probes were there while recording ($n)" test "$n" -eq 3
+check "perf-malloc SIGINT: probes removed" test "$(probes)" -eq 0
+check "perf-malloc SIGINT: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/int.out' && grep -q '\"ended\":\"signal\"' '$T/int.out'"
+check "perf-malloc SIGINT: recorded the workload" grep -q '^[0-9]*#mallocpaths;.*path_big' "$T/int.out"
+
+# killed by SIGTERM before recording: still no probes left
+"$PM" 30 > /dev/null 2>&1 & pm=$!
+sleep 0.5; kill -TERM "$pm"; wait "$pm"
+check "perf-malloc SIGTERM early: probes removed" test "$(probes)" -eq 0
