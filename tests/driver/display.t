@@ -95,3 +95,16 @@ marple display -i marple_out/cap.marple -o "$T/nofg" > /dev/null 2> "$T/err"; rc
 check "display: a missing renderer: exit 1 ..." test "$rc" -eq 1
 check "display: ... named in one line ..." grep -q '^marple: display: section 0 (callstack): marple-flamegraph is not built here' "$T/err"
 check "display: ... and in the report, the rest still drawn" sh -c "grep -q 'could not draw this section: marple-flamegraph is not built here' '$T/nofg/index.html' && test -s '$T/nofg/02-memtime-stackplot.svg'"
+
+# --- a display: the report is opened with xdg-open; without one it is not
+mkdir -p "$T/xdg"
+printf '#!/bin/sh\nprintf "%%s\\n" "$1" > "%s/opened"\n' "$T" > "$T/xdg/xdg-open"
+chmod +x "$T/xdg/xdg-open"
+PATH="$T/xdg:$PATH" DISPLAY=:99 marple display -i marple_out/cap.marple -o "$T/x y" > "$T/out" 2>&1
+sleep 0.5
+check "display: with a display, xdg-open gets the report" test "$(cat "$T/opened" 2>/dev/null)" = "$T/x y/index.html"
+rm -f "$T/opened"
+PATH="$T/xdg:$PATH" DISPLAY=:99 marple display -n -i marple_out/cap.marple -o "$T/x y" > "$T/out" 2>&1
+PATH="$T/xdg:$PATH" marple display -i marple_out/cap.marple -o "$T/x y" > "$T/out" 2> /dev/null
+sleep 0.5
+check "display: -n, or no DISPLAY/WAYLAND_DISPLAY: not opened, path printed" test ! -e "$T/opened" -a "$(cat "$T/out")" = "$T/x y/index.html"
