@@ -29,7 +29,7 @@ struct stree {
 	size_t nblocks;
 	char *blk;
 	size_t blk_used, blk_cap;
-	uint32_t max_depth;
+	double *v2;		/* second counts, once some input had two */
 	/* the previous stack's frames and nodes: sorted input shares prefixes */
 	char *prev;
 	size_t prev_cap;
@@ -118,19 +118,24 @@ static uint32_t new_node(struct stree *t, uint32_t parent, uint32_t name)
 		t->nodes = realloc(t->nodes, cap * sizeof(*t->nodes));
 		if (!t->nodes)
 			fatal(EXIT_DATA, "out of memory");
+		if (t->v2) {
+			t->v2 = realloc(t->v2, cap * sizeof(*t->v2));
+			if (!t->v2)
+				fatal(EXIT_DATA, "out of memory");
+		}
 		t->cap = cap;
 	}
 	uint32_t id = (uint32_t)t->n++;
 	struct stree_node *nd = &t->nodes[id];
-	memset(nd, 0, sizeof(*nd));
 	nd->name = name;
 	nd->parent = parent;
 	nd->first = nd->next = nd->last = STREE_NONE;
+	nd->nkids = 0;
+	nd->v = 0;
+	if (t->v2)
+		t->v2[id] = 0;
 	if (parent != STREE_NONE) {
 		struct stree_node *p = &t->nodes[parent];
-		nd->depth = p->depth + 1;
-		if (nd->depth > t->max_depth)
-			t->max_depth = nd->depth;
 		if (p->last == STREE_NONE)
 			p->first = id;
 		else
@@ -233,6 +238,7 @@ void stree_free(struct stree *t)
 	free(t->names);
 	free(t->name_hash);
 	free(t->name_slots);
+	free(t->v2);
 	free(t->prev);
 	free(t->prev_off);
 	free(t->prev_len);
@@ -245,16 +251,24 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
 
-	t->nodes[0].v[0] += w0;
-	t->nodes[0].v[1] += w1;
+	if (w1 != w0 && !t->v2) {
+		t->v2 = xmalloc((t->cap ? t->cap : 1) * sizeof(*t->v2));
+		for (size_t k = 0; k < t->n; k++)
+			t->v2[k] = t->nodes[k].v;
+	}
+	double *v2 = t->v2;
+	t->nodes[0].v += w0;
+	if (v2)
+		v2[0] += w1;
 	/* reuse the path of the previous stack while the frames are equal */
 	for (; i < n && i < t->prev_n; i++) {
 		if (frames[i].len != t->prev_len[i] ||
 		    memcmp(frames[i].s, t->prev + t->prev_off[i], frames[i].len) != 0)
 			break;
 		cur = t->prev_node[i];
-		t->nodes[cur].v[0] += w0;
-		t->nodes[cur].v[1] += w1;
+		t->nodes[cur].v += w0;
+		if (v2)
+			v2[cur] += w1;
 	}
 	if (n > t->prev_ncap) {
 		size_t cap = t->prev_ncap;
@@ -269,8 +283,9 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 		bytes = t->prev_off[i - 1] + t->prev_len[i - 1];
 	for (; i < n; i++) {
 		cur = child(t, cur, intern(t, frames[i].s, frames[i].len));
-		t->nodes[cur].v[0] += w0;
-		t->nodes[cur].v[1] += w1;
+		t->nodes[cur].v += w0;
+		if (t->v2)
+			t->v2[cur] += w1;
 		t->prev = xgrow(t->prev, &t->prev_cap, bytes + frames[i].len + 1, 1);
 		memcpy(t->prev + bytes, frames[i].s, frames[i].len);
 		t->prev_off[i] = bytes;
@@ -315,20 +330,34 @@ static int cmp_by_name(const void *a, const void *b)
 	return x.len < y.len ? -1 : x.len > y.len;
 }
 
-void stree_sort_children(struct stree *t, uint32_t id)
+const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t *n)
 {
 	static uint32_t *kids;
 	static size_t cap;
 	size_t k = 0;
 
-	if (t->nodes[id].nkids < 2)
-		return;
-	for (uint32_t c = t->nodes[id].first; c != STREE_NONE; c = t->nodes[c].next) {
-		kids = xgrow(kids, &cap, k + 1, sizeof(*kids));
+	*n = t->nodes[id].nkids;
+	kids = xgrow(kids, &cap, *n + 1, sizeof(*kids));
+	for (uint32_t c = t->nodes[id].first; c != STREE_NONE; c = t->nodes[c].next)
 		kids[k++] = c;
-	}
+	if (!sorted || k < 2)
+		return kids;
 	sort_tree = t;
+	size_t j = 1;
+	while (j < k && cmp_by_name(&kids[j - 1], &kids[j]) <= 0)
+		j++;
+	if (j == k)
+		return kids;	/* sorted input gives sorted children */
 	qsort(kids, k, sizeof(*kids), cmp_by_name);
+	return kids;
+}
+
+void stree_sort_children(struct stree *t, uint32_t id)
+{
+	size_t k;
+	const uint32_t *kids = stree_children(t, id, 1, &k);
+	if (k < 2)
+		return;
 	t->nodes[id].first = kids[0];
 	for (size_t j = 0; j + 1 < k; j++)
 		t->nodes[kids[j]].next = kids[j + 1];
@@ -346,7 +375,7 @@ size_t stree_size(const struct stree *t) { return t->n; }
 const struct stree_node *stree_node(const struct stree *t, uint32_t id) { return &t->nodes[id]; }
 struct mstr stree_name(const struct stree *t, uint32_t id) { return t->names[id]; }
 size_t stree_names(const struct stree *t) { return t->nnames; }
-uint32_t stree_max_depth(const struct stree *t) { return t->max_depth; }
+double stree_weight2(const struct stree *t, uint32_t id) { return t->v2 ? t->v2[id] : t->nodes[id].v; }
 
 /* ---- input ---- */
 

@@ -20,9 +20,8 @@ struct stree_node {
 	uint32_t parent;	/* STREE_NONE for the root */
 	uint32_t first, next;	/* first child, next sibling */
 	uint32_t last;		/* last child (for appending) */
-	uint32_t depth;		/* root 0 */
 	uint32_t nkids;		/* number of children */
-	double v[2];		/* weight including descendants; v[1]: second count */
+	double v;		/* weight including descendants (the first count) */
 };
 
 struct stree;
@@ -43,12 +42,15 @@ void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0,
 void stree_sort_by_name(struct stree *t);
 /* The same for one node's children (renderers that visit few nodes). */
 void stree_sort_children(struct stree *t, uint32_t id);
+/* A node's children in an array valid until the next call, by name if sorted. */
+const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t *n);
 
 size_t stree_size(const struct stree *t);
 const struct stree_node *stree_node(const struct stree *t, uint32_t id);
 struct mstr stree_name(const struct stree *t, uint32_t name_id);
 size_t stree_names(const struct stree *t);	/* number of distinct names */
-uint32_t stree_max_depth(const struct stree *t);
+/* The second count of a node (the first when no input had two). */
+double stree_weight2(const struct stree *t, uint32_t id);
 
 /* ---- reading renderer inputs ---- */
 

@@ -262,8 +262,15 @@ static void pal_save(void)
 
 struct frame {
 	uint32_t node;
+	uint32_t depth;		/* root 0 */
 	double start;		/* in counts from the left */
 };
+
+/* The count that sets the width: the second of a differential input. */
+static double width_of(const struct stree *t, uint32_t id, int diff)
+{
+	return diff ? stree_weight2(t, id) : stree_node(t, id)->v;
+}
 
 static void put_num(FILE *f, double v)
 {
@@ -319,9 +326,7 @@ static const char js_code[] =
 
 static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 {
-	int wi = diff ? 1 : 0;	/* width from the second count in a differential graph */
-	const struct stree_node *root = stree_node(t, 0);
-	double sum = root->v[wi];
+	double sum = width_of(t, 0, diff);
 	double timemax = opt.total > sum ? opt.total : sum;
 	double xpad = 10, fh = opt.frameheight, fs = opt.fontsize;
 	double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = opt.subtitle ? fs * 2 : 0;
@@ -333,32 +338,25 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 	size_t nfr = 0, frcap = 0, sp = 0, stcap = 0;
 	uint32_t maxd = 0;
 	stack = xgrow(stack, &stcap, 1, sizeof(*stack));
-	stack[sp++] = (struct frame){ 0, 0 };
+	stack[sp++] = (struct frame){ 0, 0, 0 };
 	while (sp) {
 		struct frame cur = stack[--sp];
-		const struct stree_node *nd = stree_node(t, cur.node);
-		if (nd->v[wi] < minw && cur.node != 0)
+		if (width_of(t, cur.node, diff) < minw && cur.node != 0)
 			continue;
 		fr = xgrow(fr, &frcap, nfr + 1, sizeof(*fr));
 		fr[nfr++] = cur;
-		if (nd->depth > maxd)
-			maxd = nd->depth;
-		if (!opt.flamechart)
-			stree_sort_children(t, cur.node);
-		/* children pushed in reverse so that the first is drawn first */
-		size_t k = 0;
+		if (cur.depth > maxd)
+			maxd = cur.depth;
+		size_t k;
+		const uint32_t *kids = stree_children(t, cur.node, !opt.flamechart, &k);
 		double x = cur.start;
-		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
-			k++;
+		/* children pushed in reverse so that the first is drawn first */
 		stack = xgrow(stack, &stcap, sp + k, sizeof(*stack));
-		size_t base = sp;
-		sp += k;
-		size_t i = 0;
-		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next) {
-			stack[base + k - 1 - i] = (struct frame){ c, x };
-			x += stree_node(t, c)->v[wi];
-			i++;
+		for (size_t i = 0; i < k; i++) {
+			stack[sp + k - 1 - i] = (struct frame){ kids[i], cur.depth + 1, x };
+			x += width_of(t, kids[i], diff);
 		}
+		sp += k;
 	}
 	free(stack);
 
@@ -438,7 +436,7 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 			out_id[nd->name] = nout++;
 		}
 		if (diff && i > 0) {
-			double d = fabs(nd->v[1] - nd->v[0]);
+			double d = fabs(stree_weight2(t, fr[i].node) - nd->v);
 			if (d > maxdelta)
 				maxdelta = d;
 		}
@@ -453,13 +451,13 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 	for (size_t i = 0; i < nfr; i++) {
 		const struct stree_node *nd = stree_node(t, fr[i].node);
 		struct mstr name = stree_name(t, nd->name);
-		double x1 = xpad + fr[i].start * widthper, w = nd->v[wi] * widthper;
-		double y = opt.inverted ? ypad1 + ypad3 + nd->depth * fh : H - ypad2 - (nd->depth + 1) * fh;
+		double x1 = xpad + fr[i].start * widthper, w = width_of(t, fr[i].node, diff) * widthper;
+		double y = opt.inverted ? ypad1 + ypad3 + fr[i].depth * fh : H - ypad2 - (fr[i].depth + 1) * fh;
 		int rgb[3];
 		if (i == 0) {
 			rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
 		} else if (diff) {
-			double delta = nd->v[1] - nd->v[0];
+			double delta = stree_weight2(t, fr[i].node) - nd->v;
 			if (opt.negate)
 				delta = -delta;
 			int v = maxdelta > 0 ? (int)(210 * (maxdelta - fabs(delta)) / maxdelta) : 210;
@@ -505,13 +503,14 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		const struct stree_node *nd = stree_node(t, fr[i].node);
 		if (i)
 			fputc(',', f);
-		fprintf(f, "%u,%u,", out_id[nd->name], nd->depth);
+		fprintf(f, "%u,%u,", out_id[nd->name], fr[i].depth);
 		put_num(f, fr[i].start);
 		fputc(',', f);
-		put_num(f, nd->v[wi]);
+		put_num(f, width_of(t, fr[i].node, diff));
 		if (diff) {
+			double d = stree_weight2(t, fr[i].node) - nd->v;
 			fputc(',', f);
-			put_num(f, opt.negate ? nd->v[0] - nd->v[1] : nd->v[1] - nd->v[0]);
+			put_num(f, opt.negate ? -d : d);
 		}
 		if (i % 16 == 15)
 			fputc('\n', f);
@@ -648,8 +647,7 @@ int main(int argc, char **argv)
 	/* memory profiles (weights in bytes) get the memory palette unless told */
 	if (!opt.colors)
 		opt.colors = in.unit && strcmp(in.unit, "bytes") == 0 && !opt.countname ? "mem" : "hot";
-	int wi = diff ? 1 : 0;
-	if (in.stacks == 0 || stree_node(t, 0)->v[wi] <= 0) {
+	if (in.stacks == 0 || width_of(t, 0, diff) <= 0) {
 		warnmsg("no valid input: no stack with a count above zero");
 		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
 		outfile_commit(o);

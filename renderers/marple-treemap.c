@@ -66,8 +66,8 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	uint32_t *out_name = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t *order = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t nnames = 0;
-	double minw = stree_node(t, 0)->v[0] * opt.minshare / 100;
-	struct item { uint32_t node; long parent; } *stack = NULL;
+	double minw = stree_node(t, 0)->v * opt.minshare / 100;
+	struct item { uint32_t node, depth; long parent; } *stack = NULL;
 
 	memset(out_name, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", f);
@@ -95,11 +95,11 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 
 	/* Pre-order walk: node, depth limit and share threshold. */
 	stack = xgrow(stack, &cap, 1, sizeof(*stack));
-	stack[sp++] = (struct item){ 0, -1 };
+	stack[sp++] = (struct item){ 0, 0, -1 };
 	while (sp) {
 		struct item it = stack[--sp];
 		const struct stree_node *nd = stree_node(t, it.node);
-		if (it.node != 0 && (nd->v[0] < minw || nd->v[0] <= 0))
+		if (it.node != 0 && (nd->v < minw || nd->v <= 0))
 			continue;
 		if (out_name[nd->name] == STREE_NONE) {
 			order[nnames] = nd->name;
@@ -111,8 +111,8 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 		if (me % 16 == 15)
 			fputc('\n', f);
 		fprintf(f, "%u,%ld,", out_name[nd->name], it.parent);
-		put_num(f, nd->v[0]);
-		if (nd->depth >= opt.depth)
+		put_num(f, nd->v);
+		if (it.depth >= opt.depth)
 			continue;
 		size_t k = 0;
 		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
@@ -120,7 +120,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 		stack = xgrow(stack, &cap, sp + k, sizeof(*stack));
 		size_t i = 0;
 		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
-			stack[sp + k - 1 - i++] = (struct item){ c, me };
+			stack[sp + k - 1 - i++] = (struct item){ c, it.depth + 1, me };
 		sp += k;
 	}
 	fputs("];\nvar N=[", f);
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 			in.bad > 20 ? " (only the first 20 shown)" : "");
 	if (in.two_counts)
 		warnmsg("differential input: drawing the first count of each line");
-	if (in.stacks == 0 || stree_node(t, 0)->v[0] <= 0) {
+	if (in.stacks == 0 || stree_node(t, 0)->v <= 0) {
 		warnmsg("no usable stacks in the input");
 		rc = EXIT_DATA;
 		goto cleanup;
