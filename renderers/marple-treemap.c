@@ -66,7 +66,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	uint32_t *out_name = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t *order = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t nnames = 0;
-	double minw = stree_node(t, 0)->v * opt.minshare / 100;
+	double minw = stree_weight2(t, 0) * opt.minshare / 100;
 	struct item { uint32_t node, depth; long parent; } *stack = NULL;
 
 	memset(out_name, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
@@ -99,7 +99,8 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	while (sp) {
 		struct item it = stack[--sp];
 		const struct stree_node *nd = stree_node(t, it.node);
-		if (it.node != 0 && (nd->v < minw || nd->v <= 0))
+		double v = stree_weight2(t, it.node);	/* the "after" count of a differential input */
+		if (it.node != 0 && (v < minw || v <= 0))
 			continue;
 		if (out_name[nd->name] == STREE_NONE) {
 			order[nnames] = nd->name;
@@ -111,7 +112,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 		if (me % 16 == 15)
 			fputc('\n', f);
 		fprintf(f, "%u,%ld,", out_name[nd->name], it.parent);
-		put_num(f, nd->v);
+		put_num(f, v);
 		if (it.depth >= opt.depth)
 			continue;
 		size_t k = 0;
@@ -185,8 +186,8 @@ int main(int argc, char **argv)
 		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
 			in.bad > 20 ? " (only the first 20 shown)" : "");
 	if (in.two_counts)
-		warnmsg("differential input: drawing the first count of each line");
-	if (in.stacks == 0 || stree_node(t, 0)->v <= 0) {
+		warnmsg("differential input: drawing the second count of each line");
+	if (in.stacks == 0 || stree_weight2(t, 0) <= 0) {
 		warnmsg("no usable stacks in the input");
 		rc = EXIT_DATA;
 		goto cleanup;

@@ -53,3 +53,6 @@ marple-fold -o "$T/out.folded" "$T/f1" && same "fold -o FILE" "$T/f1.exp" "$T/ou
 if [ -w /dev/full ]; then
 	expect_exit "fold: full disk is a write error" 1 'write error' sh -c "marple-fold '$T/f1' > /dev/full"
 fi
+# Hostile shapes stay linear: a 2 MB run of blanks, many " (" in one line.
+awk 'BEGIN { s = "a"; for (i = 0; i < 21; i++) s = s s; gsub(/a/, " ", s); print "a" s "x"; t = "\tf"; for (i = 0; i < 18; i++) t = t t; gsub(/f/, " (", t); print "\tff" t }' > "$T/long"
+expect_exit "fold: long hostile lines end quickly (exit 1, nothing usable)" 1 'no usable stacks' timeout 10 marple-fold "$T/long"
