@@ -456,6 +456,10 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		int rgb[3];
 		if (i == 0) {
 			rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
+		} else if (name.len == 1 && name.s[0] == '-') {	/* user/kernel delimiter */
+			rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
+		} else if (name.len == 2 && name.s[0] == '-' && name.s[1] == '-') {
+			rgb[0] = 160, rgb[1] = 160, rgb[2] = 160;
 		} else if (diff) {
 			double delta = stree_weight2(t, fr[i].node) - nd->v;
 			if (opt.negate)
