@@ -16,17 +16,16 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <getopt.h>
-#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "callstack.h"
 #include "callstack.skel.h"
 #include "collector.h"
+#include "cpuclock.h"
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
@@ -112,40 +111,6 @@ static void parse_options(int argc, char **argv)
 		usage_error("--raw and --dwarf exclude each other");
 }
 
-/* Per-CPU cpu-clock events with the program attached; returns how many. */
-static int attach_cpus(struct callstack_bpf *skel, struct bpf_link ***links)
-{
-	int ncpu = libbpf_num_possible_cpus(), n = 0;
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = opt.freq,
-	};
-
-	*links = xcalloc((size_t)ncpu, sizeof(**links));
-	for (int cpu = 0; cpu < ncpu; cpu++) {
-		if (opt.cpu >= 0 && cpu != opt.cpu)
-			continue;
-		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue;	/* offline CPU */
-			fatal(EXIT_DATA, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
-		}
-		(*links)[cpu] = bpf_program__attach_perf_event(skel->progs.do_sample, fd);
-		if (!(*links)[cpu]) {
-			close(fd);
-			fatal(EXIT_DATA, "attaching to the cpu-clock event of CPU %d: %s", cpu, strerror(errno));
-		}
-		n++;
-	}
-	if (opt.cpu >= 0 && n == 0)
-		fatal(EXIT_DATA, "CPU %lld is not online", (long long)opt.cpu);
-	return ncpu;
-}
-
 static struct {
 	struct unwinder *unw;
 	struct syms_cache *syms;
@@ -214,26 +179,18 @@ static uint64_t write_dwarf_stacks(struct stackframes *sf)
 int main(int argc, char **argv)
 {
 	struct callstack_bpf *skel;
-	struct bpf_link **links = NULL;
+	struct cpuclock *cc;
 	struct ring_buffer *rb = NULL;
 	struct ksyms *ksyms = NULL;
 	struct stackframes *sf = NULL;
 	uint64_t duration, counters[STACKS_NCOUNTERS] = { 0 };
-	int err, ncpu;
+	int err;
 
 	marple_init(argc, argv);
 	parse_options(argc, argv);
 	duration = collector_duration(argc, argv, optind);
 	collector_start(opt.verbose > 1);
-	if (opt.pid > 0 && kill((pid_t)opt.pid, 0) < 0 && errno == ESRCH)
-		fatal(EXIT_DATA, "no process with PID %lld", (long long)opt.pid);
-	if (opt.tid > 0) {
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", (long long)(opt.pid > 0 ? opt.pid : opt.tid),
-			 (long long)opt.tid);
-		if (access(p, F_OK) < 0)
-			fatal(EXIT_DATA, "no thread with TID %lld%s", (long long)opt.tid, opt.pid > 0 ? " in that process" : "");
-	}
+	stacks_check_target(opt.pid, opt.tid);
 
 	skel = callstack_bpf__open();
 	if (!skel)
@@ -288,7 +245,7 @@ int main(int argc, char **argv)
 		json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "samples"));
 	}
 
-	ncpu = attach_cpus(skel, &links);
+	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		fatal(EXIT_DATA, "cannot write the header");
@@ -301,8 +258,7 @@ int main(int argc, char **argv)
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 	}
-	for (int i = 0; i < ncpu; i++)
-		bpf_link__destroy(links[i]);
+	cpuclock_detach(cc);
 	ring_buffer__consume(rb);
 
 	if (opt.dwarf)
@@ -330,7 +286,6 @@ int main(int argc, char **argv)
 	json_decref(tr);
 
 	ring_buffer__free(rb);
-	free(links);
 	stackframes_free(sf);
 	stacktab_free(run.tab);
 	unwinder_free(run.unw);

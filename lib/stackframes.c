@@ -143,10 +143,19 @@ static void delimit(struct stackframes *sf)
 
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n)
 {
-	if (n == 0)
+	/* leave out the tracing machinery at the leaf (a tracepoint's BPF program) */
+	size_t skip = 0;
+	while (skip < n) {
+		const char *name = ksyms_lookup(sf->ksyms, ips[skip] - (skip > 0), NULL);
+		if (!name || (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
+			      strncmp(name, "__traceiter_", 12) && strncmp(name, "__bpf_trace_", 12)))
+			break;
+		skip++;
+	}
+	if (skip == n)
 		return;
 	delimit(sf);
-	for (size_t i = n; i-- > 0;) {
+	for (size_t i = n; i-- > skip;) {
 		const char *name = ksyms_lookup(sf->ksyms, ips[i] - (i > 0), NULL);
 		if (!name) {
 			sf->st.unknown_frames++;
@@ -428,4 +437,20 @@ uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
 	records = stacktab_write_frames(t, f);
 	stacktab_free(t);
 	return records;
+}
+
+void stacks_check_target(long long pid, long long tid)
+{
+	char p[64];
+
+	if (pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%lld", pid);
+		if (access(p, F_OK) < 0)
+			fatal(EXIT_DATA, "no process with PID %lld", pid);
+	}
+	if (tid > 0) {
+		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", pid > 0 ? pid : tid, tid);
+		if (access(p, F_OK) < 0)
+			fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+	}
 }

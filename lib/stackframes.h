@@ -97,6 +97,10 @@ uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f);
  * the values.  Returns the number of records written. */
 uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 
+/* For -p/-t: exit 1 with one clear line when the process or thread does not
+ * exist (pid or tid <= 0: not given). */
+void stacks_check_target(long long pid, long long tid);
+
 /* Snapshot each process announced on the pid_notes ring buffer (stacks.bpf.h);
  * poll it with ring_buffer__poll().  NULL + message on failure. */
 struct ring_buffer;

@@ -1,0 +1,54 @@
+# marple-offcpu against bundled workloads that block in known places (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+W="$MARPLE_BIN/workloads"
+OC="$MARPLE_BIN/marple-offcpu"
+
+expect_exit "offcpu: bad --state letter" 2 "unknown state" "$OC" --state Q 1
+expect_exit "offcpu: -U with -K is a usage error" 2 "exclude" "$OC" -U -K 1
+if ! is_root; then
+	skip "offcpu: BPF cases" "not root"
+	exit 0
+fi
+expect_exit "offcpu: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$OC" 1
+expect_exit "offcpu: unknown PID" 1 "no process with PID 999999" "$OC" -p 999999 1
+
+weight() {
+	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { print s + 0 }' "$1"
+}
+# in_range NAME VALUE LO HI
+in_range() {
+	if [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then pass "$1 ($2)"; else fail "$1" "$2 not in [$3, $4]"; fi
+}
+
+# sleeper: the main thread naps 10 ms at a time in nanosleep, its second thread
+# blocks reading a pipe written every ~100 ms.  Over 2 s each thread is off the
+# CPU nearly all the time: about 2,000,000 us each.
+"$W/sleeper" 8 & wl=$!
+sleep 0.3
+"$OC" -p "$wl" 2 > "$T/all.out" 2> "$T/all.err"; rc=$?
+check "offcpu: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/all.out'"
+check "offcpu: weights in us" grep -q '"units":{"weight":"us"}' "$T/all.out"
+in_range "offcpu: time asleep in nanosleep" "$(weight "$T/all.out" '^sleeper;.*main;.*nanosleep.*schedule')" 1600000 2050000
+in_range "offcpu: time blocked reading the pipe" "$(weight "$T/all.out" '^sleeper;.*reader;.*read;.*pipe_read')" 1500000 2050000
+check "offcpu: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/all.out'"
+
+# --state R: only preemption; the sleeping stacks are gone
+"$OC" --state R -p "$wl" 1 > "$T/r.out" 2>/dev/null
+check "offcpu: --state R leaves out sleeps" test "$(weight "$T/r.out" 'nanosleep|pipe_read')" -eq 0
+# --min-block 50000: the 10 ms naps go, the ~100 ms pipe waits stay
+"$OC" -m 50000 -p "$wl" 2 > "$T/m.out" 2>/dev/null
+check "offcpu: --min-block drops short naps" test "$(weight "$T/m.out" 'nanosleep')" -eq 0
+in_range "offcpu: --min-block keeps long waits" "$(weight "$T/m.out" 'pipe_read')" 1000000 2050000
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+
+# --both: a CPU-bound process is on the CPU, or waiting for it (preempted, R),
+# for all of a 1 s capture: on-CPU samples + off-CPU time add up to ~1,000,000 us
+"$W/hotcold" 5 & wl=$!
+sleep 0.2
+"$OC" --both -F 199 -p "$wl" 1 > "$T/b.out" 2> "$T/b.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "offcpu: --both header says on_cpu" grep -q '"on_cpu":true' "$T/b.out"
+in_range "offcpu: --both on-CPU + off-CPU time adds up to the capture (us)" "$(weight "$T/b.out" '.')" 750000 1150000
+check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;hot_loop$' "$T/b.out"
