@@ -62,8 +62,10 @@ sleep 0.2
 "$CS" --raw -F 199 -p "$wl" 1 > "$T/raw.out" 2> "$T/raw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 n=$(grep -c "^[0-9]*,sample,cpu[0-9]*,comm=hotcold,pid=$wl," "$T/raw.out")
-if [ "$rc" -eq 0 ] && [ "$n" -gt 120 ] && [ "$n" -lt 260 ]; then pass "callstack: --raw events ($n)"
-else fail "callstack: --raw events" "exit $rc, $n events for 1 s at 199 Hz"; fi
+samples=$(sed -n 's/.*"trailer":1.*"samples":\([0-9]*\).*/\1/p' "$T/raw.out")
+# fewer than 199 when the machine is busy (cpu-clock counts time on the CPU), but every one written
+if [ "$rc" -eq 0 ] && [ "$n" -gt 20 ] && [ "$n" -lt 260 ] && [ "$n" = "$samples" ]; then pass "callstack: --raw: one event per sample ($n)"
+else fail "callstack: --raw: one event per sample" "exit $rc, $n events for 1 s at 199 Hz, trailer says ${samples:-?} samples"; fi
 check "callstack: --raw is an event section on cpu tracks" grep -q '"datatype":"event".*"track":"cpu"' "$T/raw.out"
 check "callstack: --raw stream valid" marple-cat -q "$T/raw.out"
 
@@ -76,13 +78,13 @@ sleep 0.2
 "$CS" -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 "$CS" --dwarf -F 299 -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
-full=$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c$')
+full=$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c(;|$)')
 all=$(weight "$T/dw.out" '.')
-if [ "$rc" -eq 0 ] && [ "$all" -gt 300 ] && [ "$full" -ge $((all * 9 / 10)) ]; then
+if [ "$rc" -eq 0 ] && [ "$all" -gt 100 ] && [ "$full" -ge $((all * 9 / 10)) ]; then
 	pass "callstack: --dwarf recovers main;chain_a;chain_b;chain_c ($full of $all)"
 else
 	fail "callstack: --dwarf recovers the full chain" "exit $rc, $full of $all samples; $(sort -n "$T/dw.out" | tail -n 2 | tr '\n' ' ')"
 fi
-fpfull=$(weight "$T/fp.out" 'main;chain_a;chain_b;chain_c$')
+fpfull=$(weight "$T/fp.out" 'main;chain_a;chain_b;chain_c(;|$)')
 check "callstack: without --dwarf the chain is lost (as documented)" test "$fpfull" -eq 0
 check "callstack: --dwarf trailer reports the unwinding" grep -q '"unwind":{"stacks":' "$T/dw.out"
