@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#define STACKS_COUNTS 1
 #include "stacks.bpf.h"
 #include "callstack.h"
 
@@ -21,13 +22,6 @@ const volatile bool want_kernel = true;
 const volatile bool include_idle = false;
 const volatile bool raw_mode = false;
 const volatile bool dwarf_mode = false;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -90,19 +84,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	struct stack_key key;
-	__u64 one = 1, *v;
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
-	v = bpf_map_lookup_elem(&counts, &key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-	} else if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) != 0) {
-		/* another CPU may have inserted it meanwhile */
-		v = bpf_map_lookup_elem(&counts, &key);
-		if (v)
-			__sync_fetch_and_add(v, 1);
-		else
-			stacks_count(STACKS_MAP_FULL);
-	}
+	stacks_add(&key, 1);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#define STACKS_COUNTS 1
 #include "stacks.bpf.h"
 
 const volatile __u32 targ_pid = 0;
@@ -33,13 +34,6 @@ struct {
 	__type(value, struct start);
 } start SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
-
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -57,20 +51,6 @@ static __always_inline int wanted(__u32 tgid, __u32 tid)
 	if (targ_tid && tid != targ_tid)
 		return 0;
 	return 1;
-}
-
-static __always_inline void add(struct stack_key *key, __u64 w)
-{
-	__u64 *v = bpf_map_lookup_elem(&counts, key);
-	if (v) {
-		__sync_fetch_and_add(v, w);
-	} else if (bpf_map_update_elem(&counts, key, &w, BPF_NOEXIST) != 0) {
-		v = bpf_map_lookup_elem(&counts, key);
-		if (v)
-			__sync_fetch_and_add(v, w);
-		else
-			stacks_count(STACKS_MAP_FULL);
-	}
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -100,7 +80,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	if (s) {
 		__u64 delta = now - s->ts;
 		if (delta >= min_block_ns)
-			add(&s->key, delta / 1000);
+			stacks_add(&s->key, delta / 1000);
 		bpf_map_delete_elem(&start, &ntid);
 	}
 	return 0;
@@ -128,7 +108,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
-	add(&key, sample_us);
+	stacks_add(&key, sample_us);
 	return 0;
 }
 

@@ -13,6 +13,9 @@
  *   stacks_get(ctx, user)               bpf_get_stackid, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce a process once
+ * and, with STACKS_COUNTS defined before the include, the aggregation map
+ *   counts          BPF_MAP_TYPE_HASH struct stack_key -> u64 (size it like stacks)
+ *   stacks_add(k, w)                    counts[k] += w; a full map is counted
  *
  *   struct stack_key key;
  *   stacks_fill_key(&key, ctx, !kernel_only, !user_only);
@@ -170,5 +173,29 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	if (want_kernel)
 		k->kern_stack_id = stacks_get(ctx, 0);
 }
+
+#ifdef STACKS_COUNTS
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stack_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+static __always_inline void stacks_add(struct stack_key *key, __u64 w)
+{
+	__u64 *v = bpf_map_lookup_elem(&counts, key);
+	if (v) {
+		__sync_fetch_and_add(v, w);
+	} else if (bpf_map_update_elem(&counts, key, &w, BPF_NOEXIST) != 0) {
+		/* another CPU may have inserted it meanwhile */
+		v = bpf_map_lookup_elem(&counts, key);
+		if (v)
+			__sync_fetch_and_add(v, w);
+		else
+			stacks_count(STACKS_MAP_FULL);
+	}
+}
+#endif
 
 #endif
