@@ -33,10 +33,11 @@ if [ "$cold" -gt 0 ] && awk -v h="$hot" -v c="$cold" 'BEGIN { r = h / c; exit !(
 else
 	fail "callstack: hot_loop:cold_loop is 3:1" "got $hot:$cold of $total"
 fi
-# 499 Hz for 3 s on one busy thread: up to 1500 samples (fewer when the
-# machine is busy: cpu-clock counts only time on the CPU)
-if [ "$total" -gt 500 ] && [ "$total" -lt 1700 ]; then pass "callstack: sample count plausible ($total)"
-else fail "callstack: sample count plausible" "$total samples for 3 s at 499 Hz"; fi
+# every sample the BPF program saw is in a record (cpu-clock counts only time on
+# the CPU, so how many there are depends on how busy the machine is)
+samples=$(sed -n 's/.*"trailer":1.*"samples":\([0-9]*\).*/\1/p' "$T/hc.out")
+if [ "$total" -gt 100 ] && [ "$total" = "$samples" ]; then pass "callstack: every sample counted ($total)"
+else fail "callstack: every sample counted" "records weigh $total, trailer says ${samples:-?} samples"; fi
 check "callstack: header units samples" grep -q '"units":{"weight":"samples"}' "$T/hc.out"
 check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
 
