@@ -473,3 +473,19 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 		fclose(f);
 	return rc;
 }
+
+int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input *in)
+{
+	char *stdin_only[] = { "-" };
+	if (n <= 0) {
+		paths = stdin_only;
+		n = 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (stree_read(t, paths[i], in) < 0)
+			return -1;
+	if (in->bad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in->bad, in->bad == 1 ? "" : "s",
+			in->bad > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	return 0;
+}

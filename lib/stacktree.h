@@ -70,5 +70,8 @@ struct stree_input {
  * reason" (the first 20) and counted.  Returns 0, or -1 if the input holds
  * sections of another datatype or cannot be read (message printed). */
 int stree_read(struct stree *t, const char *path, struct stree_input *in);
+/* Every operand (none: stdin) through stree_read, then the count of malformed
+ * lines on stderr if any.  Returns 0, or -1 at the first input that failed. */
+int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input *in);
 
 #endif

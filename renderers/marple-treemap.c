@@ -172,19 +172,11 @@ int main(int argc, char **argv)
 
 	struct stree *t = stree_new(0);
 	struct stree_input in = { .reverse = opt.reverse };
-	char *stdin_only[] = { "-" };
-	char **files = optind < argc ? argv + optind : stdin_only;
-	int nfiles = optind < argc ? argc - optind : 1;
-
 	int rc = EXIT_OK;
-	for (int i = 0; i < nfiles; i++)
-		if (stree_read(t, files[i], &in) < 0) {
-			rc = EXIT_DATA;
-			goto cleanup;
-		}
-	if (in.bad)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in.bad, in.bad == 1 ? "" : "s",
-			in.bad > 20 ? " (only the first 20 shown)" : "");
+	if (stree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
+		rc = EXIT_DATA;
+		goto cleanup;
+	}
 	if (in.two_counts)
 		warnmsg("differential input: drawing the second count of each line");
 	if (in.stacks == 0 || stree_weight2(t, 0) <= 0) {
