@@ -48,8 +48,11 @@ static const char *count_before(const char *s, const char *e, double *v, int *in
 		memcpy(buf, p, l);
 		buf[l] = 0;
 		*v = strtod(buf, NULL);
-	} else
-		*v = 1e308;
+	} else {	/* long (zero-padded) counts are read whole, as Perl does */
+		char *big = xstrndup(p, l);
+		*v = strtod(big, NULL);
+		free(big);
+	}
 	*integral = ok;
 	*iv = n;
 	return p;
