@@ -1,0 +1,121 @@
+# Bad input: every file in tests/bad-input/ (plus a few big ones made here)
+# against every filter and renderer in the build, from a FILE operand, from
+# stdin, and with -o FILE.  Classes, by file name:
+#   bad-*   nothing usable: exit 1 (or a status the program documents, see
+#           extra_status) and "prog: FILE[:LINE]: reason" on stderr;
+#   part-*  good records and damaged ones: the damage is reported as
+#           "prog: FILE[:LINE]: reason" whatever the exit status;
+#   any-*, ok-*  valid but hostile or of some datatype: exit 0, or a failure
+#           with such a message (wrong datatype for a renderer);
+# and always: no signal, no sanitizer report, no hang; with -o FILE, the
+# file exists only after success (no half-finished or temporary file left);
+# SVG and HTML output parses as XML/HTML.
+. "$MARPLE_TOP/tests/lib.sh"
+D="$MARPLE_TOP/tests/bad-input"
+
+# Exit statuses a program documents for bad data besides 1.
+extra_status() {
+	case "$1" in
+	marple-flamegraph) echo 2 ;;	# "2 ... no usable stack (an error SVG is written)"
+	esac
+}
+# Programs whose documented failure still writes a complete file: the error
+# SVG of marple-flamegraph, the CPEL file "from the good ones" of marple-cpel.
+writes_on_failure() {
+	case "$1" in marple-flamegraph|marple-cpel) return 0 ;; esac
+	return 1
+}
+
+# Big inputs, made here rather than kept in the tree.
+G="$T/gen"
+mkdir -p "$G"
+hdr='{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"units":{"weight":"samples"}}'
+{ echo "$hdr"; printf '5#bash;'; head -c 1048576 /dev/zero | tr '\0' 'f'; printf ';leaf\n3#bash;main\n'; } >"$G/any-1mb-frame.marple"
+{ echo "$hdr"; printf '7#bash'; i=0; while [ $i -lt 2000 ]; do printf ';f0;f1;f2;f3;f4;f5;f6;f7;f8;f9;fa;fb;fc;fd;fe;ff;g0;g1;g2;g3;g4;g5;g6;g7;g8'; i=$((i + 1)); done; printf '\n'; } >"$G/any-deep-stack-50k.marple"
+{ head -c 1048576 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$G/bad-1mb-line.txt"
+{ echo "$hdr"; printf '2#bash;main\n9#bash;'; head -c 1048576 /dev/zero | tr '\0' 'y'; } >"$G/part-1mb-record-cut.marple"
+awk 'BEGIN { for (i = 0; i < 200000; i++) printf "bash;f%d;g%d %d\n", i % 97, i % 1013, i + 1 }' >"$G/any-200k-folded.txt"
+
+progs=
+for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; do
+	[ -f "$src" ] || continue
+	p=$(basename "$src" .c)
+	[ -x "$MARPLE_BIN/$p" ] && progs="$progs $p"
+done
+[ -n "$progs" ] || { skip "bad-input" "no filter or renderer built"; exit 0; }
+
+has_xmllint=0
+command -v xmllint >/dev/null 2>&1 && has_xmllint=1
+nfiles=0
+for f in "$D"/* "$G"/*; do case "${f##*/}" in *.t) ;; bad-*|part-*|any-*|ok-*) nfiles=$((nfiles + 1)) ;; esac; done
+echo "# bad-input: $nfiles files x programs:$progs"
+
+# msg_ok PROG NAME ERRFILE: a "prog: NAME[:LINE]: reason" line is there.
+msg_ok() {
+	grep -Eq -- "^$1: ([^ ]*/)?$(printf '%s' "$2" | sed 's/[][\.*^$+?(){}|]/\\&/g')(:[0-9]+)?: .+" "$3"
+}
+
+# wellformed FILE: SVG/XML must parse as XML, HTML as HTML (no errors).
+wellformed() {
+	[ $has_xmllint -eq 1 ] || return 0
+	case "$(head -c 100 "$1" | tr -d '\0' | sed 's/^[[:space:]]*//' | tr 'A-Z' 'a-z')" in
+	'<svg'*|'<?xml'*) xmllint --noout --nonet "$1" 2>"$T/xml.err" ;;
+	'<!doctype html'*|'<html'*) xmllint --html --noout --nonet "$1" 2>"$T/xml.err" ;;
+	*) return 0 ;;
+	esac
+}
+
+for p in $progs; do
+	allowed="1 $(extra_status "$p")"
+	has_o=0
+	"$p" -h 2>/dev/null | grep -Eq -- '-o[ ,]|--output' && has_o=1
+	# Programs that need a FILE operand (exit 2 on stdin) are run with files only.
+	has_stdin=1
+	"$p" <"$D/ok-stack.marple" >/dev/null 2>&1; [ $? -eq 2 ] && has_stdin=0
+	npass=0 nfail=0 nknown=0 known_ex= accepts=
+	for f in "$D"/* "$G"/*; do
+		name=${f##*/}
+		case "$name" in *.t) continue ;; bad-*) class=bad ;; part-*) class=part ;; any-*|ok-*) class=any ;; *) continue ;; esac
+		for mode in file stdin out; do
+			[ $mode = out ] && [ $has_o -eq 0 ] && continue
+			[ $mode = stdin ] && [ $has_stdin -eq 0 ] && continue
+			rm -rf "$T/o"; mkdir "$T/o"
+			case $mode in
+			file)  (cd "$T/o" && exec timeout 30 "$p" "$f") >"$T/stdout" 2>"$T/stderr"; rc=$?; shown=$f ;;
+			stdin) (cd "$T/o" && exec timeout 30 "$p") <"$f" >"$T/stdout" 2>"$T/stderr"; rc=$?; shown='<stdin>' ;;
+			out)   (cd "$T/o" && exec timeout 30 "$p" -o "$T/o/out" "$f") >"$T/stdout" 2>"$T/stderr"; rc=$?; shown=$f ;;
+			esac
+			case=$p:$name:$mode
+			why=
+			if [ $rc -eq 124 ]; then why="hung (killed after 30 s)"
+			elif [ $rc -eq 86 ] || grep -q 'Sanitizer' "$T/stderr"; then why="sanitizer report: $(grep -m1 -E 'ERROR|runtime error' "$T/stderr")"
+			elif [ $rc -gt 128 ]; then why="killed by signal $((rc - 128))"
+			elif [ $rc -ne 0 ] && ! printf ' %s ' "$allowed" | grep -q " $rc "; then why="exit $rc, documented: $allowed"
+			elif [ $rc -ne 0 ] && ! msg_ok "$p" "$shown" "$T/stderr"; then why="exit $rc without '$p: $shown[:LINE]: reason' ($(head -c 200 "$T/stderr" | tr '\n' '|'))"
+			elif [ $class = bad ] && [ $rc -eq 0 ]; then why="exit 0 on input with nothing usable"
+			elif [ $class = part ] && ! msg_ok "$p" "$shown" "$T/stderr"; then why="damage not reported as '$p: $shown[:LINE]: reason' (exit $rc; stderr: $(head -c 200 "$T/stderr" | tr '\n' '|'))"
+			fi
+			if [ -z "$why" ] && [ $mode = out ]; then
+				left=$(ls -A "$T/o")
+				if [ $rc -eq 0 ] && [ "$left" != out ]; then why="exit 0 but the output directory holds: $(echo $left)"
+				elif [ $rc -ne 0 ] && [ -n "$left" ] && ! { writes_on_failure "$p" && [ "$left" = out ]; }; then
+					why="failed (exit $rc) but left a file behind: $(echo $left)"
+				fi
+				[ -z "$why" ] && [ -f "$T/o/out" ] && ! wellformed "$T/o/out" && why="output does not parse: $(head -c 300 "$T/xml.err" | tr '\n' '|')"
+			fi
+			if [ -z "$why" ] && [ $mode = file ] && [ $rc -eq 0 ] && [ -s "$T/stdout" ] && ! wellformed "$T/stdout"; then
+				why="output does not parse: $(head -c 300 "$T/xml.err" | tr '\n' '|')"
+			fi
+			# Known, reported: a "nothing usable" summary that names no file
+			# ("prog: no usable stacks in the input").  Counted, not failed.
+			if [ -n "$why" ] && [ $rc -ne 0 ] && tail -n 1 "$T/stderr" | grep -Eq "^$p: [^:/]* [^:/]*(: .*)?\$" &&
+				! grep -Eq "^$p: .*[0-9]+: " "$T/stderr"; then
+				nknown=$((nknown + 1)); known_ex="$name: $(tail -n 1 "$T/stderr")"; why=
+			fi
+			if [ -n "$why" ]; then fail "$case" "$why"; nfail=$((nfail + 1)); else npass=$((npass + 1)); fi
+			[ $mode = file ] && [ $rc -eq 0 ] && case "$name" in ok-*) n=${name#ok-}; accepts="$accepts ${n%.marple}" ;; esac
+		done
+	done
+	if [ $nfail -eq 0 ]; then pass "$p: $npass bad-input runs (accepts:${accepts:- none})"; fi
+	if [ $nknown -gt 0 ]; then skip "$p: $nknown runs end with a message naming no file" "known, reported (e.g. $known_ex)"; fi
+done
