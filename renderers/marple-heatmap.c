@@ -364,7 +364,7 @@ static void read_plain(FILE *f, const char *name)
 		lineno++;
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (*p == '\n' || *p == '\r' || *p == 0 || *p == '#')
+		if (*p == '\n' || *p == '\r' || (*p == 0 && p == line + n) || *p == '#')
 			continue;
 		if (!(p = num_parse_prefix(p, &t)) || (*p != ' ' && *p != '\t')) {
 			if (lineno == 1)	/* a header line, as trace2heatmap.pl allows */
