@@ -19,10 +19,14 @@ extra_status() {
 	marple-flamegraph) echo 2 ;;	# "2 ... no usable stack (an error SVG is written)"
 	esac
 }
-# Programs whose documented failure still writes a complete file: the error
-# SVG of marple-flamegraph, the CPEL file "from the good ones" of marple-cpel.
+# Programs whose man page says a failure still writes a complete file: the
+# error SVG of marple-flamegraph, "the file is still written from the good
+# ones" (marple-cpel), "the rest drawn/converted" (eventplot, trace).
 writes_on_failure() {
-	case "$1" in marple-flamegraph|marple-cpel) return 0 ;; esac
+	for _m in "$MARPLE_TOP"/*/"$1".1; do
+		[ -f "$_m" ] && sed -n '/^\.SH EXIT STATUS/,/^\.SH [A-DF-Z]/p' "$_m" | tr '\n' ' ' |
+			grep -Eqi 'still written|the rest (drawn|converted|written)|SVG saying' && return 0
+	done
 	return 1
 }
 
