@@ -13,9 +13,11 @@
  *
  * Low overhead: /proc/PID/statm is read through a descriptor kept open for the
  * life of the process (one pread per process per interval); smaps_rollup,
- * which walks the page tables, is read only when the process's RSS changed
- * (at most every 2 s; in between PSS moves with RSS, as new pages are private)
- * or its PSS is older than --pss-refresh (staggered over the processes).
+ * which walks the page tables, is read for every process in the first sample,
+ * and after that for new processes, for processes whose RSS changed (at most
+ * every 2 s) and for PSS older than --pss-refresh (staggered), within a CPU
+ * budget of 0.5% of one CPU.  In between, PSS moves with RSS (new pages are
+ * private); a new process whose PSS could not be read yet is reported as RSS.
  *
  * Exit status: 0 done, 1 /proc unreadable or write error, 2 usage error.
  */
@@ -64,7 +66,12 @@ static size_t nprocs, nnext, capprocs, capnext;
 static int procfd;
 static long pagesize;
 static size_t fd_budget;
-static uint64_t stat_vanished, records_written;
+static uint64_t stat_vanished, records_written, pss_reads, pss_deferred;
+/* Time left for re-reading smaps_rollup: each interval adds its share of
+ * PSS_BUDGET (a fraction of one CPU); page-table walks of big, busy processes
+ * are what makes a collector like this expensive. */
+#define PSS_BUDGET 0.005
+static int64_t pss_budget_ns;
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
@@ -202,7 +209,7 @@ static int read_pss(const char *dname, uint64_t *kb)
 	return 0;
 }
 
-static void sample(FILE *out, uint64_t now, double x)
+static void sample(FILE *out, uint64_t now, double x, int first_scan)
 {
 	DIR *d = fdopendir(dup(procfd));
 	struct dirent *de;
@@ -240,11 +247,18 @@ static void sample(FILE *out, uint64_t now, double x)
 			 * In between, PSS follows RSS: new pages are private. */
 			uint64_t age = now - p.pss_at_ns;
 			uint64_t stagger = opt.refresh_ns / 64 * (uint64_t)(p.pid % 64);
-			if (!p.pss_at_ns || (p.rss_pages != p.rss_at_pss && age >= MIN_PSS_AGE_NS) ||
-			    age >= opt.refresh_ns + stagger) {
+			int due = !p.pss_at_ns || (p.rss_pages != p.rss_at_pss && age >= MIN_PSS_AGE_NS) ||
+				  age >= opt.refresh_ns + stagger;
+			if (due && (first_scan || pss_budget_ns > 0)) {
+				uint64_t t0 = now_monotonic_ns();
 				p.pss_ok = read_pss(de->d_name, &p.pss_kb) == 0;
+				if (!first_scan)	/* all but the first scan are paid from the budget */
+					pss_budget_ns -= (int64_t)(now_monotonic_ns() - t0);
+				pss_reads++;
 				p.pss_at_ns = now;
 				p.rss_at_pss = p.rss_pages;
+			} else if (due) {
+				pss_deferred++;
 			}
 		}
 		{
@@ -387,7 +401,10 @@ int main(int argc, char **argv)
 	uint64_t next_tick = start;
 	for (;;) {
 		uint64_t now = now_monotonic_ns();
-		sample(stdout, now, (double)(now - start) / 1e9);
+		pss_budget_ns += (int64_t)((double)opt.interval_ns * PSS_BUDGET);
+		if (pss_budget_ns > (int64_t)(1e9 * PSS_BUDGET * 5))	/* save up at most 5 s worth */
+			pss_budget_ns = (int64_t)(1e9 * PSS_BUDGET * 5);
+		sample(stdout, now, (double)(now - start) / 1e9, ticks == 0);
 		ticks++;
 		fflush(stdout);
 		if (ferror(stdout))
@@ -411,6 +428,8 @@ int main(int argc, char **argv)
 	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
 	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
 	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));
+	json_object_set_new(trailer, "pss_reads", json_integer((json_int_t)pss_reads));
+	json_object_set_new(trailer, "pss_deferred", json_integer((json_int_t)pss_deferred));
 	json_object_set_new(trailer, "cpu_ns", json_integer((json_int_t)cpu_ns()));
 	stream_write_json(stdout, trailer);
 	json_decref(trailer);

@@ -45,8 +45,8 @@ marple-memtime -p "$sl" --rss -i 100ms 0.5 > "$T/p.out"
 check "memtime: -p only that process" test "$(grep -vc '^{' "$T/p.out")" -eq "$(grep -c ",pid=$sl,comm=[^,]*,kind=rss" "$T/p.out")"
 check "memtime: -p: named after exec" grep -q ",sleep,pid=$sl,comm=sleep," "$T/p.out"
 check "memtime: -p: samples taken" test "$(grep -c "pid=$sl," "$T/p.out")" -ge 5
-marple-memtime -i 100ms > "$T/s.out" & mt=$!
-sleep 0.5; kill -INT "$mt"; wait "$mt"; rc=$?
+MARPLE_READY_FILE="$T/ready2" marple-memtime -i 100ms > "$T/s.out" & mt=$!
+wait_ready "$T/ready2" 20; sleep 0.3; kill -INT "$mt"; wait "$mt"; rc=$?
 kill "$sl" 2>/dev/null
 check "memtime: SIGINT: exit 0, trailer says signal" sh -c "[ $rc -eq 0 ] && grep -q '\"ended\":\"signal\"' '$T/s.out'"
 marple-memtime -i 100ms 0.3 | marple-heatmap > "$T/hm.svg"
