@@ -380,8 +380,14 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 		    double boxw, double maph, double colw)
 {
 	char a[48], buf[64];
-	svg_num(a, sizeof(a), (double)(g->base + (int64_t)c) * colw, 8);
-	snprintf(buf, sizeof(buf), "%ss", a);
+	double t = (double)(g->base + (int64_t)c) * colw, div = 1;
+	const char *u = "s";
+	/* offset maps of minutes, hours, days count columns in that unit */
+	if (d->offset && d->period_ns >= 86400000000000ull) { div = 86400; u = "d"; }
+	else if (d->offset && d->period_ns >= 3600000000000ull) { div = 3600; u = "h"; }
+	else if (d->offset && d->period_ns >= 60000000000ull) { div = 60; u = "m"; }
+	svg_num(a, sizeof(a), t / div, 8);
+	snprintf(buf, sizeof(buf), "%s%s", a, u);
 	svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
 	if (d->grid)
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
@@ -547,6 +553,20 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 		}
 	}
 
+	/* colour scale: five swatches from the palest to the darkest count */
+	if (maxn) {
+		double sx = x0 + mapw - 5 * 12;
+		if (sx < x0 + 260)
+			sx = x0 + 260;
+		svg_text(f, sx - 4, y0 - 4, "end", "axis", d->color_rank ? "count (rank): 1" : "count: 1");
+		for (int i = 0; i < 5; i++) {
+			svg_heat_color(i / 4.0, 0, col);
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"%s\"/>\n",
+				sx + 12 * i, y0 - 13, col);
+		}
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)maxn);
+		svg_text(f, sx + 64, y0 - 4, "start", "axis", buf);
+	}
 	/* y axis */
 	int ystep = (int)ceil(14.0 / boxh);
 	for (uint32_t r = 0; r <= rows; r += (uint32_t)ystep) {

@@ -321,6 +321,15 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 		}
 		double y = y0 + 10 + 16.0 * (double)i;
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", legx, y - 9, col);
+		if (len > 40) {	/* long names: cut at a character boundary; the tooltip has them whole */
+			len = 38;
+			while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
+				len--;
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" class=\"axis\">", legx + 14, y);
+			xml_escape_write(f, name, len);
+			fputs("\xe2\x80\xa6</text>\n", f);
+			continue;
+		}
 		svg_text_n(f, legx + 14, y, "start", "axis", name, len);
 	}
 	fputs("</g>\n", f);

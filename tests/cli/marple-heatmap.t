@@ -57,7 +57,9 @@ check "heatmap: --rows 4: every bucket lit once per second" test "$(cells "$T/q4
 marple-heatmap --offset --period 1m "$T/q.marple" > "$T/qm.svg"
 check "heatmap: --period 1m: one column, offsets in seconds" sh -c "grep -q 'data-cols=\"1\"' '$T/qm.svg' && grep -q 'offset in 1m (s)' '$T/qm.svg'"
 marple-heatmap --color rank --highlight ticker "$T/q.marple" > "$T/qr.svg"
-check "heatmap: --highlight uses another hue" sh -c "! grep -q 'fill=\"#ffecc8\"' '$T/qr.svg' && grep -q 'highlight: ticker' '$T/qr.svg'"
+# (rank colours: every bucket holds 1 event, the top rank: the darkest blue, not red)
+check "heatmap: --highlight uses another hue" test "$(sed -n 's/.*fill="\(#[0-9a-f]*\)" data-c.*/\1/p' "$T/qr.svg" | sort -u)" = "#0a1e8c"
+check "heatmap: --highlight named above the map" grep -q 'highlight: ticker' "$T/qr.svg"
 
 # Hostile names survive into a well-formed SVG, escaped.
 marple-heatmap "$H/hostile.in" > "$T/h.svg" 2> "$T/h.err"

@@ -62,3 +62,11 @@ cat "$S/mem.in" "$S/mem.in" > "$T/two"
 expect_exit "stackplot: second section skipped with a message" 0 'section 1 \(memtime\) not drawn' marple-stackplot "$T/two"
 marple-stackplot -o "$T/o.svg" "$S/mem.in"
 check "stackplot: -o writes the file" xmllint --noout "$T/o.svg"
+
+# A long name is cut in the legend at a character boundary (whole in the tooltip data).
+long=$(printf 'ä%.0s' $(seq 1 60))
+printf '{"marple":1,"interface":"x","datatype":"point"}\n0,1,%s\n' "$long" > "$T/long"
+marple-stackplot "$T/long" > "$T/long.svg"
+cut=$(printf 'ä%.0s' $(seq 1 19))
+check "stackplot: long name cut in the legend, SVG well-formed" sh -c "xmllint --noout '$T/long.svg' && grep -q '>$cut…</text>' '$T/long.svg' && ! grep -q '�' '$T/long.svg'"
+check "stackplot: long name whole in the hover data" grep -q "{name: \"$long\"" "$T/long.svg"
