@@ -289,10 +289,10 @@ void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
 		g->st.above++;
 		return;
 	}
+	if (g->step == 0 && rel > 0)
+		g->step = nice_step(rel, g->rows);
 	if (g->step == 0) {
-		if (rel > 0)
-			g->step = nice_step(rel, g->rows);
-		r = 0;
+		r = 0;	/* only zeros so far: row 0 whatever the step */
 	} else {
 		double rr = floor(rel / g->step);
 		if (g->cfg.have_maxv) {

@@ -39,6 +39,7 @@ check "heatmap: names table in the page" grep -q 'names: \["bash","python3"\]' "
 marple-heatmap "$H/points.in" > "$T/pa.svg"
 check "heatmap: automatic rows double their step to fit" grep -q 'rowstep: 2,' "$T/pa.svg"
 check "heatmap: automatic rows: 80 in row 40" sh -c "grep -q 'data-c=\"2\" data-r=\"40\" data-n=\"1\"' '$T/pa.svg'"
+check "heatmap: automatic rows: the first value (12) in row 6 too" sh -c "grep -q 'data-c=\"0\" data-r=\"6\" data-n=\"1\"' '$T/pa.svg'"
 marple-heatmap --isolate bash "$H/points.in" > "$T/iso.svg"
 check "heatmap: --isolate counts only that name" test "$(cells "$T/iso.svg" | awk '{n += $3} END {print n}')" -eq 3
 marple-heatmap --by pid --maxlat 100 --rows 10 "$H/points.in" > "$T/by.svg"
@@ -111,3 +112,26 @@ check "heatmap: --wall: offsets within wall-clock seconds" test "$(cells "$T/w1.
 printf '{"marple":1,"interface":"synth","datatype":"point","start_ns":1,"wall_ns":1795262401250000000}\n0,1,a\n1,1,a\n' > "$T/wp"
 check "heatmap: --wall for points" test "$(marple-heatmap --offset --wall --rows 4 "$T/wp" | sed -n 's/.*data-r="\([0-9]*\)".*/\1/p' | sort -u)" = 1
 expect_exit "heatmap: --wall needs wall_ns" 1 'needs start_ns and wall_ns' marple-heatmap --wall "$T/ev1"
+
+# Bounded memory per bucket: 20 names in one bucket keep 16 exact counts and
+# one "others" count; a --highlight name is always counted exactly.
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"x\",\"datatype\":\"point\"}"
+	for (i = 0; i < 20; i++) printf "0.5,1,p%02d\n", i; print "0.5,1,late"; print "0.5,1,late" }' > "$T/many"
+marple-heatmap --highlight late "$T/many" > "$T/many.svg"
+check "heatmap: 16 names per bucket and the rest as others" sh -c "grep 'data-c=' '$T/many.svg' | grep -q 'data-n=\"22\".*data-o=\"4\"'"
+check "heatmap: highlight name counted exactly beyond 16 names" sh -c "grep 'data-c=' '$T/many.svg' | grep -q ' 0:2\"'"
+
+# Too many columns: 3000 one-second columns become at most 1000 (4 s each);
+# with --stepsec given they are kept.
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"x\",\"datatype\":\"point\"}"
+	for (i = 0; i < 3000; i++) printf "%d.5,%d,a\n", i, i % 7 }' > "$T/long"
+marple-heatmap "$T/long" > "$T/long.svg"
+check "heatmap: columns widen past --maxcols" sh -c "grep -q 'data-cols=\"750\"' '$T/long.svg' && grep -q 'colw: 4,' '$T/long.svg'"
+check "heatmap: every point still counted when columns widen" test "$(cells "$T/long.svg" | awk '{n += $3} END {print n}')" -eq 3000
+marple-heatmap --stepsec 1 "$T/long" > "$T/long1.svg"
+check "heatmap: --stepsec keeps its columns" grep -q 'data-cols="3000"' "$T/long1.svg"
+
+# An event before the header's start_ns lands in column -1, not lost.
+printf '{"marple":1,"interface":"x","datatype":"event","start_ns":5000000000}\n4500000000,a,cpu0,comm=early\n5100000000,a,cpu0,comm=on\n' > "$T/early"
+marple-heatmap "$T/early" > "$T/early.svg"
+check "heatmap: event before the start in column -1" sh -c "grep -q 'c0: -1,' '$T/early.svg' && grep -q '>-1s<' '$T/early.svg' && test \"\$(grep -c 'data-c=' '$T/early.svg')\" -eq 2"
