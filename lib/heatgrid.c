@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "intern.h"
 #include "svg.h"
@@ -389,6 +390,13 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 	svg_num(a, sizeof(a), t / div, 8);
 	snprintf(buf, sizeof(buf), "%s%s", a, u);
 	svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
+	if (d->wall_origin_ns > 0) {	/* the wall-clock time below it */
+		time_t w = (time_t)floor(((double)d->wall_origin_ns / 1e9) + t);
+		struct tm tm;
+		if (localtime_r(&w, &tm) &&
+		    strftime(buf, sizeof(buf), d->offset && d->period_ns >= 86400000000000ull ? "%m-%d" : "%H:%M:%S", &tm))
+			svg_text(f, x0 + (double)c * boxw, y0 + maph + 26, "middle", "sub", buf);
+	}
 	if (d->grid)
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
@@ -511,7 +519,7 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	double width = x0 + mapw + 30;
 	if (width < 640)
 		width = 640;
-	double dety = y0 + maph + 50;
+	double dety = y0 + maph + 62;
 	double height = dety + 30 + 14.0 * (maxne ? maxne : 1) + 10;
 	double detw = width - x0 - 20;
 
@@ -579,14 +587,15 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 				x0, y0 + maph - r * boxh, x0 + mapw, y0 + maph - r * boxh);
 	}
 	/* x axis: a label every xstep columns (1, 2, 5, 10, ...) and at the end */
-	size_t xstep = nice_count(40 / boxw), lastc = ncols / xstep * xstep;
+	double gap = d->wall_origin_ns > 0 ? 62 : 40;	/* "12:00:00" needs more room */
+	size_t xstep = nice_count(gap / boxw), lastc = ncols / xstep * xstep;
 	for (size_t c = 0; c <= ncols; c += xstep)
 		x_label(f, d, g, c, x0, y0, boxw, maph, colw);
-	if (lastc != ncols && (double)(ncols - lastc) * boxw >= 40)
+	if (lastc != ncols && (double)(ncols - lastc) * boxw >= gap)
 		x_label(f, d, g, ncols, x0, y0, boxw, maph, colw);
 	svg_num(b, sizeof(b), colw, 6);
 	snprintf(buf, sizeof(buf), "time (%s s per column)", b);
-	svg_text(f, x0 + mapw / 2, y0 + maph + 30, "middle", "axis", buf);
+	svg_text(f, x0 + mapw / 2, y0 + maph + 42, "middle", "axis", buf);
 	if (d->offset)
 		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
 	else
