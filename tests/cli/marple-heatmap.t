@@ -135,3 +135,12 @@ check "heatmap: --stepsec keeps its columns" grep -q 'data-cols="3000"' "$T/long
 printf '{"marple":1,"interface":"x","datatype":"event","start_ns":5000000000}\n4500000000,a,cpu0,comm=early\n5100000000,a,cpu0,comm=on\n' > "$T/early"
 marple-heatmap "$T/early" > "$T/early.svg"
 check "heatmap: event before the start in column -1" sh -c "grep -q 'c0: -1,' '$T/early.svg' && grep -q '>-1s<' '$T/early.svg' && test \"\$(grep -c 'data-c=' '$T/early.svg')\" -eq 2"
+
+# Hostile header strings (interface, host, units) are escaped too.
+printf '%s\n' '{"marple":1,"interface":"<x>&","datatype":"point","host":"]]></script><b>","wall_ns":1795262401000000000,"start_ns":1,"units":{"x":"s","y":"<u>\u2028\"'"'"'"}}' '1,2,a' > "$T/hh"
+marple-heatmap --unitslabel '</text>' --title '<t>' "$T/hh" > "$T/hh1.svg"
+marple-heatmap "$T/hh" > "$T/hh2.svg"
+check "heatmap: hostile header strings: well-formed SVG" sh -c "xmllint --noout '$T/hh1.svg' && xmllint --noout '$T/hh2.svg'"
+check "heatmap: hostile header strings: no raw markup" sh -c "! grep -q '<b>\|<u>\|<x>\|<t>' '$T/hh1.svg' '$T/hh2.svg'"
+marple-stackplot "$T/hh" > "$T/hh3.svg"
+check "stackplot: hostile header strings: well-formed, no raw markup" sh -c "xmllint --noout '$T/hh3.svg' && ! grep -q '<b>\|<u>\|<x>' '$T/hh3.svg'"
