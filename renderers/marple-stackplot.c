@@ -32,6 +32,7 @@
 static struct {
 	uint64_t top;
 	uint64_t maxbins;
+	const char *by;
 	const char *title;
 	const char *outpath;
 } opt = {
@@ -42,12 +43,13 @@ static struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [--top N] [--bins N] [--title TEXT] [-o FILE] [FILE...]\n"
+		"Usage: %s [--top N] [--bins N] [--by KEY] [--title TEXT] [-o FILE] [FILE...]\n"
 		"Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
 		"info label (process), the top N and the rest as \"other\".\n"
 		"\n"
 		"  -n, --top N           bands for the N largest labels (default 10)\n"
 		"      --bins N          at most N time bins (default 500); samples are averaged\n"
+		"      --by KEY          one band per value of field KEY (e.g. pid) instead of info\n"
 		"      --title TEXT      title\n"
 		"  -o, --output FILE     write FILE (atomically) instead of stdout\n"
 		"  -h, --help            this help\n"
@@ -372,6 +374,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "top", required_argument, 0, 'n' },
 		{ "bins", required_argument, 0, 'B' },
+		{ "by", required_argument, 0, 'b' },
 		{ "title", required_argument, 0, 'T' },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
@@ -388,6 +391,7 @@ int main(int argc, char **argv)
 		case 'n': opt.top = opt_u64("--top", optarg, 1, 1000); break;
 		case 'B': opt.maxbins = opt_u64("--bins", optarg, 2, 100000); break;
 		case 'T': opt.title = optarg; break;
+		case 'b': opt.by = optarg; break;
 		case 'o': opt.outpath = optarg; break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();
@@ -427,7 +431,8 @@ int main(int argc, char **argv)
 			}
 			if (it == STREAM_RECORD && want) {
 				const struct point_rec *pt = stream_reader_point(r);
-				plot_add(&p, pt->x, pt->y, pt->info);
+				const struct mstr *v = opt.by ? fields_get(pt->fields, pt->nfields, opt.by) : NULL;
+				plot_add(&p, pt->x, pt->y, v ? *v : pt->info);
 			}
 		}
 		stream_reader_free(r);

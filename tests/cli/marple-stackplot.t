@@ -70,3 +70,7 @@ marple-stackplot "$T/long" > "$T/long.svg"
 cut=$(printf 'ä%.0s' $(seq 1 19))
 check "stackplot: long name cut in the legend, SVG well-formed" sh -c "xmllint --noout '$T/long.svg' && grep -q '>$cut…</text>' '$T/long.svg' && ! grep -q '�' '$T/long.svg'"
 check "stackplot: long name whole in the hover data" grep -q "{name: \"$long\"" "$T/long.svg"
+
+# --by pid: the two bash processes are two bands (pid 11: 30 50 40 0, pid 12: 20 0 0 0).
+marple-stackplot --by pid "$S/mem.in" > "$T/by.svg"
+check "stackplot: --by pid splits processes of one name" sh -c "grep -q '^{name: \"11\", v: \[30,50,40,0\]}' '$T/by.svg' && grep -q '^{name: \"12\", v: \[20,0,0,0\]}' '$T/by.svg'"

@@ -1,0 +1,40 @@
+/* test_intern.c — the string table: ids in order of first appearance, the
+ * same id for the same bytes (NUL bytes included), stable across rehashing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "intern.h"
+#include "test.h"
+
+int main(void)
+{
+	struct intern *t = intern_new();
+	char buf[32];
+	size_t len;
+	int ok = 1;
+
+	test_cond("intern: first id is 0", intern_get(t, "bash", 4) == 0);
+	test_cond("intern: same bytes, same id", intern_get(t, "bash", 4) == 0);
+	test_cond("intern: next name, next id", intern_get(t, "python3", 7) == 1);
+	test_cond("intern: NUL bytes count", intern_get(t, "a\0b", 3) == 2 && intern_get(t, "a\0c", 3) == 3);
+	test_cond("intern: empty string", intern_get(t, "", 0) == 4 && intern_get(t, "", 0) == 4);
+	for (int i = 0; i < 100000; i++) {
+		int n = snprintf(buf, sizeof(buf), "name%d", i);
+		ok &= intern_get(t, buf, (size_t)n) == (uint32_t)(5 + i);
+	}
+	test_cond("intern: 100000 names through rehashing", ok);
+	ok = 1;
+	for (int i = 0; i < 100000; i += 997) {
+		int n = snprintf(buf, sizeof(buf), "name%d", i);
+		const char *s = intern_str(t, (uint32_t)(5 + i), &len);
+		ok &= len == (size_t)n && !memcmp(s, buf, len) && s[len] == 0 &&
+		      intern_get(t, buf, (size_t)n) == (uint32_t)(5 + i);
+	}
+	test_cond("intern: strings and ids kept", ok);
+	test_cond("intern: count", intern_count(t) == 100005);
+	const char *s = intern_str(t, 2, &len);
+	test_cond("intern: string with NUL returned whole", len == 3 && !memcmp(s, "a\0b", 3));
+	test_cond("intern: early ids still found", intern_get(t, "bash", 4) == 0 && intern_get(t, "python3", 7) == 1);
+	intern_free(t);
+	return test_report();
+}
