@@ -375,6 +375,12 @@ int main(int argc, char **argv)
 	if (procfd < 0)
 		fatal(EXIT_DATA, "/proc: %s", strerror(errno));
 	setup_fd_budget();
+	for (size_t i = 0; i < opt.npids; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "%d", (int)opt.pids[i]);
+		if (faccessat(procfd, path, F_OK, 0) != 0)
+			fatal(EXIT_DATA, "no process with PID %d", (int)opt.pids[i]);
+	}
 
 	hdr = section_header_new("memtime", DATATYPE_POINT);
 	units = json_pack("{s:s, s:s}", "x", "s", "y", "MiB");

@@ -43,6 +43,21 @@ run('heatmap', async () => {
       (await page.getAttribute('#marple-tip', 'visibility')) === 'hidden');
     check('heatmap: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
     if (process.env.SHOT) await page.screenshot({ path: process.env.SHOT });
+
+    // A latency heat map of points: the tooltip gives the value range in the header's unit.
+    fs.writeFileSync('lat.marple', '{"marple":1,"interface":"memtime","datatype":"point","units":{"x":"s","y":"MiB"}}\n' +
+      '0.5,15,bash,pid=1\n0.7,12,bash,pid=1\n1.5,95,python3,pid=2\n');
+    execFileSync(BIN + '/marple-heatmap', ['--maxlat', '100', '--rows', '10', '-o', 'lat.svg', 'lat.marple']);
+    const p2 = await open(browser, 'lat.svg');
+    const c2 = await p2.locator('#hm-cells rect[data-c="0"][data-r="1"]').boundingBox();
+    await p2.mouse.move(c2.x + c2.width / 2, c2.y + c2.height / 2);
+    const tip2 = await p2.textContent('#marple-tip text');
+    check('heatmap: latency tooltip: time, value range with unit, count',
+      /time 0 s/.test(tip2) && /value 10\u201320 MiB/.test(tip2) && /count 2 points/.test(tip2), tip2);
+    await p2.mouse.click(c2.x + c2.width / 2, c2.y + c2.height / 2);
+    const det2 = await p2.textContent('#hm-details');
+    check('heatmap: latency details name the info label', /bash: 2 \(100\.0%\)/.test(det2), det2);
+    check('heatmap: latency page without errors', p2.marpleErrors.length === 0, p2.marpleErrors.join('; '));
   } finally {
     await browser.close();
   }

@@ -51,3 +51,4 @@ kill "$sl" 2>/dev/null
 check "memtime: SIGINT: exit 0, trailer says signal" sh -c "[ $rc -eq 0 ] && grep -q '\"ended\":\"signal\"' '$T/s.out'"
 marple-memtime -i 100ms 0.3 | marple-heatmap > "$T/hm.svg"
 check "memtime: output draws as a heat map" xmllint --noout "$T/hm.svg"
+expect_exit "memtime: unknown PID" 1 'no process with PID 4000000' marple-memtime -p 4000000 1
