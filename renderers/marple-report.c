@@ -34,7 +34,7 @@ struct section {
 
 struct artifact {
 	long index;
-	char kind;		/* 'p'icture, 'l'ink, 'e'rror */
+	char kind;		/* 'p'icture, 'l'ink, 'e'rror, 'n'ote */
 	const char *text;	/* file name relative to the page, or the message */
 };
 
@@ -58,13 +58,14 @@ static void usage(FILE *f)
 		"                      named by the operands are relative to its folder\n"
 		"  -t, --title TITLE   the page's title (default: marple report: NAME)\n"
 		"  --source NAME       the capture's name to show (default: CAPTURE)\n"
-		"  -l, --list          print 'index<TAB>datatype<TAB>interface<TAB>title' per\n"
-		"                      section (the interface reduced to [A-Za-z0-9_.-], the\n"
-		"                      title 'INTERFACE on HOST'), and stop\n"
+		"  -l, --list          print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>title'\n"
+		"                      per section (the interface reduced to [A-Za-z0-9_.-],\n"
+		"                      the title 'INTERFACE on HOST'), and stop\n"
 		"  -h, --help          this help\n"
 		"\n"
 		"Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
-		"(linked), INDEX:error:MESSAGE (shown as a failure of that section).\n"
+		"(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
+		"INDEX:note:TEXT (a remark).\n"
 		"See marple-report(1).\n",
 		progname, progname);
 }
@@ -137,6 +138,7 @@ static void list_sections(void)
 		}
 		if (n == 0)
 			fputs("section", stdout);
+		printf("\t%llu", (unsigned long long)secs[i].records);
 		/* a title for the picture: "INTERFACE on HOST", control bytes as '?' */
 		putchar('\t');
 		for (const char *t = secs[i].interface ? secs[i].interface : "section"; *t; t++)
@@ -280,7 +282,11 @@ static void write_section(FILE *f, size_t i, const struct section *s, const stru
 		if (a[k].index != (long)i)
 			continue;
 		shown++;
-		if (a[k].kind == 'e') {
+		if (a[k].kind == 'n') {
+			fputs("<p class=\"meta note\">", f);
+			esc(f, a[k].text);
+			fputs("</p>\n", f);
+		} else if (a[k].kind == 'e') {
 			fputs("<p class=\"bad err\">could not draw this section: ", f);
 			esc(f, a[k].text);
 			fputs("</p>\n", f);
@@ -438,10 +444,12 @@ static void parse_artifact(const char *arg, struct artifact *a)
 		a->kind = 'l';
 	else if (!strncmp(c1 + 1, "error:", 6))
 		a->kind = 'e';
+	else if (!strncmp(c1 + 1, "note:", 5))
+		a->kind = 'n';
 	else
-		usage_error("'%s': KIND must be picture, link or error", arg);
+		usage_error("'%s': KIND must be picture, link, error or note", arg);
 	a->text = c2 + 1;
-	if (a->kind != 'e' && (!*a->text || a->text[0] == '/' || strstr(a->text, "..")))
+	if (a->kind != 'e' && a->kind != 'n' && (!*a->text || a->text[0] == '/' || strstr(a->text, "..")))
 		usage_error("'%s': FILE must be a name relative to the report's folder", arg);
 }
 

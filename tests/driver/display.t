@@ -108,3 +108,10 @@ PATH="$T/xdg:$PATH" DISPLAY=:99 marple display -n -i marple_out/cap.marple -o "$
 PATH="$T/xdg:$PATH" marple display -i marple_out/cap.marple -o "$T/x y" > "$T/out" 2> /dev/null
 sleep 0.5
 check "display: -n, or no DISPLAY/WAYLAND_DISPLAY: not opened, path printed" test ! -e "$T/opened" -a "$(cat "$T/out")" = "$T/x y/index.html"
+
+# --- an empty section (no TCP traffic during the capture, say) is a remark, not a failure
+ln -sf "$D/fake-renderer" "$T/bin/marple-flamegraph"
+{ cat marple_out/cap.marple; printf '{"marple":1,"interface":"ipc","datatype":"event"}\n{"trailer":1,"records":0,"lost":0,"dropped":0,"ended":"duration"}\n'; } > "$T/empty.marple"
+marple display -n -i "$T/empty.marple" -o "$T/empty" > /dev/null 2> "$T/err"; rc=$?
+check "display: an empty section is no failure" test "$rc" -eq 0 -a ! -s "$T/err"
+check "display: ... the report says it has no records" grep -q '<p class="meta note">no records in this section: nothing to draw</p>' "$T/empty/index.html"
