@@ -212,7 +212,7 @@ static int have_t_first;
 static int64_t origin_ns;		/* events: time 0 */
 static int64_t point_shift_ns;		/* points with --wall: start's offset in its wall-clock period */
 static int have_origin;
-static uint64_t bad_lines, no_value, not_isolated;
+static uint64_t bad_lines, no_value;
 
 static int isolated(struct mstr name)
 {
@@ -227,10 +227,8 @@ static int isolated(struct mstr name)
 /* A record at time t (ns from the origin) with value v (latency mode). */
 static void add(int64_t t_ns, double t_s, double v, struct mstr name)
 {
-	if (!isolated(name)) {
-		not_isolated++;
+	if (!isolated(name))
 		return;
-	}
 	uint32_t id = hg_label(G, name.s, name.len);
 	if (mode == MODE_OFFSET)
 		hg_add_offset(G, t_ns, id);
@@ -515,7 +513,6 @@ int main(int argc, char **argv)
 		fatal(EXIT_DATA, "nothing to draw: no usable %s%s", drawn_dt == DATATYPE_EVENT ? "event" : "point",
 		      opt.nisolate ? " of the --isolate names" : "");
 	}
-	(void)mode;
 
 	struct outfile *o = outfile_open(opt.outpath);
 	render(outfile_stream(o));
