@@ -38,6 +38,7 @@ void svg_num(char *buf, size_t size, double v, int prec);
 /* The tooltip: writes an inline script defining
  *   marpleTip(evt, lines)  -- show lines (array of strings) near the pointer
  *   marpleTipHide()
+ *   marpleSvgPoint(evt)    -- the pointer in the SVG's own coordinates
  * and the hidden <g id="marple-tip"> it draws into.  Call once, after the
  * shapes, so the tooltip is drawn on top. */
 void svg_tooltip(FILE *f);
