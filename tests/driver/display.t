@@ -26,6 +26,8 @@ check "display: memtime -> stack plot, top 10" grep -q 'fake stackplot --top 10'
 check "display: hostile interface name made file-name safe" test -s marple_out/cap/03-_script_alert_1___script_____x_-flamegraph.svg
 check "display: the report embeds the pictures" test "$(grep -c '<iframe class="pic"' "$R")" -eq 4
 check "display: the report links the CPEL file" grep -q 'href="01-cpusched-g2.cpel" download' "$R"
+check "display: the report shows each picture's pipeline, quoted" \
+	grep -q "made by: marple-cat -s 0 [^ ]*marple_out/cap.marple | marple-flamegraph --title &#39;callstack on fake host&#39; &gt; 00-callstack-flamegraph.svg" "$R"
 check "display: the report escapes the interface name" grep -q '&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;' "$R"
 check "display: no raw markup from the data" test "$(grep -c '<script>alert\|<b>h&st' "$R")" -eq 0
 if command -v xmllint > /dev/null; then
