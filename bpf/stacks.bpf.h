@@ -99,6 +99,10 @@ static __always_inline void stacks_note_pid(__u32 tgid)
 	__u8 one = 1;
 	if (tgid == 0)
 		return;
+	/* a lookup first: an LRU update takes a free node (and locks) even when
+	 * the key exists, ~1.5 us per event in a uprobe-heavy collector */
+	if (bpf_map_lookup_elem(&pids_seen, &tgid))
+		return;
 	if (bpf_map_update_elem(&pids_seen, &tgid, &one, BPF_NOEXIST) == 0) {
 		__u32 *e = bpf_ringbuf_reserve(&pid_notes, sizeof(__u32), 0);
 		if (e) {

@@ -392,9 +392,12 @@ int main(int argc, char **argv)
 			nlinks++;
 		}
 	} else {
+		/* free(NULL) does nothing: probe free past its NULL check */
+		size_t free_off = uprobes_past_null_check(lib, "free");
 		for (size_t i = 0; i < nuprobes; i++) {
-			links[nlinks] = uprobes_attach(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func,
-						       uprobes[i].retprobe);
+			size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
+			links[nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func,
+							  off, uprobes[i].retprobe);
 			if (!links[nlinks])
 				goto cleanup;
 			nlinks++;

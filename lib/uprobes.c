@@ -2,6 +2,7 @@
 #include "uprobes.h"
 
 #include <bpf/libbpf.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wordexp.h>
@@ -98,13 +100,41 @@ char *uprobes_find_lib(pid_t pid, const char *name)
 struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
 				const char *func, int retprobe)
 {
+	return uprobes_attach_at(prog, pid, path, func, 0, retprobe);
+}
+
+struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const char *path,
+				   const char *func, size_t offset, int retprobe)
+{
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = retprobe != 0);
-	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 
 	if (!link)
 		warnmsg("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func,
 			path, collector_strerror(-errno));
 	return link;
+}
+
+size_t uprobes_past_null_check(const char *path, const char *func)
+{
+	void *addr = dlsym(RTLD_DEFAULT, func);
+	const unsigned char *b = addr;
+	struct stat ours, theirs;
+	Dl_info info;
+	size_t off = 0;
+
+	if (!addr || !dladdr(addr, &info) || !info.dli_fname || stat(info.dli_fname, &ours) != 0 ||
+	    stat(path, &theirs) != 0 || ours.st_dev != theirs.st_dev || ours.st_ino != theirs.st_ino)
+		return 0;
+#if defined(__x86_64__)
+	/* test %rdi,%rdi; je rel32 | je rel8 */
+	if (b[0] == 0x48 && b[1] == 0x85 && b[2] == 0xff)
+		off = b[3] == 0x0f && b[4] == 0x84 ? 9 : b[3] == 0x74 ? 5 : 0;
+	/* then push %reg: emulated by the kernel, no single-step */
+	if (off && !((b[off] >= 0x50 && b[off] <= 0x57) || (b[off] == 0x41 && b[off + 1] >= 0x50 && b[off + 1] <= 0x57)))
+		off = 0;
+#endif
+	return off;
 }
 
 void require_process(pid_t pid)

@@ -28,6 +28,18 @@ char *uprobes_find_lib(pid_t pid, const char *name);
 struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
 				const char *func, int retprobe);
 
+/* Same at offset bytes into func. */
+struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const char *path,
+				   const char *func, size_t offset, int retprobe);
+
+/* Where to put an entry probe on func(ptr) of path so that it fires for every
+ * ptr != NULL and the probed instruction is one the kernel emulates: past a
+ * leading "test %rdi,%rdi; je" when the next instruction is a push (glibc's
+ * free).  A uprobe on the test itself is single-stepped out of line, a debug
+ * trap that costs tens of microseconds in some virtual machines.  0 when path
+ * is not this process's own copy of the library or the code differs. */
+size_t uprobes_past_null_check(const char *path, const char *func);
+
 /* Does process pid exist?  Exits 1 with "process PID not found" if not. */
 void require_process(pid_t pid);
 
