@@ -16,30 +16,37 @@ weight() {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
-probes() { perf probe -l 2>/dev/null | grep -c 'marple_malloc_'; }
+probes() { perf probe -l 2>/dev/null | grep -c "marple_malloc_$1:"; }	# of run PID
 
-"$PM" -c "$W/mallocpaths 2" > "$T/c.out" 2> "$T/c.err"; rc=$?
+"$PM" -c "$W/mallocpaths 2" > "$T/c.out" 2> "$T/c.err" & pm=$!
+wait "$pm"; rc=$?
+[ $rc -eq 0 ] || sed "s/^/c.err: /" "$T/c.err"
 check "perf-malloc -c: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/c.out'"
 small=$(weight "$T/c.out" 'path_small')
 big=$(weight "$T/c.out" 'path_big')
-check "perf-malloc -c: path_small 6000000 bytes, path_big 12000000" test "$small" -eq 6000000 -a "$big" -eq 12000000
+if grep -q '"trailer":1.*"lost":0,' "$T/c.out"; then
+	check "perf-malloc -c: path_small 6000000 bytes, path_big 12000000" test "$small" -eq 6000000 -a "$big" -eq 12000000
+else	# perf's buffer overflowed on a busy machine: said in the trailer and on stderr
+	check "perf-malloc -c: lost samples reported" grep -q 'perf lost [0-9]* samples' "$T/c.err"
+fi
 check "perf-malloc -c: interface and units" grep -q '"interface":"perf_malloc".*"units":{"weight":"bytes"}' "$T/c.out"
-check "perf-malloc -c: probes removed" test "$(probes)" -eq 0
+check "perf-malloc -c: probes removed" test "$(probes "$pm")" -eq 0
 
 # interrupted: SIGINT still gives a section, and the probes go
 "$W/mallocpaths" 1000 0 50 & wl=$!
 MARPLE_READY_FILE="$T/r2" "$PM" -p "$wl" > "$T/int.out" 2> "$T/int.err" & pm=$!
 wait_ready "$T/r2" 30
 sleep 1
-n=$(probes)
+n=$(probes "$pm")
 kill -INT "$pm"; wait "$pm"; rc=$?
+[ $rc -eq 0 ] || sed "s/^/int.err: /" "$T/int.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "perf-malloc SIGINT: probes were there while recording ($n)" test "$n" -eq 3
-check "perf-malloc SIGINT: probes removed" test "$(probes)" -eq 0
+check "perf-malloc SIGINT: probes removed" test "$(probes "$pm")" -eq 0
 check "perf-malloc SIGINT: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/int.out' && grep -q '\"ended\":\"signal\"' '$T/int.out'"
 check "perf-malloc SIGINT: recorded the workload" grep -q '^[0-9]*#mallocpaths;.*path_big' "$T/int.out"
 
 # killed by SIGTERM before recording: still no probes left
 "$PM" 30 > /dev/null 2>&1 & pm=$!
 sleep 0.5; kill -TERM "$pm"; wait "$pm"
-check "perf-malloc SIGTERM early: probes removed" test "$(probes)" -eq 0
+check "perf-malloc SIGTERM early: probes removed" test "$(probes "$pm")" -eq 0
