@@ -213,6 +213,7 @@ static int64_t origin_ns;		/* events: time 0 */
 static int64_t point_shift_ns;		/* points with --wall: start's offset in its wall-clock period */
 static int have_origin;
 static uint64_t bad_lines, no_value;
+static const char *last_input = "<stdin>";	/* named in "nothing usable" messages */
 
 static int isolated(struct mstr name)
 {
@@ -394,6 +395,7 @@ static void read_input(const char *path)
 {
 	FILE *f = open_input(path);
 	const char *name = input_name(path);
+	last_input = name;
 	int c;
 
 	while ((c = getc(f)) == '\n' || c == '\r' || c == ' ' || c == '\t')
@@ -509,8 +511,9 @@ int main(int argc, char **argv)
 			(unsigned long long)st.below, st.below == 1 ? "" : "s", (unsigned long long)st.above);
 	if (st.counted == 0) {
 		if (drawn_dt == DATATYPE_NONE && !plain_input)
-			fatal(EXIT_DATA, "no marple section or \"time value\" line in the input");
-		fatal(EXIT_DATA, "nothing to draw: no usable %s%s", drawn_dt == DATATYPE_EVENT ? "event" : "point",
+			fatal(EXIT_DATA, "%s: no marple section or \"time value\" line in the input", last_input);
+		fatal(EXIT_DATA, "%s: nothing to draw: no usable %s%s", last_input,
+		      drawn_dt == DATATYPE_EVENT ? "event" : plain_input ? "\"time value\" line" : "point",
 		      opt.nisolate ? " of the --isolate names" : "");
 	}
 

@@ -442,9 +442,9 @@ int main(int argc, char **argv)
 	if (bad)
 		warnmsg("%llu bad line%s skipped", (unsigned long long)bad, bad == 1 ? "" : "s");
 	if (!hdr)
-		fatal(EXIT_DATA, "no marple point section in the input");
+		fatal(EXIT_DATA, "%s: no marple point section in the input", input_name(files[nfiles - 1]));
 	if (!p.points)
-		fatal(EXIT_DATA, "nothing to draw: the point section is empty");
+		fatal(EXIT_DATA, "%s: nothing to draw: the point section is empty", input_name(files[nfiles - 1]));
 
 	struct outfile *o = outfile_open(opt.outpath);
 	render(outfile_stream(o), &p, hdr);
