@@ -164,6 +164,8 @@ static void sample_usage(int procs_fd, double x)
 		memcpy(now[n].comm, p.comm, sizeof(p.comm));
 		n++;
 	}
+	if (n == 0)
+		return;
 	qsort(now, n, sizeof(*now), cmp_proc);
 	if (n > opt.top)
 		n = opt.top;
@@ -245,7 +247,8 @@ static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups
 		g[n++] = (struct group){ .tgid = a.tgid, .stack = a.stack, .bytes = a.size,
 					 .count = opt.sample_every };
 	}
-	qsort(g, n, sizeof(*g), cmp_group_key);
+	if (n)
+		qsort(g, n, sizeof(*g), cmp_group_key);
 	for (size_t i = 0; i < n; i++) {
 		*nallocs += g[i].count;
 		if (m && !cmp_group_key(&g[m - 1], &g[i])) {
@@ -255,7 +258,8 @@ static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups
 			g[m++] = g[i];
 		}
 	}
-	qsort(g, m, sizeof(*g), cmp_group_bytes);
+	if (m)
+		qsort(g, m, sizeof(*g), cmp_group_bytes);
 	*ngroups = m;
 	return g;
 }
