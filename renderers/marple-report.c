@@ -487,6 +487,7 @@ int main(int argc, char **argv)
 	if (opt.list) {
 		list_sections();
 		close_stdout();
+		free(arts);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < na; i++)
@@ -494,10 +495,14 @@ int main(int argc, char **argv)
 			fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
 
 	struct outfile *o = outfile_open(opt.out);
+	int rc = EXIT_OK;
 	if (!o)
-		return EXIT_DATA;
-	write_report(outfile_stream(o), capture, arts, na);
-	if (outfile_commit(o) != 0)
-		return EXIT_DATA;
-	return EXIT_OK;
+		rc = EXIT_DATA;
+	else {
+		write_report(outfile_stream(o), capture, arts, na);
+		if (outfile_commit(o) != 0)
+			rc = EXIT_DATA;
+	}
+	free(arts);
+	return rc;
 }
