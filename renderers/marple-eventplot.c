@@ -210,6 +210,9 @@ int main(int argc, char **argv)
 						"section of datatype \"%s\": marple-eventplot draws events only",
 						datatype_name(stream_reader_datatype(r)));
 					outfile_abort(of);
+					stream_reader_free(r);
+					if (f != stdin)
+						fclose(f);
 					return EXIT_DATA;
 				}
 				sections++;

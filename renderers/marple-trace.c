@@ -325,6 +325,9 @@ int main(int argc, char **argv)
 						"section of datatype \"%s\": marple-trace draws events only",
 						datatype_name(stream_reader_datatype(r)));
 					outfile_abort(of);
+					stream_reader_free(r);
+					if (f != stdin)
+						fclose(f);
 					return EXIT_DATA;
 				}
 				sections++;
