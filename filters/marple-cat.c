@@ -229,6 +229,7 @@ int main(int argc, char **argv)
 		while ((it = stream_reader_next(r)) != STREAM_EOF) {
 			if (it == STREAM_ERROR) {
 				stream_reader_warn(r);
+				stream_reader_free(r);
 				return EXIT_DATA;
 			}
 			if (it == STREAM_HEADER) {
@@ -264,6 +265,7 @@ int main(int argc, char **argv)
 			list_print(&l, r, NULL);
 		if (!any) {
 			warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
+			stream_reader_free(r);
 			return EXIT_DATA;
 		}
 		stream_reader_free(r);
