@@ -102,8 +102,10 @@ static void push(struct stackframes *sf, const char *s)
 
 void stackframes_begin(struct stackframes *sf, const char *comm)
 {
-	memcpy(sf->comm, comm, MARPLE_COMM_LEN);
-	sf->comm[strnlen(comm, MARPLE_COMM_LEN)] = 0;
+	size_t n = strnlen(comm, MARPLE_COMM_LEN);	/* comm may be a shorter C string */
+
+	memcpy(sf->comm, comm, n);
+	sf->comm[n] = 0;
 	sf->n = 0;
 	push(sf, sf->comm);
 	sf->after_user = 1;
