@@ -107,8 +107,11 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	}
 	if (cpel_conv_write(conv, outfile_stream(of)) < 0) {
-		outfile_abort(of);
 		cpel_conv_free(conv);
+		if (ferror(outfile_stream(of)))
+			outfile_commit(of);	/* says "write error"; leaves no file */
+		else
+			outfile_abort(of);
 		return EXIT_DATA;
 	}
 	cpel_conv_free(conv);
