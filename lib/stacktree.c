@@ -36,7 +36,23 @@ struct stree {
 	size_t *prev_off, *prev_len;
 	uint32_t *prev_node;
 	size_t prev_n, prev_ncap;
+	size_t prev_bytes;	/* length of prev when it holds the folded text */
+	int prev_text;		/* prev is the previous folded stack, ';' and all */
 	size_t hashed;		/* children in the table */
+	/* lazy tails (stree_lazy_tails): tail_of[node] indexes tails, or STREE_NONE */
+	int lazy;
+	uint32_t *tail_of;
+	struct tail *tails;
+	size_t ntails, tails_cap;
+	uint32_t free_tail;	/* a freed tails entry, or STREE_NONE */
+};
+
+/* The frames below a node that only one stack has reached so far, kept as
+ * folded text ("c;d;e") with that stack's weights, not yet made nodes. */
+struct tail {
+	const char *s;
+	size_t len;
+	double w0, w1;
 };
 
 static uint32_t *new_slots(size_t n)
@@ -123,6 +139,11 @@ static uint32_t new_node(struct stree *t, uint32_t parent, uint32_t name)
 			if (!t->v2)
 				fatal(EXIT_DATA, "out of memory");
 		}
+		if (t->lazy) {
+			t->tail_of = realloc(t->tail_of, cap * sizeof(*t->tail_of));
+			if (!t->tail_of)
+				fatal(EXIT_DATA, "out of memory");
+		}
 		t->cap = cap;
 	}
 	uint32_t id = (uint32_t)t->n++;
@@ -134,6 +155,8 @@ static uint32_t new_node(struct stree *t, uint32_t parent, uint32_t name)
 	nd->v = 0;
 	if (t->v2)
 		t->v2[id] = 0;
+	if (t->lazy)
+		t->tail_of[id] = STREE_NONE;
 	if (parent != STREE_NONE) {
 		struct stree_node *p = &t->nodes[parent];
 		if (p->last == STREE_NONE)
@@ -177,10 +200,15 @@ static void hash_insert(struct stree *t, uint32_t id)
 	}
 }
 
-/* The child of parent with this name, made if missing.  Parents with few
- * children are searched along their list; larger ones through the table. */
-static uint32_t child(struct stree *t, uint32_t parent, uint32_t name)
+static void expand_tail(struct stree *t, uint32_t id);
+
+/* The child of parent with this name, made if missing (then *made is set).
+ * Parents with few children are searched along their list; larger ones
+ * through the table. */
+static uint32_t child(struct stree *t, uint32_t parent, uint32_t name, int *made)
 {
+	if (t->lazy && t->tail_of[parent] != STREE_NONE)
+		expand_tail(t, parent);
 	struct stree_node *p = &t->nodes[parent];
 	uint32_t last = p->last;
 	if (last != STREE_NONE && t->nodes[last].name == name)
@@ -201,6 +229,7 @@ static uint32_t child(struct stree *t, uint32_t parent, uint32_t name)
 		}
 	}
 make:;
+	*made = 1;
 	uint32_t id = new_node(t, parent, name);
 	p = &t->nodes[parent];
 	p->nkids++;
@@ -212,6 +241,51 @@ make:;
 	} else if (p->nkids > FEW_KIDS + 1)
 		hash_insert(t, id);
 	return id;
+}
+
+static void set_tail(struct stree *t, uint32_t id, const char *s, size_t len, double w0, double w1,
+		     int copy)
+{
+	uint32_t k = t->free_tail;
+	if (k != STREE_NONE) {
+		t->free_tail = STREE_NONE;
+	} else {
+		if (t->ntails == t->tails_cap)
+			t->tails = xgrow(t->tails, &t->tails_cap, t->ntails + 1, sizeof(*t->tails));
+		k = (uint32_t)t->ntails++;
+	}
+	t->tails[k] = (struct tail){ copy ? store(t, s, len) : s, len, w0, w1 };
+	t->tail_of[id] = k;
+}
+
+/* Make the first frame of a node's tail a node (the only child so far), the
+ * rest of the tail moving down to it. */
+static void expand_tail(struct stree *t, uint32_t id)
+{
+	uint32_t k = t->tail_of[id];
+	struct tail tl = t->tails[k];
+	const char *semi = memchr(tl.s, ';', tl.len);
+	size_t fl = semi ? (size_t)(semi - tl.s) : tl.len;
+	int made = 0;
+
+	t->tail_of[id] = STREE_NONE;
+	t->free_tail = k;
+	uint32_t c = child(t, id, intern(t, tl.s, fl), &made);
+	t->nodes[c].v += tl.w0;
+	if (t->v2)
+		t->v2[c] += tl.w1;
+	if (semi)
+		set_tail(t, c, semi + 1, tl.len - fl - 1, tl.w0, tl.w1, 0);
+}
+
+void stree_lazy_tails(struct stree *t)
+{
+	if (t->n != 1 || t->lazy)
+		return;
+	t->lazy = 1;
+	t->tail_of = xmalloc(t->cap * sizeof(*t->tail_of));
+	t->tail_of[0] = STREE_NONE;
+	t->free_tail = STREE_NONE;
 }
 
 struct stree *stree_new(int flamechart)
@@ -243,7 +317,46 @@ void stree_free(struct stree *t)
 	free(t->prev_off);
 	free(t->prev_len);
 	free(t->prev_node);
+	free(t->tail_of);
+	free(t->tails);
 	free(t);
+}
+
+/* The second counts, from the first input that had them (until then each
+ * node's second count equals its first). */
+static void need_v2(struct stree *t)
+{
+	t->v2 = xmalloc((t->cap ? t->cap : 1) * sizeof(*t->v2));
+	for (size_t k = 0; k < t->n; k++)
+		t->v2[k] = t->nodes[k].v;
+}
+
+static void grow_prev(struct stree *t, size_t n)
+{
+	if (n <= t->prev_ncap)
+		return;
+	size_t cap = t->prev_ncap;
+	t->prev_off = xgrow(t->prev_off, &cap, n, sizeof(size_t));
+	cap = t->prev_ncap;
+	t->prev_len = xgrow(t->prev_len, &cap, n, sizeof(size_t));
+	cap = t->prev_ncap;
+	t->prev_node = xgrow(t->prev_node, &cap, n, sizeof(uint32_t));
+	t->prev_ncap = cap;
+}
+
+/* Descend one frame from cur (made if missing), remembering it as frame i of
+ * the previous stack. */
+static inline uint32_t add_frame(struct stree *t, uint32_t cur, size_t i, const char *s, size_t len,
+				 size_t off, double w0, double w1, int *made)
+{
+	cur = child(t, cur, intern(t, s, len), made);
+	t->nodes[cur].v += w0;
+	if (t->v2)
+		t->v2[cur] += w1;
+	t->prev_off[i] = off;
+	t->prev_len[i] = len;
+	t->prev_node[i] = cur;
+	return cur;
 }
 
 void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
@@ -251,11 +364,8 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
 
-	if (w1 != w0 && !t->v2) {
-		t->v2 = xmalloc((t->cap ? t->cap : 1) * sizeof(*t->v2));
-		for (size_t k = 0; k < t->n; k++)
-			t->v2[k] = t->nodes[k].v;
-	}
+	if (w1 != w0 && !t->v2)
+		need_v2(t);
 	double *v2 = t->v2;
 	t->nodes[0].v += w0;
 	if (v2)
@@ -270,30 +380,88 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 		if (v2)
 			v2[cur] += w1;
 	}
-	if (n > t->prev_ncap) {
-		size_t cap = t->prev_ncap;
-		t->prev_off = xgrow(t->prev_off, &cap, n, sizeof(size_t));
-		cap = t->prev_ncap;
-		t->prev_len = xgrow(t->prev_len, &cap, n, sizeof(size_t));
-		cap = t->prev_ncap;
-		t->prev_node = xgrow(t->prev_node, &cap, n, sizeof(uint32_t));
-		t->prev_ncap = cap;
-	}
+	grow_prev(t, n);
 	if (i > 0)
 		bytes = t->prev_off[i - 1] + t->prev_len[i - 1];
+	size_t total = bytes;
+	for (size_t k = i; k < n; k++)
+		total += frames[k].len;
+	t->prev = xgrow(t->prev, &t->prev_cap, total + 1, 1);
 	for (; i < n; i++) {
-		cur = child(t, cur, intern(t, frames[i].s, frames[i].len));
-		t->nodes[cur].v += w0;
-		if (t->v2)
-			t->v2[cur] += w1;
-		t->prev = xgrow(t->prev, &t->prev_cap, bytes + frames[i].len + 1, 1);
 		memcpy(t->prev + bytes, frames[i].s, frames[i].len);
-		t->prev_off[i] = bytes;
-		t->prev_len[i] = frames[i].len;
-		t->prev_node[i] = cur;
+		int made = 0;
+		cur = add_frame(t, cur, i, frames[i].s, frames[i].len, bytes, w0, w1, &made);
 		bytes += frames[i].len;
 	}
 	t->prev_n = n;
+	t->prev_text = 0;
+}
+
+/* Length of the common prefix of a and b. */
+static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return i + (size_t)__builtin_ctzll(x ^ y) / 8;	/* little-endian */
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* Folded text root first is the common case (and sorted input the common
+ * order), so it skips the frame array: the previous stack is kept as text, one
+ * byte comparison finds the frames both share, and only the frames after them
+ * are split and looked up. */
+static void add_folded_text(struct stree *t, const char *stack, size_t len, double w0, double w1)
+{
+	size_t same = t->prev_text ? common_prefix(stack, len, t->prev, t->prev_bytes) : 0;
+	size_t i = 0, pos = 0;
+	uint32_t cur = 0;
+
+	if (w1 != w0 && !t->v2)
+		need_v2(t);
+	t->nodes[0].v += w0;
+	if (t->v2)
+		t->v2[0] += w1;
+	/* frame i is shared if it lies in the common bytes and ends where the
+	 * current stack's frame ends too */
+	for (; i < t->prev_n; i++) {
+		size_t e = t->prev_off[i] + t->prev_len[i];
+		if (e > same || (e < len && stack[e] != ';'))
+			break;
+		cur = t->prev_node[i];
+		t->nodes[cur].v += w0;
+		if (t->v2)
+			t->v2[cur] += w1;
+		pos = e + 1;
+	}
+	/* pos > len: the whole stack was shared */
+	for (; pos <= len; i++) {
+		if (i >= t->prev_ncap)
+			grow_prev(t, i + 1);
+		const char *semi = memchr(stack + pos, ';', len - pos);
+		size_t fl = semi ? (size_t)(semi - stack) - pos : len - pos;
+		int made = 0;
+		cur = add_frame(t, cur, i, stack + pos, fl, pos, w0, w1, &made);
+		pos += fl + 1;
+		if (made && t->lazy && semi) {
+			/* a new node: the frames below it are this stack's alone */
+			set_tail(t, cur, stack + pos, len - pos, w0, w1, 1);
+			i++;
+			break;
+		}
+	}
+	t->prev_n = i;
+	if (len + 1 > t->prev_cap)
+		t->prev = xgrow(t->prev, &t->prev_cap, len + 1, 1);
+	memcpy(t->prev + same, stack + same, len - same);
+	t->prev_bytes = len;
+	t->prev_text = 1;
 }
 
 void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
@@ -304,16 +472,20 @@ void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0,
 	size_t n = 0, pos = 0, fl;
 	const char *f;
 
+	if (!reverse) {
+		add_folded_text(t, stack, len, w0, w1);
+		return;
+	}
 	while (folded_next_frame(stack, len, &pos, &f, &fl)) {
-		fr = xgrow(fr, &cap, n + 1, sizeof(*fr));
+		if (n == cap)
+			fr = xgrow(fr, &cap, n + 1, sizeof(*fr));
 		fr[n++] = (struct mstr){ f, fl };
 	}
-	if (reverse)
-		for (size_t i = 0; i < n / 2; i++) {
-			struct mstr x = fr[i];
-			fr[i] = fr[n - 1 - i];
-			fr[n - 1 - i] = x;
-		}
+	for (size_t i = 0; i < n / 2; i++) {
+		struct mstr x = fr[i];
+		fr[i] = fr[n - 1 - i];
+		fr[n - 1 - i] = x;
+	}
 	stree_add(t, fr, n, w0, w1);
 }
 
@@ -336,6 +508,8 @@ const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t 
 	static size_t cap;
 	size_t k = 0;
 
+	if (t->lazy && t->tail_of[id] != STREE_NONE)
+		expand_tail(t, id);
 	*n = t->nodes[id].nkids;
 	kids = xgrow(kids, &cap, *n + 1, sizeof(*kids));
 	for (uint32_t c = t->nodes[id].first; c != STREE_NONE; c = t->nodes[c].next)

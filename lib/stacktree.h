@@ -30,6 +30,11 @@ struct stree;
  * last child of its parent (time order), instead of merging all equal names. */
 struct stree *stree_new(int flamechart);
 void stree_free(struct stree *t);
+/* Call on a new tree: the frames of a folded stack below the first node it
+ * made are kept as text until another stack reaches them or stree_children
+ * asks (most frames of a large profile are never drawn).  Nodes are then
+ * reachable only through stree_children, not first/next. */
+void stree_lazy_tails(struct stree *t);
 
 /* Add one stack (frames root first) with its weights; the root node (id 0,
  * named "all") gets them too. */

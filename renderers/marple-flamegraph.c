@@ -630,6 +630,7 @@ int main(int argc, char **argv)
 	}
 
 	struct stree *t = stree_new(opt.flamechart);
+	stree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
 	struct stree_input in = { .reverse = opt.reverse, .factor = opt.factor };
 	int rc = EXIT_OK;
 	if (stree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
