@@ -2,15 +2,17 @@
  * and the bpf_helpers.h family).
  *
  * Defines, in the including program:
- *   stacks          BPF_MAP_TYPE_STACK_TRACE; the user side sizes it before load
- *                   with bpf_map__set_max_entries(skel->maps.stacks, N)
+ *   stacks          id -> u64[MARPLE_STACK_DEPTH], read like a stack-trace map
+ *                   (lib/stackframes.h); the user side sizes it before load with
+ *                   bpf_map__set_max_entries(skel->maps.stacks, N) (stack_ids follows)
+ *   stack_ids       hash of a stack -> its id (stacks are stored by content)
  *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
  *   pids_seen, pid_notes   the first sample of each process is announced on
  *                   the pid_notes ring buffer so user space can snapshot its
  *                   maps while it lives (lib/stackframes.h: stacks_pidnotes_new)
  * and the helpers
  *   stacks_count(i)                     counter i += 1 on this CPU
- *   stacks_get(ctx, user)               bpf_get_stackid, errors counted
+ *   stacks_get(ctx, user)               id of the current stack, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce a process once
  * and, with STACKS_COUNTS defined before the include, the aggregation map
@@ -44,12 +46,35 @@
 #define PF_KTHREAD 0x00200000
 #endif
 
+/* Stacks are stored by content: a stack's id is a slot of the stacks array
+ * chosen by a 64-bit hash of its addresses, with linear probing, so identical
+ * stacks share an id and different ones do not collide (a
+ * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
+ * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
+ * stack_slots records which hash owns a slot; claiming one is atomic
+ * (BPF_NOEXIST).  stacks[id] holds the addresses leaf first, zero-terminated,
+ * as a stack-trace map would. */
+#define STACKS_PROBES 16
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MARPLE_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64[MARPLE_STACK_DEPTH]);
 } stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[MARPLE_STACK_DEPTH]);
+} stack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -77,21 +102,51 @@ static __always_inline void stacks_count(__u32 idx)
 		(*v)++;
 }
 
+/* The id of the current user or kernel stack in the stacks map (stored if
+ * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
+ * user mode); a negative errno, counted, when it could not be read or stored. */
 static __always_inline int stacks_get(void *ctx, int user)
 {
-	long id = bpf_get_stackid(ctx, &stacks, user ? BPF_F_USER_STACK : 0);
-	if (id >= 0)
-		return (int)id;
-	/* no kernel part: the sample hit user mode */
-	if (!user && id == -EFAULT)
-		return STACK_ID_NONE;
-	if (id == -EEXIST)
-		stacks_count(STACKS_COLLISION);
-	else if (id == -ENOMEM)
-		stacks_count(STACKS_NOSPACE);
-	else
+	__u32 zero = 0;
+	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!ips)
+		return -ENOMEM;
+	__builtin_memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(__u64));
+	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
+	if (len <= 0) {
+		if (len == 0 || (!user && len == -EFAULT))
+			return STACK_ID_NONE;
 		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
-	return (int)id;
+		return (int)len;
+	}
+	__u64 h = 14695981039346656037ull;
+	int n = len / sizeof(__u64);
+	for (int i = 0; i < MARPLE_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ ips[i]) * 1099511628211ull;
+		h ^= h >> 29;
+	}
+	h ^= user;	/* a user and a kernel stack never share an id */
+	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries;	/* as sized at load */
+	if (nslots == 0)
+		return -ENOMEM;
+	for (__u32 p = 0; p < STACKS_PROBES; p++) {
+		__u32 slot = (__u32)((h + p) % nslots);
+		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
+		if (!owner) {
+			if (bpf_map_update_elem(&stack_slots, &slot, &h, BPF_NOEXIST) == 0) {
+				bpf_map_update_elem(&stacks, &slot, ips, BPF_ANY);
+				return (int)slot;
+			}
+			owner = bpf_map_lookup_elem(&stack_slots, &slot);	/* lost a race */
+		}
+		if (owner && *owner == h)
+			return (int)slot;
+	}
+	/* STACKS_PROBES slots in a row taken: the map is nearly full */
+	stacks_count(STACKS_NOSPACE);
+	return -ENOMEM;
 }
 
 static __always_inline void stacks_note_pid(__u32 tgid)

@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)opt.storage);
-	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.storage);
+	stacks_set_storage(skel->obj, (uint32_t)opt.storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
 	if (opt.dwarf && opt.freq * (uint64_t)libbpf_num_possible_cpus() > 1000)

@@ -139,7 +139,7 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->min_block_ns = opt.min_block_us * 1000;
 		skel->rodata->sample_us = 1000000 / opt.freq;
 		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)opt.storage);
-		bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.storage);
+		stacks_set_storage(skel->obj, (uint32_t)opt.storage);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
 		if ((err = offcpu_bpf__load(skel)) == 0) {

@@ -456,3 +456,13 @@ void stacks_check_target(long long pid, long long tid)
 			fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
 	}
 }
+
+int stacks_set_storage(struct bpf_object *obj, uint32_t n)
+{
+	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
+	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
+
+	if (!s || !i || bpf_map__set_max_entries(s, n) < 0 || bpf_map__set_max_entries(i, n) < 0)
+		return -1;
+	return 0;
+}

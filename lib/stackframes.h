@@ -97,6 +97,11 @@ uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f);
  * the values.  Returns the number of records written. */
 uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 
+/* Size the stacks map (N distinct stacks) and its index stack_slots of a
+ * BPF object that includes bpf/stacks.bpf.h; before load.  0 or -1. */
+struct bpf_object;
+int stacks_set_storage(struct bpf_object *obj, uint32_t n);
+
 /* For -p/-t: exit 1 with one clear line when the process or thread does not
  * exist (pid or tid <= 0: not given). */
 void stacks_check_target(long long pid, long long tid);

@@ -1,0 +1,98 @@
+# callstack.sh — what profiling costs: a fixed CPU-bound workload (two copies of
+# build/workloads/burn, one per core) timed with no profiler, with
+# marple-callstack and with perf record -g (-e cpu-clock, same frequency), and
+# the total CPU seconds from the start of a capture to a folded file:
+# marple-callstack | marple-fold  against  perf record -g + perf script + marple-fold.
+# Configurations are interleaved, 3 rounds, best of each (the machine is shared).
+set -u
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+B="$MARPLE_BIN/workloads/burn"
+R=${BURN_ROUNDS:-12000}
+REPS=${BENCH_REPS:-3}
+have_perf=1
+perf record -e cpu-clock -g -o "$T/probe.data" -- true >/dev/null 2>&1 || have_perf=0
+
+# wall ms of two burns in parallel
+run2() {
+	s=$(date +%s%N)
+	"$B" "$R" & a=$!
+	"$B" "$R" & b=$!
+	wait "$a" "$b"
+	echo $(( ($(date +%s%N) - s) / 1000000 ))
+}
+
+# measure CONFIG: prints the wall ms; leaves $T/CONFIG.time (elapsed user sys) and outputs
+measure() {
+	cfg=$1
+	rm -f "$T/ready"
+	case "$cfg" in
+	none) run2; return ;;
+	marple*)
+		hz=${cfg#marple}; extra=
+		case "$hz" in dwarf*) hz=${hz#dwarf}; extra=--dwarf ;; esac
+		MARPLE_READY_FILE="$T/ready" /usr/bin/time -f "%e %U %S" -o "$T/$cfg.time" \
+			marple-callstack $extra -F "$hz" > "$T/$cfg.marple" 2>/dev/null & p=$!
+		i=0; while [ ! -e "$T/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done ;;
+	perf*)
+		hz=${cfg#perf}
+		/usr/bin/time -f "%e %U %S" -o "$T/$cfg.time" \
+			perf record -e cpu-clock -g -a -F "$hz" -o "$T/$cfg.data" >/dev/null 2>&1 & p=$!
+		sleep 1 ;;
+	esac
+	run2
+	kill -INT "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+}
+
+cfgs="none marple99 marple999 marpledwarf99 marpledwarf999"
+[ "$have_perf" = 1 ] && cfgs="$cfgs perf99 perf999"
+for rep in $(seq "$REPS"); do
+	for c in $cfgs; do
+		ms=$(measure "$c")
+		eval "prev=\${best_$c:-}"
+		if [ -z "$prev" ] || [ "$ms" -lt "$prev" ]; then
+			eval "best_$c=$ms"
+			[ -f "$T/$c.time" ] && cp "$T/$c.time" "$T/$c.best.time"
+			[ -f "$T/$c.marple" ] && cp "$T/$c.marple" "$T/$c.best.marple"
+			[ -f "$T/$c.data" ] && cp "$T/$c.data" "$T/$c.best.data"
+		fi
+	done
+done
+
+slow() { awk -v a="$1" -v b="$best_none" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }'; }
+echo "bench: callstack: 2 x burn $R (both cores), no profiler: $best_none ms"
+for hz in 99 999; do
+	eval "m=\$best_marple$hz d=\$best_marpledwarf$hz"
+	if [ "$have_perf" = 1 ]; then
+		eval "p=\$best_perf$hz"
+		echo "bench: callstack: slowdown at $hz Hz: marple-callstack $(slow "$m")% vs perf record -g $(slow "$p")% (floor: marple no worse than perf)"
+	else
+		echo "bench: callstack: slowdown at $hz Hz: marple-callstack $(slow "$m")% (perf record unavailable)"
+	fi
+	echo "bench: callstack: slowdown at $hz Hz with --dwarf: $(slow "$d")%"
+done
+
+# CPU seconds from the start of the capture to a folded file (999 Hz captures)
+cpu_of() { awk '{ printf "%.3f", $2 + $3 }' "$1"; }
+fold_cpu() {	# fold_cpu INPUT -> CPU seconds of marple-fold on it
+	/usr/bin/time -f "%U %S" -o "$T/fold.time" marple-fold "$1" > "$T/folded" 2>/dev/null
+	awk '{ printf "%.3f", $1 + $2 }' "$T/fold.time"
+}
+mc=$(cpu_of "$T/marple999.best.time"); mf=$(fold_cpu "$T/marple999.best.marple")
+marple_total=$(awk -v a="$mc" -v b="$mf" 'BEGIN { printf "%.3f", a + b }')
+dc=$(cpu_of "$T/marpledwarf999.best.time")
+echo "bench: callstack: --dwarf at 999 Hz: marple-callstack used $dc CPU s (frame pointers: $mc s)"
+if [ "$have_perf" = 1 ]; then
+	pc=$(cpu_of "$T/perf999.best.time")
+	/usr/bin/time -f "%U %S" -o "$T/script.time" perf script -i "$T/perf999.best.data" > "$T/perf.txt" 2>/dev/null
+	ps=$(awk '{ printf "%.3f", $1 + $2 }' "$T/script.time")
+	pf=$(fold_cpu "$T/perf.txt")
+	perf_total=$(awk -v a="$pc" -v b="$ps" -v c="$pf" 'BEGIN { printf "%.3f", a + b + c }')
+	echo "bench: callstack: CPU s capture to folded at 999 Hz: marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf); ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }') (floor: at most 0.1)"
+else
+	echo "bench: callstack: CPU s capture to folded at 999 Hz: marple $marple_total (perf record unavailable)"
+fi
+
+# symbolization: 10,000 unique 16-frame stacks (user + kernel) from a fresh cache
+ms=$("$MARPLE_BIN/tests/test_syms" | sed -n 's/^# 10000 stacks symbolized in \(.*\) ms/\1/p')
+echo "bench: callstack: symbolizing 10000 unique stacks: ${ms:-?} ms (floor: well under 1000 ms)"
