@@ -40,7 +40,8 @@ measure() {
 		sleep 1 ;;
 	esac
 	run2
-	kill -INT "$p" 2>/dev/null
+	# the profiler is the child of time(1), which ignores SIGINT
+	pkill -INT -P "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 }
 
