@@ -147,6 +147,7 @@ int main(int argc, char **argv)
 	const char *tp;
 	unsigned major = 0, minor = 0;
 	int rc = EXIT_DATA, err;
+	json_t *hdr = NULL;
 
 	marple_init(argc, argv);
 	parse_options(argc, argv);
@@ -195,14 +196,7 @@ int main(int argc, char **argv)
 	notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
 	if (!notes)
 		goto cleanup;
-	collector_ready(duration);
-	while (!collector_should_stop())
-		ring_buffer__poll(notes, collector_poll_timeout_ms(100));
-	bpf_link__destroy(link);
-	link = NULL;
-	ring_buffer__consume(notes);
-
-	json_t *hdr = section_header_new("diskblockrq", DATATYPE_STACK);
+	hdr = section_header_new("diskblockrq", DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", opt.bytes ? "bytes" : "requests"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", opt.bytes ? "bytes requested" : "block requests"));
@@ -213,9 +207,15 @@ int main(int argc, char **argv)
 	json_object_set_new(o, "tracepoint", json_sprintf("block:%s", tp));
 	json_object_set_new(o, "weight", json_string(opt.bytes ? "bytes" : "requests"));
 	json_object_set_new(hdr, "options", o);
+	collector_ready(duration);
+	while (!collector_should_stop())
+		ring_buffer__poll(notes, collector_poll_timeout_ms(100));
+	bpf_link__destroy(link);
+	link = NULL;
+	ring_buffer__consume(notes);
+
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	json_decref(hdr);
 
 	int fd = bpf_map__fd(skel->maps.counts);
 	struct stack_key key, next, *prev = NULL;
@@ -247,6 +247,7 @@ cleanup:
 	stackframes_free(sf);
 	syms_cache_free(syms);
 	ksyms_free(ksyms);
+	json_decref(hdr);
 	diskblockrq_bpf__destroy(skel);
 	if (rc == EXIT_OK)
 		close_stdout();

@@ -147,6 +147,7 @@ int main(int argc, char **argv)
 	uint64_t duration, records = 0, calls = 0, counters[STACKS_NCOUNTERS];
 	const char *ended = NULL;
 	char *lib = NULL;
+	json_t *hdr = NULL;
 	pid_t target = 0;
 	int status = 0, cmd_running = 0, rc = EXIT_DATA;
 
@@ -196,6 +197,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (opt.pid)
 		syms_cache_snapshot(syms, opt.pid);
+	hdr = make_header(lib, target);	/* its start time is now */
 	if (opt.cmd)
 		command_go(target);
 	collector_ready(duration);
@@ -213,10 +215,8 @@ int main(int argc, char **argv)
 	if (!ended)
 		ended = collector_end_reason();
 
-	json_t *hdr = make_header(lib, target);
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	json_decref(hdr);
 
 	int fd = bpf_map__fd(skel->maps.counts);
 	struct mallocstacks_key key, next;
@@ -254,6 +254,7 @@ cleanup:
 	ring_buffer__free(notes);
 	stackframes_free(sf);
 	syms_cache_free(syms);
+	json_decref(hdr);
 	mallocstacks_bpf__destroy(skel);
 	free(lib);
 	return rc;

@@ -242,6 +242,8 @@ int main(int argc, char **argv)
 	struct memevents_bpf *skel = NULL;
 	struct bpf_link **links = NULL, *fault_links[2] = { 0 };
 	int nlinks = 0, precise = 0, rc = EXIT_DATA, err;
+	const char *source;
+	json_t *hdr = NULL;
 	struct syms_cache *syms = NULL;
 	struct ksyms *ksyms = NULL;
 	struct stackframes *sf = NULL;
@@ -299,6 +301,16 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (opt.pid)
 		syms_cache_snapshot(syms, opt.pid);
+	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
+	hdr = section_header_new("memevents", DATATYPE_STACK);
+	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));
+	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", precise ? "memory access samples" : "page faults"));
+	json_t *o = json_pack("{s:s}", "source", source);
+	if (opt.pid)
+		json_object_set_new(o, "pid", json_integer(opt.pid));
+	if (precise)
+		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
+	json_object_set_new(hdr, "options", o);
 	collector_ready(duration);
 	while (!collector_should_stop())
 		ring_buffer__poll(notes, collector_poll_timeout_ms(100));
@@ -311,19 +323,8 @@ int main(int argc, char **argv)
 	}
 	ring_buffer__consume(notes);
 
-	const char *source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
-	json_t *hdr = section_header_new("memevents", DATATYPE_STACK);
-	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));
-	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", precise ? "memory access samples" : "page faults"));
-	json_t *o = json_pack("{s:s}", "source", source);
-	if (opt.pid)
-		json_object_set_new(o, "pid", json_integer(opt.pid));
-	if (precise)
-		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
-	json_object_set_new(hdr, "options", o);
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	json_decref(hdr);
 
 	int fd = bpf_map__fd(skel->maps.counts);
 	struct stack_key key, next, *prev = NULL;
@@ -358,6 +359,7 @@ cleanup:
 	stackframes_free(sf);
 	syms_cache_free(syms);
 	ksyms_free(ksyms);
+	json_decref(hdr);
 	memevents_bpf__destroy(skel);
 	if (rc == EXIT_OK)
 		close_stdout();

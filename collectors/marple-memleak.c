@@ -175,18 +175,23 @@ static void sample_usage(int procs_fd, double x)
 	free(now);
 }
 
-static void write_usage(const char *ended)
+static json_t *usage_header(void)
 {
 	json_t *hdr = section_header_new("memusage", DATATYPE_POINT);
-	char pid[16], allocs[24];
 
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "bytes"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "outstanding bytes",
 						     "info", "process"));
 	json_object_set_new(hdr, "options", json_pack("{s:I,s:s}", "top", (json_int_t)opt.top, "source",
 						      opt.kernel ? "kernel" : "libc"));
+	return hdr;
+}
+
+static void write_usage(json_t *hdr, const char *ended)
+{
+	char pid[16], allocs[24];
+
 	stream_write_json(stdout, hdr);
-	json_decref(hdr);
 	for (size_t i = 0; i < npoints; i++) {
 		struct usage_point *p = &points[i];
 		size_t clen = strnlen(p->comm, sizeof(p->comm));
@@ -312,6 +317,7 @@ int main(int argc, char **argv)
 	uint64_t ml[ML_NCOUNTERS] = { 0 };
 	const char *ended = NULL;
 	char *lib = NULL;
+	json_t *hdr = NULL, *usage_hdr = NULL;
 	pid_t target = 0;
 	int status = 0, cmd_running = 0, rc = EXIT_DATA, err;
 
@@ -417,6 +423,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (opt.pid)
 		syms_cache_snapshot(syms, opt.pid);
+	hdr = make_header(lib, target);	/* their start time is now */
+	usage_hdr = usage_header();
 	if (opt.cmd)
 		command_go(target);
 	collector_ready(duration);
@@ -444,10 +452,8 @@ int main(int argc, char **argv)
 	uint64_t end = now_monotonic_ns();
 	sample_usage(bpf_map__fd(skel->maps.procs), (double)(end - start) / 1e9);
 
-	json_t *hdr = make_header(lib, target);
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	json_decref(hdr);
 
 	groups = collect_groups(bpf_map__fd(skel->maps.allocs), end, &ngroups, &nallocs, &young);
 	/* comm of each process, from the per-process table */
@@ -484,7 +490,7 @@ int main(int argc, char **argv)
 			ml[ML_ALLOCS_FULL]);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
-	write_usage(ended);
+	write_usage(usage_hdr, ended);
 	rc = EXIT_OK;
 
 cleanup:
@@ -500,6 +506,8 @@ cleanup:
 	stackframes_free(sf);
 	syms_cache_free(syms);
 	ksyms_free(ksyms);
+	json_decref(hdr);
+	json_decref(usage_hdr);
 	memleak_bpf__destroy(skel);
 	free(lib);
 	return rc;

@@ -13,6 +13,11 @@ expect_exit "mallocstacks: not root" 1 "must be run as root" setpriv --reuid=655
 expect_exit "mallocstacks: unknown PID" 1 "process 999999 not found" "$MS" -p 999999 1
 expect_exit "mallocstacks: library not found" 1 "library .* not found" "$MS" -l /nonexistent/libc.so.6 1
 
+# wait until process $1 has mapped libc (a -p collector looks for it there)
+libc_mapped() {
+	i=0
+	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
 weight() {
 	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
@@ -46,6 +51,7 @@ else fail "mallocstacks --sample-every 7: bytes estimated" "$small, wanted about
 
 # 3. -p with a duration; SIGTERM ends a run with no duration
 "$W/mallocpaths" 200 600 & wl=$!
+libc_mapped "$wl"
 "$MS" -p "$wl" 2 > "$T/p.out" 2>/dev/null; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 small=$(weight "$T/p.out" 'path_small')

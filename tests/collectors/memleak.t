@@ -15,6 +15,11 @@ expect_exit "memleak: unknown PID" 1 "process 999999 not found" "$ML" -p 999999 
 expect_exit "memleak: library not found" 1 "library .* not found" "$ML" -l /nonexistent/libc.so.6 1
 
 # weight of the records of the first section whose frames match an awk regex
+# wait until process $1 has mapped libc (a -p collector looks for it there)
+libc_mapped() {
+	i=0
+	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
 weight() {
 	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
@@ -42,6 +47,7 @@ check "memleak -c: memusage names leaky with its bytes" grep -Eq '^[0-9.]+,10000
 
 # 2. -p with a duration, the process still running at the end
 "$W/leaky" 800 4000 & wl=$!
+libc_mapped "$wl"
 MARPLE_READY_FILE="$T/r2" "$ML" -p "$wl" 2500ms > "$T/p.out" 2> "$T/p.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "memleak -p: exit 0" test "$rc" -eq 0

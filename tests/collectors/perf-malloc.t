@@ -11,6 +11,11 @@ if ! is_root || ! command -v perf >/dev/null 2>&1; then
 fi
 expect_exit "perf-malloc: unknown PID" 1 "process 999999 not found" "$PM" -p 999999 1
 
+# wait until process $1 has mapped libc (a -p collector looks for it there)
+libc_mapped() {
+	i=0
+	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
 weight() {
 	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
@@ -34,6 +39,7 @@ check "perf-malloc -c: probes removed" test "$(probes "$pm")" -eq 0
 
 # interrupted: SIGINT still gives a section, and the probes go
 "$W/mallocpaths" 1000 0 50 & wl=$!
+libc_mapped "$wl"
 MARPLE_READY_FILE="$T/r2" "$PM" -p "$wl" > "$T/int.out" 2> "$T/int.err" & pm=$!
 wait_ready "$T/r2" 30
 sleep 1
