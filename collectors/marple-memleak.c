@@ -18,7 +18,9 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +148,20 @@ static int cmp_proc(const void *a, const void *b)
 	return p->bytes < q->bytes ? 1 : p->bytes > q->bytes ? -1 : (p->tgid > q->tgid) - (p->tgid < q->tgid);
 }
 
+/* Has process tgid exited?  (Its memory went back with it.)  One answer per
+ * process, kept for the run of same-tgid entries collect_groups sees. */
+static int exited(uint32_t tgid)
+{
+	static uint32_t last;
+	static int last_gone;
+
+	if (tgid != last) {
+		last = tgid;
+		last_gone = kill((pid_t)tgid, 0) != 0 && errno == ESRCH;
+	}
+	return last_gone;
+}
+
 /* Read the procs map and keep the top processes by outstanding bytes. */
 static void sample_usage(int procs_fd, double x)
 {
@@ -159,6 +175,8 @@ static void sample_usage(int procs_fd, double x)
 		prev = &key;
 		if (bpf_map_lookup_elem(procs_fd, &key, &p) != 0 || p.bytes <= 0)
 			continue;
+		if (!opt.pid && !opt.cmd && !opt.kernel && exited(key))
+			continue;	/* its memory went back with it */
 		now = xgrow(now, &cap, n + 1, sizeof(*now));
 		now[n] = (struct usage_point){ .x = x, .bytes = p.bytes, .allocs = p.allocs, .tgid = key };
 		memcpy(now[n].comm, p.comm, sizeof(p.comm));
@@ -232,7 +250,7 @@ static int cmp_group_bytes(const void *a, const void *b)
 }
 
 static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups, uint64_t *nallocs,
-				    uint64_t *young)
+				    uint64_t *young, uint64_t *gone)
 {
 	struct group *g = NULL;
 	size_t n = 0, cap = 0, m = 0;
@@ -246,6 +264,11 @@ static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups
 			continue;
 		if (now - a.ts < opt.min_age_ns) {
 			(*young)++;
+			continue;
+		}
+		/* every process: those that exited while traced freed all at exit */
+		if (!opt.pid && !opt.cmd && !opt.kernel && exited(a.tgid)) {
+			*gone += a.size;
 			continue;
 		}
 		g = xgrow(g, &cap, n + 1, sizeof(*g));
@@ -314,7 +337,7 @@ int main(int argc, char **argv)
 	struct group *groups = NULL;
 	size_t ngroups = 0;
 	uint64_t duration, start, next_sample, nallocs = 0, young = 0, counters[STACKS_NCOUNTERS];
-	uint64_t ml[ML_NCOUNTERS] = { 0 };
+	uint64_t ml[ML_NCOUNTERS] = { 0 }, gone = 0;
 	const char *ended = NULL;
 	char *lib = NULL;
 	json_t *hdr = NULL, *usage_hdr = NULL;
@@ -455,7 +478,7 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
 
-	groups = collect_groups(bpf_map__fd(skel->maps.allocs), end, &ngroups, &nallocs, &young);
+	groups = collect_groups(bpf_map__fd(skel->maps.allocs), end, &ngroups, &nallocs, &young, &gone);
 	/* comm of each process, from the per-process table */
 	for (size_t i = 0; i < ngroups; i++) {
 		struct memleak_proc p = { 0 };
@@ -481,6 +504,7 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
 	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)young));
+	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gone));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
 	if (opt.cmd && !cmd_running)

@@ -73,7 +73,15 @@ wait "$ml"; rc=$?
 check "memleak SIGINT: exit 0" test "$rc" -eq 0
 check "memleak SIGINT: valid stream, trailer says signal" sh -c "marple-cat -q '$T/int.out' && grep -q '\"ended\":\"signal\"' '$T/int.out'"
 
-# 6. -K: kernel allocations with kernel stacks
+# 6. every process: a process that exited took its memory back: left out, counted
+MARPLE_READY_FILE="$T/r6" "$ML" > "$T/all.out" 2> "$T/all.err" & ml=$!
+if wait_ready "$T/r6" 20; then "$W/leaky"; kill -INT "$ml"; fi
+wait "$ml"; rc=$?
+check "memleak every process: exit 0" test "$rc" -eq 0
+check "memleak every process: exited leaky left out" test "$(weight "$T/all.out" '^leaky;')" -eq 0
+check "memleak every process: its bytes counted in the trailer" grep -Eq '"bytes_of_exited_processes":([1-9][0-9]{6,})' "$T/all.out"
+
+# 7. -K: kernel allocations with kernel stacks
 "$ML" -K 1 > "$T/k.out" 2> "$T/k.err"; rc=$?
 check "memleak -K: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/k.out'"
 check "memleak -K: kernel allocator frames" grep -Eq '^[0-9]+#.*(kmalloc|kmem_cache_alloc)' "$T/k.out"
