@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -17,6 +20,7 @@ struct lines {
 	size_t cap, pos, end;
 	unsigned long lineno;
 	int eof, err;
+	int mapped;		/* buf is the whole file, mmap'ed (cap = its size) */
 };
 
 struct lines *lines_new(FILE *f, const char *name)
@@ -29,11 +33,37 @@ struct lines *lines_new(FILE *f, const char *name)
 	return l;
 }
 
+struct lines *lines_new_whole(FILE *f, const char *name)
+{
+	struct stat st;
+	int fd = fileno(f);
+	/* only a regular file not read from yet: the mapping must be all of it */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX / 2 || ftello(f) != 0 || lseek(fd, 0, SEEK_CUR) != 0)
+		return lines_new(f, name);
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p == MAP_FAILED)
+		return lines_new(f, name);
+	struct lines *l = xcalloc(1, sizeof(*l));
+	l->f = f;
+	l->name = xstrdup(name ? name : "<stdin>");
+	l->buf = p;
+	l->cap = l->end = (size_t)st.st_size;
+	l->eof = 1;
+	l->mapped = 1;
+	return l;
+}
+
+int lines_stable(const struct lines *l) { return l->mapped; }
+
 void lines_free(struct lines *l)
 {
 	if (!l)
 		return;
-	free(l->buf);
+	if (l->mapped)
+		munmap(l->buf, l->cap);
+	else
+		free(l->buf);
 	free(l->name);
 	free(l);
 }

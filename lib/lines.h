@@ -12,6 +12,12 @@ struct lines;
 /* Read lines from f (not closed by lines_free).  name is for messages. */
 struct lines *lines_new(FILE *f, const char *name);
 void lines_free(struct lines *l);
+/* The same, but a regular file is mapped whole (no copying, no buffer), so
+ * that the lines returned stay valid until lines_free: see lines_stable.
+ * (A file truncated meanwhile is beyond help: SIGBUS.) */
+struct lines *lines_new_whole(FILE *f, const char *name);
+/* Do the lines returned stay valid until lines_free? */
+int lines_stable(const struct lines *l);
 
 /* Next line without its newline (a final line without one counts too).
  * Returns 1 and sets *s and *len (valid until the next call), 0 at end of input,

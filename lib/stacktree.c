@@ -45,6 +45,9 @@ struct stree {
 	struct tail *tails;
 	size_t ntails, tails_cap;
 	uint32_t free_tail;	/* a freed tails entry, or STREE_NONE */
+	int stable;		/* the input being read outlives the tree: tails point into it */
+	struct lines **inputs;	/* mapped inputs the tails point into */
+	size_t ninputs, inputs_cap;
 };
 
 /* The frames below a node that only one stack has reached so far, kept as
@@ -319,6 +322,9 @@ void stree_free(struct stree *t)
 	free(t->prev_node);
 	free(t->tail_of);
 	free(t->tails);
+	for (size_t i = 0; i < t->ninputs; i++)
+		lines_free(t->inputs[i]);
+	free(t->inputs);
 	free(t);
 }
 
@@ -451,7 +457,7 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 		pos += fl + 1;
 		if (made && t->lazy && semi) {
 			/* a new node: the frames below it are this stack's alone */
-			set_tail(t, cur, stack + pos, len - pos, w0, w1, 1);
+			set_tail(t, cur, stack + pos, len - pos, w0, w1, !t->stable);
 			i++;
 			break;
 		}
@@ -613,12 +619,14 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 {
 	FILE *f = open_input(path);
 	const char *file = input_name(path);
-	struct lines *l = lines_new(f, file);
+	/* a lazy tree keeps a mapped input: its tails need not be copied */
+	struct lines *l = t->lazy ? lines_new_whole(f, file) : lines_new(f, file);
 	double factor = in->factor > 0 ? in->factor : 1;
 	const char *s, *why;
 	size_t len, plen;
 	int rc = 0, r;
 	const char *peek = lines_peek(l, 1, &plen);
+	t->stable = lines_stable(l);
 
 	if (plen > 0 && peek[0] == '{') {
 		rc = read_stream(t, l, file, in);
@@ -642,7 +650,12 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 		if (r < 0)
 			rc = -1;
 	}
-	lines_free(l);
+	t->stable = 0;
+	if (lines_stable(l) && t->ntails) {
+		t->inputs = xgrow(t->inputs, &t->inputs_cap, t->ninputs + 1, sizeof(*t->inputs));
+		t->inputs[t->ninputs++] = l;
+	} else
+		lines_free(l);
 	if (f != stdin)
 		fclose(f);
 	return rc;
