@@ -659,9 +659,47 @@ static void name64(struct bew *w)
 		w->err = 1;
 }
 
+/* Natural order of track labels: "cpu2" before "cpu10". */
+static int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *x = a, *y = b;
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			size_t lx = strspn(x, "0123456789"), ly = strspn(y, "0123456789");
+			if (lx != ly)
+				return lx < ly ? -1 : 1;
+			int d = strncmp(x, y, lx);
+			if (d)
+				return d;
+			a = x + lx;
+			b = y + ly;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+static const char *sort_strtab;
+static int track_order_cmp(const void *x, const void *y)
+{
+	uint32_t a = ((const uint32_t *)x)[1], b = ((const uint32_t *)y)[1];
+	int d = natural_cmp(sort_strtab + a, sort_strtab + b);
+	return d ? d : (((const uint32_t *)x)[0] > ((const uint32_t *)y)[0]) - (((const uint32_t *)x)[0] < ((const uint32_t *)y)[0]);
+}
+
+static const uint32_t *track_remap;
+
 static inline void put_ev(unsigned char *b, const struct ev *e)
 {
-	uint32_t v[5] = { (uint32_t)(e->time >> 32), (uint32_t)e->time, e->track, e->code, e->datum };
+	uint32_t v[5] = { (uint32_t)(e->time >> 32), (uint32_t)e->time, track_remap[e->track], e->code, e->datum };
 	for (int i = 0; i < 5; i++) {
 		b[4 * i] = (unsigned char)(v[i] >> 24);
 		b[4 * i + 1] = (unsigned char)(v[i] >> 16);
@@ -698,8 +736,16 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	struct bew w = { out, 0 };
 	uint32_t strtab_len;
 
+	uint64_t nev = c->events, evlen = 64 + 8 + c->events * 20;
+
 	if (c->failed)
 		return -1;
+	if (evlen > UINT32_MAX) {
+		if (!c->o.quiet)
+			warnmsg("%llu events make an event section longer than CPEL's 32-bit length",
+				(unsigned long long)nev);
+		return -1;
+	}
 	/* The string table must be complete before it is written: pad to 8. */
 	while (c->st.len & 7) {
 		c->st.buf = xgrow(c->st.buf, &c->st.cap, c->st.len + 1, 1);
@@ -736,20 +782,24 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	be32(&w, 64 + 4 + (uint32_t)c->ntracks * 8);
 	name64(&w);
 	be32(&w, (uint32_t)c->ntracks);
+	/* track ids in the natural order of their labels (G2 lists them so) */
+	uint32_t *order = xmalloc((c->ntracks + 1) * 2 * sizeof(uint32_t));
+	uint32_t *remap = xmalloc((c->ntracks + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < c->ntracks; i++) {
+		order[2 * i] = (uint32_t)i;
+		order[2 * i + 1] = c->track_label[i];
+	}
+	sort_strtab = c->st.buf;
+	qsort(order, c->ntracks, 2 * sizeof(uint32_t), track_order_cmp);
+	for (size_t i = 0; i < c->ntracks; i++) {
+		remap[order[2 * i]] = (uint32_t)i;
 		be32(&w, (uint32_t)i);
-		be32(&w, c->track_label[i]);
+		be32(&w, order[2 * i + 1]);
 	}
+	free(order);
+	track_remap = remap;
 
-	uint64_t nev = c->events;
 	be32(&w, 5);		/* EVENT */
-	uint64_t evlen = 64 + 8 + nev * 20;
-	if (evlen > UINT32_MAX) {
-		if (!c->o.quiet)
-			warnmsg("%llu events make an event section longer than CPEL's 32-bit length",
-				(unsigned long long)nev);
-		return -1;
-	}
 	be32(&w, (uint32_t)evlen);
 	name64(&w);
 	be32(&w, (uint32_t)nev);
@@ -775,8 +825,10 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 		for (size_t i = 0; i < c->nchunk; i++)
 			EMIT(&c->chunk[i]);
 	} else {
-		if (flush_chunk(c) < 0)
+		if (flush_chunk(c) < 0) {
+			free(remap);
 			return -1;
+		}
 		fflush(c->spool);
 		size_t cap = c->sorted ? (1u << 16) : (1u << 12);
 		size_t nk = c->sorted ? 1 : c->nruns;
@@ -818,6 +870,8 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	if (ol && fwrite(ob, 1, ol, out) != ol)
 		w.err = 1;
 #undef EMIT
+	free(remap);
+	track_remap = NULL;
 	if (w.err == 2) {
 		if (!c->o.quiet)
 			warnmsg("cannot read back the temporary file: %s", strerror(errno));

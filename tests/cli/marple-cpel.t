@@ -52,3 +52,6 @@ check "cpel -o: writes the file" cmp -s -i 8 "$T/o.cpel" "$T/a.cpel"
 if [ -w /dev/full ]; then
 	expect_exit "cpel: full disk is a write error" 1 'write error' sh -c "marple-cpel '$T/a' > /dev/full"
 fi
+printf '%s\n1,a,cpu10,comm=x\n2,a,cpu2,comm=y\n3,a,cpu1,comm=z\n4,a,cpu10,comm=x\n' "$H" | marple-cpel > "$T/n.cpel"
+python3 "$READ" --events "$T/n.cpel" > "$T/n.json"
+check "cpel: tracks numbered in natural order (cpu1, cpu2, cpu10)" py "$T/n.json" "d['tracks'] == {'0':'cpu1','1':'cpu2','2':'cpu10'} and [r[1] for r in d['rows']] == ['cpu10','cpu2','cpu1','cpu10']"
