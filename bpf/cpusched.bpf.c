@@ -16,6 +16,15 @@ char LICENSE[] SEC("license") = "GPL";
 /* Ring buffer fill level above which the consumer is woken; below it records
  * are committed without a wakeup and the consumer finds them on its timer. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* Write into the perf buffer "pb" instead (for comparison, and for kernels
+ * without BPF ring buffers). */
+const volatile bool perfbuf = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} pb SEC(".maps");
 
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -44,12 +53,19 @@ static __always_inline void count_lost(void)
 		(*n)++;
 }
 
-static __always_inline struct cpusched_event *reserve(void **rbp)
+static __always_inline struct cpusched_event *reserve(void **rbp, struct cpusched_event *tmp)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	void *rb = bpf_map_lookup_elem(&rings, &cpu);
+	void *rb;
 	struct cpusched_event *e;
 
+	if (perfbuf) {
+		tmp->time = bpf_ktime_get_ns();
+		tmp->cpu = cpu;
+		*rbp = NULL;
+		return tmp;
+	}
+	rb = bpf_map_lookup_elem(&rings, &cpu);
 	if (!rb) {
 		count_lost();
 		return NULL;
@@ -65,18 +81,23 @@ static __always_inline struct cpusched_event *reserve(void **rbp)
 	return e;
 }
 
-static __always_inline void submit(void *rb, struct cpusched_event *e)
+static __always_inline void submit(void *ctx, void *rb, struct cpusched_event *e)
 {
+	if (perfbuf) {
+		if (bpf_perf_event_output(ctx, &pb, BPF_F_CURRENT_CPU, e, sizeof(*e)))
+			count_lost();
+		return;
+	}
 	__u64 flags = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
 }
 
-static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
 	void *rb = NULL;
-	struct cpusched_event *e = reserve(&rb);
+	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
 
 	if (!e)
 		return 0;
@@ -89,14 +110,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	e->target_cpu = 0;
 	BPF_CORE_READ_INTO(&e->prev_comm, prev, comm);
 	BPF_CORE_READ_INTO(&e->next_comm, next, comm);
-	submit(rb, e);
+	submit(ctx, rb, e);
 	return 0;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(void *ctx, struct task_struct *p)
 {
 	void *rb = NULL;
-	struct cpusched_event *e = reserve(&rb);
+	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
 
 	if (!e)
 		return 0;
@@ -109,7 +130,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	e->next_prio = BPF_CORE_READ(p, prio);
 	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
 	BPF_CORE_READ_INTO(&e->next_comm, p, comm);
-	submit(rb, e);
+	submit(ctx, rb, e);
 	return 0;
 }
 
@@ -120,7 +141,7 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 	     unsigned int prev_state)
 {
 	void *rb = NULL;
-	struct cpusched_event *e = reserve(&rb);
+	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
 
 	if (!e)
 		return 0;
@@ -133,7 +154,7 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 	e->target_cpu = 0;
 	__builtin_memcpy(e->prev_comm, prev->comm, sizeof(e->prev_comm));
 	__builtin_memcpy(e->next_comm, next->comm, sizeof(e->next_comm));
-	submit(rb, e);
+	submit(ctx, rb, e);
 	return 0;
 }
 
@@ -141,17 +162,17 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state);
+	return on_switch(ctx, preempt, prev, next, prev_state);
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(ctx, p);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(ctx, p);
 }

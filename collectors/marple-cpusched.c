@@ -35,19 +35,21 @@ static struct {
 	int verbose;
 	int wakeups;
 	int force_raw;
+	int perfbuf;
 	uint64_t buffer_kib;
 } opt = { .buffer_kib = 8192 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-w] [-b KIB] [-v] [--raw-tp] [DURATION]\n"
+		"Usage: %s [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
 		"Trace every context switch on every CPU and write marple events.\n"
 		"\n"
 		"  -w, --wakeups      also trace sched_wakeup (run-queue latency)\n"
 		"  -b, --buffer KIB   ring buffer size per CPU in KiB (default 8192;\n"
 		"                     rounded up to a power of two)\n"
 		"      --raw-tp       use the raw tracepoint even if the BTF one works\n"
+		"      --perf-buffer  per-CPU perf buffers instead of BPF ring buffers\n"
 		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
 		"  -h, --help         this help\n"
 		"\n"
@@ -94,6 +96,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	q->ev[i] = *e;
 	return 0;
+}
+
+static void on_pb_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	if (cpu >= 0 && cpu < ncpus)
+		on_event(&queues[cpu], data, size);
 }
 
 /* ---- fast text output: one buffer, no printf per field ---- */
@@ -266,6 +274,9 @@ static struct cpusched_bpf *setup(int raw, uint32_t ring_bytes, const char **why
 	bpf_program__set_autoload(skel->progs.wakeup_btf, !raw && opt.wakeups);
 	bpf_program__set_autoload(skel->progs.wakeup_raw, raw && opt.wakeups);
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
+	skel->rodata->perfbuf = opt.perfbuf;
+	if (opt.perfbuf)
+		ring_bytes = (uint32_t)getpagesize();	/* the rings stay unused */
 	bpf_map__set_max_entries(skel->maps.rings, (uint32_t)ncpus);
 	for (int c = 0; c < ncpus; c++)
 		if (ring_fds[c] < 0)
@@ -315,12 +326,14 @@ int main(int argc, char **argv)
 		{ "wakeups", no_argument, NULL, 'w' },
 		{ "buffer", required_argument, NULL, 'b' },
 		{ "raw-tp", no_argument, NULL, 'R' },
+		{ "perf-buffer", no_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct cpusched_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
+	struct perf_buffer *pb = NULL;
 	const char *attach = "tp_btf", *why = NULL;
 	uint64_t duration, *lost_cpu = NULL, lost_total = 0;
 	json_t *hdr = NULL, *trl = NULL, *o, *arr;
@@ -332,6 +345,7 @@ int main(int argc, char **argv)
 		case 'w': opt.wakeups = 1; break;
 		case 'b': opt.buffer_kib = opt_u64("-b", optarg, 4, 1u << 20); break;
 		case 'R': opt.force_raw = 1; break;
+		case 'P': opt.perfbuf = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage_try();
@@ -365,25 +379,37 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	if (opt.verbose)
-		warnmsg("sched_switch%s attached via %s; %d ring buffers of %u KiB",
-			opt.wakeups ? " and sched_wakeup" : "", attach, ncpus, ring_bytes / 1024);
+		warnmsg("sched_switch%s attached via %s; %d %s of %u KiB",
+			opt.wakeups ? " and sched_wakeup" : "", attach, ncpus,
+			opt.perfbuf ? "perf buffers" : "ring buffers", ring_bytes / 1024);
 
-	rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
-	if (!rb) {
-		warnmsg("cannot open the ring buffers: %s", strerror(errno));
-		goto cleanup;
-	}
-	for (int i = 1; i < ncpus; i++)
-		if (ring_buffer__add(rb, ring_fds[i], on_event, &queues[i]) < 0) {
-			warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
+	if (opt.perfbuf) {
+		size_t pages = 1;
+		while (pages * (size_t)getpagesize() < opt.buffer_kib * 1024)
+			pages <<= 1;
+		pb = perf_buffer__new(bpf_map__fd(skel->maps.pb), pages, on_pb_sample, NULL, NULL, NULL);
+		if (!pb) {
+			warnmsg("cannot open the perf buffers: %s", strerror(errno));
 			goto cleanup;
 		}
+	} else {
+		rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
+		if (!rb) {
+			warnmsg("cannot open the ring buffers: %s", strerror(errno));
+			goto cleanup;
+		}
+		for (int i = 1; i < ncpus; i++)
+			if (ring_buffer__add(rb, ring_fds[i], on_event, &queues[i]) < 0) {
+				warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
+				goto cleanup;
+			}
+	}
 
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
 	json_object_set_new(hdr, "track", json_string("cpu"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s}", "track", "CPU", "datum", "task switched in"));
-	o = json_pack("{s:b,s:I,s:s}", "wakeups", opt.wakeups, "buffer_kib", (json_int_t)(ring_bytes / 1024),
-		      "attach", attach);
+	o = json_pack("{s:b,s:I,s:s,s:s}", "wakeups", opt.wakeups, "buffer_kib", (json_int_t)(ring_bytes / 1024),
+		      "attach", attach, "buffers", opt.perfbuf ? "perf" : "ringbuf");
 	if (duration)
 		json_object_set_new(o, "duration_ns", json_integer((json_int_t)duration));
 	json_object_set_new(hdr, "options", o);
@@ -394,13 +420,17 @@ int main(int argc, char **argv)
 	collector_ready(duration);
 	for (;;) {
 		int stop = collector_should_stop();
-		int err = ring_buffer__poll(rb, stop ? 0 : collector_poll_timeout_ms(50));
+		int tmo = stop ? 0 : collector_poll_timeout_ms(50);
+		int err = rb ? ring_buffer__poll(rb, tmo) : perf_buffer__poll(pb, tmo);
 		if (err < 0 && err != -EINTR) {
 			warnmsg("reading the ring buffers: %s", collector_strerror(err));
 			goto cleanup;
 		}
 		uint64_t t0 = now_monotonic_ns();
-		ring_buffer__consume(rb);
+		if (rb)
+			ring_buffer__consume(rb);
+		else
+			perf_buffer__consume(pb);
 		merge_until(stop ? UINT64_MAX : t0 - MERGE_SLACK_NS);
 		oflush();
 		if (stop)
@@ -408,7 +438,10 @@ int main(int argc, char **argv)
 	}
 	/* Detach first so that the final drain sees everything. */
 	cpusched_bpf__detach(skel);
-	ring_buffer__consume(rb);
+	if (rb)
+		ring_buffer__consume(rb);
+	else
+		perf_buffer__consume(pb);
 	merge_until(UINT64_MAX);
 	oflush();
 
@@ -448,6 +481,7 @@ int main(int argc, char **argv)
 	status = EXIT_OK;
 cleanup:
 	ring_buffer__free(rb);
+	perf_buffer__free(pb);
 	cpusched_bpf__destroy(skel);
 	for (int i = 0; ring_fds && i < ncpus; i++)
 		if (ring_fds[i] >= 0)

@@ -81,3 +81,6 @@ marple-cpusched 200ms > "$T/d" 2>/dev/null
 check "cpusched 200ms: ends by duration" grep -q '"ended":"duration"' "$T/d"
 expect_exit "cpusched: bad duration is a usage error" 2 'duration' marple-cpusched 10x
 expect_exit "cpusched: bad buffer size" 2 '' marple-cpusched -b 0 1
+run_traced "$T/pb" --perf-buffer; rc=$?
+check "cpusched --perf-buffer: exits 0, says so in the header" sh -c "test $rc -eq 0 && grep -q '\"buffers\":\"perf\"' '$T/pb'"
+check "cpusched --perf-buffer: ping-pong seen, in time order" sh -c "grep -q 'prev_comm=mp_ping,.*next_comm=mp_pong' '$T/pb' && awk -F, '/^[0-9]/ { if (\$1 < last) bad++; last = \$1 } END { exit bad > 0 }' '$T/pb'"
