@@ -513,8 +513,19 @@ static void load_perfmap(struct proc *p)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
-	if (!(f = fopen(path, "re")))
+	/* Anyone can write /tmp: like perf, read only a regular file (no symlink)
+	 * owned by root or by the process's owner. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st, ps;
+	char proc[32];
+	if (fd < 0)
 		return;
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || stat(proc, &ps) < 0 ||
+	    (st.st_uid != 0 && st.st_uid != ps.st_uid) || !(f = fdopen(fd, "re"))) {
+		close(fd);
+		return;
+	}
 	struct perfmap *pm = xcalloc(1, sizeof(*pm));
 	size_t cap = 0, tcap = 0, tlen = 0;
 	char *line = NULL;
