@@ -242,11 +242,9 @@ struct outfile *outfile_open(const char *path)
 	sprintf(o->tmp, "%s.XXXXXX", path);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		warnmsg("%s: cannot create: %s", path, strerror(errno));
-		free(o->tmp);
-		free(o->path);
-		free(o);
-		return NULL;
+		/* Exit rather than return NULL: five programs used the result
+		 * unchecked and crashed on an unwritable -o path. */
+		fatal(EXIT_DATA, "%s: cannot create: %s", path, strerror(errno));
 	}
 	/* mkstemp makes 0600; pictures are meant to be shared like any file. */
 	mode_t um = umask(0);

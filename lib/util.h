@@ -51,7 +51,7 @@ int close_output(FILE *f, const char *path);
  * path (mkstemp) and renames it over path at commit.  path "-" or NULL means
  * stdout. */
 struct outfile;
-struct outfile *outfile_open(const char *path);
+struct outfile *outfile_open(const char *path);	/* exits 1 with a message if it cannot */
 FILE *outfile_stream(struct outfile *o);
 int outfile_commit(struct outfile *o);	/* 0, or -1 after a message */
 void outfile_abort(struct outfile *o);	/* removes the temporary file */
