@@ -448,8 +448,7 @@ int main(int argc, char **argv)
 
 	struct outfile *o = outfile_open(opt.outpath);
 	render(outfile_stream(o), &p, hdr);
-	if (outfile_commit(o) < 0)
-		return EXIT_DATA;
+	int rc = outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
 	for (size_t l = 0; l < p.nvals; l++)
 		free(p.vals[l]);
 	free(p.vals);
@@ -457,5 +456,5 @@ int main(int argc, char **argv)
 	free(p.nsamp);
 	intern_free(p.labels);
 	json_decref(hdr);
-	return EXIT_OK;
+	return rc;
 }
