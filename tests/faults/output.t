@@ -51,6 +51,13 @@ for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; 
 		rm -f "$small"/* "$small"/.[!.]* 2>/dev/null
 	fi
 
+	# -o FILE in a directory that does not exist: exit 1 naming it, no crash.
+	if "$p" -h 2>/dev/null | grep -Eq -- '-o[ ,]|--output'; then
+		timeout 60 "$p" -o "$T/no/such/dir/out" "$input" 2>"$T/err"; rc=$?
+		if [ $rc -eq 1 ] && grep -q "^$p: .*no/such/dir/out" "$T/err"; then pass "$p: -o in a missing directory: exit 1, named"
+		else fail "$p: -o in a missing directory" "exit $rc, stderr: $(head -c 200 "$T/err" | tr '\n' ' ')"; fi
+	fi
+
 	# Closed pipe: the reader takes one byte and leaves.  No message, no hang.
 	( timeout 60 "$p" "$input" 2>"$T/err"; echo $? >"$T/rc" ) | head -c 1 >/dev/null
 	rc=$(cat "$T/rc")

@@ -41,3 +41,14 @@ for t in $targets; do
 		fail "fuzz $t" "crashed; input kept in $MARPLE_BIN/fuzz/crashes/$t: $(grep -E 'ERROR|runtime error|SUMMARY' "$T/$t.log" | head -n 3 | tr '\n' ' ')"
 	fi
 done
+
+# In a sanitizer build (make check SANITIZE=1), whole programs too: mutated
+# inputs through every filter and renderer (tests/fuzz/progs.py).
+case "$MARPLE_BIN" in
+*/sanitize)
+	if python3 "$F/progs.py" "$secs" "$MARPLE_BIN" >"$T/progs.log" 2>&1; then
+		pass "fuzz progs: $(awk '$1 == "progs" { print $2 }' "$T/progs.log") mutated inputs through every filter and renderer, no crash"
+	else
+		fail "fuzz progs" "$(grep -v '^progs ' "$T/progs.log" | head -n 3 | tr '\n' ' ')"
+	fi ;;
+esac

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""progs.py — mutational fuzzing of whole programs: every filter and renderer
+in a sanitizer build (build/sanitize, `make SANITIZE=1`), fed mutated copies
+of the bad-input corpus and the fuzz seeds.  Covers the parsers that live in
+programs rather than in lib/ (marple-import's original-MARPLE reader, the
+renderers' own input handling).  A crash is a signal, a sanitizer report, a
+hang (10 s) or an undocumented exit status; its input is kept in
+build/fuzz/crashes/prog-NAME/.
+
+  python3 tests/fuzz/progs.py SECONDS [BINDIR]
+Prints "progs  EXECUTIONS  -  CRASHES" like run-all; exit 1 on a crash."""
+import os, random, subprocess, sys, time, hashlib
+
+top = os.environ.get('MARPLE_TOP') or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
+bindir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(top, 'build/sanitize')
+out = os.environ.get('FUZZ_OUT', os.path.join(top, 'build/fuzz'))
+
+progs = []
+for d in ('filters', 'renderers'):
+    for f in sorted(os.listdir(os.path.join(top, d))):
+        if f.startswith('marple-') and f.endswith('.c') and os.access(os.path.join(bindir, f[:-2]), os.X_OK):
+            progs.append(f[:-2])
+seeds = []
+for d in ('tests/bad-input', 'tests/data', 'tests/fuzz/corpus/stream', 'tests/fuzz/corpus/folded', 'tests/fuzz/corpus/cpel',
+          'tests/import', 'tests/driver'):
+    p = os.path.join(top, d)
+    if os.path.isdir(p):
+        for f in sorted(os.listdir(p)):
+            fp = os.path.join(p, f)
+            if os.path.isfile(fp) and not f.endswith(('.t', '.py', '.js', '.sh')) and os.path.getsize(fp) < 200000:
+                seeds.append(open(fp, 'rb').read())
+if not progs or not seeds:
+    print('progs: no sanitizer build in %s (make SANITIZE=1) or no seeds' % bindir, file=sys.stderr)
+    sys.exit(1)
+
+TOKENS = [b'\n', b'#', b';', b',', b'=', b'%', b'%0A', b'%zz', b'{', b'}', b'"', b'\x00', b'\xff', b'-1', b'18446744073709551616',
+          b'1e308', b'nan', b'{"marple":1,"interface":"x","datatype":"stack"}\n', b'{"trailer":1,"records":1}\n',
+          b'{"marple":1,"interface":"x","datatype":"event"}\n', b'{"marple":1,"interface":"x","datatype":"point"}\n',
+          b'\t', b' ', b'\r\n', b'<script>', b']]>', b'9' * 30]
+
+def mutate(rng, data):
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        op = rng.randrange(7)
+        pos = rng.randint(0, len(data)) if data else 0
+        if op == 0 and data:
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        elif op == 1:
+            data[pos:pos] = rng.choice(TOKENS)
+        elif op == 2 and data:
+            del data[pos:pos + rng.randint(1, 64)]
+        elif op == 3 and data:
+            a = rng.randrange(len(data)); b = min(len(data), a + rng.randint(1, 200))
+            data[pos:pos] = data[a:b] * rng.randint(1, 4)
+        elif op == 4:
+            data = data[:pos]
+        elif op == 5:
+            other = rng.choice(seeds)
+            data[pos:pos] = other[:rng.randint(0, len(other))]
+        elif op == 6 and data:
+            nl = data.find(b'\n', pos)
+            if nl >= 0:
+                data[nl:nl] = data[pos:nl] * rng.randint(1, 3)
+    return bytes(data)
+
+def documented(prog):
+    return {0, 1, 2} if prog == 'marple-flamegraph' else {0, 1}
+
+env = dict(os.environ)
+env['ASAN_OPTIONS'] = 'exitcode=86:detect_leaks=1'
+env['UBSAN_OPTIONS'] = 'exitcode=86:halt_on_error=1:print_stacktrace=1'
+rng = random.Random(int(os.environ.get('FUZZ_SEED', time.time())))
+end = time.time() + secs
+execs = crashes = 0
+os.makedirs(os.path.join(out, 'tmp'), exist_ok=True)
+inp = os.path.join(out, 'tmp', 'progs-input')
+while time.time() < end:
+    prog = rng.choice(progs)
+    data = mutate(rng, rng.choice(seeds))
+    with open(inp, 'wb') as f:
+        f.write(data)
+    try:
+        r = subprocess.run([os.path.join(bindir, prog), inp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=env, timeout=10, cwd=os.path.join(out, 'tmp'))
+        rc, err = r.returncode, r.stderr
+        why = None
+        if rc < 0: why = 'signal %d' % -rc
+        elif rc == 86 or b'Sanitizer' in err: why = 'sanitizer report'
+        elif rc not in documented(prog): why = 'exit %d' % rc
+        elif rc != 0 and not err.startswith(prog.encode() + b': '): why = 'exit %d without a message' % rc
+    except subprocess.TimeoutExpired:
+        why, err = 'hang', b''
+    execs += 1
+    if why:
+        crashes += 1
+        d = os.path.join(out, 'crashes', 'prog-' + prog)
+        os.makedirs(d, exist_ok=True)
+        name = os.path.join(d, hashlib.sha1(data).hexdigest()[:16])
+        open(name, 'wb').write(data)
+        open(name + '.why', 'wb').write(why.encode() + b'\n' + err[:4000])
+        print('progs: %s: %s: input %s' % (prog, why, name), file=sys.stderr)
+print('%-10s %14d %10d %8d %8s  %s' % ('progs', execs, execs / secs, crashes, '-', int(secs)))
+sys.exit(1 if crashes else 0)
