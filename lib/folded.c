@@ -44,7 +44,10 @@ static const char *count_before(const char *s, const char *e, double *v, int *in
 				ok = 0;
 	char buf[64];
 	size_t l = (size_t)(e - p);
-	if (l < sizeof(buf)) {
+	if (ok && ie - p <= 15) {
+		/* below 10^15 the integer is exact as a double, as strtod would give it */
+		*v = (double)n;
+	} else if (l < sizeof(buf)) {
 		memcpy(buf, p, l);
 		buf[l] = 0;
 		*v = strtod(buf, NULL);

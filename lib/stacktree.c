@@ -4,6 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "folded.h"
 #include "lines.h"
@@ -403,17 +406,29 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	t->prev_text = 0;
 }
 
-/* Length of the common prefix of a and b. */
+/* Length of the common prefix of a and b (sorted stacks share hundreds of
+ * bytes, so 16 at a time where the CPU can). */
 static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
 {
 	size_t n = alen < blen ? alen : blen, i = 0;
+#ifdef __SSE2__
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+		unsigned diff = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xffffu;
+		if (diff)
+			return i + (size_t)__builtin_ctz(diff);
+	}
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	for (; i + 8 <= n; i += 8) {
 		uint64_t x, y;
 		memcpy(&x, a + i, 8);
 		memcpy(&y, b + i, 8);
 		if (x != y)
-			return i + (size_t)__builtin_ctzll(x ^ y) / 8;	/* little-endian */
+			return i + (size_t)__builtin_ctzll(x ^ y) / 8;
 	}
+#endif
 	while (i < n && a[i] == b[i])
 		i++;
 	return i;
@@ -434,18 +449,28 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 	t->nodes[0].v += w0;
 	if (t->v2)
 		t->v2[0] += w1;
-	/* frame i is shared if it lies in the common bytes and ends where the
-	 * current stack's frame ends too */
-	for (; i < t->prev_n; i++) {
+	/* Frame i is shared if it lies in the common bytes and ends where the
+	 * current stack's frame ends too.  Before the first difference both
+	 * have a ';' after each frame; a frame ending at the difference is
+	 * shared only if both stacks end it there. */
+	size_t np = t->prev_n;
+	while (i < np && t->prev_off[i] + t->prev_len[i] < same)
+		i++;
+	if (i < np) {
 		size_t e = t->prev_off[i] + t->prev_len[i];
-		if (e > same || (e < len && stack[e] != ';'))
-			break;
-		cur = t->prev_node[i];
-		t->nodes[cur].v += w0;
-		if (t->v2)
-			t->v2[cur] += w1;
-		pos = e + 1;
+		if (e == same && (e == len || stack[e] == ';'))
+			i++;
 	}
+	if (i > 0)
+		pos = t->prev_off[i - 1] + t->prev_len[i - 1] + 1;
+	struct stree_node *nodes = t->nodes;
+	for (size_t k = 0; k < i; k++)
+		nodes[t->prev_node[k]].v += w0;
+	if (t->v2)
+		for (size_t k = 0; k < i; k++)
+			t->v2[t->prev_node[k]] += w1;
+	if (i > 0)
+		cur = t->prev_node[i - 1];
 	/* pos > len: the whole stack was shared */
 	for (; pos <= len; i++) {
 		if (i >= t->prev_ncap)
