@@ -39,8 +39,9 @@ struct stree {
 	size_t *prev_off, *prev_len;
 	uint32_t *prev_node;
 	size_t prev_n, prev_ncap;
-	size_t prev_bytes;	/* length of prev when it holds the folded text */
-	int prev_text;		/* prev is the previous folded stack, ';' and all */
+	size_t prev_bytes;	/* length of prev_s when it holds the folded text */
+	int prev_text;		/* prev_s is the previous folded stack, ';' and all */
+	const char *prev_s;	/* prev, or that stack's line in a stable input (not copied) */
 	size_t hashed;		/* children in the table */
 	/* lazy tails (stree_lazy_tails): tail_of[node] indexes tails, or STREE_NONE */
 	int lazy;
@@ -373,6 +374,8 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
 
+	if (t->prev_s != t->prev)
+		t->prev_n = 0;	/* the previous frames are not in prev */
 	if (w1 != w0 && !t->v2)
 		need_v2(t);
 	double *v2 = t->v2;
@@ -404,6 +407,7 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	}
 	t->prev_n = n;
 	t->prev_text = 0;
+	t->prev_s = t->prev;
 }
 
 /* Length of the common prefix of a and b (sorted stacks share hundreds of
@@ -440,7 +444,7 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
  * are split and looked up. */
 static void add_folded_text(struct stree *t, const char *stack, size_t len, double w0, double w1)
 {
-	size_t same = t->prev_text ? common_prefix(stack, len, t->prev, t->prev_bytes) : 0;
+	size_t same = t->prev_text ? common_prefix(stack, len, t->prev_s, t->prev_bytes) : 0;
 	size_t i = 0, pos = 0;
 	uint32_t cur = 0;
 
@@ -488,9 +492,16 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 		}
 	}
 	t->prev_n = i;
-	if (len + 1 > t->prev_cap)
-		t->prev = xgrow(t->prev, &t->prev_cap, len + 1, 1);
-	memcpy(t->prev + same, stack + same, len - same);
+	if (t->stable) {
+		t->prev_s = stack;
+	} else {
+		if (t->prev_s != t->prev)
+			same = 0;
+		if (len + 1 > t->prev_cap)
+			t->prev = xgrow(t->prev, &t->prev_cap, len + 1, 1);
+		memcpy(t->prev + same, stack + same, len - same);
+		t->prev_s = t->prev;
+	}
 	t->prev_bytes = len;
 	t->prev_text = 1;
 }
@@ -679,8 +690,11 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 	if (lines_stable(l) && t->ntails) {
 		t->inputs = xgrow(t->inputs, &t->inputs_cap, t->ninputs + 1, sizeof(*t->inputs));
 		t->inputs[t->ninputs++] = l;
-	} else
+	} else {
+		if (lines_stable(l))
+			t->prev_text = 0;	/* prev_s points into it */
 		lines_free(l);
+	}
 	if (f != stdin)
 		fclose(f);
 	return rc;
