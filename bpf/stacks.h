@@ -29,8 +29,8 @@ struct stack_key {
 enum stack_counter {
 	STACKS_SAMPLES,			/* events the program saw */
 	STACKS_MAP_FULL,		/* not counted: the aggregation map was full */
-	STACKS_COLLISION,		/* a stack was lost to a stack-map hash collision (-EEXIST) */
-	STACKS_NOSPACE,			/* a stack was lost: stack map full (-ENOMEM) */
+	STACKS_COLLISION,		/* unused since stacks are stored by content (kept: 0) */
+	STACKS_NOSPACE,			/* a stack was lost: stack map full */
 	STACKS_USER_FAULT,		/* a user stack could not be read (-EFAULT, ...) */
 	STACKS_KERN_FAULT,		/* a kernel stack could not be read */
 	STACKS_RINGBUF_FULL,		/* not counted: a ring buffer record could not be reserved */

@@ -274,11 +274,12 @@ uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS],
 	json_object_set_new(trailer, "stack_errors", o);
 	if (bad || (sf && (sf->st.missing_user || sf->st.missing_kernel))) {
 		warnmsg("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
-			"), stacks lost: %" PRIu64 " collisions, %" PRIu64 " stack map full, %" PRIu64
-			" user and %" PRIu64 " kernel read errors%s",
+			"); stacks lost: %" PRIu64 " (stack map full %" PRIu64 ", collisions %" PRIu64
+			", read errors %" PRIu64 " user, %" PRIu64 " kernel)%s",
 			c[STACKS_SAMPLES], dropped, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL],
-			c[STACKS_COLLISION], c[STACKS_NOSPACE], c[STACKS_USER_FAULT], c[STACKS_KERN_FAULT],
-			c[STACKS_COLLISION] + c[STACKS_NOSPACE] ? " (raise --stack-storage)" : "");
+			c[STACKS_NOSPACE] + c[STACKS_COLLISION] + c[STACKS_USER_FAULT] + c[STACKS_KERN_FAULT],
+			c[STACKS_NOSPACE], c[STACKS_COLLISION], c[STACKS_USER_FAULT], c[STACKS_KERN_FAULT],
+			c[STACKS_MAP_FULL] + c[STACKS_NOSPACE] ? " (raise --stack-storage)" : "");
 	}
 	return dropped;
 }

@@ -180,6 +180,8 @@ struct syms_cache {
 	char **names;			/* interned mapping names */
 	size_t nnames, names_cap;
 	struct syms_stats st;
+	struct stat root;		/* our own root directory */
+	int root_known;
 };
 
 static int elf_ready;
@@ -600,9 +602,13 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	}
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
 	/* a process in our own root needs no prefix (and keeps working when it exits) */
-	struct stat a, b;
-	if (stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+	struct stat a;
+	if (!c->root_known) {
+		c->root_known = stat("/", &c->root) == 0;
+	}
+	if (stat(root, &a) == 0 && c->root_known && a.st_dev == c->root.st_dev && a.st_ino == c->root.st_ino)
 		root[0] = 0;
+	int anon_exec = 0;
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = 0;
@@ -636,6 +642,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 			m.name = intern(c, file);
 		} else {
 			m.name = "[anon]";
+			anon_exec |= perms[2] == 'x';
 		}
 		p->maps = xgrow(p->maps, &cap, p->nmaps + 1, sizeof(*p->maps));
 		p->maps[p->nmaps++] = m;
@@ -643,7 +650,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	free(line);
 	fclose(f);
 	p->read_ns = now_monotonic_ns();
-	if (!p->jit)
+	if (!p->jit && anon_exec)	/* a JIT writes code to anonymous memory */
 		load_perfmap(p);
 	return 0;
 }

@@ -101,7 +101,7 @@ if [ "$have_perf" = 1 ]; then
 	ps=$(cpu_of "$T/script.time")
 	pf=$(fold_cpu "$T/perf.txt")
 	perf_total=$(awk -v a="$pc" -v b="$ps" -v c="$pf" 'BEGIN { printf "%.3f", a + b + c }')
-	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }') (floor: at most 0.1)"
+	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (floor: at most 0.1)"
 else
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz): marple $marple_total (perf record unavailable)"
 fi

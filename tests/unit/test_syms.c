@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 	syms_cache_free(raw);
 
 	/* a JIT map */
-	void *jit = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *jit = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)me);
 	FILE *pm = fopen(path, "w");
