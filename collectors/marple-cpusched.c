@@ -100,8 +100,14 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static void on_pb_sample(void *ctx, int cpu, void *data, __u32 size)
 {
-	if (cpu >= 0 && cpu < ncpus)
-		on_event(&queues[cpu], data, size);
+	/* perf buffer records are only 4-byte aligned: copy before reading
+	 * (UBSan: misaligned load of struct cpusched_event). */
+	struct cpusched_event ev;
+
+	if (cpu >= 0 && cpu < ncpus && size >= sizeof(ev)) {
+		memcpy(&ev, data, sizeof(ev));
+		on_event(&queues[cpu], &ev, sizeof(ev));
+	}
 }
 
 /* ---- fast text output: one buffer, no printf per field ---- */
