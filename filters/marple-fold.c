@@ -356,7 +356,7 @@ int main(int argc, char **argv)
 			c.reported > MAX_REPORTED ? " (only the first 20 shown)" : "");
 	int rc = EXIT_OK;
 	if (stack_agg_size(c.agg) == 0) {
-		warnmsg("no usable stacks in the input%s",
+		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
 			perf_script_filtered(ps) ? " (every sample was of another event)" : "");
 		rc = EXIT_DATA;
 		goto cleanup;

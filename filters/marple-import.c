@@ -854,7 +854,7 @@ int main(int argc, char **argv)
 	if (nsections == 0) {
 		outfile_abort(o);
 		if (!failed)
-			warnmsg("no MARPLE section in input");
+			warn_at(operands_name(argc - optind, argv + optind), 0, "no MARPLE section in input");
 		return EXIT_DATA;
 	}
 	if (outfile_commit(o) != 0)

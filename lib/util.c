@@ -318,6 +318,27 @@ const char *input_name(const char *path)
 	return (!path || strcmp(path, "-") == 0) ? "<stdin>" : path;
 }
 
+const char *operands_name(int n, char **paths)
+{
+	static char buf[256];
+	size_t used = 0;
+
+	if (n <= 0)
+		return "<stdin>";
+	if (n == 1)
+		return input_name(paths[0]);
+	buf[0] = 0;
+	for (int i = 0; i < n && used < sizeof(buf) - 8; i++) {
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? ", " : "", input_name(paths[i]));
+		if (w < 0 || (size_t)w >= sizeof(buf) - used) {
+			strcpy(buf + sizeof(buf) - 5, "...");
+			break;
+		}
+		used += (size_t)w;
+	}
+	return buf;
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;

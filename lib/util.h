@@ -59,6 +59,9 @@ void outfile_abort(struct outfile *o);	/* removes the temporary file */
 /* Open an input operand: "-" or NULL is stdin.  Exits 1 with a message on failure. */
 FILE *open_input(const char *path);
 const char *input_name(const char *path);	/* "-"/NULL -> "<stdin>" */
+/* What to call a program's input operands in a message about all of them:
+ * "<stdin>", the one file, or the first names joined by ", ". */
+const char *operands_name(int n, char **paths);
 
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 		status = EXIT_DATA;
 	}
 	if (cpel_conv_sections(conv) == 0) {
-		warnmsg("no marple event section in the input");
+		warn_at(operands_name(nin, argv + optind), 0, "no marple event section in the input");
 		cpel_conv_free(conv);
 		return EXIT_DATA;
 	}

@@ -312,7 +312,8 @@ int main(int argc, char **argv)
 	if (bad)
 		warnmsg("%llu bad lines skipped", (unsigned long long)bad);
 	if (!sections || !nev) {
-		warnmsg("%s", sections ? "no events in the input" : "no marple event section in the input");
+		warn_at(operands_name(nin, argv + optind), 0, "%s",
+			sections ? "no events in the input" : "no marple event section in the input");
 		outfile_abort(of);
 		return EXIT_DATA;
 	}

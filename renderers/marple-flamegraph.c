@@ -721,7 +721,8 @@ int main(int argc, char **argv)
 	if (!opt.colors)
 		opt.colors = in.unit && strcmp(in.unit, "bytes") == 0 && !opt.countname ? "mem" : "hot";
 	if (in.stacks == 0 || width_of(t, 0, diff) <= 0) {
-		warnmsg("no valid input: no stack with a count above zero");
+		warn_at(operands_name(argc - optind, argv + optind), 0,
+			"no valid input: no stack with a count above zero");
 		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
 		outfile_commit(o);
 		rc = EXIT_USAGE;

@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 	if (in.two_counts)
 		warnmsg("differential input: drawing the second count of each line");
 	if (in.stacks == 0 || stree_weight2(t, 0) <= 0) {
-		warnmsg("no usable stacks in the input");
+		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}

@@ -42,14 +42,17 @@ check "callstack: header units samples" grep -q '"units":{"weight":"samples"}' "
 check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
 
 # 2. whole system, annotated and delimited kernel frames, ended by SIGINT
+# dd makes tiny read/write syscalls all the time, so some samples surely hold
+# both a user and a kernel stack, even on an otherwise idle machine.
 "$W/hotcold" 5 & wl=$!
+dd if=/dev/zero of=/dev/null bs=1 count=400000000 2>/dev/null & sc=$!
 MARPLE_READY_FILE="$T/r2" "$CS" -a -d -F 199 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
 if wait_ready "$T/r2" 20; then
 	sleep 1.5
 	kill -INT "$cs"
 fi
 wait "$cs"; rc=$?
-kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+kill "$wl" "$sc" 2>/dev/null; wait "$wl" 2>/dev/null; wait "$sc" 2>/dev/null
 check "callstack: SIGINT ends it with exit 0" test "$rc" -eq 0
 check "callstack: trailer says signal" grep -q '"ended":"signal"' "$T/sys.out"
 check "callstack: whole system sees the workload" grep -q '^[0-9]*#hotcold;' "$T/sys.out"
