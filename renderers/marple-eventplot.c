@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eventread.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -145,6 +146,46 @@ static size_t join_fields(const struct event_rec *e)
 	return n;
 }
 
+/* One event: its track, type and fields interned, a flow linked, and its
+ * entry in EV written (er->events is its index). */
+static void add_event(struct eventread *er, const struct event_rec *e)
+{
+	FILE *out = er->ctx;
+	uint64_t nev = er->events;
+	int added;
+	size_t tr = intern(&tracks, e->track.s, e->track.len, &added);
+	if (added) {
+		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+		track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
+		if (!is_cpu_track(e->track) && comm) {
+			size_t n = comm->len + e->track.len + 4;
+			track_label[tr] = xmalloc(n);
+			snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,
+				 (int)e->track.len, e->track.s);
+		} else {
+			track_label[tr] = xstrndup(e->track.s, e->track.len);
+		}
+	}
+	size_t ty = intern(&types, e->type.s, e->type.len, NULL);
+	size_t fs = intern(&fieldsets, buf, join_fields(e), NULL);
+	fprintf(out, "%s%lld,%zu,%zu,%zu", nev ? "," : "", (long long)(e->time - er->t0), tr, ty, fs);
+	if (nev % 16 == 15)
+		fputc('\n', out);
+	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+	if (flow) {
+		size_t fl = intern(&flows, flow->s, flow->len, &added);
+		flow_first = xgrow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
+		if (added) {
+			flow_first[fl] = nev + 1;
+		} else if (flow_first[fl]) {
+			links = xgrow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
+			links[nlinks++] = flow_first[fl] - 1;
+			links[nlinks++] = nev;
+			flow_first[fl] = 0;	/* one arrow per flow */
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -153,8 +194,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	uint64_t bad = 0, nev = 0, sections = 0, t0 = 0, end = 0;
-	int c, have_t0 = 0;
+	int c;
 
 	marple_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
@@ -192,87 +232,11 @@ int main(int argc, char **argv)
 	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"tip\"></div>\n"
 	      "<script>\nvar EV=[", out);
 
+	struct eventread er = { .on_event = add_event, .ctx = out };
 	int nin = argc - optind;
-	for (int i = 0; i < (nin ? nin : 1); i++) {
-		const char *path = nin ? argv[optind + i] : "-";
-		FILE *f = open_input(path);
-		struct stream_reader *r = stream_reader_new(f, input_name(path));
-		enum stream_item it;
-		while ((it = stream_reader_next(r)) != STREAM_EOF) {
-			if (it == STREAM_ERROR) {
-				if (++bad <= 10)
-					stream_reader_warn(r);
-				continue;
-			}
-			if (it == STREAM_HEADER) {
-				if (stream_reader_datatype(r) != DATATYPE_EVENT) {
-					warn_at(stream_reader_name(r), stream_reader_line(r),
-						"section of datatype \"%s\": marple-eventplot draws events only",
-						datatype_name(stream_reader_datatype(r)));
-					outfile_abort(of);
-					stream_reader_free(r);
-					if (f != stdin)
-						fclose(f);
-					return EXIT_DATA;
-				}
-				sections++;
-				int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
-				if (!have_t0 && s >= 0) {
-					t0 = (uint64_t)s;
-					have_t0 = 1;
-				}
-				continue;
-			}
-			if (it == STREAM_TRAILER) {
-				int64_t e = header_int(stream_reader_trailer(r), "end_ns", -1);
-				if (e > 0 && (uint64_t)e > end)
-					end = (uint64_t)e;
-				continue;
-			}
-			const struct event_rec *e = stream_reader_event(r);
-			if (!have_t0) {
-				t0 = e->time;
-				have_t0 = 1;
-			}
-			if (e->time > end)
-				end = e->time;
-			int added;
-			size_t tr = intern(&tracks, e->track.s, e->track.len, &added);
-			if (added) {
-				const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
-				track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
-				if (!is_cpu_track(e->track) && comm) {
-					size_t n = comm->len + e->track.len + 4;
-					track_label[tr] = xmalloc(n);
-					snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,
-						 (int)e->track.len, e->track.s);
-				} else {
-					track_label[tr] = xstrndup(e->track.s, e->track.len);
-				}
-			}
-			size_t ty = intern(&types, e->type.s, e->type.len, NULL);
-			size_t fs = intern(&fieldsets, buf, join_fields(e), NULL);
-			fprintf(out, "%s%lld,%zu,%zu,%zu", nev ? "," : "", (long long)(e->time - t0), tr, ty, fs);
-			if (nev % 16 == 15)
-				fputc('\n', out);
-			const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
-			if (flow) {
-				size_t fl = intern(&flows, flow->s, flow->len, &added);
-				flow_first = xgrow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
-				if (added) {
-					flow_first[fl] = nev + 1;
-				} else if (flow_first[fl]) {
-					links = xgrow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
-					links[nlinks++] = flow_first[fl] - 1;
-					links[nlinks++] = nev;
-					flow_first[fl] = 0;	/* one arrow per flow */
-				}
-			}
-			nev++;
-		}
-		stream_reader_free(r);
-		if (f != stdin)
-			fclose(f);
+	if (eventread_files(&er, nin, argv + optind) < 0) {
+		outfile_abort(of);
+		return EXIT_DATA;
 	}
 	fputs("];\nvar F=[", out);
 	for (size_t i = 0; i < fieldsets.n; i++) {
@@ -295,7 +259,7 @@ int main(int argc, char **argv)
 	fputs("];\nvar LK=[", out);
 	for (size_t i = 0; i < nlinks; i++)
 		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)links[i]);
-	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(end - t0));
+	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er.end - er.t0));
 	fputs(script, out);
 	fputs("</script>\n</body></html>\n", out);
 
@@ -309,15 +273,5 @@ int main(int argc, char **argv)
 	free(flow_first);
 	free(links);
 	free(buf);
-	if (bad)
-		warnmsg("%llu bad lines skipped", (unsigned long long)bad);
-	if (!sections || !nev) {
-		warn_at(operands_name(nin, argv + optind), 0, "%s",
-			sections ? "no events in the input" : "no marple event section in the input");
-		outfile_abort(of);
-		return EXIT_DATA;
-	}
-	if (outfile_commit(of) < 0)
-		return EXIT_DATA;
-	return bad ? EXIT_DATA : EXIT_OK;
+	return eventread_finish(&er, of, nin, argv + optind);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eventread.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -44,9 +45,7 @@ static void usage(FILE *f)
 
 static FILE *out;
 static int first_event = 1;
-static uint64_t t0;
-static int have_t0;
-static uint64_t last_time;
+static struct eventread in;	/* in.t0: the time origin; in.end: the end of the capture */
 
 /* what runs on each CPU since its last switch */
 struct running {
@@ -84,7 +83,7 @@ static void begin_event(void)
 static void put_ts(uint64_t t)
 {
 	/* microseconds with ns precision */
-	int64_t d = (int64_t)(t - t0);
+	int64_t d = (int64_t)(t - in.t0);
 	if (d < 0) {
 		fputc('-', out);
 		d = -d;
@@ -227,18 +226,13 @@ static void on_switch(const struct event_rec *e, long cpu)
 	r->pid = pid ? xstrndup(pid->s, pid->len) : xstrdup("?");
 }
 
-static void on_event(const struct event_rec *e)
+static void on_event(struct eventread *er, const struct event_rec *e)
 {
 	const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
 	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
 	long pid, tid, cpu;
 
-	if (!have_t0) {
-		t0 = e->time;
-		have_t0 = 1;
-	}
-	if (e->time > last_time)
-		last_time = e->time;
+	(void)er;
 	where(e->track, comm, &pid, &tid);
 	if (mstr_eq(e->type, "sched_switch") && cpu_of(e->track, &cpu)) {
 		on_switch(e, cpu);
@@ -287,7 +281,6 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	uint64_t bad = 0, events = 0, sections = 0;
 	int c;
 
 	marple_init(argc, argv);
@@ -307,63 +300,15 @@ int main(int argc, char **argv)
 	meta("process_name", CPU_PID, 0, "CPUs", 4);
 	meta("process_name", TRACK_PID, 0, "tracks", 6);
 
+	in.on_event = on_event;
 	int nin = argc - optind;
-	for (int i = 0; i < (nin ? nin : 1); i++) {
-		const char *path = nin ? argv[optind + i] : "-";
-		FILE *f = open_input(path);
-		struct stream_reader *r = stream_reader_new(f, input_name(path));
-		enum stream_item it;
-		while ((it = stream_reader_next(r)) != STREAM_EOF) {
-			if (it == STREAM_ERROR) {
-				if (++bad <= 10)
-					stream_reader_warn(r);
-				continue;
-			}
-			if (it == STREAM_HEADER) {
-				if (stream_reader_datatype(r) != DATATYPE_EVENT) {
-					warn_at(stream_reader_name(r), stream_reader_line(r),
-						"section of datatype \"%s\": marple-trace draws events only",
-						datatype_name(stream_reader_datatype(r)));
-					outfile_abort(of);
-					stream_reader_free(r);
-					if (f != stdin)
-						fclose(f);
-					return EXIT_DATA;
-				}
-				sections++;
-				if (!have_t0) {
-					int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
-					if (s >= 0) {
-						t0 = (uint64_t)s;
-						have_t0 = 1;
-					}
-				}
-			} else if (it == STREAM_TRAILER) {
-				int64_t end = header_int(stream_reader_trailer(r), "end_ns", -1);
-				if (end > 0 && (uint64_t)end > last_time)
-					last_time = (uint64_t)end;
-			} else if (it == STREAM_RECORD) {
-				on_event(stream_reader_event(r));
-				events++;
-			}
-		}
-		stream_reader_free(r);
-		if (f != stdin)
-			fclose(f);
-	}
-	/* the last task on each CPU ran until the end of the capture */
-	for (size_t i = 0; i < ncpus; i++)
-		end_slice((long)i, last_time, NULL);
-	fputs("\n]}\n", out);
-	if (bad)
-		warnmsg("%llu bad lines skipped", (unsigned long long)bad);
-	if (!sections || !events) {
-		warn_at(operands_name(nin, argv + optind), 0, "%s",
-			sections ? "no events in the input" : "no marple event section in the input");
+	if (eventread_files(&in, nin, argv + optind) < 0) {
 		outfile_abort(of);
 		return EXIT_DATA;
 	}
-	if (outfile_commit(of) < 0)
-		return EXIT_DATA;
-	return bad ? EXIT_DATA : EXIT_OK;
+	/* the last task on each CPU ran until the end of the capture */
+	for (size_t i = 0; i < ncpus; i++)
+		end_slice((long)i, in.end, NULL);
+	fputs("\n]}\n", out);
+	return eventread_finish(&in, of, nin, argv + optind);
 }

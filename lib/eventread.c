@@ -1,0 +1,75 @@
+/* eventread.c — reading event sections for the event renderers. */
+#include "eventread.h"
+
+#include <stdio.h>
+
+/* One operand; -1 at a section of another datatype. */
+static int read_one(struct eventread *er, const char *path)
+{
+	FILE *f = open_input(path);
+	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	enum stream_item it;
+	int rc = 0;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			if (++er->bad <= 10)
+				stream_reader_warn(r);
+		} else if (it == STREAM_HEADER) {
+			if (stream_reader_datatype(r) != DATATYPE_EVENT) {
+				warn_at(stream_reader_name(r), stream_reader_line(r),
+					"section of datatype \"%s\": %s draws events only",
+					datatype_name(stream_reader_datatype(r)), progname);
+				rc = -1;
+				break;
+			}
+			er->sections++;
+			int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
+			if (!er->have_t0 && s >= 0) {
+				er->t0 = (uint64_t)s;
+				er->have_t0 = 1;
+			}
+		} else if (it == STREAM_TRAILER) {
+			int64_t e = header_int(stream_reader_trailer(r), "end_ns", -1);
+			if (e > 0 && (uint64_t)e > er->end)
+				er->end = (uint64_t)e;
+		} else if (it == STREAM_RECORD) {
+			const struct event_rec *e = stream_reader_event(r);
+			if (!er->have_t0) {
+				er->t0 = e->time;
+				er->have_t0 = 1;
+			}
+			if (e->time > er->end)
+				er->end = e->time;
+			er->on_event(er, e);
+			er->events++;
+		}
+	}
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+int eventread_files(struct eventread *er, int n, char **paths)
+{
+	for (int i = 0; i < (n ? n : 1); i++)
+		if (read_one(er, n ? paths[i] : "-") < 0)
+			return -1;
+	return 0;
+}
+
+int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths)
+{
+	if (er->bad)
+		warnmsg("%llu bad lines skipped", (unsigned long long)er->bad);
+	if (!er->sections || !er->events) {
+		warn_at(operands_name(n, paths), 0, "%s",
+			er->sections ? "no events in the input" : "no marple event section in the input");
+		outfile_abort(of);
+		return EXIT_DATA;
+	}
+	if (outfile_commit(of) < 0)
+		return EXIT_DATA;
+	return er->bad ? EXIT_DATA : EXIT_OK;
+}

@@ -1,0 +1,46 @@
+/* eventread.h — the input loop of the event renderers (marple-eventplot,
+ * marple-trace): every event section of the input operands (none, or "-":
+ * stdin) read in order, each record handed to a callback, the first 10 bad
+ * lines reported and all counted, the time origin and the end of the capture
+ * kept; a section of another datatype ends reading with a message.
+ *
+ *   struct eventread er = { .on_event = draw, .ctx = out };
+ *   if (eventread_files(&er, argc - optind, argv + optind) < 0) {
+ *           outfile_abort(of);
+ *           return EXIT_DATA;
+ *   }
+ *   ... write what was gathered ...
+ *   return eventread_finish(&er, of, argc - optind, argv + optind);
+ */
+#ifndef MARPLE_EVENTREAD_H
+#define MARPLE_EVENTREAD_H
+
+#include <stdint.h>
+
+#include "stream.h"
+#include "util.h"
+
+struct eventread {
+	/* set by the caller */
+	void (*on_event)(struct eventread *er, const struct event_rec *e);
+	void *ctx;		/* for on_event */
+	/* kept by the reader (t0 and end already count e when on_event sees it) */
+	uint64_t t0;		/* start_ns of the first section with one, else the first event's time */
+	int have_t0;
+	uint64_t end;		/* the latest event time or trailer end_ns */
+	uint64_t events;	/* events handed on before this one: the index of e in on_event */
+	uint64_t sections;	/* event sections read */
+	uint64_t bad;		/* malformed lines skipped */
+};
+
+/* Read the n operands in paths (stdin if n is 0).  Returns 0, or -1 after a
+ * message ("prog: file:line: section of datatype ...: prog draws events only")
+ * at a section of another datatype.  An operand that cannot be opened exits 1. */
+int eventread_files(struct eventread *er, int n, char **paths);
+
+/* The end of an event renderer's run: the count of bad lines on stderr; no
+ * event section or no events is an error naming the operands (of aborted);
+ * else of committed.  Returns the exit status: 1 if anything was bad. */
+int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths);
+
+#endif
