@@ -87,7 +87,7 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(O)/lib/%.o: lib/%.c | $(DEPS_STAMP)
+$(O)/lib/%.o: lib/%.c | $(DEPS_STAMP) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@

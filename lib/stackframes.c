@@ -145,10 +145,17 @@ static void delimit(struct stackframes *sf)
 
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n)
 {
+	/* return addresses name the call: look up the byte before them */
+	uint64_t at[MARPLE_STACK_DEPTH];
+	if (n > MARPLE_STACK_DEPTH)
+		n = MARPLE_STACK_DEPTH;
+	for (size_t i = 0; i < n; i++)
+		at[i] = ips[i] - (i > 0);
+	ksyms_resolve(sf->ksyms, at, n);
 	/* leave out the tracing machinery at the leaf (a tracepoint's BPF program) */
 	size_t skip = 0;
 	while (skip < n) {
-		const char *name = ksyms_lookup(sf->ksyms, ips[skip] - (skip > 0), NULL);
+		const char *name = ksyms_lookup(sf->ksyms, at[skip], NULL);
 		if (!name || (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
 			      strncmp(name, "__traceiter_", 12) && strncmp(name, "__bpf_trace_", 12)))
 			break;
@@ -158,7 +165,7 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		return;
 	delimit(sf);
 	for (size_t i = n; i-- > skip;) {
-		const char *name = ksyms_lookup(sf->ksyms, ips[i] - (i > 0), NULL);
+		const char *name = ksyms_lookup(sf->ksyms, at[i], NULL);
 		if (!name) {
 			sf->st.unknown_frames++;
 			name = "[unknown]";

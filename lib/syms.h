@@ -12,7 +12,10 @@
  * Most collectors do not call this directly but go through lib/stackframes.h,
  * which turns BPF stack ids into root-first frames.
  *
- * Kernel: /proc/kallsyms (text symbols).  User: /proc/PID/maps + libelf
+ * Kernel: the kernel names each distinct address when first asked, through a
+ * BPF program (bpf_snprintf "%pB", see bpf/ksymname.bpf.c): reading all of
+ * /proc/kallsyms would cost ~37 ms of CPU per run.  Where that program cannot
+ * run, /proc/kallsyms (text symbols) is read once instead.  User: /proc/PID/maps + libelf
  * (.symtab, .dynsym; PIE and shared-library bias taken from the PT_LOAD
  * segments), separate debug files (/usr/lib/debug/.build-id/xx/rest.debug,
  * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
@@ -36,10 +39,17 @@ enum syms_flags {
 };
 
 struct ksyms;
-struct ksyms *ksyms_load(void);		/* NULL + message if /proc/kallsyms unreadable */
+/* NULL + message if kernel symbols cannot be read (not root, kptr_restrict). */
+struct ksyms *ksyms_load(void);
 void ksyms_free(struct ksyms *k);
-/* Name of the kernel function holding addr, or NULL. */
-const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *offset);
+/* Name of the kernel function holding addr, or NULL.  The string lives as
+ * long as k. */
+const char *ksyms_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset);
+/* 1 when names come from the kernel one address at a time (BPF), 0 when
+ * from /proc/kallsyms read whole. */
+int ksyms_from_kernel(const struct ksyms *k);
+/* Name addrs[0..n) in as few kernel calls as possible, ahead of lookups. */
+void ksyms_resolve(struct ksyms *k, const uint64_t *addrs, size_t n);
 
 struct syms_cache;
 struct syms_cache *syms_cache_new(int flags);
