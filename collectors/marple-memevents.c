@@ -17,8 +17,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,94 +25,47 @@
 
 #include "collector.h"
 #include "memevents.skel.h"
+#include "stackcollector.h"
 #include "stackframes.h"
 #include "stream.h"
-#include "syms.h"
 #include "tpstack.h"
-#include "uprobes.h"
 #include "util.h"
 
+static struct stackcollector sc = {
+	.synopsis = "[-p PID] [--faults | -e loads|stores] [options] [DURATION]",
+	.about = "Sample memory accesses by call stack with the CPU's precise memory events\n"
+		 "where it has them, otherwise count page faults by call stack; write one\n"
+		 "marple stack section.\n",
+	.footer = "Needs root.  See marple-memevents(1).\n",
+};
+
 static struct {
-	pid_t pid;
 	int faults;
 	const char *event;
 	uint64_t period;
-	int user_only, kernel_only;
-	int annotate, delimit, addresses;
-	uint64_t stack_storage;
-	int verbose;
-} opt = { .event = "loads", .period = 10007, .stack_storage = 16384 };
+} opt = { .event = "loads", .period = 10007 };
 
-static void usage(FILE *f)
+static void own_option(int key, const char *arg)
 {
-	fprintf(f,
-		"Usage: %s [-p PID] [--faults | -e loads|stores] [options] [DURATION]\n"
-		"Sample memory accesses by call stack with the CPU's precise memory events\n"
-		"where it has them, otherwise count page faults by call stack; write one\n"
-		"marple stack section.\n"
-		"\n"
-		"  -p, --pid PID           only this process\n"
-		"  -f, --faults            page faults even where precise sampling exists\n"
-		"  -e, --event EV          loads (default) or stores, for precise sampling\n"
-		"  -P, --period N          one precise sample every N events (default 10007)\n"
-		"  -U, --user-only         user stacks only\n"
-		"  -K, --kernel-only       kernel stacks only\n"
-		"  -a, --annotate          kernel frames get _[k]\n"
-		"      --delimit           a \"-\" frame between user and kernel frames\n"
-		"      --stack-storage N   stack map entries (default 16384)\n"
-		"      --addresses         unresolved frames as [module+0xoffset]\n"
-		"  -v, --verbose           libbpf's messages too\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"DURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM.\n"
-		"Needs root.  See marple-memevents(1).\n",
-		progname);
-}
-
-static void parse_options(int argc, char **argv)
-{
-	enum { OPT_STACK_STORAGE = 256, OPT_ADDRESSES, OPT_DELIMIT };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "faults", no_argument, NULL, 'f' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "period", required_argument, NULL, 'P' },
-		{ "user-only", no_argument, NULL, 'U' },
-		{ "kernel-only", no_argument, NULL, 'K' },
-		{ "annotate", no_argument, NULL, 'a' },
-		{ "delimit", no_argument, NULL, OPT_DELIMIT },
-		{ "stack-storage", required_argument, NULL, OPT_STACK_STORAGE },
-		{ "addresses", no_argument, NULL, OPT_ADDRESSES },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "p:fe:P:UKavh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p': opt.pid = (pid_t)opt_u64("-p", optarg, 1, 0x7fffffff); break;
-		case 'f': opt.faults = 1; break;
-		case 'e':
-			if (strcmp(optarg, "loads") && strcmp(optarg, "stores"))
-				usage_error("-e '%s': use loads or stores", optarg);
-			opt.event = optarg;
-			break;
-		case 'P': opt.period = opt_u64("--period", optarg, 100, 1ull << 40); break;
-		case 'U': opt.user_only = 1; break;
-		case 'K': opt.kernel_only = 1; break;
-		case 'a': opt.annotate = 1; break;
-		case OPT_DELIMIT: opt.delimit = 1; break;
-		case OPT_STACK_STORAGE: opt.stack_storage = opt_u64("--stack-storage", optarg, 64, 1u << 22); break;
-		case OPT_ADDRESSES: opt.addresses = 1; break;
-		case 'v': opt.verbose = 1; break;
-		case 'h': usage(stdout); exit(EXIT_OK);
-		default: usage_try();
-		}
+	switch (key) {
+	case 'f': opt.faults = 1; break;
+	case 'e':
+		if (strcmp(arg, "loads") && strcmp(arg, "stores"))
+			usage_error("-e '%s': use loads or stores", arg);
+		opt.event = arg;
+		break;
+	case 'P': opt.period = opt_u64("--period", arg, 100, 1ull << 40); break;
 	}
-	if (opt.user_only && opt.kernel_only)
-		usage_error("-U and -K cannot be used together");
 }
+
+static const struct sc_option options[] = {
+	SC_PID("only this process"),
+	{ 0, 'f', "faults", NULL, "page faults even where precise sampling exists" },
+	{ 0, 'e', "event", "EV", "loads (default) or stores, for precise sampling" },
+	{ 0, 'P', "period", "N", "one precise sample every N events (default 10007)" },
+	SC_STACK_OPTIONS,
+	{ 0 }
+};
 
 /* ---- precise memory sampling: perf's sysfs event description ---- */
 
@@ -214,7 +165,7 @@ static int attach_precise(struct memevents_bpf *skel, struct bpf_link ***links, 
 		return -1;
 	*links = xcalloc((size_t)ncpu, sizeof(**links));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
-		int fd = (int)syscall(SYS_perf_event_open, &a, opt.pid ? opt.pid : -1, opt.pid ? -1 : cpu, -1,
+		int fd = (int)syscall(SYS_perf_event_open, &a, sc.pid ? sc.pid : -1, sc.pid ? -1 : cpu, -1,
 				      PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == ENODEV)
 			continue;	/* CPU offline */
@@ -226,7 +177,7 @@ static int attach_precise(struct memevents_bpf *skel, struct bpf_link ***links, 
 			goto fail;
 		}
 		(*nlinks)++;
-		if (opt.pid)
+		if (sc.pid)
 			break;
 	}
 	return 0;
@@ -244,28 +195,21 @@ int main(int argc, char **argv)
 	int nlinks = 0, precise = 0, rc = EXIT_DATA, err;
 	const char *source;
 	json_t *hdr = NULL;
-	struct syms_cache *syms = NULL;
-	struct ksyms *ksyms = NULL;
-	struct stackframes *sf = NULL;
-	struct ring_buffer *notes = NULL;
-	uint64_t duration, records = 0, total = 0, counters[STACKS_NCOUNTERS];
+	uint64_t records = 0, total = 0;
 
 	marple_init(argc, argv);
-	parse_options(argc, argv);
-	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose);
-	if (opt.pid)
-		require_process(opt.pid);
+	stackcollector_parse(&sc, options, own_option, argc, argv);
+	stackcollector_start(&sc);
 
 	skel = memevents_bpf__open();
 	if (!skel) {
 		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
-	skel->rodata->targ_tgid = (uint32_t)opt.pid;
-	skel->rodata->want_user = !opt.kernel_only;
-	skel->rodata->want_kernel = !opt.user_only;
-	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.stack_storage);
+	skel->rodata->targ_tgid = (uint32_t)sc.pid;
+	skel->rodata->want_user = !sc.kernel_only;
+	skel->rodata->want_kernel = !sc.user_only;
+	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	err = memevents_bpf__load(skel);
 	if (err) {
 		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
@@ -290,30 +234,21 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	syms = syms_cache_new(SYMS_DEMANGLE);
-	if (!opt.user_only && !(ksyms = ksyms_load()))
+	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
-	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks),
-			     (opt.annotate ? SF_ANNOTATE_KERNEL : 0) | (opt.delimit ? SF_DELIMIT : 0) |
-				     (opt.addresses ? SF_ADDRESSES : 0));
-	notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
-	if (!notes)
-		goto cleanup;
-	if (opt.pid)
-		syms_cache_snapshot(syms, opt.pid);
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
 	hdr = section_header_new("memevents", DATATYPE_STACK);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", precise ? "memory access samples" : "page faults"));
 	json_t *o = json_pack("{s:s}", "source", source);
-	if (opt.pid)
-		json_object_set_new(o, "pid", json_integer(opt.pid));
+	if (sc.pid)
+		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (precise)
 		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
 	json_object_set_new(hdr, "options", o);
-	collector_ready(duration);
+	collector_ready(sc.duration);
 	while (!collector_should_stop())
-		ring_buffer__poll(notes, collector_poll_timeout_ms(100));
+		ring_buffer__poll(sc.notes, collector_poll_timeout_ms(100));
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;
@@ -321,7 +256,7 @@ int main(int argc, char **argv)
 		bpf_link__destroy(fault_links[i]);
 		fault_links[i] = NULL;
 	}
-	ring_buffer__consume(notes);
+	ring_buffer__consume(sc.notes);
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
@@ -334,15 +269,12 @@ int main(int argc, char **argv)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
 			continue;
-		stackframes_key(sf, &key);
-		tpstack_write(sf, stdout, val);
+		stackframes_key(sc.sf, &key);
+		tpstack_write(sc.sf, stdout, val);
 		records++;
 		total += val;
 	}
-	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
-	json_t *tr = section_trailer_new(records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacks_trailer_add(tr, counters, sf);
-	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "source", json_string(source));
 	json_object_set_new(tr, precise ? "samples" : "faults", json_integer((json_int_t)total));
 	stream_write_json(stdout, tr);
@@ -355,10 +287,7 @@ cleanup:
 	free(links);
 	for (int i = 0; i < 2; i++)
 		bpf_link__destroy(fault_links[i]);
-	ring_buffer__free(notes);
-	stackframes_free(sf);
-	syms_cache_free(syms);
-	ksyms_free(ksyms);
+	stackcollector_free(&sc);
 	json_decref(hdr);
 	memevents_bpf__destroy(skel);
 	if (rc == EXIT_OK)

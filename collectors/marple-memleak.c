@@ -19,116 +19,71 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "collector.h"
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "stackcollector.h"
 #include "stackframes.h"
 #include "stream.h"
-#include "syms.h"
 #include "tpstack.h"
 #include "uprobes.h"
 #include "util.h"
 
+static struct stackcollector sc = {
+	.synopsis = "[-p PID | -c CMD | -K] [--min-age MS] [--sample-every N] [options] [DURATION]",
+	.about = "Report memory still allocated at the end, by call stack (a stack section in\n"
+		 "bytes), and each process's outstanding bytes over time (a point section).\n",
+	.footer = "Needs root.  Every malloc and free traps into the kernel: expect a traced\n"
+		  "malloc-heavy program to run several times slower.  See marple-memleak(1).\n",
+};
+
 static struct {
-	pid_t pid;
-	const char *cmd;
-	const char *lib;
 	int kernel;
 	uint64_t min_age_ns;
-	uint64_t sample_every;
 	uint64_t max_allocs;
-	uint64_t stack_storage;
 	uint64_t top;
 	uint64_t interval_ns;
-	int annotate;
-	int addresses;
-	int verbose;
-} opt = { .sample_every = 1, .stack_storage = 16384, .top = 10,
-	  .interval_ns = 1000000000ull };
+} opt = { .top = 10, .interval_ns = 1000000000ull };
 
-static void usage(FILE *f)
+enum { OPT_MAX_ALLOCS = 256 };
+
+static void own_option(int key, const char *arg)
 {
-	fprintf(f,
-		"Usage: %s [-p PID | -c CMD | -K] [--min-age MS] [--sample-every N] [options] [DURATION]\n"
-		"Report memory still allocated at the end, by call stack (a stack section in\n"
-		"bytes), and each process's outstanding bytes over time (a point section).\n"
-		"\n"
-		"  -p, --pid PID           only this process (default: every process)\n"
-		"  -c, --command CMD       start CMD, trace it, end when it exits\n"
-		"  -K, --kernel            kernel allocations (kmalloc, kmem_cache) instead of libc's\n"
-		"  -m, --min-age MS        only allocations at least MS milliseconds old (default 0)\n"
-		"  -s, --sample-every N    track one allocation in N, weighted by N (less overhead)\n"
-		"  -l, --lib PATH          the C library to probe (default: the libc in use)\n"
-		"  -t, --top N             processes per second in the memusage section (default 10)\n"
-		"  -i, --interval TIME     memusage sampling interval (default 1s)\n"
-		"      --max-allocs N      allocations tracked at once (default 1048576; with -K\n"
-		"                          262144, allocated up front)\n"
-		"      --stack-storage N   stack map entries (default 16384)\n"
-		"  -a, --annotate          kernel frames get _[k]\n"
-		"      --addresses         unresolved frames as [module+0xoffset]\n"
-		"  -v, --verbose           libbpf's messages too\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"DURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM (or CMD exits).\n"
-		"Needs root.  Every malloc and free traps into the kernel: expect a traced\n"
-		"malloc-heavy program to run several times slower.  See marple-memleak(1).\n",
-		progname);
-}
-
-static void parse_options(int argc, char **argv)
-{
-	enum { OPT_MAX_ALLOCS = 256, OPT_STACK_STORAGE, OPT_ADDRESSES };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "command", required_argument, NULL, 'c' },
-		{ "kernel", no_argument, NULL, 'K' },
-		{ "min-age", required_argument, NULL, 'm' },
-		{ "sample-every", required_argument, NULL, 's' },
-		{ "lib", required_argument, NULL, 'l' },
-		{ "top", required_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "max-allocs", required_argument, NULL, OPT_MAX_ALLOCS },
-		{ "stack-storage", required_argument, NULL, OPT_STACK_STORAGE },
-		{ "annotate", no_argument, NULL, 'a' },
-		{ "addresses", no_argument, NULL, OPT_ADDRESSES },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "p:c:Km:s:l:t:i:avh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p': opt.pid = (pid_t)opt_u64("-p", optarg, 1, 0x7fffffff); break;
-		case 'c': opt.cmd = optarg; break;
-		case 'K': opt.kernel = 1; break;
-		case 'm': opt.min_age_ns = opt_u64("--min-age", optarg, 0, UINT64_MAX / 1000000) * 1000000; break;
-		case 's': opt.sample_every = opt_u64("--sample-every", optarg, 1, 1u << 30); break;
-		case 'l': opt.lib = optarg; break;
-		case 't': opt.top = opt_u64("--top", optarg, 1, 1u << 20); break;
-		case 'i':
-			if (parse_duration_ns(optarg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
-				usage_error("--interval '%s' is not a time of at least 10ms", optarg);
-			break;
-		case OPT_MAX_ALLOCS: opt.max_allocs = opt_u64("--max-allocs", optarg, 1024, 1u << 26); break;
-		case OPT_STACK_STORAGE: opt.stack_storage = opt_u64("--stack-storage", optarg, 64, 1u << 22); break;
-		case 'a': opt.annotate = 1; break;
-		case OPT_ADDRESSES: opt.addresses = 1; break;
-		case 'v': opt.verbose = 1; break;
-		case 'h': usage(stdout); exit(EXIT_OK);
-		default: usage_try();
-		}
+	switch (key) {
+	case 'K': opt.kernel = 1; break;
+	case 'm': opt.min_age_ns = opt_u64("--min-age", arg, 0, UINT64_MAX / 1000000) * 1000000; break;
+	case 't': opt.top = opt_u64("--top", arg, 1, 1u << 20); break;
+	case 'i':
+		if (parse_duration_ns(arg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
+			usage_error("--interval '%s' is not a time of at least 10ms", arg);
+		break;
+	case OPT_MAX_ALLOCS: opt.max_allocs = opt_u64("--max-allocs", arg, 1024, 1u << 26); break;
 	}
-	if (opt.pid && opt.cmd)
-		usage_error("-p and -c cannot be used together");
 }
+
+static const struct sc_option options[] = {
+	SC_PID("only this process (default: every process)"),
+	SC_COMMAND("start CMD, trace it, end when it exits"),
+	{ 0, 'K', "kernel", NULL, "kernel allocations (kmalloc, kmem_cache) instead of libc's" },
+	{ 0, 'm', "min-age", "MS", "only allocations at least MS milliseconds old (default 0)" },
+	SC_SAMPLE_EVERY("track one allocation in N, weighted by N (less overhead)"),
+	SC_LIB("the C library to probe (default: the libc in use)"),
+	{ 0, 't', "top", "N", "processes per second in the memusage section (default 10)" },
+	{ 0, 'i', "interval", "TIME", "memusage sampling interval (default 1s)" },
+	{ 0, OPT_MAX_ALLOCS, "max-allocs", "N", "allocations tracked at once (default 1048576; with -K\n"
+						 "262144, allocated up front)" },
+	SC_STACK_STORAGE,
+	SC_ANNOTATE,
+	SC_ADDRESSES,
+	SC_VERBOSE,
+	SC_HELP,
+	{ 0 }
+};
 
 /* ---- memusage: per-process outstanding bytes, sampled while tracing ---- */
 
@@ -175,7 +130,7 @@ static void sample_usage(int procs_fd, double x)
 		prev = &key;
 		if (bpf_map_lookup_elem(procs_fd, &key, &p) != 0 || p.bytes <= 0)
 			continue;
-		if (!opt.pid && !opt.cmd && !opt.kernel && exited(key))
+		if (!sc.pid && !sc.cmd && !opt.kernel && exited(key))
 			continue;	/* its memory went back with it */
 		now = xgrow(now, &cap, n + 1, sizeof(*now));
 		now[n] = (struct usage_point){ .x = x, .bytes = p.bytes, .allocs = p.allocs, .tgid = key };
@@ -267,13 +222,13 @@ static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups
 			continue;
 		}
 		/* every process: those that exited while traced freed all at exit */
-		if (!opt.pid && !opt.cmd && !opt.kernel && exited(a.tgid)) {
+		if (!sc.pid && !sc.cmd && !opt.kernel && exited(a.tgid)) {
 			*gone += a.size;
 			continue;
 		}
 		g = xgrow(g, &cap, n + 1, sizeof(*g));
 		g[n++] = (struct group){ .tgid = a.tgid, .stack = a.stack, .bytes = a.size,
-					 .count = opt.sample_every };
+					 .count = sc.sample_every };
 	}
 	if (n)
 		qsort(g, n, sizeof(*g), cmp_group_key);
@@ -301,13 +256,13 @@ static json_t *make_header(const char *lib, pid_t target)
 	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", "outstanding bytes"));
 	if (target > 0)
 		json_object_set_new(o, "pid", json_integer(target));
-	if (opt.cmd)
-		json_object_set_new(o, "command", json_string_bytes(opt.cmd, strlen(opt.cmd)));
+	if (sc.cmd)
+		json_object_set_new(o, "command", json_string_bytes(sc.cmd, strlen(sc.cmd)));
 	json_object_set_new(o, "source", json_string(opt.kernel ? "kernel" : "libc"));
 	if (lib)
 		json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
 	json_object_set_new(o, "min_age_ms", json_integer((json_int_t)(opt.min_age_ns / 1000000)));
-	json_object_set_new(o, "sample_every", json_integer((json_int_t)opt.sample_every));
+	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
 	json_object_set_new(hdr, "options", o);
 	return hdr;
 }
@@ -320,24 +275,14 @@ struct probe {
 	int retprobe;
 };
 
-static void snapshot_at_exit(pid_t pid, void *syms)
-{
-	syms_cache_snapshot(syms, pid);
-}
-
 int main(int argc, char **argv)
 {
 	struct memleak_bpf *skel = NULL;
 	struct bpf_link *links[24] = { 0 };
 	size_t nlinks = 0;
-	struct syms_cache *syms = NULL;
-	struct ksyms *ksyms = NULL;
-	struct stackframes *sf = NULL;
-	struct ring_buffer *notes = NULL;
 	struct group *groups = NULL;
 	size_t ngroups = 0;
-	uint64_t duration, start, next_sample, nallocs = 0, young = 0, counters[STACKS_NCOUNTERS];
-	uint64_t ml[ML_NCOUNTERS] = { 0 }, gone = 0;
+	uint64_t start, next_sample, nallocs = 0, young = 0, gone = 0, ml[ML_NCOUNTERS] = { 0 };
 	const char *ended = NULL;
 	char *lib = NULL;
 	json_t *hdr = NULL, *usage_hdr = NULL;
@@ -345,29 +290,19 @@ int main(int argc, char **argv)
 	int status = 0, cmd_running = 0, rc = EXIT_DATA, err;
 
 	marple_init(argc, argv);
-	parse_options(argc, argv);
-	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose);
-
-	if (opt.pid) {
-		require_process(opt.pid);
-		target = opt.pid;
-	}
-	if (!opt.kernel) {
-		lib = opt.lib ? xstrdup(opt.lib) : uprobes_find_lib(opt.pid ? opt.pid : -1, "libc");
-		if (!lib)
-			return EXIT_DATA;
-		if (access(lib, R_OK) != 0)
-			fatal(EXIT_DATA, "library %s not found", lib);
-	}
+	stackcollector_parse(&sc, options, own_option, argc, argv);
+	stackcollector_start(&sc);
+	target = sc.pid;
+	if (!opt.kernel)
+		lib = stackcollector_libc(&sc);
 
 	skel = memleak_bpf__open();
 	if (!skel) {
 		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
-	skel->rodata->sample_every = opt.sample_every;
-	bpf_map__set_max_entries(skel->maps.stacks, (uint32_t)opt.stack_storage);
+	skel->rodata->sample_every = sc.sample_every;
+	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
@@ -404,8 +339,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < 4; i++)
 			bpf_program__set_autoload(kprogs[i], false);
 	}
-	if (opt.cmd) {
-		target = command_start(opt.cmd);
+	if (sc.cmd) {
+		target = command_start(sc.cmd);
 		cmd_running = 1;
 	}
 	skel->rodata->targ_tgid = (uint32_t)target;
@@ -436,21 +371,13 @@ int main(int argc, char **argv)
 			nlinks++;
 		}
 	}
-	syms = syms_cache_new(SYMS_DEMANGLE);
-	if (opt.kernel && !(ksyms = ksyms_load()))
+	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
 		goto cleanup;
-	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks),
-			     (opt.annotate ? SF_ANNOTATE_KERNEL : 0) | (opt.addresses ? SF_ADDRESSES : 0));
-	notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
-	if (!notes)
-		goto cleanup;
-	if (opt.pid)
-		syms_cache_snapshot(syms, opt.pid);
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
-	if (opt.cmd)
+	if (sc.cmd)
 		command_go(target);
-	collector_ready(duration);
+	collector_ready(sc.duration);
 	start = now_monotonic_ns();
 	next_sample = start + opt.interval_ns;
 
@@ -461,15 +388,15 @@ int main(int argc, char **argv)
 			sample_usage(bpf_map__fd(skel->maps.procs), (double)(now - start) / 1e9);
 			next_sample += opt.interval_ns;
 		}
-		ring_buffer__poll(notes, ms);
-		if (cmd_running && command_exited(target, snapshot_at_exit, syms, &status)) {
+		ring_buffer__poll(sc.notes, ms);
+		if (cmd_running && stackcollector_command_exited(&sc, target, &status)) {
 			cmd_running = 0;
 			ended = "eof";
 			break;
 		}
 	}
 	skel->bss->stopped = 1;
-	ring_buffer__consume(notes);
+	ring_buffer__consume(sc.notes);
 	if (!ended)
 		ended = collector_end_reason();
 	uint64_t end = now_monotonic_ns();
@@ -483,15 +410,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ngroups; i++) {
 		struct memleak_proc p = { 0 };
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &groups[i].tgid, &p);
-		stackframes_begin(sf, p.comm[0] ? p.comm : "[unknown]");
+		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
 		if (opt.kernel)
-			stackframes_kernel_id(sf, groups[i].stack);
+			stackframes_kernel_id(sc.sf, groups[i].stack);
 		else
-			stackframes_user_id(sf, (pid_t)groups[i].tgid, groups[i].stack);
-		tpstack_write(sf, stdout, groups[i].bytes);
+			stackframes_user_id(sc.sf, (pid_t)groups[i].tgid, groups[i].stack);
+		tpstack_write(sc.sf, stdout, groups[i].bytes);
 	}
 
-	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v = xcalloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(uint64_t));
 	for (uint32_t i = 0; i < ML_NCOUNTERS && ncpu > 0; i++)
@@ -499,15 +425,13 @@ int main(int argc, char **argv)
 			for (int c = 0; c < ncpu; c++)
 				ml[i] += v[c];
 	free(v);
-	json_t *tr = section_trailer_new(ngroups, 0, 0, ended);
-	uint64_t dropped = stacks_trailer_add(tr, counters, sf) + ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL];
-	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, ngroups, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
 	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
 	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)young));
 	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gone));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
-	if (opt.cmd && !cmd_running)
+	if (sc.cmd && !cmd_running)
 		json_object_set_new(tr, "command_status", json_integer(status));
 	if (ml[ML_ALLOCS_FULL])
 		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
@@ -526,10 +450,7 @@ cleanup:
 		command_stop(target);
 	free(groups);
 	free(points);
-	ring_buffer__free(notes);
-	stackframes_free(sf);
-	syms_cache_free(syms);
-	ksyms_free(ksyms);
+	stackcollector_free(&sc);
 	json_decref(hdr);
 	json_decref(usage_hdr);
 	memleak_bpf__destroy(skel);

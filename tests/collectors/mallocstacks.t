@@ -62,3 +62,19 @@ MARPLE_READY_FILE="$T/r4" "$MS" > "$T/term.out" 2>/dev/null & ms=$!
 if wait_ready "$T/r4" 20; then sleep 0.3; kill -TERM "$ms"; fi
 wait "$ms"; rc=$?
 check "mallocstacks SIGTERM: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/term.out' && grep -q '\"ended\":\"signal\"' '$T/term.out'"
+
+# 4. --stack-storage: too small a store loses stacks, and says so (trailer,
+#    stderr); their bytes stay, under "[missing user stack]".  manystacks 100 2:
+#    100 distinct stacks, 100 bytes each, twice.
+"$MS" --stack-storage 64 -c "$W/manystacks 100 2" > "$T/st.out" 2> "$T/st.err"; rc=$?
+check "mallocstacks --stack-storage 64: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/st.out'"
+full=$(sed -n 's/^{"trailer".*"stack_map_full":\([0-9]*\).*/\1/p' "$T/st.out")
+check "mallocstacks --stack-storage 64: stacks lost, in the trailer (${full:-none})" test "${full:-0}" -ge 36
+check "mallocstacks --stack-storage 64: and on stderr" grep -q "stacks lost: [1-9][0-9]* (stack map full [1-9].*raise --stack-storage" "$T/st.err"
+missing=$(weight "$T/st.out" '^manystacks;\[missing user stack\]$')
+check "mallocstacks --stack-storage 64: lost stacks' bytes under [missing user stack] ($missing)" \
+	test "$missing" -eq $(( ${full:-0} * 100 ))
+check "mallocstacks --stack-storage 64: no byte left out" \
+	test $(( $(weight "$T/st.out" ';main;descend;') + missing )) -eq 20000
+"$MS" -c "$W/manystacks 100 2" > "$T/st2.out" 2> "$T/st2.err"
+check "mallocstacks default --stack-storage: none lost" grep -q '"stack_map_full":0,' "$T/st2.out"

@@ -1,0 +1,194 @@
+/* stackcollector.c — options, usage, symbols and trailer of the stack
+ * collectors that aggregate in their own maps (see stackcollector.h). */
+#include "stackcollector.h"
+
+#include <bpf/libbpf.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "stackframes.h"
+#include "stream.h"
+#include "syms.h"
+#include "uprobes.h"
+#include "util.h"
+
+#define HELP_COLUMN 26		/* where the help text of an option starts */
+
+static void print_option(FILE *f, const struct sc_option *o)
+{
+	int n;
+
+	if (o->key < 256)
+		n = fprintf(f, "  -%c, --%s", o->key, o->name);
+	else
+		n = fprintf(f, "      --%s", o->name);
+	if (o->arg)
+		n += fprintf(f, " %s", o->arg);
+	fprintf(f, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
+	for (const char *h = o->help, *nl; *h; h = nl + 1) {
+		nl = strchr(h, '\n');
+		if (!nl) {
+			fprintf(f, "%s\n", h);
+			break;
+		}
+		fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+	}
+}
+
+static int has_option(const struct stackcollector *sc, int id)
+{
+	for (const struct sc_option *o = sc->options; o->name; o++)
+		if (o->id == id)
+			return 1;
+	return 0;
+}
+
+void stackcollector_usage(const struct stackcollector *sc, FILE *f)
+{
+	fprintf(f, "Usage: %s %s\n%s\n", progname, sc->synopsis, sc->about);
+	for (const struct sc_option *o = sc->options; o->name; o++)
+		print_option(f, o);
+	fprintf(f, "\nDURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM%s.\n%s",
+		has_option(sc, SC_OPT_COMMAND) ? " (or CMD exits)" : "", sc->footer);
+}
+
+static void shared_option(struct stackcollector *sc, int id, const char *arg)
+{
+	switch (id) {
+	case SC_OPT_PID: sc->pid = (pid_t)opt_u64("-p", arg, 1, 0x7fffffff); break;
+	case SC_OPT_COMMAND: sc->cmd = arg; break;
+	case SC_OPT_SAMPLE_EVERY: sc->sample_every = opt_u64("--sample-every", arg, 1, 1u << 30); break;
+	case SC_OPT_LIB: sc->lib = arg; break;
+	case SC_OPT_USER_ONLY: sc->user_only = 1; break;
+	case SC_OPT_KERNEL_ONLY: sc->kernel_only = 1; break;
+	case SC_OPT_ANNOTATE: sc->annotate = 1; break;
+	case SC_OPT_DELIMIT: sc->delimit = 1; break;
+	case SC_OPT_STACK_STORAGE: sc->stack_storage = opt_u64("--stack-storage", arg, 64, 1u << 22); break;
+	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
+	case SC_OPT_VERBOSE: sc->verbose = 1; break;
+	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
+	}
+}
+
+void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
+			  void (*option)(int key, const char *arg), int argc, char **argv)
+{
+	size_t n = 0;
+	int c;
+
+	sc->options = options;
+	sc->option = option;
+	while (sc->options[n].name)
+		n++;
+	struct option *longopts = xcalloc(n + 1, sizeof(*longopts));
+	char *shortopts = xcalloc(2 * n + 1, 1), *s = shortopts;
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_option *o = &sc->options[i];
+		longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
+		if (o->key < 256) {
+			*s++ = (char)o->key;
+			if (o->arg)
+				*s++ = ':';
+		}
+	}
+	sc->sample_every = 1;
+	sc->stack_storage = 16384;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		size_t i = 0;
+		while (i < n && sc->options[i].key != c)
+			i++;
+		if (i == n)
+			usage_try();
+		if (sc->options[i].id)
+			shared_option(sc, sc->options[i].id, optarg);
+		else
+			sc->option(c, optarg);
+	}
+	free(longopts);
+	free(shortopts);
+	if (sc->user_only && sc->kernel_only)
+		usage_error("-U and -K cannot be used together");
+	if (sc->pid && sc->cmd)
+		usage_error("-p and -c cannot be used together");
+	sc->duration = collector_duration(argc, argv, optind);
+}
+
+void stackcollector_start(const struct stackcollector *sc)
+{
+	collector_start(sc->verbose);
+	if (sc->pid)
+		require_process(sc->pid);
+}
+
+char *stackcollector_libc(const struct stackcollector *sc)
+{
+	char *lib = sc->lib ? xstrdup(sc->lib) : uprobes_find_lib(sc->pid ? sc->pid : -1, "libc");
+
+	if (!lib)
+		exit(EXIT_DATA);
+	if (access(lib, R_OK) != 0)
+		fatal(EXIT_DATA, "library %s not found", lib);
+	return lib;
+}
+
+int stackcollector_sf_flags(const struct stackcollector *sc)
+{
+	return (sc->annotate ? SF_ANNOTATE_KERNEL : 0) | (sc->delimit ? SF_DELIMIT : 0) |
+	       (sc->addresses ? SF_ADDRESSES : 0);
+}
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
+{
+	sc->syms = syms_cache_new(SYMS_DEMANGLE);
+	if (kernel && !(sc->ksyms = ksyms_load()))
+		return -1;
+	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
+	sc->notes = stacks_pidnotes_new(map_fd(obj, "pid_notes"), sc->syms);
+	if (!sc->notes)
+		return -1;
+	if (sc->pid)
+		syms_cache_snapshot(sc->syms, sc->pid);
+	return 0;
+}
+
+json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
+			       uint64_t extra_dropped, const char *ended)
+{
+	uint64_t counters[STACKS_NCOUNTERS];
+	json_t *tr = section_trailer_new(records, 0, 0, ended);
+
+	stacks_read_counters(map_fd(obj, "stack_counters"), counters);
+	uint64_t dropped = stacks_trailer_add(tr, counters, sc->sf) + extra_dropped;
+	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	return tr;
+}
+
+static void snapshot_at_exit(pid_t pid, void *syms)
+{
+	syms_cache_snapshot(syms, pid);
+}
+
+int stackcollector_command_exited(struct stackcollector *sc, pid_t child, int *status)
+{
+	return command_exited(child, snapshot_at_exit, sc->syms, status);
+}
+
+void stackcollector_free(struct stackcollector *sc)
+{
+	ring_buffer__free(sc->notes);
+	stackframes_free(sc->sf);
+	syms_cache_free(sc->syms);
+	ksyms_free(sc->ksyms);
+	sc->notes = NULL;
+	sc->sf = NULL;
+	sc->syms = NULL;
+	sc->ksyms = NULL;
+}

@@ -1,0 +1,143 @@
+/* stackcollector.h — what the collectors built on bpf/stacks.bpf.h that
+ * aggregate in their own maps (diskblockrq, memevents, mallocstacks, memleak)
+ * share: the options they have in common (-p, -c, -s, -l, -U, -K, -a,
+ * --delimit, --stack-storage, --addresses, -v, -h) with their usage lines,
+ * the duration operand, sizing the stack store, symbolizing, and the trailer.
+ *
+ * A program gives its usage text and lists its options in usage order, the
+ * shared ones by macro:
+ *
+ *   static struct stackcollector sc = {
+ *           .synopsis = "[-p PID] [--bytes] [options] [DURATION]",
+ *           .about = "Count ...\n",
+ *           .footer = "Needs root.  See marple-x(1).\n",
+ *   };
+ *   static void own_option(int key, const char *arg);     // -b ...
+ *   static const struct sc_option options[] = {
+ *           SC_PID("only this process"),
+ *           { 0, 'b', "bytes", NULL, "weight by bytes (default: by requests)" },
+ *           SC_STACK_OPTIONS,
+ *           { 0 }
+ *   };
+ *
+ *   stackcollector_parse(&sc, options, own_option, argc, argv);   // and the duration
+ *   stackcollector_start(&sc);                // root, BTF, signals; -p's process exists
+ *   skel = x_bpf__open(); ... stacks_set_storage(skel->obj, sc.stack_storage); load, attach
+ *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
+ *   ... collector_ready(sc.duration); poll sc.notes ... write the records (sc.sf) ...
+ *   json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, ended);
+ *   ... the program's own trailer members, write it ...
+ *   stackcollector_free(&sc);
+ */
+#ifndef MARPLE_STACKCOLLECTOR_H
+#define MARPLE_STACKCOLLECTOR_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* One option of a program, shared or its own, for getopt_long and the usage. */
+struct sc_option {
+	int id;			/* SC_OPT_* for a shared option, 0 for the program's own */
+	int key;		/* its letter, or a value >= 256 for a long-only option */
+	const char *name;	/* the long option */
+	const char *arg;	/* the argument's name in the usage ("PID"); NULL: none */
+	const char *help;	/* usage text; a '\n' continues it on an indented line */
+};
+
+enum {
+	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
+	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
+	SC_OPT_VERBOSE, SC_OPT_HELP
+};
+#define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
+
+#define SC_PID(help) { SC_OPT_PID, 'p', "pid", "PID", help }
+#define SC_COMMAND(help) { SC_OPT_COMMAND, 'c', "command", "CMD", help }
+#define SC_SAMPLE_EVERY(help) { SC_OPT_SAMPLE_EVERY, 's', "sample-every", "N", help }
+#define SC_LIB(help) { SC_OPT_LIB, 'l', "lib", "PATH", help }
+#define SC_USER_ONLY { SC_OPT_USER_ONLY, 'U', "user-only", NULL, "user stacks only" }
+#define SC_KERNEL_ONLY { SC_OPT_KERNEL_ONLY, 'K', "kernel-only", NULL, "kernel stacks only" }
+#define SC_ANNOTATE { SC_OPT_ANNOTATE, 'a', "annotate", NULL, "kernel frames get _[k]" }
+#define SC_DELIMIT \
+	{ SC_OPT_DELIMIT, SC_LONG_ONLY(SC_OPT_DELIMIT), "delimit", NULL, \
+	  "a \"-\" frame between user and kernel frames" }
+#define SC_STACK_STORAGE \
+	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
+	  "stack map entries (default 16384)" }
+#define SC_ADDRESSES \
+	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
+	  "unresolved frames as [module+0xoffset]" }
+#define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages too" }
+#define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
+/* The tail of a collector of user and kernel stacks. */
+#define SC_STACK_OPTIONS \
+	SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
+	SC_VERBOSE, SC_HELP
+
+struct syms_cache;
+struct ksyms;
+struct stackframes;
+struct ring_buffer;
+struct bpf_object;
+
+struct stackcollector {
+	/* the program's usage text */
+	const char *synopsis;		/* the usage line after "Usage: PROG " */
+	const char *about;		/* what it does, lines ending in '\n' */
+	const char *footer;		/* usage lines after the DURATION line */
+
+	/* set by stackcollector_parse */
+	const struct sc_option *options;
+	void (*option)(int key, const char *arg);
+	pid_t pid;			/* -p, 0: not given */
+	const char *cmd;		/* -c */
+	const char *lib;		/* -l */
+	uint64_t sample_every;		/* -s, default 1 */
+	uint64_t stack_storage;		/* --stack-storage, default 16384 */
+	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
+	int user_only, kernel_only, annotate, delimit, addresses, verbose;
+
+	/* set by stackcollector_symbols */
+	struct syms_cache *syms;
+	struct ksyms *ksyms;
+	struct stackframes *sf;
+	struct ring_buffer *notes;	/* pid_notes: poll it while capturing */
+};
+
+/* Parse the options (in usage order, { 0 } ends; the program's own, id 0,
+ * through option()), check them (-U with -K, -p with -c: exit 2) and read the
+ * duration operand.  -h prints the usage and exits 0; an unknown option
+ * exits 2. */
+void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
+			  void (*option)(int key, const char *arg), int argc, char **argv);
+void stackcollector_usage(const struct stackcollector *sc, FILE *f);
+
+/* collector_start(), then exit 1 if -p's process does not exist. */
+void stackcollector_start(const struct stackcollector *sc);
+
+/* The C library to probe: -l, or the libc the process (or this program) maps.
+ * Exits 1 with a message when there is none. */
+char *stackcollector_libc(const struct stackcollector *sc);
+
+/* SF_* flags of -a, --delimit and --addresses. */
+int stackcollector_sf_flags(const struct stackcollector *sc);
+
+/* After load: the symbol caches (ksyms only with kernel), the stackframes of
+ * the object's stacks map and the reader of its pid_notes; -p's process is
+ * snapshot now.  0, or -1 after a message. */
+int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel);
+
+/* A trailer of records records with the object's stack counters and sf's
+ * stats (see stacks_trailer_add: a line on stderr when stacks were lost);
+ * "dropped" is the samples not counted plus extra_dropped. */
+json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
+			       uint64_t extra_dropped, const char *ended);
+
+/* command_exited() for -c's child, snapshotting its maps before it goes. */
+int stackcollector_command_exited(struct stackcollector *sc, pid_t child, int *status);
+
+void stackcollector_free(struct stackcollector *sc);
+
+#endif
