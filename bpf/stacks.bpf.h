@@ -111,7 +111,7 @@ static __always_inline int stacks_get(void *ctx, int user)
 	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!ips)
 		return -ENOMEM;
-	__builtin_memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(__u64));
+	/* bpf_get_stack zeroes what it does not fill: the stored stack ends in 0 */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
 	if (len <= 0) {
 		if (len == 0 || (!user && len == -EFAULT))

@@ -146,7 +146,7 @@ static void delimit(struct stackframes *sf)
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n)
 {
 	/* return addresses name the call: look up the byte before them */
-	uint64_t at[MARPLE_STACK_DEPTH];
+	uint64_t at[MARPLE_STACK_DEPTH] = { 0 };
 	if (n > MARPLE_STACK_DEPTH)
 		n = MARPLE_STACK_DEPTH;
 	for (size_t i = 0; i < n; i++)
