@@ -58,6 +58,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space reads it in place */
 	__type(key, __u32);
 	__type(value, __u64[MARPLE_STACK_DEPTH]);
 } stacks SEC(".maps");

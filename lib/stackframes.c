@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "stream.h"
@@ -16,6 +17,9 @@ struct stackframes {
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
 	int map_fd;
+	const unsigned char *stacks;	/* the stacks array mmapped, or NULL: lookups */
+	size_t stacks_len, stack_size;
+	uint32_t nstacks;
 	int flags;
 	const char **frames;
 	size_t n, cap;
@@ -37,6 +41,21 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->flags = flags;
 	sf->tab_cap = 1024;
 	sf->tab = xcalloc(sf->tab_cap, sizeof(char *));
+	/* read stacks straight from the map's memory: one bpf() call per stack
+	 * was the larger part of writing a big profile */
+	struct bpf_map_info info = { 0 };
+	uint32_t ilen = sizeof(info);
+	if (stack_map_fd >= 0 && bpf_obj_get_info_by_fd(stack_map_fd, &info, &ilen) == 0 &&
+	    (info.map_flags & BPF_F_MMAPABLE) && info.type == BPF_MAP_TYPE_ARRAY) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		sf->stack_size = (info.value_size + 7) & ~7u;
+		sf->stacks_len = (sf->stack_size * info.max_entries + page - 1) / page * page;
+		void *m = mmap(NULL, sf->stacks_len, PROT_READ, MAP_SHARED, stack_map_fd, 0);
+		if (m != MAP_FAILED) {
+			sf->stacks = m;
+			sf->nstacks = info.max_entries;
+		}
+	}
 	return sf;
 }
 
@@ -48,6 +67,8 @@ void stackframes_free(struct stackframes *sf)
 		free(sf->tab[i]);
 	free(sf->tab);
 	free(sf->frames);
+	if (sf->stacks)
+		munmap((void *)sf->stacks, sf->stacks_len);
 	free(sf);
 }
 
@@ -178,8 +199,14 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 {
-	if (id < 0 || bpf_map_lookup_elem(sf->map_fd, &id, ips) != 0)
+	if (id < 0)
 		return -1;
+	if (sf->stacks && (uint32_t)id < sf->nstacks) {
+		size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
+		memcpy(ips, sf->stacks + (size_t)id * sf->stack_size, len < sf->stack_size ? len : sf->stack_size);
+	} else if (bpf_map_lookup_elem(sf->map_fd, &id, ips) != 0) {
+		return -1;
+	}
 	int n = 0;
 	while (n < MARPLE_STACK_DEPTH && ips[n])
 		n++;
@@ -431,21 +458,49 @@ uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f)
 
 uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
 {
-	struct stack_key key, next;
+	enum { CHUNK = 4096 };
+	struct stack_key *keys = xcalloc(CHUNK, sizeof(*keys));
+	uint64_t *vals = xcalloc(CHUNK, sizeof(*vals));
 	struct stacktab *t = stacktab_new();
-	uint64_t v, records;
-	void *prev = NULL;
+	uint64_t records;
+	uint32_t batch = 0;
+	int first = 1, done = 0;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v) != 0 || v == 0)
-			continue;
-		stackframes_key(sf, &key);
-		stackframes_collect(sf, t, v);
+	/* in batches of CHUNK keys: two bpf() calls per key otherwise */
+	while (!done) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		uint32_t count = CHUNK;
+		int rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, &opts);
+		if (rc < 0 && errno != ENOENT) {
+			if (first)	/* a kernel without batch operations */
+				break;
+			count = 0;
+		}
+		done = rc < 0;
+		first = 0;
+		for (uint32_t i = 0; i < count; i++)
+			if (vals[i]) {
+				stackframes_key(sf, &keys[i]);
+				stackframes_collect(sf, t, vals[i]);
+			}
+	}
+	if (first) {
+		struct stack_key key, next;
+		void *prev = NULL;
+		uint64_t v;
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (bpf_map_lookup_elem(fd, &key, &v) != 0 || v == 0)
+				continue;
+			stackframes_key(sf, &key);
+			stackframes_collect(sf, t, v);
+		}
 	}
 	records = stacktab_write_frames(t, f);
 	stacktab_free(t);
+	free(keys);
+	free(vals);
 	return records;
 }
 
