@@ -112,7 +112,9 @@ static __always_inline int stacks_get(void *ctx, int user)
 	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!ips)
 		return -ENOMEM;
-	/* bpf_get_stack zeroes what it does not fill: the stored stack ends in 0 */
+	/* bpf_get_stack zeroes what it does not fill, but the verifier explores
+	 * the hash loop below faster (~2x) over memory it knows is written */
+	__builtin_memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(__u64));
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
 	if (len <= 0) {
 		if (len == 0 || (!user && len == -EFAULT))

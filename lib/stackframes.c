@@ -19,7 +19,7 @@ struct stackframes {
 	int map_fd;
 	const unsigned char *stacks;	/* the stacks array mmapped, or NULL: lookups */
 	size_t stacks_len, stack_size;
-	uint32_t nstacks;
+	uint32_t nstacks, nread;
 	int flags;
 	const char **frames;
 	size_t n, cap;
@@ -41,21 +41,6 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->flags = flags;
 	sf->tab_cap = 1024;
 	sf->tab = xcalloc(sf->tab_cap, sizeof(char *));
-	/* read stacks straight from the map's memory: one bpf() call per stack
-	 * was the larger part of writing a big profile */
-	struct bpf_map_info info = { 0 };
-	uint32_t ilen = sizeof(info);
-	if (stack_map_fd >= 0 && bpf_obj_get_info_by_fd(stack_map_fd, &info, &ilen) == 0 &&
-	    (info.map_flags & BPF_F_MMAPABLE) && info.type == BPF_MAP_TYPE_ARRAY) {
-		size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		sf->stack_size = (info.value_size + 7) & ~7u;
-		sf->stacks_len = (sf->stack_size * info.max_entries + page - 1) / page * page;
-		void *m = mmap(NULL, sf->stacks_len, PROT_READ, MAP_SHARED, stack_map_fd, 0);
-		if (m != MAP_FAILED) {
-			sf->stacks = m;
-			sf->nstacks = info.max_entries;
-		}
-	}
 	return sf;
 }
 
@@ -197,10 +182,33 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 	}
 }
 
+/* Read stacks straight from the map's memory once there are many to read:
+ * one bpf() call per stack was the larger part of writing a big profile, but
+ * mapping 16 MB costs ~3 ms, more than a few hundred lookups. */
+static void map_stacks(struct stackframes *sf)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t ilen = sizeof(info);
+
+	if (sf->map_fd < 0 || bpf_obj_get_info_by_fd(sf->map_fd, &info, &ilen) != 0 ||
+	    !(info.map_flags & BPF_F_MMAPABLE) || info.type != BPF_MAP_TYPE_ARRAY)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	sf->stack_size = (info.value_size + 7) & ~7u;
+	sf->stacks_len = (sf->stack_size * info.max_entries + page - 1) / page * page;
+	void *m = mmap(NULL, sf->stacks_len, PROT_READ, MAP_SHARED, sf->map_fd, 0);
+	if (m != MAP_FAILED) {
+		sf->stacks = m;
+		sf->nstacks = info.max_entries;
+	}
+}
+
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 {
 	if (id < 0)
 		return -1;
+	if (++sf->nread == 1000)
+		map_stacks(sf);
 	if (sf->stacks && (uint32_t)id < sf->nstacks) {
 		size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
 		memcpy(ips, sf->stacks + (size_t)id * sf->stack_size, len < sf->stack_size ? len : sf->stack_size);

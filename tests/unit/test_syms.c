@@ -2,6 +2,9 @@
  * process: its own functions (PIE bias), libc's (.dynsym of a shared
  * library), demangling of C++ and Rust names, a JIT map, a process that has
  * exited since its snapshot, kernel symbols, and root-first frames. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,6 +94,38 @@ static void compare_kernel_namers(struct ksyms *fast)
 	test_cond("kernel namers agree", checked > 500 && agree == checked);
 	ksyms_free(table);
 	free(s);
+}
+
+/* stackframes_read_id: by bpf() lookups, then (after many reads) from the
+ * mmapped map; both must give what was stored, zero-terminated. */
+static void check_stack_reads(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	enum { N = 3000 };
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "stacks", 4, MARPLE_STACK_DEPTH * 8, N, &o);
+	if (fd < 0) {
+		printf("SKIP: stack reads: no BPF map (%s)\n", strerror(errno));
+		return;
+	}
+	uint64_t ips[MARPLE_STACK_DEPTH];
+	for (uint32_t id = 0; id < N; id++) {
+		memset(ips, 0, sizeof(ips));
+		for (uint32_t j = 0; j < id % 100 + 1; j++)
+			ips[j] = 0xffffffff81000000ull + id * 1000 + j;
+		bpf_map_update_elem(fd, &id, ips, BPF_ANY);
+	}
+	struct stackframes *sf = stackframes_new(NULL, NULL, fd, 0);
+	int bad = 0;
+	for (int round = 0; round < 2; round++)
+		for (int id = 0; id < N; id++) {
+			int n = stackframes_read_id(sf, id, ips);
+			bad += n != id % 100 + 1 || ips[0] != 0xffffffff81000000ull + (uint64_t)id * 1000 ||
+			       ips[n - 1] != 0xffffffff81000000ull + (uint64_t)id * 1000 + (uint64_t)n - 1;
+		}
+	test_cond("stacks read by lookups and from the mapped map alike", bad == 0);
+	test_cond("an id past the map is no stack", stackframes_read_id(sf, N + 5, ips) < 0);
+	stackframes_free(sf);
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -235,6 +270,8 @@ int main(int argc, char **argv)
 		syms_cache_free(s2);
 	}
 	stackframes_free(sf);
+	if (getuid() == 0)
+		check_stack_reads();
 	ksyms_free(k);
 	syms_cache_free(c);
 	return test_report();
