@@ -57,7 +57,14 @@ kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 small=$(weight "$T/p.out" 'path_small')
 big=$(weight "$T/p.out" 'path_big')
 check "mallocstacks -p: exit 0" test "$rc" -eq 0
-ratio "mallocstacks -p: ratio 2:1" "$big" "$small" 2 2
+# a capture of a running process starts and ends inside a round: the paths
+# alternate, so path_big's bytes are twice path_small's give or take one
+# round's 6,000,000 bytes (a 2% ratio failed ~1 run in 10)
+if [ "$big" -gt 20000000 ] && awk -v b="$big" -v s="$small" 'BEGIN { d = b - 2 * s; exit !(d <= 6000000 && d >= -6000000) }'; then
+	pass "mallocstacks -p: path_big twice path_small, +- one round ($big:$small)"
+else
+	fail "mallocstacks -p: path_big twice path_small" "got $big:$small, wanted 2:1 +- 6000000 bytes"
+fi
 MARPLE_READY_FILE="$T/r4" "$MS" > "$T/term.out" 2>/dev/null & ms=$!
 if wait_ready "$T/r4" 20; then sleep 0.3; kill -TERM "$ms"; fi
 wait "$ms"; rc=$?
