@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "eventread.h"
+#include "intern.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -46,71 +47,17 @@ static void usage(FILE *f)
 
 /* ---- interned strings (field sets, tracks, types, flows) ---- */
 
-struct intern {
-	char **s;
-	size_t *len;
-	size_t n, cap, lcap;
-	uint32_t *slot;		/* index + 1, 0 = empty */
-	size_t nslot;
-};
-
-static uint32_t hash_bytes(const char *s, size_t n)
+/* The id of s in t; *added set if it is new. */
+static size_t lookup(struct intern *t, const char *s, size_t len, int *added)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static void intern_rehash(struct intern *t)
-{
-	size_t n = t->nslot ? t->nslot * 2 : 256;
-	free(t->slot);
-	t->slot = xcalloc(n, sizeof(uint32_t));
-	t->nslot = n;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = hash_bytes(t->s[i], t->len[i]) & (n - 1);
-		while (t->slot[j])
-			j = (j + 1) & (n - 1);
-		t->slot[j] = (uint32_t)i + 1;
-	}
-}
-
-/* Index of s, added if new (*added set). */
-static size_t intern(struct intern *t, const char *s, size_t len, int *added)
-{
-	if ((t->n + 1) * 2 > t->nslot)
-		intern_rehash(t);
-	size_t j = hash_bytes(s, len) & (t->nslot - 1);
-	while (t->slot[j]) {
-		size_t i = t->slot[j] - 1;
-		if (t->len[i] == len && memcmp(t->s[i], s, len) == 0) {
-			if (added)
-				*added = 0;
-			return i;
-		}
-		j = (j + 1) & (t->nslot - 1);
-	}
-	t->s = xgrow(t->s, &t->cap, t->n + 1, sizeof(char *));
-	t->len = xgrow(t->len, &t->lcap, t->n + 1, sizeof(size_t));
-	t->s[t->n] = xstrndup(s, len);
-	t->len[t->n] = len;
-	t->slot[j] = (uint32_t)t->n + 1;
+	size_t n = intern_count(t);
+	uint32_t id = intern_get(t, s, len);
 	if (added)
-		*added = 1;
-	return t->n++;
+		*added = id == n;
+	return id;
 }
 
-static void intern_free(struct intern *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	free(t->len);
-	free(t->slot);
-}
-
-static struct intern fieldsets, tracks, types, flows;
+static struct intern *fieldsets, *tracks, *types, *flows;
 static char **track_label;	/* by track index: label shown */
 static size_t track_label_cap;
 static uint64_t *flow_first;	/* by flow index: first event + 1, or 0 after linking */
@@ -153,7 +100,7 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	FILE *out = er->ctx;
 	uint64_t nev = er->events;
 	int added;
-	size_t tr = intern(&tracks, e->track.s, e->track.len, &added);
+	size_t tr = lookup(tracks, e->track.s, e->track.len, &added);
 	if (added) {
 		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
 		track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
@@ -166,14 +113,14 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 			track_label[tr] = xstrndup(e->track.s, e->track.len);
 		}
 	}
-	size_t ty = intern(&types, e->type.s, e->type.len, NULL);
-	size_t fs = intern(&fieldsets, buf, join_fields(e), NULL);
+	size_t ty = lookup(types, e->type.s, e->type.len, NULL);
+	size_t fs = lookup(fieldsets, buf, join_fields(e), NULL);
 	fprintf(out, "%s%lld,%zu,%zu,%zu", nev ? "," : "", (long long)(e->time - er->t0), tr, ty, fs);
 	if (nev % 16 == 15)
 		fputc('\n', out);
 	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
 	if (flow) {
-		size_t fl = intern(&flows, flow->s, flow->len, &added);
+		size_t fl = lookup(flows, flow->s, flow->len, &added);
 		flow_first = xgrow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
 		if (added) {
 			flow_first[fl] = nev + 1;
@@ -232,6 +179,10 @@ int main(int argc, char **argv)
 	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"tip\"></div>\n"
 	      "<script>\nvar EV=[", out);
 
+	fieldsets = intern_new();
+	tracks = intern_new();
+	types = intern_new();
+	flows = intern_new();
 	struct eventread er = { .on_event = add_event, .ctx = out };
 	int nin = argc - optind;
 	if (eventread_files(&er, nin, argv + optind) < 0) {
@@ -239,22 +190,26 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	}
 	fputs("];\nvar F=[", out);
-	for (size_t i = 0; i < fieldsets.n; i++) {
+	for (size_t i = 0; i < intern_count(fieldsets); i++) {
+		size_t len;
+		const char *fs = intern_str(fieldsets, (uint32_t)i, &len);
 		if (i)
 			fputs(i % 8 ? "," : ",\n", out);
-		js_string_write(out, fieldsets.s[i], fieldsets.len[i]);
+		js_string_write(out, fs, len);
 	}
 	fputs("];\nvar TR=[", out);
-	for (size_t i = 0; i < tracks.n; i++) {
+	for (size_t i = 0; i < intern_count(tracks); i++) {
 		if (i)
 			fputc(',', out);
 		js_string_cstr(out, track_label[i]);
 	}
 	fputs("];\nvar TY=[", out);
-	for (size_t i = 0; i < types.n; i++) {
+	for (size_t i = 0; i < intern_count(types); i++) {
+		size_t len;
+		const char *ty = intern_str(types, (uint32_t)i, &len);
 		if (i)
 			fputc(',', out);
-		js_string_write(out, types.s[i], types.len[i]);
+		js_string_write(out, ty, len);
 	}
 	fputs("];\nvar LK=[", out);
 	for (size_t i = 0; i < nlinks; i++)
@@ -263,13 +218,13 @@ int main(int argc, char **argv)
 	fputs(script, out);
 	fputs("</script>\n</body></html>\n", out);
 
-	for (size_t i = 0; i < tracks.n; i++)
+	for (size_t i = 0; i < intern_count(tracks); i++)
 		free(track_label[i]);
 	free(track_label);
-	intern_free(&fieldsets);
-	intern_free(&tracks);
-	intern_free(&types);
-	intern_free(&flows);
+	intern_free(fieldsets);
+	intern_free(tracks);
+	intern_free(types);
+	intern_free(flows);
 	free(flow_first);
 	free(links);
 	free(buf);
