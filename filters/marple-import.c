@@ -115,17 +115,6 @@ static void skip_ws(struct pyparse *p)
 		p->s++;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A quoted str (or bytes, with a b prefix) literal, decoded into out. */
 static int py_string(struct pyparse *p, struct buf *out)
 {
@@ -188,7 +177,7 @@ static int py_string(struct pyparse *p, struct buf *out)
 			continue;
 		}
 		for (int k = 0; k < digits; k++) {
-			int h = p->s < p->end ? hexval(*p->s) : -1;
+			int h = p->s < p->end ? hex_digit((unsigned char)*p->s) : -1;
 			if (h < 0) {
 				p->err = "bad \\x, \\u or \\U escape in a string";
 				return -1;

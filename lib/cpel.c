@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "util.h"
 
 #define STRTAB_NAME "FileStrtab"
@@ -283,35 +284,6 @@ static int add_event(struct cpel_conv *c, uint64_t time, uint32_t track, uint32_
 
 /* ---- parsing ---- */
 
-/* Decode %XX in place; -1 on a malformed escape. */
-static long unescape(char *s, size_t n)
-{
-	char *w = memchr(s, '%', n);
-	if (!w)
-		return (long)n;
-	const char *r = w, *e = s + n;
-	while (r < e) {
-		if (*r != '%') {
-			*w++ = *r++;
-			continue;
-		}
-		if (e - r < 3)
-			return -1;
-		int v = 0;
-		for (int k = 1; k <= 2; k++) {
-			char h = r[k];
-			v <<= 4;
-			if (h >= '0' && h <= '9') v |= h - '0';
-			else if (h >= 'a' && h <= 'f') v |= h - 'a' + 10;
-			else if (h >= 'A' && h <= 'F') v |= h - 'A' + 10;
-			else return -1;
-		}
-		*w++ = (char)v;
-		r += 3;
-	}
-	return (long)(w - s);
-}
-
 static int header_line(struct cpel_conv *c, char *p, size_t n)
 {
 	json_error_t jerr;
@@ -376,10 +348,10 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 	q = next_comma(q, e);
 	if (q == e || q == type)
 		return bad_line(c, "event record without a type and track");
-	long typelen = unescape(type, (size_t)(q - type));
+	long typelen = unescape_inplace(type, (size_t)(q - type), NULL);
 	char *track = ++q;
 	q = next_comma(q, e);
-	long tracklen = unescape(track, (size_t)(q - track));
+	long tracklen = unescape_inplace(track, (size_t)(q - track), NULL);
 	if (typelen < 0 || tracklen < 0)
 		return bad_line(c, "bad %XX escape");
 
@@ -405,7 +377,7 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 				dk = (int)i;
 		if (!is_comm && !is_pid && dk < 0)
 			continue;
-		long vl = unescape(val, vlen);
+		long vl = unescape_inplace(val, vlen, NULL);
 		if (vl < 0)
 			return bad_line(c, "bad %XX escape");
 		if (is_comm) {

@@ -108,7 +108,7 @@ char *escape_dup(const char *s, size_t len)
 	return buf;
 }
 
-static int hexval(unsigned char c)
+int hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -132,8 +132,8 @@ long unescape_inplace(char *s, size_t len, size_t *bad_at)
 			s[out++] = s[i++];
 			continue;
 		}
-		int hi = i + 1 < len ? hexval((unsigned char)s[i + 1]) : -1;
-		int lo = i + 2 < len ? hexval((unsigned char)s[i + 2]) : -1;
+		int hi = i + 1 < len ? hex_digit((unsigned char)s[i + 1]) : -1;
+		int lo = i + 2 < len ? hex_digit((unsigned char)s[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
 			if (bad_at)
 				*bad_at = i;

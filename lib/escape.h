@@ -27,6 +27,8 @@ char *escape_dup(const char *s, size_t len);
 /* Decode in place; returns the decoded length, or -1 on a bad %XX (*bad_at set
  * to the offset of the '%'). */
 long unescape_inplace(char *s, size_t len, size_t *bad_at);
+/* The value (0-15) of the hex digit c, or -1. */
+int hex_digit(int c);
 /* Length of the valid UTF-8 sequence starting at s (1-4), or 0 if invalid. */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);
 
