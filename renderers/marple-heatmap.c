@@ -283,6 +283,18 @@ static struct mstr label_of(const struct field *f, size_t n, struct mstr dflt, c
 	return dflt;
 }
 
+/* The value of field key as a number: 0, or -1 if it is absent or not a number. */
+static int field_number(const struct field *f, size_t n, const char *key, double *v)
+{
+	const struct mstr *fv = fields_get(f, n, key);
+	char buf[64];
+	if (!fv || fv->len >= sizeof(buf))
+		return -1;
+	memcpy(buf, fv->s, fv->len);
+	buf[fv->len] = 0;
+	return parse_double(buf, -1e300, 1e300, v) < 0 ? -1 : 0;
+}
+
 static void read_stream(FILE *f, const char *name)
 {
 	struct stream_reader *r = stream_reader_new(f, name);
@@ -317,13 +329,9 @@ static void read_stream(FILE *f, const char *name)
 		if (drawn_dt == DATATYPE_POINT) {
 			const struct point_rec *p = stream_reader_point(r);
 			double v = p->y;
-			if (opt.field) {
-				const struct mstr *fv = fields_get(p->fields, p->nfields, opt.field);
-				char buf[64];
-				if (!fv || fv->len >= sizeof(buf)) { no_value++; continue; }
-				memcpy(buf, fv->s, fv->len);
-				buf[fv->len] = 0;
-				if (parse_double(buf, -1e300, 1e300, &v) < 0) { no_value++; continue; }
+			if (opt.field && field_number(p->fields, p->nfields, opt.field, &v) < 0) {
+				no_value++;
+				continue;
 			}
 			add((int64_t)llround(p->x * 1e9) + point_shift_ns, p->x, v, label_of(p->fields, p->nfields, p->info, NULL));
 		} else {
@@ -333,13 +341,9 @@ static void read_stream(FILE *f, const char *name)
 				origin_ns = (int64_t)e->time;
 				have_origin = 1;
 			}
-			if (mode == MODE_LATENCY) {
-				const struct mstr *fv = fields_get(e->fields, e->nfields, opt.field);
-				char buf[64];
-				if (!fv || fv->len >= sizeof(buf)) { no_value++; continue; }
-				memcpy(buf, fv->s, fv->len);
-				buf[fv->len] = 0;
-				if (parse_double(buf, -1e300, 1e300, &v) < 0) { no_value++; continue; }
+			if (mode == MODE_LATENCY && field_number(e->fields, e->nfields, opt.field, &v) < 0) {
+				no_value++;
+				continue;
 			}
 			int64_t t = (int64_t)(e->time - (uint64_t)origin_ns);
 			add(t, (double)t / 1e9, v, label_of(e->fields, e->nfields, e->track, "comm"));
