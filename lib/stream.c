@@ -99,14 +99,21 @@ static int decode(struct stream_reader *r, char *s, size_t len, struct mstr *out
 	return 0;
 }
 
-/* Parse "k=v,k=v..." starting at p (end at e) into r->fields. */
-static int parse_fields(struct stream_reader *r, char *p, char *e, size_t *nout)
+/* Parse the ",k=v,k=v..." after a record's fixed columns into r->fields: c is
+ * the comma before the first field (NULL: no fields), e the end of the line. */
+static int parse_fields(struct stream_reader *r, char *c, char *e, size_t *nout)
 {
 	size_t n = 0;
 
-	while (p < e) {
-		char *comma = memchr(p, ',', (size_t)(e - p));
-		char *fe = comma ? comma : e;
+	*nout = 0;
+	while (c) {
+		char *p = c + 1;
+		if (p == e) {
+			fail(r, "empty field at end of record");
+			return -1;
+		}
+		c = memchr(p, ',', (size_t)(e - p));
+		char *fe = c ? c : e;
 		char *eq = memchr(p, '=', (size_t)(fe - p));
 		if (!eq) {
 			fail(r, "field %zu is not key=value", n + 1);
@@ -117,13 +124,6 @@ static int parse_fields(struct stream_reader *r, char *p, char *e, size_t *nout)
 		    decode(r, eq + 1, (size_t)(fe - eq - 1), &r->fields[n].value, "field value") < 0)
 			return -1;
 		n++;
-		if (!comma)
-			break;
-		p = comma + 1;
-		if (p == e) {
-			fail(r, "empty field at end of record");
-			return -1;
-		}
 	}
 	*nout = n;
 	return 0;
@@ -200,13 +200,8 @@ static enum stream_item parse_event(struct stream_reader *r, char *p, char *e)
 	if (decode(r, c1 + 1, (size_t)(c2 - c1 - 1), &r->event.type, "event type") < 0 ||
 	    decode(r, c2 + 1, (size_t)((c3 ? c3 : e) - c2 - 1), &r->event.track, "event track") < 0)
 		return STREAM_ERROR;
-	r->event.nfields = 0;
-	if (c3) {
-		if (c3 + 1 == e)
-			return fail(r, "empty field at end of record");
-		if (parse_fields(r, c3 + 1, e, &r->event.nfields) < 0)
-			return STREAM_ERROR;
-	}
+	if (parse_fields(r, c3, e, &r->event.nfields) < 0)
+		return STREAM_ERROR;
 	r->event.fields = r->fields;
 	return STREAM_RECORD;
 }
@@ -224,13 +219,8 @@ static enum stream_item parse_point(struct stream_reader *r, char *p, char *e)
 	c3 = memchr(c2 + 1, ',', (size_t)(e - c2 - 1));
 	if (decode(r, c2 + 1, (size_t)((c3 ? c3 : e) - c2 - 1), &r->point.info, "info") < 0)
 		return STREAM_ERROR;
-	r->point.nfields = 0;
-	if (c3) {
-		if (c3 + 1 == e)
-			return fail(r, "empty field at end of record");
-		if (parse_fields(r, c3 + 1, e, &r->point.nfields) < 0)
-			return STREAM_ERROR;
-	}
+	if (parse_fields(r, c3, e, &r->point.nfields) < 0)
+		return STREAM_ERROR;
 	r->point.fields = r->fields;
 	return STREAM_RECORD;
 }
