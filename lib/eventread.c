@@ -2,6 +2,7 @@
 #include "eventread.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* One operand; -1 at a section of another datatype. */
 static int read_one(struct eventread *er, const char *path)
@@ -72,4 +73,11 @@ int eventread_finish(const struct eventread *er, struct outfile *of, int n, char
 	if (outfile_commit(of) < 0)
 		return EXIT_DATA;
 	return er->bad ? EXIT_DATA : EXIT_OK;
+}
+
+int eventread_track_cpu(struct mstr track, uint64_t *cpu)
+{
+	if (track.len < 4 || memcmp(track.s, "cpu", 3) != 0)
+		return -1;
+	return parse_u64_span(track.s + 3, track.len - 3, cpu);
 }

@@ -38,6 +38,9 @@ struct eventread {
  * at a section of another datatype.  An operand that cannot be opened exits 1. */
 int eventread_files(struct eventread *er, int n, char **paths);
 
+/* The N of a "cpuN" track (per-CPU data): 0 and *cpu set, or -1 for another track. */
+int eventread_track_cpu(struct mstr track, uint64_t *cpu);
+
 /* The end of an event renderer's run: the count of bad lines on stderr; no
  * event section or no events is an error naming the operands (of aborted);
  * else of committed.  Returns the exit status: 1 if anything was bad. */

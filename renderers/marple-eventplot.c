@@ -67,12 +67,6 @@ static size_t nlinks, links_cap;
 static char *buf;
 static size_t bufcap;
 
-static int is_cpu_track(struct mstr t)
-{
-	uint64_t v;
-	return t.len > 3 && memcmp(t.s, "cpu", 3) == 0 && parse_u64_span(t.s + 3, t.len - 3, &v) == 0;
-}
-
 /* Fields as "k=v" joined by 0x1f (the page splits on it). */
 static size_t join_fields(const struct event_rec *e)
 {
@@ -104,7 +98,8 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	if (added) {
 		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
 		track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
-		if (!is_cpu_track(e->track) && comm) {
+		uint64_t cpu;
+		if (eventread_track_cpu(e->track, &cpu) < 0 && comm) {
 			size_t n = comm->len + e->track.len + 4;
 			track_label[tr] = xmalloc(n);
 			snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,

@@ -102,8 +102,7 @@ static void meta(const char *what, long pid, long tid, const char *name, size_t 
 static int cpu_of(struct mstr track, long *cpu)
 {
 	uint64_t v;
-	if (track.len < 4 || memcmp(track.s, "cpu", 3) != 0 || parse_u64_span(track.s + 3, track.len - 3, &v) < 0 ||
-	    v > 65535)
+	if (eventread_track_cpu(track, &v) < 0 || v > 65535)
 		return 0;
 	*cpu = (long)v;
 	return 1;

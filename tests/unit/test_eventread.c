@@ -1,6 +1,7 @@
 /* test_eventread.c — the event renderers' input loop: the time origin from
  * start_ns or the first event, the end from events and trailers, the event
- * index seen by the callback, bad lines counted, other datatypes refused. */
+ * index seen by the callback, bad lines counted, other datatypes refused;
+ * cpuN tracks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,5 +64,11 @@ int main(void)
 	unlink(paths[1]);
 	free(paths[0]);
 	free(paths[1]);
+
+	uint64_t cpu = 99;
+	test_cond("eventread: cpu12 is CPU 12", eventread_track_cpu(MSTR("cpu12"), &cpu) == 0 && cpu == 12);
+	test_cond("eventread: cpu, cpux, cpu-1 and 4711 are not CPUs",
+		  eventread_track_cpu(MSTR("cpu"), &cpu) < 0 && eventread_track_cpu(MSTR("cpux"), &cpu) < 0 &&
+		  eventread_track_cpu(MSTR("cpu-1"), &cpu) < 0 && eventread_track_cpu(MSTR("4711"), &cpu) < 0);
 	return test_report();
 }
