@@ -3,7 +3,7 @@
 // filter by type and by regex hides events, ipc flows drawn as links, and a
 // 300,000-event page stays quick.
 'use strict';
-const { launch, open, pass, fail, check, run, BIN, TOP } = require('./lib.js');
+const { launch, open, pass, fail, check, checkNoErrors, checkNoRequests, run, BIN, TOP } = require('./lib.js');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -50,8 +50,8 @@ run('eventplot', async () => {
   const browser = await launch();
   try {
     const page = await open(browser, html);
-    check('eventplot: loads without script errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
-    check('eventplot: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoErrors('eventplot: loads without script errors', page);
+    checkNoRequests('eventplot: no network requests', page);
     check('eventplot: escaped title shown', (await page.textContent('#title')) === 'test <page>');
     const info = await page.evaluate(() => ({ tracks: window.eventplot.tracks, types: window.eventplot.types,
       events: window.eventplot.events, links: window.eventplot.links, shown: window.eventplot.shown() }));

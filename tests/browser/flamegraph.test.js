@@ -4,7 +4,7 @@
 // percentage counted once for nested matches, case toggle, and the time to
 // load, zoom and search a graph of more than 50,000 frames.
 'use strict';
-const { launch, open, pass, fail, check, run, BIN, TOP } = require('./lib.js');
+const { launch, open, pass, fail, check, checkNoErrors, checkNoRequests, run, BIN, TOP } = require('./lib.js');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -38,8 +38,8 @@ run('flamegraph', async () => {
   const browser = await launch();
   try {
     const page = await open(browser, svg);
-    check('flamegraph: loads without script errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
-    check('flamegraph: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoErrors('flamegraph: loads without script errors', page);
+    checkNoRequests('flamegraph: no network requests', page);
     check('flamegraph: escaped title shown', (await page.textContent('#title')) === 'Java <test>');
 
     const target = 'sys_write';
@@ -100,14 +100,14 @@ run('flamegraph', async () => {
     await page.evaluate(() => window.marple.search('.'));
     const full = await page.evaluate(() => window.marpleMatched);
     check('flamegraph: search inside a zoom is relative to the zoomed frame', Math.abs(full - 100) < 0.01, String(full));
-    check('flamegraph: no script errors after interaction', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    checkNoErrors('flamegraph: no script errors after interaction', page);
     await page.close();
 
     // Hostile names: the golden hostile SVG runs its script without error and
     // shows names as text.
     const golden = c => { const f = path.join(dir, c + '.svg'); fs.copyFileSync(path.join(TOP, 'tests', 'flamegraph', c + '.out'), f); return f; };
     const ph = await open(browser, golden('hostile'));
-    check('flamegraph: hostile names, no script error', ph.marpleErrors.length === 0, ph.marpleErrors.join('; '));
+    checkNoErrors('flamegraph: hostile names, no script error', ph);
     const hi = await ph.evaluate(() => window.marple.find('evil<script>alert(1)</script>'));
     await ph.locator('#frames > rect').nth(hi).hover();
     const hd = await ph.textContent('#details');
@@ -144,7 +144,7 @@ run('flamegraph', async () => {
     console.log(`# flamegraph in chromium, ${nframes} frames: load ${p2.marpleLoadMs} ms, zoom ${tz[0].toFixed(0)} ms, unzoom ${tz[1].toFixed(0)} ms, search ${tz[2].toFixed(0)} ms, next frame ${tp.toFixed(0)} ms`);
     check('flamegraph: big graph loads, zooms and searches without a stall (< 1 s each)',
       p2.marpleLoadMs < 5000 && tz.every(v => v < 1000), `load ${p2.marpleLoadMs} ${tz}`);
-    check('flamegraph: big graph without errors', p2.marpleErrors.length === 0, p2.marpleErrors.join('; '));
+    checkNoErrors('flamegraph: big graph without errors', p2);
   } finally {
     await browser.close();
     fs.rmSync(dir, { recursive: true, force: true });

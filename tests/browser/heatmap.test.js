@@ -2,7 +2,7 @@
 // bucket shows a tooltip with its range and count, clicking it shows the
 // distribution details box naming the processes that contributed.
 'use strict';
-const { launch, open, check, run, BIN } = require('./lib.js');
+const { launch, open, check, checkNoErrors, checkNoRequests, run, BIN } = require('./lib.js');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 
@@ -16,7 +16,7 @@ run('heatmap', async () => {
   const browser = await launch();
   try {
     const page = await open(browser, 'ev.svg');
-    check('heatmap: page loads without errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    checkNoErrors('heatmap: page loads without errors', page);
     const cell = page.locator('#hm-cells rect[data-c="2"][data-r="0"]');
     const box = await cell.boundingBox();
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -41,7 +41,7 @@ run('heatmap', async () => {
     await page.mouse.move(5, 5);
     check('heatmap: tooltip hides off the map',
       (await page.getAttribute('#marple-tip', 'visibility')) === 'hidden');
-    check('heatmap: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoRequests('heatmap: no network requests', page);
     if (process.env.SHOT) await page.screenshot({ path: process.env.SHOT });
 
     // A latency heat map of points: the tooltip gives the value range in the header's unit.
@@ -57,7 +57,7 @@ run('heatmap', async () => {
     await p2.mouse.click(c2.x + c2.width / 2, c2.y + c2.height / 2);
     const det2 = await p2.textContent('#hm-details');
     check('heatmap: latency details name the info label', /bash: 2 \(100\.0%\)/.test(det2), det2);
-    check('heatmap: latency page without errors', p2.marpleErrors.length === 0, p2.marpleErrors.join('; '));
+    checkNoErrors('heatmap: latency page without errors', p2);
   } finally {
     await browser.close();
   }

@@ -36,6 +36,9 @@ let failed = 0;
 function pass(name) { console.log('PASS: ' + name); }
 function fail(name, why) { failed++; console.log('FAIL: ' + name + ': ' + why); }
 function check(name, cond, why) { cond ? pass(name) : fail(name, why || 'condition false'); }
+// The cases every page has: no script error (or alert) and no network request so far.
+function checkNoErrors(name, page) { check(name, page.marpleErrors.length === 0, page.marpleErrors.join('; ')); }
+function checkNoRequests(name, page) { check(name, page.marpleRequests.length === 0, page.marpleRequests.join(' ')); }
 
 // Run an async test body; a thrown error is one failed case, never a silent exit.
 function run(name, body) {
@@ -43,4 +46,4 @@ function run(name, body) {
     .finally(() => { process.exitCode = failed ? 1 : 0; });
 }
 
-module.exports = { launch, open, pass, fail, check, run, BIN, TOP };
+module.exports = { launch, open, pass, fail, check, checkNoErrors, checkNoRequests, run, BIN, TOP };

@@ -4,7 +4,7 @@
 // here), links that point at files that exist, and hostile names from the
 // data shown as text, never run.
 'use strict';
-const { launch, open, pass, fail, check, run, BIN, TOP } = require('./lib.js');
+const { launch, open, pass, fail, check, checkNoErrors, checkNoRequests, run, BIN, TOP } = require('./lib.js');
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -78,8 +78,8 @@ run('report', async () => {
     const missingPics = pics.filter(h => !fs.existsSync(path.join(out, decodeURIComponent(h))));
     check('report: inline pictures are files beside the page', missingPics.length === 0, missingPics.join(' '));
 
-    check('report: no script error and no alert from the data', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
-    check('report: no network request', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoErrors('report: no script error and no alert from the data', page);
+    checkNoRequests('report: no network request', page);
     check(`report: opens quickly (${page.marpleLoadMs} ms)`, page.marpleLoadMs < 5000);
   } finally {
     await browser.close();

@@ -1,7 +1,7 @@
 // stackplot.test.js — marple-stackplot's SVG in headless Chromium: hovering the
 // plot shows a tooltip with each band's value at that time, and a cursor line.
 'use strict';
-const { launch, open, check, run, BIN } = require('./lib.js');
+const { launch, open, check, checkNoErrors, checkNoRequests, run, BIN } = require('./lib.js');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 
@@ -16,7 +16,7 @@ run('stackplot', async () => {
   const browser = await launch();
   try {
     const page = await open(browser, 'sp.svg');
-    check('stackplot: page loads without errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    checkNoErrors('stackplot: page loads without errors', page);
     const box = await page.locator('#sp-hover').boundingBox();
     // the middle sample (x = 1 s) is in the middle of the plot
     await page.mouse.move(box.x + box.width / 2 + 3, box.y + box.height / 2);
@@ -33,7 +33,7 @@ run('stackplot', async () => {
     const legend = await page.$$eval('#sp-legend text', ts => ts.map(t => t.textContent));
     check('stackplot: legend in stack order, biggest at the bottom',
       legend.join('|') === '<i>&amp;\'"x|small|big', legend.join('|'));
-    check('stackplot: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoRequests('stackplot: no network requests', page);
     if (process.env.SHOT) {
       await page.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2);
       await page.screenshot({ path: process.env.SHOT });

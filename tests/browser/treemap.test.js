@@ -2,7 +2,7 @@
 // and no network, areas follow the weights, hover shows name, weight and
 // shares, a click drills down, the breadcrumb goes back up, --depth limits.
 'use strict';
-const { launch, open, check, run, BIN, TOP } = require('./lib.js');
+const { launch, open, check, checkNoErrors, checkNoRequests, run, BIN, TOP } = require('./lib.js');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -26,8 +26,8 @@ run('treemap', async () => {
   const browser = await launch();
   try {
     const page = await open(browser, html);
-    check('treemap: loads without script errors', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
-    check('treemap: no network requests', page.marpleRequests.length === 0, page.marpleRequests.join(' '));
+    checkNoErrors('treemap: loads without script errors', page);
+    checkNoRequests('treemap: no network requests', page);
     check('treemap: escaped title', (await page.textContent('h1')) === 'Map <&>');
     let b = await boxes(page);
     const names = b.map(x => x.text).sort().join(',');
@@ -63,7 +63,7 @@ run('treemap', async () => {
     await page.click('#crumbs >> text=all');
     b = await boxes(page);
     check('treemap: back at the top', b.length === 4 && (await page.textContent('#crumbs')) === 'all', String(b.length));
-    check('treemap: no script errors after interaction', page.marpleErrors.length === 0, page.marpleErrors.join('; '));
+    checkNoErrors('treemap: no script errors after interaction', page);
     await page.close();
 
     const p2 = await open(browser, shallow);
