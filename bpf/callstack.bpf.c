@@ -2,8 +2,8 @@
 /* callstack.bpf.c — timed stack sampling for marple-callstack.
  *
  * A perf_event program on cpu-clock, one per CPU.  Default: count
- * struct stack_key (pid, comm, user and kernel stack ids) in the counts hash
- * map (aggregation in the kernel).  raw_mode: one raw_sample per sample on the
+ * struct stack_key (pid, exec id, comm, user and kernel stack ids) in the
+ * counts hash map (aggregation in the kernel).  raw_mode: one raw_sample per sample on the
  * events ring buffer.  dwarf_mode: user registers + the top of the user stack
  * on the ring buffer, unwound in user space with libunwind. */
 #include "vmlinux.h"
@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 
 #define STACKS_COUNTS 1
+#define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
 #include "callstack.h"
 
@@ -59,6 +60,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (dwarf_mode && tgid != 0 && !stacks_current_is_kthread()) {
+		struct task_struct *t = bpf_get_current_task_btf();
 		struct dwarf_sample *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
 			stacks_count(STACKS_RINGBUF_FULL);
@@ -71,9 +73,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		e->tid = tid;
 		bpf_get_current_comm(&e->comm, sizeof(e->comm));
 		e->kern_stack_id = want_kernel ? stacks_get(ctx, 0) : STACK_ID_NONE;
-		e->pad = 0;
+		e->exec_id = (__u32)t->self_exec_id;
 		if (want_user) {
-			stacks_note_pid(tgid);
+			stacks_note_image(tgid, e->exec_id, t, 0);
 			stacks_copy_user(&e->user);
 		} else {
 			e->user.len = 0;

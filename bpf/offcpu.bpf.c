@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 
 #define STACKS_COUNTS 1
+#define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
 
 const volatile __u32 targ_pid = 0;

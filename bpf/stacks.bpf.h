@@ -7,14 +7,20 @@
  *                   bpf_map__set_max_entries(skel->maps.stacks, N) (stack_ids follows)
  *   stack_ids       hash of a stack -> its id (stacks are stored by content)
  *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
- *   pids_seen, pid_notes   the first sample of each process is announced on
- *                   the pid_notes ring buffer so user space can snapshot its
- *                   maps while it lives (lib/stackframes.h: stacks_pidnotes_new)
+ *   pids_seen, pid_notes   the first sample of each image of a process
+ *                   (pid, exec id) is announced on the pid_notes ring buffer
+ *                   (struct pid_note) so user space can snapshot its maps while
+ *                   it lives (lib/stackframes.h: stacks_pidnotes_open)
+ *   stacks_exec     with STACKS_EXEC_NOTES defined before the include: a
+ *                   sched_process_exec program that announces the new image
+ *                   of a process seen before at once (attached by
+ *                   stacks_pidnotes_open), so it is snapshotted before the
+ *                   first sample of it is even taken
  * and the helpers
  *   stacks_count(i)                     counter i += 1 on this CPU
  *   stacks_get(ctx, user)               id of the current stack, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
- *   stacks_note_pid(tgid)               announce a process once
+ *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
  * and, with STACKS_COUNTS defined before the include, the aggregation map
  *   counts          BPF_MAP_TYPE_HASH struct stack_key -> u64 (size it like stacks)
  *   stacks_add(k, w)                    counts[k] += w; a full map is counted
@@ -87,7 +93,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__type(key, __u64);		/* STACKS_SEEN_KEY(pid, exec_id) */
 	__type(value, __u8);
 } pids_seen SEC(".maps");
 
@@ -152,32 +158,56 @@ static __always_inline int stacks_get(void *ctx, int user)
 	return -ENOMEM;
 }
 
-static __always_inline void stacks_note_pid(__u32 tgid)
+/* Announce image exec_id of process tgid (current's) once: a struct pid_note
+ * on pid_notes.  force: even if announced before (at exec, where a sample may
+ * have announced it with the layout half built). */
+static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct task_struct *t, int force)
 {
+	__u64 key = STACKS_SEEN_KEY(tgid, exec_id);
 	__u8 one = 1;
 	if (tgid == 0)
 		return;
 	/* a lookup first: an LRU update takes a free node (and locks) even when
 	 * the key exists, ~1.5 us per event in a uprobe-heavy collector */
-	if (bpf_map_lookup_elem(&pids_seen, &tgid))
+	if (!force && bpf_map_lookup_elem(&pids_seen, &key))
 		return;
-	if (bpf_map_update_elem(&pids_seen, &tgid, &one, BPF_NOEXIST) == 0) {
-		__u32 *e = bpf_ringbuf_reserve(&pid_notes, sizeof(__u32), 0);
-		if (e) {
-			*e = tgid;
-			bpf_ringbuf_submit(e, 0);
-		} else {
-			bpf_map_delete_elem(&pids_seen, &tgid);	/* try again next time */
-		}
+	if (bpf_map_update_elem(&pids_seen, &key, &one, force ? BPF_ANY : BPF_NOEXIST) != 0)
+		return;
+	struct pid_note *e = bpf_ringbuf_reserve(&pid_notes, sizeof(*e), 0);
+	if (!e) {
+		bpf_map_delete_elem(&pids_seen, &key);	/* try again next time */
+		return;
 	}
+	struct mm_struct *mm = t->mm;
+	e->pid = tgid;
+	e->exec_id = exec_id;
+	if (mm) {
+		e->layout[0] = mm->start_code;
+		e->layout[1] = mm->end_code;
+		e->layout[2] = mm->start_stack;
+		e->layout[3] = mm->start_data;
+		e->layout[4] = mm->end_data;
+		e->layout[5] = mm->start_brk;
+		e->layout[6] = mm->env_start;
+		e->layout[7] = mm->env_end;
+	} else {
+		__builtin_memset(e->layout, 0, sizeof(e->layout));
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void stacks_note_pid(__u32 tgid)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	stacks_note_image(tgid, (__u32)t->self_exec_id, t, 0);
 }
 
 /* Has the current task no user stack to read (kernel thread, or exiting
  * after its memory is gone)? */
 static __always_inline int stacks_current_is_kthread(void)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	return (BPF_CORE_READ(t, flags) & PF_KTHREAD) != 0 || BPF_CORE_READ(t, mm) == NULL;
+	struct task_struct *t = bpf_get_current_task_btf();
+	return (t->flags & PF_KTHREAD) != 0 || t->mm == NULL;
 }
 
 /* Copy the current task's user registers and the top of its user stack
@@ -218,23 +248,43 @@ static __always_inline int stacks_copy_user(struct user_stack *u)
 	return -1;
 }
 
-/* Fill *k for the current task: pid (tgid), comm and the stacks asked for. */
+/* Fill *k for the current task: pid (tgid), exec id, comm and the stacks asked for. */
 static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int want_user, int want_kernel)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *t = bpf_get_current_task_btf();
 
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pid = id >> 32;
+	k->exec_id = (__u32)t->self_exec_id;
 	bpf_get_current_comm(&k->comm, sizeof(k->comm));
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
-	if (want_user && k->pid != 0 && !stacks_current_is_kthread()) {
+	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && t->mm) {
 		k->user_stack_id = stacks_get(ctx, 1);
-		stacks_note_pid(k->pid);
+		stacks_note_image(k->pid, k->exec_id, t, 0);
 	}
 	if (want_kernel)
 		k->kern_stack_id = stacks_get(ctx, 0);
 }
+
+#ifdef STACKS_EXEC_NOTES
+/* A process seen before (any thread of its previous image, or this image
+ * already) has just exec'ed: announce the new image now, with its layout
+ * complete, so that it is snapshotted while it surely lives. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 exec_id = (__u32)t->self_exec_id;
+	__u64 prev = STACKS_SEEN_KEY(tgid, exec_id - 1), cur = STACKS_SEEN_KEY(tgid, exec_id);
+
+	if (bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur))
+		stacks_note_image(tgid, exec_id, t, 1);
+	return 0;
+}
+#endif
 
 #ifdef STACKS_COUNTS
 struct {

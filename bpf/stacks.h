@@ -22,8 +22,27 @@ struct stack_key {
 	__s32 user_stack_id;
 	__s32 kern_stack_id;
 	char comm[MARPLE_COMM_LEN];
-	__u32 pad;			/* keep the size a multiple of 8, zeroed */
+	__u32 exec_id;			/* which image of pid: task->self_exec_id (low 32
+					 * bits), bumped by every execve, so stacks from
+					 * before and after an exec stay apart and resolve
+					 * against their own files */
 };
+
+/* The first sample of each image of a process (pid, exec_id) is announced on
+ * the pid_notes ring buffer (and, with STACKS_EXEC_NOTES, each exec of a
+ * process already seen) so that user space snapshots its maps while it lives.
+ * layout[] is where that image's code, data, heap and stack begin and end
+ * (mm->start_code, end_code, start_stack, start_data, end_data, start_brk,
+ * env_start, env_end: /proc/PID/stat fields 26-28, 45-47, 50-51), randomized at
+ * each exec: user space checks that the maps it read are of this image. */
+#define STACKS_LAYOUT_N 8
+struct pid_note {
+	__u32 pid;
+	__u32 exec_id;
+	__u64 layout[STACKS_LAYOUT_N];
+};
+/* pids_seen key of an image */
+#define STACKS_SEEN_KEY(pid, exec_id) (((__u64)(exec_id) << 32) | (__u32)(pid))
 
 /* Per-CPU counters (map stack_counters), summed by stacks_read_counters(). */
 enum stack_counter {

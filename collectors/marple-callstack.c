@@ -121,6 +121,7 @@ static struct {
 struct dwarf_key {
 	uint32_t pid;
 	int32_t kid;
+	uint32_t exec_id;
 	char comm[MARPLE_COMM_LEN];
 	uint64_t ips[MARPLE_STACK_DEPTH];
 };
@@ -147,8 +148,10 @@ static int on_event(void *ctx, void *data, size_t len)
 		memset(&k, 0, sizeof(k));
 		k.pid = d->pid;
 		k.kid = d->kern_stack_id;
+		k.exec_id = d->exec_id;
 		memcpy(k.comm, d->comm, MARPLE_COMM_LEN);
-		int n = opt.kernel_only ? 0 : unwinder_unwind(run.unw, (pid_t)d->pid, &d->user, k.ips, MARPLE_STACK_DEPTH);
+		int n = opt.kernel_only ? 0 : unwinder_unwind(run.unw, (pid_t)d->pid, d->exec_id, &d->user, k.ips,
+							      MARPLE_STACK_DEPTH);
 		stacktab_add(run.tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), 1);
 	}
 	return 0;
@@ -167,7 +170,7 @@ static uint64_t write_dwarf_stacks(struct stackframes *sf)
 		memcpy(&k, key, len);
 		size_t n = (len - offsetof(struct dwarf_key, ips)) / sizeof(uint64_t);
 		stackframes_begin(sf, k.comm);
-		stackframes_user_ips(sf, (pid_t)k.pid, k.ips, n);
+		stackframes_user_ips_exec(sf, (pid_t)k.pid, k.exec_id, k.ips, n);
 		stackframes_kernel_id(sf, k.kid);
 		stackframes_collect(sf, out, w);
 	}
@@ -181,6 +184,7 @@ int main(int argc, char **argv)
 	struct callstack_bpf *skel;
 	struct cpuclock *cc;
 	struct ring_buffer *rb = NULL;
+	struct bpf_link *exec_link;
 	struct ksyms *ksyms = NULL;
 	struct stackframes *sf = NULL;
 	uint64_t duration, counters[STACKS_NCOUNTERS] = { 0 };
@@ -221,7 +225,7 @@ int main(int argc, char **argv)
 		run.unw = unwinder_new(run.syms);
 		run.tab = stacktab_new();
 	}
-	rb = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), run.syms);
+	rb = stacks_pidnotes_open(skel->obj, run.syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		fatal(EXIT_DATA, "cannot set up the ring buffers");
 
@@ -257,8 +261,10 @@ int main(int argc, char **argv)
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
+		syms_cache_refresh(run.syms);	/* libraries loaded since a snapshot */
 	}
 	cpuclock_detach(cc);
+	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
 
 	if (opt.dwarf)

@@ -176,7 +176,7 @@ static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 int main(int argc, char **argv)
 {
 	struct offcpu_bpf *skel;
-	struct bpf_link *link;
+	struct bpf_link *link, *exec_link;
 	struct cpuclock *cc = NULL;
 	struct ring_buffer *rb;
 	struct ksyms *ksyms = NULL;
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		ksyms = ksyms_load();
 	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks),
 			     (opt.delimit ? SF_DELIMIT : 0) | (opt.annotate ? SF_ANNOTATE_KERNEL : 0));
-	rb = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
+	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb)
 		fatal(EXIT_DATA, "cannot set up the ring buffer");
 
@@ -232,10 +232,12 @@ int main(int argc, char **argv)
 		err = ring_buffer__poll(rb, collector_poll_timeout_ms(200));
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
+		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	}
 	uint64_t end = now_monotonic_ns();
 	cpuclock_detach(cc);
 	bpf_link__destroy(link);
+	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
 	add_still_blocked(skel, end);
 

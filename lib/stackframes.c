@@ -119,13 +119,18 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 
 void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n)
 {
+	stackframes_user_ips_exec(sf, pid, SYMS_EXEC_ANY, ips, n);
+}
+
+void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
+{
 	char buf[64];
 
 	for (size_t i = n; i-- > 0;) {
 		const char *mod = NULL;
 		uint64_t off = 0;
 		/* return addresses (all but the leaf) are looked up at ip-1: the call */
-		const char *name = syms_cache_lookup(sf->syms, pid, ips[i] - (i > 0), &mod, &off);
+		const char *name = syms_cache_lookup_exec(sf->syms, pid, exec_id, ips[i] - (i > 0), &mod, &off);
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
@@ -223,6 +228,11 @@ int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 
 void stackframes_user_id(struct stackframes *sf, pid_t pid, int id)
 {
+	stackframes_user_id_exec(sf, pid, SYMS_EXEC_ANY, id);
+}
+
+void stackframes_user_id_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, int id)
+{
 	uint64_t ips[MARPLE_STACK_DEPTH];
 	int n;
 
@@ -234,7 +244,7 @@ void stackframes_user_id(struct stackframes *sf, pid_t pid, int id)
 		sf->after_user = sf->n;
 		return;
 	}
-	stackframes_user_ips(sf, pid, ips, (size_t)n);
+	stackframes_user_ips_exec(sf, pid, exec_id, ips, (size_t)n);
 }
 
 void stackframes_kernel_id(struct stackframes *sf, int id)
@@ -256,7 +266,7 @@ void stackframes_kernel_id(struct stackframes *sf, int id)
 void stackframes_key(struct stackframes *sf, const struct stack_key *k)
 {
 	stackframes_begin(sf, k->comm);
-	stackframes_user_id(sf, (pid_t)k->pid, k->user_stack_id);
+	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
 	stackframes_kernel_id(sf, k->kern_stack_id);
 }
 
@@ -326,21 +336,67 @@ uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS],
 	return dropped;
 }
 
+struct pidnotes {
+	struct syms_cache *syms;
+	int seen_fd;			/* pids_seen, or -1 */
+};
+
 static int on_pidnote(void *ctx, void *data, size_t len)
 {
-	if (len >= sizeof(uint32_t))
-		syms_cache_snapshot(ctx, (pid_t) * (uint32_t *)data);
+	struct pidnotes *pn = ctx;
+	const struct pid_note *n = data;
+
+	if (len < sizeof(*n))
+		return 0;
+	/* a snapshot that could not be shown to be of this image (sampled in
+	 * the middle of an exec?) is asked for again at its next sample */
+	if (syms_cache_snapshot_exec(pn->syms, (pid_t)n->pid, n->exec_id, (const uint64_t *)n->layout) > 0 &&
+	    pn->seen_fd >= 0) {
+		__u64 key = STACKS_SEEN_KEY(n->pid, n->exec_id);
+		bpf_map_delete_elem(pn->seen_fd, &key);
+	}
 	return 0;
+}
+
+static struct ring_buffer *pidnotes_new(int notes_fd, int seen_fd, struct syms_cache *syms)
+{
+	static struct pidnotes pn[8];	/* a collector has one; never freed */
+	static int npn;
+	struct ring_buffer *rb;
+
+	if (npn == 8) {
+		warnmsg("too many pid_notes ring buffers");
+		return NULL;
+	}
+	pn[npn] = (struct pidnotes){ syms, seen_fd };
+	if (!(rb = ring_buffer__new(notes_fd, on_pidnote, &pn[npn], NULL)))
+		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
+	else
+		npn++;
+	return rb;
 }
 
 struct ring_buffer *stacks_pidnotes_new(int fd, struct syms_cache *syms)
 {
-	struct ring_buffer *rb = ring_buffer__new(fd, on_pidnote, syms, NULL);
-	if (!rb)
-		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
-	return rb;
+	return pidnotes_new(fd, -1, syms);
 }
 
+struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
+{
+	struct bpf_map *notes = bpf_object__find_map_by_name(obj, "pid_notes");
+	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
+	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "stacks_exec");
+
+	*exec_link = NULL;
+	if (!notes || !seen) {
+		warnmsg("no pid_notes map in the BPF program");
+		return NULL;
+	}
+	if (exec && !(*exec_link = bpf_program__attach(exec)))
+		warnmsg("cannot attach to sched_process_exec (%s): a process that execs and exits before "
+			"its first sample is taken may be left unnamed", strerror(errno));
+	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
+}
 
 struct tabent {
 	uint64_t hash, weight;

@@ -6,7 +6,8 @@
  *
  *   struct stackframes *sf = stackframes_new(syms, ksyms,
  *                   bpf_map__fd(skel->maps.stacks), SF_DELIMIT | SF_ANNOTATE_KERNEL);
- *   struct ring_buffer *notes = stacks_pidnotes_new(bpf_map__fd(skel->maps.pid_notes), syms);
+ *   struct bpf_link *exec;
+ *   struct ring_buffer *notes = stacks_pidnotes_open(skel->obj, syms, &exec);
  *   ... while capturing: ring_buffer__poll(notes, timeout)  (snapshots new pids) ...
  *   for each key/value of the collector's hash map:
  *       stackframes_key(sf, &key);          // comm, user frames, "-", kernel frames
@@ -47,12 +48,16 @@ void stackframes_free(struct stackframes *sf);
 void stackframes_begin(struct stackframes *sf, const char *comm);
 /* Append user frames from a leaf-first array of return addresses. */
 void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n);
+/* The same, named from image exec_id of pid (syms_cache_lookup_exec). */
+void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips,
+			       size_t n);
 /* Append kernel frames from a leaf-first array (with the delimiter first if asked). */
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n);
 /* Same from stack-map ids; STACK_ID_NONE appends nothing. */
 void stackframes_user_id(struct stackframes *sf, pid_t pid, int id);
+void stackframes_user_id_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, int id);
 void stackframes_kernel_id(struct stackframes *sf, int id);
-/* begin + user_id + kernel_id for a key. */
+/* begin + user_id_exec + kernel_id for a key. */
 void stackframes_key(struct stackframes *sf, const struct stack_key *k);
 /* Read a stack-map id into ips[MARPLE_STACK_DEPTH] (leaf first); returns the depth, -1 if absent. */
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips);
@@ -106,9 +111,18 @@ int stacks_set_storage(struct bpf_object *obj, uint32_t n);
  * exist (pid or tid <= 0: not given). */
 void stacks_check_target(long long pid, long long tid);
 
-/* Snapshot each process announced on the pid_notes ring buffer (stacks.bpf.h);
- * poll it with ring_buffer__poll().  NULL + message on failure. */
+/* Snapshot each image of a process announced on the pid_notes ring buffer
+ * (stacks.bpf.h: struct pid_note); poll it with ring_buffer__poll().  NULL +
+ * message on failure. */
 struct ring_buffer;
 struct ring_buffer *stacks_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
+/* The same for a loaded BPF object that includes stacks.bpf.h, and better:
+ * a snapshot that could not be checked is asked for again (its pids_seen
+ * entry dropped), and the object's stacks_exec program (STACKS_EXEC_NOTES), if
+ * it has one, is attached (*exec_link, for bpf_link__destroy; NULL if none
+ * or it failed, with a warning) so images are snapshotted as they exec. */
+struct bpf_link;
+struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms,
+					 struct bpf_link **exec_link);
 
 #endif

@@ -386,9 +386,21 @@ struct perfmap {
 	char *text;
 };
 
+/* One image of a process: (pid, exec id), or (pid, SYMS_EXEC_ANY) for callers
+ * that do not tell images apart. */
 struct proc {
 	pid_t pid;
-	int gone;
+	int gone;			/* maps unreadable: exited */
+	int frozen;			/* never read /proc for it again: a newer image
+					 * of pid is known, or its maps could not be
+					 * shown to be of this image */
+	int verified;			/* maps read and checked against layout */
+	int tries;			/* snapshots whose layout did not match */
+	uint64_t exec_id;
+	uint64_t layout[SYMS_LAYOUT_N];	/* valid when has_layout */
+	int has_layout;
+	int refreshes;			/* syms_cache_refresh reads done */
+	uint64_t snap_ns;		/* when it was snapshotted */
 	uint64_t read_ns;
 	struct umap *maps;
 	size_t nmaps;
@@ -406,6 +418,8 @@ struct syms_cache {
 	char **names;			/* interned mapping names */
 	size_t nnames, names_cap;
 	struct syms_stats st;
+	struct proc **young;		/* images syms_cache_refresh will read again */
+	size_t nyoung, young_cap;
 	struct stat root;		/* our own root directory */
 	int root_known;
 };
@@ -463,6 +477,7 @@ void syms_cache_free(struct syms_cache *c)
 			free(d);
 		}
 	}
+	free(c->young);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
@@ -757,12 +772,28 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 	return d;
 }
 
-static struct proc *find_proc(struct syms_cache *c, pid_t pid)
+static struct proc *find_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
 	for (struct proc *p = c->procs[(uint32_t)pid % NBUCKETS]; p; p = p->next)
-		if (p->pid == pid)
+		if (p->pid == pid && p->exec_id == exec_id)
 			return p;
 	return NULL;
+}
+
+/* Is exec id a later than b?  (32-bit ids, which only grow) */
+static int exec_after(uint64_t a, uint64_t b)
+{
+	return (int32_t)((uint32_t)a - (uint32_t)b) > 0;
+}
+
+/* The newest image of pid known (ANY images aside), or NULL. */
+static struct proc *newest_image(struct syms_cache *c, pid_t pid)
+{
+	struct proc *n = NULL;
+	for (struct proc *p = c->procs[(uint32_t)pid % NBUCKETS]; p; p = p->next)
+		if (p->pid == pid && p->exec_id != SYMS_EXEC_ANY && (!n || exec_after(p->exec_id, n->exec_id)))
+			n = p;
+	return n;
 }
 
 static void load_perfmap(struct proc *p)
@@ -825,7 +856,46 @@ static void load_perfmap(struct proc *p)
 	p->jit = pm;
 }
 
-/* (Re)read /proc/PID/maps into p. */
+/* Read the layout of pid's current image from /proc/PID/stat (fields 26-28,
+ * 45-47, 50-51, as struct pid_note has them).  0 or -1. */
+static int read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
+{
+	static const int field[SYMS_LAYOUT_N] = { 26, 27, 28, 45, 46, 47, 50, 51 };
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');	/* the comm before it may hold anything */
+	if (!p)
+		return -1;
+	p++;
+	for (int f = 3, i = 0; i < SYMS_LAYOUT_N; f++) {
+		char *end;
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -1;
+		if (f == field[i]) {
+			out[i++] = strtoull(p, &end, 10);
+			p = end;
+		} else {
+			p += strcspn(p, " ");
+		}
+	}
+	return 0;
+}
+
+/* (Re)read /proc/PID/maps into p.  With p->has_layout, the maps are taken only
+ * if the process still has that layout after they were read (images only
+ * change forward, so they are of p's image): 1, p left as it was, if not. */
 static int read_maps(struct syms_cache *c, struct proc *p)
 {
 	char path[64], root[64];
@@ -833,6 +903,8 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	char *line = NULL;
 	size_t lcap = 0, cap = 0;
 	ssize_t len;
+	struct umap *maps = NULL;
+	size_t nmaps = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
 	if (!(f = fopen(path, "re"))) {
@@ -848,9 +920,6 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	if (stat(root, &a) == 0 && c->root_known && a.st_dev == c->root.st_dev && a.st_ino == c->root.st_ino)
 		root[0] = 0;
 	int anon_exec = 0;
-	free(p->maps);
-	p->maps = NULL;
-	p->nmaps = 0;
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		uint64_t start, end, pgoff, ino = 0;
 		unsigned int dmaj = 0, dmin = 0;
@@ -883,50 +952,133 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 			m.name = "[anon]";
 			anon_exec |= perms[2] == 'x';
 		}
-		p->maps = xgrow(p->maps, &cap, p->nmaps + 1, sizeof(*p->maps));
-		p->maps[p->nmaps++] = m;
+		maps = xgrow(maps, &cap, nmaps + 1, sizeof(*maps));
+		maps[nmaps++] = m;
 	}
 	free(line);
 	fclose(f);
+	if (p->has_layout) {
+		uint64_t now[SYMS_LAYOUT_N];
+		if (read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
+			free(maps);
+			return 1;
+		}
+	}
+	free(p->maps);
+	p->maps = maps;
+	p->nmaps = nmaps;
 	p->read_ns = now_monotonic_ns();
 	if (!p->jit && anon_exec)	/* a JIT writes code to anonymous memory */
 		load_perfmap(p);
 	return 0;
 }
 
-static struct proc *get_proc(struct syms_cache *c, pid_t pid)
+static struct proc *new_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
-	struct proc *p = find_proc(c, pid);
-	if (p)
-		return p;
-	p = xcalloc(1, sizeof(*p));
+	struct proc *p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
+	p->exec_id = exec_id;
 	size_t b = (uint32_t)pid % NBUCKETS;
 	p->next = c->procs[b];
 	c->procs[b] = p;
 	c->st.procs++;
+	return p;
+}
+
+/* p's image is current (or was when p was seen): older images of its process
+ * are not read from /proc again.  0, or -1 if a newer image is known. */
+static int make_current(struct syms_cache *c, struct proc *p)
+{
+	struct proc *n = newest_image(c, p->pid);
+	if (n && exec_after(n->exec_id, p->exec_id))
+		return -1;
+	for (struct proc *q = c->procs[(uint32_t)p->pid % NBUCKETS]; q; q = q->next)
+		if (q->pid == p->pid && q->exec_id != SYMS_EXEC_ANY && exec_after(p->exec_id, q->exec_id))
+			q->frozen = 1;
+	return 0;
+}
+
+/* The image to resolve (pid, exec_id) in: created at the first call, with
+ * its maps read now if no newer image is known.  SYMS_EXEC_ANY: the newest
+ * image known, or one read now. */
+static struct proc *get_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+{
+	struct proc *p;
+
+	if (exec_id == SYMS_EXEC_ANY && (p = newest_image(c, pid)))
+		return p;
+	if ((p = find_proc(c, pid, exec_id)))
+		return p;
+	p = new_proc(c, pid, exec_id);
+	if (exec_id != SYMS_EXEC_ANY && make_current(c, p) < 0) {
+		p->frozen = 1;	/* the process has exec'ed since: its maps are another image's */
+		return p;
+	}
 	read_maps(c, p);
 	return p;
 }
 
 int syms_cache_snapshot(struct syms_cache *c, pid_t pid)
 {
-	struct proc *p = get_proc(c, pid);
+	struct proc *p = get_proc(c, pid, SYMS_EXEC_ANY);
 	return p->gone && p->nmaps == 0 ? -1 : 0;
 }
 
-void syms_cache_forget(struct syms_cache *c, pid_t pid)
+int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
+			     const uint64_t layout[SYMS_LAYOUT_N])
 {
-	struct proc *p = find_proc(c, pid);
+	struct proc *p = find_proc(c, pid, exec_id);
+	int rc;
+
 	if (!p)
-		return;
+		p = new_proc(c, pid, exec_id);
+	if (p->verified)
+		return 0;
+	if (make_current(c, p) < 0 || p->tries >= 4) {
+		p->frozen = 1;
+		return -1;
+	}
+	memcpy(p->layout, layout, sizeof(p->layout));
+	p->has_layout = 1;
+	rc = read_maps(c, p);
+	if (rc == 0) {
+		p->verified = 1;
+		p->frozen = 0;
+		p->snap_ns = p->read_ns;
+		c->young = xgrow(c->young, &c->young_cap, c->nyoung + 1, sizeof(*c->young));
+		c->young[c->nyoung++] = p;
+		return 0;
+	}
+	/* not this image's maps (or none): never guess.  Maps read before
+	 * without a check (a lookup came first) are dropped too. */
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = 0;
-	perfmap_free(p->jit);
-	p->jit = NULL;
-	p->gone = 0;
-	read_maps(c, p);
+	p->frozen = 1;
+	if (rc < 0)
+		return -1;
+	p->tries++;
+	return 1;
+}
+
+void syms_cache_refresh(struct syms_cache *c)
+{
+	static const uint64_t after_ns[] = { 50000000, 1000000000 };
+	uint64_t now = now_monotonic_ns();
+	size_t w = 0;
+
+	for (size_t i = 0; i < c->nyoung; i++) {
+		struct proc *p = c->young[i];
+		if (!p->frozen && !p->gone && p->refreshes < 2 && now - p->snap_ns >= after_ns[p->refreshes]) {
+			int rc = read_maps(c, p);	/* checked against its layout */
+			if (rc > 0)
+				p->frozen = 1;	/* exec'ed since: keep what we have */
+			p->refreshes++;
+		}
+		if (!p->frozen && !p->gone && p->refreshes < 2)
+			c->young[w++] = p;
+	}
+	c->nyoung = w;
 }
 
 static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)
@@ -943,10 +1095,13 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 				return &p->maps[mid];
 		}
 		/* not mapped when we looked: maybe dlopen'ed since; look again (rarely) */
-		if (pass || p->gone || now_monotonic_ns() - p->read_ns < 1000000000ull)
+		if (pass || p->gone || p->frozen || now_monotonic_ns() - p->read_ns < 1000000000ull)
 			return NULL;
-		if (read_maps(c, p) < 0)
+		int rc = read_maps(c, p);
+		if (rc != 0) {
+			p->frozen = rc > 0;	/* exec'ed since: keep the maps we have */
 			return NULL;
+		}
 	}
 	return NULL;
 }
@@ -1011,7 +1166,13 @@ static const char *pretty(struct syms_cache *c, struct usym *u)
 const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr, const char **module,
 			      uint64_t *offset)
 {
-	struct proc *p = get_proc(c, pid);
+	return syms_cache_lookup_exec(c, pid, SYMS_EXEC_ANY, addr, module, offset);
+}
+
+const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
+				   const char **module, uint64_t *offset)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
 	struct umap *m;
 
 	c->st.lookups++;
@@ -1051,7 +1212,12 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr, co
 
 int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out)
 {
-	struct proc *p = get_proc(c, pid);
+	return syms_cache_map_exec(c, pid, SYMS_EXEC_ANY, addr, out);
+}
+
+int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_map *out)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
 	struct umap *m = find_map(c, p, addr);
 	const struct seg *sg;
 
@@ -1077,14 +1243,20 @@ int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_m
 
 int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
+	return syms_cache_read_exec(c, pid, SYMS_EXEC_ANY, addr, buf, len);
+}
+
+int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
+			 size_t len)
+{
 	struct syms_map sm;
 
-	if (syms_cache_map(c, pid, addr, &sm) < 0) {
+	if (syms_cache_map_exec(c, pid, exec_id, addr, &sm) < 0) {
 		/* .eh_frame may sit in a mapping next to the one holding addr */
 		return -1;
 	}
 	/* run-time address -> vaddr -> file offset through the PT_LOAD segments */
-	struct proc *p = find_proc(c, pid);
+	struct proc *p = get_proc(c, pid, exec_id);
 	struct umap *m = find_map(c, p, addr);
 	uint64_t vaddr = addr - (uint64_t)sm.bias;
 	for (size_t i = 0; i < m->dso->nsegs; i++) {

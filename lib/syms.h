@@ -7,6 +7,7 @@
  *   struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
  *   syms_cache_snapshot(c, pid);                     // at the first sight of pid
  *   name = syms_cache_lookup(c, pid, addr, &module, &off);   // NULL: unknown
+ *   name = syms_cache_lookup_exec(c, pid, exec_id, addr, &module, &off);  // across exec
  *   name = ksyms_lookup(k, addr, &off);
  *
  * Most collectors do not call this directly but go through lib/stackframes.h,
@@ -25,6 +26,15 @@
  * needs (its maps and the open, mmapped ELF files) the first time it is seen,
  * so it can still be named after it exits.  A lookup that misses every mapping
  * of a live process re-reads its maps (at most once a second: dlopen).
+ *
+ * Exec: a process that execs keeps its pid but gets new files at the same
+ * addresses.  The _exec functions tell its images apart by an exec id (the
+ * stack collectors record task->self_exec_id, which each execve bumps, with
+ * every stack): each (pid, exec id) has its own snapshot, and once a newer
+ * image of a pid is known the older ones are never read from /proc again, so a
+ * stack is named from the files of the image it was sampled in or not at all
+ * ("[unknown]"), never from another's.  syms_cache_snapshot_exec() also checks
+ * that the maps it read are of the image meant (its layout, below).
  */
 #ifndef MARPLE_SYMS_H
 #define MARPLE_SYMS_H
@@ -58,14 +68,38 @@ void syms_cache_free(struct syms_cache *c);
  * a pid).  0, or -1 if the process is gone.  A pid already snapshotted is
  * left alone (0). */
 int syms_cache_snapshot(struct syms_cache *c, pid_t pid);
-/* Forget pid's maps (e.g. after exec) so the next snapshot reads them again. */
-void syms_cache_forget(struct syms_cache *c, pid_t pid);
+
+/* Exec ids: the low 32 bits of task->self_exec_id; SYMS_EXEC_ANY: "whichever
+ * image of pid is the newest known" (what the functions without _exec use). */
+#define SYMS_EXEC_ANY UINT64_MAX
+/* An image's layout as /proc/PID/stat shows it, fields 26-28, 45-47, 50-51
+ * (startcode endcode startstack start_data end_data start_brk env_start
+ * env_end): where its code, data, heap and stack were put, randomized at each
+ * exec.  BPF reads the same from current->mm (bpf/stacks.h: struct pid_note). */
+#define SYMS_LAYOUT_N 8
+/* Snapshot image exec_id of pid, which had this layout when it was sampled:
+ * 0 when done (or done before); -1 if it cannot be any more (the process
+ * exited, or a newer image is known); 1 if the process no longer has that
+ * layout (it exec'ed, or was sampled in the middle of an exec with its layout
+ * half built): nothing is kept, and a later call may try again (4 times). */
+int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
+			     const uint64_t layout[SYMS_LAYOUT_N]);
+/* Read again, while they live and keep their layout, the maps of the images
+ * snapshotted by syms_cache_snapshot_exec, 50 ms and 1 s after: libraries
+ * mapped just after a snapshot (by ld.so after an exec, dlopen at start-up)
+ * are then known.  Call it every few hundred ms during a capture. */
+void syms_cache_refresh(struct syms_cache *c);
+
 /* Name of the function at addr in pid (snapshotting first if needed), or NULL.
  * *module (basename of the mapped file, or "[vdso]", "[anon]"...) and *offset
  * are set when known (module NULL when addr is in no mapping).  Either may be
  * NULL.  Returned strings live as long as the cache. */
 const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
 			      const char **module, uint64_t *offset);
+/* The same in image exec_id of pid.  An image first seen here is read from
+ * /proc now unless a newer one is known (then every lookup in it is NULL). */
+const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
+				   const char **module, uint64_t *offset);
 
 /* What the unwinder needs about the mapping holding addr (lib/unwind.c). */
 struct syms_map {
@@ -80,9 +114,12 @@ struct syms_map {
 };
 /* 0 and *out filled, or -1 if addr is in no file-backed mapping of pid. */
 int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out);
+int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_map *out);
 /* Copy len bytes of pid's memory at addr from the mapped file's contents (for
  * read-only data such as .eh_frame).  0, or -1 if not file-backed. */
 int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len);
+int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
+			 size_t len);
 
 /* Statistics for -v and the benchmarks. */
 struct syms_stats {

@@ -21,6 +21,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 
 struct as_entry {
 	pid_t pid;
+	uint64_t exec_id;
 	unw_addr_space_t as;
 	struct as_entry *next;
 };
@@ -31,6 +32,7 @@ struct unwinder {
 	struct unwinder_stats st;
 	/* the sample being unwound */
 	pid_t pid;
+	uint64_t exec_id;
 	const struct user_stack *us;
 	int no_info, past_end;
 };
@@ -48,12 +50,12 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct syms_map m;
 	unsigned char hdr[12];
 
-	if (syms_cache_map(u->syms, u->pid, ip, &m) < 0 || !m.eh_frame_hdr) {
+	if (syms_cache_map_exec(u->syms, u->pid, u->exec_id, ip, &m) < 0 || !m.eh_frame_hdr) {
 		u->no_info = 1;
 		return -UNW_ENOINFO;
 	}
 	uint64_t hdr_rt = m.eh_frame_hdr + (uint64_t)m.bias;
-	if (syms_cache_read(u->syms, u->pid, hdr_rt, hdr, sizeof(hdr)) < 0 || hdr[0] != 1 ||
+	if (syms_cache_read_exec(u->syms, u->pid, u->exec_id, hdr_rt, hdr, sizeof(hdr)) < 0 || hdr[0] != 1 ||
 	    hdr[2] != DW_EH_PE_udata4 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) ||
 	    (hdr[1] & 0x0f) != DW_EH_PE_sdata4) {
 		u->no_info = 1;
@@ -95,7 +97,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, u->us->data + (addr - sp), sizeof(*valp));
 		return 0;
 	}
-	if (syms_cache_read(u->syms, u->pid, addr, valp, sizeof(*valp)) == 0)
+	if (syms_cache_read_exec(u->syms, u->pid, u->exec_id, addr, valp, sizeof(*valp)) == 0)
 		return 0;
 	if (addr >= sp && addr < sp + 1024 * 1024)
 		u->past_end = 1;
@@ -174,14 +176,16 @@ void unwinder_free(struct unwinder *u)
 	free(u);
 }
 
-static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid)
+/* One address space (and libunwind cache) per image of a process. */
+static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid, uint64_t exec_id)
 {
 	size_t b = (uint32_t)pid % NAS;
 	for (struct as_entry *e = u->tab[b]; e; e = e->next)
-		if (e->pid == pid)
+		if (e->pid == pid && e->exec_id == exec_id)
 			return e->as;
 	struct as_entry *e = xcalloc(1, sizeof(*e));
 	e->pid = pid;
+	e->exec_id = exec_id;
 	e->as = unw_create_addr_space(&accessors, 0);
 	if (!e->as)
 		fatal(EXIT_DATA, "libunwind: cannot create an address space");
@@ -191,7 +195,8 @@ static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid)
 	return e->as;
 }
 
-int unwinder_unwind(struct unwinder *u, pid_t pid, const struct user_stack *us, uint64_t *ips, int max)
+int unwinder_unwind(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
+		    int max)
 {
 	unw_cursor_t cur;
 	int n = 0;
@@ -200,10 +205,11 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, const struct user_stack *us, 
 	if (max <= 0 || us->regs[UREG_IP] == 0)
 		return 0;
 	u->pid = pid;
+	u->exec_id = exec_id;
 	u->us = us;
 	u->no_info = u->past_end = 0;
 	ips[n++] = us->regs[UREG_IP];
-	if (us->len > 0 && unw_init_remote(&cur, addr_space(u, pid), u) == 0) {
+	if (us->len > 0 && unw_init_remote(&cur, addr_space(u, pid, exec_id), u) == 0) {
 		while (n < max && unw_step(&cur) > 0) {
 			unw_word_t ip = 0;
 			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)

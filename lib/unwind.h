@@ -7,10 +7,11 @@
  *
  *   struct unwinder *u = unwinder_new(syms);
  *   uint64_t ips[MARPLE_STACK_DEPTH];
- *   int n = unwinder_unwind(u, pid, &sample->user, ips, MARPLE_STACK_DEPTH);
- *   stackframes_user_ips(sf, pid, ips, n);       // leaf first, like a stack map
+ *   int n = unwinder_unwind(u, pid, exec_id, &sample->user, ips, MARPLE_STACK_DEPTH);
+ *   stackframes_user_ips_exec(sf, pid, exec_id, ips, n);   // leaf first, like a stack map
  *
- * One libunwind address space (and cache) per process.
+ * One libunwind address space (and cache) per image of a process (pid, exec
+ * id: see lib/syms.h).
  */
 #ifndef MARPLE_UNWIND_H
 #define MARPLE_UNWIND_H
@@ -28,7 +29,8 @@ void unwinder_free(struct unwinder *u);
 /* Return addresses of the copied stack, leaf (the sampled ip) first; the
  * count (0 if there is no user stack).  Never fails: a walk that cannot go on
  * stops there (counted in unwinder_stats). */
-int unwinder_unwind(struct unwinder *u, pid_t pid, const struct user_stack *us, uint64_t *ips, int max);
+int unwinder_unwind(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
+		    int max);
 
 struct unwinder_stats {
 	uint64_t stacks, frames;

@@ -1,0 +1,49 @@
+/* execfrom — image X of the exec tests: burns CPU (or sleeps) in from_hot()
+ * for a while, then execs another program in the same process (same pid).
+ * Usage: execfrom burn|sleep SECONDS PROGRAM [ARG...]
+ * from_hot() is linked at 0x10000000 (section hotcode), where execinto puts
+ * into_hot(): samples of the two images have the same addresses, so a
+ * profiler that names the new image's stacks from the old image's files
+ * says from_hot where into_hot ran.
+ * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -no-pie -Wl,--section-start=hotcode=0x10000000
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline, section("hotcode"))) void from_hot(int sleep_mode)
+{
+	if (sleep_mode) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	for (unsigned long i = 0; i < 1000000; i++)
+		sink += i ^ (sink >> 3);
+}
+
+__attribute__((noinline)) void from_loop(int sleep_mode, double secs)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		from_hot(sleep_mode);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep"))) {
+		fprintf(stderr, "usage: execfrom burn|sleep SECONDS PROGRAM [ARG...]\n");
+		return 2;
+	}
+	from_loop(argv[1][0] == 's', atof(argv[2]));
+	execv(argv[3], argv + 3);
+	perror(argv[3]);
+	return 1;
+}

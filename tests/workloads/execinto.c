@@ -1,0 +1,42 @@
+/* execinto — image Y of the exec tests (execfrom execs it): burns CPU (or
+ * sleeps) in into_hot(), linked at the address of execfrom's from_hot().
+ * Usage: execinto burn|sleep SECONDS
+ * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -no-pie -Wl,--section-start=hotcode=0x10000000
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline, section("hotcode"))) void into_hot(int sleep_mode)
+{
+	if (sleep_mode) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		return;
+	}
+	for (unsigned long i = 0; i < 1000000; i++)
+		sink += i ^ (sink >> 3);
+}
+
+__attribute__((noinline)) void into_loop(int sleep_mode, double secs)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		into_hot(sleep_mode);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep"))) {
+		fprintf(stderr, "usage: execinto burn|sleep SECONDS\n");
+		return 2;
+	}
+	into_loop(argv[1][0] == 's', atof(argv[2]));
+	return 0;
+}
