@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "intern.h"
 #include "util.h"
 
 #define STRTAB_NAME "FileStrtab"
@@ -25,17 +26,6 @@ struct run {
 	size_t n;
 };
 
-struct strent {
-	uint32_t off, len, hash, id;	/* id: caller's value (track id) */
-};
-
-struct strtab {
-	char *buf;
-	size_t len, cap;
-	struct strent *slot;
-	size_t nslot, used;
-};
-
 struct cpel_conv {
 	struct cpel_opts o;
 	const char *name;
@@ -47,8 +37,8 @@ struct cpel_conv {
 	int sorted;
 	uint64_t last_time;
 	/* strings */
-	struct strtab st;	/* the CPEL string table: every string, deduplicated */
-	struct strtab tracks;	/* track label -> track id */
+	struct intern *st;	/* the CPEL string table: every string, deduplicated */
+	struct intern *tracks;	/* track label -> track id */
 	uint32_t *track_label;	/* track id -> label offset in st */
 	size_t ntracks, track_cap;
 	/* event types: name offset in st; small, searched linearly from the last hit */
@@ -98,73 +88,16 @@ static int bad_line(struct cpel_conv *c, const char *why)
 
 /* ---- string tables ---- */
 
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static void st_rehash(struct strtab *t)
-{
-	size_t n = t->nslot ? t->nslot * 2 : 1024;
-	struct strent *ns = xcalloc(n, sizeof(*ns));
-	for (size_t i = 0; i < t->nslot; i++) {
-		if (!t->slot[i].off)
-			continue;
-		size_t j = t->slot[i].hash & (n - 1);
-		while (ns[j].off)
-			j = (j + 1) & (n - 1);
-		ns[j] = t->slot[i];
-	}
-	free(t->slot);
-	t->slot = ns;
-	t->nslot = n;
-}
-
-/* Find or add s; *added says whether it is new.  Entries are stored +1 in
- * off so that an all-zero slot is empty. */
-static struct strent *st_find(struct strtab *t, const char *s, size_t n, int *added)
-{
-	uint32_t h = hash_bytes(s, n);
-	if ((t->used + 1) * 2 > t->nslot)
-		st_rehash(t);
-	size_t j = h & (t->nslot - 1);
-	for (;;) {
-		struct strent *e = &t->slot[j];
-		if (!e->off) {
-			t->buf = xgrow(t->buf, &t->cap, t->len + n + 1, 1);
-			memcpy(t->buf + t->len, s, n);
-			t->buf[t->len + n] = 0;
-			e->off = (uint32_t)t->len + 1;
-			e->len = (uint32_t)n;
-			e->hash = h;
-			t->len += n + 1;
-			t->used++;
-			*added = 1;
-			return e;
-		}
-		if (e->hash == h && e->len == n && memcmp(t->buf + e->off - 1, s, n) == 0) {
-			*added = 0;
-			return e;
-		}
-		j = (j + 1) & (t->nslot - 1);
-	}
-}
-
 /* Offset in the CPEL string table of s (NUL bytes inside become '?'). */
 static uint32_t strtab_add(struct cpel_conv *c, const char *s, size_t n)
 {
-	int added;
 	if (memchr(s, 0, n)) {
 		c->scratch = xgrow(c->scratch, &c->scap, n + 1, 1);
 		for (size_t i = 0; i < n; i++)
 			c->scratch[i] = s[i] ? s[i] : '?';
 		s = c->scratch;
 	}
-	struct strent *e = st_find(&c->st, s, n, &added);
-	return e->off - 1;
+	return (uint32_t)intern_offset(c->st, intern_get(c->st, s, n));
 }
 
 /* A printf format showing s literally: '%' doubled. */
@@ -186,16 +119,12 @@ static uint32_t strtab_add_format(struct cpel_conv *c, const char *s, size_t n)
 
 static uint32_t track_id(struct cpel_conv *c, const char *s, size_t n)
 {
-	int added;
-	struct strent *e = st_find(&c->tracks, s, n, &added);
-	if (added) {
-		if (c->ntracks >= UINT32_MAX)
-			fatal(EXIT_DATA, "too many tracks");
-		e->id = (uint32_t)c->ntracks;
+	uint32_t id = intern_get(c->tracks, s, n);
+	if (id == c->ntracks) {	/* new: ids count up from 0 */
 		c->track_label = xgrow(c->track_label, &c->track_cap, c->ntracks + 1, sizeof(uint32_t));
 		c->track_label[c->ntracks++] = strtab_add_format(c, s, n);
 	}
-	return e->id;
+	return id;
 }
 
 static uint32_t type_code(struct cpel_conv *c, const char *s, size_t n)
@@ -466,6 +395,8 @@ struct cpel_conv *cpel_conv_new(const struct cpel_opts *o)
 	c->chunk_sorted = 1;
 	c->chunk_cap = o->run_events ? o->run_events : (1u << 20);
 	c->chunk = xmalloc(c->chunk_cap * sizeof(*c->chunk));
+	c->st = intern_new();
+	c->tracks = intern_new();
 	strtab_add(c, STRTAB_NAME, sizeof(STRTAB_NAME) - 1);
 	c->datum_s_off = strtab_add(c, "%s", 2);
 	if (o->datum && *o->datum) {
@@ -494,10 +425,8 @@ void cpel_conv_free(struct cpel_conv *c)
 	if (!c)
 		return;
 	free(c->pend);
-	free(c->st.buf);
-	free(c->st.slot);
-	free(c->tracks.buf);
-	free(c->tracks.slot);
+	intern_free(c->st);
+	intern_free(c->tracks);
 	free(c->track_label);
 	for (size_t i = 0; i < c->ntypes; i++)
 		free(c->type_name[i]);
@@ -718,12 +647,10 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 				(unsigned long long)nev);
 		return -1;
 	}
-	/* The string table must be complete before it is written: pad to 8. */
-	while (c->st.len & 7) {
-		c->st.buf = xgrow(c->st.buf, &c->st.cap, c->st.len + 1, 1);
-		c->st.buf[c->st.len++] = 0;
-	}
-	strtab_len = (uint32_t)c->st.len;
+	/* The string table is complete; written padded to 8 bytes. */
+	size_t stlen;
+	const char *strtab = intern_arena(c->st, &stlen);
+	strtab_len = (uint32_t)((stlen + 7) & ~(size_t)7);
 
 	/* file header: version 1, big-endian; 4 sections; date */
 	unsigned char fh[8] = { 0x01, 0, 0, 4 };
@@ -737,7 +664,8 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 
 	be32(&w, 1);		/* STRTAB */
 	be32(&w, strtab_len);
-	if (fwrite(c->st.buf, 1, strtab_len, out) != strtab_len)
+	static const char zeros[8];
+	if (fwrite(strtab, 1, stlen, out) != stlen || fwrite(zeros, 1, strtab_len - stlen, out) != strtab_len - stlen)
 		w.err = 1;
 
 	be32(&w, 3);		/* EVTDEF */
@@ -761,7 +689,7 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 		order[2 * i] = (uint32_t)i;
 		order[2 * i + 1] = c->track_label[i];
 	}
-	sort_strtab = c->st.buf;
+	sort_strtab = strtab;
 	qsort(order, c->ntracks, 2 * sizeof(uint32_t), track_order_cmp);
 	for (size_t i = 0; i < c->ntracks; i++) {
 		remap[order[2 * i]] = (uint32_t)i;

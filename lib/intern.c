@@ -10,7 +10,8 @@ struct intern {
 	char *arena;
 	size_t arena_len, arena_cap;
 	size_t *off, *len;
-	size_t n, cap_off, cap_len;
+	uint32_t *hash;		/* by id: low bits of the string's hash */
+	size_t n, cap_off, cap_len, cap_hash;
 	uint32_t *tab;		/* id + 1, 0 = empty */
 	size_t tabcap;
 	uint32_t last;		/* one-entry cache: consecutive records often repeat */
@@ -32,6 +33,7 @@ void intern_free(struct intern *t)
 	free(t->arena);
 	free(t->off);
 	free(t->len);
+	free(t->hash);
 	free(t->tab);
 	free(t);
 }
@@ -49,7 +51,7 @@ static void rehash(struct intern *t)
 	size_t cap = t->tabcap * 2;
 	uint32_t *tab = xcalloc(cap, sizeof(uint32_t));
 	for (size_t id = 0; id < t->n; id++) {
-		size_t i = hash_bytes(t->arena + t->off[id], t->len[id]) & (cap - 1);
+		size_t i = t->hash[id] & (cap - 1);
 		while (tab[i])
 			i = (i + 1) & (cap - 1);
 		tab[i] = (uint32_t)id + 1;
@@ -63,10 +65,11 @@ uint32_t intern_get(struct intern *t, const char *s, size_t len)
 {
 	if (t->last != UINT32_MAX && t->len[t->last] == len && !memcmp(t->arena + t->off[t->last], s, len))
 		return t->last;
-	size_t i = hash_bytes(s, len) & (t->tabcap - 1);
+	uint32_t h = (uint32_t)hash_bytes(s, len);
+	size_t i = h & (t->tabcap - 1);
 	while (t->tab[i]) {
 		uint32_t id = t->tab[i] - 1;
-		if (t->len[id] == len && !memcmp(t->arena + t->off[id], s, len))
+		if (t->hash[id] == h && t->len[id] == len && !memcmp(t->arena + t->off[id], s, len))
 			return t->last = id;
 		i = (i + 1) & (t->tabcap - 1);
 	}
@@ -77,8 +80,10 @@ uint32_t intern_get(struct intern *t, const char *s, size_t len)
 	t->arena[t->arena_len + len] = 0;
 	t->off = xgrow(t->off, &t->cap_off, t->n + 1, sizeof(size_t));
 	t->len = xgrow(t->len, &t->cap_len, t->n + 1, sizeof(size_t));
+	t->hash = xgrow(t->hash, &t->cap_hash, t->n + 1, sizeof(uint32_t));
 	t->off[t->n] = t->arena_len;
 	t->len[t->n] = len;
+	t->hash[t->n] = h;
 	t->arena_len += len + 1;
 	t->tab[i] = (uint32_t)t->n + 1;
 	uint32_t id = (uint32_t)t->n++;
@@ -97,4 +102,15 @@ const char *intern_str(const struct intern *t, uint32_t id, size_t *len)
 size_t intern_count(const struct intern *t)
 {
 	return t->n;
+}
+
+const char *intern_arena(const struct intern *t, size_t *len)
+{
+	*len = t->arena_len;
+	return t->arena;
+}
+
+size_t intern_offset(const struct intern *t, uint32_t id)
+{
+	return t->off[id];
 }

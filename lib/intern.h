@@ -20,5 +20,10 @@ uint32_t intern_get(struct intern *t, const char *s, size_t len);
 /* The string of an id (NUL-terminated copy; len may be NULL). */
 const char *intern_str(const struct intern *t, uint32_t id, size_t *len);
 size_t intern_count(const struct intern *t);
+/* All strings one after the other in id order, each NUL-terminated (a string
+ * table as file formats want it); *len its length.  Valid until the next add. */
+const char *intern_arena(const struct intern *t, size_t *len);
+/* Where the string of an id starts in the arena. */
+size_t intern_offset(const struct intern *t, uint32_t id);
 
 #endif

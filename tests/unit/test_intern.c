@@ -1,5 +1,6 @@
 /* test_intern.c — the string table: ids in order of first appearance, the
- * same id for the same bytes (NUL bytes included), stable across rehashing. */
+ * same id for the same bytes (NUL bytes included), stable across rehashing;
+ * the arena of all strings as a string table. */
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,18 @@ int main(void)
 	const char *s = intern_str(t, 2, &len);
 	test_cond("intern: string with NUL returned whole", len == 3 && !memcmp(s, "a\0b", 3));
 	test_cond("intern: early ids still found", intern_get(t, "bash", 4) == 0 && intern_get(t, "python3", 7) == 1);
+	intern_free(t);
+
+	t = intern_new();
+	intern_get(t, "ab", 2);
+	intern_get(t, "", 0);
+	intern_get(t, "cde", 3);
+	intern_get(t, "ab", 2);
+	s = intern_arena(t, &len);
+	test_cond("intern: the arena holds each string once, NUL-terminated, in id order",
+		  len == 8 && !memcmp(s, "ab\0\0cde\0", 8));
+	test_cond("intern: offsets into the arena",
+		  intern_offset(t, 0) == 0 && intern_offset(t, 1) == 3 && intern_offset(t, 2) == 4);
 	intern_free(t);
 	return test_report();
 }
