@@ -42,6 +42,14 @@ for t in $targets; do
 	fi
 done
 
+# The driver's config parser (awk in scripts/marple): mutated config files
+# through `marple config` (tests/fuzz/config.py).
+if python3 "$F/config.py" "$secs" "$MARPLE_BIN" >"$T/config.log" 2>&1; then
+	pass "fuzz config: $(awk '$1 == "config" { print $2 }' "$T/config.log") mutated config files, each accepted and read back the same or rejected with FILE:LINE, nothing run"
+else
+	fail "fuzz config" "$(grep -v '^config ' "$T/config.log" | head -n 3 | tr '\n' ' ')"
+fi
+
 # In a sanitizer build (make check SANITIZE=1), whole programs too: mutated
 # inputs through every filter and renderer (tests/fuzz/progs.py).
 case "$MARPLE_BIN" in
