@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "diskblockrq.h"
 #include "diskblockrq.skel.h"
@@ -86,11 +87,27 @@ static void parse_device(const char *dev, unsigned *major, unsigned *minor)
 		warnmsg("%s is a partition: counting every request to its disk", dev);
 }
 
+struct totals {
+	uint64_t requests, bytes;
+};
+
+static void write_record(const void *key, const void *value, void *arg)
+{
+	const struct diskblockrq_val *v = value;
+	struct totals *t = arg;
+
+	stackframes_key(sc.sf, key);
+	tpstack_write(sc.sf, stdout, opt.bytes ? v->bytes : v->requests);
+	t->requests += v->requests;
+	t->bytes += v->bytes;
+}
+
 int main(int argc, char **argv)
 {
 	struct diskblockrq_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
-	uint64_t records = 0, requests = 0, bytes = 0;
+	struct totals t = { 0 };
+	uint64_t records;
 	const char *tp;
 	unsigned major = 0, minor = 0;
 	int rc = EXIT_DATA, err;
@@ -153,24 +170,11 @@ int main(int argc, char **argv)
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-
-	int fd = bpf_map__fd(skel->maps.counts);
-	struct stack_key key, next, *prev = NULL;
-	struct diskblockrq_val val;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
-			continue;
-		stackframes_key(sc.sf, &key);
-		tpstack_write(sc.sf, stdout, opt.bytes ? val.bytes : val.requests);
-		records++;
-		requests += val.requests;
-		bytes += val.bytes;
-	}
+	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct stack_key),
+			      sizeof(struct diskblockrq_val), write_record, &t);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
-	json_object_set_new(tr, "requests", json_integer((json_int_t)requests));
-	json_object_set_new(tr, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(tr, "requests", json_integer((json_int_t)t.requests));
+	json_object_set_new(tr, "bytes", json_integer((json_int_t)t.bytes));
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	rc = EXIT_OK;

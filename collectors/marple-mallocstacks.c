@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "mallocstacks.h"
 #include "mallocstacks.skel.h"
@@ -83,12 +84,21 @@ static json_t *make_header(const char *lib, pid_t target)
 	return hdr;
 }
 
+static void write_record(const void *key, const void *value, void *calls)
+{
+	const struct mallocstacks_val *v = value;
+
+	key_frames(sc.sf, key);
+	stackframes_write(sc.sf, stdout, v->bytes);
+	*(uint64_t *)calls += v->calls;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const funcs[] = { "malloc", "calloc", "realloc" };
 	struct mallocstacks_bpf *skel = NULL;
 	struct bpf_link *links[3] = { 0 };
-	uint64_t records = 0, calls = 0;
+	uint64_t records, calls = 0;
 	const char *ended = NULL;
 	char *lib = NULL;
 	json_t *hdr = NULL;
@@ -147,21 +157,8 @@ int main(int argc, char **argv)
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-
-	int fd = bpf_map__fd(skel->maps.counts);
-	struct mallocstacks_key key, next;
-	struct mallocstacks_val val;
-	void *prev = NULL;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
-			continue;
-		key_frames(sc.sf, &key);
-		stackframes_write(sc.sf, stdout, val.bytes);
-		records++;
-		calls += val.calls;
-	}
+	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct mallocstacks_key),
+			      sizeof(struct mallocstacks_val), write_record, &calls);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, ended);
 	json_object_set_new(tr, "calls", json_integer((json_int_t)calls));
 	if (sc.cmd && !cmd_running)

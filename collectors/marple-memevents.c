@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "memevents.skel.h"
 #include "stackcollector.h"
@@ -188,6 +189,15 @@ fail:
 	return -1;
 }
 
+static void write_record(const void *key, const void *value, void *arg)
+{
+	uint64_t v = *(const uint64_t *)value;
+
+	stackframes_key(sc.sf, key);
+	tpstack_write(sc.sf, stdout, v);
+	*(uint64_t *)arg += v;
+}
+
 int main(int argc, char **argv)
 {
 	struct memevents_bpf *skel = NULL;
@@ -195,7 +205,7 @@ int main(int argc, char **argv)
 	int nlinks = 0, precise = 0, rc = EXIT_DATA, err;
 	const char *source;
 	json_t *hdr = NULL;
-	uint64_t records = 0, total = 0;
+	uint64_t records, total = 0;
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
@@ -260,20 +270,8 @@ int main(int argc, char **argv)
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-
-	int fd = bpf_map__fd(skel->maps.counts);
-	struct stack_key key, next, *prev = NULL;
-	uint64_t val;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
-			continue;
-		stackframes_key(sc.sf, &key);
-		tpstack_write(sc.sf, stdout, val);
-		records++;
-		total += val;
-	}
+	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct stack_key), sizeof(uint64_t),
+			      write_record, &total);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "source", json_string(source));
 	json_object_set_new(tr, precise ? "samples" : "faults", json_integer((json_int_t)total));

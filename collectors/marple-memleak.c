@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "memleak.h"
 #include "memleak.skel.h"
@@ -117,35 +118,47 @@ static int exited(uint32_t tgid)
 	return last_gone;
 }
 
+/* Every process traced: those that exited took their memory with them. */
+static int every_process(void)
+{
+	return !sc.pid && !sc.cmd && !opt.kernel;
+}
+
+struct usage_sample {
+	double x;
+	struct usage_point *now;
+	size_t n, cap;
+};
+
+static void add_proc(const void *key, const void *value, void *arg)
+{
+	uint32_t tgid = *(const uint32_t *)key;
+	const struct memleak_proc *p = value;
+	struct usage_sample *s = arg;
+
+	if (p->bytes <= 0 || (every_process() && exited(tgid)))
+		return;
+	s->now = xgrow(s->now, &s->cap, s->n + 1, sizeof(*s->now));
+	s->now[s->n] = (struct usage_point){ .x = s->x, .bytes = p->bytes, .allocs = p->allocs, .tgid = tgid };
+	memcpy(s->now[s->n].comm, p->comm, sizeof(p->comm));
+	s->n++;
+}
+
 /* Read the procs map and keep the top processes by outstanding bytes. */
 static void sample_usage(int procs_fd, double x)
 {
-	struct usage_point *now = NULL;
-	size_t n = 0, cap = 0;
-	uint32_t key, next, *prev = NULL;
-	struct memleak_proc p;
+	struct usage_sample s = { .x = x };
 
-	while (bpf_map_get_next_key(procs_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(procs_fd, &key, &p) != 0 || p.bytes <= 0)
-			continue;
-		if (!sc.pid && !sc.cmd && !opt.kernel && exited(key))
-			continue;	/* its memory went back with it */
-		now = xgrow(now, &cap, n + 1, sizeof(*now));
-		now[n] = (struct usage_point){ .x = x, .bytes = p.bytes, .allocs = p.allocs, .tgid = key };
-		memcpy(now[n].comm, p.comm, sizeof(p.comm));
-		n++;
-	}
-	if (n == 0)
+	bpfmap_each(procs_fd, sizeof(uint32_t), sizeof(struct memleak_proc), add_proc, &s);
+	if (s.n == 0)
 		return;
-	qsort(now, n, sizeof(*now), cmp_proc);
-	if (n > opt.top)
-		n = opt.top;
-	points = xgrow(points, &points_cap, npoints + n, sizeof(*points));
-	memcpy(points + npoints, now, n * sizeof(*now));
-	npoints += n;
-	free(now);
+	qsort(s.now, s.n, sizeof(*s.now), cmp_proc);
+	if (s.n > opt.top)
+		s.n = opt.top;
+	points = xgrow(points, &points_cap, npoints + s.n, sizeof(*points));
+	memcpy(points + npoints, s.now, s.n * sizeof(*s.now));
+	npoints += s.n;
+	free(s.now);
 }
 
 static json_t *usage_header(void)
@@ -204,47 +217,52 @@ static int cmp_group_bytes(const void *a, const void *b)
 	return p->bytes < q->bytes ? 1 : p->bytes > q->bytes ? -1 : cmp_group_key(a, b);
 }
 
-static struct group *collect_groups(int allocs_fd, uint64_t now, size_t *ngroups, uint64_t *nallocs,
-				    uint64_t *young, uint64_t *gone)
-{
-	struct group *g = NULL;
-	size_t n = 0, cap = 0, m = 0;
-	struct memleak_key key, next, *prev = NULL;
-	struct memleak_alloc a;
+struct groups {
+	uint64_t now;			/* the end of the capture */
+	struct group *g;
+	size_t n, cap;
+	uint64_t young, gone;		/* younger than --min-age; bytes of exited processes */
+};
 
-	while (bpf_map_get_next_key(allocs_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(allocs_fd, &key, &a) != 0)
-			continue;
-		if (now - a.ts < opt.min_age_ns) {
-			(*young)++;
-			continue;
-		}
-		/* every process: those that exited while traced freed all at exit */
-		if (!sc.pid && !sc.cmd && !opt.kernel && exited(a.tgid)) {
-			*gone += a.size;
-			continue;
-		}
-		g = xgrow(g, &cap, n + 1, sizeof(*g));
-		g[n++] = (struct group){ .tgid = a.tgid, .stack = a.stack, .bytes = a.size,
-					 .count = sc.sample_every };
+static void add_alloc(const void *key, const void *value, void *arg)
+{
+	const struct memleak_alloc *a = value;
+	struct groups *gs = arg;
+
+	if (gs->now - a->ts < opt.min_age_ns) {
+		gs->young++;
+		return;
 	}
-	if (n)
-		qsort(g, n, sizeof(*g), cmp_group_key);
-	for (size_t i = 0; i < n; i++) {
-		*nallocs += g[i].count;
-		if (m && !cmp_group_key(&g[m - 1], &g[i])) {
-			g[m - 1].bytes += g[i].bytes;
-			g[m - 1].count += g[i].count;
+	/* every process: those that exited while traced freed all at exit */
+	if (every_process() && exited(a->tgid)) {
+		gs->gone += a->size;
+		return;
+	}
+	gs->g = xgrow(gs->g, &gs->cap, gs->n + 1, sizeof(*gs->g));
+	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .stack = a->stack, .bytes = a->size,
+					 .count = sc.sample_every };
+}
+
+/* The outstanding allocations grouped by process and stack, most bytes first. */
+static void collect_groups(int allocs_fd, struct groups *gs, uint64_t *nallocs)
+{
+	size_t m = 0;
+
+	bpfmap_each(allocs_fd, sizeof(struct memleak_key), sizeof(struct memleak_alloc), add_alloc, gs);
+	if (gs->n)
+		qsort(gs->g, gs->n, sizeof(*gs->g), cmp_group_key);
+	for (size_t i = 0; i < gs->n; i++) {
+		*nallocs += gs->g[i].count;
+		if (m && !cmp_group_key(&gs->g[m - 1], &gs->g[i])) {
+			gs->g[m - 1].bytes += gs->g[i].bytes;
+			gs->g[m - 1].count += gs->g[i].count;
 		} else {
-			g[m++] = g[i];
+			gs->g[m++] = gs->g[i];
 		}
 	}
 	if (m)
-		qsort(g, m, sizeof(*g), cmp_group_bytes);
-	*ngroups = m;
-	return g;
+		qsort(gs->g, m, sizeof(*gs->g), cmp_group_bytes);
+	gs->n = m;
 }
 
 static json_t *make_header(const char *lib, pid_t target)
@@ -280,9 +298,8 @@ int main(int argc, char **argv)
 	struct memleak_bpf *skel = NULL;
 	struct bpf_link *links[24] = { 0 };
 	size_t nlinks = 0;
-	struct group *groups = NULL;
-	size_t ngroups = 0;
-	uint64_t start, next_sample, nallocs = 0, young = 0, gone = 0, ml[ML_NCOUNTERS] = { 0 };
+	struct groups gs = { 0 };
+	uint64_t start, next_sample, nallocs = 0, ml[ML_NCOUNTERS];
 	const char *ended = NULL;
 	char *lib = NULL;
 	json_t *hdr = NULL, *usage_hdr = NULL;
@@ -405,30 +422,26 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
 
-	groups = collect_groups(bpf_map__fd(skel->maps.allocs), end, &ngroups, &nallocs, &young, &gone);
+	gs.now = end;
+	collect_groups(bpf_map__fd(skel->maps.allocs), &gs, &nallocs);
 	/* comm of each process, from the per-process table */
-	for (size_t i = 0; i < ngroups; i++) {
+	for (size_t i = 0; i < gs.n; i++) {
 		struct memleak_proc p = { 0 };
-		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &groups[i].tgid, &p);
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs.g[i].tgid, &p);
 		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
 		if (opt.kernel)
-			stackframes_kernel_id(sc.sf, groups[i].stack);
+			stackframes_kernel_id(sc.sf, gs.g[i].stack);
 		else
-			stackframes_user_id(sc.sf, (pid_t)groups[i].tgid, groups[i].stack);
-		tpstack_write(sc.sf, stdout, groups[i].bytes);
+			stackframes_user_id(sc.sf, (pid_t)gs.g[i].tgid, gs.g[i].stack);
+		tpstack_write(sc.sf, stdout, gs.g[i].bytes);
 	}
 
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *v = xcalloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(uint64_t));
-	for (uint32_t i = 0; i < ML_NCOUNTERS && ncpu > 0; i++)
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.ml_counters), &i, v) == 0)
-			for (int c = 0; c < ncpu; c++)
-				ml[i] += v[c];
-	free(v);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, ngroups, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
+	for (uint32_t i = 0; i < ML_NCOUNTERS; i++)
+		ml[i] = bpfmap_percpu_sum(bpf_map__fd(skel->maps.ml_counters), i);
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, gs.n, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
 	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
-	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)young));
-	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gone));
+	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)gs.young));
+	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gs.gone));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
 	if (sc.cmd && !cmd_running)
@@ -448,7 +461,7 @@ cleanup:
 		bpf_link__destroy(links[i]);
 	if (cmd_running)
 		command_stop(target);
-	free(groups);
+	free(gs.g);
 	free(points);
 	stackcollector_free(&sc);
 	json_decref(hdr);
