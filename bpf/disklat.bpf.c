@@ -8,6 +8,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "disklat.h"
+#include "events.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -38,26 +39,6 @@ struct {
 	__type(value, struct owner);
 } owners SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
-} events SEC(".maps");
-
-/* [0] records lost (ring buffer full), [1] issues not remembered (map full) */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} counts SEC(".maps");
-
-static __always_inline void count(__u32 i)
-{
-	__u64 *n = bpf_map_lookup_elem(&counts, &i);
-	if (n)
-		(*n)++;
-}
-
 static __always_inline int on_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
@@ -72,8 +53,7 @@ static __always_inline int on_issue(struct request *rq)
 		__builtin_memcpy(s.comm, o->comm, sizeof(s.comm));
 		bpf_map_delete_elem(&owners, &key);
 	} else {
-		s.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-		bpf_get_current_comm(&s.comm, sizeof(s.comm));
+		events_owner(&s.pid, s.comm);
 	}
 	s.bytes = BPF_CORE_READ(rq, __data_len);
 	s.op = BPF_CORE_READ(rq, cmd_flags) & 0xff;	/* REQ_OP_MASK */
@@ -82,7 +62,7 @@ static __always_inline int on_issue(struct request *rq)
 		s.minor = BPF_CORE_READ(disk, first_minor);
 	}
 	if (bpf_map_update_elem(&starts, &key, &s, BPF_ANY))
-		count(1);
+		count(EVENTS_UNTRACKED);	/* issue not remembered */
 	return 0;
 }
 
@@ -94,9 +74,8 @@ static __always_inline int on_complete(struct request *rq, int error)
 
 	if (!s)
 		return 0;	/* issued before we started */
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = events_reserve(sizeof(*e));
 	if (!e) {
-		count(0);
 		bpf_map_delete_elem(&starts, &key);
 		return 0;
 	}
@@ -119,8 +98,7 @@ static __always_inline int on_start(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct owner o = {};
 
-	o.pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	bpf_get_current_comm(&o.comm, sizeof(o.comm));
+	events_owner(&o.pid, o.comm);
 	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
 	return 0;
 }

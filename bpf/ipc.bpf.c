@@ -14,6 +14,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "ipc.h"
+#include "events.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,30 +41,9 @@ struct {
 	__type(value, struct conn);
 } conns SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
-} events SEC(".maps");
-
-/* [0] records lost (ring buffer full), [1] connections not tracked (map full) */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} counts SEC(".maps");
-
-static __always_inline void count(__u32 i)
-{
-	__u64 *n = bpf_map_lookup_elem(&counts, &i);
-	if (n)
-		(*n)++;
-}
-
 static __always_inline void set_owner(struct conn *c, __u32 from)
 {
-	c->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-	bpf_get_current_comm(&c->comm, sizeof(c->comm));
+	events_owner(&c->pid, c->comm);
 	c->have_pid = 1;
 	c->from = from;
 }
@@ -85,11 +65,9 @@ static __always_inline void addrs_from_sk(struct ipc_event *e, struct sock *sk)
 
 static __always_inline struct ipc_event *new_event(__u32 type, struct conn *c)
 {
-	struct ipc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count(0);
+	struct ipc_event *e = events_reserve(sizeof(*e));
+	if (!e)
 		return NULL;
-	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->time = bpf_ktime_get_ns();
 	e->type = type;
@@ -134,7 +112,7 @@ int on_state(struct trace_event_raw_inet_sock_set_state *ctx)
 		/* connect(): we are in the connecting process */
 		set_owner(&zero, IPC_FROM_OPEN);
 		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_ANY))
-			count(1);
+			count(EVENTS_UNTRACKED);
 		return 0;
 	}
 	if (new == TCP_ESTABLISHED && old == TCP_SYN_RECV) {
@@ -142,7 +120,7 @@ int on_state(struct trace_event_raw_inet_sock_set_state *ctx)
 		zero.passive = 1;
 		zero.start = bpf_ktime_get_ns();
 		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_NOEXIST))
-			count(1);
+			count(EVENTS_UNTRACKED);
 		return 0;
 	}
 	c = bpf_map_lookup_elem(&conns, &sk);
@@ -158,8 +136,7 @@ int on_state(struct trace_event_raw_inet_sock_set_state *ctx)
 		if (c->passive && !c->have_pid) {
 			/* closed before anyone accepted it or did I/O */
 			c->from = IPC_FROM_CONTEXT;
-			c->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
-			bpf_get_current_comm(&c->comm, sizeof(c->comm));
+			events_owner(&c->pid, c->comm);
 		}
 		e = new_event(old == TCP_SYN_SENT ? IPC_REFUSED : IPC_CLOSE, c);
 		bpf_map_delete_elem(&conns, &sk);

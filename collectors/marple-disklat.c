@@ -24,6 +24,7 @@
 #include "collector.h"
 #include "disklat.h"
 #include "disklat.skel.h"
+#include "eventcollector.h"
 #include "stream.h"
 #include "util.h"
 
@@ -152,8 +153,8 @@ int main(int argc, char **argv)
 	struct disklat_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	const char *attach = "tp_btf", *why = NULL;
-	json_t *hdr = NULL, *trl = NULL;
-	uint64_t duration, cnt[2] = { 0, 0 };
+	json_t *hdr = NULL;
+	uint64_t duration;
 	int c, status = EXIT_DATA;
 
 	marple_init(argc, argv);
@@ -187,11 +188,9 @@ int main(int argc, char **argv)
 	if (opt.verbose)
 		warnmsg("block_rq_issue and block_rq_complete%s attached via %s",
 			have_io_start ? " (and block_io_start for the submitting process)" : "", attach);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
-	if (!rb) {
-		warnmsg("cannot open the ring buffer: %s", strerror(errno));
+	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
+	if (!rb)
 		goto cleanup;
-	}
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "ms"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "I/O latency",
 						     "info", "process"));
@@ -199,36 +198,18 @@ int main(int argc, char **argv)
 	if (stream_write_json(out, hdr) < 0)
 		goto cleanup;
 	collector_ready(duration);
-	while (!collector_should_stop()) {
-		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(100));
-		if (err < 0 && err != -EINTR) {
-			warnmsg("reading the ring buffer: %s", collector_strerror(err));
-			goto cleanup;
-		}
-	}
+	if (eventcollector_poll(rb, 0) < 0)
+		goto cleanup;
 	disklat_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	for (__u32 k = 0; k < 2; k++) {
-		int n = libbpf_num_possible_cpus();
-		__u64 *v = xcalloc((size_t)n, sizeof(__u64));
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counts), &k, v) == 0)
-			for (int i = 0; i < n; i++)
-				cnt[k] += v[i];
-		free(v);
-	}
-	trl = section_trailer_new(records, cnt[0], cnt[1], collector_end_reason());
-	if (stream_write_json(out, trl) < 0)
+	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.counts), records, "I/O records",
+				   "I/O requests not timed (too many in flight)") < 0)
 		goto cleanup;
-	if (cnt[0])
-		warnmsg("lost %llu I/O records (ring buffer full)", (unsigned long long)cnt[0]);
-	if (cnt[1])
-		warnmsg("%llu I/O requests not timed (too many in flight)", (unsigned long long)cnt[1]);
 	status = EXIT_OK;
 cleanup:
 	ring_buffer__free(rb);
 	disklat_bpf__destroy(skel);
 	json_decref(hdr);
-	json_decref(trl);
 	close_stdout();
 	return status;
 }

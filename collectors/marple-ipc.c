@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "eventcollector.h"
 #include "ipc.h"
 #include "ipc.skel.h"
 #include "stream.h"
@@ -166,8 +167,8 @@ int main(int argc, char **argv)
 	};
 	struct ipc_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	json_t *hdr = NULL, *trl = NULL;
-	uint64_t duration, cnt[2] = { 0, 0 };
+	json_t *hdr = NULL;
+	uint64_t duration;
 	int c, err, status = EXIT_DATA, sizes, accepts;
 
 	marple_init(argc, argv);
@@ -210,11 +211,9 @@ int main(int argc, char **argv)
 	if (opt.verbose)
 		warnmsg("attached sock:inet_sock_set_state%s%s", accepts ? ", accept()/accept4() exits" : "",
 			sizes ? ", sock:sock_send_length/sock_recv_length" : "");
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
-	if (!rb) {
-		warnmsg("cannot open the ring buffer: %s", strerror(errno));
+	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
+	if (!rb)
 		goto cleanup;
-	}
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
 	json_object_set_new(hdr, "track", json_string("pid"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s}", "track", "process", "flow", "TCP connection"));
@@ -222,37 +221,18 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
 	collector_ready(duration);
-	while (!collector_should_stop()) {
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(100));
-		if (err < 0 && err != -EINTR) {
-			warnmsg("reading the ring buffer: %s", collector_strerror(err));
-			goto cleanup;
-		}
-		fflush(stdout);
-	}
+	if (eventcollector_poll(rb, 1) < 0)
+		goto cleanup;
 	ipc_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	for (__u32 k = 0; k < 2; k++) {
-		int n = libbpf_num_possible_cpus();
-		__u64 *v = xcalloc((size_t)n, sizeof(__u64));
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counts), &k, v) == 0)
-			for (int i = 0; i < n; i++)
-				cnt[k] += v[i];
-		free(v);
-	}
-	trl = section_trailer_new(records, cnt[0], cnt[1], collector_end_reason());
-	if (stream_write_json(stdout, trl) < 0)
+	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), records, "events",
+				   "connections not followed (too many open)") < 0)
 		goto cleanup;
-	if (cnt[0])
-		warnmsg("lost %llu events (ring buffer full)", (unsigned long long)cnt[0]);
-	if (cnt[1])
-		warnmsg("%llu connections not followed (too many open)", (unsigned long long)cnt[1]);
 	status = EXIT_OK;
 cleanup:
 	ring_buffer__free(rb);
 	ipc_bpf__destroy(skel);
 	json_decref(hdr);
-	json_decref(trl);
 	free(ends);
 	close_stdout();
 	return status;

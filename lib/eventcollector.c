@@ -1,0 +1,55 @@
+/* eventcollector.c — ring buffer, poll loop and trailer of the event
+ * collectors (see eventcollector.h). */
+#include "eventcollector.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "bpfmap.h"
+#include "collector.h"
+#include "events.h"
+#include "stream.h"
+#include "util.h"
+
+struct ring_buffer *eventcollector_ring(int events_fd, int (*on_event)(void *ctx, void *data, size_t size))
+{
+	struct ring_buffer *rb = ring_buffer__new(events_fd, on_event, NULL, NULL);
+
+	if (!rb)
+		warnmsg("cannot open the ring buffer: %s", strerror(errno));
+	return rb;
+}
+
+int eventcollector_poll(struct ring_buffer *rb, int flush)
+{
+	while (!collector_should_stop()) {
+		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(100));
+		if (err < 0 && err != -EINTR) {
+			warnmsg("reading the ring buffer: %s", collector_strerror(err));
+			return -1;
+		}
+		if (flush)
+			fflush(stdout);
+	}
+	return 0;
+}
+
+int eventcollector_trailer(FILE *f, int counts_fd, uint64_t records, const char *lost_what,
+			   const char *untracked_what)
+{
+	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
+	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
+	json_t *trl = section_trailer_new(records, lost, untracked, collector_end_reason());
+	int rc = stream_write_json(f, trl);
+
+	json_decref(trl);
+	if (rc < 0)
+		return -1;
+	if (lost)
+		warnmsg("lost %" PRIu64 " %s (ring buffer full)", lost, lost_what);
+	if (untracked)
+		warnmsg("%" PRIu64 " %s", untracked, untracked_what);
+	return 0;
+}

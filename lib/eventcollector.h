@@ -1,0 +1,37 @@
+/* eventcollector.h — user side of the collectors that send one record per
+ * event on a ring buffer (bpf/events.bpf.h: disklat, ipc): open the ring
+ * buffer, poll it until the capture ends, and write the trailer with what the
+ * kernel side could not send or follow.
+ *
+ *   rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
+ *   collector_ready(duration);
+ *   if (eventcollector_poll(rb, 0) < 0) goto cleanup;
+ *   x_bpf__detach(skel);
+ *   ring_buffer__consume(rb);
+ *   eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), records,
+ *                          "I/O records", "I/O requests not timed (too many in flight)");
+ */
+#ifndef MARPLE_EVENTCOLLECTOR_H
+#define MARPLE_EVENTCOLLECTOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct ring_buffer;
+
+/* A reader of the ring buffer calling on_event for each record; NULL after a
+ * message. */
+struct ring_buffer *eventcollector_ring(int events_fd, int (*on_event)(void *ctx, void *data, size_t size));
+
+/* Poll until collector_should_stop(); flush: fflush(stdout) after each poll.
+ * 0, or -1 after a message when the ring buffer cannot be read. */
+int eventcollector_poll(struct ring_buffer *rb, int flush);
+
+/* Write the trailer: records, "lost" = records the ring buffer had no room
+ * for, "dropped" = events the kernel side's table had no room for; then name
+ * each that is not 0 on stderr ("lost N <lost_what> (ring buffer full)",
+ * "N <untracked_what>").  0, or -1 on a write error. */
+int eventcollector_trailer(FILE *f, int counts_fd, uint64_t records, const char *lost_what,
+			   const char *untracked_what);
+
+#endif
