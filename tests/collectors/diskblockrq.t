@@ -1,23 +1,13 @@
 # marple-diskblockrq against a direct-I/O workload with a known stack (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 DB="$MARPLE_BIN/marple-diskblockrq"
 
 expect_exit "diskblockrq: -U with -K is a usage error" 2 "cannot be used together" "$DB" -U -K 1
 expect_exit "diskblockrq: bad device" 2 "not a disk name" "$DB" -d a/b 1
-if ! is_root; then
-	skip "diskblockrq: BPF cases" "not root"
-	exit 0
-fi
-expect_exit "diskblockrq: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$DB" 1
+root_cases diskblockrq "$DB"
 expect_exit "diskblockrq: unknown device" 1 "device nosuchdisk0 not found" "$DB" -d nosuchdisk0 1
-expect_exit "diskblockrq: unknown PID" 1 "process 999999 not found" "$DB" -p 999999 1
-
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
 
 # O_DIRECT needs a file system on a block device (not tmpfs)
 D=

@@ -1,28 +1,12 @@
 # marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 MS="$MARPLE_BIN/marple-mallocstacks"
 
-expect_exit "mallocstacks: -p with -c is a usage error" 2 "cannot be used together" "$MS" -p 1 -c true
 expect_exit "mallocstacks: bad --sample-every" 2 "" "$MS" --sample-every 0 1
-if ! is_root; then
-	skip "mallocstacks: BPF cases" "not root"
-	exit 0
-fi
-expect_exit "mallocstacks: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$MS" 1
-expect_exit "mallocstacks: unknown PID" 1 "process 999999 not found" "$MS" -p 999999 1
-expect_exit "mallocstacks: library not found" 1 "library .* not found" "$MS" -l /nonexistent/libc.so.6 1
+libc_cases mallocstacks "$MS"
 
-# wait until process $1 has mapped libc (a -p collector looks for it there)
-libc_mapped() {
-	i=0
-	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-}
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
 ratio() {	# ratio NAME A B WANT PERCENT
 	if [ "$3" -gt 0 ] && awk -v a="$2" -v b="$3" -v w="$4" -v p="$5" 'BEGIN { r = a / b; d = r - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
 		pass "$1 ($2:$3)"

@@ -1,21 +1,11 @@
 # marple-memevents: page faults by stack where there is no PMU (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ME="$MARPLE_BIN/marple-memevents"
 
 expect_exit "memevents: bad event" 2 "loads or stores" "$ME" -e bogus 1
-if ! is_root; then
-	skip "memevents: BPF cases" "not root"
-	exit 0
-fi
-expect_exit "memevents: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$ME" 1
-expect_exit "memevents: unknown PID" 1 "process 999999 not found" "$ME" -p 999999 1
-
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
+root_cases memevents "$ME"
 
 # touch_pages writes one byte in each of 16384 fresh pages (64 MiB)
 "$W/pagefaults" 64 800 & wl=$!

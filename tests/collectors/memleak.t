@@ -1,30 +1,13 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
 
-expect_exit "memleak: -p with -c is a usage error" 2 "cannot be used together" "$ML" -p 1 -c true
 expect_exit "memleak: bad --min-age" 2 "" "$ML" --min-age x 1
 expect_exit "memleak: bad duration" 2 "duration" "$ML" 0s
-if ! is_root; then
-	skip "memleak: BPF cases" "not root"
-	exit 0
-fi
-expect_exit "memleak: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$ML" 1
-expect_exit "memleak: unknown PID" 1 "process 999999 not found" "$ML" -p 999999 1
-expect_exit "memleak: library not found" 1 "library .* not found" "$ML" -l /nonexistent/libc.so.6 1
+libc_cases memleak "$ML"
 
-# weight of the records of the first section whose frames match an awk regex
-# wait until process $1 has mapped libc (a -p collector looks for it there)
-libc_mapped() {
-	i=0
-	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-}
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
 within() {	# within NAME GOT WANT PERCENT
 	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
 		pass "$1 ($2)"

@@ -1,5 +1,6 @@
 # marple-perf-malloc: perf probe + perf record + marple-fold --to-stream (root, perf).
 . "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 PM="$MARPLE_BIN/marple-perf-malloc"
 
@@ -11,16 +12,6 @@ if ! is_root || ! command -v perf >/dev/null 2>&1; then
 fi
 expect_exit "perf-malloc: unknown PID" 1 "process 999999 not found" "$PM" -p 999999 1
 
-# wait until process $1 has mapped libc (a -p collector looks for it there)
-libc_mapped() {
-	i=0
-	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-}
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
 probes() { perf probe -l 2>/dev/null | grep -c "marple_malloc_$1:"; }	# of run PID
 
 "$PM" -c "$W/mallocpaths 2" > "$T/c.out" 2> "$T/c.err" & pm=$!

@@ -1,0 +1,35 @@
+# stacks.sh — helpers of the stack collector tests (sourced after tests/lib.sh).
+
+# weight FILE REGEX: the summed weight of the records of the first section
+# whose frames (joined by ;) match an awk regex.
+weight() {
+	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+}
+
+# libc_mapped PID: wait (5 s at most) until the process has mapped libc (a -p
+# collector looks for it there).
+libc_mapped() {
+	i=0
+	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+# root_cases NAME PROG: the rest of the test is skipped when not root; as root,
+# the cases every collector with -p has: not root, unknown PID.
+root_cases() {
+	if ! is_root; then
+		skip "$1: BPF cases" "not root"
+		exit 0
+	fi
+	expect_exit "$1: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$2" 1
+	expect_exit "$1: unknown PID" 1 "process 999999 not found" "$2" -p 999999 1
+}
+
+# libc_cases NAME PROG: those of a collector probing libc with -p and -c
+# (mallocstacks, memleak): -p with -c, then root_cases, then an unknown -l.
+libc_cases() {
+	expect_exit "$1: -p with -c is a usage error" 2 "cannot be used together" "$2" -p 1 -c true
+	root_cases "$1" "$2"
+	expect_exit "$1: library not found" 1 "library .* not found" "$2" -l /nonexistent/libc.so.6 1
+}
