@@ -41,16 +41,9 @@ static __always_inline int count_rq(void *ctx, struct request *rq)
 	}
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
-	v = bpf_map_lookup_elem(&counts, &key);
-	if (!v) {
-		if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) == -E2BIG) {
-			stacks_count(STACKS_MAP_FULL);
-			return 0;
-		}
-		v = bpf_map_lookup_elem(&counts, &key);
-		if (!v)
-			return 0;
-	}
+	v = stacks_lookup_or_init(&counts, &key, &zero);
+	if (!v)
+		return 0;
 	__sync_fetch_and_add(&v->requests, 1);
 	__sync_fetch_and_add(&v->bytes, BPF_CORE_READ(rq, __data_len));
 	return 0;

@@ -44,16 +44,9 @@ static __always_inline int record(struct pt_regs *ctx, __u64 size)
 	__builtin_memset(&key, 0, sizeof(key));
 	stacks_fill_key(&key.k, ctx, 1, 0);
 	bpf_probe_read_user(&key.caller, sizeof(key.caller), (void *)PT_REGS_SP(ctx));
-	v = bpf_map_lookup_elem(&counts, &key);
-	if (!v) {
-		if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) == -E2BIG) {
-			stacks_count(STACKS_MAP_FULL);
-			return 0;
-		}
-		v = bpf_map_lookup_elem(&counts, &key);
-		if (!v)
-			return 0;
-	}
+	v = stacks_lookup_or_init(&counts, &key, &zero);
+	if (!v)
+		return 0;
 	__sync_fetch_and_add(&v->bytes, size * sample_every);
 	__sync_fetch_and_add(&v->calls, sample_every);
 	return 0;

@@ -31,7 +31,7 @@ struct {
 static __always_inline int count(void *ctx, int kernel)
 {
 	struct stack_key key;
-	__u64 *v, one = 1;
+	__u64 *v, none = 0;
 	__u32 zero = 0, *busy;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
@@ -43,11 +43,9 @@ static __always_inline int count(void *ctx, int kernel)
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel && kernel);
 	*busy = 0;
-	v = bpf_map_lookup_elem(&counts, &key);
+	v = stacks_lookup_or_init(&counts, &key, &none);
 	if (v)
 		__sync_fetch_and_add(v, 1);
-	else if (bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST) == -E2BIG)
-		stacks_count(STACKS_MAP_FULL);
 	return 0;
 }
 

@@ -21,6 +21,9 @@
  *   stacks_get(ctx, user)               id of the current stack, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
+ *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
+ *                                       as *init if new; NULL when the map is
+ *                                       full (counted: STACKS_MAP_FULL)
  * and, with STACKS_COUNTS defined before the include, the aggregation map
  *   counts          BPF_MAP_TYPE_HASH struct stack_key -> u64 (size it like stacks)
  *   stacks_add(k, w)                    counts[k] += w; a full map is counted
@@ -285,6 +288,20 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	return 0;
 }
 #endif
+
+/* For a collector's own aggregation map (a value struct of several sums):
+ * the value of key, inserted as *init first if new. */
+static __always_inline void *stacks_lookup_or_init(void *map, const void *key, const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	if (v)
+		return v;
+	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == -E2BIG) {
+		stacks_count(STACKS_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(map, key);	/* ours, or another CPU's */
+}
 
 #ifdef STACKS_COUNTS
 struct {

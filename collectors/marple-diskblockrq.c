@@ -150,17 +150,13 @@ int main(int argc, char **argv)
 	}
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
-	hdr = section_header_new("diskblockrq", DATATYPE_STACK);
-	json_t *o = json_object();
-	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", opt.bytes ? "bytes" : "requests"));
-	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", opt.bytes ? "bytes requested" : "block requests"));
-	if (sc.pid)
-		json_object_set_new(o, "pid", json_integer(sc.pid));
+	json_t *o;
+	hdr = stackcollector_header(&sc, "diskblockrq", opt.bytes ? "bytes" : "requests",
+				    opt.bytes ? "bytes requested" : "block requests", sc.pid, &o);
 	if (opt.dev)
 		json_object_set_new(o, "device", json_sprintf("%u:%u", major, minor));
 	json_object_set_new(o, "tracepoint", json_sprintf("block:%s", tp));
 	json_object_set_new(o, "weight", json_string(opt.bytes ? "bytes" : "requests"));
-	json_object_set_new(hdr, "options", o);
 	collector_ready(sc.duration);
 	while (!collector_should_stop())
 		ring_buffer__poll(sc.notes, collector_poll_timeout_ms(100));

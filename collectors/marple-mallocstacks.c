@@ -68,19 +68,11 @@ static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k)
 
 static json_t *make_header(const char *lib, pid_t target)
 {
-	json_t *hdr = section_header_new("mallocstacks", DATATYPE_STACK);
-	json_t *o = json_object();
+	json_t *o, *hdr = stackcollector_header(&sc, "mallocstacks", "bytes", "bytes requested", target, &o);
 
-	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "bytes"));
-	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", "bytes requested"));
-	if (target > 0)
-		json_object_set_new(o, "pid", json_integer(target));
-	if (sc.cmd)
-		json_object_set_new(o, "command", json_string_bytes(sc.cmd, strlen(sc.cmd)));
 	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
 	json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
 	json_object_set_new(o, "functions", json_pack("[sss]", "malloc", "calloc", "realloc"));
-	json_object_set_new(hdr, "options", o);
 	return hdr;
 }
 

@@ -267,21 +267,13 @@ static void collect_groups(int allocs_fd, struct groups *gs, uint64_t *nallocs)
 
 static json_t *make_header(const char *lib, pid_t target)
 {
-	json_t *hdr = section_header_new("memleak", DATATYPE_STACK);
-	json_t *o = json_object();
+	json_t *o, *hdr = stackcollector_header(&sc, "memleak", "bytes", "outstanding bytes", target, &o);
 
-	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "bytes"));
-	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", "outstanding bytes"));
-	if (target > 0)
-		json_object_set_new(o, "pid", json_integer(target));
-	if (sc.cmd)
-		json_object_set_new(o, "command", json_string_bytes(sc.cmd, strlen(sc.cmd)));
 	json_object_set_new(o, "source", json_string(opt.kernel ? "kernel" : "libc"));
 	if (lib)
 		json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
 	json_object_set_new(o, "min_age_ms", json_integer((json_int_t)(opt.min_age_ns / 1000000)));
 	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
-	json_object_set_new(hdr, "options", o);
 	return hdr;
 }
 

@@ -159,6 +159,23 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	return 0;
 }
 
+json_t *stackcollector_header(const struct stackcollector *sc, const char *interface, const char *unit,
+			      const char *label, pid_t target, json_t **options)
+{
+	json_t *hdr = section_header_new(interface, DATATYPE_STACK);
+	json_t *o = json_object();
+
+	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", unit));
+	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", label));
+	if (target > 0)
+		json_object_set_new(o, "pid", json_integer(target));
+	if (sc->cmd)
+		json_object_set_new(o, "command", json_string_bytes(sc->cmd, strlen(sc->cmd)));
+	json_object_set_new(hdr, "options", o);
+	*options = o;
+	return hdr;
+}
+
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
 			       uint64_t extra_dropped, const char *ended)
 {

@@ -129,6 +129,12 @@ int stackcollector_sf_flags(const struct stackcollector *sc);
  * snapshot now.  0, or -1 after a message. */
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel);
 
+/* A stack section header weighted in unit ("bytes") and labelled label, with
+ * "options" holding target's pid (-p's process or -c's child; none if 0) and
+ * -c's command; the caller adds its own to *options (owned by the header). */
+json_t *stackcollector_header(const struct stackcollector *sc, const char *interface, const char *unit,
+			      const char *label, pid_t target, json_t **options);
+
 /* A trailer of records records with the object's stack counters and sf's
  * stats (see stacks_trailer_add: a line on stderr when stacks were lost);
  * "dropped" is the samples not counted plus extra_dropped. */
