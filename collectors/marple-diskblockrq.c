@@ -157,9 +157,9 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "device", json_sprintf("%u:%u", major, minor));
 	json_object_set_new(o, "tracepoint", json_sprintf("block:%s", tp));
 	json_object_set_new(o, "weight", json_string(opt.bytes ? "bytes" : "requests"));
-	collector_ready(sc.duration);
-	while (!collector_should_stop())
-		ring_buffer__poll(sc.notes, collector_poll_timeout_ms(100));
+	stackcollector_ready(&sc);
+	while (stackcollector_poll(&sc))
+		;
 	bpf_link__destroy(link);
 	link = NULL;
 	ring_buffer__consume(sc.notes);
@@ -171,8 +171,7 @@ int main(int argc, char **argv)
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "requests", json_integer((json_int_t)t.requests));
 	json_object_set_new(tr, "bytes", json_integer((json_int_t)t.bytes));
-	stream_write_json(stdout, tr);
-	json_decref(tr);
+	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:

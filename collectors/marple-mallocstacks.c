@@ -91,16 +91,14 @@ int main(int argc, char **argv)
 	struct mallocstacks_bpf *skel = NULL;
 	struct bpf_link *links[3] = { 0 };
 	uint64_t records, calls = 0;
-	const char *ended = NULL;
 	char *lib = NULL;
 	json_t *hdr = NULL;
 	pid_t target;
-	int status = 0, cmd_running = 0, rc = EXIT_DATA;
+	int rc = EXIT_DATA;
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, NULL, argc, argv);
 	stackcollector_start(&sc);
-	target = sc.pid;
 	lib = stackcollector_libc(&sc);
 
 	skel = mallocstacks_bpf__open();
@@ -110,10 +108,7 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->sample_every = sc.sample_every;
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
-	if (sc.cmd) {
-		target = command_start(sc.cmd);
-		cmd_running = 1;
-	}
+	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
 	if (err) {
@@ -130,33 +125,19 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, 0) < 0)
 		goto cleanup;
 	hdr = make_header(lib, target);	/* its start time is now */
-	if (sc.cmd)
-		command_go(target);
-	collector_ready(sc.duration);
-
-	while (!collector_should_stop()) {
-		ring_buffer__poll(sc.notes, collector_poll_timeout_ms(100));
-		if (cmd_running && stackcollector_command_exited(&sc, target, &status)) {
-			cmd_running = 0;
-			ended = "eof";
-			break;
-		}
-	}
+	stackcollector_ready(&sc);
+	while (stackcollector_poll(&sc))
+		;
 	skel->bss->stopped = 1;
 	ring_buffer__consume(sc.notes);
-	if (!ended)
-		ended = collector_end_reason();
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
 	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct mallocstacks_key),
 			      sizeof(struct mallocstacks_val), write_record, &calls);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, ended);
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
 	json_object_set_new(tr, "calls", json_integer((json_int_t)calls));
-	if (sc.cmd && !cmd_running)
-		json_object_set_new(tr, "command_status", json_integer(status));
-	stream_write_json(stdout, tr);
-	json_decref(tr);
+	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:
@@ -164,8 +145,6 @@ cleanup:
 		close_stdout();		/* before the slow detaching */
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(links[i]);
-	if (cmd_running)
-		command_stop(target);
 	stackcollector_free(&sc);
 	json_decref(hdr);
 	mallocstacks_bpf__destroy(skel);

@@ -256,9 +256,9 @@ int main(int argc, char **argv)
 	if (precise)
 		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
 	json_object_set_new(hdr, "options", o);
-	collector_ready(sc.duration);
-	while (!collector_should_stop())
-		ring_buffer__poll(sc.notes, collector_poll_timeout_ms(100));
+	stackcollector_ready(&sc);
+	while (stackcollector_poll(&sc))
+		;
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;
@@ -275,8 +275,7 @@ int main(int argc, char **argv)
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "source", json_string(source));
 	json_object_set_new(tr, precise ? "samples" : "faults", json_integer((json_int_t)total));
-	stream_write_json(stdout, tr);
-	json_decref(tr);
+	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:

@@ -292,16 +292,15 @@ int main(int argc, char **argv)
 	size_t nlinks = 0;
 	struct groups gs = { 0 };
 	uint64_t start, next_sample, nallocs = 0, ml[ML_NCOUNTERS];
-	const char *ended = NULL;
+	const char *ended;
 	char *lib = NULL;
 	json_t *hdr = NULL, *usage_hdr = NULL;
-	pid_t target = 0;
-	int status = 0, cmd_running = 0, rc = EXIT_DATA, err;
+	pid_t target;
+	int rc = EXIT_DATA, err;
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	stackcollector_start(&sc);
-	target = sc.pid;
 	if (!opt.kernel)
 		lib = stackcollector_libc(&sc);
 
@@ -348,10 +347,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < 4; i++)
 			bpf_program__set_autoload(kprogs[i], false);
 	}
-	if (sc.cmd) {
-		target = command_start(sc.cmd);
-		cmd_running = 1;
-	}
+	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
 	if (err) {
@@ -384,30 +380,20 @@ int main(int argc, char **argv)
 		goto cleanup;
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
-	if (sc.cmd)
-		command_go(target);
-	collector_ready(sc.duration);
+	stackcollector_ready(&sc);
 	start = now_monotonic_ns();
 	next_sample = start + opt.interval_ns;
 
-	while (!collector_should_stop()) {
-		int ms = collector_poll_timeout_ms(100);
+	while (stackcollector_poll(&sc)) {
 		uint64_t now = now_monotonic_ns();
 		if (now >= next_sample) {
 			sample_usage(bpf_map__fd(skel->maps.procs), (double)(now - start) / 1e9);
 			next_sample += opt.interval_ns;
 		}
-		ring_buffer__poll(sc.notes, ms);
-		if (cmd_running && stackcollector_command_exited(&sc, target, &status)) {
-			cmd_running = 0;
-			ended = "eof";
-			break;
-		}
 	}
 	skel->bss->stopped = 1;
 	ring_buffer__consume(sc.notes);
-	if (!ended)
-		ended = collector_end_reason();
+	ended = stackcollector_ended(&sc);
 	uint64_t end = now_monotonic_ns();
 	sample_usage(bpf_map__fd(skel->maps.procs), (double)(end - start) / 1e9);
 
@@ -436,13 +422,10 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gs.gone));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
-	if (sc.cmd && !cmd_running)
-		json_object_set_new(tr, "command_status", json_integer(status));
 	if (ml[ML_ALLOCS_FULL])
 		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
 			ml[ML_ALLOCS_FULL]);
-	stream_write_json(stdout, tr);
-	json_decref(tr);
+	stackcollector_write_trailer(&sc, tr);
 	write_usage(usage_hdr, ended);
 	rc = EXIT_OK;
 
@@ -451,8 +434,6 @@ cleanup:
 		close_stdout();		/* before the slow detaching */
 	for (size_t i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
-	if (cmd_running)
-		command_stop(target);
 	free(gs.g);
 	free(points);
 	stackcollector_free(&sc);

@@ -193,13 +193,54 @@ static void snapshot_at_exit(pid_t pid, void *syms)
 	syms_cache_snapshot(syms, pid);
 }
 
-int stackcollector_command_exited(struct stackcollector *sc, pid_t child, int *status)
+pid_t stackcollector_target(struct stackcollector *sc)
 {
-	return command_exited(child, snapshot_at_exit, sc->syms, status);
+	if (!sc->cmd)
+		return sc->pid;
+	sc->child = command_start(sc->cmd);
+	sc->child_running = 1;
+	return sc->child;
+}
+
+void stackcollector_ready(struct stackcollector *sc)
+{
+	if (sc->child)
+		command_go(sc->child);
+	collector_ready(sc->duration);
+}
+
+int stackcollector_poll(struct stackcollector *sc)
+{
+	if (collector_should_stop())
+		return 0;
+	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
+	if (sc->child_running && command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
+		sc->child_running = 0;
+		sc->child_exited = 1;
+		return 0;
+	}
+	return 1;
+}
+
+const char *stackcollector_ended(const struct stackcollector *sc)
+{
+	return sc->child_exited ? "eof" : collector_end_reason();
+}
+
+int stackcollector_write_trailer(struct stackcollector *sc, json_t *tr)
+{
+	if (sc->child_exited)
+		json_object_set_new(tr, "command_status", json_integer(sc->child_status));
+	int rc = stream_write_json(stdout, tr);
+	json_decref(tr);
+	return rc;
 }
 
 void stackcollector_free(struct stackcollector *sc)
 {
+	if (sc->child_running)
+		command_stop(sc->child);
+	sc->child_running = 0;
 	ring_buffer__free(sc->notes);
 	stackframes_free(sc->sf);
 	syms_cache_free(sc->syms);

@@ -23,10 +23,15 @@
  *   stackcollector_parse(&sc, options, own_option, argc, argv);   // and the duration
  *   stackcollector_start(&sc);                // root, BTF, signals; -p's process exists
  *   skel = x_bpf__open(); ... stacks_set_storage(skel->obj, sc.stack_storage); load, attach
+ *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
- *   ... collector_ready(sc.duration); poll sc.notes ... write the records (sc.sf) ...
- *   json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, ended);
- *   ... the program's own trailer members, write it ...
+ *   stackcollector_ready(&sc);
+ *   while (stackcollector_poll(&sc))
+ *           ;
+ *   ... detach, ring_buffer__consume(sc.notes), write the records (sc.sf) ...
+ *   json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
+ *   ... the program's own trailer members ...
+ *   stackcollector_write_trailer(&sc, tr);
  *   stackcollector_free(&sc);
  */
 #ifndef MARPLE_STACKCOLLECTOR_H
@@ -104,6 +109,10 @@ struct stackcollector {
 	struct ksyms *ksyms;
 	struct stackframes *sf;
 	struct ring_buffer *notes;	/* pid_notes: poll it while capturing */
+
+	/* -c's command, started by stackcollector_target */
+	pid_t child;
+	int child_running, child_exited, child_status;
 };
 
 /* Parse the options (in usage order, { 0 } ends; the program's own, id 0,
@@ -141,9 +150,23 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
 			       uint64_t extra_dropped, const char *ended);
 
-/* command_exited() for -c's child, snapshotting its maps before it goes. */
-int stackcollector_command_exited(struct stackcollector *sc, pid_t child, int *status);
+/* The process to trace: with -c, the command, started now (it runs from
+ * stackcollector_ready on); else -p's (0: every process). */
+pid_t stackcollector_target(struct stackcollector *sc);
+/* Let -c's command run, and collector_ready(). */
+void stackcollector_ready(struct stackcollector *sc);
+/* One turn of the capture: read the pid notes (100 ms at most) and notice
+ * -c's command exiting (its maps are snapshot first).  0 once the capture is
+ * over: duration, signal, or the command exited. */
+int stackcollector_poll(struct stackcollector *sc);
+/* The trailer's "ended": "eof" when -c's command exited, else
+ * collector_end_reason(). */
+const char *stackcollector_ended(const struct stackcollector *sc);
+/* Write tr (with "command_status" when -c's command exited) and free it;
+ * 0 or -1. */
+int stackcollector_write_trailer(struct stackcollector *sc, json_t *tr);
 
+/* Free what stackcollector_symbols made; stop -c's command if still running. */
 void stackcollector_free(struct stackcollector *sc);
 
 #endif
