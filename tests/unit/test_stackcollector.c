@@ -1,0 +1,76 @@
+/* test_stackcollector.c — the option table of the stack collectors: usage
+ * lines laid out as the programs always printed them, shared and own options
+ * parsed, defaults, the duration operand. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stackcollector.h"
+#include "stackframes.h"
+#include "test.h"
+#include "util.h"
+
+static int bytes;
+static const char *dev;
+
+static void own_option(int key, const char *arg)
+{
+	switch (key) {
+	case 'b': bytes = 1; break;
+	case 300: dev = arg; break;
+	}
+}
+
+static const struct sc_option options[] = {
+	SC_PID("only this process"),
+	{ 0, 'b', "bytes", NULL, "weight by bytes" },
+	{ 0, 300, "device", "DEV", "only this disk: one\ntwo" },
+	SC_STACK_OPTIONS,
+	{ 0 }
+};
+
+static const char usage[] =
+	"Usage: test_stackcollector [-p PID] [DURATION]\n"
+	"Count.\n"
+	"\n"
+	"  -p, --pid PID           only this process\n"
+	"  -b, --bytes             weight by bytes\n"
+	"      --device DEV        only this disk: one\n"
+	"                          two\n"
+	"  -U, --user-only         user stacks only\n"
+	"  -K, --kernel-only       kernel stacks only\n"
+	"  -a, --annotate          kernel frames get _[k]\n"
+	"      --delimit           a \"-\" frame between user and kernel frames\n"
+	"      --stack-storage N   stack map entries (default 16384)\n"
+	"      --addresses         unresolved frames as [module+0xoffset]\n"
+	"  -v, --verbose           libbpf's messages too\n"
+	"  -h, --help              this help\n"
+	"\n"
+	"DURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM.\n"
+	"Needs root.\n";
+
+int main(int argc, char **argv)
+{
+	struct stackcollector sc = { .synopsis = "[-p PID] [DURATION]", .about = "Count.\n", .footer = "Needs root.\n" };
+	char *args[] = { "test_stackcollector", "-p", "42", "-b", "--dev", "vda", "-Ua", "--stack-storage", "64",
+			 "--addr", "2s", NULL };
+	char *text = NULL;
+	size_t len = 0;
+
+	marple_init(argc, argv);
+	sc.options = options;
+	FILE *f = open_memstream(&text, &len);
+	stackcollector_usage(&sc, f);
+	fclose(f);
+	test_cond("stackcollector: usage laid out in columns", !strcmp(text, usage));
+	free(text);
+
+	stackcollector_parse(&sc, options, own_option, 11, args);
+	test_cond("stackcollector: -p", sc.pid == 42);
+	test_cond("stackcollector: own options, abbreviated long ones", bytes && dev && !strcmp(dev, "vda"));
+	test_cond("stackcollector: -U -a together", sc.user_only && sc.annotate && !sc.kernel_only && !sc.delimit);
+	test_cond("stackcollector: --stack-storage, --addresses", sc.stack_storage == 64 && sc.addresses);
+	test_cond("stackcollector: defaults", sc.sample_every == 1 && !sc.verbose && !sc.cmd);
+	test_cond("stackcollector: duration operand", sc.duration == 2000000000ull);
+	test_cond("stackcollector: frame flags", stackcollector_sf_flags(&sc) == (SF_ANNOTATE_KERNEL | SF_ADDRESSES));
+	return test_report();
+}
