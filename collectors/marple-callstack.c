@@ -15,7 +15,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
+#include "stackcollector.h"
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
@@ -34,81 +34,46 @@
 
 static struct {
 	uint64_t freq;
-	int64_t pid, tid, cpu;
-	bool user_only, kernel_only, idle, delimit, annotate, raw, dwarf, no_demangle;
-	int verbose;
-	uint64_t storage;
-} opt = { .freq = 99, .pid = -1, .tid = -1, .cpu = -1, .storage = 16384 };
+	int64_t cpu;
+	bool idle, raw, dwarf;
+} opt = { .freq = 99, .cpu = -1 };
 
-enum { OPT_STORAGE = 256, OPT_RAW, OPT_DWARF, OPT_NO_DEMANGLE };
+enum { OPT_RAW = 256, OPT_DWARF };
 
-static void usage(FILE *f)
+static struct stackcollector sc = {
+	.synopsis = "[options] [DURATION]",
+	.about = "Sample stacks on every CPU with cpu-clock and write a marple stack section.\n",
+	.footer = "See marple-callstack(1).\n",
+};
+
+static const struct sc_option options[] = {
+	{ 0, 'F', "frequency", "HZ", "samples per second per CPU (default 99)" },
+	SC_PID("only this process"),
+	SC_TID("only this thread"),
+	{ 0, 'C', "cpu", "CPU", "only this CPU" },
+	SC_USER_ONLY,
+	SC_KERNEL_ONLY,
+	{ 0, 'I', "include-idle", NULL, "include the idle task (swapper)" },
+	SC_DELIMITED,
+	SC_ANNOTATIONS,
+	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\nfor code built without frame pointers" },
+	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
+	SC_STACK_STORAGE,
+	SC_NO_DEMANGLE,
+	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
+	SC_HELP,
+	{ 0 },
+};
+
+static void own_option(int key, const char *arg)
 {
-	fprintf(f,
-		"Usage: %s [options] [duration]\n"
-		"Sample stacks on every CPU with cpu-clock and write a marple stack section.\n"
-		"\n"
-		"  -F, --frequency HZ     samples per second per CPU (default 99)\n"
-		"  -p, --pid PID          only this process\n"
-		"  -t, --tid TID          only this thread\n"
-		"  -C, --cpu CPU          only this CPU\n"
-		"  -U, --user-only        user stacks only\n"
-		"  -K, --kernel-only      kernel stacks only\n"
-		"  -I, --include-idle     include the idle task (swapper)\n"
-		"  -d, --delimited        a \"-\" frame between user and kernel frames\n"
-		"  -a, --annotations      kernel frames end in _[k]\n"
-		"      --dwarf            unwind user stacks from .eh_frame (libunwind); needed\n"
-		"                         for code built without frame pointers\n"
-		"      --raw              one event per sample (time, cpu, pid, comm), no stacks\n"
-		"      --stack-storage N  distinct stacks and keys kept (default 16384)\n"
-		"      --no-demangle      keep C++/Rust names mangled\n"
-		"  -v, --verbose          statistics on stderr; -vv: libbpf's messages too\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"duration: seconds or 500ms, 10s, 2m; without it, until SIGINT/SIGTERM.\n"
-		"See marple-callstack(1).\n",
-		progname);
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "frequency", required_argument, NULL, 'F' },	{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },	{ "cpu", required_argument, NULL, 'C' },
-		{ "user-only", no_argument, NULL, 'U' },	{ "kernel-only", no_argument, NULL, 'K' },
-		{ "include-idle", no_argument, NULL, 'I' },	{ "delimited", no_argument, NULL, 'd' },
-		{ "annotations", no_argument, NULL, 'a' },	{ "dwarf", no_argument, NULL, OPT_DWARF },
-		{ "raw", no_argument, NULL, OPT_RAW },		{ "stack-storage", required_argument, NULL, OPT_STORAGE },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "verbose", no_argument, NULL, 'v' },		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "F:p:t:C:UKIdavh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F': opt.freq = opt_u64("-F", optarg, 1, 100000); break;
-		case 'p': opt.pid = (int64_t)opt_u64("-p", optarg, 1, 0x3fffffff); break;
-		case 't': opt.tid = (int64_t)opt_u64("-t", optarg, 1, 0x3fffffff); break;
-		case 'C': opt.cpu = (int64_t)opt_u64("-C", optarg, 0, 65535); break;
-		case 'U': opt.user_only = true; break;
-		case 'K': opt.kernel_only = true; break;
-		case 'I': opt.idle = true; break;
-		case 'd': opt.delimit = true; break;
-		case 'a': opt.annotate = true; break;
-		case OPT_DWARF: opt.dwarf = true; break;
-		case OPT_RAW: opt.raw = true; break;
-		case OPT_STORAGE: opt.storage = opt_u64("--stack-storage", optarg, 64, 1 << 24); break;
-		case OPT_NO_DEMANGLE: opt.no_demangle = true; break;
-		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); close_stdout(); exit(EXIT_OK);
-		default: usage_try();
-		}
+	switch (key) {
+	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
+	case 'C': opt.cpu = (int64_t)opt_u64("-C", arg, 0, 65535); break;
+	case 'I': opt.idle = true; break;
+	case OPT_DWARF: opt.dwarf = true; break;
+	case OPT_RAW: opt.raw = true; break;
 	}
-	if (opt.user_only && opt.kernel_only)
-		usage_error("-U and -K exclude each other");
-	if (opt.raw && opt.dwarf)
-		usage_error("--raw and --dwarf exclude each other");
 }
 
 static struct {
@@ -150,7 +115,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		k.kid = d->kern_stack_id;
 		k.exec_id = d->exec_id;
 		memcpy(k.comm, d->comm, MARPLE_COMM_LEN);
-		int n = opt.kernel_only ? 0 : unwinder_unwind(run.unw, (pid_t)d->pid, d->exec_id, &d->user, k.ips,
+		int n = sc.kernel_only ? 0 : unwinder_unwind(run.unw, (pid_t)d->pid, d->exec_id, &d->user, k.ips,
 							      MARPLE_STACK_DEPTH);
 		stacktab_add(run.tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), 1);
 	}
@@ -191,23 +156,25 @@ int main(int argc, char **argv)
 	int err;
 
 	marple_init(argc, argv);
-	parse_options(argc, argv);
-	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose > 1);
-	stacks_check_target(opt.pid, opt.tid);
+	stackcollector_parse(&sc, options, own_option, argc, argv);
+	if (opt.raw && opt.dwarf)
+		usage_error("--raw and --dwarf exclude each other");
+	duration = sc.duration;
+	collector_start(sc.verbose > 1);
+	stacks_check_target(sc.pid, sc.tid);
 
 	skel = callstack_bpf__open();
 	if (!skel)
 		fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
-	skel->rodata->targ_pid = opt.pid > 0 ? (uint32_t)opt.pid : 0;
-	skel->rodata->targ_tid = opt.tid > 0 ? (uint32_t)opt.tid : 0;
-	skel->rodata->want_user = !opt.kernel_only;
-	skel->rodata->want_kernel = !opt.user_only;
+	skel->rodata->targ_pid = (uint32_t)sc.pid;
+	skel->rodata->targ_tid = (uint32_t)sc.tid;
+	skel->rodata->want_user = !sc.kernel_only;
+	skel->rodata->want_kernel = !sc.user_only;
 	skel->rodata->include_idle = opt.idle;
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
-	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)opt.storage);
-	stacks_set_storage(skel->obj, (uint32_t)opt.storage);
+	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
+	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
 	if (opt.dwarf && opt.freq * (uint64_t)libbpf_num_possible_cpus() > 1000)
@@ -216,11 +183,10 @@ int main(int argc, char **argv)
 	if ((err = callstack_bpf__load(skel)))
 		fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 
-	run.syms = syms_cache_new(opt.no_demangle ? 0 : SYMS_DEMANGLE);
-	if (!opt.user_only && !opt.raw)
+	run.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	if (!sc.user_only && !opt.raw)
 		ksyms = ksyms_load();
-	sf = stackframes_new(run.syms, ksyms, bpf_map__fd(skel->maps.stacks),
-			     (opt.delimit ? SF_DELIMIT : 0) | (opt.annotate ? SF_ANNOTATE_KERNEL : 0));
+	sf = stackframes_new(run.syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
 	if (opt.dwarf) {
 		run.unw = unwinder_new(run.syms);
 		run.tab = stacktab_new();
@@ -233,11 +199,11 @@ int main(int argc, char **argv)
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "unwind", json_string(opt.dwarf ? "dwarf" : "frame-pointer"));
-	json_object_set_new(o, "stacks", json_string(opt.user_only ? "user" : opt.kernel_only ? "kernel" : "both"));
-	if (opt.pid > 0)
-		json_object_set_new(o, "pid", json_integer(opt.pid));
-	if (opt.tid > 0)
-		json_object_set_new(o, "tid", json_integer(opt.tid));
+	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
+	if (sc.pid)
+		json_object_set_new(o, "pid", json_integer(sc.pid));
+	if (sc.tid)
+		json_object_set_new(o, "tid", json_integer(sc.tid));
 	if (opt.cpu >= 0)
 		json_object_set_new(o, "cpu", json_integer(opt.cpu));
 	json_object_set_new(o, "include_idle", json_boolean(opt.idle));
@@ -283,7 +249,7 @@ int main(int argc, char **argv)
 							    "frames", (json_int_t)us.frames, "stopped_no_info",
 							    (json_int_t)us.stopped_no_info, "us",
 							    (json_int_t)(us.ns / 1000)));
-		if (opt.verbose)
+		if (sc.verbose)
 			warnmsg("unwound %llu stacks, %llu frames, in %.1f ms (%.1f us a stack)",
 				(unsigned long long)us.stacks, (unsigned long long)us.frames, us.ns / 1e6,
 				us.stacks ? us.ns / 1e3 / us.stacks : 0.0);

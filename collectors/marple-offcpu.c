@@ -16,7 +16,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,49 +24,45 @@
 #include "collector.h"
 #include "cpuclock.h"
 #include "offcpu.skel.h"
+#include "stackcollector.h"
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
 #include "util.h"
 
 static struct {
-	int64_t pid, tid;
-	bool user_only, kernel_only, delimit, annotate, both, no_demangle;
-	int verbose;
-	uint64_t min_block_us, storage, freq;
+	bool both;
+	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
-} opt = { .pid = -1, .tid = -1, .min_block_us = 1, .storage = 16384, .freq = 99 };
+} opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STORAGE = 256, OPT_MIN_BLOCK, OPT_STATE, OPT_BOTH, OPT_NO_DEMANGLE };
+enum { OPT_STATE = 256, OPT_BOTH };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [options] [duration]\n"
-		"Off-CPU time by stack (sched_switch), written as a marple stack section in us.\n"
-		"\n"
-		"  -p, --pid PID          only this process\n"
-		"  -t, --tid TID          only this thread\n"
-		"  -U, --user-only        user stacks only\n"
-		"  -K, --kernel-only      kernel stacks only\n"
-		"  -d, --delimited        a \"-\" frame between user and kernel frames\n"
-		"  -a, --annotations      kernel frames end in _[k]\n"
-		"  -m, --min-block US     ignore blocks shorter than US microseconds (default 1)\n"
-		"      --state STATES     only threads leaving the CPU in these states: letters\n"
-		"                         R (preempted), S (sleeping), D (disk/uninterruptible),\n"
-		"                         T (stopped), t (traced), P (parked); e.g. SD\n"
-		"      --both             add on-CPU samples (cpu-clock, -F HZ) in the same unit\n"
-		"  -F, --frequency HZ     on-CPU sampling rate for --both (default 99)\n"
-		"      --stack-storage N  distinct stacks and keys kept (default 16384)\n"
-		"      --no-demangle      keep C++/Rust names mangled\n"
-		"  -v, --verbose          libbpf's messages (-vv)\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"duration: seconds or 500ms, 10s, 2m; without it, until SIGINT/SIGTERM.\n"
-		"See marple-offcpu(1).\n",
-		progname);
-}
+static struct stackcollector sc = {
+	.synopsis = "[options] [DURATION]",
+	.about = "Off-CPU time by stack (sched_switch), written as a marple stack section in us.\n",
+	.footer = "See marple-offcpu(1).\n",
+};
+
+static const struct sc_option options[] = {
+	SC_PID("only this process"),
+	SC_TID("only this thread"),
+	SC_USER_ONLY,
+	SC_KERNEL_ONLY,
+	SC_DELIMITED,
+	SC_ANNOTATIONS,
+	{ 0, 'm', "min-block", "US", "ignore blocks shorter than US microseconds (default 1)" },
+	{ 0, OPT_STATE, "state", "STATES", "only threads leaving the CPU in these states: letters\n"
+	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },
+	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
+	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
+	SC_STACK_STORAGE,
+	SC_NO_DEMANGLE,
+	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
+	SC_HELP,
+	{ 0 },
+};
 
 static uint32_t parse_state(const char *s)
 {
@@ -85,42 +80,14 @@ static uint32_t parse_state(const char *s)
 	return m;
 }
 
-static void parse_options(int argc, char **argv)
+static void own_option(int key, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },	{ "tid", required_argument, NULL, 't' },
-		{ "user-only", no_argument, NULL, 'U' },	{ "kernel-only", no_argument, NULL, 'K' },
-		{ "delimited", no_argument, NULL, 'd' },	{ "annotations", no_argument, NULL, 'a' },
-		{ "min-block", required_argument, NULL, 'm' },	{ "state", required_argument, NULL, OPT_STATE },
-		{ "both", no_argument, NULL, OPT_BOTH },	{ "frequency", required_argument, NULL, 'F' },
-		{ "stack-storage", required_argument, NULL, OPT_STORAGE },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "verbose", no_argument, NULL, 'v' },		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "p:t:UKdam:F:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p': opt.pid = (int64_t)opt_u64("-p", optarg, 1, 0x3fffffff); break;
-		case 't': opt.tid = (int64_t)opt_u64("-t", optarg, 1, 0x3fffffff); break;
-		case 'U': opt.user_only = true; break;
-		case 'K': opt.kernel_only = true; break;
-		case 'd': opt.delimit = true; break;
-		case 'a': opt.annotate = true; break;
-		case 'm': opt.min_block_us = opt_u64("--min-block", optarg, 0, UINT64_MAX / 1000); break;
-		case OPT_STATE: opt.state = optarg; opt.state_mask = parse_state(optarg); break;
-		case OPT_BOTH: opt.both = true; break;
-		case 'F': opt.freq = opt_u64("-F", optarg, 1, 100000); break;
-		case OPT_STORAGE: opt.storage = opt_u64("--stack-storage", optarg, 64, 1 << 24); break;
-		case OPT_NO_DEMANGLE: opt.no_demangle = true; break;
-		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); close_stdout(); exit(EXIT_OK);
-		default: usage_try();
-		}
+	switch (key) {
+	case 'm': opt.min_block_us = opt_u64("--min-block", arg, 0, UINT64_MAX / 1000); break;
+	case OPT_STATE: opt.state = arg; opt.state_mask = parse_state(arg); break;
+	case OPT_BOTH: opt.both = true; break;
+	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
 	}
-	if (opt.user_only && opt.kernel_only)
-		usage_error("-U and -K exclude each other");
 }
 
 /* Open, configure and load; tp_btf first, raw_tp where it cannot load. */
@@ -131,15 +98,15 @@ static struct offcpu_bpf *load(const char **how)
 		int err;
 		if (!skel)
 			fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
-		skel->rodata->targ_pid = opt.pid > 0 ? (uint32_t)opt.pid : 0;
-		skel->rodata->targ_tid = opt.tid > 0 ? (uint32_t)opt.tid : 0;
-		skel->rodata->want_user = !opt.kernel_only;
-		skel->rodata->want_kernel = !opt.user_only;
+		skel->rodata->targ_pid = (uint32_t)sc.pid;
+		skel->rodata->targ_tid = (uint32_t)sc.tid;
+		skel->rodata->want_user = !sc.kernel_only;
+		skel->rodata->want_kernel = !sc.user_only;
 		skel->rodata->state_mask = opt.state_mask;
 		skel->rodata->min_block_ns = opt.min_block_us * 1000;
 		skel->rodata->sample_us = 1000000 / opt.freq;
-		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)opt.storage);
-		stacks_set_storage(skel->obj, (uint32_t)opt.storage);
+		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
+		stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
 		if ((err = offcpu_bpf__load(skel)) == 0) {
@@ -187,17 +154,16 @@ int main(int argc, char **argv)
 	int err;
 
 	marple_init(argc, argv);
-	parse_options(argc, argv);
-	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose > 1);
-	stacks_check_target(opt.pid, opt.tid);
+	stackcollector_parse(&sc, options, own_option, argc, argv);
+	duration = sc.duration;
+	collector_start(sc.verbose > 1);
+	stacks_check_target(sc.pid, sc.tid);
 	skel = load(&how);
 
-	syms = syms_cache_new(opt.no_demangle ? 0 : SYMS_DEMANGLE);
-	if (!opt.user_only)
+	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	if (!sc.user_only)
 		ksyms = ksyms_load();
-	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks),
-			     (opt.delimit ? SF_DELIMIT : 0) | (opt.annotate ? SF_ANNOTATE_KERNEL : 0));
+	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb)
 		fatal(EXIT_DATA, "cannot set up the ring buffer");
@@ -205,13 +171,13 @@ int main(int argc, char **argv)
 	json_t *hdr = section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
-	json_object_set_new(o, "stacks", json_string(opt.user_only ? "user" : opt.kernel_only ? "kernel" : "both"));
+	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
 	if (opt.state)
 		json_object_set_new(o, "state", json_string(opt.state));
-	if (opt.pid > 0)
-		json_object_set_new(o, "pid", json_integer(opt.pid));
-	if (opt.tid > 0)
-		json_object_set_new(o, "tid", json_integer(opt.tid));
+	if (sc.pid)
+		json_object_set_new(o, "pid", json_integer(sc.pid));
+	if (sc.tid)
+		json_object_set_new(o, "tid", json_integer(sc.tid));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));

@@ -59,6 +59,8 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 {
 	switch (id) {
 	case SC_OPT_PID: sc->pid = (pid_t)opt_u64("-p", arg, 1, 0x7fffffff); break;
+	case SC_OPT_TID: sc->tid = (pid_t)opt_u64("-t", arg, 1, 0x7fffffff); break;
+	case SC_OPT_NO_DEMANGLE: sc->no_demangle = 1; break;
 	case SC_OPT_COMMAND: sc->cmd = arg; break;
 	case SC_OPT_SAMPLE_EVERY: sc->sample_every = opt_u64("--sample-every", arg, 1, 1u << 30); break;
 	case SC_OPT_LIB: sc->lib = arg; break;
@@ -68,7 +70,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
 	case SC_OPT_STACK_STORAGE: sc->stack_storage = opt_u64("--stack-storage", arg, 64, 1u << 22); break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
-	case SC_OPT_VERBOSE: sc->verbose = 1; break;
+	case SC_OPT_VERBOSE: sc->verbose++; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -147,11 +149,11 @@ static int map_fd(struct bpf_object *obj, const char *name)
 
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
 {
-	sc->syms = syms_cache_new(SYMS_DEMANGLE);
+	sc->syms = syms_cache_new(sc->no_demangle ? 0 : SYMS_DEMANGLE);
 	if (kernel && !(sc->ksyms = ksyms_load()))
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
-	sc->notes = stacks_pidnotes_new(map_fd(obj, "pid_notes"), sc->syms);
+	sc->notes = stacks_pidnotes_open(obj, sc->syms, &sc->exec_link);
 	if (!sc->notes)
 		return -1;
 	if (sc->pid)
@@ -241,6 +243,8 @@ void stackcollector_free(struct stackcollector *sc)
 	if (sc->child_running)
 		command_stop(sc->child);
 	sc->child_running = 0;
+	bpf_link__destroy(sc->exec_link);
+	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);
 	stackframes_free(sc->sf);
 	syms_cache_free(sc->syms);

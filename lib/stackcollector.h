@@ -3,6 +3,9 @@
  * share: the options they have in common (-p, -c, -s, -l, -U, -K, -a,
  * --delimit, --stack-storage, --addresses, -v, -h) with their usage lines,
  * the duration operand, sizing the stack store, symbolizing, and the trailer.
+ * marple-callstack and marple-offcpu take their options from here too
+ * (stackcollector_parse, with -t, --no-demangle and bcc's -d/--delimited and
+ * -a/--annotations), but set up their symbols themselves.
  *
  * A program gives its usage text and lists its options in usage order, the
  * shared ones by macro:
@@ -54,7 +57,7 @@ struct sc_option {
 enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
-	SC_OPT_VERBOSE, SC_OPT_HELP
+	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -75,6 +78,15 @@ enum {
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
 #define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages too" }
+/* bcc's spelling of -a, --delimit and of a thread (profile, offcputime), for
+ * marple-callstack and marple-offcpu */
+#define SC_TID(help) { SC_OPT_TID, 't', "tid", "TID", help }
+#define SC_ANNOTATIONS { SC_OPT_ANNOTATE, 'a', "annotations", NULL, "kernel frames end in _[k]" }
+#define SC_DELIMITED \
+	{ SC_OPT_DELIMIT, 'd', "delimited", NULL, "a \"-\" frame between user and kernel frames" }
+#define SC_NO_DEMANGLE \
+	{ SC_OPT_NO_DEMANGLE, SC_LONG_ONLY(SC_OPT_NO_DEMANGLE), "no-demangle", NULL, \
+	  "keep C++/Rust names mangled" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
@@ -97,18 +109,21 @@ struct stackcollector {
 	const struct sc_option *options;
 	void (*option)(int key, const char *arg);
 	pid_t pid;			/* -p, 0: not given */
+	pid_t tid;			/* -t, 0: not given */
 	const char *cmd;		/* -c */
 	const char *lib;		/* -l */
 	uint64_t sample_every;		/* -s, default 1 */
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
-	int user_only, kernel_only, annotate, delimit, addresses, verbose;
+	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
+	int verbose;			/* how many -v */
 
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
 	struct stackframes *sf;
 	struct ring_buffer *notes;	/* pid_notes: poll it while capturing */
+	struct bpf_link *exec_link;	/* the object's stacks_exec program, if any */
 
 	/* -c's command, started by stackcollector_target */
 	pid_t child;

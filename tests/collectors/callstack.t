@@ -3,7 +3,7 @@
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
-expect_exit "callstack: -U with -K is a usage error" 2 "exclude" "$CS" -U -K 1
+expect_exit "callstack: -U with -K is a usage error" 2 "cannot be used together" "$CS" -U -K 1
 expect_exit "callstack: bad frequency" 2 "" "$CS" -F 0 1
 if ! is_root; then
 	skip "callstack: BPF cases" "not root"

@@ -4,7 +4,7 @@ W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
 expect_exit "offcpu: bad --state letter" 2 "unknown state" "$OC" --state Q 1
-expect_exit "offcpu: -U with -K is a usage error" 2 "exclude" "$OC" -U -K 1
+expect_exit "offcpu: -U with -K is a usage error" 2 "cannot be used together" "$OC" -U -K 1
 if ! is_root; then
 	skip "offcpu: BPF cases" "not root"
 	exit 0
