@@ -181,18 +181,21 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 		bpf_map_delete_elem(&pids_seen, &key);	/* try again next time */
 		return;
 	}
-	struct mm_struct *mm = t->mm;
+	/* probe reads, not pointer loads: the verifier checks every load of a
+	 * BTF pointer field (t->mm) with a linear search of the kernel's BTF,
+	 * ~3 ms per program load here */
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
 	e->pid = tgid;
 	e->exec_id = exec_id;
 	if (mm) {
-		e->layout[0] = mm->start_code;
-		e->layout[1] = mm->end_code;
-		e->layout[2] = mm->start_stack;
-		e->layout[3] = mm->start_data;
-		e->layout[4] = mm->end_data;
-		e->layout[5] = mm->start_brk;
-		e->layout[6] = mm->env_start;
-		e->layout[7] = mm->env_end;
+		e->layout[0] = BPF_CORE_READ(mm, start_code);
+		e->layout[1] = BPF_CORE_READ(mm, end_code);
+		e->layout[2] = BPF_CORE_READ(mm, start_stack);
+		e->layout[3] = BPF_CORE_READ(mm, start_data);
+		e->layout[4] = BPF_CORE_READ(mm, end_data);
+		e->layout[5] = BPF_CORE_READ(mm, start_brk);
+		e->layout[6] = BPF_CORE_READ(mm, env_start);
+		e->layout[7] = BPF_CORE_READ(mm, env_end);
 	} else {
 		__builtin_memset(e->layout, 0, sizeof(e->layout));
 	}
@@ -210,7 +213,7 @@ static __always_inline void stacks_note_pid(__u32 tgid)
 static __always_inline int stacks_current_is_kthread(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	return (t->flags & PF_KTHREAD) != 0 || t->mm == NULL;
+	return (t->flags & PF_KTHREAD) != 0 || BPF_CORE_READ(t, mm) == NULL;
 }
 
 /* Copy the current task's user registers and the top of its user stack
@@ -263,7 +266,7 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	bpf_get_current_comm(&k->comm, sizeof(k->comm));
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
-	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && t->mm) {
+	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && BPF_CORE_READ(t, mm)) {
 		k->user_stack_id = stacks_get(ctx, 1);
 		stacks_note_image(k->pid, k->exec_id, t, 0);
 	}
