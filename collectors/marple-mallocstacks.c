@@ -55,7 +55,7 @@ static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k)
 	stackframes_begin(sf, k->k.comm);
 	n = k->k.user_stack_id >= 0 ? stackframes_read_id(sf, k->k.user_stack_id, ips) : -1;
 	if (n <= 0) {
-		stackframes_user_id(sf, (pid_t)k->k.pid, k->k.user_stack_id >= 0 ? -1 : k->k.user_stack_id);
+		stackframes_user_id_exec(sf, (pid_t)k->k.pid, k->k.exec_id, k->k.user_stack_id >= 0 ? -1 : k->k.user_stack_id);
 		return;
 	}
 	if (k->caller && (n < 2 || ips[1] != k->caller)) {
@@ -63,7 +63,8 @@ static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k)
 		ips[1] = k->caller;
 		n++;
 	}
-	stackframes_user_ips(sf, (pid_t)k->k.pid, ips, (size_t)n);
+	/* named from the image the process ran when it allocated (exec id) */
+	stackframes_user_ips_exec(sf, (pid_t)k->k.pid, k->k.exec_id, ips, (size_t)n);
 }
 
 static json_t *make_header(const char *lib, pid_t target)
