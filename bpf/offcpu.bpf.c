@@ -23,6 +23,8 @@ const volatile __u32 state_mask = 0;	/* 0: any; bit 0 R (preempted), then TASK_*
 const volatile __u64 min_block_ns = 1000;
 const volatile __u64 sample_us = 0;	/* both_mode: weight of an on-CPU sample */
 
+#define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
+
 struct start {
 	__u64 ts;
 	struct stack_key key;
@@ -62,8 +64,11 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	__u32 ptid = BPF_CORE_READ(prev, pid), ptgid = BPF_CORE_READ(prev, tgid);
 	__u32 ntid = BPF_CORE_READ(next, pid);
 
-	/* prev leaves the CPU: we run in its context, so its stacks are current's */
-	if (wanted(ptgid, ptid)) {
+	/* prev leaves the CPU: we run in its context, so its stacks are current's.
+	 * A thread leaving for the last time (TASK_DEAD: it has exited) is not
+	 * blocked and never comes back: no entry, or it would count as off-CPU
+	 * until the end of the capture and fill the map on a busy machine. */
+	if (wanted(ptgid, ptid) && !(prev_state & TASK_DEAD_STATE)) {
 		__u32 bit = preempt ? 1 : (prev_state & 0xff) << 1;
 		if (!state_mask || (state_mask & bit) || (!bit && (state_mask & 1))) {
 			struct start *s = bpf_map_lookup_elem(&scratch, &zero);

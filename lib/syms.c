@@ -964,6 +964,12 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 			return 1;
 		}
 	}
+	/* a process that has exited but not been reaped (a zombie) still has a
+	 * maps file, an empty one: it keeps its snapshot */
+	if (nmaps == 0 && p->nmaps > 0) {
+		p->gone = 1;
+		return -1;
+	}
 	free(p->maps);
 	p->maps = maps;
 	p->nmaps = nmaps;

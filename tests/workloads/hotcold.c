@@ -1,11 +1,15 @@
 /* hotcold — burns CPU in two functions in a 3:1 ratio, for the callstack tests.
- * Usage: hotcold SECONDS.  hot_loop() does 3 units of work for each unit of
- * cold_loop(); main() calls both through run_round().  Both are leaves, so
+ * Usage: hotcold SECONDS [wait].  hot_loop() does 3 units of work for each
+ * unit of cold_loop(); main() calls both through run_round().  Both are leaves, so
  * with frame-pointer stacks run_round() is not seen (gcc never sets up a frame
- * in a leaf function: the leaf's caller is lost); --dwarf shows it.
+ * in a leaf function: the leaf's caller is lost); --dwarf shows it.  With
+ * "wait" it starts only on SIGUSR1 (for tests that need the process running
+ * before a capture begins and its work inside the capture).
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile unsigned long sink;
@@ -28,10 +32,23 @@ __attribute__((noinline)) void run_round(void)
 	cold_loop();
 }
 
+/* block until SIGUSR1 arrives */
+static void wait_usr1(void)
+{
+	sigset_t set;
+	int sig;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigwait(&set, &sig);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	struct timespec t0, t;
+	if (argc > 2 && strcmp(argv[2], "wait") == 0)
+		wait_usr1();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		run_round();

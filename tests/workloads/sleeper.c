@@ -1,10 +1,13 @@
-/* sleeper — blocks most of the time, for the offcpu tests.  Usage: sleeper SECONDS.
+/* sleeper — blocks most of the time, for the offcpu tests.  Usage: sleeper SECONDS [wait]
+ * (wait: start only on SIGUSR1, as in hotcold).
  * The main thread sleeps in wait_here() (10 ms naps); a second thread blocks
  * reading a pipe in read_pipe() that the main thread writes to every 10th nap.
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +32,17 @@ static void *reader(void *arg)
 	return arg;
 }
 
+/* block until SIGUSR1 arrives */
+static void wait_usr1(void)
+{
+	sigset_t set;
+	int sig;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigwait(&set, &sig);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
@@ -36,6 +50,8 @@ int main(int argc, char **argv)
 	pthread_t th;
 	long n = 0;
 
+	if (argc > 2 && strcmp(argv[2], "wait") == 0)
+		wait_usr1();
 	if (pipe(fds) < 0 || pthread_create(&th, NULL, reader, NULL) != 0)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

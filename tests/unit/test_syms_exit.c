@@ -1,0 +1,88 @@
+/* test_syms_exit — lib/syms keeps the snapshot of a process that exits during
+ * a capture, also when it is a zombie (exited, not yet reaped: its
+ * /proc/PID/maps opens but is empty) and a lookup misses more than a second
+ * after the snapshot, which makes the cache look at the maps again. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "syms.h"
+#include "test.h"
+#include "util.h"
+
+__attribute__((noinline)) int exit_target(int x) { return x * 5 + 3; }
+
+static uint64_t addr_of(void *f, int off)
+{
+	return (uint64_t)(uintptr_t)f + (uint64_t)off;
+}
+
+/* 1 once pid is a zombie (state Z in /proc/PID/stat), within 5 s */
+static int wait_zombie(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		char *rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && rp[2] == 'Z')
+			return 1;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* one child, snapshotted, then killed; reaped or left a zombie */
+static void exited_child(int reap)
+{
+	const char *what = reap ? "reaped" : "zombie";
+	char name[128];
+	const char *n, *mod = NULL;
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
+	snprintf(name, sizeof(name), "%s: snapshot", what);
+	test_cond(name, syms_cache_snapshot(c, child) == 0);
+	kill(child, SIGKILL);
+	if (reap)
+		waitpid(child, NULL, 0);
+	else
+		wait_zombie(child);
+	/* the cache looks at the maps again on a miss only after a second */
+	struct timespec ts = { 1, 100 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	n = syms_cache_lookup(c, child, 16, &mod, NULL);
+	snprintf(name, sizeof(name), "%s: an address in no mapping misses", what);
+	test_cond(name, n == NULL && mod == NULL);
+	n = syms_cache_lookup(c, child, addr_of((void *)exit_target, 2), &mod, NULL);
+	snprintf(name, sizeof(name), "%s: still named after a miss", what);
+	test_cond(name, n && strcmp(n, "exit_target") == 0 && mod && strcmp(mod, "test_syms_exit") == 0);
+	n = syms_cache_lookup(c, child, addr_of((void *)getppid, 1), NULL, NULL);
+	snprintf(name, sizeof(name), "%s: its libc still named", what);
+	test_cond(name, n && strstr(n, "getppid"));
+	snprintf(name, sizeof(name), "%s: snapshot kept", what);
+	test_cond(name, syms_cache_snapshot(c, child) == 0);
+	syms_cache_free(c);
+	if (!reap)
+		waitpid(child, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	marple_init(argc, argv);
+	exited_child(0);
+	exited_child(1);
+	return test_report();
+}
