@@ -124,7 +124,7 @@ $(O)/marple-%: scripts/marple-%
 $(O)/tests/%: tests/unit/%.c $(O)/libmarple.a
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # Test workloads: built the way each one's header comment asks (see WORKLOAD_CFLAGS there).
 $(O)/workloads/%: tests/workloads/%.c
