@@ -138,7 +138,7 @@ workloads: $(HELPERS)
 check: programs unit workloads
 	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) SANITIZE=$(SANITIZE) sh tests/run-all
 
-bench: programs workloads
+bench: programs unit workloads
 	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) sh tests/bench/run-all
 
 fuzz: | $(DEPS_STAMP)

@@ -3,15 +3,16 @@
 # marple-callstack and with perf record -g (-e cpu-clock, same frequency), and
 # the total CPU seconds from the start of a capture to a folded file:
 # marple-callstack | marple-fold  against  perf record -g + perf script + marple-fold.
-# Configurations are interleaved, 3 rounds, best of each (the least disturbed
-# run).  Each run is ~7 s: shorter runs measure the noise of a 2-core VM more
+# Configurations are interleaved, 5 rounds, best of each (the least disturbed
+# run); the spread of the no-profiler runs is printed as the noise floor: a
+# slowdown difference smaller than it is not a difference.  Each run is ~7 s: shorter runs measure the noise of a 2-core VM more
 # than the profiler.  Also: what the BPF program itself costs per sample
 # (kernel.bpf_stats_enabled), the most direct measure of marple's share.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 B="$MARPLE_BIN/workloads/burn"
 R=${BURN_ROUNDS:-30000}
-REPS=${BENCH_REPS:-3}
+REPS=${BENCH_REPS:-5}
 have_perf=1
 perf record -e cpu-clock -g -o "$T/probe.data" -- true >/dev/null 2>&1 || have_perf=0
 
@@ -53,6 +54,9 @@ cfgs="none marple99 marple999 marpledwarf99 marpledwarf999"
 for rep in $(seq "$REPS"); do
 	for c in $cfgs; do
 		ms=$(measure "$c")
+		if [ "$c" = none ]; then
+			[ -z "${worst_none:-}" ] || [ "$ms" -gt "$worst_none" ] && worst_none=$ms
+		fi
 		eval "prev=\${best_$c:-}"
 		if [ -z "$prev" ] || [ "$ms" -lt "$prev" ]; then
 			eval "best_$c=$ms"
@@ -64,7 +68,7 @@ for rep in $(seq "$REPS"); do
 done
 
 slow() { awk -v a="$1" -v b="$best_none" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }'; }
-echo "bench: callstack: 2 x burn $R (both cores), no profiler: $best_none ms"
+echo "bench: callstack: 2 x burn $R (both cores), no profiler: $best_none ms (best of $REPS; the runs spread $(slow "$worst_none")%: the noise floor)"
 for hz in 99 999; do
 	eval "m=\$best_marple$hz d=\$best_marpledwarf$hz"
 	if [ "$have_perf" = 1 ]; then
