@@ -121,9 +121,7 @@ static __always_inline int stacks_get(void *ctx, int user)
 	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!ips)
 		return -ENOMEM;
-	/* bpf_get_stack zeroes what it does not fill, but the verifier explores
-	 * the hash loop below faster (~2x) over memory it knows is written */
-	__builtin_memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(__u64));
+	/* bpf_get_stack zeroes what it does not fill (the hash below counts on it) */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
 	if (len <= 0) {
 		if (len == 0 || (!user && len == -EFAULT))
@@ -131,30 +129,53 @@ static __always_inline int stacks_get(void *ctx, int user)
 		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
 		return (int)len;
 	}
+	/* hashed 8 addresses at a time: the zeroes after the stack make the
+	 * hash the same for the same stack, and the verifier walks 16 branches
+	 * instead of 127 */
 	__u64 h = 14695981039346656037ull;
 	int n = len / sizeof(__u64);
-	for (int i = 0; i < MARPLE_STACK_DEPTH; i++) {
-		if (i >= n)
+	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
+		if (c * 8 >= n)
 			break;
-		h = (h ^ ips[i]) * 1099511628211ull;
-		h ^= h >> 29;
+#pragma unroll
+		for (int j = 0; j < 8; j++) {
+			int i = c * 8 + j;
+			if (i < MARPLE_STACK_DEPTH) {
+				h = (h ^ ips[i]) * 1099511628211ull;
+				h ^= h >> 29;
+			}
+		}
 	}
 	h ^= user;	/* a user and a kernel stack never share an id */
 	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries;	/* as sized at load */
 	if (nslots == 0)
 		return -ENOMEM;
-	for (__u32 p = 0; p < STACKS_PROBES; p++) {
-		__u32 slot = (__u32)((h + p) % nslots);
-		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
-		if (!owner) {
-			if (bpf_map_update_elem(&stack_slots, &slot, &h, BPF_NOEXIST) == 0) {
-				bpf_map_update_elem(&stacks, &slot, ips, BPF_ANY);
-				return (int)slot;
+	/* find the stack or the first free slot with lookups only, then claim
+	 * that slot once: the verifier walks the update's paths once instead
+	 * of in each of the 16 probes.  Claiming can lose a race to another
+	 * CPU storing this same stack (then the slot is ours too) or another
+	 * stack (then the probing starts again, past it) */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		__u32 free_slot = nslots;	/* none */
+		for (__u32 p = 0; p < STACKS_PROBES; p++) {
+			__u32 slot = (__u32)((h + p) % nslots);
+			__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
+			if (!owner) {
+				free_slot = slot;
+				break;
 			}
-			owner = bpf_map_lookup_elem(&stack_slots, &slot);	/* lost a race */
+			if (*owner == h)
+				return (int)slot;
 		}
+		if (free_slot == nslots)
+			break;
+		if (bpf_map_update_elem(&stack_slots, &free_slot, &h, BPF_NOEXIST) == 0) {
+			bpf_map_update_elem(&stacks, &free_slot, ips, BPF_ANY);
+			return (int)free_slot;
+		}
+		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &free_slot);
 		if (owner && *owner == h)
-			return (int)slot;
+			return (int)free_slot;
 	}
 	/* STACKS_PROBES slots in a row taken: the map is nearly full */
 	stacks_count(STACKS_NOSPACE);
