@@ -103,31 +103,43 @@ fi
 # CPU seconds from the start of a capture to a folded file: 10 s at 999 Hz of
 # the whole machine while two burns run (longer captures favour marple more:
 # its costs are mostly fixed, perf's grow with every sample)
-cpu_of() { tail -n 1 "$1" | awk '{ printf "%.3f", $(NF - 1) + $NF }'; }
+# cpu_run NAME CMD...: runs CMD and leaves its CPU seconds (children included)
+# in $T/NAME.cpu; perf stat's task-clock has microseconds, time(1) only 10 ms
+cpu_run() {
+	n=$1; shift
+	if [ "$have_perf" = 1 ]; then
+		perf stat -x, -e task-clock -o "$T/$n.stat" -- "$@"
+		awk -F, '$3 == "task-clock" { printf "%.4f", $1 / 1000 }' "$T/$n.stat" > "$T/$n.cpu"
+	else
+		/usr/bin/time -f "%U %S" -o "$T/$n.time" "$@"
+		tail -n 1 "$T/$n.time" | awk '{ printf "%.4f", $(NF - 1) + $NF }' > "$T/$n.cpu"
+	fi
+}
+cpu_of() { cat "$T/$1.cpu"; }
 fold_cpu() {	# fold_cpu INPUT -> CPU seconds of marple-fold on it
-	/usr/bin/time -f "%U %S" -o "$T/fold.time" marple-fold "$1" > "$T/folded" 2>/dev/null
-	cpu_of "$T/fold.time"
+	cpu_run fold marple-fold "$1" > "$T/folded" 2>/dev/null
+	cpu_of fold
 }
 CAP=${CAPTURE_SECONDS:-10}
 burn_for() { "$B" 1000000000 & b1=$!; "$B" 1000000000 & b2=$!; }
 burn_for
-/usr/bin/time -f "%U %S" -o "$T/mc.time" marple-callstack -F 999 "$CAP" > "$T/mc.marple" 2>/dev/null
+cpu_run mc marple-callstack -F 999 "$CAP" > "$T/mc.marple" 2>/dev/null
 kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
-mc=$(cpu_of "$T/mc.time"); mf=$(fold_cpu "$T/mc.marple")
-marple_total=$(awk -v a="$mc" -v b="$mf" 'BEGIN { printf "%.3f", a + b }')
+mc=$(cpu_of mc); mf=$(fold_cpu "$T/mc.marple")
+marple_total=$(awk -v a="$mc" -v b="$mf" 'BEGIN { printf "%.4f", a + b }')
 burn_for
-/usr/bin/time -f "%U %S" -o "$T/dc.time" marple-callstack --dwarf -F 999 "$CAP" > "$T/dc.marple" 2>/dev/null
+cpu_run dc marple-callstack --dwarf -F 999 "$CAP" > "$T/dc.marple" 2>/dev/null
 kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
-echo "bench: callstack: --dwarf, $CAP s at 999 Hz: marple-callstack used $(cpu_of "$T/dc.time") CPU s (frame pointers: $mc s); unwinding $(sed -n 's/.*"unwind":{[^}]*"us":\([0-9]*\).*/\1/p' "$T/dc.marple") us in all"
+echo "bench: callstack: --dwarf, $CAP s at 999 Hz: marple-callstack used $(cpu_of dc) CPU s (frame pointers: $mc s); unwinding $(sed -n 's/.*"unwind":{[^}]*"us":\([0-9]*\).*/\1/p' "$T/dc.marple") us in all"
 if [ "$have_perf" = 1 ]; then
 	burn_for
-	/usr/bin/time -f "%U %S" -o "$T/pr.time" perf record -e cpu-clock -g -a -F 999 -o "$T/p.data" -- sleep "$CAP" >/dev/null 2>&1
+	cpu_run pr perf record -e cpu-clock -g -a -F 999 -o "$T/p.data" -- sleep "$CAP" >/dev/null 2>&1
 	kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
-	pc=$(cpu_of "$T/pr.time")
-	/usr/bin/time -f "%U %S" -o "$T/script.time" perf script -i "$T/p.data" > "$T/perf.txt" 2>/dev/null
-	ps=$(cpu_of "$T/script.time")
+	pc=$(cpu_of pr)
+	cpu_run script perf script -i "$T/p.data" > "$T/perf.txt" 2>/dev/null
+	ps=$(cpu_of script)
 	pf=$(fold_cpu "$T/perf.txt")
-	perf_total=$(awk -v a="$pc" -v b="$ps" -v c="$pf" 'BEGIN { printf "%.3f", a + b + c }')
+	perf_total=$(awk -v a="$pc" -v b="$ps" -v c="$pf" 'BEGIN { printf "%.4f", a + b + c }')
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (floor: at most 0.1)"
 else
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz): marple $marple_total (perf record unavailable)"
