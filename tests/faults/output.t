@@ -26,6 +26,11 @@ awk 'BEGIN {
 	print "{\"marple\":1,\"interface\":\"memtime\",\"datatype\":\"point\",\"start_ns\":1000,\"units\":{\"x\":\"s\",\"y\":\"kB\"}}"
 	for (i = 0; i < 20000; i++) printf "%.3f,%d,proc%d,comm=proc%d,pid=%d\n", i * 0.01, 1000 + (i * 37) % 5000, i % 30, i % 30, 200 + i % 30
 }' >"$T/point.marple"
+# and a file of the original (Python) MARPLE, for marple-import
+awk 'BEGIN {
+	print "{\"interface\":\"callstack\",\"datatype\":\"stack\",\"start time\":\"2018-07-01 09:00:00\"}"
+	for (i = 0; i < 20000; i++) printf "%d#comm%d;main;f%d;g%d;h%d\n", i % 7 + 1, i % 13, i % 101, i % 997, i
+}' >"$T/original.marple"
 
 for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; do
 	[ -f "$src" ] || continue
@@ -33,7 +38,7 @@ for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; 
 	[ -x "$MARPLE_BIN/$p" ] || continue
 	# the first input kind the program accepts
 	input=
-	for k in stack event point; do
+	for k in stack event point original; do
 		if timeout 60 "$p" "$T/$k.marple" >"$T/full.out" 2>/dev/null && [ -s "$T/full.out" ]; then input="$T/$k.marple"; break; fi
 	done
 	[ -n "$input" ] || { skip "$p: output faults" "accepts none of the test inputs"; continue; }
