@@ -17,6 +17,9 @@ A failing input is kept in build/fuzz/crashes/config/.
 Prints "config  EXECUTIONS  -  FAILURES" like run-all; exit 1 on a failure."""
 import os, random, re, shutil, subprocess, sys, tempfile, time, hashlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mutate import mutate_bytes
+
 top = os.environ.get('MARPLE_TOP') or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
 bindir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(top, 'build')
@@ -71,24 +74,7 @@ def mutate_value(rng, data):
 def mutate(rng, data):
     if rng.randrange(2):
         return mutate_value(rng, data)
-    data = bytearray(data)
-    for _ in range(rng.randint(1, 6)):
-        op = rng.randrange(5)
-        pos = rng.randint(0, len(data)) if data else 0
-        if op == 0 and data:
-            data[rng.randrange(len(data))] = rng.randrange(256)
-        elif op == 1:
-            data[pos:pos] = rng.choice(TOKENS)
-        elif op == 2 and data:
-            del data[pos:pos + rng.randint(1, 32)]
-        elif op == 3:
-            lines = bytes(data).split(b'\n')
-            rng.shuffle(lines)
-            data = bytearray(b'\n'.join(lines))
-        else:
-            other = rng.choice(seeds)
-            data[pos:pos] = other[:rng.randint(0, len(other))]
-    return bytes(data)
+    return mutate_bytes(rng, data, TOKENS, seeds, rounds=6)
 
 line_re = re.compile(rb'^marple: ' + re.escape(cfgfile.encode()) + rb':([0-9]+): .+\n$')
 accepted = rejected = 0

@@ -11,6 +11,9 @@ build/fuzz/crashes/prog-NAME/.
 Prints "progs  EXECUTIONS  -  CRASHES" like run-all; exit 1 on a crash."""
 import os, random, subprocess, sys, time, hashlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mutate import mutate_bytes
+
 top = os.environ.get('MARPLE_TOP') or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
 bindir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(top, 'build/sanitize')
@@ -40,29 +43,7 @@ TOKENS = [b'\n', b'#', b';', b',', b'=', b'%', b'%0A', b'%zz', b'{', b'}', b'"',
           b'\t', b' ', b'\r\n', b'<script>', b']]>', b'9' * 30]
 
 def mutate(rng, data):
-    data = bytearray(data)
-    for _ in range(rng.randint(1, 8)):
-        op = rng.randrange(7)
-        pos = rng.randint(0, len(data)) if data else 0
-        if op == 0 and data:
-            data[rng.randrange(len(data))] = rng.randrange(256)
-        elif op == 1:
-            data[pos:pos] = rng.choice(TOKENS)
-        elif op == 2 and data:
-            del data[pos:pos + rng.randint(1, 64)]
-        elif op == 3 and data:
-            a = rng.randrange(len(data)); b = min(len(data), a + rng.randint(1, 200))
-            data[pos:pos] = data[a:b] * rng.randint(1, 4)
-        elif op == 4:
-            data = data[:pos]
-        elif op == 5:
-            other = rng.choice(seeds)
-            data[pos:pos] = other[:rng.randint(0, len(other))]
-        elif op == 6 and data:
-            nl = data.find(b'\n', pos)
-            if nl >= 0:
-                data[nl:nl] = data[pos:nl] * rng.randint(1, 3)
-    return bytes(data)
+    return mutate_bytes(rng, data, TOKENS, seeds)
 
 def documented(prog):
     return {0, 1, 2} if prog == 'marple-flamegraph' else {0, 1}
