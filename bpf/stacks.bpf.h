@@ -15,12 +15,16 @@
  *                   sched_process_exec program that announces the new image
  *                   of a process seen before at once (attached by
  *                   stacks_pidnotes_open), so it is snapshotted before the
- *                   first sample of it is even taken
+ *                   first sample of it is even taken; with STACKS_EXEC_HOOK
+ *                   also defined (a function or macro f(tgid, exec_id),
+ *                   declared before the include), it calls that at every
+ *                   exec, of processes seen before or not
  * and the helpers
  *   stacks_count(i)                     counter i += 1 on this CPU
  *   stacks_get(ctx, user)               id of the current stack, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
+ *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
@@ -223,10 +227,15 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* Which image the current process runs: each execve bumps self_exec_id. */
+static __always_inline __u32 stacks_exec_id(void)
+{
+	return (__u32)bpf_get_current_task_btf()->self_exec_id;
+}
+
 static __always_inline void stacks_note_pid(__u32 tgid)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	stacks_note_image(tgid, (__u32)t->self_exec_id, t, 0);
+	stacks_note_image(tgid, stacks_exec_id(), bpf_get_current_task_btf(), 0);
 }
 
 /* Has the current task no user stack to read (kernel thread, or exiting
@@ -309,6 +318,9 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur))
 		stacks_note_image(tgid, exec_id, t, 1);
+#ifdef STACKS_EXEC_HOOK
+	STACKS_EXEC_HOOK(tgid, exec_id);
+#endif
 	return 0;
 }
 #endif
