@@ -6,11 +6,18 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "stacks.bpf.h"
 #include "memleak.h"
+
+/* stacks_exec, the sched_process_exec program, also drops the usage of the
+ * image an exec replaces (memleak_exec, below). */
+#define STACKS_EXEC_NOTES 1
+#define STACKS_EXEC_HOOK memleak_exec
+static __always_inline void memleak_exec(__u32 tgid, __u32 exec_id);
+#include "stacks.bpf.h"
 
 const volatile __u32 targ_tgid = 0;	/* 0: every process */
 const volatile __u64 sample_every = 1;	/* track one allocation in N, weighted by N */
+const volatile int kernel_allocs = 0;	/* -K: an exec frees none of them */
 int stopped;	/* set by user space at the end: detaching 20 uprobes takes seconds */
 
 struct {
@@ -70,20 +77,54 @@ static __always_inline int sample(void)
 	return n && (*n)++ % sample_every == 0;
 }
 
-static __always_inline struct memleak_proc *proc_of(__u32 tgid)
+/* Process p now runs image exec_id: the allocations of the one before went
+ * with its address space.  They stay in allocs under their own exec id (user
+ * space counts them at the end); the usage starts again from nothing. */
+static __always_inline void new_image(struct memleak_proc *p, __u32 exec_id)
 {
-	struct memleak_proc *p, zero = {};
+	p->exec_id = exec_id;
+	p->bytes = 0;
+	p->allocs = 0;
+	bpf_get_current_comm(p->comm, sizeof(p->comm));
+}
+
+static __always_inline void memleak_exec(__u32 tgid, __u32 exec_id)
+{
+	struct memleak_proc *p;
+
+	if (kernel_allocs || stopped)
+		return;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p && p->exec_id != exec_id)
+		new_image(p, exec_id);
+}
+
+static __always_inline struct memleak_proc *proc_of(__u32 tgid, __u32 exec_id)
+{
+	struct memleak_proc *p, init = { .exec_id = exec_id };
 
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p)
 		return p;
-	bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+	bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&procs, &tgid);
 }
 
-static __always_inline void track(void *ctx, __u32 key_tgid, __u64 addr, __u64 size, int user)
+/* The key of an allocation at addr by the current process (user) or the kernel. */
+static __always_inline struct memleak_key key_of(__u64 addr, int user)
 {
-	struct memleak_key key = { .tgid = key_tgid, .addr = addr };
+	struct memleak_key key = { .tgid = MEMLEAK_KERNEL_TGID, .addr = addr };
+
+	if (user) {
+		key.tgid = bpf_get_current_pid_tgid() >> 32;
+		key.exec_id = stacks_exec_id();
+	}
+	return key;
+}
+
+static __always_inline void track(void *ctx, __u64 addr, __u64 size, int user)
+{
+	struct memleak_key key = key_of(addr, user);
 	struct memleak_alloc a = {};
 	struct memleak_proc *p;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -108,17 +149,20 @@ static __always_inline void track(void *ctx, __u32 key_tgid, __u64 addr, __u64 s
 		bump(ML_ALLOCS_FULL);
 		return;
 	}
-	p = proc_of(tgid);
+	p = proc_of(tgid, key.exec_id);
 	if (p) {
+		/* an exec stacks_exec did not see (it could not be attached) */
+		if (user && p->exec_id != key.exec_id)
+			new_image(p, key.exec_id);
 		bpf_get_current_comm(p->comm, sizeof(p->comm));
 		__sync_fetch_and_add(&p->bytes, (__s64)a.size);
 		__sync_fetch_and_add(&p->allocs, (__s64)sample_every);
 	}
 }
 
-static __always_inline void untrack(__u32 key_tgid, __u64 addr)
+static __always_inline void untrack(__u64 addr, int user)
 {
-	struct memleak_key key = { .tgid = key_tgid, .addr = addr };
+	struct memleak_key key = key_of(addr, user);
 	struct memleak_alloc *a;
 	struct memleak_proc *p;
 
@@ -166,7 +210,6 @@ static __always_inline int enter(__u64 size, __u64 memptr)
 static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct pending *c;
 
 	if (!ours())
@@ -182,7 +225,7 @@ static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
 		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)c->memptr))
 			addr = 0;
 	if (!failed && addr && c->sampled)
-		track(ctx, tgid, addr, c->size, 1);
+		track(ctx, addr, c->size, 1);
 	bpf_map_delete_elem(&calls, &tid);
 	return 0;
 }
@@ -190,7 +233,7 @@ static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
 static __always_inline int release(__u64 addr)
 {
 	if (ours())
-		untrack(bpf_get_current_pid_tgid() >> 32, addr);
+		untrack(addr, 1);
 	return 0;
 }
 
@@ -234,7 +277,7 @@ static __always_inline int kalloc(void *ctx, const void *ptr, __u64 size)
 {
 	if (!ptr || !ours() || !sample())
 		return 0;
-	track(ctx, MEMLEAK_KERNEL_TGID, (__u64)ptr, size, 0);
+	track(ctx, (__u64)ptr, size, 0);
 	return 0;
 }
 
@@ -254,7 +297,7 @@ SEC("tp_btf/kfree")
 int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
 {
 	if (!stopped)
-		untrack(MEMLEAK_KERNEL_TGID, (__u64)ptr);
+		untrack((__u64)ptr, 0);
 	return 0;
 }
 
@@ -262,7 +305,7 @@ SEC("tp_btf/kmem_cache_free")
 int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr)
 {
 	if (!stopped)
-		untrack(MEMLEAK_KERNEL_TGID, (__u64)ptr);
+		untrack((__u64)ptr, 0);
 	return 0;
 }
 

@@ -4,11 +4,12 @@
 
 #define MEMLEAK_KERNEL_TGID 0xffffffffu	/* key tgid of kernel allocations */
 
-/* An outstanding allocation: user addresses repeat across processes, so the
- * process is part of the key. */
+/* An outstanding allocation: user addresses repeat across processes, and
+ * across the images of one process (exec replaces its address space), so
+ * the process and its image are part of the key. */
 struct memleak_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 exec_id;		/* image: task->self_exec_id (low 32 bits); 0 for kernel */
 	__u64 addr;
 };
 
@@ -19,11 +20,14 @@ struct memleak_alloc {
 	__u32 tgid;		/* process it is attributed to */
 };
 
-/* Per process: outstanding bytes and allocations as seen since the start. */
+/* Per process: outstanding bytes and allocations of its current image as
+ * seen since the start (an exec drops those of the image it replaces). */
 struct memleak_proc {
 	__s64 bytes;
 	__s64 allocs;
 	char comm[16];
+	__u32 exec_id;		/* the current image (user allocations) */
+	__u32 pad;
 };
 
 /* Per-CPU counters (map ml_counters); stack errors are in stack_counters. */

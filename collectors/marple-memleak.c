@@ -5,6 +5,8 @@
  * Writes two sections: a stack section of outstanding bytes (allocations
  * older than --min-age), then a point section "memusage": each second, the
  * outstanding bytes of the top processes (x seconds since start, y bytes).
+ * What an image replaced by an exec had allocated went with it: counted in
+ * the trailer (bytes_of_replaced_images), not reported.
  *
  *   $ marple-memleak -c ./leaky
  *   {"marple":1,"interface":"memleak","datatype":"stack",...,"units":{"weight":"bytes"}}
@@ -195,10 +197,52 @@ static void write_usage(json_t *hdr, const char *ended)
 	json_decref(tr);
 }
 
-/* ---- the outstanding allocations, grouped by process and stack ---- */
+/* ---- the image each process ran at the end ---- */
+
+struct image {
+	uint32_t tgid, exec_id;
+};
+
+static struct image *images;
+static size_t nimages, images_cap;
+
+static int cmp_image(const void *a, const void *b)
+{
+	const struct image *p = a, *q = b;
+	return (p->tgid > q->tgid) - (p->tgid < q->tgid);
+}
+
+static void add_image(const void *key, const void *value, void *arg)
+{
+	(void)arg;
+	images = xgrow(images, &images_cap, nimages + 1, sizeof(*images));
+	images[nimages++] = (struct image){ *(const uint32_t *)key, ((const struct memleak_proc *)value)->exec_id };
+}
+
+/* Read the current image of each process from the procs map. */
+static void read_images(int procs_fd)
+{
+	bpfmap_each(procs_fd, sizeof(uint32_t), sizeof(struct memleak_proc), add_image, NULL);
+	if (nimages)
+		qsort(images, nimages, sizeof(*images), cmp_image);
+}
+
+/* Was the allocation made by an image its process replaced since (exec)?
+ * Its memory went with the old address space. */
+static int replaced(const struct memleak_key *k)
+{
+	struct image want = { .tgid = k->tgid }, *cur;
+
+	if (opt.kernel)
+		return 0;
+	cur = bsearch(&want, images, nimages, sizeof(*images), cmp_image);
+	return cur && cur->exec_id != k->exec_id;
+}
+
+/* ---- the outstanding allocations, grouped by process, image and stack ---- */
 
 struct group {
-	uint32_t tgid;
+	uint32_t tgid, exec_id;
 	int32_t stack;
 	uint64_t bytes, count;
 };
@@ -208,6 +252,8 @@ static int cmp_group_key(const void *a, const void *b)
 	const struct group *p = a, *q = b;
 	if (p->tgid != q->tgid)
 		return p->tgid < q->tgid ? -1 : 1;
+	if (p->exec_id != q->exec_id)
+		return p->exec_id < q->exec_id ? -1 : 1;
 	return (p->stack > q->stack) - (p->stack < q->stack);
 }
 
@@ -222,13 +268,19 @@ struct groups {
 	struct group *g;
 	size_t n, cap;
 	uint64_t young, gone;		/* younger than --min-age; bytes of exited processes */
+	uint64_t replaced;		/* bytes of images replaced by an exec */
 };
 
 static void add_alloc(const void *key, const void *value, void *arg)
 {
+	const struct memleak_key *k = key;
 	const struct memleak_alloc *a = value;
 	struct groups *gs = arg;
 
+	if (replaced(k)) {
+		gs->replaced += a->size;
+		return;
+	}
 	if (gs->now - a->ts < opt.min_age_ns) {
 		gs->young++;
 		return;
@@ -239,11 +291,11 @@ static void add_alloc(const void *key, const void *value, void *arg)
 		return;
 	}
 	gs->g = xgrow(gs->g, &gs->cap, gs->n + 1, sizeof(*gs->g));
-	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .stack = a->stack, .bytes = a->size,
-					 .count = sc.sample_every };
+	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id, .stack = a->stack,
+					 .bytes = a->size, .count = sc.sample_every };
 }
 
-/* The outstanding allocations grouped by process and stack, most bytes first. */
+/* The outstanding allocations grouped by process, image and stack, most bytes first. */
 static void collect_groups(int allocs_fd, struct groups *gs, uint64_t *nallocs)
 {
 	size_t m = 0;
@@ -310,6 +362,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	skel->rodata->sample_every = sc.sample_every;
+	skel->rodata->kernel_allocs = opt.kernel;
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {
@@ -401,6 +454,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	gs.now = end;
+	read_images(bpf_map__fd(skel->maps.procs));
 	collect_groups(bpf_map__fd(skel->maps.allocs), &gs, &nallocs);
 	/* comm of each process, from the per-process table */
 	for (size_t i = 0; i < gs.n; i++) {
@@ -410,7 +464,7 @@ int main(int argc, char **argv)
 		if (opt.kernel)
 			stackframes_kernel_id(sc.sf, gs.g[i].stack);
 		else
-			stackframes_user_id(sc.sf, (pid_t)gs.g[i].tgid, gs.g[i].stack);
+			stackframes_user_id_exec(sc.sf, (pid_t)gs.g[i].tgid, gs.g[i].exec_id, gs.g[i].stack);
 		tpstack_write(sc.sf, stdout, gs.g[i].bytes);
 	}
 
@@ -420,6 +474,7 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
 	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)gs.young));
 	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gs.gone));
+	json_object_set_new(tr, "bytes_of_replaced_images", json_integer((json_int_t)gs.replaced));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
 	if (ml[ML_ALLOCS_FULL])
@@ -435,6 +490,7 @@ cleanup:
 	for (size_t i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	free(gs.g);
+	free(images);
 	free(points);
 	stackcollector_free(&sc);
 	json_decref(hdr);
