@@ -69,3 +69,24 @@ check "memleak every process: its bytes counted in the trailer" grep -Eq '"bytes
 check "memleak -K: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/k.out'"
 check "memleak -K: kernel allocator frames" grep -Eq '^[0-9]+#.*(kmalloc|kmem_cache_alloc)' "$T/k.out"
 check "memleak -K: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_[0-9a-f]*_kmalloc\$' '$T/k.out'"
+
+# 8. exec: one process (one pid) runs sh, then execfrom, which leaks 1,200,000
+#    bytes in from_leak, then execinto, which leaks 500,000 in into_leak (at
+#    from_leak's address) and is still running at the end.  The exec took
+#    execfrom's (and sh's) memory: counted in the trailer, not reported; the
+#    memusage of the process starts again at the exec.
+rm -f "$T/go"; mkfifo "$T/go"
+sh -c 'read x < "$1"; exec "$2/execfrom" leak 0.5 "$2/execinto" leak 3' sh "$T/go" "$W" & wl=$!
+libc_mapped "$wl"
+MARPLE_READY_FILE="$T/r8" "$ML" -p "$wl" 2 > "$T/exec.out" 2> "$T/exec.err" & ml=$!
+if wait_ready "$T/r8" 20; then echo go > "$T/go"; else kill "$wl"; fi
+wait "$ml"; rc=$?
+wait "$wl"
+check "memleak exec: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/exec.out'"
+within "memleak exec: into_leak named under execinto" "$(weight "$T/exec.out" '^execinto;(.*;)?main;into_leak(;|$)')" 500000 1
+within "memleak exec: nothing else outstanding" "$(weight "$T/exec.out" '.')" 500000 2
+check "memleak exec: no frame of execfrom" test "$(weight "$T/exec.out" 'from_')" -eq 0
+replaced=$(sed -n 's/.*"bytes_of_replaced_images":\([0-9]*\).*/\1/p' "$T/exec.out")
+within "memleak exec: the old images' bytes in the trailer" "${replaced:-0}" 1200000 2
+usage=$(awk -F, '/"interface":"memusage"/ { p = 1; next } p && /^[0-9]/ { if ($2 > max) max = $2; last = $2 "," $3 } END { print max + 0, last }' "$T/exec.out")
+check "memleak exec: memusage dropped the old image at the exec ($usage)" sh -c "set -- $usage; [ \$1 -lt 1300000 ] && [ \$2 = 500000,execinto ]"

@@ -1,10 +1,12 @@
 /* execfrom — image X of the exec tests: burns CPU (or sleeps) in from_hot()
  * for a while, then execs another program in the same process (same pid).
- * Usage: execfrom burn|sleep SECONDS PROGRAM [ARG...]
+ * Usage: execfrom burn|sleep|leak SECONDS PROGRAM [ARG...]
  * from_hot() is linked at 0x10000000 (section hotcode), where execinto puts
  * into_hot(): samples of the two images have the same addresses, so a
  * profiler that names the new image's stacks from the old image's files
  * says from_hot where into_hot ran.
+ * leak: leaks 300 x 4000 bytes (1,200,000) in from_leak() first, then naps
+ * like sleep; execinto's into_leak() is at the same address as from_leak().
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -no-pie -Wl,--section-start=hotcode=0x10000000
  */
 #include <stdio.h>
@@ -13,7 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LEAK_BLOCKS 300
+
 static volatile unsigned long sink;
+static void *volatile keep[LEAK_BLOCKS];
 
 __attribute__((noinline, section("hotcode"))) void from_hot(int sleep_mode)
 {
@@ -24,6 +29,16 @@ __attribute__((noinline, section("hotcode"))) void from_hot(int sleep_mode)
 	}
 	for (unsigned long i = 0; i < 1000000; i++)
 		sink += i ^ (sink >> 3);
+}
+
+/* leak mode: n blocks of size bytes never freed (the same code in both
+ * images, at the same address) */
+__attribute__((noinline, section("hotcode"))) void from_leak(int n, size_t size)
+{
+	for (int i = 0; i < n && i < LEAK_BLOCKS; i++) {
+		keep[i] = malloc(size);
+		memset(keep[i], 1, 16);
+	}
 }
 
 __attribute__((noinline)) void from_loop(int sleep_mode, double secs)
@@ -38,11 +53,13 @@ __attribute__((noinline)) void from_loop(int sleep_mode, double secs)
 
 int main(int argc, char **argv)
 {
-	if (argc < 4 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep"))) {
-		fprintf(stderr, "usage: execfrom burn|sleep SECONDS PROGRAM [ARG...]\n");
+	if (argc < 4 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep") && strcmp(argv[1], "leak"))) {
+		fprintf(stderr, "usage: execfrom burn|sleep|leak SECONDS PROGRAM [ARG...]\n");
 		return 2;
 	}
-	from_loop(argv[1][0] == 's', atof(argv[2]));
+	if (argv[1][0] == 'l')
+		from_leak(300, 4000);
+	from_loop(argv[1][0] != 'b', atof(argv[2]));
 	execv(argv[3], argv + 3);
 	perror(argv[3]);
 	return 1;

@@ -1,6 +1,8 @@
 /* execinto — image Y of the exec tests (execfrom execs it): burns CPU (or
  * sleeps) in into_hot(), linked at the address of execfrom's from_hot().
- * Usage: execinto burn|sleep SECONDS
+ * Usage: execinto burn|sleep|leak SECONDS
+ * leak: leaks 100 x 5000 bytes (500,000) in into_leak(), at the address of
+ * execfrom's from_leak(), first, then naps like sleep.
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -no-pie -Wl,--section-start=hotcode=0x10000000
  */
 #include <stdio.h>
@@ -8,7 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#define LEAK_BLOCKS 300
+
 static volatile unsigned long sink;
+static void *volatile keep[LEAK_BLOCKS];
 
 __attribute__((noinline, section("hotcode"))) void into_hot(int sleep_mode)
 {
@@ -19,6 +24,16 @@ __attribute__((noinline, section("hotcode"))) void into_hot(int sleep_mode)
 	}
 	for (unsigned long i = 0; i < 1000000; i++)
 		sink += i ^ (sink >> 3);
+}
+
+/* leak mode: n blocks of size bytes never freed (the same code in both
+ * images, at the same address) */
+__attribute__((noinline, section("hotcode"))) void into_leak(int n, size_t size)
+{
+	for (int i = 0; i < n && i < LEAK_BLOCKS; i++) {
+		keep[i] = malloc(size);
+		memset(keep[i], 1, 16);
+	}
 }
 
 __attribute__((noinline)) void into_loop(int sleep_mode, double secs)
@@ -33,10 +48,12 @@ __attribute__((noinline)) void into_loop(int sleep_mode, double secs)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep"))) {
-		fprintf(stderr, "usage: execinto burn|sleep SECONDS\n");
+	if (argc < 3 || (strcmp(argv[1], "burn") && strcmp(argv[1], "sleep") && strcmp(argv[1], "leak"))) {
+		fprintf(stderr, "usage: execinto burn|sleep|leak SECONDS\n");
 		return 2;
 	}
-	into_loop(argv[1][0] == 's', atof(argv[2]));
+	if (argv[1][0] == 'l')
+		into_leak(100, 5000);
+	into_loop(argv[1][0] != 'b', atof(argv[2]));
 	return 0;
 }
