@@ -74,6 +74,11 @@ bad_config "not an ini line" 2 'not a \[section\] or key = value line' '[General
 bad_config "group of unknown interface" 2 'group "g": unknown interface "cpuu"' '[Aliases]\ng = cpusched,cpuu\n'
 bad_config "unknown display" 2 'unknown display "pie"' '[DisplayInterfaces]\ncallstack = pie\n'
 bad_config "bad track" 2 'track must be pid or cpu' '[g2]\ntrack = tid\n'
+# found by tests/fuzz/config.py: a NUL in a value was accepted, and printed
+# back without it (marple config's output did not read back the same)
+bad_config "NUL byte" 3 'control character in the line' '[g2]\ntrack = cpu\npath = 0\0\n'
+bad_config "escape character" 2 'control character in the line' '[g2]\npath = a\033[2Jb\n'
+bad_config "tab inside a value" 3 'a tab inside a key or value' '[g2]\ntrack = cpu\npath = boot =\tflamegraph\n'
 printf '# the original MARPLE config.txt, as shipped\n[General]\n    time:10\n    frequency:99\n    system_wide: -a\n[DisplayInterfaces]\n    memusage:treemap\n    ipc:plot\n[heatmap]\n    figure_size: 10.0\n[g2]\n    track: pid\n    path: ~/vpp/g2\n[Aliases]\n    boot: memleak,cpusched,disklat\n[Aggregate]\n    cpusched,ipc: plot\n' > "$C"
 MARPLE_CONFIG="$C" check "config: the original's config.txt is accepted" marple config
 MARPLE_CONFIG="$C" expect_exit "config: a bad config stops collect too" 2 '' sh -c "printf '[x]\n' > '$C'; marple collect -t 1 callstack"
