@@ -60,27 +60,13 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (dwarf_mode && tgid != 0 && !stacks_current_is_kthread()) {
-		struct task_struct *t = bpf_get_current_task_btf();
 		struct dwarf_sample *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
 			stacks_count(STACKS_RINGBUF_FULL);
 			return 0;
 		}
 		e->type = REC_DWARF;
-		e->cpu = bpf_get_smp_processor_id();
-		e->time = bpf_ktime_get_ns();
-		e->pid = tgid;
-		e->tid = tid;
-		bpf_get_current_comm(&e->comm, sizeof(e->comm));
-		e->kern_stack_id = want_kernel ? stacks_get(ctx, 0) : STACK_ID_NONE;
-		e->exec_id = (__u32)t->self_exec_id;
-		if (want_user) {
-			stacks_note_image(tgid, e->exec_id, t, 0);
-			stacks_copy_user(&e->user);
-		} else {
-			e->user.len = 0;
-			e->user.regs[UREG_IP] = 0;
-		}
+		stacks_fill_dwarf(e, ctx, want_user, want_kernel);
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 		return 0;
 	}

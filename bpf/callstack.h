@@ -15,15 +15,6 @@ struct raw_sample {
 	char comm[MARPLE_COMM_LEN];
 };
 
-struct dwarf_sample {
-	__u32 type;			/* REC_DWARF */
-	__u32 cpu;
-	__u64 time;
-	__u32 pid, tid;
-	char comm[MARPLE_COMM_LEN];
-	__s32 kern_stack_id;		/* STACK_ID_NONE or an id in the stacks map */
-	__u32 exec_id;			/* which image of pid (struct stack_key) */
-	struct user_stack user;		/* user.len 0: no user stack */
-};
+/* REC_DWARF: a struct dwarf_sample (stacks.h) */
 
 #endif

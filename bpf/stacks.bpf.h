@@ -25,6 +25,7 @@
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
+ *   stacks_fill_dwarf(e, ctx, u, kk)    fill a struct dwarf_sample for current (--dwarf)
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
@@ -282,6 +283,30 @@ static __always_inline int stacks_copy_user(struct user_stack *u)
 	}
 	stacks_count(STACKS_USER_FAULT);
 	return -1;
+}
+
+/* Fill *e (all but its type) for the current task, a user task
+ * (!stacks_current_is_kthread()): pid, comm, image, the kernel stack id and
+ * the copy of the user registers and stack (user.len 0 without want_user). */
+static __always_inline void stacks_fill_dwarf(struct dwarf_sample *e, void *ctx, int want_user, int want_kernel)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	e->cpu = bpf_get_smp_processor_id();
+	e->time = bpf_ktime_get_ns();
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	e->kern_stack_id = want_kernel ? stacks_get(ctx, 0) : STACK_ID_NONE;
+	e->exec_id = (__u32)t->self_exec_id;
+	if (want_user) {
+		stacks_note_image(e->pid, e->exec_id, t, 0);
+		stacks_copy_user(&e->user);
+	} else {
+		e->user.len = 0;
+		e->user.regs[UREG_IP] = 0;
+	}
 }
 
 /* Fill *k for the current task: pid (tgid), exec id, comm and the stacks asked for. */

@@ -69,6 +69,20 @@ struct user_stack {
 	__u8 data[USER_STACK_MAX];
 };
 
+/* A copy of the current task's state for --dwarf, filled by
+ * stacks_fill_dwarf() (stacks.bpf.h) and unwound by lib/dwarfstacks.h; type
+ * is the collector's record type (ring buffers carry several). */
+struct dwarf_sample {
+	__u32 type;
+	__u32 cpu;
+	__u64 time;			/* bpf_ktime_get_ns */
+	__u32 pid, tid;
+	char comm[MARPLE_COMM_LEN];
+	__s32 kern_stack_id;		/* STACK_ID_NONE or an id in the stacks map */
+	__u32 exec_id;			/* which image of pid (struct stack_key) */
+	struct user_stack user;		/* user.len 0: no user stack */
+};
+
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
 	  "kernel_stack_errors", "ringbuf_full" }

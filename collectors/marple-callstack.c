@@ -25,11 +25,11 @@
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
+#include "dwarfstacks.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
-#include "unwind.h"
 #include "util.h"
 
 static struct {
@@ -77,19 +77,9 @@ static void own_option(int key, const char *arg)
 }
 
 static struct {
-	struct unwinder *unw;
-	struct syms_cache *syms;
-	struct stacktab *tab;
+	struct dwarfstacks *dwarf;
 	uint64_t records;
 } run;
-
-struct dwarf_key {
-	uint32_t pid;
-	int32_t kid;
-	uint32_t exec_id;
-	char comm[MARPLE_COMM_LEN];
-	uint64_t ips[MARPLE_STACK_DEPTH];
-};
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -108,40 +98,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		stream_write_event(stdout, r->time, MSTR("sample"), mstr_c(track), f, 3);
 		run.records++;
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
-		const struct dwarf_sample *d = data;
-		struct dwarf_key k;
-		memset(&k, 0, sizeof(k));
-		k.pid = d->pid;
-		k.kid = d->kern_stack_id;
-		k.exec_id = d->exec_id;
-		memcpy(k.comm, d->comm, MARPLE_COMM_LEN);
-		int n = sc.kernel_only ? 0 : unwinder_unwind(run.unw, (pid_t)d->pid, d->exec_id, &d->user, k.ips,
-							      MARPLE_STACK_DEPTH);
-		stacktab_add(run.tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), 1);
+		dwarfstacks_add(run.dwarf, data, 1);
 	}
 	return 0;
-}
-
-static uint64_t write_dwarf_stacks(struct stackframes *sf)
-{
-	size_t pos = 0, len;
-	const void *key;
-	uint64_t w, records;
-	struct stacktab *out = stacktab_new();
-
-	while (stacktab_next(run.tab, &pos, &key, &len, &w)) {
-		struct dwarf_key k;
-		memset(&k, 0, sizeof(k));
-		memcpy(&k, key, len);
-		size_t n = (len - offsetof(struct dwarf_key, ips)) / sizeof(uint64_t);
-		stackframes_begin(sf, k.comm);
-		stackframes_user_ips_exec(sf, (pid_t)k.pid, k.exec_id, k.ips, n);
-		stackframes_kernel_id(sf, k.kid);
-		stackframes_collect(sf, out, w);
-	}
-	records = stacktab_write_frames(out, stdout);
-	stacktab_free(out);
-	return records;
 }
 
 int main(int argc, char **argv)
@@ -151,6 +110,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct bpf_link *exec_link;
 	struct ksyms *ksyms = NULL;
+	struct syms_cache *syms;
 	struct stackframes *sf = NULL;
 	uint64_t duration, counters[STACKS_NCOUNTERS] = { 0 };
 	int err;
@@ -183,15 +143,13 @@ int main(int argc, char **argv)
 	if ((err = callstack_bpf__load(skel)))
 		fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 
-	run.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
 		ksyms = ksyms_load();
-	sf = stackframes_new(run.syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	if (opt.dwarf) {
-		run.unw = unwinder_new(run.syms);
-		run.tab = stacktab_new();
-	}
-	rb = stacks_pidnotes_open(skel->obj, run.syms, &exec_link);
+	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
+	if (opt.dwarf)
+		run.dwarf = dwarfstacks_new(syms);
+	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		fatal(EXIT_DATA, "cannot set up the ring buffers");
 
@@ -227,14 +185,14 @@ int main(int argc, char **argv)
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
-		syms_cache_refresh(run.syms);	/* libraries loaded since a snapshot */
+		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	}
 	cpuclock_detach(cc);
 	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
 
 	if (opt.dwarf)
-		run.records = write_dwarf_stacks(sf);
+		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (!opt.raw)
 		run.records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
 	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
@@ -242,27 +200,16 @@ int main(int argc, char **argv)
 	uint64_t dropped = stacks_trailer_add(tr, counters, opt.raw ? NULL : sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
-	if (opt.dwarf) {
-		struct unwinder_stats us;
-		unwinder_stats(run.unw, &us);
-		json_object_set_new(tr, "unwind", json_pack("{s:I,s:I,s:I,s:I}", "stacks", (json_int_t)us.stacks,
-							    "frames", (json_int_t)us.frames, "stopped_no_info",
-							    (json_int_t)us.stopped_no_info, "us",
-							    (json_int_t)(us.ns / 1000)));
-		if (sc.verbose)
-			warnmsg("unwound %llu stacks, %llu frames, in %.1f ms (%.1f us a stack)",
-				(unsigned long long)us.stacks, (unsigned long long)us.frames, us.ns / 1e6,
-				us.stacks ? us.ns / 1e3 / us.stacks : 0.0);
-	}
+	if (opt.dwarf)
+		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 
 	ring_buffer__free(rb);
 	stackframes_free(sf);
-	stacktab_free(run.tab);
-	unwinder_free(run.unw);
+	dwarfstacks_free(run.dwarf);
 	ksyms_free(ksyms);
-	syms_cache_free(run.syms);
+	syms_cache_free(syms);
 	callstack_bpf__destroy(skel);
 	close_stdout();
 	return EXIT_OK;

@@ -520,13 +520,11 @@ uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f)
 	return records;
 }
 
-uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
+void stacks_collect_counts(struct stackframes *sf, int fd, struct stacktab *t)
 {
 	enum { CHUNK = 4096 };
 	struct stack_key *keys = xcalloc(CHUNK, sizeof(*keys));
 	uint64_t *vals = xcalloc(CHUNK, sizeof(*vals));
-	struct stacktab *t = stacktab_new();
-	uint64_t records;
 	uint32_t batch = 0;
 	int first = 1, done = 0;
 
@@ -561,10 +559,17 @@ uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
 			stackframes_collect(sf, t, v);
 		}
 	}
-	records = stacktab_write_frames(t, f);
-	stacktab_free(t);
 	free(keys);
 	free(vals);
+}
+
+uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
+{
+	struct stacktab *t = stacktab_new();
+
+	stacks_collect_counts(sf, fd, t);
+	uint64_t records = stacktab_write_frames(t, f);
+	stacktab_free(t);
 	return records;
 }
 

@@ -1,0 +1,99 @@
+/* dwarfstacks.c — unwinding and counting --dwarf stack copies (see dwarfstacks.h). */
+#include "dwarfstacks.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stackframes.h"
+#include "unwind.h"
+#include "util.h"
+
+struct dwarfstacks {
+	struct unwinder *unw;
+	struct stacktab *tab;
+};
+
+/* a stacktab key: cut after the addresses found */
+struct dwarf_key {
+	uint32_t pid;
+	int32_t kid;
+	uint32_t exec_id;
+	char comm[MARPLE_COMM_LEN];
+	uint64_t ips[MARPLE_STACK_DEPTH];
+};
+
+struct dwarfstacks *dwarfstacks_new(struct syms_cache *syms)
+{
+	struct dwarfstacks *d = xcalloc(1, sizeof(*d));
+
+	d->unw = unwinder_new(syms);
+	d->tab = stacktab_new();
+	return d;
+}
+
+void dwarfstacks_free(struct dwarfstacks *d)
+{
+	if (!d)
+		return;
+	stacktab_free(d->tab);
+	unwinder_free(d->unw);
+	free(d);
+}
+
+void dwarfstacks_add(struct dwarfstacks *d, const struct dwarf_sample *s, uint64_t weight)
+{
+	struct dwarf_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.pid = s->pid;
+	k.kid = s->kern_stack_id;
+	k.exec_id = s->exec_id;
+	memcpy(k.comm, s->comm, MARPLE_COMM_LEN);
+	int n = unwinder_unwind(d->unw, (pid_t)s->pid, s->exec_id, &s->user, k.ips, MARPLE_STACK_DEPTH);
+	stacktab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight);
+}
+
+static void collect(const struct dwarfstacks *d, struct stackframes *sf, struct stacktab *t)
+{
+	size_t pos = 0, len;
+	const void *key;
+	uint64_t w;
+
+	while (stacktab_next(d->tab, &pos, &key, &len, &w)) {
+		struct dwarf_key k;
+		memset(&k, 0, sizeof(k));
+		memcpy(&k, key, len);
+		size_t n = (len - offsetof(struct dwarf_key, ips)) / sizeof(uint64_t);
+		stackframes_begin(sf, k.comm);
+		stackframes_user_ips_exec(sf, (pid_t)k.pid, k.exec_id, k.ips, n);
+		stackframes_kernel_id(sf, k.kid);
+		stackframes_collect(sf, t, w);
+	}
+}
+
+uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, int counts_fd, FILE *f)
+{
+	struct stacktab *out = stacktab_new();
+
+	if (counts_fd >= 0)
+		stacks_collect_counts(sf, counts_fd, out);
+	collect(d, sf, out);
+	uint64_t records = stacktab_write_frames(out, f);
+	stacktab_free(out);
+	return records;
+}
+
+void dwarfstacks_trailer_add(const struct dwarfstacks *d, json_t *tr, int verbose)
+{
+	struct unwinder_stats us;
+
+	unwinder_stats(d->unw, &us);
+	json_object_set_new(tr, "unwind", json_pack("{s:I,s:I,s:I,s:I}", "stacks", (json_int_t)us.stacks, "frames",
+						    (json_int_t)us.frames, "stopped_no_info",
+						    (json_int_t)us.stopped_no_info, "us", (json_int_t)(us.ns / 1000)));
+	if (verbose)
+		warnmsg("unwound %llu stacks, %llu frames, in %.1f ms (%.1f us a stack)",
+			(unsigned long long)us.stacks, (unsigned long long)us.frames, us.ns / 1e6,
+			us.stacks ? us.ns / 1e3 / us.stacks : 0.0);
+}
