@@ -60,14 +60,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (dwarf_mode && tgid != 0 && !stacks_current_is_kthread()) {
-		struct dwarf_sample *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			stacks_count(STACKS_RINGBUF_FULL);
-			return 0;
-		}
-		e->type = REC_DWARF;
-		stacks_fill_dwarf(e, ctx, want_user, want_kernel);
-		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		struct dwarf_sample *e = stacks_dwarf_sample(&events, REC_DWARF, ctx, want_user, want_kernel);
+		if (e)
+			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
 

@@ -5,7 +5,14 @@
  * leaves the CPU, remember when and with which stacks (start map); when it
  * comes back, add the microseconds it was away to counts[its stack key].
  * With both_mode, a perf_event cpu-clock program also adds on-CPU samples,
- * each worth sample_us microseconds, to the same map. */
+ * each worth sample_us microseconds, to the same map.
+ *
+ * dwarf_mode (--dwarf): a user thread leaving the CPU sends a copy of its user
+ * registers and stack (REC_OFF, ~16.5 KB: its user registers do not change
+ * while it is away, and only now can they be read) and, when it comes back,
+ * REC_WAKE with the time it was away; user space unwinds the copy and adds the
+ * time.  On-CPU samples of user threads are copies too (REC_ONCPU).  Kernel
+ * threads have no user stack: they are counted in counts as without --dwarf. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -14,6 +21,7 @@
 #define STACKS_COUNTS 1
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
+#include "offcpu.h"
 
 const volatile __u32 targ_pid = 0;
 const volatile __u32 targ_tid = 0;
@@ -22,13 +30,10 @@ const volatile bool want_kernel = true;
 const volatile __u32 state_mask = 0;	/* 0: any; bit 0 R (preempted), then TASK_* << 1 */
 const volatile __u64 min_block_ns = 1000;
 const volatile __u64 sample_us = 0;	/* both_mode: weight of an on-CPU sample */
+const volatile bool dwarf_mode = false;
+const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
-
-struct start {
-	__u64 ts;
-	struct stack_key key;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -36,6 +41,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct start);
 } start SEC(".maps");
+
+/* dwarf_mode's records (sized by user space) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
 
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
@@ -56,6 +67,47 @@ static __always_inline int wanted(__u32 tgid, __u32 tid)
 	return 1;
 }
 
+/* Submit a record without waking user space (it polls every 20 ms) unless
+ * the ring buffer is filling up. */
+static __always_inline void submit(void *e)
+{
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+											  : BPF_RB_NO_WAKEUP);
+}
+
+/* dwarf_mode, prev leaving: start[tid] marked, and the copy sent (or neither:
+ * counted). */
+static __always_inline void send_copy(void *ctx, __u32 tid, struct start *s)
+{
+	s->dwarf = 1;
+	if (bpf_map_update_elem(&start, &tid, s, BPF_ANY) != 0) {
+		stacks_count(STACKS_MAP_FULL);
+		return;
+	}
+	struct dwarf_sample *e = stacks_dwarf_sample(&events, REC_OFF, ctx, want_user, want_kernel);
+	if (!e) {
+		bpf_map_delete_elem(&start, &tid);
+		return;
+	}
+	e->time = s->ts;
+	submit(e);
+}
+
+/* dwarf_mode, a thread with a copy back: REC_WAKE (or counted). */
+static __always_inline void send_wake(__u32 tid, __u64 off_ts, __u64 delta)
+{
+	struct wake_record *w = bpf_ringbuf_reserve(&events, sizeof(*w), 0);
+	if (!w) {
+		stacks_count(STACKS_RINGBUF_FULL);
+		return;
+	}
+	w->type = REC_WAKE;
+	w->tid = tid;
+	w->off_ts = off_ts;
+	w->delta_ns = delta;
+	submit(w);
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
@@ -72,10 +124,15 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		__u32 bit = preempt ? 1 : (prev_state & 0xff) << 1;
 		if (!state_mask || (state_mask & bit) || (!bit && (state_mask & 1))) {
 			struct start *s = bpf_map_lookup_elem(&scratch, &zero);
-			if (s) {
+			if (s && dwarf_mode && !stacks_current_is_kthread()) {
+				stacks_count(STACKS_SAMPLES);
+				s->ts = now;
+				send_copy(ctx, ptid, s);
+			} else if (s) {
 				stacks_count(STACKS_SAMPLES);
 				stacks_fill_key(&s->key, ctx, want_user, want_kernel);
 				s->ts = now;
+				s->dwarf = 0;
 				if (bpf_map_update_elem(&start, &ptid, s, BPF_ANY) != 0)
 					stacks_count(STACKS_MAP_FULL);
 			}
@@ -85,7 +142,9 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	struct start *s = bpf_map_lookup_elem(&start, &ntid);
 	if (s) {
 		__u64 delta = now - s->ts;
-		if (delta >= min_block_ns)
+		if (s->dwarf)
+			send_wake(ntid, s->ts, delta);	/* user space drops short ones */
+		else if (delta >= min_block_ns)
 			stacks_add(&s->key, delta / 1000);
 		bpf_map_delete_elem(&start, &ntid);
 	}
@@ -113,6 +172,12 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!wanted(id >> 32, (__u32)id))
 		return 0;
 	stacks_count(STACKS_SAMPLES);
+	if (dwarf_mode && !stacks_current_is_kthread()) {
+		struct dwarf_sample *e = stacks_dwarf_sample(&events, REC_ONCPU, ctx, want_user, want_kernel);
+		if (e)
+			submit(e);
+		return 0;
+	}
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
 	stacks_add(&key, sample_us);
 	return 0;

@@ -25,7 +25,8 @@
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
- *   stacks_fill_dwarf(e, ctx, u, kk)    fill a struct dwarf_sample for current (--dwarf)
+ *   stacks_dwarf_sample(rb, type, ctx, u, kk)   a struct dwarf_sample of current
+ *                                       reserved on ring buffer rb, filled (--dwarf)
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
@@ -285,14 +286,23 @@ static __always_inline int stacks_copy_user(struct user_stack *u)
 	return -1;
 }
 
-/* Fill *e (all but its type) for the current task, a user task
- * (!stacks_current_is_kthread()): pid, comm, image, the kernel stack id and
- * the copy of the user registers and stack (user.len 0 without want_user). */
-static __always_inline void stacks_fill_dwarf(struct dwarf_sample *e, void *ctx, int want_user, int want_kernel)
+/* --dwarf: a struct dwarf_sample of type for the current task, a user task
+ * (!stacks_current_is_kthread()), reserved on ringbuf and filled (pid, comm,
+ * image, kernel stack id, the copy of the user registers and stack; user.len
+ * 0 without want_user), for the caller to submit; NULL (counted) when the
+ * ring buffer is full. */
+static __always_inline struct dwarf_sample *stacks_dwarf_sample(void *ringbuf, __u32 type, void *ctx, int want_user,
+								int want_kernel)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct dwarf_sample *e = bpf_ringbuf_reserve(ringbuf, sizeof(*e), 0);
 
+	if (!e) {
+		stacks_count(STACKS_RINGBUF_FULL);
+		return NULL;
+	}
+	e->type = type;
 	e->cpu = bpf_get_smp_processor_id();
 	e->time = bpf_ktime_get_ns();
 	e->pid = id >> 32;
@@ -307,6 +317,7 @@ static __always_inline void stacks_fill_dwarf(struct dwarf_sample *e, void *ctx,
 		e->user.len = 0;
 		e->user.regs[UREG_IP] = 0;
 	}
+	return e;
 }
 
 /* Fill *k for the current task: pid (tgid), exec id, comm and the stacks asked for. */

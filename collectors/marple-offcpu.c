@@ -6,6 +6,9 @@
  * was away is added (in microseconds) to that stack, in a kernel hash map.
  * --both adds on-CPU samples (cpu-clock) worth 1e6/HZ us each to the same
  * map, so one profile answers "where does the time go, waiting included".
+ * --dwarf: user threads' registers and top of stack are copied when they
+ * leave the CPU and unwound here (lib/dwarfstacks.h) when they come back,
+ * for code built without frame pointers.
  * Writes one stack section, weights in microseconds.
  *
  *   $ marple-offcpu -p 4242 10
@@ -16,13 +19,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <search.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "collector.h"
 #include "cpuclock.h"
+#include "dwarfstacks.h"
+#include "offcpu.h"
 #include "offcpu.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
@@ -31,13 +38,13 @@
 #include "util.h"
 
 static struct {
-	bool both;
+	bool both, dwarf;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_DWARF };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -57,6 +64,8 @@ static const struct sc_option options[] = {
 	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },
 	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
+	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\n"
+	  "for code built without frame pointers.  Costs a 16 KB\ncopy per switch-out: see the man page" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
@@ -87,8 +96,13 @@ static void own_option(int key, const char *arg)
 	case OPT_STATE: opt.state = arg; opt.state_mask = parse_state(arg); break;
 	case OPT_BOTH: opt.both = true; break;
 	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
+	case OPT_DWARF: opt.dwarf = true; break;
 	}
 }
+
+/* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
+ * quarter of it is unread, and reads it every 20 ms anyway. */
+#define RINGBUF_BYTES (32u << 20)
 
 /* Open, configure and load; tp_btf first, raw_tp where it cannot load. */
 static struct offcpu_bpf *load(const char **how)
@@ -105,6 +119,9 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->state_mask = opt.state_mask;
 		skel->rodata->min_block_ns = opt.min_block_us * 1000;
 		skel->rodata->sample_us = 1000000 / opt.freq;
+		skel->rodata->dwarf_mode = opt.dwarf;
+		skel->rodata->wakeup_bytes = RINGBUF_BYTES / 4;
+		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
 		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
 		stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
@@ -120,24 +137,126 @@ static struct offcpu_bpf *load(const char **how)
 	return NULL;
 }
 
+/* --dwarf: the last copy of each thread off the CPU (a tsearch tree of
+ * struct dwarf_sample, cut after its user.len bytes of stack), waiting for its
+ * REC_WAKE. */
+static struct {
+	struct dwarfstacks *d;
+	void *pending;
+	uint64_t copies, wakes, short_blocks, on_cpu, unmatched_copies, unmatched_wakes, npending;
+} dw;
+
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct dwarf_sample *)a)->tid, y = ((const struct dwarf_sample *)b)->tid;
+	return x < y ? -1 : x > y;
+}
+
+/* Take the pending copy of tid out of the tree (NULL: none). */
+static struct dwarf_sample *take_pending(uint32_t tid)
+{
+	struct dwarf_sample k = { .tid = tid };
+	struct dwarf_sample **p = tfind(&k, &dw.pending, by_tid), *s;
+
+	if (!p)
+		return NULL;
+	s = *p;
+	tdelete(s, &dw.pending, by_tid);
+	dw.npending--;
+	return s;
+}
+
+/* A block of s's thread that lasted delta ns: its time, unless under --min-block. */
+static void add_block(struct dwarf_sample *s, uint64_t delta)
+{
+	if (delta < opt.min_block_us * 1000)
+		dw.short_blocks++;
+	else
+		dwarfstacks_add(dw.d, s, delta / 1000);
+	free(s);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct dwarf_sample *e = data;
+	const struct wake_record *w = data;
+
+	if (len >= offsetof(struct dwarf_sample, user.data) && e->type == REC_OFF &&
+	    len >= offsetof(struct dwarf_sample, user.data) + e->user.len) {
+		size_t n = offsetof(struct dwarf_sample, user.data) + e->user.len;
+		struct dwarf_sample *s = take_pending(e->tid);
+		/* its REC_WAKE was lost, or the kernel never reported the
+		 * thread back (6.18 does not, for ~1% of preemptions) */
+		if (s)
+			dw.unmatched_copies++;
+		free(s);
+		s = xmalloc(n);
+		memcpy(s, e, n);
+		if (!tsearch(s, &dw.pending, by_tid))
+			fatal(EXIT_DATA, "out of memory");
+		dw.npending++;
+		dw.copies++;
+	} else if (len >= sizeof(*w) && w->type == REC_WAKE) {
+		struct dwarf_sample *s = take_pending(w->tid);
+		dw.wakes++;
+		if (s && s->time == w->off_ts) {
+			add_block(s, w->delta_ns);
+		} else {
+			dw.unmatched_wakes++;
+			dw.unmatched_copies += s != NULL;
+			free(s);
+		}
+	} else if (len >= sizeof(*e) && e->type == REC_ONCPU) {
+		dw.on_cpu++;
+		dwarfstacks_add(dw.d, e, 1000000 / opt.freq);
+	}
+	return 0;
+}
+
 /* Threads still off the CPU at the end count up to the end (now). */
 static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 {
 	int sfd = bpf_map__fd(skel->maps.start), cfd = bpf_map__fd(skel->maps.counts);
 	uint32_t tid, next, *prev = NULL;
-	struct { uint64_t ts; struct stack_key key; } s;
+	struct start s;
 	uint64_t v;
 
 	while (bpf_map_get_next_key(sfd, prev, &next) == 0) {
 		tid = next;
 		prev = &tid;
-		if (bpf_map_lookup_elem(sfd, &tid, &s) != 0 || now < s.ts || now - s.ts < opt.min_block_us * 1000)
+		if (bpf_map_lookup_elem(sfd, &tid, &s) != 0)
+			continue;
+		if (s.dwarf) {
+			struct dwarf_sample *p = take_pending(tid);
+			if (p && p->time == s.ts && now > s.ts)
+				add_block(p, now - s.ts);
+			else	/* (or it left after the end: no time) */
+				dw.unmatched_copies += p && p->time != s.ts, free(p);
+			continue;
+		}
+		if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
 			continue;
 		if (bpf_map_lookup_elem(cfd, &s.key, &v) != 0)
 			v = 0;
 		v += (now - s.ts) / 1000;
 		bpf_map_update_elem(cfd, &s.key, &v, BPF_ANY);
 	}
+	dw.unmatched_copies += dw.npending;	/* their REC_WAKE was lost */
+}
+
+/* --dwarf's counts in the trailer, and on stderr when copies went unmatched. */
+static void dwarf_trailer_add(json_t *tr)
+{
+	json_object_set_new(tr, "dwarf", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "copies", (json_int_t)dw.copies,
+						   "wakes", (json_int_t)dw.wakes, "short", (json_int_t)dw.short_blocks,
+						   "on_cpu", (json_int_t)dw.on_cpu, "unmatched_copies",
+						   (json_int_t)dw.unmatched_copies, "unmatched_wakes",
+						   (json_int_t)dw.unmatched_wakes));
+	dwarfstacks_trailer_add(dw.d, tr, sc.verbose);
+	if (dw.unmatched_copies || dw.unmatched_wakes)
+		warnmsg("--dwarf: %llu stack copies never matched by a switch-in, %llu switch-ins without a copy "
+			"(see the trailer's \"dwarf\" and \"ringbuf_full\")",
+			(unsigned long long)dw.unmatched_copies, (unsigned long long)dw.unmatched_wakes);
 }
 
 int main(int argc, char **argv)
@@ -155,6 +274,8 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
+	if (opt.dwarf && sc.kernel_only)
+		usage_error("--dwarf unwinds user stacks: not with -K");
 	duration = sc.duration;
 	collector_start(sc.verbose > 1);
 	stacks_check_target(sc.pid, sc.tid);
@@ -167,6 +288,11 @@ int main(int argc, char **argv)
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb)
 		fatal(EXIT_DATA, "cannot set up the ring buffer");
+	if (opt.dwarf) {
+		dw.d = dwarfstacks_new(syms);
+		if (ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
+			fatal(EXIT_DATA, "cannot set up the ring buffers");
+	}
 
 	json_t *hdr = section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
@@ -178,6 +304,7 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (sc.tid)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
+	json_object_set_new(o, "unwind", json_string(opt.dwarf ? "dwarf" : "frame-pointer"));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
@@ -195,7 +322,10 @@ int main(int argc, char **argv)
 		fatal(EXIT_DATA, "cannot write the header");
 	json_decref(hdr);
 	while (!collector_should_stop()) {
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(200));
+		/* pid notes wake us at once; --dwarf's records are read every 20 ms */
+		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf ? 20 : 200));
+		if (err >= 0 && opt.dwarf)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
@@ -207,15 +337,22 @@ int main(int argc, char **argv)
 	ring_buffer__consume(rb);
 	add_still_blocked(skel, end);
 
-	records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+	if (opt.dwarf)
+		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);
+	else
+		records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
 	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = section_trailer_new(records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacks_trailer_add(tr, counters, sf);
+	uint64_t dropped = stacks_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	if (opt.dwarf)
+		dwarf_trailer_add(tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 
 	ring_buffer__free(rb);
+	tdestroy(dw.pending, free);
+	dwarfstacks_free(dw.d);
 	stackframes_free(sf);
 	ksyms_free(ksyms);
 	syms_cache_free(syms);

@@ -2,13 +2,18 @@
  * frame pointers; chain_c burns CPU.  Frame-pointer unwinding (BPF's
  * bpf_get_stackid) cannot walk past chain_c: rbp holds data here, so the
  * callers are lost or wrong; DWARF unwinding from .eh_frame (--dwarf) recovers
- * main;chain_a;chain_b;chain_c.  Usage: nofp SECONDS.
+ * main;chain_a;chain_b;chain_c.
+ * Usage: nofp SECONDS [block]
+ * block: chain_c burns 5 ms of CPU, then sleeps 15 ms in nanosleep, over and
+ * over: 75% of the time off the CPU, blocked in chain_c (marple-offcpu --dwarf).
  * WORKLOAD_CFLAGS: -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile unsigned long sink;
+static int block;
 
 static double now(void)
 {
@@ -21,9 +26,16 @@ static double now(void)
 __attribute__((noinline)) unsigned long chain_c(unsigned long n)
 {
 	unsigned long a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7;
+	double t0 = now();
 	for (unsigned long i = 0; i < n; i++) {
 		a += b ^ i; b += c * 3; c ^= d + i; d += e >> 1; e ^= f + a; f += g ^ b; g += a >> 2;
 		sink = a + b + c + d + e + f + g;
+		if (block && (i & 1023) == 0 && now() - t0 >= 0.005)
+			break;
+	}
+	if (block) {
+		struct timespec nap = { 0, 15000000 };
+		nanosleep(&nap, NULL);
 	}
 	return sink;
 }
@@ -34,7 +46,8 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3, t0 = now();
 	unsigned long r = 0;
+	block = argc > 2 && strcmp(argv[2], "block") == 0;
 	while (now() - t0 < secs)
-		r += chain_a(2000000);
+		r += chain_a(block ? ~0ul : 2000000);
 	return (int)(r & 1) * 0;
 }
