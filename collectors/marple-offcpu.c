@@ -65,7 +65,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
 	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\n"
-	  "for code built without frame pointers.  Costs a 16 KB\ncopy per switch-out: see the man page" },
+	  "for code built without frame pointers; copies 16 KB at\nevery switch-out: ~10 us a switch (see the man page)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
