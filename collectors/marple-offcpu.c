@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,6 +29,7 @@
 
 #include "collector.h"
 #include "cpuclock.h"
+#include "bpfmap.h"
 #include "dwarfstacks.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
@@ -186,7 +188,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		size_t n = offsetof(struct dwarf_sample, user.data) + e->user.len;
 		struct dwarf_sample *s = take_pending(e->tid);
 		/* its REC_WAKE was lost, or the kernel never reported the
-		 * thread back (6.18 does not, for ~1% of preemptions) */
+		 * thread back before its next switch-out (rare) */
 		if (s)
 			dw.unmatched_copies++;
 		free(s);
@@ -345,6 +347,11 @@ int main(int argc, char **argv)
 	json_t *tr = section_trailer_new(records, 0, 0, collector_end_reason());
 	uint64_t dropped = stacks_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
+	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)unpaired));
+	if (unpaired)
+		warnmsg("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
+			"seen since it last left", unpaired);
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
 	stream_write_json(stdout, tr);

@@ -33,6 +33,9 @@ check "offcpu: weights in us" grep -q '"units":{"weight":"us"}' "$T/all.out"
 in_range "offcpu: time asleep in nanosleep" "$(weight "$T/all.out" '^sleeper;.*main;.*nanosleep.*schedule')" 1600000 2050000
 in_range "offcpu: time blocked reading the pipe" "$(weight "$T/all.out" '^sleeper;.*reader;.*read;.*pipe_read')" 1500000 2050000
 check "offcpu: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/all.out'"
+# every switch-out met its switch-in (a thread leaving twice with none between
+# would leave a block untimed: counted in the trailer, none expected here)
+check "offcpu: trailer counts unpaired switch-outs, none here" grep -q '"unpaired_switch_outs":0[,}]' "$T/all.out"
 
 # --state R: only preemption; the sleeping stacks are gone
 "$OC" --state R -p "$wl" 1 > "$T/r.out" 2>/dev/null
