@@ -49,8 +49,10 @@ struct {
 } events SEC(".maps");
 
 /* Switch-outs of a thread that had an entry already: no switch-in was seen
- * since its last switch-out (rare: 0 in 190,000 switches of a pinned
- * ping-pong here), so when that block ended is unknown and it is not timed.
+ * since its last switch-out, so when that block ended is unknown and it is
+ * not timed.  Rare on 6.18 (0 in 190,000 switches of a pinned ping-pong;
+ * 1 in ~1300 of the sleeper workload, one run in six), the cause not known:
+ * the update found the entry there (EEXIST) and no delete had failed.
  * Counted (per CPU, key 0) rather than hidden. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
