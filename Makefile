@@ -127,7 +127,7 @@ $(O)/tests/%: tests/unit/%.c $(O)/libmarple.a
 	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # Test workloads: built the way each one's header comment asks (see WORKLOAD_CFLAGS there).
-$(O)/workloads/%: tests/workloads/%.c
+$(O)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $$(sed -n 's/.*WORKLOAD_CFLAGS: *//p' $< | head -n 1) -o $@ $< -lpthread -lm

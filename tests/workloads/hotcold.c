@@ -7,10 +7,11 @@
  * before a capture begins and its work inside the capture).
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "workload.h"
 
 static volatile unsigned long sink;
 
@@ -30,17 +31,6 @@ __attribute__((noinline)) void run_round(void)
 {
 	hot_loop();
 	cold_loop();
-}
-
-/* block until SIGUSR1 arrives */
-static void wait_usr1(void)
-{
-	sigset_t set;
-	int sig;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sigwait(&set, &sig);
 }
 
 int main(int argc, char **argv)

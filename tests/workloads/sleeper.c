@@ -5,11 +5,12 @@
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "workload.h"
 
 static int fds[2];
 
@@ -30,17 +31,6 @@ static void *reader(void *arg)
 	while (read_pipe() == 1)
 		;
 	return arg;
-}
-
-/* block until SIGUSR1 arrives */
-static void wait_usr1(void)
-{
-	sigset_t set;
-	int sig;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sigwait(&set, &sig);
 }
 
 int main(int argc, char **argv)
