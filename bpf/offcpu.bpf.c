@@ -88,15 +88,33 @@ static __always_inline void submit(void *e)
 											  : BPF_RB_NO_WAKEUP);
 }
 
+/* Thread tid leaves the CPU: start[tid] = *s.  0, or -1 if the map is full
+ * (counted).  An entry already there is a block whose end was never seen:
+ * replaced and counted in unpaired (trying BPF_NOEXIST first costs nothing
+ * in the usual case). */
+static __always_inline int mark_left(__u32 tid, struct start *s)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(&start, &tid, s, BPF_NOEXIST) == 0)
+		return 0;
+	if (bpf_map_update_elem(&start, &tid, s, BPF_ANY) != 0) {
+		stacks_count(STACKS_MAP_FULL);
+		return -1;
+	}
+	__u64 *n = bpf_map_lookup_elem(&unpaired, &zero);
+	if (n)
+		(*n)++;
+	return 0;
+}
+
 /* dwarf_mode, prev leaving: start[tid] marked, and the copy sent (or neither:
  * counted). */
 static __always_inline void send_copy(void *ctx, __u32 tid, struct start *s)
 {
 	s->dwarf = 1;
-	if (bpf_map_update_elem(&start, &tid, s, BPF_ANY) != 0) {
-		stacks_count(STACKS_MAP_FULL);
+	if (mark_left(tid, s) != 0)
 		return;
-	}
 	struct dwarf_sample *e = stacks_dwarf_sample(&events, REC_OFF, ctx, want_user, want_kernel);
 	if (!e) {
 		bpf_map_delete_elem(&start, &tid);
@@ -146,15 +164,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				stacks_fill_key(&s->key, ctx, want_user, want_kernel);
 				s->ts = now;
 				s->dwarf = 0;
-				if (bpf_map_update_elem(&start, &ptid, s, BPF_NOEXIST) != 0) {
-					if (bpf_map_update_elem(&start, &ptid, s, BPF_ANY) != 0) {
-						stacks_count(STACKS_MAP_FULL);
-					} else {
-						__u64 *n = bpf_map_lookup_elem(&unpaired, &zero);
-						if (n)
-							(*n)++;
-					}
-				}
+				mark_left(ptid, s);
 			}
 		}
 	}

@@ -27,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "cpuclock.h"
-#include "bpfmap.h"
 #include "dwarfstacks.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
@@ -230,10 +230,13 @@ static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 			continue;
 		if (s.dwarf) {
 			struct dwarf_sample *p = take_pending(tid);
-			if (p && p->time == s.ts && now > s.ts)
+			if (p && p->time == s.ts && now > s.ts) {
 				add_block(p, now - s.ts);
-			else	/* (or it left after the end: no time) */
-				dw.unmatched_copies += p && p->time != s.ts, free(p);
+				continue;
+			}
+			if (p && p->time != s.ts)	/* not this block's copy */
+				dw.unmatched_copies++;
+			free(p);	/* (or it left after the end: no time) */
 			continue;
 		}
 		if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
