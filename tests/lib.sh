@@ -7,7 +7,6 @@ export LC_ALL=C
 T=$(mktemp -d "${TMPDIR:-/tmp}/marple-test.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 DATA="$MARPLE_TOP/tests/data"
-SHARED="$MARPLE_TOP/../shared"
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; }

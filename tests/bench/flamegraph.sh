@@ -5,7 +5,7 @@
 # deep stacks (about a million tree nodes).
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
-C="$MARPLE_TOP/../shared/conformance/stackcollapse-perf/expected"
+C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf/expected"
 [ -d "$C" ] || { echo "bench: flamegraph: skipped: $C missing"; exit 0; }
 cat "$C"/*-collapsed.txt "$C"/*-collapsed-all.txt | awk '{ $NF = ""; sub(/ $/, ""); s[NR] = $0; n = NR }
 	END { for (i = 0; i < 83000; i++) printf "%s;leaf_%d %d\n", s[i % n + 1], int(i / n), 1 + i % 13 }' |

@@ -2,7 +2,7 @@
 # repeated, their events renamed to one type), best of 3, one core.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
-C="$MARPLE_TOP/../shared/conformance/stackcollapse-perf/input"
+C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf/input"
 [ -d "$C" ] || { echo "bench: fold: skipped: $C missing"; exit 0; }
 for f in "$C"/*.txt; do cat "$f"; echo; done |
 	sed -E 's/ (cycles|instructions|cycles:u): *$/ cpu-clock: /' > "$T/one.txt"

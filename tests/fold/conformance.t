@@ -1,9 +1,11 @@
 # marple-fold on perf script: byte-identical to stackcollapse-perf.pl for every
-# input and option in ../shared/conformance/stackcollapse-perf (see its README).
+# input and option in tests/fold/conformance/stackcollapse-perf (see its
+# README: recorded perf outputs and what stackcollapse-perf.pl prints for them,
+# a copy of the owner's shared/conformance so that a clone alone can run it).
 . "$MARPLE_TOP/tests/lib.sh"
-C="$SHARED/conformance/stackcollapse-perf"
+C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf"
 if [ ! -d "$C/input" ]; then
-	fail "conformance data" "$C/input missing (shared/ must sit beside the repository)"; exit 0
+	fail "conformance data" "$C/input missing"; exit 0
 fi
 n=0
 for in in "$C"/input/*.txt; do
