@@ -4,6 +4,15 @@
 # and renderers/marple-*.c becomes build/marple-*; every scripts/marple* shell
 # script is copied there too.  A collector collectors/marple-X.c that has a
 # bpf/X.bpf.c gets build/bpf/X.skel.h generated before it is compiled.
+#
+# lib/ is three libraries, one a layer, and linking enforces the direction:
+#   lib/format   the stream format and text I/O (jansson, zlib)   every program
+#   lib/render   what renderers share: XML/SVG, stack trees, CPEL  renderers
+#   lib/collect  the collector runtime (libbpf, libelf, libunwind) collectors
+# Filters link format only, renderers render+format, collectors collect+format;
+# so a renderer cannot call the collector runtime, and only collectors and
+# lib/collect wait for the BPF skeletons (make build/marple-flamegraph runs no
+# clang -target bpf, bpftool or vmlinux step).
 
 SHELL      := /bin/sh
 BUILD      ?= build
@@ -18,8 +27,13 @@ CLANG      ?= clang
 BPFTOOL    ?= bpftool
 CFLAGS     ?= -O2 -g
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-CPPFLAGS   += -D_GNU_SOURCE -Ilib -I$(O) -I$(O)/bpf -Ibpf
-LDLIBS     += -lbpf -lelf -lz -ljansson -lunwind-generic -lunwind -liberty -lm -lpthread
+CPPFLAGS   += -D_GNU_SOURCE
+FORMAT_INC  := -Ilib/format
+RENDER_INC  := $(FORMAT_INC) -Ilib/render
+COLLECT_INC := $(FORMAT_INC) -Ilib/collect -I$(O) -I$(O)/bpf -Ibpf
+FORMAT_LIBS  := -ljansson -lz -lm
+RENDER_LIBS  := $(FORMAT_LIBS)
+COLLECT_LIBS := -lbpf -lelf -lunwind-generic -lunwind -liberty -lpthread $(FORMAT_LIBS)
 
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -37,10 +51,15 @@ endif
 
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/s390x/s390/')
 
-LIB_SRC    := $(wildcard lib/*.c)
-LIB_OBJ    := $(patsubst lib/%.c,$(O)/lib/%.o,$(LIB_SRC))
-PROG_SRC   := $(wildcard collectors/marple-*.c filters/marple-*.c renderers/marple-*.c)
-PROGS      := $(foreach s,$(PROG_SRC),$(O)/$(basename $(notdir $(s))))
+layer_objs  = $(patsubst lib/%.c,$(O)/lib/%.o,$(wildcard lib/$(1)/*.c))
+FORMAT_A   := $(O)/libmarple-format.a
+RENDER_A   := $(O)/libmarple-render.a
+COLLECT_A  := $(O)/libmarple-collect.a
+programs_in = $(patsubst $(1)/%.c,$(O)/%,$(wildcard $(1)/marple-*.c))
+COLLECTORS := $(call programs_in,collectors)
+FILTERS    := $(call programs_in,filters)
+RENDERERS  := $(call programs_in,renderers)
+PROGS      := $(COLLECTORS) $(FILTERS) $(RENDERERS)
 SCRIPTS    := $(filter-out %.1 %.5 %.md,$(wildcard scripts/marple scripts/marple-*))
 SCRIPT_OUT := $(patsubst scripts/%,$(O)/%,$(SCRIPTS))
 BPF_SRC    := $(wildcard bpf/*.bpf.c)
@@ -50,7 +69,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 HELPER_SRC := $(wildcard tests/workloads/*.c)
 HELPERS    := $(patsubst tests/workloads/%.c,$(O)/workloads/%,$(HELPER_SRC))
-MANPAGES   := $(wildcard */*.1 */*.5)
+MANPAGES   := $(wildcard */*.1 */*.5 lib/*/*.5)
 
 DEPS_STAMP := $(O)/.deps-ok
 
@@ -87,32 +106,52 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(O)/lib/%.o: lib/%.c | $(DEPS_STAMP) $(SKELS)
+compile = $(CC) $(CPPFLAGS) $(1) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+
+$(O)/lib/format/%.o: lib/format/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+	$(Q)$(call compile,$(FORMAT_INC))
+$(O)/lib/render/%.o: lib/render/%.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(call compile,$(RENDER_INC))
+# Only the collector runtime and the collectors may include a skeleton.
+$(O)/lib/collect/%.o: lib/collect/%.c | $(DEPS_STAMP) $(SKELS)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(call compile,$(COLLECT_INC))
 
-$(O)/libmarple.a: $(LIB_OBJ)
+$(FORMAT_A): $(call layer_objs,format)
+$(RENDER_A): $(call layer_objs,render)
+$(COLLECT_A): $(call layer_objs,collect)
+$(O)/libmarple-%.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Every program object may include any skeleton; order-only so they exist first.
 $(O)/obj/%.o: collectors/%.c | $(DEPS_STAMP) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+	$(Q)$(call compile,$(COLLECT_INC))
 $(O)/obj/%.o: filters/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+	$(Q)$(call compile,$(FORMAT_INC))
 $(O)/obj/%.o: renderers/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
+	$(Q)$(call compile,$(RENDER_INC) -Irenderers)
 
-$(O)/marple-%: $(O)/obj/marple-%.o $(O)/libmarple.a
+link = $(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(1)
+$(COLLECTORS): $(O)/%: $(O)/obj/%.o $(COLLECT_A) $(FORMAT_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call link,$(COLLECT_LIBS))
+$(FILTERS): $(O)/%: $(O)/obj/%.o $(FORMAT_A)
+	$(call msg,LD,$@)
+	$(Q)$(call link,$(FORMAT_LIBS))
+$(RENDERERS): $(O)/%: $(O)/obj/%.o $(RENDER_A) $(FORMAT_A)
+	$(call msg,LD,$@)
+	$(Q)$(call link,$(RENDER_LIBS))
 
 $(O)/marple: scripts/marple
 	$(Q)mkdir -p $(@D)
@@ -121,10 +160,10 @@ $(O)/marple-%: scripts/marple-%
 	$(Q)mkdir -p $(@D)
 	$(Q)cp $< $@ && chmod +x $@
 
-$(O)/tests/%: tests/unit/%.c $(O)/libmarple.a
+$(O)/tests/%: tests/unit/%.c $(COLLECT_A) $(RENDER_A) $(FORMAT_A)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(COLLECT_INC) -Ilib/render -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(COLLECT_LIBS)
 
 # Test workloads: built the way each one's header comment asks (see WORKLOAD_CFLAGS there).
 $(O)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h)
@@ -156,4 +195,4 @@ uninstall:
 clean:
 	$(Q)rm -rf $(BUILD)
 
--include $(wildcard $(O)/lib/*.d $(O)/obj/*.d $(O)/bpf/*.d $(O)/tests/*.d)
+-include $(wildcard $(O)/lib/*/*.d $(O)/obj/*.d $(O)/bpf/*.d $(O)/tests/*.d)

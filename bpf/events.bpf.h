@@ -2,7 +2,7 @@
  * on a ring buffer (disklat, ipc); include after vmlinux.h and bpf_helpers.h.
  *
  * Defines, in the including program:
- *   events   BPF_MAP_TYPE_RINGBUF (4 MiB), read with lib/eventcollector.h
+ *   events   BPF_MAP_TYPE_RINGBUF (4 MiB), read with lib/collect/eventcollector.h
  *   counts   per-CPU u64 counters indexed by enum events_counter (events.h)
  * and the helpers
  *   count(i)                   counts[i] += 1 on this CPU

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ksymname.bpf.c — kernel addresses to function names, asked of the kernel
- * itself (lib/syms.c).
+ * itself (lib/collect/syms.c).
  *
  * Why: reading /proc/kallsyms costs ~37 ms of kernel CPU on every run (the
  * kernel formats all ~120,000 symbols), which was most of what a whole

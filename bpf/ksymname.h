@@ -1,4 +1,4 @@
-/* ksymname.h — sizes shared by bpf/ksymname.bpf.c and lib/syms.c. */
+/* ksymname.h — sizes shared by bpf/ksymname.bpf.c and lib/collect/syms.c. */
 #ifndef MARPLE_KSYMNAME_H
 #define MARPLE_KSYMNAME_H
 

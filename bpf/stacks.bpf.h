@@ -3,14 +3,14 @@
  *
  * Defines, in the including program:
  *   stacks          id -> u64[MARPLE_STACK_DEPTH], read like a stack-trace map
- *                   (lib/stackframes.h); the user side sizes it before load with
+ *                   (lib/collect/stackframes.h); the user side sizes it before load with
  *                   bpf_map__set_max_entries(skel->maps.stacks, N) (stack_ids follows)
  *   stack_ids       hash of a stack -> its id (stacks are stored by content)
  *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
  *   pids_seen, pid_notes   the first sample of each image of a process
  *                   (pid, exec id) is announced on the pid_notes ring buffer
  *                   (struct pid_note) so user space can snapshot its maps while
- *                   it lives (lib/stackframes.h: stacks_pidnotes_open)
+ *                   it lives (lib/collect/stackframes.h: stacks_pidnotes_open)
  *   stacks_exec     with STACKS_EXEC_NOTES defined before the include: a
  *                   sched_process_exec program that announces the new image
  *                   of a process seen before at once (attached by

@@ -2,10 +2,10 @@
  * the aggregation key, the stack depth and the drop counters.
  *
  * Included by bpf/stacks.bpf.h (kernel side, after vmlinux.h) and by
- * lib/stackframes.h (user side).  A collector that aggregates stacks keeps a
+ * lib/collect/stackframes.h (user side).  A collector that aggregates stacks keeps a
  * hash map  struct stack_key -> its own value (u64 samples, bytes, us...),
  * fills the key with stacks_fill_key() (stacks.bpf.h) and, at the end, turns
- * each key into root-first frames with lib/stackframes.h.
+ * each key into root-first frames with lib/collect/stackframes.h.
  */
 #ifndef MARPLE_STACKS_H
 #define MARPLE_STACKS_H
@@ -58,7 +58,7 @@ enum stack_counter {
 
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the
  * callee-saved ones) and the top of the user stack, copied at the sample by
- * stacks_copy_user() (stacks.bpf.h) and unwound by lib/unwind.h. */
+ * stacks_copy_user() (stacks.bpf.h) and unwound by lib/collect/unwind.h. */
 #define USER_STACK_MAX 16384
 enum { UREG_IP, UREG_SP, UREG_BP, UREG_BX, UREG_R12, UREG_R13, UREG_R14, UREG_R15, UREG_N };
 
@@ -70,7 +70,7 @@ struct user_stack {
 };
 
 /* A copy of the current task's state for --dwarf, filled by
- * stacks_fill_dwarf() (stacks.bpf.h) and unwound by lib/dwarfstacks.h; type
+ * stacks_fill_dwarf() (stacks.bpf.h) and unwound by lib/collect/dwarfstacks.h; type
  * is the collector's record type (ring buffers carry several). */
 struct dwarf_sample {
 	__u32 type;

@@ -2,7 +2,7 @@
 """cpelread.py -- an independent CPEL reader for marple's tests.
 
 Written from the format facts only (VPP cpel.h / G2 reader), not from
-lib/cpel.c: big-endian, file header {u8 version 0x01, u8 pad, u16 nsections,
+lib/render/cpel.c: big-endian, file header {u8 version 0x01, u8 pad, u16 nsections,
 u32 date}; sections {u32 type, u32 length excluding these 8 bytes};
 STRTAB(1) = NUL-terminated strings, the first its own name; EVTDEF(3) =
 {char name[64], u32 n, n x {u32 code, u32 event_format, u32 datum_format}};

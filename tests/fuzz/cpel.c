@@ -1,4 +1,4 @@
-/* cpel — libFuzzer target for the CPEL writer's input side (lib/cpel.c):
+/* cpel — libFuzzer target for the CPEL writer's input side (lib/render/cpel.c):
  * marple event sections fed in pieces, sorted in small runs (spilled to a
  * temporary file), merged and written as CPEL.
  *

@@ -1,4 +1,4 @@
-/* escape — libFuzzer target for the %XX escaping (lib/escape.c).
+/* escape — libFuzzer target for the %XX escaping (lib/format/escape.c).
  *
  * Input: any bytes, taken as one name.  Escaping then unescaping must give the
  * input back; the escaped text must hold no separator (, ; # %-not-escape),

@@ -1,5 +1,5 @@
 /* folded — libFuzzer target for the folded-stack parser and the unique-stack
- * aggregate (lib/folded.c).
+ * aggregate (lib/format/folded.c).
  *
  * Input: folded text ("stack count" or "stack c1 c2" per line).  Each line is
  * parsed with one and two counts allowed; accepted lines must point inside

@@ -1,4 +1,4 @@
-/* numbers — libFuzzer target for the checked number parsers (lib/util.c):
+/* numbers — libFuzzer target for the checked number parsers (lib/format/util.c):
  * parse_u64, parse_u64_span, parse_i64, parse_double, parse_duration_ns.
  *
  * Input: any bytes, as the text of a command-line argument or record field.

@@ -1,4 +1,4 @@
-/* numparse — libFuzzer target for the fast decimal parser (lib/numparse.c).
+/* numparse — libFuzzer target for the fast decimal parser (lib/format/numparse.c).
  *
  * Input: any bytes, as a record number.  num_parse_fast must agree with
  * strtod bit for bit whenever it takes the number, and must take none that is

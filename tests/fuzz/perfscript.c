@@ -1,5 +1,5 @@
-/* perfscript — libFuzzer target for the perf-script parser (lib/perfscript.c)
- * and the line reader (lib/lines.c).
+/* perfscript — libFuzzer target for the perf-script parser (lib/format/perfscript.c)
+ * and the line reader (lib/format/lines.c).
  *
  * Input: one byte of options (pid, tid, kernel, jit, addrs, event filter),
  * then `perf script` text.  Beyond no crash/leak/UB: the whole-buffer parse

@@ -1,4 +1,4 @@
-/* stream — libFuzzer target for the stream reader (lib/stream.c).
+/* stream — libFuzzer target for the stream reader (lib/format/stream.c).
  *
  * Input: any bytes, read as a marple stream.  Besides "no crash, no leak, no
  * undefined behaviour", it checks the writer against the reader: every item

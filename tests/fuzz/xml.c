@@ -1,4 +1,4 @@
-/* xml — libFuzzer target for SVG/HTML escaping (lib/xml.c).
+/* xml — libFuzzer target for SVG/HTML escaping (lib/render/xml.c).
  *
  * Input: any bytes, taken as one hostile name.  xml_escape_write must give
  * text an XML parser accepts anywhere in text or a quoted attribute: valid

@@ -5,7 +5,7 @@
 # perf's JIT-map convention and is only read; see test_perfmap_trust.)
 . "$MARPLE_TOP/tests/lib.sh"
 cd "$MARPLE_TOP" || exit 1
-csrc=$(ls lib/*.c lib/*.h collectors/*.c filters/*.c renderers/*.c tests/workloads/*.c 2>/dev/null)
+csrc=$(ls lib/*/*.c lib/*/*.h collectors/*.c filters/*.c renderers/*.c tests/workloads/*.c 2>/dev/null)
 shsrc=$(ls scripts/marple scripts/marple-* 2>/dev/null | grep -v '\.[0-9]$')
 
 hits=$(grep -nE '\b(tmpnam|tempnam|mktemp)[[:space:]]*\(' $csrc | grep -v '^\S*:[0-9]*:\s*(/?\*|//)')

@@ -1,5 +1,5 @@
 /* test_perfmap_trust — /tmp/perf-PID.map is in a world-writable directory, so
- * the symbol reader (lib/syms.c) must not follow a symlink planted there, nor
+ * the symbol reader (lib/collect/syms.c) must not follow a symlink planted there, nor
  * read a map owned by another user than the process's owner or root (as perf
  * refuses).  Runs on a child process with an anonymous executable mapping. */
 #include <stdint.h>

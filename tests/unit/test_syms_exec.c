@@ -1,4 +1,4 @@
-/* test_syms_exec — lib/syms.h across exec: one snapshot per (pid, exec id),
+/* test_syms_exec — lib/collect/syms.h across exec: one snapshot per (pid, exec id),
  * checked against the image's layout, kept after the process execs, and no
  * image read from /proc once a newer one is known. */
 #include <fcntl.h>

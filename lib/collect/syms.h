@@ -10,7 +10,7 @@
  *   name = syms_cache_lookup_exec(c, pid, exec_id, addr, &module, &off);  // across exec
  *   name = ksyms_lookup(k, addr, &off);
  *
- * Most collectors do not call this directly but go through lib/stackframes.h,
+ * Most collectors do not call this directly but go through lib/collect/stackframes.h,
  * which turns BPF stack ids into root-first frames.
  *
  * Kernel: the kernel names each distinct address when first asked, through a
@@ -101,7 +101,7 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
 const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
 				   const char **module, uint64_t *offset);
 
-/* What the unwinder needs about the mapping holding addr (lib/unwind.c). */
+/* What the unwinder needs about the mapping holding addr (lib/collect/unwind.c). */
 struct syms_map {
 	uint64_t start, end, pgoff;	/* the mapping, as in /proc/PID/maps */
 	const char *module;		/* basename */

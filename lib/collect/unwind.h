@@ -3,7 +3,7 @@
  * The BPF side copies the user registers and the top of the user stack at a
  * sample (struct user_stack, bpf/stacks.h: stacks_copy_user()); this walks it
  * with libunwind, reading the .eh_frame_hdr/.eh_frame of the mapped ELF files
- * through lib/syms.h (the approach of perf --call-graph dwarf):
+ * through lib/collect/syms.h (the approach of perf --call-graph dwarf):
  *
  *   struct unwinder *u = unwinder_new(syms);
  *   uint64_t ips[MARPLE_STACK_DEPTH];
@@ -11,7 +11,7 @@
  *   stackframes_user_ips_exec(sf, pid, exec_id, ips, n);   // leaf first, like a stack map
  *
  * One libunwind address space (and cache) per image of a process (pid, exec
- * id: see lib/syms.h).
+ * id: see lib/collect/syms.h).
  */
 #ifndef MARPLE_UNWIND_H
 #define MARPLE_UNWIND_H
