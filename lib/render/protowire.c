@@ -1,0 +1,85 @@
+/* protowire.c — protocol buffers wire format writer (see protowire.h). */
+#include "protowire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static inline void reserve(struct pbuf *p, size_t more)
+{
+	if (p->n + more > p->cap)
+		p->b = xgrow(p->b, &p->cap, p->n + more, 1);
+}
+
+void pb_varint(struct pbuf *p, uint64_t v)
+{
+	reserve(p, 10);
+	while (v >= 0x80) {
+		p->b[p->n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p->b[p->n++] = (unsigned char)v;
+}
+
+void pb_tag(struct pbuf *p, uint32_t field, enum pb_wiretype wire)
+{
+	pb_varint(p, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
+void pb_uint(struct pbuf *p, uint32_t field, uint64_t v)
+{
+	pb_tag(p, field, PB_VARINT);
+	pb_varint(p, v);
+}
+
+void pb_int(struct pbuf *p, uint32_t field, int64_t v)
+{
+	pb_uint(p, field, (uint64_t)v);
+}
+
+void pb_raw(struct pbuf *p, const void *s, size_t len)
+{
+	reserve(p, len);
+	if (len)
+		memcpy(p->b + p->n, s, len);
+	p->n += len;
+}
+
+void pb_bytes(struct pbuf *p, uint32_t field, const void *s, size_t len)
+{
+	pb_tag(p, field, PB_LEN);
+	pb_varint(p, len);
+	pb_raw(p, s, len);
+}
+
+/* One byte is kept for the length: most nested messages are shorter than 128
+ * bytes; longer ones move their content up once. */
+size_t pb_begin(struct pbuf *p, uint32_t field)
+{
+	pb_tag(p, field, PB_LEN);
+	reserve(p, 1);
+	return p->n++;
+}
+
+void pb_end(struct pbuf *p, size_t mark)
+{
+	size_t len = p->n - mark - 1, extra = 0;
+	for (uint64_t v = len >> 7; v; v >>= 7)
+		extra++;
+	if (extra) {
+		reserve(p, extra);
+		memmove(p->b + mark + 1 + extra, p->b + mark + 1, len);
+		p->n += extra;
+	}
+	uint64_t v = len;
+	for (size_t i = 0; i < extra; i++, v >>= 7)
+		p->b[mark + i] = (unsigned char)(v | 0x80);
+	p->b[mark + extra] = (unsigned char)v;
+}
+
+void pb_free(struct pbuf *p)
+{
+	free(p->b);
+	*p = (struct pbuf){ 0 };
+}

@@ -1,0 +1,40 @@
+/* protowire.h — the protocol buffers wire format, written without a schema
+ * compiler.  The renderers that write pprof profiles and Perfetto traces have
+ * few messages and many records: they encode one top-level message at a time
+ * into a reused buffer and pass it on, so output streams and memory stays
+ * flat (protobuf-c would build the whole message tree first).
+ *
+ *   struct pbuf b = { 0 };
+ *   size_t m = pb_begin(&b, 2);       -- field 2: a nested message (or packed list)
+ *   pb_uint(&b, 1, 42);               --   its field 1 = 42
+ *   pb_end(&b, m);                    -- 12 02 08 2a: the length filled in
+ */
+#ifndef MARPLE_PROTOWIRE_H
+#define MARPLE_PROTOWIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pbuf {
+	unsigned char *b;
+	size_t n, cap;
+};
+
+enum pb_wiretype { PB_VARINT = 0, PB_FIXED64 = 1, PB_LEN = 2, PB_FIXED32 = 5 };
+
+void pb_varint(struct pbuf *p, uint64_t v);
+void pb_tag(struct pbuf *p, uint32_t field, enum pb_wiretype wire);
+/* A varint field: uint32/uint64/bool, and int32/int64 (negative: ten bytes). */
+void pb_uint(struct pbuf *p, uint32_t field, uint64_t v);
+void pb_int(struct pbuf *p, uint32_t field, int64_t v);
+/* A length-delimited field of raw bytes: string, bytes, a message encoded elsewhere. */
+void pb_bytes(struct pbuf *p, uint32_t field, const void *s, size_t len);
+/* A nested message or a packed repeated field: pb_begin returns a mark, the
+ * content follows, pb_end fills in its length. */
+size_t pb_begin(struct pbuf *p, uint32_t field);
+void pb_end(struct pbuf *p, size_t mark);
+/* Raw bytes appended as they are. */
+void pb_raw(struct pbuf *p, const void *s, size_t len);
+void pb_free(struct pbuf *p);
+
+#endif
