@@ -8,6 +8,15 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/marple-test.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 DATA="$MARPLE_TOP/tests/data"
 
+# plan N: this file prints N cases.  tests/run-all fails a file that declares no
+# plan or prints another number of cases, so a case can never vanish unseen
+# (a command that fails before it, set -u on an unset variable, an early exit).
+plan() { echo "PLAN: $1"; }
+
+# skip_rest NAME WHY : the rest of this file cannot run here (not root, no
+# tool): one SKIP, and the plan is waived; then the file ends.
+skip_rest() { echo "SKIP: $1: $2"; echo "PLAN: skip the rest"; exit 0; }
+
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; }
 skip() { echo "SKIP: $1: $2"; }
@@ -39,6 +48,13 @@ same() {
 		fail "$1" "differs from $2: $(diff "$2" "$3" | head -n 6 | tr '\n' ' ')"; fi
 }
 
+# same_ok NAME STATUS EXPECTED_FILE ACTUAL_FILE : the command that wrote ACTUAL
+# exited STATUS (0 wanted) and ACTUAL is byte-identical to EXPECTED.  Use as
+# `cmd > out; same_ok NAME $? exp out`: one case whatever cmd does.
+same_ok() {
+	if [ "$2" -ne 0 ]; then fail "$1" "the command exited $2"; else same "$1" "$3" "$4"; fi
+}
+
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
 # wait_ready FILE SECONDS: wait until a collector run with MARPLE_READY_FILE=FILE is tracing.
@@ -46,4 +62,13 @@ wait_ready() {
 	i=0
 	while [ ! -e "$1" ] && [ "$i" -lt $(( $2 * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
 	[ -e "$1" ]
+}
+
+# await_ready NAME FILE SECONDS ERRFILE : a case: the collector run with
+# MARPLE_READY_FILE=FILE is tracing within SECONDS; when it is not, the case
+# fails with the collector's stderr (ERRFILE) so the reason is seen.
+await_ready() {
+	if wait_ready "$2" "$3"; then pass "$1"; return 0; fi
+	fail "$1" "not tracing after $3 s; its stderr: $(tail -c 400 "$4" 2>/dev/null | tr '\n' ' ')"
+	return 1
 }

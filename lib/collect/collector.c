@@ -13,6 +13,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +154,26 @@ const char *collector_strerror(int err)
 	return buf;
 }
 
+/* A classic tracepoint (SEC("tracepoint/...")) is attached by the id libbpf
+ * reads from tracefs; tp_btf, raw_tp, uprobes and perf events need no tracefs.
+ * A freshly booted machine may not have it mounted yet (nothing has asked for
+ * it): mount it where the kernel provides the mount point, once, as perf
+ * does.  This was why marple-ipc failed on a fresh machine's first run
+ * ("failed to determine tracepoint 'sock/inet_sock_set_state' perf event ID")
+ * and passed once some other tool had mounted it. */
+static int tracefs_mounted(const char *events)
+{
+	static int tried;
+
+	if (access(events, F_OK) == 0)
+		return 1;
+	if (tried++ || access("/sys/kernel/tracing", F_OK) != 0)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+		return 0;
+	return access(events, F_OK) == 0;
+}
+
 int collector_tracepoint_exists(const char *category, const char *name)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
@@ -161,6 +182,7 @@ int collector_tracepoint_exists(const char *category, const char *name)
 	static struct btf *vmlinux;
 	int found;
 
+	tracefs_mounted(roots[0]);
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
 		if (access(path, F_OK) == 0)

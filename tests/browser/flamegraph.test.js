@@ -11,7 +11,7 @@ const os = require('os');
 const path = require('path');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marple-fg-'));
-const conf = path.join(TOP, '..', 'shared', 'conformance', 'stackcollapse-perf', 'input');
+const conf = path.join(TOP, 'tests', 'fold', 'conformance', 'stackcollapse-perf', 'input');
 
 function sh(prog, args, input) {
   return execFileSync(path.join(BIN, prog), args, { input, maxBuffer: 1 << 28 }).toString();

@@ -1,6 +1,7 @@
 # marple-cpel: CPEL facts checked by an independent reader (tests/cpel/cpelread.py),
 # sorting of unsorted input in bounded memory (spilled runs), escaping, errors.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 23
 READ="$MARPLE_TOP/tests/cpel/cpelread.py"
 H='{"marple":1,"interface":"test","datatype":"event","track":"cpu"}'
 {

@@ -1,6 +1,7 @@
 # marple-eventplot: the page is self-contained, hostile names escaped, errors.
 # (Interaction is tested in tests/browser/eventplot.test.js.)
 . "$MARPLE_TOP/tests/lib.sh"
+plan 8
 {
 	echo '{"marple":1,"interface":"t","datatype":"event","track":"cpu"}'
 	echo '1000,sched_switch,cpu0,comm=</script><b>,pid=1,next_comm=x'

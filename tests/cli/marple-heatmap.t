@@ -1,6 +1,7 @@
 # marple-heatmap: bucket counts checked against inputs counted by hand, the
 # offset map of an event every 0.25 s, hostile names, golden SVGs, errors.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 51
 H="$MARPLE_TOP/tests/heatmap"
 
 # cells SVG: one "col row count names" line per lit bucket, sorted.

@@ -1,6 +1,7 @@
 # marple-stackplot: band values computed by hand, --top and "other", legend
 # order, bin averaging, hostile names, golden SVG, errors.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 23
 S="$MARPLE_TOP/tests/stackplot"
 
 # bands SVG: "name: v1,v2,..." per band from the page's data, bottom band first.

@@ -1,13 +1,13 @@
 # marple-callstack against bundled workloads whose stacks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 20
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
 expect_exit "callstack: -U with -K is a usage error" 2 "cannot be used together" "$CS" -U -K 1
 expect_exit "callstack: bad frequency" 2 "" "$CS" -F 0 1
 if ! is_root; then
-	skip "callstack: BPF cases" "not root"
-	exit 0
+	skip_rest "callstack: BPF cases" "not root"
 fi
 expect_exit "callstack: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$CS" 1
 expect_exit "callstack: unknown PID" 1 "no process with PID 999999" "$CS" -p 999999 1

@@ -3,7 +3,8 @@
 # names and event count (checked by tests/cpel/cpelread.py, an independent
 # reader); raw_tp fallback and --wakeups work.
 . "$MARPLE_TOP/tests/lib.sh"
-if ! is_root; then skip "cpusched" "needs root"; exit 0; fi
+plan 31
+if ! is_root; then skip_rest "cpusched" "needs root"; fi
 PP="$MARPLE_BIN/workloads/pingpong"
 READ="$MARPLE_TOP/tests/cpel/cpelread.py"
 

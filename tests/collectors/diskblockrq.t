@@ -1,5 +1,6 @@
 # marple-diskblockrq against a direct-I/O workload with a known stack (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 16
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 DB="$MARPLE_BIN/marple-diskblockrq"
@@ -16,8 +17,7 @@ for d in "$MARPLE_TOP/build" /var/tmp "$T"; do
 	D=$(mktemp -d "$d/marple-dio.XXXXXX") && break
 done
 if [ -z "$D" ]; then
-	skip "diskblockrq: BPF cases" "no directory on a block device for O_DIRECT"
-	exit 0
+	skip_rest "diskblockrq: BPF cases" "no directory on a block device for O_DIRECT"
 fi
 trap 'rm -rf "$T" "$D"' EXIT
 

@@ -1,7 +1,8 @@
 # marple-disklat (root): O_DIRECT reads of a test file give one point per read
 # with plausible latencies, the reading process, device, size and direction.
 . "$MARPLE_TOP/tests/lib.sh"
-if ! is_root; then skip "disklat" "needs root"; exit 0; fi
+plan 13
+if ! is_root; then skip_rest "disklat" "needs root"; fi
 F="$T/data"
 dd if=/dev/urandom of="$F" bs=1M count=4 2>/dev/null && sync
 rm -f "$T/ready"

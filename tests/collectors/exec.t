@@ -8,10 +8,10 @@
 # stacks must be named from its own files: from_* under execfrom only, into_*
 # under execinto only.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 13
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
-	skip "exec: BPF cases" "not root"
-	exit 0
+	skip_rest "exec: BPF cases" "not root"
 fi
 
 weight() {

@@ -1,5 +1,6 @@
 # marple-memevents: page faults by stack where there is no PMU (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 8
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ME="$MARPLE_BIN/marple-memevents"

@@ -2,6 +2,7 @@
 # by about 100 MiB; PSS as root, RSS fallback where smaps_rollup is not
 # readable; the stream is valid; options and errors.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 20
 W="$MARPLE_BIN/workloads/memgrow"
 
 expect_exit "memtime: bad interval" 2 '-i' marple-memtime -i 0 1

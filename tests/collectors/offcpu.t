@@ -1,13 +1,13 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 24
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
 expect_exit "offcpu: bad --state letter" 2 "unknown state" "$OC" --state Q 1
 expect_exit "offcpu: -U with -K is a usage error" 2 "cannot be used together" "$OC" -U -K 1
 if ! is_root; then
-	skip "offcpu: BPF cases" "not root"
-	exit 0
+	skip_rest "offcpu: BPF cases" "not root"
 fi
 expect_exit "offcpu: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$OC" 1
 expect_exit "offcpu: unknown PID" 1 "no process with PID 999999" "$OC" -p 999999 1

@@ -1,5 +1,6 @@
 # marple-perf-malloc: perf probe + perf record + marple-fold --to-stream (root, perf).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 12
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 PM="$MARPLE_BIN/marple-perf-malloc"
@@ -7,8 +8,7 @@ PM="$MARPLE_BIN/marple-perf-malloc"
 expect_exit "perf-malloc: -p with -c is a usage error" 2 "cannot be used together" "$PM" -p 1 -c true
 expect_exit "perf-malloc: bad duration" 2 "duration" "$PM" 5x
 if ! is_root || ! command -v perf >/dev/null 2>&1; then
-	skip "perf-malloc: perf cases" "not root or no perf"
-	exit 0
+	skip_rest "perf-malloc: perf cases" "not root or no perf"
 fi
 expect_exit "perf-malloc: unknown PID" 1 "process 999999 not found" "$PM" -p 999999 1
 

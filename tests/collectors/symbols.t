@@ -2,13 +2,12 @@
 # (.gnu_debuglink beside the binary, or /usr/lib/debug/.build-id), and C++
 # names are demangled (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 2
 if ! is_root; then
-	skip "symbols: BPF cases" "not root"
-	exit 0
+	skip_rest "symbols: BPF cases" "not root"
 fi
 if ! command -v objcopy >/dev/null 2>&1; then
-	skip "symbols: debug files" "no objcopy"
-	exit 0
+	skip_rest "symbols: debug files" "no objcopy"
 fi
 W="$MARPLE_BIN/workloads"
 

@@ -2,6 +2,7 @@
 # concurrency into one valid file, groups, naming, refusing to overwrite,
 # failures, half-written lines, SIGINT/SIGTERM at random moments, cron.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 38
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work"
 for n in callstack cpusched memtime ipc memleak memevents offcpu; do

@@ -2,6 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 70
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done

@@ -2,6 +2,7 @@
 # written by make-python-capture.py the way its data_io.Writer wrote them), older
 # layouts, bad lines, and marple display reading such a file.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 26
 export TZ=UTC
 P="$MARPLE_TOP/tests/driver/python-marple.marple"
 

@@ -3,8 +3,9 @@
 # valid file whose call stacks show the workload's functions, Ctrl-C at random
 # moments, and the report drawn from it.
 . "$MARPLE_TOP/tests/lib.sh"
-if ! is_root; then skip "driver real" "needs root"; exit 0; fi
-if [ ! -r /sys/kernel/btf/vmlinux ]; then skip "driver real" "no BTF"; exit 0; fi
+plan 9
+if ! is_root; then skip_rest "driver real" "needs root"; fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then skip_rest "driver real" "no BTF"; fi
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 W="$MARPLE_BIN/workloads/demo"
@@ -12,7 +13,7 @@ list=''
 for n in callstack cpusched disklat memtime offcpu; do
 	[ -x "$MARPLE_BIN/marple-$n" ] && list="$list $n"
 done
-if [ -z "$list" ] || [ ! -x "$W" ]; then skip "driver real" "no collector or no demo workload built"; exit 0; fi
+if [ -z "$list" ] || [ ! -x "$W" ]; then skip_rest "driver real" "no collector or no demo workload built"; fi
 n=$(echo $list | wc -w)
 cd "$T" || exit 1
 

@@ -6,6 +6,7 @@
 # after it exited.  (The zombie case — exited, not yet reaped — is also in
 # tests/unit/test_syms_exit.c.)
 . "$MARPLE_TOP/tests/lib.sh"
+plan 27
 is_root || { skip "faults: exited" "needs root"; exit 0; }
 # Workloads run as copies with names of their own: a system-wide capture
 # must not count the same workloads run by other tests at the same time.

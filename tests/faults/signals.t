@@ -5,6 +5,7 @@
 # cleanly: exit 0, a trailer with "ended":"signal".  FAULT_TRIALS (default 2)
 # trials per collector and signal; the random seed is printed to replay.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 64
 is_root || { skip "faults: signals" "needs root"; exit 0; }
 trials=${FAULT_TRIALS:-2}
 seed=${FAULT_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}

@@ -3,6 +3,7 @@
 # README: recorded perf outputs and what stackcollapse-perf.pl prints for them,
 # a copy of the owner's shared/conformance so that a clone alone can run it).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 57
 C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf"
 if [ ! -d "$C/input" ]; then
 	fail "conformance data" "$C/input missing"; exit 0

@@ -3,8 +3,9 @@
 # it for FUZZ_CHECK_SECONDS (default 3) so regressions show up in CI.
 # `make fuzz FUZZ_SECONDS=N` is the long run (tests/fuzz/run-all).
 . "$MARPLE_TOP/tests/lib.sh"
+plan 19
 F="$MARPLE_TOP/tests/fuzz"
-if ! command -v clang >/dev/null 2>&1; then skip "fuzz" "no clang"; exit 0; fi
+if ! command -v clang >/dev/null 2>&1; then skip_rest "fuzz" "no clang"; fi
 export FUZZ_OUT="$MARPLE_BIN/fuzz"
 secs=${FUZZ_CHECK_SECONDS:-3}
 # The targets carry their own sanitizers; a report must fail the case.

@@ -4,6 +4,7 @@
 # no fixed /tmp or $TMPDIR path in the shell scripts.  (/tmp/perf-PID.map is
 # perf's JIT-map convention and is only read; see test_perfmap_trust.)
 . "$MARPLE_TOP/tests/lib.sh"
+plan 5
 cd "$MARPLE_TOP" || exit 1
 csrc=$(ls lib/*/*.c lib/*/*.h collectors/*.c filters/*.c renderers/*.c tests/workloads/*.c 2>/dev/null)
 shsrc=$(ls scripts/marple scripts/marple-* 2>/dev/null | grep -v '\.[0-9]$')

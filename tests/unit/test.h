@@ -16,6 +16,9 @@ static int test_failed, test_passed;
 		}                                                                    \
 	} while (0)
 
+/* test_plan(n): this test prints n cases; tests/run-all fails it otherwise. */
+#define test_plan(n) printf("PLAN: %d\n", (int)(n))
+
 #define test_report() (fflush(stdout), test_failed ? 1 : 0)
 
 #endif

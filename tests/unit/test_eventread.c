@@ -35,6 +35,7 @@ static void on_event(struct eventread *er, const struct event_rec *e)
 
 int main(void)
 {
+	test_plan(11);
 	char *paths[2];
 	int calls = 0;
 

@@ -18,6 +18,7 @@ static void on_sample(void *ctx, const char *s, size_t n, uint64_t w)
 
 int main(void)
 {
+	test_plan(14);
 	struct folded_line fl;
 	const char *why;
 

@@ -9,6 +9,7 @@
 
 int main(void)
 {
+	test_plan(12);
 	struct intern *t = intern_new();
 	char buf[32];
 	size_t len;

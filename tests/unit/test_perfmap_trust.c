@@ -27,6 +27,7 @@ static const char *lookup(pid_t pid, uint64_t addr)
 
 int main(void)
 {
+	test_plan(3);
 	int pfd[2];
 	char path[64], target[64];
 	uint64_t addr = 0;

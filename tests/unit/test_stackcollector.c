@@ -50,6 +50,7 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	test_plan(8);
 	struct stackcollector sc = { .synopsis = "[-p PID] [DURATION]", .about = "Count.\n", .footer = "Needs root.\n" };
 	char *args[] = { "test_stackcollector", "-p", "42", "-b", "--dev", "vda", "-Ua", "--stack-storage", "64",
 			 "--addr", "2s", NULL };

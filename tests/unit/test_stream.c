@@ -296,6 +296,7 @@ static void test_xml(void)
 
 int main(void)
 {
+	test_plan(55);
 	test_escape_roundtrip();
 	test_records_roundtrip();
 	test_malformed();

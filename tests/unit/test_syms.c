@@ -132,6 +132,7 @@ static void check_stack_reads(void)
 
 int main(int argc, char **argv)
 {
+	test_plan(30);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;

@@ -48,6 +48,7 @@ static int layout_of(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
 
 int main(void)
 {
+	test_plan(14);
 	int go[2];
 	uint64_t mine[SYMS_LAYOUT_N], bad[SYMS_LAYOUT_N] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	uint64_t addr = (uint64_t)(uintptr_t)exec_probe_target + 2;

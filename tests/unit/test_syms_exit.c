@@ -81,6 +81,7 @@ static void exited_child(int reap)
 
 int main(int argc, char **argv)
 {
+	test_plan(10);
 	marple_init(argc, argv);
 	exited_child(0);
 	exited_child(1);
