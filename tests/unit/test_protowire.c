@@ -15,6 +15,8 @@ int main(void)
 {
 	struct pbuf b = { 0 };
 
+	test_plan(8);
+
 	pb_varint(&b, 0), pb_varint(&b, 127), pb_varint(&b, 128), pb_varint(&b, 300);
 	test_cond("protowire: varints 0 127 128 300", bytes_are(&b, "\x00\x7f\x80\x01\xac\x02", 6));
 	b.n = 0;
