@@ -12,11 +12,13 @@
  * 2 usage error.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 
 static struct {
@@ -27,7 +29,8 @@ static struct {
 	size_t ninterfaces;
 	long *sections;
 	size_t nsections;
-} opt;
+	struct timed_range range;
+} opt = { .range.to_s = INFINITY };
 
 static void usage(FILE *f)
 {
@@ -41,6 +44,8 @@ static void usage(FILE *f)
 		"  -q, --quiet            only validate; the exit status says the result\n"
 		"  -s, --section LIST     only these sections (0-based, counted across files)\n"
 		"  -i, --interface NAME   only sections of this interface (repeatable)\n"
+		"      --from S, --to S   cut to [S, S) seconds from each section's start:\n"
+		"                         events and the samples of timed stack sections\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
@@ -183,10 +188,12 @@ static void list_begin(struct listing *l, long index, json_t *hdr)
 
 int main(int argc, char **argv)
 {
+	enum { OPT_FROM = 256, OPT_TO };
 	static const struct option longopts[] = {
 		{ "list", no_argument, 0, 'l' },     { "pretty", no_argument, 0, 'p' },
 		{ "quiet", no_argument, 0, 'q' },    { "section", required_argument, 0, 's' },
 		{ "interface", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
+		{ "from", required_argument, 0, OPT_FROM }, { "to", required_argument, 0, OPT_TO },
 		{ 0 },
 	};
 	long global_section = -1;
@@ -205,12 +212,17 @@ int main(int argc, char **argv)
 				fatal(EXIT_DATA, "out of memory");
 			opt.interfaces[opt.ninterfaces++] = optarg;
 			break;
+		case OPT_FROM: opt.range.from_s = timed_parse_seconds("--from", optarg); opt.range.set = 1; break;
+		case OPT_TO: opt.range.to_s = timed_parse_seconds("--to", optarg); opt.range.set = 1; break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();
 		}
 	}
 	if (opt.list + opt.pretty + opt.quiet > 1)
 		usage_error("-l, -p and -q exclude each other");
+	if (opt.range.set && opt.list + opt.pretty + opt.quiet)
+		usage_error("--from/--to write the cut stream: not with -l, -p or -q");
+	timed_range_check(&opt.range);
 
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
@@ -223,6 +235,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nfiles; i++) {
 		FILE *f = open_input(files[i]);
 		struct stream_reader *r = stream_reader_new(f, input_name(files[i]));
+		struct timed_cut *cut = opt.range.set ? timed_cut_new(&opt.range, stdout, input_name(files[i])) : NULL;
 		int want = 0, any = 0;
 		enum stream_item it;
 
@@ -243,6 +256,10 @@ int main(int argc, char **argv)
 			}
 			if (!want || opt.quiet)
 				continue;
+			if (cut) {
+				timed_cut_item(cut, r, it);
+				continue;
+			}
 			if (opt.list) {
 				if (it == STREAM_TRAILER)
 					list_print(&l, r, stream_reader_trailer(r));
@@ -263,6 +280,7 @@ int main(int argc, char **argv)
 		}
 		if (l.active)
 			list_print(&l, r, NULL);
+		timed_cut_free(cut);
 		if (!any) {
 			warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
 			stream_reader_free(r);

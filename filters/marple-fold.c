@@ -13,6 +13,7 @@
  * differential format "stack countA countB".
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "lines.h"
 #include "perfscript.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 
 #define MAX_REPORTED 20
@@ -29,13 +31,32 @@ static struct {
 	int to_stream;
 	int diff;
 	const char *out;
-} opt;
+	struct timed_range range;
+} opt = { .range.to_s = INFINITY };
 
-enum input_kind { KIND_PERF, KIND_FOLDED, KIND_STREAM };
+enum input_kind { KIND_PERF, KIND_FOLDED, KIND_STREAM, KIND_NONE };
 static const char *const kind_names[] = { "perf script", "folded", "marple stream" };
+
+enum { TF_IDLE, TF_STACKS, TF_SAMPLES };
+
+/* The timed stack section being read with --from/--to: its stacks' folded
+ * keys (arena[off[i]..off[i+1])) and what of each lies in the range. */
+struct timed_fold {
+	int state;
+	long section;
+	unsigned long line;
+	uint64_t from, to, ns_per_weight;
+	char *arena;
+	size_t arenacap;
+	size_t *off, offcap;
+	uint64_t *sum;
+	size_t sumcap, n;
+};
 
 struct ctx {
 	struct stack_agg *agg;
+	struct timed_fold timed;
+	uint64_t untimed;	/* sections --from/--to could not use */
 	int which;		/* 0, or 1 for the second file of --diff */
 	const char *file;
 	uint64_t bad, reported;
@@ -64,6 +85,8 @@ static void usage(FILE *f)
 		"                            event seen in the input)\n"
 		"  -s, --to-stream           write a marple stack section instead of text\n"
 		"  -d, --diff                two inputs A and B: \"stack countA countB\"\n"
+		"      --from S, --to S      only samples in [S, S) seconds from the start of\n"
+		"                            each timed stack section (marple-callstack --timed)\n"
 		"  -o, --output FILE         write to FILE (complete or not at all)\n"
 		"  -h, --help                this help\n"
 		"\n"
@@ -150,8 +173,122 @@ static void read_folded(struct ctx *c, struct lines *l)
 	}
 }
 
-/* Stream frames to a folded key: ';' becomes ':' and control bytes '?', so
- * that every frame stays one frame and every stack one line. */
+/* Stream frames to a folded key (in c->tmp): ';' becomes ':' and control
+ * bytes '?', so that every frame stays one frame and every stack one line. */
+static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
+{
+	size_t need = sr->nframes;
+	for (size_t i = 0; i < sr->nframes; i++)
+		need += sr->frames[i].len;
+	c->tmp = xgrow(c->tmp, &c->tmpcap, need + 1, 1);
+	char *o = c->tmp;
+	for (size_t i = 0; i < sr->nframes; i++) {
+		if (i)
+			*o++ = ';';
+		for (size_t j = 0; j < sr->frames[i].len; j++) {
+			unsigned char ch = (unsigned char)sr->frames[i].s[j];
+			*o++ = ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+		}
+	}
+	return (size_t)(o - c->tmp);
+}
+
+static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
+{
+	c->usable++;
+	stack_agg_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+}
+
+/* --from/--to: the stacks of a timed stack section are kept until its samples
+ * section has said how much of each lies in the range. */
+static void timed_finish(struct ctx *c, const char *why_dropped)
+{
+	struct timed_fold *t = &c->timed;
+
+	if (t->state == TF_SAMPLES)
+		for (size_t i = 0; i < t->n; i++) {
+			uint64_t w = timed_weight(t->sum[i], t->ns_per_weight);
+			if (w)
+				add_stack(c, t->arena + t->off[i], t->off[i + 1] - t->off[i], w);
+		}
+	else if (t->state == TF_STACKS) {
+		warn_at(c->file, t->line, "section %ld: timed stacks without their samples section (%s): "
+			"left out of the --from/--to fold", t->section, why_dropped);
+		c->untimed++;
+	}
+	t->state = TF_IDLE;
+}
+
+static void timed_header(struct ctx *c, struct stream_reader *r)
+{
+	struct timed_fold *t = &c->timed;
+	json_t *hdr = stream_reader_header(r);
+	enum timed_role role = timed_role(hdr);
+
+	if (role == TIMED_SAMPLES && t->state == TF_STACKS) {
+		t->state = TF_SAMPLES;
+		return;
+	}
+	timed_finish(c, "another section follows");
+	if (role == TIMED_SAMPLES) {
+		warn_at(c->file, stream_reader_line(r), "section %ld: samples without their stack section: skipped",
+			stream_reader_section(r));
+		c->untimed++;
+	} else if (role == TIMED_STACKS) {
+		*t = (struct timed_fold){ .state = TF_STACKS, .section = stream_reader_section(r),
+					  .line = stream_reader_line(r), .ns_per_weight = timed_ns_per_weight(hdr),
+					  .arena = t->arena, .arenacap = t->arenacap, .off = t->off,
+					  .offcap = t->offcap, .sum = t->sum, .sumcap = t->sumcap };
+		timed_range_ns(&opt.range, hdr, &t->from, &t->to);
+		t->off = xgrow(t->off, &t->offcap, 1, sizeof(*t->off));
+		t->off[0] = 0;
+	} else if (stream_reader_datatype(r) == DATATYPE_STACK) {
+		warn_at(c->file, stream_reader_line(r), "section %ld has no sample times (collect with --timed): "
+			"left out of the --from/--to fold", stream_reader_section(r));
+		c->untimed++;
+	}
+}
+
+static void timed_record(struct ctx *c, struct stream_reader *r)
+{
+	struct timed_fold *t = &c->timed;
+
+	if (t->state == TF_STACKS) {
+		size_t len = stream_key(c, stream_reader_stack(r));
+		t->arena = xgrow(t->arena, &t->arenacap, t->off[t->n] + len, 1);
+		memcpy(t->arena + t->off[t->n], c->tmp, len);
+		t->off = xgrow(t->off, &t->offcap, t->n + 2, sizeof(*t->off));
+		t->off[t->n + 1] = t->off[t->n] + len;
+		t->sum = xgrow(t->sum, &t->sumcap, t->n + 1, sizeof(*t->sum));
+		t->sum[t->n++] = 0;
+	} else if (t->state == TF_SAMPLES) {
+		struct timed_sample s;
+		const char *why;
+		if (timed_sample_parse(stream_reader_event(r), &s, &why) < 0)
+			report_bad(c, stream_reader_line(r), why);
+		else if (s.stack >= t->n)
+			report_bad(c, stream_reader_line(r), "sample names a stack its stack section does not have");
+		else
+			t->sum[s.stack] += timed_in_range(&s, t->from, t->to, t->ns_per_weight);
+	}
+}
+
+static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_type)
+{
+	json_t *hdr = stream_reader_header(r);
+	json_t *u = json_object_get(hdr, "units");
+	const char *w = json_string_value(json_object_get(u, "weight"));
+
+	if (w && !c->units)
+		c->units = xstrdup(w);
+	if (opt.range.set)
+		timed_header(c, r);
+	else if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
+		 !(*warned_type)++)
+		warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
+			stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+}
+
 static void read_stream(struct ctx *c, struct lines *l)
 {
 	FILE *f = lines_as_file(l);
@@ -160,40 +297,19 @@ static void read_stream(struct ctx *c, struct lines *l)
 	int warned_type = 0;
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
-		if (it == STREAM_ERROR) {
+		if (it == STREAM_ERROR)
 			report_bad(c, stream_reader_line(r), stream_reader_error(r));
+		else if (it == STREAM_HEADER)
+			stream_header(c, r, &warned_type);
+		else if (it != STREAM_RECORD)
 			continue;
-		}
-		if (it == STREAM_HEADER) {
-			json_t *u = json_object_get(stream_reader_header(r), "units");
-			const char *w = json_string_value(json_object_get(u, "weight"));
-			if (w && !c->units)
-				c->units = xstrdup(w);
-			if (stream_reader_datatype(r) != DATATYPE_STACK && !warned_type++)
-				warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
-					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
-			continue;
-		}
-		if (it != STREAM_RECORD || stream_reader_datatype(r) != DATATYPE_STACK)
-			continue;
-		const struct stack_rec *sr = stream_reader_stack(r);
-		size_t need = sr->nframes;
-		for (size_t i = 0; i < sr->nframes; i++)
-			need += sr->frames[i].len;
-		c->tmp = xgrow(c->tmp, &c->tmpcap, need + 1, 1);
-		char *o = c->tmp;
-		for (size_t i = 0; i < sr->nframes; i++) {
-			if (i)
-				*o++ = ';';
-			for (size_t j = 0; j < sr->frames[i].len; j++) {
-				unsigned char ch = (unsigned char)sr->frames[i].s[j];
-				*o++ = ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-			}
-		}
-		c->usable++;
-		stack_agg_add(c->agg, c->tmp, (size_t)(o - c->tmp), c->which ? 0 : sr->weight,
-			      c->which ? sr->weight : 0);
+		else if (opt.range.set)
+			timed_record(c, r);
+		else if (stream_reader_datatype(r) == DATATYPE_STACK)
+			add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
 	}
+	if (opt.range.set)
+		timed_finish(c, "the input ends");
 	stream_reader_free(r);
 	fclose(f);
 }
@@ -210,7 +326,14 @@ static void read_input(struct ctx *c, struct perf_script *ps, const char *path)
 	c->file = input_name(path);
 	if (getenv("MARPLE_FOLD_DEBUG"))
 		warnmsg("%s: %s input", c->file, kind_names[kind]);
+	if (opt.range.set && kind != KIND_STREAM) {
+		warn_at(c->file, 0, "%s input has no sample times for --from/--to: skipped", kind_names[kind]);
+		c->untimed++;
+		kind = KIND_NONE;
+	}
 	switch (kind) {
+	case KIND_NONE:
+		break;
 	case KIND_PERF:
 		while ((rc = lines_next(l, &s, &len)) > 0)
 			perf_script_line(ps, s, len, lines_lineno(l));
@@ -288,7 +411,7 @@ static int write_stream(FILE *f, struct stack_agg *agg, const char *units)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ADDRS = 256 };
+	enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO };
 	static const struct option longopts[] = {
 		{ "pid", no_argument, 0, 'p' },
 		{ "tid", no_argument, 0, 't' },
@@ -300,6 +423,8 @@ int main(int argc, char **argv)
 		{ "to-stream", no_argument, 0, 's' },
 		{ "diff", no_argument, 0, 'd' },
 		{ "output", required_argument, 0, 'o' },
+		{ "from", required_argument, 0, OPT_FROM },
+		{ "to", required_argument, 0, OPT_TO },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 },
 	};
@@ -322,6 +447,8 @@ int main(int argc, char **argv)
 		case 's': opt.to_stream = 1; break;
 		case 'd': opt.diff = 1; break;
 		case 'o': opt.out = optarg; break;
+		case OPT_FROM: opt.range.from_s = timed_parse_seconds("--from", optarg); opt.range.set = 1; break;
+		case OPT_TO: opt.range.to_s = timed_parse_seconds("--to", optarg); opt.range.set = 1; break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();
 		}
@@ -330,6 +457,7 @@ int main(int argc, char **argv)
 		usage_error("--diff needs exactly two inputs, A and B");
 	if (opt.diff && opt.to_stream)
 		usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
+	timed_range_check(&opt.range);
 
 	struct ctx c = { .agg = stack_agg_new() };
 	struct perf_script *ps = perf_script_new(&opt.perf, on_sample, on_bad, &c);
@@ -357,7 +485,9 @@ int main(int argc, char **argv)
 	int rc = EXIT_OK;
 	if (stack_agg_size(c.agg) == 0) {
 		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
-			perf_script_filtered(ps) ? " (every sample was of another event)" : "");
+			perf_script_filtered(ps) ? " (every sample was of another event)" :
+			c.untimed ? " (no timed stack section)" :
+			opt.range.set ? " (none in that time range)" : "");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
@@ -378,6 +508,9 @@ cleanup:
 	perf_script_free(ps);
 	stack_agg_free(c.agg);
 	free(c.tmp);
+	free(c.timed.arena);
+	free(c.timed.off);
+	free(c.timed.sum);
 	free((char *)c.units);
 	return rc;
 }

@@ -1,0 +1,115 @@
+/* timed.c — the samples of timed stack sections, and time ranges over them. */
+#include "timed.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+enum timed_role timed_role(json_t *hdr)
+{
+	const char *role = header_str(hdr, "timed", NULL);
+	const char *dt = header_str(hdr, "datatype", "");
+
+	if (!role)
+		return TIMED_NONE;
+	if (strcmp(role, "stacks") == 0 && strcmp(dt, "stack") == 0)
+		return TIMED_STACKS;
+	if (strcmp(role, "samples") == 0 && strcmp(dt, "event") == 0)
+		return TIMED_SAMPLES;
+	return TIMED_NONE;
+}
+
+static int field_u64(const struct event_rec *e, const char *key, uint64_t max, uint64_t *out)
+{
+	const struct mstr *v = fields_get(e->fields, e->nfields, key);
+	if (!v)
+		return 0;
+	if (parse_u64_span(v->s, v->len, out) < 0 || *out > max)
+		return -1;
+	return 1;
+}
+
+int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const char **why)
+{
+	uint64_t v;
+	int rc;
+
+	*s = (struct timed_sample){ .time = e->time };
+	if ((rc = field_u64(e, "stack", UINT32_MAX, &s->stack)) <= 0) {
+		*why = rc < 0 ? "sample's stack= is not a whole number" : "sample without stack=";
+		return -1;
+	}
+	if (field_u64(e, "dur", UINT64_MAX - e->time, &s->dur) < 0) {
+		*why = "sample's dur= is not a whole number of nanoseconds";
+		return -1;
+	}
+	if ((rc = field_u64(e, "pid", UINT32_MAX, &v)) < 0) {
+		*why = "sample's pid= is not a whole number";
+		return -1;
+	}
+	s->pid = rc ? (uint32_t)v : 0;
+	if ((rc = field_u64(e, "tid", UINT32_MAX, &v)) < 0) {
+		*why = "sample's tid= is not a whole number";
+		return -1;
+	}
+	s->tid = rc ? (uint32_t)v : 0;
+	return 0;
+}
+
+double timed_parse_seconds(const char *opt, const char *arg)
+{
+	return opt_double(opt, arg, 0, 1e9);
+}
+
+void timed_range_check(const struct timed_range *r)
+{
+	if (r->set && !(r->from_s < r->to_s))
+		usage_error("--from %g is not before --to %g: the range [from, to) is empty", r->from_s, r->to_s);
+}
+
+static uint64_t seconds_to_ns(double s)
+{
+	double ns = s * 1e9;
+	return ns >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(ns);
+}
+
+void timed_range_ns(const struct timed_range *r, json_t *hdr, uint64_t *from, uint64_t *to)
+{
+	int64_t start = header_int(hdr, "start_ns", 0);
+	uint64_t base = start > 0 ? (uint64_t)start : 0;
+	uint64_t f = seconds_to_ns(r->from_s), t = isinf(r->to_s) ? UINT64_MAX : seconds_to_ns(r->to_s);
+
+	*from = f > UINT64_MAX - base ? UINT64_MAX : base + f;
+	*to = t > UINT64_MAX - base ? UINT64_MAX : base + t;
+}
+
+uint64_t timed_in_range(const struct timed_sample *s, uint64_t from, uint64_t to, uint64_t ns_per_weight)
+{
+	if (s->dur == 0 || ns_per_weight == 0)
+		return s->time >= from && s->time < to;
+	uint64_t b = s->time > from ? s->time : from;
+	uint64_t end = s->time + s->dur;
+	uint64_t e = end < to ? end : to;
+	return e > b ? e - b : 0;
+}
+
+uint64_t timed_ns_per_weight(json_t *stack_hdr)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	const char *w = json_string_value(json_object_get(json_object_get(stack_hdr, "units"), "weight"));
+
+	for (size_t i = 0; w && i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(w, units[i].unit) == 0)
+			return units[i].ns;
+	return 0;
+}
+
+uint64_t timed_weight(uint64_t summed, uint64_t ns_per_weight)
+{
+	if (ns_per_weight <= 1)
+		return summed;
+	return summed / ns_per_weight + (summed % ns_per_weight >= (ns_per_weight + 1) / 2);
+}
