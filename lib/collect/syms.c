@@ -343,6 +343,8 @@ const char *ksyms_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset)
 
 struct usym {
 	uint64_t addr, size;
+	uint64_t section_end;	/* an unsized symbol ends at its section's end at the latest
+				 * (0: unknown), so an address past .fini is not "_fini" */
 	const char *name;	/* in the mmapped file, or owned (perf map) */
 	char *pretty;		/* demangled, made on first use */
 	int rank;		/* preference among symbols at one address */
@@ -538,6 +540,17 @@ static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
 	return NULL;
 }
 
+/* The end address of section index shndx of e, or 0 if it is no real section. */
+static uint64_t section_end(Elf *e, size_t shndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = shndx && shndx < SHN_LORESERVE ? elf_getscn(e, shndx) : NULL;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_size == 0)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
+}
+
 /* Append the function symbols of one symbol table to d->syms. */
 static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int rank_base)
 {
@@ -567,6 +580,7 @@ static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int ran
 		int bind = GELF_ST_BIND(sym.st_info);
 		u->addr = sym.st_value;
 		u->size = sym.st_size;
+		u->section_end = sym.st_size ? 0 : section_end(e, sym.st_shndx);
 		u->name = name;
 		u->pretty = NULL;
 		/* globals before weak before locals; a sized symbol before an unsized one */
@@ -837,7 +851,7 @@ static void load_perfmap(struct proc *p)
 		memcpy(pm->text + tlen, name, nl);
 		pm->text[tlen + nl] = 0;
 		offs[pm->n] = tlen;
-		pm->syms[pm->n++] = (struct usym){ start, size, NULL, NULL, 0 };
+		pm->syms[pm->n++] = (struct usym){ start, size, 0, NULL, NULL, 0 };
 		tlen += nl + 1;
 	}
 	for (size_t i = 0; i < pm->n; i++)
@@ -1135,8 +1149,11 @@ static const struct usym *find_sym(const struct usym *s, size_t n, uint64_t a)
 		else
 			hi = mid;
 	}
-	/* a sized symbol covers [addr, addr+size); an unsized one up to the next */
+	/* a sized symbol covers [addr, addr+size); an unsized one (an asm label
+	 * such as _init or _fini) up to the next symbol within its own section */
 	if (s[lo].size && a >= s[lo].addr + s[lo].size)
+		return NULL;
+	if (!s[lo].size && s[lo].section_end && a >= s[lo].section_end)
 		return NULL;
 	return &s[lo];
 }

@@ -22,7 +22,10 @@
  * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
  * /tmp/perf-PID.map for JITs, files opened through /proc/PID/root so that
  * processes in containers resolve against their own files, deleted files
- * through /proc/PID/map_files.  syms_cache_snapshot() captures what a process
+ * through /proc/PID/map_files.  An address is a symbol's only inside it (its
+ * st_size, or for an unsized label up to the next symbol and no further than
+ * the end of its section): past _fini is no function, not "_fini".
+ * syms_cache_snapshot() captures what a process
  * needs (its maps and the open, mmapped ELF files) the first time it is seen,
  * so it can still be named after it exits.  A lookup that misses every mapping
  * of a live process re-reads its maps (at most once a second: dlopen).

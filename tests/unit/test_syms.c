@@ -33,6 +33,28 @@ static uint64_t addr_of(void *f, int off)
 	return (uint64_t)(uintptr_t)f + (uint64_t)off;
 }
 
+/* The asm labels crti.o puts at the start of .init and .fini: functions
+ * without a size, in sections a few bytes long.  Past them come .plt (after
+ * .init), the end of the code mapping and .rodata (after .fini). */
+extern void _init(void), _fini(void);
+static const char rodata_bytes[64] = "read-only data, no function here";
+
+/* An address outside every function is no function's, even where the nearest
+ * symbol below it has no size (it ends with its section). */
+static void check_honest_names(struct syms_cache *c, pid_t me)
+{
+	const char *mod = NULL, *n;
+
+	n = syms_cache_lookup(c, me, addr_of((void *)_fini, 4), &mod, NULL);
+	test_cond("unsized symbol inside its section", n && strcmp(n, "_fini") == 0);
+	n = syms_cache_lookup(c, me, addr_of((void *)_fini, 64), &mod, NULL);
+	test_cond("past .fini: no name", n == NULL && mod && strcmp(mod, "test_syms") == 0);
+	n = syms_cache_lookup(c, me, (uint64_t)(uintptr_t)&rodata_bytes[8], &mod, NULL);
+	test_cond("in .rodata: no name", n == NULL && mod && strcmp(mod, "test_syms") == 0);
+	n = syms_cache_lookup(c, me, addr_of((void *)_init, 0x30), &mod, NULL);
+	test_cond("in .plt past .init: not _init", !n || strcmp(n, "_init") != 0);
+}
+
 static uint64_t kallsyms_addr(const char *want)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -153,6 +175,7 @@ int main(int argc, char **argv)
 	test_cond("Rust demangled", n && strcmp(n, "core::fmt::write") == 0);
 	n = syms_cache_lookup(c, me, 16, &mod, NULL);
 	test_cond("unmapped address", n == NULL && mod == NULL);
+	check_honest_names(c, me);
 
 	struct syms_cache *raw = syms_cache_new(SYMS_DEMANGLE | SYMS_DEMANGLE_PARAMS);
 	n = syms_cache_lookup(raw, me, addr_of((void *)cxx_fn, 0), NULL, NULL);
