@@ -154,7 +154,7 @@ static void check_stack_reads(void)
 
 int main(int argc, char **argv)
 {
-	test_plan(30);
+	test_plan(34);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;
