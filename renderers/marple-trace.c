@@ -49,13 +49,15 @@ static struct eventread in;	/* in.t0: the time origin; in.end: the end of the ca
 
 /* what runs on each CPU since its last switch */
 struct running {
+	int declared;	/* its track named: only CPUs the capture has events of get one */
 	int valid;
 	uint64_t since;
 	char *name;
 	char *pid;
 };
 static struct running *cpus;
-static size_t ncpus;
+static size_t ncpus, cpus_cap;	/* ncpus: highest CPU seen + 1 */
+static int cpu_process_named, track_process_named;
 
 /* named tracks that are neither CPUs nor pids */
 static char **tracks;
@@ -108,6 +110,27 @@ static int cpu_of(struct mstr track, long *cpu)
 	return 1;
 }
 
+/* The synthetic process and thread of a CPU, named when its first event comes. */
+static void declare_cpu(long cpu)
+{
+	if ((size_t)cpu >= ncpus) {
+		cpus = xgrow(cpus, &cpus_cap, (size_t)cpu + 1, sizeof(*cpus));
+		memset(cpus + ncpus, 0, ((size_t)cpu + 1 - ncpus) * sizeof(*cpus));
+		ncpus = (size_t)cpu + 1;
+	}
+	if (cpus[cpu].declared)
+		return;
+	if (!cpu_process_named)
+		meta("process_name", CPU_PID, 0, "CPUs", 4);
+	cpu_process_named = cpus[cpu].declared = 1;
+	char nm[32];
+	int n = snprintf(nm, sizeof(nm), "cpu%ld", cpu);
+	meta("thread_name", CPU_PID, cpu, nm, (size_t)n);
+	begin_event();
+	fprintf(out, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%ld,"
+		"\"args\":{\"sort_index\":%ld}}", CPU_PID, cpu, cpu);
+}
+
 /* pid and tid for a track; names it on first use */
 static void where(struct mstr track, const struct mstr *comm, long *pid, long *tid)
 {
@@ -115,19 +138,7 @@ static void where(struct mstr track, const struct mstr *comm, long *pid, long *t
 	uint64_t v;
 
 	if (cpu_of(track, &cpu)) {
-		if ((size_t)cpu >= ncpus) {
-			size_t old = ncpus;
-			cpus = xgrow(cpus, &ncpus, (size_t)cpu + 1, sizeof(*cpus));
-			memset(cpus + old, 0, (ncpus - old) * sizeof(*cpus));
-			for (size_t i = old; i < ncpus; i++) {
-				char nm[32];
-				int n = snprintf(nm, sizeof(nm), "cpu%zu", i);
-				meta("thread_name", CPU_PID, (long)i, nm, (size_t)n);
-				begin_event();
-				fprintf(out, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%zu,"
-					"\"args\":{\"sort_index\":%zu}}", CPU_PID, i, i);
-			}
-		}
+		declare_cpu(cpu);
 		*pid = CPU_PID;
 		*tid = cpu;
 		return;
@@ -151,6 +162,9 @@ static void where(struct mstr track, const struct mstr *comm, long *pid, long *t
 			*tid = (long)i;
 			return;
 		}
+	if (!track_process_named)
+		meta("process_name", TRACK_PID, 0, "tracks", 6);
+	track_process_named = 1;
 	tracks = xgrow(tracks, &tracks_cap, ntracks + 1, sizeof(char *));
 	tracks[ntracks] = xstrndup(track.s, track.len);
 	*tid = (long)ntracks;
@@ -296,9 +310,6 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	out = outfile_stream(of);
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-	meta("process_name", CPU_PID, 0, "CPUs", 4);
-	meta("process_name", TRACK_PID, 0, "tracks", 6);
-
 	in.on_event = on_event;
 	int nin = argc - optind;
 	if (eventread_files(&in, nin, argv + optind) < 0) {

@@ -27,6 +27,10 @@ check "trace: slice ends with the state the task left in" python3 -c "$P
 ok(X[1]['args']['end_state'] == 'D')"
 check "trace: CPU threads named cpu0, cpu1" python3 -c "$P
 ok({e['args']['name'] for e in ev if e['ph']=='M' and e['name']=='thread_name' and e['pid']==1000000000} >= {'cpu0','cpu1'})"
+check "trace: only the CPUs with events get a track (cpu0, cpu1: not 16)" python3 -c "$P
+ok(sorted(e['args']['name'] for e in ev if e['ph']=='M' and e['name']=='thread_name' and e['pid']==1000000000) == ['cpu0','cpu1'])"
+check "trace: no empty synthetic process (no named track: no 'tracks')" python3 -c "$P
+ok(sorted(e['args']['name'] for e in ev if e['ph']=='M' and e['name']=='process_name' and e['pid']>=1000000000) == ['CPUs'])"
 check "trace: wakeup is an instant on cpu1" python3 -c "$P
 ok([e['tid'] for e in ev if e['ph']=='i' and e['name']=='sched_wakeup'] == [1])"
 check "trace: one flow arrow from connect (pid 20) to accept (pid 30)" python3 -c "$P
@@ -45,3 +49,9 @@ expect_exit "trace: empty input" 1 'no marple event section' marple-trace /dev/n
 printf '{"marple":1,"interface":"x","datatype":"event"}\nbad\n5,ev,t1\n' > "$T/b"
 expect_exit "trace: bad line counted" 1 "$T/b:2:" sh -c "marple-trace '$T/b' > '$T/b.json'"
 check "trace: good lines kept" python3 -c "import json; json.load(open('$T/b.json'))"
+printf '{"marple":1,"interface":"x","datatype":"event"}\n5,ev,cpu5\n6,ev,disk\n' > "$T/c5"
+marple-trace "$T/c5" > "$T/c5.json"
+check "trace: a capture with events on cpu5 only declares cpu5, and 'tracks' for a named track" python3 -c "
+import json,sys; ev=json.load(open('$T/c5.json'))['traceEvents']
+m=sorted((e['pid'], e['args']['name']) for e in ev if e['ph']=='M' and e['name'] in ('thread_name','process_name'))
+sys.exit(0 if m == [(1000000000,'CPUs'),(1000000000,'cpu5'),(1000000001,'disk'),(1000000001,'tracks')] else 1)"
