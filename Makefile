@@ -33,7 +33,7 @@ RENDER_INC  := $(FORMAT_INC) -Ilib/render
 COLLECT_INC := $(FORMAT_INC) -Ilib/collect -I$(O) -I$(O)/bpf -Ibpf
 FORMAT_LIBS  := -ljansson -lz -lm
 RENDER_LIBS  := $(FORMAT_LIBS)
-COLLECT_LIBS := -lbpf -lelf -lunwind-generic -lunwind -liberty -lpthread $(FORMAT_LIBS)
+COLLECT_LIBS := -lbpf -ldw -lelf -lunwind-generic -lunwind -liberty -lpthread $(FORMAT_LIBS)
 
 ifeq ($(SANITIZE),1)
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -83,6 +83,68 @@ struct dwarf_sample {
 	struct user_stack user;		/* user.len 0: no user stack */
 };
 
+/* --unwind tables: user stacks walked in the kernel with rows built from each
+ * file's .eh_frame by lib/collect/unwindtab.c.  A row holds from its pc (the
+ * file's own address, as in its program headers) up to the next row's: how
+ * to find the CFA (the caller's stack pointer; the return address is just
+ * below it, at CFA-8) and where the caller's rbp was saved. */
+enum unwind_cfa {
+	UNWIND_NONE,			/* no CFI here: walk frame pointers (counted) */
+	UNWIND_RSP,			/* CFA = rsp + cfa_off */
+	UNWIND_RBP,			/* CFA = rbp + cfa_off */
+	UNWIND_PLT,			/* a PLT entry: CFA = rsp + 8, +8 from byte 11 of its 16 */
+	UNWIND_END,			/* the return address is undefined: the outermost frame (_start) */
+	UNWIND_SIGNAL,			/* __restore_rt: the interrupted registers are in the
+					 * ucontext at rsp (rip +168, rsp +160, rbp +120) */
+};
+enum { UNWIND_RBP_SAME, UNWIND_RBP_SAVED };	/* rbp unchanged, or at CFA + rbp_off */
+
+struct unwind_row {
+	__u32 pc;
+	__s32 cfa_off;
+	__u8 cfa;			/* enum unwind_cfa */
+	__u8 rbp;			/* UNWIND_RBP_* */
+	__s16 rbp_off;
+	__u32 pad;			/* an array map's elements are 8-byte aligned: 16 bytes a row */
+};
+
+/* One executable mapping of a process: its addresses [start, end), file
+ * address = address - bias, and its file's rows, rows[row_off, row_off +
+ * row_count) of the unwind_rows array (row_count 0: no table: frame pointers). */
+struct unwind_mapping {
+	__u64 start, end, bias;
+	__u32 row_off, row_count;
+};
+
+/* The mappings of a process live in unwind_mappings[slot * UNWIND_MAX_MAPPINGS
+ * + i], i < n, sorted by start; tag is its mm->start_stack when they were
+ * read (a pid reused by another program does not match). */
+#define UNWIND_MAX_MAPPINGS 256
+struct unwind_proc {
+	__u64 tag;
+	__u32 slot, n;
+};
+
+/* Per-CPU counters (map unwind_counters), for the trailer's "unwind". */
+enum unwind_counter {
+	UNWIND_STACKS,			/* user stacks walked */
+	UNWIND_FRAMES_TABLE,		/* frames found with a table row */
+	UNWIND_FRAMES_FP,		/* frames found by frame pointer (no row there) */
+	UNWIND_COMPLETE,		/* stacks that reached the outermost frame */
+	UNWIND_CUT_NO_TABLE,		/* stacks cut where neither a row nor rbp led on */
+	UNWIND_CUT_DEPTH,		/* stacks cut at MARPLE_STACK_DEPTH frames */
+	UNWIND_CUT_FAULT,		/* stacks cut by a read of user memory that failed */
+	UNWIND_NO_PROC,			/* stacks of a process whose tables were not loaded yet */
+	UNWIND_REQUESTS,		/* requests to (re)read a process's mappings */
+	UNWIND_NCOUNTERS
+};
+#define UNWIND_COUNTER_NAMES \
+	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
+	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests" }
+
+/* --unwind modes (rodata stacks_unwind of every stack collector) */
+enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };
+
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
 	  "kernel_stack_errors", "ringbuf_full" }

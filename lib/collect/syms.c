@@ -872,7 +872,7 @@ static void load_perfmap(struct proc *p)
 
 /* Read the layout of pid's current image from /proc/PID/stat (fields 26-28,
  * 45-47, 50-51, as struct pid_note has them).  0 or -1. */
-static int read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
+int syms_read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
 {
 	static const int field[SYMS_LAYOUT_N] = { 26, 27, 28, 45, 46, 47, 50, 51 };
 	char path[64], buf[1024];
@@ -973,7 +973,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	fclose(f);
 	if (p->has_layout) {
 		uint64_t now[SYMS_LAYOUT_N];
-		if (read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
+		if (syms_read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
 			free(maps);
 			return 1;
 		}

@@ -1,0 +1,530 @@
+/* unwindtab.c — .eh_frame → unwind rows for the BPF unwinder, and the
+ * per-process mappings that point at them (see unwindtab.h).
+ *
+ * libdw evaluates the CFI: dwarf_cfi_addrframe gives, for an address, the
+ * frame state of its FDE (every CIE and FDE instruction, augmentations,
+ * remember/restore state, advance_loc) and dwarf_frame_info the range of
+ * addresses that state holds for.  We walk each FDE listed by .eh_frame_hdr
+ * row range by row range and keep only what the BPF side can do: the CFA as
+ * rsp or rbp plus an offset, the PLT's expression, the signal trampoline,
+ * and an undefined return address (the outermost frame). */
+#include "unwindtab.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfmap.h"
+#include "intern.h"
+#include "syms.h"
+#include "util.h"
+
+#define DWREG_RBP 6
+#define DWREG_RSP 7
+#define DWREG_RA 16
+#define MAX_LOADS 16
+
+struct rowvec {
+	struct unwind_row *v;
+	size_t n, cap;
+	uint64_t unsupported;
+};
+
+static void push_row(struct rowvec *r, const struct unwind_row *row)
+{
+	if (r->n) {
+		struct unwind_row *last = &r->v[r->n - 1];
+		if (last->cfa == row->cfa && last->cfa_off == row->cfa_off && last->rbp == row->rbp &&
+		    last->rbp_off == row->rbp_off)
+			return;		/* the same rule goes on */
+		if (last->pc == row->pc) {
+			*last = *row;
+			return;
+		}
+	}
+	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v[r->n++] = *row;
+}
+
+/* The PLT's CFA: rsp + 8, and 8 more once its jump pushed the relocation
+ * index (from byte 11 of each 16-byte entry): DW_OP_breg7 8; DW_OP_breg16 0;
+ * DW_OP_lit15; DW_OP_and; DW_OP_lit11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus */
+static int is_plt_expression(const Dwarf_Op *ops, size_t n)
+{
+	static const uint8_t atoms[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, DW_OP_lit11,
+					 DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus };
+	if (n != sizeof(atoms) || ops[0].number != 8 || ops[1].number != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].atom != atoms[i])
+			return 0;
+	return 1;
+}
+
+/* A register saved at CFA + off: DW_OP_call_frame_cfa [DW_OP_plus_uconst off]. */
+static int at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n < 1 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+		return 0;
+	*off = n == 2 && ops[1].atom == DW_OP_plus_uconst ? (int64_t)ops[1].number : 0;
+	return n == 1 || ops[1].atom == DW_OP_plus_uconst;
+}
+
+/* The signal trampoline (__restore_rt): CFA = *(rsp + 160), the
+ * interrupted registers in the ucontext at rsp (x86-64 Linux). */
+static int is_sigreturn(const Dwarf_Op *ops, size_t n, bool signal)
+{
+	return signal && n == 2 && ops[0].atom == DW_OP_breg7 && ops[0].number == 160 && ops[1].atom == DW_OP_deref;
+}
+
+/* One frame state → a row; 0, or -1 when its rules are not ones we walk. */
+static int classify(Dwarf_Frame *f, bool signal, struct unwind_row *row)
+{
+	Dwarf_Op *ops, mem[3];
+	size_t n;
+	int64_t off;
+
+	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n == 0)
+		return -1;
+	if (is_sigreturn(ops, n, signal)) {
+		row->cfa = UNWIND_SIGNAL;
+		return 0;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == DWREG_RSP || ops[0].number == DWREG_RBP)) {
+		row->cfa = ops[0].number == DWREG_RSP ? UNWIND_RSP : UNWIND_RBP;
+		if ((int64_t)ops[0].number2 != (int32_t)ops[0].number2)
+			return -1;
+		row->cfa_off = (int32_t)ops[0].number2;
+	} else if (is_plt_expression(ops, n)) {
+		row->cfa = UNWIND_PLT;
+	} else {
+		return -1;
+	}
+	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &n) != 0)
+		return -1;
+	if (n == 0 && ops) {		/* undefined: nothing called this */
+		row->cfa = UNWIND_END;
+		row->cfa_off = 0;
+		return 0;
+	}
+	if (!at_cfa(ops, n, &off) || off != -8)
+		return -1;
+	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;		/* same value, or undefined: left as it is */
+	if (!at_cfa(ops, n, &off) || off != (int16_t)off)
+		return -1;
+	row->rbp = UNWIND_RBP_SAVED;
+	row->rbp_off = (int16_t)off;
+	return 0;
+}
+
+/* The rows of one FDE from pc up to next (where the next FDE starts). */
+static void fde_rows(Dwarf_CFI *cfi, uint64_t pc, uint64_t next, struct rowvec *r)
+{
+	while (pc < next) {
+		Dwarf_Frame *f;
+		Dwarf_Addr start, end;
+		bool signal = false;
+		struct unwind_row row = { .pc = (uint32_t)pc };
+
+		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
+			break;
+		dwarf_frame_info(f, &start, &end, &signal);
+		if (classify(f, signal, &row) != 0) {
+			row = (struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_NONE };
+			r->unsupported++;
+		}
+		free(f);
+		push_row(r, &row);
+		if (end <= pc)
+			break;
+		pc = end;
+	}
+	if (pc < next && next != UINT64_MAX)
+		push_row(r, &(struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_NONE });
+}
+
+static int64_t rd_s32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The start of every FDE, from .eh_frame_hdr's search table (sorted): the
+ * usual encodings (pointer pc-relative, count udata4, table datarel sdata4). */
+static uint64_t *fde_starts(Elf *elf, size_t *count)
+{
+	size_t nph;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return NULL;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_filesz < 12)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		const uint8_t *h = d ? d->d_buf : NULL;
+		if (!h || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+			return NULL;
+		uint32_t n;
+		memcpy(&n, h + 8, 4);
+		if (12 + (uint64_t)n * 8 > ph.p_filesz)
+			return NULL;
+		uint64_t *v = xcalloc(n + 1, sizeof(*v));
+		for (uint32_t k = 0; k < n; k++)
+			v[k] = ph.p_vaddr + (uint64_t)rd_s32(h + 12 + 8 * k);
+		*count = n;
+		return v;
+	}
+	return NULL;
+}
+
+int unwindtab_elf_rows(Elf *elf, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported)
+{
+	struct rowvec r = { 0 };
+	size_t nfde = 0;
+	uint64_t *starts = fde_starts(elf, &nfde);
+	Dwarf_CFI *cfi = starts ? dwarf_getcfi_elf(elf) : NULL;
+
+	*rows = NULL;
+	*n = 0;
+	*unsupported = 0;
+	if (!cfi) {
+		free(starts);
+		return -1;
+	}
+	for (size_t i = 0; i < nfde; i++)
+		fde_rows(cfi, starts[i], i + 1 < nfde ? starts[i + 1] : UINT64_MAX, &r);
+	dwarf_cfi_end(cfi);
+	free(starts);
+	*rows = r.v;
+	*n = (uint32_t)r.n;
+	*unsupported = r.unsupported;
+	return 0;
+}
+
+const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc)
+{
+	uint32_t lo = 0, hi = n;	/* the answer is below hi */
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &rows[lo - 1] : NULL;
+}
+
+/* ---- the tables in BPF maps ---- */
+
+struct load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct file {
+	uint32_t row_off, nrows;	/* in unwind_rows; nrows 0: no table */
+	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
+	int nloads;
+};
+
+struct unwindtab {
+	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
+	struct file *files;
+	size_t files_cap;
+	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd;
+	struct unwind_row *rows;	/* unwind_rows, mmapped */
+	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
+	uint32_t rows_cap, rows_used, slots;
+	pid_t *slot_pid;		/* who has each slot; 0: free */
+	uint32_t next_slot;
+	uint64_t build_ns, unsupported, files_without_table, rows_full, loads, procs_full;
+};
+
+static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_t *entries)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	if (!m)
+		return NULL;
+	*fd = bpf_map__fd(m);
+	*entries = bpf_map__max_entries(m);
+	size_t len = (size_t)*entries * bpf_map__value_size(m);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct unwindtab *unwindtab_new(struct bpf_object *obj)
+{
+	struct unwindtab *t = xcalloc(1, sizeof(*t));
+	uint32_t nmap = 0;
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
+	struct bpf_map *requests = bpf_object__find_map_by_name(obj, "unwind_requests");
+
+	elf_version(EV_CURRENT);
+	t->rows = map_mmap(obj, "unwind_rows", &t->rows_fd, &t->rows_cap);
+	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
+	if (!t->rows || !t->mappings || !procs || !counters || !requests) {
+		warnmsg("cannot map the unwind tables: %s", strerror(errno));
+		unwindtab_free(t);
+		return NULL;
+	}
+	t->procs_fd = bpf_map__fd(procs);
+	t->counters_fd = bpf_map__fd(counters);
+	t->requests_fd = bpf_map__fd(requests);
+	t->slots = nmap / UNWIND_MAX_MAPPINGS;
+	t->slot_pid = xcalloc(t->slots, sizeof(*t->slot_pid));
+	t->keys = intern_new();
+	return t;
+}
+
+void unwindtab_free(struct unwindtab *t)
+{
+	if (!t)
+		return;
+	if (t->rows)
+		munmap(t->rows, (size_t)t->rows_cap * sizeof(*t->rows));
+	if (t->mappings)
+		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
+	if (t->keys)
+		intern_free(t->keys);
+	free(t->files);
+	free(t->slot_pid);
+	free(t);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Build f's table from elf into unwind_rows (if there is room). */
+static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
+{
+	struct unwind_row *rows;
+	uint32_t n;
+	uint64_t unsupported, t0 = now_ns();
+	size_t nph;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	if (unwindtab_elf_rows(elf, &rows, &n, &unsupported) != 0 || n == 0) {
+		t->files_without_table++;
+	} else if (n > t->rows_cap - t->rows_used) {
+		t->rows_full += n;
+	} else {
+		memcpy(t->rows + t->rows_used, rows, (size_t)n * sizeof(*rows));
+		f->row_off = t->rows_used;
+		f->nrows = n;
+		t->rows_used += n;
+		t->unsupported += unsupported;
+	}
+	free(rows);
+	t->build_ns += now_ns() - t0;
+}
+
+/* The vdso is in no file: its image is read from the process. */
+static Elf *vdso_elf(pid_t pid, uint64_t start, uint64_t end, void **buf)
+{
+	char path[64];
+	size_t len = end - start;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || len > (64u << 20))
+		goto fail;
+	*buf = xmalloc(len);
+	if (pread(fd, *buf, len, (off_t)start) != (ssize_t)len)
+		goto fail;
+	close(fd);
+	return elf_memory(*buf, len);
+fail:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* The file behind one mapping, its table built the first time it is seen. */
+static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, uint64_t start, uint64_t end,
+			     int is_vdso)
+{
+	size_t before = intern_count(t->keys);
+	uint32_t id = intern_get(t->keys, key, strlen(key));
+
+	if (id < before)
+		return &t->files[id];
+	t->files = xgrow(t->files, &t->files_cap, id + 1, sizeof(*t->files));
+	struct file *f = &t->files[id];
+	memset(f, 0, sizeof(*f));
+	void *buf = NULL;
+	int fd = -1;
+	Elf *elf = NULL;
+	if (is_vdso) {
+		elf = vdso_elf(pid, start, end, &buf);
+	} else {
+		char path[96];
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	if (elf)
+		build_file(t, f, elf);
+	else
+		t->files_without_table++;
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return f;
+}
+
+/* file address = address - bias, from the PT_LOAD that holds file offset pgoff */
+static uint64_t mapping_bias(const struct file *f, uint64_t start, uint64_t pgoff)
+{
+	for (int i = 0; i < f->nloads; i++) {
+		const struct load *l = &f->loads[i];
+		if (pgoff >= (l->offset & ~4095ull) && pgoff < l->offset + l->filesz)
+			return start - pgoff + l->offset - l->vaddr;
+	}
+	return start - pgoff;
+}
+
+/* pid's executable mappings, sorted (as the maps file lists them), into m[]. */
+static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *m, uint32_t *n)
+{
+	char path[64], *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	*n = 0;
+	while ((len = getline(&line, &lcap, fp)) > 0 && *n < UNWIND_MAX_MAPPINGS) {
+		uint64_t start, end, pgoff, ino;
+		unsigned dmaj, dmin;
+		char perms[8], key[64];
+		int pathpos = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start, &end, perms,
+			   &pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
+			continue;
+		int is_vdso = strncmp(line + pathpos, "[vdso]", 6) == 0;
+		struct unwind_mapping *mm = &m[(*n)++];
+		*mm = (struct unwind_mapping){ .start = start, .end = end };
+		if (ino == 0 && !is_vdso)
+			continue;	/* anonymous code (a JIT): frame pointers */
+		snprintf(key, sizeof(key), is_vdso ? "[vdso]" : "%x:%x:%" PRIu64, dmaj, dmin, ino);
+		const struct file *f = get_file(t, pid, key, start, end, is_vdso);
+		mm->bias = mapping_bias(f, start, pgoff);
+		mm->row_off = f->row_off;
+		mm->row_count = f->nrows;
+	}
+	free(line);
+	fclose(fp);
+	return 0;
+}
+
+/* A free slot for pid's mappings: one not in use, else one of a process
+ * that has exited; UINT32_MAX if none. */
+static uint32_t take_slot(struct unwindtab *t, pid_t pid)
+{
+	for (uint32_t k = 0; k < t->slots; k++) {
+		uint32_t s = (t->next_slot + k) % t->slots;
+		if (t->slot_pid[s] == 0 || (kill(t->slot_pid[s], 0) != 0 && errno == ESRCH)) {
+			t->next_slot = s + 1;
+			t->slot_pid[s] = pid;
+			return s;
+		}
+	}
+	return UINT32_MAX;
+}
+
+int unwindtab_load_pid(struct unwindtab *t, pid_t pid)
+{
+	uint64_t layout[SYMS_LAYOUT_N];
+	struct unwind_proc old, p = { 0 };
+	int had = bpf_map_lookup_elem(t->procs_fd, &(__u32){ (__u32)pid }, &old) == 0;
+
+	if (syms_read_layout(pid, layout) != 0)
+		return -1;
+	/* a new slot, filled before the process points at it: the BPF side
+	 * never sees a list half written */
+	p.slot = take_slot(t, pid);
+	if (p.slot == UINT32_MAX) {
+		t->procs_full++;
+		return -1;
+	}
+	p.tag = layout[2];	/* start_stack */
+	if (read_mappings(t, pid, t->mappings + (size_t)p.slot * UNWIND_MAX_MAPPINGS, &p.n) != 0) {
+		t->slot_pid[p.slot] = 0;
+		return -1;
+	}
+	__u32 key = (__u32)pid;
+	bpf_map_update_elem(t->procs_fd, &key, &p, BPF_ANY);
+	if (had && old.slot < t->slots && old.slot != p.slot)
+		t->slot_pid[old.slot] = 0;
+	t->loads++;
+	return 0;
+}
+
+static int on_request(void *ctx, void *data, size_t len)
+{
+	if (len >= sizeof(__u32))
+		unwindtab_load_pid(ctx, (pid_t)*(const __u32 *)data);
+	return 0;
+}
+
+int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
+{
+	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+}
+
+void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
+{
+	static const char *const names[UNWIND_NCOUNTERS] = UNWIND_COUNTER_NAMES;
+	json_t *u = json_object();
+	uint64_t c[UNWIND_NCOUNTERS];
+
+	for (uint32_t i = 0; i < UNWIND_NCOUNTERS; i++) {
+		c[i] = bpfmap_percpu_sum(t->counters_fd, i);
+		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
+	}
+	json_object_set_new(u, "files", json_integer((json_int_t)intern_count(t->keys)));
+	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
+	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
+	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
+	json_object_set_new(u, "rows_without_room", json_integer((json_int_t)t->rows_full));
+	json_object_set_new(u, "table_bytes",
+			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
+	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
+	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
+	json_object_set_new(trailer, "unwind", u);
+	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT];
+	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
+		warnmsg("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
+			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
+			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
+	if (t->rows_full)
+		warnmsg("%" PRIu64 " unwind rows did not fit in the table (raise --unwind-rows)", t->rows_full);
+}

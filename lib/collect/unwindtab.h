@@ -1,0 +1,54 @@
+/* unwindtab.h — unwind tables for --unwind tables: each executable file's
+ * .eh_frame turned into sorted rows (struct unwind_row, bpf/stacks.h) that
+ * the BPF side (bpf/stacks.bpf.h) walks user stacks with, in the kernel.
+ *
+ * One table per file (by device and inode; the vdso by its contents' place),
+ * shared by every process that maps it; each process gets the list of its
+ * executable mappings with where its file's rows are.  Loaded for -p's
+ * process before the capture, and for any other when the BPF side asks
+ * (a process it has no mappings for, or a PC outside them: exec, dlopen).
+ *
+ *   struct unwindtab *t = unwindtab_new(skel->obj);     // after load
+ *   unwindtab_load_pid(t, pid);                          // -p's process
+ *   unwindtab_poll_with(t, rb);       // its requests ride on the collector's ring buffer
+ *   ... capture ...
+ *   unwindtab_trailer_add(t, trailer);                   // "unwind": {...}
+ *   unwindtab_free(t);
+ */
+#ifndef MARPLE_UNWINDTAB_H
+#define MARPLE_UNWINDTAB_H
+
+#include <gelf.h>
+#include <jansson.h>
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+
+/* The rows of one ELF image (sorted by pc, adjacent equal rules merged, a
+ * UNWIND_NONE row where a function without CFI starts); *rows malloc'ed.
+ * *unsupported counts the rows whose rules are none of those the BPF side
+ * knows (they became UNWIND_NONE: frame pointers there).  0, or -1 when the
+ * image has no .eh_frame_hdr to list its functions. */
+int unwindtab_elf_rows(Elf *elf, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported);
+/* The row for file address pc in rows[0..n), or NULL before the first. */
+const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc);
+
+struct bpf_object;
+struct ring_buffer;
+struct unwindtab;
+/* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
+ * maps cannot be mapped. */
+struct unwindtab *unwindtab_new(struct bpf_object *obj);
+void unwindtab_free(struct unwindtab *t);
+/* Read pid's executable mappings and give the BPF side them with their
+ * tables (building those not built yet).  0, or -1 if the process is gone. */
+int unwindtab_load_pid(struct unwindtab *t, pid_t pid);
+/* Serve the BPF side's requests (unwind_requests) whenever rb is polled. */
+int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
+/* Add "unwind": {mode, the BPF counters, files, rows, table_bytes,
+ * build_ms} to a trailer, and a line on stderr when many stacks were cut. */
+void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
+
+#endif
