@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 70
+plan 86
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -93,7 +93,37 @@ check "display: hostile capture and folder names work" test "$rc" -eq 0 -a -s "$
 check "display: hostile names: nothing is run" test ! -e PWNED -a ! -e PWNED2
 check "display: hostile capture name escaped in the report" grep -q 'c a\$p;&lt;x&gt;.marple' "$hostile/out &;/index.html"
 
+# --- a bare -i name is looked for in marple_out/, where collect -o put it
+mkdir -p "$T/bare"
+(cd "$T/work" && marple display -n -i cap.marple -o "$T/bare/o" -e 0) > "$T/out" 2> "$T/err"; rc=$?
+check "display: -i NAME.marple finds marple_out/NAME.marple (marple(1)'s cron example)" test "$rc" -eq 0 -a -s "$T/bare/o/00-callstack-flamegraph.svg"
+cp marple_out/cap.marple "$T/bare/here.marple"
+(cd "$T/bare" && marple display -n -i here.marple -o o2 -e 1) > /dev/null 2> "$T/err"; rc=$?
+check "display: -i NAME with no marple_out/NAME is the file here" test "$rc" -eq 0 -a -s "$T/bare/o2/01-cpusched-plot.html"
+
+# --- -o FILE.svg: one picture asked for, that file written (the original's -o)
+marple display -i marple_out/cap.marple -e 0 -o "$T/one.svg" > "$T/out" 2> "$T/err"; rc=$?
+check "display: -e 0 -o FILE.svg writes the flame graph to FILE.svg" test "$rc" -eq 0 -a -f "$T/one.svg"
+check "display: ... with the renderer's options and title" grep -q 'fake flamegraph --title callstack on fake host' "$T/one.svg"
+check "display: ... and prints its path" test "$(cat "$T/out")" = "$T/one.svg"
+marple display -i marple_out/cap.marple -e 1 -o "$T/one.cpel" > /dev/null 2>&1
+check "display: -e 1 -o FILE.cpel writes the CPEL file" grep -q 'fake cpel --track pid' "$T/one.cpel"
+marple display -i marple_out/cap.marple -e 1 -o "$T/one.html" > /dev/null 2>&1
+check "display: -e 1 -o FILE.html writes the event plot" grep -q 'fake eventplot' "$T/one.html"
+expect_exit "display: -o FILE.svg with several sections is a usage error" 2 \
+	'-o .*/many.svg names one .svg file, but the sections chosen make 4 pictures' marple display -i marple_out/cap.marple -o "$T/many.svg"
+check "display: ... and makes no directory FILE.svg" test ! -e "$T/many.svg"
+expect_exit "display: -o FILE.svg for a point section drawn as a stack plot: error" 2 'of another kind' \
+	marple display -i marple_out/cap.marple -e 2 -o "$T/kind.html"
+
 # --- errors
+expect_exit "display: -e past the last section: exit 2" 2 '^marple: display: -e 9: .* has 4 sections \(0 to 3' \
+	marple display -i marple_out/cap.marple -o "$T/e9" -e 9
+check "display: ... and nothing drawn" test ! -e "$T/e9"
+expect_exit "display: -fg and -tm together: exit 2" 2 'display: -tm contradicts an earlier flag' marple display -i marple_out/cap.marple -fg -tm
+expect_exit "display: -g2 and -tcp together: exit 2" 2 'display: -tcp contradicts' marple display -i marple_out/cap.marple -g2 -tcp
+expect_exit "display: -hm and -sp together: exit 2" 2 'display: -sp contradicts' marple display -i marple_out/cap.marple -hm -sp
+check "display: the same flag twice is fine" sh -c "marple display -n -i marple_out/cap.marple -o '$T/twice' -fg -fg -e 0 > /dev/null"
 expect_exit "display: missing capture" 1 '^marple: display: cannot read /nonexistent' marple display -i /nonexistent
 expect_exit "display: unknown option" 2 "unknown option '-zz'" marple display -zz
 expect_exit "display: bad -e" 2 'section numbers' marple display -e x
