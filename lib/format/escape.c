@@ -65,6 +65,18 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+int text_needs_escape(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+		if (!n || (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '%')
+			return 1;
+		i += n;
+	}
+	return 0;
+}
+
 void escape_write(FILE *f, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;

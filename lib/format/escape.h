@@ -29,6 +29,10 @@ char *escape_dup(const char *s, size_t len);
 long unescape_inplace(char *s, size_t len, size_t *bad_at);
 /* The value (0-15) of the hex digit c, or -1. */
 int hex_digit(int c);
+/* 1 if s[0..len) is not plain text as headers and other formats want it
+ * (invalid UTF-8, a control byte, or '%', which would make escaping ambiguous):
+ * such a name is written escape_dup()'d there. */
+int text_needs_escape(const char *s, size_t len);
 /* Length of the valid UTF-8 sequence starting at s (1-4), or 0 if invalid. */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);
 

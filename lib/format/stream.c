@@ -396,18 +396,7 @@ int64_t header_int(json_t *hdr, const char *key, int64_t dflt)
 
 json_t *json_string_bytes(const char *s, size_t len)
 {
-	size_t i = 0;
-	int clean = 1;
-
-	while (i < len) {
-		size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
-		if (!n || (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '%') {
-			clean = 0;
-			break;
-		}
-		i += n;
-	}
-	if (clean)
+	if (!text_needs_escape(s, len))
 		return json_stringn(s, len);
 	char *e = escape_dup(s, len);
 	json_t *j = json_string(e);

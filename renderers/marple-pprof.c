@@ -1,0 +1,565 @@
+/* marple-pprof — marple stack sections as one gzipped pprof profile
+ * (profile.proto), the format go tool pprof, Parca and Pyroscope read.
+ *
+ * Each stack record becomes one sample: its frames one location each (leaf
+ * first, as pprof wants), its weight the values of the sample types the
+ * section's unit names, and labels host, comm (the root frame) and, where the
+ * section has them, pid, tid and cpu.  Several inputs merge into one profile
+ * when their sample types match (a fleet's captures), host telling them apart.
+ *
+ *   $ marple-pprof cpu.marple > cpu.pb.gz && go tool pprof -top cpu.pb.gz
+ *   $ marple-pprof db1/cpu.marple db2/cpu.marple > fleet.pb.gz
+ *
+ * Samples are encoded and compressed as they are read (protowire.h), so
+ * memory holds the distinct names and the compressed output, not the stacks.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "intern.h"
+#include "protowire.h"
+#include "stream.h"
+#include "util.h"
+
+/* profile.proto's field numbers (github.com/google/pprof, proto/profile.proto) */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+};
+
+enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
+#define MAX_REPORTED 20
+#define KERNEL_SUFFIX "_[k]"
+
+static struct {
+	const char *out;
+	int level;
+} opt = { .level = 1 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"Write marple stack sections as one gzipped pprof profile (profile.proto) for\n"
+		"go tool pprof, Parca, Pyroscope.  Several files or sections merge into one\n"
+		"profile when their sample types match; the label host tells them apart.\n"
+		"\n"
+		"  -o, --output FILE  write to FILE (complete or not at all; default stdout)\n"
+		"  -1 .. -9           gzip level (default 1: fastest; 9: smallest)\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"Sample types from the unit: samples -> samples/count and cpu/nanoseconds (the\n"
+		"period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
+		"bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
+		"other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
+		"kernel-only stacks) go in the [kernel.kallsyms] mapping.\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
+		"reported and skipped), 1 no stack sections, a section of another datatype,\n"
+		"sample types that differ between inputs, or an I/O error, 2 usage error.\n"
+		"See marple-pprof(1).\n",
+		progname);
+}
+
+/* ---- the profile being built ---- */
+
+/* The sample types of a section, and where they were first seen (for the message
+ * when another input differs). */
+struct kind {
+	int n;
+	uint32_t type[2], unit[2];	/* string ids */
+	uint64_t period;		/* ns a CPU sample stands for; 0: not CPU */
+	char *where;			/* "file section N (interface)" */
+};
+
+static struct intern *strs;		/* the string table; id 0 is "" */
+static struct pbuf pb;			/* one top-level message at a time */
+static uint32_t *loc_of;		/* by name id * 2 + kernel: location id, 0 none */
+static size_t loc_of_len;
+static uint32_t *loc_name;		/* by location id - 1: name id */
+static unsigned char *loc_kernel;
+static size_t nloc, loc_cap, loc_kcap;
+static struct kind kind;		/* of the first section */
+static uint64_t time_first, time_last;	/* wall-clock ns covered by the sections */
+static uint64_t nsamples, nbad, nclamped;
+static uint32_t key_host, key_comm, key_pid, key_tid, key_cpu;
+
+static z_stream zs;
+static unsigned char *zout;
+static size_t zout_len, zout_cap;
+
+static void zsink_init(void)
+{
+	if (deflateInit2(&zs, opt.level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		fatal(EXIT_DATA, "cannot start gzip compression");
+}
+
+/* Compress what pb holds onto the end of the output kept in memory: written
+ * only when complete, so a failure leaves no half profile behind. */
+static void zsink_write(const unsigned char *b, size_t n, int finish)
+{
+	zs.next_in = (unsigned char *)b;
+	zs.avail_in = (uInt)n;
+	for (;;) {
+		zout = xgrow(zout, &zout_cap, zout_len + 65536, 1);
+		zs.next_out = zout + zout_len;
+		zs.avail_out = (uInt)(zout_cap - zout_len);
+		int rc = deflate(&zs, finish ? Z_FINISH : Z_NO_FLUSH);
+		zout_len = zout_cap - zs.avail_out;
+		if (rc == Z_STREAM_END || (!finish && zs.avail_in == 0 && zs.avail_out > 0))
+			break;
+		if (rc != Z_OK && rc != Z_BUF_ERROR)
+			fatal(EXIT_DATA, "gzip compression failed (%d)", rc);
+	}
+}
+
+static void flush_message(void)
+{
+	zsink_write(pb.b, pb.n, 0);
+	pb.n = 0;
+}
+
+/* The string id of a name: plain text as it is; invalid UTF-8, control bytes
+ * and '%' %XX-escaped as in marple's headers, so pprof gets valid strings. */
+static uint32_t string_id(const char *s, size_t len)
+{
+	if (!text_needs_escape(s, len))
+		return intern_get(strs, s, len);
+	char *e = escape_dup(s, len);
+	uint32_t id = intern_get(strs, e, strlen(e));
+	free(e);
+	return id;
+}
+
+static uint32_t cstr_id(const char *s)
+{
+	return string_id(s, strlen(s));
+}
+
+static uint32_t location_of(struct mstr f, int kernel)
+{
+	size_t k = sizeof(KERNEL_SUFFIX) - 1;
+	if (f.len > k && memcmp(f.s + f.len - k, KERNEL_SUFFIX, k) == 0) {
+		f.len -= k;
+		kernel = 1;
+	}
+	size_t slot = (size_t)string_id(f.s, f.len) * 2 + (size_t)kernel;
+	if (slot >= loc_of_len) {
+		size_t old = loc_of_len;
+		loc_of = xgrow(loc_of, &loc_of_len, slot + 1, sizeof(*loc_of));
+		memset(loc_of + old, 0, (loc_of_len - old) * sizeof(*loc_of));
+	}
+	if (!loc_of[slot]) {
+		loc_name = xgrow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
+		loc_kernel = xgrow(loc_kernel, &loc_kcap, nloc + 1, 1);
+		loc_name[nloc] = (uint32_t)(slot / 2);
+		loc_kernel[nloc] = (unsigned char)kernel;
+		loc_of[slot] = (uint32_t)++nloc;
+	}
+	return loc_of[slot];
+}
+
+/* ---- sections ---- */
+
+/* What every sample of a section shares. */
+struct section {
+	uint32_t host;			/* string id, 0: none */
+	int64_t pid, tid, cpu;		/* from the header's options, -1: none */
+	int root_pid, root_tid;		/* the root frame is "comm-PID" or "comm-PID/TID" */
+	int kernel_only;		/* every frame but the root is a kernel frame */
+	uint64_t freq;			/* CPU samples a second, 0: not CPU */
+};
+
+static int is_time_unit(const char *u, const char **name)
+{
+	static const char *const units[][2] = { { "ns", "nanoseconds" }, { "us", "microseconds" },
+						{ "ms", "milliseconds" }, { "s", "seconds" } };
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(u, units[i][0]) == 0) {
+			*name = units[i][1];
+			return 1;
+		}
+	return 0;
+}
+
+/* The sample types a section's unit and interface stand for (marple-pprof(1)). */
+static void kind_of(json_t *hdr, uint64_t freq, struct kind *k)
+{
+	const char *iface = header_str(hdr, "interface", "");
+	const char *unit = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
+	const char *tname;
+
+	if (!unit)
+		unit = "samples";
+	k->n = 1;
+	k->period = 0;
+	if (strcmp(unit, "samples") == 0) {
+		k->type[0] = cstr_id("samples"), k->unit[0] = cstr_id("count");
+		if (freq) {
+			k->n = 2;
+			k->type[1] = cstr_id("cpu"), k->unit[1] = cstr_id("nanoseconds");
+			k->period = 1000000000 / freq;
+		}
+	} else if (is_time_unit(unit, &tname)) {
+		k->type[0] = cstr_id(strcmp(iface, "offcpu") == 0 ? "off_cpu" : "time");
+		k->unit[0] = cstr_id(tname);
+	} else if (strcmp(unit, "bytes") == 0) {
+		k->type[0] = cstr_id(strcmp(iface, "mallocstacks") == 0 ? "alloc_space"
+				     : strcmp(iface, "memleak") == 0     ? "inuse_space"
+									 : "space");
+		k->unit[0] = cstr_id("bytes");
+	} else {
+		k->type[0] = cstr_id(unit), k->unit[0] = cstr_id("count");
+	}
+}
+
+static void kind_describe(const struct kind *k, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (int i = 0; i < k->n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s/%s", i ? "," : "", intern_str(strs, k->type[i], NULL),
+				       intern_str(strs, k->unit[i], NULL));
+}
+
+/* The first section sets the profile's sample types; later ones must match.
+ * Returns 0, or -1 after a message naming both. */
+static int kind_check(struct stream_reader *r, const struct section *sec, const char *file)
+{
+	json_t *hdr = stream_reader_header(r);
+	struct kind k;
+	char here[256];
+	kind_of(hdr, sec->freq, &k);
+	snprintf(here, sizeof(here), "%s section %ld (%s)", file, stream_reader_section(r),
+		 header_str(hdr, "interface", "?"));
+	if (!kind.n) {
+		kind = k;
+		kind.where = xstrdup(here);
+		return 0;
+	}
+	if (k.n == kind.n && !memcmp(k.type, kind.type, sizeof(k.type[0]) * (size_t)k.n) &&
+	    !memcmp(k.unit, kind.unit, sizeof(k.unit[0]) * (size_t)k.n))
+		return 0;
+	char a[200], b[200];
+	kind_describe(&k, a, sizeof(a));
+	kind_describe(&kind, b, sizeof(b));
+	warn_at(file, stream_reader_line(r),
+		"section %ld (%s) has sample types %s, but %s has %s: one profile holds one kind of data "
+		"(convert them separately)", stream_reader_section(r), header_str(hdr, "interface", "?"), a,
+		kind.where, b);
+	return -1;
+}
+
+static int64_t option_int(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
+static int section_begin(struct stream_reader *r, const char *file, struct section *sec)
+{
+	json_t *hdr = stream_reader_header(r);
+	json_t *o = json_object_get(hdr, "options");
+	const char *host = header_str(hdr, "host", NULL);
+
+	*sec = (struct section){ .host = host ? cstr_id(host) : 0 };
+	sec->pid = option_int(o, "pid");
+	sec->tid = option_int(o, "tid");
+	sec->cpu = option_int(o, "cpu");
+	/* marple-fold --pid/--tid names the process "comm-PID[/TID]" */
+	sec->root_pid = json_is_true(json_object_get(o, "pid"));
+	sec->root_tid = json_is_true(json_object_get(o, "tid"));
+	sec->kernel_only = strcmp(header_str(o, "stacks", ""), "kernel") == 0;
+	int64_t freq = option_int(o, "frequency");
+	sec->freq = freq > 0 ? (uint64_t)freq : 0;
+	if (kind_check(r, sec, file) < 0)
+		return -1;
+
+	int64_t wall = header_int(hdr, "wall_ns", -1);
+	if (wall > 0 && (!time_first || (uint64_t)wall < time_first))
+		time_first = (uint64_t)wall;
+	if (wall > 0 && (uint64_t)wall > time_last)
+		time_last = (uint64_t)wall;
+	return 0;
+}
+
+/* The trailer's end time extends the time the profile covers. */
+static void section_end(struct stream_reader *r, const char *file)
+{
+	json_t *hdr = stream_reader_header(r), *tr = stream_reader_trailer(r);
+	int64_t wall = header_int(hdr, "wall_ns", -1), start = header_int(hdr, "start_ns", -1);
+	int64_t end = header_int(tr, "end_ns", -1);
+	if (wall > 0 && start >= 0 && end >= start && (uint64_t)(wall + (end - start)) > time_last)
+		time_last = (uint64_t)(wall + (end - start));
+	char c[300];
+	snprintf(c, sizeof(c), "%s section %ld: %s on %s, %lld records, %lld lost, %lld dropped", file,
+		 stream_reader_section(r), header_str(hdr, "interface", "?"), header_str(hdr, "host", "?"),
+		 (long long)header_int(tr, "records", -1), (long long)header_int(tr, "lost", 0),
+		 (long long)header_int(tr, "dropped", 0));
+	pb_uint(&pb, PROFILE_COMMENT, cstr_id(c));
+	flush_message();
+}
+
+/* ---- samples ---- */
+
+static void label_str(uint32_t key, uint32_t value)
+{
+	size_t m = pb_begin(&pb, SAMPLE_LABEL);
+	pb_uint(&pb, LABEL_KEY, key);
+	pb_uint(&pb, LABEL_STR, value);
+	pb_end(&pb, m);
+}
+
+static void label_num(uint32_t key, int64_t value)
+{
+	size_t m = pb_begin(&pb, SAMPLE_LABEL);
+	pb_uint(&pb, LABEL_KEY, key);
+	pb_int(&pb, LABEL_NUM, value);
+	pb_end(&pb, m);
+}
+
+/* comm, pid and tid from a root frame "comm-PID" or "comm-PID/TID". */
+static void root_labels(struct mstr root, const struct section *sec)
+{
+	int64_t pid = sec->pid, tid = sec->tid;
+	size_t comm_len = root.len;
+	if (sec->root_pid || sec->root_tid) {
+		const char *dash = memrchr(root.s, '-', root.len);
+		const char *slash = dash ? memchr(dash, '/', root.len - (size_t)(dash - root.s)) : NULL;
+		const char *end = root.s + root.len;
+		uint64_t v;
+		if (dash && parse_u64_span(dash + 1, (size_t)((slash ? slash : end) - dash - 1), &v) == 0) {
+			pid = (int64_t)v;
+			comm_len = (size_t)(dash - root.s);
+		}
+		if (slash && parse_u64_span(slash + 1, (size_t)(end - slash - 1), &v) == 0)
+			tid = (int64_t)v;
+	}
+	label_str(key_comm, string_id(root.s, comm_len));
+	if (pid >= 0)
+		label_num(key_pid, pid);
+	if (tid >= 0)
+		label_num(key_tid, tid);
+}
+
+static int64_t value_of(uint64_t v, const char *file, unsigned long line)
+{
+	if (v <= INT64_MAX)
+		return (int64_t)v;
+	if (nclamped++ < MAX_REPORTED)
+		warn_at(file, line, "weight %llu does not fit pprof's int64: written as 2^63-1",
+			(unsigned long long)v);
+	return INT64_MAX;
+}
+
+static void add_sample(const struct stack_rec *s, const struct section *sec, const char *file,
+		       unsigned long line)
+{
+	size_t delim = s->nframes;	/* frames after a "-" frame are the kernel's */
+	for (size_t i = 1; i < s->nframes; i++)
+		if (s->frames[i].len == 1 && s->frames[i].s[0] == '-') {
+			delim = i;
+			break;
+		}
+	size_t m = pb_begin(&pb, PROFILE_SAMPLE);
+	size_t l = pb_begin(&pb, SAMPLE_LOCATION_ID);
+	for (size_t i = s->nframes; i-- > 0;)
+		if (i != delim)
+			pb_varint(&pb, location_of(s->frames[i], i > delim || (sec->kernel_only && i > 0)));
+	pb_end(&pb, l);
+	size_t v = pb_begin(&pb, SAMPLE_VALUE);
+	int64_t w = value_of(s->weight, file, line);
+	pb_varint(&pb, (uint64_t)w);
+	if (kind.n == 2) {
+		unsigned __int128 ns = (unsigned __int128)(uint64_t)w * 1000000000u / (sec->freq ? sec->freq : 1);
+		pb_varint(&pb, ns > INT64_MAX ? (uint64_t)INT64_MAX : (uint64_t)ns);
+	}
+	pb_end(&pb, v);
+	if (sec->host)
+		label_str(key_host, sec->host);
+	if (s->nframes > 0)
+		root_labels(s->frames[0], sec);
+	if (sec->cpu >= 0)
+		label_num(key_cpu, sec->cpu);
+	pb_end(&pb, m);
+	flush_message();
+	nsamples++;
+}
+
+/* One input: every stack section's records become samples.  Returns 0, or -1
+ * for a section of another datatype (message printed). */
+static int read_input(const char *path)
+{
+	FILE *f = open_input(path);
+	const char *file = input_name(path);
+	struct stream_reader *r = stream_reader_new(f, file);
+	struct section sec = { 0 };
+	enum stream_item it;
+	int rc = 0;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			if (nbad++ < MAX_REPORTED)
+				stream_reader_warn(r);
+		} else if (it == STREAM_HEADER) {
+			if (stream_reader_datatype(r) != DATATYPE_STACK) {
+				warn_at(file, stream_reader_line(r),
+					"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
+					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+				rc = -1;
+				break;
+			}
+			if (section_begin(r, file, &sec) < 0) {
+				rc = -1;
+				break;
+			}
+		} else if (it == STREAM_RECORD) {
+			add_sample(stream_reader_stack(r), &sec, file, stream_reader_line(r));
+		} else if (it == STREAM_TRAILER) {
+			section_end(r, file);
+		}
+	}
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+/* ---- the rest of the profile, after the samples ---- */
+
+static void value_type(uint32_t field, uint32_t type, uint32_t unit)
+{
+	size_t m = pb_begin(&pb, field);
+	pb_uint(&pb, VALUETYPE_TYPE, type);
+	pb_uint(&pb, VALUETYPE_UNIT, unit);
+	pb_end(&pb, m);
+}
+
+static void write_mappings(void)
+{
+	int used[3] = { 0 };
+	for (size_t i = 0; i < nloc; i++)
+		used[loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER] = 1;
+	for (int id = MAPPING_USER; id <= MAPPING_KERNEL; id++) {
+		if (!used[id])
+			continue;
+		size_t m = pb_begin(&pb, PROFILE_MAPPING);
+		pb_uint(&pb, MAPPING_ID, (uint64_t)id);
+		/* user frames' files are not in the stream: no file name */
+		pb_uint(&pb, MAPPING_FILENAME, id == MAPPING_KERNEL ? cstr_id("[kernel.kallsyms]") : 0);
+		pb_uint(&pb, MAPPING_HAS_FUNCTIONS, 1);
+		pb_end(&pb, m);
+		flush_message();
+	}
+}
+
+/* One function per location: a location is a name in the user or the kernel
+ * mapping, and the stream has no addresses or lines to tell more apart. */
+static void write_locations(void)
+{
+	for (size_t i = 0; i < nloc; i++) {
+		size_t m = pb_begin(&pb, PROFILE_LOCATION);
+		pb_uint(&pb, LOCATION_ID, i + 1);
+		pb_uint(&pb, LOCATION_MAPPING_ID, loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER);
+		size_t l = pb_begin(&pb, LOCATION_LINE);
+		pb_uint(&pb, LINE_FUNCTION_ID, i + 1);
+		pb_end(&pb, l);
+		pb_end(&pb, m);
+		m = pb_begin(&pb, PROFILE_FUNCTION);
+		pb_uint(&pb, FUNCTION_ID, i + 1);
+		pb_uint(&pb, FUNCTION_NAME, loc_name[i]);
+		pb_uint(&pb, FUNCTION_SYSTEM_NAME, loc_name[i]);
+		pb_end(&pb, m);
+		if (pb.n > 65536)
+			flush_message();
+	}
+	flush_message();
+}
+
+static void write_rest(void)
+{
+	for (int i = 0; i < kind.n; i++)
+		value_type(PROFILE_SAMPLE_TYPE, kind.type[i], kind.unit[i]);
+	if (kind.period) {
+		value_type(PROFILE_PERIOD_TYPE, kind.type[1], kind.unit[1]);
+		pb_uint(&pb, PROFILE_PERIOD, kind.period);
+	}
+	if (time_first) {
+		pb_uint(&pb, PROFILE_TIME_NANOS, time_first);
+		pb_uint(&pb, PROFILE_DURATION_NANOS, time_last - time_first);
+	}
+	flush_message();
+	write_mappings();
+	write_locations();
+	/* the string table last: every string is known now */
+	for (size_t i = 0; i < intern_count(strs); i++) {
+		size_t len;
+		const char *s = intern_str(strs, (uint32_t)i, &len);
+		pb_bytes(&pb, PROFILE_STRING_TABLE, s, len);
+		if (pb.n > 65536)
+			flush_message();
+	}
+	flush_message();
+	zsink_write(NULL, 0, 1);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int ch;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "o:h123456789", longopts, NULL)) != -1) {
+		if (ch >= '1' && ch <= '9') {
+			opt.level = ch - '0';
+			continue;
+		}
+		switch (ch) {
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+
+	strs = intern_new();
+	intern_get(strs, "", 0);	/* pprof: string 0 is "" */
+	key_host = cstr_id("host"), key_comm = cstr_id("comm"), key_pid = cstr_id("pid");
+	key_tid = cstr_id("tid"), key_cpu = cstr_id("cpu");
+	zsink_init();
+	char *stdin_only[] = { "-" };
+	int n = argc - optind;
+	char **paths = n > 0 ? argv + optind : stdin_only;
+	for (int i = 0; i < (n > 0 ? n : 1); i++)
+		if (read_input(paths[i]) < 0)
+			return EXIT_DATA;
+	if (nbad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)nbad, nbad == 1 ? "" : "s",
+			nbad > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	if (nclamped > MAX_REPORTED)
+		warnmsg("%llu weights written as 2^63-1", (unsigned long long)nclamped);
+	if (!kind.n) {
+		warn_at(operands_name(n, argv + optind), 0, "no stack sections in the input");
+		return EXIT_DATA;
+	}
+	write_rest();
+
+	struct outfile *o = outfile_open(opt.out);
+	if (fwrite(zout, 1, zout_len, outfile_stream(o)) != zout_len || outfile_commit(o) < 0)
+		return EXIT_DATA;
+	deflateEnd(&zs);
+	return EXIT_OK;
+}

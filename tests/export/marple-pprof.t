@@ -1,0 +1,111 @@
+# marple-pprof: what the real client (go tool pprof, Debian's golang-go) reads
+# from its output: totals equal to marple-fold's, the hot function, hosts as
+# labels, sample types from the units, kernel frames in [kernel.kallsyms], a
+# fleet merged, mismatched inputs refused naming both.
+. "$MARPLE_TOP/tests/lib.sh"
+if ! command -v go >/dev/null 2>&1; then
+	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
+fi
+# go writes its caches under HOME and GOCACHE: keep them in the test's directory
+export HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off
+mkdir -p "$HOME"
+pprof() { go tool pprof "$@" 2>"$T/pprof.err"; }
+# the sum of the first value of every sample in -raw output
+raw_total() { awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && /^ *[0-9]+( +[0-9]+)*:/ { t += $1 } END { print t + 0 }'; }
+fold_total() { awk '{ t += $NF } END { print t + 0 }'; }
+
+# Two hosts of a CPU profile at 99 Hz, as marple-callstack writes them.
+cpu() {	# HOST WALL_S
+	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000000000,"wall_ns":'"$2"'000000000,"clock":"monotonic","host":"'"$1"'","kernel":"6.1.0","units":{"weight":"samples"},"options":{"frequency":99,"stacks":"both"}}'
+	echo '297#python3;_start;main;Py_RunMain;_PyEval_EvalFrameDefault;compute_hot'
+	echo '41#python3;_start;main;Py_RunMain;PyObject_Malloc'
+	echo '12#bash;main;execute_command;waitpid;do_syscall_64_[k];schedule_[k]'
+	echo '3#sshd;main;std::map<int%2C char>::find;operator new(unsigned long)'
+	echo '{"trailer":1,"end_ns":11000000000,"records":4,"lost":0,"dropped":0,"ended":"duration"}'
+}
+cpu db1 1795262400 > "$T/db1.marple"
+cpu db2 1795262405 | sed 's/^297#/100#/' > "$T/db2.marple"
+
+marple-pprof "$T/db1.marple" > "$T/db1.pb.gz"
+check "pprof: exit 0 on a CPU section" test $? -eq 0
+check "pprof: output is gzip" sh -c "gzip -t '$T/db1.pb.gz'"
+pprof -raw "$T/db1.pb.gz" > "$T/db1.raw"
+check "pprof: go tool pprof reads it" test -s "$T/db1.raw"
+want=$(marple-fold "$T/db1.marple" | fold_total); got=$(raw_total < "$T/db1.raw")
+check "pprof: -raw total $got equals marple-fold's $want" test "$got" = "$want" -a "$want" = 353
+check "pprof: sample types samples/count then cpu/nanoseconds" grep -qx 'samples/count cpu/nanoseconds' "$T/db1.raw"
+# 297 samples at 99 Hz: 297 * 10^9 / 99 ns
+check "pprof: cpu value is samples x the period (297 -> 3000000000 ns)" grep -Eq '^ +297 +3000000000: ' "$T/db1.raw"
+check "pprof: period type cpu/nanoseconds, period 10101010" sh -c "grep -qx 'PeriodType: cpu nanoseconds' '$T/db1.raw' && grep -qx 'Period: 10101010' '$T/db1.raw'"
+check "pprof: time and duration from the header and trailer" sh -c "grep -q '^Time: 2026-11-21 12:00:00' '$T/db1.raw' && grep -qx 'Duration: 10s' '$T/db1.raw'"
+check "pprof: one location per distinct frame (15)" test "$(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 } l' "$T/db1.raw" | wc -l)" -eq 15
+check "pprof: kernel frames in [kernel.kallsyms], _[k] dropped from the name" sh -c "
+	grep -Eq '^ +[0-9]+: 0x0 M=2 schedule :0' '$T/db1.raw' && grep -Eq '^2: .*\[kernel\.kallsyms\]' '$T/db1.raw'"
+check "pprof: escaped names decoded (std::map<int, char>::find)" grep -q 'std::map<int, char>::find' "$T/db1.raw"
+
+pprof -top -sample_index=samples "$T/db1.pb.gz" > "$T/db1.top"
+check "pprof: -top names the hot function first" sh -c "awk '/flat%/ { getline; print \$NF; exit }' '$T/db1.top' | grep -qx compute_hot"
+check "pprof: -top total 353 samples" grep -q 'Total samples = 353' "$T/db1.top"
+pprof -top "$T/db1.pb.gz" > "$T/db1.topcpu"
+check "pprof: default sample type cpu: 3.57s in total" grep -q 'Total samples = 3.57s' "$T/db1.topcpu"
+
+# A fleet: two hosts in one profile.
+marple-pprof "$T/db1.marple" "$T/db2.marple" > "$T/fleet.pb.gz"
+check "pprof: two files merge (exit 0)" test $? -eq 0
+pprof -tags -sample_index=samples "$T/fleet.pb.gz" > "$T/fleet.tags"
+check "pprof: -tags shows both hosts with their totals" sh -c "
+	grep -Eq ' 353(\.0)? .*: db1$' '$T/fleet.tags' && grep -Eq ' 156(\.0)? .*: db2$' '$T/fleet.tags'"
+check "pprof: -tags shows the processes (comm)" sh -c "grep -Eq ' 479(\.0)? .*: python3$' '$T/fleet.tags' && grep -q ': sshd' '$T/fleet.tags'"
+pprof -raw "$T/fleet.pb.gz" > "$T/fleet.raw"
+want=$(cat "$T/db1.marple" "$T/db2.marple" | marple-fold | fold_total); got=$(raw_total < "$T/fleet.raw")
+check "pprof: merged -raw total $got equals marple-fold's $want" test "$got" = "$want" -a "$want" = 509
+check "pprof: merged locations shared (still 15)" test "$(awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 } l' "$T/fleet.raw" | wc -l)" -eq 15
+check "pprof: merged duration spans both hosts (15s)" grep -qx 'Duration: 15s' "$T/fleet.raw"
+pprof -top -sample_index=samples -tagfocus=host=db2 "$T/fleet.pb.gz" > "$T/db2.top"
+check "pprof: -tagfocus=host=db2 keeps db2's 156 samples" grep -q 'accounting for 156, 30.65% of 509 total' "$T/db2.top"
+
+# Real perf stacks (iperf with pid/tid, kernel frames annotated) through marple-fold.
+I="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf/input/perf-iperf-stacks-pidtid-01.txt"
+marple-fold --to-stream --kernel --tid "$I" > "$T/iperf.marple"
+marple-pprof -o "$T/iperf.pb.gz" "$T/iperf.marple"
+check "pprof -o: exit 0 and the file written" test $? -eq 0 -a -s "$T/iperf.pb.gz"
+pprof -raw "$T/iperf.pb.gz" > "$T/iperf.raw"
+want=$(marple-fold --kernel --tid "$I" | fold_total); got=$(raw_total < "$T/iperf.raw")
+check "pprof: perf iperf -raw total $got equals marple-fold's $want" test "$got" = "$want" -a "$want" -gt 100
+check "pprof: samples/count only (no frequency in the header)" grep -qx 'samples/count' "$T/iperf.raw"
+hot=$(marple-fold --kernel --tid "$I" | awk '{ n = split($1, f, ";"); leaf = f[n]; sub(/_\[k\]$/, "", leaf); w[leaf] += $NF }
+	END { for (l in w) if (w[l] > best) { best = w[l]; name = l } print name }')
+pprof -top "$T/iperf.pb.gz" > "$T/iperf.top"
+check "pprof: -top's first function is marple-fold's hottest leaf ($hot)" sh -c "
+	awk '/flat%/ { getline; print \$NF; exit }' '$T/iperf.top' | grep -qx -- '$hot'"
+pprof -tags "$T/iperf.pb.gz" > "$T/iperf.tags"
+check "pprof: pid and tid labels from comm-PID/TID root frames" sh -c "
+	grep -q '^ pid: Total 201' '$T/iperf.tags' && grep -Eq ': 28741$' '$T/iperf.tags' && grep -Eq ': iperf$' '$T/iperf.tags'"
+
+# Sample types from the units.
+st() {	# INTERFACE UNIT -> the sample types line of -raw
+	printf '{"marple":1,"interface":"%s","datatype":"stack","host":"h","units":{"weight":"%s"}}\n7#a;b\n' "$1" "$2" > "$T/st.marple"
+	marple-pprof "$T/st.marple" > "$T/st.pb.gz" && pprof -raw "$T/st.pb.gz" | sed -n '/^Samples:/{n;p;q}'
+}
+check "pprof: offcpu us -> off_cpu/microseconds" test "$(st offcpu us)" = off_cpu/microseconds
+check "pprof: mallocstacks bytes -> alloc_space/bytes" test "$(st mallocstacks bytes)" = alloc_space/bytes
+check "pprof: memleak bytes -> inuse_space/bytes" test "$(st memleak bytes)" = inuse_space/bytes
+check "pprof: diskblockrq requests -> requests/count" test "$(st diskblockrq requests)" = requests/count
+check "pprof: other bytes -> space/bytes" test "$(st diskblockrq bytes)" = space/bytes
+
+# Errors.
+printf '{"marple":1,"interface":"offcpu","datatype":"stack","host":"db3","units":{"weight":"us"}}\n5#a;b\n' > "$T/off.marple"
+expect_exit "pprof: CPU and off-CPU inputs refused, naming both" 1 \
+	"^marple-pprof: .*off\.marple:1: section 0 \(offcpu\) has sample types off_cpu/microseconds, but .*db1\.marple section 0 \(callstack\) has samples/count,cpu/nanoseconds" \
+	marple-pprof "$T/db1.marple" "$T/off.marple"
+marple-pprof -o "$T/none.pb.gz" "$T/db1.marple" "$T/off.marple" 2>/dev/null
+check "pprof -o: no file after a refused merge" test ! -e "$T/none.pb.gz"
+printf '{"marple":1,"interface":"cpusched","datatype":"event"}\n1,sched_switch,cpu0\n' > "$T/ev.marple"
+expect_exit "pprof: an event section is an error" 1 "^marple-pprof: .*ev\.marple:1: section 0 holds event data, not stacks" marple-pprof "$T/ev.marple"
+printf 'a;b 3\n' > "$T/folded.txt"
+expect_exit "pprof: folded text is not a stream (exit 1)" 1 "no stack sections" marple-pprof "$T/folded.txt"
+{ cat "$T/db1.marple"; } | sed '3s/.*/x#bad/' > "$T/part.marple"
+expect_exit "pprof: a malformed line is named and skipped" 0 "^marple-pprof: .*part\.marple:3: " marple-pprof -o "$T/part.pb.gz" "$T/part.marple"
+got=$(pprof -raw "$T/part.pb.gz" | raw_total)
+check "pprof: the rest kept (353 - 41 = $got)" test "$got" = 312
+expect_exit "pprof: unknown option exits 2" 2 "" marple-pprof --bogus
