@@ -5,7 +5,8 @@
  * struct stack_key (pid, exec id, comm, user and kernel stack ids) in the
  * counts hash map (aggregation in the kernel).  raw_mode: one raw_sample per sample on the
  * events ring buffer.  dwarf_mode: user registers + the top of the user stack
- * on the ring buffer, unwound in user space with libunwind. */
+ * on the ring buffer, unwound in user space with libunwind.  timed_mode
+ * (bpf/timed.bpf.h): each counted sample's time goes to user space too. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -14,6 +15,7 @@
 #define STACKS_COUNTS 1
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
+#include "timed.bpf.h"
 #include "callstack.h"
 
 const volatile __u32 targ_pid = 0;
@@ -69,6 +71,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct stack_key key;
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
 	stacks_add(&key, 1);
+	timed_emit(&key, tid, bpf_ktime_get_ns(), 0);
 	return 0;
 }
 

@@ -12,7 +12,10 @@
  * while it is away, and only now can they be read) and, when it comes back,
  * REC_WAKE with the time it was away; user space unwinds the copy and adds the
  * time.  On-CPU samples of user threads are copies too (REC_ONCPU).  Kernel
- * threads have no user stack: they are counted in counts as without --dwarf. */
+ * threads have no user stack: they are counted in counts as without --dwarf.
+ * timed_mode (bpf/timed.bpf.h): each block counted, with when it began and
+ * how long it was, goes to user space too (on-CPU samples as blocks of
+ * sample_us). */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -21,6 +24,7 @@
 #define STACKS_COUNTS 1
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
+#include "timed.bpf.h"
 #include "offcpu.h"
 
 const volatile __u32 targ_pid = 0;
@@ -174,8 +178,10 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		__u64 delta = now - s->ts;
 		if (s->dwarf)
 			send_wake(ntid, s->ts, delta);	/* user space drops short ones */
-		else if (delta >= min_block_ns)
+		else if (delta >= min_block_ns) {
 			stacks_add(&s->key, delta / 1000);
+			timed_emit(&s->key, ntid, s->ts, delta);
+		}
 		bpf_map_delete_elem(&start, &ntid);
 	}
 	return 0;
@@ -210,6 +216,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
 	stacks_add(&key, sample_us);
+	timed_emit(&key, (__u32)id, bpf_ktime_get_ns(), sample_us * 1000);
 	return 0;
 }
 

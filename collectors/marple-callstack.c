@@ -6,6 +6,8 @@
  * stack go through a ring buffer and are unwound here with libunwind from the
  * binaries' .eh_frame (right for code built without frame pointers, as most of
  * Debian is).  --raw: one event per sample (time, cpu, pid, comm) instead.
+ * --timed: the stack section, then a samples section with every sample's time,
+ * CPU, pid, tid and stack (marple-format(5), "Timed stack sections").
  *
  *   $ marple-callstack -F 99 10
  *   {"marple":1,"interface":"callstack","datatype":"stack",...,"units":{"weight":"samples"}}
@@ -30,15 +32,16 @@
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
+#include "timedsamples.h"
 #include "util.h"
 
 static struct {
 	uint64_t freq;
 	int64_t cpu;
-	bool idle, raw, dwarf;
+	bool idle, raw, dwarf, timed;
 } opt = { .freq = 99, .cpu = -1 };
 
-enum { OPT_RAW = 256, OPT_DWARF };
+enum { OPT_RAW = 256, OPT_DWARF, OPT_TIMED };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -58,6 +61,7 @@ static const struct sc_option options[] = {
 	SC_ANNOTATIONS,
 	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\nfor code built without frame pointers" },
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
+	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
@@ -73,11 +77,13 @@ static void own_option(int key, const char *arg)
 	case 'I': opt.idle = true; break;
 	case OPT_DWARF: opt.dwarf = true; break;
 	case OPT_RAW: opt.raw = true; break;
+	case OPT_TIMED: opt.timed = true; break;
 	}
 }
 
 static struct {
 	struct dwarfstacks *dwarf;
+	struct timedsamples *timed;
 	uint64_t records;
 } run;
 
@@ -119,6 +125,8 @@ int main(int argc, char **argv)
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	if (opt.raw && opt.dwarf)
 		usage_error("--raw and --dwarf exclude each other");
+	if (opt.timed && (opt.raw || opt.dwarf))
+		usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
 	duration = sc.duration;
 	collector_start(sc.verbose > 1);
 	stacks_check_target(sc.pid, sc.tid);
@@ -133,6 +141,9 @@ int main(int argc, char **argv)
 	skel->rodata->include_idle = opt.idle;
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
+	skel->rodata->timed_mode = opt.timed;
+	if (opt.timed)
+		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
@@ -152,6 +163,8 @@ int main(int argc, char **argv)
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		fatal(EXIT_DATA, "cannot set up the ring buffers");
+	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
+		fatal(EXIT_DATA, "cannot set up --timed");
 
 	json_t *hdr = section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
@@ -172,15 +185,16 @@ int main(int argc, char **argv)
 	} else {
 		json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "samples"));
 	}
+	if (opt.timed)
+		timedsamples_mark(hdr);
 
 	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		fatal(EXIT_DATA, "cannot write the header");
-	json_decref(hdr);
 	while (!collector_should_stop()) {
 		/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.raw ? 20 : 200));
+		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.raw || opt.timed ? 20 : 200));
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
@@ -193,6 +207,8 @@ int main(int argc, char **argv)
 
 	if (opt.dwarf)
 		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
+	else if (opt.timed)
+		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (!opt.raw)
 		run.records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
 	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
@@ -204,10 +220,14 @@ int main(int argc, char **argv)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
+	if (opt.timed)
+		timedsamples_write_section(run.timed, hdr, "sample", collector_end_reason(), stdout);
+	json_decref(hdr);
 
 	ring_buffer__free(rb);
 	stackframes_free(sf);
 	dwarfstacks_free(run.dwarf);
+	timedsamples_free(run.timed);
 	ksyms_free(ksyms);
 	syms_cache_free(syms);
 	callstack_bpf__destroy(skel);

@@ -9,7 +9,8 @@
  * --dwarf: user threads' registers and top of stack are copied when they
  * leave the CPU and unwound here (lib/collect/dwarfstacks.h) when they come back,
  * for code built without frame pointers.
- * Writes one stack section, weights in microseconds.
+ * Writes one stack section, weights in microseconds; --timed adds a samples
+ * section with when each block began and how long it was.
  *
  *   $ marple-offcpu -p 4242 10
  *   {"marple":1,"interface":"offcpu","datatype":"stack",...,"units":{"weight":"us"}}
@@ -37,16 +38,17 @@
 #include "stackframes.h"
 #include "stream.h"
 #include "syms.h"
+#include "timedsamples.h"
 #include "util.h"
 
 static struct {
-	bool both, dwarf;
+	bool both, dwarf, timed;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH, OPT_DWARF };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_DWARF, OPT_TIMED };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -68,6 +70,8 @@ static const struct sc_option options[] = {
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
 	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\n"
 	  "for code built without frame pointers; copies 16 KB at\nevery switch-out: ~10 us a switch (see the man page)" },
+	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
+	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
@@ -99,8 +103,11 @@ static void own_option(int key, const char *arg)
 	case OPT_BOTH: opt.both = true; break;
 	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
 	case OPT_DWARF: opt.dwarf = true; break;
+	case OPT_TIMED: opt.timed = true; break;
 	}
 }
+
+static struct timedsamples *timed;	/* --timed */
 
 /* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
  * quarter of it is unread, and reads it every 20 ms anyway. */
@@ -122,6 +129,9 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->min_block_ns = opt.min_block_us * 1000;
 		skel->rodata->sample_us = 1000000 / opt.freq;
 		skel->rodata->dwarf_mode = opt.dwarf;
+		skel->rodata->timed_mode = opt.timed;
+		if (opt.timed)	/* a busy machine switches ~100,000 times a second */
+			timedsamples_size(skel->obj, 200000);
 		skel->rodata->wakeup_bytes = RINGBUF_BYTES / 4;
 		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
 		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
@@ -245,6 +255,8 @@ static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 			v = 0;
 		v += (now - s.ts) / 1000;
 		bpf_map_update_elem(cfd, &s.key, &v, BPF_ANY);
+		if (timed)
+			timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
 	}
 	dw.unmatched_copies += dw.npending;	/* their REC_WAKE was lost */
 }
@@ -281,6 +293,8 @@ int main(int argc, char **argv)
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	if (opt.dwarf && sc.kernel_only)
 		usage_error("--dwarf unwinds user stacks: not with -K");
+	if (opt.dwarf && opt.timed)
+		usage_error("--timed works with frame-pointer stacks: not with --dwarf");
 	duration = sc.duration;
 	collector_start(sc.verbose > 1);
 	stacks_check_target(sc.pid, sc.tid);
@@ -298,6 +312,8 @@ int main(int argc, char **argv)
 		if (ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 			fatal(EXIT_DATA, "cannot set up the ring buffers");
 	}
+	if (opt.timed && !(timed = timedsamples_new(skel->obj, rb)))
+		fatal(EXIT_DATA, "cannot set up --timed");
 
 	json_t *hdr = section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
@@ -316,6 +332,8 @@ int main(int argc, char **argv)
 	json_object_set_new(o, "tracepoint", json_string(how));
 	json_object_set_new(hdr, "options", o);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "us"));
+	if (opt.timed)
+		timedsamples_mark(hdr);
 
 	link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!link)
@@ -325,11 +343,10 @@ int main(int argc, char **argv)
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		fatal(EXIT_DATA, "cannot write the header");
-	json_decref(hdr);
 	while (!collector_should_stop()) {
 		/* pid notes wake us at once; --dwarf's records are read every 20 ms */
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf ? 20 : 200));
-		if (err >= 0 && opt.dwarf)
+		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.timed ? 20 : 200));
+		if (err >= 0 && (opt.dwarf || opt.timed))
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
 			fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
@@ -344,6 +361,8 @@ int main(int argc, char **argv)
 
 	if (opt.dwarf)
 		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);
+	else if (timed)
+		records = timedsamples_write_stacks(timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else
 		records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
 	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
@@ -359,8 +378,12 @@ int main(int argc, char **argv)
 		dwarf_trailer_add(tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
+	if (timed)
+		timedsamples_write_section(timed, hdr, "block", collector_end_reason(), stdout);
+	json_decref(hdr);
 
 	ring_buffer__free(rb);
+	timedsamples_free(timed);
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);
 	stackframes_free(sf);

@@ -1,0 +1,230 @@
+/* timedsamples.c — --timed's user side (see timedsamples.h). */
+#include "timedsamples.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfmap.h"
+#include "intern.h"
+#include "stream.h"
+#include "timedrec.h"
+#include "util.h"
+
+struct sample {
+	uint64_t time, dur;
+	uint32_t key;			/* id in keys */
+	uint32_t tid, pid, cpu;
+};
+
+struct timedsamples {
+	struct intern *keys;		/* struct stack_key bytes -> id */
+	struct intern *stacks;		/* frames, NUL-separated -> record position */
+	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the counts map */
+	uint64_t *weights;		/* by record */
+	size_t weightcap;
+	struct sample *s;
+	size_t n, cap;
+	int lost_fd;
+};
+
+int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "timed_samples");
+	/* a quarter second of records (the poll is every 20 ms), 8 bytes of header each */
+	uint64_t want = records_per_s * (sizeof(struct timed_rec) + 8) / 4, size = 1u << 20;
+
+	while (size < want && size < (1u << 30))
+		size <<= 1;
+	return m ? bpf_map__set_max_entries(m, (uint32_t)size) : -1;
+}
+
+void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
+		      uint64_t time, uint64_t dur)
+{
+	ts->s = xgrow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
+	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = key->pid, .cpu = cpu,
+					  .key = intern_get(ts->keys, (const char *)key, sizeof(*key)) };
+}
+
+static int on_timed(void *ctx, void *data, size_t len)
+{
+	const struct timed_rec *r = data;
+
+	if (len >= sizeof(*r))
+		timedsamples_add(ctx, &r->key, r->tid, r->cpu, r->time, r->dur);
+	return 0;
+}
+
+struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer *rb)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "timed_samples");
+	struct bpf_map *lost = bpf_object__find_map_by_name(obj, "timed_lost");
+	struct timedsamples *ts;
+
+	if (!m || !lost) {
+		warnmsg("no timed_samples map in the BPF program");
+		return NULL;
+	}
+	ts = xcalloc(1, sizeof(*ts));
+	ts->keys = intern_new();
+	ts->stacks = intern_new();
+	ts->lost_fd = bpf_map__fd(lost);
+	if (ring_buffer__add(rb, bpf_map__fd(m), on_timed, ts) < 0) {
+		warnmsg("cannot read the timed_samples ring buffer: %s", strerror(errno));
+		timedsamples_free(ts);
+		return NULL;
+	}
+	return ts;
+}
+
+void timedsamples_free(struct timedsamples *ts)
+{
+	if (!ts)
+		return;
+	intern_free(ts->keys);
+	intern_free(ts->stacks);
+	free(ts->record_of_key);
+	free(ts->weights);
+	free(ts->s);
+	free(ts);
+}
+
+void timedsamples_mark(json_t *stack_hdr)
+{
+	json_object_set_new(stack_hdr, "timed", json_string("stacks"));
+}
+
+struct walk {
+	struct timedsamples *ts;
+	struct stackframes *sf;
+	char *buf;
+	size_t cap;
+	uint32_t *rec;			/* record of each key id, grown as keys come */
+	size_t reccap;
+};
+
+static void one_key(const void *key, const void *value, void *arg)
+{
+	struct walk *w = arg;
+	struct timedsamples *ts = w->ts;
+	uint64_t v;
+	size_t n, len = 0;
+
+	memcpy(&v, value, sizeof(v));
+	if (!v)
+		return;
+	stackframes_key(w->sf, key);
+	const char *const *fr = stackframes_frames(w->sf, &n);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(fr[i]) + 1;
+		w->buf = xgrow(w->buf, &w->cap, len + l, 1);
+		memcpy(w->buf + len, fr[i], l);
+		len += l;
+	}
+	size_t before = intern_count(ts->stacks);
+	uint32_t rec = intern_get(ts->stacks, w->buf, len);
+	ts->weights = xgrow(ts->weights, &ts->weightcap, (size_t)rec + 1, sizeof(*ts->weights));
+	if (rec == before)	/* a new record */
+		ts->weights[rec] = 0;
+	ts->weights[rec] += v;
+	uint32_t k = intern_get(ts->keys, key, sizeof(struct stack_key));
+	size_t old = w->reccap;
+	w->rec = xgrow(w->rec, &w->reccap, (size_t)k + 1, sizeof(*w->rec));
+	for (size_t i = old; i < w->reccap; i++)
+		w->rec[i] = UINT32_MAX;
+	w->rec[k] = rec;
+}
+
+uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f)
+{
+	struct walk w = { .ts = ts, .sf = sf };
+	const char **fr = NULL;
+	size_t frcap = 0, nrec;
+
+	bpfmap_each(counts_fd, sizeof(struct stack_key), sizeof(uint64_t), one_key, &w);
+	nrec = intern_count(ts->stacks);
+	for (uint32_t r = 0; r < nrec; r++) {
+		size_t len, n = 0;
+		const char *p = intern_str(ts->stacks, r, &len), *end = p + len;
+		while (p < end) {
+			fr = xgrow(fr, &frcap, n + 1, sizeof(*fr));
+			fr[n++] = p;
+			p += strlen(p) + 1;
+		}
+		stream_write_stack_cstr(f, ts->weights[r], fr, n);
+	}
+	/* keys seen only in samples (not in the map: it was full) have no record */
+	size_t nkeys = intern_count(ts->keys), old = w.reccap;
+	w.rec = xgrow(w.rec, &w.reccap, nkeys + 1, sizeof(*w.rec));
+	for (size_t i = old; i < w.reccap; i++)
+		w.rec[i] = UINT32_MAX;
+	ts->record_of_key = w.rec;
+	free(w.buf);
+	free(fr);
+	return nrec;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static json_t *samples_header(json_t *stack_hdr)
+{
+	static const char *const copied[] = { "interface", "start_ns", "wall_ns", "clock", "host", "kernel", "options" };
+	json_t *h = json_object();
+
+	json_object_set_new(h, "marple", json_integer(MARPLE_FORMAT_VERSION));
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		json_t *v = json_object_get(stack_hdr, copied[i]);
+		if (v)
+			json_object_set(h, copied[i], v);
+		if (i == 0)
+			json_object_set_new(h, "datatype", json_string("event"));
+	}
+	json_object_set_new(h, "timed", json_string("samples"));
+	json_object_set_new(h, "units", json_pack("{s:s}", "time", "ns"));
+	json_object_set_new(h, "track", json_string("cpu"));
+	return h;
+}
+
+uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, const char *type,
+				    const char *ended, FILE *f)
+{
+	uint64_t written = 0, unmatched = 0;
+	json_t *h = samples_header(stack_hdr);
+
+	stream_write_json(f, h);
+	json_decref(h);
+	qsort(ts->s, ts->n, sizeof(*ts->s), by_time);
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sample *s = &ts->s[i];
+		uint32_t rec = ts->record_of_key ? ts->record_of_key[s->key] : UINT32_MAX;
+		if (rec == UINT32_MAX) {
+			unmatched++;
+			continue;
+		}
+		fprintf(f, "%llu,%s,", (unsigned long long)s->time, type);
+		if (s->cpu == UINT32_MAX)
+			putc('-', f);
+		else
+			fprintf(f, "cpu%u", s->cpu);
+		fprintf(f, ",stack=%u,pid=%u,tid=%u", rec, s->pid, s->tid);
+		if (s->dur)
+			fprintf(f, ",dur=%llu", (unsigned long long)s->dur);
+		putc('\n', f);
+		written++;
+	}
+	uint64_t lost = bpfmap_percpu_sum(ts->lost_fd, 0);
+	if (lost || unmatched)
+		warnmsg("--timed: %llu sample times lost (ring buffer full), %llu of stacks not counted",
+			(unsigned long long)lost, (unsigned long long)unmatched);
+	json_t *t = section_trailer_new(written, lost, unmatched, ended);
+	stream_write_json(f, t);
+	json_decref(t);
+	return written;
+}

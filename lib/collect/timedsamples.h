@@ -1,0 +1,56 @@
+/* timedsamples.h — the user side of --timed (bpf/timed.bpf.h): keep every
+ * sample's time from the timed_samples ring buffer, and at the end write the
+ * timed stack section and its samples section (marple-format(5), "Timed
+ * stack sections"; lib/format/timed.h reads them).
+ *
+ *   timedsamples_size(skel->obj, rate);              before load
+ *   skel->rodata->timed_mode = true;
+ *   ... load ...
+ *   struct timedsamples *ts = timedsamples_new(skel->obj, rb);   rb: the ring_buffer polled
+ *   timedsamples_mark(hdr);                          "timed":"stacks" in the stack header
+ *   ... capture, polling rb ...
+ *   n = timedsamples_write_stacks(ts, sf, bpf_map__fd(skel->maps.counts), stdout);
+ *   ... the stack section's trailer ...
+ *   timedsamples_write_section(ts, hdr, "sample", ended, stdout);
+ */
+#ifndef MARPLE_TIMEDSAMPLES_H
+#define MARPLE_TIMEDSAMPLES_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stackframes.h"
+
+struct bpf_object;
+struct ring_buffer;
+struct timedsamples;
+
+/* Size the object's timed_samples ring buffer for records_per_s records a
+ * second (all CPUs) drained every 20 ms, with room to spare.  Before load. */
+int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s);
+/* Drain the object's timed_samples ring buffer through rb.  NULL + message on failure. */
+struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer *rb);
+void timedsamples_free(struct timedsamples *ts);
+
+/* A sample found by user space (e.g. a block still going at the end); cpu
+ * UINT32_MAX: not known (its track is written "-"). */
+void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
+		      uint64_t time, uint64_t dur);
+
+/* Mark a stack section's header as timed. */
+void timedsamples_mark(json_t *stack_hdr);
+
+/* Write one stack record per distinct frame list of the counts map (struct
+ * stack_key -> u64), as stacks_write_counts() does, remembering which record
+ * each key became.  Returns the number of records. */
+uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f);
+
+/* Write the samples section (header from the stack section's, records in time
+ * order, trailer with "lost" from timed_lost and "dropped" for samples whose
+ * key the counts map did not hold).  type names a record ("sample", "block").
+ * Returns the number of samples written. */
+uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, const char *type,
+				    const char *ended, FILE *f);
+
+#endif
