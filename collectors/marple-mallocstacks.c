@@ -34,7 +34,7 @@ static struct stackcollector sc = {
 
 static const struct sc_option options[] = {
 	SC_PID("only this process (default: every process)"),
-	SC_COMMAND("start CMD (with /bin/sh), trace it, end when it exits"),
+	SC_COMMAND("start CMD (split as sh would; no ; | & or $(...)), trace it, end when it exits"),
 	SC_SAMPLE_EVERY("count one call in N, weighted by N (less overhead)"),
 	SC_LIB("the C library to probe (default: the libc mapped by\n"
 	       "the process, or this program's)"),

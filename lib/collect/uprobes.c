@@ -144,6 +144,9 @@ void require_process(pid_t pid)
 }
 
 static int go_fd[2] = { -1, -1 };
+/* the child writes execvp's errno here if it fails; closed by a good exec */
+static int exec_err_fd[2] = { -1, -1 };
+static char *command_name;
 static int traced_exec;
 
 pid_t command_start(const char *cmd)
@@ -153,9 +156,11 @@ pid_t command_start(const char *cmd)
 
 	if (wordexp(cmd, &we, WRDE_NOCMD | WRDE_SHOWERR) != 0 || we.we_wordc == 0)
 		fatal(EXIT_USAGE, "cannot split the command '%s' into words "
-				  "(quote it as for sh; no $(...) or `...`)", cmd);
-	if (pipe2(go_fd, O_CLOEXEC) < 0)
+				  "(one command and its arguments, quoted as for sh: "
+				  "no ; | & < > or $(...))", cmd);
+	if (pipe2(go_fd, O_CLOEXEC) < 0 || pipe2(exec_err_fd, O_CLOEXEC) < 0)
 		fatal(EXIT_DATA, "pipe: %s", strerror(errno));
+	command_name = xstrdup(we.we_wordv[0]);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -172,21 +177,36 @@ pid_t command_start(const char *cmd)
 		if (read(go_fd[0], &c, 1) != 1)
 			_exit(127);
 		execvp(we.we_wordv[0], we.we_wordv);
+		int err = errno;
+		ssize_t written = write(exec_err_fd[1], &err, sizeof err);
+		(void)written;
 		_exit(127);
 	}
 	wordfree(&we);
 	close(go_fd[0]);
+	close(exec_err_fd[1]);
 	return pid;
 }
 
 void command_go(pid_t child)
 {
 	char c = 'g';
+	int err = 0;
+	ssize_t n;
 
 	(void)child;
 	if (write(go_fd[1], &c, 1) != 1)
 		warnmsg("cannot start the command: %s", strerror(errno));
 	close(go_fd[1]);
+	/* end of file once the exec succeeded; its errno if it failed */
+	do
+		n = read(exec_err_fd[0], &err, sizeof err);
+	while (n < 0 && errno == EINTR);
+	close(exec_err_fd[0]);
+	if (n == sizeof err)
+		fatal(EXIT_DATA, "cannot run the command '%s': %s", command_name, strerror(err));
+	free(command_name);
+	command_name = NULL;
 }
 
 int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status)

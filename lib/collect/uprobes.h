@@ -47,7 +47,8 @@ void require_process(pid_t pid);
  * command substitution; found on $PATH) once command_go() is called, so that
  * probes can be attached to its pid first.  Its stdout goes to stderr (stdout
  * is the collector's data).  Exits 2 on a command that cannot be split, 1 on
- * other failures; a command that cannot be run exits 127. */
+ * other failures; command_go() exits 1 naming the command when it cannot be
+ * run (not found, not executable). */
 pid_t command_start(const char *cmd);
 void command_go(pid_t child);
 /* Has the child exited?  Non-blocking; call it often (every 100ms): the child

@@ -1,6 +1,6 @@
 # marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 25
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 MS="$MARPLE_BIN/marple-mallocstacks"

@@ -27,9 +27,16 @@ root_cases() {
 }
 
 # libc_cases NAME PROG: those of a collector probing libc with -p and -c
-# (mallocstacks, memleak): -p with -c, then root_cases, then an unknown -l.
+# (mallocstacks, memleak): -p with -c, then root_cases, then an unknown -l,
+# then -c with a command that cannot run or cannot be split (4 cases).
 libc_cases() {
 	expect_exit "$1: -p with -c is a usage error" 2 "cannot be used together" "$2" -p 1 -c true
 	root_cases "$1" "$2"
 	expect_exit "$1: library not found" 1 "library .* not found" "$2" -l /nonexistent/libc.so.6 1
+	expect_exit "$1: -c with a missing command: exit 1 naming it" 1 \
+		"^marple-$1: cannot run the command '/nonexistent/x': No such file" "$2" -c "/nonexistent/x arg" 5
+	check "$1: ... and no stream on stdout" test ! -s "$T/ee.out"
+	expect_exit "$1: -c with a command not on PATH: exit 1 naming it" 1 \
+		"cannot run the command 'no-such-command-zz'" "$2" -c no-such-command-zz 5
+	expect_exit "$1: -c with ; is a usage error saying so" 2 "no ; \\| &" "$2" -c "true; false" 5
 }
