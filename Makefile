@@ -29,7 +29,7 @@ CFLAGS     ?= -O2 -g
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS   += -D_GNU_SOURCE
 FORMAT_INC  := -Ilib/format
-RENDER_INC  := $(FORMAT_INC) -Ilib/render
+RENDER_INC  := $(FORMAT_INC) -Ilib/render -I$(O)/gen
 COLLECT_INC := $(FORMAT_INC) -Ilib/collect -I$(O) -I$(O)/bpf -Ibpf
 FORMAT_LIBS  := -ljansson -lz -lm
 RENDER_LIBS  := $(FORMAT_LIBS)
@@ -70,6 +70,10 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 HELPER_SRC := $(wildcard tests/workloads/*.c)
 HELPERS    := $(patsubst tests/workloads/%.c,$(O)/workloads/%,$(HELPER_SRC))
 MANPAGES   := $(wildcard */*.1 */*.5 lib/*/*.5)
+# The pages' JavaScript: renderers/X.js and lib/render/X.js, each turned into
+# $(O)/gen/X.js.h defining `static const char X_js[]` (see js_header).
+JS_SRC     := $(wildcard renderers/*.js lib/render/*.js)
+JS_HDRS    := $(patsubst %.js,$(O)/gen/%.js.h,$(notdir $(JS_SRC)))
 
 DEPS_STAMP := $(O)/.deps-ok
 
@@ -106,13 +110,28 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# A .js file as a C string literal, one JS line per C line: backslashes and
+# quotes escaped, every '?' too (no trigraph can form).  sed only, no new tool.
+define js_header
+	$(Q)mkdir -p $(@D)
+	$(call msg,GEN,$@)
+	$(Q){ printf '/* generated from %s by the Makefile: edit that file, not this one */\nstatic const char %s[] =\n' \
+	  $< $(subst .,_,$(notdir $<)); \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@.tmp && mv $@.tmp $@
+endef
+$(O)/gen/%.js.h: renderers/%.js
+	$(js_header)
+$(O)/gen/%.js.h: lib/render/%.js
+	$(js_header)
+
 compile = $(CC) $(CPPFLAGS) $(1) $(CFLAGS) $(WARNINGS) -MMD -MP -c $< -o $@
 
 $(O)/lib/format/%.o: lib/format/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(call compile,$(FORMAT_INC))
-$(O)/lib/render/%.o: lib/render/%.c | $(DEPS_STAMP)
+$(O)/lib/render/%.o: lib/render/%.c | $(DEPS_STAMP) $(JS_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(call compile,$(RENDER_INC))
@@ -137,10 +156,10 @@ $(O)/obj/%.o: filters/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(call compile,$(FORMAT_INC))
-$(O)/obj/%.o: renderers/%.c | $(DEPS_STAMP)
+$(O)/obj/%.o: renderers/%.c | $(DEPS_STAMP) $(JS_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(call compile,$(RENDER_INC) -Irenderers)
+	$(Q)$(call compile,$(RENDER_INC))
 
 link = $(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(1)
 $(COLLECTORS): $(O)/%: $(O)/obj/%.o $(COLLECT_A) $(FORMAT_A)

@@ -20,10 +20,7 @@
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
-
-static const char script[] =
-#include "eventplot.js.h"
-	;
+#include "eventplot.js.h"	/* renderers/eventplot.js, made a C string by the Makefile */
 
 static struct {
 	const char *title;
@@ -210,7 +207,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nlinks; i++)
 		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)links[i]);
 	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er.end - er.t0));
-	fputs(script, out);
+	fputs(eventplot_js, out);
 	fputs("</script>\n</body></html>\n", out);
 
 	for (size_t i = 0; i < intern_count(tracks); i++)

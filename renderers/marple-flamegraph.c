@@ -21,6 +21,7 @@
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
+#include "flamegraph.js.h"	/* renderers/flamegraph.js, made a C string by the Makefile */
 
 static struct {
 	const char *title, *subtitle, *fonttype, *countname, *nametype, *colors, *bgcolors;
@@ -367,10 +368,6 @@ static void error_svg(FILE *f, const char *msg)
 	fputs("</text>\n</svg>\n", f);
 }
 
-static const char js_code[] =
-#include "flamegraph.js.h"
-	;
-
 static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 {
 	double sum = width_of(t, 0, diff);
@@ -603,7 +600,7 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 	fputs(",nametype:", f);
 	js_string_cstr(f, opt.nametype);
 	fputs("};\n", f);
-	fputs(js_code, f);
+	fputs(flamegraph_js, f);
 	fputs("]]></script>\n</svg>\n", f);
 	free(fr);
 	free(out_id);

@@ -28,6 +28,7 @@
 #include "svg.h"
 #include "util.h"
 #include "xml.h"
+#include "stackplot.js.h"	/* renderers/stackplot.js, made a C string by the Makefile */
 
 static struct {
 	uint64_t top;
@@ -165,28 +166,6 @@ static double nice_step(double max, int ticks)
 	double p = pow(10, floor(log10(raw)));
 	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
-
-static const char plot_js[] =
-	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"(function () {\n"
-	"  var P = SP, hot = document.getElementById('sp-hover'), cur = document.getElementById('sp-cursor');\n"
-	"  function num(v) { return +v.toPrecision(4) + ''; }\n"
-	"  hot.addEventListener('mousemove', function (evt) {\n"
-	"    var p = marpleSvgPoint(evt), best = 0;\n"
-	"    for (var i = 1; i < P.px.length; i++) if (Math.abs(P.px[i] - p.x) < Math.abs(P.px[best] - p.x)) best = i;\n"
-	"    cur.setAttribute('x1', P.px[best]); cur.setAttribute('x2', P.px[best]);\n"
-	"    cur.setAttribute('visibility', 'visible');\n"
-	"    var lines = ['time ' + num(P.xs[best]) + ' s'], total = 0;\n"
-	"    for (var b = P.bands.length - 1; b >= 0; b--) {\n"
-	"      lines.push(P.bands[b].name + ': ' + num(P.bands[b].v[best]) + (P.unit ? ' ' + P.unit : ''));\n"
-	"      total += P.bands[b].v[best];\n"
-	"    }\n"
-	"    lines.push('total: ' + num(total) + (P.unit ? ' ' + P.unit : ''));\n"
-	"    marpleTip(evt, lines);\n"
-	"  });\n"
-	"  hot.addEventListener('mouseleave', function () { marpleTipHide(); cur.setAttribute('visibility', 'hidden'); });\n"
-	"})();\n"
-	"]]></script>\n";
 
 static void render(FILE *f, struct plot *p, json_t *hdr)
 {
@@ -358,7 +337,9 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 	}
 	fputs("]};\n]]></script>\n", f);
 	svg_tooltip(f);
-	fputs(plot_js, f);
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fputs(stackplot_js, f);
+	fputs("]]></script>\n", f);
 	svg_end(f);
 
 	if (nl > nshow)

@@ -18,6 +18,7 @@
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
+#include "treemap.js.h"	/* renderers/treemap.js, made a C string by the Makefile */
 
 static struct {
 	const char *title, *countname, *out;
@@ -25,10 +26,6 @@ static struct {
 	double minshare;	/* percent of the total below which nodes are left out */
 	int reverse;
 } opt = { .title = "Tree Map", .depth = UINT32_MAX, .minshare = 0.001 };
-
-static const char js_code[] =
-#include "treemap.js.h"
-	;
 
 static void usage(FILE *f)
 {
@@ -134,7 +131,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	fputs("];\nvar C={unit:", f);
 	js_string_cstr(f, unit);
 	fputs("};\n", f);
-	fputs(js_code, f);
+	fputs(treemap_js, f);
 	fputs("</script>\n</body></html>\n", f);
 	free(stack);
 	free(out_name);

@@ -10,6 +10,7 @@
 #include "svg.h"
 #include "util.h"
 #include "xml.h"
+#include "heatgrid.js.h"	/* lib/render/heatgrid.js, made a C string by the Makefile */
 
 struct ent {
 	uint32_t id;
@@ -402,74 +403,6 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
 }
 
-static const char heat_js[] =
-	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"(function () {\n"
-	"  var P = HM, map = document.getElementById('hm-cells');\n"
-	"  var det = document.getElementById('hm-details'), sel = null;\n"
-	"  function num(v) { return +v.toPrecision(6) + ''; }\n"
-	"  function trange(c) {\n"
-	"    var a = (P.c0 + c) * P.colw, b = a + P.colw;\n"
-	"    var s = 'time ' + num(a) + (P.colw != 1 || P.offset ? '\\u2013' + num(b) : '') + ' s';\n"
-	"    if (P.wall0 !== null) s += ' (' + new Date(P.wall0 + a * 1000).toLocaleTimeString() + ')';\n"
-	"    return s;\n"
-	"  }\n"
-	"  function vrange(r) {\n"
-	"    if (P.offset) return 'offset ' + num(r * P.rowstep) + '\\u2013' + num((r + 1) * P.rowstep) + ' ' + P.unit;\n"
-	"    return 'value ' + num(P.minv + r * P.rowstep) + '\\u2013' + num(P.minv + (r + 1) * P.rowstep) + (P.unit ? ' ' + P.unit : '');\n"
-	"  }\n"
-	"  function cell(evt) { var t = evt.target; return t.getAttribute && t.hasAttribute('data-n') ? t : null; }\n"
-	"  map.addEventListener('mousemove', function (evt) {\n"
-	"    var t = cell(evt); if (!t) { marpleTipHide(); return; }\n"
-	"    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r');\n"
-	"    marpleTip(evt, [trange(c), vrange(r), 'count ' + t.getAttribute('data-n') + ' ' + P.what]);\n"
-	"  });\n"
-	"  map.addEventListener('mouseleave', function () { marpleTipHide(); });\n"
-	"  function line(text, y, cls) {\n"
-	"    var e = document.createElementNS('http://www.w3.org/2000/svg', 'text');\n"
-	"    e.setAttribute('x', P.x0 + 8); e.setAttribute('y', y); e.setAttribute('class', cls || 'boxtext');\n"
-	"    e.textContent = text; det.appendChild(e); return e;\n"
-	"  }\n"
-	"  P.iso = null;\n"
-	"  function applyIso() {\n"
-	"    var rs = map.querySelectorAll('rect[data-n]');\n"
-	"    for (var i = 0; i < rs.length; i++) {\n"
-	"      var d = ' ' + (rs[i].getAttribute('data-d') || '');\n"
-	"      if (P.iso === null || d.indexOf(' ' + P.iso + ':') >= 0) rs[i].removeAttribute('opacity');\n"
-	"      else rs[i].setAttribute('opacity', '0.12');\n"
-	"    }\n"
-	"  }\n"
-	"  map.addEventListener('click', function (evt) {\n"
-	"    var t = cell(evt); if (!t) return;\n"
-	"    if (sel) sel.removeAttribute('stroke');\n"
-	"    sel = t; t.setAttribute('stroke', '#000');\n"
-	"    while (det.lastChild) det.removeChild(det.lastChild);\n"
-	"    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r'), n = +t.getAttribute('data-n');\n"
-	"    var items = [], d = t.getAttribute('data-d'), o = +(t.getAttribute('data-o') || 0);\n"
-	"    if (d) d.split(' ').forEach(function (kv) { var p = kv.split(':'); items.push([P.names[+p[0]], +p[1], +p[0]]); });\n"
-	"    items.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });\n"
-	"    if (o) items.push(['(others)', o]);\n"
-	"    var bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect');\n"
-	"    bg.setAttribute('class', 'box'); bg.setAttribute('x', P.x0); bg.setAttribute('y', P.dety);\n"
-	"    bg.setAttribute('width', P.detw); bg.setAttribute('height', 22 + 14 * items.length);\n"
-	"    det.appendChild(bg);\n"
-	"    line('Distribution details: ' + trange(c) + ', ' + vrange(r) + ': ' + n + ' ' + P.what, P.dety + 15, 'boxtext hm-dtitle');\n"
-	"    items.forEach(function (it, i) {\n"
-	"      var e = line((it[0] === '' ? '(no name)' : it[0]) + ': ' + it[1] + ' (' + (100 * it[1] / n).toFixed(1) + '%)', P.dety + 30 + 14 * i, 'boxtext hm-ditem');\n"
-	"      if (it.length < 3) return;\n"
-	"      e.setAttribute('data-id', it[2]); e.style.cursor = 'pointer';\n"
-	"      if (P.iso === it[2]) e.setAttribute('font-weight', 'bold');\n"
-	"      e.addEventListener('click', function () {\n"
-	"        P.iso = P.iso === it[2] ? null : it[2]; applyIso();\n"
-	"        var ds = det.querySelectorAll('.hm-ditem');\n"
-	"        for (var k = 0; k < ds.length; k++)\n"
-	"          if (P.iso !== null && ds[k].getAttribute('data-id') == P.iso) ds[k].setAttribute('font-weight', 'bold'); else ds[k].removeAttribute('font-weight');\n"
-	"      });\n"
-	"    });\n"
-	"  });\n"
-	"})();\n"
-	"]]></script>\n";
-
 void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 {
 	uint64_t maxn = 0, nlit = 0;
@@ -676,7 +609,9 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	}
 	fputs("]};\n]]></script>\n", f);
 	svg_tooltip(f);
-	fputs(heat_js, f);
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fputs(heatgrid_js, f);
+	fputs("]]></script>\n", f);
 	svg_end(f);
 	free(ranks);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "xml.h"
+#include "svgtip.js.h"
 
 void svg_begin(FILE *f, double width, double height, const char *title)
 {
@@ -93,31 +94,8 @@ void svg_tooltip(FILE *f)
 {
 	fputs("<g id=\"marple-tip\" visibility=\"hidden\" pointer-events=\"none\">"
 	      "<rect class=\"tipbox\" rx=\"3\"/><text class=\"tiptext\"/></g>\n"
-	      "<script type=\"text/ecmascript\"><![CDATA[\n"
-	      "var marpleTipG = document.getElementById('marple-tip');\n"
-	      "function marpleSvgPoint(evt) {\n"
-	      "  var svg = marpleTipG.ownerSVGElement, p = svg.createSVGPoint();\n"
-	      "  p.x = evt.clientX; p.y = evt.clientY;\n"
-	      "  return p.matrixTransform(svg.getScreenCTM().inverse());\n"
-	      "}\n"
-	      "function marpleTip(evt, lines) {\n"
-	      "  var ns = 'http://www.w3.org/2000/svg', svg = marpleTipG.ownerSVGElement;\n"
-	      "  var t = marpleTipG.querySelector('text'), r = marpleTipG.querySelector('rect');\n"
-	      "  while (t.firstChild) t.removeChild(t.firstChild);\n"
-	      "  for (var i = 0; i < lines.length; i++) {\n"
-	      "    var s = document.createElementNS(ns, 'tspan');\n"
-	      "    s.setAttribute('x', 6); s.setAttribute('dy', i ? '1.25em' : '1.1em');\n"
-	      "    s.textContent = lines[i]; t.appendChild(s);\n"
-	      "  }\n"
-	      "  marpleTipG.setAttribute('visibility', 'visible');\n"
-	      "  var b = t.getBBox(), p = marpleSvgPoint(evt);\n"
-	      "  r.setAttribute('width', b.width + 12); r.setAttribute('height', b.height + 8);\n"
-	      "  var vb = svg.viewBox.baseVal, x = p.x + 14, y = p.y + 14;\n"
-	      "  if (x + b.width + 12 > vb.width) x = Math.max(0, p.x - b.width - 20);\n"
-	      "  if (y + b.height + 8 > vb.height) y = Math.max(0, p.y - b.height - 16);\n"
-	      "  marpleTipG.setAttribute('transform', 'translate(' + x + ',' + y + ')');\n"
-	      "}\n"
-	      "function marpleTipHide() { marpleTipG.setAttribute('visibility', 'hidden'); }\n"
-	      "]]></script>\n",
+	      "<script type=\"text/ecmascript\"><![CDATA[\n",
 	      f);
+	fputs(svgtip_js, f);
+	fputs("]]></script>\n", f);
 }

@@ -1,0 +1,64 @@
+(function () {
+  var P = HM, map = document.getElementById('hm-cells');
+  var det = document.getElementById('hm-details'), sel = null;
+  function num(v) { return +v.toPrecision(6) + ''; }
+  function trange(c) {
+    var a = (P.c0 + c) * P.colw, b = a + P.colw;
+    var s = 'time ' + num(a) + (P.colw != 1 || P.offset ? '\u2013' + num(b) : '') + ' s';
+    if (P.wall0 !== null) s += ' (' + new Date(P.wall0 + a * 1000).toLocaleTimeString() + ')';
+    return s;
+  }
+  function vrange(r) {
+    if (P.offset) return 'offset ' + num(r * P.rowstep) + '\u2013' + num((r + 1) * P.rowstep) + ' ' + P.unit;
+    return 'value ' + num(P.minv + r * P.rowstep) + '\u2013' + num(P.minv + (r + 1) * P.rowstep) + (P.unit ? ' ' + P.unit : '');
+  }
+  function cell(evt) { var t = evt.target; return t.getAttribute && t.hasAttribute('data-n') ? t : null; }
+  map.addEventListener('mousemove', function (evt) {
+    var t = cell(evt); if (!t) { marpleTipHide(); return; }
+    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r');
+    marpleTip(evt, [trange(c), vrange(r), 'count ' + t.getAttribute('data-n') + ' ' + P.what]);
+  });
+  map.addEventListener('mouseleave', function () { marpleTipHide(); });
+  function line(text, y, cls) {
+    var e = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+    e.setAttribute('x', P.x0 + 8); e.setAttribute('y', y); e.setAttribute('class', cls || 'boxtext');
+    e.textContent = text; det.appendChild(e); return e;
+  }
+  P.iso = null;
+  function applyIso() {
+    var rs = map.querySelectorAll('rect[data-n]');
+    for (var i = 0; i < rs.length; i++) {
+      var d = ' ' + (rs[i].getAttribute('data-d') || '');
+      if (P.iso === null || d.indexOf(' ' + P.iso + ':') >= 0) rs[i].removeAttribute('opacity');
+      else rs[i].setAttribute('opacity', '0.12');
+    }
+  }
+  map.addEventListener('click', function (evt) {
+    var t = cell(evt); if (!t) return;
+    if (sel) sel.removeAttribute('stroke');
+    sel = t; t.setAttribute('stroke', '#000');
+    while (det.lastChild) det.removeChild(det.lastChild);
+    var c = +t.getAttribute('data-c'), r = +t.getAttribute('data-r'), n = +t.getAttribute('data-n');
+    var items = [], d = t.getAttribute('data-d'), o = +(t.getAttribute('data-o') || 0);
+    if (d) d.split(' ').forEach(function (kv) { var p = kv.split(':'); items.push([P.names[+p[0]], +p[1], +p[0]]); });
+    items.sort(function (a, b) { return b[1] - a[1] || (a[0] < b[0] ? -1 : 1); });
+    if (o) items.push(['(others)', o]);
+    var bg = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+    bg.setAttribute('class', 'box'); bg.setAttribute('x', P.x0); bg.setAttribute('y', P.dety);
+    bg.setAttribute('width', P.detw); bg.setAttribute('height', 22 + 14 * items.length);
+    det.appendChild(bg);
+    line('Distribution details: ' + trange(c) + ', ' + vrange(r) + ': ' + n + ' ' + P.what, P.dety + 15, 'boxtext hm-dtitle');
+    items.forEach(function (it, i) {
+      var e = line((it[0] === '' ? '(no name)' : it[0]) + ': ' + it[1] + ' (' + (100 * it[1] / n).toFixed(1) + '%)', P.dety + 30 + 14 * i, 'boxtext hm-ditem');
+      if (it.length < 3) return;
+      e.setAttribute('data-id', it[2]); e.style.cursor = 'pointer';
+      if (P.iso === it[2]) e.setAttribute('font-weight', 'bold');
+      e.addEventListener('click', function () {
+        P.iso = P.iso === it[2] ? null : it[2]; applyIso();
+        var ds = det.querySelectorAll('.hm-ditem');
+        for (var k = 0; k < ds.length; k++)
+          if (P.iso !== null && ds[k].getAttribute('data-id') == P.iso) ds[k].setAttribute('font-weight', 'bold'); else ds[k].removeAttribute('font-weight');
+      });
+    });
+  });
+})();

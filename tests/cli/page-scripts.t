@@ -1,0 +1,41 @@
+# The pages' JavaScript lives in real .js files (renderers/*.js, lib/render/*.js)
+# that the Makefile turns into C strings.  Each file must parse (node --check),
+# and the page its renderer writes must carry it line for line: a quoting slip
+# in the conversion would show here, not as a page that silently does nothing.
+. "$MARPLE_TOP/tests/lib.sh"
+FG="$MARPLE_TOP/tests/flamegraph/basic.in"
+
+# carries NAME JS PAGE: every line of JS appears in PAGE, in order, consecutively.
+carries() {
+	if awk 'NR == FNR { js[n++] = $0; next }
+		{ if ($0 == js[m]) { if (++m == n) found = 1 } else m = ($0 == js[0]) }
+		END { exit !found }' "$2" "$3"; then pass "$1"; else
+		fail "$1" "the page does not contain ${2##*/} verbatim"; fi
+}
+
+# page_for X.js: the command whose page embeds it.
+page_for() {
+	case $1 in
+	flamegraph.js) marple-flamegraph "$FG" ;;
+	treemap.js) marple-treemap "$FG" ;;
+	eventplot.js) marple-eventplot "$MARPLE_TOP/tests/bad-input/ok-event.marple" ;;
+	stackplot.js) marple-stackplot "$MARPLE_TOP/tests/stackplot/mem.in" ;;
+	heatgrid.js | svgtip.js) marple-heatmap "$MARPLE_TOP/tests/heatmap/latency.in" ;;
+	*) return 3 ;;
+	esac
+}
+
+for js in "$MARPLE_TOP"/renderers/*.js "$MARPLE_TOP"/lib/render/*.js; do
+	name=${js##*/}
+	if node --check "$js" >"$T/node.err" 2>&1; then pass "$name parses"; else
+		fail "$name parses" "$(head -n 5 "$T/node.err" | tr '\n' ' ')"; fi
+	page_for "$name" >"$T/page" 2>"$T/page.err"
+	rc=$?
+	if [ "$rc" -eq 3 ]; then
+		fail "$name in its page" "no renderer known for it: add it to page_for in ${0##*/}"
+	elif [ "$rc" -ne 0 ]; then
+		fail "$name in its page" "renderer exited $rc: $(head -c 300 "$T/page.err" | tr '\n' ' ')"
+	else
+		carries "$name in its page" "$js" "$T/page"
+	fi
+done
