@@ -3,6 +3,7 @@
 # and the page its renderer writes must carry it line for line: a quoting slip
 # in the conversion would show here, not as a page that silently does nothing.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 12	# two cases per .js file (6)
 FG="$MARPLE_TOP/tests/flamegraph/basic.in"
 
 # carries NAME JS PAGE: every line of JS appears in PAGE, in order, consecutively.
