@@ -30,6 +30,7 @@
 #include "dwarfstacks.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"

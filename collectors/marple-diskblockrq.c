@@ -25,6 +25,7 @@
 #include "diskblockrq.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "tpstack.h"
 #include "util.h"

@@ -21,6 +21,7 @@
 #include "mallocstacks.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "uprobes.h"
 #include "util.h"

@@ -28,6 +28,7 @@
 #include "memevents.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "tpstack.h"
 #include "util.h"

@@ -32,6 +32,7 @@
 #include "memleak.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "tpstack.h"
 #include "uprobes.h"

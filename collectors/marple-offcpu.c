@@ -36,6 +36,7 @@
 #include "offcpu.skel.h"
 #include "stackcollector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "unwind.h"
 #include "util.h"
 

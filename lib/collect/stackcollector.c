@@ -10,6 +10,7 @@
 
 #include "collector.h"
 #include "stackframes.h"
+#include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
 #include "uprobes.h"

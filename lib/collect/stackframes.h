@@ -2,18 +2,15 @@
  * frames of a marple stack record: comm first, then user frames outermost
  * first, an optional "-" delimiter, then kernel frames (optionally "_[k]").
  *
+ * It only reads: the stack map (by id) and the symbols.  Attaching, the
+ * pid notes, counters and count maps of bpf/stacks.bpf.h are stacksbpf.h's.
  * Usage, with the kernel side in bpf/stacks.bpf.h (struct stack_key):
  *
  *   struct stackframes *sf = stackframes_new(syms, ksyms,
  *                   bpf_map__fd(skel->maps.stacks), SF_DELIMIT | SF_ANNOTATE_KERNEL);
- *   struct bpf_link *exec;
- *   struct ring_buffer *notes = stacks_pidnotes_open(skel->obj, syms, &exec);
- *   ... while capturing: ring_buffer__poll(notes, timeout)  (snapshots new pids) ...
  *   for each key/value of the collector's hash map:
  *       stackframes_key(sf, &key);          // comm, user frames, "-", kernel frames
  *       stackframes_write(sf, stdout, value);
- *   stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
- *   stacks_trailer_add(trailer, counters, sf);   // adds "stack_errors" etc.
  *
  * Unresolved addresses become "[unknown]" (or "[module]" when the mapping is
  * known but has no symbol there, as stackcollapse-perf.pl does).  A stack that
@@ -24,7 +21,6 @@
 #ifndef MARPLE_STACKFRAMES_H
 #define MARPLE_STACKFRAMES_H
 
-#include <jansson.h>
 #include <linux/types.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,15 +69,6 @@ struct stackframes_stats {
 };
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
 
-/* Sum the per-CPU stack_counters map into out[STACKS_NCOUNTERS]; 0 or -1. */
-int stacks_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
-/* Add the counters (non-zero ones) and sf's stats (sf may be NULL) to a
- * trailer as "stack_errors": {...}, and print a one-line summary on stderr
- * when anything was lost.  Returns the number of samples not counted at all
- * (map_full + ringbuf_full), for the trailer's "dropped". */
-uint64_t stacks_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
-			    const struct stackframes *sf);
-
 /* A user-space aggregation table: byte-string keys -> u64 weight. */
 struct stacktab;
 struct stacktab *stacktab_new(void);
@@ -96,35 +83,5 @@ int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_
 void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight);
 /* Write the records of a table filled by stackframes_collect; returns how many. */
 uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f);
-
-/* Write one stack record per distinct frame list of a BPF hash map
- * struct stack_key -> u64 (the collector's aggregation), weight = the sum of
- * the values.  Returns the number of records written. */
-uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
-/* The same, into t (stackframes_collect), to be written with other records. */
-void stacks_collect_counts(struct stackframes *sf, int counts_fd, struct stacktab *t);
-
-/* Size the stacks map (N distinct stacks) and its index stack_slots of a
- * BPF object that includes bpf/stacks.bpf.h; before load.  0 or -1. */
-struct bpf_object;
-int stacks_set_storage(struct bpf_object *obj, uint32_t n);
-
-/* For -p/-t: exit 1 with one clear line when the process or thread does not
- * exist (pid or tid <= 0: not given). */
-void stacks_check_target(long long pid, long long tid);
-
-/* Snapshot each image of a process announced on the pid_notes ring buffer
- * (stacks.bpf.h: struct pid_note); poll it with ring_buffer__poll().  NULL +
- * message on failure. */
-struct ring_buffer;
-struct ring_buffer *stacks_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
-/* The same for a loaded BPF object that includes stacks.bpf.h, and better:
- * a snapshot that could not be checked is asked for again (its pids_seen
- * entry dropped), and the object's stacks_exec program (STACKS_EXEC_NOTES), if
- * it has one, is attached (*exec_link, for bpf_link__destroy; NULL if none
- * or it failed, with a warning) so images are snapshotted as they exec. */
-struct bpf_link;
-struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms,
-					 struct bpf_link **exec_link);
 
 #endif

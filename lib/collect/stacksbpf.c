@@ -1,0 +1,205 @@
+/* stacksbpf.c — the user side of bpf/stacks.bpf.h (see stacksbpf.h). */
+#include "stacksbpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return -1;
+	uint64_t *v = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	int rc = 0;
+	for (uint32_t i = 0; i < STACKS_NCOUNTERS; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v) != 0) {
+			rc = -1;
+			continue;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return rc;
+}
+
+uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
+{
+	static const char *const names[] = STACKS_COUNTER_NAMES;
+	struct stackframes_stats st = { 0 };
+	json_t *o = json_object();
+	uint64_t dropped = c[STACKS_MAP_FULL] + c[STACKS_RINGBUF_FULL];
+	uint64_t bad = 0;
+
+	for (int i = 0; i < STACKS_NCOUNTERS; i++) {
+		json_object_set_new(o, names[i], json_integer((json_int_t)c[i]));
+		if (i != STACKS_SAMPLES)
+			bad += c[i];
+	}
+	if (sf) {
+		stackframes_stats(sf, &st);
+		json_object_set_new(o, "missing_user_stacks", json_integer((json_int_t)st.missing_user));
+		json_object_set_new(o, "missing_kernel_stacks", json_integer((json_int_t)st.missing_kernel));
+		json_object_set_new(o, "unknown_frames", json_integer((json_int_t)st.unknown_frames));
+	}
+	json_object_set_new(trailer, "stack_errors", o);
+	if (bad || st.missing_user || st.missing_kernel) {
+		warnmsg("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
+			"); stacks lost: %" PRIu64 " (stack map full %" PRIu64 ", collisions %" PRIu64
+			", read errors %" PRIu64 " user, %" PRIu64 " kernel)%s",
+			c[STACKS_SAMPLES], dropped, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL],
+			c[STACKS_NOSPACE] + c[STACKS_COLLISION] + c[STACKS_USER_FAULT] + c[STACKS_KERN_FAULT],
+			c[STACKS_NOSPACE], c[STACKS_COLLISION], c[STACKS_USER_FAULT], c[STACKS_KERN_FAULT],
+			c[STACKS_MAP_FULL] + c[STACKS_NOSPACE] ? " (raise --stack-storage)" : "");
+	}
+	return dropped;
+}
+
+struct pidnotes {
+	struct syms_cache *syms;
+	int seen_fd;			/* pids_seen, or -1 */
+};
+
+static int on_pidnote(void *ctx, void *data, size_t len)
+{
+	struct pidnotes *pn = ctx;
+	const struct pid_note *n = data;
+
+	if (len < sizeof(*n))
+		return 0;
+	/* a snapshot that could not be shown to be of this image (sampled in
+	 * the middle of an exec?) is asked for again at its next sample */
+	if (syms_cache_snapshot_exec(pn->syms, (pid_t)n->pid, n->exec_id, (const uint64_t *)n->layout) > 0 &&
+	    pn->seen_fd >= 0) {
+		__u64 key = STACKS_SEEN_KEY(n->pid, n->exec_id);
+		bpf_map_delete_elem(pn->seen_fd, &key);
+	}
+	return 0;
+}
+
+static struct ring_buffer *pidnotes_new(int notes_fd, int seen_fd, struct syms_cache *syms)
+{
+	static struct pidnotes pn[8];	/* a collector has one; never freed */
+	static int npn;
+	struct ring_buffer *rb;
+
+	if (npn == 8) {
+		warnmsg("too many pid_notes ring buffers");
+		return NULL;
+	}
+	pn[npn] = (struct pidnotes){ syms, seen_fd };
+	if (!(rb = ring_buffer__new(notes_fd, on_pidnote, &pn[npn], NULL)))
+		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
+	else
+		npn++;
+	return rb;
+}
+
+struct ring_buffer *stacks_pidnotes_new(int fd, struct syms_cache *syms)
+{
+	return pidnotes_new(fd, -1, syms);
+}
+
+struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
+{
+	struct bpf_map *notes = bpf_object__find_map_by_name(obj, "pid_notes");
+	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
+	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "stacks_exec");
+
+	*exec_link = NULL;
+	if (!notes || !seen) {
+		warnmsg("no pid_notes map in the BPF program");
+		return NULL;
+	}
+	if (exec && !(*exec_link = bpf_program__attach(exec)))
+		warnmsg("cannot attach to sched_process_exec (%s): a process that execs and exits before "
+			"its first sample is taken may be left unnamed", strerror(errno));
+	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
+}
+
+void stacks_collect_counts(struct stackframes *sf, int fd, struct stacktab *t)
+{
+	enum { CHUNK = 4096 };
+	struct stack_key *keys = xcalloc(CHUNK, sizeof(*keys));
+	uint64_t *vals = xcalloc(CHUNK, sizeof(*vals));
+	uint32_t batch = 0;
+	int first = 1, done = 0;
+
+	/* in batches of CHUNK keys: two bpf() calls per key otherwise */
+	while (!done) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		uint32_t count = CHUNK;
+		int rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, &opts);
+		if (rc < 0 && errno != ENOENT) {
+			if (first)	/* a kernel without batch operations */
+				break;
+			count = 0;
+		}
+		done = rc < 0;
+		first = 0;
+		for (uint32_t i = 0; i < count; i++)
+			if (vals[i]) {
+				stackframes_key(sf, &keys[i]);
+				stackframes_collect(sf, t, vals[i]);
+			}
+	}
+	if (first) {
+		struct stack_key key, next;
+		void *prev = NULL;
+		uint64_t v;
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (bpf_map_lookup_elem(fd, &key, &v) != 0 || v == 0)
+				continue;
+			stackframes_key(sf, &key);
+			stackframes_collect(sf, t, v);
+		}
+	}
+	free(keys);
+	free(vals);
+}
+
+uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
+{
+	struct stacktab *t = stacktab_new();
+
+	stacks_collect_counts(sf, fd, t);
+	uint64_t records = stacktab_write_frames(t, f);
+	stacktab_free(t);
+	return records;
+}
+
+void stacks_check_target(long long pid, long long tid)
+{
+	char p[64];
+
+	if (pid > 0) {
+		snprintf(p, sizeof(p), "/proc/%lld", pid);
+		if (access(p, F_OK) < 0)
+			fatal(EXIT_DATA, "no process with PID %lld", pid);
+	}
+	if (tid > 0) {
+		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", pid > 0 ? pid : tid, tid);
+		if (access(p, F_OK) < 0)
+			fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+	}
+}
+
+int stacks_set_storage(struct bpf_object *obj, uint32_t n)
+{
+	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
+	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
+
+	if (!s || !i || bpf_map__set_max_entries(s, n) < 0 || bpf_map__set_max_entries(i, n) < 0)
+		return -1;
+	return 0;
+}
