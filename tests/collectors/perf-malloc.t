@@ -1,12 +1,15 @@
 # marple-perf-malloc: perf probe + perf record + marple-fold --to-stream (root, perf).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 20
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 PM="$MARPLE_BIN/marple-perf-malloc"
 
 expect_exit "perf-malloc: -p with -c is a usage error" 2 "cannot be used together" "$PM" -p 1 -c true
 expect_exit "perf-malloc: bad duration" 2 "duration" "$PM" 5x
+"$PM" --help > "$T/help" 2>&1; rc=$?
+check "perf-malloc --help: the usage, exit 0 (it said 'Illegal option --')" sh -c "[ $rc -eq 0 ] && grep -q '^Usage: marple-perf-malloc' '$T/help'"
+expect_exit "perf-malloc: unknown long option" 2 "unknown option '--nope'" "$PM" --nope
 if ! is_root || ! command -v perf >/dev/null 2>&1; then
 	skip_rest "perf-malloc: perf cases" "not root or no perf"
 fi
@@ -27,6 +30,33 @@ else	# perf's buffer overflowed on a busy machine: said in the trailer and on st
 fi
 check "perf-malloc -c: interface and units" grep -q '"interface":"perf_malloc".*"units":{"weight":"bytes"}' "$T/c.out"
 check "perf-malloc -c: probes removed" test "$(probes "$pm")" -eq 0
+
+# leaky: leak_here mallocs 200 x 5000 bytes, tidy_up callocs 2500 x 10 x 1000,
+# then it sleeps 2 s.  The immediate caller is kept (a frame-pointer walk from
+# malloc's first instruction skipped it: both merged into main;malloc), and
+# the section's start and end are the recording's.
+before=$(date +%s%N)
+"$PM" -c "$W/leaky 0 2000" > "$T/l.out" 2> "$T/l.err"; rc=$?
+after=$(date +%s%N)
+check "perf-malloc -c leaky: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/l.out'"
+if grep -q '"trailer":1.*"lost":0,' "$T/l.out"; then
+	check "perf-malloc -c leaky: main;leak_here;malloc has the 1,000,000 leaked bytes" \
+		test "$(weight "$T/l.out" ';main;leak_here;malloc$')" -eq 1000000
+	check "perf-malloc -c leaky: main;tidy_up;calloc has 25,000,000 bytes" \
+		test "$(weight "$T/l.out" ';main;tidy_up;calloc$')" -eq 25000000
+else	# perf's buffer overflowed on a busy machine: said in the trailer and on stderr
+	check "perf-malloc -c leaky: lost samples reported" grep -q 'perf lost [0-9]* samples' "$T/l.err"
+	check "perf-malloc -c leaky: main;leak_here;malloc and main;tidy_up;calloc (samples lost)" \
+		test "$(weight "$T/l.out" ';main;leak_here;malloc$')" -gt 0 -a "$(weight "$T/l.out" ';main;tidy_up;calloc$')" -gt 0
+fi
+check "perf-malloc -c leaky: nothing straight under main" test "$(weight "$T/l.out" ';main;[^;]*alloc$')" -eq 0
+start=$(sed -n '1s/.*"start_ns":\([0-9]*\).*/\1/p' "$T/l.out")
+wall=$(sed -n '1s/.*"wall_ns":\([0-9]*\).*/\1/p' "$T/l.out")
+end=$(sed -n '/"trailer"/s/.*"end_ns":\([0-9]*\).*/\1/p' "$T/l.out")
+check "perf-malloc -c leaky: the section lasts the run, 2 to 6 s ($start to $end)" \
+	awk -v s="${start:-0}" -v e="${end:-0}" 'BEGIN { d = (e - s) / 1e9; exit !(d >= 2 && d <= 6) }'
+check "perf-malloc -c leaky: it starts when recording does (2 s before it ends), not when it is folded" \
+	awk -v w="${wall:-0}" -v b="$before" -v a="$after" 'BEGIN { exit !(w >= b && w + 2e9 <= a) }'
 
 # interrupted: SIGINT still gives a section, and the probes go
 "$W/mallocpaths" 1000 0 50 & wl=$!
