@@ -85,7 +85,7 @@ static int on_event(void *ctx, void *data, size_t size)
 			q->head = 0;
 		}
 		if (q->len == q->cap)
-			q->ev = xgrow(q->ev, &q->cap, q->len + 1, sizeof(*q->ev));
+			q->ev = marple_grow(q->ev, &q->cap, q->len + 1, sizeof(*q->ev));
 	}
 	/* Records of one CPU are nearly in order (an interrupt's wakeup can
 	 * overtake a switch being written); insertion keeps them sorted. */
@@ -363,9 +363,9 @@ int main(int argc, char **argv)
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
 		fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
-	queues = xcalloc((size_t)ncpus, sizeof(*queues));
-	ring_fds = xmalloc((size_t)ncpus * sizeof(int));
-	lost_cpu = xcalloc((size_t)ncpus, sizeof(*lost_cpu));
+	queues = marple_calloc((size_t)ncpus, sizeof(*queues));
+	ring_fds = marple_malloc((size_t)ncpus * sizeof(int));
+	lost_cpu = marple_calloc((size_t)ncpus, sizeof(*lost_cpu));
 	for (int i = 0; i < ncpus; i++)
 		ring_fds[i] = -1;
 	uint32_t ring_bytes = ring_size(opt.buffer_kib);
@@ -453,7 +453,7 @@ int main(int argc, char **argv)
 
 	{
 		__u32 zero = 0;
-		__u64 *vals = xcalloc((size_t)ncpus, sizeof(__u64));
+		__u64 *vals = marple_calloc((size_t)ncpus, sizeof(__u64));
 		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
 			for (int i = 0; i < ncpus; i++) {
 				lost_cpu[i] = vals[i];

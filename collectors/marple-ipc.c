@@ -79,7 +79,7 @@ static void remember(const char *flow, int side, const char *comm, unsigned int 
 			memmove(ends, ends + 32768, (nends - 32768) * sizeof(*ends));
 			nends -= 32768;
 		}
-		ends = xgrow(ends, &ends_cap, nends + 1, sizeof(*ends));
+		ends = marple_grow(ends, &ends_cap, nends + 1, sizeof(*ends));
 		e = &ends[nends++];
 	}
 	snprintf(e->flow, sizeof(e->flow), "%s", flow);

@@ -165,7 +165,7 @@ static int attach_precise(struct memevents_bpf *skel, struct bpf_link ***links, 
 
 	if (precise_attr(opt.event, &a) < 0 || ncpu <= 0)
 		return -1;
-	*links = xcalloc((size_t)ncpu, sizeof(**links));
+	*links = marple_calloc((size_t)ncpu, sizeof(**links));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		int fd = (int)syscall(SYS_perf_event_open, &a, sc.pid ? sc.pid : -1, sc.pid ? -1 : cpu, -1,
 				      PERF_FLAG_FD_CLOEXEC);

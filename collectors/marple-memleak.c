@@ -141,7 +141,7 @@ static void add_proc(const void *key, const void *value, void *arg)
 
 	if (p->bytes <= 0 || (every_process() && exited(tgid)))
 		return;
-	s->now = xgrow(s->now, &s->cap, s->n + 1, sizeof(*s->now));
+	s->now = marple_grow(s->now, &s->cap, s->n + 1, sizeof(*s->now));
 	s->now[s->n] = (struct usage_point){ .x = s->x, .bytes = p->bytes, .allocs = p->allocs, .tgid = tgid };
 	memcpy(s->now[s->n].comm, p->comm, sizeof(p->comm));
 	s->n++;
@@ -158,7 +158,7 @@ static void sample_usage(int procs_fd, double x)
 	qsort(s.now, s.n, sizeof(*s.now), cmp_proc);
 	if (s.n > opt.top)
 		s.n = opt.top;
-	points = xgrow(points, &points_cap, npoints + s.n, sizeof(*points));
+	points = marple_grow(points, &points_cap, npoints + s.n, sizeof(*points));
 	memcpy(points + npoints, s.now, s.n * sizeof(*s.now));
 	npoints += s.n;
 	free(s.now);
@@ -216,7 +216,7 @@ static int cmp_image(const void *a, const void *b)
 static void add_image(const void *key, const void *value, void *arg)
 {
 	(void)arg;
-	images = xgrow(images, &images_cap, nimages + 1, sizeof(*images));
+	images = marple_grow(images, &images_cap, nimages + 1, sizeof(*images));
 	images[nimages++] = (struct image){ *(const uint32_t *)key, ((const struct memleak_proc *)value)->exec_id };
 }
 
@@ -291,7 +291,7 @@ static void add_alloc(const void *key, const void *value, void *arg)
 		gs->gone += a->size;
 		return;
 	}
-	gs->g = xgrow(gs->g, &gs->cap, gs->n + 1, sizeof(*gs->g));
+	gs->g = marple_grow(gs->g, &gs->cap, gs->n + 1, sizeof(*gs->g));
 	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id, .stack = a->stack,
 					 .bytes = a->size, .count = sc.sample_every };
 }

@@ -280,7 +280,7 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 			records_written++;
 		}
 	keep:
-		next = xgrow(next, &capnext, nnext + 1, sizeof(*next));
+		next = marple_grow(next, &capnext, nnext + 1, sizeof(*next));
 		if (nnext && next[nnext - 1].pid > p.pid)
 			sorted = 0;
 		next[nnext++] = p;

@@ -203,7 +203,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (s)
 			dw.unmatched_copies++;
 		free(s);
-		s = xmalloc(n);
+		s = marple_malloc(n);
 		memcpy(s, e, n);
 		if (!tsearch(s, &dw.pending, by_tid))
 			fatal(EXIT_DATA, "out of memory");

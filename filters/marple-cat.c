@@ -55,7 +55,7 @@ static void usage(FILE *f)
 
 static void parse_sections(const char *arg)
 {
-	char *copy = xstrdup(arg), *save = NULL;
+	char *copy = marple_strdup(arg), *save = NULL;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v = opt_u64("-s", tok, 0, 1u << 30);
 		opt.sections = realloc(opt.sections, (opt.nsections + 1) * sizeof(long));

@@ -180,7 +180,7 @@ static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
 	size_t need = sr->nframes;
 	for (size_t i = 0; i < sr->nframes; i++)
 		need += sr->frames[i].len;
-	c->tmp = xgrow(c->tmp, &c->tmpcap, need + 1, 1);
+	c->tmp = marple_grow(c->tmp, &c->tmpcap, need + 1, 1);
 	char *o = c->tmp;
 	for (size_t i = 0; i < sr->nframes; i++) {
 		if (i)
@@ -240,7 +240,7 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 					  .arena = t->arena, .arenacap = t->arenacap, .off = t->off,
 					  .offcap = t->offcap, .sum = t->sum, .sumcap = t->sumcap };
 		timed_range_ns(&opt.range, hdr, &t->from, &t->to);
-		t->off = xgrow(t->off, &t->offcap, 1, sizeof(*t->off));
+		t->off = marple_grow(t->off, &t->offcap, 1, sizeof(*t->off));
 		t->off[0] = 0;
 	} else if (stream_reader_datatype(r) == DATATYPE_STACK) {
 		warn_at(c->file, stream_reader_line(r), "section %ld has no sample times (collect with --timed): "
@@ -255,11 +255,11 @@ static void timed_record(struct ctx *c, struct stream_reader *r)
 
 	if (t->state == TF_STACKS) {
 		size_t len = stream_key(c, stream_reader_stack(r));
-		t->arena = xgrow(t->arena, &t->arenacap, t->off[t->n] + len, 1);
+		t->arena = marple_grow(t->arena, &t->arenacap, t->off[t->n] + len, 1);
 		memcpy(t->arena + t->off[t->n], c->tmp, len);
-		t->off = xgrow(t->off, &t->offcap, t->n + 2, sizeof(*t->off));
+		t->off = marple_grow(t->off, &t->offcap, t->n + 2, sizeof(*t->off));
 		t->off[t->n + 1] = t->off[t->n] + len;
-		t->sum = xgrow(t->sum, &t->sumcap, t->n + 1, sizeof(*t->sum));
+		t->sum = marple_grow(t->sum, &t->sumcap, t->n + 1, sizeof(*t->sum));
 		t->sum[t->n++] = 0;
 	} else if (t->state == TF_SAMPLES) {
 		struct timed_sample s;
@@ -280,7 +280,7 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 	const char *w = json_string_value(json_object_get(u, "weight"));
 
 	if (w && !c->units)
-		c->units = xstrdup(w);
+		c->units = marple_strdup(w);
 	if (opt.range.set)
 		timed_header(c, r);
 	else if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
@@ -397,7 +397,7 @@ static int write_stream(FILE *f, struct stack_agg *agg, const char *units)
 		size_t nf = 0, pos = 0, fl;
 		const char *fr;
 		while (folded_next_frame(e[i]->key, e[i]->len, &pos, &fr, &fl)) {
-			frames = xgrow(frames, &cap, nf + 1, sizeof(*frames));
+			frames = marple_grow(frames, &cap, nf + 1, sizeof(*frames));
 			frames[nf++] = (struct mstr){ fr, fl };
 		}
 		stream_write_stack(f, e[i]->count[0], frames, nf);

@@ -62,7 +62,7 @@ struct buf {
 
 static void buf_add(struct buf *b, const void *p, size_t n)
 {
-	b->s = xgrow(b->s, &b->cap, b->len + n + 1, 1);
+	b->s = marple_grow(b->s, &b->cap, b->len + n + 1, 1);
 	memcpy(b->s + b->len, p, n);
 	b->len += n;
 	b->s[b->len] = 0;
@@ -277,8 +277,8 @@ static void kv_push(struct kv *kv, const char *key, size_t len)
 {
 	size_t cap = kv->cap;
 	if (kv->n == kv->cap) {
-		kv->k = xgrow(kv->k, &cap, kv->n + 1, sizeof(*kv->k));
-		kv->v = xgrow(kv->v, &kv->cap, kv->n + 1, sizeof(*kv->v));
+		kv->k = marple_grow(kv->k, &cap, kv->n + 1, sizeof(*kv->k));
+		kv->v = marple_grow(kv->v, &kv->cap, kv->n + 1, sizeof(*kv->v));
 		for (size_t i = kv->n; i < kv->cap; i++)
 			kv->k[i] = kv->v[i] = (struct buf){ 0 };
 	}
@@ -546,7 +546,7 @@ static void stack_record(char *line)
 	for (char *s = rest;;) {
 		char *e = sep == '$' ? strstr(s, "$$$") : strchr(s, ';');
 		if (nframes == cap) {
-			struct mstr *nf = xmalloc(2 * cap * sizeof(*nf));
+			struct mstr *nf = marple_malloc(2 * cap * sizeof(*nf));
 			memcpy(nf, frames, nframes * sizeof(*nf));
 			if (frames != frames_buf)
 				free(frames);
@@ -677,7 +677,7 @@ static void event_record(char *line)
 	if (!track.len)
 		buf_add(&track, "all", 3);
 
-	struct field *f = xcalloc(datum.n ? datum.n : 1, sizeof(*f));
+	struct field *f = marple_calloc(datum.n ? datum.n : 1, sizeof(*f));
 	for (size_t i = 0; i < datum.n; i++) {
 		f[i].key = (struct mstr){ datum.k[i].s, datum.k[i].len };
 		f[i].value = (struct mstr){ datum.v[i].s ? datum.v[i].s : "", datum.v[i].len };
@@ -709,7 +709,7 @@ static int import_stream(FILE *f, const char *name)
 			bad_line("line holds a NUL byte");
 			continue;
 		}
-		line = xgrow(line, &cap, len + 1, 1);
+		line = marple_grow(line, &cap, len + 1, 1);
 		memcpy(line, s, len);
 		line[len] = 0;
 		if (len && line[len - 1] == '\r')

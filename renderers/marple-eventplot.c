@@ -70,7 +70,7 @@ static size_t join_fields(const struct event_rec *e)
 	size_t need = 1;
 	for (size_t i = 0; i < e->nfields; i++)
 		need += e->fields[i].key.len + e->fields[i].value.len + 2;
-	buf = xgrow(buf, &bufcap, need, 1);
+	buf = marple_grow(buf, &bufcap, need, 1);
 	size_t n = 0;
 	for (size_t i = 0; i < e->nfields; i++) {
 		if (i)
@@ -94,15 +94,15 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	size_t tr = lookup(tracks, e->track.s, e->track.len, &added);
 	if (added) {
 		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
-		track_label = xgrow(track_label, &track_label_cap, tr + 1, sizeof(char *));
+		track_label = marple_grow(track_label, &track_label_cap, tr + 1, sizeof(char *));
 		uint64_t cpu;
 		if (eventread_track_cpu(e->track, &cpu) < 0 && comm) {
 			size_t n = comm->len + e->track.len + 4;
-			track_label[tr] = xmalloc(n);
+			track_label[tr] = marple_malloc(n);
 			snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,
 				 (int)e->track.len, e->track.s);
 		} else {
-			track_label[tr] = xstrndup(e->track.s, e->track.len);
+			track_label[tr] = marple_strndup(e->track.s, e->track.len);
 		}
 	}
 	size_t ty = lookup(types, e->type.s, e->type.len, NULL);
@@ -113,11 +113,11 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
 	if (flow) {
 		size_t fl = lookup(flows, flow->s, flow->len, &added);
-		flow_first = xgrow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
+		flow_first = marple_grow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
 		if (added) {
 			flow_first[fl] = nev + 1;
 		} else if (flow_first[fl]) {
-			links = xgrow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
+			links = marple_grow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
 			links[nlinks++] = flow_first[fl] - 1;
 			links[nlinks++] = nev;
 			flow_first[fl] = 0;	/* one arrow per flow */

@@ -222,8 +222,8 @@ static void pal_load(void)
 			warn_at(opt.palfile, ln, "not a palette line (name->rgb(r,g,b))");
 			continue;
 		}
-		pal = xgrow(pal, &palcap, npal + 1, sizeof(*pal));
-		pal[npal++] = (struct palent){ xstrndup(line, (size_t)(arrow - line)), (size_t)(arrow - line),
+		pal = marple_grow(pal, &palcap, npal + 1, sizeof(*pal));
+		pal[npal++] = (struct palent){ marple_strndup(line, (size_t)(arrow - line)), (size_t)(arrow - line),
 					       { r & 255, g & 255, b & 255 } };
 	}
 	free(line);
@@ -381,13 +381,13 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 	struct frame *fr = NULL, *stack = NULL;
 	size_t nfr = 0, frcap = 0, sp = 0, stcap = 0;
 	uint32_t maxd = 0;
-	stack = xgrow(stack, &stcap, 1, sizeof(*stack));
+	stack = marple_grow(stack, &stcap, 1, sizeof(*stack));
 	stack[sp++] = (struct frame){ 0, 0, 0 };
 	while (sp) {
 		struct frame cur = stack[--sp];
 		if (width_of(t, cur.node, diff) < minw && cur.node != 0)
 			continue;
-		fr = xgrow(fr, &frcap, nfr + 1, sizeof(*fr));
+		fr = marple_grow(fr, &frcap, nfr + 1, sizeof(*fr));
 		fr[nfr++] = cur;
 		if (cur.depth > maxd)
 			maxd = cur.depth;
@@ -395,7 +395,7 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		const uint32_t *kids = stree_children(t, cur.node, !opt.flamechart, &k);
 		double x = cur.start;
 		/* children pushed in reverse so that the first is drawn first */
-		stack = xgrow(stack, &stcap, sp + k, sizeof(*stack));
+		stack = marple_grow(stack, &stcap, sp + k, sizeof(*stack));
 		for (size_t i = 0; i < k; i++) {
 			stack[sp + k - 1 - i] = (struct frame){ kids[i], cur.depth + 1, x };
 			x += width_of(t, kids[i], diff);
@@ -468,9 +468,9 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 
 	/* Name table: only names that are drawn, in first-drawn order. */
 	size_t nn = stree_names(t);
-	uint32_t *out_id = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t *out_id = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
 	memset(out_id, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
-	uint32_t *order = xmalloc((nfr + 1) * sizeof(uint32_t));
+	uint32_t *order = marple_malloc((nfr + 1) * sizeof(uint32_t));
 	uint32_t nout = 0;
 	double maxdelta = 0;
 	for (size_t i = 0; i < nfr; i++) {
@@ -519,8 +519,8 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		} else {
 			color_of(name.s, name.len, rgb);
 			if (opt.cp) {
-				pal = xgrow(pal, &palcap, npal + 1, sizeof(*pal));
-				pal[npal++] = (struct palent){ xstrndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
+				pal = marple_grow(pal, &palcap, npal + 1, sizeof(*pal));
+				pal[npal++] = (struct palent){ marple_strndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
 			}
 		}
 		/* what fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\"

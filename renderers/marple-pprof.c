@@ -111,7 +111,7 @@ static void zsink_write(const unsigned char *b, size_t n, int finish)
 	zs.next_in = (unsigned char *)b;
 	zs.avail_in = (uInt)n;
 	for (;;) {
-		zout = xgrow(zout, &zout_cap, zout_len + 65536, 1);
+		zout = marple_grow(zout, &zout_cap, zout_len + 65536, 1);
 		zs.next_out = zout + zout_len;
 		zs.avail_out = (uInt)(zout_cap - zout_len);
 		int rc = deflate(&zs, finish ? Z_FINISH : Z_NO_FLUSH);
@@ -156,12 +156,12 @@ static uint32_t location_of(struct mstr f, int kernel)
 	size_t slot = (size_t)string_id(f.s, f.len) * 2 + (size_t)kernel;
 	if (slot >= loc_of_len) {
 		size_t old = loc_of_len;
-		loc_of = xgrow(loc_of, &loc_of_len, slot + 1, sizeof(*loc_of));
+		loc_of = marple_grow(loc_of, &loc_of_len, slot + 1, sizeof(*loc_of));
 		memset(loc_of + old, 0, (loc_of_len - old) * sizeof(*loc_of));
 	}
 	if (!loc_of[slot]) {
-		loc_name = xgrow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
-		loc_kernel = xgrow(loc_kernel, &loc_kcap, nloc + 1, 1);
+		loc_name = marple_grow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
+		loc_kernel = marple_grow(loc_kernel, &loc_kcap, nloc + 1, 1);
 		loc_name[nloc] = (uint32_t)(slot / 2);
 		loc_kernel[nloc] = (unsigned char)kernel;
 		loc_of[slot] = (uint32_t)++nloc;
@@ -244,7 +244,7 @@ static int kind_check(struct stream_reader *r, const struct section *sec, const 
 		 header_str(hdr, "interface", "?"));
 	if (!kind.n) {
 		kind = k;
-		kind.where = xstrdup(here);
+		kind.where = marple_strdup(here);
 		return 0;
 	}
 	if (k.n == kind.n && !memcmp(k.type, kind.type, sizeof(k.type[0]) * (size_t)k.n) &&

@@ -73,7 +73,7 @@ static void usage(FILE *f)
 static char *dup_str(json_t *obj, const char *key)
 {
 	const char *s = obj ? header_str(obj, key, NULL) : NULL;
-	return s ? xstrdup(s) : NULL;
+	return s ? marple_strdup(s) : NULL;
 }
 
 static void read_capture(const char *path)
@@ -91,11 +91,11 @@ static void read_capture(const char *path)
 		}
 		if (it == STREAM_HEADER) {
 			json_t *h = stream_reader_header(r);
-			secs = xgrow(secs, &capsecs, nsecs + 1, sizeof(*secs));
+			secs = marple_grow(secs, &capsecs, nsecs + 1, sizeof(*secs));
 			cur = &secs[nsecs++];
 			memset(cur, 0, sizeof(*cur));
 			cur->interface = dup_str(h, "interface");
-			cur->datatype = xstrdup(datatype_name(stream_reader_datatype(r)));
+			cur->datatype = marple_strdup(datatype_name(stream_reader_datatype(r)));
 			cur->host = dup_str(h, "host");
 			cur->kernel = dup_str(h, "kernel");
 			cur->start_ns = header_int(h, "start_ns", -1);
@@ -175,7 +175,7 @@ static long svg_height(const char *file)
 	long h = 0;
 	FILE *f;
 
-	path = xmalloc(dirlen + strlen(file) + 1);
+	path = marple_malloc(dirlen + strlen(file) + 1);
 	memcpy(path, opt.out ? opt.out : "", dirlen);
 	strcpy(path + dirlen, file);
 	f = fopen(path, "r");
@@ -433,7 +433,7 @@ static void parse_artifact(const char *arg, struct artifact *a)
 
 	if (!c1 || !c2)
 		usage_error("'%s': want INDEX:KIND:FILE", arg);
-	num = xstrndup(arg, (size_t)(c1 - arg));
+	num = marple_strndup(arg, (size_t)(c1 - arg));
 	if (parse_u64(num, 0, 1u << 30, &idx) != 0)
 		usage_error("'%s': bad section index", arg);
 	free(num);
@@ -477,7 +477,7 @@ int main(int argc, char **argv)
 		usage_error("name the capture");
 	const char *capture = argv[optind++];
 	size_t na = (size_t)(argc - optind);
-	struct artifact *arts = xcalloc(na ? na : 1, sizeof(*arts));
+	struct artifact *arts = marple_calloc(na ? na : 1, sizeof(*arts));
 	if (opt.list && na)
 		usage_error("--list takes only the capture");
 	for (size_t i = 0; i < na; i++)

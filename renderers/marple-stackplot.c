@@ -134,9 +134,9 @@ static void plot_add(struct plot *p, double x, double y, struct mstr info)
 	}
 	uint32_t id = intern_get(p->labels, info.s, info.len);
 	if (id >= p->nvals) {
-		p->vals = xgrow(p->vals, &p->capvals, id + 1, sizeof(double *));
+		p->vals = marple_grow(p->vals, &p->capvals, id + 1, sizeof(double *));
 		for (size_t l = p->nvals; l <= id; l++)
-			p->vals[l] = xcalloc(p->capbins ? p->capbins : 1, sizeof(double));
+			p->vals[l] = marple_calloc(p->capbins ? p->capbins : 1, sizeof(double));
 		p->nvals = id + 1;
 	}
 	p->vals[id][p->nbins - 1] += y;
@@ -170,7 +170,7 @@ static double nice_step(double max, int ticks)
 static void render(FILE *f, struct plot *p, json_t *hdr)
 {
 	size_t nl = intern_count(p->labels), nb = p->nbins;
-	struct band *all = xcalloc(nl ? nl : 1, sizeof(*all));
+	struct band *all = marple_calloc(nl ? nl : 1, sizeof(*all));
 	char buf[256], a[48], col[8];
 
 	/* per-bin averages over the samples in the bin; totals for ranking */
@@ -184,11 +184,11 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 	}
 	qsort(all, nl, sizeof(*all), cmp_band);
 	size_t nshow = nl > opt.top ? (size_t)opt.top : nl;
-	struct band *bands = xcalloc(nshow + 1, sizeof(*bands));
+	struct band *bands = marple_calloc(nshow + 1, sizeof(*bands));
 	memcpy(bands, all, nshow * sizeof(*bands));
 	size_t nbands = nshow;
 	if (nl > nshow) {
-		bands[nbands] = (struct band){ UINT32_MAX, 0, xcalloc(nb, sizeof(double)) };
+		bands[nbands] = (struct band){ UINT32_MAX, 0, marple_calloc(nb, sizeof(double)) };
 		for (size_t l = nshow; l < nl; l++)
 			for (size_t b = 0; b < nb; b++)
 				bands[nbands].v[b] += all[l].v[b];
@@ -214,7 +214,7 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 	if (!(ytop > 0))
 		ytop = 1;
 	double xspan = xmax > xmin ? xmax - xmin : 1;
-	double *px = xmalloc(nb * sizeof(double));
+	double *px = marple_malloc(nb * sizeof(double));
 	for (size_t b = 0; b < nb; b++)
 		px[b] = x0 + (nb == 1 ? pw / 2 : (p->xsum[b] / p->nsamp[b] - xmin) / xspan * pw);
 
@@ -259,7 +259,7 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 	fputs("</text>\n", f);
 
 	/* bands, bottom (biggest) first */
-	double *base = xcalloc(nb, sizeof(double));
+	double *base = marple_calloc(nb, sizeof(double));
 	fputs("<g id=\"sp-bands\">\n", f);
 	for (size_t k = 0; k < nbands; k++) {
 		if (bands[k].id == UINT32_MAX)

@@ -114,7 +114,7 @@ static int cpu_of(struct mstr track, long *cpu)
 static void declare_cpu(long cpu)
 {
 	if ((size_t)cpu >= ncpus) {
-		cpus = xgrow(cpus, &cpus_cap, (size_t)cpu + 1, sizeof(*cpus));
+		cpus = marple_grow(cpus, &cpus_cap, (size_t)cpu + 1, sizeof(*cpus));
 		memset(cpus + ncpus, 0, ((size_t)cpu + 1 - ncpus) * sizeof(*cpus));
 		ncpus = (size_t)cpu + 1;
 	}
@@ -148,7 +148,7 @@ static void where(struct mstr track, const struct mstr *comm, long *pid, long *t
 		for (size_t i = 0; i < npids; i++)
 			if (pids_named[i] == (long)v)
 				return;
-		pids_named = xgrow(pids_named, &pids_cap, npids + 1, sizeof(long));
+		pids_named = marple_grow(pids_named, &pids_cap, npids + 1, sizeof(long));
 		pids_named[npids++] = (long)v;
 		if (comm) {
 			meta("process_name", *pid, *pid, comm->s, comm->len);
@@ -165,8 +165,8 @@ static void where(struct mstr track, const struct mstr *comm, long *pid, long *t
 	if (!track_process_named)
 		meta("process_name", TRACK_PID, 0, "tracks", 6);
 	track_process_named = 1;
-	tracks = xgrow(tracks, &tracks_cap, ntracks + 1, sizeof(char *));
-	tracks[ntracks] = xstrndup(track.s, track.len);
+	tracks = marple_grow(tracks, &tracks_cap, ntracks + 1, sizeof(char *));
+	tracks[ntracks] = marple_strndup(track.s, track.len);
 	*tid = (long)ntracks;
 	meta("thread_name", TRACK_PID, *tid, track.s, track.len);
 	ntracks++;
@@ -220,7 +220,7 @@ static void on_switch(const struct event_rec *e, long cpu)
 		pid = fields_get(e->fields, e->nfields, "pid");
 	end_slice(cpu, e->time, fields_get(e->fields, e->nfields, "prev_state"));
 	struct running *r = &cpus[cpu];
-	char *name = xmalloc((comm ? comm->len : 1) + (pid ? pid->len : 1) + 4);
+	char *name = marple_malloc((comm ? comm->len : 1) + (pid ? pid->len : 1) + 4);
 	size_t n = 0;
 	if (comm) {
 		memcpy(name, comm->s, comm->len);
@@ -236,7 +236,7 @@ static void on_switch(const struct event_rec *e, long cpu)
 	r->valid = 1;
 	r->since = e->time;
 	r->name = name;
-	r->pid = pid ? xstrndup(pid->s, pid->len) : xstrdup("?");
+	r->pid = pid ? marple_strndup(pid->s, pid->len) : marple_strdup("?");
 }
 
 static void on_event(struct eventread *er, const struct event_rec *e)
@@ -277,8 +277,8 @@ static void on_event(struct eventread *er, const struct event_rec *e)
 			fputs(",\"name\":\"flow\",\"cat\":\"flow\"}", out);
 			return;
 		}
-	flows = xgrow(flows, &flows_cap, nflows + 1, sizeof(*flows));
-	flows[nflows] = (struct flow){ xstrndup(flow->s, flow->len), nflows + 1, 0 };
+	flows = marple_grow(flows, &flows_cap, nflows + 1, sizeof(*flows));
+	flows[nflows] = (struct flow){ marple_strndup(flow->s, flow->len), nflows + 1, 0 };
 	begin_event();
 	fprintf(out, "{\"ph\":\"s\",\"id\":%lu,\"pid\":%ld,\"tid\":%ld,\"ts\":", flows[nflows].id, pid, tid);
 	put_ts(e->time);

@@ -60,8 +60,8 @@ static void put_num(FILE *f, double v)
 static void write_page(FILE *f, struct stree *t, const char *unit)
 {
 	size_t nn = stree_names(t), cap = 0, sp = 0, nout = 0;
-	uint32_t *out_name = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
-	uint32_t *order = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t *out_name = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
+	uint32_t *order = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t nnames = 0;
 	double minw = stree_weight2(t, 0) * opt.minshare / 100;
 	struct item { uint32_t node, depth; long parent; } *stack = NULL;
@@ -91,7 +91,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	      "<div id=\"tip\"></div>\n<script>\nvar D=[", f);
 
 	/* Pre-order walk: node, depth limit and share threshold. */
-	stack = xgrow(stack, &cap, 1, sizeof(*stack));
+	stack = marple_grow(stack, &cap, 1, sizeof(*stack));
 	stack[sp++] = (struct item){ 0, 0, -1 };
 	while (sp) {
 		struct item it = stack[--sp];
@@ -115,7 +115,7 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 		size_t k = 0;
 		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
 			k++;
-		stack = xgrow(stack, &cap, sp + k, sizeof(*stack));
+		stack = marple_grow(stack, &cap, sp + k, sizeof(*stack));
 		size_t i = 0;
 		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
 			stack[sp + k - 1 - i++] = (struct item){ c, it.depth + 1, me };

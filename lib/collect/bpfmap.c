@@ -10,7 +10,7 @@
 uint64_t bpfmap_each(int fd, size_t key_size, size_t value_size,
 		     void (*fn)(const void *key, const void *value, void *arg), void *arg)
 {
-	char *key = xmalloc(key_size), *next = xmalloc(key_size), *value = xmalloc(value_size);
+	char *key = marple_malloc(key_size), *next = marple_malloc(key_size), *value = marple_malloc(value_size);
 	void *prev = NULL;
 	uint64_t n = 0;
 
@@ -37,7 +37,7 @@ uint64_t bpfmap_percpu_sum(int fd, uint32_t key)
 
 	if (ncpu <= 0)
 		return 0;
-	uint64_t *v = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	uint64_t *v = marple_calloc((size_t)ncpu, sizeof(uint64_t));
 	if (bpf_map_lookup_elem(fd, &key, v) == 0)
 		for (int i = 0; i < ncpu; i++)
 			sum += v[i];

@@ -18,7 +18,7 @@ struct cpuclock {
 
 struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int only_cpu)
 {
-	struct cpuclock *cc = xcalloc(1, sizeof(*cc));
+	struct cpuclock *cc = marple_calloc(1, sizeof(*cc));
 	int ncpu = libbpf_num_possible_cpus(), attached = 0;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -31,7 +31,7 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	if (ncpu <= 0)
 		fatal(EXIT_DATA, "cannot count the CPUs: %s", strerror(-ncpu));
 	cc->n = ncpu;
-	cc->links = xcalloc((size_t)ncpu, sizeof(*cc->links));
+	cc->links = marple_calloc((size_t)ncpu, sizeof(*cc->links));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		if (only_cpu >= 0 && cpu != only_cpu)
 			continue;

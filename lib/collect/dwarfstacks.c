@@ -26,7 +26,7 @@ struct dwarf_key {
 
 struct dwarfstacks *dwarfstacks_new(struct syms_cache *syms)
 {
-	struct dwarfstacks *d = xcalloc(1, sizeof(*d));
+	struct dwarfstacks *d = marple_calloc(1, sizeof(*d));
 
 	d->unw = unwinder_new(syms);
 	d->tab = stacktab_new();

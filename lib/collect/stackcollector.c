@@ -86,8 +86,8 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->option = option;
 	while (sc->options[n].name)
 		n++;
-	struct option *longopts = xcalloc(n + 1, sizeof(*longopts));
-	char *shortopts = xcalloc(2 * n + 1, 1), *s = shortopts;
+	struct option *longopts = marple_calloc(n + 1, sizeof(*longopts));
+	char *shortopts = marple_calloc(2 * n + 1, 1), *s = shortopts;
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_option *o = &sc->options[i];
 		longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
@@ -128,7 +128,7 @@ void stackcollector_start(const struct stackcollector *sc)
 
 char *stackcollector_libc(const struct stackcollector *sc)
 {
-	char *lib = sc->lib ? xstrdup(sc->lib) : uprobes_find_lib(sc->pid ? sc->pid : -1, "libc");
+	char *lib = sc->lib ? marple_strdup(sc->lib) : uprobes_find_lib(sc->pid ? sc->pid : -1, "libc");
 
 	if (!lib)
 		exit(EXIT_DATA);

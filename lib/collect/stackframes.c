@@ -32,13 +32,13 @@ struct stackframes {
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
 				    int flags)
 {
-	struct stackframes *sf = xcalloc(1, sizeof(*sf));
+	struct stackframes *sf = marple_calloc(1, sizeof(*sf));
 	sf->syms = syms;
 	sf->ksyms = ksyms;
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
 	sf->tab_cap = 1024;
-	sf->tab = xcalloc(sf->tab_cap, sizeof(char *));
+	sf->tab = marple_calloc(sf->tab_cap, sizeof(char *));
 	return sf;
 }
 
@@ -71,7 +71,7 @@ static const char *intern2(struct stackframes *sf, const char *a, const char *b)
 	size_t la = strlen(a), lb = strlen(b);
 	if (sf->tab_n * 2 >= sf->tab_cap) {
 		size_t ncap = sf->tab_cap * 2;
-		char **nt = xcalloc(ncap, sizeof(char *));
+		char **nt = marple_calloc(ncap, sizeof(char *));
 		for (size_t i = 0; i < sf->tab_cap; i++) {
 			if (!sf->tab[i])
 				continue;
@@ -90,7 +90,7 @@ static const char *intern2(struct stackframes *sf, const char *a, const char *b)
 		if (strncmp(s, a, la) == 0 && strcmp(s + la, b) == 0)
 			return s;
 	}
-	char *s = xmalloc(la + lb + 1);
+	char *s = marple_malloc(la + lb + 1);
 	memcpy(s, a, la);
 	memcpy(s + la, b, lb + 1);
 	sf->tab[j] = s;
@@ -100,7 +100,7 @@ static const char *intern2(struct stackframes *sf, const char *a, const char *b)
 
 static void push(struct stackframes *sf, const char *s)
 {
-	sf->frames = xgrow(sf->frames, &sf->cap, sf->n + 1, sizeof(*sf->frames));
+	sf->frames = marple_grow(sf->frames, &sf->cap, sf->n + 1, sizeof(*sf->frames));
 	sf->frames[sf->n++] = s;
 }
 
@@ -297,9 +297,9 @@ struct stacktab {
 
 struct stacktab *stacktab_new(void)
 {
-	struct stacktab *t = xcalloc(1, sizeof(*t));
+	struct stacktab *t = marple_calloc(1, sizeof(*t));
 	t->cap = 1024;
-	t->e = xcalloc(t->cap, sizeof(*t->e));
+	t->e = marple_calloc(t->cap, sizeof(*t->e));
 	return t;
 }
 
@@ -331,11 +331,11 @@ void stacktab_add(struct stacktab *t, const void *key, size_t len, uint64_t weig
 			t->e[i].weight += weight;
 			return;
 		}
-	t->e[i] = (struct tabent){ h, weight, len, xmalloc(len ? len : 1) };
+	t->e[i] = (struct tabent){ h, weight, len, marple_malloc(len ? len : 1) };
 	memcpy(t->e[i].key, key, len);
 	if (++t->n * 2 > t->cap) {
 		size_t ncap = t->cap * 2;
-		struct tabent *ne = xcalloc(ncap, sizeof(*ne));
+		struct tabent *ne = marple_calloc(ncap, sizeof(*ne));
 		for (size_t j = 0; j < t->cap; j++) {
 			if (!t->e[j].key)
 				continue;
@@ -374,7 +374,7 @@ void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t we
 	size_t len = 0;
 	for (size_t i = 0; i < sf->n; i++)
 		len += strlen(sf->frames[i]) + 1;
-	char *buf = xmalloc(len + 1), *p = buf;
+	char *buf = marple_malloc(len + 1), *p = buf;
 	for (size_t i = 0; i < sf->n; i++) {
 		size_t l = strlen(sf->frames[i]);
 		memcpy(p, sf->frames[i], l + 1);
@@ -395,7 +395,7 @@ uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f)
 		const char *p = key, *end = p + len;
 		size_t n = 0;
 		while (p < end) {
-			fr = xgrow(fr, &cap, n + 1, sizeof(*fr));
+			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
 			fr[n++] = p;
 			p += strlen(p) + 1;
 		}

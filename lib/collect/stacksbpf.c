@@ -16,7 +16,7 @@ int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return -1;
-	uint64_t *v = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	uint64_t *v = marple_calloc((size_t)ncpu, sizeof(uint64_t));
 	int rc = 0;
 	for (uint32_t i = 0; i < STACKS_NCOUNTERS; i++) {
 		out[i] = 0;
@@ -128,8 +128,8 @@ struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cac
 void stacks_collect_counts(struct stackframes *sf, int fd, struct stacktab *t)
 {
 	enum { CHUNK = 4096 };
-	struct stack_key *keys = xcalloc(CHUNK, sizeof(*keys));
-	uint64_t *vals = xcalloc(CHUNK, sizeof(*vals));
+	struct stack_key *keys = marple_calloc(CHUNK, sizeof(*keys));
+	uint64_t *vals = marple_calloc(CHUNK, sizeof(*vals));
 	uint32_t batch = 0;
 	int first = 1, done = 0;
 

@@ -88,8 +88,8 @@ static struct ktable *ktable_load(void)
 		warnmsg("/proc/kallsyms: %s", strerror(errno));
 		return NULL;
 	}
-	t = xcalloc(1, sizeof(*t));
-	buf = xmalloc(bufsz);
+	t = marple_calloc(1, sizeof(*t));
+	buf = marple_malloc(bufsz);
 	for (;;) {
 		/* big reads: stdio would read a /proc file 1 KB at a time */
 		ssize_t r = read(fd, buf + have, bufsz - have - 1);
@@ -112,8 +112,8 @@ static struct ktable *ktable_load(void)
 			    (end[1] == 't' || end[1] == 'T' || end[1] == 'w' || end[1] == 'W')) {
 				name = end + 3;
 				size_t len = strcspn(name, "\t");
-				t->syms = xgrow(t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
-				t->names = xgrow(t->names, &t->names_cap, t->names_len + len + 1, 1);
+				t->syms = marple_grow(t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
+				t->names = marple_grow(t->names, &t->names_cap, t->names_len + len + 1, 1);
 				memcpy(t->names + t->names_len, name, len);
 				t->names[t->names_len + len] = 0;
 				t->syms[t->n].addr = addr;
@@ -190,7 +190,7 @@ static struct ksymname_bpf *namer_open(void)
 
 struct ksyms *ksyms_load(void)
 {
-	struct ksyms *k = xcalloc(1, sizeof(*k));
+	struct ksyms *k = marple_calloc(1, sizeof(*k));
 	const char *how = getenv("MARPLE_KSYMS");
 
 	if (getuid() == 0 && !(how && strcmp(how, "kallsyms") == 0) && (k->skel = namer_open())) {
@@ -244,7 +244,7 @@ static struct kname *kname_add(struct ksyms *k, uint64_t addr)
 		struct kname *old = k->cache;
 		size_t oldcap = k->cache_cap;
 		k->cache_cap = oldcap ? 2 * oldcap : 1024;
-		k->cache = xcalloc(k->cache_cap, sizeof(*k->cache));
+		k->cache = marple_calloc(k->cache_cap, sizeof(*k->cache));
 		for (size_t i = 0; i < oldcap; i++)
 			if (old[i].addr)
 				k->cache[kname_slot(k, old[i].addr)] = old[i];
@@ -270,7 +270,7 @@ static void name_from_table(struct ksyms *k, uint64_t addr)
 	struct kname *e = kname_find(k, addr);
 	uint64_t o = 0;
 	const char *nm = from_table(k, addr, &o);
-	e->name = nm ? xstrdup(nm) : NULL;
+	e->name = nm ? marple_strdup(nm) : NULL;
 	e->offset = o;
 }
 
@@ -289,7 +289,7 @@ static void parse_pb(struct ksyms *k, struct kname *e, const char *s)
 		name_from_table(k, e->addr);
 		return;
 	}
-	e->name = xstrndup(s, (size_t)(plus - s));
+	e->name = marple_strndup(s, (size_t)(plus - s));
 	e->offset = off - 1;		/* we asked about addr+1 */
 }
 
@@ -430,7 +430,7 @@ static int elf_ready;
 
 struct syms_cache *syms_cache_new(int flags)
 {
-	struct syms_cache *c = xcalloc(1, sizeof(*c));
+	struct syms_cache *c = marple_calloc(1, sizeof(*c));
 	c->flags = flags;
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
@@ -491,8 +491,8 @@ static const char *intern(struct syms_cache *c, const char *s)
 	for (size_t i = c->nnames; i-- > 0;)
 		if (strcmp(c->names[i], s) == 0)
 			return c->names[i];
-	c->names = xgrow(c->names, &c->names_cap, c->nnames + 1, sizeof(char *));
-	c->names[c->nnames] = xstrdup(s);
+	c->names = marple_grow(c->names, &c->names_cap, c->nnames + 1, sizeof(char *));
+	c->names[c->nnames] = marple_strdup(s);
 	return c->names[c->nnames++];
 }
 
@@ -575,7 +575,7 @@ static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int ran
 		const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		d->syms = xgrow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
+		d->syms = marple_grow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
 		struct usym *u = &d->syms[d->nsyms++];
 		int bind = GELF_ST_BIND(sym.st_info);
 		u->addr = sym.st_value;
@@ -754,11 +754,11 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 			return d;
 		}
 	d = NULL;
-	d = xcalloc(1, sizeof(*d));
+	d = marple_calloc(1, sizeof(*d));
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	const char *base = strrchr(path, '/');
-	d->name = xstrdup(base ? base + 1 : path);
+	d->name = marple_strdup(base ? base + 1 : path);
 	size_t dl = strlen(d->name);
 	if (dl > 10 && strcmp(d->name + dl - 10, " (deleted)") == 0)
 		d->name[dl - 10] = 0;
@@ -829,7 +829,7 @@ static void load_perfmap(struct proc *p)
 		close(fd);
 		return;
 	}
-	struct perfmap *pm = xcalloc(1, sizeof(*pm));
+	struct perfmap *pm = marple_calloc(1, sizeof(*pm));
 	size_t cap = 0, tcap = 0, tlen = 0;
 	char *line = NULL;
 	size_t lcap = 0;
@@ -845,9 +845,9 @@ static void load_perfmap(struct proc *p)
 			continue;
 		char *name = e2 + 1;
 		size_t nl = strcspn(name, "\n");
-		pm->syms = xgrow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
-		offs = xgrow(offs, &ocap, pm->n + 1, sizeof(*offs));
-		pm->text = xgrow(pm->text, &tcap, tlen + nl + 1, 1);
+		pm->syms = marple_grow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
+		offs = marple_grow(offs, &ocap, pm->n + 1, sizeof(*offs));
+		pm->text = marple_grow(pm->text, &tcap, tlen + nl + 1, 1);
 		memcpy(pm->text + tlen, name, nl);
 		pm->text[tlen + nl] = 0;
 		offs[pm->n] = tlen;
@@ -966,7 +966,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 			m.name = "[anon]";
 			anon_exec |= perms[2] == 'x';
 		}
-		maps = xgrow(maps, &cap, nmaps + 1, sizeof(*maps));
+		maps = marple_grow(maps, &cap, nmaps + 1, sizeof(*maps));
 		maps[nmaps++] = m;
 	}
 	free(line);
@@ -995,7 +995,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 
 static struct proc *new_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
-	struct proc *p = xcalloc(1, sizeof(*p));
+	struct proc *p = marple_calloc(1, sizeof(*p));
 	p->pid = pid;
 	p->exec_id = exec_id;
 	size_t b = (uint32_t)pid % NBUCKETS;
@@ -1065,7 +1065,7 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 		p->verified = 1;
 		p->frozen = 0;
 		p->snap_ns = p->read_ns;
-		c->young = xgrow(c->young, &c->young_cap, c->nyoung + 1, sizeof(*c->young));
+		c->young = marple_grow(c->young, &c->young_cap, c->nyoung + 1, sizeof(*c->young));
 		c->young[c->nyoung++] = p;
 		return 0;
 	}
@@ -1165,7 +1165,7 @@ static const char *pretty(struct syms_cache *c, struct usym *u)
 	/* symbol versions (memcpy@@GLIBC_2.14) are left out */
 	const char *at = strchr(u->name, '@');
 	if (at && at > u->name) {
-		u->pretty = xstrndup(u->name, (size_t)(at - u->name));
+		u->pretty = marple_strndup(u->name, (size_t)(at - u->name));
 		struct usym tmp = { .name = u->pretty };
 		if ((c->flags & SYMS_DEMANGLE) && pretty(c, &tmp) != u->pretty) {
 			free(u->pretty);
@@ -1298,15 +1298,4 @@ int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 {
 	*out = c->st;
-}
-
-/* libiberty's D demangler calls xrealloc; defining it here keeps the linker
- * from pulling libiberty's xmalloc.o, whose xmalloc/xcalloc clash with util.c's. */
-void *xrealloc(void *p, size_t n);
-void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		fatal(EXIT_DATA, "out of memory");
-	return q;
 }

@@ -44,7 +44,7 @@ int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
 void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t dur)
 {
-	ts->s = xgrow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
+	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
 	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = key->pid, .cpu = cpu,
 					  .key = intern_get(ts->keys, (const char *)key, sizeof(*key)) };
 }
@@ -68,7 +68,7 @@ struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer
 		warnmsg("no timed_samples map in the BPF program");
 		return NULL;
 	}
-	ts = xcalloc(1, sizeof(*ts));
+	ts = marple_calloc(1, sizeof(*ts));
 	ts->keys = intern_new();
 	ts->stacks = intern_new();
 	ts->lost_fd = bpf_map__fd(lost);
@@ -120,19 +120,19 @@ static void one_key(const void *key, const void *value, void *arg)
 	const char *const *fr = stackframes_frames(w->sf, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(fr[i]) + 1;
-		w->buf = xgrow(w->buf, &w->cap, len + l, 1);
+		w->buf = marple_grow(w->buf, &w->cap, len + l, 1);
 		memcpy(w->buf + len, fr[i], l);
 		len += l;
 	}
 	size_t before = intern_count(ts->stacks);
 	uint32_t rec = intern_get(ts->stacks, w->buf, len);
-	ts->weights = xgrow(ts->weights, &ts->weightcap, (size_t)rec + 1, sizeof(*ts->weights));
+	ts->weights = marple_grow(ts->weights, &ts->weightcap, (size_t)rec + 1, sizeof(*ts->weights));
 	if (rec == before)	/* a new record */
 		ts->weights[rec] = 0;
 	ts->weights[rec] += v;
 	uint32_t k = intern_get(ts->keys, key, sizeof(struct stack_key));
 	size_t old = w->reccap;
-	w->rec = xgrow(w->rec, &w->reccap, (size_t)k + 1, sizeof(*w->rec));
+	w->rec = marple_grow(w->rec, &w->reccap, (size_t)k + 1, sizeof(*w->rec));
 	for (size_t i = old; i < w->reccap; i++)
 		w->rec[i] = UINT32_MAX;
 	w->rec[k] = rec;
@@ -150,7 +150,7 @@ uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *
 		size_t len, n = 0;
 		const char *p = intern_str(ts->stacks, r, &len), *end = p + len;
 		while (p < end) {
-			fr = xgrow(fr, &frcap, n + 1, sizeof(*fr));
+			fr = marple_grow(fr, &frcap, n + 1, sizeof(*fr));
 			fr[n++] = p;
 			p += strlen(p) + 1;
 		}
@@ -158,7 +158,7 @@ uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *
 	}
 	/* keys seen only in samples (not in the map: it was full) have no record */
 	size_t nkeys = intern_count(ts->keys), old = w.reccap;
-	w.rec = xgrow(w.rec, &w.reccap, nkeys + 1, sizeof(*w.rec));
+	w.rec = marple_grow(w.rec, &w.reccap, nkeys + 1, sizeof(*w.rec));
 	for (size_t i = old; i < w.reccap; i++)
 		w.rec[i] = UINT32_MAX;
 	ts->record_of_key = w.rec;

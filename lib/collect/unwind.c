@@ -158,7 +158,7 @@ static unw_accessors_t accessors = {
 
 struct unwinder *unwinder_new(struct syms_cache *syms)
 {
-	struct unwinder *u = xcalloc(1, sizeof(*u));
+	struct unwinder *u = marple_calloc(1, sizeof(*u));
 	u->syms = syms;
 	return u;
 }
@@ -183,7 +183,7 @@ static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid, uint64_t exec_
 	for (struct as_entry *e = u->tab[b]; e; e = e->next)
 		if (e->pid == pid && e->exec_id == exec_id)
 			return e->as;
-	struct as_entry *e = xcalloc(1, sizeof(*e));
+	struct as_entry *e = marple_calloc(1, sizeof(*e));
 	e->pid = pid;
 	e->exec_id = exec_id;
 	e->as = unw_create_addr_space(&accessors, 0);

@@ -53,7 +53,7 @@ static void push_row(struct rowvec *r, const struct unwind_row *row)
 			return;
 		}
 	}
-	r->v = xgrow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v = marple_grow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	r->v[r->n++] = *row;
 }
 
@@ -184,7 +184,7 @@ static uint64_t *fde_starts(Elf *elf, size_t *count)
 		memcpy(&n, h + 8, 4);
 		if (12 + (uint64_t)n * 8 > ph.p_filesz)
 			return NULL;
-		uint64_t *v = xcalloc(n + 1, sizeof(*v));
+		uint64_t *v = marple_calloc(n + 1, sizeof(*v));
 		for (uint32_t k = 0; k < n; k++)
 			v[k] = ph.p_vaddr + (uint64_t)rd_s32(h + 12 + 8 * k);
 		*count = n;
@@ -270,7 +270,7 @@ static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_
 
 struct unwindtab *unwindtab_new(struct bpf_object *obj)
 {
-	struct unwindtab *t = xcalloc(1, sizeof(*t));
+	struct unwindtab *t = marple_calloc(1, sizeof(*t));
 	uint32_t nmap = 0;
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
@@ -288,7 +288,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->counters_fd = bpf_map__fd(counters);
 	t->requests_fd = bpf_map__fd(requests);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
-	t->slot_pid = xcalloc(t->slots, sizeof(*t->slot_pid));
+	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
 	return t;
 }
@@ -353,7 +353,7 @@ static Elf *vdso_elf(pid_t pid, uint64_t start, uint64_t end, void **buf)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || len > (64u << 20))
 		goto fail;
-	*buf = xmalloc(len);
+	*buf = marple_malloc(len);
 	if (pread(fd, *buf, len, (off_t)start) != (ssize_t)len)
 		goto fail;
 	close(fd);
@@ -373,7 +373,7 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, ui
 
 	if (id < before)
 		return &t->files[id];
-	t->files = xgrow(t->files, &t->files_cap, id + 1, sizeof(*t->files));
+	t->files = marple_grow(t->files, &t->files_cap, id + 1, sizeof(*t->files));
 	struct file *f = &t->files[id];
 	memset(f, 0, sizeof(*f));
 	void *buf = NULL;

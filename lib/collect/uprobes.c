@@ -48,10 +48,10 @@ static char *find_in_maps(pid_t pid, const char *name)
 		if (strstr(p, " (deleted)") || !lib_matches(p, name))
 			continue;
 		if (pid < 0) {
-			found = xstrdup(p);
+			found = marple_strdup(p);
 		} else {
 			size_t len = strlen(p) + 32;
-			found = xmalloc(len);
+			found = marple_malloc(len);
 			snprintf(found, len, "/proc/%d/root%s", (int)pid, p);
 		}
 	}
@@ -75,7 +75,7 @@ static char *find_in_ldcache(const char *name)
 		arrow += 3;
 		arrow[strcspn(arrow, "\n")] = '\0';
 		if (lib_matches(arrow, name) && access(arrow, R_OK) == 0)
-			found = xstrdup(arrow);
+			found = marple_strdup(arrow);
 	}
 	free(line);
 	pclose(p);
@@ -160,7 +160,7 @@ pid_t command_start(const char *cmd)
 				  "no ; | & < > or $(...))", cmd);
 	if (pipe2(go_fd, O_CLOEXEC) < 0 || pipe2(exec_err_fd, O_CLOEXEC) < 0)
 		fatal(EXIT_DATA, "pipe: %s", strerror(errno));
-	command_name = xstrdup(we.we_wordv[0]);
+	command_name = marple_strdup(we.we_wordv[0]);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)

@@ -52,7 +52,7 @@ static const char *count_before(const char *s, const char *e, double *v, int *in
 		buf[l] = 0;
 		*v = strtod(buf, NULL);
 	} else {	/* long (zero-padded) counts are read whole, as Perl does */
-		char *big = xstrndup(p, l);
+		char *big = marple_strndup(p, l);
 		*v = strtod(big, NULL);
 		free(big);
 	}
@@ -179,9 +179,9 @@ struct stack_agg {
 
 struct stack_agg *stack_agg_new(void)
 {
-	struct stack_agg *a = xcalloc(1, sizeof(*a));
+	struct stack_agg *a = marple_calloc(1, sizeof(*a));
 	a->mask = 1023;
-	a->slots = xcalloc(a->mask + 1, sizeof(uint32_t));
+	a->slots = marple_calloc(a->mask + 1, sizeof(uint32_t));
 	return a;
 }
 
@@ -205,7 +205,7 @@ static char *arena_copy(struct stack_agg *a, const char *s, size_t len)
 	struct arena_block *b = a->arena;
 	if (!b || b->cap - b->used < len) {
 		size_t cap = len > (1u << 20) ? len : (1u << 20);
-		b = xmalloc(sizeof(*b) + cap);
+		b = marple_malloc(sizeof(*b) + cap);
 		b->cap = cap;
 		b->used = 0;
 		b->next = a->arena;
@@ -220,7 +220,7 @@ static char *arena_copy(struct stack_agg *a, const char *s, size_t len)
 static void rehash(struct stack_agg *a)
 {
 	size_t nmask = a->mask * 2 + 1;
-	uint32_t *ns = xcalloc(nmask + 1, sizeof(uint32_t));
+	uint32_t *ns = marple_calloc(nmask + 1, sizeof(uint32_t));
 	for (size_t i = 0; i < a->n; i++) {
 		size_t j = a->hashes[i] & nmask;
 		while (ns[j])
@@ -290,7 +290,7 @@ static int cmp_entry(const void *x, const void *y)
 struct stack_agg_entry **stack_agg_sorted(struct stack_agg *a)
 {
 	free(a->sorted);
-	a->sorted = xmalloc((a->n + 1) * sizeof(*a->sorted));
+	a->sorted = marple_malloc((a->n + 1) * sizeof(*a->sorted));
 	for (size_t i = 0; i < a->n; i++)
 		a->sorted[i] = &a->ent[i];
 	qsort(a->sorted, a->n, sizeof(*a->sorted), cmp_entry);

@@ -19,9 +19,9 @@ struct intern {
 
 struct intern *intern_new(void)
 {
-	struct intern *t = xcalloc(1, sizeof(*t));
+	struct intern *t = marple_calloc(1, sizeof(*t));
 	t->tabcap = 1024;
-	t->tab = xcalloc(t->tabcap, sizeof(uint32_t));
+	t->tab = marple_calloc(t->tabcap, sizeof(uint32_t));
 	t->last = UINT32_MAX;
 	return t;
 }
@@ -49,7 +49,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
 static void rehash(struct intern *t)
 {
 	size_t cap = t->tabcap * 2;
-	uint32_t *tab = xcalloc(cap, sizeof(uint32_t));
+	uint32_t *tab = marple_calloc(cap, sizeof(uint32_t));
 	for (size_t id = 0; id < t->n; id++) {
 		size_t i = t->hash[id] & (cap - 1);
 		while (tab[i])
@@ -75,12 +75,12 @@ uint32_t intern_get(struct intern *t, const char *s, size_t len)
 	}
 	if (t->n >= UINT32_MAX - 1)
 		fatal(EXIT_DATA, "too many distinct names");
-	t->arena = xgrow(t->arena, &t->arena_cap, t->arena_len + len + 1, 1);
+	t->arena = marple_grow(t->arena, &t->arena_cap, t->arena_len + len + 1, 1);
 	memcpy(t->arena + t->arena_len, s, len);
 	t->arena[t->arena_len + len] = 0;
-	t->off = xgrow(t->off, &t->cap_off, t->n + 1, sizeof(size_t));
-	t->len = xgrow(t->len, &t->cap_len, t->n + 1, sizeof(size_t));
-	t->hash = xgrow(t->hash, &t->cap_hash, t->n + 1, sizeof(uint32_t));
+	t->off = marple_grow(t->off, &t->cap_off, t->n + 1, sizeof(size_t));
+	t->len = marple_grow(t->len, &t->cap_len, t->n + 1, sizeof(size_t));
+	t->hash = marple_grow(t->hash, &t->cap_hash, t->n + 1, sizeof(uint32_t));
 	t->off[t->n] = t->arena_len;
 	t->len[t->n] = len;
 	t->hash[t->n] = h;

@@ -25,11 +25,11 @@ struct lines {
 
 struct lines *lines_new(FILE *f, const char *name)
 {
-	struct lines *l = xcalloc(1, sizeof(*l));
+	struct lines *l = marple_calloc(1, sizeof(*l));
 	l->f = f;
-	l->name = xstrdup(name ? name : "<stdin>");
+	l->name = marple_strdup(name ? name : "<stdin>");
 	l->cap = LINES_BUF;
-	l->buf = xmalloc(l->cap + 1);
+	l->buf = marple_malloc(l->cap + 1);
 	return l;
 }
 
@@ -44,9 +44,9 @@ struct lines *lines_new_whole(FILE *f, const char *name)
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED)
 		return lines_new(f, name);
-	struct lines *l = xcalloc(1, sizeof(*l));
+	struct lines *l = marple_calloc(1, sizeof(*l));
 	l->f = f;
-	l->name = xstrdup(name ? name : "<stdin>");
+	l->name = marple_strdup(name ? name : "<stdin>");
 	l->buf = p;
 	l->cap = l->end = (size_t)st.st_size;
 	l->eof = 1;

@@ -58,14 +58,14 @@ static const unsigned char cls[256] = {
 struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_script_sample_fn fn,
 				    perf_script_bad_fn bad, void *ctx)
 {
-	struct perf_script *p = xcalloc(1, sizeof(*p));
+	struct perf_script *p = marple_calloc(1, sizeof(*p));
 	if (o)
 		p->o = *o;
 	p->fn = fn;
 	p->bad = bad;
 	p->ctx = ctx;
-	p->event = xstrdup(o && o->event_filter ? o->event_filter : "");
-	p->other = xstrdup("");
+	p->event = marple_strdup(o && o->event_filter ? o->event_filter : "");
+	p->other = marple_strdup("");
 	return p;
 }
 
@@ -91,7 +91,7 @@ const char *perf_script_other_event(const struct perf_script *p) { return p->oth
 static inline char *reserve(struct perf_script *p, size_t more)
 {
 	if (p->buf_len + more > p->buf_cap)
-		p->buf = xgrow(p->buf, &p->buf_cap, p->buf_len + more, 1);
+		p->buf = marple_grow(p->buf, &p->buf_cap, p->buf_len + more, 1);
 	return p->buf + p->buf_len;
 }
 
@@ -110,7 +110,7 @@ static void flush(struct perf_script *p)
 	if (need > p->key_cap) {
 		p->key_cap = need * 2;
 		free(p->key);
-		p->key = xmalloc(p->key_cap);
+		p->key = marple_malloc(p->key_cap);
 	}
 	char *k = p->key;
 	memcpy(k, p->pname, p->pname_len);
@@ -214,7 +214,7 @@ static int match_event(const char *s, size_t n, const char **per, size_t *perlen
 static void set_str(char **dst, const char *s, size_t n)
 {
 	free(*dst);
-	*dst = xstrndup(s, n);
+	*dst = marple_strndup(s, n);
 }
 
 static void header_line(struct perf_script *p, const char *s, size_t n, size_t commlen,
@@ -255,7 +255,7 @@ static void header_line(struct perf_script *p, const char *s, size_t n, size_t c
 
 	size_t need = commlen + pidlen + tidlen + 3;
 	if (need > p->pname_cap)
-		p->pname = xgrow(p->pname, &p->pname_cap, need, 1);
+		p->pname = marple_grow(p->pname, &p->pname_cap, need, 1);
 	char *o = p->pname;
 	for (size_t i = 0; i < commlen; i++)
 		o[i] = s[i] == ' ' ? '_' : s[i];
@@ -459,7 +459,7 @@ static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t 
 		return;
 
 	if (p->nunit == p->unit_cap)
-		p->unit = xgrow(p->unit, &p->unit_cap, p->nunit + 1, sizeof(size_t));
+		p->unit = marple_grow(p->unit, &p->unit_cap, p->nunit + 1, sizeof(size_t));
 	p->unit[p->nunit++] = p->buf_len;
 	size_t pos = 0;
 	int first = 1;
@@ -482,7 +482,7 @@ static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t 
 			}
 			/* "[" base [" <" pc ">"] "]", then tidied like any name */
 			size_t need = blen + (pc1 - pc0) + 5;
-			char *t = need <= sizeof(tmp) ? tmp : xmalloc(need);
+			char *t = need <= sizeof(tmp) ? tmp : marple_malloc(need);
 			size_t k = 0;
 			t[k++] = '[';
 			memcpy(t + k, base, blen);

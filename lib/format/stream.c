@@ -55,9 +55,9 @@ struct stream_reader {
 
 struct stream_reader *stream_reader_new(FILE *f, const char *name)
 {
-	struct stream_reader *r = xcalloc(1, sizeof(*r));
+	struct stream_reader *r = marple_calloc(1, sizeof(*r));
 	r->f = f;
-	r->name = xstrdup(name ? name : "<stdin>");
+	r->name = marple_strdup(name ? name : "<stdin>");
 	r->section = -1;
 	return r;
 }
@@ -119,7 +119,7 @@ static int parse_fields(struct stream_reader *r, char *c, char *e, size_t *nout)
 			fail(r, "field %zu is not key=value", n + 1);
 			return -1;
 		}
-		r->fields = xgrow(r->fields, &r->fieldcap, n + 1, sizeof(*r->fields));
+		r->fields = marple_grow(r->fields, &r->fieldcap, n + 1, sizeof(*r->fields));
 		if (decode(r, p, (size_t)(eq - p), &r->fields[n].key, "field key") < 0 ||
 		    decode(r, eq + 1, (size_t)(fe - eq - 1), &r->fields[n].value, "field value") < 0)
 			return -1;
@@ -169,7 +169,7 @@ static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
 	for (;;) {
 		char *semi = memchr(p, ';', (size_t)(e - p));
 		char *fe = semi ? semi : e;
-		r->stack.frames = xgrow(r->stack.frames, &r->framecap, n + 1, sizeof(struct mstr));
+		r->stack.frames = marple_grow(r->stack.frames, &r->framecap, n + 1, sizeof(struct mstr));
 		if (decode(r, p, (size_t)(fe - p), &r->stack.frames[n], "frame") < 0)
 			return STREAM_ERROR;
 		n++;
@@ -327,7 +327,7 @@ enum stream_item stream_reader_next(struct stream_reader *r)
 			return fail(r, "line longer than %u MiB", MAX_LINE >> 20);
 		if (memchr(r->line, 0, r->len))
 			return fail(r, "NUL byte in line (binary data?)");
-		r->raw = xgrow(r->raw, &r->rawcap, r->len + 1, 1);
+		r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
 		memcpy(r->raw, r->line, r->len + 1);
 		r->rawlen = r->len;
 		if (r->line[0] == '{')

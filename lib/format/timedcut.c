@@ -33,12 +33,12 @@ struct timed_cut {
 static void strings_add(struct strings *t, const char *s, size_t len)
 {
 	if (!t->off) {
-		t->off = xgrow(t->off, &t->offcap, 1, sizeof(*t->off));
+		t->off = marple_grow(t->off, &t->offcap, 1, sizeof(*t->off));
 		t->off[0] = 0;
 	}
-	t->s = xgrow(t->s, &t->cap, t->off[t->n] + len + 1, 1);
+	t->s = marple_grow(t->s, &t->cap, t->off[t->n] + len + 1, 1);
 	memcpy(t->s + t->off[t->n], s, len);
-	t->off = xgrow(t->off, &t->offcap, t->n + 2, sizeof(*t->off));
+	t->off = marple_grow(t->off, &t->offcap, t->n + 2, sizeof(*t->off));
 	t->off[t->n + 1] = t->off[t->n] + len;
 	t->n++;
 }
@@ -56,7 +56,7 @@ static void strings_free(struct strings *t)
 
 struct timed_cut *timed_cut_new(const struct timed_range *range, FILE *out, const char *name)
 {
-	struct timed_cut *c = xcalloc(1, sizeof(*c));
+	struct timed_cut *c = marple_calloc(1, sizeof(*c));
 	c->name = name;
 	c->range = *range;
 	c->out = out;
@@ -111,7 +111,7 @@ static void write_sample(struct timed_cut *c, const char *s, size_t len, uint32_
 /* The timed pair, cut: stacks that have samples in the range, renumbered. */
 static void write_pair(struct timed_cut *c, json_t *samples_trailer)
 {
-	uint32_t *newid = xcalloc(c->stacks.n + 1, sizeof(*newid));
+	uint32_t *newid = marple_calloc(c->stacks.n + 1, sizeof(*newid));
 	uint64_t nstacks = 0;
 
 	write_json(c, cut_header(c, c->stack_hdr), UINT64_MAX);
@@ -204,7 +204,7 @@ static void cut_record(struct timed_cut *c, struct stream_reader *r)
 	case CUT_STACKS: {
 		const char *hash = memchr(raw.s, '#', raw.len);
 		strings_add(&c->stacks, hash + 1, raw.len - (size_t)(hash + 1 - raw.s));
-		c->sum = xgrow(c->sum, &c->sumcap, c->stacks.n, sizeof(*c->sum));
+		c->sum = marple_grow(c->sum, &c->sumcap, c->stacks.n, sizeof(*c->sum));
 		c->sum[c->stacks.n - 1] = stream_reader_stack(r)->weight;
 		break;
 	}
@@ -219,7 +219,7 @@ static void cut_record(struct timed_cut *c, struct stream_reader *r)
 			break;
 		c->sum[s.stack] += in;
 		strings_add(&c->kept, raw.s, raw.len);
-		c->kept_stack = xgrow(c->kept_stack, &c->kept_cap, c->kept.n, sizeof(*c->kept_stack));
+		c->kept_stack = marple_grow(c->kept_stack, &c->kept_cap, c->kept.n, sizeof(*c->kept_stack));
 		c->kept_stack[c->kept.n - 1] = (uint32_t)s.stack;
 		break;
 	case CUT_EVENTS:

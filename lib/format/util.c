@@ -231,14 +231,14 @@ struct outfile {
 
 struct outfile *outfile_open(const char *path)
 {
-	struct outfile *o = xcalloc(1, sizeof(*o));
+	struct outfile *o = marple_calloc(1, sizeof(*o));
 
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return o;
 	}
-	o->path = xstrdup(path);
-	o->tmp = xmalloc(strlen(path) + 16);
+	o->path = marple_strdup(path);
+	o->tmp = marple_malloc(strlen(path) + 16);
 	sprintf(o->tmp, "%s.XXXXXX", path);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
@@ -356,7 +356,7 @@ uint64_t now_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
-void *xmalloc(size_t n)
+void *marple_malloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
@@ -364,7 +364,7 @@ void *xmalloc(size_t n)
 	return p;
 }
 
-void *xcalloc(size_t n, size_t sz)
+void *marple_calloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
@@ -372,20 +372,20 @@ void *xcalloc(size_t n, size_t sz)
 	return p;
 }
 
-char *xstrdup(const char *s)
+char *marple_strdup(const char *s)
 {
-	return xstrndup(s, strlen(s));
+	return marple_strndup(s, strlen(s));
 }
 
-char *xstrndup(const char *s, size_t n)
+char *marple_strndup(const char *s, size_t n)
 {
-	char *p = xmalloc(n + 1);
+	char *p = marple_malloc(n + 1);
 	memcpy(p, s, n);
 	p[n] = 0;
 	return p;
 }
 
-void *xgrow(void *buf, size_t *cap, size_t need, size_t sz)
+void *marple_grow(void *buf, size_t *cap, size_t need, size_t sz)
 {
 	size_t c = *cap ? *cap : 16;
 

@@ -67,10 +67,10 @@ uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
 
 /* Grow *buf to hold at least need elements of size sz; exits 1 on out-of-memory. */
-void *xgrow(void *buf, size_t *cap, size_t need, size_t sz);
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t sz);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
+void *marple_grow(void *buf, size_t *cap, size_t need, size_t sz);
+void *marple_malloc(size_t n);
+void *marple_calloc(size_t n, size_t sz);
+char *marple_strdup(const char *s);
+char *marple_strndup(const char *s, size_t n);
 
 #endif

@@ -92,7 +92,7 @@ static int bad_line(struct cpel_conv *c, const char *why)
 static uint32_t strtab_add(struct cpel_conv *c, const char *s, size_t n)
 {
 	if (memchr(s, 0, n)) {
-		c->scratch = xgrow(c->scratch, &c->scap, n + 1, 1);
+		c->scratch = marple_grow(c->scratch, &c->scap, n + 1, 1);
 		for (size_t i = 0; i < n; i++)
 			c->scratch[i] = s[i] ? s[i] : '?';
 		s = c->scratch;
@@ -105,7 +105,7 @@ static uint32_t strtab_add_format(struct cpel_conv *c, const char *s, size_t n)
 {
 	if (!memchr(s, '%', n))
 		return strtab_add(c, s, n);
-	char *f = xmalloc(2 * n + 1);
+	char *f = marple_malloc(2 * n + 1);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		f[k++] = s[i];
@@ -121,7 +121,7 @@ static uint32_t track_id(struct cpel_conv *c, const char *s, size_t n)
 {
 	uint32_t id = intern_get(c->tracks, s, n);
 	if (id == c->ntracks) {	/* new: ids count up from 0 */
-		c->track_label = xgrow(c->track_label, &c->track_cap, c->ntracks + 1, sizeof(uint32_t));
+		c->track_label = marple_grow(c->track_label, &c->track_cap, c->ntracks + 1, sizeof(uint32_t));
 		c->track_label[c->ntracks++] = strtab_add_format(c, s, n);
 	}
 	return id;
@@ -136,12 +136,12 @@ static uint32_t type_code(struct cpel_conv *c, const char *s, size_t n)
 		if (c->type_len[i] == n && memcmp(c->type_name[i], s, n) == 0)
 			return (uint32_t)(c->last_type = i);
 	size_t cap = c->type_cap;
-	c->type_off = xgrow(c->type_off, &cap, c->ntypes + 1, sizeof(*c->type_off));
+	c->type_off = marple_grow(c->type_off, &cap, c->ntypes + 1, sizeof(*c->type_off));
 	cap = c->type_cap;
-	c->type_name = xgrow(c->type_name, &cap, c->ntypes + 1, sizeof(*c->type_name));
-	c->type_len = xgrow(c->type_len, &c->type_cap, c->ntypes + 1, sizeof(*c->type_len));
+	c->type_name = marple_grow(c->type_name, &cap, c->ntypes + 1, sizeof(*c->type_name));
+	c->type_len = marple_grow(c->type_len, &c->type_cap, c->ntypes + 1, sizeof(*c->type_len));
 	c->type_off[c->ntypes] = strtab_add_format(c, s, n);
-	c->type_name[c->ntypes] = xstrndup(s, n);
+	c->type_name[c->ntypes] = marple_strndup(s, n);
 	c->type_len[c->ntypes] = n;
 	return (uint32_t)(c->last_type = c->ntypes++);
 }
@@ -184,7 +184,7 @@ static int flush_chunk(struct cpel_conv *c)
 			warnmsg("cannot write the temporary file: %s", strerror(errno));
 		return -1;
 	}
-	c->runs = xgrow(c->runs, &c->runs_cap, c->nruns + 1, sizeof(*c->runs));
+	c->runs = marple_grow(c->runs, &c->runs_cap, c->nruns + 1, sizeof(*c->runs));
 	c->runs[c->nruns++] = (struct run){ c->spooled, c->nchunk };
 	c->spooled += (off_t)c->nchunk;
 	c->nchunk = 0;
@@ -326,7 +326,7 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 	size_t need = (size_t)commlen + (size_t)pidlen + 4;
 	for (size_t i = 0; i < c->ndkeys; i++)
 		need += c->dklen[i] + (size_t)dlen[i] + 2;
-	c->proc = xgrow(c->proc, &c->proccap, need + 1, 1);
+	c->proc = marple_grow(c->proc, &c->proccap, need + 1, 1);
 	char *proc = c->proc;
 	size_t plen = 0;
 	if (comm) {
@@ -388,25 +388,25 @@ static int do_line(struct cpel_conv *c, char *p, size_t n)
 
 struct cpel_conv *cpel_conv_new(const struct cpel_opts *o)
 {
-	struct cpel_conv *c = xcalloc(1, sizeof(*c));
+	struct cpel_conv *c = marple_calloc(1, sizeof(*c));
 	c->o = *o;
 	c->name = o->name ? o->name : "<stdin>";
 	c->sorted = 1;
 	c->chunk_sorted = 1;
 	c->chunk_cap = o->run_events ? o->run_events : (1u << 20);
-	c->chunk = xmalloc(c->chunk_cap * sizeof(*c->chunk));
+	c->chunk = marple_malloc(c->chunk_cap * sizeof(*c->chunk));
 	c->st = intern_new();
 	c->tracks = intern_new();
 	strtab_add(c, STRTAB_NAME, sizeof(STRTAB_NAME) - 1);
 	c->datum_s_off = strtab_add(c, "%s", 2);
 	if (o->datum && *o->datum) {
-		char *copy = xstrdup(o->datum), *save = NULL;
+		char *copy = marple_strdup(o->datum), *save = NULL;
 		for (char *k = strtok_r(copy, ",", &save); k && c->ndkeys < 8; k = strtok_r(NULL, ",", &save)) {
 			c->dkeys = realloc(c->dkeys, (c->ndkeys + 1) * sizeof(char *));
 			c->dklen = realloc(c->dklen, (c->ndkeys + 1) * sizeof(size_t));
 			if (!c->dkeys || !c->dklen)
 				fatal(EXIT_DATA, "out of memory");
-			c->dkeys[c->ndkeys] = xstrdup(k);
+			c->dkeys[c->ndkeys] = marple_strdup(k);
 			c->dklen[c->ndkeys++] = strlen(k);
 		}
 		free(copy);
@@ -472,7 +472,7 @@ int cpel_conv_feed(struct cpel_conv *c, char *buf, size_t len)
 			}
 			p = nl + 1;
 		} else {
-			c->pend = xgrow(c->pend, &c->pcap, c->plen + take + 1, 1);
+			c->pend = marple_grow(c->pend, &c->pcap, c->plen + take + 1, 1);
 			memcpy(c->pend + c->plen, p, take);
 			c->plen += take;
 			if (!nl)
@@ -488,7 +488,7 @@ int cpel_conv_feed(struct cpel_conv *c, char *buf, size_t len)
 		char *nl = memchr(p, '\n', (size_t)(e - p));
 		if (!nl) {
 			size_t take = (size_t)(e - p);
-			c->pend = xgrow(c->pend, &c->pcap, take + 1, 1);
+			c->pend = marple_grow(c->pend, &c->pcap, take + 1, 1);
 			memcpy(c->pend, p, take);
 			c->plen = take;
 			break;
@@ -516,7 +516,7 @@ int cpel_conv_finish(struct cpel_conv *c)
 int cpel_conv_feed_file(struct cpel_conv *c, FILE *f)
 {
 	size_t cap = 1 << 20;
-	char *buf = xmalloc(cap);
+	char *buf = marple_malloc(cap);
 	size_t n;
 	int r = 0;
 	while ((n = fread(buf, 1, cap, f)) > 0)
@@ -683,8 +683,8 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	name64(&w);
 	be32(&w, (uint32_t)c->ntracks);
 	/* track ids in the natural order of their labels (G2 lists them so) */
-	uint32_t *order = xmalloc((c->ntracks + 1) * 2 * sizeof(uint32_t));
-	uint32_t *remap = xmalloc((c->ntracks + 1) * sizeof(uint32_t));
+	uint32_t *order = marple_malloc((c->ntracks + 1) * 2 * sizeof(uint32_t));
+	uint32_t *remap = marple_malloc((c->ntracks + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < c->ntracks; i++) {
 		order[2 * i] = (uint32_t)i;
 		order[2 * i + 1] = c->track_label[i];
@@ -732,9 +732,9 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 		fflush(c->spool);
 		size_t cap = c->sorted ? (1u << 16) : (1u << 12);
 		size_t nk = c->sorted ? 1 : c->nruns;
-		struct cursor *k = xcalloc(nk, sizeof(*k));
+		struct cursor *k = marple_calloc(nk, sizeof(*k));
 		for (size_t i = 0; i < nk; i++) {
-			k[i].buf = xmalloc(cap * sizeof(struct ev));
+			k[i].buf = marple_malloc(cap * sizeof(struct ev));
 			if (c->sorted) {
 				k[i].off = 0;
 				k[i].left = (size_t)c->spooled;
@@ -783,7 +783,7 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 int cpel_convert_buffer(const char *buf, size_t len, const struct cpel_opts *o, FILE *out)
 {
 	struct cpel_conv *c = cpel_conv_new(o);
-	char *copy = xmalloc(len + 1);
+	char *copy = marple_malloc(len + 1);
 	memcpy(copy, buf, len);
 	int r = cpel_conv_feed(c, copy, len);
 	free(copy);

@@ -40,7 +40,7 @@ struct heatgrid {
 
 struct heatgrid *hg_new(const struct hg_config *cfg)
 {
-	struct heatgrid *g = xcalloc(1, sizeof(*g));
+	struct heatgrid *g = marple_calloc(1, sizeof(*g));
 	g->cfg = *cfg;
 	if (!g->cfg.rows)
 		g->cfg.rows = 50;
@@ -128,7 +128,7 @@ static void bucket_merge(struct heatgrid *g, struct bucket *dst, struct bucket *
 
 static struct bucket *new_column(struct heatgrid *g)
 {
-	return xcalloc(g->rowcap, sizeof(struct bucket));
+	return marple_calloc(g->rowcap, sizeof(struct bucket));
 }
 
 /* Halve the number of columns: column c becomes c / 2 (floor). */
@@ -138,7 +138,7 @@ static void merge_columns(struct heatgrid *g)
 	int64_t last = g->base + (int64_t)g->ncols - 1;
 	int64_t nl = last >= 0 ? last / 2 : -((-last + 1) / 2);
 	size_t n = (size_t)(nl - nb + 1);
-	struct bucket **cols = xcalloc(n > 0 ? n : 1, sizeof(*cols));
+	struct bucket **cols = marple_calloc(n > 0 ? n : 1, sizeof(*cols));
 
 	for (size_t i = 0; i < g->ncols; i++) {
 		int64_t c = g->base + (int64_t)i;
@@ -170,13 +170,13 @@ static struct bucket *column(struct heatgrid *g, int64_t c)
 	if (g->ncols == 0) {
 		g->base = c;
 		g->colcap = 16;
-		g->cols = xcalloc(g->colcap, sizeof(*g->cols));
+		g->cols = marple_calloc(g->colcap, sizeof(*g->cols));
 		g->ncols = 1;
 	} else if (c < g->base) {
 		size_t add = (size_t)(g->base - c);
 		if (g->ncols + add > HG_MAX_COLS)
 			return NULL;
-		g->cols = xgrow(g->cols, &g->colcap, g->ncols + add, sizeof(*g->cols));
+		g->cols = marple_grow(g->cols, &g->colcap, g->ncols + add, sizeof(*g->cols));
 		memmove(g->cols + add, g->cols, g->ncols * sizeof(*g->cols));
 		memset(g->cols, 0, add * sizeof(*g->cols));
 		g->ncols += add;
@@ -186,7 +186,7 @@ static struct bucket *column(struct heatgrid *g, int64_t c)
 		if (n > HG_MAX_COLS)
 			return NULL;
 		size_t old = g->colcap;
-		g->cols = xgrow(g->cols, &g->colcap, n, sizeof(*g->cols));
+		g->cols = marple_grow(g->cols, &g->colcap, n, sizeof(*g->cols));
 		memset(g->cols + old, 0, (g->colcap - old) * sizeof(*g->cols));
 		g->ncols = n;
 	}
@@ -427,7 +427,7 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	uint64_t *ranks = NULL;
 	size_t nrank = 0;
 	if (d->color_rank) {
-		ranks = xmalloc((nlit ? nlit : 1) * sizeof(uint64_t));
+		ranks = marple_malloc((nlit ? nlit : 1) * sizeof(uint64_t));
 		for (size_t i = 0; i < g->ncols; i++)
 			for (uint32_t r = 0; g->cols[i] && r < rows; r++)
 				if (g->cols[i][r].n)

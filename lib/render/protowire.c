@@ -9,7 +9,7 @@
 static inline void reserve(struct pbuf *p, size_t more)
 {
 	if (p->n + more > p->cap)
-		p->b = xgrow(p->b, &p->cap, p->n + more, 1);
+		p->b = marple_grow(p->b, &p->cap, p->n + more, 1);
 }
 
 void pb_varint(struct pbuf *p, uint64_t v)

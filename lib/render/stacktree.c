@@ -64,7 +64,7 @@ struct tail {
 
 static uint32_t *new_slots(size_t n)
 {
-	uint32_t *s = xmalloc(n * sizeof(uint32_t));
+	uint32_t *s = marple_malloc(n * sizeof(uint32_t));
 	memset(s, 0xff, n * sizeof(uint32_t));
 	return s;
 }
@@ -73,7 +73,7 @@ static const char *store(struct stree *t, const char *s, size_t len)
 {
 	if (t->blk_cap - t->blk_used < len || !t->blk) {
 		size_t cap = len > (1u << 20) ? len : (1u << 20);
-		t->blk = xmalloc(cap ? cap : 1);
+		t->blk = marple_malloc(cap ? cap : 1);
 		t->blk_cap = cap;
 		t->blk_used = 0;
 		t->blocks = realloc(t->blocks, (t->nblocks + 1) * sizeof(char *));
@@ -258,7 +258,7 @@ static void set_tail(struct stree *t, uint32_t id, const char *s, size_t len, do
 		t->free_tail = STREE_NONE;
 	} else {
 		if (t->ntails == t->tails_cap)
-			t->tails = xgrow(t->tails, &t->tails_cap, t->ntails + 1, sizeof(*t->tails));
+			t->tails = marple_grow(t->tails, &t->tails_cap, t->ntails + 1, sizeof(*t->tails));
 		k = (uint32_t)t->ntails++;
 	}
 	t->tails[k] = (struct tail){ copy ? store(t, s, len) : s, len, w0, w1 };
@@ -290,14 +290,14 @@ void stree_lazy_tails(struct stree *t)
 	if (t->n != 1 || t->lazy)
 		return;
 	t->lazy = 1;
-	t->tail_of = xmalloc(t->cap * sizeof(*t->tail_of));
+	t->tail_of = marple_malloc(t->cap * sizeof(*t->tail_of));
 	t->tail_of[0] = STREE_NONE;
 	t->free_tail = STREE_NONE;
 }
 
 struct stree *stree_new(int flamechart)
 {
-	struct stree *t = xcalloc(1, sizeof(*t));
+	struct stree *t = marple_calloc(1, sizeof(*t));
 	t->flamechart = flamechart;
 	t->mask = 1023;
 	t->slots = new_slots(t->mask + 1);
@@ -336,7 +336,7 @@ void stree_free(struct stree *t)
  * node's second count equals its first). */
 static void need_v2(struct stree *t)
 {
-	t->v2 = xmalloc((t->cap ? t->cap : 1) * sizeof(*t->v2));
+	t->v2 = marple_malloc((t->cap ? t->cap : 1) * sizeof(*t->v2));
 	for (size_t k = 0; k < t->n; k++)
 		t->v2[k] = t->nodes[k].v;
 }
@@ -346,11 +346,11 @@ static void grow_prev(struct stree *t, size_t n)
 	if (n <= t->prev_ncap)
 		return;
 	size_t cap = t->prev_ncap;
-	t->prev_off = xgrow(t->prev_off, &cap, n, sizeof(size_t));
+	t->prev_off = marple_grow(t->prev_off, &cap, n, sizeof(size_t));
 	cap = t->prev_ncap;
-	t->prev_len = xgrow(t->prev_len, &cap, n, sizeof(size_t));
+	t->prev_len = marple_grow(t->prev_len, &cap, n, sizeof(size_t));
 	cap = t->prev_ncap;
-	t->prev_node = xgrow(t->prev_node, &cap, n, sizeof(uint32_t));
+	t->prev_node = marple_grow(t->prev_node, &cap, n, sizeof(uint32_t));
 	t->prev_ncap = cap;
 }
 
@@ -398,7 +398,7 @@ void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, 
 	size_t total = bytes;
 	for (size_t k = i; k < n; k++)
 		total += frames[k].len;
-	t->prev = xgrow(t->prev, &t->prev_cap, total + 1, 1);
+	t->prev = marple_grow(t->prev, &t->prev_cap, total + 1, 1);
 	for (; i < n; i++) {
 		memcpy(t->prev + bytes, frames[i].s, frames[i].len);
 		int made = 0;
@@ -498,7 +498,7 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 		if (t->prev_s != t->prev)
 			same = 0;
 		if (len + 1 > t->prev_cap)
-			t->prev = xgrow(t->prev, &t->prev_cap, len + 1, 1);
+			t->prev = marple_grow(t->prev, &t->prev_cap, len + 1, 1);
 		memcpy(t->prev + same, stack + same, len - same);
 		t->prev_s = t->prev;
 	}
@@ -520,7 +520,7 @@ void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0,
 	}
 	while (folded_next_frame(stack, len, &pos, &f, &fl)) {
 		if (n == cap)
-			fr = xgrow(fr, &cap, n + 1, sizeof(*fr));
+			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
 		fr[n++] = (struct mstr){ f, fl };
 	}
 	for (size_t i = 0; i < n / 2; i++) {
@@ -553,7 +553,7 @@ const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t 
 	if (t->lazy && t->tail_of[id] != STREE_NONE)
 		expand_tail(t, id);
 	*n = t->nodes[id].nkids;
-	kids = xgrow(kids, &cap, *n + 1, sizeof(*kids));
+	kids = marple_grow(kids, &cap, *n + 1, sizeof(*kids));
 	for (uint32_t c = t->nodes[id].first; c != STREE_NONE; c = t->nodes[c].next)
 		kids[k++] = c;
 	if (!sorted || k < 2)
@@ -628,7 +628,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			json_t *u = json_object_get(stream_reader_header(r), "units");
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
-				in->unit = xstrdup(w);
+				in->unit = marple_strdup(w);
 			continue;
 		}
 		if (it != STREAM_RECORD)
@@ -636,7 +636,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 		const struct stack_rec *s = stream_reader_stack(r);
 		const struct mstr *fr = s->frames;
 		if (in->reverse) {
-			rev = xgrow(rev, &revcap, s->nframes + 1, sizeof(*rev));
+			rev = marple_grow(rev, &revcap, s->nframes + 1, sizeof(*rev));
 			for (size_t i = 0; i < s->nframes; i++)
 				rev[i] = s->frames[s->nframes - 1 - i];
 			fr = rev;
@@ -688,7 +688,7 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 	}
 	t->stable = 0;
 	if (lines_stable(l) && t->ntails) {
-		t->inputs = xgrow(t->inputs, &t->inputs_cap, t->ninputs + 1, sizeof(*t->inputs));
+		t->inputs = marple_grow(t->inputs, &t->inputs_cap, t->ninputs + 1, sizeof(*t->inputs));
 		t->inputs[t->ninputs++] = l;
 	} else {
 		if (lines_stable(l))

@@ -11,7 +11,7 @@
 
 static char *write_tmp(const char *text)
 {
-	char *path = xstrdup("/tmp/test_eventread.XXXXXX");
+	char *path = marple_strdup("/tmp/test_eventread.XXXXXX");
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
 	fputs(text, f);
