@@ -43,6 +43,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (targ_tid && tid != targ_tid)
 		return 0;
+	if (self_current_is_marple())
+		return 0;
 	stacks_count(STACKS_SAMPLES);
 
 	if (raw_mode) {

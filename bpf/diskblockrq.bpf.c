@@ -29,7 +29,7 @@ static __always_inline int count_rq(void *ctx, struct request *rq)
 	struct diskblockrq_val *v, zero = {};
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (targ_tgid && tgid != targ_tgid)
+	if ((targ_tgid && tgid != targ_tgid) || self_current_is_marple())
 		return 0;
 	if (targ_dev_set) {
 		struct gendisk *disk = BPF_CORE_READ(rq, q, disk);

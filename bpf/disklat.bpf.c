@@ -31,6 +31,7 @@ struct owner {
 	__u32 pid;
 	char comm[16];
 };
+#define OWNER_MARPLE 0xffffffffu	/* owner.pid of I/O submitted by marple itself */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* merged requests are never issued */
@@ -52,6 +53,10 @@ static __always_inline int on_issue(struct request *rq)
 		s.pid = o->pid;
 		__builtin_memcpy(s.comm, o->comm, sizeof(s.comm));
 		bpf_map_delete_elem(&owners, &key);
+		if (s.pid == OWNER_MARPLE)
+			return 0;
+	} else if (self_current_is_marple()) {
+		return 0;
 	} else {
 		events_owner(&s.pid, s.comm);
 	}
@@ -98,7 +103,10 @@ static __always_inline int on_start(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct owner o = {};
 
-	events_owner(&o.pid, o.comm);
+	if (self_current_is_marple())
+		o.pid = OWNER_MARPLE;
+	else
+		events_owner(&o.pid, o.comm);
 	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
 	return 0;
 }

@@ -9,11 +9,13 @@
  *   events_reserve(size)       a record to fill and bpf_ringbuf_submit(), or
  *                              NULL with the loss counted (EVENTS_LOST)
  *   events_owner(&pid, comm)   the current process: its tgid and comm[16]
+ * and bpf/self.bpf.h's self_current_is_marple()/self_task_is_marple(task).
  */
 #ifndef MARPLE_EVENTS_BPF_H
 #define MARPLE_EVENTS_BPF_H
 
 #include "events.h"
+#include "self.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -32,7 +32,7 @@ static __always_inline int record(struct pt_regs *ctx, __u64 size)
 	struct mallocstacks_val *v, zero = {};
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (stopped || (targ_tgid && tgid != targ_tgid))
+	if (stopped || (targ_tgid && tgid != targ_tgid) || self_current_is_marple())
 		return 0;
 	if (sample_every > 1) {
 		__u32 i = 0;

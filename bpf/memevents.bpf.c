@@ -34,7 +34,7 @@ static __always_inline int count(void *ctx, int kernel)
 	__u64 *v, none = 0;
 	__u32 zero = 0, *busy;
 
-	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+	if ((targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid) || self_current_is_marple())
 		return 0;
 	busy = bpf_map_lookup_elem(&walking, &zero);
 	if (!busy || *busy)

@@ -81,7 +81,8 @@ static __always_inline int wanted(__u32 tgid, __u32 tid)
 		return 0;
 	if (targ_tid && tid != targ_tid)
 		return 0;
-	return 1;
+	/* tgid and tid are current's (prev at a switch) */
+	return !self_current_is_marple();
 }
 
 /* Submit a record without waking user space (it polls every 20 ms) unless

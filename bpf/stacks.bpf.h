@@ -30,6 +30,8 @@
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
+ * and, from bpf/self.bpf.h, self_current_is_marple(): every stack collector
+ * leaves marple's own processes out with it
  * and, with STACKS_COUNTS defined before the include, the aggregation map
  *   counts          BPF_MAP_TYPE_HASH struct stack_key -> u64 (size it like stacks)
  *   stacks_add(k, w)                    counts[k] += w; a full map is counted
@@ -43,6 +45,7 @@
 #ifndef MARPLE_STACKS_BPF_H
 #define MARPLE_STACKS_BPF_H
 
+#include "self.bpf.h"
 #include "stacks.h"
 
 #ifndef EEXIST

@@ -28,6 +28,7 @@
 #include "collector.h"
 #include "cpuclock.h"
 #include "dwarfstacks.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -65,6 +66,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
+	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
 	SC_HELP,
 	{ 0 },
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rbsize);
 	if ((err = callstack_bpf__load(skel)))
 		fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
+	self_filter_setup(skel->obj, sc.include_self);
 
 	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
@@ -217,6 +220,7 @@ int main(int argc, char **argv)
 	uint64_t dropped = stacks_trailer_add(tr, counters, opt.raw ? NULL : sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
+	self_trailer_add(tr, skel->obj);
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	stream_write_json(stdout, tr);

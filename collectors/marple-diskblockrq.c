@@ -23,6 +23,7 @@
 #include "collector.h"
 #include "diskblockrq.h"
 #include "diskblockrq.skel.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
 		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
+	self_filter_setup(skel->obj, sc.include_self);
 	link = bpf_program__attach(opt.insert ? skel->progs.rq_insert : skel->progs.rq_issue);
 	if (!link) {
 		warnmsg("cannot attach to block:%s: %s", tp, collector_strerror(-errno));

@@ -25,12 +25,14 @@
 #include "disklat.h"
 #include "disklat.skel.h"
 #include "eventcollector.h"
+#include "selffilter.h"
 #include "stream.h"
 #include "util.h"
 
 static struct {
 	int verbose;
 	int force_raw;
+	int include_self;
 } opt;
 
 static uint64_t start_ns, records;
@@ -39,11 +41,12 @@ static FILE *out;
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-v] [--raw-tp] [DURATION]\n"
+		"Usage: %s [-v] [--raw-tp] [--include-self] [DURATION]\n"
 		"Trace block I/O and write one point per request: completion time (s),\n"
 		"latency (ms), process, device, bytes, read/write.\n"
 		"\n"
 		"      --raw-tp       use raw tracepoints even if the BTF ones work\n"
+		"      --include-self I/O of marple's own processes too (left out by default)\n"
 		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
 		"  -h, --help         this help\n"
 		"\n"
@@ -134,7 +137,11 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	bpf_program__set_autoload(skel->progs.complete_raw, raw);
 	bpf_program__set_autoload(skel->progs.start_btf, !raw && have_io_start);
 	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
-	if ((err = disklat_bpf__load(skel)) || (err = disklat_bpf__attach(skel))) {
+	if (!(err = disklat_bpf__load(skel))) {
+		self_filter_setup(skel->obj, opt.include_self);
+		err = disklat_bpf__attach(skel);
+	}
+	if (err) {
 		*why = collector_strerror(err);
 		disklat_bpf__destroy(skel);
 		return NULL;
@@ -146,6 +153,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "raw-tp", no_argument, NULL, 'R' },
+		SELF_LONGOPT,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -162,6 +170,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'R': opt.force_raw = 1; break;
+		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage_try();
@@ -202,7 +211,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	disklat_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.counts), records, "I/O records",
+	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.counts), skel->obj, records, "I/O records",
 				   "I/O requests not timed (too many in flight)") < 0)
 		goto cleanup;
 	status = EXIT_OK;

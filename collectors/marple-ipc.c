@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	ipc_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), records, "events",
+	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), NULL, records, "events",
 				   "connections not followed (too many open)") < 0)
 		goto cleanup;
 	status = EXIT_OK;

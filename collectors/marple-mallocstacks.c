@@ -19,6 +19,7 @@
 #include "collector.h"
 #include "mallocstacks.h"
 #include "mallocstacks.skel.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -117,6 +118,7 @@ int main(int argc, char **argv)
 		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
+	self_filter_setup(skel->obj, sc.include_self);
 	struct bpf_program *progs[3] = { skel->progs.malloc_enter, skel->progs.calloc_enter,
 					 skel->progs.realloc_enter };
 	for (int i = 0; i < 3; i++) {

@@ -26,6 +26,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "memevents.skel.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -226,6 +227,7 @@ int main(int argc, char **argv)
 		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
+	self_filter_setup(skel->obj, sc.include_self);
 	if (!opt.faults) {
 		precise = attach_precise(skel, &links, &nlinks) == 0;
 		if (!precise)

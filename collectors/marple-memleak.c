@@ -30,6 +30,7 @@
 #include "collector.h"
 #include "memleak.h"
 #include "memleak.skel.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -408,6 +409,7 @@ int main(int argc, char **argv)
 		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
+	self_filter_setup(skel->obj, sc.include_self);
 	if (opt.kernel) {
 		for (size_t i = 0; i < 4; i++) {
 			links[nlinks] = bpf_program__attach(kprogs[i]);

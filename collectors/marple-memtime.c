@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "selffilter.h"
 #include "stream.h"
 #include "util.h"
 
@@ -40,6 +41,7 @@ static struct {
 	uint64_t interval_ns;
 	uint64_t refresh_ns;
 	int rss_only;
+	int include_self;
 	pid_t *pids;
 	size_t npids;
 } opt = {
@@ -56,6 +58,7 @@ struct proc {
 	uint64_t pss_kb;
 	uint64_t pss_at_ns;	/* when pss_kb was read; 0 = never */
 	int pss_ok;		/* 1 PSS readable, 0 not (RSS fallback) */
+	int marple;		/* marple's own (selffilter.h): no points */
 	char comm[64];
 };
 
@@ -66,7 +69,7 @@ static size_t nprocs, nnext, capprocs, capnext;
 static int procfd;
 static long pagesize;
 static size_t fd_budget;
-static uint64_t stat_vanished, records_written, pss_reads, pss_deferred;
+static uint64_t stat_vanished, records_written, pss_reads, pss_deferred, self_excluded_points;
 /* Time left for re-reading smaps_rollup: each interval adds its share of
  * PSS_BUDGET (a fraction of one CPU); page-table walks of big, busy processes
  * are what makes a collector like this expensive. */
@@ -90,6 +93,7 @@ static void usage(FILE *f)
 		"  -p, --pid PID          only this process (repeatable)\n"
 		"      --rss              report RSS for all processes (never read smaps_rollup)\n"
 		"      --pss-refresh TIME re-read an unchanged process's PSS this often (default 30s)\n"
+		"      --include-self     marple's own processes too (left out by default)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
@@ -189,6 +193,26 @@ static void read_comm(struct proc *p, const char *dname)
 	p->comm[n] = 0;
 }
 
+/* The process group from /proc/PID/stat (after the comm's closing paren); 0 if unreadable. */
+static pid_t read_pgid(const char *dname)
+{
+	char path[300], buf[512];
+	int ppid, pgid;
+
+	snprintf(path, sizeof(path), "%s/stat", dname);
+	int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	if (!paren || sscanf(paren + 1, " %*c %d %d", &ppid, &pgid) != 2)
+		return 0;
+	return (pid_t)pgid;
+}
+
 /* PSS in kB from /proc/PID/smaps_rollup: 0, or -1 if not readable. */
 static int read_pss(const char *dname, uint64_t *kb)
 {
@@ -239,8 +263,14 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 		}
 		if (p.rss_pages <= 0)	/* kernel thread or zombie: no memory */
 			goto keep;
-		if (!p.comm[0] || p.nocache || p.rss_pages != prev_rss)
+		if (!p.comm[0] || p.nocache || p.rss_pages != prev_rss) {
 			read_comm(&p, de->d_name);	/* new, or changed: exec renames */
+			p.marple = self_is_marple(p.pid, p.comm, self_wants_pgid() ? read_pgid(de->d_name) : 0);
+		}
+		if (p.marple) {
+			self_excluded_points++;
+			goto keep;
+		}
 		if (!opt.rss_only) {
 			/* Re-read PSS (a page-table walk) when RSS changed, at most every
 			 * MIN_PSS_AGE, and anyway every refresh period, staggered by pid.
@@ -334,6 +364,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, 0, 'p' },
 		{ "rss", no_argument, 0, 'R' },
 		{ "pss-refresh", required_argument, 0, 'P' },
+		SELF_LONGOPT,
 		{ "help", no_argument, 0, 'h' },
 		{ 0 },
 	};
@@ -356,6 +387,7 @@ int main(int argc, char **argv)
 			opt.pids[opt.npids++] = (pid_t)opt_u64("-p", optarg, 1, 4194304);
 			break;
 		case 'R': opt.rss_only = 1; break;
+		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'P':
 			if (parse_duration_ns(optarg, &opt.refresh_ns) < 0)
 				usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
@@ -365,6 +397,7 @@ int main(int argc, char **argv)
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
+	self_rule_init(opt.include_self);
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -437,6 +470,7 @@ int main(int argc, char **argv)
 	json_object_set_new(trailer, "pss_reads", json_integer((json_int_t)pss_reads));
 	json_object_set_new(trailer, "pss_deferred", json_integer((json_int_t)pss_deferred));
 	json_object_set_new(trailer, "cpu_ns", json_integer((json_int_t)cpu_ns()));
+	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)self_excluded_points));
 	stream_write_json(stdout, trailer);
 	json_decref(trailer);
 	free(opt.pids);

@@ -34,6 +34,7 @@
 #include "dwarfstacks.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
+#include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -75,6 +76,7 @@ static const struct sc_option options[] = {
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
+	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
 	SC_HELP,
 	{ 0 },
@@ -300,6 +302,7 @@ int main(int argc, char **argv)
 	collector_start(sc.verbose > 1);
 	stacks_check_target(sc.pid, sc.tid);
 	skel = load(&how);
+	self_filter_setup(skel->obj, sc.include_self);
 
 	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only)
@@ -372,6 +375,7 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
 	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)unpaired));
+	self_trailer_add(tr, skel->obj);
 	if (unpaired)
 		warnmsg("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
 			"seen since it last left", unpaired);

@@ -10,6 +10,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "events.h"
+#include "selffilter.h"
 #include "stream.h"
 #include "util.h"
 
@@ -36,12 +37,14 @@ int eventcollector_poll(struct ring_buffer *rb, int flush)
 	return 0;
 }
 
-int eventcollector_trailer(FILE *f, int counts_fd, uint64_t records, const char *lost_what,
-			   const char *untracked_what)
+int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
+			   const char *lost_what, const char *untracked_what)
 {
 	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
 	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
 	json_t *trl = section_trailer_new(records, lost, untracked, collector_end_reason());
+	if (self_obj)
+		self_trailer_add(trl, self_obj);
 	int rc = stream_write_json(f, trl);
 
 	json_decref(trl);

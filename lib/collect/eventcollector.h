@@ -8,7 +8,7 @@
  *   if (eventcollector_poll(rb, 0) < 0) goto cleanup;
  *   x_bpf__detach(skel);
  *   ring_buffer__consume(rb);
- *   eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), records,
+ *   eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), skel->obj, records,
  *                          "I/O records", "I/O requests not timed (too many in flight)");
  */
 #ifndef MARPLE_EVENTCOLLECTOR_H
@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 struct ring_buffer;
+struct bpf_object;
 
 /* A reader of the ring buffer calling on_event for each record; NULL after a
  * message. */
@@ -30,8 +31,9 @@ int eventcollector_poll(struct ring_buffer *rb, int flush);
 /* Write the trailer: records, "lost" = records the ring buffer had no room
  * for, "dropped" = events the kernel side's table had no room for; then name
  * each that is not 0 on stderr ("lost N <lost_what> (ring buffer full)",
- * "N <untracked_what>").  0, or -1 on a write error. */
-int eventcollector_trailer(FILE *f, int counts_fd, uint64_t records, const char *lost_what,
-			   const char *untracked_what);
+ * "N <untracked_what>"); with self_obj (a program that leaves marple's own
+ * processes out, selffilter.h) also "self_excluded".  0, or -1 on a write error. */
+int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
+			   const char *lost_what, const char *untracked_what);
 
 #endif

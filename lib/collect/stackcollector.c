@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "selffilter.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -71,6 +72,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
 	case SC_OPT_STACK_STORAGE: sc->stack_storage = opt_u64("--stack-storage", arg, 64, 1u << 22); break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
+	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
@@ -188,6 +190,7 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 	stacks_read_counters(map_fd(obj, "stack_counters"), counters);
 	uint64_t dropped = stacks_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	self_trailer_add(tr, obj);
 	return tr;
 }
 

@@ -25,7 +25,9 @@
  *
  *   stackcollector_parse(&sc, options, own_option, argc, argv);   // and the duration
  *   stackcollector_start(&sc);                // root, BTF, signals; -p's process exists
- *   skel = x_bpf__open(); ... stacks_set_storage(skel->obj, sc.stack_storage); load, attach
+ *   skel = x_bpf__open(); ... stacks_set_storage(skel->obj, sc.stack_storage); load
+ *   self_filter_setup(skel->obj, sc.include_self);   // marple's own left out (selffilter.h)
+ *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
  *   stackcollector_ready(&sc);
@@ -57,7 +59,7 @@ struct sc_option {
 enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
-	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE
+	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -87,11 +89,14 @@ enum {
 #define SC_NO_DEMANGLE \
 	{ SC_OPT_NO_DEMANGLE, SC_LONG_ONLY(SC_OPT_NO_DEMANGLE), "no-demangle", NULL, \
 	  "keep C++/Rust names mangled" }
+#define SC_INCLUDE_SELF \
+	{ SC_OPT_INCLUDE_SELF, SC_LONG_ONLY(SC_OPT_INCLUDE_SELF), "include-self", NULL, \
+	  "marple's own processes too (left out by default)" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
 	SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
-	SC_VERBOSE, SC_HELP
+	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
 struct syms_cache;
 struct ksyms;
@@ -116,6 +121,7 @@ struct stackcollector {
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
 	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
+	int include_self;		/* --include-self */
 	int verbose;			/* how many -v */
 
 	/* set by stackcollector_symbols */
@@ -160,7 +166,8 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 			      const char *label, pid_t target, json_t **options);
 
 /* A trailer of records records with the object's stack counters and sf's
- * stats (see stacks_trailer_add: a line on stderr when stacks were lost);
+ * stats (see stacks_trailer_add: a line on stderr when stacks were lost) and
+ * "self_excluded" (selffilter.h);
  * "dropped" is the samples not counted plus extra_dropped. */
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
 			       uint64_t extra_dropped, const char *ended);

@@ -42,6 +42,7 @@ static const char usage[] =
 	"      --delimit           a \"-\" frame between user and kernel frames\n"
 	"      --stack-storage N   stack map entries (default 16384)\n"
 	"      --addresses         unresolved frames as [module+0xoffset]\n"
+	"      --include-self      marple's own processes too (left out by default)\n"
 	"  -v, --verbose           libbpf's messages too\n"
 	"  -h, --help              this help\n"
 	"\n"

@@ -1,0 +1,83 @@
+/* self.bpf.h — keep marple's own processes out of what a collector records
+ * (included by stacks.bpf.h and events.bpf.h, so every collector has it;
+ * include after vmlinux.h and bpf_core_read.h).
+ *
+ * A task is marple's own when
+ *   - its comm is "marple" (the driver, a shell script, and its subshells) or
+ *     begins with "marple-" (every collector, filter and renderer), or
+ *   - its process is in self_tgids: the collector itself and the pids named in
+ *     $MARPLE_SELF_PIDS (the driver's and the supervisor's), or
+ *   - its process group is self_config.pgid ($MARPLE_SELF_PGID: a supervisor
+ *     that gives itself and its collectors a process group of their own).
+ * User space fills the maps after load (lib/collect/selffilter.h:
+ * self_filter_setup); with --include-self it sets self_config.off and nothing
+ * is left out.
+ *
+ * Defines, in the including program:
+ *   self_config     one struct self_config (self.h)
+ *   self_tgids      tgid -> 1
+ *   self_excluded   per-CPU u64: the events and samples left out
+ * and the helpers
+ *   self_task_is_marple(task)   1 (and counted) if task is marple's own
+ *   self_current_is_marple()    the same for the current task
+ */
+#ifndef MARPLE_SELF_BPF_H
+#define MARPLE_SELF_BPF_H
+
+#include "self.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct self_config);
+} self_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SELF_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} self_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} self_excluded SEC(".maps");
+
+/* "marple" or "marple-..." as the first 8 bytes of a comm (little endian) */
+static __always_inline int self_comm_is_marple(__u64 first8)
+{
+	__u8 seventh = (__u8)(first8 >> 48);
+	return (first8 & 0xffffffffffffull) == 0x656c7072616dull && (seventh == 0 || seventh == '-');
+}
+
+static __always_inline int self_task_is_marple(struct task_struct *t)
+{
+	__u32 zero = 0;
+	struct self_config *cfg = bpf_map_lookup_elem(&self_config, &zero);
+	__u64 first8 = 0;
+
+	if (!cfg || cfg->off || !t)
+		return 0;
+	bpf_core_read(&first8, sizeof(first8), &t->comm);
+	if (!self_comm_is_marple(first8)) {
+		__u32 tgid = BPF_CORE_READ(t, tgid);
+		if (!bpf_map_lookup_elem(&self_tgids, &tgid) &&
+		    (!cfg->pgid || BPF_CORE_READ(t, signal, pids[PIDTYPE_PGID], numbers[0].nr) != (int)cfg->pgid))
+			return 0;
+	}
+	__u64 *n = bpf_map_lookup_elem(&self_excluded, &zero);
+	if (n)
+		(*n)++;
+	return 1;
+}
+
+static __always_inline int self_current_is_marple(void)
+{
+	return self_task_is_marple((struct task_struct *)bpf_get_current_task());
+}
+
+#endif
