@@ -17,10 +17,15 @@ static int read_one(struct eventread *er, const char *path)
 			if (++er->bad <= 10)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
-			if (stream_reader_datatype(r) != DATATYPE_EVENT) {
+			enum datatype dt = stream_reader_datatype(r);
+			if (dt != DATATYPE_EVENT && !(dt == DATATYPE_POINT && er->on_point)) {
 				warn_at(stream_reader_name(r), stream_reader_line(r),
-					"section of datatype \"%s\": %s draws events only",
-					datatype_name(stream_reader_datatype(r)), progname);
+					"section of datatype \"%s\": %s draws events%s only",
+					datatype_name(dt), progname, er->on_point ? " and points" : "");
+				rc = -1;
+				break;
+			}
+			if (er->on_section && er->on_section(er, stream_reader_header(r), dt) < 0) {
 				rc = -1;
 				break;
 			}
@@ -34,6 +39,9 @@ static int read_one(struct eventread *er, const char *path)
 			int64_t e = header_int(stream_reader_trailer(r), "end_ns", -1);
 			if (e > 0 && (uint64_t)e > er->end)
 				er->end = (uint64_t)e;
+		} else if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_POINT) {
+			er->on_point(er, stream_reader_point(r));
+			er->events++;
 		} else if (it == STREAM_RECORD) {
 			const struct event_rec *e = stream_reader_event(r);
 			if (!er->have_t0) {

@@ -1,8 +1,9 @@
 /* eventread.h — the input loop of the event renderers (marple-eventplot,
- * marple-trace): every event section of the input operands (none, or "-":
- * stdin) read in order, each record handed to a callback, the first 10 bad
- * lines reported and all counted, the time origin and the end of the capture
- * kept; a section of another datatype ends reading with a message.
+ * marple-trace, marple-perfetto): every event section of the input operands
+ * (none, or "-": stdin) read in order, each record handed to a callback, the
+ * first 10 bad lines reported and all counted, the time origin and the end of
+ * the capture kept; a section of another datatype ends reading with a message
+ * (point sections are read too when the caller takes points).
  *
  *   struct eventread er = { .on_event = draw, .ctx = out };
  *   if (eventread_files(&er, argc - optind, argv + optind) < 0) {
@@ -23,12 +24,17 @@
 struct eventread {
 	/* set by the caller */
 	void (*on_event)(struct eventread *er, const struct event_rec *e);
-	void *ctx;		/* for on_event */
+	/* optional: point sections are read too, each point handed here */
+	void (*on_point)(struct eventread *er, const struct point_rec *p);
+	/* optional: each section's header as it begins; -1 ends reading as an
+	 * error (the callback says why) */
+	int (*on_section)(struct eventread *er, json_t *header, enum datatype dt);
+	void *ctx;		/* for the callbacks */
 	/* kept by the reader (t0 and end already count e when on_event sees it) */
 	uint64_t t0;		/* start_ns of the first section with one, else the first event's time */
 	int have_t0;
 	uint64_t end;		/* the latest event time or trailer end_ns */
-	uint64_t events;	/* events handed on before this one: the index of e in on_event */
+	uint64_t events;	/* records handed on before this one: the index of e in on_event */
 	uint64_t sections;	/* event sections read */
 	uint64_t bad;		/* malformed lines skipped */
 };

@@ -6,36 +6,15 @@
 
 #include "util.h"
 
+void pb_grow(struct pbuf *p, size_t more)
+{
+	p->b = marple_grow(p->b, &p->cap, p->n + more, 1);
+}
+
 static inline void reserve(struct pbuf *p, size_t more)
 {
 	if (p->n + more > p->cap)
-		p->b = marple_grow(p->b, &p->cap, p->n + more, 1);
-}
-
-void pb_varint(struct pbuf *p, uint64_t v)
-{
-	reserve(p, 10);
-	while (v >= 0x80) {
-		p->b[p->n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p->b[p->n++] = (unsigned char)v;
-}
-
-void pb_tag(struct pbuf *p, uint32_t field, enum pb_wiretype wire)
-{
-	pb_varint(p, (uint64_t)field << 3 | (uint64_t)wire);
-}
-
-void pb_uint(struct pbuf *p, uint32_t field, uint64_t v)
-{
-	pb_tag(p, field, PB_VARINT);
-	pb_varint(p, v);
-}
-
-void pb_int(struct pbuf *p, uint32_t field, int64_t v)
-{
-	pb_uint(p, field, (uint64_t)v);
+		pb_grow(p, more);
 }
 
 void pb_raw(struct pbuf *p, const void *s, size_t len)

@@ -22,11 +22,37 @@ struct pbuf {
 
 enum pb_wiretype { PB_VARINT = 0, PB_FIXED64 = 1, PB_LEN = 2, PB_FIXED32 = 5 };
 
-void pb_varint(struct pbuf *p, uint64_t v);
-void pb_tag(struct pbuf *p, uint32_t field, enum pb_wiretype wire);
+/* Room for more bytes (the slow path out of line). */
+void pb_grow(struct pbuf *p, size_t more);
+
+/* Inline: a trace writes several varints per event, millions of events. */
+static inline void pb_varint(struct pbuf *p, uint64_t v)
+{
+	if (p->n + 10 > p->cap)
+		pb_grow(p, 10);
+	while (v >= 0x80) {
+		p->b[p->n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p->b[p->n++] = (unsigned char)v;
+}
+
+static inline void pb_tag(struct pbuf *p, uint32_t field, enum pb_wiretype wire)
+{
+	pb_varint(p, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
 /* A varint field: uint32/uint64/bool, and int32/int64 (negative: ten bytes). */
-void pb_uint(struct pbuf *p, uint32_t field, uint64_t v);
-void pb_int(struct pbuf *p, uint32_t field, int64_t v);
+static inline void pb_uint(struct pbuf *p, uint32_t field, uint64_t v)
+{
+	pb_tag(p, field, PB_VARINT);
+	pb_varint(p, v);
+}
+
+static inline void pb_int(struct pbuf *p, uint32_t field, int64_t v)
+{
+	pb_uint(p, field, (uint64_t)v);
+}
 /* A length-delimited field of raw bytes: string, bytes, a message encoded elsewhere. */
 void pb_bytes(struct pbuf *p, uint32_t field, const void *s, size_t len);
 /* A nested message or a packed repeated field: pb_begin returns a mark, the

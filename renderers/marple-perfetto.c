@@ -1,0 +1,752 @@
+/* marple-perfetto — marple event sections (and latency points such as
+ * marple-disklat's) -> a Perfetto trace in its native protobuf format.
+ *
+ * Perfetto calls its JSON importer legacy and best-effort; from its own
+ * format it builds the real scheduling views.  So context switches and
+ * wake-ups become ftrace events, bundled per CPU as the kernel's ring buffers
+ * would give them (Perfetto derives the CPU slices and each thread's states
+ * from them), and everything else becomes TrackEvents on tracks of their own:
+ * disk requests as slices on one track per device, TCP connections as slices
+ * on their process joined by flow arrows, other events as instants.
+ *
+ *   $ sudo marple-cpusched -w 10 | marple-perfetto -o sched.pftrace
+ *   $ marple-perfetto capture.marple > capture.pftrace   # ui.perfetto.dev
+ *
+ * The output is written in one pass: a CPU's events are held until its
+ * bundle reaches --bundle bytes, a track is described once, a connection is
+ * remembered while it is open; memory does not grow with the capture's length.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventread.h"
+#include "folded.h"
+#include "intern.h"
+#include "protowire.h"
+#include "stream.h"
+#include "util.h"
+
+static struct {
+	const char *output;
+	uint64_t bundle_bytes;
+} opt = { .bundle_bytes = 64 * 1024 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-o FILE] [-b BYTES] [FILE...]\n"
+		"Convert marple event sections (and latency points, as marple-disklat writes)\n"
+		"to a Perfetto trace in its protobuf format (ui.perfetto.dev, trace_processor).\n"
+		"\n"
+		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
+		"  -b, --bundle BYTES  hold up to BYTES of a CPU's events per bundle (default 65536)\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Sections must come from one host.\n"
+		"Exit: 0 ok, 1 bad or no input, 2 usage.  See marple-perfetto(1).\n",
+		progname);
+}
+
+/* Field numbers of Perfetto's trace protos (protos/perfetto/trace/ in its
+ * source tree); tests/perfetto/trace.proto states the same ones for protoc. */
+enum {
+	TRACE_PACKET = 1,
+	/* TracePacket */
+	PKT_FTRACE_EVENTS = 1, PKT_PROCESS_TREE = 2, PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8,
+	PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_SEQUENCE_FLAGS = 13, PKT_SYSTEM_INFO = 45,
+	PKT_TRACK_DESCRIPTOR = 60,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	/* FtraceEventBundle; FtraceEvent */
+	BUNDLE_CPU = 1, BUNDLE_EVENT = 2,
+	FTRACE_TIMESTAMP = 1, FTRACE_PID = 2, FTRACE_SCHED_SWITCH = 4, FTRACE_SCHED_WAKEUP = 17,
+	/* SchedSwitchFtraceEvent; SchedWakeupFtraceEvent */
+	SWITCH_PREV_COMM = 1, SWITCH_PREV_PID = 2, SWITCH_PREV_STATE = 4, SWITCH_NEXT_COMM = 5,
+	SWITCH_NEXT_PID = 6, SWITCH_NEXT_PRIO = 7,
+	WAKEUP_COMM = 1, WAKEUP_PID = 2, WAKEUP_PRIO = 3, WAKEUP_SUCCESS = 4, WAKEUP_TARGET_CPU = 5,
+	/* ProcessTree; its Process */
+	TREE_PROCESS = 1, PROCESS_PID = 1, PROCESS_CMDLINE = 3,
+	/* ClockSnapshot; its Clock; the builtin clock ids */
+	SNAPSHOT_CLOCK = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2,
+	CLOCK_REALTIME = 1, CLOCK_MONOTONIC = 3, CLOCK_BOOTTIME = 6,
+	/* SystemInfo; Utsname */
+	SYSINFO_UTSNAME = 1, SYSINFO_NUM_CPUS = 8, UTS_SYSNAME = 1, UTS_RELEASE = 3,
+	/* TrackDescriptor; ProcessDescriptor */
+	TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_PARENT = 5,
+	PROCDESC_PID = 1, PROCDESC_NAME = 6,
+	/* TrackEvent and its types; DebugAnnotation */
+	EVENT_ANNOTATION = 4, EVENT_TYPE = 9, EVENT_TRACK = 11, EVENT_CATEGORY = 22, EVENT_NAME = 23,
+	EVENT_FLOW = 47, EVENT_FLOW_END = 48,
+	SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3,
+	ANNOT_INT = 4, ANNOT_STRING = 6, ANNOT_NAME = 10,
+};
+
+#define SEQUENCE_ID 1		/* all packets are one writer's sequence */
+#define MAX_CPU 65535
+
+/* ---- output: one packet at a time ---- */
+
+static FILE *out;
+static struct pbuf pkt, head;
+static int sequence_started;
+
+#define NO_TIME UINT64_MAX	/* a packet whose content carries its own times, or none */
+
+static void packet_begin(uint64_t time)
+{
+	if (time != NO_TIME)
+		pb_uint(&pkt, PKT_TIMESTAMP, time);
+	pb_uint(&pkt, PKT_SEQUENCE_ID, SEQUENCE_ID);
+	if (!sequence_started)
+		pb_uint(&pkt, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	sequence_started = 1;
+}
+
+static void packet_end(void)
+{
+	head.n = 0;
+	pb_tag(&head, TRACE_PACKET, PB_LEN);
+	pb_varint(&head, pkt.n);
+	fwrite(head.b, 1, head.n, out);
+	fwrite(pkt.b, 1, pkt.n, out);
+	pkt.n = 0;
+}
+
+/* A name from a record: its bytes if they are UTF-8 (protobuf strings must
+ * be), else the %XX-escaped text. */
+static void put_name(struct pbuf *p, uint32_t field, struct mstr s)
+{
+	size_t i = 0;
+	while (i < s.len && (unsigned char)s.s[i] < 0x80)	/* ASCII: the common case */
+		i++;
+	while (i < s.len) {
+		size_t n = utf8_seq_len((const unsigned char *)s.s + i, s.len - i);
+		if (!n) {
+			char *e = escape_dup(s.s, s.len);
+			pb_bytes(p, field, e, strlen(e));
+			free(e);
+			return;
+		}
+		i += n;
+	}
+	pb_bytes(p, field, s.s, s.len);
+}
+
+static void put_fixed64(struct pbuf *p, uint32_t field, uint64_t v)
+{
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	pb_tag(p, field, PB_FIXED64);
+	pb_raw(p, b, 8);
+}
+
+/* ---- the fields of a scheduling event, found in one pass ---- */
+
+enum sched_field {
+	F_COMM, F_PID, F_PRIO, F_TARGET_CPU, F_WAKER_PID, F_PREV_COMM, F_PREV_PID, F_PREV_STATE,
+	F_NEXT_COMM, F_NEXT_PID, F_NEXT_PRIO, NFIELDS
+};
+static const struct mstr sched_keys[NFIELDS] = {
+	MSTR("comm"), MSTR("pid"), MSTR("prio"), MSTR("target_cpu"), MSTR("waker_pid"),
+	MSTR("prev_comm"), MSTR("prev_pid"), MSTR("prev_state"), MSTR("next_comm"),
+	MSTR("next_pid"), MSTR("next_prio"),
+};
+
+static int key_is(const struct mstr *key, size_t k)
+{
+	if (key->len != sched_keys[k].len)
+		return 0;
+	for (size_t i = 0; i < key->len; i++)	/* short keys: no memcmp call */
+		if (key->s[i] != sched_keys[k].s[i])
+			return 0;
+	return 1;
+}
+
+/* v[k]: the value of key k, or NULL.  Millions of records, their keys in the
+ * same order each time: the key found at a position last time is tried first. */
+static void sched_fields(const struct event_rec *e, const struct mstr *v[NFIELDS])
+{
+	static unsigned char last_at[16];
+
+	for (size_t k = 0; k < NFIELDS; k++)
+		v[k] = NULL;
+	for (size_t i = 0; i < e->nfields; i++) {
+		const struct mstr *key = &e->fields[i].key;
+		size_t guess = i < sizeof(last_at) ? last_at[i] : 0;
+		if (key_is(key, guess)) {
+			v[guess] = &e->fields[i].value;
+			continue;
+		}
+		for (size_t k = 0; k < NFIELDS; k++)
+			if (key_is(key, k)) {
+				v[k] = &e->fields[i].value;
+				if (i < sizeof(last_at))
+					last_at[i] = (unsigned char)k;
+				break;
+			}
+	}
+}
+
+static int value_u64(const struct mstr *m, uint64_t max, uint64_t *v)
+{
+	return m && parse_u64_span(m->s, m->len, v) == 0 && *v <= max;
+}
+
+static int value_i32(const struct mstr *m, int64_t *v)
+{
+	uint64_t u;
+	if (!m || !m->len)
+		return 0;
+	int neg = m->s[0] == '-';
+	if (parse_u64_span(m->s + neg, m->len - (size_t)neg, &u) < 0 || u > INT32_MAX)
+		return 0;
+	*v = neg ? -(int64_t)u : (int64_t)u;
+	return 1;
+}
+
+/* ---- the capture: clocks, kernel, host ---- */
+
+static char *first_host;
+static uint64_t section_start;	/* start_ns of the section being read */
+static const char *section_iface = "";
+static int state_layout_414;	/* prev_state bits as Linux 4.14+ report them */
+static uint64_t preempt_bit = 0x800;	/* Perfetto's reading of R+ without a newer kernel */
+
+/* The kernel's prev_state encoding Perfetto decodes for the release we
+ * declare (it reads the layout from SystemInfo's release; none means 4.4). */
+static void choose_state_layout(const char *release)
+{
+	unsigned major = 0, minor = 0;
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return;
+	state_layout_414 = major > 4 || (major == 4 && minor >= 14);
+	preempt_bit = state_layout_414 ? 0x100 : major == 4 && minor >= 8 ? 0x1000 : 0x800;
+}
+
+/* marple-cpusched's state letters as sched_switch's prev_state; -1 unknown. */
+static int64_t state_bits(struct mstr s)
+{
+	static const char basic[] = "SDTtXZ";	/* 0x1 .. 0x20 in every layout */
+	if (s.len == 1 && s.s[0] == 'R')
+		return 0;
+	if (s.len == 2 && s.s[0] == 'R' && s.s[1] == '+')
+		return (int64_t)preempt_bit;
+	if (s.len != 1)
+		return -1;
+	const char *b = memchr(basic, s.s[0], sizeof(basic) - 1);
+	if (b)
+		return (int64_t)1 << (b - basic);
+	if (s.s[0] == 'P')
+		return state_layout_414 ? 0x40 : 0x200;
+	if (s.s[0] == 'I')	/* TASK_IDLE: reported as such, or uninterruptible + noload */
+		return state_layout_414 ? 0x80 : 0x402;
+	return -1;
+}
+
+static void write_system_info(json_t *hdr)
+{
+	const char *release = header_str(hdr, "kernel", NULL);
+	int64_t ncpus = header_int(hdr, "ncpus", 0);
+
+	choose_state_layout(release);
+	if (!release)
+		return;
+	packet_begin(NO_TIME);
+	size_t m = pb_begin(&pkt, PKT_SYSTEM_INFO);
+	size_t u = pb_begin(&pkt, SYSINFO_UTSNAME);
+	pb_bytes(&pkt, UTS_SYSNAME, "Linux", 5);
+	pb_bytes(&pkt, UTS_RELEASE, release, strlen(release));
+	pb_end(&pkt, u);
+	if (ncpus > 0)
+		pb_uint(&pkt, SYSINFO_NUM_CPUS, (uint64_t)ncpus);
+	pb_end(&pkt, m);
+	packet_end();
+}
+
+/* marple's times are CLOCK_MONOTONIC; they are given to Perfetto as its trace
+ * clock (boot time, which it also assumes for ftrace events) unchanged, and
+ * the snapshot ties them to the wall clock the header read at the same moment. */
+static void write_clock_snapshot(uint64_t mono, uint64_t wall)
+{
+	static const uint32_t ids[] = { CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_REALTIME };
+	static uint64_t last_mono, last_wall;
+	if (mono == last_mono && wall == last_wall)	/* sections of one capture share it */
+		return;
+	last_mono = mono;
+	last_wall = wall;
+	packet_begin(mono);
+	size_t m = pb_begin(&pkt, PKT_CLOCK_SNAPSHOT);
+	for (size_t i = 0; i < 3; i++) {
+		size_t c = pb_begin(&pkt, SNAPSHOT_CLOCK);
+		pb_uint(&pkt, CLOCK_ID, ids[i]);
+		pb_uint(&pkt, CLOCK_TIMESTAMP, ids[i] == CLOCK_REALTIME ? wall : mono);
+		pb_end(&pkt, c);
+	}
+	pb_end(&pkt, m);
+	packet_end();
+}
+
+static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
+{
+	const char *host = header_str(hdr, "host", "");
+	int64_t start = header_int(hdr, "start_ns", -1), wall = header_int(hdr, "wall_ns", -1);
+	json_t *units = json_object_get(hdr, "units");
+
+	if (dt == DATATYPE_POINT && (strcmp(header_str(units, "x", ""), "s") != 0 || start < 0)) {
+		warnmsg("section \"%s\" (points): %s draws only latency points (x in seconds since "
+			"the header's start_ns, y a duration, as marple-disklat writes)",
+			header_str(hdr, "interface", "?"), progname);
+		return -1;
+	}
+	if (!first_host) {
+		first_host = marple_strdup(host);
+		write_system_info(hdr);
+	} else if (strcmp(first_host, host) != 0) {
+		warnmsg("sections from hosts \"%s\" and \"%s\": their clocks do not line up; "
+			"write one trace per host", first_host, host);
+		return -1;
+	}
+	section_start = start >= 0 ? (uint64_t)start : 0;
+	section_iface = header_str(hdr, "interface", "");
+	if (start >= 0 && wall >= 0)
+		write_clock_snapshot((uint64_t)start, (uint64_t)wall);
+	(void)er;
+	return 0;
+}
+
+/* ---- scheduling: ftrace events bundled per CPU ---- */
+
+static struct pbuf *bundles;	/* by CPU: FtraceEvent messages not yet written */
+static size_t nbundles, bundles_cap;
+static uint64_t unknown_states;
+
+static struct pbuf *bundle_of(uint64_t cpu)
+{
+	if (cpu >= nbundles) {
+		bundles = marple_grow(bundles, &bundles_cap, cpu + 1, sizeof(*bundles));
+		memset(bundles + nbundles, 0, (cpu + 1 - nbundles) * sizeof(*bundles));
+		nbundles = cpu + 1;
+	}
+	return &bundles[cpu];
+}
+
+static void bundle_flush(uint64_t cpu)
+{
+	struct pbuf *b = &bundles[cpu];
+	if (!b->n)
+		return;
+	packet_begin(NO_TIME);
+	size_t m = pb_begin(&pkt, PKT_FTRACE_EVENTS);
+	pb_uint(&pkt, BUNDLE_CPU, cpu);
+	pb_raw(&pkt, b->b, b->n);
+	pb_end(&pkt, m);
+	packet_end();
+	b->n = 0;
+}
+
+/* A sched_switch as the kernel's tracepoint has it; 0 if it lacks next_pid. */
+static int put_switch(struct pbuf *b, const struct event_rec *e, const struct mstr *v[NFIELDS])
+{
+	const struct mstr *next_comm = v[F_NEXT_COMM] ? v[F_NEXT_COMM] : v[F_COMM];
+	uint64_t next_pid, prev_pid;
+	int64_t prio, bits = -1;
+	int have_prev = value_u64(v[F_PREV_PID], INT32_MAX, &prev_pid);
+
+	if (!value_u64(v[F_NEXT_PID] ? v[F_NEXT_PID] : v[F_PID], INT32_MAX, &next_pid))
+		return 0;
+	if (v[F_PREV_STATE] && (bits = state_bits(*v[F_PREV_STATE])) < 0)
+		unknown_states++;
+	size_t m = pb_begin(b, BUNDLE_EVENT);
+	pb_uint(b, FTRACE_TIMESTAMP, e->time);
+	if (have_prev)
+		pb_uint(b, FTRACE_PID, prev_pid);
+	size_t s = pb_begin(b, FTRACE_SCHED_SWITCH);
+	if (v[F_PREV_COMM])
+		put_name(b, SWITCH_PREV_COMM, *v[F_PREV_COMM]);
+	if (have_prev)
+		pb_uint(b, SWITCH_PREV_PID, prev_pid);
+	if (bits >= 0)
+		pb_int(b, SWITCH_PREV_STATE, bits);
+	if (next_comm)
+		put_name(b, SWITCH_NEXT_COMM, *next_comm);
+	pb_uint(b, SWITCH_NEXT_PID, next_pid);
+	if (value_i32(v[F_NEXT_PRIO], &prio))
+		pb_int(b, SWITCH_NEXT_PRIO, prio);
+	pb_end(b, s);
+	pb_end(b, m);
+	return 1;
+}
+
+/* A wake-up: the woken task, its target CPU; the event's pid is the waker. */
+static int put_wakeup(struct pbuf *b, const struct event_rec *e, const struct mstr *v[NFIELDS])
+{
+	uint64_t pid, waker, target;
+	int64_t prio;
+
+	if (!value_u64(v[F_PID], INT32_MAX, &pid))
+		return 0;
+	size_t m = pb_begin(b, BUNDLE_EVENT);
+	pb_uint(b, FTRACE_TIMESTAMP, e->time);
+	if (value_u64(v[F_WAKER_PID], INT32_MAX, &waker))
+		pb_uint(b, FTRACE_PID, waker);
+	size_t w = pb_begin(b, FTRACE_SCHED_WAKEUP);
+	if (v[F_COMM])
+		put_name(b, WAKEUP_COMM, *v[F_COMM]);
+	pb_uint(b, WAKEUP_PID, pid);
+	if (value_i32(v[F_PRIO], &prio))
+		pb_int(b, WAKEUP_PRIO, prio);
+	pb_uint(b, WAKEUP_SUCCESS, 1);
+	if (value_u64(v[F_TARGET_CPU], MAX_CPU, &target))
+		pb_uint(b, WAKEUP_TARGET_CPU, target);
+	pb_end(b, w);
+	pb_end(b, m);
+	return 1;
+}
+
+/* 1 if e went into its CPU's bundle. */
+static int on_sched_event(const struct event_rec *e)
+{
+	uint64_t cpu;
+	int sw = mstr_eq(e->type, "sched_switch");
+
+	if ((!sw && !mstr_eq(e->type, "sched_wakeup")) || eventread_track_cpu(e->track, &cpu) < 0 ||
+	    cpu > MAX_CPU)
+		return 0;
+	const struct mstr *v[NFIELDS];
+	sched_fields(e, v);
+	struct pbuf *b = bundle_of(cpu);
+	if (!(sw ? put_switch(b, e, v) : put_wakeup(b, e, v)))
+		return 0;
+	if (b->n >= opt.bundle_bytes)
+		bundle_flush(cpu);
+	return 1;
+}
+
+/* ---- tracks: named once, with lanes for slices that overlap ---- */
+
+/* A track holds slices that nest; requests or connections that overlap in
+ * time go to the first lane free at their start (lanes of one owner are
+ * sibling tracks of the same name, which Perfetto shows together). */
+struct lane {
+	uint64_t uuid;
+	uint64_t end;		/* when its last slice ended */
+	char *open;		/* the key of the slice open in it (a connection), or NULL */
+};
+
+struct owner {			/* a process, a device or a named track */
+	uint64_t uuid;
+	int named;		/* process named in a ProcessTree packet */
+	struct lane *lanes;
+	size_t nlanes, lanes_cap;
+};
+
+static struct intern *owner_ids;
+static struct owner *owners;
+static size_t nowners, owners_cap;
+static uint64_t next_uuid = 1;
+static char *keybuf;
+static size_t keybuf_cap;
+
+static void track_descriptor(uint64_t uuid, uint64_t parent, struct mstr name, int64_t pid,
+			     const struct mstr *pname)
+{
+	packet_begin(NO_TIME);
+	size_t m = pb_begin(&pkt, PKT_TRACK_DESCRIPTOR);
+	pb_uint(&pkt, TRACK_UUID, uuid);
+	if (parent)
+		pb_uint(&pkt, TRACK_PARENT, parent);
+	if (name.len)
+		put_name(&pkt, TRACK_NAME, name);
+	if (pid >= 0) {
+		size_t p = pb_begin(&pkt, TRACK_PROCESS);
+		pb_uint(&pkt, PROCDESC_PID, (uint64_t)pid);
+		if (pname)
+			put_name(&pkt, PROCDESC_NAME, *pname);
+		pb_end(&pkt, p);
+	}
+	pb_end(&pkt, m);
+	packet_end();
+}
+
+/* The owner of kind k ('p' pid, 'd' device, 't' named track) and name; *fresh
+ * set when it is new (its track not described yet). */
+static struct owner *owner_get(char k, struct mstr a, struct mstr b, int *fresh)
+{
+	size_t len = 2 + a.len + b.len;
+	keybuf = marple_grow(keybuf, &keybuf_cap, len, 1);
+	keybuf[0] = k;
+	memcpy(keybuf + 1, a.s, a.len);
+	keybuf[1 + a.len] = 0;
+	memcpy(keybuf + 2 + a.len, b.s, b.len);
+	uint32_t id = intern_get(owner_ids, keybuf, len);
+	*fresh = id >= nowners;
+	if (*fresh) {
+		owners = marple_grow(owners, &owners_cap, (size_t)id + 1, sizeof(*owners));
+		owners[id] = (struct owner){ .uuid = next_uuid++ };
+		nowners = (size_t)id + 1;
+	}
+	return &owners[id];
+}
+
+/* The process track of a pid, described (and the process named) on first use. */
+static struct owner *process_track(uint64_t pid, const struct mstr *comm)
+{
+	char num[24];
+	int fresh, n = snprintf(num, sizeof(num), "%llu", (unsigned long long)pid);
+	struct owner *o = owner_get('p', (struct mstr){ num, (size_t)n }, MSTR(""), &fresh);
+
+	if (fresh)
+		track_descriptor(o->uuid, 0, MSTR(""), (int64_t)pid, comm);
+	if (!o->named && comm) {
+		packet_begin(NO_TIME);
+		size_t m = pb_begin(&pkt, PKT_PROCESS_TREE);
+		size_t p = pb_begin(&pkt, TREE_PROCESS);
+		pb_uint(&pkt, PROCESS_PID, pid);
+		put_name(&pkt, PROCESS_CMDLINE, *comm);
+		pb_end(&pkt, p);
+		pb_end(&pkt, m);
+		packet_end();
+		o->named = 1;
+	}
+	return o;
+}
+
+/* A lane of o free at start (for key, if the slice stays open), new if none is. */
+static struct lane *lane_take(struct owner *o, uint64_t start, struct mstr name, const struct mstr *key)
+{
+	struct lane *l = NULL;
+	for (size_t i = 0; i < o->nlanes && !l; i++)
+		if (!o->lanes[i].open && o->lanes[i].end <= start)
+			l = &o->lanes[i];
+	if (!l) {
+		o->lanes = marple_grow(o->lanes, &o->lanes_cap, o->nlanes + 1, sizeof(*o->lanes));
+		l = &o->lanes[o->nlanes++];
+		*l = (struct lane){ .uuid = next_uuid++ };
+		track_descriptor(l->uuid, o->uuid, name, -1, NULL);
+	}
+	l->open = key ? marple_strndup(key->s, key->len) : NULL;
+	return l;
+}
+
+static struct lane *lane_open(struct owner *o, struct mstr key)
+{
+	for (size_t i = 0; i < o->nlanes; i++)
+		if (o->lanes[i].open && strlen(o->lanes[i].open) == key.len &&
+		    memcmp(o->lanes[i].open, key.s, key.len) == 0)
+			return &o->lanes[i];
+	return NULL;
+}
+
+static void lane_close(struct lane *l, uint64_t end)
+{
+	free(l->open);
+	l->open = NULL;
+	l->end = end;
+}
+
+/* ---- track events ---- */
+
+struct track_event {
+	uint64_t time, track;
+	int type;
+	struct mstr name;
+	const struct field *fields;	/* as debug annotations */
+	size_t nfields;
+	uint64_t flow;			/* 0: none */
+	int flow_ends;
+};
+
+static void put_annotation(struct mstr key, struct mstr value)
+{
+	uint64_t v;
+	size_t m = pb_begin(&pkt, EVENT_ANNOTATION);
+	put_name(&pkt, ANNOT_NAME, key);
+	if (value.len && value.s[0] != '0' && parse_u64_span(value.s, value.len, &v) == 0 && v <= INT64_MAX)
+		pb_int(&pkt, ANNOT_INT, (int64_t)v);
+	else
+		put_name(&pkt, ANNOT_STRING, value);
+	pb_end(&pkt, m);
+}
+
+static void write_track_event(const struct track_event *t)
+{
+	packet_begin(t->time);
+	size_t m = pb_begin(&pkt, PKT_TRACK_EVENT);
+	pb_uint(&pkt, EVENT_TYPE, (uint64_t)t->type);
+	pb_uint(&pkt, EVENT_TRACK, t->track);
+	if (t->type != SLICE_END) {
+		put_name(&pkt, EVENT_NAME, t->name);
+		put_name(&pkt, EVENT_CATEGORY, mstr_c(section_iface));
+	}
+	for (size_t i = 0; i < t->nfields; i++)
+		put_annotation(t->fields[i].key, t->fields[i].value);
+	if (t->flow)
+		put_fixed64(&pkt, t->flow_ends ? EVENT_FLOW_END : EVENT_FLOW, t->flow);
+	pb_end(&pkt, m);
+	packet_end();
+}
+
+/* "connect 127.0.0.1:8080": the event's type and the other end. */
+static struct mstr connection_name(const struct event_rec *e, const char *type)
+{
+	static char *buf;
+	static size_t cap;
+	const struct mstr *addr = fields_get(e->fields, e->nfields, "daddr");
+	const struct mstr *port = fields_get(e->fields, e->nfields, "dport");
+	size_t tl = strlen(type), al = addr ? addr->len : 1, pl = port ? port->len : 1;
+
+	buf = marple_grow(buf, &cap, tl + al + pl + 3, 1);
+	int n = snprintf(buf, cap, "%s %.*s:%.*s", type, (int)al, addr ? addr->s : "?", (int)pl,
+			 port ? port->s : "?");
+	return (struct mstr){ buf, (size_t)n };
+}
+
+/* marple-ipc: each connection a slice on its process, from connect or accept
+ * to close, the connect's slice joined to the accept's by a flow arrow.
+ * 1 if e was drawn so. */
+static int on_connection(const struct event_rec *e, uint64_t pid, const struct mstr *comm)
+{
+	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+	int is_connect = mstr_eq(e->type, "connect"), is_accept = mstr_eq(e->type, "accept");
+	struct track_event t = { .time = e->time, .fields = e->fields, .nfields = e->nfields };
+
+	if (!flow || (!is_connect && !is_accept && !mstr_eq(e->type, "close")))
+		return 0;
+	struct owner *o = process_track(pid, comm);
+	struct lane *l = lane_open(o, *flow);
+	if (is_connect || is_accept) {
+		if (l)		/* the same connection opened twice: end the first */
+			lane_close(l, e->time);
+		l = lane_take(o, e->time, MSTR("connections"), flow);
+		t = (struct track_event){ e->time, l->uuid, SLICE_BEGIN, connection_name(e, is_connect ? "connect" : "accept"),
+					  e->fields, e->nfields, marple_hash(flow->s, flow->len) | 1, is_accept };
+		write_track_event(&t);
+		return 1;
+	}
+	uint64_t dur = 0;
+	if (!l) {		/* opened before the capture or its open not seen: its duration tells when */
+		value_u64(fields_get(e->fields, e->nfields, "duration_ns"), e->time, &dur);
+		l = lane_take(o, e->time - dur, MSTR("connections"), flow);
+		struct track_event b = { e->time - dur, l->uuid, SLICE_BEGIN, connection_name(e, "connection") };
+		write_track_event(&b);
+	}
+	t.track = l->uuid;
+	t.type = SLICE_END;
+	write_track_event(&t);
+	lane_close(l, e->time);
+	return 1;
+}
+
+static uint64_t undrawable;
+
+/* Any other event: an instant on its track (a process for a pid track). */
+static void on_other_event(const struct event_rec *e)
+{
+	const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+	uint64_t pid;
+	struct owner *o;
+	int fresh;
+
+	if (parse_u64_span(e->track.s, e->track.len, &pid) == 0 && pid <= INT32_MAX) {
+		if (on_connection(e, pid, comm))
+			return;
+		o = process_track(pid, comm);
+	} else {
+		o = owner_get('t', mstr_c(section_iface), e->track, &fresh);
+		if (fresh)
+			track_descriptor(o->uuid, 0, e->track, -1, NULL);
+	}
+	struct track_event t = { e->time, o->uuid, INSTANT, e->type, e->fields, e->nfields };
+	write_track_event(&t);
+}
+
+static void on_event(struct eventread *er, const struct event_rec *e)
+{
+	(void)er;
+	if (!on_sched_event(e))
+		on_other_event(e);
+}
+
+/* ---- latency points: a slice ending at x, y long, on its device's track ---- */
+
+static const char *request_name(const struct point_rec *p)
+{
+	static const char *const names[][2] = {
+		{ "R", "read" }, { "W", "write" }, { "F", "flush" }, { "D", "discard" },
+		{ "S", "secure erase" }, { "Z", "write zeroes" }, { "O", "other" },
+	};
+	const struct mstr *rw = fields_get(p->fields, p->nfields, "rw");
+	for (size_t i = 0; rw && i < sizeof(names) / sizeof(names[0]); i++)
+		if (mstr_eq(*rw, names[i][0]))
+			return names[i][1];
+	return NULL;
+}
+
+static void on_point(struct eventread *er, const struct point_rec *p)
+{
+	const struct mstr *dev = fields_get(p->fields, p->nfields, "dev");
+	struct mstr track = dev ? *dev : mstr_c(section_iface);
+	int fresh;
+	(void)er;
+
+	if (!(p->x >= 0 && p->x < 1e9 && p->y >= 0 && p->y < 1e9)) {
+		undrawable++;	/* reported at the end */
+		return;
+	}
+	uint64_t end = section_start + (uint64_t)(p->x * 1e9 + 0.5);
+	uint64_t dur = (uint64_t)(p->y * 1e6 + 0.5), start = end > dur ? end - dur : 0;
+	struct owner *o = owner_get('d', mstr_c(section_iface), track, &fresh);
+	if (fresh) {
+		char name[300];
+		int n = snprintf(name, sizeof(name), "disk %.*s", (int)(track.len < 256 ? track.len : 256), track.s);
+		track_descriptor(o->uuid, 0, (struct mstr){ name, (size_t)n }, -1, NULL);
+	}
+	struct lane *l = lane_take(o, start, MSTR("requests"), NULL);
+	const char *rn = request_name(p);
+	struct track_event t = { start, l->uuid, SLICE_BEGIN, rn ? mstr_c(rn) : p->info, p->fields, p->nfields };
+	write_track_event(&t);
+	t = (struct track_event){ end, l->uuid, SLICE_END };
+	write_track_event(&t);
+	lane_close(l, end);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "bundle", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct eventread in = { .on_event = on_event, .on_point = on_point, .on_section = on_section };
+	int c;
+
+	marple_init(argc, argv);
+	while ((c = getopt_long(argc, argv, "o:b:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': opt.output = optarg; break;
+		case 'b': opt.bundle_bytes = opt_u64("-b", optarg, 1, 64 << 20); break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	struct outfile *of = outfile_open(opt.output);
+	out = outfile_stream(of);
+	owner_ids = intern_new();
+	int nin = argc - optind;
+	if (eventread_files(&in, nin, argv + optind) < 0) {
+		outfile_abort(of);
+		return EXIT_DATA;
+	}
+	for (size_t i = 0; i < nbundles; i++)
+		bundle_flush(i);
+	if (unknown_states)
+		warnmsg("%llu context switches with a prev_state that is not a ps(1) letter: written without it",
+			(unsigned long long)unknown_states);
+	if (undrawable)
+		warnmsg("%llu points not drawn: x or y out of range (negative, not a number, or over 10^9)",
+			(unsigned long long)undrawable);
+	int rc = eventread_finish(&in, of, nin, argv + optind);
+	return undrawable && rc == EXIT_OK ? EXIT_DATA : rc;
+}
