@@ -1,7 +1,7 @@
 # marple-trace: valid Chrome trace-event JSON: per-CPU slices between
 # switches, instants, flow arrows between events sharing flow=; errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 17
 {
 	echo '{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000}'
 	echo '1000,sched_switch,cpu0,comm=a,pid=10,prev_comm=swapper/0,prev_pid=0,prev_state=R,next_comm=a,next_pid=10,next_prio=120'
