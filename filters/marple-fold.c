@@ -30,6 +30,7 @@ static struct {
 	struct perf_script_opts perf;
 	int to_stream;
 	int diff;
+	int host_frame;
 	const char *out;
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
@@ -64,6 +65,8 @@ struct ctx {
 	char *tmp;
 	size_t tmpcap;
 	const char *units;	/* weight unit from a stream header */
+	char *host;		/* --host-frame: the current section's host, the root frame */
+	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
 };
 
 static void usage(FILE *f)
@@ -85,6 +88,9 @@ static void usage(FILE *f)
 		"                            event seen in the input)\n"
 		"  -s, --to-stream           write a marple stack section instead of text\n"
 		"  -d, --diff                two inputs A and B: \"stack countA countB\"\n"
+		"  -H, --host-frame          the host of each stack's section (its header's\n"
+		"                            \"host\") as the root frame: several hosts' files\n"
+		"                            fold into one graph, a tower per host\n"
 		"      --from S, --to S      only samples in [S, S) seconds from the start of\n"
 		"                            each timed stack section (marple-callstack --timed)\n"
 		"  -o, --output FILE         write to FILE (complete or not at all)\n"
@@ -175,20 +181,32 @@ static void read_folded(struct ctx *c, struct lines *l)
 
 /* Stream frames to a folded key (in c->tmp): ';' becomes ':' and control
  * bytes '?', so that every frame stays one frame and every stack one line. */
+static char *key_frame(char *o, const char *s, size_t len)
+{
+	for (size_t j = 0; j < len; j++) {
+		unsigned char ch = (unsigned char)s[j];
+		*o++ = ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+	}
+	return o;
+}
+
 static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
 {
-	size_t need = sr->nframes;
+	size_t hostlen = opt.host_frame ? strlen(c->host) + 1 : 0;
+	size_t need = sr->nframes + hostlen;
 	for (size_t i = 0; i < sr->nframes; i++)
 		need += sr->frames[i].len;
 	c->tmp = marple_grow(c->tmp, &c->tmpcap, need + 1, 1);
 	char *o = c->tmp;
+	if (hostlen) {
+		o = key_frame(o, c->host, hostlen - 1);
+		if (sr->nframes)
+			*o++ = ';';
+	}
 	for (size_t i = 0; i < sr->nframes; i++) {
 		if (i)
 			*o++ = ';';
-		for (size_t j = 0; j < sr->frames[i].len; j++) {
-			unsigned char ch = (unsigned char)sr->frames[i].s[j];
-			*o++ = ch == ';' ? ':' : (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-		}
+		o = key_frame(o, sr->frames[i].s, sr->frames[i].len);
 	}
 	return (size_t)(o - c->tmp);
 }
@@ -281,6 +299,10 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 
 	if (w && !c->units)
 		c->units = marple_strdup(w);
+	if (opt.host_frame) {
+		free(c->host);
+		c->host = marple_strdup(header_str(hdr, "host", "(no host)"));
+	}
 	if (opt.range.set)
 		timed_header(c, r);
 	else if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
@@ -326,6 +348,12 @@ static void read_input(struct ctx *c, struct perf_script *ps, const char *path)
 	c->file = input_name(path);
 	if (getenv("MARPLE_FOLD_DEBUG"))
 		warnmsg("%s: %s input", c->file, kind_names[kind]);
+	if (opt.host_frame && kind != KIND_STREAM && kind != KIND_NONE) {
+		warn_at(c->file, 0, "%s input names no host (--host-frame needs marple stack sections): skipped",
+			kind_names[kind]);
+		c->hostless++;
+		kind = KIND_NONE;
+	}
 	if (opt.range.set && kind != KIND_STREAM) {
 		warn_at(c->file, 0, "%s input has no sample times for --from/--to: skipped", kind_names[kind]);
 		c->untimed++;
@@ -422,6 +450,7 @@ int main(int argc, char **argv)
 		{ "event-filter", required_argument, 0, 'e' },
 		{ "to-stream", no_argument, 0, 's' },
 		{ "diff", no_argument, 0, 'd' },
+		{ "host-frame", no_argument, 0, 'H' },
 		{ "output", required_argument, 0, 'o' },
 		{ "from", required_argument, 0, OPT_FROM },
 		{ "to", required_argument, 0, OPT_TO },
@@ -431,7 +460,7 @@ int main(int argc, char **argv)
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "ptkjae:sdo:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ptkjae:sdHo:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p': opt.perf.pid = 1; break;
 		case 't': opt.perf.tid = 1; break;
@@ -446,6 +475,7 @@ int main(int argc, char **argv)
 			break;
 		case 's': opt.to_stream = 1; break;
 		case 'd': opt.diff = 1; break;
+		case 'H': opt.host_frame = 1; break;
 		case 'o': opt.out = optarg; break;
 		case OPT_FROM: opt.range.from_s = timed_parse_seconds("--from", optarg); opt.range.set = 1; break;
 		case OPT_TO: opt.range.to_s = timed_parse_seconds("--to", optarg); opt.range.set = 1; break;
@@ -487,6 +517,7 @@ int main(int argc, char **argv)
 		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
 			perf_script_filtered(ps) ? " (every sample was of another event)" :
 			c.untimed ? " (no timed stack section)" :
+			c.hostless ? " (no marple stack section: no host to name)" :
 			opt.range.set ? " (none in that time range)" : "");
 		rc = EXIT_DATA;
 		goto cleanup;
@@ -502,7 +533,7 @@ int main(int argc, char **argv)
 		}
 	} else
 		write_folded(f, c.agg);
-	if (outfile_commit(of) < 0)
+	if (outfile_commit(of) < 0 || c.hostless)
 		rc = EXIT_DATA;
 cleanup:
 	perf_script_free(ps);
@@ -512,5 +543,6 @@ cleanup:
 	free(c.timed.off);
 	free(c.timed.sum);
 	free((char *)c.units);
+	free(c.host);
 	return rc;
 }

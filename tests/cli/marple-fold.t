@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 27
+plan 31
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -57,3 +57,14 @@ fi
 # Hostile shapes stay linear: a 2 MB run of blanks, many " (" in one line.
 awk 'BEGIN { s = "a"; for (i = 0; i < 21; i++) s = s s; gsub(/a/, " ", s); print "a" s "x"; t = "\tf"; for (i = 0; i < 18; i++) t = t t; gsub(/f/, " (", t); print "\tff" t }' > "$T/long"
 expect_exit "fold: long hostile lines end quickly (exit 1, nothing usable)" 1 'no usable stacks' timeout 10 marple-fold "$T/long"
+# --host-frame: each section's host is the root frame; two hosts' files fold into one graph.
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"db1"}\n3#bash;main;work\n1#bash;main\n' > "$T/h1"
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"web;2"}\n2#nginx;main\n{"marple":1,"interface":"callstack","datatype":"stack","host":"db1"}\n4#bash;main;work\n' > "$T/h2"
+printf 'db1;bash;main 1\ndb1;bash;main;work 7\nweb:2;nginx;main 2\n' > "$T/h.exp"
+marple-fold --host-frame "$T/h1" "$T/h2" > "$T/o"; same_ok "fold --host-frame: hosts as root frames, the same host's stacks summed across files" $? "$T/h.exp" "$T/o"
+marple-fold "$T/h1" "$T/h2" > "$T/o"
+check "fold without --host-frame: no host frame" sh -c "! grep -q '^db1' '$T/o'"
+expect_exit "fold --host-frame: folded input has no host: skipped, said, exit 1" 1 'folded input names no host' marple-fold -H "$T/h1" "$T/f1"
+printf 'db1;bash;main 1\ndb1;bash;main;work 3\n' > "$T/h1.exp"
+marple-fold -H "$T/h1" "$T/f1" > "$T/o" 2>/dev/null
+check "fold --host-frame: the stream's stacks still folded beside the skipped input" cmp -s "$T/h1.exp" "$T/o"
