@@ -502,13 +502,35 @@ void stream_write_event(FILE *f, uint64_t time, struct mstr type, struct mstr tr
 }
 
 /* Shortest of %.15g/%.17g that reads back exactly: 0.1 stays "0.1". */
+/* "d.ddde-N" (N <= 12) as "0.000ddd": the same digits, so the same value.
+ * Readers of times in seconds (0.000075803, not 7.5803e-05) and people
+ * reading the stream both expect fixed point there. */
+static void write_small_fixed(FILE *f, const char *g)
+{
+	const char *e = strchr(g, 'e');
+	long exp = e ? strtol(e + 1, NULL, 10) : 0;
+
+	if (!e || exp >= 0 || exp < -12) {
+		fputs(g, f);
+		return;
+	}
+	if (*g == '-')
+		fputc(*g++, f);
+	fputs("0.", f);
+	for (long i = 1; i < -exp; i++)
+		fputc('0', f);
+	for (const char *p = g; p < e; p++)
+		if (*p != '.')
+			fputc(*p, f);
+}
+
 void write_double(FILE *f, double v)
 {
 	char buf[40];
 	snprintf(buf, sizeof(buf), "%.15g", v);
 	if (strtod(buf, NULL) != v)
 		snprintf(buf, sizeof(buf), "%.17g", v);
-	fputs(buf, f);
+	write_small_fixed(f, buf);
 }
 
 void stream_write_point(FILE *f, double x, double y, struct mstr info,

@@ -277,6 +277,30 @@ static void test_numbers(void)
 	test_cond("parse_duration rejects 10x", parse_duration_ns("10x", &v) < 0);
 }
 
+/* write_double's text of v, in buf */
+static const char *double_text(double v, char *buf, size_t size)
+{
+	FILE *f = fmemopen(buf, size, "w");
+	write_double(f, v);
+	fclose(f);
+	return buf;
+}
+
+static void test_doubles(void)
+{
+	char b[64];
+	test_cond("write_double: small seconds in fixed point (memtime's first x)",
+		  strcmp(double_text(7.5803e-05, b, sizeof b), "0.000075803") == 0);
+	test_cond("write_double: negative small values too", strcmp(double_text(-1.5e-3, b, sizeof b), "-0.0015") == 0);
+	test_cond("write_double: plain values unchanged", strcmp(double_text(1.000076222, b, sizeof b), "1.000076222") == 0);
+	test_cond("write_double: tiny values keep the exponent", strcmp(double_text(1e-300, b, sizeof b), "1e-300") == 0);
+	test_cond("write_double: huge values keep the exponent", strcmp(double_text(1e300, b, sizeof b), "1e+300") == 0);
+	int same = 1;
+	for (double v = 1e-12; v < 1; v *= 3.7)
+		same &= strtod(double_text(v, b, sizeof b), NULL) == v && !strchr(b, 'e');
+	test_cond("write_double: 1e-12 to 1 read back the same, no exponent", same);
+}
+
 static void test_xml(void)
 {
 	char *buf = NULL;
@@ -296,13 +320,14 @@ static void test_xml(void)
 
 int main(void)
 {
-	test_plan(55);
+	test_plan(61);
 	test_escape_roundtrip();
 	test_records_roundtrip();
 	test_malformed();
 	test_concatenated();
 	test_header();
 	test_numbers();
+	test_doubles();
 	test_xml();
 	return test_report();
 }
