@@ -162,6 +162,7 @@ int main(int argc, char **argv)
 	if (!sc.user_only && !opt.raw)
 		ksyms = ksyms_load();
 	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
+	stackframes_set_unwind_mode(sf, opt.dwarf ? "dwarf" : "fp");
 	if (opt.dwarf)
 		run.dwarf = dwarfstacks_new(syms);
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);

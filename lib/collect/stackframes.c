@@ -23,6 +23,9 @@ struct stackframes {
 	size_t n, cap;
 	size_t after_user;		/* frames count after the user part */
 	char comm[MARPLE_COMM_LEN + 1];
+	int user_judged;		/* the current stack's user part can be judged whole or not */
+	int user_whole;			/* ... and reaches a stack root (is_stack_root) */
+	const char *unwind_mode;	/* for the advice on incomplete stacks */
 	/* interned strings: "name_[k]", "[module]" */
 	char **tab;
 	size_t tab_cap, tab_n;
@@ -113,6 +116,64 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 	sf->n = 0;
 	push(sf, sf->comm);
 	sf->after_user = 1;
+	sf->user_judged = 0;
+}
+
+/* Where a whole user stack starts: the program's entry and libc's start
+ * functions, the dynamic loader's (before main), thread starts (glibc,
+ * musl), Go's goroutine and thread roots. */
+static int is_stack_root(const char *name)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "clone", "clone3", "__clone",
+		"__clone3", "__clone_internal", "start_thread", "thread_start", "_dl_start", "_dl_start_user",
+		"_dl_sysdep_start", "runtime.goexit",
+		"runtime.rt0_go", "runtime.mstart", "runtime.main",
+	};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strcmp(name, roots[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Judge the user stack just built (root first from frames[first], n frames):
+ * whole when one of its three outermost frames is a root, or when its
+ * outermost frame is in libc or the dynamic loader without a name (without
+ * their debug symbols, clone3, start_thread, __libc_start_call_main and
+ * ld.so's _start have none: libc exports only __libc_start_main and clone).
+ * A stack cut at the depth limit is not judged. */
+static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const char *root_module,
+			     int root_named)
+{
+	sf->user_judged = n > 0 && n < MARPLE_STACK_DEPTH;
+	if (!sf->user_judged)
+		return;
+	sf->user_whole = !root_named && root_module &&
+			 (strncmp(root_module, "libc.so", 7) == 0 || strncmp(root_module, "ld-linux", 8) == 0);
+	for (size_t i = first; i < first + n && i < first + 3 && !sf->user_whole; i++)
+		sf->user_whole = is_stack_root(sf->frames[i]);
+	sf->st.user_stacks++;
+	if (!sf->user_whole)
+		sf->st.incomplete_user_stacks++;
+}
+
+void stackframes_weigh(struct stackframes *sf, uint64_t weight)
+{
+	if (!sf->user_judged)
+		return;
+	sf->st.user_weight += weight;
+	if (!sf->user_whole)
+		sf->st.incomplete_user_weight += weight;
+}
+
+void stackframes_set_unwind_mode(struct stackframes *sf, const char *mode)
+{
+	sf->unwind_mode = mode;
+}
+
+const char *stackframes_unwind_mode(const struct stackframes *sf)
+{
+	return sf->unwind_mode ? sf->unwind_mode : "fp";
 }
 
 void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n)
@@ -123,12 +184,19 @@ void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
 {
 	char buf[64];
+	size_t first = sf->n;
+	const char *root_module = NULL;
+	int root_named = 0;
 
 	for (size_t i = n; i-- > 0;) {
 		const char *mod = NULL;
 		uint64_t off = 0;
 		/* return addresses (all but the leaf) are looked up at ip-1: the call */
 		const char *name = syms_cache_lookup_exec(sf->syms, pid, exec_id, ips[i] - (i > 0), &mod, &off);
+		if (i == n - 1) {
+			root_module = mod;
+			root_named = name != NULL;
+		}
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
@@ -144,6 +212,7 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 		push(sf, name);
 	}
 	sf->after_user = sf->n;
+	judge_user_stack(sf, first, n, root_module, root_named);
 }
 
 static void delimit(struct stackframes *sf)
@@ -276,6 +345,7 @@ const char *const *stackframes_frames(struct stackframes *sf, size_t *n)
 
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight)
 {
+	stackframes_weigh(sf, weight);
 	stream_write_stack_cstr(f, weight, sf->frames, sf->n);
 }
 
@@ -372,6 +442,8 @@ int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_
 void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight)
 {
 	size_t len = 0;
+
+	stackframes_weigh(sf, weight);
 	for (size_t i = 0; i < sf->n; i++)
 		len += strlen(sf->frames[i]) + 1;
 	char *buf = marple_malloc(len + 1), *p = buf;

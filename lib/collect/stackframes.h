@@ -61,11 +61,23 @@ int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips);
 /* The frames built so far (root first); valid until the next begin. */
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n);
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight);
+/* Count weight for the stack just built (stackframes_write and _collect do;
+ * call it when writing the frames another way). */
+void stackframes_weigh(struct stackframes *sf, uint64_t weight);
+/* The unwinding mode ("fp" by default, "dwarf", "tables"), for the advice
+ * stacks_trailer_add gives when many user stacks are incomplete. */
+void stackframes_set_unwind_mode(struct stackframes *sf, const char *mode);
+const char *stackframes_unwind_mode(const struct stackframes *sf);
 
 struct stackframes_stats {
 	uint64_t missing_user;		/* user stacks shown as "[missing user stack]" */
 	uint64_t missing_kernel;
 	uint64_t unknown_frames;	/* addresses without a symbol */
+	/* user stacks judged whole or not (shorter than the depth limit): whole
+	 * when one of the three outermost frames is _start, __libc_start_main,
+	 * clone, clone3, start_thread... or the outermost is in libc unnamed */
+	uint64_t user_stacks, incomplete_user_stacks;		/* distinct stacks */
+	uint64_t user_weight, incomplete_user_weight;		/* their weights, as written */
 };
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
 

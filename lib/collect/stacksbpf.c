@@ -31,6 +31,28 @@ int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 	return rc;
 }
 
+/* One line on stderr when more than a tenth of the user stacks (by weight)
+ * do not reach a stack root: how many, the likely reason and what helps. */
+static void warn_incomplete(const struct stackframes *sf, const struct stackframes_stats *st)
+{
+	const char *mode = stackframes_unwind_mode(sf), *why;
+
+	if (st->user_weight == 0 || st->incomplete_user_weight * 10 <= st->user_weight)
+		return;
+	if (strcmp(mode, "fp") == 0)
+		why = "frame-pointer unwinding stops in code built without frame pointers (most Debian "
+		      "packages are); unwinding from .eh_frame (--unwind tables or --unwind dwarf, "
+		      "--dwarf) finds whole stacks";
+	else
+		why = "code without unwind information (JIT, hand-written assembly), or (--unwind dwarf) "
+		      "stacks deeper than the copy; debug info for the programs (their -dbgsym or -dbg "
+		      "packages, .debug_frame) helps";
+	warnmsg("%.0f%% of the user stacks (%" PRIu64 " of %" PRIu64 " distinct stacks) stop before "
+		"_start, __libc_start_main or a thread start (unwinding: %s): %s",
+		100.0 * (double)st->incomplete_user_weight / (double)st->user_weight,
+		st->incomplete_user_stacks, st->user_stacks, mode, why);
+}
+
 uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
 {
 	static const char *const names[] = STACKS_COUNTER_NAMES;
@@ -49,6 +71,11 @@ uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS],
 		json_object_set_new(o, "missing_user_stacks", json_integer((json_int_t)st.missing_user));
 		json_object_set_new(o, "missing_kernel_stacks", json_integer((json_int_t)st.missing_kernel));
 		json_object_set_new(o, "unknown_frames", json_integer((json_int_t)st.unknown_frames));
+		json_object_set_new(o, "user_stacks", json_integer((json_int_t)st.user_stacks));
+		json_object_set_new(o, "incomplete_user_stacks", json_integer((json_int_t)st.incomplete_user_stacks));
+		json_object_set_new(o, "user_weight", json_integer((json_int_t)st.user_weight));
+		json_object_set_new(o, "incomplete_user_weight", json_integer((json_int_t)st.incomplete_user_weight));
+		warn_incomplete(sf, &st);
 	}
 	json_object_set_new(trailer, "stack_errors", o);
 	if (bad || st.missing_user || st.missing_kernel) {

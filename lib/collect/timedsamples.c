@@ -117,6 +117,7 @@ static void one_key(const void *key, const void *value, void *arg)
 	if (!v)
 		return;
 	stackframes_key(w->sf, key);
+	stackframes_weigh(w->sf, v);
 	const char *const *fr = stackframes_frames(w->sf, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = strlen(fr[i]) + 1;

@@ -19,5 +19,6 @@ void tpstack_write(struct stackframes *sf, FILE *f, uint64_t weight)
 
 	while (n > 1 && bpf_frame(frames[n - 1]))
 		n--;
+	stackframes_weigh(sf, weight);
 	stream_write_stack_cstr(f, weight, frames, n);
 }

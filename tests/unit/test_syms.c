@@ -55,6 +55,42 @@ static void check_honest_names(struct syms_cache *c, pid_t me)
 	test_cond("in .plt past .init: not _init", !n || strcmp(n, "_init") != 0);
 }
 
+/* Exported by libc, declared by no header: where the main thread's stack starts. */
+extern int __libc_start_main(void);
+
+/* User stacks are judged whole when they reach a stack root; the trailer
+ * counts the others, by stack and by weight written. */
+static void check_whole_stacks(struct syms_cache *c, pid_t me)
+{
+	struct stackframes *sf = stackframes_new(c, NULL, -1, 0);
+	uint64_t whole[3] = { addr_of((void *)frame_a, 2), addr_of((void *)frame_b, 2),
+			      addr_of((void *)__libc_start_main, 10) };
+	uint64_t cut[2] = { addr_of((void *)frame_a, 2), addr_of((void *)frame_b, 2) };
+	uint64_t deep[MARPLE_STACK_DEPTH];
+	struct stackframes_stats st;
+	FILE *devnull = fopen("/dev/null", "w");
+
+	for (size_t i = 0; i < MARPLE_STACK_DEPTH; i++)
+		deep[i] = addr_of((void *)frame_a, 2);
+	stackframes_begin(sf, "w");
+	stackframes_user_ips(sf, me, whole, 3);
+	stackframes_write(sf, devnull, 30);
+	stackframes_begin(sf, "c");
+	stackframes_user_ips(sf, me, cut, 2);
+	stackframes_write(sf, devnull, 10);
+	stackframes_begin(sf, "d");
+	stackframes_user_ips(sf, me, deep, MARPLE_STACK_DEPTH);
+	stackframes_write(sf, devnull, 500);
+	stackframes_begin(sf, "k");	/* no user stack: not judged */
+	stackframes_write(sf, devnull, 7);
+	stackframes_stats(sf, &st);
+	test_cond("stacks reaching __libc_start_main are whole, others not, cut ones not judged",
+		  st.user_stacks == 2 && st.incomplete_user_stacks == 1);
+	test_cond("incomplete stacks weighed as written", st.user_weight == 40 && st.incomplete_user_weight == 10);
+	fclose(devnull);
+	stackframes_free(sf);
+}
+
 static uint64_t kallsyms_addr(const char *want)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -154,7 +190,7 @@ static void check_stack_reads(void)
 
 int main(int argc, char **argv)
 {
-	test_plan(34);
+	test_plan(36);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;
@@ -176,6 +212,7 @@ int main(int argc, char **argv)
 	n = syms_cache_lookup(c, me, 16, &mod, NULL);
 	test_cond("unmapped address", n == NULL && mod == NULL);
 	check_honest_names(c, me);
+	check_whole_stacks(c, me);
 
 	struct syms_cache *raw = syms_cache_new(SYMS_DEMANGLE | SYMS_DEMANGLE_PARAMS);
 	n = syms_cache_lookup(raw, me, addr_of((void *)cxx_fn, 0), NULL, NULL);
