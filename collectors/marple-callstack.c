@@ -224,6 +224,8 @@ int main(int argc, char **argv)
 	self_trailer_add(tr, skel->obj);
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
+	if (sc.verbose)
+		collector_verbose_trailer(tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (opt.timed)

@@ -88,11 +88,13 @@ static uint32_t parse_state(const char *s)
 	uint32_t m = 0;
 
 	if (!*s)
-		usage_error("--state needs at least one of the letters %s", letters);
+		usage_error("--state needs at least one of the letters RSDTtP");
 	for (; *s; s++) {
 		const char *p = strchr(letters, *s);
-		if (!p)
-			usage_error("--state: unknown state '%c' (use the letters %s)", *s, letters);
+		/* X and Z hold the bit positions of EXIT_DEAD and EXIT_ZOMBIE: those are
+		 * exit states, never a state a thread blocks in, so never counted */
+		if (!p || *s == 'X' || *s == 'Z')
+			usage_error("--state: unknown state '%c' (use the letters RSDTtP)", *s);
 		m |= 1u << (p - letters);
 	}
 	return m;

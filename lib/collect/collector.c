@@ -147,6 +147,33 @@ const char *collector_end_reason(void)
 	return stop_signal ? "signal" : "duration";
 }
 
+static void counts_text(json_t *obj, const char *prefix, char *buf, size_t size, size_t *len)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		if (json_is_object(v)) {
+			char sub[64];
+			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
+			counts_text(v, sub, buf, size, len);
+		} else if (json_is_integer(v) && strcmp(key, "end_ns") != 0 && strcmp(key, "trailer") != 0 &&
+			   *len < size) {
+			*len += (size_t)snprintf(buf + *len, size - *len, "%s%s%s %lld", *len ? ", " : "", prefix,
+						 key, (long long)json_integer_value(v));
+		}
+	}
+}
+
+void collector_verbose_trailer(json_t *trailer)
+{
+	char buf[2048] = "";
+	size_t len = 0;
+
+	counts_text(trailer, "", buf, sizeof(buf), &len);
+	warnmsg("statistics: %s", buf);
+}
+
 const char *collector_strerror(int err)
 {
 	static char buf[128];

@@ -35,6 +35,11 @@ void collector_wait(void);
 /* "duration", "signal" (with SIGINT/SIGTERM) — for the trailer's "ended". */
 const char *collector_end_reason(void);
 
+/* -v: the trailer's counts in one line on stderr ("statistics: records 12,
+ * samples 3071, ..."): its whole-number members, nested ones as a.b. */
+#include <jansson.h>
+void collector_verbose_trailer(json_t *trailer);
+
 /* libbpf error code (negative errno) as text. */
 const char *collector_strerror(int err);
 

@@ -1,6 +1,6 @@
 # marple-callstack against bundled workloads whose stacks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 20
+plan 21
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
@@ -11,6 +11,9 @@ if ! is_root; then
 fi
 expect_exit "callstack: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$CS" 1
 expect_exit "callstack: unknown PID" 1 "no process with PID 999999" "$CS" -p 999999 1
+# -v: "statistics on stderr", without --dwarf too (it printed nothing)
+"$CS" -v 1 > /dev/null 2> "$T/v.err"
+check "callstack -v: the trailer's counts on stderr" grep -Eq '^marple-callstack: statistics: records [0-9]+, .*samples [1-9][0-9]*' "$T/v.err"
 
 # weight of the records whose frames match an awk regex (frames joined by ;)
 weight() {

@@ -1,10 +1,13 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 24
+plan 26
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
 expect_exit "offcpu: bad --state letter" 2 "unknown state" "$OC" --state Q 1
+# -h lists RSDTtP; X and Z (exit states) were accepted and matched nothing
+expect_exit "offcpu: --state X (not in -h) is refused" 2 "unknown state 'X' \\(use the letters RSDTtP\\)" "$OC" --state SX 1
+expect_exit "offcpu: --state Z (not in -h) is refused" 2 "unknown state 'Z'" "$OC" --state Z 1
 expect_exit "offcpu: -U with -K is a usage error" 2 "cannot be used together" "$OC" -U -K 1
 if ! is_root; then
 	skip_rest "offcpu: BPF cases" "not root"
