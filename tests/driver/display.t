@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 86
+plan 89
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -82,6 +82,15 @@ bad_config "escape character" 2 'control character in the line' '[g2]\npath = a\
 bad_config "tab inside a value" 3 'a tab inside a key or value' '[g2]\ntrack = cpu\npath = boot =\tflamegraph\n'
 printf '# the original MARPLE config.txt, as shipped\n[General]\n    time:10\n    frequency:99\n    system_wide: -a\n[DisplayInterfaces]\n    memusage:treemap\n    ipc:plot\n[heatmap]\n    figure_size: 10.0\n[g2]\n    track: pid\n    path: ~/vpp/g2\n[Aliases]\n    boot: memleak,cpusched,disklat\n[Aggregate]\n    cpusched,ipc: plot\n' > "$C"
 MARPLE_CONFIG="$C" check "config: the original's config.txt is accepted" marple config
+MARPLE_CONFIG="$C" marple config > "$T/orig.out" 2> "$T/orig.err"
+check "config: the original's keys that do nothing are named, once, in one line" \
+	test "$(cat "$T/orig.err")" = "marple: $C: ignored (settings of the original MARPLE that do nothing here): [General] system_wide, [heatmap] figure_size, [g2] path, [Aggregate] cpusched,ipc"
+check "config: the original's [General] frequency is callstack's sampling rate" \
+	sh -c "sed -n '/^\[callstack\]/,/^\$/p' '$T/orig.out' | grep -qx 'frequency = 99'"
+printf '[General]\nfrequency: 499\n' > "$T/freq.conf"
+MARPLE_CONFIG="$T/freq.conf" marple config > "$T/freq.out" 2> "$T/freq.err"
+check "config: ... 499 there makes callstack sample at 499 Hz, with no remark" \
+	sh -c "sed -n '/^\[callstack\]/,/^\$/p' '$T/freq.out' | grep -qx 'frequency = 499' && test ! -s '$T/freq.err'"
 MARPLE_CONFIG="$C" expect_exit "config: a bad config stops collect too" 2 '' sh -c "printf '[x]\n' > '$C'; marple collect -t 1 callstack"
 
 # --- hostile file names, as capture and as output folder
