@@ -238,6 +238,14 @@ struct outfile *outfile_open(const char *path)
 		return o;
 	}
 	o->path = marple_strdup(path);
+	/* A device or a pipe (-o /dev/null, -o /dev/stdout) is written as it
+	 * is: a temporary file renamed over it replaced /dev/null itself. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(o->f = fopen(path, "w")))
+			fatal(EXIT_DATA, "%s: cannot open: %s", path, strerror(errno));
+		return o;
+	}
 	o->tmp = marple_malloc(strlen(path) + 16);
 	sprintf(o->tmp, "%s.XXXXXX", path);
 	int fd = mkstemp(o->tmp);
@@ -274,9 +282,10 @@ int outfile_commit(struct outfile *o)
 		return 0;
 	}
 	if (close_output(o->f, o->path) < 0) {
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 		rc = -1;
-	} else if (rename(o->tmp, o->path) < 0) {
+	} else if (o->tmp && rename(o->tmp, o->path) < 0) {
 		warnmsg("%s: cannot rename into place: %s", o->path, strerror(errno));
 		unlink(o->tmp);
 		rc = -1;
@@ -291,7 +300,8 @@ void outfile_abort(struct outfile *o)
 {
 	if (o->path) {
 		fclose(o->f);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 	}
 	free(o->tmp);
 	free(o->path);

@@ -49,7 +49,8 @@ int close_output(FILE *f, const char *path);
 
 /* Output that appears only when complete: writes to a temporary file beside
  * path (mkstemp) and renames it over path at commit.  path "-" or NULL means
- * stdout. */
+ * stdout; a path that is not a regular file (/dev/null, a pipe) is written
+ * directly. */
 struct outfile;
 struct outfile *outfile_open(const char *path);	/* exits 1 with a message if it cannot */
 FILE *outfile_stream(struct outfile *o);
