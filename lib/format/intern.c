@@ -6,22 +6,34 @@
 
 #include "util.h"
 
+/* A lookup touches one table slot (hash, length and place are kept there, so
+ * probes read nothing else) and the arena: on big profiles, with a name
+ * looked up for every frame, the cache misses were most of the time. */
+struct slot {
+	uint32_t hash, id;	/* id + 1; 0 = empty */
+	uint32_t len, off;	/* the arena is kept below 4 GiB */
+};
+
+struct entry {
+	size_t off, len;
+};
+
 struct intern {
 	char *arena;
 	size_t arena_len, arena_cap;
-	size_t *off, *len;
-	uint32_t *hash;		/* by id: low bits of the string's hash */
-	size_t n, cap_off, cap_len, cap_hash;
-	uint32_t *tab;		/* id + 1, 0 = empty */
+	struct entry *ent;	/* by id */
+	size_t n, ent_cap;
+	struct slot *tab;
 	size_t tabcap;
 	uint32_t last;		/* one-entry cache: consecutive records often repeat */
+	size_t last_slot;	/* its slot in tab */
 };
 
 struct intern *intern_new(void)
 {
 	struct intern *t = marple_calloc(1, sizeof(*t));
 	t->tabcap = 1024;
-	t->tab = marple_calloc(t->tabcap, sizeof(uint32_t));
+	t->tab = marple_calloc(t->tabcap, sizeof(*t->tab));
 	t->last = UINT32_MAX;
 	return t;
 }
@@ -31,72 +43,89 @@ void intern_free(struct intern *t)
 	if (!t)
 		return;
 	free(t->arena);
-	free(t->off);
-	free(t->len);
-	free(t->hash);
+	free(t->ent);
 	free(t->tab);
 	free(t);
 }
 
+/* Eight bytes a step: names are hashed once per frame of every record, so a
+ * byte-at-a-time hash was most of a renderer's time on big profiles. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	h ^= w;
+	/* the table takes the low bits: mix every bit into them (murmur3's finish) */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 static void rehash(struct intern *t)
 {
 	size_t cap = t->tabcap * 2;
-	uint32_t *tab = marple_calloc(cap, sizeof(uint32_t));
-	for (size_t id = 0; id < t->n; id++) {
-		size_t i = t->hash[id] & (cap - 1);
-		while (tab[i])
+	struct slot *tab = marple_calloc(cap, sizeof(*tab));
+	for (size_t j = 0; j < t->tabcap; j++) {
+		if (!t->tab[j].id)
+			continue;
+		size_t i = t->tab[j].hash & (cap - 1);
+		while (tab[i].id)
 			i = (i + 1) & (cap - 1);
-		tab[i] = (uint32_t)id + 1;
+		tab[i] = t->tab[j];
 	}
 	free(t->tab);
 	t->tab = tab;
 	t->tabcap = cap;
 }
 
+static inline int same(const struct intern *t, const struct slot *sl, uint32_t h, const char *s, size_t len)
+{
+	return sl->hash == h && sl->len == len && !memcmp(t->arena + sl->off, s, len);
+}
+
 uint32_t intern_get(struct intern *t, const char *s, size_t len)
 {
-	if (t->last != UINT32_MAX && t->len[t->last] == len && !memcmp(t->arena + t->off[t->last], s, len))
-		return t->last;
 	uint32_t h = (uint32_t)hash_bytes(s, len);
 	size_t i = h & (t->tabcap - 1);
-	while (t->tab[i]) {
-		uint32_t id = t->tab[i] - 1;
-		if (t->hash[id] == h && t->len[id] == len && !memcmp(t->arena + t->off[id], s, len))
-			return t->last = id;
-		i = (i + 1) & (t->tabcap - 1);
-	}
-	if (t->n >= UINT32_MAX - 1)
-		fatal(EXIT_DATA, "too many distinct names");
+	if (t->last != UINT32_MAX && same(t, &t->tab[t->last_slot], h, s, len))
+		return t->last;
+	for (; t->tab[i].id; i = (i + 1) & (t->tabcap - 1))
+		if (same(t, &t->tab[i], h, s, len)) {
+			t->last_slot = i;
+			return t->last = t->tab[i].id - 1;
+		}
+	if (t->n >= UINT32_MAX - 1 || t->arena_len + len + 1 > UINT32_MAX)
+		fatal(EXIT_DATA, "too many distinct names (more than 4 GiB)");
 	t->arena = marple_grow(t->arena, &t->arena_cap, t->arena_len + len + 1, 1);
 	memcpy(t->arena + t->arena_len, s, len);
 	t->arena[t->arena_len + len] = 0;
-	t->off = marple_grow(t->off, &t->cap_off, t->n + 1, sizeof(size_t));
-	t->len = marple_grow(t->len, &t->cap_len, t->n + 1, sizeof(size_t));
-	t->hash = marple_grow(t->hash, &t->cap_hash, t->n + 1, sizeof(uint32_t));
-	t->off[t->n] = t->arena_len;
-	t->len[t->n] = len;
-	t->hash[t->n] = h;
-	t->arena_len += len + 1;
-	t->tab[i] = (uint32_t)t->n + 1;
+	t->ent = marple_grow(t->ent, &t->ent_cap, t->n + 1, sizeof(*t->ent));
+	t->ent[t->n] = (struct entry){ t->arena_len, len };
 	uint32_t id = (uint32_t)t->n++;
-	if (t->n * 2 > t->tabcap)
+	t->tab[i] = (struct slot){ h, id + 1, (uint32_t)len, (uint32_t)t->arena_len };
+	t->arena_len += len + 1;
+	t->last_slot = i;
+	if (t->n * 2 > t->tabcap) {
 		rehash(t);
+		t->last = UINT32_MAX;
+		return id;
+	}
 	return t->last = id;
 }
 
 const char *intern_str(const struct intern *t, uint32_t id, size_t *len)
 {
 	if (len)
-		*len = t->len[id];
-	return t->arena + t->off[id];
+		*len = t->ent[id].len;
+	return t->arena + t->ent[id].off;
 }
 
 size_t intern_count(const struct intern *t)
@@ -112,5 +141,5 @@ const char *intern_arena(const struct intern *t, size_t *len)
 
 size_t intern_offset(const struct intern *t, uint32_t id)
 {
-	return t->off[id];
+	return t->ent[id].off;
 }
