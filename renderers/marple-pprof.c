@@ -16,7 +16,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "intern.h"
 #include "protowire.h"
@@ -84,7 +84,8 @@ struct kind {
 
 static struct intern *strs;		/* the string table; id 0 is "" */
 static struct pbuf pb;			/* one top-level message at a time */
-static uint32_t *loc_of;		/* by name id * 2 + kernel: location id, 0 none */
+static struct intern *frames;		/* frames as read */
+static uint32_t *loc_of;		/* by frame id * 2 + kernel: location id, 0 none */
 static size_t loc_of_len;
 static uint32_t *loc_name;		/* by location id - 1: name id */
 static unsigned char *loc_kernel;
@@ -94,39 +95,34 @@ static uint64_t time_first, time_last;	/* wall-clock ns covered by the sections 
 static uint64_t nsamples, nbad, nclamped;
 static uint32_t key_host, key_comm, key_pid, key_tid, key_cpu;
 
-static z_stream zs;
+/* The output, compressed in memory: written only when complete, so a failure
+ * leaves no half profile behind.  Messages gather in pb; each MiB becomes one
+ * gzip member (a gzip file may hold several; every gzip reader, Go's among
+ * them, reads them as one stream), compressed by libdeflate, which does a
+ * whole buffer at a time two to four times faster than zlib. */
+#define CHUNK (1u << 20)
+static struct libdeflate_compressor *gz;
 static unsigned char *zout;
 static size_t zout_len, zout_cap;
 
-static void zsink_init(void)
+static void compress_pending(void)
 {
-	if (deflateInit2(&zs, opt.level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		fatal(EXIT_DATA, "cannot start gzip compression");
+	if (!pb.n)
+		return;
+	size_t bound = libdeflate_gzip_compress_bound(gz, pb.n);
+	zout = marple_grow(zout, &zout_cap, zout_len + bound, 1);
+	size_t k = libdeflate_gzip_compress(gz, pb.b, pb.n, zout + zout_len, bound);
+	if (!k)
+		fatal(EXIT_DATA, "gzip compression failed");
+	zout_len += k;
+	pb.n = 0;
 }
 
-/* Compress what pb holds onto the end of the output kept in memory: written
- * only when complete, so a failure leaves no half profile behind. */
-static void zsink_write(const unsigned char *b, size_t n, int finish)
-{
-	zs.next_in = (unsigned char *)b;
-	zs.avail_in = (uInt)n;
-	for (;;) {
-		zout = marple_grow(zout, &zout_cap, zout_len + 65536, 1);
-		zs.next_out = zout + zout_len;
-		zs.avail_out = (uInt)(zout_cap - zout_len);
-		int rc = deflate(&zs, finish ? Z_FINISH : Z_NO_FLUSH);
-		zout_len = zout_cap - zs.avail_out;
-		if (rc == Z_STREAM_END || (!finish && zs.avail_in == 0 && zs.avail_out > 0))
-			break;
-		if (rc != Z_OK && rc != Z_BUF_ERROR)
-			fatal(EXIT_DATA, "gzip compression failed (%d)", rc);
-	}
-}
-
+/* A top-level message is complete in pb. */
 static void flush_message(void)
 {
-	zsink_write(pb.b, pb.n, 0);
-	pb.n = 0;
+	if (pb.n >= CHUNK)
+		compress_pending();
 }
 
 /* The string id of a name: plain text as it is; invalid UTF-8, control bytes
@@ -146,27 +142,30 @@ static uint32_t cstr_id(const char *s)
 	return string_id(s, strlen(s));
 }
 
+/* Frames are looked up by their bytes as read (one hash lookup a frame, the
+ * common case); only a frame seen the first time is stripped of "_[k]",
+ * escaped and put in the string table. */
 static uint32_t location_of(struct mstr f, int kernel)
 {
+	uint32_t frame = intern_get(frames, f.s, f.len);
+	size_t slot = (size_t)frame * 2 + (size_t)kernel;
+	if (slot < loc_of_len && loc_of[slot])
+		return loc_of[slot];
+	if (slot >= loc_of_len) {
+		size_t old = loc_of_len;
+		loc_of = marple_grow(loc_of, &loc_of_len, slot + 2, sizeof(*loc_of));
+		memset(loc_of + old, 0, (loc_of_len - old) * sizeof(*loc_of));
+	}
 	size_t k = sizeof(KERNEL_SUFFIX) - 1;
 	if (f.len > k && memcmp(f.s + f.len - k, KERNEL_SUFFIX, k) == 0) {
 		f.len -= k;
 		kernel = 1;
 	}
-	size_t slot = (size_t)string_id(f.s, f.len) * 2 + (size_t)kernel;
-	if (slot >= loc_of_len) {
-		size_t old = loc_of_len;
-		loc_of = marple_grow(loc_of, &loc_of_len, slot + 1, sizeof(*loc_of));
-		memset(loc_of + old, 0, (loc_of_len - old) * sizeof(*loc_of));
-	}
-	if (!loc_of[slot]) {
-		loc_name = marple_grow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
-		loc_kernel = marple_grow(loc_kernel, &loc_kcap, nloc + 1, 1);
-		loc_name[nloc] = (uint32_t)(slot / 2);
-		loc_kernel[nloc] = (unsigned char)kernel;
-		loc_of[slot] = (uint32_t)++nloc;
-	}
-	return loc_of[slot];
+	loc_name = marple_grow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
+	loc_kernel = marple_grow(loc_kernel, &loc_kcap, nloc + 1, 1);
+	loc_name[nloc] = string_id(f.s, f.len);
+	loc_kernel[nloc] = (unsigned char)kernel;
+	return loc_of[slot] = (uint32_t)++nloc;
 }
 
 /* ---- sections ---- */
@@ -480,8 +479,7 @@ static void write_locations(void)
 		pb_uint(&pb, FUNCTION_NAME, loc_name[i]);
 		pb_uint(&pb, FUNCTION_SYSTEM_NAME, loc_name[i]);
 		pb_end(&pb, m);
-		if (pb.n > 65536)
-			flush_message();
+		flush_message();
 	}
 	flush_message();
 }
@@ -506,11 +504,9 @@ static void write_rest(void)
 		size_t len;
 		const char *s = intern_str(strs, (uint32_t)i, &len);
 		pb_bytes(&pb, PROFILE_STRING_TABLE, s, len);
-		if (pb.n > 65536)
-			flush_message();
+		flush_message();
 	}
-	flush_message();
-	zsink_write(NULL, 0, 1);
+	compress_pending();
 }
 
 int main(int argc, char **argv)
@@ -536,10 +532,12 @@ int main(int argc, char **argv)
 	}
 
 	strs = intern_new();
+	frames = intern_new();
 	intern_get(strs, "", 0);	/* pprof: string 0 is "" */
 	key_host = cstr_id("host"), key_comm = cstr_id("comm"), key_pid = cstr_id("pid");
 	key_tid = cstr_id("tid"), key_cpu = cstr_id("cpu");
-	zsink_init();
+	if (!(gz = libdeflate_alloc_compressor(opt.level)))
+		fatal(EXIT_DATA, "out of memory");
 	char *stdin_only[] = { "-" };
 	int n = argc - optind;
 	char **paths = n > 0 ? argv + optind : stdin_only;
@@ -560,6 +558,6 @@ int main(int argc, char **argv)
 	struct outfile *o = outfile_open(opt.out);
 	if (fwrite(zout, 1, zout_len, outfile_stream(o)) != zout_len || outfile_commit(o) < 0)
 		return EXIT_DATA;
-	deflateEnd(&zs);
+	libdeflate_free_compressor(gz);
 	return EXIT_OK;
 }

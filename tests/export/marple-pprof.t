@@ -3,6 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
+plan 39
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -109,3 +110,9 @@ expect_exit "pprof: a malformed line is named and skipped" 0 "^marple-pprof: .*p
 got=$(pprof -raw "$T/part.pb.gz" | raw_total)
 check "pprof: the rest kept (353 - 41 = $got)" test "$got" = 312
 expect_exit "pprof: unknown option exits 2" 2 "" marple-pprof --bogus
+# -o onto a pipe writes into it (a temporary file renamed over it once replaced /dev/null)
+mkfifo "$T/fifo"
+cat "$T/fifo" > "$T/fromfifo" &
+marple-pprof -o "$T/fifo" "$T/db1.marple"
+wait
+check "pprof -o FIFO: the pipe stays a pipe and carries the profile" sh -c "test -p '$T/fifo' && gzip -t '$T/fromfifo' && cmp -s '$T/fromfifo' '$T/db1.pb.gz'"
