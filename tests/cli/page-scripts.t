@@ -3,7 +3,7 @@
 # and the page its renderer writes must carry it line for line: a quoting slip
 # in the conversion would show here, not as a page that silently does nothing.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12	# two cases per .js file (6)
+plan 14	# two cases per .js file (7)
 FG="$MARPLE_TOP/tests/flamegraph/basic.in"
 
 # carries NAME JS PAGE: every line of JS appears in PAGE, in order, consecutively.
@@ -21,6 +21,7 @@ page_for() {
 	treemap.js) marple-treemap "$FG" ;;
 	eventplot.js) marple-eventplot "$MARPLE_TOP/tests/bad-input/ok-event.marple" ;;
 	stackplot.js) marple-stackplot "$MARPLE_TOP/tests/stackplot/mem.in" ;;
+	flamescope.js) marple-flamescope "$MARPLE_TOP/tests/data/timed.marple" 2>/dev/null ;;
 	heatgrid.js | svgtip.js) marple-heatmap "$MARPLE_TOP/tests/heatmap/latency.in" ;;
 	*) return 3 ;;
 	esac

@@ -1,0 +1,297 @@
+// marple-flamescope's script: the heat map of cells (a canvas) and the flame
+// graph of a selection of them.  Data: C (options), N (frame names), TH
+// (threads: pid, tid, name id), Z (packed typed arrays, gzip + base64).
+(function () {
+"use strict";
+var $ = function (id) { return document.getElementById(id); };
+var rows = C.rows, cols = C.cols, ncells = rows * cols, colS = C.column_s, rowS = C.row_ms / 1000;
+var cv = $("cv"), ctx = cv.getContext("2d"), tip = $("tip"), fg = $("fg");
+var stackAt, frames, cellStart, stk, thr, wt, nstacks = 0;
+var threadOn = new Uint8Array(TH.length), counts = new Float64Array(ncells), lit = null;
+var nameHit = null, stackHit = null, sel = null, base = null, drag = null;
+var LEFT = 64, BOTTOM = 34, TOP = 8, cw = 8, ch = 6, t0 = performance.now();
+
+function bytes(b64) {
+	var s = atob(b64), n = s.length, a = new Uint8Array(n);
+	for (var i = 0; i < n; i++) a[i] = s.charCodeAt(i);
+	return a;
+}
+function unpack(p) {
+	if (!p.n) return Promise.resolve(new Uint32Array(0));
+	var st = new Blob([bytes(p.d)]).stream().pipeThrough(new DecompressionStream("gzip"));
+	return new Response(st).arrayBuffer().then(function (b) {
+		return p.w === 1 ? new Uint8Array(b) : p.w === 2 ? new Uint16Array(b) : new Uint32Array(b);
+	});
+}
+function commas(v) {
+	var s = String(Math.round(v * 100) / 100), p = s.split(".");
+	return p[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (p.length > 1 ? "." + p[1] : "");
+}
+// One time format everywhere (axes, tooltips, titles): seconds from the start.
+function fmtT(s) { return s.toFixed(3) + " s"; }
+function cellStartS(c) { return Math.floor(c / rows) * colS + (c % rows) * rowS; }
+function cellEndS(c) { var col = Math.floor(c / rows); return Math.min(col * colS + (c % rows + 1) * rowS, (col + 1) * colS); }
+function unitOf(v) { return commas(v) + " " + C.unit; }
+
+function init(a) {
+	frames = a[0];
+	var cd = a[1]; stk = a[2]; thr = a[3]; wt = a[4];
+	var starts = [];
+	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
+	stackAt = Uint32Array.from(starts); nstacks = starts.length;
+	var ne = cd.length, cell = 0;
+	cellStart = new Uint32Array(ncells + 1);
+	var c = 0;
+	for (var e = 0; e < ne; e++) {
+		cell += cd[e];
+		while (c <= cell) cellStart[c++] = e;
+	}
+	while (c <= ncells) cellStart[c++] = ne;
+	fillFilter();
+	applyHash();
+	$("status").textContent = commas(C.samples) + " samples" + (C.lost ? " (" + commas(C.lost) + " lost)" : "") +
+		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + C.row_ms + " ms";
+	document.body.dataset.loadMs = String(Math.round(performance.now() - t0));
+	document.body.dataset.ready = "1";
+}
+
+function fillFilter() {
+	var f = $("flt"), seen = {}, opts = [["", "all"]];
+	for (var i = 0; i < TH.length; i++) {
+		var p = TH[i][0];
+		if (!seen[p]) { seen[p] = 1; opts.push(["p" + p, N[TH[i][2]] + " (" + p + ")"]); }
+	}
+	for (var j = 0; j < TH.length; j++)
+		opts.push(["t" + TH[j][1], "  " + N[TH[j][2]] + " " + TH[j][0] + "/" + TH[j][1]]);
+	opts.forEach(function (o) { var el = document.createElement("option"); el.value = o[0]; el.textContent = o[1]; f.appendChild(el); });
+	f.addEventListener("change", function () { setFilter(f.value); update(); });
+}
+function setFilter(v) {
+	for (var i = 0; i < TH.length; i++)
+		threadOn[i] = !v || (v[0] === "p" && "p" + TH[i][0] === v) || (v[0] === "t" && "t" + TH[i][1] === v) ? 1 : 0;
+	$("flt").value = v;
+}
+
+// Per-cell totals of the threads shown, and the cells where a search matched.
+function tally() {
+	counts.fill(0);
+	lit = stackHit ? new Uint8Array(ncells) : null;
+	for (var c = 0; c < ncells; c++)
+		for (var e = cellStart[c]; e < cellStart[c + 1]; e++)
+			if (threadOn[thr[e]]) {
+				counts[c] += wt[e];
+				if (lit && stackHit[stk[e]]) lit[c] = 1;
+			}
+}
+
+function heat(t) {
+	var r = [[255, 236, 200], [250, 140, 40], [170, 20, 10]], a, b;
+	if (t < 0.5) { a = r[0]; b = r[1]; t *= 2; } else { a = r[1]; b = r[2]; t = (t - 0.5) * 2; }
+	return "rgb(" + [0, 1, 2].map(function (i) { return Math.round(a[i] + (b[i] - a[i]) * t); }).join(",") + ")";
+}
+function colours() {
+	var max = 0, ranks = null;
+	for (var c = 0; c < ncells; c++) if (counts[c] > max) max = counts[c];
+	if (C.color === "rank") {
+		var d = {}; for (var k = 0; k < ncells; k++) if (counts[k]) d[counts[k]] = 1;
+		var u = Object.keys(d).map(Number).sort(function (x, y) { return x - y; });
+		ranks = new Map(); u.forEach(function (v, i) { ranks.set(v, u.length > 1 ? i / (u.length - 1) : 1); });
+	}
+	return function (v) { return ranks ? ranks.get(v) : v / max; };
+}
+
+function cellXY(c) { return [LEFT + Math.floor(c / rows) * cw, TOP + (rows - 1 - c % rows) * ch]; }
+function inSel(c, s) { return s && c >= Math.min(s.a, s.b) && c <= Math.max(s.a, s.b); }
+
+function drawHeat() {
+	cw = Math.max(3, Math.min(48, Math.floor((window.innerWidth * 0.48 - LEFT - 10) / cols)));
+	ch = Math.max(2, Math.min(16, Math.floor(360 / rows)));
+	cv.width = Math.max(LEFT + cols * cw + 10, 340); cv.height = TOP + rows * ch + BOTTOM;
+	ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, cv.width, cv.height);
+	var col = colours();
+	for (var c = 0; c < ncells; c++) {
+		var xy = cellXY(c);
+		if (counts[c]) { ctx.fillStyle = heat(col(counts[c])); ctx.fillRect(xy[0], xy[1], cw, ch); }
+		if (lit && lit[c]) { ctx.fillStyle = "rgb(190,0,255)"; ctx.fillRect(xy[0] + 1, xy[1] + 1, Math.max(1, cw - 2), Math.max(1, ch - 2)); }
+	}
+	[[base, "rgb(0,90,255)"], [sel, "rgb(0,160,0)"]].forEach(function (p) {
+		if (!p[0]) return;
+		ctx.fillStyle = p[1];
+		for (var c = Math.min(p[0].a, p[0].b); c <= Math.max(p[0].a, p[0].b); c++) {
+			var xy = cellXY(c);
+			ctx.globalAlpha = 0.35; ctx.fillRect(xy[0], xy[1], cw, ch); ctx.globalAlpha = 1;
+		}
+	});
+	axes();
+}
+function axes() {
+	ctx.fillStyle = "#222"; ctx.font = "11px Verdana,sans-serif"; ctx.textAlign = "right"; ctx.textBaseline = "middle";
+	var ystep = Math.max(1, Math.ceil(14 / ch));
+	for (var r = 0; r <= rows; r += ystep) ctx.fillText(Math.round(r * C.row_ms) + " ms", LEFT - 4, TOP + (rows - r) * ch);
+	ctx.textAlign = "center"; ctx.textBaseline = "top";
+	var xstep = Math.max(1, Math.ceil(48 / cw));
+	for (var k = 0; k < cols; k += xstep) ctx.fillText(fmtT(k * colS), LEFT + k * cw + cw / 2, TOP + rows * ch + 3);
+	ctx.textAlign = "left";
+	ctx.fillText("time \u2192 (a column is " + fmtT(colS) + "); offset in it \u2191", LEFT, TOP + rows * ch + 18);
+}
+
+function cellAt(ev) {
+	var r = cv.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+	var col = Math.floor((x - LEFT) / cw), row = rows - 1 - Math.floor((y - TOP) / ch);
+	if (col < 0 || col >= cols || row < 0 || row >= rows) return -1;
+	return col * rows + row;
+}
+cv.addEventListener("mousedown", function (ev) {
+	var c = cellAt(ev); if (c < 0) return;
+	drag = { a: c, b: c, baseline: ev.shiftKey };
+	ev.preventDefault();
+});
+cv.addEventListener("mousemove", function (ev) {
+	var c = cellAt(ev);
+	if (drag && c >= 0) { drag.b = c; if (drag.baseline) base = { a: drag.a, b: c }; else sel = { a: drag.a, b: c }; drawHeat(); }
+	if (c < 0) { tip.style.display = "none"; return; }
+	tip.textContent = fmtT(cellStartS(c)) + " – " + fmtT(cellEndS(c)) + "\n" + unitOf(counts[c]) +
+		(lit && lit[c] ? "\nsearch matched here" : "");
+	tip.style.display = "block"; tip.style.left = (ev.clientX + 12) + "px"; tip.style.top = (ev.clientY + 12) + "px";
+});
+cv.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+window.addEventListener("mouseup", function () {
+	if (!drag) return;
+	var r = { a: Math.min(drag.a, drag.b), b: Math.max(drag.a, drag.b) };
+	if (drag.baseline) base = r; else sel = r;
+	drag = null; update();
+});
+window.addEventListener("keydown", function (ev) { if (ev.key === "Escape") { sel = base = null; update(); } });
+
+// What each stack weighs in cells [s.a, s.b] (all cells without a selection).
+function weigh(s) {
+	var w = new Float64Array(nstacks), a = s ? s.a : 0, b = s ? s.b : ncells - 1, tot = 0;
+	for (var e = cellStart[a], end = cellStart[b + 1]; e < end; e++)
+		if (threadOn[thr[e]]) { w[stk[e]] += wt[e]; tot += wt[e]; }
+	return { w: w, total: tot };
+}
+// A tree of frames (root "all"): per node name, parent, children and both weights.
+function tree(cur, bas) {
+	var name = [-1], par = [-1], v = [0], v2 = [0], kids = [new Map()];
+	function add(s, x, slot) {
+		var at = stackAt[s], n = frames[at], node = 0;
+		(slot ? v2 : v)[0] += x;
+		for (var i = 1; i <= n; i++) {
+			var id = frames[at + i], k = kids[node].get(id);
+			if (k === undefined) { k = name.length; name.push(id); par.push(node); v.push(0); v2.push(0); kids.push(new Map()); kids[node].set(id, k); }
+			(slot ? v2 : v)[k] += x; node = k;
+		}
+	}
+	for (var s = 0; s < nstacks; s++) {
+		if (cur.w[s]) add(s, cur.w[s], 0);
+		if (bas && bas.w[s]) add(s, bas.w[s], 1);
+	}
+	return { name: name, v: v, v2: v2, kids: kids };
+}
+function hue(id) {
+	var h = 0, s = N[id];
+	for (var i = 0; i < s.length && i < 12; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
+	return "rgb(" + (205 + h % 50) + "," + (80 + (h >> 8) % 130) + "," + (40 + (h >> 16) % 40) + ")";
+}
+function diffColour(a, b, ta, tb) {
+	var d = (ta ? a / ta : 0) - (tb ? b / tb : 0), k = Math.min(1, Math.abs(d) * 8), g = Math.round(235 - 180 * k);
+	return d > 0 ? "rgb(235," + g + "," + g + ")" : d < 0 ? "rgb(" + g + "," + g + ",235)" : "rgb(235,235,235)";
+}
+
+function drawFlame() {
+	var cur = weigh(sel), bas = base ? weigh(base) : null, t = tree(cur, bas);
+	var W = fg.clientWidth || 600, items = [], maxd = 0;
+	// width: the share of the selection; with a baseline, the mean of both
+	// shares, so what only the baseline had shows too (blue)
+	var share = function (n) {
+		var a = t.v[0] ? t.v[n] / t.v[0] : 0;
+		return bas ? (a + (t.v2[0] ? t.v2[n] / t.v2[0] : 0)) / 2 : a;
+	};
+	(function walk(node, x, d) {
+		var f = share(node);
+		if (!(f * W >= 0.5)) return;
+		if (node) items.push([node, x, d, f]);
+		if (d > maxd) maxd = d;
+		var cx = x;
+		t.kids[node].forEach(function (k) { walk(k, cx, d + 1); cx += share(k); });
+	})(0, 0, 0);
+	fg.textContent = "";
+	fg.style.height = (maxd + 1) * 17 + "px";
+	var frag = document.createDocumentFragment();
+	items.forEach(function (it) {
+		var n = it[0], el = document.createElement("div"), nm = N[t.name[n]];
+		el.className = "fr" + (nameHit && nameHit[t.name[n]] ? " hit" : "");
+		el.style.left = (it[1] * 100) + "%"; el.style.width = (it[3] * 100) + "%";
+		el.style.bottom = ((it[2] - 1) * 17) + "px";
+		el.style.background = bas ? diffColour(t.v[n], t.v2[n], t.v[0], t.v2[0]) : hue(t.name[n]);
+		el.textContent = nm;
+		el.dataset.w = t.v[n]; if (bas) el.dataset.b = t.v2[n];
+		el.addEventListener("mousemove", function (ev) {
+			tip.textContent = nm + "\n" + unitOf(t.v[n]) + " (" + (t.v[0] ? 100 * t.v[n] / t.v[0] : 0).toFixed(2) + "%)" +
+				(bas ? "\nbaseline: " + unitOf(t.v2[n]) + " (" + (t.v2[0] ? 100 * t.v2[n] / t.v2[0] : 0).toFixed(2) + "%)" : "");
+			tip.style.display = "block"; tip.style.left = (ev.clientX + 12) + "px"; tip.style.top = (ev.clientY + 12) + "px";
+		});
+		el.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+		frag.appendChild(el);
+	});
+	fg.appendChild(frag);
+	var range = function (s, w) { return (s ? fmtT(cellStartS(s.a)) + " – " + fmtT(cellEndS(s.b)) : "all " + fmtT(cols * colS)) + " · " + unitOf(w); };
+	$("fgtitle").textContent = range(sel, cur.total) + (bas ? "  vs baseline " + range(base, bas.total) + "  (red grew, blue shrank)" : "");
+	return cur;
+}
+
+function search() {
+	var q = $("q").value, re = null;
+	nameHit = stackHit = null;
+	if (q) {
+		try { re = new RegExp(q); } catch (e) { $("share").textContent = "bad regex"; return; }
+		nameHit = new Uint8Array(N.length); stackHit = new Uint8Array(nstacks);
+		for (var i = 0; i < N.length; i++) nameHit[i] = re.test(N[i]) ? 1 : 0;
+		for (var s = 0; s < nstacks; s++)
+			for (var k = 1, at = stackAt[s]; k <= frames[at]; k++) if (nameHit[frames[at + k]]) { stackHit[s] = 1; break; }
+	}
+}
+function showShare(cur) {
+	if (!stackHit) { $("share").textContent = ""; return; }
+	var m = 0;
+	for (var s = 0; s < nstacks; s++) if (stackHit[s]) m += cur.w[s];
+	$("share").textContent = "matched: " + unitOf(m) + " of " + commas(cur.total) + " (" +
+		(cur.total ? (100 * m / cur.total).toFixed(1) : "0.0") + "%)" + (sel ? " in the selection" : "");
+}
+
+function saveHash() {
+	var p = [];
+	if (sel) p.push("sel=" + sel.a + "-" + sel.b);
+	if (base) p.push("base=" + base.a + "-" + base.b);
+	if ($("q").value) p.push("q=" + encodeURIComponent($("q").value));
+	if ($("flt").value) p.push("f=" + encodeURIComponent($("flt").value));
+	history.replaceState(null, "", p.length ? "#" + p.join("&") : location.pathname + location.search);
+}
+function applyHash() {
+	var h = location.hash.slice(1), f = "";
+	h.split("&").forEach(function (kv) {
+		var i = kv.indexOf("="), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
+		var m = /^(\d+)-(\d+)$/.exec(v), r = m ? { a: Math.min(+m[1], ncells - 1), b: Math.min(+m[2], ncells - 1) } : null;
+		if (k === "sel" && r) sel = r;
+		else if (k === "base" && r) base = r;
+		else if (k === "q") $("q").value = v;
+		else if (k === "f") f = v;
+	});
+	setFilter(f);
+	update();
+}
+
+function update() {
+	search(); tally(); drawHeat();
+	var cur = drawFlame();
+	showShare(cur); saveHash();
+}
+$("q").addEventListener("input", update);
+// For tests and the curious: where a cell is drawn (x, y, width, height on the canvas).
+window.marpleScope = { rows: rows, cols: cols, cellBox: function (c) { var xy = cellXY(c); return [xy[0], xy[1], cw, ch]; } };
+window.addEventListener("resize", function () { drawHeat(); drawFlame(); });
+
+Promise.all([Z.frames, Z.cell, Z.stack, Z.thread, Z.weight].map(unpack)).then(init).catch(function (e) {
+	$("status").textContent = "cannot read the data: " + e;
+});
+})();

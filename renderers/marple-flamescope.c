@@ -1,0 +1,434 @@
+/* marple-flamescope — a subsecond-offset heat map of a timed stack section
+ * beside the flame graph of any time range, in one self-contained HTML page.
+ *
+ * Reads the first timed stack section of its input (marple-callstack
+ * --timed, marple-offcpu --timed: marple-format(5), "Timed stack sections")
+ * and writes a page that needs no network: each column of the heat map is a
+ * second (--column), each cell a slice of it (--row, 20 ms), coloured by how
+ * much was sampled then; click a cell or drag across cells for the flame graph
+ * of that range, shift-drag for a baseline (a differential flame graph),
+ * search frames by regex, filter by process or thread.
+ *
+ *   $ marple-callstack --timed 60 | marple-flamescope > cpu.html
+ *   var C={...,"rows":50,"cols":60}; var Z={"cell":"H4sIAAAA...",...}
+ *
+ * What is sampled is kept per cell, stack and thread (all a selection of cells
+ * needs), as typed arrays gzip-compressed and base64-encoded in the page.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gzb64.h"
+#include "intern.h"
+#include "stream.h"
+#include "timed.h"
+#include "util.h"
+#include "xml.h"
+
+static struct {
+	const char *title, *out;
+	double column_s, row_ms;
+	int color_rank;
+} opt = { .title = "Flame Scope", .column_s = 1, .row_ms = 20 };
+
+#include "flamescope.js.h"	/* renderers/flamescope.js, made a C string by the Makefile */
+
+/* One (cell, stack, thread) with what was sampled there. */
+struct entry {
+	uint32_t cell, stack, thread;
+	uint64_t w;			/* samples, or ns of blocks */
+};
+
+struct scope {
+	int state;			/* 0 looking, 1 in the stacks, 2 in the samples, 3 done */
+	json_t *hdr;			/* the stack section's */
+	uint64_t start, row_ns, col_ns, ns_per_weight;
+	uint32_t nrows;
+	struct intern *names;		/* frame names */
+	uint32_t *frames;		/* per stack: nframes, then name ids root first */
+	size_t nframes, framecap;
+	size_t *stack_at;		/* where each stack begins in frames */
+	size_t nstacks, stackcap;
+	struct intern *threads;		/* "pid tid" */
+	uint32_t *thread_name;		/* frame 0 of the first stack seen of it */
+	size_t tncap;
+	struct entry *e;
+	size_t ne, ecap;
+	uint64_t samples, lost, bad, early, skipped_sections;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"Draw the first timed stack section of the input (marple-callstack --timed,\n"
+		"marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
+		"of a selected time range, in one self-contained HTML page.\n"
+		"\n"
+		"  --column SEC         seconds per heat-map column (default 1)\n"
+		"  --row MS             milliseconds per row (default 20)\n"
+		"  --color linear|rank  colour cells by count (default) or rank of count\n"
+		"  --title TEXT         page title (default \"Flame Scope\")\n"
+		"  -o, --output FILE    write to FILE (complete or not at all)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+		"2 usage.  See marple-flamescope(1).\n",
+		progname);
+}
+
+static void add_stack(struct scope *s, const struct stack_rec *sr)
+{
+	s->stack_at = marple_grow(s->stack_at, &s->stackcap, s->nstacks + 1, sizeof(*s->stack_at));
+	s->stack_at[s->nstacks++] = s->nframes;
+	s->frames = marple_grow(s->frames, &s->framecap, s->nframes + sr->nframes + 1, sizeof(*s->frames));
+	s->frames[s->nframes++] = (uint32_t)sr->nframes;
+	for (size_t i = 0; i < sr->nframes; i++)
+		s->frames[s->nframes++] = intern_get(s->names, sr->frames[i].s, sr->frames[i].len);
+}
+
+static uint32_t thread_of(struct scope *s, const struct timed_sample *ts)
+{
+	char key[32];
+	int n = snprintf(key, sizeof(key), "%u %u", ts->pid, ts->tid);
+	size_t before = intern_count(s->threads);
+	uint32_t id = intern_get(s->threads, key, (size_t)n);
+
+	if (id == before) {
+		s->thread_name = marple_grow(s->thread_name, &s->tncap, (size_t)id + 1, sizeof(*s->thread_name));
+		s->thread_name[id] = s->frames[s->stack_at[ts->stack] + 1];	/* every stack has a frame */
+	}
+	return id;
+}
+
+static void add_entry(struct scope *s, uint64_t rel, uint32_t stack, uint32_t thread, uint64_t w)
+{
+	uint64_t col = rel / s->col_ns, row = rel % s->col_ns / s->row_ns;
+	uint64_t cell = col * s->nrows + row;
+
+	if (cell >= UINT32_MAX) {
+		s->bad++;
+		return;
+	}
+	s->e = marple_grow(s->e, &s->ecap, s->ne + 1, sizeof(*s->e));
+	s->e[s->ne++] = (struct entry){ (uint32_t)cell, stack, thread, w };
+}
+
+/* A sample into its cell; a block into every cell it overlaps. */
+static void add_sample(struct scope *s, const struct timed_sample *ts)
+{
+	uint32_t th = thread_of(s, ts);
+
+	s->samples++;
+	if (ts->time < s->start) {
+		s->early++;
+		return;
+	}
+	uint64_t rel = ts->time - s->start;
+	if (!ts->dur || !s->ns_per_weight) {
+		add_entry(s, rel, (uint32_t)ts->stack, th, 1);
+		return;
+	}
+	for (uint64_t t = rel, end = rel + ts->dur; t < end;) {
+		uint64_t cell_end = (t / s->col_ns) * s->col_ns + (t % s->col_ns / s->row_ns + 1) * s->row_ns;
+		uint64_t col_end = (t / s->col_ns + 1) * s->col_ns;
+		if (cell_end > col_end)
+			cell_end = col_end;
+		uint64_t e = end < cell_end ? end : cell_end;
+		add_entry(s, t, (uint32_t)ts->stack, th, e - t);
+		t = e;
+	}
+}
+
+static int by_cell(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->cell != y->cell)
+		return x->cell < y->cell ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Sort the entries and merge equal (cell, stack, thread) ones. */
+static void merge_entries(struct scope *s)
+{
+	size_t o = 0;
+
+	qsort(s->e, s->ne, sizeof(*s->e), by_cell);
+	for (size_t i = 0; i < s->ne; i++) {
+		if (o && s->e[o - 1].cell == s->e[i].cell && s->e[o - 1].stack == s->e[i].stack &&
+		    s->e[o - 1].thread == s->e[i].thread)
+			s->e[o - 1].w += s->e[i].w;
+		else
+			s->e[o++] = s->e[i];
+	}
+	s->ne = o;
+}
+
+static void on_header(struct scope *s, struct stream_reader *r)
+{
+	json_t *hdr = stream_reader_header(r);
+	enum timed_role role = timed_role(hdr);
+
+	if (s->state == 1 && role == TIMED_SAMPLES) {
+		s->state = 2;
+		return;
+	}
+	if (s->state == 1)
+		warn_at(stream_reader_name(r), stream_reader_line(r),
+			"the timed stack section before has no samples section: looking further");
+	if (s->state >= 2) {
+		s->state = 3;
+		if (role == TIMED_STACKS)
+			s->skipped_sections++;
+		return;
+	}
+	s->state = 0;
+	if (role != TIMED_STACKS)
+		return;
+	s->state = 1;
+	json_decref(s->hdr);
+	s->hdr = json_deep_copy(hdr);
+	s->nstacks = s->nframes = 0;
+	int64_t start = header_int(hdr, "start_ns", 0);
+	s->start = start > 0 ? (uint64_t)start : 0;
+	s->ns_per_weight = timed_ns_per_weight(hdr);
+}
+
+static void on_item(struct scope *s, struct stream_reader *r, enum stream_item it)
+{
+	struct timed_sample ts;
+	const char *why;
+
+	if (it == STREAM_ERROR) {
+		stream_reader_warn(r);
+		s->bad++;
+	} else if (it == STREAM_HEADER) {
+		on_header(s, r);
+	} else if (it == STREAM_RECORD && s->state == 1) {
+		add_stack(s, stream_reader_stack(r));
+	} else if (it == STREAM_RECORD && s->state == 2) {
+		if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= s->nstacks) {
+			warn_at(stream_reader_name(r), stream_reader_line(r), "%s",
+				ts.stack >= s->nstacks ? "sample names a stack its stack section does not have" : why);
+			s->bad++;
+		} else
+			add_sample(s, &ts);
+	} else if (it == STREAM_TRAILER && s->state == 2) {
+		s->lost = (uint64_t)header_int(stream_reader_trailer(r), "lost", 0);
+		s->state = 3;
+	}
+}
+
+static int read_input(struct scope *s, const char *path)
+{
+	FILE *f = open_input(path);
+	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	enum stream_item it;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF)
+		on_item(s, r, it);
+	if (s->state == 2)
+		s->state = 3;
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	return 0;
+}
+
+/* An array of n values packed in the fewest bytes (1, 2 or 4) that hold the
+ * largest, written as {w:width,d:"gzip+base64"}. */
+static void write_packed(FILE *f, const char *name, const uint32_t *v, size_t n)
+{
+	uint32_t max = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] > max)
+			max = v[i];
+	int width = max < 256 ? 1 : max < 65536 ? 2 : 4;
+	unsigned char *b = marple_malloc(n * (size_t)width + 1);
+	for (size_t i = 0; i < n; i++) {
+		if (width == 1)
+			b[i] = (unsigned char)v[i];
+		else if (width == 2)
+			memcpy(b + 2 * i, &(uint16_t){ (uint16_t)v[i] }, 2);
+		else
+			memcpy(b + 4 * i, &v[i], 4);
+	}
+	fprintf(f, "%s:{w:%d,n:%zu,d:", name, width, n);
+	gzb64_write(f, b, n * (size_t)width, 6);
+	fputs("}", f);
+	free(b);
+}
+
+static void write_config(FILE *f, struct scope *s, uint32_t ncols)
+{
+	const char *unit = json_string_value(json_object_get(json_object_get(s->hdr, "units"), "weight"));
+	json_t *c = json_pack("{s:s,s:s,s:f,s:f,s:i,s:i,s:s,s:I,s:I,s:I}", "interface",
+			      header_str(s->hdr, "interface", "?"), "unit", unit ? unit : "samples", "column_s",
+			      opt.column_s, "row_ms", opt.row_ms, "rows", (json_int_t)s->nrows, "cols",
+			      (json_int_t)ncols, "color", opt.color_rank ? "rank" : "linear", "samples",
+			      (json_int_t)s->samples, "lost", (json_int_t)s->lost, "wall_ns",
+			      (json_int_t)header_int(s->hdr, "wall_ns", 0));
+	char *js = json_dumps(c, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	/* ASCII only, and no '<' can come from these values: safe in <script> */
+	fprintf(f, "var C=%s;\nvar N=[", js ? js : "{}");
+	free(js);
+	json_decref(c);
+	for (uint32_t i = 0; i < intern_count(s->names); i++) {
+		size_t len;
+		const char *n = intern_str(s->names, i, &len);
+		if (i)
+			fputc(i % 64 ? ',' : '\n', f);
+		js_string_write(f, n, len);
+	}
+	fputs("];\nvar TH=[", f);
+	for (uint32_t i = 0; i < intern_count(s->threads); i++) {
+		unsigned pid = 0, tid = 0;
+		sscanf(intern_str(s->threads, i, NULL), "%u %u", &pid, &tid);
+		fprintf(f, "%s[%u,%u,%u]", i ? "," : "", pid, tid, s->thread_name[i]);
+	}
+	fputs("];\n", f);
+}
+
+static void write_page(FILE *f, struct scope *s)
+{
+	uint32_t ncols = s->ne ? s->e[s->ne - 1].cell / s->nrows + 1 : 1;
+	uint32_t *v = marple_malloc((s->ne + 1) * sizeof(*v));
+
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", f);
+	xml_escape_cstr(f, opt.title);
+	fputs("</title>\n<style>\n"
+	      "body{margin:0;font:13px Verdana,sans-serif;background:#f4f4f0;color:#222}\n"
+	      "h1{font-size:17px;margin:8px 10px 2px}\n"
+	      "#bar{margin:4px 10px;display:flex;gap:12px;align-items:center;flex-wrap:wrap}\n"
+	      "#main{display:flex;gap:10px;margin:0 10px;align-items:flex-start}\n"
+	      "#hm{overflow-x:auto;max-width:48vw;flex:none;background:#fff;border:1px solid #ccc}\n"
+	      "#hm canvas{display:block;cursor:crosshair}\n"
+	      "#fgbox{flex:1;min-width:300px}\n"
+	      "#fgtitle{font-weight:bold;margin:2px 0 4px;min-height:18px}\n"
+	      "#fg{position:relative;background:#fff;border:1px solid #ccc;overflow:hidden}\n"
+	      ".fr{position:absolute;height:16px;box-sizing:border-box;border:1px solid #fff;"
+	      "font-size:11px;line-height:14px;overflow:hidden;white-space:nowrap;padding:0 2px;cursor:pointer}\n"
+	      ".fr.hit{outline:2px solid #c0f;z-index:1}\n"
+	      "#tip{position:fixed;display:none;white-space:pre;background:#ffffe0;border:1px solid #888;"
+	      "padding:4px 6px;font-size:12px;pointer-events:none;z-index:3}\n"
+	      "#help{margin:2px 10px 6px;color:#555}\n"
+	      "</style></head>\n<body>\n<h1>", f);
+	xml_escape_cstr(f, opt.title);
+	fputs("</h1>\n<div id=\"help\">Click a cell or drag across cells: the flame graph of that time. "
+	      "Shift-drag: a baseline (differential: red grew, blue shrank). Esc: clear.</div>\n"
+	      "<div id=\"bar\"><label>Search <input id=\"q\" size=\"24\" placeholder=\"regex\"></label>"
+	      "<span id=\"share\"></span><label>Process/thread <select id=\"flt\"></select></label>"
+	      "<span id=\"status\">loading…</span></div>\n"
+	      "<div id=\"main\"><div id=\"hm\"><canvas id=\"cv\"></canvas></div>"
+	      "<div id=\"fgbox\"><div id=\"fgtitle\"></div><div id=\"fg\"></div></div></div>\n"
+	      "<div id=\"tip\"></div>\n<script>\n", f);
+	write_config(f, s, ncols);
+	fputs("var Z={", f);
+	write_packed(f, "frames", s->frames, s->nframes);
+	fputs(",\n", f);
+	for (size_t i = 0; i < s->ne; i++)	/* cells as deltas: mostly 0 and 1 */
+		v[i] = s->e[i].cell - (i ? s->e[i - 1].cell : 0);
+	write_packed(f, "cell", v, s->ne);
+	fputs(",\n", f);
+	for (size_t i = 0; i < s->ne; i++)
+		v[i] = s->e[i].stack;
+	write_packed(f, "stack", v, s->ne);
+	fputs(",\n", f);
+	for (size_t i = 0; i < s->ne; i++)
+		v[i] = s->e[i].thread;
+	write_packed(f, "thread", v, s->ne);
+	fputs(",\n", f);
+	for (size_t i = 0; i < s->ne; i++) {
+		uint64_t w = timed_weight(s->e[i].w, s->ns_per_weight);
+		v[i] = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+	}
+	write_packed(f, "weight", v, s->ne);
+	fputs("};\n", f);
+	fputs(flamescope_js, f);
+	fputs("</script>\n</body></html>\n", f);
+	free(v);
+}
+
+static void scope_free(struct scope *s)
+{
+	json_decref(s->hdr);
+	intern_free(s->names);
+	intern_free(s->threads);
+	free(s->frames);
+	free(s->stack_at);
+	free(s->thread_name);
+	free(s->e);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
+	static const struct option longopts[] = {
+		{ "column", required_argument, 0, O_COLUMN }, { "row", required_argument, 0, O_ROW },
+		{ "color", required_argument, 0, O_COLOR },   { "title", required_argument, 0, O_TITLE },
+		{ "output", required_argument, 0, 'o' },      { "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int ch, rc = EXIT_OK;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_COLUMN: opt.column_s = opt_double("--column", optarg, 0.001, 86400); break;
+		case O_ROW: opt.row_ms = opt_double("--row", optarg, 0.001, 86400000); break;
+		case O_COLOR:
+			if (!strcmp(optarg, "linear")) opt.color_rank = 0;
+			else if (!strcmp(optarg, "rank")) opt.color_rank = 1;
+			else usage_error("--color: '%s' is not linear or rank", optarg);
+			break;
+		case O_TITLE: opt.title = optarg; break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+	struct scope s = { .names = intern_new(), .threads = intern_new() };
+	s.col_ns = (uint64_t)llround(opt.column_s * 1e9);
+	s.row_ns = (uint64_t)llround(opt.row_ms * 1e6);
+	if (s.row_ns > s.col_ns)
+		usage_error("--row %g ms is longer than a --column of %g s", opt.row_ms, opt.column_s);
+	if ((s.col_ns + s.row_ns - 1) / s.row_ns > 100000)
+		usage_error("--row %g ms: more than 100000 rows in a column", opt.row_ms);
+	s.nrows = (uint32_t)((s.col_ns + s.row_ns - 1) / s.row_ns);
+
+	char *stdin_only[] = { "-" };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+	for (int i = 0; i < nfiles && s.state != 3; i++)
+		read_input(&s, files[i]);
+	const char *inputs = operands_name(argc - optind, argv + optind);
+	if (!s.hdr || s.state < 3) {
+		warn_at(inputs, 0, "no timed stack section with its samples (collect with marple-callstack --timed)");
+		rc = EXIT_DATA;
+		goto cleanup;
+	}
+	if (s.skipped_sections)
+		warn_at(inputs, 0, "only the first timed stack section is drawn; choose another with marple-cat -s");
+	if (s.bad)
+		warn_at(inputs, 0, "%llu malformed lines or samples left out", (unsigned long long)s.bad);
+	if (s.early)
+		warn_at(inputs, 0, "%llu samples before the section's start left out", (unsigned long long)s.early);
+	merge_entries(&s);
+	if (s.ne == 0) {
+		warn_at(inputs, 0, "the timed stack section has no samples");
+		rc = EXIT_DATA;
+		goto cleanup;
+	}
+	struct outfile *o = outfile_open(opt.out);
+	write_page(outfile_stream(o), &s);
+	if (outfile_commit(o) < 0)
+		rc = EXIT_DATA;
+cleanup:
+	scope_free(&s);
+	return rc;
+}

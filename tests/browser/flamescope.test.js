@@ -1,0 +1,124 @@
+// flamescope.test.js — marple-flamescope's page in headless Chromium: the
+// heat-map cells a person sees (pixels of the canvas), the flame graph after a
+// click and a drag (frames and the title with the range), a shift-drag baseline
+// (differential colours), the search (lit cells, share), the process/thread
+// filter, the URL fragment, and a hostile frame name shown as text.
+'use strict';
+const { launch, open, check, checkNoErrors, checkNoRequests, run, BIN } = require('./lib.js');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+
+// 4 s: phase_a in seconds 0-2 (tid 11), phase_b in seconds 2-4 (tid 12), one
+// sample every 10 ms, none in the second half of second 1; a hostile frame in second 3.
+function capture() {
+  const start = 5000000000;
+  let s = '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + start + ',"units":{"weight":"samples"}}\n';
+  const samples = [];
+  for (let t = 0; t < 4000; t += 10) {
+    if (t >= 1500 && t < 2000) continue;
+    samples.push([start + t * 1e6 + 1000, t < 2000 ? 0 : 1, t < 2000 ? 11 : 12]);
+    if (t >= 3000 && t < 3100) samples.push([start + t * 1e6 + 2000, 2, 12]);
+  }
+  const w = [0, 0, 0];
+  samples.forEach(x => w[x[1]]++);
+  s += w[0] + '#work;main;phase_a\n' + w[1] + '#work;main;phase_b\n' + w[2] + '#work;main;<img src=x onerror=alert(1)>\n';
+  s += '{"trailer":1,"records":3}\n';
+  s += '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + start + '}\n';
+  samples.forEach(x => { s += x[0] + ',sample,cpu0,stack=' + x[1] + ',pid=10,tid=' + x[2] + '\n'; });
+  s += '{"trailer":1,"records":' + samples.length + ',"lost":0}\n';
+  return s;
+}
+
+// Colour of the canvas pixel in the middle of the cell of column col, row row.
+async function pixel(page, col, row) {
+  return page.evaluate(([c, r]) => {
+    const ctx = document.getElementById('cv').getContext('2d');
+    const g = window.marpleScope.cellBox(c * window.marpleScope.rows + r);
+    return Array.from(ctx.getImageData(g[0] + g[2] / 2, g[1] + g[3] / 2, 1, 1).data.slice(0, 3));
+  }, [col, row]);
+}
+async function dragCells(page, a, b, shift) {
+  const box = await page.locator('#cv').boundingBox();
+  const ga = await page.evaluate(c => window.marpleScope.cellBox(c), a);
+  const gb = await page.evaluate(c => window.marpleScope.cellBox(c), b);
+  if (shift) await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + ga[0] + ga[2] / 2, box.y + ga[1] + ga[3] / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + gb[0] + gb[2] / 2, box.y + gb[1] + gb[3] / 2);
+  await page.mouse.up();
+  if (shift) await page.keyboard.up('Shift');
+}
+const frameNames = page => page.$$eval('#fg .fr', els => els.map(e => e.textContent));
+
+run('flamescope', async () => {
+  fs.writeFileSync('fs.marple', capture());
+  execFileSync(BIN + '/marple-flamescope', ['-o', 'fs.html', 'fs.marple']);
+  const browser = await launch();
+  try {
+    let page = await open(browser, 'fs.html');
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+    checkNoErrors('flamescope: page loads without errors', page);
+    check('flamescope: status counts the samples', /^360 samples/.test(await page.textContent('#status')), await page.textContent('#status'));
+    const full = await pixel(page, 0, 10), empty = await pixel(page, 1, 30), busy = await pixel(page, 1, 10);
+    check('flamescope: a cell with samples is coloured, one without is white',
+      full.join() !== '255,255,255' && busy.join() !== '255,255,255' && empty.join() === '255,255,255',
+      'full ' + full + ', empty ' + empty + ', busy ' + busy);
+    let names = await frameNames(page);
+    check('flamescope: without a selection the flame graph shows everything',
+      names.includes('phase_a') && names.includes('phase_b'), names.join('|'));
+    const rows = await page.evaluate(() => window.marpleScope.rows);
+    // click one cell of second 0: 2 samples (20 ms rows, one sample every 10 ms)
+    await dragCells(page, 5, 5);
+    names = await frameNames(page);
+    let title = await page.textContent('#fgtitle');
+    check('flamescope: a click shows the flame graph of that cell', names.includes('phase_a') && !names.includes('phase_b'), names.join('|'));
+    check('flamescope: the title says the cell\'s time and samples', title.startsWith('0.100 s \u2013 0.120 s \u00b7 2 samples'), title);
+    // drag from second 1 into second 2
+    await dragCells(page, rows + 10, 2 * rows + 9);
+    names = await frameNames(page);
+    title = await page.textContent('#fgtitle');
+    check('flamescope: a drag across columns shows both phases', names.includes('phase_a') && names.includes('phase_b'), names.join('|'));
+    check('flamescope: the title has the dragged range', title.startsWith('1.200 s \u2013 2.200 s \u00b7 50 samples'), title);
+    // selection in second 0 against a baseline in second 2: phase_a grew (red), phase_b shrank (blue)
+    await dragCells(page, 0, rows - 1);
+    await dragCells(page, 2 * rows, 3 * rows - 1, true);
+    title = await page.textContent('#fgtitle');
+    const colour = n => page.$eval('#fg .fr >> text="' + n + '"', e => getComputedStyle(e).backgroundColor);
+    const ca = await colour('phase_a'), cb = await colour('phase_b');
+    const rgb = c => c.match(/\d+/g).map(Number);
+    check('flamescope: shift-drag sets a baseline named in the title', /vs baseline 2\.000 s \u2013 3\.000 s \u00b7 100 samples/.test(title), title);
+    check('flamescope: differential colours: grown red, shrunk blue',
+      rgb(ca)[0] > rgb(ca)[2] + 50 && rgb(cb)[2] > rgb(cb)[0] + 50, ca + ' / ' + cb);
+    // search: lit cells where the hostile frame was sampled (second 3, first 100 ms), and its share
+    await page.keyboard.press('Escape');
+    await page.fill('#q', 'onerror');
+    const share = await page.textContent('#share');
+    check('flamescope: search shows the matched share', /matched: 10 samples of 360 \(2\.8%\)/.test(share), share);
+    const litPx = await pixel(page, 3, 2), unlit = await pixel(page, 3, 10);
+    check('flamescope: search lights the cells where it matched', litPx.join() === '190,0,255' && unlit.join() !== '190,0,255',
+      'lit ' + litPx + ', unlit ' + unlit);
+    names = await frameNames(page);
+    check('flamescope: a hostile frame name is shown as text', names.includes('<img src=x onerror=alert(1)>'), names.join('|'));
+    // filter to thread 11: phase_b (thread 12) is gone from the flame graph and its cells
+    await page.fill('#q', '');
+    await page.selectOption('#flt', 't11');
+    names = await frameNames(page);
+    const gone = await pixel(page, 3, 10);
+    check('flamescope: filtering to one thread keeps only its stacks and cells',
+      names.includes('phase_a') && !names.includes('phase_b') && gone.join() === '255,255,255', names.join('|') + ' ' + gone);
+    // the fragment keeps the selection: reopen the page with it
+    await page.selectOption('#flt', '');
+    await dragCells(page, rows + 10, 2 * rows + 9);
+    const url = await page.evaluate(() => location.href);
+    check('flamescope: the URL fragment holds the selection', /#sel=\d+-\d+/.test(url), url);
+    const page2 = await browser.newPage();
+    await page2.goto(url);
+    await page2.waitForSelector('body[data-ready="1"]', { timeout: 10000 });
+    const title2 = await page2.textContent('#fgtitle');
+    check('flamescope: a link with the fragment reopens the selection', title2.startsWith('1.200 s \u2013 2.200 s \u00b7 50 samples'), title2);
+    checkNoErrors('flamescope: no script errors (no alert from the hostile name)', page);
+    checkNoRequests('flamescope: no network requests', page);
+  } finally {
+    await browser.close();
+  }
+});
