@@ -65,7 +65,8 @@ static void usage(FILE *f)
 		"\n"
 		"Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
 		"(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
-		"INDEX:note:TEXT (a remark).\n"
+		"INDEX:note:TEXT (a remark).  INDEX all: of the whole capture, shown first\n"
+		"(marple display of several hosts: the merged flame graphs).\n"
 		"See marple-report(1).\n",
 		progname, progname);
 }
@@ -232,6 +233,10 @@ static const char *kind_label(const char *file)
 		return "SVG";
 	if (!strcmp(dot, ".html"))
 		return "HTML page";
+	if (!strcmp(dot, ".gz") && dot - file >= 3 && !strncmp(dot - 3, ".pb", 3))
+		return "pprof profile (go tool pprof, Parca, Pyroscope)";
+	if (!strcmp(dot, ".pftrace"))
+		return "Perfetto trace (open in ui.perfetto.dev)";
 	return "file";
 }
 
@@ -244,42 +249,14 @@ static const char CSS[] =
 	"iframe.pic{width:100%;height:620px;border:1px solid #ccc;resize:vertical;overflow:auto;display:block;margin:6px 0}"
 	".meta{color:#444}.links a{margin-right:14px}code{background:#f4f4f4;padding:0 3px}";
 
-static void write_section(FILE *f, size_t i, const struct section *s, const struct artifact *a, size_t na)
+/* The pictures, links and remarks of one section (index -1: of the whole
+ * capture); how many there were. */
+static int write_artifacts(FILE *f, long index, const struct artifact *a, size_t na)
 {
-	char when[64], secs_buf[32];
 	int shown = 0;
 
-	wall_time(when, sizeof(when), s->wall_ns);
-	seconds(secs_buf, sizeof(secs_buf), s);
-	fprintf(f, "<section class=\"sec\" id=\"s%zu\" data-index=\"%zu\" data-datatype=\"", i, i);
-	esc(f, s->datatype);
-	fputs("\" data-interface=\"", f);
-	esc(f, s->interface);
-	fprintf(f, "\">\n<h2>%zu. ", i);
-	esc(f, s->interface);
-	fputs(" <small>(", f);
-	esc(f, s->datatype);
-	fputs(")</small></h2>\n<p class=\"meta\">started ", f);
-	esc(f, when);
-	fprintf(f, ", %s, %llu records", secs_buf, (unsigned long long)s->records);
-	if (s->trailer) {
-		fprintf(f, ", lost %lld, dropped %lld, ended: ", (long long)s->lost, (long long)s->dropped);
-		esc(f, s->ended);
-	} else {
-		fputs(", <span class=\"bad\">no trailer (the collector was cut off)</span>", f);
-	}
-	if (s->host) {
-		fputs("; host ", f);
-		esc(f, s->host);
-	}
-	if (s->units) {
-		fputs("; units <code>", f);
-		esc(f, s->units);
-		fputs("</code>", f);
-	}
-	fputs("</p>\n", f);
 	for (size_t k = 0; k < na; k++) {
-		if (a[k].index != (long)i)
+		if (a[k].index != index)
 			continue;
 		shown++;
 		if (a[k].kind == 'n') {
@@ -316,6 +293,44 @@ static void write_section(FILE *f, size_t i, const struct section *s, const stru
 			fputs("</p>\n", f);
 		}
 	}
+	return shown;
+}
+
+static void write_section(FILE *f, size_t i, const struct section *s, const struct artifact *a, size_t na)
+{
+	char when[64], secs_buf[32];
+	int shown = 0;
+
+	wall_time(when, sizeof(when), s->wall_ns);
+	seconds(secs_buf, sizeof(secs_buf), s);
+	fprintf(f, "<section class=\"sec\" id=\"s%zu\" data-index=\"%zu\" data-datatype=\"", i, i);
+	esc(f, s->datatype);
+	fputs("\" data-interface=\"", f);
+	esc(f, s->interface);
+	fprintf(f, "\">\n<h2>%zu. ", i);
+	esc(f, s->interface);
+	fputs(" <small>(", f);
+	esc(f, s->datatype);
+	fputs(")</small></h2>\n<p class=\"meta\">started ", f);
+	esc(f, when);
+	fprintf(f, ", %s, %llu records", secs_buf, (unsigned long long)s->records);
+	if (s->trailer) {
+		fprintf(f, ", lost %lld, dropped %lld, ended: ", (long long)s->lost, (long long)s->dropped);
+		esc(f, s->ended);
+	} else {
+		fputs(", <span class=\"bad\">no trailer (the collector was cut off)</span>", f);
+	}
+	if (s->host) {
+		fputs("; host ", f);
+		esc(f, s->host);
+	}
+	if (s->units) {
+		fputs("; units <code>", f);
+		esc(f, s->units);
+		fputs("</code>", f);
+	}
+	fputs("</p>\n", f);
+	shown = write_artifacts(f, (long)i, a, na);
 	if (!shown)
 		fputs("<p class=\"meta\">not drawn (not selected)</p>\n", f);
 	fputs("</section>\n", f);
@@ -419,6 +434,13 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 		fprintf(f, "</td><td>%s</td></tr>\n", buf);
 	}
 	fputs("</table>\n", f);
+	for (size_t k = 0; k < na; k++)
+		if (a[k].index < 0) {	/* pictures of all the sections together: before each one's */
+			fputs("<section class=\"sec\" id=\"all\">\n<h2>All sections together</h2>\n", f);
+			write_artifacts(f, -1, a, na);
+			fputs("</section>\n", f);
+			break;
+		}
 	for (size_t i = 0; i < nsecs; i++)
 		write_section(f, i, &secs[i], a, na);
 	fputs("<p class=\"meta\">Written by marple-report. Pictures are the files beside this page; "
@@ -434,7 +456,9 @@ static void parse_artifact(const char *arg, struct artifact *a)
 	if (!c1 || !c2)
 		usage_error("'%s': want INDEX:KIND:FILE", arg);
 	num = marple_strndup(arg, (size_t)(c1 - arg));
-	if (parse_u64(num, 0, 1u << 30, &idx) != 0)
+	if (!strcmp(num, "all"))
+		idx = (uint64_t)-1;
+	else if (parse_u64(num, 0, 1u << 30, &idx) != 0)
 		usage_error("'%s': bad section index", arg);
 	free(num);
 	a->index = (long)idx;
@@ -491,7 +515,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < na; i++)
-		if ((size_t)arts[i].index >= nsecs)
+		if (arts[i].index >= 0 && (size_t)arts[i].index >= nsecs)
 			fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
 
 	struct outfile *o = outfile_open(opt.out);
