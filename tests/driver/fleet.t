@@ -3,7 +3,7 @@
 # host's sections, one flame graph per collector merged over the hosts with
 # the host as the root frame, and the merge as a pprof profile.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 22
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 mkdir -p "$T/fleet/db1" "$T/fleet/web1" "$T/work" "$T/empty"
@@ -65,3 +65,9 @@ check "fleet: a section without trailer still merges (report written)" grep -q '
 marple display -n -o "$T/fleet/report" "$T/fleet" > /dev/null 2>&1
 marple display -n -o "$T/again" "$T/fleet" > /dev/null 2>&1
 check "fleet: a report inside the folder is not taken as a capture the next time" grep -q '<title>marple report: 3 captures from 2 hosts</title>' "$T/again/index.html"
+# a timed callstack capture has an event section of the same interface (its samples): not merged
+mkdir -p "$T/t2"
+cp "$T/fleet/web1/2026-11-23_00:00.marple" "$T/t2/a.marple"
+{ cap db2 00 '7#java;main;run'; printf '{"marple":1,"interface":"callstack","datatype":"event","start_ns":1000,"host":"db2"}\n2000,sample,cpu0,stack=0\n{"trailer":1,"records":1,"end_ns":9000}\n'; } > "$T/t2/b.marple"
+marple display -n -o "$T/t2r" "$T/t2" > /dev/null 2> "$T/err"; rc=$?
+check "fleet: an event section of a stack interface is left out of the merge (exit 0, pprof made)" sh -c "test $rc -eq 0 && test -s '$T/t2r/fleet-callstack.pb.gz' && grep -q 'marple-cat -s 0,1 fleet.marple | marple-pprof' '$T/t2r/index.html'"
