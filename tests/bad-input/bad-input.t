@@ -11,7 +11,7 @@
 # file exists only after success (no half-finished or temporary file left);
 # SVG and HTML output parses as XML/HTML.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 14
 D="$MARPLE_TOP/tests/bad-input"
 
 # Exit statuses a program documents for bad data besides 1.
