@@ -230,39 +230,48 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+struct still_blocked {
+	int counts_fd;
+	uint64_t now;
+};
+
+/* One thread still off the CPU at the end (an element of the start map). */
+static void add_one_blocked(const void *key, const void *value, void *arg)
+{
+	const struct still_blocked *sb = arg;
+	uint32_t tid;
+	struct start s;
+	uint64_t v, now = sb->now;
+
+	memcpy(&tid, key, sizeof(tid));
+	memcpy(&s, value, sizeof(s));
+	if (s.dwarf) {
+		struct dwarf_sample *p = take_pending(tid);
+		if (p && p->time == s.ts && now > s.ts) {
+			add_block(p, now - s.ts);
+			return;
+		}
+		if (p && p->time != s.ts)	/* not this block's copy */
+			dw.unmatched_copies++;
+		free(p);	/* (or it left after the end: no time) */
+		return;
+	}
+	if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
+		return;
+	if (bpf_map_lookup_elem(sb->counts_fd, &s.key, &v) != 0)
+		v = 0;
+	v += (now - s.ts) / 1000;
+	bpf_map_update_elem(sb->counts_fd, &s.key, &v, BPF_ANY);
+	if (timed)
+		timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
+}
+
 /* Threads still off the CPU at the end count up to the end (now). */
 static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 {
-	int sfd = bpf_map__fd(skel->maps.start), cfd = bpf_map__fd(skel->maps.counts);
-	uint32_t tid, next, *prev = NULL;
-	struct start s;
-	uint64_t v;
+	struct still_blocked sb = { bpf_map__fd(skel->maps.counts), now };
 
-	while (bpf_map_get_next_key(sfd, prev, &next) == 0) {
-		tid = next;
-		prev = &tid;
-		if (bpf_map_lookup_elem(sfd, &tid, &s) != 0)
-			continue;
-		if (s.dwarf) {
-			struct dwarf_sample *p = take_pending(tid);
-			if (p && p->time == s.ts && now > s.ts) {
-				add_block(p, now - s.ts);
-				continue;
-			}
-			if (p && p->time != s.ts)	/* not this block's copy */
-				dw.unmatched_copies++;
-			free(p);	/* (or it left after the end: no time) */
-			continue;
-		}
-		if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
-			continue;
-		if (bpf_map_lookup_elem(cfd, &s.key, &v) != 0)
-			v = 0;
-		v += (now - s.ts) / 1000;
-		bpf_map_update_elem(cfd, &s.key, &v, BPF_ANY);
-		if (timed)
-			timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
-	}
+	bpfmap_each(bpf_map__fd(skel->maps.start), sizeof(uint32_t), sizeof(struct start), add_one_blocked, &sb);
 	dw.unmatched_copies += dw.npending;	/* their REC_WAKE was lost */
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "hashtab.h"
 #include "lines.h"
 #include "perfscript.h"
 #include "stream.h"
@@ -55,7 +56,7 @@ struct timed_fold {
 };
 
 struct ctx {
-	struct stack_agg *agg;
+	struct hashtab *agg;
 	struct timed_fold timed;
 	uint64_t untimed;	/* sections --from/--to could not use */
 	int which;		/* 0, or 1 for the second file of --diff */
@@ -117,7 +118,7 @@ static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
 {
 	struct ctx *c = vc;
 	c->usable++;
-	stack_agg_add(c->agg, stack, len, c->which ? 0 : weight, c->which ? weight : 0);
+	hashtab_add(c->agg, stack, len, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
 static enum input_kind detect(struct lines *l)
@@ -174,7 +175,7 @@ static void read_folded(struct ctx *c, struct lines *l)
 			continue;
 		}
 		c->usable++;
-		stack_agg_add(c->agg, fl.stack, fl.len, c->which ? 0 : fl.icount[0],
+		hashtab_add(c->agg, fl.stack, fl.len, c->which ? 0 : fl.icount[0],
 			      c->which ? fl.icount[0] : 0);
 	}
 }
@@ -214,7 +215,7 @@ static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
 static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
 {
 	c->usable++;
-	stack_agg_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
 /* --from/--to: the stacks of a timed stack section are kept until its samples
@@ -391,10 +392,10 @@ static void put_u64(FILE *f, uint64_t v)
 	fwrite(p, 1, (size_t)(b + sizeof(b) - p), f);
 }
 
-static void write_folded(FILE *f, struct stack_agg *agg)
+static void write_folded(FILE *f, struct hashtab *agg)
 {
-	struct stack_agg_entry **e = stack_agg_sorted(agg);
-	size_t n = stack_agg_size(agg);
+	struct hashtab_entry **e = hashtab_sorted(agg);
+	size_t n = hashtab_size(agg);
 	for (size_t i = 0; i < n; i++) {
 		fwrite(e[i]->key, 1, e[i]->len, f);
 		putc(' ', f);
@@ -407,7 +408,7 @@ static void write_folded(FILE *f, struct stack_agg *agg)
 	}
 }
 
-static int write_stream(FILE *f, struct stack_agg *agg, const char *units)
+static int write_stream(FILE *f, struct hashtab *agg, const char *units)
 {
 	json_t *h = section_header_new("fold", DATATYPE_STACK);
 	json_object_set_new(h, "units", json_pack("{s:s}", "weight", units ? units : "samples"));
@@ -418,8 +419,8 @@ static int write_stream(FILE *f, struct stack_agg *agg, const char *units)
 		return -1;
 	json_decref(h);
 
-	struct stack_agg_entry **e = stack_agg_sorted(agg);
-	size_t n = stack_agg_size(agg), cap = 0;
+	struct hashtab_entry **e = hashtab_sorted(agg);
+	size_t n = hashtab_size(agg), cap = 0;
 	struct mstr *frames = NULL;
 	for (size_t i = 0; i < n; i++) {
 		size_t nf = 0, pos = 0, fl;
@@ -489,7 +490,7 @@ int main(int argc, char **argv)
 		usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
 	timed_range_check(&opt.range);
 
-	struct ctx c = { .agg = stack_agg_new() };
+	struct ctx c = { .agg = hashtab_new() };
 	struct perf_script *ps = perf_script_new(&opt.perf, on_sample, on_bad, &c);
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
@@ -513,7 +514,7 @@ int main(int argc, char **argv)
 		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)c.bad, c.bad == 1 ? "" : "s",
 			c.reported > MAX_REPORTED ? " (only the first 20 shown)" : "");
 	int rc = EXIT_OK;
-	if (stack_agg_size(c.agg) == 0) {
+	if (hashtab_size(c.agg) == 0) {
 		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
 			perf_script_filtered(ps) ? " (every sample was of another event)" :
 			c.untimed ? " (no timed stack section)" :
@@ -537,7 +538,7 @@ int main(int argc, char **argv)
 		rc = EXIT_DATA;
 cleanup:
 	perf_script_free(ps);
-	stack_agg_free(c.agg);
+	hashtab_free(c.agg);
 	free(c.tmp);
 	free(c.timed.arena);
 	free(c.timed.off);

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "eventread.h"
-#include "folded.h"
+#include "hashtab.h"
 #include "intern.h"
 #include "protowire.h"
 #include "stream.h"
@@ -620,7 +620,7 @@ static int on_connection(const struct event_rec *e, uint64_t pid, const struct m
 			lane_close(l, e->time);
 		l = lane_take(o, e->time, MSTR("connections"), flow);
 		t = (struct track_event){ e->time, l->uuid, SLICE_BEGIN, connection_name(e, is_connect ? "connect" : "accept"),
-					  e->fields, e->nfields, marple_hash(flow->s, flow->len) | 1, is_accept };
+					  e->fields, e->nfields, hashtab_hash(flow->s, flow->len) | 1, is_accept };
 		write_track_event(&t);
 		return 1;
 	}

@@ -14,8 +14,9 @@
 #include <stdint.h>
 
 /* Call fn for each element of the map (keys of key_size bytes, values of
- * value_size); an element deleted meanwhile is passed over.  Returns how many
- * fn was called for. */
+ * value_size): the one walker of BPF maps, in batches of elements where the
+ * kernel can (one at a time where not); an element deleted meanwhile is
+ * passed over.  Returns how many fn was called for. */
 uint64_t bpfmap_each(int fd, size_t key_size, size_t value_size,
 		     void (*fn)(const void *key, const void *value, void *arg), void *arg);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "unwind.h"
@@ -12,10 +13,10 @@
 
 struct dwarfstacks {
 	struct unwinder *unw;
-	struct stacktab *tab;
+	struct hashtab *tab;
 };
 
-/* a stacktab key: cut after the addresses found */
+/* a key of tab: cut after the addresses found */
 struct dwarf_key {
 	uint32_t pid;
 	int32_t kid;
@@ -29,7 +30,7 @@ struct dwarfstacks *dwarfstacks_new(struct syms_cache *syms)
 	struct dwarfstacks *d = marple_calloc(1, sizeof(*d));
 
 	d->unw = unwinder_new(syms);
-	d->tab = stacktab_new();
+	d->tab = hashtab_new();
 	return d;
 }
 
@@ -37,7 +38,7 @@ void dwarfstacks_free(struct dwarfstacks *d)
 {
 	if (!d)
 		return;
-	stacktab_free(d->tab);
+	hashtab_free(d->tab);
 	unwinder_free(d->unw);
 	free(d);
 }
@@ -52,36 +53,33 @@ void dwarfstacks_add(struct dwarfstacks *d, const struct dwarf_sample *s, uint64
 	k.exec_id = s->exec_id;
 	memcpy(k.comm, s->comm, MARPLE_COMM_LEN);
 	int n = unwinder_unwind(d->unw, (pid_t)s->pid, s->exec_id, &s->user, k.ips, MARPLE_STACK_DEPTH);
-	stacktab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight);
+	hashtab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight, 0);
 }
 
-static void collect(const struct dwarfstacks *d, struct stackframes *sf, struct stacktab *t)
+static void collect(const struct dwarfstacks *d, struct stackframes *sf, struct hashtab *t)
 {
-	size_t pos = 0, len;
-	const void *key;
-	uint64_t w;
-
-	while (stacktab_next(d->tab, &pos, &key, &len, &w)) {
+	for (size_t i = 0; i < hashtab_size(d->tab); i++) {
+		const struct hashtab_entry *e = hashtab_at(d->tab, i);
 		struct dwarf_key k;
 		memset(&k, 0, sizeof(k));
-		memcpy(&k, key, len);
-		size_t n = (len - offsetof(struct dwarf_key, ips)) / sizeof(uint64_t);
+		memcpy(&k, e->key, e->len);
+		size_t n = (e->len - offsetof(struct dwarf_key, ips)) / sizeof(uint64_t);
 		stackframes_begin(sf, k.comm);
 		stackframes_user_ips_exec(sf, (pid_t)k.pid, k.exec_id, k.ips, n);
 		stackframes_kernel_id(sf, k.kid);
-		stackframes_collect(sf, t, w);
+		stackframes_collect(sf, t, e->count[0]);
 	}
 }
 
 uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, int counts_fd, FILE *f)
 {
-	struct stacktab *out = stacktab_new();
+	struct hashtab *out = hashtab_new();
 
 	if (counts_fd >= 0)
 		stacks_collect_counts(sf, counts_fd, out);
 	collect(d, sf, out);
-	uint64_t records = stacktab_write_frames(out, f);
-	stacktab_free(out);
+	uint64_t records = stackframes_write_table(out, f);
+	hashtab_free(out);
 	return records;
 }
 

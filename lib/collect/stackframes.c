@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "hashtab.h"
 #include "stream.h"
 #include "util.h"
 
@@ -26,9 +27,9 @@ struct stackframes {
 	int user_judged;		/* the current stack's user part can be judged whole or not */
 	int user_whole;			/* ... and reaches a stack root (is_stack_root) */
 	const char *unwind_mode;	/* for the advice on incomplete stacks */
-	/* interned strings: "name_[k]", "[module]" */
-	char **tab;
-	size_t tab_cap, tab_n;
+	struct hashtab *names;		/* interned strings: "name_[k]", "[module]" */
+	char *scratch;
+	size_t scratch_cap;
 	struct stackframes_stats st;
 };
 
@@ -40,8 +41,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->ksyms = ksyms;
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
-	sf->tab_cap = 1024;
-	sf->tab = marple_calloc(sf->tab_cap, sizeof(char *));
+	sf->names = hashtab_new();
 	return sf;
 }
 
@@ -49,56 +49,23 @@ void stackframes_free(struct stackframes *sf)
 {
 	if (!sf)
 		return;
-	for (size_t i = 0; i < sf->tab_cap; i++)
-		free(sf->tab[i]);
-	free(sf->tab);
+	hashtab_free(sf->names);
+	free(sf->scratch);
 	free(sf->frames);
 	if (sf->stacks)
 		munmap((void *)sf->stacks, sf->stacks_len);
 	free(sf);
 }
 
-static uint64_t hash_str(const char *a, const char *b)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *a; a++)
-		h = (h ^ (unsigned char)*a) * 1099511628211ull;
-	for (; *b; b++)
-		h = (h ^ (unsigned char)*b) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-/* The string a followed by b, stored once. */
+/* The string a followed by b, stored once (for the life of sf). */
 static const char *intern2(struct stackframes *sf, const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	if (sf->tab_n * 2 >= sf->tab_cap) {
-		size_t ncap = sf->tab_cap * 2;
-		char **nt = marple_calloc(ncap, sizeof(char *));
-		for (size_t i = 0; i < sf->tab_cap; i++) {
-			if (!sf->tab[i])
-				continue;
-			size_t j = hash_str(sf->tab[i], "") & (ncap - 1);
-			while (nt[j])
-				j = (j + 1) & (ncap - 1);
-			nt[j] = sf->tab[i];
-		}
-		free(sf->tab);
-		sf->tab = nt;
-		sf->tab_cap = ncap;
-	}
-	size_t mask = sf->tab_cap - 1, j = hash_str(a, b);
-	for (j &= mask; sf->tab[j]; j = (j + 1) & mask) {
-		const char *s = sf->tab[j];
-		if (strncmp(s, a, la) == 0 && strcmp(s + la, b) == 0)
-			return s;
-	}
-	char *s = marple_malloc(la + lb + 1);
-	memcpy(s, a, la);
-	memcpy(s + la, b, lb + 1);
-	sf->tab[j] = s;
-	sf->tab_n++;
-	return s;
+
+	sf->scratch = marple_grow(sf->scratch, &sf->scratch_cap, la + lb + 1, 1);
+	memcpy(sf->scratch, a, la);
+	memcpy(sf->scratch + la, b, lb);
+	return hashtab_add(sf->names, sf->scratch, la + lb, 0, 0)->key;
 }
 
 static void push(struct stackframes *sf, const char *s)
@@ -354,92 +321,7 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
 	*out = sf->st;
 }
 
-struct tabent {
-	uint64_t hash, weight;
-	size_t len;
-	unsigned char *key;
-};
-
-struct stacktab {
-	struct tabent *e;
-	size_t cap, n;
-};
-
-struct stacktab *stacktab_new(void)
-{
-	struct stacktab *t = marple_calloc(1, sizeof(*t));
-	t->cap = 1024;
-	t->e = marple_calloc(t->cap, sizeof(*t->e));
-	return t;
-}
-
-void stacktab_free(struct stacktab *t)
-{
-	if (!t)
-		return;
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->e[i].key);
-	free(t->e);
-	free(t);
-}
-
-static uint64_t hash_bytes(const unsigned char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h ^ (h >> 31);
-}
-
-void stacktab_add(struct stacktab *t, const void *key, size_t len, uint64_t weight)
-{
-	uint64_t h = hash_bytes(key, len);
-	size_t mask = t->cap - 1, i;
-
-	for (i = h & mask; t->e[i].key; i = (i + 1) & mask)
-		if (t->e[i].hash == h && t->e[i].len == len && memcmp(t->e[i].key, key, len) == 0) {
-			t->e[i].weight += weight;
-			return;
-		}
-	t->e[i] = (struct tabent){ h, weight, len, marple_malloc(len ? len : 1) };
-	memcpy(t->e[i].key, key, len);
-	if (++t->n * 2 > t->cap) {
-		size_t ncap = t->cap * 2;
-		struct tabent *ne = marple_calloc(ncap, sizeof(*ne));
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->e[j].key)
-				continue;
-			size_t k = t->e[j].hash & (ncap - 1);
-			while (ne[k].key)
-				k = (k + 1) & (ncap - 1);
-			ne[k] = t->e[j];
-		}
-		free(t->e);
-		t->e = ne;
-		t->cap = ncap;
-	}
-}
-
-size_t stacktab_size(const struct stacktab *t)
-{
-	return t->n;
-}
-
-int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_t *len, uint64_t *weight)
-{
-	while (*pos < t->cap) {
-		const struct tabent *e = &t->e[(*pos)++];
-		if (e->key) {
-			*key = e->key;
-			*len = e->len;
-			*weight = e->weight;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight)
+void stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
 	size_t len = 0;
 
@@ -452,27 +334,25 @@ void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t we
 		memcpy(p, sf->frames[i], l + 1);
 		p += l + 1;
 	}
-	stacktab_add(t, buf, len, weight);
+	hashtab_add(t, buf, len, weight, 0);
 	free(buf);
 }
 
-uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f)
+uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 {
-	size_t pos = 0, len, cap = 0;
-	const void *key;
-	uint64_t w, records = 0;
+	size_t cap = 0, records = hashtab_size(t);
 	const char **fr = NULL;
 
-	while (stacktab_next(t, &pos, &key, &len, &w)) {
-		const char *p = key, *end = p + len;
+	for (size_t i = 0; i < records; i++) {
+		const struct hashtab_entry *e = hashtab_at(t, i);
+		const char *p = e->key, *end = p + e->len;
 		size_t n = 0;
 		while (p < end) {
 			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
 			fr[n++] = p;
 			p += strlen(p) + 1;
 		}
-		stream_write_stack_cstr(f, w, fr, n);
-		records++;
+		stream_write_stack_cstr(f, e->count[0], fr, n);
 	}
 	free(fr);
 	return records;

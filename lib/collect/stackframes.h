@@ -81,19 +81,13 @@ struct stackframes_stats {
 };
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
 
-/* A user-space aggregation table: byte-string keys -> u64 weight. */
-struct stacktab;
-struct stacktab *stacktab_new(void);
-void stacktab_free(struct stacktab *t);
-void stacktab_add(struct stacktab *t, const void *key, size_t len, uint64_t weight);
-size_t stacktab_size(const struct stacktab *t);
-/* Iterate: *pos starts at 0; returns 0 at the end. */
-int stacktab_next(const struct stacktab *t, size_t *pos, const void **key, size_t *len, uint64_t *weight);
-
-/* Add the frames built so far to t (key: the frames NUL-separated), so that
- * keys which symbolize to the same frames become one record. */
-void stackframes_collect(struct stackframes *sf, struct stacktab *t, uint64_t weight);
-/* Write the records of a table filled by stackframes_collect; returns how many. */
-uint64_t stacktab_write_frames(const struct stacktab *t, FILE *f);
+/* Add the frames built so far to t (key: each frame followed by a NUL;
+ * weight in count[0]), so that keys which symbolize to the same frames become
+ * one record. */
+struct hashtab;
+void stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight);
+/* Write the records of a table filled by stackframes_collect, in the order
+ * they were first added; returns how many. */
+uint64_t stackframes_write_table(const struct hashtab *t, FILE *f);
 
 #endif

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpfmap.h"
+#include "hashtab.h"
 #include "util.h"
 
 int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
@@ -152,56 +154,37 @@ struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cac
 	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
 }
 
-void stacks_collect_counts(struct stackframes *sf, int fd, struct stacktab *t)
-{
-	enum { CHUNK = 4096 };
-	struct stack_key *keys = marple_calloc(CHUNK, sizeof(*keys));
-	uint64_t *vals = marple_calloc(CHUNK, sizeof(*vals));
-	uint32_t batch = 0;
-	int first = 1, done = 0;
+struct collect_walk {
+	struct stackframes *sf;
+	struct hashtab *t;
+};
 
-	/* in batches of CHUNK keys: two bpf() calls per key otherwise */
-	while (!done) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		uint32_t count = CHUNK;
-		int rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count, &opts);
-		if (rc < 0 && errno != ENOENT) {
-			if (first)	/* a kernel without batch operations */
-				break;
-			count = 0;
-		}
-		done = rc < 0;
-		first = 0;
-		for (uint32_t i = 0; i < count; i++)
-			if (vals[i]) {
-				stackframes_key(sf, &keys[i]);
-				stackframes_collect(sf, t, vals[i]);
-			}
+static void collect_one(const void *key, const void *value, void *arg)
+{
+	const struct collect_walk *w = arg;
+	uint64_t v;
+
+	memcpy(&v, value, sizeof(v));
+	if (v) {
+		stackframes_key(w->sf, key);
+		stackframes_collect(w->sf, w->t, v);
 	}
-	if (first) {
-		struct stack_key key, next;
-		void *prev = NULL;
-		uint64_t v;
-		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			key = next;
-			prev = &key;
-			if (bpf_map_lookup_elem(fd, &key, &v) != 0 || v == 0)
-				continue;
-			stackframes_key(sf, &key);
-			stackframes_collect(sf, t, v);
-		}
-	}
-	free(keys);
-	free(vals);
+}
+
+void stacks_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
+{
+	struct collect_walk w = { sf, t };
+
+	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_one, &w);
 }
 
 uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
 {
-	struct stacktab *t = stacktab_new();
+	struct hashtab *t = hashtab_new();
 
 	stacks_collect_counts(sf, fd, t);
-	uint64_t records = stacktab_write_frames(t, f);
-	stacktab_free(t);
+	uint64_t records = stackframes_write_table(t, f);
+	hashtab_free(t);
 	return records;
 }
 

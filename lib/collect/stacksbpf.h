@@ -37,7 +37,8 @@ uint64_t stacks_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOU
  * the values.  Returns the number of records written. */
 uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 /* The same, into t (stackframes_collect), to be written with other records. */
-void stacks_collect_counts(struct stackframes *sf, int counts_fd, struct stacktab *t);
+struct hashtab;
+void stacks_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
 
 /* Size the stacks map (N distinct stacks) and its index stack_slots of a
  * BPF object that includes bpf/stacks.bpf.h; before load.  0 or -1. */

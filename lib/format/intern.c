@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "util.h"
 
 /* A lookup touches one table slot (hash, length and place are kept there, so
@@ -48,27 +49,6 @@ void intern_free(struct intern *t)
 	free(t);
 }
 
-/* Eight bytes a step: names are hashed once per frame of every record, so a
- * byte-at-a-time hash was most of a renderer's time on big profiles. */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, s, len);
-	h ^= w;
-	/* the table takes the low bits: mix every bit into them (murmur3's finish) */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
 static void rehash(struct intern *t)
 {
 	size_t cap = t->tabcap * 2;
@@ -93,7 +73,8 @@ static inline int same(const struct intern *t, const struct slot *sl, uint32_t h
 
 uint32_t intern_get(struct intern *t, const char *s, size_t len)
 {
-	uint32_t h = (uint32_t)hash_bytes(s, len);
+	/* hashtab_hash mixes every bit into the low ones, which pick the slot */
+	uint32_t h = (uint32_t)hashtab_hash(s, len);
 	size_t i = h & (t->tabcap - 1);
 	if (t->last != UINT32_MAX && same(t, &t->tab[t->last_slot], h, s, len))
 		return t->last;

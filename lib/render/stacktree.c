@@ -9,6 +9,7 @@
 #endif
 
 #include "folded.h"
+#include "hashtab.h"
 #include "lines.h"
 #include "stream.h"
 #include "util.h"
@@ -89,7 +90,7 @@ static const char *store(struct stree *t, const char *s, size_t len)
 
 static uint32_t intern(struct stree *t, const char *s, size_t len)
 {
-	uint64_t h = marple_hash(s, len);
+	uint64_t h = hashtab_hash(s, len);
 	size_t j = h & t->name_mask;
 	uint32_t id;
 	while ((id = t->name_slots[j]) != STREE_NONE) {

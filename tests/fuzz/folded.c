@@ -5,7 +5,7 @@
  * parsed with one and two counts allowed; accepted lines must point inside
  * the line, have 1..maxcounts counts, and whole counts that agree with their
  * double value; the frames, joined by ';', give the stack back.  Accepted
- * stacks go into a stack_agg, whose sorted view must be strictly increasing
+ * stacks go into a hashtab, whose sorted view must be strictly increasing
  * in byte order, hold every stack once, and sum the counts (saturating).
  */
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "hashtab.h"
 
 static int cmp_bytes(const char *a, size_t al, const char *b, size_t bl)
 {
@@ -28,7 +29,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data, *s = buf, *e = buf + size;
-	struct stack_agg *agg = stack_agg_new();
+	struct hashtab *agg = hashtab_new();
 	uint64_t total = 0, lines_ok = 0;
 
 	while (s < e) {
@@ -68,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (joined != fl.len + 1)
 				abort();
 			if (maxc == 1 && fl.integral) {
-				stack_agg_add(agg, fl.stack, fl.len, fl.icount[0], 0);
+				hashtab_add(agg, fl.stack, fl.len, fl.icount[0], 0);
 				total = sat_add(total, fl.icount[0]);
 				lines_ok++;
 			}
@@ -77,8 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s = nl ? nl + 1 : e;
 	}
 
-	struct stack_agg_entry **v = stack_agg_sorted(agg);
-	size_t n = stack_agg_size(agg);
+	struct hashtab_entry **v = hashtab_sorted(agg);
+	size_t n = hashtab_size(agg);
 	uint64_t sum = 0;
 	if (n > lines_ok)
 		abort();
@@ -89,6 +90,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (sum != total)
 		abort();
-	stack_agg_free(agg);
+	hashtab_free(agg);
 	return 0;
 }

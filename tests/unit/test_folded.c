@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "hashtab.h"
 #include "perfscript.h"
 #include "test.h"
 
@@ -34,18 +35,18 @@ int main(void)
 	test_cond("folded: CR ignored", folded_parse_line("a 7\r", 4, 1, &fl, &why) == 0 && fl.icount[0] == 7);
 	test_cond("folded: looks folded", folded_line_looks_folded("x;y 5", 5) && !folded_line_looks_folded("\tffff x (y)", 11));
 
-	struct stack_agg *a = stack_agg_new();
+	struct hashtab *a = hashtab_new();
 	char key[32];
 	for (int i = 0; i < 5000; i++) {
 		int n = snprintf(key, sizeof(key), "s%d", i % 1000);
-		stack_agg_add(a, key, (size_t)n, 1, 2);
+		hashtab_add(a, key, (size_t)n, 1, 2);
 	}
-	struct stack_agg_entry **e = stack_agg_sorted(a);
-	test_cond("agg: unique stacks", stack_agg_size(a) == 1000);
+	struct hashtab_entry **e = hashtab_sorted(a);
+	test_cond("agg: unique stacks", hashtab_size(a) == 1000);
 	test_cond("agg: summed", e[0]->count[0] == 5 && e[0]->count[1] == 10);
 	test_cond("agg: byte order", e[0]->len == 2 && memcmp(e[0]->key, "s0", 2) == 0 && memcmp(e[1]->key, "s1", 2) == 0 &&
 		  e[1]->len == 2 && memcmp(e[2]->key, "s10", 3) == 0);
-	stack_agg_free(a);
+	hashtab_free(a);
 
 	static const char perf[] = "java 1/2 [000] 1.0:   7 cpu-clock: \n"
 				   "\t7f Lcom/x/Y;.run(I)V (/tmp/perf-1.map)\n"

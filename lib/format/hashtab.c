@@ -1,0 +1,189 @@
+/* hashtab.c — the hash function and the bytes-to-counts table (hashtab.h). */
+#include "hashtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static inline uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+uint64_t hashtab_hash(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x243f6a8885a308d3ull ^ len;
+	while (len >= 16) {
+		h = mix(rd64(p) ^ 0xa0761d6478bd642full ^ h, rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
+		p += 16;
+		len -= 16;
+	}
+	uint64_t a = 0, b = 0;
+	if (len >= 8) {
+		a = rd64(p);
+		b = rd64(p + len - 8);
+	} else if (len >= 4) {
+		uint32_t x, y;
+		memcpy(&x, p, 4);
+		memcpy(&y, p + len - 4, 4);
+		a = x;
+		b = y;
+	} else if (len > 0) {
+		a = ((uint64_t)p[0] << 16) | ((uint64_t)p[len >> 1] << 8) | p[len - 1];
+	}
+	return mix(a ^ 0x8ebc6af09c88c6e3ull ^ h, b ^ 0x589965cc75374cc3ull);
+}
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct hashtab {
+	struct hashtab_entry *ent;
+	uint64_t *hashes;
+	size_t n, cap;
+	uint32_t *slots;	/* index + 1, 0 = empty */
+	size_t mask;
+	struct arena_block *arena;
+	struct hashtab_entry **sorted;
+};
+
+struct hashtab *hashtab_new(void)
+{
+	struct hashtab *a = marple_calloc(1, sizeof(*a));
+	a->mask = 1023;
+	a->slots = marple_calloc(a->mask + 1, sizeof(uint32_t));
+	return a;
+}
+
+void hashtab_free(struct hashtab *a)
+{
+	if (!a)
+		return;
+	for (struct arena_block *b = a->arena, *nx; b; b = nx) {
+		nx = b->next;
+		free(b);
+	}
+	free(a->ent);
+	free(a->hashes);
+	free(a->slots);
+	free(a->sorted);
+	free(a);
+}
+
+/* A copy of s[0..len) and a NUL, in a block that never moves. */
+static char *arena_copy(struct hashtab *a, const char *s, size_t len)
+{
+	struct arena_block *b = a->arena;
+	if (!b || b->cap - b->used <= len) {
+		size_t cap = len >= (1u << 20) ? len + 1 : (1u << 20);
+		b = marple_malloc(sizeof(*b) + cap);
+		b->cap = cap;
+		b->used = 0;
+		b->next = a->arena;
+		a->arena = b;
+	}
+	char *d = b->data + b->used;
+	memcpy(d, s, len);
+	d[len] = 0;
+	b->used += len + 1;
+	return d;
+}
+
+static void rehash(struct hashtab *a)
+{
+	size_t nmask = a->mask * 2 + 1;
+	uint32_t *ns = marple_calloc(nmask + 1, sizeof(uint32_t));
+	for (size_t i = 0; i < a->n; i++) {
+		size_t j = a->hashes[i] & nmask;
+		while (ns[j])
+			j = (j + 1) & nmask;
+		ns[j] = (uint32_t)(i + 1);
+	}
+	free(a->slots);
+	a->slots = ns;
+	a->mask = nmask;
+}
+
+static inline uint64_t sat_add(uint64_t x, uint64_t y)
+{
+	return x + y < x ? UINT64_MAX : x + y;
+}
+
+const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size_t len, uint64_t c0, uint64_t c1)
+{
+	uint64_t h = hashtab_hash(key, len);
+	size_t j = h & a->mask;
+	uint32_t s;
+	while ((s = a->slots[j])) {
+		struct hashtab_entry *e = &a->ent[s - 1];
+		if (a->hashes[s - 1] == h && e->len == len && memcmp(e->key, key, len) == 0) {
+			e->count[0] = sat_add(e->count[0], c0);
+			e->count[1] = sat_add(e->count[1], c1);
+			return e;
+		}
+		j = (j + 1) & a->mask;
+	}
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		a->ent = realloc(a->ent, cap * sizeof(*a->ent));
+		a->hashes = realloc(a->hashes, cap * sizeof(*a->hashes));
+		if (!a->ent || !a->hashes)
+			fatal(EXIT_DATA, "out of memory");
+		a->cap = cap;
+	}
+	struct hashtab_entry *e = &a->ent[a->n];
+	e->key = arena_copy(a, key, len);
+	e->len = len;
+	e->count[0] = c0;
+	e->count[1] = c1;
+	a->hashes[a->n] = h;
+	a->n++;
+	a->slots[j] = (uint32_t)a->n;
+	if (a->n * 2 > a->mask)
+		rehash(a);
+	return e;
+}
+
+size_t hashtab_size(const struct hashtab *a)
+{
+	return a->n;
+}
+
+const struct hashtab_entry *hashtab_at(const struct hashtab *a, size_t i)
+{
+	return &a->ent[i];
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const struct hashtab_entry *a = *(struct hashtab_entry *const *)x;
+	const struct hashtab_entry *b = *(struct hashtab_entry *const *)y;
+	size_t m = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->key, b->key, m);
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+struct hashtab_entry **hashtab_sorted(struct hashtab *a)
+{
+	free(a->sorted);
+	a->sorted = marple_malloc((a->n + 1) * sizeof(*a->sorted));
+	for (size_t i = 0; i < a->n; i++)
+		a->sorted[i] = &a->ent[i];
+	qsort(a->sorted, a->n, sizeof(*a->sorted), cmp_entry);
+	return a->sorted;
+}
