@@ -68,9 +68,10 @@ static void usage(FILE *f)
 		"  -o, --output FILE  write to FILE (complete or not at all)\n"
 		"  -h, --help         this help\n"
 		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad input (not stacks,\n"
-		"unreadable), 2 usage error or no usable stack (an error SVG is written, as\n"
-		"flamegraph.pl does).  See marple-flamegraph(1).\n",
+		"With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
+		"and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
+		"error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
+		"See marple-flamegraph(1).\n",
 		progname);
 }
 

@@ -611,7 +611,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	double factor = in->factor > 0 ? in->factor : 1;
 	struct mstr *rev = NULL;
 	size_t revcap = 0;
-	int rc = 0;
+	int rc = 0, stack_sections = 0, other_sections = 0, skipping = 0;
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
@@ -619,20 +619,23 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			continue;
 		}
 		if (it == STREAM_HEADER) {
-			if (stream_reader_datatype(r) != DATATYPE_STACK) {
-				warn_at(file, stream_reader_line(r),
-					"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
+			/* a collector's other sections (memleak's points after its
+			 * stacks): named and left out, as marple-fold does */
+			skipping = stream_reader_datatype(r) != DATATYPE_STACK;
+			if (skipping) {
+				other_sections++;
+				warn_at(file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
 					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
-				rc = -1;
-				break;
+				continue;
 			}
+			stack_sections++;
 			json_t *u = json_object_get(stream_reader_header(r), "units");
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
 				in->unit = marple_strdup(w);
 			continue;
 		}
-		if (it != STREAM_RECORD)
+		if (it != STREAM_RECORD || skipping)
 			continue;
 		const struct stack_rec *s = stream_reader_stack(r);
 		const struct mstr *fr = s->frames;
@@ -645,6 +648,10 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 		double w = (double)s->weight * factor;
 		stree_add(t, fr, s->nframes, w, w);
 		in->stacks++;
+	}
+	if (other_sections && !stack_sections) {
+		warn_at(file, 0, "no stack section, nothing to draw (select stack sections with marple-cat -s)");
+		rc = -1;
 	}
 	free(rev);
 	stream_reader_free(r);

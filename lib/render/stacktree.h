@@ -72,8 +72,9 @@ struct stree_input {
 
 /* Read one input operand ("-" = stdin): folded text or marple stack sections,
  * detected from its first line.  Bad lines are reported as "prog: file:line:
- * reason" (the first 20) and counted.  Returns 0, or -1 if the input holds
- * sections of another datatype or cannot be read (message printed). */
+ * reason" (the first 20) and counted.  Sections of another datatype are named
+ * in one line each and skipped.  Returns 0, or -1 if the input has sections
+ * but no stack section, or cannot be read (message printed). */
 int stree_read(struct stree *t, const char *path, struct stree_input *in);
 /* Every operand (none: stdin) through stree_read, then the count of malformed
  * lines on stderr if any.  Returns 0, or -1 at the first input that failed. */

@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 23
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -14,7 +14,13 @@ marple-flamegraph "$T/bad" > "$T/bad.svg" 2> "$T/bad.err"; rc=$?
 check "flamegraph: bad line skipped, exit 0" test $rc -eq 0
 check "flamegraph: bad line named with its line number" grep -q "^marple-flamegraph: $T/bad:2: " "$T/bad.err"
 check "flamegraph: bad lines counted" grep -q '1 malformed line skipped' "$T/bad.err"
-expect_exit "flamegraph: event section is rejected" 1 'holds event data, not stacks' marple-flamegraph "$DATA/sample.marple"
+# a capture's mixed sections (memleak's stacks then points): the others named and skipped
+marple-flamegraph "$DATA/sample.marple" > "$T/mixed.svg" 2> "$T/mixed.err"; rc=$?
+check "flamegraph: mixed input: exit 0, the stack section drawn" sh -c "[ $rc -eq 0 ] && grep -q '>_PyEval_EvalFrameDefault<' '$T/mixed.svg'"
+check "flamegraph: mixed input: one line per skipped section" \
+	test "$(grep -c '^marple-flamegraph: .*sample.marple:[0-9]*: section [12] holds \(event\|point\) data, not stacks: skipped$' "$T/mixed.err")" -eq 2 -a "$(wc -l < "$T/mixed.err")" -eq 2
+marple-cat -s 1 "$DATA/sample.marple" > "$T/ev.marple"
+expect_exit "flamegraph: only an event section: exit 1" 1 'no stack section, nothing to draw' marple-flamegraph "$T/ev.marple"
 marple-cat -s 0 "$DATA/sample.marple" | marple-flamegraph > "$T/s.svg"
 check "flamegraph: stack section drawn" grep -q '>_PyEval_EvalFrameDefault<' "$T/s.svg"
 expect_exit "flamegraph: unknown palette is a usage error" 2 'colors' marple-flamegraph --colors pink "$G/basic.in"

@@ -1,6 +1,6 @@
 # marple-treemap: a self-contained page, escaping, exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 15
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-treemap "$G/basic.in" > "$T/t.html"
@@ -17,7 +17,11 @@ marple-treemap --depth 1 "$G/basic.in" > "$T/d.html"
 check "treemap --depth 1: only the first level" grep -q 'var D=\[0,-1,186,1,0,12,2,0,143,3,0,30,4,0,1\];' "$T/d.html"
 marple-treemap --countname bytes "$G/basic.in" | grep -q 'unit:"bytes"' && pass "treemap --countname" || fail "treemap --countname" "unit not set"
 expect_exit "treemap: empty input exits 1" 1 'no usable stacks' marple-treemap /dev/null
-expect_exit "treemap: event section is rejected" 1 'holds event data' marple-treemap "$DATA/sample.marple"
+marple-treemap "$DATA/sample.marple" > "$T/mixed.html" 2> "$T/mixed.err"; rc=$?
+check "treemap: mixed input: the stack section drawn, the others named and skipped" \
+	sh -c "[ $rc -eq 0 ] && grep -q '_PyEval_EvalFrameDefault' '$T/mixed.html' && test \$(grep -c 'not stacks: skipped' '$T/mixed.err') -eq 2"
+marple-cat -s 2 "$DATA/sample.marple" > "$T/pt.marple"
+expect_exit "treemap: only a point section: exit 1" 1 'no stack section, nothing to draw' marple-treemap "$T/pt.marple"
 expect_exit "treemap: bad depth" 2 'depth' marple-treemap --depth 0 "$G/basic.in"
 expect_exit "treemap: bad option" 2 'Try' marple-treemap --frobnicate
 marple-treemap -o "$T/o.html" "$G/basic.in"; same_ok "treemap -o FILE" $? "$T/t.html" "$T/o.html"
