@@ -41,6 +41,7 @@ static void usage(FILE *f)
 		"  -l, --list             list sections: index, interface, datatype, start,\n"
 		"                         seconds, records, lost, dropped, how it ended\n"
 		"  -p, --pretty           show records decoded, one per line, for people\n"
+		"                         (stacks heaviest first, events at wall-clock times)\n"
 		"  -q, --quiet            only validate; the exit status says the result\n"
 		"  -s, --section LIST     only these sections (0-based, counted across files)\n"
 		"  -i, --interface NAME   only sections of this interface (repeatable)\n"
@@ -84,56 +85,116 @@ static int selected(long index, json_t *hdr)
 }
 
 /* Decoded names for people: printable bytes as is, others as \xNN. */
-static void show(struct mstr m)
+static void show(FILE *out, struct mstr m)
 {
 	for (size_t i = 0; i < m.len; i++) {
 		unsigned char c = (unsigned char)m.s[i];
 		if (c < 0x20 || c == 0x7f || c == '\\')
-			printf("\\x%02x", c);
+			fprintf(out, "\\x%02x", c);
 		else
-			putchar(c);
+			putc(c, out);
 	}
 }
 
-static void show_fields(const struct field *f, size_t n)
+static void show_fields(FILE *out, const struct field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		putchar(' ');
-		show(f[i].key);
-		putchar('=');
-		show(f[i].value);
+		putc(' ', out);
+		show(out, f[i].key);
+		putc('=', out);
+		show(out, f[i].value);
 	}
+}
+
+/* -p: a stack section's records, shown heaviest first when it ends */
+struct shown_stack {
+	uint64_t weight;
+	size_t order;
+	char *text;
+};
+static struct shown_stack *stacks_shown;
+static size_t nstacks_shown, capstacks_shown;
+
+static int heavier_first(const void *a, const void *b)
+{
+	const struct shown_stack *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void flush_stacks(void)
+{
+	qsort(stacks_shown, nstacks_shown, sizeof(*stacks_shown), heavier_first);
+	for (size_t i = 0; i < nstacks_shown; i++) {
+		printf("%12llu  %s\n", (unsigned long long)stacks_shown[i].weight, stacks_shown[i].text);
+		free(stacks_shown[i].text);
+	}
+	nstacks_shown = 0;
+}
+
+static void keep_stack(const struct stack_rec *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		fatal(EXIT_DATA, "out of memory");
+	for (size_t i = 0; i < s->nframes; i++) {
+		if (i)
+			fputs(" > ", m);
+		show(m, s->frames[i]);
+	}
+	if (fclose(m) != 0)
+		fatal(EXIT_DATA, "out of memory");
+	stacks_shown = marple_grow(stacks_shown, &capstacks_shown, nstacks_shown + 1, sizeof(*stacks_shown));
+	stacks_shown[nstacks_shown] = (struct shown_stack){ s->weight, nstacks_shown, text };
+	nstacks_shown++;
+}
+
+/* An event's time as the wall clock read then, from the header's pair of
+ * clocks (start_ns and wall_ns taken at the same moment), in local time to
+ * the nanosecond; seconds on the section's clock when the header has no pair. */
+static void show_event_time(struct stream_reader *r, uint64_t t)
+{
+	json_t *h = stream_reader_header(r);
+	int64_t start = header_int(h, "start_ns", -1), wall = header_int(h, "wall_ns", -1);
+	struct tm tm;
+	char day[32];
+
+	if (start >= 0 && wall > 0) {
+		int64_t w = wall + ((int64_t)t - start);
+		time_t sec = (time_t)(w / 1000000000);
+		if (w >= 0 && localtime_r(&sec, &tm) && strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm)) {
+			printf("%s.%09lld  ", day, (long long)(w % 1000000000));
+			return;
+		}
+	}
+	printf("%llu.%09llu  ", (unsigned long long)(t / 1000000000ull), (unsigned long long)(t % 1000000000ull));
 }
 
 static void pretty_record(struct stream_reader *r)
 {
 	switch (stream_reader_datatype(r)) {
-	case DATATYPE_STACK: {
-		const struct stack_rec *s = stream_reader_stack(r);
-		printf("%12llu  ", (unsigned long long)s->weight);
-		for (size_t i = 0; i < s->nframes; i++) {
-			if (i)
-				fputs(" > ", stdout);
-			show(s->frames[i]);
-		}
-		break;
-	}
+	case DATATYPE_STACK:
+		keep_stack(stream_reader_stack(r));
+		return;
 	case DATATYPE_EVENT: {
 		const struct event_rec *e = stream_reader_event(r);
-		printf("%llu.%09llu  ", (unsigned long long)(e->time / 1000000000ull),
-		       (unsigned long long)(e->time % 1000000000ull));
-		show(e->type);
+		show_event_time(r, e->time);
+		show(stdout, e->type);
 		fputs("  [", stdout);
-		show(e->track);
+		show(stdout, e->track);
 		putchar(']');
-		show_fields(e->fields, e->nfields);
+		show_fields(stdout, e->fields, e->nfields);
 		break;
 	}
 	case DATATYPE_POINT: {
 		const struct point_rec *p = stream_reader_point(r);
 		printf("x=%g y=%g  ", p->x, p->y);
-		show(p->info);
-		show_fields(p->fields, p->nfields);
+		show(stdout, p->info);
+		show_fields(stdout, p->fields, p->nfields);
 		break;
 	}
 	default:
@@ -270,6 +331,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (opt.pretty) {
+				flush_stacks();
 				fputs(it == STREAM_HEADER ? "== section " : "== end ", stdout);
 				if (it == STREAM_HEADER)
 					printf("%ld: ", global_section);
@@ -280,6 +342,7 @@ int main(int argc, char **argv)
 		}
 		if (l.active)
 			list_print(&l, r, NULL);
+		flush_stacks();
 		timed_cut_free(cut);
 		if (!any) {
 			warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
@@ -290,6 +353,7 @@ int main(int argc, char **argv)
 		if (f != stdin)
 			fclose(f);
 	}
+	free(stacks_shown);
 	close_stdout();
 	return EXIT_OK;
 }

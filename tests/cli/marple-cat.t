@@ -1,6 +1,6 @@
 # marple-cat: listing, selection, pass-through, and errors with line numbers.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 16
+plan 19
 S="$DATA/sample.marple"
 
 marple-cat "$S" > "$T/out"; same_ok "cat: valid stream passes through unchanged" $? "$S" "$T/out"
@@ -28,3 +28,12 @@ expect_exit "cat: stream cut mid-line" 1 "$T/cut:3: last line has no newline" ma
 if [ -w /dev/full ]; then
 	expect_exit "cat: full disk is a write error" 1 'write error' sh -c "marple-cat '$S' > /dev/full"
 fi
+
+# -p: stacks heaviest first, events at the wall-clock time they happened
+printf '{"marple":1,"interface":"x","datatype":"stack"}\n3#a;light\n97#a;heavy\n12#a;middle\n{"trailer":1,"records":3,"lost":0,"dropped":0,"ended":"eof"}\n' > "$T/unsorted.marple"
+marple-cat -p "$T/unsorted.marple" | awk '/^ *[0-9]+  /{print $1}' | tr '\n' ' ' > "$T/order"
+check "cat -p: stacks sorted by weight, heaviest first ($(cat "$T/order"))" test "$(cat "$T/order")" = "97 12 3 "
+TZ=UTC marple-cat -p -s 1 "$DATA/sample.marple" > "$T/ev.txt"
+check "cat -p: event times on the wall clock (start_ns/wall_ns pair)" grep -q '^2026-11-21 12:00:01.000200000  sched_switch  \[cpu0\]' "$T/ev.txt"
+printf '{"marple":1,"interface":"x","datatype":"event"}\n1500000000,tick,t0\n' > "$T/noclock.marple"
+check "cat -p: without the pair, seconds on the section's clock" sh -c "marple-cat -p '$T/noclock.marple' | grep -q '^1.500000000  tick  \\[t0\\]'"
