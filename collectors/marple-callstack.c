@@ -194,6 +194,8 @@ int main(int argc, char **argv)
 		timedsamples_mark(hdr);
 
 	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
+	if (sc.pid || sc.tid)
+		cpuclock_target(cc, sc.pid, sc.tid);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		fatal(EXIT_DATA, "cannot write the header");
@@ -206,7 +208,8 @@ int main(int argc, char **argv)
 			fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	}
-	cpuclock_detach(cc);
+	struct cpuclock_account acct;
+	cpuclock_detach_account(cc, &acct);
 	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
 
@@ -222,6 +225,7 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
 	self_trailer_add(tr, skel->obj);
+	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + self_excluded(skel->obj), dropped);
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)

@@ -1,9 +1,14 @@
-/* cpuclock.c — cpu-clock perf events with a BPF program on each CPU (see cpuclock.h). */
+/* cpuclock.c — cpu-clock perf events with a BPF program on each CPU, and the
+ * account of their samples (see cpuclock.h). */
 #include "cpuclock.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,8 +18,75 @@
 
 struct cpuclock {
 	struct bpf_link **links;
+	int *fds;			/* a descriptor of each CPU's event kept for reading, or -1 */
 	int n;
+	int prog_fd;
+	int stats_fd;			/* BPF_ENABLE_STATS while sampling, or -1 */
+	uint64_t freq;
+	uint64_t max_rate_start;
+	pid_t pid, tid;			/* cpuclock_target */
+	uint64_t task_ns_start;
+	int only_cpu;
+	uint64_t steal_start;
 };
+
+/* Steal time in ns (/proc/stat: time the hypervisor ran something else on
+ * this virtual CPU) of CPU cpu, or of every CPU if cpu < 0; 0 if unreadable. */
+static uint64_t steal_ns(int cpu)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[512];
+	uint64_t sum = 0;
+	unsigned long long steal;
+	int n;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu%d %*u %*u %*u %*u %*u %*u %*u %llu", &n, &steal) == 2 && (cpu < 0 || n == cpu))
+			sum += steal;
+	if (f)
+		fclose(f);
+	return sum * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* A number from a one-line file; 0 if unreadable. */
+static uint64_t read_u64_file(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* CPU time in ns of thread tid (schedstat) or of process pid (utime + stime,
+ * in clock ticks, exited threads included); 0 if unreadable. */
+static uint64_t task_cpu_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024];
+	unsigned long long utime, stime;
+
+	if (tid) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)(pid ? pid : tid), (int)tid);
+		return read_u64_file(path);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	/* after the comm: state, then fields 4..13, then utime (14) and stime (15) */
+	if (!paren || sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+			     &stime) != 2)
+		return 0;
+	return (uint64_t)(utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
 
 struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int only_cpu)
 {
@@ -26,13 +98,22 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 		.size = sizeof(attr),
 		.freq = 1,
 		.sample_freq = freq,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 
 	if (ncpu <= 0)
 		fatal(EXIT_DATA, "cannot count the CPUs: %s", strerror(-ncpu));
 	cc->n = ncpu;
+	cc->freq = freq;
+	cc->prog_fd = bpf_program__fd(prog);
+	cc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);	/* -1: runs not counted */
+	cc->max_rate_start = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
+	cc->only_cpu = only_cpu;
+	cc->steal_start = steal_ns(only_cpu);
 	cc->links = marple_calloc((size_t)ncpu, sizeof(*cc->links));
+	cc->fds = marple_calloc((size_t)ncpu, sizeof(*cc->fds));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
+		cc->fds[cpu] = -1;
 		if (only_cpu >= 0 && cpu != only_cpu)
 			continue;
 		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -41,6 +122,7 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 				continue;	/* offline CPU */
 			fatal(EXIT_DATA, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
 		}
+		cc->fds[cpu] = fcntl(fd, F_DUPFD_CLOEXEC, 0);	/* the link owns fd */
 		cc->links[cpu] = bpf_program__attach_perf_event(prog, fd);
 		if (!cc->links[cpu]) {
 			close(fd);
@@ -53,12 +135,125 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	return cc;
 }
 
-void cpuclock_detach(struct cpuclock *cc)
+void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid)
 {
+	cc->pid = pid;
+	cc->tid = tid;
+	cc->task_ns_start = task_cpu_ns(pid, tid);
+}
+
+/* The time an event counted, scaled up if it was not always on the CPU. */
+static uint64_t event_ns(int fd)
+{
+	uint64_t v[3];	/* value, time enabled, time running */
+
+	if (fd < 0 || read(fd, v, sizeof(v)) != (ssize_t)sizeof(v) || v[2] == 0)
+		return 0;
+	return v[2] < v[1] ? (uint64_t)((double)v[0] * (double)v[1] / (double)v[2]) : v[0];
+}
+
+void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
 	if (!cc)
 		return;
 	for (int i = 0; i < cc->n; i++)
 		bpf_link__destroy(cc->links[i]);
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->freq = cc->freq;
+		for (int i = 0; i < cc->n; i++)
+			out->clock_ns += event_ns(cc->fds[i]);
+		out->target = cc->pid || cc->tid;
+		if (out->target) {
+			uint64_t end = task_cpu_ns(cc->pid, cc->tid);
+			out->task_ns = end > cc->task_ns_start ? end - cc->task_ns_start : 0;
+		}
+		out->asked = (uint64_t)((double)(out->target ? out->task_ns : out->clock_ns) * (double)cc->freq / 1e9);
+		if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
+			out->have_runs = 1;
+			out->runs = info.run_cnt;
+			out->run_ns = info.run_time_ns;
+			out->recursion_misses = info.recursion_misses;
+		}
+		uint64_t steal = steal_ns(cc->only_cpu);
+		out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
+		out->max_rate_start = cc->max_rate_start;
+		out->max_rate_end = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
+	}
+	for (int i = 0; i < cc->n; i++)
+		if (cc->fds[i] >= 0)
+			close(cc->fds[i]);
+	if (cc->stats_fd >= 0)
+		close(cc->stats_fd);
+	free(cc->fds);
 	free(cc->links);
 	free(cc);
+}
+
+void cpuclock_detach(struct cpuclock *cc)
+{
+	cpuclock_detach_account(cc, NULL);
+}
+
+/* The causes of missing samples that can be seen, for the stderr line. */
+static void loss_causes(const struct cpuclock_account *a, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (a->max_rate_end && a->max_rate_end < a->max_rate_start)
+		n += (size_t)snprintf(buf + n, size - n,
+				      "; the kernel lowered kernel.perf_event_max_sample_rate from %" PRIu64
+				      " to %" PRIu64 " (sampling took too long: see dmesg)",
+				      a->max_rate_start, a->max_rate_end);
+	if (a->max_rate_end && a->max_rate_end < a->freq && n < size)
+		n += (size_t)snprintf(buf + n, size - n,
+				      "; kernel.perf_event_max_sample_rate (%" PRIu64 ") is below -F %" PRIu64,
+				      a->max_rate_end, a->freq);
+	if (a->recursion_misses && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "; %" PRIu64 " samples came while another BPF program ran",
+				      a->recursion_misses);
+	if (a->steal_ns * a->freq >= 1000000000ull && n < size)
+		snprintf(buf + n, size - n,
+			 "; the hypervisor kept these virtual CPUs for %.2f s (steal time), when no sample fires "
+			 "(~%" PRIu64 " samples)",
+			 (double)a->steal_ns / 1e9, (uint64_t)((double)a->steal_ns * (double)a->freq / 1e9));
+}
+
+void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t target_samples,
+			  uint64_t not_counted)
+{
+	json_t *o = json_object();
+	char causes[512];
+	uint64_t seen = a->target ? target_samples : a->runs;
+	uint64_t delivered = seen > not_counted ? seen - not_counted : 0;
+
+	json_object_set_new(o, "frequency", json_integer((json_int_t)a->freq));
+	json_object_set_new(o, "cpu_clock_ns", json_integer((json_int_t)a->clock_ns));
+	if (a->target)
+		json_object_set_new(o, "target_cpu_ns", json_integer((json_int_t)a->task_ns));
+	json_object_set_new(o, "asked", json_integer((json_int_t)a->asked));
+	json_object_set_new(o, "delivered", json_integer((json_int_t)delivered));
+	json_object_set_new(o, "not_counted", json_integer((json_int_t)not_counted));
+	if (a->have_runs) {
+		json_object_set_new(o, "program_runs", json_integer((json_int_t)a->runs));
+		json_object_set_new(o, "program_ns", json_integer((json_int_t)a->run_ns));
+		json_object_set_new(o, "recursion_misses", json_integer((json_int_t)a->recursion_misses));
+	}
+	json_object_set_new(o, "max_sample_rate", json_integer((json_int_t)a->max_rate_end));
+	json_object_set_new(o, "steal_ns", json_integer((json_int_t)a->steal_ns));
+	json_object_set_new(trailer, "sampling", o);
+	if ((a->target || a->have_runs) && a->asked >= 50 &&
+	    (delivered * 100 < a->asked * 98 || delivered * 100 > a->asked * 102)) {
+		loss_causes(a, causes, sizeof(causes));
+		warnmsg("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
+			a->asked, a->freq, (double)(a->target ? a->task_ns : a->clock_ns) / 1e9,
+			a->target ? "the target's CPU time" : "CPU time", delivered,
+			100.0 * ((double)delivered - (double)a->asked) / (double)a->asked,
+			not_counted ? "; some not counted (see stack_errors)" : "",
+			causes[0] ? causes : "; no cause seen (not throttled, no recursion, no steal time)");
+	}
 }

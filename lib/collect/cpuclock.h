@@ -1,20 +1,66 @@
 /* cpuclock.h — attach a BPF perf_event program to the cpu-clock software
- * event of every online CPU (this machine has no hardware PMU).
+ * event of every online CPU (this machine has no hardware PMU), and account
+ * for the samples: how many were asked for, how many the program saw.
  *
  *   struct cpuclock *cc = cpuclock_attach(skel->progs.do_sample, 99, -1);   // exits 1 on failure
+ *   cpuclock_target(cc, pid, 0);     // optional: what -p/-t samples (its CPU time, from now)
  *   ...
- *   cpuclock_detach(cc);      // stop sampling before draining the maps
+ *   struct cpuclock_account a;
+ *   cpuclock_detach_account(cc, &a);  // stop sampling before draining the maps
+ *   cpuclock_trailer_add(trailer, &a, samples_of_the_target, not_counted);  // "sampling": {...}
+ *
+ * Samples asked for: the frequency times the time sampled — with a target,
+ * the target's CPU time (/proc/PID/stat utime+stime of a process, threads
+ * that exited included; /proc/PID/task/TID/schedstat of a thread); else the
+ * cpu-clock time of the sampled CPUs, as the events count it (idle included:
+ * the timer fires in idle too).  Samples seen: the program's runs, from the
+ * kernel's BPF statistics (enabled while sampling, BPF_ENABLE_STATS), with
+ * its run time; with a target, the samples of the target the caller counted.
+ * Causes of loss that can be seen are reported: the kernel lowering
+ * kernel.perf_event_max_sample_rate (it does when sampling takes too long:
+ * "perf: interrupt took too long" in dmesg) below the frequency, samples that
+ * came while another BPF program ran on the CPU (recursion misses), and in a
+ * virtual machine the steal time of the sampled CPUs (the hypervisor ran
+ * something else: the guest's clock goes on, its timer cannot fire).
  */
 #ifndef MARPLE_CPUCLOCK_H
 #define MARPLE_CPUCLOCK_H
 
+#include <jansson.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct bpf_program;
 struct cpuclock;
+
+struct cpuclock_account {
+	uint64_t freq;			/* samples a second asked for */
+	uint64_t clock_ns;		/* cpu-clock time of the sampled CPUs, from the events */
+	int target;			/* 1: a process or thread (task_ns), 0: whole CPUs */
+	uint64_t task_ns;		/* the target's CPU time while sampling */
+	uint64_t asked;			/* freq x (task_ns or clock_ns) */
+	int have_runs;			/* the BPF statistics could be read */
+	uint64_t runs, run_ns;		/* the program's runs and their time */
+	uint64_t recursion_misses;	/* runs skipped: another BPF program was running */
+	uint64_t max_rate_start, max_rate_end;	/* kernel.perf_event_max_sample_rate, 0 unknown */
+	uint64_t steal_ns;		/* the sampled CPUs' steal time (/proc/stat) while sampling */
+};
+
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
  * Offline CPUs are skipped.  Exits 1 with a message when nothing can attach. */
 struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int only_cpu);
+/* Samples asked for are the CPU time of process pid (tid 0) or of thread tid,
+ * counted from now. */
+void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid);
+/* Stop sampling, and with out fill in the account.  cc is freed. */
+void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out);
 void cpuclock_detach(struct cpuclock *cc);
+/* "sampling": {...} in the trailer.  Delivered: with a target, its samples
+ * (target_samples, as the program counted them), else the program's runs,
+ * less not_counted (samples it could not aggregate: map or ring buffer
+ * full).  One line on stderr when delivered is more than 2% off asked, with
+ * the causes seen. */
+void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t target_samples,
+			  uint64_t not_counted);
 
 #endif

@@ -2,7 +2,7 @@
 # function is not named after the symbol below it, and a capture whose user
 # stacks mostly stop short says so on stderr and counts them in the trailer.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 6
+plan 9
 W="$MARPLE_BIN/workloads"
 if ! is_root; then skip_rest "honest" "needs root"; fi
 
@@ -40,3 +40,30 @@ marple-callstack -F 499 -p "$wl" 1 > "$T/hc.out" 2> "$T/hc.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "honest: frame pointers on hotcold: no line about incomplete stacks" \
 	test "$(grep -c 'of the user stacks' "$T/hc.err")" -eq 0
+
+# 4. Samples asked for against samples delivered: the trailer's "sampling"
+# has both, from the cpu-clock events' own time, and stderr speaks exactly
+# when they differ by more than 2%.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+"$W/hotcold" 4 & wl=$!
+marple-callstack -F 499 1 > "$T/all.out" 2> "$T/all.err"
+marple-callstack -F 499 -p "$wl" 1 > "$T/one.out" 2> "$T/one.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+sampling_num() { sed -n "s/.*\"sampling\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
+clock=$(sampling_num "$T/all.out" cpu_clock_ns) asked=$(sampling_num "$T/all.out" asked)
+got=$(sampling_num "$T/all.out" delivered) runs=$(sampling_num "$T/all.out" program_runs)
+if awk -v c="${clock:-0}" -v n="$ncpu" -v a="${asked:-0}" 'BEGIN {
+	exit !(c > 0.9e9 * n && c < 2e9 * n && a == int(c * 499 / 1e9)) }'; then
+	pass "honest: asked = 499 Hz x the cpu-clock time of $ncpu CPUs ($asked for $clock ns)"
+else
+	fail "honest: asked = 499 Hz x the cpu-clock time" "cpu_clock_ns ${clock:-?}, asked ${asked:-?}, $ncpu CPUs"
+fi
+off=$(awk -v a="${asked:-0}" -v g="${got:-0}" 'BEGIN { d = g - a; if (d < 0) d = -d; print (a > 0 && d * 100 > a * 2) ? 1 : 0 }')
+said=$(grep -c 'asked for [0-9]* samples' "$T/all.err")
+check "honest: delivered ($got, of $runs runs) vs asked ($asked): stderr says so exactly when > 2% off" \
+	test "${runs:-0}" -gt 0 -a "$said" -eq "$off"
+tcpu=$(sampling_num "$T/one.out" target_cpu_ns) asked=$(sampling_num "$T/one.out" asked)
+got=$(sampling_num "$T/one.out" delivered)
+check "honest: -p asks for 499 Hz x the process's CPU time (${tcpu:-?} ns: $asked asked, $got delivered)" \
+	awk -v t="${tcpu:-0}" -v a="${asked:-0}" -v g="${got:-0}" 'BEGIN {
+		exit !(t > 0 && a == int(t * 499 / 1e9) && g > 0.8 * a && g < 1.2 * a + 5) }'
