@@ -369,27 +369,41 @@ static void error_svg(FILE *f, const char *msg)
 	fputs("</text>\n</svg>\n", f);
 }
 
-static void draw(FILE *f, struct stree *t, int diff, const char *countname)
-{
-	double sum = width_of(t, 0, diff);
-	double timemax = opt.total > sum ? opt.total : sum;
-	double xpad = 10, fh = opt.frameheight, fs = opt.fontsize;
-	double ypad1 = fs * 3, ypad2 = fs * 2 + 10, ypad3 = opt.subtitle ? fs * 2 : 0;
-	double W = opt.width, widthper = (W - 2 * xpad) / timemax;
-	double minw = opt.minwidth_pct ? timemax * opt.minwidth / 100 : opt.minwidth / widthper;
+/* Where everything goes: sizes from the options, and the frames drawn. */
+struct layout {
+	struct stree *t;
+	int diff;
+	double timemax, xpad, fh, fs, ypad1, ypad2, ypad3, W, H, widthper;
+	struct frame *fr;		/* pre-order, the root first */
+	size_t nfr;
+	uint32_t *out_id, *order;	/* name id -> script name index, and back */
+	uint32_t nout;
+	double maxdelta;		/* differential: the largest |after - before| */
+};
 
-	/* Pre-order walk, omitting frames narrower than minwidth. */
-	struct frame *fr = NULL, *stack = NULL;
-	size_t nfr = 0, frcap = 0, sp = 0, stcap = 0;
+/* The frames in pre-order, omitting those narrower than minwidth, and the
+ * picture's size. */
+static void layout_frames(struct layout *L)
+{
+	struct stree *t = L->t;
+	double sum = width_of(t, 0, L->diff);
+	L->timemax = opt.total > sum ? opt.total : sum;
+	L->xpad = 10, L->fh = opt.frameheight, L->fs = opt.fontsize;
+	L->ypad1 = L->fs * 3, L->ypad2 = L->fs * 2 + 10, L->ypad3 = opt.subtitle ? L->fs * 2 : 0;
+	L->W = opt.width, L->widthper = (L->W - 2 * L->xpad) / L->timemax;
+	double minw = opt.minwidth_pct ? L->timemax * opt.minwidth / 100 : opt.minwidth / L->widthper;
+
+	struct frame *stack = NULL;
+	size_t frcap = 0, sp = 0, stcap = 0;
 	uint32_t maxd = 0;
 	stack = marple_grow(stack, &stcap, 1, sizeof(*stack));
 	stack[sp++] = (struct frame){ 0, 0, 0 };
 	while (sp) {
 		struct frame cur = stack[--sp];
-		if (width_of(t, cur.node, diff) < minw && cur.node != 0)
+		if (width_of(t, cur.node, L->diff) < minw && cur.node != 0)
 			continue;
-		fr = marple_grow(fr, &frcap, nfr + 1, sizeof(*fr));
-		fr[nfr++] = cur;
+		L->fr = marple_grow(L->fr, &frcap, L->nfr + 1, sizeof(*L->fr));
+		L->fr[L->nfr++] = cur;
 		if (cur.depth > maxd)
 			maxd = cur.depth;
 		size_t k;
@@ -399,25 +413,38 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		stack = marple_grow(stack, &stcap, sp + k, sizeof(*stack));
 		for (size_t i = 0; i < k; i++) {
 			stack[sp + k - 1 - i] = (struct frame){ kids[i], cur.depth + 1, x };
-			x += width_of(t, kids[i], diff);
+			x += width_of(t, kids[i], L->diff);
 		}
 		sp += k;
 	}
 	free(stack);
+	L->H = (maxd + 1) * L->fh + L->ypad1 + L->ypad2 + L->ypad3;
+}
 
-	double H = (maxd + 1) * fh + ypad1 + ypad2 + ypad3;
-	const char *title = opt.title ? opt.title
-				      : opt.flamechart ? "Flame Chart" : opt.inverted ? "Icicle Graph" : "Flame Graph";
+/* The background: a gradient between *g1 and *g2, or (*g1 NULL) the colour returned. */
+static const char *background(const char **g1, const char **g2)
+{
 	const char *bg = opt.bgcolors;
 	if (!bg)
 		bg = strcmp(opt.colors, "mem") == 0 ? "green"
 		     : (!strcmp(opt.colors, "io") || !strcmp(opt.colors, "wakeup") || !strcmp(opt.colors, "chain")) ? "blue"
 		     : "yellow";
-	const char *g1 = NULL, *g2 = NULL;
-	if (!strcmp(bg, "yellow")) g1 = "#eeeeee", g2 = "#eeeeb0";
-	else if (!strcmp(bg, "blue")) g1 = "#eeeeee", g2 = "#e0e0ff";
-	else if (!strcmp(bg, "green")) g1 = "#eef2ee", g2 = "#e0ffe0";
-	else if (!strcmp(bg, "grey")) g1 = "#f8f8f8", g2 = "#e8e8e8";
+	*g1 = *g2 = NULL;
+	if (!strcmp(bg, "yellow")) *g1 = "#eeeeee", *g2 = "#eeeeb0";
+	else if (!strcmp(bg, "blue")) *g1 = "#eeeeee", *g2 = "#e0e0ff";
+	else if (!strcmp(bg, "green")) *g1 = "#eef2ee", *g2 = "#e0ffe0";
+	else if (!strcmp(bg, "grey")) *g1 = "#f8f8f8", *g2 = "#e8e8e8";
+	return bg;
+}
+
+/* Everything before the frames: the SVG element, style, background, titles
+ * and the texts the script fills in. */
+static void write_preamble(FILE *f, const struct layout *L)
+{
+	double W = L->W, H = L->H, fs = L->fs, xpad = L->xpad;
+	const char *title = opt.title ? opt.title
+				      : opt.flamechart ? "Flame Chart" : opt.inverted ? "Icicle Graph" : "Flame Graph";
+	const char *g1, *g2, *bg = background(&g1, &g2);
 
 	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		   "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -461,132 +488,143 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 		xml_escape_cstr(f, opt.subtitle);
 		fputs("</text>\n", f);
 	}
-	fprintf(f, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n", xpad, H - ypad2 / 2);
+	fprintf(f, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n", xpad, H - L->ypad2 / 2);
 	fprintf(f, "<text id=\"unzoom\" class=\"h\" x=\"%.0f\" y=\"%.0f\">Reset Zoom</text>\n", xpad, fs * 2);
 	fprintf(f, "<text id=\"search\" x=\"%.0f\" y=\"%.0f\">Search</text>\n", W - xpad - 30, fs * 2);
 	fprintf(f, "<text id=\"ic\" x=\"%.0f\" y=\"%.0f\">ic</text>\n", W - xpad - 16, fs * 2);
-	fprintf(f, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"> </text>\n", W - xpad, H - ypad2 / 2);
+	fprintf(f, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\"> </text>\n", W - xpad, H - L->ypad2 / 2);
+}
 
-	/* Name table: only names that are drawn, in first-drawn order. */
-	size_t nn = stree_names(t);
-	uint32_t *out_id = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
-	memset(out_id, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
-	uint32_t *order = marple_malloc((nfr + 1) * sizeof(uint32_t));
-	uint32_t nout = 0;
-	double maxdelta = 0;
-	for (size_t i = 0; i < nfr; i++) {
-		const struct stree_node *nd = stree_node(t, fr[i].node);
-		if (out_id[nd->name] == STREE_NONE) {
-			order[nout] = nd->name;
-			out_id[nd->name] = nout++;
+/* The script's name table (only names drawn, in first-drawn order) and, for
+ * a differential, the largest change (the colour scale). */
+static void name_table(struct layout *L)
+{
+	size_t nn = stree_names(L->t);
+	L->out_id = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
+	memset(L->out_id, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
+	L->order = marple_malloc((L->nfr + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < L->nfr; i++) {
+		const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
+		if (L->out_id[nd->name] == STREE_NONE) {
+			L->order[L->nout] = nd->name;
+			L->out_id[nd->name] = L->nout++;
 		}
-		if (diff && i > 0) {
-			double d = fabs(stree_weight2(t, fr[i].node) - nd->v);
-			if (d > maxdelta)
-				maxdelta = d;
+		if (L->diff && i > 0) {
+			double d = fabs(stree_weight2(L->t, L->fr[i].node) - nd->v);
+			if (d > L->maxdelta)
+				L->maxdelta = d;
 		}
 	}
+}
 
-	if (opt.random)
-		rng_state ^= (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-	if (opt.cp)
-		pal_load();
+/* The fill of frame i: the root, the delimiters, the differential's red and
+ * blue, a --cp palette entry, or the colour scheme (then remembered for --cp). */
+static void frame_colour(const struct layout *L, size_t i, struct mstr name, int rgb[3])
+{
+	const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
+	if (i == 0) {
+		rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
+	} else if (name.len == 1 && name.s[0] == '-') {	/* user/kernel delimiter */
+		rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
+	} else if (name.len == 2 && name.s[0] == '-' && name.s[1] == '-') {
+		rgb[0] = 160, rgb[1] = 160, rgb[2] = 160;
+	} else if (L->diff) {
+		double delta = stree_weight2(L->t, L->fr[i].node) - nd->v, maxdelta = L->maxdelta;
+		if (opt.negate)
+			delta = -delta;
+		int v = maxdelta > 0 ? (int)(210 * (maxdelta - fabs(delta)) / maxdelta) : 210;
+		if (delta > 0)
+			rgb[0] = 255, rgb[1] = rgb[2] = v;
+		else if (delta < 0)
+			rgb[2] = 255, rgb[0] = rgb[1] = v;
+		else
+			rgb[0] = rgb[1] = rgb[2] = 250;
+	} else if (opt.cp && pal_find(name.s, name.len, rgb)) {
+	} else {
+		color_of(name.s, name.len, rgb);
+		if (opt.cp) {
+			pal = marple_grow(pal, &palcap, npal + 1, sizeof(*pal));
+			pal[npal++] = (struct palent){ marple_strndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
+		}
+	}
+}
 
-	fputs("<g id=\"frames\">\n", f);
-	for (size_t i = 0; i < nfr; i++) {
-		const struct stree_node *nd = stree_node(t, fr[i].node);
-		struct mstr name = stree_name(t, nd->name);
-		double x1 = xpad + fr[i].start * widthper, w = width_of(t, fr[i].node, diff) * widthper;
-		double y = opt.inverted ? ypad1 + ypad3 + fr[i].depth * fh : H - ypad2 - (fr[i].depth + 1) * fh;
-		int rgb[3];
-		if (i == 0) {
-			rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
-		} else if (name.len == 1 && name.s[0] == '-') {	/* user/kernel delimiter */
-			rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
-		} else if (name.len == 2 && name.s[0] == '-' && name.s[1] == '-') {
-			rgb[0] = 160, rgb[1] = 160, rgb[2] = 160;
-		} else if (diff) {
-			double delta = stree_weight2(t, fr[i].node) - nd->v;
-			if (opt.negate)
-				delta = -delta;
-			int v = maxdelta > 0 ? (int)(210 * (maxdelta - fabs(delta)) / maxdelta) : 210;
-			if (delta > 0)
-				rgb[0] = 255, rgb[1] = rgb[2] = v;
-			else if (delta < 0)
-				rgb[2] = 255, rgb[0] = rgb[1] = v;
-			else
-				rgb[0] = rgb[1] = rgb[2] = 250;
-		} else if (opt.cp && pal_find(name.s, name.len, rgb)) {
-		} else {
-			color_of(name.s, name.len, rgb);
-			if (opt.cp) {
-				pal = marple_grow(pal, &palcap, npal + 1, sizeof(*pal));
-				pal[npal++] = (struct palent){ marple_strndup(name.s, name.len), name.len, { rgb[0], rgb[1], rgb[2] } };
-			}
+/* Frame i: its <rect>, and its <text> label when one fits. */
+static void write_frame(FILE *f, const struct layout *L, size_t i)
+{
+	const struct frame *fr = &L->fr[i];
+	struct mstr name = stree_name(L->t, stree_node(L->t, fr->node)->name);
+	double fh = L->fh, fs = L->fs;
+	double x1 = L->xpad + fr->start * L->widthper, w = width_of(L->t, fr->node, L->diff) * L->widthper;
+	double y = opt.inverted ? L->ypad1 + L->ypad3 + fr->depth * fh : L->H - L->ypad2 - (fr->depth + 1) * fh;
+	int rgb[3];
+	frame_colour(L, i, name, rgb);
+	/* what fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\"
+	 * fill=\"#%02x%02x%02x\"/>", ...) writes, a few times faster */
+	static const char hex[] = "0123456789abcdef";
+	char fill[16];
+	if ((rgb[0] | rgb[1] | rgb[2]) & ~255)
+		snprintf(fill, sizeof(fill), "%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+	else {
+		for (int c = 0; c < 3; c++) {
+			fill[2 * c] = hex[rgb[c] >> 4];
+			fill[2 * c + 1] = hex[rgb[c] & 15];
 		}
-		/* what fprintf(f, "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\"
-		 * fill=\"#%02x%02x%02x\"/>", ...) writes, a few times faster */
-		static const char hex[] = "0123456789abcdef";
-		char fill[16];
-		if ((rgb[0] | rgb[1] | rgb[2]) & ~255)
-			snprintf(fill, sizeof(fill), "%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-		else {
-			for (int c = 0; c < 3; c++) {
-				fill[2 * c] = hex[rgb[c] >> 4];
-				fill[2 * c + 1] = hex[rgb[c] & 15];
-			}
-			fill[6] = 0;
-		}
-		fputs("<rect x=\"", f);
-		put_fixed(f, x1, 1);
+		fill[6] = 0;
+	}
+	fputs("<rect x=\"", f);
+	put_fixed(f, x1, 1);
+	fputs("\" y=\"", f);
+	put_fixed(f, y, 0);
+	fputs("\" width=\"", f);
+	put_fixed(f, w, 1);
+	fputs("\" height=\"", f);
+	put_fixed(f, fh - 1, 0);
+	fputs("\" fill=\"#", f);
+	fputs(fill, f);
+	fputs("\"/>", f);
+	int dots;
+	size_t sl = shown_len(name.s, name.len);
+	size_t k = fit(name.s, sl, w, &dots);
+	if (k || dots) {
+		fputs("<text x=\"", f);
+		put_fixed(f, x1 + 3, 1);
 		fputs("\" y=\"", f);
-		put_fixed(f, y, 0);
-		fputs("\" width=\"", f);
-		put_fixed(f, w, 1);
-		fputs("\" height=\"", f);
-		put_fixed(f, fh - 1, 0);
-		fputs("\" fill=\"#", f);
-		fputs(fill, f);
-		fputs("\"/>", f);
-		int dots;
-		size_t sl = shown_len(name.s, name.len);
-		size_t k = fit(name.s, sl, w, &dots);
-		if (k || dots) {
-			fputs("<text x=\"", f);
-			put_fixed(f, x1 + 3, 1);
-			fputs("\" y=\"", f);
-			put_fixed(f, y + fh / 2 + fs * 0.35, 1);
-			fputs("\">", f);
-			xml_escape_write(f, name.s, k);
-			if (dots)
-				fputs("..", f);
-			fputs("</text>", f);
-		}
-		fputc('\n', f);
+		put_fixed(f, y + fh / 2 + fs * 0.35, 1);
+		fputs("\">", f);
+		xml_escape_write(f, name.s, k);
+		if (dots)
+			fputs("..", f);
+		fputs("</text>", f);
 	}
-	fputs("</g>\n<script><![CDATA[\n", f);
-	/* Data for the script: names, then per frame name, depth, start, count[, delta]. */
+	fputc('\n', f);
+}
+
+/* Data for the script: names, then per frame name, depth, start, count[,
+ * delta], then the layout constants. */
+static void write_script_data(FILE *f, const struct layout *L, const char *countname)
+{
 	fputs("var N=[", f);
-	for (uint32_t i = 0; i < nout; i++) {
-		struct mstr name = stree_name(t, order[i]);
+	for (uint32_t i = 0; i < L->nout; i++) {
+		struct mstr name = stree_name(L->t, L->order[i]);
 		if (i)
 			fputc(',', f);
 		js_string_write(f, name.s, shown_len(name.s, name.len));
 	}
 	fputs("];\nvar D=[", f);
-	for (size_t i = 0; i < nfr; i++) {
-		const struct stree_node *nd = stree_node(t, fr[i].node);
+	for (size_t i = 0; i < L->nfr; i++) {
+		const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
 		if (i)
 			fputc(',', f);
-		put_uint(f, out_id[nd->name]);
+		put_uint(f, L->out_id[nd->name]);
 		fputc(',', f);
-		put_uint(f, fr[i].depth);
+		put_uint(f, L->fr[i].depth);
 		fputc(',', f);
-		put_num(f, fr[i].start);
+		put_num(f, L->fr[i].start);
 		fputc(',', f);
-		put_num(f, width_of(t, fr[i].node, diff));
-		if (diff) {
-			double d = stree_weight2(t, fr[i].node) - nd->v;
+		put_num(f, width_of(L->t, L->fr[i].node, L->diff));
+		if (L->diff) {
+			double d = stree_weight2(L->t, L->fr[i].node) - nd->v;
 			fputc(',', f);
 			put_num(f, opt.negate ? -d : d);
 		}
@@ -594,18 +632,36 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 			fputc('\n', f);
 	}
 	fputs("];\nvar C={", f);
-	fprintf(f, "W:%.0f,XP:%.0f,FS:%g,FW:%g,FH:%g,T:", W, xpad, fs, opt.fontwidth, fh);
-	put_num(f, timemax);
-	fprintf(f, ",K:%d,countname:", diff ? 5 : 4);
+	fprintf(f, "W:%.0f,XP:%.0f,FS:%g,FW:%g,FH:%g,T:", L->W, L->xpad, L->fs, opt.fontwidth, L->fh);
+	put_num(f, L->timemax);
+	fprintf(f, ",K:%d,countname:", L->diff ? 5 : 4);
 	js_string_cstr(f, countname);
 	fputs(",nametype:", f);
 	js_string_cstr(f, opt.nametype);
 	fputs("};\n", f);
+}
+
+static void draw(FILE *f, struct stree *t, int diff, const char *countname)
+{
+	struct layout L = { .t = t, .diff = diff };
+
+	layout_frames(&L);
+	write_preamble(f, &L);
+	name_table(&L);
+	if (opt.random)
+		rng_state ^= (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	if (opt.cp)
+		pal_load();
+	fputs("<g id=\"frames\">\n", f);
+	for (size_t i = 0; i < L.nfr; i++)
+		write_frame(f, &L, i);
+	fputs("</g>\n<script><![CDATA[\n", f);
+	write_script_data(f, &L, countname);
 	fputs(flamegraph_js, f);
 	fputs("]]></script>\n</svg>\n", f);
-	free(fr);
-	free(out_id);
-	free(order);
+	free(L.fr);
+	free(L.out_id);
+	free(L.order);
 	if (opt.cp)
 		pal_save();
 }

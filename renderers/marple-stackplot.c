@@ -167,13 +167,23 @@ static double nice_step(double max, int ticks)
 	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-static void render(FILE *f, struct plot *p, json_t *hdr)
-{
-	size_t nl = intern_count(p->labels), nb = p->nbins;
-	struct band *all = marple_calloc(nl ? nl : 1, sizeof(*all));
-	char buf[256], a[48], col[8];
+/* The picture: the bands drawn (the top N by total, then "other") and where. */
+struct picture {
+	struct band *all, *bands;
+	size_t nl, nb, nshow, nbands;
+	double x0, y0, pw, ph, legx, width, height;
+	double xmin, xmax, xspan, ystep, ytop;
+	double *px;			/* x of each bin */
+	const char *unit, *ylabel;
+};
 
-	/* per-bin averages over the samples in the bin; totals for ranking */
+/* Per-bin averages over the samples in the bin, ranked by total; the top
+ * opt.top labels are bands, the rest one "other" band. */
+static void make_bands(struct plot *p, struct picture *P)
+{
+	size_t nl = P->nl = intern_count(p->labels), nb = P->nb = p->nbins;
+	struct band *all = P->all = marple_calloc(nl ? nl : 1, sizeof(*all));
+
 	for (size_t l = 0; l < nl; l++) {
 		all[l].id = (uint32_t)l;
 		all[l].v = p->vals[l];
@@ -183,171 +193,209 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 		}
 	}
 	qsort(all, nl, sizeof(*all), cmp_band);
-	size_t nshow = nl > opt.top ? (size_t)opt.top : nl;
-	struct band *bands = marple_calloc(nshow + 1, sizeof(*bands));
-	memcpy(bands, all, nshow * sizeof(*bands));
-	size_t nbands = nshow;
-	if (nl > nshow) {
-		bands[nbands] = (struct band){ UINT32_MAX, 0, marple_calloc(nb, sizeof(double)) };
-		for (size_t l = nshow; l < nl; l++)
+	P->nshow = nl > opt.top ? (size_t)opt.top : nl;
+	P->bands = marple_calloc(P->nshow + 1, sizeof(*P->bands));
+	memcpy(P->bands, all, P->nshow * sizeof(*P->bands));
+	P->nbands = P->nshow;
+	if (nl > P->nshow) {
+		struct band *other = &P->bands[P->nbands++];
+		*other = (struct band){ UINT32_MAX, 0, marple_calloc(nb, sizeof(double)) };
+		for (size_t l = P->nshow; l < nl; l++)
 			for (size_t b = 0; b < nb; b++)
-				bands[nbands].v[b] += all[l].v[b];
-		nbands++;
+				other->v[b] += all[l].v[b];
 	}
+}
 
-	/* geometry */
-	double x0 = 80, y0 = 60, pw = 1000, ph = 420;
-	double legx = x0 + pw + 20, width = legx + 220, height = y0 + ph + 60;
-	if (height < y0 + 20 + 16.0 * (double)nbands + 20)
-		height = y0 + 20 + 16.0 * (double)nbands + 20;
-	double xmin = p->xsum[0] / p->nsamp[0], xmax = p->xsum[nb - 1] / p->nsamp[nb - 1];
+static void layout_plot(struct plot *p, json_t *hdr, struct picture *P)
+{
+	size_t nb = P->nb;
+	P->x0 = 80, P->y0 = 60, P->pw = 1000, P->ph = 420;
+	P->legx = P->x0 + P->pw + 20, P->width = P->legx + 220, P->height = P->y0 + P->ph + 60;
+	if (P->height < P->y0 + 20 + 16.0 * (double)P->nbands + 20)
+		P->height = P->y0 + 20 + 16.0 * (double)P->nbands + 20;
+	P->xmin = p->xsum[0] / p->nsamp[0], P->xmax = p->xsum[nb - 1] / p->nsamp[nb - 1];
 	double ymax = 0;
 	for (size_t b = 0; b < nb; b++) {
 		double s = 0;
-		for (size_t k = 0; k < nbands; k++)
-			s += bands[k].v[b];
+		for (size_t k = 0; k < P->nbands; k++)
+			s += P->bands[k].v[b];
 		if (s > ymax)
 			ymax = s;
 	}
-	double ystep = nice_step(ymax, 5);
-	double ytop = ceil(ymax / ystep) * ystep;
-	if (!(ytop > 0))
-		ytop = 1;
-	double xspan = xmax > xmin ? xmax - xmin : 1;
-	double *px = marple_malloc(nb * sizeof(double));
+	P->ystep = nice_step(ymax, 5);
+	P->ytop = ceil(ymax / P->ystep) * P->ystep;
+	if (!(P->ytop > 0))
+		P->ytop = 1;
+	P->xspan = P->xmax > P->xmin ? P->xmax - P->xmin : 1;
+	P->px = marple_malloc(nb * sizeof(double));
 	for (size_t b = 0; b < nb; b++)
-		px[b] = x0 + (nb == 1 ? pw / 2 : (p->xsum[b] / p->nsamp[b] - xmin) / xspan * pw);
+		P->px[b] = P->x0 + (nb == 1 ? P->pw / 2 : (p->xsum[b] / p->nsamp[b] - P->xmin) / P->xspan * P->pw);
 
 	json_t *units = json_object_get(hdr, "units"), *labels = json_object_get(hdr, "labels");
-	const char *unit = json_string_value(json_object_get(units, "y"));
-	const char *ylabel = json_string_value(json_object_get(labels, "y"));
-	if (!unit)
-		unit = "";
-	svg_begin(f, width, height, opt.title ? opt.title : "Stack Plot");
-	{
-		const char *host = header_str(hdr, "host", NULL);
-		int n = snprintf(buf, sizeof(buf), "%s%s%s; %llu points, %zu labels, samples per bin: %zu",
-				 header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
-				 (unsigned long long)p->points, nl, (size_t)p->per);
-		svg_text_n(f, width / 2, 42, "middle", "sub", buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
-	}
+	P->unit = json_string_value(json_object_get(units, "y"));
+	P->ylabel = json_string_value(json_object_get(labels, "y"));
+	if (!P->unit)
+		P->unit = "";
+}
+
+/* The subtitle, the axes and the grid. */
+static void draw_axes(FILE *f, struct plot *p, json_t *hdr, const struct picture *P)
+{
+	char buf[256], a[48];
+	double x0 = P->x0, y0 = P->y0, pw = P->pw, ph = P->ph;
+	const char *unit = P->unit, *host = header_str(hdr, "host", NULL);
+	int n = snprintf(buf, sizeof(buf), "%s%s%s; %llu points, %zu labels, samples per bin: %zu",
+			 header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
+			 (unsigned long long)p->points, P->nl, (size_t)p->per);
+	svg_text_n(f, P->width / 2, 42, "middle", "sub", buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
 	/* y axis and grid */
-	for (double v = 0; v <= ytop * 1.0000001; v += ystep) {
-		double y = y0 + ph - v / ytop * ph;
+	for (double v = 0; v <= P->ytop * 1.0000001; v += P->ystep) {
+		double y = y0 + ph - v / P->ytop * ph;
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x0, y, x0 + pw, y);
 		svg_num(a, sizeof(a), v, 6);
 		snprintf(buf, sizeof(buf), "%s%s%s", a, *unit ? " " : "", unit);
 		svg_text(f, x0 - 4, y + 4, "end", "axis", buf);
 	}
 	/* x axis: about 8 labels */
-	double xstep = nice_step(xspan, 8);
-	for (double v = ceil(xmin / xstep) * xstep; v <= xmax + xstep * 1e-9; v += xstep) {
-		double x = x0 + (v - xmin) / xspan * pw;
-		if (nb == 1)
+	double xstep = nice_step(P->xspan, 8);
+	for (double v = ceil(P->xmin / xstep) * xstep; v <= P->xmax + xstep * 1e-9; v += xstep) {
+		double x = x0 + (v - P->xmin) / P->xspan * pw;
+		if (P->nb == 1)
 			x = x0 + pw / 2;
 		svg_num(a, sizeof(a), v, 8);
 		snprintf(buf, sizeof(buf), "%ss", a);
 		svg_text(f, x, y0 + ph + 14, "middle", "axis", buf);
-		if (nb == 1)
+		if (P->nb == 1)
 			break;
 	}
 	svg_text(f, x0 + pw / 2, y0 + ph + 32, "middle", "axis", "time (s)");
-	snprintf(buf, sizeof(buf), "%s%s%s%s", ylabel ? ylabel : "value", *unit ? " (" : "", unit, *unit ? ")" : "");
+	snprintf(buf, sizeof(buf), "%s%s%s%s", P->ylabel ? P->ylabel : "value", *unit ? " (" : "", unit, *unit ? ")" : "");
 	fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\" transform=\"rotate(-90 16 %.1f)\">",
 		y0 + ph / 2, y0 + ph / 2);
 	xml_escape_cstr(f, buf);
 	fputs("</text>\n", f);
+}
 
-	/* bands, bottom (biggest) first */
+/* The bands, bottom (biggest) first, then the hover cursor and area. */
+static void draw_bands(FILE *f, const struct picture *P)
+{
+	size_t nb = P->nb;
+	double y0 = P->y0, ph = P->ph, ytop = P->ytop;
 	double *base = marple_calloc(nb, sizeof(double));
+	char col[8];
+
 	fputs("<g id=\"sp-bands\">\n", f);
-	for (size_t k = 0; k < nbands; k++) {
-		if (bands[k].id == UINT32_MAX)
+	for (size_t k = 0; k < P->nbands; k++) {
+		const struct band *bd = &P->bands[k];
+		if (bd->id == UINT32_MAX)
 			strcpy(col, "#bbbbbb");
 		else
 			svg_palette_color(k, col);
 		fprintf(f, "<path fill=\"%s\" stroke=\"#fff\" stroke-width=\"0.3\" data-band=\"%zu\" d=\"", col, k);
 		for (size_t b = 0; b < nb; b++) {
-			double y = y0 + ph - (base[b] + bands[k].v[b]) / ytop * ph;
-			fprintf(f, "%s%.1f,%.1f", b ? " L" : "M", px[b], y);
+			double y = y0 + ph - (base[b] + bd->v[b]) / ytop * ph;
+			fprintf(f, "%s%.1f,%.1f", b ? " L" : "M", P->px[b], y);
 			if (nb == 1)
-				fprintf(f, " L%.1f,%.1f", px[b] + 2, y);
+				fprintf(f, " L%.1f,%.1f", P->px[b] + 2, y);
 		}
 		for (size_t b = nb; b-- > 0;) {
 			double y = y0 + ph - base[b] / ytop * ph;
 			if (nb == 1)
-				fprintf(f, " L%.1f,%.1f", px[b] + 2, y);
-			fprintf(f, " L%.1f,%.1f", px[b], y);
+				fprintf(f, " L%.1f,%.1f", P->px[b] + 2, y);
+			fprintf(f, " L%.1f,%.1f", P->px[b], y);
 		}
 		fputs(" Z\"/>\n", f);
 		for (size_t b = 0; b < nb; b++)
-			base[b] += bands[k].v[b];
+			base[b] += bd->v[b];
 	}
 	fputs("</g>\n", f);
+	free(base);
 	fprintf(f, "<line id=\"sp-cursor\" x1=\"0\" y1=\"%.1f\" x2=\"0\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"0.7\" visibility=\"hidden\" pointer-events=\"none\"/>\n",
 		y0, y0 + ph);
 	fprintf(f, "<rect id=\"sp-hover\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" fill-opacity=\"0\"/>\n",
-		x0, y0, pw, ph);
+		P->x0, y0, P->pw, ph);
+}
 
-	/* legend: same order as the stack, top band first */
+/* The legend: same order as the stack, top band first. */
+static void draw_legend(FILE *f, struct plot *p, const struct picture *P)
+{
+	char col[8];
+
 	fputs("<g id=\"sp-legend\">\n", f);
-	for (size_t k = nbands, i = 0; k-- > 0; i++) {
+	for (size_t k = P->nbands, i = 0; k-- > 0; i++) {
 		size_t len = 5;
 		const char *name = "other";
-		if (bands[k].id == UINT32_MAX)
+		if (P->bands[k].id == UINT32_MAX)
 			strcpy(col, "#bbbbbb");
 		else {
 			svg_palette_color(k, col);
-			name = intern_str(p->labels, bands[k].id, &len);
+			name = intern_str(p->labels, P->bands[k].id, &len);
 		}
-		double y = y0 + 10 + 16.0 * (double)i;
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", legx, y - 9, col);
+		double y = P->y0 + 10 + 16.0 * (double)i;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", P->legx, y - 9, col);
 		if (len > 40) {	/* long names: cut at a character boundary; the tooltip has them whole */
 			len = 38;
 			while (len && ((unsigned char)name[len] & 0xc0) == 0x80)
 				len--;
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" class=\"axis\">", legx + 14, y);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"start\" class=\"axis\">", P->legx + 14, y);
 			xml_escape_write(f, name, len);
 			fputs("\xe2\x80\xa6</text>\n", f);
 			continue;
 		}
-		svg_text_n(f, legx + 14, y, "start", "axis", name, len);
+		svg_text_n(f, P->legx + 14, y, "start", "axis", name, len);
 	}
 	fputs("</g>\n", f);
+}
 
-	/* data for the hover */
+/* Data for the hover (stackplot.js). */
+static void write_script_data(FILE *f, struct plot *p, const struct picture *P)
+{
+	size_t nb = P->nb;
+
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar SP = {unit: ", f);
-	js_string_cstr(f, unit);
+	js_string_cstr(f, P->unit);
 	fputs(",\nxs: [", f);
 	for (size_t b = 0; b < nb; b++)
 		fprintf(f, "%s%.9g", b ? "," : "", p->xsum[b] / p->nsamp[b]);
 	fputs("],\npx: [", f);
 	for (size_t b = 0; b < nb; b++)
-		fprintf(f, "%s%.1f", b ? "," : "", px[b]);
+		fprintf(f, "%s%.1f", b ? "," : "", P->px[b]);
 	fputs("],\nbands: [\n", f);
-	for (size_t k = 0; k < nbands; k++) {
+	for (size_t k = 0; k < P->nbands; k++) {
 		size_t len = 5;
-		const char *name = bands[k].id == UINT32_MAX ? "other" : intern_str(p->labels, bands[k].id, &len);
+		const char *name = P->bands[k].id == UINT32_MAX ? "other" : intern_str(p->labels, P->bands[k].id, &len);
 		fputs(k ? ",\n{name: " : "{name: ", f);
 		js_string_write(f, name, len);
 		fputs(", v: [", f);
 		for (size_t b = 0; b < nb; b++)
-			fprintf(f, "%s%.6g", b ? "," : "", bands[k].v[b]);
+			fprintf(f, "%s%.6g", b ? "," : "", P->bands[k].v[b]);
 		fputs("]}", f);
 	}
 	fputs("]};\n]]></script>\n", f);
+}
+
+static void render(FILE *f, struct plot *p, json_t *hdr)
+{
+	struct picture P = { 0 };
+
+	make_bands(p, &P);
+	layout_plot(p, hdr, &P);
+	svg_begin(f, P.width, P.height, opt.title ? opt.title : "Stack Plot");
+	draw_axes(f, p, hdr, &P);
+	draw_bands(f, &P);
+	draw_legend(f, p, &P);
+	write_script_data(f, p, &P);
 	svg_tooltip(f);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
 	fputs(stackplot_js, f);
 	fputs("]]></script>\n", f);
 	svg_end(f);
 
-	if (nl > nshow)
-		free(bands[nshow].v);
-	free(bands);
-	free(all);
-	free(base);
-	free(px);
+	if (P.nl > P.nshow)
+		free(P.bands[P.nshow].v);
+	free(P.bands);
+	free(P.all);
+	free(P.px);
 }
 
 int main(int argc, char **argv)

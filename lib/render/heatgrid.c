@@ -403,79 +403,88 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
 }
 
-void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
-{
-	uint64_t maxn = 0, nlit = 0;
-	uint32_t maxne = 0;
-	uint32_t rows = g->rows;
-	size_t ncols = g->ncols ? g->ncols : 1;
-	char buf[160], col[8], a[48], b[48];
+/* What drawing needs to know: the counts' range, sizes and units. */
+struct hg_layout {
+	uint64_t maxn, nlit;		/* the largest count; buckets with any */
+	uint32_t maxne;			/* the most names in one bucket (the details box) */
+	uint64_t *ranks;		/* distinct counts ascending, for colour by rank */
+	size_t nrank, ncols;
+	double boxw, boxh, x0, y0, mapw, maph, width, height, dety, detw;
+	double rowstep, colw;		/* value per row, seconds per column */
+	const char *unit;
+};
 
+static void count_buckets(const struct heatgrid *g, const struct hg_draw *d, struct hg_layout *L)
+{
 	for (size_t i = 0; i < g->ncols; i++)
-		for (uint32_t r = 0; g->cols[i] && r < rows; r++) {
+		for (uint32_t r = 0; g->cols[i] && r < g->rows; r++) {
 			const struct bucket *bk = &g->cols[i][r];
 			if (!bk->n)
 				continue;
-			nlit++;
-			if (bk->n > maxn)
-				maxn = bk->n;
+			L->nlit++;
+			if (bk->n > L->maxn)
+				L->maxn = bk->n;
 			uint32_t ne = bk->ne + (bk->other ? 1 : 0);
-			if (ne > maxne)
-				maxne = ne;
+			if (ne > L->maxne)
+				L->maxne = ne;
 		}
-	/* distinct counts, for colour by rank */
-	uint64_t *ranks = NULL;
-	size_t nrank = 0;
-	if (d->color_rank) {
-		ranks = marple_malloc((nlit ? nlit : 1) * sizeof(uint64_t));
-		for (size_t i = 0; i < g->ncols; i++)
-			for (uint32_t r = 0; g->cols[i] && r < rows; r++)
-				if (g->cols[i][r].n)
-					ranks[nrank++] = g->cols[i][r].n;
-		qsort(ranks, nrank, sizeof(uint64_t), cmp_u64);
-		size_t u = 0;
-		for (size_t i = 0; i < nrank; i++)
-			if (!u || ranks[u - 1] != ranks[i])
-				ranks[u++] = ranks[i];
-		nrank = u;
-	}
+	if (!d->color_rank)
+		return;
+	L->ranks = marple_malloc((L->nlit ? L->nlit : 1) * sizeof(uint64_t));
+	for (size_t i = 0; i < g->ncols; i++)
+		for (uint32_t r = 0; g->cols[i] && r < g->rows; r++)
+			if (g->cols[i][r].n)
+				L->ranks[L->nrank++] = g->cols[i][r].n;
+	qsort(L->ranks, L->nrank, sizeof(uint64_t), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < L->nrank; i++)
+		if (!u || L->ranks[u - 1] != L->ranks[i])
+			L->ranks[u++] = L->ranks[i];
+	L->nrank = u;
+}
 
-	double boxw = 1200.0 / (double)ncols, boxh = 480.0 / rows;
+static void layout_map(const struct heatgrid *g, const struct hg_draw *d, struct hg_layout *L)
+{
+	uint32_t rows = g->rows;
+	L->ncols = g->ncols ? g->ncols : 1;
+	double boxw = 1200.0 / (double)L->ncols, boxh = 480.0 / rows;
 	if (boxw > 24) boxw = 24;
 	if (boxw < 1) boxw = 1;
-	boxw = floor(boxw * 10) / 10;
+	L->boxw = floor(boxw * 10) / 10;
 	if (boxh > 8) boxh = 8;
 	if (boxh < 1) boxh = 1;
-	boxh = floor(boxh * 10) / 10;
-	double x0 = 80, y0 = 62;
-	double mapw = boxw * (double)ncols, maph = boxh * rows;
-	double width = x0 + mapw + 30;
-	if (width < 640)
-		width = 640;
-	double dety = y0 + maph + 62;
-	double height = dety + 30 + 14.0 * (maxne ? maxne : 1) + 10;
-	double detw = width - x0 - 20;
+	L->boxh = floor(boxh * 10) / 10;
+	L->x0 = 80, L->y0 = 62;
+	L->mapw = L->boxw * (double)L->ncols, L->maph = L->boxh * rows;
+	L->width = L->x0 + L->mapw + 30;
+	if (L->width < 640)
+		L->width = 640;
+	L->dety = L->y0 + L->maph + 62;
+	L->height = L->dety + 30 + 14.0 * (L->maxne ? L->maxne : 1) + 10;
+	L->detw = L->width - L->x0 - 20;
 
 	/* value per row and the origin of columns, in the units the page shows */
-	double rowstep, colw, div_ns = 1;
-	const char *unit = d->unit;
+	double div_ns = 1;
+	L->unit = d->unit;
 	if (d->offset) {
-		offset_unit(d->period_ns, &div_ns, &unit);
-		rowstep = (double)d->period_ns / rows / div_ns;
-		colw = (double)d->period_ns / 1e9 * (double)g->span;
+		offset_unit(d->period_ns, &div_ns, &L->unit);
+		L->rowstep = (double)d->period_ns / rows / div_ns;
+		L->colw = (double)d->period_ns / 1e9 * (double)g->span;
 	} else {
-		rowstep = g->step ? g->step : 1;
-		colw = g->cfg.stepsec * (double)g->span;
+		L->rowstep = g->step ? g->step : 1;
+		L->colw = g->cfg.stepsec * (double)g->span;
 	}
+}
 
-	svg_begin(f, width, height, d->title);
-	{
-		char sub[400];
-		int n = snprintf(sub, sizeof(sub), "%s; %llu %s, colour by %s (max %llu per bucket)",
-				 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
-				 d->color_rank ? "rank" : "linear", (unsigned long long)maxn);
-		svg_text_n(f, width / 2, 42, "middle", "sub", sub, n < 0 ? 0 : (size_t)n >= sizeof(sub) ? sizeof(sub) - 1 : (size_t)n);
-	}
+/* Above the map: the subtitle, what is highlighted or isolated, the colour scale. */
+static void draw_legend(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+{
+	char buf[160], col[8], sub[400];
+	double x0 = L->x0, y0 = L->y0;
+	int n = snprintf(sub, sizeof(sub), "%s; %llu %s, colour by %s (max %llu per bucket)",
+			 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
+			 d->color_rank ? "rank" : "linear", (unsigned long long)L->maxn);
+	svg_text_n(f, L->width / 2, 42, "middle", "sub", sub, n < 0 ? 0 : (size_t)n >= sizeof(sub) ? sizeof(sub) - 1 : (size_t)n);
 	if (d->nhighlight || d->nisolate) {
 		double x = x0;
 		for (int i = 0; i < d->nhighlight; i++) {
@@ -495,8 +504,8 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	}
 
 	/* colour scale: five swatches from the palest to the darkest count */
-	if (maxn) {
-		double sx = x0 + mapw - 5 * 12;
+	if (L->maxn) {
+		double sx = x0 + L->mapw - 5 * 12;
 		if (sx < x0 + 260)
 			sx = x0 + 260;
 		svg_text(f, sx - 4, y0 - 4, "end", "axis", d->color_rank ? "count (rank): 1" : "count: 1");
@@ -505,13 +514,22 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"%s\"/>\n",
 				sx + 12 * i, y0 - 13, col);
 		}
-		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)maxn);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)L->maxn);
 		svg_text(f, sx + 64, y0 - 4, "start", "axis", buf);
 	}
+}
+
+static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+{
+	char buf[160], a[48], b[48];
+	double x0 = L->x0, y0 = L->y0, boxw = L->boxw, boxh = L->boxh, mapw = L->mapw, maph = L->maph;
+	const char *unit = L->unit;
+	size_t ncols = L->ncols;
+
 	/* y axis */
 	int ystep = (int)ceil(14.0 / boxh);
-	for (uint32_t r = 0; r <= rows; r += (uint32_t)ystep) {
-		double v = d->offset ? r * rowstep : g->cfg.minv + r * rowstep;
+	for (uint32_t r = 0; r <= g->rows; r += (uint32_t)ystep) {
+		double v = d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep;
 		svg_num(a, sizeof(a), v, 6);
 		snprintf(buf, sizeof(buf), "%s%s%s", a, unit && *unit ? " " : "", unit ? unit : "");
 		svg_text(f, x0 - 4, y0 + maph - r * boxh + 4, "end", "axis", buf);
@@ -523,10 +541,10 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	double gap = d->wall_origin_ns > 0 ? 62 : 40;	/* "12:00:00" needs more room */
 	size_t xstep = nice_count(gap / boxw), lastc = ncols / xstep * xstep;
 	for (size_t c = 0; c <= ncols; c += xstep)
-		x_label(f, d, g, c, x0, y0, boxw, maph, colw);
+		x_label(f, d, g, c, x0, y0, boxw, maph, L->colw);
 	if (lastc != ncols && (double)(ncols - lastc) * boxw >= gap)
-		x_label(f, d, g, ncols, x0, y0, boxw, maph, colw);
-	svg_num(b, sizeof(b), colw, 6);
+		x_label(f, d, g, ncols, x0, y0, boxw, maph, L->colw);
+	svg_num(b, sizeof(b), L->colw, 6);
 	snprintf(buf, sizeof(buf), "time (%s s per column)", b);
 	svg_text(f, x0 + mapw / 2, y0 + maph + 42, "middle", "axis", buf);
 	if (d->offset)
@@ -539,40 +557,52 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 	fputs("</text>\n", f);
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#ccc\" stroke-width=\"0.5\"/>\n",
 		x0, y0, mapw, maph);
+}
 
-	/* the cells */
-	fprintf(f, "<g id=\"hm-cells\" data-rows=\"%u\" data-cols=\"%zu\" data-lit=\"%llu\">\n", rows, ncols,
-		(unsigned long long)nlit);
+/* A bucket's colour: its shade by count (or rank), its hue by the pinned
+ * (highlighted) name with the most of it. */
+static void cell_colour(const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L,
+			const struct bucket *bk, char col[8])
+{
+	double t;
+	if (d->color_rank) {
+		size_t lo = 0, hi = L->nrank;
+		while (lo < hi) {
+			size_t m = (lo + hi) / 2;
+			if (L->ranks[m] < bk->n) lo = m + 1; else hi = m;
+		}
+		t = L->nrank > 1 ? (double)lo / (double)(L->nrank - 1) : 1;
+	} else {
+		t = (double)bk->n / (double)L->maxn;
+	}
+	int hue = 0;
+	uint64_t best = 0;
+	for (uint32_t k = 0; k < bk->ne; k++)
+		if (bk->e[k].id < g->npinned && bk->e[k].n > best) {
+			best = bk->e[k].n;
+			hue = 1 + (int)(bk->e[k].id % 3);
+		}
+	svg_heat_color(t, hue, col);
+}
+
+static void draw_cells(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+{
+	char col[8];
+
+	fprintf(f, "<g id=\"hm-cells\" data-rows=\"%u\" data-cols=\"%zu\" data-lit=\"%llu\">\n", g->rows, L->ncols,
+		(unsigned long long)L->nlit);
 	for (size_t i = 0; i < g->ncols; i++) {
 		const struct bucket *colb = g->cols[i];
 		if (!colb)
 			continue;
-		for (uint32_t r = 0; r < rows; r++) {
+		for (uint32_t r = 0; r < g->rows; r++) {
 			const struct bucket *bk = &colb[r];
 			if (!bk->n)
 				continue;
-			double t;
-			if (d->color_rank) {
-				size_t lo = 0, hi = nrank;
-				while (lo < hi) {
-					size_t m = (lo + hi) / 2;
-					if (ranks[m] < bk->n) lo = m + 1; else hi = m;
-				}
-				t = nrank > 1 ? (double)lo / (double)(nrank - 1) : 1;
-			} else {
-				t = (double)bk->n / (double)maxn;
-			}
-			int hue = 0;
-			uint64_t best = 0;
-			for (uint32_t k = 0; k < bk->ne; k++)
-				if (bk->e[k].id < g->npinned && bk->e[k].n > best) {
-					best = bk->e[k].n;
-					hue = 1 + (int)(bk->e[k].id % 3);
-				}
-			svg_heat_color(t, hue, col);
+			cell_colour(g, d, L, bk, col);
 			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
 				   "data-c=\"%zu\" data-r=\"%u\" data-n=\"%llu\" data-d=\"",
-				x0 + (double)i * boxw, y0 + maph - (r + 1) * boxh, boxw, boxh, col, i, r,
+				L->x0 + (double)i * L->boxw, L->y0 + L->maph - (r + 1) * L->boxh, L->boxw, L->boxh, col, i, r,
 				(unsigned long long)bk->n);
 			for (uint32_t k = 0; k < bk->ne; k++)
 				fprintf(f, "%s%u:%u", k ? " " : "", bk->e[k].id, bk->e[k].n);
@@ -583,16 +613,18 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 		}
 	}
 	fputs("</g>\n<g id=\"hm-details\"></g>\n", f);
-	svg_text(f, x0, dety - 8, "start", "sub", "Click a bucket for its distribution details; click a name there to show only its buckets.");
+}
 
-	/* parameters and names for the script */
+/* Parameters and names for the script (heatgrid.js). */
+static void write_script_data(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+{
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar HM = {", f);
 	fprintf(f, "offset: %s, c0: %lld, colw: %.17g, rowstep: %.17g, minv: %.17g, unit: ",
-		d->offset ? "true" : "false", (long long)g->base, colw, rowstep, d->offset ? 0.0 : g->cfg.minv);
-	js_string_cstr(f, unit ? unit : "");
+		d->offset ? "true" : "false", (long long)g->base, L->colw, L->rowstep, d->offset ? 0.0 : g->cfg.minv);
+	js_string_cstr(f, L->unit ? L->unit : "");
 	fputs(", what: ", f);
 	js_string_cstr(f, d->what);
-	fprintf(f, ", x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", x0, dety, detw);
+	fprintf(f, ", x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", L->x0, L->dety, L->detw);
 	if (d->wall_origin_ns > 0)
 		fprintf(f, "%.3f", (double)d->wall_origin_ns / 1e6);
 	else
@@ -608,10 +640,24 @@ void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
 		js_string_write(f, s, len);
 	}
 	fputs("]};\n]]></script>\n", f);
+}
+
+void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
+{
+	struct hg_layout L = { 0 };
+
+	count_buckets(g, d, &L);
+	layout_map(g, d, &L);
+	svg_begin(f, L.width, L.height, d->title);
+	draw_legend(f, g, d, &L);
+	draw_axes(f, g, d, &L);
+	draw_cells(f, g, d, &L);
+	svg_text(f, L.x0, L.dety - 8, "start", "sub", "Click a bucket for its distribution details; click a name there to show only its buckets.");
+	write_script_data(f, g, d, &L);
 	svg_tooltip(f);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
 	fputs(heatgrid_js, f);
 	fputs("]]></script>\n", f);
 	svg_end(f);
-	free(ranks);
+	free(L.ranks);
 }
