@@ -40,8 +40,10 @@ static void usage(FILE *f)
 		"Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
 		"or \"stack count1 count2\" for a differential graph) or marple stack sections.\n"
 		"\n"
-		"  --title TEXT       title (default \"Flame Graph\", \"Icicle Graph\" with --inverted)\n"
-		"  --subtitle TEXT    second line under the title\n"
+		"  --title TEXT       title (default \"Flame Graph\", \"Icicle Graph\" with --inverted,\n"
+		"                     \"Off-CPU Time\" for marple-offcpu's streams)\n"
+		"  --subtitle TEXT    second line under the title (default: a stream's\n"
+		"                     interface and unit)\n"
 		"  --width PX         width of the image (default 1200)\n"
 		"  --height PX        height of each frame (default 16)\n"
 		"  --minwidth N[%%]    omit frames narrower than N pixels, or N%% of the total\n"
@@ -51,8 +53,8 @@ static void usage(FILE *f)
 		"  --fontwidth F      average glyph width per font size (default 0.59)\n"
 		"  --countname NAME   what counts count (default \"samples\", or the stream's unit)\n"
 		"  --nametype TEXT    label before a frame's name (default \"Function:\")\n"
-		"  --colors PALETTE   hot (default; mem for bytes), mem io wakeup chain java js\n"
-		"                     perl red green blue aqua yellow purple orange\n"
+		"  --colors PALETTE   hot (default; mem for bytes, io for offcpu), mem io wakeup\n"
+		"                     chain java js perl red green blue aqua yellow purple orange\n"
 		"  --bgcolors COLOR   background: yellow blue green grey or #rrggbb\n"
 		"  --hash             colours from a hash of the name (same name, same colour)\n"
 		"  --random           random colours (differ between runs)\n"
@@ -674,6 +676,26 @@ static const char *check_choice(const char *opt_name, const char *v, const char 
 	usage_error("%s: unknown value '%s'", opt_name, v);
 }
 
+/* Defaults from what the stream says it holds, as Gregg's tools have them:
+ * off-CPU time blue ("io") titled "Off-CPU Time", memory (bytes) green, and
+ * the interface and unit under the title.  Options given win. */
+static void interface_defaults(const struct stree_input *in)
+{
+	int offcpu = in->interface && strcmp(in->interface, "offcpu") == 0;
+	int bytes = in->unit && strcmp(in->unit, "bytes") == 0 && !opt.countname;
+
+	if (!opt.colors)
+		opt.colors = offcpu && !in->on_cpu ? "io" : bytes ? "mem" : "hot";
+	if (!opt.title && offcpu && !opt.flamechart && !opt.inverted)
+		opt.title = in->on_cpu ? "Off- and On-CPU Time" : "Off-CPU Time";
+	if (!opt.subtitle && in->interface) {
+		static char sub[160];
+		snprintf(sub, sizeof(sub), "%s%s, weights in %s", in->interface, in->on_cpu ? " --both" : "",
+			 opt.countname ? opt.countname : in->unit ? in->unit : "samples");
+		opt.subtitle = sub;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	enum {
@@ -771,9 +793,7 @@ int main(int argc, char **argv)
 	struct outfile *o = outfile_open(opt.out);
 	FILE *f = outfile_stream(o);
 	int diff = in.two_counts;
-	/* memory profiles (weights in bytes) get the memory palette unless told */
-	if (!opt.colors)
-		opt.colors = in.unit && strcmp(in.unit, "bytes") == 0 && !opt.countname ? "mem" : "hot";
+	interface_defaults(&in);
 	if (in.stacks == 0 || width_of(t, 0, diff) <= 0) {
 		warn_at(operands_name(argc - optind, argv + optind), 0,
 			"no valid input: no stack with a count above zero");
@@ -788,6 +808,7 @@ int main(int argc, char **argv)
 cleanup:
 	stree_free(t);
 	free(in.unit);
+	free(in.interface);
 	for (size_t i = 0; i < npal; i++)
 		free(pal[i].name);
 	free(pal);

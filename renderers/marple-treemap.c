@@ -188,5 +188,6 @@ int main(int argc, char **argv)
 cleanup:
 	stree_free(t);
 	free(in.unit);
+	free(in.interface);
 	return rc;
 }

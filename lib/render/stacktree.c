@@ -633,6 +633,12 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
 				in->unit = marple_strdup(w);
+			const char *iface = header_str(stream_reader_header(r), "interface", NULL);
+			if (iface && !in->interface) {
+				in->interface = marple_strdup(iface);
+				json_t *o = json_object_get(stream_reader_header(r), "options");
+				in->on_cpu = json_is_true(json_object_get(o, "on_cpu"));
+			}
 			continue;
 		}
 		if (it != STREAM_RECORD || skipping)

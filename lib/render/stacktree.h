@@ -67,6 +67,8 @@ struct stree_input {
 	uint64_t bad;		/* malformed lines (each reported) */
 	int two_counts;		/* some folded line had two counts */
 	char *unit;		/* "units"."weight" of the first stream section, or NULL */
+	char *interface;	/* "interface" of the first stream section, or NULL */
+	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
 	uint64_t reported;
 };
 

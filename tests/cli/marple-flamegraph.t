@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 23
+plan 28
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -39,3 +39,18 @@ check "flamegraph --random: still well-formed" xmllint --noout "$T/r.svg"
 if [ -w /dev/full ]; then
 	expect_exit "flamegraph: full disk is a write error" 1 'write error' sh -c "marple-flamegraph '$G/basic.in' > /dev/full"
 fi
+
+# per-interface defaults, as Gregg's tools: off-CPU time blue and titled so,
+# memory green, the interface and unit under the title; options given win
+printf '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"}}\n5000#app;main;read;__schedule\n3000#app;main;sleep;__schedule\n' > "$T/off.marple"
+marple-flamegraph "$T/off.marple" > "$T/off.svg"
+check "flamegraph: offcpu: titled Off-CPU Time" grep -q '<text id="title"[^>]*>Off-CPU Time</text>' "$T/off.svg"
+check "flamegraph: offcpu: interface and unit in the subtitle" grep -q '<text id="subtitle"[^>]*>offcpu, weights in us</text>' "$T/off.svg"
+blue=$(grep -o 'fill="#[0-9a-f]\{6\}"/><text[^>]*>\(app\|main\|read\|sleep\)<' "$T/off.svg" | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
+	while read -r r g b; do [ $((0x$b)) -ge 190 ] && [ $((0x$r)) -eq $((0x$g)) ] && echo ok; done | wc -l)
+check "flamegraph: offcpu: its frames blue, the io palette ($blue of 4)" test "$blue" -eq 4
+marple-flamegraph --title Mine --colors hot "$T/off.marple" > "$T/off2.svg"
+check "flamegraph: offcpu: --title and --colors still win" sh -c "grep -q '>Mine</text>' '$T/off2.svg' && ! grep -q 'Off-CPU' '$T/off2.svg' && grep -q 'stop-color=\"#eeeeb0\"' '$T/off2.svg'"
+printf '{"marple":1,"interface":"memleak","datatype":"stack","units":{"weight":"bytes"}}\n5000#app;main;leak\n' | marple-flamegraph > "$T/mem.svg"
+check "flamegraph: memory: green background, memleak and bytes in the subtitle" \
+	sh -c "grep -q 'stop-color=\"#e0ffe0\"' '$T/mem.svg' && grep -q '>memleak, weights in bytes</text>' '$T/mem.svg'"
