@@ -326,7 +326,7 @@ static uint32_t ring_size(uint64_t kib)
 	return (uint32_t)r;
 }
 
-int main(int argc, char **argv)
+static uint64_t parse_options(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "wakeups", no_argument, NULL, 'w' },
@@ -337,15 +337,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct cpusched_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
-	struct perf_buffer *pb = NULL;
-	const char *attach = "tp_btf", *why = NULL;
-	uint64_t duration, *lost_cpu = NULL, lost_total = 0;
-	json_t *hdr = NULL, *trl = NULL, *o, *arr;
-	int c, status = EXIT_DATA;
+	int c;
 
-	marple_init(argc, argv);
 	while ((c = getopt_long(argc, argv, "wb:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': opt.wakeups = 1; break;
@@ -353,84 +346,89 @@ int main(int argc, char **argv)
 		case 'R': opt.force_raw = 1; break;
 		case 'P': opt.perfbuf = 1; break;
 		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': usage(stdout); exit(EXIT_OK);
 		default: usage_try();
 		}
 	}
-	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose > 1);
+	return collector_duration(argc, argv, optind);
+}
 
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
-	queues = marple_calloc((size_t)ncpus, sizeof(*queues));
-	ring_fds = marple_malloc((size_t)ncpus * sizeof(int));
-	lost_cpu = marple_calloc((size_t)ncpus, sizeof(*lost_cpu));
-	for (int i = 0; i < ncpus; i++)
-		ring_fds[i] = -1;
-	uint32_t ring_bytes = ring_size(opt.buffer_kib);
+/* sched_switch by tp_btf, else by raw_tp; *attach says which.  NULL + message. */
+static struct cpusched_bpf *attach_tracing(uint32_t ring_bytes, const char **attach)
+{
+	struct cpusched_bpf *skel = NULL;
+	const char *why = NULL;
 
-	/* The header's start time comes before the first event can. */
-	hdr = section_header_new("cpusched", DATATYPE_EVENT);
+	*attach = "tp_btf";
 	if (!opt.force_raw)
 		skel = setup(0, ring_bytes, &why);
 	if (!skel) {
 		if (why && opt.verbose)
 			warnmsg("tp_btf sched_switch did not attach (%s); trying raw_tp", why);
-		attach = "raw_tp";
+		*attach = "raw_tp";
 		skel = setup(1, ring_bytes, &why);
 	}
 	if (!skel) {
 		warnmsg("cannot trace sched_switch: %s", why ? why : "unknown error");
-		goto cleanup;
+		return NULL;
 	}
 	if (opt.verbose)
 		warnmsg("sched_switch%s attached via %s; %d %s of %u KiB",
-			opt.wakeups ? " and sched_wakeup" : "", attach, ncpus,
+			opt.wakeups ? " and sched_wakeup" : "", *attach, ncpus,
 			opt.perfbuf ? "perf buffers" : "ring buffers", ring_bytes / 1024);
+	return skel;
+}
 
+/* The per-CPU perf buffers (*pb) or ring buffers (*rb) to read; 0 or -1 + message. */
+static int open_buffers(struct cpusched_bpf *skel, struct ring_buffer **rb, struct perf_buffer **pb)
+{
 	if (opt.perfbuf) {
 		size_t pages = 1;
 		while (pages * (size_t)getpagesize() < opt.buffer_kib * 1024)
 			pages <<= 1;
-		pb = perf_buffer__new(bpf_map__fd(skel->maps.pb), pages, on_pb_sample, NULL, NULL, NULL);
-		if (!pb) {
+		*pb = perf_buffer__new(bpf_map__fd(skel->maps.pb), pages, on_pb_sample, NULL, NULL, NULL);
+		if (!*pb) {
 			warnmsg("cannot open the perf buffers: %s", strerror(errno));
-			goto cleanup;
+			return -1;
 		}
-	} else {
-		rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
-		if (!rb) {
-			warnmsg("cannot open the ring buffers: %s", strerror(errno));
-			goto cleanup;
-		}
-		for (int i = 1; i < ncpus; i++)
-			if (ring_buffer__add(rb, ring_fds[i], on_event, &queues[i]) < 0) {
-				warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
-				goto cleanup;
-			}
+		return 0;
 	}
+	*rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
+	if (!*rb) {
+		warnmsg("cannot open the ring buffers: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 1; i < ncpus; i++)
+		if (ring_buffer__add(*rb, ring_fds[i], on_event, &queues[i]) < 0) {
+			warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
+			return -1;
+		}
+	return 0;
+}
 
+static void describe_header(json_t *hdr, uint64_t duration, uint32_t ring_bytes, const char *attach)
+{
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
 	json_object_set_new(hdr, "track", json_string("cpu"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s}", "track", "CPU", "datum", "task switched in"));
-	o = json_pack("{s:b,s:I,s:s,s:s}", "wakeups", opt.wakeups, "buffer_kib", (json_int_t)(ring_bytes / 1024),
-		      "attach", attach, "buffers", opt.perfbuf ? "perf" : "ringbuf");
+	json_t *o = json_pack("{s:b,s:I,s:s,s:s}", "wakeups", opt.wakeups, "buffer_kib",
+			      (json_int_t)(ring_bytes / 1024), "attach", attach, "buffers", opt.perfbuf ? "perf" : "ringbuf");
 	if (duration)
 		json_object_set_new(o, "duration_ns", json_integer((json_int_t)duration));
 	json_object_set_new(hdr, "options", o);
 	json_object_set_new(hdr, "ncpus", json_integer(ncpus));
-	if (stream_write_json(stdout, hdr) < 0)
-		goto cleanup;
+}
 
-	collector_ready(duration);
+/* Read and merge the buffers until the end, then detach and drain them. */
+static int capture(struct cpusched_bpf *skel, struct ring_buffer *rb, struct perf_buffer *pb)
+{
 	for (;;) {
 		int stop = collector_should_stop();
 		int tmo = stop ? 0 : collector_poll_timeout_ms(50);
 		int err = rb ? ring_buffer__poll(rb, tmo) : perf_buffer__poll(pb, tmo);
 		if (err < 0 && err != -EINTR) {
 			warnmsg("reading the ring buffers: %s", collector_strerror(err));
-			goto cleanup;
+			return -1;
 		}
 		uint64_t t0 = now_monotonic_ns();
 		if (rb)
@@ -450,25 +448,28 @@ int main(int argc, char **argv)
 		perf_buffer__consume(pb);
 	merge_until(UINT64_MAX);
 	oflush();
+	return 0;
+}
 
-	{
-		__u32 zero = 0;
-		__u64 *vals = marple_calloc((size_t)ncpus, sizeof(__u64));
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, vals) == 0)
-			for (int i = 0; i < ncpus; i++) {
-				lost_cpu[i] = vals[i];
-				lost_total += vals[i];
-			}
-		free(vals);
-	}
-	trl = section_trailer_new(records, lost_total, 0, collector_end_reason());
-	arr = json_array();
+/* The trailer, with the events lost per CPU; then what was lost on stderr. */
+static int write_trailer(struct cpusched_bpf *skel)
+{
+	uint64_t *lost_cpu = marple_calloc((size_t)ncpus, sizeof(*lost_cpu)), lost_total = 0;
+	__u32 zero = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, lost_cpu) == 0)
+		for (int i = 0; i < ncpus; i++)
+			lost_total += lost_cpu[i];
+	json_t *trl = section_trailer_new(records, lost_total, 0, collector_end_reason()), *arr = json_array();
 	for (int i = 0; i < ncpus; i++)
 		json_array_append_new(arr, json_integer((json_int_t)lost_cpu[i]));
 	json_object_set_new(trl, "lost_per_cpu", arr);
 	json_object_set_new(trl, "out_of_order", json_integer((json_int_t)out_of_order));
-	if (stream_write_json(stdout, trl) < 0)
-		goto cleanup;
+	int rc = stream_write_json(stdout, trl);
+	json_decref(trl);
+	if (rc < 0) {
+		free(lost_cpu);
+		return -1;
+	}
 	if (lost_total) {
 		char msg[4096];
 		size_t n = 0;
@@ -479,11 +480,46 @@ int main(int argc, char **argv)
 		warnmsg("lost %llu events (ring buffer full; %s); try a larger -b",
 			(unsigned long long)lost_total, msg);
 	}
+	free(lost_cpu);
 	if (out_of_order)
 		warnmsg("%llu events were written out of time order (committed more than %llu ms late)",
 			(unsigned long long)out_of_order, MERGE_SLACK_NS / 1000000);
 	if (opt.verbose)
 		warnmsg("%llu events", (unsigned long long)records);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cpusched_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct perf_buffer *pb = NULL;
+	const char *attach;
+	int status = EXIT_DATA;
+
+	marple_init(argc, argv);
+	uint64_t duration = parse_options(argc, argv);
+	collector_start(opt.verbose > 1);
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
+	queues = marple_calloc((size_t)ncpus, sizeof(*queues));
+	ring_fds = marple_malloc((size_t)ncpus * sizeof(int));
+	for (int i = 0; i < ncpus; i++)
+		ring_fds[i] = -1;
+	uint32_t ring_bytes = ring_size(opt.buffer_kib);
+
+	/* The header's start time comes before the first event can. */
+	json_t *hdr = section_header_new("cpusched", DATATYPE_EVENT);
+	if (!(skel = attach_tracing(ring_bytes, &attach)) || open_buffers(skel, &rb, &pb) < 0)
+		goto cleanup;
+	describe_header(hdr, duration, ring_bytes, attach);
+	if (stream_write_json(stdout, hdr) < 0)
+		goto cleanup;
+	collector_ready(duration);
+	if (capture(skel, rb, pb) < 0 || write_trailer(skel) < 0)
+		goto cleanup;
 	status = EXIT_OK;
 cleanup:
 	ring_buffer__free(rb);
@@ -493,12 +529,10 @@ cleanup:
 		if (ring_fds[i] >= 0)
 			close(ring_fds[i]);
 	json_decref(hdr);
-	json_decref(trl);
 	for (int i = 0; queues && i < ncpus; i++)
 		free(queues[i].ev);
 	free(queues);
 	free(ring_fds);
-	free(lost_cpu);
 	close_stdout();
 	return status;
 }

@@ -339,13 +339,144 @@ struct probe {
 	int retprobe;
 };
 
+enum { NKPROGS = 4, NUPROBES = 20 };
+
+static void list_kprogs(struct memleak_bpf *skel, struct bpf_program *k[NKPROGS])
+{
+	k[0] = skel->progs.kmalloc, k[1] = skel->progs.kmem_cache_alloc, k[2] = skel->progs.kfree;
+	k[3] = skel->progs.kmem_cache_free;
+}
+
+static void list_uprobes(struct memleak_bpf *skel, struct probe u[NUPROBES])
+{
+	struct probe all[NUPROBES] = {
+		{ "malloc", skel->progs.malloc_enter, 0 },	{ "malloc", skel->progs.alloc_exit, 1 },
+		{ "calloc", skel->progs.calloc_enter, 0 },	{ "calloc", skel->progs.alloc_exit, 1 },
+		{ "realloc", skel->progs.realloc_enter, 0 },	{ "realloc", skel->progs.alloc_exit, 1 },
+		{ "memalign", skel->progs.memalign_enter, 0 },	{ "memalign", skel->progs.alloc_exit, 1 },
+		{ "aligned_alloc", skel->progs.memalign_enter, 0 }, { "aligned_alloc", skel->progs.alloc_exit, 1 },
+		{ "valloc", skel->progs.valloc_enter, 0 },	{ "valloc", skel->progs.alloc_exit, 1 },
+		{ "pvalloc", skel->progs.valloc_enter, 0 },	{ "pvalloc", skel->progs.alloc_exit, 1 },
+		{ "posix_memalign", skel->progs.posix_memalign_enter, 0 },
+		{ "posix_memalign", skel->progs.posix_memalign_exit, 1 },
+		{ "mmap", skel->progs.mmap_enter, 0 },		{ "mmap", skel->progs.mmap_exit, 1 },
+		{ "free", skel->progs.free_enter, 0 },		{ "munmap", skel->progs.munmap_enter, 0 },
+	};
+	memcpy(u, all, sizeof(all));
+}
+
+/* Before load: sizes, and only the programs of the mode (-K: the kmem
+ * tracepoints, else the libc uprobes) loaded. */
+static void configure(struct memleak_bpf *skel)
+{
+	struct bpf_program *kprogs[NKPROGS];
+	struct probe uprobes[NUPROBES];
+
+	skel->rodata->sample_every = sc.sample_every;
+	skel->rodata->kernel_allocs = opt.kernel;
+	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	/* Kernel allocations: a table that allocated as it grew would trace itself. */
+	if (opt.kernel) {
+		bpf_map__set_map_flags(skel->maps.allocs, 0);
+		if (!opt.max_allocs)
+			opt.max_allocs = 1 << 18;
+	}
+	if (!opt.max_allocs)
+		opt.max_allocs = 1 << 20;
+	bpf_map__set_max_entries(skel->maps.allocs, (uint32_t)opt.max_allocs);
+	list_kprogs(skel, kprogs);
+	list_uprobes(skel, uprobes);
+	if (opt.kernel) {
+		static const char *const tps[NKPROGS] = { "kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free" };
+		for (size_t i = 0; i < NKPROGS; i++)
+			if (!collector_tracepoint_exists("kmem", tps[i]))
+				fatal(EXIT_DATA, "tracepoint kmem:%s missing on this kernel", tps[i]);
+		for (size_t i = 0; i < NUPROBES; i++)
+			bpf_program__set_autoload(uprobes[i].prog, false);
+	} else {
+		for (size_t i = 0; i < NKPROGS; i++)
+			bpf_program__set_autoload(kprogs[i], false);
+	}
+}
+
+/* Attach the loaded programs into links[] (*nlinks of them); 0 or -1 + message. */
+static int attach_probes(struct memleak_bpf *skel, const char *lib, pid_t target, struct bpf_link **links,
+			 size_t *nlinks)
+{
+	struct bpf_program *kprogs[NKPROGS];
+	struct probe uprobes[NUPROBES];
+
+	list_kprogs(skel, kprogs);
+	list_uprobes(skel, uprobes);
+	if (opt.kernel) {
+		for (size_t i = 0; i < NKPROGS; i++) {
+			links[*nlinks] = bpf_program__attach(kprogs[i]);
+			if (!links[*nlinks]) {
+				warnmsg("cannot attach to kmem:%s: %s", bpf_program__name(kprogs[i]),
+					collector_strerror(-errno));
+				return -1;
+			}
+			(*nlinks)++;
+		}
+		return 0;
+	}
+	/* free(NULL) does nothing: probe free past its NULL check */
+	size_t free_off = uprobes_past_null_check(lib, "free");
+	for (size_t i = 0; i < NUPROBES; i++) {
+		size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
+		links[*nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func, off,
+						   uprobes[i].retprobe);
+		if (!links[*nlinks])
+			return -1;
+		(*nlinks)++;
+	}
+	return 0;
+}
+
+/* One stack record per group of outstanding allocations, named by the comm
+ * of its process from the per-process table. */
+static void write_stacks(struct memleak_bpf *skel, struct groups *gs, uint64_t *nallocs)
+{
+	read_images(bpf_map__fd(skel->maps.procs));
+	collect_groups(bpf_map__fd(skel->maps.allocs), gs, nallocs);
+	for (size_t i = 0; i < gs->n; i++) {
+		struct memleak_proc p = { 0 };
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs->g[i].tgid, &p);
+		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
+		if (opt.kernel)
+			stackframes_kernel_id(sc.sf, gs->g[i].stack);
+		else
+			stackframes_user_id_exec(sc.sf, (pid_t)gs->g[i].tgid, gs->g[i].exec_id, gs->g[i].stack);
+		tpstack_write(sc.sf, stdout, gs->g[i].bytes);
+	}
+}
+
+static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uint64_t nallocs, const char *ended)
+{
+	uint64_t ml[ML_NCOUNTERS];
+
+	for (uint32_t i = 0; i < ML_NCOUNTERS; i++)
+		ml[i] = bpfmap_percpu_sum(bpf_map__fd(skel->maps.ml_counters), i);
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, gs->n, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
+	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
+	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)gs->young));
+	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gs->gone));
+	json_object_set_new(tr, "bytes_of_replaced_images", json_integer((json_int_t)gs->replaced));
+	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
+	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
+	if (ml[ML_ALLOCS_FULL])
+		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
+			ml[ML_ALLOCS_FULL]);
+	stackcollector_write_trailer(&sc, tr);
+}
+
 int main(int argc, char **argv)
 {
 	struct memleak_bpf *skel = NULL;
 	struct bpf_link *links[24] = { 0 };
 	size_t nlinks = 0;
 	struct groups gs = { 0 };
-	uint64_t start, next_sample, nallocs = 0, ml[ML_NCOUNTERS];
+	uint64_t start, next_sample, nallocs = 0;
 	const char *ended;
 	char *lib = NULL;
 	json_t *hdr = NULL, *usage_hdr = NULL;
@@ -363,45 +494,7 @@ int main(int argc, char **argv)
 		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
-	skel->rodata->sample_every = sc.sample_every;
-	skel->rodata->kernel_allocs = opt.kernel;
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
-	/* Kernel allocations: a table that allocated as it grew would trace itself. */
-	if (opt.kernel) {
-		bpf_map__set_map_flags(skel->maps.allocs, 0);
-		if (!opt.max_allocs)
-			opt.max_allocs = 1 << 18;
-	}
-	if (!opt.max_allocs)
-		opt.max_allocs = 1 << 20;
-	bpf_map__set_max_entries(skel->maps.allocs, (uint32_t)opt.max_allocs);
-	struct bpf_program *kprogs[] = { skel->progs.kmalloc, skel->progs.kmem_cache_alloc, skel->progs.kfree,
-					 skel->progs.kmem_cache_free };
-	struct probe uprobes[] = {
-		{ "malloc", skel->progs.malloc_enter, 0 },	{ "malloc", skel->progs.alloc_exit, 1 },
-		{ "calloc", skel->progs.calloc_enter, 0 },	{ "calloc", skel->progs.alloc_exit, 1 },
-		{ "realloc", skel->progs.realloc_enter, 0 },	{ "realloc", skel->progs.alloc_exit, 1 },
-		{ "memalign", skel->progs.memalign_enter, 0 },	{ "memalign", skel->progs.alloc_exit, 1 },
-		{ "aligned_alloc", skel->progs.memalign_enter, 0 }, { "aligned_alloc", skel->progs.alloc_exit, 1 },
-		{ "valloc", skel->progs.valloc_enter, 0 },	{ "valloc", skel->progs.alloc_exit, 1 },
-		{ "pvalloc", skel->progs.valloc_enter, 0 },	{ "pvalloc", skel->progs.alloc_exit, 1 },
-		{ "posix_memalign", skel->progs.posix_memalign_enter, 0 },
-		{ "posix_memalign", skel->progs.posix_memalign_exit, 1 },
-		{ "mmap", skel->progs.mmap_enter, 0 },		{ "mmap", skel->progs.mmap_exit, 1 },
-		{ "free", skel->progs.free_enter, 0 },		{ "munmap", skel->progs.munmap_enter, 0 },
-	};
-	size_t nuprobes = sizeof(uprobes) / sizeof(uprobes[0]);
-	if (opt.kernel) {
-		static const char *const tps[] = { "kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free" };
-		for (size_t i = 0; i < 4; i++)
-			if (!collector_tracepoint_exists("kmem", tps[i]))
-				fatal(EXIT_DATA, "tracepoint kmem:%s missing on this kernel", tps[i]);
-		for (size_t i = 0; i < nuprobes; i++)
-			bpf_program__set_autoload(uprobes[i].prog, false);
-	} else {
-		for (size_t i = 0; i < 4; i++)
-			bpf_program__set_autoload(kprogs[i], false);
-	}
+	configure(skel);
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
@@ -410,28 +503,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	self_filter_setup(skel->obj, sc.include_self);
-	if (opt.kernel) {
-		for (size_t i = 0; i < 4; i++) {
-			links[nlinks] = bpf_program__attach(kprogs[i]);
-			if (!links[nlinks]) {
-				warnmsg("cannot attach to kmem:%s: %s", bpf_program__name(kprogs[i]),
-					collector_strerror(-errno));
-				goto cleanup;
-			}
-			nlinks++;
-		}
-	} else {
-		/* free(NULL) does nothing: probe free past its NULL check */
-		size_t free_off = uprobes_past_null_check(lib, "free");
-		for (size_t i = 0; i < nuprobes; i++) {
-			size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
-			links[nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func,
-							  off, uprobes[i].retprobe);
-			if (!links[nlinks])
-				goto cleanup;
-			nlinks++;
-		}
-	}
+	if (attach_probes(skel, lib, target, links, &nlinks) < 0)
+		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
 		goto cleanup;
 	hdr = make_header(lib, target);	/* their start time is now */
@@ -455,35 +528,9 @@ int main(int argc, char **argv)
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-
 	gs.now = end;
-	read_images(bpf_map__fd(skel->maps.procs));
-	collect_groups(bpf_map__fd(skel->maps.allocs), &gs, &nallocs);
-	/* comm of each process, from the per-process table */
-	for (size_t i = 0; i < gs.n; i++) {
-		struct memleak_proc p = { 0 };
-		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs.g[i].tgid, &p);
-		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
-		if (opt.kernel)
-			stackframes_kernel_id(sc.sf, gs.g[i].stack);
-		else
-			stackframes_user_id_exec(sc.sf, (pid_t)gs.g[i].tgid, gs.g[i].exec_id, gs.g[i].stack);
-		tpstack_write(sc.sf, stdout, gs.g[i].bytes);
-	}
-
-	for (uint32_t i = 0; i < ML_NCOUNTERS; i++)
-		ml[i] = bpfmap_percpu_sum(bpf_map__fd(skel->maps.ml_counters), i);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, gs.n, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
-	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
-	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)gs.young));
-	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)gs.gone));
-	json_object_set_new(tr, "bytes_of_replaced_images", json_integer((json_int_t)gs.replaced));
-	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
-	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
-	if (ml[ML_ALLOCS_FULL])
-		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
-			ml[ML_ALLOCS_FULL]);
-	stackcollector_write_trailer(&sc, tr);
+	write_stacks(skel, &gs, &nallocs);
+	write_trailer(skel, &gs, nallocs, ended);
 	write_usage(usage_hdr, ended);
 	rc = EXIT_OK;
 
