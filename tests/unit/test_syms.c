@@ -188,6 +188,145 @@ static void check_stack_reads(void)
 	close(fd);
 }
 
+/* a JIT map (perf-PID.map) names anonymous executable memory */
+static void check_jit_map(pid_t me)
+{
+	const char *mod = NULL, *n;
+	uint64_t off = 0;
+	struct syms_cache *raw;
+
+	void *jit = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)me);
+	FILE *pm = fopen(path, "w");
+	if (pm) {
+		fprintf(pm, "%llx 100 jitted::function, with spaces\n", (unsigned long long)(uintptr_t)jit);
+		fclose(pm);
+	}
+	raw = syms_cache_new(SYMS_DEMANGLE);
+	n = syms_cache_lookup(raw, me, addr_of(jit, 0x20), &mod, &off);
+	test_cond("perf-PID.map", n && strcmp(n, "jitted::function, with spaces") == 0 && off == 0x20);
+	n = syms_cache_lookup(raw, me, addr_of(jit, 0x200), &mod, &off);
+	test_cond("perf-PID.map: past the size", n == NULL && mod && strcmp(mod, "[anon]") == 0);
+	syms_cache_free(raw);
+	unlink(path);
+
+}
+
+/* a process that exits after its snapshot keeps its names */
+static void check_exited_process(void)
+{
+	const char *n;
+	struct syms_cache *raw;
+
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	raw = syms_cache_new(SYMS_DEMANGLE);
+	test_cond("snapshot child", syms_cache_snapshot(raw, child) == 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	n = syms_cache_lookup(raw, child, addr_of((void *)frame_a, 1), NULL, NULL);
+	test_cond("exited process still named", n && strcmp(n, "frame_a") == 0);
+	test_cond("snapshot of an exited process is kept", syms_cache_snapshot(raw, child) == 0);
+	syms_cache_free(raw);
+	struct syms_cache *g = syms_cache_new(0);
+	test_cond("never-seen gone process", syms_cache_snapshot(g, child) == -1);
+	syms_cache_free(g);
+
+}
+
+/* kernel names (as root where kallsyms shows addresses); NULL otherwise */
+static struct ksyms *check_kernel(uint64_t *kap)
+{
+	const char *n;
+	uint64_t off = 0;
+
+	struct ksyms *k = NULL;
+	uint64_t ka = *kap = kallsyms_addr("schedule");
+	if (getuid() != 0 || ka == 0) {
+		printf("SKIP: kernel symbols: not root or kallsyms hidden\n");
+	} else {
+		k = ksyms_load();
+		test_cond("ksyms_load", k != NULL);
+		n = ksyms_lookup(k, ka + 4, &off);
+		test_cond("kernel symbol", n && strcmp(n, "schedule") == 0 && off == 4);
+		struct utsname u;
+		int major = 0, minor = 0;
+		uname(&u);
+		sscanf(u.release, "%d.%d", &major, &minor);
+		if (major > 5 || (major == 5 && minor >= 15)) {	/* syscall programs, %pB */
+			test_cond("kernel names come from the kernel (BPF), not a kallsyms read",
+				  ksyms_from_kernel(k));
+			if (ksyms_from_kernel(k))
+				compare_kernel_namers(k);
+		} else {
+			printf("SKIP: kernel %s: names come from /proc/kallsyms\n", u.release);
+		}
+	}
+
+	return k;
+}
+
+/* frames, root first */
+static struct stackframes *check_frames(struct syms_cache *c, struct ksyms *k, uint64_t ka, pid_t me)
+{
+	struct stackframes *sf = stackframes_new(c, k, -1, SF_DELIMIT | SF_ANNOTATE_KERNEL);
+	uint64_t ips[4] = { addr_of((void *)probe_target, 2), addr_of((void *)frame_a, 2),
+			    addr_of((void *)frame_b, 2), 16 };
+	size_t nf;
+	stackframes_begin(sf, "my comm;x");
+	stackframes_user_ips(sf, me, ips, 4);
+	if (k) {
+		uint64_t kips[1] = { ka + 8 };
+		stackframes_kernel_ips(sf, kips, 1);
+	}
+	const char *const *fr = stackframes_frames(sf, &nf);
+	test_cond("frames: comm first", nf >= 5 && strcmp(fr[0], "my comm;x") == 0);
+	test_cond("frames: unknown outermost", nf >= 5 && strcmp(fr[1], "[unknown]") == 0);
+	test_cond("frames: root first", nf >= 5 && strcmp(fr[2], "frame_b") == 0 && strcmp(fr[3], "frame_a") == 0 &&
+					     strcmp(fr[4], "probe_target") == 0);
+	if (k)
+		test_cond("frames: delimiter and _[k]", nf == 7 && strcmp(fr[5], "-") == 0 &&
+							   strcmp(fr[6], "schedule_[k]") == 0);
+	stackframes_begin(sf, "x");
+	stackframes_user_id(sf, me, -14);
+	fr = stackframes_frames(sf, &nf);
+	test_cond("frames: missing stack", nf == 2 && strcmp(fr[1], "[missing user stack]") == 0);
+	struct stackframes_stats ss;
+	stackframes_stats(sf, &ss);
+	test_cond("frames: missing counted", ss.missing_user == 1 && ss.unknown_frames == 1);
+
+	return sf;
+}
+
+/* speed: 10,000 unique stacks of 12 frames from a fresh cache */
+static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
+{
+	struct syms_cache *s2 = syms_cache_new(SYMS_DEMANGLE);
+	struct stackframes *sf2 = stackframes_new(s2, k, -1, SF_ANNOTATE_KERNEL);
+	void *fns[] = { (void *)probe_target, (void *)frame_a, (void *)frame_b, (void *)cxx_fn,
+			(void *)getppid, (void *)printf, (void *)qsort, (void *)fopen, (void *)malloc };
+	uint64_t t0 = now_monotonic_ns();
+	for (int i = 0; i < 10000; i++) {
+		uint64_t u[12];
+		for (int j = 0; j < 12; j++)
+			u[j] = addr_of(fns[(i / (j + 1) + j) % 9], (i * 7 + j) % 16);
+		stackframes_begin(sf2, "bench");
+		stackframes_user_ips(sf2, me, u, 12);
+		if (k) {
+			uint64_t kk[4] = { ka + (uint64_t)(i % 50), ka + 1, ka + 2, ka + 3 };
+			stackframes_kernel_ips(sf2, kk, 4);
+		}
+	}
+	double ms = (double)(now_monotonic_ns() - t0) / 1e6;
+	printf("# 10000 stacks symbolized in %.1f ms\n", ms);	/* make bench reports it */
+	stackframes_free(sf2);
+	syms_cache_free(s2);
+}
+
 int main(int argc, char **argv)
 {
 	test_plan(36);
@@ -223,115 +362,12 @@ int main(int argc, char **argv)
 	test_cond("raw names kept", n && strcmp(n, "_ZN3foo3barEi") == 0);
 	syms_cache_free(raw);
 
-	/* a JIT map */
-	void *jit = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char path[64];
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)me);
-	FILE *pm = fopen(path, "w");
-	if (pm) {
-		fprintf(pm, "%llx 100 jitted::function, with spaces\n", (unsigned long long)(uintptr_t)jit);
-		fclose(pm);
-	}
-	raw = syms_cache_new(SYMS_DEMANGLE);
-	n = syms_cache_lookup(raw, me, addr_of(jit, 0x20), &mod, &off);
-	test_cond("perf-PID.map", n && strcmp(n, "jitted::function, with spaces") == 0 && off == 0x20);
-	n = syms_cache_lookup(raw, me, addr_of(jit, 0x200), &mod, &off);
-	test_cond("perf-PID.map: past the size", n == NULL && mod && strcmp(mod, "[anon]") == 0);
-	syms_cache_free(raw);
-	unlink(path);
-
-	/* a process that exits after its snapshot keeps its names */
-	pid_t child = fork();
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
-	raw = syms_cache_new(SYMS_DEMANGLE);
-	test_cond("snapshot child", syms_cache_snapshot(raw, child) == 0);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	n = syms_cache_lookup(raw, child, addr_of((void *)frame_a, 1), NULL, NULL);
-	test_cond("exited process still named", n && strcmp(n, "frame_a") == 0);
-	test_cond("snapshot of an exited process is kept", syms_cache_snapshot(raw, child) == 0);
-	syms_cache_free(raw);
-	struct syms_cache *g = syms_cache_new(0);
-	test_cond("never-seen gone process", syms_cache_snapshot(g, child) == -1);
-	syms_cache_free(g);
-
-	/* kernel */
-	struct ksyms *k = NULL;
-	uint64_t ka = kallsyms_addr("schedule");
-	if (getuid() != 0 || ka == 0) {
-		printf("SKIP: kernel symbols: not root or kallsyms hidden\n");
-	} else {
-		k = ksyms_load();
-		test_cond("ksyms_load", k != NULL);
-		n = ksyms_lookup(k, ka + 4, &off);
-		test_cond("kernel symbol", n && strcmp(n, "schedule") == 0 && off == 4);
-		struct utsname u;
-		int major = 0, minor = 0;
-		uname(&u);
-		sscanf(u.release, "%d.%d", &major, &minor);
-		if (major > 5 || (major == 5 && minor >= 15)) {	/* syscall programs, %pB */
-			test_cond("kernel names come from the kernel (BPF), not a kallsyms read",
-				  ksyms_from_kernel(k));
-			if (ksyms_from_kernel(k))
-				compare_kernel_namers(k);
-		} else {
-			printf("SKIP: kernel %s: names come from /proc/kallsyms\n", u.release);
-		}
-	}
-
-	/* frames, root first */
-	struct stackframes *sf = stackframes_new(c, k, -1, SF_DELIMIT | SF_ANNOTATE_KERNEL);
-	uint64_t ips[4] = { addr_of((void *)probe_target, 2), addr_of((void *)frame_a, 2),
-			    addr_of((void *)frame_b, 2), 16 };
-	size_t nf;
-	stackframes_begin(sf, "my comm;x");
-	stackframes_user_ips(sf, me, ips, 4);
-	if (k) {
-		uint64_t kips[1] = { ka + 8 };
-		stackframes_kernel_ips(sf, kips, 1);
-	}
-	const char *const *fr = stackframes_frames(sf, &nf);
-	test_cond("frames: comm first", nf >= 5 && strcmp(fr[0], "my comm;x") == 0);
-	test_cond("frames: unknown outermost", nf >= 5 && strcmp(fr[1], "[unknown]") == 0);
-	test_cond("frames: root first", nf >= 5 && strcmp(fr[2], "frame_b") == 0 && strcmp(fr[3], "frame_a") == 0 &&
-					     strcmp(fr[4], "probe_target") == 0);
-	if (k)
-		test_cond("frames: delimiter and _[k]", nf == 7 && strcmp(fr[5], "-") == 0 &&
-							   strcmp(fr[6], "schedule_[k]") == 0);
-	stackframes_begin(sf, "x");
-	stackframes_user_id(sf, me, -14);
-	fr = stackframes_frames(sf, &nf);
-	test_cond("frames: missing stack", nf == 2 && strcmp(fr[1], "[missing user stack]") == 0);
-	struct stackframes_stats ss;
-	stackframes_stats(sf, &ss);
-	test_cond("frames: missing counted", ss.missing_user == 1 && ss.unknown_frames == 1);
-
-	/* speed: 10,000 unique stacks of 12 frames from a fresh cache */
-	{
-		struct syms_cache *s2 = syms_cache_new(SYMS_DEMANGLE);
-		struct stackframes *sf2 = stackframes_new(s2, k, -1, SF_ANNOTATE_KERNEL);
-		void *fns[] = { (void *)probe_target, (void *)frame_a, (void *)frame_b, (void *)cxx_fn,
-				(void *)getppid, (void *)printf, (void *)qsort, (void *)fopen, (void *)malloc };
-		uint64_t t0 = now_monotonic_ns();
-		for (int i = 0; i < 10000; i++) {
-			uint64_t u[12];
-			for (int j = 0; j < 12; j++)
-				u[j] = addr_of(fns[(i / (j + 1) + j) % 9], (i * 7 + j) % 16);
-			stackframes_begin(sf2, "bench");
-			stackframes_user_ips(sf2, me, u, 12);
-			if (k) {
-				uint64_t kk[4] = { ka + (uint64_t)(i % 50), ka + 1, ka + 2, ka + 3 };
-				stackframes_kernel_ips(sf2, kk, 4);
-			}
-		}
-		double ms = (double)(now_monotonic_ns() - t0) / 1e6;
-		printf("# 10000 stacks symbolized in %.1f ms\n", ms);	/* make bench reports it */
-		stackframes_free(sf2);
-		syms_cache_free(s2);
-	}
+	check_jit_map(me);
+	check_exited_process();
+	uint64_t ka = 0;
+	struct ksyms *k = check_kernel(&ka);
+	struct stackframes *sf = check_frames(c, k, ka, me);
+	time_symbolizing(k, ka, me);
 	stackframes_free(sf);
 	if (getuid() == 0)
 		check_stack_reads();
