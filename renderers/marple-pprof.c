@@ -21,6 +21,7 @@
 #include "intern.h"
 #include "protowire.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 
 /* profile.proto's field numbers (github.com/google/pprof, proto/profile.proto) */
@@ -404,13 +405,17 @@ static int read_input(const char *path)
 	struct stream_reader *r = stream_reader_new(f, file);
 	struct section sec = { 0 };
 	enum stream_item it;
-	int rc = 0;
+	int rc = 0, skip = 0;
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
 			if (nbad++ < MAX_REPORTED)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
+			/* the times of a timed stack section's samples: its stacks
+			 * already hold their weights */
+			if ((skip = timed_role(stream_reader_header(r)) == TIMED_SAMPLES))
+				continue;
 			if (stream_reader_datatype(r) != DATATYPE_STACK) {
 				warn_at(file, stream_reader_line(r),
 					"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
@@ -422,6 +427,8 @@ static int read_input(const char *path)
 				rc = -1;
 				break;
 			}
+		} else if (skip) {
+			continue;
 		} else if (it == STREAM_RECORD) {
 			add_sample(stream_reader_stack(r), &sec, file, stream_reader_line(r));
 		} else if (it == STREAM_TRAILER) {

@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 39
+plan 41
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -116,3 +116,8 @@ cat "$T/fifo" > "$T/fromfifo" &
 marple-pprof -o "$T/fifo" "$T/db1.marple"
 wait
 check "pprof -o FIFO: the pipe stays a pipe and carries the profile" sh -c "test -p '$T/fifo' && gzip -t '$T/fromfifo' && cmp -s '$T/fromfifo' '$T/db1.pb.gz'"
+# A timed stack section: its samples section (the times) is skipped, the stacks' weights kept.
+marple-cat -s 0,1 "$DATA/timed.marple" | marple-pprof > "$T/timed.pb.gz"
+check "pprof: a timed section's samples section is skipped (exit 0)" test $? -eq 0
+got=$(pprof -raw "$T/timed.pb.gz" | raw_total)
+check "pprof: a timed section's total is its stacks' (8)" test "$got" = 8
