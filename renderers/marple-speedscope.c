@@ -1,0 +1,426 @@
+/* marple-speedscope — marple stack sections as one speedscope file (its JSON
+ * file format, https://www.speedscope.app/file-format-schema.json).
+ *
+ * Frames are shared by every profile; each stack section is one sampled
+ * profile (one per process with --per-process) whose weights and unit are the
+ * section's.  A timed stack section with its samples section becomes its
+ * samples in time order, so speedscope's "Time Order" view is a timeline.
+ *
+ *   $ marple-speedscope cpu.marple > cpu.speedscope.json
+ *   {"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[{"type":"sampled",...
+ *
+ * Untimed sections are written as they are read: memory holds the frame
+ * names and one weight a record, not the stacks.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+#include "stream.h"
+#include "timed.h"
+#include "util.h"
+#include "xml.h"
+
+#define MAX_REPORTED 20
+
+static struct {
+	const char *out;
+	int per_process;
+} opt;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [OPTION]... [FILE]...\n"
+		"Write marple stack sections as one speedscope file (JSON) for\n"
+		"https://www.speedscope.app or the speedscope command: one sampled profile\n"
+		"per section, its weights and unit the section's; a timed section (marple-\n"
+		"callstack --timed) as its samples in time order.\n"
+		"\n"
+		"  -p, --per-process  one profile per process (the root frame) of each section\n"
+		"  -o, --output FILE  write to FILE (complete or not at all; default stdout)\n"
+		"  -h, --help         this help\n"
+		"\n"
+		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
+		"reported and skipped), 1 no stack sections, a section of another datatype,\n"
+		"or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
+		progname);
+}
+
+static FILE *out;
+static struct intern *frames;		/* shared frames, in order of first use */
+static uint64_t nbad, nprofiles;
+
+/* ---- profiles ---- */
+
+/* One profile being written: straight to the output, or (--per-process)
+ * into memory until its section ends. */
+struct profile {
+	uint32_t process;		/* root frame id (--per-process) */
+	FILE *f;
+	char *buf;
+	size_t buflen;
+	double *w, total;
+	size_t nw, wcap;
+};
+
+static struct profile *profs;
+static size_t nprofs, profcap;
+static char *prof_name;			/* "interface on host" of the section */
+static const char *prof_unit;
+
+static const char *speedscope_unit(json_t *hdr)
+{
+	static const char *const units[][2] = { { "ns", "nanoseconds" }, { "us", "microseconds" },
+						{ "ms", "milliseconds" }, { "s", "seconds" },
+						{ "bytes", "bytes" } };
+	const char *u = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
+	for (size_t i = 0; u && i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(u, units[i][0]) == 0)
+			return units[i][1];
+	return "none";		/* samples, requests, faults: counts */
+}
+
+/* A JSON string of any bytes: plain text as it is, anything else %XX-escaped
+ * as in marple's headers (valid UTF-8 either way). */
+static void json_name(FILE *f, const char *s, size_t len)
+{
+	if (!text_needs_escape(s, len)) {
+		js_string_write(f, s, len);
+		return;
+	}
+	char *e = escape_dup(s, len);
+	js_string_cstr(f, e);
+	free(e);
+}
+
+static void profile_head(FILE *f, const struct profile *p)
+{
+	fputs(nprofiles++ ? ",\n{" : "\n{", f);
+	fputs("\"type\":\"sampled\",\"name\":", f);
+	if (opt.per_process) {
+		size_t len;
+		const char *proc = intern_str(frames, p->process, &len);
+		char *both = marple_malloc(len + strlen(prof_name) + 8);
+		memcpy(both, proc, len);
+		sprintf(both + len, " \xe2\x80\x94 %s", prof_name);	/* an em dash */
+		json_name(f, both, len + strlen(both + len));
+		free(both);
+	} else {
+		json_name(f, prof_name, strlen(prof_name));
+	}
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"samples\":[", prof_unit);
+}
+
+static struct profile *profile_of(uint32_t process)
+{
+	for (size_t i = 0; i < nprofs; i++)
+		if (!opt.per_process || profs[i].process == process)
+			return &profs[i];
+	profs = marple_grow(profs, &profcap, nprofs + 1, sizeof(*profs));
+	struct profile *p = &profs[nprofs++];
+	*p = (struct profile){ .process = process };
+	if (opt.per_process) {
+		if (!(p->f = open_memstream(&p->buf, &p->buflen)))
+			fatal(EXIT_DATA, "out of memory");
+	} else {
+		p->f = out;
+		profile_head(out, p);
+	}
+	return p;
+}
+
+static void put_uint(FILE *f, uint64_t v)
+{
+	char b[24];
+	int n = 0;
+	do
+		b[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		putc_unlocked(b[--n], f);
+}
+
+/* One sample: frame ids root first (speedscope's order). */
+static void profile_add(const uint32_t *ids, size_t n, double weight)
+{
+	struct profile *p = profile_of(n ? ids[0] : 0);
+	size_t from = opt.per_process && n > 0;	/* the process is the profile */
+	FILE *f = p->f;
+	putc_unlocked(p->nw ? ',' : '[', f);
+	if (p->nw)
+		putc_unlocked('[', f);
+	for (size_t i = from; i < n; i++) {
+		if (i > from)
+			putc_unlocked(',', f);
+		put_uint(f, ids[i]);
+	}
+	putc_unlocked(']', f);
+	p->w = marple_grow(p->w, &p->wcap, p->nw + 1, sizeof(*p->w));
+	p->w[p->nw++] = weight;
+	p->total += weight;
+}
+
+static void profile_tail(FILE *f, const struct profile *p)
+{
+	fputs("],\"weights\":[", f);
+	for (size_t i = 0; i < p->nw; i++) {
+		if (i)
+			putc_unlocked(',', f);
+		write_double(f, p->w[i]);
+	}
+	fputs("],\"endValue\":", f);
+	write_double(f, p->total);
+	putc('}', f);
+}
+
+/* The section ended: its profiles are complete. */
+static void profiles_end(void)
+{
+	for (size_t i = 0; i < nprofs; i++) {
+		struct profile *p = &profs[i];
+		if (opt.per_process) {
+			fclose(p->f);
+			profile_head(out, p);
+			fwrite(p->buf, 1, p->buflen, out);
+			free(p->buf);
+		}
+		profile_tail(out, p);
+		free(p->w);
+	}
+	nprofs = 0;
+	free(prof_name);
+	prof_name = NULL;
+}
+
+/* Profiles are named "interface on host", "(time order)" after a timed one's. */
+static void profiles_begin(json_t *hdr, int timed)
+{
+	const char *iface = header_str(hdr, "interface", "stacks"), *host = header_str(hdr, "host", NULL);
+	size_t n = strlen(iface) + (host ? strlen(host) : 0) + 32;
+	prof_name = marple_malloc(n);
+	snprintf(prof_name, n, "%s%s%s%s", iface, host ? " on " : "", host ? host : "", timed ? " (time order)" : "");
+	prof_unit = speedscope_unit(hdr);
+}
+
+/* ---- frames of records ---- */
+
+static uint32_t *ids;
+static size_t idcap;
+
+static const uint32_t *frame_ids(const struct stack_rec *s)
+{
+	ids = marple_grow(ids, &idcap, s->nframes + 1, sizeof(*ids));
+	for (size_t i = 0; i < s->nframes; i++)
+		ids[i] = intern_get(frames, s->frames[i].s, s->frames[i].len);
+	return ids;
+}
+
+/* A timed stack section's stacks, held until its samples section says when
+ * each was sampled. */
+static struct {
+	int active;
+	json_t *hdr;
+	uint32_t *ids;
+	size_t nids, idscap;
+	size_t *start;			/* by stack: where its ids begin; one more at the end */
+	uint64_t *weight;
+	size_t n, startcap, wcap;
+	uint64_t ns_per_weight;
+} held;
+
+static void hold_stack(const struct stack_rec *s)
+{
+	const uint32_t *fr = frame_ids(s);
+	held.ids = marple_grow(held.ids, &held.idscap, held.nids + s->nframes, sizeof(*held.ids));
+	memcpy(held.ids + held.nids, fr, s->nframes * sizeof(*fr));
+	held.start = marple_grow(held.start, &held.startcap, held.n + 2, sizeof(*held.start));
+	held.weight = marple_grow(held.weight, &held.wcap, held.n + 1, sizeof(*held.weight));
+	held.start[held.n] = held.nids;
+	held.weight[held.n++] = s->weight;
+	held.nids += s->nframes;
+	held.start[held.n] = held.nids;
+}
+
+/* The held stacks as an ordinary profile: their samples section never came. */
+static void held_write_aggregated(void)
+{
+	if (!held.active)
+		return;
+	profiles_begin(held.hdr, 0);
+	for (size_t i = 0; i < held.n; i++)
+		profile_add(held.ids + held.start[i], held.start[i + 1] - held.start[i], (double)held.weight[i]);
+	profiles_end();
+	json_decref(held.hdr);
+	held.active = 0;
+	held.n = held.nids = 0;
+}
+
+/* One sample of a samples section: its stack, weighing one sample, or its
+ * duration in the stack section's unit. */
+static void timed_add(struct stream_reader *r, const char *file)
+{
+	struct timed_sample ts;
+	const char *why;
+	if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= held.n) {
+		if (nbad++ < MAX_REPORTED)
+			warn_at(file, stream_reader_line(r), "%s",
+				ts.stack >= held.n ? "sample names a stack that is not in its stack section" : why);
+		return;
+	}
+	double w = held.ns_per_weight && ts.dur ? (double)ts.dur / (double)held.ns_per_weight : 1;
+	profile_add(held.ids + held.start[ts.stack], held.start[ts.stack + 1] - held.start[ts.stack], w);
+}
+
+/* ---- input ---- */
+
+enum mode { MODE_STACKS, MODE_HOLD, MODE_TIMED, MODE_SKIP };
+
+/* A section begins: what to do with its records.  -1: not stack data. */
+static int section_begin(struct stream_reader *r, const char *file, enum mode *mode)
+{
+	json_t *hdr = stream_reader_header(r);
+	enum timed_role role = timed_role(hdr);
+
+	if (role == TIMED_SAMPLES && held.active) {
+		json_t *stack_hdr = held.hdr;
+		profiles_begin(stack_hdr, 1);
+		held.ns_per_weight = timed_ns_per_weight(stack_hdr);
+		*mode = MODE_TIMED;
+		return 0;
+	}
+	held_write_aggregated();
+	if (role == TIMED_SAMPLES) {
+		warn_at(file, stream_reader_line(r), "samples section %ld without its stack section: skipped",
+			stream_reader_section(r));
+		*mode = MODE_SKIP;
+		return 0;
+	}
+	if (stream_reader_datatype(r) != DATATYPE_STACK) {
+		warn_at(file, stream_reader_line(r),
+			"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
+			stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+		return -1;
+	}
+	if (role == TIMED_STACKS) {
+		held.active = 1;
+		held.hdr = json_incref(hdr);
+		*mode = MODE_HOLD;
+		return 0;
+	}
+	profiles_begin(hdr, 0);
+	*mode = MODE_STACKS;
+	return 0;
+}
+
+/* A section ended (its trailer, the next header or the end of input): its
+ * profiles are complete, unless it is a timed section's held stacks. */
+static void section_end(enum mode *mode)
+{
+	if (*mode == MODE_STACKS || *mode == MODE_TIMED)
+		profiles_end();
+	if (*mode == MODE_TIMED) {
+		json_decref(held.hdr);
+		held.active = 0;
+		held.n = held.nids = 0;
+	}
+	if (*mode != MODE_HOLD)
+		*mode = MODE_SKIP;
+}
+
+static int read_input(const char *path)
+{
+	FILE *f = open_input(path);
+	const char *file = input_name(path);
+	struct stream_reader *r = stream_reader_new(f, file);
+	enum stream_item it;
+	enum mode mode = MODE_SKIP;
+	int rc = 0;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			if (nbad++ < MAX_REPORTED)
+				stream_reader_warn(r);
+		} else if (it == STREAM_HEADER) {
+			section_end(&mode);
+			if ((rc = section_begin(r, file, &mode)) < 0)
+				break;
+		} else if (it == STREAM_TRAILER) {
+			section_end(&mode);
+		} else if (mode == MODE_STACKS) {
+			const struct stack_rec *s = stream_reader_stack(r);
+			profile_add(frame_ids(s), s->nframes, (double)s->weight);
+		} else if (mode == MODE_HOLD) {
+			hold_stack(stream_reader_stack(r));
+		} else if (mode == MODE_TIMED) {
+			timed_add(r, file);
+		}
+	}
+	if (rc == 0)
+		section_end(&mode);
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+static void write_frames(void)
+{
+	fputs("\n],\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < intern_count(frames); i++) {
+		size_t len;
+		const char *s = intern_str(frames, (uint32_t)i, &len);
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		json_name(out, s, len);
+		putc('}', out);
+	}
+	fputs("\n]}}\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "per-process", no_argument, 0, 'p' },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	int ch;
+
+	marple_init(argc, argv);
+	while ((ch = getopt_long(argc, argv, "po:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'p': opt.per_process = 1; break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
+		default: usage_try();
+		}
+	}
+
+	struct outfile *o = outfile_open(opt.out);
+	out = outfile_stream(o);
+	frames = intern_new();
+	int n = argc - optind;
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
+	json_name(out, operands_name(n, argv + optind), strlen(operands_name(n, argv + optind)));
+	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	char *stdin_only[] = { "-" };
+	char **paths = n > 0 ? argv + optind : stdin_only;
+	for (int i = 0; i < (n > 0 ? n : 1); i++)
+		if (read_input(paths[i]) < 0) {
+			outfile_abort(o);
+			return EXIT_DATA;
+		}
+	held_write_aggregated();
+	if (nbad)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)nbad, nbad == 1 ? "" : "s",
+			nbad > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	if (!nprofiles) {
+		warn_at(operands_name(n, argv + optind), 0, "no stacks in the input");
+		outfile_abort(o);
+		return EXIT_DATA;
+	}
+	write_frames();
+	return outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
+}

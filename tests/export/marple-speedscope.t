@@ -1,0 +1,59 @@
+# marple-speedscope: the JSON file speedscope reads (tests/browser/speedscope.test.js
+# opens it in the real app): schema, shared frames, one sampled profile a
+# section (a process with --per-process), weights and units from the section,
+# a timed section's samples in time order, errors.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 17
+cpu() {	# HOST HOT
+	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
+	echo "$2#python3;_start;main;compute_hot"
+	echo '41#python3;_start;main;PyObject_Malloc'
+	echo '12#bash;main;bad%FF%25name;%01ctl'
+	echo '{"trailer":1,"records":3}'
+}
+cpu db1 297 > "$T/db1.marple"
+cpu db2 100 > "$T/db2.marple"
+J="import json,sys; d=json.load(open(sys.argv[1])); P=d['profiles']; F=[f['name'] for f in d['shared']['frames']]
+def ok(c): sys.exit(0 if c else 1)
+def stacks(p): return [';'.join(F[i] for i in s) for s in p['samples']]"
+js() { _f=$1; shift; python3 -c "$J
+$*" "$_f"; }
+
+marple-speedscope "$T/db1.marple" "$T/db2.marple" > "$T/fleet.json"
+check "speedscope: exit 0" test $? -eq 0
+check "speedscope: valid JSON naming speedscope's schema" js "$T/fleet.json" "ok(d['\$schema'] == 'https://www.speedscope.app/file-format-schema.json')"
+check "speedscope: one sampled profile a section, named by interface and host" js "$T/fleet.json" \
+	"ok([(p['type'], p['name']) for p in P] == [('sampled', 'callstack on db1'), ('sampled', 'callstack on db2')])"
+check "speedscope: frames shared, each once (8)" js "$T/fleet.json" "ok(len(F) == len(set(F)) == 8)"
+check "speedscope: stacks root first, as the records" js "$T/fleet.json" "ok(stacks(P[0])[0] == 'python3;_start;main;compute_hot')"
+check "speedscope: weights are the records', endValue their sum (marple-fold's total)" js "$T/fleet.json" \
+	"ok(P[0]['weights'] == [297, 41, 12] and P[0]['endValue'] == $(marple-fold "$T/db1.marple" | awk '{ t += $NF } END { print t }') and P[1]['endValue'] == 153)"
+check "speedscope: sample counts have unit none" js "$T/fleet.json" "ok(P[0]['unit'] == 'none')"
+check "speedscope: names that are not plain text %XX-escaped (valid JSON strings)" js "$T/fleet.json" \
+	"ok('bad%FF%25name' in F and '%01ctl' in F)"
+
+unit() {	# UNIT -> the speedscope unit
+	printf '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"%s"}}\n5#a;b\n' "$1" | marple-speedscope > "$T/u.json" &&
+		python3 -c "import json; print(json.load(open('$T/u.json'))['profiles'][0]['unit'])"
+}
+check "speedscope: us -> microseconds, ns -> nanoseconds, bytes -> bytes, requests -> none" \
+	test "$(unit us) $(unit ns) $(unit bytes) $(unit requests)" = "microseconds nanoseconds bytes none"
+
+marple-speedscope --per-process "$T/db1.marple" > "$T/pp.json"
+check "speedscope --per-process: a profile per process, the process frame left out" js "$T/pp.json" \
+	"ok([(p['name'], p['endValue']) for p in P] == [('python3 \u2014 callstack on db1', 338), ('bash \u2014 callstack on db1', 12)] and stacks(P[0])[0] == '_start;main;compute_hot')"
+
+marple-speedscope "$DATA/timed.marple" > "$T/timed.json"
+check "speedscope: a timed section: its samples in time order, one each" js "$T/timed.json" \
+	"ok(P[0]['name'] == 'callstack on sample (time order)' and [s.split(';')[2] for s in stacks(P[0])] == ['phase_a'] * 4 + ['phase_b'] * 4 and P[0]['weights'] == [1] * 8)"
+check "speedscope: timed off-CPU blocks weigh their durations in the section's unit" js "$T/timed.json" \
+	"ok(P[1]['unit'] == 'microseconds' and P[1]['weights'] == [2000, 500, 1000] and stacks(P[1]) == ['sleeper;main;nanosleep', 'sleeper;main;read', 'sleeper;main;nanosleep'])"
+
+printf '{"marple":1,"interface":"cpusched","datatype":"event"}\n1,sched_switch,cpu0\n' > "$T/ev.marple"
+expect_exit "speedscope: an event section is an error" 1 "^marple-speedscope: .*ev\.marple:1: section 0 holds event data, not stacks" marple-speedscope "$T/ev.marple"
+marple-speedscope -o "$T/none.json" "$T/ev.marple" 2>/dev/null
+check "speedscope -o: no file after an error" test ! -e "$T/none.json"
+sed '3s/.*/x#bad/' "$T/db1.marple" > "$T/part.marple"
+expect_exit "speedscope: a malformed line is named and skipped" 0 "^marple-speedscope: .*part\.marple:3: " marple-speedscope -o "$T/part.json" "$T/part.marple"
+check "speedscope: the rest kept (297 + 12)" js "$T/part.json" "ok(P[0]['endValue'] == 309)"
+expect_exit "speedscope: no stacks exits 1" 1 "no stacks in the input" marple-speedscope /dev/null
