@@ -282,7 +282,7 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 		size_t len;
 		const char *n = intern_str(s->names, i, &len);
 		if (i)
-			fputc(i % 64 ? ',' : '\n', f);
+			fputs(i % 64 ? "," : ",\n", f);
 		js_string_write(f, n, len);
 	}
 	fputs("];\nvar TH=[", f);

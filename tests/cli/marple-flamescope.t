@@ -1,6 +1,6 @@
 # marple-flamescope: the page from a timed section, its data escaped, and errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 10
 S="$DATA/timed.marple"
 
 marple-flamescope "$S" > "$T/p.html" 2> "$T/p.err"; rc=$?
@@ -14,3 +14,15 @@ check "flamescope: --column and --row" grep -q '"column_s":2.0,"row_ms":100.0,"r
 expect_exit "flamescope: an untimed capture exits 1 and says why" 1 'no timed stack section.*--timed' marple-flamescope "$DATA/sample.marple"
 expect_exit "flamescope: a row longer than a column is a usage error" 2 'longer than' marple-flamescope --column 0.01 --row 20 "$S"
 expect_exit "flamescope: bad --color is a usage error" 2 'not linear or rank' marple-flamescope --color blue "$S"
+# many names and threads: the page's script (data and code) must parse
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"timed\":\"stacks\",\"start_ns\":0}"
+	for (s = 0; s < 300; s++) printf "1#p%d;main;fn_%d;\"q\\%d</script>\n", s % 7, s, s
+	print "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"event\",\"timed\":\"samples\",\"start_ns\":0}"
+	for (s = 0; s < 300; s++) printf "%d,sample,cpu0,stack=%d,pid=%d,tid=%d\n", s * 7000000, s, s % 7, s }' > "$T/many.marple"
+marple-flamescope "$T/many.marple" > "$T/many.html" 2>/dev/null
+sed -n '/^<script>$/,/^<\/script>$/p' "$T/many.html" | sed '1d;$d' > "$T/many.js"
+if command -v node >/dev/null 2>&1; then
+	check "flamescope: the page's script parses with 300 names and threads" node --check "$T/many.js"
+else
+	skip "flamescope: the page's script parses" "no node"
+fi
