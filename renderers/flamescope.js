@@ -39,6 +39,7 @@ function init(a) {
 	var starts = [];
 	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
 	stackAt = Uint32Array.from(starts); nstacks = starts.length;
+	buildTree();
 	var ne = cd.length, cell = 0;
 	cellStart = new Uint32Array(ncells + 1);
 	var c = 0;
@@ -75,6 +76,7 @@ function setFilter(v) {
 
 // Per-cell totals of the threads shown, and the cells where a search matched.
 function tally() {
+	painted = null;
 	counts.fill(0);
 	lit = stackHit ? new Uint8Array(ncells) : null;
 	for (var c = 0; c < ncells; c++)
@@ -104,28 +106,43 @@ function colours() {
 function cellXY(c) { return [LEFT + Math.floor(c / rows) * cw, TOP + (rows - 1 - c % rows) * ch]; }
 function inSel(c, s) { return s && c >= Math.min(s.a, s.b) && c <= Math.max(s.a, s.b); }
 
-function drawHeat() {
+// The cells, lit cells and axes are painted once per count (paintCells, into
+// an offscreen canvas); a new selection only copies them and shades itself.
+var painted = null;
+function paintCells() {
 	cw = Math.max(3, Math.min(48, Math.floor((window.innerWidth * 0.48 - LEFT - 10) / cols)));
 	ch = Math.max(2, Math.min(16, Math.floor(360 / rows)));
-	cv.width = Math.max(LEFT + cols * cw + 10, 340); cv.height = TOP + rows * ch + BOTTOM;
-	ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, cv.width, cv.height);
-	var col = colours();
+	painted = document.createElement("canvas");
+	painted.width = Math.max(LEFT + cols * cw + 10, 340); painted.height = TOP + rows * ch + BOTTOM;
+	var g = painted.getContext("2d"), col = colours(), last = -1;
+	g.fillStyle = "#fff"; g.fillRect(0, 0, painted.width, painted.height);
 	for (var c = 0; c < ncells; c++) {
+		if (!counts[c] && !(lit && lit[c])) continue;
 		var xy = cellXY(c);
-		if (counts[c]) { ctx.fillStyle = heat(col(counts[c])); ctx.fillRect(xy[0], xy[1], cw, ch); }
-		if (lit && lit[c]) { ctx.fillStyle = "rgb(190,0,255)"; ctx.fillRect(xy[0] + 1, xy[1] + 1, Math.max(1, cw - 2), Math.max(1, ch - 2)); }
+		if (counts[c]) {
+			var k = Math.round(col(counts[c]) * 255);
+			if (k !== last) { g.fillStyle = heat(k / 255); last = k; }
+			g.fillRect(xy[0], xy[1], cw, ch);
+		}
+		if (lit && lit[c]) { g.fillStyle = "rgb(190,0,255)"; last = -1; g.fillRect(xy[0] + 1, xy[1] + 1, Math.max(1, cw - 2), Math.max(1, ch - 2)); }
 	}
+	axes(g);
+}
+function drawHeat() {
+	if (!painted) paintCells();
+	cv.width = painted.width; cv.height = painted.height;
+	ctx.drawImage(painted, 0, 0);
 	[[base, "rgb(0,90,255)"], [sel, "rgb(0,160,0)"]].forEach(function (p) {
 		if (!p[0]) return;
-		ctx.fillStyle = p[1];
+		ctx.fillStyle = p[1]; ctx.globalAlpha = 0.35;
 		for (var c = Math.min(p[0].a, p[0].b); c <= Math.max(p[0].a, p[0].b); c++) {
 			var xy = cellXY(c);
-			ctx.globalAlpha = 0.35; ctx.fillRect(xy[0], xy[1], cw, ch); ctx.globalAlpha = 1;
+			ctx.fillRect(xy[0], xy[1], cw, ch);
 		}
+		ctx.globalAlpha = 1;
 	});
-	axes();
 }
-function axes() {
+function axes(ctx) {
 	ctx.fillStyle = "#222"; ctx.font = "11px Verdana,sans-serif"; ctx.textAlign = "right"; ctx.textBaseline = "middle";
 	var ystep = Math.max(1, Math.ceil(14 / ch));
 	for (var r = 0; r <= rows; r += ystep) ctx.fillText(Math.round(r * C.row_ms) + " ms", LEFT - 4, TOP + (rows - r) * ch);
@@ -167,32 +184,60 @@ window.addEventListener("keydown", function (ev) { if (ev.key === "Escape") { se
 // What each stack weighs in cells [s.a, s.b] (all cells without a selection).
 function weigh(s) {
 	var w = new Float64Array(nstacks), a = s ? s.a : 0, b = s ? s.b : ncells - 1, tot = 0;
-	for (var e = cellStart[a], end = cellStart[b + 1]; e < end; e++)
-		if (threadOn[thr[e]]) { w[stk[e]] += wt[e]; tot += wt[e]; }
+	var all = $("flt").value === "", e, end = cellStart[b + 1];
+	if (all)
+		for (e = cellStart[a]; e < end; e++) { w[stk[e]] += wt[e]; tot += wt[e]; }
+	else
+		for (e = cellStart[a]; e < end; e++)
+			if (threadOn[thr[e]]) { w[stk[e]] += wt[e]; tot += wt[e]; }
 	return { w: w, total: tot };
 }
-// A tree of frames (root "all"): per node name, parent, children and both weights.
-function tree(cur, bas) {
-	var name = [-1], par = [-1], v = [0], v2 = [0], kids = [new Map()];
-	function add(s, x, slot) {
-		var at = stackAt[s], n = frames[at], node = 0;
-		(slot ? v2 : v)[0] += x;
-		for (var i = 1; i <= n; i++) {
-			var id = frames[at + i], k = kids[node].get(id);
-			if (k === undefined) { k = name.length; name.push(id); par.push(node); v.push(0); v2.push(0); kids.push(new Map()); kids[node].set(id, k); }
-			(slot ? v2 : v)[k] += x; node = k;
-		}
-	}
+// The tree of every stack's frames, built once (root 0 "all"; a parent's id
+// is below its children's; children in name order): a selection only sums
+// its stacks' weights into their leaves and up to the root.
+var tName, tParent, tFirst, tNext, stackLeaf;
+function buildTree() {
+	var name = [-1], par = [-1], kids = [new Map()];
+	stackLeaf = new Uint32Array(nstacks);
 	for (var s = 0; s < nstacks; s++) {
-		if (cur.w[s]) add(s, cur.w[s], 0);
-		if (bas && bas.w[s]) add(s, bas.w[s], 1);
+		var at = stackAt[s], node = 0;
+		for (var i = 1; i <= frames[at]; i++) {
+			var id = frames[at + i], k = kids[node].get(id);
+			if (k === undefined) { k = name.length; name.push(id); par.push(node); kids.push(new Map()); kids[node].set(id, k); }
+			node = k;
+		}
+		stackLeaf[s] = node;
 	}
-	return { name: name, v: v, v2: v2, kids: kids };
+	var n = name.length;
+	tName = Int32Array.from(name); tParent = Int32Array.from(par);
+	tFirst = new Int32Array(n).fill(-1); tNext = new Int32Array(n).fill(-1);
+	for (var p = 0; p < n; p++) {
+		var ks = Array.from(kids[p].values()).sort(function (a, b) { return N[name[a]] < N[name[b]] ? -1 : 1; });
+		for (var j = ks.length - 1; j >= 0; j--) { tNext[ks[j]] = tFirst[p]; tFirst[p] = ks[j]; }
+	}
 }
+function tree(cur, bas) {
+	var n = tName.length, v = new Float64Array(n), v2 = bas ? new Float64Array(n) : v;
+	for (var s = 0; s < nstacks; s++) {
+		v[stackLeaf[s]] += cur.w[s];
+		if (bas) v2[stackLeaf[s]] += bas.w[s];
+	}
+	for (var k = n - 1; k > 0; k--) {
+		v[tParent[k]] += v[k];
+		if (bas) v2[tParent[k]] += v2[k];
+	}
+	return { name: tName, v: v, v2: v2 };
+}
+// Text for innerHTML: names come from traced programs.
+function esc(s) {
+	return s.replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+}
+var hues = [];
 function hue(id) {
+	if (hues[id]) return hues[id];
 	var h = 0, s = N[id];
 	for (var i = 0; i < s.length && i < 12; i++) h = (h * 31 + s.charCodeAt(i)) >>> 0;
-	return "rgb(" + (205 + h % 50) + "," + (80 + (h >> 8) % 130) + "," + (40 + (h >> 16) % 40) + ")";
+	return (hues[id] = "rgb(" + (205 + h % 50) + "," + (80 + (h >> 8) % 130) + "," + (40 + (h >> 16) % 40) + ")");
 }
 function diffColour(a, b, ta, tb) {
 	var d = (ta ? a / ta : 0) - (tb ? b / tb : 0), k = Math.min(1, Math.abs(d) * 8), g = Math.round(235 - 180 * k);
@@ -210,32 +255,31 @@ function drawFlame() {
 	};
 	(function walk(node, x, d) {
 		var f = share(node);
-		if (!(f * W >= 0.5)) return;
+		if (!(f * W >= 1)) return;	/* narrower than a pixel: not drawn */
 		if (node) items.push([node, x, d, f]);
 		if (d > maxd) maxd = d;
 		var cx = x;
-		t.kids[node].forEach(function (k) { walk(k, cx, d + 1); cx += share(k); });
+		for (var k = tFirst[node]; k >= 0; k = tNext[k]) { walk(k, cx, d + 1); cx += share(k); }
 	})(0, 0, 0);
-	fg.textContent = "";
+	// one innerHTML for all frames (names escaped), one listener for the tooltips
 	fg.style.height = (maxd + 1) * 17 + "px";
-	var frag = document.createDocumentFragment();
-	items.forEach(function (it) {
-		var n = it[0], el = document.createElement("div"), nm = N[t.name[n]];
-		el.className = "fr" + (nameHit && nameHit[t.name[n]] ? " hit" : "");
-		el.style.left = (it[1] * 100) + "%"; el.style.width = (it[3] * 100) + "%";
-		el.style.bottom = ((it[2] - 1) * 17) + "px";
-		el.style.background = bas ? diffColour(t.v[n], t.v2[n], t.v[0], t.v2[0]) : hue(t.name[n]);
-		el.textContent = nm;
-		el.dataset.w = t.v[n]; if (bas) el.dataset.b = t.v2[n];
-		el.addEventListener("mousemove", function (ev) {
-			tip.textContent = nm + "\n" + unitOf(t.v[n]) + " (" + (t.v[0] ? 100 * t.v[n] / t.v[0] : 0).toFixed(2) + "%)" +
-				(bas ? "\nbaseline: " + unitOf(t.v2[n]) + " (" + (t.v2[0] ? 100 * t.v2[n] / t.v2[0] : 0).toFixed(2) + "%)" : "");
-			tip.style.display = "block"; tip.style.left = (ev.clientX + 12) + "px"; tip.style.top = (ev.clientY + 12) + "px";
-		});
-		el.addEventListener("mouseleave", function () { tip.style.display = "none"; });
-		frag.appendChild(el);
-	});
-	fg.appendChild(frag);
+	var html = new Array(items.length);
+	for (var i = 0; i < items.length; i++) {
+		var it = items[i], n = it[0], id = t.name[n];
+		html[i] = '<div class="fr' + (nameHit && nameHit[id] ? " hit" : "") + '" data-i="' + i + '" style="left:' +
+			(it[1] * 100) + "%;width:" + (it[3] * 100) + "%;bottom:" + ((it[2] - 1) * 17) + "px;background:" +
+			(bas ? diffColour(t.v[n], t.v2[n], t.v[0], t.v2[0]) : hue(id)) + '">' + esc(N[id]) + "</div>";
+	}
+	fg.innerHTML = html.join("");
+	fg.onmousemove = function (ev) {
+		var i = ev.target.dataset ? ev.target.dataset.i : undefined;
+		if (i === undefined) { tip.style.display = "none"; return; }
+		var n = items[+i][0];
+		tip.textContent = N[t.name[n]] + "\n" + unitOf(t.v[n]) + " (" + (t.v[0] ? 100 * t.v[n] / t.v[0] : 0).toFixed(2) + "%)" +
+			(bas ? "\nbaseline: " + unitOf(t.v2[n]) + " (" + (t.v2[0] ? 100 * t.v2[n] / t.v2[0] : 0).toFixed(2) + "%)" : "");
+		tip.style.display = "block"; tip.style.left = (ev.clientX + 12) + "px"; tip.style.top = (ev.clientY + 12) + "px";
+	};
+	fg.onmouseleave = function () { tip.style.display = "none"; };
 	var range = function (s, w) { return (s ? fmtT(cellStartS(s.a)) + " – " + fmtT(cellEndS(s.b)) : "all " + fmtT(cols * colS)) + " · " + unitOf(w); };
 	$("fgtitle").textContent = range(sel, cur.total) + (bas ? "  vs baseline " + range(base, bas.total) + "  (red grew, blue shrank)" : "");
 	return cur;
@@ -303,7 +347,7 @@ window.marpleScope = { rows: rows, cols: cols, cellBox: function (c) { var xy = 
 		redraw(); void fg.offsetHeight;
 		return performance.now() - t;
 	} };
-window.addEventListener("resize", function () { drawHeat(); drawFlame(); });
+window.addEventListener("resize", function () { painted = null; drawHeat(); drawFlame(); });
 
 Promise.all([Z.frames, Z.cell, Z.stack, Z.thread, Z.weight].map(unpack)).then(init).catch(function (e) {
 	$("status").textContent = "cannot read the data: " + e;
