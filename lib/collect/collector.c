@@ -100,8 +100,9 @@ uint64_t collector_duration(int argc, char **argv, int optind)
 		return 0;
 	if (optind + 1 < argc)
 		usage_error("unexpected operand '%s' (only a duration may follow the options)", argv[optind + 1]);
-	if (parse_duration_ns(argv[optind], &ns) < 0 || ns == 0)
-		usage_error("duration '%s' is not a positive time (e.g. 10, 10s, 500ms, 2m)", argv[optind]);
+	/* 0, as no operand, runs until a signal: `marple collect -t 0` passes it on */
+	if (parse_duration_ns(argv[optind], &ns) < 0)
+		usage_error("duration '%s' is not a time (e.g. 10, 10s, 500ms, 2m; 0: until SIGINT/SIGTERM)", argv[optind]);
 	return ns;
 }
 

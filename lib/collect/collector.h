@@ -17,8 +17,8 @@
 void collector_start(int verbose);
 
 /* The optional duration operand: argv[optind] if present (seconds, or with a
- * unit: 500ms, 10s, 2m).  0 means "until SIGINT/SIGTERM".  Exits 2 on junk or
- * on extra operands. */
+ * unit: 500ms, 10s, 2m).  0, or no operand, means "until SIGINT/SIGTERM".
+ * Exits 2 on junk or on extra operands. */
 uint64_t collector_duration(int argc, char **argv, int optind);
 
 /* Start the clock for the duration; call right after attaching. Creates the

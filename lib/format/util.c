@@ -229,7 +229,7 @@ struct outfile {
 	char *tmp;
 };
 
-struct outfile *outfile_open(const char *path)
+struct outfile *outfile_try_open(const char *path)
 {
 	struct outfile *o = marple_calloc(1, sizeof(*o));
 
@@ -242,17 +242,18 @@ struct outfile *outfile_open(const char *path)
 	 * is: a temporary file renamed over it replaced /dev/null itself. */
 	struct stat st;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (!(o->f = fopen(path, "w")))
-			fatal(EXIT_DATA, "%s: cannot open: %s", path, strerror(errno));
+		if (!(o->f = fopen(path, "w"))) {
+			warnmsg("%s: cannot open: %s", path, strerror(errno));
+			goto fail;
+		}
 		return o;
 	}
 	o->tmp = marple_malloc(strlen(path) + 16);
 	sprintf(o->tmp, "%s.XXXXXX", path);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		/* Exit rather than return NULL: five programs used the result
-		 * unchecked and crashed on an unwritable -o path. */
-		fatal(EXIT_DATA, "%s: cannot create: %s", path, strerror(errno));
+		warnmsg("%s: cannot create: %s", path, strerror(errno));
+		goto fail;
 	}
 	/* mkstemp makes 0600; pictures are meant to be shared like any file. */
 	mode_t um = umask(0);
@@ -260,10 +261,27 @@ struct outfile *outfile_open(const char *path)
 	fchmod(fd, 0666 & ~um);
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
+		warnmsg("%s: %s", path, strerror(errno));
 		close(fd);
 		unlink(o->tmp);
-		fatal(EXIT_DATA, "%s: %s", path, strerror(errno));
+		goto fail;
 	}
+	return o;
+fail:
+	free(o->tmp);
+	free(o->path);
+	free(o);
+	return NULL;
+}
+
+struct outfile *outfile_open(const char *path)
+{
+	struct outfile *o = outfile_try_open(path);
+
+	/* Exit rather than return NULL: five programs used the result
+	 * unchecked and crashed on an unwritable -o path. */
+	if (!o)
+		exit(EXIT_DATA);
 	return o;
 }
 
@@ -272,7 +290,8 @@ FILE *outfile_stream(struct outfile *o)
 	return o->f;
 }
 
-int outfile_commit(struct outfile *o)
+/* replace: rename over path; else link, which refuses a path that exists. */
+static int outfile_finish(struct outfile *o, int replace)
 {
 	int rc = 0;
 
@@ -282,18 +301,32 @@ int outfile_commit(struct outfile *o)
 		return 0;
 	}
 	if (close_output(o->f, o->path) < 0) {
-		if (o->tmp)
-			unlink(o->tmp);
 		rc = -1;
-	} else if (o->tmp && rename(o->tmp, o->path) < 0) {
+	} else if (!o->tmp) {
+		/* a device or a pipe, written as it is */
+	} else if (replace && rename(o->tmp, o->path) < 0) {
 		warnmsg("%s: cannot rename into place: %s", o->path, strerror(errno));
-		unlink(o->tmp);
+		rc = -1;
+	} else if (!replace && link(o->tmp, o->path) < 0) {
+		warnmsg("%s: cannot write: %s", o->path, strerror(errno));
 		rc = -1;
 	}
+	if (o->tmp && (rc < 0 || !replace))
+		unlink(o->tmp);
 	free(o->tmp);
 	free(o->path);
 	free(o);
 	return rc;
+}
+
+int outfile_commit(struct outfile *o)
+{
+	return outfile_finish(o, 1);
+}
+
+int outfile_commit_new(struct outfile *o)
+{
+	return outfile_finish(o, 0);
 }
 
 void outfile_abort(struct outfile *o)

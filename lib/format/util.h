@@ -53,8 +53,11 @@ int close_output(FILE *f, const char *path);
  * directly. */
 struct outfile;
 struct outfile *outfile_open(const char *path);	/* exits 1 with a message if it cannot */
+struct outfile *outfile_try_open(const char *path);	/* NULL after a message if it cannot */
 FILE *outfile_stream(struct outfile *o);
 int outfile_commit(struct outfile *o);	/* 0, or -1 after a message */
+/* The same, but never over a file that exists by then (link(2), not rename). */
+int outfile_commit_new(struct outfile *o);
 void outfile_abort(struct outfile *o);	/* removes the temporary file */
 
 /* Open an input operand: "-" or NULL is stdin.  Exits 1 with a message on failure. */

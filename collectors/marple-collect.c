@@ -1,0 +1,641 @@
+/* marple-collect — a collector of collectors: runs several marple collectors at
+ * the same time and writes their sections as one stream.  It is what
+ * `marple collect` runs once the driver has worked out which programs to start.
+ *
+ *   $ marple-collect -t 5 -o cap.marple callstack marple-callstack -F 99 -- cpusched marple-cpusched
+ *
+ * Each collector writes its section to a temporary file (unlinked at once, so
+ * nothing is left behind) and its messages to another.  One loop waits on a
+ * signalfd for SIGINT/SIGTERM/SIGHUP and SIGCHLD and on the deadlines, so the
+ * supervision itself starts no process and wakes only when something happens:
+ * a signal stops every collector (SIGTERM, again each second in case one was
+ * not listening yet), a collector that runs GRACE past its duration is stopped,
+ * and one still running GRACE after SIGTERM is killed and named.  When all
+ * have ended, each section is checked (an unfinished last line is dropped and
+ * counted, a section that does not parse is left out and named) and the
+ * sections are joined in the order given; a file is written beside FILE and
+ * linked (-f: renamed) into place, so it is never seen half written.
+ *
+ * Exit status: 0 every collector ended well and the output is written; 1 some
+ * collector failed (named on stderr) and the others' sections are written;
+ * 2 usage error; 3 nothing was written (every collector failed, or a signal
+ * came before any started; stderr says which).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "util.h"
+
+enum { EXIT_NOTHING = 3 };
+#define NS_PER_S 1000000000ull
+
+struct collector {
+	const char *name;
+	char **argv;		/* PROGRAM ARG... DURATION, NULL-terminated */
+	pid_t pid;		/* 0: not started */
+	int running;
+	int status;		/* from waitpid */
+	int out_fd, err_fd;	/* unlinked temporary files */
+	int unrunnable;		/* exec failed (named when it did) */
+	int overran;		/* stopped for running GRACE past the duration */
+	int killed;		/* sent SIGKILL */
+};
+
+struct supervisor {
+	struct collector *c;
+	size_t n, started, running;
+	const char *duration;	/* as given, passed on to every collector */
+	uint64_t duration_ns;	/* 0: until a signal */
+	uint64_t grace_ns;
+	const char *out_path;	/* NULL: stdout */
+	int force;
+	const char *tmpdir;	/* where the sections are kept meanwhile */
+	int sigfd;
+	int signo;		/* the first SIGINT/SIGTERM/SIGHUP, 0 if none */
+	int stopping;		/* SIGTERM sent to every collector */
+	uint64_t start_ns, stop_ns, term_ns;
+	pid_t self;		/* our pid: the children call getpid() too */
+	pid_t pgid;		/* the collectors' process group */
+	int tty;
+	uint64_t shown;		/* what the progress line shows: 1 + 2 * seconds + stopping */
+	int failed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-t DURATION] [-o FILE] [-f] [-g GRACE] [-n NAME]\n"
+		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]...\n"
+		"Run collectors at the same time and write their sections as one stream.\n"
+		"Each PROGRAM is run with DURATION appended as its last operand.\n"
+		"\n"
+		"  -t, --time DURATION  how long (10, 500ms, 2m; default 0: until SIGINT,\n"
+		"                       SIGTERM or SIGHUP, which stop every collector cleanly)\n"
+		"  -o, --output FILE    write FILE (made beside it, then linked into place)\n"
+		"                       instead of standard output\n"
+		"  -f, --force          replace FILE if it exists\n"
+		"  -g, --grace GRACE    a collector running GRACE past DURATION gets SIGTERM,\n"
+		"                       and SIGKILL GRACE after SIGTERM (default 10s)\n"
+		"  -n, --name NAME      call this program NAME in messages\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
+		"Exit status: 0 ok; 1 a collector failed (named), the rest written;\n"
+		"2 usage error; 3 nothing written.\n",
+		progname);
+}
+
+static uint64_t duration_arg(const char *opt, const char *arg)
+{
+	uint64_t ns;
+
+	if (parse_duration_ns(arg, &ns) < 0)
+		usage_error("%s: '%s' is not a duration (e.g. 10, 500ms, 2m; 0: until a signal)", opt, arg);
+	return ns;
+}
+
+/* NAME PROGRAM [ARG...] groups separated by "--"; DURATION goes after each. */
+static void parse_collectors(struct supervisor *s, int argc, char **argv)
+{
+	int i = 0;
+
+	s->c = marple_calloc((size_t)argc / 2 + 1, sizeof(*s->c));
+	while (i < argc) {
+		int end = i;
+		while (end < argc && strcmp(argv[end], "--") != 0)
+			end++;
+		if (end - i < 2)
+			usage_error("each collector is NAME PROGRAM [ARG...]%s%s%s",
+				    i < argc ? " (got '" : "", i < argc ? argv[i] : "", i < argc ? "' alone)" : "");
+		struct collector *c = &s->c[s->n++];
+		c->name = argv[i];
+		c->argv = marple_calloc((size_t)(end - i) + 1, sizeof(char *));
+		for (int k = i + 1; k < end; k++)
+			c->argv[k - i - 1] = argv[k];
+		c->argv[end - i - 1] = (char *)s->duration;
+		c->out_fd = c->err_fd = -1;
+		i = end + 1;
+		if (end + 1 == argc)
+			usage_error("a '--' with no collector after it");
+	}
+	if (s->n == 0)
+		usage_error("name at least one collector: NAME PROGRAM [ARG...]");
+}
+
+static void parse_args(struct supervisor *s, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "time", required_argument, 0, 't' },	{ "output", required_argument, 0, 'o' },
+		{ "force", no_argument, 0, 'f' },	{ "grace", required_argument, 0, 'g' },
+		{ "name", required_argument, 0, 'n' },	{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int ch;
+
+	s->duration = "0";
+	s->grace_ns = 10 * NS_PER_S;
+	while ((ch = getopt_long(argc, argv, "+t:o:fg:n:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't': s->duration_ns = duration_arg("-t", optarg); s->duration = optarg; break;
+		case 'o': s->out_path = strcmp(optarg, "-") == 0 ? NULL : optarg; break;
+		case 'f': s->force = 1; break;
+		case 'g': s->grace_ns = duration_arg("-g", optarg); break;
+		case 'n': progname = optarg; break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage_try();
+		}
+	}
+	parse_collectors(s, argc - optind, argv + optind);
+}
+
+/* ------------------------------------------------------------ signals */
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* SIGINT, SIGTERM, SIGHUP and SIGCHLD arrive on a signalfd.  A stop signal
+ * ignored when we started (nohup, a background job) stays ignored. */
+static void signals_setup(struct supervisor *s)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		struct sigaction old;
+		if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaddset(&set, stop_signals[i]);
+	}
+	signal(SIGCHLD, SIG_DFL);	/* ignored, children would reap themselves */
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		fatal(EXIT_NOTHING, "sigprocmask: %s", strerror(errno));
+	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sigfd < 0)
+		fatal(EXIT_NOTHING, "signalfd: %s", strerror(errno));
+}
+
+static void signal_running(struct supervisor *s, int sig)
+{
+	for (size_t i = 0; i < s->started; i++)
+		if (s->c[i].running)
+			kill(s->c[i].pid, sig);
+}
+
+static void stop_all(struct supervisor *s, uint64_t now)
+{
+	if (s->stopping)
+		return;
+	s->stopping = 1;
+	s->stop_ns = s->term_ns = now;
+	signal_running(s, SIGTERM);
+}
+
+static void reap(struct supervisor *s)
+{
+	for (size_t i = 0; i < s->started; i++) {
+		struct collector *c = &s->c[i];
+		if (c->running && waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
+			c->running = 0;
+			s->running--;
+		}
+	}
+}
+
+/* Everything the signalfd holds: stop signals stop the capture, SIGCHLD reaps. */
+static void read_signals(struct supervisor *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if ((int)si.ssi_signo == SIGCHLD)
+			continue;
+		if (!s->signo)
+			s->signo = (int)si.ssi_signo;
+		if (s->started)
+			stop_all(s, now_monotonic_ns());
+	}
+	reap(s);
+}
+
+/* ------------------------------------------------------------ starting */
+
+/* An unlinked temporary file in dir: gone with us, whatever ends us. */
+static int scratch_file(const char *dir)
+{
+	char *path = marple_malloc(strlen(dir) + 32);
+	sprintf(path, "%s/.marple-collect.XXXXXX", dir);
+	int fd = mkostemp(path, O_CLOEXEC);	/* dup2 makes the child's copy inheritable */
+	if (fd < 0)
+		warnmsg("cannot make a temporary file in %s: %s", dir, strerror(errno));
+	else
+		unlink(path);
+	free(path);
+	return fd;
+}
+
+/* Those given to us (the driver's) first, then ours. */
+static char *self_pids_text(const struct supervisor *s, pid_t self)
+{
+	const char *given = getenv("MARPLE_SELF_PIDS");
+	size_t glen = given && *given ? strlen(given) + 1 : 0;
+	char *text = marple_malloc(glen + (s->started + 2) * 24);
+	size_t len = (size_t)sprintf(text, "%s%s%d", glen ? given : "", glen ? " " : "", (int)s->self);
+
+	for (size_t i = 0; i < s->started; i++)
+		len += (size_t)sprintf(text + len, " %d", (int)s->c[i].pid);
+	sprintf(text + len, " %d", (int)self);
+	return text;
+}
+
+/* The child between fork and exec: its own process group (the first
+ * collector's), files, default signals, the MARPLE_SELF_* environment. */
+static noreturn void exec_collector(const struct supervisor *s, const struct collector *c, int errpipe)
+{
+	sigset_t none;
+	char pgid[24];
+	int null = open("/dev/null", O_RDONLY);
+
+	setpgid(0, s->pgid);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0)
+		goto fail;
+	if (null > 2)
+		close(null);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		signal(stop_signals[i], SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	snprintf(pgid, sizeof(pgid), "%d", (int)getpgrp());
+	setenv("MARPLE_SELF_PIDS", self_pids_text(s, getpid()), 1);
+	setenv("MARPLE_SELF_PGID", pgid, 1);
+	execvp(c->argv[0], c->argv);
+fail:;
+	int err = errno;
+	if (write(errpipe, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* fork, not posix_spawn: the first collector leads the process group, and
+ * only a child can learn its group's id before exec, for MARPLE_SELF_PGID. */
+static int start_collector(struct supervisor *s, struct collector *c)
+{
+	int pipefd[2], err = 0;
+
+	c->out_fd = scratch_file(s->tmpdir);
+	c->err_fd = c->out_fd < 0 ? -1 : scratch_file(s->tmpdir);
+	if (c->err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0)
+		exec_collector(s, c, pipefd[1]);
+	close(pipefd[1]);
+	if (pid < 0) {
+		err = errno;
+	} else {
+		setpgid(pid, s->pgid ? s->pgid : pid);	/* whoever runs first */
+		if (read(pipefd[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
+			err = 0;
+		c->pid = pid;
+		c->running = 1;
+		s->running++;
+		if (!s->pgid)
+			s->pgid = pid;
+	}
+	close(pipefd[0]);
+	if (err) {
+		warnmsg("%s: cannot run %s: %s", c->name, c->argv[0], strerror(err));
+		c->unrunnable = 1;
+		s->failed = 1;
+	}
+	return pid < 0 ? -1 : 0;
+}
+
+/* Start them in order; a signal meanwhile leaves the rest unstarted, named. */
+static void start_all(struct supervisor *s)
+{
+	size_t i;
+
+	read_signals(s);
+	for (i = 0; i < s->n && !s->signo; i++) {
+		if (start_collector(s, &s->c[i]) < 0) {
+			s->failed = 1;
+			break;
+		}
+		s->started = i + 1;
+		read_signals(s);
+	}
+	s->start_ns = now_monotonic_ns();
+	if (i < s->n && s->signo) {
+		char names[4096] = "";
+		for (size_t k = i; k < s->n; k++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), " %s", s->c[k].name);
+		if (s->started)
+			warnmsg("interrupted while starting the collectors; not started:%s", names);
+		s->failed = 1;
+	}
+	if (s->signo && s->started)
+		stop_all(s, s->start_ns);
+}
+
+/* ------------------------------------------------------------ supervising */
+
+static void show_progress(struct supervisor *s, uint64_t now)
+{
+	uint64_t el = (now - s->start_ns) / NS_PER_S, total = (s->duration_ns + NS_PER_S - 1) / NS_PER_S;
+	char names[512] = "", bar[31];
+
+	if (!s->tty || s->shown == 1 + 2 * el + (uint64_t)s->stopping)
+		return;
+	s->shown = 1 + 2 * el + (uint64_t)s->stopping;
+	for (size_t i = 0; i < s->started; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "", s->c[i].name);
+	if (s->stopping) {
+		fprintf(stderr, "\r\033[K%s: stopping %s", progname, names);
+	} else if (total) {
+		uint64_t fill = el >= total ? 30 : el * 30 / total;
+		for (int k = 0; k < 30; k++)
+			bar[k] = (uint64_t)k < fill ? '#' : '-';
+		bar[30] = 0;
+		fprintf(stderr, "\r\033[K%s: [%s] %llus left  %s", progname, bar,
+			(unsigned long long)(el >= total ? 0 : total - el), names);
+	} else {
+		fprintf(stderr, "\r\033[K%s: collecting for %llus, Ctrl-C to stop  %s", progname,
+			(unsigned long long)el, names);
+	}
+}
+
+/* The deadlines: GRACE past the duration, SIGTERM again each second while
+ * stopping, SIGKILL GRACE after the first SIGTERM. */
+static void enforce_deadlines(struct supervisor *s, uint64_t now)
+{
+	uint64_t grace_s = s->grace_ns / NS_PER_S;
+
+	if (!s->stopping && s->duration_ns && now >= s->start_ns + s->duration_ns + s->grace_ns) {
+		for (size_t i = 0; i < s->started; i++) {
+			if (!s->c[i].running)
+				continue;
+			s->c[i].overran = 1;
+			warnmsg("%s ran %llu s past its duration; stopping it (SIGTERM)", s->c[i].name,
+				(unsigned long long)grace_s);
+		}
+		stop_all(s, now);
+	}
+	if (!s->stopping)
+		return;
+	if (now >= s->stop_ns + s->grace_ns) {
+		for (size_t i = 0; i < s->started; i++) {
+			struct collector *c = &s->c[i];
+			if (!c->running || c->killed)
+				continue;
+			c->killed = 1;
+			warnmsg("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
+				(unsigned long long)grace_s);
+			kill(c->pid, SIGKILL);
+		}
+	} else if (now >= s->term_ns + NS_PER_S) {
+		s->term_ns = now;
+		signal_running(s, SIGTERM);
+	}
+}
+
+/* Milliseconds until the next thing to do, -1 for none. */
+static int next_wakeup_ms(const struct supervisor *s, uint64_t now)
+{
+	uint64_t at = UINT64_MAX;
+
+	if (s->tty)
+		at = now + NS_PER_S - (now - s->start_ns) % NS_PER_S;
+	if (!s->stopping && s->duration_ns && s->start_ns + s->duration_ns + s->grace_ns < at)
+		at = s->start_ns + s->duration_ns + s->grace_ns;
+	if (s->stopping) {
+		uint64_t next = s->term_ns + NS_PER_S;
+		if (s->stop_ns + s->grace_ns < next)
+			next = s->stop_ns + s->grace_ns;
+		if (next < at)
+			at = next;
+	}
+	if (at == UINT64_MAX)
+		return -1;
+	if (at <= now)
+		return 0;
+	return at - now > 1000000 * NS_PER_S ? 1000000000 : (int)((at - now + 999999) / 1000000);
+}
+
+static void supervise(struct supervisor *s)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+
+	read_signals(s);
+	while (s->running) {
+		uint64_t now = now_monotonic_ns();
+		enforce_deadlines(s, now);
+		show_progress(s, now);
+		if (poll(&pfd, 1, next_wakeup_ms(s, now)) < 0 && errno != EINTR)
+			fatal(EXIT_DATA, "poll: %s", strerror(errno));
+		read_signals(s);
+	}
+	if (s->tty)
+		fputs("\r\033[K", stderr);
+}
+
+/* ------------------------------------------------------------ joining */
+
+/* Cut an unfinished last line (a collector stopped mid-write); its length. */
+static off_t trim_partial(int fd)
+{
+	off_t size = lseek(fd, 0, SEEK_END), end = size;
+	char buf[4096];
+
+	while (end > 0) {
+		size_t len = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		if (pread(fd, buf, len, end - (off_t)len) != (ssize_t)len)
+			return 0;
+		char *nl = memrchr(buf, '\n', len);
+		if (nl) {
+			end = end - (off_t)len + (nl - buf) + 1;
+			break;
+		}
+		end -= (off_t)len;
+	}
+	if (end < size && ftruncate(fd, end) < 0)
+		return 0;
+	return size - end;
+}
+
+/* The last line of a collector's messages that is not blank. */
+static void last_line(int fd, char *line, size_t cap)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	size_t len = size > (off_t)cap - 1 ? cap - 1 : (size_t)size;
+	ssize_t got = pread(fd, line, len, size - (off_t)len);
+	char *end, *start;
+
+	line[got > 0 ? got : 0] = 0;
+	end = line + strlen(line);
+	while (end > line && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = 0;
+	start = memrchr(line, '\n', (size_t)(end - line));
+	if (start)
+		memmove(line, start + 1, strlen(start + 1) + 1);
+}
+
+/* Parse a section file; its records (-1 if it is not a valid stream, why in err). */
+static long long count_records(int fd, char *err, size_t cap)
+{
+	FILE *f = fdopen(dup(fd), "r");
+	long long records = 0;
+	int headers = 0;
+	enum stream_item it;
+
+	if (!f || fseeko(f, 0, SEEK_SET) < 0) {
+		snprintf(err, cap, "%s", strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	struct stream_reader *r = stream_reader_new(f, "section");
+	while ((it = stream_reader_next(r)) != STREAM_EOF && it != STREAM_ERROR) {
+		headers += it == STREAM_HEADER;
+		records += it == STREAM_RECORD;
+	}
+	if (it == STREAM_ERROR)
+		snprintf(err, cap, "line %lu: %s", stream_reader_line(r), stream_reader_error(r));
+	else if (!headers)
+		snprintf(err, cap, "no section header");
+	stream_reader_free(r);
+	fclose(f);
+	return it == STREAM_ERROR || !headers ? -1 : records;
+}
+
+static int copy_section(int fd, FILE *out)
+{
+	char buf[65536];
+	ssize_t got;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		if (fwrite(buf, 1, (size_t)got, out) != (size_t)got)
+			return -1;
+	return got < 0 ? -1 : 0;
+}
+
+/* How a collector ended, and whether that is a failure. */
+static int ended_badly(const struct supervisor *s, const struct collector *c, char *how, size_t cap)
+{
+	int code = WIFEXITED(c->status) ? WEXITSTATUS(c->status) : 0;
+	int sig = WIFSIGNALED(c->status) ? WTERMSIG(c->status) : 0;
+
+	if (sig)
+		snprintf(how, cap, "killed by SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	else
+		snprintf(how, cap, "exit %d", code);
+	if (c->killed || c->overran || c->unrunnable)
+		return 1;
+	/* told to stop by a signal of ours: dying of it (or exit 128+N) is stopping */
+	if (s->signo && (sig == SIGTERM || sig == SIGINT || code > 128))
+		return 0;
+	return sig || code;
+}
+
+/* One collector's section into out; 1 if it had one. */
+static int join_one(struct supervisor *s, struct collector *c, FILE *out)
+{
+	char how[64], msg[1024];
+	int bad = ended_badly(s, c, how, sizeof(how));
+	off_t cut = trim_partial(c->out_fd);
+
+	if (cut > 0) {
+		warnmsg("%s: dropped an unfinished last line (%lld bytes) of its output", c->name, (long long)cut);
+		s->failed = 1;
+	}
+	if (bad) {
+		last_line(c->err_fd, msg, sizeof(msg));
+		/* the killed, the overrunning and the unrunnable were named already */
+		if (!c->killed && !c->overran && !c->unrunnable)
+			warnmsg("%s failed (%s)%s%s", c->name, how, *msg ? ": " : "", msg);
+		s->failed = 1;
+	} else if (s->tty && lseek(c->err_fd, 0, SEEK_END) > 0) {
+		/* remarks on success (lost samples...) are in the trailer too; on a
+		 * terminal they are shown, from cron they are not */
+		fflush(stderr);
+		copy_section(c->err_fd, stderr);
+	}
+	if (lseek(c->out_fd, 0, SEEK_END) == 0)
+		return 0;
+	long long records = count_records(c->out_fd, msg, sizeof(msg));
+	if (records < 0) {
+		warnmsg("%s: its output is not a valid stream, left out: %s", c->name, msg);
+		s->failed = 1;
+		return 0;
+	}
+	if (records == 0 && (bad || WIFSIGNALED(c->status) || WEXITSTATUS(c->status))) {
+		if (!bad)
+			warnmsg("%s: stopped before it wrote anything; no section", c->name);
+		return 0;
+	}
+	if (copy_section(c->out_fd, out) < 0)
+		fatal(EXIT_NOTHING, "write error: %s", strerror(errno));
+	return 1;
+}
+
+static int join_all(struct supervisor *s, struct outfile *o)
+{
+	int sections = 0;
+
+	for (size_t i = 0; i < s->started; i++)
+		sections += join_one(s, &s->c[i], outfile_stream(o));
+	if (!sections) {
+		if (s->signo && !s->started)
+			warnmsg("interrupted before any collector started; nothing written");
+		else
+			warnmsg("no collector produced data; nothing written");
+		if (s->out_path)
+			outfile_abort(o);
+		return EXIT_NOTHING;
+	}
+	if ((s->force ? outfile_commit(o) : outfile_commit_new(o)) < 0)
+		return EXIT_NOTHING;
+	return s->failed ? EXIT_DATA : EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct supervisor s = { .sigfd = -1, .self = getpid() };
+	struct outfile *o;
+	char *dir;
+
+	marple_init(argc, argv);
+	parse_args(&s, argc, argv);
+	if (s.out_path) {
+		dir = marple_strdup(s.out_path);
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			strcpy(dir, ".");
+		else
+			slash[slash == dir] = 0;
+		s.tmpdir = dir;
+	} else {
+		s.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	}
+	s.tty = isatty(2);
+	signals_setup(&s);
+	o = outfile_try_open(s.out_path);
+	if (!o)
+		return EXIT_NOTHING;
+	fcntl(fileno(outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
+	start_all(&s);
+	supervise(&s);
+	return join_all(&s, o);
+}
