@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "procstat.h"
 #include "selffilter.h"
 #include "stream.h"
 #include "util.h"
@@ -200,15 +201,8 @@ static pid_t read_pgid(const char *dname)
 	int ppid, pgid;
 
 	snprintf(path, sizeof(path), "%s/stat", dname);
-	int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	if (!paren || sscanf(paren + 1, " %*c %d %d", &ppid, &pgid) != 2)
+	const char *rest = procstat_read(procfd, path, buf, sizeof(buf));
+	if (!rest || sscanf(rest, " %*c %d %d", &ppid, &pgid) != 2)
 		return 0;
 	return (pid_t)pgid;
 }

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "util.h"
 
 struct cpuclock {
@@ -73,17 +74,9 @@ static uint64_t task_cpu_ns(pid_t pid, pid_t tid)
 		return read_u64_file(path);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
+	const char *rest = procstat_read(AT_FDCWD, path, buf, sizeof(buf));
 	/* after the comm: state, then fields 4..13, then utime (14) and stime (15) */
-	if (!paren || sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-			     &stime) != 2)
+	if (!rest || sscanf(rest, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
 		return 0;
 	return (uint64_t)(utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
 }
