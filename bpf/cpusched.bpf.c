@@ -106,6 +106,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	e->prev_state = prev_state;
 	e->prev_pid = BPF_CORE_READ(prev, pid);
 	e->next_pid = BPF_CORE_READ(next, pid);
+	e->next_tgid = BPF_CORE_READ(next, tgid);
 	e->next_prio = BPF_CORE_READ(next, prio);
 	e->target_cpu = 0;
 	BPF_CORE_READ_INTO(&e->prev_comm, prev, comm);
@@ -127,6 +128,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p)
 	e->prev_pid = (__u32)bpf_get_current_pid_tgid();
 	bpf_get_current_comm(&e->prev_comm, sizeof(e->prev_comm));
 	e->next_pid = BPF_CORE_READ(p, pid);
+	e->next_tgid = BPF_CORE_READ(p, tgid);
 	e->next_prio = BPF_CORE_READ(p, prio);
 	e->target_cpu = BPF_CORE_READ(p, wake_cpu);
 	BPF_CORE_READ_INTO(&e->next_comm, p, comm);
@@ -150,6 +152,7 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 	e->prev_state = prev_state;
 	e->prev_pid = prev->pid;
 	e->next_pid = next->pid;
+	e->next_tgid = next->tgid;
 	e->next_prio = next->prio;
 	e->target_cpu = 0;
 	__builtin_memcpy(e->prev_comm, prev->comm, sizeof(e->prev_comm));

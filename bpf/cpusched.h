@@ -19,6 +19,7 @@ struct cpusched_event {
 	int next_prio;
 	unsigned int preempt;		/* switch: prev was preempted */
 	unsigned int target_cpu;	/* wakeup: CPU the task will run on */
+	unsigned int next_tgid;		/* next's thread group: its process */
 	char prev_comm[CPUSCHED_COMM_LEN];
 	char next_comm[CPUSCHED_COMM_LEN];
 };

@@ -217,6 +217,8 @@ static void format_event(const struct cpusched_event *e)
 		put_u64(e->next_pid);
 		PUTLIT(",next_prio=");
 		put_i64(e->next_prio);
+		PUTLIT(",next_tgid=");
+		put_u64(e->next_tgid);
 	} else {
 		PUTLIT(",prio=");
 		put_i64(e->next_prio);
@@ -226,6 +228,8 @@ static void format_event(const struct cpusched_event *e)
 		put_comm(e->prev_comm);
 		PUTLIT(",waker_pid=");
 		put_u64(e->prev_pid);
+		PUTLIT(",tgid=");
+		put_u64(e->next_tgid);
 	}
 	obuf[olen++] = '\n';
 	if (e->time < last_emitted)

@@ -64,8 +64,9 @@ enum {
 	SWITCH_PREV_COMM = 1, SWITCH_PREV_PID = 2, SWITCH_PREV_STATE = 4, SWITCH_NEXT_COMM = 5,
 	SWITCH_NEXT_PID = 6, SWITCH_NEXT_PRIO = 7,
 	WAKEUP_COMM = 1, WAKEUP_PID = 2, WAKEUP_PRIO = 3, WAKEUP_SUCCESS = 4, WAKEUP_TARGET_CPU = 5,
-	/* ProcessTree; its Process */
-	TREE_PROCESS = 1, PROCESS_PID = 1, PROCESS_CMDLINE = 3,
+	/* ProcessTree; its Process and Thread */
+	TREE_PROCESS = 1, TREE_THREAD = 2, PROCESS_PID = 1, PROCESS_CMDLINE = 3,
+	THREAD_TID = 1, THREAD_NAME = 2, THREAD_TGID = 3,
 	/* ClockSnapshot; its Clock; the builtin clock ids */
 	SNAPSHOT_CLOCK = 1, CLOCK_ID = 1, CLOCK_TIMESTAMP = 2,
 	CLOCK_REALTIME = 1, CLOCK_MONOTONIC = 3, CLOCK_BOOTTIME = 6,
@@ -144,13 +145,13 @@ static void put_fixed64(struct pbuf *p, uint32_t field, uint64_t v)
 /* ---- the fields of a scheduling event, found in one pass ---- */
 
 enum sched_field {
-	F_COMM, F_PID, F_PRIO, F_TARGET_CPU, F_WAKER_PID, F_PREV_COMM, F_PREV_PID, F_PREV_STATE,
-	F_NEXT_COMM, F_NEXT_PID, F_NEXT_PRIO, NFIELDS
+	F_COMM, F_PID, F_PRIO, F_TARGET_CPU, F_WAKER_PID, F_TGID, F_PREV_COMM, F_PREV_PID, F_PREV_STATE,
+	F_NEXT_COMM, F_NEXT_PID, F_NEXT_PRIO, F_NEXT_TGID, NFIELDS
 };
 static const struct mstr sched_keys[NFIELDS] = {
-	MSTR("comm"), MSTR("pid"), MSTR("prio"), MSTR("target_cpu"), MSTR("waker_pid"),
+	MSTR("comm"), MSTR("pid"), MSTR("prio"), MSTR("target_cpu"), MSTR("waker_pid"), MSTR("tgid"),
 	MSTR("prev_comm"), MSTR("prev_pid"), MSTR("prev_state"), MSTR("next_comm"),
-	MSTR("next_pid"), MSTR("next_prio"),
+	MSTR("next_pid"), MSTR("next_prio"), MSTR("next_tgid"),
 };
 
 static int key_is(const struct mstr *key, size_t k)
@@ -404,6 +405,8 @@ static int put_wakeup(struct pbuf *b, const struct event_rec *e, const struct ms
 	return 1;
 }
 
+static void name_thread(const struct mstr *tid, const struct mstr *tgid, const struct mstr *comm);
+
 /* 1 if e went into its CPU's bundle. */
 static int on_sched_event(const struct event_rec *e)
 {
@@ -418,6 +421,10 @@ static int on_sched_event(const struct event_rec *e)
 	struct pbuf *b = bundle_of(cpu);
 	if (!(sw ? put_switch(b, e, v) : put_wakeup(b, e, v)))
 		return 0;
+	if (sw)
+		name_thread(v[F_NEXT_PID] ? v[F_NEXT_PID] : v[F_PID], v[F_NEXT_TGID], v[F_NEXT_COMM] ? v[F_NEXT_COMM] : v[F_COMM]);
+	else
+		name_thread(v[F_PID], v[F_TGID], v[F_COMM]);
 	if (b->n >= opt.bundle_bytes)
 		bundle_flush(cpu);
 	return 1;
@@ -510,6 +517,47 @@ static struct owner *process_track(uint64_t pid, const struct mstr *comm)
 		o->named = 1;
 	}
 	return o;
+}
+
+/* Threads with their process (marple-cpusched's next_tgid, tgid) in
+ * ProcessTree packets: Perfetto puts a thread's tracks under its process, and
+ * a process is named after its main thread.  Perfetto ranks these names above
+ * sched_switch's, so a thread is named again whenever its name changes
+ * (prctl, exec): the last name is the one shown.  What was said is kept by
+ * tid (a hash of the name): a few bytes per thread id, however long the trace. */
+static uint32_t *thread_said;	/* by tid: hash of the name last written | 1, 0 none */
+static size_t thread_said_n, thread_said_cap;
+
+static void name_thread(const struct mstr *tid_s, const struct mstr *tgid_s, const struct mstr *comm)
+{
+	uint64_t tid, tgid;
+
+	if (!comm || !value_u64(tid_s, INT32_MAX, &tid) || !value_u64(tgid_s, INT32_MAX, &tgid) || tid == 0)
+		return;
+	uint32_t h = (uint32_t)hashtab_hash(comm->s, comm->len) | 1;
+	if (tid >= thread_said_n) {
+		thread_said = marple_grow(thread_said, &thread_said_cap, tid + 1, sizeof(*thread_said));
+		memset(thread_said + thread_said_n, 0, (tid + 1 - thread_said_n) * sizeof(*thread_said));
+		thread_said_n = tid + 1;
+	}
+	if (thread_said[tid] == h)
+		return;
+	thread_said[tid] = h;
+	packet_begin(NO_TIME);
+	size_t m = pb_begin(&pkt, PKT_PROCESS_TREE);
+	if (tid == tgid) {
+		size_t p = pb_begin(&pkt, TREE_PROCESS);
+		pb_uint(&pkt, PROCESS_PID, tgid);
+		put_name(&pkt, PROCESS_CMDLINE, *comm);
+		pb_end(&pkt, p);
+	}
+	size_t t = pb_begin(&pkt, TREE_THREAD);
+	pb_uint(&pkt, THREAD_TID, tid);
+	put_name(&pkt, THREAD_NAME, *comm);
+	pb_uint(&pkt, THREAD_TGID, tgid);
+	pb_end(&pkt, t);
+	pb_end(&pkt, m);
+	packet_end();
 }
 
 /* A lane of o free at start (for key, if the slice stays open), new if none is. */

@@ -11,9 +11,9 @@ gen() {	# gen N: N switches 10 us apart, a wake-up every 10th
 		print "{\"marple\":1,\"interface\":\"cpusched\",\"datatype\":\"event\",\"track\":\"cpu\",\"start_ns\":1000000000,\"wall_ns\":1700000000000000000,\"host\":\"bench\",\"kernel\":\"6.1.0\",\"ncpus\":2}"
 		for (i = 0; i < n; i++) {
 			p = i % 300; q = (i * 7) % 500; t = 1000000000 + i * 10000
-			printf "%d,sched_switch,cpu%d,comm=proc%d,pid=%d,prev_comm=task%d,prev_pid=%d,prev_state=S,next_comm=proc%d,next_pid=%d,next_prio=120\n", t, i % 2, q, q, p, p, q, q
+			printf "%d,sched_switch,cpu%d,comm=proc%d,pid=%d,prev_comm=task%d,prev_pid=%d,prev_state=S,next_comm=proc%d,next_pid=%d,next_prio=120,next_tgid=%d\n", t, i % 2, q, q, p, p, q, q, q - q % 4
 			if (i % 10 == 0)
-				printf "%d,sched_wakeup,cpu%d,comm=task%d,pid=%d,prio=120,target_cpu=%d,waker_comm=proc%d,waker_pid=%d\n", t + 5000, i % 2, p, p, (i + 1) % 2, q, q
+				printf "%d,sched_wakeup,cpu%d,comm=task%d,pid=%d,prio=120,target_cpu=%d,waker_comm=proc%d,waker_pid=%d,tgid=%d\n", t + 5000, i % 2, p, p, (i + 1) % 2, q, q, p - p % 4
 		}
 		print "{\"trailer\":1,\"records\":" n + int((n + 9) / 10) "}"
 	}'

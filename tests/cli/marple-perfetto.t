@@ -4,16 +4,18 @@
 # kernel's encodings; connections and disk requests are slices on described
 # tracks, joined by flows; times and names are the stream's; errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 28
+plan 29
 DEC="$MARPLE_TOP/tests/perfetto/pftrace.py"
 {
 	echo '{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000,"wall_ns":1700000000000000000,"host":"h1","kernel":"6.1.0-9-amd64","ncpus":2}'
-	echo '1000,sched_switch,cpu0,comm=a,pid=10,prev_comm=swapper/0,prev_pid=0,prev_state=R,next_comm=a,next_pid=10,next_prio=120'
-	echo '3000,sched_switch,cpu0,comm=b<x>,pid=11,prev_comm=a,prev_pid=10,prev_state=S,next_comm=b<x>,next_pid=11,next_prio=-2'
-	echo '3500,sched_wakeup,cpu1,comm=a,pid=10,prio=120,target_cpu=0,waker_comm=c,waker_pid=12'
+	echo '1000,sched_switch,cpu0,comm=a,pid=10,prev_comm=swapper/0,prev_pid=0,prev_state=R,next_comm=a,next_pid=10,next_prio=120,next_tgid=10'
+	echo '3000,sched_switch,cpu0,comm=b<x>,pid=11,prev_comm=a,prev_pid=10,prev_state=S,next_comm=b<x>,next_pid=11,next_prio=-2,next_tgid=10'
+	echo '3500,sched_wakeup,cpu1,comm=a,pid=10,prio=120,target_cpu=0,waker_comm=c,waker_pid=12,tgid=10'
+	echo '3600,sched_wakeup,cpu1,comm=w,pid=14,prio=120,target_cpu=1,waker_comm=c,waker_pid=12,tgid=14'
 	echo '4000,sched_switch,cpu0,comm=swapper/0,pid=0,prev_comm=b<x>,prev_pid=11,prev_state=R+,next_comm=swapper/0,next_pid=0,next_prio=120'
 	echo '4500,sched_switch,cpu1,comm=%FFbad,pid=13,prev_comm=swapper/1,prev_pid=0,prev_state=D,next_comm=%FFbad,next_pid=13,next_prio=120'
-	echo '{"trailer":1,"records":5,"end_ns":9000}'
+	echo '4600,sched_switch,cpu1,comm=b2,pid=11,prev_comm=%FFbad,prev_pid=13,prev_state=S,next_comm=b2,next_pid=11,next_prio=120,next_tgid=10'
+	echo '{"trailer":1,"records":7,"end_ns":9000}'
 	echo '{"marple":1,"interface":"ipc","datatype":"event","track":"pid","start_ns":1000,"wall_ns":1700000000000000000,"host":"h1"}'
 	echo '5000,connect,20,comm=cli,pid=20,saddr=1.2.3.4,sport=5,daddr=1.2.3.4,dport=80,flow=1.2.3.4:5>1.2.3.4:80'
 	echo '6000,accept,30,comm=srv,pid=30,saddr=1.2.3.4,sport=80,daddr=1.2.3.4,dport=5,flow=1.2.3.4:5>1.2.3.4:80'
@@ -50,9 +52,9 @@ check "perfetto: an ftrace event's pid is the task switched out" python3 -c "$P
 ok([one(e['pid']) for e in B[0]] == [0, 10, 11])"
 check "perfetto: the wake-up is on cpu1: woken pid 10, target cpu 0, waker 12" python3 -c "$P
 w=[e for e in B[1] if 'sched_wakeup' in e]; x=w[0]['sched_wakeup'][0]
-ok(len(w) == 1 and one(w[0]['pid']) == 12 and (one(x['pid']), one(x['target_cpu']), one(x['success']), one(x['comm'])) == (10, 0, 1, 'a'))"
+ok(len(w) == 2 and one(w[0]['pid']) == 12 and (one(x['pid']), one(x['target_cpu']), one(x['success']), one(x['comm'])) == (10, 0, 1, 'a'))"
 check "perfetto: a name that is not UTF-8 is written %XX-escaped" python3 -c "$P
-ok([one(e['sched_switch'][0]['next_comm']) for e in B[1] if 'sched_switch' in e] == ['%FFbad'])"
+ok([one(e['sched_switch'][0]['next_comm']) for e in B[1] if 'sched_switch' in e] == ['%FFbad', 'b2'])"
 check "perfetto: system info: Linux and the header's kernel, 2 CPUs" python3 -c "$P
 s=[p['system_info'][0] for p in pk if 'system_info' in p]
 ok(len(s) == 1 and one(s[0]['utsname'][0]['release']) == '6.1.0-9-amd64' and one(s[0]['num_cpus']) == 2)"
@@ -61,8 +63,10 @@ c=[p['clock_snapshot'][0] for p in pk if 'clock_snapshot' in p]
 ok(len(c) == 1 and sorted((one(k['clock_id']), one(k['timestamp'])) for k in c[0]['clocks']) == [(1, 1700000000000000000), (3, 1000), (6, 1000)])"
 check "perfetto: the first packet clears the sequence's state; every packet is on sequence 1" python3 -c "$P
 ok(one(pk[0].get('sequence_flags')) == 1 and all(one(p.get('sequence_id')) == 1 for p in pk))"
-check "perfetto: processes named in ProcessTree packets (cli, srv)" python3 -c "$P
-ok(sorted((one(q['pid']), one(q['cmdline'])) for p in pk if 'process_tree' in p for q in p['process_tree'][0]['processes']) == [(20, 'cli'), (30, 'srv')])"
+check "perfetto: processes named in ProcessTree packets (ipc's cli, srv; main threads a, w)" python3 -c "$P
+ok(sorted((one(q['pid']), one(q['cmdline'])) for p in pk if 'process_tree' in p for q in p['process_tree'][0].get('processes', [])) == [(10, 'a'), (14, 'w'), (20, 'cli'), (30, 'srv')])"
+check "perfetto: threads with their thread group, again when renamed (11 in process 10: b<x>, then b2)" python3 -c "$P
+ok([(one(q['tid']), one(q['tgid']), one(q['name'])) for p in pk if 'process_tree' in p for q in p['process_tree'][0].get('threads', [])] == [(10, 10, 'a'), (11, 10, 'b<x>'), (14, 14, 'w'), (11, 10, 'b2')])"
 check "perfetto: process tracks described with pid and name" python3 -c "$P
 ok(sorted((one(t['process'][0]['pid']), one(t['process'][0]['process_name'])) for t in TD.values() if 'process' in t) == [(20, 'cli'), (30, 'srv')])"
 check "perfetto: connect and accept begin slices on lanes of their processes, flow from one to the other" python3 -c "$P
@@ -95,7 +99,7 @@ check "perfetto -b 1: one bundle per event, the same events" python3 -c "
 import json,sys; a=json.load(open('$T/out.json'))['packet']; b=json.load(open('$T/small.json'))['packet']
 ev=lambda pk: [e for p in pk for x in p.get('ftrace_events', []) for e in x['event']]
 n=sum(1 for p in b if 'ftrace_events' in p)
-sys.exit(0 if n == 5 and sorted(map(str, ev(a))) == sorted(map(str, ev(b))) else 1)"
+sys.exit(0 if n == 7 and sorted(map(str, ev(a))) == sorted(map(str, ev(b))) else 1)"
 
 # errors
 printf '{"marple":1,"interface":"callstack","datatype":"stack"}\n1#a\n' > "$T/s"

@@ -3,7 +3,7 @@
 # names and event count (checked by tests/cpel/cpelread.py, an independent
 # reader); raw_tp fallback and --wakeups work.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 31
+plan 33
 if ! is_root; then skip_rest "cpusched" "needs root"; fi
 PP="$MARPLE_BIN/workloads/pingpong"
 READ="$MARPLE_TOP/tests/cpel/cpelread.py"
@@ -42,7 +42,11 @@ check "cpusched: comm= and pid= name the task switched in" \
 # pid of each comm is consistent
 pp=$(grep -o 'next_comm=mp_ping,next_pid=[0-9]*' "$T/cs" | sort -u | wc -l)
 check "cpusched: one pid for mp_ping" test "$pp" -eq 1
-grep -Eq '^[0-9]+,sched_switch,cpu[0-9]+,comm=[^,]*,pid=[0-9]+,prev_comm=[^,]*,prev_pid=[0-9]+,prev_state=(R\+?|[SDTtXZPI]),next_comm=[^,]*,next_pid=[0-9]+,next_prio=-?[0-9]+$' "$T/cs"
+# ping and pong are two threads of one process: one thread group, not both its main thread
+tg=$(grep -Eo 'next_comm=mp_p[io]ng,next_pid=[0-9]+,next_prio=-?[0-9]+,next_tgid=[0-9]+' "$T/cs" | sed 's/.*next_pid=\([0-9]*\),.*next_tgid=\([0-9]*\)/\1 \2/' | sort -u)
+check "cpusched: next_tgid: ping and pong in one thread group, at least one not its main thread ($(echo $tg))" \
+	sh -c "test \"\$(echo '$tg' | awk '{ print \$2 }' | sort -u | wc -l)\" -eq 1 && echo '$tg' | awk '\$1 != \$2' | grep -q ."
+grep -Eq '^[0-9]+,sched_switch,cpu[0-9]+,comm=[^,]*,pid=[0-9]+,prev_comm=[^,]*,prev_pid=[0-9]+,prev_state=(R\+?|[SDTtXZPI]),next_comm=[^,]*,next_pid=[0-9]+,next_prio=-?[0-9]+,next_tgid=[0-9]+$' "$T/cs"
 check "cpusched: record layout" test $? -eq 0
 # time order across CPUs
 awk -F, '/^[0-9]/ { if ($1 < last) bad++; last = $1 } END { exit bad > 0 }' "$T/cs"
@@ -76,6 +80,8 @@ check "cpusched --raw-tp: says raw_tp" grep -q 'attached via raw_tp' "$T/raw.err
 check "cpusched --raw-tp: ping-pong seen" grep -q 'prev_comm=mp_ping,.*next_comm=mp_pong' "$T/raw"
 check "cpusched -w: wakeups of mp_pong" grep -Eq ',sched_wakeup,cpu[0-9]+,comm=mp_pong,pid=[0-9]+,prio=[0-9]+,target_cpu=0,waker_comm=mp_ping,' "$T/raw"
 check "cpusched -w: header option" grep -q '"wakeups":true' "$T/raw"
+check "cpusched -w: a wake-up names the woken thread's group (tgid=, as its switches' next_tgid)" \
+	sh -c "a=\$(grep -Eo 'comm=mp_pong,pid=[0-9]+,prio=[0-9]+,target_cpu=0,waker_comm=mp_ping,waker_pid=[0-9]+,tgid=[0-9]+$' '$T/raw' | sed 's/.*tgid=//' | sort -u); b=\$(grep -Eo 'next_comm=mp_pong,.*next_tgid=[0-9]+$' '$T/raw' | sed 's/.*next_tgid=//' | sort -u); test -n \"\$a\" && test \"\$a\" = \"\$b\""
 
 # duration operand and errors
 marple-cpusched 200ms > "$T/d" 2>/dev/null

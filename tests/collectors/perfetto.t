@@ -4,7 +4,7 @@
 # switch and wake-up of the capture as an ftrace event at its time, and each
 # connection as a slice on its process joined to the other end by a flow.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 10
 if ! is_root; then skip_rest "perfetto" "needs root"; fi
 DEC="$MARPLE_TOP/tests/perfetto/pftrace.py"
 W="$MARPLE_BIN/workloads/tcppair"
@@ -50,6 +50,10 @@ ok(sum(1 for s in SW if {one(s.get('prev_comm')), one(s.get('next_comm'))} == {'
 check "perfetto: a switched-out ping-pong thread sleeps (prev_state S = 1)" python3 -c "$P
 st=[one(s.get('prev_state')) for s in SW if one(s.get('prev_comm')) in ('mp_ping', 'mp_pong')]
 ok(st.count(1) > len(st) // 2)"
+check "perfetto: ping and pong are threads of one process in ProcessTree packets" python3 -c "$P
+th={one(q['tid']): one(q['tgid']) for p in pk if 'process_tree' in p for q in p['process_tree'][0].get('threads', [])}
+tid={one(s['next_comm']): one(s['next_pid']) for s in SW}
+ok(th.get(tid.get('mp_ping')) is not None and th.get(tid.get('mp_ping')) == th.get(tid.get('mp_pong')))"
 P="$P
 pid=lambda t: str(one(TD[one(TD[one(t['track_uuid'])].get('parent_uuid', [0]))]['process'][0]['pid'])) if 'parent_uuid' in TD[one(t['track_uuid'])] else None"
 check "perfetto: the two clients' connects joined by flows to the server's two accepts" python3 -c "$P
