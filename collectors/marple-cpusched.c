@@ -24,6 +24,7 @@
 #include "collector.h"
 #include "cpusched.h"
 #include "cpusched.skel.h"
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 
@@ -39,23 +40,29 @@ static struct {
 	uint64_t buffer_kib;
 } opt = { .buffer_kib = 8192 };
 
+enum { O_RAW_TP = 256, O_PERF_BUFFER };
+static const struct options_entry options[] = {
+	{ 'w', "wakeups", NULL, "also trace sched_wakeup (run-queue latency)" },
+	{ 'b', "buffer", "KIB", "ring buffer size per CPU in KiB (default 8192;\nrounded up to a power of two)" },
+	{ O_RAW_TP, "raw-tp", NULL, "use the raw tracepoint even if the BTF one works" },
+	{ O_PERF_BUFFER, "perf-buffer", NULL, "per-CPU perf buffers instead of BPF ring buffers" },
+	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
 		"Trace every context switch on every CPU and write marple events.\n"
-		"\n"
-		"  -w, --wakeups      also trace sched_wakeup (run-queue latency)\n"
-		"  -b, --buffer KIB   ring buffer size per CPU in KiB (default 8192;\n"
-		"                     rounded up to a power of two)\n"
-		"      --raw-tp       use the raw tracepoint even if the BTF one works\n"
-		"      --perf-buffer  per-CPU perf buffers instead of BPF ring buffers\n"
-		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-		"Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
+	      f);
 }
 
 /* ---- per-CPU queues and their time-ordered merge ---- */
@@ -332,23 +339,14 @@ static uint32_t ring_size(uint64_t kib)
 
 static uint64_t parse_options(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "wakeups", no_argument, NULL, 'w' },
-		{ "buffer", required_argument, NULL, 'b' },
-		{ "raw-tp", no_argument, NULL, 'R' },
-		{ "perf-buffer", no_argument, NULL, 'P' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "wb:vh", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'w': opt.wakeups = 1; break;
 		case 'b': opt.buffer_kib = opt_u64("-b", optarg, 4, 1u << 20); break;
-		case 'R': opt.force_raw = 1; break;
-		case 'P': opt.perfbuf = 1; break;
+		case O_RAW_TP: opt.force_raw = 1; break;
+		case O_PERF_BUFFER: opt.perfbuf = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
 		default: usage_try();

@@ -25,6 +25,7 @@
 #include "disklat.h"
 #include "disklat.skel.h"
 #include "eventcollector.h"
+#include "options.h"
 #include "selffilter.h"
 #include "stream.h"
 #include "util.h"
@@ -38,21 +39,28 @@ static struct {
 static uint64_t start_ns, records;
 static FILE *out;
 
+enum { O_RAW_TP = 256 };
+static const struct options_entry options[] = {
+	{ O_RAW_TP, "raw-tp", NULL, "use raw tracepoints even if the BTF ones work" },
+	{ SELF_OPTION_KEY, "include-self", NULL, "I/O of marple's own processes too (left out by default)" },
+	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-v] [--raw-tp] [--include-self] [DURATION]\n"
 		"Trace block I/O and write one point per request: completion time (s),\n"
 		"latency (ms), process, device, bytes, read/write.\n"
-		"\n"
-		"      --raw-tp       use raw tracepoints even if the BTF ones work\n"
-		"      --include-self I/O of marple's own processes too (left out by default)\n"
-		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-		"Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-disklat(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-disklat(1).\n",
+	      f);
 }
 
 /* "vda" for 254:0, from sysfs; "MAJ:MIN" when unknown.  Small cache. */
@@ -151,13 +159,6 @@ static struct disklat_bpf *setup(int raw, const char **why)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "raw-tp", no_argument, NULL, 'R' },
-		SELF_LONGOPT,
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct disklat_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	const char *attach = "tp_btf", *why = NULL;
@@ -167,9 +168,9 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	out = stdout;
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 'R': opt.force_raw = 1; break;
+		case O_RAW_TP: opt.force_raw = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;

@@ -26,6 +26,7 @@
 #include "eventcollector.h"
 #include "ipc.h"
 #include "ipc.skel.h"
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 
@@ -35,18 +36,24 @@ static struct {
 
 static uint64_t records;
 
+static const struct options_entry options[] = {
+	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-v] [DURATION]\n"
 		"Trace TCP connections (connect, accept, close, refused) between processes.\n"
-		"\n"
-		"  -v, --verbose      say what was attached (-vv: libbpf messages too)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-		"Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-ipc(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-ipc(1).\n",
+	      f);
 }
 
 /* ---- the two ends of each flow, to name the peer ---- */
@@ -160,11 +167,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct ipc_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	json_t *hdr = NULL;
@@ -172,7 +174,7 @@ int main(int argc, char **argv)
 	int c, err, status = EXIT_DATA, sizes, accepts;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "options.h"
 #include "procstat.h"
 #include "selffilter.h"
 #include "stream.h"
@@ -83,23 +84,30 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
+enum { O_RSS = 256, O_PSS_REFRESH };
+static const struct options_entry options[] = {
+	{ 'i', "interval", "TIME", "time between samples: 1 (default), 500ms, 2s, ..." },
+	{ 'p', "pid", "PID", "only this process (repeatable)" },
+	{ O_RSS, "rss", NULL, "report RSS for all processes (never read smaps_rollup)" },
+	{ O_PSS_REFRESH, "pss-refresh", "TIME", "re-read an unchanged process's PSS this often\n(default 30s)" },
+	SELF_OPTION,
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-i INTERVAL] [-p PID]... [--rss] [--pss-refresh TIME] [duration]\n"
 		"Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
 		"y = MiB, info = process name.\n"
-		"\n"
-		"  -i, --interval TIME    time between samples: 1 (default), 500ms, 2s, ...\n"
-		"  -p, --pid PID          only this process (repeatable)\n"
-		"      --rss              report RSS for all processes (never read smaps_rollup)\n"
-		"      --pss-refresh TIME re-read an unchanged process's PSS this often (default 30s)\n"
-		"      --include-self     marple's own processes too (left out by default)\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
-		"See marple-memtime(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
+	      "See marple-memtime(1).\n",
+	      f);
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -353,22 +361,13 @@ static uint64_t cpu_ns(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, 0, 'i' },
-		{ "pid", required_argument, 0, 'p' },
-		{ "rss", no_argument, 0, 'R' },
-		{ "pss-refresh", required_argument, 0, 'P' },
-		SELF_LONGOPT,
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	struct sigaction sa = { 0 };
 	uint64_t duration, start, ticks = 0, late = 0;
-	json_t *hdr, *units, *labels, *options, *trailer;
+	json_t *hdr, *units, *labels, *hdr_options, *trailer;
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "i:p:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_duration_ns(optarg, &opt.interval_ns) < 0 || opt.interval_ns < 1000000)
@@ -380,9 +379,9 @@ int main(int argc, char **argv)
 				fatal(EXIT_DATA, "out of memory");
 			opt.pids[opt.npids++] = (pid_t)opt_u64("-p", optarg, 1, 4194304);
 			break;
-		case 'R': opt.rss_only = 1; break;
+		case O_RSS: opt.rss_only = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
-		case 'P':
+		case O_PSS_REFRESH:
 			if (parse_duration_ns(optarg, &opt.refresh_ns) < 0)
 				usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
 			break;
@@ -413,17 +412,17 @@ int main(int argc, char **argv)
 	units = json_pack("{s:s, s:s}", "x", "s", "y", "MiB");
 	labels = json_pack("{s:s, s:s, s:s}", "x", "time", "y", opt.rss_only ? "memory (RSS)" : "memory (PSS, else RSS)",
 			   "info", "process");
-	options = json_pack("{s:I, s:I, s:b}", "interval_ns", (json_int_t)opt.interval_ns, "pss_refresh_ns",
+	hdr_options = json_pack("{s:I, s:I, s:b}", "interval_ns", (json_int_t)opt.interval_ns, "pss_refresh_ns",
 			    (json_int_t)opt.refresh_ns, "rss_only", opt.rss_only);
 	if (opt.npids) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < opt.npids; i++)
 			json_array_append_new(a, json_integer(opt.pids[i]));
-		json_object_set_new(options, "pids", a);
+		json_object_set_new(hdr_options, "pids", a);
 	}
 	json_object_set_new(hdr, "units", units);
 	json_object_set_new(hdr, "labels", labels);
-	json_object_set_new(hdr, "options", options);
+	json_object_set_new(hdr, "options", hdr_options);
 	start = (uint64_t)header_int(hdr, "start_ns", (int64_t)now_monotonic_ns());
 	if (stream_write_json(stdout, hdr) < 0)
 		return EXIT_DATA;

@@ -18,42 +18,43 @@
 #include <unistd.h>
 
 #include "cpel.h"
+#include "options.h"
 #include "util.h"
+
+enum { O_RUN_EVENTS = 256 };
+static const struct options_entry options[] = {
+	{ 't', "track", "MODE", "cpu: one track per record track (cpuN; default)\n"
+				"pid: one track per process (\"comm (pid)\")" },
+	{ 'd', "datum", "KEYS", "show these fields as each event's datum\n"
+				"(default: \"comm (pid)\"; with --track pid: the CPU)" },
+	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	{ O_RUN_EVENTS, "run-events", "N", NULL },	/* for tests: events per sorted run */
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [--track cpu|pid] [--datum KEY[,KEY...]] [-o FILE] [FILE...]\n"
 		"Convert marple event sections to a CPEL file (VPP's G2 viewer, cpeldump).\n"
-		"\n"
-		"  -t, --track MODE    cpu: one track per record track (cpuN; default)\n"
-		"                      pid: one track per process (\"comm (pid)\")\n"
-		"  -d, --datum KEYS    show these fields as each event's datum\n"
-		"                      (default: \"comm (pid)\"; with --track pid: the CPU)\n"
-		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-		"See marple-cpel(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	      "See marple-cpel(1).\n",
+	      f);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "track", required_argument, NULL, 't' },
-		{ "datum", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "run-events", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct cpel_opts o = { 0 };
 	const char *outpath = NULL;
 	int c, status = EXIT_OK;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "t:d:o:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
 			if (strcmp(optarg, "cpu") == 0)
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 			break;
 		case 'd': o.datum = optarg; break;
 		case 'o': outpath = optarg; break;
-		case 'R': o.run_events = (size_t)opt_u64("--run-events", optarg, 1, 1u << 28); break;
+		case O_RUN_EVENTS: o.run_events = (size_t)opt_u64("--run-events", optarg, 1, 1u << 28); break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage_try();
 		}

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "options.h"
 #include "stream.h"
 #include "svg.h"
 #include "util.h"
@@ -41,22 +42,27 @@ static struct {
 	.maxbins = 500,
 };
 
+enum { O_BINS = 256, O_BY, O_TITLE };
+static const struct options_entry options[] = {
+	{ 'n', "top", "N", "bands for the N largest labels (default 10)" },
+	{ O_BINS, "bins", "N", "at most N time bins (default 500); samples are averaged" },
+	{ O_BY, "by", "KEY", "one band per value of field KEY (e.g. pid) instead of info" },
+	{ O_TITLE, "title", "TEXT", "title" },
+	{ 'o', "output", "FILE", "write FILE (atomically) instead of stdout" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [--top N] [--bins N] [--by KEY] [--title TEXT] [-o FILE] [FILE...]\n"
 		"Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
 		"info label (process), the top N and the rest as \"other\".\n"
-		"\n"
-		"  -n, --top N           bands for the N largest labels (default 10)\n"
-		"      --bins N          at most N time bins (default 500); samples are averaged\n"
-		"      --by KEY          one band per value of field KEY (e.g. pid) instead of info\n"
-		"      --title TEXT      title\n"
-		"  -o, --output FILE     write FILE (atomically) instead of stdout\n"
-		"  -h, --help            this help\n"
-		"\n"
-		"Hover for each band's value at that time.  See marple-stackplot(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\nHover for each band's value at that time.  See marple-stackplot(1).\n", f);
 }
 
 /* Samples are collected into bins of `per` consecutive samples each. */
@@ -400,27 +406,18 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "top", required_argument, 0, 'n' },
-		{ "bins", required_argument, 0, 'B' },
-		{ "by", required_argument, 0, 'b' },
-		{ "title", required_argument, 0, 'T' },
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	struct plot p = { .per = 1 };
 	json_t *hdr = NULL;
 	uint64_t bad = 0;
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "n:o:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'n': opt.top = opt_u64("--top", optarg, 1, 1000); break;
-		case 'B': opt.maxbins = opt_u64("--bins", optarg, 2, 100000); break;
-		case 'T': opt.title = optarg; break;
-		case 'b': opt.by = optarg; break;
+		case O_BINS: opt.maxbins = opt_u64("--bins", optarg, 2, 100000); break;
+		case O_TITLE: opt.title = optarg; break;
+		case O_BY: opt.by = optarg; break;
 		case 'o': opt.outpath = optarg; break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();

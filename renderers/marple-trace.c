@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "eventread.h"
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -28,19 +29,25 @@ static struct {
 	const char *output;
 } opt;
 
+static const struct options_entry options[] = {
+	{ 'i', "idle", NULL, "also draw the idle task (pid 0) as slices" },
+	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [--idle] [-o FILE] [FILE...]\n"
 		"Convert marple event sections to Chrome trace-event JSON for the Perfetto UI.\n"
-		"\n"
-		"  -i, --idle          also draw the idle task (pid 0) as slices\n"
-		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-		"See marple-trace(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	      "See marple-trace(1).\n",
+	      f);
 }
 
 static FILE *out;
@@ -288,16 +295,10 @@ static void on_event(struct eventread *er, const struct event_rec *e)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "idle", no_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "io:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'i': opt.idle = 1; break;
 		case 'o': opt.output = optarg; break;

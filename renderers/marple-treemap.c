@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "stacktree.h"
 #include "stream.h"
 #include "util.h"
@@ -27,6 +28,19 @@ static struct {
 	int reverse;
 } opt = { .title = "Tree Map", .depth = UINT32_MAX, .minshare = 0.001 };
 
+enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE };
+static const struct options_entry options[] = {
+	{ O_TITLE, "title", "TEXT", "page title (default \"Tree Map\")" },
+	{ 'd', "depth", "N", "keep N levels below the root (default: all)" },
+	{ O_MINSHARE, "min-share", "PCT", "leave out frames below PCT % of the total\n"
+					  "(default 0.001; their weight stays in the parent)" },
+	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
+	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -34,19 +48,13 @@ static void usage(FILE *f)
 		"Draw stack data (marple stack sections or folded text) as a squarified tree\n"
 		"map in one self-contained HTML page: one level at a time, click to drill\n"
 		"down, breadcrumb to go back up.\n"
-		"\n"
-		"  --title TEXT         page title (default \"Tree Map\")\n"
-		"  -d, --depth N        keep N levels below the root (default: all)\n"
-		"  --min-share PCT      leave out frames below PCT %% of the total\n"
-		"                       (default 0.001; their weight stays in the parent)\n"
-		"  --countname NAME     unit of the weights (default: the stream's, or samples)\n"
-		"  --reverse            reverse each stack (leaf first)\n"
-		"  -o, --output FILE    write to FILE (complete or not at all)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-		"2 usage.  See marple-treemap(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	      "2 usage.  See marple-treemap(1).\n",
+	      f);
 }
 
 static void put_num(FILE *f, double v)
@@ -140,21 +148,10 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 
 int main(int argc, char **argv)
 {
-	enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE };
-	static const struct option longopts[] = {
-		{ "title", required_argument, 0, O_TITLE },
-		{ "depth", required_argument, 0, 'd' },
-		{ "min-share", required_argument, 0, O_MINSHARE },
-		{ "countname", required_argument, 0, O_COUNTNAME },
-		{ "reverse", no_argument, 0, O_REVERSE },
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "d:o:h", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case O_TITLE: opt.title = optarg; break;
 		case 'd': opt.depth = opt_u64("--depth", optarg, 1, UINT32_MAX); break;

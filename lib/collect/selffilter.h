@@ -24,10 +24,11 @@
 
 struct bpf_object;
 
-/* The getopt_long entry of --include-self, for collectors that do not parse
+/* The options.h entry of --include-self, for collectors that do not parse
  * with stackcollector.h. */
 #define SELF_OPTION_KEY 0x5e1f
-#define SELF_LONGOPT { "include-self", no_argument, NULL, SELF_OPTION_KEY }
+#define SELF_OPTION \
+	{ SELF_OPTION_KEY, "include-self", NULL, "marple's own processes too (left out by default)" }
 
 /* Fill obj's self_config and self_tgids (after load): on unless include_self,
  * with this process, $MARPLE_SELF_PIDS and $MARPLE_SELF_PGID.  A malformed

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "options.h"
 #include "selffilter.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
@@ -17,27 +18,21 @@
 #include "uprobes.h"
 #include "util.h"
 
-#define HELP_COLUMN 26		/* where the help text of an option starts */
-
-static void print_option(FILE *f, const struct sc_option *o)
+/* The options as the generic table (options.h) wants them; sc->entries. */
+static struct options_entry *entries_of(struct stackcollector *sc)
 {
-	int n;
+	size_t n = 0;
 
-	if (o->key < 256)
-		n = fprintf(f, "  -%c, --%s", o->key, o->name);
-	else
-		n = fprintf(f, "      --%s", o->name);
-	if (o->arg)
-		n += fprintf(f, " %s", o->arg);
-	fprintf(f, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
-	for (const char *h = o->help, *nl; *h; h = nl + 1) {
-		nl = strchr(h, '\n');
-		if (!nl) {
-			fprintf(f, "%s\n", h);
-			break;
-		}
-		fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+	if (sc->entries)
+		return sc->entries;
+	while (sc->options[n].name)
+		n++;
+	struct options_entry *e = marple_calloc(n + 1, sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_option *o = &sc->options[i];
+		e[i] = (struct options_entry){ o->key, o->name, o->arg, o->help };
 	}
+	return sc->entries = e;
 }
 
 static int has_option(const struct stackcollector *sc, int id)
@@ -48,11 +43,10 @@ static int has_option(const struct stackcollector *sc, int id)
 	return 0;
 }
 
-void stackcollector_usage(const struct stackcollector *sc, FILE *f)
+void stackcollector_usage(struct stackcollector *sc, FILE *f)
 {
 	fprintf(f, "Usage: %s %s\n%s\n", progname, sc->synopsis, sc->about);
-	for (const struct sc_option *o = sc->options; o->name; o++)
-		print_option(f, o);
+	options_usage(f, entries_of(sc));
 	fprintf(f, "\nDURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM%s.\n%s",
 		has_option(sc, SC_OPT_COMMAND) ? " (or CMD exits)" : "", sc->footer);
 }
@@ -88,20 +82,10 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->option = option;
 	while (sc->options[n].name)
 		n++;
-	struct option *longopts = marple_calloc(n + 1, sizeof(*longopts));
-	char *shortopts = marple_calloc(2 * n + 1, 1), *s = shortopts;
-	for (size_t i = 0; i < n; i++) {
-		const struct sc_option *o = &sc->options[i];
-		longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
-		if (o->key < 256) {
-			*s++ = (char)o->key;
-			if (o->arg)
-				*s++ = ':';
-		}
-	}
+	const struct options_entry *entries = entries_of(sc);
 	sc->sample_every = 1;
 	sc->stack_storage = 16384;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
 		while (i < n && sc->options[i].key != c)
 			i++;
@@ -112,8 +96,6 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		else
 			sc->option(c, optarg);
 	}
-	free(longopts);
-	free(shortopts);
 	if (sc->user_only && sc->kernel_only)
 		usage_error("-U and -K cannot be used together");
 	if (sc->pid && sc->cmd)
@@ -251,6 +233,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);
 	stackframes_free(sc->sf);
+	free(sc->entries);
+	sc->entries = NULL;
 	syms_cache_free(sc->syms);
 	ksyms_free(sc->ksyms);
 	sc->notes = NULL;

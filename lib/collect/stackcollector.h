@@ -98,6 +98,7 @@ enum {
 	SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
+struct options_entry;
 struct syms_cache;
 struct ksyms;
 struct stackframes;
@@ -112,6 +113,7 @@ struct stackcollector {
 
 	/* set by stackcollector_parse */
 	const struct sc_option *options;
+	struct options_entry *entries;	/* the same for options.h (getopt and usage) */
 	void (*option)(int key, const char *arg);
 	pid_t pid;			/* -p, 0: not given */
 	pid_t tid;			/* -t, 0: not given */
@@ -142,7 +144,7 @@ struct stackcollector {
  * exits 2. */
 void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
 			  void (*option)(int key, const char *arg), int argc, char **argv);
-void stackcollector_usage(const struct stackcollector *sc, FILE *f);
+void stackcollector_usage(struct stackcollector *sc, FILE *f);
 
 /* collector_start(), then exit 1 if -p's process does not exist. */
 void stackcollector_start(const struct stackcollector *sc);

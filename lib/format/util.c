@@ -22,6 +22,7 @@ void marple_init(int argc, char **argv)
 	if (argv && argv[0]) {
 		const char *slash = strrchr(argv[0], '/');
 		progname = slash ? slash + 1 : argv[0];
+		argv[0] = (char *)progname;	/* getopt's messages: "marple-x: ...", not the path */
 	}
 	signal(SIGPIPE, SIG_DFL);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

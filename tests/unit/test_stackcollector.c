@@ -74,5 +74,6 @@ int main(int argc, char **argv)
 	test_cond("stackcollector: defaults", sc.sample_every == 1 && !sc.verbose && !sc.cmd);
 	test_cond("stackcollector: duration operand", sc.duration == 2000000000ull);
 	test_cond("stackcollector: frame flags", stackcollector_sf_flags(&sc) == (SF_ANNOTATE_KERNEL | SF_ADDRESSES));
+	stackcollector_free(&sc);
 	return test_report();
 }

@@ -1,0 +1,64 @@
+/* options.c — getopt_long and usage lines from one table (see options.h). */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define HELP_COLUMN 26		/* where the help text of an option starts */
+
+int options_getopt(const struct options_entry *table, int argc, char **argv)
+{
+	/* a program parses one table (or a few, once each): keep the last built */
+	static const struct options_entry *built;
+	static struct option *longopts;
+	static char *shortopts;
+
+	if (table != built) {
+		size_t n = 0;
+		while (table[n].name)
+			n++;
+		free(longopts);
+		free(shortopts);
+		longopts = marple_calloc(n + 1, sizeof(*longopts));
+		shortopts = marple_calloc(2 * n + 1, 1);
+		char *s = shortopts;
+		for (size_t i = 0; i < n; i++) {
+			const struct options_entry *o = &table[i];
+			longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
+			if (o->key > 0 && o->key < 256) {
+				*s++ = (char)o->key;
+				if (o->arg)
+					*s++ = ':';
+			}
+		}
+		built = table;
+	}
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+void options_usage(FILE *f, const struct options_entry *table)
+{
+	for (const struct options_entry *o = table; o->name; o++) {
+		int n;
+		if (!o->help)
+			continue;
+		if (o->key > 0 && o->key < 256)
+			n = fprintf(f, "  -%c, --%s", o->key, o->name);
+		else
+			n = fprintf(f, "      --%s", o->name);
+		if (o->arg)
+			n += fprintf(f, " %s", o->arg);
+		fprintf(f, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
+		for (const char *h = o->help, *nl; *h; h = nl + 1) {
+			nl = strchr(h, '\n');
+			if (!nl) {
+				fprintf(f, "%s\n", h);
+				break;
+			}
+			fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+		}
+	}
+}

@@ -1,0 +1,39 @@
+/* options.h — one table per program gives both getopt_long and the option
+ * lines of its usage, so what -h says and what is parsed cannot drift apart.
+ *
+ *   enum { OPT_TITLE = 256 };                 // long-only options: keys >= 256
+ *   static const struct options_entry options[] = {
+ *           { OPT_TITLE, "title", "TEXT", "page title" },
+ *           { 'd', "depth", "N", "keep N levels below the root\n(default: all)" },
+ *           { 'h', "help", NULL, "this help" },
+ *           { 0 }
+ *   };
+ *   while ((c = options_getopt(options, argc, argv)) != -1)
+ *           switch (c) { case 'd': ...; default: usage_try(); }
+ *   ...
+ *   options_usage(stdout, options);     // "  -d, --depth N           keep N ..."
+ *
+ * The table must stay valid while options_getopt is called with it.
+ */
+#ifndef MARPLE_OPTIONS_H
+#define MARPLE_OPTIONS_H
+
+#include <stdio.h>
+
+struct options_entry {
+	int key;		/* its letter, or a value >= 256 for a long-only option */
+	const char *name;	/* the long option; NULL ends the table */
+	const char *arg;	/* the argument's name in the usage ("N"); NULL: takes none */
+	const char *help;	/* usage text, a '\n' continues it on an indented line;
+				 * NULL: accepted but not listed (an old spelling) */
+};
+
+/* getopt_long over the table (built once per table): the next option's key,
+ * '?' after getopt's message for an unknown one or a missing argument, or -1
+ * at the first operand (then optind is its index). */
+int options_getopt(const struct options_entry *table, int argc, char **argv);
+
+/* The table's usage lines, in table order, the help text in one column. */
+void options_usage(FILE *f, const struct options_entry *table);
+
+#endif
