@@ -88,6 +88,7 @@ static struct {
 	struct dwarfstacks *dwarf;
 	struct timedsamples *timed;
 	uint64_t records;
+	int draining;			/* sampling has stopped: read all that is left */
 } run;
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -109,7 +110,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
 		dwarfstacks_add(run.dwarf, data, 1);
 	}
-	return 0;
+	/* a ring buffer filled faster than it is read would keep us reading past
+	 * the end of the capture (a 10 s --dwarf capture ran 15 s on a busy
+	 * machine): stop at the deadline, and read the rest once sampling stopped */
+	return !run.draining && collector_should_stop() ? -EINTR : 0;
 }
 
 int main(int argc, char **argv)
@@ -210,6 +214,7 @@ int main(int argc, char **argv)
 	}
 	struct cpuclock_account acct;
 	cpuclock_detach_account(cc, &acct);
+	run.draining = 1;
 	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
 
