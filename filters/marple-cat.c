@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "options.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -32,26 +33,34 @@ static struct {
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
 
+enum { OPT_FROM = 256, OPT_TO };
+static const struct options_entry options[] = {
+	{ 'l', "list", NULL, "list sections: index, interface, datatype, start,\n"
+			     "seconds, records, lost, dropped, how it ended" },
+	{ 'p', "pretty", NULL, "show records decoded, one per line, for people\n"
+			       "(stacks heaviest first, events at wall-clock times)" },
+	{ 'q', "quiet", NULL, "only validate; the exit status says the result" },
+	{ 's', "section", "LIST", "only these sections (0-based, counted across files)" },
+	{ 'i', "interface", "NAME", "only sections of this interface (repeatable)" },
+	{ OPT_FROM, "from", "S", "cut to [--from, --to) seconds from each section's\n"
+				 "start: events and the samples of timed stack sections" },
+	{ OPT_TO, "to", "S", "(see --from)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-l | -p | -q] [-s INDEX[,INDEX...]] [-i INTERFACE] [FILE...]\n"
 		"Validate marple streams and write the chosen sections to stdout.\n"
-		"\n"
-		"  -l, --list             list sections: index, interface, datatype, start,\n"
-		"                         seconds, records, lost, dropped, how it ended\n"
-		"  -p, --pretty           show records decoded, one per line, for people\n"
-		"                         (stacks heaviest first, events at wall-clock times)\n"
-		"  -q, --quiet            only validate; the exit status says the result\n"
-		"  -s, --section LIST     only these sections (0-based, counted across files)\n"
-		"  -i, --interface NAME   only sections of this interface (repeatable)\n"
-		"      --from S, --to S   cut to [S, S) seconds from each section's start:\n"
-		"                         events and the samples of timed stack sections\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
-		"See marple-cat(1) and marple-format(5).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
+	      "See marple-cat(1) and marple-format(5).\n",
+	      f);
 }
 
 static void parse_sections(const char *arg)
@@ -249,19 +258,11 @@ static void list_begin(struct listing *l, long index, json_t *hdr)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_FROM = 256, OPT_TO };
-	static const struct option longopts[] = {
-		{ "list", no_argument, 0, 'l' },     { "pretty", no_argument, 0, 'p' },
-		{ "quiet", no_argument, 0, 'q' },    { "section", required_argument, 0, 's' },
-		{ "interface", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
-		{ "from", required_argument, 0, OPT_FROM }, { "to", required_argument, 0, OPT_TO },
-		{ 0 },
-	};
 	long global_section = -1;
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "lpqs:i:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'l': opt.list = 1; break;
 		case 'p': opt.pretty = 1; break;

@@ -20,6 +20,7 @@
 #include "folded.h"
 #include "hashtab.h"
 #include "lines.h"
+#include "options.h"
 #include "perfscript.h"
 #include "stream.h"
 #include "timed.h"
@@ -70,6 +71,29 @@ struct ctx {
 	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
 };
 
+enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO };
+static const struct options_entry options[] = {
+	{ 'p', "pid", NULL, "process name as comm-PID (perf script input)" },
+	{ 't', "tid", NULL, "process name as comm-PID/TID" },
+	{ 'k', "kernel", NULL, "annotate kernel frames with _[k]" },
+	{ 'j', "jit", NULL, "annotate JIT frames with _[j]" },
+	{ 'a', "all", NULL, "all annotations (--kernel --jit)" },
+	{ OPT_ADDRS, "addrs", NULL, "[module <address>] for frames without a symbol" },
+	{ 'e', "event-filter", "EVENT", "keep only samples of EVENT (default: the first\n"
+					"event seen in the input)" },
+	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
+	{ 'd', "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
+	{ 'H', "host-frame", NULL, "the host of each stack's section (its header's\n"
+				   "\"host\") as the root frame: several hosts' files\n"
+				   "fold into one graph, a tower per host" },
+	{ OPT_FROM, "from", "S", "only samples in [--from, --to) seconds from the start\n"
+				 "of each timed stack section (marple-callstack --timed)" },
+	{ OPT_TO, "to", "S", "(see --from)" },
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -78,28 +102,13 @@ static void usage(FILE *f)
 		"Fold call stacks (perf script text, marple stack sections or folded text,\n"
 		"detected per input) into the folded format: \"comm;root;...;leaf count\",\n"
 		"one line per unique stack, sorted.\n"
-		"\n"
-		"  -p, --pid                 process name as comm-PID (perf script input)\n"
-		"  -t, --tid                 process name as comm-PID/TID\n"
-		"  -k, --kernel              annotate kernel frames with _[k]\n"
-		"  -j, --jit                 annotate JIT frames with _[j]\n"
-		"  -a, --all                 all annotations (--kernel --jit)\n"
-		"      --addrs               [module <address>] for frames without a symbol\n"
-		"  -e, --event-filter EVENT  keep only samples of EVENT (default: the first\n"
-		"                            event seen in the input)\n"
-		"  -s, --to-stream           write a marple stack section instead of text\n"
-		"  -d, --diff                two inputs A and B: \"stack countA countB\"\n"
-		"  -H, --host-frame          the host of each stack's section (its header's\n"
-		"                            \"host\") as the root frame: several hosts' files\n"
-		"                            fold into one graph, a tower per host\n"
-		"      --from S, --to S      only samples in [S, S) seconds from the start of\n"
-		"                            each timed stack section (marple-callstack --timed)\n"
-		"  -o, --output FILE         write to FILE (complete or not at all)\n"
-		"  -h, --help                this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-		"2 usage.  See marple-fold(1).\n",
+		"\n",
 		progname, progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	      "2 usage.  See marple-fold(1).\n",
+	      f);
 }
 
 static void report_bad(struct ctx *c, unsigned long lineno, const char *why)
@@ -440,28 +449,10 @@ static int write_stream(FILE *f, struct hashtab *agg, const char *units)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO };
-	static const struct option longopts[] = {
-		{ "pid", no_argument, 0, 'p' },
-		{ "tid", no_argument, 0, 't' },
-		{ "kernel", no_argument, 0, 'k' },
-		{ "jit", no_argument, 0, 'j' },
-		{ "all", no_argument, 0, 'a' },
-		{ "addrs", no_argument, 0, OPT_ADDRS },
-		{ "event-filter", required_argument, 0, 'e' },
-		{ "to-stream", no_argument, 0, 's' },
-		{ "diff", no_argument, 0, 'd' },
-		{ "host-frame", no_argument, 0, 'H' },
-		{ "output", required_argument, 0, 'o' },
-		{ "from", required_argument, 0, OPT_FROM },
-		{ "to", required_argument, 0, OPT_TO },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "ptkjae:sdHo:h", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case 'p': opt.perf.pid = 1; break;
 		case 't': opt.perf.tid = 1; break;

@@ -17,6 +17,7 @@
 
 #include "eventread.h"
 #include "intern.h"
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -27,19 +28,25 @@ static struct {
 	const char *output;
 } opt = { .title = "Events" };
 
+static const struct options_entry options[] = {
+	{ 't', "title", "TITLE", "page title (default \"Events\")" },
+	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-t TITLE] [-o FILE] [FILE...]\n"
 		"Draw marple event sections as an interactive HTML timeline (one page, no network).\n"
-		"\n"
-		"  -t, --title TITLE   page title (default \"Events\")\n"
-		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-		"See marple-eventplot(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	      "See marple-eventplot(1).\n",
+	      f);
 }
 
 /* ---- interned strings (field sets, tracks, types, flows) ---- */
@@ -127,16 +134,10 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "title", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 't': opt.title = optarg; break;
 		case 'o': opt.output = optarg; break;

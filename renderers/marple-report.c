@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
@@ -47,28 +48,35 @@ static struct section *secs;
 static size_t nsecs, capsecs;
 static unsigned long bad_lines;
 
+enum { OPT_SOURCE = 256 };
+static const struct options_entry options[] = {
+	{ 'o', "output", "FILE", "write the page to FILE (default stdout); the files\n"
+				 "named by the operands are relative to its folder" },
+	{ 't', "title", "TITLE", "the page's title (default: marple report: NAME)" },
+	{ OPT_SOURCE, "source", "NAME", "the capture's name to show (default: CAPTURE)" },
+	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
+			     "title' per section (the interface reduced to\n"
+			     "[A-Za-z0-9_.-], the title 'INTERFACE on HOST'), and stop" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-o FILE] [-t TITLE] [--source NAME] CAPTURE [INDEX:KIND:FILE]...\n"
 		"       %s --list CAPTURE\n"
 		"Write one self-contained HTML report of a capture's sections.\n"
-		"\n"
-		"  -o, --output FILE   write the page to FILE (default stdout); the files\n"
-		"                      named by the operands are relative to its folder\n"
-		"  -t, --title TITLE   the page's title (default: marple report: NAME)\n"
-		"  --source NAME       the capture's name to show (default: CAPTURE)\n"
-		"  -l, --list          print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>title'\n"
-		"                      per section (the interface reduced to [A-Za-z0-9_.-],\n"
-		"                      the title 'INTERFACE on HOST'), and stop\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
-		"(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
-		"INDEX:note:TEXT (a remark).  INDEX all: of the whole capture, shown first\n"
-		"(marple display of several hosts: the merged flame graphs).\n"
-		"See marple-report(1).\n",
+		"\n",
 		progname, progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
+	      "(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
+	      "INDEX:note:TEXT (a remark).  INDEX all: of the whole capture, shown first\n"
+	      "(marple display of several hosts: the merged flame graphs).\n"
+	      "See marple-report(1).\n",
+	      f);
 }
 
 static char *dup_str(json_t *obj, const char *key)
@@ -479,19 +487,14 @@ static void parse_artifact(const char *arg, struct artifact *a)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, 0, 'o' }, { "title", required_argument, 0, 't' },
-		{ "source", required_argument, 0, 'S' }, { "list", no_argument, 0, 'l' },
-		{ "help", no_argument, 0, 'h' },	 { 0 },
-	};
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "o:t:lh", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.out = optarg; break;
 		case 't': opt.title = optarg; break;
-		case 'S': opt.source = optarg; break;
+		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();

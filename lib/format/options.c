@@ -51,7 +51,10 @@ void options_usage(FILE *f, const struct options_entry *table)
 			n = fprintf(f, "      --%s", o->name);
 		if (o->arg)
 			n += fprintf(f, " %s", o->arg);
-		fprintf(f, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
+		if (n > HELP_COLUMN - 2)	/* no room: the help on the next line */
+			fprintf(f, "\n%*s", HELP_COLUMN, "");
+		else
+			fprintf(f, "%*s", HELP_COLUMN - n, "");
 		for (const char *h = o->help, *nl; *h; h = nl + 1) {
 			nl = strchr(h, '\n');
 			if (!nl) {
