@@ -450,6 +450,8 @@ static void render(FILE *out)
 	}
 	if (!d.unit)
 		d.unit = "";
+	if (drawn_header && !d.offset && drawn_dt == DATATYPE_POINT)
+		d.ylabel = json_string_value(json_object_get(json_object_get(drawn_header, "labels"), "y"));
 	if (opt.title)
 		d.title = opt.title;
 	else if (d.offset)

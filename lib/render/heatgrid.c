@@ -403,6 +403,10 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
 }
 
+struct hg_layout;
+static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct hg_draw *d,
+		      const struct hg_layout *L, uint32_t r);
+
 /* What drawing needs to know: the counts' range, sizes and units. */
 struct hg_layout {
 	uint64_t maxn, nlit;		/* the largest count; buckets with any */
@@ -413,6 +417,17 @@ struct hg_layout {
 	double rowstep, colw;		/* value per row, seconds per column */
 	const char *unit;
 };
+
+/* The label of the y axis at row boundary r ("12.5 ms"); returns its length. */
+static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct hg_draw *d,
+		      const struct hg_layout *L, uint32_t r)
+{
+	char a[48];
+	double v = d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep;
+	svg_num(a, sizeof(a), v, 6);
+	int n = snprintf(buf, size, "%s%s%s", a, L->unit && *L->unit ? " " : "", L->unit ? L->unit : "");
+	return n < 0 ? 0 : (size_t)n;
+}
 
 static void count_buckets(const struct heatgrid *g, const struct hg_draw *d, struct hg_layout *L)
 {
@@ -474,6 +489,18 @@ static void layout_map(const struct heatgrid *g, const struct hg_draw *d, struct
 		L->rowstep = g->step ? g->step : 1;
 		L->colw = g->cfg.stepsec * (double)g->span;
 	}
+	/* the widest y label (about 6.6 px a character) ends 4 px left of the map
+	 * and must start right of the rotated axis title (x 10..22) */
+	char buf[160];
+	size_t widest = 0;
+	for (uint32_t r = 0; r <= rows; r++)
+		if (y_label(buf, sizeof(buf), g, d, L, r) > widest)
+			widest = strlen(buf);
+	if (30 + 6.6 * (double)widest > L->x0) {
+		L->x0 = ceil(30 + 6.6 * (double)widest);
+		L->width = L->x0 + L->mapw + 30 < 640 ? 640 : L->x0 + L->mapw + 30;
+		L->detw = L->width - L->x0 - 20;
+	}
 }
 
 /* Above the map: the subtitle, what is highlighted or isolated, the colour scale. */
@@ -521,7 +548,7 @@ static void draw_legend(FILE *f, const struct heatgrid *g, const struct hg_draw 
 
 static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
 {
-	char buf[160], a[48], b[48];
+	char buf[160], b[48];
 	double x0 = L->x0, y0 = L->y0, boxw = L->boxw, boxh = L->boxh, mapw = L->mapw, maph = L->maph;
 	const char *unit = L->unit;
 	size_t ncols = L->ncols;
@@ -529,9 +556,7 @@ static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d
 	/* y axis */
 	int ystep = (int)ceil(14.0 / boxh);
 	for (uint32_t r = 0; r <= g->rows; r += (uint32_t)ystep) {
-		double v = d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep;
-		svg_num(a, sizeof(a), v, 6);
-		snprintf(buf, sizeof(buf), "%s%s%s", a, unit && *unit ? " " : "", unit ? unit : "");
+		y_label(buf, sizeof(buf), g, d, L, r);
 		svg_text(f, x0 - 4, y0 + maph - r * boxh + 4, "end", "axis", buf);
 		if (d->grid)
 			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
@@ -549,8 +574,10 @@ static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d
 	svg_text(f, x0 + mapw / 2, y0 + maph + 42, "middle", "axis", buf);
 	if (d->offset)
 		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
+	else if (unit && *unit)
+		snprintf(buf, sizeof(buf), "%s (%s)", d->ylabel ? d->ylabel : "value", unit);
 	else
-		snprintf(buf, sizeof(buf), "value%s%s", unit && *unit ? " " : "", unit ? unit : "");
+		snprintf(buf, sizeof(buf), "%s", d->ylabel ? d->ylabel : "value");
 	fprintf(f, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\" transform=\"rotate(-90 16 %.1f)\">",
 		y0 + maph / 2, y0 + maph / 2);
 	xml_escape_cstr(f, buf);

@@ -71,6 +71,7 @@ struct hg_draw {
 	const char *title, *subtitle;
 	const char *what;		/* "events", "points", "values" */
 	const char *unit;		/* of values */
+	const char *ylabel;		/* what the values are (the header's labels.y), NULL: "value" */
 	int64_t wall_origin_ns;		/* wall-clock time of the origin, 0 if unknown */
 };
 

@@ -1,7 +1,7 @@
 # marple-heatmap: bucket counts checked against inputs counted by hand, the
 # offset map of an event every 0.25 s, hostile names, golden SVGs, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 51
+plan 53
 H="$MARPLE_TOP/tests/heatmap"
 
 # cells SVG: one "col row count names" line per lit bucket, sorted.
@@ -145,3 +145,13 @@ check "heatmap: hostile header strings: well-formed SVG" sh -c "xmllint --noout 
 check "heatmap: hostile header strings: no raw markup" sh -c "! grep -q '<b>\|<u>\|<x>\|<t>' '$T/hh1.svg' '$T/hh2.svg'"
 marple-stackplot "$T/hh" > "$T/hh3.svg"
 check "stackplot: hostile header strings: well-formed, no raw markup" sh -c "xmllint --noout '$T/hh3.svg' && ! grep -q '<b>\|<u>\|<x>' '$T/hh3.svg'"
+
+# The y axis says what the values are (the header's labels.y) and its labels
+# fit left of the map, clear of the rotated axis title, however long.
+printf '{"marple":1,"interface":"disklat","datatype":"point","start_ns":0,"units":{"x":"s","y":"ms"},"labels":{"x":"time","y":"latency"}}\n0.5,123456789.5,dd\n1.5,3,dd\n' > "$T/big"
+marple-heatmap --rows 5 "$T/big" > "$T/big.svg" 2>/dev/null
+check "heatmap: y axis title from the header's label" grep -q '>latency (ms)</text>' "$T/big.svg"
+x0=$(sed -n 's/.*, x0: \([0-9.]*\),.*/\1/p' "$T/big.svg")
+long=$(sed -n 's/.*text-anchor="end" class="axis">\([0-9.e+]* ms\)<\/text>.*/\1/p' "$T/big.svg" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
+if awk -v x="$x0" -v n="$long" 'BEGIN { exit !(x - 4 - 6.6 * n >= 26) }'; then pass "heatmap: the longest y label ($long characters) fits left of the map (x0 $x0)"
+else fail "heatmap: the longest y label fits left of the map" "x0 ${x0:-?}, longest label ${long:-?} characters"; fi

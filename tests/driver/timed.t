@@ -1,8 +1,9 @@
 # The driver and timed stack sections: marple collect asks marple-callstack for
 # --timed when the capture stays small ([callstack] timed = auto|yes|no), and
-# marple display adds a flame scope page for every timed section.
+# marple display adds a flame scope page for every timed section; and routing
+# by meaning: memleak's memusage section (bytes per process) is a stack plot.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 11
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 # a stand-in marple-callstack: records its arguments, writes a timed capture
 cat > "$T/bin/marple-callstack" <<EOS
@@ -38,3 +39,13 @@ check "display: exit 0 for a timed capture" test "$rc" -eq 0
 check "display: a flame scope page for the timed section" grep -q '"rows":50' shown/00-callstack-flamescope.html
 check "display: the report shows it, made from both sections" grep -q 'marple-cat -s 0,1 .*marple-flamescope' shown/index.html
 check "display: the samples section is not drawn by itself" sh -c "! ls shown | grep -q '^01-'"
+
+printf '{"marple":1,"interface":"memusage","datatype":"point","start_ns":0,"units":{"x":"s","y":"bytes"}}\n0,100,leaky (7)\n1,300,leaky (7)\n1,50,bash (9)\n' > mem.marple
+MARPLE_LIBEXEC= marple display -i mem.marple -o memshown > /dev/null 2>&1
+check "display: memleak's memusage section is drawn as a stack plot, not a heat map" sh -c "ls memshown | grep -q '^00-memusage-stackplot.svg$' && ! ls memshown | grep -q heatmap"
+# a 3 s disk-latency capture: columns of 0.02 s (150 of them), not three of 1 s
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"disklat\",\"datatype\":\"point\",\"start_ns\":1000000000,\"units\":{\"x\":\"s\",\"y\":\"ms\"}}"
+	for (i = 0; i < 300; i++) printf "%.2f,%d,dd\n", i / 100, 1 + i % 7
+	print "{\"trailer\":1,\"end_ns\":4000000000,\"records\":300}" }' > lat.marple
+MARPLE_LIBEXEC= marple display -i lat.marple -o latshown > /dev/null 2>&1
+check "display: a 3 s latency heat map gets columns of 0.02 s" grep -q 'colw: 0.02,' latshown/00-disklat-heatmap.svg
