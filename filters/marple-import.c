@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "lines.h"
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 
@@ -37,20 +38,26 @@ static struct {
 	uint64_t unit_ns;	/* nanoseconds per unit of event times */
 } opt = { NULL, 1000 };
 
+static const struct options_entry options[] = {
+	{ 'o', "output", "FILE", "write to FILE (default stdout)" },
+	{ 'u', "time-unit", "UNIT", "unit of event times in the input (default us,\n"
+		"as the original's perf collectors wrote them)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-o FILE] [--time-unit ns|us|ms|s] [FILE...]\n"
 		"Convert data files of the original Python MARPLE into a marple stream.\n"
-		"\n"
-		"  -o, --output FILE        write to FILE (default stdout)\n"
-		"  -u, --time-unit UNIT     unit of event times in the input (default us,\n"
-		"                           as the original's perf collectors wrote them)\n"
-		"  -h, --help               this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Bad lines are named and skipped.\n"
-		"See marple-import(1) and marple-format(5).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Bad lines are named and skipped.\n"
+	      "See marple-import(1) and marple-format(5).\n",
+	      f);
 }
 
 /* ---- a growable byte buffer ---- */
@@ -798,16 +805,10 @@ static int import_file(const char *path)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, 0, 'o' },
-		{ "time-unit", required_argument, 0, 'u' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "o:u:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.out = optarg; break;
 		case 'u':

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "stacktree.h"
 #include "stream.h"
 #include "util.h"
@@ -33,48 +34,60 @@ static struct {
 	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
 };
 
+enum {
+	O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE, O_FONTSIZE, O_FONTWIDTH,
+	O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_RANDOM, O_CP, O_PALFILE, O_REVERSE,
+	O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR,
+};
+
+static const struct options_entry options[] = {
+	{ O_TITLE, "title", "TEXT", "title (default \"Flame Graph\", \"Icicle Graph\" with --inverted,\n"
+		"\"Off-CPU Time\" for marple-offcpu's streams)" },
+	{ O_SUBTITLE, "subtitle", "TEXT", "second line under the title (default: a stream's\n"
+		"interface and unit)" },
+	{ O_WIDTH, "width", "PX", "width of the image (default 1200)" },
+	{ O_HEIGHT, "height", "PX", "height of each frame (default 16)" },
+	{ O_MINWIDTH, "minwidth", "N[%]", "omit frames narrower than N pixels, or N% of the total\n"
+		"(default 0.1 px)" },
+	{ O_FONTTYPE, "fonttype", "FONT", "font family (default Verdana)" },
+	{ O_FONTSIZE, "fontsize", "PT", "font size (default 12)" },
+	{ O_FONTWIDTH, "fontwidth", "F", "average glyph width per font size (default 0.59)" },
+	{ O_COUNTNAME, "countname", "NAME", "what counts count (default \"samples\", or the stream's unit)" },
+	{ O_NAMETYPE, "nametype", "TEXT", "label before a frame's name (default \"Function:\")" },
+	{ O_COLORS, "colors", "PALETTE", "hot (default; mem for bytes, io for offcpu), mem io wakeup\n"
+		"chain java js perl red green blue aqua yellow purple orange" },
+	{ O_BGCOLORS, "bgcolors", "COLOR", "background: yellow blue green grey or #rrggbb" },
+	{ O_HASH, "hash", NULL, "colours from a hash of the name (same name, same colour)" },
+	{ O_RANDOM, "random", NULL, "random colours (differ between runs)" },
+	{ O_CP, "cp", NULL, "consistent palette: reuse and extend palette.map" },
+	{ O_PALFILE, "palfile", "FILE", "the palette file for --cp (default palette.map)" },
+	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first), e.g. for callers of a leaf" },
+	{ O_INVERTED, "inverted", NULL, "icicle graph: root at the top" },
+	{ O_FLAMECHART, "flamechart", NULL, "keep input order (time on the x axis), merge only neighbours" },
+	{ O_NEGATE, "negate", NULL, "swap the differential hues (red <-> blue)" },
+	{ O_NOTES, "notes", "TEXT", "notes stored in the SVG (<desc>)" },
+	{ O_TOTAL, "total", "N", "width of the whole graph in counts (>= the sum)" },
+	{ O_FACTOR, "factor", "F", "multiply every count by F" },
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [OPTION]... [FILE]...\n"
 		"Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
 		"or \"stack count1 count2\" for a differential graph) or marple stack sections.\n"
-		"\n"
-		"  --title TEXT       title (default \"Flame Graph\", \"Icicle Graph\" with --inverted,\n"
-		"                     \"Off-CPU Time\" for marple-offcpu's streams)\n"
-		"  --subtitle TEXT    second line under the title (default: a stream's\n"
-		"                     interface and unit)\n"
-		"  --width PX         width of the image (default 1200)\n"
-		"  --height PX        height of each frame (default 16)\n"
-		"  --minwidth N[%%]    omit frames narrower than N pixels, or N%% of the total\n"
-		"                     (default 0.1 px)\n"
-		"  --fonttype FONT    font family (default Verdana)\n"
-		"  --fontsize PT      font size (default 12)\n"
-		"  --fontwidth F      average glyph width per font size (default 0.59)\n"
-		"  --countname NAME   what counts count (default \"samples\", or the stream's unit)\n"
-		"  --nametype TEXT    label before a frame's name (default \"Function:\")\n"
-		"  --colors PALETTE   hot (default; mem for bytes, io for offcpu), mem io wakeup\n"
-		"                     chain java js perl red green blue aqua yellow purple orange\n"
-		"  --bgcolors COLOR   background: yellow blue green grey or #rrggbb\n"
-		"  --hash             colours from a hash of the name (same name, same colour)\n"
-		"  --random           random colours (differ between runs)\n"
-		"  --cp               consistent palette: reuse and extend palette.map\n"
-		"  --palfile FILE     the palette file for --cp (default palette.map)\n"
-		"  --reverse          reverse each stack (leaf first), e.g. for callers of a leaf\n"
-		"  --inverted         icicle graph: root at the top\n"
-		"  --flamechart       keep input order (time on the x axis), merge only neighbours\n"
-		"  --negate           swap the differential hues (red <-> blue)\n"
-		"  --notes TEXT       notes stored in the SVG (<desc>)\n"
-		"  --total N          width of the whole graph in counts (>= the sum)\n"
-		"  --factor F         multiply every count by F\n"
-		"  -o, --output FILE  write to FILE (complete or not at all)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
-		"and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
-		"error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
-		"See marple-flamegraph(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
+	      "and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
+	      "error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
+	      "See marple-flamegraph(1).\n",
+	      f);
 }
 
 /* ---- colours ---- */
@@ -698,44 +711,11 @@ static void interface_defaults(const struct stree_input *in)
 
 int main(int argc, char **argv)
 {
-	enum {
-		O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE, O_FONTSIZE, O_FONTWIDTH,
-		O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_RANDOM, O_CP, O_PALFILE, O_REVERSE,
-		O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR,
-	};
-	static const struct option longopts[] = {
-		{ "title", required_argument, 0, O_TITLE },
-		{ "subtitle", required_argument, 0, O_SUBTITLE },
-		{ "width", required_argument, 0, O_WIDTH },
-		{ "height", required_argument, 0, O_HEIGHT },
-		{ "minwidth", required_argument, 0, O_MINWIDTH },
-		{ "fonttype", required_argument, 0, O_FONTTYPE },
-		{ "fontsize", required_argument, 0, O_FONTSIZE },
-		{ "fontwidth", required_argument, 0, O_FONTWIDTH },
-		{ "countname", required_argument, 0, O_COUNTNAME },
-		{ "nametype", required_argument, 0, O_NAMETYPE },
-		{ "colors", required_argument, 0, O_COLORS },
-		{ "bgcolors", required_argument, 0, O_BGCOLORS },
-		{ "hash", no_argument, 0, O_HASH },
-		{ "random", no_argument, 0, O_RANDOM },
-		{ "cp", no_argument, 0, O_CP },
-		{ "palfile", required_argument, 0, O_PALFILE },
-		{ "reverse", no_argument, 0, O_REVERSE },
-		{ "inverted", no_argument, 0, O_INVERTED },
-		{ "flamechart", no_argument, 0, O_FLAMECHART },
-		{ "negate", no_argument, 0, O_NEGATE },
-		{ "notes", required_argument, 0, O_NOTES },
-		{ "total", required_argument, 0, O_TOTAL },
-		{ "factor", required_argument, 0, O_FACTOR },
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	static const char *const bgs[] = { "yellow", "blue", "green", "grey", NULL };
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case O_TITLE: opt.title = optarg; break;
 		case O_SUBTITLE: opt.subtitle = optarg; break;

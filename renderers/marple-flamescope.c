@@ -22,6 +22,7 @@
 
 #include "gzb64.h"
 #include "intern.h"
+#include "options.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -59,6 +60,18 @@ struct scope {
 	uint64_t samples, lost, bad, early, skipped_sections;
 };
 
+enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
+
+static const struct options_entry options[] = {
+	{ O_COLUMN, "column", "SEC", "seconds per heat-map column (default 1)" },
+	{ O_ROW, "row", "MS", "milliseconds per row (default 20)" },
+	{ O_COLOR, "color", "linear|rank", "colour cells by count (default) or rank of count" },
+	{ O_TITLE, "title", "TEXT", "page title (default \"Flame Scope\")" },
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -66,17 +79,13 @@ static void usage(FILE *f)
 		"Draw the first timed stack section of the input (marple-callstack --timed,\n"
 		"marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
 		"of a selected time range, in one self-contained HTML page.\n"
-		"\n"
-		"  --column SEC         seconds per heat-map column (default 1)\n"
-		"  --row MS             milliseconds per row (default 20)\n"
-		"  --color linear|rank  colour cells by count (default) or rank of count\n"
-		"  --title TEXT         page title (default \"Flame Scope\")\n"
-		"  -o, --output FILE    write to FILE (complete or not at all)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-		"2 usage.  See marple-flamescope(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	      "2 usage.  See marple-flamescope(1).\n",
+	      f);
 }
 
 static void add_stack(struct scope *s, const struct stack_rec *sr)
@@ -367,17 +376,10 @@ static void scope_free(struct scope *s)
 
 int main(int argc, char **argv)
 {
-	enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
-	static const struct option longopts[] = {
-		{ "column", required_argument, 0, O_COLUMN }, { "row", required_argument, 0, O_ROW },
-		{ "color", required_argument, 0, O_COLOR },   { "title", required_argument, 0, O_TITLE },
-		{ "output", required_argument, 0, 'o' },      { "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int ch, rc = EXIT_OK;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case O_COLUMN: opt.column_s = opt_double("--column", optarg, 0.001, 86400); break;
 		case O_ROW: opt.row_ms = opt_double("--row", optarg, 0.001, 86400000); break;

@@ -23,6 +23,7 @@
 #include "eventread.h"
 #include "hashtab.h"
 #include "intern.h"
+#include "options.h"
 #include "protowire.h"
 #include "stream.h"
 #include "util.h"
@@ -32,20 +33,26 @@ static struct {
 	uint64_t bundle_bytes;
 } opt = { .bundle_bytes = 64 * 1024 };
 
+static const struct options_entry options[] = {
+	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	{ 'b', "bundle", "BYTES", "hold up to BYTES of a CPU's events per bundle (default 65536)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-o FILE] [-b BYTES] [FILE...]\n"
 		"Convert marple event sections (and latency points, as marple-disklat writes)\n"
 		"to a Perfetto trace in its protobuf format (ui.perfetto.dev, trace_processor).\n"
-		"\n"
-		"  -o, --output FILE   write FILE (complete or not at all) instead of stdout\n"
-		"  -b, --bundle BYTES  hold up to BYTES of a CPU's events per bundle (default 65536)\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Sections must come from one host.\n"
-		"Exit: 0 ok, 1 bad or no input, 2 usage.  See marple-perfetto(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Sections must come from one host.\n"
+	      "Exit: 0 ok, 1 bad or no input, 2 usage.  See marple-perfetto(1).\n",
+	      f);
 }
 
 /* Field numbers of Perfetto's trace protos (protos/perfetto/trace/ in its
@@ -761,17 +768,11 @@ static void on_point(struct eventread *er, const struct point_rec *p)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "bundle", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct eventread in = { .on_event = on_event, .on_point = on_point, .on_section = on_section };
 	int c;
 
 	marple_init(argc, argv);
-	while ((c = getopt_long(argc, argv, "o:b:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.output = optarg; break;
 		case 'b': opt.bundle_bytes = opt_u64("-b", optarg, 1, 64 << 20); break;
