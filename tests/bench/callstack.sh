@@ -80,6 +80,17 @@ for hz in 99 999; do
 	echo "bench: callstack: slowdown at $hz Hz with --dwarf: $(slow "$d")%"
 done
 
+# samples delivered against samples asked for, from each best run's trailer
+# ("sampling": frequency x the cpu-clock time of both CPUs; the loss's causes
+# are on the collector's stderr)
+delivered() {
+	sed -n 's/.*"sampling":{[^}]*"asked":\([0-9]*\),"delivered":\([0-9]*\),"not_counted":\([0-9]*\).*"steal_ns":\([0-9]*\).*/\2 \1 \3 \4/p' "$1" |
+		awk '$2 > 0 { printf "%d of %d asked (%.1f%%; %d not aggregated, %.2f s steal)", $1, $2, 100 * $1 / $2, $3, $4 / 1e9 }'
+}
+for c in marple99 marple999 marpledwarf99 marpledwarf999; do
+	echo "bench: callstack: samples delivered, $c: $(delivered "$T/$c.best.marple")"
+done
+
 # the BPF program's own time per sample: kernel run-time statistics while
 # the two burns run (a few us a sample is ~0.1-0.5% at 999 Hz)
 if [ -w /proc/sys/kernel/bpf_stats_enabled ] && command -v bpftool >/dev/null; then
