@@ -57,18 +57,33 @@ same_ok() {
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
-# wait_ready FILE SECONDS: wait until a collector run with MARPLE_READY_FILE=FILE is tracing.
+# running PID: PID is there and has not ended (kill -0 passes a zombie our
+# shell has not waited for yet).
+running() {
+	_state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+	[ -n "$_state" ] && [ "$_state" != Z ] && [ "$_state" != X ]
+}
+
+# wait_ready FILE SECONDS [PID]: wait until a collector run with
+# MARPLE_READY_FILE=FILE is tracing; with PID, stop waiting when it has ended
+# (a collector that failed at once is not waited for SECONDS).
 wait_ready() {
 	i=0
-	while [ ! -e "$1" ] && [ "$i" -lt $(( $2 * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
+	while [ ! -e "$1" ] && [ "$i" -lt $(( $2 * 10 )) ]; do
+		if [ -n "${3:-}" ] && ! running "$3"; then break; fi
+		sleep 0.1; i=$((i + 1))
+	done
 	[ -e "$1" ]
 }
 
-# await_ready NAME FILE SECONDS ERRFILE : a case: the collector run with
+# await_ready NAME FILE SECONDS ERRFILE [PID]: a case: the collector run with
 # MARPLE_READY_FILE=FILE is tracing within SECONDS; when it is not, the case
-# fails with the collector's stderr (ERRFILE) so the reason is seen.
+# fails with the collector's stderr (ERRFILE) so the reason is seen, saying
+# whether it was still running.
 await_ready() {
-	if wait_ready "$2" "$3"; then pass "$1"; return 0; fi
-	fail "$1" "not tracing after $3 s; its stderr: $(tail -c 400 "$4" 2>/dev/null | tr '\n' ' ')"
+	if wait_ready "$2" "$3" "${5:-}"; then pass "$1"; return 0; fi
+	_st="not tracing after $3 s"
+	[ -n "${5:-}" ] && ! running "$5" && _st="it ended before it was tracing"
+	fail "$1" "$_st; its stderr: $(tail -c 400 "$4" 2>/dev/null | tr '\n' ' ')"
 	return 1
 }

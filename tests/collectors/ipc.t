@@ -10,7 +10,7 @@ MARPLE_READY_FILE="$T/ready" marple-ipc -v > "$T/ipc" 2> "$T/ipc.err" &
 pid=$!
 # Unset when the collector never becomes ready: every case below still runs (and fails).
 c1=none c2=none c3=none spid=none port=none
-if await_ready "ipc: tracing within 20 s" "$T/ready" 20 "$T/ipc.err"; then
+if await_ready "ipc: tracing within 20 s" "$T/ready" 20 "$T/ipc.err" "$pid"; then
 	"$W" server "$T/port" 2 & spid=$!
 	i=0; while [ ! -s "$T/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	port=$(cat "$T/port")
