@@ -107,21 +107,31 @@ static int parse_fields(struct stream_reader *r, char *c, char *e, size_t *nout)
 
 	*nout = 0;
 	while (c) {
-		char *p = c + 1;
+		char *p = c + 1, *q = p, *eq = NULL;
+		int escaped = 0;
 		if (p == e) {
 			fail(r, "empty field at end of record");
 			return -1;
 		}
-		c = memchr(p, ',', (size_t)(e - p));
-		char *fe = c ? c : e;
-		char *eq = memchr(p, '=', (size_t)(fe - p));
+		/* one pass: the field's end, its first '=', any %XX to decode
+		 * (fields are short: a loop beats three memchr calls) */
+		for (; q < e && *q != ','; q++) {
+			if (*q == '=' && !eq)
+				eq = q;
+			else if (*q == '%')
+				escaped = 1;
+		}
+		c = q < e ? q : NULL;
 		if (!eq) {
 			fail(r, "field %zu is not key=value", n + 1);
 			return -1;
 		}
 		r->fields = marple_grow(r->fields, &r->fieldcap, n + 1, sizeof(*r->fields));
-		if (decode(r, p, (size_t)(eq - p), &r->fields[n].key, "field key") < 0 ||
-		    decode(r, eq + 1, (size_t)(fe - eq - 1), &r->fields[n].value, "field value") < 0)
+		if (!escaped) {
+			r->fields[n].key = (struct mstr){ p, (size_t)(eq - p) };
+			r->fields[n].value = (struct mstr){ eq + 1, (size_t)(q - eq - 1) };
+		} else if (decode(r, p, (size_t)(eq - p), &r->fields[n].key, "field key") < 0 ||
+			   decode(r, eq + 1, (size_t)(q - eq - 1), &r->fields[n].value, "field value") < 0)
 			return -1;
 		n++;
 	}

@@ -20,40 +20,49 @@ enum timed_role timed_role(json_t *hdr)
 	return TIMED_NONE;
 }
 
-static int field_u64(const struct event_rec *e, const char *key, uint64_t max, uint64_t *out)
+/* The fields a sample may have: one pass over them (this runs for every
+ * sample of a capture). */
+enum { F_STACK, F_DUR, F_PID, F_TID, F_N };
+
+static int sample_field(const struct mstr *k)
 {
-	const struct mstr *v = fields_get(e->fields, e->nfields, key);
-	if (!v)
-		return 0;
-	if (parse_u64_span(v->s, v->len, out) < 0 || *out > max)
+	if (k->len == 5 && memcmp(k->s, "stack", 5) == 0)
+		return F_STACK;
+	if (k->len != 3)
 		return -1;
-	return 1;
+	if (memcmp(k->s, "dur", 3) == 0)
+		return F_DUR;
+	if (memcmp(k->s, "pid", 3) == 0)
+		return F_PID;
+	return memcmp(k->s, "tid", 3) == 0 ? F_TID : -1;
 }
 
 int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const char **why)
 {
-	uint64_t v;
-	int rc;
+	static const char *const bad[F_N] = {
+		"sample's stack= is not a whole number", "sample's dur= is not a whole number of nanoseconds",
+		"sample's pid= is not a whole number", "sample's tid= is not a whole number",
+	};
+	const uint64_t max[F_N] = { UINT32_MAX, UINT64_MAX - e->time, UINT32_MAX, UINT32_MAX };
+	uint64_t v[F_N] = { 0 };
+	int seen = 0;
 
-	*s = (struct timed_sample){ .time = e->time };
-	if ((rc = field_u64(e, "stack", UINT32_MAX, &s->stack)) <= 0) {
-		*why = rc < 0 ? "sample's stack= is not a whole number" : "sample without stack=";
+	for (size_t i = 0; i < e->nfields; i++) {
+		int f = sample_field(&e->fields[i].key);
+		if (f < 0 || seen & (1 << f))	/* the first of a key counts, as fields_get() */
+			continue;
+		seen |= 1 << f;
+		if (parse_u64_span(e->fields[i].value.s, e->fields[i].value.len, &v[f]) < 0 || v[f] > max[f]) {
+			*why = bad[f];
+			return -1;
+		}
+	}
+	if (!(seen & (1 << F_STACK))) {
+		*why = "sample without stack=";
 		return -1;
 	}
-	if (field_u64(e, "dur", UINT64_MAX - e->time, &s->dur) < 0) {
-		*why = "sample's dur= is not a whole number of nanoseconds";
-		return -1;
-	}
-	if ((rc = field_u64(e, "pid", UINT32_MAX, &v)) < 0) {
-		*why = "sample's pid= is not a whole number";
-		return -1;
-	}
-	s->pid = rc ? (uint32_t)v : 0;
-	if ((rc = field_u64(e, "tid", UINT32_MAX, &v)) < 0) {
-		*why = "sample's tid= is not a whole number";
-		return -1;
-	}
-	s->tid = rc ? (uint32_t)v : 0;
+	*s = (struct timed_sample){ .time = e->time, .dur = v[F_DUR], .stack = v[F_STACK],
+				    .pid = (uint32_t)v[F_PID], .tid = (uint32_t)v[F_TID] };
 	return 0;
 }
 
