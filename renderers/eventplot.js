@@ -1,79 +1,146 @@
 // marple-eventplot's script: a canvas timeline per track, zoom/pan, filters, hover.
-// Data: EV (flat: time ns from T0, track, type, fields index), F (fields, "k=v" joined
-// by \u001f), TR (track labels), TY (type names), LK (flat pairs of event indexes), META.
+// Data: EV {n: events, f: field sets, d: base64 of gzip of the field sets
+// (varint length, UTF-8 "k=v" joined by \u001f) then four columns of n varints:
+// time delta in ns (zigzag, from T0), track, type, field set}; TR (track
+// labels), TY (type names), LK (flat pairs of event numbers), META.
+// Events are kept in typed arrays sorted by track, then time; zoomed out
+// further than a few events a pixel, a track is drawn as per-pixel summaries.
 (function () {
 "use strict";
-var n = EV.length / 4, cv = document.getElementById("plot"), ctx = cv.getContext("2d");
+window.marpleLoading = true;
+var cv = document.getElementById("plot"), ctx = cv.getContext("2d");
 var tip = document.getElementById("tip"), st = document.getElementById("status");
 var reb = document.getElementById("re"), tyb = document.getElementById("types");
 var LW = 170, TOP = 28, RH = 22, PAD = 4;
-var tm = new Float64Array(n), trk = new Int32Array(n), typ = new Int32Array(n), fi = new Int32Array(n);
-for (var i = 0; i < n; i++) { tm[i] = EV[4 * i]; trk[i] = EV[4 * i + 1]; typ[i] = EV[4 * i + 2]; fi[i] = EV[4 * i + 3]; }
-var tmin = Infinity, tmax = -Infinity;
-for (i = 0; i < n; i++) { if (tm[i] < tmin) tmin = tm[i]; if (tm[i] > tmax) tmax = tm[i]; }
-if (!(tmax > tmin)) { tmin = n ? tmin - 1000 : 0; tmax = tmin + 2000; }
-if (META.end > tmax) tmax = META.end;
-var span = tmax - tmin, a = tmin - span * 0.01, b = tmax + span * 0.01, A0 = a, B0 = b;
-// events of each track, in time order
-var byTrack = [];
-for (i = 0; i < TR.length; i++) byTrack.push([]);
-for (i = 0; i < n; i++) byTrack[trk[i]].push(i);
-var idx = byTrack.map(function (l) { l.sort(function (x, y) { return tm[x] - tm[y] || x - y; }); return Int32Array.from(l); });
-var ttm = idx.map(function (l) { var f = new Float64Array(l.length); for (var k = 0; k < l.length; k++) f[k] = tm[l[k]]; return f; });
-var switchTy = TY.indexOf("sched_switch");
-// tracks with task bars get short marks on top, so the bars stay visible
-var bars = idx.map(function (l) { for (var k = 0; k < l.length; k++) if (typ[l[k]] === switchTy) return true; return false; });
-// per fields string: its comm (for slice colours) and its filter result
-var fcomm = new Array(F.length), fpass = new Uint8Array(F.length);
-function fieldsOf(j) { return F[j].split("\u001f"); }
+var n = EV.n, NT = TR.length, F = [];
+var tm, typ, fi, ord, pos, trk0, ts, cum, run, vis, visc;
+var tmin = 0, tmax = 0, a = 0, b = 1, A0 = 0, B0 = 1, switchTy = TY.indexOf("sched_switch");
+var bars = new Uint8Array(NT), fcomm = [], fidle, ftask, fcol = [], fpass;
+
+function bytes(b64) {
+  var s = atob(b64), a = new Uint8Array(s.length);
+  for (var i = 0; i < s.length; i++) a[i] = s.charCodeAt(i);
+  return a;
+}
+// The columns: field sets, then n varints per column into typed arrays.
+function decode(u) {
+  var p = 0, dec = new TextDecoder();
+  for (var j = 0; j < EV.f; j++) {
+    var len = 0, m = 1, c;
+    do { c = u[p++]; len += (c & 127) * m; m *= 128; } while (c & 128);
+    F.push(dec.decode(u.subarray(p, p + len))); p += len;
+  }
+  var t0 = new Float64Array(n), cols = [new Int32Array(n), new Int32Array(n), new Int32Array(n)];
+  var t = 0;
+  for (var i = 0; i < n; i++) {
+    var z = 0; m = 1;
+    do { c = u[p++]; z += (c & 127) * m; m *= 128; } while (c & 128);
+    t += z % 2 ? -(z + 1) / 2 : z / 2;
+    t0[i] = t;
+  }
+  for (var k = 0; k < 3; k++) {
+    var col = cols[k];
+    for (i = 0; i < n; i++) {
+      c = u[p++];
+      if (c < 128) { col[i] = c; continue; }
+      z = c & 127; m = 128;
+      do { c = u[p++]; z += (c & 127) * m; m *= 128; } while (c & 128);
+      col[i] = z;
+    }
+  }
+  return { t: t0, trk: cols[0], typ: cols[1], fi: cols[2] };
+}
+// Positions in track order (counting sort; each track's events sorted by
+// time only if the input was not): ord[position] = event, pos[event] = position.
+function arrange(d) {
+  ts = new Int32Array(NT + 1);
+  for (var i = 0; i < n; i++) ts[d.trk[i] + 1]++;
+  for (var r = 0; r < NT; r++) ts[r + 1] += ts[r];
+  var fill = ts.slice(0, NT);
+  ord = new Int32Array(n);
+  for (i = 0; i < n; i++) ord[fill[d.trk[i]]++] = i;
+  for (r = 0; r < NT; r++) {
+    var sorted = true;
+    for (var k = ts[r] + 1; k < ts[r + 1] && sorted; k++) sorted = d.t[ord[k - 1]] <= d.t[ord[k]];
+    if (sorted) continue;
+    var seg = Array.from(ord.subarray(ts[r], ts[r + 1]));
+    seg.sort(function (x, y) { return d.t[x] - d.t[y] || x - y; });
+    ord.set(seg, ts[r]);
+  }
+  tm = new Float64Array(n); typ = new Int32Array(n); fi = new Int32Array(n); pos = new Int32Array(n);
+  for (k = 0; k < n; k++) { var e = ord[k]; tm[k] = d.t[e]; typ[k] = d.typ[e]; fi[k] = d.fi[e]; pos[e] = k; }
+  trk0 = d.trk;
+}
 function commOf(j) {
   if (fcomm[j] === undefined) {
-    var fs = fieldsOf(j), c = "";
+    var fs = F[j].split("\u001f"), c = "";
     for (var k = 0; k < fs.length; k++) if (fs[k].lastIndexOf("comm=", 0) === 0) { c = fs[k].slice(5); break; }
     fcomm[j] = c;
   }
   return fcomm[j];
 }
 function hue(s) { var h = 0; for (var k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0; return ((h % 360) + 360) % 360; }
+function taskCol(j) { return fcol[j] || (fcol[j] = "hsl(" + hue(commOf(j)) + ",55%,78%)"); }
+// Per track with task switches: cum[k] = busy (not swapper) time from the
+// track's first event to event k, run[k] = field set of the task running after k.
+function busyTimes() {
+  cum = new Float64Array(n); run = new Int32Array(n); fidle = new Uint8Array(F.length);
+  ftask = new Int32Array(F.length); fcol = new Array(F.length);
+  var ids = new Map();
+  for (var j = 0; j < F.length; j++) {
+    var c = commOf(j);
+    fidle[j] = /^swapper/.test(c) ? 1 : 0;
+    if (!ids.has(c)) ids.set(c, ids.size);
+    ftask[j] = ids.get(c);
+  }
+  for (var r = 0; r < NT; r++) {
+    var cur = -1, busy = 0;
+    for (var k = ts[r]; k < ts[r + 1]; k++) {
+      cum[k] = k > ts[r] ? cum[k - 1] + (busy ? tm[k] - tm[k - 1] : 0) : 0;
+      if (typ[k] === switchTy) { cur = fi[k]; busy = !fidle[cur]; bars[r] = 1; }
+      run[k] = cur;
+    }
+  }
+}
+// busy time on track r up to time t; k = the last position at or before t (or below the track)
+function busyUpTo(r, k, t) {
+  if (k < ts[r]) return 0;
+  var j = run[k];
+  return cum[k] + (j >= 0 && !fidle[j] ? t - tm[k] : 0);
+}
 var tyCol = TY.map(function (t, k) { return "hsl(" + ((k * 137 + 10) % 360) + ",70%,38%)"; });
-var hiddenTy = new Uint8Array(TY.length), re = null, vis = new Uint8Array(n), nvis = 0;
+var hiddenTy = new Uint8Array(TY.length), re = null, nvis = 0;
 function applyFilter() {
   for (var j = 0; j < F.length; j++) fpass[j] = 2;
   nvis = 0;
-  for (var i = 0; i < n; i++) {
-    var ok = !hiddenTy[typ[i]];
-    if (ok && re) {
-      var j = fi[i];
-      if (fpass[j] === 2) fpass[j] = re.test(F[j].replace(/\u001f/g, " ")) ? 1 : 0;
-      ok = fpass[j] === 1 || re.test(TY[typ[i]]) || re.test(TR[trk[i]]);
+  for (var r = 0; r < NT; r++) {
+    var trOk = re ? re.test(TR[r]) : false;
+    for (var k = ts[r]; k < ts[r + 1]; k++) {
+      var ok = !hiddenTy[typ[k]];
+      if (ok && re) {
+        j = fi[k];
+        if (fpass[j] === 2) fpass[j] = re.test(F[j].replace(/\u001f/g, " ")) ? 1 : 0;
+        ok = fpass[j] === 1 || trOk || re.test(TY[typ[k]]);
+      }
+      vis[k] = ok ? 1 : 0;
+      visc[k + 1] = visc[k] + vis[k];
+      nvis += vis[k];
     }
-    vis[i] = ok ? 1 : 0;
-    nvis += vis[i];
   }
 }
-// type checkboxes
-TY.forEach(function (t, k) {
-  var l = document.createElement("label"), c = document.createElement("input"), s = document.createElement("span");
-  c.type = "checkbox"; c.checked = true; c.dataset.type = t;
-  c.addEventListener("change", function () { hiddenTy[k] = c.checked ? 0 : 1; applyFilter(); draw(); });
-  s.textContent = t; s.style.color = tyCol[k];
-  l.appendChild(c); l.appendChild(s); tyb.appendChild(l);
-});
-reb.addEventListener("input", function () {
-  try { re = reb.value ? new RegExp(reb.value) : null; reb.classList.remove("bad"); }
-  catch (e) { reb.classList.add("bad"); return; }
-  applyFilter(); draw();
-});
 var W = 0, H = 0, dpr = window.devicePixelRatio || 1;
 function size() {
   W = Math.max(400, window.innerWidth - 2);
-  H = TOP + TR.length * RH + 8;
+  H = TOP + NT * RH + 8;
   cv.width = W * dpr; cv.height = H * dpr; cv.style.width = W + "px"; cv.style.height = H + "px";
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  // in marple-report's frame: ask for our height, not the frame's default
+  if (window.parent !== window) window.parent.postMessage({ marple_height: document.body.scrollHeight }, "*");
 }
 function X(t) { return LW + (t - a) / (b - a) * (W - LW - PAD); }
 function T(x) { return a + (x - LW) / (W - LW - PAD) * (b - a); }
-function lower(f, t) { var lo = 0, hi = f.length; while (lo < hi) { var m = (lo + hi) >> 1; if (f[m] < t) lo = m + 1; else hi = m; } return lo; }
+// first position in [lo, hi) whose time is >= t
+function lower(t, lo, hi) { while (lo < hi) { var m = (lo + hi) >> 1; if (tm[m] < t) lo = m + 1; else hi = m; } return lo; }
 function fmt(ns) {
   var s = Math.abs(ns);
   if (s >= 1e9) return (ns / 1e9).toFixed(s >= 1e10 ? 2 : 3) + " s";
@@ -81,61 +148,141 @@ function fmt(ns) {
   if (s >= 1e3) return (ns / 1e3).toFixed(3) + " \u00b5s";
   return ns.toFixed(0) + " ns";
 }
-var shown = 0;
+// A tick label in the unit of the largest time on the axis (12.3 s, not
+// 12300 ms), with as many decimals as the step needs.
+function tickLabel(u, step, top) {
+  var units = [[1e9, " s"], [1e6, " ms"], [1e3, " \u00b5s"], [1, " ns"]], k = 0;
+  while (k < 3 && Math.max(top, step) < units[k][0]) k++;
+  var v = u / units[k][0], d = Math.max(0, Math.ceil(-Math.log10(step / units[k][0]) - 1e-9));
+  return (Math.abs(v) < 1e-12 ? 0 : v).toFixed(d) + units[k][1];
+}
+// Ticks at round times from the start: steps of 1, 2 or 5 times a power of ten.
+function axis() {
+  var span = b - a, raw = span / 8, p10 = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p10;
+  var step = p10 * (m >= 5 ? 5 : m >= 2 ? 2 : 1);
+  ctx.fillStyle = "#555"; ctx.strokeStyle = "#ddd";
+  ticks = [];
+  var top = Math.max(Math.abs(a - tmin), Math.abs(b - tmin));
+  for (var u = Math.ceil((a - tmin) / step) * step; tmin + u <= b; u += step) {
+    var x = X(tmin + u);
+    if (x < LW) continue;
+    ctx.beginPath(); ctx.moveTo(x + 0.5, TOP - 4); ctx.lineTo(x + 0.5, H); ctx.stroke();
+    var lab = tickLabel(u, step, top), w = ctx.measureText(lab).width, tx = x + 3 + w > W - PAD ? x - 3 - w : x + 3;
+    // the last label right-aligned to its tick rather than cut off
+    ctx.fillText(lab, tx, TOP - 12);
+    ticks.push({ x: x, left: tx, right: tx + w, label: lab });
+  }
+}
+// One track, events by event: task slices, then one mark per pixel and type.
+function drawDetail(r, y, k0, k1) {
+  var s1 = ts[r + 1], k, e;
+  if (bars[r]) {
+    for (k = k0; k < Math.min(k1 + 1, s1); k++) {
+      if (typ[k] !== switchTy || !vis[k] || fidle[fi[k]]) continue;
+      var nx = k + 1;
+      while (nx < s1 && typ[nx] !== switchTy) nx++;
+      var x1 = Math.max(LW, X(tm[k])), x2 = Math.min(W - PAD, X(nx < s1 ? tm[nx] : tmax));
+      if (x2 - x1 < 0.5) continue;
+      var c = commOf(fi[k]);
+      ctx.fillStyle = taskCol(fi[k]);
+      ctx.fillRect(x1, y + 3, x2 - x1, RH - 6);
+      if (x2 - x1 > 40) { ctx.fillStyle = "#333"; ctx.save(); ctx.beginPath(); ctx.rect(x1, y, x2 - x1, RH); ctx.clip(); ctx.fillText(c, x1 + 3, y + RH / 2); ctx.restore(); }
+    }
+  }
+  var last = new Float64Array(TY.length).fill(-1);
+  for (k = k0; k < k1; k++) {
+    if (!vis[k] || tm[k] < a) continue;
+    var px = Math.floor(X(tm[k]));
+    if (last[typ[k]] === px) continue;
+    last[typ[k]] = px;
+    ctx.fillStyle = tyCol[typ[k]];
+    ctx.fillRect(px, y + 1, 1.5, bars[r] ? 5 : RH - 4);
+  }
+}
+// The task that ran longest in [t1, t2) on track r, positions [j1, j2) inside
+// it (past 32 switches, the one running at the middle); its field set, or -1.
+var candTask = new Int32Array(34), candTime = new Float64Array(34);
+function dominant(r, j1, j2, t1, t2) {
+  var k = j1 - 1;
+  if (j2 - j1 > 32) { k = lower((t1 + t2) / 2, j1, j2) - 1; return k >= ts[r] ? run[k] : -1; }
+  var best = -1, bestT = 0, nc = 0, from = t1;
+  for (var q = j1; q <= j2; q++) {
+    var to = q < j2 ? tm[q] : t2, j = k >= ts[r] ? run[k] : -1;
+    if (j >= 0 && !fidle[j]) {
+      var id = ftask[j], c = 0;
+      while (c < nc && candTask[c] !== id) c++;
+      if (c === nc) { candTask[nc] = id; candTime[nc++] = 0; }
+      candTime[c] += to - from;
+      if (candTime[c] > bestT) { bestT = candTime[c]; best = j; }
+    }
+    from = to; k = q;
+  }
+  return best;
+}
+// One track zoomed out: per pixel column, the busy share as the height of a
+// bar coloured by the task that ran most, and a mark where any event shows.
+// Columns are gathered by colour (runs of equal columns merged) and each
+// colour filled once: a fill per column was most of a frame.
+function drawSummary(r, y, k0, k1) {
+  var s0 = ts[r], s1 = ts[r + 1], cols = W - LW - PAD, dt = (b - a) / cols, px, j1, j2, t1;
+  var runs = new Map(), prev = null;
+  function put(col, x, top, h) {
+    if (prev && prev.col === col && prev.top === top && prev.x + prev.w === x) { prev.w++; return; }
+    var l = runs.get(col);
+    if (!l) runs.set(col, l = []);
+    l.push(prev = { col: col, x: x, top: top, w: 1, h: h });
+  }
+  if (bars[r]) {
+    j1 = lower(a, s0, s1);
+    for (px = 0; px < cols; px++) {
+      t1 = a + px * dt; j2 = lower(t1 + dt, j1, s1);
+      var share = (busyUpTo(r, j2 - 1, t1 + dt) - busyUpTo(r, j1 - 1, t1)) / dt;
+      var h = Math.round((RH - 6) * Math.min(1, share)), dj;
+      if (h > 0 && (dj = dominant(r, j1, j2, t1, t1 + dt)) >= 0)
+        put(taskCol(dj), LW + px, y + RH - 3 - h, h);
+      j1 = j2;
+    }
+  }
+  j1 = lower(a, s0, s1);
+  for (px = 0; px < cols; px++) {
+    t1 = a + px * dt; j2 = lower(t1 + dt, j1, s1);
+    if (visc[j2] > visc[j1]) {
+      var k = j1;
+      while (!vis[k]) k++;
+      put(tyCol[typ[k]], LW + px, y + 1, bars[r] ? 5 : RH - 4);
+    }
+    j1 = j2;
+  }
+  runs.forEach(function (l, col) {
+    ctx.fillStyle = col;
+    ctx.beginPath();
+    for (var i = 0; i < l.length; i++) ctx.rect(l[i].x, l[i].top, l[i].w, l[i].h);
+    ctx.fill();
+  });
+  void k0; void k1;
+}
+var shown = 0, summarized = 0, ticks = [];
 function draw() {
   ctx.clearRect(0, 0, W, H);
   ctx.font = "12px sans-serif"; ctx.textBaseline = "middle";
-  // time axis
-  var step = Math.pow(10, Math.floor(Math.log10((b - a) / 8)));
-  if ((b - a) / step > 20) step *= 5; else if ((b - a) / step > 10) step *= 2;
-  ctx.fillStyle = "#555"; ctx.strokeStyle = "#ddd";
-  for (var t = Math.ceil(a / step) * step; t <= b; t += step) {
-    var x = X(t);
-    ctx.beginPath(); ctx.moveTo(x + 0.5, TOP - 4); ctx.lineTo(x + 0.5, H); ctx.stroke();
-    ctx.fillText(fmt(t - tmin), x + 3, TOP - 12);
-  }
-  shown = 0;
-  for (var r = 0; r < TR.length; r++) {
-    var y = TOP + r * RH, l = idx[r], f = ttm[r];
+  axis();
+  shown = 0; summarized = 0;
+  var cols = W - LW - PAD;
+  for (var r = 0; r < NT; r++) {
+    var y = TOP + r * RH, s0 = ts[r], s1 = ts[r + 1];
     ctx.fillStyle = r % 2 ? "#f6f6f6" : "#fff"; ctx.fillRect(LW, y, W - LW, RH);
     ctx.fillStyle = "#222"; ctx.fillText(TR[r].length > 24 ? TR[r].slice(0, 23) + "\u2026" : TR[r], 4, y + RH / 2);
-    var k0 = Math.max(0, lower(f, a) - 1), k1 = lower(f, b);
-    // slices: the task switched in runs until the next switch on this track
-    if (switchTy >= 0) {
-      for (var k = k0; k < Math.min(k1 + 1, l.length); k++) {
-        var e = l[k];
-        if (typ[e] !== switchTy || !vis[e]) continue;
-        var x1 = Math.max(LW, X(tm[e])), nx = k + 1;
-        while (nx < l.length && typ[l[nx]] !== switchTy) nx++;
-        var x2 = Math.min(W - PAD, X(nx < l.length ? tm[l[nx]] : tmax));
-        if (x2 - x1 < 0.5) continue;
-        var c = commOf(fi[e]);
-        if (/^swapper/.test(c)) continue;
-        ctx.fillStyle = "hsl(" + hue(c) + ",55%,78%)";
-        ctx.fillRect(x1, y + 3, x2 - x1, RH - 6);
-        if (x2 - x1 > 40) { ctx.fillStyle = "#333"; ctx.save(); ctx.beginPath(); ctx.rect(x1, y, x2 - x1, RH); ctx.clip(); ctx.fillText(c, x1 + 3, y + RH / 2); ctx.restore(); }
-      }
-    }
-    // marks: at most one per pixel column and type
-    var last = new Float64Array(TY.length).fill(-1);
-    for (k = k0; k < k1; k++) {
-      e = l[k];
-      if (!vis[e] || tm[e] < a) continue;
-      shown++;
-      var px = Math.floor(X(tm[e]));
-      if (last[typ[e]] === px) continue;
-      last[typ[e]] = px;
-      ctx.fillStyle = tyCol[typ[e]];
-      ctx.fillRect(px, y + 1, 1.5, bars[r] ? 5 : RH - 4);
-    }
+    var ka = lower(a, s0, s1), k1 = lower(b, s0, s1), k0 = Math.max(s0, ka - 1);
+    shown += visc[k1] - visc[ka];
+    if (k1 - k0 > 3 * cols) { summarized++; drawSummary(r, y, k0, k1); } else drawDetail(r, y, k0, k1);
   }
   // links (ipc connections): source -> destination
   ctx.strokeStyle = "rgba(200,40,40,0.8)"; ctx.fillStyle = "rgba(200,40,40,0.8)"; ctx.lineWidth = 1.2;
   for (var q = 0; q < LK.length; q += 2) {
-    var s = LK[q], d = LK[q + 1];
+    var s = pos[LK[q]], d = pos[LK[q + 1]];
     if (!vis[s] || !vis[d]) continue;
     if (Math.max(tm[s], tm[d]) < a || Math.min(tm[s], tm[d]) > b) continue;
-    var xs = X(tm[s]), ys = TOP + trk[s] * RH + RH / 2, xd = X(tm[d]), yd = TOP + trk[d] * RH + RH / 2;
+    var xs = X(tm[s]), ys = TOP + trk0[LK[q]] * RH + RH / 2, xd = X(tm[d]), yd = TOP + trk0[LK[q + 1]] * RH + RH / 2;
     ctx.beginPath(); ctx.moveTo(xs, ys); ctx.lineTo(xd, yd); ctx.stroke();
     var an = Math.atan2(yd - ys, xd - xs);
     ctx.beginPath(); ctx.moveTo(xd, yd);
@@ -145,7 +292,8 @@ function draw() {
   ctx.lineWidth = 1;
   ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, LW, TOP - 2);
   st.textContent = shown + " of " + n + " events shown (" + nvis + " pass the filter), " +
-    fmt(a - tmin) + " \u2013 " + fmt(b - tmin) + " (" + fmt(b - a) + ")";
+    fmt(a - tmin) + " \u2013 " + fmt(b - tmin) + " (" + fmt(b - a) + ")" +
+    (summarized ? "; " + summarized + " track" + (summarized > 1 ? "s" : "") + " summarized per pixel (zoom in for events)" : "");
 }
 function setView(na, nb) {
   var min = 100;
@@ -153,60 +301,98 @@ function setView(na, nb) {
   a = na; b = nb; draw();
 }
 function zoom(f, c) { if (c === undefined) c = (a + b) / 2; setView(c - (c - a) / f, c + (b - c) / f); }
-cv.addEventListener("wheel", function (ev) {
-  ev.preventDefault();
-  var r = cv.getBoundingClientRect(), c = T(Math.max(LW, ev.clientX - r.left));
-  zoom(ev.deltaY < 0 ? 1.25 : 0.8, c);
-}, { passive: false });
-var drag = null;
-cv.addEventListener("mousedown", function (ev) { drag = { x: ev.clientX, a: a, b: b }; });
-window.addEventListener("mouseup", function () { drag = null; });
-cv.addEventListener("dblclick", function (ev) { var r = cv.getBoundingClientRect(); zoom(2, T(ev.clientX - r.left)); });
-cv.addEventListener("mousemove", function (ev) {
-  var r = cv.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
-  if (drag) {
-    var dt = (ev.clientX - drag.x) / (W - LW - PAD) * (drag.b - drag.a);
-    a = drag.a - dt; b = drag.b - dt; draw(); tip.style.display = "none"; return;
-  }
-  var e = hit(mx, my);
-  if (e < 0) { tip.style.display = "none"; return; }
-  tip.textContent = fmt(tm[e] - tmin) + "  " + TY[typ[e]] + " on " + TR[trk[e]] + "\n" + fieldsOf(fi[e]).join("\n");
-  tip.style.display = "block";
-  tip.style.left = Math.min(ev.pageX + 12, window.innerWidth - 320) + "px"; tip.style.top = (ev.pageY + 12) + "px";
-});
-cv.addEventListener("mouseleave", function () { tip.style.display = "none"; });
 // the visible event nearest to (mx, my) within 5 px, or -1
 function hit(mx, my) {
   var r = Math.floor((my - TOP) / RH);
-  if (r < 0 || r >= TR.length || mx < LW) return -1;
-  var f = ttm[r], l = idx[r], t = T(mx), k = lower(f, t), best = -1, bd = 5;
-  for (var j = Math.max(0, k - 50); j < Math.min(l.length, k + 50); j++) {
-    var e = l[j];
-    if (!vis[e]) continue;
-    var d = Math.abs(X(tm[e]) - mx);
-    if (d <= bd) { bd = d; best = e; }
+  if (r < 0 || r >= NT || mx < LW) return -1;
+  var s0 = ts[r], s1 = ts[r + 1], k = lower(T(mx), s0, s1), best = -1, bd = 5;
+  for (var j = Math.max(s0, k - 50); j < Math.min(s1, k + 50); j++) {
+    if (!vis[j]) continue;
+    var d = Math.abs(X(tm[j]) - mx);
+    if (d <= bd) { bd = d; best = ord[j]; }
   }
   return best;
 }
-document.getElementById("zin").addEventListener("click", function () { zoom(2); });
-document.getElementById("zout").addEventListener("click", function () { zoom(0.5); });
-document.getElementById("reset").addEventListener("click", function () { setView(A0, B0); });
-window.addEventListener("resize", function () { size(); draw(); });
-window.addEventListener("keydown", function (ev) {
-  if (ev.target === reb) return;
-  if (ev.key === "+" || ev.key === "=") zoom(2);
-  else if (ev.key === "-") zoom(0.5);
-  else if (ev.key === "0") setView(A0, B0);
-  else if (ev.key === "ArrowLeft") setView(a - (b - a) / 4, b - (b - a) / 4);
-  else if (ev.key === "ArrowRight") setView(a + (b - a) / 4, b + (b - a) / 4);
-});
-applyFilter(); size(); draw();
-// for tests and the console
-window.eventplot = {
-  tracks: TR, types: TY, events: n, links: LK.length / 2,
-  view: function () { return [a, b]; }, setView: setView, zoom: zoom,
-  shown: function () { return shown; }, passing: function () { return nvis; },
-  at: function (e) { return { x: X(tm[e]), y: TOP + trk[e] * RH + RH / 2, track: TR[trk[e]], type: TY[typ[e]], fields: fieldsOf(fi[e]) }; },
-  hit: hit
-};
+function fieldsOf(e) { return F[fi[pos[e]]].split("\u001f"); }
+function listen() {
+  TY.forEach(function (t, k) {
+    var l = document.createElement("label"), c = document.createElement("input"), s = document.createElement("span");
+    c.type = "checkbox"; c.checked = true; c.dataset.type = t;
+    c.addEventListener("change", function () { hiddenTy[k] = c.checked ? 0 : 1; applyFilter(); draw(); });
+    s.textContent = t; s.style.color = tyCol[k];
+    l.appendChild(c); l.appendChild(s); tyb.appendChild(l);
+  });
+  reb.addEventListener("input", function () {
+    try { re = reb.value ? new RegExp(reb.value) : null; reb.classList.remove("bad"); }
+    catch (e) { reb.classList.add("bad"); return; }
+    applyFilter(); draw();
+  });
+  cv.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    var r = cv.getBoundingClientRect(), c = T(Math.max(LW, ev.clientX - r.left));
+    zoom(ev.deltaY < 0 ? 1.25 : 0.8, c);
+  }, { passive: false });
+  var drag = null;
+  cv.addEventListener("mousedown", function (ev) { drag = { x: ev.clientX, a: a, b: b }; });
+  window.addEventListener("mouseup", function () { drag = null; });
+  cv.addEventListener("dblclick", function (ev) { var r = cv.getBoundingClientRect(); zoom(2, T(ev.clientX - r.left)); });
+  cv.addEventListener("mousemove", function (ev) {
+    var r = cv.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+    if (drag) {
+      var dt = (ev.clientX - drag.x) / (W - LW - PAD) * (drag.b - drag.a);
+      a = drag.a - dt; b = drag.b - dt; draw(); tip.style.display = "none"; return;
+    }
+    var e = hit(mx, my);
+    if (e < 0) { tip.style.display = "none"; return; }
+    tip.textContent = fmt(tm[pos[e]] - tmin) + "  " + TY[typ[pos[e]]] + " on " + TR[trk0[e]] + "\n" + fieldsOf(e).join("\n");
+    tip.style.display = "block";
+    tip.style.left = Math.min(ev.pageX + 12, window.innerWidth - 320) + "px"; tip.style.top = (ev.pageY + 12) + "px";
+  });
+  cv.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+  document.getElementById("zin").addEventListener("click", function () { zoom(2); });
+  document.getElementById("zout").addEventListener("click", function () { zoom(0.5); });
+  document.getElementById("reset").addEventListener("click", function () { setView(A0, B0); });
+  window.addEventListener("resize", function () { size(); draw(); });
+  window.addEventListener("keydown", function (ev) {
+    if (ev.target === reb) return;
+    if (ev.key === "+" || ev.key === "=") zoom(2);
+    else if (ev.key === "-") zoom(0.5);
+    else if (ev.key === "0") setView(A0, B0);
+    else if (ev.key === "ArrowLeft") setView(a - (b - a) / 4, b - (b - a) / 4);
+    else if (ev.key === "ArrowRight") setView(a + (b - a) / 4, b + (b - a) / 4);
+  });
+}
+var timings = {};
+function timed(name, f) { var t = performance.now(), r = f(); timings[name] = Math.round(performance.now() - t); return r; }
+function start(u) {
+  var d = timed("decode", function () { return decode(u); });
+  timed("arrange", function () { arrange(d); });
+  d = null;
+  timed("busy", busyTimes);
+  fpass = new Uint8Array(F.length); vis = new Uint8Array(n); visc = new Int32Array(n + 1);
+  tmin = Infinity; tmax = -Infinity;
+  for (var r = 0; r < NT; r++) if (ts[r + 1] > ts[r]) {
+    tmin = Math.min(tmin, tm[ts[r]]); tmax = Math.max(tmax, tm[ts[r + 1] - 1]);
+  }
+  if (!(tmax > tmin)) { tmin = n ? tmin - 1000 : 0; tmax = tmin + 2000; }
+  if (META.end > tmax) tmax = META.end;
+  var span = tmax - tmin;
+  a = A0 = tmin - span * 0.01; b = B0 = tmax + span * 0.01;
+  listen(); timed("filter", applyFilter); size(); timed("draw", draw);
+  // for tests and the console
+  window.eventplot = {
+    tracks: TR, types: TY, events: n, links: LK.length / 2,
+    view: function () { return [a, b]; }, setView: setView, zoom: zoom,
+    shown: function () { return shown; }, passing: function () { return nvis; },
+    summarized: function () { return summarized; }, ticks: function () { return ticks; }, width: function () { return W; },
+    at: function (e) { var k = pos[e]; return { x: X(tm[k]), y: TOP + trk0[e] * RH + RH / 2, track: TR[trk0[e]], type: TY[typ[k]], fields: fieldsOf(e) }; },
+    hit: hit, fieldSets: F.length, timings: timings
+  };
+  window.marpleLoading = false;
+}
+st.textContent = "reading " + n + " events\u2026";
+var z = timed("base64", function () { return bytes(EV.d); }), t0 = performance.now();
+new Response(new Blob([z]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
+  .then(function (buf) { timings.inflate = Math.round(performance.now() - t0); z = null; start(new Uint8Array(buf)); })
+  .catch(function (e) { st.textContent = "cannot read the events: " + e; window.marpleLoading = false; throw e; });
 })();

@@ -452,7 +452,14 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 	for (size_t i = 0; i < nsecs; i++)
 		write_section(f, i, &secs[i], a, na);
 	fputs("<p class=\"meta\">Written by marple-report. Pictures are the files beside this page; "
-	      "CPEL files open in G2, trace JSON in the Perfetto UI.</p>\n</body></html>\n", f);
+	      "CPEL files open in G2, trace JSON in the Perfetto UI.</p>\n"
+	      /* a page that knows its height (the event timeline) says so: its
+	       * frame takes it instead of 620 px with a blank under the tracks */
+	      "<script>window.addEventListener(\"message\",function(e){"
+	      "var h=e.data&&e.data.marple_height,f=document.querySelectorAll(\"iframe.pic\");"
+	      "if(typeof h!==\"number\"||!(h>0))return;"
+	      "for(var i=0;i<f.length;i++)if(f[i].contentWindow===e.source)f[i].style.height=Math.min(h,3000)+4+\"px\";});"
+	      "</script>\n</body></html>\n", f);
 }
 
 static void parse_artifact(const char *arg, struct artifact *a)

@@ -73,6 +73,24 @@ run('eventplot', async () => {
     const tipShown = await page.evaluate(() => getComputedStyle(document.getElementById('tip')).display);
     check('eventplot: hover shows type, track and fields', tipShown === 'block' && /accept on srv \(30\)/.test(tip) && /peer_pid=20/.test(tip), tip);
 
+    // the time axis: ticks at round times from the start (0, 0.5 ms, 1 ms ...),
+    // in steps of 1, 2 or 5 powers of ten, every label inside the canvas
+    const ticksOk = t => {
+      const v = t.map(x => parseFloat(x.label)), unit = t.map(x => x.label.replace(/^[-\d.]+ /, ''));
+      const step = v.length > 1 ? v[1] - v[0] : 0, m = step / Math.pow(10, Math.floor(Math.log10(step)));
+      return v.length >= 3 && new Set(unit).size === 1 && [1, 2, 5].some(k => Math.abs(m - k) < 1e-6) &&
+        v.every(x => Math.abs(x / step - Math.round(x / step)) < 1e-6);
+    };
+    let ticks = await page.evaluate(() => window.eventplot.ticks());
+    const W0 = await page.evaluate(() => window.eventplot.width());
+    check('eventplot: ticks at round times, starting at 0: ' + ticks.map(t => t.label).join(', '),
+      ticksOk(ticks) && parseFloat(ticks[0].label) === 0, JSON.stringify(ticks));
+    check('eventplot: no tick label cut off at the right', ticks.every(t => t.right <= W0), JSON.stringify(ticks.slice(-1)));
+    await page.evaluate(() => window.eventplot.setView(1100000, 1200000));
+    ticks = await page.evaluate(() => window.eventplot.ticks());
+    check('eventplot: zoomed in, round steps still: ' + ticks.map(t => t.label).join(', '), ticksOk(ticks), JSON.stringify(ticks));
+    await page.click('#reset');
+
     // zoom with the button: half the time range, fewer events shown
     const v0 = await page.evaluate(() => window.eventplot.view());
     await page.click('#zin');

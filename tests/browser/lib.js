@@ -28,6 +28,8 @@ async function open(browser, file, viewport) {
   page.on('request', r => { if (!r.url().startsWith('file:')) page.marpleRequests.push(r.url()); });
   const t0 = Date.now();
   await page.goto('file://' + path.resolve(file));
+  // pages that inflate their data (DecompressionStream) say when they are ready
+  await page.waitForFunction(() => !window.marpleLoading, null, { timeout: 120000 });
   page.marpleLoadMs = Date.now() - t0;
   return page;
 }

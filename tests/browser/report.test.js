@@ -71,6 +71,16 @@ run('report', async () => {
     } else {
       pass('report: no flame graph renderer built here (skipped)');
     }
+    // the event timeline's frame takes the timeline's height: the sample's
+    // two CPU tracks, not 620 px with ~400 px blank under them
+    const ep = await page.$('iframe[src$="-plot.html"]');
+    let epH = 0;
+    for (let k = 0; k < 50 && ep; k++) {
+      epH = await ep.evaluate(f => f.getBoundingClientRect().height);
+      if (epH < 600) break;
+      await page.waitForTimeout(100);
+    }
+    check(`report: the event timeline's frame fits it (${epH} px)`, ep && epH > 80 && epH < 200, String(epH));
     const links = await page.$$eval('a.file', a => a.map(x => x.getAttribute('href')));
     const missing = links.filter(h => !fs.existsSync(path.join(out, decodeURIComponent(h))));
     check(`report: links point at files that exist (${links.length})`, missing.length === 0, missing.join(' '));

@@ -1,7 +1,7 @@
 # marple-eventplot: the page is self-contained, hostile names escaped, errors.
 # (Interaction is tested in tests/browser/eventplot.test.js.)
 . "$MARPLE_TOP/tests/lib.sh"
-plan 8
+plan 9
 {
 	echo '{"marple":1,"interface":"t","datatype":"event","track":"cpu"}'
 	echo '1000,sched_switch,cpu0,comm=</script><b>,pid=1,next_comm=x'
@@ -12,7 +12,10 @@ check "eventplot: exit 0" test $? -eq 0
 check "eventplot: no external resources" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/out.html'"
 check "eventplot: one closing script per script" test "$(grep -o '</script>' "$T/out.html" | wc -l)" -eq 2
 check "eventplot: title escaped" grep -q '<title>&lt;T&amp;&gt;</title>' "$T/out.html"
-check "eventplot: decoded names as JSON strings" grep -q '"comm=a,b' "$T/out.html"
+# the events travel gzip-compressed and base64-encoded: the names decoded, inside
+sed -n 's/^var EV={"n":2,"f":2,"d":"\([A-Za-z0-9+\/=]*\)"}.*/\1/p' "$T/out.html" | base64 -d | gzip -dc > "$T/ev.bin" 2> /dev/null
+check "eventplot: decoded names in the compressed events" grep -aq 'comm=a,b' "$T/ev.bin"
+check "eventplot: a hostile name never reaches the page as text" sh -c "! grep -q '<b>' '$T/out.html'"
 printf '{"marple":1,"interface":"x","datatype":"stack"}\n1#a\n' > "$T/s"
 expect_exit "eventplot: stack section rejected" 1 'datatype "stack"' marple-eventplot "$T/s"
 expect_exit "eventplot: empty input" 1 'no marple event section' marple-eventplot /dev/null
