@@ -218,6 +218,7 @@ static int value_i32(const struct mstr *m, int64_t *v)
 static char *first_host;
 static uint64_t section_start;	/* start_ns of the section being read */
 static const char *section_iface = "";
+static double section_y_ns;	/* latency points: nanoseconds per unit of y */
 static int state_layout_414;	/* prev_state bits as Linux 4.14+ report them */
 static uint64_t preempt_bit = 0x800;	/* Perfetto's reading of R+ without a newer kernel */
 
@@ -295,15 +296,28 @@ static void write_clock_snapshot(uint64_t mono, uint64_t wall)
 	packet_end();
 }
 
+/* Nanoseconds in a unit of duration; 0 for another unit. */
+static double y_unit_ns(const char *u)
+{
+	static const struct { const char *name; double ns; } units[] = {
+		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(u, units[i].name))
+			return units[i].ns;
+	return 0;
+}
+
 static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
 {
 	const char *host = header_str(hdr, "host", "");
 	int64_t start = header_int(hdr, "start_ns", -1), wall = header_int(hdr, "wall_ns", -1);
 	json_t *units = json_object_get(hdr, "units");
 
-	if (dt == DATATYPE_POINT && (strcmp(header_str(units, "x", ""), "s") != 0 || start < 0)) {
-		warnmsg("section \"%s\" (points): %s draws only latency points (x in seconds since "
-			"the header's start_ns, y a duration, as marple-disklat writes)",
+	section_y_ns = y_unit_ns(header_str(units, "y", ""));
+	if (dt == DATATYPE_POINT && (strcmp(header_str(units, "x", ""), "s") != 0 || start < 0 || !section_y_ns)) {
+		warn_at(er->file, er->line, "section \"%s\" (points): %s draws only latency points (x in seconds "
+			"since the header's start_ns, y a duration in s, ms, us or ns, as marple-disklat writes)",
 			header_str(hdr, "interface", "?"), progname);
 		return -1;
 	}
@@ -311,7 +325,7 @@ static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
 		first_host = marple_strdup(host);
 		write_system_info(hdr);
 	} else if (strcmp(first_host, host) != 0) {
-		warnmsg("sections from hosts \"%s\" and \"%s\": their clocks do not line up; "
+		warn_at(er->file, er->line, "sections from hosts \"%s\" and \"%s\": their clocks do not line up; "
 			"write one trace per host", first_host, host);
 		return -1;
 	}
@@ -319,7 +333,6 @@ static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
 	section_iface = header_str(hdr, "interface", "");
 	if (start >= 0 && wall >= 0)
 		write_clock_snapshot((uint64_t)start, (uint64_t)wall);
-	(void)er;
 	return 0;
 }
 
@@ -743,14 +756,14 @@ static void on_point(struct eventread *er, const struct point_rec *p)
 	const struct mstr *dev = fields_get(p->fields, p->nfields, "dev");
 	struct mstr track = dev ? *dev : mstr_c(section_iface);
 	int fresh;
-	(void)er;
 
-	if (!(p->x >= 0 && p->x < 1e9 && p->y >= 0 && p->y < 1e9)) {
-		undrawable++;	/* reported at the end */
+	if (!(p->x >= 0 && p->x < 1e9 && p->y >= 0 && p->y * section_y_ns < 1e18)) {
+		if (++undrawable <= 10)	/* the first ten named, all counted at the end */
+			warn_at(er->file, er->line, "point not drawn: x or y out of range (negative, not a number, or too large)");
 		return;
 	}
 	uint64_t end = section_start + (uint64_t)(p->x * 1e9 + 0.5);
-	uint64_t dur = (uint64_t)(p->y * 1e6 + 0.5), start = end > dur ? end - dur : 0;
+	uint64_t dur = (uint64_t)(p->y * section_y_ns + 0.5), start = end > dur ? end - dur : 0;
 	struct owner *o = owner_get('d', mstr_c(section_iface), track, &fresh);
 	if (fresh) {
 		char name[300];
@@ -794,7 +807,7 @@ int main(int argc, char **argv)
 		warnmsg("%llu context switches with a prev_state that is not a ps(1) letter: written without it",
 			(unsigned long long)unknown_states);
 	if (undrawable)
-		warnmsg("%llu points not drawn: x or y out of range (negative, not a number, or over 10^9)",
+		warnmsg("%llu points not drawn: x or y out of range (negative, not a number, or too large)",
 			(unsigned long long)undrawable);
 	int rc = eventread_finish(&in, of, nin, argv + optind);
 	return undrawable && rc == EXIT_OK ? EXIT_DATA : rc;

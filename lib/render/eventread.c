@@ -25,6 +25,8 @@ static int read_one(struct eventread *er, const char *path)
 				rc = -1;
 				break;
 			}
+			er->file = stream_reader_name(r);
+			er->line = stream_reader_line(r);
 			if (er->on_section && er->on_section(er, stream_reader_header(r), dt) < 0) {
 				rc = -1;
 				break;
@@ -40,6 +42,8 @@ static int read_one(struct eventread *er, const char *path)
 			if (e > 0 && (uint64_t)e > er->end)
 				er->end = (uint64_t)e;
 		} else if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_POINT) {
+			er->file = stream_reader_name(r);
+			er->line = stream_reader_line(r);
 			er->on_point(er, stream_reader_point(r));
 			er->events++;
 		} else if (it == STREAM_RECORD) {

@@ -37,6 +37,8 @@ struct eventread {
 	uint64_t events;	/* records handed on before this one: the index of e in on_event */
 	uint64_t sections;	/* event sections read */
 	uint64_t bad;		/* malformed lines skipped */
+	const char *file;	/* where the header or record handed on is, for messages */
+	unsigned long line;
 };
 
 /* Read the n operands in paths (stdin if n is 0).  Returns 0, or -1 after a

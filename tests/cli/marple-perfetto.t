@@ -4,7 +4,7 @@
 # kernel's encodings; connections and disk requests are slices on described
 # tracks, joined by flows; times and names are the stream's; errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 30
 DEC="$MARPLE_TOP/tests/perfetto/pftrace.py"
 {
 	echo '{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000,"wall_ns":1700000000000000000,"host":"h1","kernel":"6.1.0-9-amd64","ncpus":2}'
@@ -100,6 +100,15 @@ import json,sys; a=json.load(open('$T/out.json'))['packet']; b=json.load(open('$
 ev=lambda pk: [e for p in pk for x in p.get('ftrace_events', []) for e in x['event']]
 n=sum(1 for p in b if 'ftrace_events' in p)
 sys.exit(0 if n == 7 and sorted(map(str, ev(a))) == sorted(map(str, ev(b))) else 1)"
+
+# y in another unit of time: microseconds
+printf '{"marple":1,"interface":"lat","datatype":"point","units":{"x":"s","y":"us"},"start_ns":0,"host":"h"}\n0.00001,2.5,q,dev=nvme0\n' > "$T/us"
+marple-perfetto "$T/us" > "$T/us.pf"
+python3 "$DEC" "$T/us.pf" > "$T/us.json"
+check "perfetto: y in us: the slice is 2500 ns long, ending at x (10000 ns)" python3 -c "
+import json,sys; pk=json.load(open('$T/us.json'))['packet']
+t=[(p['timestamp'][0], p['track_event'][0]['type'][0]) for p in pk if 'track_event' in p]
+sys.exit(0 if t == [(7500, 1), (10000, 2)] else 1)"
 
 # errors
 printf '{"marple":1,"interface":"callstack","datatype":"stack"}\n1#a\n' > "$T/s"
