@@ -26,12 +26,12 @@ ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 s=$(ms)
 # shellcheck disable=SC2086
-marple collect -t 2 -o a.marple $list 2>/dev/null
+marple collect -t 2 -o a.marple $list > /dev/null 2>&1
 e=$(ms)
 echo "bench: driver: collect -t 2 with $n $what:$list: $((e - s - 2000)) ms beyond the 2 s (floor: under 1500 ms)"
 
 # shellcheck disable=SC2086
-perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' marple collect -t 60 -o b.marple $list 2>/dev/null &
+perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' marple collect -t 60 -o b.marple $list > /dev/null 2>&1 &
 p=$!
 sleep 2
 s=$(ms)
@@ -46,7 +46,7 @@ lat=''
 for r in 1 2 3 4 5; do
 	rm -f marple_out/z.marple
 	# shellcheck disable=SC2086
-	perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' marple collect -t 0 -o z.marple $list 2>/dev/null &
+	perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' marple collect -t 0 -o z.marple $list > /dev/null 2>&1 &
 	p=$!
 	sleep 1.5
 	s=$(date +%s%N)
@@ -62,7 +62,7 @@ echo "bench: driver: Ctrl-C to a complete file, collect -t 0 with $n $what, 5 ru
 # the collectors'); during the capture itself there should be none.
 if command -v strace > /dev/null 2>&1; then
 	# shellcheck disable=SC2086
-	strace -f -qq -e trace=execve -o "$T/strace" marple collect -t 3 -o s.marple $list 2>/dev/null
+	strace -f -qq -e trace=execve -o "$T/strace" marple collect -t 3 -o s.marple $list > /dev/null 2>&1
 	execs=$(grep 'execve(' "$T/strace" | grep -v 'resumed' | sed 's/.*execve("\([^"]*\)".*/\1/' | sed 's|.*/||' |
 		grep -v '^marple-\(callstack\|cpusched\|disklat\|memtime\|offcpu\)$' | sort | uniq -c | sort -rn |
 		awk '{ printf " %s x%d", $2, $1; t += $1 } END { printf " (total %d)", t }')
