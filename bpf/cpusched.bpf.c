@@ -19,6 +19,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 /* Write into the perf buffer "pb" instead (for comparison, and for kernels
  * without BPF ring buffers). */
 const volatile bool perfbuf = false;
+/* -p: only switches into or out of this process's threads, and its wake-ups */
+const volatile __u32 targ_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -97,8 +99,11 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				     struct task_struct *next, unsigned int prev_state)
 {
 	void *rb = NULL;
-	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
+	struct cpusched_event tmp, *e;
 
+	if (targ_tgid && BPF_CORE_READ(prev, tgid) != targ_tgid && BPF_CORE_READ(next, tgid) != targ_tgid)
+		return 0;
+	e = reserve(&rb, &tmp);
 	if (!e)
 		return 0;
 	e->type = CPUSCHED_SWITCH;
@@ -118,7 +123,11 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 static __always_inline int on_wakeup(void *ctx, struct task_struct *p)
 {
 	void *rb = NULL;
-	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
+	struct cpusched_event tmp, *e;
+
+	if (targ_tgid && BPF_CORE_READ(p, tgid) != targ_tgid && (__u32)(bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
+	e = reserve(&rb, &tmp);
 
 	if (!e)
 		return 0;
@@ -143,8 +152,11 @@ int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_str
 	     unsigned int prev_state)
 {
 	void *rb = NULL;
-	struct cpusched_event tmp, *e = reserve(&rb, &tmp);
+	struct cpusched_event tmp, *e;
 
+	if (targ_tgid && prev->tgid != targ_tgid && next->tgid != targ_tgid)
+		return 0;
+	e = reserve(&rb, &tmp);
 	if (!e)
 		return 0;
 	e->type = CPUSCHED_SWITCH;

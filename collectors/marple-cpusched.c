@@ -26,6 +26,7 @@
 #include "cpusched.skel.h"
 #include "options.h"
 #include "stream.h"
+#include "uprobes.h"
 #include "util.h"
 
 /* Events younger than this (ns) are held back when merging, in case another
@@ -38,10 +39,12 @@ static struct {
 	int force_raw;
 	int perfbuf;
 	uint64_t buffer_kib;
+	uint32_t pid;
 } opt = { .buffer_kib = 8192 };
 
 enum { O_RAW_TP = 256, O_PERF_BUFFER };
 static const struct options_entry options[] = {
+	{ 'p', "pid", "PID", "only switches into or out of process PID's threads\n(and their wake-ups)" },
 	{ 'w', "wakeups", NULL, "also trace sched_wakeup (run-queue latency)" },
 	{ 'b', "buffer", "KIB", "ring buffer size per CPU in KiB (default 8192;\nrounded up to a power of two)" },
 	{ O_RAW_TP, "raw-tp", NULL, "use the raw tracepoint even if the BTF one works" },
@@ -54,7 +57,7 @@ static const struct options_entry options[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
+		"Usage: %s [-p PID] [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
 		"Trace every context switch on every CPU and write marple events.\n"
 		"\n",
 		progname);
@@ -292,6 +295,7 @@ static struct cpusched_bpf *setup(int raw, uint32_t ring_bytes, const char **why
 	bpf_program__set_autoload(skel->progs.wakeup_raw, raw && opt.wakeups);
 	skel->rodata->wakeup_bytes = ring_bytes / 8;
 	skel->rodata->perfbuf = opt.perfbuf;
+	skel->rodata->targ_tgid = opt.pid;
 	if (opt.perfbuf)
 		ring_bytes = (uint32_t)getpagesize();	/* the rings stay unused */
 	bpf_map__set_max_entries(skel->maps.rings, (uint32_t)ncpus);
@@ -343,6 +347,7 @@ static uint64_t parse_options(int argc, char **argv)
 
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
+		case 'p': opt.pid = (uint32_t)opt_u64("-p", optarg, 1, 4194304); break;
 		case 'w': opt.wakeups = 1; break;
 		case 'b': opt.buffer_kib = opt_u64("-b", optarg, 4, 1u << 20); break;
 		case O_RAW_TP: opt.force_raw = 1; break;
@@ -352,7 +357,10 @@ static uint64_t parse_options(int argc, char **argv)
 		default: usage_try();
 		}
 	}
-	return collector_duration(argc, argv, optind);
+	uint64_t duration = collector_duration(argc, argv, optind);
+	if (opt.pid)
+		require_process((pid_t)opt.pid);
+	return duration;
 }
 
 /* sched_switch by tp_btf, else by raw_tp; *attach says which.  NULL + message. */
@@ -417,6 +425,8 @@ static void describe_header(json_t *hdr, uint64_t duration, uint32_t ring_bytes,
 			      (json_int_t)(ring_bytes / 1024), "attach", attach, "buffers", opt.perfbuf ? "perf" : "ringbuf");
 	if (duration)
 		json_object_set_new(o, "duration_ns", json_integer((json_int_t)duration));
+	if (opt.pid)
+		json_object_set_new(o, "pid", json_integer(opt.pid));
 	json_object_set_new(hdr, "options", o);
 	json_object_set_new(hdr, "ncpus", json_integer(ncpus));
 }

@@ -3,7 +3,7 @@
 # names and event count (checked by tests/cpel/cpelread.py, an independent
 # reader); raw_tp fallback and --wakeups work.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 33
+plan 36
 if ! is_root; then skip_rest "cpusched" "needs root"; fi
 PP="$MARPLE_BIN/workloads/pingpong"
 READ="$MARPLE_TOP/tests/cpel/cpelread.py"
@@ -91,3 +91,16 @@ expect_exit "cpusched: bad buffer size" 2 '' marple-cpusched -b 0 1
 run_traced "$T/pb" --perf-buffer; rc=$?
 check "cpusched --perf-buffer: exits 0, says so in the header" sh -c "test $rc -eq 0 && grep -q '\"buffers\":\"perf\"' '$T/pb'"
 check "cpusched --perf-buffer: ping-pong seen, in time order" sh -c "grep -q 'prev_comm=mp_ping,.*next_comm=mp_pong' '$T/pb' && awk -F, '/^[0-9]/ { if (\$1 < last) bad++; last = \$1 } END { exit bad > 0 }' '$T/pb'"
+
+# -p PID: only the switches into or out of that process's threads (pingpong
+# on CPU 1), not those of a burner running beside it
+"$MARPLE_BIN/workloads/burn" 3 > /dev/null 2>&1 & bp=$!
+"$PP" 1000000 1 > /dev/null & pp=$!
+sleep 0.3
+marple-cpusched -p "$pp" 1 > "$T/p.out" 2> "$T/p.err"; rc=$?
+kill "$pp" "$bp" 2>/dev/null; wait "$pp" "$bp" 2>/dev/null
+sw=$(grep -c ',sched_switch,' "$T/p.out")
+other=$(grep ',sched_switch,' "$T/p.out" | grep -vc 'prev_comm=mp_p[a-z]*,\|next_comm=mp_p[a-z]*,')
+check "cpusched -p: exit 0, pingpong's switches ($sw), no other process's ($other)" test "$rc" -eq 0 -a "$sw" -ge 100 -a "$other" -eq 0
+check "cpusched -p: the header says which process" grep -q "\"pid\":$pp" "$T/p.out"
+expect_exit "cpusched -p: unknown PID" 1 "process 999999 not found" marple-cpusched -p 999999 1
