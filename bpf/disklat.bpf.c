@@ -12,6 +12,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* -p: only I/O submitted by this process; -d: only this disk's */
+const volatile __u32 targ_tgid = 0;
+const volatile bool targ_dev = false;
+const volatile __u32 targ_major = 0, targ_minor = 0;
+
 struct start {
 	__u64 ts;
 	__u32 pid, bytes, op, major, minor;
@@ -66,6 +71,8 @@ static __always_inline int on_issue(struct request *rq)
 		s.major = BPF_CORE_READ(disk, major);
 		s.minor = BPF_CORE_READ(disk, first_minor);
 	}
+	if ((targ_tgid && s.pid != targ_tgid) || (targ_dev && (s.major != targ_major || s.minor != targ_minor)))
+		return 0;
 	if (bpf_map_update_elem(&starts, &key, &s, BPF_ANY))
 		count(EVENTS_UNTRACKED);	/* issue not remembered */
 	return 0;

@@ -17,7 +17,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +30,16 @@
 #include "options.h"
 #include "selffilter.h"
 #include "stream.h"
+#include "uprobes.h"
 #include "util.h"
 
 static struct {
 	int verbose;
 	int force_raw;
 	int include_self;
+	uint32_t pid;
+	const char *dev;
+	unsigned int major, minor;
 } opt;
 
 static uint64_t start_ns, records;
@@ -41,6 +47,8 @@ static FILE *out;
 
 enum { O_RAW_TP = 256 };
 static const struct options_entry options[] = {
+	{ 'p', "pid", "PID", "only I/O submitted by process PID" },
+	{ 'd', "disk", "DISK", "only this disk's I/O: a name (vda, sda; a partition\nmeans its disk) or MAJOR:MINOR" },
 	{ O_RAW_TP, "raw-tp", NULL, "use raw tracepoints even if the BTF ones work" },
 	{ SELF_OPTION_KEY, "include-self", NULL, "I/O of marple's own processes too (left out by default)" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
@@ -51,7 +59,7 @@ static const struct options_entry options[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [-v] [--raw-tp] [--include-self] [DURATION]\n"
+		"Usage: %s [-p PID] [-d DISK] [-v] [--raw-tp] [--include-self] [DURATION]\n"
 		"Trace block I/O and write one point per request: completion time (s),\n"
 		"latency (ms), process, device, bytes, read/write.\n"
 		"\n",
@@ -130,6 +138,35 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static int have_io_start;
 
+/* -d DISK: its MAJOR:MINOR from /sys/class/block (a partition's disk is the
+ * directory above it), or given as MAJOR:MINOR.  Exits 1 if there is none. */
+static void disk_lookup(const char *name)
+{
+	char path[PATH_MAX + 16], real[PATH_MAX], devno[32];
+	unsigned int maj, min;
+	FILE *f;
+
+	if (sscanf(name, "%u:%u", &maj, &min) == 2) {
+		opt.major = maj;
+		opt.minor = min;
+		return;
+	}
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		fatal(EXIT_USAGE, "-d: '%s' is not a disk name (vda, sda) or MAJOR:MINOR", name);
+	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
+	if (!realpath(path, real))
+		fatal(EXIT_DATA, "-d: no disk %s (%s: %s)", name, path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/partition", real);
+	if (access(path, F_OK) == 0)
+		*strrchr(real, '/') = 0;
+	snprintf(path, sizeof(path), "%s/dev", real);
+	if (!(f = fopen(path, "r")) || !fgets(devno, sizeof(devno), f) || sscanf(devno, "%u:%u", &maj, &min) != 2)
+		fatal(EXIT_DATA, "-d: cannot read the device number of %s (%s)", name, path);
+	fclose(f);
+	opt.major = maj;
+	opt.minor = min;
+}
+
 static struct disklat_bpf *setup(int raw, const char **why)
 {
 	struct disklat_bpf *skel = disklat_bpf__open();
@@ -139,6 +176,10 @@ static struct disklat_bpf *setup(int raw, const char **why)
 		*why = "cannot open the BPF object";
 		return NULL;
 	}
+	skel->rodata->targ_tgid = opt.pid;
+	skel->rodata->targ_dev = opt.dev != NULL;
+	skel->rodata->targ_major = opt.major;
+	skel->rodata->targ_minor = opt.minor;
 	bpf_program__set_autoload(skel->progs.issue_btf, !raw);
 	bpf_program__set_autoload(skel->progs.complete_btf, !raw);
 	bpf_program__set_autoload(skel->progs.issue_raw, raw);
@@ -170,6 +211,8 @@ int main(int argc, char **argv)
 	out = stdout;
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
+		case 'p': opt.pid = (uint32_t)opt_u64("-p", optarg, 1, 4194304); break;
+		case 'd': opt.dev = optarg; break;
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'v': opt.verbose++; break;
@@ -178,6 +221,10 @@ int main(int argc, char **argv)
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
+	if (opt.dev)
+		disk_lookup(opt.dev);
+	if (opt.pid)
+		require_process((pid_t)opt.pid);
 	collector_start(opt.verbose > 1);
 
 	have_io_start = collector_tracepoint_exists("block", "block_io_start");
@@ -204,7 +251,12 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "ms"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "I/O latency",
 						     "info", "process"));
-	json_object_set_new(hdr, "options", json_pack("{s:s,s:b}", "attach", attach, "io_start", have_io_start));
+	json_t *o = json_pack("{s:s,s:b}", "attach", attach, "io_start", have_io_start);
+	if (opt.pid)
+		json_object_set_new(o, "pid", json_integer(opt.pid));
+	if (opt.dev)
+		json_object_set_new(o, "disk", json_string(dev_name(opt.major, opt.minor)));
+	json_object_set_new(hdr, "options", o);
 	if (stream_write_json(out, hdr) < 0)
 		goto cleanup;
 	collector_ready(duration);

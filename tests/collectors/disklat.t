@@ -1,7 +1,7 @@
 # marple-disklat (root): O_DIRECT reads of a test file give one point per read
 # with plausible latencies, the reading process, device, size and direction.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 18
 if ! is_root; then skip_rest "disklat" "needs root"; fi
 F="$T/data"
 dd if=/dev/urandom of="$F" bs=1M count=4 2>/dev/null && sync
@@ -34,3 +34,27 @@ awk -F, '/^[0-9]/ { if ($1 < last) bad++; last = $1 } END { exit bad > 0 }' "$T/
 check "disklat: points in completion order" test $? -eq 0
 check "disklat: trailer" grep -q '^{"trailer":1,.*"lost":0' "$T/dl"
 expect_exit "disklat: extra operand" 2 'unexpected operand' marple-disklat 1 2
+
+# -p PID: only the I/O that process submitted (a second reader runs beside it);
+# -d DISK: only that disk's
+sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
+sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=8k iflag=direct count=100" 2> /dev/null & other=$!
+marple-disklat -p "$ddp" 3 > "$T/p.out" 2> "$T/p.err"; rc=$?
+wait "$ddp" "$other"
+mine=$(grep -c ",pid=$ddp,dev=.*,bytes=4096,rw=R$" "$T/p.out")
+notmine=$(grep '^[0-9]' "$T/p.out" | grep -vc ",pid=$ddp,")
+check "disklat -p: exit 0, the process's reads ($mine of 200), no other's ($notmine)" test "$rc" -eq 0 -a "$mine" -ge 195 -a "$notmine" -eq 0
+expect_exit "disklat -p: unknown PID" 1 "process 999999 not found" marple-disklat -p 999999 1
+disk=$(basename "$(dirname "$(readlink -f "/sys/class/block/$dev")")")
+[ -e "/sys/class/block/$dev/partition" ] || disk=$dev
+sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
+marple-disklat -d "$dev" 3 > "$T/d.out" 2> "$T/d.err"; rc=$?
+wait "$ddp"
+n=$(grep -c ",pid=$ddp,dev=$disk,bytes=4096,rw=R$" "$T/d.out")
+check "disklat -d $dev: exit 0, the reads of its disk $disk ($n of 200), header says it" \
+	sh -c "[ $rc -eq 0 ] && [ $n -ge 195 ] && grep -q '\"disk\":\"$disk\"' '$T/d.out'"
+sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
+marple-disklat -d 7:7 3 > "$T/d2.out" 2> /dev/null
+wait "$ddp"
+check "disklat -d 7:7: another device: none of those reads" test "$(grep -c ",pid=$ddp," "$T/d2.out")" -eq 0
+expect_exit "disklat -d: unknown disk" 1 "no disk nosuch" marple-disklat -d nosuch 1
