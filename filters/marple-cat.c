@@ -274,8 +274,8 @@ int main(int argc, char **argv)
 				fatal(EXIT_DATA, "out of memory");
 			opt.interfaces[opt.ninterfaces++] = optarg;
 			break;
-		case OPT_FROM: opt.range.from_s = timed_parse_seconds("--from", optarg); opt.range.set = 1; break;
-		case OPT_TO: opt.range.to_s = timed_parse_seconds("--to", optarg); opt.range.set = 1; break;
+		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
+		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();
 		}

@@ -469,8 +469,8 @@ int main(int argc, char **argv)
 		case 'd': opt.diff = 1; break;
 		case 'H': opt.host_frame = 1; break;
 		case 'o': opt.out = optarg; break;
-		case OPT_FROM: opt.range.from_s = timed_parse_seconds("--from", optarg); opt.range.set = 1; break;
-		case OPT_TO: opt.range.to_s = timed_parse_seconds("--to", optarg); opt.range.set = 1; break;
+		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
+		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
 		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
 		default: usage_try();
 		}

@@ -71,6 +71,15 @@ double timed_parse_seconds(const char *opt, const char *arg)
 	return opt_double(opt, arg, 0, 1e9);
 }
 
+void timed_range_option(struct timed_range *r, int is_from, const char *arg)
+{
+	if (is_from)
+		r->from_s = timed_parse_seconds("--from", arg);
+	else
+		r->to_s = timed_parse_seconds("--to", arg);
+	r->set = 1;
+}
+
 void timed_range_check(const struct timed_range *r)
 {
 	if (r->set && !(r->from_s < r->to_s))
