@@ -29,6 +29,7 @@
 
 #include "heatgrid.h"
 #include "numparse.h"
+#include "options.h"
 #include "stream.h"
 #include "svg.h"
 #include "util.h"
@@ -65,39 +66,6 @@ static struct {
 	.maxcols = 1000,
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [--latency | --offset] [options] [FILE...]\n"
-		"Draw a latency or subsecond-offset heat map (SVG) of marple point or event\n"
-		"sections, or of plain \"time value\" lines (trace2heatmap.pl input).\n"
-		"\n"
-		"  --latency            x = time, y = value (default for points and plain lines)\n"
-		"  --offset             x = whole periods, y = offset in the period (default for events)\n"
-		"  --period P           offset period: 1s (default), 1m, 1h or 1d\n"
-		"  --wall               offsets within wall-clock (UTC) seconds, minutes, ...\n"
-		"  --color linear|rank  colour by count (linear, default) or by rank of count\n"
-		"  --highlight NAME     draw NAME's buckets in another hue (repeatable, up to %d)\n"
-		"  --isolate NAME       only count NAME (repeatable)\n"
-		"  --by KEY             group by field KEY (default: comm for events, info for points)\n"
-		"  --field KEY          events in --latency mode: y is the numeric field KEY\n"
-		"  --unitstime U        plain lines: time column in s (default), ms, us or ns\n"
-		"  --unitslabel TEXT    unit of the values, for labels (also --unitslatency)\n"
-		"  --minlat N           smallest value to include (default 0)\n"
-		"  --maxlat N           largest value to include (default: as the data needs)\n"
-		"  --rows N             number of rows (default 50)\n"
-		"  --steplat N          value step per row, instead of --rows\n"
-		"  --stepsec N          seconds per column (default 1, widened past --maxcols)\n"
-		"  --maxcols N          widen columns beyond this many (default 1000)\n"
-		"  --grid               draw grid lines\n"
-		"  --title TEXT         title\n"
-		"  -o, --output FILE    write FILE (atomically) instead of stdout\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Hover on a bucket for its range and count; click for the distribution details.\n"
-		"See marple-heatmap(1).\n",
-		progname, HG_MAX_HIGHLIGHT);
-}
 
 enum {
 	O_LATENCY = 256, O_OFFSET, O_PERIOD, O_COLOR, O_HIGHLIGHT, O_ISOLATE, O_BY, O_FIELD,
@@ -105,37 +73,56 @@ enum {
 	O_GRID, O_TITLE, O_WALL,
 };
 
+#define HEATMAP_STR(x) #x
+#define HEATMAP_XSTR(x) HEATMAP_STR(x)
+static const struct options_entry options[] = {
+	{ O_LATENCY, "latency", NULL, "x = time, y = value (default for points and plain lines)" },
+	{ O_OFFSET, "offset", NULL, "x = whole periods, y = offset in the period (default for events)" },
+	{ O_PERIOD, "period", "P", "offset period: 1s (default), 1m, 1h or 1d" },
+	{ O_WALL, "wall", NULL, "offsets within wall-clock (UTC) seconds, minutes, ..." },
+	{ O_COLOR, "color", "linear|rank", "colour by count (linear, default) or by rank of count" },
+	{ O_COLOR, "colour", "linear|rank", NULL },
+	{ O_HIGHLIGHT, "highlight", "NAME",
+	  "draw NAME's buckets in another hue (repeatable, up to " HEATMAP_XSTR(HG_MAX_HIGHLIGHT) ")" },
+	{ O_ISOLATE, "isolate", "NAME", "only count NAME (repeatable)" },
+	{ O_BY, "by", "KEY", "group by field KEY (default: comm for events, info for points)" },
+	{ O_FIELD, "field", "KEY", "events in --latency mode: y is the numeric field KEY" },
+	{ O_UNITSTIME, "unitstime", "U", "plain lines: time column in s (default), ms, us or ns" },
+	{ O_UNITSLABEL, "unitslabel", "TEXT", "unit of the values, for labels (also --unitslatency)" },
+	{ O_UNITSLABEL, "unitslatency", "TEXT", NULL },
+	{ O_MINLAT, "minlat", "N", "smallest value to include (default 0)" },
+	{ O_MAXLAT, "maxlat", "N", "largest value to include (default: as the data needs)" },
+	{ O_ROWS, "rows", "N", "number of rows (default 50)" },
+	{ O_STEPLAT, "steplat", "N", "value step per row, instead of --rows" },
+	{ O_STEPSEC, "stepsec", "N", "seconds per column (default 1, widened past --maxcols)" },
+	{ O_MAXCOLS, "maxcols", "N", "widen columns beyond this many (default 1000)" },
+	{ O_GRID, "grid", NULL, "draw grid lines" },
+	{ O_TITLE, "title", "TEXT", "title" },
+	{ 'o', "output", "FILE", "write FILE (atomically) instead of stdout" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--latency | --offset] [options] [FILE...]\n"
+		"Draw a latency or subsecond-offset heat map (SVG) of marple point or event\n"
+		"sections, or of plain \"time value\" lines (trace2heatmap.pl input).\n"
+		"\n",
+		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "Hover on a bucket for its range and count; click for the distribution details.\n"
+	      "See marple-heatmap(1).\n",
+	      f);
+}
+
 static void parse_options(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "latency", no_argument, 0, O_LATENCY },
-		{ "offset", no_argument, 0, O_OFFSET },
-		{ "period", required_argument, 0, O_PERIOD },
-		{ "color", required_argument, 0, O_COLOR },
-		{ "colour", required_argument, 0, O_COLOR },
-		{ "highlight", required_argument, 0, O_HIGHLIGHT },
-		{ "isolate", required_argument, 0, O_ISOLATE },
-		{ "by", required_argument, 0, O_BY },
-		{ "field", required_argument, 0, O_FIELD },
-		{ "unitstime", required_argument, 0, O_UNITSTIME },
-		{ "unitslabel", required_argument, 0, O_UNITSLABEL },
-		{ "unitslatency", required_argument, 0, O_UNITSLABEL },
-		{ "minlat", required_argument, 0, O_MINLAT },
-		{ "maxlat", required_argument, 0, O_MAXLAT },
-		{ "rows", required_argument, 0, O_ROWS },
-		{ "steplat", required_argument, 0, O_STEPLAT },
-		{ "stepsec", required_argument, 0, O_STEPSEC },
-		{ "maxcols", required_argument, 0, O_MAXCOLS },
-		{ "grid", no_argument, 0, O_GRID },
-		{ "wall", no_argument, 0, O_WALL },
-		{ "title", required_argument, 0, O_TITLE },
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case O_LATENCY: opt.mode = MODE_LATENCY; break;
 		case O_OFFSET: opt.mode = MODE_OFFSET; break;

@@ -19,6 +19,7 @@
 #include <libdeflate.h>
 
 #include "intern.h"
+#include "options.h"
 #include "protowire.h"
 #include "stream.h"
 #include "timed.h"
@@ -47,6 +48,15 @@ static struct {
 	int level;
 } opt = { .level = 1 };
 
+static const struct options_entry options[] = {
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all; default stdout)" },
+	{ '1', "", NULL, "gzip level -1 (the default: fastest) to -9 (smallest)" },
+	{ '2', "", NULL, NULL }, { '3', "", NULL, NULL }, { '4', "", NULL, NULL }, { '5', "", NULL, NULL },
+	{ '6', "", NULL, NULL }, { '7', "", NULL, NULL }, { '8', "", NULL, NULL }, { '9', "", NULL, NULL },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -54,22 +64,21 @@ static void usage(FILE *f)
 		"Write marple stack sections as one gzipped pprof profile (profile.proto) for\n"
 		"go tool pprof, Parca, Pyroscope.  Several files or sections merge into one\n"
 		"profile when their sample types match; the label host tells them apart.\n"
-		"\n"
-		"  -o, --output FILE  write to FILE (complete or not at all; default stdout)\n"
-		"  -1 .. -9           gzip level (default 1: fastest; 9: smallest)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"Sample types from the unit: samples -> samples/count and cpu/nanoseconds (the\n"
-		"period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
-		"bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
-		"other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
-		"kernel-only stacks) go in the [kernel.kallsyms] mapping.\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-		"reported and skipped), 1 no stack sections, a section of another datatype,\n"
-		"sample types that differ between inputs, or an I/O error, 2 usage error.\n"
-		"See marple-pprof(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "Sample types from the unit: samples -> samples/count and cpu/nanoseconds (the\n"
+	      "period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
+	      "bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
+	      "other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
+	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.\n"
+	      "\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
+	      "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	      "sample types that differ between inputs, or an I/O error, 2 usage error.\n"
+	      "See marple-pprof(1).\n",
+	      f);
 }
 
 /* ---- the profile being built ---- */
@@ -518,15 +527,10 @@ static void write_rest(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "o:h123456789", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		if (ch >= '1' && ch <= '9') {
 			opt.level = ch - '0';
 			continue;

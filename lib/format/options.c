@@ -25,9 +25,11 @@ int options_getopt(const struct options_entry *table, int argc, char **argv)
 		longopts = marple_calloc(n + 1, sizeof(*longopts));
 		shortopts = marple_calloc(2 * n + 1, 1);
 		char *s = shortopts;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0, l = 0; i < n; i++) {
 			const struct options_entry *o = &table[i];
-			longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
+			if (o->name[0])
+				longopts[l++] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
+								 o->key };
 			if (o->key > 0 && o->key < 256) {
 				*s++ = (char)o->key;
 				if (o->arg)
@@ -45,7 +47,9 @@ void options_usage(FILE *f, const struct options_entry *table)
 		int n;
 		if (!o->help)
 			continue;
-		if (o->key > 0 && o->key < 256)
+		if (!o->name[0])
+			n = fprintf(f, "  -%c", o->key);
+		else if (o->key > 0 && o->key < 256)
 			n = fprintf(f, "  -%c, --%s", o->key, o->name);
 		else
 			n = fprintf(f, "      --%s", o->name);

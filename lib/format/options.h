@@ -22,7 +22,7 @@
 
 struct options_entry {
 	int key;		/* its letter, or a value >= 256 for a long-only option */
-	const char *name;	/* the long option; NULL ends the table */
+	const char *name;	/* the long option ("": a short option only); NULL ends the table */
 	const char *arg;	/* the argument's name in the usage ("N"); NULL: takes none */
 	const char *help;	/* usage text, a '\n' continues it on an indented line;
 				 * NULL: accepted but not listed (an old spelling) */
