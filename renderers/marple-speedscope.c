@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "intern.h"
+#include "options.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -29,6 +30,13 @@ static struct {
 	int per_process;
 } opt;
 
+static const struct options_entry options[] = {
+	{ 'p', "per-process", NULL, "one profile per process (the root frame) of each section" },
+	{ 'o', "output", "FILE", "write to FILE (complete or not at all; default stdout)" },
+	{ 'h', "help", NULL, "this help" },
+	{ 0 }
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -37,15 +45,14 @@ static void usage(FILE *f)
 		"https://www.speedscope.app or the speedscope command: one sampled profile\n"
 		"per section, its weights and unit the section's; a timed section (marple-\n"
 		"callstack --timed) as its samples in time order.\n"
-		"\n"
-		"  -p, --per-process  one profile per process (the root frame) of each section\n"
-		"  -o, --output FILE  write to FILE (complete or not at all; default stdout)\n"
-		"  -h, --help         this help\n"
-		"\n"
-		"With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-		"reported and skipped), 1 no stack sections, a section of another datatype,\n"
-		"or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
+		"\n",
 		progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
+	      "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	      "or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
+	      f);
 }
 
 static FILE *out;
@@ -380,16 +387,10 @@ static void write_frames(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "per-process", no_argument, 0, 'p' },
-		{ "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0 },
-	};
 	int ch;
 
 	marple_init(argc, argv);
-	while ((ch = getopt_long(argc, argv, "po:h", longopts, NULL)) != -1) {
+	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case 'p': opt.per_process = 1; break;
 		case 'o': opt.out = optarg; break;
