@@ -47,7 +47,8 @@ static void usage(FILE *f)
 		"Usage: %s [OPTION]... [FILE]...\n"
 		"Draw stack data (marple stack sections or folded text) as a squarified tree\n"
 		"map in one self-contained HTML page: one level at a time, click to drill\n"
-		"down, breadcrumb to go back up.\n"
+		"down (through chains of single children at once), breadcrumb to go back\n"
+		"up, a search box (regular expression) to find frames.\n"
 		"\n",
 		progname);
 	options_usage(f, options);
@@ -91,11 +92,16 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	      ".box.more{cursor:pointer}\n"
 	      ".box.more:hover,.box:hover{outline:2px solid #333;z-index:1}\n"
 	      ".box.self{background:repeating-linear-gradient(45deg,#ddd,#ddd 4px,#e8e8e8 4px,#e8e8e8 8px)}\n"
+	      ".box[data-chain]::after{content:attr(data-chain);color:#555}\n"
+	      ".box.dim{opacity:.3}.box.hit{box-shadow:inset 0 0 0 3px #c0f}\n"
+	      "#find{margin:0 10px 4px}#search{width:260px}#search.bad{background:#fcc}#found{margin-left:8px;color:#555}\n"
 	      "#tip{position:fixed;display:none;white-space:pre;background:#ffffe0;border:1px solid #888;"
 	      "padding:4px 6px;font-size:12px;pointer-events:none;z-index:2}\n"
 	      "</style></head>\n<body>\n<h1>", f);
 	xml_escape_cstr(f, opt.title);
-	fputs("</h1>\n<div id=\"crumbs\"></div>\n<div id=\"sum\"></div>\n<div id=\"map\"></div>\n"
+	fputs("</h1>\n<div id=\"find\"><input id=\"search\" placeholder=\"search frames (regular expression)\">"
+	      "<span id=\"found\"></span></div>\n"
+	      "<div id=\"crumbs\"></div>\n<div id=\"sum\"></div>\n<div id=\"map\"></div>\n"
 	      "<div id=\"tip\"></div>\n<script>\nvar D=[", f);
 
 	/* Pre-order walk: node, depth limit and share threshold. */

@@ -1,5 +1,7 @@
 // marple-treemap's script: a squarified tree map of one level at a time.
 // Data: N (names), D (per node, pre-order: name, parent, weight), C (options).
+// A click goes down through chains of single-child frames at once; the search
+// box (a regular expression) dims what does not lead to a matching frame.
 (function () {
 "use strict";
 var n = D.length / 3, nm = new Int32Array(n), par = new Int32Array(n), w = new Float64Array(n);
@@ -11,6 +13,8 @@ for (var i = 0; i < n; i++) {
 for (var k = 0; k < n; k++) kids[k].sort(function (a, b) { return w[b] - w[a] || a - b; });
 var map = document.getElementById("map"), crumbs = document.getElementById("crumbs");
 var tip = document.getElementById("tip"), cur = 0;
+var sbox = document.getElementById("search"), found = document.getElementById("found");
+var match = null, leads = null;
 
 function commas(v) {
 	var s = String(Math.round(v * 100) / 100), p = s.split("."), x = p[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -55,6 +59,37 @@ function self(i) {
 	for (var j = 0; j < kids[i].length; j++) s -= w[kids[i][j]];
 	return s > w[i] * 1e-9 ? s : 0;
 }
+// The end of the chain of single-child frames (nothing of their own) from i.
+function chainEnd(i) {
+	while (kids[i].length === 1 && self(i) === 0) i = kids[i][0];
+	return i;
+}
+// Going up: past the frames a click would go down through again.
+function chainTop(i) {
+	var p = par[i];
+	while (p > 0 && kids[p].length === 1 && self(p) === 0) p = par[p];
+	return p;
+}
+// Search: frames whose name matches, and which frames lead to one.
+function search() {
+	var re = null;
+	try { re = sbox.value ? new RegExp(sbox.value) : null; sbox.classList.remove("bad"); }
+	catch (e) { sbox.classList.add("bad"); return; }
+	match = leads = null; found.textContent = "";
+	if (re) {
+		match = new Uint8Array(n); leads = new Uint8Array(n);
+		var under = new Uint8Array(n), hits = 0, mw = 0, i;
+		for (i = 0; i < n; i++) {
+			match[i] = re.test(N[nm[i]]) ? 1 : 0;
+			hits += match[i];
+			if (i > 0) under[i] = under[par[i]] || match[par[i]];
+			if (match[i] && !under[i]) mw += w[i];	/* not counted twice below a match */
+		}
+		for (i = n - 1; i >= 0; i--) { leads[i] |= match[i]; if (par[i] >= 0 && leads[i]) leads[par[i]] = 1; }
+		found.textContent = hits + " frame" + (hits === 1 ? "" : "s") + " match: " + commas(mw) + " " + C.unit + " (" + pct(mw, w[0]) + " of total)";
+	}
+	show(cur);
+}
 function show(i) {
 	cur = i;
 	// breadcrumb: root ... i
@@ -81,6 +116,9 @@ function show(i) {
 	list.forEach(function (c, k) {
 		var r = rects[k], d = document.createElement("div");
 		d.className = c < 0 ? "box self" : kids[c].length ? "box more" : "box";
+		if (match && (c < 0 ? !match[i] : !leads[c])) d.className += " dim";
+		if (match && c >= 0 && match[c]) d.className += " hit";
+		if (c >= 0 && chainEnd(c) !== c) d.dataset.chain = " \u203a \u2026 \u203a " + N[nm[chainEnd(c)]];
 		d.style.left = r[0].toFixed(1) + "px"; d.style.top = r[1].toFixed(1) + "px";
 		d.style.width = Math.max(0, r[2] - 1).toFixed(1) + "px"; d.style.height = Math.max(0, r[3] - 1).toFixed(1) + "px";
 		if (c >= 0) { d.style.background = "hsl(" + hue(N[nm[c]]) + ",60%,72%)"; d.dataset.i = c; }
@@ -93,7 +131,7 @@ function show(i) {
 }
 map.addEventListener("click", function (e) {
 	var d = e.target.closest(".box");
-	if (d && d.dataset.i !== undefined && kids[+d.dataset.i].length) show(+d.dataset.i);
+	if (d && d.dataset.i !== undefined && kids[+d.dataset.i].length) show(chainEnd(+d.dataset.i));
 });
 crumbs.addEventListener("click", function (e) {
 	if (e.target.dataset.i !== undefined) show(+e.target.dataset.i);
@@ -108,10 +146,14 @@ map.addEventListener("mousemove", function (e) {
 	tip.style.top = Math.min(e.clientY + 12, window.innerHeight - tip.offsetHeight - 4) + "px";
 });
 map.addEventListener("mouseleave", function () { tip.style.display = "none"; });
-window.addEventListener("keydown", function (e) { if (e.key === "Backspace" || e.key === "Escape") { if (par[cur] >= 0) show(par[cur]); } });
+sbox.addEventListener("input", search);
+window.addEventListener("keydown", function (e) {
+	if (e.target === sbox) return;
+	if (e.key === "Backspace" || e.key === "Escape") { if (par[cur] >= 0) show(chainTop(cur)); }
+});
 window.addEventListener("resize", function () { show(cur); });
 window.marple = { show: show, current: function () { return cur; }, nodes: n,
 	find: function (name) { for (var i = 0; i < n; i++) if (N[nm[i]] === name) return i; return -1; },
 	weight: function (i) { return w[i]; } };
-show(0);
+show(chainEnd(0));
 })();

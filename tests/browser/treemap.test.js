@@ -44,12 +44,14 @@ run('treemap', async () => {
     check('treemap: hover shows name, weight, % of parent and of total',
       tip === 'python3\n143 samples\n76.88% of all\n76.88% of total', JSON.stringify(tip));
 
+    // python3 > _start > main > Py_RunMain is a chain of single-child frames:
+    // its box says where it ends, and one click goes through it (it took four)
+    const chain = await page.evaluate(() => document.querySelector('#map .box[data-i="' + window.marple.find('python3') + '"]').dataset.chain);
+    check('treemap: a chain of single children is shown on its box', chain === ' \u203a \u2026 \u203a Py_RunMain', JSON.stringify(chain));
     await page.click('#map .box >> text=python3');
     let crumbs = await page.textContent('#crumbs');
-    check('treemap: click drills down (breadcrumb)', crumbs === 'all \u203a python3', crumbs);
-    await page.click('#map .box >> text=_start');
-    await page.click('#map .box >> text=main');
-    await page.click('#map .box >> text=Py_RunMain');
+    check('treemap: one click drills down through the chain (breadcrumb)',
+      crumbs === 'all \u203a python3 \u203a _start \u203a main \u203a Py_RunMain', crumbs);
     b = await boxes(page);
     const here = b.map(x => x.text).sort().join(',');
     check('treemap: deepest level shows leaves and (self)', here === '(self),PyObject_Malloc,_PyEval_EvalFrameDefault', here);
@@ -59,10 +61,32 @@ run('treemap', async () => {
       tip2 === 'PyObject_Malloc\n41 samples\n28.67% of Py_RunMain\n22.04% of total', JSON.stringify(tip2));
     await page.click('#crumbs >> text=python3');
     crumbs = await page.textContent('#crumbs');
-    check('treemap: breadcrumb goes back up', crumbs === 'all \u203a python3', crumbs);
+    check('treemap: breadcrumb goes back up, to the frame clicked', crumbs === 'all \u203a python3', crumbs);
+    await page.click('#map .box >> text=_start');
+    await page.keyboard.press('Backspace');
+    crumbs = await page.textContent('#crumbs');
+    check('treemap: Backspace goes up past the chain', crumbs === 'all', crumbs);
     await page.click('#crumbs >> text=all');
     b = await boxes(page);
     check('treemap: back at the top', b.length === 4 && (await page.textContent('#crumbs')) === 'all', String(b.length));
+
+    // search: frames matching a regular expression; what leads to none is dimmed
+    await page.fill('#search', 'Malloc|waitpid');
+    b = await boxes(page);
+    const dim = b.filter(x => /dim/.test(x.cls)).map(x => x.text).sort().join(',');
+    check('treemap: search dims the boxes that lead to no match', dim === 'short,swapper', dim);
+    check('treemap: search says how much matched', (await page.textContent('#found')) === '2 frames match: 53 samples (28.49% of total)',
+      await page.textContent('#found'));
+    await page.click('#map .box >> text=python3');
+    b = await boxes(page);
+    check('treemap: the matching frame is marked below', b.some(x => x.text === 'PyObject_Malloc' && /hit/.test(x.cls)) &&
+      b.some(x => x.text === '_PyEval_EvalFrameDefault' && /dim/.test(x.cls)), JSON.stringify(b.map(x => x.text + ':' + x.cls)));
+    await page.fill('#search', '(');
+    check('treemap: a bad regex is marked, not thrown', await page.evaluate(() => document.getElementById('search').classList.contains('bad')));
+    await page.fill('#search', '');
+    b = await boxes(page);
+    check('treemap: clearing the search dims nothing', b.every(x => !/dim|hit/.test(x.cls)), JSON.stringify(b.map(x => x.cls)));
+    await page.click('#crumbs >> text=all');
     checkNoErrors('treemap: no script errors after interaction', page);
     await page.close();
 
