@@ -167,6 +167,11 @@ const struct hashtab_entry *hashtab_at(const struct hashtab *a, size_t i)
 	return &a->ent[i];
 }
 
+size_t hashtab_index(const struct hashtab *a, const struct hashtab_entry *e)
+{
+	return (size_t)(e - a->ent);
+}
+
 static int cmp_entry(const void *x, const void *y)
 {
 	const struct hashtab_entry *a = *(struct hashtab_entry *const *)x;

@@ -41,6 +41,8 @@ const struct hashtab_entry *hashtab_add(struct hashtab *t, const void *key, size
 size_t hashtab_size(const struct hashtab *t);
 /* Entry i, 0 <= i < hashtab_size, in order of first add. */
 const struct hashtab_entry *hashtab_at(const struct hashtab *t, size_t i);
+/* The i of an entry (hashtab_add's answer): a dense id for each distinct key. */
+size_t hashtab_index(const struct hashtab *t, const struct hashtab_entry *e);
 /* All entries sorted by key in byte order (as sort(1) with LC_ALL=C and Perl's
  * cmp do); the array is owned by the table and valid until the next add. */
 struct hashtab_entry **hashtab_sorted(struct hashtab *t);

@@ -23,12 +23,10 @@ struct stree {
 	/* (parent, name) -> node */
 	uint32_t *slots;
 	size_t mask;
-	/* interned names */
+	/* interned names: the table finds them, names[] shows them by id */
+	struct hashtab *name_tab;
 	struct mstr *names;
-	uint64_t *name_hash;
 	size_t nnames, names_cap;
-	uint32_t *name_slots;
-	size_t name_mask;
 	char **blocks;
 	size_t nblocks;
 	char *blk;
@@ -88,42 +86,19 @@ static const char *store(struct stree *t, const char *s, size_t len)
 	return d;
 }
 
+/* The id of a frame name: names[id], ids dense in order of first sight. */
 static uint32_t intern(struct stree *t, const char *s, size_t len)
 {
-	uint64_t h = hashtab_hash(s, len);
-	size_t j = h & t->name_mask;
-	uint32_t id;
-	while ((id = t->name_slots[j]) != STREE_NONE) {
-		if (t->name_hash[id] == h && t->names[id].len == len && memcmp(t->names[id].s, s, len) == 0)
-			return id;
-		j = (j + 1) & t->name_mask;
+	const struct hashtab_entry *e = hashtab_add(t->name_tab, s, len, 0, 0);
+	size_t id = hashtab_index(t->name_tab, e);
+
+	if (id == t->nnames) {	/* a new name */
+		if (id >= STREE_NONE)
+			fatal(EXIT_DATA, "too many distinct frame names");
+		t->names = marple_grow(t->names, &t->names_cap, id + 1, sizeof(*t->names));
+		t->names[t->nnames++] = (struct mstr){ e->key, len };
 	}
-	if (t->nnames == t->names_cap) {
-		size_t cap = t->names_cap ? t->names_cap * 2 : 1024;
-		t->names = realloc(t->names, cap * sizeof(*t->names));
-		t->name_hash = realloc(t->name_hash, cap * sizeof(*t->name_hash));
-		if (!t->names || !t->name_hash)
-			fatal(EXIT_DATA, "out of memory");
-		t->names_cap = cap;
-	}
-	id = (uint32_t)t->nnames++;
-	t->names[id] = (struct mstr){ store(t, s, len), len };
-	t->name_hash[id] = h;
-	t->name_slots[j] = id;
-	if (t->nnames * 2 > t->name_mask) {
-		size_t nm = t->name_mask * 2 + 1;
-		uint32_t *ns = new_slots(nm + 1);
-		for (size_t i = 0; i < t->nnames; i++) {
-			size_t k = t->name_hash[i] & nm;
-			while (ns[k] != STREE_NONE)
-				k = (k + 1) & nm;
-			ns[k] = (uint32_t)i;
-		}
-		free(t->name_slots);
-		t->name_slots = ns;
-		t->name_mask = nm;
-	}
-	return id;
+	return (uint32_t)id;
 }
 
 static inline uint64_t child_hash(uint32_t parent, uint32_t name)
@@ -302,8 +277,7 @@ struct stree *stree_new(int flamechart)
 	t->flamechart = flamechart;
 	t->mask = 1023;
 	t->slots = new_slots(t->mask + 1);
-	t->name_mask = 1023;
-	t->name_slots = new_slots(t->name_mask + 1);
+	t->name_tab = hashtab_new();
 	new_node(t, STREE_NONE, intern(t, "all", 3));
 	return t;
 }
@@ -318,8 +292,7 @@ void stree_free(struct stree *t)
 	free(t->nodes);
 	free(t->slots);
 	free(t->names);
-	free(t->name_hash);
-	free(t->name_slots);
+	hashtab_free(t->name_tab);
 	free(t->v2);
 	free(t->prev);
 	free(t->prev_off);
