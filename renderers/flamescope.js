@@ -35,7 +35,7 @@ function unitOf(v) { return commas(v) + " " + C.unit; }
 
 function init(a) {
 	frames = a[0];
-	var cd = a[1]; stk = a[2]; thr = a[3]; wt = a[4];
+	var cd = a[1], sd = a[2]; thr = a[3]; wt = a[4];
 	var starts = [];
 	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
 	stackAt = Uint32Array.from(starts); nstacks = starts.length;
@@ -43,8 +43,10 @@ function init(a) {
 	var ne = cd.length, cell = 0;
 	cellStart = new Uint32Array(ncells + 1);
 	var c = 0;
+	stk = new Uint32Array(ne);	/* stacks come as deltas within a cell */
 	for (var e = 0; e < ne; e++) {
 		cell += cd[e];
+		stk[e] = e && !cd[e] ? stk[e - 1] + sd[e] : sd[e];
 		while (c <= cell) cellStart[c++] = e;
 	}
 	while (c <= ncells) cellStart[c++] = ne;

@@ -340,12 +340,14 @@ static void write_page(FILE *f, struct scope *s)
 	fputs("var Z={", f);
 	write_packed(f, "frames", s->frames, s->nframes);
 	fputs(",\n", f);
-	for (size_t i = 0; i < s->ne; i++)	/* cells as deltas: mostly 0 and 1 */
+	/* cells as deltas (mostly 0 and 1); stacks, sorted within a cell, as deltas
+	 * from the one before in the same cell: small numbers gzip well */
+	for (size_t i = 0; i < s->ne; i++)
 		v[i] = s->e[i].cell - (i ? s->e[i - 1].cell : 0);
 	write_packed(f, "cell", v, s->ne);
 	fputs(",\n", f);
 	for (size_t i = 0; i < s->ne; i++)
-		v[i] = s->e[i].stack;
+		v[i] = i && s->e[i].cell == s->e[i - 1].cell ? s->e[i].stack - s->e[i - 1].stack : s->e[i].stack;
 	write_packed(f, "stack", v, s->ne);
 	fputs(",\n", f);
 	for (size_t i = 0; i < s->ne; i++)

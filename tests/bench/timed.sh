@@ -3,7 +3,8 @@
 #    both cores busy: the BPF program's ns per sample (kernel bpf_stats) and
 #    the collector's CPU per sample (floor: timed <= 1.2x untimed);
 #  - a synthetic timed section of 10 million samples (64 CPUs x 99 Hz x 26 min,
-#    5000 stacks drawn Zipf-like, 500 threads): marple-fold --from/--to on it
+#    5000 stacks drawn Zipf-like, each of one of 50 processes, run by one of
+#    its 10 threads at random): marple-fold --from/--to on it
 #    (floor: <= 1 s), marple-flamescope's page size (floor: <= 20 MB), and in
 #    Chromium the page's load to drawn (floor: <= 3 s) and the flame graph of a
 #    range selection (floor: <= 200 ms).
@@ -49,9 +50,10 @@ gen() {
 	awk -v n="$N" -v pass="$1" 'BEGIN {
 		srand(7); start = 1000000000000; step = 1e9 / 6336; ns = 5000
 		for (i = 0; i < n; i++) {
-			s = int(ns * rand() ^ 3); th = int(500 * rand() ^ 2)
+			# stack s is of process s % 50 (its root frame), run by one of its 10 threads
+			s = int(ns * rand() ^ 3); p = s % 50; th = p + 50 * int(10 * rand())
 			if (pass == 1) w[s]++
-			else printf "%.0f,sample,cpu%d,stack=%d,pid=%d,tid=%d\n", start + i * step, i % 64, s, 1000 + th % 50, 1000 + th
+			else printf "%.0f,sample,cpu%d,stack=%d,pid=%d,tid=%d\n", start + i * step, i % 64, s, 1000 + p, 1000 + th
 		}
 		if (pass == 1) {
 			printf "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"timed\":\"stacks\",\"start_ns\":%.0f,\"units\":{\"weight\":\"samples\"}}\n", start
