@@ -35,7 +35,8 @@ function unitOf(v) { return commas(v) + " " + C.unit; }
 
 function init(a) {
 	frames = a[0];
-	var cd = a[1], sd = a[2]; thr = a[3]; wt = a[4];
+	var cd = a[1], sd = a[2], lt = a[3], ps = a[5], pt = a[6], local = [];
+	wt = a[4];
 	var starts = [];
 	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
 	stackAt = Uint32Array.from(starts); nstacks = starts.length;
@@ -44,9 +45,12 @@ function init(a) {
 	cellStart = new Uint32Array(ncells + 1);
 	var c = 0;
 	stk = new Uint32Array(ne);	/* stacks come as deltas within a cell */
+	thr = new Uint32Array(ne);	/* threads as the how-manieth of their stack's */
+	for (var p = 0; p < ps.length; p++) (local[ps[p]] || (local[ps[p]] = [])).push(pt[p]);
 	for (var e = 0; e < ne; e++) {
 		cell += cd[e];
 		stk[e] = e && !cd[e] ? stk[e - 1] + sd[e] : sd[e];
+		thr[e] = local[stk[e]][lt[e]];
 		while (c <= cell) cellStart[c++] = e;
 	}
 	while (c <= ncells) cellStart[c++] = ne;
@@ -351,7 +355,7 @@ window.marpleScope = { rows: rows, cols: cols, cellBox: function (c) { var xy = 
 	} };
 window.addEventListener("resize", function () { painted = null; drawHeat(); drawFlame(); });
 
-Promise.all([Z.frames, Z.cell, Z.stack, Z.thread, Z.weight].map(unpack)).then(init).catch(function (e) {
+Promise.all([Z.frames, Z.cell, Z.stack, Z.thread, Z.weight, Z.pstack, Z.pthread].map(unpack)).then(init).catch(function (e) {
 	$("status").textContent = "cannot read the data: " + e;
 });
 })();

@@ -303,6 +303,42 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 	fputs("];\n", f);
 }
 
+/* Threads per entry as the how-manieth thread of its stack (a stack is mostly
+ * run by few threads: small numbers), and the (stack, thread) pairs in the
+ * order those numbers were given, from which the page rebuilds them. */
+static void write_threads(FILE *f, struct scope *s, uint32_t *v)
+{
+	struct intern *pairs = intern_new();
+	uint32_t *nlocal = marple_calloc(s->nstacks + 1, sizeof(*nlocal));
+	uint32_t *local = NULL, *ps = NULL, *pt = NULL;
+	size_t lcap = 0, pscap = 0, ptcap = 0;
+
+	for (size_t i = 0; i < s->ne; i++) {
+		uint32_t key[2] = { s->e[i].stack, s->e[i].thread };
+		size_t before = intern_count(pairs);
+		uint32_t id = intern_get(pairs, (const char *)key, sizeof(key));
+		if (id == before) {
+			local = marple_grow(local, &lcap, (size_t)id + 1, sizeof(*local));
+			ps = marple_grow(ps, &pscap, (size_t)id + 1, sizeof(*ps));
+			pt = marple_grow(pt, &ptcap, (size_t)id + 1, sizeof(*pt));
+			local[id] = nlocal[key[0]]++;
+			ps[id] = key[0];
+			pt[id] = key[1];
+		}
+		v[i] = local[id];
+	}
+	write_packed(f, "thread", v, s->ne);
+	fputs(",\n", f);
+	write_packed(f, "pstack", ps, intern_count(pairs));
+	fputs(",\n", f);
+	write_packed(f, "pthread", pt, intern_count(pairs));
+	intern_free(pairs);
+	free(nlocal);
+	free(local);
+	free(ps);
+	free(pt);
+}
+
 static void write_page(FILE *f, struct scope *s)
 {
 	uint32_t ncols = s->ne ? s->e[s->ne - 1].cell / s->nrows + 1 : 1;
@@ -350,9 +386,7 @@ static void write_page(FILE *f, struct scope *s)
 		v[i] = i && s->e[i].cell == s->e[i - 1].cell ? s->e[i].stack - s->e[i - 1].stack : s->e[i].stack;
 	write_packed(f, "stack", v, s->ne);
 	fputs(",\n", f);
-	for (size_t i = 0; i < s->ne; i++)
-		v[i] = s->e[i].thread;
-	write_packed(f, "thread", v, s->ne);
+	write_threads(f, s, v);
 	fputs(",\n", f);
 	for (size_t i = 0; i < s->ne; i++) {
 		uint64_t w = timed_weight(s->e[i].w, s->ns_per_weight);
