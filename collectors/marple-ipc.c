@@ -38,7 +38,7 @@ static uint64_t records;
 
 static const struct options_entry options[] = {
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

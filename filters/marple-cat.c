@@ -45,7 +45,7 @@ static const struct options_entry options[] = {
 	{ OPT_FROM, "from", "S", "cut to [--from, --to) seconds from each section's\n"
 				 "start: events and the samples of timed stack sections" },
 	{ OPT_TO, "to", "S", "(see --from)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

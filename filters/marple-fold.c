@@ -89,8 +89,8 @@ static const struct options_entry options[] = {
 	{ OPT_FROM, "from", "S", "only samples in [--from, --to) seconds from the start\n"
 				 "of each timed stack section (marple-callstack --timed)" },
 	{ OPT_TO, "to", "S", "(see --from)" },
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -39,10 +39,10 @@ static struct {
 } opt = { NULL, 1000 };
 
 static const struct options_entry options[] = {
-	{ 'o', "output", "FILE", "write to FILE (default stdout)" },
+	OPTIONS_OUTPUT,
 	{ 'u', "time-unit", "UNIT", "unit of event times in the input (default us,\n"
 		"as the original's perf collectors wrote them)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -27,9 +27,9 @@ static const struct options_entry options[] = {
 				"pid: one track per process (\"comm (pid)\")" },
 	{ 'd', "datum", "KEYS", "show these fields as each event's datum\n"
 				"(default: \"comm (pid)\"; with --track pid: the CPU)" },
-	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	OPTIONS_OUTPUT,
 	{ O_RUN_EVENTS, "run-events", "N", NULL },	/* for tests: events per sorted run */
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -38,8 +38,8 @@ static struct {
 
 static const struct options_entry options[] = {
 	{ 't', "title", "TITLE", "page title (default \"Events\")" },
-	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -68,8 +68,8 @@ static const struct options_entry options[] = {
 	{ O_NOTES, "notes", "TEXT", "notes stored in the SVG (<desc>)" },
 	{ O_TOTAL, "total", "N", "width of the whole graph in counts (>= the sum)" },
 	{ O_FACTOR, "factor", "F", "multiply every count by F" },
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -67,8 +67,8 @@ static const struct options_entry options[] = {
 	{ O_ROW, "row", "MS", "milliseconds per row (default 20)" },
 	{ O_COLOR, "color", "linear|rank", "colour cells by count (default) or rank of count" },
 	{ O_TITLE, "title", "TEXT", "page title (default \"Flame Scope\")" },
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -98,8 +98,8 @@ static const struct options_entry options[] = {
 	{ O_MAXCOLS, "maxcols", "N", "widen columns beyond this many (default 1000)" },
 	{ O_GRID, "grid", NULL, "draw grid lines" },
 	{ O_TITLE, "title", "TEXT", "title" },
-	{ 'o', "output", "FILE", "write FILE (atomically) instead of stdout" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

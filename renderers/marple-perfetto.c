@@ -34,9 +34,9 @@ static struct {
 } opt = { .bundle_bytes = 64 * 1024 };
 
 static const struct options_entry options[] = {
-	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
+	OPTIONS_OUTPUT,
 	{ 'b', "bundle", "BYTES", "hold up to BYTES of a CPU's events per bundle (default 65536)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

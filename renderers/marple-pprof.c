@@ -49,11 +49,11 @@ static struct {
 } opt = { .level = 1 };
 
 static const struct options_entry options[] = {
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all; default stdout)" },
+	OPTIONS_OUTPUT,
 	{ '1', "", NULL, "gzip level -1 (the default: fastest) to -9 (smallest)" },
 	{ '2', "", NULL, NULL }, { '3', "", NULL, NULL }, { '4', "", NULL, NULL }, { '5', "", NULL, NULL },
 	{ '6', "", NULL, NULL }, { '7', "", NULL, NULL }, { '8', "", NULL, NULL }, { '9', "", NULL, NULL },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -57,7 +57,7 @@ static const struct options_entry options[] = {
 	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
 			     "title' per section (the interface reduced to\n"
 			     "[A-Za-z0-9_.-], the title 'INTERFACE on HOST'), and stop" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -32,8 +32,8 @@ static struct {
 
 static const struct options_entry options[] = {
 	{ 'p', "per-process", NULL, "one profile per process (the root frame) of each section" },
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all; default stdout)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -48,8 +48,8 @@ static const struct options_entry options[] = {
 	{ O_BINS, "bins", "N", "at most N time bins (default 500); samples are averaged" },
 	{ O_BY, "by", "KEY", "one band per value of field KEY (e.g. pid) instead of info" },
 	{ O_TITLE, "title", "TEXT", "title" },
-	{ 'o', "output", "FILE", "write FILE (atomically) instead of stdout" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -31,8 +31,8 @@ static struct {
 
 static const struct options_entry options[] = {
 	{ 'i', "idle", NULL, "also draw the idle task (pid 0) as slices" },
-	{ 'o', "output", "FILE", "write FILE (complete or not at all) instead of stdout" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -36,8 +36,8 @@ static const struct options_entry options[] = {
 					  "(default 0.001; their weight stays in the parent)" },
 	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
 	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
-	{ 'o', "output", "FILE", "write to FILE (complete or not at all)" },
-	{ 'h', "help", NULL, "this help" },
+	OPTIONS_OUTPUT,
+	OPTIONS_HELP,
 	{ 0 }
 };
 

@@ -5,7 +5,7 @@
  *   static const struct options_entry options[] = {
  *           { OPT_TITLE, "title", "TEXT", "page title" },
  *           { 'd', "depth", "N", "keep N levels below the root\n(default: all)" },
- *           { 'h', "help", NULL, "this help" },
+ *           OPTIONS_HELP,                     // { 'h', "help", NULL, "this help" }
  *           { 0 }
  *   };
  *   while ((c = options_getopt(options, argc, argv)) != -1)
@@ -19,6 +19,10 @@
 #define MARPLE_OPTIONS_H
 
 #include <stdio.h>
+
+/* The two entries nearly every program has. */
+#define OPTIONS_OUTPUT { 'o', "output", "FILE", "write to FILE (complete or not at all) instead of stdout" }
+#define OPTIONS_HELP { 'h', "help", NULL, "this help" }
 
 struct options_entry {
 	int key;		/* its letter, or a value >= 256 for a long-only option */
