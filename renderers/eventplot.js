@@ -1,10 +1,12 @@
 // marple-eventplot's script: a canvas timeline per track, zoom/pan, filters, hover.
-// Data: EV {n: events, f: field sets, d: base64 of gzip of the field sets
-// (varint length, UTF-8 "k=v" joined by \u001f) then four columns of n varints:
-// time delta in ns (zigzag, from T0), track, type, field set}; TR (track
-// labels), TY (type names), LK (flat pairs of event numbers), META.
-// Events are kept in typed arrays sorted by track, then time; zoomed out
-// further than a few events a pixel, a track is drawn as per-pixel summaries.
+// Data: EV {n: events, f: field sets, c: events per track, d: base64 of gzip
+// of the field sets (varint length, UTF-8 "k=v" joined by \u001f) then three
+// columns of n varints, track after track: time delta in ns on the track
+// (zigzag, the first from T0), type, field set}; TR (track labels), TY (type
+// names), LK (flat pairs of event positions in track order), META.
+// Events are kept in typed arrays in track order, each track in time order;
+// zoomed out further than a few events a pixel, a track is drawn as per-pixel
+// summaries.
 (function () {
 "use strict";
 window.marpleLoading = true;
@@ -13,7 +15,7 @@ var tip = document.getElementById("tip"), st = document.getElementById("status")
 var reb = document.getElementById("re"), tyb = document.getElementById("types");
 var LW = 170, TOP = 28, RH = 22, PAD = 4;
 var n = EV.n, NT = TR.length, F = [];
-var tm, typ, fi, ord, pos, trk0, ts, cum, run, vis, visc;
+var tm, typ, fi, ts, cum, run, vis, visc;
 var tmin = 0, tmax = 0, a = 0, b = 1, A0 = 0, B0 = 1, switchTy = TY.indexOf("sched_switch");
 var bars = new Uint8Array(NT), fcomm = [], fidle, ftask, fcol = [], fpass;
 
@@ -22,55 +24,53 @@ function bytes(b64) {
   for (var i = 0; i < s.length; i++) a[i] = s.charCodeAt(i);
   return a;
 }
-// The columns: field sets, then n varints per column into typed arrays.
+// The columns straight into the typed arrays drawn from; a track whose events
+// came out of time order (sections overlapping) is sorted, and LK follows.
 function decode(u) {
-  var p = 0, dec = new TextDecoder();
+  var p = 0, dec = new TextDecoder(), m, c, z, k, r;
   for (var j = 0; j < EV.f; j++) {
-    var len = 0, m = 1, c;
+    var len = 0; m = 1;
     do { c = u[p++]; len += (c & 127) * m; m *= 128; } while (c & 128);
     F.push(dec.decode(u.subarray(p, p + len))); p += len;
   }
-  var t0 = new Float64Array(n), cols = [new Int32Array(n), new Int32Array(n), new Int32Array(n)];
-  var t = 0;
-  for (var i = 0; i < n; i++) {
-    var z = 0; m = 1;
-    do { c = u[p++]; z += (c & 127) * m; m *= 128; } while (c & 128);
-    t += z % 2 ? -(z + 1) / 2 : z / 2;
-    t0[i] = t;
+  ts = new Int32Array(NT + 1);
+  for (r = 0; r < NT; r++) ts[r + 1] = ts[r] + EV.c[r];
+  tm = new Float64Array(n); typ = new Int32Array(n); fi = new Int32Array(n);
+  var unsorted = [];
+  for (r = 0; r < NT; r++) {
+    var t = 0, prev = -Infinity;
+    for (k = ts[r]; k < ts[r + 1]; k++) {
+      z = 0; m = 1;
+      do { c = u[p++]; z += (c & 127) * m; m *= 128; } while (c & 128);
+      t += z % 2 ? -(z + 1) / 2 : z / 2;
+      tm[k] = t;
+      if (t < prev) unsorted[r] = true;
+      prev = t;
+    }
   }
-  for (var k = 0; k < 3; k++) {
-    var col = cols[k];
-    for (i = 0; i < n; i++) {
+  [typ, fi].forEach(function (col) {
+    for (var i = 0; i < n; i++) {
       c = u[p++];
       if (c < 128) { col[i] = c; continue; }
       z = c & 127; m = 128;
       do { c = u[p++]; z += (c & 127) * m; m *= 128; } while (c & 128);
       col[i] = z;
     }
-  }
-  return { t: t0, trk: cols[0], typ: cols[1], fi: cols[2] };
+  });
+  unsorted.forEach(function (yes, r) { if (yes) sortTrack(r); });
 }
-// Positions in track order (counting sort; each track's events sorted by
-// time only if the input was not): ord[position] = event, pos[event] = position.
-function arrange(d) {
-  ts = new Int32Array(NT + 1);
-  for (var i = 0; i < n; i++) ts[d.trk[i] + 1]++;
-  for (var r = 0; r < NT; r++) ts[r + 1] += ts[r];
-  var fill = ts.slice(0, NT);
-  ord = new Int32Array(n);
-  for (i = 0; i < n; i++) ord[fill[d.trk[i]]++] = i;
-  for (r = 0; r < NT; r++) {
-    var sorted = true;
-    for (var k = ts[r] + 1; k < ts[r + 1] && sorted; k++) sorted = d.t[ord[k - 1]] <= d.t[ord[k]];
-    if (sorted) continue;
-    var seg = Array.from(ord.subarray(ts[r], ts[r + 1]));
-    seg.sort(function (x, y) { return d.t[x] - d.t[y] || x - y; });
-    ord.set(seg, ts[r]);
-  }
-  tm = new Float64Array(n); typ = new Int32Array(n); fi = new Int32Array(n); pos = new Int32Array(n);
-  for (k = 0; k < n; k++) { var e = ord[k]; tm[k] = d.t[e]; typ[k] = d.typ[e]; fi[k] = d.fi[e]; pos[e] = k; }
-  trk0 = d.trk;
+function sortTrack(r) {
+  var s0 = ts[r], len = ts[r + 1] - s0, o = [];
+  for (var i = 0; i < len; i++) o.push(s0 + i);
+  o.sort(function (x, y) { return tm[x] - tm[y] || x - y; });
+  var t2 = Float64Array.from(o, function (x) { return tm[x]; }), y2 = Int32Array.from(o, function (x) { return typ[x]; });
+  var f2 = Int32Array.from(o, function (x) { return fi[x]; }), moved = new Map();
+  o.forEach(function (x, i) { moved.set(x, s0 + i); });
+  tm.set(t2, s0); typ.set(y2, s0); fi.set(f2, s0);
+  for (i = 0; i < LK.length; i++) if (moved.has(LK[i])) LK[i] = moved.get(LK[i]);
 }
+// the track of position k
+function trackOf(k) { var lo = 0, hi = NT; while (hi - lo > 1) { var m = (lo + hi) >> 1; if (ts[m] <= k) lo = m; else hi = m; } return lo; }
 function commOf(j) {
   if (fcomm[j] === undefined) {
     var fs = F[j].split("\u001f"), c = "";
@@ -111,11 +111,17 @@ function busyUpTo(r, k, t) {
 var tyCol = TY.map(function (t, k) { return "hsl(" + ((k * 137 + 10) % 360) + ",70%,38%)"; });
 var hiddenTy = new Uint8Array(TY.length), re = null, nvis = 0;
 function applyFilter() {
-  for (var j = 0; j < F.length; j++) fpass[j] = 2;
   nvis = 0;
+  if (!re && hiddenTy.indexOf(1) < 0) {	/* everything shows: no test per event */
+    vis.fill(1);
+    for (var k = 0; k <= n; k++) visc[k] = k;
+    nvis = n;
+    return;
+  }
+  for (var j = 0; j < F.length; j++) fpass[j] = 2;
   for (var r = 0; r < NT; r++) {
     var trOk = re ? re.test(TR[r]) : false;
-    for (var k = ts[r]; k < ts[r + 1]; k++) {
+    for (k = ts[r]; k < ts[r + 1]; k++) {
       var ok = !hiddenTy[typ[k]];
       if (ok && re) {
         j = fi[k];
@@ -279,10 +285,10 @@ function draw() {
   // links (ipc connections): source -> destination
   ctx.strokeStyle = "rgba(200,40,40,0.8)"; ctx.fillStyle = "rgba(200,40,40,0.8)"; ctx.lineWidth = 1.2;
   for (var q = 0; q < LK.length; q += 2) {
-    var s = pos[LK[q]], d = pos[LK[q + 1]];
+    var s = LK[q], d = LK[q + 1];
     if (!vis[s] || !vis[d]) continue;
     if (Math.max(tm[s], tm[d]) < a || Math.min(tm[s], tm[d]) > b) continue;
-    var xs = X(tm[s]), ys = TOP + trk0[LK[q]] * RH + RH / 2, xd = X(tm[d]), yd = TOP + trk0[LK[q + 1]] * RH + RH / 2;
+    var xs = X(tm[s]), ys = TOP + trackOf(s) * RH + RH / 2, xd = X(tm[d]), yd = TOP + trackOf(d) * RH + RH / 2;
     ctx.beginPath(); ctx.moveTo(xs, ys); ctx.lineTo(xd, yd); ctx.stroke();
     var an = Math.atan2(yd - ys, xd - xs);
     ctx.beginPath(); ctx.moveTo(xd, yd);
@@ -309,11 +315,11 @@ function hit(mx, my) {
   for (var j = Math.max(s0, k - 50); j < Math.min(s1, k + 50); j++) {
     if (!vis[j]) continue;
     var d = Math.abs(X(tm[j]) - mx);
-    if (d <= bd) { bd = d; best = ord[j]; }
+    if (d <= bd) { bd = d; best = j; }
   }
   return best;
 }
-function fieldsOf(e) { return F[fi[pos[e]]].split("\u001f"); }
+function fieldsOf(k) { return F[fi[k]].split("\u001f"); }
 function listen() {
   TY.forEach(function (t, k) {
     var l = document.createElement("label"), c = document.createElement("input"), s = document.createElement("span");
@@ -344,7 +350,7 @@ function listen() {
     }
     var e = hit(mx, my);
     if (e < 0) { tip.style.display = "none"; return; }
-    tip.textContent = fmt(tm[pos[e]] - tmin) + "  " + TY[typ[pos[e]]] + " on " + TR[trk0[e]] + "\n" + fieldsOf(e).join("\n");
+    tip.textContent = fmt(tm[e] - tmin) + "  " + TY[typ[e]] + " on " + TR[trackOf(e)] + "\n" + fieldsOf(e).join("\n");
     tip.style.display = "block";
     tip.style.left = Math.min(ev.pageX + 12, window.innerWidth - 320) + "px"; tip.style.top = (ev.pageY + 12) + "px";
   });
@@ -365,9 +371,8 @@ function listen() {
 var timings = {};
 function timed(name, f) { var t = performance.now(), r = f(); timings[name] = Math.round(performance.now() - t); return r; }
 function start(u) {
-  var d = timed("decode", function () { return decode(u); });
-  timed("arrange", function () { arrange(d); });
-  d = null;
+  timed("decode", function () { decode(u); });
+  u = null;
   timed("busy", busyTimes);
   fpass = new Uint8Array(F.length); vis = new Uint8Array(n); visc = new Int32Array(n + 1);
   tmin = Infinity; tmax = -Infinity;
@@ -385,7 +390,13 @@ function start(u) {
     view: function () { return [a, b]; }, setView: setView, zoom: zoom,
     shown: function () { return shown; }, passing: function () { return nvis; },
     summarized: function () { return summarized; }, ticks: function () { return ticks; }, width: function () { return W; },
-    at: function (e) { var k = pos[e]; return { x: X(tm[k]), y: TOP + trk0[e] * RH + RH / 2, track: TR[trk0[e]], type: TY[typ[k]], fields: fieldsOf(e) }; },
+    // events by position in track order; find(type, track): the first such
+    at: function (k) { var r = trackOf(k); return { x: X(tm[k]), y: TOP + r * RH + RH / 2, track: TR[r], type: TY[typ[k]], fields: fieldsOf(k) }; },
+    find: function (type, track) {
+      var r = TR.indexOf(track), y = TY.indexOf(type);
+      for (var k = r < 0 ? n : ts[r]; r >= 0 && k < ts[r + 1]; k++) if (typ[k] === y) return k;
+      return -1;
+    },
     hit: hit, fieldSets: F.length, timings: timings
   };
   window.marpleLoading = false;

@@ -7,11 +7,12 @@
  * fields, details on hover.  Drawn on a canvas, so large captures stay fast;
  * no network access.
  *
- * The events travel compactly (about 5 bytes an event for a scheduler
- * capture, 18 as JSON text): columns of varints -- time deltas (zigzag),
- * track, type and field-set numbers, the strings interned -- gzip-compressed
- * and base64-encoded (lib/render/gzb64), inflated by the browser's own
- * DecompressionStream and drawn from typed arrays.
+ * The events travel compactly (about 4 bytes an event for a scheduler
+ * capture, 18 as JSON text): grouped by track, columns of varints -- time
+ * deltas on the track (zigzag), type and field-set numbers, the strings
+ * interned -- gzip-compressed and base64-encoded (lib/render/gzb64), inflated
+ * by the browser's own DecompressionStream straight into the typed arrays it
+ * draws from, already in track order.
  *
  *   $ sudo marple-cpusched 5 | marple-eventplot > sched.html
  *   5123000100,connect,4711,comm=curl,pid=4711,...,flow=127.0.0.1:40312>127.0.0.1:8080
@@ -72,15 +73,24 @@ static size_t lookup(struct intern *t, const char *s, size_t len, int *added)
 static struct intern *fieldsets, *tracks, *types, *flows;
 static char **track_label;	/* by track index: label shown */
 static size_t track_label_cap;
-static uint64_t *flow_first;	/* by flow index: first event + 1, or 0 after linking */
+/* An event by where it is written: its track and its number on the track. */
+struct place {
+	uint32_t track;
+	uint64_t nth;
+};
+static struct place *flow_first;	/* by flow index: the first event; track UINT32_MAX after linking */
 static size_t flow_cap;
-static uint64_t *links;
+static struct place *links;
 static size_t nlinks, links_cap;
 static char *buf;
 static size_t bufcap;
-/* the event columns: one varint per event each */
-static struct pbuf col_dt, col_track, col_type, col_fields;
-static uint64_t last_time;
+/* each track's columns: one varint per event each, in the order they came */
+struct track_cols {
+	struct pbuf dt, type, fields;
+	uint64_t last, count;
+};
+static struct track_cols *tcols;
+static size_t tcols_cap;
 
 /* Fields as "k=v" joined by 0x1f (the page splits on it). */
 static size_t join_fields(const struct event_rec *e)
@@ -106,11 +116,13 @@ static size_t join_fields(const struct event_rec *e)
  * entry in EV written (er->events is its index). */
 static void add_event(struct eventread *er, const struct event_rec *e)
 {
-	uint64_t nev = er->events;
 	int added;
 	size_t tr = lookup(tracks, e->track.s, e->track.len, &added);
 	if (added) {
 		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+		size_t had = tcols_cap;
+		tcols = marple_grow(tcols, &tcols_cap, tr + 1, sizeof(*tcols));
+		memset(tcols + had, 0, (tcols_cap - had) * sizeof(*tcols));
 		track_label = marple_grow(track_label, &track_label_cap, tr + 1, sizeof(char *));
 		uint64_t cpu;
 		if (eventread_track_cpu(e->track, &cpu) < 0 && comm) {
@@ -124,38 +136,40 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	}
 	size_t ty = lookup(types, e->type.s, e->type.len, NULL);
 	size_t fs = lookup(fieldsets, buf, join_fields(e), NULL);
-	/* times relative to the first section's start; a later section may begin
-	 * earlier, so deltas are zigzag-coded (signed) */
-	if (!nev)
-		last_time = er->t0;
-	int64_t delta = (int64_t)(e->time - last_time);
-	last_time = e->time;
-	pb_varint(&col_dt, (uint64_t)(delta << 1) ^ (uint64_t)(delta >> 63));
-	pb_varint(&col_track, tr);
-	pb_varint(&col_type, ty);
-	pb_varint(&col_fields, fs);
+	/* times from the previous event on the track (the first from the first
+	 * section's start); a later section may go back in time, so deltas are
+	 * zigzag-coded (signed) */
+	struct track_cols *tc = &tcols[tr];
+	struct place here = { (uint32_t)tr, tc->count };
+	int64_t delta = (int64_t)(e->time - (tc->count ? tc->last : er->t0));
+	tc->last = e->time;
+	tc->count++;
+	pb_varint(&tc->dt, (uint64_t)(delta << 1) ^ (uint64_t)(delta >> 63));
+	pb_varint(&tc->type, ty);
+	pb_varint(&tc->fields, fs);
 	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
 	if (flow) {
 		size_t fl = lookup(flows, flow->s, flow->len, &added);
-		flow_first = marple_grow(flow_first, &flow_cap, fl + 1, sizeof(uint64_t));
+		flow_first = marple_grow(flow_first, &flow_cap, fl + 1, sizeof(*flow_first));
 		if (added) {
-			flow_first[fl] = nev + 1;
-		} else if (flow_first[fl]) {
-			links = marple_grow(links, &links_cap, nlinks + 2, sizeof(uint64_t));
-			links[nlinks++] = flow_first[fl] - 1;
-			links[nlinks++] = nev;
-			flow_first[fl] = 0;	/* one arrow per flow */
+			flow_first[fl] = here;
+		} else if (flow_first[fl].track != UINT32_MAX) {
+			links = marple_grow(links, &links_cap, nlinks + 2, sizeof(*links));
+			links[nlinks++] = flow_first[fl];
+			links[nlinks++] = here;
+			flow_first[fl].track = UINT32_MAX;	/* one arrow per flow */
 		}
 	}
 }
 
-/* EV: {n, f, d} -- n events, f field sets, d the base64 of gzip of: the
- * field sets (varint length, bytes), then the columns of n varints each:
- * time delta (zigzag), track, type, field set. */
+/* EV: {n, f, c, d} -- n events, f field sets, c the events of each track,
+ * d the base64 of gzip of: the field sets (varint length, bytes), then three
+ * columns of n varints, each track's events after the last's: time delta on
+ * the track (zigzag), type, field set. */
 static void write_events(FILE *out, const struct eventread *er)
 {
 	struct pbuf all = { 0 };
-	size_t nf = intern_count(fieldsets);
+	size_t nf = intern_count(fieldsets), nt = intern_count(tracks);
 
 	for (size_t i = 0; i < nf; i++) {
 		size_t len;
@@ -163,10 +177,16 @@ static void write_events(FILE *out, const struct eventread *er)
 		pb_varint(&all, len);
 		pb_raw(&all, fs, len);
 	}
-	const struct pbuf *cols[] = { &col_dt, &col_track, &col_type, &col_fields };
-	for (size_t c = 0; c < 4; c++)
-		pb_raw(&all, cols[c]->b, cols[c]->n);
-	fprintf(out, "{\"n\":%llu,\"f\":%zu,\"d\":", (unsigned long long)er->events, nf);
+	for (size_t r = 0; r < nt; r++)
+		pb_raw(&all, tcols[r].dt.b, tcols[r].dt.n);
+	for (size_t r = 0; r < nt; r++)
+		pb_raw(&all, tcols[r].type.b, tcols[r].type.n);
+	for (size_t r = 0; r < nt; r++)
+		pb_raw(&all, tcols[r].fields.b, tcols[r].fields.n);
+	fprintf(out, "{\"n\":%llu,\"f\":%zu,\"c\":[", (unsigned long long)er->events, nf);
+	for (size_t r = 0; r < nt; r++)
+		fprintf(out, "%s%llu", r ? "," : "", (unsigned long long)tcols[r].count);
+	fputs("],\"d\":", out);
 	gzb64_write(out, all.b, all.n, 6);
 	fputc('}', out);
 	free(all.b);
@@ -237,9 +257,14 @@ int main(int argc, char **argv)
 			fputc(',', out);
 		js_string_write(out, ty, len);
 	}
+	/* links between events by their place in track order */
+	uint64_t *first = marple_calloc(intern_count(tracks) + 1, sizeof(uint64_t));
+	for (size_t r = 0; r < intern_count(tracks); r++)
+		first[r + 1] = first[r] + tcols[r].count;
 	fputs("];\nvar LK=[", out);
 	for (size_t i = 0; i < nlinks; i++)
-		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)links[i]);
+		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)(first[links[i].track] + links[i].nth));
+	free(first);
 	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er.end - er.t0));
 	fputs(eventplot_js, out);
 	fputs("</script>\n</body></html>\n", out);
@@ -254,9 +279,11 @@ int main(int argc, char **argv)
 	free(flow_first);
 	free(links);
 	free(buf);
-	free(col_dt.b);
-	free(col_track.b);
-	free(col_type.b);
-	free(col_fields.b);
+	for (size_t r = 0; r < intern_count(tracks); r++) {
+		free(tcols[r].dt.b);
+		free(tcols[r].type.b);
+		free(tcols[r].fields.b);
+	}
+	free(tcols);
 	return eventread_finish(&er, of, nin, argv + optind);
 }

@@ -65,8 +65,8 @@ run('eventplot', async () => {
     }
     await page.screenshot({ path: path.join(dir, 'ep.png') });
 
-    // hover over the accept event (index 2101): details in the tooltip
-    const at = await page.evaluate(() => window.eventplot.at(2101));
+    // hover over the accept event: details in the tooltip
+    const at = await page.evaluate(() => window.eventplot.at(window.eventplot.find('accept', 'srv (30)')));
     const box = await page.locator('#plot').boundingBox();
     await page.mouse.move(box.x + at.x, box.y + at.y);
     const tip = await page.textContent('#tip');
@@ -129,6 +129,17 @@ run('eventplot', async () => {
     p = await page.evaluate(() => window.eventplot.passing());
     check('eventplot: clearing the regex shows all', p === 2104, String(p));
     await page.close();
+
+    // two sections on one track, the second earlier: drawn in time order
+    const two = ['{"marple":1,"interface":"a","datatype":"event","start_ns":1000}', '5000,x,cpu0,comm=late', '6000,x,cpu0,comm=later',
+      '{"marple":1,"interface":"b","datatype":"event","start_ns":1000}', '2000,y,cpu0,comm=early', '3000,y,cpu0,comm=earlier'];
+    const twoHtml = path.join(dir, 'two.html');
+    fs.writeFileSync(twoHtml, sh('marple-eventplot', [], two.join('\n') + '\n'));
+    const p2 = await open(browser, twoHtml);
+    const order = await p2.evaluate(() => [0, 1, 2, 3].map(k => window.eventplot.at(k).fields[0]));
+    check('eventplot: a track\'s events sorted by time across sections', order.join(',') === 'comm=early,comm=earlier,comm=late,comm=later',
+      order.join(','));
+    await p2.close();
 
     // a large page: 300,000 events
     const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu"}'];

@@ -13,7 +13,7 @@ check "eventplot: no external resources" sh -c "! grep -Eiq '(src|href)=\"?(http
 check "eventplot: one closing script per script" test "$(grep -o '</script>' "$T/out.html" | wc -l)" -eq 2
 check "eventplot: title escaped" grep -q '<title>&lt;T&amp;&gt;</title>' "$T/out.html"
 # the events travel gzip-compressed and base64-encoded: the names decoded, inside
-sed -n 's/^var EV={"n":2,"f":2,"d":"\([A-Za-z0-9+\/=]*\)"}.*/\1/p' "$T/out.html" | base64 -d | gzip -dc > "$T/ev.bin" 2> /dev/null
+sed -n 's/^var EV={"n":2,"f":2,"c":\[2\],"d":"\([A-Za-z0-9+\/=]*\)"}.*/\1/p' "$T/out.html" | base64 -d | gzip -dc > "$T/ev.bin" 2> /dev/null
 check "eventplot: decoded names in the compressed events" grep -aq 'comm=a,b' "$T/ev.bin"
 check "eventplot: a hostile name never reaches the page as text" sh -c "! grep -q '<b>' '$T/out.html'"
 printf '{"marple":1,"interface":"x","datatype":"stack"}\n1#a\n' > "$T/s"
