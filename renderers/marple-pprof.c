@@ -567,7 +567,9 @@ int main(int argc, char **argv)
 	write_rest();
 
 	struct outfile *o = outfile_open(opt.out);
-	if (fwrite(zout, 1, zout_len, outfile_stream(o)) != zout_len || outfile_commit(o) < 0)
+	/* a short write sets the stream's error, which outfile_commit reports */
+	size_t written = fwrite(zout, 1, zout_len, outfile_stream(o));
+	if (outfile_commit(o) < 0 || written != zout_len)
 		return EXIT_DATA;
 	libdeflate_free_compressor(gz);
 	return EXIT_OK;
