@@ -6,7 +6,7 @@ W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
 
 expect_exit "memleak: bad --min-age" 2 "" "$ML" --min-age x 1
-expect_exit "memleak: bad duration" 2 "duration" "$ML" 0s
+expect_exit "memleak: bad duration" 2 "duration" "$ML" 0x
 libc_cases memleak "$ML"
 
 within() {	# within NAME GOT WANT PERCENT
