@@ -388,6 +388,7 @@ static void error_svg(FILE *f, const char *msg)
 struct layout {
 	struct stree *t;
 	int diff;
+	int both;		/* offcpu --both: off-CPU frames blue, on-CPU warm */
 	double timemax, xpad, fh, fs, ypad1, ypad2, ypad3, W, H, widthper;
 	struct frame *fr;		/* pre-order, the root first */
 	size_t nfr;
@@ -554,6 +555,13 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 			rgb[2] = 255, rgb[0] = rgb[1] = v;
 		else
 			rgb[0] = rgb[1] = rgb[2] = 250;
+	} else if (L->both) {
+		/* a frame mostly off the CPU (weight through __schedule) in the io
+		 * palette, one mostly on it in the hot one */
+		const char *keep = opt.colors;
+		opt.colors = stree_weight2(L->t, L->fr[i].node) * 2 >= nd->v ? "io" : "hot";
+		color_of(name.s, name.len, rgb);
+		opt.colors = keep;
 	} else if (opt.cp && pal_find(name.s, name.len, rgb)) {
 	} else {
 		color_of(name.s, name.len, rgb);
@@ -656,9 +664,11 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 	fputs("};\n", f);
 }
 
+static int both_hues;	/* offcpu --both with no --colors: see struct layout's both */
+
 static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 {
-	struct layout L = { .t = t, .diff = diff };
+	struct layout L = { .t = t, .diff = diff, .both = both_hues && !diff };
 
 	layout_frames(&L);
 	write_preamble(f, &L);
@@ -697,13 +707,14 @@ static void interface_defaults(const struct stree_input *in)
 	int offcpu = in->interface && strcmp(in->interface, "offcpu") == 0;
 	int bytes = in->unit && strcmp(in->unit, "bytes") == 0 && !opt.countname;
 
+	both_hues = offcpu && in->on_cpu && !opt.colors;
 	if (!opt.colors)
 		opt.colors = offcpu && !in->on_cpu ? "io" : bytes ? "mem" : "hot";
 	if (!opt.title && offcpu && !opt.flamechart && !opt.inverted)
 		opt.title = in->on_cpu ? "Off- and On-CPU Time" : "Off-CPU Time";
 	if (!opt.subtitle && in->interface) {
 		static char sub[160];
-		snprintf(sub, sizeof(sub), "%s%s, weights in %s", in->interface, in->on_cpu ? " --both" : "",
+		snprintf(sub, sizeof(sub), "%s%s, weights in %s", in->interface, in->on_cpu ? " --both (blue: off the CPU, warm: on it)" : "",
 			 opt.countname ? opt.countname : in->unit ? in->unit : "samples");
 		opt.subtitle = sub;
 	}
@@ -763,7 +774,7 @@ int main(int argc, char **argv)
 
 	struct stree *t = stree_new(opt.flamechart);
 	stree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
-	struct stree_input in = { .reverse = opt.reverse, .factor = opt.factor };
+	struct stree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1 };
 	int rc = EXIT_OK;
 	if (stree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;

@@ -576,6 +576,16 @@ static void bad(struct stree_input *in, const char *file, unsigned long line, co
 		warn_at(file, line, "%s", why);
 }
 
+/* An off-CPU stack of marple-offcpu --both: it left the CPU through __schedule
+ * (its on-CPU samples do not). */
+static int through_schedule(const struct stack_rec *s)
+{
+	for (size_t i = s->nframes; i-- > 0;)
+		if (mstr_eq(s->frames[i], "__schedule") || mstr_eq(s->frames[i], "__schedule_[k]"))
+			return 1;
+	return 0;
+}
+
 static int read_stream(struct stree *t, struct lines *l, const char *file, struct stree_input *in)
 {
 	FILE *f = lines_as_file(l);
@@ -625,7 +635,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			fr = rev;
 		}
 		double w = (double)s->weight * factor;
-		stree_add(t, fr, s->nframes, w, w);
+		stree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !through_schedule(s) ? 0 : w);
 		in->stacks++;
 	}
 	if (other_sections && !stack_sections) {

@@ -69,6 +69,8 @@ struct stree_input {
 	char *unit;		/* "units"."weight" of the first stream section, or NULL */
 	char *interface;	/* "interface" of the first stream section, or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
+	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
+				 * off-CPU stacks (those through __schedule) */
 	uint64_t reported;
 };
 
