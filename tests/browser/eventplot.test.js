@@ -151,8 +151,10 @@ run('eventplot', async () => {
     const t0 = Date.now();
     const n = await pg.evaluate(() => window.eventplot.events);
     const drawMs = await pg.evaluate(() => { const t = performance.now(); for (let i = 0; i < 5; i++) window.eventplot.zoom(1.5); return (performance.now() - t) / 5; });
-    check(`eventplot: 300000 events load in ${pg.marpleLoadMs} ms (< 10000), redraw ${drawMs.toFixed(1)} ms (< 500)`,
-      n === 300000 && pg.marpleLoadMs < 10000 && drawMs < 500 && pg.marpleErrors.length === 0, `n=${n} ${pg.marpleErrors}`);
+    // times printed, not asserted (make bench measures speed: BENCH=eventplot)
+    console.log(`# eventplot: 300000 events load in ${pg.marpleLoadMs} ms, redraw ${drawMs.toFixed(1)} ms`);
+    check('eventplot: a 300000-event page loads every event and draws without an error',
+      n === 300000 && pg.marpleErrors.length === 0, `n=${n} ${pg.marpleErrors}`);
     void t0;
   } finally {
     await browser.close();

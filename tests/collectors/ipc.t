@@ -2,7 +2,7 @@
 # give connect/accept/close events with the right pids, paired by flow and
 # peer, with byte counts; a refused connect is reported.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 18
+plan 17
 if ! is_root; then skip_rest "ipc" "needs root"; fi
 W="$MARPLE_BIN/workloads/tcppair"
 rm -f "$T/ready"
@@ -41,13 +41,3 @@ for c in $c1 $c2; do
 done
 check "ipc: refused connect reported" grep -Eq "^[0-9]+,refused,$c3,comm=mp_client,pid=$c3,.*dport=1,flow=" "$T/ipc"
 check "ipc: trailer" grep -q '^{"trailer":1,.*"lost":0' "$T/ipc"
-
-# It stops on time: `marple-ipc 2` took 2.5-2.6 s (five classic tracepoints,
-# each detach waiting ~70 ms for a grace period, one after the other).  The
-# best of three runs, from start to exit, is at most 2.4 s.
-best=99999
-for r in 1 2 3; do
-	t0=$(date +%s%N); marple-ipc 2 > /dev/null 2>&1; t1=$(date +%s%N)
-	ms=$(( (t1 - t0) / 1000000 )); [ "$ms" -lt "$best" ] && best=$ms
-done
-check "ipc: a 2 s capture ends on time (best of 3: $best ms)" test "$best" -le 2400

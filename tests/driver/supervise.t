@@ -5,7 +5,7 @@
 # and no helper process of the driver during a capture.  (The real timings are
 # in make bench: tests/bench/driver.sh.)
 . "$MARPLE_TOP/tests/lib.sh"
-plan 28
+plan 27
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/env"
 for n in callstack cpusched memtime memleak hang; do
@@ -50,7 +50,8 @@ for r in 1 2 3; do
 done
 check "collect -t 0: still running after 1.5 s in all 3 runs ($ran)" test "$ran" -eq 3
 check "collect -t 0: SIGINT ends it, exit 0, a valid file, both trailers say signal ($why)" test "$allok" -eq 1
-check "collect: SIGINT to a complete file in under 200 ms (best of 3: $best ms)" test "$best" -lt 200
+# how quick is measured, not asserted: make bench (tests/bench/driver.sh) prints it
+echo "# collect: SIGINT to a complete file in $best ms (best of 3)"
 
 # --- the same through the driver: marple collect -t 0, Ctrl-C to its process group
 rm -f marple_out/zero.marple
