@@ -121,28 +121,14 @@ static __always_inline void stacks_count(__u32 idx)
 		(*v)++;
 }
 
-/* The id of the current user or kernel stack in the stacks map (stored if
- * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
- * user mode); a negative errno, counted, when it could not be read or stored. */
-static __always_inline int stacks_get(void *ctx, int user)
+/* Store the stack in ips[0..n) (leaf first; the rest of its group of 8
+ * zero) in the stacks map: its id, or a negative errno (counted). */
+static __always_inline int stacks_store(__u64 *ips, int n, int user)
 {
-	__u32 zero = 0;
-	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!ips)
-		return -ENOMEM;
-	/* bpf_get_stack zeroes what it does not fill (the hash below counts on it) */
-	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
-	if (len <= 0) {
-		if (len == 0 || (!user && len == -EFAULT))
-			return STACK_ID_NONE;
-		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
-		return (int)len;
-	}
 	/* hashed 8 addresses at a time: the zeroes after the stack make the
 	 * hash the same for the same stack, and the verifier walks 16 branches
 	 * instead of 127 */
 	__u64 h = 14695981039346656037ull;
-	int n = len / sizeof(__u64);
 	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
 		if (c * 8 >= n)
 			break;
@@ -189,6 +175,38 @@ static __always_inline int stacks_get(void *ctx, int user)
 	/* STACKS_PROBES slots in a row taken: the map is nearly full */
 	stacks_count(STACKS_NOSPACE);
 	return -ENOMEM;
+}
+
+#include "unwind.bpf.h"
+
+/* The id of the current user or kernel stack in the stacks map (stored if
+ * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
+ * user mode); a negative errno, counted, when it could not be read or stored.
+ * User stacks: walked with the unwind tables (--unwind tables, where the
+ * process's are loaded) or by frame pointers (bpf_get_stack). */
+static __always_inline int stacks_get(void *ctx, int user)
+{
+	__u32 zero = 0;
+	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!ips)
+		return -ENOMEM;
+	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
+		int n = unwind_user_stack(ips);
+		if (n > 0)
+			return stacks_store(ips, n, user);
+		if (n == 0)
+			return STACK_ID_NONE;
+		/* no tables for this process yet: frame pointers */
+	}
+	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
+	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
+	if (len <= 0) {
+		if (len == 0 || (!user && len == -EFAULT))
+			return STACK_ID_NONE;
+		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
+		return (int)len;
+	}
+	return stacks_store(ips, len / sizeof(__u64), user);
 }
 
 /* Announce image exec_id of process tgid (current's) once: a struct pid_note
@@ -357,6 +375,7 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur))
 		stacks_note_image(tgid, exec_id, t, 1);
+	bpf_map_delete_elem(&unwind_procs, &tgid);	/* its mappings are gone */
 #ifdef STACKS_EXEC_HOOK
 	STACKS_EXEC_HOOK(tgid, exec_id);
 #endif

@@ -35,6 +35,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
+#include "unwindtab.h"
 #include "util.h"
 
 static struct {
@@ -43,7 +44,7 @@ static struct {
 	bool idle, raw, dwarf, timed;
 } opt = { .freq = 99, .cpu = -1 };
 
-enum { OPT_RAW = 256, OPT_DWARF, OPT_TIMED };
+enum { OPT_RAW = 256, OPT_TIMED };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -61,7 +62,8 @@ static const struct sc_option options[] = {
 	{ 0, 'I', "include-idle", NULL, "include the idle task (swapper)" },
 	SC_DELIMITED,
 	SC_ANNOTATIONS,
-	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\nfor code built without frame pointers" },
+	SC_UNWIND(SC_UNWIND_DWARF_HELP),
+	SC_DWARF,
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
@@ -78,7 +80,6 @@ static void own_option(int key, const char *arg)
 	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
 	case 'C': opt.cpu = (int64_t)opt_u64("-C", arg, 0, 65535); break;
 	case 'I': opt.idle = true; break;
-	case OPT_DWARF: opt.dwarf = true; break;
 	case OPT_RAW: opt.raw = true; break;
 	case OPT_TIMED: opt.timed = true; break;
 	}
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
+	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.raw && opt.dwarf)
 		usage_error("--raw and --dwarf exclude each other");
 	if (opt.timed && (opt.raw || opt.dwarf))
@@ -151,6 +153,8 @@ int main(int argc, char **argv)
 	skel->rodata->timed_mode = opt.timed;
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
+	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	stackcollector_unwind_size(&sc, skel->obj);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
@@ -174,11 +178,13 @@ int main(int argc, char **argv)
 		fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
 		fatal(EXIT_DATA, "cannot set up --timed");
+	if (!opt.raw)
+		stackcollector_unwind_loaded(&sc, skel->obj, rb);
 
 	json_t *hdr = section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
-	json_object_set_new(o, "unwind", json_string(opt.dwarf ? "dwarf" : "frame-pointer"));
+	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
 	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
 	if (sc.pid)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
@@ -235,6 +241,8 @@ int main(int argc, char **argv)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)
 		collector_verbose_trailer(tr);
+	if (sc.unwindtab)
+		unwindtab_trailer_add(sc.unwindtab, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (opt.timed)
@@ -242,6 +250,7 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	ring_buffer__free(rb);
+	unwindtab_free(sc.unwindtab);
 	stackframes_free(sf);
 	dwarfstacks_free(run.dwarf);
 	timedsamples_free(run.timed);

@@ -40,6 +40,7 @@ static const struct sc_option options[] = {
 	SC_SAMPLE_EVERY("count one call in N, weighted by N (less overhead)"),
 	SC_LIB("the C library to probe (default: the libc mapped by\n"
 	       "the process, or this program's)"),
+	SC_UNWIND(""),
 	SC_STACK_STORAGE,
 	SC_ADDRESSES,
 	SC_VERBOSE,
@@ -111,6 +112,8 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->sample_every = sc.sample_every;
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	stackcollector_unwind_size(&sc, skel->obj);
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);

@@ -82,6 +82,7 @@ static const struct sc_option options[] = {
 	{ 0, 'i', "interval", "TIME", "memusage sampling interval (default 1s)" },
 	{ 0, OPT_MAX_ALLOCS, "max-allocs", "N", "allocations tracked at once (default 1048576; with -K\n"
 						 "262144, allocated up front)" },
+	SC_UNWIND(""),
 	SC_STACK_STORAGE,
 	SC_ANNOTATE,
 	SC_ADDRESSES,
@@ -375,6 +376,8 @@ static void configure(struct memleak_bpf *skel)
 	skel->rodata->sample_every = sc.sample_every;
 	skel->rodata->kernel_allocs = opt.kernel;
 	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	stackcollector_unwind_size(&sc, skel->obj);
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {
 		bpf_map__set_map_flags(skel->maps.allocs, 0);

@@ -41,6 +41,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
+#include "unwindtab.h"
 #include "util.h"
 
 static struct {
@@ -50,7 +51,7 @@ static struct {
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH, OPT_DWARF, OPT_TIMED };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -70,8 +71,8 @@ static const struct sc_option options[] = {
 	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },
 	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
-	{ 0, OPT_DWARF, "dwarf", NULL, "unwind user stacks from .eh_frame (libunwind); needed\n"
-	  "for code built without frame pointers; copies 16 KB at\nevery switch-out: ~10 us a switch (see the man page)" },
+	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
+	SC_DWARF,
 	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
@@ -107,7 +108,6 @@ static void own_option(int key, const char *arg)
 	case OPT_STATE: opt.state = arg; opt.state_mask = parse_state(arg); break;
 	case OPT_BOTH: opt.both = true; break;
 	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
-	case OPT_DWARF: opt.dwarf = true; break;
 	case OPT_TIMED: opt.timed = true; break;
 	}
 }
@@ -141,6 +141,8 @@ static struct offcpu_bpf *load(const char **how)
 		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
 		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
 		stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+		stackcollector_unwind_size(&sc, skel->obj);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
 		if ((err = offcpu_bpf__load(skel)) == 0) {
@@ -305,6 +307,7 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
+	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.dwarf && sc.kernel_only)
 		usage_error("--dwarf unwinds user stacks: not with -K");
 	if (opt.dwarf && opt.timed)
@@ -323,6 +326,7 @@ int main(int argc, char **argv)
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb)
 		fatal(EXIT_DATA, "cannot set up the ring buffer");
+	stackcollector_unwind_loaded(&sc, skel->obj, rb);
 	if (opt.dwarf) {
 		dw.d = dwarfstacks_new(syms);
 		if (ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
@@ -341,7 +345,7 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (sc.tid)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
-	json_object_set_new(o, "unwind", json_string(opt.dwarf ? "dwarf" : "frame-pointer"));
+	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
@@ -393,6 +397,8 @@ int main(int argc, char **argv)
 			"seen since it last left", unpaired);
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
+	if (sc.unwindtab)
+		unwindtab_trailer_add(sc.unwindtab, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (timed)
@@ -401,6 +407,7 @@ int main(int argc, char **argv)
 
 	ring_buffer__free(rb);
 	timedsamples_free(timed);
+	unwindtab_free(sc.unwindtab);
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);
 	stackframes_free(sf);

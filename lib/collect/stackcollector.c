@@ -15,6 +15,7 @@
 #include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
+#include "unwindtab.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -68,6 +69,11 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
+	case SC_OPT_UNWIND:
+		if ((sc->unwind = unwindtab_mode(arg)) < 0)
+			usage_error("--unwind: '%s' is not tables, fp or dwarf", arg);
+		break;
+	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -85,6 +91,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	const struct options_entry *entries = entries_of(sc);
 	sc->sample_every = 1;
 	sc->stack_storage = 16384;
+	sc->unwind = UNWIND_MODE_TABLES;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
 		while (i < n && sc->options[i].key != c)
@@ -100,6 +107,8 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		usage_error("-U and -K cannot be used together");
 	if (sc->pid && sc->cmd)
 		usage_error("-p and -c cannot be used together");
+	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
+		usage_error("--unwind dwarf: only tables or fp here");
 	sc->duration = collector_duration(argc, argv, optind);
 }
 
@@ -132,6 +141,22 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
 
+void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
+{
+	if (unwindtab_size(obj, sc->unwind) < 0)
+		fatal(EXIT_DATA, "the BPF program has no unwind maps");
+}
+
+void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb)
+{
+	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
+		return;
+	if (!(sc->unwindtab = unwindtab_new(obj)) || unwindtab_poll_with(sc->unwindtab, rb) < 0)
+		fatal(EXIT_DATA, "cannot set up the unwind tables");
+	if (sc->pid)
+		unwindtab_load_pid(sc->unwindtab, sc->pid);
+}
+
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
 {
 	sc->syms = syms_cache_new(sc->no_demangle ? 0 : SYMS_DEMANGLE);
@@ -141,6 +166,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	sc->notes = stacks_pidnotes_open(obj, sc->syms, &sc->exec_link);
 	if (!sc->notes)
 		return -1;
+	stackcollector_unwind_loaded(sc, obj, sc->notes);
 	if (sc->pid)
 		syms_cache_snapshot(sc->syms, sc->pid);
 	return 0;
@@ -158,6 +184,7 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 		json_object_set_new(o, "pid", json_integer(target));
 	if (sc->cmd)
 		json_object_set_new(o, "command", json_string_bytes(sc->cmd, strlen(sc->cmd)));
+	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc->unwind)));
 	json_object_set_new(hdr, "options", o);
 	*options = o;
 	return hdr;
@@ -173,6 +200,8 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 	uint64_t dropped = stacks_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	self_trailer_add(tr, obj);
+	if (sc->unwindtab)
+		unwindtab_trailer_add(sc->unwindtab, tr);
 	return tr;
 }
 
@@ -232,6 +261,8 @@ void stackcollector_free(struct stackcollector *sc)
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);
+	unwindtab_free(sc->unwindtab);
+	sc->unwindtab = NULL;
 	stackframes_free(sc->sf);
 	free(sc->entries);
 	sc->entries = NULL;

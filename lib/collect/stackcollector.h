@@ -59,7 +59,8 @@ struct sc_option {
 enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
-	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF
+	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
+	SC_OPT_DWARF
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -92,10 +93,17 @@ enum {
 #define SC_INCLUDE_SELF \
 	{ SC_OPT_INCLUDE_SELF, SC_LONG_ONLY(SC_OPT_INCLUDE_SELF), "include-self", NULL, \
 	  "marple's own processes too (left out by default)" }
+/* --unwind MODE for every stack collector; --dwarf (its alias) for those
+ * that have a dwarf mode (callstack, offcpu) */
+#define SC_UNWIND(dwarf_help) \
+	{ SC_OPT_UNWIND, SC_LONG_ONLY(SC_OPT_UNWIND), "unwind", "MODE", \
+	  "user stacks: tables (default; in the kernel with tables\nbuilt from .eh_frame), fp (frame pointers only)" dwarf_help }
+#define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"
+#define SC_DWARF { SC_OPT_DWARF, SC_LONG_ONLY(SC_OPT_DWARF), "dwarf", NULL, "--unwind dwarf" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
-	SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
+	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
 struct options_entry;
@@ -104,6 +112,7 @@ struct ksyms;
 struct stackframes;
 struct ring_buffer;
 struct bpf_object;
+struct unwindtab;
 
 struct stackcollector {
 	/* the program's usage text */
@@ -125,6 +134,10 @@ struct stackcollector {
 	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
 	int include_self;		/* --include-self */
 	int verbose;			/* how many -v */
+	int unwind;			/* --unwind: UNWIND_MODE_*, default tables */
+
+	/* set by stackcollector_unwind_loaded (tables mode) */
+	struct unwindtab *unwindtab;
 
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;
@@ -145,6 +158,13 @@ struct stackcollector {
 void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
 			  void (*option)(int key, const char *arg), int argc, char **argv);
 void stackcollector_usage(struct stackcollector *sc, FILE *f);
+
+/* --unwind: size the unwind maps of obj (before load); set the skeleton's
+ * rodata stacks_unwind to sc->unwind yourself. */
+void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj);
+/* After load, in tables mode: the tables, -p's process's loaded now, and
+ * requests served when rb (the pid notes' ring buffer) is polled. */
+void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb);
 
 /* collector_start(), then exit 1 if -p's process does not exist. */
 void stackcollector_start(const struct stackcollector *sc);

@@ -233,6 +233,36 @@ const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t 
 
 /* ---- the tables in BPF maps ---- */
 
+static const char *const mode_names[] = { [UNWIND_MODE_FP] = "fp", [UNWIND_MODE_TABLES] = "tables",
+					  [UNWIND_MODE_DWARF] = "dwarf" };
+
+int unwindtab_mode(const char *name)
+{
+	for (int m = 0; m < 3; m++)
+		if (strcmp(name, mode_names[m]) == 0)
+			return m;
+	return -1;
+}
+
+const char *unwindtab_mode_name(int mode)
+{
+	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
+}
+
+int unwindtab_size(struct bpf_object *obj, int mode)
+{
+	int tables = mode == UNWIND_MODE_TABLES;
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+
+	if (!rows || !maps || !procs || bpf_map__set_max_entries(rows, tables ? UNWINDTAB_ROWS : 1) < 0 ||
+	    bpf_map__set_max_entries(maps, tables ? UNWINDTAB_PROCS * UNWIND_MAX_MAPPINGS : 1) < 0 ||
+	    bpf_map__set_max_entries(procs, tables ? UNWINDTAB_PROCS : 1) < 0)
+		return -1;
+	return 0;
+}
+
 struct load {
 	uint64_t offset, vaddr, filesz;
 };
@@ -255,6 +285,8 @@ struct unwindtab {
 	uint32_t next_slot;
 	uint64_t build_ns, unsupported, files_without_table, rows_full, loads, procs_full;
 };
+
+static void warm_up(struct unwindtab *t);
 
 static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_t *entries)
 {
@@ -290,6 +322,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
+	warm_up(t);
 	return t;
 }
 
@@ -409,40 +442,82 @@ static uint64_t mapping_bias(const struct file *f, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
+/* One line of /proc/PID/maps, if an executable mapping: its range, file
+ * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
+struct maps_line {
+	uint64_t start, end, pgoff;
+	char key[64];
+	const char *path;
+	int vdso;
+};
+
+static int parse_maps_line(const char *line, struct maps_line *l)
+{
+	uint64_t ino;
+	unsigned dmaj, dmin;
+	char perms[8];
+	int pathpos = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &l->start, &l->end, perms,
+		   &l->pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
+		return 0;
+	l->path = line + pathpos;
+	l->vdso = strncmp(l->path, "[vdso]", 6) == 0;
+	if (l->vdso)
+		snprintf(l->key, sizeof(l->key), "[vdso]");
+	else if (ino)
+		snprintf(l->key, sizeof(l->key), "%x:%x:%" PRIu64, dmaj, dmin, ino);
+	else
+		l->key[0] = 0;	/* anonymous code (a JIT): frame pointers */
+	return 1;
+}
+
 /* pid's executable mappings, sorted (as the maps file lists them), into m[]. */
 static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *m, uint32_t *n)
 {
 	char path[64], *line = NULL;
 	size_t lcap = 0;
-	ssize_t len;
+	struct maps_line l;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *fp = fopen(path, "re");
 	if (!fp)
 		return -1;
 	*n = 0;
-	while ((len = getline(&line, &lcap, fp)) > 0 && *n < UNWIND_MAX_MAPPINGS) {
-		uint64_t start, end, pgoff, ino;
-		unsigned dmaj, dmin;
-		char perms[8], key[64];
-		int pathpos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start, &end, perms,
-			   &pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
+	while (getline(&line, &lcap, fp) > 0 && *n < UNWIND_MAX_MAPPINGS) {
+		if (!parse_maps_line(line, &l))
 			continue;
-		int is_vdso = strncmp(line + pathpos, "[vdso]", 6) == 0;
 		struct unwind_mapping *mm = &m[(*n)++];
-		*mm = (struct unwind_mapping){ .start = start, .end = end };
-		if (ino == 0 && !is_vdso)
-			continue;	/* anonymous code (a JIT): frame pointers */
-		snprintf(key, sizeof(key), is_vdso ? "[vdso]" : "%x:%x:%" PRIu64, dmaj, dmin, ino);
-		const struct file *f = get_file(t, pid, key, start, end, is_vdso);
-		mm->bias = mapping_bias(f, start, pgoff);
+		*mm = (struct unwind_mapping){ .start = l.start, .end = l.end };
+		if (!l.key[0])
+			continue;
+		const struct file *f = get_file(t, pid, l.key, l.start, l.end, l.vdso);
+		mm->bias = mapping_bias(f, l.start, l.pgoff);
 		mm->row_off = f->row_off;
 		mm->row_count = f->nrows;
 	}
 	free(line);
 	fclose(fp);
 	return 0;
+}
+
+/* Build now the tables of the C library and the dynamic loader we use
+ * ourselves (nearly every process maps the same files): a process sampled
+ * in them for the first time then waits for no table. */
+static void warm_up(struct unwindtab *t)
+{
+	FILE *fp = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t lcap = 0;
+	struct maps_line l;
+
+	if (!fp)
+		return;
+	while (getline(&line, &lcap, fp) > 0)
+		if (parse_maps_line(line, &l) && l.key[0] && (strstr(l.path, "/libc.so") || strstr(l.path, "/ld-linux")))
+			get_file(t, getpid(), l.key, l.start, l.end, 0);
+	free(line);
+	fclose(fp);
 }
 
 /* A free slot for pid's mappings: one not in use, else one of a process
@@ -510,6 +585,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		c[i] = bpfmap_percpu_sum(t->counters_fd, i);
 		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
 	}
+	json_object_set_new(u, "mode", json_string("tables"));
 	json_object_set_new(u, "files", json_integer((json_int_t)intern_count(t->keys)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));

@@ -38,6 +38,16 @@ const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t 
 struct bpf_object;
 struct ring_buffer;
 struct unwindtab;
+/* --unwind's modes (UNWIND_MODE_*, stacks.h) by name, and back: "tables",
+ * "fp", "dwarf"; -1 for another name. */
+int unwindtab_mode(const char *name);
+const char *unwindtab_mode_name(int mode);
+/* Size the unwind maps of an object that includes bpf/stacks.bpf.h, before
+ * load: room for rows rows and slots processes in tables mode, one entry
+ * each otherwise.  0 or -1. */
+#define UNWINDTAB_ROWS (1u << 20)	/* 16 MB: python3 and 50 libraries need ~1/4 */
+#define UNWINDTAB_PROCS 1024u
+int unwindtab_size(struct bpf_object *obj, int mode);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);

@@ -22,14 +22,15 @@ weight() {
 		if (f ~ re) s += w } END { print s + 0 }' "$1"
 }
 
-# 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so.
+# 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so; the
+# tables (the default) also show run_round, the caller frame pointers lose.
 "$W/hotcold" 6 & wl=$!
 sleep 0.2
 MARPLE_READY_FILE="$T/r1" "$CS" -F 499 -p "$wl" 3 > "$T/hc.out" 2> "$T/hc.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "callstack: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/hc.out'"
-hot=$(weight "$T/hc.out" '^hotcold;.*main;hot_loop$')
-cold=$(weight "$T/hc.out" '^hotcold;.*main;cold_loop$')
+hot=$(weight "$T/hc.out" '^hotcold;.*main;run_round;hot_loop$')
+cold=$(weight "$T/hc.out" '^hotcold;.*main;run_round;cold_loop$')
 total=$(weight "$T/hc.out" '.')
 if [ "$cold" -gt 0 ] && awk -v h="$hot" -v c="$cold" 'BEGIN { r = h / c; exit !(r > 2.2 && r < 4.0) }'; then
 	pass "callstack: hot_loop:cold_loop is 3:1 ($hot:$cold)"
@@ -77,12 +78,13 @@ check "callstack: --raw is an event section on cpu tracks" grep -q '"datatype":"
 check "callstack: --raw stream valid" marple-cat -q "$T/raw.out"
 
 # 4. Frame pointers are not enough: nofp is built -O2 -fomit-frame-pointer.
-# Without --dwarf, BPF's frame-pointer walk yields "nofp;chain_c" and nothing
+# With --unwind fp, BPF's frame-pointer walk yields "nofp;chain_c" and nothing
 # above it (rbp holds data, so main, chain_a and chain_b are lost, or a stray
-# caller is made up).  --dwarf unwinds from .eh_frame and gets the full chain.
+# caller is made up).  --dwarf unwinds from .eh_frame and gets the full chain
+# (so do the default tables: tests/collectors/unwind.t).
 "$W/nofp" 6 & wl=$!
 sleep 0.2
-"$CS" -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
+"$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 "$CS" --dwarf -F 299 -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 full=$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c(;|$)')
@@ -93,5 +95,5 @@ else
 	fail "callstack: --dwarf recovers the full chain" "exit $rc, $full of $all samples; $(sort -n "$T/dw.out" | tail -n 2 | tr '\n' ' ')"
 fi
 fpfull=$(weight "$T/fp.out" 'main;chain_a;chain_b;chain_c(;|$)')
-check "callstack: without --dwarf the chain is lost (as documented)" test "$fpfull" -eq 0
+check "callstack: with --unwind fp the chain is lost (as documented)" test "$fpfull" -eq 0
 check "callstack: --dwarf trailer reports the unwinding" grep -q '"unwind":{"stacks":' "$T/dw.out"

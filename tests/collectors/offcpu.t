@@ -63,26 +63,26 @@ sleep 0.2
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "offcpu: --both header says on_cpu" grep -q '"on_cpu":true' "$T/b.out"
 in_range "offcpu: --both on-CPU + off-CPU time adds up to the capture (us)" "$(weight "$T/b.out" '.')" 750000 1150000
-check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;hot_loop$' "$T/b.out"
+check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop$' "$T/b.out"
 
 # --dwarf: nofp is built -O2 -fomit-frame-pointer; in "block" mode chain_c
 # burns 5 ms then sleeps 15 ms in nanosleep, so main;chain_a;chain_b;chain_c
-# is off the CPU ~75% of the time, asleep in libc's clock_nanosleep.  Without
-# --dwarf the frame-pointer walk from the syscall stops in libc (built without
+# is off the CPU ~75% of the time, asleep in libc's clock_nanosleep.  With
+# --unwind fp the frame-pointer walk from the syscall stops in libc (built without
 # frame pointers too) and everything above it is lost: the record reads
 #   1224656#nofp;clock_nanosleep;entry_SYSCALL_64_after_hwframe;...;schedule
 # (no chain_c, chain_b, chain_a nor main).
 expect_exit "offcpu: --dwarf with -K is a usage error" 2 "not with -K" "$OC" --dwarf -K 1
 "$W/nofp" 9 block & wl=$!
 sleep 0.3
-"$OC" -p "$wl" 2 > "$T/nfp.out" 2>/dev/null
+"$OC" --unwind fp -p "$wl" 2 > "$T/nfp.out" 2>/dev/null
 "$OC" --dwarf -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
 check "offcpu: --dwarf exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/dw.out'"
 check "offcpu: --dwarf header says so" grep -q '"unwind":"dwarf"' "$T/dw.out"
 # 75% of 2 s is 1,500,000 us; less when the machine is busy (the burn takes longer)
 in_range "offcpu: --dwarf: main;chain_a;chain_b;chain_c asleep in nanosleep (us)" \
 	"$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c;(.*;)?clock_nanosleep;.*schedule')" 900000 1600000
-check "offcpu: without --dwarf the chain is lost (as documented)" \
+check "offcpu: with --unwind fp the chain is lost (as documented)" \
 	test "$(weight "$T/nfp.out" 'main;chain_a;chain_b;chain_c;')" -eq 0
 check "offcpu: --dwarf trailer reports copies and the unwinding" \
 	grep -q '"dwarf":{"copies":[1-9].*"unwind":{"stacks":[1-9]' "$T/dw.out"

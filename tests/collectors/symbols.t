@@ -20,7 +20,7 @@ if nm "$T/hc" 2>/dev/null | grep -q hot_loop; then fail "symbols: stripped copy"
 sleep 0.2
 marple-callstack -F 199 -p "$wl" 1 > "$T/dl.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
-check "symbols: .gnu_debuglink debug file gives hot_loop" grep -q '^[0-9]*#hc;.*main;hot_loop$' "$T/dl.out"
+check "symbols: .gnu_debuglink debug file gives hot_loop" grep -q '^[0-9]*#hc;.*main;run_round;hot_loop$' "$T/dl.out"
 
 # the same through /usr/lib/debug/.build-id/xx/rest.debug
 id=$(readelf -n "$T/hc" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -n 1)
@@ -40,6 +40,6 @@ else
 		marple-callstack -F 199 -p "$wl" 1 > "$T/bi.out" 2>/dev/null
 		kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 		rm -f "$f"; rmdir "$dir" /usr/lib/debug/.build-id /usr/lib/debug 2>/dev/null
-		check "symbols: build-id debug file gives hot_loop" grep -q '^[0-9]*#hb;.*main;hot_loop$' "$T/bi.out"
+		check "symbols: build-id debug file gives hot_loop" grep -q '^[0-9]*#hb;.*main;run_round;hot_loop$' "$T/bi.out"
 	fi
 fi

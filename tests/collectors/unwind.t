@@ -1,0 +1,139 @@
+# --unwind tables (the default): user stacks walked in the kernel with tables
+# built from .eh_frame, on workloads whose stacks are known, built without
+# frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
+# python3 (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+plan 24
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+W="$MARPLE_BIN/workloads"
+CS="$MARPLE_BIN/marple-callstack"
+
+expect_exit "unwind: an unknown mode is a usage error" 2 "'bogus' is not tables, fp or dwarf" "$CS" --unwind bogus 1
+expect_exit "unwind: dwarf where there is none is a usage error" 2 "only tables or fp" \
+	"$MARPLE_BIN/marple-mallocstacks" --unwind dwarf 1
+if ! is_root; then
+	skip_rest "unwind: BPF cases" "not root"
+fi
+
+# share NAME PART WHOLE PERCENT: PART is at least PERCENT% of WHOLE (and WHOLE > 20)
+share() {
+	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
+	else fail "$1" "$2 of $3, wanted >= $4%"; fi
+}
+# trailer_unwind FILE KEY: a number of the trailer's "unwind" object
+trailer_unwind() {
+	sed -n "s/.*\"unwind\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1" | tail -n 1
+}
+# capture NAME ARGS...: run the workload ARGS, then the collector on it for 2 s
+capture() {
+	_n=$1; shift
+	"$@" & _wl=$!
+	sleep 0.3
+	"$CS" -F 299 -p "$_wl" 2 > "$T/$_n.out" 2> "$T/$_n.err"
+	kill "$_wl" 2>/dev/null; wait "$_wl" 2>/dev/null
+}
+
+# 1. nofp (-O2 -fomit-frame-pointer): the whole chain, every stack complete
+capture nofp "$W/nofp" 4
+all=$(weight "$T/nofp.out" '.')
+share "unwind: nofp: _start;...;main;chain_a;chain_b;chain_c without frame pointers" \
+	"$(weight "$T/nofp.out" '^nofp;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" "$all" 98
+check "unwind: header says tables" grep -q '"unwind":"tables"' "$T/nofp.out"
+stacks=$(trailer_unwind "$T/nofp.out" stacks)
+share "unwind: trailer: stacks complete" "$(trailer_unwind "$T/nofp.out" complete)" "${stacks:-0}" 98
+check "unwind: trailer: frames by table, table memory and build time" \
+	grep -Eq '"unwind":\{.*"frames_by_table":[1-9].*"table_bytes":[1-9][0-9]*.*"build_ms":[0-9]' "$T/nofp.out"
+"$W/nofp" 4 & wl=$!
+sleep 0.3
+"$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "unwind: --unwind fp: the header says fp" grep -q '"unwind":"fp"' "$T/fp.out"
+check "unwind: --unwind fp loses the chain there" test "$(weight "$T/fp.out" 'chain_a;chain_b;chain_c')" -eq 0
+
+# 2. with frame pointers (hotcold): the same chains, and the leaves' caller
+# run_round that a frame-pointer walk loses
+capture hotcold "$W/hotcold" 4
+all=$(weight "$T/hotcold.out" '.')
+share "unwind: hotcold (frame pointers): _start;...;main;run_round;hot_loop|cold_loop" \
+	"$(weight "$T/hotcold.out" '^hotcold;_start;__libc_start_main;(.*;)?main;run_round;(hot|cold)_loop(;|$)')" "$all" 98
+
+# 3. deeper than a stack holds: cut at 127 frames, counted
+"$W/unwinds" deep 4 & wl=$!
+sleep 0.3
+"$CS" -U -F 299 -p "$wl" 2 > "$T/deep.out" 2> "$T/deep.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+all=$(weight "$T/deep.out" '.')
+share "unwind: deep recursion: 127 frames of recurse above the leaf" \
+	"$(awk -F';' '/^[0-9]+#unwinds;/ && NF == 128 && $2 == "recurse" { split($1, w, "#"); s += w[1] } END { print s + 0 }' "$T/deep.out")" "$all" 98
+stacks=$(trailer_unwind "$T/deep.out" stacks)
+share "unwind: deep recursion: stacks cut at the depth limit, counted" \
+	"$(trailer_unwind "$T/deep.out" cut_depth_limit)" "${stacks:-0}" 98
+
+# 4. a signal handler: the walk goes on through the signal trampoline to
+# the interrupted code and main
+capture signal "$W/unwinds" signal 4
+all=$(weight "$T/signal.out" '.')
+share "unwind: signal: _start;...;main;sig_outer;...;on_alarm;sig_burn" \
+	"$(weight "$T/signal.out" '^unwinds;_start;__libc_start_main;(.*;)?main;sig_outer;(.*;)?on_alarm;sig_burn(;|$)')" "$all" 5
+share "unwind: signal: every stack reaches _start" "$(weight "$T/signal.out" '^unwinds;_start;__libc_start_main;')" "$all" 98
+
+# 5. a library dlopen'ed during the capture: its table is loaded when its
+# code is first sampled
+"$W/unwinds" dlopen 2.5 & wl=$!
+MARPLE_READY_FILE="$T/dl.ready" "$CS" -F 299 -p "$wl" 3 > "$T/dl.out" 2> "$T/dl.err" & cs=$!
+await_ready "unwind: dlopen: collector ready" "$T/dl.ready" 20 "$T/dl.err"
+sleep 0.3
+kill -USR1 "$wl"
+wait "$cs"; wait "$wl" 2>/dev/null
+crc=$(weight "$T/dl.out" 'crc32')
+share "unwind: dlopen: libz's crc32 samples reach _start through main;dl_phase" \
+	"$(weight "$T/dl.out" '^unwinds;_start;__libc_start_main;(.*;)?main;dl_phase;[^;]*crc32')" "$crc" 95
+check "unwind: dlopen: the new mapping was asked for and loaded" \
+	test "$(trailer_unwind "$T/dl.out" process_loads)" -ge 2
+
+# 6. a process that execs during the capture: the new image's tables
+sh -c "sleep 0.8; exec '$W/nofp' 2" & wl=$!
+"$CS" -F 299 -p "$wl" 2.5 > "$T/exec.out" 2> "$T/exec.err"
+wait "$wl" 2>/dev/null
+share "unwind: exec: the new image's chain" \
+	"$(weight "$T/exec.out" '^nofp;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" \
+	"$(weight "$T/exec.out" '^nofp;')" 95
+
+# 7. threads: from clone3 to the burner
+capture threads "$W/unwinds" threads 4
+all=$(weight "$T/threads.out" '.')
+share "unwind: threads: __clone3;start_thread;thread_main;th_a;th_b;th_burn" \
+	"$(weight "$T/threads.out" '^unwinds;__clone3;start_thread;thread_main;th_a;th_b;th_burn(;|$)')" "$all" 98
+
+# 8. Debian's python3 (no frame pointers): every stack reaches _start
+cat > "$T/busy.py" <<'EOF'
+import sys, time
+t0 = time.time()
+def work(n):
+    return sum(i * i for i in range(n))
+while time.time() - t0 < float(sys.argv[1]):
+    work(10000)
+EOF
+capture python python3 "$T/busy.py" 4
+all=$(weight "$T/python.out" '^python3;')
+share "unwind: python3: samples reaching _start;__libc_start_main;...;Py_BytesMain" \
+	"$(weight "$T/python.out" '^python3;_start;__libc_start_main;(.*;)?Py_BytesMain;')" "$all" 99
+share "unwind: python3: ... and through the interpreter to the generator" \
+	"$(weight "$T/python.out" '^python3;_start;(.*;)?_PyEval_EvalFrameDefault;(.*;)?gen_iternext')" "$all" 50
+
+# 9. the other stack collectors: off-CPU stacks of nofp asleep in libc's
+# nanosleep, and malloc's callers
+"$W/nofp" 4 block & wl=$!
+sleep 0.3
+"$MARPLE_BIN/marple-offcpu" -p "$wl" 2 > "$T/off.out" 2> "$T/off.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+share "unwind: offcpu: _start;...;main;chain_a;chain_b;chain_c;...;clock_nanosleep" \
+	"$(weight "$T/off.out" '^nofp;_start;(.*;)?main;chain_a;chain_b;chain_c;(.*;)?clock_nanosleep')" \
+	"$(weight "$T/off.out" 'nanosleep')" 95
+check "offcpu: header and trailer say tables" \
+	sh -c "grep -q '\"unwind\":\"tables\"' '$T/off.out' && grep -q '\"unwind\":{\"stacks\":[1-9]' '$T/off.out'"
+"$MARPLE_BIN/marple-mallocstacks" -c "$W/mallocpaths 3" > "$T/ms.out" 2> "$T/ms.err"
+share "unwind: mallocstacks: malloc's callers up to _start" \
+	"$(weight "$T/ms.out" '^mallocpaths;_start;__libc_start_main;(.*;)?main;path_(big|small);alloc_(big|small);[^;]*malloc$')" \
+	"$(weight "$T/ms.out" '.')" 90
+check "unwind: mallocstacks: header says tables" grep -q '"unwind":"tables"' "$T/ms.out"
