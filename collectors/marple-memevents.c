@@ -32,6 +32,7 @@
 #include "stacksbpf.h"
 #include "stream.h"
 #include "tpstack.h"
+#include "unwindtab.h"
 #include "util.h"
 
 static struct stackcollector sc = {
@@ -260,6 +261,7 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (precise)
 		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
+	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
 	json_object_set_new(hdr, "options", o);
 	stackcollector_ready(&sc);
 	while (stackcollector_poll(&sc))

@@ -155,6 +155,8 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 		fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);
+	else if (sc->cmd)
+		unwindtab_warm_up(sc->unwindtab);
 }
 
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)

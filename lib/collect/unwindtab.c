@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +194,7 @@ static uint64_t *fde_starts(Elf *elf, size_t *count)
 	return NULL;
 }
 
-int unwindtab_elf_rows(Elf *elf, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported)
+int unwindtab_elf_rows(Elf *elf, uint32_t max_rows, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported)
 {
 	struct rowvec r = { 0 };
 	size_t nfde = 0;
@@ -203,14 +204,22 @@ int unwindtab_elf_rows(Elf *elf, struct unwind_row **rows, uint32_t *n, uint64_t
 	*rows = NULL;
 	*n = 0;
 	*unsupported = 0;
+	if (starts && nfde > max_rows / 2) {
+		free(starts);	/* surely too many rows: not even tried (seconds of work) */
+		return 1;
+	}
 	if (!cfi) {
 		free(starts);
 		return -1;
 	}
-	for (size_t i = 0; i < nfde; i++)
+	for (size_t i = 0; i < nfde && r.n <= max_rows; i++)
 		fde_rows(cfi, starts[i], i + 1 < nfde ? starts[i + 1] : UINT64_MAX, &r);
 	dwarf_cfi_end(cfi);
 	free(starts);
+	if (r.n > max_rows) {
+		free(r.v);
+		return 1;
+	}
 	*rows = r.v;
 	*n = (uint32_t)r.n;
 	*unsupported = r.unsupported;
@@ -283,10 +292,24 @@ struct unwindtab {
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, unsupported, files_without_table, rows_full, loads, procs_full;
+	uint64_t build_ns, unsupported, files_without_table, files_too_big, loads, procs_full;
+
+	/* requests are served by a thread of their own: building a big
+	 * library's table takes seconds, and the collector's thread must go on
+	 * reading its pid notes (symbols of short-lived processes) meanwhile */
+	pthread_t worker;
+	int worker_running, stopping;
+	pthread_mutex_t lock;		/* the queue */
+	pthread_cond_t wake;
+	pthread_mutex_t load_lock;	/* files, slots and counts: one load at a time */
+	int warm;			/* libc's and ld.so's tables built */
+	pid_t queue[256];
+	unsigned nqueue;
+	uint64_t queue_full;
 };
 
 static void warm_up(struct unwindtab *t);
+static void stop_worker(struct unwindtab *t);
 
 static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_t *entries)
 {
@@ -322,7 +345,9 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
-	warm_up(t);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->load_lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
 	return t;
 }
 
@@ -330,6 +355,7 @@ void unwindtab_free(struct unwindtab *t)
 {
 	if (!t)
 		return;
+	stop_worker(t);
 	if (t->rows)
 		munmap(t->rows, (size_t)t->rows_cap * sizeof(*t->rows));
 	if (t->mappings)
@@ -361,10 +387,14 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	if (unwindtab_elf_rows(elf, &rows, &n, &unsupported) != 0 || n == 0) {
+	/* one file may take a quarter of the room at most: a huge library
+	 * (LLVM's: millions of rows) would take seconds and crowd out the rest */
+	uint32_t room = t->rows_cap - t->rows_used, cap = t->rows_cap / 4 < room ? t->rows_cap / 4 : room;
+	int rc = unwindtab_elf_rows(elf, cap, &rows, &n, &unsupported);
+	if (rc > 0) {
+		t->files_too_big++;
+	} else if (rc < 0 || n == 0) {
 		t->files_without_table++;
-	} else if (n > t->rows_cap - t->rows_used) {
-		t->rows_full += n;
 	} else {
 		memcpy(t->rows + t->rows_used, rows, (size_t)n * sizeof(*rows));
 		f->row_off = t->rows_used;
@@ -504,6 +534,15 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 /* Build now the tables of the C library and the dynamic loader we use
  * ourselves (nearly every process maps the same files): a process sampled
  * in them for the first time then waits for no table. */
+void unwindtab_warm_up(struct unwindtab *t)
+{
+	pthread_mutex_lock(&t->load_lock);
+	if (!t->warm)
+		warm_up(t);
+	t->warm = 1;
+	pthread_mutex_unlock(&t->load_lock);
+}
+
 static void warm_up(struct unwindtab *t)
 {
 	FILE *fp = fopen("/proc/self/maps", "re");
@@ -535,7 +574,17 @@ static uint32_t take_slot(struct unwindtab *t, pid_t pid)
 	return UINT32_MAX;
 }
 
+static int load_pid(struct unwindtab *t, pid_t pid);
+
 int unwindtab_load_pid(struct unwindtab *t, pid_t pid)
+{
+	pthread_mutex_lock(&t->load_lock);
+	int rc = load_pid(t, pid);
+	pthread_mutex_unlock(&t->load_lock);
+	return rc;
+}
+
+static int load_pid(struct unwindtab *t, pid_t pid)
 {
 	uint64_t layout[SYMS_LAYOUT_N];
 	struct unwind_proc old, p = { 0 };
@@ -563,16 +612,72 @@ int unwindtab_load_pid(struct unwindtab *t, pid_t pid)
 	return 0;
 }
 
+static void *serve_requests(void *arg)
+{
+	struct unwindtab *t = arg;
+
+	unwindtab_warm_up(t);	/* here, if not done before the capture: it can take a while */
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		while (!t->nqueue && !t->stopping)
+			pthread_cond_wait(&t->wake, &t->lock);
+		if (t->stopping)
+			break;
+		pid_t pid = t->queue[0];
+		memmove(t->queue, t->queue + 1, --t->nqueue * sizeof(t->queue[0]));
+		pthread_mutex_unlock(&t->lock);
+		unwindtab_load_pid(t, pid);
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/* A request from the BPF side: queued for the worker (once). */
 static int on_request(void *ctx, void *data, size_t len)
 {
-	if (len >= sizeof(__u32))
-		unwindtab_load_pid(ctx, (pid_t)*(const __u32 *)data);
+	struct unwindtab *t = ctx;
+	pid_t pid;
+	unsigned i;
+
+	if (len < sizeof(__u32))
+		return 0;
+	pid = (pid_t)*(const __u32 *)data;
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nqueue && t->queue[i] != pid; i++)
+		;
+	if (i == t->nqueue) {
+		if (t->nqueue < sizeof(t->queue) / sizeof(t->queue[0]))
+			t->queue[t->nqueue++] = pid;
+		else
+			t->queue_full++;	/* asked again in 20 ms */
+	}
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
 {
+	if (!t->worker_running) {
+		if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
+			return -1;
+		t->worker_running = 1;
+	}
 	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+}
+
+/* Stop serving requests (the counts are final after this). */
+static void stop_worker(struct unwindtab *t)
+{
+	if (!t->worker_running)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stopping = 1;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->worker, NULL);
+	t->worker_running = 0;
 }
 
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
@@ -580,6 +685,8 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	static const char *const names[UNWIND_NCOUNTERS] = UNWIND_COUNTER_NAMES;
 	json_t *u = json_object();
 	uint64_t c[UNWIND_NCOUNTERS];
+
+	stop_worker(t);
 
 	for (uint32_t i = 0; i < UNWIND_NCOUNTERS; i++) {
 		c[i] = bpfmap_percpu_sum(t->counters_fd, i);
@@ -590,7 +697,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
-	json_object_set_new(u, "rows_without_room", json_integer((json_int_t)t->rows_full));
+	json_object_set_new(u, "files_too_big", json_integer((json_int_t)t->files_too_big));
 	json_object_set_new(u, "table_bytes",
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
 	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
@@ -601,6 +708,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		warnmsg("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
 			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
 			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
-	if (t->rows_full)
-		warnmsg("%" PRIu64 " unwind rows did not fit in the table (raise --unwind-rows)", t->rows_full);
+	if (t->files_too_big)
+		warnmsg("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
+			"file): their frames were walked by frame pointers", t->files_too_big, t->rows_cap);
 }

@@ -29,9 +29,10 @@
 /* The rows of one ELF image (sorted by pc, adjacent equal rules merged, a
  * UNWIND_NONE row where a function without CFI starts); *rows malloc'ed.
  * *unsupported counts the rows whose rules are none of those the BPF side
- * knows (they became UNWIND_NONE: frame pointers there).  0, or -1 when the
- * image has no .eh_frame_hdr to list its functions. */
-int unwindtab_elf_rows(Elf *elf, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported);
+ * knows (they became UNWIND_NONE: frame pointers there).  0; 1 (nothing
+ * kept) when it has more than max_rows; -1 when the image has no
+ * .eh_frame_hdr to list its functions. */
+int unwindtab_elf_rows(Elf *elf, uint32_t max_rows, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported);
 /* The row for file address pc in rows[0..n), or NULL before the first. */
 const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc);
 
@@ -52,13 +53,19 @@ int unwindtab_size(struct bpf_object *obj, int mode);
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);
 void unwindtab_free(struct unwindtab *t);
+/* Build the tables of the C library and the dynamic loader now (the
+ * worker does it first otherwise): for a command about to start, whose
+ * first samples are then walked by table at once. */
+void unwindtab_warm_up(struct unwindtab *t);
 /* Read pid's executable mappings and give the BPF side them with their
  * tables (building those not built yet).  0, or -1 if the process is gone. */
 int unwindtab_load_pid(struct unwindtab *t, pid_t pid);
-/* Serve the BPF side's requests (unwind_requests) whenever rb is polled. */
+/* Serve the BPF side's requests (unwind_requests): they are read whenever
+ * rb is polled, and served by a thread of the table's own. */
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
-/* Add "unwind": {mode, the BPF counters, files, rows, table_bytes,
- * build_ms} to a trailer, and a line on stderr when many stacks were cut. */
+/* Stop serving requests, and add "unwind": {mode, the BPF counters, files,
+ * rows, table_bytes, build_ms} to a trailer, with a line on stderr when
+ * many stacks were cut. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
 
 #endif

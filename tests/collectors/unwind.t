@@ -86,8 +86,10 @@ sleep 0.3
 kill -USR1 "$wl"
 wait "$cs"; wait "$wl" 2>/dev/null
 crc=$(weight "$T/dl.out" 'crc32')
+# (the samples taken before libz's table is built are walked by frame
+# pointers: 1 in 250 here, 1 in 5 on a machine at load 16)
 share "unwind: dlopen: libz's crc32 samples reach _start through main;dl_phase" \
-	"$(weight "$T/dl.out" '^unwinds;_start;__libc_start_main;(.*;)?main;dl_phase;[^;]*crc32')" "$crc" 95
+	"$(weight "$T/dl.out" '^unwinds;_start;__libc_start_main;(.*;)?main;dl_phase;[^;]*crc32')" "$crc" 75
 check "unwind: dlopen: the new mapping was asked for and loaded" \
 	test "$(trailer_unwind "$T/dl.out" process_loads)" -ge 2
 
@@ -105,7 +107,8 @@ all=$(weight "$T/threads.out" '.')
 share "unwind: threads: __clone3;start_thread;thread_main;th_a;th_b;th_burn" \
 	"$(weight "$T/threads.out" '^unwinds;__clone3;start_thread;thread_main;th_a;th_b;th_burn(;|$)')" "$all" 98
 
-# 8. Debian's python3 (no frame pointers): every stack reaches _start
+# 8. Debian's python3 (no frame pointers; not another python3 first in PATH):
+# every stack reaches _start
 cat > "$T/busy.py" <<'EOF'
 import sys, time
 t0 = time.time()
@@ -114,7 +117,7 @@ def work(n):
 while time.time() - t0 < float(sys.argv[1]):
     work(10000)
 EOF
-capture python python3 "$T/busy.py" 4
+capture python /usr/bin/python3 "$T/busy.py" 4
 all=$(weight "$T/python.out" '^python3;')
 share "unwind: python3: samples reaching _start;__libc_start_main;...;Py_BytesMain" \
 	"$(weight "$T/python.out" '^python3;_start;__libc_start_main;(.*;)?Py_BytesMain;')" "$all" 99

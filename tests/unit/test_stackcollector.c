@@ -36,6 +36,8 @@ static const char usage[] =
 	"  -b, --bytes             weight by bytes\n"
 	"      --device DEV        only this disk: one\n"
 	"                          two\n"
+	"      --unwind MODE       user stacks: tables (default; in the kernel with tables\n"
+	"                          built from .eh_frame), fp (frame pointers only)\n"
 	"  -U, --user-only         user stacks only\n"
 	"  -K, --kernel-only       kernel stacks only\n"
 	"  -a, --annotate          kernel frames get _[k]\n"

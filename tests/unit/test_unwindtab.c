@@ -25,7 +25,7 @@ static int build(const char *path, struct table *t)
 		return -1;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = elf ? unwindtab_elf_rows(elf, &t->rows, &t->n, &unsupported) : -1;
+	int rc = elf ? unwindtab_elf_rows(elf, UINT32_MAX, &t->rows, &t->n, &unsupported) : -1;
 	elf_end(elf);
 	close(fd);
 	return rc;
@@ -155,6 +155,8 @@ int main(void)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6", *python = "/usr/bin/python3";
 	struct table lt = { 0 }, pt = { 0 };
+
+	test_plan(11);
 
 	test_cond("libc: rows built", build(libc, &lt) == 0 && lt.n > 10000);
 	struct tally k = compare(libc, &lt);
