@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 	if (!sc.user_only && !opt.raw)
 		ksyms = ksyms_load();
 	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sf, opt.dwarf ? "dwarf" : "fp");
+	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = dwarfstacks_new(syms);
 	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);

@@ -165,6 +165,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	if (kernel && !(sc->ksyms = ksyms_load()))
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
+	stackframes_set_unwind_mode(sc->sf, unwindtab_mode_name(sc->unwind));
 	sc->notes = stacks_pidnotes_open(obj, sc->syms, &sc->exec_link);
 	if (!sc->notes)
 		return -1;
