@@ -114,11 +114,17 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } pid_notes SEC(".maps");
 
-static __always_inline void stacks_count(__u32 idx)
+/* counter idx += 1 on this CPU, in a per-CPU array of u64 counters */
+static __always_inline void stacks_percpu_inc(void *counters, __u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&stack_counters, &idx);
+	__u64 *v = bpf_map_lookup_elem(counters, &idx);
 	if (v)
 		(*v)++;
+}
+
+static __always_inline void stacks_count(__u32 idx)
+{
+	stacks_percpu_inc(&stack_counters, idx);
 }
 
 /* Store the stack in ips[0..n) (leaf first; the rest of its group of 8

@@ -62,9 +62,7 @@ struct {
 
 static __always_inline void unwind_count(__u32 idx)
 {
-	__u64 *v = bpf_map_lookup_elem(&unwind_counters, &idx);
-	if (v)
-		(*v)++;
+	stacks_percpu_inc(&unwind_counters, idx);
 }
 
 /* Ask user space to (re)read tgid's mappings, at most every 20 ms. */
