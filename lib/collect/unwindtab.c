@@ -292,7 +292,7 @@ struct unwindtab {
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, unsupported, files_without_table, files_too_big, loads, procs_full;
+	uint64_t build_ns, unsupported, files_without_table, files_too_big, files_without_room, loads, procs_full;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -392,7 +392,10 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 	uint32_t room = t->rows_cap - t->rows_used, cap = t->rows_cap / 4 < room ? t->rows_cap / 4 : room;
 	int rc = unwindtab_elf_rows(elf, cap, &rows, &n, &unsupported);
 	if (rc > 0) {
-		t->files_too_big++;
+		if (cap < t->rows_cap / 4)
+			t->files_without_room++;	/* the table is (nearly) full */
+		else
+			t->files_too_big++;
 	} else if (rc < 0 || n == 0) {
 		t->files_without_table++;
 	} else {
@@ -698,6 +701,8 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
 	json_object_set_new(u, "files_too_big", json_integer((json_int_t)t->files_too_big));
+	json_object_set_new(u, "files_without_room", json_integer((json_int_t)t->files_without_room));
+	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
 	json_object_set_new(u, "table_bytes",
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
 	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
@@ -708,6 +713,9 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		warnmsg("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
 			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
 			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
+	if (t->files_without_room)
+		warnmsg("the unwind table (%u rows) filled up: %" PRIu64 " more files were walked by frame "
+			"pointers", t->rows_cap, t->files_without_room);
 	if (t->files_too_big)
 		warnmsg("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
 			"file): their frames were walked by frame pointers", t->files_too_big, t->rows_cap);
