@@ -26,7 +26,6 @@
 #include "timed.h"
 #include "util.h"
 
-#define MAX_REPORTED 20
 
 static struct {
 	struct perf_script_opts perf;
@@ -114,7 +113,7 @@ static void usage(FILE *f)
 static void report_bad(struct ctx *c, unsigned long lineno, const char *why)
 {
 	c->bad++;
-	if (c->reported++ < MAX_REPORTED)
+	if (c->reported++ < MARPLE_REPORT_FIRST)
 		warn_at(c->file, lineno, "%s", why);
 }
 
@@ -501,9 +500,7 @@ int main(int argc, char **argv)
 			"(e.g. '%s') skipped; choose one with --event-filter",
 			perf_script_event(ps), (unsigned long long)perf_script_filtered(ps),
 			perf_script_other_event(ps));
-	if (c.bad)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)c.bad, c.bad == 1 ? "" : "s",
-			c.reported > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	warn_skipped_lines(c.bad);
 	int rc = EXIT_OK;
 	if (hashtab_size(c.agg) == 0) {
 		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",

@@ -40,7 +40,6 @@ enum {
 };
 
 enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
-#define MAX_REPORTED 20
 #define KERNEL_SUFFIX "_[k]"
 
 static struct {
@@ -189,18 +188,6 @@ struct section {
 	uint64_t freq;			/* CPU samples a second, 0: not CPU */
 };
 
-static int is_time_unit(const char *u, const char **name)
-{
-	static const char *const units[][2] = { { "ns", "nanoseconds" }, { "us", "microseconds" },
-						{ "ms", "milliseconds" }, { "s", "seconds" } };
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(u, units[i][0]) == 0) {
-			*name = units[i][1];
-			return 1;
-		}
-	return 0;
-}
-
 /* The sample types a section's unit and interface stand for (marple-pprof(1)). */
 static void kind_of(json_t *hdr, uint64_t freq, struct kind *k)
 {
@@ -219,7 +206,7 @@ static void kind_of(json_t *hdr, uint64_t freq, struct kind *k)
 			k->type[1] = cstr_id("cpu"), k->unit[1] = cstr_id("nanoseconds");
 			k->period = 1000000000 / freq;
 		}
-	} else if (is_time_unit(unit, &tname)) {
+	} else if (time_unit_ns(unit, &tname)) {
 		k->type[0] = cstr_id(strcmp(iface, "offcpu") == 0 ? "off_cpu" : "time");
 		k->unit[0] = cstr_id(tname);
 	} else if (strcmp(unit, "bytes") == 0) {
@@ -365,7 +352,7 @@ static int64_t value_of(uint64_t v, const char *file, unsigned long line)
 {
 	if (v <= INT64_MAX)
 		return (int64_t)v;
-	if (nclamped++ < MAX_REPORTED)
+	if (nclamped++ < MARPLE_REPORT_FIRST)
 		warn_at(file, line, "weight %llu does not fit pprof's int64: written as 2^63-1",
 			(unsigned long long)v);
 	return INT64_MAX;
@@ -418,7 +405,7 @@ static int read_input(const char *path)
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
-			if (nbad++ < MAX_REPORTED)
+			if (nbad++ < MARPLE_REPORT_FIRST)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
 			/* the times of a timed stack section's samples: its stacks
@@ -555,10 +542,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < (n > 0 ? n : 1); i++)
 		if (read_input(paths[i]) < 0)
 			return EXIT_DATA;
-	if (nbad)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)nbad, nbad == 1 ? "" : "s",
-			nbad > MAX_REPORTED ? " (only the first 20 shown)" : "");
-	if (nclamped > MAX_REPORTED)
+	warn_skipped_lines(nbad);
+	if (nclamped > MARPLE_REPORT_FIRST)
 		warnmsg("%llu weights written as 2^63-1", (unsigned long long)nclamped);
 	if (!kind.n) {
 		warn_at(operands_name(n, argv + optind), 0, "no stack sections in the input");

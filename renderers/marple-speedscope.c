@@ -23,7 +23,6 @@
 #include "util.h"
 #include "xml.h"
 
-#define MAX_REPORTED 20
 
 static struct {
 	const char *out;
@@ -79,14 +78,10 @@ static const char *prof_unit;
 
 static const char *speedscope_unit(json_t *hdr)
 {
-	static const char *const units[][2] = { { "ns", "nanoseconds" }, { "us", "microseconds" },
-						{ "ms", "milliseconds" }, { "s", "seconds" },
-						{ "bytes", "bytes" } };
-	const char *u = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
-	for (size_t i = 0; u && i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(u, units[i][0]) == 0)
-			return units[i][1];
-	return "none";		/* samples, requests, faults: counts */
+	const char *u = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight")), *name;
+	if (time_unit_ns(u, &name))
+		return name;
+	return u && strcmp(u, "bytes") == 0 ? "bytes" : "none";	/* counts: samples, requests, faults */
 }
 
 /* A JSON string of any bytes: plain text as it is, anything else %XX-escaped
@@ -271,7 +266,7 @@ static void timed_add(struct stream_reader *r, const char *file)
 	struct timed_sample ts;
 	const char *why;
 	if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= held.n) {
-		if (nbad++ < MAX_REPORTED)
+		if (nbad++ < MARPLE_REPORT_FIRST)
 			warn_at(file, stream_reader_line(r), "%s",
 				ts.stack >= held.n ? "sample names a stack that is not in its stack section" : why);
 		return;
@@ -347,7 +342,7 @@ static int read_input(const char *path)
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
-			if (nbad++ < MAX_REPORTED)
+			if (nbad++ < MARPLE_REPORT_FIRST)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
 			section_end(&mode);
@@ -414,9 +409,7 @@ int main(int argc, char **argv)
 			return EXIT_DATA;
 		}
 	held_write_aggregated();
-	if (nbad)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)nbad, nbad == 1 ? "" : "s",
-			nbad > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	warn_skipped_lines(nbad);
 	if (!nprofiles) {
 		warn_at(operands_name(n, argv + optind), 0, "no stacks in the input");
 		outfile_abort(o);

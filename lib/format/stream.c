@@ -414,6 +414,21 @@ json_t *json_string_bytes(const char *s, size_t len)
 	return j;
 }
 
+uint64_t time_unit_ns(const char *unit, const char **name)
+{
+	static const struct { const char *unit, *name; uint64_t ns; } units[] = {
+		{ "ns", "nanoseconds", 1 }, { "us", "microseconds", 1000 },
+		{ "ms", "milliseconds", 1000000 }, { "s", "seconds", 1000000000 },
+	};
+	for (size_t i = 0; unit && i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(unit, units[i].unit) == 0) {
+			if (name)
+				*name = units[i].name;
+			return units[i].ns;
+		}
+	return 0;
+}
+
 json_t *section_header_new(const char *interface, enum datatype dt)
 {
 	struct utsname u;

@@ -94,6 +94,11 @@ void stream_reader_warn(const struct stream_reader *r);
 /* Look up a field by key; returns NULL if absent. */
 const struct mstr *fields_get(const struct field *f, size_t n, const char *key);
 
+/* A time unit of weights ("ns", "us", "ms", "s"): its nanoseconds, and its
+ * name spelled out in *name ("nanoseconds" ...) if name is not NULL; 0 for any
+ * other unit (samples, bytes, requests ...). */
+uint64_t time_unit_ns(const char *unit, const char **name);
+
 /* Helpers on headers: string or number members with defaults. */
 const char *header_str(json_t *hdr, const char *key, const char *dflt);
 int64_t header_int(json_t *hdr, const char *key, int64_t dflt);

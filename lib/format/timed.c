@@ -114,15 +114,7 @@ uint64_t timed_in_range(const struct timed_sample *s, uint64_t from, uint64_t to
 
 uint64_t timed_ns_per_weight(json_t *stack_hdr)
 {
-	static const struct { const char *unit; uint64_t ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
-	};
-	const char *w = json_string_value(json_object_get(json_object_get(stack_hdr, "units"), "weight"));
-
-	for (size_t i = 0; w && i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(w, units[i].unit) == 0)
-			return units[i].ns;
-	return 0;
+	return time_unit_ns(json_string_value(json_object_get(json_object_get(stack_hdr, "units"), "weight")), NULL);
 }
 
 uint64_t timed_weight(uint64_t summed, uint64_t ns_per_weight)

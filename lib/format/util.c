@@ -218,6 +218,13 @@ int close_output(FILE *f, const char *path)
 	return 0;
 }
 
+void warn_skipped_lines(uint64_t n)
+{
+	if (n)
+		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)n, n == 1 ? "" : "s",
+			n > MARPLE_REPORT_FIRST ? " (only the first 20 shown)" : "");
+}
+
 void close_stdout(void)
 {
 	if (close_output(stdout, "<stdout>") < 0)

@@ -22,6 +22,10 @@ noreturn void fatal(int status, const char *fmt, ...) __attribute__((format(prin
 /* "prog: file:line: reason"; line 0 leaves the line out. */
 void warn_at(const char *file, unsigned long line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Malformed lines: the first MARPLE_REPORT_FIRST are named one by one as they
+ * are met, then warn_skipped_lines() says how many were skipped in all. */
+#define MARPLE_REPORT_FIRST 20
+void warn_skipped_lines(uint64_t n);
 /* Usage error: "prog: reason" + "Try 'prog -h'." and exit 2. */
 noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* After getopt has complained: "Try 'prog -h'." and exit 2. */

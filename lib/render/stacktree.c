@@ -14,7 +14,6 @@
 #include "stream.h"
 #include "util.h"
 
-#define MAX_REPORTED 20
 
 struct stree {
 	int flamechart;
@@ -572,7 +571,7 @@ double stree_weight2(const struct stree *t, uint32_t id) { return t->v2 ? t->v2[
 static void bad(struct stree_input *in, const char *file, unsigned long line, const char *why)
 {
 	in->bad++;
-	if (in->reported++ < MAX_REPORTED)
+	if (in->reported++ < MARPLE_REPORT_FIRST)
 		warn_at(file, line, "%s", why);
 }
 
@@ -707,8 +706,6 @@ int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input
 	for (int i = 0; i < n; i++)
 		if (stree_read(t, paths[i], in) < 0)
 			return -1;
-	if (in->bad)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)in->bad, in->bad == 1 ? "" : "s",
-			in->bad > MAX_REPORTED ? " (only the first 20 shown)" : "");
+	warn_skipped_lines(in->bad);
 	return 0;
 }
