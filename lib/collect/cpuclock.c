@@ -28,22 +28,26 @@ struct cpuclock {
 	pid_t pid, tid;			/* cpuclock_target */
 	uint64_t task_ns_start;
 	int only_cpu;
-	uint64_t steal_start;
+	uint64_t steal_start, idle_start;
 };
 
-/* Steal time in ns (/proc/stat: time the hypervisor ran something else on
- * this virtual CPU) of CPU cpu, or of every CPU if cpu < 0; 0 if unreadable. */
-static uint64_t steal_ns(int cpu)
+/* /proc/stat's columns (after "cpuN"), in ns: 3 idle, 4 iowait, 7 steal. */
+enum { STAT_IDLE = 3, STAT_IOWAIT = 4, STAT_STEAL = 7 };
+
+/* The sum of /proc/stat columns col and col2 (-1: none) of CPU cpu, or of
+ * every CPU if cpu < 0, in ns; 0 if unreadable. */
+static uint64_t proc_stat_ns(int cpu, int col, int col2)
 {
 	FILE *f = fopen("/proc/stat", "re");
 	char line[512];
 	uint64_t sum = 0;
-	unsigned long long steal;
+	unsigned long long v[8];
 	int n;
 
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu%d %*u %*u %*u %*u %*u %*u %*u %llu", &n, &steal) == 2 && (cpu < 0 || n == cpu))
-			sum += steal;
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &n, &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7]) == 9 && (cpu < 0 || n == cpu))
+			sum += v[col] + (col2 >= 0 ? v[col2] : 0);
 	if (f)
 		fclose(f);
 	return sum * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
@@ -102,7 +106,8 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	cc->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);	/* -1: runs not counted */
 	cc->max_rate_start = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
 	cc->only_cpu = only_cpu;
-	cc->steal_start = steal_ns(only_cpu);
+	cc->steal_start = proc_stat_ns(only_cpu, STAT_STEAL, -1);
+	cc->idle_start = proc_stat_ns(only_cpu, STAT_IDLE, STAT_IOWAIT);
 	cc->links = marple_calloc((size_t)ncpu, sizeof(*cc->links));
 	cc->fds = marple_calloc((size_t)ncpu, sizeof(*cc->fds));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
@@ -164,14 +169,20 @@ void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
 			uint64_t end = task_cpu_ns(cc->pid, cc->tid);
 			out->task_ns = end > cc->task_ns_start ? end - cc->task_ns_start : 0;
 		}
-		out->asked = (uint64_t)((double)(out->target ? out->task_ns : out->clock_ns) * (double)cc->freq / 1e9);
+		/* An idle CPU's tick is stopped (NO_HZ): its cpu-clock fires no
+		 * sample there, so system-wide the samples asked for are those of
+		 * the time the sampled CPUs were not idle. */
+		uint64_t idle = proc_stat_ns(cc->only_cpu, STAT_IDLE, STAT_IOWAIT);
+		out->idle_ns = idle > cc->idle_start ? idle - cc->idle_start : 0;
+		uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
+		out->asked = (uint64_t)((double)(out->target ? out->task_ns : busy_ns) * (double)cc->freq / 1e9);
 		if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
 			out->have_runs = 1;
 			out->runs = info.run_cnt;
 			out->run_ns = info.run_time_ns;
 			out->recursion_misses = info.recursion_misses;
 		}
-		uint64_t steal = steal_ns(cc->only_cpu);
+		uint64_t steal = proc_stat_ns(cc->only_cpu, STAT_STEAL, -1);
 		out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
 		out->max_rate_start = cc->max_rate_start;
 		out->max_rate_end = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
@@ -238,13 +249,15 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 	}
 	json_object_set_new(o, "max_sample_rate", json_integer((json_int_t)a->max_rate_end));
 	json_object_set_new(o, "steal_ns", json_integer((json_int_t)a->steal_ns));
+	json_object_set_new(o, "idle_ns", json_integer((json_int_t)a->idle_ns));
 	json_object_set_new(trailer, "sampling", o);
 	if ((a->target || a->have_runs) && a->asked >= 50 &&
 	    (delivered * 100 < a->asked * 98 || delivered * 100 > a->asked * 102)) {
 		loss_causes(a, causes, sizeof(causes));
 		warnmsg("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
-			a->asked, a->freq, (double)(a->target ? a->task_ns : a->clock_ns) / 1e9,
-			a->target ? "the target's CPU time" : "CPU time", delivered,
+			a->asked, a->freq,
+			(double)(a->target ? a->task_ns : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
+			a->target ? "the target's CPU time" : "busy CPU time", delivered,
 			100.0 * ((double)delivered - (double)a->asked) / (double)a->asked,
 			not_counted ? "; some not counted (see stack_errors)" : "",
 			causes[0] ? causes : "; no cause seen (not throttled, no recursion, no steal time)");

@@ -44,6 +44,7 @@ struct cpuclock_account {
 	uint64_t recursion_misses;	/* runs skipped: another BPF program was running */
 	uint64_t max_rate_start, max_rate_end;	/* kernel.perf_event_max_sample_rate, 0 unknown */
 	uint64_t steal_ns;		/* the sampled CPUs' steal time (/proc/stat) while sampling */
+	uint64_t idle_ns;		/* and their idle + iowait time: no cpu-clock sample fires there */
 };
 
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
