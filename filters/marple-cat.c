@@ -134,7 +134,8 @@ static int heavier_first(const void *a, const void *b)
 
 static void flush_stacks(void)
 {
-	qsort(stacks_shown, nstacks_shown, sizeof(*stacks_shown), heavier_first);
+	if (nstacks_shown)
+		qsort(stacks_shown, nstacks_shown, sizeof(*stacks_shown), heavier_first);
 	for (size_t i = 0; i < nstacks_shown; i++) {
 		printf("%12llu  %s\n", (unsigned long long)stacks_shown[i].weight, stacks_shown[i].text);
 		free(stacks_shown[i].text);

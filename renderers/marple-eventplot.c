@@ -144,7 +144,7 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	int64_t delta = (int64_t)(e->time - (tc->count ? tc->last : er->t0));
 	tc->last = e->time;
 	tc->count++;
-	pb_varint(&tc->dt, (uint64_t)(delta << 1) ^ (uint64_t)(delta >> 63));
+	pb_varint(&tc->dt, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
 	pb_varint(&tc->type, ty);
 	pb_varint(&tc->fields, fs);
 	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
@@ -273,17 +273,17 @@ int main(int argc, char **argv)
 		free(track_label[i]);
 	free(track_label);
 	intern_free(fieldsets);
+	for (size_t r = 0; r < intern_count(tracks); r++) {
+		free(tcols[r].dt.b);
+		free(tcols[r].type.b);
+		free(tcols[r].fields.b);
+	}
 	intern_free(tracks);
 	intern_free(types);
 	intern_free(flows);
 	free(flow_first);
 	free(links);
 	free(buf);
-	for (size_t r = 0; r < intern_count(tracks); r++) {
-		free(tcols[r].dt.b);
-		free(tcols[r].type.b);
-		free(tcols[r].fields.b);
-	}
 	free(tcols);
 	return eventread_finish(&er, of, nin, argv + optind);
 }
