@@ -1,19 +1,10 @@
-/* unwindtab.c — .eh_frame → unwind rows for the BPF unwinder, and the
- * per-process mappings that point at them (see unwindtab.h).
- *
- * libdw evaluates the CFI: dwarf_cfi_addrframe gives, for an address, the
- * frame state of its FDE (every CIE and FDE instruction, augmentations,
- * remember/restore state, advance_loc) and dwarf_frame_info the range of
- * addresses that state holds for.  We walk each FDE listed by .eh_frame_hdr
- * row range by row range and keep only what the BPF side can do: the CFA as
- * rsp or rbp plus an offset, the PLT's expression, the signal trampoline,
- * and an undefined return address (the outermost frame). */
+/* unwindtab.c — the unwind tables in BPF maps: each executable file's rows
+ * (built by unwindtabrows.c), and the per-process mappings that point at
+ * them (see unwindtab.h). */
 #include "unwindtab.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,202 +20,10 @@
 #include "bpfmap.h"
 #include "intern.h"
 #include "syms.h"
+#include "unwindtabrows.h"
 #include "util.h"
 
-#define DWREG_RBP 6
-#define DWREG_RSP 7
-#define DWREG_RA 16
 #define MAX_LOADS 16
-
-struct rowvec {
-	struct unwind_row *v;
-	size_t n, cap;
-	uint64_t unsupported;
-};
-
-static void push_row(struct rowvec *r, const struct unwind_row *row)
-{
-	if (r->n) {
-		struct unwind_row *last = &r->v[r->n - 1];
-		if (last->cfa == row->cfa && last->cfa_off == row->cfa_off && last->rbp == row->rbp &&
-		    last->rbp_off == row->rbp_off)
-			return;		/* the same rule goes on */
-		if (last->pc == row->pc) {
-			*last = *row;
-			return;
-		}
-	}
-	r->v = marple_grow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
-	r->v[r->n++] = *row;
-}
-
-/* The PLT's CFA: rsp + 8, and 8 more once its jump pushed the relocation
- * index (from byte 11 of each 16-byte entry): DW_OP_breg7 8; DW_OP_breg16 0;
- * DW_OP_lit15; DW_OP_and; DW_OP_lit11; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus */
-static int is_plt_expression(const Dwarf_Op *ops, size_t n)
-{
-	static const uint8_t atoms[] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, DW_OP_lit11,
-					 DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus };
-	if (n != sizeof(atoms) || ops[0].number != 8 || ops[1].number != 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (ops[i].atom != atoms[i])
-			return 0;
-	return 1;
-}
-
-/* A register saved at CFA + off: DW_OP_call_frame_cfa [DW_OP_plus_uconst off]. */
-static int at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
-{
-	if (n < 1 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa)
-		return 0;
-	*off = n == 2 && ops[1].atom == DW_OP_plus_uconst ? (int64_t)ops[1].number : 0;
-	return n == 1 || ops[1].atom == DW_OP_plus_uconst;
-}
-
-/* The signal trampoline (__restore_rt): CFA = *(rsp + 160), the
- * interrupted registers in the ucontext at rsp (x86-64 Linux). */
-static int is_sigreturn(const Dwarf_Op *ops, size_t n, bool signal)
-{
-	return signal && n == 2 && ops[0].atom == DW_OP_breg7 && ops[0].number == 160 && ops[1].atom == DW_OP_deref;
-}
-
-/* One frame state → a row; 0, or -1 when its rules are not ones we walk. */
-static int classify(Dwarf_Frame *f, bool signal, struct unwind_row *row)
-{
-	Dwarf_Op *ops, mem[3];
-	size_t n;
-	int64_t off;
-
-	if (dwarf_frame_cfa(f, &ops, &n) != 0 || n == 0)
-		return -1;
-	if (is_sigreturn(ops, n, signal)) {
-		row->cfa = UNWIND_SIGNAL;
-		return 0;
-	}
-	if (n == 1 && ops[0].atom == DW_OP_bregx && (ops[0].number == DWREG_RSP || ops[0].number == DWREG_RBP)) {
-		row->cfa = ops[0].number == DWREG_RSP ? UNWIND_RSP : UNWIND_RBP;
-		if ((int64_t)ops[0].number2 != (int32_t)ops[0].number2)
-			return -1;
-		row->cfa_off = (int32_t)ops[0].number2;
-	} else if (is_plt_expression(ops, n)) {
-		row->cfa = UNWIND_PLT;
-	} else {
-		return -1;
-	}
-	if (dwarf_frame_register(f, DWREG_RA, mem, &ops, &n) != 0)
-		return -1;
-	if (n == 0 && ops) {		/* undefined: nothing called this */
-		row->cfa = UNWIND_END;
-		row->cfa_off = 0;
-		return 0;
-	}
-	if (!at_cfa(ops, n, &off) || off != -8)
-		return -1;
-	if (dwarf_frame_register(f, DWREG_RBP, mem, &ops, &n) != 0)
-		return -1;
-	if (n == 0)
-		return 0;		/* same value, or undefined: left as it is */
-	if (!at_cfa(ops, n, &off) || off != (int16_t)off)
-		return -1;
-	row->rbp = UNWIND_RBP_SAVED;
-	row->rbp_off = (int16_t)off;
-	return 0;
-}
-
-/* The rows of one FDE from pc up to next (where the next FDE starts). */
-static void fde_rows(Dwarf_CFI *cfi, uint64_t pc, uint64_t next, struct rowvec *r)
-{
-	while (pc < next) {
-		Dwarf_Frame *f;
-		Dwarf_Addr start, end;
-		bool signal = false;
-		struct unwind_row row = { .pc = (uint32_t)pc };
-
-		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0)
-			break;
-		dwarf_frame_info(f, &start, &end, &signal);
-		if (classify(f, signal, &row) != 0) {
-			row = (struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_NONE };
-			r->unsupported++;
-		}
-		free(f);
-		push_row(r, &row);
-		if (end <= pc)
-			break;
-		pc = end;
-	}
-	if (pc < next && next != UINT64_MAX)
-		push_row(r, &(struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_NONE });
-}
-
-static int64_t rd_s32(const uint8_t *p)
-{
-	int32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/* The start of every FDE, from .eh_frame_hdr's search table (sorted): the
- * usual encodings (pointer pc-relative, count udata4, table datarel sdata4). */
-static uint64_t *fde_starts(Elf *elf, size_t *count)
-{
-	size_t nph;
-	GElf_Phdr ph;
-
-	if (elf_getphdrnum(elf, &nph) != 0)
-		return NULL;
-	for (size_t i = 0; i < nph; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_filesz < 12)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-		const uint8_t *h = d ? d->d_buf : NULL;
-		if (!h || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
-			return NULL;
-		uint32_t n;
-		memcpy(&n, h + 8, 4);
-		if (12 + (uint64_t)n * 8 > ph.p_filesz)
-			return NULL;
-		uint64_t *v = marple_calloc(n + 1, sizeof(*v));
-		for (uint32_t k = 0; k < n; k++)
-			v[k] = ph.p_vaddr + (uint64_t)rd_s32(h + 12 + 8 * k);
-		*count = n;
-		return v;
-	}
-	return NULL;
-}
-
-int unwindtab_elf_rows(Elf *elf, uint32_t max_rows, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported)
-{
-	struct rowvec r = { 0 };
-	size_t nfde = 0;
-	uint64_t *starts = fde_starts(elf, &nfde);
-	Dwarf_CFI *cfi = starts ? dwarf_getcfi_elf(elf) : NULL;
-
-	*rows = NULL;
-	*n = 0;
-	*unsupported = 0;
-	if (starts && nfde > max_rows / 2) {
-		free(starts);	/* surely too many rows: not even tried (seconds of work) */
-		return 1;
-	}
-	if (!cfi) {
-		free(starts);
-		return -1;
-	}
-	for (size_t i = 0; i < nfde && r.n <= max_rows; i++)
-		fde_rows(cfi, starts[i], i + 1 < nfde ? starts[i + 1] : UINT64_MAX, &r);
-	dwarf_cfi_end(cfi);
-	free(starts);
-	if (r.n > max_rows) {
-		free(r.v);
-		return 1;
-	}
-	*rows = r.v;
-	*n = (uint32_t)r.n;
-	*unsupported = r.unsupported;
-	return 0;
-}
 
 const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc)
 {
@@ -292,7 +91,7 @@ struct unwindtab {
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, unsupported, files_without_table, files_too_big, files_without_room, loads, procs_full;
+	uint64_t build_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_too_big, files_without_room, loads, procs_full;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -379,7 +178,8 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 {
 	struct unwind_row *rows;
 	uint32_t n;
-	uint64_t unsupported, t0 = now_ns();
+	struct unwindtab_rowstats st;
+	uint64_t t0 = now_ns();
 	size_t nph;
 	GElf_Phdr ph;
 
@@ -390,7 +190,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 	/* one file may take a quarter of the room at most: a huge library
 	 * (LLVM's: millions of rows) would take seconds and crowd out the rest */
 	uint32_t room = t->rows_cap - t->rows_used, cap = t->rows_cap / 4 < room ? t->rows_cap / 4 : room;
-	int rc = unwindtab_elf_rows(elf, cap, &rows, &n, &unsupported);
+	int rc = unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, cap, &rows, &n, &st);
 	if (rc > 0) {
 		if (cap < t->rows_cap / 4)
 			t->files_without_room++;	/* the table is (nearly) full */
@@ -403,7 +203,9 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		f->row_off = t->rows_used;
 		f->nrows = n;
 		t->rows_used += n;
-		t->unsupported += unsupported;
+		t->unsupported += st.unsupported;
+		t->fdes_libdw += st.fdes_libdw;
+		t->fdes_debug_frame += st.fdes_debug_frame;
 	}
 	free(rows);
 	t->build_ns += now_ns() - t0;
@@ -700,6 +502,8 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
+	json_object_set_new(u, "fdes_by_libdw", json_integer((json_int_t)t->fdes_libdw));
+	json_object_set_new(u, "fdes_from_debug_frame", json_integer((json_int_t)t->fdes_debug_frame));
 	json_object_set_new(u, "files_too_big", json_integer((json_int_t)t->files_too_big));
 	json_object_set_new(u, "files_without_room", json_integer((json_int_t)t->files_without_room));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));

@@ -1,6 +1,7 @@
 /* unwindtab.h — unwind tables for --unwind tables: each executable file's
- * .eh_frame turned into sorted rows (struct unwind_row, bpf/stacks.h) that
- * the BPF side (bpf/stacks.bpf.h) walks user stacks with, in the kernel.
+ * .eh_frame (and .debug_frame) turned into sorted rows (struct unwind_row,
+ * bpf/stacks.h; built by unwindtabrows.h) that the BPF side
+ * (bpf/stacks.bpf.h) walks user stacks with, in the kernel.
  *
  * One table per file (by device and inode; the vdso by its contents' place),
  * shared by every process that maps it; each process gets the list of its
@@ -26,13 +27,6 @@
 
 #include "stacks.h"
 
-/* The rows of one ELF image (sorted by pc, adjacent equal rules merged, a
- * UNWIND_NONE row where a function without CFI starts); *rows malloc'ed.
- * *unsupported counts the rows whose rules are none of those the BPF side
- * knows (they became UNWIND_NONE: frame pointers there).  0; 1 (nothing
- * kept) when it has more than max_rows; -1 when the image has no
- * .eh_frame_hdr to list its functions. */
-int unwindtab_elf_rows(Elf *elf, uint32_t max_rows, struct unwind_row **rows, uint32_t *n, uint64_t *unsupported);
 /* The row for file address pc in rows[0..n), or NULL before the first. */
 const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc);
 

@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "unwindtab.h"
+#include "unwindtabrows.h"
 
 struct table {
 	struct unwind_row *rows;
@@ -19,13 +20,13 @@ struct table {
 
 static int build(const char *path, struct table *t)
 {
-	uint64_t unsupported;
+	struct unwindtab_rowstats st;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = elf ? unwindtab_elf_rows(elf, UINT32_MAX, &t->rows, &t->n, &unsupported) : -1;
+	int rc = elf ? unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &t->rows, &t->n, &st) : -1;
 	elf_end(elf);
 	close(fd);
 	return rc;

@@ -1,0 +1,45 @@
+/* unwindtabrows.h — one ELF image's call frame information (.eh_frame, and
+ * .debug_frame for the addresses .eh_frame does not cover) turned into the
+ * sorted rows the BPF unwinder walks (struct unwind_row, bpf/stacks.h).
+ *
+ * Our own reader parses the CIEs and FDEs and runs their DW_CFA_
+ * instructions in one pass (the rows of python3 and its 73 libraries in a
+ * few milliseconds); an FDE it cannot express (an unknown opcode, a CFA
+ * expression other than the PLT's and the signal trampoline's, a register
+ * rule it does not model) is handed to libdw, which evaluates it address
+ * range by address range (dwarf_cfi_addrframe: exact, but ~50 times
+ * slower), and counted.
+ *
+ *   struct unwindtab_rowstats st;
+ *   int rc = unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, max_rows, &rows, &n, &st);
+ */
+#ifndef MARPLE_UNWINDTABROWS_H
+#define MARPLE_UNWINDTABROWS_H
+
+#include <gelf.h>
+#include <linux/types.h>
+#include <stdint.h>
+
+#include "stacks.h"
+
+struct unwindtab_rowstats {
+	uint64_t fdes;			/* FDEs turned into rows */
+	uint64_t fdes_libdw;		/* of which libdw evaluated (ours could not) */
+	uint64_t fdes_debug_frame;	/* of which from .debug_frame */
+	uint64_t unsupported;		/* row ranges whose rules the BPF side does not walk
+					 * (UNWIND_NONE there: frame pointers) */
+};
+
+enum {
+	UNWINDTAB_CFI_OURS,		/* our reader, libdw for what it cannot express */
+	UNWINDTAB_CFI_LIBDW,		/* every FDE through libdw: the reference for tests */
+};
+
+/* The rows of elf: sorted by pc, adjacent equal rules merged, a
+ * UNWIND_NONE row where an FDE ends before the next begins; *rows
+ * malloc'ed.  0; 1 (nothing kept) when there are more than max_rows; -1
+ * when the image has neither .eh_frame nor .debug_frame. */
+int unwindtab_cfi_rows(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
+		       struct unwindtab_rowstats *st);
+
+#endif

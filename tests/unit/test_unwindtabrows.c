@@ -1,0 +1,102 @@
+/* test_unwindtabrows — our CFI reader (lib/collect/unwindtabrows.h) against
+ * libdw's evaluation of the same FDEs, row for row, on Debian's libc,
+ * python3 and libpython (no frame pointers: PLT expressions, the signal
+ * trampoline, remember/restore_state, _start's undefined return address).
+ * tests/unit/test_unwindtab.c holds the rows to readelf's view as well. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "unwindtabrows.h"
+
+struct built {
+	struct unwind_row *rows;
+	uint32_t n;
+	struct unwindtab_rowstats st;
+	int rc;
+};
+
+static struct built build(const char *path, int engine)
+{
+	struct built b = { .rc = -1 };
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return b;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		b.rc = unwindtab_cfi_rows(elf, engine, UINT32_MAX, &b.rows, &b.n, &b.st);
+	elf_end(elf);
+	close(fd);
+	return b;
+}
+
+/* Rows that differ between a and b (a count of the longer table's extra rows too). */
+static uint64_t differences(const struct built *a, const struct built *b)
+{
+	uint64_t d = a->n > b->n ? a->n - b->n : b->n - a->n;
+	uint32_t n = a->n < b->n ? a->n : b->n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct unwind_row *x = &a->rows[i], *y = &b->rows[i];
+		if (x->pc == y->pc && x->cfa == y->cfa && x->cfa_off == y->cfa_off && x->rbp == y->rbp &&
+		    x->rbp_off == y->rbp_off)
+			continue;
+		if (d++ < 3)
+			printf("# row %u: ours pc %#x cfa %u%+d rbp %u%+d, libdw's pc %#x cfa %u%+d rbp %u%+d\n", i, x->pc,
+			       x->cfa, x->cfa_off, x->rbp, x->rbp_off, y->pc, y->cfa, y->cfa_off, y->rbp, y->rbp_off);
+	}
+	return d;
+}
+
+/* Three cases for one file: built, the same rows as libdw's, and libdw
+ * asked for a small share of the FDEs at most. */
+static void compare(const char *name, const char *path)
+{
+	char msg[160];
+	struct built ours = build(path, UNWINDTAB_CFI_OURS), ref = build(path, UNWINDTAB_CFI_LIBDW);
+
+	snprintf(msg, sizeof(msg), "%s: rows built by ours and by libdw", name);
+	test_cond(msg, ours.rc == 0 && ref.rc == 0 && ours.n > 1000);
+	uint64_t d = differences(&ours, &ref);
+	printf("# %s (%s): %u rows (libdw %u), %" PRIu64 " FDEs, %" PRIu64 " handed to libdw, %" PRIu64
+	       " row ranges left to frame pointers, %" PRIu64 " differences\n",
+	       name, path, ours.n, ref.n, ours.st.fdes, ours.st.fdes_libdw, ours.st.unsupported, d);
+	snprintf(msg, sizeof(msg), "%s: 0 rows differ from libdw's", name);
+	test_cond(msg, d == 0);
+	snprintf(msg, sizeof(msg), "%s: libdw needed for under 1%% of the FDEs", name);
+	test_cond(msg, ours.st.fdes > 100 && ours.st.fdes_libdw * 100 < ours.st.fdes);
+	free(ours.rows);
+	free(ref.rows);
+}
+
+/* libpython where Debian puts it (python3-dev's, or a python3.X's shared build) */
+static const char *libpython(void)
+{
+	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.13.so.1.0" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], R_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+int main(void)
+{
+	const char *lp = libpython();
+
+	test_plan(lp ? 10 : 7);
+	compare("libc", "/lib/x86_64-linux-gnu/libc.so.6");
+	compare("python3", "/usr/bin/python3");
+	if (lp)
+		compare("libpython", lp);
+
+	/* a file with no CFI at all */
+	struct built none = build("/dev/null", UNWINDTAB_CFI_OURS);
+	test_cond("no ELF: no rows", none.rc != 0 && none.n == 0);
+	return test_report();
+}
