@@ -45,7 +45,9 @@ check "honest: frame pointers on hotcold: no line about incomplete stacks" \
 # has both, from the cpu-clock events' own time, and stderr speaks exactly
 # when they differ by more than 2%.
 ncpu=$(getconf _NPROCESSORS_ONLN)
-"$W/hotcold" 4 & wl=$!
+# hotcold outlives both captures (killed after them): on a loaded machine the
+# first one's start-up took long enough that a 4 s hotcold exited during -p's
+"$W/hotcold" 30 & wl=$!
 marple-callstack -F 499 1 > "$T/all.out" 2> "$T/all.err"
 marple-callstack -F 499 -p "$wl" 1 > "$T/one.out" 2> "$T/one.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

@@ -2,6 +2,7 @@
  * libdw's evaluation of the same FDEs, row for row, on Debian's libc,
  * python3 and libpython (no frame pointers: PLT expressions, the signal
  * trampoline, remember/restore_state, _start's undefined return address).
+ * And a workload whose CFI is in .debug_frame only.
  * tests/unit/test_unwindtab.c holds the rows to readelf's view as well. */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -89,11 +90,30 @@ int main(void)
 {
 	const char *lp = libpython();
 
-	test_plan(lp ? 10 : 7);
+	const char *bin = getenv("MARPLE_BIN");
+	char df[512];
+
+	snprintf(df, sizeof(df), "%s/workloads/debugframe", bin ? bin : "build");
+	test_plan(lp ? 13 : 10);
 	compare("libc", "/lib/x86_64-linux-gnu/libc.so.6");
 	compare("python3", "/usr/bin/python3");
 	if (lp)
 		compare("libpython", lp);
+
+	/* CFI in .debug_frame only (its functions have no .eh_frame entry):
+	 * read there, and the same rows as libdw's dwarf_getcfi gives */
+	struct built ours = build(df, UNWINDTAB_CFI_OURS), ref = build(df, UNWINDTAB_CFI_LIBDW);
+	printf("# debugframe (%s): %u rows, %" PRIu64 " FDEs, %" PRIu64 " from .debug_frame\n", df, ours.n,
+	       ours.st.fdes, ours.st.fdes_debug_frame);
+	test_cond("debugframe: df_a, df_b, df_c, main from .debug_frame",
+		  ours.rc == 0 && ours.st.fdes_debug_frame >= 4 && ours.st.fdes_libdw == 0);
+	test_cond("debugframe: 0 rows differ from libdw's", ref.rc == 0 && differences(&ours, &ref) == 0);
+	int has_rsp_rows = 0;
+	for (uint32_t i = 0; i < ours.n; i++)
+		has_rsp_rows += ours.rows[i].cfa == UNWIND_RSP && ours.rows[i].cfa_off > 8;
+	test_cond("debugframe: rows with the CFA past pushed registers", has_rsp_rows >= 2);
+	free(ours.rows);
+	free(ref.rows);
 
 	/* a file with no CFI at all */
 	struct built none = build("/dev/null", UNWINDTAB_CFI_OURS);
