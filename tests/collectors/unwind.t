@@ -1,9 +1,9 @@
 # --unwind tables (the default): user stacks walked in the kernel with tables
 # built from .eh_frame, on workloads whose stacks are known, built without
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
-# python3 (root, real BPF).
+# python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 24
+plan 26
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -142,3 +142,12 @@ share "unwind: mallocstacks: malloc's callers up to _start" \
 	"$(weight "$T/ms.out" '^mallocpaths;_start;__libc_start_main;(.*;)?main;path_(big|small);alloc_(big|small);[^;]*malloc$')" \
 	"$(weight "$T/ms.out" '.')" 90
 check "unwind: mallocstacks: header says tables" grep -q '"unwind":"tables"' "$T/ms.out"
+
+# 10. CFI in .debug_frame only (debugframe: -g -fno-asynchronous-unwind-tables,
+# no frame pointers): the walk reads it there, through df_c's callers to _start
+capture debugframe "$W/debugframe" 4
+share "unwind: .debug_frame: _start;...;main;df_a;df_b;df_c without .eh_frame for them" \
+	"$(weight "$T/debugframe.out" '^debugframe;_start;__libc_start_main;(.*;)?main;df_a;df_b;df_c(;|$)')" \
+	"$(weight "$T/debugframe.out" '.')" 98
+check "unwind: .debug_frame: the trailer counts its FDEs" \
+	test "$(trailer_unwind "$T/debugframe.out" fdes_from_debug_frame)" -ge 4
