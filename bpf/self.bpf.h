@@ -10,7 +10,7 @@
  *   - its process group is self_config.pgid ($MARPLE_SELF_PGID: a supervisor
  *     that gives itself and its collectors a process group of their own).
  * User space fills the maps after load (lib/collect/selffilter.h:
- * self_filter_setup); with --include-self it sets self_config.off and nothing
+ * selffilter_setup); with --include-self it sets self_config.off and nothing
  * is left out.
  *
  * Defines, in the including program:

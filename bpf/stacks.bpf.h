@@ -10,11 +10,11 @@
  *   pids_seen, pid_notes   the first sample of each image of a process
  *                   (pid, exec id) is announced on the pid_notes ring buffer
  *                   (struct pid_note) so user space can snapshot its maps while
- *                   it lives (lib/collect/stackframes.h: stacks_pidnotes_open)
+ *                   it lives (lib/collect/stackframes.h: stacksbpf_pidnotes_open)
  *   stacks_exec     with STACKS_EXEC_NOTES defined before the include: a
  *                   sched_process_exec program that announces the new image
  *                   of a process seen before at once (attached by
- *                   stacks_pidnotes_open), so it is snapshotted before the
+ *                   stacksbpf_pidnotes_open), so it is snapshotted before the
  *                   first sample of it is even taken; with STACKS_EXEC_HOOK
  *                   also defined (a function or macro f(tgid, exec_id),
  *                   declared before the include), it calls that at every

@@ -44,7 +44,7 @@ struct pid_note {
 /* pids_seen key of an image */
 #define STACKS_SEEN_KEY(pid, exec_id) (((__u64)(exec_id) << 32) | (__u32)(pid))
 
-/* Per-CPU counters (map stack_counters), summed by stacks_read_counters(). */
+/* Per-CPU counters (map stack_counters), summed by stacksbpf_read_counters(). */
 enum stack_counter {
 	STACKS_SAMPLES,			/* events the program saw */
 	STACKS_MAP_FULL,		/* not counted: the aggregation map was full */

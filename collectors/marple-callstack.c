@@ -77,8 +77,8 @@ static const struct sc_option options[] = {
 static void own_option(int key, const char *arg)
 {
 	switch (key) {
-	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
-	case 'C': opt.cpu = (int64_t)opt_u64("-C", arg, 0, 65535); break;
+	case 'F': opt.freq = marple_opt_u64("-F", arg, 1, 100000); break;
+	case 'C': opt.cpu = (int64_t)marple_opt_u64("-C", arg, 0, 65535); break;
 	case 'I': opt.idle = true; break;
 	case OPT_RAW: opt.raw = true; break;
 	case OPT_TIMED: opt.timed = true; break;
@@ -104,9 +104,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		snprintf(track, sizeof(track), "cpu%u", r->cpu);
 		snprintf(pid, sizeof(pid), "%u", r->pid);
 		snprintf(tid, sizeof(tid), "%u", r->tid);
-		struct field f[3] = { { MSTR("comm"), mstr_c(comm) }, { MSTR("pid"), mstr_c(pid) },
-				      { MSTR("tid"), mstr_c(tid) } };
-		stream_write_event(stdout, r->time, MSTR("sample"), mstr_c(track), f, 3);
+		struct field f[3] = { { MSTR("comm"), escape_mstr_c(comm) }, { MSTR("pid"), escape_mstr_c(pid) },
+				      { MSTR("tid"), escape_mstr_c(tid) } };
+		stream_write_event(stdout, r->time, MSTR("sample"), escape_mstr_c(track), f, 3);
 		run.records++;
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
 		dwarfstacks_add(run.dwarf, data, 1);
@@ -133,16 +133,16 @@ int main(int argc, char **argv)
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.raw && opt.dwarf)
-		usage_error("--raw and --dwarf exclude each other");
+		marple_usage_error("--raw and --dwarf exclude each other");
 	if (opt.timed && (opt.raw || opt.dwarf))
-		usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
+		marple_usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
 	duration = sc.duration;
 	collector_start(sc.verbose > 1);
-	stacks_check_target(sc.pid, sc.tid);
+	stacksbpf_check_target(sc.pid, sc.tid);
 
 	skel = callstack_bpf__open();
 	if (!skel)
-		fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
 	skel->rodata->targ_pid = (uint32_t)sc.pid;
 	skel->rodata->targ_tid = (uint32_t)sc.tid;
 	skel->rodata->want_user = !sc.kernel_only;
@@ -156,32 +156,32 @@ int main(int argc, char **argv)
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
 	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
 	if (opt.dwarf && opt.freq * (uint64_t)libbpf_num_possible_cpus() > 1000)
 		rbsize = 64u << 20;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rbsize);
 	if ((err = callstack_bpf__load(skel)))
-		fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
-	self_filter_setup(skel->obj, sc.include_self);
+		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
+	selffilter_setup(skel->obj, sc.include_self);
 
 	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
-		ksyms = ksyms_load();
+		ksyms = syms_kernel_load();
 	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
 	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = dwarfstacks_new(syms);
-	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
+	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
-		fatal(EXIT_DATA, "cannot set up the ring buffers");
+		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
-		fatal(EXIT_DATA, "cannot set up --timed");
+		marple_fatal(EXIT_DATA, "cannot set up --timed");
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, rb);
 
-	json_t *hdr = section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
+	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
@@ -208,14 +208,14 @@ int main(int argc, char **argv)
 		cpuclock_target(cc, sc.pid, sc.tid);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
-		fatal(EXIT_DATA, "cannot write the header");
+		marple_fatal(EXIT_DATA, "cannot write the header");
 	while (!collector_should_stop()) {
 		/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
 		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.raw || opt.timed ? 20 : 200));
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
-			fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
+			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	}
 	struct cpuclock_account acct;
@@ -229,14 +229,14 @@ int main(int argc, char **argv)
 	else if (opt.timed)
 		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (!opt.raw)
-		run.records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
-	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
-	json_t *tr = section_trailer_new(run.records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacks_trailer_add(tr, counters, opt.raw ? NULL : sf);
+		run.records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
+	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());
+	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
-	self_trailer_add(tr, skel->obj);
-	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + self_excluded(skel->obj), dropped);
+	selffilter_trailer_add(tr, skel->obj);
+	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj), dropped);
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)
@@ -254,9 +254,9 @@ int main(int argc, char **argv)
 	stackframes_free(sf);
 	dwarfstacks_free(run.dwarf);
 	timedsamples_free(run.timed);
-	ksyms_free(ksyms);
+	syms_kernel_free(ksyms);
 	syms_cache_free(syms);
 	callstack_bpf__destroy(skel);
-	close_stdout();
+	marple_close_stdout();
 	return EXIT_OK;
 }

@@ -93,15 +93,15 @@ static void usage(FILE *f)
 		"Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
 		"Exit status: 0 ok; 1 a collector failed (named), the rest written;\n"
 		"2 usage error; 3 nothing written.\n",
-		progname);
+		marple_progname);
 }
 
 static uint64_t duration_arg(const char *opt, const char *arg)
 {
 	uint64_t ns;
 
-	if (parse_duration_ns(arg, &ns) < 0)
-		usage_error("%s: '%s' is not a duration (e.g. 10, 500ms, 2m; 0: until a signal)", opt, arg);
+	if (marple_parse_duration_ns(arg, &ns) < 0)
+		marple_usage_error("%s: '%s' is not a duration (e.g. 10, 500ms, 2m; 0: until a signal)", opt, arg);
 	return ns;
 }
 
@@ -116,7 +116,7 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 		while (end < argc && strcmp(argv[end], "--") != 0)
 			end++;
 		if (end - i < 2)
-			usage_error("each collector is NAME PROGRAM [ARG...]%s%s%s",
+			marple_usage_error("each collector is NAME PROGRAM [ARG...]%s%s%s",
 				    i < argc ? " (got '" : "", i < argc ? argv[i] : "", i < argc ? "' alone)" : "");
 		struct collector *c = &s->c[s->n++];
 		c->name = argv[i];
@@ -127,10 +127,10 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 		c->out_fd = c->err_fd = -1;
 		i = end + 1;
 		if (end + 1 == argc)
-			usage_error("a '--' with no collector after it");
+			marple_usage_error("a '--' with no collector after it");
 	}
 	if (s->n == 0)
-		usage_error("name at least one collector: NAME PROGRAM [ARG...]");
+		marple_usage_error("name at least one collector: NAME PROGRAM [ARG...]");
 }
 
 static void parse_args(struct supervisor *s, int argc, char **argv)
@@ -151,9 +151,9 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		case 'o': s->out_path = strcmp(optarg, "-") == 0 ? NULL : optarg; break;
 		case 'f': s->force = 1; break;
 		case 'g': s->grace_ns = duration_arg("-g", optarg); break;
-		case 'n': progname = optarg; break;
+		case 'n': marple_progname = optarg; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
 	parse_collectors(s, argc - optind, argv + optind);
@@ -178,10 +178,10 @@ static void signals_setup(struct supervisor *s)
 	signal(SIGCHLD, SIG_DFL);	/* ignored, children would reap themselves */
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		fatal(EXIT_NOTHING, "sigprocmask: %s", strerror(errno));
+		marple_fatal(EXIT_NOTHING, "sigprocmask: %s", strerror(errno));
 	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->sigfd < 0)
-		fatal(EXIT_NOTHING, "signalfd: %s", strerror(errno));
+		marple_fatal(EXIT_NOTHING, "signalfd: %s", strerror(errno));
 }
 
 static void signal_running(struct supervisor *s, int sig)
@@ -222,7 +222,7 @@ static void read_signals(struct supervisor *s)
 		if (!s->signo)
 			s->signo = (int)si.ssi_signo;
 		if (s->started)
-			stop_all(s, now_monotonic_ns());
+			stop_all(s, marple_now_monotonic_ns());
 	}
 	reap(s);
 }
@@ -236,7 +236,7 @@ static int scratch_file(const char *dir)
 	sprintf(path, "%s/.marple-collect.XXXXXX", dir);
 	int fd = mkostemp(path, O_CLOEXEC);	/* dup2 makes the child's copy inheritable */
 	if (fd < 0)
-		warnmsg("cannot make a temporary file in %s: %s", dir, strerror(errno));
+		marple_warn("cannot make a temporary file in %s: %s", dir, strerror(errno));
 	else
 		unlink(path);
 	free(path);
@@ -314,7 +314,7 @@ static int start_collector(struct supervisor *s, struct collector *c)
 	}
 	close(pipefd[0]);
 	if (err) {
-		warnmsg("%s: cannot run %s: %s", c->name, c->argv[0], strerror(err));
+		marple_warn("%s: cannot run %s: %s", c->name, c->argv[0], strerror(err));
 		c->unrunnable = 1;
 		s->failed = 1;
 	}
@@ -335,13 +335,13 @@ static void start_all(struct supervisor *s)
 		s->started = i + 1;
 		read_signals(s);
 	}
-	s->start_ns = now_monotonic_ns();
+	s->start_ns = marple_now_monotonic_ns();
 	if (i < s->n && s->signo) {
 		char names[4096] = "";
 		for (size_t k = i; k < s->n; k++)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), " %s", s->c[k].name);
 		if (s->started)
-			warnmsg("interrupted while starting the collectors; not started:%s", names);
+			marple_warn("interrupted while starting the collectors; not started:%s", names);
 		s->failed = 1;
 	}
 	if (s->signo && s->started)
@@ -361,16 +361,16 @@ static void show_progress(struct supervisor *s, uint64_t now)
 	for (size_t i = 0; i < s->started; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? " " : "", s->c[i].name);
 	if (s->stopping) {
-		fprintf(stderr, "\r\033[K%s: stopping %s", progname, names);
+		fprintf(stderr, "\r\033[K%s: stopping %s", marple_progname, names);
 	} else if (total) {
 		uint64_t fill = el >= total ? 30 : el * 30 / total;
 		for (int k = 0; k < 30; k++)
 			bar[k] = (uint64_t)k < fill ? '#' : '-';
 		bar[30] = 0;
-		fprintf(stderr, "\r\033[K%s: [%s] %llus left  %s", progname, bar,
+		fprintf(stderr, "\r\033[K%s: [%s] %llus left  %s", marple_progname, bar,
 			(unsigned long long)(el >= total ? 0 : total - el), names);
 	} else {
-		fprintf(stderr, "\r\033[K%s: collecting for %llus, Ctrl-C to stop  %s", progname,
+		fprintf(stderr, "\r\033[K%s: collecting for %llus, Ctrl-C to stop  %s", marple_progname,
 			(unsigned long long)el, names);
 	}
 }
@@ -386,7 +386,7 @@ static void enforce_deadlines(struct supervisor *s, uint64_t now)
 			if (!s->c[i].running)
 				continue;
 			s->c[i].overran = 1;
-			warnmsg("%s ran %llu s past its duration; stopping it (SIGTERM)", s->c[i].name,
+			marple_warn("%s ran %llu s past its duration; stopping it (SIGTERM)", s->c[i].name,
 				(unsigned long long)grace_s);
 		}
 		stop_all(s, now);
@@ -399,7 +399,7 @@ static void enforce_deadlines(struct supervisor *s, uint64_t now)
 			if (!c->running || c->killed)
 				continue;
 			c->killed = 1;
-			warnmsg("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
+			marple_warn("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
 				(unsigned long long)grace_s);
 			kill(c->pid, SIGKILL);
 		}
@@ -438,11 +438,11 @@ static void supervise(struct supervisor *s)
 
 	read_signals(s);
 	while (s->running) {
-		uint64_t now = now_monotonic_ns();
+		uint64_t now = marple_now_monotonic_ns();
 		enforce_deadlines(s, now);
 		show_progress(s, now);
 		if (poll(&pfd, 1, next_wakeup_ms(s, now)) < 0 && errno != EINTR)
-			fatal(EXIT_DATA, "poll: %s", strerror(errno));
+			marple_fatal(EXIT_DATA, "poll: %s", strerror(errno));
 		read_signals(s);
 	}
 	if (s->tty)
@@ -557,14 +557,14 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 	off_t cut = trim_partial(c->out_fd);
 
 	if (cut > 0) {
-		warnmsg("%s: dropped an unfinished last line (%lld bytes) of its output", c->name, (long long)cut);
+		marple_warn("%s: dropped an unfinished last line (%lld bytes) of its output", c->name, (long long)cut);
 		s->failed = 1;
 	}
 	if (bad) {
 		last_line(c->err_fd, msg, sizeof(msg));
 		/* the killed, the overrunning and the unrunnable were named already */
 		if (!c->killed && !c->overran && !c->unrunnable)
-			warnmsg("%s failed (%s)%s%s", c->name, how, *msg ? ": " : "", msg);
+			marple_warn("%s failed (%s)%s%s", c->name, how, *msg ? ": " : "", msg);
 		s->failed = 1;
 	} else if (s->tty && lseek(c->err_fd, 0, SEEK_END) > 0) {
 		/* remarks on success (lost samples...) are in the trailer too; on a
@@ -576,17 +576,17 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		return 0;
 	long long records = count_records(c->out_fd, msg, sizeof(msg));
 	if (records < 0) {
-		warnmsg("%s: its output is not a valid stream, left out: %s", c->name, msg);
+		marple_warn("%s: its output is not a valid stream, left out: %s", c->name, msg);
 		s->failed = 1;
 		return 0;
 	}
 	if (records == 0 && (bad || WIFSIGNALED(c->status) || WEXITSTATUS(c->status))) {
 		if (!bad)
-			warnmsg("%s: stopped before it wrote anything; no section", c->name);
+			marple_warn("%s: stopped before it wrote anything; no section", c->name);
 		return 0;
 	}
 	if (copy_section(c->out_fd, out) < 0)
-		fatal(EXIT_NOTHING, "write error: %s", strerror(errno));
+		marple_fatal(EXIT_NOTHING, "write error: %s", strerror(errno));
 	return 1;
 }
 
@@ -595,17 +595,17 @@ static int join_all(struct supervisor *s, struct outfile *o)
 	int sections = 0;
 
 	for (size_t i = 0; i < s->started; i++)
-		sections += join_one(s, &s->c[i], outfile_stream(o));
+		sections += join_one(s, &s->c[i], marple_outfile_stream(o));
 	if (!sections) {
 		if (s->signo && !s->started)
-			warnmsg("interrupted before any collector started; nothing written");
+			marple_warn("interrupted before any collector started; nothing written");
 		else
-			warnmsg("no collector produced data; nothing written");
+			marple_warn("no collector produced data; nothing written");
 		if (s->out_path)
-			outfile_abort(o);
+			marple_outfile_abort(o);
 		return EXIT_NOTHING;
 	}
-	if ((s->force ? outfile_commit(o) : outfile_commit_new(o)) < 0)
+	if ((s->force ? marple_outfile_commit(o) : marple_outfile_commit_new(o)) < 0)
 		return EXIT_NOTHING;
 	return s->failed ? EXIT_DATA : EXIT_OK;
 }
@@ -631,10 +631,10 @@ int main(int argc, char **argv)
 	}
 	s.tty = isatty(2);
 	signals_setup(&s);
-	o = outfile_try_open(s.out_path);
+	o = marple_outfile_try_open(s.out_path);
 	if (!o)
 		return EXIT_NOTHING;
-	fcntl(fileno(outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
+	fcntl(fileno(marple_outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
 	start_all(&s);
 	supervise(&s);
 	return join_all(&s, o);

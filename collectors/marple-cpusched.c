@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"Usage: %s [-p PID] [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
 		"Trace every context switch on every CPU and write marple events.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
@@ -128,7 +128,7 @@ static size_t olen;
 static void oflush(void)
 {
 	if (olen && fwrite(obuf, 1, olen, stdout) != olen) {
-		close_stdout();	/* reports the write error and exits */
+		marple_close_stdout();	/* reports the write error and exits */
 		exit(EXIT_DATA);
 	}
 	olen = 0;
@@ -347,19 +347,19 @@ static uint64_t parse_options(int argc, char **argv)
 
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 'p': opt.pid = (uint32_t)opt_u64("-p", optarg, 1, 4194304); break;
+		case 'p': opt.pid = (uint32_t)marple_opt_u64("-p", optarg, 1, 4194304); break;
 		case 'w': opt.wakeups = 1; break;
-		case 'b': opt.buffer_kib = opt_u64("-b", optarg, 4, 1u << 20); break;
+		case 'b': opt.buffer_kib = marple_opt_u64("-b", optarg, 4, 1u << 20); break;
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case O_PERF_BUFFER: opt.perfbuf = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
 	uint64_t duration = collector_duration(argc, argv, optind);
 	if (opt.pid)
-		require_process((pid_t)opt.pid);
+		uprobes_require_process((pid_t)opt.pid);
 	return duration;
 }
 
@@ -374,16 +374,16 @@ static struct cpusched_bpf *attach_tracing(uint32_t ring_bytes, const char **att
 		skel = setup(0, ring_bytes, &why);
 	if (!skel) {
 		if (why && opt.verbose)
-			warnmsg("tp_btf sched_switch did not attach (%s); trying raw_tp", why);
+			marple_warn("tp_btf sched_switch did not attach (%s); trying raw_tp", why);
 		*attach = "raw_tp";
 		skel = setup(1, ring_bytes, &why);
 	}
 	if (!skel) {
-		warnmsg("cannot trace sched_switch: %s", why ? why : "unknown error");
+		marple_warn("cannot trace sched_switch: %s", why ? why : "unknown error");
 		return NULL;
 	}
 	if (opt.verbose)
-		warnmsg("sched_switch%s attached via %s; %d %s of %u KiB",
+		marple_warn("sched_switch%s attached via %s; %d %s of %u KiB",
 			opt.wakeups ? " and sched_wakeup" : "", *attach, ncpus,
 			opt.perfbuf ? "perf buffers" : "ring buffers", ring_bytes / 1024);
 	return skel;
@@ -398,19 +398,19 @@ static int open_buffers(struct cpusched_bpf *skel, struct ring_buffer **rb, stru
 			pages <<= 1;
 		*pb = perf_buffer__new(bpf_map__fd(skel->maps.pb), pages, on_pb_sample, NULL, NULL, NULL);
 		if (!*pb) {
-			warnmsg("cannot open the perf buffers: %s", strerror(errno));
+			marple_warn("cannot open the perf buffers: %s", strerror(errno));
 			return -1;
 		}
 		return 0;
 	}
 	*rb = ring_buffer__new(ring_fds[0], on_event, &queues[0], NULL);
 	if (!*rb) {
-		warnmsg("cannot open the ring buffers: %s", strerror(errno));
+		marple_warn("cannot open the ring buffers: %s", strerror(errno));
 		return -1;
 	}
 	for (int i = 1; i < ncpus; i++)
 		if (ring_buffer__add(*rb, ring_fds[i], on_event, &queues[i]) < 0) {
-			warnmsg("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
+			marple_warn("cannot open the ring buffer of cpu%d: %s", i, strerror(errno));
 			return -1;
 		}
 	return 0;
@@ -439,10 +439,10 @@ static int capture(struct cpusched_bpf *skel, struct ring_buffer *rb, struct per
 		int tmo = stop ? 0 : collector_poll_timeout_ms(50);
 		int err = rb ? ring_buffer__poll(rb, tmo) : perf_buffer__poll(pb, tmo);
 		if (err < 0 && err != -EINTR) {
-			warnmsg("reading the ring buffers: %s", collector_strerror(err));
+			marple_warn("reading the ring buffers: %s", collector_strerror(err));
 			return -1;
 		}
-		uint64_t t0 = now_monotonic_ns();
+		uint64_t t0 = marple_now_monotonic_ns();
 		if (rb)
 			ring_buffer__consume(rb);
 		else
@@ -471,7 +471,7 @@ static int write_trailer(struct cpusched_bpf *skel)
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, lost_cpu) == 0)
 		for (int i = 0; i < ncpus; i++)
 			lost_total += lost_cpu[i];
-	json_t *trl = section_trailer_new(records, lost_total, 0, collector_end_reason()), *arr = json_array();
+	json_t *trl = stream_section_trailer_new(records, lost_total, 0, collector_end_reason()), *arr = json_array();
 	for (int i = 0; i < ncpus; i++)
 		json_array_append_new(arr, json_integer((json_int_t)lost_cpu[i]));
 	json_object_set_new(trl, "lost_per_cpu", arr);
@@ -489,15 +489,15 @@ static int write_trailer(struct cpusched_bpf *skel)
 			if (lost_cpu[i])
 				n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%scpu%d: %llu", n ? ", " : "", i,
 						      (unsigned long long)lost_cpu[i]);
-		warnmsg("lost %llu events (ring buffer full; %s); try a larger -b",
+		marple_warn("lost %llu events (ring buffer full; %s); try a larger -b",
 			(unsigned long long)lost_total, msg);
 	}
 	free(lost_cpu);
 	if (out_of_order)
-		warnmsg("%llu events were written out of time order (committed more than %llu ms late)",
+		marple_warn("%llu events were written out of time order (committed more than %llu ms late)",
 			(unsigned long long)out_of_order, MERGE_SLACK_NS / 1000000);
 	if (opt.verbose)
-		warnmsg("%llu events", (unsigned long long)records);
+		marple_warn("%llu events", (unsigned long long)records);
 	return 0;
 }
 
@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
-		fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
+		marple_fatal(EXIT_DATA, "cannot count the CPUs: %s", collector_strerror(ncpus));
 	queues = marple_calloc((size_t)ncpus, sizeof(*queues));
 	ring_fds = marple_malloc((size_t)ncpus * sizeof(int));
 	for (int i = 0; i < ncpus; i++)
@@ -523,7 +523,7 @@ int main(int argc, char **argv)
 	uint32_t ring_bytes = ring_size(opt.buffer_kib);
 
 	/* The header's start time comes before the first event can. */
-	json_t *hdr = section_header_new("cpusched", DATATYPE_EVENT);
+	json_t *hdr = stream_section_header_new("cpusched", DATATYPE_EVENT);
 	if (!(skel = attach_tracing(ring_bytes, &attach)) || open_buffers(skel, &rb, &pb) < 0)
 		goto cleanup;
 	describe_header(hdr, duration, ring_bytes, attach);
@@ -545,6 +545,6 @@ cleanup:
 		free(queues[i].ev);
 	free(queues);
 	free(ring_fds);
-	close_stdout();
+	marple_close_stdout();
 	return status;
 }

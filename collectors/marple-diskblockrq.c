@@ -75,18 +75,18 @@ static void parse_device(const char *dev, unsigned *major, unsigned *minor)
 	if (!strncmp(name, "/dev/", 5))
 		name += 5;
 	if (!*name || strchr(name, '/'))
-		usage_error("-d '%s' is not a disk name or MAJOR:MINOR", dev);
+		marple_usage_error("-d '%s' is not a disk name or MAJOR:MINOR", dev);
 	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
 	f = fopen(path, "re");
 	if (!f)
-		fatal(EXIT_DATA, "device %s not found (no %s)", dev, path);
+		marple_fatal(EXIT_DATA, "device %s not found (no %s)", dev, path);
 	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%u:%u", major, minor) != 2)
-		fatal(EXIT_DATA, "device %s: cannot read %s", dev, path);
+		marple_fatal(EXIT_DATA, "device %s: cannot read %s", dev, path);
 	fclose(f);
 	/* a partition's requests are the whole disk's: count the disk */
 	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
 	if (access(path, F_OK) == 0)
-		warnmsg("%s is a partition: counting every request to its disk", dev);
+		marple_warn("%s is a partition: counting every request to its disk", dev);
 }
 
 struct totals {
@@ -122,11 +122,11 @@ int main(int argc, char **argv)
 		parse_device(opt.dev, &major, &minor);
 	tp = opt.insert ? "block_rq_insert" : "block_rq_issue";
 	if (!collector_tracepoint_exists("block", tp))
-		fatal(EXIT_DATA, "tracepoint block:%s missing on this kernel", tp);
+		marple_fatal(EXIT_DATA, "tracepoint block:%s missing on this kernel", tp);
 
 	skel = diskblockrq_bpf__open();
 	if (!skel) {
-		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
+		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
 	skel->rodata->targ_tgid = (uint32_t)sc.pid;
@@ -138,19 +138,19 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->want_user = !sc.kernel_only;
 	skel->rodata->want_kernel = !sc.user_only;
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
 	bpf_program__set_autoload(opt.insert ? skel->progs.rq_issue : skel->progs.rq_insert, false);
 	err = diskblockrq_bpf__load(skel);
 	if (err) {
-		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
+		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	self_filter_setup(skel->obj, sc.include_self);
+	selffilter_setup(skel->obj, sc.include_self);
 	link = bpf_program__attach(opt.insert ? skel->progs.rq_insert : skel->progs.rq_issue);
 	if (!link) {
-		warnmsg("cannot attach to block:%s: %s", tp, collector_strerror(-errno));
+		marple_warn("cannot attach to block:%s: %s", tp, collector_strerror(-errno));
 		goto cleanup;
 	}
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
@@ -185,6 +185,6 @@ cleanup:
 	json_decref(hdr);
 	diskblockrq_bpf__destroy(skel);
 	if (rc == EXIT_OK)
-		close_stdout();
+		marple_close_stdout();
 	return rc;
 }

@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"Trace block I/O and write one point per request: completion time (s),\n"
 		"latency (ms), process, device, bytes, read/write.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
@@ -122,16 +122,16 @@ static int on_event(void *ctx, void *data, size_t size)
 	snprintf(pid, sizeof(pid), "%u", e->pid);
 	snprintf(bytes, sizeof(bytes), "%u", e->bytes);
 	struct field f[6] = {
-		{ MSTR("comm"), mstr_c(comm) },
-		{ MSTR("pid"), mstr_c(pid) },
-		{ MSTR("dev"), mstr_c(dev_name(e->dev_major, e->dev_minor)) },
-		{ MSTR("bytes"), mstr_c(bytes) },
-		{ MSTR("rw"), mstr_c(op_name(e->op)) },
+		{ MSTR("comm"), escape_mstr_c(comm) },
+		{ MSTR("pid"), escape_mstr_c(pid) },
+		{ MSTR("dev"), escape_mstr_c(dev_name(e->dev_major, e->dev_minor)) },
+		{ MSTR("bytes"), escape_mstr_c(bytes) },
+		{ MSTR("rw"), escape_mstr_c(op_name(e->op)) },
 		{ MSTR("error"), MSTR("1") },
 	};
 	double x = e->complete_ns >= start_ns ? (double)(e->complete_ns - start_ns) / 1e9 : 0.0;
 	double y = (double)(e->complete_ns - e->issue_ns) / 1e6;
-	stream_write_point(out, x, y, mstr_c(comm), f, e->error ? 6 : 5);
+	stream_write_point(out, x, y, escape_mstr_c(comm), f, e->error ? 6 : 5);
 	records++;
 	return 0;
 }
@@ -152,16 +152,16 @@ static void disk_lookup(const char *name)
 		return;
 	}
 	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		fatal(EXIT_USAGE, "-d: '%s' is not a disk name (vda, sda) or MAJOR:MINOR", name);
+		marple_fatal(EXIT_USAGE, "-d: '%s' is not a disk name (vda, sda) or MAJOR:MINOR", name);
 	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
 	if (!realpath(path, real))
-		fatal(EXIT_DATA, "-d: no disk %s (%s: %s)", name, path, strerror(errno));
+		marple_fatal(EXIT_DATA, "-d: no disk %s (%s: %s)", name, path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/partition", real);
 	if (access(path, F_OK) == 0)
 		*strrchr(real, '/') = 0;
 	snprintf(path, sizeof(path), "%s/dev", real);
 	if (!(f = fopen(path, "r")) || !fgets(devno, sizeof(devno), f) || sscanf(devno, "%u:%u", &maj, &min) != 2)
-		fatal(EXIT_DATA, "-d: cannot read the device number of %s (%s)", name, path);
+		marple_fatal(EXIT_DATA, "-d: cannot read the device number of %s (%s)", name, path);
 	fclose(f);
 	opt.major = maj;
 	opt.minor = min;
@@ -187,7 +187,7 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	bpf_program__set_autoload(skel->progs.start_btf, !raw && have_io_start);
 	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
 	if (!(err = disklat_bpf__load(skel))) {
-		self_filter_setup(skel->obj, opt.include_self);
+		selffilter_setup(skel->obj, opt.include_self);
 		err = disklat_bpf__attach(skel);
 	}
 	if (err) {
@@ -211,39 +211,39 @@ int main(int argc, char **argv)
 	out = stdout;
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 'p': opt.pid = (uint32_t)opt_u64("-p", optarg, 1, 4194304); break;
+		case 'p': opt.pid = (uint32_t)marple_opt_u64("-p", optarg, 1, 4194304); break;
 		case 'd': opt.dev = optarg; break;
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
 	if (opt.dev)
 		disk_lookup(opt.dev);
 	if (opt.pid)
-		require_process((pid_t)opt.pid);
+		uprobes_require_process((pid_t)opt.pid);
 	collector_start(opt.verbose > 1);
 
 	have_io_start = collector_tracepoint_exists("block", "block_io_start");
-	hdr = section_header_new("disklat", DATATYPE_POINT);
-	start_ns = (uint64_t)header_int(hdr, "start_ns", 0);
+	hdr = stream_section_header_new("disklat", DATATYPE_POINT);
+	start_ns = (uint64_t)stream_header_int(hdr, "start_ns", 0);
 	if (!opt.force_raw)
 		skel = setup(0, &why);
 	if (!skel) {
 		if (why && opt.verbose)
-			warnmsg("tp_btf block tracepoints did not attach (%s); trying raw_tp", why);
+			marple_warn("tp_btf block tracepoints did not attach (%s); trying raw_tp", why);
 		attach = "raw_tp";
 		skel = setup(1, &why);
 	}
 	if (!skel) {
-		warnmsg("cannot trace block_rq_issue/block_rq_complete: %s", why);
+		marple_warn("cannot trace block_rq_issue/block_rq_complete: %s", why);
 		goto cleanup;
 	}
 	if (opt.verbose)
-		warnmsg("block_rq_issue and block_rq_complete%s attached via %s",
+		marple_warn("block_rq_issue and block_rq_complete%s attached via %s",
 			have_io_start ? " (and block_io_start for the submitting process)" : "", attach);
 	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
 	if (!rb)
@@ -272,6 +272,6 @@ cleanup:
 	ring_buffer__free(rb);
 	disklat_bpf__destroy(skel);
 	json_decref(hdr);
-	close_stdout();
+	marple_close_stdout();
 	return status;
 }

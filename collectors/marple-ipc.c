@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"Usage: %s [-v] [DURATION]\n"
 		"Trace TCP connections (connect, accept, close, refused) between processes.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
@@ -135,32 +135,32 @@ static int on_event(void *ctx, void *data, size_t size)
 	else
 		snprintf(flow, sizeof(flow), "%s%s%s:%u>%s%s%s:%u", l, da, r, e->dport, l, sa, r, e->sport);
 
-	f[n++] = (struct field){ MSTR("comm"), mstr_c(comm) };
-	f[n++] = (struct field){ MSTR("pid"), mstr_c(pid) };
-	f[n++] = (struct field){ MSTR("saddr"), mstr_c(sa) };
-	f[n++] = (struct field){ MSTR("sport"), mstr_c(sp) };
-	f[n++] = (struct field){ MSTR("daddr"), mstr_c(da) };
-	f[n++] = (struct field){ MSTR("dport"), mstr_c(dp) };
-	f[n++] = (struct field){ MSTR("flow"), mstr_c(flow) };
+	f[n++] = (struct field){ MSTR("comm"), escape_mstr_c(comm) };
+	f[n++] = (struct field){ MSTR("pid"), escape_mstr_c(pid) };
+	f[n++] = (struct field){ MSTR("saddr"), escape_mstr_c(sa) };
+	f[n++] = (struct field){ MSTR("sport"), escape_mstr_c(sp) };
+	f[n++] = (struct field){ MSTR("daddr"), escape_mstr_c(da) };
+	f[n++] = (struct field){ MSTR("dport"), escape_mstr_c(dp) };
+	f[n++] = (struct field){ MSTR("flow"), escape_mstr_c(flow) };
 	if (side == 1)
-		f[n++] = (struct field){ MSTR("from"), mstr_c(froms[e->from & 3]) };
+		f[n++] = (struct field){ MSTR("from"), escape_mstr_c(froms[e->from & 3]) };
 	if (e->type == IPC_CLOSE) {
 		snprintf(tx, sizeof(tx), "%llu", e->tx);
 		snprintf(rx, sizeof(rx), "%llu", e->rx);
 		snprintf(dur, sizeof(dur), "%llu", e->start && e->time > e->start ? e->time - e->start : 0ull);
-		f[n++] = (struct field){ MSTR("tx"), mstr_c(tx) };
-		f[n++] = (struct field){ MSTR("rx"), mstr_c(rx) };
-		f[n++] = (struct field){ MSTR("duration_ns"), mstr_c(dur) };
+		f[n++] = (struct field){ MSTR("tx"), escape_mstr_c(tx) };
+		f[n++] = (struct field){ MSTR("rx"), escape_mstr_c(rx) };
+		f[n++] = (struct field){ MSTR("duration_ns"), escape_mstr_c(dur) };
 	}
 	if (e->type == IPC_CONNECT || e->type == IPC_ACCEPT)
 		remember(flow, side, comm, e->pid, e->time);
 	struct end *peer = find_end(flow, !side);
 	if (peer && e->type != IPC_REFUSED) {
 		snprintf(ppid, sizeof(ppid), "%u", peer->pid);
-		f[n++] = (struct field){ MSTR("peer_comm"), mstr_c(peer->comm) };
-		f[n++] = (struct field){ MSTR("peer_pid"), mstr_c(ppid) };
+		f[n++] = (struct field){ MSTR("peer_comm"), escape_mstr_c(peer->comm) };
+		f[n++] = (struct field){ MSTR("peer_pid"), escape_mstr_c(ppid) };
 	}
-	stream_write_event(stdout, e->time, mstr_c(names[e->type]), mstr_c(track), f, n);
+	stream_write_event(stdout, e->time, escape_mstr_c(names[e->type]), escape_mstr_c(track), f, n);
 	records++;
 	return 0;
 }
@@ -178,22 +178,22 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'v': opt.verbose++; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
 	collector_start(opt.verbose > 1);
 
 	if (!collector_tracepoint_exists("sock", "inet_sock_set_state"))
-		fatal(EXIT_DATA, "this kernel has no sock:inet_sock_set_state tracepoint (Linux 4.16+)");
+		marple_fatal(EXIT_DATA, "this kernel has no sock:inet_sock_set_state tracepoint (Linux 4.16+)");
 	sizes = collector_tracepoint_exists("sock", "sock_send_length") &&
 		collector_tracepoint_exists("sock", "sock_recv_length");
 	accepts = collector_tracepoint_exists("syscalls", "sys_exit_accept4") &&
 		  collector_tracepoint_exists("syscalls", "sys_exit_accept");
-	hdr = section_header_new("ipc", DATATYPE_EVENT);
+	hdr = stream_section_header_new("ipc", DATATYPE_EVENT);
 	skel = ipc_bpf__open();
 	if (!skel) {
-		warnmsg("cannot open the BPF object");
+		marple_warn("cannot open the BPF object");
 		goto cleanup;
 	}
 	bpf_program__set_autoload(skel->progs.on_send, sizes);
@@ -201,17 +201,17 @@ int main(int argc, char **argv)
 	bpf_program__set_autoload(skel->progs.on_accept4, accepts);
 	bpf_program__set_autoload(skel->progs.on_accept_plain, accepts);
 	if ((err = ipc_bpf__load(skel)) || (err = ipc_bpf__attach(skel))) {
-		warnmsg("cannot trace TCP state changes: %s", collector_strerror(err));
+		marple_warn("cannot trace TCP state changes: %s", collector_strerror(err));
 		goto cleanup;
 	}
 	if (!sizes)
-		warnmsg("no sock:sock_send_length/sock_recv_length tracepoints on this kernel "
+		marple_warn("no sock:sock_send_length/sock_recv_length tracepoints on this kernel "
 			"(Linux 6.3+): byte counts are not available (tx=0, rx=0)");
 	if (!accepts)
-		warnmsg("no syscalls:sys_exit_accept4 tracepoint: the accepting process is "
+		marple_warn("no syscalls:sys_exit_accept4 tracepoint: the accepting process is "
 			"taken from its first send or receive");
 	if (opt.verbose)
-		warnmsg("attached sock:inet_sock_set_state%s%s", accepts ? ", accept()/accept4() exits" : "",
+		marple_warn("attached sock:inet_sock_set_state%s%s", accepts ? ", accept()/accept4() exits" : "",
 			sizes ? ", sock:sock_send_length/sock_recv_length" : "");
 	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
 	if (!rb)
@@ -236,6 +236,6 @@ cleanup:
 	ipc_bpf__destroy(skel);
 	json_decref(hdr);
 	free(ends);
-	close_stdout();
+	marple_close_stdout();
 	return status;
 }

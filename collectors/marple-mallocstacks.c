@@ -75,7 +75,7 @@ static json_t *make_header(const char *lib, pid_t target)
 	json_t *o, *hdr = stackcollector_header(&sc, "mallocstacks", "bytes", "bytes requested", target, &o);
 
 	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
-	json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
+	json_object_set_new(o, "library", stream_json_string_bytes(lib, strlen(lib)));
 	json_object_set_new(o, "functions", json_pack("[sss]", "malloc", "calloc", "realloc"));
 	return hdr;
 }
@@ -107,21 +107,21 @@ int main(int argc, char **argv)
 
 	skel = mallocstacks_bpf__open();
 	if (!skel) {
-		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
+		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
 	skel->rodata->sample_every = sc.sample_every;
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
 	if (err) {
-		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
+		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	self_filter_setup(skel->obj, sc.include_self);
+	selffilter_setup(skel->obj, sc.include_self);
 	struct bpf_program *progs[3] = { skel->progs.malloc_enter, skel->progs.calloc_enter,
 					 skel->progs.realloc_enter };
 	for (int i = 0; i < 3; i++) {
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	if (rc == EXIT_OK)
-		close_stdout();		/* before the slow detaching */
+		marple_close_stdout();		/* before the slow detaching */
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(links[i]);
 	stackcollector_free(&sc);

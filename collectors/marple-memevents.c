@@ -55,10 +55,10 @@ static void own_option(int key, const char *arg)
 	case 'f': opt.faults = 1; break;
 	case 'e':
 		if (strcmp(arg, "loads") && strcmp(arg, "stores"))
-			usage_error("-e '%s': use loads or stores", arg);
+			marple_usage_error("-e '%s': use loads or stores", arg);
 		opt.event = arg;
 		break;
-	case 'P': opt.period = opt_u64("--period", arg, 100, 1ull << 40); break;
+	case 'P': opt.period = marple_opt_u64("--period", arg, 100, 1ull << 40); break;
 	}
 }
 
@@ -133,7 +133,7 @@ static int precise_attr(const char *ev, struct perf_event_attr *a)
 		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmus[i]);
 		char type[32];
 		uint64_t t;
-		if (read_line(path, type, sizeof(type)) < 0 || parse_u64(type, 0, UINT32_MAX, &t) < 0)
+		if (read_line(path, type, sizeof(type)) < 0 || marple_parse_u64(type, 0, UINT32_MAX, &t) < 0)
 			continue;
 		memset(a, 0, sizeof(*a));
 		a->size = sizeof(*a);
@@ -216,25 +216,25 @@ int main(int argc, char **argv)
 
 	skel = memevents_bpf__open();
 	if (!skel) {
-		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
+		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
 	skel->rodata->targ_tgid = (uint32_t)sc.pid;
 	skel->rodata->want_user = !sc.kernel_only;
 	skel->rodata->want_kernel = !sc.user_only;
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
 	err = memevents_bpf__load(skel);
 	if (err) {
-		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
+		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	self_filter_setup(skel->obj, sc.include_self);
+	selffilter_setup(skel->obj, sc.include_self);
 	if (!opt.faults) {
 		precise = attach_precise(skel, &links, &nlinks) == 0;
 		if (!precise)
-			warnmsg("no precise memory sampling here (no hardware PMU with mem-%s): "
+			marple_warn("no precise memory sampling here (no hardware PMU with mem-%s): "
 				"counting page faults by stack", opt.event);
 	}
 	if (!precise) {
@@ -242,10 +242,10 @@ int main(int argc, char **argv)
 		struct bpf_program *progs[] = { skel->progs.fault_user, skel->progs.fault_kernel };
 		for (int i = 0; i < 2; i++) {
 			if (!collector_tracepoint_exists("exceptions", tps[i]))
-				fatal(EXIT_DATA, "tracepoint exceptions:%s missing on this kernel", tps[i]);
+				marple_fatal(EXIT_DATA, "tracepoint exceptions:%s missing on this kernel", tps[i]);
 			fault_links[i] = bpf_program__attach(progs[i]);
 			if (!fault_links[i]) {
-				warnmsg("cannot attach to exceptions:%s: %s", tps[i], collector_strerror(-errno));
+				marple_warn("cannot attach to exceptions:%s: %s", tps[i], collector_strerror(-errno));
 				goto cleanup;
 			}
 		}
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
-	hdr = section_header_new("memevents", DATATYPE_STACK);
+	hdr = stream_section_header_new("memevents", DATATYPE_STACK);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s}", "weight", precise ? "memory access samples" : "page faults"));
 	json_t *o = json_pack("{s:s}", "source", source);
@@ -295,6 +295,6 @@ cleanup:
 	json_decref(hdr);
 	memevents_bpf__destroy(skel);
 	if (rc == EXIT_OK)
-		close_stdout();
+		marple_close_stdout();
 	return rc;
 }

@@ -61,13 +61,13 @@ static void own_option(int key, const char *arg)
 {
 	switch (key) {
 	case 'K': opt.kernel = 1; break;
-	case 'm': opt.min_age_ns = opt_u64("--min-age", arg, 0, UINT64_MAX / 1000000) * 1000000; break;
-	case 't': opt.top = opt_u64("--top", arg, 1, 1u << 20); break;
+	case 'm': opt.min_age_ns = marple_opt_u64("--min-age", arg, 0, UINT64_MAX / 1000000) * 1000000; break;
+	case 't': opt.top = marple_opt_u64("--top", arg, 1, 1u << 20); break;
 	case 'i':
-		if (parse_duration_ns(arg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
-			usage_error("--interval '%s' is not a time of at least 10ms", arg);
+		if (marple_parse_duration_ns(arg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
+			marple_usage_error("--interval '%s' is not a time of at least 10ms", arg);
 		break;
-	case OPT_MAX_ALLOCS: opt.max_allocs = opt_u64("--max-allocs", arg, 1024, 1u << 26); break;
+	case OPT_MAX_ALLOCS: opt.max_allocs = marple_opt_u64("--max-allocs", arg, 1024, 1u << 26); break;
 	}
 }
 
@@ -168,7 +168,7 @@ static void sample_usage(int procs_fd, double x)
 
 static json_t *usage_header(void)
 {
-	json_t *hdr = section_header_new("memusage", DATATYPE_POINT);
+	json_t *hdr = stream_section_header_new("memusage", DATATYPE_POINT);
 
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "bytes"));
 	json_object_set_new(hdr, "labels", json_pack("{s:s,s:s,s:s}", "x", "time", "y", "outstanding bytes",
@@ -195,7 +195,7 @@ static void write_usage(json_t *hdr, const char *ended)
 		};
 		stream_write_point(stdout, p->x, (double)p->bytes, (struct mstr){ p->comm, clen }, f, 3);
 	}
-	json_t *tr = section_trailer_new(npoints, 0, 0, ended);
+	json_t *tr = stream_section_trailer_new(npoints, 0, 0, ended);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 }
@@ -326,7 +326,7 @@ static json_t *make_header(const char *lib, pid_t target)
 
 	json_object_set_new(o, "source", json_string(opt.kernel ? "kernel" : "libc"));
 	if (lib)
-		json_object_set_new(o, "library", json_string_bytes(lib, strlen(lib)));
+		json_object_set_new(o, "library", stream_json_string_bytes(lib, strlen(lib)));
 	json_object_set_new(o, "min_age_ms", json_integer((json_int_t)(opt.min_age_ns / 1000000)));
 	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
 	return hdr;
@@ -375,7 +375,7 @@ static void configure(struct memleak_bpf *skel)
 
 	skel->rodata->sample_every = sc.sample_every;
 	skel->rodata->kernel_allocs = opt.kernel;
-	stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
@@ -393,7 +393,7 @@ static void configure(struct memleak_bpf *skel)
 		static const char *const tps[NKPROGS] = { "kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free" };
 		for (size_t i = 0; i < NKPROGS; i++)
 			if (!collector_tracepoint_exists("kmem", tps[i]))
-				fatal(EXIT_DATA, "tracepoint kmem:%s missing on this kernel", tps[i]);
+				marple_fatal(EXIT_DATA, "tracepoint kmem:%s missing on this kernel", tps[i]);
 		for (size_t i = 0; i < NUPROBES; i++)
 			bpf_program__set_autoload(uprobes[i].prog, false);
 	} else {
@@ -415,7 +415,7 @@ static int attach_probes(struct memleak_bpf *skel, const char *lib, pid_t target
 		for (size_t i = 0; i < NKPROGS; i++) {
 			links[*nlinks] = bpf_program__attach(kprogs[i]);
 			if (!links[*nlinks]) {
-				warnmsg("cannot attach to kmem:%s: %s", bpf_program__name(kprogs[i]),
+				marple_warn("cannot attach to kmem:%s: %s", bpf_program__name(kprogs[i]),
 					collector_strerror(-errno));
 				return -1;
 			}
@@ -468,7 +468,7 @@ static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uin
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
 	if (ml[ML_ALLOCS_FULL])
-		warnmsg("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
+		marple_warn("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
 			ml[ML_ALLOCS_FULL]);
 	stackcollector_write_trailer(&sc, tr);
 }
@@ -494,7 +494,7 @@ int main(int argc, char **argv)
 
 	skel = memleak_bpf__open();
 	if (!skel) {
-		warnmsg("cannot open the BPF program: %s", collector_strerror(-errno));
+		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
 	configure(skel);
@@ -502,10 +502,10 @@ int main(int argc, char **argv)
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
 	if (err) {
-		warnmsg("cannot load the BPF program: %s", collector_strerror(err));
+		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	self_filter_setup(skel->obj, sc.include_self);
+	selffilter_setup(skel->obj, sc.include_self);
 	if (attach_probes(skel, lib, target, links, &nlinks) < 0)
 		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
@@ -513,11 +513,11 @@ int main(int argc, char **argv)
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
 	stackcollector_ready(&sc);
-	start = now_monotonic_ns();
+	start = marple_now_monotonic_ns();
 	next_sample = start + opt.interval_ns;
 
 	while (stackcollector_poll(&sc)) {
-		uint64_t now = now_monotonic_ns();
+		uint64_t now = marple_now_monotonic_ns();
 		if (now >= next_sample) {
 			sample_usage(bpf_map__fd(skel->maps.procs), (double)(now - start) / 1e9);
 			next_sample += opt.interval_ns;
@@ -526,7 +526,7 @@ int main(int argc, char **argv)
 	skel->bss->stopped = 1;
 	ring_buffer__consume(sc.notes);
 	ended = stackcollector_ended(&sc);
-	uint64_t end = now_monotonic_ns();
+	uint64_t end = marple_now_monotonic_ns();
 	sample_usage(bpf_map__fd(skel->maps.procs), (double)(end - start) / 1e9);
 
 	if (stream_write_json(stdout, hdr) < 0)
@@ -539,7 +539,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	if (rc == EXIT_OK)
-		close_stdout();		/* before the slow detaching */
+		marple_close_stdout();		/* before the slow detaching */
 	for (size_t i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	free(gs.g);

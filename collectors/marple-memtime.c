@@ -102,7 +102,7 @@ static void usage(FILE *f)
 		"Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
 		"y = MiB, info = process name.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
@@ -242,7 +242,7 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 	int sorted = 1;
 
 	if (!d)
-		fatal(EXIT_DATA, "/proc: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "/proc: %s", strerror(errno));
 	rewinddir(d);	/* the dup shares the offset the last scan left at the end */
 	nnext = 0;
 	while ((de = readdir(d))) {
@@ -267,7 +267,7 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 			goto keep;
 		if (!p.comm[0] || p.nocache || p.rss_pages != prev_rss) {
 			read_comm(&p, de->d_name);	/* new, or changed: exec renames */
-			p.marple = self_is_marple(p.pid, p.comm, self_wants_pgid() ? read_pgid(de->d_name) : 0);
+			p.marple = selffilter_is_marple(p.pid, p.comm, selffilter_wants_pgid() ? read_pgid(de->d_name) : 0);
 		}
 		if (p.marple) {
 			self_excluded_points++;
@@ -282,10 +282,10 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 			int due = !p.pss_at_ns || (p.rss_pages != p.rss_at_pss && age >= MIN_PSS_AGE_NS) ||
 				  age >= opt.refresh_ns + stagger;
 			if (due && (first_scan || pss_budget_ns > 0)) {
-				uint64_t t0 = now_monotonic_ns();
+				uint64_t t0 = marple_now_monotonic_ns();
 				p.pss_ok = read_pss(de->d_name, &p.pss_kb) == 0;
 				if (!first_scan)	/* all but the first scan are paid from the budget */
-					pss_budget_ns -= (int64_t)(now_monotonic_ns() - t0);
+					pss_budget_ns -= (int64_t)(marple_now_monotonic_ns() - t0);
 				pss_reads++;
 				p.pss_at_ns = now;
 				p.rss_at_pss = p.rss_pages;
@@ -304,11 +304,11 @@ static void sample(FILE *out, uint64_t now, double x, int first_scan)
 			char pidbuf[16];
 			snprintf(pidbuf, sizeof(pidbuf), "%d", (int)p.pid);
 			struct field f[3] = {
-				{ MSTR("pid"), mstr_c(pidbuf) },
-				{ MSTR("comm"), mstr_c(p.comm) },
+				{ MSTR("pid"), escape_mstr_c(pidbuf) },
+				{ MSTR("comm"), escape_mstr_c(p.comm) },
 				{ MSTR("kind"), pss ? MSTR("pss") : MSTR("rss") },
 			};
-			stream_write_point(out, x, mib, mstr_c(p.comm), f, 3);
+			stream_write_point(out, x, mib, escape_mstr_c(p.comm), f, 3);
 			records_written++;
 		}
 	keep:
@@ -370,27 +370,27 @@ int main(int argc, char **argv)
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'i':
-			if (parse_duration_ns(optarg, &opt.interval_ns) < 0 || opt.interval_ns < 1000000)
-				usage_error("-i: '%s' is not a time of at least 1ms (e.g. 1, 500ms, 2s)", optarg);
+			if (marple_parse_duration_ns(optarg, &opt.interval_ns) < 0 || opt.interval_ns < 1000000)
+				marple_usage_error("-i: '%s' is not a time of at least 1ms (e.g. 1, 500ms, 2s)", optarg);
 			break;
 		case 'p':
 			opt.pids = realloc(opt.pids, (opt.npids + 1) * sizeof(pid_t));
 			if (!opt.pids)
-				fatal(EXIT_DATA, "out of memory");
-			opt.pids[opt.npids++] = (pid_t)opt_u64("-p", optarg, 1, 4194304);
+				marple_fatal(EXIT_DATA, "out of memory");
+			opt.pids[opt.npids++] = (pid_t)marple_opt_u64("-p", optarg, 1, 4194304);
 			break;
 		case O_RSS: opt.rss_only = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case O_PSS_REFRESH:
-			if (parse_duration_ns(optarg, &opt.refresh_ns) < 0)
-				usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
+			if (marple_parse_duration_ns(optarg, &opt.refresh_ns) < 0)
+				marple_usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
 			break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
-	self_rule_init(opt.include_self);
+	selffilter_rule_init(opt.include_self);
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -399,16 +399,16 @@ int main(int argc, char **argv)
 	pagesize = sysconf(_SC_PAGESIZE);
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procfd < 0)
-		fatal(EXIT_DATA, "/proc: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "/proc: %s", strerror(errno));
 	setup_fd_budget();
 	for (size_t i = 0; i < opt.npids; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "%d", (int)opt.pids[i]);
 		if (faccessat(procfd, path, F_OK, 0) != 0)
-			fatal(EXIT_DATA, "no process with PID %d", (int)opt.pids[i]);
+			marple_fatal(EXIT_DATA, "no process with PID %d", (int)opt.pids[i]);
 	}
 
-	hdr = section_header_new("memtime", DATATYPE_POINT);
+	hdr = stream_section_header_new("memtime", DATATYPE_POINT);
 	units = json_pack("{s:s, s:s}", "x", "s", "y", "MiB");
 	labels = json_pack("{s:s, s:s, s:s}", "x", "time", "y", opt.rss_only ? "memory (RSS)" : "memory (PSS, else RSS)",
 			   "info", "process");
@@ -423,7 +423,7 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "units", units);
 	json_object_set_new(hdr, "labels", labels);
 	json_object_set_new(hdr, "options", hdr_options);
-	start = (uint64_t)header_int(hdr, "start_ns", (int64_t)now_monotonic_ns());
+	start = (uint64_t)stream_header_int(hdr, "start_ns", (int64_t)marple_now_monotonic_ns());
 	if (stream_write_json(stdout, hdr) < 0)
 		return EXIT_DATA;
 	json_decref(hdr);
@@ -432,7 +432,7 @@ int main(int argc, char **argv)
 
 	uint64_t next_tick = start;
 	for (;;) {
-		uint64_t now = now_monotonic_ns();
+		uint64_t now = marple_now_monotonic_ns();
 		pss_budget_ns += (int64_t)((double)opt.interval_ns * PSS_BUDGET);
 		if (pss_budget_ns > (int64_t)(1e9 * PSS_BUDGET * 5))	/* save up at most 5 s worth */
 			pss_budget_ns = (int64_t)(1e9 * PSS_BUDGET * 5);
@@ -442,7 +442,7 @@ int main(int argc, char **argv)
 		if (ferror(stdout))
 			break;
 		next_tick += opt.interval_ns;
-		now = now_monotonic_ns();
+		now = marple_now_monotonic_ns();
 		if (now > next_tick) {	/* a sample took longer than the interval: skip ticks */
 			uint64_t missed = (now - next_tick) / opt.interval_ns + 1;
 			late += missed;
@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 		if (got_signal)
 			break;
 	}
-	trailer = section_trailer_new(records_written, 0, 0, got_signal ? "signal" : "duration");
+	trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : "duration");
 	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
 	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
 	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));
@@ -469,6 +469,6 @@ int main(int argc, char **argv)
 	free(opt.pids);
 	free(procs);
 	free(next);
-	close_stdout();
+	marple_close_stdout();
 	return EXIT_OK;
 }

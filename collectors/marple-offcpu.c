@@ -89,13 +89,13 @@ static uint32_t parse_state(const char *s)
 	uint32_t m = 0;
 
 	if (!*s)
-		usage_error("--state needs at least one of the letters RSDTtP");
+		marple_usage_error("--state needs at least one of the letters RSDTtP");
 	for (; *s; s++) {
 		const char *p = strchr(letters, *s);
 		/* X and Z hold the bit positions of EXIT_DEAD and EXIT_ZOMBIE: those are
 		 * exit states, never a state a thread blocks in, so never counted */
 		if (!p || *s == 'X' || *s == 'Z')
-			usage_error("--state: unknown state '%c' (use the letters RSDTtP)", *s);
+			marple_usage_error("--state: unknown state '%c' (use the letters RSDTtP)", *s);
 		m |= 1u << (p - letters);
 	}
 	return m;
@@ -104,10 +104,10 @@ static uint32_t parse_state(const char *s)
 static void own_option(int key, const char *arg)
 {
 	switch (key) {
-	case 'm': opt.min_block_us = opt_u64("--min-block", arg, 0, UINT64_MAX / 1000); break;
+	case 'm': opt.min_block_us = marple_opt_u64("--min-block", arg, 0, UINT64_MAX / 1000); break;
 	case OPT_STATE: opt.state = arg; opt.state_mask = parse_state(arg); break;
 	case OPT_BOTH: opt.both = true; break;
-	case 'F': opt.freq = opt_u64("-F", arg, 1, 100000); break;
+	case 'F': opt.freq = marple_opt_u64("-F", arg, 1, 100000); break;
 	case OPT_TIMED: opt.timed = true; break;
 	}
 }
@@ -125,7 +125,7 @@ static struct offcpu_bpf *load(const char **how)
 		struct offcpu_bpf *skel = offcpu_bpf__open();
 		int err;
 		if (!skel)
-			fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
+			marple_fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
 		skel->rodata->targ_pid = (uint32_t)sc.pid;
 		skel->rodata->targ_tid = (uint32_t)sc.tid;
 		skel->rodata->want_user = !sc.kernel_only;
@@ -140,7 +140,7 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->wakeup_bytes = RINGBUF_BYTES / 4;
 		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
 		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
-		stacks_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 		stackcollector_unwind_size(&sc, skel->obj);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
@@ -151,7 +151,7 @@ static struct offcpu_bpf *load(const char **how)
 		}
 		offcpu_bpf__destroy(skel);
 		if (raw)
-			fatal(EXIT_DATA, "cannot load the BPF program on sched_switch: %s", collector_strerror(err));
+			marple_fatal(EXIT_DATA, "cannot load the BPF program on sched_switch: %s", collector_strerror(err));
 	}
 	return NULL;
 }
@@ -212,7 +212,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		s = marple_malloc(n);
 		memcpy(s, e, n);
 		if (!tsearch(s, &dw.pending, by_tid))
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		dw.npending++;
 		dw.copies++;
 	} else if (len >= sizeof(*w) && w->type == REC_WAKE) {
@@ -287,7 +287,7 @@ static void dwarf_trailer_add(json_t *tr)
 						   (json_int_t)dw.unmatched_wakes));
 	dwarfstacks_trailer_add(dw.d, tr, sc.verbose);
 	if (dw.unmatched_copies || dw.unmatched_wakes)
-		warnmsg("--dwarf: %llu stack copies never matched by a switch-in, %llu switch-ins without a copy "
+		marple_warn("--dwarf: %llu stack copies never matched by a switch-in, %llu switch-ins without a copy "
 			"(see the trailer's \"dwarf\" and \"ringbuf_full\")",
 			(unsigned long long)dw.unmatched_copies, (unsigned long long)dw.unmatched_wakes);
 }
@@ -309,33 +309,33 @@ int main(int argc, char **argv)
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.dwarf && sc.kernel_only)
-		usage_error("--dwarf unwinds user stacks: not with -K");
+		marple_usage_error("--dwarf unwinds user stacks: not with -K");
 	if (opt.dwarf && opt.timed)
-		usage_error("--timed works with frame-pointer stacks: not with --dwarf");
+		marple_usage_error("--timed works with frame-pointer stacks: not with --dwarf");
 	duration = sc.duration;
 	collector_start(sc.verbose > 1);
-	stacks_check_target(sc.pid, sc.tid);
+	stacksbpf_check_target(sc.pid, sc.tid);
 	skel = load(&how);
-	self_filter_setup(skel->obj, sc.include_self);
+	selffilter_setup(skel->obj, sc.include_self);
 
 	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only)
-		ksyms = ksyms_load();
+		ksyms = syms_kernel_load();
 	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
 	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
-	rb = stacks_pidnotes_open(skel->obj, syms, &exec_link);
+	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb)
-		fatal(EXIT_DATA, "cannot set up the ring buffer");
+		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
 	stackcollector_unwind_loaded(&sc, skel->obj, rb);
 	if (opt.dwarf) {
 		dw.d = dwarfstacks_new(syms);
 		if (ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
-			fatal(EXIT_DATA, "cannot set up the ring buffers");
+			marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	}
 	if (opt.timed && !(timed = timedsamples_new(skel->obj, rb)))
-		fatal(EXIT_DATA, "cannot set up --timed");
+		marple_fatal(EXIT_DATA, "cannot set up --timed");
 
-	json_t *hdr = section_header_new("offcpu", DATATYPE_STACK);
+	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
 	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
@@ -357,22 +357,22 @@ int main(int argc, char **argv)
 
 	link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!link)
-		fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
 	if (opt.both)
 		cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
-		fatal(EXIT_DATA, "cannot write the header");
+		marple_fatal(EXIT_DATA, "cannot write the header");
 	while (!collector_should_stop()) {
 		/* pid notes wake us at once; --dwarf's records are read every 20 ms */
 		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.timed ? 20 : 200));
 		if (err >= 0 && (opt.dwarf || opt.timed))
 			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR)
-			fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
+			marple_fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	}
-	uint64_t end = now_monotonic_ns();
+	uint64_t end = marple_now_monotonic_ns();
 	cpuclock_detach(cc);
 	bpf_link__destroy(link);
 	bpf_link__destroy(exec_link);
@@ -384,16 +384,16 @@ int main(int argc, char **argv)
 	else if (timed)
 		records = timedsamples_write_stacks(timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else
-		records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
-	stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
-	json_t *tr = section_trailer_new(records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacks_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
+		records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
+	json_t *tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
+	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
 	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)unpaired));
-	self_trailer_add(tr, skel->obj);
+	selffilter_trailer_add(tr, skel->obj);
 	if (unpaired)
-		warnmsg("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
+		marple_warn("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
 			"seen since it last left", unpaired);
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
@@ -411,9 +411,9 @@ int main(int argc, char **argv)
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);
 	stackframes_free(sf);
-	ksyms_free(ksyms);
+	syms_kernel_free(ksyms);
 	syms_cache_free(syms);
 	offcpu_bpf__destroy(skel);
-	close_stdout();
+	marple_close_stdout();
 	return EXIT_OK;
 }

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"Usage: %s [-l | -p | -q] [-s INDEX[,INDEX...]] [-i INTERFACE] [FILE...]\n"
 		"Validate marple streams and write the chosen sections to stdout.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
@@ -67,10 +67,10 @@ static void parse_sections(const char *arg)
 {
 	char *copy = marple_strdup(arg), *save = NULL;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v = opt_u64("-s", tok, 0, 1u << 30);
+		uint64_t v = marple_opt_u64("-s", tok, 0, 1u << 30);
 		opt.sections = realloc(opt.sections, (opt.nsections + 1) * sizeof(long));
 		if (!opt.sections)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		opt.sections[opt.nsections++] = (long)v;
 	}
 	free(copy);
@@ -86,7 +86,7 @@ static int selected(long index, json_t *hdr)
 		return 0;
 	if (opt.ninterfaces == 0)
 		return 1;
-	const char *iface = header_str(hdr, "interface", "");
+	const char *iface = stream_header_str(hdr, "interface", "");
 	for (size_t i = 0; i < opt.ninterfaces; i++)
 		if (strcmp(opt.interfaces[i], iface) == 0)
 			return 1;
@@ -150,14 +150,14 @@ static void keep_stack(const struct stack_rec *s)
 	FILE *m = open_memstream(&text, &len);
 
 	if (!m)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	for (size_t i = 0; i < s->nframes; i++) {
 		if (i)
 			fputs(" > ", m);
 		show(m, s->frames[i]);
 	}
 	if (fclose(m) != 0)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	stacks_shown = marple_grow(stacks_shown, &capstacks_shown, nstacks_shown + 1, sizeof(*stacks_shown));
 	stacks_shown[nstacks_shown] = (struct shown_stack){ s->weight, nstacks_shown, text };
 	nstacks_shown++;
@@ -169,7 +169,7 @@ static void keep_stack(const struct stack_rec *s)
 static void show_event_time(struct stream_reader *r, uint64_t t)
 {
 	json_t *h = stream_reader_header(r);
-	int64_t start = header_int(h, "start_ns", -1), wall = header_int(h, "wall_ns", -1);
+	int64_t start = stream_header_int(h, "start_ns", -1), wall = stream_header_int(h, "wall_ns", -1);
 	struct tm tm;
 	char day[32];
 
@@ -228,12 +228,12 @@ static void list_print(struct listing *l, struct stream_reader *r, json_t *trail
 	const char *ended = "(no trailer)";
 
 	if (trailer) {
-		int64_t end = header_int(trailer, "end_ns", -1);
+		int64_t end = stream_header_int(trailer, "end_ns", -1);
 		if (end >= 0 && l->start_ns >= 0 && end >= l->start_ns)
 			snprintf(secs, sizeof(secs), "%.2f", (double)(end - l->start_ns) / 1e9);
-		snprintf(lost, sizeof(lost), "%lld", (long long)header_int(trailer, "lost", 0));
-		snprintf(dropped, sizeof(dropped), "%lld", (long long)header_int(trailer, "dropped", 0));
-		ended = header_str(trailer, "ended", "-");
+		snprintf(lost, sizeof(lost), "%lld", (long long)stream_header_int(trailer, "lost", 0));
+		snprintf(dropped, sizeof(dropped), "%lld", (long long)stream_header_int(trailer, "dropped", 0));
+		ended = stream_header_str(trailer, "ended", "-");
 	}
 	printf("%-3ld %-14s %-9s %-20s %8s %10llu %6s %8s %s\n", l->index, l->interface, l->datatype,
 	       l->start, secs, (unsigned long long)stream_reader_records(r), lost, dropped, ended);
@@ -243,10 +243,10 @@ static void list_print(struct listing *l, struct stream_reader *r, json_t *trail
 static void list_begin(struct listing *l, long index, json_t *hdr)
 {
 	l->index = index;
-	snprintf(l->interface, sizeof(l->interface), "%s", header_str(hdr, "interface", "?"));
-	l->datatype = datatype_name(datatype_from_name(header_str(hdr, "datatype", "")));
-	l->start_ns = header_int(hdr, "start_ns", -1);
-	l->wall_ns = header_int(hdr, "wall_ns", -1);
+	snprintf(l->interface, sizeof(l->interface), "%s", stream_header_str(hdr, "interface", "?"));
+	l->datatype = stream_datatype_name(stream_datatype_from_name(stream_header_str(hdr, "datatype", "")));
+	l->start_ns = stream_header_int(hdr, "start_ns", -1);
+	l->wall_ns = stream_header_int(hdr, "wall_ns", -1);
 	strcpy(l->start, "-");
 	if (l->wall_ns > 0) {
 		time_t t = (time_t)(l->wall_ns / 1000000000);
@@ -272,19 +272,19 @@ int main(int argc, char **argv)
 		case 'i':
 			opt.interfaces = realloc(opt.interfaces, (opt.ninterfaces + 1) * sizeof(char *));
 			if (!opt.interfaces)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 			opt.interfaces[opt.ninterfaces++] = optarg;
 			break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	if (opt.list + opt.pretty + opt.quiet > 1)
-		usage_error("-l, -p and -q exclude each other");
+		marple_usage_error("-l, -p and -q exclude each other");
 	if (opt.range.set && opt.list + opt.pretty + opt.quiet)
-		usage_error("--from/--to write the cut stream: not with -l, -p or -q");
+		marple_usage_error("--from/--to write the cut stream: not with -l, -p or -q");
 	timed_range_check(&opt.range);
 
 	char *stdin_only[] = { "-" };
@@ -296,9 +296,9 @@ int main(int argc, char **argv)
 		printf("%-3s %-14s %-9s %-20s %8s %10s %6s %8s %s\n", "#", "interface", "datatype", "start",
 		       "seconds", "records", "lost", "dropped", "ended");
 	for (int i = 0; i < nfiles; i++) {
-		FILE *f = open_input(files[i]);
-		struct stream_reader *r = stream_reader_new(f, input_name(files[i]));
-		struct timed_cut *cut = opt.range.set ? timed_cut_new(&opt.range, stdout, input_name(files[i])) : NULL;
+		FILE *f = marple_open_input(files[i]);
+		struct stream_reader *r = stream_reader_new(f, marple_input_name(files[i]));
+		struct timedcut *cut = opt.range.set ? timedcut_new(&opt.range, stdout, marple_input_name(files[i])) : NULL;
 		int want = 0, any = 0;
 		enum stream_item it;
 
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 			if (!want || opt.quiet)
 				continue;
 			if (cut) {
-				timed_cut_item(cut, r, it);
+				timedcut_item(cut, r, it);
 				continue;
 			}
 			if (opt.list) {
@@ -345,9 +345,9 @@ int main(int argc, char **argv)
 		if (l.active)
 			list_print(&l, r, NULL);
 		flush_stacks();
-		timed_cut_free(cut);
+		timedcut_free(cut);
 		if (!any) {
-			warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
+			marple_warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
 			stream_reader_free(r);
 			return EXIT_DATA;
 		}
@@ -356,6 +356,6 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	free(stacks_shown);
-	close_stdout();
+	marple_close_stdout();
 	return EXIT_OK;
 }

@@ -28,7 +28,7 @@
 
 
 static struct {
-	struct perf_script_opts perf;
+	struct perfscript_opts perf;
 	int to_stream;
 	int diff;
 	int host_frame;
@@ -102,7 +102,7 @@ static void usage(FILE *f)
 		"detected per input) into the folded format: \"comm;root;...;leaf count\",\n"
 		"one line per unique stack, sorted.\n"
 		"\n",
-		progname, progname);
+		marple_progname, marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
@@ -114,7 +114,7 @@ static void report_bad(struct ctx *c, unsigned long lineno, const char *why)
 {
 	c->bad++;
 	if (c->reported++ < MARPLE_REPORT_FIRST)
-		warn_at(c->file, lineno, "%s", why);
+		marple_warn_at(c->file, lineno, "%s", why);
 }
 
 static void on_bad(void *vc, unsigned long lineno, const char *why)
@@ -239,7 +239,7 @@ static void timed_finish(struct ctx *c, const char *why_dropped)
 				add_stack(c, t->arena + t->off[i], t->off[i + 1] - t->off[i], w);
 		}
 	else if (t->state == TF_STACKS) {
-		warn_at(c->file, t->line, "section %ld: timed stacks without their samples section (%s): "
+		marple_warn_at(c->file, t->line, "section %ld: timed stacks without their samples section (%s): "
 			"left out of the --from/--to fold", t->section, why_dropped);
 		c->untimed++;
 	}
@@ -258,7 +258,7 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 	}
 	timed_finish(c, "another section follows");
 	if (role == TIMED_SAMPLES) {
-		warn_at(c->file, stream_reader_line(r), "section %ld: samples without their stack section: skipped",
+		marple_warn_at(c->file, stream_reader_line(r), "section %ld: samples without their stack section: skipped",
 			stream_reader_section(r));
 		c->untimed++;
 	} else if (role == TIMED_STACKS) {
@@ -270,7 +270,7 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 		t->off = marple_grow(t->off, &t->offcap, 1, sizeof(*t->off));
 		t->off[0] = 0;
 	} else if (stream_reader_datatype(r) == DATATYPE_STACK) {
-		warn_at(c->file, stream_reader_line(r), "section %ld has no sample times (collect with --timed): "
+		marple_warn_at(c->file, stream_reader_line(r), "section %ld has no sample times (collect with --timed): "
 			"left out of the --from/--to fold", stream_reader_section(r));
 		c->untimed++;
 	}
@@ -310,14 +310,14 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 		c->units = marple_strdup(w);
 	if (opt.host_frame) {
 		free(c->host);
-		c->host = marple_strdup(header_str(hdr, "host", "(no host)"));
+		c->host = marple_strdup(stream_header_str(hdr, "host", "(no host)"));
 	}
 	if (opt.range.set)
 		timed_header(c, r);
 	else if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
 		 !(*warned_type)++)
-		warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
-			stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+		marple_warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
+			stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 }
 
 static void read_stream(struct ctx *c, struct lines *l)
@@ -345,26 +345,26 @@ static void read_stream(struct ctx *c, struct lines *l)
 	fclose(f);
 }
 
-static void read_input(struct ctx *c, struct perf_script *ps, const char *path)
+static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 {
-	FILE *f = open_input(path);
-	struct lines *l = lines_new(f, input_name(path));
+	FILE *f = marple_open_input(path);
+	struct lines *l = lines_new(f, marple_input_name(path));
 	enum input_kind kind = detect(l);
 	const char *s;
 	size_t len;
 	int rc;
 
-	c->file = input_name(path);
+	c->file = marple_input_name(path);
 	if (getenv("MARPLE_FOLD_DEBUG"))
-		warnmsg("%s: %s input", c->file, kind_names[kind]);
+		marple_warn("%s: %s input", c->file, kind_names[kind]);
 	if (opt.host_frame && kind != KIND_STREAM && kind != KIND_NONE) {
-		warn_at(c->file, 0, "%s input names no host (--host-frame needs marple stack sections): skipped",
+		marple_warn_at(c->file, 0, "%s input names no host (--host-frame needs marple stack sections): skipped",
 			kind_names[kind]);
 		c->hostless++;
 		kind = KIND_NONE;
 	}
 	if (opt.range.set && kind != KIND_STREAM) {
-		warn_at(c->file, 0, "%s input has no sample times for --from/--to: skipped", kind_names[kind]);
+		marple_warn_at(c->file, 0, "%s input has no sample times for --from/--to: skipped", kind_names[kind]);
 		c->untimed++;
 		kind = KIND_NONE;
 	}
@@ -373,8 +373,8 @@ static void read_input(struct ctx *c, struct perf_script *ps, const char *path)
 		break;
 	case KIND_PERF:
 		while ((rc = lines_next(l, &s, &len)) > 0)
-			perf_script_line(ps, s, len, lines_lineno(l));
-		perf_script_finish(ps);
+			perfscript_line(ps, s, len, lines_lineno(l));
+		perfscript_finish(ps);
 		if (rc < 0)
 			c->bad++;
 		break;
@@ -418,7 +418,7 @@ static void write_folded(FILE *f, struct hashtab *agg)
 
 static int write_stream(FILE *f, struct hashtab *agg, const char *units)
 {
-	json_t *h = section_header_new("fold", DATATYPE_STACK);
+	json_t *h = stream_section_header_new("fold", DATATYPE_STACK);
 	json_object_set_new(h, "units", json_pack("{s:s}", "weight", units ? units : "samples"));
 	json_object_set_new(h, "options",
 			    json_pack("{s:b,s:b,s:b,s:b,s:b}", "pid", opt.perf.pid, "tid", opt.perf.tid,
@@ -440,7 +440,7 @@ static int write_stream(FILE *f, struct hashtab *agg, const char *units)
 		stream_write_stack(f, e[i]->count[0], frames, nf);
 	}
 	free(frames);
-	json_t *t = section_trailer_new(n, 0, 0, "eof");
+	json_t *t = stream_section_trailer_new(n, 0, 0, "eof");
 	int rc = stream_write_json(f, t);
 	json_decref(t);
 	return rc;
@@ -461,7 +461,7 @@ int main(int argc, char **argv)
 		case OPT_ADDRS: opt.perf.addrs = 1; break;
 		case 'e':
 			if (!*optarg)
-				usage_error("--event-filter: empty event name");
+				marple_usage_error("--event-filter: empty event name");
 			opt.perf.event_filter = optarg;
 			break;
 		case 's': opt.to_stream = 1; break;
@@ -470,18 +470,18 @@ int main(int argc, char **argv)
 		case 'o': opt.out = optarg; break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	if (opt.diff && argc - optind != 2)
-		usage_error("--diff needs exactly two inputs, A and B");
+		marple_usage_error("--diff needs exactly two inputs, A and B");
 	if (opt.diff && opt.to_stream)
-		usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
+		marple_usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
 	timed_range_check(&opt.range);
 
 	struct ctx c = { .agg = hashtab_new() };
-	struct perf_script *ps = perf_script_new(&opt.perf, on_sample, on_bad, &c);
+	struct perfscript *ps = perfscript_new(&opt.perf, on_sample, on_bad, &c);
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
@@ -491,20 +491,20 @@ int main(int argc, char **argv)
 		c.which = opt.diff ? i : 0;
 		read_input(&c, ps, files[i]);
 		if (opt.diff && c.usable == usable_before)
-			warn_at(c.file, 0, "no usable stacks in this input");
+			marple_warn_at(c.file, 0, "no usable stacks in this input");
 		usable_before = c.usable;
 	}
 
-	if (perf_script_filtered(ps) && !opt.perf.event_filter)
-		warnmsg("kept only samples of event '%s' (the first seen); %llu samples of other events "
+	if (perfscript_filtered(ps) && !opt.perf.event_filter)
+		marple_warn("kept only samples of event '%s' (the first seen); %llu samples of other events "
 			"(e.g. '%s') skipped; choose one with --event-filter",
-			perf_script_event(ps), (unsigned long long)perf_script_filtered(ps),
-			perf_script_other_event(ps));
-	warn_skipped_lines(c.bad);
+			perfscript_event(ps), (unsigned long long)perfscript_filtered(ps),
+			perfscript_other_event(ps));
+	marple_warn_skipped_lines(c.bad);
 	int rc = EXIT_OK;
 	if (hashtab_size(c.agg) == 0) {
-		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
-			perf_script_filtered(ps) ? " (every sample was of another event)" :
+		marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
+			perfscript_filtered(ps) ? " (every sample was of another event)" :
 			c.untimed ? " (no timed stack section)" :
 			c.hostless ? " (no marple stack section: no host to name)" :
 			opt.range.set ? " (none in that time range)" : "");
@@ -512,20 +512,20 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	struct outfile *of = outfile_open(opt.out);
-	FILE *f = outfile_stream(of);
+	struct outfile *of = marple_outfile_open(opt.out);
+	FILE *f = marple_outfile_stream(of);
 	if (opt.to_stream) {
 		if (write_stream(f, c.agg, c.units) < 0) {
-			outfile_abort(of);
+			marple_outfile_abort(of);
 			rc = EXIT_DATA;
 			goto cleanup;
 		}
 	} else
 		write_folded(f, c.agg);
-	if (outfile_commit(of) < 0 || c.hostless)
+	if (marple_outfile_commit(of) < 0 || c.hostless)
 		rc = EXIT_DATA;
 cleanup:
-	perf_script_free(ps);
+	perfscript_free(ps);
 	hashtab_free(c.agg);
 	free(c.tmp);
 	free(c.timed.arena);

@@ -52,7 +52,7 @@ static void usage(FILE *f)
 		"Usage: %s [-o FILE] [--time-unit ns|us|ms|s] [FILE...]\n"
 		"Convert data files of the original Python MARPLE into a marple stream.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Bad lines are named and skipped.\n"
@@ -184,7 +184,7 @@ static int py_string(struct pyparse *p, struct buf *out)
 			continue;
 		}
 		for (int k = 0; k < digits; k++) {
-			int h = p->s < p->end ? hex_digit((unsigned char)*p->s) : -1;
+			int h = p->s < p->end ? escape_hex_digit((unsigned char)*p->s) : -1;
 			if (h < 0) {
 				p->err = "bad \\x, \\u or \\U escape in a string";
 				return -1;
@@ -382,7 +382,7 @@ static struct section_state {
 static void bad_line(const char *why)
 {
 	if (bad++ < 10)
-		warn_at(in_name, lineno, "%s", why);
+		marple_warn_at(in_name, lineno, "%s", why);
 }
 
 /* "2018-08-14 10:20:30.123456" (local time, as Python's str(datetime.now())) -> ns. */
@@ -427,14 +427,14 @@ static void copy_str(json_t *to, const char *key, json_t *from, const char *fkey
 {
 	json_t *v = json_object_get(from, fkey);
 	if (json_is_string(v))
-		json_object_set_new(to, key, json_string_bytes(json_string_value(v), json_string_length(v)));
+		json_object_set_new(to, key, stream_json_string_bytes(json_string_value(v), json_string_length(v)));
 }
 
 /* A section header of the original; returns 0 if it is one. */
 static int section_begin(json_t *h)
 {
-	const char *iface = header_str(h, "interface", NULL);
-	enum datatype dt = datatype_from_name(header_str(h, "datatype", ""));
+	const char *iface = stream_header_str(h, "interface", NULL);
+	enum datatype dt = stream_datatype_from_name(stream_header_str(h, "datatype", ""));
 	json_t *opts = json_object_get(h, "data options");
 
 	if (!iface || !*iface || dt == DATATYPE_NONE)
@@ -445,10 +445,10 @@ static int section_begin(json_t *h)
 
 	json_t *o = json_object();
 	json_object_set_new(o, "marple", json_integer(MARPLE_FORMAT_VERSION));
-	json_object_set_new(o, "interface", json_string_bytes(iface, strlen(iface)));
-	json_object_set_new(o, "datatype", json_string(datatype_name(dt)));
-	int64_t start = py_time_ns(header_str(h, "start time", NULL));
-	int64_t end = py_time_ns(header_str(h, "end time", NULL));
+	json_object_set_new(o, "interface", stream_json_string_bytes(iface, strlen(iface)));
+	json_object_set_new(o, "datatype", json_string(stream_datatype_name(dt)));
+	int64_t start = py_time_ns(stream_header_str(h, "start time", NULL));
+	int64_t end = py_time_ns(stream_header_str(h, "end time", NULL));
 	cur.end_rel_ns = -1;
 	if (dt != DATATYPE_EVENT && start > 0) {
 		/* stacks and points: the capture's span on a clock starting at 0 */
@@ -479,7 +479,7 @@ static int section_begin(json_t *h)
 		json_object_set(o, "options", opts);
 	json_object_set_new(o, "imported", json_string("python-marple"));
 	if (stream_write_json(out, o) != 0)
-		fatal(EXIT_DATA, "%s:%lu: cannot write the header", in_name, lineno);
+		marple_fatal(EXIT_DATA, "%s:%lu: cannot write the header", in_name, lineno);
 	json_decref(o);
 	cur.open = 1;
 	cur.dt = dt;
@@ -543,8 +543,8 @@ static void stack_record(char *line)
 		return;
 	}
 	double dw;
-	if (parse_u64(w, 0, UINT64_MAX, &weight) != 0) {
-		if (parse_double(w, 0, 1.8e19, &dw) != 0) {
+	if (marple_parse_u64(w, 0, UINT64_MAX, &weight) != 0) {
+		if (marple_parse_double(w, 0, 1.8e19, &dw) != 0) {
 			bad_line("stack weight is not a number");
 			return;
 		}
@@ -582,11 +582,11 @@ static void point_record(char *line)
 		bad_line("point record needs x, y and info");
 		return;
 	}
-	if (parse_double(parts[0], -1e300, 1e300, &x) || parse_double(parts[1], -1e300, 1e300, &y)) {
+	if (marple_parse_double(parts[0], -1e300, 1e300, &x) || marple_parse_double(parts[1], -1e300, 1e300, &y)) {
 		bad_line("point x or y is not a number");
 		return;
 	}
-	stream_write_point(out, x, y, mstr_c(parts[2]), NULL, 0);
+	stream_write_point(out, x, y, escape_mstr_c(parts[2]), NULL, 0);
 	cur.records++;
 }
 
@@ -606,9 +606,9 @@ static void event_record(char *line)
 		bad_line("event record needs time, type and datum");
 		return;
 	}
-	if (parse_u64(parts[0], 0, UINT64_MAX / opt.unit_ns, &t) == 0)
+	if (marple_parse_u64(parts[0], 0, UINT64_MAX / opt.unit_ns, &t) == 0)
 		t *= opt.unit_ns;
-	else if (parse_double(parts[0], 0, (double)(UINT64_MAX / opt.unit_ns) / 2, &dt) == 0)
+	else if (marple_parse_double(parts[0], 0, (double)(UINT64_MAX / opt.unit_ns) / 2, &dt) == 0)
 		t = (uint64_t)llround(dt * (double)opt.unit_ns);
 	else {
 		bad_line("event time is not a number (or out of range)");
@@ -691,7 +691,7 @@ static void event_record(char *line)
 		if (!f[i].key.len)
 			f[i].key = MSTR("key");
 	}
-	stream_write_event(out, t, mstr_c(type), (struct mstr){ track.s, track.len }, f, datum.n);
+	stream_write_event(out, t, escape_mstr_c(type), (struct mstr){ track.s, track.len }, f, datum.n);
 	free(f);
 	free(track.s);
 	cur.records++;
@@ -735,7 +735,7 @@ static int import_stream(FILE *f, const char *name)
 			}
 			if (json_object_get(j, "marple")) {
 				json_decref(j);
-				warn_at(in_name, lineno, "this is a marple stream already (read it directly)");
+				marple_warn_at(in_name, lineno, "this is a marple stream already (read it directly)");
 				ret = -1;
 				break;
 			}
@@ -755,7 +755,7 @@ static int import_stream(FILE *f, const char *name)
 				size_t size = json_object_size(j);
 				json_decref(j);
 				if (expected == 0 && size != 0) {
-					warn_at(in_name, 1, "not a MARPLE file (no metaheader or section header)");
+					marple_warn_at(in_name, 1, "not a MARPLE file (no metaheader or section header)");
 					ret = -1;
 					break;
 				}
@@ -767,7 +767,7 @@ static int import_stream(FILE *f, const char *name)
 		}
 		if (!cur.open) {
 			if (lineno == 1) {
-				warn_at(in_name, 1, "not a MARPLE file (no JSON header)");
+				marple_warn_at(in_name, 1, "not a MARPLE file (no JSON header)");
 				ret = -1;
 				break;
 			}
@@ -787,7 +787,7 @@ static int import_stream(FILE *f, const char *name)
 	if (rc < 0)
 		bad++;
 	if (expected >= 0 && (unsigned long)expected != nsections - before)
-		warn_at(in_name, 0, "the metaheader lists %ld sections, the file holds %lu", expected,
+		marple_warn_at(in_name, 0, "the metaheader lists %ld sections, the file holds %lu", expected,
 			nsections - before);
 	free(line);
 	lines_free(l);
@@ -796,8 +796,8 @@ static int import_stream(FILE *f, const char *name)
 
 static int import_file(const char *path)
 {
-	FILE *f = open_input(path);
-	int rc = import_stream(f, input_name(path));
+	FILE *f = marple_open_input(path);
+	int rc = import_stream(f, marple_input_name(path));
 	if (f != stdin)
 		fclose(f);
 	return rc;
@@ -821,16 +821,16 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "s"))
 				opt.unit_ns = 1000000000;
 			else
-				usage_error("--time-unit: '%s' is not ns, us, ms or s", optarg);
+				marple_usage_error("--time-unit: '%s' is not ns, us, ms or s", optarg);
 			break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
-	struct outfile *o = outfile_open(opt.out);
+	struct outfile *o = marple_outfile_open(opt.out);
 	if (!o)
 		return EXIT_DATA;
-	out = outfile_stream(o);
+	out = marple_outfile_stream(o);
 	int failed = 0;
 	if (optind >= argc)
 		failed |= import_file("-");
@@ -838,16 +838,16 @@ int main(int argc, char **argv)
 		failed |= import_file(argv[i]);
 	kv_free(&datum);
 	if (bad > 10)
-		warnmsg("%lu bad lines in all (first ten shown)", bad);
+		marple_warn("%lu bad lines in all (first ten shown)", bad);
 	else if (bad)
-		warnmsg("%lu bad line%s skipped", bad, bad == 1 ? "" : "s");
+		marple_warn("%lu bad line%s skipped", bad, bad == 1 ? "" : "s");
 	if (nsections == 0) {
-		outfile_abort(o);
+		marple_outfile_abort(o);
 		if (!failed)
-			warn_at(operands_name(argc - optind, argv + optind), 0, "no MARPLE section in input");
+			marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0, "no MARPLE section in input");
 		return EXIT_DATA;
 	}
-	if (outfile_commit(o) != 0)
+	if (marple_outfile_commit(o) != 0)
 		return EXIT_DATA;
 	return failed ? EXIT_DATA : EXIT_OK;
 }

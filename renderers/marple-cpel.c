@@ -39,7 +39,7 @@ static void usage(FILE *f)
 		"Usage: %s [--track cpu|pid] [--datum KEY[,KEY...]] [-o FILE] [FILE...]\n"
 		"Convert marple event sections to a CPEL file (VPP's G2 viewer, cpeldump).\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
@@ -62,24 +62,24 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "pid") == 0)
 				o.track = CPEL_TRACK_PID;
 			else
-				usage_error("--track: '%s' is not cpu or pid", optarg);
+				marple_usage_error("--track: '%s' is not cpu or pid", optarg);
 			break;
 		case 'd': o.datum = optarg; break;
 		case 'o': outpath = optarg; break;
-		case O_RUN_EVENTS: o.run_events = (size_t)opt_u64("--run-events", optarg, 1, 1u << 28); break;
+		case O_RUN_EVENTS: o.run_events = (size_t)marple_opt_u64("--run-events", optarg, 1, 1u << 28); break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
 	if (isatty(1) && !outpath)
-		usage_error("CPEL is binary: redirect stdout or use -o FILE");
+		marple_usage_error("CPEL is binary: redirect stdout or use -o FILE");
 
 	struct cpel_conv *conv = cpel_conv_new(&o);
 	int nin = argc - optind;
 	for (int i = 0; i < (nin ? nin : 1); i++) {
 		const char *path = nin ? argv[optind + i] : "-";
-		FILE *f = open_input(path);
-		cpel_conv_set_name(conv, input_name(path));
+		FILE *f = marple_open_input(path);
+		cpel_conv_set_name(conv, marple_input_name(path));
 		int r = cpel_conv_feed_file(conv, f);
 		if (f != stdin)
 			fclose(f);
@@ -89,34 +89,34 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cpel_conv_bad_lines(conv)) {
-		warnmsg("%llu bad lines skipped", (unsigned long long)cpel_conv_bad_lines(conv));
+		marple_warn("%llu bad lines skipped", (unsigned long long)cpel_conv_bad_lines(conv));
 		status = EXIT_DATA;
 	}
 	if (cpel_conv_sections(conv) == 0) {
-		warn_at(operands_name(nin, argv + optind), 0, "no marple event section in the input");
+		marple_warn_at(marple_operands_name(nin, argv + optind), 0, "no marple event section in the input");
 		cpel_conv_free(conv);
 		return EXIT_DATA;
 	}
 	if (cpel_conv_events(conv) == 0) {
-		warnmsg("no events in the input");
+		marple_warn("no events in the input");
 		cpel_conv_free(conv);
 		return EXIT_DATA;
 	}
-	struct outfile *of = outfile_open(outpath);
+	struct outfile *of = marple_outfile_open(outpath);
 	if (!of) {
 		cpel_conv_free(conv);
 		return EXIT_DATA;
 	}
-	if (cpel_conv_write(conv, outfile_stream(of)) < 0) {
+	if (cpel_conv_write(conv, marple_outfile_stream(of)) < 0) {
 		cpel_conv_free(conv);
-		if (ferror(outfile_stream(of)))
-			outfile_commit(of);	/* says "write error"; leaves no file */
+		if (ferror(marple_outfile_stream(of)))
+			marple_outfile_commit(of);	/* says "write error"; leaves no file */
 		else
-			outfile_abort(of);
+			marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
 	cpel_conv_free(conv);
-	if (outfile_commit(of) < 0)
+	if (marple_outfile_commit(of) < 0)
 		return EXIT_DATA;
 	return status;
 }

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"Usage: %s [-t TITLE] [-o FILE] [FILE...]\n"
 		"Draw marple event sections as an interactive HTML timeline (one page, no network).\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
@@ -119,7 +119,7 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	int added;
 	size_t tr = lookup(tracks, e->track.s, e->track.len, &added);
 	if (added) {
-		const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+		const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "comm");
 		size_t had = tcols_cap;
 		tcols = marple_grow(tcols, &tcols_cap, tr + 1, sizeof(*tcols));
 		memset(tcols + had, 0, (tcols_cap - had) * sizeof(*tcols));
@@ -144,10 +144,10 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 	int64_t delta = (int64_t)(e->time - (tc->count ? tc->last : er->t0));
 	tc->last = e->time;
 	tc->count++;
-	pb_varint(&tc->dt, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
-	pb_varint(&tc->type, ty);
-	pb_varint(&tc->fields, fs);
-	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+	protowire_varint(&tc->dt, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+	protowire_varint(&tc->type, ty);
+	protowire_varint(&tc->fields, fs);
+	const struct mstr *flow = stream_fields_get(e->fields, e->nfields, "flow");
 	if (flow) {
 		size_t fl = lookup(flows, flow->s, flow->len, &added);
 		flow_first = marple_grow(flow_first, &flow_cap, fl + 1, sizeof(*flow_first));
@@ -174,15 +174,15 @@ static void write_events(FILE *out, const struct eventread *er)
 	for (size_t i = 0; i < nf; i++) {
 		size_t len;
 		const char *fs = intern_str(fieldsets, (uint32_t)i, &len);
-		pb_varint(&all, len);
-		pb_raw(&all, fs, len);
+		protowire_varint(&all, len);
+		protowire_raw(&all, fs, len);
 	}
 	for (size_t r = 0; r < nt; r++)
-		pb_raw(&all, tcols[r].dt.b, tcols[r].dt.n);
+		protowire_raw(&all, tcols[r].dt.b, tcols[r].dt.n);
 	for (size_t r = 0; r < nt; r++)
-		pb_raw(&all, tcols[r].type.b, tcols[r].type.n);
+		protowire_raw(&all, tcols[r].type.b, tcols[r].type.n);
 	for (size_t r = 0; r < nt; r++)
-		pb_raw(&all, tcols[r].fields.b, tcols[r].fields.n);
+		protowire_raw(&all, tcols[r].fields.b, tcols[r].fields.n);
 	fprintf(out, "{\"n\":%llu,\"f\":%zu,\"c\":[", (unsigned long long)er->events, nf);
 	for (size_t r = 0; r < nt; r++)
 		fprintf(out, "%s%llu", r ? "," : "", (unsigned long long)tcols[r].count);
@@ -202,13 +202,13 @@ int main(int argc, char **argv)
 		case 't': opt.title = optarg; break;
 		case 'o': opt.output = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
-	struct outfile *of = outfile_open(opt.output);
+	struct outfile *of = marple_outfile_open(opt.output);
 	if (!of)
 		return EXIT_DATA;
-	FILE *out = outfile_stream(of);
+	FILE *out = marple_outfile_stream(of);
 
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", out);
 	xml_escape_cstr(out, opt.title);
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	struct eventread er = { .on_event = add_event };
 	int nin = argc - optind;
 	if (eventread_files(&er, nin, argv + optind) < 0) {
-		outfile_abort(of);
+		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
 	write_events(out, &er);
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < intern_count(tracks); i++) {
 		if (i)
 			fputc(',', out);
-		js_string_cstr(out, track_label[i]);
+		xml_js_string_cstr(out, track_label[i]);
 	}
 	fputs("];\nvar TY=[", out);
 	for (size_t i = 0; i < intern_count(types); i++) {
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 		const char *ty = intern_str(types, (uint32_t)i, &len);
 		if (i)
 			fputc(',', out);
-		js_string_write(out, ty, len);
+		xml_js_string_write(out, ty, len);
 	}
 	/* links between events by their place in track order */
 	uint64_t *first = marple_calloc(intern_count(tracks) + 1, sizeof(uint64_t));

@@ -80,7 +80,7 @@ static void usage(FILE *f)
 		"Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
 		"or \"stack count1 count2\" for a differential graph) or marple stack sections.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
@@ -235,7 +235,7 @@ static void pal_load(void)
 			arrow = q;
 		int r, g, b;
 		if (!arrow || sscanf(arrow, "->rgb(%d,%d,%d)", &r, &g, &b) != 3) {
-			warn_at(opt.palfile, ln, "not a palette line (name->rgb(r,g,b))");
+			marple_warn_at(opt.palfile, ln, "not a palette line (name->rgb(r,g,b))");
 			continue;
 		}
 		pal = marple_grow(pal, &palcap, npal + 1, sizeof(*pal));
@@ -264,15 +264,15 @@ static int cmp_pal(const void *a, const void *b)
 static void pal_save(void)
 {
 	qsort(pal, npal, sizeof(*pal), cmp_pal);
-	struct outfile *o = outfile_open(opt.palfile);
-	FILE *f = outfile_stream(o);
+	struct outfile *o = marple_outfile_open(opt.palfile);
+	FILE *f = marple_outfile_stream(o);
 	for (size_t i = 0; i < npal; i++) {
 		/* names with newlines cannot be stored in this line format */
 		if (memchr(pal[i].name, '\n', pal[i].len))
 			continue;
 		fprintf(f, "%s->rgb(%d,%d,%d)\n", pal[i].name, pal[i].rgb[0], pal[i].rgb[1], pal[i].rgb[2]);
 	}
-	outfile_commit(o);
+	marple_outfile_commit(o);
 }
 
 /* ---- drawing ---- */
@@ -286,7 +286,7 @@ struct frame {
 /* The count that sets the width: the second of a differential input. */
 static double width_of(const struct stree *t, uint32_t id, int diff)
 {
-	return diff ? stree_weight2(t, id) : stree_node(t, id)->v;
+	return diff ? stacktree_weight2(t, id) : stacktree_node(t, id)->v;
 }
 
 /* printf's "%.0f" / "%.1f" without printf, for the coordinates of every frame:
@@ -341,7 +341,7 @@ static void put_num(FILE *f, double v)
 	if (v == floor(v) && fabs(v) < 9e15)
 		put_fixed(f, v, 0);
 	else
-		write_double(f, v);
+		stream_write_double(f, v);
 }
 
 /* Label that fits w pixels: the name, or its start and "..", or nothing. */
@@ -423,7 +423,7 @@ static void layout_frames(struct layout *L)
 		if (cur.depth > maxd)
 			maxd = cur.depth;
 		size_t k;
-		const uint32_t *kids = stree_children(t, cur.node, !opt.flamechart, &k);
+		const uint32_t *kids = stacktree_children(t, cur.node, !opt.flamechart, &k);
 		double x = cur.start;
 		/* children pushed in reverse so that the first is drawn first */
 		stack = marple_grow(stack, &stcap, sp + k, sizeof(*stack));
@@ -515,18 +515,18 @@ static void write_preamble(FILE *f, const struct layout *L)
  * a differential, the largest change (the colour scale). */
 static void name_table(struct layout *L)
 {
-	size_t nn = stree_names(L->t);
+	size_t nn = stacktree_names(L->t);
 	L->out_id = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
 	memset(L->out_id, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
 	L->order = marple_malloc((L->nfr + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < L->nfr; i++) {
-		const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
+		const struct stacktree_node *nd = stacktree_node(L->t, L->fr[i].node);
 		if (L->out_id[nd->name] == STREE_NONE) {
 			L->order[L->nout] = nd->name;
 			L->out_id[nd->name] = L->nout++;
 		}
 		if (L->diff && i > 0) {
-			double d = fabs(stree_weight2(L->t, L->fr[i].node) - nd->v);
+			double d = fabs(stacktree_weight2(L->t, L->fr[i].node) - nd->v);
 			if (d > L->maxdelta)
 				L->maxdelta = d;
 		}
@@ -537,7 +537,7 @@ static void name_table(struct layout *L)
  * blue, a --cp palette entry, or the colour scheme (then remembered for --cp). */
 static void frame_colour(const struct layout *L, size_t i, struct mstr name, int rgb[3])
 {
-	const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
+	const struct stacktree_node *nd = stacktree_node(L->t, L->fr[i].node);
 	if (i == 0) {
 		rgb[0] = 250, rgb[1] = 250, rgb[2] = 250;
 	} else if (name.len == 1 && name.s[0] == '-') {	/* user/kernel delimiter */
@@ -545,7 +545,7 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 	} else if (name.len == 2 && name.s[0] == '-' && name.s[1] == '-') {
 		rgb[0] = 160, rgb[1] = 160, rgb[2] = 160;
 	} else if (L->diff) {
-		double delta = stree_weight2(L->t, L->fr[i].node) - nd->v, maxdelta = L->maxdelta;
+		double delta = stacktree_weight2(L->t, L->fr[i].node) - nd->v, maxdelta = L->maxdelta;
 		if (opt.negate)
 			delta = -delta;
 		int v = maxdelta > 0 ? (int)(210 * (maxdelta - fabs(delta)) / maxdelta) : 210;
@@ -559,7 +559,7 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 		/* a frame mostly off the CPU (weight through __schedule) in the io
 		 * palette, one mostly on it in the hot one */
 		const char *keep = opt.colors;
-		opt.colors = stree_weight2(L->t, L->fr[i].node) * 2 >= nd->v ? "io" : "hot";
+		opt.colors = stacktree_weight2(L->t, L->fr[i].node) * 2 >= nd->v ? "io" : "hot";
 		color_of(name.s, name.len, rgb);
 		opt.colors = keep;
 	} else if (opt.cp && pal_find(name.s, name.len, rgb)) {
@@ -576,7 +576,7 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 static void write_frame(FILE *f, const struct layout *L, size_t i)
 {
 	const struct frame *fr = &L->fr[i];
-	struct mstr name = stree_name(L->t, stree_node(L->t, fr->node)->name);
+	struct mstr name = stacktree_name(L->t, stacktree_node(L->t, fr->node)->name);
 	double fh = L->fh, fs = L->fs;
 	double x1 = L->xpad + fr->start * L->widthper, w = width_of(L->t, fr->node, L->diff) * L->widthper;
 	double y = opt.inverted ? L->ypad1 + L->ypad3 + fr->depth * fh : L->H - L->ypad2 - (fr->depth + 1) * fh;
@@ -629,14 +629,14 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 {
 	fputs("var N=[", f);
 	for (uint32_t i = 0; i < L->nout; i++) {
-		struct mstr name = stree_name(L->t, L->order[i]);
+		struct mstr name = stacktree_name(L->t, L->order[i]);
 		if (i)
 			fputc(',', f);
-		js_string_write(f, name.s, shown_len(name.s, name.len));
+		xml_js_string_write(f, name.s, shown_len(name.s, name.len));
 	}
 	fputs("];\nvar D=[", f);
 	for (size_t i = 0; i < L->nfr; i++) {
-		const struct stree_node *nd = stree_node(L->t, L->fr[i].node);
+		const struct stacktree_node *nd = stacktree_node(L->t, L->fr[i].node);
 		if (i)
 			fputc(',', f);
 		put_uint(f, L->out_id[nd->name]);
@@ -647,7 +647,7 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 		fputc(',', f);
 		put_num(f, width_of(L->t, L->fr[i].node, L->diff));
 		if (L->diff) {
-			double d = stree_weight2(L->t, L->fr[i].node) - nd->v;
+			double d = stacktree_weight2(L->t, L->fr[i].node) - nd->v;
 			fputc(',', f);
 			put_num(f, opt.negate ? -d : d);
 		}
@@ -658,9 +658,9 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 	fprintf(f, "W:%.0f,XP:%.0f,FS:%g,FW:%g,FH:%g,T:", L->W, L->xpad, L->fs, opt.fontwidth, L->fh);
 	put_num(f, L->timemax);
 	fprintf(f, ",K:%d,countname:", L->diff ? 5 : 4);
-	js_string_cstr(f, countname);
+	xml_js_string_cstr(f, countname);
 	fputs(",nametype:", f);
-	js_string_cstr(f, opt.nametype);
+	xml_js_string_cstr(f, opt.nametype);
 	fputs("};\n", f);
 }
 
@@ -696,13 +696,13 @@ static const char *check_choice(const char *opt_name, const char *v, const char 
 	for (size_t i = 0; choices[i]; i++)
 		if (strcmp(v, choices[i]) == 0)
 			return v;
-	usage_error("%s: unknown value '%s'", opt_name, v);
+	marple_usage_error("%s: unknown value '%s'", opt_name, v);
 }
 
 /* Defaults from what the stream says it holds, as Gregg's tools have them:
  * off-CPU time blue ("io") titled "Off-CPU Time", memory (bytes) green, and
  * the interface and unit under the title.  Options given win. */
-static void interface_defaults(const struct stree_input *in)
+static void interface_defaults(const struct stacktree_input *in)
 {
 	int offcpu = in->interface && strcmp(in->interface, "offcpu") == 0;
 	int bytes = in->unit && strcmp(in->unit, "bytes") == 0 && !opt.countname;
@@ -730,19 +730,19 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case O_TITLE: opt.title = optarg; break;
 		case O_SUBTITLE: opt.subtitle = optarg; break;
-		case O_WIDTH: opt.width = opt_double("--width", optarg, 100, 1e6); break;
-		case O_HEIGHT: opt.frameheight = opt_double("--height", optarg, 2, 1000); break;
+		case O_WIDTH: opt.width = marple_opt_double("--width", optarg, 100, 1e6); break;
+		case O_HEIGHT: opt.frameheight = marple_opt_double("--height", optarg, 2, 1000); break;
 		case O_MINWIDTH: {
 			size_t l = strlen(optarg);
 			char buf[64];
 			opt.minwidth_pct = l > 0 && optarg[l - 1] == '%';
 			snprintf(buf, sizeof(buf), "%.*s", (int)(l - (size_t)opt.minwidth_pct), optarg);
-			opt.minwidth = opt_double("--minwidth", buf, 0, opt.minwidth_pct ? 100 : 1e6);
+			opt.minwidth = marple_opt_double("--minwidth", buf, 0, opt.minwidth_pct ? 100 : 1e6);
 			break;
 		}
 		case O_FONTTYPE: opt.fonttype = optarg; break;
-		case O_FONTSIZE: opt.fontsize = opt_double("--fontsize", optarg, 1, 200); break;
-		case O_FONTWIDTH: opt.fontwidth = opt_double("--fontwidth", optarg, 0.05, 5); break;
+		case O_FONTSIZE: opt.fontsize = marple_opt_double("--fontsize", optarg, 1, 200); break;
+		case O_FONTWIDTH: opt.fontwidth = marple_opt_double("--fontwidth", optarg, 0.05, 5); break;
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_NAMETYPE: opt.nametype = optarg; break;
 		case O_COLORS: opt.colors = check_choice("--colors", optarg, palettes); break;
@@ -750,7 +750,7 @@ int main(int argc, char **argv)
 			if (optarg[0] == '#') {
 				size_t l = strlen(optarg);
 				if ((l != 4 && l != 7) || strspn(optarg + 1, "0123456789abcdefABCDEF") != l - 1)
-					usage_error("--bgcolors: '%s' is not #rgb or #rrggbb", optarg);
+					marple_usage_error("--bgcolors: '%s' is not #rgb or #rrggbb", optarg);
 				opt.bgcolors = optarg;
 			} else
 				opt.bgcolors = check_choice("--bgcolors", optarg, bgs);
@@ -764,40 +764,40 @@ int main(int argc, char **argv)
 		case O_FLAMECHART: opt.flamechart = 1; break;
 		case O_NEGATE: opt.negate = 1; break;
 		case O_NOTES: opt.notes = optarg; break;
-		case O_TOTAL: opt.total = opt_double("--total", optarg, 0, 1e300); break;
-		case O_FACTOR: opt.factor = opt_double("--factor", optarg, 1e-300, 1e300); break;
+		case O_TOTAL: opt.total = marple_opt_double("--total", optarg, 0, 1e300); break;
+		case O_FACTOR: opt.factor = marple_opt_double("--factor", optarg, 1e-300, 1e300); break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 
-	struct stree *t = stree_new(opt.flamechart);
-	stree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
-	struct stree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1 };
+	struct stree *t = stacktree_new(opt.flamechart);
+	stacktree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
+	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1 };
 	int rc = EXIT_OK;
-	if (stree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
+	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
 
-	struct outfile *o = outfile_open(opt.out);
-	FILE *f = outfile_stream(o);
+	struct outfile *o = marple_outfile_open(opt.out);
+	FILE *f = marple_outfile_stream(o);
 	int diff = in.two_counts;
 	interface_defaults(&in);
 	if (in.stacks == 0 || width_of(t, 0, diff) <= 0) {
-		warn_at(operands_name(argc - optind, argv + optind), 0,
+		marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0,
 			"no valid input: no stack with a count above zero");
 		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
-		outfile_commit(o);
+		marple_outfile_commit(o);
 		rc = EXIT_USAGE;
 		goto cleanup;
 	}
 	draw(f, t, diff, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
-	if (outfile_commit(o) < 0)
+	if (marple_outfile_commit(o) < 0)
 		rc = EXIT_DATA;
 cleanup:
-	stree_free(t);
+	stacktree_free(t);
 	free(in.unit);
 	free(in.interface);
 	for (size_t i = 0; i < npal; i++)

@@ -80,7 +80,7 @@ static void usage(FILE *f)
 		"marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
 		"of a selected time range, in one self-contained HTML page.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
@@ -187,7 +187,7 @@ static void on_header(struct scope *s, struct stream_reader *r)
 		return;
 	}
 	if (s->state == 1)
-		warn_at(stream_reader_name(r), stream_reader_line(r),
+		marple_warn_at(stream_reader_name(r), stream_reader_line(r),
 			"the timed stack section before has no samples section: looking further");
 	if (s->state >= 2) {
 		s->state = 3;
@@ -202,7 +202,7 @@ static void on_header(struct scope *s, struct stream_reader *r)
 	json_decref(s->hdr);
 	s->hdr = json_deep_copy(hdr);
 	s->nstacks = s->nframes = 0;
-	int64_t start = header_int(hdr, "start_ns", 0);
+	int64_t start = stream_header_int(hdr, "start_ns", 0);
 	s->start = start > 0 ? (uint64_t)start : 0;
 	s->ns_per_weight = timed_ns_per_weight(hdr);
 }
@@ -221,21 +221,21 @@ static void on_item(struct scope *s, struct stream_reader *r, enum stream_item i
 		add_stack(s, stream_reader_stack(r));
 	} else if (it == STREAM_RECORD && s->state == 2) {
 		if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= s->nstacks) {
-			warn_at(stream_reader_name(r), stream_reader_line(r), "%s",
+			marple_warn_at(stream_reader_name(r), stream_reader_line(r), "%s",
 				ts.stack >= s->nstacks ? "sample names a stack its stack section does not have" : why);
 			s->bad++;
 		} else
 			add_sample(s, &ts);
 	} else if (it == STREAM_TRAILER && s->state == 2) {
-		s->lost = (uint64_t)header_int(stream_reader_trailer(r), "lost", 0);
+		s->lost = (uint64_t)stream_header_int(stream_reader_trailer(r), "lost", 0);
 		s->state = 3;
 	}
 }
 
 static int read_input(struct scope *s, const char *path)
 {
-	FILE *f = open_input(path);
-	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	FILE *f = marple_open_input(path);
+	struct stream_reader *r = stream_reader_new(f, marple_input_name(path));
 	enum stream_item it;
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF)
@@ -276,11 +276,11 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 {
 	const char *unit = json_string_value(json_object_get(json_object_get(s->hdr, "units"), "weight"));
 	json_t *c = json_pack("{s:s,s:s,s:f,s:f,s:i,s:i,s:s,s:I,s:I,s:I}", "interface",
-			      header_str(s->hdr, "interface", "?"), "unit", unit ? unit : "samples", "column_s",
+			      stream_header_str(s->hdr, "interface", "?"), "unit", unit ? unit : "samples", "column_s",
 			      opt.column_s, "row_ms", opt.row_ms, "rows", (json_int_t)s->nrows, "cols",
 			      (json_int_t)ncols, "color", opt.color_rank ? "rank" : "linear", "samples",
 			      (json_int_t)s->samples, "lost", (json_int_t)s->lost, "wall_ns",
-			      (json_int_t)header_int(s->hdr, "wall_ns", 0));
+			      (json_int_t)stream_header_int(s->hdr, "wall_ns", 0));
 	char *js = json_dumps(c, JSON_COMPACT | JSON_ENSURE_ASCII);
 
 	/* ASCII only, and no '<' can come from these values: safe in <script> */
@@ -292,7 +292,7 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 		const char *n = intern_str(s->names, i, &len);
 		if (i)
 			fputs(i % 64 ? "," : ",\n", f);
-		js_string_write(f, n, len);
+		xml_js_string_write(f, n, len);
 	}
 	fputs("];\nvar TH=[", f);
 	for (uint32_t i = 0; i < intern_count(s->threads); i++) {
@@ -417,26 +417,26 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
-		case O_COLUMN: opt.column_s = opt_double("--column", optarg, 0.001, 86400); break;
-		case O_ROW: opt.row_ms = opt_double("--row", optarg, 0.001, 86400000); break;
+		case O_COLUMN: opt.column_s = marple_opt_double("--column", optarg, 0.001, 86400); break;
+		case O_ROW: opt.row_ms = marple_opt_double("--row", optarg, 0.001, 86400000); break;
 		case O_COLOR:
 			if (!strcmp(optarg, "linear")) opt.color_rank = 0;
 			else if (!strcmp(optarg, "rank")) opt.color_rank = 1;
-			else usage_error("--color: '%s' is not linear or rank", optarg);
+			else marple_usage_error("--color: '%s' is not linear or rank", optarg);
 			break;
 		case O_TITLE: opt.title = optarg; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	struct scope s = { .names = intern_new(), .threads = intern_new() };
 	s.col_ns = (uint64_t)llround(opt.column_s * 1e9);
 	s.row_ns = (uint64_t)llround(opt.row_ms * 1e6);
 	if (s.row_ns > s.col_ns)
-		usage_error("--row %g ms is longer than a --column of %g s", opt.row_ms, opt.column_s);
+		marple_usage_error("--row %g ms is longer than a --column of %g s", opt.row_ms, opt.column_s);
 	if ((s.col_ns + s.row_ns - 1) / s.row_ns > 100000)
-		usage_error("--row %g ms: more than 100000 rows in a column", opt.row_ms);
+		marple_usage_error("--row %g ms: more than 100000 rows in a column", opt.row_ms);
 	s.nrows = (uint32_t)((s.col_ns + s.row_ns - 1) / s.row_ns);
 
 	char *stdin_only[] = { "-" };
@@ -444,27 +444,27 @@ int main(int argc, char **argv)
 	int nfiles = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nfiles && s.state != 3; i++)
 		read_input(&s, files[i]);
-	const char *inputs = operands_name(argc - optind, argv + optind);
+	const char *inputs = marple_operands_name(argc - optind, argv + optind);
 	if (!s.hdr || s.state < 3) {
-		warn_at(inputs, 0, "no timed stack section with its samples (collect with marple-callstack --timed)");
+		marple_warn_at(inputs, 0, "no timed stack section with its samples (collect with marple-callstack --timed)");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
 	if (s.skipped_sections)
-		warn_at(inputs, 0, "only the first timed stack section is drawn; choose another with marple-cat -s");
+		marple_warn_at(inputs, 0, "only the first timed stack section is drawn; choose another with marple-cat -s");
 	if (s.bad)
-		warn_at(inputs, 0, "%llu malformed lines or samples left out", (unsigned long long)s.bad);
+		marple_warn_at(inputs, 0, "%llu malformed lines or samples left out", (unsigned long long)s.bad);
 	if (s.early)
-		warn_at(inputs, 0, "%llu samples before the section's start left out", (unsigned long long)s.early);
+		marple_warn_at(inputs, 0, "%llu samples before the section's start left out", (unsigned long long)s.early);
 	merge_entries(&s);
 	if (s.ne == 0) {
-		warn_at(inputs, 0, "the timed stack section has no samples");
+		marple_warn_at(inputs, 0, "the timed stack section has no samples");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
-	struct outfile *o = outfile_open(opt.out);
-	write_page(outfile_stream(o), &s);
-	if (outfile_commit(o) < 0)
+	struct outfile *o = marple_outfile_open(opt.out);
+	write_page(marple_outfile_stream(o), &s);
+	if (marple_outfile_commit(o) < 0)
 		rc = EXIT_DATA;
 cleanup:
 	scope_free(&s);

@@ -110,7 +110,7 @@ static void usage(FILE *f)
 		"Draw a latency or subsecond-offset heat map (SVG) of marple point or event\n"
 		"sections, or of plain \"time value\" lines (trace2heatmap.pl input).\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "Hover on a bucket for its range and count; click for the distribution details.\n"
@@ -131,23 +131,23 @@ static void parse_options(int argc, char **argv)
 			else if (!strcmp(optarg, "1m")) opt.period_ns = 60000000000ull;
 			else if (!strcmp(optarg, "1h")) opt.period_ns = 3600000000000ull;
 			else if (!strcmp(optarg, "1d")) opt.period_ns = 86400000000000ull;
-			else usage_error("--period: '%s' is not 1s, 1m, 1h or 1d", optarg);
+			else marple_usage_error("--period: '%s' is not 1s, 1m, 1h or 1d", optarg);
 			opt.period_name = optarg;
 			break;
 		case O_COLOR:
 			if (!strcmp(optarg, "linear")) opt.color_rank = 0;
 			else if (!strcmp(optarg, "rank")) opt.color_rank = 1;
-			else usage_error("--color: '%s' is not linear or rank", optarg);
+			else marple_usage_error("--color: '%s' is not linear or rank", optarg);
 			break;
 		case O_HIGHLIGHT:
 			if (opt.nhighlight == HG_MAX_HIGHLIGHT)
-				usage_error("--highlight: at most %d names", HG_MAX_HIGHLIGHT);
+				marple_usage_error("--highlight: at most %d names", HG_MAX_HIGHLIGHT);
 			opt.highlight[opt.nhighlight++] = optarg;
 			break;
 		case O_ISOLATE:
 			opt.isolate = realloc(opt.isolate, (opt.nisolate + 1) * sizeof(char *));
 			if (!opt.isolate)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 			opt.isolate[opt.nisolate++] = optarg;
 			break;
 		case O_BY: opt.by = optarg; break;
@@ -157,34 +157,34 @@ static void parse_options(int argc, char **argv)
 			else if (!strcmp(optarg, "ms")) opt.timefactor = 1e3;
 			else if (!strcmp(optarg, "us")) opt.timefactor = 1e6;
 			else if (!strcmp(optarg, "ns")) opt.timefactor = 1e9;
-			else usage_error("--unitstime: '%s' is not s, ms, us or ns", optarg);
+			else marple_usage_error("--unitstime: '%s' is not s, ms, us or ns", optarg);
 			break;
 		case O_UNITSLABEL: opt.unitslabel = optarg; break;
-		case O_MINLAT: opt.minlat = opt_double("--minlat", optarg, -1e300, 1e300); break;
+		case O_MINLAT: opt.minlat = marple_opt_double("--minlat", optarg, -1e300, 1e300); break;
 		case O_MAXLAT:
-			opt.maxlat = opt_double("--maxlat", optarg, -1e300, 1e300);
+			opt.maxlat = marple_opt_double("--maxlat", optarg, -1e300, 1e300);
 			opt.have_maxlat = 1;
 			break;
-		case O_ROWS: opt.rows = opt_u64("--rows", optarg, 1, HG_MAX_ROWS); break;
+		case O_ROWS: opt.rows = marple_opt_u64("--rows", optarg, 1, HG_MAX_ROWS); break;
 		case O_STEPLAT:
-			opt.steplat = opt_double("--steplat", optarg, 1e-300, 1e300);
+			opt.steplat = marple_opt_double("--steplat", optarg, 1e-300, 1e300);
 			opt.have_steplat = 1;
 			break;
 		case O_STEPSEC:
-			opt.stepsec = opt_double("--stepsec", optarg, 1e-9, 1e9);
+			opt.stepsec = marple_opt_double("--stepsec", optarg, 1e-9, 1e9);
 			opt.have_stepsec = 1;
 			break;
-		case O_MAXCOLS: opt.maxcols = opt_u64("--maxcols", optarg, 1, 1000000); break;
+		case O_MAXCOLS: opt.maxcols = marple_opt_u64("--maxcols", optarg, 1, 1000000); break;
 		case O_GRID: opt.grid = 1; break;
 		case O_WALL: opt.wall = 1; break;
 		case O_TITLE: opt.title = optarg; break;
 		case 'o': opt.outpath = optarg; break;
-		case 'h': usage(stdout); close_stdout(); exit(EXIT_OK);
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); exit(EXIT_OK);
+		default: marple_usage_try();
 		}
 	}
 	if (opt.have_maxlat && opt.maxlat <= opt.minlat)
-		usage_error("--maxlat must be larger than --minlat");
+		marple_usage_error("--maxlat must be larger than --minlat");
 }
 
 /* ---- input ---- */
@@ -217,39 +217,39 @@ static void add(int64_t t_ns, double t_s, double v, struct mstr name)
 {
 	if (!isolated(name))
 		return;
-	uint32_t id = hg_label(G, name.s, name.len);
+	uint32_t id = heatgrid_label(G, name.s, name.len);
 	if (mode == MODE_OFFSET)
-		hg_add_offset(G, t_ns, id);
+		heatgrid_add_offset(G, t_ns, id);
 	else
-		hg_add_value(G, t_s, v, id);
+		heatgrid_add_value(G, t_s, v, id);
 }
 
 static void choose_section(struct stream_reader *r)
 {
 	json_t *hdr = stream_reader_header(r);
 	enum datatype dt = stream_reader_datatype(r);
-	const char *iface = header_str(hdr, "interface", "?");
+	const char *iface = stream_header_str(hdr, "interface", "?");
 
 	if (dt != DATATYPE_POINT && dt != DATATYPE_EVENT)
-		fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-heatmap draws "
+		marple_fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-heatmap draws "
 				 "event and point sections (stacks: try marple-flamegraph)",
 		      stream_reader_name(r), stream_reader_line(r), stream_reader_section(r), iface,
-		      datatype_name(dt));
+		      stream_datatype_name(dt));
 	drawn_dt = dt;
 	drawn_header = json_incref(hdr);
 	mode = opt.mode != MODE_DEFAULT ? opt.mode : dt == DATATYPE_EVENT && !opt.field ? MODE_OFFSET : MODE_LATENCY;
 	if (dt == DATATYPE_EVENT && mode == MODE_LATENCY && !opt.field)
-		fatal(EXIT_DATA, "%s: section %ld (%s) holds events: a latency heat map of events needs "
+		marple_fatal(EXIT_DATA, "%s: section %ld (%s) holds events: a latency heat map of events needs "
 				 "--field KEY naming a numeric field (or use --offset)",
 		      stream_reader_name(r), stream_reader_section(r), iface);
-	if (header_int(hdr, "start_ns", -1) >= 0 && dt == DATATYPE_EVENT) {
-		origin_ns = header_int(hdr, "start_ns", 0);
+	if (stream_header_int(hdr, "start_ns", -1) >= 0 && dt == DATATYPE_EVENT) {
+		origin_ns = stream_header_int(hdr, "start_ns", 0);
 		have_origin = 1;
 	}
 	if (opt.wall && mode == MODE_OFFSET) {
-		int64_t wall = header_int(hdr, "wall_ns", -1), start = header_int(hdr, "start_ns", -1);
+		int64_t wall = stream_header_int(hdr, "wall_ns", -1), start = stream_header_int(hdr, "start_ns", -1);
 		if (wall < 0 || start < 0)
-			fatal(EXIT_DATA, "%s: section %ld (%s): --wall needs start_ns and wall_ns in the header",
+			marple_fatal(EXIT_DATA, "%s: section %ld (%s): --wall needs start_ns and wall_ns in the header",
 			      stream_reader_name(r), stream_reader_section(r), iface);
 		int64_t shift = wall % (int64_t)opt.period_ns;
 		if (dt == DATATYPE_EVENT)
@@ -263,7 +263,7 @@ static struct mstr label_of(const struct field *f, size_t n, struct mstr dflt, c
 {
 	const char *key = opt.by ? opt.by : dkey;
 	if (key) {
-		const struct mstr *v = fields_get(f, n, key);
+		const struct mstr *v = stream_fields_get(f, n, key);
 		if (v)
 			return *v;
 	}
@@ -273,13 +273,13 @@ static struct mstr label_of(const struct field *f, size_t n, struct mstr dflt, c
 /* The value of field key as a number: 0, or -1 if it is absent or not a number. */
 static int field_number(const struct field *f, size_t n, const char *key, double *v)
 {
-	const struct mstr *fv = fields_get(f, n, key);
+	const struct mstr *fv = stream_fields_get(f, n, key);
 	char buf[64];
 	if (!fv || fv->len >= sizeof(buf))
 		return -1;
 	memcpy(buf, fv->s, fv->len);
 	buf[fv->len] = 0;
-	return parse_double(buf, -1e300, 1e300, v) < 0 ? -1 : 0;
+	return marple_parse_double(buf, -1e300, 1e300, v) < 0 ? -1 : 0;
 }
 
 static void read_stream(FILE *f, const char *name)
@@ -301,12 +301,12 @@ static void read_stream(FILE *f, const char *name)
 				want = 1;
 			} else {
 				if (stream_reader_datatype(r) != DATATYPE_POINT && stream_reader_datatype(r) != DATATYPE_EVENT)
-					fatal(EXIT_DATA, "%s:%lu: section %ld holds %s records; marple-heatmap draws event and point sections",
+					marple_fatal(EXIT_DATA, "%s:%lu: section %ld holds %s records; marple-heatmap draws event and point sections",
 					      name, stream_reader_line(r), stream_reader_section(r),
-					      datatype_name(stream_reader_datatype(r)));
-				warn_at(name, stream_reader_line(r), "section %ld (%s) not drawn: marple-heatmap draws the first section "
+					      stream_datatype_name(stream_reader_datatype(r)));
+				marple_warn_at(name, stream_reader_line(r), "section %ld (%s) not drawn: marple-heatmap draws the first section "
 					"(select others with marple-cat -s)", stream_reader_section(r),
-					header_str(stream_reader_header(r), "interface", "?"));
+					stream_header_str(stream_reader_header(r), "interface", "?"));
 				want = 0;
 			}
 			continue;
@@ -356,14 +356,14 @@ static void read_plain(FILE *f, const char *name)
 			p++;
 		if (*p == '\n' || *p == '\r' || (*p == 0 && p == line + n) || *p == '#')
 			continue;
-		if (!(p = num_parse_prefix(p, &t)) || (*p != ' ' && *p != '\t')) {
+		if (!(p = numparse_prefix(p, &t)) || (*p != ' ' && *p != '\t')) {
 			if (lineno == 1)	/* a header line, as trace2heatmap.pl allows */
 				continue;
 			goto bad;
 		}
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (!(p = num_parse_prefix(p, &v)) || (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t' && *p != 0))
+		if (!(p = numparse_prefix(p, &v)) || (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t' && *p != 0))
 			goto bad;
 		if (!have_t_first) {
 			t_first = t;
@@ -374,18 +374,18 @@ static void read_plain(FILE *f, const char *name)
 		continue;
 	bad:
 		if (bad_lines < 10)
-			warn_at(name, lineno, "not a \"time value\" line");
+			marple_warn_at(name, lineno, "not a \"time value\" line");
 		bad_lines++;
 	}
 	if (ferror(f))
-		fatal(EXIT_DATA, "%s: read error: %s", name, strerror(errno));
+		marple_fatal(EXIT_DATA, "%s: read error: %s", name, strerror(errno));
 	free(line);
 }
 
 static void read_input(const char *path)
 {
-	FILE *f = open_input(path);
-	const char *name = input_name(path);
+	FILE *f = marple_open_input(path);
+	const char *name = marple_input_name(path);
 	last_input = name;
 	int c;
 
@@ -395,13 +395,13 @@ static void read_input(const char *path)
 		ungetc(c, f);
 		if (c == '{') {
 			if (plain_input)
-				fatal(EXIT_DATA, "%s: a marple stream after plain \"time value\" input", name);
+				marple_fatal(EXIT_DATA, "%s: a marple stream after plain \"time value\" input", name);
 			read_stream(f, name);
 		} else {
 			if (drawn_dt != DATATYPE_NONE)
-				fatal(EXIT_DATA, "%s: plain \"time value\" lines after a marple stream", name);
+				marple_fatal(EXIT_DATA, "%s: plain \"time value\" lines after a marple stream", name);
 			if (opt.wall)
-				fatal(EXIT_DATA, "%s: --wall needs a marple stream (plain lines have no wall-clock time)", name);
+				marple_fatal(EXIT_DATA, "%s: --wall needs a marple stream (plain lines have no wall-clock time)", name);
 			plain_input = 1;
 			mode = opt.mode != MODE_DEFAULT ? opt.mode : MODE_LATENCY;
 			read_plain(f, name);
@@ -415,7 +415,7 @@ static void read_input(const char *path)
 
 static void render(FILE *out)
 {
-	struct hg_draw d = { 0 };
+	struct heatgrid_draw d = { 0 };
 	char buf[256];
 
 	d.offset = mode == MODE_OFFSET;
@@ -448,10 +448,10 @@ static void render(FILE *out)
 	else
 		d.title = "Latency Heat Map";
 	if (drawn_header) {
-		const char *iface = header_str(drawn_header, "interface", "?");
-		const char *host = header_str(drawn_header, "host", NULL);
-		int64_t wall = header_int(drawn_header, "wall_ns", -1);
-		int64_t start = header_int(drawn_header, "start_ns", -1);
+		const char *iface = stream_header_str(drawn_header, "interface", "?");
+		const char *host = stream_header_str(drawn_header, "host", NULL);
+		int64_t wall = stream_header_int(drawn_header, "wall_ns", -1);
+		int64_t start = stream_header_int(drawn_header, "start_ns", -1);
 		char when[64] = "";
 		if (wall > 0) {
 			/* wall-clock time of the origin */
@@ -467,7 +467,7 @@ static void render(FILE *out)
 	} else {
 		d.subtitle = "time value lines";
 	}
-	hg_draw_svg(G, out, &d);
+	heatgrid_draw_svg(G, out, &d);
 }
 
 int main(int argc, char **argv)
@@ -475,7 +475,7 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	parse_options(argc, argv);
 
-	struct hg_config cfg = {
+	struct heatgrid_config cfg = {
 		.rows = (uint32_t)opt.rows,
 		.minv = opt.minlat,
 		.maxv = opt.maxlat, .have_maxv = opt.have_maxlat,
@@ -484,9 +484,9 @@ int main(int argc, char **argv)
 		.period_ns = opt.period_ns,
 		.maxcols = (uint32_t)opt.maxcols,
 	};
-	G = hg_new(&cfg);
+	G = heatgrid_new(&cfg);
 	for (int i = 0; i < opt.nhighlight; i++)
-		hg_pin_label(G, opt.highlight[i], strlen(opt.highlight[i]));
+		heatgrid_pin_label(G, opt.highlight[i], strlen(opt.highlight[i]));
 
 	if (optind >= argc)
 		read_input("-");
@@ -494,27 +494,27 @@ int main(int argc, char **argv)
 		read_input(argv[i]);
 
 	if (bad_lines)
-		warnmsg("%llu bad line%s skipped", (unsigned long long)bad_lines, bad_lines == 1 ? "" : "s");
+		marple_warn("%llu bad line%s skipped", (unsigned long long)bad_lines, bad_lines == 1 ? "" : "s");
 	if (no_value)
-		warnmsg("%llu record%s without a numeric '%s' field skipped", (unsigned long long)no_value,
+		marple_warn("%llu record%s without a numeric '%s' field skipped", (unsigned long long)no_value,
 			no_value == 1 ? "" : "s", opt.field);
-	struct hg_stats st = hg_stats(G);
+	struct heatgrid_stats st = heatgrid_stats(G);
 	if (st.below || st.above)
-		warnmsg("%llu value%s below --minlat and %llu above --maxlat left out",
+		marple_warn("%llu value%s below --minlat and %llu above --maxlat left out",
 			(unsigned long long)st.below, st.below == 1 ? "" : "s", (unsigned long long)st.above);
 	if (st.counted == 0) {
 		if (drawn_dt == DATATYPE_NONE && !plain_input)
-			fatal(EXIT_DATA, "%s: no marple section or \"time value\" line in the input", last_input);
-		fatal(EXIT_DATA, "%s: nothing to draw: no usable %s%s", last_input,
+			marple_fatal(EXIT_DATA, "%s: no marple section or \"time value\" line in the input", last_input);
+		marple_fatal(EXIT_DATA, "%s: nothing to draw: no usable %s%s", last_input,
 		      drawn_dt == DATATYPE_EVENT ? "event" : plain_input ? "\"time value\" line" : "point",
 		      opt.nisolate ? " of the --isolate names" : "");
 	}
 
-	struct outfile *o = outfile_open(opt.outpath);
-	render(outfile_stream(o));
-	if (outfile_commit(o) < 0)
+	struct outfile *o = marple_outfile_open(opt.outpath);
+	render(marple_outfile_stream(o));
+	if (marple_outfile_commit(o) < 0)
 		return EXIT_DATA;
-	hg_free(G);
+	heatgrid_free(G);
 	json_decref(drawn_header);
 	free(opt.isolate);
 	return EXIT_OK;

@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"Convert marple event sections (and latency points, as marple-disklat writes)\n"
 		"to a Perfetto trace in its protobuf format (ui.perfetto.dev, trace_processor).\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Sections must come from one host.\n"
@@ -103,18 +103,18 @@ static int sequence_started;
 static void packet_begin(uint64_t time)
 {
 	if (time != NO_TIME)
-		pb_uint(&pkt, PKT_TIMESTAMP, time);
-	pb_uint(&pkt, PKT_SEQUENCE_ID, SEQUENCE_ID);
+		protowire_uint(&pkt, PKT_TIMESTAMP, time);
+	protowire_uint(&pkt, PKT_SEQUENCE_ID, SEQUENCE_ID);
 	if (!sequence_started)
-		pb_uint(&pkt, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+		protowire_uint(&pkt, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
 	sequence_started = 1;
 }
 
 static void packet_end(void)
 {
 	head.n = 0;
-	pb_tag(&head, TRACE_PACKET, PB_LEN);
-	pb_varint(&head, pkt.n);
+	protowire_tag(&head, TRACE_PACKET, PB_LEN);
+	protowire_varint(&head, pkt.n);
 	fwrite(head.b, 1, head.n, out);
 	fwrite(pkt.b, 1, pkt.n, out);
 	pkt.n = 0;
@@ -128,16 +128,16 @@ static void put_name(struct pbuf *p, uint32_t field, struct mstr s)
 	while (i < s.len && (unsigned char)s.s[i] < 0x80)	/* ASCII: the common case */
 		i++;
 	while (i < s.len) {
-		size_t n = utf8_seq_len((const unsigned char *)s.s + i, s.len - i);
+		size_t n = escape_utf8_len((const unsigned char *)s.s + i, s.len - i);
 		if (!n) {
 			char *e = escape_dup(s.s, s.len);
-			pb_bytes(p, field, e, strlen(e));
+			protowire_bytes(p, field, e, strlen(e));
 			free(e);
 			return;
 		}
 		i += n;
 	}
-	pb_bytes(p, field, s.s, s.len);
+	protowire_bytes(p, field, s.s, s.len);
 }
 
 static void put_fixed64(struct pbuf *p, uint32_t field, uint64_t v)
@@ -145,8 +145,8 @@ static void put_fixed64(struct pbuf *p, uint32_t field, uint64_t v)
 	unsigned char b[8];
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(v >> (8 * i));
-	pb_tag(p, field, PB_FIXED64);
-	pb_raw(p, b, 8);
+	protowire_tag(p, field, PB_FIXED64);
+	protowire_raw(p, b, 8);
 }
 
 /* ---- the fields of a scheduling event, found in one pass ---- */
@@ -198,7 +198,7 @@ static void sched_fields(const struct event_rec *e, const struct mstr *v[NFIELDS
 
 static int value_u64(const struct mstr *m, uint64_t max, uint64_t *v)
 {
-	return m && parse_u64_span(m->s, m->len, v) == 0 && *v <= max;
+	return m && marple_parse_u64_span(m->s, m->len, v) == 0 && *v <= max;
 }
 
 static int value_i32(const struct mstr *m, int64_t *v)
@@ -207,7 +207,7 @@ static int value_i32(const struct mstr *m, int64_t *v)
 	if (!m || !m->len)
 		return 0;
 	int neg = m->s[0] == '-';
-	if (parse_u64_span(m->s + neg, m->len - (size_t)neg, &u) < 0 || u > INT32_MAX)
+	if (marple_parse_u64_span(m->s + neg, m->len - (size_t)neg, &u) < 0 || u > INT32_MAX)
 		return 0;
 	*v = neg ? -(int64_t)u : (int64_t)u;
 	return 1;
@@ -255,21 +255,21 @@ static int64_t state_bits(struct mstr s)
 
 static void write_system_info(json_t *hdr)
 {
-	const char *release = header_str(hdr, "kernel", NULL);
-	int64_t ncpus = header_int(hdr, "ncpus", 0);
+	const char *release = stream_header_str(hdr, "kernel", NULL);
+	int64_t ncpus = stream_header_int(hdr, "ncpus", 0);
 
 	choose_state_layout(release);
 	if (!release)
 		return;
 	packet_begin(NO_TIME);
-	size_t m = pb_begin(&pkt, PKT_SYSTEM_INFO);
-	size_t u = pb_begin(&pkt, SYSINFO_UTSNAME);
-	pb_bytes(&pkt, UTS_SYSNAME, "Linux", 5);
-	pb_bytes(&pkt, UTS_RELEASE, release, strlen(release));
-	pb_end(&pkt, u);
+	size_t m = protowire_begin(&pkt, PKT_SYSTEM_INFO);
+	size_t u = protowire_begin(&pkt, SYSINFO_UTSNAME);
+	protowire_bytes(&pkt, UTS_SYSNAME, "Linux", 5);
+	protowire_bytes(&pkt, UTS_RELEASE, release, strlen(release));
+	protowire_end(&pkt, u);
 	if (ncpus > 0)
-		pb_uint(&pkt, SYSINFO_NUM_CPUS, (uint64_t)ncpus);
-	pb_end(&pkt, m);
+		protowire_uint(&pkt, SYSINFO_NUM_CPUS, (uint64_t)ncpus);
+	protowire_end(&pkt, m);
 	packet_end();
 }
 
@@ -285,14 +285,14 @@ static void write_clock_snapshot(uint64_t mono, uint64_t wall)
 	last_mono = mono;
 	last_wall = wall;
 	packet_begin(mono);
-	size_t m = pb_begin(&pkt, PKT_CLOCK_SNAPSHOT);
+	size_t m = protowire_begin(&pkt, PKT_CLOCK_SNAPSHOT);
 	for (size_t i = 0; i < 3; i++) {
-		size_t c = pb_begin(&pkt, SNAPSHOT_CLOCK);
-		pb_uint(&pkt, CLOCK_ID, ids[i]);
-		pb_uint(&pkt, CLOCK_TIMESTAMP, ids[i] == CLOCK_REALTIME ? wall : mono);
-		pb_end(&pkt, c);
+		size_t c = protowire_begin(&pkt, SNAPSHOT_CLOCK);
+		protowire_uint(&pkt, CLOCK_ID, ids[i]);
+		protowire_uint(&pkt, CLOCK_TIMESTAMP, ids[i] == CLOCK_REALTIME ? wall : mono);
+		protowire_end(&pkt, c);
 	}
-	pb_end(&pkt, m);
+	protowire_end(&pkt, m);
 	packet_end();
 }
 
@@ -310,27 +310,27 @@ static double y_unit_ns(const char *u)
 
 static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
 {
-	const char *host = header_str(hdr, "host", "");
-	int64_t start = header_int(hdr, "start_ns", -1), wall = header_int(hdr, "wall_ns", -1);
+	const char *host = stream_header_str(hdr, "host", "");
+	int64_t start = stream_header_int(hdr, "start_ns", -1), wall = stream_header_int(hdr, "wall_ns", -1);
 	json_t *units = json_object_get(hdr, "units");
 
-	section_y_ns = y_unit_ns(header_str(units, "y", ""));
-	if (dt == DATATYPE_POINT && (strcmp(header_str(units, "x", ""), "s") != 0 || start < 0 || !section_y_ns)) {
-		warn_at(er->file, er->line, "section \"%s\" (points): %s draws only latency points (x in seconds "
+	section_y_ns = y_unit_ns(stream_header_str(units, "y", ""));
+	if (dt == DATATYPE_POINT && (strcmp(stream_header_str(units, "x", ""), "s") != 0 || start < 0 || !section_y_ns)) {
+		marple_warn_at(er->file, er->line, "section \"%s\" (points): %s draws only latency points (x in seconds "
 			"since the header's start_ns, y a duration in s, ms, us or ns, as marple-disklat writes)",
-			header_str(hdr, "interface", "?"), progname);
+			stream_header_str(hdr, "interface", "?"), marple_progname);
 		return -1;
 	}
 	if (!first_host) {
 		first_host = marple_strdup(host);
 		write_system_info(hdr);
 	} else if (strcmp(first_host, host) != 0) {
-		warn_at(er->file, er->line, "sections from hosts \"%s\" and \"%s\": their clocks do not line up; "
+		marple_warn_at(er->file, er->line, "sections from hosts \"%s\" and \"%s\": their clocks do not line up; "
 			"write one trace per host", first_host, host);
 		return -1;
 	}
 	section_start = start >= 0 ? (uint64_t)start : 0;
-	section_iface = header_str(hdr, "interface", "");
+	section_iface = stream_header_str(hdr, "interface", "");
 	if (start >= 0 && wall >= 0)
 		write_clock_snapshot((uint64_t)start, (uint64_t)wall);
 	return 0;
@@ -358,10 +358,10 @@ static void bundle_flush(uint64_t cpu)
 	if (!b->n)
 		return;
 	packet_begin(NO_TIME);
-	size_t m = pb_begin(&pkt, PKT_FTRACE_EVENTS);
-	pb_uint(&pkt, BUNDLE_CPU, cpu);
-	pb_raw(&pkt, b->b, b->n);
-	pb_end(&pkt, m);
+	size_t m = protowire_begin(&pkt, PKT_FTRACE_EVENTS);
+	protowire_uint(&pkt, BUNDLE_CPU, cpu);
+	protowire_raw(&pkt, b->b, b->n);
+	protowire_end(&pkt, m);
 	packet_end();
 	b->n = 0;
 }
@@ -378,24 +378,24 @@ static int put_switch(struct pbuf *b, const struct event_rec *e, const struct ms
 		return 0;
 	if (v[F_PREV_STATE] && (bits = state_bits(*v[F_PREV_STATE])) < 0)
 		unknown_states++;
-	size_t m = pb_begin(b, BUNDLE_EVENT);
-	pb_uint(b, FTRACE_TIMESTAMP, e->time);
+	size_t m = protowire_begin(b, BUNDLE_EVENT);
+	protowire_uint(b, FTRACE_TIMESTAMP, e->time);
 	if (have_prev)
-		pb_uint(b, FTRACE_PID, prev_pid);
-	size_t s = pb_begin(b, FTRACE_SCHED_SWITCH);
+		protowire_uint(b, FTRACE_PID, prev_pid);
+	size_t s = protowire_begin(b, FTRACE_SCHED_SWITCH);
 	if (v[F_PREV_COMM])
 		put_name(b, SWITCH_PREV_COMM, *v[F_PREV_COMM]);
 	if (have_prev)
-		pb_uint(b, SWITCH_PREV_PID, prev_pid);
+		protowire_uint(b, SWITCH_PREV_PID, prev_pid);
 	if (bits >= 0)
-		pb_int(b, SWITCH_PREV_STATE, bits);
+		protowire_int(b, SWITCH_PREV_STATE, bits);
 	if (next_comm)
 		put_name(b, SWITCH_NEXT_COMM, *next_comm);
-	pb_uint(b, SWITCH_NEXT_PID, next_pid);
+	protowire_uint(b, SWITCH_NEXT_PID, next_pid);
 	if (value_i32(v[F_NEXT_PRIO], &prio))
-		pb_int(b, SWITCH_NEXT_PRIO, prio);
-	pb_end(b, s);
-	pb_end(b, m);
+		protowire_int(b, SWITCH_NEXT_PRIO, prio);
+	protowire_end(b, s);
+	protowire_end(b, m);
 	return 1;
 }
 
@@ -407,21 +407,21 @@ static int put_wakeup(struct pbuf *b, const struct event_rec *e, const struct ms
 
 	if (!value_u64(v[F_PID], INT32_MAX, &pid))
 		return 0;
-	size_t m = pb_begin(b, BUNDLE_EVENT);
-	pb_uint(b, FTRACE_TIMESTAMP, e->time);
+	size_t m = protowire_begin(b, BUNDLE_EVENT);
+	protowire_uint(b, FTRACE_TIMESTAMP, e->time);
 	if (value_u64(v[F_WAKER_PID], INT32_MAX, &waker))
-		pb_uint(b, FTRACE_PID, waker);
-	size_t w = pb_begin(b, FTRACE_SCHED_WAKEUP);
+		protowire_uint(b, FTRACE_PID, waker);
+	size_t w = protowire_begin(b, FTRACE_SCHED_WAKEUP);
 	if (v[F_COMM])
 		put_name(b, WAKEUP_COMM, *v[F_COMM]);
-	pb_uint(b, WAKEUP_PID, pid);
+	protowire_uint(b, WAKEUP_PID, pid);
 	if (value_i32(v[F_PRIO], &prio))
-		pb_int(b, WAKEUP_PRIO, prio);
-	pb_uint(b, WAKEUP_SUCCESS, 1);
+		protowire_int(b, WAKEUP_PRIO, prio);
+	protowire_uint(b, WAKEUP_SUCCESS, 1);
 	if (value_u64(v[F_TARGET_CPU], MAX_CPU, &target))
-		pb_uint(b, WAKEUP_TARGET_CPU, target);
-	pb_end(b, w);
-	pb_end(b, m);
+		protowire_uint(b, WAKEUP_TARGET_CPU, target);
+	protowire_end(b, w);
+	protowire_end(b, m);
 	return 1;
 }
 
@@ -431,9 +431,9 @@ static void name_thread(const struct mstr *tid, const struct mstr *tgid, const s
 static int on_sched_event(const struct event_rec *e)
 {
 	uint64_t cpu;
-	int sw = mstr_eq(e->type, "sched_switch");
+	int sw = escape_mstr_eq(e->type, "sched_switch");
 
-	if ((!sw && !mstr_eq(e->type, "sched_wakeup")) || eventread_track_cpu(e->track, &cpu) < 0 ||
+	if ((!sw && !escape_mstr_eq(e->type, "sched_wakeup")) || eventread_track_cpu(e->track, &cpu) < 0 ||
 	    cpu > MAX_CPU)
 		return 0;
 	const struct mstr *v[NFIELDS];
@@ -479,20 +479,20 @@ static void track_descriptor(uint64_t uuid, uint64_t parent, struct mstr name, i
 			     const struct mstr *pname)
 {
 	packet_begin(NO_TIME);
-	size_t m = pb_begin(&pkt, PKT_TRACK_DESCRIPTOR);
-	pb_uint(&pkt, TRACK_UUID, uuid);
+	size_t m = protowire_begin(&pkt, PKT_TRACK_DESCRIPTOR);
+	protowire_uint(&pkt, TRACK_UUID, uuid);
 	if (parent)
-		pb_uint(&pkt, TRACK_PARENT, parent);
+		protowire_uint(&pkt, TRACK_PARENT, parent);
 	if (name.len)
 		put_name(&pkt, TRACK_NAME, name);
 	if (pid >= 0) {
-		size_t p = pb_begin(&pkt, TRACK_PROCESS);
-		pb_uint(&pkt, PROCDESC_PID, (uint64_t)pid);
+		size_t p = protowire_begin(&pkt, TRACK_PROCESS);
+		protowire_uint(&pkt, PROCDESC_PID, (uint64_t)pid);
 		if (pname)
 			put_name(&pkt, PROCDESC_NAME, *pname);
-		pb_end(&pkt, p);
+		protowire_end(&pkt, p);
 	}
-	pb_end(&pkt, m);
+	protowire_end(&pkt, m);
 	packet_end();
 }
 
@@ -527,12 +527,12 @@ static struct owner *process_track(uint64_t pid, const struct mstr *comm)
 		track_descriptor(o->uuid, 0, MSTR(""), (int64_t)pid, comm);
 	if (!o->named && comm) {
 		packet_begin(NO_TIME);
-		size_t m = pb_begin(&pkt, PKT_PROCESS_TREE);
-		size_t p = pb_begin(&pkt, TREE_PROCESS);
-		pb_uint(&pkt, PROCESS_PID, pid);
+		size_t m = protowire_begin(&pkt, PKT_PROCESS_TREE);
+		size_t p = protowire_begin(&pkt, TREE_PROCESS);
+		protowire_uint(&pkt, PROCESS_PID, pid);
 		put_name(&pkt, PROCESS_CMDLINE, *comm);
-		pb_end(&pkt, p);
-		pb_end(&pkt, m);
+		protowire_end(&pkt, p);
+		protowire_end(&pkt, m);
 		packet_end();
 		o->named = 1;
 	}
@@ -564,19 +564,19 @@ static void name_thread(const struct mstr *tid_s, const struct mstr *tgid_s, con
 		return;
 	thread_said[tid] = h;
 	packet_begin(NO_TIME);
-	size_t m = pb_begin(&pkt, PKT_PROCESS_TREE);
+	size_t m = protowire_begin(&pkt, PKT_PROCESS_TREE);
 	if (tid == tgid) {
-		size_t p = pb_begin(&pkt, TREE_PROCESS);
-		pb_uint(&pkt, PROCESS_PID, tgid);
+		size_t p = protowire_begin(&pkt, TREE_PROCESS);
+		protowire_uint(&pkt, PROCESS_PID, tgid);
 		put_name(&pkt, PROCESS_CMDLINE, *comm);
-		pb_end(&pkt, p);
+		protowire_end(&pkt, p);
 	}
-	size_t t = pb_begin(&pkt, TREE_THREAD);
-	pb_uint(&pkt, THREAD_TID, tid);
+	size_t t = protowire_begin(&pkt, TREE_THREAD);
+	protowire_uint(&pkt, THREAD_TID, tid);
 	put_name(&pkt, THREAD_NAME, *comm);
-	pb_uint(&pkt, THREAD_TGID, tgid);
-	pb_end(&pkt, t);
-	pb_end(&pkt, m);
+	protowire_uint(&pkt, THREAD_TGID, tgid);
+	protowire_end(&pkt, t);
+	protowire_end(&pkt, m);
 	packet_end();
 }
 
@@ -628,30 +628,30 @@ struct track_event {
 static void put_annotation(struct mstr key, struct mstr value)
 {
 	uint64_t v;
-	size_t m = pb_begin(&pkt, EVENT_ANNOTATION);
+	size_t m = protowire_begin(&pkt, EVENT_ANNOTATION);
 	put_name(&pkt, ANNOT_NAME, key);
-	if (value.len && value.s[0] != '0' && parse_u64_span(value.s, value.len, &v) == 0 && v <= INT64_MAX)
-		pb_int(&pkt, ANNOT_INT, (int64_t)v);
+	if (value.len && value.s[0] != '0' && marple_parse_u64_span(value.s, value.len, &v) == 0 && v <= INT64_MAX)
+		protowire_int(&pkt, ANNOT_INT, (int64_t)v);
 	else
 		put_name(&pkt, ANNOT_STRING, value);
-	pb_end(&pkt, m);
+	protowire_end(&pkt, m);
 }
 
 static void write_track_event(const struct track_event *t)
 {
 	packet_begin(t->time);
-	size_t m = pb_begin(&pkt, PKT_TRACK_EVENT);
-	pb_uint(&pkt, EVENT_TYPE, (uint64_t)t->type);
-	pb_uint(&pkt, EVENT_TRACK, t->track);
+	size_t m = protowire_begin(&pkt, PKT_TRACK_EVENT);
+	protowire_uint(&pkt, EVENT_TYPE, (uint64_t)t->type);
+	protowire_uint(&pkt, EVENT_TRACK, t->track);
 	if (t->type != SLICE_END) {
 		put_name(&pkt, EVENT_NAME, t->name);
-		put_name(&pkt, EVENT_CATEGORY, mstr_c(section_iface));
+		put_name(&pkt, EVENT_CATEGORY, escape_mstr_c(section_iface));
 	}
 	for (size_t i = 0; i < t->nfields; i++)
 		put_annotation(t->fields[i].key, t->fields[i].value);
 	if (t->flow)
 		put_fixed64(&pkt, t->flow_ends ? EVENT_FLOW_END : EVENT_FLOW, t->flow);
-	pb_end(&pkt, m);
+	protowire_end(&pkt, m);
 	packet_end();
 }
 
@@ -660,8 +660,8 @@ static struct mstr connection_name(const struct event_rec *e, const char *type)
 {
 	static char *buf;
 	static size_t cap;
-	const struct mstr *addr = fields_get(e->fields, e->nfields, "daddr");
-	const struct mstr *port = fields_get(e->fields, e->nfields, "dport");
+	const struct mstr *addr = stream_fields_get(e->fields, e->nfields, "daddr");
+	const struct mstr *port = stream_fields_get(e->fields, e->nfields, "dport");
 	size_t tl = strlen(type), al = addr ? addr->len : 1, pl = port ? port->len : 1;
 
 	buf = marple_grow(buf, &cap, tl + al + pl + 3, 1);
@@ -675,11 +675,11 @@ static struct mstr connection_name(const struct event_rec *e, const char *type)
  * 1 if e was drawn so. */
 static int on_connection(const struct event_rec *e, uint64_t pid, const struct mstr *comm)
 {
-	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
-	int is_connect = mstr_eq(e->type, "connect"), is_accept = mstr_eq(e->type, "accept");
+	const struct mstr *flow = stream_fields_get(e->fields, e->nfields, "flow");
+	int is_connect = escape_mstr_eq(e->type, "connect"), is_accept = escape_mstr_eq(e->type, "accept");
 	struct track_event t = { .time = e->time, .fields = e->fields, .nfields = e->nfields };
 
-	if (!flow || (!is_connect && !is_accept && !mstr_eq(e->type, "close")))
+	if (!flow || (!is_connect && !is_accept && !escape_mstr_eq(e->type, "close")))
 		return 0;
 	struct owner *o = process_track(pid, comm);
 	struct lane *l = lane_open(o, *flow);
@@ -694,7 +694,7 @@ static int on_connection(const struct event_rec *e, uint64_t pid, const struct m
 	}
 	uint64_t dur = 0;
 	if (!l) {		/* opened before the capture or its open not seen: its duration tells when */
-		value_u64(fields_get(e->fields, e->nfields, "duration_ns"), e->time, &dur);
+		value_u64(stream_fields_get(e->fields, e->nfields, "duration_ns"), e->time, &dur);
 		l = lane_take(o, e->time - dur, MSTR("connections"), flow);
 		struct track_event b = { e->time - dur, l->uuid, SLICE_BEGIN, connection_name(e, "connection") };
 		write_track_event(&b);
@@ -711,17 +711,17 @@ static uint64_t undrawable;
 /* Any other event: an instant on its track (a process for a pid track). */
 static void on_other_event(const struct event_rec *e)
 {
-	const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
+	const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "comm");
 	uint64_t pid;
 	struct owner *o;
 	int fresh;
 
-	if (parse_u64_span(e->track.s, e->track.len, &pid) == 0 && pid <= INT32_MAX) {
+	if (marple_parse_u64_span(e->track.s, e->track.len, &pid) == 0 && pid <= INT32_MAX) {
 		if (on_connection(e, pid, comm))
 			return;
 		o = process_track(pid, comm);
 	} else {
-		o = owner_get('t', mstr_c(section_iface), e->track, &fresh);
+		o = owner_get('t', escape_mstr_c(section_iface), e->track, &fresh);
 		if (fresh)
 			track_descriptor(o->uuid, 0, e->track, -1, NULL);
 	}
@@ -744,27 +744,27 @@ static const char *request_name(const struct point_rec *p)
 		{ "R", "read" }, { "W", "write" }, { "F", "flush" }, { "D", "discard" },
 		{ "S", "secure erase" }, { "Z", "write zeroes" }, { "O", "other" },
 	};
-	const struct mstr *rw = fields_get(p->fields, p->nfields, "rw");
+	const struct mstr *rw = stream_fields_get(p->fields, p->nfields, "rw");
 	for (size_t i = 0; rw && i < sizeof(names) / sizeof(names[0]); i++)
-		if (mstr_eq(*rw, names[i][0]))
+		if (escape_mstr_eq(*rw, names[i][0]))
 			return names[i][1];
 	return NULL;
 }
 
 static void on_point(struct eventread *er, const struct point_rec *p)
 {
-	const struct mstr *dev = fields_get(p->fields, p->nfields, "dev");
-	struct mstr track = dev ? *dev : mstr_c(section_iface);
+	const struct mstr *dev = stream_fields_get(p->fields, p->nfields, "dev");
+	struct mstr track = dev ? *dev : escape_mstr_c(section_iface);
 	int fresh;
 
 	if (!(p->x >= 0 && p->x < 1e9 && p->y >= 0 && p->y * section_y_ns < 1e18)) {
 		if (++undrawable <= 10)	/* the first ten named, all counted at the end */
-			warn_at(er->file, er->line, "point not drawn: x or y out of range (negative, not a number, or too large)");
+			marple_warn_at(er->file, er->line, "point not drawn: x or y out of range (negative, not a number, or too large)");
 		return;
 	}
 	uint64_t end = section_start + (uint64_t)(p->x * 1e9 + 0.5);
 	uint64_t dur = (uint64_t)(p->y * section_y_ns + 0.5), start = end > dur ? end - dur : 0;
-	struct owner *o = owner_get('d', mstr_c(section_iface), track, &fresh);
+	struct owner *o = owner_get('d', escape_mstr_c(section_iface), track, &fresh);
 	if (fresh) {
 		char name[300];
 		int n = snprintf(name, sizeof(name), "disk %.*s", (int)(track.len < 256 ? track.len : 256), track.s);
@@ -772,7 +772,7 @@ static void on_point(struct eventread *er, const struct point_rec *p)
 	}
 	struct lane *l = lane_take(o, start, MSTR("requests"), NULL);
 	const char *rn = request_name(p);
-	struct track_event t = { start, l->uuid, SLICE_BEGIN, rn ? mstr_c(rn) : p->info, p->fields, p->nfields };
+	struct track_event t = { start, l->uuid, SLICE_BEGIN, rn ? escape_mstr_c(rn) : p->info, p->fields, p->nfields };
 	write_track_event(&t);
 	t = (struct track_event){ end, l->uuid, SLICE_END };
 	write_track_event(&t);
@@ -788,26 +788,26 @@ int main(int argc, char **argv)
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.output = optarg; break;
-		case 'b': opt.bundle_bytes = opt_u64("-b", optarg, 1, 64 << 20); break;
+		case 'b': opt.bundle_bytes = marple_opt_u64("-b", optarg, 1, 64 << 20); break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
-	struct outfile *of = outfile_open(opt.output);
-	out = outfile_stream(of);
+	struct outfile *of = marple_outfile_open(opt.output);
+	out = marple_outfile_stream(of);
 	owner_ids = intern_new();
 	int nin = argc - optind;
 	if (eventread_files(&in, nin, argv + optind) < 0) {
-		outfile_abort(of);
+		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
 	for (size_t i = 0; i < nbundles; i++)
 		bundle_flush(i);
 	if (unknown_states)
-		warnmsg("%llu context switches with a prev_state that is not a ps(1) letter: written without it",
+		marple_warn("%llu context switches with a prev_state that is not a ps(1) letter: written without it",
 			(unsigned long long)unknown_states);
 	if (undrawable)
-		warnmsg("%llu points not drawn: x or y out of range (negative, not a number, or too large)",
+		marple_warn("%llu points not drawn: x or y out of range (negative, not a number, or too large)",
 			(unsigned long long)undrawable);
 	int rc = eventread_finish(&in, of, nin, argv + optind);
 	return undrawable && rc == EXIT_OK ? EXIT_DATA : rc;

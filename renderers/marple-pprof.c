@@ -64,7 +64,7 @@ static void usage(FILE *f)
 		"go tool pprof, Parca, Pyroscope.  Several files or sections merge into one\n"
 		"profile when their sample types match; the label host tells them apart.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "Sample types from the unit: samples -> samples/count and cpu/nanoseconds (the\n"
@@ -122,7 +122,7 @@ static void compress_pending(void)
 	zout = marple_grow(zout, &zout_cap, zout_len + bound, 1);
 	size_t k = libdeflate_gzip_compress(gz, pb.b, pb.n, zout + zout_len, bound);
 	if (!k)
-		fatal(EXIT_DATA, "gzip compression failed");
+		marple_fatal(EXIT_DATA, "gzip compression failed");
 	zout_len += k;
 	pb.n = 0;
 }
@@ -138,7 +138,7 @@ static void flush_message(void)
  * and '%' %XX-escaped as in marple's headers, so pprof gets valid strings. */
 static uint32_t string_id(const char *s, size_t len)
 {
-	if (!text_needs_escape(s, len))
+	if (!escape_needed(s, len))
 		return intern_get(strs, s, len);
 	char *e = escape_dup(s, len);
 	uint32_t id = intern_get(strs, e, strlen(e));
@@ -191,7 +191,7 @@ struct section {
 /* The sample types a section's unit and interface stand for (marple-pprof(1)). */
 static void kind_of(json_t *hdr, uint64_t freq, struct kind *k)
 {
-	const char *iface = header_str(hdr, "interface", "");
+	const char *iface = stream_header_str(hdr, "interface", "");
 	const char *unit = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
 	const char *tname;
 
@@ -206,7 +206,7 @@ static void kind_of(json_t *hdr, uint64_t freq, struct kind *k)
 			k->type[1] = cstr_id("cpu"), k->unit[1] = cstr_id("nanoseconds");
 			k->period = 1000000000 / freq;
 		}
-	} else if (time_unit_ns(unit, &tname)) {
+	} else if (stream_time_unit_ns(unit, &tname)) {
 		k->type[0] = cstr_id(strcmp(iface, "offcpu") == 0 ? "off_cpu" : "time");
 		k->unit[0] = cstr_id(tname);
 	} else if (strcmp(unit, "bytes") == 0) {
@@ -237,7 +237,7 @@ static int kind_check(struct stream_reader *r, const struct section *sec, const 
 	char here[256];
 	kind_of(hdr, sec->freq, &k);
 	snprintf(here, sizeof(here), "%s section %ld (%s)", file, stream_reader_section(r),
-		 header_str(hdr, "interface", "?"));
+		 stream_header_str(hdr, "interface", "?"));
 	if (!kind.n) {
 		kind = k;
 		kind.where = marple_strdup(here);
@@ -249,9 +249,9 @@ static int kind_check(struct stream_reader *r, const struct section *sec, const 
 	char a[200], b[200];
 	kind_describe(&k, a, sizeof(a));
 	kind_describe(&kind, b, sizeof(b));
-	warn_at(file, stream_reader_line(r),
+	marple_warn_at(file, stream_reader_line(r),
 		"section %ld (%s) has sample types %s, but %s has %s: one profile holds one kind of data "
-		"(convert them separately)", stream_reader_section(r), header_str(hdr, "interface", "?"), a,
+		"(convert them separately)", stream_reader_section(r), stream_header_str(hdr, "interface", "?"), a,
 		kind.where, b);
 	return -1;
 }
@@ -266,7 +266,7 @@ static int section_begin(struct stream_reader *r, const char *file, struct secti
 {
 	json_t *hdr = stream_reader_header(r);
 	json_t *o = json_object_get(hdr, "options");
-	const char *host = header_str(hdr, "host", NULL);
+	const char *host = stream_header_str(hdr, "host", NULL);
 
 	*sec = (struct section){ .host = host ? cstr_id(host) : 0 };
 	sec->pid = option_int(o, "pid");
@@ -275,13 +275,13 @@ static int section_begin(struct stream_reader *r, const char *file, struct secti
 	/* marple-fold --pid/--tid names the process "comm-PID[/TID]" */
 	sec->root_pid = json_is_true(json_object_get(o, "pid"));
 	sec->root_tid = json_is_true(json_object_get(o, "tid"));
-	sec->kernel_only = strcmp(header_str(o, "stacks", ""), "kernel") == 0;
+	sec->kernel_only = strcmp(stream_header_str(o, "stacks", ""), "kernel") == 0;
 	int64_t freq = option_int(o, "frequency");
 	sec->freq = freq > 0 ? (uint64_t)freq : 0;
 	if (kind_check(r, sec, file) < 0)
 		return -1;
 
-	int64_t wall = header_int(hdr, "wall_ns", -1);
+	int64_t wall = stream_header_int(hdr, "wall_ns", -1);
 	if (wall > 0 && (!time_first || (uint64_t)wall < time_first))
 		time_first = (uint64_t)wall;
 	if (wall > 0 && (uint64_t)wall > time_last)
@@ -293,16 +293,16 @@ static int section_begin(struct stream_reader *r, const char *file, struct secti
 static void section_end(struct stream_reader *r, const char *file)
 {
 	json_t *hdr = stream_reader_header(r), *tr = stream_reader_trailer(r);
-	int64_t wall = header_int(hdr, "wall_ns", -1), start = header_int(hdr, "start_ns", -1);
-	int64_t end = header_int(tr, "end_ns", -1);
+	int64_t wall = stream_header_int(hdr, "wall_ns", -1), start = stream_header_int(hdr, "start_ns", -1);
+	int64_t end = stream_header_int(tr, "end_ns", -1);
 	if (wall > 0 && start >= 0 && end >= start && (uint64_t)(wall + (end - start)) > time_last)
 		time_last = (uint64_t)(wall + (end - start));
 	char c[300];
 	snprintf(c, sizeof(c), "%s section %ld: %s on %s, %lld records, %lld lost, %lld dropped", file,
-		 stream_reader_section(r), header_str(hdr, "interface", "?"), header_str(hdr, "host", "?"),
-		 (long long)header_int(tr, "records", -1), (long long)header_int(tr, "lost", 0),
-		 (long long)header_int(tr, "dropped", 0));
-	pb_uint(&pb, PROFILE_COMMENT, cstr_id(c));
+		 stream_reader_section(r), stream_header_str(hdr, "interface", "?"), stream_header_str(hdr, "host", "?"),
+		 (long long)stream_header_int(tr, "records", -1), (long long)stream_header_int(tr, "lost", 0),
+		 (long long)stream_header_int(tr, "dropped", 0));
+	protowire_uint(&pb, PROFILE_COMMENT, cstr_id(c));
 	flush_message();
 }
 
@@ -310,18 +310,18 @@ static void section_end(struct stream_reader *r, const char *file)
 
 static void label_str(uint32_t key, uint32_t value)
 {
-	size_t m = pb_begin(&pb, SAMPLE_LABEL);
-	pb_uint(&pb, LABEL_KEY, key);
-	pb_uint(&pb, LABEL_STR, value);
-	pb_end(&pb, m);
+	size_t m = protowire_begin(&pb, SAMPLE_LABEL);
+	protowire_uint(&pb, LABEL_KEY, key);
+	protowire_uint(&pb, LABEL_STR, value);
+	protowire_end(&pb, m);
 }
 
 static void label_num(uint32_t key, int64_t value)
 {
-	size_t m = pb_begin(&pb, SAMPLE_LABEL);
-	pb_uint(&pb, LABEL_KEY, key);
-	pb_int(&pb, LABEL_NUM, value);
-	pb_end(&pb, m);
+	size_t m = protowire_begin(&pb, SAMPLE_LABEL);
+	protowire_uint(&pb, LABEL_KEY, key);
+	protowire_int(&pb, LABEL_NUM, value);
+	protowire_end(&pb, m);
 }
 
 /* comm, pid and tid from a root frame "comm-PID" or "comm-PID/TID". */
@@ -334,11 +334,11 @@ static void root_labels(struct mstr root, const struct section *sec)
 		const char *slash = dash ? memchr(dash, '/', root.len - (size_t)(dash - root.s)) : NULL;
 		const char *end = root.s + root.len;
 		uint64_t v;
-		if (dash && parse_u64_span(dash + 1, (size_t)((slash ? slash : end) - dash - 1), &v) == 0) {
+		if (dash && marple_parse_u64_span(dash + 1, (size_t)((slash ? slash : end) - dash - 1), &v) == 0) {
 			pid = (int64_t)v;
 			comm_len = (size_t)(dash - root.s);
 		}
-		if (slash && parse_u64_span(slash + 1, (size_t)(end - slash - 1), &v) == 0)
+		if (slash && marple_parse_u64_span(slash + 1, (size_t)(end - slash - 1), &v) == 0)
 			tid = (int64_t)v;
 	}
 	label_str(key_comm, string_id(root.s, comm_len));
@@ -353,7 +353,7 @@ static int64_t value_of(uint64_t v, const char *file, unsigned long line)
 	if (v <= INT64_MAX)
 		return (int64_t)v;
 	if (nclamped++ < MARPLE_REPORT_FIRST)
-		warn_at(file, line, "weight %llu does not fit pprof's int64: written as 2^63-1",
+		marple_warn_at(file, line, "weight %llu does not fit pprof's int64: written as 2^63-1",
 			(unsigned long long)v);
 	return INT64_MAX;
 }
@@ -367,27 +367,27 @@ static void add_sample(const struct stack_rec *s, const struct section *sec, con
 			delim = i;
 			break;
 		}
-	size_t m = pb_begin(&pb, PROFILE_SAMPLE);
-	size_t l = pb_begin(&pb, SAMPLE_LOCATION_ID);
+	size_t m = protowire_begin(&pb, PROFILE_SAMPLE);
+	size_t l = protowire_begin(&pb, SAMPLE_LOCATION_ID);
 	for (size_t i = s->nframes; i-- > 0;)
 		if (i != delim)
-			pb_varint(&pb, location_of(s->frames[i], i > delim || (sec->kernel_only && i > 0)));
-	pb_end(&pb, l);
-	size_t v = pb_begin(&pb, SAMPLE_VALUE);
+			protowire_varint(&pb, location_of(s->frames[i], i > delim || (sec->kernel_only && i > 0)));
+	protowire_end(&pb, l);
+	size_t v = protowire_begin(&pb, SAMPLE_VALUE);
 	int64_t w = value_of(s->weight, file, line);
-	pb_varint(&pb, (uint64_t)w);
+	protowire_varint(&pb, (uint64_t)w);
 	if (kind.n == 2) {
 		unsigned __int128 ns = (unsigned __int128)(uint64_t)w * 1000000000u / (sec->freq ? sec->freq : 1);
-		pb_varint(&pb, ns > INT64_MAX ? (uint64_t)INT64_MAX : (uint64_t)ns);
+		protowire_varint(&pb, ns > INT64_MAX ? (uint64_t)INT64_MAX : (uint64_t)ns);
 	}
-	pb_end(&pb, v);
+	protowire_end(&pb, v);
 	if (sec->host)
 		label_str(key_host, sec->host);
 	if (s->nframes > 0)
 		root_labels(s->frames[0], sec);
 	if (sec->cpu >= 0)
 		label_num(key_cpu, sec->cpu);
-	pb_end(&pb, m);
+	protowire_end(&pb, m);
 	flush_message();
 	nsamples++;
 }
@@ -396,8 +396,8 @@ static void add_sample(const struct stack_rec *s, const struct section *sec, con
  * for a section of another datatype (message printed). */
 static int read_input(const char *path)
 {
-	FILE *f = open_input(path);
-	const char *file = input_name(path);
+	FILE *f = marple_open_input(path);
+	const char *file = marple_input_name(path);
 	struct stream_reader *r = stream_reader_new(f, file);
 	struct section sec = { 0 };
 	enum stream_item it;
@@ -413,9 +413,9 @@ static int read_input(const char *path)
 			if ((skip = timed_role(stream_reader_header(r)) == TIMED_SAMPLES))
 				continue;
 			if (stream_reader_datatype(r) != DATATYPE_STACK) {
-				warn_at(file, stream_reader_line(r),
+				marple_warn_at(file, stream_reader_line(r),
 					"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
-					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+					stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 				rc = -1;
 				break;
 			}
@@ -441,10 +441,10 @@ static int read_input(const char *path)
 
 static void value_type(uint32_t field, uint32_t type, uint32_t unit)
 {
-	size_t m = pb_begin(&pb, field);
-	pb_uint(&pb, VALUETYPE_TYPE, type);
-	pb_uint(&pb, VALUETYPE_UNIT, unit);
-	pb_end(&pb, m);
+	size_t m = protowire_begin(&pb, field);
+	protowire_uint(&pb, VALUETYPE_TYPE, type);
+	protowire_uint(&pb, VALUETYPE_UNIT, unit);
+	protowire_end(&pb, m);
 }
 
 static void write_mappings(void)
@@ -455,12 +455,12 @@ static void write_mappings(void)
 	for (int id = MAPPING_USER; id <= MAPPING_KERNEL; id++) {
 		if (!used[id])
 			continue;
-		size_t m = pb_begin(&pb, PROFILE_MAPPING);
-		pb_uint(&pb, MAPPING_ID, (uint64_t)id);
+		size_t m = protowire_begin(&pb, PROFILE_MAPPING);
+		protowire_uint(&pb, MAPPING_ID, (uint64_t)id);
 		/* user frames' files are not in the stream: no file name */
-		pb_uint(&pb, MAPPING_FILENAME, id == MAPPING_KERNEL ? cstr_id("[kernel.kallsyms]") : 0);
-		pb_uint(&pb, MAPPING_HAS_FUNCTIONS, 1);
-		pb_end(&pb, m);
+		protowire_uint(&pb, MAPPING_FILENAME, id == MAPPING_KERNEL ? cstr_id("[kernel.kallsyms]") : 0);
+		protowire_uint(&pb, MAPPING_HAS_FUNCTIONS, 1);
+		protowire_end(&pb, m);
 		flush_message();
 	}
 }
@@ -470,18 +470,18 @@ static void write_mappings(void)
 static void write_locations(void)
 {
 	for (size_t i = 0; i < nloc; i++) {
-		size_t m = pb_begin(&pb, PROFILE_LOCATION);
-		pb_uint(&pb, LOCATION_ID, i + 1);
-		pb_uint(&pb, LOCATION_MAPPING_ID, loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER);
-		size_t l = pb_begin(&pb, LOCATION_LINE);
-		pb_uint(&pb, LINE_FUNCTION_ID, i + 1);
-		pb_end(&pb, l);
-		pb_end(&pb, m);
-		m = pb_begin(&pb, PROFILE_FUNCTION);
-		pb_uint(&pb, FUNCTION_ID, i + 1);
-		pb_uint(&pb, FUNCTION_NAME, loc_name[i]);
-		pb_uint(&pb, FUNCTION_SYSTEM_NAME, loc_name[i]);
-		pb_end(&pb, m);
+		size_t m = protowire_begin(&pb, PROFILE_LOCATION);
+		protowire_uint(&pb, LOCATION_ID, i + 1);
+		protowire_uint(&pb, LOCATION_MAPPING_ID, loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER);
+		size_t l = protowire_begin(&pb, LOCATION_LINE);
+		protowire_uint(&pb, LINE_FUNCTION_ID, i + 1);
+		protowire_end(&pb, l);
+		protowire_end(&pb, m);
+		m = protowire_begin(&pb, PROFILE_FUNCTION);
+		protowire_uint(&pb, FUNCTION_ID, i + 1);
+		protowire_uint(&pb, FUNCTION_NAME, loc_name[i]);
+		protowire_uint(&pb, FUNCTION_SYSTEM_NAME, loc_name[i]);
+		protowire_end(&pb, m);
 		flush_message();
 	}
 	flush_message();
@@ -493,11 +493,11 @@ static void write_rest(void)
 		value_type(PROFILE_SAMPLE_TYPE, kind.type[i], kind.unit[i]);
 	if (kind.period) {
 		value_type(PROFILE_PERIOD_TYPE, kind.type[1], kind.unit[1]);
-		pb_uint(&pb, PROFILE_PERIOD, kind.period);
+		protowire_uint(&pb, PROFILE_PERIOD, kind.period);
 	}
 	if (time_first) {
-		pb_uint(&pb, PROFILE_TIME_NANOS, time_first);
-		pb_uint(&pb, PROFILE_DURATION_NANOS, time_last - time_first);
+		protowire_uint(&pb, PROFILE_TIME_NANOS, time_first);
+		protowire_uint(&pb, PROFILE_DURATION_NANOS, time_last - time_first);
 	}
 	flush_message();
 	write_mappings();
@@ -506,7 +506,7 @@ static void write_rest(void)
 	for (size_t i = 0; i < intern_count(strs); i++) {
 		size_t len;
 		const char *s = intern_str(strs, (uint32_t)i, &len);
-		pb_bytes(&pb, PROFILE_STRING_TABLE, s, len);
+		protowire_bytes(&pb, PROFILE_STRING_TABLE, s, len);
 		flush_message();
 	}
 	compress_pending();
@@ -524,8 +524,8 @@ int main(int argc, char **argv)
 		}
 		switch (ch) {
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 
@@ -535,26 +535,26 @@ int main(int argc, char **argv)
 	key_host = cstr_id("host"), key_comm = cstr_id("comm"), key_pid = cstr_id("pid");
 	key_tid = cstr_id("tid"), key_cpu = cstr_id("cpu");
 	if (!(gz = libdeflate_alloc_compressor(opt.level)))
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	char *stdin_only[] = { "-" };
 	int n = argc - optind;
 	char **paths = n > 0 ? argv + optind : stdin_only;
 	for (int i = 0; i < (n > 0 ? n : 1); i++)
 		if (read_input(paths[i]) < 0)
 			return EXIT_DATA;
-	warn_skipped_lines(nbad);
+	marple_warn_skipped_lines(nbad);
 	if (nclamped > MARPLE_REPORT_FIRST)
-		warnmsg("%llu weights written as 2^63-1", (unsigned long long)nclamped);
+		marple_warn("%llu weights written as 2^63-1", (unsigned long long)nclamped);
 	if (!kind.n) {
-		warn_at(operands_name(n, argv + optind), 0, "no stack sections in the input");
+		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stack sections in the input");
 		return EXIT_DATA;
 	}
 	write_rest();
 
-	struct outfile *o = outfile_open(opt.out);
-	/* a short write sets the stream's error, which outfile_commit reports */
-	size_t written = fwrite(zout, 1, zout_len, outfile_stream(o));
-	if (outfile_commit(o) < 0 || written != zout_len)
+	struct outfile *o = marple_outfile_open(opt.out);
+	/* a short write sets the stream's error, which marple_outfile_commit reports */
+	size_t written = fwrite(zout, 1, zout_len, marple_outfile_stream(o));
+	if (marple_outfile_commit(o) < 0 || written != zout_len)
 		return EXIT_DATA;
 	libdeflate_free_compressor(gz);
 	return EXIT_OK;

@@ -68,7 +68,7 @@ static void usage(FILE *f)
 		"       %s --list CAPTURE\n"
 		"Write one self-contained HTML report of a capture's sections.\n"
 		"\n",
-		progname, progname);
+		marple_progname, marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
@@ -81,14 +81,14 @@ static void usage(FILE *f)
 
 static char *dup_str(json_t *obj, const char *key)
 {
-	const char *s = obj ? header_str(obj, key, NULL) : NULL;
+	const char *s = obj ? stream_header_str(obj, key, NULL) : NULL;
 	return s ? marple_strdup(s) : NULL;
 }
 
 static void read_capture(const char *path)
 {
-	FILE *f = open_input(path);
-	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	FILE *f = marple_open_input(path);
+	struct stream_reader *r = stream_reader_new(f, marple_input_name(path));
 	enum stream_item it;
 	struct section *cur = NULL;
 
@@ -104,11 +104,11 @@ static void read_capture(const char *path)
 			cur = &secs[nsecs++];
 			memset(cur, 0, sizeof(*cur));
 			cur->interface = dup_str(h, "interface");
-			cur->datatype = marple_strdup(datatype_name(stream_reader_datatype(r)));
+			cur->datatype = marple_strdup(stream_datatype_name(stream_reader_datatype(r)));
 			cur->host = dup_str(h, "host");
 			cur->kernel = dup_str(h, "kernel");
-			cur->start_ns = header_int(h, "start_ns", -1);
-			cur->wall_ns = header_int(h, "wall_ns", -1);
+			cur->start_ns = stream_header_int(h, "start_ns", -1);
+			cur->wall_ns = stream_header_int(h, "wall_ns", -1);
 			cur->end_ns = -1;
 			json_t *u = json_object_get(h, "units");
 			if (json_is_object(u) && json_object_size(u))
@@ -116,21 +116,21 @@ static void read_capture(const char *path)
 		} else if (it == STREAM_TRAILER && cur) {
 			json_t *t = stream_reader_trailer(r);
 			cur->trailer = 1;
-			cur->end_ns = header_int(t, "end_ns", -1);
-			cur->lost = header_int(t, "lost", 0);
-			cur->dropped = header_int(t, "dropped", 0);
+			cur->end_ns = stream_header_int(t, "end_ns", -1);
+			cur->lost = stream_header_int(t, "lost", 0);
+			cur->dropped = stream_header_int(t, "dropped", 0);
 			cur->ended = dup_str(t, "ended");
 		}
 		if (cur)
 			cur->records = stream_reader_records(r);
 	}
 	if (bad_lines > 5)
-		warn_at(input_name(path), 0, "%lu malformed lines in all (first five shown)", bad_lines);
+		marple_warn_at(marple_input_name(path), 0, "%lu malformed lines in all (first five shown)", bad_lines);
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);
 	if (nsecs == 0)
-		fatal(EXIT_DATA, "%s: no marple section in input", input_name(path));
+		marple_fatal(EXIT_DATA, "%s: no marple section in input", marple_input_name(path));
 }
 
 static void list_sections(void)
@@ -469,12 +469,12 @@ static void parse_artifact(const char *arg, struct artifact *a)
 	char *num;
 
 	if (!c1 || !c2)
-		usage_error("'%s': want INDEX:KIND:FILE", arg);
+		marple_usage_error("'%s': want INDEX:KIND:FILE", arg);
 	num = marple_strndup(arg, (size_t)(c1 - arg));
 	if (!strcmp(num, "all"))
 		idx = (uint64_t)-1;
-	else if (parse_u64(num, 0, 1u << 30, &idx) != 0)
-		usage_error("'%s': bad section index", arg);
+	else if (marple_parse_u64(num, 0, 1u << 30, &idx) != 0)
+		marple_usage_error("'%s': bad section index", arg);
 	free(num);
 	a->index = (long)idx;
 	if (!strncmp(c1 + 1, "picture:", 8))
@@ -486,10 +486,10 @@ static void parse_artifact(const char *arg, struct artifact *a)
 	else if (!strncmp(c1 + 1, "note:", 5))
 		a->kind = 'n';
 	else
-		usage_error("'%s': KIND must be picture, link, error or note", arg);
+		marple_usage_error("'%s': KIND must be picture, link, error or note", arg);
 	a->text = c2 + 1;
 	if (a->kind != 'e' && a->kind != 'n' && (!*a->text || a->text[0] == '/' || strstr(a->text, "..")))
-		usage_error("'%s': FILE must be a name relative to the report's folder", arg);
+		marple_usage_error("'%s': FILE must be a name relative to the report's folder", arg);
 }
 
 int main(int argc, char **argv)
@@ -503,38 +503,38 @@ int main(int argc, char **argv)
 		case 't': opt.title = optarg; break;
 		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	if (optind >= argc)
-		usage_error("name the capture");
+		marple_usage_error("name the capture");
 	const char *capture = argv[optind++];
 	size_t na = (size_t)(argc - optind);
 	struct artifact *arts = marple_calloc(na ? na : 1, sizeof(*arts));
 	if (opt.list && na)
-		usage_error("--list takes only the capture");
+		marple_usage_error("--list takes only the capture");
 	for (size_t i = 0; i < na; i++)
 		parse_artifact(argv[optind + i], &arts[i]);
 
 	read_capture(capture);
 	if (opt.list) {
 		list_sections();
-		close_stdout();
+		marple_close_stdout();
 		free(arts);
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < na; i++)
 		if (arts[i].index >= 0 && (size_t)arts[i].index >= nsecs)
-			fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
+			marple_fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
 
-	struct outfile *o = outfile_open(opt.out);
+	struct outfile *o = marple_outfile_open(opt.out);
 	int rc = EXIT_OK;
 	if (!o)
 		rc = EXIT_DATA;
 	else {
-		write_report(outfile_stream(o), capture, arts, na);
-		if (outfile_commit(o) != 0)
+		write_report(marple_outfile_stream(o), capture, arts, na);
+		if (marple_outfile_commit(o) != 0)
 			rc = EXIT_DATA;
 	}
 	free(arts);

@@ -45,7 +45,7 @@ static void usage(FILE *f)
 		"per section, its weights and unit the section's; a timed section (marple-\n"
 		"callstack --timed) as its samples in time order.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
@@ -79,7 +79,7 @@ static const char *prof_unit;
 static const char *speedscope_unit(json_t *hdr)
 {
 	const char *u = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight")), *name;
-	if (time_unit_ns(u, &name))
+	if (stream_time_unit_ns(u, &name))
 		return name;
 	return u && strcmp(u, "bytes") == 0 ? "bytes" : "none";	/* counts: samples, requests, faults */
 }
@@ -88,12 +88,12 @@ static const char *speedscope_unit(json_t *hdr)
  * as in marple's headers (valid UTF-8 either way). */
 static void json_name(FILE *f, const char *s, size_t len)
 {
-	if (!text_needs_escape(s, len)) {
-		js_string_write(f, s, len);
+	if (!escape_needed(s, len)) {
+		xml_js_string_write(f, s, len);
 		return;
 	}
 	char *e = escape_dup(s, len);
-	js_string_cstr(f, e);
+	xml_js_string_cstr(f, e);
 	free(e);
 }
 
@@ -125,7 +125,7 @@ static struct profile *profile_of(uint32_t process)
 	*p = (struct profile){ .process = process };
 	if (opt.per_process) {
 		if (!(p->f = open_memstream(&p->buf, &p->buflen)))
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 	} else {
 		p->f = out;
 		profile_head(out, p);
@@ -170,10 +170,10 @@ static void profile_tail(FILE *f, const struct profile *p)
 	for (size_t i = 0; i < p->nw; i++) {
 		if (i)
 			putc_unlocked(',', f);
-		write_double(f, p->w[i]);
+		stream_write_double(f, p->w[i]);
 	}
 	fputs("],\"endValue\":", f);
-	write_double(f, p->total);
+	stream_write_double(f, p->total);
 	putc('}', f);
 }
 
@@ -199,7 +199,7 @@ static void profiles_end(void)
 /* Profiles are named "interface on host", "(time order)" after a timed one's. */
 static void profiles_begin(json_t *hdr, int timed)
 {
-	const char *iface = header_str(hdr, "interface", "stacks"), *host = header_str(hdr, "host", NULL);
+	const char *iface = stream_header_str(hdr, "interface", "stacks"), *host = stream_header_str(hdr, "host", NULL);
 	size_t n = strlen(iface) + (host ? strlen(host) : 0) + 32;
 	prof_name = marple_malloc(n);
 	snprintf(prof_name, n, "%s%s%s%s", iface, host ? " on " : "", host ? host : "", timed ? " (time order)" : "");
@@ -267,7 +267,7 @@ static void timed_add(struct stream_reader *r, const char *file)
 	const char *why;
 	if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= held.n) {
 		if (nbad++ < MARPLE_REPORT_FIRST)
-			warn_at(file, stream_reader_line(r), "%s",
+			marple_warn_at(file, stream_reader_line(r), "%s",
 				ts.stack >= held.n ? "sample names a stack that is not in its stack section" : why);
 		return;
 	}
@@ -294,15 +294,15 @@ static int section_begin(struct stream_reader *r, const char *file, enum mode *m
 	}
 	held_write_aggregated();
 	if (role == TIMED_SAMPLES) {
-		warn_at(file, stream_reader_line(r), "samples section %ld without its stack section: skipped",
+		marple_warn_at(file, stream_reader_line(r), "samples section %ld without its stack section: skipped",
 			stream_reader_section(r));
 		*mode = MODE_SKIP;
 		return 0;
 	}
 	if (stream_reader_datatype(r) != DATATYPE_STACK) {
-		warn_at(file, stream_reader_line(r),
+		marple_warn_at(file, stream_reader_line(r),
 			"section %ld holds %s data, not stacks (select stack sections with marple-cat -s)",
-			stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+			stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 		return -1;
 	}
 	if (role == TIMED_STACKS) {
@@ -333,8 +333,8 @@ static void section_end(enum mode *mode)
 
 static int read_input(const char *path)
 {
-	FILE *f = open_input(path);
-	const char *file = input_name(path);
+	FILE *f = marple_open_input(path);
+	const char *file = marple_input_name(path);
 	struct stream_reader *r = stream_reader_new(f, file);
 	enum stream_item it;
 	enum mode mode = MODE_SKIP;
@@ -389,32 +389,32 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 'p': opt.per_process = 1; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 
-	struct outfile *o = outfile_open(opt.out);
-	out = outfile_stream(o);
+	struct outfile *o = marple_outfile_open(opt.out);
+	out = marple_outfile_stream(o);
 	frames = intern_new();
 	int n = argc - optind;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
-	json_name(out, operands_name(n, argv + optind), strlen(operands_name(n, argv + optind)));
+	json_name(out, marple_operands_name(n, argv + optind), strlen(marple_operands_name(n, argv + optind)));
 	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
 	char *stdin_only[] = { "-" };
 	char **paths = n > 0 ? argv + optind : stdin_only;
 	for (int i = 0; i < (n > 0 ? n : 1); i++)
 		if (read_input(paths[i]) < 0) {
-			outfile_abort(o);
+			marple_outfile_abort(o);
 			return EXIT_DATA;
 		}
 	held_write_aggregated();
-	warn_skipped_lines(nbad);
+	marple_warn_skipped_lines(nbad);
 	if (!nprofiles) {
-		warn_at(operands_name(n, argv + optind), 0, "no stacks in the input");
-		outfile_abort(o);
+		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stacks in the input");
+		marple_outfile_abort(o);
 		return EXIT_DATA;
 	}
 	write_frames();
-	return outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
+	return marple_outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
 }

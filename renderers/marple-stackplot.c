@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
 		"info label (process), the top N and the rest as \"other\".\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\nHover for each band's value at that time.  See marple-stackplot(1).\n", f);
 }
@@ -89,11 +89,11 @@ static void plot_grow_bins(struct plot *p, size_t need)
 	p->xsum = realloc(p->xsum, cap * sizeof(double));
 	p->nsamp = realloc(p->nsamp, cap * sizeof(uint32_t));
 	if (!p->xsum || !p->nsamp)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	for (size_t l = 0; l < p->nvals; l++) {
 		p->vals[l] = realloc(p->vals[l], cap * sizeof(double));
 		if (!p->vals[l])
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		memset(p->vals[l] + p->capbins, 0, (cap - p->capbins) * sizeof(double));
 	}
 	memset(p->xsum + p->capbins, 0, (cap - p->capbins) * sizeof(double));
@@ -249,9 +249,9 @@ static void draw_axes(FILE *f, struct plot *p, json_t *hdr, const struct picture
 {
 	char buf[256], a[48];
 	double x0 = P->x0, y0 = P->y0, pw = P->pw, ph = P->ph;
-	const char *unit = P->unit, *host = header_str(hdr, "host", NULL);
+	const char *unit = P->unit, *host = stream_header_str(hdr, "host", NULL);
 	int n = snprintf(buf, sizeof(buf), "%s%s%s; %llu points, %zu labels, samples per bin: %zu",
-			 header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
+			 stream_header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
 			 (unsigned long long)p->points, P->nl, (size_t)p->per);
 	svg_text_n(f, P->width / 2, 42, "middle", "sub", buf, n < 0 ? 0 : (size_t)n >= sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
 	/* y axis and grid */
@@ -359,7 +359,7 @@ static void write_script_data(FILE *f, struct plot *p, const struct picture *P)
 	size_t nb = P->nb;
 
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar SP = {unit: ", f);
-	js_string_cstr(f, P->unit);
+	xml_js_string_cstr(f, P->unit);
 	fputs(",\nxs: [", f);
 	for (size_t b = 0; b < nb; b++)
 		fprintf(f, "%s%.9g", b ? "," : "", p->xsum[b] / p->nsamp[b]);
@@ -371,7 +371,7 @@ static void write_script_data(FILE *f, struct plot *p, const struct picture *P)
 		size_t len = 5;
 		const char *name = P->bands[k].id == UINT32_MAX ? "other" : intern_str(p->labels, P->bands[k].id, &len);
 		fputs(k ? ",\n{name: " : "{name: ", f);
-		js_string_write(f, name, len);
+		xml_js_string_write(f, name, len);
 		fputs(", v: [", f);
 		for (size_t b = 0; b < nb; b++)
 			fprintf(f, "%s%.6g", b ? "," : "", P->bands[k].v[b]);
@@ -414,13 +414,13 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 'n': opt.top = opt_u64("--top", optarg, 1, 1000); break;
-		case O_BINS: opt.maxbins = opt_u64("--bins", optarg, 2, 100000); break;
+		case 'n': opt.top = marple_opt_u64("--top", optarg, 1, 1000); break;
+		case O_BINS: opt.maxbins = marple_opt_u64("--bins", optarg, 2, 100000); break;
 		case O_TITLE: opt.title = optarg; break;
 		case O_BY: opt.by = optarg; break;
 		case 'o': opt.outpath = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 	p.labels = intern_new();
@@ -429,8 +429,8 @@ int main(int argc, char **argv)
 	int nfiles = optind < argc ? argc - optind : 1;
 
 	for (int i = 0; i < nfiles; i++) {
-		FILE *in = open_input(files[i]);
-		struct stream_reader *r = stream_reader_new(in, input_name(files[i]));
+		FILE *in = marple_open_input(files[i]);
+		struct stream_reader *r = stream_reader_new(in, marple_input_name(files[i]));
 		enum stream_item it;
 		int want = 0;
 		while ((it = stream_reader_next(r)) != STREAM_EOF) {
@@ -442,22 +442,22 @@ int main(int argc, char **argv)
 			if (it == STREAM_HEADER) {
 				enum datatype dt = stream_reader_datatype(r);
 				if (dt != DATATYPE_POINT)
-					fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-stackplot draws point sections",
+					marple_fatal(EXIT_DATA, "%s:%lu: section %ld (%s) holds %s records; marple-stackplot draws point sections",
 					      stream_reader_name(r), stream_reader_line(r), stream_reader_section(r),
-					      header_str(stream_reader_header(r), "interface", "?"), datatype_name(dt));
+					      stream_header_str(stream_reader_header(r), "interface", "?"), stream_datatype_name(dt));
 				want = !hdr;
 				if (want)
 					hdr = json_incref(stream_reader_header(r));
 				else
-					warn_at(stream_reader_name(r), stream_reader_line(r),
+					marple_warn_at(stream_reader_name(r), stream_reader_line(r),
 						"section %ld (%s) not drawn: marple-stackplot draws the first section "
 						"(select others with marple-cat -s)", stream_reader_section(r),
-						header_str(stream_reader_header(r), "interface", "?"));
+						stream_header_str(stream_reader_header(r), "interface", "?"));
 				continue;
 			}
 			if (it == STREAM_RECORD && want) {
 				const struct point_rec *pt = stream_reader_point(r);
-				const struct mstr *v = opt.by ? fields_get(pt->fields, pt->nfields, opt.by) : NULL;
+				const struct mstr *v = opt.by ? stream_fields_get(pt->fields, pt->nfields, opt.by) : NULL;
 				plot_add(&p, pt->x, pt->y, v ? *v : pt->info);
 			}
 		}
@@ -466,15 +466,15 @@ int main(int argc, char **argv)
 			fclose(in);
 	}
 	if (bad)
-		warnmsg("%llu bad line%s skipped", (unsigned long long)bad, bad == 1 ? "" : "s");
+		marple_warn("%llu bad line%s skipped", (unsigned long long)bad, bad == 1 ? "" : "s");
 	if (!hdr)
-		fatal(EXIT_DATA, "%s: no marple point section in the input", input_name(files[nfiles - 1]));
+		marple_fatal(EXIT_DATA, "%s: no marple point section in the input", marple_input_name(files[nfiles - 1]));
 	if (!p.points)
-		fatal(EXIT_DATA, "%s: nothing to draw: the point section is empty", input_name(files[nfiles - 1]));
+		marple_fatal(EXIT_DATA, "%s: nothing to draw: the point section is empty", marple_input_name(files[nfiles - 1]));
 
-	struct outfile *o = outfile_open(opt.outpath);
-	render(outfile_stream(o), &p, hdr);
-	int rc = outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
+	struct outfile *o = marple_outfile_open(opt.outpath);
+	render(marple_outfile_stream(o), &p, hdr);
+	int rc = marple_outfile_commit(o) < 0 ? EXIT_DATA : EXIT_OK;
 	for (size_t l = 0; l < p.nvals; l++)
 		free(p.vals[l]);
 	free(p.vals);

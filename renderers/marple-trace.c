@@ -42,7 +42,7 @@ static void usage(FILE *f)
 		"Usage: %s [--idle] [-o FILE] [FILE...]\n"
 		"Convert marple event sections to Chrome trace-event JSON for the Perfetto UI.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
@@ -104,7 +104,7 @@ static void meta(const char *what, long pid, long tid, const char *name, size_t 
 {
 	begin_event();
 	fprintf(out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%ld,\"tid\":%ld,\"args\":{\"name\":", what, pid, tid);
-	js_string_write(out, name, len);
+	xml_js_string_write(out, name, len);
 	fputs("}}", out);
 }
 
@@ -150,7 +150,7 @@ static void where(struct mstr track, const struct mstr *comm, long *pid, long *t
 		*tid = cpu;
 		return;
 	}
-	if (parse_u64_span(track.s, track.len, &v) == 0 && v < 1000000000) {
+	if (marple_parse_u64_span(track.s, track.len, &v) == 0 && v < 1000000000) {
 		*pid = *tid = (long)v;
 		for (size_t i = 0; i < npids; i++)
 			if (pids_named[i] == (long)v)
@@ -185,9 +185,9 @@ static void args(const struct event_rec *e)
 	for (size_t i = 0; i < e->nfields; i++) {
 		if (i)
 			fputc(',', out);
-		js_string_write(out, e->fields[i].key.s, e->fields[i].key.len);
+		xml_js_string_write(out, e->fields[i].key.s, e->fields[i].key.len);
 		fputc(':', out);
-		js_string_write(out, e->fields[i].value.s, e->fields[i].value.len);
+		xml_js_string_write(out, e->fields[i].value.s, e->fields[i].value.len);
 	}
 	fputc('}', out);
 }
@@ -203,12 +203,12 @@ static void end_slice(long cpu, uint64_t t, const struct mstr *state)
 		put_ts(r->since);
 		fprintf(out, ",\"dur\":%llu.%03llu,\"name\":", (unsigned long long)((t - r->since) / 1000),
 			(unsigned long long)((t - r->since) % 1000));
-		js_string_cstr(out, r->name);
+		xml_js_string_cstr(out, r->name);
 		fputs(",\"cat\":\"sched\",\"args\":{\"pid\":", out);
-		js_string_cstr(out, r->pid);
+		xml_js_string_cstr(out, r->pid);
 		if (state) {
 			fputs(",\"end_state\":", out);
-			js_string_write(out, state->s, state->len);
+			xml_js_string_write(out, state->s, state->len);
 		}
 		fputs("}}", out);
 	}
@@ -219,13 +219,13 @@ static void end_slice(long cpu, uint64_t t, const struct mstr *state)
 
 static void on_switch(const struct event_rec *e, long cpu)
 {
-	const struct mstr *comm = fields_get(e->fields, e->nfields, "next_comm");
-	const struct mstr *pid = fields_get(e->fields, e->nfields, "next_pid");
+	const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "next_comm");
+	const struct mstr *pid = stream_fields_get(e->fields, e->nfields, "next_pid");
 	if (!comm)
-		comm = fields_get(e->fields, e->nfields, "comm");
+		comm = stream_fields_get(e->fields, e->nfields, "comm");
 	if (!pid)
-		pid = fields_get(e->fields, e->nfields, "pid");
-	end_slice(cpu, e->time, fields_get(e->fields, e->nfields, "prev_state"));
+		pid = stream_fields_get(e->fields, e->nfields, "pid");
+	end_slice(cpu, e->time, stream_fields_get(e->fields, e->nfields, "prev_state"));
 	struct running *r = &cpus[cpu];
 	char *name = marple_malloc((comm ? comm->len : 1) + (pid ? pid->len : 1) + 4);
 	size_t n = 0;
@@ -248,13 +248,13 @@ static void on_switch(const struct event_rec *e, long cpu)
 
 static void on_event(struct eventread *er, const struct event_rec *e)
 {
-	const struct mstr *comm = fields_get(e->fields, e->nfields, "comm");
-	const struct mstr *flow = fields_get(e->fields, e->nfields, "flow");
+	const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "comm");
+	const struct mstr *flow = stream_fields_get(e->fields, e->nfields, "flow");
 	long pid, tid, cpu;
 
 	(void)er;
 	where(e->track, comm, &pid, &tid);
-	if (mstr_eq(e->type, "sched_switch") && cpu_of(e->track, &cpu)) {
+	if (escape_mstr_eq(e->type, "sched_switch") && cpu_of(e->track, &cpu)) {
 		on_switch(e, cpu);
 		return;
 	}
@@ -266,7 +266,7 @@ static void on_event(struct eventread *er, const struct event_rec *e)
 		fprintf(out, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%ld,\"tid\":%ld,\"ts\":", pid, tid);
 	put_ts(e->time);
 	fputs(",\"name\":", out);
-	js_string_write(out, e->type.s, e->type.len);
+	xml_js_string_write(out, e->type.s, e->type.len);
 	fputs(",\"cat\":\"event\"", out);
 	args(e);
 	fputc('}', out);
@@ -303,18 +303,18 @@ int main(int argc, char **argv)
 		case 'i': opt.idle = 1; break;
 		case 'o': opt.output = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage_try();
+		default: marple_usage_try();
 		}
 	}
-	struct outfile *of = outfile_open(opt.output);
+	struct outfile *of = marple_outfile_open(opt.output);
 	if (!of)
 		return EXIT_DATA;
-	out = outfile_stream(of);
+	out = marple_outfile_stream(of);
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	in.on_event = on_event;
 	int nin = argc - optind;
 	if (eventread_files(&in, nin, argv + optind) < 0) {
-		outfile_abort(of);
+		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
 	/* the last task on each CPU ran until the end of the capture */

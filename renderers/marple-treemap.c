@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"down (through chains of single children at once), breadcrumb to go back\n"
 		"up, a search box (regular expression) to find frames.\n"
 		"\n",
-		progname);
+		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
@@ -63,16 +63,16 @@ static void put_num(FILE *f, double v)
 	if (v == floor(v) && fabs(v) < 9e15)
 		fprintf(f, "%.0f", v);
 	else
-		write_double(f, v);
+		stream_write_double(f, v);
 }
 
 static void write_page(FILE *f, struct stree *t, const char *unit)
 {
-	size_t nn = stree_names(t), cap = 0, sp = 0, nout = 0;
+	size_t nn = stacktree_names(t), cap = 0, sp = 0, nout = 0;
 	uint32_t *out_name = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t *order = marple_malloc((nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t nnames = 0;
-	double minw = stree_weight2(t, 0) * opt.minshare / 100;
+	double minw = stacktree_weight2(t, 0) * opt.minshare / 100;
 	struct item { uint32_t node, depth; long parent; } *stack = NULL;
 
 	memset(out_name, 0xff, (nn ? nn : 1) * sizeof(uint32_t));
@@ -109,8 +109,8 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 	stack[sp++] = (struct item){ 0, 0, -1 };
 	while (sp) {
 		struct item it = stack[--sp];
-		const struct stree_node *nd = stree_node(t, it.node);
-		double v = stree_weight2(t, it.node);	/* the "after" count of a differential input */
+		const struct stacktree_node *nd = stacktree_node(t, it.node);
+		double v = stacktree_weight2(t, it.node);	/* the "after" count of a differential input */
 		if (it.node != 0 && (v < minw || v <= 0))
 			continue;
 		if (out_name[nd->name] == STREE_NONE) {
@@ -127,23 +127,23 @@ static void write_page(FILE *f, struct stree *t, const char *unit)
 		if (it.depth >= opt.depth)
 			continue;
 		size_t k = 0;
-		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stacktree_node(t, c)->next)
 			k++;
 		stack = marple_grow(stack, &cap, sp + k, sizeof(*stack));
 		size_t i = 0;
-		for (uint32_t c = nd->first; c != STREE_NONE; c = stree_node(t, c)->next)
+		for (uint32_t c = nd->first; c != STREE_NONE; c = stacktree_node(t, c)->next)
 			stack[sp + k - 1 - i++] = (struct item){ c, it.depth + 1, me };
 		sp += k;
 	}
 	fputs("];\nvar N=[", f);
 	for (uint32_t i = 0; i < nnames; i++) {
-		struct mstr s = stree_name(t, order[i]);
+		struct mstr s = stacktree_name(t, order[i]);
 		if (i)
 			fputc(',', f);
-		js_string_write(f, s.s, s.len);
+		xml_js_string_write(f, s.s, s.len);
 	}
 	fputs("];\nvar C={unit:", f);
-	js_string_cstr(f, unit);
+	xml_js_string_cstr(f, unit);
 	fputs("};\n", f);
 	fputs(treemap_js, f);
 	fputs("</script>\n</body></html>\n", f);
@@ -160,36 +160,36 @@ int main(int argc, char **argv)
 	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case O_TITLE: opt.title = optarg; break;
-		case 'd': opt.depth = opt_u64("--depth", optarg, 1, UINT32_MAX); break;
-		case O_MINSHARE: opt.minshare = opt_double("--min-share", optarg, 0, 100); break;
+		case 'd': opt.depth = marple_opt_u64("--depth", optarg, 1, UINT32_MAX); break;
+		case O_MINSHARE: opt.minshare = marple_opt_double("--min-share", optarg, 0, 100); break;
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_REVERSE: opt.reverse = 1; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); close_stdout(); return EXIT_OK;
-		default: usage_try();
+		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		default: marple_usage_try();
 		}
 	}
 
-	struct stree *t = stree_new(0);
-	struct stree_input in = { .reverse = opt.reverse };
+	struct stree *t = stacktree_new(0);
+	struct stacktree_input in = { .reverse = opt.reverse };
 	int rc = EXIT_OK;
-	if (stree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
+	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
 	if (in.two_counts)
-		warnmsg("differential input: drawing the second count of each line");
-	if (in.stacks == 0 || stree_weight2(t, 0) <= 0) {
-		warn_at(operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input");
+		marple_warn("differential input: drawing the second count of each line");
+	if (in.stacks == 0 || stacktree_weight2(t, 0) <= 0) {
+		marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
-	struct outfile *o = outfile_open(opt.out);
-	write_page(outfile_stream(o), t, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
-	if (outfile_commit(o) < 0)
+	struct outfile *o = marple_outfile_open(opt.out);
+	write_page(marple_outfile_stream(o), t, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
+	if (marple_outfile_commit(o) < 0)
 		rc = EXIT_DATA;
 cleanup:
-	stree_free(t);
+	stacktree_free(t);
 	free(in.unit);
 	free(in.interface);
 	return rc;

@@ -51,7 +51,7 @@ uint64_t bpfmap_each(int fd, size_t key_size, size_t value_size,
 		if (rc < 0 && errno != ENOENT) {
 			if (first)	/* a kernel without batch operations */
 				break;
-			warnmsg("reading a BPF map stopped after %" PRIu64 " elements: %s", n, strerror(errno));
+			marple_warn("reading a BPF map stopped after %" PRIu64 " elements: %s", n, strerror(errno));
 			count = 0;
 		}
 		done = rc < 0;

@@ -34,7 +34,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 		return 0;
 	if (level == LIBBPF_INFO && !verbose_libbpf)
 		return 0;
-	fprintf(stderr, "%s: libbpf: ", progname);
+	fprintf(stderr, "%s: libbpf: ", marple_progname);
 	return vfprintf(stderr, fmt, ap);
 }
 
@@ -79,9 +79,9 @@ void collector_start(int verbose)
 	struct sigaction sa = { 0 };
 
 	if (geteuid() != 0)
-		fatal(EXIT_DATA, "must be run as root (BPF tracing needs CAP_BPF and CAP_PERFMON)");
+		marple_fatal(EXIT_DATA, "must be run as root (BPF tracing needs CAP_BPF and CAP_PERFMON)");
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		fatal(EXIT_DATA, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+		marple_fatal(EXIT_DATA, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
 				 "collectors need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	verbose_libbpf = verbose;
 	libbpf_set_print(libbpf_log);
@@ -99,10 +99,10 @@ uint64_t collector_duration(int argc, char **argv, int optind)
 	if (optind >= argc)
 		return 0;
 	if (optind + 1 < argc)
-		usage_error("unexpected operand '%s' (only a duration may follow the options)", argv[optind + 1]);
+		marple_usage_error("unexpected operand '%s' (only a duration may follow the options)", argv[optind + 1]);
 	/* 0, as no operand, runs until a signal: `marple collect -t 0` passes it on */
-	if (parse_duration_ns(argv[optind], &ns) < 0)
-		usage_error("duration '%s' is not a time (e.g. 10, 10s, 500ms, 2m; 0: until SIGINT/SIGTERM)", argv[optind]);
+	if (marple_parse_duration_ns(argv[optind], &ns) < 0)
+		marple_usage_error("duration '%s' is not a time (e.g. 10, 10s, 500ms, 2m; 0: until SIGINT/SIGTERM)", argv[optind]);
 	return ns;
 }
 
@@ -111,7 +111,7 @@ void collector_ready(uint64_t duration_ns)
 	const char *ready = getenv("MARPLE_READY_FILE");
 
 	heap_after_btf();
-	deadline_ns = duration_ns ? now_monotonic_ns() + duration_ns : 0;
+	deadline_ns = duration_ns ? marple_now_monotonic_ns() + duration_ns : 0;
 	if (ready && *ready) {
 		int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0)
@@ -121,7 +121,7 @@ void collector_ready(uint64_t duration_ns)
 
 int collector_should_stop(void)
 {
-	return stop_signal || (deadline_ns && now_monotonic_ns() >= deadline_ns);
+	return stop_signal || (deadline_ns && marple_now_monotonic_ns() >= deadline_ns);
 }
 
 int collector_poll_timeout_ms(int max_ms)
@@ -132,7 +132,7 @@ int collector_poll_timeout_ms(int max_ms)
 		return 0;
 	if (!deadline_ns)
 		return max_ms;
-	now = now_monotonic_ns();
+	now = marple_now_monotonic_ns();
 	uint64_t left = (deadline_ns - now + 999999) / 1000000;
 	return left < (uint64_t)max_ms ? (int)left : max_ms;
 }
@@ -172,7 +172,7 @@ void collector_verbose_trailer(json_t *trailer)
 	size_t len = 0;
 
 	counts_text(trailer, "", buf, sizeof(buf), &len);
-	warnmsg("statistics: %s", buf);
+	marple_warn("statistics: %s", buf);
 }
 
 const char *collector_strerror(int err)

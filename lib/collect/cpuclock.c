@@ -99,7 +99,7 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	};
 
 	if (ncpu <= 0)
-		fatal(EXIT_DATA, "cannot count the CPUs: %s", strerror(-ncpu));
+		marple_fatal(EXIT_DATA, "cannot count the CPUs: %s", strerror(-ncpu));
 	cc->n = ncpu;
 	cc->freq = freq;
 	cc->prog_fd = bpf_program__fd(prog);
@@ -118,18 +118,18 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 		if (fd < 0) {
 			if (errno == ENODEV)
 				continue;	/* offline CPU */
-			fatal(EXIT_DATA, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
+			marple_fatal(EXIT_DATA, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
 		}
 		cc->fds[cpu] = fcntl(fd, F_DUPFD_CLOEXEC, 0);	/* the link owns fd */
 		cc->links[cpu] = bpf_program__attach_perf_event(prog, fd);
 		if (!cc->links[cpu]) {
 			close(fd);
-			fatal(EXIT_DATA, "attaching to the cpu-clock event of CPU %d: %s", cpu, strerror(errno));
+			marple_fatal(EXIT_DATA, "attaching to the cpu-clock event of CPU %d: %s", cpu, strerror(errno));
 		}
 		attached++;
 	}
 	if (attached == 0)
-		fatal(EXIT_DATA, only_cpu >= 0 ? "CPU %d is not online" : "no online CPU to sample (%d)", only_cpu);
+		marple_fatal(EXIT_DATA, only_cpu >= 0 ? "CPU %d is not online" : "no online CPU to sample (%d)", only_cpu);
 	return cc;
 }
 
@@ -254,7 +254,7 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 	if ((a->target || a->have_runs) && a->asked >= 50 &&
 	    (delivered * 100 < a->asked * 98 || delivered * 100 > a->asked * 102)) {
 		loss_causes(a, causes, sizeof(causes));
-		warnmsg("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
+		marple_warn("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
 			a->asked, a->freq,
 			(double)(a->target ? a->task_ns : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
 			a->target ? "the target's CPU time" : "busy CPU time", delivered,

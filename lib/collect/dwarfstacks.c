@@ -29,7 +29,7 @@ struct dwarfstacks *dwarfstacks_new(struct syms_cache *syms)
 {
 	struct dwarfstacks *d = marple_calloc(1, sizeof(*d));
 
-	d->unw = unwinder_new(syms);
+	d->unw = unwind_new(syms);
 	d->tab = hashtab_new();
 	return d;
 }
@@ -39,7 +39,7 @@ void dwarfstacks_free(struct dwarfstacks *d)
 	if (!d)
 		return;
 	hashtab_free(d->tab);
-	unwinder_free(d->unw);
+	unwind_free(d->unw);
 	free(d);
 }
 
@@ -52,7 +52,7 @@ void dwarfstacks_add(struct dwarfstacks *d, const struct dwarf_sample *s, uint64
 	k.kid = s->kern_stack_id;
 	k.exec_id = s->exec_id;
 	memcpy(k.comm, s->comm, MARPLE_COMM_LEN);
-	int n = unwinder_unwind(d->unw, (pid_t)s->pid, s->exec_id, &s->user, k.ips, MARPLE_STACK_DEPTH);
+	int n = unwind_stack(d->unw, (pid_t)s->pid, s->exec_id, &s->user, k.ips, MARPLE_STACK_DEPTH);
 	hashtab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight, 0);
 }
 
@@ -76,7 +76,7 @@ uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, 
 	struct hashtab *out = hashtab_new();
 
 	if (counts_fd >= 0)
-		stacks_collect_counts(sf, counts_fd, out);
+		stacksbpf_collect_counts(sf, counts_fd, out);
 	collect(d, sf, out);
 	uint64_t records = stackframes_write_table(out, f);
 	hashtab_free(out);
@@ -85,14 +85,14 @@ uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, 
 
 void dwarfstacks_trailer_add(const struct dwarfstacks *d, json_t *tr, int verbose)
 {
-	struct unwinder_stats us;
+	struct unwind_stats us;
 
-	unwinder_stats(d->unw, &us);
+	unwind_stats(d->unw, &us);
 	json_object_set_new(tr, "unwind", json_pack("{s:I,s:I,s:I,s:I}", "stacks", (json_int_t)us.stacks, "frames",
 						    (json_int_t)us.frames, "stopped_no_info",
 						    (json_int_t)us.stopped_no_info, "us", (json_int_t)(us.ns / 1000)));
 	if (verbose)
-		warnmsg("unwound %llu stacks, %llu frames, in %.1f ms (%.1f us a stack)",
+		marple_warn("unwound %llu stacks, %llu frames, in %.1f ms (%.1f us a stack)",
 			(unsigned long long)us.stacks, (unsigned long long)us.frames, us.ns / 1e6,
 			us.stacks ? us.ns / 1e3 / us.stacks : 0.0);
 }

@@ -19,7 +19,7 @@ struct ring_buffer *eventcollector_ring(int events_fd, int (*on_event)(void *ctx
 	struct ring_buffer *rb = ring_buffer__new(events_fd, on_event, NULL, NULL);
 
 	if (!rb)
-		warnmsg("cannot open the ring buffer: %s", strerror(errno));
+		marple_warn("cannot open the ring buffer: %s", strerror(errno));
 	return rb;
 }
 
@@ -28,7 +28,7 @@ int eventcollector_poll(struct ring_buffer *rb, int flush)
 	while (!collector_should_stop()) {
 		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(100));
 		if (err < 0 && err != -EINTR) {
-			warnmsg("reading the ring buffer: %s", collector_strerror(err));
+			marple_warn("reading the ring buffer: %s", collector_strerror(err));
 			return -1;
 		}
 		if (flush)
@@ -42,17 +42,17 @@ int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, 
 {
 	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
 	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
-	json_t *trl = section_trailer_new(records, lost, untracked, collector_end_reason());
+	json_t *trl = stream_section_trailer_new(records, lost, untracked, collector_end_reason());
 	if (self_obj)
-		self_trailer_add(trl, self_obj);
+		selffilter_trailer_add(trl, self_obj);
 	int rc = stream_write_json(f, trl);
 
 	json_decref(trl);
 	if (rc < 0)
 		return -1;
 	if (lost)
-		warnmsg("lost %" PRIu64 " %s (ring buffer full)", lost, lost_what);
+		marple_warn("lost %" PRIu64 " %s (ring buffer full)", lost, lost_what);
 	if (untracked)
-		warnmsg("%" PRIu64 " %s", untracked, untracked_what);
+		marple_warn("%" PRIu64 " %s", untracked, untracked_what);
 	return 0;
 }

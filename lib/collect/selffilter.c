@@ -28,33 +28,33 @@ static void read_environment(void)
 	rule.pids[rule.npids++] = getpid();
 	for (const char *p = list ? list : ""; *p;) {
 		size_t len = strcspn(p, " ,");
-		if (len && (parse_u64_span(p, len, &v) < 0 || v == 0 || v > 0x7fffffff))
-			usage_error("MARPLE_SELF_PIDS: '%.*s' is not a process id", (int)len, p);
+		if (len && (marple_parse_u64_span(p, len, &v) < 0 || v == 0 || v > 0x7fffffff))
+			marple_usage_error("MARPLE_SELF_PIDS: '%.*s' is not a process id", (int)len, p);
 		if (len && rule.npids == SELF_MAX_PIDS)
-			usage_error("MARPLE_SELF_PIDS: more than %d process ids", SELF_MAX_PIDS - 1);
+			marple_usage_error("MARPLE_SELF_PIDS: more than %d process ids", SELF_MAX_PIDS - 1);
 		if (len)
 			rule.pids[rule.npids++] = (pid_t)v;
 		p += len;
 		p += strspn(p, " ,");
 	}
-	if (pg && *pg && (parse_u64(pg, 1, 0x7fffffff, &v) < 0))
-		usage_error("MARPLE_SELF_PGID: '%s' is not a process group id", pg);
+	if (pg && *pg && (marple_parse_u64(pg, 1, 0x7fffffff, &v) < 0))
+		marple_usage_error("MARPLE_SELF_PGID: '%s' is not a process group id", pg);
 	rule.pgid = pg && *pg ? (pid_t)v : 0;
 }
 
-void self_rule_init(int include_self)
+void selffilter_rule_init(int include_self)
 {
 	rule.npids = 0;
 	rule.on = !include_self;
 	read_environment();
 }
 
-int self_wants_pgid(void)
+int selffilter_wants_pgid(void)
 {
 	return rule.on && rule.pgid;
 }
 
-int self_is_marple(pid_t pid, const char *comm, pid_t pgid)
+int selffilter_is_marple(pid_t pid, const char *comm, pid_t pgid)
 {
 	if (!rule.on)
 		return 0;
@@ -74,34 +74,34 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return m ? bpf_map__fd(m) : -1;
 }
 
-void self_filter_setup(struct bpf_object *obj, int include_self)
+void selffilter_setup(struct bpf_object *obj, int include_self)
 {
 	int cfg_fd = map_fd(obj, "self_config"), pids_fd = map_fd(obj, "self_tgids");
 	struct self_config cfg = { 0 };
 	__u32 zero = 0;
 	__u8 one = 1;
 
-	self_rule_init(include_self);
+	selffilter_rule_init(include_self);
 	if (cfg_fd < 0 || pids_fd < 0)
-		fatal(EXIT_DATA, "internal error: the BPF object has no self_config/self_tgids map");
+		marple_fatal(EXIT_DATA, "internal error: the BPF object has no self_config/self_tgids map");
 	for (size_t i = 0; rule.on && i < rule.npids; i++) {
 		__u32 tgid = (__u32)rule.pids[i];
 		if (bpf_map_update_elem(pids_fd, &tgid, &one, BPF_ANY) != 0)
-			fatal(EXIT_DATA, "cannot fill the BPF map self_tgids");
+			marple_fatal(EXIT_DATA, "cannot fill the BPF map self_tgids");
 	}
 	cfg.off = (__u32)!rule.on;
 	cfg.pgid = (__u32)rule.pgid;
 	if (bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) != 0)
-		fatal(EXIT_DATA, "cannot fill the BPF map self_config");
+		marple_fatal(EXIT_DATA, "cannot fill the BPF map self_config");
 }
 
-uint64_t self_excluded(struct bpf_object *obj)
+uint64_t selffilter_excluded(struct bpf_object *obj)
 {
 	int fd = map_fd(obj, "self_excluded");
 	return fd < 0 ? 0 : bpfmap_percpu_sum(fd, 0);
 }
 
-void self_trailer_add(json_t *trailer, struct bpf_object *obj)
+void selffilter_trailer_add(json_t *trailer, struct bpf_object *obj)
 {
-	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)self_excluded(obj)));
+	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)selffilter_excluded(obj)));
 }

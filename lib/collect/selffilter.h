@@ -11,9 +11,9 @@
  * script's background jobs share its group, workloads included.
  *
  *   skel = x_bpf__open_and_load();
- *   self_filter_setup(skel->obj, include_self);    // exits 2 on a bad variable
+ *   selffilter_setup(skel->obj, include_self);    // exits 2 on a bad variable
  *   ...
- *   self_trailer_add(trailer, skel->obj);          // "self_excluded": N
+ *   selffilter_trailer_add(trailer, skel->obj);          // "self_excluded": N
  */
 #ifndef MARPLE_SELFFILTER_H
 #define MARPLE_SELFFILTER_H
@@ -33,17 +33,17 @@ struct bpf_object;
 /* Fill obj's self_config and self_tgids (after load): on unless include_self,
  * with this process, $MARPLE_SELF_PIDS and $MARPLE_SELF_PGID.  A malformed
  * variable is a usage error (exit 2). */
-void self_filter_setup(struct bpf_object *obj, int include_self);
+void selffilter_setup(struct bpf_object *obj, int include_self);
 /* The events or samples obj's programs left out as marple's own. */
-uint64_t self_excluded(struct bpf_object *obj);
+uint64_t selffilter_excluded(struct bpf_object *obj);
 /* Add "self_excluded" to a trailer. */
-void self_trailer_add(json_t *trailer, struct bpf_object *obj);
+void selffilter_trailer_add(json_t *trailer, struct bpf_object *obj);
 
 /* For collectors that read /proc: set up the same rule without BPF. */
-void self_rule_init(int include_self);
-/* Does self_is_marple look at the process group ($MARPLE_SELF_PGID set)? */
-int self_wants_pgid(void);
+void selffilter_rule_init(int include_self);
+/* Does selffilter_is_marple look at the process group ($MARPLE_SELF_PGID set)? */
+int selffilter_wants_pgid(void);
 /* Is pid (whose comm and process group are given) marple's own? */
-int self_is_marple(pid_t pid, const char *comm, pid_t pgid);
+int selffilter_is_marple(pid_t pid, const char *comm, pid_t pgid);
 
 #endif

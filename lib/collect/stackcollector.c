@@ -46,7 +46,7 @@ static int has_option(const struct stackcollector *sc, int id)
 
 void stackcollector_usage(struct stackcollector *sc, FILE *f)
 {
-	fprintf(f, "Usage: %s %s\n%s\n", progname, sc->synopsis, sc->about);
+	fprintf(f, "Usage: %s %s\n%s\n", marple_progname, sc->synopsis, sc->about);
 	options_usage(f, entries_of(sc));
 	fprintf(f, "\nDURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM%s.\n%s",
 		has_option(sc, SC_OPT_COMMAND) ? " (or CMD exits)" : "", sc->footer);
@@ -55,23 +55,23 @@ void stackcollector_usage(struct stackcollector *sc, FILE *f)
 static void shared_option(struct stackcollector *sc, int id, const char *arg)
 {
 	switch (id) {
-	case SC_OPT_PID: sc->pid = (pid_t)opt_u64("-p", arg, 1, 0x7fffffff); break;
-	case SC_OPT_TID: sc->tid = (pid_t)opt_u64("-t", arg, 1, 0x7fffffff); break;
+	case SC_OPT_PID: sc->pid = (pid_t)marple_opt_u64("-p", arg, 1, 0x7fffffff); break;
+	case SC_OPT_TID: sc->tid = (pid_t)marple_opt_u64("-t", arg, 1, 0x7fffffff); break;
 	case SC_OPT_NO_DEMANGLE: sc->no_demangle = 1; break;
 	case SC_OPT_COMMAND: sc->cmd = arg; break;
-	case SC_OPT_SAMPLE_EVERY: sc->sample_every = opt_u64("--sample-every", arg, 1, 1u << 30); break;
+	case SC_OPT_SAMPLE_EVERY: sc->sample_every = marple_opt_u64("--sample-every", arg, 1, 1u << 30); break;
 	case SC_OPT_LIB: sc->lib = arg; break;
 	case SC_OPT_USER_ONLY: sc->user_only = 1; break;
 	case SC_OPT_KERNEL_ONLY: sc->kernel_only = 1; break;
 	case SC_OPT_ANNOTATE: sc->annotate = 1; break;
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
-	case SC_OPT_STACK_STORAGE: sc->stack_storage = opt_u64("--stack-storage", arg, 64, 1u << 22); break;
+	case SC_OPT_STACK_STORAGE: sc->stack_storage = marple_opt_u64("--stack-storage", arg, 64, 1u << 22); break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
 	case SC_OPT_UNWIND:
 		if ((sc->unwind = unwindtab_mode(arg)) < 0)
-			usage_error("--unwind: '%s' is not tables, fp or dwarf", arg);
+			marple_usage_error("--unwind: '%s' is not tables, fp or dwarf", arg);
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
@@ -97,18 +97,18 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		while (i < n && sc->options[i].key != c)
 			i++;
 		if (i == n)
-			usage_try();
+			marple_usage_try();
 		if (sc->options[i].id)
 			shared_option(sc, sc->options[i].id, optarg);
 		else
 			sc->option(c, optarg);
 	}
 	if (sc->user_only && sc->kernel_only)
-		usage_error("-U and -K cannot be used together");
+		marple_usage_error("-U and -K cannot be used together");
 	if (sc->pid && sc->cmd)
-		usage_error("-p and -c cannot be used together");
+		marple_usage_error("-p and -c cannot be used together");
 	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
-		usage_error("--unwind dwarf: only tables or fp here");
+		marple_usage_error("--unwind dwarf: only tables or fp here");
 	sc->duration = collector_duration(argc, argv, optind);
 }
 
@@ -116,7 +116,7 @@ void stackcollector_start(const struct stackcollector *sc)
 {
 	collector_start(sc->verbose);
 	if (sc->pid)
-		require_process(sc->pid);
+		uprobes_require_process(sc->pid);
 }
 
 char *stackcollector_libc(const struct stackcollector *sc)
@@ -126,7 +126,7 @@ char *stackcollector_libc(const struct stackcollector *sc)
 	if (!lib)
 		exit(EXIT_DATA);
 	if (access(lib, R_OK) != 0)
-		fatal(EXIT_DATA, "library %s not found", lib);
+		marple_fatal(EXIT_DATA, "library %s not found", lib);
 	return lib;
 }
 
@@ -144,7 +144,7 @@ static int map_fd(struct bpf_object *obj, const char *name)
 void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
 {
 	if (unwindtab_size(obj, sc->unwind) < 0)
-		fatal(EXIT_DATA, "the BPF program has no unwind maps");
+		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
 }
 
 void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb)
@@ -152,7 +152,7 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
 		return;
 	if (!(sc->unwindtab = unwindtab_new(obj)) || unwindtab_poll_with(sc->unwindtab, rb) < 0)
-		fatal(EXIT_DATA, "cannot set up the unwind tables");
+		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);
 	else if (sc->cmd)
@@ -162,11 +162,11 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
 {
 	sc->syms = syms_cache_new(sc->no_demangle ? 0 : SYMS_DEMANGLE);
-	if (kernel && !(sc->ksyms = ksyms_load()))
+	if (kernel && !(sc->ksyms = syms_kernel_load()))
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
 	stackframes_set_unwind_mode(sc->sf, unwindtab_mode_name(sc->unwind));
-	sc->notes = stacks_pidnotes_open(obj, sc->syms, &sc->exec_link);
+	sc->notes = stacksbpf_pidnotes_open(obj, sc->syms, &sc->exec_link);
 	if (!sc->notes)
 		return -1;
 	stackcollector_unwind_loaded(sc, obj, sc->notes);
@@ -178,7 +178,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 json_t *stackcollector_header(const struct stackcollector *sc, const char *interface, const char *unit,
 			      const char *label, pid_t target, json_t **options)
 {
-	json_t *hdr = section_header_new(interface, DATATYPE_STACK);
+	json_t *hdr = stream_section_header_new(interface, DATATYPE_STACK);
 	json_t *o = json_object();
 
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", unit));
@@ -186,7 +186,7 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 	if (target > 0)
 		json_object_set_new(o, "pid", json_integer(target));
 	if (sc->cmd)
-		json_object_set_new(o, "command", json_string_bytes(sc->cmd, strlen(sc->cmd)));
+		json_object_set_new(o, "command", stream_json_string_bytes(sc->cmd, strlen(sc->cmd)));
 	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc->unwind)));
 	json_object_set_new(hdr, "options", o);
 	*options = o;
@@ -197,12 +197,12 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 			       uint64_t extra_dropped, const char *ended)
 {
 	uint64_t counters[STACKS_NCOUNTERS];
-	json_t *tr = section_trailer_new(records, 0, 0, ended);
+	json_t *tr = stream_section_trailer_new(records, 0, 0, ended);
 
-	stacks_read_counters(map_fd(obj, "stack_counters"), counters);
-	uint64_t dropped = stacks_trailer_add(tr, counters, sc->sf) + extra_dropped;
+	stacksbpf_read_counters(map_fd(obj, "stack_counters"), counters);
+	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
-	self_trailer_add(tr, obj);
+	selffilter_trailer_add(tr, obj);
 	if (sc->unwindtab)
 		unwindtab_trailer_add(sc->unwindtab, tr);
 	return tr;
@@ -217,7 +217,7 @@ pid_t stackcollector_target(struct stackcollector *sc)
 {
 	if (!sc->cmd)
 		return sc->pid;
-	sc->child = command_start(sc->cmd);
+	sc->child = uprobes_command_start(sc->cmd);
 	sc->child_running = 1;
 	return sc->child;
 }
@@ -225,7 +225,7 @@ pid_t stackcollector_target(struct stackcollector *sc)
 void stackcollector_ready(struct stackcollector *sc)
 {
 	if (sc->child)
-		command_go(sc->child);
+		uprobes_command_go(sc->child);
 	collector_ready(sc->duration);
 }
 
@@ -234,7 +234,7 @@ int stackcollector_poll(struct stackcollector *sc)
 	if (collector_should_stop())
 		return 0;
 	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
-	if (sc->child_running && command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
+	if (sc->child_running && uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
 		sc->child_running = 0;
 		sc->child_exited = 1;
 		return 0;
@@ -259,7 +259,7 @@ int stackcollector_write_trailer(struct stackcollector *sc, json_t *tr)
 void stackcollector_free(struct stackcollector *sc)
 {
 	if (sc->child_running)
-		command_stop(sc->child);
+		uprobes_command_stop(sc->child);
 	sc->child_running = 0;
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
@@ -270,7 +270,7 @@ void stackcollector_free(struct stackcollector *sc)
 	free(sc->entries);
 	sc->entries = NULL;
 	syms_cache_free(sc->syms);
-	ksyms_free(sc->ksyms);
+	syms_kernel_free(sc->ksyms);
 	sc->notes = NULL;
 	sc->sf = NULL;
 	sc->syms = NULL;

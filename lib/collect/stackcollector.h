@@ -25,8 +25,8 @@
  *
  *   stackcollector_parse(&sc, options, own_option, argc, argv);   // and the duration
  *   stackcollector_start(&sc);                // root, BTF, signals; -p's process exists
- *   skel = x_bpf__open(); ... stacks_set_storage(skel->obj, sc.stack_storage); load
- *   self_filter_setup(skel->obj, sc.include_self);   // marple's own left out (selffilter.h)
+ *   skel = x_bpf__open(); ... stacksbpf_set_storage(skel->obj, sc.stack_storage); load
+ *   selffilter_setup(skel->obj, sc.include_self);   // marple's own left out (selffilter.h)
  *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
@@ -188,7 +188,7 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 			      const char *label, pid_t target, json_t **options);
 
 /* A trailer of records records with the object's stack counters and sf's
- * stats (see stacks_trailer_add: a line on stderr when stacks were lost) and
+ * stats (see stacksbpf_trailer_add: a line on stderr when stacks were lost) and
  * "self_excluded" (selffilter.h);
  * "dropped" is the samples not counted plus extra_dropped. */
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,

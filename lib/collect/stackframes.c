@@ -196,11 +196,11 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		n = MARPLE_STACK_DEPTH;
 	for (size_t i = 0; i < n; i++)
 		at[i] = ips[i] - (i > 0);
-	ksyms_resolve(sf->ksyms, at, n);
+	syms_kernel_resolve(sf->ksyms, at, n);
 	/* leave out the tracing machinery at the leaf (a tracepoint's BPF program) */
 	size_t skip = 0;
 	while (skip < n) {
-		const char *name = ksyms_lookup(sf->ksyms, at[skip], NULL);
+		const char *name = syms_kernel_lookup(sf->ksyms, at[skip], NULL);
 		if (!name || (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
 			      strncmp(name, "__traceiter_", 12) && strncmp(name, "__bpf_trace_", 12)))
 			break;
@@ -210,7 +210,7 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		return;
 	delimit(sf);
 	for (size_t i = n; i-- > skip;) {
-		const char *name = ksyms_lookup(sf->ksyms, at[i], NULL);
+		const char *name = syms_kernel_lookup(sf->ksyms, at[i], NULL);
 		if (!name) {
 			sf->st.unknown_frames++;
 			name = "[unknown]";

@@ -65,7 +65,7 @@ void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight);
  * call it when writing the frames another way). */
 void stackframes_weigh(struct stackframes *sf, uint64_t weight);
 /* The unwinding mode ("fp" by default, "dwarf", "tables"), for the advice
- * stacks_trailer_add gives when many user stacks are incomplete. */
+ * stacksbpf_trailer_add gives when many user stacks are incomplete. */
 void stackframes_set_unwind_mode(struct stackframes *sf, const char *mode);
 const char *stackframes_unwind_mode(const struct stackframes *sf);
 

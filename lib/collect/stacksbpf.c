@@ -13,7 +13,7 @@
 #include "hashtab.h"
 #include "util.h"
 
-int stacks_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
+int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -49,13 +49,13 @@ static void warn_incomplete(const struct stackframes *sf, const struct stackfram
 		why = "code without unwind information (JIT, hand-written assembly), or (--unwind dwarf) "
 		      "stacks deeper than the copy; debug info for the programs (their -dbgsym or -dbg "
 		      "packages, .debug_frame) helps";
-	warnmsg("%.0f%% of the user stacks (%" PRIu64 " of %" PRIu64 " distinct stacks) stop before "
+	marple_warn("%.0f%% of the user stacks (%" PRIu64 " of %" PRIu64 " distinct stacks) stop before "
 		"_start, __libc_start_main or a thread start (unwinding: %s): %s",
 		100.0 * (double)st->incomplete_user_weight / (double)st->user_weight,
 		st->incomplete_user_stacks, st->user_stacks, mode, why);
 }
 
-uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
+uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
 {
 	static const char *const names[] = STACKS_COUNTER_NAMES;
 	struct stackframes_stats st = { 0 };
@@ -81,7 +81,7 @@ uint64_t stacks_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS],
 	}
 	json_object_set_new(trailer, "stack_errors", o);
 	if (bad || st.missing_user || st.missing_kernel) {
-		warnmsg("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
+		marple_warn("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
 			"); stacks lost: %" PRIu64 " (stack map full %" PRIu64 ", collisions %" PRIu64
 			", read errors %" PRIu64 " user, %" PRIu64 " kernel)%s",
 			c[STACKS_SAMPLES], dropped, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL],
@@ -121,23 +121,23 @@ static struct ring_buffer *pidnotes_new(int notes_fd, int seen_fd, struct syms_c
 	struct ring_buffer *rb;
 
 	if (npn == 8) {
-		warnmsg("too many pid_notes ring buffers");
+		marple_warn("too many pid_notes ring buffers");
 		return NULL;
 	}
 	pn[npn] = (struct pidnotes){ syms, seen_fd };
 	if (!(rb = ring_buffer__new(notes_fd, on_pidnote, &pn[npn], NULL)))
-		warnmsg("cannot read the pid_notes ring buffer: %s", strerror(errno));
+		marple_warn("cannot read the pid_notes ring buffer: %s", strerror(errno));
 	else
 		npn++;
 	return rb;
 }
 
-struct ring_buffer *stacks_pidnotes_new(int fd, struct syms_cache *syms)
+struct ring_buffer *stacksbpf_pidnotes_new(int fd, struct syms_cache *syms)
 {
 	return pidnotes_new(fd, -1, syms);
 }
 
-struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
+struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
 {
 	struct bpf_map *notes = bpf_object__find_map_by_name(obj, "pid_notes");
 	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
@@ -145,11 +145,11 @@ struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cac
 
 	*exec_link = NULL;
 	if (!notes || !seen) {
-		warnmsg("no pid_notes map in the BPF program");
+		marple_warn("no pid_notes map in the BPF program");
 		return NULL;
 	}
 	if (exec && !(*exec_link = bpf_program__attach(exec)))
-		warnmsg("cannot attach to sched_process_exec (%s): a process that execs and exits before "
+		marple_warn("cannot attach to sched_process_exec (%s): a process that execs and exits before "
 			"its first sample is taken may be left unnamed", strerror(errno));
 	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
 }
@@ -171,40 +171,40 @@ static void collect_one(const void *key, const void *value, void *arg)
 	}
 }
 
-void stacks_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
+void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 {
 	struct collect_walk w = { sf, t };
 
 	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_one, &w);
 }
 
-uint64_t stacks_write_counts(struct stackframes *sf, int fd, FILE *f)
+uint64_t stacksbpf_write_counts(struct stackframes *sf, int fd, FILE *f)
 {
 	struct hashtab *t = hashtab_new();
 
-	stacks_collect_counts(sf, fd, t);
+	stacksbpf_collect_counts(sf, fd, t);
 	uint64_t records = stackframes_write_table(t, f);
 	hashtab_free(t);
 	return records;
 }
 
-void stacks_check_target(long long pid, long long tid)
+void stacksbpf_check_target(long long pid, long long tid)
 {
 	char p[64];
 
 	if (pid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld", pid);
 		if (access(p, F_OK) < 0)
-			fatal(EXIT_DATA, "no process with PID %lld", pid);
+			marple_fatal(EXIT_DATA, "no process with PID %lld", pid);
 	}
 	if (tid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", pid > 0 ? pid : tid, tid);
 		if (access(p, F_OK) < 0)
-			fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+			marple_fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
 	}
 }
 
-int stacks_set_storage(struct bpf_object *obj, uint32_t n)
+int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 {
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");

@@ -4,13 +4,13 @@
  * records (named by stackframes.h) and put its counters in the trailer.
  * stackframes.h only turns stacks into frames; this is what touches BPF.
  *
- *   stacks_set_storage(skel->obj, n);                // before load
+ *   stacksbpf_set_storage(skel->obj, n);                // before load
  *   struct bpf_link *exec;
- *   struct ring_buffer *notes = stacks_pidnotes_open(skel->obj, syms, &exec);
+ *   struct ring_buffer *notes = stacksbpf_pidnotes_open(skel->obj, syms, &exec);
  *   ... while capturing: ring_buffer__poll(notes, timeout)  (snapshots new pids) ...
- *   records = stacks_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
- *   stacks_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
- *   dropped = stacks_trailer_add(trailer, counters, sf);   // "stack_errors"
+ *   records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+ *   stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
+ *   dropped = stacksbpf_trailer_add(trailer, counters, sf);   // "stack_errors"
  */
 #ifndef MARPLE_STACKSBPF_H
 #define MARPLE_STACKSBPF_H
@@ -24,43 +24,43 @@
 #include "syms.h"
 
 /* Sum the per-CPU stack_counters map into out[STACKS_NCOUNTERS]; 0 or -1. */
-int stacks_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
+int stacksbpf_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
 /* Add the counters (non-zero ones) and sf's stats (sf may be NULL) to a
  * trailer as "stack_errors": {...}, and print a one-line summary on stderr
  * when anything was lost.  Returns the number of samples not counted at all
  * (map_full + ringbuf_full), for the trailer's "dropped". */
-uint64_t stacks_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
+uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
 			    const struct stackframes *sf);
 
 /* Write one stack record per distinct frame list of a BPF hash map
  * struct stack_key -> u64 (the collector's aggregation), weight = the sum of
  * the values.  Returns the number of records written. */
-uint64_t stacks_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
+uint64_t stacksbpf_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 /* The same, into t (stackframes_collect), to be written with other records. */
 struct hashtab;
-void stacks_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
+void stacksbpf_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
 
 /* Size the stacks map (N distinct stacks) and its index stack_slots of a
  * BPF object that includes bpf/stacks.bpf.h; before load.  0 or -1. */
 struct bpf_object;
-int stacks_set_storage(struct bpf_object *obj, uint32_t n);
+int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n);
 
 /* For -p/-t: exit 1 with one clear line when the process or thread does not
  * exist (pid or tid <= 0: not given). */
-void stacks_check_target(long long pid, long long tid);
+void stacksbpf_check_target(long long pid, long long tid);
 
 /* Snapshot each image of a process announced on the pid_notes ring buffer
  * (stacks.bpf.h: struct pid_note); poll it with ring_buffer__poll().  NULL +
  * message on failure. */
 struct ring_buffer;
-struct ring_buffer *stacks_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
+struct ring_buffer *stacksbpf_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
 /* The same for a loaded BPF object that includes stacks.bpf.h, and better:
  * a snapshot that could not be checked is asked for again (its pids_seen
  * entry dropped), and the object's stacks_exec program (STACKS_EXEC_NOTES), if
  * it has one, is attached (*exec_link, for bpf_link__destroy; NULL if none
  * or it failed, with a warning) so images are snapshotted as they exec. */
 struct bpf_link;
-struct ring_buffer *stacks_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms,
+struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms,
 					 struct bpf_link **exec_link);
 
 #endif

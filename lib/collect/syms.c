@@ -85,7 +85,7 @@ static struct ktable *ktable_load(void)
 	char *buf;
 
 	if (fd < 0) {
-		warnmsg("/proc/kallsyms: %s", strerror(errno));
+		marple_warn("/proc/kallsyms: %s", strerror(errno));
 		return NULL;
 	}
 	t = marple_calloc(1, sizeof(*t));
@@ -96,7 +96,7 @@ static struct ktable *ktable_load(void)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			warnmsg("/proc/kallsyms: %s", strerror(errno));
+			marple_warn("/proc/kallsyms: %s", strerror(errno));
 			break;
 		}
 		have += (size_t)r;
@@ -133,7 +133,7 @@ static struct ktable *ktable_load(void)
 	free(buf);
 	close(fd);
 	if (t->n == 0) {
-		warnmsg("/proc/kallsyms: no readable kernel symbols (all addresses 0: not root, or kptr_restrict)");
+		marple_warn("/proc/kallsyms: no readable kernel symbols (all addresses 0: not root, or kptr_restrict)");
 		ktable_free(t);
 		return NULL;
 	}
@@ -188,7 +188,7 @@ static struct ksymname_bpf *namer_open(void)
 	return skel;
 }
 
-struct ksyms *ksyms_load(void)
+struct ksyms *syms_kernel_load(void)
 {
 	struct ksyms *k = marple_calloc(1, sizeof(*k));
 	const char *how = getenv("MARPLE_KSYMS");
@@ -204,12 +204,12 @@ struct ksyms *ksyms_load(void)
 	return k;
 }
 
-int ksyms_from_kernel(const struct ksyms *k)
+int syms_kernel_by_address(const struct ksyms *k)
 {
 	return k && k->skel;
 }
 
-void ksyms_free(struct ksyms *k)
+void syms_kernel_free(struct ksyms *k)
 {
 	if (!k)
 		return;
@@ -293,7 +293,7 @@ static void parse_pb(struct ksyms *k, struct kname *e, const char *s)
 	e->offset = off - 1;		/* we asked about addr+1 */
 }
 
-void ksyms_resolve(struct ksyms *k, const uint64_t *addrs, size_t n)
+void syms_kernel_resolve(struct ksyms *k, const uint64_t *addrs, size_t n)
 {
 	if (!k || !k->skel)
 		return;
@@ -322,7 +322,7 @@ void ksyms_resolve(struct ksyms *k, const uint64_t *addrs, size_t n)
 	}
 }
 
-const char *ksyms_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset)
+const char *syms_kernel_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset)
 {
 	if (!k)
 		return NULL;
@@ -330,7 +330,7 @@ const char *ksyms_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset)
 		return ktable_lookup(k->table, addr, offset);
 	struct kname *e = kname_find(k, addr);
 	if (!e) {
-		ksyms_resolve(k, &addr, 1);
+		syms_kernel_resolve(k, &addr, 1);
 		if (!(e = kname_find(k, addr)))		/* 0 or ~0: never a symbol */
 			return NULL;
 	}
@@ -673,7 +673,7 @@ static void load_dso(struct dso *d, const char *root, const char *path)
 				continue;
 			d->segs = realloc(d->segs, (d->nsegs + 1) * sizeof(*d->segs));
 			if (!d->segs)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 			d->segs[d->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz };
 		}
 	}
@@ -987,7 +987,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	free(p->maps);
 	p->maps = maps;
 	p->nmaps = nmaps;
-	p->read_ns = now_monotonic_ns();
+	p->read_ns = marple_now_monotonic_ns();
 	if (!p->jit && anon_exec)	/* a JIT writes code to anonymous memory */
 		load_perfmap(p);
 	return 0;
@@ -1084,7 +1084,7 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 void syms_cache_refresh(struct syms_cache *c)
 {
 	static const uint64_t after_ns[] = { 50000000, 1000000000 };
-	uint64_t now = now_monotonic_ns();
+	uint64_t now = marple_now_monotonic_ns();
 	size_t w = 0;
 
 	for (size_t i = 0; i < c->nyoung; i++) {
@@ -1115,7 +1115,7 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 				return &p->maps[mid];
 		}
 		/* not mapped when we looked: maybe dlopen'ed since; look again (rarely) */
-		if (pass || p->gone || p->frozen || now_monotonic_ns() - p->read_ns < 1000000000ull)
+		if (pass || p->gone || p->frozen || marple_now_monotonic_ns() - p->read_ns < 1000000000ull)
 			return NULL;
 		int rc = read_maps(c, p);
 		if (rc != 0) {

@@ -3,12 +3,12 @@
  * Collectors of stacks (callstack, offcpu, mallocstacks, memleak, memevents,
  * diskblockrq) all use it:
  *
- *   struct ksyms *k = ksyms_load();                  // once; NULL if unreadable
+ *   struct ksyms *k = syms_kernel_load();                  // once; NULL if unreadable
  *   struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
  *   syms_cache_snapshot(c, pid);                     // at the first sight of pid
  *   name = syms_cache_lookup(c, pid, addr, &module, &off);   // NULL: unknown
  *   name = syms_cache_lookup_exec(c, pid, exec_id, addr, &module, &off);  // across exec
- *   name = ksyms_lookup(k, addr, &off);
+ *   name = syms_kernel_lookup(k, addr, &off);
  *
  * Most collectors do not call this directly but go through lib/collect/stackframes.h,
  * which turns BPF stack ids into root-first frames.
@@ -53,16 +53,16 @@ enum syms_flags {
 
 struct ksyms;
 /* NULL + message if kernel symbols cannot be read (not root, kptr_restrict). */
-struct ksyms *ksyms_load(void);
-void ksyms_free(struct ksyms *k);
+struct ksyms *syms_kernel_load(void);
+void syms_kernel_free(struct ksyms *k);
 /* Name of the kernel function holding addr, or NULL.  The string lives as
  * long as k. */
-const char *ksyms_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset);
+const char *syms_kernel_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset);
 /* 1 when names come from the kernel one address at a time (BPF), 0 when
  * from /proc/kallsyms read whole. */
-int ksyms_from_kernel(const struct ksyms *k);
+int syms_kernel_by_address(const struct ksyms *k);
 /* Name addrs[0..n) in as few kernel calls as possible, ahead of lookups. */
-void ksyms_resolve(struct ksyms *k, const uint64_t *addrs, size_t n);
+void syms_kernel_resolve(struct ksyms *k, const uint64_t *addrs, size_t n);
 
 struct syms_cache;
 struct syms_cache *syms_cache_new(int flags);

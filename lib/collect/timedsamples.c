@@ -65,7 +65,7 @@ struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer
 	struct timedsamples *ts;
 
 	if (!m || !lost) {
-		warnmsg("no timed_samples map in the BPF program");
+		marple_warn("no timed_samples map in the BPF program");
 		return NULL;
 	}
 	ts = marple_calloc(1, sizeof(*ts));
@@ -73,7 +73,7 @@ struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer
 	ts->stacks = intern_new();
 	ts->lost_fd = bpf_map__fd(lost);
 	if (ring_buffer__add(rb, bpf_map__fd(m), on_timed, ts) < 0) {
-		warnmsg("cannot read the timed_samples ring buffer: %s", strerror(errno));
+		marple_warn("cannot read the timed_samples ring buffer: %s", strerror(errno));
 		timedsamples_free(ts);
 		return NULL;
 	}
@@ -222,9 +222,9 @@ uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, 
 	}
 	uint64_t lost = bpfmap_percpu_sum(ts->lost_fd, 0);
 	if (lost || unmatched)
-		warnmsg("--timed: %llu sample times lost (ring buffer full), %llu of stacks not counted",
+		marple_warn("--timed: %llu sample times lost (ring buffer full), %llu of stacks not counted",
 			(unsigned long long)lost, (unsigned long long)unmatched);
-	json_t *t = section_trailer_new(written, lost, unmatched, ended);
+	json_t *t = stream_section_trailer_new(written, lost, unmatched, ended);
 	stream_write_json(f, t);
 	json_decref(t);
 	return written;

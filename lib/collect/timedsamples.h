@@ -42,7 +42,7 @@ void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint
 void timedsamples_mark(json_t *stack_hdr);
 
 /* Write one stack record per distinct frame list of the counts map (struct
- * stack_key -> u64), as stacks_write_counts() does, remembering which record
+ * stack_key -> u64), as stacksbpf_write_counts() does, remembering which record
  * each key became.  Returns the number of records. */
 uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f);
 

@@ -29,7 +29,7 @@ struct as_entry {
 struct unwinder {
 	struct syms_cache *syms;
 	struct as_entry *tab[NAS];
-	struct unwinder_stats st;
+	struct unwind_stats st;
 	/* the sample being unwound */
 	pid_t pid;
 	uint64_t exec_id;
@@ -156,14 +156,14 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-struct unwinder *unwinder_new(struct syms_cache *syms)
+struct unwinder *unwind_new(struct syms_cache *syms)
 {
 	struct unwinder *u = marple_calloc(1, sizeof(*u));
 	u->syms = syms;
 	return u;
 }
 
-void unwinder_free(struct unwinder *u)
+void unwind_free(struct unwinder *u)
 {
 	if (!u)
 		return;
@@ -188,19 +188,19 @@ static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid, uint64_t exec_
 	e->exec_id = exec_id;
 	e->as = unw_create_addr_space(&accessors, 0);
 	if (!e->as)
-		fatal(EXIT_DATA, "libunwind: cannot create an address space");
+		marple_fatal(EXIT_DATA, "libunwind: cannot create an address space");
 	unw_set_caching_policy(e->as, UNW_CACHE_GLOBAL);
 	e->next = u->tab[b];
 	u->tab[b] = e;
 	return e->as;
 }
 
-int unwinder_unwind(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
+int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
 		    int max)
 {
 	unw_cursor_t cur;
 	int n = 0;
-	uint64_t t0 = now_monotonic_ns();
+	uint64_t t0 = marple_now_monotonic_ns();
 
 	if (max <= 0 || us->regs[UREG_IP] == 0)
 		return 0;
@@ -221,11 +221,11 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, uint64_t exec_id, const struc
 	u->st.frames += (uint64_t)n;
 	u->st.stopped_no_info += u->no_info;
 	u->st.stopped_stack_end += u->past_end;
-	u->st.ns += now_monotonic_ns() - t0;
+	u->st.ns += marple_now_monotonic_ns() - t0;
 	return n;
 }
 
-void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
+void unwind_stats(const struct unwinder *u, struct unwind_stats *out)
 {
 	*out = u->st;
 }

@@ -5,9 +5,9 @@
  * with libunwind, reading the .eh_frame_hdr/.eh_frame of the mapped ELF files
  * through lib/collect/syms.h (the approach of perf --call-graph dwarf):
  *
- *   struct unwinder *u = unwinder_new(syms);
+ *   struct unwinder *u = unwind_new(syms);
  *   uint64_t ips[MARPLE_STACK_DEPTH];
- *   int n = unwinder_unwind(u, pid, exec_id, &sample->user, ips, MARPLE_STACK_DEPTH);
+ *   int n = unwind_stack(u, pid, exec_id, &sample->user, ips, MARPLE_STACK_DEPTH);
  *   stackframes_user_ips_exec(sf, pid, exec_id, ips, n);   // leaf first, like a stack map
  *
  * One libunwind address space (and cache) per image of a process (pid, exec
@@ -24,20 +24,20 @@
 #include "syms.h"
 
 struct unwinder;
-struct unwinder *unwinder_new(struct syms_cache *syms);
-void unwinder_free(struct unwinder *u);
+struct unwinder *unwind_new(struct syms_cache *syms);
+void unwind_free(struct unwinder *u);
 /* Return addresses of the copied stack, leaf (the sampled ip) first; the
  * count (0 if there is no user stack).  Never fails: a walk that cannot go on
- * stops there (counted in unwinder_stats). */
-int unwinder_unwind(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
+ * stops there (counted in unwind_stats). */
+int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
 		    int max);
 
-struct unwinder_stats {
+struct unwind_stats {
 	uint64_t stacks, frames;
 	uint64_t stopped_no_info;	/* walks that ended at an address without unwind info */
 	uint64_t stopped_stack_end;	/* walks that ran past the copied stack */
 	uint64_t ns;			/* time spent unwinding */
 };
-void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
+void unwind_stats(const struct unwinder *u, struct unwind_stats *out);
 
 #endif

@@ -134,7 +134,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->rows = map_mmap(obj, "unwind_rows", &t->rows_fd, &t->rows_cap);
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
 	if (!t->rows || !t->mappings || !procs || !counters || !requests) {
-		warnmsg("cannot map the unwind tables: %s", strerror(errno));
+		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtab_free(t);
 		return NULL;
 	}
@@ -190,7 +190,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 	/* one file may take a quarter of the room at most: a huge library
 	 * (LLVM's: millions of rows) would take seconds and crowd out the rest */
 	uint32_t room = t->rows_cap - t->rows_used, cap = t->rows_cap / 4 < room ? t->rows_cap / 4 : room;
-	int rc = unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, cap, &rows, &n, &st);
+	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, cap, &rows, &n, &st);
 	if (rc > 0) {
 		if (cap < t->rows_cap / 4)
 			t->files_without_room++;	/* the table is (nearly) full */
@@ -514,13 +514,13 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT];
 	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
-		warnmsg("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
+		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
 			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
 			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
 	if (t->files_without_room)
-		warnmsg("the unwind table (%u rows) filled up: %" PRIu64 " more files were walked by frame "
+		marple_warn("the unwind table (%u rows) filled up: %" PRIu64 " more files were walked by frame "
 			"pointers", t->rows_cap, t->files_without_room);
 	if (t->files_too_big)
-		warnmsg("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
+		marple_warn("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
 			"file): their frames were walked by frame pointers", t->files_too_big, t->rows_cap);
 }

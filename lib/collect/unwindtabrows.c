@@ -814,7 +814,7 @@ static void dwcfi_end(struct dwcfi *d)
 		dwarf_end(d->dw);
 }
 
-int unwindtab_cfi_rows(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
+int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
 		       struct unwindtab_rowstats *st)
 {
 	struct cfisec eh = { 0 }, dbg = { 0 };

@@ -11,7 +11,7 @@
  * slower), and counted.
  *
  *   struct unwindtab_rowstats st;
- *   int rc = unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, max_rows, &rows, &n, &st);
+ *   int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, max_rows, &rows, &n, &st);
  */
 #ifndef MARPLE_UNWINDTABROWS_H
 #define MARPLE_UNWINDTABROWS_H
@@ -39,7 +39,7 @@ enum {
  * UNWIND_NONE row where an FDE ends before the next begins; *rows
  * malloc'ed.  0; 1 (nothing kept) when there are more than max_rows; -1
  * when the image has neither .eh_frame nor .debug_frame. */
-int unwindtab_cfi_rows(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
+int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
 		       struct unwindtab_rowstats *st);
 
 #endif

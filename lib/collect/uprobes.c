@@ -90,9 +90,9 @@ char *uprobes_find_lib(pid_t pid, const char *name)
 		path = find_in_ldcache(name);
 	if (!path) {
 		if (pid < 0)
-			warnmsg("library %s not found (not mapped here, not in the ld.so cache)", name);
+			marple_warn("library %s not found (not mapped here, not in the ld.so cache)", name);
 		else
-			warnmsg("library %s not found in process %d (is it linked with it?)", name, (int)pid);
+			marple_warn("library %s not found in process %d (is it linked with it?)", name, (int)pid);
 	}
 	return path;
 }
@@ -110,7 +110,7 @@ struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const ch
 	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
 
 	if (!link)
-		warnmsg("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func,
+		marple_warn("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func,
 			path, collector_strerror(-errno));
 	return link;
 }
@@ -137,10 +137,10 @@ size_t uprobes_past_null_check(const char *path, const char *func)
 	return off;
 }
 
-void require_process(pid_t pid)
+void uprobes_require_process(pid_t pid)
 {
 	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-		fatal(EXIT_DATA, "process %d not found", (int)pid);
+		marple_fatal(EXIT_DATA, "process %d not found", (int)pid);
 }
 
 static int go_fd[2] = { -1, -1 };
@@ -149,28 +149,28 @@ static int exec_err_fd[2] = { -1, -1 };
 static char *command_name;
 static int traced_exec;
 
-pid_t command_start(const char *cmd)
+pid_t uprobes_command_start(const char *cmd)
 {
 	wordexp_t we;
 	pid_t pid;
 
 	if (wordexp(cmd, &we, WRDE_NOCMD | WRDE_SHOWERR) != 0 || we.we_wordc == 0)
-		fatal(EXIT_USAGE, "cannot split the command '%s' into words "
+		marple_fatal(EXIT_USAGE, "cannot split the command '%s' into words "
 				  "(one command and its arguments, quoted as for sh: "
 				  "no ; | & < > or $(...))", cmd);
 	if (pipe2(go_fd, O_CLOEXEC) < 0 || pipe2(exec_err_fd, O_CLOEXEC) < 0)
-		fatal(EXIT_DATA, "pipe: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "pipe: %s", strerror(errno));
 	command_name = marple_strdup(we.we_wordv[0]);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
-		fatal(EXIT_DATA, "fork: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		char c;
 		/* Nothing that allocates before exec: the probes may already watch us. */
 		close(go_fd[1]);
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		/* traced: stops after exec and before exit (command_exited) */
+		/* traced: stops after exec and before exit (uprobes_command_exited) */
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -188,7 +188,7 @@ pid_t command_start(const char *cmd)
 	return pid;
 }
 
-void command_go(pid_t child)
+void uprobes_command_go(pid_t child)
 {
 	char c = 'g';
 	int err = 0;
@@ -196,7 +196,7 @@ void command_go(pid_t child)
 
 	(void)child;
 	if (write(go_fd[1], &c, 1) != 1)
-		warnmsg("cannot start the command: %s", strerror(errno));
+		marple_warn("cannot start the command: %s", strerror(errno));
 	close(go_fd[1]);
 	/* end of file once the exec succeeded; its errno if it failed */
 	do
@@ -204,12 +204,12 @@ void command_go(pid_t child)
 	while (n < 0 && errno == EINTR);
 	close(exec_err_fd[0]);
 	if (n == sizeof err)
-		fatal(EXIT_DATA, "cannot run the command '%s': %s", command_name, strerror(err));
+		marple_fatal(EXIT_DATA, "cannot run the command '%s': %s", command_name, strerror(err));
 	free(command_name);
 	command_name = NULL;
 }
 
-int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status)
+int uprobes_command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status)
 {
 	int st;
 	pid_t r;
@@ -234,7 +234,7 @@ int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *
 	return 1;
 }
 
-void command_stop(pid_t child)
+void uprobes_command_stop(pid_t child)
 {
 	int st;
 

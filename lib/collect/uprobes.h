@@ -3,10 +3,10 @@
  *
  *   char *libc = uprobes_find_lib(pid, "libc");        // NULL + message if absent
  *   struct bpf_link *l = uprobes_attach(prog, pid, libc, "malloc", 0);
- *   pid_t child = command_start("./leaky 3");        // stopped before exec
+ *   pid_t child = uprobes_command_start("./leaky 3");        // stopped before exec
  *   ... attach with pid = child ...
- *   command_go(child);                                 // now it execs
- *   while (!collector_should_stop() && !command_exited(child, &status)) ...
+ *   uprobes_command_go(child);                                 // now it execs
+ *   while (!collector_should_stop() && !uprobes_command_exited(child, &status)) ...
  */
 #ifndef MARPLE_UPROBES_H
 #define MARPLE_UPROBES_H
@@ -41,22 +41,22 @@ struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const ch
 size_t uprobes_past_null_check(const char *path, const char *func);
 
 /* Does process pid exist?  Exits 1 with "process PID not found" if not. */
-void require_process(pid_t pid);
+void uprobes_require_process(pid_t pid);
 
 /* Fork a child that executes CMD (split into words as sh would, without
- * command substitution; found on $PATH) once command_go() is called, so that
+ * command substitution; found on $PATH) once uprobes_command_go() is called, so that
  * probes can be attached to its pid first.  Its stdout goes to stderr (stdout
  * is the collector's data).  Exits 2 on a command that cannot be split, 1 on
- * other failures; command_go() exits 1 naming the command when it cannot be
+ * other failures; uprobes_command_go() exits 1 naming the command when it cannot be
  * run (not found, not executable). */
-pid_t command_start(const char *cmd);
-void command_go(pid_t child);
+pid_t uprobes_command_start(const char *cmd);
+void uprobes_command_go(pid_t child);
 /* Has the child exited?  Non-blocking; call it often (every 100ms): the child
  * is ptraced and waits here after exec and before it exits, when at_exit (if
  * not NULL) is called while its memory maps can still be read.  *status gets
  * its exit status (128+N for a signal).  Returns 1 once, when it has. */
-int command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status);
+int uprobes_command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status);
 /* End the child (SIGTERM, then reap) if it is still running. */
-void command_stop(pid_t child);
+void uprobes_command_stop(pid_t child);
 
 #endif

@@ -8,12 +8,12 @@
 
 static const char hexdigits[] = "0123456789ABCDEF";
 
-struct mstr mstr_c(const char *s)
+struct mstr escape_mstr_c(const char *s)
 {
 	return (struct mstr){ s, s ? strlen(s) : 0 };
 }
 
-int mstr_eq(struct mstr a, const char *cstr)
+int escape_mstr_eq(struct mstr a, const char *cstr)
 {
 	size_t n = strlen(cstr);
 	return a.len == n && memcmp(a.s, cstr, n) == 0;
@@ -36,7 +36,7 @@ static void init_table(void)
 	done = 1;
 }
 
-size_t utf8_seq_len(const unsigned char *s, size_t avail)
+size_t escape_utf8_len(const unsigned char *s, size_t avail)
 {
 	unsigned c = s[0];
 	size_t n;
@@ -65,11 +65,11 @@ size_t utf8_seq_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
-int text_needs_escape(const char *s, size_t len)
+int escape_needed(const char *s, size_t len)
 {
 	size_t i = 0;
 	while (i < len) {
-		size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+		size_t n = escape_utf8_len((const unsigned char *)s + i, len - i);
 		if (!n || (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '%')
 			return 1;
 		i += n;
@@ -90,7 +90,7 @@ void escape_write(FILE *f, const char *str, size_t len)
 			continue;
 		}
 		if (k == 2) {
-			size_t n = utf8_seq_len(s + i, len - i);
+			size_t n = escape_utf8_len(s + i, len - i);
 			if (n) {
 				i += n;
 				continue;
@@ -113,14 +113,14 @@ char *escape_dup(const char *s, size_t len)
 	FILE *m = open_memstream(&buf, &size);
 
 	if (!m)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	escape_write(m, s, len);
 	if (fclose(m) != 0)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	return buf;
 }
 
-int hex_digit(int c)
+int escape_hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -131,7 +131,7 @@ int hex_digit(int c)
 	return -1;
 }
 
-long unescape_inplace(char *s, size_t len, size_t *bad_at)
+long escape_decode_inplace(char *s, size_t len, size_t *bad_at)
 {
 	char *p = memchr(s, '%', len);
 	size_t out, i;
@@ -144,8 +144,8 @@ long unescape_inplace(char *s, size_t len, size_t *bad_at)
 			s[out++] = s[i++];
 			continue;
 		}
-		int hi = i + 1 < len ? hex_digit((unsigned char)s[i + 1]) : -1;
-		int lo = i + 2 < len ? hex_digit((unsigned char)s[i + 2]) : -1;
+		int hi = i + 1 < len ? escape_hex_digit((unsigned char)s[i + 1]) : -1;
+		int lo = i + 2 < len ? escape_hex_digit((unsigned char)s[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
 			if (bad_at)
 				*bad_at = i;

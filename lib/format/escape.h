@@ -17,8 +17,8 @@ struct mstr {
 };
 
 #define MSTR(cstr) ((struct mstr){ (cstr), sizeof(cstr) - 1 })
-struct mstr mstr_c(const char *s);
-int mstr_eq(struct mstr a, const char *cstr);
+struct mstr escape_mstr_c(const char *s);
+int escape_mstr_eq(struct mstr a, const char *cstr);
 
 /* Write s escaped to f. */
 void escape_write(FILE *f, const char *s, size_t len);
@@ -26,14 +26,14 @@ void escape_write(FILE *f, const char *s, size_t len);
 char *escape_dup(const char *s, size_t len);
 /* Decode in place; returns the decoded length, or -1 on a bad %XX (*bad_at set
  * to the offset of the '%'). */
-long unescape_inplace(char *s, size_t len, size_t *bad_at);
+long escape_decode_inplace(char *s, size_t len, size_t *bad_at);
 /* The value (0-15) of the hex digit c, or -1. */
-int hex_digit(int c);
+int escape_hex_digit(int c);
 /* 1 if s[0..len) is not plain text as headers and other formats want it
  * (invalid UTF-8, a control byte, or '%', which would make escaping ambiguous):
  * such a name is written escape_dup()'d there. */
-int text_needs_escape(const char *s, size_t len);
+int escape_needed(const char *s, size_t len);
 /* Length of the valid UTF-8 sequence starting at s (1-4), or 0 if invalid. */
-size_t utf8_seq_len(const unsigned char *s, size_t avail);
+size_t escape_utf8_len(const unsigned char *s, size_t avail);
 
 #endif

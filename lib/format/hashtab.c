@@ -141,7 +141,7 @@ const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size
 		a->ent = realloc(a->ent, cap * sizeof(*a->ent));
 		a->hashes = realloc(a->hashes, cap * sizeof(*a->hashes));
 		if (!a->ent || !a->hashes)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		a->cap = cap;
 	}
 	struct hashtab_entry *e = &a->ent[a->n];

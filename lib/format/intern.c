@@ -84,7 +84,7 @@ uint32_t intern_get(struct intern *t, const char *s, size_t len)
 			return t->last = t->tab[i].id - 1;
 		}
 	if (t->n >= UINT32_MAX - 1 || t->arena_len + len + 1 > UINT32_MAX)
-		fatal(EXIT_DATA, "too many distinct names (more than 4 GiB)");
+		marple_fatal(EXIT_DATA, "too many distinct names (more than 4 GiB)");
 	t->arena = marple_grow(t->arena, &t->arena_cap, t->arena_len + len + 1, 1);
 	memcpy(t->arena + t->arena_len, s, len);
 	t->arena[t->arena_len + len] = 0;

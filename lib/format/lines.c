@@ -85,13 +85,13 @@ static size_t fill(struct lines *l)
 		l->cap *= 2;
 		l->buf = realloc(l->buf, l->cap + 1);
 		if (!l->buf)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 	}
 	size_t n = fread(l->buf + l->end, 1, l->cap - l->end, l->f);
 	l->end += n;
 	if (n == 0) {
 		if (ferror(l->f)) {
-			warn_at(l->name, 0, "read error: %s", strerror(errno ? errno : EIO));
+			marple_warn_at(l->name, 0, "read error: %s", strerror(errno ? errno : EIO));
 			l->err = 1;
 		} else
 			l->eof = 1;
@@ -158,6 +158,6 @@ FILE *lines_as_file(struct lines *l)
 	cookie_io_functions_t io = { .read = cookie_read };
 	FILE *f = fopencookie(l, "r", io);
 	if (!f)
-		fatal(EXIT_DATA, "fopencookie: %s", strerror(errno));
+		marple_fatal(EXIT_DATA, "fopencookie: %s", strerror(errno));
 	return f;
 }

@@ -48,13 +48,13 @@ static const char *fast(const char *s, const char *e, double *out)
 	return p;
 }
 
-int num_parse_fast(const char *s, size_t len, double *out)
+int numparse_fast(const char *s, size_t len, double *out)
 {
 	const char *e = s + len;
 	return fast(s, e, out) == e;
 }
 
-const char *num_parse_prefix(const char *p, double *out)
+const char *numparse_prefix(const char *p, double *out)
 {
 	const char *e = p;
 	while (*e && *e != ' ' && *e != '\t' && *e != '\n' && *e != '\r' && *e != ',')

@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 /* The whole span s[0..len) as -?digits[.digits]: 1 and *out set, else 0. */
-int num_parse_fast(const char *s, size_t len, double *out);
+int numparse_fast(const char *s, size_t len, double *out);
 
 /* A number at the start of p (fast path, else strtod); returns the end, or
  * NULL if there is no finite number there. */
-const char *num_parse_prefix(const char *p, double *out);
+const char *numparse_prefix(const char *p, double *out);
 
 #endif

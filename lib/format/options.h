@@ -9,7 +9,7 @@
  *           { 0 }
  *   };
  *   while ((c = options_getopt(options, argc, argv)) != -1)
- *           switch (c) { case 'd': ...; default: usage_try(); }
+ *           switch (c) { case 'd': ...; default: marple_usage_try(); }
  *   ...
  *   options_usage(stdout, options);     // "  -d, --depth N           keep N ..."
  *

@@ -14,10 +14,10 @@
 
 #include "util.h"
 
-struct perf_script {
-	struct perf_script_opts o;
-	perf_script_sample_fn fn;
-	perf_script_bad_fn bad;
+struct perfscript {
+	struct perfscript_opts o;
+	perfscript_sample_fn fn;
+	perfscript_bad_fn bad;
 	void *ctx;
 	char *event;		/* kept event (filter) */
 	char *other;		/* first skipped event */
@@ -55,10 +55,10 @@ static const unsigned char cls[256] = {
 #define IS_WORD(c) (cls[(unsigned char)(c)] & 2)
 #define IS_DIGIT(c) (cls[(unsigned char)(c)] & 4)
 
-struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_script_sample_fn fn,
-				    perf_script_bad_fn bad, void *ctx)
+struct perfscript *perfscript_new(const struct perfscript_opts *o, perfscript_sample_fn fn,
+				    perfscript_bad_fn bad, void *ctx)
 {
-	struct perf_script *p = marple_calloc(1, sizeof(*p));
+	struct perfscript *p = marple_calloc(1, sizeof(*p));
 	if (o)
 		p->o = *o;
 	p->fn = fn;
@@ -69,7 +69,7 @@ struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_scrip
 	return p;
 }
 
-void perf_script_free(struct perf_script *p)
+void perfscript_free(struct perfscript *p)
 {
 	if (!p)
 		return;
@@ -82,27 +82,27 @@ void perf_script_free(struct perf_script *p)
 	free(p);
 }
 
-uint64_t perf_script_samples(const struct perf_script *p) { return p->samples; }
-uint64_t perf_script_filtered(const struct perf_script *p) { return p->filtered; }
-uint64_t perf_script_bad_lines(const struct perf_script *p) { return p->nbad; }
-const char *perf_script_event(const struct perf_script *p) { return p->event; }
-const char *perf_script_other_event(const struct perf_script *p) { return p->other; }
+uint64_t perfscript_samples(const struct perfscript *p) { return p->samples; }
+uint64_t perfscript_filtered(const struct perfscript *p) { return p->filtered; }
+uint64_t perfscript_bad_lines(const struct perfscript *p) { return p->nbad; }
+const char *perfscript_event(const struct perfscript *p) { return p->event; }
+const char *perfscript_other_event(const struct perfscript *p) { return p->other; }
 
-static inline char *reserve(struct perf_script *p, size_t more)
+static inline char *reserve(struct perfscript *p, size_t more)
 {
 	if (p->buf_len + more > p->buf_cap)
 		p->buf = marple_grow(p->buf, &p->buf_cap, p->buf_len + more, 1);
 	return p->buf + p->buf_len;
 }
 
-static inline void put(struct perf_script *p, const char *s, size_t n)
+static inline void put(struct perfscript *p, const char *s, size_t n)
 {
 	memcpy(reserve(p, n), s, n);
 	p->buf_len += n;
 }
 
 /* Count the pending sample: "pname;unit_n;...;unit_1", units leaf first in buf. */
-static void flush(struct perf_script *p)
+static void flush(struct perfscript *p)
 {
 	if (!p->have_pname)
 		return;
@@ -131,7 +131,7 @@ static void flush(struct perf_script *p)
 	p->have_pname = 0;
 }
 
-static void bad_line(struct perf_script *p, unsigned long lineno, const char *why)
+static void bad_line(struct perfscript *p, unsigned long lineno, const char *why)
 {
 	p->nbad++;
 	if (p->bad)
@@ -217,7 +217,7 @@ static void set_str(char **dst, const char *s, size_t n)
 	*dst = marple_strndup(s, n);
 }
 
-static void header_line(struct perf_script *p, const char *s, size_t n, size_t commlen,
+static void header_line(struct perfscript *p, const char *s, size_t n, size_t commlen,
 			const char *pid, size_t pidlen, const char *tid, size_t tidlen)
 {
 	const char *per, *ev;
@@ -386,7 +386,7 @@ static int is_jit_module(const char *m, size_t n)
 /* Tidy one symbol (already [unknown]-resolved) into buf: ; -> :, drop what
  * follows the first '(' unless it looks like a Go method, drop quotes,
  * Java's leading L. */
-static void put_tidy(struct perf_script *p, const char *f, size_t n)
+static void put_tidy(struct perfscript *p, const char *f, size_t n)
 {
 	static const unsigned char special[256] = { [';'] = 1, ['('] = 1, ['"'] = 1, ['\''] = 1 };
 	size_t i = 0;
@@ -432,7 +432,7 @@ static void put_tidy(struct perf_script *p, const char *f, size_t n)
 	p->buf_len = start + k;
 }
 
-static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t pc1, size_t f0,
+static void frame_line(struct perfscript *p, const char *s, size_t pc0, size_t pc1, size_t f0,
 		       size_t f1, size_t m0, size_t m1)
 {
 	const char *func = s + f0, *mod = s + m0;
@@ -513,7 +513,7 @@ static void frame_line(struct perf_script *p, const char *s, size_t pc0, size_t 
 	}
 }
 
-void perf_script_line(struct perf_script *p, const char *s, size_t n, unsigned long lineno)
+void perfscript_line(struct perfscript *p, const char *s, size_t n, unsigned long lineno)
 {
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
@@ -538,12 +538,12 @@ void perf_script_line(struct perf_script *p, const char *s, size_t n, unsigned l
 	bad_line(p, lineno, "not a sample header, stack frame, comment or blank line");
 }
 
-void perf_script_finish(struct perf_script *p)
+void perfscript_finish(struct perfscript *p)
 {
 	flush(p);
 }
 
-uint64_t perf_script_parse_buffer(struct perf_script *p, const char *buf, size_t len)
+uint64_t perfscript_parse_buffer(struct perfscript *p, const char *buf, size_t len)
 {
 	uint64_t before = p->samples;
 	unsigned long lineno = 0;
@@ -552,9 +552,9 @@ uint64_t perf_script_parse_buffer(struct perf_script *p, const char *buf, size_t
 	while (s < e) {
 		const char *nl = memchr(s, '\n', (size_t)(e - s));
 		const char *le = nl ? nl : e;
-		perf_script_line(p, s, (size_t)(le - s), ++lineno);
+		perfscript_line(p, s, (size_t)(le - s), ++lineno);
 		s = nl ? nl + 1 : e;
 	}
-	perf_script_finish(p);
+	perfscript_finish(p);
 	return p->samples - before;
 }

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct perf_script_opts {
+struct perfscript_opts {
 	int pid;		/* comm-PID as the first frame */
 	int tid;		/* comm-PID/TID */
 	int kernel;		/* _[k] after kernel frames */
@@ -28,30 +28,30 @@ struct perf_script_opts {
 };
 
 /* One folded sample: "comm;root;...;leaf" (not NUL-terminated) and its weight. */
-typedef void (*perf_script_sample_fn)(void *ctx, const char *stack, size_t len, uint64_t weight);
+typedef void (*perfscript_sample_fn)(void *ctx, const char *stack, size_t len, uint64_t weight);
 /* A line that is neither a comment, a sample header, a frame nor blank. */
-typedef void (*perf_script_bad_fn)(void *ctx, unsigned long lineno, const char *reason);
+typedef void (*perfscript_bad_fn)(void *ctx, unsigned long lineno, const char *reason);
 
-struct perf_script;
+struct perfscript;
 
-struct perf_script *perf_script_new(const struct perf_script_opts *o, perf_script_sample_fn fn,
-				    perf_script_bad_fn bad, void *ctx);
-void perf_script_free(struct perf_script *p);
+struct perfscript *perfscript_new(const struct perfscript_opts *o, perfscript_sample_fn fn,
+				    perfscript_bad_fn bad, void *ctx);
+void perfscript_free(struct perfscript *p);
 
 /* Feed one line without its newline; lineno is used in bad-line reports. */
-void perf_script_line(struct perf_script *p, const char *s, size_t len, unsigned long lineno);
+void perfscript_line(struct perfscript *p, const char *s, size_t len, unsigned long lineno);
 /* End of one input: count the pending sample, if any. */
-void perf_script_finish(struct perf_script *p);
-/* A whole buffer of perf script text (any bytes), then perf_script_finish().
+void perfscript_finish(struct perfscript *p);
+/* A whole buffer of perf script text (any bytes), then perfscript_finish().
  * Returns the number of samples counted.  Fuzzing entry point. */
-uint64_t perf_script_parse_buffer(struct perf_script *p, const char *buf, size_t len);
+uint64_t perfscript_parse_buffer(struct perfscript *p, const char *buf, size_t len);
 
-uint64_t perf_script_samples(const struct perf_script *p);	/* counted */
-uint64_t perf_script_filtered(const struct perf_script *p);	/* other events, skipped */
-uint64_t perf_script_bad_lines(const struct perf_script *p);
+uint64_t perfscript_samples(const struct perfscript *p);	/* counted */
+uint64_t perfscript_filtered(const struct perfscript *p);	/* other events, skipped */
+uint64_t perfscript_bad_lines(const struct perfscript *p);
 /* The event kept (the filter, or the first event seen); "" if none yet. */
-const char *perf_script_event(const struct perf_script *p);
+const char *perfscript_event(const struct perfscript *p);
 /* First event seen that the filter skipped; "" if none. */
-const char *perf_script_other_event(const struct perf_script *p);
+const char *perfscript_other_event(const struct perfscript *p);
 
 #endif

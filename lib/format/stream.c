@@ -16,12 +16,12 @@
 
 static const char *const datatype_names[] = { "none", "stack", "event", "point" };
 
-const char *datatype_name(enum datatype dt)
+const char *stream_datatype_name(enum datatype dt)
 {
 	return (unsigned)dt < 4 ? datatype_names[dt] : "none";
 }
 
-enum datatype datatype_from_name(const char *name)
+enum datatype stream_datatype_from_name(const char *name)
 {
 	for (int i = 1; i < 4; i++)
 		if (name && strcmp(name, datatype_names[i]) == 0)
@@ -90,7 +90,7 @@ static enum stream_item fail(struct stream_reader *r, const char *fmt, ...)
 static int decode(struct stream_reader *r, char *s, size_t len, struct mstr *out, const char *what)
 {
 	size_t bad;
-	long n = unescape_inplace(s, len, &bad);
+	long n = escape_decode_inplace(s, len, &bad);
 	if (n < 0) {
 		fail(r, "bad %%XX escape in %s at column %zu", what, (size_t)(s - r->line) + bad + 1);
 		return -1;
@@ -148,7 +148,7 @@ static int parse_number(struct stream_reader *r, const char *s, size_t len, doub
 		fail(r, "%s is %s", what, len ? "too long" : "missing");
 		return -1;
 	}
-	if (num_parse_fast(s, len, out))	/* plain decimals: exact, no strtod */
+	if (numparse_fast(s, len, out))	/* plain decimals: exact, no strtod */
 		return 0;
 	memcpy(buf, s, len);
 	buf[len] = 0;
@@ -172,7 +172,7 @@ static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
 
 	if (!hash)
 		return fail(r, "stack record without '#' between weight and frames");
-	if (parse_u64_span(p, (size_t)(hash - p), &r->stack.weight) < 0)
+	if (marple_parse_u64_span(p, (size_t)(hash - p), &r->stack.weight) < 0)
 		return fail(r, "stack weight '%.*s' is not a whole number below 2^64",
 			    (int)((hash - p) > 40 ? 40 : (hash - p)), p);
 	p = hash + 1;
@@ -198,7 +198,7 @@ static enum stream_item parse_event(struct stream_reader *r, char *p, char *e)
 
 	if (!c1)
 		return fail(r, "event record needs time,type,track");
-	if (parse_u64_span(p, (size_t)(c1 - p), &r->event.time) < 0)
+	if (marple_parse_u64_span(p, (size_t)(c1 - p), &r->event.time) < 0)
 		return fail(r, "event time '%.*s' is not a whole number of nanoseconds",
 			    (int)((c1 - p) > 40 ? 40 : (c1 - p)), p);
 	c2 = memchr(c1 + 1, ',', (size_t)(e - c1 - 1));
@@ -287,7 +287,7 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 			    MARPLE_FORMAT_VERSION);
 	}
 	json_t *dt = json_object_get(obj, "datatype");
-	if (!json_is_string(dt) || datatype_from_name(json_string_value(dt)) == DATATYPE_NONE) {
+	if (!json_is_string(dt) || stream_datatype_from_name(json_string_value(dt)) == DATATYPE_NONE) {
 		json_decref(obj);
 		return fail(r, "header \"datatype\" must be \"stack\", \"event\" or \"point\"");
 	}
@@ -301,7 +301,7 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 	r->header = obj;
 	r->trailer = NULL;
 	r->have_trailer = 0;
-	r->dt = datatype_from_name(json_string_value(dt));
+	r->dt = stream_datatype_from_name(json_string_value(dt));
 	r->section++;
 	r->records = 0;
 	return STREAM_HEADER;
@@ -379,24 +379,24 @@ struct mstr stream_reader_raw(const struct stream_reader *r)
 
 void stream_reader_warn(const struct stream_reader *r)
 {
-	warn_at(r->name, r->lineno, "%s", r->err);
+	marple_warn_at(r->name, r->lineno, "%s", r->err);
 }
 
-const struct mstr *fields_get(const struct field *f, size_t n, const char *key)
+const struct mstr *stream_fields_get(const struct field *f, size_t n, const char *key)
 {
 	for (size_t i = 0; i < n; i++)
-		if (mstr_eq(f[i].key, key))
+		if (escape_mstr_eq(f[i].key, key))
 			return &f[i].value;
 	return NULL;
 }
 
-const char *header_str(json_t *hdr, const char *key, const char *dflt)
+const char *stream_header_str(json_t *hdr, const char *key, const char *dflt)
 {
 	json_t *v = hdr ? json_object_get(hdr, key) : NULL;
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
-int64_t header_int(json_t *hdr, const char *key, int64_t dflt)
+int64_t stream_header_int(json_t *hdr, const char *key, int64_t dflt)
 {
 	json_t *v = hdr ? json_object_get(hdr, key) : NULL;
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
@@ -404,9 +404,9 @@ int64_t header_int(json_t *hdr, const char *key, int64_t dflt)
 
 /* ---- writing ---- */
 
-json_t *json_string_bytes(const char *s, size_t len)
+json_t *stream_json_string_bytes(const char *s, size_t len)
 {
-	if (!text_needs_escape(s, len))
+	if (!escape_needed(s, len))
 		return json_stringn(s, len);
 	char *e = escape_dup(s, len);
 	json_t *j = json_string(e);
@@ -414,7 +414,7 @@ json_t *json_string_bytes(const char *s, size_t len)
 	return j;
 }
 
-uint64_t time_unit_ns(const char *unit, const char **name)
+uint64_t stream_time_unit_ns(const char *unit, const char **name)
 {
 	static const struct { const char *unit, *name; uint64_t ns; } units[] = {
 		{ "ns", "nanoseconds", 1 }, { "us", "microseconds", 1000 },
@@ -429,31 +429,31 @@ uint64_t time_unit_ns(const char *unit, const char **name)
 	return 0;
 }
 
-json_t *section_header_new(const char *interface, enum datatype dt)
+json_t *stream_section_header_new(const char *interface, enum datatype dt)
 {
 	struct utsname u;
 	json_t *h = json_object();
-	uint64_t mono = now_monotonic_ns();
-	uint64_t wall = now_realtime_ns();
+	uint64_t mono = marple_now_monotonic_ns();
+	uint64_t wall = marple_now_realtime_ns();
 
 	json_object_set_new(h, "marple", json_integer(MARPLE_FORMAT_VERSION));
 	json_object_set_new(h, "interface", json_string(interface));
-	json_object_set_new(h, "datatype", json_string(datatype_name(dt)));
+	json_object_set_new(h, "datatype", json_string(stream_datatype_name(dt)));
 	json_object_set_new(h, "start_ns", json_integer((json_int_t)mono));
 	json_object_set_new(h, "wall_ns", json_integer((json_int_t)wall));
 	json_object_set_new(h, "clock", json_string("monotonic"));
 	if (uname(&u) == 0) {
-		json_object_set_new(h, "host", json_string_bytes(u.nodename, strlen(u.nodename)));
-		json_object_set_new(h, "kernel", json_string_bytes(u.release, strlen(u.release)));
+		json_object_set_new(h, "host", stream_json_string_bytes(u.nodename, strlen(u.nodename)));
+		json_object_set_new(h, "kernel", stream_json_string_bytes(u.release, strlen(u.release)));
 	}
 	return h;
 }
 
-json_t *section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended)
+json_t *stream_section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended)
 {
 	json_t *t = json_object();
 	json_object_set_new(t, "trailer", json_integer(1));
-	json_object_set_new(t, "end_ns", json_integer((json_int_t)now_monotonic_ns()));
+	json_object_set_new(t, "end_ns", json_integer((json_int_t)marple_now_monotonic_ns()));
 	json_object_set_new(t, "records", json_integer((json_int_t)records));
 	json_object_set_new(t, "lost", json_integer((json_int_t)lost));
 	json_object_set_new(t, "dropped", json_integer((json_int_t)dropped));
@@ -465,7 +465,7 @@ int stream_write_json(FILE *f, json_t *obj)
 {
 	char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (!s) {
-		warnmsg("cannot encode JSON header (invalid UTF-8 in a string?)");
+		marple_warn("cannot encode JSON header (invalid UTF-8 in a string?)");
 		return -1;
 	}
 	fputs(s, f);
@@ -549,7 +549,7 @@ static void write_small_fixed(FILE *f, const char *g)
 			fputc(*p, f);
 }
 
-void write_double(FILE *f, double v)
+void stream_write_double(FILE *f, double v)
 {
 	char buf[40];
 	snprintf(buf, sizeof(buf), "%.15g", v);
@@ -561,9 +561,9 @@ void write_double(FILE *f, double v)
 void stream_write_point(FILE *f, double x, double y, struct mstr info,
 			const struct field *fields, size_t n)
 {
-	write_double(f, x);
+	stream_write_double(f, x);
 	fputc(',', f);
-	write_double(f, y);
+	stream_write_double(f, y);
 	fputc(',', f);
 	escape_write(f, info.s, info.len);
 	write_fields(f, fields, n);

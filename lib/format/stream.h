@@ -22,8 +22,8 @@
 
 enum datatype { DATATYPE_NONE = 0, DATATYPE_STACK, DATATYPE_EVENT, DATATYPE_POINT };
 
-const char *datatype_name(enum datatype dt);
-enum datatype datatype_from_name(const char *name);
+const char *stream_datatype_name(enum datatype dt);
+enum datatype stream_datatype_from_name(const char *name);
 
 /* A key=value field of an event or point record; both decoded. */
 struct field {
@@ -92,25 +92,25 @@ struct mstr stream_reader_raw(const struct stream_reader *r);
 void stream_reader_warn(const struct stream_reader *r);
 
 /* Look up a field by key; returns NULL if absent. */
-const struct mstr *fields_get(const struct field *f, size_t n, const char *key);
+const struct mstr *stream_fields_get(const struct field *f, size_t n, const char *key);
 
 /* A time unit of weights ("ns", "us", "ms", "s"): its nanoseconds, and its
  * name spelled out in *name ("nanoseconds" ...) if name is not NULL; 0 for any
  * other unit (samples, bytes, requests ...). */
-uint64_t time_unit_ns(const char *unit, const char **name);
+uint64_t stream_time_unit_ns(const char *unit, const char **name);
 
 /* Helpers on headers: string or number members with defaults. */
-const char *header_str(json_t *hdr, const char *key, const char *dflt);
-int64_t header_int(json_t *hdr, const char *key, int64_t dflt);
+const char *stream_header_str(json_t *hdr, const char *key, const char *dflt);
+int64_t stream_header_int(json_t *hdr, const char *key, int64_t dflt);
 
 /* ---- writing ---- */
 
 /* A new header with marple version, interface, datatype, start_ns (monotonic),
  * wall_ns (realtime at the same moment), clock, host and kernel filled in.
  * Add "units", "labels", "options" etc. before writing it. */
-json_t *section_header_new(const char *interface, enum datatype dt);
+json_t *stream_section_header_new(const char *interface, enum datatype dt);
 /* A new trailer: records, lost, dropped, ended, end_ns (monotonic now). */
-json_t *section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended);
+json_t *stream_section_trailer_new(uint64_t records, uint64_t lost, uint64_t dropped, const char *ended);
 
 /* Write a JSON object as one line.  Returns 0, -1 on failure (message printed). */
 int stream_write_json(FILE *f, json_t *obj);
@@ -124,10 +124,10 @@ void stream_write_point(FILE *f, double x, double y, struct mstr info,
 			const struct field *fields, size_t n);
 
 /* A double in the shortest text that reads back to the same value. */
-void write_double(FILE *f, double v);
+void stream_write_double(FILE *f, double v);
 
 /* A JSON string from arbitrary bytes: valid UTF-8 is kept, other bytes are
  * %XX-escaped (as in records), so hostile names can go into headers. */
-json_t *json_string_bytes(const char *s, size_t len);
+json_t *stream_json_string_bytes(const char *s, size_t len);
 
 #endif

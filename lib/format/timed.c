@@ -8,8 +8,8 @@
 
 enum timed_role timed_role(json_t *hdr)
 {
-	const char *role = header_str(hdr, "timed", NULL);
-	const char *dt = header_str(hdr, "datatype", "");
+	const char *role = stream_header_str(hdr, "timed", NULL);
+	const char *dt = stream_header_str(hdr, "datatype", "");
 
 	if (!role)
 		return TIMED_NONE;
@@ -49,10 +49,10 @@ int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const 
 
 	for (size_t i = 0; i < e->nfields; i++) {
 		int f = sample_field(&e->fields[i].key);
-		if (f < 0 || seen & (1 << f))	/* the first of a key counts, as fields_get() */
+		if (f < 0 || seen & (1 << f))	/* the first of a key counts, as stream_fields_get() */
 			continue;
 		seen |= 1 << f;
-		if (parse_u64_span(e->fields[i].value.s, e->fields[i].value.len, &v[f]) < 0 || v[f] > max[f]) {
+		if (marple_parse_u64_span(e->fields[i].value.s, e->fields[i].value.len, &v[f]) < 0 || v[f] > max[f]) {
 			*why = bad[f];
 			return -1;
 		}
@@ -68,7 +68,7 @@ int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const 
 
 double timed_parse_seconds(const char *opt, const char *arg)
 {
-	return opt_double(opt, arg, 0, 1e9);
+	return marple_opt_double(opt, arg, 0, 1e9);
 }
 
 void timed_range_option(struct timed_range *r, int is_from, const char *arg)
@@ -83,7 +83,7 @@ void timed_range_option(struct timed_range *r, int is_from, const char *arg)
 void timed_range_check(const struct timed_range *r)
 {
 	if (r->set && !(r->from_s < r->to_s))
-		usage_error("--from %g is not before --to %g: the range [from, to) is empty", r->from_s, r->to_s);
+		marple_usage_error("--from %g is not before --to %g: the range [from, to) is empty", r->from_s, r->to_s);
 }
 
 static uint64_t seconds_to_ns(double s)
@@ -94,7 +94,7 @@ static uint64_t seconds_to_ns(double s)
 
 void timed_range_ns(const struct timed_range *r, json_t *hdr, uint64_t *from, uint64_t *to)
 {
-	int64_t start = header_int(hdr, "start_ns", 0);
+	int64_t start = stream_header_int(hdr, "start_ns", 0);
 	uint64_t base = start > 0 ? (uint64_t)start : 0;
 	uint64_t f = seconds_to_ns(r->from_s), t = isinf(r->to_s) ? UINT64_MAX : seconds_to_ns(r->to_s);
 
@@ -114,7 +114,7 @@ uint64_t timed_in_range(const struct timed_sample *s, uint64_t from, uint64_t to
 
 uint64_t timed_ns_per_weight(json_t *stack_hdr)
 {
-	return time_unit_ns(json_string_value(json_object_get(json_object_get(stack_hdr, "units"), "weight")), NULL);
+	return stream_time_unit_ns(json_string_value(json_object_get(json_object_get(stack_hdr, "units"), "weight")), NULL);
 }
 
 uint64_t timed_weight(uint64_t summed, uint64_t ns_per_weight)

@@ -86,10 +86,10 @@ uint64_t timed_weight(uint64_t summed, uint64_t ns_per_weight);
  * Trailers get the new record counts; headers a "cut":[from,to] member
  * (to null when open).
  */
-struct timed_cut;
+struct timedcut;
 /* name: the input, for messages (kept, not copied). */
-struct timed_cut *timed_cut_new(const struct timed_range *range, FILE *out, const char *name);
-void timed_cut_item(struct timed_cut *c, struct stream_reader *r, enum stream_item it);
+struct timedcut *timedcut_new(const struct timed_range *range, FILE *out, const char *name);
+void timedcut_item(struct timedcut *c, struct stream_reader *r, enum stream_item it);
 /* The stream (or one input) ended: write what is held back.  Frees c. */
-void timed_cut_free(struct timed_cut *c);
+void timedcut_free(struct timedcut *c);
 #endif

@@ -15,7 +15,7 @@ struct strings {
 	size_t *off, offcap;
 };
 
-struct timed_cut {
+struct timedcut {
 	struct timed_range range;
 	const char *name;
 	FILE *out;
@@ -54,16 +54,16 @@ static void strings_free(struct strings *t)
 	free(t->off);
 }
 
-struct timed_cut *timed_cut_new(const struct timed_range *range, FILE *out, const char *name)
+struct timedcut *timedcut_new(const struct timed_range *range, FILE *out, const char *name)
 {
-	struct timed_cut *c = marple_calloc(1, sizeof(*c));
+	struct timedcut *c = marple_calloc(1, sizeof(*c));
 	c->name = name;
 	c->range = *range;
 	c->out = out;
 	return c;
 }
 
-static void write_raw(struct timed_cut *c, struct stream_reader *r)
+static void write_raw(struct timedcut *c, struct stream_reader *r)
 {
 	struct mstr raw = stream_reader_raw(r);
 	fwrite(raw.s, 1, raw.len, c->out);
@@ -71,7 +71,7 @@ static void write_raw(struct timed_cut *c, struct stream_reader *r)
 }
 
 /* A copy of hdr saying which range it was cut to. */
-static json_t *cut_header(struct timed_cut *c, json_t *hdr)
+static json_t *cut_header(struct timedcut *c, json_t *hdr)
 {
 	json_t *h = json_deep_copy(hdr);
 	json_object_set_new(h, "cut", json_pack("[f,o]", c->range.from_s,
@@ -79,7 +79,7 @@ static json_t *cut_header(struct timed_cut *c, json_t *hdr)
 	return h;
 }
 
-static void write_json(struct timed_cut *c, json_t *obj, uint64_t records)
+static void write_json(struct timedcut *c, json_t *obj, uint64_t records)
 {
 	if (records != UINT64_MAX)
 		json_object_set_new(obj, "records", json_integer((json_int_t)records));
@@ -88,7 +88,7 @@ static void write_json(struct timed_cut *c, json_t *obj, uint64_t records)
 }
 
 /* A sample's line with its stack= field (after the three fixed columns) set to id. */
-static void write_sample(struct timed_cut *c, const char *s, size_t len, uint32_t id)
+static void write_sample(struct timedcut *c, const char *s, size_t len, uint32_t id)
 {
 	const char *e = s + len, *p = s;
 	int col = 0;
@@ -109,7 +109,7 @@ static void write_sample(struct timed_cut *c, const char *s, size_t len, uint32_
 }
 
 /* The timed pair, cut: stacks that have samples in the range, renumbered. */
-static void write_pair(struct timed_cut *c, json_t *samples_trailer)
+static void write_pair(struct timedcut *c, json_t *samples_trailer)
 {
 	uint32_t *newid = marple_calloc(c->stacks.n + 1, sizeof(*newid));
 	uint64_t nstacks = 0;
@@ -135,7 +135,7 @@ static void write_pair(struct timed_cut *c, json_t *samples_trailer)
 	free(newid);
 }
 
-static void drop_pair(struct timed_cut *c)
+static void drop_pair(struct timedcut *c)
 {
 	json_decref(c->stack_hdr);
 	json_decref(c->stack_trailer);
@@ -146,12 +146,12 @@ static void drop_pair(struct timed_cut *c)
 }
 
 /* The section being cut ends (another begins, or the input ends). */
-static void finish(struct timed_cut *c, const char *where, unsigned long line)
+static void finish(struct timedcut *c, const char *where, unsigned long line)
 {
 	if (c->state == CUT_SAMPLES)
 		write_pair(c, NULL);
 	else if (c->state == CUT_STACKS) {
-		warn_at(where, line, "timed stacks without their samples section: written whole");
+		marple_warn_at(where, line, "timed stacks without their samples section: written whole");
 		write_json(c, json_deep_copy(c->stack_hdr), UINT64_MAX);
 		for (size_t i = 0; i < c->stacks.n; i++)
 			fprintf(c->out, "%llu#%.*s\n", (unsigned long long)c->sum[i],
@@ -163,7 +163,7 @@ static void finish(struct timed_cut *c, const char *where, unsigned long line)
 	c->state = CUT_IDLE;
 }
 
-static void cut_header_item(struct timed_cut *c, struct stream_reader *r)
+static void cut_header_item(struct timedcut *c, struct stream_reader *r)
 {
 	json_t *hdr = stream_reader_header(r);
 	enum timed_role role = timed_role(hdr);
@@ -188,13 +188,13 @@ static void cut_header_item(struct timed_cut *c, struct stream_reader *r)
 		write_json(c, cut_header(c, hdr), UINT64_MAX);
 	} else {
 		c->state = CUT_WHOLE;
-		warn_at(stream_reader_name(r), stream_reader_line(r), "section %ld (%s) has no times: written whole",
-			stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+		marple_warn_at(stream_reader_name(r), stream_reader_line(r), "section %ld (%s) has no times: written whole",
+			stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 		write_raw(c, r);
 	}
 }
 
-static void cut_record(struct timed_cut *c, struct stream_reader *r)
+static void cut_record(struct timedcut *c, struct stream_reader *r)
 {
 	struct mstr raw = stream_reader_raw(r);
 	struct timed_sample s;
@@ -210,7 +210,7 @@ static void cut_record(struct timed_cut *c, struct stream_reader *r)
 	}
 	case CUT_SAMPLES:
 		if (timed_sample_parse(stream_reader_event(r), &s, &why) < 0 || s.stack >= c->stacks.n) {
-			warn_at(stream_reader_name(r), stream_reader_line(r), "%s: sample left out",
+			marple_warn_at(stream_reader_name(r), stream_reader_line(r), "%s: sample left out",
 				s.stack >= c->stacks.n ? "names a stack its stack section does not have" : why);
 			break;
 		}
@@ -234,7 +234,7 @@ static void cut_record(struct timed_cut *c, struct stream_reader *r)
 	}
 }
 
-void timed_cut_item(struct timed_cut *c, struct stream_reader *r, enum stream_item it)
+void timedcut_item(struct timedcut *c, struct stream_reader *r, enum stream_item it)
 {
 	if (it == STREAM_HEADER)
 		cut_header_item(c, r);
@@ -255,7 +255,7 @@ void timed_cut_item(struct timed_cut *c, struct stream_reader *r, enum stream_it
 	}
 }
 
-void timed_cut_free(struct timed_cut *c)
+void timedcut_free(struct timedcut *c)
 {
 	if (!c)
 		return;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *progname = "marple";
+const char *marple_progname = "marple";
 
 void marple_init(int argc, char **argv)
 {
@@ -21,8 +21,8 @@ void marple_init(int argc, char **argv)
 	(void)argc;
 	if (argv && argv[0]) {
 		const char *slash = strrchr(argv[0], '/');
-		progname = slash ? slash + 1 : argv[0];
-		argv[0] = (char *)progname;	/* getopt's messages: "marple-x: ...", not the path */
+		marple_progname = slash ? slash + 1 : argv[0];
+		argv[0] = (char *)marple_progname;	/* getopt's messages: "marple-x: ...", not the path */
 	}
 	signal(SIGPIPE, SIG_DFL);
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -31,12 +31,12 @@ void marple_init(int argc, char **argv)
 static void vmsg(const char *fmt, va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, "%s: ", marple_progname);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
 
-void warnmsg(const char *fmt, ...)
+void marple_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -44,7 +44,7 @@ void warnmsg(const char *fmt, ...)
 	va_end(ap);
 }
 
-void fatal(int status, const char *fmt, ...)
+void marple_fatal(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -53,43 +53,43 @@ void fatal(int status, const char *fmt, ...)
 	exit(status);
 }
 
-void warn_at(const char *file, unsigned long line, const char *fmt, ...)
+void marple_warn_at(const char *file, unsigned long line, const char *fmt, ...)
 {
 	va_list ap;
 	fflush(stdout);
 	if (line)
-		fprintf(stderr, "%s: %s:%lu: ", progname, file, line);
+		fprintf(stderr, "%s: %s:%lu: ", marple_progname, file, line);
 	else
-		fprintf(stderr, "%s: %s: ", progname, file);
+		fprintf(stderr, "%s: %s: ", marple_progname, file);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
 
-void usage_error(const char *fmt, ...)
+void marple_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s -h' for more information.\n", progname);
+	fprintf(stderr, "Try '%s -h' for more information.\n", marple_progname);
 	exit(EXIT_USAGE);
 }
 
-void usage_try(void)
+void marple_usage_try(void)
 {
-	fprintf(stderr, "Try '%s -h' for more information.\n", progname);
+	fprintf(stderr, "Try '%s -h' for more information.\n", marple_progname);
 	exit(EXIT_USAGE);
 }
 
-int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int marple_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v;
 
 	if (!s || !*s)
 		return errno = EINVAL, -1;
-	if (parse_u64_span(s, strlen(s), &v) < 0)
+	if (marple_parse_u64_span(s, strlen(s), &v) < 0)
 		return -1;
 	if (v < min || v > max)
 		return errno = ERANGE, -1;
@@ -97,7 +97,7 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int parse_u64_span(const char *s, size_t len, uint64_t *out)
+int marple_parse_u64_span(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -115,7 +115,7 @@ int parse_u64_span(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+int marple_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -134,7 +134,7 @@ int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 	return 0;
 }
 
-int parse_double(const char *s, double min, double max, double *out)
+int marple_parse_double(const char *s, double min, double max, double *out)
 {
 	char *end;
 	double v;
@@ -151,7 +151,7 @@ int parse_double(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-int parse_duration_ns(const char *s, uint64_t *out)
+int marple_parse_duration_ns(const char *s, uint64_t *out)
 {
 	static const struct { const char *suffix; double mult; } units[] = {
 		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
@@ -171,7 +171,7 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	num[n] = 0;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(s + n, units[i].suffix) == 0) {
-			if (parse_double(num, 0, 1e12, &v) < 0)
+			if (marple_parse_double(num, 0, 1e12, &v) < 0)
 				return -1;
 			v *= units[i].mult;
 			if (v > 9.2e18)
@@ -183,24 +183,24 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	return errno = EINVAL, -1;
 }
 
-uint64_t opt_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
+uint64_t marple_opt_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
 {
 	uint64_t v;
-	if (parse_u64(arg, min, max, &v) < 0)
-		usage_error("%s: '%s' is not a whole number from %llu to %llu", opt, arg ? arg : "",
+	if (marple_parse_u64(arg, min, max, &v) < 0)
+		marple_usage_error("%s: '%s' is not a whole number from %llu to %llu", opt, arg ? arg : "",
 			    (unsigned long long)min, (unsigned long long)max);
 	return v;
 }
 
-double opt_double(const char *opt, const char *arg, double min, double max)
+double marple_opt_double(const char *opt, const char *arg, double min, double max)
 {
 	double v;
-	if (parse_double(arg, min, max, &v) < 0)
-		usage_error("%s: '%s' is not a number from %g to %g", opt, arg ? arg : "", min, max);
+	if (marple_parse_double(arg, min, max, &v) < 0)
+		marple_usage_error("%s: '%s' is not a number from %g to %g", opt, arg ? arg : "", min, max);
 	return v;
 }
 
-int close_output(FILE *f, const char *path)
+int marple_close_output(FILE *f, const char *path)
 {
 	int bad = fflush(f) != 0 || ferror(f);
 	int saved = errno;
@@ -212,22 +212,22 @@ int close_output(FILE *f, const char *path)
 	if (bad) {
 		if (saved == EPIPE)
 			exit(EXIT_DATA);
-		warnmsg("%s: write error: %s", path, strerror(saved));
+		marple_warn("%s: write error: %s", path, strerror(saved));
 		return -1;
 	}
 	return 0;
 }
 
-void warn_skipped_lines(uint64_t n)
+void marple_warn_skipped_lines(uint64_t n)
 {
 	if (n)
-		warnmsg("%llu malformed line%s skipped%s", (unsigned long long)n, n == 1 ? "" : "s",
+		marple_warn("%llu malformed line%s skipped%s", (unsigned long long)n, n == 1 ? "" : "s",
 			n > MARPLE_REPORT_FIRST ? " (only the first 20 shown)" : "");
 }
 
-void close_stdout(void)
+void marple_close_stdout(void)
 {
-	if (close_output(stdout, "<stdout>") < 0)
+	if (marple_close_output(stdout, "<stdout>") < 0)
 		exit(EXIT_DATA);
 }
 
@@ -237,7 +237,7 @@ struct outfile {
 	char *tmp;
 };
 
-struct outfile *outfile_try_open(const char *path)
+struct outfile *marple_outfile_try_open(const char *path)
 {
 	struct outfile *o = marple_calloc(1, sizeof(*o));
 
@@ -251,7 +251,7 @@ struct outfile *outfile_try_open(const char *path)
 	struct stat st;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (!(o->f = fopen(path, "w"))) {
-			warnmsg("%s: cannot open: %s", path, strerror(errno));
+			marple_warn("%s: cannot open: %s", path, strerror(errno));
 			goto fail;
 		}
 		return o;
@@ -260,7 +260,7 @@ struct outfile *outfile_try_open(const char *path)
 	sprintf(o->tmp, "%s.XXXXXX", path);
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		warnmsg("%s: cannot create: %s", path, strerror(errno));
+		marple_warn("%s: cannot create: %s", path, strerror(errno));
 		goto fail;
 	}
 	/* mkstemp makes 0600; pictures are meant to be shared like any file. */
@@ -269,7 +269,7 @@ struct outfile *outfile_try_open(const char *path)
 	fchmod(fd, 0666 & ~um);
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
-		warnmsg("%s: %s", path, strerror(errno));
+		marple_warn("%s: %s", path, strerror(errno));
 		close(fd);
 		unlink(o->tmp);
 		goto fail;
@@ -282,9 +282,9 @@ fail:
 	return NULL;
 }
 
-struct outfile *outfile_open(const char *path)
+struct outfile *marple_outfile_open(const char *path)
 {
-	struct outfile *o = outfile_try_open(path);
+	struct outfile *o = marple_outfile_try_open(path);
 
 	/* Exit rather than return NULL: five programs used the result
 	 * unchecked and crashed on an unwritable -o path. */
@@ -293,7 +293,7 @@ struct outfile *outfile_open(const char *path)
 	return o;
 }
 
-FILE *outfile_stream(struct outfile *o)
+FILE *marple_outfile_stream(struct outfile *o)
 {
 	return o->f;
 }
@@ -304,19 +304,19 @@ static int outfile_finish(struct outfile *o, int replace)
 	int rc = 0;
 
 	if (!o->path) {
-		close_stdout();
+		marple_close_stdout();
 		free(o);
 		return 0;
 	}
-	if (close_output(o->f, o->path) < 0) {
+	if (marple_close_output(o->f, o->path) < 0) {
 		rc = -1;
 	} else if (!o->tmp) {
 		/* a device or a pipe, written as it is */
 	} else if (replace && rename(o->tmp, o->path) < 0) {
-		warnmsg("%s: cannot rename into place: %s", o->path, strerror(errno));
+		marple_warn("%s: cannot rename into place: %s", o->path, strerror(errno));
 		rc = -1;
 	} else if (!replace && link(o->tmp, o->path) < 0) {
-		warnmsg("%s: cannot write: %s", o->path, strerror(errno));
+		marple_warn("%s: cannot write: %s", o->path, strerror(errno));
 		rc = -1;
 	}
 	if (o->tmp && (rc < 0 || !replace))
@@ -327,17 +327,17 @@ static int outfile_finish(struct outfile *o, int replace)
 	return rc;
 }
 
-int outfile_commit(struct outfile *o)
+int marple_outfile_commit(struct outfile *o)
 {
 	return outfile_finish(o, 1);
 }
 
-int outfile_commit_new(struct outfile *o)
+int marple_outfile_commit_new(struct outfile *o)
 {
 	return outfile_finish(o, 0);
 }
 
-void outfile_abort(struct outfile *o)
+void marple_outfile_abort(struct outfile *o)
 {
 	if (o->path) {
 		fclose(o->f);
@@ -349,7 +349,7 @@ void outfile_abort(struct outfile *o)
 	free(o);
 }
 
-FILE *open_input(const char *path)
+FILE *marple_open_input(const char *path)
 {
 	FILE *f;
 	struct stat st;
@@ -358,18 +358,18 @@ FILE *open_input(const char *path)
 		return stdin;
 	f = fopen(path, "r");
 	if (!f)
-		fatal(EXIT_DATA, "%s: %s", path, strerror(errno));
+		marple_fatal(EXIT_DATA, "%s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
-		fatal(EXIT_DATA, "%s: is a directory", path);
+		marple_fatal(EXIT_DATA, "%s: is a directory", path);
 	return f;
 }
 
-const char *input_name(const char *path)
+const char *marple_input_name(const char *path)
 {
 	return (!path || strcmp(path, "-") == 0) ? "<stdin>" : path;
 }
 
-const char *operands_name(int n, char **paths)
+const char *marple_operands_name(int n, char **paths)
 {
 	static char buf[256];
 	size_t used = 0;
@@ -377,10 +377,10 @@ const char *operands_name(int n, char **paths)
 	if (n <= 0)
 		return "<stdin>";
 	if (n == 1)
-		return input_name(paths[0]);
+		return marple_input_name(paths[0]);
 	buf[0] = 0;
 	for (int i = 0; i < n && used < sizeof(buf) - 8; i++) {
-		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? ", " : "", input_name(paths[i]));
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? ", " : "", marple_input_name(paths[i]));
 		if (w < 0 || (size_t)w >= sizeof(buf) - used) {
 			strcpy(buf + sizeof(buf) - 5, "...");
 			break;
@@ -397,12 +397,12 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t now_monotonic_ns(void)
+uint64_t marple_now_monotonic_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-uint64_t now_realtime_ns(void)
+uint64_t marple_now_realtime_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);
 }
@@ -411,7 +411,7 @@ void *marple_malloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	return p;
 }
 
@@ -419,7 +419,7 @@ void *marple_calloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	return p;
 }
 
@@ -444,12 +444,12 @@ void *marple_grow(void *buf, size_t *cap, size_t need, size_t sz)
 		return buf;
 	while (c < need) {
 		if (c > SIZE_MAX / 2 / sz)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		c *= 2;
 	}
 	buf = realloc(buf, c * sz);
 	if (!buf)
-		fatal(EXIT_DATA, "out of memory");
+		marple_fatal(EXIT_DATA, "out of memory");
 	*cap = c;
 	return buf;
 }

@@ -75,7 +75,7 @@ static void cmsg(struct cpel_conv *c, const char *fmt, const char *detail)
 		return;
 	char buf[512];
 	snprintf(buf, sizeof(buf), fmt, detail);
-	warn_at(c->name, c->line, "%s", buf);
+	marple_warn_at(c->name, c->line, "%s", buf);
 }
 
 static int bad_line(struct cpel_conv *c, const char *why)
@@ -176,12 +176,12 @@ static int flush_chunk(struct cpel_conv *c)
 		qsort(c->chunk, c->nchunk, sizeof(*c->chunk), ev_cmp);
 	if (!c->spool && !(c->spool = spool_open())) {
 		if (!c->o.quiet)
-			warnmsg("cannot create a temporary file: %s", strerror(errno));
+			marple_warn("cannot create a temporary file: %s", strerror(errno));
 		return -1;
 	}
 	if (fwrite(c->chunk, sizeof(*c->chunk), c->nchunk, c->spool) != c->nchunk) {
 		if (!c->o.quiet)
-			warnmsg("cannot write the temporary file: %s", strerror(errno));
+			marple_warn("cannot write the temporary file: %s", strerror(errno));
 		return -1;
 	}
 	c->runs = marple_grow(c->runs, &c->runs_cap, c->nruns + 1, sizeof(*c->runs));
@@ -196,7 +196,7 @@ static int add_event(struct cpel_conv *c, uint64_t time, uint32_t track, uint32_
 {
 	if (c->events >= UINT32_MAX) {
 		if (!c->o.quiet)
-			warnmsg("more than %u events: CPEL counts them in 32 bits", UINT32_MAX);
+			marple_warn("more than %u events: CPEL counts them in 32 bits", UINT32_MAX);
 		return -1;
 	}
 	if (c->nchunk == c->chunk_cap && flush_chunk(c) < 0)
@@ -277,10 +277,10 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 	q = next_comma(q, e);
 	if (q == e || q == type)
 		return bad_line(c, "event record without a type and track");
-	long typelen = unescape_inplace(type, (size_t)(q - type), NULL);
+	long typelen = escape_decode_inplace(type, (size_t)(q - type), NULL);
 	char *track = ++q;
 	q = next_comma(q, e);
-	long tracklen = unescape_inplace(track, (size_t)(q - track), NULL);
+	long tracklen = escape_decode_inplace(track, (size_t)(q - track), NULL);
 	if (typelen < 0 || tracklen < 0)
 		return bad_line(c, "bad %XX escape");
 
@@ -306,7 +306,7 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 				dk = (int)i;
 		if (!is_comm && !is_pid && dk < 0)
 			continue;
-		long vl = unescape_inplace(val, vlen, NULL);
+		long vl = escape_decode_inplace(val, vlen, NULL);
 		if (vl < 0)
 			return bad_line(c, "bad %XX escape");
 		if (is_comm) {
@@ -405,7 +405,7 @@ struct cpel_conv *cpel_conv_new(const struct cpel_opts *o)
 			c->dkeys = realloc(c->dkeys, (c->ndkeys + 1) * sizeof(char *));
 			c->dklen = realloc(c->dklen, (c->ndkeys + 1) * sizeof(size_t));
 			if (!c->dkeys || !c->dklen)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 			c->dkeys[c->ndkeys] = marple_strdup(k);
 			c->dklen[c->ndkeys++] = strlen(k);
 		}
@@ -524,7 +524,7 @@ int cpel_conv_feed_file(struct cpel_conv *c, FILE *f)
 			break;
 	if (r == 0 && ferror(f)) {
 		if (!c->o.quiet)
-			warn_at(c->name, 0, "read error: %s", strerror(errno));
+			marple_warn_at(c->name, 0, "read error: %s", strerror(errno));
 		r = -1;
 	}
 	free(buf);
@@ -643,7 +643,7 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 		return -1;
 	if (evlen > UINT32_MAX) {
 		if (!c->o.quiet)
-			warnmsg("%llu events make an event section longer than CPEL's 32-bit length",
+			marple_warn("%llu events make an event section longer than CPEL's 32-bit length",
 				(unsigned long long)nev);
 		return -1;
 	}
@@ -774,7 +774,7 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	track_remap = NULL;
 	if (w.err == 2) {
 		if (!c->o.quiet)
-			warnmsg("cannot read back the temporary file: %s", strerror(errno));
+			marple_warn("cannot read back the temporary file: %s", strerror(errno));
 		return -1;
 	}
 	return w.err ? -1 : 0;	/* write errors are reported by the caller's close */

@@ -7,8 +7,8 @@
 /* One operand; -1 at a section of another datatype. */
 static int read_one(struct eventread *er, const char *path)
 {
-	FILE *f = open_input(path);
-	struct stream_reader *r = stream_reader_new(f, input_name(path));
+	FILE *f = marple_open_input(path);
+	struct stream_reader *r = stream_reader_new(f, marple_input_name(path));
 	enum stream_item it;
 	int rc = 0;
 
@@ -19,9 +19,9 @@ static int read_one(struct eventread *er, const char *path)
 		} else if (it == STREAM_HEADER) {
 			enum datatype dt = stream_reader_datatype(r);
 			if (dt != DATATYPE_EVENT && !(dt == DATATYPE_POINT && er->on_point)) {
-				warn_at(stream_reader_name(r), stream_reader_line(r),
+				marple_warn_at(stream_reader_name(r), stream_reader_line(r),
 					"section of datatype \"%s\": %s draws events%s only",
-					datatype_name(dt), progname, er->on_point ? " and points" : "");
+					stream_datatype_name(dt), marple_progname, er->on_point ? " and points" : "");
 				rc = -1;
 				break;
 			}
@@ -32,13 +32,13 @@ static int read_one(struct eventread *er, const char *path)
 				break;
 			}
 			er->sections++;
-			int64_t s = header_int(stream_reader_header(r), "start_ns", -1);
+			int64_t s = stream_header_int(stream_reader_header(r), "start_ns", -1);
 			if (!er->have_t0 && s >= 0) {
 				er->t0 = (uint64_t)s;
 				er->have_t0 = 1;
 			}
 		} else if (it == STREAM_TRAILER) {
-			int64_t e = header_int(stream_reader_trailer(r), "end_ns", -1);
+			int64_t e = stream_header_int(stream_reader_trailer(r), "end_ns", -1);
 			if (e > 0 && (uint64_t)e > er->end)
 				er->end = (uint64_t)e;
 		} else if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_POINT) {
@@ -75,14 +75,14 @@ int eventread_files(struct eventread *er, int n, char **paths)
 int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths)
 {
 	if (er->bad)
-		warnmsg("%llu bad lines skipped", (unsigned long long)er->bad);
+		marple_warn("%llu bad lines skipped", (unsigned long long)er->bad);
 	if (!er->sections || !er->events) {
-		warn_at(operands_name(n, paths), 0, "%s",
+		marple_warn_at(marple_operands_name(n, paths), 0, "%s",
 			er->sections ? "no events in the input" : "no marple event section in the input");
-		outfile_abort(of);
+		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
-	if (outfile_commit(of) < 0)
+	if (marple_outfile_commit(of) < 0)
 		return EXIT_DATA;
 	return er->bad ? EXIT_DATA : EXIT_OK;
 }
@@ -91,5 +91,5 @@ int eventread_track_cpu(struct mstr track, uint64_t *cpu)
 {
 	if (track.len < 4 || memcmp(track.s, "cpu", 3) != 0)
 		return -1;
-	return parse_u64_span(track.s + 3, track.len - 3, cpu);
+	return marple_parse_u64_span(track.s + 3, track.len - 3, cpu);
 }

@@ -7,7 +7,7 @@
  *
  *   struct eventread er = { .on_event = draw, .ctx = out };
  *   if (eventread_files(&er, argc - optind, argv + optind) < 0) {
- *           outfile_abort(of);
+ *           marple_outfile_abort(of);
  *           return EXIT_DATA;
  *   }
  *   ... write what was gathered ...

@@ -47,7 +47,7 @@ void gzb64_write(FILE *f, const void *data, size_t len, int level)
 	int rc;
 
 	if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		fatal(EXIT_DATA, "cannot start gzip compression");
+		marple_fatal(EXIT_DATA, "cannot start gzip compression");
 	putc('"', f);
 	zs.next_in = (unsigned char *)data;
 	do {
@@ -61,7 +61,7 @@ void gzb64_write(FILE *f, const void *data, size_t len, int level)
 			zs.avail_out = sizeof(out);
 			rc = deflate(&zs, flush);
 			if (rc == Z_STREAM_ERROR)
-				fatal(EXIT_DATA, "gzip compression failed");
+				marple_fatal(EXIT_DATA, "gzip compression failed");
 			b64_bytes(&o, out, sizeof(out) - zs.avail_out);
 		} while (zs.avail_out == 0);
 	} while (rc != Z_STREAM_END);

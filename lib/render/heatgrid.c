@@ -25,7 +25,7 @@ struct bucket {
 };
 
 struct heatgrid {
-	struct hg_config cfg;
+	struct heatgrid_config cfg;
 	struct intern *labels;
 	uint32_t npinned;
 	/* grid */
@@ -35,10 +35,10 @@ struct heatgrid {
 	uint64_t span;			/* columns merged: widths are stepsec*span or period*span */
 	uint32_t rows, rowcap;
 	double step;			/* value per row; 0 = not chosen yet */
-	struct hg_stats st;
+	struct heatgrid_stats st;
 };
 
-struct heatgrid *hg_new(const struct hg_config *cfg)
+struct heatgrid *heatgrid_new(const struct heatgrid_config *cfg)
 {
 	struct heatgrid *g = marple_calloc(1, sizeof(*g));
 	g->cfg = *cfg;
@@ -61,7 +61,7 @@ struct heatgrid *hg_new(const struct hg_config *cfg)
 	return g;
 }
 
-void hg_free(struct heatgrid *g)
+void heatgrid_free(struct heatgrid *g)
 {
 	if (!g)
 		return;
@@ -79,14 +79,14 @@ void hg_free(struct heatgrid *g)
 
 /* ---- labels ---- */
 
-uint32_t hg_label(struct heatgrid *g, const char *s, size_t len)
+uint32_t heatgrid_label(struct heatgrid *g, const char *s, size_t len)
 {
 	return intern_get(g->labels, s, len);
 }
 
-uint32_t hg_pin_label(struct heatgrid *g, const char *s, size_t len)
+uint32_t heatgrid_pin_label(struct heatgrid *g, const char *s, size_t len)
 {
-	uint32_t id = hg_label(g, s, len);
+	uint32_t id = heatgrid_label(g, s, len);
 	if (id + 1 > g->npinned)
 		g->npinned = id + 1;	/* pinned names are interned first: ids 0..npinned-1 */
 	return id;
@@ -110,7 +110,7 @@ static void bucket_count(struct heatgrid *g, struct bucket *b, uint32_t id, uint
 		b->cap = b->cap ? b->cap * 2 : 2;
 		b->e = realloc(b->e, b->cap * sizeof(struct ent));
 		if (!b->e)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 	}
 	b->e[b->ne++] = (struct ent){ id, n };
 }
@@ -221,7 +221,7 @@ static void grow_rows(struct heatgrid *g, uint32_t rows)
 			continue;
 		g->cols[i] = realloc(g->cols[i], cap * sizeof(struct bucket));
 		if (!g->cols[i])
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		memset(g->cols[i] + g->rowcap, 0, (cap - g->rowcap) * sizeof(struct bucket));
 	}
 	g->rowcap = cap;
@@ -278,7 +278,7 @@ static void add_at(struct heatgrid *g, int64_t c, uint32_t r, uint32_t id)
 		maybe_merge(g);
 }
 
-void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
+void heatgrid_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
 {
 	double rel = v - g->cfg.minv;
 	uint32_t r;
@@ -324,7 +324,7 @@ void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
 	add_at(g, (int64_t)cc, r, id);
 }
 
-void hg_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t id)
+void heatgrid_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t id)
 {
 	int64_t period = (int64_t)g->cfg.period_ns;
 	int64_t p = floor_div(t_ns, period);
@@ -336,7 +336,7 @@ void hg_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t id)
 	add_at(g, floor_div(p, (int64_t)g->span), r, id);
 }
 
-struct hg_stats hg_stats(const struct heatgrid *g)
+struct heatgrid_stats heatgrid_stats(const struct heatgrid *g)
 {
 	return g->st;
 }
@@ -364,7 +364,7 @@ static void write_js_names(FILE *f, const char *const *names, int n)
 	for (int i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);
-		js_string_cstr(f, names[i]);
+		xml_js_string_cstr(f, names[i]);
 	}
 	fputc(']', f);
 }
@@ -378,7 +378,7 @@ static size_t nice_count(double min)
 				return m * p;
 }
 
-static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, size_t c, double x0, double y0,
+static void x_label(FILE *f, const struct heatgrid_draw *d, const struct heatgrid *g, size_t c, double x0, double y0,
 		    double boxw, double maph, double colw)
 {
 	char a[48], buf[64];
@@ -403,12 +403,12 @@ static void x_label(FILE *f, const struct hg_draw *d, const struct heatgrid *g, 
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
 }
 
-struct hg_layout;
-static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct hg_draw *d,
-		      const struct hg_layout *L, uint32_t r);
+struct heatgrid_layout;
+static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct heatgrid_draw *d,
+		      const struct heatgrid_layout *L, uint32_t r);
 
 /* What drawing needs to know: the counts' range, sizes and units. */
-struct hg_layout {
+struct heatgrid_layout {
 	uint64_t maxn, nlit;		/* the largest count; buckets with any */
 	uint32_t maxne;			/* the most names in one bucket (the details box) */
 	uint64_t *ranks;		/* distinct counts ascending, for colour by rank */
@@ -419,8 +419,8 @@ struct hg_layout {
 };
 
 /* The label of the y axis at row boundary r ("12.5 ms"); returns its length. */
-static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct hg_draw *d,
-		      const struct hg_layout *L, uint32_t r)
+static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct heatgrid_draw *d,
+		      const struct heatgrid_layout *L, uint32_t r)
 {
 	char a[48];
 	double v = d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep;
@@ -429,7 +429,7 @@ static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const st
 	return n < 0 ? 0 : (size_t)n;
 }
 
-static void count_buckets(const struct heatgrid *g, const struct hg_draw *d, struct hg_layout *L)
+static void count_buckets(const struct heatgrid *g, const struct heatgrid_draw *d, struct heatgrid_layout *L)
 {
 	for (size_t i = 0; i < g->ncols; i++)
 		for (uint32_t r = 0; g->cols[i] && r < g->rows; r++) {
@@ -458,7 +458,7 @@ static void count_buckets(const struct heatgrid *g, const struct hg_draw *d, str
 	L->nrank = u;
 }
 
-static void layout_map(const struct heatgrid *g, const struct hg_draw *d, struct hg_layout *L)
+static void layout_map(const struct heatgrid *g, const struct heatgrid_draw *d, struct heatgrid_layout *L)
 {
 	uint32_t rows = g->rows;
 	L->ncols = g->ncols ? g->ncols : 1;
@@ -504,7 +504,7 @@ static void layout_map(const struct heatgrid *g, const struct hg_draw *d, struct
 }
 
 /* Above the map: the subtitle, what is highlighted or isolated, the colour scale. */
-static void draw_legend(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+static void draw_legend(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
 	char buf[160], col[8], sub[400];
 	double x0 = L->x0, y0 = L->y0;
@@ -546,7 +546,7 @@ static void draw_legend(FILE *f, const struct heatgrid *g, const struct hg_draw 
 	}
 }
 
-static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+static void draw_axes(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
 	char buf[160], b[48];
 	double x0 = L->x0, y0 = L->y0, boxw = L->boxw, boxh = L->boxh, mapw = L->mapw, maph = L->maph;
@@ -588,7 +588,7 @@ static void draw_axes(FILE *f, const struct heatgrid *g, const struct hg_draw *d
 
 /* A bucket's colour: its shade by count (or rank), its hue by the pinned
  * (highlighted) name with the most of it. */
-static void cell_colour(const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L,
+static void cell_colour(const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L,
 			const struct bucket *bk, char col[8])
 {
 	double t;
@@ -612,7 +612,7 @@ static void cell_colour(const struct heatgrid *g, const struct hg_draw *d, const
 	svg_heat_color(t, hue, col);
 }
 
-static void draw_cells(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+static void draw_cells(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
 	char col[8];
 
@@ -643,14 +643,14 @@ static void draw_cells(FILE *f, const struct heatgrid *g, const struct hg_draw *
 }
 
 /* Parameters and names for the script (heatgrid.js). */
-static void write_script_data(FILE *f, const struct heatgrid *g, const struct hg_draw *d, const struct hg_layout *L)
+static void write_script_data(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\nvar HM = {", f);
 	fprintf(f, "offset: %s, c0: %lld, colw: %.17g, rowstep: %.17g, minv: %.17g, unit: ",
 		d->offset ? "true" : "false", (long long)g->base, L->colw, L->rowstep, d->offset ? 0.0 : g->cfg.minv);
-	js_string_cstr(f, L->unit ? L->unit : "");
+	xml_js_string_cstr(f, L->unit ? L->unit : "");
 	fputs(", what: ", f);
-	js_string_cstr(f, d->what);
+	xml_js_string_cstr(f, d->what);
 	fprintf(f, ", x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", L->x0, L->dety, L->detw);
 	if (d->wall_origin_ns > 0)
 		fprintf(f, "%.3f", (double)d->wall_origin_ns / 1e6);
@@ -664,14 +664,14 @@ static void write_script_data(FILE *f, const struct heatgrid *g, const struct hg
 		const char *s = intern_str(g->labels, (uint32_t)i, &len);
 		if (i)
 			fputs(i % 8 ? "," : ",\n", f);
-		js_string_write(f, s, len);
+		xml_js_string_write(f, s, len);
 	}
 	fputs("]};\n]]></script>\n", f);
 }
 
-void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d)
+void heatgrid_draw_svg(const struct heatgrid *g, FILE *f, const struct heatgrid_draw *d)
 {
-	struct hg_layout L = { 0 };
+	struct heatgrid_layout L = { 0 };
 
 	count_buckets(g, d, &L);
 	layout_map(g, d, &L);

@@ -10,9 +10,9 @@
  * Columns: stepsec seconds each (latency) or one period each (offset); past
  * maxcols they double in width, unless stepsec is fixed.
  *
- *   struct heatgrid *g = hg_new(&cfg);
- *   hg_add_value(g, 12.5, 3.2, hg_label(g, "bash", 4));
- *   hg_draw_svg(g, stdout, &draw);
+ *   struct heatgrid *g = heatgrid_new(&cfg);
+ *   heatgrid_add_value(g, 12.5, 3.2, heatgrid_label(g, "bash", 4));
+ *   heatgrid_draw_svg(g, stdout, &draw);
  */
 #ifndef MARPLE_HEATGRID_H
 #define MARPLE_HEATGRID_H
@@ -26,7 +26,7 @@
 #define HG_MAX_COLS 200000
 #define HG_NAMES_PER_BUCKET 16
 
-struct hg_config {
+struct heatgrid_config {
 	uint32_t rows;
 	double minv, maxv;
 	int have_maxv;
@@ -40,25 +40,25 @@ struct hg_config {
 
 struct heatgrid;
 
-struct heatgrid *hg_new(const struct hg_config *cfg);
-void hg_free(struct heatgrid *g);
+struct heatgrid *heatgrid_new(const struct heatgrid_config *cfg);
+void heatgrid_free(struct heatgrid *g);
 
 /* Intern a name; pinned names are always counted exactly in every bucket. */
-uint32_t hg_label(struct heatgrid *g, const char *s, size_t len);
-uint32_t hg_pin_label(struct heatgrid *g, const char *s, size_t len);
+uint32_t heatgrid_label(struct heatgrid *g, const char *s, size_t len);
+uint32_t heatgrid_pin_label(struct heatgrid *g, const char *s, size_t len);
 
 /* Latency: t seconds from the origin, value v. */
-void hg_add_value(struct heatgrid *g, double t_s, double v, uint32_t label);
+void heatgrid_add_value(struct heatgrid *g, double t_s, double v, uint32_t label);
 /* Offset: t nanoseconds from the origin (may be negative). */
-void hg_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t label);
+void heatgrid_add_offset(struct heatgrid *g, int64_t t_ns, uint32_t label);
 
-struct hg_stats {
+struct heatgrid_stats {
 	uint64_t counted;	/* records in buckets */
 	uint64_t below, above;	/* values outside [minv, maxv] or time out of range */
 };
-struct hg_stats hg_stats(const struct heatgrid *g);
+struct heatgrid_stats heatgrid_stats(const struct heatgrid *g);
 
-struct hg_draw {
+struct heatgrid_draw {
 	int offset;			/* offset heat map (else latency) */
 	uint64_t period_ns;
 	const char *period_name;
@@ -75,6 +75,6 @@ struct hg_draw {
 	int64_t wall_origin_ns;		/* wall-clock time of the origin, 0 if unknown */
 };
 
-void hg_draw_svg(const struct heatgrid *g, FILE *f, const struct hg_draw *d);
+void heatgrid_draw_svg(const struct heatgrid *g, FILE *f, const struct heatgrid_draw *d);
 
 #endif

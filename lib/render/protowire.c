@@ -6,7 +6,7 @@
 
 #include "util.h"
 
-void pb_grow(struct pbuf *p, size_t more)
+void protowire_grow(struct pbuf *p, size_t more)
 {
 	p->b = marple_grow(p->b, &p->cap, p->n + more, 1);
 }
@@ -14,10 +14,10 @@ void pb_grow(struct pbuf *p, size_t more)
 static inline void reserve(struct pbuf *p, size_t more)
 {
 	if (p->n + more > p->cap)
-		pb_grow(p, more);
+		protowire_grow(p, more);
 }
 
-void pb_raw(struct pbuf *p, const void *s, size_t len)
+void protowire_raw(struct pbuf *p, const void *s, size_t len)
 {
 	reserve(p, len);
 	if (len)
@@ -25,23 +25,23 @@ void pb_raw(struct pbuf *p, const void *s, size_t len)
 	p->n += len;
 }
 
-void pb_bytes(struct pbuf *p, uint32_t field, const void *s, size_t len)
+void protowire_bytes(struct pbuf *p, uint32_t field, const void *s, size_t len)
 {
-	pb_tag(p, field, PB_LEN);
-	pb_varint(p, len);
-	pb_raw(p, s, len);
+	protowire_tag(p, field, PB_LEN);
+	protowire_varint(p, len);
+	protowire_raw(p, s, len);
 }
 
 /* One byte is kept for the length: most nested messages are shorter than 128
  * bytes; longer ones move their content up once. */
-size_t pb_begin(struct pbuf *p, uint32_t field)
+size_t protowire_begin(struct pbuf *p, uint32_t field)
 {
-	pb_tag(p, field, PB_LEN);
+	protowire_tag(p, field, PB_LEN);
 	reserve(p, 1);
 	return p->n++;
 }
 
-void pb_end(struct pbuf *p, size_t mark)
+void protowire_end(struct pbuf *p, size_t mark)
 {
 	size_t len = p->n - mark - 1, extra = 0;
 	for (uint64_t v = len >> 7; v; v >>= 7)
@@ -57,7 +57,7 @@ void pb_end(struct pbuf *p, size_t mark)
 	p->b[mark + extra] = (unsigned char)v;
 }
 
-void pb_free(struct pbuf *p)
+void protowire_free(struct pbuf *p)
 {
 	free(p->b);
 	*p = (struct pbuf){ 0 };

@@ -17,7 +17,7 @@
 
 struct stree {
 	int flamechart;
-	struct stree_node *nodes;
+	struct stacktree_node *nodes;
 	size_t n, cap;
 	/* (parent, name) -> node */
 	uint32_t *slots;
@@ -41,7 +41,7 @@ struct stree {
 	int prev_text;		/* prev_s is the previous folded stack, ';' and all */
 	const char *prev_s;	/* prev, or that stack's line in a stable input (not copied) */
 	size_t hashed;		/* children in the table */
-	/* lazy tails (stree_lazy_tails): tail_of[node] indexes tails, or STREE_NONE */
+	/* lazy tails (stacktree_lazy_tails): tail_of[node] indexes tails, or STREE_NONE */
 	int lazy;
 	uint32_t *tail_of;
 	struct tail *tails;
@@ -76,7 +76,7 @@ static const char *store(struct stree *t, const char *s, size_t len)
 		t->blk_used = 0;
 		t->blocks = realloc(t->blocks, (t->nblocks + 1) * sizeof(char *));
 		if (!t->blocks)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		t->blocks[t->nblocks++] = t->blk;
 	}
 	char *d = t->blk + t->blk_used;
@@ -93,7 +93,7 @@ static uint32_t intern(struct stree *t, const char *s, size_t len)
 
 	if (id == t->nnames) {	/* a new name */
 		if (id >= STREE_NONE)
-			fatal(EXIT_DATA, "too many distinct frame names");
+			marple_fatal(EXIT_DATA, "too many distinct frame names");
 		t->names = marple_grow(t->names, &t->names_cap, id + 1, sizeof(*t->names));
 		t->names[t->nnames++] = (struct mstr){ e->key, len };
 	}
@@ -115,21 +115,21 @@ static uint32_t new_node(struct stree *t, uint32_t parent, uint32_t name)
 		size_t cap = t->cap ? t->cap * 2 : 1024;
 		t->nodes = realloc(t->nodes, cap * sizeof(*t->nodes));
 		if (!t->nodes)
-			fatal(EXIT_DATA, "out of memory");
+			marple_fatal(EXIT_DATA, "out of memory");
 		if (t->v2) {
 			t->v2 = realloc(t->v2, cap * sizeof(*t->v2));
 			if (!t->v2)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 		}
 		if (t->lazy) {
 			t->tail_of = realloc(t->tail_of, cap * sizeof(*t->tail_of));
 			if (!t->tail_of)
-				fatal(EXIT_DATA, "out of memory");
+				marple_fatal(EXIT_DATA, "out of memory");
 		}
 		t->cap = cap;
 	}
 	uint32_t id = (uint32_t)t->n++;
-	struct stree_node *nd = &t->nodes[id];
+	struct stacktree_node *nd = &t->nodes[id];
 	nd->name = name;
 	nd->parent = parent;
 	nd->first = nd->next = nd->last = STREE_NONE;
@@ -140,7 +140,7 @@ static uint32_t new_node(struct stree *t, uint32_t parent, uint32_t name)
 	if (t->lazy)
 		t->tail_of[id] = STREE_NONE;
 	if (parent != STREE_NONE) {
-		struct stree_node *p = &t->nodes[parent];
+		struct stacktree_node *p = &t->nodes[parent];
 		if (p->last == STREE_NONE)
 			p->first = id;
 		else
@@ -191,7 +191,7 @@ static uint32_t child(struct stree *t, uint32_t parent, uint32_t name, int *made
 {
 	if (t->lazy && t->tail_of[parent] != STREE_NONE)
 		expand_tail(t, parent);
-	struct stree_node *p = &t->nodes[parent];
+	struct stacktree_node *p = &t->nodes[parent];
 	uint32_t last = p->last;
 	if (last != STREE_NONE && t->nodes[last].name == name)
 		return last;
@@ -260,7 +260,7 @@ static void expand_tail(struct stree *t, uint32_t id)
 		set_tail(t, c, semi + 1, tl.len - fl - 1, tl.w0, tl.w1, 0);
 }
 
-void stree_lazy_tails(struct stree *t)
+void stacktree_lazy_tails(struct stree *t)
 {
 	if (t->n != 1 || t->lazy)
 		return;
@@ -270,7 +270,7 @@ void stree_lazy_tails(struct stree *t)
 	t->free_tail = STREE_NONE;
 }
 
-struct stree *stree_new(int flamechart)
+struct stree *stacktree_new(int flamechart)
 {
 	struct stree *t = marple_calloc(1, sizeof(*t));
 	t->flamechart = flamechart;
@@ -281,7 +281,7 @@ struct stree *stree_new(int flamechart)
 	return t;
 }
 
-void stree_free(struct stree *t)
+void stacktree_free(struct stree *t)
 {
 	if (!t)
 		return;
@@ -342,7 +342,7 @@ static inline uint32_t add_frame(struct stree *t, uint32_t cur, size_t i, const 
 	return cur;
 }
 
-void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
+void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
 {
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
@@ -440,7 +440,7 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 	}
 	if (i > 0)
 		pos = t->prev_off[i - 1] + t->prev_len[i - 1] + 1;
-	struct stree_node *nodes = t->nodes;
+	struct stacktree_node *nodes = t->nodes;
 	for (size_t k = 0; k < i; k++)
 		nodes[t->prev_node[k]].v += w0;
 	if (t->v2)
@@ -479,7 +479,7 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 	t->prev_text = 1;
 }
 
-void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
+void stacktree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
 		      int reverse)
 {
 	static struct mstr *fr;
@@ -501,7 +501,7 @@ void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0,
 		fr[i] = fr[n - 1 - i];
 		fr[n - 1 - i] = x;
 	}
-	stree_add(t, fr, n, w0, w1);
+	stacktree_add(t, fr, n, w0, w1);
 }
 
 static const struct stree *sort_tree;
@@ -517,7 +517,7 @@ static int cmp_by_name(const void *a, const void *b)
 	return x.len < y.len ? -1 : x.len > y.len;
 }
 
-const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t *n)
+const uint32_t *stacktree_children(struct stree *t, uint32_t id, int sorted, size_t *n)
 {
 	static uint32_t *kids;
 	static size_t cap;
@@ -541,10 +541,10 @@ const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t 
 	return kids;
 }
 
-void stree_sort_children(struct stree *t, uint32_t id)
+void stacktree_sort_children(struct stree *t, uint32_t id)
 {
 	size_t k;
-	const uint32_t *kids = stree_children(t, id, 1, &k);
+	const uint32_t *kids = stacktree_children(t, id, 1, &k);
 	if (k < 2)
 		return;
 	t->nodes[id].first = kids[0];
@@ -554,25 +554,25 @@ void stree_sort_children(struct stree *t, uint32_t id)
 	t->nodes[id].last = kids[k - 1];
 }
 
-void stree_sort_by_name(struct stree *t)
+void stacktree_sort_by_name(struct stree *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		stree_sort_children(t, (uint32_t)i);
+		stacktree_sort_children(t, (uint32_t)i);
 }
 
-size_t stree_size(const struct stree *t) { return t->n; }
-const struct stree_node *stree_node(const struct stree *t, uint32_t id) { return &t->nodes[id]; }
-struct mstr stree_name(const struct stree *t, uint32_t id) { return t->names[id]; }
-size_t stree_names(const struct stree *t) { return t->nnames; }
-double stree_weight2(const struct stree *t, uint32_t id) { return t->v2 ? t->v2[id] : t->nodes[id].v; }
+size_t stacktree_size(const struct stree *t) { return t->n; }
+const struct stacktree_node *stacktree_node(const struct stree *t, uint32_t id) { return &t->nodes[id]; }
+struct mstr stacktree_name(const struct stree *t, uint32_t id) { return t->names[id]; }
+size_t stacktree_names(const struct stree *t) { return t->nnames; }
+double stacktree_weight2(const struct stree *t, uint32_t id) { return t->v2 ? t->v2[id] : t->nodes[id].v; }
 
 /* ---- input ---- */
 
-static void bad(struct stree_input *in, const char *file, unsigned long line, const char *why)
+static void bad(struct stacktree_input *in, const char *file, unsigned long line, const char *why)
 {
 	in->bad++;
 	if (in->reported++ < MARPLE_REPORT_FIRST)
-		warn_at(file, line, "%s", why);
+		marple_warn_at(file, line, "%s", why);
 }
 
 /* An off-CPU stack of marple-offcpu --both: it left the CPU through __schedule
@@ -580,12 +580,12 @@ static void bad(struct stree_input *in, const char *file, unsigned long line, co
 static int through_schedule(const struct stack_rec *s)
 {
 	for (size_t i = s->nframes; i-- > 0;)
-		if (mstr_eq(s->frames[i], "__schedule") || mstr_eq(s->frames[i], "__schedule_[k]"))
+		if (escape_mstr_eq(s->frames[i], "__schedule") || escape_mstr_eq(s->frames[i], "__schedule_[k]"))
 			return 1;
 	return 0;
 }
 
-static int read_stream(struct stree *t, struct lines *l, const char *file, struct stree_input *in)
+static int read_stream(struct stree *t, struct lines *l, const char *file, struct stacktree_input *in)
 {
 	FILE *f = lines_as_file(l);
 	struct stream_reader *r = stream_reader_new(f, file);
@@ -606,8 +606,8 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			skipping = stream_reader_datatype(r) != DATATYPE_STACK;
 			if (skipping) {
 				other_sections++;
-				warn_at(file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
-					stream_reader_section(r), datatype_name(stream_reader_datatype(r)));
+				marple_warn_at(file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
+					stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 				continue;
 			}
 			stack_sections++;
@@ -615,7 +615,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
 				in->unit = marple_strdup(w);
-			const char *iface = header_str(stream_reader_header(r), "interface", NULL);
+			const char *iface = stream_header_str(stream_reader_header(r), "interface", NULL);
 			if (iface && !in->interface) {
 				in->interface = marple_strdup(iface);
 				json_t *o = json_object_get(stream_reader_header(r), "options");
@@ -634,11 +634,11 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			fr = rev;
 		}
 		double w = (double)s->weight * factor;
-		stree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !through_schedule(s) ? 0 : w);
+		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !through_schedule(s) ? 0 : w);
 		in->stacks++;
 	}
 	if (other_sections && !stack_sections) {
-		warn_at(file, 0, "no stack section, nothing to draw (select stack sections with marple-cat -s)");
+		marple_warn_at(file, 0, "no stack section, nothing to draw (select stack sections with marple-cat -s)");
 		rc = -1;
 	}
 	free(rev);
@@ -647,10 +647,10 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	return rc;
 }
 
-int stree_read(struct stree *t, const char *path, struct stree_input *in)
+int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in)
 {
-	FILE *f = open_input(path);
-	const char *file = input_name(path);
+	FILE *f = marple_open_input(path);
+	const char *file = marple_input_name(path);
 	/* a lazy tree keeps a mapped input: its tails need not be copied */
 	struct lines *l = t->lazy ? lines_new_whole(f, file) : lines_new(f, file);
 	double factor = in->factor > 0 ? in->factor : 1;
@@ -676,7 +676,7 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 				w1 = fl.count[1] * factor;
 				in->two_counts = 1;
 			}
-			stree_add_folded(t, fl.stack, fl.len, w0, w1, in->reverse);
+			stacktree_add_folded(t, fl.stack, fl.len, w0, w1, in->reverse);
 			in->stacks++;
 		}
 		if (r < 0)
@@ -696,7 +696,7 @@ int stree_read(struct stree *t, const char *path, struct stree_input *in)
 	return rc;
 }
 
-int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input *in)
+int stacktree_read_operands(struct stree *t, int n, char **paths, struct stacktree_input *in)
 {
 	char *stdin_only[] = { "-" };
 	if (n <= 0) {
@@ -704,8 +704,8 @@ int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input
 		n = 1;
 	}
 	for (int i = 0; i < n; i++)
-		if (stree_read(t, paths[i], in) < 0)
+		if (stacktree_read(t, paths[i], in) < 0)
 			return -1;
-	warn_skipped_lines(in->bad);
+	marple_warn_skipped_lines(in->bad);
 	return 0;
 }

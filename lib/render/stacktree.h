@@ -15,8 +15,8 @@
 
 #define STREE_NONE UINT32_MAX
 
-struct stree_node {
-	uint32_t name;		/* name id: stree_name() */
+struct stacktree_node {
+	uint32_t name;		/* name id: stacktree_name() */
 	uint32_t parent;	/* STREE_NONE for the root */
 	uint32_t first, next;	/* first child, next sibling */
 	uint32_t last;		/* last child (for appending) */
@@ -28,38 +28,38 @@ struct stree;
 
 /* flamechart: keep children in arrival order and merge a frame only with the
  * last child of its parent (time order), instead of merging all equal names. */
-struct stree *stree_new(int flamechart);
-void stree_free(struct stree *t);
+struct stree *stacktree_new(int flamechart);
+void stacktree_free(struct stree *t);
 /* Call on a new tree: the frames of a folded stack below the first node it
- * made are kept as text until another stack reaches them or stree_children
+ * made are kept as text until another stack reaches them or stacktree_children
  * asks (most frames of a large profile are never drawn).  Nodes are then
- * reachable only through stree_children, not first/next. */
-void stree_lazy_tails(struct stree *t);
+ * reachable only through stacktree_children, not first/next. */
+void stacktree_lazy_tails(struct stree *t);
 
 /* Add one stack (frames root first) with its weights; the root node (id 0,
  * named "all") gets them too. */
-void stree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1);
+void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1);
 /* Same for folded text "a;b;c". */
-void stree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
+void stacktree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
 		      int reverse);
 
 /* Order every node's children by name (byte order), as sorted folded input gives. */
-void stree_sort_by_name(struct stree *t);
+void stacktree_sort_by_name(struct stree *t);
 /* The same for one node's children (renderers that visit few nodes). */
-void stree_sort_children(struct stree *t, uint32_t id);
+void stacktree_sort_children(struct stree *t, uint32_t id);
 /* A node's children in an array valid until the next call, by name if sorted. */
-const uint32_t *stree_children(struct stree *t, uint32_t id, int sorted, size_t *n);
+const uint32_t *stacktree_children(struct stree *t, uint32_t id, int sorted, size_t *n);
 
-size_t stree_size(const struct stree *t);
-const struct stree_node *stree_node(const struct stree *t, uint32_t id);
-struct mstr stree_name(const struct stree *t, uint32_t name_id);
-size_t stree_names(const struct stree *t);	/* number of distinct names */
+size_t stacktree_size(const struct stree *t);
+const struct stacktree_node *stacktree_node(const struct stree *t, uint32_t id);
+struct mstr stacktree_name(const struct stree *t, uint32_t name_id);
+size_t stacktree_names(const struct stree *t);	/* number of distinct names */
 /* The second count of a node (the first when no input had two). */
-double stree_weight2(const struct stree *t, uint32_t id);
+double stacktree_weight2(const struct stree *t, uint32_t id);
 
 /* ---- reading renderer inputs ---- */
 
-struct stree_input {
+struct stacktree_input {
 	int reverse;		/* frames leaf first */
 	double factor;		/* multiply counts (0: 1) */
 	/* results, summed over calls */
@@ -79,9 +79,9 @@ struct stree_input {
  * reason" (the first 20) and counted.  Sections of another datatype are named
  * in one line each and skipped.  Returns 0, or -1 if the input has sections
  * but no stack section, or cannot be read (message printed). */
-int stree_read(struct stree *t, const char *path, struct stree_input *in);
-/* Every operand (none: stdin) through stree_read, then the count of malformed
+int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in);
+/* Every operand (none: stdin) through stacktree_read, then the count of malformed
  * lines on stderr if any.  Returns 0, or -1 at the first input that failed. */
-int stree_read_operands(struct stree *t, int n, char **paths, struct stree_input *in);
+int stacktree_read_operands(struct stree *t, int n, char **paths, struct stacktree_input *in);
 
 #endif

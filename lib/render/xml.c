@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) const char *xml_rep(const unsigned 
 
 	(void)buf;
 	if (c >= 0x80) {
-		*n = utf8_seq_len(s + i, len - i);
+		*n = escape_utf8_len(s + i, len - i);
 		if (!*n) {
 			*n = 1;
 			return replacement;
@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) const char *js_rep(const unsigned c
 	unsigned char c = s[i];
 
 	if (c >= 0x80) {
-		*n = utf8_seq_len(s + i, len - i);
+		*n = escape_utf8_len(s + i, len - i);
 		if (!*n) {
 			*n = 1;
 			return "\\ufffd";
@@ -103,14 +103,14 @@ static inline __attribute__((always_inline)) const char *js_rep(const unsigned c
 	return NULL;
 }
 
-void js_string_write(FILE *f, const char *s, size_t len)
+void xml_js_string_write(FILE *f, const char *s, size_t len)
 {
 	fputc('"', f);
 	write_replacing(f, s, len, js_rep);
 	fputc('"', f);
 }
 
-void js_string_cstr(FILE *f, const char *s)
+void xml_js_string_cstr(FILE *f, const char *s)
 {
-	js_string_write(f, s, strlen(s));
+	xml_js_string_write(f, s, strlen(s));
 }

@@ -13,7 +13,7 @@ void xml_escape_cstr(FILE *f, const char *s);
 
 /* A JSON string literal (with quotes) safe inside <script> and CDATA: '<', '>',
  * '&', U+2028/9 as \u escapes, invalid UTF-8 as U+FFFD. */
-void js_string_write(FILE *f, const char *s, size_t len);
-void js_string_cstr(FILE *f, const char *s);
+void xml_js_string_write(FILE *f, const char *s, size_t len);
+void xml_js_string_cstr(FILE *f, const char *s);
 
 #endif

@@ -35,13 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (c == ',' || c == ';' || c == '#' || c < 0x20 || c == 0x7f)
 			abort();
-		size_t n = utf8_seq_len((const unsigned char *)e + i, elen - i);
+		size_t n = escape_utf8_len((const unsigned char *)e + i, elen - i);
 		if (n == 0)
 			abort();
 		i += n;
 	}
 	/* Escaping is the identity on names that need none. */
-	long d = unescape_inplace(e, elen, NULL);
+	long d = escape_decode_inplace(e, elen, NULL);
 	if (d != (long)size || memcmp(e, in, size) != 0)
 		abort();
 	free(e);
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *copy = malloc(size ? size : 1);
 	memcpy(copy, in, size);
 	size_t bad = (size_t)-1;
-	long n = unescape_inplace(copy, size, &bad);
+	long n = escape_decode_inplace(copy, size, &bad);
 	if (n > (long)size)
 		abort();
 	if (n < 0 && (bad >= size || in[bad] != '%'))

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t text_len = 0;
 
 	if (!init) {
-		progname = "marple-import";
+		marple_progname = "marple-import";
 		init = 1;
 	}
 	if (size == 0)

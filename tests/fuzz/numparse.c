@@ -1,8 +1,8 @@
 /* numparse — libFuzzer target for the fast decimal parser (lib/format/numparse.c).
  *
- * Input: any bytes, as a record number.  num_parse_fast must agree with
+ * Input: any bytes, as a record number.  numparse_fast must agree with
  * strtod bit for bit whenever it takes the number, and must take none that is
- * not -?digits[.digits]; num_parse_prefix must end where strtod ends and give
+ * not -?digits[.digits]; numparse_prefix must end where strtod ends and give
  * the same value, or report no finite number.
  */
 #include <math.h>
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *copy = malloc(size);	/* exact size: ASan sees overreads */
 	memcpy(copy, in, size);
 	double v = 0;
-	if (num_parse_fast(copy, size, &v)) {
+	if (numparse_fast(copy, size, &v)) {
 		if (!plain_decimal(copy, size))
 			abort();
 		char *z = strndup(in, size);
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char *z = strndup(in, size);	/* NUL-terminated, as the prefix parser wants */
 	double p = 0;
-	const char *end = num_parse_prefix(z, &p);
+	const char *end = numparse_prefix(z, &p);
 	if (end) {
 		char *e2;
 		double w = strtod(z, &e2);

@@ -32,7 +32,7 @@ static void on_bad(void *ctx, unsigned long lineno, const char *reason)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct perf_script_opts o = { 0 };
+	struct perfscript_opts o = { 0 };
 	char *d1 = NULL, *d2 = NULL;
 	size_t l1 = 0, l2 = 0;
 
@@ -48,30 +48,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 
 	FILE *dig1 = open_memstream(&d1, &l1);
-	struct perf_script *p = perf_script_new(&o, on_sample, on_bad, dig1);
-	uint64_t n1 = perf_script_parse_buffer(p, buf, len);
-	if (n1 != perf_script_samples(p) || n1 > len / 2 + 1)
+	struct perfscript *p = perfscript_new(&o, on_sample, on_bad, dig1);
+	uint64_t n1 = perfscript_parse_buffer(p, buf, len);
+	if (n1 != perfscript_samples(p) || n1 > len / 2 + 1)
 		abort();
-	if (!perf_script_event(p) || !perf_script_other_event(p))
+	if (!perfscript_event(p) || !perfscript_other_event(p))
 		abort();
-	perf_script_free(p);
+	perfscript_free(p);
 	fclose(dig1);
 
 	/* The same text line by line through lib/lines. */
 	FILE *in = len ? fmemopen((void *)buf, len, "r") : fopen("/dev/null", "r");
 	FILE *dig2 = open_memstream(&d2, &l2);
 	struct lines *ln = lines_new(in, "fuzz");
-	p = perf_script_new(&o, on_sample, on_bad, dig2);
+	p = perfscript_new(&o, on_sample, on_bad, dig2);
 	const char *s;
 	size_t sl;
 	int rc;
 	while ((rc = lines_next(ln, &s, &sl)) == 1)
-		perf_script_line(p, s, sl, lines_lineno(ln));
+		perfscript_line(p, s, sl, lines_lineno(ln));
 	if (rc < 0)
 		abort();
-	perf_script_finish(p);
-	uint64_t n2 = perf_script_samples(p);
-	perf_script_free(p);
+	perfscript_finish(p);
+	uint64_t n2 = perfscript_samples(p);
+	perfscript_free(p);
 	lines_free(ln);
 	fclose(in);
 	fclose(dig2);

@@ -3,7 +3,7 @@
  * Input: any bytes, taken as one hostile name.  xml_escape_write must give
  * text an XML parser accepts anywhere in text or a quoted attribute: valid
  * UTF-8, no XML-forbidden character, no < > " ' and & only as an entity.
- * js_string_write must give one JSON string literal that is safe inside
+ * xml_js_string_write must give one JSON string literal that is safe inside
  * <script> and CDATA (no < > &, no U+2028/2029, no raw control) and decodes
  * to the input with invalid UTF-8 replaced by U+FFFD.
  */
@@ -41,7 +41,7 @@ static void check_xml(const char *x, size_t len)
 		}
 		if (c == '<' || c == '>' || c == '"' || c == '\'' || c < 0x20 || c == 0x7f)
 			abort();
-		size_t n = utf8_seq_len((const unsigned char *)x + i, len - i);
+		size_t n = escape_utf8_len((const unsigned char *)x + i, len - i);
 		if (n == 0)
 			abort();
 		/* U+FFFE and U+FFFF are not XML characters. */
@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_xml(x, xlen);
 	free(x);
 
-	char *j = capture(js_string_write, in, size, &jlen);
+	char *j = capture(xml_js_string_write, in, size, &jlen);
 	if (jlen < 2 || j[0] != '"' || j[jlen - 1] != '"')
 		abort();
 	for (size_t i = 0; i < jlen; i++) {
@@ -73,14 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_error_t err;
 	json_t *v = json_loadb(j, jlen, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
 	if (!json_is_string(v)) {
-		fprintf(stderr, "xml fuzz: js_string_write gave invalid JSON: %s\n", err.text);
+		fprintf(stderr, "xml fuzz: xml_js_string_write gave invalid JSON: %s\n", err.text);
 		abort();
 	}
 	/* Expected: the input with each invalid byte as U+FFFD. */
 	char *want = malloc(size * 3 + 1);
 	size_t wl = 0;
 	for (size_t i = 0; i < size;) {
-		size_t n = utf8_seq_len((const unsigned char *)in + i, size - i);
+		size_t n = escape_utf8_len((const unsigned char *)in + i, size - i);
 		if (n == 0) {
 			memcpy(want + wl, "\xef\xbf\xbd", 3);
 			wl += 3;

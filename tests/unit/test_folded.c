@@ -51,12 +51,12 @@ int main(void)
 	static const char perf[] = "java 1/2 [000] 1.0:   7 cpu-clock: \n"
 				   "\t7f Lcom/x/Y;.run(I)V (/tmp/perf-1.map)\n"
 				   "\tffff a->b+0x1f ([kernel.kallsyms])\n";
-	struct perf_script_opts o = { .kernel = 1, .jit = 1 };
-	struct perf_script *p = perf_script_new(&o, on_sample, NULL, NULL);
-	test_cond("perf: buffer without final blank line counts", perf_script_parse_buffer(p, perf, strlen(perf)) == 1);
+	struct perfscript_opts o = { .kernel = 1, .jit = 1 };
+	struct perfscript *p = perfscript_new(&o, on_sample, NULL, NULL);
+	test_cond("perf: buffer without final blank line counts", perfscript_parse_buffer(p, perf, strlen(perf)) == 1);
 	test_cond("perf: folded sample", strcmp(got, "java;a_[k];b_[i];com/x/Y:.run_[j]") == 0);
 	test_cond("perf: period weight", got_w == 7);
-	test_cond("perf: event remembered", strcmp(perf_script_event(p), "cpu-clock") == 0);
-	perf_script_free(p);
+	test_cond("perf: event remembered", strcmp(perfscript_event(p), "cpu-clock") == 0);
+	perfscript_free(p);
 	return test_report();
 }

@@ -10,7 +10,7 @@
 static int same_as_strtod(const char *s)
 {
 	double a, b = strtod(s, NULL);
-	if (!num_parse_fast(s, strlen(s), &a))
+	if (!numparse_fast(s, strlen(s), &a))
 		return 1;	/* not taken: the caller falls back to strtod */
 	return memcmp(&a, &b, sizeof(a)) == 0;
 }
@@ -29,11 +29,11 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		ok &= same_as_strtod(cases[i]);
 	test_cond("numparse: edge cases equal strtod", ok);
-	test_cond("numparse: exponents left to strtod", !num_parse_fast("1e5", 3, &d));
-	test_cond("numparse: hex left to strtod", !num_parse_fast("0x10", 4, &d));
-	test_cond("numparse: sign alone refused", !num_parse_fast("-", 1, &d) && !num_parse_fast(".", 1, &d));
-	test_cond("numparse: trailing garbage refused", !num_parse_fast("12a", 3, &d));
-	test_cond("numparse: 20 digits left to strtod", !num_parse_fast("12345678901234567890", 20, &d));
+	test_cond("numparse: exponents left to strtod", !numparse_fast("1e5", 3, &d));
+	test_cond("numparse: hex left to strtod", !numparse_fast("0x10", 4, &d));
+	test_cond("numparse: sign alone refused", !numparse_fast("-", 1, &d) && !numparse_fast(".", 1, &d));
+	test_cond("numparse: trailing garbage refused", !numparse_fast("12a", 3, &d));
+	test_cond("numparse: 20 digits left to strtod", !numparse_fast("12345678901234567890", 20, &d));
 
 	uint64_t x = 88172645463325252ull;
 	int bad = 0, taken = 0;
@@ -47,7 +47,7 @@ int main(void)
 		snprintf(buf, sizeof(buf), "%s%llu.%0*llu", (x >> 40) & 1 ? "-" : "",
 			 (unsigned long long)((x >> 20) % 100000000), frac, (unsigned long long)(x >> 8) % p10);
 		double a, b = strtod(buf, NULL);
-		if (num_parse_fast(buf, strlen(buf), &a)) {
+		if (numparse_fast(buf, strlen(buf), &a)) {
 			taken++;
 			if (memcmp(&a, &b, sizeof(a)))
 				bad++;
@@ -56,10 +56,10 @@ int main(void)
 	test_cond("numparse: 1e6 random decimals equal strtod", bad == 0);
 	printf("# fast path taken for %d of 1000000\n", taken);
 	test_cond("numparse: the fast path is taken for ordinary decimals", taken > 900000);
-	const char *e = num_parse_prefix("2.5 7", &d);
+	const char *e = numparse_prefix("2.5 7", &d);
 	test_cond("numparse: prefix stops at a space", e && *e == ' ' && d == 2.5);
-	e = num_parse_prefix("1e3\n", &d);
+	e = numparse_prefix("1e3\n", &d);
 	test_cond("numparse: prefix falls back to strtod", e && *e == '\n' && d == 1000);
-	test_cond("numparse: prefix refuses words", num_parse_prefix("abc", &d) == NULL);
+	test_cond("numparse: prefix refuses words", numparse_prefix("abc", &d) == NULL);
 	return test_report();
 }

@@ -41,7 +41,7 @@ static void test_escape_roundtrip(void)
 		if (strpbrk(e, ",;#\n\r") != NULL)
 			all = 0;
 		size_t n = strlen(e);
-		long d = unescape_inplace(e, n, NULL);
+		long d = escape_decode_inplace(e, n, NULL);
 		if (d != (long)hostile_len[i] || memcmp(e, hostile[i], hostile_len[i]) != 0)
 			all = 0;
 		free(e);
@@ -58,7 +58,7 @@ static void test_escape_roundtrip(void)
 	for (int b = 0; b < 256; b++) {
 		char c = (char)b;
 		char *x = escape_dup(&c, 1);
-		long d = unescape_inplace(x, strlen(x), NULL);
+		long d = escape_decode_inplace(x, strlen(x), NULL);
 		if (d != 1 || (unsigned char)x[0] != b)
 			bytes_ok = 0;
 		free(x);
@@ -79,21 +79,21 @@ static void test_records_roundtrip(void)
 		fields[i].key = (struct mstr){ hostile[i], hostile_len[i] };
 		fields[i].value = (struct mstr){ hostile[NHOSTILE - 1 - i], hostile_len[NHOSTILE - 1 - i] };
 	}
-	json_t *h = section_header_new("test", DATATYPE_STACK);
+	json_t *h = stream_section_header_new("test", DATATYPE_STACK);
 	stream_write_json(w, h);
 	json_decref(h);
 	stream_write_stack(w, 18446744073709551615ull, frames, NHOSTILE);
 	for (size_t i = 0; i < NHOSTILE; i++)
 		stream_write_stack(w, i, &frames[i], 1);
-	json_t *t = section_trailer_new(NHOSTILE + 1, 0, 0, "duration");
+	json_t *t = stream_section_trailer_new(NHOSTILE + 1, 0, 0, "duration");
 	stream_write_json(w, t);
 	json_decref(t);
-	h = section_header_new("test-ev", DATATYPE_EVENT);
+	h = stream_section_header_new("test-ev", DATATYPE_EVENT);
 	stream_write_json(w, h);
 	json_decref(h);
 	for (size_t i = 0; i < NHOSTILE; i++)
-		stream_write_event(w, 1000 + i, mstr_c("ev"), frames[i], fields, NHOSTILE);
-	h = section_header_new("test-pt", DATATYPE_POINT);
+		stream_write_event(w, 1000 + i, escape_mstr_c("ev"), frames[i], fields, NHOSTILE);
+	h = stream_section_header_new("test-pt", DATATYPE_POINT);
 	stream_write_json(w, h);
 	json_decref(h);
 	stream_write_point(w, 0.1, -2.5e-300, frames[9], fields, 3);
@@ -127,7 +127,7 @@ static void test_records_roundtrip(void)
 		} else if (nhdr == 2) {
 			const struct event_rec *e = stream_reader_event(r);
 			size_t i = (size_t)nrec - 1 - NHOSTILE;
-			ok &= e->time == 1000 + i && mstr_eq(e->type, "ev") && mstr_same(e->track, hostile[i], hostile_len[i]);
+			ok &= e->time == 1000 + i && escape_mstr_eq(e->type, "ev") && mstr_same(e->track, hostile[i], hostile_len[i]);
 			ok &= e->nfields == NHOSTILE;
 			for (size_t k = 0; ok && k < NHOSTILE; k++)
 				ok &= mstr_same(e->fields[k].key, hostile[k], hostile_len[k]) &&
@@ -238,8 +238,8 @@ static void test_concatenated(void)
 		errors += it == STREAM_ERROR;
 		if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_EVENT) {
 			const struct event_rec *e = stream_reader_event(r);
-			const struct mstr *pid = fields_get(e->fields, e->nfields, "pid");
-			fields_ok = e->time == 7 && mstr_eq(e->track, "cpu1") && pid && mstr_eq(*pid, "3");
+			const struct mstr *pid = stream_fields_get(e->fields, e->nfields, "pid");
+			fields_ok = e->time == 7 && escape_mstr_eq(e->track, "cpu1") && pid && escape_mstr_eq(*pid, "3");
 		}
 	}
 	test_cond("optional trailer, blank lines, CRLF", headers == 2 && records == 2 && errors == 0);
@@ -250,13 +250,13 @@ static void test_concatenated(void)
 
 static void test_header(void)
 {
-	json_t *h = section_header_new("callstack", DATATYPE_STACK);
+	json_t *h = stream_section_header_new("callstack", DATATYPE_STACK);
 	test_cond("header: has version, start, wall clock, host, kernel",
-		  header_int(h, "marple", 0) == 1 && header_int(h, "start_ns", 0) > 0 &&
-			  header_int(h, "wall_ns", 0) > 1600000000000000000ll && header_str(h, "host", NULL) &&
-			  header_str(h, "kernel", NULL));
+		  stream_header_int(h, "marple", 0) == 1 && stream_header_int(h, "start_ns", 0) > 0 &&
+			  stream_header_int(h, "wall_ns", 0) > 1600000000000000000ll && stream_header_str(h, "host", NULL) &&
+			  stream_header_str(h, "kernel", NULL));
 	json_decref(h);
-	json_t *s = json_string_bytes("bad\xff name", 9);
+	json_t *s = stream_json_string_bytes("bad\xff name", 9);
 	test_cond("header: invalid UTF-8 string is %-escaped", s && strcmp(json_string_value(s), "bad%FF name") == 0);
 	json_decref(s);
 }
@@ -265,23 +265,23 @@ static void test_numbers(void)
 {
 	uint64_t v;
 	double d;
-	test_cond("parse_u64 accepts 42", parse_u64("42", 0, 100, &v) == 0 && v == 42);
-	test_cond("parse_u64 rejects trailing garbage", parse_u64("42x", 0, 100, &v) < 0);
-	test_cond("parse_u64 rejects sign", parse_u64("-1", 0, 100, &v) < 0 && parse_u64("+1", 0, 100, &v) < 0);
-	test_cond("parse_u64 enforces range", parse_u64("101", 0, 100, &v) < 0);
-	test_cond("parse_u64 rejects overflow", parse_u64("99999999999999999999", 0, UINT64_MAX, &v) < 0);
-	test_cond("parse_double rejects nan", parse_double("nan", -1e9, 1e9, &d) < 0);
-	test_cond("parse_duration 500ms", parse_duration_ns("500ms", &v) == 0 && v == 500000000ull);
-	test_cond("parse_duration 10", parse_duration_ns("10", &v) == 0 && v == 10000000000ull);
-	test_cond("parse_duration 2m", parse_duration_ns("2m", &v) == 0 && v == 120000000000ull);
-	test_cond("parse_duration rejects 10x", parse_duration_ns("10x", &v) < 0);
+	test_cond("marple_parse_u64 accepts 42", marple_parse_u64("42", 0, 100, &v) == 0 && v == 42);
+	test_cond("marple_parse_u64 rejects trailing garbage", marple_parse_u64("42x", 0, 100, &v) < 0);
+	test_cond("marple_parse_u64 rejects sign", marple_parse_u64("-1", 0, 100, &v) < 0 && marple_parse_u64("+1", 0, 100, &v) < 0);
+	test_cond("marple_parse_u64 enforces range", marple_parse_u64("101", 0, 100, &v) < 0);
+	test_cond("marple_parse_u64 rejects overflow", marple_parse_u64("99999999999999999999", 0, UINT64_MAX, &v) < 0);
+	test_cond("marple_parse_double rejects nan", marple_parse_double("nan", -1e9, 1e9, &d) < 0);
+	test_cond("parse_duration 500ms", marple_parse_duration_ns("500ms", &v) == 0 && v == 500000000ull);
+	test_cond("parse_duration 10", marple_parse_duration_ns("10", &v) == 0 && v == 10000000000ull);
+	test_cond("parse_duration 2m", marple_parse_duration_ns("2m", &v) == 0 && v == 120000000000ull);
+	test_cond("parse_duration rejects 10x", marple_parse_duration_ns("10x", &v) < 0);
 }
 
-/* write_double's text of v, in buf */
+/* stream_write_double's text of v, in buf */
 static const char *double_text(double v, char *buf, size_t size)
 {
 	FILE *f = fmemopen(buf, size, "w");
-	write_double(f, v);
+	stream_write_double(f, v);
 	fclose(f);
 	return buf;
 }
@@ -289,16 +289,16 @@ static const char *double_text(double v, char *buf, size_t size)
 static void test_doubles(void)
 {
 	char b[64];
-	test_cond("write_double: small seconds in fixed point (memtime's first x)",
+	test_cond("stream_write_double: small seconds in fixed point (memtime's first x)",
 		  strcmp(double_text(7.5803e-05, b, sizeof b), "0.000075803") == 0);
-	test_cond("write_double: negative small values too", strcmp(double_text(-1.5e-3, b, sizeof b), "-0.0015") == 0);
-	test_cond("write_double: plain values unchanged", strcmp(double_text(1.000076222, b, sizeof b), "1.000076222") == 0);
-	test_cond("write_double: tiny values keep the exponent", strcmp(double_text(1e-300, b, sizeof b), "1e-300") == 0);
-	test_cond("write_double: huge values keep the exponent", strcmp(double_text(1e300, b, sizeof b), "1e+300") == 0);
+	test_cond("stream_write_double: negative small values too", strcmp(double_text(-1.5e-3, b, sizeof b), "-0.0015") == 0);
+	test_cond("stream_write_double: plain values unchanged", strcmp(double_text(1.000076222, b, sizeof b), "1.000076222") == 0);
+	test_cond("stream_write_double: tiny values keep the exponent", strcmp(double_text(1e-300, b, sizeof b), "1e-300") == 0);
+	test_cond("stream_write_double: huge values keep the exponent", strcmp(double_text(1e300, b, sizeof b), "1e+300") == 0);
 	int same = 1;
 	for (double v = 1e-12; v < 1; v *= 3.7)
 		same &= strtod(double_text(v, b, sizeof b), NULL) == v && !strchr(b, 'e');
-	test_cond("write_double: 1e-12 to 1 read back the same, no exponent", same);
+	test_cond("stream_write_double: 1e-12 to 1 read back the same, no exponent", same);
 }
 
 static void test_xml(void)
@@ -312,7 +312,7 @@ static void test_xml(void)
 		  strcmp(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\xef\xbf\xbd\xef\xbf\xbd]]&gt;") == 0);
 	free(buf);
 	m = open_memstream(&buf, &size);
-	js_string_cstr(m, "</script>\"\\\n");
+	xml_js_string_cstr(m, "</script>\"\\\n");
 	fclose(m);
 	test_cond("js: string safe inside <script>", strcmp(buf, "\"\\u003c/script\\u003e\\\"\\\\\\u000a\"") == 0);
 	free(buf);

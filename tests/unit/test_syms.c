@@ -132,12 +132,12 @@ static void compare_kernel_namers(struct ksyms *fast)
 	if (f)
 		fclose(f);
 	setenv("MARPLE_KSYMS", "kallsyms", 1);
-	struct ksyms *table = ksyms_load();
+	struct ksyms *table = syms_kernel_load();
 	unsetenv("MARPLE_KSYMS");
-	test_cond("MARPLE_KSYMS=kallsyms reads the table", table && !ksyms_from_kernel(table));
+	test_cond("MARPLE_KSYMS=kallsyms reads the table", table && !syms_kernel_by_address(table));
 	for (size_t i = 0; table && i + 1 < ns; i += 53) {
 		uint64_t want = s[i].addr + (i % 5), o1 = 99, o2 = 98;
-		const char *n1 = ksyms_lookup(fast, want, &o1), *n2 = ksyms_lookup(table, want, &o2);
+		const char *n1 = syms_kernel_lookup(fast, want, &o1), *n2 = syms_kernel_lookup(table, want, &o2);
 		checked++;
 		if (!n1 || !n2 || o1 != o2) {
 			if (checked - agree < 5)
@@ -152,7 +152,7 @@ static void compare_kernel_namers(struct ksyms *fast)
 	}
 	printf("# kernel namers agree on %zu of %zu addresses\n", agree, checked);
 	test_cond("kernel namers agree", checked > 500 && agree == checked);
-	ksyms_free(table);
+	syms_kernel_free(table);
 	free(s);
 }
 
@@ -249,9 +249,9 @@ static struct ksyms *check_kernel(uint64_t *kap)
 	if (getuid() != 0 || ka == 0) {
 		printf("SKIP: kernel symbols: not root or kallsyms hidden\n");
 	} else {
-		k = ksyms_load();
-		test_cond("ksyms_load", k != NULL);
-		n = ksyms_lookup(k, ka + 4, &off);
+		k = syms_kernel_load();
+		test_cond("syms_kernel_load", k != NULL);
+		n = syms_kernel_lookup(k, ka + 4, &off);
 		test_cond("kernel symbol", n && strcmp(n, "schedule") == 0 && off == 4);
 		struct utsname u;
 		int major = 0, minor = 0;
@@ -259,8 +259,8 @@ static struct ksyms *check_kernel(uint64_t *kap)
 		sscanf(u.release, "%d.%d", &major, &minor);
 		if (major > 5 || (major == 5 && minor >= 15)) {	/* syscall programs, %pB */
 			test_cond("kernel names come from the kernel (BPF), not a kallsyms read",
-				  ksyms_from_kernel(k));
-			if (ksyms_from_kernel(k))
+				  syms_kernel_by_address(k));
+			if (syms_kernel_by_address(k))
 				compare_kernel_namers(k);
 		} else {
 			printf("SKIP: kernel %s: names come from /proc/kallsyms\n", u.release);
@@ -309,7 +309,7 @@ static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
 	struct stackframes *sf2 = stackframes_new(s2, k, -1, SF_ANNOTATE_KERNEL);
 	void *fns[] = { (void *)probe_target, (void *)frame_a, (void *)frame_b, (void *)cxx_fn,
 			(void *)getppid, (void *)printf, (void *)qsort, (void *)fopen, (void *)malloc };
-	uint64_t t0 = now_monotonic_ns();
+	uint64_t t0 = marple_now_monotonic_ns();
 	for (int i = 0; i < 10000; i++) {
 		uint64_t u[12];
 		for (int j = 0; j < 12; j++)
@@ -321,7 +321,7 @@ static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
 			stackframes_kernel_ips(sf2, kk, 4);
 		}
 	}
-	double ms = (double)(now_monotonic_ns() - t0) / 1e6;
+	double ms = (double)(marple_now_monotonic_ns() - t0) / 1e6;
 	printf("# 10000 stacks symbolized in %.1f ms\n", ms);	/* make bench reports it */
 	stackframes_free(sf2);
 	syms_cache_free(s2);
@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 	stackframes_free(sf);
 	if (getuid() == 0)
 		check_stack_reads();
-	ksyms_free(k);
+	syms_kernel_free(k);
 	syms_cache_free(c);
 	return test_report();
 }

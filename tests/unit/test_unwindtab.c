@@ -26,7 +26,7 @@ static int build(const char *path, struct table *t)
 		return -1;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = elf ? unwindtab_cfi_rows(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &t->rows, &t->n, &st) : -1;
+	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &t->rows, &t->n, &st) : -1;
 	elf_end(elf);
 	close(fd);
 	return rc;

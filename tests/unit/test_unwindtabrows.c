@@ -30,7 +30,7 @@ static struct built build(const char *path, int engine)
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
-		b.rc = unwindtab_cfi_rows(elf, engine, UINT32_MAX, &b.rows, &b.n, &b.st);
+		b.rc = unwindtabrows_read(elf, engine, UINT32_MAX, &b.rows, &b.n, &b.st);
 	elf_end(elf);
 	close(fd);
 	return b;
