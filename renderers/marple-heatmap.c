@@ -13,9 +13,13 @@
  *
  * Memory is O(buckets x names per bucket), never O(records): each bucket keeps
  * exact counts of the first NAMES_PER_BUCKET names (and always of --highlight
- * names) plus one "others" count.  When the value range is not given, rows
- * double their step as larger values arrive; when there are too many columns
- * and --stepsec was not given, columns double their width.
+ * names) plus one "others" count.  A latency map whose column width or value
+ * range is not given is drawn in two passes: the records go to a temporary
+ * file, their time span chooses the column width (about 150 columns for a
+ * short capture) and a log histogram of their values the clipped range (the
+ * top row holds what lies above the --clip percentile), then they are counted.
+ * Otherwise rows double their step as larger values arrive and, past
+ * --maxcols, columns double their width.
  *
  * Exit status: 0 drawn (bad lines are counted on stderr), 1 nothing usable,
  * wrong datatype or I/O error, 2 usage error.
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "heatgrid.h"
 #include "numparse.h"
@@ -52,6 +57,8 @@ static struct {
 	const char *unitslabel;
 	double minlat, maxlat, steplat, stepsec;
 	int have_maxlat, have_steplat, have_stepsec;
+	double clip_pct;		/* 100: no clipping */
+	int ylog;
 	uint64_t rows;
 	uint64_t maxcols;
 	int grid;
@@ -64,13 +71,14 @@ static struct {
 	.timefactor = 1,
 	.rows = 50,
 	.maxcols = 1000,
+	.clip_pct = 99,
 };
 
 
 enum {
 	O_LATENCY = 256, O_OFFSET, O_PERIOD, O_COLOR, O_HIGHLIGHT, O_ISOLATE, O_BY, O_FIELD,
 	O_UNITSTIME, O_UNITSLABEL, O_MINLAT, O_MAXLAT, O_ROWS, O_STEPLAT, O_STEPSEC, O_MAXCOLS,
-	O_GRID, O_TITLE, O_WALL,
+	O_GRID, O_TITLE, O_WALL, O_CLIP, O_NOCLIP, O_YLOG,
 };
 
 #define HEATMAP_STR(x) #x
@@ -94,7 +102,10 @@ static const struct options_entry options[] = {
 	{ O_MAXLAT, "maxlat", "N", "largest value to include (default: as the data needs)" },
 	{ O_ROWS, "rows", "N", "number of rows (default 50)" },
 	{ O_STEPLAT, "steplat", "N", "value step per row, instead of --rows" },
-	{ O_STEPSEC, "stepsec", "N", "seconds per column (default 1, widened past --maxcols)" },
+	{ O_CLIP, "clip", "PCT", "values above the PCT percentile share the labelled top row (default 99)" },
+	{ O_NOCLIP, "no-clip", NULL, "no clipping: the rows reach the largest value (as --clip 100)" },
+	{ O_YLOG, "ylog", NULL, "log-scaled value rows" },
+	{ O_STEPSEC, "stepsec", "N", "seconds per column (default: from the time span, 0.01 to 1)" },
 	{ O_MAXCOLS, "maxcols", "N", "widen columns beyond this many (default 1000)" },
 	{ O_GRID, "grid", NULL, "draw grid lines" },
 	{ O_TITLE, "title", "TEXT", "title" },
@@ -174,6 +185,9 @@ static void parse_options(int argc, char **argv)
 			opt.stepsec = marple_opt_double("--stepsec", optarg, 1e-9, 1e9);
 			opt.have_stepsec = 1;
 			break;
+		case O_CLIP: opt.clip_pct = marple_opt_double("--clip", optarg, 1e-6, 100); break;
+		case O_NOCLIP: opt.clip_pct = 100; break;
+		case O_YLOG: opt.ylog = 1; break;
 		case O_MAXCOLS: opt.maxcols = marple_opt_u64("--maxcols", optarg, 1, 1000000); break;
 		case O_GRID: opt.grid = 1; break;
 		case O_WALL: opt.wall = 1; break;
@@ -185,6 +199,8 @@ static void parse_options(int argc, char **argv)
 	}
 	if (opt.have_maxlat && opt.maxlat <= opt.minlat)
 		marple_usage_error("--maxlat must be larger than --minlat");
+	if (opt.ylog && opt.have_steplat)
+		marple_usage_error("--ylog and --steplat: log-scaled rows have no fixed step");
 }
 
 /* ---- input ---- */
@@ -212,6 +228,163 @@ static int isolated(struct mstr name)
 	return 0;
 }
 
+/* ---- the two passes of a latency map ---- */
+
+struct spool_rec {
+	double t, v;
+	uint32_t id;
+};
+
+/* Values are counted in bins of 1/VH_SUB of an octave's width (at most 1.6%
+ * of the value), from 2^VH_EMIN to 2^VH_EMAX: enough for a percentile. */
+#define VH_SUB 64
+#define VH_EMIN (-300)
+#define VH_EMAX 300
+#define VH_BINS ((VH_EMAX - VH_EMIN + 1) * VH_SUB)
+
+static struct {
+	FILE *f;
+	uint64_t n, zero;		/* records; values equal to --minlat */
+	double tmin, tmax, vmax, vminpos;	/* of t and of v - minlat */
+	uint64_t *hist;
+	double clip_pct;		/* the percentile the top row is above, 0: not clipped */
+} spool;
+
+static int spooling(void)
+{
+	return mode == MODE_LATENCY && !(opt.have_stepsec && (opt.have_maxlat || opt.have_steplat) && !opt.ylog);
+}
+
+static size_t vh_bin(double rel)
+{
+	int e;
+	double m = frexp(rel, &e);	/* rel = m * 2^e, m in [0.5, 1) */
+	if (e < VH_EMIN)
+		return 0;
+	if (e > VH_EMAX)
+		return VH_BINS - 1;
+	return (size_t)(e - VH_EMIN) * VH_SUB + (size_t)((m - 0.5) * 2 * VH_SUB);
+}
+
+static double vh_upper(size_t b)
+{
+	return ldexp(0.5 + (double)(b % VH_SUB + 1) / (2.0 * VH_SUB), (int)(b / VH_SUB) + VH_EMIN);
+}
+
+/* An unlinked temporary file in TMPDIR (tmpfile(3) would ignore it). */
+static FILE *spool_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/marple-heatmap.XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+	if (!f)
+		marple_fatal(EXIT_DATA, "%s: a temporary file for the records: %s", path, strerror(errno));
+	unlink(path);
+	return f;
+}
+
+static void spool_add(double t_s, double v, uint32_t id)
+{
+	struct spool_rec rec = { t_s, v, id };
+	double rel = v - opt.minlat;
+
+	if (!spool.f) {
+		spool.f = spool_open();
+		spool.hist = marple_calloc(VH_BINS, sizeof(uint64_t));
+		spool.tmin = spool.vminpos = INFINITY;
+		spool.tmax = -INFINITY;
+	}
+	if (fwrite(&rec, sizeof(rec), 1, spool.f) != 1)
+		marple_fatal(EXIT_DATA, "a temporary file for the records: %s", strerror(errno));
+	spool.n++;
+	if (t_s < spool.tmin) spool.tmin = t_s;
+	if (t_s > spool.tmax) spool.tmax = t_s;
+	if (!(rel >= 0) || (opt.have_maxlat && v > opt.maxlat))
+		return;		/* out of range: counted as such in the second pass */
+	if (rel == 0) {
+		spool.zero++;
+		return;
+	}
+	spool.hist[vh_bin(rel)]++;
+	if (rel > spool.vmax) spool.vmax = rel;
+	if (rel < spool.vminpos) spool.vminpos = rel;
+}
+
+/* The clip value (relative to --minlat) at the pct percentile: the upper edge
+ * of the bin holding it, rounded up to 3 significant digits; 0 if nothing
+ * would lie above it. */
+static double clip_value(double pct)
+{
+	uint64_t total = spool.zero, seen = spool.zero;
+	for (size_t b = 0; b < VH_BINS; b++)
+		total += spool.hist[b];
+	uint64_t k = (uint64_t)ceil(pct / 100 * (double)total);
+	if (seen >= k)
+		return 0;
+	for (size_t b = 0; b < VH_BINS; b++) {
+		seen += spool.hist[b];
+		if (seen < k)
+			continue;
+		double c = vh_upper(b), p = pow(10, floor(log10(c)) - 2);
+		c = ceil(c / p * (1 - 1e-12)) * p;
+		return c <= spool.vmax ? c : 0;
+	}
+	return 0;
+}
+
+/* Column width and value rows chosen from what the first pass saw. */
+static void spool_config(struct heatgrid_config *cfg)
+{
+	/* 60 to 150 columns for a capture under 100 s, as marple display asks */
+	static const double steps[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5 };
+	if (!opt.have_stepsec) {
+		cfg->stepsec = 1;
+		for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
+			if (steps[i] * 150 >= spool.tmax - spool.tmin) {
+				cfg->stepsec = steps[i];
+				break;
+			}
+	}
+	if (!opt.have_maxlat && !opt.have_steplat) {
+		double c = opt.clip_pct < 100 && opt.rows >= 2 ? clip_value(opt.clip_pct) : 0;
+		if (c > 0) {
+			cfg->have_maxv = cfg->overflow = 1;
+			cfg->maxv = opt.minlat + c;
+			spool.clip_pct = opt.clip_pct;
+		} else if (opt.ylog && spool.vmax > 0) {
+			cfg->have_maxv = 1;
+			cfg->maxv = opt.minlat + spool.vmax;
+		}
+	}
+	if (opt.ylog && cfg->have_maxv && isfinite(spool.vminpos)) {
+		cfg->ylog = 1;
+		cfg->ylo = spool.vminpos;
+	}
+}
+
+/* The second pass: count the spooled records into a grid configured for them. */
+static void spool_replay(struct heatgrid_config *cfg)
+{
+	struct spool_rec rec;
+
+	if (!spool.f)
+		return;
+	spool_config(cfg);
+	heatgrid_reconfigure(G, cfg);
+	if (fflush(spool.f) != 0 || fseek(spool.f, 0, SEEK_SET) != 0)
+		marple_fatal(EXIT_DATA, "a temporary file for the records: %s", strerror(errno));
+	for (uint64_t i = 0; i < spool.n; i++) {
+		if (fread(&rec, sizeof(rec), 1, spool.f) != 1)
+			marple_fatal(EXIT_DATA, "a temporary file for the records: %s",
+			      ferror(spool.f) ? strerror(errno) : "shorter than written");
+		heatgrid_add_value(G, rec.t, rec.v, rec.id);
+	}
+	fclose(spool.f);
+	free(spool.hist);
+}
+
 /* A record at time t (ns from the origin) with value v (latency mode). */
 static void add(int64_t t_ns, double t_s, double v, struct mstr name)
 {
@@ -220,6 +393,8 @@ static void add(int64_t t_ns, double t_s, double v, struct mstr name)
 	uint32_t id = heatgrid_label(G, name.s, name.len);
 	if (mode == MODE_OFFSET)
 		heatgrid_add_offset(G, t_ns, id);
+	else if (spooling())
+		spool_add(t_s, v, id);
 	else
 		heatgrid_add_value(G, t_s, v, id);
 }
@@ -437,6 +612,7 @@ static void render(FILE *out)
 	}
 	if (!d.unit)
 		d.unit = "";
+	d.clip_pct = spool.clip_pct;
 	if (drawn_header && !d.offset && drawn_dt == DATATYPE_POINT)
 		d.ylabel = json_string_value(json_object_get(json_object_get(drawn_header, "labels"), "y"));
 	if (opt.title)
@@ -492,6 +668,7 @@ int main(int argc, char **argv)
 		read_input("-");
 	for (int i = optind; i < argc; i++)
 		read_input(argv[i]);
+	spool_replay(&cfg);
 
 	if (bad_lines)
 		marple_warn("%llu bad line%s skipped", (unsigned long long)bad_lines, bad_lines == 1 ? "" : "s");

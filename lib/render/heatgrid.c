@@ -38,9 +38,8 @@ struct heatgrid {
 	struct heatgrid_stats st;
 };
 
-struct heatgrid *heatgrid_new(const struct heatgrid_config *cfg)
+static void configure(struct heatgrid *g, const struct heatgrid_config *cfg)
 {
-	struct heatgrid *g = marple_calloc(1, sizeof(*g));
 	g->cfg = *cfg;
 	if (!g->cfg.rows)
 		g->cfg.rows = 50;
@@ -48,17 +47,77 @@ struct heatgrid *heatgrid_new(const struct heatgrid_config *cfg)
 		g->cfg.maxcols = 1000;
 	if (g->cfg.stepsec <= 0)
 		g->cfg.stepsec = 1;
+	if (!g->cfg.have_maxv || g->cfg.rows < 2)
+		g->cfg.overflow = 0;	/* an overflow row needs a range and one row below it */
+	if (!g->cfg.have_maxv || !(g->cfg.ylo > 0) || g->cfg.ylo >= g->cfg.maxv - g->cfg.minv)
+		g->cfg.ylog = 0;
 	g->span = 1;
 	g->rows = g->cfg.rows;
-	if (cfg->have_maxv) {
-		g->step = (cfg->maxv - cfg->minv) / g->rows;
-	} else if (cfg->have_step) {
-		g->step = cfg->step;
+	g->step = 0;
+	if (g->cfg.have_maxv) {
+		g->step = (g->cfg.maxv - g->cfg.minv) / (g->rows - (g->cfg.overflow ? 1 : 0));
+	} else if (g->cfg.have_step) {
+		g->step = g->cfg.step;
 		g->rows = 1;
 	}
 	g->rowcap = g->rows;
+}
+
+struct heatgrid *heatgrid_new(const struct heatgrid_config *cfg)
+{
+	struct heatgrid *g = marple_calloc(1, sizeof(*g));
+	configure(g, cfg);
 	g->labels = intern_new();
 	return g;
+}
+
+void heatgrid_reconfigure(struct heatgrid *g, const struct heatgrid_config *cfg)
+{
+	if (g->ncols || g->st.counted || g->st.below || g->st.above)
+		marple_fatal(EXIT_DATA, "internal error: heatgrid_reconfigure of a grid that holds records");
+	configure(g, cfg);
+}
+
+/* Rows below the overflow row: value ranges of their own. */
+static uint32_t regular_rows(const struct heatgrid *g)
+{
+	return g->rows - (g->cfg.overflow ? 1 : 0);
+}
+
+/* The value at the lower edge of row r, r = rows the top edge (infinity above
+ * an overflow row).  Row 0 of a log scale starts at minv. */
+static double row_edge(const struct heatgrid *g, uint32_t r)
+{
+	uint32_t nreg = regular_rows(g);
+	double hi = g->cfg.maxv - g->cfg.minv;
+	if (r > nreg)
+		return INFINITY;
+	if (r == 0 || !g->cfg.ylog)
+		return g->cfg.minv + r * (g->step ? g->step : 1);
+	return g->cfg.minv + g->cfg.ylo * pow(hi / g->cfg.ylo, (double)r / nreg);
+}
+
+/* The row of rel = v - minv (>= 0) in a fixed range (have_maxv). */
+static uint32_t fixed_row(const struct heatgrid *g, double rel)
+{
+	uint32_t nreg = regular_rows(g);
+	double hi = g->cfg.maxv - g->cfg.minv, rr;
+	if (g->cfg.overflow && rel >= hi)
+		return g->rows - 1;
+	if (g->cfg.ylog)
+		rr = rel <= g->cfg.ylo ? 0 : floor(log(rel / g->cfg.ylo) / log(hi / g->cfg.ylo) * nreg);
+	else
+		rr = floor(rel / g->step);
+	return rr >= nreg ? nreg - 1 : rr < 0 ? 0 : (uint32_t)rr;
+}
+
+uint64_t heatgrid_overflow_count(const struct heatgrid *g)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; g->cfg.overflow && i < g->ncols; i++)
+		if (g->cols[i])
+			n += g->cols[i][g->rows - 1].n;
+	return n;
 }
 
 void heatgrid_free(struct heatgrid *g)
@@ -287,19 +346,19 @@ void heatgrid_add_value(struct heatgrid *g, double t_s, double v, uint32_t id)
 		g->st.below++;
 		return;
 	}
-	if (g->cfg.have_maxv && v > g->cfg.maxv) {
+	if (g->cfg.have_maxv && v > g->cfg.maxv && !g->cfg.overflow) {
 		g->st.above++;
 		return;
 	}
 	if (g->step == 0 && rel > 0)
 		g->step = nice_step(rel, g->rows);
-	if (g->step == 0) {
+	if (g->cfg.have_maxv) {
+		r = fixed_row(g, rel);
+	} else if (g->step == 0) {
 		r = 0;	/* only zeros so far: row 0 whatever the step */
 	} else {
 		double rr = floor(rel / g->step);
-		if (g->cfg.have_maxv) {
-			r = rr >= g->rows ? g->rows - 1 : (uint32_t)rr;
-		} else if (g->cfg.have_step) {
+		if (g->cfg.have_step) {
 			if (rr >= HG_MAX_ROWS) {
 				g->st.above++;
 				return;
@@ -403,10 +462,6 @@ static void x_label(FILE *f, const struct heatgrid_draw *d, const struct heatgri
 			x0 + (double)c * boxw, y0, x0 + (double)c * boxw, y0 + maph);
 }
 
-struct heatgrid_layout;
-static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct heatgrid_draw *d,
-		      const struct heatgrid_layout *L, uint32_t r);
-
 /* What drawing needs to know: the counts' range, sizes and units. */
 struct heatgrid_layout {
 	uint64_t maxn, nlit;		/* the largest count; buckets with any */
@@ -418,15 +473,80 @@ struct heatgrid_layout {
 	const char *unit;
 };
 
+/* A value as the y axis shows it ("12.5 ms"); returns its length. */
+static size_t value_text(char *buf, size_t size, const struct heatgrid_layout *L, double v)
+{
+	char a[48];
+	svg_num(a, sizeof(a), v, 6);
+	int n = snprintf(buf, size, "%s%s%s", a, L->unit && *L->unit ? " " : "", L->unit ? L->unit : "");
+	return n < 0 ? 0 : (size_t)n;
+}
+
 /* The label of the y axis at row boundary r ("12.5 ms"); returns its length. */
 static size_t y_label(char *buf, size_t size, const struct heatgrid *g, const struct heatgrid_draw *d,
 		      const struct heatgrid_layout *L, uint32_t r)
 {
-	char a[48];
-	double v = d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep;
-	svg_num(a, sizeof(a), v, 6);
-	int n = snprintf(buf, size, "%s%s%s", a, L->unit && *L->unit ? " " : "", L->unit ? L->unit : "");
-	return n < 0 ? 0 : (size_t)n;
+	return value_text(buf, size, L, d->offset ? r * L->rowstep : g->cfg.minv + r * L->rowstep);
+}
+
+#define HG_MAX_TICKS 80
+struct heatgrid_tick {
+	double y;
+	char text[80];
+};
+
+/* Ticks of a clipped or log-scaled value axis: 1-2-5 values where they fit
+ * (at least 14 px apart), and the overflow row's "≥ maxv" label. */
+static size_t value_ticks(const struct heatgrid *g, const struct heatgrid_layout *L, struct heatgrid_tick *t)
+{
+	size_t n = 0;
+	uint32_t nreg = regular_rows(g);
+	double base = L->y0 + L->maph, top = base - nreg * L->boxh, hi = g->cfg.maxv - g->cfg.minv;
+	double last = INFINITY;		/* y of the last tick placed */
+	if (g->cfg.ylog) {
+		double lo = g->cfg.ylo, span = log(hi / lo), decades = span / log(10);
+		int per = (double)nreg * L->boxh / 14 / (decades > 0.1 ? decades : 0.1) >= 3 ? 3 : 1;
+		for (int e = (int)floor(log10(lo)); e <= (int)ceil(log10(hi)) && n < HG_MAX_TICKS - 1; e++)
+			for (int k = 0; k < per && n < HG_MAX_TICKS - 1; k++) {
+				double v = (k == 0 ? 1 : k == 1 ? 2 : 5) * pow(10, e);
+				double y = base - log(v / lo) / span * nreg * L->boxh;
+				if (v < lo || v > hi || last - y < 14 || (g->cfg.overflow && y - top < 14))
+					continue;
+				t[n].y = last = y;
+				value_text(t[n++].text, sizeof(t->text), L, g->cfg.minv + v);
+			}
+	} else {
+		double fit = (double)nreg * L->boxh / 20, ts = nice_step(hi, fit >= 1 ? (uint32_t)fit : 1);
+		for (uint32_t k = 0; k * ts < hi && n < HG_MAX_TICKS - 1; k++) {
+			double y = base - k * ts / g->step * L->boxh;
+			if (g->cfg.overflow && y - top < 14)
+				break;
+			t[n].y = y;
+			value_text(t[n++].text, sizeof(t->text), L, g->cfg.minv + k * ts);
+		}
+	}
+	if (g->cfg.overflow) {
+		char v[64];
+		value_text(v, sizeof(v), L, g->cfg.maxv);
+		t[n].y = top;
+		snprintf(t[n++].text, sizeof(t->text), "\xe2\x89\xa5 %s", v);
+	}
+	return n;
+}
+
+/* The y axis labels and where they go. */
+static size_t y_ticks(const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L,
+		      struct heatgrid_tick *t)
+{
+	if (!d->offset && (g->cfg.overflow || g->cfg.ylog))
+		return value_ticks(g, L, t);
+	size_t n = 0;
+	uint32_t ystep = (uint32_t)ceil(14.0 / L->boxh);
+	for (uint32_t r = 0; r <= g->rows && n < HG_MAX_TICKS; r += ystep, n++) {
+		t[n].y = L->y0 + L->maph - r * L->boxh;
+		y_label(t[n].text, sizeof(t->text), g, d, L, r);
+	}
+	return n;
 }
 
 static void count_buckets(const struct heatgrid *g, const struct heatgrid_draw *d, struct heatgrid_layout *L)
@@ -491,11 +611,11 @@ static void layout_map(const struct heatgrid *g, const struct heatgrid_draw *d, 
 	}
 	/* the widest y label (about 6.6 px a character) ends 4 px left of the map
 	 * and must start right of the rotated axis title (x 10..22) */
-	char buf[160];
-	size_t widest = 0;
-	for (uint32_t r = 0; r <= rows; r++)
-		if (y_label(buf, sizeof(buf), g, d, L, r) > widest)
-			widest = strlen(buf);
+	struct heatgrid_tick ticks[HG_MAX_TICKS];
+	size_t widest = 0, nt = y_ticks(g, d, L, ticks);
+	for (size_t i = 0; i < nt; i++)
+		if (strlen(ticks[i].text) > widest)
+			widest = strlen(ticks[i].text);
 	if (30 + 6.6 * (double)widest > L->x0) {
 		L->x0 = ceil(30 + 6.6 * (double)widest);
 		L->width = L->x0 + L->mapw + 30 < 640 ? 640 : L->x0 + L->mapw + 30;
@@ -511,6 +631,14 @@ static void draw_legend(FILE *f, const struct heatgrid *g, const struct heatgrid
 	int n = snprintf(sub, sizeof(sub), "%s; %llu %s, colour by %s (max %llu per bucket)",
 			 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
 			 d->color_rank ? "rank" : "linear", (unsigned long long)L->maxn);
+	if (g->cfg.overflow && n > 0 && (size_t)n < sizeof(sub)) {	/* what the clipped top row holds */
+		char v[64], pct[48] = "";
+		value_text(v, sizeof(v), L, g->cfg.maxv);
+		if (d->clip_pct > 0)
+			snprintf(pct, sizeof(pct), ", above the %gth percentile", d->clip_pct);
+		n += snprintf(sub + n, sizeof(sub) - (size_t)n, "; top row: %llu %s \xe2\x89\xa5 %s%s",
+			      (unsigned long long)heatgrid_overflow_count(g), d->what, v, pct);
+	}
 	svg_text_n(f, L->width / 2, 42, "middle", "sub", sub, n < 0 ? 0 : (size_t)n >= sizeof(sub) ? sizeof(sub) - 1 : (size_t)n);
 	if (d->nhighlight || d->nisolate) {
 		double x = x0;
@@ -549,18 +677,18 @@ static void draw_legend(FILE *f, const struct heatgrid *g, const struct heatgrid
 static void draw_axes(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
 	char buf[160], b[48];
-	double x0 = L->x0, y0 = L->y0, boxw = L->boxw, boxh = L->boxh, mapw = L->mapw, maph = L->maph;
+	double x0 = L->x0, y0 = L->y0, boxw = L->boxw, mapw = L->mapw, maph = L->maph;
 	const char *unit = L->unit;
 	size_t ncols = L->ncols;
 
 	/* y axis */
-	int ystep = (int)ceil(14.0 / boxh);
-	for (uint32_t r = 0; r <= g->rows; r += (uint32_t)ystep) {
-		y_label(buf, sizeof(buf), g, d, L, r);
-		svg_text(f, x0 - 4, y0 + maph - r * boxh + 4, "end", "axis", buf);
+	struct heatgrid_tick ticks[HG_MAX_TICKS];
+	size_t nt = y_ticks(g, d, L, ticks);
+	for (size_t i = 0; i < nt; i++) {
+		svg_text(f, x0 - 4, ticks[i].y + 4, "end", "axis", ticks[i].text);
 		if (d->grid)
 			fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-				x0, y0 + maph - r * boxh, x0 + mapw, y0 + maph - r * boxh);
+				x0, ticks[i].y, x0 + mapw, ticks[i].y);
 	}
 	/* x axis: a label every xstep columns (1, 2, 5, 10, ...) and at the end */
 	double gap = d->wall_origin_ns > 0 ? 62 : 40;	/* "12:00:00" needs more room */
@@ -658,6 +786,17 @@ static void write_script_data(FILE *f, const struct heatgrid *g, const struct he
 		fputs("null", f);
 	fputs(", highlight: ", f);
 	write_js_names(f, d->highlight, d->nhighlight);
+	if (!d->offset && (g->cfg.overflow || g->cfg.ylog)) {	/* rows of their own ranges */
+		fputs(", edges: [", f);
+		for (uint32_t r = 0; r <= g->rows; r++) {
+			double v = row_edge(g, r);
+			if (isinf(v))
+				fprintf(f, "%snull", r ? "," : "");
+			else
+				fprintf(f, "%s%.9g", r ? "," : "", v);
+		}
+		fputs("]", f);
+	}
 	fputs(",\nnames: [", f);
 	for (size_t i = 0; i < intern_count(g->labels); i++) {
 		size_t len;

@@ -7,6 +7,10 @@
  * Rows: with maxv the step is (maxv - minv) / rows; with step alone rows grow
  * as values need; with neither, the step starts at a 1-2-5 value fitting the
  * first value and doubles (merging row pairs) as larger values arrive.
+ * With maxv and overflow, the top row holds every value >= maxv (a clipped
+ * y range: nothing dropped) and the other rows split [minv, maxv); with ylog
+ * those rows are log-spaced from minv + ylo up to maxv (row 0 also holds
+ * what lies below minv + ylo).
  * Columns: stepsec seconds each (latency) or one period each (offset); past
  * maxcols they double in width, unless stepsec is fixed.
  *
@@ -32,6 +36,9 @@ struct heatgrid_config {
 	int have_maxv;
 	double step;
 	int have_step;
+	int overflow;		/* with have_maxv: the top row is [maxv, inf) */
+	int ylog;		/* with have_maxv: log-spaced rows from minv + ylo */
+	double ylo;
 	double stepsec;
 	int fixed_stepsec;
 	uint64_t period_ns;	/* offset mode */
@@ -57,6 +64,10 @@ struct heatgrid_stats {
 	uint64_t below, above;	/* values outside [minv, maxv] or time out of range */
 };
 struct heatgrid_stats heatgrid_stats(const struct heatgrid *g);
+/* Records in the overflow row (0 without one). */
+uint64_t heatgrid_overflow_count(const struct heatgrid *g);
+/* Change the configuration of a grid that holds no record yet (labels kept). */
+void heatgrid_reconfigure(struct heatgrid *g, const struct heatgrid_config *cfg);
 
 struct heatgrid_draw {
 	int offset;			/* offset heat map (else latency) */
@@ -72,6 +83,8 @@ struct heatgrid_draw {
 	const char *what;		/* "events", "points", "values" */
 	const char *unit;		/* of values */
 	const char *ylabel;		/* what the values are (the header's labels.y), NULL: "value" */
+	uint64_t unit_ns;		/* the unit is a time unit of this many ns (labels as times), else 0 */
+	double clip_pct;		/* the overflow row is above this percentile (for the legend) */
 	int64_t wall_origin_ns;		/* wall-clock time of the origin, 0 if unknown */
 };
 

@@ -9,6 +9,9 @@
     return s;
   }
   function vrange(r) {
+    var u = P.unit ? ' ' + P.unit : '';
+    if (P.edges && P.edges[r + 1] === null) return 'value \u2265 ' + num(P.edges[r]) + u + ' (the clipped top row)';
+    if (P.edges) return 'value ' + num(P.edges[r]) + '\u2013' + num(P.edges[r + 1]) + u;
     if (P.offset) return 'offset ' + num(r * P.rowstep) + '\u2013' + num((r + 1) * P.rowstep) + ' ' + P.unit;
     return 'value ' + num(P.minv + r * P.rowstep) + '\u2013' + num(P.minv + (r + 1) * P.rowstep) + (P.unit ? ' ' + P.unit : '');
   }

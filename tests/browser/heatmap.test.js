@@ -47,7 +47,7 @@ run('heatmap', async () => {
     // A latency heat map of points: the tooltip gives the value range in the header's unit.
     fs.writeFileSync('lat.marple', '{"marple":1,"interface":"memtime","datatype":"point","units":{"x":"s","y":"MiB"}}\n' +
       '0.5,15,bash,pid=1\n0.7,12,bash,pid=1\n1.5,95,python3,pid=2\n');
-    execFileSync(BIN + '/marple-heatmap', ['--maxlat', '100', '--rows', '10', '-o', 'lat.svg', 'lat.marple']);
+    execFileSync(BIN + '/marple-heatmap', ['--stepsec', '1', '--maxlat', '100', '--rows', '10', '-o', 'lat.svg', 'lat.marple']);
     const p2 = await open(browser, 'lat.svg');
     const c2 = await p2.locator('#hm-cells rect[data-c="0"][data-r="1"]').boundingBox();
     await p2.mouse.move(c2.x + c2.width / 2, c2.y + c2.height / 2);
@@ -58,6 +58,19 @@ run('heatmap', async () => {
     const det2 = await p2.textContent('#hm-details');
     check('heatmap: latency details name the info label', /bash: 2 \(100\.0%\)/.test(det2), det2);
     checkNoErrors('heatmap: latency page without errors', p2);
+
+    // Clipped at the 99th percentile: 200 values of 1-2 ms and 2 of 900 ms;
+    // the top row's tooltip says what it holds (one outlier in column 0).
+    let clip = '{"marple":1,"interface":"disklat","datatype":"point","units":{"x":"s","y":"ms"}}\n';
+    for (let i = 0; i < 202; i++) clip += (i * 0.01).toFixed(2) + ',' + (i % 100 === 5 ? 900 : 1 + (i % 2)) + ',dd\n';
+    fs.writeFileSync('clip.marple', clip);
+    execFileSync(BIN + '/marple-heatmap', ['--stepsec', '1', '-o', 'clip.svg', 'clip.marple']);
+    const p3 = await open(browser, 'clip.svg');
+    const c3 = await p3.locator('#hm-cells rect[data-r="49"]').first().boundingBox();
+    await p3.mouse.move(c3.x + c3.width / 2, c3.y + c3.height / 2);
+    const tip3 = await p3.textContent('#marple-tip text');
+    check('heatmap: the clipped top row\'s tooltip: value \u2265 the clip, its count',
+      /value \u2265 [0-9.]+ ms \(the clipped top row\)/.test(tip3) && /count 1 points/.test(tip3), tip3);
   } finally {
     await browser.close();
   }

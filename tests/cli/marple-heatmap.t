@@ -13,7 +13,7 @@ cells() {
 # 1 s columns from the first line's time (0.1):
 #   0.1 5 -> col 0 row 0;  0.5 15, 0.9 15 -> col 0 row 1;  1.2 95, 1.3 100 -> col 1
 #   row 9 (100 = maxlat is drawn in the top row);  2.0 55 -> col 1 row 5;  2.5 120 -> left out.
-marple-heatmap --maxlat 100 --rows 10 "$H/latency.in" > "$T/lat.svg" 2> "$T/lat.err"
+marple-heatmap --stepsec 1 --maxlat 100 --rows 10 "$H/latency.in" > "$T/lat.svg" 2> "$T/lat.err"
 cells "$T/lat.svg" | cut -d' ' -f1-3 > "$T/lat.cells"
 printf '0 0 1\n0 1 2\n1 5 1\n1 9 2\n' > "$T/lat.want"
 same "heatmap: plain lines, buckets counted by hand" "$T/lat.want" "$T/lat.cells"
@@ -22,7 +22,7 @@ check "heatmap: header line of plain input skipped silently" test "$(grep -c 'no
 check "heatmap: SVG is well-formed" xmllint --noout "$T/lat.svg"
 
 # trace2heatmap.pl options: --unitstime ms makes 1000 units one column.
-printf '0 7\n999 7\n1000 7\n2500 7\n' | marple-heatmap --unitstime ms --steplat 5 > "$T/ms.svg"
+printf '0 7\n999 7\n1000 7\n2500 7\n' | marple-heatmap --unitstime ms --steplat 5 --stepsec 1 > "$T/ms.svg"
 cells "$T/ms.svg" | cut -d' ' -f1-3 > "$T/ms.cells"
 printf '0 1 2\n1 1 1\n2 1 1\n' > "$T/ms.want"
 same "heatmap: --unitstime ms and --steplat" "$T/ms.want" "$T/ms.cells"
@@ -31,13 +31,13 @@ check "heatmap: --title escaped, --grid lines drawn" sh -c "grep -q 'My &lt;map&
 check "heatmap: --stepsec 5 gives columns 0 and 2" test "$(cells "$T/g.svg" | cut -d' ' -f1 | tr '\n' ' ')" = "0 2 "
 
 # A point section (memtime-like), --maxlat 100 --rows 10: 12 13 14 -> row 1, 40 41 -> row 4, 80 -> row 8.
-marple-heatmap --maxlat 100 --rows 10 "$H/points.in" > "$T/p.svg"
+marple-heatmap --stepsec 1 --maxlat 100 --rows 10 "$H/points.in" > "$T/p.svg"
 cells "$T/p.svg" > "$T/p.cells"
 printf '0 1 1 0:1\n0 4 1 1:1\n1 1 2 0:2\n1 4 1 1:1\n2 8 1 1:1\n' > "$T/p.want"
 same "heatmap: point section, buckets and names counted by hand" "$T/p.want" "$T/p.cells"
 check "heatmap: names table in the page" grep -q 'names: \["bash","python3"\]' "$T/p.svg"
 # Without a range the row step starts at 0.5 (fits 12 in 50 rows) and doubles to 2 for 80.
-marple-heatmap "$H/points.in" > "$T/pa.svg"
+marple-heatmap --stepsec 1 "$H/points.in" > "$T/pa.svg"
 check "heatmap: automatic rows double their step to fit" grep -q 'rowstep: 2,' "$T/pa.svg"
 check "heatmap: automatic rows: 80 in row 40" sh -c "grep -q 'data-c=\"2\" data-r=\"40\" data-n=\"1\"' '$T/pa.svg'"
 check "heatmap: automatic rows: the first value (12) in row 6 too" sh -c "grep -q 'data-c=\"0\" data-r=\"6\" data-n=\"1\"' '$T/pa.svg'"
@@ -77,8 +77,8 @@ golden() {
 	if [ -n "${REGEN:-}" ]; then cp "$T/$name.svg" "$H/$name.out"; fi
 	same "heatmap: golden $name" "$H/$name.out" "$T/$name.svg"
 }
-golden latency --maxlat 100 --rows 10 --grid "$H/latency.in"
-golden points --color rank "$H/points.in"
+golden latency --stepsec 1 --maxlat 100 --rows 10 --grid "$H/latency.in"
+golden points --stepsec 1 --color rank "$H/points.in"
 golden hostile --highlight 'a&b "q" '"'x'"' ]]>' "$H/hostile.in"
 
 # Errors.
