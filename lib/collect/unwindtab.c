@@ -57,16 +57,20 @@ const char *unwindtab_mode_name(int mode)
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
 
-int unwindtab_size(struct bpf_object *obj, int mode)
+int unwindtab_size(struct bpf_object *obj, int mode, int one_process)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
+	/* the maps are allocated and zeroed in the kernel when created, all of
+	 * them: one process needs a few slots (it execs, maps more) and fewer rows */
+	uint32_t nrows = one_process ? UNWINDTAB_ROWS_ONE : UNWINDTAB_ROWS;
+	uint32_t nprocs = one_process ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 
-	if (!rows || !maps || !procs || bpf_map__set_max_entries(rows, tables ? UNWINDTAB_ROWS : 1) < 0 ||
-	    bpf_map__set_max_entries(maps, tables ? UNWINDTAB_PROCS * UNWIND_MAX_MAPPINGS : 1) < 0 ||
-	    bpf_map__set_max_entries(procs, tables ? UNWINDTAB_PROCS : 1) < 0)
+	if (!rows || !maps || !procs || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
+	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
 	return 0;
 }
@@ -88,10 +92,11 @@ struct unwindtab {
 	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd;
 	struct unwind_row *rows;	/* unwind_rows, mmapped */
 	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
+	struct unwindtab_rowbuf rowbuf;	/* where each file's rows are built */
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_too_big, files_without_room, loads, procs_full;
+	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_too_big, files_without_room, loads, procs_full;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -161,25 +166,36 @@ void unwindtab_free(struct unwindtab *t)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
 	if (t->keys)
 		intern_free(t->keys);
+	unwindtabrows_buf_free(&t->rowbuf);
 	free(t->files);
 	free(t->slot_pid);
 	free(t);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* the builder's own CPU time: on a loaded machine its wall time is mostly
+ * waiting for a CPU */
+static uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Build f's table from elf into unwind_rows (if there is room). */
 static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 {
-	struct unwind_row *rows;
-	uint32_t n;
 	struct unwindtab_rowstats st;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
 	size_t nph;
 	GElf_Phdr ph;
 
@@ -187,19 +203,25 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	/* one file may take a quarter of the room at most: a huge library
-	 * (LLVM's: millions of rows) would take seconds and crowd out the rest */
-	uint32_t room = t->rows_cap - t->rows_used, cap = t->rows_cap / 4 < room ? t->rows_cap / 4 : room;
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, cap, &rows, &n, &st);
+	/* one file may take a quarter of the room at most when many processes
+	 * share it: a huge library (LLVM's: millions of rows) would crowd out
+	 * the rest; one process's files may fill it */
+	uint32_t room = t->rows_cap - t->rows_used, quarter = t->slots > UNWINDTAB_PROCS_ONE ? t->rows_cap / 4 : t->rows_cap;
+	uint32_t cap = quarter < room ? quarter : room;
+	/* written straight into the map's free part (its pages are mapped) */
+	t->rowbuf.fixed = 1;
+	t->rowbuf.rows = t->rows + t->rows_used;
+	t->rowbuf.rows_cap = cap;
+	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, cap, &t->rowbuf, &st);
+	uint32_t n = (uint32_t)t->rowbuf.nrows;
 	if (rc > 0) {
-		if (cap < t->rows_cap / 4)
+		if (cap < quarter)
 			t->files_without_room++;	/* the table is (nearly) full */
 		else
 			t->files_too_big++;
 	} else if (rc < 0 || n == 0) {
 		t->files_without_table++;
 	} else {
-		memcpy(t->rows + t->rows_used, rows, (size_t)n * sizeof(*rows));
 		f->row_off = t->rows_used;
 		f->nrows = n;
 		t->rows_used += n;
@@ -207,8 +229,8 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		t->fdes_libdw += st.fdes_libdw;
 		t->fdes_debug_frame += st.fdes_debug_frame;
 	}
-	free(rows);
 	t->build_ns += now_ns() - t0;
+	t->build_cpu_ns += thread_cpu_ns() - c0;
 }
 
 /* The vdso is in no file: its image is read from the process. */
@@ -510,6 +532,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "table_bytes",
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
 	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
+	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT];

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -30,10 +31,43 @@ struct rowvec {
 	struct unwind_row *v;
 	size_t n, cap;
 	uint64_t unsupported;
+	int fixed;			/* v is the caller's, cap rows: n = cap + 1 once full */
 };
+
+/* The rows and FDEs grow in whole pages of their own, populated by one
+ * madvise as they grow: faulting them in a page at a time was half of a
+ * build on a virtual machine (~25 us a page fault). */
+static void *grow(void *v, size_t *cap, size_t need, size_t sz)
+{
+	size_t c = *cap ? *cap : 65536 / sz, old = *cap * sz;
+	void *p;
+
+	if (need <= *cap)
+		return v;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / sz)
+			marple_fatal(EXIT_DATA, "out of memory");
+		c *= 2;
+	}
+	p = v ? mremap(v, old, c * sz, MREMAP_MAYMOVE) : mmap(NULL, c * sz, PROT_READ | PROT_WRITE,
+							       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		marple_fatal(EXIT_DATA, "out of memory");
+	madvise((char *)p + old, c * sz - old, MADV_POPULATE_WRITE);	/* (before 5.14: faulted as used) */
+	*cap = c;
+	return p;
+}
+
+static void grow_free(void *v, size_t cap, size_t sz)
+{
+	if (v)
+		munmap(v, cap * sz);
+}
 
 static void push_row(struct rowvec *r, const struct unwind_row *row)
 {
+	if (r->fixed && r->n > r->cap)
+		return;		/* full */
 	if (r->n) {
 		struct unwind_row *last = &r->v[r->n - 1];
 		if (last->cfa == row->cfa && last->cfa_off == row->cfa_off && last->rbp == row->rbp &&
@@ -44,7 +78,11 @@ static void push_row(struct rowvec *r, const struct unwind_row *row)
 			return;
 		}
 	}
-	r->v = marple_grow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	if (r->fixed && r->n == r->cap) {
+		r->n++;
+		return;
+	}
+	r->v = grow(r->v, &r->cap, r->n + 1, sizeof(*r->v));
 	r->v[r->n++] = *row;
 }
 
@@ -258,7 +296,7 @@ static int rd_encoded(struct cur *c, const struct cfisec *s, uint8_t enc, int ra
 	return c->bad ? -1 : 0;
 }
 
-struct cie {
+struct unwindtab_cie {
 	uint64_t off;			/* in its section */
 	const uint8_t *ins, *ins_end;	/* initial instructions */
 	uint64_t code_align, ra;
@@ -266,10 +304,10 @@ struct cie {
 	uint8_t fde_enc, addr_size, ok, signal, has_aug_data;
 };
 
-struct fde {
+struct unwindtab_fde {
 	uint64_t pc, end;
 	const uint8_t *ins, *ins_end;
-	const struct cie *cie;
+	uint32_t cie;			/* index in cies */
 	uint32_t order;			/* in its section, for a stable sort */
 	uint8_t debug;
 };
@@ -314,7 +352,7 @@ static int next_entry(const struct cfisec *s, const uint8_t *at, struct entry *e
 	return 0;
 }
 
-static void parse_cie(const struct cfisec *s, const struct entry *e, struct cie *ci)
+static void parse_cie(const struct cfisec *s, const struct entry *e, struct unwindtab_cie *ci)
 {
 	struct cur c = { e->body, e->next, 0 };
 	uint8_t version = (uint8_t)rd_u(&c, 1);
@@ -370,13 +408,14 @@ static void parse_cie(const struct cfisec *s, const struct entry *e, struct cie 
 }
 
 struct cies {
-	struct cie *v;
+	struct unwindtab_cie *v;
 	size_t n, cap;
 };
 
-static const struct cie *find_cie(const struct cies *cs, uint64_t off)
+/* The index of the CIE at off among cs->v[first, cs->n), or SIZE_MAX. */
+static size_t find_cie(const struct cies *cs, size_t first, uint64_t off)
 {
-	size_t lo = 0, hi = cs->n;
+	size_t lo = first, hi = cs->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (cs->v[mid].off < off)
@@ -384,11 +423,11 @@ static const struct cie *find_cie(const struct cies *cs, uint64_t off)
 		else
 			hi = mid;
 	}
-	return lo < cs->n && cs->v[lo].off == off ? &cs->v[lo] : NULL;
+	return lo < cs->n && cs->v[lo].off == off ? lo : SIZE_MAX;
 }
 
 struct fdes {
-	struct fde *v;
+	struct unwindtab_fde *v;
 	size_t n, cap;
 	uint64_t skipped;		/* malformed, or with a CIE we cannot read */
 };
@@ -402,16 +441,16 @@ static void read_section(const struct cfisec *s, struct cies *cs, struct fdes *f
 
 	for (at = s->buf; next_entry(s, at, &e) == 0; at = e.next)
 		if (e.is_cie) {
-			cs->v = marple_grow(cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v));
+			cs->v = grow(cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v));
 			parse_cie(s, &e, &cs->v[cs->n++]);
 		}
-	struct cies mine = { cs->v + first_cie, cs->n - first_cie, 0 };
 	for (at = s->buf; next_entry(s, at, &e) == 0; at = e.next) {
 		if (e.is_cie)
 			continue;
-		const struct cie *ci = find_cie(&mine, s->debug ? e.id : e.id_off - e.id);
+		size_t k = find_cie(cs, first_cie, s->debug ? e.id : e.id_off - e.id);
+		const struct unwindtab_cie *ci = k != SIZE_MAX ? &cs->v[k] : NULL;
 		struct cur c = { e.body, e.next, 0 };
-		struct fde f = { .cie = ci, .debug = (uint8_t)s->debug, .order = (uint32_t)fs->n };
+		struct unwindtab_fde f = { .cie = (uint32_t)k, .debug = (uint8_t)s->debug, .order = (uint32_t)fs->n };
 		uint64_t range;
 		if (!ci || !ci->ok || rd_encoded(&c, s, s->debug ? DW_EH_PE_absptr : ci->fde_enc, 0, &f.pc) != 0 ||
 		    rd_encoded(&c, s, s->debug ? DW_EH_PE_absptr : ci->fde_enc, 1, &range) != 0) {
@@ -431,7 +470,7 @@ static void read_section(const struct cfisec *s, struct cies *cs, struct fdes *f
 		f.end = f.pc + range;
 		f.ins = c.p;
 		f.ins_end = c.end;
-		fs->v = marple_grow(fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v));
+		fs->v = grow(fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v));
 		fs->v[fs->n++] = f;
 	}
 }
@@ -508,7 +547,7 @@ static int classify(const struct cfstate *s, bool signal, struct unwind_row *row
 
 /* One FDE (or CIE: r NULL) being run. */
 struct run {
-	const struct cie *cie;
+	const struct unwindtab_cie *cie;
 	const struct cfisec *sec;
 	struct cfstate s, init, stack[STATE_DEPTH];
 	int depth;
@@ -575,7 +614,7 @@ static void cfa_expression(struct run *x, const uint8_t *p, uint64_t len)
 /* One extended (high bits 0) instruction; 0, or -1 for libdw. */
 static int run_extended(struct run *x, struct cur *c, uint8_t op)
 {
-	const struct cie *ci = x->cie;
+	const struct unwindtab_cie *ci = x->cie;
 	uint64_t reg, v;
 
 	switch (op) {
@@ -700,16 +739,17 @@ static int run_ins(struct run *x, const uint8_t *p, const uint8_t *end)
 
 /* The rows of one FDE over [f->pc, limit) by our reader; 0, or -1 (rows
  * pushed meanwhile taken back) when libdw must do it. */
-static int our_fde_rows(const struct fde *f, const struct cfisec *sec, uint64_t limit, struct rowvec *r)
+static int our_fde_rows(const struct unwindtab_fde *f, const struct unwindtab_cie *cie, const struct cfisec *sec,
+			uint64_t limit, struct rowvec *r)
 {
-	struct run x = { .cie = f->cie, .sec = sec };
+	struct run x = { .cie = cie, .sec = sec };
 	size_t n0 = r->n;
 	uint64_t unsupported0 = r->unsupported;
 	struct unwind_row last0 = n0 ? r->v[n0 - 1] : (struct unwind_row){ 0 };
 
 	x.s.cfa = CFA_REG;
 	x.s.cfa_reg = ~0ull;	/* no rule yet */
-	if (run_ins(&x, f->cie->ins, f->cie->ins_end) != 0)
+	if (run_ins(&x, cie->ins, cie->ins_end) != 0)
 		goto libdw;
 	x.init = x.s;
 	x.depth = 0;
@@ -755,7 +795,7 @@ static int find_section(Elf *elf, const char *name, struct cfisec *s)
 
 static int fde_cmp(const void *a, const void *b)
 {
-	const struct fde *x = a, *y = b;
+	const struct unwindtab_fde *x = a, *y = b;
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
 	if (x->debug != y->debug)
@@ -768,7 +808,7 @@ static void drop_covered(struct fdes *fs, size_t neh)
 {
 	size_t out = neh;
 	for (size_t i = neh; i < fs->n; i++) {
-		const struct fde *d = &fs->v[i];
+		const struct unwindtab_fde *d = &fs->v[i];
 		size_t lo = 0, hi = neh;	/* the first eh FDE ending after d's start */
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -814,25 +854,36 @@ static void dwcfi_end(struct dwcfi *d)
 		dwarf_end(d->dw);
 }
 
-int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
+static int fdes_sorted(const struct fdes *fs)
+{
+	for (size_t i = 1; i < fs->n; i++)
+		if (fde_cmp(&fs->v[i - 1], &fs->v[i]) > 0)
+			return 0;
+	return 1;
+}
+
+int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab_rowbuf *b,
 		       struct unwindtab_rowstats *st)
 {
 	struct cfisec eh = { 0 }, dbg = { 0 };
-	struct cies cs = { 0 };
-	struct fdes fs = { 0 };
-	struct rowvec r = { 0 };
+	struct cies cs = { b->cies, 0, b->cies_cap };
+	struct fdes fs = { b->fdes, 0, b->fdes_cap, 0 };
+	struct rowvec r = { b->rows, 0, b->rows_cap, 0, b->fixed };
 	struct dwcfi dw = { .elf = elf };
 	int have_eh = find_section(elf, ".eh_frame", &eh) == 0;
 	int have_dbg = find_section(elf, ".debug_frame", &dbg) == 0;
+	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
-	*rows = NULL;
-	*n = 0;
+	b->nrows = 0;
+	if (b->fixed && max_rows > b->rows_cap)
+		max_rows = (uint32_t)b->rows_cap;
 	if (!have_eh && !have_dbg)
 		return -1;
 	if (have_eh)
 		read_section(&eh, &cs, &fs);
-	qsort(fs.v, fs.n, sizeof(*fs.v), fde_cmp);
+	if (!fdes_sorted(&fs))	/* a linker writes them in address order, mostly */
+		qsort(fs.v, fs.n, sizeof(*fs.v), fde_cmp);
 	size_t neh = fs.n;
 	if (have_dbg) {
 		read_section(&dbg, &cs, &fs);
@@ -840,14 +891,14 @@ int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_ro
 		qsort(fs.v, fs.n, sizeof(*fs.v), fde_cmp);
 	}
 	for (size_t i = 0; i < fs.n && r.n <= max_rows; i++) {
-		const struct fde *f = &fs.v[i];
+		const struct unwindtab_fde *f = &fs.v[i];
 		uint64_t next = i + 1 < fs.n ? fs.v[i + 1].pc : UINT64_MAX;
 		uint64_t limit = f->end < next ? f->end : next, got = limit;
 		if (f->pc >= limit)
 			continue;	/* a second FDE for the same address */
 		st->fdes++;
 		st->fdes_debug_frame += f->debug;
-		if (engine != UNWINDTAB_CFI_OURS || our_fde_rows(f, f->debug ? &dbg : &eh, limit, &r) != 0) {
+		if (engine != UNWINDTAB_CFI_OURS || our_fde_rows(f, &cs.v[f->cie], f->debug ? &dbg : &eh, limit, &r) != 0) {
 			Dwarf_CFI *cfi = dwcfi_get(&dw, f->debug);
 			st->fdes_libdw += engine == UNWINDTAB_CFI_OURS;
 			got = cfi ? dw_fde_rows(cfi, f->pc, limit, &r) : f->pc;
@@ -856,14 +907,29 @@ int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_ro
 			push_row(&r, &(struct unwind_row){ .pc = (uint32_t)got, .cfa = UNWIND_NONE });
 	}
 	dwcfi_end(&dw);
-	free(cs.v);
-	free(fs.v);
 	st->unsupported = r.unsupported;
-	if (r.n > max_rows) {
-		free(r.v);
-		return 1;
+	if (r.n <= max_rows) {
+		b->nrows = r.n;
+		rc = 0;
+	} else {
+		rc = 1;
 	}
-	*rows = r.v;
-	*n = (uint32_t)r.n;
-	return 0;
+	if (!b->fixed) {
+		b->rows = r.v;
+		b->rows_cap = r.cap;
+	}
+	b->cies = cs.v;
+	b->cies_cap = cs.cap;
+	b->fdes = fs.v;
+	b->fdes_cap = fs.cap;
+	return rc;
+}
+
+void unwindtabrows_buf_free(struct unwindtab_rowbuf *b)
+{
+	if (!b->fixed)
+		grow_free(b->rows, b->rows_cap, sizeof(*b->rows));
+	grow_free(b->cies, b->cies_cap, sizeof(*b->cies));
+	grow_free(b->fdes, b->fdes_cap, sizeof(*b->fdes));
+	memset(b, 0, sizeof(*b));
 }

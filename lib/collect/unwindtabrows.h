@@ -10,8 +10,11 @@
  * range by address range (dwarf_cfi_addrframe: exact, but ~50 times
  * slower), and counted.
  *
+ *   struct unwindtab_rowbuf b = { 0 };
  *   struct unwindtab_rowstats st;
- *   int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, max_rows, &rows, &n, &st);
+ *   int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, max_rows, &b, &st);
+ *   ... b.rows[0..b.nrows), then the next file's ...
+ *   unwindtabrows_buf_free(&b);
  */
 #ifndef MARPLE_UNWINDTABROWS_H
 #define MARPLE_UNWINDTABROWS_H
@@ -35,11 +38,27 @@ enum {
 	UNWINDTAB_CFI_LIBDW,		/* every FDE through libdw: the reference for tests */
 };
 
-/* The rows of elf: sorted by pc, adjacent equal rules merged, a
- * UNWIND_NONE row where an FDE ends before the next begins; *rows
- * malloc'ed.  0; 1 (nothing kept) when there are more than max_rows; -1
- * when the image has neither .eh_frame nor .debug_frame. */
-int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwind_row **rows, uint32_t *n,
+/* Where the rows are built, reused from one file to the next (a fresh
+ * buffer's every page is a page fault: on a virtual machine those were half
+ * the build time). */
+struct unwindtab_cie;
+struct unwindtab_fde;
+struct unwindtab_rowbuf {
+	struct unwind_row *rows;	/* the last file's rows[0..nrows) */
+	size_t nrows, rows_cap;
+	int fixed;			/* rows is the caller's, rows_cap long (the BPF map's
+					 * free part: no copy, no page of our own) */
+	struct unwindtab_cie *cies;	/* scratch */
+	struct unwindtab_fde *fdes;
+	size_t cies_cap, fdes_cap;
+};
+
+/* The rows of elf into b: sorted by pc, adjacent equal rules merged, a
+ * UNWIND_NONE row where an FDE ends before the next begins.  0; 1 (none
+ * kept) when there are more than max_rows; -1 when the image has neither
+ * .eh_frame nor .debug_frame. */
+int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab_rowbuf *b,
 		       struct unwindtab_rowstats *st);
+void unwindtabrows_buf_free(struct unwindtab_rowbuf *b);
 
 #endif

@@ -11,8 +11,11 @@ trailer_num() { sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
 # 1. Debian's python3 has no frame pointers: a frame-pointer walk of its loop
 # goes astray, but its frames are never _init or _fini (addresses past the
 # last function of libpython used to be named _fini).
-python3 -c 'while 1: pass' & py=$!
-sleep 0.3
+# (Debian's, not a pyenv shim; captured once it is in its loop: a sample of
+# its start-up can truly be in _init, its page faulted in on first use)
+/usr/bin/python3 -c 'import sys; open(sys.argv[1], "w").close()
+while 1: pass' "$T/py.ready" & py=$!
+i=0; while [ ! -e "$T/py.ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 marple-callstack -F 499 -p "$py" 2 > "$T/py.out" 2> "$T/py.err"; rc=$?
 kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
 n=$(grep -Ec '^[0-9]+#.*;_(init|fini)(;|$)' "$T/py.out")

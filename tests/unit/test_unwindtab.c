@@ -26,7 +26,12 @@ static int build(const char *path, struct table *t)
 		return -1;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &t->rows, &t->n, &st) : -1;
+	struct unwindtab_rowbuf b = { 0 };
+	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &b, &st) : -1;
+	t->n = (uint32_t)b.nrows;
+	t->rows = malloc(((size_t)t->n + 1) * sizeof(*t->rows));
+	memcpy(t->rows, b.rows, (size_t)t->n * sizeof(*t->rows));
+	unwindtabrows_buf_free(&b);
 	elf_end(elf);
 	close(fd);
 	return rc;

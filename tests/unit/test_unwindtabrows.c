@@ -15,6 +15,7 @@
 #include "unwindtabrows.h"
 
 struct built {
+	struct unwindtab_rowbuf b;
 	struct unwind_row *rows;
 	uint32_t n;
 	struct unwindtab_rowstats st;
@@ -30,7 +31,9 @@ static struct built build(const char *path, int engine)
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
-		b.rc = unwindtabrows_read(elf, engine, UINT32_MAX, &b.rows, &b.n, &b.st);
+		b.rc = unwindtabrows_read(elf, engine, UINT32_MAX, &b.b, &b.st);
+	b.rows = b.b.rows;
+	b.n = (uint32_t)b.b.nrows;
 	elf_end(elf);
 	close(fd);
 	return b;
@@ -70,8 +73,8 @@ static void compare(const char *name, const char *path)
 	test_cond(msg, d == 0);
 	snprintf(msg, sizeof(msg), "%s: libdw needed for under 1%% of the FDEs", name);
 	test_cond(msg, ours.st.fdes > 100 && ours.st.fdes_libdw * 100 < ours.st.fdes);
-	free(ours.rows);
-	free(ref.rows);
+	unwindtabrows_buf_free(&ours.b);
+	unwindtabrows_buf_free(&ref.b);
 }
 
 /* libpython where Debian puts it (python3-dev's, or a python3.X's shared build) */
@@ -94,11 +97,36 @@ int main(void)
 	char df[512];
 
 	snprintf(df, sizeof(df), "%s/workloads/debugframe", bin ? bin : "build");
-	test_plan(lp ? 13 : 10);
+	test_plan(lp ? 15 : 12);
 	compare("libc", "/lib/x86_64-linux-gnu/libc.so.6");
 	compare("python3", "/usr/bin/python3");
 	if (lp)
 		compare("libpython", lp);
+
+	/* into the caller's array (the BPF map): the same rows when they fit,
+	 * "too many" when one row does not */
+	struct built lc = build("/lib/x86_64-linux-gnu/libc.so.6", UNWINDTAB_CFI_OURS);
+	struct unwindtab_rowstats st;
+	struct unwindtab_rowbuf fb = { .fixed = 1, .rows_cap = lc.n };
+	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	fb.rows = calloc(lc.n + 1, sizeof(*fb.rows));
+	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &fb, &st);
+	test_cond("a fixed array that fits: the same rows",
+		  rc == 0 && fb.nrows == lc.n && memcmp(fb.rows, lc.rows, lc.n * sizeof(*fb.rows)) == 0);
+	fb.rows_cap = lc.n - 1;
+	memset(fb.rows, 0xab, (lc.n + 1) * sizeof(*fb.rows));
+	rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &fb, &st);
+	uint8_t last[sizeof(*fb.rows)];
+	memset(last, 0xab, sizeof(last));
+	test_cond("a fixed array one row short: too many, nothing written past it",
+		  rc == 1 && fb.nrows == 0 && memcmp(&fb.rows[lc.n - 1], last, sizeof(last)) == 0);
+	elf_end(elf);
+	close(fd);
+	free(fb.rows);
+	fb.rows = NULL;
+	unwindtabrows_buf_free(&fb);
+	unwindtabrows_buf_free(&lc.b);
 
 	/* CFI in .debug_frame only (its functions have no .eh_frame entry):
 	 * read there, and the same rows as libdw's dwarf_getcfi gives */
@@ -112,8 +140,8 @@ int main(void)
 	for (uint32_t i = 0; i < ours.n; i++)
 		has_rsp_rows += ours.rows[i].cfa == UNWIND_RSP && ours.rows[i].cfa_off > 8;
 	test_cond("debugframe: rows with the CFA past pushed registers", has_rsp_rows >= 2);
-	free(ours.rows);
-	free(ref.rows);
+	unwindtabrows_buf_free(&ours.b);
+	unwindtabrows_buf_free(&ref.b);
 
 	/* a file with no CFI at all */
 	struct built none = build("/dev/null", UNWINDTAB_CFI_OURS);
