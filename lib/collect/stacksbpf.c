@@ -34,12 +34,16 @@ int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 }
 
 /* One line on stderr when more than a tenth of the user stacks (by weight)
- * do not reach a stack root: how many, the likely reason and what helps. */
-static void warn_incomplete(const struct stackframes *sf, const struct stackframes_stats *st)
+ * do not reach a stack root: how many, the likely reason and what helps.
+ * Not for a handful of events (a short or idle capture: a process caught
+ * starting up is no sign of a broken unwind). */
+#define STACKSBPF_WARN_MIN_EVENTS 20
+static void warn_incomplete(const struct stackframes *sf, const struct stackframes_stats *st, uint64_t events)
 {
 	const char *mode = stackframes_unwind_mode(sf), *why;
 
-	if (st->user_weight == 0 || st->incomplete_user_weight * 10 <= st->user_weight)
+	if (events < STACKSBPF_WARN_MIN_EVENTS || st->user_weight == 0 ||
+	    st->incomplete_user_weight * 10 <= st->user_weight)
 		return;
 	if (strcmp(mode, "fp") == 0)
 		why = "frame-pointer unwinding stops in code built without frame pointers (most Debian "
@@ -77,7 +81,7 @@ uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTER
 		json_object_set_new(o, "incomplete_user_stacks", json_integer((json_int_t)st.incomplete_user_stacks));
 		json_object_set_new(o, "user_weight", json_integer((json_int_t)st.user_weight));
 		json_object_set_new(o, "incomplete_user_weight", json_integer((json_int_t)st.incomplete_user_weight));
-		warn_incomplete(sf, &st);
+		warn_incomplete(sf, &st, c[STACKS_SAMPLES]);
 	}
 	json_object_set_new(trailer, "stack_errors", o);
 	if (bad || st.missing_user || st.missing_kernel) {

@@ -2,7 +2,7 @@
 # function is not named after the symbol below it, and a capture whose user
 # stacks mostly stop short says so on stderr and counts them in the trailer.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 10
 W="$MARPLE_BIN/workloads"
 if ! is_root; then skip_rest "honest" "needs root"; fi
 
@@ -23,10 +23,12 @@ check "honest: python3 ran and no frame is _init or _fini ($n)" test "$rc" -eq 0
 
 # 2. nofp (built -fomit-frame-pointer): its stacks stop at chain_c; stderr
 # names the share, the reason and the cure, the trailer counts them.
-"$W/nofp" 4 & wl=$!
+# A handful of samples (49 Hz for 200 ms: 10 at most) is no evidence: no line.
+"$W/nofp" 30 & wl=$!
 sleep 0.2
 marple-callstack --unwind fp -F 499 -p "$wl" 1 > "$T/fp.out" 2> "$T/fp.err"
 marple-callstack --dwarf -F 499 -p "$wl" 1 > "$T/dw.out" 2> "$T/dw.err"
+marple-callstack --unwind fp -F 49 -p "$wl" 200ms > "$T/few.out" 2> "$T/few.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "honest: frame pointers on nofp: stderr says most stacks stop short and what helps" \
 	grep -Eq '^marple-callstack: [0-9]+% of the user stacks .* stop before _start.*without frame pointers.*--unwind' "$T/fp.err"
@@ -35,6 +37,9 @@ check "honest: the trailer counts them ($iw of $uw samples)" test "${uw:-0}" -gt
 check "honest: --dwarf on nofp: no such line" test "$(grep -c 'of the user stacks' "$T/dw.err")" -eq 0
 iw=$(trailer_num "$T/dw.out" incomplete_user_weight)
 check "honest: --dwarf: whole stacks (${iw:-?} incomplete)" test "${iw:-1}" -eq 0
+few=$(sed -n 's/.*"stack_errors":{"samples":\([0-9]*\).*/\1/p' "$T/few.out")
+check "honest: $few samples, all incomplete: no line under 20 events" \
+	test "${few:-99}" -lt 20 -a "$(grep -c 'of the user stacks' "$T/few.err")" -eq 0
 
 # 3. hotcold keeps its frame pointers: nothing to say.
 "$W/hotcold" 3 & wl=$!
