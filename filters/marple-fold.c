@@ -252,8 +252,10 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 	json_t *hdr = stream_reader_header(r);
 	enum timed_role role = timed_role(hdr);
 
+	stream_reader_defer_records(r, 0);
 	if (role == TIMED_SAMPLES && t->state == TF_STACKS) {
 		t->state = TF_SAMPLES;
+		stream_reader_defer_records(r, 1);	/* timed_record parses the samples */
 		return;
 	}
 	timed_finish(c, "another section follows");
@@ -291,9 +293,17 @@ static void timed_record(struct ctx *c, struct stream_reader *r)
 	} else if (t->state == TF_SAMPLES) {
 		struct timed_sample s;
 		const char *why;
-		if (timed_sample_parse(stream_reader_event(r), &s, &why) < 0)
+		struct mstr text = stream_reader_line_text(r);
+		if (timed_sample_parse_text(text.s, text.len, &s) == 0)
+			;	/* the usual sample: parsed without the stream reader's field table */
+		else if (stream_reader_parse_record(r) != STREAM_RECORD) {
+			report_bad(c, stream_reader_line(r), stream_reader_error(r));
+			return;
+		} else if (timed_sample_parse(stream_reader_event(r), &s, &why) < 0) {
 			report_bad(c, stream_reader_line(r), why);
-		else if (s.stack >= t->n)
+			return;
+		}
+		if (s.stack >= t->n)
 			report_bad(c, stream_reader_line(r), "sample names a stack its stack section does not have");
 		else
 			t->sum[s.stack] += timed_in_range(&s, t->from, t->to, t->ns_per_weight);
@@ -322,8 +332,7 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 
 static void read_stream(struct ctx *c, struct lines *l)
 {
-	FILE *f = lines_as_file(l);
-	struct stream_reader *r = stream_reader_new(f, c->file);
+	struct stream_reader *r = stream_reader_new_lines(l, c->file);
 	enum stream_item it;
 	int warned_type = 0;
 
@@ -342,7 +351,6 @@ static void read_stream(struct ctx *c, struct lines *l)
 	if (opt.range.set)
 		timed_finish(c, "the input ends");
 	stream_reader_free(r);
-	fclose(f);
 }
 
 static void read_input(struct ctx *c, struct perfscript *ps, const char *path)

@@ -20,6 +20,7 @@ struct lines {
 	size_t cap, pos, end;
 	unsigned long lineno;
 	int eof, err;
+	int unterminated;	/* the last line returned had no newline */
 	int mapped;		/* buf is the whole file, mmap'ed (cap = its size) */
 };
 
@@ -69,6 +70,7 @@ void lines_free(struct lines *l)
 }
 
 unsigned long lines_lineno(const struct lines *l) { return l->lineno; }
+int lines_unterminated(const struct lines *l) { return l->unterminated; }
 const char *lines_name(const struct lines *l) { return l->name; }
 
 /* Move unread bytes to the front, grow if full, read more.  Returns bytes read. */
@@ -120,6 +122,7 @@ int lines_next(struct lines *l, const char **s, size_t *len)
 			*len = l->end - l->pos;
 			l->pos = l->end;
 			l->lineno++;
+			l->unterminated = 1;
 			return 1;
 		}
 		fill(l);

@@ -24,6 +24,9 @@ int lines_stable(const struct lines *l);
  * -1 on a read error (message printed). */
 int lines_next(struct lines *l, const char **s, size_t *len);
 
+/* Did the last line returned end the input without a newline? */
+int lines_unterminated(const struct lines *l);
+
 /* Line number of the last line returned (1-based). */
 unsigned long lines_lineno(const struct lines *l);
 const char *lines_name(const struct lines *l);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "lines.h"
 #include "numparse.h"
 #include "util.h"
 
@@ -31,6 +32,9 @@ enum datatype stream_datatype_from_name(const char *name)
 
 struct stream_reader {
 	FILE *f;
+	struct lines *lines;	/* read from here instead of f (stream_reader_new_lines) */
+	int defer;		/* records are returned unparsed (stream_reader_defer_records) */
+	int parsed;		/* the current record has been parsed */
 	char *name;
 	char *line;
 	size_t cap;
@@ -60,6 +64,18 @@ struct stream_reader *stream_reader_new(FILE *f, const char *name)
 	r->name = marple_strdup(name ? name : "<stdin>");
 	r->section = -1;
 	return r;
+}
+
+struct stream_reader *stream_reader_new_lines(struct lines *l, const char *name)
+{
+	struct stream_reader *r = stream_reader_new(NULL, name);
+	r->lines = l;
+	return r;
+}
+
+void stream_reader_defer_records(struct stream_reader *r, int on)
+{
+	r->defer = on;
 }
 
 void stream_reader_free(struct stream_reader *r)
@@ -307,57 +323,114 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 	return STREAM_HEADER;
 }
 
-enum stream_item stream_reader_next(struct stream_reader *r)
+/* The next line into r->line (without its newline, NUL-terminated): 1, 0 at
+ * the end, -1 on an error (set). */
+static int next_line(struct stream_reader *r)
 {
-	for (;;) {
-		ssize_t n;
+	ssize_t n;
 
+	if (r->lines) {
+		const char *s;
+		size_t len;
+		int rc = lines_next(r->lines, &s, &len);
+		if (rc <= 0)
+			return rc < 0 ? (fail(r, "read error"), -1) : 0;
+		r->line = marple_grow(r->line, &r->cap, len + 2, 1);
+		memcpy(r->line, s, len);
+		r->line[len] = '\n';	/* lines_next drops it; a last line without one was cut */
+		n = (ssize_t)len + (lines_unterminated(r->lines) ? 0 : 1);
+	} else {
 		errno = 0;
 		n = getline(&r->line, &r->cap, r->f);
 		if (n < 0) {
 			if (ferror(r->f)) {
 				int e = errno;
 				clearerr(r->f);
-				return fail(r, "read error: %s", strerror(e ? e : EIO));
+				fail(r, "read error: %s", strerror(e ? e : EIO));
+				return -1;
 			}
-			return STREAM_EOF;
+			return 0;
 		}
-		r->lineno++;
-		r->len = (size_t)n;
-		if (r->len && r->line[r->len - 1] == '\n')
-			r->len--;
-		else
-			return fail(r, "last line has no newline (stream cut in the middle of a record?)");
-		if (r->len && r->line[r->len - 1] == '\r')
-			r->len--;
-		r->line[r->len] = 0;
+	}
+	r->lineno++;
+	r->len = (size_t)n;
+	if (r->len && r->line[r->len - 1] == '\n')
+		r->len--;
+	else {
+		fail(r, "last line has no newline (stream cut in the middle of a record?)");
+		return -1;
+	}
+	if (r->len && r->line[r->len - 1] == '\r')
+		r->len--;
+	r->line[r->len] = 0;
+	return 1;
+}
+
+/* Parse the record in r->line (kept as raw first). */
+static enum stream_item parse_record(struct stream_reader *r)
+{
+	if (memchr(r->line, 0, r->len))
+		return fail(r, "NUL byte in line (binary data?)");
+	r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
+	memcpy(r->raw, r->line, r->len + 1);
+	r->rawlen = r->len;
+	r->parsed = 1;
+	char *p = r->line, *e = r->line + r->len;
+	switch (r->dt) {
+	case DATATYPE_STACK: return parse_stack(r, p, e);
+	case DATATYPE_EVENT: return parse_event(r, p, e);
+	case DATATYPE_POINT: return parse_point(r, p, e);
+	default: return fail(r, "record in a section of unknown datatype");
+	}
+}
+
+enum stream_item stream_reader_next(struct stream_reader *r)
+{
+	for (;;) {
+		int rc = next_line(r);
+		if (rc <= 0)
+			return rc < 0 ? STREAM_ERROR : STREAM_EOF;
 		if (r->len == 0)
 			continue;
 		if (r->len > MAX_LINE)
 			return fail(r, "line longer than %u MiB", MAX_LINE >> 20);
-		if (memchr(r->line, 0, r->len))
-			return fail(r, "NUL byte in line (binary data?)");
-		r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
-		memcpy(r->raw, r->line, r->len + 1);
-		r->rawlen = r->len;
-		if (r->line[0] == '{')
+		if (r->line[0] == '{') {
+			if (memchr(r->line, 0, r->len))
+				return fail(r, "NUL byte in line (binary data?)");
+			r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
+			memcpy(r->raw, r->line, r->len + 1);
+			r->rawlen = r->len;
 			return parse_json_line(r);
+		}
 		if (r->section < 0)
 			return fail(r, "record before any section header (is this a marple stream?)");
 		if (r->have_trailer)
 			return fail(r, "record after the section's trailer");
-		enum stream_item it;
-		char *p = r->line, *e = r->line + r->len;
-		switch (r->dt) {
-		case DATATYPE_STACK: it = parse_stack(r, p, e); break;
-		case DATATYPE_EVENT: it = parse_event(r, p, e); break;
-		case DATATYPE_POINT: it = parse_point(r, p, e); break;
-		default: it = fail(r, "record in a section of unknown datatype"); break;
+		r->records++;
+		if (r->defer) {		/* the caller parses it, or asks stream_reader_parse_record */
+			r->parsed = 0;
+			return STREAM_RECORD;
 		}
-		if (it == STREAM_RECORD)
-			r->records++;
+		enum stream_item it = parse_record(r);
+		if (it != STREAM_RECORD)
+			r->records--;
 		return it;
 	}
+}
+
+enum stream_item stream_reader_parse_record(struct stream_reader *r)
+{
+	if (r->parsed)
+		return STREAM_RECORD;
+	enum stream_item it = parse_record(r);
+	if (it != STREAM_RECORD)
+		r->records--;
+	return it;
+}
+
+struct mstr stream_reader_line_text(const struct stream_reader *r)
+{
+	return (struct mstr){ r->line, r->len };
 }
 
 const char *stream_reader_error(const struct stream_reader *r) { return r->err; }

@@ -66,6 +66,19 @@ struct stream_reader;
 
 /* name is used in messages ("<stdin>" for stdin).  The reader does not close f. */
 struct stream_reader *stream_reader_new(FILE *f, const char *name);
+/* The same, reading the lines of l (lines.h: no FILE in between; l is not freed). */
+struct lines;
+struct stream_reader *stream_reader_new_lines(struct lines *l, const char *name);
+/* on: records come back from stream_reader_next unparsed (STREAM_RECORD, counted,
+ * only checked to be inside a section): the caller reads stream_reader_line_text
+ * and, if it cannot parse the line itself, calls stream_reader_parse_record,
+ * which returns STREAM_RECORD or STREAM_ERROR as stream_reader_next would
+ * have.  For the hot loops of readers that want a few fields of huge sections. */
+void stream_reader_defer_records(struct stream_reader *r, int on);
+enum stream_item stream_reader_parse_record(struct stream_reader *r);
+/* The current line as read (valid until the next call; a deferred record's
+ * text, not yet decoded: it may hold NUL bytes and %XX escapes). */
+struct mstr stream_reader_line_text(const struct stream_reader *r);
 void stream_reader_free(struct stream_reader *r);
 
 /* Next item.  After STREAM_ERROR the caller may go on reading (the bad line is

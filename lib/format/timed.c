@@ -24,7 +24,7 @@ enum timed_role timed_role(json_t *hdr)
  * sample of a capture). */
 enum { F_STACK, F_DUR, F_PID, F_TID, F_N };
 
-static int sample_field(const struct mstr *k)
+static inline int sample_field(const struct mstr *k)
 {
 	if (k->len == 5 && memcmp(k->s, "stack", 5) == 0)
 		return F_STACK;
@@ -62,6 +62,98 @@ int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const 
 		return -1;
 	}
 	*s = (struct timed_sample){ .time = e->time, .dur = v[F_DUR], .stack = v[F_STACK],
+				    .pid = (uint32_t)v[F_PID], .tid = (uint32_t)v[F_TID] };
+	return 0;
+}
+
+/* The end of a column: the next ',' or e; NULL if the column holds a byte
+ * that needs the full parser ('%' escapes, NUL). */
+static const char *plain_column(const char *p, const char *e)
+{
+	for (; p < e; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch > ',')		/* letters and digits: one test ('%' and NUL are below ',') */
+			continue;
+		if (ch == ',')
+			return p;
+		if (ch == '%' || ch == 0)
+			return NULL;
+	}
+	return p;
+}
+
+/* A whole number at p, as marple_parse_u64_span takes it (1 to 20 digits, no
+ * overflow), ending at e or a ','; returns that end, or NULL.  Inline digits:
+ * this runs for every number of every sample. */
+static inline const char *column_u64(const char *p, const char *e, uint64_t *out)
+{
+	const char *s = p;
+	uint64_t v = 0;
+	while (p < e && (unsigned)(*p - '0') <= 9 && p - s < 19)
+		v = v * 10 + (unsigned)(*p++ - '0');
+	if (p < e && (unsigned)(*p - '0') <= 9) {	/* a 20th digit may overflow */
+		unsigned d = (unsigned)(*p++ - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return NULL;
+		v = v * 10 + d;
+	}
+	if (p == s || (p < e && *p != ','))
+		return NULL;
+	*out = v;
+	return p;
+}
+
+/* The sample field a key=value field at k starts with (its value at *val), or -1. */
+static int known_field(const char *k, const char *e, const char **val)
+{
+	if (e - k >= 6 && memcmp(k, "stack=", 6) == 0) {
+		*val = k + 6;
+		return F_STACK;
+	}
+	if (e - k < 4 || k[3] != '=')
+		return -1;
+	*val = k + 4;
+	struct mstr key = { k, 3 };
+	return sample_field(&key);
+}
+
+int timed_sample_parse_text(const char *p, size_t len, struct timed_sample *s)
+{
+	const char *e = p + len, *c, *val;
+	uint64_t v[F_N] = { 0 }, time;
+	int seen = 0;
+
+	/* time,type,track: a number, a non-empty type, any track */
+	if (!(c = column_u64(p, e, &time)) || c == e)
+		return -1;
+	p = c + 1;
+	if (!(c = plain_column(p, e)) || c == e || c == p)
+		return -1;
+	if (!(c = plain_column(c + 1, e)))
+		return -1;
+	const uint64_t max[F_N] = { UINT32_MAX, UINT64_MAX - time, UINT32_MAX, UINT32_MAX };
+	while (c < e) {			/* c is the comma before a key=value field */
+		const char *k = c + 1, *eq = NULL;
+		int f = known_field(k, e, &val);
+		if (f >= 0 && !(seen & (1 << f))) {	/* the first of a key counts */
+			seen |= 1 << f;
+			if (!(c = column_u64(val, e, &v[f])) || v[f] > max[f])
+				return -1;
+			continue;
+		}
+		for (p = k; p < e && *p != ','; p++) {
+			if (*p == '%' || *p == 0)
+				return -1;
+			if (*p == '=' && !eq)
+				eq = p;
+		}
+		if (!eq)
+			return -1;	/* empty or not key=value: the full parser says so */
+		c = p;
+	}
+	if (!(seen & (1 << F_STACK)))
+		return -1;
+	*s = (struct timed_sample){ .time = time, .dur = v[F_DUR], .stack = v[F_STACK],
 				    .pid = (uint32_t)v[F_PID], .tid = (uint32_t)v[F_TID] };
 	return 0;
 }

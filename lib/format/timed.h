@@ -46,6 +46,12 @@ struct timed_sample {
 /* Read a record of a samples section.  Returns 0, or -1 with *why set. */
 int timed_sample_parse(const struct event_rec *e, struct timed_sample *s, const char **why);
 
+/* The same from a record's text as read (stream_reader_defer_records), for the
+ * usual case: 0 when the line is a well-formed sample without %XX escapes or
+ * NUL bytes (then s is what timed_sample_parse would give); -1 otherwise, and
+ * the caller parses the record the long way (which may say what is wrong). */
+int timed_sample_parse_text(const char *p, size_t len, struct timed_sample *s);
+
 /* A time range [from, to) given in seconds from a section's start. */
 struct timed_range {
 	int set;		/* --from or --to given */

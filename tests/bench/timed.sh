@@ -70,8 +70,13 @@ gen() {
 gen 1 > "$T/big.marple"
 gen 2 >> "$T/big.marple"
 mb=$(( $(wc -c < "$T/big.marple") / 1048576 ))
-s=$(date +%s%N); marple-fold --from 600 --to 660 "$T/big.marple" > "$T/range.folded" 2>/dev/null; e=$(date +%s%N)
-echo "bench: timed: marple-fold --from 600 --to 660 on $N samples ($mb MiB): $(( (e - s) / 1000000 )) ms (floor: <= 1000 ms)"
+# CPU time (user + sys, ours alone on a shared machine) is what the floor
+# holds; elapsed time and the load average are printed beside it.
+s=$(date +%s%N)
+/usr/bin/time -f "%U %S" -o "$T/fold.time" marple-fold --from 600 --to 660 "$T/big.marple" > "$T/range.folded" 2>/dev/null
+e=$(date +%s%N)
+cpu=$(awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$T/fold.time" | tail -n 1)
+echo "bench: timed: marple-fold --from 600 --to 660 on $N samples ($mb MiB): CPU $cpu ms (floor: <= 1000 ms), elapsed $(( (e - s) / 1000000 )) ms, load $(cut -d' ' -f1 /proc/loadavg)"
 s=$(date +%s%N); marple-flamescope -o "$T/big.html" "$T/big.marple" 2>/dev/null; e=$(date +%s%N)
 echo "bench: timed: marple-flamescope on $N samples: page $(( $(wc -c < "$T/big.html") / 1024 )) KiB (floor: <= 20480 KiB), written in $(( (e - s) / 1000000 )) ms"
 if command -v node >/dev/null 2>&1 && [ -d "$MARPLE_TOP/tests/browser/node_modules/playwright-core" ]; then
