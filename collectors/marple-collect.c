@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,11 +33,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "stream.h"
 #include "util.h"
 
 enum { EXIT_NOTHING = 3 };
 #define NS_PER_S 1000000000ull
+/* A collector told to stop before it has its SIGTERM handler would die of it
+ * with nothing written, so SIGTERM waits until /proc shows the handler (polled
+ * every STOP_POLL_MS), at most STOP_WAIT_NS (or GRACE if shorter): a marple
+ * collector sets it first thing, so only one that never will waits that long. */
+#define STOP_WAIT_NS (2 * NS_PER_S)
+#define STOP_POLL_MS 10
 
 struct collector {
 	const char *name;
@@ -50,6 +56,9 @@ struct collector {
 	int unrunnable;		/* exec failed (named when it did) */
 	int overran;		/* stopped for running GRACE past the duration */
 	int killed;		/* sent SIGKILL */
+	uint64_t first_term_ns;	/* when it was first sent SIGTERM (0: not yet); SIGKILL GRACE later */
+	uint64_t term_ns;	/* when it was last sent SIGTERM */
+	int deaf;		/* sent SIGTERM with no handler for it seen (STOP_WAIT_NS passed) */
 };
 
 struct supervisor {
@@ -63,13 +72,27 @@ struct supervisor {
 	const char *tmpdir;	/* where the sections are kept meanwhile */
 	int sigfd;
 	int signo;		/* the first SIGINT/SIGTERM/SIGHUP, 0 if none */
-	int stopping;		/* SIGTERM sent to every collector */
-	uint64_t start_ns, stop_ns, term_ns;
+	int stopping;		/* every collector is to get SIGTERM */
+	uint64_t start_ns, stop_ns;
 	pid_t self;		/* our pid: the children call getpid() too */
 	pid_t pgid;		/* the collectors' process group */
 	int tty;
 	uint64_t shown;		/* what the progress line shows: 1 + 2 * seconds + stopping */
 	int failed;
+};
+
+/* The option table gives both the parse and the help's option lines; the
+ * man page's OPTIONS list is checked against them (tests/driver/supervise.t). */
+static const struct options_entry options[] = {
+	{ 't', "time", "DURATION", "how long (10, 500ms, 2m; default 0: until SIGINT,\n"
+				   "SIGTERM or SIGHUP, which stop every collector\ncleanly)" },
+	{ 'o', "output", "FILE", "write FILE (made beside it, then linked into place)\ninstead of standard output" },
+	{ 'f', "force", NULL, "replace FILE if it exists" },
+	{ 'g', "grace", "GRACE", "a collector running GRACE past DURATION gets SIGTERM,\n"
+				 "and SIGKILL GRACE after SIGTERM (default 10s)" },
+	{ 'n', "name", "NAME", "call this program NAME in messages" },
+	OPTIONS_HELP,
+	{ 0 }
 };
 
 static void usage(FILE *f)
@@ -79,21 +102,14 @@ static void usage(FILE *f)
 		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]...\n"
 		"Run collectors at the same time and write their sections as one stream.\n"
 		"Each PROGRAM is run with DURATION appended as its last operand.\n"
-		"\n"
-		"  -t, --time DURATION  how long (10, 500ms, 2m; default 0: until SIGINT,\n"
-		"                       SIGTERM or SIGHUP, which stop every collector cleanly)\n"
-		"  -o, --output FILE    write FILE (made beside it, then linked into place)\n"
-		"                       instead of standard output\n"
-		"  -f, --force          replace FILE if it exists\n"
-		"  -g, --grace GRACE    a collector running GRACE past DURATION gets SIGTERM,\n"
-		"                       and SIGKILL GRACE after SIGTERM (default 10s)\n"
-		"  -n, --name NAME      call this program NAME in messages\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
-		"Exit status: 0 ok; 1 a collector failed (named), the rest written;\n"
-		"2 usage error; 3 nothing written.\n",
+		"\n",
 		marple_progname);
+	options_usage(f, options);
+	fputs("\n"
+	      "Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
+	      "Exit status: 0 ok; 1 a collector failed (named), the rest written;\n"
+	      "2 usage error; 3 nothing written.\n",
+	      f);
 }
 
 static uint64_t duration_arg(const char *opt, const char *arg)
@@ -135,17 +151,12 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 
 static void parse_args(struct supervisor *s, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "time", required_argument, 0, 't' },	{ "output", required_argument, 0, 'o' },
-		{ "force", no_argument, 0, 'f' },	{ "grace", required_argument, 0, 'g' },
-		{ "name", required_argument, 0, 'n' },	{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	int ch;
 
 	s->duration = "0";
 	s->grace_ns = 10 * NS_PER_S;
-	while ((ch = getopt_long(argc, argv, "+t:o:fg:n:h", longopts, NULL)) != -1) {
+	/* in order: the collectors' own options follow their NAME PROGRAM */
+	while ((ch = options_getopt_inorder(options, argc, argv)) != -1) {
 		switch (ch) {
 		case 't': s->duration_ns = duration_arg("-t", optarg); s->duration = optarg; break;
 		case 'o': s->out_path = strcmp(optarg, "-") == 0 ? NULL : optarg; break;
@@ -184,11 +195,58 @@ static void signals_setup(struct supervisor *s)
 		marple_fatal(EXIT_NOTHING, "signalfd: %s", strerror(errno));
 }
 
-static void signal_running(struct supervisor *s, int sig)
+/* A bit of a /proc/PID/status signal mask line ("SigCgt:\t0000000000004002"). */
+static int status_mask_has(const char *status, const char *field, int sig)
 {
-	for (size_t i = 0; i < s->started; i++)
-		if (s->c[i].running)
-			kill(s->c[i].pid, sig);
+	const char *line = strstr(status, field);
+	if (!line)
+		return 0;
+	unsigned long long mask = strtoull(line + strlen(field), NULL, 16);
+	return (int)(mask >> (sig - 1) & 1);
+}
+
+/* Has pid decided what SIGTERM does to it (caught or ignored)?  Until it has,
+ * SIGTERM's default action kills it before it writes a thing.  A pid whose
+ * status cannot be read (ended meanwhile) is as good as ready. */
+static int handles_sigterm(pid_t pid)
+{
+	char path[64], status[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, status, sizeof(status) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	status[n] = 0;
+	return status_mask_has(status, "\nSigCgt:", SIGTERM) || status_mask_has(status, "\nSigIgn:", SIGTERM);
+}
+
+static uint64_t stop_wait_ns(const struct supervisor *s)
+{
+	return s->grace_ns < STOP_WAIT_NS ? s->grace_ns : STOP_WAIT_NS;
+}
+
+/* While stopping: SIGTERM to each running collector once it handles it (or
+ * STOP_WAIT_NS after the stop), and again each second in case a handler set
+ * meanwhile missed it. */
+static void send_terms(struct supervisor *s, uint64_t now)
+{
+	for (size_t i = 0; i < s->started; i++) {
+		struct collector *c = &s->c[i];
+		if (!c->running || c->killed || (c->term_ns && now < c->term_ns + NS_PER_S))
+			continue;
+		if (!c->term_ns && !handles_sigterm(c->pid)) {
+			if (now < s->stop_ns + stop_wait_ns(s))
+				continue;
+			c->deaf = 1;
+		}
+		kill(c->pid, SIGTERM);
+		c->term_ns = now;
+		if (!c->first_term_ns)
+			c->first_term_ns = now;
+	}
 }
 
 static void stop_all(struct supervisor *s, uint64_t now)
@@ -196,8 +254,8 @@ static void stop_all(struct supervisor *s, uint64_t now)
 	if (s->stopping)
 		return;
 	s->stopping = 1;
-	s->stop_ns = s->term_ns = now;
-	signal_running(s, SIGTERM);
+	s->stop_ns = now;
+	send_terms(s, now);
 }
 
 static void reap(struct supervisor *s)
@@ -375,8 +433,8 @@ static void show_progress(struct supervisor *s, uint64_t now)
 	}
 }
 
-/* The deadlines: GRACE past the duration, SIGTERM again each second while
- * stopping, SIGKILL GRACE after the first SIGTERM. */
+/* The deadlines: GRACE past the duration, SIGTERM as send_terms says while
+ * stopping, SIGKILL GRACE after a collector's first SIGTERM. */
 static void enforce_deadlines(struct supervisor *s, uint64_t now)
 {
 	uint64_t grace_s = s->grace_ns / NS_PER_S;
@@ -393,20 +451,16 @@ static void enforce_deadlines(struct supervisor *s, uint64_t now)
 	}
 	if (!s->stopping)
 		return;
-	if (now >= s->stop_ns + s->grace_ns) {
-		for (size_t i = 0; i < s->started; i++) {
-			struct collector *c = &s->c[i];
-			if (!c->running || c->killed)
-				continue;
-			c->killed = 1;
-			marple_warn("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
-				(unsigned long long)grace_s);
-			kill(c->pid, SIGKILL);
-		}
-	} else if (now >= s->term_ns + NS_PER_S) {
-		s->term_ns = now;
-		signal_running(s, SIGTERM);
+	for (size_t i = 0; i < s->started; i++) {
+		struct collector *c = &s->c[i];
+		if (!c->running || c->killed || !c->first_term_ns || now < c->first_term_ns + s->grace_ns)
+			continue;
+		c->killed = 1;
+		marple_warn("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
+			(unsigned long long)grace_s);
+		kill(c->pid, SIGKILL);
 	}
+	send_terms(s, now);
 }
 
 /* Milliseconds until the next thing to do, -1 for none. */
@@ -418,10 +472,17 @@ static int next_wakeup_ms(const struct supervisor *s, uint64_t now)
 		at = now + NS_PER_S - (now - s->start_ns) % NS_PER_S;
 	if (!s->stopping && s->duration_ns && s->start_ns + s->duration_ns + s->grace_ns < at)
 		at = s->start_ns + s->duration_ns + s->grace_ns;
-	if (s->stopping) {
-		uint64_t next = s->term_ns + NS_PER_S;
-		if (s->stop_ns + s->grace_ns < next)
-			next = s->stop_ns + s->grace_ns;
+	for (size_t i = 0; s->stopping && i < s->started; i++) {
+		const struct collector *c = &s->c[i];
+		uint64_t next;
+		if (!c->running || c->killed)
+			continue;
+		if (!c->term_ns)	/* its handler is awaited */
+			next = now + STOP_POLL_MS * 1000000ull;
+		else if (c->term_ns + NS_PER_S < c->first_term_ns + s->grace_ns)
+			next = c->term_ns + NS_PER_S;
+		else
+			next = c->first_term_ns + s->grace_ns;
 		if (next < at)
 			at = next;
 	}
@@ -572,17 +633,21 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		fflush(stderr);
 		copy_section(c->err_fd, stderr);
 	}
-	if (lseek(c->out_fd, 0, SEEK_END) == 0)
-		return 0;
-	long long records = count_records(c->out_fd, msg, sizeof(msg));
+	off_t size = lseek(c->out_fd, 0, SEEK_END);
+	long long records = size ? count_records(c->out_fd, msg, sizeof(msg)) : 0;
 	if (records < 0) {
 		marple_warn("%s: its output is not a valid stream, left out: %s", c->name, msg);
 		s->failed = 1;
 		return 0;
 	}
-	if (records == 0 && (bad || WIFSIGNALED(c->status) || WEXITSTATUS(c->status))) {
+	/* nothing, or a header cut short: its data is lost, which is a failure
+	 * even when our own SIGTERM ended it (the failed were named above) */
+	if (size == 0 || (records == 0 && (bad || WIFSIGNALED(c->status) || WEXITSTATUS(c->status)))) {
 		if (!bad)
-			marple_warn("%s: stopped before it wrote anything; no section", c->name);
+			marple_warn("%s: ended (%s) before it wrote %s; no section%s", c->name, how,
+				    size ? "a record" : "anything",
+				    c->deaf ? " (it had no SIGTERM handler when the stop's wait for one ran out)" : "");
+		s->failed = 1;
 		return 0;
 	}
 	if (copy_section(c->out_fd, out) < 0)

@@ -9,22 +9,26 @@
 
 #define HELP_COLUMN 26		/* where the help text of an option starts */
 
-int options_getopt(const struct options_entry *table, int argc, char **argv)
+/* The getopt_long arguments of a table, built once per table and mode: a
+ * program parses one table (or a few, once each), so the last is kept. */
+static const char *build(const struct options_entry *table, int inorder, struct option **longopts_out)
 {
-	/* a program parses one table (or a few, once each): keep the last built */
 	static const struct options_entry *built;
+	static int built_inorder;
 	static struct option *longopts;
 	static char *shortopts;
 
-	if (table != built) {
+	if (table != built || inorder != built_inorder) {
 		size_t n = 0;
 		while (table[n].name)
 			n++;
 		free(longopts);
 		free(shortopts);
 		longopts = marple_calloc(n + 1, sizeof(*longopts));
-		shortopts = marple_calloc(2 * n + 1, 1);
+		shortopts = marple_calloc(2 * n + 2, 1);
 		char *s = shortopts;
+		if (inorder)
+			*s++ = '+';
 		for (size_t i = 0, l = 0; i < n; i++) {
 			const struct options_entry *o = &table[i];
 			if (o->name[0])
@@ -37,7 +41,23 @@ int options_getopt(const struct options_entry *table, int argc, char **argv)
 			}
 		}
 		built = table;
+		built_inorder = inorder;
 	}
+	*longopts_out = longopts;
+	return shortopts;
+}
+
+int options_getopt(const struct options_entry *table, int argc, char **argv)
+{
+	struct option *longopts;
+	const char *shortopts = build(table, 0, &longopts);
+	return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+int options_getopt_inorder(const struct options_entry *table, int argc, char **argv)
+{
+	struct option *longopts;
+	const char *shortopts = build(table, 1, &longopts);
 	return getopt_long(argc, argv, shortopts, longopts, NULL);
 }
 

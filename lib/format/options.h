@@ -36,6 +36,12 @@ struct options_entry {
  * '?' after getopt's message for an unknown one or a missing argument, or -1
  * at the first operand (then optind is its index). */
 int options_getopt(const struct options_entry *table, int argc, char **argv);
+/* The same, but nothing after the first operand is an option of ours (getopt's
+ * '+'): there a command line of its own begins, as marple-collect's
+ * NAME PROGRAM [ARG...] whose ARGs are the collector's options.  Switching a
+ * parse between the two modes needs optind = 0 first (glibc reads the mode
+ * when it starts over). */
+int options_getopt_inorder(const struct options_entry *table, int argc, char **argv);
 
 /* The table's usage lines, in table order, the help text in one column. */
 void options_usage(FILE *f, const struct options_entry *table);

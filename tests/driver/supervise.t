@@ -1,14 +1,15 @@
 # marple-collect, the supervisor `marple collect` runs, with stand-in
 # collectors (tests/driver/fake-collector): -t 0 runs until a signal, Ctrl-C to
 # a complete file in well under 200 ms, a collector that hangs is killed and
-# named, one that cannot run is named, MARPLE_SELF_PIDS and MARPLE_SELF_PGID,
-# and no helper process of the driver during a capture.  (The real timings are
+# named, one that cannot run is named, a stop that comes before the collectors
+# have their handlers, MARPLE_SELF_PIDS and MARPLE_SELF_PGID, and no helper
+# process of the driver during a capture.  (The real timings are
 # in make bench: tests/bench/driver.sh.)
 . "$MARPLE_TOP/tests/lib.sh"
-plan 27
+plan 31
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/env"
-for n in callstack cpusched memtime memleak hang; do
+for n in callstack cpusched memtime memleak hang deaf; do
 	ln -s "$D/fake-collector" "$T/bin/marple-$n"
 done
 B=$T/bin
@@ -22,12 +23,26 @@ alive() { kill -0 "$1" 2>/dev/null; }
 # watchdog PID: kill PID if it is still there in 20 s (a test never hangs)
 watchdog() { (sleep 20; kill -KILL "$1" 2> /dev/null) > /dev/null 2>&1 & wd=$!; }
 signal_trailers() { grep -c '"ended":"signal"' "$1"; }
+children() { cat /proc/"$1"/task/*/children 2> /dev/null; }
+# wait_children PID N: until PID has N children (at most 20 s)
+wait_children() {
+	_i=0
+	while [ "$(children "$1" | wc -w)" -lt "$2" ] && [ $_i -lt 2000 ]; do sleep 0.01; _i=$((_i + 1)); done
+}
 
 # --- usage
 expect_exit "collect: a NAME without PROGRAM is a usage error" 2 "each collector is NAME PROGRAM" \
 	marple-collect -t 1 callstack
 expect_exit "collect: a bad duration is a usage error" 2 "-t: 'ten' is not a duration" \
 	marple-collect -t ten a "$B/marple-callstack"
+
+# --- -h's option lines come from the option table: the man page lists the same
+# options with the same argument names, in the same order
+marple-collect -h | awk -F '  +' '/^  -/ { print $2 }' > "$T/h.opts"
+sed -n '/^\.SH OPTIONS/,/^\.SH ENVIRONMENT/{/^\.TP/{n;p;}}' "$MARPLE_TOP/collectors/marple-collect.1" |
+	sed 's/^\.BR //; s/\\-/-/g; s/\\f[IR]//g; s/"//g; s/ , /, /; s/  */ /g; s/ $//' > "$T/man.opts"
+if [ -s "$T/h.opts" ]; then same "usage: -h lists the man page's options" "$T/man.opts" "$T/h.opts"
+else fail "usage: -h lists the man page's options" "no option lines in -h"; fi
 
 # --- -t 0: until SIGINT; Ctrl-C to a complete file (best of 3 runs; each file must be complete)
 best=999999 ran=0 allok=1 why=''
@@ -94,6 +109,25 @@ check "hang after SIGINT: killed and named, exit 1 ($(tr '\n' ' ' < "$T/h2.err")
 check "hang after SIGINT: the others' section ends \"signal\"; over in about GRACE ($el ms)" \
 	sh -c "marple-cat -q hang2.marple && grep -q '\"ended\":\"signal\"' hang2.marple && test $el -lt 3000"
 
+# --- a stop right after the start, before the collectors have their handlers
+# (SIGTERM's default action would end them with nothing written): SIGTERM
+# waits until /proc shows a handler; one that never sets one is sent it after
+# a while, dies with nothing written, and is named; the others' sections stay.
+FAKE_TRAP_DELAY=0.5 marple-collect -t 0 -g 5 -o early.marple callstack "$B/marple-callstack" \
+	-- deaf "$B/marple-deaf" -- memtime "$B/marple-memtime" 2> "$T/early.err" &
+p=$!
+wait_children "$p" 3
+watchdog "$p"
+kill -TERM "$p"
+wait "$p"; rc=$?
+kill "$wd" 2> /dev/null
+check "early stop: exit 1 ($(tr '\n' ' ' < "$T/early.err"))" test "$rc" -eq 1
+check "early stop: the collector with no handler is named" \
+	grep -q '^marple-collect: deaf: ended (killed by SIGTERM) before it wrote anything; no section' "$T/early.err"
+check "early stop: the others' sections are written, both ended by the signal" \
+	sh -c 'marple-cat -q early.marple && test "$(grep -c "^{\"marple\"" early.marple)" -eq 2 &&
+		test "$(grep -c "\"ended\":\"signal\"" early.marple)" -eq 2 && ! grep -q "\"interface\":\"deaf\"" early.marple'
+
 # --- a program that cannot run: named, the others kept
 expect_exit "cannot run: named, exit 1" 1 '^marple-collect: gone: cannot run .*/no-such-collector: No such file' \
 	marple-collect -t 1 -o gone.marple callstack "$B/marple-callstack" -- gone "$T/no-such-collector"
@@ -127,13 +161,14 @@ check "self: every collector is in the group MARPLE_SELF_PGID, led by the first 
 # --- no helper process of the driver during a capture: sampled every 50 ms
 # while marple-collect runs, the driver's only child is marple-collect, whose
 # only children are the collectors (the same processes throughout).
-children() { cat /proc/"$1"/task/*/children 2> /dev/null; }
+# The capture runs until 20 samples are taken (-t 0, then SIGTERM to the
+# driver): a loaded machine takes fewer samples a second, not fewer in all.
 comm_of() { cat /proc/"$1"/comm 2> /dev/null; }
-marple collect -t 3 -o quiet.marple callstack cpusched 2> "$T/q.err" &
+marple collect -t 0 -o quiet.marple callstack cpusched 2> "$T/q.err" &
 drv=$!
 seen='' other='' samples=0
 i=0
-while [ $i -lt 200 ]; do
+while [ $i -lt 400 ] && [ $samples -lt 20 ]; do
 	kids=$(children "$drv")
 	sup=''
 	for c in $kids; do [ "$(comm_of "$c")" = marple-collect ] && sup=$c; done
@@ -149,6 +184,7 @@ while [ $i -lt 200 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done
+kill -TERM "$drv" 2> /dev/null
 wait "$drv"
 check "no helpers: the driver starts nothing but marple-collect during a capture ($samples samples; ${other:-nothing else})" test -z "$other" -a "$samples" -ge 20
 check "no helpers: marple-collect's children are the 2 collectors, throughout (pids:$seen)" test "$(echo $seen | wc -w)" -eq 2
