@@ -24,8 +24,9 @@ def work(n):
 while time.time() - t0 < float(sys.argv[1]):
     work(10000)
 PYEOF
-# num FILE SECTION KEY: a number of the trailer's SECTION object
+# num FILE SECTION KEY: a number of the trailer's SECTION object; ms: one decimal
 num() { grep -o "\"$2\":{[^}]*}" "$1" | tail -n 1 | sed -n "s/.*\"$3\":\([0-9.]*\).*/\1/p"; }
+ms() { awk -v v="$(num "$@")" 'BEGIN { printf "%.1f", v }'; }
 
 # capture MODE SECONDS NAME: the collector on a fresh busy python3; leaves
 # NAME.out, NAME.err and NAME.cost ("cost_us delivered asked bpf_ns cpu_ms")
@@ -71,7 +72,7 @@ for mode in tables fp dwarf; do
 	ok=$(awk -F'#' '/^[0-9]+#python3;_start;/ { t += $1 } END { print t + 0 }' "$f")
 	echo "bench: unwind: $mode: python3 samples reaching _start: $ok of $all; $(cut -d' ' -f1 "$T/$mode.4.1.cost") us a sample"
 done
-echo "bench: unwind: tables for python3 and its libraries: $(num "$T/tables.4.1.out" unwind files) files, $(num "$T/tables.4.1.out" unwind rows) rows, $(num "$T/tables.4.1.out" unwind table_bytes) bytes, built in $(num "$T/tables.4.1.out" unwind build_cpu_ms) ms of CPU ($(num "$T/tables.4.1.out" unwind build_ms) ms elapsed), $(num "$T/tables.4.1.out" unwind fdes_by_libdw) FDEs left to libdw"
+echo "bench: unwind: tables for python3 and its libraries: $(num "$T/tables.4.1.out" unwind files) files, $(num "$T/tables.4.1.out" unwind rows) rows, $(num "$T/tables.4.1.out" unwind table_bytes) bytes, built in $(ms "$T/tables.4.1.out" unwind build_cpu_ms) ms of CPU ($(ms "$T/tables.4.1.out" unwind build_ms) ms elapsed), $(num "$T/tables.4.1.out" unwind fdes_by_libdw) FDEs left to libdw"
 
 # top stacks against perf record --call-graph dwarf on the same workload:
 # user frames only (kernel frames dropped, [module] frames and libc's
@@ -122,6 +123,7 @@ while [ ! -e "$T/imported" ] && kill -0 "$wl" 2>/dev/null; do sleep 0.1; done
 nlib=$(awk '$2 ~ /x/ && $6 ~ /\.so/ { print $6 }' "/proc/$wl/maps" | sort -u | wc -l)
 for run in 1 2 3; do
 	perf stat -x, -e task-clock -o "$T/many.stat" marple-callstack -p "$wl" -F 999 1 > "$T/many.out" 2>/dev/null
-	echo "bench: unwind: python3 with $nlib shared libraries mapped, run $run: $(num "$T/many.out" unwind files) files, $(num "$T/many.out" unwind rows) rows, $(num "$T/many.out" unwind table_bytes) bytes of tables, built in $(num "$T/many.out" unwind build_cpu_ms) ms of CPU ($(num "$T/many.out" unwind build_ms) ms elapsed); the collector's CPU for 1 s: $(awk -F, '$3 == "task-clock" { printf "%.0f", $1 }' "$T/many.stat") ms"
+	echo "bench: unwind: python3 with $nlib shared libraries mapped, run $run: $(num "$T/many.out" unwind files) files, $(num "$T/many.out" unwind rows) rows, $(num "$T/many.out" unwind table_bytes) bytes of tables, built in $(ms "$T/many.out" unwind build_cpu_ms) ms of CPU ($(ms "$T/many.out" unwind build_ms) ms elapsed); the collector's CPU for 1 s: $(awk -F, '$3 == "task-clock" { printf "%.0f", $1 }' "$T/many.stat") ms"
 done
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+exit 0
