@@ -154,9 +154,8 @@ static uint32_t cstr_id(const char *s)
 /* Frames are looked up by their bytes as read (one hash lookup a frame, the
  * common case); only a frame seen the first time is stripped of "_[k]",
  * escaped and put in the string table. */
-static uint32_t location_of(struct mstr f, int kernel)
+static uint32_t location_of(struct mstr f, uint32_t frame, int kernel)
 {
-	uint32_t frame = intern_get(frames, f.s, f.len);
 	size_t slot = (size_t)frame * 2 + (size_t)kernel;
 	if (slot < loc_of_len && loc_of[slot])
 		return loc_of[slot];
@@ -367,11 +366,28 @@ static void add_sample(const struct stack_rec *s, const struct section *sec, con
 			delim = i;
 			break;
 		}
+	/* Each frame's hash, then its id, then its location, every step asked
+	 * for the whole stack before the next (intern.h): the tables are bigger
+	 * than the cache, and the misses are waited for together. */
+	static uint32_t *id;
+	static size_t id_cap;
+	id = marple_grow(id, &id_cap, s->nframes, sizeof(*id));
+	for (size_t i = 0; i < s->nframes; i++) {
+		id[i] = intern_hash(s->frames[i].s, s->frames[i].len);
+		intern_prefetch(frames, id[i], 0);
+	}
+	for (size_t i = 0; i < s->nframes; i++)
+		intern_prefetch(frames, id[i], 1);
+	for (size_t i = 0; i < s->nframes; i++) {
+		id[i] = intern_get_hashed(frames, s->frames[i].s, s->frames[i].len, id[i]);
+		if ((size_t)id[i] * 2 < loc_of_len)
+			__builtin_prefetch(&loc_of[(size_t)id[i] * 2]);
+	}
 	size_t m = protowire_begin(&pb, PROFILE_SAMPLE);
 	size_t l = protowire_begin(&pb, SAMPLE_LOCATION_ID);
 	for (size_t i = s->nframes; i-- > 0;)
 		if (i != delim)
-			protowire_varint(&pb, location_of(s->frames[i], i > delim || (sec->kernel_only && i > 0)));
+			protowire_varint(&pb, location_of(s->frames[i], id[i], i > delim || (sec->kernel_only && i > 0)));
 	protowire_end(&pb, l);
 	size_t v = protowire_begin(&pb, SAMPLE_VALUE);
 	int64_t w = value_of(s->weight, file, line);

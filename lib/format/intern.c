@@ -66,15 +66,52 @@ static void rehash(struct intern *t)
 	t->tabcap = cap;
 }
 
+/* a == b for n bytes: names are short (a frame some 10 to 60 bytes), and a
+ * call of memcmp for each of tens of millions of lookups cost more than the
+ * comparison; 8 bytes a step, the last 8 overlapping. */
+static inline int bytes_equal(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	if (n < 8)
+		return !memcmp(a, b, n);
+	for (size_t i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return 0;
+	}
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
+}
+
 static inline int same(const struct intern *t, const struct slot *sl, uint32_t h, const char *s, size_t len)
 {
-	return sl->hash == h && sl->len == len && !memcmp(t->arena + sl->off, s, len);
+	return sl->hash == h && sl->len == len && bytes_equal(t->arena + sl->off, s, len);
+}
+
+uint32_t intern_hash(const char *s, size_t len)
+{
+	/* hashtab_hash mixes every bit into the low ones, which pick the slot */
+	return (uint32_t)hashtab_hash(s, len);
+}
+
+void intern_prefetch(const struct intern *t, uint32_t h, int stage)
+{
+	const struct slot *sl = &t->tab[h & (t->tabcap - 1)];
+	if (!stage)
+		__builtin_prefetch(sl);
+	else if (sl->id && sl->hash == h)
+		__builtin_prefetch(t->arena + sl->off);
 }
 
 uint32_t intern_get(struct intern *t, const char *s, size_t len)
 {
-	/* hashtab_hash mixes every bit into the low ones, which pick the slot */
-	uint32_t h = (uint32_t)hashtab_hash(s, len);
+	return intern_get_hashed(t, s, len, intern_hash(s, len));
+}
+
+uint32_t intern_get_hashed(struct intern *t, const char *s, size_t len, uint32_t h)
+{
 	size_t i = h & (t->tabcap - 1);
 	if (t->last != UINT32_MAX && same(t, &t->tab[t->last_slot], h, s, len))
 		return t->last;

@@ -17,6 +17,16 @@ struct intern *intern_new(void);
 void intern_free(struct intern *t);
 /* The id of s[0..len) (may hold NUL bytes), adding it if new. */
 uint32_t intern_get(struct intern *t, const char *s, size_t len);
+/* Many lookups at once (a stack's frames): each one's slot, then its bytes,
+ * are a cache miss when the table is bigger than the cache, and asking for
+ * them all before the first lookup waits for them together, not one by one.
+ *   for each i: h[i] = intern_hash(s[i], len[i]); intern_prefetch(t, h[i], 0);
+ *   for each i: intern_prefetch(t, h[i], 1);
+ *   for each i: id[i] = intern_get_hashed(t, s[i], len[i], h[i]); */
+uint32_t intern_hash(const char *s, size_t len);
+/* stage 0: the slot of h; stage 1: the bytes of the name in it */
+void intern_prefetch(const struct intern *t, uint32_t h, int stage);
+uint32_t intern_get_hashed(struct intern *t, const char *s, size_t len, uint32_t h);
 /* The string of an id (NUL-terminated copy; len may be NULL). */
 const char *intern_str(const struct intern *t, uint32_t id, size_t *len);
 size_t intern_count(const struct intern *t);

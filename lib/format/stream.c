@@ -7,7 +7,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "lines.h"
 #include "numparse.h"
@@ -36,9 +40,17 @@ struct stream_reader {
 	int defer;		/* records are returned unparsed (stream_reader_defer_records) */
 	int parsed;		/* the current record has been parsed */
 	char *name;
-	char *line;
+	char *line;		/* the current line (in own or buf) */
+	char *own;		/* getline's buffer, or the copy of a line from lines */
 	size_t cap;
 	size_t len;
+	/* A regular file is read a MiB at a time into buf (pos..end not yet
+	 * handed out): getline's stdio reads a block (4 KiB) a system call, and
+	 * on a big capture the calls cost more than the parse.  Pipes and
+	 * terminals keep getline, which hands on each line as soon as it comes. */
+	int chunked, eof;
+	char *buf;
+	size_t bufcap, pos, end;
 	unsigned long lineno;
 	long section;
 	enum datatype dt;
@@ -47,7 +59,9 @@ struct stream_reader {
 	json_t *header;
 	json_t *trailer;
 	char err[256];
-	char *raw;		/* copy of the line before decoding, for stream_reader_raw */
+	int escaped;		/* the record holds a '%' (decoding changes it) */
+	const char *rawp;	/* the line before decoding: line, or raw when escaped */
+	char *raw;		/* a copy of the line before decoding */
 	size_t rawcap, rawlen;
 	struct stack_rec stack;
 	size_t framecap;
@@ -63,6 +77,9 @@ struct stream_reader *stream_reader_new(FILE *f, const char *name)
 	r->f = f;
 	r->name = marple_strdup(name ? name : "<stdin>");
 	r->section = -1;
+	struct stat st;
+	int fd = f ? fileno(f) : -1;
+	r->chunked = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	return r;
 }
 
@@ -85,7 +102,8 @@ void stream_reader_free(struct stream_reader *r)
 	json_decref(r->header);
 	json_decref(r->trailer);
 	free(r->name);
-	free(r->line);
+	free(r->own);
+	free(r->buf);
 	free(r->raw);
 	free(r->stack.frames);
 	free(r->fields);
@@ -181,6 +199,43 @@ static int parse_number(struct stream_reader *r, const char *s, size_t len, doub
 	return 0;
 }
 
+static inline void add_frame(struct stream_reader *r, size_t *n, char *s, size_t len)
+{
+	if (*n >= r->framecap)	/* the call only when the array grows */
+		r->stack.frames = marple_grow(r->stack.frames, &r->framecap, *n + 1, sizeof(struct mstr));
+	r->stack.frames[(*n)++] = (struct mstr){ s, len };
+}
+
+/* The frames of a stack without %XX escapes: 16 bytes a step where the CPU
+ * can, a bit for each ';' (a big profile has tens of millions of frames, and a
+ * call of memchr for each cost more than the search). */
+static enum stream_item split_frames(struct stream_reader *r, char *p, char *e)
+{
+	size_t n = 0, len = (size_t)(e - p), start = 0, i = 0;
+
+#ifdef __SSE2__
+	const __m128i semi = _mm_set1_epi8(';');
+	for (; i + 16 <= len; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, semi));
+		while (m) {
+			size_t at = i + (size_t)__builtin_ctz(m);
+			m &= m - 1;
+			add_frame(r, &n, p + start, at - start);
+			start = at + 1;
+		}
+	}
+#endif
+	for (; i < len; i++)
+		if (p[i] == ';') {
+			add_frame(r, &n, p + start, i - start);
+			start = i + 1;
+		}
+	add_frame(r, &n, p + start, len - start);
+	r->stack.nframes = n;
+	return STREAM_RECORD;
+}
+
 static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
 {
 	char *hash = memchr(p, '#', (size_t)(e - p));
@@ -192,6 +247,8 @@ static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
 		return fail(r, "stack weight '%.*s' is not a whole number below 2^64",
 			    (int)((hash - p) > 40 ? 40 : (hash - p)), p);
 	p = hash + 1;
+	if (!r->escaped)
+		return split_frames(r, p, e);
 	for (;;) {
 		char *semi = memchr(p, ';', (size_t)(e - p));
 		char *fe = semi ? semi : e;
@@ -323,6 +380,42 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 	return STREAM_HEADER;
 }
 
+#define CHUNK (1u << 20)
+
+/* The next line of a regular file, from buf (as getline: its length with the
+ * newline, -1 at the end or on an error; the last line may lack a newline). */
+static ssize_t read_chunked(struct stream_reader *r)
+{
+	for (;;) {
+		char *nl = r->pos < r->end ? memchr(r->buf + r->pos, '\n', r->end - r->pos) : NULL;
+		if (nl || (r->eof && r->pos < r->end)) {
+			size_t n = nl ? (size_t)(nl - (r->buf + r->pos)) + 1 : r->end - r->pos;
+			r->line = r->buf + r->pos;
+			r->pos += n;
+			return (ssize_t)n;
+		}
+		if (r->eof)
+			return -1;
+		if (r->pos < r->end)
+			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+		r->end -= r->pos;
+		r->pos = 0;
+		if (r->end + 1 >= r->bufcap) {	/* a line longer than the buffer; and room for a NUL */
+			r->bufcap = r->bufcap ? r->bufcap * 2 : CHUNK;
+			r->buf = realloc(r->buf, r->bufcap);
+			if (!r->buf)
+				marple_fatal(EXIT_DATA, "out of memory");
+		}
+		size_t want = r->bufcap - 1 - r->end, got = fread(r->buf + r->end, 1, want, r->f);
+		r->end += got;
+		if (got < want) {
+			if (ferror(r->f))
+				return -1;
+			r->eof = 1;
+		}
+	}
+}
+
 /* The next line into r->line (without its newline, NUL-terminated): 1, 0 at
  * the end, -1 on an error (set). */
 static int next_line(struct stream_reader *r)
@@ -335,13 +428,19 @@ static int next_line(struct stream_reader *r)
 		int rc = lines_next(r->lines, &s, &len);
 		if (rc <= 0)
 			return rc < 0 ? (fail(r, "read error"), -1) : 0;
-		r->line = marple_grow(r->line, &r->cap, len + 2, 1);
+		r->own = marple_grow(r->own, &r->cap, len + 2, 1);
+		r->line = r->own;
 		memcpy(r->line, s, len);
 		r->line[len] = '\n';	/* lines_next drops it; a last line without one was cut */
 		n = (ssize_t)len + (lines_unterminated(r->lines) ? 0 : 1);
 	} else {
 		errno = 0;
-		n = getline(&r->line, &r->cap, r->f);
+		if (r->chunked) {
+			n = read_chunked(r);
+		} else {
+			n = getline(&r->own, &r->cap, r->f);
+			r->line = r->own;
+		}
 		if (n < 0) {
 			if (ferror(r->f)) {
 				int e = errno;
@@ -371,8 +470,14 @@ static enum stream_item parse_record(struct stream_reader *r)
 {
 	if (memchr(r->line, 0, r->len))
 		return fail(r, "NUL byte in line (binary data?)");
-	r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
-	memcpy(r->raw, r->line, r->len + 1);
+	/* records are decoded in place, and only %XX escapes change them:
+	 * most need no copy for stream_reader_raw */
+	r->escaped = memchr(r->line, '%', r->len) != NULL;
+	if (r->escaped) {
+		r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
+		memcpy(r->raw, r->line, r->len + 1);
+	}
+	r->rawp = r->escaped ? r->raw : r->line;
 	r->rawlen = r->len;
 	r->parsed = 1;
 	char *p = r->line, *e = r->line + r->len;
@@ -399,6 +504,7 @@ enum stream_item stream_reader_next(struct stream_reader *r)
 				return fail(r, "NUL byte in line (binary data?)");
 			r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
 			memcpy(r->raw, r->line, r->len + 1);
+			r->rawp = r->raw;
 			r->rawlen = r->len;
 			return parse_json_line(r);
 		}
@@ -447,7 +553,7 @@ const struct point_rec *stream_reader_point(const struct stream_reader *r) { ret
 
 struct mstr stream_reader_raw(const struct stream_reader *r)
 {
-	return (struct mstr){ r->raw, r->rawlen };
+	return (struct mstr){ r->rawp, r->rawlen };
 }
 
 void stream_reader_warn(const struct stream_reader *r)

@@ -9,7 +9,7 @@
 
 int main(void)
 {
-	test_plan(12);
+	test_plan(13);
 	struct intern *t = intern_new();
 	char buf[32];
 	size_t len;
@@ -36,6 +36,15 @@ int main(void)
 	test_cond("intern: count", intern_count(t) == 100005);
 	const char *s = intern_str(t, 2, &len);
 	test_cond("intern: string with NUL returned whole", len == 3 && !memcmp(s, "a\0b", 3));
+	ok = 1;
+	for (int i = 0; i < 100000; i += 991) {	/* the batch interface: the same ids */
+		int n = snprintf(buf, sizeof(buf), "name%d", i);
+		uint32_t h = intern_hash(buf, (size_t)n);
+		intern_prefetch(t, h, 0);
+		intern_prefetch(t, h, 1);
+		ok &= intern_get_hashed(t, buf, (size_t)n, h) == (uint32_t)(5 + i);
+	}
+	test_cond("intern: lookups by hash find the same ids", ok && intern_get_hashed(t, "new", 3, intern_hash("new", 3)) == 100005);
 	test_cond("intern: early ids still found", intern_get(t, "bash", 4) == 0 && intern_get(t, "python3", 7) == 1);
 	intern_free(t);
 

@@ -318,9 +318,57 @@ static void test_xml(void)
 	free(buf);
 }
 
+/* A regular file is read a MiB at a time (stream.c's read_chunked): lines
+ * across the chunk edges, a line longer than the buffer, frames with and
+ * without %XX escapes, the raw text of each, and the last line's missing
+ * newline read as through getline. */
+static void test_chunked(void)
+{
+	FILE *f = tmpfile();
+	size_t big = (3u << 20) / 2;	/* longer than the first buffer */
+	fputs("{\"marple\":1,\"interface\":\"t\",\"datatype\":\"stack\"}\n", f);
+	for (int i = 0; i < 40000; i++)	/* some 1.3 MiB: lines across chunk edges */
+		fprintf(f, "%d#comm;main;frame_%d;leaf%s\n", i, i, i % 7 ? "" : "%3Bx");
+	fputs("1#", f);
+	for (size_t i = 0; i < big; i++)
+		fputc('a' + (int)(i % 26), f);
+	fputs(";end\n5#no;newline", f);
+	rewind(f);
+
+	struct stream_reader *r = stream_reader_new(f, "chunked");
+	enum stream_item it;
+	int ok = 1, raw_ok = 1, n = 0, big_ok = 0;
+	char want[64];
+	while ((it = stream_reader_next(r)) == STREAM_HEADER || it == STREAM_RECORD) {
+		if (it != STREAM_RECORD)
+			continue;
+		const struct stack_rec *s = stream_reader_stack(r);
+		struct mstr raw = stream_reader_raw(r);
+		if (n < 40000) {
+			int w = snprintf(want, sizeof(want), "frame_%d", n);
+			ok &= s->weight == (uint64_t)n && s->nframes == 4 && mstr_same(s->frames[2], want, (size_t)w) &&
+			      mstr_same(s->frames[3], n % 7 ? "leaf" : "leaf;x", n % 7 ? 4 : 6);
+			w = snprintf(want, sizeof(want), "%d#comm;main;frame_%d;leaf%s", n, n, n % 7 ? "" : "%3Bx");
+			raw_ok &= mstr_same(raw, want, (size_t)w);
+		} else {
+			big_ok = s->nframes == 2 && s->frames[0].len == big && s->frames[0].s[big - 1] == 'a' + (int)((big - 1) % 26) &&
+				 mstr_same(s->frames[1], "end", 3) && raw.len == big + 6;
+		}
+		n++;
+	}
+	test_cond("stream: a regular file's records read right across chunk edges", ok && n == 40001);
+	test_cond("stream: a regular file's raw lines, escaped or not, as written", raw_ok);
+	test_cond("stream: a line longer than the read buffer", big_ok);
+	test_cond("stream: a regular file's last line without newline is an error on its line",
+		  it == STREAM_ERROR && stream_reader_line(r) == 40003 && strstr(stream_reader_error(r), "newline"));
+	stream_reader_free(r);
+	fclose(f);
+}
+
 int main(void)
 {
-	test_plan(61);
+	test_plan(65);
+	test_chunked();
 	test_escape_roundtrip();
 	test_records_roundtrip();
 	test_malformed();
