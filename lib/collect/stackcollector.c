@@ -143,7 +143,7 @@ static int map_fd(struct bpf_object *obj, const char *name)
 
 void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
 {
-	if (unwindtab_size(obj, sc->unwind, sc->pid || sc->tid) < 0)
+	if (unwindtab_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid) < 0)
 		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
 }
 

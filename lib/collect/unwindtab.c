@@ -57,13 +57,16 @@ const char *unwindtab_mode_name(int mode)
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
 
-int unwindtab_size(struct bpf_object *obj, int mode, int one_process)
+static uint32_t rows_for(pid_t pid);
+
+int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
-	 * them: one process needs a few slots (it execs, maps more) and fewer rows */
-	uint32_t nrows = one_process ? UNWINDTAB_ROWS_ONE : UNWINDTAB_ROWS;
-	uint32_t nprocs = one_process ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
+	 * them: one process needs a few slots (it execs, maps more) and the rows
+	 * of its files */
+	uint32_t nrows = one_pid && tables ? rows_for(one_pid) : UNWINDTAB_ROWS;
+	uint32_t nprocs = one_pid ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
@@ -356,6 +359,61 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 	free(line);
 	fclose(fp);
 	return 0;
+}
+
+/* The CFI bytes (.eh_frame and .debug_frame) of an ELF file. */
+static uint64_t cfi_bytes(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	uint64_t n = 0;
+
+	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
+		while ((scn = elf_nextscn(elf, scn))) {
+			const char *name;
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+			    (strcmp(name, ".eh_frame") == 0 || strcmp(name, ".debug_frame") == 0))
+				n += sh.sh_size;
+		}
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* Rows for one process's table: a row takes 5 to 6 bytes of CFI in what gcc
+ * and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
+ * files' CFI bytes, half as much again and 2^17 rows for what it maps later
+ * (dlopen, exec); from 2^17 (2 MiB) to 2^22 (64 MiB: LLVM's 950,000 rows fit). */
+static uint32_t rows_for(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t lcap = 0;
+	struct maps_line l;
+	struct intern *seen = intern_new();
+	uint64_t bytes = 0, rows;
+
+	elf_version(EV_CURRENT);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	while (fp && getline(&line, &lcap, fp) > 0) {
+		size_t before = intern_count(seen);
+		if (!parse_maps_line(line, &l) || !l.key[0] || l.vdso ||
+		    intern_get(seen, l.key, strlen(l.key)) < before)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, l.start, l.end);
+		bytes += cfi_bytes(path);
+	}
+	free(line);
+	if (fp)
+		fclose(fp);
+	intern_free(seen);
+	rows = bytes / 4;
+	rows += rows / 2 + (1u << 17);
+	return rows > (1u << 22) ? 1u << 22 : (uint32_t)rows;
 }
 
 /* Build now the tables of the C library and the dynamic loader we use

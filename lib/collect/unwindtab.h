@@ -39,13 +39,12 @@ int unwindtab_mode(const char *name);
 const char *unwindtab_mode_name(int mode);
 /* Size the unwind maps of an object that includes bpf/stacks.bpf.h, before
  * load: in tables mode room for UNWINDTAB_ROWS rows and UNWINDTAB_PROCS
- * processes, or the _ONE sizes when one process is traced (-p, -t); one
- * entry each otherwise.  0 or -1. */
+ * processes, or when one process is traced (one_pid: -p, -t) a few slots
+ * and rows for its files' CFI and more; one entry each otherwise.  0 or -1. */
 #define UNWINDTAB_ROWS (1u << 20)	/* 16 MB: python3 and 73 libraries need ~1/3 */
 #define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
-#define UNWINDTAB_ROWS_ONE (1u << 19)	/* 8 MB: python3 and its 73 libraries in 331,000 */
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
-int unwindtab_size(struct bpf_object *obj, int mode, int one_process);
+int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);
