@@ -54,19 +54,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-p PID] [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]\n"
-		"Trace every context switch on every CPU and write marple events.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-p PID] [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]",
+	.about = "Trace every context switch on every CPU and write marple events.\n",
+	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
+};
 
 /* ---- per-CPU queues and their time-ordered merge ---- */
 
@@ -353,7 +346,7 @@ static uint64_t parse_options(int argc, char **argv)
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case O_PERF_BUFFER: opt.perfbuf = 1; break;
 		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'h': options_help(stdout, options, &help); exit(EXIT_OK);
 		default: marple_usage_try();
 		}
 	}

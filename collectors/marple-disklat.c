@@ -56,20 +56,13 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-p PID] [-d DISK] [-v] [--raw-tp] [--include-self] [DURATION]\n"
-		"Trace block I/O and write one point per request: completion time (s),\n"
-		"latency (ms), process, device, bytes, read/write.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-disklat(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-p PID] [-d DISK] [-v] [--raw-tp] [--include-self] [DURATION]",
+	.about = "Trace block I/O and write one point per request: completion time (s),\n"
+	         "latency (ms), process, device, bytes, read/write.\n",
+	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-disklat(1).\n",
+};
 
 /* "vda" for 254:0, from sysfs; "MAJ:MIN" when unknown.  Small cache. */
 static const char *dev_name(unsigned int major, unsigned int minor)
@@ -216,7 +209,7 @@ int main(int argc, char **argv)
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

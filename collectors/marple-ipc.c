@@ -42,19 +42,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-v] [DURATION]\n"
-		"Trace TCP connections (connect, accept, close, refused) between processes.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
-	      "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-ipc(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-v] [DURATION]",
+	.about = "Trace TCP connections (connect, accept, close, refused) between processes.\n",
+	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-ipc(1).\n",
+};
 
 /* ---- the two ends of each flow, to name the peer ---- */
 
@@ -177,7 +170,7 @@ int main(int argc, char **argv)
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'v': opt.verbose++; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -95,20 +95,13 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-i INTERVAL] [-p PID]... [--rss] [--pss-refresh TIME] [duration]\n"
-		"Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
-		"y = MiB, info = process name.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
-	      "See marple-memtime(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-i INTERVAL] [-p PID]... [--rss] [--pss-refresh TIME] [duration]",
+	.about = "Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
+	         "y = MiB, info = process name.\n",
+	.after = "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
+	         "See marple-memtime(1).\n",
+};
 
 static int cmp_pid(const void *a, const void *b)
 {
@@ -385,7 +378,7 @@ int main(int argc, char **argv)
 			if (marple_parse_duration_ns(optarg, &opt.refresh_ns) < 0)
 				marple_usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
 			break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -49,19 +49,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-l | -p | -q] [-s INDEX[,INDEX...]] [-i INTERFACE] [FILE...]\n"
-		"Validate marple streams and write the chosen sections to stdout.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
-	      "See marple-cat(1) and marple-format(5).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-l | -p | -q] [-s INDEX[,INDEX...]] [-i INTERFACE] [FILE...]",
+	.about = "Validate marple streams and write the chosen sections to stdout.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 valid, 1 bad input, 2 usage.\n"
+	         "See marple-cat(1) and marple-format(5).\n",
+};
 
 static void parse_sections(const char *arg)
 {
@@ -277,7 +270,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

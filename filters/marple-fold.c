@@ -93,22 +93,15 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [OPTION]... [FILE]...\n"
-		"       %s --diff [OPTION]... FILE_A FILE_B\n"
-		"Fold call stacks (perf script text, marple stack sections or folded text,\n"
-		"detected per input) into the folded format: \"comm;root;...;leaf count\",\n"
-		"one line per unique stack, sorted.\n"
-		"\n",
-		marple_progname, marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-	      "2 usage.  See marple-fold(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[OPTION]... [FILE]...\n"
+	            "--diff [OPTION]... FILE_A FILE_B",
+	.about = "Fold call stacks (perf script text, marple stack sections or folded text,\n"
+	         "detected per input) into the folded format: \"comm;root;...;leaf count\",\n"
+	         "one line per unique stack, sorted.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	         "2 usage.  See marple-fold(1).\n",
+};
 
 static void report_bad(struct ctx *c, unsigned long lineno, const char *why)
 {
@@ -478,7 +471,7 @@ int main(int argc, char **argv)
 		case 'o': opt.out = optarg; break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -46,19 +46,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-o FILE] [--time-unit ns|us|ms|s] [FILE...]\n"
-		"Convert data files of the original Python MARPLE into a marple stream.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Bad lines are named and skipped.\n"
-	      "See marple-import(1) and marple-format(5).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-o FILE] [--time-unit ns|us|ms|s] [FILE...]",
+	.about = "Convert data files of the original Python MARPLE into a marple stream.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Bad lines are named and skipped.\n"
+	         "See marple-import(1) and marple-format(5).\n",
+};
 
 /* ---- a growable byte buffer ---- */
 
@@ -823,7 +816,7 @@ int main(int argc, char **argv)
 			else
 				marple_usage_error("--time-unit: '%s' is not ns, us, ms or s", optarg);
 			break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

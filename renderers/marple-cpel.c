@@ -33,19 +33,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [--track cpu|pid] [--datum KEY[,KEY...]] [-o FILE] [FILE...]\n"
-		"Convert marple event sections to a CPEL file (VPP's G2 viewer, cpeldump).\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-	      "See marple-cpel(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[--track cpu|pid] [--datum KEY[,KEY...]] [-o FILE] [FILE...]",
+	.about = "Convert marple event sections to a CPEL file (VPP's G2 viewer, cpeldump).\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	         "See marple-cpel(1).\n",
+};
 
 int main(int argc, char **argv)
 {
@@ -67,7 +60,7 @@ int main(int argc, char **argv)
 		case 'd': o.datum = optarg; break;
 		case 'o': outpath = optarg; break;
 		case O_RUN_EVENTS: o.run_events = (size_t)marple_opt_u64("--run-events", optarg, 1, 1u << 28); break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

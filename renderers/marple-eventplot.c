@@ -44,19 +44,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-t TITLE] [-o FILE] [FILE...]\n"
-		"Draw marple event sections as an interactive HTML timeline (one page, no network).\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-	      "See marple-eventplot(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-t TITLE] [-o FILE] [FILE...]",
+	.about = "Draw marple event sections as an interactive HTML timeline (one page, no network).\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	         "See marple-eventplot(1).\n",
+};
 
 /* ---- interned strings (field sets, tracks, types, flows) ---- */
 
@@ -201,7 +194,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 't': opt.title = optarg; break;
 		case 'o': opt.output = optarg; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -73,22 +73,15 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [OPTION]... [FILE]...\n"
-		"Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
-		"or \"stack count1 count2\" for a differential graph) or marple stack sections.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
-	      "and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
-	      "error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
-	      "See marple-flamegraph(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[OPTION]... [FILE]...",
+	.about = "Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
+	         "or \"stack count1 count2\" for a differential graph) or marple stack sections.\n",
+	.after = "With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
+	         "and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
+	         "error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
+	         "See marple-flamegraph(1).\n",
+};
 
 /* ---- colours ---- */
 
@@ -767,7 +760,7 @@ int main(int argc, char **argv)
 		case O_TOTAL: opt.total = marple_opt_double("--total", optarg, 0, 1e300); break;
 		case O_FACTOR: opt.factor = marple_opt_double("--factor", optarg, 1e-300, 1e300); break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -72,21 +72,14 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [OPTION]... [FILE]...\n"
-		"Draw the first timed stack section of the input (marple-callstack --timed,\n"
-		"marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
-		"of a selected time range, in one self-contained HTML page.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-	      "2 usage.  See marple-flamescope(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[OPTION]... [FILE]...",
+	.about = "Draw the first timed stack section of the input (marple-callstack --timed,\n"
+	         "marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
+	         "of a selected time range, in one self-contained HTML page.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	         "2 usage.  See marple-flamescope(1).\n",
+};
 
 static void add_stack(struct scope *s, const struct stack_rec *sr)
 {
@@ -426,7 +419,7 @@ int main(int argc, char **argv)
 			break;
 		case O_TITLE: opt.title = optarg; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -61,23 +61,16 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [-o FILE] [-t TITLE] [--source NAME] CAPTURE [INDEX:KIND:FILE]...\n"
-		"       %s --list CAPTURE\n"
-		"Write one self-contained HTML report of a capture's sections.\n"
-		"\n",
-		marple_progname, marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
-	      "(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
-	      "INDEX:note:TEXT (a remark).  INDEX all: of the whole capture, shown first\n"
-	      "(marple display of several hosts: the merged flame graphs).\n"
-	      "See marple-report(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[-o FILE] [-t TITLE] [--source NAME] CAPTURE [INDEX:KIND:FILE]...\n"
+	            "--list CAPTURE",
+	.about = "Write one self-contained HTML report of a capture's sections.\n",
+	.after = "Operands after CAPTURE: INDEX:picture:FILE (shown inline), INDEX:link:FILE\n"
+	         "(linked), INDEX:error:MESSAGE (shown as a failure of that section),\n"
+	         "INDEX:note:TEXT (a remark).  INDEX all: of the whole capture, shown first\n"
+	         "(marple display of several hosts: the merged flame graphs).\n"
+	         "See marple-report(1).\n",
+};
 
 static char *dup_str(json_t *obj, const char *key)
 {
@@ -503,7 +496,7 @@ int main(int argc, char **argv)
 		case 't': opt.title = optarg; break;
 		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -36,23 +36,16 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [OPTION]... [FILE]...\n"
-		"Write marple stack sections as one speedscope file (JSON) for\n"
-		"https://www.speedscope.app or the speedscope command: one sampled profile\n"
-		"per section, its weights and unit the section's; a timed section (marple-\n"
-		"callstack --timed) as its samples in time order.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-	      "reported and skipped), 1 no stack sections, a section of another datatype,\n"
-	      "or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[OPTION]... [FILE]...",
+	.about = "Write marple stack sections as one speedscope file (JSON) for\n"
+	         "https://www.speedscope.app or the speedscope command: one sampled profile\n"
+	         "per section, its weights and unit the section's; a timed section (marple-\n"
+	         "callstack --timed) as its samples in time order.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
+	         "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	         "or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
+};
 
 static FILE *out;
 static struct intern *frames;		/* shared frames, in order of first use */
@@ -389,7 +382,7 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 'p': opt.per_process = 1; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -53,17 +53,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [--top N] [--bins N] [--by KEY] [--title TEXT] [-o FILE] [FILE...]\n"
-		"Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
-		"info label (process), the top N and the rest as \"other\".\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\nHover for each band's value at that time.  See marple-stackplot(1).\n", f);
-}
+static const struct options_help help = {
+	.synopsis = "[--top N] [--bins N] [--by KEY] [--title TEXT] [-o FILE] [FILE...]",
+	.about = "Draw a stacked-area plot (SVG) of marple point data over time: one band per\n"
+	         "info label (process), the top N and the rest as \"other\".\n",
+	.after = "Hover for each band's value at that time.  See marple-stackplot(1).\n",
+};
 
 /* Samples are collected into bins of `per` consecutive samples each. */
 struct plot {
@@ -419,7 +414,7 @@ int main(int argc, char **argv)
 		case O_TITLE: opt.title = optarg; break;
 		case O_BY: opt.by = optarg; break;
 		case 'o': opt.outpath = optarg; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

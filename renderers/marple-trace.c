@@ -36,19 +36,12 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [--idle] [-o FILE] [FILE...]\n"
-		"Convert marple event sections to Chrome trace-event JSON for the Perfetto UI.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
-	      "See marple-trace(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[--idle] [-o FILE] [FILE...]",
+	.about = "Convert marple event sections to Chrome trace-event JSON for the Perfetto UI.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
+	         "See marple-trace(1).\n",
+};
 
 static FILE *out;
 static int first_event = 1;
@@ -302,7 +295,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'i': opt.idle = 1; break;
 		case 'o': opt.output = optarg; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

@@ -41,22 +41,15 @@ static const struct options_entry options[] = {
 	{ 0 }
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: %s [OPTION]... [FILE]...\n"
-		"Draw stack data (marple stack sections or folded text) as a squarified tree\n"
-		"map in one self-contained HTML page: one level at a time, click to drill\n"
-		"down (through chains of single children at once), breadcrumb to go back\n"
-		"up, a search box (regular expression) to find frames.\n"
-		"\n",
-		marple_progname);
-	options_usage(f, options);
-	fputs("\n"
-	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
-	      "2 usage.  See marple-treemap(1).\n",
-	      f);
-}
+static const struct options_help help = {
+	.synopsis = "[OPTION]... [FILE]...",
+	.about = "Draw stack data (marple stack sections or folded text) as a squarified tree\n"
+	         "map in one self-contained HTML page: one level at a time, click to drill\n"
+	         "down (through chains of single children at once), breadcrumb to go back\n"
+	         "up, a search box (regular expression) to find frames.\n",
+	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
+	         "2 usage.  See marple-treemap(1).\n",
+};
 
 static void put_num(FILE *f, double v)
 {
@@ -165,7 +158,7 @@ int main(int argc, char **argv)
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_REVERSE: opt.reverse = 1; break;
 		case 'o': opt.out = optarg; break;
-		case 'h': usage(stdout); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}

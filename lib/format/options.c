@@ -89,3 +89,17 @@ void options_usage(FILE *f, const struct options_entry *table)
 		}
 	}
 }
+
+void options_help(FILE *f, const struct options_entry *table, const struct options_help *help)
+{
+	const char *line = help->synopsis, *nl;
+
+	fprintf(f, "Usage: ");
+	while ((nl = strchr(line, '\n'))) {
+		fprintf(f, "%s %.*s\n       ", marple_progname, (int)(nl - line), line);
+		line = nl + 1;
+	}
+	fprintf(f, "%s %s\n%s\n", marple_progname, line, help->about);
+	options_usage(f, table);
+	fprintf(f, "\n%s", help->after);
+}

@@ -12,6 +12,7 @@
  *           switch (c) { case 'd': ...; default: marple_usage_try(); }
  *   ...
  *   options_usage(stdout, options);     // "  -d, --depth N           keep N ..."
+ *   options_help(stdout, options, &help); // -h: usage line, about, the above, after
  *
  * The table must stay valid while options_getopt is called with it.
  */
@@ -45,5 +46,16 @@ int options_getopt_inorder(const struct options_entry *table, int argc, char **a
 
 /* The table's usage lines, in table order, the help text in one column. */
 void options_usage(FILE *f, const struct options_entry *table);
+
+/* The rest of a program's -h, around the table's lines. */
+struct options_help {
+	const char *synopsis;	/* "[OPTION]... [FILE]..."; more lines after '\n' */
+	const char *about;	/* what the program does, each line ending in '\n' */
+	const char *after;	/* operands, exit statuses, the man page; the same */
+};
+
+/* "Usage: PROG SYNOPSIS" (a further synopsis line under it, PROG repeated),
+ * ABOUT, a blank line, the option lines, a blank line, AFTER. */
+void options_help(FILE *f, const struct options_entry *table, const struct options_help *help);
 
 #endif

@@ -1,11 +1,12 @@
 /* test_options.c — one option table gives getopt_long in both modes (options
  * anywhere; options only before the first operand, for marple-collect whose
- * collectors' options follow their names) and the usage lines. */
+ * collectors' options follow their names), the usage lines and the whole -h. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
+#include "util.h"
 #include "test.h"
 
 enum { OPT_LONGONLY = 256 };
@@ -40,7 +41,7 @@ static void parse(int inorder, char **argv, char *keys, size_t size, int *first)
 
 int main(void)
 {
-	test_plan(9);
+	test_plan(10);
 	char keys[128];
 	int first;
 
@@ -92,6 +93,29 @@ int main(void)
 				   "  -q                      a letter only\n"
 				   "  -h, --help              this help\n";
 		test_cond("options_usage: the table's lines, an unlisted spelling left out", strcmp(buf, want) == 0);
+		free(buf);
+	}
+	{
+		static const struct options_help help = {
+			.synopsis = "[OPTION]... [FILE]...\n--diff A B",
+			.about = "Do a thing.\n",
+			.after = "See p(1).\n",
+		};
+		static const struct options_entry one[] = { OPTIONS_HELP, { 0 } };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		marple_progname = "p";
+		options_help(f, one, &help);
+		fclose(f);
+		const char *want = "Usage: p [OPTION]... [FILE]...\n"
+				   "       p --diff A B\n"
+				   "Do a thing.\n"
+				   "\n"
+				   "  -h, --help              this help\n"
+				   "\n"
+				   "See p(1).\n";
+		test_cond("options_help: synopsis lines, about, options, after", strcmp(buf, want) == 0);
 		free(buf);
 	}
 	return test_report();
