@@ -35,7 +35,7 @@ esac
 
 # Ctrl-C at random moments (perl restores SIGINT, which background jobs of a script ignore).
 seed=$(date +%s); echo "# random seed $seed"
-ok=0 bad=''
+ok=0 early=0 bad=''
 for r in 1 2 3 4 5; do
 	delay=$(awk -v s="$seed" -v r="$r" 'BEGIN { srand(s + r); printf "%.2f", 0.3 + rand() * 1.7 }')
 	rm -f marple_out/intr.marple
@@ -50,11 +50,16 @@ for r in 1 2 3 4 5; do
 	if [ -f marple_out/intr.marple ] && marple-cat -q marple_out/intr.marple &&
 		[ "$(grep -c '"ended":"signal"' marple_out/intr.marple)" -eq $((n + $(timed marple_out/intr.marple))) ] && [ "$el" -lt 10 ]; then
 		ok=$((ok + 1))
+	elif [ ! -e marple_out/intr.marple ] && [ "$rc" -ne 0 ] && [ "$el" -lt 10 ] &&
+		grep -q '^marple: collect: interrupted before any collector started; nothing written$' "$T/ierr"; then
+		# a loaded machine can take longer than the delay to start the
+		# collectors: nothing to keep, and the driver says so
+		ok=$((ok + 1)) early=$((early + 1))
 	else
 		bad="$bad run$r(@$delay s: rc=$rc, ${el}s, $(marple-cat -l marple_out/intr.marple 2>&1 | tail -n +2 | awk '{print $2 "=" $NF}' | tr '\n' ' ')$(head -c 200 "$T/ierr" | tr '\n' ' '))"
 	fi
 done
-check "real: Ctrl-C at 5 random moments: valid file, every trailer says signal, quick ($ok ok;$bad)" test "$ok" -eq 5
+check "real: Ctrl-C at 5 random moments: valid file, every trailer says signal, quick, or nothing written and said so ($ok ok, $early before any collector started;$bad)" test "$ok" -eq 5 -a "$early" -lt 5
 
 marple display -n -i marple_out/real.marple > "$T/out" 2> "$T/err"; rc=$?
 R=marple_out/real/index.html
