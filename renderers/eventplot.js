@@ -147,20 +147,14 @@ function X(t) { return LW + (t - a) / (b - a) * (W - LW - PAD); }
 function T(x) { return a + (x - LW) / (W - LW - PAD) * (b - a); }
 // first position in [lo, hi) whose time is >= t
 function lower(t, lo, hi) { while (lo < hi) { var m = (lo + hi) >> 1; if (tm[m] < t) lo = m + 1; else hi = m; } return lo; }
-function fmt(ns) {
-  var s = Math.abs(ns);
-  if (s >= 1e9) return (ns / 1e9).toFixed(s >= 1e10 ? 2 : 3) + " s";
-  if (s >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
-  if (s >= 1e3) return (ns / 1e3).toFixed(3) + " \u00b5s";
-  return ns.toFixed(0) + " ns";
-}
+// times as every page writes them (timefmt.js), 3 decimals in their unit
+function fmt(ns) { return marpleTimeRes(ns, marpleTimeUnit(ns)[0] / 1000); }
 // A tick label in the unit of the largest time on the axis (12.3 s, not
 // 12300 ms), with as many decimals as the step needs.
 function tickLabel(u, step, top) {
-  var units = [[1e9, " s"], [1e6, " ms"], [1e3, " \u00b5s"], [1, " ns"]], k = 0;
-  while (k < 3 && Math.max(top, step) < units[k][0]) k++;
-  var v = u / units[k][0], d = Math.max(0, Math.ceil(-Math.log10(step / units[k][0]) - 1e-9));
-  return (Math.abs(v) < 1e-12 ? 0 : v).toFixed(d) + units[k][1];
+  var unit = marpleTimeUnit(Math.max(top, step, 1));
+  var v = u / unit[0], d = Math.max(0, Math.ceil(-Math.log10(step / unit[0]) - 1e-9));
+  return (Math.abs(v) < 1e-12 ? 0 : v).toFixed(d) + " " + unit[1];
 }
 // Ticks at round times from the start: steps of 1, 2 or 5 times a power of ten.
 function axis() {

@@ -28,7 +28,8 @@ function commas(v) {
 	return p[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (p.length > 1 ? "." + p[1] : "");
 }
 // One time format everywhere (axes, tooltips, titles): seconds from the start.
-function fmtT(s) { return s.toFixed(3) + " s"; }
+// times as every page writes them (timefmt.js), to the millisecond
+function fmtT(s) { return marpleTimeRes(s * 1e9, 1e6); }
 function cellStartS(c) { return Math.floor(c / rows) * colS + (c % rows) * rowS; }
 function cellEndS(c) { var col = Math.floor(c / rows); return Math.min(col * colS + (c % rows + 1) * rowS, (col + 1) * colS); }
 function unitOf(v) { return commas(v) + " " + C.unit; }
@@ -57,7 +58,7 @@ function init(a) {
 	fillFilter();
 	applyHash();
 	$("status").textContent = commas(C.samples) + " samples" + (C.lost ? " (" + commas(C.lost) + " lost)" : "") +
-		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + C.row_ms + " ms";
+		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + marpleTime(C.row_ms * 1e6, 4);
 	document.body.dataset.loadMs = String(Math.round(performance.now() - t0));
 	document.body.dataset.readyMs = String(Math.round(performance.now()));	/* since navigation began */
 	document.body.dataset.ready = "1";
@@ -151,7 +152,7 @@ function drawHeat() {
 function axes(ctx) {
 	ctx.fillStyle = "#222"; ctx.font = "11px Verdana,sans-serif"; ctx.textAlign = "right"; ctx.textBaseline = "middle";
 	var ystep = Math.max(1, Math.ceil(14 / ch));
-	for (var r = 0; r <= rows; r += ystep) ctx.fillText(Math.round(r * C.row_ms) + " ms", LEFT - 4, TOP + (rows - r) * ch);
+	for (var r = 0; r <= rows; r += ystep) ctx.fillText(marpleTime(Math.round(r * C.row_ms) * 1e6, 4), LEFT - 4, TOP + (rows - r) * ch);
 	ctx.textAlign = "center"; ctx.textBaseline = "top";
 	var xstep = Math.max(1, Math.ceil(48 / cw));
 	for (var k = 0; k < cols; k += xstep) ctx.fillText(fmtT(k * colS), LEFT + k * cw + cw / 2, TOP + rows * ch + 3);

@@ -30,6 +30,7 @@
 #include "stream.h"
 #include "util.h"
 #include "xml.h"
+#include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the page */
 #include "eventplot.js.h"	/* renderers/eventplot.js, made a C string by the Makefile */
 
 static struct {
@@ -259,6 +260,7 @@ int main(int argc, char **argv)
 		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)(first[links[i].track] + links[i].nth));
 	free(first);
 	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er.end - er.t0));
+	fputs(timefmt_js, out);
 	fputs(eventplot_js, out);
 	fputs("</script>\n</body></html>\n", out);
 

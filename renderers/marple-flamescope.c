@@ -34,6 +34,7 @@ static struct {
 	int color_rank;
 } opt = { .title = "Flame Scope", .column_s = 1, .row_ms = 20 };
 
+#include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the page */
 #include "flamescope.js.h"	/* renderers/flamescope.js, made a C string by the Makefile */
 
 /* One (cell, stack, thread) with what was sampled there. */
@@ -387,6 +388,7 @@ static void write_page(FILE *f, struct scope *s)
 	}
 	write_packed(f, "weight", v, s->ne);
 	fputs("};\n", f);
+	fputs(timefmt_js, f);
 	fputs(flamescope_js, f);
 	fputs("</script>\n</body></html>\n", f);
 	free(v);

@@ -613,6 +613,7 @@ static void render(FILE *out)
 	if (!d.unit)
 		d.unit = "";
 	d.clip_pct = spool.clip_pct;
+	d.unit_ns = *d.unit ? stream_time_unit_ns(d.unit, NULL) : 0;	/* times: labelled as times */
 	if (drawn_header && !d.offset && drawn_dt == DATATYPE_POINT)
 		d.ylabel = json_string_value(json_object_get(json_object_get(drawn_header, "labels"), "y"));
 	if (opt.title)

@@ -29,6 +29,8 @@
 #include "svg.h"
 #include "util.h"
 #include "xml.h"
+#include "timefmt.h"
+#include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the tooltips */
 #include "stackplot.js.h"	/* renderers/stackplot.js, made a C string by the Makefile */
 
 static struct {
@@ -263,8 +265,7 @@ static void draw_axes(FILE *f, struct plot *p, json_t *hdr, const struct picture
 		double x = x0 + (v - P->xmin) / P->xspan * pw;
 		if (P->nb == 1)
 			x = x0 + pw / 2;
-		svg_num(a, sizeof(a), v, 8);
-		snprintf(buf, sizeof(buf), "%ss", a);
+		timefmt_ns(buf, sizeof(buf), fabs(v) < xstep * 1e-6 ? 0 : v * 1e9, 6);	/* as the tooltip writes times */
 		svg_text(f, x, y0 + ph + 14, "middle", "axis", buf);
 		if (P->nb == 1)
 			break;
@@ -388,6 +389,7 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 	write_script_data(f, p, &P);
 	svg_tooltip(f);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fputs(timefmt_js, f);
 	fputs(stackplot_js, f);
 	fputs("]]></script>\n", f);
 	svg_end(f);

@@ -6,7 +6,7 @@
     for (var i = 1; i < P.px.length; i++) if (Math.abs(P.px[i] - p.x) < Math.abs(P.px[best] - p.x)) best = i;
     cur.setAttribute('x1', P.px[best]); cur.setAttribute('x2', P.px[best]);
     cur.setAttribute('visibility', 'visible');
-    var lines = ['time ' + num(P.xs[best]) + ' s'], total = 0;
+    var lines = ['time ' + marpleTime(P.xs[best] * 1e9, 4)], total = 0;
     for (var b = P.bands.length - 1; b >= 0; b--) {
       lines.push(P.bands[b].name + ': ' + num(P.bands[b].v[best]) + (P.unit ? ' ' + P.unit : ''));
       total += P.bands[b].v[best];

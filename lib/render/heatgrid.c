@@ -8,8 +8,10 @@
 
 #include "intern.h"
 #include "svg.h"
+#include "timefmt.h"
 #include "util.h"
 #include "xml.h"
+#include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the tooltips */
 #include "heatgrid.js.h"	/* lib/render/heatgrid.js, made a C string by the Makefile */
 
 struct ent {
@@ -447,8 +449,12 @@ static void x_label(FILE *f, const struct heatgrid_draw *d, const struct heatgri
 	if (d->offset && d->period_ns >= 86400000000000ull) { div = 86400; u = "d"; }
 	else if (d->offset && d->period_ns >= 3600000000000ull) { div = 3600; u = "h"; }
 	else if (d->offset && d->period_ns >= 60000000000ull) { div = 60; u = "m"; }
-	svg_num(a, sizeof(a), t / div, 8);
-	snprintf(buf, sizeof(buf), "%s%s", a, u);
+	if (div == 1) {		/* seconds: as the tooltips write times */
+		timefmt_ns(buf, sizeof(buf), t * 1e9, 4);
+	} else {
+		svg_num(a, sizeof(a), t / div, 8);
+		snprintf(buf, sizeof(buf), "%s%s", a, u);
+	}
 	svg_text(f, x0 + (double)c * boxw, y0 + maph + 14, "middle", "axis", buf);
 	if (d->wall_origin_ns > 0) {	/* the wall-clock time below it */
 		time_t w = (time_t)floor(((double)d->wall_origin_ns / 1e9) + t);
@@ -470,6 +476,7 @@ struct heatgrid_layout {
 	size_t nrank, ncols;
 	double boxw, boxh, x0, y0, mapw, maph, width, height, dety, detw;
 	double rowstep, colw;		/* value per row, seconds per column */
+	double unit_ns;			/* values are times of this many ns each (0: not times) */
 	const char *unit;
 };
 
@@ -477,6 +484,8 @@ struct heatgrid_layout {
 static size_t value_text(char *buf, size_t size, const struct heatgrid_layout *L, double v)
 {
 	char a[48];
+	if (L->unit_ns > 0)
+		return timefmt_ns(buf, size, v * L->unit_ns, 4);
 	svg_num(a, sizeof(a), v, 6);
 	int n = snprintf(buf, size, "%s%s%s", a, L->unit && *L->unit ? " " : "", L->unit ? L->unit : "");
 	return n < 0 ? 0 : (size_t)n;
@@ -601,8 +610,10 @@ static void layout_map(const struct heatgrid *g, const struct heatgrid_draw *d, 
 	/* value per row and the origin of columns, in the units the page shows */
 	double div_ns = 1;
 	L->unit = d->unit;
+	L->unit_ns = (double)d->unit_ns;
 	if (d->offset) {
 		offset_unit(d->period_ns, &div_ns, &L->unit);
+		L->unit_ns = div_ns <= 1e9 ? div_ns : 0;	/* minutes and hours keep their own labels */
 		L->rowstep = (double)d->period_ns / rows / div_ns;
 		L->colw = (double)d->period_ns / 1e9 * (double)g->span;
 	} else {
@@ -691,14 +702,14 @@ static void draw_axes(FILE *f, const struct heatgrid *g, const struct heatgrid_d
 				x0, ticks[i].y, x0 + mapw, ticks[i].y);
 	}
 	/* x axis: a label every xstep columns (1, 2, 5, 10, ...) and at the end */
-	double gap = d->wall_origin_ns > 0 ? 62 : 40;	/* "12:00:00" needs more room */
+	double gap = d->wall_origin_ns > 0 ? 62 : 48;	/* "12:00:00" needs more room, "1.25 s" 48 px */
 	size_t xstep = nice_count(gap / boxw), lastc = ncols / xstep * xstep;
 	for (size_t c = 0; c <= ncols; c += xstep)
 		x_label(f, d, g, c, x0, y0, boxw, maph, L->colw);
 	if (lastc != ncols && (double)(ncols - lastc) * boxw >= gap)
 		x_label(f, d, g, ncols, x0, y0, boxw, maph, L->colw);
-	svg_num(b, sizeof(b), L->colw, 6);
-	snprintf(buf, sizeof(buf), "time (%s s per column)", b);
+	timefmt_ns(b, sizeof(b), L->colw * 1e9, 4);
+	snprintf(buf, sizeof(buf), "time (%s per column)", b);
 	svg_text(f, x0 + mapw / 2, y0 + maph + 42, "middle", "axis", buf);
 	if (d->offset)
 		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
@@ -779,7 +790,7 @@ static void write_script_data(FILE *f, const struct heatgrid *g, const struct he
 	xml_js_string_cstr(f, L->unit ? L->unit : "");
 	fputs(", what: ", f);
 	xml_js_string_cstr(f, d->what);
-	fprintf(f, ", x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", L->x0, L->dety, L->detw);
+	fprintf(f, ", unit_ns: %.17g, x0: %.1f, dety: %.1f, detw: %.1f, wall0: ", L->unit_ns, L->x0, L->dety, L->detw);
 	if (d->wall_origin_ns > 0)
 		fprintf(f, "%.3f", (double)d->wall_origin_ns / 1e6);
 	else
@@ -822,6 +833,7 @@ void heatgrid_draw_svg(const struct heatgrid *g, FILE *f, const struct heatgrid_
 	write_script_data(f, g, d, &L);
 	svg_tooltip(f);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fputs(timefmt_js, f);
 	fputs(heatgrid_js, f);
 	fputs("]]></script>\n", f);
 	svg_end(f);

@@ -2,18 +2,26 @@
   var P = HM, map = document.getElementById('hm-cells');
   var det = document.getElementById('hm-details'), sel = null;
   function num(v) { return +v.toPrecision(6) + ''; }
+  function val(v) { return P.unit_ns ? marpleTime(v * P.unit_ns, 4) : num(v) + (P.unit ? ' ' + P.unit : ''); }
+  // "10\u201320 ms": a range names its unit once when both ends share it
+  function span(a, b, ns) {
+    var x = ns ? marpleTime(a, 4) : num(a), y = ns ? marpleTime(b, 4) : num(b);
+    var u = ns ? marpleTimeUnit(b)[1] : P.unit;
+    if (ns && (a === 0 || marpleTimeUnit(a)[1] === u)) x = x.replace(/ \S+$/, '');
+    return x + '\u2013' + y + (!ns && u ? ' ' + u : '');
+  }
+  function vspan(a, b) { return P.unit_ns ? span(a * P.unit_ns, b * P.unit_ns, true) : span(a, b, false); }
   function trange(c) {
     var a = (P.c0 + c) * P.colw, b = a + P.colw;
-    var s = 'time ' + num(a) + (P.colw != 1 || P.offset ? '\u2013' + num(b) : '') + ' s';
+    var s = 'time ' + (P.colw != 1 || P.offset ? span(a * 1e9, b * 1e9, true) : marpleTime(a * 1e9, 4));
     if (P.wall0 !== null) s += ' (' + new Date(P.wall0 + a * 1000).toLocaleTimeString() + ')';
     return s;
   }
   function vrange(r) {
-    var u = P.unit ? ' ' + P.unit : '';
-    if (P.edges && P.edges[r + 1] === null) return 'value \u2265 ' + num(P.edges[r]) + u + ' (the clipped top row)';
-    if (P.edges) return 'value ' + num(P.edges[r]) + '\u2013' + num(P.edges[r + 1]) + u;
-    if (P.offset) return 'offset ' + num(r * P.rowstep) + '\u2013' + num((r + 1) * P.rowstep) + ' ' + P.unit;
-    return 'value ' + num(P.minv + r * P.rowstep) + '\u2013' + num(P.minv + (r + 1) * P.rowstep) + (P.unit ? ' ' + P.unit : '');
+    if (P.edges && P.edges[r + 1] === null) return 'value \u2265 ' + val(P.edges[r]) + ' (the clipped top row)';
+    if (P.edges) return 'value ' + vspan(P.edges[r], P.edges[r + 1]);
+    if (P.offset) return 'offset ' + vspan(r * P.rowstep, (r + 1) * P.rowstep);
+    return 'value ' + vspan(P.minv + r * P.rowstep, P.minv + (r + 1) * P.rowstep);
   }
   function cell(evt) { var t = evt.target; return t.getAttribute && t.hasAttribute('data-n') ? t : null; }
   map.addEventListener('mousemove', function (evt) {

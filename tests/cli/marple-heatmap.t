@@ -135,7 +135,7 @@ check "heatmap: --stepsec keeps its columns" grep -q 'data-cols="3000"' "$T/long
 # An event before the header's start_ns lands in column -1, not lost.
 printf '{"marple":1,"interface":"x","datatype":"event","start_ns":5000000000}\n4500000000,a,cpu0,comm=early\n5100000000,a,cpu0,comm=on\n' > "$T/early"
 marple-heatmap "$T/early" > "$T/early.svg"
-check "heatmap: event before the start in column -1" sh -c "grep -q 'c0: -1,' '$T/early.svg' && grep -q '>-1s<' '$T/early.svg' && test \"\$(grep -c 'data-c=' '$T/early.svg')\" -eq 2"
+check "heatmap: event before the start in column -1" sh -c "grep -q 'c0: -1,' '$T/early.svg' && grep -q '>-1 s<' '$T/early.svg' && test \"\$(grep -c 'data-c=' '$T/early.svg')\" -eq 2"
 
 # Hostile header strings (interface, host, units) are escaped too.
 printf '%s\n' '{"marple":1,"interface":"<x>&","datatype":"point","host":"]]></script><b>","wall_ns":1795262401000000000,"start_ns":1,"units":{"x":"s","y":"<u>\u2028\"'"'"'"}}' '1,2,a' > "$T/hh"
@@ -152,6 +152,6 @@ printf '{"marple":1,"interface":"disklat","datatype":"point","start_ns":0,"units
 marple-heatmap --rows 5 "$T/big" > "$T/big.svg" 2>/dev/null
 check "heatmap: y axis title from the header's label" grep -q '>latency (ms)</text>' "$T/big.svg"
 x0=$(sed -n 's/.*, x0: \([0-9.]*\),.*/\1/p' "$T/big.svg")
-long=$(sed -n 's/.*text-anchor="end" class="axis">\([0-9.e+]* ms\)<\/text>.*/\1/p' "$T/big.svg" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
+long=$(sed -n 's/.*text-anchor="end" class="axis">\([0-9.e+]* m*s\)<\/text>.*/\1/p' "$T/big.svg" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
 if awk -v x="$x0" -v n="$long" 'BEGIN { exit !(x - 4 - 6.6 * n >= 26) }'; then pass "heatmap: the longest y label ($long characters) fits left of the map (x0 $x0)"
 else fail "heatmap: the longest y label fits left of the map" "x0 ${x0:-?}, longest label ${long:-?} characters"; fi
