@@ -11,31 +11,48 @@
 
 static volatile unsigned long sink;
 
-static double now(void)
+/* the seconds of a monotonic clock, as a double */
+static double mono_seconds(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_nsec * 1e-9 + (double)ts.tv_sec;
 }
 
-/* uses many registers (rbp included) so nothing points at a frame chain */
+/* a xorshift generator over many live registers (rbp among them, with no
+ * frame pointer): nothing on the stack links the frames but the CFI */
 __attribute__((noinline)) unsigned long df_c(unsigned long n)
 {
-	unsigned long a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7;
-	for (unsigned long i = 0; i < n; i++) {
-		a += b ^ i; b += c * 3; c ^= d + i; d += e >> 1; e ^= f + a; f += g ^ b; g += a >> 2;
-		sink = a + b + c + d + e + f + g;
+	unsigned long x = 88172645463325252ul, s1 = 0, s2 = 1, s3 = 2, s4 = 3, s5 = 5;
+	while (n--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		s1 += x; s2 ^= s1; s3 += s2 >> 3; s4 ^= s3 + x; s5 += s4 ^ s1;
 	}
+	sink = x + s1 + s2 + s3 + s4 + s5;
 	return sink;
 }
-__attribute__((noinline)) unsigned long df_b(unsigned long n) { return df_c(n) + 1; }
-__attribute__((noinline)) unsigned long df_a(unsigned long n) { return df_b(n) + 2; }
+/* the chain the test looks for: main;df_a;df_b;df_c */
+__attribute__((noinline)) unsigned long df_b(unsigned long n)
+{
+	return df_c(n) ^ n;
+}
+
+__attribute__((noinline)) unsigned long df_a(unsigned long n)
+{
+	return df_b(n) + n / 2;
+}
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3, t0 = now();
-	unsigned long r = 0;
-	while (now() - t0 < secs)
-		r += df_a(2000000);
-	return (int)(r & 1) * 0;
+	double end = mono_seconds() + (argc > 1 ? atof(argv[1]) : 3);
+	unsigned long rounds = 0;
+
+	for (;;) {
+		if (mono_seconds() >= end)
+			break;
+		rounds += df_a(2000000) & 1;
+	}
+	return (int)(rounds >> 63);
 }
