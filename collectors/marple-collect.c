@@ -666,8 +666,7 @@ static int join_all(struct supervisor *s, struct outfile *o)
 			marple_warn("interrupted before any collector started; nothing written");
 		else
 			marple_warn("no collector produced data; nothing written");
-		if (s->out_path)
-			marple_outfile_abort(o);
+		marple_outfile_abort(o);	/* stdout: only frees it */
 		return EXIT_NOTHING;
 	}
 	if ((s->force ? marple_outfile_commit(o) : marple_outfile_commit_new(o)) < 0)
@@ -675,11 +674,25 @@ static int join_all(struct supervisor *s, struct outfile *o)
 	return s->failed ? EXIT_DATA : EXIT_OK;
 }
 
+static void supervisor_free(struct supervisor *s, char *dir)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->c[i].out_fd >= 0)
+			close(s->c[i].out_fd);
+		if (s->c[i].err_fd >= 0)
+			close(s->c[i].err_fd);
+		free(s->c[i].argv);
+	}
+	free(s->c);
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct supervisor s = { .sigfd = -1, .self = getpid() };
 	struct outfile *o;
-	char *dir;
+	char *dir = NULL;
+	int rc;
 
 	marple_init(argc, argv);
 	parse_args(&s, argc, argv);
@@ -697,10 +710,14 @@ int main(int argc, char **argv)
 	s.tty = isatty(2);
 	signals_setup(&s);
 	o = marple_outfile_try_open(s.out_path);
-	if (!o)
+	if (!o) {
+		supervisor_free(&s, dir);
 		return EXIT_NOTHING;
+	}
 	fcntl(fileno(marple_outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
 	start_all(&s);
 	supervise(&s);
-	return join_all(&s, o);
+	rc = join_all(&s, o);
+	supervisor_free(&s, dir);
+	return rc;
 }
