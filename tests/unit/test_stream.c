@@ -171,6 +171,7 @@ static void test_malformed(void)
 		{ "event bad time", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5.5,sw,cpu0\n", "time", 2 },
 		{ "event empty type", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,,cpu0\n", "type", 2 },
 		{ "event field without =", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw,cpu0,pid\n", "key=value", 2 },
+		{ "event empty field inside", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw,cpu0,a=1,,b=2\n", "field 2 is not key=value", 2 },
 		{ "event trailing comma", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,sw,cpu0,\n", "empty field", 2 },
 		{ "point missing info", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1,2\n", "x,y,info", 2 },
 		{ "point bad number", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"point\"}\n1,zz,a\n", "not a number", 2 },
@@ -365,9 +366,44 @@ static void test_chunked(void)
 	fclose(f);
 }
 
+/* Fields of every length from 1 to 40 bytes, keys and values, '=' inside
+ * values, after the 16-byte steps of split_fields and across them. */
+static void test_fields(void)
+{
+	char text[8192], want_k[64], want_v[64];
+	size_t at = (size_t)snprintf(text, sizeof(text), "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n7,sw,cpu0");
+	for (int i = 1; i <= 40; i++) {
+		text[at++] = ',';
+		for (int k = 0; k < i; k++)
+			text[at++] = (char)('a' + k % 26);
+		text[at++] = '=';
+		for (int k = 0; k < 41 - i; k++)
+			text[at++] = k % 5 == 4 ? '=' : (char)('0' + k % 10);
+	}
+	text[at++] = '\n';
+	FILE *f = fmemopen(text, at, "r");
+	struct stream_reader *r = stream_reader_new(f, "fields");
+	enum stream_item it = stream_reader_next(r);
+	it = stream_reader_next(r);
+	const struct event_rec *e = stream_reader_event(r);
+	int ok = it == STREAM_RECORD && e->nfields == 40;
+	for (int i = 1; ok && i <= 40; i++) {
+		for (int k = 0; k < i; k++)
+			want_k[k] = (char)('a' + k % 26);
+		for (int k = 0; k < 41 - i; k++)
+			want_v[k] = k % 5 == 4 ? '=' : (char)('0' + k % 10);
+		ok = mstr_same(e->fields[i - 1].key, want_k, (size_t)i) &&
+		     mstr_same(e->fields[i - 1].value, want_v, (size_t)(41 - i));
+	}
+	test_cond("stream: fields of 1 to 40 bytes, '=' in values, split right", ok);
+	stream_reader_free(r);
+	fclose(f);
+}
+
 int main(void)
 {
-	test_plan(65);
+	test_plan(67);
+	test_fields();
 	test_chunked();
 	test_escape_roundtrip();
 	test_records_roundtrip();
