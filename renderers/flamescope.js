@@ -1,6 +1,9 @@
 // marple-flamescope's script: the heat map of cells (a canvas) and the flame
 // graph of a selection of them.  Data: C (options), N (frame names), TH
-// (threads: pid, tid, name id), Z (packed typed arrays, gzip + base64).
+// (threads: pid, tid, name id), Z (packed typed arrays, gzip + base64), and
+// after this script the elements z-thread and z-stack (packed the same way):
+// the heat map is drawn from Z's cells and weights while the browser still
+// reads those; selections, search and the filter work once they are in.
 (function () {
 "use strict";
 var $ = function (id) { return document.getElementById(id); };
@@ -8,13 +11,18 @@ var rows = C.rows, cols = C.cols, ncells = rows * cols, colS = C.column_s, rowS 
 var cv = $("cv"), ctx = cv.getContext("2d"), tip = $("tip"), fg = $("fg");
 var stackAt, frames, cellStart, stk, thr, wt, nstacks = 0;
 var threadOn = new Uint8Array(TH.length), counts = new Float64Array(ncells), lit = null;
-var nameHit = null, stackHit = null, sel = null, base = null, drag = null;
+var nameHit = null, stackHit = null, sel = null, base = null, drag = null, full = false, pairs;
 var LEFT = 64, BOTTOM = 34, TOP = 8, cw = 8, ch = 6, t0 = performance.now();
 
 function bytes(b64) {
 	var s = atob(b64), n = s.length, a = new Uint8Array(n);
 	for (var i = 0; i < n; i++) a[i] = s.charCodeAt(i);
 	return a;
+}
+// a packed array written after the script: <script type="text/plain" id="z-NAME">
+function block(name) {
+	var el = $("z-" + name);
+	return { w: +el.dataset.w, n: +el.dataset.n, d: el.textContent.slice(1, -1) };
 }
 function unpack(p) {
 	if (!p.n) return Promise.resolve(new Uint32Array(0));
@@ -34,34 +42,48 @@ function cellStartS(c) { return Math.floor(c / rows) * colS + (c % rows) * rowS;
 function cellEndS(c) { var col = Math.floor(c / rows); return Math.min(col * colS + (c % rows + 1) * rowS, (col + 1) * colS); }
 function unitOf(v) { return commas(v) + " " + C.unit; }
 
-function init(a) {
+// The heat map first: cells and weights (every thread's, until the rest is in).
+function first(a) {
 	frames = a[0];
-	var cd = a[1], sd = a[2], lt = a[3], ps = a[5], pt = a[6], local = [];
-	wt = a[4];
-	var starts = [];
+	var cd = a[1], starts = [];
+	wt = a[2]; pairs = [a[3], a[4]];
 	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
 	stackAt = Uint32Array.from(starts); nstacks = starts.length;
-	buildTree();
-	var ne = cd.length, cell = 0;
+	var ne = cd.length, cell = 0, c = 0;
 	cellStart = new Uint32Array(ncells + 1);
-	var c = 0;
-	stk = new Uint32Array(ne);	/* stacks come as deltas within a cell */
-	thr = new Uint32Array(ne);	/* threads as the how-manieth of their stack's */
-	for (var p = 0; p < ps.length; p++) (local[ps[p]] || (local[ps[p]] = [])).push(pt[p]);
 	for (var e = 0; e < ne; e++) {
 		cell += cd[e];
-		stk[e] = e && !cd[e] ? stk[e - 1] + sd[e] : sd[e];
-		thr[e] = local[stk[e]][lt[e]];
 		while (c <= cell) cellStart[c++] = e;
 	}
 	while (c <= ncells) cellStart[c++] = ne;
 	fillFilter();
 	applyHash();
-	$("status").textContent = commas(C.samples) + " samples" + (C.lost ? " (" + commas(C.lost) + " lost)" : "") +
-		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + marpleTime(C.row_ms * 1e6, 4);
+	$("status").textContent = status() + " · reading the stacks\u2026";
+	document.body.dataset.drawnMs = String(Math.round(performance.now()));	/* since navigation began */
+	document.body.dataset.drawn = "1";
+}
+// Then the entries' stacks and threads: the flame graphs, search and filter.
+function rest(a) {
+	var sd = a[0], lt = a[1], ps = pairs[0], pt = pairs[1], local = [], ne = sd.length;
+	buildTree();
+	stk = new Uint32Array(ne);	/* stacks come as deltas within a cell */
+	thr = new Uint32Array(ne);	/* threads as the how-manieth of their stack's */
+	for (var p = 0; p < ps.length; p++) (local[ps[p]] || (local[ps[p]] = [])).push(pt[p]);
+	for (var c = 0; c < ncells; c++)
+		for (var e = cellStart[c]; e < cellStart[c + 1]; e++) {
+			stk[e] = e > cellStart[c] ? stk[e - 1] + sd[e] : sd[e];
+			thr[e] = local[stk[e]][lt[e]];
+		}
+	full = true;
+	update();
+	$("status").textContent = status();
 	document.body.dataset.loadMs = String(Math.round(performance.now() - t0));
 	document.body.dataset.readyMs = String(Math.round(performance.now()));	/* since navigation began */
 	document.body.dataset.ready = "1";
+}
+function status() {
+	return commas(C.samples) + " samples" + (C.lost ? " (" + commas(C.lost) + " lost)" : "") +
+		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + marpleTime(C.row_ms * 1e6, 4);
 }
 
 function fillFilter() {
@@ -85,7 +107,12 @@ function setFilter(v) {
 function tally() {
 	painted = null;
 	counts.fill(0);
-	lit = stackHit ? new Uint8Array(ncells) : null;
+	lit = stackHit && full ? new Uint8Array(ncells) : null;
+	if (!full) {	/* before the threads are in: every thread's */
+		for (var k = 0; k < ncells; k++)
+			for (var i = cellStart[k]; i < cellStart[k + 1]; i++) counts[k] += wt[i];
+		return;
+	}
 	for (var c = 0; c < ncells; c++)
 		for (var e = cellStart[c]; e < cellStart[c + 1]; e++)
 			if (threadOn[thr[e]]) {
@@ -336,6 +363,7 @@ function applyHash() {
 // A new selection: the cells' colours stay, the flame graph is redrawn.
 function redraw() {
 	drawHeat();
+	if (!full) return;
 	var cur = drawFlame();
 	showShare(cur); saveHash();
 }
@@ -354,9 +382,17 @@ window.marpleScope = { rows: rows, cols: cols, cellBox: function (c) { var xy = 
 		redraw(); void fg.offsetHeight;
 		return performance.now() - t;
 	} };
-window.addEventListener("resize", function () { painted = null; drawHeat(); drawFlame(); });
+window.addEventListener("resize", function () { painted = null; drawHeat(); if (full) drawFlame(); });
 
-Promise.all([Z.frames, Z.cell, Z.stack, Z.thread, Z.weight, Z.pstack, Z.pthread].map(unpack)).then(init).catch(function (e) {
-	$("status").textContent = "cannot read the data: " + e;
+// the heat map's arrays inflate while the page is read; the two big ones
+// (together, each in its own stream) once the parser has passed them
+var shown = Promise.all([Z.frames, Z.cell, Z.weight, Z.pstack, Z.pthread].map(unpack)).then(first);
+var parsed = new Promise(function (ok) {
+	if (document.readyState !== "loading") ok();
+	else document.addEventListener("DOMContentLoaded", function () { ok(); });
 });
+Promise.all([shown, parsed.then(function () { return Promise.all([block("stack"), block("thread")].map(unpack)); })])
+	.then(function (r) { rest(r[1]); }).catch(function (e) {
+		$("status").textContent = "cannot read the data: " + e;
+	});
 })();

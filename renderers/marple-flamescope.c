@@ -244,7 +244,9 @@ static int read_input(struct scope *s, const char *path)
 
 /* An array of n values packed in the fewest bytes (1, 2 or 4) that hold the
  * largest, written as {w:width,d:"gzip+base64"}. */
-static void write_packed(FILE *f, const char *name, const uint32_t *v, size_t n)
+/* An array packed (gzip + base64) as a property of Z, or with block as an
+ * element of its own: <script type="text/plain" id="z-NAME" data-w data-n>. */
+static void write_packed(FILE *f, const char *name, const uint32_t *v, size_t n, int block)
 {
 	uint32_t max = 0;
 	for (size_t i = 0; i < n; i++)
@@ -260,9 +262,14 @@ static void write_packed(FILE *f, const char *name, const uint32_t *v, size_t n)
 		else
 			memcpy(b + 4 * i, &v[i], 4);
 	}
-	fprintf(f, "%s:{w:%d,n:%zu,d:", name, width, n);
+	/* a big array goes in its own element after the page's script (block):
+	 * the heat map is drawn while the browser still reads it */
+	if (block)
+		fprintf(f, "<script type=\"text/plain\" id=\"z-%s\" data-w=\"%d\" data-n=\"%zu\">", name, width, n);
+	else
+		fprintf(f, "%s:{w:%d,n:%zu,d:", name, width, n);
 	gzb64_write(f, b, n * (size_t)width, 6);
-	fputs("}", f);
+	fputs(block ? "</script>\n" : "}", f);
 	free(b);
 }
 
@@ -299,7 +306,8 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 
 /* Threads per entry as the how-manieth thread of its stack (a stack is mostly
  * run by few threads: small numbers), and the (stack, thread) pairs in the
- * order those numbers were given, from which the page rebuilds them. */
+ * order those numbers were given, from which the page rebuilds them: the
+ * pairs go into Z, the numbers are left in v. */
 static void write_threads(FILE *f, struct scope *s, uint32_t *v)
 {
 	struct intern *pairs = intern_new();
@@ -321,11 +329,9 @@ static void write_threads(FILE *f, struct scope *s, uint32_t *v)
 		}
 		v[i] = local[id];
 	}
-	write_packed(f, "thread", v, s->ne);
+	write_packed(f, "pstack", ps, intern_count(pairs), 0);
 	fputs(",\n", f);
-	write_packed(f, "pstack", ps, intern_count(pairs));
-	fputs(",\n", f);
-	write_packed(f, "pthread", pt, intern_count(pairs));
+	write_packed(f, "pthread", pt, intern_count(pairs), 0);
 	intern_free(pairs);
 	free(nlocal);
 	free(local);
@@ -367,30 +373,35 @@ static void write_page(FILE *f, struct scope *s)
 	      "<div id=\"fgbox\"><div id=\"fgtitle\"></div><div id=\"fg\"></div></div></div>\n"
 	      "<div id=\"tip\"></div>\n<script>\n", f);
 	write_config(f, s, ncols);
+	/* Z: what the heat map needs first (cells, weights) and the small arrays;
+	 * the threads and stacks of the entries, most of the bytes, follow the
+	 * script in elements of their own */
 	fputs("var Z={", f);
-	write_packed(f, "frames", s->frames, s->nframes);
+	write_packed(f, "frames", s->frames, s->nframes, 0);
 	fputs(",\n", f);
-	/* cells as deltas (mostly 0 and 1); stacks, sorted within a cell, as deltas
-	 * from the one before in the same cell: small numbers gzip well */
+	/* cells as deltas (mostly 0 and 1) */
 	for (size_t i = 0; i < s->ne; i++)
 		v[i] = s->e[i].cell - (i ? s->e[i - 1].cell : 0);
-	write_packed(f, "cell", v, s->ne);
-	fputs(",\n", f);
-	for (size_t i = 0; i < s->ne; i++)
-		v[i] = i && s->e[i].cell == s->e[i - 1].cell ? s->e[i].stack - s->e[i - 1].stack : s->e[i].stack;
-	write_packed(f, "stack", v, s->ne);
-	fputs(",\n", f);
-	write_threads(f, s, v);
+	write_packed(f, "cell", v, s->ne, 0);
 	fputs(",\n", f);
 	for (size_t i = 0; i < s->ne; i++) {
 		uint64_t w = timed_weight(s->e[i].w, s->ns_per_weight);
 		v[i] = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 	}
-	write_packed(f, "weight", v, s->ne);
+	write_packed(f, "weight", v, s->ne, 0);
+	fputs(",\n", f);
+	write_threads(f, s, v);
 	fputs("};\n", f);
 	fputs(timefmt_js, f);
 	fputs(flamescope_js, f);
-	fputs("</script>\n</body></html>\n", f);
+	fputs("</script>\n", f);
+	write_packed(f, "thread", v, s->ne, 1);
+	/* stacks, sorted within a cell, as deltas from the one before in the
+	 * same cell: small numbers gzip well */
+	for (size_t i = 0; i < s->ne; i++)
+		v[i] = i && s->e[i].cell == s->e[i - 1].cell ? s->e[i].stack - s->e[i - 1].stack : s->e[i].stack;
+	write_packed(f, "stack", v, s->ne, 1);
+	fputs("</body></html>\n", f);
 	free(v);
 }
 

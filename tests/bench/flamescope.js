@@ -1,6 +1,7 @@
 // flamescope.js — open a marple-flamescope page in headless Chromium and print
-// "LOAD_MS SELECT_MS SELECT_MAX_MS": from the start of navigation to the
-// data decoded and drawn, and the
+// "DRAWN_MS READY_MS SELECT_MS SELECT_MAX_MS": from the start of navigation to
+// the heat map drawn (its cells and weights come first), to the stacks and
+// threads decoded too (selections, search and filter work), and the
 // median and worst time to draw the flame graph of a range selection (10
 // ranges of 1 s to a few minutes, each drawn as a drag draws it).
 'use strict';
@@ -11,6 +12,7 @@ const { launch, open } = require('../browser/lib.js');
   try {
     const page = await open(browser, process.argv[2]);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 120000 });
+    const drawn = await page.getAttribute('body', 'data-drawn-ms');
     const load = await page.getAttribute('body', 'data-ready-ms');
     const times = await page.evaluate(() => {
       const s = window.marpleScope, n = s.rows * s.cols, out = [];
@@ -20,7 +22,7 @@ const { launch, open } = require('../browser/lib.js');
       }
       return out.sort((x, y) => x - y);
     });
-    console.log(load + ' ' + Math.round(times[5]) + ' ' + Math.round(times[9]));
+    console.log(drawn + ' ' + load + ' ' + Math.round(times[5]) + ' ' + Math.round(times[9]));
   } finally {
     await browser.close();
   }
