@@ -124,7 +124,14 @@ function tally() {
 function heat(t) {
 	var r = [[255, 236, 200], [250, 140, 40], [170, 20, 10]], a, b;
 	if (t < 0.5) { a = r[0]; b = r[1]; t *= 2; } else { a = r[1]; b = r[2]; t = (t - 0.5) * 2; }
-	return "rgb(" + [0, 1, 2].map(function (i) { return Math.round(a[i] + (b[i] - a[i]) * t); }).join(",") + ")";
+	return [0, 1, 2].map(function (i) { return Math.round(a[i] + (b[i] - a[i]) * t); });
+}
+// Pixels as the canvas holds them (RGBA bytes) seen as one 32-bit number, so
+// a row of a cell is one fill whatever the machine's byte order.
+function pixel(rgb) {
+	var p = new Uint32Array(1), b = new Uint8Array(p.buffer);
+	b[0] = rgb[0]; b[1] = rgb[1]; b[2] = rgb[2]; b[3] = 255;
+	return p[0];
 }
 function colours() {
 	var max = 0, ranks = null;
@@ -148,18 +155,20 @@ function paintCells() {
 	ch = Math.max(2, Math.min(16, Math.floor(360 / rows)));
 	painted = document.createElement("canvas");
 	painted.width = Math.max(LEFT + cols * cw + 10, 340); painted.height = TOP + rows * ch + BOTTOM;
-	var g = painted.getContext("2d"), col = colours(), last = -1;
-	g.fillStyle = "#fff"; g.fillRect(0, 0, painted.width, painted.height);
+	// tens of thousands of cells: written as pixels, not a fillRect each
+	var g = painted.getContext("2d"), col = colours(), W = painted.width;
+	var img = g.createImageData(W, painted.height), px = new Uint32Array(img.data.buffer);
+	var pal = new Uint32Array(256), purple = pixel([190, 0, 255]);
+	for (var k = 0; k < 256; k++) pal[k] = pixel(heat(k / 255));
+	var box = function (x, y, w, h, v) { for (var j = y; j < y + h; j++) px.fill(v, j * W + x, j * W + x + w); };
+	px.fill(pixel([255, 255, 255]));
 	for (var c = 0; c < ncells; c++) {
 		if (!counts[c] && !(lit && lit[c])) continue;
 		var xy = cellXY(c);
-		if (counts[c]) {
-			var k = Math.round(col(counts[c]) * 255);
-			if (k !== last) { g.fillStyle = heat(k / 255); last = k; }
-			g.fillRect(xy[0], xy[1], cw, ch);
-		}
-		if (lit && lit[c]) { g.fillStyle = "rgb(190,0,255)"; last = -1; g.fillRect(xy[0] + 1, xy[1] + 1, Math.max(1, cw - 2), Math.max(1, ch - 2)); }
+		if (counts[c]) box(xy[0], xy[1], cw, ch, pal[Math.round(col(counts[c]) * 255)]);
+		if (lit && lit[c]) box(xy[0] + 1, xy[1] + 1, Math.max(1, cw - 2), Math.max(1, ch - 2), purple);
 	}
+	g.putImageData(img, 0, 0);
 	axes(g);
 }
 function drawHeat() {
