@@ -1,15 +1,16 @@
 // marple-flamescope's script: the heat map of cells (a canvas) and the flame
 // graph of a selection of them.  Data: C (options), N (frame names), TH
 // (threads: pid, tid, name id), Z (packed typed arrays, gzip + base64), and
-// after this script the elements z-thread and z-stack (packed the same way):
-// the heat map is drawn from Z's cells and weights while the browser still
-// reads those; selections, search and the filter work once they are in.
+// after this script the elements z-thread, z-weight and z-stack (packed the
+// same way): the heat map is drawn from Z's entries and weight a cell while
+// the browser still reads those; selections, search and the filter work
+// once they are in.
 (function () {
 "use strict";
 var $ = function (id) { return document.getElementById(id); };
 var rows = C.rows, cols = C.cols, ncells = rows * cols, colS = C.column_s, rowS = C.row_ms / 1000;
 var cv = $("cv"), ctx = cv.getContext("2d"), tip = $("tip"), fg = $("fg");
-var stackAt, frames, cellStart, stk, thr, wt, nstacks = 0;
+var stackAt, frames, cellStart, cellW, stk, thr, wt, nstacks = 0;
 var threadOn = new Uint8Array(TH.length), counts = new Float64Array(ncells), lit = null;
 var nameHit = null, stackHit = null, sel = null, base = null, drag = null, full = false, pairs;
 var LEFT = 64, BOTTOM = 34, TOP = 8, cw = 8, ch = 6, t0 = performance.now();
@@ -19,7 +20,7 @@ function bytes(b64) {
 	for (var i = 0; i < n; i++) a[i] = s.charCodeAt(i);
 	return a;
 }
-// a packed array written after the script: <script type="text/plain" id="z-NAME">
+// a packed array written after the script, in the element z-NAME
 function block(name) {
 	var el = $("z-" + name);
 	return { w: +el.dataset.w, n: +el.dataset.n, d: el.textContent.slice(1, -1) };
@@ -42,20 +43,15 @@ function cellStartS(c) { return Math.floor(c / rows) * colS + (c % rows) * rowS;
 function cellEndS(c) { var col = Math.floor(c / rows); return Math.min(col * colS + (c % rows + 1) * rowS, (col + 1) * colS); }
 function unitOf(v) { return commas(v) + " " + C.unit; }
 
-// The heat map first: cells and weights (every thread's, until the rest is in).
+// The heat map first: each cell's weight (every thread's, until the rest is in).
 function first(a) {
 	frames = a[0];
-	var cd = a[1], starts = [];
-	wt = a[2]; pairs = [a[3], a[4]];
+	var nc = a[1], starts = [];
+	cellW = a[2]; pairs = [a[3], a[4]];
 	for (var i = 0; i < frames.length; i += frames[i] + 1) starts.push(i);
 	stackAt = Uint32Array.from(starts); nstacks = starts.length;
-	var ne = cd.length, cell = 0, c = 0;
-	cellStart = new Uint32Array(ncells + 1);
-	for (var e = 0; e < ne; e++) {
-		cell += cd[e];
-		while (c <= cell) cellStart[c++] = e;
-	}
-	while (c <= ncells) cellStart[c++] = ne;
+	cellStart = new Uint32Array(ncells + 1);	/* a cell's entries: cellStart[c] up to cellStart[c + 1] */
+	for (var c = 0; c < ncells; c++) cellStart[c + 1] = cellStart[c] + (c < nc.length ? nc[c] : 0);
 	fillFilter();
 	applyHash();
 	$("status").textContent = status() + " · reading the stacks\u2026";
@@ -65,6 +61,7 @@ function first(a) {
 // Then the entries' stacks and threads: the flame graphs, search and filter.
 function rest(a) {
 	var sd = a[0], lt = a[1], ps = pairs[0], pt = pairs[1], local = [], ne = sd.length;
+	wt = a[2];
 	buildTree();
 	stk = new Uint32Array(ne);	/* stacks come as deltas within a cell */
 	thr = new Uint32Array(ne);	/* threads as the how-manieth of their stack's */
@@ -109,8 +106,7 @@ function tally() {
 	counts.fill(0);
 	lit = stackHit && full ? new Uint8Array(ncells) : null;
 	if (!full) {	/* before the threads are in: every thread's */
-		for (var k = 0; k < ncells; k++)
-			for (var i = cellStart[k]; i < cellStart[k + 1]; i++) counts[k] += wt[i];
+		for (var k = 0; k < ncells && k < cellW.length; k++) counts[k] = cellW[k];
 		return;
 	}
 	for (var c = 0; c < ncells; c++)
@@ -393,14 +389,14 @@ window.marpleScope = { rows: rows, cols: cols, cellBox: function (c) { var xy = 
 	} };
 window.addEventListener("resize", function () { painted = null; drawHeat(); if (full) drawFlame(); });
 
-// the heat map's arrays inflate while the page is read; the two big ones
+// the heat map's arrays inflate while the page is read; the three big ones
 // (together, each in its own stream) once the parser has passed them
-var shown = Promise.all([Z.frames, Z.cell, Z.weight, Z.pstack, Z.pthread].map(unpack)).then(first);
+var shown = Promise.all([Z.frames, Z.ncell, Z.cellw, Z.pstack, Z.pthread].map(unpack)).then(first);
 var parsed = new Promise(function (ok) {
 	if (document.readyState !== "loading") ok();
 	else document.addEventListener("DOMContentLoaded", function () { ok(); });
 });
-Promise.all([shown, parsed.then(function () { return Promise.all([block("stack"), block("thread")].map(unpack)); })])
+Promise.all([shown, parsed.then(function () { return Promise.all([block("stack"), block("thread"), block("weight")].map(unpack)); })])
 	.then(function (r) { rest(r[1]); }).catch(function (e) {
 		$("status").textContent = "cannot read the data: " + e;
 	});

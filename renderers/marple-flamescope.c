@@ -339,6 +339,36 @@ static void write_threads(FILE *f, struct scope *s, uint32_t *v)
 	free(pt);
 }
 
+static uint32_t entry_weight(const struct scope *s, size_t i)
+{
+	uint64_t w = timed_weight(s->e[i].w, s->ns_per_weight);
+	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+}
+
+/* Per cell: how many entries it has (the page finds a cell's entries from
+ * these) and their weight (the heat map, drawn before the entries are read;
+ * a total past 2^32-1 is drawn as that). */
+static void write_cells(FILE *f, const struct scope *s, uint32_t ncols)
+{
+	size_t ncells = (size_t)ncols * s->nrows;
+	uint32_t *n = marple_calloc(ncells, sizeof(*n));
+	uint64_t *w64 = marple_calloc(ncells, sizeof(*w64));
+	uint32_t *w = marple_malloc(ncells * sizeof(*w));
+
+	for (size_t i = 0; i < s->ne; i++) {
+		n[s->e[i].cell]++;
+		w64[s->e[i].cell] += entry_weight(s, i);
+	}
+	for (size_t c = 0; c < ncells; c++)
+		w[c] = w64[c] > UINT32_MAX ? UINT32_MAX : (uint32_t)w64[c];
+	write_packed(f, "ncell", n, ncells, 0);
+	fputs(",\n", f);
+	write_packed(f, "cellw", w, ncells, 0);
+	free(n);
+	free(w64);
+	free(w);
+}
+
 static void write_page(FILE *f, struct scope *s)
 {
 	uint32_t ncols = s->ne ? s->e[s->ne - 1].cell / s->nrows + 1 : 1;
@@ -373,22 +403,13 @@ static void write_page(FILE *f, struct scope *s)
 	      "<div id=\"fgbox\"><div id=\"fgtitle\"></div><div id=\"fg\"></div></div></div>\n"
 	      "<div id=\"tip\"></div>\n<script>\n", f);
 	write_config(f, s, ncols);
-	/* Z: what the heat map needs first (cells, weights) and the small arrays;
-	 * the threads and stacks of the entries, most of the bytes, follow the
-	 * script in elements of their own */
+	/* Z: what the heat map needs first (a number a cell) and the small
+	 * arrays; the entries' threads, weights and stacks, most of the bytes,
+	 * follow the script in elements of their own */
 	fputs("var Z={", f);
 	write_packed(f, "frames", s->frames, s->nframes, 0);
 	fputs(",\n", f);
-	/* cells as deltas (mostly 0 and 1) */
-	for (size_t i = 0; i < s->ne; i++)
-		v[i] = s->e[i].cell - (i ? s->e[i - 1].cell : 0);
-	write_packed(f, "cell", v, s->ne, 0);
-	fputs(",\n", f);
-	for (size_t i = 0; i < s->ne; i++) {
-		uint64_t w = timed_weight(s->e[i].w, s->ns_per_weight);
-		v[i] = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
-	}
-	write_packed(f, "weight", v, s->ne, 0);
+	write_cells(f, s, ncols);
 	fputs(",\n", f);
 	write_threads(f, s, v);
 	fputs("};\n", f);
@@ -396,6 +417,9 @@ static void write_page(FILE *f, struct scope *s)
 	fputs(flamescope_js, f);
 	fputs("</script>\n", f);
 	write_packed(f, "thread", v, s->ne, 1);
+	for (size_t i = 0; i < s->ne; i++)
+		v[i] = entry_weight(s, i);
+	write_packed(f, "weight", v, s->ne, 1);
 	/* stacks, sorted within a cell, as deltas from the one before in the
 	 * same cell: small numbers gzip well */
 	for (size_t i = 0; i < s->ne; i++)
