@@ -26,6 +26,15 @@ CC         ?= cc
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
 CFLAGS     ?= -O2 -g
+# Before any name made from $(O): the include paths below are expanded at
+# once, and a sanitizer build must find its own generated headers, not build/'s
+# (make check SANITIZE=1 in a fresh clone failed: callstack.skel.h not found).
+ifeq ($(SANITIZE),1)
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+O          := $(BUILD)/sanitize
+endif
+
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS   += -D_GNU_SOURCE
 FORMAT_INC  := -Ilib/format
@@ -35,12 +44,6 @@ FORMAT_LIBS  := -ljansson -lz -lm
 # libdeflate: marple-pprof's gzip, a whole buffer at a time, faster than zlib
 RENDER_LIBS  := -ldeflate $(FORMAT_LIBS)
 COLLECT_LIBS := -lbpf -ldw -lelf -lunwind-generic -lunwind -liberty -lpthread $(FORMAT_LIBS)
-
-ifeq ($(SANITIZE),1)
-CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS    += -fsanitize=address,undefined
-O          := $(BUILD)/sanitize
-endif
 
 ifeq ($(V),1)
 Q :=
