@@ -1,5 +1,6 @@
 # unwind.sh — --unwind tables vs fp (and dwarf) on Debian's python3 (no
-# frame pointers) in a busy loop, with -p at 999 Hz:
+# frame pointers) in a busy loop, with -p at 999 Hz (and perl's and xz's
+# stacks reaching their start, at the end):
 #  - cost per sample: (BPF run time, from the trailer's sampling.program_ns,
 #    + the collector's own CPU, perf stat's task-clock, every thread, start-up
 #    and table building included) / samples delivered; tables/fp on the same
@@ -126,4 +127,20 @@ for run in 1 2 3; do
 	echo "bench: unwind: python3 with $nlib shared libraries mapped, run $run: $(num "$T/many.out" unwind files) files, $(num "$T/many.out" unwind rows) rows, $(num "$T/many.out" unwind table_bytes) bytes of tables, built in $(ms "$T/many.out" unwind build_cpu_ms) ms of CPU ($(ms "$T/many.out" unwind build_ms) ms elapsed); the collector's CPU for 1 s: $(awk -F, '$3 == "task-clock" { printf "%.0f", $1 }' "$T/many.stat") ms"
 done
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+
+# Debian's perl and xz (no frame pointers either), the defaults: the share of
+# samples whose stack reaches the program's start (_start, or
+# __libc_start_main where a stripped binary's _start has no name)
+for prog in perl xz; do
+	command -v "$prog" > /dev/null || { echo "bench: unwind: $prog: not installed"; continue; }
+	case $prog in
+	perl) perl -e '$x = 0; while (1) { $x++ for 1 .. 1000 }' & wl=$! ;;
+	xz) xz -9 -T1 -c /dev/urandom > /dev/null & wl=$! ;;
+	esac
+	sleep 0.3
+	marple-callstack -p "$wl" -F 999 3 > "$T/$prog.out" 2> /dev/null
+	kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+	awk -F'#' -v p="$prog" '/^[0-9]+#/ { t += $1; if ($2 ~ /;(_start|__libc_start_main);/) ok += $1 }
+		END { printf "bench: unwind: %s (defaults, -p, 999 Hz, 3 s): %d of %d samples reach _start/__libc_start_main (%.1f%%; floor >= 99%%)\n", p, ok, t, 100 * ok / (t > 0 ? t : 1) }' "$T/$prog.out"
+done
 exit 0
