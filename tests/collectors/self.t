@@ -103,8 +103,11 @@ done
 mine=$(grep -c ',comm=marple-dd,' "$T/dl.default") theirs=$(grep -c ',comm=dd,.*bytes=4096' "$T/dl.default")
 check "self: disklat leaves marple-dd out ($mine) and keeps dd ($theirs of 100)" test "$mine" -eq 0 -a "$theirs" -ge 95
 check "self: disklat counts what it left out" test "$(trailer_num "$T/dl.default" self_excluded)" -ge 95
-mine=$(grep -c ',comm=marple-dd,' "$T/dl.include")
-check "self: disklat --include-self keeps marple-dd ($mine of 100)" test "$mine" -ge 95
+# (a request plugged and later issued by a kernel worker under other I/O is
+# that worker's: 58 of 100 were marple-dd's once, beside a busy test run; what
+# shows --include-self is that nothing is left out)
+mine=$(grep -c ',comm=marple-dd,' "$T/dl.include") left=$(trailer_num "$T/dl.include" self_excluded)
+check "self: disklat --include-self keeps marple-dd ($mine of 100) and leaves nothing out ($left)" test "$mine" -ge 20 -a "$left" = 0
 
 # 7. The driver: a capture of callstack and memtime shows neither collector.
 marple collect -t 2 -o "$T/c.marple" callstack memtime > "$T/c.err" 2>&1; rc=$?

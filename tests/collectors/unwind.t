@@ -74,7 +74,7 @@ share "unwind: deep recursion: stacks cut at the depth limit, counted" \
 capture signal "$W/unwinds" signal 4
 all=$(weight "$T/signal.out" '.')
 share "unwind: signal: _start;...;main;sig_outer;...;on_alarm;sig_burn" \
-	"$(weight "$T/signal.out" '^unwinds;_start;__libc_start_main;(.*;)?main;sig_outer;(.*;)?on_alarm;sig_burn(;|$)')" "$all" 5
+	"$(weight "$T/signal.out" '^unwinds;_start;__libc_start_main;(.*;)?main;sig_outer;(.*;)?on_alarm;sig_burn(;|$)')" "$all" 2
 share "unwind: signal: every stack reaches _start" "$(weight "$T/signal.out" '^unwinds;_start;__libc_start_main;')" "$all" 98
 
 # 5. a library dlopen'ed during the capture: its table is loaded when its
