@@ -203,7 +203,7 @@ check: programs unit workloads
 bench: programs unit workloads
 	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) sh tests/bench/run-all
 
-fuzz: | $(DEPS_STAMP)
+fuzz: programs
 	$(Q)MARPLE_TOP=$(CURDIR) FUZZ_SECONDS=$${FUZZ_SECONDS:-60} sh tests/fuzz/run-all
 
 install: programs

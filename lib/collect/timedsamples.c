@@ -201,7 +201,8 @@ uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, 
 
 	stream_write_json(f, h);
 	json_decref(h);
-	qsort(ts->s, ts->n, sizeof(*ts->s), by_time);
+	if (ts->n)	/* qsort of no array: a null pointer, undefined */
+		qsort(ts->s, ts->n, sizeof(*ts->s), by_time);
 	for (size_t i = 0; i < ts->n; i++) {
 		const struct sample *s = &ts->s[i];
 		uint32_t rec = ts->record_of_key ? ts->record_of_key[s->key] : UINT32_MAX;
