@@ -5,7 +5,7 @@
 # any stdio buffer.  As root, -o FILE on a full file system (a 64 KiB tmpfs)
 # also exits 1 with "write error" and leaves no file, temporary or final.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 52
+plan 55
 small=
 if is_root && mkdir -p "$T/small" && mount -t tmpfs -o size=64k marple-test "$T/small" 2>/dev/null; then
 	small="$T/small"
@@ -27,6 +27,15 @@ awk 'BEGIN {
 	print "{\"marple\":1,\"interface\":\"memtime\",\"datatype\":\"point\",\"start_ns\":1000,\"units\":{\"x\":\"s\",\"y\":\"kB\"}}"
 	for (i = 0; i < 20000; i++) printf "%.3f,%d,proc%d,comm=proc%d,pid=%d\n", i * 0.01, 1000 + (i * 37) % 5000, i % 30, i % 30, 200 + i % 30
 }' >"$T/point.marple"
+# a timed stack section (stacks, then each sample's time), for marple-flamescope
+awk 'BEGIN {
+	print "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"timed\":\"stacks\",\"start_ns\":1000,\"units\":{\"weight\":\"samples\"}}"
+	for (i = 0; i < 5000; i++) printf "4#comm%d;main;f%d;g%d;h%d\n", i % 13, i % 101, i % 997, i
+	print "{\"trailer\":1,\"records\":5000}"
+	print "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"event\",\"timed\":\"samples\",\"start_ns\":1000,\"units\":{\"time\":\"ns\"}}"
+	for (i = 0; i < 20000; i++) printf "%d,sample,cpu%d,stack=%d,pid=%d,tid=%d\n", 1000 + i * 1000000, i % 4, (i * 7) % 5000, 100 + i % 5, 100 + i % 5
+	print "{\"trailer\":1,\"records\":20000,\"lost\":0}"
+}' >"$T/timed.marple"
 # and a file of the original (Python) MARPLE, for marple-import
 awk 'BEGIN {
 	print "{\"interface\":\"callstack\",\"datatype\":\"stack\",\"start time\":\"2018-07-01 09:00:00\"}"
@@ -39,7 +48,7 @@ for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; 
 	[ -x "$MARPLE_BIN/$p" ] || continue
 	# the first input kind the program accepts
 	input=
-	for k in stack event point original; do
+	for k in stack event point original timed; do
 		if timeout 60 "$p" "$T/$k.marple" >"$T/full.out" 2>/dev/null && [ -s "$T/full.out" ]; then input="$T/$k.marple"; break; fi
 	done
 	[ -n "$input" ] || { skip "$p: output faults" "accepts none of the test inputs"; continue; }
