@@ -695,6 +695,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	marple_init(argc, argv);
+	signals_setup(&s);	/* first: a Ctrl-C from now on is a stop, never a death */
 	parse_args(&s, argc, argv);
 	if (s.out_path) {
 		dir = marple_strdup(s.out_path);
@@ -708,7 +709,6 @@ int main(int argc, char **argv)
 		s.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	}
 	s.tty = isatty(2);
-	signals_setup(&s);
 	o = marple_outfile_try_open(s.out_path);
 	if (!o) {
 		supervisor_free(&s, dir);
