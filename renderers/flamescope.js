@@ -25,12 +25,18 @@ function block(name) {
 	var el = $("z-" + name);
 	return { w: +el.dataset.w, n: +el.dataset.n, d: el.textContent.slice(1, -1) };
 }
+// the writer stores w-byte values as byte planes: all low bytes, then the next
+function fromPlanes(b, w, n) {
+	if (w === 1) return b;
+	var a = w === 2 ? new Uint16Array(n) : new Uint32Array(n), i;
+	if (w === 2) for (i = 0; i < n; i++) a[i] = b[i] | b[n + i] << 8;
+	else for (i = 0; i < n; i++) a[i] = (b[i] | b[n + i] << 8 | b[2 * n + i] << 16 | b[3 * n + i] << 24) >>> 0;
+	return a;
+}
 function unpack(p) {
 	if (!p.n) return Promise.resolve(new Uint32Array(0));
 	var st = new Blob([bytes(p.d)]).stream().pipeThrough(new DecompressionStream("gzip"));
-	return new Response(st).arrayBuffer().then(function (b) {
-		return p.w === 1 ? new Uint8Array(b) : p.w === 2 ? new Uint16Array(b) : new Uint32Array(b);
-	});
+	return new Response(st).arrayBuffer().then(function (b) { return fromPlanes(new Uint8Array(b), p.w, p.n); });
 }
 function commas(v) {
 	var s = String(Math.round(v * 100) / 100), p = s.split(".");

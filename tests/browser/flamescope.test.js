@@ -48,6 +48,39 @@ async function dragCells(page, a, b, shift) {
   await page.mouse.up();
   if (shift) await page.keyboard.up('Shift');
 }
+// 70,000 stacks, one sample each, in a shuffled order: the page's arrays need 2
+// and 4 bytes a value (frame ids past 65,535; a cell's first stack id), which
+// the writer stores as byte planes; the page must put them back together.
+function wideCapture() {
+  const start = 5000000000, n = 70000;
+  let s = '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + start + ',"units":{"weight":"samples"}}\n';
+  for (let i = 0; i < n; i++) s += '1#wide;main;g' + i + '\n';
+  s += '{"trailer":1,"records":' + n + '}\n';
+  s += '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + start + '}\n';
+  for (let i = 0; i < n; i++) s += (start + i * 50000) + ',sample,cpu0,stack=' + (i * 7919 % n) + ',pid=10,tid=10\n';
+  return s + '{"trailer":1,"records":' + n + ',"lost":0}\n';
+}
+async function wideArrays(browser) {
+  fs.writeFileSync('wide.marple', wideCapture());
+  execFileSync(BIN + '/marple-flamescope', ['-o', 'wide.html', 'wide.marple']);
+  const html = fs.readFileSync('wide.html', 'latin1');
+  check('flamescope: the wide test page has 2- and 4-byte arrays', /data-w="[24]"/.test(html) && /w:4,/.test(html),
+    (html.match(/w:\d,|data-w="\d"/g) || []).join(' '));
+  const page = await open(browser, 'wide.html');
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  await page.fill('#q', '^g(69998|12345)$');
+  const share = await page.textContent('#share');
+  check('flamescope: 4-byte frame ids and stack ids read back (search finds g69998 and g12345)',
+    /matched: 2 samples of 70,000/.test(share), share);
+  // sample i (at i * 50 us) has stack i * 7919 % 70000: the first 20 ms cell holds samples 0-399
+  await page.fill('#q', '');
+  await dragCells(page, 0, 0);
+  const title = await page.textContent('#fgtitle');
+  const names = await frameNames(page);
+  check('flamescope: a cell of the wide page has its 400 samples',
+    title.startsWith('0 s \u2013 20 ms \u00b7 400 samples') && names.includes('wide'), title + ' ' + names.length);
+  checkNoErrors('flamescope: the wide page loads without errors', page);
+}
 const frameNames = page => page.$$eval('#fg .fr', els => els.map(e => e.textContent));
 
 run('flamescope', async () => {
@@ -118,6 +151,7 @@ run('flamescope', async () => {
     check('flamescope: a link with the fragment reopens the selection', title2.startsWith('1.2 s \u2013 2.2 s \u00b7 50 samples'), title2);
     checkNoErrors('flamescope: no script errors (no alert from the hostile name)', page);
     checkNoRequests('flamescope: no network requests', page);
+    await wideArrays(browser);
   } finally {
     await browser.close();
   }
