@@ -321,7 +321,7 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
 	*out = sf->st;
 }
 
-void stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
+size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
 	size_t len = 0;
 
@@ -334,8 +334,9 @@ void stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t wei
 		memcpy(p, sf->frames[i], l + 1);
 		p += l + 1;
 	}
-	hashtab_add(t, buf, len, weight, 0);
+	size_t record = hashtab_index(t, hashtab_add(t, buf, len, weight, 0));
 	free(buf);
+	return record;
 }
 
 uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)

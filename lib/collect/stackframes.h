@@ -85,7 +85,9 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
  * weight in count[0]), so that keys which symbolize to the same frames become
  * one record. */
 struct hashtab;
-void stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight);
+/* Returns the record's position in t (hashtab_index): the same for every key
+ * whose frames are the same. */
+size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight);
 /* Write the records of a table filled by stackframes_collect, in the order
  * they were first added; returns how many. */
 uint64_t stackframes_write_table(const struct hashtab *t, FILE *f);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bpfmap.h"
+#include "hashtab.h"
 #include "intern.h"
 #include "stream.h"
 #include "timedrec.h"
@@ -21,10 +22,8 @@ struct sample {
 
 struct timedsamples {
 	struct intern *keys;		/* struct stack_key bytes -> id */
-	struct intern *stacks;		/* frames, NUL-separated -> record position */
+	struct hashtab *stacks;		/* the records: frames (stackframes_collect) and weights */
 	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the counts map */
-	uint64_t *weights;		/* by record */
-	size_t weightcap;
 	struct sample *s;
 	size_t n, cap;
 	int lost_fd;
@@ -70,7 +69,7 @@ struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer
 	}
 	ts = marple_calloc(1, sizeof(*ts));
 	ts->keys = intern_new();
-	ts->stacks = intern_new();
+	ts->stacks = hashtab_new();
 	ts->lost_fd = bpf_map__fd(lost);
 	if (ring_buffer__add(rb, bpf_map__fd(m), on_timed, ts) < 0) {
 		marple_warn("cannot read the timed_samples ring buffer: %s", strerror(errno));
@@ -85,9 +84,8 @@ void timedsamples_free(struct timedsamples *ts)
 	if (!ts)
 		return;
 	intern_free(ts->keys);
-	intern_free(ts->stacks);
+	hashtab_free(ts->stacks);
 	free(ts->record_of_key);
-	free(ts->weights);
 	free(ts->s);
 	free(ts);
 }
@@ -100,72 +98,44 @@ void timedsamples_mark(json_t *stack_hdr)
 struct walk {
 	struct timedsamples *ts;
 	struct stackframes *sf;
-	char *buf;
-	size_t cap;
 	uint32_t *rec;			/* record of each key id, grown as keys come */
 	size_t reccap;
 };
 
+/* record_of_key for at least n keys; a key not yet seen has no record */
+static void grow_records(struct walk *w, size_t n)
+{
+	size_t old = w->reccap;
+	w->rec = marple_grow(w->rec, &w->reccap, n, sizeof(*w->rec));
+	for (size_t i = old; i < w->reccap; i++)
+		w->rec[i] = UINT32_MAX;
+}
+
 static void one_key(const void *key, const void *value, void *arg)
 {
 	struct walk *w = arg;
-	struct timedsamples *ts = w->ts;
 	uint64_t v;
-	size_t n, len = 0;
 
 	memcpy(&v, value, sizeof(v));
 	if (!v)
 		return;
 	stackframes_key(w->sf, key);
-	stackframes_weigh(w->sf, v);
-	const char *const *fr = stackframes_frames(w->sf, &n);
-	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(fr[i]) + 1;
-		w->buf = marple_grow(w->buf, &w->cap, len + l, 1);
-		memcpy(w->buf + len, fr[i], l);
-		len += l;
-	}
-	size_t before = intern_count(ts->stacks);
-	uint32_t rec = intern_get(ts->stacks, w->buf, len);
-	ts->weights = marple_grow(ts->weights, &ts->weightcap, (size_t)rec + 1, sizeof(*ts->weights));
-	if (rec == before)	/* a new record */
-		ts->weights[rec] = 0;
-	ts->weights[rec] += v;
-	uint32_t k = intern_get(ts->keys, key, sizeof(struct stack_key));
-	size_t old = w->reccap;
-	w->rec = marple_grow(w->rec, &w->reccap, (size_t)k + 1, sizeof(*w->rec));
-	for (size_t i = old; i < w->reccap; i++)
-		w->rec[i] = UINT32_MAX;
+	uint32_t rec = (uint32_t)stackframes_collect(w->sf, w->ts->stacks, v);
+	uint32_t k = intern_get(w->ts->keys, key, sizeof(struct stack_key));
+	grow_records(w, (size_t)k + 1);
 	w->rec[k] = rec;
 }
 
 uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f)
 {
 	struct walk w = { .ts = ts, .sf = sf };
-	const char **fr = NULL;
-	size_t frcap = 0, nrec;
 
 	bpfmap_each(counts_fd, sizeof(struct stack_key), sizeof(uint64_t), one_key, &w);
-	nrec = intern_count(ts->stacks);
-	for (uint32_t r = 0; r < nrec; r++) {
-		size_t len, n = 0;
-		const char *p = intern_str(ts->stacks, r, &len), *end = p + len;
-		while (p < end) {
-			fr = marple_grow(fr, &frcap, n + 1, sizeof(*fr));
-			fr[n++] = p;
-			p += strlen(p) + 1;
-		}
-		stream_write_stack_cstr(f, ts->weights[r], fr, n);
-	}
+	uint64_t records = stackframes_write_table(ts->stacks, f);
 	/* keys seen only in samples (not in the map: it was full) have no record */
-	size_t nkeys = intern_count(ts->keys), old = w.reccap;
-	w.rec = marple_grow(w.rec, &w.reccap, nkeys + 1, sizeof(*w.rec));
-	for (size_t i = old; i < w.reccap; i++)
-		w.rec[i] = UINT32_MAX;
+	grow_records(&w, intern_count(ts->keys) + 1);
 	ts->record_of_key = w.rec;
-	free(w.buf);
-	free(fr);
-	return nrec;
+	return records;
 }
 
 static int by_time(const void *a, const void *b)
