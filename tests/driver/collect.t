@@ -2,7 +2,7 @@
 # concurrency into one valid file, groups, naming, refusing to overwrite,
 # failures, half-written lines, SIGINT/SIGTERM at random moments, cron.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 40
+plan 45
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work"
 for n in callstack cpusched memtime ipc memleak memevents offcpu; do
@@ -26,6 +26,22 @@ check "collect: one section per collector, in order" test "$(sections marple_out
 check "collect: collectors run at the same time ($el s for 3 x 2 s)" test "$el" -le 4
 check "collect: every section has its trailer" test "$(grep -c '"trailer":1.*"ended":"duration"' marple_out/three.marple)" -eq 3
 check "collect: remembers the last file in XDG_STATE_HOME" test "$(cat "$T/state/marple/last")" = "$T/work/marple_out/three.marple"
+
+# --- marple-collect's spellings: --output, -g/--grace (passed on to it)
+marple collect -t 1 --output out-long.marple memtime > /dev/null 2> "$T/err"
+check "collect: --output is -o" marple-cat -q marple_out/out-long.marple
+marple collect -t 1 --output=out-eq.marple memtime > /dev/null 2> "$T/err"
+check "collect: --output=FILE is -o" marple-cat -q marple_out/out-eq.marple
+expect_exit "collect: a bad grace is a usage error" 2 "^marple: collect: bad grace 'soon'" \
+	marple collect -t 1 -g soon -o g.marple memtime
+marple collect -t 2 -g 3s -o grace.marple memtime > /dev/null 2> "$T/err" & gp=$!
+args=; i=0
+while [ -z "$args" ] && [ $i -lt 100 ]; do
+	args=$(pgrep -a -f '^[^ ]*marple-collect .*grace\.marple' | head -n 1); [ -n "$args" ] || sleep 0.05; i=$((i + 1))
+done
+wait "$gp"; rc=$?
+check "collect: -g reaches marple-collect ($args)" sh -c 'case "$1" in *" -g 3s "*) exit 0 ;; esac; exit 1' sh "$args"
+check "collect: with -g the capture is written" test "$rc" -eq 0 -a "$(sections marple_out/grace.marple)" = "memtime "
 
 # --- default name, refusing to overwrite, -f, a path used as given
 marple collect -t 1 callstack 2> "$T/err"
