@@ -209,15 +209,8 @@ int main(int argc, char **argv)
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
-	while (!collector_should_stop()) {
-		/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.raw || opt.timed ? 20 : 200));
-		if (err >= 0)
-			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR)
-			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
-		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
-	}
+	/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
+	stackcollector_read_until_stop(rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
 	struct cpuclock_account acct;
 	cpuclock_detach_account(cc, &acct);
 	run.draining = 1;

@@ -303,7 +303,6 @@ int main(int argc, char **argv)
 	struct stackframes *sf;
 	uint64_t duration, records, counters[STACKS_NCOUNTERS] = { 0 };
 	const char *how;
-	int err;
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
@@ -363,15 +362,8 @@ int main(int argc, char **argv)
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
-	while (!collector_should_stop()) {
-		/* pid notes wake us at once; --dwarf's records are read every 20 ms */
-		err = ring_buffer__poll(rb, collector_poll_timeout_ms(opt.dwarf || opt.timed ? 20 : 200));
-		if (err >= 0 && (opt.dwarf || opt.timed))
-			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR)
-			marple_fatal(EXIT_DATA, "reading the ring buffer: %s", collector_strerror(err));
-		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
-	}
+	/* pid notes wake us at once; --dwarf's and --timed's records are read every 20 ms */
+	stackcollector_read_until_stop(rb, syms, opt.dwarf || opt.timed ? 20 : 200);
 	uint64_t end = marple_now_monotonic_ns();
 	cpuclock_detach(cc);
 	bpf_link__destroy(link);

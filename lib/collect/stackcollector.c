@@ -3,6 +3,7 @@
 #include "stackcollector.h"
 
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,18 @@ int stackcollector_poll(struct stackcollector *sc)
 		return 0;
 	}
 	return 1;
+}
+
+void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms)
+{
+	while (!collector_should_stop()) {
+		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(interval_ms));
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
+		if (err < 0 && err != -EINTR)
+			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
+		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
+	}
 }
 
 const char *stackcollector_ended(const struct stackcollector *sc)

@@ -203,6 +203,12 @@ void stackcollector_ready(struct stackcollector *sc);
  * -c's command exiting (its maps are snapshot first).  0 once the capture is
  * over: duration, signal, or the command exited. */
 int stackcollector_poll(struct stackcollector *sc);
+/* marple-callstack's and marple-offcpu's capture: until collector_should_stop,
+ * read rb (woken at once by what wakes it, at least every interval_ms for
+ * records written without a wakeup) and refresh syms' view of the libraries
+ * loaded since; a ring buffer error is fatal. */
+struct syms_cache;
+void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);
