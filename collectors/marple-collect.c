@@ -81,16 +81,20 @@ struct supervisor {
 	int failed;
 };
 
+enum { OPT_SECONDS = 256 };
+
 /* The option table gives both the parse and the help's option lines; the
  * man page's OPTIONS list is checked against them (tests/driver/supervise.t). */
 static const struct options_entry options[] = {
-	{ 't', "time", "DURATION", "how long (10, 500ms, 2m; default 0: until SIGINT,\n"
+	{ 't', "time", "DURATION", "how long (10, 500ms, 2m, 1h, 1d; default 0: until SIGINT,\n"
 				   "SIGTERM or SIGHUP, which stop every collector\ncleanly)" },
 	{ 'o', "output", "FILE", "write FILE (made beside it, then linked into place)\ninstead of standard output" },
 	{ 'f', "force", NULL, "replace FILE if it exists" },
 	{ 'g', "grace", "GRACE", "a collector running GRACE past DURATION gets SIGTERM,\n"
 				 "and SIGKILL GRACE after SIGTERM (default 10s)" },
 	{ 'n', "name", "NAME", "call this program NAME in messages" },
+	{ OPT_SECONDS, "seconds", "DURATION", "print DURATION in whole seconds, rounded up, and\n"
+					      "stop (the driver checks durations with it: one grammar)" },
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -163,6 +167,12 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		case 'f': s->force = 1; break;
 		case 'g': s->grace_ns = duration_arg("-g", optarg); break;
 		case 'n': marple_progname = optarg; break;
+		case OPT_SECONDS: {
+			uint64_t ns = duration_arg("--seconds", optarg);
+			printf("%llu\n", (unsigned long long)((ns + NS_PER_S - 1) / NS_PER_S));
+			marple_close_stdout();
+			exit(EXIT_OK);
+		}
 		case 'h': usage(stdout); exit(EXIT_OK);
 		default: marple_usage_try();
 		}

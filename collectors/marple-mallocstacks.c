@@ -31,7 +31,7 @@ static struct stackcollector sc = {
 	.synopsis = "[-p PID | -c CMD] [--sample-every N] [options] [DURATION]",
 	.about = "Count bytes requested from malloc, calloc and realloc by user call stack\n"
 		 "(uprobes on libc) and write one marple stack section weighted in bytes.\n",
-	.footer = "Needs root.  User stacks are walked with frame pointers.  See marple-mallocstacks(1).\n",
+	.footer = "Needs root.  User stacks are unwound in the kernel (--unwind).  See marple-mallocstacks(1).\n",
 };
 
 static const struct sc_option options[] = {
@@ -43,6 +43,7 @@ static const struct sc_option options[] = {
 	SC_UNWIND(""),
 	SC_STACK_STORAGE,
 	SC_ADDRESSES,
+	SC_INCLUDE_SELF,
 	SC_VERBOSE,
 	SC_HELP,
 	{ 0 }

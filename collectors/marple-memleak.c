@@ -86,6 +86,7 @@ static const struct sc_option options[] = {
 	SC_STACK_STORAGE,
 	SC_ANNOTATE,
 	SC_ADDRESSES,
+	SC_INCLUDE_SELF,
 	SC_VERBOSE,
 	SC_HELP,
 	{ 0 }

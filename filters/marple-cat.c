@@ -30,10 +30,11 @@ static struct {
 	size_t ninterfaces;
 	long *sections;
 	size_t nsections;
+	const char *host;
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
 
-enum { OPT_FROM = 256, OPT_TO };
+enum { OPT_FROM = 256, OPT_TO, OPT_HOST };
 static const struct options_entry options[] = {
 	{ 'l', "list", NULL, "list sections: index, interface, datatype, start,\n"
 			     "seconds, records, lost, dropped, how it ended" },
@@ -45,6 +46,8 @@ static const struct options_entry options[] = {
 	{ OPT_FROM, "from", "S", "cut to [--from, --to) seconds from each section's\n"
 				 "start: events and the samples of timed stack sections" },
 	{ OPT_TO, "to", "S", "(see --from)" },
+	{ OPT_HOST, "host", "NAME", "write NAME as every section header's \"host\"\n"
+				   "(two machines that call themselves the same)" },
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -270,12 +273,19 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
+		case OPT_HOST: opt.host = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}
 	if (opt.list + opt.pretty + opt.quiet > 1)
 		marple_usage_error("-l, -p and -q exclude each other");
+	if (opt.host && (opt.list + opt.pretty + opt.quiet || opt.range.set))
+		marple_usage_error("--host rewrites the stream it writes: not with -l, -p, -q or --from/--to");
+	json_t *host_utf8 = opt.host ? json_string(opt.host) : NULL;
+	if (opt.host && !host_utf8)
+		marple_usage_error("--host: '%s' is not UTF-8", opt.host);
+	json_decref(host_utf8);
 	if (opt.range.set && opt.list + opt.pretty + opt.quiet)
 		marple_usage_error("--from/--to write the cut stream: not with -l, -p or -q");
 	timed_range_check(&opt.range);
@@ -330,6 +340,13 @@ int main(int argc, char **argv)
 				fputs(it == STREAM_HEADER ? "== section " : "== end ", stdout);
 				if (it == STREAM_HEADER)
 					printf("%ld: ", global_section);
+			}
+			if (opt.host && it == STREAM_HEADER) {
+				json_t *h = stream_reader_header(r);
+				json_object_set_new(h, "host", json_string(opt.host));
+				if (stream_write_json(stdout, h))
+					return EXIT_DATA;
+				continue;
 			}
 			struct mstr raw = stream_reader_raw(r);
 			fwrite(raw.s, 1, raw.len, stdout);

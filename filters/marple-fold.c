@@ -66,6 +66,7 @@ struct ctx {
 	char *tmp;
 	size_t tmpcap;
 	const char *units;	/* weight unit from a stream header */
+	char *interface;	/* the sections' interface; "fold" when they differ */
 	char *host;		/* --host-frame: the current section's host, the root frame */
 	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
 };
@@ -311,6 +312,15 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 
 	if (w && !c->units)
 		c->units = marple_strdup(w);
+	/* --to-stream names what was folded, so a picture of it says so: one
+	 * interface as it was, several as "fold" */
+	const char *iface = stream_header_str(hdr, "interface", "fold");
+	if (!c->interface)
+		c->interface = marple_strdup(iface);
+	else if (strcmp(c->interface, iface)) {
+		free(c->interface);
+		c->interface = marple_strdup("fold");
+	}
 	if (opt.host_frame) {
 		free(c->host);
 		c->host = marple_strdup(stream_header_str(hdr, "host", "(no host)"));
@@ -417,9 +427,9 @@ static void write_folded(FILE *f, struct hashtab *agg)
 	}
 }
 
-static int write_stream(FILE *f, struct hashtab *agg, const char *units)
+static int write_stream(FILE *f, struct hashtab *agg, const char *units, const char *interface)
 {
-	json_t *h = stream_section_header_new("fold", DATATYPE_STACK);
+	json_t *h = stream_section_header_new(interface ? interface : "fold", DATATYPE_STACK);
 	json_object_set_new(h, "units", json_pack("{s:s}", "weight", units ? units : "samples"));
 	json_object_set_new(h, "options",
 			    json_pack("{s:b,s:b,s:b,s:b,s:b}", "pid", opt.perf.pid, "tid", opt.perf.tid,
@@ -516,7 +526,7 @@ int main(int argc, char **argv)
 	struct outfile *of = marple_outfile_open(opt.out);
 	FILE *f = marple_outfile_stream(of);
 	if (opt.to_stream) {
-		if (write_stream(f, c.agg, c.units) < 0) {
+		if (write_stream(f, c.agg, c.units, c.interface) < 0) {
 			marple_outfile_abort(of);
 			rc = EXIT_DATA;
 			goto cleanup;
@@ -533,6 +543,7 @@ cleanup:
 	free(c.timed.off);
 	free(c.timed.sum);
 	free((char *)c.units);
+	free(c.interface);
 	free(c.host);
 	return rc;
 }

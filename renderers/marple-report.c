@@ -22,6 +22,7 @@
 
 #include "options.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 #include "xml.h"
 
@@ -31,6 +32,7 @@ struct section {
 	uint64_t records;
 	int64_t lost, dropped;
 	int trailer;
+	enum timed_role timed;
 };
 
 struct artifact {
@@ -55,8 +57,10 @@ static const struct options_entry options[] = {
 	{ 't', "title", "TITLE", "the page's title (default: marple report: NAME)" },
 	{ OPT_SOURCE, "source", "NAME", "the capture's name to show (default: CAPTURE)" },
 	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
-			     "title' per section (the interface reduced to\n"
-			     "[A-Za-z0-9_.-], the title 'INTERFACE on HOST'), and stop" },
+			     "seconds<TAB>timed<TAB>title' per section (the interface\n"
+			     "reduced to [A-Za-z0-9_.-]; seconds from start_ns to\n"
+			     "end_ns or '-'; timed 'stacks', 'samples' or '-'; the\n"
+			     "title 'INTERFACE on HOST'), and stop" },
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -103,6 +107,7 @@ static void read_capture(const char *path)
 			cur->start_ns = stream_header_int(h, "start_ns", -1);
 			cur->wall_ns = stream_header_int(h, "wall_ns", -1);
 			cur->end_ns = -1;
+			cur->timed = timed_role(h);
 			json_t *u = json_object_get(h, "units");
 			if (json_is_object(u) && json_object_size(u))
 				cur->units = json_dumps(u, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -141,6 +146,15 @@ static void list_sections(void)
 		if (n == 0)
 			fputs("section", stdout);
 		printf("\t%llu", (unsigned long long)secs[i].records);
+		if (secs[i].start_ns >= 0 && secs[i].end_ns > secs[i].start_ns)
+			printf("\t%.3f", (double)(secs[i].end_ns - secs[i].start_ns) / 1e9);
+		else
+			fputs("\t-", stdout);
+		/* a samples section belongs to the timed stack section just before it */
+		enum timed_role role = secs[i].timed;
+		if (role == TIMED_SAMPLES && (i == 0 || secs[i - 1].timed != TIMED_STACKS))
+			role = TIMED_NONE;
+		fputs(role == TIMED_STACKS ? "\tstacks" : role == TIMED_SAMPLES ? "\tsamples" : "\t-", stdout);
 		/* a title for the picture: "INTERFACE on HOST", control bytes as '?' */
 		putchar('\t');
 		for (const char *t = secs[i].interface ? secs[i].interface : "section"; *t; t++)
@@ -455,6 +469,16 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 	      "</script>\n</body></html>\n", f);
 }
 
+/* Whether a relative path leaves its folder: a ".." component.  ".." inside
+ * a name ("00-v1..2-flamegraph.svg", from an interface "v1..2") does not. */
+static int climbs_out(const char *path)
+{
+	for (const char *p = path; p; p = strchr(p, '/'), p = p ? p + 1 : NULL)
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return 1;
+	return 0;
+}
+
 static void parse_artifact(const char *arg, struct artifact *a)
 {
 	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -481,7 +505,7 @@ static void parse_artifact(const char *arg, struct artifact *a)
 	else
 		marple_usage_error("'%s': KIND must be picture, link, error or note", arg);
 	a->text = c2 + 1;
-	if (a->kind != 'e' && a->kind != 'n' && (!*a->text || a->text[0] == '/' || strstr(a->text, "..")))
+	if (a->kind != 'e' && a->kind != 'n' && (!*a->text || a->text[0] == '/' || climbs_out(a->text)))
 		marple_usage_error("'%s': FILE must be a name relative to the report's folder", arg);
 }
 

@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 89
+plan 94
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -135,7 +135,7 @@ expect_exit "display: -hm and -sp together: exit 2" 2 'display: -sp contradicts'
 check "display: the same flag twice is fine" sh -c "marple display -n -i marple_out/cap.marple -o '$T/twice' -fg -fg -e 0 > /dev/null"
 expect_exit "display: missing capture" 1 '^marple: display: cannot read /nonexistent' marple display -i /nonexistent
 expect_exit "display: unknown option" 2 "unknown option '-zz'" marple display -zz
-expect_exit "display: bad -e" 2 'section numbers' marple display -e x
+expect_exit "display: bad -e" 2 'section numbers or interfaces' marple display -e 'a;b'
 XDG_STATE_HOME="$T/empty" expect_exit "display: nothing remembered" 2 'none remembered' marple display
 rm "$T/bin/marple-flamegraph"
 marple display -i marple_out/cap.marple -o "$T/nofg" > /dev/null 2> "$T/err"; rc=$?
@@ -162,3 +162,21 @@ ln -sf "$D/fake-renderer" "$T/bin/marple-flamegraph"
 marple display -n -i "$T/empty.marple" -o "$T/empty" > /dev/null 2> "$T/err"; rc=$?
 check "display: an empty section is no failure" test "$rc" -eq 0 -a ! -s "$T/err"
 check "display: ... the report says it has no records" grep -q '<p class="meta note">no records in this section: nothing to draw</p>' "$T/empty/index.html"
+
+# --- -e takes an interface too; a choice that makes no picture names its sections
+marple display -n -i marple_out/cap.marple -o "$T/sched.cpel" -e cpusched > "$T/out" 2> "$T/err"; rc=$?
+check "display: -e INTERFACE: its section alone, one file (-o x.cpel)" sh -c "test $rc -eq 0 && grep -q 'fake cpel' '$T/sched.cpel'"
+expect_exit "display: -e of an interface the capture lacks names those it has" 2 \
+	'-e disklat: .* has no disklat section \(it has: .*callstack.*cpusched' marple display -n -i marple_out/cap.marple -o "$T/d" -e disklat
+expect_exit "display: -o FILE that the sections cannot make names their interface and datatype" 2 \
+	'sections chosen make 1 picture of another kind: section 0 \(callstack, stack\)' marple display -n -i marple_out/cap.marple -o "$T/x.cpel" -e 0
+
+# --- an interface named v1..2: the picture's name has ".." inside a name, not a path
+printf '{"marple":1,"interface":"v1..2","datatype":"stack","host":"h"}\n5#a;b\n{"trailer":1,"records":1}\n' > "$T/dots.marple"
+marple display -n -i "$T/dots.marple" -o "$T/dots" > /dev/null 2> "$T/err"; rc=$?
+check "display: interface v1..2: exit 0, the report shows its picture" sh -c "test $rc -eq 0 && grep -q '00-v1..2-flamegraph.svg' '$T/dots/index.html'"
+
+# --- a header whose "marple" member comes last is a header (marple-format(5): a JSON object)
+printf '{"interface":"callstack","datatype":"stack","host":"h","marple":1}\n5#a;b\n{"trailer":1,"records":1}\n' > "$T/last.marple"
+marple display -n -i "$T/last.marple" -o "$T/last" > /dev/null 2> "$T/err"; rc=$?
+check "display: \"marple\" as the header's last member: shown (exit 0)" sh -c "test $rc -eq 0 && test -s '$T/last/00-callstack-flamegraph.svg'"

@@ -3,7 +3,7 @@
 # host's sections, one flame graph per collector merged over the hosts with
 # the host as the root frame, and the merge as a pprof profile.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 32
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 mkdir -p "$T/fleet/db1" "$T/fleet/web1" "$T/work" "$T/empty"
@@ -71,3 +71,41 @@ cp "$T/fleet/web1/2026-11-23_00:00.marple" "$T/t2/a.marple"
 { cap db2 00 '7#java;main;run'; printf '{"marple":1,"interface":"callstack","datatype":"event","start_ns":1000,"host":"db2"}\n2000,sample,cpu0,stack=0\n{"trailer":1,"records":1,"end_ns":9000}\n'; } > "$T/t2/b.marple"
 marple display -n -o "$T/t2r" "$T/t2" > /dev/null 2> "$T/err"; rc=$?
 check "fleet: an event section of a stack interface is left out of the merge (exit 0, pprof made)" sh -c "test $rc -eq 0 && test -s '$T/t2r/fleet-callstack.pb.gz' && grep -q 'marple-cat -s 0,1 fleet.marple | marple-pprof' '$T/t2r/index.html'"
+
+# --- the README's fleet report, run again when the next hour's captures come:
+# "fleet" is the folder of captures given, not the report it wrote last time
+mkdir -p "$T/rerun/fleet/db1" && cd "$T/rerun" || exit 1
+cp "$T/fleet/db1/2026-11-23_00:00.marple" fleet/db1/
+marple display -n fleet > /dev/null 2> "$T/err1"; rc1=$?
+cp "$T/fleet/db1/2026-11-23_01:00.marple" fleet/db1/
+marple display -n fleet > /dev/null 2> "$T/err2"; rc2=$?
+check "fleet: run twice on the folder 'fleet': both exit 0" test "$rc1$rc2" = 00
+check "fleet: ... the second report has the new capture (2 captures)" grep -q '<title>marple report: 2 captures from 1 host</title>' marple_out/fleet/index.html
+rm -rf fleet
+expect_exit "fleet: the error names the folder it looked in" 1 'no capture \(\*\.marple\) in marple_out/fleet' marple display -n fleet
+cd "$T/work" || exit 1
+
+# --- a symlink planted at any file the report writes is replaced, never written through
+mkdir -p "$T/planted"
+echo precious > "$T/target"
+for f in fleet.marple index.html fleet-callstack-flamegraph.svg fleet-callstack.pb.gz 00-callstack-flamegraph.svg 01-cpusched-g2.cpel 01-cpusched-plot.html; do
+	ln -s "$T/target" "$T/planted/$f"
+done
+marple display -n -o "$T/planted" "$T/fleet" > /dev/null 2> "$T/err"; rc=$?
+check "fleet: planted symlinks: exit 0" test "$rc" -eq 0
+check "fleet: planted symlinks: their target is untouched" test "$(cat "$T/target")" = precious
+check "fleet: planted symlinks: each replaced by a file" sh -c "cd '$T/planted' && ! find . -type l | grep -q . && test -s fleet.marple"
+
+# --- two cloned machines that both call themselves "vm", each in its own folder
+mkdir -p "$T/clones/vm-a" "$T/clones/vm-b"
+cap vm 00 '3#app;main;a' > "$T/clones/vm-a/1.marple"
+cap vm 00 '4#app;main;b' > "$T/clones/vm-b/1.marple"
+marple display -n -o "$T/clones-r" "$T/clones" > /dev/null 2> "$T/err"; rc=$?
+check "fleet: hosts of the same name in two folders: 2 hosts" grep -q '<title>marple report: 2 captures from 2 hosts</title>' "$T/clones-r/index.html"
+check "fleet: ... the report says the folders name them" grep -q 'host vm: captures in the folders vm-a, vm-b all call themselves vm; each is named by its folder' "$T/clones-r/index.html"
+check "fleet: ... the merged graph's roots are the folders (vm-a 3, vm-b 4)" python3 -c "
+import re,sys; t=open('$T/clones-r/fleet-callstack-flamegraph.svg').read()
+N=eval(re.search(r'var N=(\[.*?\]);', t).group(1)); D=eval(re.search(r'var D=(\[.*?\]);', t).group(1))
+F=sorted((N[D[i]], D[i+3]) for i in range(0, len(D), 4) if D[i+1] == 1)
+sys.exit(0 if F == [('vm-a', 3), ('vm-b', 4)] else 1)"
+check "fleet: the merged graph's subtitle names the interface, not 'fold'" sh -c "grep -q 'callstack, weights in samples' '$T/clones-r/fleet-callstack-flamegraph.svg' && ! grep -q 'fold, weights' '$T/clones-r/fleet-callstack-flamegraph.svg'"

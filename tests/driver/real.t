@@ -3,7 +3,7 @@
 # valid file whose call stacks show the workload's functions, Ctrl-C at random
 # moments, and the report drawn from it.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 11
 if ! is_root; then skip_rest "driver real" "needs root"; fi
 if [ ! -r /sys/kernel/btf/vmlinux ]; then skip_rest "driver real" "no BTF"; fi
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
@@ -71,3 +71,12 @@ case "$list" in *callstack*)
 		check "real: the flame graph shows the workload" grep -q 'crunch_primes' marple_out/real/00-callstack-flamegraph.svg
 	fi ;;
 esac
+
+# --- one duration grammar (marple-collect's): -t 1d is a day, stopped by Ctrl-C here
+timeout --preserve-status -s INT 2 marple collect -t 1d -o day.marple cpusched > /dev/null 2> "$T/err"; rc=$?
+check "real: collect -t 1d runs (stopped by SIGINT: exit 0, a valid file; $(head -c 200 "$T/err" | tr '\n' ' '))" \
+	sh -c "test $rc -eq 0 && marple-cat -q marple_out/day.marple"
+# --- --include-self reaches every collector whose options have it (mallocstacks, memleak too)
+marple collect --include-self -t 1 -o self.marple mallocstacks memleak > /dev/null 2> "$T/err"; rc=$?
+check "real: collect --include-self mallocstacks memleak: exit 0, both sections ($(head -c 200 "$T/err" | tr '\n' ' '))" \
+	sh -c "test $rc -eq 0 && test \$(marple-cat -l marple_out/self.marple | tail -n +2 | wc -l) -ge 2"

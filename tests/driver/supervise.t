@@ -38,7 +38,7 @@ expect_exit "collect: a bad duration is a usage error" 2 "-t: 'ten' is not a dur
 
 # --- -h's option lines come from the option table: the man page lists the same
 # options with the same argument names, in the same order
-marple-collect -h | awk -F '  +' '/^  -/ { print $2 }' > "$T/h.opts"
+marple-collect -h | awk -F '  +' '/^ +-/ { print $2 }' > "$T/h.opts"
 sed -n '/^\.SH OPTIONS/,/^\.SH ENVIRONMENT/{/^\.TP/{n;p;}}' "$MARPLE_TOP/collectors/marple-collect.1" |
 	sed 's/^\.BR //; s/\\-/-/g; s/\\f[IR]//g; s/"//g; s/ , /, /; s/  */ /g; s/ $//' > "$T/man.opts"
 if [ -s "$T/h.opts" ]; then same "usage: -h lists the man page's options" "$T/man.opts" "$T/h.opts"
