@@ -5,7 +5,9 @@
  *   $ marple-collect -t 5 -o cap.marple callstack marple-callstack -F 99 -- cpusched marple-cpusched
  *
  * Each collector writes its section to a temporary file (unlinked at once, so
- * nothing is left behind) and its messages to another.  One loop waits on a
+ * nothing is left behind) and its messages to memory (a memfd: a disk that
+ * fills does not take the reasons with it); a collector dies with us, even of
+ * SIGKILL (PR_SET_PDEATHSIG), rather than run on unseen.  One loop waits on a
  * signalfd for SIGINT/SIGTERM/SIGHUP and SIGCHLD and on the deadlines, so the
  * supervision itself starts no process and wakes only when something happens:
  * a signal stops every collector (SIGTERM, again each second in case one was
@@ -14,7 +16,10 @@
  * have ended, each section is checked (an unfinished last line is dropped and
  * counted, a section that does not parse is left out and named) and the
  * sections are joined in the order given; a file is written beside FILE and
- * linked (-f: renamed) into place, so it is never seen half written.
+ * linked (-f: renamed) into place, so it is never seen half written.  A
+ * collector's messages go to stderr, terminal or not, and into its last
+ * trailer ("messages"), so a capture from cron keeps them.  A disk that fills
+ * while the sections are joined keeps the whole sections that fitted, named.
  *
  * Exit status: 0 every collector ended well and the output is written; 1 some
  * collector failed (named on stderr) and the others' sections are written;
@@ -26,8 +31,11 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,7 +60,8 @@ struct collector {
 	pid_t pid;		/* 0: not started */
 	int running;
 	int status;		/* from waitpid */
-	int out_fd, err_fd;	/* unlinked temporary files */
+	int out_fd;		/* its section: an unlinked temporary file */
+	int err_fd;		/* its messages: a memfd */
 	int unrunnable;		/* exec failed (named when it did) */
 	int overran;		/* stopped for running GRACE past the duration */
 	int killed;		/* sent SIGKILL */
@@ -334,6 +343,10 @@ static noreturn void exec_collector(const struct supervisor *s, const struct col
 	int null = open("/dev/null", O_RDONLY);
 
 	setpgid(0, s->pgid);
+	/* ended with us, whatever ends us (the OOM killer's SIGKILL included):
+	 * never reparented to init with its BPF attached, writing unseen */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != s->self)
+		goto fail;
 	if (null < 0 || dup2(null, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0)
 		goto fail;
 	if (null > 2)
@@ -361,7 +374,9 @@ static int start_collector(struct supervisor *s, struct collector *c)
 	int pipefd[2], err = 0;
 
 	c->out_fd = scratch_file(s->tmpdir);
-	c->err_fd = c->out_fd < 0 ? -1 : scratch_file(s->tmpdir);
+	c->err_fd = c->out_fd < 0 ? -1 : memfd_create("marple-collect-messages", MFD_CLOEXEC);
+	if (c->out_fd >= 0 && c->err_fd < 0)
+		marple_warn("cannot make a memfd for %s's messages: %s", c->name, strerror(errno));
 	if (c->err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0)
 		return -1;
 	pid_t pid = fork();
@@ -589,17 +604,99 @@ static long long count_records(int fd, char *err, size_t cap)
 	return it == STREAM_ERROR || !headers ? -1 : records;
 }
 
-static int copy_section(int fd, FILE *out)
+/* Bytes [from, to) of fd into out; 0, or -1 with errno set. */
+static int copy_range(int fd, off_t from, off_t to, FILE *out)
 {
 	char buf[65536];
-	ssize_t got;
 
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -1;
-	while ((got = read(fd, buf, sizeof(buf))) > 0)
+	while (from < to) {
+		size_t want = to - from < (off_t)sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, want, from);
+		if (got <= 0)
+			return got < 0 ? -1 : (errno = EIO, -1);
 		if (fwrite(buf, 1, (size_t)got, out) != (size_t)got)
 			return -1;
-	return got < 0 ? -1 : 0;
+		from += got;
+	}
+	return 0;
+}
+
+static int copy_section(int fd, FILE *out)
+{
+	return copy_range(fd, 0, lseek(fd, 0, SEEK_END), out);
+}
+
+/* A collector's messages as a JSON array of its lines that are not blank (at
+ * most MESSAGE_LINES, each at most MESSAGE_BYTES, then how many more); NULL if
+ * it said nothing. */
+#define MESSAGE_LINES 50
+#define MESSAGE_BYTES 1000
+static json_t *messages_of(int fd)
+{
+	FILE *f = lseek(fd, 0, SEEK_END) > 0 ? fdopen(dup(fd), "r") : NULL;
+	json_t *a = json_array();
+	char *line = NULL;
+	size_t cap = 0, more = 0;
+	ssize_t n;
+
+	if (!f || fseeko(f, 0, SEEK_SET) < 0)
+		goto done;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		while (n > 0 && strchr("\n\r \t", line[n - 1]))
+			n--;
+		if (n == 0)
+			continue;
+		if (json_array_size(a) == MESSAGE_LINES) {
+			more++;
+			continue;
+		}
+		json_t *v = json_stringn(line, n < MESSAGE_BYTES ? (size_t)n : MESSAGE_BYTES);
+		json_array_append_new(a, v ? v : json_string("(a line that is not UTF-8)"));
+	}
+	if (more) {
+		char tail[64];
+		snprintf(tail, sizeof(tail), "(%zu more lines)", more);
+		json_array_append_new(a, json_string(tail));
+	}
+done:
+	free(line);
+	if (f)
+		fclose(f);
+	if (json_array_size(a) == 0) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* The section into out, its last trailer with the collector's messages added
+ * ("messages": a capture from cron keeps what the collector said).  A last
+ * line that is no trailer (a collector cut short) is copied as it is. */
+static int copy_section_with_messages(int fd, json_t *messages, FILE *out)
+{
+	off_t size = lseek(fd, 0, SEEK_END), start = size - 1;
+	char c;
+
+	if (!messages)
+		return copy_section(fd, out);
+	while (start > 0 && pread(fd, &c, 1, start - 1) == 1 && c != '\n')
+		start--;
+	size_t len = (size_t)(size - start);
+	char *last = marple_malloc(len + 1);
+	json_t *t = NULL;
+	int rc = -1;
+
+	if (pread(fd, last, len, start) == (ssize_t)len)
+		t = json_loadb(last, len, 0, NULL);
+	if (json_is_object(t) && json_object_get(t, "trailer")) {
+		json_object_set(t, "messages", messages);
+		rc = copy_range(fd, 0, start, out) < 0 ? -1 : stream_write_json(out, t) < 0 ? (errno = EILSEQ, -1) : 0;
+	} else {
+		rc = copy_section(fd, out);
+	}
+	json_decref(t);
+	free(last);
+	return rc;
 }
 
 /* How a collector ended, and whether that is a failure. */
@@ -620,7 +717,8 @@ static int ended_badly(const struct supervisor *s, const struct collector *c, ch
 	return sig || code;
 }
 
-/* One collector's section into out; 1 if it had one. */
+/* One collector's section into out; 1 if it had one, 0 if not, -1 (errno
+ * set) when out could not take it. */
 static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 {
 	char how[64], msg[1024];
@@ -637,9 +735,9 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		if (!c->killed && !c->overran && !c->unrunnable)
 			marple_warn("%s failed (%s)%s%s", c->name, how, *msg ? ": " : "", msg);
 		s->failed = 1;
-	} else if (s->tty && lseek(c->err_fd, 0, SEEK_END) > 0) {
-		/* remarks on success (lost samples...) are in the trailer too; on a
-		 * terminal they are shown, from cron they are not */
+	} else if (lseek(c->err_fd, 0, SEEK_END) > 0) {
+		/* remarks on success (lost samples...): shown, terminal or not (cron
+		 * mails stderr), and kept in the trailer */
 		fflush(stderr);
 		copy_section(c->err_fd, stderr);
 	}
@@ -660,17 +758,49 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		s->failed = 1;
 		return 0;
 	}
-	if (copy_section(c->out_fd, out) < 0)
-		marple_fatal(EXIT_NOTHING, "write error: %s", strerror(errno));
-	return 1;
+	json_t *messages = messages_of(c->err_fd);
+	int rc = copy_section_with_messages(c->out_fd, messages, out);
+	json_decref(messages);
+	return rc < 0 ? -1 : 1;
+}
+
+/* out could not take a section (a full disk): cut it back to the sections
+ * that were whole, which stay.  0, or -1 when none can be kept. */
+static int keep_whole_sections(struct supervisor *s, FILE *out, off_t whole, int sections, int err)
+{
+	const char *name = s->out_path ? s->out_path : "<stdout>";
+
+	__fpurge(out);		/* what did not fit, still buffered */
+	clearerr(out);
+	if (!sections || !s->out_path || ftruncate(fileno(out), whole) < 0 || fseeko(out, whole, SEEK_SET) < 0) {
+		marple_warn("%s: write error: %s; nothing written", name, strerror(err));
+		return -1;
+	}
+	marple_warn("%s: write error: %s; kept the %d whole section%s that fitted (of %zu collectors)", name,
+		    strerror(err), sections, sections == 1 ? "" : "s", s->started);
+	s->failed = 1;
+	return 0;
 }
 
 static int join_all(struct supervisor *s, struct outfile *o)
 {
+	FILE *out = marple_outfile_stream(o);
 	int sections = 0;
+	off_t whole = 0;
 
-	for (size_t i = 0; i < s->started; i++)
-		sections += join_one(s, &s->c[i], marple_outfile_stream(o));
+	for (size_t i = 0; i < s->started; i++) {
+		int got = join_one(s, &s->c[i], out);
+		if (got > 0 && fflush(out) == 0) {
+			sections++;
+			whole = ftello(out);
+		} else if (got != 0) {
+			if (keep_whole_sections(s, out, whole, sections, errno) < 0) {
+				marple_outfile_abort(o);
+				return EXIT_NOTHING;
+			}
+			break;
+		}
+	}
 	if (!sections) {
 		if (s->signo && !s->started)
 			marple_warn("interrupted before any collector started; nothing written");

@@ -1,0 +1,66 @@
+# The capture survives its own failures (issue: long captures): collectors die
+# with a SIGKILLed supervisor, a disk that fills keeps the whole sections that
+# fitted under a name the user is told, collectors' messages reach stderr and
+# the trailers when stderr is no terminal (cron), and two captures started in
+# the same second get two names.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 12
+D="$MARPLE_TOP/tests/driver"
+mkdir -p "$T/bin" "$T/state" "$T/work"
+for n in callstack cpusched memtime; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
+B=$T/bin
+# a collector that writes N records of 100 bytes, says something on stderr, ends
+cat > "$B/marple-chatty" <<'SH'
+#!/bin/sh
+n=$1
+echo "marple-chatty: 3 samples lost (ring buffer full)" >&2
+printf '{"marple":1,"interface":"chatty","datatype":"stack","host":"h"}\n'
+awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "1#%s;f%d\n", sprintf("%090d", 0), i }'
+printf '{"trailer":1,"records":%d,"ended":"eof"}\n' "$n"
+SH
+chmod +x "$B/marple-chatty"
+export MARPLE_LIBEXEC="$T/bin" XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
+unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
+cd "$T/work" || exit 1
+
+# --- SIGKILL of the supervisor (the OOM killer's way): its collectors end too
+FAKE_ENV_DIR=$T marple-collect -t 0 -o k.marple callstack "$B/marple-callstack" -- cpusched "$B/marple-cpusched" 2> /dev/null &
+sup=$!
+i=0; while { [ ! -s "$T/callstack" ] || [ ! -s "$T/cpusched" ]; } && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+c1=$(cut -d' ' -f1 "$T/callstack"); c2=$(cut -d' ' -f1 "$T/cpusched")
+check "sigkill: both collectors were running" sh -c "kill -0 $c1 && kill -0 $c2"
+kill -KILL "$sup"; wait "$sup" 2> /dev/null
+i=0; while { kill -0 "$c1" || kill -0 "$c2"; } 2> /dev/null && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+check "sigkill: the collectors died with it (within 2 s)" sh -c "! kill -0 $c1 2> /dev/null && ! kill -0 $c2 2> /dev/null"
+kill -KILL "$c1" "$c2" 2> /dev/null
+
+# --- from cron: stderr a file, no terminal; the collector's message is kept twice
+setsid marple-collect -t 1 -o cron.marple chatty "$B/marple-chatty" 5 < /dev/null > /dev/null 2> "$T/cron.err"
+check "cron: the collector's message reaches stderr" grep -q '3 samples lost (ring buffer full)' "$T/cron.err"
+check "cron: ... and the trailer, as messages" grep -q '"messages":\["marple-chatty: 3 samples lost (ring buffer full)"\]' cron.marple
+check "cron: the capture is still a valid stream" marple-cat -q cron.marple
+
+# --- a disk that fills while the sections are joined (tmpfs of 600 KiB):
+# the small section fits, the large one does not; the small one is kept
+if is_root && mkdir -p "$T/small" && mount -t tmpfs -o size=600k tmpfs "$T/small" 2> /dev/null; then
+	marple-collect -t 1 -o "$T/small/cap.marple" little "$B/marple-chatty" 10 -- big "$B/marple-chatty" 4000 2> "$T/full.err"; rc=$?
+	check "full disk at the join: exit 1 ($(tr '\n' ' ' < "$T/full.err" | head -c 300))" test "$rc" -eq 1
+	check "full disk at the join: says ENOSPC and what it kept" grep -q 'cap.marple: write error: No space left on device; kept the 1 whole section that fitted' "$T/full.err"
+	check "full disk at the join: the whole section is there, valid" sh -c "marple-cat -q '$T/small/cap.marple' && test \$(grep -c '^{\"marple\"' '$T/small/cap.marple') -eq 1"
+	check "full disk at the join: no temporary file left" test "$(ls -A "$T/small" | wc -l)" -eq 1
+	umount "$T/small"
+else
+	for c in "exit 1" "says ENOSPC" "the whole section" "no temporary file"; do skip "full disk at the join: $c" "needs root to mount a small tmpfs"; done
+fi
+
+# --- two captures started in the same second: two names, both kept
+mkdir -p "$T/same" && cd "$T/same" || exit 1
+marple collect -t 1 memtime > "$T/a.out" 2> "$T/a.err" &
+pa=$!
+marple collect -t 1 memtime > "$T/b.out" 2> "$T/b.err"; rb=$?
+wait "$pa"; ra=$?
+check "same second: both exit 0 ($(cat "$T/a.err" "$T/b.err" | tr '\n' ' '))" test "$ra$rb" = 00
+check "same second: two different files, both valid" sh -c "test \"\$(cat '$T/a.out')\" != \"\$(cat '$T/b.out')\" && marple-cat -q \"\$(cat '$T/a.out')\" && marple-cat -q \"\$(cat '$T/b.out')\""
+# a capture that writes nothing gives its reserved name back
+marple collect -t 1 -o gone.marple ipc > /dev/null 2>&1
+check "a capture that wrote nothing leaves no empty file" test ! -e marple_out/gone.marple
