@@ -66,6 +66,8 @@ RENDERERS  := $(call programs_in,renderers)
 PROGS      := $(COLLECTORS) $(FILTERS) $(RENDERERS)
 SCRIPTS    := $(filter-out %.1 %.5 %.md,$(wildcard scripts/marple scripts/marple-*))
 SCRIPT_OUT := $(patsubst scripts/%,$(O)/%,$(SCRIPTS))
+REGISTRY   := $(O)/marple-registry
+DATADIR    := $(PREFIX)/share/marple
 BPF_SRC    := $(wildcard bpf/*.bpf.c)
 BPF_OBJ    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRC))
 SKELS      := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRC))
@@ -96,7 +98,15 @@ $(DEPS_STAMP): scripts/install-deps
 deps:
 	$(Q)sh scripts/install-deps
 
-programs: $(PROGS) $(SCRIPT_OUT)
+programs: $(PROGS) $(SCRIPT_OUT) $(REGISTRY)
+
+# The registry: what each program is, in its own words (--describe: its kind,
+# the sections it writes, the display it is, the datatypes it reads, its
+# option table), one line a program.  The driver reads it instead of lists of
+# its own; adding a program is its files and nothing else.
+$(REGISTRY): $(PROGS) $(filter-out $(O)/marple,$(SCRIPT_OUT))
+	$(call msg,REGISTRY,$@)
+	$(Q)for p in $^; do $$p --describe || exit 1; done > $@.tmp && mv $@.tmp $@
 
 $(O)/vmlinux.h: | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
@@ -210,10 +220,12 @@ install: programs
 	$(Q)mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	$(Q)for p in $(PROGS) $(SCRIPT_OUT); do install -m 0755 $$p $(DESTDIR)$(BINDIR)/; done
 	$(Q)for m in $(MANPAGES); do s=$${m##*.}; install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	$(Q)mkdir -p $(DESTDIR)$(DATADIR) && install -m 0644 $(REGISTRY) $(DESTDIR)$(DATADIR)/registry
 
 uninstall:
 	$(Q)for p in $(PROGS) $(SCRIPT_OUT); do rm -f $(DESTDIR)$(BINDIR)/$${p##*/}; done
 	$(Q)for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+	$(Q)rm -f $(DESTDIR)$(DATADIR)/registry
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -70,6 +70,7 @@ static const struct sc_option options[] = {
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
+	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph"),
 	SC_HELP,
 	{ 0 },
 };

@@ -104,6 +104,7 @@ static const struct options_entry options[] = {
 	{ 'n', "name", "NAME", "call this program NAME in messages" },
 	{ OPT_SECONDS, "seconds", "DURATION", "print DURATION in whole seconds, rounded up, and\n"
 					      "stop (the driver checks durations with it: one grammar)" },
+	OPTIONS_DESCRIBE("kind=supervisor"),
 	OPTIONS_HELP,
 	{ 0 }
 };

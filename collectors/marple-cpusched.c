@@ -50,6 +50,7 @@ static const struct options_entry options[] = {
 	{ O_RAW_TP, "raw-tp", NULL, "use the raw tracepoint even if the BTF one works" },
 	{ O_PERF_BUFFER, "perf-buffer", NULL, "per-CPU perf buffers instead of BPF ring buffers" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2"),
 	OPTIONS_HELP,
 	{ 0 }
 };

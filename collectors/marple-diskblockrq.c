@@ -59,6 +59,7 @@ static const struct sc_option options[] = {
 	{ 0, 'I', "insert", NULL, "count at block_rq_insert (when the request is queued,\n"
 				   "always in the submitter's context) instead of issue" },
 	{ 0, 'd', "device", "DEV", "only this disk: a name (vda), /dev/NAME or MAJOR:MINOR" },
+	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph"),
 	SC_STACK_OPTIONS,
 	{ 0 }
 };

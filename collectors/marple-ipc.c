@@ -38,6 +38,7 @@ static uint64_t records;
 
 static const struct options_entry options[] = {
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot"),
 	OPTIONS_HELP,
 	{ 0 }
 };

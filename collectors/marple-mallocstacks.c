@@ -45,6 +45,7 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
+	SC_DESCRIBE("kind=collector\tsections=mallocstacks:stack:flamegraph"),
 	SC_HELP,
 	{ 0 }
 };

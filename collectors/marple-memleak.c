@@ -88,6 +88,7 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
+	SC_DESCRIBE("kind=collector\tsections=memleak:stack:treemap,memusage:point:stackplot"),
 	SC_HELP,
 	{ 0 }
 };

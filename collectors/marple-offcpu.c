@@ -79,6 +79,7 @@ static const struct sc_option options[] = {
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
+	SC_DESCRIBE("kind=collector\tsections=offcpu:stack:flamegraph"),
 	SC_HELP,
 	{ 0 },
 };

@@ -48,6 +48,7 @@ static const struct options_entry options[] = {
 	{ OPT_TO, "to", "S", "(see --from)" },
 	{ OPT_HOST, "host", "NAME", "write NAME as every section header's \"host\"\n"
 				   "(two machines that call themselves the same)" },
+	OPTIONS_DESCRIBE("kind=filter"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -90,6 +90,7 @@ static const struct options_entry options[] = {
 				 "of each timed stack section (marple-callstack --timed)" },
 	{ OPT_TO, "to", "S", "(see --from)" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=filter"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -42,6 +42,7 @@ static const struct options_entry options[] = {
 	OPTIONS_OUTPUT,
 	{ 'u', "time-unit", "UNIT", "unit of event times in the input (default us,\n"
 		"as the original's perf collectors wrote them)" },
+	OPTIONS_DESCRIBE("kind=filter"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -29,6 +29,7 @@ static const struct options_entry options[] = {
 				"(default: \"comm (pid)\"; with --track pid: the CPU)" },
 	OPTIONS_OUTPUT,
 	{ O_RUN_EVENTS, "run-events", "N", NULL },	/* for tests: events per sorted run */
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=g2,cpel\treads=event\text=cpel\tdefault-for=event\tconfig=track:--track"),
 	OPTIONS_HELP,
 	{ 0 }
 };

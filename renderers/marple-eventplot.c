@@ -41,6 +41,7 @@ static struct {
 static const struct options_entry options[] = {
 	{ 't', "title", "TITLE", "page title (default \"Events\")" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=plot,tcp,tcpplot,eventplot\treads=event\text=html"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -69,6 +69,7 @@ static const struct options_entry options[] = {
 	{ O_TOTAL, "total", "N", "width of the whole graph in counts (>= the sum)" },
 	{ O_FACTOR, "factor", "F", "multiply every count by F" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=flamegraph,fg\treads=stack\text=svg\tdefault-for=stack\tconfig=coloring:--colors"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -69,6 +69,7 @@ static const struct options_entry options[] = {
 	{ O_COLOR, "color", "linear|rank", "colour cells by count (default) or rank of count" },
 	{ O_TITLE, "title", "TEXT", "page title (default \"Flame Scope\")" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=flamescope\treads=timed\text=html"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -110,6 +110,7 @@ static const struct options_entry options[] = {
 	{ O_GRID, "grid", NULL, "draw grid lines" },
 	{ O_TITLE, "title", "TEXT", "title" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=heatmap,hm\treads=point\text=svg\tdefault-for=point\tconfig=mode:--,color:--color,rows:--rows"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -36,6 +36,7 @@ static struct {
 static const struct options_entry options[] = {
 	OPTIONS_OUTPUT,
 	{ 'b', "bundle", "BYTES", "hold up to BYTES of a CPU's events per bundle (default 65536)" },
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=perfetto\treads=event\text=pftrace"),
 	OPTIONS_HELP,
 	{ 0 }
 };

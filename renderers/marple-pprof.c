@@ -52,6 +52,7 @@ static const struct options_entry options[] = {
 	{ '1', "", NULL, "gzip level -1 (the default: fastest) to -9 (smallest)" },
 	{ '2', "", NULL, NULL }, { '3', "", NULL, NULL }, { '4', "", NULL, NULL }, { '5', "", NULL, NULL },
 	{ '6', "", NULL, NULL }, { '7', "", NULL, NULL }, { '8', "", NULL, NULL }, { '9', "", NULL, NULL },
+	OPTIONS_DESCRIBE("kind=renderer\treads=stack\text=pb.gz"),
 	OPTIONS_HELP,
 	{ 0 }
 };

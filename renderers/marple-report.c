@@ -61,6 +61,7 @@ static const struct options_entry options[] = {
 			     "reduced to [A-Za-z0-9_.-]; seconds from start_ns to\n"
 			     "end_ns or '-'; timed 'stacks', 'samples' or '-'; the\n"
 			     "title 'INTERFACE on HOST'), and stop" },
+	OPTIONS_DESCRIBE("kind=renderer\text=html"),
 	OPTIONS_HELP,
 	{ 0 }
 };

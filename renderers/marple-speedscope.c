@@ -32,6 +32,7 @@ static struct {
 static const struct options_entry options[] = {
 	{ 'p', "per-process", NULL, "one profile per process (the root frame) of each section" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\treads=stack\text=json"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -51,6 +51,7 @@ static const struct options_entry options[] = {
 	{ O_BY, "by", "KEY", "one band per value of field KEY (e.g. pid) instead of info" },
 	{ O_TITLE, "title", "TEXT", "title" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=stackplot,sp\treads=point\text=svg\tconfig=top:--top"),
 	OPTIONS_HELP,
 	{ 0 }
 };

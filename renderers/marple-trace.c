@@ -32,6 +32,7 @@ static struct {
 static const struct options_entry options[] = {
 	{ 'i', "idle", NULL, "also draw the idle task (pid 0) as slices" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=trace,chrome-trace\treads=event\text=json"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -37,6 +37,7 @@ static const struct options_entry options[] = {
 	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
 	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
 	OPTIONS_OUTPUT,
+	OPTIONS_DESCRIBE("kind=renderer\tdisplay=treemap,tm\treads=stack\text=html\tconfig=depth:--depth"),
 	OPTIONS_HELP,
 	{ 0 }
 };

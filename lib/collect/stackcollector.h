@@ -47,6 +47,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "options.h"
+
 /* One option of a program, shared or its own, for getopt_long and the usage. */
 struct sc_option {
 	int id;			/* SC_OPT_* for a shared option, 0 for the program's own */
@@ -101,6 +103,8 @@ enum {
 #define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"
 #define SC_DWARF { SC_OPT_DWARF, SC_LONG_ONLY(SC_OPT_DWARF), "dwarf", NULL, "--unwind dwarf" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
+/* what the program is, for the registry (options.h OPTIONS_DESCRIBE) */
+#define SC_DESCRIBE(fields) { 0, OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
 	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \

@@ -31,9 +31,9 @@ static const char *build(const struct options_entry *table, int inorder, struct 
 			*s++ = '+';
 		for (size_t i = 0, l = 0; i < n; i++) {
 			const struct options_entry *o = &table[i];
+			int arg = o->arg && o->key != OPTIONS_KEY_DESCRIBE ? required_argument : no_argument;
 			if (o->name[0])
-				longopts[l++] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
-								 o->key };
+				longopts[l++] = (struct option){ o->name, arg, NULL, o->key };
 			if (o->key > 0 && o->key < 256) {
 				*s++ = (char)o->key;
 				if (o->arg)
@@ -47,18 +47,53 @@ static const char *build(const struct options_entry *table, int inorder, struct 
 	return shortopts;
 }
 
-int options_getopt(const struct options_entry *table, int argc, char **argv)
+/* --describe: the registry's line (see OPTIONS_DESCRIBE), then exit 0. */
+static noreturn void describe(const struct options_entry *table)
+{
+	const char *fields = "";
+
+	for (const struct options_entry *o = table; o->name; o++)
+		if (o->key == OPTIONS_KEY_DESCRIBE)
+			fields = o->arg;
+	printf("program=%s\t%s\toptions=", marple_progname, fields);
+	int first = 1;
+	for (const struct options_entry *o = table; o->name; o++) {
+		if (o->key == OPTIONS_KEY_DESCRIBE)
+			continue;
+		if (!first)
+			putchar(' ');
+		first = 0;
+		if (o->name[0])
+			printf("--%s", o->name);
+		else
+			printf("-%c", o->key);
+		if (o->arg)
+			printf("=%s", o->arg);
+	}
+	putchar('\n');
+	marple_close_stdout();
+	exit(EXIT_OK);
+}
+
+static int next_option(const struct options_entry *table, int inorder, int argc, char **argv)
 {
 	struct option *longopts;
-	const char *shortopts = build(table, 0, &longopts);
-	return getopt_long(argc, argv, shortopts, longopts, NULL);
+	const char *shortopts = build(table, inorder, &longopts);
+	int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+
+	if (c == OPTIONS_KEY_DESCRIBE)
+		describe(table);
+	return c;
+}
+
+int options_getopt(const struct options_entry *table, int argc, char **argv)
+{
+	return next_option(table, 0, argc, argv);
 }
 
 int options_getopt_inorder(const struct options_entry *table, int argc, char **argv)
 {
-	struct option *longopts;
-	const char *shortopts = build(table, 1, &longopts);
-	return getopt_long(argc, argv, shortopts, longopts, NULL);
+	return next_option(table, 1, argc, argv);
 }
 
 void options_usage(FILE *f, const struct options_entry *table)

@@ -21,6 +21,24 @@
 
 #include <stdio.h>
 
+/* What a program is, for the registry (make collects every program's
+ * --describe into $(O)/marple-registry; the driver reads it): one line of
+ * tab-separated KEY=VALUE fields, "program=marple-X" first, then the FIELDS
+ * given here, then "options=" with the table's options ("--title=TEXT -h ...").
+ * FIELDS are tab-separated KEY=VALUE too, the keys (marple(1), REGISTRY):
+ *   kind=collector|filter|renderer
+ *   sections=INTERFACE:DATATYPE:DISPLAY,...   a collector's sections and the
+ *                                             display each gets by default
+ *   display=NAME,ALIAS,...    the display a renderer is in the driver (-fg ...)
+ *   reads=DATATYPE,...        the datatypes it draws
+ *   ext=EXT                   its output file's extension
+ *   default-for=DATATYPE      the display of a datatype nobody chose one for
+ *   config=KEY:OPTION,...     config [DISPLAY] KEY passed as OPTION VALUE
+ *                             (OPTION "--": as --VALUE)
+ * The entry is hidden from the usage; options_getopt answers it and exits 0. */
+#define OPTIONS_KEY_DESCRIBE 0x7ffe
+#define OPTIONS_DESCRIBE(fields) { OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
+
 /* The two entries nearly every program has. */
 #define OPTIONS_OUTPUT { 'o', "output", "FILE", "write to FILE (complete or not at all) instead of stdout" }
 #define OPTIONS_HELP { 'h', "help", NULL, "this help" }
@@ -28,7 +46,8 @@
 struct options_entry {
 	int key;		/* its letter, or a value >= 256 for a long-only option */
 	const char *name;	/* the long option ("": a short option only); NULL ends the table */
-	const char *arg;	/* the argument's name in the usage ("N"); NULL: takes none */
+	const char *arg;	/* the argument's name in the usage ("N"); NULL: takes none
+				 * (OPTIONS_DESCRIBE: the program's fields) */
 	const char *help;	/* usage text, a '\n' continues it on an indented line;
 				 * NULL: accepted but not listed (an old spelling) */
 };
