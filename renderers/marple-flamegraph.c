@@ -835,6 +835,7 @@ cleanup:
 	stacktree_free(t);
 	free(in.unit);
 	free(in.interface);
+	free(in.host);
 	for (size_t i = 0; i < npal; i++)
 		free(pal[i].name);
 	free(pal);

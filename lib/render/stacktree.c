@@ -627,6 +627,9 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			const char *iface = stream_header_str(stream_reader_header(r), "interface", NULL);
 			if (iface && !in->interface) {
 				in->interface = marple_strdup(iface);
+				const char *host = stream_header_str(stream_reader_header(r), "host", NULL);
+				if (host)
+					in->host = marple_strdup(host);
 				json_t *o = json_object_get(stream_reader_header(r), "options");
 				in->on_cpu = json_is_true(json_object_get(o, "on_cpu"));
 			}

@@ -72,6 +72,7 @@ struct stacktree_input {
 	int two_counts;		/* some folded line had two counts */
 	char *unit;		/* "units"."weight" of the first stream section, or NULL */
 	char *interface;	/* "interface" of the first stream section, or NULL */
+	char *host;		/* its "host", or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
 	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
 				 * off-CPU stacks (those through __schedule) */
