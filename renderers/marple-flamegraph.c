@@ -443,6 +443,14 @@ static void layout_frames(struct layout *L)
 		sp += k;
 	}
 	free(stack);
+	if (L->deep) {	/* said in the picture too: its top is not the stacks' */
+		static char sub[400];
+		snprintf(sub, sizeof(sub), "%s%s%llu stack%s cut at %llu frames (--maxdepth)", opt.subtitle ? opt.subtitle : "",
+			 opt.subtitle ? "; " : "", (unsigned long long)L->deep, L->deep == 1 ? "" : "s",
+			 (unsigned long long)opt.maxdepth);
+		opt.subtitle = sub;
+		L->ypad3 = L->fs * 2;
+	}
 	L->H = (maxd + 1) * L->fh + L->ypad1 + L->ypad2 + L->ypad3;
 }
 

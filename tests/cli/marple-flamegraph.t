@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 35
+plan 36
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -73,6 +73,7 @@ awk 'BEGIN { printf "1#"; for (i = 0; i < 200000; i++) printf "%sf%d", i ? ";" :
 marple-flamegraph "$T/tower.marple" > "$T/tower.svg" 2> "$T/tower.err"
 check "flamegraph: a 200,000-frame stack: an SVG under 2 MB ($(wc -c < "$T/tower.svg") bytes)" test "$(wc -c < "$T/tower.svg")" -lt 2000000
 check "flamegraph: the tower is drawn 5000 frames tall" test "$(grep -c '^<rect [^>]*/><text' "$T/tower.svg")" -eq 5001
+check "flamegraph: and in the picture's subtitle" grep -q '<text id="subtitle" [^>]*>callstack, weights in samples; 1 stack cut at 5000 frames (--maxdepth)</text>' "$T/tower.svg"
 check "flamegraph: the cut said on stderr" grep -q '^marple-flamegraph: 1 stack taller than 5000 frames cut there (100.0% of the samples); --maxdepth N draws more$' "$T/tower.err"
 sed 's/^1#//; s/$/ 1/' "$T/tower.body" | marple-flamegraph --maxdepth 20000 > "$T/tower2.svg" 2> /dev/null
 check "flamegraph: --maxdepth 20000 draws 20000 (folded input)" test "$(grep -c '^<rect [^>]*/><text' "$T/tower2.svg")" -eq 20001
