@@ -93,14 +93,39 @@ function busyTimes() {
     if (!ids.has(c)) ids.set(c, ids.size);
     ftask[j] = ids.get(c);
   }
+  taskTime = new Float64Array(ids.size); taskSet = new Int32Array(ids.size).fill(-1);
   for (var r = 0; r < NT; r++) {
     var cur = -1, busy = 0;
     for (var k = ts[r]; k < ts[r + 1]; k++) {
       cum[k] = k > ts[r] ? cum[k - 1] + (busy ? tm[k] - tm[k - 1] : 0) : 0;
-      if (typ[k] === switchTy) { cur = fi[k]; busy = !fidle[cur]; bars[r] = 1; }
+      if (busy && k > ts[r]) taskTime[ftask[cur]] += tm[k] - tm[k - 1];
+      if (typ[k] === switchTy) { cur = fi[k]; busy = !fidle[cur]; bars[r] = 1; if (taskSet[ftask[cur]] < 0) taskSet[ftask[cur]] = cur; }
       run[k] = cur;
     }
   }
+}
+var taskTime, taskSet;
+// Under the plot, what the colours mean: the marks' event types, the tasks
+// whose slices show most (a colour each, by name), the arrows.
+function legend() {
+  var el = document.getElementById("legend"), parts = [];
+  var swatch = function (col, text, cls) {
+    var s = document.createElement("span"), b = document.createElement("i");
+    s.className = cls; b.style.background = col; s.appendChild(b); s.appendChild(document.createTextNode(text)); return s;
+  };
+  el.textContent = "";
+  var head = function (t) { var h = document.createElement("b"); h.textContent = t; el.appendChild(h); };
+  head("marks (event types):");
+  TY.forEach(function (t, k) { el.appendChild(swatch(tyCol[k], t, "ty")); });
+  var order = [];
+  for (var i = 0; i < taskTime.length; i++) if (taskTime[i] > 0) order.push(i);
+  if (order.length) {
+    order.sort(function (x, y) { return taskTime[y] - taskTime[x]; });
+    head("slices (the task running; zoomed out, the bar's height is the busy share):");
+    order.slice(0, 12).forEach(function (i) { el.appendChild(swatch(taskCol(taskSet[i]), commOf(taskSet[i]) + " " + fmt(taskTime[i]), "task")); });
+    if (order.length > 12) el.appendChild(document.createTextNode("and " + (order.length - 12) + " more (hover for names)"));
+  }
+  if (LK.length) el.appendChild(swatch("rgba(200,40,40,0.8)", "arrows: connections (source \u2192 destination)", "link"));
 }
 // busy time on track r up to time t; k = the last position at or before t (or below the track)
 function busyUpTo(r, k, t) {
@@ -149,6 +174,9 @@ function T(x) { return a + (x - LW) / (W - LW - PAD) * (b - a); }
 function lower(t, lo, hi) { while (lo < hi) { var m = (lo + hi) >> 1; if (tm[m] < t) lo = m + 1; else hi = m; } return lo; }
 // times as every page writes them (timefmt.js), 3 decimals in their unit
 function fmt(ns) { return marpleTimeRes(ns, marpleTimeUnit(ns)[0] / 1000); }
+// Times on the axis, in the tooltip and the status line are since the capture
+// began (the header's start_ns, time 0 of the page): a first event 140 ms in
+// is at 140 ms, as in the other pictures, not at 0.
 // A tick label in the unit of the largest time on the axis (12.3 s, not
 // 12300 ms), with as many decimals as the step needs.
 function tickLabel(u, step, top) {
@@ -162,9 +190,10 @@ function axis() {
   var step = p10 * (m >= 5 ? 5 : m >= 2 ? 2 : 1);
   ctx.fillStyle = "#555"; ctx.strokeStyle = "#ddd";
   ticks = [];
-  var top = Math.max(Math.abs(a - tmin), Math.abs(b - tmin));
-  for (var u = Math.ceil((a - tmin) / step) * step; tmin + u <= b; u += step) {
-    var x = X(tmin + u);
+  var top = Math.max(Math.abs(a), Math.abs(b));
+  // no tick before the start unless events are there
+  for (var u = Math.max(Math.ceil(a / step) * step, tmin < 0 ? -Infinity : 0); u <= b; u += step) {
+    var x = X(u);
     if (x < LW) continue;
     ctx.beginPath(); ctx.moveTo(x + 0.5, TOP - 4); ctx.lineTo(x + 0.5, H); ctx.stroke();
     var lab = tickLabel(u, step, top), w = ctx.measureText(lab).width, tx = x + 3 + w > W - PAD ? x - 3 - w : x + 3;
@@ -292,7 +321,7 @@ function draw() {
   ctx.lineWidth = 1;
   ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, LW, TOP - 2);
   st.textContent = shown + " of " + n + " events shown (" + nvis + " pass the filter), " +
-    fmt(a - tmin) + " \u2013 " + fmt(b - tmin) + " (" + fmt(b - a) + ")" +
+    fmt(Math.max(a, Math.min(tmin, 0))) + " \u2013 " + fmt(b) + " (" + fmt(b - a) + ")" +
     (summarized ? "; " + summarized + " track" + (summarized > 1 ? "s" : "") + " summarized per pixel (zoom in for events)" : "");
 }
 function setView(na, nb) {
@@ -344,7 +373,7 @@ function listen() {
     }
     var e = hit(mx, my);
     if (e < 0) { tip.style.display = "none"; return; }
-    tip.textContent = fmt(tm[e] - tmin) + "  " + TY[typ[e]] + " on " + TR[trackOf(e)] + "\n" + fieldsOf(e).join("\n");
+    tip.textContent = fmt(tm[e]) + "  " + TY[typ[e]] + " on " + TR[trackOf(e)] + "\n" + fieldsOf(e).join("\n");
     tip.style.display = "block";
     tip.style.left = Math.min(ev.pageX + 12, window.innerWidth - 320) + "px"; tip.style.top = (ev.pageY + 12) + "px";
   });
@@ -377,7 +406,7 @@ function start(u) {
   if (META.end > tmax) tmax = META.end;
   var span = tmax - tmin;
   a = A0 = tmin - span * 0.01; b = B0 = tmax + span * 0.01;
-  listen(); timed("filter", applyFilter); size(); timed("draw", draw);
+  listen(); legend(); timed("filter", applyFilter); size(); timed("draw", draw);
   // for tests and the console
   window.eventplot = {
     tracks: TR, types: TY, events: n, links: LK.length / 2,

@@ -135,15 +135,36 @@ function pixel(rgb) {
 	b[0] = rgb[0]; b[1] = rgb[1]; b[2] = rgb[2]; b[3] = 255;
 	return p[0];
 }
+// The shade of a weight: linear from the lightest cell's to the heaviest's
+// (not from 0: 99 Hz in 20 ms rows gives every cell 1 to 3 samples, on 8 CPUs
+// 14 to 18, all dark red when scaled from 0), or by rank; scale.lo, scale.hi
+// for the legend.
+var scale = { lo: 0, hi: 0 };
 function colours() {
-	var max = 0, ranks = null;
-	for (var c = 0; c < ncells; c++) if (counts[c] > max) max = counts[c];
+	var max = 0, min = Infinity, ranks = null;
+	for (var c = 0; c < ncells; c++) if (counts[c]) { if (counts[c] > max) max = counts[c]; if (counts[c] < min) min = counts[c]; }
+	scale = { lo: max ? min : 0, hi: max };
 	if (C.color === "rank") {
 		var d = {}; for (var k = 0; k < ncells; k++) if (counts[k]) d[counts[k]] = 1;
 		var u = Object.keys(d).map(Number).sort(function (x, y) { return x - y; });
 		ranks = new Map(); u.forEach(function (v, i) { ranks.set(v, u.length > 1 ? i / (u.length - 1) : 1); });
 	}
-	return function (v) { return ranks ? ranks.get(v) : v / max; };
+	return function (v) { return ranks ? ranks.get(v) : max > min ? (v - min) / (max - min) : 0.5; };
+}
+// Under the map: the colours from the lightest cell's weight to the heaviest's.
+function legend() {
+	var el = $("scale"), stops = [];
+	for (var k = 0; k <= 4; k++) stops.push("rgb(" + heat(k / 4).join(",") + ")");
+	el.innerHTML = "";
+	if (!scale.hi) return;
+	var bar = document.createElement("span"), lo = document.createElement("span"), hi = document.createElement("span");
+	bar.className = "bar"; bar.style.background = "linear-gradient(to right," + stops.join(",") + ")";
+	lo.className = "lo"; hi.className = "hi";
+	lo.textContent = scale.lo === scale.hi ? "every cell: " : (C.color === "rank" ? "by rank: " : "") + commas(scale.lo);
+	hi.textContent = scale.lo === scale.hi ? unitOf(scale.hi) : unitOf(scale.hi) + " a cell";
+	el.appendChild(lo);
+	if (scale.lo !== scale.hi) el.appendChild(bar);
+	el.appendChild(hi);
 }
 
 function cellXY(c) { return [LEFT + Math.floor(c / rows) * cw, TOP + (rows - 1 - c % rows) * ch]; }
@@ -172,6 +193,7 @@ function paintCells() {
 	}
 	g.putImageData(img, 0, 0);
 	axes(g);
+	legend();
 }
 function drawHeat() {
 	if (!painted) paintCells();
@@ -306,13 +328,15 @@ function drawFlame() {
 		var cx = x;
 		for (var k = tFirst[node]; k >= 0; k = tNext[k]) { walk(k, cx, d + 1); cx += share(k); }
 	})(0, 0, 0);
-	// one innerHTML for all frames (names escaped), one listener for the tooltips
-	fg.style.height = (maxd + 1) * 17 + "px";
+	// one innerHTML for all frames (names escaped), one listener for the
+	// tooltips; an icicle, root at the top: a tower thousands of frames deep
+	// would put a flame graph's root, the widest frames, far below the fold
+	fg.style.height = Math.max(maxd, 1) * 17 + "px";
 	var html = new Array(items.length);
 	for (var i = 0; i < items.length; i++) {
 		var it = items[i], n = it[0], id = t.name[n];
 		html[i] = '<div class="fr' + (nameHit && nameHit[id] ? " hit" : "") + '" data-i="' + i + '" style="left:' +
-			(it[1] * 100) + "%;width:" + (it[3] * 100) + "%;bottom:" + ((it[2] - 1) * 17) + "px;background:" +
+			(it[1] * 100) + "%;width:" + (it[3] * 100) + "%;top:" + ((it[2] - 1) * 17) + "px;background:" +
 			(bas ? diffColour(t.v[n], t.v2[n], t.v[0], t.v2[0]) : hue(id)) + '">' + esc(N[id]) + "</div>";
 	}
 	fg.innerHTML = html.join("");

@@ -217,6 +217,8 @@ int main(int argc, char **argv)
 	      "#tip{position:absolute;display:none;background:#ffe;border:1px solid #aa8;padding:4px 6px;"
 	      "white-space:pre;font:12px monospace;pointer-events:none;max-width:600px;overflow:hidden}\n"
 	      "canvas{display:block;cursor:crosshair}\n"
+	      "#legend{padding:4px 8px;color:#333;display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center}\n"
+	      "#legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}\n"
 	      "</style></head><body>\n<div id=\"bar\"><h1 id=\"title\">", out);
 	xml_escape_cstr(out, opt.title);
 	fputs("</h1><button id=\"zin\" title=\"zoom in (+)\">+</button>"
@@ -224,7 +226,7 @@ int main(int argc, char **argv)
 	      "<button id=\"reset\" title=\"whole capture (0)\">reset</button>"
 	      "<input id=\"re\" placeholder=\"regex on fields, e.g. comm=bash\">"
 	      "<span id=\"types\"></span></div>\n"
-	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"tip\"></div>\n"
+	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"legend\"></div><div id=\"tip\"></div>\n"
 	      "<script>\nvar EV=", out);
 
 	fieldsets = intern_new();

@@ -28,16 +28,18 @@ static struct {
 	const char *title, *subtitle, *fonttype, *countname, *nametype, *colors, *bgcolors;
 	const char *notes, *palfile, *out;
 	double width, frameheight, fontsize, fontwidth, minwidth, total, factor;
+	uint64_t maxdepth;
 	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate;
 } opt = {
 	.fonttype = "Verdana", .nametype = "Function:", .palfile = "palette.map",
 	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
+	.maxdepth = 5000,
 };
 
 enum {
 	O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE, O_FONTSIZE, O_FONTWIDTH,
 	O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_RANDOM, O_CP, O_PALFILE, O_REVERSE,
-	O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR,
+	O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR, O_MAXDEPTH,
 };
 
 static const struct options_entry options[] = {
@@ -48,7 +50,8 @@ static const struct options_entry options[] = {
 	{ O_WIDTH, "width", "PX", "width of the image (default 1200)" },
 	{ O_HEIGHT, "height", "PX", "height of each frame (default 16)" },
 	{ O_MINWIDTH, "minwidth", "N[%]", "omit frames narrower than N pixels, or N% of the total\n"
-		"(default 0.1 px)" },
+		"(default 0.1 px; how many were left out is said on stderr)" },
+	{ O_MAXDEPTH, "maxdepth", "N", "draw at most N frames of a stack (default 5000: 80,000 px)" },
 	{ O_FONTTYPE, "fonttype", "FONT", "font family (default Verdana)" },
 	{ O_FONTSIZE, "fontsize", "PT", "font size (default 12)" },
 	{ O_FONTWIDTH, "fontwidth", "F", "average glyph width per font size (default 0.59)" },
@@ -389,6 +392,8 @@ struct layout {
 	uint32_t *out_id, *order;	/* name id -> script name index, and back */
 	uint32_t nout;
 	double maxdelta;		/* differential: the largest |after - before| */
+	uint64_t narrow, deep;		/* frames left out: narrower than minwidth, above maxdepth */
+	double narrow_w, deep_w;	/* the weight they stood for */
 };
 
 /* The frames in pre-order, omitting those narrower than minwidth, and the
@@ -408,10 +413,21 @@ static void layout_frames(struct layout *L)
 	uint32_t maxd = 0;
 	stack = marple_grow(stack, &stcap, 1, sizeof(*stack));
 	stack[sp++] = (struct frame){ 0, 0, 0 };
+	/* a frame left out takes what is above it along (counted once, as its
+	 * own weight): a deep tower is never made into nodes (lazy tails) */
 	while (sp) {
 		struct frame cur = stack[--sp];
-		if (width_of(t, cur.node, L->diff) < minw && cur.node != 0)
+		double w = width_of(t, cur.node, L->diff);
+		if (w < minw && cur.node != 0) {
+			L->narrow++;
+			L->narrow_w += w;
 			continue;
+		}
+		if (cur.depth > opt.maxdepth) {
+			L->deep++;
+			L->deep_w += w;
+			continue;
+		}
 		L->fr = marple_grow(L->fr, &frcap, L->nfr + 1, sizeof(*L->fr));
 		L->fr[L->nfr++] = cur;
 		if (cur.depth > maxd)
@@ -428,6 +444,14 @@ static void layout_frames(struct layout *L)
 		sp += k;
 	}
 	free(stack);
+	if (L->deep) {	/* said in the picture too: its top is not the stacks' */
+		static char sub[400];
+		snprintf(sub, sizeof(sub), "%s%s%llu stack%s cut at %llu frames (--maxdepth)", opt.subtitle ? opt.subtitle : "",
+			 opt.subtitle ? "; " : "", (unsigned long long)L->deep, L->deep == 1 ? "" : "s",
+			 (unsigned long long)opt.maxdepth);
+		opt.subtitle = sub;
+		L->ypad3 = L->fs * 2;
+	}
 	L->H = (maxd + 1) * L->fh + L->ypad1 + L->ypad2 + L->ypad3;
 }
 
@@ -660,11 +684,35 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 
 static int both_hues;	/* offcpu --both with no --colors: see struct layout's both */
 
+/* A share in percent as a person reads it: "99.9", "0.4", "0.00031". */
+static const char *percent(char *buf, size_t size, double part, double all)
+{
+	double p = all > 0 ? 100 * part / all : 0;
+	snprintf(buf, size, p >= 0.1 ? "%.1f" : "%.2g", p);
+	return buf;
+}
+
 static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 {
 	struct layout L = { .t = t, .diff = diff, .both = both_hues && !diff };
 
 	layout_frames(&L);
+	double all = width_of(t, 0, diff);
+	char pct[32];
+	if (L.narrow) {
+		char w[64];
+		if (opt.minwidth_pct)
+			snprintf(w, sizeof(w), "%g%% of the total", opt.minwidth);
+		else
+			snprintf(w, sizeof(w), "%g px", opt.minwidth);
+		marple_warn("%llu frame%s narrower than %s left out, with what is above them (%s%% of the %s); "
+			    "--minwidth 0 draws them", (unsigned long long)L.narrow, L.narrow == 1 ? "" : "s", w,
+			    percent(pct, sizeof(pct), L.narrow_w, all), countname);
+	}
+	if (L.deep)
+		marple_warn("%llu stack%s taller than %llu frames cut there (%s%% of the %s); --maxdepth N draws more",
+			    (unsigned long long)L.deep, L.deep == 1 ? "" : "s", (unsigned long long)opt.maxdepth,
+			    percent(pct, sizeof(pct), L.deep_w, all), countname);
 	write_preamble(f, &L);
 	name_table(&L);
 	if (opt.random)
@@ -759,6 +807,7 @@ int main(int argc, char **argv)
 		case O_NEGATE: opt.negate = 1; break;
 		case O_NOTES: opt.notes = optarg; break;
 		case O_TOTAL: opt.total = marple_opt_double("--total", optarg, 0, 1e300); break;
+		case O_MAXDEPTH: opt.maxdepth = marple_opt_u64("--maxdepth", optarg, 1, UINT32_MAX); break;
 		case O_FACTOR: opt.factor = marple_opt_double("--factor", optarg, 1e-300, 1e300); break;
 		case 'o': opt.out = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
@@ -768,6 +817,7 @@ int main(int argc, char **argv)
 
 	struct stree *t = stacktree_new(opt.flamechart);
 	stacktree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
+	stacktree_max_frames(t, opt.maxdepth + 1);	/* one more: where a stack was cut shows */
 	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1 };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
@@ -794,6 +844,7 @@ cleanup:
 	stacktree_free(t);
 	free(in.unit);
 	free(in.interface);
+	free(in.host);
 	for (size_t i = 0; i < npal; i++)
 		free(pal[i].name);
 	free(pal);

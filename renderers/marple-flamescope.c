@@ -382,6 +382,8 @@ static void write_page(FILE *f, struct scope *s)
 	      "#main{display:flex;gap:10px;margin:0 10px;align-items:flex-start}\n"
 	      "#hm{overflow-x:auto;max-width:48vw;flex:none;background:#fff;border:1px solid #ccc}\n"
 	      "#hm canvas{display:block;cursor:crosshair}\n"
+	      "#scale{display:flex;align-items:center;gap:6px;margin:0 0 6px 64px;font-size:11px;color:#333}\n"
+	      "#scale .bar{display:inline-block;width:100px;height:10px;border:1px solid #ccc}\n"
 	      "#fgbox{flex:1;min-width:300px}\n"
 	      "#fgtitle{font-weight:bold;margin:2px 0 4px;min-height:18px}\n"
 	      "#fg{position:relative;background:#fff;border:1px solid #ccc;overflow:hidden}\n"
@@ -398,7 +400,7 @@ static void write_page(FILE *f, struct scope *s)
 	      "<div id=\"bar\"><label>Search <input id=\"q\" size=\"24\" placeholder=\"regex\"></label>"
 	      "<span id=\"share\"></span><label>Process/thread <select id=\"flt\"></select></label>"
 	      "<span id=\"status\">loading…</span></div>\n"
-	      "<div id=\"main\"><div id=\"hm\"><canvas id=\"cv\"></canvas></div>"
+	      "<div id=\"main\"><div id=\"hm\"><canvas id=\"cv\"></canvas><div id=\"scale\"></div></div>"
 	      "<div id=\"fgbox\"><div id=\"fgtitle\"></div><div id=\"fg\"></div></div></div>\n"
 	      "<div id=\"tip\"></div>\n<script>\n", f);
 	write_config(f, s, ncols);

@@ -44,18 +44,30 @@ struct artifact {
 static struct {
 	const char *out, *title, *source;
 	int list;
-} opt;
+	uint64_t max_sections;
+} opt = { .max_sections = 1000 };
 
+/* The sections listed (all of them with --list, else the first
+ * --max-sections), and what the page says of the whole capture. */
 static struct section *secs;
 static size_t nsecs, capsecs;
+static struct {
+	uint64_t sections, records, problems;
+	int64_t first_wall;
+	double longest;
+	char **hosts, **kernels;	/* distinct, in order of appearance */
+	size_t nhosts, nkernels, caphosts, capkernels;
+} all = { .first_wall = -1 };
 static unsigned long bad_lines;
 
-enum { OPT_SOURCE = 256 };
+enum { OPT_SOURCE = 256, OPT_MAX_SECTIONS };
 static const struct options_entry options[] = {
 	{ 'o', "output", "FILE", "write the page to FILE (default stdout); the files\n"
 				 "named by the operands are relative to its folder" },
 	{ 't', "title", "TITLE", "the page's title (default: marple report: NAME)" },
 	{ OPT_SOURCE, "source", "NAME", "the capture's name to show (default: CAPTURE)" },
+	{ OPT_MAX_SECTIONS, "max-sections", "N", "list the first N sections on the page (default 1000;\n"
+						 "the others are counted, and said to be left out)" },
 	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
 			     "seconds<TAB>timed<TAB>title' per section (the interface\n"
 			     "reduced to [A-Za-z0-9_.-]; seconds from start_ns to\n"
@@ -83,12 +95,57 @@ static char *dup_str(json_t *obj, const char *key)
 	return s ? marple_strdup(s) : NULL;
 }
 
+static void free_section(struct section *s)
+{
+	free(s->interface);
+	free(s->datatype);
+	free(s->host);
+	free(s->kernel);
+	free(s->units);
+	free(s->ended);
+}
+
+/* v into the distinct values *list (n of them) unless it is there already. */
+static void add_distinct(char ***list, size_t *n, size_t *cap, const char *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], v))
+			return;
+	*list = marple_grow(*list, cap, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = marple_strdup(v);
+}
+
+/* A section read to its end: into the capture's totals; kept for the page
+ * while fewer than --max-sections are (always with --list). */
+static void section_done(struct section *s)
+{
+	all.sections++;
+	all.records += s->records;
+	if (!s->trailer || s->lost || s->dropped)
+		all.problems++;
+	if (s->wall_ns > 0 && (all.first_wall < 0 || s->wall_ns < all.first_wall))
+		all.first_wall = s->wall_ns;
+	if (s->end_ns >= 0 && s->start_ns >= 0 && s->end_ns > s->start_ns &&
+	    (double)(s->end_ns - s->start_ns) / 1e9 > all.longest)
+		all.longest = (double)(s->end_ns - s->start_ns) / 1e9;
+	add_distinct(&all.hosts, &all.nhosts, &all.caphosts, s->host);
+	add_distinct(&all.kernels, &all.nkernels, &all.capkernels, s->kernel);
+	if (opt.list || nsecs < opt.max_sections) {
+		secs = marple_grow(secs, &capsecs, nsecs + 1, sizeof(*secs));
+		secs[nsecs++] = *s;
+	} else {
+		free_section(s);
+	}
+}
+
 static void read_capture(const char *path)
 {
 	FILE *f = marple_open_input(path);
 	struct stream_reader *r = stream_reader_new(f, marple_input_name(path));
 	enum stream_item it;
-	struct section *cur = NULL;
+	struct section sec, *cur = NULL;
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
@@ -98,8 +155,9 @@ static void read_capture(const char *path)
 		}
 		if (it == STREAM_HEADER) {
 			json_t *h = stream_reader_header(r);
-			secs = marple_grow(secs, &capsecs, nsecs + 1, sizeof(*secs));
-			cur = &secs[nsecs++];
+			if (cur)
+				section_done(cur);
+			cur = &sec;
 			memset(cur, 0, sizeof(*cur));
 			cur->interface = dup_str(h, "interface");
 			cur->datatype = marple_strdup(stream_datatype_name(stream_reader_datatype(r)));
@@ -123,6 +181,8 @@ static void read_capture(const char *path)
 		if (cur)
 			cur->records = stream_reader_records(r);
 	}
+	if (cur)
+		section_done(cur);
 	if (bad_lines > 5)
 		marple_warn_at(marple_input_name(path), 0, "%lu malformed lines in all (first five shown)", bad_lines);
 	stream_reader_free(r);
@@ -182,15 +242,29 @@ static void url_write(FILE *f, const char *s)
 	}
 }
 
-/* The height an SVG asks for (its root's height attribute), 0 if unknown;
- * file is relative to the page's folder. */
-static long svg_height(const char *file)
+/* The value of the attribute name (e.g. "height=") of the element's text el,
+ * in whole pixels; 0 if absent or out of reason. */
+static long svg_attr(const char *el, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *a = el; (a = strstr(a, name)); a += n)
+		if (a > el && (a[-1] == ' ' || a[-1] == '\n' || a[-1] == '\t') && (a[n] == '"' || a[n] == '\'')) {
+			long v = strtol(a + n + 1, NULL, 10);
+			return v > 0 && v < 100000 ? v : 0;
+		}
+	return 0;
+}
+
+/* The width and height an SVG asks for (its root's attributes), 0 if
+ * unknown; file is relative to the page's folder. */
+static void svg_size(const char *file, long *width, long *height)
 {
 	char buf[4096], *path;
 	const char *slash = opt.out ? strrchr(opt.out, '/') : NULL;
 	size_t dirlen = slash ? (size_t)(slash - opt.out + 1) : 0;
-	long h = 0;
 	FILE *f;
+
+	*width = *height = 0;
 
 	path = marple_malloc(dirlen + strlen(file) + 1);
 	memcpy(path, opt.out ? opt.out : "", dirlen);
@@ -198,21 +272,17 @@ static long svg_height(const char *file)
 	f = fopen(path, "r");
 	free(path);
 	if (!f)
-		return 0;
+		return;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	char *svg = strstr(buf, "<svg");
 	char *end = svg ? strchr(svg, '>') : NULL;
 	if (!end)
-		return 0;
+		return;
 	*end = 0;
-	for (char *a = svg; (a = strstr(a, "height=")); a += 7)
-		if (a[-1] == ' ' || a[-1] == '\n' || a[-1] == '\t') {
-			h = strtol(a + 8, NULL, 10);
-			break;
-		}
-	return h > 0 && h < 100000 ? h : 0;
+	*width = svg_attr(svg, "width=");
+	*height = svg_attr(svg, "height=");
 }
 
 static void esc(FILE *f, const char *s)
@@ -262,7 +332,7 @@ static const char CSS[] =
 	"table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}"
 	"th{color:#555;font-weight:600}table.secs td,table.secs th{border-bottom:1px solid #eee;padding-right:14px}"
 	".num{text-align:right}.bad{color:#b00020;font-weight:600}.ok{color:#1b5e20}"
-	"iframe.pic{width:100%;height:620px;border:1px solid #ccc;resize:vertical;overflow:auto;display:block;margin:6px 0}"
+	"iframe.pic{width:100%;max-width:calc(100% - 2px);height:620px;border:1px solid #ccc;resize:vertical;overflow:auto;display:block;margin:6px 0}"
 	".meta{color:#444}.links a{margin-right:14px}code{background:#f4f4f4;padding:0 3px}";
 
 /* The pictures, links and remarks of one section (index -1: of the whole
@@ -284,12 +354,22 @@ static int write_artifacts(FILE *f, long index, const struct artifact *a, size_t
 			esc(f, a[k].text);
 			fputs("</p>\n", f);
 		} else if (a[k].kind == 'p') {
-			long h = strlen(a[k].text) > 4 && !strcmp(a[k].text + strlen(a[k].text) - 4, ".svg")
-					 ? svg_height(a[k].text) : 0;
-			/* an SVG gets its own height (flame graphs grow upwards: show their base) */
+			long w = 0, h = 0;
+			if (strlen(a[k].text) > 4 && !strcmp(a[k].text + strlen(a[k].text) - 4, ".svg"))
+				svg_size(a[k].text, &w, &h);
+			/* an SVG gets its own height (flame graphs grow upwards: show
+			 * their base) and width (a 1200 px flame graph in a frame as
+			 * wide as the page left a blank at its right), room for a
+			 * scroll bar when it is taller than the frame */
 			fputs("<iframe class=\"pic\" loading=\"lazy\"", f);
-			if (h)
-				fprintf(f, " style=\"height:%ldpx\"", (h > 3000 ? 3000 : h) + 24);
+			if (h || w) {
+				fputs(" style=\"", f);
+				if (w)
+					fprintf(f, "width:%ldpx;", w + (h > 3000 ? 20 : 4));
+				if (h)
+					fprintf(f, "height:%ldpx", (h > 3000 ? 3000 : h) + 24);
+				fputc('"', f);
+			}
 			fputs(" src=\"", f);
 			url_write(f, a[k].text);
 			fputs("\" title=\"", f);
@@ -356,24 +436,11 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 {
 	const char *name = opt.source ? opt.source : capture;
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	int64_t first_wall = -1;
-	double longest = 0;
-	uint64_t records = 0;
-	int problems = 0;
+	double longest = all.longest;
+	uint64_t records = all.records, problems = all.problems;
 	char when[64], buf[32];
 
-	for (size_t i = 0; i < nsecs; i++) {
-		const struct section *s = &secs[i];
-		if (s->wall_ns > 0 && (first_wall < 0 || s->wall_ns < first_wall))
-			first_wall = s->wall_ns;
-		if (s->end_ns >= 0 && s->start_ns >= 0 && s->end_ns > s->start_ns &&
-		    (double)(s->end_ns - s->start_ns) / 1e9 > longest)
-			longest = (double)(s->end_ns - s->start_ns) / 1e9;
-		records += s->records;
-		if (!s->trailer || s->lost || s->dropped)
-			problems++;
-	}
-	wall_time(when, sizeof(when), first_wall);
+	wall_time(when, sizeof(when), all.first_wall);
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
@@ -396,24 +463,14 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 	fputs("</td></tr>\n<tr><th>host</th><td id=\"capture-host\">", f);
 	/* distinct hosts and kernels, in order of appearance */
 	for (int pass = 0; pass < 2; pass++) {
-		int any = 0;
-		for (size_t i = 0; i < nsecs; i++) {
-			const char *v = pass ? secs[i].kernel : secs[i].host;
-			int seen = 0;
-			if (!v)
-				continue;
-			for (size_t j = 0; j < i; j++) {
-				const char *w = pass ? secs[j].kernel : secs[j].host;
-				if (w && !strcmp(v, w))
-					seen = 1;
-			}
-			if (seen)
-				continue;
-			if (any++)
+		char **v = pass ? all.kernels : all.hosts;
+		size_t n = pass ? all.nkernels : all.nhosts;
+		for (size_t i = 0; i < n; i++) {
+			if (i)
 				fputs(", ", f);
-			esc(f, v);
+			esc(f, v[i]);
 		}
-		if (!any)
+		if (!n)
 			fputs("-", f);
 		if (!pass)
 			fputs("</td></tr>\n<tr><th>kernel</th><td>", f);
@@ -422,9 +479,9 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 	esc(f, when);
 	snprintf(buf, sizeof(buf), "%.2f s", longest);
 	fprintf(f, "</td></tr>\n<tr><th>longest section</th><td>%s</td></tr>\n"
-		   "<tr><th>sections</th><td id=\"capture-sections\">%zu</td></tr>\n"
+		   "<tr><th>sections</th><td id=\"capture-sections\">%llu</td></tr>\n"
 		   "<tr><th>records</th><td>%llu</td></tr>\n",
-		longest > 0 ? buf : "-", nsecs, (unsigned long long)records);
+		longest > 0 ? buf : "-", (unsigned long long)all.sections, (unsigned long long)records);
 	if (bad_lines)
 		fprintf(f, "<tr><th>malformed lines</th><td class=\"bad\">%lu (skipped)</td></tr>\n", bad_lines);
 	fprintf(f, "<tr><th>status</th><td class=\"%s\">%s</td></tr>\n</table>\n", problems ? "bad" : "ok",
@@ -450,6 +507,17 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 		fprintf(f, "</td><td>%s</td></tr>\n", buf);
 	}
 	fputs("</table>\n", f);
+	if (all.sections > nsecs) {
+		size_t unshown = 0;
+		for (size_t k = 0; k < na; k++)
+			unshown += a[k].index >= 0 && (size_t)a[k].index >= nsecs;
+		fprintf(f, "<p class=\"bad\" id=\"sections-left-out\">The capture has %llu sections: the first %zu are "
+			   "listed here, the other %llu left out", (unsigned long long)all.sections, nsecs,
+			(unsigned long long)(all.sections - nsecs));
+		if (unshown)
+			fprintf(f, " (with the %zu file%s named for them)", unshown, unshown == 1 ? "" : "s");
+		fputs(" (<code>marple-report --max-sections N</code> lists more).</p>\n", f);
+	}
 	for (size_t k = 0; k < na; k++)
 		if (a[k].index < 0) {	/* pictures of all the sections together: before each one's */
 			fputs("<section class=\"sec\" id=\"all\">\n<h2>All sections together</h2>\n", f);
@@ -521,6 +589,9 @@ int main(int argc, char **argv)
 		case 't': opt.title = optarg; break;
 		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
+		case OPT_MAX_SECTIONS:
+			opt.max_sections = marple_opt_u64("--max-sections", optarg, 1, UINT32_MAX);
+			break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
@@ -543,8 +614,12 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < na; i++)
-		if (arts[i].index >= 0 && (size_t)arts[i].index >= nsecs)
-			marple_fatal(EXIT_USAGE, "section %ld named, but the capture has %zu", arts[i].index, nsecs);
+		if (arts[i].index >= 0 && (uint64_t)arts[i].index >= all.sections)
+			marple_fatal(EXIT_USAGE, "section %ld named, but the capture has %llu", arts[i].index,
+				     (unsigned long long)all.sections);
+	if (all.sections > nsecs)
+		marple_warn_at(marple_input_name(capture), 0, "%llu sections: the page lists the first %zu "
+			       "(--max-sections N lists more)", (unsigned long long)all.sections, nsecs);
 
 	struct outfile *o = marple_outfile_open(opt.out);
 	int rc = EXIT_OK;

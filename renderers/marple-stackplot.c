@@ -49,7 +49,7 @@ static const struct options_entry options[] = {
 	{ 'n', "top", "N", "bands for the N largest labels (default 10)" },
 	{ O_BINS, "bins", "N", "at most N time bins (default 500); samples are averaged" },
 	{ O_BY, "by", "KEY", "one band per value of field KEY (e.g. pid) instead of info" },
-	{ O_TITLE, "title", "TEXT", "title" },
+	{ O_TITLE, "title", "TEXT", "title (default: the section's \"INTERFACE on HOST\")" },
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=stackplot,sp\treads=point\text=svg\tconfig=top:--top"),
 	OPTIONS_HELP,
@@ -383,7 +383,12 @@ static void render(FILE *f, struct plot *p, json_t *hdr)
 
 	make_bands(p, &P);
 	layout_plot(p, hdr, &P);
-	svg_begin(f, P.width, P.height, opt.title ? opt.title : "Stack Plot");
+	/* titled as marple display titles it: what the section is, from where */
+	char title[512];
+	const char *host = stream_header_str(hdr, "host", NULL);
+	snprintf(title, sizeof(title), "%s%s%s", stream_header_str(hdr, "interface", "Stack Plot"), host ? " on " : "",
+		 host ? host : "");
+	svg_begin(f, P.width, P.height, opt.title ? opt.title : title);
 	draw_axes(f, p, hdr, &P);
 	draw_bands(f, &P);
 	draw_legend(f, p, &P);

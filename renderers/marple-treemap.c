@@ -26,11 +26,12 @@ static struct {
 	uint64_t depth;
 	double minshare;	/* percent of the total below which nodes are left out */
 	int reverse;
-} opt = { .title = "Tree Map", .depth = UINT32_MAX, .minshare = 0.001 };
+} opt = { .depth = UINT32_MAX, .minshare = 0.001 };
 
 enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE };
 static const struct options_entry options[] = {
-	{ O_TITLE, "title", "TEXT", "page title (default \"Tree Map\")" },
+	{ O_TITLE, "title", "TEXT", "page title (default: the first section's \"INTERFACE on\n"
+				      "HOST\", else \"Tree Map\")" },
 	{ 'd', "depth", "N", "keep N levels below the root (default: all)" },
 	{ O_MINSHARE, "min-share", "PCT", "leave out frames below PCT % of the total\n"
 					  "(default 0.001; their weight stays in the parent)" },
@@ -178,6 +179,14 @@ int main(int argc, char **argv)
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
+	/* titled as marple display titles it: what the section is, from where */
+	char title[512];
+	if (!opt.title && in.interface) {
+		snprintf(title, sizeof(title), "%s%s%s", in.interface, in.host ? " on " : "", in.host ? in.host : "");
+		opt.title = title;
+	} else if (!opt.title) {
+		opt.title = "Tree Map";
+	}
 	struct outfile *o = marple_outfile_open(opt.out);
 	write_page(marple_outfile_stream(o), t, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
 	if (marple_outfile_commit(o) < 0)
@@ -186,5 +195,6 @@ cleanup:
 	stacktree_free(t);
 	free(in.unit);
 	free(in.interface);
+	free(in.host);
 	return rc;
 }

@@ -478,6 +478,8 @@ struct heatgrid_layout {
 	double rowstep, colw;		/* value per row, seconds per column */
 	double unit_ns;			/* values are times of this many ns each (0: not times) */
 	const char *unit;
+	char sub[400];			/* the subtitle line */
+	size_t sublen;
 };
 
 /* A value as the y axis shows it ("12.5 ms"); returns its length. */
@@ -587,12 +589,32 @@ static void count_buckets(const struct heatgrid *g, const struct heatgrid_draw *
 	L->nrank = u;
 }
 
+/* The subtitle line: what was drawn, how many, the colour scale's range. */
+static void subtitle_text(const struct heatgrid *g, const struct heatgrid_draw *d, struct heatgrid_layout *L)
+{
+	char *sub = L->sub;
+	size_t size = sizeof(L->sub);
+	int n = snprintf(sub, size, "%s; %llu %s, colour by %s (max %llu per bucket)",
+			 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
+			 d->color_rank ? "rank" : "linear", (unsigned long long)L->maxn);
+	if (g->cfg.overflow && n > 0 && (size_t)n < size) {	/* what the clipped top row holds */
+		char v[64], pct[48] = "";
+		value_text(v, sizeof(v), L, g->cfg.maxv);
+		if (d->clip_pct > 0)
+			snprintf(pct, sizeof(pct), ", above the %gth percentile", d->clip_pct);
+		n += snprintf(sub + n, size - (size_t)n, "; top row: %llu %s \xe2\x89\xa5 %s%s",
+			      (unsigned long long)heatgrid_overflow_count(g), d->what, v, pct);
+	}
+	L->sublen = n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
+
 static void layout_map(const struct heatgrid *g, const struct heatgrid_draw *d, struct heatgrid_layout *L)
 {
 	uint32_t rows = g->rows;
 	L->ncols = g->ncols ? g->ncols : 1;
+	/* a few columns (a short capture) share the 1200 px as many do, rather
+	 * than making a strip at the left of a wide page */
 	double boxw = 1200.0 / (double)L->ncols, boxh = 480.0 / rows;
-	if (boxw > 24) boxw = 24;
 	if (boxw < 1) boxw = 1;
 	L->boxw = floor(boxw * 10) / 10;
 	if (boxh > 8) boxh = 8;
@@ -632,25 +654,25 @@ static void layout_map(const struct heatgrid *g, const struct heatgrid_draw *d, 
 		L->width = L->x0 + L->mapw + 30 < 640 ? 640 : L->x0 + L->mapw + 30;
 		L->detw = L->width - L->x0 - 20;
 	}
+	/* the subtitle is centred: the page is as wide as it needs (at most
+	 * 7.2 px a character of 12 px Verdana, 10 px either side), so a long
+	 * host name or clip note never starts left of the page */
+	subtitle_text(g, d, L);
+	size_t chars = 0;
+	for (size_t i = 0; i < L->sublen; i++)
+		chars += ((unsigned char)L->sub[i] & 0xc0) != 0x80;
+	if (7.2 * (double)chars + 20 > L->width) {
+		L->width = ceil(7.2 * (double)chars + 20);
+		L->detw = L->width - L->x0 - 20;
+	}
 }
 
 /* Above the map: the subtitle, what is highlighted or isolated, the colour scale. */
 static void draw_legend(FILE *f, const struct heatgrid *g, const struct heatgrid_draw *d, const struct heatgrid_layout *L)
 {
-	char buf[160], col[8], sub[400];
+	char buf[160], col[8];
 	double x0 = L->x0, y0 = L->y0;
-	int n = snprintf(sub, sizeof(sub), "%s; %llu %s, colour by %s (max %llu per bucket)",
-			 d->subtitle ? d->subtitle : "", (unsigned long long)g->st.counted, d->what,
-			 d->color_rank ? "rank" : "linear", (unsigned long long)L->maxn);
-	if (g->cfg.overflow && n > 0 && (size_t)n < sizeof(sub)) {	/* what the clipped top row holds */
-		char v[64], pct[48] = "";
-		value_text(v, sizeof(v), L, g->cfg.maxv);
-		if (d->clip_pct > 0)
-			snprintf(pct, sizeof(pct), ", above the %gth percentile", d->clip_pct);
-		n += snprintf(sub + n, sizeof(sub) - (size_t)n, "; top row: %llu %s \xe2\x89\xa5 %s%s",
-			      (unsigned long long)heatgrid_overflow_count(g), d->what, v, pct);
-	}
-	svg_text_n(f, L->width / 2, 42, "middle", "sub", sub, n < 0 ? 0 : (size_t)n >= sizeof(sub) ? sizeof(sub) - 1 : (size_t)n);
+	svg_text_n(f, L->width / 2, 42, "middle", "sub", L->sub, L->sublen);
 	if (d->nhighlight || d->nisolate) {
 		double x = x0;
 		for (int i = 0; i < d->nhighlight; i++) {
@@ -711,8 +733,9 @@ static void draw_axes(FILE *f, const struct heatgrid *g, const struct heatgrid_d
 	timefmt_ns(b, sizeof(b), L->colw * 1e9, 4);
 	snprintf(buf, sizeof(buf), "time (%s per column)", b);
 	svg_text(f, x0 + mapw / 2, y0 + maph + 42, "middle", "axis", buf);
-	if (d->offset)
-		snprintf(buf, sizeof(buf), "offset in %s (%s)", d->period_name, unit);
+	if (d->offset)	/* each tick names its own unit (0 s, 40 ms, ..., 1 s) */
+		snprintf(buf, sizeof(buf), "offset within each %s", d->period_ns <= 1000000000ull ? "second" :
+			 d->period_ns <= 60000000000ull ? "minute" : d->period_ns <= 3600000000000ull ? "hour" : "day");
 	else if (unit && *unit)
 		snprintf(buf, sizeof(buf), "%s (%s)", d->ylabel ? d->ylabel : "value", unit);
 	else

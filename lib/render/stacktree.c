@@ -43,6 +43,7 @@ struct stree {
 	size_t hashed;		/* children in the table */
 	/* lazy tails (stacktree_lazy_tails): tail_of[node] indexes tails, or STREE_NONE */
 	int lazy;
+	size_t max_frames;	/* stacktree_max_frames: frames past these not kept, 0: all */
 	uint32_t *tail_of;
 	struct tail *tails;
 	size_t ntails, tails_cap;
@@ -342,10 +343,18 @@ static inline uint32_t add_frame(struct stree *t, uint32_t cur, size_t i, const 
 	return cur;
 }
 
+void stacktree_max_frames(struct stree *t, size_t n)
+{
+	t->max_frames = n;
+}
+
 void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
 {
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
+
+	if (t->max_frames && n > t->max_frames)
+		n = t->max_frames;
 
 	if (t->prev_s != t->prev)
 		t->prev_n = 0;	/* the previous frames are not in prev */
@@ -618,6 +627,9 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			const char *iface = stream_header_str(stream_reader_header(r), "interface", NULL);
 			if (iface && !in->interface) {
 				in->interface = marple_strdup(iface);
+				const char *host = stream_header_str(stream_reader_header(r), "host", NULL);
+				if (host)
+					in->host = marple_strdup(host);
 				json_t *o = json_object_get(stream_reader_header(r), "options");
 				in->on_cpu = json_is_true(json_object_get(o, "on_cpu"));
 			}

@@ -36,6 +36,10 @@ void stacktree_free(struct stree *t);
  * reachable only through stacktree_children, not first/next. */
 void stacktree_lazy_tails(struct stree *t);
 
+/* Keep at most the first n frames of each stack stacktree_add is given (a
+ * picture that draws no more need not hold a tower of millions); 0: all. */
+void stacktree_max_frames(struct stree *t, size_t n);
+
 /* Add one stack (frames root first) with its weights; the root node (id 0,
  * named "all") gets them too. */
 void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1);
@@ -68,6 +72,7 @@ struct stacktree_input {
 	int two_counts;		/* some folded line had two counts */
 	char *unit;		/* "units"."weight" of the first stream section, or NULL */
 	char *interface;	/* "interface" of the first stream section, or NULL */
+	char *host;		/* its "host", or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
 	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
 				 * off-CPU stacks (those through __schedule) */

@@ -141,6 +141,27 @@ run('eventplot', async () => {
       order.join(','));
     await p2.close();
 
+    // a capture whose first event is 140 ms in: the axis counts from the
+    // capture's start, its first tick near the first event (not "0" at it,
+    // nor a tick before the start); a legend says what the colours are
+    const late = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000000000}'];
+    for (let i = 0; i < 50; i++)
+      late.push(`${1140000000 + i * 17000000},sched_switch,cpu0,comm=${i % 2 ? 'ping' : 'pong'},pid=${i % 2 + 1},prev_comm=x,prev_pid=9,prev_state=S,next_comm=${i % 2 ? 'ping' : 'pong'},next_pid=${i % 2 + 1},next_prio=120`);
+    late.push('{"trailer":1,"records":50,"end_ns":2000000000}');
+    const lateHtml = path.join(dir, 'late.html');
+    fs.writeFileSync(lateHtml, sh('marple-eventplot', [], late.join('\n') + '\n'));
+    const p3 = await open(browser, lateHtml);
+    const lt = await p3.evaluate(() => window.eventplot.ticks().map(t => t.label));
+    const ms = l => parseFloat(l) * ({ ns: 1e-6, us: 1e-3, '\u00b5s': 1e-3, ms: 1, s: 1000 }[l.replace(/^[-\d.]+ /, '')] || NaN);
+    const step = lt.length > 1 ? ms(lt[1]) - ms(lt[0]) : NaN;
+    check('eventplot: the first tick (' + lt[0] + ') is near the first event at 140 ms, none before the start',
+      ms(lt[0]) >= 0 && Math.abs(ms(lt[0]) - 140) <= step, lt.join(', '));
+    const legend = await p3.textContent('#legend').catch(() => '(no #legend element)');
+    check('eventplot: a legend names the event types and the tasks by colour',
+      /sched_switch/.test(legend) && /ping/.test(legend) && /pong/.test(legend) &&
+      await p3.evaluate(() => document.querySelectorAll('#legend i').length >= 3), legend);
+    await p3.close();
+
     // a large page: 300,000 events
     const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu"}'];
     for (let i = 0; i < 300000; i++)

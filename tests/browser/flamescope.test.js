@@ -83,6 +83,40 @@ async function wideArrays(browser) {
 }
 const frameNames = page => page.$$eval('#fg .fr', els => els.map(e => e.textContent));
 
+// A small capture as a person sees it: 5 s in which every 20 ms cell holds 9 or
+// 10 samples (rows alternate; 99 Hz on 5 CPUs), one stack 400 frames deep.
+// Scaled from 0, 9 and 10 were both dark red; scaled from the lightest cell
+// they differ, and a legend says what the colours mean.  Drawn with its root
+// at the bottom, the tower put the root 6,800 px below the top of the page.
+function smallCapture() {
+  const start = 5000000000, tower = [];
+  for (let i = 0; i < 400; i++) tower.push(i ? 'f' + i : 'tower');
+  let s = '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + start + ',"units":{"weight":"samples"}}\n';
+  const samples = [];
+  for (let cell = 0; cell < 250; cell++)
+    for (let k = 0; k < (cell % 2 ? 10 : 9); k++) samples.push(start + cell * 20e6 + k * 1e6 + 500);
+  s += samples.length + '#' + tower.join(';') + '\n{"trailer":1,"records":1}\n';
+  s += '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + start + '}\n';
+  samples.forEach(t => { s += t + ',sample,cpu0,stack=0,pid=10,tid=10\n'; });
+  return s + '{"trailer":1,"records":' + samples.length + ',"lost":0}\n';
+}
+async function smallAndDeep(browser) {
+  fs.writeFileSync('small.marple', smallCapture());
+  execFileSync(BIN + '/marple-flamescope', ['-o', 'small.html', 'small.marple']);
+  const page = await open(browser, 'small.html');
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  const nine = await pixel(page, 0, 0), ten = await pixel(page, 0, 1);
+  const diff = Math.max(...nine.map((v, i) => Math.abs(v - ten[i])));
+  check('flamescope: cells of 9 and 10 samples differ in colour (' + nine + ' / ' + ten + ')', diff >= 100, 'largest channel difference ' + diff);
+  const scale = await page.textContent('#scale').catch(() => '(no #scale element)');
+  check('flamescope: a legend gives the colours\' range', /^9.*10 samples a cell$/.test(scale), scale);
+  const root = await page.locator('#fg .fr', { hasText: /^tower$/ }).boundingBox();
+  const vh = page.viewportSize().height;
+  check('flamescope: a 400-frame tower\'s root is in view without scrolling', root && root.y >= 0 && root.y + root.height <= vh,
+    root ? 'root at y ' + Math.round(root.y) + ' in a ' + vh + ' px window' : 'no root frame');
+  checkNoErrors('flamescope: the small page loads without errors', page);
+}
+
 run('flamescope', async () => {
   fs.writeFileSync('fs.marple', capture());
   execFileSync(BIN + '/marple-flamescope', ['-o', 'fs.html', 'fs.marple']);
@@ -152,6 +186,7 @@ run('flamescope', async () => {
     checkNoErrors('flamescope: no script errors (no alert from the hostile name)', page);
     checkNoRequests('flamescope: no network requests', page);
     await wideArrays(browser);
+    await smallAndDeep(browser);
   } finally {
     await browser.close();
   }

@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 30
+plan 36
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -64,3 +64,18 @@ check "flamegraph: offcpu --both: off-CPU frames blue, on-CPU warm ($(hue_of com
 	test "$(hue_of compute)$(hue_of read)$(hue_of __schedule)$(hue_of app)" = warmblueblueblue
 check "flamegraph: offcpu --both: titled and subtitled so" \
 	sh -c "grep -q '>Off- and On-CPU Time</text>' '$T/both.svg' && grep -q 'blue: off the CPU, warm: on it' '$T/both.svg'"
+
+# Small inputs, huge outputs: one stack of 200,000 frames (1.4 MB) was an SVG
+# of 25 MB; frames past --maxdepth (5000) are cut and said so, and frames
+# narrower than --minwidth are counted on stderr.
+awk 'BEGIN { printf "1#"; for (i = 0; i < 200000; i++) printf "%sf%d", i ? ";" : "", i % 1000; print "" }' > "$T/tower.body"
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack"}'; cat "$T/tower.body"; } > "$T/tower.marple"
+marple-flamegraph "$T/tower.marple" > "$T/tower.svg" 2> "$T/tower.err"
+check "flamegraph: a 200,000-frame stack: an SVG under 2 MB ($(wc -c < "$T/tower.svg") bytes)" test "$(wc -c < "$T/tower.svg")" -lt 2000000
+check "flamegraph: the tower is drawn 5000 frames tall" test "$(grep -c '^<rect [^>]*/><text' "$T/tower.svg")" -eq 5001
+check "flamegraph: and in the picture's subtitle" grep -q '<text id="subtitle" [^>]*>callstack, weights in samples; 1 stack cut at 5000 frames (--maxdepth)</text>' "$T/tower.svg"
+check "flamegraph: the cut said on stderr" grep -q '^marple-flamegraph: 1 stack taller than 5000 frames cut there (100.0% of the samples); --maxdepth N draws more$' "$T/tower.err"
+sed 's/^1#//; s/$/ 1/' "$T/tower.body" | marple-flamegraph --maxdepth 20000 > "$T/tower2.svg" 2> /dev/null
+check "flamegraph: --maxdepth 20000 draws 20000 (folded input)" test "$(grep -c '^<rect [^>]*/><text' "$T/tower2.svg")" -eq 20001
+printf 'a;b 1000000\na;c 1\na;d;e 2\n' | marple-flamegraph > "$T/thin.svg" 2> "$T/thin.err"
+check "flamegraph: frames under --minwidth counted on stderr" grep -q '^marple-flamegraph: 2 frames narrower than 0.1 px left out, with what is above them (0.0003% of the samples); --minwidth 0 draws them$' "$T/thin.err"

@@ -1,7 +1,7 @@
 # marple-heatmap: bucket counts checked against inputs counted by hand, the
 # offset map of an event every 0.25 s, hostile names, golden SVGs, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 53
+plan 57
 H="$MARPLE_TOP/tests/heatmap"
 
 # cells SVG: one "col row count names" line per lit bucket, sorted.
@@ -57,7 +57,7 @@ same "heatmap: offset map of an event every 0.25 s has exactly four lit rows" "$
 marple-heatmap --offset --rows 4 "$T/q.marple" > "$T/q4.svg"
 check "heatmap: --rows 4: every bucket lit once per second" test "$(cells "$T/q4.svg" | awk '$3 == 1' | wc -l)" -eq 40
 marple-heatmap --offset --period 1m "$T/q.marple" > "$T/qm.svg"
-check "heatmap: --period 1m: one column, offsets in seconds" sh -c "grep -q 'data-cols=\"1\"' '$T/qm.svg' && grep -q 'offset in 1m (s)' '$T/qm.svg'"
+check "heatmap: --period 1m: one column, offsets in seconds" sh -c "grep -q 'data-cols=\"1\"' '$T/qm.svg' && grep -q 'offset within each minute' '$T/qm.svg'"
 marple-heatmap --color rank --highlight ticker "$T/q.marple" > "$T/qr.svg"
 # (rank colours: every bucket holds 1 event, the top rank: the darkest blue, not red)
 check "heatmap: --highlight uses another hue" test "$(sed -n 's/.*fill="\(#[0-9a-f]*\)" data-c.*/\1/p' "$T/qr.svg" | sort -u)" = "#0a1e8c"
@@ -155,3 +155,23 @@ x0=$(sed -n 's/.*, x0: \([0-9.]*\),.*/\1/p' "$T/big.svg")
 long=$(sed -n 's/.*text-anchor="end" class="axis">\([0-9.e+]* m*s\)<\/text>.*/\1/p' "$T/big.svg" | awk '{ if (length($0) > n) n = length($0) } END { print n }')
 if awk -v x="$x0" -v n="$long" 'BEGIN { exit !(x - 4 - 6.6 * n >= 26) }'; then pass "heatmap: the longest y label ($long characters) fits left of the map (x0 $x0)"
 else fail "heatmap: the longest y label fits left of the map" "x0 ${x0:-?}, longest label ${long:-?} characters"; fi
+
+# A short section's offset map (5 s: 5 columns) as a person sees it in a
+# 1,400 px report: the map uses most of the page (not 5 x 24 px at its left),
+# the centred subtitle (a long host name) starts inside the page (about 7 px a
+# character at most), and the y axis title names no unit its ticks contradict.
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"cpusched\",\"datatype\":\"event\",\"start_ns\":1000000000,\"wall_ns\":1764160000000000000,\"host\":\"build-host-with-a-rather-long-name.example.org\"}"
+	for (i = 0; i < 400; i++) printf "%.0f,sched_switch,cpu0,comm=bash\n", 1000000000 + i * 12345678 }' > "$T/short"
+marple-heatmap "$T/short" > "$T/short.svg"
+sw=$(sed -n 's/^<svg [^>]*width="\([0-9.]*\)".*/\1/p' "$T/short.svg")
+mw=$(sed -n 's/.*<rect x="[0-9.]*" y="[0-9.]*" width="\([0-9.]*\)" height="[0-9.]*" fill="none".*/\1/p' "$T/short.svg")
+if awk -v s="$sw" -v m="$mw" 'BEGIN { exit !(m >= 1000 && m >= 0.75 * s) }'; then pass "heatmap: a 5-column offset map is $mw px wide in a $sw px page"
+else fail "heatmap: a 5-column offset map uses most of the page" "map ${mw:-?} px of ${sw:-?}"; fi
+sub=$(sed -n 's/^<text x="\([0-9.]*\)" y="42.0" text-anchor="middle" class="sub">\([^<]*\)<.*/\1 \2/p' "$T/short.svg")
+if printf '%s\n' "$sub" | awk -v w="$sw" '{ x = $1; n = length($0) - length($1) - 1 } END { exit !(NR == 1 && x - 3.6 * n >= 0 && x + 3.6 * n <= w) }'
+then pass "heatmap: the subtitle lies inside the page"
+else fail "heatmap: the subtitle lies inside the page" "page ${sw:-?} px, subtitle: ${sub:-none}"; fi
+check "heatmap: the offset axis is titled without a unit (its ticks carry theirs)" sh -c "grep -q '>offset within each second</text>' '$T/short.svg' && ! grep -q 'offset in 1s (ms)' '$T/short.svg'"
+ticks=$(sed -n 's/.*text-anchor="end" class="axis">\([^<]*\)<\/text>.*/\1/p' "$T/short.svg" | grep -v '^count' | tr '\n' '|')
+case $ticks in "0 s|40 ms|80 ms|"*"|960 ms|1 s|") pass "heatmap: offset ticks say their units ($ticks)" ;;
+*) fail "heatmap: offset ticks say their units" "$ticks" ;; esac

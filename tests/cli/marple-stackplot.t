@@ -1,7 +1,7 @@
 # marple-stackplot: band values computed by hand, --top and "other", legend
 # order, bin averaging, hostile names, golden SVG, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 23
+plan 25
 S="$MARPLE_TOP/tests/stackplot"
 
 # bands SVG: "name: v1,v2,..." per band from the page's data, bottom band first.
@@ -75,3 +75,11 @@ check "stackplot: long name whole in the hover data" grep -q "{name: \"$long\"" 
 # --by pid: the two bash processes are two bands (pid 11: 30 50 40 0, pid 12: 20 0 0 0).
 marple-stackplot --by pid "$S/mem.in" > "$T/by.svg"
 check "stackplot: --by pid splits processes of one name" sh -c "grep -q '^{name: \"11\", v: \[30,50,40,0\]}' '$T/by.svg' && grep -q '^{name: \"12\", v: \[20,0,0,0\]}' '$T/by.svg'"
+
+# By hand, the picture is titled as marple display titles it: what the section
+# is and where it comes from, not "Stack Plot".
+marple-stackplot "$S/mem.in" > "$T/t.svg"
+check "stackplot: default title 'memtime on db1' (the section's interface and host)" \
+	grep -q 'class="title">memtime on db1</text>' "$T/t.svg"
+printf '{"marple":1,"interface":"memtime","datatype":"point"}\n0,1,a\n1,2,a\n' | marple-stackplot > "$T/nohost.svg"
+check "stackplot: default title without a host: the interface" grep -q 'class="title">memtime</text>' "$T/nohost.svg"

@@ -1,6 +1,6 @@
 # marple-treemap: a self-contained page, escaping, exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 17
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-treemap "$G/basic.in" > "$T/t.html"
@@ -25,3 +25,11 @@ expect_exit "treemap: only a point section: exit 1" 1 'no stack section, nothing
 expect_exit "treemap: bad depth" 2 'depth' marple-treemap --depth 0 "$G/basic.in"
 expect_exit "treemap: bad option" 2 'Try' marple-treemap --frobnicate
 marple-treemap -o "$T/o.html" "$G/basic.in"; same_ok "treemap -o FILE" $? "$T/t.html" "$T/o.html"
+
+# By hand, the page is titled as marple display titles it: the first stack
+# section's interface and host; folded text has neither: "Tree Map".
+printf '{"marple":1,"interface":"mallocstacks","datatype":"stack","host":"web<1>"}\n5#app;main;grow\n' | marple-treemap > "$T/def.html"
+check "treemap: default title 'mallocstacks on web<1>' (escaped), in the tab and the heading" \
+	sh -c "grep -q '<title>mallocstacks on web&lt;1&gt;</title>' '$T/def.html' && grep -q '<h1>mallocstacks on web&lt;1&gt;</h1>' '$T/def.html'"
+printf 'app;main 3\n' | marple-treemap > "$T/fold.html"
+check "treemap: folded text keeps 'Tree Map'" grep -q '<h1>Tree Map</h1>' "$T/fold.html"

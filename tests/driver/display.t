@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 94
+plan 95
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -38,6 +38,10 @@ fi
 # --- overrides, -e, -o, -l, the config
 marple display -i marple_out/cap.marple -o "$T/o v" -tm -tcp -hm -e 0,1 -e 2 > /dev/null 2> "$T/err"
 check "display: -tm draws stacks as tree maps (depth 25)" grep -q 'fake treemap --depth 25' "$T/o v/00-callstack-treemap.html"
+# the report's "made by" lines run in its folder: the picture by its name
+# there, the capture (given relative to the working directory) by its full path
+check "display: made by: the capture by its full path, the picture beside the page" \
+	grep -q "made by: marple-cat -s 0 $T/work/marple_out/cap.marple | marple-treemap --depth 25 .* &gt; 00-callstack-treemap.html" "$T/o v/index.html"
 check "display: -tcp draws events as event plots only" test -s "$T/o v/01-cpusched-plot.html" -a ! -e "$T/o v/01-cpusched-g2.cpel"
 check "display: -hm draws points as heat maps" grep -q 'fake heatmap --latency --color linear' "$T/o v/02-memtime-heatmap.svg"
 check "display: -e chooses the sections" test ! -e "$T/o v/03-_script_alert_1___script_____x_-treemap.html"

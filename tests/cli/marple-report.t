@@ -1,0 +1,30 @@
+# marple-report: what a person sees of a capture's page: a picture's frame as
+# wide as the picture, and a capture of many small sections listed up to
+# --max-sections (the rest counted and said to be left out), not a page of
+# hundreds of megabytes.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 9
+
+# A 1200 px flame graph gets a frame of its width (4 px for the border), not
+# the page's full width with a blank at its right.
+mkdir -p "$T/out"
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"h1"}\n3#a;b\n{"trailer":1,"records":1,"ended":"eof"}\n' > "$T/one.marple"
+printf 'a;b 3\n' | marple-flamegraph > "$T/out/fg.svg"
+marple-report -o "$T/out/index.html" "$T/one.marple" 0:picture:fg.svg
+frame=$(grep -o '<iframe class="pic"[^>]*>' "$T/out/index.html")
+case $frame in *'style="width:1204px;height:'*) pass "report: a 1200 px SVG's frame is 1204 px wide" ;;
+*) fail "report: a 1200 px SVG's frame is 1204 px wide" "$frame" ;; esac
+check "report: frames never overflow a narrow window" grep -q 'iframe.pic{width:100%;max-width:calc(100% - 2px)' "$T/out/index.html"
+
+# 3000 one-record sections from 3 hosts: the page lists the first 1000.
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "{\"marple\":1,\"interface\":\"disklat\",\"datatype\":\"point\",\"host\":\"h%d\"}\n1,2,x\n", i % 3 }' > "$T/many.marple"
+marple-report -o "$T/out/many.html" "$T/many.marple" 2500:note:late > /dev/null 2> "$T/many.err"
+check "report: 3000 sections: 1000 listed" test "$(grep -c '<section class="sec"' "$T/out/many.html")" -eq 1000
+check "report: the page says how many sections were left out" grep -q 'id="sections-left-out">The capture has 3000 sections: the first 1000 are listed here, the other 2000 left out (with the 1 file named for them) (<code>marple-report --max-sections N</code> lists more)' "$T/out/many.html"
+check "report: the capture's totals count every section" grep -q '<td id="capture-sections">3000</td>' "$T/out/many.html"
+check "report: every host named once" grep -q '<td id="capture-host">h0, h1, h2</td>' "$T/out/many.html"
+check "report: stderr says so" grep -q '^marple-report: .*many.marple: 3000 sections: the page lists the first 1000 (--max-sections N lists more)$' "$T/many.err"
+marple-report --max-sections 5000 -o "$T/out/all.html" "$T/many.marple" 2> "$T/all.err"
+check "report: --max-sections 5000 lists all 3000, and says nothing" \
+	sh -c "test \"\$(grep -c '<section class=\"sec\"' '$T/out/all.html')\" -eq 3000 && ! grep -q 'sections-left-out' '$T/out/all.html' && test ! -s '$T/all.err'"
+check "report: --list still lists every section" test "$(marple-report --list "$T/many.marple" | wc -l)" -eq 3000
