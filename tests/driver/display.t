@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 95
+plan 98
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -184,3 +184,11 @@ check "display: interface v1..2: exit 0, the report shows its picture" sh -c "te
 printf '{"interface":"callstack","datatype":"stack","host":"h","marple":1}\n5#a;b\n{"trailer":1,"records":1}\n' > "$T/last.marple"
 marple display -n -i "$T/last.marple" -o "$T/last" > /dev/null 2> "$T/err"; rc=$?
 check "display: \"marple\" as the header's last member: shown (exit 0)" sh -c "test $rc -eq 0 && test -s '$T/last/00-callstack-flamegraph.svg'"
+
+# --- a small file of many sections: the first 100 are drawn, the rest counted
+awk 'BEGIN { for (i = 0; i < 103; i++) printf "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"host\":\"h\"}\n1#a;b\n{\"trailer\":1,\"records\":1}\n" }' > "$T/many.marple"
+marple display -n -i "$T/many.marple" -o "$T/manyr" > /dev/null 2> "$T/err"; rc=$?
+check "display: 103 sections: exit 0, 100 pictures drawn" sh -c "test $rc -eq 0 && test \$(ls '$T/manyr' | grep -c flamegraph) -eq 100"
+check "display: ... stderr and the report say 3 more were not drawn" sh -c "grep -q 'drew the first 100 sections with records; 3 more not drawn' '$T/err' && grep -q '3 more sections with records are not drawn' '$T/manyr/index.html'"
+marple display -n --max-sections 2 -i "$T/many.marple" -o "$T/manytwo" > /dev/null 2>&1
+check "display: --max-sections 2 draws 2" test "$(ls "$T/manytwo" | grep -c flamegraph)" -eq 2
