@@ -70,7 +70,7 @@ struct user_stack {
 };
 
 /* A copy of the current task's state for --dwarf, filled by
- * stacks_fill_dwarf() (stacks.bpf.h) and unwound by lib/collect/dwarfstacks.h; type
+ * stacks_dwarf_sample() (stacks.bpf.h) and unwound by lib/collect/dwarfstacks.h; type
  * is the collector's record type (ring buffers carry several). */
 struct dwarf_sample {
 	__u32 type;

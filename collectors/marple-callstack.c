@@ -1,11 +1,13 @@
 /* marple-callstack — sample stacks on all CPUs (or one process) with a
  * perf_event cpu-clock BPF program and write one stack section.
  *
- * Default: frame-pointer stacks (bpf_get_stackid) counted in a kernel hash
- * map, symbolized at the end.  --dwarf: user registers and the top of the user
- * stack go through a ring buffer and are unwound here with libunwind from the
- * binaries' .eh_frame (right for code built without frame pointers, as most of
- * Debian is).  --raw: one event per sample (time, cpu, pid, comm) instead.
+ * Default (--unwind tables): user stacks unwound in the kernel from tables
+ * built out of the binaries' .eh_frame (lib/collect/unwindtab.c; code built
+ * without frame pointers, as most of Debian is, comes out whole), kernel
+ * stacks by bpf_get_stackid, counted in a kernel hash map and symbolized at
+ * the end.  --unwind fp: frame pointers only.  --dwarf: user registers and the
+ * top of the user stack go through a ring buffer and are unwound here with
+ * libunwind.  --raw: one event per sample (time, cpu, pid, comm) instead.
  * --timed: the stack section, then a samples section with every sample's time,
  * CPU, pid, tid and stack (marple-format(5), "Timed stack sections").
  *

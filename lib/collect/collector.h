@@ -2,7 +2,7 @@
  * logging, the duration operand, SIGINT/SIGTERM, and the "ready" signal that
  * tests and the driver wait for.
  *
- * Lifecycle (see STYLE.md): parse options -> collector_start() -> open skeleton
+ * Lifecycle: parse options -> collector_start() -> open skeleton
  * -> set rodata -> load -> attach -> collector_ready() -> loop while
  * !collector_should_stop() -> drain -> write trailer with collector_end_reason().
  */
