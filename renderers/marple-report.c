@@ -33,7 +33,15 @@ struct section {
 	int64_t lost, dropped;
 	int trailer;
 	enum timed_role timed;
+	int64_t stack_errors;	/* stacks not stored or not read (trailer's stack_errors) */
+	double incomplete;	/* share of user-stack weight cut short; < 0: not said */
+	size_t messages;	/* lines the collector said (trailer's messages) */
+	char *said;		/* those lines, joined by '\n' */
 };
+
+/* Of a section's user stacks (by weight), a share above this cut short is
+ * no complete section: the collectors warn at the same share. */
+#define INCOMPLETE_SHARE 0.10
 
 struct artifact {
 	long index;
@@ -95,6 +103,43 @@ static char *dup_str(json_t *obj, const char *key)
 	return s ? marple_strdup(s) : NULL;
 }
 
+/* What a stack collector's trailer says of its stacks: the errors that lost or
+ * cut stacks, and the share of user-stack weight that ends short. */
+static void trailer_stacks(struct section *s, json_t *t)
+{
+	static const char *const errors[] = { "map_full", "stack_map_full", "stack_collisions", "user_stack_errors",
+					      "kernel_stack_errors", "ringbuf_full" };
+	json_t *e = json_object_get(t, "stack_errors");
+
+	s->incomplete = -1;
+	json_t *m = json_object_get(t, "messages");
+	s->messages = json_array_size(m);
+	for (size_t i = 0; i < s->messages; i++) {
+		const char *line = json_string_value(json_array_get(m, i));
+		if (!line)
+			continue;
+		size_t old = s->said ? strlen(s->said) : 0;
+		s->said = realloc(s->said, old + strlen(line) + 2);
+		if (!s->said)
+			marple_fatal(EXIT_DATA, "out of memory");
+		sprintf(s->said + old, "%s%s", old ? "\n" : "", line);
+	}
+	if (!json_is_object(e))
+		return;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		s->stack_errors += stream_header_int(e, errors[i], 0);
+	int64_t w = stream_header_int(e, "user_weight", 0), cut = stream_header_int(e, "incomplete_user_weight", 0);
+	if (w > 0 && cut >= 0)
+		s->incomplete = (double)cut / (double)w;
+}
+
+/* Whether a section is less than whole: cut off, events lost, samples
+ * dropped, stacks lost or too many of them short. */
+static int section_trouble(const struct section *s)
+{
+	return !s->trailer || s->lost || s->dropped || s->stack_errors || s->incomplete > INCOMPLETE_SHARE;
+}
+
 static void free_section(struct section *s)
 {
 	free(s->interface);
@@ -103,6 +148,7 @@ static void free_section(struct section *s)
 	free(s->kernel);
 	free(s->units);
 	free(s->ended);
+	free(s->said);
 }
 
 /* v into the distinct values *list (n of them) unless it is there already. */
@@ -123,7 +169,7 @@ static void section_done(struct section *s)
 {
 	all.sections++;
 	all.records += s->records;
-	if (!s->trailer || s->lost || s->dropped)
+	if (section_trouble(s))
 		all.problems++;
 	if (s->wall_ns > 0 && (all.first_wall < 0 || s->wall_ns < all.first_wall))
 		all.first_wall = s->wall_ns;
@@ -177,6 +223,7 @@ static void read_capture(const char *path)
 			cur->lost = stream_header_int(t, "lost", 0);
 			cur->dropped = stream_header_int(t, "dropped", 0);
 			cur->ended = dup_str(t, "ended");
+			trailer_stacks(cur, t);
 		}
 		if (cur)
 			cur->records = stream_reader_records(r);
@@ -426,6 +473,18 @@ static void write_section(FILE *f, size_t i, const struct section *s, const stru
 		fputs("</code>", f);
 	}
 	fputs("</p>\n", f);
+	if (s->stack_errors || s->incomplete > INCOMPLETE_SHARE) {
+		fprintf(f, "<p class=\"bad\">%lld stack%s lost or unreadable", (long long)s->stack_errors,
+			s->stack_errors == 1 ? "" : "s");
+		if (s->incomplete >= 0)
+			fprintf(f, "; %.1f%% of the user-stack weight in stacks cut short", 100 * s->incomplete);
+		fputs(" (the trailer's <code>stack_errors</code>)</p>\n", f);
+	}
+	if (s->said) {
+		fputs("<p class=\"meta\">the collector said:</p>\n<pre class=\"said\">", f);
+		esc(f, s->said);
+		fputs("</pre>\n", f);
+	}
 	shown = write_artifacts(f, (long)i, a, na);
 	if (!shown)
 		fputs("<p class=\"meta\">not drawn (not selected)</p>\n", f);
@@ -485,10 +544,11 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 	if (bad_lines)
 		fprintf(f, "<tr><th>malformed lines</th><td class=\"bad\">%lu (skipped)</td></tr>\n", bad_lines);
 	fprintf(f, "<tr><th>status</th><td class=\"%s\">%s</td></tr>\n</table>\n", problems ? "bad" : "ok",
-		problems ? "some sections lost data or were cut off (see below)" : "every section complete");
+		problems ? "some sections lost data, were cut off or have many incomplete stacks (see below)" : "every section complete");
 
 	fputs("<table class=\"secs\"><tr><th>#</th><th>interface</th><th>datatype</th><th class=\"num\">records</th>"
-	      "<th class=\"num\">lost</th><th class=\"num\">dropped</th><th>ended</th><th>seconds</th></tr>\n", f);
+	      "<th class=\"num\">lost</th><th class=\"num\">dropped</th><th class=\"num\">stack errors</th>"
+	      "<th class=\"num\">incomplete stacks</th><th>ended</th><th>seconds</th><th class=\"num\">messages</th></tr>\n", f);
 	for (size_t i = 0; i < nsecs; i++) {
 		const struct section *s = &secs[i];
 		seconds(buf, sizeof(buf), s);
@@ -498,13 +558,20 @@ static void write_report(FILE *f, const char *capture, const struct artifact *a,
 		esc(f, s->datatype);
 		fprintf(f, "</td><td class=\"num\">%llu</td>", (unsigned long long)s->records);
 		if (s->trailer) {
-			fprintf(f, "<td class=\"num\">%lld</td><td class=\"num\">%lld</td><td>", (long long)s->lost,
-				(long long)s->dropped);
+			char share[32] = "-";
+			if (s->incomplete >= 0)
+				snprintf(share, sizeof(share), "%.1f%%", 100 * s->incomplete);
+			fprintf(f, "<td class=\"num%s\">%lld</td><td class=\"num%s\">%lld</td><td class=\"num%s\">%lld</td>"
+				   "<td class=\"num%s\">%s</td><td>",
+				s->lost ? " bad" : "", (long long)s->lost, s->dropped ? " bad" : "", (long long)s->dropped,
+				s->stack_errors ? " bad" : "", (long long)s->stack_errors,
+				s->incomplete > INCOMPLETE_SHARE ? " bad" : "", share);
 			esc(f, s->ended);
 		} else {
-			fputs("<td class=\"num\">-</td><td class=\"num\">-</td><td class=\"bad\">no trailer", f);
+			fputs("<td class=\"num\">-</td><td class=\"num\">-</td><td class=\"num\">-</td><td class=\"num\">-</td>"
+			      "<td class=\"bad\">no trailer", f);
 		}
-		fprintf(f, "</td><td>%s</td></tr>\n", buf);
+		fprintf(f, "</td><td>%s</td><td class=\"num\">%zu</td></tr>\n", buf, s->messages);
 	}
 	fputs("</table>\n", f);
 	if (all.sections > nsecs) {

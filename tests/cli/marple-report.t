@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 14
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -28,3 +28,17 @@ marple-report --max-sections 5000 -o "$T/out/all.html" "$T/many.marple" 2> "$T/a
 check "report: --max-sections 5000 lists all 3000, and says nothing" \
 	sh -c "test \"\$(grep -c '<section class=\"sec\"' '$T/out/all.html')\" -eq 3000 && ! grep -q 'sections-left-out' '$T/out/all.html' && test ! -s '$T/all.err'"
 check "report: --list still lists every section" test "$(marple-report --list "$T/many.marple" | wc -l)" -eq 3000
+
+# "complete" only when it is: stacks lost or mostly cut short, and what the
+# collector said (marple-collect keeps it in the trailer's messages)
+printf '%s\n' '{"marple":1,"interface":"callstack","datatype":"stack","host":"h"}' '3#a;b' \
+	'{"trailer":1,"records":1,"lost":0,"dropped":0,"ended":"duration","stack_errors":{"stack_map_full":0,"map_full":0,"user_weight":100,"incomplete_user_weight":41},"messages":["marple-callstack: 41% of <b>stacks</b> incomplete"]}' > "$T/cut.marple"
+marple-report -o "$T/out/cut.html" "$T/cut.marple" 2> /dev/null
+check "report: 41% of the stacks cut short: not 'every section complete'" sh -c "grep -q 'have many incomplete stacks' '$T/out/cut.html' && ! grep -q 'every section complete' '$T/out/cut.html'"
+check "report: ... the table shows the share, marked" grep -q '<td class="num bad">41.0%</td>' "$T/out/cut.html"
+check "report: what the collector said is shown, escaped" grep -q 'marple-callstack: 41% of &lt;b&gt;stacks&lt;/b&gt; incomplete' "$T/out/cut.html"
+printf '%s\n' '{"marple":1,"interface":"offcpu","datatype":"stack","host":"h"}' '3#a;b' \
+	'{"trailer":1,"records":1,"lost":0,"dropped":0,"ended":"duration","stack_errors":{"stack_map_full":227305,"user_weight":100,"incomplete_user_weight":0}}' > "$T/full.marple"
+marple-report -o "$T/out/full.html" "$T/full.marple" 2> /dev/null
+check "report: a full stack map is no complete section (227305 stack errors shown)" sh -c "grep -q '<td class=\"num bad\">227305</td>' '$T/out/full.html' && ! grep -q 'every section complete' '$T/out/full.html'"
+check "report: a whole section is still called complete" sh -c "marple-report '$T/one.marple' | grep -q 'every section complete'"
