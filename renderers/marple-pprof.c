@@ -134,11 +134,13 @@ static void flush_message(void)
 		compress_pending();
 }
 
-/* The string id of a name: plain text as it is; invalid UTF-8, control bytes
- * and '%' %XX-escaped as in marple's headers, so pprof gets valid strings. */
+/* The string id of a name: its bytes when they are UTF-8 (a name decoded
+ * from the stream, '%' and all, as every renderer shows it); a name that is
+ * not %XX-escaped as a whole, as in marple's headers, so that pprof gets
+ * valid strings. */
 static uint32_t string_id(const char *s, size_t len)
 {
-	if (!escape_needed(s, len))
+	if (escape_is_utf8(s, len))
 		return intern_get(strs, s, len);
 	char *e = escape_dup(s, len);
 	uint32_t id = intern_get(strs, e, strlen(e));

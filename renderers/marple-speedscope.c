@@ -77,11 +77,13 @@ static const char *speedscope_unit(json_t *hdr)
 	return u && strcmp(u, "bytes") == 0 ? "bytes" : "none";	/* counts: samples, requests, faults */
 }
 
-/* A JSON string of any bytes: plain text as it is, anything else %XX-escaped
- * as in marple's headers (valid UTF-8 either way). */
+/* A JSON string of any bytes: UTF-8 as it is (a name decoded from the
+ * stream, '%' and all, as every renderer shows it; control bytes as JSON's
+ * \u escapes), a name that is not UTF-8 %XX-escaped as a whole, as in
+ * marple's headers. */
 static void json_name(FILE *f, const char *s, size_t len)
 {
-	if (!escape_needed(s, len)) {
+	if (escape_is_utf8(s, len)) {
 		xml_js_string_write(f, s, len);
 		return;
 	}

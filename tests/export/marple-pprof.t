@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 41
+plan 43
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -43,6 +43,13 @@ check "pprof: one location per distinct frame (15)" test "$(awk '/^Locations/ { 
 check "pprof: kernel frames in [kernel.kallsyms], _[k] dropped from the name" sh -c "
 	grep -Eq '^ +[0-9]+: 0x0 M=2 schedule :0' '$T/db1.raw' && grep -Eq '^2: .*\[kernel\.kallsyms\]' '$T/db1.raw'"
 check "pprof: escaped names decoded (std::map<int, char>::find)" grep -q 'std::map<int, char>::find' "$T/db1.raw"
+# '%' is a name's own byte once decoded, as every renderer shows it; a name that
+# is not UTF-8 is %XX-escaped whole (pprof's strings are UTF-8)
+printf '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"samples"}}\n3#foo%%25bar;100%%25%%25;bad%%FF%%25x\n' > "$T/pct.marple"
+marple-pprof "$T/pct.marple" > "$T/pct.pb.gz" && pprof -raw "$T/pct.pb.gz" > "$T/pct.raw"
+check "pprof: '%' in names decoded (foo%bar, 100%%), not %25" sh -c "
+	grep -Eq ' foo%bar :0' '$T/pct.raw' && grep -Eq ' 100%% :0' '$T/pct.raw' && grep -q 'comm:\[foo%bar\]' '$T/pct.raw' && ! grep -q '%25bar\|100%25' '$T/pct.raw'"
+check "pprof: a name that is not UTF-8 %XX-escaped whole" grep -Eq ' bad%FF%25x :0' "$T/pct.raw"
 
 pprof -top -sample_index=samples "$T/db1.pb.gz" > "$T/db1.top"
 check "pprof: -top names the hot function first" sh -c "awk '/flat%/ { getline; print \$NF; exit }' '$T/db1.top' | grep -qx compute_hot"
