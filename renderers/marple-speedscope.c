@@ -92,8 +92,17 @@ static void json_name(FILE *f, const char *s, size_t len)
 	free(e);
 }
 
+static const char *doc_name;		/* the operands, for the file's name */
+
+/* The file's head comes with the first profile, so an input that fails
+ * before it leaves no output at all. */
 static void profile_head(FILE *f, const struct profile *p)
 {
+	if (!nprofiles) {
+		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
+		json_name(out, doc_name, strlen(doc_name));
+		fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	}
 	fputs(nprofiles++ ? ",\n{" : "\n{", f);
 	fputs("\"type\":\"sampled\",\"name\":", f);
 	if (opt.per_process) {
@@ -393,9 +402,7 @@ int main(int argc, char **argv)
 	out = marple_outfile_stream(o);
 	frames = intern_new();
 	int n = argc - optind;
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
-	json_name(out, marple_operands_name(n, argv + optind), strlen(marple_operands_name(n, argv + optind)));
-	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	doc_name = marple_strdup(marple_operands_name(n, argv + optind));
 	char *stdin_only[] = { "-" };
 	char **paths = n > 0 ? argv + optind : stdin_only;
 	for (int i = 0; i < (n > 0 ? n : 1); i++)
