@@ -1,5 +1,6 @@
-/* marple-speedscope — marple stack sections as one speedscope file (its JSON
- * file format, https://www.speedscope.app/file-format-schema.json).
+/* marple-speedscope — marple stack sections (or folded text) as one
+ * speedscope file (its JSON file format,
+ * https://www.speedscope.app/file-format-schema.json).
  *
  * Frames are shared by every profile; each stack section is one sampled
  * profile (one per process with --per-process) whose weights and unit are the
@@ -16,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded.h"
 #include "intern.h"
+#include "lines.h"
 #include "options.h"
 #include "stream.h"
 #include "timed.h"
@@ -41,9 +44,10 @@ static const struct options_help help = {
 	.about = "Write marple stack sections as one speedscope file (JSON) for\n"
 	         "https://www.speedscope.app or the speedscope command: one sampled profile\n"
 	         "per section, its weights and unit the section's; a timed section (marple-\n"
-	         "callstack --timed) as its samples in time order.\n",
+	         "callstack --timed) as its samples in time order.  Folded text (\"stack\n"
+	         "count\", as marple-fold writes it) is one profile named after its file.\n",
 	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-	         "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	         "reported and skipped), 1 no stacks, a section of another datatype,\n"
 	         "or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
 };
 
@@ -335,11 +339,53 @@ static void section_end(enum mode *mode)
 		*mode = MODE_SKIP;
 }
 
+/* Folded text (marple-fold's output, "comm;main;f 12"): one profile of its
+ * lines' counts, named after the file. */
+static void read_folded(struct lines *l, const char *file)
+{
+	static struct mstr *fr;
+	static size_t cap;
+	struct folded_line fl;
+	const char *why;
+	int r, begun = 0;
+
+	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+		if (r > 0 && !fl.len)
+			why = "no frames before the count", r = -1;
+		else if (r > 0 && fl.ncounts == 2)
+			why = "two counts (a differential profile): a speedscope profile holds one", r = -1;
+		if (r < 0) {
+			if (nbad++ < MARPLE_REPORT_FIRST)
+				marple_warn_at(file, lines_lineno(l), "%s", why);
+			continue;
+		}
+		if (!begun++) {	/* at the first stack: a file of bad lines has none */
+			prof_name = marple_strdup(file);
+			prof_unit = "none";
+		}
+		struct stack_rec s = { 0, folded_split_frames(fl.stack, fl.len, &fr, &cap), fr };
+		profile_add(frame_ids(&s), s.nframes, fl.count[0]);
+	}
+	if (begun)
+		profiles_end();
+}
+
+/* One input: its stack sections, or its folded text.  -1: a section of
+ * another datatype (message printed). */
 static int read_input(const char *path)
 {
 	FILE *f = marple_open_input(path);
 	const char *file = marple_input_name(path);
-	struct stream_reader *r = stream_reader_new(f, file);
+	struct lines *l = lines_new(f, file);
+	if (!folded_input_is_stream(l)) {
+		held_write_aggregated();	/* a timed section before it, in an earlier input */
+		read_folded(l, file);
+		lines_free(l);
+		if (f != stdin)
+			fclose(f);
+		return 0;
+	}
+	struct stream_reader *r = stream_reader_new_lines(l, file);
 	enum stream_item it;
 	enum mode mode = MODE_SKIP;
 	int rc = 0;
@@ -366,6 +412,7 @@ static int read_input(const char *path)
 	if (rc == 0)
 		section_end(&mode);
 	stream_reader_free(r);
+	lines_free(l);
 	if (f != stdin)
 		fclose(f);
 	return rc;

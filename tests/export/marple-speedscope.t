@@ -3,7 +3,7 @@
 # section (a process with --per-process), weights and units from the section,
 # a timed section's samples in time order, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 18
+plan 22
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -60,3 +60,16 @@ sed '3s/.*/x#bad/' "$T/db1.marple" > "$T/part.marple"
 expect_exit "speedscope: a malformed line is named and skipped" 0 "^marple-speedscope: .*part\.marple:3: " marple-speedscope -o "$T/part.json" "$T/part.marple"
 check "speedscope: the rest kept (297 + 12 + 5)" js "$T/part.json" "ok(P[0]['endValue'] == 314)"
 expect_exit "speedscope: no stacks exits 1" 1 "no stacks in the input" marple-speedscope /dev/null
+
+# Folded text, as marple-fold writes it (and flamegraph, treemap, fold take it).
+# (less the stack with a name that is not UTF-8, which a folded file keeps raw)
+marple-fold "$T/db1.marple" | grep -av "$(printf '\377')" > "$T/db1.folded"
+marple-speedscope "$T/db1.folded" > "$T/folded.json"
+check "speedscope: folded text: exit 0" test $? -eq 0
+check "speedscope: folded text: one profile named after the file, marple-fold's stacks and counts" js "$T/folded.json" \
+	"ok(len(P) == 1 and P[0]['name'] == '$T/db1.folded' and P[0]['unit'] == 'none' and sorted(zip(stacks(P[0]), P[0]['weights'])) == sorted((l.rsplit(' ', 1)[0], int(l.rsplit(' ', 1)[1])) for l in open('$T/db1.folded').read().splitlines()))"
+check "speedscope: folded text: the frames, each once (foo%bar as it is)" js "$T/folded.json" \
+	"ok(sorted(F) == sorted(set(f for l in open('$T/db1.folded') for f in l.rsplit(' ', 1)[0].split(';'))) and 'compute_hot' in F and 'foo%bar' in F)"
+printf 'a;b 3\na;c 2.5\na;d 1 2\n' | marple-speedscope --per-process > "$T/folded2.json" 2> "$T/folded2.err"
+check "speedscope: folded text: decimal counts kept, a line with two counts named and skipped" sh -c "
+	grep -q '<stdin>:3: two counts' '$T/folded2.err' && python3 -c \"import json; p = json.load(open('$T/folded2.json'))['profiles']; assert [(x['name'], x['weights']) for x in p] == [('a \\u2014 <stdin>', [3, 2.5])]\""
