@@ -204,6 +204,22 @@ int main(int argc, char **argv)
 	if (!of)
 		return EXIT_DATA;
 	FILE *out = marple_outfile_stream(of);
+	/* the input is read whole before the page begins: a failure leaves no
+	 * half page behind */
+	fieldsets = intern_new();
+	tracks = intern_new();
+	types = intern_new();
+	flows = intern_new();
+	struct eventread er = { .on_event = add_event };
+	int nin = argc - optind;
+	if (eventread_files(&er, nin, argv + optind) < 0) {
+		marple_outfile_abort(of);
+		return EXIT_DATA;
+	}
+	if (eventread_check(&er, nin, argv + optind) < 0) {
+		marple_outfile_abort(of);
+		return EXIT_DATA;
+	}
 
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", out);
 	xml_escape_cstr(out, opt.title);
@@ -228,17 +244,6 @@ int main(int argc, char **argv)
 	      "<span id=\"types\"></span></div>\n"
 	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"legend\"></div><div id=\"tip\"></div>\n"
 	      "<script>\nvar EV=", out);
-
-	fieldsets = intern_new();
-	tracks = intern_new();
-	types = intern_new();
-	flows = intern_new();
-	struct eventread er = { .on_event = add_event };
-	int nin = argc - optind;
-	if (eventread_files(&er, nin, argv + optind) < 0) {
-		marple_outfile_abort(of);
-		return EXIT_DATA;
-	}
 	write_events(out, &er);
 	fputs(";\nvar TR=[", out);
 	for (size_t i = 0; i < intern_count(tracks); i++) {

@@ -161,6 +161,8 @@ static void merge_entries(struct scope *s)
 {
 	size_t o = 0;
 
+	if (!s->ne)	/* no samples: e is NULL, which qsort may not be given even for none */
+		return;
 	qsort(s->e, s->ne, sizeof(*s->e), by_cell);
 	for (size_t i = 0; i < s->ne; i++) {
 		if (o && s->e[o - 1].cell == s->e[i].cell && s->e[o - 1].stack == s->e[i].stack &&

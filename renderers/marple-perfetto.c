@@ -138,20 +138,13 @@ static void packet_end(void)
  * be), else the %XX-escaped text. */
 static void put_name(struct pbuf *p, uint32_t field, struct mstr s)
 {
-	size_t i = 0;
-	while (i < s.len && (unsigned char)s.s[i] < 0x80)	/* ASCII: the common case */
-		i++;
-	while (i < s.len) {
-		size_t n = escape_utf8_len((const unsigned char *)s.s + i, s.len - i);
-		if (!n) {
-			char *e = escape_dup(s.s, s.len);
-			protowire_bytes(p, field, e, strlen(e));
-			free(e);
-			return;
-		}
-		i += n;
+	if (escape_is_utf8(s.s, s.len)) {
+		protowire_bytes(p, field, s.s, s.len);
+		return;
 	}
-	protowire_bytes(p, field, s.s, s.len);
+	char *e = escape_dup(s.s, s.len);
+	protowire_bytes(p, field, e, strlen(e));
+	free(e);
 }
 
 static void put_fixed64(struct pbuf *p, uint32_t field, uint64_t v)

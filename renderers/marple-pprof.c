@@ -1,5 +1,5 @@
-/* marple-pprof — marple stack sections as one gzipped pprof profile
- * (profile.proto), the format go tool pprof, Parca and Pyroscope read.
+/* marple-pprof — marple stack sections (or folded text) as one gzipped pprof
+ * profile (profile.proto), the format go tool pprof, Parca and Pyroscope read.
  *
  * Each stack record becomes one sample: its frames one location each (leaf
  * first, as pprof wants), its weight the values of the sample types the
@@ -18,7 +18,9 @@
 #include <string.h>
 #include <libdeflate.h>
 
+#include "folded.h"
 #include "intern.h"
+#include "lines.h"
 #include "options.h"
 #include "protowire.h"
 #include "stream.h"
@@ -61,9 +63,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [OPTION]... [FILE]...\n"
-		"Write marple stack sections as one gzipped pprof profile (profile.proto) for\n"
-		"go tool pprof, Parca, Pyroscope.  Several files or sections merge into one\n"
-		"profile when their sample types match; the label host tells them apart.\n"
+		"Write marple stack sections, or folded text (\"stack count\", as marple-fold\n"
+		"writes it), as one gzipped pprof profile (profile.proto) for go tool pprof,\n"
+		"Parca, Pyroscope.  Several files or sections merge into one profile when\n"
+		"their sample types match; the label host tells them apart.\n"
 		"\n",
 		marple_progname);
 	options_usage(f, options);
@@ -72,10 +75,11 @@ static void usage(FILE *f)
 	      "period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
 	      "bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
 	      "other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
-	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.\n"
+	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.  Folded text is\n"
+	      "samples/count (whole counts; a line with two is skipped).\n"
 	      "\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-	      "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	      "reported and skipped), 1 no stacks, a section of another datatype,\n"
 	      "sample types that differ between inputs, or an I/O error, 2 usage error.\n"
 	      "See marple-pprof(1).\n",
 	      f);
@@ -135,11 +139,13 @@ static void flush_message(void)
 		compress_pending();
 }
 
-/* The string id of a name: plain text as it is; invalid UTF-8, control bytes
- * and '%' %XX-escaped as in marple's headers, so pprof gets valid strings. */
+/* The string id of a name: its bytes when they are UTF-8 (a name decoded
+ * from the stream, '%' and all, as every renderer shows it); a name that is
+ * not %XX-escaped as a whole, as in marple's headers, so that pprof gets
+ * valid strings. */
 static uint32_t string_id(const char *s, size_t len)
 {
-	if (!escape_needed(s, len))
+	if (escape_is_utf8(s, len))
 		return intern_get(strs, s, len);
 	char *e = escape_dup(s, len);
 	uint32_t id = intern_get(strs, e, strlen(e));
@@ -230,14 +236,12 @@ static void kind_describe(const struct kind *k, char *buf, size_t len)
 
 /* The first section sets the profile's sample types; later ones must match.
  * Returns 0, or -1 after a message naming both. */
-static int kind_check(struct stream_reader *r, const struct section *sec, const char *file)
+static int kind_check(json_t *hdr, long section, unsigned long line, const struct section *sec, const char *file)
 {
-	json_t *hdr = stream_reader_header(r);
 	struct kind k;
 	char here[256];
 	kind_of(hdr, sec->freq, &k);
-	snprintf(here, sizeof(here), "%s section %ld (%s)", file, stream_reader_section(r),
-		 stream_header_str(hdr, "interface", "?"));
+	snprintf(here, sizeof(here), "%s section %ld (%s)", file, section, stream_header_str(hdr, "interface", "?"));
 	if (!kind.n) {
 		kind = k;
 		kind.where = marple_strdup(here);
@@ -249,10 +253,9 @@ static int kind_check(struct stream_reader *r, const struct section *sec, const 
 	char a[200], b[200];
 	kind_describe(&k, a, sizeof(a));
 	kind_describe(&kind, b, sizeof(b));
-	marple_warn_at(file, stream_reader_line(r),
+	marple_warn_at(file, line,
 		"section %ld (%s) has sample types %s, but %s has %s: one profile holds one kind of data "
-		"(convert them separately)", stream_reader_section(r), stream_header_str(hdr, "interface", "?"), a,
-		kind.where, b);
+		"(convert them separately)", section, stream_header_str(hdr, "interface", "?"), a, kind.where, b);
 	return -1;
 }
 
@@ -262,9 +265,8 @@ static int64_t option_int(json_t *o, const char *key)
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
 }
 
-static int section_begin(struct stream_reader *r, const char *file, struct section *sec)
+static int section_begin(json_t *hdr, long section, unsigned long line, const char *file, struct section *sec)
 {
-	json_t *hdr = stream_reader_header(r);
 	json_t *o = json_object_get(hdr, "options");
 	const char *host = stream_header_str(hdr, "host", NULL);
 
@@ -278,7 +280,7 @@ static int section_begin(struct stream_reader *r, const char *file, struct secti
 	sec->kernel_only = strcmp(stream_header_str(o, "stacks", ""), "kernel") == 0;
 	int64_t freq = option_int(o, "frequency");
 	sec->freq = freq > 0 ? (uint64_t)freq : 0;
-	if (kind_check(r, sec, file) < 0)
+	if (kind_check(hdr, section, line, sec, file) < 0)
 		return -1;
 
 	int64_t wall = stream_header_int(hdr, "wall_ns", -1);
@@ -409,13 +411,59 @@ static void add_sample(const struct stack_rec *s, const struct section *sec, con
 	nsamples++;
 }
 
-/* One input: every stack section's records become samples.  Returns 0, or -1
- * for a section of another datatype (message printed). */
+/* Folded text (marple-fold's output, "comm;main;f 12"): one section of
+ * sample counts, its root frames the processes.  Returns 0, or -1 when its
+ * sample types differ from an earlier input's or it cannot be read (message
+ * printed). */
+static int read_folded(struct lines *l, const char *file)
+{
+	static struct mstr *frames;
+	static size_t cap;
+	struct section sec;
+	struct folded_line fl;
+	const char *why;
+	int r, begun = 0;
+
+	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+		if (r > 0 && !fl.len)
+			why = "no frames before the count", r = -1;
+		else if (r > 0 && fl.ncounts == 2)
+			why = "two counts (a differential profile): a pprof profile holds one", r = -1;
+		else if (r > 0 && !fl.integral)
+			why = "count is not a whole number (pprof's values are integers)", r = -1;
+		if (r < 0) {
+			if (nbad++ < MARPLE_REPORT_FIRST)
+				marple_warn_at(file, lines_lineno(l), "%s", why);
+			continue;
+		}
+		if (!begun++) {	/* at the first stack: a file of bad lines has none */
+			json_t *hdr = json_pack("{s:s}", "interface", "folded text");
+			int ok = section_begin(hdr, 0, lines_lineno(l), file, &sec);
+			json_decref(hdr);
+			if (ok < 0)
+				return -1;
+		}
+		struct stack_rec s = { fl.icount[0], folded_split_frames(fl.stack, fl.len, &frames, &cap), frames };
+		add_sample(&s, &sec, file, lines_lineno(l));
+	}
+	return r == -2 ? -1 : 0;
+}
+
+/* One input: every stack section's records become samples, or folded text's
+ * lines.  Returns 0, or -1 for a section of another datatype (message printed). */
 static int read_input(const char *path)
 {
 	FILE *f = marple_open_input(path);
 	const char *file = marple_input_name(path);
-	struct stream_reader *r = stream_reader_new(f, file);
+	struct lines *l = lines_new(f, file);
+	if (!folded_input_is_stream(l)) {
+		int rc = read_folded(l, file);
+		lines_free(l);
+		if (f != stdin)
+			fclose(f);
+		return rc;
+	}
+	struct stream_reader *r = stream_reader_new_lines(l, file);
 	struct section sec = { 0 };
 	enum stream_item it;
 	int rc = 0, skip = 0;
@@ -436,7 +484,8 @@ static int read_input(const char *path)
 				rc = -1;
 				break;
 			}
-			if (section_begin(r, file, &sec) < 0) {
+			if (section_begin(stream_reader_header(r), stream_reader_section(r), stream_reader_line(r), file,
+					  &sec) < 0) {
 				rc = -1;
 				break;
 			}
@@ -449,6 +498,7 @@ static int read_input(const char *path)
 		}
 	}
 	stream_reader_free(r);
+	lines_free(l);
 	if (f != stdin)
 		fclose(f);
 	return rc;
@@ -563,7 +613,7 @@ int main(int argc, char **argv)
 	if (nclamped > MARPLE_REPORT_FIRST)
 		marple_warn("%llu weights written as 2^63-1", (unsigned long long)nclamped);
 	if (!kind.n) {
-		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stack sections in the input");
+		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stack sections or folded stacks in the input");
 		return EXIT_DATA;
 	}
 	write_rest();

@@ -1,5 +1,6 @@
-/* marple-speedscope — marple stack sections as one speedscope file (its JSON
- * file format, https://www.speedscope.app/file-format-schema.json).
+/* marple-speedscope — marple stack sections (or folded text) as one
+ * speedscope file (its JSON file format,
+ * https://www.speedscope.app/file-format-schema.json).
  *
  * Frames are shared by every profile; each stack section is one sampled
  * profile (one per process with --per-process) whose weights and unit are the
@@ -16,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "folded.h"
 #include "intern.h"
+#include "lines.h"
 #include "options.h"
 #include "stream.h"
 #include "timed.h"
@@ -42,9 +45,10 @@ static const struct options_help help = {
 	.about = "Write marple stack sections as one speedscope file (JSON) for\n"
 	         "https://www.speedscope.app or the speedscope command: one sampled profile\n"
 	         "per section, its weights and unit the section's; a timed section (marple-\n"
-	         "callstack --timed) as its samples in time order.\n",
+	         "callstack --timed) as its samples in time order.  Folded text (\"stack\n"
+	         "count\", as marple-fold writes it) is one profile named after its file.\n",
 	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
-	         "reported and skipped), 1 no stack sections, a section of another datatype,\n"
+	         "reported and skipped), 1 no stacks, a section of another datatype,\n"
 	         "or an I/O error, 2 usage error.  See marple-speedscope(1).\n",
 };
 
@@ -78,11 +82,13 @@ static const char *speedscope_unit(json_t *hdr)
 	return u && strcmp(u, "bytes") == 0 ? "bytes" : "none";	/* counts: samples, requests, faults */
 }
 
-/* A JSON string of any bytes: plain text as it is, anything else %XX-escaped
- * as in marple's headers (valid UTF-8 either way). */
+/* A JSON string of any bytes: UTF-8 as it is (a name decoded from the
+ * stream, '%' and all, as every renderer shows it; control bytes as JSON's
+ * \u escapes), a name that is not UTF-8 %XX-escaped as a whole, as in
+ * marple's headers. */
 static void json_name(FILE *f, const char *s, size_t len)
 {
-	if (!escape_needed(s, len)) {
+	if (escape_is_utf8(s, len)) {
 		xml_js_string_write(f, s, len);
 		return;
 	}
@@ -91,8 +97,17 @@ static void json_name(FILE *f, const char *s, size_t len)
 	free(e);
 }
 
+static const char *doc_name;		/* the operands, for the file's name */
+
+/* The file's head comes with the first profile, so an input that fails
+ * before it leaves no output at all. */
 static void profile_head(FILE *f, const struct profile *p)
 {
+	if (!nprofiles) {
+		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
+		json_name(out, doc_name, strlen(doc_name));
+		fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	}
 	fputs(nprofiles++ ? ",\n{" : "\n{", f);
 	fputs("\"type\":\"sampled\",\"name\":", f);
 	if (opt.per_process) {
@@ -325,11 +340,53 @@ static void section_end(enum mode *mode)
 		*mode = MODE_SKIP;
 }
 
+/* Folded text (marple-fold's output, "comm;main;f 12"): one profile of its
+ * lines' counts, named after the file. */
+static void read_folded(struct lines *l, const char *file)
+{
+	static struct mstr *fr;
+	static size_t cap;
+	struct folded_line fl;
+	const char *why;
+	int r, begun = 0;
+
+	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+		if (r > 0 && !fl.len)
+			why = "no frames before the count", r = -1;
+		else if (r > 0 && fl.ncounts == 2)
+			why = "two counts (a differential profile): a speedscope profile holds one", r = -1;
+		if (r < 0) {
+			if (nbad++ < MARPLE_REPORT_FIRST)
+				marple_warn_at(file, lines_lineno(l), "%s", why);
+			continue;
+		}
+		if (!begun++) {	/* at the first stack: a file of bad lines has none */
+			prof_name = marple_strdup(file);
+			prof_unit = "none";
+		}
+		struct stack_rec s = { 0, folded_split_frames(fl.stack, fl.len, &fr, &cap), fr };
+		profile_add(frame_ids(&s), s.nframes, fl.count[0]);
+	}
+	if (begun)
+		profiles_end();
+}
+
+/* One input: its stack sections, or its folded text.  -1: a section of
+ * another datatype (message printed). */
 static int read_input(const char *path)
 {
 	FILE *f = marple_open_input(path);
 	const char *file = marple_input_name(path);
-	struct stream_reader *r = stream_reader_new(f, file);
+	struct lines *l = lines_new(f, file);
+	if (!folded_input_is_stream(l)) {
+		held_write_aggregated();	/* a timed section before it, in an earlier input */
+		read_folded(l, file);
+		lines_free(l);
+		if (f != stdin)
+			fclose(f);
+		return 0;
+	}
+	struct stream_reader *r = stream_reader_new_lines(l, file);
 	enum stream_item it;
 	enum mode mode = MODE_SKIP;
 	int rc = 0;
@@ -356,6 +413,7 @@ static int read_input(const char *path)
 	if (rc == 0)
 		section_end(&mode);
 	stream_reader_free(r);
+	lines_free(l);
 	if (f != stdin)
 		fclose(f);
 	return rc;
@@ -392,9 +450,7 @@ int main(int argc, char **argv)
 	out = marple_outfile_stream(o);
 	frames = intern_new();
 	int n = argc - optind;
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"marple-speedscope\",\"name\":", out);
-	json_name(out, marple_operands_name(n, argv + optind), strlen(marple_operands_name(n, argv + optind)));
-	fputs(",\"activeProfileIndex\":0,\"profiles\":[", out);
+	doc_name = marple_strdup(marple_operands_name(n, argv + optind));
 	char *stdin_only[] = { "-" };
 	char **paths = n > 0 ? argv + optind : stdin_only;
 	for (int i = 0; i < (n > 0 ? n : 1); i++)

@@ -77,8 +77,14 @@ struct flow {
 static struct flow *flows;
 static size_t nflows, flows_cap;
 
+#define TRACE_HEAD "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+
+/* Every output goes through here: the file's head comes with the first
+ * event, so an input that fails before it leaves no output at all. */
 static void begin_event(void)
 {
+	if (first_event)
+		fputs(TRACE_HEAD, out);
 	fputs(first_event ? "\n" : ",\n", out);
 	first_event = 0;
 }
@@ -304,16 +310,17 @@ int main(int argc, char **argv)
 	if (!of)
 		return EXIT_DATA;
 	out = marple_outfile_stream(of);
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	in.on_event = on_event;
 	int nin = argc - optind;
-	if (eventread_files(&in, nin, argv + optind) < 0) {
+	if (eventread_files(&in, nin, argv + optind) < 0 || eventread_check(&in, nin, argv + optind) < 0) {
 		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
 	/* the last task on each CPU ran until the end of the capture */
 	for (size_t i = 0; i < ncpus; i++)
 		end_slice((long)i, in.end, NULL);
+	if (first_event)	/* every event writes something: this is only a safeguard */
+		fputs(TRACE_HEAD, out);
 	fputs("\n]}\n", out);
 	return eventread_finish(&in, of, nin, argv + optind);
 }

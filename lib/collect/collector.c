@@ -34,7 +34,9 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 		return 0;
 	if (level == LIBBPF_INFO && !verbose_libbpf)
 		return 0;
-	fprintf(stderr, "%s: libbpf: ", marple_progname);
+	/* libbpf's messages begin "libbpf: " already (its pr_warn adds it): the
+	 * prefix is added only to one without it, so each says it once */
+	fprintf(stderr, strncmp(fmt, "libbpf: ", 8) == 0 ? "%s: " : "%s: libbpf: ", marple_progname);
 	return vfprintf(stderr, fmt, ap);
 }
 

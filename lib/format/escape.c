@@ -77,6 +77,20 @@ int escape_needed(const char *s, size_t len)
 	return 0;
 }
 
+int escape_is_utf8(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len && (unsigned char)s[i] < 0x80)	/* ASCII: the common case */
+		i++;
+	while (i < len) {
+		size_t n = escape_utf8_len((const unsigned char *)s + i, len - i);
+		if (!n)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
 void escape_write(FILE *f, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -33,6 +33,10 @@ int escape_hex_digit(int c);
  * (invalid UTF-8, a control byte, or '%', which would make escaping ambiguous):
  * such a name is written escape_dup()'d there. */
 int escape_needed(const char *s, size_t len);
+/* 1 if s[0..len) is valid UTF-8 throughout (control bytes and '%' included):
+ * text that formats wanting UTF-8 strings (JSON, protobuf) take as it is,
+ * where a name that is not is written escape_dup()'d. */
+int escape_is_utf8(const char *s, size_t len);
 /* Length of the valid UTF-8 sequence starting at s (1-4), or 0 if invalid. */
 size_t escape_utf8_len(const unsigned char *s, size_t avail);
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+#include "lines.h"
 #include "util.h"
 
 static int is_blank(char c)
@@ -117,4 +119,39 @@ int folded_next_frame(const char *stack, size_t len, size_t *pos, const char **f
 	*flen = l;
 	*pos += l + 1;
 	return 1;
+}
+
+int folded_input_is_stream(struct lines *l)
+{
+	size_t n;
+	const char *b = lines_peek(l, 1, &n);
+	return n > 0 && b[0] == '{';
+}
+
+int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, const char **why)
+{
+	const char *s;
+	size_t len;
+	int r;
+
+	while ((r = lines_next(l, &s, &len)) > 0) {
+		if (len == 0 || (len == 1 && s[0] == '\r'))
+			continue;
+		return folded_parse_line(s, len, maxcounts, out, why) < 0 ? -1 : 1;
+	}
+	return r < 0 ? -2 : 0;
+}
+
+size_t folded_split_frames(const char *stack, size_t len, struct mstr **frames, size_t *cap)
+{
+	size_t n = 0, pos = 0, flen;
+	const char *f;
+
+	if (!len)
+		return 0;
+	while (folded_next_frame(stack, len, &pos, &f, &flen)) {
+		*frames = marple_grow(*frames, cap, n + 1, sizeof(**frames));
+		(*frames)[n++] = (struct mstr){ f, flen };
+	}
+	return n;
 }

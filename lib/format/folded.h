@@ -34,4 +34,24 @@ int folded_line_looks_folded(const char *s, size_t len);
 /* Iterate frames of a folded stack: *pos starts at 0; returns 0 at the end. */
 int folded_next_frame(const char *stack, size_t len, size_t *pos, const char **f, size_t *flen);
 
+/* ---- reading an input of folded text ---- */
+
+struct lines;
+struct mstr;
+
+/* Does the input start as a marple stream (its first byte '{', a header)
+ * rather than folded text?  Peeks; reads nothing. */
+int folded_input_is_stream(struct lines *l);
+
+/* The next line of folded text that is not blank, parsed (maxcounts as for
+ * folded_parse_line).  Returns 1 with *out set, 0 at the end of the input,
+ * -1 for a malformed line (*why says why, lines_lineno(l) where: reading may
+ * go on), -2 on a read error (message printed). */
+int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, const char **why);
+
+/* The frames of a folded stack, root first, into *frames (grown as needed,
+ * *cap its room; pointing into stack): what a stream stack record holds.
+ * Returns how many; an empty stack has none. */
+size_t folded_split_frames(const char *stack, size_t len, struct mstr **frames, size_t *cap);
+
 #endif

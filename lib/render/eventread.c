@@ -72,16 +72,25 @@ int eventread_files(struct eventread *er, int n, char **paths)
 	return 0;
 }
 
-int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths)
+int eventread_check(const struct eventread *er, int n, char **paths)
 {
+	if (er->sections && er->events)
+		return 0;
 	if (er->bad)
 		marple_warn("%llu bad lines skipped", (unsigned long long)er->bad);
-	if (!er->sections || !er->events) {
-		marple_warn_at(marple_operands_name(n, paths), 0, "%s",
-			er->sections ? "no events in the input" : "no marple event section in the input");
+	marple_warn_at(marple_operands_name(n, paths), 0, "%s",
+		er->sections ? "no events in the input" : "no marple event section in the input");
+	return -1;
+}
+
+int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths)
+{
+	if (eventread_check(er, n, paths) < 0) {
 		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
+	if (er->bad)
+		marple_warn("%llu bad lines skipped", (unsigned long long)er->bad);
 	if (marple_outfile_commit(of) < 0)
 		return EXIT_DATA;
 	return er->bad ? EXIT_DATA : EXIT_OK;

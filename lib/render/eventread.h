@@ -10,6 +10,7 @@
  *           marple_outfile_abort(of);
  *           return EXIT_DATA;
  *   }
+ *   (what writes as it reads must write nothing before the first event)
  *   ... write what was gathered ...
  *   return eventread_finish(&er, of, argc - optind, argv + optind);
  */
@@ -48,6 +49,12 @@ int eventread_files(struct eventread *er, int n, char **paths);
 
 /* The N of a "cpuN" track (per-CPU data): 0 and *cpu set, or -1 for another track. */
 int eventread_track_cpu(struct mstr track, uint64_t *cpu);
+
+/* Is there anything to draw?  No event section or no events is an error:
+ * the count of bad lines and the reason, naming the operands, on stderr, and
+ * -1.  A renderer that gathers its input calls this before its first byte of
+ * output, so that a failure leaves none (eventread_finish checks it again). */
+int eventread_check(const struct eventread *er, int n, char **paths);
 
 /* The end of an event renderer's run: the count of bad lines on stderr; no
  * event section or no events is an error naming the operands (of aborted);

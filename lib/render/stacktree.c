@@ -666,20 +666,16 @@ int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in
 	/* a lazy tree keeps a mapped input: its tails need not be copied */
 	struct lines *l = t->lazy ? lines_new_whole(f, file) : lines_new(f, file);
 	double factor = in->factor > 0 ? in->factor : 1;
-	const char *s, *why;
-	size_t len, plen;
+	const char *why;
 	int rc = 0, r;
-	const char *peek = lines_peek(l, 1, &plen);
 	t->stable = lines_stable(l);
 
-	if (plen > 0 && peek[0] == '{') {
+	if (folded_input_is_stream(l)) {
 		rc = read_stream(t, l, file, in);
 	} else {
 		struct folded_line fl;
-		while ((r = lines_next(l, &s, &len)) > 0) {
-			if (len == 0 || (len == 1 && s[0] == '\r'))
-				continue;
-			if (folded_parse_line(s, len, 2, &fl, &why) < 0) {
+		while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+			if (r < 0) {
 				bad(in, file, lines_lineno(l), why);
 				continue;
 			}
@@ -691,7 +687,7 @@ int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in
 			stacktree_add_folded(t, fl.stack, fl.len, w0, w1, in->reverse);
 			in->stacks++;
 		}
-		if (r < 0)
+		if (r == -2)
 			rc = -1;
 	}
 	t->stable = 0;

@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 41
+plan 49
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -43,6 +43,13 @@ check "pprof: one location per distinct frame (15)" test "$(awk '/^Locations/ { 
 check "pprof: kernel frames in [kernel.kallsyms], _[k] dropped from the name" sh -c "
 	grep -Eq '^ +[0-9]+: 0x0 M=2 schedule :0' '$T/db1.raw' && grep -Eq '^2: .*\[kernel\.kallsyms\]' '$T/db1.raw'"
 check "pprof: escaped names decoded (std::map<int, char>::find)" grep -q 'std::map<int, char>::find' "$T/db1.raw"
+# '%' is a name's own byte once decoded, as every renderer shows it; a name that
+# is not UTF-8 is %XX-escaped whole (pprof's strings are UTF-8)
+printf '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"samples"}}\n3#foo%%25bar;100%%25%%25;bad%%FF%%25x\n' > "$T/pct.marple"
+marple-pprof "$T/pct.marple" > "$T/pct.pb.gz" && pprof -raw "$T/pct.pb.gz" > "$T/pct.raw"
+check "pprof: '%' in names decoded (foo%bar, 100%%), not %25" sh -c "
+	grep -Eq ' foo%bar :0' '$T/pct.raw' && grep -Eq ' 100%% :0' '$T/pct.raw' && grep -q 'comm:\[foo%bar\]' '$T/pct.raw' && ! grep -q '%25bar\|100%25' '$T/pct.raw'"
+check "pprof: a name that is not UTF-8 %XX-escaped whole" grep -Eq ' bad%FF%25x :0' "$T/pct.raw"
 
 pprof -top -sample_index=samples "$T/db1.pb.gz" > "$T/db1.top"
 check "pprof: -top names the hot function first" sh -c "awk '/flat%/ { getline; print \$NF; exit }' '$T/db1.top' | grep -qx compute_hot"
@@ -103,8 +110,28 @@ marple-pprof -o "$T/none.pb.gz" "$T/db1.marple" "$T/off.marple" 2>/dev/null
 check "pprof -o: no file after a refused merge" test ! -e "$T/none.pb.gz"
 printf '{"marple":1,"interface":"cpusched","datatype":"event"}\n1,sched_switch,cpu0\n' > "$T/ev.marple"
 expect_exit "pprof: an event section is an error" 1 "^marple-pprof: .*ev\.marple:1: section 0 holds event data, not stacks" marple-pprof "$T/ev.marple"
-printf 'a;b 3\n' > "$T/folded.txt"
-expect_exit "pprof: folded text is not a stream (exit 1)" 1 "no stack sections" marple-pprof "$T/folded.txt"
+# Folded text, as marple-fold writes it (and flamegraph, treemap, fold take it).
+marple-fold "$T/db1.marple" | marple-pprof > "$T/folded.pb.gz"
+check "pprof: folded text on stdin: exit 0" test $? -eq 0
+pprof -top "$T/folded.pb.gz" > "$T/folded.top"
+check "pprof: folded text: go tool pprof -top reads it, 353 samples, compute_hot first" sh -c "
+	grep -q 'accounting for 353, 100% of 353 total' '$T/folded.top' && awk '/flat%/ { getline; print \$NF; exit }' '$T/folded.top' | grep -qx compute_hot"
+pprof -raw "$T/folded.pb.gz" > "$T/folded.raw"
+check "pprof: folded text: samples/count, comm the root frame, schedule_[k] in [kernel.kallsyms]" sh -c "
+	grep -qx 'samples/count' '$T/folded.raw' && grep -q 'comm:\[python3\]' '$T/folded.raw' && grep -Eq '^ +[0-9]+: 0x0 M=2 schedule :0' '$T/folded.raw'"
+if command -v protoc >/dev/null 2>&1; then
+	gzip -dc "$T/folded.pb.gz" | protoc --decode_raw > "$T/folded.proto" 2>&1
+	check "pprof: folded text: protoc --decode_raw reads it, the frames in its string table" sh -c "
+		grep -q '^6: \"compute_hot\"' '$T/folded.proto' && grep -q '^6: \"Py_RunMain\"' '$T/folded.proto'"
+else
+	skip "pprof: folded text: protoc --decode_raw" "no protoc"
+fi
+printf 'a;b 3\na;c 2.5\na;d 1 2\nno count\n' > "$T/folded.txt"
+expect_exit "pprof: folded lines with a decimal count, two counts or none named and skipped (exit 0)" 0 \
+	"folded\.txt:2: count is not a whole number" marple-pprof -o "$T/folded3.pb.gz" "$T/folded.txt"
+check "pprof: ... the good line kept (3 samples)" test "$(pprof -raw "$T/folded3.pb.gz" | raw_total)" = 3
+printf 'no count\n' > "$T/nocount.txt"
+expect_exit "pprof: folded text without a usable line exits 1" 1 "nocount\.txt: no stack sections or folded stacks" marple-pprof "$T/nocount.txt"
 { cat "$T/db1.marple"; } | sed '3s/.*/x#bad/' > "$T/part.marple"
 expect_exit "pprof: a malformed line is named and skipped" 0 "^marple-pprof: .*part\.marple:3: " marple-pprof -o "$T/part.pb.gz" "$T/part.marple"
 got=$(pprof -raw "$T/part.pb.gz" | raw_total)

@@ -3,13 +3,14 @@
 # section (a process with --per-process), weights and units from the section,
 # a timed section's samples in time order, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 22
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
 	echo '41#python3;_start;main;PyObject_Malloc'
 	echo '12#bash;main;bad%FF%25name;%01ctl'
-	echo '{"trailer":1,"records":3}'
+	echo '5#bash;foo%25bar;100%25%25'
+	echo '{"trailer":1,"records":4}'
 }
 cpu db1 297 > "$T/db1.marple"
 cpu db2 100 > "$T/db2.marple"
@@ -24,13 +25,15 @@ check "speedscope: exit 0" test $? -eq 0
 check "speedscope: valid JSON naming speedscope's schema" js "$T/fleet.json" "ok(d['\$schema'] == 'https://www.speedscope.app/file-format-schema.json')"
 check "speedscope: one sampled profile a section, named by interface and host" js "$T/fleet.json" \
 	"ok([(p['type'], p['name']) for p in P] == [('sampled', 'callstack on db1'), ('sampled', 'callstack on db2')])"
-check "speedscope: frames shared, each once (8)" js "$T/fleet.json" "ok(len(F) == len(set(F)) == 8)"
+check "speedscope: frames shared, each once (10)" js "$T/fleet.json" "ok(len(F) == len(set(F)) == 10)"
 check "speedscope: stacks root first, as the records" js "$T/fleet.json" "ok(stacks(P[0])[0] == 'python3;_start;main;compute_hot')"
 check "speedscope: weights are the records', endValue their sum (marple-fold's total)" js "$T/fleet.json" \
-	"ok(P[0]['weights'] == [297, 41, 12] and P[0]['endValue'] == $(marple-fold "$T/db1.marple" | awk '{ t += $NF } END { print t }') and P[1]['endValue'] == 153)"
+	"ok(P[0]['weights'] == [297, 41, 12, 5] and P[0]['endValue'] == $(marple-fold "$T/db1.marple" | awk '{ t += $NF } END { print t }') and P[1]['endValue'] == 158)"
 check "speedscope: sample counts have unit none" js "$T/fleet.json" "ok(P[0]['unit'] == 'none')"
-check "speedscope: names that are not plain text %XX-escaped (valid JSON strings)" js "$T/fleet.json" \
-	"ok('bad%FF%25name' in F and '%01ctl' in F)"
+check "speedscope: a name that is not UTF-8 %XX-escaped whole, control bytes as JSON escapes" js "$T/fleet.json" \
+	"ok('bad%FF%25name' in F and '\x01ctl' in F)"
+check "speedscope: '%' in names decoded (foo%bar, 100%%), not %25" js "$T/fleet.json" \
+	"ok(stacks(P[0])[3] == 'bash;foo%bar;100%%')"
 
 unit() {	# UNIT -> the speedscope unit
 	printf '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"%s"}}\n5#a;b\n' "$1" | marple-speedscope > "$T/u.json" &&
@@ -41,7 +44,7 @@ check "speedscope: us -> microseconds, ns -> nanoseconds, bytes -> bytes, reques
 
 marple-speedscope --per-process "$T/db1.marple" > "$T/pp.json"
 check "speedscope --per-process: a profile per process, the process frame left out" js "$T/pp.json" \
-	"ok([(p['name'], p['endValue']) for p in P] == [('python3 \u2014 callstack on db1', 338), ('bash \u2014 callstack on db1', 12)] and stacks(P[0])[0] == '_start;main;compute_hot')"
+	"ok([(p['name'], p['endValue']) for p in P] == [('python3 \u2014 callstack on db1', 338), ('bash \u2014 callstack on db1', 17)] and stacks(P[0])[0] == '_start;main;compute_hot')"
 
 marple-speedscope "$DATA/timed.marple" > "$T/timed.json"
 check "speedscope: a timed section: its samples in time order, one each" js "$T/timed.json" \
@@ -55,5 +58,18 @@ marple-speedscope -o "$T/none.json" "$T/ev.marple" 2>/dev/null
 check "speedscope -o: no file after an error" test ! -e "$T/none.json"
 sed '3s/.*/x#bad/' "$T/db1.marple" > "$T/part.marple"
 expect_exit "speedscope: a malformed line is named and skipped" 0 "^marple-speedscope: .*part\.marple:3: " marple-speedscope -o "$T/part.json" "$T/part.marple"
-check "speedscope: the rest kept (297 + 12)" js "$T/part.json" "ok(P[0]['endValue'] == 309)"
+check "speedscope: the rest kept (297 + 12 + 5)" js "$T/part.json" "ok(P[0]['endValue'] == 314)"
 expect_exit "speedscope: no stacks exits 1" 1 "no stacks in the input" marple-speedscope /dev/null
+
+# Folded text, as marple-fold writes it (and flamegraph, treemap, fold take it).
+# (less the stack with a name that is not UTF-8, which a folded file keeps raw)
+marple-fold "$T/db1.marple" | grep -av "$(printf '\377')" > "$T/db1.folded"
+marple-speedscope "$T/db1.folded" > "$T/folded.json"
+check "speedscope: folded text: exit 0" test $? -eq 0
+check "speedscope: folded text: one profile named after the file, marple-fold's stacks and counts" js "$T/folded.json" \
+	"ok(len(P) == 1 and P[0]['name'] == '$T/db1.folded' and P[0]['unit'] == 'none' and sorted(zip(stacks(P[0]), P[0]['weights'])) == sorted((l.rsplit(' ', 1)[0], int(l.rsplit(' ', 1)[1])) for l in open('$T/db1.folded').read().splitlines()))"
+check "speedscope: folded text: the frames, each once (foo%bar as it is)" js "$T/folded.json" \
+	"ok(sorted(F) == sorted(set(f for l in open('$T/db1.folded') for f in l.rsplit(' ', 1)[0].split(';'))) and 'compute_hot' in F and 'foo%bar' in F)"
+printf 'a;b 3\na;c 2.5\na;d 1 2\n' | marple-speedscope --per-process > "$T/folded2.json" 2> "$T/folded2.err"
+check "speedscope: folded text: decimal counts kept, a line with two counts named and skipped" sh -c "
+	grep -q '<stdin>:3: two counts' '$T/folded2.err' && python3 -c \"import json; p = json.load(open('$T/folded2.json'))['profiles']; assert [(x['name'], x['weights']) for x in p] == [('a \\u2014 <stdin>', [3, 2.5])]\""

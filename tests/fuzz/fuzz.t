@@ -1,13 +1,22 @@
 # Fuzz targets in make check: build every tests/fuzz/*.c target, replay its
 # seed corpus and every saved crash (tests/fuzz/regress/TARGET/*), then fuzz
-# it for FUZZ_CHECK_SECONDS (default 3) so regressions show up in CI.
+# it for FUZZ_CHECK_SECONDS (default 3) so regressions show up in CI; replay
+# the whole programs' saved crashes (tests/fuzz/regress/prog-NAME/*) too.
 # `make fuzz FUZZ_SECONDS=N` is the long run (tests/fuzz/run-all).
 . "$MARPLE_TOP/tests/lib.sh"
-# 19 cases; a sanitizer build adds the whole programs' case (below)
-case "$MARPLE_BIN" in */sanitize) plan 20 ;; *) plan 19 ;; esac
+# 20 cases; a sanitizer build adds the whole programs' case (below)
+case "$MARPLE_BIN" in */sanitize) plan 21 ;; *) plan 20 ;; esac
 F="$MARPLE_TOP/tests/fuzz"
-if ! command -v clang >/dev/null 2>&1; then skip_rest "fuzz" "no clang"; fi
 export FUZZ_OUT="$MARPLE_BIN/fuzz"
+# The whole programs' saved crashes (tests/fuzz/regress/prog-NAME/*), each
+# through its program: a documented exit with a message, no sanitizer report
+# (in a sanitizer build; a plain one checks the exit and the message).
+if python3 "$F/progs.py" --replay "$MARPLE_BIN" >"$T/replay.log" 2>&1; then
+	pass "fuzz progs: replays $(awk '$1 == "replay" { print $2 }' "$T/replay.log") saved whole-program crashes"
+else
+	fail "fuzz progs: replay" "$(grep -v '^replay ' "$T/replay.log" | head -n 4 | tr '\n' ' ')"
+fi
+if ! command -v clang >/dev/null 2>&1; then skip_rest "fuzz" "no clang"; fi
 secs=${FUZZ_CHECK_SECONDS:-3}
 # The targets carry their own sanitizers; a report must fail the case.
 export ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

@@ -8,16 +8,26 @@ hang (10 s) or an undocumented exit status; its input is kept in
 build/fuzz/crashes/prog-NAME/.
 
   python3 tests/fuzz/progs.py SECONDS [BINDIR]
-Prints "progs  EXECUTIONS  -  CRASHES" like run-all; exit 1 on a crash."""
+Prints "progs  EXECUTIONS  -  CRASHES" like run-all; exit 1 on a crash.
+
+A crash, once fixed, is kept as tests/fuzz/regress/prog-NAME/INPUT: every run
+replays those first, and
+
+  python3 tests/fuzz/progs.py --replay [BINDIR]
+
+replays only them (tests/fuzz/fuzz.t, in every make check: a sanitizer build
+catches what a plain one cannot), printing "replay N" and why each failed."""
 import os, random, subprocess, sys, time, hashlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mutate import mutate_bytes
 
 top = os.environ.get('MARPLE_TOP') or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
-bindir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(top, 'build/sanitize')
+replay_only = len(sys.argv) > 1 and sys.argv[1] == '--replay'
+secs = 0 if replay_only else float(sys.argv[1]) if len(sys.argv) > 1 else 60
+bindir = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(top, 'build/sanitize'))
 out = os.environ.get('FUZZ_OUT', os.path.join(top, 'build/fuzz'))
+regress = os.path.join(top, 'tests/fuzz/regress')
 
 progs = []
 for d in ('filters', 'renderers'):
@@ -34,7 +44,7 @@ for d in ('tests/bad-input', 'tests/data', 'tests/fuzz/corpus/stream', 'tests/fu
             if os.path.isfile(fp) and not f.endswith(('.t', '.py', '.js', '.sh')) and os.path.getsize(fp) < 200000:
                 seeds.append(open(fp, 'rb').read())
 if not progs or not seeds:
-    print('progs: no sanitizer build in %s (make SANITIZE=1) or no seeds' % bindir, file=sys.stderr)
+    print('progs: no build in %s (make SANITIZE=1) or no seeds' % bindir, file=sys.stderr)
     sys.exit(1)
 
 TOKENS = [b'\n', b'#', b';', b',', b'=', b'%', b'%0A', b'%zz', b'{', b'}', b'"', b'\x00', b'\xff', b'-1', b'18446744073709551616',
@@ -51,27 +61,51 @@ def documented(prog):
 env = dict(os.environ)
 env['ASAN_OPTIONS'] = 'exitcode=86:detect_leaks=1'
 env['UBSAN_OPTIONS'] = 'exitcode=86:halt_on_error=1:print_stacktrace=1'
+os.makedirs(os.path.join(out, 'tmp'), exist_ok=True)
+
+def run(prog, inp):
+    """Why PROG on the file INP is a crash, or None; and its stderr."""
+    if not os.access(os.path.join(bindir, prog), os.X_OK):
+        return 'not in %s' % bindir, b''
+    try:
+        r = subprocess.run([os.path.join(bindir, prog), inp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=env, timeout=10, cwd=os.path.join(out, 'tmp'))
+    except subprocess.TimeoutExpired:
+        return 'hang', b''
+    rc, err = r.returncode, r.stderr
+    if rc < 0: return 'signal %d' % -rc, err
+    if rc == 86 or b'Sanitizer' in err: return 'sanitizer report', err
+    if rc not in documented(prog): return 'exit %d' % rc, err
+    if rc != 0 and not err.startswith(prog.encode() + b': '): return 'exit %d without a message' % rc, err
+    return None, err
+
+# The saved crashes first: each through the program it crashed.
+replayed = replay_failed = 0
+for d in sorted(os.listdir(regress)) if os.path.isdir(regress) else []:
+    if not d.startswith('prog-'):
+        continue
+    prog = d[len('prog-'):]
+    for f in sorted(os.listdir(os.path.join(regress, d))):
+        why, err = run(prog, os.path.join(regress, d, f))
+        replayed += 1
+        if why:
+            replay_failed += 1
+            print('progs: %s: %s: regression input %s: %s' % (prog, why, os.path.join(regress, d, f),
+                  err[:600].decode(errors='replace')), file=sys.stderr)
+if replay_only:
+    print('replay %d' % replayed)
+    sys.exit(1 if replay_failed or not replayed else 0)
+
 rng = random.Random(int(os.environ.get('FUZZ_SEED', time.time())))
 end = time.time() + secs
 execs = crashes = 0
-os.makedirs(os.path.join(out, 'tmp'), exist_ok=True)
 inp = os.path.join(out, 'tmp', 'progs-input')
 while time.time() < end:
     prog = rng.choice(progs)
     data = mutate(rng, rng.choice(seeds))
     with open(inp, 'wb') as f:
         f.write(data)
-    try:
-        r = subprocess.run([os.path.join(bindir, prog), inp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           env=env, timeout=10, cwd=os.path.join(out, 'tmp'))
-        rc, err = r.returncode, r.stderr
-        why = None
-        if rc < 0: why = 'signal %d' % -rc
-        elif rc == 86 or b'Sanitizer' in err: why = 'sanitizer report'
-        elif rc not in documented(prog): why = 'exit %d' % rc
-        elif rc != 0 and not err.startswith(prog.encode() + b': '): why = 'exit %d without a message' % rc
-    except subprocess.TimeoutExpired:
-        why, err = 'hang', b''
+    why, err = run(prog, inp)
     execs += 1
     if why:
         crashes += 1
@@ -82,4 +116,4 @@ while time.time() < end:
         open(name + '.why', 'wb').write(why.encode() + b'\n' + err[:4000])
         print('progs: %s: %s: input %s' % (prog, why, name), file=sys.stderr)
 print('%-10s %14d %10d %8d %8s  %s' % ('progs', execs, execs / secs, crashes, '-', int(secs)))
-sys.exit(1 if crashes else 0)
+sys.exit(1 if crashes or replay_failed else 0)

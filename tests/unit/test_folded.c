@@ -1,9 +1,12 @@
 /* test_folded.c — folded line parsing, the unique-stack table and the perf
  * script parser's buffer entry point. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "folded.h"
 #include "hashtab.h"
+#include "lines.h"
 #include "perfscript.h"
 #include "test.h"
 
@@ -19,7 +22,7 @@ static void on_sample(void *ctx, const char *s, size_t n, uint64_t w)
 
 int main(void)
 {
-	test_plan(14);
+	test_plan(19);
 	struct folded_line fl;
 	const char *why;
 
@@ -58,5 +61,24 @@ int main(void)
 	test_cond("perf: period weight", got_w == 7);
 	test_cond("perf: event remembered", strcmp(perfscript_event(p), "cpu-clock") == 0);
 	perfscript_free(p);
+	/* an input of folded text read as stack records (marple-pprof, marple-speedscope) */
+	static char text[] = "a;b;c 3\n\n\r\nbad\nx 2.5\n";
+	FILE *f = fmemopen(text, strlen(text), "r");
+	struct lines *l = lines_new(f, "t");
+	struct mstr *fr = NULL;
+	size_t cap = 0, n;
+	test_cond("folded input: not a stream", !folded_input_is_stream(l));
+	test_cond("folded input: a line, split into its frames",
+		  folded_next_line(l, 2, &fl, &why) == 1 && fl.icount[0] == 3 &&
+		  (n = folded_split_frames(fl.stack, fl.len, &fr, &cap)) == 3 && escape_mstr_eq(fr[0], "a") &&
+		  escape_mstr_eq(fr[2], "c"));
+	test_cond("folded input: blank lines passed over, a bad line named by its number",
+		  folded_next_line(l, 2, &fl, &why) == -1 && lines_lineno(l) == 4);
+	test_cond("folded input: reading goes on, then the end",
+		  folded_next_line(l, 2, &fl, &why) == 1 && fl.count[0] == 2.5 && folded_next_line(l, 2, &fl, &why) == 0);
+	test_cond("folded input: an empty stack has no frames", folded_split_frames("", 0, &fr, &cap) == 0);
+	free(fr);
+	lines_free(l);
+	fclose(f);
 	return test_report();
 }
