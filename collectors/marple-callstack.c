@@ -206,6 +206,8 @@ int main(int argc, char **argv)
 	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	if (sc.pid || sc.tid)
 		cpuclock_target(cc, sc.pid, sc.tid);
+	if (sc.pid || sc.tid)
+		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");

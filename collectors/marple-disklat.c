@@ -252,6 +252,8 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "options", o);
 	if (stream_write_json(out, hdr) < 0)
 		goto cleanup;
+	if (opt.pid)
+		collector_watch_target((pid_t)opt.pid, 0);
 	collector_ready(duration);
 	if (eventcollector_poll(rb, 0) < 0)
 		goto cleanup;
