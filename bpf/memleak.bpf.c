@@ -135,6 +135,8 @@ static __always_inline void track(void *ctx, __u64 addr, __u64 size, int user)
 	a.ts = bpf_ktime_get_ns();
 	a.tgid = tgid;
 	a.stack = stacks_get(ctx, user);
+	if (a.stack == STACK_ID_LOST)
+		stacks_count(STACKS_LOST_SAMPLES);
 	if (user)
 		stacks_note_pid(tgid);
 	/* An address handed out again without a free we saw: the old entry is stale. */

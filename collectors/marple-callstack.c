@@ -231,7 +231,8 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
 	selffilter_trailer_add(tr, skel->obj);
-	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj), dropped);
+	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj),
+			     stacksbpf_not_counted(counters));
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)
