@@ -206,6 +206,8 @@ int main(int argc, char **argv)
 	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	if (sc.pid || sc.tid)
 		cpuclock_target(cc, sc.pid, sc.tid);
+	else if (opt.idle)
+		cpuclock_include_idle(cc);
 	if (sc.pid || sc.tid)
 		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
 	collector_ready(duration);
