@@ -39,7 +39,7 @@ struct owner {
 #define OWNER_MARPLE 0xffffffffu	/* owner.pid of I/O submitted by marple itself */
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* merged requests are never issued */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* merged requests are never issued nor completed */
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct owner);
@@ -52,14 +52,22 @@ static __always_inline int on_issue(struct request *rq)
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 
 	struct owner *o = bpf_map_lookup_elem(&owners, &key);
+	struct start *again;
 
 	s.ts = bpf_ktime_get_ns();
 	if (o) {
 		s.pid = o->pid;
 		__builtin_memcpy(s.comm, o->comm, sizeof(s.comm));
-		bpf_map_delete_elem(&owners, &key);
 		if (s.pid == OWNER_MARPLE)
 			return 0;
+	} else if ((again = bpf_map_lookup_elem(&starts, &key))) {
+		/* issued again: the driver had no room and the request was
+		 * put back, to be issued from kblockd's kworker (or whatever
+		 * task runs the queue next).  Without block_io_start, its
+		 * first issue named the owner: timed from this issue, the one
+		 * the device took, but still the submitter's. */
+		again->ts = s.ts;
+		return 0;
 	} else if (self_current_is_marple()) {
 		return 0;
 	} else {
@@ -84,6 +92,9 @@ static __always_inline int on_complete(struct request *rq, int error)
 	struct start *s = bpf_map_lookup_elem(&starts, &key);
 	struct disklat_event *e;
 
+	/* the owner stays until now: a request the driver puts back is
+	 * issued again, often from a kworker, and must keep its submitter */
+	bpf_map_delete_elem(&owners, &key);
 	if (!s)
 		return 0;	/* issued before we started */
 	e = events_reserve(sizeof(*e));
@@ -110,6 +121,8 @@ static __always_inline int on_start(struct request *rq)
 	__u64 key = (__u64)rq;
 	struct owner o = {};
 
+	/* a new request: any start left at this address is not its own */
+	bpf_map_delete_elem(&starts, &key);
 	if (self_current_is_marple())
 		o.pid = OWNER_MARPLE;
 	else

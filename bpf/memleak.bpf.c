@@ -42,7 +42,8 @@ struct pending {
 	__u64 size;
 	__u64 memptr;		/* posix_memalign: where the pointer is stored */
 	__u32 depth;
-	__u32 sampled;
+	__u16 sampled;
+	__u16 reservation;	/* an mmap of address space, no memory: not tracked */
 };
 
 struct {
@@ -134,6 +135,8 @@ static __always_inline void track(void *ctx, __u64 addr, __u64 size, int user)
 	a.ts = bpf_ktime_get_ns();
 	a.tgid = tgid;
 	a.stack = stacks_get(ctx, user);
+	if (a.stack == STACK_ID_LOST)
+		stacks_count(STACKS_LOST_SAMPLES);
 	if (user)
 		stacks_note_pid(tgid);
 	/* An address handed out again without a free we saw: the old entry is stale. */
@@ -186,7 +189,7 @@ static __always_inline int ours(void)
 	return !targ_tgid || (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
 }
 
-static __always_inline int enter(__u64 size, __u64 memptr)
+static __always_inline int enter_call(__u64 size, __u64 memptr, int reservation)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct pending *c, n = {};
@@ -202,10 +205,23 @@ static __always_inline int enter(__u64 size, __u64 memptr)
 	n.size = size;
 	n.memptr = memptr;
 	n.depth = 1;
-	n.sampled = sample();
+	n.reservation = (__u16)reservation;
+	n.sampled = !reservation && sample();
 	if (bpf_map_update_elem(&calls, &tid, &n, BPF_ANY))
 		bump(ML_PENDING_FULL);
 	return 0;
+}
+
+static __always_inline int enter(__u64 size, __u64 memptr)
+{
+	return enter_call(size, memptr, 0);
+}
+
+static __always_inline void add(__u32 i, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&ml_counters, &i);
+	if (v)
+		*v += n;
 }
 
 static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
@@ -220,6 +236,14 @@ static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
 		return 0;
 	if (c->depth > 1) {
 		c->depth--;
+		return 0;
+	}
+	if (c->reservation) {
+		if (!failed) {
+			bump(ML_RESERVATIONS);
+			add(ML_RESERVED_BYTES, c->size);
+		}
+		bpf_map_delete_elem(&calls, &tid);
 		return 0;
 	}
 	if (!failed && c->memptr)
@@ -257,8 +281,17 @@ int BPF_KPROBE(posix_memalign_enter, void **memptr, size_t align, size_t size)
 {
 	return enter(size, (__u64)memptr);
 }
+/* An mapping that only reserves address space (PROT_NONE, or MAP_NORESERVE:
+ * nothing promised behind it), as runtimes and allocators make to carve up
+ * later, is no memory in use: called outermost, it is counted apart.  Inside
+ * malloc (a new arena) the malloc is what counts, as for any nested call. */
+#define MEMLEAK_PROT_ACCESS 0x7		/* PROT_READ | PROT_WRITE | PROT_EXEC */
+#define MEMLEAK_MAP_NORESERVE 0x4000
 SEC("uprobe")
-int BPF_KPROBE(mmap_enter, void *addr, size_t len) { return enter(len, 0); }
+int BPF_KPROBE(mmap_enter, void *addr, size_t len, int prot, int flags)
+{
+	return enter_call(len, 0, !(prot & MEMLEAK_PROT_ACCESS) || (flags & MEMLEAK_MAP_NORESERVE));
+}
 
 /* malloc, calloc, realloc, memalign, aligned_alloc, valloc, pvalloc */
 SEC("uretprobe")

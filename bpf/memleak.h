@@ -34,6 +34,8 @@ struct memleak_proc {
 enum memleak_counter {
 	ML_ALLOCS_FULL,		/* allocation table full: not tracked */
 	ML_PENDING_FULL,	/* per-thread call table full: call not tracked */
+	ML_RESERVATIONS,	/* mmaps of address space only (PROT_NONE, MAP_NORESERVE): left out */
+	ML_RESERVED_BYTES,	/* their bytes */
 	ML_NCOUNTERS,
 };
 

@@ -336,6 +336,8 @@ static __always_inline struct dwarf_sample *stacks_dwarf_sample(void *ringbuf, _
 	e->tid = (__u32)id;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	e->kern_stack_id = want_kernel ? stacks_get(ctx, 0) : STACK_ID_NONE;
+	if (e->kern_stack_id == STACK_ID_LOST)
+		stacks_count(STACKS_LOST_SAMPLES);
 	e->exec_id = (__u32)t->self_exec_id;
 	if (want_user) {
 		stacks_note_image(e->pid, e->exec_id, t, 0);
@@ -365,6 +367,8 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	}
 	if (want_kernel)
 		k->kern_stack_id = stacks_get(ctx, 0);
+	if (k->user_stack_id == STACK_ID_LOST || k->kern_stack_id == STACK_ID_LOST)
+		stacks_count(STACKS_LOST_SAMPLES);
 }
 
 #ifdef STACKS_EXEC_NOTES

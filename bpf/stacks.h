@@ -16,6 +16,8 @@
 /* A stack id that was not asked for (-K, kernel threads' user stacks, -U's
  * kernel stacks).  Other negative ids are the -errno bpf_get_stackid returned. */
 #define STACK_ID_NONE (-32767)
+/* The id of a stack the stack map had no room for (-ENOMEM). */
+#define STACK_ID_LOST (-12)
 
 struct stack_key {
 	__u32 pid;			/* tgid: the process */
@@ -53,6 +55,8 @@ enum stack_counter {
 	STACKS_USER_FAULT,		/* a user stack could not be read (-EFAULT, ...) */
 	STACKS_KERN_FAULT,		/* a kernel stack could not be read */
 	STACKS_RINGBUF_FULL,		/* not counted: a ring buffer record could not be reserved */
+	STACKS_LOST_SAMPLES,		/* samples whose stack (user, kernel or both) the full stack
+					 * map had no room for: counted under "[lost: stack map full]" */
 	STACKS_NCOUNTERS
 };
 
@@ -147,6 +151,6 @@ enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };
 
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
-	  "kernel_stack_errors", "ringbuf_full" }
+	  "kernel_stack_errors", "ringbuf_full", "samples_stack_map_full" }
 
 #endif

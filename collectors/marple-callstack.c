@@ -209,6 +209,10 @@ int main(int argc, char **argv)
 	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	if (sc.pid || sc.tid)
 		cpuclock_target(cc, sc.pid, sc.tid);
+	else if (opt.idle)
+		cpuclock_include_idle(cc);
+	if (sc.pid || sc.tid)
+		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
@@ -232,7 +236,8 @@ int main(int argc, char **argv)
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
 	selffilter_trailer_add(tr, skel->obj);
-	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj), dropped);
+	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj),
+			     stacksbpf_not_counted(counters));
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)

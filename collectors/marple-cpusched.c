@@ -523,6 +523,8 @@ int main(int argc, char **argv)
 	describe_header(hdr, duration, ring_bytes, attach);
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
+	if (opt.pid)
+		collector_watch_target((pid_t)opt.pid, 0);
 	collector_ready(duration);
 	if (capture(skel, rb, pb) < 0 || write_trailer(skel) < 0)
 		goto cleanup;

@@ -21,6 +21,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "blockdev.h"
 #include "diskblockrq.h"
 #include "diskblockrq.skel.h"
 #include "selffilter.h"
@@ -64,32 +65,6 @@ static const struct sc_option options[] = {
 	{ 0 }
 };
 
-/* MAJOR:MINOR of a disk given as "vda", "/dev/vda" or "254:0"; exits 1/2. */
-static void parse_device(const char *dev, unsigned *major, unsigned *minor)
-{
-	char path[512], buf[64];
-	const char *name = dev;
-	FILE *f;
-
-	if (sscanf(dev, "%u:%u%1s", major, minor, buf) == 2)
-		return;
-	if (!strncmp(name, "/dev/", 5))
-		name += 5;
-	if (!*name || strchr(name, '/'))
-		marple_usage_error("-d '%s' is not a disk name or MAJOR:MINOR", dev);
-	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
-	f = fopen(path, "re");
-	if (!f)
-		marple_fatal(EXIT_DATA, "device %s not found (no %s)", dev, path);
-	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%u:%u", major, minor) != 2)
-		marple_fatal(EXIT_DATA, "device %s: cannot read %s", dev, path);
-	fclose(f);
-	/* a partition's requests are the whole disk's: count the disk */
-	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
-	if (access(path, F_OK) == 0)
-		marple_warn("%s is a partition: counting every request to its disk", dev);
-}
-
 struct totals {
 	uint64_t requests, bytes;
 };
@@ -119,8 +94,12 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
 	stackcollector_start(&sc);
-	if (opt.dev)
-		parse_device(opt.dev, &major, &minor);
+	if (opt.dev) {
+		int partition;
+		blockdev_disk(opt.dev, &major, &minor, &partition);
+		if (partition)
+			marple_warn("%s is a partition: counting every request to its disk", opt.dev);
+	}
 	tp = opt.insert ? "block_rq_insert" : "block_rq_issue";
 	if (!collector_tracepoint_exists("block", tp))
 		marple_fatal(EXIT_DATA, "tracepoint block:%s missing on this kernel", tp);

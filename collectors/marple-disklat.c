@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockdev.h"
 #include "collector.h"
 #include "disklat.h"
 #include "disklat.skel.h"
@@ -132,35 +133,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static int have_io_start;
 
-/* -d DISK: its MAJOR:MINOR from /sys/class/block (a partition's disk is the
- * directory above it), or given as MAJOR:MINOR.  Exits 1 if there is none. */
-static void disk_lookup(const char *name)
-{
-	char path[PATH_MAX + 16], real[PATH_MAX], devno[32];
-	unsigned int maj, min;
-	FILE *f;
-
-	if (sscanf(name, "%u:%u", &maj, &min) == 2) {
-		opt.major = maj;
-		opt.minor = min;
-		return;
-	}
-	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		marple_fatal(EXIT_USAGE, "-d: '%s' is not a disk name (vda, sda) or MAJOR:MINOR", name);
-	snprintf(path, sizeof(path), "/sys/class/block/%s", name);
-	if (!realpath(path, real))
-		marple_fatal(EXIT_DATA, "-d: no disk %s (%s: %s)", name, path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/partition", real);
-	if (access(path, F_OK) == 0)
-		*strrchr(real, '/') = 0;
-	snprintf(path, sizeof(path), "%s/dev", real);
-	if (!(f = fopen(path, "r")) || !fgets(devno, sizeof(devno), f) || sscanf(devno, "%u:%u", &maj, &min) != 2)
-		marple_fatal(EXIT_DATA, "-d: cannot read the device number of %s (%s)", name, path);
-	fclose(f);
-	opt.major = maj;
-	opt.minor = min;
-}
-
 static struct disklat_bpf *setup(int raw, const char **why)
 {
 	struct disklat_bpf *skel = disklat_bpf__open();
@@ -216,7 +188,7 @@ int main(int argc, char **argv)
 	}
 	duration = collector_duration(argc, argv, optind);
 	if (opt.dev)
-		disk_lookup(opt.dev);
+		blockdev_disk(opt.dev, &opt.major, &opt.minor, NULL);
 	if (opt.pid)
 		uprobes_require_process((pid_t)opt.pid);
 	collector_start(opt.verbose > 1);
@@ -253,6 +225,8 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "options", o);
 	if (stream_write_json(out, hdr) < 0)
 		goto cleanup;
+	if (opt.pid)
+		collector_watch_target((pid_t)opt.pid, 0);
 	collector_ready(duration);
 	if (eventcollector_poll(rb, 0) < 0)
 		goto cleanup;

@@ -10,7 +10,7 @@
  *
  *   $ marple-memleak -c ./leaky
  *   {"marple":1,"interface":"memleak","datatype":"stack",...,"units":{"weight":"bytes"}}
- *   1000000#leaky;__libc_start_call_main;main;leak_here;__libc_malloc
+ *   1000000#leaky;__libc_start_call_main;main;leak_here;malloc
  *   {"trailer":1,"records":1,...,"allocations":200,"ended":"eof"}
  *   {"marple":1,"interface":"memusage","datatype":"point",...,"units":{"x":"s","y":"bytes"}}
  *   0.5,1000000,leaky,comm=leaky,pid=4242,allocs=200
@@ -469,6 +469,8 @@ static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uin
 	json_object_set_new(tr, "bytes_of_replaced_images", json_integer((json_int_t)gs->replaced));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
+	json_object_set_new(tr, "reservations", json_integer((json_int_t)ml[ML_RESERVATIONS]));
+	json_object_set_new(tr, "reserved_bytes", json_integer((json_int_t)ml[ML_RESERVED_BYTES]));
 	if (ml[ML_ALLOCS_FULL])
 		marple_warn("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
 			ml[ML_ALLOCS_FULL]);

@@ -422,9 +422,12 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	json_decref(hdr);
 	fflush(stdout);
+	for (size_t i = 0; i < opt.npids; i++)
+		collector_watch_target(opt.pids[i], 0);
 	collector_ready(duration);
 
 	uint64_t next_tick = start;
+	const char *ended = "duration";
 	for (;;) {
 		uint64_t now = marple_now_monotonic_ns();
 		pss_budget_ns += (int64_t)((double)opt.interval_ns * PSS_BUDGET);
@@ -444,13 +447,17 @@ int main(int argc, char **argv)
 		}
 		if (duration && next_tick > start + duration)
 			break;
+		if (collector_target_exited()) {	/* every -p process gone: nothing left to sample */
+			ended = "target exited";
+			break;
+		}
 		struct timespec ts = { (time_t)(next_tick / 1000000000ull), (long)(next_tick % 1000000000ull) };
 		while (!got_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		if (got_signal)
 			break;
 	}
-	trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : "duration");
+	trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : ended);
 	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
 	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
 	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));

@@ -360,6 +360,8 @@ int main(int argc, char **argv)
 		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
 	if (opt.both)
 		cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
+	if (sc.pid || sc.tid)
+		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
 	collector_ready(duration);
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");

@@ -15,12 +15,19 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "util.h"
 
 static volatile sig_atomic_t stop_signal;
 static uint64_t deadline_ns;
+/* why the capture stopped, fixed the first time collector_should_stop saw it */
+static const char *stop_cause;
+/* -p's processes (pidfds, readable once the process has exited) */
+static struct pollfd *targets;
+static size_t ntargets, targets_cap;
+static int targets_gone;
 static int verbose_libbpf;
 
 static void on_signal(int sig)
@@ -121,9 +128,48 @@ void collector_ready(uint64_t duration_ns)
 	}
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+void collector_watch_target(pid_t pid, int thread)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, thread ? PIDFD_THREAD : 0);
+
+	if (fd < 0) {
+		if (errno == ESRCH)	/* gone between the check and here */
+			targets_gone = 1;
+		else
+			marple_warn("cannot watch %s %d for its exit (%s): the capture runs its whole duration",
+				    thread ? "thread" : "process", (int)pid, strerror(errno));
+		return;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	targets = marple_grow(targets, &targets_cap, ntargets + 1, sizeof(*targets));
+	targets[ntargets++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+}
+
+int collector_target_exited(void)
+{
+	if (targets_gone || !ntargets)
+		return targets_gone;
+	if (poll(targets, ntargets, 0) < 0)
+		return 0;
+	for (size_t i = 0; i < ntargets; i++)
+		if (!(targets[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			return 0;
+	return targets_gone = 1;
+}
+
 int collector_should_stop(void)
 {
-	return stop_signal || (deadline_ns && marple_now_monotonic_ns() >= deadline_ns);
+	if (stop_signal)
+		return 1;
+	if (!stop_cause && deadline_ns && marple_now_monotonic_ns() >= deadline_ns)
+		stop_cause = "duration";
+	if (!stop_cause && collector_target_exited())
+		stop_cause = "target exited";
+	return stop_cause != NULL;
 }
 
 int collector_poll_timeout_ms(int max_ms)
@@ -147,7 +193,7 @@ void collector_wait(void)
 
 const char *collector_end_reason(void)
 {
-	return stop_signal ? "signal" : "duration";
+	return stop_signal ? "signal" : stop_cause ? stop_cause : "duration";
 }
 
 static void counts_text(json_t *obj, const char *prefix, char *buf, size_t size, size_t *len)

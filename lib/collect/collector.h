@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exits 1 with one clear line when not root or when the kernel has no BTF;
  * installs SIGINT/SIGTERM handlers and libbpf logging (verbose: all of it). */
@@ -26,13 +27,21 @@ uint64_t collector_duration(int argc, char **argv, int optind);
  * has begun. */
 void collector_ready(uint64_t duration_ns);
 
-/* True once the duration is over or a signal came. */
+/* -p: stop once process pid (thread: thread pid) has exited, as perf stops
+ * with its target; called again for more, once all of them have exited.
+ * A pidfd, so the moment is seen at the next collector_should_stop. */
+void collector_watch_target(pid_t pid, int thread);
+/* True once every watched target has exited (0 with none watched). */
+int collector_target_exited(void);
+
+/* True once the duration is over, a signal came or the targets exited. */
 int collector_should_stop(void);
 /* Milliseconds until the deadline (capped at max_ms), 0 if stopping. */
 int collector_poll_timeout_ms(int max_ms);
 /* Sleep until the deadline or a signal. */
 void collector_wait(void);
-/* "duration", "signal" (with SIGINT/SIGTERM) — for the trailer's "ended". */
+/* "duration", "signal" (with SIGINT/SIGTERM) or "target exited" — for the
+ * trailer's "ended". */
 const char *collector_end_reason(void);
 
 /* -v: the trailer's counts in one line on stderr ("statistics: records 12,

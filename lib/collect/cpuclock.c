@@ -28,6 +28,7 @@ struct cpuclock {
 	pid_t pid, tid;			/* cpuclock_target */
 	uint64_t task_ns_start;
 	int only_cpu;
+	int include_idle;		/* cpuclock_include_idle */
 	uint64_t steal_start, idle_start;
 };
 
@@ -133,6 +134,11 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	return cc;
 }
 
+void cpuclock_include_idle(struct cpuclock *cc)
+{
+	cc->include_idle = 1;
+}
+
 void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid)
 {
 	cc->pid = pid;
@@ -169,13 +175,17 @@ void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
 			uint64_t end = task_cpu_ns(cc->pid, cc->tid);
 			out->task_ns = end > cc->task_ns_start ? end - cc->task_ns_start : 0;
 		}
-		/* An idle CPU's tick is stopped (NO_HZ): its cpu-clock fires no
-		 * sample there, so system-wide the samples asked for are those of
-		 * the time the sampled CPUs were not idle. */
+		/* cpu-clock's timer fires in idle too (the program's runs count
+		 * those samples, of the idle task), but only -I counts them: like
+		 * is set against like, the samples counted against the time
+		 * sampled — the target's CPU time, the busy time of the sampled
+		 * CPUs, or with -I all their time. */
 		uint64_t idle = proc_stat_ns(cc->only_cpu, STAT_IDLE, STAT_IOWAIT);
 		out->idle_ns = idle > cc->idle_start ? idle - cc->idle_start : 0;
+		out->include_idle = cc->include_idle;
 		uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
-		out->asked = (uint64_t)((double)(out->target ? out->task_ns : busy_ns) * (double)cc->freq / 1e9);
+		uint64_t sampled_ns = out->target ? out->task_ns : cc->include_idle ? out->clock_ns : busy_ns;
+		out->asked = (uint64_t)((double)sampled_ns * (double)cc->freq / 1e9);
 		if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
 			out->have_runs = 1;
 			out->runs = info.run_cnt;
@@ -227,13 +237,14 @@ static void loss_causes(const struct cpuclock_account *a, char *buf, size_t size
 			 (double)a->steal_ns / 1e9, (uint64_t)((double)a->steal_ns * (double)a->freq / 1e9));
 }
 
-void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t target_samples,
+void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t counted_samples,
 			  uint64_t not_counted)
 {
 	json_t *o = json_object();
 	char causes[512];
-	uint64_t seen = a->target ? target_samples : a->runs;
-	uint64_t delivered = seen > not_counted ? seen - not_counted : 0;
+	/* not the program's runs: they include the idle CPUs' samples, which
+	 * only -I asks for (a 1 s capture, half idle: "asked for 100, got 195") */
+	uint64_t delivered = counted_samples > not_counted ? counted_samples - not_counted : 0;
 
 	json_object_set_new(o, "frequency", json_integer((json_int_t)a->freq));
 	json_object_set_new(o, "cpu_clock_ns", json_integer((json_int_t)a->clock_ns));
@@ -251,13 +262,14 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 	json_object_set_new(o, "steal_ns", json_integer((json_int_t)a->steal_ns));
 	json_object_set_new(o, "idle_ns", json_integer((json_int_t)a->idle_ns));
 	json_object_set_new(trailer, "sampling", o);
-	if ((a->target || a->have_runs) && a->asked >= 50 &&
+	if (a->asked >= 50 &&
 	    (delivered * 100 < a->asked * 98 || delivered * 100 > a->asked * 102)) {
 		loss_causes(a, causes, sizeof(causes));
 		marple_warn("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
 			a->asked, a->freq,
-			(double)(a->target ? a->task_ns : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
-			a->target ? "the target's CPU time" : "busy CPU time", delivered,
+			(double)(a->target ? a->task_ns : a->include_idle ? a->clock_ns
+				 : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
+			a->target ? "the target's CPU time" : a->include_idle ? "CPU time" : "busy CPU time", delivered,
 			100.0 * ((double)delivered - (double)a->asked) / (double)a->asked,
 			not_counted ? "; some not counted (see stack_errors)" : "",
 			causes[0] ? causes : "; no cause seen (not throttled, no recursion, no steal time)");

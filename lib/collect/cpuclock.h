@@ -12,10 +12,12 @@
  * Samples asked for: the frequency times the time sampled — with a target,
  * the target's CPU time (/proc/PID/stat utime+stime of a process, threads
  * that exited included; /proc/PID/task/TID/schedstat of a thread); else the
- * cpu-clock time of the sampled CPUs, as the events count it (idle included:
- * the timer fires in idle too).  Samples seen: the program's runs, from the
- * kernel's BPF statistics (enabled while sampling, BPF_ENABLE_STATS), with
- * its run time; with a target, the samples of the target the caller counted.
+ * busy time of the sampled CPUs (the cpu-clock time the events count less
+ * /proc/stat's idle and iowait), or with cpuclock_include_idle all of it.
+ * Samples seen: those the caller's program counted (the target's, the busy
+ * CPUs', or with idle all).  Not its runs, from the kernel's BPF statistics
+ * (enabled while sampling, BPF_ENABLE_STATS) and shown with their run time:
+ * the timer fires in idle too, and the program runs there to return at once.
  * Causes of loss that can be seen are reported: the kernel lowering
  * kernel.perf_event_max_sample_rate (it does when sampling takes too long:
  * "perf: interrupt took too long" in dmesg) below the frequency, samples that
@@ -44,24 +46,28 @@ struct cpuclock_account {
 	uint64_t recursion_misses;	/* runs skipped: another BPF program was running */
 	uint64_t max_rate_start, max_rate_end;	/* kernel.perf_event_max_sample_rate, 0 unknown */
 	uint64_t steal_ns;		/* the sampled CPUs' steal time (/proc/stat) while sampling */
-	uint64_t idle_ns;		/* and their idle + iowait time: no cpu-clock sample fires there */
+	uint64_t idle_ns;		/* and their idle + iowait time */
+	int include_idle;		/* cpuclock_include_idle: the idle time is asked for too */
 };
 
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
  * Offline CPUs are skipped.  Exits 1 with a message when nothing can attach. */
 struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int only_cpu);
+/* -I: the idle task's samples are counted, so asked for too (all the time
+ * sampled, not only the busy time). */
+void cpuclock_include_idle(struct cpuclock *cc);
 /* Samples asked for are the CPU time of process pid (tid 0) or of thread tid,
  * counted from now. */
 void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid);
 /* Stop sampling, and with out fill in the account.  cc is freed. */
 void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out);
 void cpuclock_detach(struct cpuclock *cc);
-/* "sampling": {...} in the trailer.  Delivered: with a target, its samples
- * (target_samples, as the program counted them), else the program's runs,
- * less not_counted (samples it could not aggregate: map or ring buffer
- * full).  One line on stderr when delivered is more than 2% off asked, with
- * the causes seen. */
-void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t target_samples,
+/* "sampling": {...} in the trailer.  Delivered: the samples the program
+ * counted (counted_samples: the target's, else the busy CPUs', with
+ * cpuclock_include_idle the idle task's too) less not_counted (samples it
+ * could not aggregate: map or ring buffer full).  One line on stderr when
+ * delivered is more than 2% off asked, with the causes seen. */
+void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t counted_samples,
 			  uint64_t not_counted);
 
 #endif

@@ -2,6 +2,7 @@
  * collectors (see eventcollector.h). */
 #include "eventcollector.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -37,14 +38,35 @@ int eventcollector_poll(struct ring_buffer *rb, int flush)
 	return 0;
 }
 
+/* Runs of obj's programs the kernel skipped because the same program was
+ * already running on that CPU (a completion interrupting a completion):
+ * events never seen. */
+static uint64_t recursion_misses(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
 			   const char *lost_what, const char *untracked_what)
 {
 	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
 	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
-	json_t *trl = stream_section_trailer_new(records, lost, untracked, collector_end_reason());
-	if (self_obj)
+	uint64_t missed = self_obj ? recursion_misses(self_obj) : 0;
+	json_t *trl = stream_section_trailer_new(records, lost + missed, untracked, collector_end_reason());
+	if (self_obj) {
+		json_object_set_new(trl, "recursion_misses", json_integer((json_int_t)missed));
 		selffilter_trailer_add(trl, self_obj);
+	}
 	int rc = stream_write_json(f, trl);
 
 	json_decref(trl);
@@ -52,6 +74,8 @@ int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, 
 		return -1;
 	if (lost)
 		marple_warn("lost %" PRIu64 " %s (ring buffer full)", lost, lost_what);
+	if (missed)
+		marple_warn("%" PRIu64 " events not seen: the BPF program was already running on that CPU", missed);
 	if (untracked)
 		marple_warn("%" PRIu64 " %s", untracked, untracked_what);
 	return 0;

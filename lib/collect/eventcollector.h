@@ -32,7 +32,9 @@ int eventcollector_poll(struct ring_buffer *rb, int flush);
  * for, "dropped" = events the kernel side's table had no room for; then name
  * each that is not 0 on stderr ("lost N <lost_what> (ring buffer full)",
  * "N <untracked_what>"); with self_obj (a program that leaves marple's own
- * processes out, selffilter.h) also "self_excluded".  0, or -1 on a write error. */
+ * processes out, selffilter.h) also "self_excluded" and "recursion_misses"
+ * (its programs' runs the kernel skipped, one running already on that CPU:
+ * counted in "lost" too).  0, or -1 on a write error. */
 int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
 			   const char *lost_what, const char *untracked_what);
 

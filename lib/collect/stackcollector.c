@@ -227,6 +227,8 @@ void stackcollector_ready(struct stackcollector *sc)
 {
 	if (sc->child)
 		uprobes_command_go(sc->child);
+	else if (sc->pid)
+		collector_watch_target(sc->pid, 0);
 	collector_ready(sc->duration);
 }
 

@@ -272,6 +272,11 @@ void stackframes_user_id_exec(struct stackframes *sf, pid_t pid, uint64_t exec_i
 
 	if (id == STACK_ID_NONE)
 		return;
+	if (id == STACK_ID_LOST) {	/* counted by the kernel side (samples_stack_map_full) */
+		push(sf, "[lost: stack map full]");
+		sf->after_user = sf->n;
+		return;
+	}
 	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
 		sf->st.missing_user++;
 		push(sf, "[missing user stack]");
@@ -288,6 +293,11 @@ void stackframes_kernel_id(struct stackframes *sf, int id)
 
 	if (id == STACK_ID_NONE)
 		return;
+	if (id == STACK_ID_LOST) {
+		delimit(sf);
+		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[lost: stack map full]_[k]" : "[lost: stack map full]");
+		return;
+	}
 	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
 		sf->st.missing_kernel++;
 		delimit(sf);

@@ -16,7 +16,8 @@
  * known but has no symbol there, as stackcollapse-perf.pl does).  A stack that
  * could not be read (negative id other than STACK_ID_NONE, or an id no longer
  * in the stack map) becomes one "[missing user stack]"/"[missing kernel stack]"
- * frame, and is counted (stackframes_stats).
+ * frame, and is counted (stackframes_stats); one the stack map had no room
+ * for (STACK_ID_LOST) is "[lost: stack map full]", counted by the kernel side.
  */
 #ifndef MARPLE_STACKFRAMES_H
 #define MARPLE_STACKFRAMES_H

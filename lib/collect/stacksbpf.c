@@ -59,17 +59,25 @@ static void warn_incomplete(const struct stackframes *sf, const struct stackfram
 		st->incomplete_user_stacks, st->user_stacks, mode, why);
 }
 
+uint64_t stacksbpf_not_counted(const uint64_t c[STACKS_NCOUNTERS])
+{
+	return c[STACKS_MAP_FULL] + c[STACKS_RINGBUF_FULL];
+}
+
 uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTERS], const struct stackframes *sf)
 {
 	static const char *const names[] = STACKS_COUNTER_NAMES;
 	struct stackframes_stats st = { 0 };
 	json_t *o = json_object();
-	uint64_t dropped = c[STACKS_MAP_FULL] + c[STACKS_RINGBUF_FULL];
+	uint64_t not_counted = stacksbpf_not_counted(c);
+	/* a sample whose stack found no room is counted, but under a frame that
+	 * says so: dropped as the format has it (a failed stack), its weight kept */
+	uint64_t dropped = not_counted + c[STACKS_LOST_SAMPLES];
 	uint64_t bad = 0;
 
 	for (int i = 0; i < STACKS_NCOUNTERS; i++) {
 		json_object_set_new(o, names[i], json_integer((json_int_t)c[i]));
-		if (i != STACKS_SAMPLES)
+		if (i != STACKS_SAMPLES && i != STACKS_LOST_SAMPLES)
 			bad += c[i];
 	}
 	if (sf) {
@@ -86,9 +94,9 @@ uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTER
 	json_object_set_new(trailer, "stack_errors", o);
 	if (bad || st.missing_user || st.missing_kernel) {
 		marple_warn("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
-			"); stacks lost: %" PRIu64 " (stack map full %" PRIu64 ", collisions %" PRIu64
-			", read errors %" PRIu64 " user, %" PRIu64 " kernel)%s",
-			c[STACKS_SAMPLES], dropped, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL],
+			"), %" PRIu64 " under [lost: stack map full]; stacks lost: %" PRIu64 " (stack map full %" PRIu64
+			", collisions %" PRIu64 ", read errors %" PRIu64 " user, %" PRIu64 " kernel)%s",
+			c[STACKS_SAMPLES], not_counted, c[STACKS_MAP_FULL], c[STACKS_RINGBUF_FULL], c[STACKS_LOST_SAMPLES],
 			c[STACKS_NOSPACE] + c[STACKS_COLLISION] + c[STACKS_USER_FAULT] + c[STACKS_KERN_FAULT],
 			c[STACKS_NOSPACE], c[STACKS_COLLISION], c[STACKS_USER_FAULT], c[STACKS_KERN_FAULT],
 			c[STACKS_MAP_FULL] + c[STACKS_NOSPACE] ? " (raise --stack-storage)" : "");

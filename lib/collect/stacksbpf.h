@@ -27,8 +27,11 @@
 int stacksbpf_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
 /* Add the counters (non-zero ones) and sf's stats (sf may be NULL) to a
  * trailer as "stack_errors": {...}, and print a one-line summary on stderr
- * when anything was lost.  Returns the number of samples not counted at all
- * (map_full + ringbuf_full), for the trailer's "dropped". */
+ * when anything was lost.  Returns the trailer's "dropped": the samples not
+ * counted at all (stacksbpf_not_counted) and those counted under
+ * "[lost: stack map full]" (samples_stack_map_full). */
+/* Samples not counted at all: map_full + ringbuf_full. */
+uint64_t stacksbpf_not_counted(const uint64_t counters[STACKS_NCOUNTERS]);
 uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
 			    const struct stackframes *sf);
 

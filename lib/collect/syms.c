@@ -496,6 +496,17 @@ static const char *intern(struct syms_cache *c, const char *s)
 	return c->names[c->nnames++];
 }
 
+int syms_name_preferred(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if ((a[0] == '_') != (b[0] == '_'))
+		return b[0] == '_';
+	if (la != lb)
+		return la < lb;
+	return strcmp(a, b) < 0;
+}
+
 static int usym_cmp(const void *a, const void *b)
 {
 	const struct usym *x = a, *y = b;
@@ -717,11 +728,15 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 	}
 	if (d->nsyms) {
 		qsort(d->syms, d->nsyms, sizeof(*d->syms), usym_cmp);
-		/* keep the preferred symbol at each address */
+		/* one symbol an address: the preferred one's extent, under the
+		 * public name of all those there */
 		size_t w = 0;
-		for (size_t i = 0; i < d->nsyms; i++)
+		for (size_t i = 0; i < d->nsyms; i++) {
 			if (w == 0 || d->syms[w - 1].addr != d->syms[i].addr)
 				d->syms[w++] = d->syms[i];
+			else if (syms_name_preferred(d->syms[i].name, d->syms[w - 1].name))
+				d->syms[w - 1].name = d->syms[i].name;
+		}
 		d->nsyms = w;
 	}
 	c->st.symbols += d->nsyms;

@@ -53,6 +53,11 @@ enum syms_flags {
 
 struct ksyms;
 /* NULL + message if kernel symbols cannot be read (not root, kptr_restrict). */
+/* Of two names of one address, is a the one to show?  The public name: one
+ * without a leading '_' first (malloc, not __libc_malloc), then the shorter
+ * (then the first in byte order, so the choice never depends on order). */
+int syms_name_preferred(const char *a, const char *b);
+
 struct ksyms *syms_kernel_load(void);
 void syms_kernel_free(struct ksyms *k);
 /* Name of the kernel function holding addr, or NULL.  The string lives as

@@ -1,6 +1,6 @@
 # marple-diskblockrq against a direct-I/O workload with a known stack (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 16
+plan 18
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 DB="$MARPLE_BIN/marple-diskblockrq"
@@ -8,7 +8,7 @@ DB="$MARPLE_BIN/marple-diskblockrq"
 expect_exit "diskblockrq: -U with -K is a usage error" 2 "cannot be used together" "$DB" -U -K 1
 expect_exit "diskblockrq: bad device" 2 "not a disk name" "$DB" -d a/b 1
 root_cases diskblockrq "$DB"
-expect_exit "diskblockrq: unknown device" 1 "device nosuchdisk0 not found" "$DB" -d nosuchdisk0 1
+expect_exit "diskblockrq: unknown device" 1 "no disk nosuchdisk0" "$DB" -d nosuchdisk0 1
 
 # O_DIRECT needs a file system on a block device (not tmpfs)
 D=
@@ -19,7 +19,8 @@ done
 if [ -z "$D" ]; then
 	skip_rest "diskblockrq: BPF cases" "no directory on a block device for O_DIRECT"
 fi
-trap 'rm -rf "$T" "$D"' EXIT
+. "$MARPLE_TOP/tests/collectors/partition.sh"
+trap 'partition_free; rm -rf "$T" "$D"' EXIT
 
 # 1. 64 x 64 KiB written, then read, with O_DIRECT by directio
 MARPLE_READY_FILE="$T/r1" "$DB" -a > "$T/rq.out" 2> "$T/rq.err" & db=$!
@@ -54,3 +55,18 @@ check "diskblockrq --bytes: pwrite stack has >= 4 MiB ($b)" test "$b" -ge 419430
 check "diskblockrq --bytes: units bytes" grep -q '"units":{"weight":"bytes"}' "$T/b.out"
 other=$(awk '/^[0-9]+#/ && !/^[0-9]+#directio;/ { n++ } END { print n + 0 }' "$T/b.out")
 check "diskblockrq -p: only the process's requests" test "$other" -eq 0
+
+# 3. -d PARTITION: the block tracepoints see the disk, not the partition
+# (loop0p1 is 259:N, its disk 7:N): 200 reads of the partition are counted
+# (the partition's own number matched none of them)
+if partition_make; then
+	sh -c "sleep 1; exec dd if=/dev/$PART of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
+	"$DB" -d "$PART" 3 > "$T/part.out" 2> "$T/part.err"; rc=$?
+	wait "$ddp"
+	n=$(weight "$T/part.out" '^dd;')
+	check "diskblockrq -d $PART: the 200 reads of the partition counted ($n)" sh -c "[ $rc -eq 0 ] && [ $n -ge 200 ]"
+	check "diskblockrq -d $PART: says it counts its disk" grep -q "$PART is a partition" "$T/part.err"
+else
+	skip "diskblockrq -d PARTITION: the reads counted" "cannot make a loop device with a partition"
+	skip "diskblockrq -d PARTITION: says it counts its disk" "cannot make a loop device with a partition"
+fi

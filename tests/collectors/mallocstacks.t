@@ -1,6 +1,6 @@
 # marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 25
+plan 26
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 MS="$MARPLE_BIN/marple-mallocstacks"
@@ -56,16 +56,20 @@ wait "$ms"; rc=$?
 check "mallocstacks SIGTERM: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/term.out' && grep -q '\"ended\":\"signal\"' '$T/term.out'"
 
 # 4. --stack-storage: too small a store loses stacks, and says so (trailer,
-#    stderr); their bytes stay, under "[missing user stack]".  manystacks 100 2:
+#    stderr, dropped); their bytes stay, under "[lost: stack map full]" (not
+#    "[missing user stack]": the stack was there, the map full).  manystacks 100 2:
 #    100 distinct stacks, 100 bytes each, twice.
 "$MS" --stack-storage 64 -c "$W/manystacks 100 2" > "$T/st.out" 2> "$T/st.err"; rc=$?
 check "mallocstacks --stack-storage 64: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/st.out'"
 full=$(sed -n 's/^{"trailer".*"stack_map_full":\([0-9]*\).*/\1/p' "$T/st.out")
 check "mallocstacks --stack-storage 64: stacks lost, in the trailer (${full:-none})" test "${full:-0}" -ge 36
 check "mallocstacks --stack-storage 64: and on stderr" grep -q "stacks lost: [1-9][0-9]* (stack map full [1-9].*raise --stack-storage" "$T/st.err"
-missing=$(weight "$T/st.out" '^manystacks;\[missing user stack\]$')
-check "mallocstacks --stack-storage 64: lost stacks' bytes under [missing user stack] ($missing)" \
+missing=$(weight "$T/st.out" '^manystacks;\[lost: stack map full\]$')
+check "mallocstacks --stack-storage 64: lost stacks' bytes under [lost: stack map full] ($missing)" \
 	test "$missing" -eq $(( ${full:-0} * 100 ))
+dropped=$(sed -n 's/^{"trailer".*"dropped":\([0-9]*\).*"samples_stack_map_full":\([0-9]*\).*/\1 \2/p' "$T/st.out")
+check "mallocstacks --stack-storage 64: the samples with a lost stack are dropped ($dropped; $full lost)" \
+	test "$dropped" = "$full $full"
 check "mallocstacks --stack-storage 64: no byte left out" \
 	test $(( $(weight "$T/st.out" ';main;descend;') + missing )) -eq 20000
 "$MS" -c "$W/manystacks 100 2" > "$T/st2.out" 2> "$T/st2.err"

@@ -1,6 +1,6 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 39
+plan 41
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
@@ -28,6 +28,10 @@ check "memleak -c: units are bytes" grep -q '"interface":"memleak".*"units":{"we
 check "memleak -c: trailer: the command ended it" grep -q '"ended":"eof".*"allocations":200,' "$T/c.out"
 check "memleak -c: two sections, stack then point" sh -c "marple-cat -l '$T/c.out' | awk 'NR==2 && \$2==\"memleak\" && \$3==\"stack\" {a=1} NR==3 && \$2==\"memusage\" && \$3==\"point\" {b=1} END {exit !(a && b)}'"
 check "memleak -c: memusage names leaky with its bytes" grep -Eq '^[0-9.]+,1000000,leaky,comm=leaky,pid=[0-9]+,allocs=200$' "$T/c.out"
+# reserve_space maps 1 GiB PROT_NONE and 64 MiB MAP_NORESERVE: no memory
+check "memleak -c: address-space reservations are no leak ($(weight "$T/c.out" 'reserve_space') bytes)" \
+	test "$(weight "$T/c.out" 'reserve_space')" -eq 0
+check "memleak -c: the trailer counts them apart" grep -q '"reservations":2,"reserved_bytes":1140850688' "$T/c.out"
 
 # 2. -p with a duration, the process still running at the end
 "$W/leaky" 800 4000 & wl=$!

@@ -1,7 +1,8 @@
 # Faults: a traced process that exits mid-capture is still named.  A workload
-# with known functions runs for a short while and exits seconds before the
-# capture ends (traced by -p and, for the CPU collectors, system-wide with the
-# workload started after tracing has begun); its frames must come out by name,
+# with known functions runs for a short while and exits mid-capture (traced
+# by -p, whose capture ends with it, and, for the CPU collectors, system-wide
+# with the workload started after tracing has begun, a capture that goes on
+# seconds more); its frames must come out by name,
 # not [unknown] or addresses, with the weight it really had — none added
 # after it exited.  (The zombie case — exited, not yet reaped — is also in
 # tests/unit/test_syms_exit.c.)
@@ -60,16 +61,19 @@ run() {
 	cpid=$!
 	wait_ready "$T/$_n.ready" 30 || fail "$_n: ready" "not tracing after 30 s: $(head -c 200 "$T/$_n.err")"
 }
-# finish NAME WORKLOAD_PID: the workload exits while the collector still
-# runs; then the collector ends by itself with exit 0 and a valid stream.
+# finish NAME WORKLOAD_PID [ENDED]: the workload exits while the collector
+# still runs; then the collector ends by itself with exit 0 and a valid
+# stream: by its duration, or (ENDED "target exited") with -p's process, at
+# once (the trailer saying so shows it was still running when it exited).
 finish() {
-	if wait_gone "$2" 20 && kill -0 "$cpid" 2>/dev/null; then pass "$1: workload exited mid-capture"
+	_ended=${3:-duration}
+	if wait_gone "$2" 20 && { [ "$_ended" != duration ] || kill -0 "$cpid" 2>/dev/null; }; then pass "$1: workload exited mid-capture"
 	else fail "$1: workload exited mid-capture" "workload gone: $(gone "$2" && echo yes || echo no), collector running: $(kill -0 "$cpid" 2>/dev/null && echo yes || echo no)"; fi
 	wait "$cpid"; _rc=$?
 	wait "$2" 2>/dev/null
-	if [ $_rc -eq 0 ] && marple-cat -q "$T/$1.out" 2>"$T/cat.err" && grep -q '"ended":"duration"' "$T/$1.out"; then
-		pass "$1: exit 0, valid stream, ended by its duration"
-	else fail "$1: exit 0, valid stream, ended by its duration" "exit $_rc: $(head -c 300 "$T/$1.err" "$T/cat.err" | tr '\n' ' ')"; fi
+	if [ $_rc -eq 0 ] && marple-cat -q "$T/$1.out" 2>"$T/cat.err" && grep -q "\"ended\":\"$_ended\"" "$T/$1.out"; then
+		pass "$1: exit 0, valid stream, ended: $_ended"
+	else fail "$1: exit 0, valid stream, ended: $_ended" "exit $_rc: $(grep -o '"ended":"[^"]*"' "$T/$1.out") $(head -c 300 "$T/$1.err" "$T/cat.err" | tr '\n' ' ')"; fi
 	if grep -q Sanitizer "$T/$1.err"; then fail "$1: no sanitizer report" "$(grep -m1 ERROR "$T/$1.err")"; fi
 }
 
@@ -89,7 +93,7 @@ callstack_case() {	# NAME: output $T/NAME.out
 "$T/$HC" 2 & wl=$!
 sleep 0.2
 run callstack-p marple-callstack -F 499 -p "$wl" 6
-finish callstack-p "$wl"
+finish callstack-p "$wl" "target exited"
 callstack_case callstack-p
 
 # System-wide: the workload exists before the capture (exec'd, libraries
@@ -116,7 +120,7 @@ offcpu_case() {
 "$T/$SL" 2 & wl=$!
 sleep 0.1
 run offcpu-p marple-offcpu -p "$wl" 6
-finish offcpu-p "$wl"
+finish offcpu-p "$wl" "target exited"
 offcpu_case offcpu-p
 
 "$T/$SL" 2 wait & wl=$!
@@ -138,7 +142,7 @@ done
 kill -STOP "$wl"
 run mallocstacks-p marple-mallocstacks -p "$wl" 5
 kill -CONT "$wl"
-finish mallocstacks-p "$wl"
+finish mallocstacks-p "$wl" "target exited"
 small=$(weight "$T/mallocstacks-p.out" "$MP" ';main;path_small;alloc_small;')
 big=$(weight "$T/mallocstacks-p.out" "$MP" ';main;path_big;alloc_big;')
 check "mallocstacks-p: main;path_small;alloc_small: 15,000,000 bytes ($small)" test "$small" -eq 15000000

@@ -329,7 +329,7 @@ static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
 
 int main(int argc, char **argv)
 {
-	test_plan(36);
+	test_plan(40);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;
@@ -352,6 +352,18 @@ int main(int argc, char **argv)
 	test_cond("unmapped address", n == NULL && mod == NULL);
 	check_honest_names(c, me);
 	check_whole_stacks(c, me);
+	/* several names at one address: the public one (no leading '_', then
+	 * the shorter), as perf names them: malloc, not __libc_malloc */
+	n = syms_cache_lookup(c, me, addr_of((void *)malloc, 0), NULL, NULL);
+	test_cond("one address, the public name: malloc", n && strcmp(n, "malloc") == 0);
+	if (n && strcmp(n, "malloc"))
+		printf("# got %s\n", n);
+	n = syms_cache_lookup(c, me, addr_of((void *)calloc, 0), NULL, NULL);
+	test_cond("one address, the public name: calloc", n && strcmp(n, "calloc") == 0);
+	test_cond("public name: no leading _ first", syms_name_preferred("malloc", "__libc_malloc") &&
+		  !syms_name_preferred("__libc_malloc", "malloc"));
+	test_cond("public name: then the shorter", syms_name_preferred("__memcpy_erms", "__memcpy_erms_x") &&
+		  syms_name_preferred("puts", "_IO_puts"));
 
 	struct syms_cache *raw = syms_cache_new(SYMS_DEMANGLE | SYMS_DEMANGLE_PARAMS);
 	n = syms_cache_lookup(raw, me, addr_of((void *)cxx_fn, 0), NULL, NULL);

@@ -2,7 +2,9 @@
  * everything it allocates from another:
  *   leak_here:  200 blocks of 5000 bytes (1,000,000 bytes) never freed;
  *   tidy_up:    malloc, calloc, realloc, posix_memalign, aligned_alloc,
- *               memalign, valloc and mmap, 20,000 calls, all freed.
+ *               memalign, valloc and mmap, 20,000 calls, all freed;
+ *   reserve_space: address space, no memory, kept: 1 GiB PROT_NONE and
+ *               64 MiB MAP_NORESERVE (as runtimes reserve their heaps).
  * Then it sleeps SLEEP_AFTER_MS (so it can be traced with -p) and exits.
  *
  * Usage: leaky [SLEEP_BEFORE_MS [SLEEP_AFTER_MS]]
@@ -63,9 +65,16 @@ __attribute__((noinline)) void tidy_up(void)
 	}
 }
 
+__attribute__((noinline)) void reserve_space(void)
+{
+	sink = mmap(NULL, 1ul << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	sink = mmap(NULL, 64ul << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
 int main(int argc, char **argv)
 {
 	sleep_ms(argc > 1 ? atol(argv[1]) : 0);
+	reserve_space();
 	leak_here();
 	tidy_up();
 	sleep_ms(argc > 2 ? atol(argv[2]) : 0);
