@@ -511,6 +511,11 @@ static void read_stream(FILE *f, const char *name)
 			add(t, (double)t / 1e9, v, label_of(e->fields, e->nfields, e->track, "comm"));
 		}
 	}
+	const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing drawn */
+	if (why) {
+		marple_warn_at(name, 0, "%s", why);
+		exit(EXIT_DATA);
+	}
 	stream_reader_free(r);
 }
 

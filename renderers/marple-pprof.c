@@ -447,6 +447,11 @@ static int read_input(const char *path)
 			section_end(r, file);
 		}
 	}
+	const char *why = stream_reader_unusable(r);	/* marple-format(5) */
+	if (why && rc == 0) {
+		marple_warn_at(file, 0, "%s", why);
+		rc = -1;
+	}
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);
@@ -561,8 +566,9 @@ int main(int argc, char **argv)
 	marple_warn_skipped_lines(nbad);
 	if (nclamped > MARPLE_REPORT_FIRST)
 		marple_warn("%llu weights written as 2^63-1", (unsigned long long)nclamped);
-	if (!kind.n) {
-		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stack sections in the input");
+	if (!kind.n || !nsamples) {
+		marple_warn_at(marple_operands_name(n, argv + optind), 0, "%s",
+			kind.n ? "no stacks in the input" : "no stack sections in the input");
 		return EXIT_DATA;
 	}
 	write_rest();

@@ -354,6 +354,11 @@ static int read_input(const char *path)
 	}
 	if (rc == 0)
 		section_end(&mode);
+	const char *why = stream_reader_unusable(r);	/* marple-format(5) */
+	if (why && rc == 0) {
+		marple_warn_at(file, 0, "%s", why);
+		rc = -1;
+	}
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);

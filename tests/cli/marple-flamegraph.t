@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 30
+plan 31
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -8,7 +8,9 @@ check "flamegraph: empty input exits 2 (as flamegraph.pl)" test $rc -eq 2
 check "flamegraph: empty input gives an error SVG" grep -q 'ERROR: No valid input' "$T/e.svg"
 check "flamegraph: error SVG is well-formed" xmllint --noout "$T/e.svg"
 check "flamegraph: empty input explained on stderr" grep -q 'no valid input' "$T/e.err"
-printf 'junk\nmore junk\n' | expect_exit "flamegraph: unusable input exits 2" 2 '<stdin>:1: no count' marple-flamegraph
+# not one line usable: unusable input as marple-format(5) says, exit 1 and no SVG
+printf 'junk\nmore junk\n' | expect_exit "flamegraph: unusable input exits 1" 1 '<stdin>: unusable input: 2 malformed lines' marple-flamegraph
+check "flamegraph: unusable input writes no SVG" test ! -s "$T/ee.out"
 printf 'a;b 3\nbad line\na;c 2\n' > "$T/bad"
 marple-flamegraph "$T/bad" > "$T/bad.svg" 2> "$T/bad.err"; rc=$?
 check "flamegraph: bad line skipped, exit 0" test $rc -eq 0

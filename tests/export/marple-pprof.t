@@ -104,7 +104,7 @@ check "pprof -o: no file after a refused merge" test ! -e "$T/none.pb.gz"
 printf '{"marple":1,"interface":"cpusched","datatype":"event"}\n1,sched_switch,cpu0\n' > "$T/ev.marple"
 expect_exit "pprof: an event section is an error" 1 "^marple-pprof: .*ev\.marple:1: section 0 holds event data, not stacks" marple-pprof "$T/ev.marple"
 printf 'a;b 3\n' > "$T/folded.txt"
-expect_exit "pprof: folded text is not a stream (exit 1)" 1 "no stack sections" marple-pprof "$T/folded.txt"
+expect_exit "pprof: folded text is not a stream (exit 1)" 1 "folded\.txt: unusable input" marple-pprof "$T/folded.txt"
 { cat "$T/db1.marple"; } | sed '3s/.*/x#bad/' > "$T/part.marple"
 expect_exit "pprof: a malformed line is named and skipped" 0 "^marple-pprof: .*part\.marple:3: " marple-pprof -o "$T/part.pb.gz" "$T/part.marple"
 got=$(pprof -raw "$T/part.pb.gz" | raw_total)
