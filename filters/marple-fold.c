@@ -63,6 +63,8 @@ struct ctx {
 	const char *file;
 	uint64_t bad, reported;
 	uint64_t usable;
+	unsigned long nul_line;	/* the current input's first line holding a NUL byte */
+	uint64_t unusable;	/* inputs marple-format(5) calls unusable */
 	char *tmp;
 	size_t tmpcap;
 	const char *units;	/* weight unit from a stream header */
@@ -117,6 +119,16 @@ static void on_bad(void *vc, unsigned long lineno, const char *why)
 	report_bad(vc, lineno, why);
 }
 
+/* A NUL byte: binary data, not text; the caller reads no further. */
+static int has_nul(struct ctx *c, const char *s, size_t len, unsigned long lineno)
+{
+	if (!memchr(s, 0, len))
+		return 0;
+	c->nul_line = lineno;
+	report_bad(c, lineno, "NUL byte in line: binary data, not text (nothing more is read)");
+	return 1;
+}
+
 static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
 {
 	struct ctx *c = vc;
@@ -169,6 +181,8 @@ static void read_folded(struct ctx *c, struct lines *l)
 	while (lines_next(l, &s, &len) > 0) {
 		if (len == 0 || (len == 1 && s[0] == '\r'))
 			continue;
+		if (has_nul(c, s, len, lines_lineno(l)))
+			break;
 		if (folded_parse_line(s, len, 1, &fl, &why) < 0) {
 			report_bad(c, lines_lineno(l), why);
 			continue;
@@ -354,6 +368,11 @@ static void read_stream(struct ctx *c, struct lines *l)
 	}
 	if (opt.range.set)
 		timed_finish(c, "the input ends");
+	const char *why = stream_reader_unusable(r);
+	if (why) {
+		marple_warn_at(c->file, 0, "%s", why);
+		c->unusable++;
+	}
 	stream_reader_free(r);
 }
 
@@ -365,8 +384,11 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	const char *s;
 	size_t len;
 	int rc;
+	/* marple-format(5)'s rule, for the text inputs (read_stream asks the stream reader) */
+	uint64_t usable_before = c->usable + perfscript_filtered(ps), bad_before = c->bad;
 
 	c->file = marple_input_name(path);
+	c->nul_line = 0;
 	if (getenv("MARPLE_FOLD_DEBUG"))
 		marple_warn("%s: %s input", c->file, kind_names[kind]);
 	if (opt.host_frame && kind != KIND_STREAM && kind != KIND_NONE) {
@@ -384,7 +406,7 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_NONE:
 		break;
 	case KIND_PERF:
-		while ((rc = lines_next(l, &s, &len)) > 0)
+		while ((rc = lines_next(l, &s, &len)) > 0 && !has_nul(c, s, len, lines_lineno(l)))
 			perfscript_line(ps, s, len, lines_lineno(l));
 		perfscript_finish(ps);
 		if (rc < 0)
@@ -396,6 +418,12 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_STREAM:
 		read_stream(c, l);
 		break;
+	}
+	const char *why = kind == KIND_PERF || kind == KIND_FOLDED ?
+		stream_unusable_why(c->usable + perfscript_filtered(ps) - usable_before, c->bad - bad_before, c->nul_line) : NULL;
+	if (why) {
+		marple_warn_at(c->file, 0, "%s", why);
+		c->unusable++;
 	}
 	lines_free(l);
 	if (f != stdin)
@@ -520,6 +548,10 @@ int main(int argc, char **argv)
 			c.untimed ? " (no timed stack section)" :
 			c.hostless ? " (no marple stack section: no host to name)" :
 			opt.range.set ? " (none in that time range)" : "");
+		rc = EXIT_DATA;
+		goto cleanup;
+	}
+	if (c.unusable) {	/* each named as it ended: nothing is written */
 		rc = EXIT_DATA;
 		goto cleanup;
 	}

@@ -19,6 +19,7 @@
 
 #include "cpel.h"
 #include "options.h"
+#include "stream.h"
 #include "util.h"
 
 enum { O_RUN_EVENTS = 256 };
@@ -73,11 +74,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < (nin ? nin : 1); i++) {
 		const char *path = nin ? argv[optind + i] : "-";
 		FILE *f = marple_open_input(path);
+		uint64_t events_before = cpel_conv_events(conv), bad_before = cpel_conv_bad_lines(conv);
 		cpel_conv_set_name(conv, marple_input_name(path));
 		int r = cpel_conv_feed_file(conv, f);
 		if (f != stdin)
 			fclose(f);
-		if (r < 0) {
+		/* marple-format(5): an unusable input makes no file */
+		const char *why = r < 0 ? NULL : stream_unusable_why(cpel_conv_events(conv) - events_before,
+			cpel_conv_bad_lines(conv) - bad_before, cpel_conv_nul_line(conv));
+		if (why)
+			marple_warn_at(marple_input_name(path), 0, "%s", why);
+		if (r < 0 || why) {
 			cpel_conv_free(conv);
 			return EXIT_DATA;
 		}

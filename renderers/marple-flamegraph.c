@@ -50,7 +50,8 @@ static const struct options_entry options[] = {
 	{ O_WIDTH, "width", "PX", "width of the image (default 1200)" },
 	{ O_HEIGHT, "height", "PX", "height of each frame (default 16)" },
 	{ O_MINWIDTH, "minwidth", "N[%]", "omit frames narrower than N pixels, or N% of the total\n"
-		"(default 0.1 px; how many were left out is said on stderr)" },
+		"(default 0.1 px; said on stderr when 1% or more of the\n"
+		"weight is left out)" },
 	{ O_MAXDEPTH, "maxdepth", "N", "draw at most N frames of a stack (default 5000: 80,000 px)" },
 	{ O_FONTTYPE, "fonttype", "FONT", "font family (default Verdana)" },
 	{ O_FONTSIZE, "fontsize", "PT", "font size (default 12)" },
@@ -692,27 +693,36 @@ static const char *percent(char *buf, size_t size, double part, double all)
 	return buf;
 }
 
-static void draw(FILE *f, struct stree *t, int diff, const char *countname)
+/* What the picture left out, said once it is written (a closed pipe ends
+ * quietly): frames narrower than --minwidth when they stood for 1% or more of
+ * the weight (a few hairlines are every big graph's, and no news), and
+ * stacks cut at --maxdepth. */
+static void say_left_out(const struct layout *L, const char *countname)
 {
-	struct layout L = { .t = t, .diff = diff, .both = both_hues && !diff };
-
-	layout_frames(&L);
-	double all = width_of(t, 0, diff);
+	double all = width_of(L->t, 0, L->diff);
 	char pct[32];
-	if (L.narrow) {
+
+	if (L->narrow && all > 0 && L->narrow_w / all >= 0.01) {
 		char w[64];
 		if (opt.minwidth_pct)
 			snprintf(w, sizeof(w), "%g%% of the total", opt.minwidth);
 		else
 			snprintf(w, sizeof(w), "%g px", opt.minwidth);
 		marple_warn("%llu frame%s narrower than %s left out, with what is above them (%s%% of the %s); "
-			    "--minwidth 0 draws them", (unsigned long long)L.narrow, L.narrow == 1 ? "" : "s", w,
-			    percent(pct, sizeof(pct), L.narrow_w, all), countname);
+			    "--minwidth 0 draws them", (unsigned long long)L->narrow, L->narrow == 1 ? "" : "s", w,
+			    percent(pct, sizeof(pct), L->narrow_w, all), countname);
 	}
-	if (L.deep)
+	if (L->deep)
 		marple_warn("%llu stack%s taller than %llu frames cut there (%s%% of the %s); --maxdepth N draws more",
-			    (unsigned long long)L.deep, L.deep == 1 ? "" : "s", (unsigned long long)opt.maxdepth,
-			    percent(pct, sizeof(pct), L.deep_w, all), countname);
+			    (unsigned long long)L->deep, L->deep == 1 ? "" : "s", (unsigned long long)opt.maxdepth,
+			    percent(pct, sizeof(pct), L->deep_w, all), countname);
+}
+
+static void draw(FILE *f, struct layout *Lout, struct stree *t, int diff, const char *countname)
+{
+	struct layout L = { .t = t, .diff = diff, .both = both_hues && !diff };
+
+	layout_frames(&L);
 	write_preamble(f, &L);
 	name_table(&L);
 	if (opt.random)
@@ -726,6 +736,8 @@ static void draw(FILE *f, struct stree *t, int diff, const char *countname)
 	write_script_data(f, &L, countname);
 	fputs(flamegraph_js, f);
 	fputs("]]></script>\n</svg>\n", f);
+	*Lout = L;
+	Lout->fr = NULL, Lout->out_id = NULL, Lout->order = NULL;	/* freed here */
 	free(L.fr);
 	free(L.out_id);
 	free(L.order);
@@ -837,9 +849,13 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto cleanup;
 	}
-	draw(f, t, diff, opt.countname ? opt.countname : in.unit ? in.unit : "samples");
+	const char *countname = opt.countname ? opt.countname : in.unit ? in.unit : "samples";
+	struct layout drawn;
+	draw(f, &drawn, t, diff, countname);
 	if (marple_outfile_commit(o) < 0)
 		rc = EXIT_DATA;
+	else
+		say_left_out(&drawn, countname);
 cleanup:
 	stacktree_free(t);
 	free(in.unit);

@@ -229,6 +229,7 @@ static void on_item(struct scope *s, struct stream_reader *r, enum stream_item i
 	}
 }
 
+/* One input; -1 when it is unusable (marple-format(5), message printed). */
 static int read_input(struct scope *s, const char *path)
 {
 	FILE *f = marple_open_input(path);
@@ -239,10 +240,13 @@ static int read_input(struct scope *s, const char *path)
 		on_item(s, r, it);
 	if (s->state == 2)
 		s->state = 3;
+	const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing drawn */
+	if (why)
+		marple_warn_at(marple_input_name(path), 0, "%s", why);
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);
-	return 0;
+	return why ? -1 : 0;
 }
 
 /* An array of n values packed in the fewest bytes (1, 2 or 4) that hold the
@@ -476,7 +480,10 @@ int main(int argc, char **argv)
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nfiles && s.state != 3; i++)
-		read_input(&s, files[i]);
+		if (read_input(&s, files[i]) < 0) {
+			rc = EXIT_DATA;
+			goto cleanup;
+		}
 	const char *inputs = marple_operands_name(argc - optind, argv + optind);
 	if (!s.hdr || s.state < 3) {
 		marple_warn_at(inputs, 0, "no timed stack section with its samples (collect with marple-callstack --timed)");

@@ -512,6 +512,11 @@ static void read_stream(FILE *f, const char *name)
 			add(t, (double)t / 1e9, v, label_of(e->fields, e->nfields, e->track, "comm"));
 		}
 	}
+	const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing drawn */
+	if (why) {
+		marple_warn_at(name, 0, "%s", why);
+		exit(EXIT_DATA);
+	}
 	stream_reader_free(r);
 }
 
@@ -520,7 +525,8 @@ static void read_plain(FILE *f, const char *name)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	unsigned long lineno = 0;
+	unsigned long lineno = 0, nul_line = 0;
+	uint64_t usable = 0, bad_before = bad_lines;
 	static const struct mstr none = { "", 0 };
 
 	while ((n = getline(&line, &cap, f)) > 0) {
@@ -528,6 +534,10 @@ static void read_plain(FILE *f, const char *name)
 		double t, v;
 
 		lineno++;
+		if (memchr(line, 0, (size_t)n)) {	/* binary data: nothing more is read */
+			nul_line = lineno;
+			break;
+		}
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p == '\n' || *p == '\r' || (*p == 0 && p == line + n) || *p == '#')
@@ -547,6 +557,7 @@ static void read_plain(FILE *f, const char *name)
 		}
 		double ts = (t - t_first) / opt.timefactor;
 		add((int64_t)llround(ts * 1e9), ts, v, none);
+		usable++;
 		continue;
 	bad:
 		if (bad_lines < 10)
@@ -556,6 +567,11 @@ static void read_plain(FILE *f, const char *name)
 	if (ferror(f))
 		marple_fatal(EXIT_DATA, "%s: read error: %s", name, strerror(errno));
 	free(line);
+	const char *why = stream_unusable_why(usable, bad_lines - bad_before, nul_line);	/* marple-format(5) */
+	if (why) {
+		marple_warn_at(name, 0, "%s", why);
+		exit(EXIT_DATA);
+	}
 }
 
 static void read_input(const char *path)

@@ -423,8 +423,14 @@ static int read_folded(struct lines *l, const char *file)
 	struct folded_line fl;
 	const char *why;
 	int r, begun = 0;
+	uint64_t good = 0, malformed = 0;
+	unsigned long nul_line = 0;
 
 	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+		if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
+			nul_line = lines_lineno(l);
+			break;
+		}
 		if (r > 0 && !fl.len)
 			why = "no frames before the count", r = -1;
 		else if (r > 0 && fl.ncounts == 2)
@@ -432,10 +438,12 @@ static int read_folded(struct lines *l, const char *file)
 		else if (r > 0 && !fl.integral)
 			why = "count is not a whole number (pprof's values are integers)", r = -1;
 		if (r < 0) {
+			malformed++;
 			if (nbad++ < MARPLE_REPORT_FIRST)
 				marple_warn_at(file, lines_lineno(l), "%s", why);
 			continue;
 		}
+		good++;
 		if (!begun++) {	/* at the first stack: a file of bad lines has none */
 			json_t *hdr = json_pack("{s:s}", "interface", "folded text");
 			int ok = section_begin(hdr, 0, lines_lineno(l), file, &sec);
@@ -446,7 +454,14 @@ static int read_folded(struct lines *l, const char *file)
 		struct stack_rec s = { fl.icount[0], folded_split_frames(fl.stack, fl.len, &frames, &cap), frames };
 		add_sample(&s, &sec, file, lines_lineno(l));
 	}
-	return r == -2 ? -1 : 0;
+	if (r == -2)
+		return -1;
+	why = stream_unusable_why(good, malformed, nul_line);	/* marple-format(5) */
+	if (why) {
+		marple_warn_at(file, 0, "%s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /* One input: every stack section's records become samples, or folded text's
@@ -496,6 +511,11 @@ static int read_input(const char *path)
 		} else if (it == STREAM_TRAILER) {
 			section_end(r, file);
 		}
+	}
+	const char *why = stream_reader_unusable(r);	/* marple-format(5) */
+	if (why && rc == 0) {
+		marple_warn_at(file, 0, "%s", why);
+		rc = -1;
 	}
 	stream_reader_free(r);
 	lines_free(l);
@@ -612,8 +632,9 @@ int main(int argc, char **argv)
 	marple_warn_skipped_lines(nbad);
 	if (nclamped > MARPLE_REPORT_FIRST)
 		marple_warn("%llu weights written as 2^63-1", (unsigned long long)nclamped);
-	if (!kind.n) {
-		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stack sections or folded stacks in the input");
+	if (!kind.n || !nsamples) {
+		marple_warn_at(marple_operands_name(n, argv + optind), 0, "%s",
+			kind.n ? "no stacks in the input" : "no stack sections or folded stacks in the input");
 		return EXIT_DATA;
 	}
 	write_rest();

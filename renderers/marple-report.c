@@ -232,6 +232,11 @@ static void read_capture(const char *path)
 		section_done(cur);
 	if (bad_lines > 5)
 		marple_warn_at(marple_input_name(path), 0, "%lu malformed lines in all (first five shown)", bad_lines);
+	const char *why = stream_reader_unusable(r);	/* marple-format(5): no report of it */
+	if (why) {
+		marple_warn_at(marple_input_name(path), 0, "%s", why);
+		exit(EXIT_DATA);
+	}
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);

@@ -341,34 +341,62 @@ static void section_end(enum mode *mode)
 }
 
 /* Folded text (marple-fold's output, "comm;main;f 12"): one profile of its
- * lines' counts, named after the file. */
-static void read_folded(struct lines *l, const char *file)
+ * lines' counts, named after the file.  Read whole before any of it is
+ * written: -1 when it is unusable (marple-format(5)) or cannot be read, and
+ * then nothing of it is written. */
+static int read_folded(struct lines *l, const char *file)
 {
 	static struct mstr *fr;
 	static size_t cap;
 	struct folded_line fl;
 	const char *why;
-	int r, begun = 0;
+	int r;
+	struct { char *stack; size_t len; double count; } *good = NULL;
+	size_t ngood = 0, goodcap = 0;
+	uint64_t malformed = 0;
+	unsigned long nul_line = 0;
 
 	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+		if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
+			nul_line = lines_lineno(l);
+			break;
+		}
 		if (r > 0 && !fl.len)
 			why = "no frames before the count", r = -1;
 		else if (r > 0 && fl.ncounts == 2)
 			why = "two counts (a differential profile): a speedscope profile holds one", r = -1;
 		if (r < 0) {
+			malformed++;
 			if (nbad++ < MARPLE_REPORT_FIRST)
 				marple_warn_at(file, lines_lineno(l), "%s", why);
 			continue;
 		}
-		if (!begun++) {	/* at the first stack: a file of bad lines has none */
-			prof_name = marple_strdup(file);
-			prof_unit = "none";
-		}
-		struct stack_rec s = { 0, folded_split_frames(fl.stack, fl.len, &fr, &cap), fr };
-		profile_add(frame_ids(&s), s.nframes, fl.count[0]);
+		good = marple_grow(good, &goodcap, ngood + 1, sizeof(*good));
+		good[ngood].stack = marple_malloc(fl.len + 1);
+		memcpy(good[ngood].stack, fl.stack, fl.len);
+		good[ngood].len = fl.len;
+		good[ngood++].count = fl.count[0];
 	}
-	if (begun)
+	why = r == -2 ? "" : stream_unusable_why(ngood, malformed, nul_line);
+	if (why && *why)
+		marple_warn_at(file, 0, "%s", why);
+	for (size_t i = 0; i < ngood; i++) {
+		if (!why) {
+			if (i == 0) {
+				prof_name = marple_strdup(file);
+				prof_unit = "none";
+			}
+			struct stack_rec s = { 0, folded_split_frames(good[i].stack, good[i].len, &fr, &cap), fr };
+			profile_add(frame_ids(&s), s.nframes, good[i].count);
+		}
+		free(good[i].stack);
+	}
+	free(good);
+	if (why)
+		return -1;
+	if (ngood)
 		profiles_end();
+	return 0;
 }
 
 /* One input: its stack sections, or its folded text.  -1: a section of
@@ -380,11 +408,11 @@ static int read_input(const char *path)
 	struct lines *l = lines_new(f, file);
 	if (!folded_input_is_stream(l)) {
 		held_write_aggregated();	/* a timed section before it, in an earlier input */
-		read_folded(l, file);
+		int rc = read_folded(l, file);
 		lines_free(l);
 		if (f != stdin)
 			fclose(f);
-		return 0;
+		return rc;
 	}
 	struct stream_reader *r = stream_reader_new_lines(l, file);
 	enum stream_item it;
@@ -412,6 +440,11 @@ static int read_input(const char *path)
 	}
 	if (rc == 0)
 		section_end(&mode);
+	const char *why = stream_reader_unusable(r);	/* marple-format(5) */
+	if (why && rc == 0) {
+		marple_warn_at(file, 0, "%s", why);
+		rc = -1;
+	}
 	stream_reader_free(r);
 	lines_free(l);
 	if (f != stdin)
@@ -446,7 +479,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	struct outfile *o = marple_outfile_open(opt.out);
+	struct outfile *o = marple_outfile_open_whole(opt.out);	/* an input found unusable at its end leaves nothing */
 	out = marple_outfile_stream(o);
 	frames = intern_new();
 	int n = argc - optind;

@@ -464,6 +464,11 @@ int main(int argc, char **argv)
 				plot_add(&p, pt->x, pt->y, v ? *v : pt->info);
 			}
 		}
+		const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing drawn */
+		if (why) {
+			marple_warn_at(stream_reader_name(r), 0, "%s", why);
+			exit(EXIT_DATA);
+		}
 		stream_reader_free(r);
 		if (in != stdin)
 			fclose(in);

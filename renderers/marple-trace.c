@@ -306,7 +306,7 @@ int main(int argc, char **argv)
 		default: marple_usage_try();
 		}
 	}
-	struct outfile *of = marple_outfile_open(opt.output);
+	struct outfile *of = marple_outfile_open_whole(opt.output);	/* an input found unusable at its end leaves nothing */
 	if (!of)
 		return EXIT_DATA;
 	out = marple_outfile_stream(of);

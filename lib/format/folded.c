@@ -137,6 +137,10 @@ int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, co
 	while ((r = lines_next(l, &s, &len)) > 0) {
 		if (len == 0 || (len == 1 && s[0] == '\r'))
 			continue;
+		if (memchr(s, 0, len)) {
+			*why = "NUL byte in line: binary data, not text (nothing more is read)";
+			return FOLDED_NUL;
+		}
 		return folded_parse_line(s, len, maxcounts, out, why) < 0 ? -1 : 1;
 	}
 	return r < 0 ? -2 : 0;

@@ -46,7 +46,10 @@ int folded_input_is_stream(struct lines *l);
 /* The next line of folded text that is not blank, parsed (maxcounts as for
  * folded_parse_line).  Returns 1 with *out set, 0 at the end of the input,
  * -1 for a malformed line (*why says why, lines_lineno(l) where: reading may
- * go on), -2 on a read error (message printed). */
+ * go on), FOLDED_NUL for a line holding a NUL byte (binary data: the input is
+ * unusable, marple-format(5); read no further), -2 on a read error (message
+ * printed). */
+#define FOLDED_NUL (-3)
 int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, const char **why);
 
 /* The frames of a folded stack, root first, into *frames (grown as needed,

@@ -56,6 +56,9 @@ struct stream_reader {
 	enum datatype dt;
 	int have_trailer;
 	uint64_t records;
+	unsigned long rejected_header;	/* line of the header just rejected: its records are malformed */
+	unsigned long nul_line;	/* the first line holding a NUL byte: reading stops there */
+	uint64_t malformed, usable;	/* lines returned as STREAM_ERROR, and records not */
 	json_t *header;
 	json_t *trailer;
 	char err[256];
@@ -383,18 +386,71 @@ static enum stream_item parse_point(struct stream_reader *r, char *p, char *e)
 	return STREAM_RECORD;
 }
 
+/* The members marple-format(5) documents, checked once here so that no reader
+ * takes "start_ns":"x" or "units":[1,2] for something: NULL, or what is wrong
+ * (naming the member). */
+static const char *header_member_error(json_t *h)
+{
+	static const char *const times[] = { "start_ns", "wall_ns" };
+	static const char *const strings[] = { "clock", "host", "kernel" };
+	static const char *const names[] = { "units", "labels" };
+	static char why[128];
+	json_t *v, *m;
+	const char *k;
+
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if ((v = json_object_get(h, times[i])) && (!json_is_integer(v) || json_integer_value(v) < 0)) {
+			snprintf(why, sizeof(why), "header \"%s\" is not a whole number of nanoseconds (0 to 2^63-1)",
+				 times[i]);
+			return why;
+		}
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		if ((v = json_object_get(h, strings[i])) && !json_is_string(v)) {
+			snprintf(why, sizeof(why), "header \"%s\" is not a string", strings[i]);
+			return why;
+		}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(v = json_object_get(h, names[i])))
+			continue;
+		int ok = json_is_object(v);
+		if (ok)
+			json_object_foreach(v, k, m)
+				ok = ok && json_is_string(m);
+		if (!ok) {
+			snprintf(why, sizeof(why), "header \"%s\" is not an object of strings", names[i]);
+			return why;
+		}
+	}
+	if ((v = json_object_get(h, "options")) && !json_is_object(v))
+		return "header \"options\" is not an object";
+	if ((v = json_object_get(h, "timed")) &&
+	    (!json_is_string(v) || (strcmp(json_string_value(v), "stacks") && strcmp(json_string_value(v), "samples"))))
+		return "header \"timed\" is neither \"stacks\" nor \"samples\"";
+	return NULL;
+}
+
+/* A JSON line that is not a valid header or trailer: the records after a
+ * rejected header belong to no known section (marked in parse_json_line). */
 static enum stream_item parse_json_line(struct stream_reader *r)
 {
 	json_error_t jerr;
 	json_t *obj = json_loadb(r->line, r->len, JSON_REJECT_DUPLICATES, &jerr);
 
-	if (!obj)
+	if (!obj) {
+		r->rejected_header = r->lineno;
 		return fail(r, "bad JSON header or trailer: %s (column %d)", jerr.text, jerr.column);
+	}
 	if (!json_is_object(obj)) {
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "header or trailer is not a JSON object");
 	}
 	if (json_object_get(obj, "trailer")) {
+		if (r->rejected_header) {
+			json_decref(obj);
+			return fail(r, "trailer of the section whose header (line %lu) was rejected",
+				    r->rejected_header);
+		}
 		if (r->section < 0) {
 			json_decref(obj);
 			return fail(r, "trailer before any section header");
@@ -422,33 +478,45 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 	json_t *v = json_object_get(obj, "marple");
 	if (!v) {
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "JSON line is neither a section header (\"marple\") nor a trailer (\"trailer\")");
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < 1) {
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "header \"marple\" (format version) is not a positive whole number");
 	}
 	if (json_integer_value(v) > MARPLE_FORMAT_VERSION) {
 		long long ver = json_integer_value(v);
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "format version %lld is newer than this program reads (%d)", ver,
 			    MARPLE_FORMAT_VERSION);
 	}
 	json_t *dt = json_object_get(obj, "datatype");
 	if (!json_is_string(dt) || stream_datatype_from_name(json_string_value(dt)) == DATATYPE_NONE) {
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "header \"datatype\" must be \"stack\", \"event\" or \"point\"");
 	}
 	json_t *iface = json_object_get(obj, "interface");
 	if (!json_is_string(iface) || !*json_string_value(iface)) {
 		json_decref(obj);
+		r->rejected_header = r->lineno;
 		return fail(r, "header \"interface\" is missing or empty");
+	}
+	const char *why = header_member_error(obj);
+	if (why) {
+		json_decref(obj);
+		r->rejected_header = r->lineno;
+		return fail(r, "%s", why);
 	}
 	json_decref(r->header);
 	json_decref(r->trailer);
 	r->header = obj;
 	r->trailer = NULL;
 	r->have_trailer = 0;
+	r->rejected_header = 0;
 	r->dt = stream_datatype_from_name(json_string_value(dt));
 	r->section++;
 	r->records = 0;
@@ -543,8 +611,6 @@ static int next_line(struct stream_reader *r)
 /* Parse the record in r->line (kept as raw first). */
 static enum stream_item parse_record(struct stream_reader *r)
 {
-	if (memchr(r->line, 0, r->len))
-		return fail(r, "NUL byte in line (binary data?)");
 	/* records are decoded in place, and only %XX escapes change them:
 	 * most need no copy for stream_reader_raw */
 	r->escaped = memchr(r->line, '%', r->len) != NULL;
@@ -564,7 +630,7 @@ static enum stream_item parse_record(struct stream_reader *r)
 	}
 }
 
-enum stream_item stream_reader_next(struct stream_reader *r)
+static enum stream_item next_item(struct stream_reader *r)
 {
 	for (;;) {
 		int rc = next_line(r);
@@ -574,15 +640,19 @@ enum stream_item stream_reader_next(struct stream_reader *r)
 			continue;
 		if (r->len > MAX_LINE)
 			return fail(r, "line longer than %u MiB", MAX_LINE >> 20);
+		if (memchr(r->line, 0, r->len)) {
+			r->nul_line = r->lineno;
+			return fail(r, "NUL byte in line: binary data, not a text stream (nothing more is read)");
+		}
 		if (r->line[0] == '{') {
-			if (memchr(r->line, 0, r->len))
-				return fail(r, "NUL byte in line (binary data?)");
 			r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
 			memcpy(r->raw, r->line, r->len + 1);
 			r->rawp = r->raw;
 			r->rawlen = r->len;
 			return parse_json_line(r);
 		}
+		if (r->rejected_header)
+			return fail(r, "record of the section whose header (line %lu) was rejected", r->rejected_header);
 		if (r->section < 0)
 			return fail(r, "record before any section header (is this a marple stream?)");
 		if (r->have_trailer)
@@ -599,13 +669,28 @@ enum stream_item stream_reader_next(struct stream_reader *r)
 	}
 }
 
+enum stream_item stream_reader_next(struct stream_reader *r)
+{
+	if (r->nul_line)	/* binary data: the input is unusable, and its "lines" are noise */
+		return STREAM_EOF;
+	enum stream_item it = next_item(r);
+	if (it == STREAM_ERROR)
+		r->malformed++;
+	else if (it == STREAM_RECORD)
+		r->usable++;
+	return it;
+}
+
 enum stream_item stream_reader_parse_record(struct stream_reader *r)
 {
 	if (r->parsed)
 		return STREAM_RECORD;
 	enum stream_item it = parse_record(r);
-	if (it != STREAM_RECORD)
+	if (it != STREAM_RECORD) {
 		r->records--;
+		r->usable--;
+		r->malformed++;
+	}
 	return it;
 }
 
@@ -634,6 +719,26 @@ struct mstr stream_reader_raw(const struct stream_reader *r)
 void stream_reader_warn(const struct stream_reader *r)
 {
 	marple_warn_at(r->name, r->lineno, "%s", r->err);
+}
+
+const char *stream_unusable_why(uint64_t usable, uint64_t malformed, unsigned long nul_line)
+{
+	static char why[160];
+
+	if (nul_line)
+		snprintf(why, sizeof(why), "unusable input: a NUL byte at line %lu (binary data, not text)", nul_line);
+	else if (malformed > usable)
+		snprintf(why, sizeof(why), "unusable input: %llu malformed line%s, more than its %llu usable record%s",
+			 (unsigned long long)malformed, malformed == 1 ? "" : "s", (unsigned long long)usable,
+			 usable == 1 ? "" : "s");
+	else
+		return NULL;
+	return why;
+}
+
+const char *stream_reader_unusable(const struct stream_reader *r)
+{
+	return stream_unusable_why(r->usable, r->malformed, r->nul_line);
 }
 
 const struct mstr *stream_fields_get(const struct field *f, size_t n, const char *key)

@@ -104,6 +104,17 @@ struct mstr stream_reader_raw(const struct stream_reader *r);
 /* Print "prog: file:line: reason" for the last error. */
 void stream_reader_warn(const struct stream_reader *r);
 
+/* The rule of marple-format(5), UNUSABLE INPUT, that every reader follows for
+ * each input (a stream, folded text, perf script): an input holding a NUL
+ * byte, or more malformed lines than usable records, is unusable (exit 1,
+ * nothing written).  NULL when usable, else the reason, "unusable input: ...".
+ * nul_line: the first line holding a NUL byte, 0 if none. */
+const char *stream_unusable_why(uint64_t usable, uint64_t malformed, unsigned long nul_line);
+/* The same for what the reader has read: records of any datatype are usable,
+ * every STREAM_ERROR a malformed line; a NUL byte ends reading (STREAM_EOF
+ * after the STREAM_ERROR that names it). */
+const char *stream_reader_unusable(const struct stream_reader *r);
+
 /* Look up a field by key; returns NULL if absent. */
 const struct mstr *stream_fields_get(const struct field *f, size_t n, const char *key);
 

@@ -245,6 +245,7 @@ struct outfile {
 	FILE *f;
 	char *path;
 	char *tmp;
+	int held;		/* standard output, held in f (a tmpfile) until the commit */
 };
 
 struct outfile *marple_outfile_try_open(const char *path)
@@ -303,6 +304,38 @@ struct outfile *marple_outfile_open(const char *path)
 	return o;
 }
 
+struct outfile *marple_outfile_open_whole(const char *path)
+{
+	if (path && strcmp(path, "-") != 0)
+		return marple_outfile_open(path);
+	struct outfile *o = marple_calloc(1, sizeof(*o));
+	if (!(o->f = tmpfile()))
+		marple_fatal(EXIT_DATA, "cannot make a temporary file: %s", strerror(errno));
+	o->held = 1;
+	return o;
+}
+
+/* A held output onto standard output; 0, or -1 after a message. */
+static int outfile_release(struct outfile *o)
+{
+	char buf[65536];
+	size_t n;
+	int rc = 0;
+
+	if (fflush(o->f) != 0 || ferror(o->f) || fseeko(o->f, 0, SEEK_SET) < 0) {
+		marple_warn("<stdout>: temporary file: %s", strerror(errno));
+		rc = -1;
+	}
+	while (rc == 0 && (n = fread(buf, 1, sizeof(buf), o->f)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n)
+			break;
+	fclose(o->f);
+	if (rc == 0)
+		marple_close_stdout();
+	free(o);
+	return rc;
+}
+
 FILE *marple_outfile_stream(struct outfile *o)
 {
 	return o->f;
@@ -313,6 +346,8 @@ static int outfile_finish(struct outfile *o, int replace)
 {
 	int rc = 0;
 
+	if (o->held)
+		return outfile_release(o);
 	if (!o->path) {
 		marple_close_stdout();
 		free(o);
@@ -349,7 +384,9 @@ int marple_outfile_commit_new(struct outfile *o)
 
 void marple_outfile_abort(struct outfile *o)
 {
-	if (o->path) {
+	if (o->held)
+		fclose(o->f);
+	else if (o->path) {
 		fclose(o->f);
 		if (o->tmp)
 			unlink(o->tmp);

@@ -58,6 +58,10 @@ int marple_close_output(FILE *f, const char *path);
 struct outfile;
 struct outfile *marple_outfile_open(const char *path);	/* exits 1 with a message if it cannot */
 struct outfile *marple_outfile_try_open(const char *path);	/* NULL after a message if it cannot */
+/* The same, but standard output too is written only at the commit (held in an
+ * unlinked temporary file until then): for programs that write as they read
+ * and may find the input unusable at its end (marple-format(5)). */
+struct outfile *marple_outfile_open_whole(const char *path);
 FILE *marple_outfile_stream(struct outfile *o);
 int marple_outfile_commit(struct outfile *o);	/* 0, or -1 after a message */
 /* The same, but never over a file that exists by then (link(2), not rename). */

@@ -30,6 +30,7 @@ struct cpel_conv {
 	struct cpel_opts o;
 	const char *name;
 	unsigned long line;
+	unsigned long nul_line;	/* the current input's first line holding a NUL byte */
 	char *pend;		/* partial line carried between feeds */
 	size_t plen, pcap;
 	int in_section;
@@ -377,8 +378,11 @@ static int do_line(struct cpel_conv *c, char *p, size_t n)
 		n--;
 	if (!n)
 		return 0;
-	if (memchr(p, 0, n))
+	if (memchr(p, 0, n)) {
+		if (!c->nul_line)
+			c->nul_line = c->line;
 		return bad_line(c, "line holds a NUL byte");
+	}
 	if (*p == '{')
 		return header_line(c, p, n);
 	return record_line(c, p, p + n);
@@ -418,6 +422,7 @@ void cpel_conv_set_name(struct cpel_conv *c, const char *name)
 {
 	c->name = name;
 	c->line = 0;
+	c->nul_line = 0;
 }
 
 void cpel_conv_free(struct cpel_conv *c)
@@ -536,6 +541,7 @@ int cpel_conv_feed_file(struct cpel_conv *c, FILE *f)
 uint64_t cpel_conv_events(const struct cpel_conv *c) { return c->events; }
 uint64_t cpel_conv_bad_lines(const struct cpel_conv *c) { return c->bad; }
 uint64_t cpel_conv_sections(const struct cpel_conv *c) { return c->sections; }
+unsigned long cpel_conv_nul_line(const struct cpel_conv *c) { return c->nul_line; }
 int cpel_conv_was_sorted(const struct cpel_conv *c) { return c->sorted; }
 
 /* ---- writing ---- */

@@ -58,6 +58,11 @@ static int read_one(struct eventread *er, const char *path)
 			er->events++;
 		}
 	}
+	const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing written */
+	if (why && rc == 0) {
+		marple_warn_at(stream_reader_name(r), 0, "%s", why);
+		rc = -1;
+	}
 	stream_reader_free(r);
 	if (f != stdin)
 		fclose(f);

@@ -649,7 +649,11 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !through_schedule(s) ? 0 : w);
 		in->stacks++;
 	}
-	if (other_sections && !stack_sections) {
+	const char *why = stream_reader_unusable(r);
+	if (why) {
+		marple_warn_at(file, 0, "%s", why);
+		rc = -1;
+	} else if (other_sections && !stack_sections) {
 		marple_warn_at(file, 0, "no stack section, nothing to draw (select stack sections with marple-cat -s)");
 		rc = -1;
 	}
@@ -674,7 +678,14 @@ int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in
 		rc = read_stream(t, l, file, in);
 	} else {
 		struct folded_line fl;
+		uint64_t stacks_before = in->stacks, bad_before = in->bad;
+		unsigned long nul_line = 0;
 		while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
+			if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
+				nul_line = lines_lineno(l);
+				bad(in, file, nul_line, why);
+				break;
+			}
 			if (r < 0) {
 				bad(in, file, lines_lineno(l), why);
 				continue;
@@ -689,6 +700,11 @@ int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in
 		}
 		if (r == -2)
 			rc = -1;
+		why = stream_unusable_why(in->stacks - stacks_before, in->bad - bad_before, nul_line);
+		if (rc == 0 && why) {
+			marple_warn_at(file, 0, "%s", why);
+			rc = -1;
+		}
 	}
 	t->stable = 0;
 	if (lines_stable(l) && t->ntails) {

@@ -82,8 +82,9 @@ struct stacktree_input {
 /* Read one input operand ("-" = stdin): folded text or marple stack sections,
  * detected from its first line.  Bad lines are reported as "prog: file:line:
  * reason" (the first 20) and counted.  Sections of another datatype are named
- * in one line each and skipped.  Returns 0, or -1 if the input has sections
- * but no stack section, or cannot be read (message printed). */
+ * in one line each and skipped.  Returns 0, or -1 if the input is unusable
+ * (marple-format(5): a NUL byte, or more malformed lines than usable ones),
+ * has sections but no stack section, or cannot be read (message printed). */
 int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in);
 /* Every operand (none: stdin) through stacktree_read, then the count of malformed
  * lines on stderr if any.  Returns 0, or -1 at the first input that failed. */

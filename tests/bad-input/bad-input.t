@@ -7,6 +7,10 @@
 #           "prog: FILE[:LINE]: reason" whatever the exit status;
 #   any-*, ok-*  valid but hostile or of some datatype: exit 0, or a failure
 #           with such a message (wrong datatype for a renderer);
+#   unusable-*  unusable by marple-format(5)'s rule (a NUL byte, or more
+#           malformed lines than usable records; a header with a member of
+#           the wrong type makes its records malformed): exit 1 with such a
+#           message, nothing on stdout, no file with -o, from every program;
 # and always: no signal, no sanitizer report, no hang; with -o FILE, the
 # file exists only after success (no half-finished or temporary file left);
 # SVG and HTML output parses as XML/HTML.
@@ -30,6 +34,14 @@ writes_on_failure() {
 	return 1
 }
 
+# Programs that write stdout as they read, before they know an input is
+# unusable: marple-cat passes on each valid line (a filter).  Every other
+# reader writes nothing of an unusable input.  With -o none leaves a file.
+streams_stdout() {
+	case "$1" in marple-cat) return 0 ;; esac
+	return 1
+}
+
 # Big inputs, made here rather than kept in the tree.
 G="$T/gen"
 mkdir -p "$G"
@@ -39,6 +51,9 @@ hdr='{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"uni
 { head -c 1048576 /dev/zero | tr '\0' 'x'; printf '\n'; } >"$G/bad-1mb-line.txt"
 { echo "$hdr"; printf '2#bash;main\n9#bash;'; head -c 1048576 /dev/zero | tr '\0' 'y'; } >"$G/part-1mb-record-cut.marple"
 awk 'BEGIN { for (i = 0; i < 200000; i++) printf "bash;f%d;g%d %d\n", i % 97, i % 1013, i + 1 }' >"$G/any-200k-folded.txt"
+head -c 1000000 /dev/urandom >"$G/unusable-random-bytes.bin"	# issue 27: drawn as 40 "stacks" once
+# one stack record longer than the 64 MiB a line may hold, and nothing else
+{ echo "$hdr"; printf '5#bash;'; head -c 70000000 /dev/zero | tr '\0' 'z'; printf '\n'; } >"$G/unusable-70mb-line.marple"
 
 progs=
 for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; do
@@ -53,7 +68,7 @@ plan $(echo $progs | wc -w)
 has_xmllint=0
 command -v xmllint >/dev/null 2>&1 && has_xmllint=1
 nfiles=0
-for f in "$D"/* "$G"/*; do case "${f##*/}" in *.t) ;; bad-*|part-*|any-*|ok-*) nfiles=$((nfiles + 1)) ;; esac; done
+for f in "$D"/* "$G"/*; do case "${f##*/}" in *.t) ;; bad-*|part-*|any-*|ok-*|unusable-*) nfiles=$((nfiles + 1)) ;; esac; done
 echo "# bad-input: $nfiles files x programs:$progs"
 
 # msg_ok PROG NAME ERRFILE: a "prog: NAME[:LINE]: reason" line is there.
@@ -81,7 +96,8 @@ for p in $progs; do
 	npass=0 nfail=0 accepts=
 	for f in "$D"/* "$G"/*; do
 		name=${f##*/}
-		case "$name" in *.t) continue ;; bad-*) class=bad ;; part-*) class=part ;; any-*|ok-*) class=any ;; *) continue ;; esac
+		case "$name" in *.t) continue ;; bad-*) class=bad ;; part-*) class=part ;; any-*|ok-*) class=any ;;
+		unusable-*) class=unusable ;; *) continue ;; esac
 		for mode in file stdin out; do
 			[ $mode = out ] && [ $has_o -eq 0 ] && continue
 			[ $mode = stdin ] && [ $has_stdin -eq 0 ] && continue
@@ -99,6 +115,10 @@ for p in $progs; do
 			elif [ $rc -ne 0 ] && ! printf ' %s ' "$allowed" | grep -q " $rc "; then why="exit $rc, documented: $allowed"
 			elif [ $rc -ne 0 ] && ! msg_ok "$p" "$shown" "$T/stderr"; then why="exit $rc without '$p: $shown[:LINE]: reason' ($(head -c 200 "$T/stderr" | tr '\n' '|'))"
 			elif [ $class = bad ] && [ $rc -eq 0 ]; then why="exit 0 on input with nothing usable"
+			elif [ $class = unusable ] && [ $rc -ne 1 ]; then why="exit $rc on unusable input, wanted 1"
+			elif [ $class = unusable ] && ! msg_ok "$p" "$shown" "$T/stderr"; then why="unusable input not named as '$p: $shown[:LINE]: reason'"
+			elif [ $class = unusable ] && [ -s "$T/stdout" ] && ! streams_stdout "$p"; then why="unusable input, yet $(wc -c <"$T/stdout") bytes on stdout"
+			elif [ $class = unusable ] && [ -n "$(ls -A "$T/o")" ]; then why="unusable input, yet a file written: $(ls -A "$T/o")"
 			elif [ $class = part ] && ! msg_ok "$p" "$shown" "$T/stderr"; then why="damage not reported as '$p: $shown[:LINE]: reason' (exit $rc; stderr: $(head -c 200 "$T/stderr" | tr '\n' '|'))"
 			fi
 			if [ -z "$why" ] && [ $mode = out ]; then

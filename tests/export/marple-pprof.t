@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 49
+plan 50
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -126,12 +126,14 @@ if command -v protoc >/dev/null 2>&1; then
 else
 	skip "pprof: folded text: protoc --decode_raw" "no protoc"
 fi
-printf 'a;b 3\na;c 2.5\na;d 1 2\nno count\n' > "$T/folded.txt"
+printf 'a;b 3\na;c 2.5\na;d 1 2\nno count\na;e 1\na;f 1\n' > "$T/folded.txt"
 expect_exit "pprof: folded lines with a decimal count, two counts or none named and skipped (exit 0)" 0 \
 	"folded\.txt:2: count is not a whole number" marple-pprof -o "$T/folded3.pb.gz" "$T/folded.txt"
-check "pprof: ... the good line kept (3 samples)" test "$(pprof -raw "$T/folded3.pb.gz" | raw_total)" = 3
+check "pprof: ... the good lines kept (5 samples)" test "$(pprof -raw "$T/folded3.pb.gz" | raw_total)" = 5
 printf 'no count\n' > "$T/nocount.txt"
-expect_exit "pprof: folded text without a usable line exits 1" 1 "nocount\.txt: no stack sections or folded stacks" marple-pprof "$T/nocount.txt"
+expect_exit "pprof: folded text without a usable line exits 1" 1 "nocount\.txt: unusable input" marple-pprof "$T/nocount.txt"
+printf 'a;b 3\n\0\n' > "$T/nul.txt"
+expect_exit "pprof: folded text with a NUL byte is unusable (exit 1)" 1 "nul\.txt: unusable input: a NUL byte at line 2" marple-pprof "$T/nul.txt"
 { cat "$T/db1.marple"; } | sed '3s/.*/x#bad/' > "$T/part.marple"
 expect_exit "pprof: a malformed line is named and skipped" 0 "^marple-pprof: .*part\.marple:3: " marple-pprof -o "$T/part.pb.gz" "$T/part.marple"
 got=$(pprof -raw "$T/part.pb.gz" | raw_total)

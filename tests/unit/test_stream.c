@@ -182,6 +182,15 @@ static void test_malformed(void)
 		{ "record after trailer", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n{\"trailer\":1}\n1#a\n", "after the section", 3 },
 		{ "truncated section", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n{\"trailer\":1,\"records\":2}\n", "trailer says 2", 3 },
 		{ "NUL byte", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\0b\n", "NUL", 2 },
+		{ "start_ns a string", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"start_ns\":\"x\"}\n", "\"start_ns\" is not a whole number", 1 },
+		{ "start_ns 1e300", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"start_ns\":1e300}\n", "\"start_ns\"", 1 },
+		{ "start_ns negative", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"start_ns\":-5}\n", "\"start_ns\"", 1 },
+		{ "wall_ns negative", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"wall_ns\":-1}\n", "\"wall_ns\"", 1 },
+		{ "host an object", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"host\":{\"a\":[1]}}\n", "\"host\" is not a string", 1 },
+		{ "units an array", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"units\":[1,2]}\n", "\"units\" is not an object of strings", 1 },
+		{ "a unit a number", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"units\":{\"weight\":1}}\n", "\"units\"", 1 },
+		{ "options an array", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"options\":[]}\n", "\"options\"", 1 },
+		{ "timed unknown", "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"timed\":\"yes\"}\n", "\"timed\"", 1 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t len = strlen(cases[i].text);
@@ -206,6 +215,51 @@ static void test_malformed(void)
 		stream_reader_free(r);
 		fclose(f);
 	}
+}
+
+/* Read text through; the items of each kind, and the reader's verdict. */
+static const char *verdict_of(const char *text, size_t len, int *records, int *errors)
+{
+	static char why[200];
+	FILE *f = fmemopen((void *)text, len, "r");
+	struct stream_reader *r = stream_reader_new(f, "case");
+	enum stream_item it;
+	*records = *errors = 0;
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		*records += it == STREAM_RECORD;
+		*errors += it == STREAM_ERROR;
+	}
+	const char *v = stream_reader_unusable(r);
+	snprintf(why, sizeof(why), "%s", v ? v : "");
+	stream_reader_free(r);
+	fclose(f);
+	return why;
+}
+
+/* marple-format(5), UNUSABLE INPUT: a NUL byte, or more malformed lines than usable records. */
+static void test_unusable(void)
+{
+	int rec, err;
+	const char *why;
+	static const char nul[] = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n1#b\0\n1#c\n1#d\n";
+	why = verdict_of(nul, sizeof(nul) - 1, &rec, &err);
+	test_cond("unusable: a NUL byte ends reading (no record after it)", rec == 1 && err == 1);
+	test_cond("unusable: a NUL byte makes the input unusable", strstr(why, "NUL byte at line 3") != NULL);
+	const char *half = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n-1#b\n1#c\nx#d\n";
+	why = verdict_of(half, strlen(half), &rec, &err);
+	test_cond("unusable: as many malformed lines as usable records is usable", rec == 2 && err == 2 && !*why);
+	const char *most = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n1#a\n-1#b\nx#d\n";
+	why = verdict_of(most, strlen(most), &rec, &err);
+	test_cond("unusable: more malformed lines than usable records",
+		  strstr(why, "2 malformed lines, more than its 1 usable record") != NULL);
+	/* a header rejected: its records are malformed, not taken as the previous section's */
+	const char *hdr = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"event\"}\n5,t,cpu0\n"
+			  "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\",\"units\":[1]}\n1#a\n2#b\n"
+			  "{\"trailer\":1,\"records\":2}\n";
+	why = verdict_of(hdr, strlen(hdr), &rec, &err);
+	test_cond("unusable: the records and trailer of a rejected header are malformed", rec == 1 && err == 4 && *why);
+	test_cond("unusable: the rule alone", !stream_unusable_why(3, 3, 0) && stream_unusable_why(3, 4, 0) &&
+		  stream_unusable_why(100, 0, 7) && !stream_unusable_why(0, 0, 0));
 }
 
 static void test_concatenated(void)
@@ -402,12 +456,13 @@ static void test_fields(void)
 
 int main(void)
 {
-	test_plan(67);
+	test_plan(82);
 	test_fields();
 	test_chunked();
 	test_escape_roundtrip();
 	test_records_roundtrip();
 	test_malformed();
+	test_unusable();
 	test_concatenated();
 	test_header();
 	test_numbers();
