@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""config.py — mutational fuzzing of the driver's config parser (scripts/marple,
-an awk program run by `marple config`, `collect` and `display`).
+"""config.py — mutational fuzzing of the driver's config parser (marple-config,
+which `marple config`, `collect` and `display` run).
 
 Every mutated config file is read by `marple config` as the user's config
 ($XDG_CONFIG_HOME/marple/config).  What must hold:
