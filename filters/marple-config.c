@@ -439,7 +439,7 @@ static const struct options_entry options[] = {
 	{ OPT_REGISTRY, "registry", "FILE", "what the programs are (make's marple-registry)" },
 	{ OPT_PRINT, "print", NULL, "the effective configuration for people (marple config)" },
 	{ 'n', "name", "NAME", "call this program NAME in messages" },
-	OPTIONS_DESCRIBE("kind=filter"),
+	OPTIONS_DESCRIBE("kind=helper"),
 	OPTIONS_HELP,
 	{ 0 }
 };

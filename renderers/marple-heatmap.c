@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "heatgrid.h"
+#include "lines.h"
 #include "numparse.h"
 #include "options.h"
 #include "stream.h"
@@ -458,9 +459,9 @@ static int field_number(const struct field *f, size_t n, const char *key, double
 	return marple_parse_double(buf, -1e300, 1e300, v) < 0 ? -1 : 0;
 }
 
-static void read_stream(FILE *f, const char *name)
+static void read_stream(struct lines *l, const char *name)
 {
-	struct stream_reader *r = stream_reader_new(f, name);
+	struct stream_reader *r = stream_reader_new_lines(l, name);
 	enum stream_item it;
 	int want = 0;
 
@@ -520,24 +521,25 @@ static void read_stream(FILE *f, const char *name)
 	stream_reader_free(r);
 }
 
-static void read_plain(FILE *f, const char *name)
+static void read_plain(struct lines *l, const char *name)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *line;
+	size_t n;
 	unsigned long lineno = 0, nul_line = 0;
 	uint64_t usable = 0, bad_before = bad_lines;
 	static const struct mstr none = { "", 0 };
+	int rc;
 
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((rc = lines_next_writable(l, &line, &n)) > 0) {
 		const char *p = line;
 		double t, v;
 
 		lineno++;
-		if (memchr(line, 0, (size_t)n)) {	/* binary data: nothing more is read */
+		if (memchr(line, 0, n)) {	/* binary data: nothing more is read */
 			nul_line = lineno;
 			break;
 		}
+		line[n] = 0;	/* its newline (lines_new: never mapped) */
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (*p == '\n' || *p == '\r' || (*p == 0 && p == line + n) || *p == '#')
@@ -564,9 +566,8 @@ static void read_plain(FILE *f, const char *name)
 			marple_warn_at(name, lineno, "not a \"time value\" line");
 		bad_lines++;
 	}
-	if (ferror(f))
-		marple_fatal(EXIT_DATA, "%s: read error: %s", name, strerror(errno));
-	free(line);
+	if (rc < 0)
+		exit(EXIT_DATA);	/* the read error was said */
 	const char *why = stream_unusable_why(usable, bad_lines - bad_before, nul_line);	/* marple-format(5) */
 	if (why) {
 		marple_warn_at(name, 0, "%s", why);
@@ -579,16 +580,25 @@ static void read_input(const char *path)
 	FILE *f = marple_open_input(path);
 	const char *name = marple_input_name(path);
 	last_input = name;
-	int c;
+	struct lines *l = lines_new(f, name);
+	const char *peek;
+	size_t have = 0, skip = 0;
 
-	while ((c = getc(f)) == '\n' || c == '\r' || c == ' ' || c == '\t')
-		;
+	/* the first byte that is not white space says which: a stream's '{' */
+	for (;;) {
+		size_t want = skip + 1;
+		peek = lines_peek(l, want, &have);
+		while (skip < have && strchr("\n\r \t", peek[skip]))
+			skip++;
+		if (skip < have || have < want)	/* found it, or the input ended */
+			break;
+	}
+	int c = skip < have ? (unsigned char)peek[skip] : EOF;
 	if (c != EOF) {
-		ungetc(c, f);
 		if (c == '{') {
 			if (plain_input)
 				marple_fatal(EXIT_DATA, "%s: a marple stream after plain \"time value\" input", name);
-			read_stream(f, name);
+			read_stream(l, name);
 		} else {
 			if (drawn_dt != DATATYPE_NONE)
 				marple_fatal(EXIT_DATA, "%s: plain \"time value\" lines after a marple stream", name);
@@ -596,9 +606,10 @@ static void read_input(const char *path)
 				marple_fatal(EXIT_DATA, "%s: --wall needs a marple stream (plain lines have no wall-clock time)", name);
 			plain_input = 1;
 			mode = opt.mode != MODE_DEFAULT ? opt.mode : MODE_LATENCY;
-			read_plain(f, name);
+			read_plain(l, name);
 		}
 	}
+	lines_free(l);
 	if (f != stdin)
 		fclose(f);
 }

@@ -89,19 +89,33 @@ static size_t fill(struct lines *l)
 		if (!l->buf)
 			marple_fatal(EXIT_DATA, "out of memory");
 	}
-	size_t n = fread(l->buf + l->end, 1, l->cap - l->end, l->f);
-	l->end += n;
-	if (n == 0) {
-		if (ferror(l->f)) {
-			marple_warn_at(l->name, 0, "read error: %s", strerror(errno ? errno : EIO));
-			l->err = 1;
-		} else
-			l->eof = 1;
-	}
-	return n;
+	/* read(2): what a pipe has now, not a full buffer (stdio would wait for
+	 * it); a FILE without a descriptor (fmemopen) through stdio */
+	int fd = fileno(l->f);
+	ssize_t n;
+	do
+		n = fd >= 0 ? read(fd, l->buf + l->end, l->cap - l->end)
+			    : (ssize_t)fread(l->buf + l->end, 1, l->cap - l->end, l->f);
+	while (n < 0 && errno == EINTR);
+	if (n > 0)
+		l->end += (size_t)n;
+	else if (n < 0 || (fd < 0 && ferror(l->f))) {
+		marple_warn_at(l->name, 0, "read error: %s", strerror(n < 0 ? errno : EIO));
+		l->err = 1;
+	} else
+		l->eof = 1;
+	return n > 0 ? (size_t)n : 0;
 }
 
 int lines_next(struct lines *l, const char **s, size_t *len)
+{
+	char *w;
+	int rc = lines_next_writable(l, &w, len);
+	*s = w;
+	return rc;
+}
+
+int lines_next_writable(struct lines *l, char **s, size_t *len)
 {
 	for (;;) {
 		char *p = l->buf + l->pos;
@@ -135,32 +149,4 @@ const char *lines_peek(struct lines *l, size_t want, size_t *len)
 		fill(l);
 	*len = l->end - l->pos;
 	return l->buf + l->pos;
-}
-
-static ssize_t cookie_read(void *c, char *out, size_t n)
-{
-	struct lines *l = c;
-	if (l->pos < l->end) {
-		size_t k = l->end - l->pos;
-		if (k > n)
-			k = n;
-		memcpy(out, l->buf + l->pos, k);
-		l->pos += k;
-		return (ssize_t)k;
-	}
-	if (l->eof || l->err)
-		return 0;
-	size_t k = fread(out, 1, n, l->f);
-	if (k == 0 && ferror(l->f))
-		return -1;
-	return (ssize_t)k;
-}
-
-FILE *lines_as_file(struct lines *l)
-{
-	cookie_io_functions_t io = { .read = cookie_read };
-	FILE *f = fopencookie(l, "r", io);
-	if (!f)
-		marple_fatal(EXIT_DATA, "fopencookie: %s", strerror(errno));
-	return f;
 }

@@ -1,6 +1,9 @@
-/* lines.h — fast line reading for text inputs (perf script, folded stacks):
- * one big buffer, memchr for newlines, no allocation per line.  A reader can
- * be peeked before deciding how to parse, and handed on as a FILE. */
+/* lines.h — the one line reader of every text input (marple streams, perf
+ * script, folded stacks, "time value" lines): one big buffer, memchr for
+ * newlines, no allocation per line.  A reader can be peeked before deciding
+ * how to parse (the stream reader takes it then: stream_reader_new_lines).
+ * It reads the FILE's descriptor with read(2), so a pipe's lines come as soon
+ * as they are written; the FILE must not have been read through stdio. */
 #ifndef MARPLE_LINES_H
 #define MARPLE_LINES_H
 
@@ -23,6 +26,10 @@ int lines_stable(const struct lines *l);
  * Returns 1 and sets *s and *len (valid until the next call), 0 at end of input,
  * -1 on a read error (message printed). */
 int lines_next(struct lines *l, const char **s, size_t *len);
+/* The same, for a reader that ends the line in place: the line and the byte
+ * after it (its newline, or a spare byte) may be written, unless the lines
+ * are stable (mapped: lines_stable), when they are read-only. */
+int lines_next_writable(struct lines *l, char **s, size_t *len);
 
 /* Did the last line returned end the input without a newline? */
 int lines_unterminated(const struct lines *l);
@@ -34,10 +41,5 @@ const char *lines_name(const struct lines *l);
 /* Make at least want bytes (or all of a shorter input) visible without
  * consuming them; returns the buffered unread bytes. */
 const char *lines_peek(struct lines *l, size_t want, size_t *len);
-
-/* A FILE that yields the unread buffered bytes, then the rest of the input
- * (for parsers that want a FILE, e.g. the stream reader).  The lines object
- * must outlive it; fclose it when done. */
-FILE *lines_as_file(struct lines *l);
 
 #endif

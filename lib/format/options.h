@@ -26,7 +26,7 @@
  * tab-separated KEY=VALUE fields, "program=marple-X" first, then the FIELDS
  * given here, then "options=" with the table's options ("--title=TEXT -h ...").
  * FIELDS are tab-separated KEY=VALUE too, the keys (marple(1), REGISTRY):
- *   kind=collector|filter|renderer
+ *   kind=collector|filter|renderer|supervisor|helper
  *   sections=INTERFACE:DATATYPE:DISPLAY,...   a collector's sections and the
  *                                             display each gets by default
  *   display=NAME,ALIAS,...    the display a renderer is in the driver (-fg ...)

@@ -35,22 +35,16 @@ enum datatype stream_datatype_from_name(const char *name)
 }
 
 struct stream_reader {
-	FILE *f;
-	struct lines *lines;	/* read from here instead of f (stream_reader_new_lines) */
+	struct lines *lines;	/* the one line reader (lib/format/lines.h) */
+	int own_lines;		/* made by stream_reader_new: freed with the reader */
 	int defer;		/* records are returned unparsed (stream_reader_defer_records) */
 	int parsed;		/* the current record has been parsed */
 	char *name;
-	char *line;		/* the current line (in own or buf) */
-	char *own;		/* getline's buffer, or the copy of a line from lines */
+	char *line;		/* the current line: in the lines' buffer, NUL-terminated
+				 * there, or (mapped lines are read-only) a copy in own */
+	char *own;
 	size_t cap;
 	size_t len;
-	/* A regular file is read a MiB at a time into buf (pos..end not yet
-	 * handed out): getline's stdio reads a block (4 KiB) a system call, and
-	 * on a big capture the calls cost more than the parse.  Pipes and
-	 * terminals keep getline, which hands on each line as soon as it comes. */
-	int chunked, eof;
-	char *buf;
-	size_t bufcap, pos, end;
 	unsigned long lineno;
 	long section;
 	enum datatype dt;
@@ -74,22 +68,19 @@ struct stream_reader {
 	size_t fieldcap;
 };
 
-struct stream_reader *stream_reader_new(FILE *f, const char *name)
+struct stream_reader *stream_reader_new_lines(struct lines *l, const char *name)
 {
 	struct stream_reader *r = marple_calloc(1, sizeof(*r));
-	r->f = f;
+	r->lines = l;
 	r->name = marple_strdup(name ? name : "<stdin>");
 	r->section = -1;
-	struct stat st;
-	int fd = f ? fileno(f) : -1;
-	r->chunked = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	return r;
 }
 
-struct stream_reader *stream_reader_new_lines(struct lines *l, const char *name)
+struct stream_reader *stream_reader_new(FILE *f, const char *name)
 {
-	struct stream_reader *r = stream_reader_new(NULL, name);
-	r->lines = l;
+	struct stream_reader *r = stream_reader_new_lines(lines_new(f, name), name);
+	r->own_lines = 1;
 	return r;
 }
 
@@ -106,7 +97,8 @@ void stream_reader_free(struct stream_reader *r)
 	json_decref(r->trailer);
 	free(r->name);
 	free(r->own);
-	free(r->buf);
+	if (r->own_lines)
+		lines_free(r->lines);
 	free(r->raw);
 	free(r->stack.frames);
 	free(r->fields);
@@ -523,82 +515,25 @@ static enum stream_item parse_json_line(struct stream_reader *r)
 	return STREAM_HEADER;
 }
 
-#define CHUNK (1u << 20)
-
-/* The next line of a regular file, from buf (as getline: its length with the
- * newline, -1 at the end or on an error; the last line may lack a newline). */
-static ssize_t read_chunked(struct stream_reader *r)
-{
-	for (;;) {
-		char *nl = r->pos < r->end ? memchr(r->buf + r->pos, '\n', r->end - r->pos) : NULL;
-		if (nl || (r->eof && r->pos < r->end)) {
-			size_t n = nl ? (size_t)(nl - (r->buf + r->pos)) + 1 : r->end - r->pos;
-			r->line = r->buf + r->pos;
-			r->pos += n;
-			return (ssize_t)n;
-		}
-		if (r->eof)
-			return -1;
-		if (r->pos < r->end)
-			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
-		r->end -= r->pos;
-		r->pos = 0;
-		if (r->end + 1 >= r->bufcap) {	/* a line longer than the buffer; and room for a NUL */
-			r->bufcap = r->bufcap ? r->bufcap * 2 : CHUNK;
-			r->buf = realloc(r->buf, r->bufcap);
-			if (!r->buf)
-				marple_fatal(EXIT_DATA, "out of memory");
-		}
-		size_t want = r->bufcap - 1 - r->end, got = fread(r->buf + r->end, 1, want, r->f);
-		r->end += got;
-		if (got < want) {
-			if (ferror(r->f))
-				return -1;
-			r->eof = 1;
-		}
-	}
-}
-
 /* The next line into r->line (without its newline, NUL-terminated): 1, 0 at
  * the end, -1 on an error (set). */
 static int next_line(struct stream_reader *r)
 {
-	ssize_t n;
+	char *s;
+	size_t len;
+	int rc = lines_next_writable(r->lines, &s, &len);
 
-	if (r->lines) {
-		const char *s;
-		size_t len;
-		int rc = lines_next(r->lines, &s, &len);
-		if (rc <= 0)
-			return rc < 0 ? (fail(r, "read error"), -1) : 0;
-		r->own = marple_grow(r->own, &r->cap, len + 2, 1);
-		r->line = r->own;
-		memcpy(r->line, s, len);
-		r->line[len] = '\n';	/* lines_next drops it; a last line without one was cut */
-		n = (ssize_t)len + (lines_unterminated(r->lines) ? 0 : 1);
-	} else {
-		errno = 0;
-		if (r->chunked) {
-			n = read_chunked(r);
-		} else {
-			n = getline(&r->own, &r->cap, r->f);
-			r->line = r->own;
-		}
-		if (n < 0) {
-			if (ferror(r->f)) {
-				int e = errno;
-				clearerr(r->f);
-				fail(r, "read error: %s", strerror(e ? e : EIO));
-				return -1;
-			}
-			return 0;
-		}
+	if (rc <= 0)
+		return rc < 0 ? (fail(r, "read error"), -1) : 0;
+	if (lines_stable(r->lines)) {	/* mapped, read-only: a copy to end in place */
+		r->own = marple_grow(r->own, &r->cap, len + 1, 1);
+		memcpy(r->own, s, len);
+		s = r->own;
 	}
+	r->line = s;
 	r->lineno++;
-	r->len = (size_t)n;
-	if (r->len && r->line[r->len - 1] == '\n')
-		r->len--;
-	else {
+	r->len = len;
+	if (lines_unterminated(r->lines)) {
 		fail(r, "last line has no newline (stream cut in the middle of a record?)");
 		return -1;
 	}

@@ -596,8 +596,7 @@ static int through_schedule(const struct stack_rec *s)
 
 static int read_stream(struct stree *t, struct lines *l, const char *file, struct stacktree_input *in)
 {
-	FILE *f = lines_as_file(l);
-	struct stream_reader *r = stream_reader_new(f, file);
+	struct stream_reader *r = stream_reader_new_lines(l, file);
 	enum stream_item it;
 	double factor = in->factor > 0 ? in->factor : 1;
 	struct mstr *rev = NULL;
@@ -659,7 +658,6 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	}
 	free(rev);
 	stream_reader_free(r);
-	fclose(f);
 	return rc;
 }
 

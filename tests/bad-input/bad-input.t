@@ -55,10 +55,9 @@ head -c 1000000 /dev/urandom >"$G/unusable-random-bytes.bin"	# issue 27: drawn a
 # one stack record longer than the 64 MiB a line may hold, and nothing else
 { echo "$hdr"; printf '5#bash;'; head -c 70000000 /dev/zero | tr '\0' 'z'; printf '\n'; } >"$G/unusable-70mb-line.marple"
 
+# the programs that read inputs: the registry's filters and renderers
 progs=
-for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; do
-	[ -f "$src" ] || continue
-	p=$(basename "$src" .c)
+for p in $(awk -F '\t' '$2 == "kind=filter" || $2 == "kind=renderer" { print substr($1, 9) }' "$MARPLE_BIN/marple-registry"); do
 	[ -x "$MARPLE_BIN/$p" ] && progs="$progs $p"
 done
 [ -n "$progs" ] || skip_rest "bad-input" "no filter or renderer built"

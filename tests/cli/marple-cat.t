@@ -1,6 +1,6 @@
 # marple-cat: listing, selection, pass-through, and errors with line numbers.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 19
+plan 21
 S="$DATA/sample.marple"
 
 marple-cat "$S" > "$T/out"; same_ok "cat: valid stream passes through unchanged" $? "$S" "$T/out"
@@ -37,3 +37,18 @@ TZ=UTC marple-cat -p -s 1 "$DATA/sample.marple" > "$T/ev.txt"
 check "cat -p: event times on the wall clock (start_ns/wall_ns pair)" grep -q '^2026-11-21 12:00:01.000200000  sched_switch  \[cpu0\]' "$T/ev.txt"
 printf '{"marple":1,"interface":"x","datatype":"event"}\n1500000000,tick,t0\n' > "$T/noclock.marple"
 check "cat -p: without the pair, seconds on the section's clock" sh -c "marple-cat -p '$T/noclock.marple' | grep -q '^1.500000000  tick  \\[t0\\]'"
+
+# --- one line reader for every input (lib/format/lines.c, read(2)): a pipe's
+# lines are read as they come, not when a buffer fills or the writer ends:
+# marple-cat stops at a bad line while the writer still holds the pipe open
+mkfifo "$T/fifo"
+marple-cat "$T/fifo" > "$T/live.out" 2> "$T/live.err" &
+cat_pid=$!
+exec 7> "$T/fifo"
+printf '{"marple":1,"interface":"callstack","datatype":"stack"}\n3#a;b\nnot a record\n' >&7
+i=0; while kill -0 "$cat_pid" 2> /dev/null && [ $i -lt 100 ]; do sleep 0.02; i=$((i + 1)); done
+check "cat: a pipe's lines are read as they come (the bad line found within 2 s, the writer still there)" \
+	sh -c "! kill -0 $cat_pid 2> /dev/null && grep -q 'fifo:3:' '$T/live.err'"
+exec 7>&-
+wait "$cat_pid"; rc=$?
+check "cat: ... exit 1, the good lines before it passed on" sh -c "test $rc -eq 1 && grep -q '^3#a;b\$' '$T/live.out'"

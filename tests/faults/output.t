@@ -42,9 +42,8 @@ awk 'BEGIN {
 	for (i = 0; i < 20000; i++) printf "%d#comm%d;main;f%d;g%d;h%d\n", i % 7 + 1, i % 13, i % 101, i % 997, i
 }' >"$T/original.marple"
 
-for src in "$MARPLE_TOP"/filters/marple-*.c "$MARPLE_TOP"/renderers/marple-*.c; do
-	[ -f "$src" ] || continue
-	p=$(basename "$src" .c)
+# the programs that read inputs and write outputs: the registry's filters and renderers
+for p in $(awk -F '\t' '$2 == "kind=filter" || $2 == "kind=renderer" { print substr($1, 9) }' "$MARPLE_BIN/marple-registry"); do
 	[ -x "$MARPLE_BIN/$p" ] || continue
 	# the first input kind the program accepts
 	input=
