@@ -75,7 +75,7 @@ enum py_counter {
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
-	{ "samples", "stacks", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
+	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
 	  "cut_read_fault", "processes_asked" }
 
 #endif

@@ -122,7 +122,7 @@ fi
 sleep 0.2
 "$CS" -F 499 -p "$wl" 2 > "$T/hc.out" 2> "$T/hc.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
-check "python: a native process is asked about" grep -q '"python":{"processes_walked":0,"processes_refused":0,"bpf":{"samples":0,.*"processes_asked":1' "$T/hc.out"
+check "python: a native process is asked about" grep -q '"python":{"processes_walked":0,"processes_refused":0,"bpf":{"samples_of_python_processes":0,.*"processes_asked":1' "$T/hc.out"
 # (stderr: nothing but, on a loaded machine, the line on samples asked and got)
 if [ "$(weight "$T/hc.out" '^hotcold;.*main;run_round;hot_loop$')" -gt 0 ] &&
    ! grep -qv '^marple-callstack: asked for' "$T/hc.err"; then
