@@ -6,6 +6,7 @@
  *   py_requests   a ring buffer of struct py_request: the first sample of a
  *                 process (or of a new image of it) asks whether it runs Python
  *   py_counters   per-CPU counters, enum py_counter
+ *   py_stacks_told  the Python stacks user space was asked to name (py_requests)
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
  *                               walked, else NULL (asking user space the first time)
@@ -43,6 +44,15 @@ struct {
 	__type(value, __u64[PY_MAX_FRAMES]);
 } py_scratch SEC(".maps");
 
+/* which Python stacks (ids in the stacks map) user space was told of; sized
+ * like the stacks map by the user side */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} py_stacks_told SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PY_NCOUNTERS);
@@ -72,6 +82,8 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 	}
 	r->pid = tgid;
 	r->exec_id = exec_id;
+	r->stack_id = -1;
+	r->pad = 0;
 	bpf_ringbuf_submit(r, 0);
 	py_count(PY_REQUESTS);
 	return NULL;
@@ -158,8 +170,24 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 		if (n + j < PY_MAX_FRAMES)
 			words[n + j] = 0;
 	int id = stacks_store(words, n, 2);
-	if (id >= 0)
-		py_count(PY_STACKS);
+	if (id < 0)
+		return id;
+	py_count(PY_STACKS);
+	/* a new stack: its code objects are named now, not after the process
+	 * has exited (a told twice by two CPUs at once is harmless) */
+	__u32 slot = (__u32)id;
+	__u8 *told = bpf_map_lookup_elem(&py_stacks_told, &slot);
+	if (told && !*told) {
+		struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+		if (r) {
+			*told = 1;
+			r->pid = bpf_get_current_pid_tgid() >> 32;
+			r->exec_id = stacks_exec_id();
+			r->stack_id = id;
+			r->pad = 0;
+			bpf_ringbuf_submit(r, 0);
+		}
+	}
 	return id;
 }
 

@@ -40,10 +40,14 @@ struct py_proc {
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
 };
 
-/* A request to look at a process (py_requests ring buffer). */
+/* On the py_requests ring buffer: look at a process (stack_id -1), or name
+ * the code objects of a stack of Python frames seen for the first time, now,
+ * while the process lives (stack_id: its id in the stacks map). */
 struct py_request {
 	__u32 pid;
 	__u32 exec_id;
+	__s32 stack_id;
+	__u32 pad;
 };
 
 /* The stacks-map word of a frame: the code object's address (48 bits), the

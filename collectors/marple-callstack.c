@@ -163,6 +163,7 @@ int main(int argc, char **argv)
 	bool python = !opt.no_python && !opt.timed && !opt.dwarf && !opt.raw && !sc.kernel_only;
 	skel->rodata->python_mode = python;
 	bpf_map__set_max_entries(skel->maps.py_counts, python ? (uint32_t)sc.stack_storage : 1);
+	bpf_map__set_max_entries(skel->maps.py_stacks_told, python ? (uint32_t)sc.stack_storage : 1);
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;

@@ -78,7 +78,7 @@ struct pycode {
 
 struct pyframes {
 	struct syms_cache *syms;
-	int procs_fd, requests_fd, counters_fd;
+	int procs_fd, requests_fd, counters_fd, stacks_fd;
 	uint32_t tsd_block;
 	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
 	struct pyelf *elf;
@@ -132,7 +132,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	struct bpf_map *ctr = bpf_object__find_map_by_name(obj, "py_counters");
 	uint32_t tsd;
 
-	if (!procs || !req || !ctr)
+	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
+	if (!procs || !req || !ctr || !stacks)
 		return NULL;
 	if (derive_tsd_block(&tsd) != 0) {
 		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
@@ -144,6 +145,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->procs_fd = bpf_map__fd(procs);
 	pf->requests_fd = bpf_map__fd(req);
 	pf->counters_fd = bpf_map__fd(ctr);
+	pf->stacks_fd = bpf_map__fd(stacks);
 	pf->tsd_block = tsd;
 	pf->elves = hashtab_new();
 	pf->procs = hashtab_new();
@@ -313,7 +315,10 @@ static void read_elf(struct pyelf *e, const char *path)
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+		/* .dynsym only: an interpreter exports these for its extension
+		 * modules; a big unstripped .symtab is not worth reading for each
+		 * library of each process */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
@@ -525,10 +530,35 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	set_proc(pf, pid, &v);
 }
 
+static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr);
+
+/* Name the code objects of a new stack now, while its process lives. */
+static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id)
+{
+	uint64_t words[MARPLE_STACK_DEPTH];
+	size_t before = hashtab_size(pf->procs);
+	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &pid, sizeof(pid), 0, 0));
+
+	if (idx >= before) {	/* never looked at: nothing to name with */
+		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
+		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
+		return;
+	}
+	const struct pyproc *p = &pf->proc[idx];
+	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, words) != 0)
+		return;
+	for (int i = 0; i < MARPLE_STACK_DEPTH && words[i]; i++)
+		code_of(pf, p, PY_FRAME_CODE(words[i]));
+}
+
 static int on_request(void *ctx, void *data, size_t len)
 {
 	const struct py_request *r = data;
-	if (len >= sizeof(*r))
+	if (len < sizeof(*r))
+		return 0;
+	if (r->stack_id >= 0)
+		name_stack(ctx, r->pid, r->exec_id, r->stack_id);
+	else
 		look_at(ctx, r->pid, r->exec_id);
 	return 0;
 }

@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 11
+plan 12
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -129,4 +129,17 @@ if [ "$(weight "$T/hc.out" '^hotcold;.*main;run_round;hot_loop$')" -gt 0 ] &&
 	pass "python: ... and its stacks are as before"
 else
 	fail "python: ... and its stacks are as before" "$(head -c 300 "$T/hc.err")"
+fi
+
+# 5. a Python process started during a capture of the whole system
+MARPLE_READY_FILE="$T/r5" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
+if wait_ready "$T/r5" 20 "$cs"; then
+	"$PY" "$T/work.py" 2.5
+	kill -INT "$cs"
+fi
+wait "$cs"
+if [ "$(weight "$T/sys.out" "^python3;.*;main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 ]; then
+	pass "python: a process started during the capture has its Python frames"
+else
+	fail "python: a process started during the capture has its Python frames" "$(grep -m1 '^[0-9]*#python3' "$T/sys.out" | cut -c1-300)"
 fi
