@@ -747,6 +747,23 @@ struct collect_walk {
 	struct hashtab *t;
 };
 
+int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
+{
+	int pairs = na < ns ? na : ns;
+	for (int a = 0; a < na; a++)
+		pair[a] = -1;
+	if (na == ns && complete)
+		for (int a = 0; a < na; a++)
+			pair[a] = a;
+	else if (native_whole && complete)
+		for (int r = 0; r < pairs; r++)
+			pair[na - 1 - r] = ns - 1 - r;
+	else
+		for (int r = 0; r < pairs; r++)
+			pair[r] = r;
+	return pairs;
+}
+
 /* Replace each native activation of the eval loop with the Python frames it
  * ran.  Python frames, leaf first, split at each is_entry frame into one
  * segment per activation; the activations, leaf first, are the native
@@ -778,23 +795,17 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 		}
 		seg_end[ns++] = ++j;
 	}
-	for (int a = 0; a < na; a++)
-		pair_of_act[a] = -1;
-	int pairs = na < ns ? na : ns;
+	int pairs = pyframes_pair(na, ns, complete, stackframes_user_whole(sf), pair_of_act);
 	if (na == ns && complete) {
-		for (int a = 0; a < na; a++)
-			pair_of_act[a] = a;
 		pf->merged += weight;
 	} else {
 		pf->mismatched += weight;
-		if (stackframes_user_whole(sf) && complete)
-			for (int r = 0; r < pairs; r++)
-				pair_of_act[na - 1 - r] = ns - 1 - r;
-		else
-			for (int r = 0; r < pairs; r++)
-				pair_of_act[r] = r;
 		pf->unpaired_activations += (uint64_t)(na - pairs) * weight;
-		pf->dropped_frames += (uint64_t)(m - (pairs ? seg_end[pairs - 1] : 0)) * weight;
+		int kept = 0;
+		for (int a = 0; a < na; a++)
+			if (pair_of_act[a] >= 0)
+				kept += seg_end[pair_of_act[a]] - seg_start[pair_of_act[a]];
+		pf->dropped_frames += (uint64_t)(m - kept) * weight;
 	}
 	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 1));
 	int k = 0, a = na - 1;

@@ -44,4 +44,13 @@ void pyframes_collect_counts(struct pyframes *pf, struct stackframes *sf, int py
 void pyframes_trailer_add(struct pyframes *pf, json_t *trailer);
 void pyframes_free(struct pyframes *pf);
 
+/* Pair the na native activations of the eval loop with the ns segments of
+ * Python frames (one per activation, ending at its is_entry frame), both
+ * leaf first: pair[a] is activation a's segment, or -1 (stays native).
+ * Equal counts pair one to one.  Otherwise only what is certain: from the
+ * outermost when the native stack is whole and the Python frames complete
+ * (complete 0: the walk was cut before its last entry frame), else from the
+ * leaf.  Returns how many pairs. */
+int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair);
+
 #endif
