@@ -70,6 +70,7 @@ struct pyproc {
 /* A code object as read. */
 struct pycode {
 	int ok;
+	uint64_t qualname_ptr, filename_ptr, linetable_ptr;	/* as read: a change is a reuse */
 	char *qualname, *filename;
 	int firstlineno;
 	unsigned char *linetable;
@@ -93,7 +94,12 @@ struct pyframes {
 	struct hashtab *names;		/* interned frame names */
 	struct hashtab *refused;	/* "pid version" said once */
 	uint64_t asked, walked, not_python, refused_n;
-	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
+	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
+	struct hashtab *stacks;		/* pid, stack id -> index in stack_names[] */
+	struct stack_names { size_t first, n; } *stack_names;
+	size_t nstack_names, stack_names_cap;
+	const char **name_pool;		/* the names of each stack told, leaf first */
+	size_t npool, pool_cap;
 };
 
 /* glibc keeps a thread's first 32 pthread keys in its struct pthread, which
@@ -152,6 +158,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->codes = hashtab_new();
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
+	pf->stacks = hashtab_new();
 	return pf;
 }
 
@@ -172,6 +179,9 @@ void pyframes_free(struct pyframes *pf)
 	hashtab_free(pf->codes);
 	hashtab_free(pf->names);
 	hashtab_free(pf->refused);
+	hashtab_free(pf->stacks);
+	free(pf->stack_names);
+	free(pf->name_pool);
 	free(pf);
 }
 
@@ -530,7 +540,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	set_proc(pf, pid, &v);
 }
 
-static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr);
+static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
 
 /* Name the code objects of a new stack now, while its process lives. */
 static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id)
@@ -547,8 +557,21 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 	const struct pyproc *p = &pf->proc[idx];
 	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, words) != 0)
 		return;
-	for (int i = 0; i < MARPLE_STACK_DEPTH && words[i]; i++)
-		code_of(pf, p, PY_FRAME_CODE(words[i]));
+	int32_t key[2] = { (int32_t)pid, id };
+	before = hashtab_size(pf->stacks);
+	if (hashtab_index(pf->stacks, hashtab_add(pf->stacks, key, sizeof(key), 0, 0)) < before)
+		return;
+	pf->stack_names = marple_grow(pf->stack_names, &pf->stack_names_cap, pf->nstack_names + 1,
+				      sizeof(*pf->stack_names));
+	struct stack_names *sn = &pf->stack_names[pf->nstack_names++];
+	sn->first = pf->npool;
+	sn->n = 0;
+	for (int i = 0; i < MARPLE_STACK_DEPTH && words[i]; i++) {
+		const char *name = frame_name(pf, p, words[i], 1);
+		pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + 1, sizeof(*pf->name_pool));
+		pf->name_pool[pf->npool++] = name;
+		sn->n++;
+	}
 }
 
 static int on_request(void *ctx, void *data, size_t len)
@@ -612,29 +635,50 @@ static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
 	return out;
 }
 
-static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr)
+/* Code object addr of p, read on first sight; with recheck, read again if
+ * what it points at changed (the object was freed and its memory given to
+ * another code object: the cache would name it wrongly). */
+static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
 {
 	uint64_t key[2] = { p->pid, addr };
 	size_t before = hashtab_size(pf->codes);
 	size_t idx = hashtab_index(pf->codes, hashtab_add(pf->codes, key, sizeof(key), 0, 0));
-	if (idx < before)
+	if (idx < before && !recheck)
 		return &pf->code[idx];
-	pf->code = marple_grow(pf->code, &pf->code_cap, pf->ncode + 1, sizeof(*pf->code));
-	struct pycode *c = &pf->code[pf->ncode++];
-	memset(c, 0, sizeof(*c));
 	unsigned char o[256];
-	uint64_t type, qualname, filename, linetable;
-	int32_t firstline;
-	/* a code object freed and its memory reused is no longer of PyCode_Type */
-	if (read_mem((pid_t)p->pid, addr, o, sizeof(o)) != 0)
+	uint64_t type = 0, qualname = 0, filename = 0, linetable = 0;
+	int32_t firstline = 0;
+	int readable = read_mem((pid_t)p->pid, addr, o, sizeof(o)) == 0;
+	if (readable) {
+		memcpy(&type, o + OB_TYPE, 8);
+		memcpy(&qualname, o + p->lay->code_qualname, 8);
+		memcpy(&filename, o + p->lay->code_filename, 8);
+		memcpy(&linetable, o + p->lay->code_linetable, 8);
+		memcpy(&firstline, o + p->lay->code_firstlineno, 4);
+	}
+	struct pycode *c;
+	if (idx < before) {
+		c = &pf->code[idx];
+		/* unreadable now (exited): keep what was read while it lived */
+		if (!readable || (c->ok && c->qualname_ptr == qualname && c->filename_ptr == filename &&
+				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type))
+			return c;
+		pf->code_reread++;
+		free(c->qualname);
+		free(c->filename);
+		free(c->linetable);
+	} else {
+		pf->code = marple_grow(pf->code, &pf->code_cap, pf->ncode + 1, sizeof(*pf->code));
+		c = &pf->code[pf->ncode++];
+	}
+	memset(c, 0, sizeof(*c));
+	/* a code object freed and its memory reused is no longer of PyCode_Type,
+	 * or points at other names */
+	if (!readable || type != p->code_type)
 		return c;
-	memcpy(&type, o + OB_TYPE, 8);
-	if (type != p->code_type)
-		return c;
-	memcpy(&qualname, o + p->lay->code_qualname, 8);
-	memcpy(&filename, o + p->lay->code_filename, 8);
-	memcpy(&linetable, o + p->lay->code_linetable, 8);
-	memcpy(&firstline, o + p->lay->code_firstlineno, 4);
+	c->qualname_ptr = qualname;
+	c->filename_ptr = filename;
+	c->linetable_ptr = linetable;
 	c->qualname = read_str((pid_t)p->pid, p, qualname);
 	c->filename = read_str((pid_t)p->pid, p, filename);
 	c->firstlineno = firstline;
@@ -719,9 +763,9 @@ static const char *intern(struct pyframes *pf, const char *s)
 	return hashtab_add(pf->names, s, strlen(s), 0, 0)->key;
 }
 
-static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word)
+static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck)
 {
-	const struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word));
+	const struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word), recheck);
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
@@ -772,7 +816,8 @@ int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
  * pairs that are certain are kept: from the root when the native stack is
  * whole, else from the leaf; the rest stays native, or is left out. */
 static void merge(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, size_t first,
-		  const uint64_t *ips, int n, const uint64_t *words, int m, uint64_t weight)
+		  const uint64_t *ips, int n, const uint64_t *words, int m, const char *const *pynames,
+		  uint64_t weight)
 {
 	size_t nf;
 	const char *const *frames = stackframes_frames(sf, &nf);
@@ -814,7 +859,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 			int s = pair_of_act[a--];
 			if (s >= 0) {
 				for (int j = seg_end[s] - 1; j >= seg_start[s]; j--)
-					names[k++] = frame_name(pf, p, words[j]);
+					names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
 				continue;
 			}
 		}
@@ -848,8 +893,15 @@ static void collect_one(const void *key, const void *value, void *arg)
 	const struct pyproc *p = &w->pf->proc[idx];
 	int n = stackframes_read_id(w->sf, k->user_stack_id, ips);
 	int m = stackframes_read_id(w->sf, pk->py_stack_id, words);
+	/* the names given when the stack was first seen, if it was told */
+	const char *const *pynames = NULL;
+	int32_t skey[2] = { (int32_t)k->pid, pk->py_stack_id };
+	size_t nb = hashtab_size(w->pf->stacks);
+	size_t si = hashtab_index(w->pf->stacks, hashtab_add(w->pf->stacks, skey, sizeof(skey), 0, 0));
+	if (si < nb && si < w->pf->nstack_names && w->pf->stack_names[si].n == (size_t)m)
+		pynames = w->pf->name_pool + w->pf->stack_names[si].first;
 	if (p->walked && p->exec_id == k->exec_id && n > 0 && m > 0)
-		merge(w->pf, w->sf, p, first, ips, n, words, m, v);
+		merge(w->pf, w->sf, p, first, ips, n, words, m, pynames, v);
 	else
 		w->pf->mismatched += v;
 	stackframes_kernel_id(w->sf, k->kern_stack_id);
@@ -879,6 +931,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "python_frames_left_out", json_integer((json_int_t)pf->dropped_frames));
 	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
+	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)pf->code_reread));
 	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
 	json_object_set_new(tr, "python", o);
 }

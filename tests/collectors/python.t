@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 13
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -143,3 +143,34 @@ if [ "$(weight "$T/sys.out" "^python3;.*;main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 
 else
 	fail "python: a process started during the capture has its Python frames" "$(grep -m1 '^[0-9]*#python3' "$T/sys.out" | cut -c1-300)"
 fi
+
+# 6. code objects freed and their memory reused: each round makes a_N and
+# b_N afresh (N cycling), calls a_N -> b_N, and drops them; a cache that
+# trusted an address would name b_7's frame b_3 (471 of 733 chains did)
+cat > "$T/reuse.py" <<'PYEOF'
+import sys, time
+def fresh(n):
+    src = ("def a_%d(k):\n    return b_%d(k) + 1\n"
+           "def b_%d(k):\n    s = 0\n    for i in range(k):\n        s += i\n    return s\n") % (n, n, n)
+    g = {}
+    exec(src, g)
+    return g["a_%d" % n]
+end = time.time() + float(sys.argv[1])
+n = 0
+while time.time() < end:
+    f = fresh(n % 50)
+    for _ in range(20):
+        f(3000)
+    del f
+    n += 1
+PYEOF
+"$PY" "$T/reuse.py" 6 & py=$!
+sleep 0.5
+"$CS" -F 499 -p "$py" 3 > "$T/reuse.out" 2> "$T/reuse.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+grep -o 'a_[0-9]* [^;]*;b_[0-9]*' "$T/reuse.out" |
+	awk '{ split($1, a, "_"); split($0, b, ";b_"); if (a[2] == b[2]) same++; else diff++ }
+	     END { print same + 0, diff + 0 }' > "$T/reuse.count"
+read same diff < "$T/reuse.count"
+if [ "$same" -gt 0 ] && [ "$diff" -eq 0 ]; then pass "python: reused code objects are named anew ($same chains a_N;b_N)"
+else fail "python: reused code objects are named anew" "$same chains right, $diff with another b_N"; fi
