@@ -17,7 +17,8 @@
  * The thread state is found as the interpreter finds it: the pthread key
  * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
  * (struct pthread.specific_1stblock, from the task's fsbase).  The state
- * found is used only if its native_thread_id is the sampled thread; else the
+ * found is used only if its native_thread_id is the sampled thread (its id in
+ * the process's pid namespace); else the
  * GIL holder (gilstate.tstate_current) is tried with the same check.
  */
 #ifndef MARPLE_PYTHON_BPF_H
@@ -97,10 +98,19 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 	return v;
 }
 
-/* Is tstate the thread state of thread tid? */
+/* Is tstate the thread state of thread tid (as the process's namespace
+ * numbers it)? */
 static __always_inline int py_tstate_is(const struct py_proc *p, __u64 tstate, __u32 tid)
 {
 	return tstate && py_read_ptr(tstate + p->tstate_native_tid) == tid;
+}
+
+static __always_inline __u32 py_thread_id(const struct py_proc *p, __u32 tid)
+{
+	struct bpf_pidns_info ns = { 0 };
+	if (p->pidns_ino && bpf_get_ns_current_pid_tgid(p->pidns_dev, p->pidns_ino, &ns, sizeof(ns)) == 0)
+		return ns.pid;
+	return tid;
 }
 
 static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
@@ -136,7 +146,7 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 	if (!words)
 		return -1;
 	py_count(PY_SAMPLES);
-	__u64 tstate = py_thread_state(p, tid);
+	__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 	if (!tstate)
 		return -1;
 	__u64 cframe = py_read_ptr(tstate + p->tstate_cframe);

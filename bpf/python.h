@@ -38,6 +38,10 @@ struct py_proc {
 	__u16 frame_prev_instr;		/* .prev_instr (a _Py_CODEUNIT *) */
 	__u16 frame_is_entry;		/* .is_entry (a bool) */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
+	__u16 pad;
+	/* a process in another pid namespace (a container) knows its threads
+	 * by that namespace's ids: its nsfs device and inode, else 0 */
+	__u64 pidns_dev, pidns_ino;
 };
 
 /* On the py_requests ring buffer: look at a process (stack_id -1), or name

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -537,6 +538,15 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	v.frame_prev_instr = p->lay->frame_prev_instr;
 	v.frame_is_entry = p->lay->frame_is_entry;
 	v.code_adaptive = p->lay->code_adaptive;
+	/* in another pid namespace than ours, its thread ids are that one's */
+	char ns[64];
+	struct stat theirs, ours;
+	snprintf(ns, sizeof(ns), "/proc/%u/ns/pid", pid);
+	if (stat(ns, &theirs) == 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
+	    (theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)) {
+		v.pidns_dev = theirs.st_dev;
+		v.pidns_ino = theirs.st_ino;
+	}
 	set_proc(pf, pid, &v);
 }
 

@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 14
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -174,3 +174,20 @@ grep -o 'a_[0-9]* [^;]*;b_[0-9]*' "$T/reuse.out" |
 read same diff < "$T/reuse.count"
 if [ "$same" -gt 0 ] && [ "$diff" -eq 0 ]; then pass "python: reused code objects are named anew ($same chains a_N;b_N)"
 else fail "python: reused code objects are named anew" "$same chains right, $diff with another b_N"; fi
+
+# 7. a Python in its own pid namespace (as in a container) numbers its
+# threads its own way: its thread states are still recognized
+if command -v unshare > /dev/null && unshare --pid --fork true 2>/dev/null; then
+	unshare --pid --fork "$PY" "$T/work.py" 6 & ns=$!
+	sleep 0.7
+	py=$(pgrep -P "$ns" | head -n 1)
+	"$CS" -F 499 -p "${py:-$ns}" 2 > "$T/ns.out" 2> "$T/ns.err"
+	kill "$ns" 2>/dev/null; wait "$ns" 2>/dev/null
+	if [ "$(weight "$T/ns.out" ";main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 ]; then
+		pass "python: a process in another pid namespace has its Python frames"
+	else
+		fail "python: a process in another pid namespace has its Python frames" "$(grep -o '"python":.\{0,200\}' "$T/ns.out")"
+	fi
+else
+	skip "python: a process in another pid namespace has its Python frames" "unshare --pid cannot run here"
+fi
