@@ -42,7 +42,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[PY_MAX_FRAMES]);
+	__type(value, __u64[PY_MAX_FRAMES + 1]);	/* + 1: indexes masked with 127 */
 } py_scratch SEC(".maps");
 
 /* which Python stacks (ids in the stacks map) user space was told of; sized
@@ -139,6 +139,40 @@ static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 	return 0;
 }
 
+struct py_walk {
+	__u64 frame;			/* the next frame to read */
+	__u16 code, previous, prev_instr, is_entry, adaptive;
+	__u16 n;			/* frames stored in words[] */
+	__u64 *words;
+};
+
+/* One frame: its word in words[n], then on to the one it was called from. */
+static long py_frame_step(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+	__u64 code = 0, prev = 0, instr = 0, frame = w->frame;
+	__u8 entry = 0;
+	__u32 n = w->n;
+
+	if (!frame || n >= PY_MAX_FRAMES)
+		return 1;
+	if (bpf_probe_read_user(&code, 8, (void *)(frame + w->code)) ||
+	    bpf_probe_read_user(&prev, 8, (void *)(frame + w->previous)) ||
+	    bpf_probe_read_user(&instr, 8, (void *)(frame + w->prev_instr)) ||
+	    bpf_probe_read_user(&entry, 1, (void *)(frame + w->is_entry)) || !code) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	__u64 first = code + w->adaptive, lasti = PY_LASTI_UNKNOWN;
+	if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
+		lasti = (instr - first) / 2;
+	w->words[n & PY_MAX_FRAMES] = (code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
+	w->n = n + 1;
+	w->frame = prev;
+	return 0;
+}
+
 static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 {
 	__u32 zero = 0;
@@ -151,23 +185,14 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 		return -1;
 	__u64 cframe = py_read_ptr(tstate + p->tstate_cframe);
 	__u64 frame = cframe ? py_read_ptr(cframe + p->cframe_current) : 0;
-	int n = 0;
-	for (; n < PY_MAX_FRAMES && frame; n++) {
-		__u64 code = 0, prev = 0, instr = 0;
-		__u8 entry = 0;
-		if (bpf_probe_read_user(&code, 8, (void *)(frame + p->frame_code)) ||
-		    bpf_probe_read_user(&prev, 8, (void *)(frame + p->frame_previous)) ||
-		    bpf_probe_read_user(&instr, 8, (void *)(frame + p->frame_prev_instr)) ||
-		    bpf_probe_read_user(&entry, 1, (void *)(frame + p->frame_is_entry)) || !code) {
-			py_count(PY_READ_FAULT);
-			break;
-		}
-		__u64 first = code + p->code_adaptive, lasti = PY_LASTI_UNKNOWN;
-		if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
-			lasti = (instr - first) / 2;
-		words[n] = (code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
-		frame = prev;
-	}
+	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
+			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
+			     .adaptive = p->code_adaptive, .words = words };
+	/* bpf_loop: the verifier checks one step, not 127 of them (a 70 ms
+	 * load otherwise) */
+	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
+	int n = w.n;
+	frame = w.frame;
 	if (n == PY_MAX_FRAMES && frame)
 		py_count(PY_CUT_DEPTH);
 	if (n == 0) {
@@ -178,7 +203,7 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 #pragma unroll
 	for (int j = 0; j < 8; j++)
 		if (n + j < PY_MAX_FRAMES)
-			words[n + j] = 0;
+			words[(n + j) & PY_MAX_FRAMES] = 0;
 	int id = stacks_store(words, n, 2);
 	if (id < 0)
 		return id;
