@@ -96,6 +96,7 @@ struct pyframes {
 	struct hashtab *refused;	/* "pid version" said once */
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
+	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	struct hashtab *stacks;		/* pid, stack id -> index in stack_names[] */
 	struct stack_names { size_t first, n; } *stack_names;
 	size_t nstack_names, stack_names_cap;
@@ -850,20 +851,35 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 		}
 		seg_end[ns++] = ++j;
 	}
-	int pairs = pyframes_pair(na, ns, complete, stackframes_user_whole(sf), pair_of_act);
+	int whole = stackframes_user_whole(sf);
+	int pairs = pyframes_pair(na, ns, complete, whole, pair_of_act);
+	/* Paired from the leaf, the native stack seen holds the innermost
+	 * activations: the Python frames left over ran in activations further
+	 * out, beyond where the native stack was cut, so they go first, whole,
+	 * then a frame saying native frames are missing there */
+	int outer_from = m;
+	if (!(whole && complete) && na < ns + !complete)
+		outer_from = pairs ? seg_end[pairs - 1] : 0;
 	if (na == ns && complete) {
 		pf->merged += weight;
 	} else {
 		pf->mismatched += weight;
 		pf->unpaired_activations += (uint64_t)(na - pairs) * weight;
-		int kept = 0;
+		int kept = m - outer_from;
 		for (int a = 0; a < na; a++)
 			if (pair_of_act[a] >= 0)
 				kept += seg_end[pair_of_act[a]] - seg_start[pair_of_act[a]];
 		pf->dropped_frames += (uint64_t)(m - kept) * weight;
+		if (outer_from < m)
+			pf->placed_outside += weight;
 	}
-	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 1));
+	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 2));
 	int k = 0, a = na - 1;
+	if (outer_from < m) {
+		for (int j = m - 1; j >= outer_from; j--)
+			names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
+		names[k++] = "[native frames not unwound]";
+	}
 	for (int i = n - 1; i >= 0; i--) {
 		if (a >= 0 && act[a] == i) {
 			int s = pair_of_act[a--];
@@ -939,6 +955,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "samples_mismatched", json_integer((json_int_t)pf->mismatched));
 	json_object_set_new(o, "activations_left_native", json_integer((json_int_t)pf->unpaired_activations));
 	json_object_set_new(o, "python_frames_left_out", json_integer((json_int_t)pf->dropped_frames));
+	json_object_set_new(o, "samples_python_before_cut_stack", json_integer((json_int_t)pf->placed_outside));
 	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
 	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)pf->code_reread));

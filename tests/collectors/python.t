@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 15
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -100,6 +100,21 @@ if [ "$(weight "$T/native.out" "$P")" -eq 0 ] && [ "$(weight "$T/native.out" '_P
 	pass "python: --no-python keeps the stacks native"
 else
 	fail "python: --no-python keeps the stacks native" "$(grep -m1 -e "$T/work.py" "$T/native.out" | cut -c1-200)"
+fi
+
+# 2b. frame pointers only (python3 has none: the native stack stops within a
+# frame or two): the Python frames the native stack cannot place are put
+# first, whole, before a frame that says native frames are missing there
+"$PY" "$T/work.py" 6 & py=$!
+sleep 0.5
+"$CS" --unwind fp -F 499 -p "$py" 2 > "$T/fp.out" 2> "$T/fp.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+fpw=$(weight "$T/fp.out" "^python3;<module>$P;main$P;.*[[]native frames not unwound[]]")
+fptotal=$(weight "$T/fp.out" '.')
+if [ "$fpw" -ge $(( fptotal / 2 )) ] && [ "$fptotal" -gt 0 ]; then
+	pass "python: --unwind fp: Python frames before a cut native stack ($fpw of $fptotal)"
+else
+	fail "python: --unwind fp: Python frames before a cut native stack" "$fpw of $fptotal: $(grep -m1 '^[0-9]' "$T/fp.out" | cut -c1-200)"
 fi
 
 # 3. a Python of a version without a known layout: said once, profiled natively
