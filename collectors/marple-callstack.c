@@ -30,6 +30,8 @@
 #include "collector.h"
 #include "cpuclock.h"
 #include "dwarfstacks.h"
+#include "hashtab.h"
+#include "pyframes.h"
 #include "selffilter.h"
 #include "stackcollector.h"
 #include "stackframes.h"
@@ -43,10 +45,10 @@
 static struct {
 	uint64_t freq;
 	int64_t cpu;
-	bool idle, raw, dwarf, timed;
+	bool idle, raw, dwarf, timed, no_python;
 } opt = { .freq = 99, .cpu = -1 };
 
-enum { OPT_RAW = 256, OPT_TIMED };
+enum { OPT_RAW = 256, OPT_TIMED, OPT_NO_PYTHON };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -68,6 +70,7 @@ static const struct sc_option options[] = {
 	SC_DWARF,
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
+	{ 0, OPT_NO_PYTHON, "no-python", NULL, "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" },
 	SC_STACK_STORAGE,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
@@ -85,6 +88,7 @@ static void own_option(int key, const char *arg)
 	case 'I': opt.idle = true; break;
 	case OPT_RAW: opt.raw = true; break;
 	case OPT_TIMED: opt.timed = true; break;
+	case OPT_NO_PYTHON: opt.no_python = true; break;
 	}
 }
 
@@ -129,6 +133,7 @@ int main(int argc, char **argv)
 	struct ksyms *ksyms = NULL;
 	struct syms_cache *syms;
 	struct stackframes *sf = NULL;
+	struct pyframes *py = NULL;
 	uint64_t duration, counters[STACKS_NCOUNTERS] = { 0 };
 	int err;
 
@@ -154,6 +159,11 @@ int main(int argc, char **argv)
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
 	skel->rodata->timed_mode = opt.timed;
+	/* Python frames: with the counts kept in the kernel (not --timed, --dwarf, --raw) */
+	bool python = !opt.no_python && !opt.timed && !opt.dwarf && !opt.raw && !sc.kernel_only;
+	skel->rodata->python_mode = python;
+	bpf_map__set_max_entries(skel->maps.py_counts, python ? (uint32_t)sc.stack_storage : 1);
+	bpf_map__set_max_entries(skel->maps.py_stacks_told, python ? (uint32_t)sc.stack_storage : 1);
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
@@ -183,6 +193,8 @@ int main(int argc, char **argv)
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, rb);
+	if (python && (py = pyframes_new(skel->obj, syms)) && pyframes_listen(py, rb) != 0)
+		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
 
 	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
@@ -228,8 +240,14 @@ int main(int argc, char **argv)
 		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (opt.timed)
 		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (!opt.raw)
-		run.records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+	else if (!opt.raw) {
+		struct hashtab *t = hashtab_new();
+		stacksbpf_collect_counts(sf, bpf_map__fd(skel->maps.counts), t);
+		if (py)
+			pyframes_collect_counts(py, sf, bpf_map__fd(skel->maps.py_counts), t);
+		run.records = stackframes_write_table(t, stdout);
+		hashtab_free(t);
+	}
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sf);
@@ -244,6 +262,8 @@ int main(int argc, char **argv)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
 		unwindtab_trailer_add(sc.unwindtab, tr);
+	if (py)
+		pyframes_trailer_add(py, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (opt.timed)
@@ -253,6 +273,7 @@ int main(int argc, char **argv)
 	ring_buffer__free(rb);
 	unwindtab_free(sc.unwindtab);
 	stackframes_free(sf);
+	pyframes_free(py);
 	dwarfstacks_free(run.dwarf);
 	timedsamples_free(run.timed);
 	syms_kernel_free(ksyms);

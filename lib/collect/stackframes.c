@@ -182,6 +182,21 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 	judge_user_stack(sf, first, n, root_module, root_named);
 }
 
+void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n)
+{
+	if (first > sf->n)
+		first = sf->n;
+	sf->n = first;
+	for (size_t i = 0; i < n; i++)
+		push(sf, names[i]);
+	sf->after_user = sf->n;
+}
+
+int stackframes_user_whole(const struct stackframes *sf)
+{
+	return sf->user_judged && sf->user_whole;
+}
+
 static void delimit(struct stackframes *sf)
 {
 	if ((sf->flags & SF_DELIMIT) && sf->n == sf->after_user)

@@ -48,6 +48,14 @@ void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips
 /* The same, named from image exec_id of pid (syms_cache_lookup_exec). */
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips,
 			       size_t n);
+/* Replace the user frames just appended, from frames[first] (stackframes_frames
+ * counts) to the end, with names[0..n), root first (lib/collect/pyframes.c
+ * puts Python functions in place of the interpreter's); before any kernel
+ * frame.  The names must outlive sf's use of this stack. */
+void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n);
+/* Did the user stack just appended reach a stack root (_start, clone...)?
+ * 0 too when it could not be judged (cut at the depth limit). */
+int stackframes_user_whole(const struct stackframes *sf);
 /* Append kernel frames from a leaf-first array (with the delimiter first if asked). */
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n);
 /* Same from stack-map ids; STACK_ID_NONE appends nothing. */

@@ -1,0 +1,229 @@
+/* python.bpf.h — CPython frames from BPF (include after stacks.bpf.h).
+ *
+ * Defines
+ *   py_procs      tgid -> struct py_proc (bpf/python.h), filled by user space
+ *                 (lib/collect/pyframes.c) when asked on
+ *   py_requests   a ring buffer of struct py_request: the first sample of a
+ *                 process (or of a new image of it) asks whether it runs Python
+ *   py_counters   per-CPU counters, enum py_counter
+ *   py_stacks_told  the Python stacks user space was asked to name (py_requests)
+ * and
+ *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
+ *                               walked, else NULL (asking user space the first time)
+ *   py_stack_id(p, tid)         the current thread's Python frames stored in
+ *                               the stacks map (leaf first, PY_FRAME_* words):
+ *                               their id, or -1 when it has none
+ *
+ * The thread state is found as the interpreter finds it: the pthread key
+ * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
+ * (struct pthread.specific_1stblock, from the task's fsbase).  The state
+ * found is used only if its native_thread_id is the sampled thread (its id in
+ * the process's pid namespace); else the
+ * GIL holder (gilstate.tstate_current) is tried with the same check.
+ */
+#ifndef MARPLE_PYTHON_BPF_H
+#define MARPLE_PYTHON_BPF_H
+
+#include "python.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024);
+} py_requests SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[PY_MAX_FRAMES + 1]);	/* + 1: indexes masked with 127 */
+} py_scratch SEC(".maps");
+
+/* which Python stacks (ids in the stacks map) user space was told of; sized
+ * like the stacks map by the user side */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} py_stacks_told SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PY_NCOUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_counters SEC(".maps");
+
+static __always_inline void py_count(__u32 idx)
+{
+	stacks_percpu_inc(&py_counters, idx);
+}
+
+static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
+{
+	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+
+	if (p && (p->exec_id == exec_id || p->state == PY_PENDING))
+		return p->exec_id == exec_id && p->state == PY_WALK ? p : NULL;
+	/* first sight of this process or of this image of it: ask */
+	struct py_proc fresh = { .exec_id = exec_id, .state = PY_PENDING };
+	if (bpf_map_update_elem(&py_procs, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)
+		return NULL;
+	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+	if (!r) {
+		bpf_map_delete_elem(&py_procs, &tgid);	/* ask again next time */
+		return NULL;
+	}
+	r->pid = tgid;
+	r->exec_id = exec_id;
+	r->stack_id = -1;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, 0);
+	py_count(PY_REQUESTS);
+	return NULL;
+}
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr) != 0)
+		return 0;
+	return v;
+}
+
+/* Is tstate the thread state of thread tid (as the process's namespace
+ * numbers it)? */
+static __always_inline int py_tstate_is(const struct py_proc *p, __u64 tstate, __u32 tid)
+{
+	return tstate && py_read_ptr(tstate + p->tstate_native_tid) == tid;
+}
+
+static __always_inline __u32 py_thread_id(const struct py_proc *p, __u32 tid)
+{
+	struct bpf_pidns_info ns = { 0 };
+	if (p->pidns_ino && bpf_get_ns_current_pid_tgid(p->pidns_dev, p->pidns_ino, &ns, sizeof(ns)) == 0)
+		return ns.pid;
+	return tid;
+}
+
+static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(t, thread.fsbase);
+	struct {
+		__s32 initialized;
+		__u32 key;
+	} tss = { 0 };
+	__u64 tstate = 0;
+
+	/* keys under 32 live in the thread's struct pthread itself; Python
+	 * creates its key at start-up, among the first */
+	if (fsbase && bpf_probe_read_user(&tss, sizeof(tss), (void *)(p->runtime + p->tss_key)) == 0 &&
+	    tss.initialized && tss.key < 32)
+		tstate = py_read_ptr(fsbase + p->tsd_block + tss.key * 16 + 8);
+	if (py_tstate_is(p, tstate, tid))
+		return tstate;
+	tstate = py_read_ptr(p->runtime + p->tstate_current);
+	if (py_tstate_is(p, tstate, tid)) {
+		py_count(PY_BY_GIL_HOLDER);
+		return tstate;
+	}
+	py_count(PY_NO_THREAD_STATE);
+	return 0;
+}
+
+struct py_walk {
+	__u64 frame;			/* the next frame to read */
+	__u16 code, previous, prev_instr, is_entry, adaptive;
+	__u16 n;			/* frames stored in words[] */
+	__u64 *words;
+};
+
+/* One frame: its word in words[n], then on to the one it was called from. */
+static long py_frame_step(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+	__u64 code = 0, prev = 0, instr = 0, frame = w->frame;
+	__u8 entry = 0;
+	__u32 n = w->n;
+
+	if (!frame || n >= PY_MAX_FRAMES)
+		return 1;
+	if (bpf_probe_read_user(&code, 8, (void *)(frame + w->code)) ||
+	    bpf_probe_read_user(&prev, 8, (void *)(frame + w->previous)) ||
+	    bpf_probe_read_user(&instr, 8, (void *)(frame + w->prev_instr)) ||
+	    bpf_probe_read_user(&entry, 1, (void *)(frame + w->is_entry)) || !code) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	__u64 first = code + w->adaptive, lasti = PY_LASTI_UNKNOWN;
+	if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
+		lasti = (instr - first) / 2;
+	w->words[n & PY_MAX_FRAMES] = (code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
+	w->n = n + 1;
+	w->frame = prev;
+	return 0;
+}
+
+static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+{
+	__u32 zero = 0;
+	__u64 *words = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!words)
+		return -1;
+	py_count(PY_SAMPLES);
+	__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
+	if (!tstate)
+		return -1;
+	__u64 cframe = py_read_ptr(tstate + p->tstate_cframe);
+	__u64 frame = cframe ? py_read_ptr(cframe + p->cframe_current) : 0;
+	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
+			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
+			     .adaptive = p->code_adaptive, .words = words };
+	/* bpf_loop: the verifier checks one step, not 127 of them (a 70 ms
+	 * load otherwise) */
+	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
+	int n = w.n;
+	frame = w.frame;
+	if (n == PY_MAX_FRAMES && frame)
+		py_count(PY_CUT_DEPTH);
+	if (n == 0) {
+		py_count(PY_NO_FRAMES);
+		return -1;
+	}
+	/* stacks_store hashes groups of 8: zero the rest of the last one */
+#pragma unroll
+	for (int j = 0; j < 8; j++)
+		if (n + j < PY_MAX_FRAMES)
+			words[(n + j) & PY_MAX_FRAMES] = 0;
+	int id = stacks_store(words, n, 2);
+	if (id < 0)
+		return id;
+	py_count(PY_STACKS);
+	/* a new stack: its code objects are named now, not after the process
+	 * has exited (a told twice by two CPUs at once is harmless) */
+	__u32 slot = (__u32)id;
+	__u8 *told = bpf_map_lookup_elem(&py_stacks_told, &slot);
+	if (told && !*told) {
+		struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+		if (r) {
+			*told = 1;
+			r->pid = bpf_get_current_pid_tgid() >> 32;
+			r->exec_id = stacks_exec_id();
+			r->stack_id = id;
+			r->pad = 0;
+			bpf_ringbuf_submit(r, 0);
+		}
+	}
+	return id;
+}
+
+#endif

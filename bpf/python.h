@@ -1,0 +1,89 @@
+/* python.h — what the kernel and user sides of the Python frame walker share
+ * (bpf/python.bpf.h, lib/collect/pyframes.c).
+ *
+ * User space finds a CPython process (an ELF it maps exports Py_Version),
+ * and puts in py_procs, keyed by tgid, where its _PyRuntime is and the
+ * struct offsets of its version.  At each sample the BPF side finds the
+ * thread's PyThreadState, walks its frames from cframe->current_frame along
+ * _PyInterpreterFrame.previous and stores one word per frame, leaf first, in
+ * the stacks map (PY_FRAME_*): the code object, the instruction it is at and
+ * whether the frame is the first of its _PyEval_EvalFrameDefault activation.
+ * No string is read in BPF: user space names the code objects.
+ */
+#ifndef MARPLE_PYTHON_H
+#define MARPLE_PYTHON_H
+
+enum py_state {
+	PY_PENDING,			/* asked user space; not walked yet */
+	PY_NATIVE,			/* not Python, or a version without a layout: natively */
+	PY_WALK,			/* walk its frames with the offsets below */
+};
+
+/* One process (py_procs value).  Offsets are in bytes. */
+struct py_proc {
+	__u64 runtime;			/* address of _PyRuntime */
+	__u32 exec_id;			/* the image it was read from (stack_key.exec_id) */
+	__u32 state;			/* enum py_state */
+	__u32 tss_key;			/* in _PyRuntime: gilstate.autoTSSkey (Py_tss_t: int
+					 * initialized, then the pthread key) */
+	__u32 tstate_current;		/* in _PyRuntime: gilstate.tstate_current */
+	__u32 tsd_block;		/* glibc: from the thread pointer (fsbase) to
+					 * struct pthread.specific_1stblock (16 bytes a key:
+					 * seq, data), derived by user space at start */
+	__u16 tstate_cframe;		/* PyThreadState.cframe */
+	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 cframe_current;		/* _PyCFrame.current_frame */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;		/* .previous */
+	__u16 frame_prev_instr;		/* .prev_instr (a _Py_CODEUNIT *) */
+	__u16 frame_is_entry;		/* .is_entry (a bool) */
+	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
+	__u16 pad;
+	/* a process in another pid namespace (a container) knows its threads
+	 * by that namespace's ids: its nsfs device and inode, else 0 */
+	__u64 pidns_dev, pidns_ino;
+};
+
+/* On the py_requests ring buffer: look at a process (stack_id -1), or name
+ * the code objects of a stack of Python frames seen for the first time, now,
+ * while the process lives (stack_id: its id in the stacks map). */
+struct py_request {
+	__u32 pid;
+	__u32 exec_id;
+	__s32 stack_id;
+	__u32 pad;
+};
+
+/* The stacks-map word of a frame: the code object's address (48 bits), the
+ * index of the code unit it runs (15 bits; PY_LASTI_UNKNOWN when outside
+ * 0..32766 or not yet started), and is_entry in the top bit. */
+#define PY_FRAME_CODE(w) ((w) & 0xffffffffffffull)
+#define PY_FRAME_LASTI(w) (((w) >> 48) & 0x7fff)
+#define PY_FRAME_ENTRY(w) ((w) >> 63)
+#define PY_LASTI_UNKNOWN 0x7fff
+#define PY_MAX_FRAMES 127		/* MARPLE_STACK_DEPTH: one stacks-map value */
+
+/* A counted sample's key when its process is walked (py_counts). */
+struct py_stack_key {
+	struct stack_key k;
+	__s32 py_stack_id;		/* in the stacks map (PY_FRAME_* words) */
+	__u32 pad;
+};
+
+/* Per-CPU counters (py_counters). */
+enum py_counter {
+	PY_SAMPLES,			/* samples of processes walked */
+	PY_STACKS,			/* ... whose Python frames were stored */
+	PY_NO_THREAD_STATE,		/* a thread without a Python thread state */
+	PY_BY_GIL_HOLDER,		/* thread state found as the GIL holder (not by TSS) */
+	PY_NO_FRAMES,			/* a thread state with no frame */
+	PY_CUT_DEPTH,			/* walks cut at PY_MAX_FRAMES frames */
+	PY_READ_FAULT,			/* walks cut by a read that failed */
+	PY_REQUESTS,			/* processes asked about */
+	PY_NCOUNTERS
+};
+#define PY_COUNTER_NAMES \
+	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
+	  "cut_read_fault", "processes_asked" }
+
+#endif

@@ -1,0 +1,964 @@
+/* pyframes.c — Python functions in the stacks (see pyframes.h). */
+#include "pyframes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "bpfmap.h"
+#include "hashtab.h"
+#include "stackframes.h"
+#include "stacks.h"
+#include "util.h"
+
+#include <linux/types.h>
+#include "python.h"
+
+/* CPython 3.11's layout (x86-64), as its headers give it (offsetof under
+ * Py_BUILD_CORE with Debian's python3.11-dev).  3.12 and 3.13 differ (3.12
+ * moves cframe, 3.13 drops it and publishes _Py_DebugOffsets): a table each
+ * is to be added here, chosen by version. */
+struct py_layout {
+	unsigned major, minor;
+	uint32_t tss_key, tstate_current;
+	uint16_t tstate_cframe, tstate_native_tid, cframe_current;
+	uint16_t frame_code, frame_previous, frame_prev_instr, frame_is_entry;
+	uint16_t code_adaptive, code_filename, code_qualname, code_linetable, code_firstlineno;
+	uint16_t type_members;		/* PyTypeObject.tp_members: checked against the table */
+};
+static const struct py_layout layouts[] = {
+	{ .major = 3, .minor = 11, .tss_key = 592, .tstate_current = 576, .tstate_cframe = 56,
+	  .tstate_native_tid = 160, .cframe_current = 8, .frame_code = 32, .frame_previous = 48,
+	  .frame_prev_instr = 56, .frame_is_entry = 68, .code_adaptive = 184, .code_filename = 112,
+	  .code_qualname = 128, .code_linetable = 136, .code_firstlineno = 72, .type_members = 240 },
+};
+
+/* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
+ * str: length 16, state 32, compact ASCII data at 48, other compact at 72;
+ * bytes: data at 32. */
+enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, STR_ASCII_DATA = 48, STR_COMPACT_DATA = 72,
+       BYTES_DATA = 32 };
+
+/* What an ELF file tells: does it export Py_Version, where its symbols are
+ * (file addresses), where _PyEval_EvalFrameDefault's code is. */
+struct pyelf {
+	int python;
+	uint64_t version, runtime, code_type, unicode_type, bytes_type;
+	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
+	struct { uint64_t vaddr, offset, filesz; } load[8];
+	int nload;
+};
+
+/* A process walked. */
+struct pyproc {
+	uint32_t pid, exec_id;
+	int walked;
+	const struct py_layout *lay;
+	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
+	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
+};
+
+/* A code object as read. */
+struct pycode {
+	int ok;
+	uint64_t qualname_ptr, filename_ptr, linetable_ptr;	/* as read: a change is a reuse */
+	char *qualname, *filename;
+	int firstlineno;
+	unsigned char *linetable;
+	size_t linetable_len;
+};
+
+struct pyframes {
+	struct syms_cache *syms;
+	int procs_fd, requests_fd, counters_fd, stacks_fd;
+	uint32_t tsd_block;
+	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
+	struct pyelf *elf;
+	size_t nelf, elf_cap;
+	struct hashtab *procs;		/* pid -> index in proc[] */
+	struct pyproc *proc;
+	size_t nproc, proc_cap;
+	struct hashtab *codes;		/* pid, code address -> index in code[] */
+	struct pycode *code;
+	size_t ncode, code_cap;
+	size_t code_bytes;
+	struct hashtab *names;		/* interned frame names */
+	struct hashtab *refused;	/* "pid version" said once */
+	uint64_t asked, walked, not_python, refused_n;
+	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
+	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
+	struct hashtab *stacks;		/* pid, stack id -> index in stack_names[] */
+	struct stack_names { size_t first, n; } *stack_names;
+	size_t nstack_names, stack_names_cap;
+	const char **name_pool;		/* the names of each stack told, leaf first */
+	size_t npool, pool_cap;
+};
+
+/* glibc keeps a thread's first 32 pthread keys in its struct pthread, which
+ * the thread pointer (fsbase) points at: find where, here, with a key of our
+ * own and a value no one else has, instead of trusting one glibc's layout.
+ * Python's process maps the same glibc as ours when both come from the
+ * system; the BPF side checks each thread state it finds by its thread id. */
+static int derive_tsd_block(uint32_t *out)
+{
+	static char marker;
+	pthread_key_t key;
+	int rc = -1;
+
+	if (pthread_key_create(&key, NULL) != 0)
+		return -1;
+	if (key < 32 && pthread_setspecific(key, &marker) == 0) {
+		const unsigned char *self = (const unsigned char *)pthread_self();
+		for (size_t off = 0; off + 8 <= 4096; off += 8) {
+			void *v;
+			memcpy(&v, self + off, sizeof(v));
+			if (v == &marker && off >= 8 + 16 * (size_t)key) {
+				*out = (uint32_t)(off - 8 - 16 * key);
+				rc = 0;
+				break;
+			}
+		}
+	}
+	pthread_key_delete(key);
+	return rc;
+}
+
+struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
+{
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
+	struct bpf_map *req = bpf_object__find_map_by_name(obj, "py_requests");
+	struct bpf_map *ctr = bpf_object__find_map_by_name(obj, "py_counters");
+	uint32_t tsd;
+
+	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
+	if (!procs || !req || !ctr || !stacks)
+		return NULL;
+	if (derive_tsd_block(&tsd) != 0) {
+		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	struct pyframes *pf = marple_calloc(1, sizeof(*pf));
+	pf->syms = syms;
+	pf->procs_fd = bpf_map__fd(procs);
+	pf->requests_fd = bpf_map__fd(req);
+	pf->counters_fd = bpf_map__fd(ctr);
+	pf->stacks_fd = bpf_map__fd(stacks);
+	pf->tsd_block = tsd;
+	pf->elves = hashtab_new();
+	pf->procs = hashtab_new();
+	pf->codes = hashtab_new();
+	pf->names = hashtab_new();
+	pf->refused = hashtab_new();
+	pf->stacks = hashtab_new();
+	return pf;
+}
+
+void pyframes_free(struct pyframes *pf)
+{
+	if (!pf)
+		return;
+	for (size_t i = 0; i < pf->ncode; i++) {
+		free(pf->code[i].qualname);
+		free(pf->code[i].filename);
+		free(pf->code[i].linetable);
+	}
+	free(pf->code);
+	free(pf->elf);
+	free(pf->proc);
+	hashtab_free(pf->elves);
+	hashtab_free(pf->procs);
+	hashtab_free(pf->codes);
+	hashtab_free(pf->names);
+	hashtab_free(pf->refused);
+	hashtab_free(pf->stacks);
+	free(pf->stack_names);
+	free(pf->name_pool);
+	free(pf);
+}
+
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int read_u64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return read_mem(pid, addr, v, sizeof(*v));
+}
+
+/* The file bytes at file address vaddr (len of them), or NULL. */
+static const unsigned char *file_at(const struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t vaddr,
+				    size_t len)
+{
+	for (int i = 0; i < e->nload; i++) {
+		if (vaddr >= e->load[i].vaddr && vaddr + len <= e->load[i].vaddr + e->load[i].filesz) {
+			uint64_t off = e->load[i].offset + (vaddr - e->load[i].vaddr);
+			return off + len <= rawlen ? raw + off : NULL;
+		}
+	}
+	return NULL;
+}
+
+static int32_t rd_s32(const unsigned char *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* GCC moves a function's unlikely paths to a ".cold" part far from it,
+ * named only in .symtab (which Debian strips); that part has its own FDE,
+ * and the function jumps into it.  Find the FDE most of the function's
+ * rel32 jumps outside itself land in (.eh_frame_hdr's sorted table): the
+ * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
+static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t hdr = 0, hdr_size = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    strcmp(name, ".eh_frame_hdr") == 0) {
+			hdr = sh.sh_addr;
+			hdr_size = sh.sh_size;
+		}
+	}
+	const unsigned char *h = hdr ? file_at(e, raw, rawlen, hdr, hdr_size) : NULL;
+	/* version 1; eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
+		return;
+	uint32_t count;
+	memcpy(&count, h + 8, 4);
+	if (12 + (uint64_t)count * 8 > hdr_size)
+		return;
+	const unsigned char *table = h + 12;
+	const unsigned char *code = file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo);
+	if (!code)
+		return;
+	uint64_t best_pc = 0, best_end = 0, seen_pc = 0, seen_end = 0;
+	uint32_t best_hits = 0, hits = 0;
+	/* targets, one FDE at a time: most of them are in one part, found in
+	 * turn; a byte pattern that only looks like a jump lands anywhere */
+	for (uint64_t i = 0; i + 5 <= e->eval_hi - e->eval_lo; i++) {
+		uint64_t next, target;
+		if (code[i] == 0xe9)
+			next = i + 5, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 1);
+		else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 && i + 6 <= e->eval_hi - e->eval_lo)
+			next = i + 6, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 2);
+		else
+			continue;
+		if (target >= e->eval_lo && target < e->eval_hi)
+			continue;
+		if (target >= seen_pc && target < seen_end) {
+			if (++hits > best_hits)
+				best_hits = hits, best_pc = seen_pc, best_end = seen_end;
+			continue;
+		}
+		/* the FDE whose start is the last at or before target */
+		uint32_t lo = 0, hi = count;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			continue;
+		uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
+		const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
+		if (!f)
+			continue;
+		uint64_t pc = fde + 8 + (int64_t)rd_s32(f + 8);
+		uint32_t range;
+		memcpy(&range, f + 12, 4);
+		if (target < pc || target >= pc + range || (pc <= e->eval_lo && e->eval_lo < pc + range))
+			continue;
+		if (pc != seen_pc) {
+			seen_pc = pc, seen_end = pc + range;
+			hits = pc == best_pc ? best_hits : 0;
+		}
+		if (++hits > best_hits)
+			best_hits = hits, best_pc = seen_pc, best_end = seen_end;
+	}
+	if (best_hits >= 4) {
+		e->cold_lo = best_pc;
+		e->cold_hi = best_end;
+	}
+}
+
+/* Read what a Python ELF tells (e->python 0 for any other). */
+static void read_elf(struct pyelf *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t rawlen = 0, nph = 0;
+	const unsigned char *raw = elf ? (const unsigned char *)elf_rawfile(elf, &rawlen) : NULL;
+	if (!raw || elf_getphdrnum(elf, &nph) != 0)
+		goto out;
+	for (size_t i = 0; i < nph && e->nload < 8; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			e->load[e->nload].vaddr = ph.p_vaddr;
+			e->load[e->nload].offset = ph.p_offset;
+			e->load[e->nload].filesz = ph.p_filesz;
+			e->nload++;
+		}
+	}
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		/* .dynsym only: an interpreter exports these for its extension
+		 * modules; a big unstripped .symtab is not worth reading for each
+		 * library of each process */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
+			    !(name = elf_strptr(elf, sh.sh_link, s.st_name)) || name[0] == 0)
+				continue;
+			if (strcmp(name, "Py_Version") == 0)
+				e->version = s.st_value;
+			else if (strcmp(name, "_PyRuntime") == 0)
+				e->runtime = s.st_value;
+			else if (strcmp(name, "PyCode_Type") == 0)
+				e->code_type = s.st_value;
+			else if (strcmp(name, "PyUnicode_Type") == 0)
+				e->unicode_type = s.st_value;
+			else if (strcmp(name, "PyBytes_Type") == 0)
+				e->bytes_type = s.st_value;
+			else if (strcmp(name, "_PyEval_EvalFrameDefault") == 0 && s.st_size)
+				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
+		}
+	}
+	e->python = e->version && e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo;
+	if (e->python)
+		find_cold_part(e, elf, raw, rawlen);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const char *range, const char *dev,
+				  unsigned long inode, const char *path)
+{
+	char key[96], file[512];
+	snprintf(key, sizeof(key), "%s %lu", dev, inode);
+	size_t before = hashtab_size(pf->elves);
+	const struct hashtab_entry *he = hashtab_add(pf->elves, key, strlen(key), 0, 0);
+	size_t idx = hashtab_index(pf->elves, he);
+	if (idx < before)
+		return &pf->elf[idx];
+	pf->elf = marple_grow(pf->elf, &pf->elf_cap, pf->nelf + 1, sizeof(*pf->elf));
+	struct pyelf *e = &pf->elf[pf->nelf++];
+	memset(e, 0, sizeof(*e));
+	/* map_files: the very file mapped, in a container or deleted too */
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%s", (int)pid, range);
+	if (access(file, R_OK) != 0)
+		snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, path);
+	read_elf(e, file);
+	return e;
+}
+
+static void set_proc(struct pyframes *pf, uint32_t pid, const struct py_proc *v)
+{
+	bpf_map_update_elem(pf->procs_fd, &pid, v, BPF_ANY);
+}
+
+static struct pyproc *proc_of(struct pyframes *pf, uint32_t pid)
+{
+	size_t before = hashtab_size(pf->procs);
+	const struct hashtab_entry *he = hashtab_add(pf->procs, &pid, sizeof(pid), 0, 0);
+	size_t idx = hashtab_index(pf->procs, he);
+	if (idx >= before) {
+		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
+		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
+	}
+	return &pf->proc[idx];
+}
+
+static int read_cstr(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	if (read_mem(pid, addr, buf, len) != 0)
+		return -1;
+	buf[len - 1] = 0;
+	return 0;
+}
+
+/* Does PyCode_Type's member table put the members we read where our table does? */
+static int layout_checks(pid_t pid, const struct pyproc *p)
+{
+	static const char *const names[] = { "co_filename", "co_qualname", "co_linetable", "co_firstlineno" };
+	const uint16_t want[] = { p->lay->code_filename, p->lay->code_qualname, p->lay->code_linetable,
+				  p->lay->code_firstlineno };
+	int found = 0;
+	uint64_t members;
+
+	if (read_u64(pid, p->code_type + p->lay->type_members, &members) != 0 || !members)
+		return -1;
+	for (int i = 0; i < 64; i++) {
+		uint64_t m[5];		/* PyMemberDef: name, type, offset, flags, doc */
+		char name[32];
+		if (read_mem(pid, members + i * 40, m, sizeof(m)) != 0 || !m[0])
+			break;
+		if (read_cstr(pid, m[0], name, sizeof(name)) != 0)
+			continue;
+		for (int k = 0; k < 4; k++) {
+			if (strcmp(name, names[k]) == 0) {
+				if (m[2] != want[k])
+					return -1;
+				found++;
+			}
+		}
+	}
+	return found == 4 ? 0 : -1;
+}
+
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "r");
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+/* The BPF side asks about image exec_id of pid. */
+static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
+{
+	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE };
+	char path[64], line[1024];
+	const struct pyelf *py = NULL;
+	uint64_t bias = 0;
+
+	pf->asked++;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	FILE *f = fopen(path, "r");
+	while (f && !py && fgets(line, sizeof(line), f)) {
+		char range[64], perms[8], dev[32], file[800];
+		unsigned long long start, end, off;
+		unsigned long inode;
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %31s %lu %799[^\n]", &start, &end, perms, &off, dev, &inode,
+			   file) < 6 || perms[2] != 'x' || file[0] != '/')
+			continue;
+		snprintf(range, sizeof(range), "%llx-%llx", start, end);
+		const struct pyelf *e = elf_of(pf, (pid_t)pid, range, dev, inode, file);
+		if (!e->python)
+			continue;
+		for (int i = 0; i < e->nload; i++) {
+			if (off >= e->load[i].offset && off < e->load[i].offset + e->load[i].filesz) {
+				bias = start - (e->load[i].vaddr + (off - e->load[i].offset));
+				py = e;
+				break;
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+	uint64_t version = 0;
+	if (!py || read_u64((pid_t)pid, py->version + bias, &version) != 0) {
+		pf->not_python++;
+		set_proc(pf, pid, &v);
+		return;
+	}
+	unsigned major = (unsigned)(version >> 24) & 0xff, minor = (unsigned)(version >> 16) & 0xff,
+		 micro = (unsigned)(version >> 8) & 0xff;
+	struct pyproc *p = proc_of(pf, pid);
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->exec_id = exec_id;
+	p->runtime = py->runtime + bias;
+	p->code_type = py->code_type + bias;
+	p->unicode_type = py->unicode_type + bias;
+	p->bytes_type = py->bytes_type + bias;
+	p->eval_lo = py->eval_lo + bias;
+	p->eval_hi = py->eval_hi + bias;
+	if (py->cold_hi)
+		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			p->lay = &layouts[i];
+	const char *why = !p->lay			 ? "no frame layout is known for that version"
+			  : layout_checks((pid_t)pid, p) ? "its code objects are not laid out as expected"
+							 : NULL;
+	if (why) {
+		char key[64], comm[32];
+		p->lay = NULL;
+		pf->refused_n++;
+		snprintf(key, sizeof(key), "%u %" PRIx64, pid, version);
+		size_t before = hashtab_size(pf->refused);
+		if (hashtab_index(pf->refused, hashtab_add(pf->refused, key, strlen(key), 0, 0)) >= before) {
+			comm_of((pid_t)pid, comm, sizeof(comm));
+			marple_warn("process %u (%s) runs Python %u.%u.%u: %s; profiled natively", pid, comm, major,
+				    minor, micro, why);
+		}
+		set_proc(pf, pid, &v);
+		return;
+	}
+	p->walked = 1;
+	pf->walked++;
+	v.state = PY_WALK;
+	v.runtime = p->runtime;
+	v.tss_key = p->lay->tss_key;
+	v.tstate_current = p->lay->tstate_current;
+	v.tsd_block = pf->tsd_block;
+	v.tstate_cframe = p->lay->tstate_cframe;
+	v.tstate_native_tid = p->lay->tstate_native_tid;
+	v.cframe_current = p->lay->cframe_current;
+	v.frame_code = p->lay->frame_code;
+	v.frame_previous = p->lay->frame_previous;
+	v.frame_prev_instr = p->lay->frame_prev_instr;
+	v.frame_is_entry = p->lay->frame_is_entry;
+	v.code_adaptive = p->lay->code_adaptive;
+	/* in another pid namespace than ours, its thread ids are that one's */
+	char ns[64];
+	struct stat theirs, ours;
+	snprintf(ns, sizeof(ns), "/proc/%u/ns/pid", pid);
+	if (stat(ns, &theirs) == 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
+	    (theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)) {
+		v.pidns_dev = theirs.st_dev;
+		v.pidns_ino = theirs.st_ino;
+	}
+	set_proc(pf, pid, &v);
+}
+
+static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
+
+/* Name the code objects of a new stack now, while its process lives. */
+static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id)
+{
+	uint64_t words[MARPLE_STACK_DEPTH];
+	size_t before = hashtab_size(pf->procs);
+	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &pid, sizeof(pid), 0, 0));
+
+	if (idx >= before) {	/* never looked at: nothing to name with */
+		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
+		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
+		return;
+	}
+	const struct pyproc *p = &pf->proc[idx];
+	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, words) != 0)
+		return;
+	int32_t key[2] = { (int32_t)pid, id };
+	before = hashtab_size(pf->stacks);
+	if (hashtab_index(pf->stacks, hashtab_add(pf->stacks, key, sizeof(key), 0, 0)) < before)
+		return;
+	pf->stack_names = marple_grow(pf->stack_names, &pf->stack_names_cap, pf->nstack_names + 1,
+				      sizeof(*pf->stack_names));
+	struct stack_names *sn = &pf->stack_names[pf->nstack_names++];
+	sn->first = pf->npool;
+	sn->n = 0;
+	for (int i = 0; i < MARPLE_STACK_DEPTH && words[i]; i++) {
+		const char *name = frame_name(pf, p, words[i], 1);
+		pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + 1, sizeof(*pf->name_pool));
+		pf->name_pool[pf->npool++] = name;
+		sn->n++;
+	}
+}
+
+static int on_request(void *ctx, void *data, size_t len)
+{
+	const struct py_request *r = data;
+	if (len < sizeof(*r))
+		return 0;
+	if (r->stack_id >= 0)
+		name_stack(ctx, r->pid, r->exec_id, r->stack_id);
+	else
+		look_at(ctx, r->pid, r->exec_id);
+	return 0;
+}
+
+int pyframes_listen(struct pyframes *pf, struct ring_buffer *rb)
+{
+	return ring_buffer__add(rb, pf->requests_fd, on_request, pf) < 0 ? -1 : 0;
+}
+
+/* A str object's text as UTF-8 (malloc'ed), or NULL. */
+static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
+{
+	unsigned char h[STR_COMPACT_DATA];
+	uint64_t type, length;
+	uint32_t state;
+
+	if (!addr || read_mem(pid, addr, h, sizeof(h)) != 0)
+		return NULL;
+	memcpy(&type, h + OB_TYPE, 8);
+	memcpy(&length, h + STR_LENGTH, 8);
+	memcpy(&state, h + STR_STATE, 4);
+	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+	if (type != p->unicode_type || !compact || length > 4096 || (kind != 1 && kind != 2 && kind != 4))
+		return NULL;
+	unsigned char *raw = marple_malloc(length * kind + 1);
+	if (read_mem(pid, addr + (ascii ? STR_ASCII_DATA : STR_COMPACT_DATA), raw, length * kind) != 0) {
+		free(raw);
+		return NULL;
+	}
+	if (ascii) {
+		raw[length] = 0;
+		return (char *)raw;
+	}
+	char *out = marple_malloc(length * 4 + 1), *o = out;
+	for (uint64_t i = 0; i < length; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else if (c < 0x800) {
+			*o++ = (char)(0xc0 | c >> 6), *o++ = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			*o++ = (char)(0xe0 | c >> 12), *o++ = (char)(0x80 | ((c >> 6) & 0x3f));
+			*o++ = (char)(0x80 | (c & 0x3f));
+		} else {
+			*o++ = (char)(0xf0 | c >> 18), *o++ = (char)(0x80 | ((c >> 12) & 0x3f));
+			*o++ = (char)(0x80 | ((c >> 6) & 0x3f)), *o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*o = 0;
+	free(raw);
+	return out;
+}
+
+/* Code object addr of p, read on first sight; with recheck, read again if
+ * what it points at changed (the object was freed and its memory given to
+ * another code object: the cache would name it wrongly). */
+static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
+{
+	uint64_t key[2] = { p->pid, addr };
+	size_t before = hashtab_size(pf->codes);
+	size_t idx = hashtab_index(pf->codes, hashtab_add(pf->codes, key, sizeof(key), 0, 0));
+	if (idx < before && !recheck)
+		return &pf->code[idx];
+	unsigned char o[256];
+	uint64_t type = 0, qualname = 0, filename = 0, linetable = 0;
+	int32_t firstline = 0;
+	int readable = read_mem((pid_t)p->pid, addr, o, sizeof(o)) == 0;
+	if (readable) {
+		memcpy(&type, o + OB_TYPE, 8);
+		memcpy(&qualname, o + p->lay->code_qualname, 8);
+		memcpy(&filename, o + p->lay->code_filename, 8);
+		memcpy(&linetable, o + p->lay->code_linetable, 8);
+		memcpy(&firstline, o + p->lay->code_firstlineno, 4);
+	}
+	struct pycode *c;
+	if (idx < before) {
+		c = &pf->code[idx];
+		/* unreadable now (exited): keep what was read while it lived */
+		if (!readable || (c->ok && c->qualname_ptr == qualname && c->filename_ptr == filename &&
+				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type))
+			return c;
+		pf->code_reread++;
+		free(c->qualname);
+		free(c->filename);
+		free(c->linetable);
+	} else {
+		pf->code = marple_grow(pf->code, &pf->code_cap, pf->ncode + 1, sizeof(*pf->code));
+		c = &pf->code[pf->ncode++];
+	}
+	memset(c, 0, sizeof(*c));
+	/* a code object freed and its memory reused is no longer of PyCode_Type,
+	 * or points at other names */
+	if (!readable || type != p->code_type)
+		return c;
+	c->qualname_ptr = qualname;
+	c->filename_ptr = filename;
+	c->linetable_ptr = linetable;
+	c->qualname = read_str((pid_t)p->pid, p, qualname);
+	c->filename = read_str((pid_t)p->pid, p, filename);
+	c->firstlineno = firstline;
+	unsigned char b[BYTES_DATA];
+	uint64_t btype, blen;
+	if (linetable && read_mem((pid_t)p->pid, linetable, b, sizeof(b)) == 0) {
+		memcpy(&btype, b + OB_TYPE, 8);
+		memcpy(&blen, b + OB_SIZE, 8);
+		if (btype == p->bytes_type && blen <= 1 << 20) {
+			c->linetable = marple_malloc(blen + 1);
+			if (read_mem((pid_t)p->pid, linetable + BYTES_DATA, c->linetable, blen) == 0) {
+				c->linetable_len = blen;
+			} else {
+				free(c->linetable);
+				c->linetable = NULL;
+			}
+		}
+	}
+	c->ok = c->qualname != NULL;
+	pf->code_bytes += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
+			  (c->filename ? strlen(c->filename) + 1 : 0) + c->linetable_len;
+	return c;
+}
+
+static unsigned read_varint(const unsigned char *t, size_t len, size_t *i)
+{
+	unsigned v = 0, shift = 0;
+	while (*i < len) {
+		unsigned char b = t[(*i)++];
+		v |= (unsigned)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64) || shift > 24)
+			break;
+	}
+	return v;
+}
+
+static int read_svarint(const unsigned char *t, size_t len, size_t *i)
+{
+	unsigned v = read_varint(t, len, i);
+	return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+}
+
+/* The line of code unit lasti, from 3.11's location table (co_linetable,
+ * Objects/locations.md): entries of a first byte 1cccclll (code c, l+1 code
+ * units), then per code: 15 no location, 14 long form (line delta svarint
+ * and three varints), 13 line delta svarint only, 10-12 line delta c-10 and
+ * two column bytes, 0-9 same line and one column byte.  0: unknown. */
+static int line_of(const struct pycode *c, unsigned lasti)
+{
+	size_t i = 0, len = c->linetable_len;
+	const unsigned char *t = c->linetable;
+	unsigned addr = 0;
+	int line = c->firstlineno;
+
+	while (t && i < len) {
+		unsigned char first = t[i++];
+		if (!(first & 0x80))
+			return 0;	/* lost our place */
+		unsigned code = (first >> 3) & 15, units = (first & 7) + 1;
+		int here = line;
+		switch (code) {
+		case 15: here = -1; break;
+		case 14:
+			line += read_svarint(t, len, &i);
+			here = line;
+			read_varint(t, len, &i), read_varint(t, len, &i), read_varint(t, len, &i);
+			break;
+		case 13: line += read_svarint(t, len, &i); here = line; break;
+		case 10: case 11: case 12: line += (int)code - 10; here = line; i += 2; break;
+		default: i += 1; break;
+		}
+		if (lasti < addr + units)
+			return here > 0 ? here : 0;
+		addr += units;
+	}
+	return 0;
+}
+
+static const char *intern(struct pyframes *pf, const char *s)
+{
+	return hashtab_add(pf->names, s, strlen(s), 0, 0)->key;
+}
+
+static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck)
+{
+	const struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word), recheck);
+	char buf[1024];
+	if (!c->ok) {
+		pf->unnamed_code++;
+		return "[python: code object gone]";
+	}
+	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
+	int line = lasti == PY_LASTI_UNKNOWN ? 0 : line_of(c, lasti);
+	if (line > 0)
+		snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->filename ? c->filename : "?", line);
+	else
+		snprintf(buf, sizeof(buf), "%s (%s)", c->qualname, c->filename ? c->filename : "?");
+	return intern(pf, buf);
+}
+
+static int in_eval(const struct pyproc *p, uint64_t pc)
+{
+	return (pc >= p->eval_lo && pc < p->eval_hi) || (pc >= p->cold_lo && pc < p->cold_hi);
+}
+
+struct collect_walk {
+	struct pyframes *pf;
+	struct stackframes *sf;
+	struct hashtab *t;
+};
+
+int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
+{
+	int pairs = na < ns ? na : ns;
+	for (int a = 0; a < na; a++)
+		pair[a] = -1;
+	if (na == ns && complete)
+		for (int a = 0; a < na; a++)
+			pair[a] = a;
+	else if (native_whole && complete)
+		for (int r = 0; r < pairs; r++)
+			pair[na - 1 - r] = ns - 1 - r;
+	else
+		for (int r = 0; r < pairs; r++)
+			pair[r] = r;
+	return pairs;
+}
+
+/* Replace each native activation of the eval loop with the Python frames it
+ * ran.  Python frames, leaf first, split at each is_entry frame into one
+ * segment per activation; the activations, leaf first, are the native
+ * frames in _PyEval_EvalFrameDefault.  Equal counts pair one to one.
+ * Otherwise (a sample while an activation starts or ends, a stack cut) the
+ * pairs that are certain are kept: from the root when the native stack is
+ * whole, else from the leaf; the rest stays native, or is left out. */
+static void merge(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, size_t first,
+		  const uint64_t *ips, int n, const uint64_t *words, int m, const char *const *pynames,
+		  uint64_t weight)
+{
+	size_t nf;
+	const char *const *frames = stackframes_frames(sf, &nf);
+	int act[MARPLE_STACK_DEPTH], na = 0;
+	int seg_start[PY_MAX_FRAMES + 1], seg_end[PY_MAX_FRAMES + 1], ns = 0, complete = 1;
+	int pair_of_act[MARPLE_STACK_DEPTH];
+
+	if (nf - first != (size_t)n)
+		return;
+	for (int i = 0; i < n; i++)
+		if (in_eval(p, ips[i] - (i > 0)))
+			act[na++] = i;
+	for (int j = 0; j < m;) {
+		seg_start[ns] = j;
+		while (j < m && !PY_FRAME_ENTRY(words[j]))
+			j++;
+		if (j == m) {
+			complete = 0;	/* cut before its entry frame: its activation is unknown */
+			break;
+		}
+		seg_end[ns++] = ++j;
+	}
+	int whole = stackframes_user_whole(sf);
+	int pairs = pyframes_pair(na, ns, complete, whole, pair_of_act);
+	/* Paired from the leaf, the native stack seen holds the innermost
+	 * activations: the Python frames left over ran in activations further
+	 * out, beyond where the native stack was cut, so they go first, whole,
+	 * then a frame saying native frames are missing there */
+	int outer_from = m;
+	if (!(whole && complete) && na < ns + !complete)
+		outer_from = pairs ? seg_end[pairs - 1] : 0;
+	if (na == ns && complete) {
+		pf->merged += weight;
+	} else {
+		pf->mismatched += weight;
+		pf->unpaired_activations += (uint64_t)(na - pairs) * weight;
+		int kept = m - outer_from;
+		for (int a = 0; a < na; a++)
+			if (pair_of_act[a] >= 0)
+				kept += seg_end[pair_of_act[a]] - seg_start[pair_of_act[a]];
+		pf->dropped_frames += (uint64_t)(m - kept) * weight;
+		if (outer_from < m)
+			pf->placed_outside += weight;
+	}
+	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 2));
+	int k = 0, a = na - 1;
+	if (outer_from < m) {
+		for (int j = m - 1; j >= outer_from; j--)
+			names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
+		names[k++] = "[native frames not unwound]";
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		if (a >= 0 && act[a] == i) {
+			int s = pair_of_act[a--];
+			if (s >= 0) {
+				for (int j = seg_end[s] - 1; j >= seg_start[s]; j--)
+					names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
+				continue;
+			}
+		}
+		names[k++] = frames[first + (size_t)(n - 1 - i)];
+	}
+	stackframes_user_splice(sf, first, names, (size_t)k);
+	free(names);
+}
+
+static void collect_one(const void *key, const void *value, void *arg)
+{
+	const struct collect_walk *w = arg;
+	const struct py_stack_key *pk = key;
+	const struct stack_key *k = &pk->k;
+	uint64_t v, ips[MARPLE_STACK_DEPTH], words[MARPLE_STACK_DEPTH];
+	size_t first;
+
+	memcpy(&v, value, sizeof(v));
+	if (!v)
+		return;
+	stackframes_begin(w->sf, k->comm);
+	stackframes_frames(w->sf, &first);
+	stackframes_user_id_exec(w->sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
+	uint32_t pid = k->pid;
+	size_t before = hashtab_size(w->pf->procs);
+	size_t idx = hashtab_index(w->pf->procs, hashtab_add(w->pf->procs, &pid, sizeof(pid), 0, 0));
+	if (idx >= before) {	/* not one we walked: cannot be, keep it native */
+		w->pf->proc = marple_grow(w->pf->proc, &w->pf->proc_cap, w->pf->nproc + 1, sizeof(*w->pf->proc));
+		memset(&w->pf->proc[w->pf->nproc++], 0, sizeof(*w->pf->proc));
+	}
+	const struct pyproc *p = &w->pf->proc[idx];
+	int n = stackframes_read_id(w->sf, k->user_stack_id, ips);
+	int m = stackframes_read_id(w->sf, pk->py_stack_id, words);
+	/* the names given when the stack was first seen, if it was told */
+	const char *const *pynames = NULL;
+	int32_t skey[2] = { (int32_t)k->pid, pk->py_stack_id };
+	size_t nb = hashtab_size(w->pf->stacks);
+	size_t si = hashtab_index(w->pf->stacks, hashtab_add(w->pf->stacks, skey, sizeof(skey), 0, 0));
+	if (si < nb && si < w->pf->nstack_names && w->pf->stack_names[si].n == (size_t)m)
+		pynames = w->pf->name_pool + w->pf->stack_names[si].first;
+	if (p->walked && p->exec_id == k->exec_id && n > 0 && m > 0)
+		merge(w->pf, w->sf, p, first, ips, n, words, m, pynames, v);
+	else
+		w->pf->mismatched += v;
+	stackframes_kernel_id(w->sf, k->kern_stack_id);
+	stackframes_collect(w->sf, w->t, v);
+}
+
+void pyframes_collect_counts(struct pyframes *pf, struct stackframes *sf, int fd, struct hashtab *t)
+{
+	struct collect_walk w = { pf, sf, t };
+	bpfmap_each(fd, sizeof(struct py_stack_key), sizeof(uint64_t), collect_one, &w);
+}
+
+void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
+{
+	static const char *const names[] = PY_COUNTER_NAMES;
+	json_t *o = json_object();
+	json_t *c = json_object();
+
+	for (uint32_t i = 0; i < PY_NCOUNTERS; i++)
+		json_object_set_new(c, names[i], json_integer((json_int_t)bpfmap_percpu_sum(pf->counters_fd, i)));
+	json_object_set_new(o, "processes_walked", json_integer((json_int_t)pf->walked));
+	json_object_set_new(o, "processes_refused", json_integer((json_int_t)pf->refused_n));
+	json_object_set_new(o, "bpf", c);
+	json_object_set_new(o, "samples_merged", json_integer((json_int_t)pf->merged));
+	json_object_set_new(o, "samples_mismatched", json_integer((json_int_t)pf->mismatched));
+	json_object_set_new(o, "activations_left_native", json_integer((json_int_t)pf->unpaired_activations));
+	json_object_set_new(o, "python_frames_left_out", json_integer((json_int_t)pf->dropped_frames));
+	json_object_set_new(o, "samples_python_before_cut_stack", json_integer((json_int_t)pf->placed_outside));
+	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
+	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
+	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)pf->code_reread));
+	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
+	json_object_set_new(tr, "python", o);
+}

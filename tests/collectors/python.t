@@ -1,0 +1,208 @@
+# marple-callstack and Python: Debian's own /usr/bin/python3 (3.11, stripped)
+# running a script with known functions; its Python functions replace the
+# interpreter's eval loop in the stacks, the C frames under them stay.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 15
+W="$MARPLE_BIN/workloads"
+CS="$MARPLE_BIN/marple-callstack"
+PY=/usr/bin/python3
+
+if ! is_root; then
+	skip_rest "python: BPF cases" "not root"
+fi
+if [ ! -x "$PY" ] || ! "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+	skip_rest "python: Debian's python3" "$PY is not Python 3.11"
+fi
+
+# weight of the records whose frames match an awk regex (frames joined by ;)
+weight() {
+	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { print s + 0 }' "$1"
+}
+trailer_num() {
+	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
+}
+
+cat > "$T/work.py" <<'PYEOF'
+import json, sys, time
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+class Tree:
+    def __init__(self, depth):
+        self.kids = [Tree(depth - 1) for _ in range(2)] if depth else []
+
+    def walk(self):
+        if not self.kids:
+            return fib(17)
+        total = 0
+        for k in self.kids:
+            total += k.walk()
+        return total
+
+def encode():
+    data = [{"k%d" % i: [i, str(i), {"x": i * 1.5}] for i in range(50)} for _ in range(100)]
+    return len(json.dumps(data))
+
+def main():
+    t = Tree(3)
+    end = time.time() + float(sys.argv[1])
+    while time.time() < end:
+        t.walk()
+        encode()
+
+main()
+PYEOF
+
+# 1. the chains by qualname, the C under them, merged with no mismatch
+"$PY" "$T/work.py" 12 & py=$!
+sleep 0.5
+MARPLE_READY_FILE="$T/r1" "$CS" -F 499 -p "$py" 4 > "$T/py.out" 2> "$T/py.err"; rc=$?
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+check "python: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/py.out'"
+P='[ ][(][^)]*[)]'	# " (file:line)"
+total=$(weight "$T/py.out" '.')
+fibw=$(weight "$T/py.out" "^python3;.*;<module>$P;main$P;Tree[.]walk$P;Tree[.]walk$P;Tree[.]walk$P;Tree[.]walk$P;fib$P(;fib$P)*$")
+json=$(weight "$T/py.out" ";main$P;encode$P;dumps$P;JSONEncoder[.]encode$P;JSONEncoder[.]iterencode$P;_PyObject_MakeTpCall;.*[[]_json[.]cpython")
+if [ "$fibw" -gt 0 ] && [ "$fibw" -lt "$total" ]; then
+	pass "python: <module>;main;Tree.walk x4;fib chains ($fibw of $total samples)"
+else
+	fail "python: <module>;main;Tree.walk x4;fib chains" "$fibw of $total samples: $(grep -m1 fib "$T/py.out" | cut -c1-300)"
+fi
+if [ "$json" -gt 0 ]; then pass "python: json's C encoder under JSONEncoder.iterencode ($json samples)"
+else fail "python: json's C encoder under JSONEncoder.iterencode" "none of $total samples: $(grep -m1 json "$T/py.out" | cut -c1-300)"; fi
+check "python: file and line of each function" grep -q "fib ($T/work.py:4)" "$T/py.out"
+# the eval loop is gone from all but the samples taken before the process was
+# looked at (its first) or while an activation starts or ends
+evalw=$(weight "$T/py.out" '_PyEval_EvalFrameDefault')
+merged=$(trailer_num "$T/py.out" samples_merged)
+if [ "$total" -gt 50 ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}" -ge $(( total * 9 / 10 )) ]; then
+	pass "python: >= 90% of the samples merged ($merged of $total; $evalw left with the eval loop)"
+else
+	fail "python: >= 90% of the samples merged" "merged ${merged:-?}, eval loop in $evalw, of $total samples"
+fi
+# plausible weights: fib's recursion and json's encoding both take a share
+if [ "$fibw" -ge $(( total / 10 )) ] && [ "$json" -ge $(( total / 20 )) ]; then
+	pass "python: fib and json both weigh (fib $fibw, json $json of $total)"
+else
+	fail "python: fib and json both weigh" "fib $fibw, json $json of $total"
+fi
+
+# 2. --no-python: the interpreter's own frames, as before
+"$PY" "$T/work.py" 6 & py=$!
+sleep 0.5
+"$CS" --no-python -F 499 -p "$py" 2 > "$T/native.out" 2> "$T/native.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+if [ "$(weight "$T/native.out" "$P")" -eq 0 ] && [ "$(weight "$T/native.out" '_PyEval_EvalFrameDefault')" -gt 0 ] &&
+   ! grep -q '"python":' "$T/native.out"; then
+	pass "python: --no-python keeps the stacks native"
+else
+	fail "python: --no-python keeps the stacks native" "$(grep -m1 -e "$T/work.py" "$T/native.out" | cut -c1-200)"
+fi
+
+# 2b. frame pointers only (python3 has none: the native stack stops within a
+# frame or two): the Python frames the native stack cannot place are put
+# first, whole, before a frame that says native frames are missing there
+"$PY" "$T/work.py" 6 & py=$!
+sleep 0.5
+"$CS" --unwind fp -F 499 -p "$py" 2 > "$T/fp.out" 2> "$T/fp.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+fpw=$(weight "$T/fp.out" "^python3;<module>$P;main$P;.*[[]native frames not unwound[]]")
+fptotal=$(weight "$T/fp.out" '.')
+if [ "$fpw" -ge $(( fptotal / 2 )) ] && [ "$fptotal" -gt 0 ]; then
+	pass "python: --unwind fp: Python frames before a cut native stack ($fpw of $fptotal)"
+else
+	fail "python: --unwind fp: Python frames before a cut native stack" "$fpw of $fptotal: $(grep -m1 '^[0-9]' "$T/fp.out" | cut -c1-200)"
+fi
+
+# 3. a Python of a version without a known layout: said once, profiled natively
+"$W/fakepython" 6 & fp=$!
+sleep 0.3
+"$CS" -F 499 -p "$fp" 2 > "$T/fake.out" 2> "$T/fake.err"
+kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
+n=$(grep -c "process $fp (fakepython) runs Python 3.14.0: no frame layout is known for that version; profiled natively" "$T/fake.err")
+if [ "$n" -eq 1 ]; then pass "python: an unknown version is named once on stderr"
+else fail "python: an unknown version is named once on stderr" "$n times: $(head -c 300 "$T/fake.err")"; fi
+if [ "$(weight "$T/fake.out" '^fakepython;.*main;_PyEval_EvalFrameDefault$')" -gt 0 ] &&
+   grep -q '"processes_refused":1' "$T/fake.out"; then
+	pass "python: ... and profiled natively"
+else
+	fail "python: ... and profiled natively" "$(grep -m1 '^[0-9]' "$T/fake.out" | cut -c1-200)"
+fi
+
+# 4. a process that is no Python: looked at, left alone
+"$W/hotcold" 6 & wl=$!
+sleep 0.2
+"$CS" -F 499 -p "$wl" 2 > "$T/hc.out" 2> "$T/hc.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "python: a native process is asked about" grep -q '"python":{"processes_walked":0,"processes_refused":0,"bpf":{"samples_of_python_processes":0,.*"processes_asked":1' "$T/hc.out"
+# (stderr: nothing but, on a loaded machine, the line on samples asked and got)
+if [ "$(weight "$T/hc.out" '^hotcold;.*main;run_round;hot_loop$')" -gt 0 ] &&
+   ! grep -qv '^marple-callstack: asked for' "$T/hc.err"; then
+	pass "python: ... and its stacks are as before"
+else
+	fail "python: ... and its stacks are as before" "$(head -c 300 "$T/hc.err")"
+fi
+
+# 5. a Python process started during a capture of the whole system
+MARPLE_READY_FILE="$T/r5" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
+if wait_ready "$T/r5" 20 "$cs"; then
+	"$PY" "$T/work.py" 2.5
+	kill -INT "$cs"
+fi
+wait "$cs"
+if [ "$(weight "$T/sys.out" "^python3;.*;main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 ]; then
+	pass "python: a process started during the capture has its Python frames"
+else
+	fail "python: a process started during the capture has its Python frames" "$(grep -m1 '^[0-9]*#python3' "$T/sys.out" | cut -c1-300)"
+fi
+
+# 6. code objects freed and their memory reused: each round makes a_N and
+# b_N afresh (N cycling), calls a_N -> b_N, and drops them; a cache that
+# trusted an address would name b_7's frame b_3 (471 of 733 chains did)
+cat > "$T/reuse.py" <<'PYEOF'
+import sys, time
+def fresh(n):
+    src = ("def a_%d(k):\n    return b_%d(k) + 1\n"
+           "def b_%d(k):\n    s = 0\n    for i in range(k):\n        s += i\n    return s\n") % (n, n, n)
+    g = {}
+    exec(src, g)
+    return g["a_%d" % n]
+end = time.time() + float(sys.argv[1])
+n = 0
+while time.time() < end:
+    f = fresh(n % 50)
+    for _ in range(20):
+        f(3000)
+    del f
+    n += 1
+PYEOF
+"$PY" "$T/reuse.py" 6 & py=$!
+sleep 0.5
+"$CS" -F 499 -p "$py" 3 > "$T/reuse.out" 2> "$T/reuse.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+grep -o 'a_[0-9]* [^;]*;b_[0-9]*' "$T/reuse.out" |
+	awk '{ split($1, a, "_"); split($0, b, ";b_"); if (a[2] == b[2]) same++; else diff++ }
+	     END { print same + 0, diff + 0 }' > "$T/reuse.count"
+read same diff < "$T/reuse.count"
+if [ "$same" -gt 0 ] && [ "$diff" -eq 0 ]; then pass "python: reused code objects are named anew ($same chains a_N;b_N)"
+else fail "python: reused code objects are named anew" "$same chains right, $diff with another b_N"; fi
+
+# 7. a Python in its own pid namespace (as in a container) numbers its
+# threads its own way: its thread states are still recognized
+if command -v unshare > /dev/null && unshare --pid --fork true 2>/dev/null; then
+	unshare --pid --fork "$PY" "$T/work.py" 6 & ns=$!
+	sleep 0.7
+	py=$(pgrep -P "$ns" | head -n 1)
+	"$CS" -F 499 -p "${py:-$ns}" 2 > "$T/ns.out" 2> "$T/ns.err"
+	kill "$ns" 2>/dev/null; wait "$ns" 2>/dev/null
+	if [ "$(weight "$T/ns.out" ";main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 ]; then
+		pass "python: a process in another pid namespace has its Python frames"
+	else
+		fail "python: a process in another pid namespace has its Python frames" "$(grep -o '"python":.\{0,200\}' "$T/ns.out")"
+	fi
+else
+	skip "python: a process in another pid namespace has its Python frames" "unshare --pid cannot run here"
+fi
