@@ -188,8 +188,8 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 /* The id of the current user or kernel stack in the stacks map (stored if
  * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
  * user mode); a negative errno, counted, when it could not be read or stored.
- * User stacks: walked with the unwind tables (--unwind tables, where the
- * process's are loaded) or by frame pointers (bpf_get_stack). */
+ * User stacks: walked with the unwind tables (--unwind tables: unwind.bpf.h)
+ * or by frame pointers (bpf_get_stack, --unwind fp). */
 static __always_inline int stacks_get(void *ctx, int user)
 {
 	__u32 zero = 0;
@@ -197,12 +197,9 @@ static __always_inline int stacks_get(void *ctx, int user)
 	if (!ips)
 		return -ENOMEM;
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
+		/* never frame pointers where a table is missing: a marker */
 		int n = unwind_user_stack(ips);
-		if (n > 0)
-			return stacks_store(ips, n, user);
-		if (n == 0)
-			return STACK_ID_NONE;
-		/* no tables for this process yet: frame pointers */
+		return n > 0 ? stacks_store(ips, n, user) : STACK_ID_NONE;
 	}
 	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);

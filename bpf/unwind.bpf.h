@@ -1,8 +1,11 @@
 /* unwind.bpf.h — the user-stack unwinder of --unwind tables, included by
  * stacks.bpf.h (which see): walks the current task's user stack from its
  * saved user registers with the rows lib/collect/unwindtab.c built from the
- * binaries' .eh_frame (struct unwind_row, stacks.h), frame pointers where a
- * mapping or an address has no row.
+ * binaries' .eh_frame (struct unwind_row, stacks.h).  It never guesses: code
+ * with CFI whose table is not loaded (or a rule it cannot follow) ends the
+ * stack with a marker frame (UNWIND_MARK_*); frame pointers are followed
+ * only in code without CFI (JIT, hand-written assembly) and only while they
+ * look like a frame (above sp, aligned, near it).
  *
  * Maps (sized by the user side before load; 1 entry when not in this mode):
  *   unwind_rows      every file's rows, one after the other (mmapped)
@@ -83,7 +86,10 @@ static __noinline void unwind_request(__u32 tgid)
 }
 
 /* How a walk ended */
-enum { UNWIND_GO_ON = 0, UNWIND_DONE_COMPLETE, UNWIND_DONE_NO_TABLE, UNWIND_DONE_FAULT };
+enum {
+	UNWIND_GO_ON = 0, UNWIND_DONE_COMPLETE, UNWIND_DONE_NO_TABLE, UNWIND_DONE_FAULT,
+	UNWIND_DONE_NOT_LOADED, UNWIND_DONE_UNSUPPORTED
+};
 
 struct unwind_walk {
 	__u64 ip, sp, bp;
@@ -141,8 +147,13 @@ static __always_inline struct unwind_row *unwind_find_row(struct unwind_mapping 
 	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
-/* One frame by frame pointer: the caller's rbp at [rbp], its return address
- * above it. */
+/* A frame pointer's frame is farther from sp than this: not a frame (a
+ * thread's default stack is 8 MB) */
+#define UNWIND_FP_MAX_FRAME (8u << 20)
+
+/* One frame by frame pointer, in code without CFI: the caller's rbp at
+ * [rbp], its return address above it, if rbp looks like a frame of this
+ * stack (at or above sp, 8-aligned, within UNWIND_FP_MAX_FRAME of it). */
 static __always_inline void unwind_fp_step(struct unwind_walk *s)
 {
 	__u64 frame[2];
@@ -151,7 +162,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 		s->done = UNWIND_DONE_COMPLETE;	/* rbp 0: the outermost frame (_start) */
 		return;
 	}
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp) != 0 || frame[1] == 0) {
+	if (s->bp < s->sp || (s->bp & 7) != 0 || s->bp - s->sp > UNWIND_FP_MAX_FRAME ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp) != 0 || frame[1] == 0) {
 		s->done = UNWIND_DONE_NO_TABLE;
 		return;
 	}
@@ -162,7 +174,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 	s->exact = 0;
 }
 
-/* One frame by its row; 0, or -1 when the row does not say (frame pointers). */
+/* One frame by its row; 0, or -1 when the row says there is no CFI here
+ * (frame pointers, checked). */
 static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_row *r)
 {
 	__u64 cfa, ra;
@@ -188,8 +201,11 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 		s->exact = 1;
 		return 0;
 	}
-	default:
+	case UNWIND_NONE:
 		return -1;
+	default:	/* UNWIND_UNSUPPORTED */
+		s->done = UNWIND_DONE_UNSUPPORTED;
+		return 0;
 	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
 		s->done = UNWIND_DONE_FAULT;
@@ -223,19 +239,44 @@ static long unwind_frame(__u64 i, void *ctx)
 	/* a return address is after its call: look up the call itself */
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
 	struct unwind_mapping *m = unwind_find_mapping(s, pc);
-	if (!m && !s->requested) {
-		unwind_request(s->tgid);	/* mapped since we read its maps? */
-		s->requested = 1;
+	if (!m) {
+		/* mapped since we read its maps (dlopen, a JIT), or a bad
+		 * return address: nothing tells how to go on */
+		if (!s->requested) {
+			unwind_request(s->tgid);
+			s->requested = 1;
+		}
+		s->done = UNWIND_DONE_NOT_LOADED;
+		return 1;
 	}
-	struct unwind_row *r = m && m->row_count ? unwind_find_row(m, pc - m->bias) : NULL;
-	if (!r || unwind_row_step(s, r) != 0)
+	if (m->row_count == 0) {
+		if (m->row_off != UNWIND_NO_CFI) {
+			s->done = UNWIND_DONE_NOT_LOADED;	/* CFI, but no table: no guess */
+			return 1;
+		}
 		unwind_fp_step(s);
+		return s->done != UNWIND_GO_ON;
+	}
+	struct unwind_row *r = unwind_find_row(m, pc - m->bias);
+	if (!r || unwind_row_step(s, r) != 0)
+		unwind_fp_step(s);	/* before the first FDE or between FDEs: no CFI there */
 	return s->done != UNWIND_GO_ON;
 }
 
+/* End ips[0..n) with marker frame mark, in place of its last frame if full. */
+static __always_inline __u32 unwind_mark(__u64 *ips, __u32 n, __u64 mark)
+{
+	if (n >= MARPLE_STACK_DEPTH)
+		n = MARPLE_STACK_DEPTH - 1;
+	ips[n & (MARPLE_STACK_DEPTH - 1)] = mark;
+	return n + 1;
+}
+
 /* Walk the current task's user stack into ips[] (leaf first, zeroes after):
- * the number of frames; 0 for a task with no user stack; -1 when this
- * process has no tables loaded (asked for; the caller uses frame pointers). */
+ * the number of frames, a marker frame last where the walk stopped short of
+ * the outermost frame for want of a table or of depth; 0 for a task with
+ * no user stack.  A process whose tables are not loaded yet (asked for)
+ * gets its leaf and the marker. */
 static __noinline int unwind_user_stack(__u64 *ips)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -246,30 +287,46 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	if (!mm || !ips)
 		return 0;
 	unwind_count(UNWIND_STACKS);
-	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS) {
-		unwind_count(UNWIND_NO_PROC);
-		unwind_request(tgid);
-		return -1;
-	}
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	s.ip = BPF_CORE_READ(regs, ip);
-	s.sp = BPF_CORE_READ(regs, sp);
-	s.bp = BPF_CORE_READ(regs, bp);
-	s.exact = 1;
-	s.slot = p->slot;
-	s.nmaps = p->n;
-	s.tgid = tgid;
-	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, &s, 0);
+	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	int no_proc = !p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS;
+	if (no_proc || !p) {
+		unwind_count(UNWIND_NO_PROC);
+		unwind_request(tgid);
+		s.n = 1;
+		ips[0] = s.ip;
+		s.done = UNWIND_DONE_NOT_LOADED;
+	} else {
+		s.sp = BPF_CORE_READ(regs, sp);
+		s.bp = BPF_CORE_READ(regs, bp);
+		s.exact = 1;
+		s.slot = p->slot;
+		s.nmaps = p->n;
+		s.tgid = tgid;
+		bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, &s, 0);
+	}
+	__u32 n = s.n;
 	switch (s.done) {
-	case UNWIND_GO_ON: unwind_count(UNWIND_CUT_DEPTH); break;
+	case UNWIND_GO_ON:
+		unwind_count(UNWIND_CUT_DEPTH);
+		n = unwind_mark(ips, n, UNWIND_MARK_TRUNCATED);
+		break;
 	case UNWIND_DONE_COMPLETE: unwind_count(UNWIND_COMPLETE); break;
 	case UNWIND_DONE_NO_TABLE: unwind_count(UNWIND_CUT_NO_TABLE); break;
+	case UNWIND_DONE_NOT_LOADED:
+		if (!no_proc)	/* no_table_yet counted it */
+			unwind_count(UNWIND_CUT_NOT_LOADED);
+		n = unwind_mark(ips, n, UNWIND_MARK_NO_TABLE);
+		break;
+	case UNWIND_DONE_UNSUPPORTED:
+		unwind_count(UNWIND_CUT_UNSUPPORTED);
+		n = unwind_mark(ips, n, UNWIND_MARK_UNSUPPORTED);
+		break;
 	default: unwind_count(UNWIND_CUT_FAULT); break;
 	}
 	/* zeroes up to the end of the last group of 8 (the hash reads them)
 	 * and after the stack (the reader stops there) */
-	__u32 n = s.n;
 	for (int j = 0; j < 8; j++) {
 		__u32 k = n + j;
 		if (k < MARPLE_STACK_DEPTH)

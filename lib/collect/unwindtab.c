@@ -59,13 +59,21 @@ const char *unwindtab_mode_name(int mode)
 
 static uint32_t rows_for(pid_t pid);
 
-int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid)
+uint32_t unwindtab_rows_in(uint64_t bytes)
+{
+	uint64_t rows = bytes / sizeof(struct unwind_row);
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
+}
+
+int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
 	 * them: one process needs a few slots (it execs, maps more) and the rows
 	 * of its files */
-	uint32_t nrows = one_pid && tables ? rows_for(one_pid) : UNWINDTAB_ROWS;
+	uint32_t limit = unwindtab_rows_in(memory), nrows = limit;
+	if (one_pid && tables && rows_for(one_pid) < limit)
+		nrows = rows_for(one_pid);
 	uint32_t nprocs = one_pid ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
@@ -84,6 +92,8 @@ struct load {
 
 struct file {
 	uint32_t row_off, nrows;	/* in unwind_rows; nrows 0: no table */
+	int has_cfi;			/* .eh_frame or .debug_frame rows (or unreadable: no
+					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
 	int nloads;
 };
@@ -99,7 +109,10 @@ struct unwindtab {
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_too_big, files_without_room, loads, procs_full;
+	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
+	uint64_t rows_wanted;		/* rows of the files left without room */
+	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
+	size_t nno_room_paths;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -170,6 +183,9 @@ void unwindtab_free(struct unwindtab *t)
 	if (t->keys)
 		intern_free(t->keys);
 	unwindtabrows_buf_free(&t->rowbuf);
+	for (size_t i = 0; i < t->nno_room_paths; i++)
+		free(t->no_room_paths[i]);
+	free(t->no_room_paths);
 	free(t->files);
 	free(t->slot_pid);
 	free(t);
@@ -194,8 +210,14 @@ static uint64_t thread_cpu_ns(void)
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-/* Build f's table from elf into unwind_rows (if there is room). */
-static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
+#define UNWINDTAB_NAMED 20	/* files without room named in the trailer */
+
+/* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see rows_for) */
+static uint64_t rows_estimate(Elf *elf);
+
+/* Build f's table from elf into unwind_rows, if there is room left for it
+ * (any size: the limit is the table's, --unwind-memory). */
+static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char *path)
 {
 	struct unwindtab_rowstats st;
 	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
@@ -206,22 +228,21 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	/* one file may take a quarter of the room at most when many processes
-	 * share it: a huge library (LLVM's: millions of rows) would crowd out
-	 * the rest; one process's files may fill it */
-	uint32_t room = t->rows_cap - t->rows_used, quarter = t->slots > UNWINDTAB_PROCS_ONE ? t->rows_cap / 4 : t->rows_cap;
-	uint32_t cap = quarter < room ? quarter : room;
+	uint32_t room = t->rows_cap - t->rows_used;
 	/* written straight into the map's free part (its pages are mapped) */
 	t->rowbuf.fixed = 1;
 	t->rowbuf.rows = t->rows + t->rows_used;
-	t->rowbuf.rows_cap = cap;
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, cap, &t->rowbuf, &st);
+	t->rowbuf.rows_cap = room;
+	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
 	uint32_t n = (uint32_t)t->rowbuf.nrows;
+	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc > 0) {
-		if (cap < quarter)
-			t->files_without_room++;	/* the table is (nearly) full */
-		else
-			t->files_too_big++;
+		t->files_without_room++;
+		t->rows_wanted += rows_estimate(elf);
+		if (t->nno_room_paths < UNWINDTAB_NAMED) {
+			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
+			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
+		}
 	} else if (rc < 0 || n == 0) {
 		t->files_without_table++;
 	} else {
@@ -258,8 +279,8 @@ fail:
 }
 
 /* The file behind one mapping, its table built the first time it is seen. */
-static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, uint64_t start, uint64_t end,
-			     int is_vdso)
+static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, const char *path_name,
+			     uint64_t start, uint64_t end, int is_vdso)
 {
 	size_t before = intern_count(t->keys);
 	uint32_t id = intern_get(t->keys, key, strlen(key));
@@ -280,10 +301,12 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, ui
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
-	if (elf)
-		build_file(t, f, elf);
-	else
+	if (elf) {
+		build_file(t, f, elf, path_name);
+	} else {
+		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
 		t->files_without_table++;
+	}
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);
@@ -349,11 +372,13 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 			continue;
 		struct unwind_mapping *mm = &m[(*n)++];
 		*mm = (struct unwind_mapping){ .start = l.start, .end = l.end };
-		if (!l.key[0])
+		if (!l.key[0]) {
+			mm->row_off = UNWIND_NO_CFI;	/* anonymous code (a JIT): frame pointers */
 			continue;
-		const struct file *f = get_file(t, pid, l.key, l.start, l.end, l.vdso);
+		}
+		const struct file *f = get_file(t, pid, l.key, l.path, l.start, l.end, l.vdso);
 		mm->bias = mapping_bias(f, l.start, l.pgoff);
-		mm->row_off = f->row_off;
+		mm->row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI;
 		mm->row_count = f->nrows;
 	}
 	free(line);
@@ -361,11 +386,28 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 	return 0;
 }
 
+static uint64_t elf_cfi_bytes(Elf *elf);
+
 /* The CFI bytes (.eh_frame and .debug_frame) of an ELF file. */
 static uint64_t cfi_bytes(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	uint64_t n = elf_cfi_bytes(elf);
+
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static uint64_t rows_estimate(Elf *elf)
+{
+	return elf_cfi_bytes(elf) * 10 / 54;
+}
+
+static uint64_t elf_cfi_bytes(Elf *elf)
+{
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	size_t shstrndx;
@@ -378,16 +420,13 @@ static uint64_t cfi_bytes(const char *path)
 			    (strcmp(name, ".eh_frame") == 0 || strcmp(name, ".debug_frame") == 0))
 				n += sh.sh_size;
 		}
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	return n;
 }
 
 /* Rows for one process's table: a row takes 5 to 6 bytes of CFI in what gcc
  * and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
  * files' CFI bytes, half as much again and 2^17 rows for what it maps later
- * (dlopen, exec); from 2^17 (2 MiB) to 2^22 (64 MiB: LLVM's 950,000 rows fit). */
+ * (dlopen, exec); from 2^17 (2 MiB) up (the caller caps it at --unwind-memory). */
 static uint32_t rows_for(pid_t pid)
 {
 	char path[64], *line = NULL;
@@ -413,7 +452,7 @@ static uint32_t rows_for(pid_t pid)
 	intern_free(seen);
 	rows = bytes / 4;
 	rows += rows / 2 + (1u << 17);
-	return rows > (1u << 22) ? 1u << 22 : (uint32_t)rows;
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)rows;
 }
 
 /* Build now the tables of the C library and the dynamic loader we use
@@ -439,7 +478,7 @@ static void warm_up(struct unwindtab *t)
 		return;
 	while (getline(&line, &lcap, fp) > 0)
 		if (parse_maps_line(line, &l) && l.key[0] && (strstr(l.path, "/libc.so") || strstr(l.path, "/ld-linux")))
-			get_file(t, getpid(), l.key, l.start, l.end, 0);
+			get_file(t, getpid(), l.key, l.path, l.start, l.end, 0);
 	free(line);
 	fclose(fp);
 }
@@ -584,8 +623,12 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
 	json_object_set_new(u, "fdes_by_libdw", json_integer((json_int_t)t->fdes_libdw));
 	json_object_set_new(u, "fdes_from_debug_frame", json_integer((json_int_t)t->fdes_debug_frame));
-	json_object_set_new(u, "files_too_big", json_integer((json_int_t)t->files_too_big));
 	json_object_set_new(u, "files_without_room", json_integer((json_int_t)t->files_without_room));
+	json_t *no_room = json_array();
+	for (size_t i = 0; i < t->nno_room_paths; i++)
+		json_array_append_new(no_room, json_string(t->no_room_paths[i]));
+	json_object_set_new(u, "files_without_room_names", no_room);
+	json_object_set_new(u, "rows_limit", json_integer((json_int_t)t->rows_cap));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
 	json_object_set_new(u, "table_bytes",
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
@@ -593,15 +636,26 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
-	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT];
+	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
+		       c[UNWIND_CUT_UNSUPPORTED] + c[UNWIND_NO_PROC];
 	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
-		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
-			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
-			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
-	if (t->files_without_room)
-		marple_warn("the unwind table (%u rows) filled up: %" PRIu64 " more files were walked by frame "
-			"pointers", t->rows_cap, t->files_without_room);
-	if (t->files_too_big)
-		marple_warn("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
-			"file): their frames were walked by frame pointers", t->files_too_big, t->rows_cap);
+		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (table not loaded yet: %" PRIu64
+			", file without a table: %" PRIu64 ", no CFI and no valid frame pointer: %" PRIu64
+			", unsupported rule: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
+			cut, c[UNWIND_STACKS], c[UNWIND_NO_PROC], c[UNWIND_CUT_NOT_LOADED], c[UNWIND_CUT_NO_TABLE],
+			c[UNWIND_CUT_UNSUPPORTED], c[UNWIND_CUT_FAULT]);
+	if (t->files_without_room) {
+		/* said once, with the files: their code ends stacks in [no unwind table] */
+		char list[1024] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < t->nno_room_paths && len < sizeof(list) - 1; i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+						t->no_room_paths[i]);
+		uint64_t bytes = (uint64_t)t->rows_cap * sizeof(struct unwind_row);
+		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, %u rows): %" PRIu64
+			" file(s) got no table (~%" PRIu64 " rows more wanted); their frames end stacks in "
+			"[no unwind table]: %s%s", bytes >= (1u << 20) ? bytes >> 20 : bytes >> 10,
+			bytes >= (1u << 20) ? "" : "K", t->rows_cap, t->files_without_room, t->rows_wanted, list,
+			t->files_without_room > t->nno_room_paths ? ", ..." : "");
+	}
 }
