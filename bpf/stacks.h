@@ -132,6 +132,28 @@ struct unwind_mapping {
 	__u32 row_off, row_count;
 };
 
+/* Each file whose table was built (or found to have no CFI, or no room),
+ * by the kernel's identity of its inode (s_dev as the kernel encodes it:
+ * major << 20 | minor, as /proc/PID/maps prints them; i_ino): the walker
+ * finds the file of a PC its process's mappings do not hold (a process
+ * not loaded yet: its first samples; a dlopen since) with bpf_find_vma.
+ * loads: its PT_LOAD segments' file ranges [start, end) (start page-aligned)
+ * and offset - vaddr, for the bias of a mapping at file offset pgoff. */
+struct unwind_file_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+#define UNWIND_FILE_LOADS 4
+struct unwind_file {
+	__u32 row_off, row_count;	/* as in struct unwind_mapping */
+	__u32 nloads, pad;
+	struct {
+		__u64 start, end;
+		__s64 delta;
+	} loads[UNWIND_FILE_LOADS];
+};
+
 /* The mappings of a process live in unwind_mappings[slot * UNWIND_MAX_MAPPINGS
  * + i], i < n, sorted by start; tag is its mm->start_stack when they were
  * read (a pid reused by another program does not match). */
@@ -157,17 +179,20 @@ enum unwind_counter {
 	UNWIND_CUT_NO_TABLE,		/* stacks cut in code without CFI where rbp led nowhere valid */
 	UNWIND_CUT_DEPTH,		/* stacks cut at MARPLE_STACK_DEPTH frames */
 	UNWIND_CUT_FAULT,		/* stacks cut by a read of user memory that failed */
-	UNWIND_NO_PROC,			/* stacks of a process whose tables were not loaded yet */
+	UNWIND_NO_PROC,			/* stacks of a process whose mappings were not loaded yet
+					 * (walked with bpf_find_vma) */
 	UNWIND_REQUESTS,		/* requests to (re)read a process's mappings */
 	UNWIND_CUT_NOT_LOADED,		/* stacks cut in code with CFI but no table loaded, or
 					 * at a PC in no known mapping: [no unwind table] */
 	UNWIND_CUT_UNSUPPORTED,		/* stacks cut at a rule the walker cannot follow */
+	UNWIND_FRAMES_BY_VMA,		/* frames whose file bpf_find_vma found (process not
+					 * loaded yet, or a mapping since) */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
-	  "cut_unsupported_rule" }
+	  "cut_unsupported_rule", "frames_file_by_vma" }
 
 /* --unwind modes (rodata stacks_unwind of every stack collector) */
 enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };

@@ -168,6 +168,32 @@ void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_obje
 		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
 }
 
+/* -c: libc's, ld.so's and the command's own tables built before it starts,
+ * so that its first samples are walked (its other libraries are built when
+ * first sampled) */
+static void warm_command(struct unwindtab *t, const char *cmd)
+{
+	size_t len = strcspn(cmd, " \t");
+	char *name = marple_strndup(cmd, len), path[4096];
+	const char *dirs = getenv("PATH");
+
+	unwindtab_warm_up(t);
+	if (strchr(name, '/')) {
+		unwindtab_warm_file(t, name);
+	} else {
+		for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
+			size_t dl = strcspn(d, ":");
+			snprintf(path, sizeof(path), "%.*s/%s", (int)dl, d, name);
+			if (access(path, X_OK) == 0) {
+				unwindtab_warm_file(t, path);
+				break;
+			}
+			d += dl + (d[dl] == ':');
+		}
+	}
+	free(name);
+}
+
 void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb)
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
@@ -177,7 +203,7 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);
 	else if (sc->cmd)
-		unwindtab_warm_up(sc->unwindtab);
+		warm_command(sc->unwindtab, sc->cmd);
 }
 
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,8 +80,10 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
-	if (!rows || !maps || !procs || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	if (!rows || !maps || !procs || !files || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
@@ -102,7 +106,7 @@ struct unwindtab {
 	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
 	struct file *files;
 	size_t files_cap;
-	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd;
+	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd, files_fd;
 	struct unwind_row *rows;	/* unwind_rows, mmapped */
 	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
 	struct unwindtab_rowbuf rowbuf;	/* where each file's rows are built */
@@ -150,11 +154,12 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
 	struct bpf_map *requests = bpf_object__find_map_by_name(obj, "unwind_requests");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	elf_version(EV_CURRENT);
 	t->rows = map_mmap(obj, "unwind_rows", &t->rows_fd, &t->rows_cap);
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
-	if (!t->rows || !t->mappings || !procs || !counters || !requests) {
+	if (!t->rows || !t->mappings || !procs || !counters || !requests || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtab_free(t);
 		return NULL;
@@ -162,6 +167,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->procs_fd = bpf_map__fd(procs);
 	t->counters_fd = bpf_map__fd(counters);
 	t->requests_fd = bpf_map__fd(requests);
+	t->files_fd = bpf_map__fd(files);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
@@ -257,6 +263,17 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char
 	t->build_cpu_ns += thread_cpu_ns() - c0;
 }
 
+/* One line of /proc/PID/maps, if an executable mapping: its range, file
+ * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
+struct maps_line {
+	uint64_t start, end, pgoff;
+	char key[64];
+	const char *path;
+	int vdso;
+	unsigned dmaj, dmin;
+	uint64_t ino;
+};
+
 /* The vdso is in no file: its image is read from the process. */
 static Elf *vdso_elf(pid_t pid, uint64_t start, uint64_t end, void **buf)
 {
@@ -279,9 +296,28 @@ fail:
 }
 
 /* The file behind one mapping, its table built the first time it is seen. */
-static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, const char *path_name,
-			     uint64_t start, uint64_t end, int is_vdso)
+/* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
+ * so that it finds its rows from any process's VMA. */
+static void register_file(struct unwindtab *t, const struct file *f, unsigned dmaj, unsigned dmin, uint64_t ino)
 {
+	struct unwind_file_key k = { .dev = (dmaj << 20) | dmin, .ino = ino };
+	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
+				 .row_count = f->nrows };
+
+	for (int i = 0; i < f->nloads && v.nloads < UNWIND_FILE_LOADS; i++) {
+		const struct load *l = &f->loads[i];
+		v.loads[v.nloads].start = l->offset & ~4095ull;
+		v.loads[v.nloads].end = l->offset + l->filesz;
+		v.loads[v.nloads++].delta = (int64_t)(l->offset - l->vaddr);
+	}
+	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
+}
+
+static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_line *ml)
+{
+	const char *key = ml->key, *path_name = ml->path;
+	uint64_t start = ml->start, end = ml->end;
+	int is_vdso = ml->vdso;
 	size_t before = intern_count(t->keys);
 	uint32_t id = intern_get(t->keys, key, strlen(key));
 
@@ -298,7 +334,7 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, co
 	} else {
 		char path[96];
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+		if ((fd = open(pid ? path : path_name, O_RDONLY | O_CLOEXEC)) >= 0)	/* pid 0: a file by path */
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	if (elf) {
@@ -311,6 +347,8 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, co
 	if (fd >= 0)
 		close(fd);
 	free(buf);
+	if (!is_vdso)
+		register_file(t, f, ml->dmaj, ml->dmin, ml->ino);
 	return f;
 }
 
@@ -325,15 +363,6 @@ static uint64_t mapping_bias(const struct file *f, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
-/* One line of /proc/PID/maps, if an executable mapping: its range, file
- * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
-struct maps_line {
-	uint64_t start, end, pgoff;
-	char key[64];
-	const char *path;
-	int vdso;
-};
-
 static int parse_maps_line(const char *line, struct maps_line *l)
 {
 	uint64_t ino;
@@ -345,6 +374,9 @@ static int parse_maps_line(const char *line, struct maps_line *l)
 		   &l->pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
 		return 0;
 	l->path = line + pathpos;
+	l->dmaj = dmaj;
+	l->dmin = dmin;
+	l->ino = ino;
 	l->vdso = strncmp(l->path, "[vdso]", 6) == 0;
 	if (l->vdso)
 		snprintf(l->key, sizeof(l->key), "[vdso]");
@@ -376,7 +408,7 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 			mm->row_off = UNWIND_NO_CFI;	/* anonymous code (a JIT): frame pointers */
 			continue;
 		}
-		const struct file *f = get_file(t, pid, l.key, l.path, l.start, l.end, l.vdso);
+		const struct file *f = get_file(t, pid, &l);
 		mm->bias = mapping_bias(f, l.start, l.pgoff);
 		mm->row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI;
 		mm->row_count = f->nrows;
@@ -467,6 +499,22 @@ void unwindtab_warm_up(struct unwindtab *t)
 	pthread_mutex_unlock(&t->load_lock);
 }
 
+void unwindtab_warm_file(struct unwindtab *t, const char *path)
+{
+	struct stat st;
+	struct maps_line l = { .path = path };
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	l.dmaj = major(st.st_dev);
+	l.dmin = minor(st.st_dev);
+	l.ino = st.st_ino;
+	snprintf(l.key, sizeof(l.key), "%x:%x:%" PRIu64, l.dmaj, l.dmin, l.ino);
+	pthread_mutex_lock(&t->load_lock);
+	get_file(t, 0, &l);
+	pthread_mutex_unlock(&t->load_lock);
+}
+
 static void warm_up(struct unwindtab *t)
 {
 	FILE *fp = fopen("/proc/self/maps", "re");
@@ -478,7 +526,7 @@ static void warm_up(struct unwindtab *t)
 		return;
 	while (getline(&line, &lcap, fp) > 0)
 		if (parse_maps_line(line, &l) && l.key[0] && (strstr(l.path, "/libc.so") || strstr(l.path, "/ld-linux")))
-			get_file(t, getpid(), l.key, l.path, l.start, l.end, 0);
+			get_file(t, getpid(), &l);
 	free(line);
 	fclose(fp);
 }
@@ -637,13 +685,12 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
-		       c[UNWIND_CUT_UNSUPPORTED] + c[UNWIND_NO_PROC];
+		       c[UNWIND_CUT_UNSUPPORTED];
 	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
-		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (table not loaded yet: %" PRIu64
-			", file without a table: %" PRIu64 ", no CFI and no valid frame pointer: %" PRIu64
-			", unsupported rule: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
-			cut, c[UNWIND_STACKS], c[UNWIND_NO_PROC], c[UNWIND_CUT_NOT_LOADED], c[UNWIND_CUT_NO_TABLE],
-			c[UNWIND_CUT_UNSUPPORTED], c[UNWIND_CUT_FAULT]);
+		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (at [no unwind table]: %" PRIu64
+			", no CFI and no valid frame pointer: %" PRIu64 ", unsupported rule: %" PRIu64
+			", unreadable stack: %" PRIu64 "); --unwind dwarf may do better", cut, c[UNWIND_STACKS],
+			c[UNWIND_CUT_NOT_LOADED], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_UNSUPPORTED], c[UNWIND_CUT_FAULT]);
 	if (t->files_without_room) {
 		/* said once, with the files: their code ends stacks in [no unwind table] */
 		char list[1024] = "";

@@ -45,6 +45,8 @@ const char *unwindtab_mode_name(int mode);
 #define UNWINDTAB_MEMORY_DEFAULT (64ull << 20)	/* 4 M rows: cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
 #define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
+#define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
+#define UNWINDTAB_FILES_ONE 1024u
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
 /* Rows that memory bytes hold (at least 1). */
 uint32_t unwindtab_rows_in(uint64_t bytes);
@@ -56,6 +58,9 @@ void unwindtab_free(struct unwindtab *t);
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
 void unwindtab_warm_up(struct unwindtab *t);
+/* Build the table of the executable file at path now (a command about to
+ * be started): its first samples find it through bpf_find_vma. */
+void unwindtab_warm_file(struct unwindtab *t, const char *path);
 /* Read pid's executable mappings and give the BPF side them with their
  * tables (building those not built yet).  0, or -1 if the process is gone. */
 int unwindtab_load_pid(struct unwindtab *t, pid_t pid);

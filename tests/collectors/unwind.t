@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 33
+plan 35
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -174,4 +174,18 @@ stacks=$(trailer_unwind "$T/noroom.out" stacks)
 share "unwind: no room: counted cut_table_not_loaded" "$(trailer_unwind "$T/noroom.out" cut_table_not_loaded)" "${stacks:-0}" 98
 check "unwind: no room: the trailer names the file" grep -q '"files_without_room_names":\["[^"]*libc\.so' "$T/noroom.out"
 expect_exit "unwind: --unwind-memory: a bad size is a usage error" 2 "not a size" "$CS" --unwind-memory 12X 1
+
+# 12. short-lived processes of a known file (nofp, 20 ms each, 30 in a row,
+# system-wide): from the second on, walked from their first sample, before
+# user space has read their mappings (bpf_find_vma finds each address's file)
+"$CS" -U -F 999 3 > "$T/short.out" 2> "$T/short.err" & cs=$!
+sleep 1.2
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$W/nofp" 0.02; done
+wait "$cs"
+# (their libc frames may go unnamed: a process gone before its maps were
+# read; the walk is what is tested here)
+share "unwind: short-lived nofp: whole stacks from the first samples" \
+	"$(weight "$T/short.out" '^nofp;_start;(.*;)?main;chain_a;chain_b;chain_c')" "$(weight "$T/short.out" '^nofp;')" 85
+check "unwind: short-lived nofp: files found by bpf_find_vma, counted" \
+	test "$(trailer_unwind "$T/short.out" frames_file_by_vma)" -gt 0
 
