@@ -380,9 +380,12 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	__u32 exec_id = (__u32)t->self_exec_id;
 	__u64 prev = STACKS_SEEN_KEY(tgid, exec_id - 1), cur = STACKS_SEEN_KEY(tgid, exec_id);
 
-	if (bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur))
+	int seen = bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur);
+	if (seen)
 		stacks_note_image(tgid, exec_id, t, 1);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* its mappings are gone */
+	if (stacks_unwind == UNWIND_MODE_TABLES)
+		unwind_exec(tgid, seen);	/* its new mappings read at once */
 #ifdef STACKS_EXEC_HOOK
 	STACKS_EXEC_HOOK(tgid, exec_id);
 #endif

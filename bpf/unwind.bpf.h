@@ -94,6 +94,25 @@ static __noinline void unwind_request(__u32 tgid)
 	unwind_count(UNWIND_REQUESTS);
 }
 
+/* A process has just exec'ed (stacks.bpf.h's stacks_exec): if it was
+ * sampled before (seen), or its program is a file whose table was built (a
+ * compiler run again and again), ask for its mappings now, not at its first
+ * sample: bpf_find_vma can find one file a sample (in a perf event its lock
+ * is released by an irq_work), the process's mappings any number. */
+static __always_inline void unwind_exec(__u32 tgid, int seen)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	if (!exe)
+		return;
+	struct unwind_file_key k = { .dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev),
+				      .ino = BPF_CORE_READ(exe, f_inode, i_ino) };
+	if (!seen && !bpf_map_lookup_elem(&unwind_files, &k))
+		return;
+	bpf_map_delete_elem(&unwind_asked, &tgid);	/* its previous image's requests */
+	unwind_request(tgid);
+}
+
 /* How a walk ended */
 enum {
 	UNWIND_GO_ON = 0, UNWIND_DONE_COMPLETE, UNWIND_DONE_NO_TABLE, UNWIND_DONE_FAULT,
