@@ -132,8 +132,8 @@ static __always_inline void stacks_count(__u32 idx)
 static __always_inline int stacks_store(__u64 *ips, int n, int user)
 {
 	/* hashed 8 addresses at a time: the zeroes after the stack make the
-	 * hash the same for the same stack, and the verifier walks 16 branches
-	 * instead of 127 */
+	 * hash the same for the same stack, and the verifier walks 32 branches
+	 * instead of 256 */
 	__u64 h = 14695981039346656037ull;
 	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
 		if (c * 8 >= n)

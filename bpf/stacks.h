@@ -187,12 +187,14 @@ enum unwind_counter {
 	UNWIND_CUT_UNSUPPORTED,		/* stacks cut at a rule the walker cannot follow */
 	UNWIND_FRAMES_BY_VMA,		/* frames whose file bpf_find_vma found (process not
 					 * loaded yet, or a mapping since) */
+	UNWIND_VMA_BUSY,		/* bpf_find_vma could not look (its lock, or its
+					 * irq_work taken by an earlier call in this sample) */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
-	  "cut_unsupported_rule", "frames_file_by_vma" }
+	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy" }
 
 /* --unwind modes (rodata stacks_unwind of every stack collector) */
 enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };

@@ -200,7 +200,9 @@ static __always_inline int unwind_find_vma(struct unwind_walk *s, __u64 pc)
 {
 	if (s->vma_state == UNWIND_VMA_NONE || pc < s->vma.start || pc >= s->vma.end) {
 		struct unwind_vma_result v = {};
-		bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);
+		long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);
+		if (err != 0 && err != -2 /* ENOENT: no VMA there */)
+			unwind_count(UNWIND_VMA_BUSY);
 		s->vma = v.m;
 		s->vma_state = v.state;
 	}

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 35
+plan 36
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -172,6 +172,8 @@ check "unwind: no room: no [unknown] frame" test "$(weight "$T/noroom.out" 'unkn
 check "unwind: no room: the warning names libc" grep -q 'reached their limit (--unwind-memory 64K.*libc\.so' "$T/noroom.err"
 stacks=$(trailer_unwind "$T/noroom.out" stacks)
 share "unwind: no room: counted cut_table_not_loaded" "$(trailer_unwind "$T/noroom.out" cut_table_not_loaded)" "${stacks:-0}" 98
+check "unwind: no room: no frame walked by frame pointer (libc has CFI)" \
+	test "$(trailer_unwind "$T/noroom.out" frames_by_frame_pointer)" -eq 0
 check "unwind: no room: the trailer names the file" grep -q '"files_without_room_names":\["[^"]*libc\.so' "$T/noroom.out"
 expect_exit "unwind: --unwind-memory: a bad size is a usage error" 2 "not a size" "$CS" --unwind-memory 12X 1
 
