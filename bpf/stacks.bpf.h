@@ -132,8 +132,8 @@ static __always_inline void stacks_count(__u32 idx)
 static __always_inline int stacks_store(__u64 *ips, int n, int user)
 {
 	/* hashed 8 addresses at a time: the zeroes after the stack make the
-	 * hash the same for the same stack, and the verifier walks 16 branches
-	 * instead of 127 */
+	 * hash the same for the same stack, and the verifier walks 32 branches
+	 * instead of 256 */
 	__u64 h = 14695981039346656037ull;
 	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
 		if (c * 8 >= n)
@@ -188,8 +188,8 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 /* The id of the current user or kernel stack in the stacks map (stored if
  * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
  * user mode); a negative errno, counted, when it could not be read or stored.
- * User stacks: walked with the unwind tables (--unwind tables, where the
- * process's are loaded) or by frame pointers (bpf_get_stack). */
+ * User stacks: walked with the unwind tables (--unwind tables: unwind.bpf.h)
+ * or by frame pointers (bpf_get_stack, --unwind fp). */
 static __always_inline int stacks_get(void *ctx, int user)
 {
 	__u32 zero = 0;
@@ -197,12 +197,9 @@ static __always_inline int stacks_get(void *ctx, int user)
 	if (!ips)
 		return -ENOMEM;
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
+		/* never frame pointers where a table is missing: a marker */
 		int n = unwind_user_stack(ips);
-		if (n > 0)
-			return stacks_store(ips, n, user);
-		if (n == 0)
-			return STACK_ID_NONE;
-		/* no tables for this process yet: frame pointers */
+		return n > 0 ? stacks_store(ips, n, user) : STACK_ID_NONE;
 	}
 	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
@@ -383,9 +380,12 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	__u32 exec_id = (__u32)t->self_exec_id;
 	__u64 prev = STACKS_SEEN_KEY(tgid, exec_id - 1), cur = STACKS_SEEN_KEY(tgid, exec_id);
 
-	if (bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur))
+	int seen = bpf_map_lookup_elem(&pids_seen, &prev) || bpf_map_lookup_elem(&pids_seen, &cur);
+	if (seen)
 		stacks_note_image(tgid, exec_id, t, 1);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* its mappings are gone */
+	if (stacks_unwind == UNWIND_MODE_TABLES)
+		unwind_exec(tgid, seen);	/* its new mappings read at once */
 #ifdef STACKS_EXEC_HOOK
 	STACKS_EXEC_HOOK(tgid, exec_id);
 #endif

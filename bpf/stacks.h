@@ -10,7 +10,12 @@
 #ifndef MARPLE_STACKS_H
 #define MARPLE_STACKS_H
 
-#define MARPLE_STACK_DEPTH 127		/* PERF_MAX_STACK_DEPTH: one stack-map value */
+/* Frames a stack holds: one stack-map value.  clang's parser recurses past
+ * 127 (the kernel's perf_event_max_stack, which still bounds --unwind fp's
+ * bpf_get_stack).  A user stack walked by --unwind tables that is deeper
+ * keeps its MARPLE_STACK_DEPTH - 1 leaf frames and ends in
+ * UNWIND_MARK_TRUNCATED. */
+#define MARPLE_STACK_DEPTH 256
 #define MARPLE_COMM_LEN 16
 
 /* A stack id that was not asked for (-K, kernel threads' user stacks, -U's
@@ -93,13 +98,15 @@ struct dwarf_sample {
  * to find the CFA (the caller's stack pointer; the return address is just
  * below it, at CFA-8) and where the caller's rbp was saved. */
 enum unwind_cfa {
-	UNWIND_NONE,			/* no CFI here: walk frame pointers (counted) */
+	UNWIND_NONE,			/* no CFI here (between FDEs): frame pointers where valid */
 	UNWIND_RSP,			/* CFA = rsp + cfa_off */
 	UNWIND_RBP,			/* CFA = rbp + cfa_off */
 	UNWIND_PLT,			/* a PLT entry: CFA = rsp + 8, +8 from byte 11 of its 16 */
 	UNWIND_END,			/* the return address is undefined: the outermost frame (_start) */
 	UNWIND_SIGNAL,			/* __restore_rt: the interrupted registers are in the
 					 * ucontext at rsp (rip +168, rsp +160, rbp +120) */
+	UNWIND_UNSUPPORTED,		/* CFI whose rules the walker cannot follow: the walk
+					 * stops (UNWIND_MARK_UNSUPPORTED), no guess */
 };
 enum { UNWIND_RBP_SAME, UNWIND_RBP_SAVED };	/* rbp unchanged, or at CFA + rbp_off */
 
@@ -114,10 +121,37 @@ struct unwind_row {
 
 /* One executable mapping of a process: its addresses [start, end), file
  * address = address - bias, and its file's rows, rows[row_off, row_off +
- * row_count) of the unwind_rows array (row_count 0: no table: frame pointers). */
+ * row_count) of the unwind_rows array.  row_count 0: no table; then row_off
+ * UNWIND_NO_CFI says the code has no CFI at all (JIT, hand-written
+ * assembly: frame pointers are followed where they look valid), anything
+ * else that it has CFI but no table was loaded (too big for the room left,
+ * unreadable): the walk stops there with UNWIND_MARK_NO_TABLE. */
+#define UNWIND_NO_CFI 0xffffffffu
 struct unwind_mapping {
 	__u64 start, end, bias;
 	__u32 row_off, row_count;
+};
+
+/* Each file whose table was built (or found to have no CFI, or no room),
+ * by the kernel's identity of its inode (s_dev as the kernel encodes it:
+ * major << 20 | minor, as /proc/PID/maps prints them; i_ino): the walker
+ * finds the file of a PC its process's mappings do not hold (a process
+ * not loaded yet: its first samples; a dlopen since) with bpf_find_vma.
+ * loads: its PT_LOAD segments' file ranges [start, end) (start page-aligned)
+ * and offset - vaddr, for the bias of a mapping at file offset pgoff. */
+struct unwind_file_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+#define UNWIND_FILE_LOADS 4
+struct unwind_file {
+	__u32 row_off, row_count;	/* as in struct unwind_mapping */
+	__u32 nloads, pad;
+	struct {
+		__u64 start, end;
+		__s64 delta;
+	} loads[UNWIND_FILE_LOADS];
 };
 
 /* The mappings of a process live in unwind_mappings[slot * UNWIND_MAX_MAPPINGS
@@ -129,22 +163,38 @@ struct unwind_proc {
 	__u32 slot, n;
 };
 
+/* Marker frames the walker writes instead of a guess, in the non-canonical
+ * address range no code is at; stackframes.c names them. */
+#define UNWIND_MARK_NO_TABLE 0x8000000000000001ull	/* "[no unwind table]" */
+#define UNWIND_MARK_UNSUPPORTED 0x8000000000000002ull	/* "[unsupported unwind rule]" */
+#define UNWIND_MARK_TRUNCATED 0x8000000000000003ull	/* "[truncated: 256+ frames]" */
+#define UNWIND_IS_MARK(a) (((a) >> 48) == 0x8000)
+
 /* Per-CPU counters (map unwind_counters), for the trailer's "unwind". */
 enum unwind_counter {
 	UNWIND_STACKS,			/* user stacks walked */
 	UNWIND_FRAMES_TABLE,		/* frames found with a table row */
 	UNWIND_FRAMES_FP,		/* frames found by frame pointer (no row there) */
 	UNWIND_COMPLETE,		/* stacks that reached the outermost frame */
-	UNWIND_CUT_NO_TABLE,		/* stacks cut where neither a row nor rbp led on */
+	UNWIND_CUT_NO_TABLE,		/* stacks cut in code without CFI where rbp led nowhere valid */
 	UNWIND_CUT_DEPTH,		/* stacks cut at MARPLE_STACK_DEPTH frames */
 	UNWIND_CUT_FAULT,		/* stacks cut by a read of user memory that failed */
-	UNWIND_NO_PROC,			/* stacks of a process whose tables were not loaded yet */
+	UNWIND_NO_PROC,			/* stacks of a process whose mappings were not loaded yet
+					 * (walked with bpf_find_vma) */
 	UNWIND_REQUESTS,		/* requests to (re)read a process's mappings */
+	UNWIND_CUT_NOT_LOADED,		/* stacks cut in code with CFI but no table loaded, or
+					 * at a PC in no known mapping: [no unwind table] */
+	UNWIND_CUT_UNSUPPORTED,		/* stacks cut at a rule the walker cannot follow */
+	UNWIND_FRAMES_BY_VMA,		/* frames whose file bpf_find_vma found (process not
+					 * loaded yet, or a mapping since) */
+	UNWIND_VMA_BUSY,		/* bpf_find_vma could not look (its lock, or its
+					 * irq_work taken by an earlier call in this sample) */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
-	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests" }
+	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
+	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy" }
 
 /* --unwind modes (rodata stacks_unwind of every stack collector) */
 enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };

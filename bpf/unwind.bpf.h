@@ -1,13 +1,18 @@
 /* unwind.bpf.h — the user-stack unwinder of --unwind tables, included by
  * stacks.bpf.h (which see): walks the current task's user stack from its
  * saved user registers with the rows lib/collect/unwindtab.c built from the
- * binaries' .eh_frame (struct unwind_row, stacks.h), frame pointers where a
- * mapping or an address has no row.
+ * binaries' .eh_frame (struct unwind_row, stacks.h).  It never guesses: code
+ * with CFI whose table is not loaded (or a rule it cannot follow) ends the
+ * stack with a marker frame (UNWIND_MARK_*); frame pointers are followed
+ * only in code without CFI (JIT, hand-written assembly) and only while they
+ * look like a frame (above sp, aligned, near it).
  *
  * Maps (sized by the user side before load; 1 entry when not in this mode):
  *   unwind_rows      every file's rows, one after the other (mmapped)
  *   unwind_mappings  UNWIND_MAX_MAPPINGS executable mappings a slot (mmapped)
  *   unwind_procs     tgid -> its slot, count, and the start_stack it was read with
+ *   unwind_files     (dev, inode) -> a built file's rows: where the process's
+ *                    mappings do not say, bpf_find_vma finds the PC's file
  *   unwind_requests  tgids whose mappings user space should (re)read: unknown
  *                    process, or a PC outside its mappings (dlopen, exec)
  *   unwind_asked     when each tgid last asked (at most every 20 ms)
@@ -40,6 +45,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+} unwind_files SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -82,8 +94,30 @@ static __noinline void unwind_request(__u32 tgid)
 	unwind_count(UNWIND_REQUESTS);
 }
 
+/* A process has just exec'ed (stacks.bpf.h's stacks_exec): if it was
+ * sampled before (seen), or its program is a file whose table was built (a
+ * compiler run again and again), ask for its mappings now, not at its first
+ * sample: bpf_find_vma can find one file a sample (in a perf event its lock
+ * is released by an irq_work), the process's mappings any number. */
+static __always_inline void unwind_exec(__u32 tgid, int seen)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	if (!exe)
+		return;
+	struct unwind_file_key k = { .dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev),
+				      .ino = BPF_CORE_READ(exe, f_inode, i_ino) };
+	if (!seen && !bpf_map_lookup_elem(&unwind_files, &k))
+		return;
+	bpf_map_delete_elem(&unwind_asked, &tgid);	/* its previous image's requests */
+	unwind_request(tgid);
+}
+
 /* How a walk ended */
-enum { UNWIND_GO_ON = 0, UNWIND_DONE_COMPLETE, UNWIND_DONE_NO_TABLE, UNWIND_DONE_FAULT };
+enum {
+	UNWIND_GO_ON = 0, UNWIND_DONE_COMPLETE, UNWIND_DONE_NO_TABLE, UNWIND_DONE_FAULT,
+	UNWIND_DONE_NOT_LOADED, UNWIND_DONE_UNSUPPORTED
+};
 
 struct unwind_walk {
 	__u64 ip, sp, bp;
@@ -92,57 +126,155 @@ struct unwind_walk {
 	__u32 exact;			/* ip is the interrupted PC (leaf, or past a signal frame) */
 	__u32 done;
 	__u32 requested;
+	__u32 vma_state;		/* what bpf_find_vma found last (UNWIND_VMA_*) */
+	struct unwind_mapping m;	/* the current frame's mapping */
+	struct unwind_mapping vma;	/* ... found by bpf_find_vma: reused while the PC is in it */
 };
 
-/* The mapping that holds pc, or NULL: a binary search of the process's
- * sorted mappings (UNWIND_MAX_MAPPINGS = 2^8: 9 steps). */
-static __always_inline struct unwind_mapping *unwind_find_mapping(struct unwind_walk *s, __u64 pc)
+/* The walk's state lives in a map, not on the stack: the verifier then
+ * checks bpf_loop's callback once for any frame count, instead of once per
+ * frame (it tracks a stack slot's exact value: 256 frames exceeded its 1 M
+ * instructions). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk);
+} unwind_state SEC(".maps");
+
+enum { UNWIND_VMA_NONE, UNWIND_VMA_FOUND, UNWIND_VMA_UNKNOWN_FILE, UNWIND_VMA_NO_TABLE };
+
+/* What bpf_find_vma's callback found (on the stack: the helper wants it there) */
+struct unwind_vma_result {
+	struct unwind_mapping m;
+	__u32 state;
+};
+
+/* bpf_find_vma's callback: the mapping of the VMA that holds the PC, from
+ * its file's entry in unwind_files. */
+static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
-	__u32 lo = 0, hi = s->nmaps, base = s->slot * UNWIND_MAX_MAPPINGS;
+	struct unwind_vma_result *s = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+	__u64 start = BPF_CORE_READ(vma, vm_start);
+
+	s->m.start = start;
+	s->m.end = BPF_CORE_READ(vma, vm_end);
+	s->m.bias = 0;
+	s->m.row_count = 0;
+	if (!f) {
+		/* no file: the vdso (it has CFI; its table comes with the
+		 * process's mappings) or JIT code (none: frame pointers) */
+		if (start == (__u64)BPF_CORE_READ(task, mm, context.vdso)) {
+			s->state = UNWIND_VMA_NO_TABLE;
+			return 0;
+		}
+		s->m.row_off = UNWIND_NO_CFI;
+		s->state = UNWIND_VMA_FOUND;
+		return 0;
+	}
+	struct unwind_file_key k = { .dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+				      .ino = BPF_CORE_READ(f, f_inode, i_ino) };
+	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &k);
+	if (!uf) {
+		s->state = UNWIND_VMA_UNKNOWN_FILE;
+		return 0;
+	}
+	__u64 pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	__s64 delta = 0;
+	for (int i = 0; i < UNWIND_FILE_LOADS; i++)
+		if (i < uf->nloads && pgoff >= uf->loads[i].start && pgoff < uf->loads[i].end) {
+			delta = uf->loads[i].delta;
+			break;
+		}
+	s->m.bias = start - pgoff + delta;
+	s->m.row_off = uf->row_off;
+	s->m.row_count = uf->row_count;
+	s->state = UNWIND_VMA_FOUND;
+	return 0;
+}
+
+/* Find pc's mapping with bpf_find_vma (the process's mappings do not hold
+ * it) into s->m: 0, or -1 with s->done set (a file not built yet: asked). */
+static __always_inline int unwind_find_vma(struct unwind_walk *s, __u64 pc)
+{
+	if (s->vma_state == UNWIND_VMA_NONE || pc < s->vma.start || pc >= s->vma.end) {
+		struct unwind_vma_result v = {};
+		long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);
+		if (err != 0 && err != -2 /* ENOENT: no VMA there */)
+			unwind_count(UNWIND_VMA_BUSY);
+		s->vma = v.m;
+		s->vma_state = v.state;
+	}
+	if (s->vma_state == UNWIND_VMA_FOUND) {
+		s->m = s->vma;
+		unwind_count(UNWIND_FRAMES_BY_VMA);
+		return 0;
+	}
+	if (s->vma_state == UNWIND_VMA_UNKNOWN_FILE && !s->requested) {
+		unwind_request(s->tgid);	/* a file never seen: build it */
+		s->requested = 1;
+	}
+	s->done = UNWIND_DONE_NOT_LOADED;	/* no VMA: a bad return address */
+	return -1;
+}
+
+/* The index in unwind_mappings of the mapping of slot (nmaps sorted) that
+ * holds pc, or -1: a binary search (UNWIND_MAX_MAPPINGS = 2^8: 9 steps).
+ * A global function: the verifier checks it once, not at every path that
+ * calls it. */
+__noinline int unwind_mapping_index(__u32 slot, __u32 nmaps, __u64 pc)
+{
+	__u32 lo = 0, hi = nmaps, base = slot * UNWIND_MAX_MAPPINGS;
 	struct unwind_mapping *m;
 
 	for (int step = 0; step < 9 && lo < hi; step++) {
 		__u32 mid = lo + (hi - lo) / 2, idx = base + mid;
 		m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 		if (!m)
-			return NULL;
+			return -1;
 		if (m->start <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
-		return NULL;
+		return -1;
 	__u32 idx = base + lo - 1;
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	return m && pc < m->end ? m : NULL;
+	return m && pc < m->end ? (int)idx : -1;
 }
 
-/* The row that holds file address pc among m's rows (binary search: 2^24
- * rows at most), or NULL. */
-static __always_inline struct unwind_row *unwind_find_row(struct unwind_mapping *m, __u64 pc)
+/* The index in unwind_rows of the row that holds file address pc among
+ * rows[off, off + count) (binary search: 2^31 rows at most), or -1.  Global,
+ * as above. */
+__noinline int unwind_row_index(__u32 off, __u32 count, __u64 pc)
 {
-	__u32 lo = m->row_off, hi = m->row_off + m->row_count, first = lo;
+	__u32 lo = off, hi = off + count, first = lo;
 	struct unwind_row *r;
 
-	for (int step = 0; step < 25 && lo < hi; step++) {
+	for (int step = 0; step < 32 && lo < hi; step++) {
 		__u32 mid = lo + (hi - lo) / 2;
 		r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
-			return NULL;
+			return -1;
 		if (r->pc <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == first)
-		return NULL;
-	__u32 idx = lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+		return -1;
+	return (int)(lo - 1);
 }
 
-/* One frame by frame pointer: the caller's rbp at [rbp], its return address
- * above it. */
+/* A frame pointer's frame is farther from sp than this: not a frame (a
+ * thread's default stack is 8 MB) */
+#define UNWIND_FP_MAX_FRAME (8u << 20)
+
+/* One frame by frame pointer, in code without CFI: the caller's rbp at
+ * [rbp], its return address above it, if rbp looks like a frame of this
+ * stack (at or above sp, 8-aligned, within UNWIND_FP_MAX_FRAME of it). */
 static __always_inline void unwind_fp_step(struct unwind_walk *s)
 {
 	__u64 frame[2];
@@ -151,7 +283,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 		s->done = UNWIND_DONE_COMPLETE;	/* rbp 0: the outermost frame (_start) */
 		return;
 	}
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp) != 0 || frame[1] == 0) {
+	if (s->bp < s->sp || (s->bp & 7) != 0 || s->bp - s->sp > UNWIND_FP_MAX_FRAME ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp) != 0 || frame[1] == 0) {
 		s->done = UNWIND_DONE_NO_TABLE;
 		return;
 	}
@@ -162,7 +295,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 	s->exact = 0;
 }
 
-/* One frame by its row; 0, or -1 when the row does not say (frame pointers). */
+/* One frame by its row; 0, or -1 when the row says there is no CFI here
+ * (frame pointers, checked). */
 static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_row *r)
 {
 	__u64 cfa, ra;
@@ -188,8 +322,11 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 		s->exact = 1;
 		return 0;
 	}
-	default:
+	case UNWIND_NONE:
 		return -1;
+	default:	/* UNWIND_UNSUPPORTED */
+		s->done = UNWIND_DONE_UNSUPPORTED;
+		return 0;
 	}
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
 		s->done = UNWIND_DONE_FAULT;
@@ -212,64 +349,116 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 /* bpf_loop callback: record the current frame, then find its caller. */
 static long unwind_frame(__u64 i, void *ctx)
 {
-	struct unwind_walk *s = ctx;
-	__u32 zero = 0, n = s->n;
+	__u32 zero = 0;
+	struct unwind_walk *s = bpf_map_lookup_elem(&unwind_state, &zero);
 	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
 
-	if (!ips || n >= MARPLE_STACK_DEPTH)
+	if (!s || !ips)
+		return 1;
+	__u32 n = s->n;
+	if (n >= MARPLE_STACK_DEPTH)
 		return 1;
 	ips[n] = s->ip;
 	s->n = n + 1;
 	/* a return address is after its call: look up the call itself */
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
-	struct unwind_mapping *m = unwind_find_mapping(s, pc);
-	if (!m && !s->requested) {
-		unwind_request(s->tgid);	/* mapped since we read its maps? */
-		s->requested = 1;
+	int mi = s->nmaps ? unwind_mapping_index(s->slot, s->nmaps, pc) : -1;
+	__u32 mkey = (__u32)mi;
+	struct unwind_mapping *pm = mi >= 0 ? bpf_map_lookup_elem(&unwind_mappings, &mkey) : NULL;
+	if (pm) {
+		s->m = *pm;
+	} else {
+		/* not loaded yet, or mapped since (dlopen, a JIT): the kernel's
+		 * VMA says which file, whose table may be built */
+		if (s->nmaps && !s->requested) {
+			unwind_request(s->tgid);
+			s->requested = 1;
+		}
+		if (unwind_find_vma(s, pc) != 0)
+			return 1;
 	}
-	struct unwind_row *r = m && m->row_count ? unwind_find_row(m, pc - m->bias) : NULL;
-	if (!r || unwind_row_step(s, r) != 0)
+	struct unwind_mapping *m = &s->m;
+	if (m->row_count == 0) {
+		if (m->row_off != UNWIND_NO_CFI) {
+			s->done = UNWIND_DONE_NOT_LOADED;	/* CFI, but no table: no guess */
+			return 1;
+		}
 		unwind_fp_step(s);
+		return s->done != UNWIND_GO_ON;
+	}
+	int ri = unwind_row_index(m->row_off, m->row_count, pc - m->bias);
+	__u32 rkey = (__u32)ri;
+	struct unwind_row *r = ri >= 0 ? bpf_map_lookup_elem(&unwind_rows, &rkey) : NULL;
+	if (!r || unwind_row_step(s, r) != 0)
+		unwind_fp_step(s);	/* before the first FDE or between FDEs: no CFI there */
 	return s->done != UNWIND_GO_ON;
 }
 
+/* End ips[0..n) with marker frame mark, in place of its last frame if full. */
+static __always_inline __u32 unwind_mark(__u64 *ips, __u32 n, __u64 mark)
+{
+	if (n >= MARPLE_STACK_DEPTH)
+		n = MARPLE_STACK_DEPTH - 1;
+	ips[n & (MARPLE_STACK_DEPTH - 1)] = mark;
+	return n + 1;
+}
+
 /* Walk the current task's user stack into ips[] (leaf first, zeroes after):
- * the number of frames; 0 for a task with no user stack; -1 when this
- * process has no tables loaded (asked for; the caller uses frame pointers). */
+ * the number of frames, a marker frame last where the walk stopped short of
+ * the outermost frame for want of a table or of depth; 0 for a task with
+ * no user stack.  A process whose tables are not loaded yet (asked for)
+ * gets its leaf and the marker. */
 static __noinline int unwind_user_stack(__u64 *ips)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct unwind_walk s = {};
+	__u32 zero = 0;
+	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mm_struct *mm = BPF_CORE_READ(t, mm);
 
-	if (!mm || !ips)
+	if (!mm || !ips || !w)
 		return 0;
+	*w = (struct unwind_walk){};
 	unwind_count(UNWIND_STACKS);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	w->ip = BPF_CORE_READ(regs, ip);
 	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS) {
+	int no_proc = !p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS;
+	w->sp = BPF_CORE_READ(regs, sp);
+	w->bp = BPF_CORE_READ(regs, bp);
+	w->exact = 1;
+	w->tgid = tgid;
+	if (no_proc || !p) {
+		/* its mappings are not loaded yet (asked for): every frame's
+		 * file by bpf_find_vma */
 		unwind_count(UNWIND_NO_PROC);
 		unwind_request(tgid);
-		return -1;
+		w->requested = 1;
+	} else {
+		w->slot = p->slot;
+		w->nmaps = p->n;
 	}
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	s.ip = BPF_CORE_READ(regs, ip);
-	s.sp = BPF_CORE_READ(regs, sp);
-	s.bp = BPF_CORE_READ(regs, bp);
-	s.exact = 1;
-	s.slot = p->slot;
-	s.nmaps = p->n;
-	s.tgid = tgid;
-	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, &s, 0);
-	switch (s.done) {
-	case UNWIND_GO_ON: unwind_count(UNWIND_CUT_DEPTH); break;
+	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, NULL, 0);
+	__u32 n = w->n;
+	switch (w->done) {
+	case UNWIND_GO_ON:
+		unwind_count(UNWIND_CUT_DEPTH);
+		n = unwind_mark(ips, n, UNWIND_MARK_TRUNCATED);
+		break;
 	case UNWIND_DONE_COMPLETE: unwind_count(UNWIND_COMPLETE); break;
 	case UNWIND_DONE_NO_TABLE: unwind_count(UNWIND_CUT_NO_TABLE); break;
+	case UNWIND_DONE_NOT_LOADED:
+		unwind_count(UNWIND_CUT_NOT_LOADED);
+		n = unwind_mark(ips, n, UNWIND_MARK_NO_TABLE);
+		break;
+	case UNWIND_DONE_UNSUPPORTED:
+		unwind_count(UNWIND_CUT_UNSUPPORTED);
+		n = unwind_mark(ips, n, UNWIND_MARK_UNSUPPORTED);
+		break;
 	default: unwind_count(UNWIND_CUT_FAULT); break;
 	}
 	/* zeroes up to the end of the last group of 8 (the hash reads them)
 	 * and after the stack (the reader stops there) */
-	__u32 n = s.n;
 	for (int j = 0; j < 8; j++) {
 		__u32 k = n + j;
 		if (k < MARPLE_STACK_DEPTH)

@@ -53,6 +53,24 @@ void stackcollector_usage(struct stackcollector *sc, FILE *f)
 		has_option(sc, SC_OPT_COMMAND) ? " (or CMD exits)" : "", sc->footer);
 }
 
+/* --unwind-memory SIZE: MB, or a number ending in K, M or G */
+static uint64_t unwind_memory(const char *arg)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+	uint64_t unit = 1ull << 20;
+
+	if (end != arg && (*end == 'K' || *end == 'k'))
+		unit = 1ull << 10, end++;
+	else if (end != arg && (*end == 'M' || *end == 'm'))
+		end++;
+	else if (end != arg && (*end == 'G' || *end == 'g'))
+		unit = 1ull << 30, end++;
+	if (end == arg || *end || arg[0] == '-' || v == 0 || v > (64ull << 30) / unit)
+		marple_usage_error("--unwind-memory: '%s' is not a size from 1 (MB), or 1K, to 64G", arg);
+	return (uint64_t)v * unit;
+}
+
 static void shared_option(struct stackcollector *sc, int id, const char *arg)
 {
 	switch (id) {
@@ -75,6 +93,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 			marple_usage_error("--unwind: '%s' is not tables, fp or dwarf", arg);
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
+	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -93,6 +112,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->sample_every = 1;
 	sc->stack_storage = 16384;
 	sc->unwind = UNWIND_MODE_TABLES;
+	sc->unwind_memory = UNWINDTAB_MEMORY_DEFAULT;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
 		while (i < n && sc->options[i].key != c)
@@ -144,8 +164,34 @@ static int map_fd(struct bpf_object *obj, const char *name)
 
 void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
 {
-	if (unwindtab_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid) < 0)
+	if (unwindtab_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory) < 0)
 		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
+}
+
+/* -c: libc's, ld.so's and the command's own tables built before it starts,
+ * so that its first samples are walked (its other libraries are built when
+ * first sampled) */
+static void warm_command(struct unwindtab *t, const char *cmd)
+{
+	size_t len = strcspn(cmd, " \t");
+	char *name = marple_strndup(cmd, len), path[4096];
+	const char *dirs = getenv("PATH");
+
+	unwindtab_warm_up(t);
+	if (strchr(name, '/')) {
+		unwindtab_warm_file(t, name);
+	} else {
+		for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
+			size_t dl = strcspn(d, ":");
+			snprintf(path, sizeof(path), "%.*s/%s", (int)dl, d, name);
+			if (access(path, X_OK) == 0) {
+				unwindtab_warm_file(t, path);
+				break;
+			}
+			d += dl + (d[dl] == ':');
+		}
+	}
+	free(name);
 }
 
 void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb)
@@ -157,7 +203,7 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);
 	else if (sc->cmd)
-		unwindtab_warm_up(sc->unwindtab);
+		warm_command(sc->unwindtab, sc->cmd);
 }
 
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)

@@ -12,6 +12,9 @@
 #include "stream.h"
 #include "util.h"
 
+#define MARPLE_STR2(x) #x
+#define MARPLE_STR(x) MARPLE_STR2(x)
+
 struct stackframes {
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
@@ -148,6 +151,17 @@ void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips
 	stackframes_user_ips_exec(sf, pid, SYMS_EXEC_ANY, ips, n);
 }
 
+/* The frame the BPF walker's marker address stands for (bpf/stacks.h). */
+static const char *unwind_mark_name(uint64_t mark)
+{
+	switch (mark) {
+	case UNWIND_MARK_NO_TABLE: return "[no unwind table]";
+	case UNWIND_MARK_UNSUPPORTED: return "[unsupported unwind rule]";
+	case UNWIND_MARK_TRUNCATED: return "[truncated: " MARPLE_STR(MARPLE_STACK_DEPTH) "+ frames]";
+	default: return "[unknown marker]";
+	}
+}
+
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
 {
 	char buf[64];
@@ -158,6 +172,10 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 	for (size_t i = n; i-- > 0;) {
 		const char *mod = NULL;
 		uint64_t off = 0;
+		if (UNWIND_IS_MARK(ips[i])) {	/* where the walk stopped, and why */
+			push(sf, unwind_mark_name(ips[i]));
+			continue;
+		}
 		/* return addresses (all but the leaf) are looked up at ip-1: the call */
 		const char *name = syms_cache_lookup_exec(sf->syms, pid, exec_id, ips[i] - (i > 0), &mod, &off);
 		if (i == n - 1) {

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,19 +61,29 @@ const char *unwindtab_mode_name(int mode)
 
 static uint32_t rows_for(pid_t pid);
 
-int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid)
+uint32_t unwindtab_rows_in(uint64_t bytes)
+{
+	uint64_t rows = bytes / sizeof(struct unwind_row);
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
+}
+
+int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
 	 * them: one process needs a few slots (it execs, maps more) and the rows
 	 * of its files */
-	uint32_t nrows = one_pid && tables ? rows_for(one_pid) : UNWINDTAB_ROWS;
+	uint32_t limit = unwindtab_rows_in(memory), nrows = limit;
+	if (one_pid && tables && rows_for(one_pid) < limit)
+		nrows = rows_for(one_pid);
 	uint32_t nprocs = one_pid ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
-	if (!rows || !maps || !procs || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	if (!rows || !maps || !procs || !files || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
@@ -84,6 +96,8 @@ struct load {
 
 struct file {
 	uint32_t row_off, nrows;	/* in unwind_rows; nrows 0: no table */
+	int has_cfi;			/* .eh_frame or .debug_frame rows (or unreadable: no
+					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
 	int nloads;
 };
@@ -92,14 +106,17 @@ struct unwindtab {
 	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
 	struct file *files;
 	size_t files_cap;
-	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd;
+	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd, files_fd;
 	struct unwind_row *rows;	/* unwind_rows, mmapped */
 	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
 	struct unwindtab_rowbuf rowbuf;	/* where each file's rows are built */
 	uint32_t rows_cap, rows_used, slots;
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_too_big, files_without_room, loads, procs_full;
+	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
+	uint64_t rows_wanted;		/* rows of the files left without room */
+	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
+	size_t nno_room_paths;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -137,11 +154,12 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
 	struct bpf_map *requests = bpf_object__find_map_by_name(obj, "unwind_requests");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	elf_version(EV_CURRENT);
 	t->rows = map_mmap(obj, "unwind_rows", &t->rows_fd, &t->rows_cap);
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
-	if (!t->rows || !t->mappings || !procs || !counters || !requests) {
+	if (!t->rows || !t->mappings || !procs || !counters || !requests || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtab_free(t);
 		return NULL;
@@ -149,6 +167,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->procs_fd = bpf_map__fd(procs);
 	t->counters_fd = bpf_map__fd(counters);
 	t->requests_fd = bpf_map__fd(requests);
+	t->files_fd = bpf_map__fd(files);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
@@ -170,6 +189,9 @@ void unwindtab_free(struct unwindtab *t)
 	if (t->keys)
 		intern_free(t->keys);
 	unwindtabrows_buf_free(&t->rowbuf);
+	for (size_t i = 0; i < t->nno_room_paths; i++)
+		free(t->no_room_paths[i]);
+	free(t->no_room_paths);
 	free(t->files);
 	free(t->slot_pid);
 	free(t);
@@ -194,8 +216,14 @@ static uint64_t thread_cpu_ns(void)
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-/* Build f's table from elf into unwind_rows (if there is room). */
-static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
+#define UNWINDTAB_NAMED 20	/* files without room named in the trailer */
+
+/* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see rows_for) */
+static uint64_t rows_estimate(Elf *elf);
+
+/* Build f's table from elf into unwind_rows, if there is room left for it
+ * (any size: the limit is the table's, --unwind-memory). */
+static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char *path)
 {
 	struct unwindtab_rowstats st;
 	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
@@ -206,22 +234,21 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	/* one file may take a quarter of the room at most when many processes
-	 * share it: a huge library (LLVM's: millions of rows) would crowd out
-	 * the rest; one process's files may fill it */
-	uint32_t room = t->rows_cap - t->rows_used, quarter = t->slots > UNWINDTAB_PROCS_ONE ? t->rows_cap / 4 : t->rows_cap;
-	uint32_t cap = quarter < room ? quarter : room;
+	uint32_t room = t->rows_cap - t->rows_used;
 	/* written straight into the map's free part (its pages are mapped) */
 	t->rowbuf.fixed = 1;
 	t->rowbuf.rows = t->rows + t->rows_used;
-	t->rowbuf.rows_cap = cap;
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, cap, &t->rowbuf, &st);
+	t->rowbuf.rows_cap = room;
+	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
 	uint32_t n = (uint32_t)t->rowbuf.nrows;
+	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc > 0) {
-		if (cap < quarter)
-			t->files_without_room++;	/* the table is (nearly) full */
-		else
-			t->files_too_big++;
+		t->files_without_room++;
+		t->rows_wanted += rows_estimate(elf);
+		if (t->nno_room_paths < UNWINDTAB_NAMED) {
+			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
+			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
+		}
 	} else if (rc < 0 || n == 0) {
 		t->files_without_table++;
 	} else {
@@ -235,6 +262,17 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf)
 	t->build_ns += now_ns() - t0;
 	t->build_cpu_ns += thread_cpu_ns() - c0;
 }
+
+/* One line of /proc/PID/maps, if an executable mapping: its range, file
+ * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
+struct maps_line {
+	uint64_t start, end, pgoff;
+	char key[64];
+	const char *path;
+	int vdso;
+	unsigned dmaj, dmin;
+	uint64_t ino;
+};
 
 /* The vdso is in no file: its image is read from the process. */
 static Elf *vdso_elf(pid_t pid, uint64_t start, uint64_t end, void **buf)
@@ -258,9 +296,28 @@ fail:
 }
 
 /* The file behind one mapping, its table built the first time it is seen. */
-static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, uint64_t start, uint64_t end,
-			     int is_vdso)
+/* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
+ * so that it finds its rows from any process's VMA. */
+static void register_file(struct unwindtab *t, const struct file *f, unsigned dmaj, unsigned dmin, uint64_t ino)
 {
+	struct unwind_file_key k = { .dev = (dmaj << 20) | dmin, .ino = ino };
+	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
+				 .row_count = f->nrows };
+
+	for (int i = 0; i < f->nloads && v.nloads < UNWIND_FILE_LOADS; i++) {
+		const struct load *l = &f->loads[i];
+		v.loads[v.nloads].start = l->offset & ~4095ull;
+		v.loads[v.nloads].end = l->offset + l->filesz;
+		v.loads[v.nloads++].delta = (int64_t)(l->offset - l->vaddr);
+	}
+	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
+}
+
+static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_line *ml)
+{
+	const char *key = ml->key, *path_name = ml->path;
+	uint64_t start = ml->start, end = ml->end;
+	int is_vdso = ml->vdso;
 	size_t before = intern_count(t->keys);
 	uint32_t id = intern_get(t->keys, key, strlen(key));
 
@@ -277,17 +334,21 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const char *key, ui
 	} else {
 		char path[96];
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+		if ((fd = open(pid ? path : path_name, O_RDONLY | O_CLOEXEC)) >= 0)	/* pid 0: a file by path */
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
-	if (elf)
-		build_file(t, f, elf);
-	else
+	if (elf) {
+		build_file(t, f, elf, path_name);
+	} else {
+		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
 		t->files_without_table++;
+	}
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);
 	free(buf);
+	if (!is_vdso)
+		register_file(t, f, ml->dmaj, ml->dmin, ml->ino);
 	return f;
 }
 
@@ -302,15 +363,6 @@ static uint64_t mapping_bias(const struct file *f, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
-/* One line of /proc/PID/maps, if an executable mapping: its range, file
- * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
-struct maps_line {
-	uint64_t start, end, pgoff;
-	char key[64];
-	const char *path;
-	int vdso;
-};
-
 static int parse_maps_line(const char *line, struct maps_line *l)
 {
 	uint64_t ino;
@@ -322,6 +374,9 @@ static int parse_maps_line(const char *line, struct maps_line *l)
 		   &l->pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
 		return 0;
 	l->path = line + pathpos;
+	l->dmaj = dmaj;
+	l->dmin = dmin;
+	l->ino = ino;
 	l->vdso = strncmp(l->path, "[vdso]", 6) == 0;
 	if (l->vdso)
 		snprintf(l->key, sizeof(l->key), "[vdso]");
@@ -349,11 +404,13 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 			continue;
 		struct unwind_mapping *mm = &m[(*n)++];
 		*mm = (struct unwind_mapping){ .start = l.start, .end = l.end };
-		if (!l.key[0])
+		if (!l.key[0]) {
+			mm->row_off = UNWIND_NO_CFI;	/* anonymous code (a JIT): frame pointers */
 			continue;
-		const struct file *f = get_file(t, pid, l.key, l.start, l.end, l.vdso);
+		}
+		const struct file *f = get_file(t, pid, &l);
 		mm->bias = mapping_bias(f, l.start, l.pgoff);
-		mm->row_off = f->row_off;
+		mm->row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI;
 		mm->row_count = f->nrows;
 	}
 	free(line);
@@ -361,11 +418,28 @@ static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *
 	return 0;
 }
 
+static uint64_t elf_cfi_bytes(Elf *elf);
+
 /* The CFI bytes (.eh_frame and .debug_frame) of an ELF file. */
 static uint64_t cfi_bytes(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	uint64_t n = elf_cfi_bytes(elf);
+
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+static uint64_t rows_estimate(Elf *elf)
+{
+	return elf_cfi_bytes(elf) * 10 / 54;
+}
+
+static uint64_t elf_cfi_bytes(Elf *elf)
+{
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	size_t shstrndx;
@@ -378,16 +452,13 @@ static uint64_t cfi_bytes(const char *path)
 			    (strcmp(name, ".eh_frame") == 0 || strcmp(name, ".debug_frame") == 0))
 				n += sh.sh_size;
 		}
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	return n;
 }
 
 /* Rows for one process's table: a row takes 5 to 6 bytes of CFI in what gcc
  * and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
  * files' CFI bytes, half as much again and 2^17 rows for what it maps later
- * (dlopen, exec); from 2^17 (2 MiB) to 2^22 (64 MiB: LLVM's 950,000 rows fit). */
+ * (dlopen, exec); from 2^17 (2 MiB) up (the caller caps it at --unwind-memory). */
 static uint32_t rows_for(pid_t pid)
 {
 	char path[64], *line = NULL;
@@ -413,7 +484,7 @@ static uint32_t rows_for(pid_t pid)
 	intern_free(seen);
 	rows = bytes / 4;
 	rows += rows / 2 + (1u << 17);
-	return rows > (1u << 22) ? 1u << 22 : (uint32_t)rows;
+	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)rows;
 }
 
 /* Build now the tables of the C library and the dynamic loader we use
@@ -428,6 +499,22 @@ void unwindtab_warm_up(struct unwindtab *t)
 	pthread_mutex_unlock(&t->load_lock);
 }
 
+void unwindtab_warm_file(struct unwindtab *t, const char *path)
+{
+	struct stat st;
+	struct maps_line l = { .path = path };
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	l.dmaj = major(st.st_dev);
+	l.dmin = minor(st.st_dev);
+	l.ino = st.st_ino;
+	snprintf(l.key, sizeof(l.key), "%x:%x:%" PRIu64, l.dmaj, l.dmin, l.ino);
+	pthread_mutex_lock(&t->load_lock);
+	get_file(t, 0, &l);
+	pthread_mutex_unlock(&t->load_lock);
+}
+
 static void warm_up(struct unwindtab *t)
 {
 	FILE *fp = fopen("/proc/self/maps", "re");
@@ -439,7 +526,7 @@ static void warm_up(struct unwindtab *t)
 		return;
 	while (getline(&line, &lcap, fp) > 0)
 		if (parse_maps_line(line, &l) && l.key[0] && (strstr(l.path, "/libc.so") || strstr(l.path, "/ld-linux")))
-			get_file(t, getpid(), l.key, l.start, l.end, 0);
+			get_file(t, getpid(), &l);
 	free(line);
 	fclose(fp);
 }
@@ -584,8 +671,12 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
 	json_object_set_new(u, "fdes_by_libdw", json_integer((json_int_t)t->fdes_libdw));
 	json_object_set_new(u, "fdes_from_debug_frame", json_integer((json_int_t)t->fdes_debug_frame));
-	json_object_set_new(u, "files_too_big", json_integer((json_int_t)t->files_too_big));
 	json_object_set_new(u, "files_without_room", json_integer((json_int_t)t->files_without_room));
+	json_t *no_room = json_array();
+	for (size_t i = 0; i < t->nno_room_paths; i++)
+		json_array_append_new(no_room, json_string(t->no_room_paths[i]));
+	json_object_set_new(u, "files_without_room_names", no_room);
+	json_object_set_new(u, "rows_limit", json_integer((json_int_t)t->rows_cap));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
 	json_object_set_new(u, "table_bytes",
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
@@ -593,15 +684,25 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
-	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT];
+	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
+		       c[UNWIND_CUT_UNSUPPORTED];
 	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
-		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (no unwind table and no frame "
-			"pointer: %" PRIu64 ", unreadable stack: %" PRIu64 "); --unwind dwarf may do better",
-			cut, c[UNWIND_STACKS], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_FAULT]);
-	if (t->files_without_room)
-		marple_warn("the unwind table (%u rows) filled up: %" PRIu64 " more files were walked by frame "
-			"pointers", t->rows_cap, t->files_without_room);
-	if (t->files_too_big)
-		marple_warn("%" PRIu64 " files had too many unwind rows for the table (%u rows, a quarter at most a "
-			"file): their frames were walked by frame pointers", t->files_too_big, t->rows_cap);
+		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (at [no unwind table]: %" PRIu64
+			", no CFI and no valid frame pointer: %" PRIu64 ", unsupported rule: %" PRIu64
+			", unreadable stack: %" PRIu64 "); --unwind dwarf may do better", cut, c[UNWIND_STACKS],
+			c[UNWIND_CUT_NOT_LOADED], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_UNSUPPORTED], c[UNWIND_CUT_FAULT]);
+	if (t->files_without_room) {
+		/* said once, with the files: their code ends stacks in [no unwind table] */
+		char list[1024] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < t->nno_room_paths && len < sizeof(list) - 1; i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+						t->no_room_paths[i]);
+		uint64_t bytes = (uint64_t)t->rows_cap * sizeof(struct unwind_row);
+		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, %u rows): %" PRIu64
+			" file(s) got no table (~%" PRIu64 " rows more wanted); their frames end stacks in "
+			"[no unwind table]: %s%s", bytes >= (1u << 20) ? bytes >> 20 : bytes >> 10,
+			bytes >= (1u << 20) ? "" : "K", t->rows_cap, t->files_without_room, t->rows_wanted, list,
+			t->files_without_room > t->nno_room_paths ? ", ..." : "");
+	}
 }

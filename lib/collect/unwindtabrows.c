@@ -180,7 +180,7 @@ static uint64_t dw_fde_rows(Dwarf_CFI *cfi, uint64_t pc, uint64_t limit, struct 
 			break;
 		dwarf_frame_info(f, &start, &end, &signal);
 		if (dw_classify(f, signal, &row) != 0) {
-			row = (struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_NONE };
+			row = (struct unwind_row){ .pc = (uint32_t)pc, .cfa = UNWIND_UNSUPPORTED };
 			r->unsupported++;
 		}
 		free(f);
@@ -563,7 +563,7 @@ static int emit(struct run *x)
 	if (rc == ROW_ASK_LIBDW)
 		return -1;
 	if (rc == ROW_UNSUPPORTED) {
-		row = (struct unwind_row){ .pc = (uint32_t)x->loc, .cfa = UNWIND_NONE };
+		row = (struct unwind_row){ .pc = (uint32_t)x->loc, .cfa = UNWIND_UNSUPPORTED };
 		x->r->unsupported++;
 	}
 	push_row(x->r, &row);

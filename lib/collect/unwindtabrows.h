@@ -30,7 +30,7 @@ struct unwindtab_rowstats {
 	uint64_t fdes_libdw;		/* of which libdw evaluated (ours could not) */
 	uint64_t fdes_debug_frame;	/* of which from .debug_frame */
 	uint64_t unsupported;		/* row ranges whose rules the BPF side does not walk
-					 * (UNWIND_NONE there: frame pointers) */
+					 * (UNWIND_UNSUPPORTED there: the walk stops) */
 };
 
 enum {

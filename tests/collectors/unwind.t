@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 26
+plan 36
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -57,17 +57,18 @@ all=$(weight "$T/hotcold.out" '.')
 share "unwind: hotcold (frame pointers): _start;...;main;run_round;hot_loop|cold_loop" \
 	"$(weight "$T/hotcold.out" '^hotcold;_start;__libc_start_main;(.*;)?main;run_round;(hot|cold)_loop(;|$)')" "$all" 98
 
-# 3. deeper than a stack holds: cut at 127 frames, counted
+# 3. deeper than a stack holds (300): its 255 leaf frames, then the marker,
+# counted (a few samples catch the recursion on its way down: 3% here)
 "$W/unwinds" deep 4 & wl=$!
 sleep 0.3
 "$CS" -U -F 299 -p "$wl" 2 > "$T/deep.out" 2> "$T/deep.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 all=$(weight "$T/deep.out" '.')
-share "unwind: deep recursion: 127 frames of recurse above the leaf" \
-	"$(awk -F';' '/^[0-9]+#unwinds;/ && NF == 128 && $2 == "recurse" { split($1, w, "#"); s += w[1] } END { print s + 0 }' "$T/deep.out")" "$all" 98
+share "unwind: deep recursion: [truncated: 256+ frames], then 255 frames down to the leaf" \
+	"$(awk -F';' '/^[0-9]+#unwinds;/ && NF == 257 && $2 == "[truncated: 256+ frames]" && $3 == "recurse" { split($1, w, "#"); s += w[1] } END { print s + 0 }' "$T/deep.out")" "$all" 95
 stacks=$(trailer_unwind "$T/deep.out" stacks)
 share "unwind: deep recursion: stacks cut at the depth limit, counted" \
-	"$(trailer_unwind "$T/deep.out" cut_depth_limit)" "${stacks:-0}" 98
+	"$(trailer_unwind "$T/deep.out" cut_depth_limit)" "${stacks:-0}" 95
 
 # 4. a signal handler: the walk goes on through the signal trampoline to
 # the interrupted code and main
@@ -139,9 +140,13 @@ share "unwind: offcpu: _start;...;main;chain_a;chain_b;chain_c;...;clock_nanosle
 check "offcpu: header and trailer say tables" \
 	sh -c "grep -q '\"unwind\":\"tables\"' '$T/off.out' && grep -q '\"unwind\":{\"stacks\":[1-9]' '$T/off.out'"
 "$MARPLE_BIN/marple-mallocstacks" -c "$W/mallocpaths 3" > "$T/ms.out" 2> "$T/ms.err"
+# (the mallocs made before the command's tables are loaded end in the
+# marker [no unwind table] after their leaf frames, never in a guess)
 share "unwind: mallocstacks: malloc's callers up to _start" \
 	"$(weight "$T/ms.out" '^mallocpaths;_start;__libc_start_main;(.*;)?main;path_(big|small);alloc_(big|small);[^;]*malloc$')" \
-	"$(weight "$T/ms.out" '.')" 90
+	"$(weight "$T/ms.out" '^mallocpaths;[^[]')" 90
+share "unwind: mallocstacks: every stack complete or cut at [no unwind table]" \
+	"$(weight "$T/ms.out" '^mallocpaths;(_start;__libc_start_main;|\[no unwind table\];)')" "$(weight "$T/ms.out" '.')" 99
 check "unwind: mallocstacks: header says tables" grep -q '"unwind":"tables"' "$T/ms.out"
 
 # 10. CFI in .debug_frame only (debugframe: -g -fno-asynchronous-unwind-tables,
@@ -152,3 +157,37 @@ share "unwind: .debug_frame: _start;...;main;df_a;df_b;df_c without .eh_frame fo
 	"$(weight "$T/debugframe.out" '.')" 98
 check "unwind: .debug_frame: the trailer counts its FDEs" \
 	test "$(trailer_unwind "$T/debugframe.out" fdes_from_debug_frame)" -ge 4
+
+# 11. code with CFI but no table (--unwind-memory 64K: libc does not fit) is
+# not walked by frame pointers: the stack stops there with one marker, named
+# in the warning and counted
+"$W/nofp" 4 & wl=$!
+sleep 0.3
+"$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom.out" 2> "$T/noroom.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+all=$(weight "$T/noroom.out" '.')
+share "unwind: no room for libc: [no unwind table];__libc_start_call_main;main;chain_a;chain_b;chain_c" \
+	"$(weight "$T/noroom.out" '^nofp;\[no unwind table\];__libc_start_call_main;main;chain_a;chain_b;chain_c(;|$)')" "$all" 98
+check "unwind: no room: no [unknown] frame" test "$(weight "$T/noroom.out" 'unknown')" -eq 0
+check "unwind: no room: the warning names libc" grep -q 'reached their limit (--unwind-memory 64K.*libc\.so' "$T/noroom.err"
+stacks=$(trailer_unwind "$T/noroom.out" stacks)
+share "unwind: no room: counted cut_table_not_loaded" "$(trailer_unwind "$T/noroom.out" cut_table_not_loaded)" "${stacks:-0}" 98
+check "unwind: no room: no frame walked by frame pointer (libc has CFI)" \
+	test "$(trailer_unwind "$T/noroom.out" frames_by_frame_pointer)" -eq 0
+check "unwind: no room: the trailer names the file" grep -q '"files_without_room_names":\["[^"]*libc\.so' "$T/noroom.out"
+expect_exit "unwind: --unwind-memory: a bad size is a usage error" 2 "not a size" "$CS" --unwind-memory 12X 1
+
+# 12. short-lived processes of a known file (nofp, 20 ms each, 30 in a row,
+# system-wide): from the second on, walked from their first sample, before
+# user space has read their mappings (bpf_find_vma finds each address's file)
+"$CS" -U -F 999 3 > "$T/short.out" 2> "$T/short.err" & cs=$!
+sleep 1.2
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$W/nofp" 0.02; done
+wait "$cs"
+# (their libc frames may go unnamed: a process gone before its maps were
+# read; the walk is what is tested here)
+share "unwind: short-lived nofp: whole stacks from the first samples" \
+	"$(weight "$T/short.out" '^nofp;_start;(.*;)?main;chain_a;chain_b;chain_c')" "$(weight "$T/short.out" '^nofp;')" 85
+check "unwind: short-lived nofp: files found by bpf_find_vma, counted" \
+	test "$(trailer_unwind "$T/short.out" frames_file_by_vma)" -gt 0
+

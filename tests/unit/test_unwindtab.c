@@ -69,7 +69,7 @@ static void check_row(const struct table *t, char *line, char cols[][8], int nco
 		k->signal += r->cfa == UNWIND_SIGNAL;
 	} else if (ok && ((strncmp(cfa, "rsp+", 4) != 0 && strncmp(cfa, "rbp+", 4) != 0) || strcmp(ra, "c-8") != 0 ||
 			  (rbp[0] != 'c' && rbp[0] != 'u'))) {
-		ok = r->cfa == UNWIND_NONE;	/* rules the BPF side does not walk: frame pointers */
+		ok = r->cfa == UNWIND_UNSUPPORTED;	/* rules the BPF side does not walk: it stops there */
 		k->unsupported++;
 	} else if (ok) {
 		int kind = strncmp(cfa, "rsp+", 4) == 0 ? UNWIND_RSP : strncmp(cfa, "rbp+", 4) == 0 ? UNWIND_RBP : -1;

@@ -1,8 +1,8 @@
 /* unwinds — stacks that are hard to unwind, built WITHOUT frame pointers
  * (so only the .eh_frame tables can walk them); each mode burns CPU in a
  * known chain for SECONDS:
- *   deep     main;deep_start;recurse x 200;deep_leaf: deeper than the 127
- *            frames a stack holds
+ *   deep     main;deep_start;recurse x 300;deep_leaf: deeper than the 256
+ *            frames a stack holds (clang's parser recurses this deep)
  *   signal   main;sig_outer, interrupted every 10 ms by SIGALRM whose handler
  *            burns 5 ms: ...;sig_outer;[the signal trampoline];on_alarm;sig_burn
  *   dlopen   main;dl_phase waits for SIGUSR1, then dlopens libz (not linked
@@ -51,7 +51,7 @@ __attribute__((noinline)) int recurse(int n)
 		recurse(n - 1);
 	return n + (int)(sink & 1);
 }
-__attribute__((noinline)) void deep_start(void) { recurse(200); }
+__attribute__((noinline)) void deep_start(void) { recurse(300); }
 
 __attribute__((noinline)) void sig_burn(void) { burn(400000); }
 __attribute__((noinline)) void on_alarm(int sig) { sig_burn(); }

@@ -1,0 +1,45 @@
+# unwindbuild.sh — user stacks system-wide during a build: gcc and clang
+# compile a C file in a loop (one of each at a time), marple-callstack -U
+# -F 499 for UNWIND_BUILD_SECS (default 8) with --unwind tables, fp and
+# dwarf in turn.  For cc1's and clang's samples with a user stack, prints the
+# share that reaches __libc_start_main or start_thread, the share walked to
+# a root at all (_start, clone3, or the dynamic loader's start: a program
+# being relocated), the share ending in [no unwind table], and the samples
+# with 5 or more [unknown] frames in a row (names a process gone before its
+# maps were read lacks: not guesses in tables mode); and the BPF run time a
+# sample (the trailer's sampling.program_ns / program_runs).
+set -u
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+SECS=${UNWIND_BUILD_SECS:-8}
+[ "$(id -u)" = 0 ] && command -v gcc >/dev/null && command -v clang >/dev/null ||
+	{ echo "bench: unwindbuild: skipped (needs root, gcc and clang)"; exit 0; }
+SRC="$MARPLE_TOP/lib/collect/unwindtabrows.c"
+INC="-I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
+echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
+for mode in tables fp dwarf; do
+	( while :; do gcc -O2 $INC -c "$SRC" -o "$T/g.o" 2>/dev/null; done ) & g=$!
+	( while :; do clang -O2 $INC -c "$SRC" -o "$T/c.o" 2>/dev/null; done ) & c=$!
+	sleep 1
+	marple-callstack -U --unwind "$mode" -F 499 "$SECS" > "$T/$mode.out" 2> "$T/$mode.err"
+	kill "$g" "$c" 2>/dev/null; wait "$g" "$c" 2>/dev/null
+	for comm in cc1 clang; do
+		awk -v comm="$comm" -v mode="$mode" '/^\{"trailer"/ {
+			if (match($0, /"program_runs":[0-9]+,"program_ns":[0-9]+/)) {
+				split(substr($0, RSTART, RLENGTH), p, /[:,]/); runs = p[2]; ns = p[4] } next }
+		/^\{/ { next }
+		{ w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		  n = split(f, fr, ";"); if (fr[1] != comm || n < 2) next
+		  tot += w
+		  if (f ~ /;(__libc_start_main|start_thread)(;|$)/) libc += w
+		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] == "[ld-linux-x86-64.so.2]" || f ~ /;(__libc_start_main|start_thread)(;|$)/) root += w
+		  if (f ~ /\[no unwind table\]/) marker += w
+		  run = 0; bad = 0
+		  for (i = 2; i <= n; i++) { if (fr[i] == "[unknown]") { if (++run >= 5) bad = 1 } else run = 0 }
+		  if (bad) unk += w }
+		END { if (!tot) tot = 1
+		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples reach __libc_start_main/start_thread, %.1f%% walked to a root, %.1f%% end in [no unwind table], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
+			mode, comm, 100 * libc / tot, tot, 100 * root / tot, 100 * marker / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$mode.out"
+	done
+done
+u=$(grep -o '"unwind":{[^}]*}' "$T/tables.out" | tail -n 1)
+echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table, built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
