@@ -42,7 +42,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[PY_MAX_FRAMES + 1]);	/* + 1: indexes masked with 127 */
+	__type(value, __u64[PY_MAX_FRAMES + 1]);	/* + 1: indexes masked with PY_MAX_FRAMES */
 } py_scratch SEC(".maps");
 
 /* which Python stacks (ids in the stacks map) user space was told of; sized
@@ -188,7 +188,7 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
 			     .adaptive = p->code_adaptive, .words = words };
-	/* bpf_loop: the verifier checks one step, not 127 of them (a 70 ms
+	/* bpf_loop: the verifier checks one step, not PY_MAX_FRAMES of them (a 70 ms
 	 * load otherwise) */
 	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
 	int n = w.n;

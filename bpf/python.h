@@ -61,7 +61,7 @@ struct py_request {
 #define PY_FRAME_LASTI(w) (((w) >> 48) & 0x7fff)
 #define PY_FRAME_ENTRY(w) ((w) >> 63)
 #define PY_LASTI_UNKNOWN 0x7fff
-#define PY_MAX_FRAMES 127		/* MARPLE_STACK_DEPTH: one stacks-map value */
+#define PY_MAX_FRAMES 255		/* MARPLE_STACK_DEPTH - 1: one stacks-map value (a mask) */
 
 /* A counted sample's key when its process is walked (py_counts). */
 struct py_stack_key {

@@ -125,8 +125,9 @@ share "unwind: python3: samples reaching _start;__libc_start_main;...;Py_BytesMa
 	"$(weight "$T/python.out" '^python3;_start;__libc_start_main;(.*;)?Py_BytesMain;')" "$all" 99
 # (its static functions, the generator's among them, have no symbol left:
 # Debian strips them)
+# (the interpreter's loop shows as the Python code it runs: python.t)
 share "unwind: python3: ... and on through the interpreter's loop" \
-	"$(weight "$T/python.out" '^python3;_start;(.*;)?PyEval_EvalCode;_PyEval_EvalFrameDefault;')" "$all" 95
+	"$(weight "$T/python.out" '^python3;_start;(.*;)?PyEval_EvalCode;(_PyEval_EvalFrameDefault|<module> \()')" "$all" 95
 
 # 9. the other stack collectors: off-CPU stacks of nofp asleep in libc's
 # nanosleep, and malloc's callers
