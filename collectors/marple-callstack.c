@@ -32,6 +32,8 @@
 #include "dwarfstacks.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "hashtab.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -158,7 +160,7 @@ int main(int argc, char **argv)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
-	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
+	stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
@@ -176,6 +178,16 @@ int main(int argc, char **argv)
 	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = dwarfstacks_new(syms);
+	/* the counts are drained while sampling (--dwarf and --timed keep stack
+	 * ids until the end: their maps are read then) */
+	struct stacksbpf_table table = { sf, NULL };
+	if (!opt.dwarf && !opt.timed && !opt.raw) {
+		table.t = hashtab_new();
+		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t),
+					  stacksbpf_table_add, &table);
+		if (!sc.drain)
+			marple_fatal(EXIT_DATA, "cannot set up draining");
+	}
 	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
@@ -217,7 +229,7 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
 	/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
-	stackcollector_read_until_stop(rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
+	stackcollector_read_until_stop(&sc, rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
 	struct cpuclock_account acct;
 	cpuclock_detach_account(cc, &acct);
 	run.draining = 1;
@@ -228,8 +240,10 @@ int main(int argc, char **argv)
 		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (opt.timed)
 		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (!opt.raw)
-		run.records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+	else if (sc.drain) {
+		stackdrain_finish(sc.drain);
+		run.records = stackframes_write_table(table.t, stdout);
+	}
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sf);
@@ -244,6 +258,7 @@ int main(int argc, char **argv)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
 		unwindtab_trailer_add(sc.unwindtab, tr);
+	stackdrain_trailer_add(sc.drain, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (opt.timed)
@@ -251,6 +266,8 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	ring_buffer__free(rb);
+	stackdrain_free(sc.drain);
+	hashtab_free(table.t);
 	unwindtab_free(sc.unwindtab);
 	stackframes_free(sf);
 	dwarfstacks_free(run.dwarf);

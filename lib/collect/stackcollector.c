@@ -13,6 +13,7 @@
 #include "options.h"
 #include "selffilter.h"
 #include "stackframes.h"
+#include "stackdrain.h"
 #include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
@@ -237,6 +238,7 @@ int stackcollector_poll(struct stackcollector *sc)
 	if (collector_should_stop())
 		return 0;
 	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
+	stackdrain_poll(sc->drain);
 	if (sc->child_running && uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
 		sc->child_running = 0;
 		sc->child_exited = 1;
@@ -245,7 +247,8 @@ int stackcollector_poll(struct stackcollector *sc)
 	return 1;
 }
 
-void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms)
+void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
+				    int interval_ms)
 {
 	while (!collector_should_stop()) {
 		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(interval_ms));
@@ -254,6 +257,7 @@ void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *s
 		if (err < 0 && err != -EINTR)
 			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
+		stackdrain_poll(sc->drain);
 	}
 }
 
@@ -276,6 +280,8 @@ void stackcollector_free(struct stackcollector *sc)
 	if (sc->child_running)
 		uprobes_command_stop(sc->child);
 	sc->child_running = 0;
+	stackdrain_free(sc->drain);
+	sc->drain = NULL;
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);

@@ -143,6 +143,11 @@ struct stackcollector {
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtab *unwindtab;
 
+	/* set by the collector (stackdrain_new) when its counts are drained
+	 * while it runs: stackcollector_poll and _read_until_stop drain them,
+	 * stackcollector_free frees it */
+	struct stackdrain *drain;
+
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
@@ -203,16 +208,18 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 pid_t stackcollector_target(struct stackcollector *sc);
 /* Let -c's command run, and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
-/* One turn of the capture: read the pid notes (100 ms at most) and notice
+/* One turn of the capture: read the pid notes (100 ms at most), drain
+ * sc->drain if due (stackdrain.h), and notice
  * -c's command exiting (its maps are snapshot first).  0 once the capture is
  * over: duration, signal, or the command exited. */
 int stackcollector_poll(struct stackcollector *sc);
 /* marple-callstack's and marple-offcpu's capture: until collector_should_stop,
  * read rb (woken at once by what wakes it, at least every interval_ms for
- * records written without a wakeup) and refresh syms' view of the libraries
- * loaded since; a ring buffer error is fatal. */
+ * records written without a wakeup), drain sc->drain if due and refresh
+ * syms' view of the libraries loaded since; a ring buffer error is fatal. */
 struct syms_cache;
-void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms);
+void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
+				    int interval_ms);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);

@@ -114,7 +114,7 @@ static int on_pidnote(void *ctx, void *data, size_t len)
 	struct pidnotes *pn = ctx;
 	const struct pid_note *n = data;
 
-	if (len < sizeof(*n))
+	if (len < sizeof(*n) || n->pid == 0)	/* pid 0: a drain request (stackdrain.h) */
 		return 0;
 	/* a snapshot that could not be shown to be of this image (sampled in
 	 * the middle of an exec?) is asked for again at its next sample */
@@ -166,14 +166,9 @@ struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_
 	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
 }
 
-struct collect_walk {
-	struct stackframes *sf;
-	struct hashtab *t;
-};
-
-static void collect_one(const void *key, const void *value, void *arg)
+void stacksbpf_table_add(const void *key, const void *value, void *arg)
 {
-	const struct collect_walk *w = arg;
+	const struct stacksbpf_table *w = arg;
 	uint64_t v;
 
 	memcpy(&v, value, sizeof(v));
@@ -185,9 +180,9 @@ static void collect_one(const void *key, const void *value, void *arg)
 
 void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 {
-	struct collect_walk w = { sf, t };
+	struct stacksbpf_table w = { sf, t };
 
-	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_one, &w);
+	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), stacksbpf_table_add, &w);
 }
 
 uint64_t stacksbpf_write_counts(struct stackframes *sf, int fd, FILE *f)
@@ -221,7 +216,18 @@ int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
 
-	if (!s || !i || bpf_map__set_max_entries(s, n) < 0 || bpf_map__set_max_entries(i, n) < 0)
+	/* two sets of n (stackdrain.h); a collector that does not drain uses one */
+	if (!s || !i || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, 2 * n) < 0)
+		return -1;
+	return 0;
+}
+
+int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n)
+{
+	struct bpf_map *c = bpf_object__find_map_by_name(obj, "counts");
+	struct bpf_map *c1 = bpf_object__find_map_by_name(obj, "counts1");
+
+	if (!c || bpf_map__set_max_entries(c, n) < 0 || (c1 && bpf_map__set_max_entries(c1, n) < 0))
 		return -1;
 	return 0;
 }

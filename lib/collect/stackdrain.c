@@ -1,0 +1,295 @@
+/* stackdrain.c — draining a stack collector's kernel maps while it runs (see
+ * stackdrain.h). */
+#include "stackdrain.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfmap.h"
+#include "stackframes.h"
+#include "stacks.h"
+#include "util.h"
+
+/* The stacks of one set as they were when it was last cleared: slot -> its
+ * addresses (pos[slot] - 1 indexes copy; 0: the slot was free). */
+struct set_copy {
+	uint32_t *pos;
+	uint64_t *copy;			/* MARPLE_STACK_DEPTH addresses a stack */
+	size_t n, cap;
+	int valid;			/* cleared at least once */
+};
+
+struct stackdrain {
+	struct stackframes *sf;
+	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
+	size_t ctl_len;
+	int slots_fd, stacks_fd, counts_fd[2];
+	const unsigned char *stacks;	/* the stacks map, mmapped */
+	size_t stacks_len, stack_size;
+	uint32_t half;			/* stacks of one set */
+	size_t key_size, value_size;
+	void (*add)(const void *key, const void *value, void *arg);
+	void *arg;
+	void (*pin)(struct stackdrain *d, void *arg);
+	void *pin_arg;
+	unsigned char *pinned;		/* slots of the set being cleared still named */
+	int clearing;			/* the set being cleared */
+	int draining;			/* the set being read; -1: read every id where it is */
+	struct set_copy copies[2];
+	uint64_t last_ms, drains;
+	/* scratch for the keys to delete */
+	unsigned char *keys;
+	size_t nkeys, keys_cap;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int fd_of(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	return m ? bpf_map__fd(m) : -1;
+}
+
+static void *map_mmap(int fd, size_t *len, uint32_t *entries, size_t *value_size, int prot)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t ilen = sizeof(info);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &ilen) != 0)
+		return NULL;
+	*value_size = (info.value_size + 7) & ~7u;
+	*entries = info.max_entries;
+	*len = (*value_size * info.max_entries + page - 1) / page * page;
+	void *m = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Ids of the set not being read come from its copy once it was cleared: the
+ * slot may hold another stack since. */
+static int read_id(void *arg, int id, uint64_t *ips)
+{
+	struct stackdrain *d = arg;
+	int set = (uint32_t)id / d->half;
+
+	if (d->draining < 0 || set == d->draining || set > 1 || !d->copies[set].valid)
+		return -2;
+	const struct set_copy *c = &d->copies[set];
+	uint32_t p = c->pos[(uint32_t)id - (uint32_t)set * d->half];
+	if (p == 0)
+		return -1;
+	memcpy(ips, c->copy + (size_t)(p - 1) * MARPLE_STACK_DEPTH, MARPLE_STACK_DEPTH * sizeof(uint64_t));
+	int n = 0;
+	while (n < MARPLE_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+				  size_t value_size, void (*add)(const void *key, const void *value, void *arg),
+				  void *arg)
+{
+	struct stackdrain *d = marple_calloc(1, sizeof(*d));
+	uint32_t n, entries;
+	size_t vs;
+
+	d->sf = sf;
+	d->key_size = key_size;
+	d->value_size = value_size;
+	d->add = add;
+	d->arg = arg;
+	d->slots_fd = fd_of(obj, "stack_slots");
+	d->stacks_fd = fd_of(obj, "stacks");
+	d->counts_fd[0] = fd_of(obj, "counts");
+	d->counts_fd[1] = fd_of(obj, "counts1");
+	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
+	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
+	if (!d->ctl || !d->stacks || d->slots_fd < 0 || d->counts_fd[0] < 0 || d->counts_fd[1] < 0) {
+		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
+		stackdrain_free(d);
+		return NULL;
+	}
+	d->half = entries / 2;
+	d->pinned = marple_calloc(d->half, 1);
+	for (int s = 0; s < 2; s++)
+		d->copies[s].pos = marple_calloc(d->half, sizeof(uint32_t));
+	d->draining = -1;
+	d->last_ms = now_ms();
+	stackframes_set_reader(sf, read_id, d);
+	return d;
+}
+
+void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, void *arg), void *arg)
+{
+	d->pin = pin;
+	d->pin_arg = arg;
+}
+
+void stackdrain_pin(struct stackdrain *d, int id)
+{
+	if (id >= 0 && (uint32_t)id / d->half == (uint32_t)d->clearing)
+		d->pinned[(uint32_t)id % d->half] = 1;
+}
+
+static void remember_key(const void *key, const void *value, void *arg)
+{
+	struct stackdrain *d = arg;
+
+	(void)value;
+	d->keys = marple_grow(d->keys, &d->keys_cap, (d->nkeys + 1) * d->key_size, 1);
+	memcpy(d->keys + d->nkeys * d->key_size, key, d->key_size);
+	d->nkeys++;
+}
+
+static void delete_keys(struct stackdrain *d, int fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t count = (uint32_t)d->nkeys;
+
+	if (count && bpf_map_delete_batch(fd, d->keys, &count, &opts) != 0)
+		for (size_t i = 0; i < d->nkeys; i++)	/* a kernel without batches */
+			bpf_map_delete_elem(fd, d->keys + i * d->key_size);
+	d->nkeys = 0;
+}
+
+static void add_and_remember(const void *key, const void *value, void *arg)
+{
+	struct stackdrain *d = arg;
+
+	d->add(key, value, d->arg);
+	remember_key(key, value, d);
+}
+
+struct slot_walk {
+	struct stackdrain *d;
+	uint32_t set;
+	struct set_copy *c;
+	uint64_t kept;
+};
+
+/* One claimed slot of the stack store: copied if of the set being cleared,
+ * and deleted unless pinned. */
+static void clear_slot(const void *key, const void *value, void *arg)
+{
+	struct slot_walk *w = arg;
+	struct stackdrain *d = w->d;
+	uint32_t id;
+
+	(void)value;
+	memcpy(&id, key, sizeof(id));
+	if (id / d->half != w->set)
+		return;
+	uint32_t slot = id % d->half;
+	struct set_copy *c = w->c;
+	c->copy = marple_grow(c->copy, &c->cap, (c->n + 1) * MARPLE_STACK_DEPTH, sizeof(uint64_t));
+	size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
+	memcpy(c->copy + c->n * MARPLE_STACK_DEPTH, d->stacks + (size_t)id * d->stack_size,
+	       len < d->stack_size ? len : d->stack_size);
+	c->pos[slot] = (uint32_t)++c->n;
+	if (d->pinned[slot])
+		w->kept++;
+	else
+		remember_key(&id, NULL, d);
+}
+
+/* Read and clear set s, idle (no program writes into it). */
+static void drain_set(struct stackdrain *d, int s)
+{
+	size_t key_size = d->key_size;
+
+	/* the counts: added up in user space, then deleted */
+	d->draining = s;
+	bpfmap_each(d->counts_fd[s], d->key_size, d->value_size, add_and_remember, d);
+	delete_keys(d, d->counts_fd[s]);
+	__atomic_store_n(&d->ctl->counts_used[s], 0, __ATOMIC_RELAXED);
+	d->draining = -1;
+
+	/* the stacks: copied (counts of the other set may still name them),
+	 * then freed but for those the collector's state still names */
+	memset(d->pinned, 0, d->half);
+	d->clearing = s;
+	if (d->pin)
+		d->pin(d, d->pin_arg);
+	struct set_copy *c = &d->copies[s];
+	memset(c->pos, 0, d->half * sizeof(uint32_t));
+	c->n = 0;
+	struct slot_walk w = { d, (uint32_t)s, c, 0 };
+	d->key_size = sizeof(uint32_t);
+	bpfmap_each(d->slots_fd, sizeof(uint32_t), sizeof(uint64_t), clear_slot, &w);
+	delete_keys(d, d->slots_fd);
+	d->key_size = key_size;
+	c->valid = 1;
+	__atomic_store_n(&d->ctl->stacks_used[s], w.kept, __ATOMIC_RELAXED);
+	d->drains++;
+}
+
+/* Programs run for microseconds; one that read the old set just before the
+ * flip has finished well within this. */
+#define STACKDRAIN_SETTLE_US 2000
+
+void stackdrain_now(struct stackdrain *d)
+{
+	int idle = (int)(d->ctl->set & 1);
+
+	__atomic_store_n(&d->ctl->set, (uint32_t)!idle, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&d->ctl->drain_asked, 0, __ATOMIC_SEQ_CST);
+	usleep(STACKDRAIN_SETTLE_US);
+	drain_set(d, idle);
+	d->last_ms = now_ms();
+}
+
+int stackdrain_poll(struct stackdrain *d)
+{
+	if (!d || (!d->ctl->drain_asked && now_ms() - d->last_ms < STACKDRAIN_PERIOD_MS))
+		return 0;
+	stackdrain_now(d);
+	return 1;
+}
+
+void stackdrain_finish(struct stackdrain *d)
+{
+	stackdrain_now(d);
+	stackdrain_now(d);
+}
+
+void stackdrain_add(struct stackdrain *d, const void *key, const void *value)
+{
+	d->draining = -1;
+	d->add(key, value, d->arg);
+}
+
+void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
+{
+	if (d)
+		json_object_set_new(tr, "drains", json_integer((json_int_t)d->drains));
+}
+
+void stackdrain_free(struct stackdrain *d)
+{
+	if (!d)
+		return;
+	stackframes_set_reader(d->sf, NULL, NULL);
+	if (d->ctl)
+		munmap((void *)d->ctl, d->ctl_len);
+	if (d->stacks)
+		munmap((void *)d->stacks, d->stacks_len);
+	for (int s = 0; s < 2; s++) {
+		free(d->copies[s].pos);
+		free(d->copies[s].copy);
+	}
+	free(d->pinned);
+	free(d->keys);
+	free(d);
+}

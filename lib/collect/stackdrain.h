@@ -1,0 +1,63 @@
+/* stackdrain.h — draining the kernel maps of a stack collector while it runs,
+ * so that a capture of any length fits maps sized for seconds.
+ *
+ * The kernel side (bpf/stacks.bpf.h) keeps two sets, each a half of the stack
+ * store and a count map (counts, counts1); programs write into the active one
+ * (stacks_ctl).  Every period, or at once when a program finds a set half
+ * full (it wakes the pid notes' ring buffer), stackdrain_poll flips the set,
+ * waits for the programs in flight, passes each element of the idle count
+ * map to the collector's add() (which names its stacks with the stackframes
+ * it was given and adds them up in user space), then clears the idle set.
+ *
+ * Stack ids stay readable as long as something may still name them: a count
+ * of one set may name a stack of the other (a program that ran across a flip;
+ * offcpu's blocks that span flips), so the stacks of a set are copied when it
+ * is cleared and those ids are read from the copy until the next clear; the
+ * slots a collector's own state still names (offcpu's blocked threads) are
+ * pinned by its pin() callback and kept.
+ *
+ *   d = stackdrain_new(skel->obj, sc.sf, sizeof(struct stack_key), sizeof(u64), add, t);
+ *   stackdrain_set_pin(d, pin_blocked, skel);      // optional
+ *   while capturing: stackdrain_poll(d);           // stackcollector_poll does
+ *   detach; stackdrain_finish(d);                  // both sets read
+ *   ... write the user-space table ...
+ *   stackdrain_trailer_add(d, trailer);            // "drains"
+ */
+#ifndef MARPLE_STACKDRAIN_H
+#define MARPLE_STACKDRAIN_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_object;
+struct stackframes;
+struct stackdrain;
+
+/* How often a set is drained when no program asks sooner. */
+#define STACKDRAIN_PERIOD_MS 1000
+
+/* For a loaded object with stacks_ctl, stacks, stack_slots, counts and
+ * counts1 (keys of key_size bytes, values of value_size).  NULL + message if
+ * it has not. */
+struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+				  size_t value_size, void (*add)(const void *key, const void *value, void *arg),
+				  void *arg);
+/* pin(d, arg) is called before a set's stacks are cleared: it calls
+ * stackdrain_pin for each stack id the collector's own maps still hold. */
+void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, void *arg), void *arg);
+void stackdrain_pin(struct stackdrain *d, int id);
+/* Drain the idle set if one is due; 1 if it drained. */
+int stackdrain_poll(struct stackdrain *d);
+/* Flip, wait, read and clear the idle set now. */
+void stackdrain_now(struct stackdrain *d);
+/* At the end, programs detached: both sets read. */
+void stackdrain_finish(struct stackdrain *d);
+/* Pass one more key/value to add() after stackdrain_finish (a block still
+ * running at the end), its stacks read where they are. */
+void stackdrain_add(struct stackdrain *d, const void *key, const void *value);
+/* "drains": how many times a set was read and cleared. */
+void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);
+void stackdrain_free(struct stackdrain *d);
+
+#endif
