@@ -79,7 +79,7 @@
 #endif
 
 /* Stacks are stored by content: a stack's id is a slot of the stacks array
- * chosen by a 64-bit hash of its addresses, with linear probing, so identical
+ * chosen by a 64-bit hash of its addresses, with double hashing, so identical
  * stacks share an id and different ones do not collide (a
  * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
  * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
@@ -206,6 +206,11 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 	if (nslots == 0 || !ctl)
 		return -ENOMEM;
 	__u32 set = ctl->set & 1, base = set * nslots;
+	/* double hashing: each stack probes its own sequence of slots, so that
+	 * no long runs of taken slots form (with linear probing, 16 slots in a
+	 * row were taken at half full, and stacks were lost there: 6% of 495,075
+	 * malloc stacks with 1024 slots drained as they filled) */
+	__u64 step = (h >> 32) | 1;
 	/* find the stack or the first free slot with lookups only, then claim
 	 * that slot once: the verifier walks the update's paths once instead
 	 * of in each of the 16 probes.  Claiming can lose a race to another
@@ -214,7 +219,7 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 	for (int attempt = 0; attempt < 2; attempt++) {
 		__u32 free_slot = base + nslots;	/* none */
 		for (__u32 p = 0; p < STACKS_PROBES; p++) {
-			__u32 slot = base + (__u32)((h + p) % nslots);
+			__u32 slot = base + (__u32)((h + p * step) % nslots);
 			__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
 			if (!owner) {
 				free_slot = slot;

@@ -71,6 +71,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
@@ -183,10 +184,11 @@ int main(int argc, char **argv)
 	struct stacksbpf_table table = { sf, NULL };
 	if (!opt.dwarf && !opt.timed && !opt.raw) {
 		table.t = hashtab_new();
-		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t),
+		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
 					  stacksbpf_table_add, &table);
 		if (!sc.drain)
 			marple_fatal(EXIT_DATA, "cannot set up draining");
+		stackdrain_set_period(sc.drain, sc.drain_ms);
 	}
 	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
@@ -242,6 +244,7 @@ int main(int argc, char **argv)
 		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (sc.drain) {
 		stackdrain_finish(sc.drain);
+		stackdrain_emit(sc.drain);
 		run.records = stackframes_write_table(table.t, stdout);
 	}
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);

@@ -12,6 +12,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ static const struct sc_option options[] = {
 	       "the process, or this program's)"),
 	SC_UNWIND(""),
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
@@ -143,9 +145,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	sum.records = hashtab_new();
 	sc.drain = stackdrain_new(skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
-				  add_record, NULL);
+				  offsetof(struct mallocstacks_key, k), add_record, NULL);
 	if (!sc.drain)
 		goto cleanup;
+	stackdrain_set_period(sc.drain, sc.drain_ms);
 	hdr = make_header(lib, target);	/* its start time is now */
 	stackcollector_ready(&sc);
 	while (stackcollector_poll(&sc))
@@ -153,6 +156,7 @@ int main(int argc, char **argv)
 	skel->bss->stopped = 1;
 	ring_buffer__consume(sc.notes);
 	stackdrain_finish(sc.drain);
+	stackdrain_emit(sc.drain);
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;

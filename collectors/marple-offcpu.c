@@ -78,6 +78,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
@@ -366,10 +367,11 @@ int main(int argc, char **argv)
 	struct stacksbpf_table table = { sf, NULL };
 	if (!opt.dwarf && !opt.timed) {
 		table.t = hashtab_new();
-		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t),
+		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
 					  stacksbpf_table_add, &table);
 		if (!sc.drain)
 			marple_fatal(EXIT_DATA, "cannot set up draining");
+		stackdrain_set_period(sc.drain, sc.drain_ms);
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
 	}
 
@@ -413,6 +415,8 @@ int main(int argc, char **argv)
 	if (sc.drain)
 		stackdrain_finish(sc.drain);
 	add_still_blocked(skel, end);
+	if (sc.drain)
+		stackdrain_emit(sc.drain);
 
 	if (opt.dwarf)
 		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);

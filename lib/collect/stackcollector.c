@@ -68,6 +68,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_ANNOTATE: sc->annotate = 1; break;
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
 	case SC_OPT_STACK_STORAGE: sc->stack_storage = marple_opt_u64("--stack-storage", arg, 64, 1u << 22); break;
+	case SC_OPT_DRAIN_EVERY: sc->drain_ms = marple_opt_u64("--drain-every", arg, 0, 3600000); break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
@@ -93,6 +94,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	const struct options_entry *entries = entries_of(sc);
 	sc->sample_every = 1;
 	sc->stack_storage = 16384;
+	sc->drain_ms = STACKDRAIN_PERIOD_MS;
 	sc->unwind = UNWIND_MODE_TABLES;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;

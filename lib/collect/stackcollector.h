@@ -62,7 +62,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF
+	SC_OPT_DWARF, SC_OPT_DRAIN_EVERY
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -79,6 +79,12 @@ enum {
 #define SC_STACK_STORAGE \
 	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
 	  "stack map entries (default 16384)" }
+/* for the collectors that drain their maps while capturing (stackdrain.h) */
+#define SC_DRAIN_EVERY \
+	{ SC_OPT_DRAIN_EVERY, SC_LONG_ONLY(SC_OPT_DRAIN_EVERY), "drain-every", "MS", \
+	  "read and clear the kernel maps every MS ms while capturing,\n" \
+	  "and whenever they pass half full (default 1000; 0: only\n" \
+	  "at the end, so a full map loses samples)" }
 #define SC_ADDRESSES \
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
@@ -134,6 +140,7 @@ struct stackcollector {
 	const char *lib;		/* -l */
 	uint64_t sample_every;		/* -s, default 1 */
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
+	uint64_t drain_ms;		/* --drain-every, default STACKDRAIN_PERIOD_MS; 0: never */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
 	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
 	int include_self;		/* --include-self */
