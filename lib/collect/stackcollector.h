@@ -113,7 +113,8 @@ enum {
 #define SC_DESCRIBE(fields) { 0, OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
-	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
+	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
+	SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
 struct options_entry;

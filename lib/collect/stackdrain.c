@@ -357,7 +357,7 @@ void stackdrain_add(struct stackdrain *d, const void *key, const void *value)
 	keep(d, key, value);
 }
 
-void stackdrain_emit(struct stackdrain *d)
+uint64_t stackdrain_emit(struct stackdrain *d)
 {
 	size_t nv = d->value_size / sizeof(uint64_t);
 
@@ -365,6 +365,7 @@ void stackdrain_emit(struct stackdrain *d)
 	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++)
 		d->add(hashtab_at(d->keys_seen, i)->key, d->sums + i * nv, d->arg);
 	stackframes_set_reader(d->sf, NULL, NULL);
+	return hashtab_size(d->keys_seen);
 }
 
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)

@@ -67,7 +67,7 @@ void stackdrain_finish(struct stackdrain *d);
 void stackdrain_add(struct stackdrain *d, const void *key, const void *value);
 /* Pass every key drained, with its sums, to add() (its stack ids read by the
  * stackframes meanwhile). */
-void stackdrain_emit(struct stackdrain *d);
+uint64_t stackdrain_emit(struct stackdrain *d);	/* how many keys */
 /* "drains": how many times a set was read and cleared. */
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);
 void stackdrain_free(struct stackdrain *d);
