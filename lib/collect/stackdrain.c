@@ -179,7 +179,7 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf
 	d->value_size = value_size;
 	d->stack_key_offset = stack_key_offset;
 	if (key_size > 256 || value_size > 32 * sizeof(uint64_t) || value_size % sizeof(uint64_t) ||
-	    stack_key_offset + sizeof(struct stack_key) > key_size)
+	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size))
 		marple_fatal(EXIT_DATA, "stackdrain: keys of %zu bytes, values of %zu: not supported", key_size,
 			     value_size);
 	d->stacks_seen = hashtab_new();
@@ -192,7 +192,7 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf
 	d->counts_fd[1] = fd_of(obj, "counts1");
 	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
-	if (!d->ctl || !d->stacks || d->slots_fd < 0 || d->counts_fd[0] < 0 || d->counts_fd[1] < 0) {
+	if (!d->ctl || !d->stacks || d->slots_fd < 0 || (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
 		stackdrain_free(d);
 		return NULL;
@@ -279,11 +279,14 @@ static void clear_slot(const void *key, const void *value, void *arg)
 		return;
 	uint32_t slot = id % d->half;
 	struct set_copy *c = w->c;
+	if (!d->key_size)	/* no counts to read these ids later: only what is pinned stays */
+		goto clear;
 	c->copy = marple_grow(c->copy, &c->cap, (c->n + 1) * MARPLE_STACK_DEPTH, sizeof(uint64_t));
 	size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
 	memcpy(c->copy + c->n * MARPLE_STACK_DEPTH, d->stacks + (size_t)id * d->stack_size,
 	       len < d->stack_size ? len : d->stack_size);
 	c->pos[slot] = (uint32_t)++c->n;
+clear:
 	if (d->pinned[slot])
 		w->kept++;
 	else
@@ -297,11 +300,13 @@ static void drain_set(struct stackdrain *d, int s)
 
 	/* the counts: added up in user space with their stacks, then deleted
 	 * (named at the end: symbols here would keep the set flipped long) */
-	d->draining = s;
-	bpfmap_each(d->counts_fd[s], d->key_size, d->value_size, keep_and_remember, d);
-	delete_keys(d, d->counts_fd[s]);
-	__atomic_store_n(&d->ctl->counts_used[s], 0, __ATOMIC_RELAXED);
-	d->draining = -1;
+	if (d->key_size) {
+		d->draining = s;
+		bpfmap_each(d->counts_fd[s], d->key_size, d->value_size, keep_and_remember, d);
+		delete_keys(d, d->counts_fd[s]);
+		__atomic_store_n(&d->ctl->counts_used[s], 0, __ATOMIC_RELAXED);
+		d->draining = -1;
+	}
 
 	/* the stacks: copied (counts of the other set may still name them),
 	 * then freed but for those the collector's state still names */
@@ -318,7 +323,10 @@ static void drain_set(struct stackdrain *d, int s)
 	delete_keys(d, d->slots_fd);
 	d->key_size = key_size;
 	c->valid = 1;
-	__atomic_store_n(&d->ctl->stacks_used[s], w.kept, __ATOMIC_RELAXED);
+	/* counted from 0 again, the pinned slots left out: a set full of stacks
+	 * still named (memleak's outstanding allocations) would otherwise ask
+	 * for a drain at every new stack */
+	__atomic_store_n(&d->ctl->stacks_used[s], 0, __ATOMIC_RELAXED);
 	d->drains++;
 }
 
@@ -339,7 +347,9 @@ void stackdrain_now(struct stackdrain *d)
 
 int stackdrain_poll(struct stackdrain *d)
 {
-	if (!d || d->period_ms == 0 || (!d->ctl->drain_asked && now_ms() - d->last_ms < d->period_ms))
+	if (!d || d->period_ms == 0)
+		return 0;
+	if (!d->ctl->drain_asked && now_ms() - d->last_ms < d->period_ms)
 		return 0;
 	stackdrain_now(d);
 	return 1;

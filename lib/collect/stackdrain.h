@@ -45,7 +45,9 @@ struct stackdrain;
 /* For a loaded object with stacks_ctl, stacks, stack_slots, counts and
  * counts1 (keys of key_size bytes holding a struct stack_key at
  * stack_key_offset, values of value_size bytes: u64 sums).  NULL + message if
- * it has not. */
+ * it has not.  key_size 0: no count maps (memleak: its allocations are state,
+ * not counts): only the stack store is drained, every stack not pinned freed;
+ * sf and add may be NULL then. */
 struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
 				  size_t value_size, size_t stack_key_offset,
 				  void (*add)(const void *key, const void *value, void *arg), void *arg);

@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 26
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -89,6 +89,17 @@ check "mallocstacks --stack-storage 1024: the bytes add up to the calls ($w)" te
 full=$(trailer "$T/ms0.out" stack_map_full)
 check "mallocstacks --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
 
-# 4. the options
+# 4. memleak keeps only the stacks of outstanding allocations: the stacks of
+#    freed ones are let go as its store fills (treestacks frees every block)
+ML="$MARPLE_BIN/marple-memleak"
+"$ML" --stack-storage 1024 -c "$W/treestacks 14 2" > "$T/ml.out" 2> "$T/ml.err"; rc=$?
+check "memleak --stack-storage 1024: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/ml.out'"
+filled "memleak --stack-storage 1024" "$T/ml.out"
+check "memleak --stack-storage 1024: no stack lost" test "$(trailer "$T/ml.out" stack_map_full) $(trailer "$T/ml.out" dropped)" = "0 0"
+"$ML" --stack-storage 1024 --drain-every 0 -c "$W/treestacks 14 1" > "$T/ml0.out" 2> /dev/null
+full=$(trailer "$T/ml0.out" stack_map_full)
+check "memleak --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 5. the options
 expect_exit "drain: --drain-every x is a usage error" 2 "drain-every" "$CS" --drain-every x 1
 check "drain: --drain-every in -h" sh -c "'$MS' -h | grep -q -- --drain-every"

@@ -1,17 +1,18 @@
 /* treestacks.c — mallocs from 2^DEPTH distinct call stacks at a steady pace:
  * a binary tree of calls, left() or right() at each level, allocating and
  * freeing 100 bytes at each leaf, with a 1 ms nap every PACE leaves (0: no
- * nap).  For tests of a collector whose stack store fills many times over
+ * nap); with LEAK, the block of one leaf in LEAK is never freed (LEAK 0: all
+ * freed).  For tests of a collector whose stack store fills many times over
  * during a capture.
  *
- * Usage: treestacks [DEPTH [SECONDS [PACE]]]   (defaults: 14, 3, 16)
+ * Usage: treestacks [DEPTH [SECONDS [PACE [LEAK]]]]   (defaults: 14, 3, 16, 0)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
 #include <time.h>
 
 static void *volatile sink;
-static long leaves, pace;
+static long leaves, pace, leak;
 
 static void branch(int depth, unsigned path);
 
@@ -38,8 +39,10 @@ __attribute__((noinline)) static void branch(int depth, unsigned path)
 		return;
 	}
 	sink = malloc(100);
-	free(sink);
-	if (pace && ++leaves % pace == 0)
+	++leaves;
+	if (!leak || leaves % leak)
+		free(sink);
+	if (pace && leaves % pace == 0)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 }
 
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
 	struct timespec start, now;
 
 	pace = argc > 3 ? atol(argv[3]) : 16;
+	leak = argc > 4 ? atol(argv[4]) : 0;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		for (unsigned p = 0; p < (1u << depth); p++)
