@@ -44,11 +44,12 @@
  * Draining (lib/collect/stackdrain.h): the stack store and the counts maps
  * are two sets; stacks_ctl (struct stacks_ctl, stacks.h) says which one
  * programs write into.  The stacks map holds both halves (its size is twice
- * the stacks of one set); a stack's id names its half.  When a set passes half
- * full, a program asks user space for a drain (a pid_note of pid 0).  User
- * space flips the set, waits for programs in flight, reads the idle set and
- * clears it: a capture never fills them in a steady state.  Collectors that
- * never drain use set 0 only.
+ * the stacks of one set); a stack's id names its half.  When a quarter of a
+ * set's stacks have been stored since it was cleared, or half of its count
+ * map is taken, a program asks user space for a drain (a pid_note of pid 0,
+ * which wakes it).  User space flips the set, waits for programs in flight,
+ * reads the idle set and clears it: a capture never fills them in a steady
+ * state.  Collectors that never drain use set 0 only.
  *
  *   struct stack_key key;
  *   stacks_fill_key(&key, ctx, !kernel_only, !user_only);
