@@ -84,7 +84,8 @@
  * stacks share an id and different ones do not collide (a
  * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
  * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
- * stack_slots records which hash owns a slot; claiming one is atomic
+ * stack_slots (set 0) and stack_slots1 (set 1) record which hash owns a
+ * slot; claiming one is atomic
  * (BPF_NOEXIST).  stacks[id] holds the addresses leaf first, zero-terminated,
  * as a stack-trace map would. */
 #define STACKS_PROBES 16
@@ -104,12 +105,16 @@ struct {
 	__type(value, __u64[MARPLE_STACK_DEPTH]);
 } stacks SEC(".maps");
 
+/* one index per set: user space clears the idle set's while programs claim
+ * slots in the active one (a program in NMI context, cpu-clock, finding the
+ * bucket of a shared map locked by the syscall it interrupted fails with
+ * EBUSY: 98 stacks of 22060 samples lost in 120 s with one shared index) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u64);
-} stack_slots SEC(".maps");
+} stack_slots SEC(".maps"), stack_slots1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -207,6 +212,7 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 	if (nslots == 0 || !ctl)
 		return -ENOMEM;
 	__u32 set = ctl->set & 1, base = set * nslots;
+	void *slots = set ? (void *)&stack_slots1 : (void *)&stack_slots;
 	/* double hashing: each stack probes its own sequence of slots, so that
 	 * no long runs of taken slots form (with linear probing, 16 slots in a
 	 * row were taken at half full, and stacks were lost there: 6% of 495,075
@@ -221,7 +227,7 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 		__u32 free_slot = base + nslots;	/* none */
 		for (__u32 p = 0; p < STACKS_PROBES; p++) {
 			__u32 slot = base + (__u32)((h + p * step) % nslots);
-			__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
+			__u64 *owner = bpf_map_lookup_elem(slots, &slot);
 			if (!owner) {
 				free_slot = slot;
 				break;
@@ -231,12 +237,12 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 		}
 		if (free_slot == base + nslots)
 			break;
-		if (bpf_map_update_elem(&stack_slots, &free_slot, &h, BPF_NOEXIST) == 0) {
+		if (bpf_map_update_elem(slots, &free_slot, &h, BPF_NOEXIST) == 0) {
 			bpf_map_update_elem(&stacks, &free_slot, ips, BPF_ANY);
 			stacks_note_fill(ctl, &ctl->stacks_used[set], nslots / 4);
 			return (int)free_slot;
 		}
-		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &free_slot);
+		__u64 *owner = bpf_map_lookup_elem(slots, &free_slot);
 		if (owner && *owner == h)
 			return (int)free_slot;
 	}

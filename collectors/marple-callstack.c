@@ -179,22 +179,28 @@ int main(int argc, char **argv)
 	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = dwarfstacks_new(syms);
-	/* the counts are drained while sampling (--dwarf and --timed keep stack
-	 * ids until the end: their maps are read then) */
-	struct stacksbpf_table table = { sf, NULL };
-	if (!opt.dwarf && !opt.timed && !opt.raw) {
-		table.t = hashtab_new();
-		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
-					  stacksbpf_table_add, &table);
-		if (!sc.drain)
-			marple_fatal(EXIT_DATA, "cannot set up draining");
-		stackdrain_set_period(sc.drain, sc.drain_ms);
-	}
 	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
 	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
+	/* the counts are drained while sampling (--dwarf's records keep stack
+	 * ids until the end: its maps are read then) */
+	struct stacksbpf_table table = { sf, NULL };
+	struct timedsamples_walk *timed_walk = NULL;
+	if (!opt.dwarf && !opt.raw) {
+		if (opt.timed)
+			timed_walk = timedsamples_walk_new(run.timed, sf);
+		else
+			table.t = hashtab_new();
+		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+					  opt.timed ? timedsamples_key : stacksbpf_table_add,
+					  opt.timed ? (void *)timed_walk : (void *)&table);
+		if (!sc.drain)
+			marple_fatal(EXIT_DATA, "cannot set up draining");
+		stackdrain_set_period(sc.drain, sc.drain_ms);
+		stacksbpf_drain_rings(sc.drain, rb, run.timed);
+	}
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, rb);
 
@@ -240,12 +246,11 @@ int main(int argc, char **argv)
 
 	if (opt.dwarf)
 		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (opt.timed)
-		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (sc.drain) {
 		stackdrain_finish(sc.drain);
 		stackdrain_emit(sc.drain);
-		run.records = stackframes_write_table(table.t, stdout);
+		run.records = opt.timed ? timedsamples_walk_write(timed_walk, stdout)
+					: stackframes_write_table(table.t, stdout);
 	}
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());

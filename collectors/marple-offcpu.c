@@ -287,6 +287,8 @@ static void add_one_blocked(const void *key, const void *value, void *arg)
 	if (sc.drain) {	/* the counts were drained already */
 		v = (now - s.ts) / 1000;
 		stackdrain_add(sc.drain, &s.key, &v);
+		if (timed)
+			timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
 		return;
 	}
 	if (bpf_map_lookup_elem(sb->counts_fd, &s.key, &v) != 0)
@@ -362,17 +364,23 @@ int main(int argc, char **argv)
 	}
 	if (opt.timed && !(timed = timedsamples_new(skel->obj, rb)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
-	/* the counts are drained while capturing (--dwarf and --timed keep
-	 * stack ids until the end: their maps are read then) */
+	/* the counts are drained while capturing (--dwarf's records keep stack
+	 * ids until the end: its maps are read then) */
 	struct stacksbpf_table table = { sf, NULL };
-	if (!opt.dwarf && !opt.timed) {
-		table.t = hashtab_new();
+	struct timedsamples_walk *timed_walk = NULL;
+	if (!opt.dwarf) {
+		if (opt.timed)
+			timed_walk = timedsamples_walk_new(timed, sf);
+		else
+			table.t = hashtab_new();
 		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
-					  stacksbpf_table_add, &table);
+					  opt.timed ? timedsamples_key : stacksbpf_table_add,
+					  opt.timed ? (void *)timed_walk : (void *)&table);
 		if (!sc.drain)
 			marple_fatal(EXIT_DATA, "cannot set up draining");
 		stackdrain_set_period(sc.drain, sc.drain_ms);
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
+		stacksbpf_drain_rings(sc.drain, rb, timed);
 	}
 
 	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
@@ -421,7 +429,7 @@ int main(int argc, char **argv)
 	if (opt.dwarf)
 		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (timed)
-		records = timedsamples_write_stacks(timed, sf, bpf_map__fd(skel->maps.counts), stdout);
+		records = timedsamples_walk_write(timed_walk, stdout);
 	else
 		records = stackframes_write_table(table.t, stdout);
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);

@@ -33,7 +33,7 @@ struct stackdrain {
 	struct stackframes *sf;
 	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
 	size_t ctl_len;
-	int slots_fd, stacks_fd, counts_fd[2];
+	int slots_fd[2], stacks_fd, counts_fd[2];
 	const unsigned char *stacks;	/* the stacks map, mmapped */
 	size_t stacks_len, stack_size;
 	uint32_t half;			/* stacks of one set */
@@ -46,6 +46,8 @@ struct stackdrain {
 	void *arg;
 	void (*pin)(struct stackdrain *d, void *arg);
 	void *pin_arg;
+	void (*settled)(void *arg);	/* stackdrain_set_settled */
+	void *settled_arg;
 	unsigned char *pinned;		/* slots of the set being cleared still named */
 	int clearing;			/* the set being cleared */
 	int draining;			/* the set being read; -1: read every id where it is */
@@ -186,13 +188,14 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf
 	d->keys_seen = hashtab_new();
 	d->add = add;
 	d->arg = arg;
-	d->slots_fd = fd_of(obj, "stack_slots");
+	d->slots_fd[0] = fd_of(obj, "stack_slots");
+	d->slots_fd[1] = fd_of(obj, "stack_slots1");
 	d->stacks_fd = fd_of(obj, "stacks");
 	d->counts_fd[0] = fd_of(obj, "counts");
 	d->counts_fd[1] = fd_of(obj, "counts1");
 	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
-	if (!d->ctl || !d->stacks || d->slots_fd < 0 || (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
+	if (!d->ctl || !d->stacks || d->slots_fd[0] < 0 || d->slots_fd[1] < 0 || (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
 		stackdrain_free(d);
 		return NULL;
@@ -221,6 +224,22 @@ void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, 
 {
 	d->pin = pin;
 	d->pin_arg = arg;
+}
+
+void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), void *arg)
+{
+	d->settled = settled;
+	d->settled_arg = arg;
+}
+
+void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k)
+{
+	int draining = d->draining;
+
+	d->draining = -1;	/* read where they are: their set is not cleared yet */
+	k->user_stack_id = intern_id(d, k->user_stack_id);
+	k->kern_stack_id = intern_id(d, k->kern_stack_id);
+	d->draining = draining;
 }
 
 void stackdrain_pin(struct stackdrain *d, int id)
@@ -319,8 +338,8 @@ static void drain_set(struct stackdrain *d, int s)
 	c->n = 0;
 	struct slot_walk w = { d, (uint32_t)s, c, 0 };
 	d->key_size = sizeof(uint32_t);
-	bpfmap_each(d->slots_fd, sizeof(uint32_t), sizeof(uint64_t), clear_slot, &w);
-	delete_keys(d, d->slots_fd);
+	bpfmap_each(d->slots_fd[s], sizeof(uint32_t), sizeof(uint64_t), clear_slot, &w);
+	delete_keys(d, d->slots_fd[s]);
 	d->key_size = key_size;
 	c->valid = 1;
 	/* counted from 0 again, the pinned slots left out: a set full of stacks
@@ -341,6 +360,8 @@ void stackdrain_now(struct stackdrain *d)
 	__atomic_store_n(&d->ctl->set, (uint32_t)!idle, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&d->ctl->drain_asked, 0, __ATOMIC_SEQ_CST);
 	usleep(STACKDRAIN_SETTLE_US);
+	if (d->settled)
+		d->settled(d->settled_arg);
 	drain_set(d, idle);
 	d->last_ms = now_ms();
 }

@@ -58,6 +58,14 @@ void stackdrain_set_period(struct stackdrain *d, uint64_t ms);
  * stackdrain_pin for each stack id the collector's own maps still hold. */
 void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, void *arg), void *arg);
 void stackdrain_pin(struct stackdrain *d, int id);
+/* settled(arg) is called after a flip, once the programs in flight are done
+ * and before the idle set is cleared: the collector reads there what still
+ * names its stacks (--timed's ring buffer), interning them with
+ * stackdrain_intern_key. */
+void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), void *arg);
+/* k's kernel stack ids as ids of the stacks drained (those add() sees). */
+struct stack_key;
+void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k);
 /* Drain the idle set if one is due; 1 if it drained. */
 int stackdrain_poll(struct stackdrain *d);
 /* Flip, wait, read and clear the idle set now. */

@@ -11,6 +11,8 @@
 
 #include "bpfmap.h"
 #include "hashtab.h"
+#include "stackdrain.h"
+#include "timedsamples.h"
 #include "util.h"
 
 int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
@@ -211,13 +213,32 @@ void stacksbpf_check_target(long long pid, long long tid)
 	}
 }
 
+static void consume(void *rb)
+{
+	ring_buffer__consume(rb);
+}
+
+static void rewrite_key(void *d, struct stack_key *k)
+{
+	stackdrain_intern_key(d, k);
+}
+
+void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts)
+{
+	stackdrain_set_settled(d, consume, rb);
+	if (ts)
+		timedsamples_set_rewrite(ts, rewrite_key, d);
+}
+
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 {
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
+	struct bpf_map *i1 = bpf_object__find_map_by_name(obj, "stack_slots1");
 
 	/* two sets of n (stackdrain.h); a collector that does not drain uses one */
-	if (!s || !i || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, 2 * n) < 0)
+	if (!s || !i || !i1 || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, n) < 0 ||
+	    bpf_map__set_max_entries(i1, n) < 0)
 		return -1;
 	return 0;
 }

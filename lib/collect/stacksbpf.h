@@ -50,8 +50,17 @@ struct stacksbpf_table {
 };
 void stacksbpf_table_add(const void *key, const void *value, void *table);
 
+/* Draining with ring buffers that carry stack ids (stackdrain.h): rb is read
+ * after each flip, before the idle set is cleared, and --timed's samples
+ * (ts, or NULL) get their ids as the drained ones. */
+struct stackdrain;
+struct timedsamples;
+struct ring_buffer;
+void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts);
+
 /* Size the stacks map (N distinct stacks a set: 2N slots, stackdrain.h)
- * and its index stack_slots of a BPF object that includes bpf/stacks.bpf.h;
+ * and its indexes stack_slots, stack_slots1 (N each) of a BPF object that
+ * includes bpf/stacks.bpf.h;
  * before load.  0 or -1. */
 struct bpf_object;
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n);

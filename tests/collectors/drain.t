@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 26
+plan 29
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -54,6 +54,16 @@ check "callstack --stack-storage 256: the weights add up to the samples ($w of $
 "$CS" --stack-storage 256 --drain-every 0 -F 499 3 > "$T/cs0.out" 2> /dev/null
 full=$(trailer "$T/cs0.out" stack_map_full)
 check "callstack --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 1b. callstack --timed: each sample's stacks are taken as they come, before
+#     their set is cleared: the samples section has them all
+"$CS" --timed --stack-storage 256 -F 499 3 > "$T/cst.out" 2> /dev/null; rc=$?
+check "callstack --timed --stack-storage 256: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/cst.out'"
+filled "callstack --timed --stack-storage 256" "$T/cst.out"
+s=$(trailer "$T/cst.out" samples); w=$(total "$T/cst.out")
+n=$(sed -n '/^{"trailer"/{n;:a;/^{"trailer"/{s/.*"records":\([0-9]*\).*/\1/p;q};n;ba}' "$T/cst.out")
+check "callstack --timed --stack-storage 256: nothing dropped, every sample timed ($w weighed, $n timed, of $s)" \
+	test "$(grep -c '"dropped":0,' "$T/cst.out") $w $n" = "2 $s $s"
 
 # 2. offcpu: 256 stacks a set; sleeper's reader thread is blocked across
 #    many drains (its stacks are kept while it is away): ~3,000,000 us in 3 s
