@@ -195,7 +195,8 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf
 	d->counts_fd[1] = fd_of(obj, "counts1");
 	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
-	if (!d->ctl || !d->stacks || d->slots_fd[0] < 0 || d->slots_fd[1] < 0 || (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
+	if (!d->ctl || !d->stacks || d->slots_fd[0] < 0 || d->slots_fd[1] < 0 ||
+	    (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
 		stackdrain_free(d);
 		return NULL;
