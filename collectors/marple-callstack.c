@@ -193,12 +193,10 @@ int main(int argc, char **argv)
 			timed_walk = timedsamples_walk_new(run.timed, sf);
 		else
 			table.t = hashtab_new();
-		sc.drain = stackdrain_new(skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
-					  opt.timed ? timedsamples_key : stacksbpf_table_add,
-					  opt.timed ? (void *)timed_walk : (void *)&table);
-		if (!sc.drain)
-			marple_fatal(EXIT_DATA, "cannot set up draining");
-		stackdrain_set_period(sc.drain, sc.drain_ms);
+		if (stackcollector_drain(&sc, skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+					 opt.timed ? timedsamples_key : stacksbpf_table_add,
+					 opt.timed ? (void *)timed_walk : (void *)&table) < 0)
+			exit(EXIT_DATA);
 		stacksbpf_drain_rings(sc.drain, rb, run.timed);
 	}
 	if (!opt.raw)

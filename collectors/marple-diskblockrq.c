@@ -137,10 +137,9 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (!(sc.drain = stackdrain_new(skel->obj, sc.sf, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
-					write_record, &t)))
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
+				 write_record, &t) < 0)
 		goto cleanup;
-	stackdrain_set_period(sc.drain, sc.drain_ms);
 	json_t *o;
 	hdr = stackcollector_header(&sc, "diskblockrq", opt.bytes ? "bytes" : "requests",
 				    opt.bytes ? "bytes requested" : "block requests", sc.pid, &o);

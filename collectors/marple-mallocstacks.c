@@ -144,11 +144,9 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, 0) < 0)
 		goto cleanup;
 	sum.records = hashtab_new();
-	sc.drain = stackdrain_new(skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
-				  offsetof(struct mallocstacks_key, k), add_record, NULL);
-	if (!sc.drain)
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
+				 offsetof(struct mallocstacks_key, k), add_record, NULL) < 0)
 		goto cleanup;
-	stackdrain_set_period(sc.drain, sc.drain_ms);
 	hdr = make_header(lib, target);	/* its start time is now */
 	stackcollector_ready(&sc);
 	while (stackcollector_poll(&sc))

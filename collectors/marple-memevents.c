@@ -255,10 +255,9 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (!(sc.drain = stackdrain_new(skel->obj, sc.sf, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
-					&total)))
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
+				 &total) < 0)
 		goto cleanup;
-	stackdrain_set_period(sc.drain, sc.drain_ms);
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
 	hdr = stream_section_header_new("memevents", DATATYPE_STACK);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));

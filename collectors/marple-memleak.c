@@ -534,9 +534,8 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
 		goto cleanup;
 	/* the stacks of freed allocations are let go while capturing */
-	if (!(sc.drain = stackdrain_new(skel->obj, NULL, 0, 0, 0, NULL, NULL)))
+	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
 		goto cleanup;
-	stackdrain_set_period(sc.drain, sc.drain_ms);
 	stackdrain_set_pin(sc.drain, pin_outstanding, skel);
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();

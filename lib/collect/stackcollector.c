@@ -226,6 +226,16 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	return sc->child;
 }
 
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+			 size_t value_size, size_t stack_key_offset,
+			 void (*add)(const void *key, const void *value, void *arg), void *arg)
+{
+	if (!(sc->drain = stackdrain_new(obj, sf, key_size, value_size, stack_key_offset, add, arg)))
+		return -1;
+	stackdrain_set_period(sc->drain, sc->drain_ms);
+	return 0;
+}
+
 void stackcollector_ready(struct stackcollector *sc)
 {
 	if (sc->child)

@@ -30,10 +30,12 @@
  *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
+ *   stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(key), sizeof(value), 0, add, arg);
  *   stackcollector_ready(&sc);
- *   while (stackcollector_poll(&sc))
+ *   while (stackcollector_poll(&sc))    // drains as the maps fill
  *           ;
- *   ... detach, ring_buffer__consume(sc.notes), write the records (sc.sf) ...
+ *   ... detach, ring_buffer__consume(sc.notes), stackdrain_finish(sc.drain),
+ *   write the header, stackdrain_emit(sc.drain): add() for each key ...
  *   json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
  *   ... the program's own trailer members ...
  *   stackcollector_write_trailer(&sc, tr);
@@ -214,6 +216,13 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 /* The process to trace: with -c, the command, started now (it runs from
  * stackcollector_ready on); else -p's (0: every process). */
 pid_t stackcollector_target(struct stackcollector *sc);
+/* Drain obj's maps while capturing (stackdrain.h, every --drain-every ms):
+ * sc->drain, polled by stackcollector_poll and _read_until_stop, freed by
+ * stackcollector_free.  0, or -1 with a message. */
+struct stackframes;
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+			 size_t value_size, size_t stack_key_offset,
+			 void (*add)(const void *key, const void *value, void *arg), void *arg);
 /* Let -c's command run, and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
 /* One turn of the capture: read the pid notes (100 ms at most), drain
