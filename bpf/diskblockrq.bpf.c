@@ -16,12 +16,8 @@ const volatile int targ_dev_set = 0;
 const volatile int want_user = 1;
 const volatile int want_kernel = 1;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct stack_key);
-	__type(value, struct diskblockrq_val);
-	__uint(max_entries, 65536);
-} counts SEC(".maps");
+/* one per set, drained while capturing (lib/collect/stackdrain.h) */
+STACKS_COUNT_MAPS(struct stack_key, struct diskblockrq_val, 65536)
 
 static __always_inline int count_rq(void *ctx, struct request *rq)
 {
@@ -41,7 +37,7 @@ static __always_inline int count_rq(void *ctx, struct request *rq)
 	}
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
-	v = stacks_lookup_or_init(&counts, &key, &zero);
+	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
 	if (!v)
 		return 0;
 	__sync_fetch_and_add(&v->requests, 1);

@@ -12,12 +12,8 @@ const volatile __u32 targ_tgid = 0;	/* 0: every process */
 const volatile __u64 sample_every = 1;	/* count one call in N, weighted by N */
 int stopped;	/* set by user space at the end (detaching uprobes is slow) */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct mallocstacks_key);
-	__type(value, struct mallocstacks_val);
-	__uint(max_entries, 65536);
-} counts SEC(".maps");
+/* one per set, drained while capturing (lib/collect/stackdrain.h) */
+STACKS_COUNT_MAPS(struct mallocstacks_key, struct mallocstacks_val, 65536)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -44,7 +40,7 @@ static __always_inline int record(struct pt_regs *ctx, __u64 size)
 	__builtin_memset(&key, 0, sizeof(key));
 	stacks_fill_key(&key.k, ctx, 1, 0);
 	bpf_probe_read_user(&key.caller, sizeof(key.caller), (void *)PT_REGS_SP(ctx));
-	v = stacks_lookup_or_init(&counts, &key, &zero);
+	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
 	if (!v)
 		return 0;
 	__sync_fetch_and_add(&v->bytes, size * sample_every);

@@ -12,12 +12,8 @@ const volatile __u32 targ_tgid = 0;
 const volatile int want_user = 1;
 const volatile int want_kernel = 1;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-	__uint(max_entries, 65536);
-} counts SEC(".maps");
+/* one per set, drained while capturing (lib/collect/stackdrain.h) */
+STACKS_COUNT_MAPS(struct stack_key, __u64, 65536)
 
 /* Per CPU: a stack walk is in progress.  Walking a user stack can fault (in
  * kernel mode, fixed up); those faults are ours and are not counted. */
@@ -43,7 +39,7 @@ static __always_inline int count(void *ctx, int kernel)
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel && kernel);
 	*busy = 0;
-	v = stacks_lookup_or_init(&counts, &key, &none);
+	v = stacks_lookup_or_init(stacks_counts(), &key, &none);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	return 0;

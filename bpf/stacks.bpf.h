@@ -32,9 +32,24 @@
  *                                       full (counted: STACKS_MAP_FULL)
  * and, from bpf/self.bpf.h, self_current_is_marple(): every stack collector
  * leaves marple's own processes out with it
- * and, with STACKS_COUNTS defined before the include, the aggregation map
- *   counts          BPF_MAP_TYPE_HASH struct stack_key -> u64 (size it like stacks)
- *   stacks_add(k, w)                    counts[k] += w; a full map is counted
+ * and, with STACKS_COUNTS defined before the include, the aggregation maps
+ *   counts, counts1 BPF_MAP_TYPE_HASH struct stack_key -> u64, one per set (size
+ *                   both like stacks)
+ *   stacks_add(k, w)                    counts[k] += w in the active set; a full
+ *                                       map is counted
+ * or, for a collector's own value, STACKS_COUNT_MAPS(key type, value type, n)
+ * declares the pair counts, counts1 and stacks_counts() is the active one:
+ *   v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
+ *
+ * Draining (lib/collect/stackdrain.h): the stack store and the counts maps
+ * are two sets; stacks_ctl (struct stacks_ctl, stacks.h) says which one
+ * programs write into.  The stacks map holds both halves (its size is twice
+ * the stacks of one set); a stack's id names its half.  When a quarter of a
+ * set's stacks have been stored since it was cleared, or half of its count
+ * map is taken, a program asks user space for a drain (a pid_note of pid 0,
+ * which wakes it).  User space flips the set, waits for programs in flight,
+ * reads the idle set and clears it: a capture never fills them in a steady
+ * state.  Collectors that never drain use set 0 only.
  *
  *   struct stack_key key;
  *   stacks_fill_key(&key, ctx, !kernel_only, !user_only);
@@ -65,14 +80,23 @@
 #endif
 
 /* Stacks are stored by content: a stack's id is a slot of the stacks array
- * chosen by a 64-bit hash of its addresses, with linear probing, so identical
+ * chosen by a 64-bit hash of its addresses, with double hashing, so identical
  * stacks share an id and different ones do not collide (a
  * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
  * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
- * stack_slots records which hash owns a slot; claiming one is atomic
+ * stack_slots (set 0) and stack_slots1 (set 1) record which hash owns a
+ * slot; claiming one is atomic
  * (BPF_NOEXIST).  stacks[id] holds the addresses leaf first, zero-terminated,
  * as a stack-trace map would. */
 #define STACKS_PROBES 16
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space flips the set in place */
+	__type(key, __u32);
+	__type(value, struct stacks_ctl);
+} stacks_ctl SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 16384);
@@ -81,12 +105,16 @@ struct {
 	__type(value, __u64[MARPLE_STACK_DEPTH]);
 } stacks SEC(".maps");
 
+/* one index per set: user space clears the idle set's while programs claim
+ * slots in the active one (a program in NMI context, cpu-clock, finding the
+ * bucket of a shared map locked by the syscall it interrupted fails with
+ * EBUSY: 98 stacks of 22060 samples lost in 120 s with one shared index) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u64);
-} stack_slots SEC(".maps");
+} stack_slots SEC(".maps"), stack_slots1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -127,6 +155,36 @@ static __always_inline void stacks_count(__u32 idx)
 	stacks_percpu_inc(&stack_counters, idx);
 }
 
+static __always_inline struct stacks_ctl *stacks_ctl_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stacks_ctl, &zero);
+}
+
+/* The set programs write into now (0 or 1). */
+static __always_inline __u32 stacks_active_set(void)
+{
+	struct stacks_ctl *c = stacks_ctl_get();
+	return c ? c->set & 1 : 0;
+}
+
+/* *used (one set's fill) += 1; past limit, ask user space to drain (once per
+ * flip: user space clears drain_asked; two programs racing may both ask) */
+static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, __u64 limit)
+{
+	__sync_fetch_and_add(used, 1);
+	if (*used < limit || c->drain_asked)
+		return;
+	c->drain_asked = 1;
+	struct pid_note *e = bpf_ringbuf_reserve(&pid_notes, sizeof(*e), 0);
+	if (!e) {
+		c->drain_asked = 0;
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));	/* pid 0: a drain request */
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* Store the stack in ips[0..n) (leaf first; the rest of its group of 8
  * zero) in the stacks map: its id, or a negative errno (counted). */
 static __always_inline int stacks_store(__u64 *ips, int n, int user)
@@ -148,19 +206,28 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 		}
 	}
 	h ^= user;	/* a user and a kernel stack never share an id */
-	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries;	/* as sized at load */
-	if (nslots == 0)
+	/* the active set's half of the store, as sized at load */
+	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
+	struct stacks_ctl *ctl = stacks_ctl_get();
+	if (nslots == 0 || !ctl)
 		return -ENOMEM;
+	__u32 set = ctl->set & 1, base = set * nslots;
+	void *slots = set ? (void *)&stack_slots1 : (void *)&stack_slots;
+	/* double hashing: each stack probes its own sequence of slots, so that
+	 * no long runs of taken slots form (with linear probing, 16 slots in a
+	 * row were taken at half full, and stacks were lost there: 6% of 495,075
+	 * malloc stacks with 1024 slots drained as they filled) */
+	__u64 step = (h >> 32) | 1;
 	/* find the stack or the first free slot with lookups only, then claim
 	 * that slot once: the verifier walks the update's paths once instead
 	 * of in each of the 16 probes.  Claiming can lose a race to another
 	 * CPU storing this same stack (then the slot is ours too) or another
 	 * stack (then the probing starts again, past it) */
 	for (int attempt = 0; attempt < 2; attempt++) {
-		__u32 free_slot = nslots;	/* none */
+		__u32 free_slot = base + nslots;	/* none */
 		for (__u32 p = 0; p < STACKS_PROBES; p++) {
-			__u32 slot = (__u32)((h + p) % nslots);
-			__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
+			__u32 slot = base + (__u32)((h + p * step) % nslots);
+			__u64 *owner = bpf_map_lookup_elem(slots, &slot);
 			if (!owner) {
 				free_slot = slot;
 				break;
@@ -168,13 +235,14 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 			if (*owner == h)
 				return (int)slot;
 		}
-		if (free_slot == nslots)
+		if (free_slot == base + nslots)
 			break;
-		if (bpf_map_update_elem(&stack_slots, &free_slot, &h, BPF_NOEXIST) == 0) {
+		if (bpf_map_update_elem(slots, &free_slot, &h, BPF_NOEXIST) == 0) {
 			bpf_map_update_elem(&stacks, &free_slot, ips, BPF_ANY);
+			stacks_note_fill(ctl, &ctl->stacks_used[set], nslots / 4);
 			return (int)free_slot;
 		}
-		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &free_slot);
+		__u64 *owner = bpf_map_lookup_elem(slots, &free_slot);
 		if (owner && *owner == h)
 			return (int)free_slot;
 	}
@@ -393,6 +461,16 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 }
 #endif
 
+/* A new entry in map, a count map of the active set: its fill counted. */
+static __always_inline void stacks_counts_inserted(void *map)
+{
+	struct stacks_ctl *c = stacks_ctl_get();
+	if (c) {
+		__u32 set = c->set & 1;
+		stacks_note_fill(c, &c->counts_used[set], ((struct bpf_map *)map)->max_entries / 2);
+	}
+}
+
 /* For a collector's own aggregation map (a value struct of several sums):
  * the value of key, inserted as *init first if new. */
 static __always_inline void *stacks_lookup_or_init(void *map, const void *key, const void *init)
@@ -400,29 +478,44 @@ static __always_inline void *stacks_lookup_or_init(void *map, const void *key, c
 	void *v = bpf_map_lookup_elem(map, key);
 	if (v)
 		return v;
-	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == -E2BIG) {
+	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (err == -E2BIG) {
 		stacks_count(STACKS_MAP_FULL);
 		return NULL;
 	}
+	if (err == 0)
+		stacks_counts_inserted(map);
 	return bpf_map_lookup_elem(map, key);	/* ours, or another CPU's */
 }
 
+/* The two count maps of a collector, one per set (lib/collect/stackdrain.h),
+ * and stacks_counts(): the active one. */
+#define STACKS_COUNT_MAPS(key_type, value_type, n)		\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_HASH);		\
+		__uint(max_entries, n);				\
+		__type(key, key_type);				\
+		__type(value, value_type);			\
+	} counts SEC(".maps"), counts1 SEC(".maps");		\
+	static __always_inline void *stacks_counts(void)	\
+	{							\
+		return stacks_active_set() ? (void *)&counts1 : (void *)&counts; \
+	}
+
 #ifdef STACKS_COUNTS
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct stack_key);
-	__type(value, __u64);
-} counts SEC(".maps");
+STACKS_COUNT_MAPS(struct stack_key, __u64, 16384)
 
 static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 {
-	__u64 *v = bpf_map_lookup_elem(&counts, key);
+	void *map = stacks_counts();
+	__u64 *v = bpf_map_lookup_elem(map, key);
 	if (v) {
 		__sync_fetch_and_add(v, w);
-	} else if (bpf_map_update_elem(&counts, key, &w, BPF_NOEXIST) != 0) {
+	} else if (bpf_map_update_elem(map, key, &w, BPF_NOEXIST) == 0) {
+		stacks_counts_inserted(map);
+	} else {
 		/* another CPU may have inserted it meanwhile */
-		v = bpf_map_lookup_elem(&counts, key);
+		v = bpf_map_lookup_elem(map, key);
 		if (v)
 			__sync_fetch_and_add(v, w);
 		else

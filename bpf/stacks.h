@@ -65,6 +65,18 @@ enum stack_counter {
 	STACKS_NCOUNTERS
 };
 
+/* Draining (lib/collect/stackdrain.h): the stack store and the counts are
+ * two sets; programs write into the active one while user space reads the
+ * other, interns its stacks and counts, and clears it.  A stack's id names its
+ * set: ids [0, half) are set 0's, [half, 2 half) set 1's.  The control block
+ * is element 0 of the mmapable array stacks_ctl. */
+struct stacks_ctl {
+	__u32 set;			/* the set programs write into: 0 or 1 (user space flips it) */
+	__u32 drain_asked;		/* a program asked for a drain (a set passed half full) */
+	__u64 stacks_used[2];		/* slots claimed in each half of the stack store */
+	__u64 counts_used[2];		/* entries inserted into each set's counts map */
+};
+
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the
  * callee-saved ones) and the top of the user stack, copied at the sample by
  * stacks_copy_user() (stacks.bpf.h) and unwound by lib/collect/unwind.h. */

@@ -26,14 +26,17 @@
 #include <unistd.h>
 
 #include "callstack.h"
+#include "python.h"
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
 #include "dwarfstacks.h"
+#include "bpfmap.h"
 #include "hashtab.h"
 #include "pyframes.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -72,6 +75,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	{ 0, OPT_NO_PYTHON, "no-python", NULL, "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" },
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
@@ -98,6 +102,22 @@ static struct {
 	uint64_t records;
 	int draining;			/* sampling has stopped: read all that is left */
 } run;
+
+/* The stacks Python samples name stay through every drain: those samples
+ * are counted apart (py_counts), not drained, and read at the end. */
+static void pin_one(const void *key, const void *value, void *arg)
+{
+	const struct py_stack_key *k = key;
+	stackdrain_pin(arg, k->k.user_stack_id);
+	stackdrain_pin(arg, k->k.kern_stack_id);
+	stackdrain_pin(arg, k->py_stack_id);
+}
+
+static void pin_python(struct stackdrain *d, void *arg)
+{
+	struct callstack_bpf *skel = arg;
+	bpfmap_each(bpf_map__fd(skel->maps.py_counts), sizeof(struct py_stack_key), sizeof(uint64_t), pin_one, d);
+}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -163,12 +183,13 @@ int main(int argc, char **argv)
 	bool python = !opt.no_python && !opt.timed && !opt.dwarf && !opt.raw && !sc.kernel_only;
 	skel->rodata->python_mode = python;
 	bpf_map__set_max_entries(skel->maps.py_counts, python ? (uint32_t)sc.stack_storage : 1);
-	bpf_map__set_max_entries(skel->maps.py_stacks_told, python ? (uint32_t)sc.stack_storage : 1);
+	/* a flag a stack id: the store holds two sets (stackdrain.h) */
+	bpf_map__set_max_entries(skel->maps.py_stacks_told, python ? 2 * (uint32_t)sc.stack_storage : 1);
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
-	bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
+	stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
@@ -191,10 +212,27 @@ int main(int argc, char **argv)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
+	/* the counts are drained while sampling (--dwarf's records keep stack
+	 * ids until the end: its maps are read then) */
+	struct stacksbpf_table table = { sf, NULL };
+	struct timedsamples_walk *timed_walk = NULL;
+	if (!opt.dwarf && !opt.raw) {
+		if (opt.timed)
+			timed_walk = timedsamples_walk_new(run.timed, sf);
+		else
+			table.t = hashtab_new();
+		if (stackcollector_drain(&sc, skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+					 opt.timed ? timedsamples_key : stacksbpf_table_add,
+					 opt.timed ? (void *)timed_walk : (void *)&table) < 0)
+			exit(EXIT_DATA);
+		stacksbpf_drain_rings(sc.drain, rb, run.timed);
+	}
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, rb);
 	if (python && (py = pyframes_new(skel->obj, syms)) && pyframes_listen(py, rb) != 0)
 		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
+	if (py && sc.drain)
+		stackdrain_set_pin(sc.drain, pin_python, skel);
 
 	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
@@ -229,7 +267,7 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
 	/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
-	stackcollector_read_until_stop(rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
+	stackcollector_read_until_stop(&sc, rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
 	struct cpuclock_account acct;
 	cpuclock_detach_account(cc, &acct);
 	run.draining = 1;
@@ -238,15 +276,15 @@ int main(int argc, char **argv)
 
 	if (opt.dwarf)
 		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (opt.timed)
-		run.records = timedsamples_write_stacks(run.timed, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (!opt.raw) {
-		struct hashtab *t = hashtab_new();
-		stacksbpf_collect_counts(sf, bpf_map__fd(skel->maps.counts), t);
-		if (py)
-			pyframes_collect_counts(py, sf, bpf_map__fd(skel->maps.py_counts), t);
-		run.records = stackframes_write_table(t, stdout);
-		hashtab_free(t);
+	else if (sc.drain) {
+		stackdrain_finish(sc.drain);
+		stackdrain_emit(sc.drain);
+		/* Python samples are counted apart, read now: their stacks were
+		 * kept by pin_python through every drain */
+		if (py && !opt.timed)
+			pyframes_collect_counts(py, sf, bpf_map__fd(skel->maps.py_counts), table.t);
+		run.records = opt.timed ? timedsamples_walk_write(timed_walk, stdout)
+					: stackframes_write_table(table.t, stdout);
 	}
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());
@@ -264,6 +302,7 @@ int main(int argc, char **argv)
 		unwindtab_trailer_add(sc.unwindtab, tr);
 	if (py)
 		pyframes_trailer_add(py, tr);
+	stackdrain_trailer_add(sc.drain, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (opt.timed)
@@ -271,6 +310,8 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	ring_buffer__free(rb);
+	stackdrain_free(sc.drain);
+	hashtab_free(table.t);
 	unwindtab_free(sc.unwindtab);
 	stackframes_free(sf);
 	pyframes_free(py);

@@ -26,6 +26,7 @@
 #include "diskblockrq.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -135,6 +136,10 @@ int main(int argc, char **argv)
 	}
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
+	/* the counts are drained while capturing, written at the end */
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
+				 write_record, &t) < 0)
+		goto cleanup;
 	json_t *o;
 	hdr = stackcollector_header(&sc, "diskblockrq", opt.bytes ? "bytes" : "requests",
 				    opt.bytes ? "bytes requested" : "block requests", sc.pid, &o);
@@ -148,14 +153,15 @@ int main(int argc, char **argv)
 	bpf_link__destroy(link);
 	link = NULL;
 	ring_buffer__consume(sc.notes);
+	stackdrain_finish(sc.drain);
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct stack_key),
-			      sizeof(struct diskblockrq_val), write_record, &t);
+	records = stackdrain_emit(sc.drain);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "requests", json_integer((json_int_t)t.requests));
 	json_object_set_new(tr, "bytes", json_integer((json_int_t)t.bytes));
+	stackdrain_trailer_add(sc.drain, tr);
 	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 

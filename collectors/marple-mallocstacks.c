@@ -12,6 +12,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@
 #include "mallocstacks.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "hashtab.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -42,6 +45,7 @@ static const struct sc_option options[] = {
 	       "the process, or this program's)"),
 	SC_UNWIND(""),
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
@@ -82,13 +86,19 @@ static json_t *make_header(const char *lib, pid_t target)
 	return hdr;
 }
 
-static void write_record(const void *key, const void *value, void *calls)
+static struct {
+	struct hashtab *records;	/* frames -> bytes, added up as the counts are drained */
+	uint64_t calls;
+} sum;
+
+static void add_record(const void *key, const void *value, void *arg)
 {
 	const struct mallocstacks_val *v = value;
 
+	(void)arg;
 	key_frames(sc.sf, key);
-	stackframes_write(sc.sf, stdout, v->bytes);
-	*(uint64_t *)calls += v->calls;
+	stackframes_collect(sc.sf, sum.records, v->bytes);
+	sum.calls += v->calls;
 }
 
 int main(int argc, char **argv)
@@ -96,7 +106,7 @@ int main(int argc, char **argv)
 	static const char *const funcs[] = { "malloc", "calloc", "realloc" };
 	struct mallocstacks_bpf *skel = NULL;
 	struct bpf_link *links[3] = { 0 };
-	uint64_t records, calls = 0;
+	uint64_t records;
 	char *lib = NULL;
 	json_t *hdr = NULL;
 	pid_t target;
@@ -133,19 +143,25 @@ int main(int argc, char **argv)
 	}
 	if (stackcollector_symbols(&sc, skel->obj, 0) < 0)
 		goto cleanup;
+	sum.records = hashtab_new();
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
+				 offsetof(struct mallocstacks_key, k), add_record, NULL) < 0)
+		goto cleanup;
 	hdr = make_header(lib, target);	/* its start time is now */
 	stackcollector_ready(&sc);
 	while (stackcollector_poll(&sc))
 		;
 	skel->bss->stopped = 1;
 	ring_buffer__consume(sc.notes);
+	stackdrain_finish(sc.drain);
+	stackdrain_emit(sc.drain);
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct mallocstacks_key),
-			      sizeof(struct mallocstacks_val), write_record, &calls);
+	records = stackframes_write_table(sum.records, stdout);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
-	json_object_set_new(tr, "calls", json_integer((json_int_t)calls));
+	json_object_set_new(tr, "calls", json_integer((json_int_t)sum.calls));
+	stackdrain_trailer_add(sc.drain, tr);
 	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
@@ -155,6 +171,7 @@ cleanup:
 	for (int i = 0; i < 3; i++)
 		bpf_link__destroy(links[i]);
 	stackcollector_free(&sc);
+	hashtab_free(sum.records);
 	json_decref(hdr);
 	mallocstacks_bpf__destroy(skel);
 	free(lib);

@@ -28,6 +28,7 @@
 #include "memevents.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -253,6 +254,10 @@ int main(int argc, char **argv)
 	}
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
+	/* the counts are drained while capturing, written at the end */
+	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
+				 &total) < 0)
+		goto cleanup;
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";
 	hdr = stream_section_header_new("memevents", DATATYPE_STACK);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", precise ? "samples" : "faults"));
@@ -275,14 +280,15 @@ int main(int argc, char **argv)
 		fault_links[i] = NULL;
 	}
 	ring_buffer__consume(sc.notes);
+	stackdrain_finish(sc.drain);
 
 	if (stream_write_json(stdout, hdr) < 0)
 		goto cleanup;
-	records = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct stack_key), sizeof(uint64_t),
-			      write_record, &total);
+	records = stackdrain_emit(sc.drain);
 	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
 	json_object_set_new(tr, "source", json_string(source));
 	json_object_set_new(tr, precise ? "samples" : "faults", json_integer((json_int_t)total));
+	stackdrain_trailer_add(sc.drain, tr);
 	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 

@@ -32,6 +32,7 @@
 #include "memleak.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -84,6 +85,7 @@ static const struct sc_option options[] = {
 						 "262144, allocated up front)" },
 	SC_UNWIND(""),
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_ANNOTATE,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
@@ -368,6 +370,22 @@ static void list_uprobes(struct memleak_bpf *skel, struct probe u[NUPROBES])
 	memcpy(u, all, sizeof(all));
 }
 
+/* The stacks of the allocations outstanding are kept when their set is cleared. */
+static void pin_one(const void *key, const void *value, void *d)
+{
+	struct memleak_alloc a;
+
+	(void)key;
+	memcpy(&a, value, sizeof(a));
+	stackdrain_pin(d, a.stack);
+}
+
+static void pin_outstanding(struct stackdrain *d, void *skel)
+{
+	bpfmap_each(bpf_map__fd(((struct memleak_bpf *)skel)->maps.allocs), sizeof(struct memleak_key),
+		    sizeof(struct memleak_alloc), pin_one, d);
+}
+
 /* Before load: sizes, and only the programs of the mode (-K: the kmem
  * tracepoints, else the libc uprobes) loaded. */
 static void configure(struct memleak_bpf *skel)
@@ -474,6 +492,7 @@ static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uin
 	if (ml[ML_ALLOCS_FULL])
 		marple_warn("%" PRIu64 " allocations not tracked: the table is full (raise --max-allocs)",
 			ml[ML_ALLOCS_FULL]);
+	stackdrain_trailer_add(sc.drain, tr);
 	stackcollector_write_trailer(&sc, tr);
 }
 
@@ -514,6 +533,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
 		goto cleanup;
+	/* the stacks of freed allocations are let go while capturing */
+	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
+		goto cleanup;
+	stackdrain_set_pin(sc.drain, pin_outstanding, skel);
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
 	stackcollector_ready(&sc);

@@ -36,6 +36,8 @@
 #include "offcpu.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "hashtab.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -76,6 +78,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
@@ -140,7 +143,7 @@ static struct offcpu_bpf *load(const char **how)
 			timedsamples_size(skel->obj, 200000);
 		skel->rodata->wakeup_bytes = RINGBUF_BYTES / 4;
 		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
-		bpf_map__set_max_entries(skel->maps.counts, (uint32_t)sc.stack_storage);
+		stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
 		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 		stackcollector_unwind_size(&sc, skel->obj);
@@ -238,6 +241,26 @@ struct still_blocked {
 	uint64_t now;
 };
 
+/* The stacks of the threads off the CPU now are still named by their start
+ * entries: kept when their set is cleared. */
+static void pin_one_blocked(const void *key, const void *value, void *arg)
+{
+	struct start s;
+
+	(void)key;
+	memcpy(&s, value, sizeof(s));
+	if (!s.dwarf) {
+		stackdrain_pin(arg, s.key.user_stack_id);
+		stackdrain_pin(arg, s.key.kern_stack_id);
+	}
+}
+
+static void pin_blocked(struct stackdrain *d, void *skel)
+{
+	bpfmap_each(bpf_map__fd(((struct offcpu_bpf *)skel)->maps.start), sizeof(uint32_t), sizeof(struct start),
+		    pin_one_blocked, d);
+}
+
 /* One thread still off the CPU at the end (an element of the start map). */
 static void add_one_blocked(const void *key, const void *value, void *arg)
 {
@@ -261,6 +284,13 @@ static void add_one_blocked(const void *key, const void *value, void *arg)
 	}
 	if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
 		return;
+	if (sc.drain) {	/* the counts were drained already */
+		v = (now - s.ts) / 1000;
+		stackdrain_add(sc.drain, &s.key, &v);
+		if (timed)
+			timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
+		return;
+	}
 	if (bpf_map_lookup_elem(sb->counts_fd, &s.key, &v) != 0)
 		v = 0;
 	v += (now - s.ts) / 1000;
@@ -334,6 +364,22 @@ int main(int argc, char **argv)
 	}
 	if (opt.timed && !(timed = timedsamples_new(skel->obj, rb)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
+	/* the counts are drained while capturing (--dwarf's records keep stack
+	 * ids until the end: its maps are read then) */
+	struct stacksbpf_table table = { sf, NULL };
+	struct timedsamples_walk *timed_walk = NULL;
+	if (!opt.dwarf) {
+		if (opt.timed)
+			timed_walk = timedsamples_walk_new(timed, sf);
+		else
+			table.t = hashtab_new();
+		if (stackcollector_drain(&sc, skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+					 opt.timed ? timedsamples_key : stacksbpf_table_add,
+					 opt.timed ? (void *)timed_walk : (void *)&table) < 0)
+			exit(EXIT_DATA);
+		stackdrain_set_pin(sc.drain, pin_blocked, skel);
+		stacksbpf_drain_rings(sc.drain, rb, timed);
+	}
 
 	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
@@ -366,20 +412,24 @@ int main(int argc, char **argv)
 	if (stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
 	/* pid notes wake us at once; --dwarf's and --timed's records are read every 20 ms */
-	stackcollector_read_until_stop(rb, syms, opt.dwarf || opt.timed ? 20 : 200);
+	stackcollector_read_until_stop(&sc, rb, syms, opt.dwarf || opt.timed ? 20 : 200);
 	uint64_t end = marple_now_monotonic_ns();
 	cpuclock_detach(cc);
 	bpf_link__destroy(link);
 	bpf_link__destroy(exec_link);
 	ring_buffer__consume(rb);
+	if (sc.drain)
+		stackdrain_finish(sc.drain);
 	add_still_blocked(skel, end);
+	if (sc.drain)
+		stackdrain_emit(sc.drain);
 
 	if (opt.dwarf)
 		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (timed)
-		records = timedsamples_write_stacks(timed, sf, bpf_map__fd(skel->maps.counts), stdout);
+		records = timedsamples_walk_write(timed_walk, stdout);
 	else
-		records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+		records = stackframes_write_table(table.t, stdout);
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
@@ -394,6 +444,7 @@ int main(int argc, char **argv)
 		dwarf_trailer_add(tr);
 	if (sc.unwindtab)
 		unwindtab_trailer_add(sc.unwindtab, tr);
+	stackdrain_trailer_add(sc.drain, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 	if (timed)
@@ -401,6 +452,8 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	ring_buffer__free(rb);
+	stackdrain_free(sc.drain);
+	hashtab_free(table.t);
 	timedsamples_free(timed);
 	unwindtab_free(sc.unwindtab);
 	tdestroy(dw.pending, free);

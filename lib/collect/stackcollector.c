@@ -13,6 +13,7 @@
 #include "options.h"
 #include "selffilter.h"
 #include "stackframes.h"
+#include "stackdrain.h"
 #include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
@@ -85,6 +86,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_ANNOTATE: sc->annotate = 1; break;
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
 	case SC_OPT_STACK_STORAGE: sc->stack_storage = marple_opt_u64("--stack-storage", arg, 64, 1u << 22); break;
+	case SC_OPT_DRAIN_EVERY: sc->drain_ms = marple_opt_u64("--drain-every", arg, 0, 3600000); break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
@@ -111,6 +113,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	const struct options_entry *entries = entries_of(sc);
 	sc->sample_every = 1;
 	sc->stack_storage = 16384;
+	sc->drain_ms = STACKDRAIN_PERIOD_MS;
 	sc->unwind = UNWIND_MODE_TABLES;
 	sc->unwind_memory = UNWINDTAB_MEMORY_DEFAULT;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
@@ -269,6 +272,16 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	return sc->child;
 }
 
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+			 size_t value_size, size_t stack_key_offset,
+			 void (*add)(const void *key, const void *value, void *arg), void *arg)
+{
+	if (!(sc->drain = stackdrain_new(obj, sf, key_size, value_size, stack_key_offset, add, arg)))
+		return -1;
+	stackdrain_set_period(sc->drain, sc->drain_ms);
+	return 0;
+}
+
 void stackcollector_ready(struct stackcollector *sc)
 {
 	if (sc->child)
@@ -283,6 +296,7 @@ int stackcollector_poll(struct stackcollector *sc)
 	if (collector_should_stop())
 		return 0;
 	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
+	stackdrain_poll(sc->drain);
 	if (sc->child_running && uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
 		sc->child_running = 0;
 		sc->child_exited = 1;
@@ -291,7 +305,8 @@ int stackcollector_poll(struct stackcollector *sc)
 	return 1;
 }
 
-void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms)
+void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
+				    int interval_ms)
 {
 	while (!collector_should_stop()) {
 		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(interval_ms));
@@ -300,6 +315,7 @@ void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *s
 		if (err < 0 && err != -EINTR)
 			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
+		stackdrain_poll(sc->drain);
 	}
 }
 
@@ -322,6 +338,8 @@ void stackcollector_free(struct stackcollector *sc)
 	if (sc->child_running)
 		uprobes_command_stop(sc->child);
 	sc->child_running = 0;
+	stackdrain_free(sc->drain);
+	sc->drain = NULL;
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);

@@ -30,10 +30,12 @@
  *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
+ *   stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(key), sizeof(value), 0, add, arg);
  *   stackcollector_ready(&sc);
- *   while (stackcollector_poll(&sc))
+ *   while (stackcollector_poll(&sc))    // drains as the maps fill
  *           ;
- *   ... detach, ring_buffer__consume(sc.notes), write the records (sc.sf) ...
+ *   ... detach, ring_buffer__consume(sc.notes), stackdrain_finish(sc.drain),
+ *   write the header, stackdrain_emit(sc.drain): add() for each key ...
  *   json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
  *   ... the program's own trailer members ...
  *   stackcollector_write_trailer(&sc, tr);
@@ -62,7 +64,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -79,6 +81,12 @@ enum {
 #define SC_STACK_STORAGE \
 	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
 	  "stack map entries (default 16384)" }
+/* for the collectors that drain their maps while capturing (stackdrain.h) */
+#define SC_DRAIN_EVERY \
+	{ SC_OPT_DRAIN_EVERY, SC_LONG_ONLY(SC_OPT_DRAIN_EVERY), "drain-every", "MS", \
+	  "read and clear the kernel maps every MS ms while capturing,\n" \
+	  "and whenever they pass half full (default 1000; 0: only\n" \
+	  "at the end, so a full map loses samples)" }
 #define SC_ADDRESSES \
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
@@ -109,7 +117,8 @@ enum {
 #define SC_DESCRIBE(fields) { 0, OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
-	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_ADDRESSES, \
+	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
+	SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
 struct options_entry;
@@ -136,6 +145,7 @@ struct stackcollector {
 	const char *lib;		/* -l */
 	uint64_t sample_every;		/* -s, default 1 */
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
+	uint64_t drain_ms;		/* --drain-every, default STACKDRAIN_PERIOD_MS; 0: never */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
 	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
 	int include_self;		/* --include-self */
@@ -145,6 +155,11 @@ struct stackcollector {
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtab *unwindtab;
+
+	/* set by the collector (stackdrain_new) when its counts are drained
+	 * while it runs: stackcollector_poll and _read_until_stop drain them,
+	 * stackcollector_free frees it */
+	struct stackdrain *drain;
 
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;
@@ -204,18 +219,27 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 /* The process to trace: with -c, the command, started now (it runs from
  * stackcollector_ready on); else -p's (0: every process). */
 pid_t stackcollector_target(struct stackcollector *sc);
+/* Drain obj's maps while capturing (stackdrain.h, every --drain-every ms):
+ * sc->drain, polled by stackcollector_poll and _read_until_stop, freed by
+ * stackcollector_free.  0, or -1 with a message. */
+struct stackframes;
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+			 size_t value_size, size_t stack_key_offset,
+			 void (*add)(const void *key, const void *value, void *arg), void *arg);
 /* Let -c's command run, and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
-/* One turn of the capture: read the pid notes (100 ms at most) and notice
+/* One turn of the capture: read the pid notes (100 ms at most), drain
+ * sc->drain if due (stackdrain.h), and notice
  * -c's command exiting (its maps are snapshot first).  0 once the capture is
  * over: duration, signal, or the command exited. */
 int stackcollector_poll(struct stackcollector *sc);
 /* marple-callstack's and marple-offcpu's capture: until collector_should_stop,
  * read rb (woken at once by what wakes it, at least every interval_ms for
- * records written without a wakeup) and refresh syms' view of the libraries
- * loaded since; a ring buffer error is fatal. */
+ * records written without a wakeup), drain sc->drain if due and refresh
+ * syms' view of the libraries loaded since; a ring buffer error is fatal. */
 struct syms_cache;
-void stackcollector_read_until_stop(struct ring_buffer *rb, struct syms_cache *syms, int interval_ms);
+void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
+				    int interval_ms);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);

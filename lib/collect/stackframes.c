@@ -30,6 +30,8 @@ struct stackframes {
 	int user_judged;		/* the current stack's user part can be judged whole or not */
 	int user_whole;			/* ... and reaches a stack root (is_stack_root) */
 	const char *unwind_mode;	/* for the advice on incomplete stacks */
+	int (*reader)(void *arg, int id, uint64_t *ips);	/* stackframes_set_reader */
+	void *reader_arg;
 	struct hashtab *names;		/* interned strings: "name_[k]", "[module]" */
 	char *scratch;
 	size_t scratch_cap;
@@ -275,10 +277,21 @@ static void map_stacks(struct stackframes *sf)
 	}
 }
 
+void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int id, uint64_t *ips), void *arg)
+{
+	sf->reader = read;
+	sf->reader_arg = arg;
+}
+
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 {
 	if (id < 0)
 		return -1;
+	if (sf->reader) {
+		int n = sf->reader(sf->reader_arg, id, ips);
+		if (n != -2)
+			return n;
+	}
 	if (++sf->nread == 1000)
 		map_stacks(sf);
 	if (sf->stacks && (uint32_t)id < sf->nstacks) {

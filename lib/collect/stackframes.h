@@ -66,6 +66,10 @@ void stackframes_kernel_id(struct stackframes *sf, int id);
 void stackframes_key(struct stackframes *sf, const struct stack_key *k);
 /* Read a stack-map id into ips[MARPLE_STACK_DEPTH] (leaf first); returns the depth, -1 if absent. */
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips);
+/* Read ids through read(arg, id, ips) first (stackdrain.h: the stacks of a
+ * set cleared since): it returns the depth, -1 if absent, or -2 for "read the
+ * stack map".  NULL: the stack map only. */
+void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int id, uint64_t *ips), void *arg);
 
 /* The frames built so far (root first); valid until the next begin. */
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n);

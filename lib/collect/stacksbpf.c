@@ -11,6 +11,8 @@
 
 #include "bpfmap.h"
 #include "hashtab.h"
+#include "stackdrain.h"
+#include "timedsamples.h"
 #include "util.h"
 
 int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
@@ -114,7 +116,7 @@ static int on_pidnote(void *ctx, void *data, size_t len)
 	struct pidnotes *pn = ctx;
 	const struct pid_note *n = data;
 
-	if (len < sizeof(*n))
+	if (len < sizeof(*n) || n->pid == 0)	/* pid 0: a drain request (stackdrain.h) */
 		return 0;
 	/* a snapshot that could not be shown to be of this image (sampled in
 	 * the middle of an exec?) is asked for again at its next sample */
@@ -166,14 +168,9 @@ struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_
 	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
 }
 
-struct collect_walk {
-	struct stackframes *sf;
-	struct hashtab *t;
-};
-
-static void collect_one(const void *key, const void *value, void *arg)
+void stacksbpf_table_add(const void *key, const void *value, void *arg)
 {
-	const struct collect_walk *w = arg;
+	const struct stacksbpf_table *w = arg;
 	uint64_t v;
 
 	memcpy(&v, value, sizeof(v));
@@ -185,9 +182,9 @@ static void collect_one(const void *key, const void *value, void *arg)
 
 void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 {
-	struct collect_walk w = { sf, t };
+	struct stacksbpf_table w = { sf, t };
 
-	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_one, &w);
+	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), stacksbpf_table_add, &w);
 }
 
 uint64_t stacksbpf_write_counts(struct stackframes *sf, int fd, FILE *f)
@@ -216,12 +213,42 @@ void stacksbpf_check_target(long long pid, long long tid)
 	}
 }
 
+static void consume(void *rb)
+{
+	ring_buffer__consume(rb);
+}
+
+static void rewrite_key(void *d, struct stack_key *k)
+{
+	stackdrain_intern_key(d, k);
+}
+
+void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts)
+{
+	stackdrain_set_settled(d, consume, rb);
+	if (ts)
+		timedsamples_set_rewrite(ts, rewrite_key, d);
+}
+
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 {
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
+	struct bpf_map *i1 = bpf_object__find_map_by_name(obj, "stack_slots1");
 
-	if (!s || !i || bpf_map__set_max_entries(s, n) < 0 || bpf_map__set_max_entries(i, n) < 0)
+	/* two sets of n (stackdrain.h); a collector that does not drain uses one */
+	if (!s || !i || !i1 || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, n) < 0 ||
+	    bpf_map__set_max_entries(i1, n) < 0)
+		return -1;
+	return 0;
+}
+
+int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n)
+{
+	struct bpf_map *c = bpf_object__find_map_by_name(obj, "counts");
+	struct bpf_map *c1 = bpf_object__find_map_by_name(obj, "counts1");
+
+	if (!c || bpf_map__set_max_entries(c, n) < 0 || (c1 && bpf_map__set_max_entries(c1, n) < 0))
 		return -1;
 	return 0;
 }

@@ -42,11 +42,30 @@ uint64_t stacksbpf_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 /* The same, into t (stackframes_collect), to be written with other records. */
 struct hashtab;
 void stacksbpf_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
+/* One struct stack_key -> u64 element into table->t (the add() of a
+ * stackdrain of such counts, stackdrain.h). */
+struct stacksbpf_table {
+	struct stackframes *sf;
+	struct hashtab *t;
+};
+void stacksbpf_table_add(const void *key, const void *value, void *table);
 
-/* Size the stacks map (N distinct stacks) and its index stack_slots of a
- * BPF object that includes bpf/stacks.bpf.h; before load.  0 or -1. */
+/* Draining with ring buffers that carry stack ids (stackdrain.h): rb is read
+ * after each flip, before the idle set is cleared, and --timed's samples
+ * (ts, or NULL) get their ids as the drained ones. */
+struct stackdrain;
+struct timedsamples;
+struct ring_buffer;
+void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts);
+
+/* Size the stacks map (N distinct stacks a set: 2N slots, stackdrain.h)
+ * and its indexes stack_slots, stack_slots1 (N each) of a BPF object that
+ * includes bpf/stacks.bpf.h;
+ * before load.  0 or -1. */
 struct bpf_object;
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n);
+/* Size its count maps (counts and, if there, counts1) to n entries each. */
+int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
 
 /* For -p/-t: exit 1 with one clear line when the process or thread does not
  * exist (pid or tid <= 0: not given). */

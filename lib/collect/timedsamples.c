@@ -27,7 +27,15 @@ struct timedsamples {
 	struct sample *s;
 	size_t n, cap;
 	int lost_fd;
+	void (*rewrite)(void *arg, struct stack_key *key);	/* timedsamples_set_rewrite */
+	void *rewrite_arg;
 };
+
+void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg)
+{
+	ts->rewrite = rewrite;
+	ts->rewrite_arg = arg;
+}
 
 int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
 {
@@ -43,9 +51,13 @@ int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
 void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t dur)
 {
+	struct stack_key k = *key;
+
+	if (ts->rewrite)
+		ts->rewrite(ts->rewrite_arg, &k);
 	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
 	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = key->pid, .cpu = cpu,
-					  .key = intern_get(ts->keys, (const char *)key, sizeof(*key)) };
+					  .key = intern_get(ts->keys, (const char *)&k, sizeof(k)) };
 }
 
 static int on_timed(void *ctx, void *data, size_t len)
@@ -95,7 +107,7 @@ void timedsamples_mark(json_t *stack_hdr)
 	json_object_set_new(stack_hdr, "timed", json_string("stacks"));
 }
 
-struct walk {
+struct timedsamples_walk {
 	struct timedsamples *ts;
 	struct stackframes *sf;
 	uint32_t *rec;			/* record of each key id, grown as keys come */
@@ -103,7 +115,7 @@ struct walk {
 };
 
 /* record_of_key for at least n keys; a key not yet seen has no record */
-static void grow_records(struct walk *w, size_t n)
+static void grow_records(struct timedsamples_walk *w, size_t n)
 {
 	size_t old = w->reccap;
 	w->rec = marple_grow(w->rec, &w->reccap, n, sizeof(*w->rec));
@@ -111,9 +123,9 @@ static void grow_records(struct walk *w, size_t n)
 		w->rec[i] = UINT32_MAX;
 }
 
-static void one_key(const void *key, const void *value, void *arg)
+void timedsamples_key(const void *key, const void *value, void *arg)
 {
-	struct walk *w = arg;
+	struct timedsamples_walk *w = arg;
 	uint64_t v;
 
 	memcpy(&v, value, sizeof(v));
@@ -126,11 +138,29 @@ static void one_key(const void *key, const void *value, void *arg)
 	w->rec[k] = rec;
 }
 
+struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct stackframes *sf)
+{
+	struct timedsamples_walk *w = marple_calloc(1, sizeof(*w));
+
+	w->ts = ts;
+	w->sf = sf;
+	return w;
+}
+
 uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f)
 {
-	struct walk w = { .ts = ts, .sf = sf };
+	struct timedsamples_walk *w = timedsamples_walk_new(ts, sf);
 
-	bpfmap_each(counts_fd, sizeof(struct stack_key), sizeof(uint64_t), one_key, &w);
+	bpfmap_each(counts_fd, sizeof(struct stack_key), sizeof(uint64_t), timedsamples_key, w);
+	return timedsamples_walk_write(w, f);
+}
+
+uint64_t timedsamples_walk_write(struct timedsamples_walk *wp, FILE *f)
+{
+	struct timedsamples_walk w = *wp;
+	struct timedsamples *ts = w.ts;
+
+	free(wp);
 	uint64_t records = stackframes_write_table(ts->stacks, f);
 	/* keys seen only in samples (not in the map: it was full) have no record */
 	grow_records(&w, intern_count(ts->keys) + 1);

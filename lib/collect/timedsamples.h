@@ -32,6 +32,16 @@ int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s);
 /* Drain the object's timed_samples ring buffer through rb.  NULL + message on failure. */
 struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer *rb);
 void timedsamples_free(struct timedsamples *ts);
+/* Rewrite each sample's key as it comes (stackdrain_intern_key: its stack
+ * ids as the drained ones). */
+void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg);
+/* With counts drained (stackdrain.h): w = timedsamples_walk_new(ts, sf);
+ * timedsamples_key is the add() of the stackdrain (arg w), stackdrain_emit,
+ * then timedsamples_walk_write(w, f) instead of timedsamples_write_stacks. */
+struct timedsamples_walk;
+struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct stackframes *sf);
+void timedsamples_key(const void *key, const void *value, void *walk);
+uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f);
 
 /* A sample found by user space (e.g. a block still going at the end); cpu
  * UINT32_MAX: not known (its track is written "-"). */

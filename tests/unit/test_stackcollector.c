@@ -46,6 +46,9 @@ static const char usage[] =
 	"  -a, --annotate          kernel frames get _[k]\n"
 	"      --delimit           a \"-\" frame between user and kernel frames\n"
 	"      --stack-storage N   stack map entries (default 16384)\n"
+	"      --drain-every MS    read and clear the kernel maps every MS ms while capturing,\n"
+	"                          and whenever they pass half full (default 1000; 0: only\n"
+	"                          at the end, so a full map loses samples)\n"
 	"      --addresses         unresolved frames as [module+0xoffset]\n"
 	"      --include-self      marple's own processes too (left out by default)\n"
 	"  -v, --verbose           libbpf's messages too\n"
@@ -56,7 +59,7 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-	test_plan(8);
+	test_plan(9);
 	struct stackcollector sc = { .synopsis = "[-p PID] [DURATION]", .about = "Count.\n", .footer = "Needs root.\n" };
 	char *args[] = { "test_stackcollector", "-p", "42", "-b", "--dev", "vda", "-Ua", "--stack-storage", "64",
 			 "--addr", "2s", NULL };
@@ -76,6 +79,7 @@ int main(int argc, char **argv)
 	test_cond("stackcollector: own options, abbreviated long ones", bytes && dev && !strcmp(dev, "vda"));
 	test_cond("stackcollector: -U -a together", sc.user_only && sc.annotate && !sc.kernel_only && !sc.delimit);
 	test_cond("stackcollector: --stack-storage, --addresses", sc.stack_storage == 64 && sc.addresses);
+	test_cond("stackcollector: --drain-every defaults to 1000 ms", sc.drain_ms == 1000);
 	test_cond("stackcollector: defaults", sc.sample_every == 1 && !sc.verbose && !sc.cmd);
 	test_cond("stackcollector: duration operand", sc.duration == 2000000000ull);
 	test_cond("stackcollector: frame flags", stackcollector_sf_flags(&sc) == (SF_ANNOTATE_KERNEL | SF_ADDRESSES));

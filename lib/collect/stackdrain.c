@@ -1,0 +1,427 @@
+/* stackdrain.c — draining a stack collector's kernel maps while it runs (see
+ * stackdrain.h). */
+#include "stackdrain.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfmap.h"
+#include "hashtab.h"
+#include "stackframes.h"
+#include "stacks.h"
+#include "util.h"
+
+#define STACKDRAIN_NICE -10
+
+/* The stacks of one set as they were when it was last cleared: slot -> its
+ * addresses (pos[slot] - 1 indexes copy; 0: the slot was free). */
+struct set_copy {
+	uint32_t *pos;
+	uint64_t *copy;			/* MARPLE_STACK_DEPTH addresses a stack */
+	size_t n, cap;
+	int valid;			/* cleared at least once */
+};
+
+struct stackdrain {
+	struct stackframes *sf;
+	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
+	size_t ctl_len;
+	int slots_fd[2], stacks_fd, counts_fd[2];
+	const unsigned char *stacks;	/* the stacks map, mmapped */
+	size_t stacks_len, stack_size;
+	uint32_t half;			/* stacks of one set */
+	size_t key_size, value_size, stack_key_offset;
+	struct hashtab *stacks_seen;	/* every stack drained, by its addresses: id = index */
+	struct hashtab *keys_seen;	/* every key drained, its ids those of stacks_seen */
+	uint64_t *sums;			/* keys_seen entry i's value: value_size bytes of u64 sums */
+	size_t sums_cap;
+	void (*add)(const void *key, const void *value, void *arg);
+	void *arg;
+	void (*pin)(struct stackdrain *d, void *arg);
+	void *pin_arg;
+	void (*settled)(void *arg);	/* stackdrain_set_settled */
+	void *settled_arg;
+	unsigned char *pinned;		/* slots of the set being cleared still named */
+	int clearing;			/* the set being cleared */
+	int draining;			/* the set being read; -1: read every id where it is */
+	struct set_copy copies[2];
+	uint64_t period_ms, last_ms, drains;
+	/* scratch for the keys to delete */
+	unsigned char *keys;
+	size_t nkeys, keys_cap;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int fd_of(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	return m ? bpf_map__fd(m) : -1;
+}
+
+static void *map_mmap(int fd, size_t *len, uint32_t *entries, size_t *value_size, int prot)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t ilen = sizeof(info);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &ilen) != 0)
+		return NULL;
+	*value_size = (info.value_size + 7) & ~7u;
+	*entries = info.max_entries;
+	*len = (*value_size * info.max_entries + page - 1) / page * page;
+	void *m = mmap(NULL, *len, prot, MAP_SHARED, fd, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static int depth(const uint64_t *ips)
+{
+	int n = 0;
+	while (n < MARPLE_STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+/* The addresses of kernel stack id: in the stacks map where they are, but
+ * ids of the set not being read come from its copy once it was cleared (the
+ * slot may hold another stack since).  Depth, or -1. */
+static int read_kernel_id(struct stackdrain *d, int id, uint64_t *ips)
+{
+	uint32_t set = (uint32_t)id / d->half;
+
+	if (id < 0 || set > 1)
+		return -1;
+	if (d->draining < 0 || set == (uint32_t)d->draining || !d->copies[set].valid) {
+		size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
+		memcpy(ips, d->stacks + (size_t)id * d->stack_size, len < d->stack_size ? len : d->stack_size);
+		return depth(ips);
+	}
+	const struct set_copy *c = &d->copies[set];
+	uint32_t p = c->pos[(uint32_t)id - set * d->half];
+	if (p == 0)
+		return -1;
+	memcpy(ips, c->copy + (size_t)(p - 1) * MARPLE_STACK_DEPTH, MARPLE_STACK_DEPTH * sizeof(uint64_t));
+	return depth(ips);
+}
+
+/* Kernel stack id as an id of stacks_seen (interned), or an id that reads
+ * as missing. */
+static int32_t intern_id(struct stackdrain *d, int32_t id)
+{
+	uint64_t ips[MARPLE_STACK_DEPTH];
+	int n;
+
+	if (id < 0)	/* none, or an error: kept as it is */
+		return id;
+	if ((n = read_kernel_id(d, id, ips)) < 0)
+		return -ENOENT;
+	return (int32_t)hashtab_index(d->stacks_seen, hashtab_add(d->stacks_seen, ips, (size_t)n * sizeof(uint64_t), 0, 0));
+}
+
+/* stackframes' reader once the counts are in user space: ids of stacks_seen. */
+static int read_seen(void *arg, int id, uint64_t *ips)
+{
+	struct stackdrain *d = arg;
+
+	if (id < 0 || (size_t)id >= hashtab_size(d->stacks_seen))
+		return -1;
+	const struct hashtab_entry *e = hashtab_at(d->stacks_seen, (size_t)id);
+	memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(uint64_t));
+	memcpy(ips, e->key, e->len);
+	return (int)(e->len / sizeof(uint64_t));
+}
+
+/* Add value (u64 sums) to key's, its stack ids interned first. */
+static void keep(struct stackdrain *d, const void *key, const void *value)
+{
+	unsigned char k[256];
+	struct stack_key sk;
+
+	memcpy(k, key, d->key_size);
+	memcpy(&sk, k + d->stack_key_offset, sizeof(sk));
+	sk.user_stack_id = intern_id(d, sk.user_stack_id);
+	sk.kern_stack_id = intern_id(d, sk.kern_stack_id);
+	memcpy(k + d->stack_key_offset, &sk, sizeof(sk));
+	size_t i = hashtab_index(d->keys_seen, hashtab_add(d->keys_seen, k, d->key_size, 0, 0));
+	size_t nv = d->value_size / sizeof(uint64_t);
+	if ((i + 1) * nv > d->sums_cap / sizeof(uint64_t)) {
+		size_t old = d->sums_cap;
+		d->sums = marple_grow(d->sums, &d->sums_cap, (i + 1) * nv * sizeof(uint64_t) * 2, 1);
+		memset((char *)d->sums + old, 0, d->sums_cap - old);
+	}
+	uint64_t v[32];
+	memcpy(v, value, d->value_size);
+	for (size_t j = 0; j < nv; j++)
+		d->sums[i * nv + j] += v[j];
+}
+
+struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
+				  size_t value_size, size_t stack_key_offset,
+				  void (*add)(const void *key, const void *value, void *arg), void *arg)
+{
+	struct stackdrain *d = marple_calloc(1, sizeof(*d));
+	uint32_t n, entries;
+	size_t vs;
+
+	d->sf = sf;
+	d->key_size = key_size;
+	d->value_size = value_size;
+	d->stack_key_offset = stack_key_offset;
+	if (key_size > 256 || value_size > 32 * sizeof(uint64_t) || value_size % sizeof(uint64_t) ||
+	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size))
+		marple_fatal(EXIT_DATA, "stackdrain: keys of %zu bytes, values of %zu: not supported", key_size,
+			     value_size);
+	d->stacks_seen = hashtab_new();
+	d->keys_seen = hashtab_new();
+	d->add = add;
+	d->arg = arg;
+	d->slots_fd[0] = fd_of(obj, "stack_slots");
+	d->slots_fd[1] = fd_of(obj, "stack_slots1");
+	d->stacks_fd = fd_of(obj, "stacks");
+	d->counts_fd[0] = fd_of(obj, "counts");
+	d->counts_fd[1] = fd_of(obj, "counts1");
+	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
+	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
+	if (!d->ctl || !d->stacks || d->slots_fd[0] < 0 || d->slots_fd[1] < 0 ||
+	    (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
+		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
+		stackdrain_free(d);
+		return NULL;
+	}
+	d->half = entries / 2;
+	d->pinned = marple_calloc(d->half, 1);
+	for (int s = 0; s < 2; s++)
+		d->copies[s].pos = marple_calloc(d->half, sizeof(uint32_t));
+	d->draining = -1;
+	d->period_ms = STACKDRAIN_PERIOD_MS;
+	/* a drain takes milliseconds of CPU, but on a busy machine the scheduler
+	 * let it wait 50 to 230 ms while the active set filled (mallocstacks,
+	 * 2048 stacks a set, two tar|gzip loops on 2 CPUs: 1-6% of the stacks
+	 * lost): ahead of ordinary processes, it drains in time */
+	setpriority(PRIO_PROCESS, 0, STACKDRAIN_NICE);	/* best effort */
+	d->last_ms = now_ms();
+	return d;
+}
+
+void stackdrain_set_period(struct stackdrain *d, uint64_t ms)
+{
+	d->period_ms = ms;
+}
+
+void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, void *arg), void *arg)
+{
+	d->pin = pin;
+	d->pin_arg = arg;
+}
+
+void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), void *arg)
+{
+	d->settled = settled;
+	d->settled_arg = arg;
+}
+
+void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k)
+{
+	int draining = d->draining;
+
+	d->draining = -1;	/* read where they are: their set is not cleared yet */
+	k->user_stack_id = intern_id(d, k->user_stack_id);
+	k->kern_stack_id = intern_id(d, k->kern_stack_id);
+	d->draining = draining;
+}
+
+void stackdrain_pin(struct stackdrain *d, int id)
+{
+	if (id >= 0 && (uint32_t)id / d->half == (uint32_t)d->clearing)
+		d->pinned[(uint32_t)id % d->half] = 1;
+}
+
+static void remember_key(const void *key, const void *value, void *arg)
+{
+	struct stackdrain *d = arg;
+
+	(void)value;
+	d->keys = marple_grow(d->keys, &d->keys_cap, (d->nkeys + 1) * d->key_size, 1);
+	memcpy(d->keys + d->nkeys * d->key_size, key, d->key_size);
+	d->nkeys++;
+}
+
+static void delete_keys(struct stackdrain *d, int fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t count = (uint32_t)d->nkeys;
+
+	if (count && bpf_map_delete_batch(fd, d->keys, &count, &opts) != 0)
+		for (size_t i = 0; i < d->nkeys; i++)	/* a kernel without batches */
+			bpf_map_delete_elem(fd, d->keys + i * d->key_size);
+	d->nkeys = 0;
+}
+
+static void keep_and_remember(const void *key, const void *value, void *arg)
+{
+	struct stackdrain *d = arg;
+
+	keep(d, key, value);
+	remember_key(key, value, d);
+}
+
+struct slot_walk {
+	struct stackdrain *d;
+	uint32_t set;
+	struct set_copy *c;
+	uint64_t kept;
+};
+
+/* One claimed slot of the stack store: copied if of the set being cleared,
+ * and deleted unless pinned. */
+static void clear_slot(const void *key, const void *value, void *arg)
+{
+	struct slot_walk *w = arg;
+	struct stackdrain *d = w->d;
+	uint32_t id;
+
+	(void)value;
+	memcpy(&id, key, sizeof(id));
+	if (id / d->half != w->set)
+		return;
+	uint32_t slot = id % d->half;
+	struct set_copy *c = w->c;
+	if (!d->key_size)	/* no counts to read these ids later: only what is pinned stays */
+		goto clear;
+	c->copy = marple_grow(c->copy, &c->cap, (c->n + 1) * MARPLE_STACK_DEPTH, sizeof(uint64_t));
+	size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
+	memcpy(c->copy + c->n * MARPLE_STACK_DEPTH, d->stacks + (size_t)id * d->stack_size,
+	       len < d->stack_size ? len : d->stack_size);
+	c->pos[slot] = (uint32_t)++c->n;
+clear:
+	if (d->pinned[slot])
+		w->kept++;
+	else
+		remember_key(&id, NULL, d);
+}
+
+/* Read and clear set s, idle (no program writes into it). */
+static void drain_set(struct stackdrain *d, int s)
+{
+	size_t key_size = d->key_size;
+
+	/* the counts: added up in user space with their stacks, then deleted
+	 * (named at the end: symbols here would keep the set flipped long) */
+	if (d->key_size) {
+		d->draining = s;
+		bpfmap_each(d->counts_fd[s], d->key_size, d->value_size, keep_and_remember, d);
+		delete_keys(d, d->counts_fd[s]);
+		__atomic_store_n(&d->ctl->counts_used[s], 0, __ATOMIC_RELAXED);
+		d->draining = -1;
+	}
+
+	/* the stacks: copied (counts of the other set may still name them),
+	 * then freed but for those the collector's state still names */
+	memset(d->pinned, 0, d->half);
+	d->clearing = s;
+	if (d->pin)
+		d->pin(d, d->pin_arg);
+	struct set_copy *c = &d->copies[s];
+	memset(c->pos, 0, d->half * sizeof(uint32_t));
+	c->n = 0;
+	struct slot_walk w = { d, (uint32_t)s, c, 0 };
+	d->key_size = sizeof(uint32_t);
+	bpfmap_each(d->slots_fd[s], sizeof(uint32_t), sizeof(uint64_t), clear_slot, &w);
+	delete_keys(d, d->slots_fd[s]);
+	d->key_size = key_size;
+	c->valid = 1;
+	/* counted from 0 again, the pinned slots left out: a set full of stacks
+	 * still named (memleak's outstanding allocations) would otherwise ask
+	 * for a drain at every new stack */
+	__atomic_store_n(&d->ctl->stacks_used[s], 0, __ATOMIC_RELAXED);
+	d->drains++;
+}
+
+/* Programs run for microseconds; one that read the old set just before the
+ * flip has finished well within this. */
+#define STACKDRAIN_SETTLE_US 2000
+
+void stackdrain_now(struct stackdrain *d)
+{
+	int idle = (int)(d->ctl->set & 1);
+
+	__atomic_store_n(&d->ctl->set, (uint32_t)!idle, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&d->ctl->drain_asked, 0, __ATOMIC_SEQ_CST);
+	usleep(STACKDRAIN_SETTLE_US);
+	if (d->settled)
+		d->settled(d->settled_arg);
+	drain_set(d, idle);
+	d->last_ms = now_ms();
+}
+
+int stackdrain_poll(struct stackdrain *d)
+{
+	if (!d || d->period_ms == 0)
+		return 0;
+	if (!d->ctl->drain_asked && now_ms() - d->last_ms < d->period_ms)
+		return 0;
+	stackdrain_now(d);
+	return 1;
+}
+
+void stackdrain_finish(struct stackdrain *d)
+{
+	stackdrain_now(d);
+	stackdrain_now(d);
+}
+
+void stackdrain_add(struct stackdrain *d, const void *key, const void *value)
+{
+	d->draining = -1;
+	keep(d, key, value);
+}
+
+uint64_t stackdrain_emit(struct stackdrain *d)
+{
+	size_t nv = d->value_size / sizeof(uint64_t);
+
+	stackframes_set_reader(d->sf, read_seen, d);
+	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++)
+		d->add(hashtab_at(d->keys_seen, i)->key, d->sums + i * nv, d->arg);
+	stackframes_set_reader(d->sf, NULL, NULL);
+	return hashtab_size(d->keys_seen);
+}
+
+void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
+{
+	if (d)
+		json_object_set_new(tr, "drains", json_integer((json_int_t)d->drains));
+}
+
+void stackdrain_free(struct stackdrain *d)
+{
+	if (!d)
+		return;
+	hashtab_free(d->stacks_seen);
+	hashtab_free(d->keys_seen);
+	free(d->sums);
+	if (d->ctl)
+		munmap((void *)d->ctl, d->ctl_len);
+	if (d->stacks)
+		munmap((void *)d->stacks, d->stacks_len);
+	for (int s = 0; s < 2; s++) {
+		free(d->copies[s].pos);
+		free(d->copies[s].copy);
+	}
+	free(d->pinned);
+	free(d->keys);
+	free(d);
+}

@@ -1,0 +1,115 @@
+# Draining: stack collectors read and clear their kernel maps while they run,
+# so a store far too small for the capture fills many times over and nothing
+# is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
+# same store losing stacks.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 29
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+W="$MARPLE_BIN/workloads"
+if ! is_root; then
+	skip_rest "drain: BPF cases" "not root"
+fi
+
+# trailer FILE NAME: the number NAME has in the first trailer
+trailer() {
+	sed -n "/^{\"trailer\"/{s/.*\"$2\":\([0-9]*\).*/\1/p;q}" "$1"
+}
+# total FILE: the summed weight of the first section
+total() { weight "$1" '.'; }
+
+# A busy machine with many distinct stacks: compressing, listing and starting
+# processes (each with its own addresses) over and over.
+busy() {
+	while :; do
+		tar cf - /usr/share/doc 2>/dev/null | gzip -1 > /dev/null
+		ls -lR /usr/share/doc > /dev/null 2>&1
+	done
+}
+busy & b1=$!
+busy & b2=$!
+trap 'kill $b1 $b2 2>/dev/null' EXIT
+sleep 0.5
+
+# lost_nothing NAME FILE: nothing dropped, no full map, no lost or missing frame
+lost_nothing() {
+	check "$1: dropped 0, map_full 0, stack_map_full 0" test \
+		"$(trailer "$2" dropped) $(trailer "$2" map_full) $(trailer "$2" stack_map_full)" = "0 0 0"
+	check "$1: no [lost: stack map full] or [missing ...] frame" sh -c "! grep -q '\[lost: \|\[missing ' '$2'"
+}
+# filled NAME FILE: the sets were drained because they filled, again and again
+# (the 1 s period alone drains 3 or 4 times in 3 s)
+filled() {
+	d=$(trailer "$2" drains)
+	check "$1: the store filled and was drained many times (${d:-none})" test "${d:-0}" -ge 10
+}
+
+# 1. callstack: 256 stacks a set
+CS="$MARPLE_BIN/marple-callstack"
+"$CS" --stack-storage 256 -F 499 3 > "$T/cs.out" 2> "$T/cs.err"; rc=$?
+check "callstack --stack-storage 256: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/cs.out'"
+filled "callstack --stack-storage 256" "$T/cs.out"
+lost_nothing "callstack --stack-storage 256" "$T/cs.out"
+s=$(trailer "$T/cs.out" samples); w=$(total "$T/cs.out")
+check "callstack --stack-storage 256: the weights add up to the samples ($w of $s)" test "$w" -eq "$s" -a "$s" -gt 1000
+"$CS" --stack-storage 256 --drain-every 0 -F 499 3 > "$T/cs0.out" 2> /dev/null
+full=$(trailer "$T/cs0.out" stack_map_full)
+check "callstack --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 1b. callstack --timed: each sample's stacks are taken as they come, before
+#     their set is cleared: the samples section has them all
+"$CS" --timed --stack-storage 256 -F 499 3 > "$T/cst.out" 2> /dev/null; rc=$?
+check "callstack --timed --stack-storage 256: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/cst.out'"
+filled "callstack --timed --stack-storage 256" "$T/cst.out"
+s=$(trailer "$T/cst.out" samples); w=$(total "$T/cst.out")
+n=$(sed -n '/^{"trailer"/{n;:a;/^{"trailer"/{s/.*"records":\([0-9]*\).*/\1/p;q};n;ba}' "$T/cst.out")
+check "callstack --timed --stack-storage 256: nothing dropped, every sample timed ($w weighed, $n timed, of $s)" \
+	test "$(grep -c '"dropped":0,' "$T/cst.out") $w $n" = "2 $s $s"
+
+# 2. offcpu: 256 stacks a set; sleeper's reader thread is blocked across
+#    many drains (its stacks are kept while it is away): ~3,000,000 us in 3 s
+OC="$MARPLE_BIN/marple-offcpu"
+"$W/sleeper" 8 & wl=$!
+sleep 0.3
+"$OC" --stack-storage 256 3 > "$T/oc.out" 2> "$T/oc.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "offcpu --stack-storage 256: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/oc.out'"
+filled "offcpu --stack-storage 256" "$T/oc.out"
+lost_nothing "offcpu --stack-storage 256" "$T/oc.out"
+r=$(weight "$T/oc.out" '^sleeper;.*reader;.*read;.*pipe_read')
+check "offcpu --stack-storage 256: a block across drains keeps its stack ($r us)" test "$r" -ge 2300000 -a "$r" -le 3100000
+n=$(weight "$T/oc.out" '^sleeper;.*main;.*nanosleep.*schedule')
+check "offcpu --stack-storage 256: and short blocks add up ($n us)" test "$n" -ge 2300000 -a "$n" -le 3100000
+"$OC" --stack-storage 256 --drain-every 0 3 > "$T/oc0.out" 2> /dev/null
+full=$(( $(trailer "$T/oc0.out" stack_map_full) + $(trailer "$T/oc0.out" map_full) ))
+check "offcpu --drain-every 0: the same store loses stacks ($full)" test "$full" -gt 0
+
+# 3. mallocstacks: 1024 stacks a set; treestacks mallocs 100 bytes from each
+#    of 16384 distinct stacks, a tree after another, for 3 s
+MS="$MARPLE_BIN/marple-mallocstacks"
+"$MS" --stack-storage 1024 -c "$W/treestacks 14 3" > "$T/ms.out" 2> "$T/ms.err"; rc=$?
+check "mallocstacks --stack-storage 1024: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/ms.out'"
+filled "mallocstacks --stack-storage 1024" "$T/ms.out"
+lost_nothing "mallocstacks --stack-storage 1024" "$T/ms.out"
+c=$(trailer "$T/ms.out" calls); s=$(trailer "$T/ms.out" samples); r=$(trailer "$T/ms.out" records)
+check "mallocstacks --stack-storage 1024: every call counted, every stack apart ($c calls of $s, $r records)" \
+	test "${c:-0}" -eq "${s:-1}" -a "${r:-0}" -ge 16384
+w=$(weight "$T/ms.out" ';branch;(left|right);')
+check "mallocstacks --stack-storage 1024: the bytes add up to the calls ($w)" test "$w" -eq $(( ${c:-0} * 100 ))
+"$MS" --stack-storage 1024 --drain-every 0 -c "$W/treestacks 14 1" > "$T/ms0.out" 2> /dev/null
+full=$(trailer "$T/ms0.out" stack_map_full)
+check "mallocstacks --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 4. memleak keeps only the stacks of outstanding allocations: the stacks of
+#    freed ones are let go as its store fills (treestacks frees every block)
+ML="$MARPLE_BIN/marple-memleak"
+"$ML" --stack-storage 1024 -c "$W/treestacks 14 2" > "$T/ml.out" 2> "$T/ml.err"; rc=$?
+check "memleak --stack-storage 1024: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/ml.out'"
+filled "memleak --stack-storage 1024" "$T/ml.out"
+check "memleak --stack-storage 1024: no stack lost" test "$(trailer "$T/ml.out" stack_map_full) $(trailer "$T/ml.out" dropped)" = "0 0"
+"$ML" --stack-storage 1024 --drain-every 0 -c "$W/treestacks 14 1" > "$T/ml0.out" 2> /dev/null
+full=$(trailer "$T/ml0.out" stack_map_full)
+check "memleak --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 5. the options
+expect_exit "drain: --drain-every x is a usage error" 2 "drain-every" "$CS" --drain-every x 1
+check "drain: --drain-every in -h" sh -c "'$MS' -h | grep -q -- --drain-every"
