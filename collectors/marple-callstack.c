@@ -216,17 +216,9 @@ int main(int argc, char **argv)
 	 * ids until the end: its maps are read then) */
 	struct stacksbpf_table table = { sf, NULL };
 	struct timedsamples_walk *timed_walk = NULL;
-	if (!opt.dwarf && !opt.raw) {
-		if (opt.timed)
-			timed_walk = timedsamples_walk_new(run.timed, sf);
-		else
-			table.t = hashtab_new();
-		if (stackcollector_drain(&sc, skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
-					 opt.timed ? timedsamples_key : stacksbpf_table_add,
-					 opt.timed ? (void *)timed_walk : (void *)&table) < 0)
-			exit(EXIT_DATA);
-		stacksbpf_drain_rings(sc.drain, rb, run.timed);
-	}
+	if (!opt.dwarf && !opt.raw &&
+	    stackcollector_drain_counts(&sc, skel->obj, sf, rb, run.timed, &table, &timed_walk) < 0)
+		exit(EXIT_DATA);
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, rb);
 	if (python && (py = pyframes_new(skel->obj, syms)) && pyframes_listen(py, rb) != 0)

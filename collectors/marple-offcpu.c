@@ -369,16 +369,9 @@ int main(int argc, char **argv)
 	struct stacksbpf_table table = { sf, NULL };
 	struct timedsamples_walk *timed_walk = NULL;
 	if (!opt.dwarf) {
-		if (opt.timed)
-			timed_walk = timedsamples_walk_new(timed, sf);
-		else
-			table.t = hashtab_new();
-		if (stackcollector_drain(&sc, skel->obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
-					 opt.timed ? timedsamples_key : stacksbpf_table_add,
-					 opt.timed ? (void *)timed_walk : (void *)&table) < 0)
+		if (stackcollector_drain_counts(&sc, skel->obj, sf, rb, timed, &table, &timed_walk) < 0)
 			exit(EXIT_DATA);
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
-		stacksbpf_drain_rings(sc.drain, rb, timed);
 	}
 
 	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);

@@ -421,29 +421,10 @@ static int read_folded(struct lines *l, const char *file)
 	static size_t cap;
 	struct section sec;
 	struct folded_line fl;
-	const char *why;
+	struct folded_profile p = { .file = file, .what = "pprof", .integral = 1 };
 	int r, begun = 0;
-	uint64_t good = 0, malformed = 0;
-	unsigned long nul_line = 0;
 
-	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
-		if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
-			nul_line = lines_lineno(l);
-			break;
-		}
-		if (r > 0 && !fl.len)
-			why = "no frames before the count", r = -1;
-		else if (r > 0 && fl.ncounts == 2)
-			why = "two counts (a differential profile): a pprof profile holds one", r = -1;
-		else if (r > 0 && !fl.integral)
-			why = "count is not a whole number (pprof's values are integers)", r = -1;
-		if (r < 0) {
-			malformed++;
-			if (nbad++ < MARPLE_REPORT_FIRST)
-				marple_warn_at(file, lines_lineno(l), "%s", why);
-			continue;
-		}
-		good++;
+	while ((r = folded_next_sample(l, &p, &fl, &nbad)) > 0) {
 		if (!begun++) {	/* at the first stack: a file of bad lines has none */
 			json_t *hdr = json_pack("{s:s}", "interface", "folded text");
 			int ok = section_begin(hdr, 0, lines_lineno(l), file, &sec);
@@ -454,14 +435,7 @@ static int read_folded(struct lines *l, const char *file)
 		struct stack_rec s = { fl.icount[0], folded_split_frames(fl.stack, fl.len, &frames, &cap), frames };
 		add_sample(&s, &sec, file, lines_lineno(l));
 	}
-	if (r == -2)
-		return -1;
-	why = stream_unusable_why(good, malformed, nul_line);	/* marple-format(5) */
-	if (why) {
-		marple_warn_at(file, 0, "%s", why);
-		return -1;
-	}
-	return 0;
+	return r;
 }
 
 /* One input: every stack section's records become samples, or folded text's

@@ -349,39 +349,20 @@ static int read_folded(struct lines *l, const char *file)
 	static struct mstr *fr;
 	static size_t cap;
 	struct folded_line fl;
-	const char *why;
-	int r;
+	struct folded_profile p = { .file = file, .what = "speedscope" };
 	struct { char *stack; size_t len; double count; } *good = NULL;
 	size_t ngood = 0, goodcap = 0;
-	uint64_t malformed = 0;
-	unsigned long nul_line = 0;
+	int r;
 
-	while ((r = folded_next_line(l, 2, &fl, &why)) != 0 && r != -2) {
-		if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
-			nul_line = lines_lineno(l);
-			break;
-		}
-		if (r > 0 && !fl.len)
-			why = "no frames before the count", r = -1;
-		else if (r > 0 && fl.ncounts == 2)
-			why = "two counts (a differential profile): a speedscope profile holds one", r = -1;
-		if (r < 0) {
-			malformed++;
-			if (nbad++ < MARPLE_REPORT_FIRST)
-				marple_warn_at(file, lines_lineno(l), "%s", why);
-			continue;
-		}
+	while ((r = folded_next_sample(l, &p, &fl, &nbad)) > 0) {
 		good = marple_grow(good, &goodcap, ngood + 1, sizeof(*good));
 		good[ngood].stack = marple_malloc(fl.len + 1);
 		memcpy(good[ngood].stack, fl.stack, fl.len);
 		good[ngood].len = fl.len;
 		good[ngood++].count = fl.count[0];
 	}
-	why = r == -2 ? "" : stream_unusable_why(ngood, malformed, nul_line);
-	if (why && *why)
-		marple_warn_at(file, 0, "%s", why);
 	for (size_t i = 0; i < ngood; i++) {
-		if (!why) {
+		if (r == 0) {	/* usable: its samples, none of them written before */
 			if (i == 0) {
 				prof_name = marple_strdup(file);
 				prof_unit = "none";
@@ -392,7 +373,7 @@ static int read_folded(struct lines *l, const char *file)
 		free(good[i].stack);
 	}
 	free(good);
-	if (why)
+	if (r < 0)
 		return -1;
 	if (ngood)
 		profiles_end();

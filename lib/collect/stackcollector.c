@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "hashtab.h"
 #include "options.h"
 #include "selffilter.h"
 #include "stackframes.h"
@@ -17,6 +18,7 @@
 #include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
+#include "timedsamples.h"
 #include "unwindtab.h"
 #include "uprobes.h"
 #include "util.h"
@@ -279,6 +281,21 @@ int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, stru
 	if (!(sc->drain = stackdrain_new(obj, sf, key_size, value_size, stack_key_offset, add, arg)))
 		return -1;
 	stackdrain_set_period(sc->drain, sc->drain_ms);
+	return 0;
+}
+
+int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf,
+				struct ring_buffer *rb, struct timedsamples *timed, struct stacksbpf_table *table,
+				struct timedsamples_walk **walk)
+{
+	if (timed)
+		*walk = timedsamples_walk_new(timed, sf);
+	else
+		table->t = hashtab_new();
+	if (stackcollector_drain(sc, obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+				 timed ? timedsamples_key : stacksbpf_table_add, timed ? (void *)*walk : (void *)table) < 0)
+		return -1;
+	stacksbpf_drain_rings(sc->drain, rb, timed);
 	return 0;
 }
 

@@ -226,6 +226,17 @@ struct stackframes;
 int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
 			 size_t value_size, size_t stack_key_offset,
 			 void (*add)(const void *key, const void *value, void *arg), void *arg);
+/* The same for the collectors that count samples by struct stack_key in
+ * counts/counts1 (callstack, offcpu): drained into table (stacksbpf_table_add),
+ * or with timed (--timed) into a new *walk (timedsamples_key), whose samples'
+ * stacks are read from rb at every drain.  0, or -1 with a message. */
+struct ring_buffer;
+struct timedsamples;
+struct timedsamples_walk;
+struct stacksbpf_table;
+int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf,
+				struct ring_buffer *rb, struct timedsamples *timed, struct stacksbpf_table *table,
+				struct timedsamples_walk **walk);
 /* Let -c's command run, and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
 /* One turn of the capture: read the pid notes (100 ms at most), drain

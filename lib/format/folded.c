@@ -6,6 +6,7 @@
 
 #include "escape.h"
 #include "lines.h"
+#include "stream.h"
 #include "util.h"
 
 static int is_blank(char c)
@@ -144,6 +145,44 @@ int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, co
 		return folded_parse_line(s, len, maxcounts, out, why) < 0 ? -1 : 1;
 	}
 	return r < 0 ? -2 : 0;
+}
+
+int folded_next_sample(struct lines *l, struct folded_profile *p, struct folded_line *out, uint64_t *nbad)
+{
+	const char *why;
+	int r;
+
+	while ((r = folded_next_line(l, 2, out, &why)) != 0 && r != -2) {
+		if (r == FOLDED_NUL) {	/* binary data: nothing more is read */
+			p->nul_line = lines_lineno(l);
+			break;
+		}
+		char msg[160];
+		if (r > 0 && !out->len)
+			why = "no frames before the count", r = -1;
+		else if (r > 0 && out->ncounts == 2) {
+			snprintf(msg, sizeof(msg), "two counts (a differential profile): a %s profile holds one", p->what);
+			why = msg, r = -1;
+		} else if (r > 0 && p->integral && !out->integral) {
+			snprintf(msg, sizeof(msg), "count is not a whole number (%s's values are integers)", p->what);
+			why = msg, r = -1;
+		}
+		if (r > 0) {
+			p->good++;
+			return 1;
+		}
+		p->malformed++;
+		if ((*nbad)++ < MARPLE_REPORT_FIRST)
+			marple_warn_at(p->file, lines_lineno(l), "%s", why);
+	}
+	if (r == -2)
+		return -1;
+	why = stream_unusable_why(p->good, p->malformed, p->nul_line);
+	if (why) {
+		marple_warn_at(p->file, 0, "%s", why);
+		return -1;
+	}
+	return 0;
 }
 
 size_t folded_split_frames(const char *stack, size_t len, struct mstr **frames, size_t *cap)

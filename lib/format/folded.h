@@ -52,6 +52,21 @@ int folded_input_is_stream(struct lines *l);
 #define FOLDED_NUL (-3)
 int folded_next_line(struct lines *l, int maxcounts, struct folded_line *out, const char **why);
 
+/* Folded text read as one profile's samples (marple-pprof, marple-speedscope):
+ * each line with frames and one count (a whole number with integral set) is a
+ * sample; the others are named (the first MARPLE_REPORT_FIRST of *nbad) and
+ * skipped; at the end the input is judged by marple-format(5)'s rule.  what
+ * names the profile's kind in messages ("pprof"). */
+struct folded_profile {
+	const char *file, *what;
+	int integral;
+	uint64_t good, malformed;
+	unsigned long nul_line;
+};
+/* 1 and *out for the next sample; 0 at the end of a usable input; -1 when the
+ * input is unusable or cannot be read (said). */
+int folded_next_sample(struct lines *l, struct folded_profile *p, struct folded_line *out, uint64_t *nbad);
+
 /* The frames of a folded stack, root first, into *frames (grown as needed,
  * *cap its room; pointing into stack): what a stream stack record holds.
  * Returns how many; an empty stack has none. */
