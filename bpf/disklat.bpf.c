@@ -82,7 +82,7 @@ static __always_inline int on_issue(struct request *rq)
 	if ((targ_tgid && s.pid != targ_tgid) || (targ_dev && (s.major != targ_major || s.minor != targ_minor)))
 		return 0;
 	if (bpf_map_update_elem(&starts, &key, &s, BPF_ANY))
-		count(EVENTS_UNTRACKED);	/* issue not remembered */
+		events_count(EVENTS_UNTRACKED);	/* issue not remembered */
 	return 0;
 }
 

@@ -2,10 +2,11 @@
  * on a ring buffer (disklat, ipc); include after vmlinux.h and bpf_helpers.h.
  *
  * Defines, in the including program:
- *   events   BPF_MAP_TYPE_RINGBUF (4 MiB), read with lib/collect/eventcollector.h
- *   counts   per-CPU u64 counters indexed by enum events_counter (events.h)
- * and the helpers
- *   count(i)                   counts[i] += 1 on this CPU
+ *   event_records    BPF_MAP_TYPE_RINGBUF (4 MiB), read with lib/collect/eventcollector.h
+ *   event_counters   per-CPU u64 counters indexed by enum events_counter (events.h)
+ * and the helpers (names prefixed: a program's own maps and helpers, such as
+ * a stack collector's counts, never meet these)
+ *   events_count(i)            event_counters[i] += 1 on this CPU
  *   events_reserve(size)       a record to fill and bpf_ringbuf_submit(), or
  *                              NULL with the loss counted (EVENTS_LOST)
  *   events_owner(&pid, comm)   the current process: its tgid and comm[16]
@@ -20,27 +21,27 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
-} events SEC(".maps");
+} event_records SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EVENTS_NCOUNTERS);
 	__type(key, __u32);
 	__type(value, __u64);
-} counts SEC(".maps");
+} event_counters SEC(".maps");
 
-static __always_inline void count(__u32 i)
+static __always_inline void events_count(__u32 i)
 {
-	__u64 *n = bpf_map_lookup_elem(&counts, &i);
+	__u64 *n = bpf_map_lookup_elem(&event_counters, &i);
 	if (n)
 		(*n)++;
 }
 
 static __always_inline void *events_reserve(__u64 size)
 {
-	void *e = bpf_ringbuf_reserve(&events, size, 0);
+	void *e = bpf_ringbuf_reserve(&event_records, size, 0);
 	if (!e)
-		count(EVENTS_LOST);
+		events_count(EVENTS_LOST);
 	return e;
 }
 

@@ -116,7 +116,7 @@ int BPF_PROG(on_state, struct sock *so, int old, int new)
 		/* connect(): we are in the connecting process */
 		set_owner(&zero, IPC_FROM_OPEN);
 		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_ANY))
-			count(EVENTS_UNTRACKED);
+			events_count(EVENTS_UNTRACKED);
 		return 0;
 	}
 	if (new == TCP_ESTABLISHED && old == TCP_SYN_RECV) {
@@ -124,7 +124,7 @@ int BPF_PROG(on_state, struct sock *so, int old, int new)
 		zero.passive = 1;
 		zero.start = bpf_ktime_get_ns();
 		if (bpf_map_update_elem(&conns, &sk, &zero, BPF_NOEXIST))
-			count(EVENTS_UNTRACKED);
+			events_count(EVENTS_UNTRACKED);
 		return 0;
 	}
 	c = bpf_map_lookup_elem(&conns, &sk);

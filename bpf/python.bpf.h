@@ -25,6 +25,7 @@
 #define MARPLE_PYTHON_BPF_H
 
 #include "python.h"
+#include "stacks.bpf.h"	/* stacks_store: a Python stack is stored as native ones are */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

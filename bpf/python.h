@@ -13,6 +13,8 @@
 #ifndef MARPLE_PYTHON_H
 #define MARPLE_PYTHON_H
 
+#include "stacks.h"	/* struct stack_key, MARPLE_STACK_DEPTH */
+
 enum py_state {
 	PY_PENDING,			/* asked user space; not walked yet */
 	PY_NATIVE,			/* not Python, or a version without a layout: natively */

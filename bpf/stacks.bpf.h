@@ -62,6 +62,8 @@
 
 #include "self.bpf.h"
 #include "stacks.h"
+#include "stackscratch.bpf.h"
+#include "unwind.bpf.h"
 
 #ifndef EEXIST
 #define EEXIST 17
@@ -118,13 +120,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64[MARPLE_STACK_DEPTH]);
-} stack_scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, STACKS_NCOUNTERS);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -142,13 +137,6 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } pid_notes SEC(".maps");
 
-/* counter idx += 1 on this CPU, in a per-CPU array of u64 counters */
-static __always_inline void stacks_percpu_inc(void *counters, __u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(counters, &idx);
-	if (v)
-		(*v)++;
-}
 
 static __always_inline void stacks_count(__u32 idx)
 {
@@ -250,8 +238,6 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 	stacks_count(STACKS_NOSPACE);
 	return -ENOMEM;
 }
-
-#include "unwind.bpf.h"
 
 /* The id of the current user or kernel stack in the stacks map (stored if
  * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in

@@ -21,6 +21,9 @@
 #ifndef MARPLE_UNWIND_BPF_H
 #define MARPLE_UNWIND_BPF_H
 
+#include "stacks.h"
+#include "stackscratch.bpf.h"
+
 const volatile __u32 stacks_unwind = UNWIND_MODE_FP;
 
 struct {

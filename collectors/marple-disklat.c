@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	if (opt.verbose)
 		marple_warn("block_rq_issue and block_rq_complete%s attached via %s",
 			have_io_start ? " (and block_io_start for the submitting process)" : "", attach);
-	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
+	rb = eventcollector_ring(bpf_map__fd(skel->maps.event_records), on_event);
 	if (!rb)
 		goto cleanup;
 	json_object_set_new(hdr, "units", json_pack("{s:s,s:s}", "x", "s", "y", "ms"));
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	disklat_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.counts), skel->obj, records, "I/O records",
+	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.event_counters), skel->obj, records, "I/O records",
 				   "I/O requests not timed (too many in flight)") < 0)
 		goto cleanup;
 	status = EXIT_OK;

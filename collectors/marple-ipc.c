@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	if (opt.verbose)
 		marple_warn("attached sock:inet_sock_set_state%s%s", accepts ? ", accept()/accept4() exits" : "",
 			sizes ? ", sock:sock_send_length/sock_recv_length" : "");
-	rb = eventcollector_ring(bpf_map__fd(skel->maps.events), on_event);
+	rb = eventcollector_ring(bpf_map__fd(skel->maps.event_records), on_event);
 	if (!rb)
 		goto cleanup;
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	ipc_bpf__detach(skel);
 	ring_buffer__consume(rb);
-	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), NULL, records, "events",
+	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.event_counters), NULL, records, "events",
 				   "connections not followed (too many open)") < 0)
 		goto cleanup;
 	status = EXIT_OK;
