@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,7 @@ void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
 		uint64_t idle = proc_stat_ns(cc->only_cpu, STAT_IDLE, STAT_IOWAIT);
 		out->idle_ns = idle > cc->idle_start ? idle - cc->idle_start : 0;
 		out->include_idle = cc->include_idle;
+		out->ncpus = cc->n;
 		uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
 		uint64_t sampled_ns = out->target ? out->task_ns : cc->include_idle ? out->clock_ns : busy_ns;
 		out->asked = (uint64_t)((double)sampled_ns * (double)cc->freq / 1e9);
@@ -262,8 +264,19 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 	json_object_set_new(o, "steal_ns", json_integer((json_int_t)a->steal_ns));
 	json_object_set_new(o, "idle_ns", json_integer((json_int_t)a->idle_ns));
 	json_object_set_new(trailer, "sampling", o);
-	if (a->asked >= 50 &&
-	    (delivered * 100 < a->asked * 98 || delivered * 100 > a->asked * 102)) {
+	/* The busy time comes from /proc/stat, in ticks (10 ms, each end of
+	 * the capture rounded): two a CPU, and a sample a CPU, are measuring,
+	 * not missing samples.  With -I a tickless kernel may not sample an
+	 * idle CPU at all: anything from the busy time's samples to all the
+	 * time's is right. */
+	double ncpus = a->ncpus > 0 ? a->ncpus : 1;
+	double slack = ((double)a->freq * 0.02 + 1) * ncpus;
+	double low = (double)a->asked, high = (double)a->asked;
+	if (a->include_idle && !a->target)
+		low = (double)(a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) * (double)a->freq / 1e9;
+	low = fmin(low * 0.98, low - slack);
+	high = fmax(high * 1.02, high + slack);
+	if (a->asked >= 50 && ((double)delivered < low || (double)delivered > high)) {
 		loss_causes(a, causes, sizeof(causes));
 		marple_warn("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
 			a->asked, a->freq,

@@ -48,6 +48,7 @@ struct cpuclock_account {
 	uint64_t steal_ns;		/* the sampled CPUs' steal time (/proc/stat) while sampling */
 	uint64_t idle_ns;		/* and their idle + iowait time */
 	int include_idle;		/* cpuclock_include_idle: the idle time is asked for too */
+	int ncpus;			/* the CPUs sampled */
 };
 
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
