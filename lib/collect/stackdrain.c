@@ -394,8 +394,13 @@ uint64_t stackdrain_emit(struct stackdrain *d)
 	size_t nv = d->value_size / sizeof(uint64_t);
 
 	stackframes_set_reader(d->sf, read_seen, d);
-	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++)
-		d->add(hashtab_at(d->keys_seen, i)->key, d->sums + i * nv, d->arg);
+	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++) {
+		/* the table packs its keys: add() gets an aligned copy (its
+		 * struct stack_key has 4-byte members; UBSan caught it) */
+		union { unsigned char b[256]; uint64_t align; } k;
+		memcpy(k.b, hashtab_at(d->keys_seen, i)->key, d->key_size);
+		d->add(k.b, d->sums + i * nv, d->arg);
+	}
 	stackframes_set_reader(d->sf, NULL, NULL);
 	return hashtab_size(d->keys_seen);
 }
