@@ -29,11 +29,15 @@ bindir = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(top,
 out = os.environ.get('FUZZ_OUT', os.path.join(top, 'build/fuzz'))
 regress = os.path.join(top, 'tests/fuzz/regress')
 
+# the programs that read inputs: the registry's filters and renderers (not
+# marple-config, a helper whose operand is no input: a usage error, exit 2)
 progs = []
-for d in ('filters', 'renderers'):
-    for f in sorted(os.listdir(os.path.join(top, d))):
-        if f.startswith('marple-') and f.endswith('.c') and os.access(os.path.join(bindir, f[:-2]), os.X_OK):
-            progs.append(f[:-2])
+for line in open(os.path.join(bindir, 'marple-registry')):
+    fields = dict(f.split('=', 1) for f in line.rstrip('\n').split('\t') if '=' in f)
+    name = fields.get('program', '')
+    if fields.get('kind') in ('filter', 'renderer') and os.access(os.path.join(bindir, name), os.X_OK):
+        progs.append(name)
+progs.sort()
 seeds = []
 for d in ('tests/bad-input', 'tests/data', 'tests/fuzz/corpus/stream', 'tests/fuzz/corpus/folded', 'tests/fuzz/corpus/cpel',
           'tests/import', 'tests/driver'):
