@@ -368,6 +368,12 @@ int main(int argc, char **argv)
 	 * ids until the end: its maps are read then) */
 	struct stacksbpf_table table = { sf, NULL };
 	struct timedsamples_walk *timed_walk = NULL;
+	/* --both: the off-CPU records in one section, the on-CPU ones in a
+	 * second, each header saying which ("cpu"), so readers need not guess
+	 * from a frame named __schedule (absent with -U).  --timed and
+	 * --dwarf keep one section (its samples name records of one table). */
+	int split = opt.both && !opt.timed && !opt.dwarf;
+	stackframes_split_cpu(sf, split);
 	if (!opt.dwarf) {
 		if (stackcollector_drain_counts(&sc, skel->obj, sf, rb, timed, &table, &timed_walk) < 0)
 			exit(EXIT_DATA);
@@ -393,6 +399,8 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "us"));
 	if (opt.timed)
 		timedsamples_mark(hdr);
+	if (!opt.both || split)
+		json_object_set_new(hdr, "cpu", json_string("off"));
 
 	link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!link)
@@ -422,7 +430,7 @@ int main(int argc, char **argv)
 	else if (timed)
 		records = timedsamples_walk_write(timed_walk, stdout);
 	else
-		records = stackframes_write_table(table.t, stdout);
+		records = stackframes_write_table_cpu(table.t, stdout, split ? 0 : -1);
 	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
 	json_t *tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
@@ -440,6 +448,17 @@ int main(int argc, char **argv)
 	stackdrain_trailer_add(sc.drain, tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
+	if (split) {
+		json_object_set_new(hdr, "cpu", json_string("on"));
+		stream_write_json(stdout, hdr);
+		records = stackframes_write_table_cpu(table.t, stdout, 1);
+		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
+		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
+							    "trailer counts for both"));
+		stackframes_trailer_add(sf, tr);
+		stream_write_json(stdout, tr);
+		json_decref(tr);
+	}
 	if (timed)
 		timedsamples_write_section(timed, hdr, "block", collector_end_reason(), stdout);
 	json_decref(hdr);
