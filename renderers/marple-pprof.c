@@ -19,6 +19,7 @@
 #include <libdeflate.h>
 
 #include "folded.h"
+#include "framedesc.h"
 #include "intern.h"
 #include "lines.h"
 #include "options.h"
@@ -35,10 +36,12 @@ enum {
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
 
 enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
@@ -75,7 +78,9 @@ static void usage(FILE *f)
 	      "period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
 	      "bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
 	      "other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
-	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.  Folded text is\n"
+	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.  Frames the stack\n"
+	      "trailers describe (\"frames\") get their file's mapping, build id and\n"
+	      "offset, and Python frames their function, file and line.  Folded text is\n"
 	      "samples/count (whole counts; a line with two is skipped).\n"
 	      "\n"
 	      "With no FILE, or FILE '-', read stdin.  Exit: 0 ok (malformed lines are\n"
@@ -102,6 +107,9 @@ static struct intern *frames;		/* frames as read */
 static uint32_t *loc_of;		/* by frame id * 2 + kernel: location id, 0 none */
 static size_t loc_of_len;
 static uint32_t *loc_name;		/* by location id - 1: name id */
+static uint32_t *loc_frame;		/* by location id - 1: its frame's id in frames */
+static size_t loc_fcap;
+static struct framedesc *described;	/* the stack trailers' "frames" */
 static unsigned char *loc_kernel;
 static size_t nloc, loc_cap, loc_kcap;
 static struct kind kind;		/* of the first section */
@@ -178,6 +186,8 @@ static uint32_t location_of(struct mstr f, uint32_t frame, int kernel)
 	}
 	loc_name = marple_grow(loc_name, &loc_cap, nloc + 1, sizeof(*loc_name));
 	loc_kernel = marple_grow(loc_kernel, &loc_kcap, nloc + 1, 1);
+	loc_frame = marple_grow(loc_frame, &loc_fcap, nloc + 1, sizeof(*loc_frame));
+	loc_frame[nloc] = frame;
 	loc_name[nloc] = string_id(f.s, f.len);
 	loc_kernel[nloc] = (unsigned char)kernel;
 	return loc_of[slot] = (uint32_t)++nloc;
@@ -483,6 +493,7 @@ static int read_input(const char *path)
 		} else if (it == STREAM_RECORD) {
 			add_sample(stream_reader_stack(r), &sec, file, stream_reader_line(r));
 		} else if (it == STREAM_TRAILER) {
+			framedesc_add(described, stream_reader_trailer(r));
 			section_end(r, file);
 		}
 	}
@@ -508,7 +519,100 @@ static void value_type(uint32_t field, uint32_t type, uint32_t unit)
 	protowire_end(&pb, m);
 }
 
-static void write_mappings(void)
+/* What the trailers told about each location, worked out before any is
+ * written: the mapping of each file (with its build id) and one function per
+ * Python function (all its lines), one per name otherwise. */
+struct file_mapping {
+	uint32_t file, build_id;	/* string ids */
+	uint64_t limit;			/* past the largest offset of its locations */
+};
+static struct file_mapping *maps;	/* mapping id MAPPING_FIRST_FILE + i */
+static size_t nmaps, maps_cap;
+enum { MAPPING_FIRST_FILE = 3 };
+
+struct located {
+	uint32_t mapping, function, fname;	/* function: id; fname: its name's string id */
+	uint32_t file;				/* the function's file (string id), 0 none */
+	uint64_t address;
+	int64_t line;
+};
+
+/* The name of a Python frame without the " (file:line)" it was written with. */
+static size_t python_name_len(const char *s, size_t len, const struct framedesc_frame *d)
+{
+	const char *open = memrchr(s, '(', len);
+	if (open && open > s + 1 && open[-1] == ' ' && s[len - 1] == ')' && d->file &&
+	    (size_t)(s + len - open) > d->file_len + 1 && memcmp(open + 1, d->file, d->file_len) == 0)
+		return (size_t)(open - 1 - s);
+	return len;
+}
+
+static struct located *locate_all(void)
+{
+	struct located *at = marple_calloc(nloc ? nloc : 1, sizeof(*at));
+	struct intern *map_keys = intern_new(), *func_keys = intern_new();
+	uint32_t nfunc = 0;
+
+	for (size_t i = 0; i < nloc; i++) {
+		size_t len;
+		const char *name = intern_str(frames, loc_frame[i], &len);
+		const struct framedesc_frame *d = framedesc_get(described, name, len);
+		struct located *a = &at[i];
+		if (framedesc_is(d, "kernel"))	/* told so, with no "_[k]" nor "-" */
+			loc_kernel[i] = 1;
+		a->mapping = loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER;
+		a->fname = loc_name[i];
+		if (d && !loc_kernel[i] && d->file && d->file[0] != '[' &&
+		    (framedesc_is(d, "native") || framedesc_is(d, "jit"))) {
+			/* the file (and build id) is the mapping: one per file */
+			size_t bl = d->build_id ? strlen(d->build_id) : 0;
+			char *key = marple_malloc(d->file_len + bl + 2);
+			memcpy(key, d->file, d->file_len);
+			key[d->file_len] = 0;
+			memcpy(key + d->file_len + 1, d->build_id ? d->build_id : "", bl + 1);
+			uint32_t m = intern_get(map_keys, key, d->file_len + bl + 1);
+			free(key);
+			if (m == nmaps) {
+				maps = marple_grow(maps, &maps_cap, nmaps + 1, sizeof(*maps));
+				maps[nmaps++] = (struct file_mapping){ string_id(d->file, d->file_len),
+								       bl ? cstr_id(d->build_id) : 0, 1 };
+			}
+			a->mapping = MAPPING_FIRST_FILE + m;
+			if (d->has_offset) {
+				a->address = d->offset;
+				if (d->offset >= maps[m].limit)
+					maps[m].limit = d->offset + 1;
+			}
+		}
+		if (d && framedesc_is(d, "python")) {
+			/* one function per (qualname, file), its lines on the locations */
+			size_t nl = python_name_len(name, len, d);
+			a->fname = string_id(name, nl);
+			a->file = d->file ? string_id(d->file, d->file_len) : 0;
+			a->line = d->line;
+			char key[2 * sizeof(uint32_t)];
+			memcpy(key, &a->fname, sizeof(uint32_t));
+			memcpy(key + sizeof(uint32_t), &a->file, sizeof(uint32_t));
+			uint32_t f = intern_get(func_keys, key, sizeof(key));
+			if (f == nfunc)
+				nfunc++;
+			a->function = f + 1;
+		} else {
+			char key[1 + sizeof(size_t)];	/* a function of its own */
+			key[0] = 1;
+			memcpy(key + 1, &i, sizeof(size_t));
+			uint32_t f = intern_get(func_keys, key, sizeof(key));
+			if (f == nfunc)
+				nfunc++;
+			a->function = f + 1;
+		}
+	}
+	intern_free(map_keys);
+	intern_free(func_keys);
+	return at;
+}
+
+static void write_mappings(void)	/* after locate_all */
 {
 	int used[3] = { 0 };
 	for (size_t i = 0; i < nloc; i++)
@@ -518,34 +622,65 @@ static void write_mappings(void)
 			continue;
 		size_t m = protowire_begin(&pb, PROFILE_MAPPING);
 		protowire_uint(&pb, MAPPING_ID, (uint64_t)id);
-		/* user frames' files are not in the stream: no file name */
+		/* frames whose file no trailer told: no file name */
 		protowire_uint(&pb, MAPPING_FILENAME, id == MAPPING_KERNEL ? cstr_id("[kernel.kallsyms]") : 0);
+		protowire_uint(&pb, MAPPING_HAS_FUNCTIONS, 1);
+		protowire_end(&pb, m);
+		flush_message();
+	}
+	/* a file's locations are at their functions' offsets in it: the mapping
+	 * runs from 0 (file offset 0) past the largest */
+	for (size_t i = 0; i < nmaps; i++) {
+		size_t m = protowire_begin(&pb, PROFILE_MAPPING);
+		protowire_uint(&pb, MAPPING_ID, MAPPING_FIRST_FILE + i);
+		protowire_uint(&pb, MAPPING_MEMORY_START, 0);
+		protowire_uint(&pb, MAPPING_MEMORY_LIMIT, maps[i].limit);
+		protowire_uint(&pb, MAPPING_FILE_OFFSET, 0);
+		protowire_uint(&pb, MAPPING_FILENAME, maps[i].file);
+		if (maps[i].build_id)
+			protowire_uint(&pb, MAPPING_BUILD_ID, maps[i].build_id);
 		protowire_uint(&pb, MAPPING_HAS_FUNCTIONS, 1);
 		protowire_end(&pb, m);
 		flush_message();
 	}
 }
 
-/* One function per location: a location is a name in the user or the kernel
- * mapping, and the stream has no addresses or lines to tell more apart. */
+/* A location per frame name (in the user or kernel mapping, or its file's);
+ * a function per name, but one per Python function, each location's Line
+ * giving its line. */
 static void write_locations(void)
 {
+	struct located *at = locate_all();
+	uint32_t written = 0;
+
+	write_mappings();
 	for (size_t i = 0; i < nloc; i++) {
+		const struct located *a = &at[i];
 		size_t m = protowire_begin(&pb, PROFILE_LOCATION);
 		protowire_uint(&pb, LOCATION_ID, i + 1);
-		protowire_uint(&pb, LOCATION_MAPPING_ID, loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER);
+		protowire_uint(&pb, LOCATION_MAPPING_ID, a->mapping);
+		if (a->address)
+			protowire_uint(&pb, LOCATION_ADDRESS, a->address);
 		size_t l = protowire_begin(&pb, LOCATION_LINE);
-		protowire_uint(&pb, LINE_FUNCTION_ID, i + 1);
+		protowire_uint(&pb, LINE_FUNCTION_ID, a->function);
+		if (a->line > 0)
+			protowire_int(&pb, LINE_LINE, a->line);
 		protowire_end(&pb, l);
 		protowire_end(&pb, m);
-		m = protowire_begin(&pb, PROFILE_FUNCTION);
-		protowire_uint(&pb, FUNCTION_ID, i + 1);
-		protowire_uint(&pb, FUNCTION_NAME, loc_name[i]);
-		protowire_uint(&pb, FUNCTION_SYSTEM_NAME, loc_name[i]);
-		protowire_end(&pb, m);
+		if (a->function > written) {	/* functions are numbered in order of first use */
+			written = a->function;
+			m = protowire_begin(&pb, PROFILE_FUNCTION);
+			protowire_uint(&pb, FUNCTION_ID, a->function);
+			protowire_uint(&pb, FUNCTION_NAME, a->fname);
+			protowire_uint(&pb, FUNCTION_SYSTEM_NAME, a->fname);
+			if (a->file)
+				protowire_uint(&pb, FUNCTION_FILENAME, a->file);
+			protowire_end(&pb, m);
+		}
 		flush_message();
 	}
 	flush_message();
+	free(at);
 }
 
 static void write_rest(void)
@@ -561,7 +696,6 @@ static void write_rest(void)
 		protowire_uint(&pb, PROFILE_DURATION_NANOS, time_last - time_first);
 	}
 	flush_message();
-	write_mappings();
 	write_locations();
 	/* the string table last: every string is known now */
 	for (size_t i = 0; i < intern_count(strs); i++) {
@@ -592,6 +726,7 @@ int main(int argc, char **argv)
 
 	strs = intern_new();
 	frames = intern_new();
+	described = framedesc_new();
 	intern_get(strs, "", 0);	/* pprof: string 0 is "" */
 	key_host = cstr_id("host"), key_comm = cstr_id("comm"), key_pid = cstr_id("pid");
 	key_tid = cstr_id("tid"), key_cpu = cstr_id("cpu");
