@@ -537,16 +537,6 @@ struct located {
 	int64_t line;
 };
 
-/* The name of a Python frame without the " (file:line)" it was written with. */
-static size_t python_name_len(const char *s, size_t len, const struct framedesc_frame *d)
-{
-	const char *open = memrchr(s, '(', len);
-	if (open && open > s + 1 && open[-1] == ' ' && s[len - 1] == ')' && d->file &&
-	    (size_t)(s + len - open) > d->file_len + 1 && memcmp(open + 1, d->file, d->file_len) == 0)
-		return (size_t)(open - 1 - s);
-	return len;
-}
-
 static struct located *locate_all(void)
 {
 	struct located *at = marple_calloc(nloc ? nloc : 1, sizeof(*at));
@@ -586,7 +576,7 @@ static struct located *locate_all(void)
 		}
 		if (d && framedesc_is(d, "python")) {
 			/* one function per (qualname, file), its lines on the locations */
-			size_t nl = python_name_len(name, len, d);
+			size_t nl = framedesc_function_len(d, name, len);
 			a->fname = string_id(name, nl);
 			a->file = d->file ? string_id(d->file, d->file_len) : 0;
 			a->line = d->line;

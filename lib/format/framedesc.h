@@ -37,6 +37,10 @@ void framedesc_add(struct framedesc *fd, json_t *trailer);
 const struct framedesc_frame *framedesc_get(struct framedesc *fd, const char *s, size_t len);
 /* Names described so far. */
 size_t framedesc_count(const struct framedesc *fd);
+/* The length of the function's name in frame name s[0..len) described by f:
+ * a Python frame's name without the " (file:line)" it was written with
+ * ("fib (/app/x.py:3)" -> "fib"), any other the whole. */
+size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, size_t len);
 /* 1 if kind is k (f may be NULL: 0). */
 int framedesc_is(const struct framedesc_frame *f, const char *k);
 
