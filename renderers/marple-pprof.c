@@ -553,7 +553,7 @@ static struct located *locate_all(void)
 		a->mapping = loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER;
 		a->fname = loc_name[i];
 		if (d && !loc_kernel[i] && d->file && d->file[0] != '[' &&
-		    (framedesc_is(d, "native") || framedesc_is(d, "jit"))) {
+		    !framedesc_is(d, "python") && !framedesc_is(d, "marker") && !framedesc_is(d, "kernel")) {
 			/* the file (and build id) is the mapping: one per file */
 			size_t bl = d->build_id ? strlen(d->build_id) : 0;
 			char *key = marple_malloc(d->file_len + bl + 2);
