@@ -94,7 +94,11 @@ void framedesc_add(struct framedesc *fd, json_t *trailer)
 		if (!f->kind)
 			f->kind = "native";
 		f->file = member(fd, o, "file", &f->file_len);
+		if (f->file && !f->file_len)
+			f->file = NULL;		/* "": no file */
 		f->build_id = member(fd, o, "build_id", NULL);
+		if (f->build_id && !f->build_id[0])
+			f->build_id = NULL;
 		json_t *v = json_object_get(o, "offset");
 		if (json_is_integer(v) && json_integer_value(v) >= 0) {
 			f->offset = (uint64_t)json_integer_value(v);
