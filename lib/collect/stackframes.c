@@ -536,18 +536,23 @@ uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cp
 
 void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 {
-	json_t *all = json_object();
+	json_t *all = json_object(), *ids = json_object();
 	size_t n = hashtab_size(sf->described);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct hashtab_entry *e = hashtab_at(sf->described, i);
 		const struct frame_desc *d = &sf->desc[i];
 		json_t *o = json_object();
-		json_object_set_new(o, "kind", json_string(d->kind ? d->kind : "marker"));
-		if (d->file)
-			json_object_set_new(o, "file", stream_json_string_bytes(d->file, strlen(d->file)));
-		if (d->build_id && d->build_id[0])
-			json_object_set_new(o, "build_id", json_string(d->build_id));
+		const char *kind = d->kind ? d->kind : "marker";
+		json_object_set_new(o, "kind", json_string(kind));
+		json_t *file = d->file ? stream_json_string_bytes(d->file, strlen(d->file)) : NULL;
+		/* a file's build id once, in "build_ids", not in each of its frames */
+		if (file && d->build_id && d->build_id[0])
+			json_object_set_new(ids, json_string_value(file), json_string(d->build_id));
+		if (file && strcmp(kind, "kernel") != 0)	/* kernel: [kernel.kallsyms], said by the kind */
+			json_object_set_new(o, "file", file);
+		else
+			json_decref(file);
 		if (d->has_offset)
 			json_object_set_new(o, "offset", json_integer((json_int_t)d->offset));
 		if (d->line > 0)
@@ -557,4 +562,5 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 		free(key);
 	}
 	json_object_set_new(trailer, "frames", all);
+	json_object_set_new(trailer, "build_ids", ids);
 }

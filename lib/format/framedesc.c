@@ -69,7 +69,7 @@ static struct framedesc_frame *slot(struct framedesc *fd, const char *name, size
 
 void framedesc_add(struct framedesc *fd, json_t *trailer)
 {
-	json_t *frames = json_object_get(trailer, "frames"), *o;
+	json_t *frames = json_object_get(trailer, "frames"), *ids = json_object_get(trailer, "build_ids"), *o;
 	const char *key;
 
 	if (!json_is_object(frames))
@@ -97,8 +97,15 @@ void framedesc_add(struct framedesc *fd, json_t *trailer)
 		if (f->file && !f->file_len)
 			f->file = NULL;		/* "": no file */
 		f->build_id = member(fd, o, "build_id", NULL);
+		json_t *file = json_object_get(o, "file");
+		if (!f->build_id && json_is_string(file) && json_is_object(ids))	/* the file's, said once */
+			f->build_id = member(fd, ids, json_string_value(file), NULL);
 		if (f->build_id && !f->build_id[0])
 			f->build_id = NULL;
+		if (!f->file && strcmp(f->kind, "kernel") == 0) {
+			f->file = "[kernel.kallsyms]";
+			f->file_len = strlen(f->file);
+		}
 		json_t *v = json_object_get(o, "offset");
 		if (json_is_integer(v) && json_integer_value(v) >= 0) {
 			f->offset = (uint64_t)json_integer_value(v);

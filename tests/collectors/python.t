@@ -94,11 +94,13 @@ fi
 # the exports use it: pprof's functions with file:line, the flame graph's hue
 if "$PY" - "$T/py.out" "$T/work.py" <<'PYEOF'
 import json, sys
-tr = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]["frames"]
+t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
+tr = t["frames"]
 fib = tr["fib (%s:4)" % sys.argv[2]]
-native = [d for n, d in tr.items() if n == "Py_RunMain"][0]
+native = tr["Py_RunMain"]
 ok = fib == {"kind": "python", "file": sys.argv[2], "line": 4} and native["kind"] == "native" and \
-     native["file"].startswith("/usr/bin/python3") and len(native.get("build_id", "")) == 40 and native["offset"] > 0
+     native["file"].startswith("/usr/bin/python3") and len(t["build_ids"].get(native["file"], "")) == 40 and \
+     native["offset"] > 0
 sys.exit(0 if ok else 1)
 PYEOF
 then pass "python: the trailer describes fib (python, file, line) and Py_RunMain (native, file, build id, offset)"
