@@ -37,6 +37,9 @@ struct stackframes {
 	struct hashtab *described;	/* frame names described so far (their index in desc) */
 	struct frame_desc *desc;
 	size_t desc_cap;
+	const char *seen[1024];		/* names described, by pointer: most frames are
+					 * the same interned strings again, told apart
+					 * here without hashing them */
 	int split_cpu;			/* stackframes_split_cpu */
 	int on_cpu;			/* the current stack's key was an on-CPU sample's */
 	char *scratch;
@@ -97,10 +100,16 @@ static const char *intern(struct stackframes *sf, const char *s)
 	return s ? hashtab_add(sf->names, s, strlen(s), 0, 0)->key : NULL;
 }
 
+static size_t seen_slot(const char *name)
+{
+	return ((uintptr_t)name >> 4) % 1024;
+}
+
 /* The description slot of name if it has none yet (the first description of
  * a name wins), else NULL. */
 static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
 {
+	sf->seen[seen_slot(name)] = name;
 	size_t before = hashtab_size(sf->described);
 	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
 	if (i < before)
@@ -112,6 +121,9 @@ static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
 
 static int is_described(struct stackframes *sf, const char *name)
 {
+	if (sf->seen[seen_slot(name)] == name)
+		return 1;
+	sf->seen[seen_slot(name)] = name;
 	/* hashtab has no lookup without adding: compare sizes around an add */
 	size_t before = hashtab_size(sf->described);
 	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
