@@ -34,16 +34,29 @@ struct unwindcache {
 	int dir_fd;		/* .../unwind: every entry is opened relative to it */
 	char *dir;
 	uint64_t limit_bytes;
+	uint64_t unevicted_bytes;	/* written since the last eviction */
 	unsigned tmp_seq;
 	int write_warned;
 	struct unwindcache_stats st;
 };
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* this thread's CPU time: on a loaded machine wall time is mostly waiting
+ * for a CPU, or here for another collector's build */
+static uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Every step is a bijection of h, so any one changed word changes the sum. */
@@ -104,6 +117,8 @@ static uint64_t size_limit(void)
 	return mb << 20;
 }
 
+static void evict(struct unwindcache *c);
+
 struct unwindcache *unwindcache_open_at(const char *dir)
 {
 	char path[4200];
@@ -141,6 +156,7 @@ struct unwindcache *unwindcache_open_at(const char *dir)
 	c->dir_fd = fd;
 	c->dir = marple_strdup(path);
 	c->limit_bytes = size_limit();
+	evict(c);
 	return c;
 }
 
@@ -336,7 +352,7 @@ static void unlock_entry(struct unwindcache_ticket *tk)
 int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd,
 		       struct unwind_row *rows, uint32_t cap, uint32_t *n, struct unwindtab_rowstats *st)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), c0 = cpu_ns();
 	int waited = 0, rc;
 
 	tk->name[0] = 0;
@@ -365,6 +381,7 @@ out:
 	case ENTRY_CORRUPT: c->st.corrupt++; break;
 	}
 	c->st.ns += mono_ns() - t0;
+	c->st.cpu_ns += cpu_ns() - c0;
 	return rc == ENTRY_OK;
 }
 
@@ -433,6 +450,7 @@ static void evict(struct unwindcache *c)
 		total += files[n++].bytes;
 	}
 	closedir(d);
+	c->unevicted_bytes = 0;
 	if (total > c->limit_bytes) {
 		qsort(files, n, sizeof(*files), older_first);
 		for (size_t i = 0; i < n && total > c->limit_bytes; i++)
@@ -447,7 +465,7 @@ static void evict(struct unwindcache *c)
 void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const struct unwind_row *rows,
 		       uint32_t n, const struct unwindtab_rowstats *rst)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), c0 = cpu_ns();
 	struct entry_header h = { .format = UNWINDCACHE_FORMAT, .row_size = sizeof(*rows), .nrows = n };
 	char tmp[sizeof(tk->name) + 48];
 
@@ -470,6 +488,7 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 	/* rename replaces whatever is at the name, a symlink too, without following it */
 	if (ok && renameat(c->dir_fd, tmp, c->dir_fd, tk->name) == 0) {
 		c->st.written++;
+		c->unevicted_bytes += sizeof(h) + (uint64_t)n * sizeof(*rows);
 	} else {
 		if (!c->write_warned)
 			marple_warn("unwind cache %s: cannot write %s: %s (said once)", c->dir, tk->name,
@@ -480,8 +499,12 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 			unlinkat(c->dir_fd, tmp, 0);
 	}
 	unlock_entry(tk);
-	evict(c);
+	/* a look at the directory when the cache may have grown past its limit
+	 * by a 16th (at open too): not at every entry, a capture writes dozens */
+	if (c->unevicted_bytes > c->limit_bytes / 16)
+		evict(c);
 	c->st.ns += mono_ns() - t0;
+	c->st.cpu_ns += cpu_ns() - c0;
 }
 
 void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk)

@@ -7,7 +7,8 @@
  * directories 0700 and ours (one owned by another user, or writable by
  * others, is not used: said once), the entries 0600.  At most
  * $MARPLE_CACHE_SIZE MB (default UNWINDCACHE_SIZE_DEFAULT_MB): past it the
- * entries used least recently are removed.
+ * entries used least recently are removed (looked at when opened, and
+ * whenever a 16th of that has been written since).
  *
  * An entry is named by the file's build-id, or by its device and inode when
  * it has none; it records its key (the build-id, or device, inode, size and
@@ -56,6 +57,7 @@ struct unwindcache_stats {
 	uint64_t write_failed;
 	uint64_t evicted;	/* entries removed to stay under the size limit */
 	uint64_t ns;		/* wall time in the cache: lookups, waits, writes */
+	uint64_t cpu_ns;	/* the CPU time of that */
 };
 
 /* One file's lookup: what unwindcache_store needs to write its entry. */

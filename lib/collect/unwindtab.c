@@ -717,6 +717,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
 	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
 	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
+	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
