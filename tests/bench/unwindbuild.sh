@@ -11,7 +11,8 @@
 # twice, on an empty unwind cache (cold: every file built) and again on the
 # cache it left (warm); each run prints the collector's CPU (start-up
 # included) and the whole cost a sample: BPF run time + the collector's CPU,
-# over the samples.
+# over the samples.  Then -p on one clang, cold, warm and --no-cache:
+# the start-up and CPU of the collector.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 SECS=${UNWIND_BUILD_SECS:-8}
@@ -59,3 +60,27 @@ for run in cold warm fp dwarf; do
 done
 u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)
 echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table, built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
+
+# -p on one clang (libLLVM + libclang-cpp: its tables are most of the
+# build's), on an empty cache, then on what that left, then with
+# --no-cache: the collector's start-up (to MARPLE_READY_FILE) and CPU
+export MARPLE_CACHE_DIR="$T/cache-p"
+( sleep 60 | exec clang -x c -c - -o /dev/null ) & cl=$!
+sleep 1
+pid=$(pgrep -n -P "$cl" -x clang)
+for run in cold warm nocache; do
+	opt=; [ "$run" = nocache ] && opt=--no-cache
+	rm -f "$T/ready"
+	t0=$(date +%s%N)
+	MARPLE_READY_FILE="$T/ready" /usr/bin/time -f '%U %S' -o "$T/p-$run.time" \
+		marple-callstack $opt -F 99 -p "$pid" 1 > "$T/p-$run.out" 2> "$T/p-$run.err" & cs=$!
+	while [ ! -e "$T/ready" ] && kill -0 "$cs" 2>/dev/null; do sleep 0.005; done
+	t1=$(date +%s%N)
+	wait "$cs"
+	u=$(grep -o '"unwind":{[^}]*}' "$T/p-$run.out" | tail -n 1)
+	num() { echo "$u" | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"; }
+	printf 'bench: unwindbuild: -p clang, %s: start-up %d ms, collector CPU %s s user + %s s sys; %s rows, %s files built (%.0f ms CPU), %s read from the cache (%.0f ms, %.0f ms CPU)\n' \
+		"$run" $(((t1 - t0) / 1000000)) $(cat "$T/p-$run.time") "$(num rows)" "$(num files_built)" \
+		"$(num build_cpu_ms)" "$(num files_from_cache)" "$(num cache_ms)" "$(num cache_cpu_ms)"
+done
+pkill -P "$cl" 2>/dev/null; kill "$cl" 2>/dev/null; wait "$cl" 2>/dev/null || :
