@@ -767,8 +767,13 @@ static void spool_drain(void)
 
 static uint64_t nsections, nsent, nbad;
 
-static void push_section(const char *url, const char *file, long section, json_t *hdr, json_t *tr,
-			 struct section_stacks *ss)
+/* An input's requests, sent once it is read whole and found usable: a file
+ * marple-format(5) calls unusable (binary, mostly malformed) sends nothing. */
+static struct request *queued;
+static size_t nqueued, queued_cap;
+
+static void queue_section(const char *url, const char *file, long section, json_t *hdr, json_t *tr,
+			  struct section_stacks *ss)
 {
 	struct section_info si = {
 		.iface = stream_header_str(hdr, "interface", "unknown"),
@@ -779,25 +784,37 @@ static void push_section(const char *url, const char *file, long section, json_t
 	si.freq = stream_header_int(json_object_get(hdr, "options"), "frequency", 0);
 	section_times(hdr, tr, &si);
 
-	struct request q = { 0 };
-	char what[600], why[300];
+	queued = marple_grow(queued, &queued_cap, nqueued + 1, sizeof(*queued));
+	struct request *q = &queued[nqueued++];
+	char what[600];
+	*q = (struct request){ 0 };
 	snprintf(what, sizeof(what), "%s section %ld (%s)", file, section, si.iface);
-	q.what = marple_strdup(what);
+	q->what = marple_strdup(what);
 	if (opt.format == FORMAT_OTLP)
-		otlp_request(url, &si, ss, &q);
+		otlp_request(url, &si, ss, q);
 	else
-		pyroscope_request(curl, url, &si, ss, &q);
-	nsections++;
-	enum sent s = send_request(&q, why, sizeof(why));
-	if (s == SENT) {
-		nsent++;
-	} else if (s == REFUSED) {
-		marple_warn("%s: refused by the server (%s): not kept, resending cannot change that", what, why);
-		nrefused++;
-	} else {
-		spool_keep(&q, why);
+		pyroscope_request(curl, url, &si, ss, q);
+}
+
+static void send_queued(void)
+{
+	for (size_t i = 0; i < nqueued; i++) {
+		struct request *q = &queued[i];
+		char why[300];
+		nsections++;
+		enum sent s = send_request(q, why, sizeof(why));
+		if (s == SENT) {
+			nsent++;
+		} else if (s == REFUSED) {
+			marple_warn("%s: refused by the server (%s): not kept, resending cannot change that", q->what,
+				    why);
+			nrefused++;
+		} else {
+			spool_keep(q, why);
+		}
+		request_free(q);
 	}
-	request_free(&q);
+	nqueued = 0;
 }
 
 static void read_input(const char *url, const char *path)
@@ -827,7 +844,7 @@ static void read_input(const char *url, const char *path)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
 			if (pending)	/* a section without its trailer */
-				push_section(url, file, section, hdr, NULL, &ss);
+				queue_section(url, file, section, hdr, NULL, &ss);
 			pending = 0;
 			json_decref(hdr);
 			hdr = NULL;
@@ -847,16 +864,21 @@ static void read_input(const char *url, const char *path)
 		} else if (it == STREAM_RECORD) {
 			stacks_add(&ss, stream_reader_stack(r));
 		} else if (it == STREAM_TRAILER && pending) {
-			push_section(url, file, section, hdr, stream_reader_trailer(r), &ss);
+			queue_section(url, file, section, hdr, stream_reader_trailer(r), &ss);
 			pending = 0;
 		}
 	}
 	const char *why = stream_reader_unusable(r);	/* marple-format(5): send nothing of it */
 	if (why) {
-		marple_warn_at(file, 0, "%s", why);
+		marple_warn_at(file, 0, "%s (nothing of it sent)", why);
 		nbad++;
-	} else if (pending) {
-		push_section(url, file, section, hdr, NULL, &ss);
+		for (size_t i = 0; i < nqueued; i++)
+			request_free(&queued[i]);
+		nqueued = 0;
+	} else {
+		if (pending)
+			queue_section(url, file, section, hdr, NULL, &ss);
+		send_queued();
 	}
 	marple_warn_skipped_lines(bad);
 	json_decref(hdr);

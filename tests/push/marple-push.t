@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 49
+plan 50
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -185,6 +185,13 @@ echo ok > "$R/mode"
 printf 'bash;main 3\n' > "$T/folded.txt"
 pull "$URL" "$T/folded.txt"
 check "input: folded text refused with FILE:LINE, exit 1" sh -c "test $rc -eq 1 && grep -q '^marple-push: .*folded.txt:1: not a marple stream' '$T/err'"
+# a complete stack section, then binary data: the input is unusable (marple-format(5)),
+# and none of it is sent
+rm -f "$R"/*.json "$R"/*.body
+{ marple-cat -s 0 "$T/cap.marple"; printf 'x\000y\n'; } > "$T/nul.marple"
+pull "$URL" "$T/nul.marple"
+check "input: an unusable stream: exit 1, said, nothing sent" \
+	sh -c "test $rc -eq 1 && grep -q 'nul.marple:.*nothing of it sent' '$T/err' && test \$(ls '$R' | grep -c '\.json\$') -eq 0"
 marple-cat -s 1 "$T/cap.marple" > "$T/events.marple"
 pull "$URL" "$T/events.marple"
 check "input: no stack section: exit 1, said" sh -c "test $rc -eq 1 && grep -q 'no stack sections' '$T/err'"
