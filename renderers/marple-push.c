@@ -31,6 +31,7 @@
 #include "lines.h"
 #include "folded.h"
 #include "options.h"
+#include "pprof.h"
 #include "protowire.h"
 #include "stream.h"
 #include "timed.h"
@@ -43,7 +44,7 @@
 #define OTLP_PATH "/v1development/profiles"
 #define PYROSCOPE_PATH "/ingest"
 
-enum push_format { FORMAT_PYROSCOPE, FORMAT_OTLP };
+enum push_format { FORMAT_PYROSCOPE, FORMAT_PPROF, FORMAT_OTLP };
 
 static struct {
 	enum push_format format;
@@ -61,9 +62,11 @@ static struct {
 
 enum { OPT_SPOOL_MAX = 256, OPT_TIMEOUT, OPT_RETRIES, OPT_BACKOFF, OPT_DRAIN };
 static const struct options_entry options[] = {
-	{ 'f', "format", "FMT", "pyroscope (the default: folded text to URL/ingest)\n"
-				"or otlp (OTLP profiles, " OTLP_PROTO_VERSION ",\n"
-				"protobuf to URL" OTLP_PATH ")" },
+	{ 'f', "format", "FMT", "pyroscope (the default: folded text to URL/ingest),\n"
+				"pprof (a gzipped pprof profile, as marple-pprof\n"
+				"writes it, to URL/ingest) or otlp (OTLP profiles,\n"
+				OTLP_PROTO_VERSION ", protobuf\n"
+				"to URL" OTLP_PATH ")" },
 	{ 'n', "app", "NAME", "the application name (default: marple); Pyroscope's\n"
 			      "name=NAME{host=...,interface=...}, OTLP's service.name" },
 	{ 'H', "header", "'KEY: VALUE'", "send this HTTP header too (X-Scope-OrgID: ...,\n"
@@ -86,7 +89,8 @@ static const struct options_help help = {
 	.synopsis = "[OPTION]... URL [FILE]...\n"
 		    "--drain --spool DIR [OPTION]...",
 	.about = "Send the stack sections of marple captures to a continuous-profiling server,\n"
-		 "one HTTP POST a section: Pyroscope's /ingest API (folded stacks), or with\n"
+		 "one HTTP POST a section: Pyroscope's /ingest API (folded stacks, or pprof\n"
+		 "with --format pprof), or with\n"
 		 "--format otlp OpenTelemetry's profiles signal, still in development: this\n"
 		 "program implements " OTLP_PROTO_VERSION ", no other.\n"
 		 "URL is the server's base (http://host:4040); the API's path is added unless\n"
@@ -150,6 +154,9 @@ struct section_stacks {
 	uint32_t *frame_ids;
 	size_t *foff;
 	size_t fcap, foffcap;
+	/* pprof: the section's profile, built as it is read */
+	struct pprof *prof;
+	struct pprof_section psec;
 };
 
 static struct intern *frame_names;	/* for OTLP: decoded frame names, id order */
@@ -246,7 +253,8 @@ static char *url_with_path(const char *base, const char *path)
 }
 
 static void pyroscope_request(CURL *c, const char *base, const struct section_info *si,
-			      const struct section_stacks *ss, struct request *q)
+			      const struct section_stacks *ss, struct request *q, const unsigned char *pprof_gz,
+			      size_t pprof_len)
 {
 	char app[256], host[256], iface[256], name[900];
 	const char *units, *agg;
@@ -263,6 +271,16 @@ static void pyroscope_request(CURL *c, const char *base, const struct section_in
 		snprintf(rate_s, sizeof(rate_s), "&sampleRate=%llu", (unsigned long long)rate);
 	size_t len = strlen(path) + strlen(ename) + 300;
 	q->url = marple_malloc(len);
+	if (pprof_gz) {	/* the profile says its sample types and period itself */
+		snprintf(q->url, len, "%s%cname=%s&from=%llu&until=%llu&format=pprof&spyName=marple", path,
+			 strchr(path, '?') ? '&' : '?', ename, (unsigned long long)si->start_s,
+			 (unsigned long long)si->end_s);
+		q->content_type = "application/octet-stream";
+		protowire_raw(&q->body, pprof_gz, pprof_len);
+		curl_free(ename);
+		free(path);
+		return;
+	}
 	snprintf(q->url, len, "%s%cname=%s&from=%llu&until=%llu&format=folded%s&spyName=marple&units=%s"
 		 "&aggregationType=%s", path, strchr(path, '?') ? '&' : '?', ename,
 		 (unsigned long long)si->start_s, (unsigned long long)si->end_s, rate_s, units, agg);
@@ -790,10 +808,18 @@ static void queue_section(const char *url, const char *file, long section, json_
 	*q = (struct request){ 0 };
 	snprintf(what, sizeof(what), "%s section %ld (%s)", file, section, si.iface);
 	q->what = marple_strdup(what);
-	if (opt.format == FORMAT_OTLP)
+	if (opt.format == FORMAT_OTLP) {
 		otlp_request(url, &si, ss, q);
-	else
-		pyroscope_request(curl, url, &si, ss, q);
+	} else if (opt.format == FORMAT_PPROF) {
+		size_t zlen;
+		pprof_section_end(ss->prof, hdr, tr, section, file);
+		const unsigned char *z = pprof_finish(ss->prof, &zlen);
+		pyroscope_request(curl, url, &si, ss, q, z, zlen);
+		pprof_free(ss->prof);
+		ss->prof = NULL;
+	} else {
+		pyroscope_request(curl, url, &si, ss, q, NULL, 0);
+	}
 }
 
 static void send_queued(void)
@@ -857,12 +883,20 @@ static void read_input(const char *url, const char *path)
 				/* each request carries its own frames only */
 				intern_free(frame_names);
 				frame_names = intern_new();
+				if (opt.format == FORMAT_PPROF) {	/* one profile a section: never refused */
+					pprof_free(ss.prof);
+					ss.prof = pprof_new(1);
+					pprof_section_begin(ss.prof, hdr, section, stream_reader_line(r), file, &ss.psec);
+				}
 				pending = 1;
 			}
 		} else if (!in_stack) {
 			continue;
 		} else if (it == STREAM_RECORD) {
-			stacks_add(&ss, stream_reader_stack(r));
+			if (ss.prof)
+				pprof_add_sample(ss.prof, stream_reader_stack(r), &ss.psec, file, stream_reader_line(r));
+			else
+				stacks_add(&ss, stream_reader_stack(r));
 		} else if (it == STREAM_TRAILER && pending) {
 			queue_section(url, file, section, hdr, stream_reader_trailer(r), &ss);
 			pending = 0;
@@ -883,6 +917,7 @@ static void read_input(const char *url, const char *path)
 	marple_warn_skipped_lines(bad);
 	json_decref(hdr);
 	free(ss.off), free(ss.weight), free(ss.frame_ids), free(ss.foff);
+	pprof_free(ss.prof);
 	protowire_free(&ss.keys);
 	stream_reader_free(r);
 	lines_free(l);
@@ -899,10 +934,12 @@ int main(int argc, char **argv)
 		case 'f':
 			if (strcmp(optarg, "pyroscope") == 0)
 				opt.format = FORMAT_PYROSCOPE;
+			else if (strcmp(optarg, "pprof") == 0)
+				opt.format = FORMAT_PPROF;
 			else if (strcmp(optarg, "otlp") == 0)
 				opt.format = FORMAT_OTLP;
 			else
-				marple_usage_error("--format: '%s' is neither pyroscope nor otlp", optarg);
+				marple_usage_error("--format: '%s' is not pyroscope, pprof or otlp", optarg);
 			break;
 		case 'n': opt.app = optarg; break;
 		case 'H':

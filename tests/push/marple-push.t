@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 50
+plan 53
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -90,6 +90,17 @@ check "pyroscope: outstanding bytes averaged; a host's odd bytes become _" \
 pull -n shop.cpu "$URL/ingest/" "$T/cap.marple"
 check "pyroscope: --app, and a URL ending in /ingest not extended" \
 	test $rc -eq 0 -a "$(jfield 4 path)" = "/ingest" -a "$(query 4 name)" = "shop.cpu{host=db1,interface=callstack}"
+
+# --- pprof to Pyroscope: marple-pprof's profile (the same encoder, lib/render/pprof.c)
+rm -f "$R"/*.json "$R"/*.body
+marple-cat -s 0 "$T/cap.marple" > "$T/cpu.marple"
+pull -f pprof "$URL" "$T/cpu.marple"
+check "pprof: exit 0, POST /ingest format=pprof, no units or sampleRate (the profile has them)" \
+	test "$rc $(jfield 1 path) $(query 1 format) $(query 1 units) $(query 1 sampleRate)" = "0 /ingest pprof <none> <none>"
+check "pprof: name, from, until as for folded" \
+	test "$(query 1 name) $(query 1 from) $(query 1 until)" = "marple{host=db1,interface=callstack} 1795262400 1795262411"
+marple-pprof "$T/cpu.marple" > "$T/cpu.pb.gz"
+same "pprof: the body is marple-pprof's file of the section, byte for byte" "$T/cpu.pb.gz" "$R/1.body"
 
 # --- OTLP profiles
 rm -f "$R"/*.json "$R"/*.body
@@ -196,6 +207,6 @@ marple-cat -s 1 "$T/cap.marple" > "$T/events.marple"
 pull "$URL" "$T/events.marple"
 check "input: no stack section: exit 1, said" sh -c "test $rc -eq 1 && grep -q 'no stack sections' '$T/err'"
 expect_exit "usage: no URL exits 2" 2 "no URL" marple-push
-expect_exit "usage: --format other exits 2" 2 "neither pyroscope nor otlp" marple-push -f pprof "$URL"
+expect_exit "usage: --format other exits 2" 2 "not pyroscope, pprof or otlp" marple-push -f json "$URL"
 expect_exit "usage: --drain without --spool exits 2" 2 "needs --spool" marple-push --drain
 check "usage: -h names the pinned OTLP proto version" sh -c "marple-push -h | grep -q 'opentelemetry-proto v1.9.0'"
