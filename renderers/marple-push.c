@@ -627,7 +627,8 @@ static struct spool_entry *spool_list(size_t *n)
 		e[(*n)++].size = (uint64_t)st.st_size;
 	}
 	closedir(d);
-	qsort(e, *n, sizeof(*e), entry_cmp);
+	if (*n)	/* an empty spool has no array: qsort is declared nonnull */
+		qsort(e, *n, sizeof(*e), entry_cmp);
 	return e;
 }
 
