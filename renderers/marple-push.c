@@ -89,10 +89,10 @@ static const struct options_help help = {
 	.synopsis = "[OPTION]... URL [FILE]...\n"
 		    "--drain --spool DIR [OPTION]...",
 	.about = "Send the stack sections of marple captures to a continuous-profiling server,\n"
-		 "one HTTP POST a section: Pyroscope's /ingest API (folded stacks, or pprof\n"
-		 "with --format pprof), or with\n"
-		 "--format otlp OpenTelemetry's profiles signal, still in development: this\n"
-		 "program implements " OTLP_PROTO_VERSION ", no other.\n"
+		 "one HTTP POST a section: Pyroscope's /ingest API (folded stacks, or a pprof\n"
+		 "profile with --format pprof), or with --format otlp OpenTelemetry's profiles\n"
+		 "signal, still in development: this program implements\n"
+		 OTLP_PROTO_VERSION ", no other.\n"
 		 "URL is the server's base (http://host:4040); the API's path is added unless\n"
 		 "URL ends with it.\n",
 	.after = "With no FILE, or FILE '-', read stdin.  Sections of other datatypes are\n"
@@ -350,7 +350,8 @@ static void string_entry(struct pbuf *p, const char *s, size_t len)
  * record a sample with its weight as the value; each distinct frame one
  * function and one location; strings: "" first, then the frames in id
  * order (so frame id i is string i + 1, function and location i + 1), then
- * the few names of the profile itself. */
+ * the few names of the profile itself that no frame has (a dictionary
+ * SHOULD NOT hold a value twice). */
 static void otlp_request(const char *base, const struct section_info *si, const struct section_stacks *ss,
 			 struct request *q)
 {
@@ -360,7 +361,6 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	uint32_t *loc = NULL;
 	size_t loccap = 0;
 	size_t nframes = intern_count(frame_names);
-	uint32_t next = (uint32_t)nframes + 1;	/* string ids after the frames' */
 	const char *tname;
 	uint64_t ns;
 
@@ -378,9 +378,11 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	} else {
 		type = si->unit;
 	}
-	uint32_t s_type = next++, s_unit = next++, s_cpu = 0, s_ns = 0, s_attr = next++;
-	if (cpu)
-		s_cpu = next++, s_ns = next++;
+	/* looked up among the frames, added after them if new: string id + 1 */
+#define STRING_ID(text) (1 + intern_get(frame_names, (text), strlen(text)))
+	uint32_t s_type = STRING_ID(type), s_unit = STRING_ID(unit), s_attr = STRING_ID("marple.interface");
+	uint32_t s_cpu = cpu ? STRING_ID("cpu") : 0, s_ns = cpu ? STRING_ID("nanoseconds") : 0;
+#undef STRING_ID
 
 	for (size_t i = 0; i < ss->n; i++) {
 		size_t a = ss->foff[i], b = ss->foff[i + 1];
@@ -456,17 +458,10 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	}
 	protowire_end(p, protowire_begin(p, DICT_LINK));
 	protowire_bytes(p, DICT_STRING, "", 0);
-	for (size_t i = 0; i < nframes; i++) {
+	for (size_t i = 0; i < intern_count(frame_names); i++) {
 		size_t len;
 		const char *s = intern_str(frame_names, (uint32_t)i, &len);
 		string_entry(p, s, len);
-	}
-	string_entry(p, type, strlen(type));
-	string_entry(p, unit, strlen(unit));
-	protowire_bytes(p, DICT_STRING, "marple.interface", 16);
-	if (cpu) {
-		protowire_bytes(p, DICT_STRING, "cpu", 3);
-		protowire_bytes(p, DICT_STRING, "nanoseconds", 11);
 	}
 	protowire_end(p, protowire_begin(p, DICT_ATTRIBUTE));
 	size_t kv = protowire_begin(p, DICT_ATTRIBUTE);

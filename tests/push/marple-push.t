@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 53
+plan 54
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -129,6 +129,15 @@ check "otlp: off-CPU ns as off_cpu/nanoseconds, its own frames only" sh -c "
 	! grep -q compute_hot '$T/otlp2'"
 decode 3 | python3 "$HERE/otlp-fold.py" > "$T/otlp3"
 check "otlp: memleak bytes as inuse_space/bytes" grep -qx 'meta sample_type inuse_space/bytes' "$T/otlp3"
+# a frame named as the sample type is one string, not two
+rm -f "$R"/*.json "$R"/*.body
+printf '%s\n' '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"samples"}}' '7#count;samples' > "$T/names.marple"
+pull -f otlp "$URL" "$T/names.marple"
+decode 1 > "$T/names.txt"
+python3 "$HERE/otlp-fold.py" < "$T/names.txt" > "$T/names"
+check "otlp: a string the frames and the profile share is in the table once" sh -c "
+	test $rc -eq 0 && test \$(grep -c 'string_table: \"count\"' '$T/names.txt') -eq 1 &&
+	grep -qx 'meta sample_type samples/count' '$T/names' && grep -qx 'stack count;samples 7' '$T/names'"
 
 # --- the server down (nobody listens on its port): kept in the spool, named
 rm -f "$R"/*.json "$R"/*.body
