@@ -744,8 +744,10 @@ static int spool_open(void)
  * run leaves the spool to it. */
 static void spool_drain(void)
 {
-	if (flock(spool_lock_fd, LOCK_EX | LOCK_NB) < 0)
+	if (flock(spool_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		marple_warn("%s: another marple-push is sending what it holds: left to it", opt.spool);
 		return;
+	}
 	size_t n;
 	struct spool_entry *e = spool_list(&n);
 	for (size_t i = 0; i < n; i++) {

@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 54
+plan 55
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -152,8 +152,16 @@ check "refused: three requests in the spool, none with the -H header" \
 	sh -c "test \$(ls '$S' | grep -c '\.req\$') -eq 3 && ! grep -rq s3cret '$S'"
 check "refused: the spool is private (0700)" test "$(stat -c %a "$S")" = 700
 
-# --- the next run, with the server back: spooled requests first, then the new one
+# --- another run holding the spool's lock (flock(1) as a stand-in): this one
+# sends its own and leaves the spool to it
 start_receiver "$PORT" || fail "push: the receiver listens again on $PORT" "no port after 10 s"
+flock "$S/.lock" timeout 120 marple-push -s "$S" "$URL" "$T/cpu.marple" > "$T/out" 2> "$T/err"; rc=$?
+check "locked spool: exit 0, its own sent, the spool left alone and said" sh -c "
+	test $rc -eq 0 && test \$(ls '$R' | grep -c '\.json\$') -eq 1 && test \$(ls '$S' | grep -c '\.req\$') -eq 3 &&
+	grep -q 'another marple-push is sending what it holds: left to it' '$T/err'"
+rm -f "$R"/*.json "$R"/*.body
+
+# --- the next run, with the server back: spooled requests first, then the new one
 pull -s "$S" "$URL" "$T/cap.marple"
 check "recovered: exit 0, spool empty" sh -c "test $rc -eq 0 && test -z \"\$(ls '$S' | grep '\.req\$')\""
 check "recovered: the three spooled, then the three new (6)" test "$(reqs)" -eq 6
