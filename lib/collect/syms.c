@@ -702,6 +702,117 @@ static void load_dso(struct dso *d, const char *root, const char *path)
 		open_debug_file(d, root, path);
 }
 
+/* A GOT slot and the function whose address the dynamic linker puts there. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+};
+
+static int got_slot_cmp(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The GOT slots of e's function relocations (.rela.plt's JUMP_SLOT,
+ * .rela.dyn's GLOB_DAT), sorted; *n of them. */
+static struct got_slot *got_slots(Elf *e, size_t *n)
+{
+	struct got_slot *v = NULL;
+	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+
+	*n = 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh, symh;
+		Elf_Data *data, *symdata;
+		Elf_Scn *symscn;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0 ||
+		    !(symscn = elf_getscn(e, sh.sh_link)) || !gelf_getshdr(symscn, &symh) ||
+		    !(data = elf_getdata(scn, NULL)) || !(symdata = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			size_t type, si;
+			if (!gelf_getrela(data, (int)i, &r))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			si = GELF_R_SYM(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || si == 0 ||
+			    !gelf_getsym(symdata, (int)si, &sym))
+				continue;
+			const char *name = elf_strptr(e, symh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			v = marple_grow(v, &cap, *n + 1, sizeof(*v));
+			v[(*n)++] = (struct got_slot){ r.r_offset, name };
+		}
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), got_slot_cmp);
+	return v;
+}
+
+/* The GOT slot an x86-64 PLT entry jumps through: "jmp *disp(%rip)"
+ * (ff 25), maybe after endbr64 (f3 0f 1e fa) and with a bnd prefix (f2),
+ * as in .plt (lazy binding), .plt.sec (IBT) and .plt.got.  0 if it is no
+ * such entry (.plt's first, or the push-and-jump halves beside .plt.sec). */
+static uint64_t plt_entry_slot(const unsigned char *b, size_t len, uint64_t vaddr)
+{
+	size_t o = 0;
+
+	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		o = 4;
+	if (o < len && b[o] == 0xf2)
+		o++;
+	if (o + 6 > len || b[o] != 0xff || b[o + 1] != 0x25)
+		return 0;
+	int32_t disp = (int32_t)((uint32_t)b[o + 2] | (uint32_t)b[o + 3] << 8 | (uint32_t)b[o + 4] << 16 |
+				 (uint32_t)b[o + 5] << 24);
+	return vaddr + o + 6 + (uint64_t)(int64_t)disp;
+}
+
+/* Symbols for PLT stubs, which no symbol table has: "strlen@plt" for each
+ * entry of .plt, .plt.sec and .plt.got, named after the function its GOT
+ * slot is relocated to (x86-64; as perf and objdump name them).  The names
+ * are owned by the symbols (their pretty). */
+static void add_plt_syms(struct syms_cache *c, struct dso *d, size_t *cap)
+{
+	static const char *const sections[] = { ".plt", ".plt.sec", ".plt.got" };
+	GElf_Ehdr eh;
+	size_t nslots;
+
+	if (!gelf_getehdr(d->elf, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	struct got_slot *slots = got_slots(d->elf, &nslots);
+	for (size_t s = 0; s < 3 && nslots; s++) {
+		GElf_Shdr sh;
+		if (!find_section(d->elf, sections[s], &sh) || sh.sh_type != SHT_PROGBITS ||
+		    sh.sh_offset + sh.sh_size > d->size)
+			continue;
+		uint64_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
+		for (uint64_t at = 0; at + step <= sh.sh_size; at += step) {
+			uint64_t slot = plt_entry_slot(d->map + sh.sh_offset + at, step, sh.sh_addr + at);
+			struct got_slot key = { slot, NULL }, *g;
+			if (!slot || !(g = bsearch(&key, slots, nslots, sizeof(*slots), got_slot_cmp)))
+				continue;
+			char *d_name = NULL;
+			if ((c->flags & SYMS_DEMANGLE) && g->name[0] == '_' && g->name[1] == 'Z')
+				d_name = cplus_demangle(g->name, DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0));
+			size_t len = strlen(d_name ? d_name : g->name);
+			char *name = marple_malloc(len + 5);
+			memcpy(name, d_name ? d_name : g->name, len);
+			memcpy(name + len, "@plt", 5);
+			free(d_name);
+			d->syms = marple_grow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
+			/* the lowest rank: a real symbol at the same address keeps its name */
+			d->syms[d->nsyms++] = (struct usym){ sh.sh_addr + at, step, 0, name, name, -1 };
+		}
+	}
+	free(slots);
+}
+
 /* The function symbols of d, sorted, on first use. */
 static void load_syms(struct syms_cache *c, struct dso *d)
 {
@@ -726,14 +837,18 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 		if (gelf_getshdr(scn, &h) && h.sh_type == SHT_SYMTAB)
 			add_symtab(d, &cap, d->dbg_elf, scn, 8);
 	}
+	add_plt_syms(c, d, &cap);
 	if (d->nsyms) {
 		qsort(d->syms, d->nsyms, sizeof(*d->syms), usym_cmp);
 		/* one symbol an address: the preferred one's extent, under the
-		 * public name of all those there */
+		 * public name of all those there (a PLT stub's made-up name, which
+		 * comes last, only where there is no other) */
 		size_t w = 0;
 		for (size_t i = 0; i < d->nsyms; i++) {
 			if (w == 0 || d->syms[w - 1].addr != d->syms[i].addr)
 				d->syms[w++] = d->syms[i];
+			else if (d->syms[i].pretty)
+				free(d->syms[i].pretty);
 			else if (syms_name_preferred(d->syms[i].name, d->syms[w - 1].name))
 				d->syms[w - 1].name = d->syms[i].name;
 		}

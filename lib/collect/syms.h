@@ -20,7 +20,8 @@
  * (.symtab, .dynsym; PIE and shared-library bias taken from the PT_LOAD
  * segments), separate debug files (/usr/lib/debug/.build-id/xx/rest.debug,
  * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
- * /tmp/perf-PID.map for JITs, files opened through /proc/PID/root so that
+ * /tmp/perf-PID.map for JITs, PLT stubs named from their relocations
+ * (strlen@plt, as perf does), files opened through /proc/PID/root so that
  * processes in containers resolve against their own files, deleted files
  * through /proc/PID/map_files.  An address is a symbol's only inside it (its
  * st_size, or for an unsized label up to the next symbol and no further than
