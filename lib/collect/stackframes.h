@@ -18,6 +18,9 @@
  * in the stack map) becomes one "[missing user stack]"/"[missing kernel stack]"
  * frame, and is counted (stackframes_stats); one the stack map had no room
  * for (STACK_ID_LOST) is "[lost: stack map full]", counted by the kernel side.
+ * An unnamed frame in a JIT's anonymous executable memory is a placeholder
+ * (jitframes.h) until written: stackframes_write_table and stackframes_write
+ * name it then, from the process's perf map if one has appeared since.
  */
 #ifndef MARPLE_STACKFRAMES_H
 #define MARPLE_STACKFRAMES_H
