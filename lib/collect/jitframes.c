@@ -168,6 +168,17 @@ const char *jitframes_name(const char *frame)
 	return f->name ? f->name : f->fallback;
 }
 
+const char *jitframes_name_now(const char *frame)
+{
+	struct jitframe *f = entry_of(frame);
+
+	if (!f)
+		return frame;
+	if (!f->name && f->k.syms)	/* the lookup reads a changed map (once a second) */
+		f->name = syms_cache_lookup_exec(f->k.syms, (pid_t)f->k.pid, f->k.exec_id, f->k.addr, NULL, NULL);
+	return f->name ? f->name : f->fallback;
+}
+
 void jitframes_stats(struct jitframes_stats *out)
 {
 	memset(out, 0, sizeof(*out));

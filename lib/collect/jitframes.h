@@ -47,6 +47,9 @@ void jitframes_resolve(void);
 /* What to show for frame: the name found for a placeholder (or its
  * fallback), any other frame itself. */
 const char *jitframes_name(const char *frame);
+/* The same for a stack written at once (not through a table): a placeholder
+ * not named yet is looked up again, without reading every map. */
+const char *jitframes_name_now(const char *frame);
 
 struct jitframes_stats {
 	uint64_t frames;		/* distinct (process, address) without a name when sampled */

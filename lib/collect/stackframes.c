@@ -390,12 +390,17 @@ const char *const *stackframes_frames(struct stackframes *sf, size_t *n)
 	return sf->frames;
 }
 
+void stackframes_jit_names(struct stackframes *sf)
+{
+	if (jitframes_any())
+		for (size_t i = 0; i < sf->n; i++)
+			sf->frames[i] = jitframes_name_now(sf->frames[i]);
+}
+
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight)
 {
 	stackframes_weigh(sf, weight);
-	if (jitframes_any())	/* written now: named from what is known now */
-		for (size_t i = 0; i < sf->n; i++)
-			sf->frames[i] = jitframes_name(sf->frames[i]);
+	stackframes_jit_names(sf);
 	stream_write_stack_cstr(f, weight, sf->frames, sf->n);
 }
 

@@ -17,6 +17,7 @@
 #include "stackframes.h"
 #include "syms.h"
 #include "test.h"
+#include "tpstack.h"
 
 /* A child with an anonymous executable mapping ("JIT code"), in root (NULL:
  * ours); *addr is where the mapping is. */
@@ -109,6 +110,34 @@ static void after_the_fact(int exit_first)
 	syms_cache_free(c);
 }
 
+/* Stacks written one at a time (memleak, memevents, diskblockrq) show a
+ * name or what stands for none, never the placeholder. */
+static void written_at_once(void)
+{
+	uint64_t addr;
+	pid_t child = jit_child(NULL, &addr);
+	struct syms_cache *c = syms_cache_new(0);
+	struct stackframes *sf = stackframes_new(c, NULL, -1, 0);
+	struct hashtab *t = hashtab_new();
+	char *buf = NULL;
+	size_t len = 0;
+
+	collect_one(sf, t, child, addr + 8);	/* a placeholder made */
+	FILE *f = open_memstream(&buf, &len);
+	stackframes_begin(sf, "jit");
+	stackframes_user_ips(sf, child, &(uint64_t){ addr + 8 }, 1);
+	tpstack_write(sf, f, 1);
+	fclose(f);
+	test_cond("a stack written at once shows no placeholder", buf && strcmp(buf, "1#jit;[unknown]\n") == 0);
+	if (buf && strcmp(buf, "1#jit;[unknown]\n") != 0)
+		printf("# got: %s", buf);
+	free(buf);
+	end_child(child);
+	hashtab_free(t);
+	stackframes_free(sf);
+	syms_cache_free(c);
+}
+
 static const char *lookup(pid_t pid, uint64_t addr)
 {
 	static char name[128];
@@ -168,13 +197,14 @@ static void own_root(void)
 
 int main(void)
 {
-	test_plan(8);
+	test_plan(9);
 	if (geteuid() != 0) {
 		printf("SKIP: jitframes: needs root (chroot)\n");
 		return 0;
 	}
 	after_the_fact(0);
 	after_the_fact(1);
+	written_at_once();
 	newest_wins();
 	own_root();
 	return test_report();
