@@ -61,6 +61,7 @@ else
 fi
 
 if command -v node >/dev/null; then
+	cd "$T" || exit 1	# node may leave isolate-*.log files where it runs
 	cat > "$T/hot.js" <<'JEOF'
 function fibo(n) { return n < 2 ? n : fibo(n - 1) + fibo(n - 2); }
 const end = Date.now() + Number(process.argv[2]) * 1000;
