@@ -138,24 +138,21 @@ static void advise(void)
 
 void jitframes_resolve(void)
 {
-	struct jitframe_key last = { 0 };
+	struct hashtab *read = hashtab_new();	/* the processes whose map was read */
 
-	/* one map read per process: its entries are mostly together */
 	for (size_t i = 0; i < reg.n; i++) {
 		struct jitframe *f = &reg.v[i];
 		if (f->name || !f->k.syms)
 			continue;
-		if (f->k.syms != last.syms || f->k.pid != last.pid || f->k.exec_id != last.exec_id) {
-			int seen = 0;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = reg.v[j].k.syms == f->k.syms && reg.v[j].k.pid == f->k.pid &&
-				       reg.v[j].k.exec_id == f->k.exec_id && !reg.v[j].name;
-			if (!seen)
-				syms_cache_jit_reload(f->k.syms, (pid_t)f->k.pid, f->k.exec_id);
-			last = f->k;
-		}
+		struct jitframe_key proc = f->k;	/* padding included: a copy of a zeroed key */
+		proc.addr = 0;
+		size_t before = hashtab_size(read);
+		hashtab_add(read, &proc, sizeof(proc), 0, 0);
+		if (hashtab_size(read) > before)	/* once a process */
+			syms_cache_jit_reload(f->k.syms, (pid_t)f->k.pid, f->k.exec_id);
 		f->name = syms_cache_lookup_exec(f->k.syms, (pid_t)f->k.pid, f->k.exec_id, f->k.addr, NULL, NULL);
 	}
+	hashtab_free(read);
 	advise();
 }
 
