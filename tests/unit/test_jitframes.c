@@ -2,7 +2,9 @@
  * (lib/collect/syms.c, jitframes.c, stackframes.c): a perf map written after
  * the stacks were named (as the JVM writes its own at exit), also once its
  * process has exited; where its lines overlap, the newest wins; a map in a
- * process's own root (a container's /tmp). */
+ * process's own root (a container's /tmp), under its pid in its own pid
+ * namespace. */
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,9 +197,81 @@ static void own_root(void)
 	rmdir(dir);
 }
 
+/* A container: its own pid namespace (where it is pid 1) and root; its map
+ * is its /tmp/perf-1.map.  *outer is the child to end after it. */
+static pid_t container_child(const char *root, uint64_t *addr, pid_t *outer)
+{
+	int pfd[2];
+	struct {
+		uint64_t addr;
+		int64_t pid;
+	} msg = { 0, 0 };
+
+	if (pipe(pfd) < 0)
+		exit(1);
+	*outer = fork();
+	if (*outer == 0) {
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(1);
+		pid_t inner = fork();
+		if (inner == 0) {
+			void *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			msg.addr = (uint64_t)(uintptr_t)jit;
+			if (chroot(root) < 0 || chdir("/") < 0 || getpid() != 1)
+				msg.addr = 0;
+			if (write(pfd[1], &msg, sizeof(msg)) != sizeof(msg))
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		msg.pid = inner;	/* as our namespace sees it */
+		if (write(pfd[1], &msg, sizeof(msg)) != sizeof(msg))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	uint64_t a = 0;
+	pid_t inner = 0;
+	for (int i = 0; i < 2; i++) {
+		if (read(pfd[0], &msg, sizeof(msg)) != sizeof(msg))
+			exit(1);
+		if (msg.pid)
+			inner = (pid_t)msg.pid;
+		else
+			a = msg.addr;
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	*addr = a;
+	return inner;
+}
+
+static void own_pid_namespace(void)
+{
+	char dir[] = "/tmp/marple-jitns.XXXXXX", tmp[128], path[192], lines[128];
+	uint64_t addr;
+	pid_t outer;
+
+	if (!mkdtemp(dir))
+		exit(1);
+	snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+	mkdir(tmp, 01777);
+	pid_t inner = container_child(dir, &addr, &outer);
+	snprintf(path, sizeof(path), "%s/perf-1.map", tmp);
+	snprintf(lines, sizeof(lines), "%llx 40 in_pid_namespace\n", (unsigned long long)addr);
+	write_map(path, lines);
+	test_cond("a map under the pid the process has in its own namespace",
+		  addr && inner > 1 && strcmp(lookup(inner, addr + 8), "in_pid_namespace") == 0);
+	end_child(inner);
+	end_child(outer);
+	unlink(path);
+	rmdir(tmp);
+	rmdir(dir);
+}
+
 int main(void)
 {
-	test_plan(9);
+	test_plan(10);
 	if (geteuid() != 0) {
 		printf("SKIP: jitframes: needs root (chroot)\n");
 		return 0;
@@ -207,5 +281,6 @@ int main(void)
 	written_at_once();
 	newest_wins();
 	own_root();
+	own_pid_namespace();
 	return test_report();
 }
