@@ -81,10 +81,16 @@ static uint32_t words_in(uint64_t bytes)
 	return words < 2 ? 2 : (uint32_t)words & ~1u;
 }
 
+/* Rows that words hold with their page indexes: ~1 index word for 20 rows
+ * in compiled code (UNWIND_PAGE_SHIFT), 1 for 8 counted, for sparser code */
+static uint64_t rows_of_words(uint64_t words)
+{
+	return words * 8 / 9;
+}
+
 uint32_t unwindtab_rows_in(uint64_t bytes)
 {
-	/* a page index takes ~1 word for 16 rows in compiled code */
-	uint64_t rows = (uint64_t)words_in(bytes) * 16 / 17;
+	uint64_t rows = rows_of_words(words_in(bytes));
 	return rows ? (uint32_t)rows : 1;
 }
 
@@ -96,7 +102,7 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	 * of its files, with their page indexes */
 	uint32_t limit = words_in(memory), nwords = limit;
 	if (one_pid && tables) {
-		uint64_t want = (uint64_t)rows_for(one_pid) * 17 / 16 + 2;
+		uint64_t want = (uint64_t)rows_for(one_pid) * 9 / 8 + 2;
 		if (want < limit)
 			nwords = (uint32_t)want & ~1u;
 	}
@@ -722,7 +728,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		json_array_append_new(no_room, json_string(t->no_room_paths[i]));
 	json_object_set_new(u, "files_without_room_names", no_room);
-	json_object_set_new(u, "rows_limit", json_integer((json_int_t)((uint64_t)t->words_cap * 16 / 17)));
+	json_object_set_new(u, "rows_limit", json_integer((json_int_t)rows_of_words(t->words_cap)));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
 	json_object_set_new(u, "table_bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(u, "bytes_per_row", json_real(t->rows_used ? (double)bytes / (double)t->rows_used : 0));
@@ -751,7 +757,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, ~%" PRIu64 " rows): %" PRIu64
 			" file(s) got no table (~%" PRIu64 " rows more wanted); their frames end stacks in "
 			"[no unwind table]: %s%s", mem >= (1u << 20) ? (mem + (1u << 19)) >> 20 : (mem + 512) >> 10,
-			mem >= (1u << 20) ? "" : "K", (uint64_t)t->words_cap * 16 / 17, t->files_without_room, t->rows_wanted, list,
+			mem >= (1u << 20) ? "" : "K", rows_of_words(t->words_cap), t->files_without_room, t->rows_wanted, list,
 			t->files_without_room > t->nno_room_paths ? ", ..." : "");
 	}
 }

@@ -42,7 +42,7 @@ const char *unwindtab_mode_name(int mode);
  * kernel allocates them at load) and UNWINDTAB_PROCS processes, or when one
  * process is traced (one_pid: -p, -t) a few slots and rows for its files'
  * CFI and more, memory at most; one entry each otherwise.  0 or -1. */
-#define UNWINDTAB_MEMORY_DEFAULT (32ull << 20)	/* ~7.7 M rows of 4 bytes (+ page index, rules):
+#define UNWINDTAB_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
 						 * cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
 #define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */

@@ -40,7 +40,7 @@ static const char usage[] =
 	"                          built from .eh_frame), fp (frame pointers only)\n"
 	"      --unwind-memory SIZE\n"
 	"                          --unwind tables: kernel memory for the tables, MB\n"
-	"                          (or 512K, 2G); default 32 (~7.7 M rows)\n"
+	"                          (or 512K, 2G); default 32 (~7.3 M rows)\n"
 	"  -U, --user-only         user stacks only\n"
 	"  -K, --kernel-only       kernel stacks only\n"
 	"  -a, --annotate          kernel frames get _[k]\n"
