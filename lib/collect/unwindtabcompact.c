@@ -15,8 +15,7 @@ void unwindtab_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint
 	memset(r, 0, sizeof(*r));
 	r->v = v;
 	r->cap = cap > UNWIND_MAX_RULES ? UNWIND_MAX_RULES : cap;
-	for (r->nslots = 64; r->nslots < 2 * (size_t)r->cap; r->nslots *= 2)
-		;
+	r->nslots = 1024;
 	r->slots = marple_calloc(r->nslots, sizeof(*r->slots));
 	/* the reserved ones: every table may name them without a lookup */
 	v[UNWIND_RULE_NONE] = (struct unwind_rule){ .cfa = UNWIND_NONE };
@@ -36,6 +35,16 @@ static uint64_t rule_bits(const struct unwind_rule *u)
 	       (uint16_t)u->rbp_off;
 }
 
+/* The slot of bits: its own, or the free one where it goes */
+static struct unwindtab_rule_slot *rule_slot(struct unwindtab_rule_slot *slots, size_t nslots, uint64_t bits)
+{
+	/* a multiplicative hash of the 64 bits: offsets differ in their low bits */
+	size_t mask = nslots - 1, h = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+	while (slots[h].index && slots[h].bits != bits)
+		h = (h + 1) & mask;
+	return &slots[h];
+}
+
 uint32_t unwindtab_rule_index(struct unwindtab_rules *r, const struct unwind_row *row)
 {
 	struct unwind_rule u = { .cfa_off = row->cfa_off, .cfa = row->cfa, .rbp = row->rbp, .rbp_off = row->rbp_off };
@@ -43,21 +52,26 @@ uint32_t unwindtab_rule_index(struct unwindtab_rules *r, const struct unwind_row
 
 	if (u.cfa == UNWIND_NONE && bits == rule_bits(&r->v[UNWIND_RULE_NONE]))
 		return UNWIND_RULE_NONE;
-	/* a multiplicative hash of the 64 bits: offsets differ in their low bits */
-	size_t mask = r->nslots - 1, h = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 40) & mask;
-	for (;; h = (h + 1) & mask) {
-		uint32_t s = r->slots[h];
-		if (s == 0)
-			break;
-		if (rule_bits(&r->v[s - 1]) == bits)
-			return s - 1;
-	}
+	struct unwindtab_rule_slot *s = rule_slot(r->slots, r->nslots, bits);
+	if (s->index)
+		return s->index - 1;
 	if (r->n >= r->cap) {
 		r->rows_without_room++;
 		return UNWIND_RULE_UNSUPPORTED;
 	}
 	r->v[r->n] = u;
-	r->slots[h] = r->n + 1;
+	*s = (struct unwindtab_rule_slot){ bits, r->n + 1 };
+	if (2 * (size_t)(r->n + 1) > r->nslots) {
+		/* half full: twice as many slots */
+		size_t n2 = 2 * r->nslots;
+		struct unwindtab_rule_slot *s2 = marple_calloc(n2, sizeof(*s2));
+		for (size_t i = 0; i < r->nslots; i++)
+			if (r->slots[i].index)
+				*rule_slot(s2, n2, r->slots[i].bits) = r->slots[i];
+		free(r->slots);
+		r->slots = s2;
+		r->nslots = n2;
+	}
 	return r->n++;
 }
 

@@ -27,10 +27,16 @@
 
 /* The distinct rules, in an array the caller owns (the BPF map unwind_rules,
  * mmapped), with a hash to find one already there. */
+struct unwindtab_rule_slot {
+	uint64_t bits;			/* the rule, packed */
+	uint32_t index;			/* + 1; 0: a free slot */
+};
 struct unwindtab_rules {
 	struct unwind_rule *v;		/* v[0..n), v[0] UNWIND_NONE's, v[1] UNWIND_UNSUPPORTED's */
 	uint32_t n, cap;
-	uint32_t *slots;		/* open addressing: rule index + 1; 0 free */
+	struct unwindtab_rule_slot *slots;	/* open addressing, at most half full,
+						 * grown with the rules (a few thousand:
+						 * tens of KB, not 1 MB for all 65,536) */
 	size_t nslots;
 	uint64_t rows_without_room;	/* rows whose rule found the array full: made
 					 * UNWIND_RULE_UNSUPPORTED (the walk stops there) */
