@@ -109,7 +109,7 @@ enum {
 	{ SC_OPT_UNWIND, SC_LONG_ONLY(SC_OPT_UNWIND), "unwind", "MODE", \
 	  "user stacks: tables (default; in the kernel with tables\nbuilt from .eh_frame), fp (frame pointers only)" dwarf_help }, \
 	{ SC_OPT_UNWIND_MEMORY, SC_LONG_ONLY(SC_OPT_UNWIND_MEMORY), "unwind-memory", "SIZE", \
-	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 64 (4 M rows)" }, \
+	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 32 (~7.3 M rows)" }, \
 	{ SC_OPT_NO_CACHE, SC_LONG_ONLY(SC_OPT_NO_CACHE), "no-cache", NULL, \
 	  "--unwind tables: build every file's table, and keep none\non disk (default: cached in MARPLE_CACHE_DIR, else\n/var/cache/marple for root, ~/.cache/marple)" }
 #define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"

@@ -38,17 +38,19 @@ struct unwindtab;
 int unwindtab_mode(const char *name);
 const char *unwindtab_mode_name(int mode);
 /* Size the unwind maps of an object that includes bpf/stacks.bpf.h, before
- * load: in tables mode room for memory bytes of rows (--unwind-memory; the
+ * load: in tables mode room for memory bytes of tables and rules (--unwind-memory; the
  * kernel allocates them at load) and UNWINDTAB_PROCS processes, or when one
  * process is traced (one_pid: -p, -t) a few slots and rows for its files'
  * CFI and more, memory at most; one entry each otherwise.  0 or -1. */
-#define UNWINDTAB_MEMORY_DEFAULT (64ull << 20)	/* 4 M rows: cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
+#define UNWINDTAB_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
+						 * cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
 #define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
 #define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
 #define UNWINDTAB_FILES_ONE 1024u
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
-/* Rows that memory bytes hold (at least 1). */
+/* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
+ * index (~1/16 of a word a row) and the rules' share. */
 uint32_t unwindtab_rows_in(uint64_t bytes);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */

@@ -59,7 +59,7 @@ for run in cold warm fp dwarf; do
 		  printf "\n" }' "$T/$run.out"
 done
 u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)
-echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table, built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
+echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table ($(echo "$u" | sed -n 's/.*"bytes_per_row":\([0-9]*\.\{0,1\}[0-9]\{0,2\}\).*/\1/p') bytes a row, index and $(echo "$u" | sed -n 's/.*"rules":\([0-9]*\).*/\1/p') rules included; $(echo "$u" | sed -n 's/.*"table_memory":\([0-9]*\).*/\1/p') bytes allocated), built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
 
 # -p on one clang (libLLVM + libclang-cpp: its tables are most of the
 # build's), on an empty cache, then on what that left, then with

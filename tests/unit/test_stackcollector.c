@@ -40,7 +40,7 @@ static const char usage[] =
 	"                          built from .eh_frame), fp (frame pointers only)\n"
 	"      --unwind-memory SIZE\n"
 	"                          --unwind tables: kernel memory for the tables, MB\n"
-	"                          (or 512K, 2G); default 64 (4 M rows)\n"
+	"                          (or 512K, 2G); default 32 (~7.3 M rows)\n"
 	"      --no-cache          --unwind tables: build every file's table, and keep none\n"
 	"                          on disk (default: cached in MARPLE_CACHE_DIR, else\n"
 	"                          /var/cache/marple for root, ~/.cache/marple)\n"
