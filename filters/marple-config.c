@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "registry.h"
 #include "util.h"
 
 /* The original MARPLE's defaults (marple(1) documents each). */
@@ -76,18 +77,6 @@ static int is_word(const char *list, const char *w)
 	return 0;
 }
 
-/* A field of a registry line ("KEY=VALUE" between tabs), copied; NULL if none. */
-static char *field(const char *line, const char *key)
-{
-	size_t k = strlen(key);
-	for (const char *p = line; p; p = strchr(p, '\t'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, k) && p[k] == '=') {
-			const char *end = strchr(p, '\t');
-			return strndup(p + k + 1, end ? (size_t)(end - p - k - 1) : strlen(p + k + 1));
-		}
-	return NULL;
-}
-
 static void read_registry(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -101,8 +90,8 @@ static void read_registry(const char *path)
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
 		char none[1] = "";
-		char *kind = field(line, "kind"), *prog = field(line, "program");
-		char *sections = field(line, "sections"), *display = field(line, "display"), *config = field(line, "config");
+		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
+		char *sections = registry_field(line, "sections"), *display = registry_field(line, "display"), *config = registry_field(line, "config");
 		if (kind && prog && !strcmp(kind, "collector") && !strncmp(prog, "marple-", 7)) {
 			for (char *c = prog; *c; c++)
 				if (*c == '-')
