@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lines.h"
 #include "options.h"
 #include "registry.h"
 #include "util.h"
@@ -79,16 +80,13 @@ static int is_word(const char *list, const char *w)
 
 static void read_registry(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
+	size_t n;
+	char **lines = lines_of_file(path, "the registry of programs", &n);
 
-	if (!f)
-		marple_fatal(EXIT_DATA, "%s: cannot read the registry of programs: %s", path, strerror(errno));
 	reg.interfaces = strdup(" "), reg.sections = strdup(" "), reg.displays = strdup(" ");
 	reg.aliases = strdup(" "), reg.keys = strdup(" "), reg.builtin = strdup("[DisplayInterfaces]\n");
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *line = lines[i];
 		char none[1] = "";
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *sections = registry_field(line, "sections"), *display = registry_field(line, "display"), *config = registry_field(line, "config");
@@ -119,10 +117,9 @@ static void read_registry(const char *path)
 			for (char *sv, *c = strtok_r(config ? config : none, ",", &sv); first && c; c = strtok_r(NULL, ",", &sv))
 				append(&reg.keys, "%s:%.*s ", first, (int)strcspn(c, ":"), c);
 		}
-		free(kind), free(prog), free(sections), free(display), free(config);
+		free(kind), free(prog), free(sections), free(display), free(config), free(lines[i]);
 	}
-	free(line);
-	fclose(f);
+	free(lines);
 }
 
 static const char *config_name;

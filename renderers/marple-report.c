@@ -15,12 +15,12 @@
  *
  * Exit status: 0 ok, 1 bad input or write error, 2 usage error.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "lines.h"
 #include "options.h"
 #include "registry.h"
 #include "stream.h"
@@ -334,7 +334,7 @@ static void list_sections(void)
 
 static struct registry reg;
 static char **cfg_lines;	/* "SECTION\tKEY\tVALUE", later ones winning */
-static size_t ncfg, capcfg;
+static size_t ncfg;
 
 static const char *const plan_types[] = { "stack", "event", "point" };
 static const struct registry_display *chosen[3];	/* by a flag, per datatype */
@@ -345,23 +345,6 @@ static int type_slot(const char *datatype)
 		if (!strcmp(datatype, plan_types[t]))
 			return t;
 	return -1;
-}
-
-static void read_config(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		marple_fatal(EXIT_DATA, "%s: cannot read the configuration: %s", path, strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
-		cfg_lines = marple_grow(cfg_lines, &capcfg, ncfg + 1, sizeof(*cfg_lines));
-		cfg_lines[ncfg++] = marple_strdup(line);
-	}
-	free(line);
-	fclose(f);
 }
 
 /* The effective value of [section] key, NULL if unset. */
@@ -1094,7 +1077,7 @@ int main(int argc, char **argv)
 			opt.max_sections = 100;
 		registry_read(&reg, plan.registry);
 		if (plan.config)
-			read_config(plan.config);
+			cfg_lines = lines_of_file(plan.config, "the configuration", &ncfg);
 		for (size_t i = 0; i < plan.nflags; i++)
 			choose_display(plan.flags[i]);
 		if (optind + 1 < argc)

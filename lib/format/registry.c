@@ -1,11 +1,11 @@
 /* registry.c — reading make's marple-registry (see registry.h). */
 #include "registry.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
 #include "util.h"
 
 char *registry_field(const char *line, const char *key)
@@ -81,15 +81,12 @@ static void add_sections(struct registry *reg, size_t *cap, const char *sections
 
 void registry_read(struct registry *reg, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, dcap = 0, scap = 0;
+	size_t n, dcap = 0, scap = 0;
+	char **lines = lines_of_file(path, "the registry of programs", &n);
 
-	if (!f)
-		marple_fatal(EXIT_DATA, "%s: cannot read the registry of programs: %s", path, strerror(errno));
 	memset(reg, 0, sizeof(*reg));
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *line = lines[i];
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *display = registry_field(line, "display"), *sections = registry_field(line, "sections");
 		if (kind && prog && !strncmp(prog, "marple-", 7)) {
@@ -98,10 +95,9 @@ void registry_read(struct registry *reg, const char *path)
 			if (!strcmp(kind, "collector") && sections)
 				add_sections(reg, &scap, sections);
 		}
-		free(kind), free(prog), free(display), free(sections);
+		free(kind), free(prog), free(display), free(sections), free(lines[i]);
 	}
-	free(line);
-	fclose(f);
+	free(lines);
 }
 
 const struct registry_display *registry_display(const struct registry *reg, const char *name)
