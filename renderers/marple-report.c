@@ -80,11 +80,12 @@ static struct {
 	uint64_t fleet;		/* captures joined (0: not a fleet) */
 } plan;
 
-enum { OPT_SOURCE = 256, OPT_MAX_SECTIONS, OPT_PLAN, OPT_REGISTRY, OPT_CONFIG, OPT_DISPLAY, OPT_SINGLE, OPT_FLEET };
+enum { OPT_TITLE = 256, OPT_SOURCE, OPT_MAX_SECTIONS, OPT_PLAN, OPT_REGISTRY, OPT_CONFIG, OPT_DISPLAY, OPT_SINGLE, OPT_FLEET };
 static const struct options_entry options[] = {
 	{ 'o', "output", "FILE", "write the page to FILE (default stdout); the files\n"
 				 "named by the operands are relative to its folder" },
-	{ 't', "title", "TITLE", "the page's title (default: marple report: NAME)" },
+	{ OPT_TITLE, "title", "TITLE", "the page's title (default: marple report: NAME)" },
+	{ 't', "", "TITLE", NULL },	/* the old spelling: -t is a thread's */
 	{ OPT_SOURCE, "source", "NAME", "the capture's name to show (default: CAPTURE)" },
 	{ OPT_MAX_SECTIONS, "max-sections", "N", "list the first N sections on the page (default 1000;\n"
 						 "the others are counted, and said to be left out)" },
@@ -1048,7 +1049,8 @@ int main(int argc, char **argv)
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.out = optarg; break;
-		case 't': opt.title = optarg; break;
+		case 't':
+		case OPT_TITLE: opt.title = optarg; break;
 		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
 		case OPT_MAX_SECTIONS:

@@ -47,8 +47,8 @@ static void add_display(struct registry *reg, size_t *cap, const char *line, con
 	char *options = registry_field(line, "options");
 	char *opts = commas(options ? options : "");
 
-	for (char *c = opts; *c; c++)	/* "--title=TEXT --x" -> ",--title=TEXT,--x," */
-		if (*c == ' ')
+	for (char *c = opts; *c; c++)	/* "-t|--title=TEXT --x" -> ",-t,--title=TEXT,--x," */
+		if (*c == ' ' || *c == '|')
 			*c = ',';
 	reg->displays = marple_grow(reg->displays, cap, reg->ndisplays + 1, sizeof(*reg->displays));
 	struct registry_display *d = &reg->displays[reg->ndisplays++];
