@@ -90,10 +90,10 @@ static const struct options_entry options[] = {
 	{ OPT_MAX_SECTIONS, "max-sections", "N", "list the first N sections on the page (default 1000;\n"
 						 "the others are counted, and said to be left out)" },
 	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
-			     "seconds<TAB>timed<TAB>title' per section (the interface\n"
-			     "reduced to [A-Za-z0-9_.-]; seconds from start_ns to\n"
-			     "end_ns or '-'; timed 'stacks', 'samples' or '-'; the\n"
-			     "title 'INTERFACE on HOST'), and stop" },
+			     "seconds<TAB>timed<TAB>title<TAB>host' per section (the\n"
+			     "interface reduced to [A-Za-z0-9_.-]; seconds from\n"
+			     "start_ns to end_ns or '-'; timed 'stacks', 'samples' or\n"
+			     "'-'; the title 'INTERFACE on HOST'), and stop" },
 	{ OPT_PLAN, "plan", NULL, "print what marple display draws, one line a picture\n"
 				  "(marple-report(1), PLAN), and stop; without CAPTURE,\n"
 				  "check the options and stop" },
@@ -322,7 +322,10 @@ static void list_sections(void)
 		else
 			fputs("\t-", stdout);
 		fputs(role == TIMED_STACKS ? "\tstacks" : role == TIMED_SAMPLES ? "\tsamples" : "\t-", stdout);
-		printf("\t%s\n", title);
+		printf("\t%s\t", title);
+		for (const char *h = secs[i].host ? secs[i].host : ""; *h; h++)
+			putchar((unsigned char)*h < 0x20 || *h == 0x7f ? '?' : *h);
+		putchar('\n');
 		free(name), free(title);
 	}
 }

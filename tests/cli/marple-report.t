@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 20
+plan 21
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -72,3 +72,6 @@ marple-report --plan --registry "$R" --fleet 2 "$T/fleet.marple" | grep '^all' |
 check "plan: --fleet: the title, and one flame graph of both hosts through marple-fold" sh -c "
 	grep -qx 'all${TAB}title${TAB}marple report: 2 captures from 2 hosts' '$T/fplan' &&
 	grep -qx 'all${TAB}picture${TAB}0,1${TAB}callstack${TAB}fleet-callstack-flamegraph.svg${TAB}fold${TAB}--host-frame${TAB}--to-stream' '$T/fplan'"
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"db on rack 2"}\n3#x\n' > "$T/on.marple"
+check "--list: the host, exactly, in its own field (the driver's fleet reads it)" \
+	test "$(marple-report --list "$T/on.marple" | cut -f7-)" = "callstack on db on rack 2${TAB}db on rack 2"
