@@ -539,7 +539,7 @@ static void select_entries(const char *capture, char *selected, char **names)
 }
 
 /* -o FILE.EXT: the one picture of that kind the chosen sections make. */
-static void plan_single(const char *capture, const char *selected, char **names, const size_t *rows, size_t nrows)
+static void plan_single(const char *selected, char **names, const size_t *rows, size_t nrows)
 {
 	const char *ext = strrchr(plan.single, '.') ? strrchr(plan.single, '.') + 1 : "";
 	const struct registry_display *ds[8];
@@ -568,7 +568,6 @@ static void plan_single(const char *capture, const char *selected, char **names,
 	marple_usage_error("display: -o %s names one .%s file, but the sections chosen make %zu picture%s: section%s %s "
 			   "(choose one with -e N or -e INTERFACE, or give a folder)", plan.single, ext, drawn,
 			   drawn == 1 ? " of another kind" : "s", listed > 1 ? "s" : "", which);
-	(void)capture;
 }
 
 /* A fleet: one flame graph of all the hosts' stacks per collector, the host
@@ -618,13 +617,23 @@ static void plan_fleet(char **names)
 		       names[i]);
 		free(sel), free(title), free(svg), free(pb);
 	}
+	for (size_t k = 0; k < hosts; k++)
+		free(seen[k]);
+	free(seen);
 }
+
+static void plan_sections(const size_t *rows, size_t nrows, char **names);
 
 static void plan_display(const char *capture)
 {
-	char **names = marple_calloc(nsecs, sizeof(*names)), *selected = marple_calloc(nsecs, 1);
-	size_t *rows = marple_calloc(nsecs, sizeof(*rows)), nrows = 0, drawn = 0;
+	/* static: a usage error exits from within, and they are still ours */
+	static char **names, *selected;
+	static size_t *rows;
+	size_t nrows = 0;
 	const struct registry_display *ds[8];
+
+	names = marple_calloc(nsecs, sizeof(*names)), selected = marple_calloc(nsecs, 1);
+	rows = marple_calloc(nsecs, sizeof(*rows));
 
 	for (size_t i = 0; i < nsecs; i++)
 		names[i] = section_name(i);
@@ -632,10 +641,23 @@ static void plan_display(const char *capture)
 	for (size_t i = 0; i < nsecs; i++)
 		if (selected[i] && section_role(i) != TIMED_SAMPLES && displays_of(i, names[i], ds))
 			rows[nrows++] = i;
-	if (plan.single) {
-		plan_single(capture, selected, names, rows, nrows);
-		return;
-	}
+	if (plan.single)
+		plan_single(selected, names, rows, nrows);
+	else
+		plan_sections(rows, nrows, names);
+	if (plan.fleet && !plan.single)
+		plan_fleet(names);
+	for (size_t i = 0; i < nsecs; i++)
+		free(names[i]);
+	free(names), free(selected), free(rows);
+}
+
+/* Every picture of the sections in rows; the first --max-sections with records. */
+static void plan_sections(const size_t *rows, size_t nrows, char **names)
+{
+	const struct registry_display *ds[8];
+	size_t drawn = 0;
+
 	for (size_t r = 0; r < nrows; r++) {
 		size_t i = rows[r];
 		if (!secs[i].records) {
@@ -662,8 +684,6 @@ static void plan_display(const char *capture)
 			free(out);
 		}
 	}
-	if (plan.fleet)
-		plan_fleet(names);
 }
 
 /* A relative file name as a URL path: unreserved bytes as they are, others %XX. */
