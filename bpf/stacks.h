@@ -75,6 +75,10 @@ struct stacks_ctl {
 	__u32 drain_asked;		/* a program asked for a drain (a set passed half full) */
 	__u64 stacks_used[2];		/* slots claimed in each half of the stack store */
 	__u64 counts_used[2];		/* entries inserted into each set's counts map */
+	__u32 gen[2];			/* each set's generation: user space adds 1 when it
+					 * clears the set, so an id kept across drains with its
+					 * generation (memleak's allocations) still says which
+					 * stack it named: stacks_get_kept, stackdrain_intern_kept */
 };
 
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the

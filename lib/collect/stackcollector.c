@@ -19,6 +19,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
+#include "unwindcache.h"
 #include "unwindtab.h"
 #include "uprobes.h"
 #include "util.h"
@@ -104,6 +105,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
+	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -209,7 +211,11 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
 		return;
-	if (!(sc->unwindtab = unwindtab_new(obj)) || unwindtab_poll_with(sc->unwindtab, rb) < 0)
+	if (!(sc->unwindtab = unwindtab_new(obj)))
+		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
+	if (!sc->no_cache)
+		unwindtab_use_cache(sc->unwindtab, unwindcache_open());
+	if (unwindtab_poll_with(sc->unwindtab, rb) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);

@@ -66,7 +66,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -112,7 +112,9 @@ enum {
 	{ SC_OPT_UNWIND, SC_LONG_ONLY(SC_OPT_UNWIND), "unwind", "MODE", \
 	  "user stacks: tables (default; in the kernel with tables\nbuilt from .eh_frame), fp (frame pointers only)" dwarf_help }, \
 	{ SC_OPT_UNWIND_MEMORY, SC_LONG_ONLY(SC_OPT_UNWIND_MEMORY), "unwind-memory", "SIZE", \
-	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 64 (4 M rows)" }
+	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 64 (4 M rows)" }, \
+	{ SC_OPT_NO_CACHE, SC_LONG_ONLY(SC_OPT_NO_CACHE), "no-cache", NULL, \
+	  "--unwind tables: build every file's table, and keep none\non disk (default: cached in MARPLE_CACHE_DIR, else\n/var/cache/marple for root, ~/.cache/marple)" }
 #define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"
 #define SC_DWARF { SC_OPT_DWARF, SC_LONG_ONLY(SC_OPT_DWARF), "dwarf", NULL, "--unwind dwarf" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
@@ -155,6 +157,7 @@ struct stackcollector {
 	int verbose;			/* how many -v */
 	int unwind;			/* --unwind: UNWIND_MODE_*, default tables */
 	uint64_t unwind_memory;		/* --unwind-memory, bytes */
+	int no_cache;			/* --no-cache: no unwind rows read from or written to disk */
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtab *unwindtab;

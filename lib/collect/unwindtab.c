@@ -22,6 +22,7 @@
 #include "bpfmap.h"
 #include "intern.h"
 #include "syms.h"
+#include "unwindcache.h"
 #include "unwindtabrows.h"
 #include "util.h"
 
@@ -115,6 +116,8 @@ struct unwindtab {
 	uint32_t next_slot;
 	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
 	uint64_t rows_wanted;		/* rows of the files left without room */
+	struct unwindcache *cache;	/* NULL: --no-cache, or none usable */
+	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
 	size_t nno_room_paths;
 
@@ -189,6 +192,7 @@ void unwindtab_free(struct unwindtab *t)
 	if (t->keys)
 		intern_free(t->keys);
 	unwindtabrows_buf_free(&t->rowbuf);
+	unwindcache_close(t->cache);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
@@ -221,12 +225,13 @@ static uint64_t thread_cpu_ns(void)
 /* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see rows_for) */
 static uint64_t rows_estimate(Elf *elf);
 
-/* Build f's table from elf into unwind_rows, if there is room left for it
- * (any size: the limit is the table's, --unwind-memory). */
-static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char *path)
+/* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
+ * there is room left for it (any size: the limit is the table's,
+ * --unwind-memory); or read it from the cache when it has the file's rows. */
+static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, const char *path)
 {
 	struct unwindtab_rowstats st;
-	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+	struct unwindcache_ticket ticket;
 	size_t nph;
 	GElf_Phdr ph;
 
@@ -239,8 +244,22 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char
 	t->rowbuf.fixed = 1;
 	t->rowbuf.rows = t->rows + t->rows_used;
 	t->rowbuf.rows_cap = room;
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
-	uint32_t n = (uint32_t)t->rowbuf.nrows;
+	uint32_t n = 0;
+	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
+	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->rowbuf.rows, room, &n, &st) == 1) {
+		t->rowbuf.nrows = n;	/* built nothing: the cache's time is its own (cache_ms) */
+	} else {
+		uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+		rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
+		n = (uint32_t)t->rowbuf.nrows;
+		t->files_built++;
+		t->build_ns += now_ns() - t0;
+		t->build_cpu_ns += thread_cpu_ns() - c0;
+		if (cache && rc == 0 && n > 0)
+			unwindcache_store(t->cache, &ticket, t->rowbuf.rows, n, &st);
+		else if (cache)
+			unwindcache_abandon(t->cache, &ticket);
+	}
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc > 0) {
 		t->files_without_room++;
@@ -259,8 +278,6 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char
 		t->fdes_libdw += st.fdes_libdw;
 		t->fdes_debug_frame += st.fdes_debug_frame;
 	}
-	t->build_ns += now_ns() - t0;
-	t->build_cpu_ns += thread_cpu_ns() - c0;
 }
 
 /* One line of /proc/PID/maps, if an executable mapping: its range, file
@@ -338,7 +355,7 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_l
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	if (elf) {
-		build_file(t, f, elf, path_name);
+		build_file(t, f, elf, is_vdso ? -1 : fd, path_name);
 	} else {
 		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
 		t->files_without_table++;
@@ -490,6 +507,14 @@ static uint32_t rows_for(pid_t pid)
 /* Build now the tables of the C library and the dynamic loader we use
  * ourselves (nearly every process maps the same files): a process sampled
  * in them for the first time then waits for no table. */
+void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache)
+{
+	pthread_mutex_lock(&t->load_lock);
+	unwindcache_close(t->cache);
+	t->cache = cache;
+	pthread_mutex_unlock(&t->load_lock);
+}
+
 void unwindtab_warm_up(struct unwindtab *t)
 {
 	pthread_mutex_lock(&t->load_lock);
@@ -682,6 +707,17 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
 	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
 	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
+	const struct unwindcache_stats *cs = t->cache ? unwindcache_stats(t->cache) : &(struct unwindcache_stats){ 0 };
+	json_object_set_new(u, "cache", json_string(t->cache ? "on" : "off"));
+	json_object_set_new(u, "files_built", json_integer((json_int_t)t->files_built));
+	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
+	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
+	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
+	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)cs->corrupt));
+	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
+	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
+	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
+	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +

@@ -54,6 +54,11 @@ uint32_t unwindtab_rows_in(uint64_t bytes);
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);
 void unwindtab_free(struct unwindtab *t);
+/* Read files' rows from cache, and write those built there (unwindcache.h;
+ * owned by t from now on); before any table is loaded.  Without it (NULL:
+ * --no-cache) every file's rows are built. */
+struct unwindcache;
+void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
@@ -68,7 +73,8 @@ int unwindtab_load_pid(struct unwindtab *t, pid_t pid);
  * rb is polled, and served by a thread of the table's own. */
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
 /* Stop serving requests, and add "unwind": {mode, the BPF counters, files,
- * rows, table_bytes, build_ms, the files left without room} to a trailer,
+ * rows, table_bytes, build_ms, the files left without room, the files built
+ * and read from the cache, cache_ms} to a trailer,
  * with a line on stderr when many stacks were cut, and one naming the files
  * left without a table when the limit was reached. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
