@@ -63,6 +63,7 @@ static void own_option(int key, const char *arg)
 	switch (key) {
 	case 'K': opt.kernel = 1; break;
 	case 'm': opt.min_age_ns = marple_opt_u64("--min-age", arg, 0, UINT64_MAX / 1000000) * 1000000; break;
+	case 'T':
 	case 't': opt.top = marple_opt_u64("--top", arg, 1, 1u << 20); break;
 	case 'i':
 		if (marple_parse_duration_ns(arg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
@@ -79,7 +80,8 @@ static const struct sc_option options[] = {
 	{ 0, 'm', "min-age", "MS", "only allocations at least MS milliseconds old (default 0)" },
 	SC_SAMPLE_EVERY("track one allocation in N, weighted by N (less overhead)"),
 	SC_LIB("the C library to probe (default: the libc in use)"),
-	{ 0, 't', "top", "N", "processes per second in the memusage section (default 10)" },
+	{ 0, 'T', "top", "N", "processes per second in the memusage section (default 10)" },
+	{ 0, 't', "", "N", NULL },	/* the old spelling: -t is a thread's elsewhere */
 	{ 0, 'i', "interval", "TIME", "memusage sampling interval (default 1s)" },
 	{ 0, OPT_MAX_ALLOCS, "max-allocs", "N", "allocations tracked at once (default 1048576; with -K\n"
 						 "262144, allocated up front)" },

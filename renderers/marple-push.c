@@ -60,22 +60,24 @@ static struct {
 	.app = "marple", .spool_max = 256u << 20, .timeout_ms = 10000, .retries = 3, .backoff_ms = 1000,
 };
 
-enum { OPT_SPOOL_MAX = 256, OPT_TIMEOUT, OPT_RETRIES, OPT_BACKOFF, OPT_DRAIN };
+enum { OPT_SPOOL_MAX = 256, OPT_TIMEOUT, OPT_RETRIES, OPT_BACKOFF, OPT_DRAIN, OPT_APP };
 static const struct options_entry options[] = {
 	{ 'f', "format", "FMT", "pyroscope (the default: folded text to URL/ingest),\n"
 				"pprof (a gzipped pprof profile, as marple-pprof\n"
 				"writes it, to URL/ingest) or otlp (OTLP profiles,\n"
 				OTLP_PROTO_VERSION ", protobuf\n"
 				"to URL" OTLP_PATH ")" },
-	{ 'n', "app", "NAME", "the application name (default: marple); Pyroscope's\n"
-			      "name=NAME{host=...,interface=...}, OTLP's service.name" },
+	{ OPT_APP, "app", "NAME", "the application name (default: marple); Pyroscope's\n"
+				  "name=NAME{host=...,interface=...}, OTLP's service.name" },
+	{ 'n', "", "NAME", NULL },	/* the old spelling: -n is a name in messages */
 	{ 'H', "header", "'KEY: VALUE'", "send this HTTP header too (X-Scope-OrgID: ...,\n"
 					 "Authorization: ...); never written to the spool" },
 	{ 's', "spool", "DIR", "keep what could not be sent in DIR (created), and\n"
 			       "send what DIR holds first" },
 	{ OPT_SPOOL_MAX, "spool-max", "BYTES", "the spool's bound: oldest requests dropped to stay\n"
 					      "under it (default: 268435456, 256 MiB)" },
-	{ 't', "timeout", "S", "each attempt's limit, connecting included (default: 10)" },
+	{ OPT_TIMEOUT, "timeout", "S", "each attempt's limit, connecting included (default: 10)" },
+	{ 't', "", "S", NULL },		/* the old spelling: -t is a thread's */
 	{ OPT_RETRIES, "retries", "N", "attempts per request (default: 3)" },
 	{ OPT_BACKOFF, "backoff", "S", "the pause before the second attempt, doubled before\n"
 				       "each next one (default: 1)" },
@@ -939,7 +941,8 @@ int main(int argc, char **argv)
 			else
 				marple_usage_error("--format: '%s' is not pyroscope, pprof or otlp", optarg);
 			break;
-		case 'n': opt.app = optarg; break;
+		case 'n':
+		case OPT_APP: opt.app = optarg; break;
 		case 'H':
 			if (!strchr(optarg, ':') || strpbrk(optarg, "\r\n"))
 				marple_usage_error("--header: '%s' is not one 'KEY: VALUE' line", optarg);
@@ -948,6 +951,7 @@ int main(int argc, char **argv)
 		case 's': opt.spool = optarg; break;
 		case OPT_SPOOL_MAX: opt.spool_max = marple_opt_u64("--spool-max", optarg, 1, UINT64_MAX); break;
 		case 't':
+		case OPT_TIMEOUT:
 			opt.timeout_ms = (uint64_t)(marple_opt_double("--timeout", optarg, 0.001, 86400) * 1000);
 			break;
 		case OPT_RETRIES: opt.retries = marple_opt_u64("--retries", optarg, 1, 100); break;

@@ -36,7 +36,13 @@ static struct options_entry *entries_of(struct stackcollector *sc)
 	struct options_entry *e = marple_calloc(n + 1, sizeof(*e));
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_option *o = &sc->options[i];
-		e[i] = (struct options_entry){ o->key, o->name, o->arg, o->help };
+		int key = o->key;
+		/* a letter an earlier option of another meaning took (the
+		 * program's own): this shared one is long-only here */
+		for (size_t j = 0; o->id && j < i; j++)
+			if (e[j].key == key && sc->options[j].id != o->id)
+				key = SC_LONG_ONLY(o->id);
+		e[i] = (struct options_entry){ key, o->name, o->arg, o->help };
 	}
 	return sc->entries = e;
 }
@@ -122,7 +128,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->unwind_memory = UNWINDTAB_MEMORY_DEFAULT;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
-		while (i < n && sc->options[i].key != c)
+		while (i < n && entries[i].key != c)
 			i++;
 		if (i == n)
 			marple_usage_try();

@@ -87,7 +87,7 @@ check "pyroscope: ns weights as samples at 10^9 a second" \
 	test "$(query 2 name) $(query 2 units) $(query 2 sampleRate)" = "marple{host=db1,interface=offcpu} samples 1000000000"
 check "pyroscope: outstanding bytes averaged; a host's odd bytes become _" \
 	test "$(query 3 name) $(query 3 units) $(query 3 aggregationType)" = "marple{host=db_1_x,interface=memleak} bytes average"
-pull -n shop.cpu "$URL/ingest/" "$T/cap.marple"
+pull --app shop.cpu "$URL/ingest/" "$T/cap.marple"
 check "pyroscope: --app, and a URL ending in /ingest not extended" \
 	test $rc -eq 0 -a "$(jfield 4 path)" = "/ingest" -a "$(query 4 name)" = "shop.cpu{host=db1,interface=callstack}"
 
@@ -104,7 +104,7 @@ same "pprof: the body is marple-pprof's file of the section, byte for byte" "$T/
 
 # --- OTLP profiles
 rm -f "$R"/*.json "$R"/*.body
-pull -f otlp -n shop "$URL" "$T/cap.marple"
+pull -f otlp --app shop "$URL" "$T/cap.marple"
 check "otlp: exit 0" test $rc -eq 0
 check "otlp: POST /v1development/profiles, application/x-protobuf" \
 	test "$(jfield 1 path) $(jfield 1 headers Content-Type)" = "/v1development/profiles application/x-protobuf"
@@ -143,7 +143,7 @@ check "otlp: a string the frames and the profile share is in the table once" sh 
 rm -f "$R"/*.json "$R"/*.body
 stop_receiver
 S="$T/spool"
-pull -t 2 --retries 2 --backoff 0.1 -s "$S" -H 'Authorization: Bearer s3cret' "$URL" "$T/cap.marple"
+pull --timeout 2 --retries 2 --backoff 0.1 -s "$S" -H 'Authorization: Bearer s3cret' "$URL" "$T/cap.marple"
 check "refused: exit 1 (not a hang: timeout(1) would say 124)" test $rc -eq 1
 check "refused: each section named on stderr with its spool file" \
 	test "$(grep -c 'not sent (.*): kept in .*/spool/.*\.req$' "$T/err")" -eq 3
@@ -174,7 +174,7 @@ check "recovered: the spooled query kept (from, name)" \
 # and after one request has used its attempts the rest are not tried
 rm -f "$R"/*.json "$R"/*.body
 echo hang > "$R/mode"
-pull -t 1 --retries 2 --backoff 0.1 -s "$S" "$URL" "$T/cap.marple"
+pull --timeout 1 --retries 2 --backoff 0.1 -s "$S" "$URL" "$T/cap.marple"
 check "hang: exit 1, not killed by the guard" test $rc -eq 1
 check "hang: timeout said, the rest not tried" sh -c "
 	grep -q 'Timeout was reached' '$T/err' && test \$(grep -c 'not tried: the server did not take an earlier request' '$T/err') -eq 2"
@@ -200,12 +200,12 @@ echo 'status 400' > "$R/mode"
 pull -s "$S" "$URL" "$T/cap.marple"
 check "400: exit 1, 'refused' said, nothing spooled" sh -c "
 	test $rc -eq 1 && test \$(grep -c 'refused by the server (HTTP 400' '$T/err') -eq 3 && test -z \"\$(ls '$S' | grep '\.req\$')\""
-pull -t 1 --retries 1 -s "$S" --spool-max 700 "http://127.0.0.1:$DEAD" "$T/cap.marple"
+pull --timeout 1 --retries 1 -s "$S" --spool-max 700 "http://127.0.0.1:$DEAD" "$T/cap.marple"
 check "bound: the spool stays under --spool-max, the dropped named" sh -c "
 	test $rc -eq 1 && grep -q 'dropped (.* bytes): the spool is over --spool-max 700' '$T/err' &&
 	test \$(cat '$S'/*.req | wc -c) -le 700"
 rm -rf "$S"
-pull -t 1 --retries 1 "http://127.0.0.1:$DEAD" "$T/cap.marple"
+pull --timeout 1 --retries 1 "http://127.0.0.1:$DEAD" "$T/cap.marple"
 check "no --spool: exit 1, each loss named" sh -c "test $rc -eq 1 && test \$(grep -c 'not kept: no --spool' '$T/err') -eq 3"
 
 # --- inputs and usage
