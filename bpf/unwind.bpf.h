@@ -290,7 +290,7 @@ __noinline int unwind_page_search(__u32 lo, __u32 hi, __u32 at)
  * in the table at word off of unwind_rows (stacks.h), or -1 before its
  * first row: the page index, then a binary search among the rows of pc's
  * page (~20: 5 steps, against 20 over a whole file's rows).
- * lib/collect/unwindtabcompact.c's unwindtab_compact_find is the same in C,
+ * lib/collect/unwindtabcompact.c's unwindtabcompact_find is the same in C,
  * tested against the rows it was built from.  Global, as above. */
 __noinline int unwind_rule_index(__u32 off, __u64 pc)
 {

@@ -213,7 +213,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
-	unwindtab_rules_init(&t->rules, t->rule_array, t->rules_cap);
+	unwindtabcompact_rules_init(&t->rules, t->rule_array, t->rules_cap);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->load_lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
@@ -229,7 +229,7 @@ void unwindtab_free(struct unwindtab *t)
 		munmap(t->words, (size_t)t->words_cap * sizeof(*t->words));
 	if (t->rule_array)
 		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
-	unwindtab_rules_free(&t->rules);
+	unwindtabcompact_rules_free(&t->rules);
 	if (t->mappings)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
 	if (t->keys)
@@ -310,7 +310,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 			unwindcache_abandon(t->cache, &ticket);
 	}
 	uint64_t c1 = thread_cpu_ns();
-	uint64_t words = rc == 0 ? unwindtab_compact_words(t->rowbuf.rows, n) : 0;
+	uint64_t words = rc == 0 ? unwindtabcompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc == 0 && words > room)
 		rc = 1;
@@ -324,7 +324,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	} else if (rc < 0 || n == 0 || words == 0) {
 		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
-		unwindtab_compact(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
+		unwindtabcompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
 		t->compact_cpu_ns += thread_cpu_ns() - c1;
 		f->row_off = t->words_used;
 		f->nrows = n;
