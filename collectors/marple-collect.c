@@ -978,6 +978,11 @@ static void pass_messages_on(struct collector *c)
 	copy_range(c->err_fd, c->err_shown, size, stderr);
 	fflush(stderr);
 	c->err_shown = size;
+	/* shown: its memory given back but for the last page or so, which
+	 * names a failure at the end (last_line) */
+	off_t keep_from = (size - 4096) & ~(off_t)4095;
+	if (keep_from > 0)
+		fallocate(c->err_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, keep_from);
 }
 
 /* FILE less its .marple: what the interval files' names begin with. */

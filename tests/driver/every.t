@@ -28,7 +28,7 @@ whole() { n=0; for f in $(files "$1" "$2"); do marple-cat -q "$1/$f" 2> /dev/nul
 # count FILE IFACE: the sections of interface IFACE in FILE
 count() { grep -c "^{\"marple\":1,\"interface\":\"$2\"" "$1"; }
 
-# 1. rotation and retention: 6 intervals of 1 s (or 7, below), the 3 newest kept; an older
+# 1. rotation and retention: 6 intervals of 1 s (or more, below), the 3 newest kept; an older
 #    capture's file of the same name goes too, a file not of the pattern stays
 mkdir -p "$T/r"
 : > "$T/r/cap-20000101T000000Z.marple"
@@ -51,11 +51,12 @@ first=$T/r/$(files "$T/r" cap | head -n 1)
 check "every: an older file's sections ended with their interval" \
 	test "$(grep '^{"trailer"' "$first" | grep -c '"ended":"interval"')" -eq 2
 check "every: no temporary file left" sh -c "! ls -A '$T/r' | grep -q '^\\.'"
+# (6 intervals or more: the collectors start and stop at their own moments,
+# a loaded machine can spread them over a second or two)
 handed=$(wc -l < "$T/handed" 2> /dev/null)
-# (6 intervals, or 7: cpusched's first section starts before it attaches,
-# its duration once it has: a loaded machine can make that 0.5 s more)
-check "every: --each-file ran once for each of the 6 or 7 files written (${handed:-0})" \
-	test "${handed:-0}" -ge 6 -a "${handed:-0}" -le 7
+distinct=$(sort -u "$T/handed" | grep -c "^$T/r/cap-[0-9]\{8\}T[0-9]\{6\}Z\.marple\$")
+check "every: --each-file ran once for each file written, with its path ($distinct distinct of ${handed:-0})" \
+	test "${handed:-0}" -ge 6 -a "$distinct" -eq "${handed:-0}"
 
 # 2. --keep-bytes: only what fits, and never less than the newest
 mkdir -p "$T/b"
@@ -66,20 +67,22 @@ check "every: --keep-bytes 1 keeps the newest file only ($(files "$T/b" cap | wc
 # 3. a collector SIGKILLed mid-interval: its whole intervals before stay, the
 #    others go on, it is named and the status is 1
 mkdir -p "$T/k"
-marple-collect -t 5.5 -e 1s -o "$T/k/cap.marple" cpusched "$CPS" -- callstack "$CS" > /dev/null 2> "$T/k.err" &
+marple-collect -t 8 -e 1s -o "$T/k/cap.marple" cpusched "$CPS" -- callstack "$CS" > /dev/null 2> "$T/k.err" &
 sup=$!
-i=0; while [ "$(files "$T/k" cap | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+# withcs: how many files have callstack's section
+withcs() { n=0; for f in $(files "$T/k" cap); do [ "$(count "$T/k/$f" callstack)" -eq 1 ] && n=$((n + 1)); done; echo $n; }
+i=0; while [ "$(withcs)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
 sleep 0.5
+before=$(files "$T/k" cap | wc -l) had=$(withcs)
 cs=$(pgrep -P $sup -f marple-callstack)
 kill -KILL $cs; wait $sup; rc=$?
 check "every: a collector killed: status 1, named ($(tail -n 1 "$T/k.err"))" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'callstack.*SIGKILL\\|callstack.*unfinished' '$T/k.err'"
 n=$(files "$T/k" cap | wc -l)
-check "every: the other collector went on: 6 or 7 files ($n)" test "$n" -ge 6 -a "$n" -le 7
+check "every: the other collector went on: $n files, $before when it was killed" test "$n" -gt $((before + 1))
 check "every: each file is complete ($(whole "$T/k" cap) of $n)" test "$(whole "$T/k" cap)" -eq "$n"
-withcs=0; for f in $(files "$T/k" cap); do [ "$(count "$T/k/$f" callstack)" -eq 1 ] && withcs=$((withcs + 1)); done
-check "every: the killed collector's whole intervals are kept ($withcs files have its section)" \
-	test "$withcs" -ge 2 -a "$withcs" -lt "$n"
+check "every: the killed collector's whole intervals are kept ($(withcs) files have its section, $had had)" \
+	test "$(withcs)" -ge "$had" -a "$(withcs)" -lt "$n"
 
 # 4. marple-collect itself SIGKILLed: the files written stay whole, the
 #    collectors die with it
