@@ -229,9 +229,8 @@ static int write_section(void *arg, int last)
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sc.sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
-	selffilter_trailer_add(tr, cap.skel->obj);
-	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + selffilter_excluded(cap.skel->obj),
-			     stacksbpf_not_counted(counters));
+	uint64_t excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
+	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + excluded, stacksbpf_not_counted(counters));
 	if (opt.dwarf)
 		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)

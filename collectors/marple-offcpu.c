@@ -384,9 +384,12 @@ static int write_section(void *arg, int last)
 	json_t *tr = stackcollector_section_trailer(&sc, records, collector_end_reason(), last);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc.sf) + dw.unmatched_wakes;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	/* the section's own (--every), the whole capture's in the warning */
+	static uint64_t unpaired_before;
 	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
-	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)unpaired));
-	selffilter_trailer_add(tr, skel->obj);
+	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)(unpaired - unpaired_before)));
+	unpaired_before = unpaired;
+	stackcollector_self_excluded(&sc, skel->obj, tr);
 	if (unpaired && last)
 		marple_warn("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
 			"seen since it last left", unpaired);

@@ -258,7 +258,7 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 	stackcollector_counters(sc, obj, counters);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
-	selffilter_trailer_add(tr, obj);
+	stackcollector_self_excluded(sc, obj, tr);
 	if (sc->unwindtab)
 		unwindtab_trailer_add(sc->unwindtab, tr);
 	return tr;
@@ -425,8 +425,20 @@ int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, u
 	return rc;
 }
 
+uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr)
+{
+	uint64_t all = selffilter_excluded(obj);
+	uint64_t n = all >= sc->self_excluded_before ? all - sc->self_excluded_before : 0;
+
+	if (sc->interval)
+		sc->self_excluded_before = all;
+	json_object_set_new(tr, "self_excluded", json_integer((json_int_t)n));
+	return n;
+}
+
 void stackcollector_section_done(struct stackcollector *sc)
 {
+	unwindtab_resume(sc->unwindtab);
 	if (sc->sf)
 		stackframes_stats_reset(sc->sf);
 	if (sc->drain)

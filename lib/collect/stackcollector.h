@@ -185,6 +185,7 @@ struct stackcollector {
 	uint64_t next_cut_ns;		/* where the section ends (collector_aligned_cut) */
 	uint64_t sections;		/* written so far */
 	uint64_t counters_before[STACKS_NCOUNTERS];	/* stack_counters at the last cut */
+	uint64_t self_excluded_before;	/* selffilter_excluded at the last cut */
 
 	/* -c's command, started by stackcollector_target */
 	pid_t child;
@@ -296,6 +297,9 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 /* obj's stack_counters, as counted since the last section (all of them
  * without --every); the cut remembered for the next. */
 int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, uint64_t *counters);
+/* The trailer's "self_excluded" (selffilter.h), the section's own; the
+ * count returned. */
+uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr);
 /* After a section in continuous mode: the stack statistics from 0 again. */
 void stackcollector_section_done(struct stackcollector *sc);
 /* The trailer's "ended": "eof" when -c's command exited, else

@@ -7,7 +7,7 @@
 # sections' weights add up to about what one section of the same run length
 # weighs.  Collectors that cannot say so (-h, --describe) and refuse it.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 22
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 
 # the usage errors first: they need no root
@@ -69,11 +69,19 @@ named=$(awk '/^\{"trailer"/ { n++; if (got) m++; got = 0 } /#sh;/ { got = 1 } EN
 check "every: each whole callstack section names the spinning shell ($named of $n)" test "$named" -ge $((n - 2))
 
 # 2. offcpu: the same tiling
+# (new processes all along: each needs its unwind tables, built by a worker
+# thread that must go on serving after a section's trailer has read its counts)
+( while :; do sleep 0.05; done ) & sleeps=$!
 marple-offcpu --every 1s 3.5 > "$T/oc" 2> /dev/null; rc=$?
+kill $sleeps
 check "every: offcpu --every 1s 3.5 exits 0, a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/oc'"
 n=$(sections "$T/oc" | wc -l)
 check "every: offcpu writes 4 or 5 sections, consecutive ($n, $(consecutive "$T/oc"))" \
 	sh -c "[ $n -ge 4 ] && [ $n -le 5 ] && [ $(consecutive "$T/oc") = ok ]"
+
+loads=$(grep -o '"process_loads":[0-9]*' "$T/oc" | cut -d: -f2 | sed -n '1p;$p' | tr '\n' ' ')
+check "every: offcpu's unwind tables are built for new processes after the first section (loads: $loads)" \
+	sh -c "set -- $loads; [ \"\$2\" -gt \"\$1\" ]"
 
 # 3. mallocstacks (the stackcollector lifecycle's own collectors)
 marple-mallocstacks --every 1s 2.5 > "$T/ms" 2> /dev/null; rc=$?
