@@ -75,9 +75,12 @@ check "every: each whole callstack section names the spinning shell ($named of $
 marple-offcpu --every 1s 3.5 > "$T/oc" 2> /dev/null; rc=$?
 kill $sleeps
 check "every: offcpu --every 1s 3.5 exits 0, a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/oc'"
+# (4 or 5; 3 when the first section's symbols take more than a second to
+# load, as under the sanitizers: the cuts due meanwhile come at once after
+# it, but the capture may end first)
 n=$(sections "$T/oc" | wc -l)
-check "every: offcpu writes 4 or 5 sections, consecutive ($n, $(consecutive "$T/oc"))" \
-	sh -c "[ $n -ge 4 ] && [ $n -le 5 ] && [ $(consecutive "$T/oc") = ok ]"
+check "every: offcpu writes 3 to 5 sections, consecutive ($n, $(consecutive "$T/oc"))" \
+	sh -c "[ $n -ge 3 ] && [ $n -le 5 ] && [ $(consecutive "$T/oc") = ok ]"
 
 loads=$(grep -o '"process_loads":[0-9]*' "$T/oc" | cut -d: -f2 | sed -n '1p;$p' | tr '\n' ' ')
 check "every: offcpu's unwind tables are built for new processes after the first section (loads: $loads)" \
@@ -86,8 +89,8 @@ check "every: offcpu's unwind tables are built for new processes after the first
 # 3. mallocstacks (the stackcollector lifecycle's own collectors)
 marple-mallocstacks --every 1s 2.5 > "$T/ms" 2> /dev/null; rc=$?
 got="$rc $(sections "$T/ms" | wc -l) $(consecutive "$T/ms")"
-check "every: mallocstacks --every 1s 2.5: exit 0, 3 or 4 valid sections, consecutive ($got)" \
-	sh -c "{ [ '$got' = '0 3 ok' ] || [ '$got' = '0 4 ok' ]; } && marple-cat -q '$T/ms'"
+check "every: mallocstacks --every 1s 2.5: exit 0, 2 to 4 valid sections, consecutive ($got)" \
+	sh -c "{ [ '$got' = '0 2 ok' ] || [ '$got' = '0 3 ok' ] || [ '$got' = '0 4 ok' ]; } && marple-cat -q '$T/ms'"
 
 # 4. cpusched: cut at exact instants, every event inside its section
 marple-cpusched --every 1s 3.5 > "$T/cps" 2> /dev/null; rc=$?
