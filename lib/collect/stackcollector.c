@@ -439,6 +439,8 @@ uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_obje
 void stackcollector_section_done(struct stackcollector *sc)
 {
 	unwindtab_resume(sc->unwindtab);
+	if (sc->syms)
+		syms_cache_forget_exited(sc->syms);
 	if (sc->sf)
 		stackframes_stats_reset(sc->sf);
 	if (sc->drain)
