@@ -24,7 +24,8 @@
  * Continuous (-e INTERVAL): the collectors get --every INTERVAL and write a
  * section per interval, cut on the wall clock's multiples of it; as each
  * interval is whole, its sections go into a file of their own
- * (FILE-YYYYmmddTHHMMSSZ.marple, temporary name, fsync, link), --keep and
+ * (FILE-YYYYmmddTHHMMSSZ.marple, temporary name, fsync, link; each
+ * collector's messages since the last file in its trailer), --keep and
  * --keep-bytes remove the oldest, and interval_file_done hands it on
  * (--each-file).
  *
@@ -86,6 +87,7 @@ struct collector {
 	int in_section;
 	uint64_t section_wall_ns;	/* the open section's header's */
 	off_t err_shown;	/* its messages passed on to stderr so far */
+	off_t err_filed;	/* ... and into the trailers of interval files */
 };
 
 struct section_span {
@@ -723,15 +725,15 @@ static int copy_section(int fd, FILE *out)
  * it said nothing. */
 #define MESSAGE_LINES 50
 #define MESSAGE_BYTES 1000
-static json_t *messages_of(int fd)
+static json_t *messages_from(int fd, off_t from)
 {
-	FILE *f = lseek(fd, 0, SEEK_END) > 0 ? fdopen(dup(fd), "r") : NULL;
+	FILE *f = lseek(fd, 0, SEEK_END) > from ? fdopen(dup(fd), "r") : NULL;
 	json_t *a = json_array();
 	char *line = NULL;
 	size_t cap = 0, more = 0;
 	ssize_t n;
 
-	if (!f || fseeko(f, 0, SEEK_SET) < 0)
+	if (!f || fseeko(f, from, SEEK_SET) < 0)
 		goto done;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		while (n > 0 && strchr("\n\r \t", line[n - 1]))
@@ -850,7 +852,7 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		s->failed = 1;
 		return 0;
 	}
-	json_t *messages = messages_of(c->err_fd);
+	json_t *messages = messages_from(c->err_fd, 0);
 	int rc = copy_section_with_messages(c->out_fd, messages, out);
 	json_decref(messages);
 	return rc < 0 ? -1 : 1;
@@ -978,11 +980,51 @@ static void pass_messages_on(struct collector *c)
 	copy_range(c->err_fd, c->err_shown, size, stderr);
 	fflush(stderr);
 	c->err_shown = size;
-	/* shown: its memory given back but for the last page or so, which
-	 * names a failure at the end (last_line) */
-	off_t keep_from = (size - 4096) & ~(off_t)4095;
+}
+
+/* Messages shown and kept in a file: their memory given back but for the
+ * last page or so, which names a failure at the end (last_line). */
+static void forget_messages(struct collector *c)
+{
+	off_t done = c->err_shown < c->err_filed ? c->err_shown : c->err_filed;
+	off_t keep_from = (lseek(c->err_fd, 0, SEEK_END) - 4096) & ~(off_t)4095;
+
+	if (keep_from > done)
+		keep_from = done & ~(off_t)4095;
 	if (keep_from > 0)
 		fallocate(c->err_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, keep_from);
+}
+
+/* Span sp of c into out, its trailer with the messages c wrote since its
+ * last interval file ("messages": a capture from cron keeps them). */
+static int copy_span(struct collector *c, const struct section_span *sp, FILE *out)
+{
+	off_t size = lseek(c->err_fd, 0, SEEK_END);
+	json_t *messages = size > c->err_filed ? messages_from(c->err_fd, c->err_filed) : NULL;
+	off_t last = sp->end - 1;
+	char ch;
+	int rc;
+
+	c->err_filed = size;
+	if (!messages)
+		return copy_range(c->out_fd, sp->start, sp->end, out);
+	while (last > sp->start && pread(c->out_fd, &ch, 1, last - 1) == 1 && ch != '\n')
+		last--;
+	size_t len = (size_t)(sp->end - last);
+	char *line = marple_malloc(len + 1);
+	json_t *t = pread(c->out_fd, line, len, last) == (ssize_t)len ? json_loadb(line, len, 0, NULL) : NULL;
+	if (json_is_object(t)) {
+		json_object_set(t, "messages", messages);
+		rc = copy_range(c->out_fd, sp->start, last, out) < 0 ? -1
+		     : stream_write_json(out, t) < 0			 ? (errno = EILSEQ, -1)
+									 : 0;
+	} else {
+		rc = copy_range(c->out_fd, sp->start, sp->end, out);
+	}
+	json_decref(t);
+	json_decref(messages);
+	free(line);
+	return rc;
 }
 
 /* FILE less its .marple: what the interval files' names begin with. */
@@ -1146,7 +1188,7 @@ static int write_interval_file(struct supervisor *s, uint64_t which)
 	for (size_t i = 0; i < s->started && !err; i++) {
 		struct collector *c = &s->c[i];
 		if (c->spans_done < c->nspans && c->spans[c->spans_done].interval == which &&
-		    copy_range(c->out_fd, c->spans[c->spans_done].start, c->spans[c->spans_done].end, out) < 0)
+		    copy_span(c, &c->spans[c->spans_done], out) < 0)
 			err = errno ? errno : EIO;
 	}
 	if (!err && (fflush(out) != 0 || fsync(fileno(out)) != 0))
@@ -1213,6 +1255,8 @@ static void write_due_intervals(struct supervisor *s, int final)
 		if (write_interval_file(s, which) < 0)
 			s->failed = 1;
 		s->files++;
+		for (size_t i = 0; i < s->started; i++)
+			forget_messages(&s->c[i]);
 	}
 }
 

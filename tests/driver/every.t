@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 23
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -63,6 +63,15 @@ mkdir -p "$T/b"
 marple-collect -t 3.5 -e 1s --keep-bytes 1 -o "$T/b/cap" cpusched "$CPS" > /dev/null 2>&1; rc=$?
 check "every: --keep-bytes 1 keeps the newest file only ($(files "$T/b" cap | wc -l))" \
 	test "$rc $(files "$T/b" cap | wc -l)" = "0 1"
+
+# 2b. what the collectors say goes into the trailers of the files (a capture
+#     from cron keeps it): cpusched -v names its events at every section
+mkdir -p "$T/m"
+marple-collect -t 2.5 -e 1s -o "$T/m/cap" cpusched "$CPS" -v > /dev/null 2> "$T/m.err"; rc=$?
+n=$(files "$T/m" cap | wc -l) said=0
+for f in $(files "$T/m" cap); do grep '^{"trailer"' "$T/m/$f" | grep -q '"messages":\[[^]]*events' && said=$((said + 1)); done
+check "every: each file's trailer keeps what the collector said in its interval ($said of $n)" \
+	test "$rc" -eq 0 -a "$n" -ge 3 -a "$said" -eq "$n"
 
 # 3. a collector SIGKILLed mid-interval: its whole intervals before stay, the
 #    others go on, it is named and the status is 1
