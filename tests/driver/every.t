@@ -65,13 +65,15 @@ check "every: --keep-bytes 1 keeps the newest file only ($(files "$T/b" cap | wc
 	test "$rc $(files "$T/b" cap | wc -l)" = "0 1"
 
 # 2b. what the collectors say goes into the trailers of the files (a capture
-#     from cron keeps it): cpusched -v names its events at every section
+#     from cron keeps it): cpusched -v says "N events" after each section's
+#     trailer, so it lands in a later file's (all at once when a loaded
+#     machine makes two intervals due at one look); the last one's on stderr
 mkdir -p "$T/m"
 marple-collect -t 2.5 -e 1s -o "$T/m/cap" cpusched "$CPS" -v > /dev/null 2> "$T/m.err"; rc=$?
-n=$(files "$T/m" cap | wc -l) said=0
-for f in $(files "$T/m" cap); do grep '^{"trailer"' "$T/m/$f" | grep -q '"messages":\[[^]]*events' && said=$((said + 1)); done
-check "every: each file's trailer keeps what the collector said in its interval ($said of $n)" \
-	test "$rc" -eq 0 -a "$n" -ge 3 -a "$said" -eq "$n"
+n=$(files "$T/m" cap | wc -l)
+said=$(for f in $(files "$T/m" cap); do grep '^{"trailer"' "$T/m/$f"; done | grep -o '[0-9]* events"' | wc -l)
+check "every: the files' trailers keep what the collector said ($said \"N events\" in $n files)" \
+	test "$rc" -eq 0 -a "$n" -ge 3 -a "$said" -ge $((n - 1))
 
 # 3. a collector SIGKILLed mid-interval: its whole intervals before stay, the
 #    others go on, it is named and the status is 1
