@@ -185,6 +185,8 @@ $(FILTERS): $(O)/%: $(O)/obj/%.o $(FORMAT_A)
 $(RENDERERS): $(O)/%: $(O)/obj/%.o $(RENDER_A) $(FORMAT_A)
 	$(call msg,LD,$@)
 	$(Q)$(call link,$(RENDER_LIBS))
+# libcurl: marple-push's HTTP (timeouts, TLS, proxies), for it alone
+$(O)/marple-push: RENDER_LIBS := -lcurl $(RENDER_LIBS)
 
 $(O)/marple: scripts/marple
 	$(Q)mkdir -p $(@D)

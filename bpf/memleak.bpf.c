@@ -134,7 +134,7 @@ static __always_inline void track(void *ctx, __u64 addr, __u64 size, int user)
 	a.size = size * sample_every;
 	a.ts = bpf_ktime_get_ns();
 	a.tgid = tgid;
-	a.stack = stacks_get(ctx, user);
+	a.stack = stacks_get_kept(ctx, user, &a.gen);
 	if (a.stack == STACK_ID_LOST)
 		stacks_count(STACKS_LOST_SAMPLES);
 	if (user)

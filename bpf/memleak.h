@@ -18,6 +18,8 @@ struct memleak_alloc {
 	__u64 ts;		/* bpf_ktime_get_ns() at allocation */
 	__s32 stack;		/* stack id (user or kernel), <0 if the walk failed */
 	__u32 tgid;		/* process it is attributed to */
+	__u32 gen;		/* the generation of stack's set (stacks_get_kept) */
+	__u32 pad;
 };
 
 /* Per process: outstanding bytes and allocations of its current image as

@@ -266,6 +266,25 @@ static __always_inline int stacks_get(void *ctx, int user)
 	return stacks_store(ips, len / sizeof(__u64), user);
 }
 
+/* stacks_get for an id kept in state across drains (memleak's allocations):
+ * *gen is the generation of the id's set as it was stored.  Both are read
+ * before the store: a set is cleared, and its generation moved on, only once
+ * the programs that could still store into it have finished. */
+static __always_inline int stacks_get_kept(void *ctx, int user, __u32 *gen)
+{
+	struct stacks_ctl *c = stacks_ctl_get();
+	__u32 g0 = 0, g1 = 0;
+
+	if (c) {
+		g0 = *(volatile __u32 *)&c->gen[0];
+		g1 = *(volatile __u32 *)&c->gen[1];
+	}
+	int id = stacks_get(ctx, user);
+	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
+	*gen = id >= 0 && (__u32)id >= nslots ? g1 : g0;
+	return id;
+}
+
 /* Announce image exec_id of process tgid (current's) once: a struct pid_note
  * on pid_notes.  force: even if announced before (at exec, where a sample may
  * have announced it with the layout half built). */

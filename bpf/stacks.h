@@ -75,6 +75,10 @@ struct stacks_ctl {
 	__u32 drain_asked;		/* a program asked for a drain (a set passed half full) */
 	__u64 stacks_used[2];		/* slots claimed in each half of the stack store */
 	__u64 counts_used[2];		/* entries inserted into each set's counts map */
+	__u32 gen[2];			/* each set's generation: user space adds 1 when it
+					 * clears the set, so an id kept across drains with its
+					 * generation (memleak's allocations) still says which
+					 * stack it named: stacks_get_kept, stackdrain_intern_kept */
 };
 
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the
@@ -131,9 +135,46 @@ struct unwind_row {
 	__u32 pad;			/* an array map's elements are 8-byte aligned: 16 bytes a row */
 };
 
+/* struct unwind_row is how user space builds a file's rows (16 bytes, the
+ * on-disk cache's format too); the kernel holds them compact (4 bytes a row,
+ * lib/collect/unwindtabcompact.h builds them): each distinct rule once in
+ * unwind_rules, and each file's table, in the unwind_rows array of 32-bit
+ * words (two to an element: an array map's elements are 8-byte aligned),
+ * at its row_off:
+ *   [0] page0: the first row's page (file address >> UNWIND_PAGE_SHIFT)
+ *   [1] npages: pages from page0 to the last row's, included
+ *   [2 .. 2 + npages] the page index: for page page0 + k, the position (in
+ *       unwind_rows' words) of its first row, the row after the last for k =
+ *       npages
+ *   then the rows, one word each: the pc's offset in its page << 16 | its
+ *   rule's index in unwind_rules.
+ * A PC's row: its page's rows (~20 in compiled code) searched by
+ * offset; none at or below it: the row before them, which started in an
+ * earlier page; a PC past the last row's page: the last row. */
+/* Pages of 1 KiB: ~20 rows each in compiled code (libLLVM 19, cc1 24, libc
+ * 21; 300 at most), searched in 5 steps within 2 cache lines, for 0.15 byte
+ * a row of index (4 KiB pages: ~90 rows, 7 steps, 0.05 byte) */
+#define UNWIND_PAGE_SHIFT 10
+#define UNWIND_PAGE_SEARCH_STEPS (UNWIND_PAGE_SHIFT + 1)	/* a page holds <= 2^10 rows */
+#define UNWIND_ROW_RULE_BITS 16
+#define UNWIND_MAX_RULES (1u << UNWIND_ROW_RULE_BITS)
+#define UNWIND_TABLE_HEADER 2					/* words before the page index */
+struct unwind_rule {
+	__s32 cfa_off;
+	__u8 cfa;			/* enum unwind_cfa */
+	__u8 rbp;			/* UNWIND_RBP_* */
+	__s16 rbp_off;
+};
+/* Rule 0 is UNWIND_NONE's; rule 1 UNWIND_UNSUPPORTED's, which rows whose
+ * rule found no room left in unwind_rules get (the walk stops there). */
+enum { UNWIND_RULE_NONE, UNWIND_RULE_UNSUPPORTED, UNWIND_RULES_RESERVED };
+struct unwind_words {
+	__u32 w[2];
+};
+
 /* One executable mapping of a process: its addresses [start, end), file
- * address = address - bias, and its file's rows, rows[row_off, row_off +
- * row_count) of the unwind_rows array.  row_count 0: no table; then row_off
+ * address = address - bias, and its file's table at word row_off of the
+ * unwind_rows array, row_count rows.  row_count 0: no table; then row_off
  * UNWIND_NO_CFI says the code has no CFI at all (JIT, hand-written
  * assembly: frame pointers are followed where they look valid), anything
  * else that it has CFI but no table was loaded (too big for the room left,

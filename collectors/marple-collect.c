@@ -77,6 +77,10 @@ struct collector {
 	int killed;		/* sent SIGKILL */
 	uint64_t first_term_ns;	/* when it was first sent SIGTERM (0: not yet); SIGKILL GRACE later */
 	uint64_t term_ns;	/* when it was last sent SIGTERM */
+	int watched;		/* its section's size is followed: the duration has passed */
+	off_t size_seen;	/* its section's size when last looked at */
+	uint64_t grew_ns;	/* when that size was seen to grow (or the duration's end, the
+				 * first SIGTERM) */
 	int deaf;		/* sent SIGTERM with no handler for it seen (STOP_WAIT_NS passed) */
 	/* --every: its whole sections found so far in out_fd ([start, end)
 	 * offsets, each with its interval), and how far it was read */
@@ -134,8 +138,9 @@ static const struct options_entry options[] = {
 				   "SIGTERM or SIGHUP, which stop every collector\ncleanly)" },
 	{ 'o', "output", "FILE", "write FILE (made beside it, then linked into place)\ninstead of standard output" },
 	{ 'f', "force", NULL, "replace FILE if it exists" },
-	{ 'g', "grace", "GRACE", "a collector running GRACE past DURATION gets SIGTERM,\n"
-				 "and SIGKILL GRACE after SIGTERM (default 10s)" },
+	{ 'g', "grace", "GRACE", "a collector running GRACE past DURATION, writing\n"
+				 "nothing for as long, gets SIGTERM, and SIGKILL\n"
+				 "GRACE after SIGTERM if as silent (default 10s)" },
 	{ 'n', "name", "NAME", "call this program NAME in messages" },
 	{ 'e', "every", "INTERVAL", "continuous: every collector writes a whole section\n"
 				    "every INTERVAL (their --every), and each interval\n"
@@ -332,6 +337,35 @@ static uint64_t stop_wait_ns(const struct supervisor *s)
 /* While stopping: SIGTERM to each running collector once it handles it (or
  * STOP_WAIT_NS after the stop), and again each second in case a handler set
  * meanwhile missed it. */
+/* When c is killed for not stopping: GRACE after it last wrote to its
+ * section since its first SIGTERM.  As for overrunning the duration, a
+ * collector writing out a long capture's stacks on a loaded machine (memleak
+ * and offcpu took over 20 s at a load of 20) is not cut off while it makes
+ * progress. */
+static uint64_t kill_at(const struct supervisor *s, const struct collector *c)
+{
+	return c->grew_ns + s->grace_ns;
+}
+
+static off_t section_size(const struct collector *c)
+{
+	struct stat st;
+
+	return c->out_fd >= 0 && fstat(c->out_fd, &st) == 0 ? st.st_size : 0;
+}
+
+/* Whether c's section grew since last looked at (then grew_ns is now). */
+static int still_writing(struct collector *c, uint64_t now)
+{
+	off_t size = section_size(c);
+
+	if (size == c->size_seen)
+		return 0;
+	c->size_seen = size;
+	c->grew_ns = now;
+	return 1;
+}
+
 static void send_terms(struct supervisor *s, uint64_t now)
 {
 	for (size_t i = 0; i < s->started; i++) {
@@ -345,8 +379,11 @@ static void send_terms(struct supervisor *s, uint64_t now)
 		}
 		kill(c->pid, SIGTERM);
 		c->term_ns = now;
-		if (!c->first_term_ns)
+		if (!c->first_term_ns) {
 			c->first_term_ns = now;
+			c->grew_ns = now;
+			c->size_seen = section_size(c);
+		}
 	}
 }
 
@@ -551,25 +588,37 @@ static void enforce_deadlines(struct supervisor *s, uint64_t now)
 {
 	uint64_t grace_s = s->grace_ns / NS_PER_S;
 
-	if (!s->stopping && s->duration_ns && now >= s->start_ns + s->duration_ns + s->grace_ns) {
+	if (!s->stopping && s->duration_ns && now >= s->start_ns + s->duration_ns) {
+		int overdue = 0;
 		for (size_t i = 0; i < s->started; i++) {
-			if (!s->c[i].running)
+			struct collector *c = &s->c[i];
+			if (!c->running)
 				continue;
-			s->c[i].overran = 1;
-			marple_warn("%s ran %llu s past its duration; stopping it (SIGTERM)", s->c[i].name,
+			if (!c->watched) {	/* from the duration's end on */
+				c->watched = 1;
+				c->grew_ns = s->start_ns + s->duration_ns;
+				c->size_seen = section_size(c);
+			}
+			if (still_writing(c, now) || now < c->grew_ns + s->grace_ns)
+				continue;
+			c->overran = overdue = 1;
+			marple_warn("%s ran %llu s past its duration; stopping it (SIGTERM)", c->name,
 				(unsigned long long)grace_s);
 		}
-		stop_all(s, now);
+		if (overdue)
+			stop_all(s, now);
 	}
 	if (!s->stopping)
 		return;
 	for (size_t i = 0; i < s->started; i++) {
 		struct collector *c = &s->c[i];
-		if (!c->running || c->killed || !c->first_term_ns || now < c->first_term_ns + s->grace_ns)
+		if (!c->running || c->killed || !c->first_term_ns || now < kill_at(s, c))
+			continue;
+		if (still_writing(c, now))
 			continue;
 		c->killed = 1;
-		marple_warn("%s did not stop within %llu s of SIGTERM; killed it (SIGKILL)", c->name,
-			(unsigned long long)grace_s);
+		marple_warn("%s did not stop within %llu s of SIGTERM (nor wrote anything for as long); "
+			    "killed it (SIGKILL)", c->name, (unsigned long long)grace_s);
 		kill(c->pid, SIGKILL);
 	}
 	send_terms(s, now);
@@ -587,8 +636,12 @@ static int next_wakeup_ms(const struct supervisor *s, uint64_t now)
 		if (now + scan < at)
 			at = now + scan;
 	}
-	if (!s->stopping && s->duration_ns && s->start_ns + s->duration_ns + s->grace_ns < at)
-		at = s->start_ns + s->duration_ns + s->grace_ns;
+	if (!s->stopping && s->duration_ns) {	/* the end, then a look every second */
+		uint64_t end = s->start_ns + s->duration_ns;
+		uint64_t look = now < end ? end : now + NS_PER_S;
+		if (look < at)
+			at = look;
+	}
 	for (size_t i = 0; s->stopping && i < s->started; i++) {
 		const struct collector *c = &s->c[i];
 		uint64_t next;
@@ -596,10 +649,10 @@ static int next_wakeup_ms(const struct supervisor *s, uint64_t now)
 			continue;
 		if (!c->term_ns)	/* its handler is awaited */
 			next = now + STOP_POLL_MS * 1000000ull;
-		else if (c->term_ns + NS_PER_S < c->first_term_ns + s->grace_ns)
+		else if (c->term_ns + NS_PER_S < kill_at(s, c))
 			next = c->term_ns + NS_PER_S;
 		else
-			next = c->first_term_ns + s->grace_ns;
+			next = kill_at(s, c);
 		if (next < at)
 			at = next;
 	}

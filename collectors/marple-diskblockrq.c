@@ -60,7 +60,8 @@ static const struct sc_option options[] = {
 	{ 0, 'b', "bytes", NULL, "weight by bytes requested (default: by requests)" },
 	{ 0, 'I', "insert", NULL, "count at block_rq_insert (when the request is queued,\n"
 				   "always in the submitter's context) instead of issue" },
-	{ 0, 'd', "device", "DEV", "only this disk: a name (vda), /dev/NAME or MAJOR:MINOR" },
+	{ 0, 'd', "disk", "DISK", "only this disk: a name (vda), /dev/NAME or MAJOR:MINOR" },
+	{ 0, 'd', "device", "DISK", NULL },	/* the old spelling (marple-disklat's is --disk) */
 	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph\tevery=yes"),
 	SC_STACK_OPTIONS,
 	{ 0 }

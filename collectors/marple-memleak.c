@@ -64,6 +64,7 @@ static void own_option(int key, const char *arg)
 	switch (key) {
 	case 'K': opt.kernel = 1; break;
 	case 'm': opt.min_age_ns = marple_opt_u64("--min-age", arg, 0, UINT64_MAX / 1000000) * 1000000; break;
+	case 'T':
 	case 't': opt.top = marple_opt_u64("--top", arg, 1, 1u << 20); break;
 	case 'i':
 		if (marple_parse_duration_ns(arg, &opt.interval_ns) < 0 || opt.interval_ns < 10000000)
@@ -80,7 +81,8 @@ static const struct sc_option options[] = {
 	{ 0, 'm', "min-age", "MS", "only allocations at least MS milliseconds old (default 0)" },
 	SC_SAMPLE_EVERY("track one allocation in N, weighted by N (less overhead)"),
 	SC_LIB("the C library to probe (default: the libc in use)"),
-	{ 0, 't', "top", "N", "processes per second in the memusage section (default 10)" },
+	{ 0, 'T', "top", "N", "processes per second in the memusage section (default 10)" },
+	{ 0, 't', "", "N", NULL },	/* the old spelling: -t is a thread's elsewhere */
 	{ 0, 'i', "interval", "TIME", "memusage sampling interval (default 1s)" },
 	{ 0, OPT_MAX_ALLOCS, "max-allocs", "N", "allocations tracked at once (default 1048576; with -K\n"
 						 "262144, allocated up front)" },
@@ -299,7 +301,10 @@ static void add_alloc(const void *key, const void *value, void *arg)
 		return;
 	}
 	gs->g = marple_grow(gs->g, &gs->cap, gs->n + 1, sizeof(*gs->g));
-	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id, .stack = a->stack,
+	/* by the stack's contents: the same stack stored in both sets, or in
+	 * two generations of one, is one group */
+	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id,
+					 .stack = stackdrain_intern_kept(sc.drain, a->stack, a->gen),
 					 .bytes = a->size, .count = sc.sample_every };
 }
 
@@ -371,17 +376,18 @@ static void list_uprobes(struct memleak_bpf *skel, struct probe u[NUPROBES])
 	memcpy(u, all, sizeof(all));
 }
 
-/* The stacks of the allocations outstanding are kept when their set is cleared. */
+/* The stacks the outstanding allocations name, now and then: those moved
+ * to user space that no allocation names are let go. */
 static void pin_one(const void *key, const void *value, void *d)
 {
 	struct memleak_alloc a;
 
 	(void)key;
 	memcpy(&a, value, sizeof(a));
-	stackdrain_pin(d, a.stack);
+	stackdrain_keep(d, a.stack, a.gen);
 }
 
-static void pin_outstanding(struct stackdrain *d, void *skel)
+static void still_named(struct stackdrain *d, void *skel)
 {
 	bpfmap_each(bpf_map__fd(((struct memleak_bpf *)skel)->maps.allocs), sizeof(struct memleak_key),
 		    sizeof(struct memleak_alloc), pin_one, d);
@@ -463,6 +469,7 @@ static void write_stacks(struct memleak_bpf *skel, struct groups *gs, uint64_t *
 {
 	read_images(bpf_map__fd(skel->maps.procs));
 	collect_groups(bpf_map__fd(skel->maps.allocs), gs, nallocs);
+	stackdrain_name_interned(sc.drain, sc.sf);
 	for (size_t i = 0; i < gs->n; i++) {
 		struct memleak_proc p = { 0 };
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs->g[i].tgid, &p);
@@ -537,7 +544,7 @@ int main(int argc, char **argv)
 	/* the stacks of freed allocations are let go while capturing */
 	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
 		goto cleanup;
-	stackdrain_set_pin(sc.drain, pin_outstanding, skel);
+	stackdrain_set_kept(sc.drain, still_named, skel);
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
 	stackcollector_ready(&sc);

@@ -66,8 +66,8 @@ static const struct sc_option options[] = {
 	SC_TID("only this thread"),
 	SC_USER_ONLY,
 	SC_KERNEL_ONLY,
-	SC_DELIMITED,
-	SC_ANNOTATIONS,
+	SC_DELIMIT,
+	SC_ANNOTATE,
 	{ 0, 'm', "min-block", "US", "ignore blocks shorter than US microseconds (default 1)" },
 	{ 0, OPT_STATE, "state", "STATES", "only threads leaving the CPU in these states: letters\n"
 	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },

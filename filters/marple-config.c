@@ -21,7 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lines.h"
 #include "options.h"
+#include "registry.h"
 #include "util.h"
 
 /* The original MARPLE's defaults (marple(1) documents each). */
@@ -76,33 +78,18 @@ static int is_word(const char *list, const char *w)
 	return 0;
 }
 
-/* A field of a registry line ("KEY=VALUE" between tabs), copied; NULL if none. */
-static char *field(const char *line, const char *key)
-{
-	size_t k = strlen(key);
-	for (const char *p = line; p; p = strchr(p, '\t'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, k) && p[k] == '=') {
-			const char *end = strchr(p, '\t');
-			return strndup(p + k + 1, end ? (size_t)(end - p - k - 1) : strlen(p + k + 1));
-		}
-	return NULL;
-}
-
 static void read_registry(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
+	size_t n;
+	char **lines = lines_of_file(path, "the registry of programs", &n);
 
-	if (!f)
-		marple_fatal(EXIT_DATA, "%s: cannot read the registry of programs: %s", path, strerror(errno));
 	reg.interfaces = strdup(" "), reg.sections = strdup(" "), reg.displays = strdup(" ");
 	reg.aliases = strdup(" "), reg.keys = strdup(" "), reg.builtin = strdup("[DisplayInterfaces]\n");
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *line = lines[i];
 		char none[1] = "";
-		char *kind = field(line, "kind"), *prog = field(line, "program");
-		char *sections = field(line, "sections"), *display = field(line, "display"), *config = field(line, "config");
+		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
+		char *sections = registry_field(line, "sections"), *display = registry_field(line, "display"), *config = registry_field(line, "config");
 		if (kind && prog && !strcmp(kind, "collector") && !strncmp(prog, "marple-", 7)) {
 			for (char *c = prog; *c; c++)
 				if (*c == '-')
@@ -130,10 +117,9 @@ static void read_registry(const char *path)
 			for (char *sv, *c = strtok_r(config ? config : none, ",", &sv); first && c; c = strtok_r(NULL, ",", &sv))
 				append(&reg.keys, "%s:%.*s ", first, (int)strcspn(c, ":"), c);
 		}
-		free(kind), free(prog), free(sections), free(display), free(config);
+		free(kind), free(prog), free(sections), free(display), free(config), free(lines[i]);
 	}
-	free(line);
-	fclose(f);
+	free(lines);
 }
 
 static const char *config_name;

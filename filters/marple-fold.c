@@ -73,7 +73,7 @@ struct ctx {
 	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
 };
 
-enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO };
+enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF };
 static const struct options_entry options[] = {
 	{ 'p', "pid", NULL, "process name as comm-PID (perf script input)" },
 	{ 't', "tid", NULL, "process name as comm-PID/TID" },
@@ -84,7 +84,8 @@ static const struct options_entry options[] = {
 	{ 'e', "event-filter", "EVENT", "keep only samples of EVENT (default: the first\n"
 					"event seen in the input)" },
 	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
-	{ 'd', "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
+	{ OPT_DIFF, "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
+	{ 'd', "", NULL, NULL },	/* the old spelling: -d is --delimited's */
 	{ 'H', "host-frame", NULL, "the host of each stack's section (its header's\n"
 				   "\"host\") as the root frame: several hosts' files\n"
 				   "fold into one graph, a tower per host" },
@@ -505,7 +506,8 @@ int main(int argc, char **argv)
 			opt.perf.event_filter = optarg;
 			break;
 		case 's': opt.to_stream = 1; break;
-		case 'd': opt.diff = 1; break;
+		case 'd':
+		case OPT_DIFF: opt.diff = 1; break;
 		case 'H': opt.host_frame = 1; break;
 		case 'o': opt.out = optarg; break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;

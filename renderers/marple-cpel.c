@@ -22,12 +22,14 @@
 #include "stream.h"
 #include "util.h"
 
-enum { O_RUN_EVENTS = 256 };
+enum { O_RUN_EVENTS = 256, O_TRACK, O_DATUM };
 static const struct options_entry options[] = {
-	{ 't', "track", "MODE", "cpu: one track per record track (cpuN; default)\n"
+	{ O_TRACK, "track", "MODE", "cpu: one track per record track (cpuN; default)\n"
 				"pid: one track per process (\"comm (pid)\")" },
-	{ 'd', "datum", "KEYS", "show these fields as each event's datum\n"
+	{ 't', "", "MODE", NULL },	/* old spellings: -t is a thread's, -d a disk's */
+	{ O_DATUM, "datum", "KEYS", "show these fields as each event's datum\n"
 				"(default: \"comm (pid)\"; with --track pid: the CPU)" },
+	{ 'd', "", "KEYS", NULL },
 	OPTIONS_OUTPUT,
 	{ O_RUN_EVENTS, "run-events", "N", NULL },	/* for tests: events per sorted run */
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=g2,cpel\treads=event\text=cpel\tdefault-for=event\tconfig=track:--track"),
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
+		case O_TRACK:
 			if (strcmp(optarg, "cpu") == 0)
 				o.track = CPEL_TRACK_EVENT;
 			else if (strcmp(optarg, "pid") == 0)
@@ -59,7 +62,8 @@ int main(int argc, char **argv)
 			else
 				marple_usage_error("--track: '%s' is not cpu or pid", optarg);
 			break;
-		case 'd': o.datum = optarg; break;
+		case 'd':
+		case O_DATUM: o.datum = optarg; break;
 		case 'o': outpath = optarg; break;
 		case O_RUN_EVENTS: o.run_events = (size_t)marple_opt_u64("--run-events", optarg, 1, 1u << 28); break;
 		case 'h': options_help(stdout, options, &help); return EXIT_OK;

@@ -38,8 +38,10 @@ static struct {
 	const char *output;
 } opt = { .title = "Events" };
 
+enum { OPT_TITLE = 256 };
 static const struct options_entry options[] = {
-	{ 't', "title", "TITLE", "page title (default \"Events\")" },
+	{ OPT_TITLE, "title", "TITLE", "page title (default \"Events\")" },
+	{ 't', "", "TITLE", NULL },	/* the old spelling: -t is a thread's */
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=plot,tcp,tcpplot,eventplot\treads=event\text=html"),
 	OPTIONS_HELP,
@@ -194,7 +196,8 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 't': opt.title = optarg; break;
+		case 't':
+		case OPT_TITLE: opt.title = optarg; break;
 		case 'o': opt.output = optarg; break;
 		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();

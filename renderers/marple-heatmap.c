@@ -217,6 +217,10 @@ static int have_t_first;
 static int64_t origin_ns;		/* events: time 0 */
 static int64_t point_shift_ns;		/* points with --wall: start's offset in its wall-clock period */
 static int have_origin;
+/* The drawn section's length in seconds (start_ns to the trailer's end_ns);
+ * 0: not said, the records' span is used. */
+static double section_seconds;
+static int64_t section_start_ns = -1;
 static uint64_t bad_lines, no_value;
 static const char *last_input = "<stdin>";	/* named in "nothing usable" messages */
 
@@ -339,12 +343,14 @@ static double clip_value(double pct)
 /* Column width and value rows chosen from what the first pass saw. */
 static void spool_config(struct heatgrid_config *cfg)
 {
-	/* 60 to 150 columns for a capture under 100 s, as marple display asks */
+	/* 60 to 150 columns for a capture under 100 s rather than a strip of a
+	 * few 1 s ones; its length is the section's when the stream says it */
 	static const double steps[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.5 };
+	double span = section_seconds > 0 ? section_seconds : spool.tmax - spool.tmin;
 	if (!opt.have_stepsec) {
 		cfg->stepsec = 1;
 		for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++)
-			if (steps[i] * 150 >= spool.tmax - spool.tmin) {
+			if (steps[i] * 150 >= span) {
 				cfg->stepsec = steps[i];
 				break;
 			}
@@ -414,6 +420,7 @@ static void choose_section(struct stream_reader *r)
 		      stream_datatype_name(dt));
 	drawn_dt = dt;
 	drawn_header = json_incref(hdr);
+	section_start_ns = stream_header_int(hdr, "start_ns", -1);
 	mode = opt.mode != MODE_DEFAULT ? opt.mode : dt == DATATYPE_EVENT && !opt.field ? MODE_OFFSET : MODE_LATENCY;
 	if (dt == DATATYPE_EVENT && mode == MODE_LATENCY && !opt.field)
 		marple_fatal(EXIT_DATA, "%s: section %ld (%s) holds events: a latency heat map of events needs "
@@ -487,6 +494,11 @@ static void read_stream(struct lines *l, const char *name)
 				want = 0;
 			}
 			continue;
+		}
+		if (it == STREAM_TRAILER && want && section_start_ns >= 0) {
+			int64_t end = stream_header_int(stream_reader_trailer(r), "end_ns", -1);
+			if (end > section_start_ns)
+				section_seconds = (double)(end - section_start_ns) / 1e9;
 		}
 		if (it != STREAM_RECORD || !want)
 			continue;

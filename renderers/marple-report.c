@@ -20,7 +20,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "lines.h"
 #include "options.h"
+#include "registry.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -68,19 +70,43 @@ static struct {
 } all = { .first_wall = -1 };
 static unsigned long bad_lines;
 
-enum { OPT_SOURCE = 256, OPT_MAX_SECTIONS };
+/* --plan (see there) */
+static struct {
+	int on;
+	const char *registry, *config, *single;
+	char *entries;		/* the -e lists, joined by ',' */
+	const char **flags;	/* display flags as typed (-fg, --treemap) */
+	size_t nflags, capflags;
+	uint64_t fleet;		/* captures joined (0: not a fleet) */
+} plan;
+
+enum { OPT_TITLE = 256, OPT_SOURCE, OPT_MAX_SECTIONS, OPT_PLAN, OPT_REGISTRY, OPT_CONFIG, OPT_DISPLAY, OPT_SINGLE, OPT_FLEET };
 static const struct options_entry options[] = {
 	{ 'o', "output", "FILE", "write the page to FILE (default stdout); the files\n"
 				 "named by the operands are relative to its folder" },
-	{ 't', "title", "TITLE", "the page's title (default: marple report: NAME)" },
+	{ OPT_TITLE, "title", "TITLE", "the page's title (default: marple report: NAME)" },
+	{ 't', "", "TITLE", NULL },	/* the old spelling: -t is a thread's */
 	{ OPT_SOURCE, "source", "NAME", "the capture's name to show (default: CAPTURE)" },
 	{ OPT_MAX_SECTIONS, "max-sections", "N", "list the first N sections on the page (default 1000;\n"
 						 "the others are counted, and said to be left out)" },
 	{ 'l', "list", NULL, "print 'index<TAB>datatype<TAB>interface<TAB>records<TAB>\n"
-			     "seconds<TAB>timed<TAB>title' per section (the interface\n"
-			     "reduced to [A-Za-z0-9_.-]; seconds from start_ns to\n"
-			     "end_ns or '-'; timed 'stacks', 'samples' or '-'; the\n"
-			     "title 'INTERFACE on HOST'), and stop" },
+			     "seconds<TAB>timed<TAB>title<TAB>host' per section (the\n"
+			     "interface reduced to [A-Za-z0-9_.-]; seconds from\n"
+			     "start_ns to end_ns or '-'; timed 'stacks', 'samples' or\n"
+			     "'-'; the title 'INTERFACE on HOST'), and stop" },
+	{ OPT_PLAN, "plan", NULL, "print what marple display draws, one line a picture\n"
+				  "(marple-report(1), PLAN), and stop; without CAPTURE,\n"
+				  "check the options and stop" },
+	{ OPT_REGISTRY, "registry", "FILE", "--plan: what the programs are (make's marple-registry)" },
+	{ OPT_CONFIG, "config", "FILE", "--plan: the configuration, as marple-config prints it" },
+	{ 'e', "entry", "LIST", "--plan: only these sections (numbers or interfaces,\n"
+				"comma-separated; repeatable)" },
+	{ OPT_DISPLAY, "display", "FLAG", "--plan: draw its datatype with the display FLAG names\n"
+					  "(-fg, --treemap, ...; repeatable)" },
+	{ OPT_SINGLE, "single", "FILE", "--plan: the one picture FILE is, by its extension" },
+	{ OPT_FLEET, "fleet", "N", "--plan: the capture joins N hosts' captures: merge\n"
+				   "each collector's stacks over the hosts" },
+	{ 'n', "name", "NAME", "call this program NAME in messages" },
 	OPTIONS_DESCRIBE("kind=renderer\text=html"),
 	OPTIONS_HELP,
 	{ 0 }
@@ -178,7 +204,7 @@ static void section_done(struct section *s)
 		all.longest = (double)(s->end_ns - s->start_ns) / 1e9;
 	add_distinct(&all.hosts, &all.nhosts, &all.caphosts, s->host);
 	add_distinct(&all.kernels, &all.nkernels, &all.capkernels, s->kernel);
-	if (opt.list || nsecs < opt.max_sections) {
+	if (opt.list || plan.on || nsecs < opt.max_sections) {
 		secs = marple_grow(secs, &capsecs, nsecs + 1, sizeof(*secs));
 		secs[nsecs++] = *s;
 	} else {
@@ -244,40 +270,419 @@ static void read_capture(const char *path)
 		marple_fatal(EXIT_DATA, "%s: no marple section in input", marple_input_name(path));
 }
 
+/* A section's interface as a file name's part: [A-Za-z0-9_.-], at most 40
+ * bytes, no leading '.'; "section" if it has none. */
+static char *section_name(size_t i)
+{
+	const char *s = secs[i].interface ? secs[i].interface : "";
+	size_t n = 0;
+	char *out = marple_malloc(48);
+
+	for (; s[n] && n < 40; n++) {
+		char c = s[n];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			 c == '_' || c == '-' || c == '.';
+		out[n] = ok && !(n == 0 && c == '.') ? c : '_';
+	}
+	strcpy(out + n, n ? "" : "section");
+	return out;
+}
+
+/* A title for the picture: "INTERFACE on HOST", control bytes as '?'. */
+static char *section_title(size_t i)
+{
+	const char *iface = secs[i].interface ? secs[i].interface : "section";
+	char *t;
+
+	if (asprintf(&t, "%s%s%s", iface, secs[i].host ? " on " : "", secs[i].host ? secs[i].host : "") < 0)
+		marple_fatal(EXIT_DATA, "out of memory");
+	for (char *c = t; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return t;
+}
+
+/* A samples section belongs to the timed stack section just before it. */
+static enum timed_role section_role(size_t i)
+{
+	enum timed_role role = secs[i].timed;
+	if (role == TIMED_SAMPLES && (i == 0 || secs[i - 1].timed != TIMED_STACKS))
+		role = TIMED_NONE;
+	return role;
+}
+
 static void list_sections(void)
 {
 	for (size_t i = 0; i < nsecs; i++) {
-		const char *s = secs[i].interface ? secs[i].interface : "";
-		size_t n = 0;
-		printf("%zu\t%s\t", i, secs[i].datatype);
-		for (; s[n] && n < 40; n++) {
-			char c = s[n];
-			int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-				 c == '_' || c == '-' || c == '.';
-			putchar(ok && !(n == 0 && c == '.') ? c : '_');
-		}
-		if (n == 0)
-			fputs("section", stdout);
-		printf("\t%llu", (unsigned long long)secs[i].records);
+		char *name = section_name(i), *title = section_title(i);
+		enum timed_role role = section_role(i);
+		printf("%zu\t%s\t%s\t%llu", i, secs[i].datatype, name, (unsigned long long)secs[i].records);
 		if (secs[i].start_ns >= 0 && secs[i].end_ns > secs[i].start_ns)
 			printf("\t%.3f", (double)(secs[i].end_ns - secs[i].start_ns) / 1e9);
 		else
 			fputs("\t-", stdout);
-		/* a samples section belongs to the timed stack section just before it */
-		enum timed_role role = secs[i].timed;
-		if (role == TIMED_SAMPLES && (i == 0 || secs[i - 1].timed != TIMED_STACKS))
-			role = TIMED_NONE;
 		fputs(role == TIMED_STACKS ? "\tstacks" : role == TIMED_SAMPLES ? "\tsamples" : "\t-", stdout);
-		/* a title for the picture: "INTERFACE on HOST", control bytes as '?' */
-		putchar('\t');
-		for (const char *t = secs[i].interface ? secs[i].interface : "section"; *t; t++)
-			putchar((unsigned char)*t < 0x20 || *t == 0x7f ? '?' : *t);
-		if (secs[i].host) {
-			fputs(" on ", stdout);
-			for (const char *t = secs[i].host; *t; t++)
-				putchar((unsigned char)*t < 0x20 || *t == 0x7f ? '?' : *t);
-		}
+		printf("\t%s\t", title);
+		for (const char *h = secs[i].host ? secs[i].host : ""; *h; h++)
+			putchar((unsigned char)*h < 0x20 || *h == 0x7f ? '?' : *h);
 		putchar('\n');
+		free(name), free(title);
+	}
+}
+
+/* ---------------------------------------------------------------- --plan
+ * What `marple display` draws, one line a picture (marple-report(1), PLAN):
+ * the displays come from the registry, the config and the display flags, the
+ * sections from the capture; the driver runs the lines as they are. */
+
+
+static struct registry reg;
+static char **cfg_lines;	/* "SECTION\tKEY\tVALUE", later ones winning */
+static size_t ncfg;
+
+static const char *const plan_types[] = { "stack", "event", "point" };
+static const struct registry_display *chosen[3];	/* by a flag, per datatype */
+
+static int type_slot(const char *datatype)
+{
+	for (int t = 0; t < 3; t++)
+		if (!strcmp(datatype, plan_types[t]))
+			return t;
+	return -1;
+}
+
+/* The effective value of [section] key, NULL if unset. */
+static const char *cfg_get(const char *section, const char *key)
+{
+	size_t ls = strlen(section), lk = strlen(key);
+	for (size_t i = ncfg; i-- > 0;) {
+		const char *l = cfg_lines[i];
+		if (!strncmp(l, section, ls) && l[ls] == '\t' && !strncmp(l + ls + 1, key, lk) && l[ls + 1 + lk] == '\t')
+			return l + ls + lk + 2;
+	}
+	return NULL;
+}
+
+static int is_page(const struct registry_display *d)
+{
+	return !strcmp(d->ext, "svg") || !strcmp(d->ext, "html");
+}
+
+/* "-a or -b" of the displays drawing datatype; with page, the first making a page. */
+static const struct registry_display *reading(const char *datatype, int page, char *list, size_t n)
+{
+	if (list)
+		*list = 0;
+	for (size_t i = 0; i < reg.ndisplays; i++) {
+		const struct registry_display *d = &reg.displays[i];
+		if (!registry_reads(d, datatype) || (page && !is_page(d)))
+			continue;
+		if (!list)
+			return d;
+		size_t at = strlen(list);
+		snprintf(list + at, n - at, "%s-%s", at ? " or " : "", d->name);
+	}
+	return NULL;
+}
+
+/* A display flag (-NAME or --NAME, any name of a display) for the datatype it
+ * draws first; two different ones for a datatype contradict each other. */
+static void choose_display(const char *flag)
+{
+	const char *n = flag + (flag[0] == '-') + (flag[0] == '-' && flag[1] == '-');
+	const struct registry_display *d = registry_display(&reg, n);
+	char type[32] = "", list[1024];
+
+	if (d)
+		snprintf(type, sizeof(type), "%.*s", (int)strcspn(d->reads + 1, ","), d->reads + 1);
+	int t = type_slot(type);
+	if (t < 0)
+		marple_usage_error("display: unknown option '%s'", flag);
+	if (chosen[t] && chosen[t] != d) {
+		reading(type, 0, list, sizeof(list));
+		marple_usage_error("display: %s contradicts an earlier flag: one renderer per datatype (%s: %s)",
+				   flag, type, list);
+	}
+	chosen[t] = d;
+}
+
+/* Section i's displays, the chosen one first: the flag, [DisplayInterfaces]
+ * (built in: what the collector declares), the datatype's default.  One of
+ * another datatype falls back on the default; one making a file to download
+ * (CPEL, a Perfetto trace) adds the datatype's page; a timed stack section
+ * adds the pages of its samples (the flame scope). */
+static size_t displays_of(size_t i, const char *iface, const struct registry_display **out)
+{
+	const char *dt = secs[i].datatype;
+	int t = type_slot(dt);
+	size_t n = 0;
+
+	if (t < 0)
+		return 0;
+	const struct registry_display *d = chosen[t];
+	if (!d)
+		d = registry_display(&reg, cfg_get("DisplayInterfaces", iface));
+	for (size_t k = 0; !d && k < reg.nsections; k++)
+		if (!strcmp(reg.sections[k].interface, iface)) {
+			d = registry_display(&reg, reg.sections[k].display);
+			break;
+		}
+	if (!d || !registry_reads(d, dt))
+		for (size_t k = 0, found = 0; !found && k < reg.ndisplays; k++)
+			if (!strcmp(reg.displays[k].default_for, dt))
+				d = &reg.displays[k], found = 1;
+	if (!d || !registry_reads(d, dt))
+		return 0;
+	out[n++] = d;
+	if (!is_page(d) && (d = reading(dt, 1, NULL, 0)))
+		out[n++] = d;
+	if (section_role(i) == TIMED_STACKS)
+		for (size_t k = 0; k < reg.ndisplays && n < 8; k++)
+			if (registry_reads(&reg.displays[k], "timed"))
+				out[n++] = &reg.displays[k];
+	return n;
+}
+
+/* A word of a plan line: tabs and newlines would split it. */
+static void put_word(const char *w)
+{
+	putchar('\t');
+	for (; *w; w++)
+		putchar(*w == '\t' || *w == '\n' ? ' ' : *w);
+}
+
+/* One picture of section i by display d into file out. */
+static void plan_picture(size_t i, const char *iface, const struct registry_display *d, const char *out)
+{
+	char *config = marple_strdup(d->config), *sv, *title = section_title(i);
+
+	printf("%zu\t%s\t%zu", i, is_page(d) ? "picture" : "link", i);
+	if (registry_reads(d, "timed"))
+		printf(",%zu", i + 1);
+	put_word(iface);
+	put_word(out);
+	put_word(d->program);
+	for (char *c = strtok_r(config, ",", &sv); c; c = strtok_r(NULL, ",", &sv)) {
+		char *colon = strchr(c, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		const char *v = cfg_get(d->name, c);
+		if (!v || !*v)
+			continue;
+		if (!strcmp(colon + 1, "--")) {
+			char *o;
+			if (asprintf(&o, "--%s", v) < 0)
+				marple_fatal(EXIT_DATA, "out of memory");
+			put_word(o);
+			free(o);
+		} else {
+			put_word(colon + 1);
+			put_word(v);
+		}
+	}
+	if (d->takes_title) {
+		put_word("--title");
+		put_word(title);
+	}
+	putchar('\n');
+	free(config), free(title);
+}
+
+static char *out_name(size_t i, const char *iface, const struct registry_display *d)
+{
+	char *f;
+	if (asprintf(&f, "%02zu-%s-%s.%s", i, iface, d->name, d->ext) < 0)
+		marple_fatal(EXIT_DATA, "out of memory");
+	return f;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sections -e chooses (numbers, or interfaces: their sections), as
+ * selected[i]; all when none is named. */
+static void select_entries(const char *capture, char *selected, char **names)
+{
+	char *list = marple_strdup(plan.entries ? plan.entries : ""), *sv;
+	int any = 0;
+
+	for (char *e = strtok_r(list, ",", &sv); e; e = strtok_r(NULL, ",", &sv)) {
+		any = 1;
+		if (strspn(e, "0123456789") == strlen(e)) {
+			uint64_t k;
+			if (marple_parse_u64(e, 0, UINT64_MAX, &k) != 0 || k >= nsecs)
+				marple_usage_error("display: -e %s: %s has %zu section%s (0 to %zu; -l lists them)", e, capture,
+						   nsecs, nsecs == 1 ? "" : "s", nsecs - 1);
+			selected[k] = 1;
+			continue;
+		}
+		int found = 0;
+		for (size_t i = 0; i < nsecs; i++)
+			if (!strcmp(names[i], e))
+				selected[i] = found = 1;
+		if (!found) {
+			char **sorted = marple_calloc(nsecs, sizeof(*sorted)), *has = marple_calloc(nsecs, 48);
+			memcpy(sorted, names, nsecs * sizeof(*sorted));
+			qsort(sorted, nsecs, sizeof(*sorted), cmp_str);
+			for (size_t i = 0; i < nsecs; i++)
+				if (i == 0 || strcmp(sorted[i], sorted[i - 1]))
+					sprintf(has + strlen(has), "%s%s", *has ? " " : "", sorted[i]);
+			marple_usage_error("display: -e %s: %s has no %s section (it has: %s; -l lists them)", e, capture, e, has);
+		}
+	}
+	if (!any)
+		memset(selected, 1, nsecs);
+	free(list);
+}
+
+/* -o FILE.EXT: the one picture of that kind the chosen sections make. */
+static void plan_single(const char *selected, char **names, const size_t *rows, size_t nrows)
+{
+	const char *ext = strrchr(plan.single, '.') ? strrchr(plan.single, '.') + 1 : "";
+	const struct registry_display *ds[8];
+	size_t drawn = 0, row = 0;
+
+	for (size_t r = 0; r < nrows; r++)
+		if (secs[rows[r]].records)
+			drawn++, row = rows[r];
+	if (drawn == 1) {
+		size_t n = displays_of(row, names[row], ds);
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(ds[k]->ext, ext)) {
+				plan_picture(row, names[row], ds[k], plan.single);
+				return;
+			}
+	}
+	char *which = marple_calloc(nsecs, 200);
+	size_t listed = 0;
+	for (size_t i = 0; i < nsecs; i++) {
+		if (!selected[i])
+			continue;
+		sprintf(which + strlen(which), "%s%zu (%s, %s%s%s)", listed++ ? ", " : "", i, names[i], secs[i].datatype,
+			section_role(i) == TIMED_SAMPLES ? ": the samples of the timed stack section before it" : "",
+			secs[i].records ? "" : ": no records");
+	}
+	marple_usage_error("display: -o %s names one .%s file, but the sections chosen make %zu picture%s: section%s %s "
+			   "(choose one with -e N or -e INTERFACE, or give a folder)", plan.single, ext, drawn,
+			   drawn == 1 ? " of another kind" : "s", listed > 1 ? "s" : "", which);
+}
+
+/* A fleet: one flame graph of all the hosts' stacks per collector, the host
+ * the root frame, and the merge as one pprof profile. */
+static void plan_fleet(char **names)
+{
+	size_t hosts = 0;
+	char **seen = marple_calloc(nsecs, sizeof(*seen));
+
+	for (size_t i = 0; i < nsecs; i++) {
+		char *h = secs[i].host ? marple_strdup(secs[i].host) : section_title(i);
+		for (char *c = h; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		size_t k = 0;
+		while (k < hosts && strcmp(seen[k], h))
+			k++;
+		if (k == hosts)
+			seen[hosts++] = h;
+		else
+			free(h);
+	}
+	printf("all\ttitle\tmarple report: %llu captures from %zu host%s\n", (unsigned long long)plan.fleet, hosts,
+	       hosts == 1 ? "" : "s");
+	for (size_t i = 0; i < nsecs; i++) {
+		if (strcmp(secs[i].datatype, "stack") || !secs[i].records)
+			continue;
+		int done = 0;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(secs[j].datatype, "stack") && secs[j].records && !strcmp(names[j], names[i]))
+				done = 1;
+		if (done)
+			continue;
+		char *sel = marple_calloc(nsecs, 24), *title, *svg, *pb;
+		for (size_t j = 0; j < nsecs; j++)	/* a timed one's samples are an event section */
+			if (!strcmp(secs[j].datatype, "stack") && !strcmp(names[j], names[i]))
+				sprintf(sel + strlen(sel), "%s%zu", *sel ? "," : "", j);
+		if (asprintf(&title, "%s, all hosts (the host is the root frame)", names[i]) < 0 ||
+		    asprintf(&svg, "fleet-%s-flamegraph.svg", names[i]) < 0 || asprintf(&pb, "fleet-%s.pb.gz", names[i]) < 0)
+			marple_fatal(EXIT_DATA, "out of memory");
+		printf("all\tpicture\t%s", sel);
+		put_word(names[i]), put_word(svg), put_word("fold"), put_word("--host-frame"), put_word("--to-stream");
+		put_word("|"), put_word("flamegraph"), put_word("--title"), put_word(title);
+		printf("\nall\tlink\t%s", sel);
+		put_word(names[i]), put_word(pb), put_word("pprof");
+		printf("\nall\tnote\t%s's merged pprof profile opens in go tool pprof, Parca, Pyroscope; the label host tells the hosts apart\n",
+		       names[i]);
+		free(sel), free(title), free(svg), free(pb);
+	}
+	for (size_t k = 0; k < hosts; k++)
+		free(seen[k]);
+	free(seen);
+}
+
+static void plan_sections(const size_t *rows, size_t nrows, char **names);
+
+static void plan_display(const char *capture)
+{
+	/* static: a usage error exits from within, and they are still ours */
+	static char **names, *selected;
+	static size_t *rows;
+	size_t nrows = 0;
+	const struct registry_display *ds[8];
+
+	names = marple_calloc(nsecs, sizeof(*names)), selected = marple_calloc(nsecs, 1);
+	rows = marple_calloc(nsecs, sizeof(*rows));
+
+	for (size_t i = 0; i < nsecs; i++)
+		names[i] = section_name(i);
+	select_entries(capture, selected, names);
+	for (size_t i = 0; i < nsecs; i++)
+		if (selected[i] && section_role(i) != TIMED_SAMPLES && displays_of(i, names[i], ds))
+			rows[nrows++] = i;
+	if (plan.single)
+		plan_single(selected, names, rows, nrows);
+	else
+		plan_sections(rows, nrows, names);
+	if (plan.fleet && !plan.single)
+		plan_fleet(names);
+	for (size_t i = 0; i < nsecs; i++)
+		free(names[i]);
+	free(names), free(selected), free(rows);
+}
+
+/* Every picture of the sections in rows; the first --max-sections with records. */
+static void plan_sections(const size_t *rows, size_t nrows, char **names)
+{
+	const struct registry_display *ds[8];
+	size_t drawn = 0;
+
+	for (size_t r = 0; r < nrows; r++) {
+		size_t i = rows[r];
+		if (!secs[i].records) {
+			printf("%zu\tnote\tno records in this section: nothing to draw\n", i);
+			continue;
+		}
+		/* small files can hold a million sections: a picture each would
+		 * take hours and gigabytes; the first ones are drawn, the rest counted */
+		if (opt.max_sections && drawn >= opt.max_sections) {
+			size_t left = 0;
+			for (size_t k = r; k < nrows; k++)
+				left += secs[rows[k]].records != 0;
+			marple_warn("display: drew the first %llu sections with records; %zu more not drawn "
+				    "(--max-sections N to draw more, 0 for all)", (unsigned long long)opt.max_sections, left);
+			printf("all\tnote\t%zu more sections with records are not drawn: the first %llu are "
+			       "(marple display --max-sections N draws more)\n", left, (unsigned long long)opt.max_sections);
+			break;
+		}
+		drawn++;
+		size_t n = displays_of(i, names[i], ds);
+		for (size_t k = 0; k < n; k++) {
+			char *out = out_name(i, names[i], ds[k]);
+			plan_picture(i, names[i], ds[k], out);
+			free(out);
+		}
 	}
 }
 
@@ -650,24 +1055,67 @@ static void parse_artifact(const char *arg, struct artifact *a)
 		marple_usage_error("'%s': FILE must be a name relative to the report's folder", arg);
 }
 
+static char *join_entries(char *list, const char *more)
+{
+	char *j;
+	if (asprintf(&j, "%s,%s", list ? list : "", more) < 0)
+		marple_fatal(EXIT_DATA, "out of memory");
+	free(list);
+	return j;
+}
+
 int main(int argc, char **argv)
 {
-	int c;
+	int c, have_max = 0;
 
 	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.out = optarg; break;
-		case 't': opt.title = optarg; break;
+		case 't':
+		case OPT_TITLE: opt.title = optarg; break;
 		case OPT_SOURCE: opt.source = optarg; break;
 		case 'l': opt.list = 1; break;
 		case OPT_MAX_SECTIONS:
-			opt.max_sections = marple_opt_u64("--max-sections", optarg, 1, UINT32_MAX);
+			opt.max_sections = marple_opt_u64("--max-sections", optarg, 0, UINT32_MAX);
+			have_max = 1;
 			break;
+		case OPT_PLAN: plan.on = 1; break;
+		case OPT_REGISTRY: plan.registry = optarg; break;
+		case OPT_CONFIG: plan.config = optarg; break;
+		case 'e': plan.entries = join_entries(plan.entries, optarg); break;
+		case OPT_DISPLAY:
+			plan.flags = marple_grow(plan.flags, &plan.capflags, plan.nflags + 1, sizeof(*plan.flags));
+			plan.flags[plan.nflags++] = optarg;
+			break;
+		case OPT_SINGLE: plan.single = optarg; break;
+		case OPT_FLEET: plan.fleet = marple_opt_u64("--fleet", optarg, 1, UINT32_MAX); break;
+		case 'n': marple_progname = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}
+	if (plan.on) {
+		if (!plan.registry)
+			marple_usage_error("--plan needs --registry FILE");
+		if (!have_max)
+			opt.max_sections = 100;
+		registry_read(&reg, plan.registry);
+		if (plan.config)
+			cfg_lines = lines_of_file(plan.config, "the configuration", &ncfg);
+		for (size_t i = 0; i < plan.nflags; i++)
+			choose_display(plan.flags[i]);
+		if (optind + 1 < argc)
+			marple_usage_error("--plan takes only the capture");
+		if (optind < argc) {
+			read_capture(argv[optind]);
+			plan_display(opt.source ? opt.source : argv[optind]);
+		}
+		marple_close_stdout();
+		return EXIT_OK;
+	}
+	if (opt.max_sections == 0)
+		marple_usage_error("--max-sections: want 1 or more");
 	if (optind >= argc)
 		marple_usage_error("name the capture");
 	const char *capture = argv[optind++];

@@ -46,7 +46,8 @@ static struct {
 
 enum { O_BINS = 256, O_BY, O_TITLE };
 static const struct options_entry options[] = {
-	{ 'n', "top", "N", "bands for the N largest labels (default 10)" },
+	{ 'T', "top", "N", "bands for the N largest labels (default 10)" },
+	{ 'n', "", "N", NULL },		/* the old spelling: -n is a name elsewhere */
 	{ O_BINS, "bins", "N", "at most N time bins (default 500); samples are averaged" },
 	{ O_BY, "by", "KEY", "one band per value of field KEY (e.g. pid) instead of info" },
 	{ O_TITLE, "title", "TEXT", "title (default: the section's \"INTERFACE on HOST\")" },
@@ -417,7 +418,8 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
-		case 'n': opt.top = marple_opt_u64("--top", optarg, 1, 1000); break;
+		case 'n':
+		case 'T': opt.top = marple_opt_u64("--top", optarg, 1, 1000); break;
 		case O_BINS: opt.maxbins = marple_opt_u64("--bins", optarg, 2, 100000); break;
 		case O_TITLE: opt.title = optarg; break;
 		case O_BY: opt.by = optarg; break;

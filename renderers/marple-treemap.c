@@ -28,11 +28,12 @@ static struct {
 	int reverse;
 } opt = { .depth = UINT32_MAX, .minshare = 0.001 };
 
-enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE };
+enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE, O_DEPTH };
 static const struct options_entry options[] = {
 	{ O_TITLE, "title", "TEXT", "page title (default: the first section's \"INTERFACE on\n"
 				      "HOST\", else \"Tree Map\")" },
-	{ 'd', "depth", "N", "keep N levels below the root (default: all)" },
+	{ O_DEPTH, "depth", "N", "keep N levels below the root (default: all)" },
+	{ 'd', "", "N", NULL },	/* the old spelling: -d is --delimited's */
 	{ O_MINSHARE, "min-share", "PCT", "leave out frames below PCT % of the total\n"
 					  "(default 0.001; their weight stays in the parent)" },
 	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
@@ -155,7 +156,8 @@ int main(int argc, char **argv)
 	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case O_TITLE: opt.title = optarg; break;
-		case 'd': opt.depth = marple_opt_u64("--depth", optarg, 1, UINT32_MAX); break;
+		case 'd':
+		case O_DEPTH: opt.depth = marple_opt_u64("--depth", optarg, 1, UINT32_MAX); break;
 		case O_MINSHARE: opt.minshare = marple_opt_double("--min-share", optarg, 0, 100); break;
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_REVERSE: opt.reverse = 1; break;

@@ -6,6 +6,9 @@ PATH="$MARPLE_BIN:$PATH"
 export LC_ALL=C
 T=$(mktemp -d "${TMPDIR:-/tmp}/marple-test.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+# the collectors' unwind cache (marple-callstack(1), CACHE): each test file
+# its own, never the user's or /var/cache/marple
+export MARPLE_CACHE_DIR="$T/cache"
 DATA="$MARPLE_TOP/tests/data"
 
 # plan N: this file prints N cases.  tests/run-all fails a file that declares no

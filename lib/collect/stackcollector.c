@@ -19,6 +19,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
+#include "unwindcache.h"
 #include "unwindtab.h"
 #include "uprobes.h"
 #include "util.h"
@@ -35,7 +36,13 @@ static struct options_entry *entries_of(struct stackcollector *sc)
 	struct options_entry *e = marple_calloc(n + 1, sizeof(*e));
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_option *o = &sc->options[i];
-		e[i] = (struct options_entry){ o->key, o->name, o->arg, o->help };
+		int key = o->key;
+		/* a letter an earlier option of another meaning took (the
+		 * program's own): this shared one is long-only here */
+		for (size_t j = 0; o->id && j < i; j++)
+			if (e[j].key == key && sc->options[j].id != o->id)
+				key = SC_LONG_ONLY(o->id);
+		e[i] = (struct options_entry){ key, o->name, o->arg, o->help };
 	}
 	return sc->entries = e;
 }
@@ -102,6 +109,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
+	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -124,7 +132,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->unwind_memory = UNWINDTAB_MEMORY_DEFAULT;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
-		while (i < n && sc->options[i].key != c)
+		while (i < n && entries[i].key != c)
 			i++;
 		if (i == n)
 			marple_usage_try();
@@ -207,7 +215,11 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
 		return;
-	if (!(sc->unwindtab = unwindtab_new(obj)) || unwindtab_poll_with(sc->unwindtab, rb) < 0)
+	if (!(sc->unwindtab = unwindtab_new(obj)))
+		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
+	if (!sc->no_cache)
+		unwindtab_use_cache(sc->unwindtab, unwindcache_open());
+	if (unwindtab_poll_with(sc->unwindtab, rb) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
 		unwindtab_load_pid(sc->unwindtab, sc->pid);

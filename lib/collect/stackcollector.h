@@ -1,11 +1,13 @@
 /* stackcollector.h — what the collectors built on bpf/stacks.bpf.h that
  * aggregate in their own maps (diskblockrq, memevents, mallocstacks, memleak)
- * share: the options they have in common (-p, -c, -s, -l, -U, -K, -a,
- * --delimit, --stack-storage, --addresses, -v, -h) with their usage lines,
+ * share: the options they have in common (-p, -c, -s, -l, -U, -K, -a, -d,
+ * --stack-storage, --addresses, -v, -h) with their usage lines,
  * the duration operand, sizing the stack store, symbolizing, and the trailer.
  * marple-callstack and marple-offcpu take their options from here too
- * (stackcollector_parse, with -t, --no-demangle and bcc's -d/--delimited and
- * -a/--annotations), but set up their symbols themselves.
+ * (stackcollector_parse, with -t and --no-demangle), but set up their
+ * symbols themselves.  A letter a program's own option takes (diskblockrq's
+ * -d, --disk) stays its own: the shared option listed after it keeps only its
+ * long name.
  *
  * A program gives its usage text and lists its options in usage order, the
  * shared ones by macro:
@@ -67,7 +69,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_EVERY
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -77,10 +79,15 @@ enum {
 #define SC_LIB(help) { SC_OPT_LIB, 'l', "lib", "PATH", help }
 #define SC_USER_ONLY { SC_OPT_USER_ONLY, 'U', "user-only", NULL, "user stacks only" }
 #define SC_KERNEL_ONLY { SC_OPT_KERNEL_ONLY, 'K', "kernel-only", NULL, "kernel stacks only" }
-#define SC_ANNOTATE { SC_OPT_ANNOTATE, 'a', "annotate", NULL, "kernel frames get _[k]" }
+/* -a and -d as bcc's profile and offcputime spell them; --annotate and
+ * --delimit, the spellings of the collectors written before, are kept as old
+ * spellings (lib/format/options.md). */
+#define SC_ANNOTATE \
+	{ SC_OPT_ANNOTATE, 'a', "annotations", NULL, "kernel frames end in _[k]" }, \
+	{ SC_OPT_ANNOTATE, 'a', "annotate", NULL, NULL }
 #define SC_DELIMIT \
-	{ SC_OPT_DELIMIT, SC_LONG_ONLY(SC_OPT_DELIMIT), "delimit", NULL, \
-	  "a \"-\" frame between user and kernel frames" }
+	{ SC_OPT_DELIMIT, 'd', "delimited", NULL, "a \"-\" frame between user and kernel frames" }, \
+	{ SC_OPT_DELIMIT, 'd', "delimit", NULL, NULL }
 #define SC_STACK_STORAGE \
 	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
 	  "stack map entries (default 16384)" }
@@ -101,12 +108,8 @@ enum {
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
 #define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages too" }
-/* bcc's spelling of -a, --delimit and of a thread (profile, offcputime), for
- * marple-callstack and marple-offcpu */
+/* a thread, as bcc's offcputime and perf spell it */
 #define SC_TID(help) { SC_OPT_TID, 't', "tid", "TID", help }
-#define SC_ANNOTATIONS { SC_OPT_ANNOTATE, 'a', "annotations", NULL, "kernel frames end in _[k]" }
-#define SC_DELIMITED \
-	{ SC_OPT_DELIMIT, 'd', "delimited", NULL, "a \"-\" frame between user and kernel frames" }
 #define SC_NO_DEMANGLE \
 	{ SC_OPT_NO_DEMANGLE, SC_LONG_ONLY(SC_OPT_NO_DEMANGLE), "no-demangle", NULL, \
 	  "keep C++/Rust names mangled" }
@@ -119,7 +122,9 @@ enum {
 	{ SC_OPT_UNWIND, SC_LONG_ONLY(SC_OPT_UNWIND), "unwind", "MODE", \
 	  "user stacks: tables (default; in the kernel with tables\nbuilt from .eh_frame), fp (frame pointers only)" dwarf_help }, \
 	{ SC_OPT_UNWIND_MEMORY, SC_LONG_ONLY(SC_OPT_UNWIND_MEMORY), "unwind-memory", "SIZE", \
-	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 64 (4 M rows)" }
+	  "--unwind tables: kernel memory for the tables, MB\n(or 512K, 2G); default 32 (~7.3 M rows)" }, \
+	{ SC_OPT_NO_CACHE, SC_LONG_ONLY(SC_OPT_NO_CACHE), "no-cache", NULL, \
+	  "--unwind tables: build every file's table, and keep none\non disk (default: cached in MARPLE_CACHE_DIR, else\n/var/cache/marple for root, ~/.cache/marple)" }
 #define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"
 #define SC_DWARF { SC_OPT_DWARF, SC_LONG_ONLY(SC_OPT_DWARF), "dwarf", NULL, "--unwind dwarf" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
@@ -163,6 +168,7 @@ struct stackcollector {
 	int verbose;			/* how many -v */
 	int unwind;			/* --unwind: UNWIND_MODE_*, default tables */
 	uint64_t unwind_memory;		/* --unwind-memory, bytes */
+	int no_cache;			/* --no-cache: no unwind rows read from or written to disk */
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtab *unwindtab;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -49,15 +50,46 @@ struct stackdrain {
 	void (*settled)(void *arg);	/* stackdrain_set_settled */
 	void *settled_arg;
 	unsigned char *pinned;		/* slots of the set being cleared still named */
+	/* stackdrain_set_kept: every stack of a cleared set moves here */
+	void (*still_named)(struct stackdrain *d, void *arg);
+	void *still_named_arg;
+	struct kept_store *kept;	/* the stacks moved out, by (id, generation) */
+	struct kept_store *kept_next;	/* filled since the sweep in progress began */
+	/* the sweep's walk runs in a thread of its own (~300 ms of the kernel
+	 * walking memleak's million buckets: the drains go on meanwhile) and
+	 * lists what is named; applied by the first drain after it is done */
+	pthread_t sweeper;
+	int sweeping;			/* the thread was started, not joined */
+	int swept;			/* it is done (atomic) */
+	struct kept_key *named;
+	size_t nnamed, named_cap;
+	uint64_t sweeps;
 	int clearing;			/* the set being cleared */
 	int draining;			/* the set being read; -1: read every id where it is */
 	struct set_copy copies[2];
 	uint64_t period_ms, last_ms, drains;
 	uint64_t drains_before;		/* drains at the last stackdrain_restart */
+	uint64_t drain_us, drain_us_max;	/* time spent draining: all, and the longest */
 	/* scratch for the keys to delete */
 	unsigned char *keys;
 	size_t nkeys, keys_cap;
 };
+
+/* The stacks moved out of the store, named by their (id, generation):
+ * memleak's allocations keep those of the time they were made. */
+struct kept_key {
+	int32_t id;
+	uint32_t gen;
+};
+struct kept_store {
+	struct hashtab *keys;		/* kept_key -> count[0]: 1 + its index in stacks */
+	struct hashtab *stacks;		/* the addresses, each distinct stack once */
+};
+
+/* A sweep (the collector's state walked: memleak's whole allocation table,
+ * ~300 ms for its million buckets) every so many drains lets go of the
+ * stacks nothing names any more; in between, moved stacks are only added. */
+#define STACKDRAIN_SWEEP_EVERY 16
 
 static uint64_t now_ms(void)
 {
@@ -250,6 +282,144 @@ void stackdrain_pin(struct stackdrain *d, int id)
 		d->pinned[(uint32_t)id % d->half] = 1;
 }
 
+static struct kept_store *kept_new(void)
+{
+	struct kept_store *k = marple_calloc(1, sizeof(*k));
+	k->keys = hashtab_new();
+	k->stacks = hashtab_new();
+	return k;
+}
+
+static void kept_free(struct kept_store *k)
+{
+	if (!k)
+		return;
+	hashtab_free(k->keys);
+	hashtab_free(k->stacks);
+	free(k);
+}
+
+/* The addresses of (id, gen) in k: their count (*ips points into k), or -1. */
+static int kept_find(struct kept_store *k, int id, uint32_t gen, const uint64_t **ips)
+{
+	struct kept_key key = { id, gen };
+
+	if (!k)
+		return -1;
+	/* an absent key is added with no stack (0): harmless, it reads as absent */
+	uint64_t i = hashtab_add(k->keys, &key, sizeof(key), 0, 0)->count[0];
+	if (i == 0)
+		return -1;
+	const struct hashtab_entry *e = hashtab_at(k->stacks, (size_t)(i - 1));
+	*ips = (const uint64_t *)(const void *)e->key;
+	return (int)(e->len / sizeof(uint64_t));
+}
+
+static void kept_put(struct kept_store *k, int id, uint32_t gen, const uint64_t *ips, int n)
+{
+	struct kept_key key = { id, gen };
+
+	if (hashtab_add(k->keys, &key, sizeof(key), 0, 0)->count[0])
+		return;
+	size_t i = hashtab_index(k->stacks, hashtab_add(k->stacks, ips, (size_t)n * sizeof(uint64_t), 0, 0));
+	hashtab_add(k->keys, &key, sizeof(key), (uint64_t)i + 1, 0);
+}
+
+void stackdrain_set_kept(struct stackdrain *d, void (*still_named)(struct stackdrain *d, void *arg), void *arg)
+{
+	d->still_named = still_named;
+	d->still_named_arg = arg;
+	d->kept = kept_new();
+}
+
+void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen)
+{
+	if (id < 0)
+		return;
+	d->named = marple_grow(d->named, &d->named_cap, d->nnamed + 1, sizeof(*d->named));
+	d->named[d->nnamed++] = (struct kept_key){ id, gen };
+}
+
+static void *sweep_walk(void *arg)
+{
+	struct stackdrain *d = arg;
+
+	d->still_named(d, d->still_named_arg);
+	__atomic_store_n(&d->swept, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start a sweep: from now on, stacks moved go to kept_next; the walk lists
+ * what the state names.  An allocation made meanwhile names a stack in the
+ * store (moved to kept_next when its set is cleared), never one of kept. */
+static void sweep_start(struct stackdrain *d)
+{
+	d->nnamed = 0;
+	d->swept = 0;
+	d->kept_next = kept_new();
+	if (pthread_create(&d->sweeper, NULL, sweep_walk, d) != 0) {
+		sweep_walk(d);	/* no thread: walked here */
+		d->sweeping = 0;
+		return;
+	}
+	d->sweeping = 1;
+}
+
+/* Apply a finished sweep (wait for it when wait): what kept holds that the
+ * walk found named joins kept_next, which replaces it. */
+static void sweep_apply(struct stackdrain *d, int wait)
+{
+	const uint64_t *ips;
+	uint64_t copy[MARPLE_STACK_DEPTH];
+	int n;
+
+	if (!d->kept_next || (!wait && !__atomic_load_n(&d->swept, __ATOMIC_ACQUIRE)))
+		return;
+	if (d->sweeping)
+		pthread_join(d->sweeper, NULL);
+	d->sweeping = 0;
+	for (size_t i = 0; i < d->nnamed; i++) {
+		struct kept_key k = d->named[i];
+		uint32_t set = (uint32_t)k.id / d->half;
+		if (set > 1 || k.gen == d->ctl->gen[set] || (n = kept_find(d->kept, k.id, k.gen, &ips)) < 0)
+			continue;
+		memcpy(copy, ips, (size_t)n * sizeof(uint64_t));	/* kept's arena; kept_put adds to another */
+		kept_put(d->kept_next, k.id, k.gen, copy, n);
+	}
+	kept_free(d->kept);
+	d->kept = d->kept_next;
+	d->kept_next = NULL;
+	d->sweeps++;
+}
+
+int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen)
+{
+	uint32_t set = (uint32_t)id / d->half;
+	const uint64_t *ips;
+	int n;
+
+	if (id < 0)
+		return id;
+	if (set > 1)
+		return -ENOENT;
+	sweep_apply(d, 1);
+	if (gen == d->ctl->gen[set]) {
+		int draining = d->draining;
+		d->draining = -1;	/* in the store */
+		int32_t u = intern_id(d, id);
+		d->draining = draining;
+		return u;
+	}
+	if ((n = kept_find(d->kept, id, gen, &ips)) < 0)
+		return -ENOENT;
+	return (int)hashtab_index(d->stacks_seen, hashtab_add(d->stacks_seen, ips, (size_t)n * sizeof(uint64_t), 0, 0));
+}
+
+void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf)
+{
+	stackframes_set_reader(sf, d ? read_seen : NULL, d);
+}
+
 static void remember_key(const void *key, const void *value, void *arg)
 {
 	struct stackdrain *d = arg;
@@ -308,10 +478,17 @@ static void clear_slot(const void *key, const void *value, void *arg)
 	       len < d->stack_size ? len : d->stack_size);
 	c->pos[slot] = (uint32_t)++c->n;
 clear:
-	if (d->pinned[slot])
-		w->kept++;
-	else
+	if (d->kept) {	/* its name moves to user space; the slot is freed */
+		uint64_t ips[MARPLE_STACK_DEPTH];
+		size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
+		memcpy(ips, d->stacks + (size_t)id * d->stack_size, len < d->stack_size ? len : d->stack_size);
+		kept_put(d->kept_next ? d->kept_next : d->kept, (int)id, d->ctl->gen[w->set], ips, depth(ips));
 		remember_key(&id, NULL, d);
+	} else if (d->pinned[slot]) {
+		w->kept++;
+	} else {
+		remember_key(&id, NULL, d);
+	}
 }
 
 /* Read and clear set s, idle (no program writes into it). */
@@ -335,6 +512,11 @@ static void drain_set(struct stackdrain *d, int s)
 	d->clearing = s;
 	if (d->pin)
 		d->pin(d, d->pin_arg);
+	if (d->still_named) {
+		sweep_apply(d, 0);
+		if (!d->kept_next && d->drains % STACKDRAIN_SWEEP_EVERY == 0)
+			sweep_start(d);
+	}
 	struct set_copy *c = &d->copies[s];
 	memset(c->pos, 0, d->half * sizeof(uint32_t));
 	c->n = 0;
@@ -344,6 +526,8 @@ static void drain_set(struct stackdrain *d, int s)
 	delete_keys(d, d->slots_fd[s]);
 	d->key_size = key_size;
 	c->valid = 1;
+	/* what is stored in s from now on is another generation's */
+	__atomic_store_n(&d->ctl->gen[s], d->ctl->gen[s] + 1, __ATOMIC_SEQ_CST);
 	/* counted from 0 again, the pinned slots left out: a set full of stacks
 	 * still named (memleak's outstanding allocations) would otherwise ask
 	 * for a drain at every new stack */
@@ -364,7 +548,15 @@ void stackdrain_now(struct stackdrain *d)
 	usleep(STACKDRAIN_SETTLE_US);
 	if (d->settled)
 		d->settled(d->settled_arg);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	drain_set(d, idle);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	uint64_t us = (uint64_t)(((int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec)) / 1000) +
+		      STACKDRAIN_SETTLE_US;
+	d->drain_us += us;
+	if (us > d->drain_us_max)
+		d->drain_us_max = us;
 	d->last_ms = now_ms();
 }
 
@@ -422,6 +614,15 @@ void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
 {
 	if (d)
 		json_object_set_new(tr, "drains", json_integer((json_int_t)(d->drains - d->drains_before)));
+	if (!d)
+		return;
+	json_object_set_new(tr, "drains", json_integer((json_int_t)d->drains));
+	json_object_set_new(tr, "drain_ms", json_real((double)d->drain_us / 1000));
+	json_object_set_new(tr, "drain_ms_max", json_real((double)d->drain_us_max / 1000));
+	if (d->kept) {
+		json_object_set_new(tr, "kept_stacks", json_integer((json_int_t)hashtab_size(d->kept->stacks)));
+		json_object_set_new(tr, "kept_sweeps", json_integer((json_int_t)d->sweeps));
+	}
 }
 
 void stackdrain_free(struct stackdrain *d)
@@ -430,6 +631,11 @@ void stackdrain_free(struct stackdrain *d)
 		return;
 	hashtab_free(d->stacks_seen);
 	hashtab_free(d->keys_seen);
+	if (d->sweeping)
+		pthread_join(d->sweeper, NULL);
+	kept_free(d->kept);
+	kept_free(d->kept_next);
+	free(d->named);
 	free(d->sums);
 	if (d->ctl)
 		munmap((void *)d->ctl, d->ctl_len);

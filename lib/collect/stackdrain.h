@@ -58,6 +58,20 @@ void stackdrain_set_period(struct stackdrain *d, uint64_t ms);
  * stackdrain_pin for each stack id the collector's own maps still hold. */
 void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, void *arg), void *arg);
 void stackdrain_pin(struct stackdrain *d, int id);
+/* For state that keeps stack ids with their set's generation across drains
+ * (memleak's allocations: bpf/stacks.bpf.h stacks_get_kept): every stack of a
+ * set being cleared moves to user space, its slot freed (a store full of
+ * outstanding allocations' stacks would lose every new one).  Every
+ * STACKDRAIN_SWEEP_EVERY drains still_named() is called and says, by
+ * stackdrain_keep, each (id, gen) its state still names; the moved stacks
+ * it did not name are let go. */
+void stackdrain_set_kept(struct stackdrain *d, void (*still_named)(struct stackdrain *d, void *arg), void *arg);
+void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen);
+/* The stacks_seen id of a kept (id, gen) (interned now if it is still in
+ * the store), an error id (< 0) kept as it is, or -ENOENT if unknown. */
+int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen);
+/* sf reads stack ids as stacks_seen ids (stackdrain_intern_kept's). */
+void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf);
 /* settled(arg) is called after a flip, once the programs in flight are done
  * and before the idle set is cleared: the collector reads there what still
  * names its stacks (--timed's ring buffer), interning them with

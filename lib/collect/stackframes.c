@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hashtab.h"
+#include "jitframes.h"
 #include "stream.h"
 #include "util.h"
 
@@ -36,6 +37,8 @@ struct stackframes {
 	char *scratch;
 	size_t scratch_cap;
 	struct stackframes_stats st;
+	pid_t jit_pid;			/* the current stack's process, and its leaf */
+	const char *jit_leaf;		/* when it is a JIT frame named later (jitframes.h) */
 };
 
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
@@ -54,6 +57,7 @@ void stackframes_free(struct stackframes *sf)
 {
 	if (!sf)
 		return;
+	jitframes_forget(sf->syms);
 	hashtab_free(sf->names);
 	free(sf->scratch);
 	free(sf->frames);
@@ -89,6 +93,8 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 	push(sf, sf->comm);
 	sf->after_user = 1;
 	sf->user_judged = 0;
+	sf->jit_pid = 0;
+	sf->jit_leaf = NULL;
 }
 
 /* Where a whole user stack starts: the program's entry and libc's start
@@ -131,6 +137,7 @@ static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, con
 
 void stackframes_weigh(struct stackframes *sf, uint64_t weight)
 {
+	jitframes_weigh(sf->jit_pid, sf->jit_leaf, weight);
 	if (!sf->user_judged)
 		return;
 	sf->st.user_weight += weight;
@@ -164,6 +171,19 @@ static const char *unwind_mark_name(uint64_t mark)
 	}
 }
 
+/* An unnamed frame in JIT code (anonymous executable memory) may be named
+ * once the JIT has written its map (the JVM's, at exit): a placeholder for
+ * now (jitframes.h), else the name it has. */
+static const char *jit_pending(struct stackframes *sf, pid_t pid, uint64_t exec_id, uint64_t at, const char *mod,
+			       const char *name)
+{
+	if (mod && strcmp(mod, "[anon]") != 0)
+		return name;
+	if (!syms_cache_in_jit_memory(sf->syms, pid, exec_id, at))
+		return name;
+	return jitframes_pending(sf->syms, pid, exec_id, at, name);
+}
+
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
 {
 	char buf[64];
@@ -195,9 +215,13 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 			} else {
 				name = "[unknown]";
 			}
+			name = jit_pending(sf, pid, exec_id, ips[i] - (i > 0), mod, name);
+			if (i == 0 && jitframes_is_pending(name))
+				sf->jit_leaf = name;
 		}
 		push(sf, name);
 	}
+	sf->jit_pid = pid;
 	sf->after_user = sf->n;
 	judge_user_stack(sf, first, n, root_module, root_named);
 }
@@ -366,9 +390,17 @@ const char *const *stackframes_frames(struct stackframes *sf, size_t *n)
 	return sf->frames;
 }
 
+void stackframes_jit_names(struct stackframes *sf)
+{
+	if (jitframes_any())
+		for (size_t i = 0; i < sf->n; i++)
+			sf->frames[i] = jitframes_name_now(sf->frames[i]);
+}
+
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight)
 {
 	stackframes_weigh(sf, weight);
+	stackframes_jit_names(sf);
 	stream_write_stack_cstr(f, weight, sf->frames, sf->n);
 }
 
@@ -404,6 +436,13 @@ uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 {
 	size_t cap = 0, records = hashtab_size(t);
 	const char **fr = NULL;
+	int jit = jitframes_any();
+
+	/* JIT frames named as late as can be: now.  One record still for each
+	 * of t's (--timed's samples point to them by position), though some
+	 * may now have the same frames (readers add them up). */
+	if (jit)
+		jitframes_resolve();
 
 	for (size_t i = 0; i < records; i++) {
 		const struct hashtab_entry *e = hashtab_at(t, i);
@@ -411,7 +450,7 @@ uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 		size_t n = 0;
 		while (p < end) {
 			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
-			fr[n++] = p;
+			fr[n++] = jit ? jitframes_name(p) : p;
 			p += strlen(p) + 1;
 		}
 		stream_write_stack_cstr(f, e->count[0], fr, n);

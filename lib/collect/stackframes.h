@@ -18,6 +18,10 @@
  * in the stack map) becomes one "[missing user stack]"/"[missing kernel stack]"
  * frame, and is counted (stackframes_stats); one the stack map had no room
  * for (STACK_ID_LOST) is "[lost: stack map full]", counted by the kernel side.
+ * An unnamed frame in a JIT's anonymous executable memory is a placeholder
+ * (jitframes.h) until written: stackframes_write_table, stackframes_write
+ * and stackframes_jit_names name it then, from the process's perf map if one
+ * has appeared since.
  */
 #ifndef MARPLE_STACKFRAMES_H
 #define MARPLE_STACKFRAMES_H
@@ -74,6 +78,9 @@ void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int i
 /* The frames built so far (root first); valid until the next begin. */
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n);
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight);
+/* Name the JIT frames of the stack built so far with what is known now (a
+ * stack written at once, not through a table: stackframes_write does). */
+void stackframes_jit_names(struct stackframes *sf);
 /* Count weight for the stack just built (stackframes_write and _collect do;
  * call it when writing the frames another way). */
 void stackframes_weigh(struct stackframes *sf, uint64_t weight);

@@ -11,6 +11,7 @@
 
 #include "bpfmap.h"
 #include "hashtab.h"
+#include "jitframes.h"
 #include "stackdrain.h"
 #include "timedsamples.h"
 #include "util.h"
@@ -94,6 +95,7 @@ uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTER
 		warn_incomplete(sf, &st, c[STACKS_SAMPLES]);
 	}
 	json_object_set_new(trailer, "stack_errors", o);
+	jitframes_trailer_add(trailer);
 	if (bad || st.missing_user || st.missing_kernel) {
 		marple_warn("of %" PRIu64 " samples: %" PRIu64 " not counted (map full %" PRIu64 ", ring buffer full %" PRIu64
 			"), %" PRIu64 " under [lost: stack map full]; stacks lost: %" PRIu64 " (stack map full %" PRIu64

@@ -20,10 +20,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #include "ksymname.h"
 #include "ksymname.skel.h"
+#include "hashtab.h"
 #include "util.h"
 
 /* ---------------- kernel ---------------- */
@@ -381,12 +384,21 @@ struct umap {
 	uint64_t start, end, pgoff;
 	struct dso *dso;		/* NULL for anonymous and special mappings */
 	const char *name;		/* basename or "[vdso]", "[anon]"... (owned by the cache) */
+	int anon_exec;			/* anonymous and executable: where a JIT puts code */
 };
 
+/* A JIT's /tmp/perf-PID.map, flattened: syms are disjoint ranges, each under
+ * the name of the newest line covering it; origin[i] is where that line's
+ * code starts (for the offset).  Names are the cache's (jit_names): a map
+ * read again replaces this, and names already given out stay valid. */
 struct perfmap {
 	struct usym *syms;
+	uint64_t *origin;
 	size_t n;
-	char *text;
+	dev_t dev;			/* the file read, to see when it changes */
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
 };
 
 /* One image of a process: (pid, exec id), or (pid, SYMS_EXEC_ANY) for callers
@@ -409,6 +421,15 @@ struct proc {
 	struct umap *maps;
 	size_t nmaps;
 	struct perfmap *jit;
+	/* what finding and trusting its perf map needs, kept from the snapshot
+	 * of a process with anonymous executable memory so that a map written
+	 * at exit (the JVM's) can still be read after the process is gone */
+	int jit_known;
+	int anon_exec;			/* it has anonymous executable memory */
+	uid_t jit_uid;			/* its owner: the map must be its or root's */
+	int jit_root_fd;		/* its root directory (O_PATH) when not ours, else -1 */
+	pid_t jit_nspid;		/* its pid in its own pid namespace */
+	uint64_t jit_check_ns;		/* when its map was last looked at */
 	struct proc *next;
 };
 
@@ -424,6 +445,7 @@ struct syms_cache {
 	struct syms_stats st;
 	struct proc **young;		/* images syms_cache_refresh will read again */
 	size_t nyoung, young_cap;
+	struct hashtab *jit_names;	/* the names of perf maps' lines, demangled */
 	struct stat root;		/* our own root directory */
 	int root_known;
 };
@@ -445,10 +467,8 @@ static void perfmap_free(struct perfmap *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->syms[i].pretty);
 	free(p->syms);
-	free(p->text);
+	free(p->origin);
 	free(p);
 }
 
@@ -461,6 +481,8 @@ void syms_cache_free(struct syms_cache *c)
 			n = p->next;
 			free(p->maps);
 			perfmap_free(p->jit);
+			if (p->jit_known && p->jit_root_fd >= 0)
+				close(p->jit_root_fd);
 			free(p);
 		}
 		for (struct dso *d = c->dsos[b], *n; d; d = n) {
@@ -482,6 +504,7 @@ void syms_cache_free(struct syms_cache *c)
 		}
 	}
 	free(c->young);
+	hashtab_free(c->jit_names);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
@@ -704,6 +727,117 @@ static void load_dso(struct dso *d, const char *root, const char *path)
 		open_debug_file(d, root, path);
 }
 
+/* A GOT slot and the function whose address the dynamic linker puts there. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+};
+
+static int got_slot_cmp(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The GOT slots of e's function relocations (.rela.plt's JUMP_SLOT,
+ * .rela.dyn's GLOB_DAT), sorted; *n of them. */
+static struct got_slot *got_slots(Elf *e, size_t *n)
+{
+	struct got_slot *v = NULL;
+	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+
+	*n = 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh, symh;
+		Elf_Data *data, *symdata;
+		Elf_Scn *symscn;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0 ||
+		    !(symscn = elf_getscn(e, sh.sh_link)) || !gelf_getshdr(symscn, &symh) ||
+		    !(data = elf_getdata(scn, NULL)) || !(symdata = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			size_t type, si;
+			if (!gelf_getrela(data, (int)i, &r))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			si = GELF_R_SYM(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || si == 0 ||
+			    !gelf_getsym(symdata, (int)si, &sym))
+				continue;
+			const char *name = elf_strptr(e, symh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			v = marple_grow(v, &cap, *n + 1, sizeof(*v));
+			v[(*n)++] = (struct got_slot){ r.r_offset, name };
+		}
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), got_slot_cmp);
+	return v;
+}
+
+/* The GOT slot an x86-64 PLT entry jumps through: "jmp *disp(%rip)"
+ * (ff 25), maybe after endbr64 (f3 0f 1e fa) and with a bnd prefix (f2),
+ * as in .plt (lazy binding), .plt.sec (IBT) and .plt.got.  0 if it is no
+ * such entry (.plt's first, or the push-and-jump halves beside .plt.sec). */
+static uint64_t plt_entry_slot(const unsigned char *b, size_t len, uint64_t vaddr)
+{
+	size_t o = 0;
+
+	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		o = 4;
+	if (o < len && b[o] == 0xf2)
+		o++;
+	if (o + 6 > len || b[o] != 0xff || b[o + 1] != 0x25)
+		return 0;
+	int32_t disp = (int32_t)((uint32_t)b[o + 2] | (uint32_t)b[o + 3] << 8 | (uint32_t)b[o + 4] << 16 |
+				 (uint32_t)b[o + 5] << 24);
+	return vaddr + o + 6 + (uint64_t)(int64_t)disp;
+}
+
+/* Symbols for PLT stubs, which no symbol table has: "strlen@plt" for each
+ * entry of .plt, .plt.sec and .plt.got, named after the function its GOT
+ * slot is relocated to (x86-64; as perf and objdump name them).  The names
+ * are owned by the symbols (their pretty). */
+static void add_plt_syms(struct syms_cache *c, struct dso *d, size_t *cap)
+{
+	static const char *const sections[] = { ".plt", ".plt.sec", ".plt.got" };
+	GElf_Ehdr eh;
+	size_t nslots;
+
+	if (!gelf_getehdr(d->elf, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	struct got_slot *slots = got_slots(d->elf, &nslots);
+	for (size_t s = 0; s < 3 && nslots; s++) {
+		GElf_Shdr sh;
+		if (!find_section(d->elf, sections[s], &sh) || sh.sh_type != SHT_PROGBITS ||
+		    sh.sh_offset + sh.sh_size > d->size)
+			continue;
+		uint64_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
+		for (uint64_t at = 0; at + step <= sh.sh_size; at += step) {
+			uint64_t slot = plt_entry_slot(d->map + sh.sh_offset + at, step, sh.sh_addr + at);
+			struct got_slot key = { slot, NULL }, *g;
+			if (!slot || !(g = bsearch(&key, slots, nslots, sizeof(*slots), got_slot_cmp)))
+				continue;
+			char *d_name = NULL;
+			if ((c->flags & SYMS_DEMANGLE) && g->name[0] == '_' && g->name[1] == 'Z')
+				d_name = cplus_demangle(g->name, DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0));
+			size_t len = strlen(d_name ? d_name : g->name);
+			char *name = marple_malloc(len + 5);
+			memcpy(name, d_name ? d_name : g->name, len);
+			memcpy(name + len, "@plt", 5);
+			free(d_name);
+			d->syms = marple_grow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
+			/* the lowest rank: a real symbol at the same address keeps its name */
+			d->syms[d->nsyms++] = (struct usym){ sh.sh_addr + at, step, 0, name, name, -1 };
+		}
+	}
+	free(slots);
+}
+
 /* The function symbols of d, sorted, on first use. */
 static void load_syms(struct syms_cache *c, struct dso *d)
 {
@@ -728,14 +862,18 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 		if (gelf_getshdr(scn, &h) && h.sh_type == SHT_SYMTAB)
 			add_symtab(d, &cap, d->dbg_elf, scn, 8);
 	}
+	add_plt_syms(c, d, &cap);
 	if (d->nsyms) {
 		qsort(d->syms, d->nsyms, sizeof(*d->syms), usym_cmp);
 		/* one symbol an address: the preferred one's extent, under the
-		 * public name of all those there */
+		 * public name of all those there (a PLT stub's made-up name, which
+		 * comes last, only where there is no other) */
 		size_t w = 0;
 		for (size_t i = 0; i < d->nsyms; i++) {
 			if (w == 0 || d->syms[w - 1].addr != d->syms[i].addr)
 				d->syms[w++] = d->syms[i];
+			else if (d->syms[i].pretty)
+				free(d->syms[i].pretty);
 			else if (syms_name_preferred(d->syms[i].name, d->syms[w - 1].name))
 				d->syms[w - 1].name = d->syms[i].name;
 		}
@@ -827,64 +965,225 @@ static struct proc *newest_image(struct syms_cache *c, pid_t pid)
 	return n;
 }
 
-static void load_perfmap(struct proc *p)
+/* One line of a perf map, in the order of the file. */
+struct perfmap_line {
+	uint64_t start, end;
+	size_t line;		/* its index: a later line wins */
+	const char *name;	/* interned (syms_cache.jit_names) */
+};
+
+static int perfmap_line_cmp(const void *a, const void *b)
+{
+	const struct perfmap_line *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Max-heap of lines by line index (the newest on top). */
+static void heap_push(const struct perfmap_line **h, size_t *n, const struct perfmap_line *l)
+{
+	size_t i = (*n)++;
+	while (i > 0 && h[(i - 1) / 2]->line < l->line) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = l;
+}
+
+static void heap_pop(const struct perfmap_line **h, size_t *n)
+{
+	const struct perfmap_line *last = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1]->line > h[c]->line)
+			c++;
+		if (h[c]->line <= last->line)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+}
+
+/* Turn the lines of a map into disjoint ranges, each named after the newest
+ * line covering it (a JIT frees code and puts other code there; the JVM lists
+ * a method again at each tier): a sweep over the lines' ends, with the
+ * lines covering the current point in a heap by age. */
+static void perfmap_flatten(struct perfmap *pm, struct perfmap_line *l, size_t n)
+{
+	uint64_t *cuts = marple_malloc((2 * n + 1) * sizeof(*cuts));
+	const struct perfmap_line **heap = marple_malloc((n + 1) * sizeof(*heap));
+	size_t ncuts = 0, nheap = 0, next = 0, cap = 0;
+
+	qsort(l, n, sizeof(*l), perfmap_line_cmp);
+	for (size_t i = 0; i < n; i++) {
+		cuts[ncuts++] = l[i].start;
+		cuts[ncuts++] = l[i].end;
+	}
+	qsort(cuts, ncuts, sizeof(*cuts), u64_cmp);
+	for (size_t c = 0; c + 1 < ncuts; c++) {
+		uint64_t at = cuts[c], to = cuts[c + 1];
+		if (at == to)
+			continue;
+		while (next < n && l[next].start <= at)
+			heap_push(heap, &nheap, &l[next++]);
+		while (nheap && heap[0]->end <= at)
+			heap_pop(heap, &nheap);
+		if (!nheap)
+			continue;
+		const struct perfmap_line *w = heap[0];
+		struct usym *prev = pm->n ? &pm->syms[pm->n - 1] : NULL;
+		if (prev && prev->addr + prev->size == at && pm->origin[pm->n - 1] == w->start &&
+		    prev->name == w->name) {
+			prev->size += to - at;	/* the same line goes on */
+			continue;
+		}
+		size_t ocap = cap;
+		pm->syms = marple_grow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
+		pm->origin = marple_grow(pm->origin, &ocap, pm->n + 1, sizeof(*pm->origin));
+		pm->origin[pm->n] = w->start;
+		pm->syms[pm->n++] = (struct usym){ at, to - at, 0, w->name, NULL, 0 };
+	}
+	free(cuts);
+	free(heap);
+}
+
+/* A perf map line's name as shown (C++ names demangled), stored once for the
+ * life of the cache. */
+static const char *jit_name(struct syms_cache *c, const char *name)
+{
+	char *d = NULL;
+
+	if (!c->jit_names)
+		c->jit_names = hashtab_new();
+	if ((c->flags & SYMS_DEMANGLE) && name[0] == '_' && name[1] == 'Z')
+		d = cplus_demangle(name, DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0));
+	const char *s = d ? d : name;
+	const char *k = hashtab_add(c->jit_names, s, strlen(s), 0, 0)->key;
+	free(d);
+	return k;
+}
+
+/* Open p's perf map: in its own root (a container's /tmp, by its pid there),
+ * else in ours.  The file must be a regular file (no symlink: anyone can
+ * write /tmp) owned by root or by the process's owner, as perf requires. */
+static FILE *open_perfmap(struct proc *p, struct stat *st)
 {
 	char path[64];
+	int fd = -1;
+
+	if (p->jit_root_fd >= 0) {
+		snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)p->jit_nspid);
+		/* resolved inside that root: its symlinks cannot lead out of it */
+		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+		fd = (int)syscall(SYS_openat2, p->jit_root_fd, path, &how, sizeof(how));
+	}
+	for (int i = 0; fd < 0 && i < 2; i++) {
+		pid_t pid = i == 0 ? p->pid : p->jit_nspid;
+		if (i == 1 && pid == p->pid)
+			break;
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return NULL;
+	FILE *f = NULL;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || (st->st_uid != 0 && st->st_uid != p->jit_uid) ||
+	    !(f = fdopen(fd, "re")))
+		close(fd);
+	return f;
+}
+
+/* What open_perfmap needs, read while the process lives. */
+static void note_jit_process(struct proc *p, const char *root)
+{
+	char path[64], *line = NULL;
+	size_t lcap = 0;
+	struct stat ps;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)p->pid);
-	/* Anyone can write /tmp: like perf, read only a regular file (no symlink)
-	 * owned by root or by the process's owner. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	struct stat st, ps;
-	char proc[32];
-	if (fd < 0)
+	p->jit_known = 1;
+	p->jit_root_fd = -1;
+	p->jit_nspid = p->pid;
+	snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
+	p->jit_uid = stat(path, &ps) == 0 ? ps.st_uid : 0;
+	if (root[0])
+		p->jit_root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	if (!(f = fopen(path, "re")))
 		return;
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)p->pid);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || stat(proc, &ps) < 0 ||
-	    (st.st_uid != 0 && st.st_uid != ps.st_uid) || !(f = fdopen(fd, "re"))) {
-		close(fd);
-		return;
+	while (getline(&line, &lcap, f) > 0) {
+		if (strncmp(line, "NStgid:", 7) != 0)
+			continue;
+		/* the last pid of the line: the innermost namespace's */
+		char *last = strrchr(line, '\t');
+		long v = last ? strtol(last + 1, NULL, 10) : 0;
+		if (v > 0)
+			p->jit_nspid = (pid_t)v;
+		break;
+	}
+	free(line);
+	fclose(f);
+}
+
+/* (Re)read p's perf map if it has appeared or changed since it was read:
+ * 1 if it was read, 0 if not (none, unchanged, or not to be trusted). */
+static int load_perfmap(struct syms_cache *c, struct proc *p)
+{
+	struct stat st;
+	FILE *f;
+
+	if (!p->jit_known || !(f = open_perfmap(p, &st)))
+		return 0;
+	if (p->jit && p->jit->dev == st.st_dev && p->jit->ino == st.st_ino && p->jit->size == st.st_size &&
+	    p->jit->mtime.tv_sec == st.st_mtim.tv_sec && p->jit->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		fclose(f);
+		return 0;
 	}
 	struct perfmap *pm = marple_calloc(1, sizeof(*pm));
-	size_t cap = 0, tcap = 0, tlen = 0;
+	pm->dev = st.st_dev;
+	pm->ino = st.st_ino;
+	pm->size = st.st_size;
+	pm->mtime = st.st_mtim;
+	size_t cap = 0, n = 0;
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
-	size_t *offs = NULL, ocap = 0;
+	struct perfmap_line *lines = NULL;
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		char *e1, *e2;
 		uint64_t start = strtoull(line, &e1, 16), size;
 		if (e1 == line || *e1 != ' ')
 			continue;
 		size = strtoull(e1 + 1, &e2, 16);
-		if (e2 == e1 + 1 || *e2 != ' ')
+		if (e2 == e1 + 1 || *e2 != ' ' || size == 0 || start + size < start)
 			continue;
 		char *name = e2 + 1;
-		size_t nl = strcspn(name, "\n");
-		pm->syms = marple_grow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
-		offs = marple_grow(offs, &ocap, pm->n + 1, sizeof(*offs));
-		pm->text = marple_grow(pm->text, &tcap, tlen + nl + 1, 1);
-		memcpy(pm->text + tlen, name, nl);
-		pm->text[tlen + nl] = 0;
-		offs[pm->n] = tlen;
-		pm->syms[pm->n++] = (struct usym){ start, size, 0, NULL, NULL, 0 };
-		tlen += nl + 1;
+		name[strcspn(name, "\n")] = 0;
+		lines = marple_grow(lines, &cap, n + 1, sizeof(*lines));
+		lines[n] = (struct perfmap_line){ start, start + size, n, jit_name(c, name) };
+		n++;
 	}
-	for (size_t i = 0; i < pm->n; i++)
-		pm->syms[i].name = pm->text + offs[i];
-	free(offs);
 	free(line);
 	fclose(f);
-	if (pm->n == 0) {
-		perfmap_free(pm);
-		return;
-	}
-	/* later entries win when a JIT reuses an address: stable sort by address */
-	for (size_t i = 0; i < pm->n; i++)
-		pm->syms[i].rank = (int)i;
-	qsort(pm->syms, pm->n, sizeof(*pm->syms), usym_cmp);
+	if (n)
+		perfmap_flatten(pm, lines, n);
+	free(lines);
+	perfmap_free(p->jit);
 	p->jit = pm;
+	return 1;
 }
 
 /* Read the layout of pid's current image from /proc/PID/stat (fields 26-28,
@@ -981,7 +1280,8 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 			m.name = intern(c, file);
 		} else {
 			m.name = "[anon]";
-			anon_exec |= perms[2] == 'x';
+			m.anon_exec = perms[2] == 'x';
+			anon_exec |= m.anon_exec;
 		}
 		maps = marple_grow(maps, &cap, nmaps + 1, sizeof(*maps));
 		maps[nmaps++] = m;
@@ -1005,8 +1305,14 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	p->maps = maps;
 	p->nmaps = nmaps;
 	p->read_ns = marple_now_monotonic_ns();
-	if (!p->jit && anon_exec)	/* a JIT writes code to anonymous memory */
-		load_perfmap(p);
+	if (anon_exec && !p->jit_known) {	/* a JIT writes code to anonymous memory */
+		note_jit_process(p, root);
+		p->anon_exec = 1;
+	}
+	if (anon_exec && !p->jit) {
+		p->jit_check_ns = p->read_ns;
+		load_perfmap(c, p);
+	}
 	return 0;
 }
 
@@ -1230,6 +1536,64 @@ static const char *pretty(struct syms_cache *c, struct usym *u)
 	return u->name;
 }
 
+/* addr in p's perf map; a miss reads the map again if it changed (at most
+ * once a second: node adds lines as it compiles). */
+static const char *jit_lookup(struct syms_cache *c, struct proc *p, uint64_t addr, uint64_t *offset)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const struct usym *u = p->jit ? find_sym(p->jit->syms, p->jit->n, addr) : NULL;
+		if (u) {
+			if (offset)
+				*offset = addr - p->jit->origin[u - p->jit->syms];
+			return u->name;
+		}
+		uint64_t now = marple_now_monotonic_ns();
+		if (pass || !p->anon_exec || now - p->jit_check_ns < 1000000000ull)
+			break;
+		p->jit_check_ns = now;
+		if (!load_perfmap(c, p))
+			break;
+	}
+	return NULL;
+}
+
+int syms_cache_jit_reload(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+{
+	struct proc *p = find_proc(c, pid, exec_id);
+
+	if (!p && exec_id == SYMS_EXEC_ANY)
+		p = newest_image(c, pid);
+	if (!p || !p->anon_exec)
+		return 0;
+	p->jit_check_ns = marple_now_monotonic_ns();
+	return load_perfmap(c, p);
+}
+
+int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
+	if (!p->anon_exec)
+		return 0;
+	struct umap *m = find_map(c, p, addr);
+	return m && m->anon_exec;
+}
+
+const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
+
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const char *n = p->maps[i].name;
+		if (!p->maps[i].dso)
+			continue;
+		if (strcmp(n, "libjvm.so") == 0 || strcmp(n, "java") == 0)
+			return "java";
+		if (strcmp(n, "node") == 0 || strncmp(n, "libnode.so", 10) == 0 || strcmp(n, "nodejs") == 0)
+			return "node";
+	}
+	return NULL;
+}
+
 const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr, const char **module,
 			      uint64_t *offset)
 {
@@ -1263,13 +1627,10 @@ const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exe
 			}
 		}
 	}
-	if (p->jit && (!m || !m->dso)) {
-		struct usym *u = (struct usym *)find_sym(p->jit->syms, p->jit->n, addr);
-		if (u) {
-			if (offset)
-				*offset = addr - u->addr;
-			return pretty(c, u);
-		}
+	if (!m || !m->dso) {
+		const char *name = jit_lookup(c, p, addr, offset);
+		if (name)
+			return name;
 	}
 	if (offset && m)
 		*offset = addr - m->start + m->pgoff;

@@ -20,7 +20,8 @@
  * (.symtab, .dynsym; PIE and shared-library bias taken from the PT_LOAD
  * segments), separate debug files (/usr/lib/debug/.build-id/xx/rest.debug,
  * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
- * /tmp/perf-PID.map for JITs, files opened through /proc/PID/root so that
+ * /tmp/perf-PID.map for JITs (read again when it changes, below), PLT
+ * stubs named from their relocations (strlen@plt, as perf does), files opened through /proc/PID/root so that
  * processes in containers resolve against their own files, deleted files
  * through /proc/PID/map_files.  An address is a symbol's only inside it (its
  * st_size, or for an unsized label up to the next symbol and no further than
@@ -115,6 +116,20 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
  * /proc now unless a newer one is known (then every lookup in it is NULL). */
 const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
 				   const char **module, uint64_t *offset);
+
+/* JIT code named after the fact.  A JIT lists its code in /tmp/perf-PID.map
+ * ("START SIZE name", hex, one a line; where lines overlap the later wins),
+ * read in the process's own root (a container's /tmp, under its pid there).
+ * The JVM writes it only at exit or on `jcmd PID Compiler.perfmap`, after the
+ * samples were named: read the map of pid again if it has appeared or
+ * changed, also once pid has exited (the owner and root it needs were kept
+ * at its snapshot).  1 when it was read, else 0. */
+int syms_cache_jit_reload(struct syms_cache *c, pid_t pid, uint64_t exec_id);
+/* Is addr where pid keeps JIT code: in anonymous executable memory? */
+int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr);
+/* The JIT pid runs, judged by the files it maps: "java" (libjvm.so),
+ * "node", or NULL. */
+const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id);
 
 /* What the unwinder needs about the mapping holding addr (lib/collect/unwind.c). */
 struct syms_map {

@@ -15,6 +15,8 @@ static int bpf_frame(const char *f)
 void tpstack_write(struct stackframes *sf, FILE *f, uint64_t weight)
 {
 	size_t n;
+
+	stackframes_jit_names(sf);
 	const char *const *frames = stackframes_frames(sf, &n);
 
 	while (n > 1 && bpf_frame(frames[n - 1]))

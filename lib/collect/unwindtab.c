@@ -22,6 +22,8 @@
 #include "bpfmap.h"
 #include "intern.h"
 #include "syms.h"
+#include "unwindcache.h"
+#include "unwindtabcompact.h"
 #include "unwindtabrows.h"
 #include "util.h"
 
@@ -61,10 +63,36 @@ const char *unwindtab_mode_name(int mode)
 
 static uint32_t rows_for(pid_t pid);
 
+/* Of memory bytes, the rules' share: 1/64 of it (8 bytes a rule), from
+ * 256 rules to UNWIND_MAX_RULES (512 KiB; a build's compilers and their
+ * libraries have a few thousand distinct rules). */
+static uint32_t rules_in(uint64_t bytes)
+{
+	uint64_t n = bytes / 64 / sizeof(struct unwind_rule);
+	return n < 256 ? 256 : n > UNWIND_MAX_RULES ? UNWIND_MAX_RULES : (uint32_t)n;
+}
+
+/* Words (4 bytes: a row, or an entry of a page index) memory bytes hold
+ * once the rules have their share; even (two to an element), at least 2. */
+static uint32_t words_in(uint64_t bytes)
+{
+	uint64_t rules = (uint64_t)rules_in(bytes) * sizeof(struct unwind_rule);
+	uint64_t words = bytes > rules ? (bytes - rules) / 4 : 0;
+	words = words > UINT32_MAX / 2 ? UINT32_MAX / 2 : words;
+	return words < 2 ? 2 : (uint32_t)words & ~1u;
+}
+
+/* Rows that words hold with their page indexes: ~1 index word for 20 rows
+ * in compiled code (UNWIND_PAGE_SHIFT), 1 for 8 counted, for sparser code */
+static uint64_t rows_of_words(uint64_t words)
+{
+	return words * 8 / 9;
+}
+
 uint32_t unwindtab_rows_in(uint64_t bytes)
 {
-	uint64_t rows = bytes / sizeof(struct unwind_row);
-	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
+	uint64_t rows = rows_of_words(words_in(bytes));
+	return rows ? (uint32_t)rows : 1;
 }
 
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
@@ -72,17 +100,23 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
 	 * them: one process needs a few slots (it execs, maps more) and the rows
-	 * of its files */
-	uint32_t limit = unwindtab_rows_in(memory), nrows = limit;
-	if (one_pid && tables && rows_for(one_pid) < limit)
-		nrows = rows_for(one_pid);
+	 * of its files, with their page indexes */
+	uint32_t limit = words_in(memory), nwords = limit;
+	if (one_pid && tables) {
+		uint64_t want = (uint64_t)rows_for(one_pid) * 9 / 8 + 2;
+		if (want < limit)
+			nwords = (uint32_t)want & ~1u;
+	}
 	uint32_t nprocs = one_pid ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *rules = bpf_object__find_map_by_name(obj, "unwind_rules");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
-	if (!rows || !maps || !procs || !files || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	if (!rows || !rules || !maps || !procs || !files ||
+	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
+	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
 	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
@@ -95,7 +129,7 @@ struct load {
 };
 
 struct file {
-	uint32_t row_off, nrows;	/* in unwind_rows; nrows 0: no table */
+	uint32_t row_off, nrows;	/* its table at word row_off of unwind_rows; nrows 0: no table */
 	int has_cfi;			/* .eh_frame or .debug_frame rows (or unreadable: no
 					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
@@ -107,14 +141,19 @@ struct unwindtab {
 	struct file *files;
 	size_t files_cap;
 	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd, files_fd;
-	struct unwind_row *rows;	/* unwind_rows, mmapped */
+	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
+	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
+	struct unwindtab_rules rules;
 	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
 	struct unwindtab_rowbuf rowbuf;	/* where each file's rows are built */
-	uint32_t rows_cap, rows_used, slots;
+	uint32_t words_cap, words_used, rules_cap, slots;
+	uint64_t rows_used, index_words;	/* rows, and page index words, in the tables */
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, build_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
+	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
 	uint64_t rows_wanted;		/* rows of the files left without room */
+	struct unwindcache *cache;	/* NULL: --no-cache, or none usable */
+	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
 	size_t nno_room_paths;
 
@@ -142,7 +181,7 @@ static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_
 		return NULL;
 	*fd = bpf_map__fd(m);
 	*entries = bpf_map__max_entries(m);
-	size_t len = (size_t)*entries * bpf_map__value_size(m);
+	size_t len = (size_t)*entries * bpf_map__value_size(m);	/* values of 8 bytes: no padding */
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -150,16 +189,19 @@ static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_
 struct unwindtab *unwindtab_new(struct bpf_object *obj)
 {
 	struct unwindtab *t = marple_calloc(1, sizeof(*t));
-	uint32_t nmap = 0;
+	uint32_t nmap = 0, nelem = 0;
+	int rules_fd;
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
 	struct bpf_map *requests = bpf_object__find_map_by_name(obj, "unwind_requests");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	elf_version(EV_CURRENT);
-	t->rows = map_mmap(obj, "unwind_rows", &t->rows_fd, &t->rows_cap);
+	t->words = map_mmap(obj, "unwind_rows", &t->rows_fd, &nelem);
+	t->words_cap = nelem * 2;
+	t->rule_array = map_mmap(obj, "unwind_rules", &rules_fd, &t->rules_cap);
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
-	if (!t->rows || !t->mappings || !procs || !counters || !requests || !files) {
+	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !requests || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtab_free(t);
 		return NULL;
@@ -171,6 +213,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
+	unwindtab_rules_init(&t->rules, t->rule_array, t->rules_cap);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->load_lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
@@ -182,13 +225,17 @@ void unwindtab_free(struct unwindtab *t)
 	if (!t)
 		return;
 	stop_worker(t);
-	if (t->rows)
-		munmap(t->rows, (size_t)t->rows_cap * sizeof(*t->rows));
+	if (t->words)
+		munmap(t->words, (size_t)t->words_cap * sizeof(*t->words));
+	if (t->rule_array)
+		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
+	unwindtab_rules_free(&t->rules);
 	if (t->mappings)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
 	if (t->keys)
 		intern_free(t->keys);
 	unwindtabrows_buf_free(&t->rowbuf);
+	unwindcache_close(t->cache);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
@@ -221,12 +268,15 @@ static uint64_t thread_cpu_ns(void)
 /* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see rows_for) */
 static uint64_t rows_estimate(Elf *elf);
 
-/* Build f's table from elf into unwind_rows, if there is room left for it
- * (any size: the limit is the table's, --unwind-memory). */
-static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char *path)
+/* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
+ * there is room left for it (any size: the limit is the table's,
+ * --unwind-memory): its rows in our buffer (reused from file to file), read
+ * from the cache when it has them, else built (and cached), then compacted
+ * into the map's free part. */
+static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, const char *path)
 {
 	struct unwindtab_rowstats st;
-	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+	struct unwindcache_ticket ticket;
 	size_t nph;
 	GElf_Phdr ph;
 
@@ -234,14 +284,36 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
-	uint32_t room = t->rows_cap - t->rows_used;
-	/* written straight into the map's free part (its pages are mapped) */
-	t->rowbuf.fixed = 1;
-	t->rowbuf.rows = t->rows + t->rows_used;
-	t->rowbuf.rows_cap = room;
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
-	uint32_t n = (uint32_t)t->rowbuf.nrows;
+	uint32_t room = t->words_cap - t->words_used;
+	uint32_t n = 0;
+	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
+	if (cache) {	/* room for an entry's rows: ~5.4 CFI bytes a row (rows_for), twice over */
+		uint64_t want = rows_estimate(elf) * 2 + 4096;
+		if (want > room)
+			want = room;
+		if (want > t->rowbuf.rows_cap)
+			t->rowbuf.rows = marple_grow(t->rowbuf.rows, &t->rowbuf.rows_cap, want, sizeof(struct unwind_row));
+	}
+	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->rowbuf.rows, (uint32_t)t->rowbuf.rows_cap,
+					&n, &st) == 1) {
+		t->rowbuf.nrows = n;	/* built nothing: the cache's time is its own (cache_ms) */
+	} else {
+		uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+		rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
+		n = (uint32_t)t->rowbuf.nrows;
+		t->files_built++;
+		t->build_ns += now_ns() - t0;
+		t->build_cpu_ns += thread_cpu_ns() - c0;
+		if (cache && rc == 0 && n > 0)
+			unwindcache_store(t->cache, &ticket, t->rowbuf.rows, n, &st);
+		else if (cache)
+			unwindcache_abandon(t->cache, &ticket);
+	}
+	uint64_t c1 = thread_cpu_ns();
+	uint64_t words = rc == 0 ? unwindtab_compact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
+	if (rc == 0 && words > room)
+		rc = 1;
 	if (rc > 0) {
 		t->files_without_room++;
 		t->rows_wanted += rows_estimate(elf);
@@ -249,18 +321,20 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, const char
 			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
 			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
 		}
-	} else if (rc < 0 || n == 0) {
-		t->files_without_table++;
+	} else if (rc < 0 || n == 0 || words == 0) {
+		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
-		f->row_off = t->rows_used;
+		unwindtab_compact(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
+		t->compact_cpu_ns += thread_cpu_ns() - c1;
+		f->row_off = t->words_used;
 		f->nrows = n;
+		t->words_used += (uint32_t)words;
 		t->rows_used += n;
+		t->index_words += words - n;
 		t->unsupported += st.unsupported;
 		t->fdes_libdw += st.fdes_libdw;
 		t->fdes_debug_frame += st.fdes_debug_frame;
 	}
-	t->build_ns += now_ns() - t0;
-	t->build_cpu_ns += thread_cpu_ns() - c0;
 }
 
 /* One line of /proc/PID/maps, if an executable mapping: its range, file
@@ -338,7 +412,7 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_l
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	if (elf) {
-		build_file(t, f, elf, path_name);
+		build_file(t, f, elf, is_vdso ? -1 : fd, path_name);
 	} else {
 		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
 		t->files_without_table++;
@@ -490,6 +564,14 @@ static uint32_t rows_for(pid_t pid)
 /* Build now the tables of the C library and the dynamic loader we use
  * ourselves (nearly every process maps the same files): a process sampled
  * in them for the first time then waits for no table. */
+void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache)
+{
+	pthread_mutex_lock(&t->load_lock);
+	unwindcache_close(t->cache);
+	t->cache = cache;
+	pthread_mutex_unlock(&t->load_lock);
+}
+
 void unwindtab_warm_up(struct unwindtab *t)
 {
 	pthread_mutex_lock(&t->load_lock);
@@ -681,7 +763,13 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "mode", json_string("tables"));
 	json_object_set_new(u, "files", json_integer((json_int_t)intern_count(t->keys)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
+	/* kernel memory the tables use: rows, page indexes, rules (the maps
+	 * hold table_memory, allocated at load) */
+	uint64_t bytes = ((uint64_t)t->words_used * 4 + (uint64_t)t->rules.n * sizeof(struct unwind_rule));
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
+	json_object_set_new(u, "rules", json_integer((json_int_t)t->rules.n));
+	json_object_set_new(u, "rows_without_rule_room", json_integer((json_int_t)t->rules.rows_without_room));
+	json_object_set_new(u, "index_bytes", json_integer((json_int_t)(t->index_words * 4)));
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
 	json_object_set_new(u, "fdes_by_libdw", json_integer((json_int_t)t->fdes_libdw));
 	json_object_set_new(u, "fdes_from_debug_frame", json_integer((json_int_t)t->fdes_debug_frame));
@@ -690,12 +778,27 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		json_array_append_new(no_room, json_string(t->no_room_paths[i]));
 	json_object_set_new(u, "files_without_room_names", no_room);
-	json_object_set_new(u, "rows_limit", json_integer((json_int_t)t->rows_cap));
+	json_object_set_new(u, "rows_limit", json_integer((json_int_t)rows_of_words(t->words_cap)));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
-	json_object_set_new(u, "table_bytes",
-			    json_integer((json_int_t)((uint64_t)t->rows_used * sizeof(struct unwind_row))));
+	json_object_set_new(u, "table_bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(u, "bytes_per_row", json_real(t->rows_used ? (double)bytes / (double)t->rows_used : 0));
+	json_object_set_new(u, "table_memory",
+			    json_integer((json_int_t)((uint64_t)t->words_cap * 4 +
+						      (uint64_t)t->rules_cap * sizeof(struct unwind_rule))));
 	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
 	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
+	json_object_set_new(u, "compact_cpu_ms", json_real((double)t->compact_cpu_ns / 1e6));
+	const struct unwindcache_stats *cs = t->cache ? unwindcache_stats(t->cache) : &(struct unwindcache_stats){ 0 };
+	json_object_set_new(u, "cache", json_string(t->cache ? "on" : "off"));
+	json_object_set_new(u, "files_built", json_integer((json_int_t)t->files_built));
+	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
+	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
+	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
+	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)cs->corrupt));
+	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
+	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
+	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
+	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
@@ -712,11 +815,11 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		for (size_t i = 0; i < t->nno_room_paths && len < sizeof(list) - 1; i++)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 						t->no_room_paths[i]);
-		uint64_t bytes = (uint64_t)t->rows_cap * sizeof(struct unwind_row);
-		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, %u rows): %" PRIu64
+		uint64_t mem = (uint64_t)t->words_cap * 4 + (uint64_t)t->rules_cap * sizeof(struct unwind_rule);
+		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, ~%" PRIu64 " rows): %" PRIu64
 			" file(s) got no table (~%" PRIu64 " rows more wanted); their frames end stacks in "
-			"[no unwind table]: %s%s", bytes >= (1u << 20) ? bytes >> 20 : bytes >> 10,
-			bytes >= (1u << 20) ? "" : "K", t->rows_cap, t->files_without_room, t->rows_wanted, list,
+			"[no unwind table]: %s%s", mem >= (1u << 20) ? (mem + (1u << 19)) >> 20 : (mem + 512) >> 10,
+			mem >= (1u << 20) ? "" : "K", rows_of_words(t->words_cap), t->files_without_room, t->rows_wanted, list,
 			t->files_without_room > t->nno_room_paths ? ", ..." : "");
 	}
 }

@@ -38,22 +38,29 @@ struct unwindtab;
 int unwindtab_mode(const char *name);
 const char *unwindtab_mode_name(int mode);
 /* Size the unwind maps of an object that includes bpf/stacks.bpf.h, before
- * load: in tables mode room for memory bytes of rows (--unwind-memory; the
+ * load: in tables mode room for memory bytes of tables and rules (--unwind-memory; the
  * kernel allocates them at load) and UNWINDTAB_PROCS processes, or when one
  * process is traced (one_pid: -p, -t) a few slots and rows for its files'
  * CFI and more, memory at most; one entry each otherwise.  0 or -1. */
-#define UNWINDTAB_MEMORY_DEFAULT (64ull << 20)	/* 4 M rows: cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
+#define UNWINDTAB_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
+						 * cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
 #define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
 #define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
 #define UNWINDTAB_FILES_ONE 1024u
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
-/* Rows that memory bytes hold (at least 1). */
+/* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
+ * index (~1/16 of a word a row) and the rules' share. */
 uint32_t unwindtab_rows_in(uint64_t bytes);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);
 void unwindtab_free(struct unwindtab *t);
+/* Read files' rows from cache, and write those built there (unwindcache.h;
+ * owned by t from now on); before any table is loaded.  Without it (NULL:
+ * --no-cache) every file's rows are built. */
+struct unwindcache;
+void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
@@ -68,7 +75,8 @@ int unwindtab_load_pid(struct unwindtab *t, pid_t pid);
  * rb is polled, and served by a thread of the table's own. */
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
 /* Stop serving requests, and add "unwind": {mode, the BPF counters, files,
- * rows, table_bytes, build_ms, the files left without room} to a trailer,
+ * rows, table_bytes, build_ms, the files left without room, the files built
+ * and read from the cache, cache_ms} to a trailer,
  * with a line on stderr when many stacks were cut, and one naming the files
  * left without a table when the limit was reached. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);

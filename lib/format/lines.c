@@ -150,3 +150,26 @@ const char *lines_peek(struct lines *l, size_t want, size_t *len)
 	*len = l->end - l->pos;
 	return l->buf + l->pos;
 }
+
+char **lines_of_file(const char *path, const char *what, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char **all = NULL;
+	size_t cap = 0, len;
+	const char *s;
+	int rc;
+
+	if (!f)
+		marple_fatal(EXIT_DATA, "%s: cannot read %s: %s", path, what, strerror(errno));
+	struct lines *l = lines_new(f, path);
+	*n = 0;
+	while ((rc = lines_next(l, &s, &len)) > 0) {
+		all = marple_grow(all, &cap, *n + 1, sizeof(*all));
+		all[(*n)++] = marple_strndup(s, len);
+	}
+	lines_free(l);
+	fclose(f);
+	if (rc < 0)
+		exit(EXIT_DATA);
+	return all;
+}

@@ -42,4 +42,8 @@ const char *lines_name(const struct lines *l);
  * consuming them; returns the buffered unread bytes. */
 const char *lines_peek(struct lines *l, size_t want, size_t *len);
 
+/* Every line of a small file (the registry, a configuration), each a string
+ * of its own, *n of them; exits 1 saying what could not be read. */
+char **lines_of_file(const char *path, const char *what, size_t *n);
+
 #endif

@@ -63,11 +63,18 @@ static noreturn void describe(const struct options_entry *table)
 		if (!first)
 			putchar(' ');
 		first = 0;
-		if (o->name[0])
+		int letter = o->key > 0 && o->key < 256;
+		if (!o->help && o->name[0])	/* an old spelling: "~--name", "~-x" */
+			printf("~--%s", o->name);
+		else if (!o->help)
+			printf("~-%c", o->key);
+		else if (o->name[0] && letter)
+			printf("-%c|--%s", o->key, o->name);
+		else if (o->name[0])
 			printf("--%s", o->name);
 		else
 			printf("-%c", o->key);
-		if (o->arg)
+		if (o->arg && o->help)
 			printf("=%s", o->arg);
 	}
 	putchar('\n');

@@ -24,7 +24,10 @@
 /* What a program is, for the registry (make collects every program's
  * --describe into $(O)/marple-registry; the driver reads it): one line of
  * tab-separated KEY=VALUE fields, "program=marple-X" first, then the FIELDS
- * given here, then "options=" with the table's options ("--title=TEXT -h ...").
+ * given here, then "options=" with the table's options, space-separated:
+ * "-o|--output=FILE" (a letter and a long name), "--title=TEXT" (long only),
+ * "-1" (a letter only), "~--annotate" (accepted, not listed: help NULL, an
+ * old spelling or an option for tests).
  * FIELDS are tab-separated KEY=VALUE too, the keys (marple(1), REGISTRY):
  *   kind=collector|filter|renderer|supervisor|helper
  *   sections=INTERFACE:DATATYPE:DISPLAY,...   a collector's sections and the
@@ -49,7 +52,8 @@ struct options_entry {
 	const char *arg;	/* the argument's name in the usage ("N"); NULL: takes none
 				 * (OPTIONS_DESCRIBE: the program's fields) */
 	const char *help;	/* usage text, a '\n' continues it on an indented line;
-				 * NULL: accepted but not listed (an old spelling) */
+				 * NULL: accepted but not listed, an old spelling
+				 * kept for scripts (lib/format/options.md) */
 };
 
 /* getopt_long over the table (built once per table): the next option's key,

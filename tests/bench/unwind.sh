@@ -73,7 +73,7 @@ for mode in tables fp dwarf; do
 	ok=$(awk -F'#' '/^[0-9]+#python3;_start;/ { t += $1 } END { print t + 0 }' "$f")
 	echo "bench: unwind: $mode: python3 samples reaching _start: $ok of $all; $(cut -d' ' -f1 "$T/$mode.4.1.cost") us a sample"
 done
-echo "bench: unwind: tables for python3 and its libraries: $(num "$T/tables.4.1.out" unwind files) files, $(num "$T/tables.4.1.out" unwind rows) rows, $(num "$T/tables.4.1.out" unwind table_bytes) bytes, built in $(ms "$T/tables.4.1.out" unwind build_cpu_ms) ms of CPU ($(ms "$T/tables.4.1.out" unwind build_ms) ms elapsed), $(num "$T/tables.4.1.out" unwind fdes_by_libdw) FDEs left to libdw"
+echo "bench: unwind: tables for python3 and its libraries: $(num "$T/tables.4.1.out" unwind files) files, $(num "$T/tables.4.1.out" unwind rows) rows, $(num "$T/tables.4.1.out" unwind table_bytes) bytes ($(awk -v b="$(num "$T/tables.4.1.out" unwind bytes_per_row)" 'BEGIN { printf "%.2f", b }') a row), built in $(ms "$T/tables.4.1.out" unwind build_cpu_ms) ms of CPU ($(ms "$T/tables.4.1.out" unwind build_ms) ms elapsed), $(num "$T/tables.4.1.out" unwind fdes_by_libdw) FDEs left to libdw"
 
 # top stacks against perf record --call-graph dwarf on the same workload:
 # user frames only (kernel frames dropped, [module] frames and libc's

@@ -7,7 +7,12 @@
 # being relocated), the share ending in [no unwind table], and the samples
 # with 5 or more [unknown] frames in a row (names a process gone before its
 # maps were read lacks: not guesses in tables mode); and the BPF run time a
-# sample (the trailer's sampling.program_ns / program_runs).
+# sample (the trailer's sampling.program_ns / program_runs).  tables runs
+# twice, on an empty unwind cache (cold: every file built) and again on the
+# cache it left (warm); each run prints the collector's CPU (start-up
+# included) and the whole cost a sample: BPF run time + the collector's CPU,
+# over the samples.  Then -p on one clang, cold, warm and --no-cache:
+# the start-up and CPU of the collector.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 SECS=${UNWIND_BUILD_SECS:-8}
@@ -16,14 +21,16 @@ SECS=${UNWIND_BUILD_SECS:-8}
 SRC="$MARPLE_TOP/lib/collect/unwindtabrows.c"
 INC="-I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
 echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
-for mode in tables fp dwarf; do
+export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: the cold run starts empty
+for run in cold warm fp dwarf; do
+	case $run in cold | warm) mode=tables label="tables ($run cache)" ;; *) mode=$run label=$run ;; esac
 	( while :; do gcc -O2 $INC -c "$SRC" -o "$T/g.o" 2>/dev/null; done ) & g=$!
 	( while :; do clang -O2 $INC -c "$SRC" -o "$T/c.o" 2>/dev/null; done ) & c=$!
 	sleep 1
-	marple-callstack -U --unwind "$mode" -F 499 "$SECS" > "$T/$mode.out" 2> "$T/$mode.err"
+	/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
 	kill "$g" "$c" 2>/dev/null; wait "$g" "$c" 2>/dev/null
 	for comm in cc1 clang; do
-		awk -v comm="$comm" -v mode="$mode" '/^\{"trailer"/ {
+		awk -v comm="$comm" -v mode="$label" '/^\{"trailer"/ {
 			if (match($0, /"program_runs":[0-9]+,"program_ns":[0-9]+/)) {
 				split(substr($0, RSTART, RLENGTH), p, /[:,]/); runs = p[2]; ns = p[4] } next }
 		/^\{/ { next }
@@ -38,8 +45,42 @@ for mode in tables fp dwarf; do
 		  if (bad) unk += w }
 		END { if (!tot) tot = 1
 		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples reach __libc_start_main/start_thread, %.1f%% walked to a root, %.1f%% end in [no unwind table], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
-			mode, comm, 100 * libc / tot, tot, 100 * root / tot, 100 * marker / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$mode.out"
+			mode, comm, 100 * libc / tot, tot, 100 * root / tot, 100 * marker / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
 	done
+	# the whole cost: BPF run time and the collector's CPU over the samples
+	u=$(grep -o '"unwind":{[^}]*}' "$T/$run.out" | tail -n 1)
+	awk -v label="$label" -v mode="$mode" -v cpu="$(cat "$T/$run.time" 2>/dev/null)" -v u="$u" '/^\{"trailer"/ {
+		if (match($0, /"program_runs":[0-9]+,"program_ns":[0-9]+/)) {
+			split(substr($0, RSTART, RLENGTH), p, /[:,]/); runs = p[2]; ns = p[4] } }
+		function num(k) { return match(u, "\"" k "\":[0-9.]+") ? substr(u, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0 : 0 }
+		END { split(cpu, c, " "); s = c[1] + c[2]; if (!runs) runs = 1
+		  printf "bench: unwindbuild: %s: collector CPU %.2f s (start-up included); whole cost %.2f us a sample (BPF %.2f + collector %.2f) over %d samples", label, s, (ns + s * 1e9) / runs / 1000, ns / runs / 1000, s * 1e6 / runs, runs
+		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt")
+		  printf "\n" }' "$T/$run.out"
 done
-u=$(grep -o '"unwind":{[^}]*}' "$T/tables.out" | tail -n 1)
-echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table, built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
+u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)
+echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table ($(echo "$u" | sed -n 's/.*"bytes_per_row":\([0-9]*\.\{0,1\}[0-9]\{0,2\}\).*/\1/p') bytes a row, index and $(echo "$u" | sed -n 's/.*"rules":\([0-9]*\).*/\1/p') rules included; $(echo "$u" | sed -n 's/.*"table_memory":\([0-9]*\).*/\1/p') bytes allocated), built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
+
+# -p on one clang (libLLVM + libclang-cpp: its tables are most of the
+# build's), on an empty cache, then on what that left, then with
+# --no-cache: the collector's start-up (to MARPLE_READY_FILE) and CPU
+export MARPLE_CACHE_DIR="$T/cache-p"
+( sleep 60 | exec clang -x c -c - -o /dev/null ) & cl=$!
+sleep 1
+pid=$(pgrep -n -P "$cl" -x clang)
+for run in cold warm nocache; do
+	opt=; [ "$run" = nocache ] && opt=--no-cache
+	rm -f "$T/ready"
+	t0=$(date +%s%N)
+	MARPLE_READY_FILE="$T/ready" /usr/bin/time -f '%U %S' -o "$T/p-$run.time" \
+		marple-callstack $opt -F 99 -p "$pid" 1 > "$T/p-$run.out" 2> "$T/p-$run.err" & cs=$!
+	while [ ! -e "$T/ready" ] && kill -0 "$cs" 2>/dev/null; do sleep 0.005; done
+	t1=$(date +%s%N)
+	wait "$cs"
+	u=$(grep -o '"unwind":{[^}]*}' "$T/p-$run.out" | tail -n 1)
+	num() { echo "$u" | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p"; }
+	printf 'bench: unwindbuild: -p clang, %s: start-up %d ms, collector CPU %s s user + %s s sys; %s rows, %s files built (%.0f ms CPU), %s read from the cache (%.0f ms, %.0f ms CPU)\n' \
+		"$run" $(((t1 - t0) / 1000000)) $(cat "$T/p-$run.time") "$(num rows)" "$(num files_built)" \
+		"$(num build_cpu_ms)" "$(num files_from_cache)" "$(num cache_ms)" "$(num cache_cpu_ms)"
+done
+pkill -P "$cl" 2>/dev/null; kill "$cl" 2>/dev/null; wait "$cl" 2>/dev/null || :

@@ -7,7 +7,7 @@ plan 9
 	echo '1000,sched_switch,cpu0,comm=</script><b>,pid=1,next_comm=x'
 	echo '2000,ev,cpu0,comm=a%2Cb,pid=2'
 } > "$T/in"
-marple-eventplot -t '<T&>' "$T/in" > "$T/out.html"
+marple-eventplot --title '<T&>' "$T/in" > "$T/out.html"
 check "eventplot: exit 0" test $? -eq 0
 check "eventplot: no external resources" sh -c "! grep -Eiq '(src|href)=\"?(https?:)?//' '$T/out.html'"
 check "eventplot: one closing script per script" test "$(grep -o '</script>' "$T/out.html" | wc -l)" -eq 2

@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 21
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -42,3 +42,36 @@ printf '%s\n' '{"marple":1,"interface":"offcpu","datatype":"stack","host":"h"}' 
 marple-report -o "$T/out/full.html" "$T/full.marple" 2> /dev/null
 check "report: a full stack map is no complete section (227305 stack errors shown)" sh -c "grep -q '<td class=\"num bad\">227305</td>' '$T/out/full.html' && ! grep -q 'every section complete' '$T/out/full.html'"
 check "report: a whole section is still called complete" sh -c "marple-report '$T/one.marple' | grep -q 'every section complete'"
+
+# --plan: what marple display draws, one line a picture, from the headers,
+# the registry and the config (marple-report(1), PLAN).
+R="$MARPLE_BIN/marple-registry"
+: > "$T/none"
+MARPLE_CONFIG="$T/none" marple-config --registry "$R" > "$T/cfg"
+TAB=$(printf '\t')
+marple-report --plan --registry "$R" --config "$T/cfg" "$DATA/sample.marple" > "$T/plan"
+tr '|' '\t' > "$T/plan.want" <<'EOF2'
+0|picture|0|callstack|00-callstack-flamegraph.svg|flamegraph|--title|callstack on sample
+1|link|1|cpusched|01-cpusched-g2.cpel|cpel|--track|pid
+1|picture|1|cpusched|01-cpusched-plot.html|eventplot|--title|cpusched
+2|picture|2|disklat|02-disklat-heatmap.svg|heatmap|--latency|--color|linear|--title|disklat
+EOF2
+same "plan: a picture per section, the CPEL file with its page, the config's options" "$T/plan.want" "$T/plan"
+marple-report --plan --registry "$R" --config "$T/cfg" "$DATA/timed.marple" | cut -f1-6 > "$T/tplan"
+check "plan: a timed stack section adds its flame scope, made from both sections" \
+	grep -qx "0${TAB}picture${TAB}0,1${TAB}callstack${TAB}00-callstack-flamescope.html${TAB}flamescope" "$T/tplan"
+marple-report --plan --registry "$R" --config "$T/cfg" --display=-tm --single x.html -e 0 "$DATA/sample.marple" | cut -f1-6 > "$T/one"
+check "plan: --single x.html -e 0 with -tm: the treemap into x.html" \
+	grep -qx "0${TAB}picture${TAB}0${TAB}callstack${TAB}x.html${TAB}treemap" "$T/one"
+expect_exit "plan: two displays for one datatype contradict each other" 2 '^marple: display: -fg contradicts an earlier flag' \
+	marple-report -n marple --plan --registry "$R" --display=-tm --display=-fg
+expect_exit "plan: -e past the last section" 2 'display: -e 7: .*sample.marple has 3 sections \(0 to 2' \
+	marple-report --plan --registry "$R" -e 7 "$DATA/sample.marple"
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"a"}\n3#x;y\n{"marple":1,"interface":"callstack","datatype":"stack","host":"b"}\n2#x\n' > "$T/fleet.marple"
+marple-report --plan --registry "$R" --fleet 2 "$T/fleet.marple" | grep '^all' | cut -f1-8 > "$T/fplan"
+check "plan: --fleet: the title, and one flame graph of both hosts through marple-fold" sh -c "
+	grep -qx 'all${TAB}title${TAB}marple report: 2 captures from 2 hosts' '$T/fplan' &&
+	grep -qx 'all${TAB}picture${TAB}0,1${TAB}callstack${TAB}fleet-callstack-flamegraph.svg${TAB}fold${TAB}--host-frame${TAB}--to-stream' '$T/fplan'"
+printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"db on rack 2"}\n3#x\n' > "$T/on.marple"
+check "--list: the host, exactly, in its own field (the driver's fleet reads it)" \
+	test "$(marple-report --list "$T/on.marple" | cut -f7-)" = "callstack on db on rack 2${TAB}db on rack 2"

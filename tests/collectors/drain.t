@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 34
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -113,6 +113,17 @@ check "memleak --stack-storage 1024: no stack lost" test "$(trailer "$T/ml.out" 
 "$ML" --stack-storage 1024 --drain-every 0 -c "$W/treestacks 14 1" > "$T/ml0.out" 2> /dev/null
 full=$(trailer "$T/ml0.out" stack_map_full)
 check "memleak --drain-every 0: the same store loses stacks ($full)" test "${full:-0}" -gt 0
+
+# 4b. memleak whose outstanding allocations name far more stacks than a set
+#    holds: treestacks leaks the block of one leaf in 4, 4096 distinct stacks
+#    outstanding against 512 slots a set.  Their stacks move to user space as
+#    their sets are cleared; each is named at the end.
+"$ML" --stack-storage 1024 -c "$W/treestacks 14 2 16 4" > "$T/mlk.out" 2> "$T/mlk.err"; rc=$?
+check "memleak, 4096 stacks outstanding: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/mlk.out'"
+filled "memleak, 4096 stacks outstanding" "$T/mlk.out"
+lost_nothing "memleak, 4096 stacks outstanding" "$T/mlk.out"
+r=$(grep -cE ';branch;(left|right);' "$T/mlk.out")
+check "memleak, 4096 stacks outstanding: every leaking stack named ($r records)" test "${r:-0}" -ge 4096
 
 # 5. the options
 expect_exit "drain: --drain-every x is a usage error" 2 "drain-every" "$CS" --drain-every x 1

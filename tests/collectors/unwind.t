@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 36
+plan 37
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -43,6 +43,9 @@ stacks=$(trailer_unwind "$T/nofp.out" stacks)
 share "unwind: trailer: stacks complete" "$(trailer_unwind "$T/nofp.out" complete)" "${stacks:-0}" 98
 check "unwind: trailer: frames by table, table memory and build time" \
 	grep -Eq '"unwind":\{.*"frames_by_table":[1-9].*"table_bytes":[1-9][0-9]*.*"build_ms":[0-9]' "$T/nofp.out"
+bpr=$(sed -n 's/.*"unwind":{[^}]*"bytes_per_row":\([0-9.]*\).*/\1/p' "$T/nofp.out" | tail -n 1)
+check "unwind: trailer: compact rows, at most 12 bytes a row with index and rules (${bpr:-none})" \
+	awk -v b="${bpr:-0}" -v r="$(trailer_unwind "$T/nofp.out" rules)" 'BEGIN { exit !(b > 0 && b <= 12 && r > 2) }'
 "$W/nofp" 4 & wl=$!
 sleep 0.3
 "$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null

@@ -6,10 +6,10 @@
 # process of the driver during a capture.  (The real timings are
 # in make bench: tests/bench/driver.sh.)
 . "$MARPLE_TOP/tests/lib.sh"
-plan 31
+plan 34
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/env"
-for n in callstack cpusched memtime memleak hang deaf; do
+for n in callstack cpusched memtime memleak hang deaf slowend; do
 	ln -s "$D/fake-collector" "$T/bin/marple-$n"
 done
 B=$T/bin
@@ -88,11 +88,18 @@ marple-collect -t 1 -g 1 -o hang.marple callstack "$B/marple-callstack" -- hang 
 el=$(( $(ms) - s ))
 check "hang: exit 1 (a collector was killed)" test "$rc" -eq 1
 check "hang: named when it overran" grep -q '^marple-collect: hang ran 1 s past its duration; stopping it (SIGTERM)$' "$T/h.err"
-check "hang: named when killed" grep -q '^marple-collect: hang did not stop within 1 s of SIGTERM; killed it (SIGKILL)$' "$T/h.err"
+check "hang: named when killed" grep -q '^marple-collect: hang did not stop within 1 s of SIGTERM (nor wrote anything for as long); killed it (SIGKILL)$' "$T/h.err"
 check "hang: over in duration + 2 x grace ($el ms)" test "$el" -lt 5000
 check "hang: the file is valid, with both sections" \
 	sh -c 'marple-cat -q hang.marple && test "$(grep -c "^{\"marple\"" hang.marple)" -eq 2'
 check "hang: the killed collector's record is kept" grep -q '^3#hang;main;stuck$' hang.marple
+
+# --- a collector still writing its section long past its duration (3 s, a
+#     record every 0.4 s, with a grace of 1 s): not killed while it writes
+marple-collect -t 1 -g 1 -o slow.marple callstack "$B/marple-callstack" -- slowend "$B/marple-slowend" 2> "$T/s.err"; rc=$?
+check "slowend: exit 0 ($(tr '\n' ' ' < "$T/s.err"))" test "$rc" -eq 0
+check "slowend: not killed" sh -c "! grep -q SIGKILL '$T/s.err'"
+check "slowend: its whole section kept" sh -c 'marple-cat -q slow.marple && grep -q "^8#slowend;written;out_8$" slow.marple'
 
 # --- a collector that hangs after Ctrl-C: killed GRACE later and named
 perl -e "$SIGINT_DFL" marple-collect -t 0 -g 1 -o hang2.marple memtime "$B/marple-memtime" -- hang "$B/marple-hang" 2> "$T/h2.err" &
@@ -105,7 +112,7 @@ wait "$p"; rc=$?
 el=$(( $(ms) - s ))
 kill "$wd" 2> /dev/null
 check "hang after SIGINT: killed and named, exit 1 ($(tr '\n' ' ' < "$T/h2.err"))" \
-	sh -c "test $rc -eq 1 && grep -q 'hang did not stop within 1 s of SIGTERM; killed it' '$T/h2.err'"
+	sh -c "test $rc -eq 1 && grep -q 'hang did not stop within 1 s of SIGTERM (nor wrote anything for as long); killed it' '$T/h2.err'"
 check "hang after SIGINT: the others' section ends \"signal\"; over in about GRACE ($el ms)" \
 	sh -c "marple-cat -q hang2.marple && grep -q '\"ended\":\"signal\"' hang2.marple && test $el -lt 3000"
 

@@ -3,7 +3,7 @@
 # marple display adds a flame scope page for every timed section; and routing
 # by meaning: memleak's memusage section (bytes per process) is a stack plot.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 11
+plan 12
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 # a stand-in marple-callstack: records its arguments, writes a timed capture
 cat > "$T/bin/marple-callstack" <<EOS
@@ -49,3 +49,6 @@ awk 'BEGIN { print "{\"marple\":1,\"interface\":\"disklat\",\"datatype\":\"point
 	print "{\"trailer\":1,\"end_ns\":4000000000,\"records\":300}" }' > lat.marple
 MARPLE_LIBEXEC= marple display -i lat.marple -o latshown > /dev/null 2>&1
 check "display: a 3 s latency heat map gets columns of 0.02 s" grep -q 'colw: 0.02,' latshown/00-disklat-heatmap.svg
+# -o FILE.html of a timed section: the flame scope, made from both sections
+MARPLE_LIBEXEC= marple display -n -i short.marple -e 0 -o scope.html > /dev/null 2> "$T/err"; rc=$?
+check "display: -o FILE.html -e 0 of a timed capture is its flame scope (exit $rc)" sh -c "test $rc -eq 0 && grep -q '\"rows\":50' scope.html"

@@ -3,7 +3,7 @@
 # 99th percentile and says so), nothing is dropped, --ylog, and a short capture
 # gets about 150 columns rather than a 3-column strip.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 25
+plan 26
 
 # cells SVG: one "row count" line per lit bucket.
 cells() { sed -n 's/.*data-r="\([0-9]*\)" data-n="\([0-9]*\)".*/\1 \2/p' "$1"; }
@@ -69,5 +69,12 @@ marple-heatmap --stepsec 1 "$T/lat" > "$T/s1.svg"
 check "columns: --stepsec 1 still gives 3 columns" grep -q 'data-cols="3"' "$T/s1.svg"
 awk 'BEGIN { print "{\"marple\":1,\"interface\":\"x\",\"datatype\":\"point\"}"; for (i = 0; i < 300; i++) printf "%d.5,1,a\n", i }' > "$T/long"
 check "columns: a 300 s capture keeps 1 s columns" sh -c "marple-heatmap '$T/long' | grep -q 'data-cols=\"300\"'"
+
+# a section 30 s long whose records span 2 s: columns of the section's time
+# (0.2 s), as marple display drew it, not 0.02 s ones of the records' span
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"disklat\",\"datatype\":\"point\",\"start_ns\":1000000000}"
+	for (i = 0; i < 200; i++) printf "%.3f,%d,sda\n", 1 + i * 0.01, i % 13 + 1
+	print "{\"trailer\":1,\"records\":200,\"end_ns\":31000000000}" }' > "$T/span"
+check "columns: a 30 s section's records over 2 s: 0.2 s columns (10 of them)" sh -c "marple-heatmap '$T/span' | grep -q 'data-cols=\"10\"'"
 
 expect_exit "clip: --clip 0 refused" 2 'clip' marple-heatmap --clip 0 "$T/lat"

@@ -40,11 +40,14 @@ static const char usage[] =
 	"                          built from .eh_frame), fp (frame pointers only)\n"
 	"      --unwind-memory SIZE\n"
 	"                          --unwind tables: kernel memory for the tables, MB\n"
-	"                          (or 512K, 2G); default 64 (4 M rows)\n"
+	"                          (or 512K, 2G); default 32 (~7.3 M rows)\n"
+	"      --no-cache          --unwind tables: build every file's table, and keep none\n"
+	"                          on disk (default: cached in MARPLE_CACHE_DIR, else\n"
+	"                          /var/cache/marple for root, ~/.cache/marple)\n"
 	"  -U, --user-only         user stacks only\n"
 	"  -K, --kernel-only       kernel stacks only\n"
-	"  -a, --annotate          kernel frames get _[k]\n"
-	"      --delimit           a \"-\" frame between user and kernel frames\n"
+	"  -a, --annotations       kernel frames end in _[k]\n"
+	"  -d, --delimited         a \"-\" frame between user and kernel frames\n"
 	"      --stack-storage N   stack map entries (default 16384)\n"
 	"      --drain-every MS    read and clear the kernel maps every MS ms while capturing,\n"
 	"                          and whenever they pass half full (default 1000; 0: only\n"
@@ -62,10 +65,10 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-	test_plan(9);
+	test_plan(11);
 	struct stackcollector sc = { .synopsis = "[-p PID] [DURATION]", .about = "Count.\n", .footer = "Needs root.\n" };
 	char *args[] = { "test_stackcollector", "-p", "42", "-b", "--dev", "vda", "-Ua", "--stack-storage", "64",
-			 "--addr", "2s", NULL };
+			 "--addr", "--no-cache", "--delimit", "2s", NULL };
 	char *text = NULL;
 	size_t len = 0;
 
@@ -77,15 +80,17 @@ int main(int argc, char **argv)
 	test_cond("stackcollector: usage laid out in columns", !strcmp(text, usage));
 	free(text);
 
-	stackcollector_parse(&sc, options, own_option, 11, args);
+	stackcollector_parse(&sc, options, own_option, 13, args);
 	test_cond("stackcollector: -p", sc.pid == 42);
 	test_cond("stackcollector: own options, abbreviated long ones", bytes && dev && !strcmp(dev, "vda"));
-	test_cond("stackcollector: -U -a together", sc.user_only && sc.annotate && !sc.kernel_only && !sc.delimit);
+	test_cond("stackcollector: -U -a together", sc.user_only && sc.annotate && !sc.kernel_only);
+	test_cond("stackcollector: --delimit, the old spelling of -d", sc.delimit);
 	test_cond("stackcollector: --stack-storage, --addresses", sc.stack_storage == 64 && sc.addresses);
 	test_cond("stackcollector: --drain-every defaults to 1000 ms", sc.drain_ms == 1000);
+	test_cond("stackcollector: --no-cache", sc.no_cache);
 	test_cond("stackcollector: defaults", sc.sample_every == 1 && !sc.verbose && !sc.cmd);
 	test_cond("stackcollector: duration operand", sc.duration == 2000000000ull);
-	test_cond("stackcollector: frame flags", stackcollector_sf_flags(&sc) == (SF_ANNOTATE_KERNEL | SF_ADDRESSES));
+	test_cond("stackcollector: frame flags", stackcollector_sf_flags(&sc) == (SF_ANNOTATE_KERNEL | SF_ADDRESSES | SF_DELIMIT));
 	stackcollector_free(&sc);
 	return test_report();
 }

@@ -1,0 +1,514 @@
+/* unwindcache.c — unwind rows cached on disk and shared by collectors
+ * running at once (see unwindcache.h). */
+#include "unwindcache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define ENTRY_MAGIC "marpleUW"
+#define TMP_MAX_AGE_S 3600	/* a temporary file this old was left by a collector that died */
+
+/* An entry: this header, then nrows rows.  checksum covers the header (its
+ * own field 0) and the rows. */
+struct entry_header {
+	char magic[8];
+	uint32_t format, row_size;
+	uint64_t nrows;
+	uint64_t fdes, fdes_libdw, fdes_debug_frame, unsupported;	/* unwindtab_rowstats */
+	char key[sizeof(((struct unwindcache_ticket *)0)->key)];
+	uint64_t checksum;
+};
+
+struct unwindcache {
+	int dir_fd;		/* .../unwind: every entry is opened relative to it */
+	char *dir;
+	uint64_t limit_bytes;
+	uint64_t unevicted_bytes;	/* written since the last eviction */
+	unsigned tmp_seq;
+	int write_warned;
+	struct unwindcache_stats st;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* this thread's CPU time: on a loaded machine wall time is mostly waiting
+ * for a CPU, or here for another collector's build */
+static uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Every step is a bijection of h, so any one changed word changes the sum. */
+static uint64_t checksum_add(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+
+	for (; len >= 8; b += 8, len -= 8) {
+		memcpy(&w, b, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; len; b++, len--)
+		h = (h ^ *b) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t entry_checksum(const struct entry_header *h, const struct unwind_row *rows, uint64_t n)
+{
+	struct entry_header copy = *h;
+
+	copy.checksum = 0;
+	return checksum_add(checksum_add(0xcbf29ce484222325ull, &copy, sizeof(copy)), rows, n * sizeof(*rows));
+}
+
+/* A directory we may keep entries in: ours, and writable by no one else
+ * (else another user could plant or change entries). */
+static int dir_usable(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return 0;
+	if (st.st_uid != geteuid()) {
+		marple_warn("unwind cache %s not used: it belongs to uid %u, not to us (uid %u)", path,
+			    (unsigned)st.st_uid, (unsigned)geteuid());
+		return 0;
+	}
+	if (st.st_mode & 022) {
+		marple_warn("unwind cache %s not used: others may write in it (mode %04o)", path,
+			    (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	return 1;
+}
+
+static uint64_t size_limit(void)
+{
+	const char *env = getenv("MARPLE_CACHE_SIZE");
+	uint64_t mb = UNWINDCACHE_SIZE_DEFAULT_MB;
+
+	if (env && *env && marple_parse_u64(env, 1, 1u << 20, &mb) != 0) {
+		marple_warn("MARPLE_CACHE_SIZE: '%s' is not a size in MB from 1 to 1048576; %u used", env,
+			    UNWINDCACHE_SIZE_DEFAULT_MB);
+		mb = UNWINDCACHE_SIZE_DEFAULT_MB;
+	}
+	return mb << 20;
+}
+
+static void evict(struct unwindcache *c);
+
+struct unwindcache *unwindcache_open_at(const char *dir)
+{
+	char path[4200];
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		marple_warn("unwind cache %s not used: %s", dir, strerror(errno));
+		return NULL;
+	}
+	int root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root_fd < 0) {
+		marple_warn("unwind cache %s not used: %s", dir, strerror(errno));
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/unwind", dir);
+	if (!dir_usable(root_fd, dir)) {
+		close(root_fd);
+		return NULL;
+	}
+	if (mkdirat(root_fd, "unwind", 0700) != 0 && errno != EEXIST) {
+		marple_warn("unwind cache %s not used: %s", path, strerror(errno));
+		close(root_fd);
+		return NULL;
+	}
+	int fd = openat(root_fd, "unwind", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(root_fd);
+	if (fd < 0) {
+		marple_warn("unwind cache %s not used: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!dir_usable(fd, path)) {
+		close(fd);
+		return NULL;
+	}
+	struct unwindcache *c = marple_calloc(1, sizeof(*c));
+	c->dir_fd = fd;
+	c->dir = marple_strdup(path);
+	c->limit_bytes = size_limit();
+	evict(c);
+	return c;
+}
+
+struct unwindcache *unwindcache_open(void)
+{
+	const char *env = getenv("MARPLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[4096];
+
+	if (env && (!*env || strcmp(env, "off") == 0))
+		return NULL;
+	if (env) {
+		snprintf(dir, sizeof(dir), "%s", env);
+	} else if (geteuid() == 0) {
+		snprintf(dir, sizeof(dir), "/var/cache/marple");
+	} else if (xdg && xdg[0] == '/') {	/* the XDG spec: a relative one is ignored */
+		mkdir(xdg, 0700);
+		snprintf(dir, sizeof(dir), "%s/marple", xdg);
+	} else if (home && home[0] == '/') {
+		snprintf(dir, sizeof(dir), "%s/.cache", home);
+		mkdir(dir, 0700);
+		snprintf(dir, sizeof(dir), "%s/.cache/marple", home);
+	} else {
+		marple_warn("unwind cache not used: no HOME, XDG_CACHE_HOME or MARPLE_CACHE_DIR");
+		return NULL;
+	}
+	return unwindcache_open_at(dir);
+}
+
+void unwindcache_close(struct unwindcache *c)
+{
+	if (!c)
+		return;
+	close(c->dir_fd);
+	free(c->dir);
+	free(c);
+}
+
+const char *unwindcache_dir(const struct unwindcache *c)
+{
+	return c->dir;
+}
+
+const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c)
+{
+	return &c->st;
+}
+
+int unwindcache_build_id(Elf *elf, char *buf, size_t size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+		while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *id = (const unsigned char *)d->d_buf + desc_off;
+			off = next;
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz < 8 ||
+			    nh.n_descsz * 2 + 1 > size)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				snprintf(buf + 2 * i, 3, "%02x", id[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The entry's name and key for the file elf, open as fd; 0 when it has
+ * neither a build-id nor a regular file behind it. */
+static int entry_identity(Elf *elf, int fd, struct unwindcache_ticket *tk)
+{
+	char id[2 * 32 + 1];
+	struct stat st;
+
+	if (unwindcache_build_id(elf, id, sizeof(id)) == 0) {
+		snprintf(tk->name, sizeof(tk->name), "b-%s", id);
+		snprintf(tk->key, sizeof(tk->key), "build-id %s", id);
+		return 1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	/* named by the file, keyed by its version too: a file changed in place
+	 * finds its old entry stale */
+	snprintf(tk->name, sizeof(tk->name), "f-%" PRIx64 "-%" PRIu64, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	snprintf(tk->key, sizeof(tk->key), "file %" PRIx64 ":%" PRIu64 " size %" PRId64 " mtime %" PRId64 ".%09ld",
+		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec);
+	return 1;
+}
+
+enum { ENTRY_OK = 1, ENTRY_MISSING = 0, ENTRY_STALE = -1, ENTRY_CORRUPT = -2, ENTRY_TOO_BIG = -3 };
+
+static int read_full(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r, len -= (size_t)r, off += r;
+	}
+	return 0;
+}
+
+/* tk's entry into rows[0..cap): ENTRY_*. */
+static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk, struct unwind_row *rows,
+		      uint32_t cap, uint32_t *n, struct unwindtab_rowstats *rst)
+{
+	struct entry_header h;
+	struct stat st;
+	char key[sizeof(h.key)] = { 0 };
+	int rc = ENTRY_CORRUPT;
+
+	/* O_NOFOLLOW: a symlink planted here is not read through (ELOOP: corrupt) */
+	int fd = openat(c->dir_fd, tk->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? ENTRY_MISSING : ENTRY_CORRUPT;
+	memcpy(key, tk->key, strnlen(tk->key, sizeof(key) - 1));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    read_full(fd, &h, sizeof(h), 0) != 0 || memcmp(h.magic, ENTRY_MAGIC, sizeof(h.magic)) != 0)
+		goto out;
+	if (h.format != UNWINDCACHE_FORMAT || h.row_size != sizeof(struct unwind_row) ||
+	    memcmp(h.key, key, sizeof(key)) != 0) {
+		rc = ENTRY_STALE;
+		goto out;
+	}
+	if (h.nrows == 0 || h.nrows > UINT32_MAX || (uint64_t)st.st_size != sizeof(h) + h.nrows * sizeof(*rows))
+		goto out;
+	if (h.nrows > cap) {
+		rc = ENTRY_TOO_BIG;
+		goto out;
+	}
+	if (read_full(fd, rows, h.nrows * sizeof(*rows), sizeof(h)) != 0 ||
+	    entry_checksum(&h, rows, h.nrows) != h.checksum)
+		goto out;
+	futimens(fd, NULL);	/* used now: evicted last */
+	*n = (uint32_t)h.nrows;
+	*rst = (struct unwindtab_rowstats){ .fdes = h.fdes, .fdes_libdw = h.fdes_libdw,
+					    .fdes_debug_frame = h.fdes_debug_frame, .unsupported = h.unsupported };
+	rc = ENTRY_OK;
+out:
+	close(fd);
+	return rc;
+}
+
+/* The lock of entry name, taken; -1 when it cannot be (then the caller
+ * builds without: the entry is written by rename either way).  *waited: it
+ * was held by another collector. */
+static int lock_entry(struct unwindcache *c, const char *name, int *waited)
+{
+	char lock[sizeof(((struct unwindcache_ticket *)0)->name) + 8];
+	struct stat st;
+
+	*waited = 0;
+	snprintf(lock, sizeof(lock), "%s.lock", name);
+	int fd = openat(c->dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return -1;
+	}
+	for (uint64_t deadline = mono_ns() + UNWINDCACHE_WAIT_MS * 1000000ull;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			break;
+		*waited = 1;
+		if (mono_ns() > deadline)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
+	}
+	close(fd);
+	return -1;
+}
+
+static void unlock_entry(struct unwindcache_ticket *tk)
+{
+	if (tk->lock_fd >= 0)
+		close(tk->lock_fd);	/* the flock goes with it */
+	tk->lock_fd = -1;
+}
+
+int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd,
+		       struct unwind_row *rows, uint32_t cap, uint32_t *n, struct unwindtab_rowstats *st)
+{
+	uint64_t t0 = mono_ns(), c0 = cpu_ns();
+	int waited = 0, rc;
+
+	tk->name[0] = 0;
+	tk->lock_fd = -1;
+	if (!entry_identity(elf, fd, tk)) {
+		rc = ENTRY_TOO_BIG;	/* not cached: counted as nothing */
+		goto out;
+	}
+	if ((rc = read_entry(c, tk, rows, cap, n, st)) == ENTRY_OK)
+		goto out;
+	/* build it ourselves, unless another collector is at it: then wait
+	 * for its entry; read again once the lock is ours (it may have
+	 * finished between our read and the lock) */
+	tk->lock_fd = lock_entry(c, tk->name, &waited);
+	if (tk->lock_fd >= 0 || waited)
+		rc = read_entry(c, tk, rows, cap, n, st);
+out:
+	switch (rc) {
+	case ENTRY_OK:
+		unlock_entry(tk);
+		c->st.read++;
+		c->st.waited += (uint64_t)waited;
+		break;
+	case ENTRY_MISSING: c->st.missed++; break;
+	case ENTRY_STALE: c->st.stale++; break;
+	case ENTRY_CORRUPT: c->st.corrupt++; break;
+	}
+	c->st.ns += mono_ns() - t0;
+	c->st.cpu_ns += cpu_ns() - c0;
+	return rc == ENTRY_OK;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w, len -= (size_t)w;
+	}
+	return 0;
+}
+
+struct cached_file {
+	char name[256];
+	int64_t mtime_ns;
+	uint64_t bytes;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+	return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
+}
+
+/* Remove the entries used least recently until the cache is under its
+ * limit, and temporary files left by collectors that died.  Lock files
+ * stay (a few bytes of inode each): removing one another collector has
+ * open would let two take "the" lock. */
+static void evict(struct unwindcache *c)
+{
+	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	struct cached_file *files = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct stat st;
+	time_t now = time(NULL);
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(files->name) ||
+		    fstatat(c->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (strstr(de->d_name, ".tmp.")) {
+			if (now - st.st_mtim.tv_sec > TMP_MAX_AGE_S)
+				unlinkat(c->dir_fd, de->d_name, 0);
+			continue;
+		}
+		if (strstr(de->d_name, ".lock"))
+			continue;
+		files = marple_grow(files, &cap, n + 1, sizeof(*files));
+		snprintf(files[n].name, sizeof(files[n].name), "%s", de->d_name);
+		files[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+		files[n].bytes = (uint64_t)st.st_size;
+		total += files[n++].bytes;
+	}
+	closedir(d);
+	c->unevicted_bytes = 0;
+	if (total > c->limit_bytes) {
+		qsort(files, n, sizeof(*files), older_first);
+		for (size_t i = 0; i < n && total > c->limit_bytes; i++)
+			if (unlinkat(c->dir_fd, files[i].name, 0) == 0) {
+				total -= files[i].bytes;
+				c->st.evicted++;
+			}
+	}
+	free(files);
+}
+
+void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const struct unwind_row *rows,
+		       uint32_t n, const struct unwindtab_rowstats *rst)
+{
+	uint64_t t0 = mono_ns(), c0 = cpu_ns();
+	struct entry_header h = { .format = UNWINDCACHE_FORMAT, .row_size = sizeof(*rows), .nrows = n };
+	char tmp[sizeof(tk->name) + 48];
+
+	if (!tk->name[0] || !n) {
+		unwindcache_abandon(c, tk);
+		return;
+	}
+	memcpy(h.magic, ENTRY_MAGIC, sizeof(h.magic));
+	memcpy(h.key, tk->key, strnlen(tk->key, sizeof(h.key) - 1));
+	h.fdes = rst->fdes;
+	h.fdes_libdw = rst->fdes_libdw;
+	h.fdes_debug_frame = rst->fdes_debug_frame;
+	h.unsupported = rst->unsupported;
+	h.checksum = entry_checksum(&h, rows, n);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", tk->name, (int)getpid(), c->tmp_seq++);
+	int fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int ok = fd >= 0 && write_full(fd, &h, sizeof(h)) == 0 && write_full(fd, rows, (size_t)n * sizeof(*rows)) == 0;
+	if (fd >= 0 && close(fd) != 0)
+		ok = 0;
+	/* rename replaces whatever is at the name, a symlink too, without following it */
+	if (ok && renameat(c->dir_fd, tmp, c->dir_fd, tk->name) == 0) {
+		c->st.written++;
+		c->unevicted_bytes += sizeof(h) + (uint64_t)n * sizeof(*rows);
+	} else {
+		if (!c->write_warned)
+			marple_warn("unwind cache %s: cannot write %s: %s (said once)", c->dir, tk->name,
+				    strerror(errno));
+		c->write_warned = 1;
+		c->st.write_failed++;
+		if (fd >= 0)
+			unlinkat(c->dir_fd, tmp, 0);
+	}
+	unlock_entry(tk);
+	/* a look at the directory when the cache may have grown past its limit
+	 * by a 16th (at open too): not at every entry, a capture writes dozens */
+	if (c->unevicted_bytes > c->limit_bytes / 16)
+		evict(c);
+	c->st.ns += mono_ns() - t0;
+	c->st.cpu_ns += cpu_ns() - c0;
+}
+
+void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk)
+{
+	(void)c;
+	unlock_entry(tk);
+}

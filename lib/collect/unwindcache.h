@@ -1,0 +1,96 @@
+/* unwindcache.h — each executable file's unwind rows (unwindtabrows.h) kept
+ * on disk between runs and shared by collectors running at once, so that
+ * libc's, python3's or cc1's table is built once, not by every capture.
+ *
+ * Where: $MARPLE_CACHE_DIR/unwind if set, else /var/cache/marple/unwind for
+ * root, else $XDG_CACHE_HOME/marple/unwind or ~/.cache/marple/unwind; the
+ * directories 0700 and ours (one owned by another user, or writable by
+ * others, is not used: said once), the entries 0600.  At most
+ * $MARPLE_CACHE_SIZE MB (default UNWINDCACHE_SIZE_DEFAULT_MB): past it the
+ * entries used least recently are removed (looked at when opened, and
+ * whenever a 16th of that has been written since).
+ *
+ * An entry is named by the file's build-id, or by its device and inode when
+ * it has none; it records its key (the build-id, or device, inode, size and
+ * mtime), UNWINDCACHE_FORMAT, sizeof(struct unwind_row), the row count and
+ * a checksum, all checked before its rows are used: an entry of another key
+ * or format is stale, one that fails a check is corrupt; both are rebuilt
+ * and counted, never used.  Entries are written to a temporary file renamed
+ * into place, opened without following symlinks.
+ *
+ * Collectors running at once: the first to miss a file takes the entry's
+ * lock (flock on NAME.lock) while it builds and writes it; the others wait
+ * for that (UNWINDCACHE_WAIT_MS at most) and read the entry instead.
+ *
+ *   struct unwindcache *c = unwindcache_open();     // NULL: no cache
+ *   struct unwindcache_ticket tk;
+ *   if (unwindcache_lookup(c, &tk, elf, fd, rows, cap, &n, &st) == 0) {
+ *           ... build rows[0..n) ...
+ *           unwindcache_store(c, &tk, rows, n, &st);   // or _abandon
+ *   }
+ *   unwindcache_close(c);
+ */
+#ifndef MARPLE_UNWINDCACHE_H
+#define MARPLE_UNWINDCACHE_H
+
+#include <gelf.h>
+#include <linux/types.h>
+#include <stdint.h>
+
+#include "stacks.h"
+#include "unwindtabrows.h"
+
+/* Raise when what unwindtabrows_read writes changes meaning (rules,
+ * encodings) without struct unwind_row changing size: old entries are then
+ * stale.  A change of size is noticed without it. */
+#define UNWINDCACHE_FORMAT 1u
+#define UNWINDCACHE_SIZE_DEFAULT_MB 256u
+#define UNWINDCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
+
+struct unwindcache_stats {
+	uint64_t read;		/* files whose rows came from the cache */
+	uint64_t waited;	/* of which after waiting for another collector's build */
+	uint64_t missed;	/* files with no entry yet */
+	uint64_t stale;		/* entries of another key or format: rebuilt */
+	uint64_t corrupt;	/* entries failing a check (size, checksum, ...): rebuilt */
+	uint64_t written;	/* entries written */
+	uint64_t write_failed;
+	uint64_t evicted;	/* entries removed to stay under the size limit */
+	uint64_t ns;		/* wall time in the cache: lookups, waits, writes */
+	uint64_t cpu_ns;	/* the CPU time of that */
+};
+
+/* One file's lookup: what unwindcache_store needs to write its entry. */
+struct unwindcache_ticket {
+	char name[96];		/* the entry's file name; "" when the file cannot be cached */
+	char key[160];
+	int lock_fd;		/* the entry's lock, held; -1: none */
+};
+
+struct unwindcache;
+/* The cache at its usual place (above); NULL when it cannot be used (after
+ * one message saying why, unless MARPLE_CACHE_DIR is "" or "off"). */
+struct unwindcache *unwindcache_open(void);
+/* The same at dir (the cache's root: entries go to dir/unwind). */
+struct unwindcache *unwindcache_open_at(const char *dir);
+void unwindcache_close(struct unwindcache *c);
+const char *unwindcache_dir(const struct unwindcache *c);
+const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c);
+
+/* The rows of the ELF file elf (open as fd; -1: an image in memory, the
+ * vdso, cached by its build-id only): 1 when rows[0..*n) and *st
+ * were read from its entry; 0 when the caller is to build them, then
+ * always followed by unwindcache_store or unwindcache_abandon with tk. */
+int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd,
+		       struct unwind_row *rows, uint32_t cap, uint32_t *n, struct unwindtab_rowstats *st);
+/* Write the rows built for tk's file as its entry, and release its lock. */
+void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const struct unwind_row *rows,
+		       uint32_t n, const struct unwindtab_rowstats *st);
+/* Nothing to write (no rows, no room): release tk's lock. */
+void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk);
+
+/* elf's GNU build-id in hex into buf (2 * 20 + 1 bytes for SHA-1's); 0, or
+ * -1 when it has none. */
+int unwindcache_build_id(Elf *elf, char *buf, size_t size);
+
+#endif

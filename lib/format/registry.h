@@ -1,0 +1,43 @@
+/* registry.h — reading make's marple-registry: one line a program of
+ * tab-separated KEY=VALUE fields, as each program's --describe prints it
+ * (options.h OPTIONS_DESCRIBE lists the keys). */
+#ifndef MARPLE_REGISTRY_H
+#define MARPLE_REGISTRY_H
+
+#include <stddef.h>
+
+/* A field of a registry line ("KEY=VALUE" between tabs), copied; NULL if none. */
+char *registry_field(const char *line, const char *key);
+
+/* A renderer that is a display of the driver (its display= field). */
+struct registry_display {
+	char *program;		/* "flamegraph": marple-flamegraph */
+	char *names;		/* ",flamegraph,fg,": its own name first, then aliases */
+	char *name;		/* its own name ("flamegraph") */
+	char *reads;		/* ",stack," */
+	char *ext;		/* "svg" */
+	char *default_for;	/* "stack", or "" */
+	char *config;		/* "coloring:--colors,...", or "" */
+	int takes_title;	/* its options include --title */
+};
+
+/* A section a collector writes, and the display it gets by default. */
+struct registry_section {
+	char *interface, *datatype, *display;
+};
+
+struct registry {
+	struct registry_display *displays;	/* in the registry's order */
+	size_t ndisplays;
+	struct registry_section *sections;	/* every collector's, in order */
+	size_t nsections;
+};
+
+/* Reads the registry at path; exits 1 naming it if it cannot. */
+void registry_read(struct registry *reg, const char *path);
+/* The display answering to name (its own or an alias), or NULL. */
+const struct registry_display *registry_display(const struct registry *reg, const char *name);
+/* Whether the display draws datatype ("stack", "timed", ...). */
+int registry_reads(const struct registry_display *d, const char *datatype);
+
+#endif

@@ -1,0 +1,115 @@
+# The unwind tables' cache on disk (marple-callstack(1), CACHE): a second
+# capture reads its files' rows instead of building them, with the same
+# stacks; a file changed in place and a corrupt entry are rebuilt; --no-cache
+# writes nothing; two collectors at once build each file once; a symlink
+# planted at an entry is not followed; a directory of another user is not
+# used (root, real BPF; each case its own cache directory under $T).
+. "$MARPLE_TOP/tests/lib.sh"
+plan 15
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+W="$MARPLE_BIN/workloads"
+CS="$MARPLE_BIN/marple-callstack"
+
+check "unwindcache: --help lists --no-cache" sh -c "'$CS' --help | grep -q -- '--no-cache'"
+if ! is_root; then
+	skip_rest "unwindcache: BPF cases" "not root"
+fi
+share() {
+	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
+	else fail "$1" "$2 of $3, wanted >= $4%"; fi
+}
+# trailer_unwind FILE KEY: a number of the trailer's "unwind" object
+trailer_unwind() {
+	sed -n "s/.*\"unwind\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1" | tail -n 1
+}
+# run NAME DIR PROG [OPTIONS...]: PROG (a copy of nofp) sampled 1.5 s, with
+# the cache in DIR
+run() {
+	_n=$1 _d=$2 _p=$3; shift 3
+	"$_p" 4 & _wl=$!
+	sleep 0.3
+	MARPLE_CACHE_DIR="$_d" "$CS" -F 299 -p "$_wl" "$@" 1.5 > "$T/$_n.out" 2> "$T/$_n.err"
+	kill "$_wl" 2>/dev/null; wait "$_wl" 2>/dev/null
+}
+# complete NAME OUT PROG: the chain through main to chain_c, whole, in >= 98%
+complete() {
+	share "$1" "$(weight "$2" "^$3;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)")" \
+		"$(weight "$2" '.')" 98
+}
+# top OUT: the stack with the most weight
+top() {
+	awk '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1); s[f] += w }
+		END { for (f in s) if (s[f] > m) { m = s[f]; t = f } print t }' "$1"
+}
+cp "$W/nofp" "$T/nofp"
+objcopy --remove-section .note.gnu.build-id "$W/nofp" "$T/nobid"
+C=$T/c
+
+# 1. cold, then warm: the second capture builds nothing, same stacks
+run cold "$C" "$T/nofp"
+check "unwindcache: cold: nofp, libc and ld.so built and written" sh -c \
+	"[ '$(trailer_unwind "$T/cold.out" files_built)' -ge 3 ] && [ '$(trailer_unwind "$T/cold.out" cache_entries_written)' -ge 3 ] && [ '$(trailer_unwind "$T/cold.out" files_from_cache)' -eq 0 ]"
+check "unwindcache: its directory 0700, its entries 0600" sh -c \
+	"[ \"\$(stat -c %a '$C/unwind')\" = 700 ] && [ -z \"\$(find '$C/unwind' -type f ! -perm 600)\" ]"
+run warm "$C" "$T/nofp"
+check "unwindcache: warm: every file read from the cache, none built" sh -c \
+	"[ '$(trailer_unwind "$T/warm.out" files_built)' -eq 0 ] && [ '$(trailer_unwind "$T/warm.out" files_from_cache)' -ge 3 ] && grep -q '\"cache\":\"on\"' '$T/warm.out'"
+complete "unwindcache: warm: the whole chain" "$T/warm.out" nofp
+check "unwindcache: warm: the same top stack as cold" test "$(top "$T/warm.out")" = "$(top "$T/cold.out")"
+
+# 2. a file without build-id, changed in place (touched): its entry is stale
+run nobid1 "$C" "$T/nobid"
+touch -d '2001-01-01' "$T/nobid"
+run nobid2 "$C" "$T/nobid"
+check "unwindcache: a changed file's entry: stale, rebuilt" \
+	test "$(trailer_unwind "$T/nobid2.out" files_rebuilt_stale)" -ge 1
+complete "unwindcache: ... and its stacks whole" "$T/nobid2.out" nobid
+
+# 3. corrupt entries (the last byte of each flipped, one truncated) are rebuilt
+for e in "$C"/unwind/*; do
+	case $e in *.lock) continue ;; esac
+	size=$(stat -c %s "$e")
+	printf '\377' | dd of="$e" bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
+done
+e=$(ls "$C"/unwind/b-* | grep -v '\.lock$' | head -n 1)
+truncate -s 100 "$e"
+run corrupt "$C" "$T/nofp"
+check "unwindcache: corrupt entries: rebuilt, counted" \
+	test "$(trailer_unwind "$T/corrupt.out" files_rebuilt_corrupt)" -ge 3
+complete "unwindcache: ... and the stacks whole" "$T/corrupt.out" nofp
+
+# 4. --no-cache: nothing read or written
+run nocache "$T/nc" "$T/nofp" --no-cache
+check "unwindcache: --no-cache: no directory, cache off in the trailer" sh -c \
+	"[ ! -e '$T/nc' ] && grep -q '\"cache\":\"off\"' '$T/nocache.out' && [ '$(trailer_unwind "$T/nocache.out" files_built)' -ge 3 ]"
+
+# 5. two collectors at once on a cold cache: each file built once
+"$T/nofp" 4 & wl=$!
+sleep 0.3
+MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two1.out" 2> "$T/two1.err" & a=$!
+MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two2.out" 2> "$T/two2.err" & b=$!
+wait "$a" "$b"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+b1=$(trailer_unwind "$T/two1.out" files_built) b2=$(trailer_unwind "$T/two2.out" files_built)
+files=$(trailer_unwind "$T/two1.out" files)
+check "unwindcache: two at once: ${b1:-?} + ${b2:-?} builds for ${files:-?} files" \
+	test "$((${b1:-0} + ${b2:-0}))" -eq "${files:--1}"
+
+# 6. a symlink planted at an entry (and at its lock) is not followed
+id=$(readelf -n "$T/nofp" | sed -n 's/.*Build ID: *//p')
+mkdir -m 700 "$T/sl" "$T/sl/unwind"
+echo keep > "$T/victim"
+ln -s "$T/victim" "$T/sl/unwind/b-$id"
+ln -s "$T/victim" "$T/sl/unwind/b-$id.lock"
+run symlink "$T/sl" "$T/nofp"
+check "unwindcache: a symlinked entry: its target untouched, the entry a file" sh -c \
+	"[ \"\$(cat '$T/victim')\" = keep ] && [ -f '$T/sl/unwind/b-$id' ] && [ ! -L '$T/sl/unwind/b-$id' ]"
+complete "unwindcache: ... and the stacks whole" "$T/symlink.out" nofp
+
+# 7. a cache directory of another user: not used, said once
+mkdir -m 700 "$T/other"
+chown 65534 "$T/other"
+run other "$T/other" "$T/nofp"
+check "unwindcache: another user's directory: not used, said once" sh -c \
+	"[ \"\$(grep -c 'unwind cache $T/other not used: it belongs to uid 65534' '$T/other.err')\" = 1 ] && grep -q '\"cache\":\"off\"' '$T/other.out' && [ ! -e '$T/other/unwind' ]"

@@ -1,0 +1,229 @@
+# marple-push against a loopback receiver (tests/push/receiver.py) that keeps
+# every request: Pyroscope's /ingest query and folded body as its API documents
+# them, OTLP bodies decoded by protoc against the protos vendored at the pinned
+# version (tests/push/proto), and servers that refuse, hang, fail then recover.
+# No assertion on time: a run that would hang is ended by timeout(1) and fails.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 55
+command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
+command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
+HERE="$MARPLE_TOP/tests/push"
+PROTO="$HERE/proto"
+REQ=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest
+SVC=opentelemetry/proto/collector/profiles/v1development/profiles_service.proto
+
+RPID=
+trap '[ -n "$RPID" ] && kill "$RPID" 2>/dev/null; rm -rf "$T"' EXIT
+R="$T/recv"
+mkdir -p "$R"
+start_receiver() {	# [PORT]
+	rm -f "$R/port"
+	python3 "$HERE/receiver.py" "$R" ${1+"$1"} & RPID=$!
+	i=0; while [ ! -s "$R/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s "$R/port" ]
+}
+stop_receiver() { kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=; }
+start_receiver || { fail "push: the receiver listens" "no port after 10 s"; exit 0; }
+PORT=$(cat "$R/port")
+URL="http://127.0.0.1:$PORT"
+# a port nobody listens on: bind one, note it, let it go
+DEAD=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+# the nth request the receiver kept (1, 2, ...), and how many it has
+reqs() { ls "$R" | grep -c '\.json$'; }
+query() {	# N KEY: that query parameter's value
+	python3 -c 'import json, sys; q = dict(json.load(open(sys.argv[1]))["query"]); print(q.get(sys.argv[2], "<none>"))' "$R/$1.json" "$2"
+}
+jfield() {	# N KEY [SUBKEY]
+	python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))[sys.argv[2]]; print(v[sys.argv[3]] if len(sys.argv) > 3 else v)' "$R/$1.json" "$2" ${3+"$3"}
+}
+decode() { protoc -I"$PROTO" --decode=$REQ "$SVC" < "$R/$1.body"; }
+pull() {	# run with a hang guard: timeout's 124 fails the case that reads $rc
+	timeout 120 marple-push "$@" > "$T/out" 2> "$T/err"; rc=$?
+}
+
+# A capture as marple collect writes one: a CPU section, an event section
+# (not sent), off-CPU time in ns, outstanding bytes.
+{
+	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000000000,"wall_ns":1795262400250000000,"clock":"monotonic","host":"db1","kernel":"6.1.0","units":{"weight":"samples"},"options":{"frequency":99,"stacks":"both"}}'
+	echo '297#python3;_start;main;Py_RunMain;_PyEval_EvalFrameDefault;compute_hot'
+	echo '41#python3;_start;main;Py_RunMain;PyObject_Malloc'
+	echo '12#bash;main;execute_command;waitpid;do_syscall_64_[k];schedule_[k]'
+	echo '3#sshd;main;std::map<int%2C char>::find;operator new(unsigned long)'
+	echo '1#odd;a%3Bb;caf%C3%A9'
+	echo '{"trailer":1,"end_ns":11000000000,"records":5,"lost":0,"dropped":0,"ended":"duration"}'
+	echo '{"marple":1,"interface":"cpusched","datatype":"event","start_ns":1000000000,"wall_ns":1795262400250000000,"host":"db1","units":{"time":"ns"}}'
+	echo '1000000001,sched_switch,cpu0,prev_pid=1'
+	echo '{"trailer":1,"end_ns":11000000000,"records":1,"lost":0,"dropped":0}'
+	echo '{"marple":1,"interface":"offcpu","datatype":"stack","start_ns":1000000000,"wall_ns":1795262400250000000,"host":"db1","units":{"weight":"ns"}}'
+	echo '5000000#bash;main;waitpid;schedule_[k]'
+	echo '700#sshd;main;poll'
+	echo '{"trailer":1,"end_ns":11000000000,"records":2,"lost":0,"dropped":0}'
+	echo '{"marple":1,"interface":"memleak","datatype":"stack","start_ns":1000000000,"wall_ns":1795262400250000000,"host":"db 1/x","units":{"weight":"bytes"}}'
+	echo '4096#app;main;malloc'
+	echo '{"trailer":1,"end_ns":11000000000,"records":1,"lost":0,"dropped":0}'
+} > "$T/cap.marple"
+
+# --- Pyroscope
+pull -H 'X-Scope-OrgID: team1' "$URL" "$T/cap.marple"
+check "pyroscope: exit 0, nothing on stderr ($(head -c 200 "$T/err"))" test $rc -eq 0 -a ! -s "$T/err"
+check "pyroscope: one request per stack section, the event section skipped (3)" test "$(reqs)" -eq 3
+check "pyroscope: POST to /ingest" test "$(jfield 1 method) $(jfield 1 path)" = "POST /ingest"
+check "pyroscope: name APP{host,interface}" test "$(query 1 name)" = "marple{host=db1,interface=callstack}"
+# wall_ns 1795262400.25 s, 10 s long: from rounded down, until rounded up
+check "pyroscope: from/until in Unix seconds from wall_ns and the length" \
+	test "$(query 1 from) $(query 1 until)" = "1795262400 1795262411"
+check "pyroscope: format=folded spyName=marple" test "$(query 1 format) $(query 1 spyName)" = "folded marple"
+check "pyroscope: samples at the header's frequency" \
+	test "$(query 1 units) $(query 1 sampleRate) $(query 1 aggregationType)" = "samples 99 sum"
+marple-cat -s 0 "$T/cap.marple" | marple-fold | sort > "$T/want0"
+sort "$R/1.body" > "$T/got0"
+same "pyroscope: the body is the section's folded stacks (marple-fold's)" "$T/want0" "$T/got0"
+check "pyroscope: ';' in a name is ':', decoded names (std::map<int, char>, café)" \
+	sh -c "grep -qx 'odd;a:b;café 1' '$R/1.body' && grep -q 'std::map<int, char>::find' '$R/1.body'"
+check "pyroscope: -H header sent, text/plain" \
+	test "$(jfield 1 headers X-Scope-OrgID) $(jfield 1 headers Content-Type)" = "team1 text/plain"
+check "pyroscope: ns weights as samples at 10^9 a second" \
+	test "$(query 2 name) $(query 2 units) $(query 2 sampleRate)" = "marple{host=db1,interface=offcpu} samples 1000000000"
+check "pyroscope: outstanding bytes averaged; a host's odd bytes become _" \
+	test "$(query 3 name) $(query 3 units) $(query 3 aggregationType)" = "marple{host=db_1_x,interface=memleak} bytes average"
+pull --app shop.cpu "$URL/ingest/" "$T/cap.marple"
+check "pyroscope: --app, and a URL ending in /ingest not extended" \
+	test $rc -eq 0 -a "$(jfield 4 path)" = "/ingest" -a "$(query 4 name)" = "shop.cpu{host=db1,interface=callstack}"
+
+# --- pprof to Pyroscope: marple-pprof's profile (the same encoder, lib/render/pprof.c)
+rm -f "$R"/*.json "$R"/*.body
+marple-cat -s 0 "$T/cap.marple" > "$T/cpu.marple"
+pull -f pprof "$URL" "$T/cpu.marple"
+check "pprof: exit 0, POST /ingest format=pprof, no units or sampleRate (the profile has them)" \
+	test "$rc $(jfield 1 path) $(query 1 format) $(query 1 units) $(query 1 sampleRate)" = "0 /ingest pprof <none> <none>"
+check "pprof: name, from, until as for folded" \
+	test "$(query 1 name) $(query 1 from) $(query 1 until)" = "marple{host=db1,interface=callstack} 1795262400 1795262411"
+marple-pprof "$T/cpu.marple" > "$T/cpu.pb.gz"
+same "pprof: the body is marple-pprof's file of the section, byte for byte" "$T/cpu.pb.gz" "$R/1.body"
+
+# --- OTLP profiles
+rm -f "$R"/*.json "$R"/*.body
+pull -f otlp --app shop "$URL" "$T/cap.marple"
+check "otlp: exit 0" test $rc -eq 0
+check "otlp: POST /v1development/profiles, application/x-protobuf" \
+	test "$(jfield 1 path) $(jfield 1 headers Content-Type)" = "/v1development/profiles application/x-protobuf"
+decode 1 > "$T/otlp1.txt" 2> "$T/protoc.err"
+check "otlp: protoc decodes it as ExportProfilesServiceRequest ($(head -c 200 "$T/protoc.err"))" test $? -eq 0 -a -s "$T/otlp1.txt"
+python3 "$HERE/otlp-fold.py" < "$T/otlp1.txt" > "$T/otlp1"
+sed -n 's/^stack //p' "$T/otlp1" | sort > "$T/got1"
+marple-cat -s 0 "$T/cap.marple" | marple-fold | sed 's/a:b/a;b/' | sort > "$T/want1"
+same "otlp: samples' stacks (through the dictionary) and values are the capture's" "$T/want1" "$T/got1"
+check "otlp: every dictionary table starts with its zero value" test -z "$(grep bad-zero "$T/otlp1")"
+check "otlp: sample type samples/count, period cpu/nanoseconds 10101010" \
+	sh -c "grep -qx 'meta sample_type samples/count' '$T/otlp1' && grep -qx 'meta period cpu/nanoseconds 10101010' '$T/otlp1'"
+check "otlp: time from wall_ns, duration from the trailer" grep -qx 'meta time 1795262400250000000 10000000000' "$T/otlp1"
+check "otlp: resource service.name and host.name, the interface an attribute" sh -c "
+	grep -qx 'meta resource service.name=shop' '$T/otlp1' && grep -qx 'meta resource host.name=db1' '$T/otlp1' &&
+	grep -qx 'meta attribute marple.interface=callstack' '$T/otlp1'"
+check "otlp: equal frames share one function (18 names, 18 + 1 functions)" \
+	test "$(grep -c '^  function_table {' "$T/otlp1.txt")" -eq 19
+decode 2 | python3 "$HERE/otlp-fold.py" > "$T/otlp2"
+check "otlp: off-CPU ns as off_cpu/nanoseconds, its own frames only" sh -c "
+	grep -qx 'meta sample_type off_cpu/nanoseconds' '$T/otlp2' && grep -qx 'stack bash;main;waitpid;schedule_\[k\] 5000000' '$T/otlp2' &&
+	! grep -q compute_hot '$T/otlp2'"
+decode 3 | python3 "$HERE/otlp-fold.py" > "$T/otlp3"
+check "otlp: memleak bytes as inuse_space/bytes" grep -qx 'meta sample_type inuse_space/bytes' "$T/otlp3"
+# a frame named as the sample type is one string, not two
+rm -f "$R"/*.json "$R"/*.body
+printf '%s\n' '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"samples"}}' '7#count;samples' > "$T/names.marple"
+pull -f otlp "$URL" "$T/names.marple"
+decode 1 > "$T/names.txt"
+python3 "$HERE/otlp-fold.py" < "$T/names.txt" > "$T/names"
+check "otlp: a string the frames and the profile share is in the table once" sh -c "
+	test $rc -eq 0 && test \$(grep -c 'string_table: \"count\"' '$T/names.txt') -eq 1 &&
+	grep -qx 'meta sample_type samples/count' '$T/names' && grep -qx 'stack count;samples 7' '$T/names'"
+
+# --- the server down (nobody listens on its port): kept in the spool, named
+rm -f "$R"/*.json "$R"/*.body
+stop_receiver
+S="$T/spool"
+pull --timeout 2 --retries 2 --backoff 0.1 -s "$S" -H 'Authorization: Bearer s3cret' "$URL" "$T/cap.marple"
+check "refused: exit 1 (not a hang: timeout(1) would say 124)" test $rc -eq 1
+check "refused: each section named on stderr with its spool file" \
+	test "$(grep -c 'not sent (.*): kept in .*/spool/.*\.req$' "$T/err")" -eq 3
+check "refused: the connection's failure said" grep -q "Couldn't connect to server" "$T/err"
+check "refused: three requests in the spool, none with the -H header" \
+	sh -c "test \$(ls '$S' | grep -c '\.req\$') -eq 3 && ! grep -rq s3cret '$S'"
+check "refused: the spool is private (0700)" test "$(stat -c %a "$S")" = 700
+
+# --- another run holding the spool's lock (flock(1) as a stand-in): this one
+# sends its own and leaves the spool to it
+start_receiver "$PORT" || fail "push: the receiver listens again on $PORT" "no port after 10 s"
+flock "$S/.lock" timeout 120 marple-push -s "$S" "$URL" "$T/cpu.marple" > "$T/out" 2> "$T/err"; rc=$?
+check "locked spool: exit 0, its own sent, the spool left alone and said" sh -c "
+	test $rc -eq 0 && test \$(ls '$R' | grep -c '\.json\$') -eq 1 && test \$(ls '$S' | grep -c '\.req\$') -eq 3 &&
+	grep -q 'another marple-push is sending what it holds: left to it' '$T/err'"
+rm -f "$R"/*.json "$R"/*.body
+
+# --- the next run, with the server back: spooled requests first, then the new one
+pull -s "$S" "$URL" "$T/cap.marple"
+check "recovered: exit 0, spool empty" sh -c "test $rc -eq 0 && test -z \"\$(ls '$S' | grep '\.req\$')\""
+check "recovered: the three spooled, then the three new (6)" test "$(reqs)" -eq 6
+sort "$R/1.body" > "$T/got-sp"
+same "recovered: the spooled body is the section's folded stacks" "$T/want0" "$T/got-sp"
+check "recovered: the spooled query kept (from, name)" \
+	test "$(query 1 from) $(query 1 name)" = "1795262400 marple{host=db1,interface=callstack}"
+
+# --- a server that accepts and never answers: each attempt ends at --timeout,
+# and after one request has used its attempts the rest are not tried
+rm -f "$R"/*.json "$R"/*.body
+echo hang > "$R/mode"
+pull --timeout 1 --retries 2 --backoff 0.1 -s "$S" "$URL" "$T/cap.marple"
+check "hang: exit 1, not killed by the guard" test $rc -eq 1
+check "hang: timeout said, the rest not tried" sh -c "
+	grep -q 'Timeout was reached' '$T/err' && test \$(grep -c 'not tried: the server did not take an earlier request' '$T/err') -eq 2"
+check "hang: all three kept" test "$(ls "$S" | grep -c '\.req$')" -eq 3
+
+# --- 500, then recovering: still failing at the next run, drained at the one after
+echo 'fail 100' > "$R/mode"
+pull --retries 2 --backoff 0.1 --drain -s "$S"
+check "500: --drain exits 1, the HTTP status and body said" sh -c "test $rc -eq 1 && grep -q 'HTTP 500: injected failure' '$T/err'"
+check "500: still three in the spool" test "$(ls "$S" | grep -c '\.req$')" -eq 3
+echo ok > "$R/mode"
+rm -f "$R"/*.json "$R"/*.body
+pull --drain -s "$S"
+check "500 then up: --drain sends all three, exit 0, spool empty" \
+	sh -c "test $rc -eq 0 && test \$(ls '$R' | grep -c '\.json\$') -eq 3 && test -z \"\$(ls '$S' | grep '\.req\$')\""
+# one 500 within a request's attempts: retried, sent
+echo 'fail 1' > "$R/mode"
+pull --retries 2 --backoff 0.1 -s "$S" "$URL" "$T/cap.marple"
+check "one 500 then 200: retried within the run, exit 0" sh -c "test $rc -eq 0 && test -z \"\$(ls '$S' | grep '\.req\$')\""
+
+# --- a refusal is not retried or kept; the spool's bound drops the oldest
+echo 'status 400' > "$R/mode"
+pull -s "$S" "$URL" "$T/cap.marple"
+check "400: exit 1, 'refused' said, nothing spooled" sh -c "
+	test $rc -eq 1 && test \$(grep -c 'refused by the server (HTTP 400' '$T/err') -eq 3 && test -z \"\$(ls '$S' | grep '\.req\$')\""
+pull --timeout 1 --retries 1 -s "$S" --spool-max 700 "http://127.0.0.1:$DEAD" "$T/cap.marple"
+check "bound: the spool stays under --spool-max, the dropped named" sh -c "
+	test $rc -eq 1 && grep -q 'dropped (.* bytes): the spool is over --spool-max 700' '$T/err' &&
+	test \$(cat '$S'/*.req | wc -c) -le 700"
+rm -rf "$S"
+pull --timeout 1 --retries 1 "http://127.0.0.1:$DEAD" "$T/cap.marple"
+check "no --spool: exit 1, each loss named" sh -c "test $rc -eq 1 && test \$(grep -c 'not kept: no --spool' '$T/err') -eq 3"
+
+# --- inputs and usage
+echo ok > "$R/mode"
+printf 'bash;main 3\n' > "$T/folded.txt"
+pull "$URL" "$T/folded.txt"
+check "input: folded text refused with FILE:LINE, exit 1" sh -c "test $rc -eq 1 && grep -q '^marple-push: .*folded.txt:1: not a marple stream' '$T/err'"
+# a complete stack section, then binary data: the input is unusable (marple-format(5)),
+# and none of it is sent
+rm -f "$R"/*.json "$R"/*.body
+{ marple-cat -s 0 "$T/cap.marple"; printf 'x\000y\n'; } > "$T/nul.marple"
+pull "$URL" "$T/nul.marple"
+check "input: an unusable stream: exit 1, said, nothing sent" \
+	sh -c "test $rc -eq 1 && grep -q 'nul.marple:.*nothing of it sent' '$T/err' && test \$(ls '$R' | grep -c '\.json\$') -eq 0"
+marple-cat -s 1 "$T/cap.marple" > "$T/events.marple"
+pull "$URL" "$T/events.marple"
+check "input: no stack section: exit 1, said" sh -c "test $rc -eq 1 && grep -q 'no stack sections' '$T/err'"
+expect_exit "usage: no URL exits 2" 2 "no URL" marple-push
+expect_exit "usage: --format other exits 2" 2 "not pyroscope, pprof or otlp" marple-push -f json "$URL"
+expect_exit "usage: --drain without --spool exits 2" 2 "needs --spool" marple-push --drain
+check "usage: -h names the pinned OTLP proto version" sh -c "marple-push -h | grep -q 'opentelemetry-proto v1.9.0'"

@@ -1,0 +1,232 @@
+/* test_unwindcache — unwind rows kept on disk (lib/collect/unwindcache.h):
+ * an entry written and read back row for row; corrupt (a byte flipped,
+ * truncated), stale (a file without build-id changed; another row size)
+ * and symlinked entries rebuilt, never used; a directory others may write
+ * in refused; a reader waiting for the lock of a build in progress reads
+ * its entry; the oldest entries evicted past the size limit. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "unwindcache.h"
+#include "unwindtabrows.h"
+
+#define CAP (1u << 20)
+
+struct subject {
+	int fd;
+	Elf *elf;
+};
+
+static struct subject open_subject(const char *path)
+{
+	struct subject s = { open(path, O_RDONLY), NULL };
+	if (s.fd >= 0)
+		s.elf = elf_begin(s.fd, ELF_C_READ_MMAP, NULL);
+	return s;
+}
+
+static void close_subject(struct subject *s)
+{
+	elf_end(s->elf);
+	close(s->fd);
+}
+
+static struct unwind_row *rows;
+static uint32_t nrows;
+static struct unwindtab_rowstats rowstats;
+
+/* One lookup of s: 1 hit (rows read into got[0..*n)), else 0 after storing
+ * what was built (the rows of the first build). */
+static int lookup_store(struct unwindcache *c, struct subject *s, struct unwind_row *got, uint32_t *n)
+{
+	struct unwindcache_ticket tk;
+	struct unwindtab_rowstats st;
+	if (unwindcache_lookup(c, &tk, s->elf, s->fd, got, CAP, n, &st) == 1)
+		return 1;
+	unwindcache_store(c, &tk, rows, nrows, &rowstats);
+	return 0;
+}
+
+static void flip_byte(const char *path, off_t off)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char b;
+	if (pread(fd, &b, 1, off) == 1) {
+		b ^= 0x40;
+		if (pwrite(fd, &b, 1, off) != 1)
+			perror(path);
+	}
+	close(fd);
+}
+
+struct holder {
+	struct unwindcache *c;
+	struct unwindcache_ticket tk;
+};
+
+static void *store_later(void *arg)
+{
+	struct holder *h = arg;
+	nanosleep(&(struct timespec){ .tv_nsec = 300 * 1000000 }, NULL);
+	unwindcache_store(h->c, &h->tk, rows, nrows, &rowstats);
+	return NULL;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_unwindcache.XXXXXX", path[512], self[256], nobid[512], entry[600], cmd[1400];
+	struct unwindtab_rowbuf b = { 0 };
+	struct unwind_row *got = malloc(CAP * sizeof(*got));
+	struct stat st;
+	uint32_t n = 0;
+
+	test_plan(19);
+	elf_version(EV_CURRENT);
+	unsetenv("MARPLE_CACHE_SIZE");
+	if (!mkdtemp(dir) || readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+		return 1;
+	/* the subject: this program, and a copy without its build-id */
+	struct subject s = open_subject(self);
+	char id[80];
+	int rc = s.elf ? unwindtabrows_read(s.elf, UNWINDTAB_CFI_OURS, CAP, &b, &rowstats) : -1;
+	rows = b.rows, nrows = (uint32_t)b.nrows;
+	test_cond("unwindcache: the subject has rows and a build-id",
+		  rc == 0 && nrows > 10 && unwindcache_build_id(s.elf, id, sizeof(id)) == 0);
+	snprintf(nobid, sizeof(nobid), "%s/nobid", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .note.gnu.build-id '%s' '%s'", self, nobid);
+	int objcopy_ok = system(cmd) == 0;
+
+	snprintf(path, sizeof(path), "%s/root", dir);
+	struct unwindcache *c = unwindcache_open_at(path);
+	test_cond("unwindcache: its directory made, mode 0700",
+		  c && stat(unwindcache_dir(c), &st) == 0 && (st.st_mode & 07777) == 0700);
+	if (!c)
+		return test_report();
+	const struct unwindcache_stats *cs = unwindcache_stats(c);
+	snprintf(entry, sizeof(entry), "%s/b-%s", unwindcache_dir(c), id);
+
+	test_cond("unwindcache: first lookup misses, and the entry is written",
+		  lookup_store(c, &s, got, &n) == 0 && cs->missed == 1 && cs->written == 1);
+	test_cond("unwindcache: the entry is named by the build-id, mode 0600",
+		  lstat(entry, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
+	test_cond("unwindcache: second lookup reads the same rows back",
+		  lookup_store(c, &s, got, &n) == 1 && n == nrows && !memcmp(got, rows, n * sizeof(*rows)) &&
+			  cs->read == 1);
+
+	/* a byte of the rows flipped: corrupt, rebuilt */
+	flip_byte(entry, (off_t)(st.st_size - 7));
+	test_cond("unwindcache: a flipped byte: corrupt, not used",
+		  lookup_store(c, &s, got, &n) == 0 && cs->corrupt == 1 && cs->written == 2);
+	test_cond("unwindcache: ... and rewritten", lookup_store(c, &s, got, &n) == 1 &&
+							   !memcmp(got, rows, n * sizeof(*rows)));
+	if (truncate(entry, st.st_size - 16) != 0)
+		perror(entry);
+	test_cond("unwindcache: truncated: corrupt, not used", lookup_store(c, &s, got, &n) == 0 && cs->corrupt == 2);
+	/* another row size (a format neighbours may change): stale */
+	flip_byte(entry, 12);	/* row_size's low byte */
+	test_cond("unwindcache: another row size: stale", lookup_store(c, &s, got, &n) == 0 && cs->stale == 1);
+
+	/* a symlink planted at the entry's path is not followed, nor written through */
+	char victim[600];
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	FILE *v = fopen(victim, "w");
+	fputs("keep", v);
+	fclose(v);
+	unlink(entry);
+	if (symlink(victim, entry) != 0)
+		perror(entry);
+	uint64_t corrupt = cs->corrupt;
+	test_cond("unwindcache: a symlink at the entry: not read", lookup_store(c, &s, got, &n) == 0 &&
+									  cs->corrupt == corrupt + 1);
+	test_cond("unwindcache: ... its target untouched, the entry a file again",
+		  stat(victim, &st) == 0 && st.st_size == 4 && lstat(entry, &st) == 0 && S_ISREG(st.st_mode));
+
+	/* no build-id: named by device and inode, keyed by size and mtime too */
+	if (objcopy_ok) {
+		struct subject t = open_subject(nobid);
+		test_cond("unwindcache: no build-id: written, then read",
+			  t.elf && unwindcache_build_id(t.elf, id, sizeof(id)) != 0 &&
+				  lookup_store(c, &t, got, &n) == 0 && lookup_store(c, &t, got, &n) == 1);
+		close_subject(&t);
+		struct timespec when[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1000000000 } };
+		utimensat(AT_FDCWD, nobid, when, 0);	/* touched: another version of the file */
+		t = open_subject(nobid);
+		uint64_t stale = cs->stale;
+		test_cond("unwindcache: no build-id, file changed: stale, rebuilt",
+			  lookup_store(c, &t, got, &n) == 0 && cs->stale == stale + 1 &&
+				  lookup_store(c, &t, got, &n) == 1);
+		close_subject(&t);
+	} else {
+		printf("SKIP: unwindcache: no build-id: objcopy failed\n");
+		printf("SKIP: unwindcache: no build-id, file changed: objcopy failed\n");
+	}
+
+	/* a build in progress elsewhere (its lock held): wait, then read its entry */
+	unlink(entry);
+	struct holder h = { .c = unwindcache_open_at(path) };
+	pthread_t th;
+	uint64_t read = cs->read;
+	test_cond("unwindcache: another's lookup misses and holds the lock",
+		  h.c && unwindcache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 }) == 0 &&
+			  h.tk.lock_fd >= 0);
+	pthread_create(&th, NULL, store_later, &h);
+	test_cond("unwindcache: ours waits for its entry and reads it",
+		  lookup_store(c, &s, got, &n) == 1 && cs->read == read + 1 && cs->waited == 1 &&
+			  !memcmp(got, rows, n * sizeof(*rows)));
+	pthread_join(th, NULL);
+	unwindcache_close(h.c);
+	unwindcache_close(c);
+
+	/* the size limit: the entry used least recently goes */
+	setenv("MARPLE_CACHE_SIZE", "1", 1);
+	c = unwindcache_open_at(path);
+	cs = c ? unwindcache_stats(c) : NULL;
+	struct stat e1;
+	struct unwind_row *big = calloc(50000, sizeof(*big));	/* 800 KB: two do not fit in 1 MB */
+	struct unwindcache_ticket tk;
+	if (c && objcopy_ok) {
+		struct subject t = open_subject(nobid);
+		unwindcache_lookup(c, &tk, s.elf, s.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 });
+		unwindcache_store(c, &tk, big, 50000, &rowstats);
+		struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+		utimensat(AT_FDCWD, entry, old, AT_SYMLINK_NOFOLLOW);
+		unwindcache_lookup(c, &tk, t.elf, t.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 });
+		unwindcache_store(c, &tk, big, 50000, &rowstats);
+		test_cond("unwindcache: past the limit, the oldest entry is evicted",
+			  cs->evicted == 1 && lstat(entry, &e1) != 0);
+		close_subject(&t);
+	} else {
+		printf("SKIP: unwindcache: eviction: objcopy failed\n");
+	}
+	unwindcache_close(c);
+	unsetenv("MARPLE_CACHE_SIZE");
+
+	/* a directory others may write in is not used */
+	snprintf(path, sizeof(path), "%s/open", dir);
+	mkdir(path, 0777);
+	chmod(path, 0777);
+	test_cond("unwindcache: a directory others may write in is refused", unwindcache_open_at(path) == NULL);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	if (symlink(dir, path) != 0)
+		perror(path);
+	test_cond("unwindcache: a symlinked cache directory is refused", unwindcache_open_at(path) == NULL);
+	setenv("MARPLE_CACHE_DIR", "off", 1);
+	test_cond("unwindcache: MARPLE_CACHE_DIR=off: none", unwindcache_open() == NULL);
+
+	close_subject(&s);
+	unwindtabrows_buf_free(&b);
+	free(got);
+	free(big);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return test_report();
+}

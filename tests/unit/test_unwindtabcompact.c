@@ -1,0 +1,184 @@
+/* test_unwindtabcompact — the compact tables (lib/collect/unwindtabcompact.h)
+ * the BPF walker reads: for libc, python3, libpython and, where installed,
+ * the big ones (gcc's cc1, libLLVM: ~1 M rows each), the rows our reader
+ * builds, compacted, give at every row's first and last byte, at every page
+ * boundary, before the first row and past the last the same rule as a
+ * binary search over the rows themselves (unwindtab_find); a table takes
+ * under 5 bytes a row; and rules that find no room stop the walk (the
+ * unsupported rule), never another rule. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "unwindtab.h"
+#include "unwindtabcompact.h"
+#include "unwindtabrows.h"
+
+static int same_rule(const struct unwind_rule *u, const struct unwind_row *r)
+{
+	return u->cfa == r->cfa && u->cfa_off == r->cfa_off && u->rbp == r->rbp && u->rbp_off == r->rbp_off;
+}
+
+/* pcs compared: mismatches (the first few printed) */
+static uint64_t mismatches;
+static void check_pc(const struct unwind_row *rows, uint32_t n, const uint32_t *words, uint32_t off,
+		     const struct unwindtab_rules *rules, uint64_t pc)
+{
+	const struct unwind_row *r = unwindtab_find(rows, n, pc);
+	int got = unwindtab_compact_find(words, off, pc);
+	int ok = r ? got >= 0 && (uint32_t)got < rules->n && same_rule(&rules->v[got], r) : got == -1;
+	if (!ok && mismatches++ < 3)
+		printf("# pc %#" PRIx64 ": rows say %s (cfa %d%+d), the compact table rule %d\n", pc, r ? "a row" : "none",
+		       r ? r->cfa : -1, r ? r->cfa_off : 0, got);
+}
+
+/* Every boundary of rows[0..n) compacted at word off of words (a table
+ * placed after another one: its positions are absolute). */
+static uint64_t compare_all(const struct unwind_row *rows, uint32_t n, const uint32_t *words, uint32_t off,
+			    const struct unwindtab_rules *rules)
+{
+	mismatches = 0;
+	check_pc(rows, n, words, off, rules, 0);
+	check_pc(rows, n, words, off, rules, (uint64_t)rows[n - 1].pc + 100000);
+	check_pc(rows, n, words, off, rules, (uint64_t)1 << 40);
+	for (uint32_t i = 0; i < n; i++) {
+		check_pc(rows, n, words, off, rules, rows[i].pc);
+		check_pc(rows, n, words, off, rules, (uint64_t)rows[i].pc - 1);
+		check_pc(rows, n, words, off, rules, (uint64_t)rows[i].pc + 1);
+	}
+	uint64_t first = rows[0].pc >> UNWIND_PAGE_SHIFT, last = rows[n - 1].pc >> UNWIND_PAGE_SHIFT;
+	for (uint64_t p = first ? first - 1 : 0; p <= last + 1; p++) {
+		uint64_t at = p << UNWIND_PAGE_SHIFT;
+		check_pc(rows, n, words, off, rules, at);
+		check_pc(rows, n, words, off, rules, at + (1u << UNWIND_PAGE_SHIFT) - 1);
+		check_pc(rows, n, words, off, rules, at + 0x7ff);
+	}
+	return mismatches;
+}
+
+static void one_file(const char *name, const char *path)
+{
+	char msg[160];
+	struct unwindtab_rowbuf b = { 0 };
+	struct unwindtab_rowstats st;
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &b, &st) : -1;
+	uint32_t n = (uint32_t)b.nrows;
+
+	snprintf(msg, sizeof(msg), "%s: rows built and compacted", name);
+	uint64_t words = rc == 0 ? unwindtab_compact_words(b.rows, n) : 0;
+	test_cond(msg, rc == 0 && n > 1000 && words > n);
+	if (words > n) {
+		/* a small table first: this one's positions do not start at 0 */
+		static const struct unwind_row small[] = { { .pc = 0x1000, .cfa = UNWIND_RSP, .cfa_off = 8 },
+							   { .pc = 0x1010, .cfa = UNWIND_NONE } };
+		struct unwind_rule *rv = calloc(UNWIND_MAX_RULES, sizeof(*rv));
+		struct unwindtab_rules rules;
+		uint64_t w0 = unwindtab_compact_words(small, 2);
+		uint32_t *w = calloc(w0 + words, sizeof(*w));
+		unwindtab_rules_init(&rules, rv, UNWIND_MAX_RULES);
+		unwindtab_compact(small, 2, &rules, w, 0);
+		unwindtab_compact(b.rows, n, &rules, w + w0, (uint32_t)w0);
+		uint64_t d = compare_all(b.rows, n, w, (uint32_t)w0, &rules);
+		double per_row = (double)((words - n) * 4 + n * 4 + rules.n * sizeof(struct unwind_rule)) / n;
+		/* the rows a lookup searches: its page's */
+		uint32_t npages = w[w0 + 1], most = 0;
+		for (uint32_t k = 0; k < npages; k++) {
+			uint32_t in_page = w[w0 + UNWIND_TABLE_HEADER + k + 1] - w[w0 + UNWIND_TABLE_HEADER + k];
+			most = in_page > most ? in_page : most;
+		}
+		printf("# %s (%s): %u rows, %u distinct rules, %" PRIu64 " index words, %.2f bytes a row "
+		       "(16 uncompacted), %.1f rows a page (at most %u), %" PRIu64 " pcs disagree\n",
+		       name, path, n, rules.n, words - n, per_row, (double)n / npages, most, d);
+		snprintf(msg, sizeof(msg), "%s: every row boundary and page boundary: the rows' own rule", name);
+		test_cond(msg, d == 0);
+		snprintf(msg, sizeof(msg), "%s: the table before it still answers", name);
+		test_cond(msg, compare_all(small, 2, w, 0, &rules) == 0);
+		snprintf(msg, sizeof(msg), "%s: under 5 bytes a row (index and rules included)", name);
+		test_cond(msg, per_row < 5);
+		unwindtab_rules_free(&rules);
+		free(w);
+		free(rv);
+	}
+	unwindtabrows_buf_free(&b);
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+static const char *libpython(void)
+{
+	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.13.so.1.0" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], R_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+int main(void)
+{
+	const char *lp = libpython();
+	struct {
+		const char *name, *path;
+	} files[] = { { "libc", "/lib/x86_64-linux-gnu/libc.so.6" },
+		      { "python3", "/usr/bin/python3" },
+		      { "libpython", lp },
+		      { "cc1", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1" },
+		      { "libLLVM", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1" } };
+	int nfiles = 0;
+
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		nfiles += i < 2 || (files[i].path && access(files[i].path, R_OK) == 0);
+	test_plan(4 * nfiles + 5);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (i < 2 || (files[i].path && access(files[i].path, R_OK) == 0))
+			one_file(files[i].name, files[i].path);
+
+	/* a row holding many pages, a page with no row starting in it, rows
+	 * at a page's first and last byte */
+	static const struct unwind_row rows[] = {
+		{ .pc = 0x2000, .cfa = UNWIND_RSP, .cfa_off = 8 },
+		{ .pc = 0x2001, .cfa = UNWIND_RSP, .cfa_off = 16, .rbp = UNWIND_RBP_SAVED, .rbp_off = -16 },
+		{ .pc = 0x2fff, .cfa = UNWIND_RBP, .cfa_off = 16, .rbp = UNWIND_RBP_SAVED, .rbp_off = -16 },
+		{ .pc = 0x7000, .cfa = UNWIND_NONE },
+		{ .pc = 0x7800, .cfa = UNWIND_PLT },
+		{ .pc = 0x9000, .cfa = UNWIND_END },
+	};
+	uint32_t n = sizeof(rows) / sizeof(rows[0]);
+	struct unwind_rule rv[UNWIND_RULES_RESERVED + 2];
+	struct unwindtab_rules rules;
+	uint64_t words = unwindtab_compact_words(rows, n);
+	uint32_t w[128];
+	unwindtab_rules_init(&rules, rv, UNWIND_RULES_RESERVED + 2);
+	unwindtab_compact(rows, n, &rules, w, 0);
+	uint64_t npages = (0x9000 >> UNWIND_PAGE_SHIFT) - (0x2000 >> UNWIND_PAGE_SHIFT) + 1;
+	test_cond("made up rows: header, page index and 6 rows", words == UNWIND_TABLE_HEADER + npages + 1 + 6);
+	uint64_t d = 0;
+	for (uint64_t pc = 0; pc < 0xb000; pc++) {
+		const struct unwind_row *r = unwindtab_find(rows, n, pc);
+		int got = unwindtab_compact_find(w, 0, pc);
+		/* 2 rules of room past the reserved ones: RSP+8 and RSP+16 get
+		 * theirs; the RBP, PLT and END rows find none: unsupported */
+		int want = !r ? -1
+			   : r->cfa == UNWIND_NONE ? UNWIND_RULE_NONE
+			   : r->pc < 0x2fff ? UNWIND_RULES_RESERVED + (r->pc == 0x2001)
+			   : UNWIND_RULE_UNSUPPORTED;
+		d += got != want;
+	}
+	test_cond("made up rows: every pc up to 0xb000, rule room for 2: the rows' rules, then unsupported", d == 0);
+	test_cond("made up rows: the 3 rows without rule room counted", rules.rows_without_room == 3);
+	unwindtab_rules_free(&rules);
+
+	static const struct unwind_row disorder[] = { { .pc = 0x10 }, { .pc = 0x10 } };
+	test_cond("rows not strictly increasing: no table", unwindtab_compact_words(disorder, 2) == 0);
+	test_cond("no rows: no table", unwindtab_compact_words(rows, 0) == 0);
+	return test_report();
+}
