@@ -711,14 +711,28 @@ static int on_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int start_worker(struct unwindtab *t)
+{
+	if (t->worker_running)
+		return 0;
+	t->stopping = 0;
+	if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
+		return -1;
+	t->worker_running = 1;
+	return 0;
+}
+
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
 {
-	if (!t->worker_running) {
-		if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
-			return -1;
-		t->worker_running = 1;
-	}
+	if (start_worker(t) < 0)
+		return -1;
 	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+}
+
+void unwindtab_resume(struct unwindtab *t)
+{
+	if (t && start_worker(t) < 0)
+		marple_warn("cannot restart the unwind tables' worker: new processes' stacks stop at their first frame");
 }
 
 /* Stop serving requests (the counts are final after this). */

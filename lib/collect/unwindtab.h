@@ -80,5 +80,8 @@ int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
  * with a line on stderr when many stacks were cut, and one naming the files
  * left without a table when the limit was reached. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
+/* Continuous mode, after a section's trailer: serve requests again (the
+ * trailer stopped the worker to read final counts). */
+void unwindtab_resume(struct unwindtab *t);
 
 #endif
