@@ -230,7 +230,7 @@ enum { UNWIND_VMA_NONE, UNWIND_VMA_FOUND, UNWIND_VMA_UNKNOWN_FILE, UNWIND_VMA_NO
 struct unwind_vma_result {
 	struct unwind_mapping m;
 	__u32 state;
-	struct unwind_vma desc;		/* the VMA bpf_find_vma found, to learn */
+	struct unwind_vma desc;		/* the VMA a lookup found, to learn */
 };
 
 /* The mapping of one executable VMA into s: its file's rows from
@@ -351,8 +351,10 @@ static __always_inline void unwind_vmas_find(struct unwind_vma_result *v, __u64 
 	if (lo == 0)
 		return;
 	struct unwind_vma *e = &l->v[(lo - 1) & (UNWIND_SAMPLE_VMAS - 1)];
-	if (pc < e->end)
-		unwind_vma_mapping(v, e);
+	if (pc < e->end) {
+		v->desc = *e;
+		unwind_vma_mapping(v, &v->desc);
+	}
 }
 
 /* pc's VMA if it is in the program's own executable segment
@@ -451,9 +453,11 @@ static __always_inline int unwind_find_vma(struct unwind_walk *s, __u64 pc)
 				s->vmas_read = unwind_vmas_read() == 0 ? 1 : 2;
 				unwind_count(s->vmas_read == 1 ? UNWIND_VMA_WALKS : UNWIND_VMA_BUSY);
 			}
-			if (s->vmas_read == 1)
+			if (s->vmas_read == 1) {
 				unwind_vmas_find(&v, pc);
-			else
+				if (v.state != UNWIND_VMA_NONE)
+					unwind_learn(s, &v.desc);
+			} else
 				v.state = UNWIND_VMA_REFUSED;
 		} else {
 			long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);

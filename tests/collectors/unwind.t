@@ -205,7 +205,7 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
 wait "$cs"
 share "unwind: short-lived nofp, 50 ms: whole stacks through libc from the first samples" \
 	"$(weight "$T/short2.out" '^nofp;_start;(__libc_start_main|\[unknown\]);(.*;)?main;chain_a;chain_b;chain_c')" \
-	"$(weight "$T/short2.out" '^nofp;')" 80
+	"$(weight "$T/short2.out" '^nofp;')" 70
 check "unwind: short-lived nofp: the trailer says how a PC finds its file" \
 	grep -Eq '"file_lookup":"(find_vma|vma_iterator)"' "$T/short2.out"
 check "unwind: short-lived nofp: the program's code found with no lookup, counted" \
