@@ -71,12 +71,12 @@ uint32_t unwindtab_rows_in(uint64_t bytes)
 	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : rows ? (uint32_t)rows : 1;
 }
 
-/* Whether this kernel lets a perf-event program walk a task's VMAs with the
- * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
- * task-clock event of this thread (a sample every 100 us of its CPU) for a
- * few samples, once a run (~5 ms). */
 static uint64_t thread_cpu_ns(void);
 
+/* Whether this kernel lets a perf-event program walk a task's VMAs with the
+ * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
+ * task-clock event of this thread (a sample every 100 us of its CPU) for
+ * four samples, once a run (under a millisecond of CPU; 20 ms at most). */
 static int vma_iterator_works(void)
 {
 	static int works = -1;
@@ -88,8 +88,7 @@ static int vma_iterator_works(void)
 	struct vmaiter_bpf *probe = vmaiter_bpf__open_and_load();
 	libbpf_set_print(old);
 	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
-					.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000,
-					.exclude_kernel = 0 };
+					.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000 };
 	int fd = probe ? (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
 	struct bpf_link *link = fd >= 0 ? bpf_program__attach_perf_event(probe->progs.vmaiter_probe, fd) : NULL;
 	if (link) {
