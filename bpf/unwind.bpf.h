@@ -110,12 +110,13 @@ struct {
 } unwind_sample_vmas SEC(".maps");
 
 /* The VMAs a process's earlier samples found (bpf_find_vma finds one a
- * sample), kept until user space loads its mappings: each sample finds one
- * file more, and a process whose stacks cross a few files (clang: its
- * program, libLLVM, libclang-cpp, libc) is walked whole after a few
- * samples, whatever user space is busy with.  tag: mm->start_stack, as in
- * unwind_procs (a pid reused by another image does not match); deleted at
- * exec. */
+ * sample), used where its mappings from user space do not say (not read
+ * yet, or mapped since): each sample finds one file more, and a process
+ * whose stacks cross a few files (clang: its program, libLLVM,
+ * libclang-cpp, libc) is walked whole after a few samples, whatever user
+ * space is busy with.  tag: mm->start_stack, as in unwind_procs (a pid
+ * reused by another image does not match); deleted at exec.  Sized 1 when
+ * not in tables mode (unwindtab_size). */
 #define UNWIND_LEARNED_VMAS 8
 struct unwind_learned {
 	__u64 tag;

@@ -169,8 +169,10 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
+	struct bpf_map *learned = bpf_object__find_map_by_name(obj, "unwind_learned");
 
-	if (!rows || !maps || !procs || !files || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	if (!rows || !maps || !procs || !files || !learned || bpf_map__set_max_entries(rows, tables ? nrows : 1) < 0 ||
+	    bpf_map__set_max_entries(learned, tables ? UNWINDTAB_LEARNED : 1) < 0 ||
 	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
