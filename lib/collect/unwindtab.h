@@ -48,6 +48,7 @@ const char *unwindtab_mode_name(int mode);
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
 #define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
 #define UNWINDTAB_FILES_ONE 1024u
+#define UNWINDTAB_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
 /* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
  * index (~1/16 of a word a row) and the rules' share. */
