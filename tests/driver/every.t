@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 23
+plan 28
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -19,6 +19,10 @@ expect_exit "every: a bad --keep-bytes is a usage error" 2 "is not a size" \
 	marple-collect -t 1 -e 1s --keep-bytes lots -o "$T/x.marple" cpusched "$CPS"
 expect_exit "every: marple collect --every refuses a collector without --every" 2 "memleak writes one section a run" \
 	marple collect --every 1 -o "$T/x.marple" cpusched memleak
+expect_exit "every: --push without --every is a usage error" 2 "go with --every" \
+	marple collect -t 1 --push http://127.0.0.1:9 -o "$T/x.marple" cpusched
+expect_exit "every: a bad --push-format is a usage error" 2 "bad --push-format" \
+	marple collect --every 1 --push http://127.0.0.1:9 --push-format xml -o "$T/x.marple" cpusched
 if ! is_root; then skip_rest "every: BPF cases" "not root"; fi
 
 # files DIR NAME: the interval files of NAME in DIR, oldest first
@@ -121,3 +125,23 @@ check "every: marple collect --every 1s -t 2.5 --keep 2: exit 0, 2 files ($(file
 	test "$rc $(files "$T/d/marple_out" run | wc -l)" = "0 2"
 check "every: marple collect prints the newest file ($out)" \
 	test "$T/d/$out" = "$T/d/marple_out/$(files "$T/d/marple_out" run | tail -n 1)"
+
+# 6. --push: each interval file's stack sections go to a (loopback) Pyroscope
+#    server as it is written (tests/push/receiver.py keeps each request)
+if command -v python3 > /dev/null 2>&1; then
+	mkdir -p "$T/p/recv"
+	python3 "$MARPLE_TOP/tests/push/receiver.py" "$T/p/recv" & rpid=$!
+	i=0; while [ ! -s "$T/p/recv/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	url="http://127.0.0.1:$(cat "$T/p/recv/port")"
+	out=$(cd "$T/p" && marple collect --every 1s -t 2.5 --push "$url" -o run callstack 2> "$T/p.err"); rc=$?
+	kill "$rpid" 2> /dev/null; wait "$rpid" 2> /dev/null
+	nf=$(files "$T/p/marple_out" run | wc -l)
+	nr=$(ls "$T/p/recv" | grep -c '\.json$')
+	check "every: --push: exit 0, one request a file ($nr of $nf; $(head -c 300 "$T/p.err" | tr '\n' ' '))" \
+		test "$rc" -eq 0 -a "$nf" -ge 2 -a "$nr" -eq "$nf"
+	check "every: --push: Pyroscope's /ingest with the interface in the name" \
+		sh -c "grep -l '/ingest' '$T/p/recv/'*.json | head -n 1 | xargs grep -q 'interface=callstack'"
+	check "every: --push: nothing left in the spool" sh -c "! ls '$XDG_STATE_HOME/marple/push-spool' 2> /dev/null | grep -q ."
+else
+	skip "every: --push" "no python3"; skip "every: --push /ingest" "no python3"; skip "every: --push spool" "no python3"
+fi
