@@ -204,7 +204,10 @@ struct unwind_file_key {
 #define UNWIND_FILE_LOADS 4
 struct unwind_file {
 	__u32 row_off, row_count;	/* as in struct unwind_mapping */
-	__u32 nloads, pad;
+	__u32 nloads;
+	__u32 text_load;		/* 1 + the index in loads of its lowest executable
+					 * PT_LOAD (where mm->start_code points in a process
+					 * whose program it is); 0: not among loads */
 	struct {
 		__u64 start, end;
 		__s64 delta;
@@ -244,14 +247,37 @@ enum unwind_counter {
 	UNWIND_CUT_UNSUPPORTED,		/* stacks cut at a rule the walker cannot follow */
 	UNWIND_FRAMES_BY_VMA,		/* frames whose file bpf_find_vma found (process not
 					 * loaded yet, or a mapping since) */
-	UNWIND_VMA_BUSY,		/* bpf_find_vma could not look (its lock, or its
-					 * irq_work taken by an earlier call in this sample) */
+	UNWIND_VMA_BUSY,		/* the VMAs could not be looked at (the mmap lock, or
+					 * the irq_work that releases it taken by an earlier
+					 * call in this sample) */
+	UNWIND_VMA_WALKS,		/* samples that walked their process's VMAs with the
+					 * iterator (UNWIND_LOOKUP_VMA_ITER) */
+	UNWIND_FRAMES_BY_PROGRAM,	/* frames found in the program's own code by
+					 * mm->start_code (no VMA lookup) */
+	UNWIND_FRAMES_LEARNED,		/* frames whose file an earlier sample of the process
+					 * found (unwind_learned: no VMA lookup) */
+	UNWIND_CUT_FILE_NOT_FOUND,	/* stacks cut at a PC whose file could not be found:
+					 * the VMAs could not be looked at (busy), or a second
+					 * bpf_find_vma in the sample was refused; part of
+					 * cut_table_not_loaded */
+	UNWIND_CUT_FILE_NOT_BUILT,	/* stacks cut at a PC whose file was found but has no
+					 * table yet (being built, asked for); part of
+					 * cut_table_not_loaded */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
-	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy" }
+	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
+	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built" }
+
+/* How the walker finds the file of a PC its process's loaded mappings do
+ * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):
+ * one walk of the process's VMAs a sample (Linux 6.7's iterator, if the
+ * kernel lets a perf-event program use it), or bpf_find_vma (Linux 5.17),
+ * which finds one file a sample. */
+enum { UNWIND_LOOKUP_FIND_VMA, UNWIND_LOOKUP_VMA_ITER };
+#define UNWIND_LOOKUP_NAMES { "find_vma", "vma_iterator" }
 
 /* --unwind modes (rodata stacks_unwind of every stack collector) */
 enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };

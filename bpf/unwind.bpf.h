@@ -14,7 +14,10 @@
  *   unwind_mappings  UNWIND_MAX_MAPPINGS executable mappings a slot (mmapped)
  *   unwind_procs     tgid -> its slot, count, and the start_stack it was read with
  *   unwind_files     (dev, inode) -> a built file's rows: where the process's
- *                    mappings do not say, bpf_find_vma finds the PC's file
+ *                    mappings do not say, the kernel's VMAs give the PC's file
+ *   unwind_sample_vmas  the executable VMAs of the sampled process, read once
+ *                    a sample with the VMA iterator (Linux 6.7)
+ *   unwind_learned   tgid -> the VMAs its earlier samples found by lookup
  *   unwind_requests  tgids whose mappings user space should (re)read: unknown
  *                    process, or a PC outside its mappings (dlopen, exec)
  *   unwind_asked     when each tgid last asked (at most every 20 ms)
@@ -26,7 +29,20 @@
 #include "stacks.h"
 #include "stackscratch.bpf.h"
 
+#define VM_EXEC_BIT 0x4	/* VM_EXEC, include/linux/mm.h (a macro: not in vmlinux.h) */
+
 const volatile __u32 stacks_unwind = UNWIND_MODE_FP;
+/* How a PC outside its process's loaded mappings finds its file
+ * (UNWIND_LOOKUP_*, stacks.h): set before load by lib/collect/unwindtab.c,
+ * which probes whether this kernel lets a perf-event program use the VMA
+ * iterator (bpf/vmaiter.bpf.c). */
+const volatile __u32 unwind_file_lookup = UNWIND_LOOKUP_FIND_VMA;
+
+/* Linux 6.7's open-coded VMA iterator: weak, so that the object loads on a
+ * kernel without it (the code that calls it is dead there: see above) */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task, __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -78,6 +94,62 @@ struct {
 	__type(value, __u64);
 } unwind_asked SEC(".maps");
 
+/* A sample's executable VMAs, in address order: one walk of the VMAs (one
+ * take of the mmap lock, which bpf_find_vma also takes, and may only once a
+ * sample in a perf event: its release waits for an irq_work) gives the file
+ * of every frame, however many files the stack crosses. */
+#define UNWIND_SAMPLE_VMAS 128
+enum { UNWIND_VMA_KIND_FILE, UNWIND_VMA_KIND_VDSO, UNWIND_VMA_KIND_ANON };
+struct unwind_vma {
+	__u64 start, end, pgoff;	/* pgoff in bytes */
+	struct unwind_file_key key;	/* UNWIND_VMA_KIND_FILE */
+	__u32 kind;
+	__u32 pad;
+};
+struct unwind_vma_list {
+	__u32 n;
+	__u32 pad;
+	struct unwind_vma v[UNWIND_SAMPLE_VMAS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_vma_list);
+} unwind_sample_vmas SEC(".maps");
+
+/* The VMAs a process's earlier samples found (bpf_find_vma finds one a
+ * sample), used where its mappings from user space do not say (not read
+ * yet, or mapped since): each sample finds one file more, and a process
+ * whose stacks cross a few files (clang: its program, libLLVM,
+ * libclang-cpp, libc) is walked whole after a few samples, whatever user
+ * space is busy with.  tag: mm->start_stack, as in unwind_procs (a pid
+ * reused by another image does not match); deleted at exec.  Sized 1 when
+ * not in tables mode (unwindtab_size). */
+#define UNWIND_LEARNED_VMAS 8
+struct unwind_learned {
+	__u64 tag;
+	__u32 n;			/* VMAs in v */
+	__u32 pad;
+	struct unwind_vma v[UNWIND_LEARNED_VMAS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct unwind_learned);
+} unwind_learned SEC(".maps");
+
+/* where a new unwind_learned is made (too big for the BPF stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_learned);
+} unwind_learned_new SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_NCOUNTERS);
@@ -116,6 +188,7 @@ static __always_inline void unwind_exec(__u32 tgid, int seen)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	bpf_map_delete_elem(&unwind_learned, &tgid);	/* its previous image's VMAs */
 	if (!exe)
 		return;
 	struct unwind_file_key k = { .dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev),
@@ -139,9 +212,16 @@ struct unwind_walk {
 	__u32 exact;			/* ip is the interrupted PC (leaf, or past a signal frame) */
 	__u32 done;
 	__u32 requested;
-	__u32 vma_state;		/* what bpf_find_vma found last (UNWIND_VMA_*) */
+	__u32 vma_state;		/* what the VMA lookup found last (UNWIND_VMA_*) */
+	__u32 vmas_read;		/* unwind_sample_vmas holds this sample's VMAs */
+	__u32 vma_refused;		/* a lookup was refused (busy): the stack's cut is counted */
+	__u32 file_not_built;		/* the PC's file has no table yet (asked for) */
+	__u32 program_read;		/* code_start, code_end and program are read */
+	__u64 tag;			/* mm->start_stack: the image (unwind_learned's tag) */
+	__u64 code_start, code_end;	/* the program's executable segment: mm->start_code, end_code */
+	struct unwind_file_key program;	/* the program's file: mm->exe_file */
 	struct unwind_mapping m;	/* the current frame's mapping */
-	struct unwind_mapping vma;	/* ... found by bpf_find_vma: reused while the PC is in it */
+	struct unwind_mapping vma;	/* ... found in the VMAs: reused while the PC is in it */
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -155,67 +235,250 @@ struct {
 	__type(value, struct unwind_walk);
 } unwind_state SEC(".maps");
 
-enum { UNWIND_VMA_NONE, UNWIND_VMA_FOUND, UNWIND_VMA_UNKNOWN_FILE, UNWIND_VMA_NO_TABLE };
+enum { UNWIND_VMA_NONE, UNWIND_VMA_FOUND, UNWIND_VMA_UNKNOWN_FILE, UNWIND_VMA_NO_TABLE, UNWIND_VMA_REFUSED };
 
-/* What bpf_find_vma's callback found (on the stack: the helper wants it there) */
+/* What a VMA lookup found (on the stack: bpf_find_vma wants it there) */
 struct unwind_vma_result {
 	struct unwind_mapping m;
 	__u32 state;
+	struct unwind_vma desc;		/* the VMA a lookup found, to learn */
 };
 
-/* bpf_find_vma's callback: the mapping of the VMA that holds the PC, from
- * its file's entry in unwind_files. */
-static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+/* The mapping of one executable VMA into s: its file's rows from
+ * unwind_files (key), the vdso's from the process's mappings only, anonymous
+ * code none (frame pointers). */
+static __always_inline void unwind_vma_mapping(struct unwind_vma_result *s, const struct unwind_vma *v)
 {
-	struct unwind_vma_result *s = data;
-	struct file *f = BPF_CORE_READ(vma, vm_file);
-	__u64 start = BPF_CORE_READ(vma, vm_start);
-
-	s->m.start = start;
-	s->m.end = BPF_CORE_READ(vma, vm_end);
+	s->m.start = v->start;
+	s->m.end = v->end;
 	s->m.bias = 0;
 	s->m.row_count = 0;
-	if (!f) {
-		/* no file: the vdso (it has CFI; its table comes with the
-		 * process's mappings) or JIT code (none: frame pointers) */
-		if (start == (__u64)BPF_CORE_READ(task, mm, context.vdso)) {
-			s->state = UNWIND_VMA_NO_TABLE;
-			return 0;
-		}
-		s->m.row_off = UNWIND_NO_CFI;
-		s->state = UNWIND_VMA_FOUND;
-		return 0;
+	if (v->kind == UNWIND_VMA_KIND_VDSO) {
+		s->state = UNWIND_VMA_NO_TABLE;	/* CFI, whose table comes with the process's mappings */
+		return;
 	}
-	struct unwind_file_key k = { .dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
-				      .ino = BPF_CORE_READ(f, f_inode, i_ino) };
-	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &k);
+	if (v->kind == UNWIND_VMA_KIND_ANON) {
+		s->m.row_off = UNWIND_NO_CFI;	/* JIT code: frame pointers */
+		s->state = UNWIND_VMA_FOUND;
+		return;
+	}
+	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &v->key);
 	if (!uf) {
 		s->state = UNWIND_VMA_UNKNOWN_FILE;
-		return 0;
+		return;
 	}
-	__u64 pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
 	__s64 delta = 0;
 	for (int i = 0; i < UNWIND_FILE_LOADS; i++)
-		if (i < uf->nloads && pgoff >= uf->loads[i].start && pgoff < uf->loads[i].end) {
+		if (i < uf->nloads && v->pgoff >= uf->loads[i].start && v->pgoff < uf->loads[i].end) {
 			delta = uf->loads[i].delta;
 			break;
 		}
-	s->m.bias = start - pgoff + delta;
+	s->m.bias = v->start - v->pgoff + delta;
 	s->m.row_off = uf->row_off;
 	s->m.row_count = uf->row_count;
 	s->state = UNWIND_VMA_FOUND;
+}
+
+/* One VMA as the walker wants it: range, file offset, file or kind. */
+static __always_inline void unwind_vma_describe(struct unwind_vma *v, struct task_struct *task,
+						struct vm_area_struct *vma)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	if (f) {
+		v->kind = UNWIND_VMA_KIND_FILE;
+		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		v->key.pad = 0;
+		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	} else {
+		v->kind = v->start == (__u64)BPF_CORE_READ(task, mm, context.vdso) ? UNWIND_VMA_KIND_VDSO
+										   : UNWIND_VMA_KIND_ANON;
+	}
+}
+
+/* bpf_find_vma's callback: the mapping of the VMA that holds the PC. */
+static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct unwind_vma_result *r = data;
+
+	unwind_vma_describe(&r->desc, task, vma);
+	unwind_vma_mapping(r, &r->desc);
 	return 0;
 }
 
-/* Find pc's mapping with bpf_find_vma (the process's mappings do not hold
- * it) into s->m: 0, or -1 with s->done set (a file not built yet: asked). */
+/* Read the current task's executable VMAs into unwind_sample_vmas with the
+ * VMA iterator: one take of the mmap lock for the whole sample.  0, or -1
+ * if the VMAs could not be looked at (mmap lock or irq_work busy). */
+static __noinline int unwind_vmas_read(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	__u32 zero = 0;
+	struct unwind_vma_list *l = bpf_map_lookup_elem(&unwind_sample_vmas, &zero);
+	int err;
+
+	if (!l)
+		return -1;
+	l->n = 0;
+	err = bpf_iter_task_vma_new(&it, task, 0);
+	while (err == 0 && (vma = bpf_iter_task_vma_next(&it))) {
+		if (!(vma->vm_flags & VM_EXEC_BIT))
+			continue;
+		__u32 n = l->n;
+		if (n >= UNWIND_SAMPLE_VMAS)
+			break;	/* the rest: not found, as a PC in no VMA */
+		unwind_vma_describe(&l->v[n], task, vma);
+		l->n = n + 1;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	return err == 0 ? 0 : -1;
+}
+
+/* The VMA of this sample's list that holds pc, into v: a binary search
+ * (the iterator goes in address order; 2^7 VMAs: 8 steps). */
+static __always_inline void unwind_vmas_find(struct unwind_vma_result *v, __u64 pc)
+{
+	__u32 zero = 0;
+	struct unwind_vma_list *l = bpf_map_lookup_elem(&unwind_sample_vmas, &zero);
+
+	if (!l)
+		return;
+	__u32 lo = 0, hi = l->n;
+	if (hi > UNWIND_SAMPLE_VMAS)
+		hi = UNWIND_SAMPLE_VMAS;
+	/* lo, hi <= UNWIND_SAMPLE_VMAS (a power of 2): the masks only tell
+	 * the verifier so */
+	for (int step = 0; step < 8 && lo < hi; step++) {
+		__u32 mid = (lo + (hi - lo) / 2) & (UNWIND_SAMPLE_VMAS - 1);
+		if (l->v[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return;
+	struct unwind_vma *e = &l->v[(lo - 1) & (UNWIND_SAMPLE_VMAS - 1)];
+	if (pc < e->end) {
+		v->desc = *e;
+		unwind_vma_mapping(v, &v->desc);
+	}
+}
+
+/* pc's VMA if it is in the program's own executable segment
+ * [mm->start_code, end_code): no lookup, the kernel keeps where it loaded
+ * the program.  Its file's lowest executable PT_LOAD is what start_code
+ * points into; the mapping's bias follows from its page (the segment's
+ * offset and address agree modulo the page size).  0, or -1. */
+static __always_inline int unwind_program_vma(struct unwind_walk *s, __u64 pc, struct unwind_vma *v)
+{
+	if (!s->program_read) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		struct mm_struct *mm = BPF_CORE_READ(t, mm);
+		struct file *exe = BPF_CORE_READ(mm, exe_file);
+		s->program_read = 1;
+		s->code_start = BPF_CORE_READ(mm, start_code);
+		s->code_end = BPF_CORE_READ(mm, end_code);
+		s->program.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+		s->program.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	}
+	if (pc < s->code_start || pc >= s->code_end)
+		return -1;
+	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &s->program);
+	if (!uf || uf->text_load == 0 || uf->text_load > UNWIND_FILE_LOADS)
+		return -1;	/* not built yet (the lookup asks for it), or no PT_LOAD known */
+	v->start = s->code_start & ~4095ull;
+	v->end = s->code_end;
+	v->pgoff = uf->loads[(uf->text_load - 1) & (UNWIND_FILE_LOADS - 1)].start;
+	v->key = s->program;
+	v->kind = UNWIND_VMA_KIND_FILE;
+	return 0;
+}
+
+/* pc's VMA among those the process's earlier samples found: 0, or -1. */
+static __always_inline int unwind_learned_vma(struct unwind_walk *s, __u64 pc, struct unwind_vma *v)
+{
+	struct unwind_learned *l = bpf_map_lookup_elem(&unwind_learned, &s->tgid);
+
+	if (!l || l->tag != s->tag)
+		return -1;
+	for (int i = 0; i < UNWIND_LEARNED_VMAS; i++) {
+		if (i >= l->n)
+			break;
+		if (pc >= l->v[i].start && pc < l->v[i].end) {
+			*v = l->v[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Keep v, found by a lookup, for the process's later samples: the entry is
+ * replaced whole (a copy with v added), never written in place, so that a
+ * walk on another CPU reads it whole. */
+static __always_inline void unwind_learn(struct unwind_walk *s, const struct unwind_vma *v)
+{
+	struct unwind_learned *l = bpf_map_lookup_elem(&unwind_learned, &s->tgid);
+	__u32 zero = 0;
+	struct unwind_learned *next = bpf_map_lookup_elem(&unwind_learned_new, &zero);
+
+	if (!next)
+		return;
+	if (l && l->tag == s->tag) {
+		if (l->n >= UNWIND_LEARNED_VMAS)
+			return;	/* full: the rest by lookup (user space will have loaded it) */
+		*next = *l;
+	} else {
+		next->tag = s->tag;
+		next->n = 0;
+	}
+	__u32 i = next->n;
+	if (i >= UNWIND_LEARNED_VMAS)
+		return;
+	next->v[i] = *v;
+	next->n = i + 1;
+	bpf_map_update_elem(&unwind_learned, &s->tgid, next, BPF_ANY);
+}
+
+/* Find pc's mapping in the kernel's VMAs (the process's mappings do not
+ * hold it) into s->m: from the program's segment, the VMAs earlier samples
+ * found, or a lookup (one walk of the VMAs, or bpf_find_vma: one file a
+ * sample).  0, or -1 with s->done set (a file not built yet: asked; a
+ * lookup refused; no VMA there). */
 static __always_inline int unwind_find_vma(struct unwind_walk *s, __u64 pc)
 {
 	if (s->vma_state == UNWIND_VMA_NONE || pc < s->vma.start || pc >= s->vma.end) {
 		struct unwind_vma_result v = {};
-		long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);
-		if (err != 0 && err != -2 /* ENOENT: no VMA there */)
-			unwind_count(UNWIND_VMA_BUSY);
+		struct unwind_vma known;
+		if (unwind_program_vma(s, pc, &known) == 0) {
+			unwind_vma_mapping(&v, &known);
+			unwind_count(UNWIND_FRAMES_BY_PROGRAM);
+		} else if (unwind_learned_vma(s, pc, &known) == 0) {
+			unwind_vma_mapping(&v, &known);
+			unwind_count(UNWIND_FRAMES_LEARNED);
+		} else if (unwind_file_lookup == UNWIND_LOOKUP_VMA_ITER) {
+			if (!s->vmas_read) {
+				s->vmas_read = unwind_vmas_read() == 0 ? 1 : 2;
+				unwind_count(s->vmas_read == 1 ? UNWIND_VMA_WALKS : UNWIND_VMA_BUSY);
+			}
+			if (s->vmas_read == 1) {
+				unwind_vmas_find(&v, pc);
+				if (v.state != UNWIND_VMA_NONE)
+					unwind_learn(s, &v.desc);
+			} else
+				v.state = UNWIND_VMA_REFUSED;
+		} else {
+			long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_found, &v, 0);
+			if (err != 0 && err != -2 /* ENOENT: no VMA there */) {
+				unwind_count(UNWIND_VMA_BUSY);
+				v.state = UNWIND_VMA_REFUSED;
+			} else if (err == 0) {
+				unwind_learn(s, &v.desc);
+			}
+		}
 		s->vma = v.m;
 		s->vma_state = v.state;
 	}
@@ -228,6 +491,10 @@ static __always_inline int unwind_find_vma(struct unwind_walk *s, __u64 pc)
 		unwind_request(s->tgid);	/* a file never seen: build it */
 		s->requested = 1;
 	}
+	if (s->vma_state == UNWIND_VMA_REFUSED)
+		s->vma_refused = 1;
+	if (s->vma_state == UNWIND_VMA_UNKNOWN_FILE)
+		s->file_not_built = 1;
 	s->done = UNWIND_DONE_NOT_LOADED;	/* no VMA: a bad return address */
 	return -1;
 }
@@ -290,7 +557,7 @@ __noinline int unwind_page_search(__u32 lo, __u32 hi, __u32 at)
  * in the table at word off of unwind_rows (stacks.h), or -1 before its
  * first row: the page index, then a binary search among the rows of pc's
  * page (~20: 5 steps, against 20 over a whole file's rows).
- * lib/collect/unwindtabcompact.c's unwindtab_compact_find is the same in C,
+ * lib/collect/unwindtabcompact.c's unwindtabcompact_find is the same in C,
  * tested against the rows it was built from.  Global, as above. */
 __noinline int unwind_rule_index(__u32 off, __u64 pc)
 {
@@ -481,6 +748,7 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	w->bp = BPF_CORE_READ(regs, bp);
 	w->exact = 1;
 	w->tgid = tgid;
+	w->tag = BPF_CORE_READ(mm, start_stack);
 	if (no_proc || !p) {
 		/* its mappings are not loaded yet (asked for): every frame's
 		 * file by bpf_find_vma */
@@ -502,6 +770,10 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	case UNWIND_DONE_NO_TABLE: unwind_count(UNWIND_CUT_NO_TABLE); break;
 	case UNWIND_DONE_NOT_LOADED:
 		unwind_count(UNWIND_CUT_NOT_LOADED);
+		if (w->vma_refused)
+			unwind_count(UNWIND_CUT_FILE_NOT_FOUND);
+		else if (w->file_not_built)
+			unwind_count(UNWIND_CUT_FILE_NOT_BUILT);
 		n = unwind_mark(ips, n, UNWIND_MARK_NO_TABLE);
 		break;
 	case UNWIND_DONE_UNSUPPORTED:

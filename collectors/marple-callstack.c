@@ -76,10 +76,11 @@ static const struct sc_option options[] = {
 	{ 0, OPT_NO_PYTHON, "no-python", NULL, "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" },
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
+	SC_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
-	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph"),
+	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes"),
 	SC_HELP,
 	{ 0 },
 };
@@ -144,17 +145,115 @@ static int on_event(void *ctx, void *data, size_t len)
 	return !run.draining && collector_should_stop() ? -EINTR : 0;
 }
 
+/* What the sections are made of (the capture's state, past main's setup). */
+static struct {
+	struct callstack_bpf *skel;
+	struct cpuclock *cc;
+	struct pyframes *py;
+	struct stacksbpf_table table;
+	struct timedsamples_walk *timed_walk;
+	json_t *hdr;
+	struct cpuclock_account acct;
+} cap;
+
+/* The end of the capture: sampling stops, what the rings hold is read. */
+static void stop_sampling(void *arg)
+{
+	(void)arg;
+	cpuclock_detach_account(cap.cc, &cap.acct);
+	cap.cc = NULL;
+	run.draining = 1;
+	bpf_link__destroy(sc.exec_link);
+	sc.exec_link = NULL;
+	ring_buffer__consume(sc.notes);
+}
+
+/* Python samples are counted apart (py_counts), read at a section's end:
+ * in continuous mode they are deleted once read, so the next section counts
+ * its own (a sample that lands between the read and the delete is lost, a
+ * window of microseconds), and the stacks they pinned are freed at the next
+ * drain: their slots' "told" flags are cleared, so a new stack in a slot
+ * used again is named too (one named twice costs a lookup). */
+static void clear_python_counts(void)
+{
+	int fd = bpf_map__fd(cap.skel->maps.py_counts), told_fd = bpf_map__fd(cap.skel->maps.py_stacks_told);
+	struct py_stack_key k, next;
+	int more = bpf_map_get_next_key(fd, NULL, &k) == 0;
+	uint8_t no = 0;
+
+	while (more) {
+		more = bpf_map_get_next_key(fd, &k, &next) == 0;
+		bpf_map_delete_elem(fd, &k);
+		if (k.py_stack_id >= 0) {
+			uint32_t slot = (uint32_t)k.py_stack_id;
+			bpf_map_update_elem(told_fd, &slot, &no, BPF_ANY);
+		}
+		k = next;
+	}
+}
+
+/* One section: at every --every interval (sampling goes on) and at the end. */
+static int write_section(void *arg, int last)
+{
+	uint64_t counters[STACKS_NCOUNTERS] = { 0 };
+
+	(void)arg;
+	if (!last)
+		cpuclock_account_section(cap.cc, &cap.acct);
+	if (sc.interval) {
+		stackcollector_stamp_header(&sc, cap.hdr);
+		if (stream_write_json(stdout, cap.hdr) < 0)
+			return -1;
+	}
+	if (opt.dwarf)
+		run.records = dwarfstacks_write(run.dwarf, sc.sf, bpf_map__fd(cap.skel->maps.counts), stdout);
+	else if (sc.drain) {
+		stackdrain_finish(sc.drain);
+		stackdrain_emit(sc.drain);
+		/* Python samples are counted apart, read now: their stacks were
+		 * kept by pin_python through every drain */
+		if (cap.py && !opt.timed) {
+			pyframes_collect_counts(cap.py, sc.sf, bpf_map__fd(cap.skel->maps.py_counts), cap.table.t);
+			if (!last)
+				clear_python_counts();
+		}
+		run.records = opt.timed ? timedsamples_walk_write(cap.timed_walk, stdout)
+					: stackframes_write_table(cap.table.t, stdout);
+		if (!last) {
+			hashtab_free(cap.table.t);
+			cap.table.t = hashtab_new();
+		}
+	}
+	stackcollector_counters(&sc, cap.skel->obj, counters);
+	json_t *tr = stackcollector_section_trailer(&sc, run.records, collector_end_reason(), last);
+	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sc.sf);
+	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
+	uint64_t excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
+	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + excluded, stacksbpf_not_counted(counters));
+	if (opt.dwarf)
+		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
+	if (sc.verbose)
+		collector_verbose_trailer(tr);
+	if (sc.unwindtab)
+		unwindtab_trailer_add(sc.unwindtab, tr);
+	if (cap.py)
+		pyframes_trailer_add(cap.py, tr);
+	stackdrain_trailer_add(sc.drain, tr);
+	int rc = stream_write_json(stdout, tr);
+	json_decref(tr);
+	run.records = 0;
+	if (last && opt.timed)
+		timedsamples_write_section(run.timed, cap.hdr, "sample", collector_end_reason(), stdout);
+	/* a section is whole on its way out: the supervisor cuts files by them */
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct callstack_bpf *skel;
-	struct cpuclock *cc;
-	struct ring_buffer *rb = NULL;
-	struct bpf_link *exec_link;
-	struct ksyms *ksyms = NULL;
-	struct syms_cache *syms;
-	struct stackframes *sf = NULL;
-	struct pyframes *py = NULL;
-	uint64_t duration, counters[STACKS_NCOUNTERS] = { 0 };
 	int err;
 
 	marple_init(argc, argv);
@@ -164,11 +263,13 @@ int main(int argc, char **argv)
 		marple_usage_error("--raw and --dwarf exclude each other");
 	if (opt.timed && (opt.raw || opt.dwarf))
 		marple_usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
-	duration = sc.duration;
+	if (sc.interval && (opt.raw || opt.dwarf || opt.timed))
+		marple_usage_error("--every: not with --%s (one section for the whole capture)",
+				   opt.raw ? "raw" : opt.dwarf ? "dwarf" : "timed");
 	collector_start(sc.verbose > 1);
 	stacksbpf_check_target(sc.pid, sc.tid);
 
-	skel = callstack_bpf__open();
+	cap.skel = skel = callstack_bpf__open();
 	if (!skel)
 		marple_fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
 	skel->rodata->targ_pid = (uint32_t)sc.pid;
@@ -200,33 +301,32 @@ int main(int argc, char **argv)
 		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 	selffilter_setup(skel->obj, sc.include_self);
 
-	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
-		ksyms = syms_kernel_load();
-	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
+		sc.ksyms = syms_kernel_load();
+	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
+	stackframes_set_unwind_mode(sc.sf, unwindtab_mode_name(sc.unwind));
 	if (opt.dwarf)
-		run.dwarf = dwarfstacks_new(syms);
-	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
-	if (!rb || ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
+		run.dwarf = dwarfstacks_new(sc.syms);
+	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
+	if (!sc.notes || ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
-	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, rb)))
+	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, sc.notes)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
 	/* the counts are drained while sampling (--dwarf's records keep stack
 	 * ids until the end: its maps are read then) */
-	struct stacksbpf_table table = { sf, NULL };
-	struct timedsamples_walk *timed_walk = NULL;
+	cap.table = (struct stacksbpf_table){ sc.sf, NULL };
 	if (!opt.dwarf && !opt.raw &&
-	    stackcollector_drain_counts(&sc, skel->obj, sf, rb, run.timed, &table, &timed_walk) < 0)
+	    stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, run.timed, &cap.table, &cap.timed_walk) < 0)
 		exit(EXIT_DATA);
 	if (!opt.raw)
-		stackcollector_unwind_loaded(&sc, skel->obj, rb);
-	if (python && (py = pyframes_new(skel->obj, syms)) && pyframes_listen(py, rb) != 0)
+		stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
+	if (python && (cap.py = pyframes_new(skel->obj, sc.syms)) && pyframes_listen(cap.py, sc.notes) != 0)
 		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
-	if (py && sc.drain)
+	if (cap.py && sc.drain)
 		stackdrain_set_pin(sc.drain, pin_python, skel);
 
-	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
+	json_t *hdr = cap.hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
@@ -238,6 +338,8 @@ int main(int argc, char **argv)
 	if (opt.cpu >= 0)
 		json_object_set_new(o, "cpu", json_integer(opt.cpu));
 	json_object_set_new(o, "include_idle", json_boolean(opt.idle));
+	if (sc.interval)
+		json_object_set_new(o, "interval_ns", json_integer((json_int_t)sc.interval));
 	json_object_set_new(hdr, "options", o);
 	if (opt.raw) {
 		json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
@@ -248,69 +350,31 @@ int main(int argc, char **argv)
 	if (opt.timed)
 		timedsamples_mark(hdr);
 
-	cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
+	cap.cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	if (sc.pid || sc.tid)
-		cpuclock_target(cc, sc.pid, sc.tid);
+		cpuclock_target(cap.cc, sc.pid, sc.tid);
 	else if (opt.idle)
-		cpuclock_include_idle(cc);
-	if (sc.pid || sc.tid)
-		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
-	collector_ready(duration);
-	if (stream_write_json(stdout, hdr) < 0)
+		cpuclock_include_idle(cap.cc);
+	/* one section, begun now (--raw's events follow its header as they
+	 * come); in continuous mode each section's header is written with it */
+	if (!sc.interval && stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
 	/* pid notes wake us at once; samples (no wakeup) are drained every 20 ms */
-	stackcollector_read_until_stop(&sc, rb, syms, opt.dwarf || opt.raw || opt.timed ? 20 : 200);
-	struct cpuclock_account acct;
-	cpuclock_detach_account(cc, &acct);
-	run.draining = 1;
-	bpf_link__destroy(exec_link);
-	ring_buffer__consume(rb);
-
-	if (opt.dwarf)
-		run.records = dwarfstacks_write(run.dwarf, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (sc.drain) {
-		stackdrain_finish(sc.drain);
-		stackdrain_emit(sc.drain);
-		/* Python samples are counted apart, read now: their stacks were
-		 * kept by pin_python through every drain */
-		if (py && !opt.timed)
-			pyframes_collect_counts(py, sf, bpf_map__fd(skel->maps.py_counts), table.t);
-		run.records = opt.timed ? timedsamples_walk_write(timed_walk, stdout)
-					: stackframes_write_table(table.t, stdout);
-	}
-	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
-	json_t *tr = stream_section_trailer_new(run.records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sf);
-	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
-	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
-	selffilter_trailer_add(tr, skel->obj);
-	cpuclock_trailer_add(tr, &acct, counters[STACKS_SAMPLES] + selffilter_excluded(skel->obj),
-			     stacksbpf_not_counted(counters));
-	if (opt.dwarf)
-		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
-	if (sc.verbose)
-		collector_verbose_trailer(tr);
-	if (sc.unwindtab)
-		unwindtab_trailer_add(sc.unwindtab, tr);
-	if (py)
-		pyframes_trailer_add(py, tr);
-	stackdrain_trailer_add(sc.drain, tr);
-	stream_write_json(stdout, tr);
-	json_decref(tr);
-	if (opt.timed)
-		timedsamples_write_section(run.timed, hdr, "sample", collector_end_reason(), stdout);
+	struct stackcollector_run lifecycle = {
+		.rb = sc.notes,
+		.poll_ms = opt.dwarf || opt.raw || opt.timed ? 20 : 200,
+		.stop = stop_sampling,
+		.section = write_section,
+	};
+	if (stackcollector_run(&sc, &lifecycle) < 0)
+		marple_fatal(EXIT_DATA, "cannot write the section: %s", strerror(errno));
 	json_decref(hdr);
 
-	ring_buffer__free(rb);
-	stackdrain_free(sc.drain);
-	hashtab_free(table.t);
-	unwindtab_free(sc.unwindtab);
-	stackframes_free(sf);
-	pyframes_free(py);
+	hashtab_free(cap.table.t);
+	pyframes_free(cap.py);
 	dwarfstacks_free(run.dwarf);
 	timedsamples_free(run.timed);
-	syms_kernel_free(ksyms);
-	syms_cache_free(syms);
+	stackcollector_free(&sc);
 	callstack_bpf__destroy(skel);
 	marple_close_stdout();
 	return EXIT_OK;

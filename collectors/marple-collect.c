@@ -21,11 +21,20 @@
  * trailer ("messages"), so a capture from cron keeps them.  A disk that fills
  * while the sections are joined keeps the whole sections that fitted, named.
  *
+ * Continuous (-e INTERVAL): the collectors get --every INTERVAL and write a
+ * section per interval, cut on the wall clock's multiples of it; as each
+ * interval is whole, its sections go into a file of their own
+ * (FILE-YYYYmmddTHHMMSSZ.marple, temporary name, fsync, link; each
+ * collector's messages since the last file in its trailer), --keep and
+ * --keep-bytes remove the oldest, and interval_file_done hands it on
+ * (--each-file).
+ *
  * Exit status: 0 every collector ended well and the output is written; 1 some
  * collector failed (named on stderr) and the others' sections are written;
  * 2 usage error; 3 nothing was written (every collector failed, or a signal
  * came before any started; stderr says which).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,6 +48,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -72,6 +82,21 @@ struct collector {
 	uint64_t grew_ns;	/* when that size was seen to grow (or the duration's end, the
 				 * first SIGTERM) */
 	int deaf;		/* sent SIGTERM with no handler for it seen (STOP_WAIT_NS passed) */
+	/* --every: its whole sections found so far in out_fd ([start, end)
+	 * offsets, each with its interval), and how far it was read */
+	struct section_span *spans;
+	size_t nspans, spans_cap;
+	size_t spans_done;	/* spans written into interval files (or given up) */
+	off_t scanned, section_start;
+	int in_section;
+	uint64_t section_wall_ns;	/* the open section's header's */
+	off_t err_shown;	/* its messages passed on to stderr so far */
+	off_t err_filed;	/* ... and into the trailers of interval files */
+};
+
+struct section_span {
+	off_t start, end;
+	uint64_t interval;	/* which: the wall-clock multiple of INTERVAL it ends at */
 };
 
 struct supervisor {
@@ -92,9 +117,19 @@ struct supervisor {
 	int tty;
 	uint64_t shown;		/* what the progress line shows: 1 + 2 * seconds + stopping */
 	int failed;
+	/* --every: one file per interval */
+	const char *every;	/* as given, passed on as each collector's --every */
+	uint64_t every_ns;	/* 0: one capture */
+	uint64_t keep;		/* --keep: files kept (0: all) */
+	uint64_t keep_bytes;	/* --keep-bytes: their total size at most (0: any) */
+	const char *each_file;	/* --each-file: a command run with each file written */
+	size_t files;		/* intervals done (written or not) */
+	size_t written;		/* interval files written */
+	pid_t *hooks;		/* --each-file commands still running */
+	size_t nhooks, hooks_cap;
 };
 
-enum { OPT_SECONDS = 256 };
+enum { OPT_SECONDS = 256, OPT_KEEP, OPT_KEEP_BYTES, OPT_EACH_FILE };
 
 /* The option table gives both the parse and the help's option lines; the
  * man page's OPTIONS list is checked against them (tests/driver/supervise.t). */
@@ -107,6 +142,15 @@ static const struct options_entry options[] = {
 				 "nothing for as long, gets SIGTERM, and SIGKILL\n"
 				 "GRACE after SIGTERM if as silent (default 10s)" },
 	{ 'n', "name", "NAME", "call this program NAME in messages" },
+	{ 'e', "every", "INTERVAL", "continuous: every collector writes a whole section\n"
+				    "every INTERVAL (their --every), and each interval\n"
+				    "becomes its own file, FILE-YYYYmmddTHHMMSSZ.marple\n"
+				    "(FILE less .marple; -o is needed)" },
+	{ OPT_KEEP, "keep", "N", "--every: keep the newest N interval files, remove older" },
+	{ OPT_KEEP_BYTES, "keep-bytes", "SIZE", "--every: keep the newest interval files that fit in\n"
+						"SIZE bytes (or 500K, 20M, 1G), remove older" },
+	{ OPT_EACH_FILE, "each-file", "CMD", "--every: run sh -c 'CMD \"$1\"' with each interval file\n"
+					     "once it is written (not waited for)" },
 	{ OPT_SECONDS, "seconds", "DURATION", "print DURATION in whole seconds, rounded up, and\n"
 					      "stop (the driver checks durations with it: one grammar)" },
 	OPTIONS_DESCRIBE("kind=supervisor"),
@@ -118,6 +162,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-t DURATION] [-o FILE] [-f] [-g GRACE] [-n NAME]\n"
+		"           [-e INTERVAL [--keep N] [--keep-bytes SIZE] [--each-file CMD]]\n"
 		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]...\n"
 		"Run collectors at the same time and write their sections as one stream.\n"
 		"Each PROGRAM is run with DURATION appended as its last operand.\n"
@@ -140,6 +185,24 @@ static uint64_t duration_arg(const char *opt, const char *arg)
 	return ns;
 }
 
+/* --keep-bytes SIZE: bytes, or a number ending in K, M or G (powers of 1024) */
+static uint64_t size_arg(const char *opt, const char *arg)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+	uint64_t unit = 1;
+
+	if (end != arg && *end && strchr("kK", *end))
+		unit = 1ull << 10, end++;
+	else if (end != arg && *end && strchr("mM", *end))
+		unit = 1ull << 20, end++;
+	else if (end != arg && *end && strchr("gG", *end))
+		unit = 1ull << 30, end++;
+	if (end == arg || *end || arg[0] == '-' || v == 0 || v > UINT64_MAX / unit)
+		marple_usage_error("%s: '%s' is not a size (e.g. 500000, 500K, 20M, 1G)", opt, arg);
+	return (uint64_t)v * unit;
+}
+
 /* NAME PROGRAM [ARG...] groups separated by "--"; DURATION goes after each. */
 static void parse_collectors(struct supervisor *s, int argc, char **argv)
 {
@@ -155,10 +218,15 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 				    i < argc ? " (got '" : "", i < argc ? argv[i] : "", i < argc ? "' alone)" : "");
 		struct collector *c = &s->c[s->n++];
 		c->name = argv[i];
-		c->argv = marple_calloc((size_t)(end - i) + 1, sizeof(char *));
+		c->argv = marple_calloc((size_t)(end - i) + 3, sizeof(char *));
+		int a = 0;
 		for (int k = i + 1; k < end; k++)
-			c->argv[k - i - 1] = argv[k];
-		c->argv[end - i - 1] = (char *)s->duration;
+			c->argv[a++] = argv[k];
+		if (s->every) {	/* before the operand, where every collector takes options */
+			c->argv[a++] = "--every";
+			c->argv[a++] = (char *)s->every;
+		}
+		c->argv[a] = (char *)s->duration;
 		c->out_fd = c->err_fd = -1;
 		i = end + 1;
 		if (end + 1 == argc)
@@ -182,6 +250,15 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		case 'f': s->force = 1; break;
 		case 'g': s->grace_ns = duration_arg("-g", optarg); break;
 		case 'n': marple_progname = optarg; break;
+		case 'e':
+			s->every_ns = duration_arg("--every", optarg);
+			s->every = optarg;
+			if (s->every_ns < 100000000ull)
+				marple_usage_error("--every: '%s' is shorter than 100ms", optarg);
+			break;
+		case OPT_KEEP: s->keep = marple_opt_u64("--keep", optarg, 1, UINT32_MAX); break;
+		case OPT_KEEP_BYTES: s->keep_bytes = size_arg("--keep-bytes", optarg); break;
+		case OPT_EACH_FILE: s->each_file = optarg; break;
 		case OPT_SECONDS: {
 			uint64_t ns = duration_arg("--seconds", optarg);
 			printf("%llu\n", (unsigned long long)((ns + NS_PER_S - 1) / NS_PER_S));
@@ -192,6 +269,10 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		default: marple_usage_try();
 		}
 	}
+	if ((s->keep || s->keep_bytes || s->each_file) && !s->every)
+		marple_usage_error("--keep, --keep-bytes and --each-file go with --every");
+	if (s->every && !s->out_path)
+		marple_usage_error("--every writes one file per interval: name them with -o FILE");
 	parse_collectors(s, argc - optind, argv + optind);
 }
 
@@ -315,6 +396,8 @@ static void stop_all(struct supervisor *s, uint64_t now)
 	send_terms(s, now);
 }
 
+static void reap_hooks(struct supervisor *s);
+
 static void reap(struct supervisor *s)
 {
 	for (size_t i = 0; i < s->started; i++) {
@@ -324,6 +407,7 @@ static void reap(struct supervisor *s)
 			s->running--;
 		}
 	}
+	reap_hooks(s);
 }
 
 /* Everything the signalfd holds: stop signals stop the capture, SIGCHLD reaps. */
@@ -471,6 +555,8 @@ static void start_all(struct supervisor *s)
 
 /* ------------------------------------------------------------ supervising */
 
+static void write_due_intervals(struct supervisor *s, int final);
+
 static void show_progress(struct supervisor *s, uint64_t now)
 {
 	uint64_t el = (now - s->start_ns) / NS_PER_S, total = (s->duration_ns + NS_PER_S - 1) / NS_PER_S;
@@ -545,6 +631,11 @@ static int next_wakeup_ms(const struct supervisor *s, uint64_t now)
 
 	if (s->tty)
 		at = now + NS_PER_S - (now - s->start_ns) % NS_PER_S;
+	if (s->every_ns) {	/* sections are looked for this often */
+		uint64_t scan = s->every_ns / 4 < NS_PER_S ? s->every_ns / 4 : NS_PER_S;
+		if (now + scan < at)
+			at = now + scan;
+	}
 	if (!s->stopping && s->duration_ns) {	/* the end, then a look every second */
 		uint64_t end = s->start_ns + s->duration_ns;
 		uint64_t look = now < end ? end : now + NS_PER_S;
@@ -584,6 +675,8 @@ static void supervise(struct supervisor *s)
 		if (poll(&pfd, 1, next_wakeup_ms(s, now)) < 0 && errno != EINTR)
 			marple_fatal(EXIT_DATA, "poll: %s", strerror(errno));
 		read_signals(s);
+		if (s->every_ns)
+			write_due_intervals(s, 0);
 	}
 	if (s->tty)
 		fputs("\r\033[K", stderr);
@@ -685,15 +778,15 @@ static int copy_section(int fd, FILE *out)
  * it said nothing. */
 #define MESSAGE_LINES 50
 #define MESSAGE_BYTES 1000
-static json_t *messages_of(int fd)
+static json_t *messages_from(int fd, off_t from)
 {
-	FILE *f = lseek(fd, 0, SEEK_END) > 0 ? fdopen(dup(fd), "r") : NULL;
+	FILE *f = lseek(fd, 0, SEEK_END) > from ? fdopen(dup(fd), "r") : NULL;
 	json_t *a = json_array();
 	char *line = NULL;
 	size_t cap = 0, more = 0;
 	ssize_t n;
 
-	if (!f || fseeko(f, 0, SEEK_SET) < 0)
+	if (!f || fseeko(f, from, SEEK_SET) < 0)
 		goto done;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		while (n > 0 && strchr("\n\r \t", line[n - 1]))
@@ -812,7 +905,7 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 		s->failed = 1;
 		return 0;
 	}
-	json_t *messages = messages_of(c->err_fd);
+	json_t *messages = messages_from(c->err_fd, 0);
 	int rc = copy_section_with_messages(c->out_fd, messages, out);
 	json_decref(messages);
 	return rc < 0 ? -1 : 1;
@@ -868,6 +961,397 @@ static int join_all(struct supervisor *s, struct outfile *o)
 	return s->failed ? EXIT_DATA : EXIT_OK;
 }
 
+
+/* ------------------------------------------------------------ --every */
+
+/* A line of a collector's output: a header opens a section, a trailer
+ * closes it (then it is whole: a span).  Collectors cut their sections on
+ * the wall clock's multiples of the interval (collector_aligned_cut): a
+ * section is known by the multiple it ends at, from its start — the first
+ * starts anywhere before it, the others at the one before (give or take the
+ * clocks' conversion). */
+static void classify_line(const struct supervisor *s, struct collector *c, const char *line, size_t len, off_t start,
+			  off_t end)
+{
+	json_t *j = json_loadb(line, len, 0, NULL);
+
+	if (json_is_object(j) && json_object_get(j, "trailer")) {
+		if (c->in_section) {
+			c->spans = marple_grow(c->spans, &c->spans_cap, c->nspans + 1, sizeof(*c->spans));
+			uint64_t w = c->section_wall_ns, every = s->every_ns;
+			uint64_t which = c->nspans ? (w + every / 2) / every + 1 : w / every + 1;
+			c->spans[c->nspans++] = (struct section_span){ c->section_start, end, which };
+		}
+		c->in_section = 0;
+	} else if (json_is_object(j) && json_object_get(j, "marple")) {
+		c->in_section = 1;
+		c->section_start = start;
+		c->section_wall_ns = (uint64_t)json_integer_value(json_object_get(j, "wall_ns"));
+	}
+	json_decref(j);
+}
+
+/* The whole lines c wrote since the last scan; only those that begin with
+ * '{' are parsed (headers and trailers), records are skipped over. */
+static void scan_sections(const struct supervisor *s, struct collector *c)
+{
+	size_t cap = 65536;
+	char *buf = marple_malloc(cap);
+
+	for (;;) {
+		ssize_t got = pread(c->out_fd, buf, cap, c->scanned);
+		if (got <= 0)
+			break;
+		size_t used = 0;
+		char *nl;
+		while ((nl = memchr(buf + used, '\n', (size_t)got - used))) {
+			size_t len = (size_t)(nl - (buf + used));
+			if (len && buf[used] == '{')
+				classify_line(s, c, buf + used, len, c->scanned + (off_t)used, c->scanned + (off_t)(used + len + 1));
+			used += len + 1;
+		}
+		if (used == 0) {	/* a line longer than buf, or one not finished yet */
+			if ((size_t)got < cap)
+				break;
+			buf = marple_grow(buf, &cap, cap * 2, 1);
+			continue;
+		}
+		c->scanned += (off_t)used;
+	}
+	free(buf);
+}
+
+/* What the collectors said since the last time, on stderr as it comes: a
+ * week-long capture does not keep its remarks until the end. */
+static void pass_messages_on(struct collector *c)
+{
+	off_t size = lseek(c->err_fd, 0, SEEK_END);
+
+	if (size <= c->err_shown)
+		return;
+	fflush(stderr);
+	copy_range(c->err_fd, c->err_shown, size, stderr);
+	fflush(stderr);
+	c->err_shown = size;
+}
+
+/* Messages shown and kept in a file: their memory given back but for the
+ * last page or so, which names a failure at the end (last_line). */
+static void forget_messages(struct collector *c)
+{
+	off_t done = c->err_shown < c->err_filed ? c->err_shown : c->err_filed;
+	off_t keep_from = (lseek(c->err_fd, 0, SEEK_END) - 4096) & ~(off_t)4095;
+
+	if (keep_from > done)
+		keep_from = done & ~(off_t)4095;
+	if (keep_from > 0)
+		fallocate(c->err_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, keep_from);
+}
+
+/* Span sp of c into out, its trailer with the messages c wrote since its
+ * last interval file ("messages": a capture from cron keeps them). */
+static int copy_span(struct collector *c, const struct section_span *sp, FILE *out)
+{
+	off_t size = lseek(c->err_fd, 0, SEEK_END);
+	json_t *messages = size > c->err_filed ? messages_from(c->err_fd, c->err_filed) : NULL;
+	off_t last = sp->end - 1;
+	char ch;
+	int rc;
+
+	c->err_filed = size;
+	if (!messages)
+		return copy_range(c->out_fd, sp->start, sp->end, out);
+	while (last > sp->start && pread(c->out_fd, &ch, 1, last - 1) == 1 && ch != '\n')
+		last--;
+	size_t len = (size_t)(sp->end - last);
+	char *line = marple_malloc(len + 1);
+	json_t *t = pread(c->out_fd, line, len, last) == (ssize_t)len ? json_loadb(line, len, 0, NULL) : NULL;
+	if (json_is_object(t)) {
+		json_object_set(t, "messages", messages);
+		rc = copy_range(c->out_fd, sp->start, last, out) < 0 ? -1
+		     : stream_write_json(out, t) < 0			 ? (errno = EILSEQ, -1)
+									 : 0;
+	} else {
+		rc = copy_range(c->out_fd, sp->start, sp->end, out);
+	}
+	json_decref(t);
+	json_decref(messages);
+	free(line);
+	return rc;
+}
+
+/* FILE less its .marple: what the interval files' names begin with. */
+static char *every_base(const struct supervisor *s)
+{
+	size_t len = strlen(s->out_path);
+
+	if (len > 7 && strcmp(s->out_path + len - 7, ".marple") == 0)
+		len -= 7;
+	return marple_strndup(s->out_path, len);
+}
+
+static void reap_hooks(struct supervisor *s)
+{
+	for (size_t i = 0; i < s->nhooks;) {
+		int status;
+		if (waitpid(s->hooks[i], &status, WNOHANG) != s->hooks[i]) {
+			i++;
+			continue;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			marple_warn("--each-file: '%s' ended with %s %d", s->each_file,
+				    WIFEXITED(status) ? "status" : "signal",
+				    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		s->hooks[i] = s->hooks[--s->nhooks];
+	}
+}
+
+/* The one place a finished interval file is handed on (--each-file: a
+ * command run with its path, not waited for, so a slow or hung receiver
+ * never holds up the capture; a later --push can hook in here). */
+static void interval_file_done(struct supervisor *s, const char *path)
+{
+	if (!s->each_file)
+		return;
+	char *script = marple_malloc(strlen(s->each_file) + 8);
+	sprintf(script, "%s \"$1\"", s->each_file);
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+			signal(stop_signals[i], SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		execl("/bin/sh", "sh", "-c", script, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	free(script);
+	if (pid < 0) {
+		marple_warn("--each-file: cannot run '%s': %s", s->each_file, strerror(errno));
+		return;
+	}
+	s->hooks = marple_grow(s->hooks, &s->hooks_cap, s->nhooks + 1, sizeof(*s->hooks));
+	s->hooks[s->nhooks++] = pid;
+}
+
+struct kept_file {
+	char *name;
+	off_t size;
+};
+
+static int kept_file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kept_file *)a)->name, ((const struct kept_file *)b)->name);
+}
+
+/* Is name one of ours: PREFIX-YYYYmmddTHHMMSSZ[-N].marple? */
+static int interval_file_name(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+
+	if (strncmp(name, prefix, pl) != 0 || name[pl] != '-')
+		return 0;
+	const char *t = name + pl + 1;
+	for (int i = 0; i < 16; i++) {
+		int want_digit = i != 8 && i != 15;
+		if (want_digit ? !(t[i] >= '0' && t[i] <= '9') : t[i] != (i == 8 ? 'T' : 'Z'))
+			return 0;
+	}
+	t += 16;
+	if (*t == '-')
+		for (t++; *t >= '0' && *t <= '9'; t++)
+			;
+	return strcmp(t, ".marple") == 0;
+}
+
+/* --keep, --keep-bytes: the oldest interval files in the directory (this
+ * capture's or an earlier one's of the same name) removed until the newest
+ * fit; the newest is always kept. */
+static void apply_retention(struct supervisor *s, const char *base)
+{
+	if (!s->keep && !s->keep_bytes)
+		return;
+	const char *slash = strrchr(base, '/');
+	char *dir = slash ? marple_strndup(base, (size_t)(slash - base) + (slash == base)) : marple_strdup(".");
+	const char *prefix = slash ? slash + 1 : base;
+	DIR *d = opendir(dir);
+	struct kept_file *f = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t bytes = 0;
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		if (!interval_file_name(e->d_name, prefix) || fstatat(dirfd(d), e->d_name, &st, 0) != 0)
+			continue;
+		f = marple_grow(f, &cap, n + 1, sizeof(*f));
+		f[n++] = (struct kept_file){ marple_strdup(e->d_name), st.st_size };
+		bytes += (uint64_t)st.st_size;
+	}
+	qsort(f, n, sizeof(*f), kept_file_cmp);
+	for (size_t i = 0; i + 1 < n && ((s->keep && n - i > s->keep) || (s->keep_bytes && bytes > s->keep_bytes)); i++) {
+		if (unlinkat(dirfd(d), f[i].name, 0) != 0)
+			marple_warn("--keep: cannot remove %s/%s: %s", dir, f[i].name, strerror(errno));
+		bytes -= (uint64_t)f[i].size;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
+/* Interval `which`'s file: the section of every collector that has one for
+ * it, written beside the others under a temporary name, synced, then linked
+ * to its own name (the interval's start): a crash leaves the intervals before
+ * it whole and named.  0, or -1 when it could not be written (said why; the
+ * capture goes on). */
+static int write_interval_file(struct supervisor *s, uint64_t which)
+{
+	char *base = every_base(s), stamp[32], *path, *tmp;
+	int rc = -1;
+
+	time_t t = (time_t)((which - 1) * s->every_ns / NS_PER_S);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	path = marple_malloc(strlen(base) + 64);
+	tmp = marple_malloc(strlen(base) + 64);
+	const char *slash = strrchr(base, '/');
+	sprintf(tmp, "%.*s.%s-%s.marple.XXXXXX", slash ? (int)(slash - base + 1) : 0, base, slash ? slash + 1 : base,
+		stamp);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd >= 0) {	/* as any file the user makes, not mkostemp's 0600 */
+		mode_t um = umask(0);
+		umask(um);
+		fchmod(fd, 0666 & ~um);
+	}
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out) {
+		marple_warn("%s: cannot make a temporary file: %s; the interval at %s left out", tmp, strerror(errno), stamp);
+		if (fd >= 0)
+			close(fd);
+		goto done;
+	}
+	int err = 0;
+	for (size_t i = 0; i < s->started && !err; i++) {
+		struct collector *c = &s->c[i];
+		if (c->spans_done < c->nspans && c->spans[c->spans_done].interval == which &&
+		    copy_span(c, &c->spans[c->spans_done], out) < 0)
+			err = errno ? errno : EIO;
+	}
+	if (!err && (fflush(out) != 0 || fsync(fileno(out)) != 0))
+		err = errno;
+	if (fclose(out) != 0 && !err)
+		err = errno;
+	if (err) {
+		marple_warn("%s: write error: %s; the interval at %s left out", tmp, strerror(err), stamp);
+		unlink(tmp);
+		goto done;
+	}
+	/* linked, not renamed: an existing file (intervals shorter than a
+	 * second, another capture's) is never replaced */
+	sprintf(path, "%s-%s.marple", base, stamp);
+	for (int n = 1; link(tmp, path) != 0; n++) {
+		if (errno != EEXIST || n > 1000) {
+			marple_warn("%s: %s; the interval at %s left out", path, strerror(errno), stamp);
+			unlink(tmp);
+			goto done;
+		}
+		sprintf(path, "%s-%s-%d.marple", base, stamp, n);
+	}
+	unlink(tmp);
+	rc = 0;
+	s->written++;
+	interval_file_done(s, path);
+	apply_retention(s, base);
+done:
+	/* what was written (or could not be) needs no disk any more */
+	for (size_t i = 0; i < s->started; i++) {
+		struct collector *c = &s->c[i];
+		if (c->spans_done < c->nspans && c->spans[c->spans_done].interval == which) {
+			fallocate(c->out_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, c->spans[c->spans_done].end);
+			c->spans_done++;
+		}
+	}
+	free(path);
+	free(tmp);
+	free(base);
+	return rc;
+}
+
+/* Write every interval that is whole: the earliest interval any collector
+ * has a section for, once every collector still running has written a
+ * section past it (or for it).  final: every collector has ended. */
+static void write_due_intervals(struct supervisor *s, int final)
+{
+	for (size_t i = 0; i < s->started; i++) {
+		scan_sections(s, &s->c[i]);
+		pass_messages_on(&s->c[i]);
+	}
+	for (;;) {
+		uint64_t which = UINT64_MAX;
+		int waiting = 0;
+		for (size_t i = 0; i < s->started; i++) {
+			const struct collector *c = &s->c[i];
+			if (c->spans_done < c->nspans && c->spans[c->spans_done].interval < which)
+				which = c->spans[c->spans_done].interval;
+			else if (c->spans_done == c->nspans && c->running && !final)
+				waiting = 1;
+		}
+		if (which == UINT64_MAX || waiting)
+			return;
+		if (write_interval_file(s, which) < 0)
+			s->failed = 1;
+		s->files++;
+		for (size_t i = 0; i < s->started; i++)
+			forget_messages(&s->c[i]);
+	}
+}
+
+/* The end of a --every capture: the last intervals, and how each collector
+ * ended.  The exit status. */
+static int finish_every(struct supervisor *s)
+{
+	write_due_intervals(s, 1);
+	for (size_t i = 0; i < s->started; i++) {
+		struct collector *c = &s->c[i];
+		char how[64], msg[1024];
+		if (ended_badly(s, c, how, sizeof(how))) {
+			last_line(c->err_fd, msg, sizeof(msg));
+			if (!c->killed && !c->overran && !c->unrunnable)
+				marple_warn("%s failed (%s)%s%s", c->name, how, *msg ? ": " : "", msg);
+			s->failed = 1;
+		}
+		off_t size = lseek(c->out_fd, 0, SEEK_END);
+		off_t whole = c->nspans ? c->spans[c->nspans - 1].end : 0;
+		if (size > whole) {
+			marple_warn("%s: an unfinished section (%lld bytes) left out: the intervals before it are whole",
+				    c->name, (long long)(size - whole));
+			s->failed = 1;
+		}
+	}
+	/* the hand-overs of the last files end, or GRACE passes */
+	uint64_t until = marple_now_monotonic_ns() + s->grace_ns;
+	while (s->nhooks && marple_now_monotonic_ns() < until) {
+		reap_hooks(s);
+		if (s->nhooks)
+			poll(NULL, 0, 10);
+	}
+	if (s->nhooks)
+		marple_warn("--each-file: %zu command%s still running, left to finish", s->nhooks, s->nhooks == 1 ? "" : "s");
+	if (!s->written) {
+		marple_warn("no collector finished an interval; nothing written");
+		return EXIT_NOTHING;
+	}
+	return s->failed ? EXIT_DATA : EXIT_OK;
+}
+
+
 static void supervisor_free(struct supervisor *s, char *dir)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -876,8 +1360,10 @@ static void supervisor_free(struct supervisor *s, char *dir)
 		if (s->c[i].err_fd >= 0)
 			close(s->c[i].err_fd);
 		free(s->c[i].argv);
+		free(s->c[i].spans);
 	}
 	free(s->c);
+	free(s->hooks);
 	free(dir);
 }
 
@@ -903,6 +1389,13 @@ int main(int argc, char **argv)
 		s.tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	}
 	s.tty = isatty(2);
+	if (s.every_ns) {	/* one file per interval, each written whole */
+		start_all(&s);
+		supervise(&s);
+		rc = finish_every(&s);
+		supervisor_free(&s, dir);
+		return rc;
+	}
 	o = marple_outfile_try_open(s.out_path);
 	if (!o) {
 		supervisor_free(&s, dir);

@@ -40,23 +40,27 @@ static struct {
 	int perfbuf;
 	uint64_t buffer_kib;
 	uint32_t pid;
+	uint64_t interval;	/* --every, ns; 0: one section */
 } opt = { .buffer_kib = 8192 };
 
-enum { O_RAW_TP = 256, O_PERF_BUFFER };
+enum { O_RAW_TP = 256, O_PERF_BUFFER, O_EVERY };
 static const struct options_entry options[] = {
 	{ 'p', "pid", "PID", "only switches into or out of process PID's threads\n(and their wake-ups)" },
 	{ 'w', "wakeups", NULL, "also trace sched_wakeup (run-queue latency)" },
 	{ 'b', "buffer", "KIB", "ring buffer size per CPU in KiB (default 8192;\nrounded up to a power of two)" },
 	{ O_RAW_TP, "raw-tp", NULL, "use the raw tracepoint even if the BTF one works" },
 	{ O_PERF_BUFFER, "perf-buffer", NULL, "per-CPU perf buffers instead of BPF ring buffers" },
+	{ O_EVERY, "every", "DURATION", "continuous: one whole section (header, events, trailer)\n"
+					      "every DURATION (10s, 1m...), cut at that instant" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2\tevery=yes"),
 	OPTIONS_HELP,
 	{ 0 }
 };
 
 static const struct options_help help = {
-	.synopsis = "[-p PID] [-w] [-b KIB] [-v] [--raw-tp] [--perf-buffer] [DURATION]",
+	.synopsis = "[-p PID] [-w] [-b KIB] [--every DURATION] [-v] [--raw-tp] [--perf-buffer]\n"
+		    "       [DURATION]",
 	.about = "Trace every context switch on every CPU and write marple events.\n",
 	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
 	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-cpusched(1).\n",
@@ -346,6 +350,11 @@ static uint64_t parse_options(int argc, char **argv)
 		case 'b': opt.buffer_kib = marple_opt_u64("-b", optarg, 4, 1u << 20); break;
 		case O_RAW_TP: opt.force_raw = 1; break;
 		case O_PERF_BUFFER: opt.perfbuf = 1; break;
+		case O_EVERY:
+			if (marple_parse_duration_ns(optarg, &opt.interval) < 0 || opt.interval < 100000000ull)
+				marple_usage_error("--every: '%s' is not a duration of 100ms or more (e.g. 10s, 1m)",
+						   optarg);
+			break;
 		case 'v': opt.verbose++; break;
 		case 'h': options_help(stdout, options, &help); exit(EXIT_OK);
 		default: marple_usage_try();
@@ -421,8 +430,41 @@ static void describe_header(json_t *hdr, uint64_t duration, uint32_t ring_bytes,
 		json_object_set_new(o, "duration_ns", json_integer((json_int_t)duration));
 	if (opt.pid)
 		json_object_set_new(o, "pid", json_integer(opt.pid));
+	if (opt.interval)
+		json_object_set_new(o, "interval_ns", json_integer((json_int_t)opt.interval));
 	json_object_set_new(hdr, "options", o);
 	json_object_set_new(hdr, "ncpus", json_integer(ncpus));
+}
+
+static int write_trailer(struct cpusched_bpf *skel, uint64_t cut);
+
+/* Continuous mode: the section's header (its start_ns the previous one's
+ * end) and where the current section is to be cut. */
+static json_t *section_hdr;
+static uint64_t section_start, next_cut, wall_minus_mono;
+
+static int write_header(uint64_t start)
+{
+	section_start = start;
+	json_object_set_new(section_hdr, "start_ns", json_integer((json_int_t)start));
+	json_object_set_new(section_hdr, "wall_ns", json_integer((json_int_t)(start + wall_minus_mono)));
+	return stream_write_json(stdout, section_hdr);
+}
+
+/* --every: a section ends at its cut once every CPU's events before it
+ * are in (MERGE_SLACK_NS later): those are written, then its trailer, then
+ * the next header; later events wait in the queues for the next section. */
+static int cut_due_sections(struct cpusched_bpf *skel, uint64_t now)
+{
+	while (opt.interval && now >= next_cut + MERGE_SLACK_NS) {
+		uint64_t cut = next_cut;
+		merge_until(cut);
+		oflush();
+		if (write_trailer(skel, cut) < 0 || write_header(cut) < 0 || fflush(stdout) != 0)
+			return -1;
+		next_cut = collector_aligned_cut(cut + opt.interval, opt.interval);
+	}
+	return 0;
 }
 
 /* Read and merge the buffers until the end, then detach and drain them. */
@@ -441,6 +483,8 @@ static int capture(struct cpusched_bpf *skel, struct ring_buffer *rb, struct per
 			ring_buffer__consume(rb);
 		else
 			perf_buffer__consume(pb);
+		if (!stop && cut_due_sections(skel, t0) < 0)
+			return -1;
 		merge_until(stop ? UINT64_MAX : t0 - MERGE_SLACK_NS);
 		oflush();
 		if (stop)
@@ -457,15 +501,27 @@ static int capture(struct cpusched_bpf *skel, struct ring_buffer *rb, struct per
 	return 0;
 }
 
-/* The trailer, with the events lost per CPU; then what was lost on stderr. */
-static int write_trailer(struct cpusched_bpf *skel)
+/* The trailer (cut: a section of --every ending there, 0: the last), with
+ * the events lost per CPU in the section; then what was lost on stderr. */
+static int write_trailer(struct cpusched_bpf *skel, uint64_t cut)
 {
+	static uint64_t *lost_before;
 	uint64_t *lost_cpu = marple_calloc((size_t)ncpus, sizeof(*lost_cpu)), lost_total = 0;
 	__u32 zero = 0;
+
+	if (!lost_before)
+		lost_before = marple_calloc((size_t)ncpus, sizeof(*lost_before));
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &zero, lost_cpu) == 0)
-		for (int i = 0; i < ncpus; i++)
+		for (int i = 0; i < ncpus; i++) {
+			uint64_t all = lost_cpu[i];
+			lost_cpu[i] = all >= lost_before[i] ? all - lost_before[i] : 0;
+			lost_before[i] = all;
 			lost_total += lost_cpu[i];
-	json_t *trl = stream_section_trailer_new(records, lost_total, 0, collector_end_reason()), *arr = json_array();
+		}
+	json_t *trl = stream_section_trailer_new(records, lost_total, 0, cut ? "interval" : collector_end_reason());
+	json_t *arr = json_array();
+	if (cut)
+		json_object_set_new(trl, "end_ns", json_integer((json_int_t)cut));
 	for (int i = 0; i < ncpus; i++)
 		json_array_append_new(arr, json_integer((json_int_t)lost_cpu[i]));
 	json_object_set_new(trl, "lost_per_cpu", arr);
@@ -492,6 +548,8 @@ static int write_trailer(struct cpusched_bpf *skel)
 			(unsigned long long)out_of_order, MERGE_SLACK_NS / 1000000);
 	if (opt.verbose)
 		marple_warn("%llu events", (unsigned long long)records);
+	records = 0;
+	out_of_order = 0;
 	return 0;
 }
 
@@ -521,12 +579,17 @@ int main(int argc, char **argv)
 	if (!(skel = attach_tracing(ring_bytes, &attach)) || open_buffers(skel, &rb, &pb) < 0)
 		goto cleanup;
 	describe_header(hdr, duration, ring_bytes, attach);
-	if (stream_write_json(stdout, hdr) < 0)
+	section_hdr = hdr;
+	json_int_t start = json_integer_value(json_object_get(hdr, "start_ns"));
+	wall_minus_mono = (uint64_t)json_integer_value(json_object_get(hdr, "wall_ns")) - (uint64_t)start;
+	if (write_header((uint64_t)start) < 0)
 		goto cleanup;
+	if (opt.interval)	/* on the wall clock's multiples, as every collector's */
+		next_cut = collector_aligned_cut((uint64_t)start + opt.interval / 2, opt.interval);
 	if (opt.pid)
 		collector_watch_target((pid_t)opt.pid, 0);
 	collector_ready(duration);
-	if (capture(skel, rb, pb) < 0 || write_trailer(skel) < 0)
+	if (capture(skel, rb, pb) < 0 || write_trailer(skel, 0) < 0)
 		goto cleanup;
 	status = EXIT_OK;
 cleanup:

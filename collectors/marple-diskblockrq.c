@@ -62,7 +62,7 @@ static const struct sc_option options[] = {
 				   "always in the submitter's context) instead of issue" },
 	{ 0, 'd', "disk", "DISK", "only this disk: a name (vda), /dev/NAME or MAJOR:MINOR" },
 	{ 0, 'd', "device", "DISK", NULL },	/* the old spelling (marple-disklat's is --disk) */
-	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph"),
+	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph\tevery=yes"),
 	SC_STACK_OPTIONS,
 	{ 0 }
 };
@@ -82,12 +82,47 @@ static void write_record(const void *key, const void *value, void *arg)
 	t->bytes += v->bytes;
 }
 
+/* main's capture, as the lifecycle's callbacks see it */
+static struct {
+	struct diskblockrq_bpf *skel;
+	struct bpf_link **link;
+	json_t *hdr;
+	struct totals *t;
+} cap;
+
+static void stop_tracing(void *arg)
+{
+	(void)arg;
+	bpf_link__destroy(*cap.link);
+	*cap.link = NULL;
+	ring_buffer__consume(sc.notes);
+}
+
+/* One section: at every --every interval and at the end. */
+static int write_section(void *arg, int last)
+{
+	(void)arg;
+	(void)last;
+	stackdrain_finish(sc.drain);
+	stackcollector_stamp_header(&sc, cap.hdr);
+	if (stream_write_json(stdout, cap.hdr) < 0)
+		return -1;
+	uint64_t records = stackdrain_emit(sc.drain);
+	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, collector_end_reason());
+	json_object_set_new(tr, "requests", json_integer((json_int_t)cap.t->requests));
+	json_object_set_new(tr, "bytes", json_integer((json_int_t)cap.t->bytes));
+	stackdrain_trailer_add(sc.drain, tr);
+	*cap.t = (struct totals){ 0 };
+	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct diskblockrq_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
 	struct totals t = { 0 };
-	uint64_t records;
 	const char *tp;
 	unsigned major = 0, minor = 0;
 	int rc = EXIT_DATA, err;
@@ -148,22 +183,13 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "device", json_sprintf("%u:%u", major, minor));
 	json_object_set_new(o, "tracepoint", json_sprintf("block:%s", tp));
 	json_object_set_new(o, "weight", json_string(opt.bytes ? "bytes" : "requests"));
-	stackcollector_ready(&sc);
-	while (stackcollector_poll(&sc))
-		;
-	bpf_link__destroy(link);
-	link = NULL;
-	ring_buffer__consume(sc.notes);
-	stackdrain_finish(sc.drain);
-
-	if (stream_write_json(stdout, hdr) < 0)
+	cap.skel = skel;
+	cap.link = &link;
+	cap.hdr = hdr;
+	cap.t = &t;
+	struct stackcollector_run lifecycle = { .stop = stop_tracing, .section = write_section };
+	if (stackcollector_run(&sc, &lifecycle) < 0)
 		goto cleanup;
-	records = stackdrain_emit(sc.drain);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
-	json_object_set_new(tr, "requests", json_integer((json_int_t)t.requests));
-	json_object_set_new(tr, "bytes", json_integer((json_int_t)t.bytes));
-	stackdrain_trailer_add(sc.drain, tr);
-	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:

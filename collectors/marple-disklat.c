@@ -53,7 +53,7 @@ static const struct options_entry options[] = {
 	{ O_RAW_TP, "raw-tp", NULL, "use raw tracepoints even if the BTF ones work" },
 	{ SELF_OPTION_KEY, "include-self", NULL, "I/O of marple's own processes too (left out by default)" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=disklat:point:heatmap"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=disklat:point:heatmap\tevery=no"),
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -63,6 +63,7 @@ static const struct options_help help = {
 	.about = "Trace block I/O and write one point per request: completion time (s),\n"
 	         "latency (ms), process, device, bytes, read/write.\n",
 	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	         "No --every (continuous mode): one section per run.\n"
 	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-disklat(1).\n",
 };
 

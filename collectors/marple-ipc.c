@@ -38,7 +38,7 @@ static uint64_t records;
 
 static const struct options_entry options[] = {
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot\tevery=no"),
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -47,6 +47,7 @@ static const struct options_help help = {
 	.synopsis = "[-v] [DURATION]",
 	.about = "Trace TCP connections (connect, accept, close, refused) between processes.\n",
 	.after = "DURATION: seconds or 500ms/10s/2m; default: until SIGINT/SIGTERM.\n"
+	         "No --every (continuous mode): one section per run.\n"
 	         "Needs root.  Exit: 0 ok, 1 error, 2 usage.  See marple-ipc(1).\n",
 };
 

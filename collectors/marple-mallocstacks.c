@@ -46,10 +46,11 @@ static const struct sc_option options[] = {
 	SC_UNWIND(""),
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
+	SC_EVERY,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=mallocstacks:stack:flamegraph"),
+	SC_DESCRIBE("kind=collector\tsections=mallocstacks:stack:flamegraph\tevery=yes"),
 	SC_HELP,
 	{ 0 }
 };
@@ -101,12 +102,45 @@ static void add_record(const void *key, const void *value, void *arg)
 	sum.calls += v->calls;
 }
 
+static struct {
+	struct mallocstacks_bpf *skel;
+	json_t *hdr;
+} cap;
+
+static void stop_probes(void *arg)
+{
+	(void)arg;
+	cap.skel->bss->stopped = 1;
+	ring_buffer__consume(sc.notes);
+}
+
+/* One section: at every --every interval and at the end. */
+static int write_section(void *arg, int last)
+{
+	(void)arg;
+	stackdrain_finish(sc.drain);
+	stackdrain_emit(sc.drain);
+	stackcollector_stamp_header(&sc, cap.hdr);
+	if (stream_write_json(stdout, cap.hdr) < 0)
+		return -1;
+	uint64_t records = stackframes_write_table(sum.records, stdout);
+	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, stackcollector_ended(&sc));
+	json_object_set_new(tr, "calls", json_integer((json_int_t)sum.calls));
+	stackdrain_trailer_add(sc.drain, tr);
+	hashtab_free(sum.records);
+	sum.records = hashtab_new();
+	sum.calls = 0;
+	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
+		return -1;
+	(void)last;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const funcs[] = { "malloc", "calloc", "realloc" };
 	struct mallocstacks_bpf *skel = NULL;
 	struct bpf_link *links[3] = { 0 };
-	uint64_t records;
 	char *lib = NULL;
 	json_t *hdr = NULL;
 	pid_t target;
@@ -147,22 +181,11 @@ int main(int argc, char **argv)
 	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
 				 offsetof(struct mallocstacks_key, k), add_record, NULL) < 0)
 		goto cleanup;
-	hdr = make_header(lib, target);	/* its start time is now */
-	stackcollector_ready(&sc);
-	while (stackcollector_poll(&sc))
-		;
-	skel->bss->stopped = 1;
-	ring_buffer__consume(sc.notes);
-	stackdrain_finish(sc.drain);
-	stackdrain_emit(sc.drain);
-
-	if (stream_write_json(stdout, hdr) < 0)
+	cap.hdr = hdr = make_header(lib, target);	/* its start time is now */
+	cap.skel = skel;
+	struct stackcollector_run lifecycle = { .stop = stop_probes, .section = write_section };
+	if (stackcollector_run(&sc, &lifecycle) < 0)
 		goto cleanup;
-	records = stackframes_write_table(sum.records, stdout);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, stackcollector_ended(&sc));
-	json_object_set_new(tr, "calls", json_integer((json_int_t)sum.calls));
-	stackdrain_trailer_add(sc.drain, tr);
-	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:

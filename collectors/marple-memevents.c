@@ -68,7 +68,7 @@ static const struct sc_option options[] = {
 	{ 0, 'f', "faults", NULL, "page faults even where precise sampling exists" },
 	{ 0, 'e', "event", "EV", "loads (default) or stores, for precise sampling" },
 	{ 0, 'P', "period", "N", "one precise sample every N events (default 10007)" },
-	SC_DESCRIBE("kind=collector\tsections=memevents:stack:treemap"),
+	SC_DESCRIBE("kind=collector\tsections=memevents:stack:treemap\tevery=yes"),
 	SC_STACK_OPTIONS,
 	{ 0 }
 };
@@ -203,6 +203,49 @@ static void write_record(const void *key, const void *value, void *arg)
 	*(uint64_t *)arg += v;
 }
 
+/* main's capture, as the lifecycle's callbacks see it */
+static struct {
+	struct memevents_bpf *skel;
+	struct bpf_link ***links, **fault_links;
+	int *nlinks, precise;
+	const char *source;
+	json_t *hdr;
+	uint64_t *total;
+} cap;
+
+static void stop_events(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < *cap.nlinks; i++)
+		bpf_link__destroy((*cap.links)[i]);
+	*cap.nlinks = 0;
+	for (int i = 0; i < 2; i++) {
+		bpf_link__destroy(cap.fault_links[i]);
+		cap.fault_links[i] = NULL;
+	}
+	ring_buffer__consume(sc.notes);
+}
+
+/* One section: at every --every interval and at the end. */
+static int write_section(void *arg, int last)
+{
+	(void)arg;
+	(void)last;
+	stackdrain_finish(sc.drain);
+	stackcollector_stamp_header(&sc, cap.hdr);
+	if (stream_write_json(stdout, cap.hdr) < 0)
+		return -1;
+	uint64_t records = stackdrain_emit(sc.drain);
+	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, collector_end_reason());
+	json_object_set_new(tr, "source", json_string(cap.source));
+	json_object_set_new(tr, cap.precise ? "samples" : "faults", json_integer((json_int_t)*cap.total));
+	stackdrain_trailer_add(sc.drain, tr);
+	*cap.total = 0;
+	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct memevents_bpf *skel = NULL;
@@ -210,7 +253,7 @@ int main(int argc, char **argv)
 	int nlinks = 0, precise = 0, rc = EXIT_DATA, err;
 	const char *source;
 	json_t *hdr = NULL;
-	uint64_t records, total = 0;
+	uint64_t total = 0;
 
 	marple_init(argc, argv);
 	stackcollector_parse(&sc, options, own_option, argc, argv);
@@ -269,27 +312,17 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
 	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
 	json_object_set_new(hdr, "options", o);
-	stackcollector_ready(&sc);
-	while (stackcollector_poll(&sc))
-		;
-	for (int i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
-	nlinks = 0;
-	for (int i = 0; i < 2; i++) {
-		bpf_link__destroy(fault_links[i]);
-		fault_links[i] = NULL;
-	}
-	ring_buffer__consume(sc.notes);
-	stackdrain_finish(sc.drain);
-
-	if (stream_write_json(stdout, hdr) < 0)
+	cap.skel = skel;
+	cap.links = &links;
+	cap.fault_links = fault_links;
+	cap.nlinks = &nlinks;
+	cap.precise = precise;
+	cap.source = source;
+	cap.hdr = hdr;
+	cap.total = &total;
+	struct stackcollector_run lifecycle = { .stop = stop_events, .section = write_section };
+	if (stackcollector_run(&sc, &lifecycle) < 0)
 		goto cleanup;
-	records = stackdrain_emit(sc.drain);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, records, 0, collector_end_reason());
-	json_object_set_new(tr, "source", json_string(source));
-	json_object_set_new(tr, precise ? "samples" : "faults", json_integer((json_int_t)total));
-	stackdrain_trailer_add(sc.drain, tr);
-	stackcollector_write_trailer(&sc, tr);
 	rc = EXIT_OK;
 
 cleanup:

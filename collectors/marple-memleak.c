@@ -45,7 +45,8 @@ static struct stackcollector sc = {
 	.about = "Report memory still allocated at the end, by call stack (a stack section in\n"
 		 "bytes), and each process's outstanding bytes over time (a point section).\n",
 	.footer = "Needs root.  Every malloc and free traps into the kernel: expect a traced\n"
-		  "malloc-heavy program to run several times slower.  See marple-memleak(1).\n",
+		  "malloc-heavy program to run several times slower.  No --every: what is\n"
+		  "outstanding is the state at the end, one section.  See marple-memleak(1).\n",
 };
 
 static struct {
@@ -92,7 +93,7 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=memleak:stack:treemap,memusage:point:stackplot"),
+	SC_DESCRIBE("kind=collector\tsections=memleak:stack:treemap,memusage:point:stackplot\tevery=no"),
 	SC_HELP,
 	{ 0 }
 };

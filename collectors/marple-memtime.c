@@ -91,7 +91,7 @@ static const struct options_entry options[] = {
 	{ O_RSS, "rss", NULL, "report RSS for all processes (never read smaps_rollup)" },
 	{ O_PSS_REFRESH, "pss-refresh", "TIME", "re-read an unchanged process's PSS this often\n(default 30s)" },
 	SELF_OPTION,
-	OPTIONS_DESCRIBE("kind=collector\tsections=memtime:point:stackplot"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=memtime:point:stackplot\tevery=no"),
 	OPTIONS_HELP,
 	{ 0 }
 };
@@ -101,6 +101,7 @@ static const struct options_help help = {
 	.about = "Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
 	         "y = MiB, info = process name.\n",
 	.after = "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
+	         "No --every (continuous mode): one section a run.\n"
 	         "See marple-memtime(1).\n",
 };
 

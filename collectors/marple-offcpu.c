@@ -79,10 +79,11 @@ static const struct sc_option options[] = {
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
+	SC_EVERY,
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages (-vv)" },
-	SC_DESCRIBE("kind=collector\tsections=offcpu:stack:flamegraph"),
+	SC_DESCRIBE("kind=collector\tsections=offcpu:stack:flamegraph\tevery=yes"),
 	SC_HELP,
 	{ 0 },
 };
@@ -117,6 +118,7 @@ static void own_option(int key, const char *arg)
 }
 
 static struct timedsamples *timed;	/* --timed */
+static int split_cpu;			/* --both: on-CPU samples in a section of their own */
 
 /* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
  * quarter of it is unread, and reads it every 20 ms anyway. */
@@ -323,16 +325,106 @@ static void dwarf_trailer_add(json_t *tr)
 			(unsigned long long)dw.unmatched_copies, (unsigned long long)dw.unmatched_wakes);
 }
 
+/* What the sections are made of (the capture's state, past main's setup). */
+static struct {
+	struct offcpu_bpf *skel;
+	struct bpf_link *link;
+	struct cpuclock *cc;
+	struct stacksbpf_table table;
+	struct timedsamples_walk *timed_walk;
+	json_t *hdr;
+	uint64_t end;
+} cap;
+
+/* The end of the capture: switches are no longer seen. */
+static void stop_tracing(void *arg)
+{
+	(void)arg;
+	cap.end = marple_now_monotonic_ns();
+	cpuclock_detach(cap.cc);
+	cap.cc = NULL;
+	bpf_link__destroy(cap.link);
+	cap.link = NULL;
+	bpf_link__destroy(sc.exec_link);
+	sc.exec_link = NULL;
+	ring_buffer__consume(sc.notes);
+}
+
+/* One section: at every --every interval (tracing goes on: a block is counted in
+ * the section it ends in) and at the end (the threads still off the CPU
+ * count up to it). */
+static int write_section(void *arg, int last)
+{
+	uint64_t records, counters[STACKS_NCOUNTERS] = { 0 };
+	struct offcpu_bpf *skel = cap.skel;
+
+	(void)arg;
+	if (sc.interval) {
+		stackcollector_stamp_header(&sc, cap.hdr);
+		if (stream_write_json(stdout, cap.hdr) < 0)
+			return -1;
+	}
+	if (sc.drain)
+		stackdrain_finish(sc.drain);
+	if (last)
+		add_still_blocked(skel, cap.end);
+	if (sc.drain)
+		stackdrain_emit(sc.drain);
+
+	if (opt.dwarf)
+		records = dwarfstacks_write(dw.d, sc.sf, bpf_map__fd(skel->maps.counts), stdout);
+	else if (timed)
+		records = timedsamples_walk_write(cap.timed_walk, stdout);
+	else
+		records = stackframes_write_table_cpu(cap.table.t, stdout, split_cpu ? 0 : -1);
+	stackcollector_counters(&sc, skel->obj, counters);
+	json_t *tr = stackcollector_section_trailer(&sc, records, collector_end_reason(), last);
+	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc.sf) + dw.unmatched_wakes;
+	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
+	/* the section's own (--every), the whole capture's in the warning */
+	static uint64_t unpaired_before;
+	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
+	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)(unpaired - unpaired_before)));
+	unpaired_before = unpaired;
+	stackcollector_self_excluded(&sc, skel->obj, tr);
+	if (unpaired && last)
+		marple_warn("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
+			"seen since it last left", unpaired);
+	if (opt.dwarf)
+		dwarf_trailer_add(tr);
+	if (sc.unwindtab)
+		unwindtab_trailer_add(sc.unwindtab, tr);
+	stackdrain_trailer_add(sc.drain, tr);
+	int rc = stream_write_json(stdout, tr);
+	json_decref(tr);
+	if (split_cpu && rc == 0) {	/* the on-CPU samples: a section of their own */
+		json_object_set_new(cap.hdr, "cpu", json_string("on"));
+		rc = stream_write_json(stdout, cap.hdr);
+		json_object_set_new(cap.hdr, "cpu", json_string("off"));
+		records = stackframes_write_table_cpu(cap.table.t, stdout, 1);
+		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
+		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
+							    "trailer counts for both"));
+		stackframes_trailer_add(sc.sf, tr);
+		if (rc == 0)
+			rc = stream_write_json(stdout, tr);
+		json_decref(tr);
+	}
+	if (!last && cap.table.t) {
+		hashtab_free(cap.table.t);
+		cap.table.t = hashtab_new();
+	}
+	if (last && timed)
+		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), stdout);
+	/* a section is whole on its way out: the supervisor cuts files by them */
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct offcpu_bpf *skel;
-	struct bpf_link *link, *exec_link;
-	struct cpuclock *cc = NULL;
-	struct ring_buffer *rb;
-	struct ksyms *ksyms = NULL;
-	struct syms_cache *syms;
-	struct stackframes *sf;
-	uint64_t duration, records, counters[STACKS_NCOUNTERS] = { 0 };
 	const char *how;
 
 	marple_init(argc, argv);
@@ -342,45 +434,46 @@ int main(int argc, char **argv)
 		marple_usage_error("--dwarf unwinds user stacks: not with -K");
 	if (opt.dwarf && opt.timed)
 		marple_usage_error("--timed works with frame-pointer stacks: not with --dwarf");
-	duration = sc.duration;
+	if (sc.interval && (opt.dwarf || opt.timed))
+		marple_usage_error("--every: not with --%s (one section for the whole capture)",
+				   opt.dwarf ? "dwarf" : "timed");
 	collector_start(sc.verbose > 1);
 	stacksbpf_check_target(sc.pid, sc.tid);
-	skel = load(&how);
+	cap.skel = skel = load(&how);
 	selffilter_setup(skel->obj, sc.include_self);
 
-	syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only)
-		ksyms = syms_kernel_load();
-	sf = stackframes_new(syms, ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sf, unwindtab_mode_name(sc.unwind));
-	rb = stacksbpf_pidnotes_open(skel->obj, syms, &exec_link);
-	if (!rb)
+		sc.ksyms = syms_kernel_load();
+	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
+	stackframes_set_unwind_mode(sc.sf, unwindtab_mode_name(sc.unwind));
+	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
+	if (!sc.notes)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
-	stackcollector_unwind_loaded(&sc, skel->obj, rb);
+	stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
 	if (opt.dwarf) {
-		dw.d = dwarfstacks_new(syms);
-		if (ring_buffer__add(rb, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
+		dw.d = dwarfstacks_new(sc.syms);
+		if (ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 			marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	}
-	if (opt.timed && !(timed = timedsamples_new(skel->obj, rb)))
+	if (opt.timed && !(timed = timedsamples_new(skel->obj, sc.notes)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
 	/* the counts are drained while capturing (--dwarf's records keep stack
 	 * ids until the end: its maps are read then) */
-	struct stacksbpf_table table = { sf, NULL };
-	struct timedsamples_walk *timed_walk = NULL;
+	cap.table = (struct stacksbpf_table){ sc.sf, NULL };
 	/* --both: the off-CPU records in one section, the on-CPU ones in a
 	 * second, each header saying which ("cpu"), so readers need not guess
 	 * from a frame named __schedule (absent with -U).  --timed and
 	 * --dwarf keep one section (its samples name records of one table). */
-	int split = opt.both && !opt.timed && !opt.dwarf;
-	stackframes_split_cpu(sf, split);
+	split_cpu = opt.both && !opt.timed && !opt.dwarf;
+	stackframes_split_cpu(sc.sf, split_cpu);
 	if (!opt.dwarf) {
-		if (stackcollector_drain_counts(&sc, skel->obj, sf, rb, timed, &table, &timed_walk) < 0)
+		if (stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, timed, &cap.table, &cap.timed_walk) < 0)
 			exit(EXIT_DATA);
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
 	}
 
-	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
+	json_t *hdr = cap.hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
 	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
@@ -395,84 +488,38 @@ int main(int argc, char **argv)
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "tracepoint", json_string(how));
+	if (sc.interval)
+		json_object_set_new(o, "interval_ns", json_integer((json_int_t)sc.interval));
 	json_object_set_new(hdr, "options", o);
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "us"));
 	if (opt.timed)
 		timedsamples_mark(hdr);
-	if (!opt.both || split)
+	if (!opt.both || split_cpu)
 		json_object_set_new(hdr, "cpu", json_string("off"));
 
-	link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
-	if (!link)
+	cap.link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
+	if (!cap.link)
 		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
 	if (opt.both)
-		cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
-	if (sc.pid || sc.tid)
-		collector_watch_target(sc.pid ? sc.pid : sc.tid, !sc.pid);
-	collector_ready(duration);
-	if (stream_write_json(stdout, hdr) < 0)
+		cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
+	if (!sc.interval && stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
 	/* pid notes wake us at once; --dwarf's and --timed's records are read every 20 ms */
-	stackcollector_read_until_stop(&sc, rb, syms, opt.dwarf || opt.timed ? 20 : 200);
-	uint64_t end = marple_now_monotonic_ns();
-	cpuclock_detach(cc);
-	bpf_link__destroy(link);
-	bpf_link__destroy(exec_link);
-	ring_buffer__consume(rb);
-	if (sc.drain)
-		stackdrain_finish(sc.drain);
-	add_still_blocked(skel, end);
-	if (sc.drain)
-		stackdrain_emit(sc.drain);
-
-	if (opt.dwarf)
-		records = dwarfstacks_write(dw.d, sf, bpf_map__fd(skel->maps.counts), stdout);
-	else if (timed)
-		records = timedsamples_walk_write(timed_walk, stdout);
-	else
-		records = stackframes_write_table_cpu(table.t, stdout, split ? 0 : -1);
-	stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
-	json_t *tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
-	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sf) + dw.unmatched_wakes;
-	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
-	uint64_t unpaired = bpfmap_percpu_sum(bpf_map__fd(skel->maps.unpaired), 0);
-	json_object_set_new(tr, "unpaired_switch_outs", json_integer((json_int_t)unpaired));
-	selffilter_trailer_add(tr, skel->obj);
-	if (unpaired)
-		marple_warn("%" PRIu64 " blocks not timed: the thread left the CPU again with no switch-in "
-			"seen since it last left", unpaired);
-	if (opt.dwarf)
-		dwarf_trailer_add(tr);
-	if (sc.unwindtab)
-		unwindtab_trailer_add(sc.unwindtab, tr);
-	stackdrain_trailer_add(sc.drain, tr);
-	stream_write_json(stdout, tr);
-	json_decref(tr);
-	if (split) {
-		json_object_set_new(hdr, "cpu", json_string("on"));
-		stream_write_json(stdout, hdr);
-		records = stackframes_write_table_cpu(table.t, stdout, 1);
-		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
-		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
-							    "trailer counts for both"));
-		stackframes_trailer_add(sf, tr);
-		stream_write_json(stdout, tr);
-		json_decref(tr);
-	}
-	if (timed)
-		timedsamples_write_section(timed, hdr, "block", collector_end_reason(), stdout);
+	struct stackcollector_run lifecycle = {
+		.rb = sc.notes,
+		.poll_ms = opt.dwarf || opt.timed ? 20 : 200,
+		.stop = stop_tracing,
+		.section = write_section,
+	};
+	if (stackcollector_run(&sc, &lifecycle) < 0)
+		marple_fatal(EXIT_DATA, "cannot write the section: %s", strerror(errno));
 	json_decref(hdr);
 
-	ring_buffer__free(rb);
-	stackdrain_free(sc.drain);
-	hashtab_free(table.t);
+	hashtab_free(cap.table.t);
 	timedsamples_free(timed);
-	unwindtab_free(sc.unwindtab);
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);
-	stackframes_free(sf);
-	syms_kernel_free(ksyms);
-	syms_cache_free(syms);
+	stackcollector_free(&sc);
 	offcpu_bpf__destroy(skel);
 	marple_close_stdout();
 	return EXIT_OK;

@@ -128,6 +128,14 @@ void collector_ready(uint64_t duration_ns)
 	}
 }
 
+uint64_t collector_aligned_cut(uint64_t mono_ns, uint64_t interval_ns)
+{
+	uint64_t now_mono = marple_now_monotonic_ns(), now_wall = marple_now_realtime_ns();
+	uint64_t wall = mono_ns + (now_wall - now_mono), r = wall % interval_ns;
+
+	return r < interval_ns / 2 ? mono_ns - r : mono_ns + (interval_ns - r);
+}
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif

@@ -27,6 +27,15 @@ uint64_t collector_duration(int argc, char **argv, int optind);
  * has begun. */
 void collector_ready(uint64_t duration_ns);
 
+/* Continuous mode's cuts fall on the wall clock's whole multiples of the
+ * interval (every 60 s: at :00), so that every collector of a capture cuts
+ * at the same instants and an interval file holds the same interval of each:
+ * the monotonic instant nearest mono whose wall-clock time is such a
+ * multiple.  The first cut after a start is collector_aligned_cut(start +
+ * interval / 2, interval); the next, collector_aligned_cut(cut + interval,
+ * interval) (re-aligned each time: the wall clock may be slewed meanwhile). */
+uint64_t collector_aligned_cut(uint64_t mono_ns, uint64_t interval_ns);
+
 /* -p: stop once process pid (thread: thread pid) has exited, as perf stops
  * with its target; called again for more, once all of them have exited.
  * A pidfd, so the moment is seen at the next collector_should_stop. */

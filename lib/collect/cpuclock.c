@@ -31,6 +31,8 @@ struct cpuclock {
 	int only_cpu;
 	int include_idle;		/* cpuclock_include_idle */
 	uint64_t steal_start, idle_start;
+	/* where the account starts (cpuclock_account_section moves it) */
+	uint64_t clock_start, runs_start, run_ns_start, misses_start;
 };
 
 /* /proc/stat's columns (after "cpuN"), in ns: 3 idle, 4 iowait, 7 steal. */
@@ -157,48 +159,73 @@ static uint64_t event_ns(int fd)
 	return v[2] < v[1] ? (uint64_t)((double)v[0] * (double)v[1] / (double)v[2]) : v[0];
 }
 
-void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
+/* The account from the last rebase to now; with rebase, now is the next
+ * account's start (continuous mode: one per section). */
+static void account(struct cpuclock *cc, struct cpuclock_account *out, int rebase)
 {
 	struct bpf_prog_info info = { 0 };
 	uint32_t len = sizeof(info);
+	uint64_t clock_ns = 0;
 
+	memset(out, 0, sizeof(*out));
+	out->freq = cc->freq;
+	for (int i = 0; i < cc->n; i++)
+		clock_ns += event_ns(cc->fds[i]);
+	out->clock_ns = clock_ns > cc->clock_start ? clock_ns - cc->clock_start : 0;
+	out->target = cc->pid || cc->tid;
+	uint64_t task_ns = out->target ? task_cpu_ns(cc->pid, cc->tid) : 0;
+	if (out->target)
+		out->task_ns = task_ns > cc->task_ns_start ? task_ns - cc->task_ns_start : 0;
+	/* cpu-clock's timer fires in idle too (the program's runs count
+	 * those samples, of the idle task), but only -I counts them: like
+	 * is set against like, the samples counted against the time
+	 * sampled — the target's CPU time, the busy time of the sampled
+	 * CPUs, or with -I all their time. */
+	uint64_t idle = proc_stat_ns(cc->only_cpu, STAT_IDLE, STAT_IOWAIT);
+	out->idle_ns = idle > cc->idle_start ? idle - cc->idle_start : 0;
+	out->include_idle = cc->include_idle;
+	out->ncpus = cc->n;
+	uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
+	uint64_t sampled_ns = out->target ? out->task_ns : cc->include_idle ? out->clock_ns : busy_ns;
+	out->asked = (uint64_t)((double)sampled_ns * (double)cc->freq / 1e9);
+	if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
+		out->have_runs = 1;
+		out->runs = info.run_cnt - cc->runs_start;
+		out->run_ns = info.run_time_ns - cc->run_ns_start;
+		out->recursion_misses = info.recursion_misses - cc->misses_start;
+	}
+	uint64_t steal = proc_stat_ns(cc->only_cpu, STAT_STEAL, -1);
+	out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
+	out->max_rate_start = cc->max_rate_start;
+	out->max_rate_end = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
+	if (!rebase)
+		return;
+	cc->clock_start = clock_ns;
+	if (out->target)
+		cc->task_ns_start = task_ns;
+	cc->idle_start = idle;
+	cc->steal_start = steal;
+	cc->max_rate_start = out->max_rate_end;
+	if (out->have_runs) {
+		cc->runs_start = info.run_cnt;
+		cc->run_ns_start = info.run_time_ns;
+		cc->misses_start = info.recursion_misses;
+	}
+}
+
+void cpuclock_account_section(struct cpuclock *cc, struct cpuclock_account *out)
+{
+	account(cc, out, 1);
+}
+
+void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out)
+{
 	if (!cc)
 		return;
 	for (int i = 0; i < cc->n; i++)
 		bpf_link__destroy(cc->links[i]);
-	if (out) {
-		memset(out, 0, sizeof(*out));
-		out->freq = cc->freq;
-		for (int i = 0; i < cc->n; i++)
-			out->clock_ns += event_ns(cc->fds[i]);
-		out->target = cc->pid || cc->tid;
-		if (out->target) {
-			uint64_t end = task_cpu_ns(cc->pid, cc->tid);
-			out->task_ns = end > cc->task_ns_start ? end - cc->task_ns_start : 0;
-		}
-		/* cpu-clock's timer fires in idle too (the program's runs count
-		 * those samples, of the idle task), but only -I counts them: like
-		 * is set against like, the samples counted against the time
-		 * sampled — the target's CPU time, the busy time of the sampled
-		 * CPUs, or with -I all their time. */
-		uint64_t idle = proc_stat_ns(cc->only_cpu, STAT_IDLE, STAT_IOWAIT);
-		out->idle_ns = idle > cc->idle_start ? idle - cc->idle_start : 0;
-		out->include_idle = cc->include_idle;
-		out->ncpus = cc->n;
-		uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
-		uint64_t sampled_ns = out->target ? out->task_ns : cc->include_idle ? out->clock_ns : busy_ns;
-		out->asked = (uint64_t)((double)sampled_ns * (double)cc->freq / 1e9);
-		if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
-			out->have_runs = 1;
-			out->runs = info.run_cnt;
-			out->run_ns = info.run_time_ns;
-			out->recursion_misses = info.recursion_misses;
-		}
-		uint64_t steal = proc_stat_ns(cc->only_cpu, STAT_STEAL, -1);
-		out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
-		out->max_rate_start = cc->max_rate_start;
-		out->max_rate_end = read_u64_file("/proc/sys/kernel/perf_event_max_sample_rate");
-	}
+	if (out)
+		account(cc, out, 0);
 	for (int i = 0; i < cc->n; i++)
 		if (cc->fds[i] >= 0)
 			close(cc->fds[i]);

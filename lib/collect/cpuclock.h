@@ -60,7 +60,11 @@ void cpuclock_include_idle(struct cpuclock *cc);
 /* Samples asked for are the CPU time of process pid (tid 0) or of thread tid,
  * counted from now. */
 void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid);
-/* Stop sampling, and with out fill in the account.  cc is freed. */
+/* Continuous mode: the account since the last section (or the start), while
+ * sampling goes on; the next counts from now. */
+void cpuclock_account_section(struct cpuclock *cc, struct cpuclock_account *out);
+/* Stop sampling, and with out fill in the account (since the last
+ * cpuclock_account_section).  cc is freed. */
 void cpuclock_detach_account(struct cpuclock *cc, struct cpuclock_account *out);
 void cpuclock_detach(struct cpuclock *cc);
 /* "sampling": {...} in the trailer.  Delivered: the samples the program

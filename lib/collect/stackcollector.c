@@ -96,6 +96,10 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_DELIMIT: sc->delimit = 1; break;
 	case SC_OPT_STACK_STORAGE: sc->stack_storage = marple_opt_u64("--stack-storage", arg, 64, 1u << 22); break;
 	case SC_OPT_DRAIN_EVERY: sc->drain_ms = marple_opt_u64("--drain-every", arg, 0, 3600000); break;
+	case SC_OPT_EVERY:
+		if (marple_parse_duration_ns(arg, &sc->interval) < 0 || sc->interval < 100000000ull)
+			marple_usage_error("--every: '%s' is not a duration of 100ms or more (e.g. 10s, 1m)", arg);
+		break;
 	case SC_OPT_ADDRESSES: sc->addresses = 1; break;
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
@@ -261,12 +265,12 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 			       uint64_t extra_dropped, const char *ended)
 {
 	uint64_t counters[STACKS_NCOUNTERS];
-	json_t *tr = stream_section_trailer_new(records, 0, 0, ended);
+	json_t *tr = stackcollector_section_trailer(sc, records, ended, sc->section_end_ns == 0);
 
-	stacksbpf_read_counters(map_fd(obj, "stack_counters"), counters);
+	stackcollector_counters(sc, obj, counters);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
-	selffilter_trailer_add(tr, obj);
+	stackcollector_self_excluded(sc, obj, tr);
 	if (sc->unwindtab)
 		unwindtab_trailer_add(sc->unwindtab, tr);
 	return tr;
@@ -315,9 +319,13 @@ void stackcollector_ready(struct stackcollector *sc)
 {
 	if (sc->child)
 		uprobes_command_go(sc->child);
-	else if (sc->pid)
-		collector_watch_target(sc->pid, 0);
+	else if (sc->pid || sc->tid)
+		collector_watch_target(sc->pid ? sc->pid : sc->tid, !sc->pid);
 	collector_ready(sc->duration);
+	sc->section_start_ns = marple_now_monotonic_ns();
+	sc->section_wall_ns = marple_now_realtime_ns();
+	if (sc->interval)
+		sc->next_cut_ns = collector_aligned_cut(sc->section_start_ns + sc->interval / 2, sc->interval);
 }
 
 int stackcollector_poll(struct stackcollector *sc)
@@ -334,18 +342,121 @@ int stackcollector_poll(struct stackcollector *sc)
 	return 1;
 }
 
+/* One turn of read_until_stop's capture; 0 once it is over. */
+static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms, int timeout_ms)
+{
+	if (collector_should_stop())
+		return 0;
+	int err = ring_buffer__poll(rb, collector_poll_timeout_ms(timeout_ms));
+	if (err >= 0)
+		err = ring_buffer__consume(rb);
+	if (err < 0 && err != -EINTR)
+		marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
+	syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
+	stackdrain_poll(sc->drain);
+	return 1;
+}
+
 void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
 				    int interval_ms)
 {
-	while (!collector_should_stop()) {
-		int err = ring_buffer__poll(rb, collector_poll_timeout_ms(interval_ms));
-		if (err >= 0)
-			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR)
-			marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
-		syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
-		stackdrain_poll(sc->drain);
+	while (read_turn(sc, rb, syms, interval_ms))
+		;
+}
+
+/* The wait of a turn: poll_ms, but no later than the section's cut. */
+static int turn_ms(const struct stackcollector *sc, int poll_ms)
+{
+	if (!sc->interval)
+		return poll_ms;
+	uint64_t cut = sc->next_cut_ns, now = marple_now_monotonic_ns();
+	uint64_t left = cut > now ? (cut - now + 999999) / 1000000 : 0;
+	return left < (uint64_t)poll_ms ? (int)left : poll_ms;
+}
+
+int stackcollector_run(struct stackcollector *sc, const struct stackcollector_run *run)
+{
+	stackcollector_ready(sc);
+	for (;;) {
+		if (!(run->rb ? read_turn(sc, run->rb, sc->syms, turn_ms(sc, run->poll_ms)) : stackcollector_poll(sc)))
+			break;
+		uint64_t now = marple_now_monotonic_ns();
+		if (!sc->interval || now < sc->next_cut_ns)
+			continue;
+		/* the cut: this section ends, the next begins, at one instant —
+		 * the planned one (what was counted in the moments since it, until
+		 * the drain, goes with this section) */
+		uint64_t cut = sc->next_cut_ns;
+		sc->section_end_ns = cut;
+		if (run->section(run->arg, 0) < 0)
+			return -1;
+		sc->sections++;
+		sc->section_start_ns = cut;
+		sc->section_wall_ns = cut + (marple_now_realtime_ns() - marple_now_monotonic_ns());
+		stackcollector_section_done(sc);
+		/* one step, even when the section took longer than an interval
+		 * to write (the first names every library it meets): the next
+		 * cuts come at once, so that every interval has its section */
+		sc->next_cut_ns = collector_aligned_cut(sc->next_cut_ns + sc->interval, sc->interval);
 	}
+	sc->section_end_ns = 0;	/* the last ends when its trailer is made */
+	if (run->stop)
+		run->stop(run->arg);
+	int rc = run->section(run->arg, 1);
+	sc->sections++;
+	return rc;
+}
+
+void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr)
+{
+	if (!sc->interval)
+		return;
+	json_object_set_new(hdr, "start_ns", json_integer((json_int_t)sc->section_start_ns));
+	json_object_set_new(hdr, "wall_ns", json_integer((json_int_t)sc->section_wall_ns));
+}
+
+json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t records, const char *ended, int last)
+{
+	json_t *tr = stream_section_trailer_new(records, 0, 0, last ? ended : "interval");
+
+	if (sc->interval && sc->section_end_ns)
+		json_object_set_new(tr, "end_ns", json_integer((json_int_t)sc->section_end_ns));
+	return tr;
+}
+
+int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, uint64_t *counters)
+{
+	uint64_t now[STACKS_NCOUNTERS] = { 0 };
+	int rc = stacksbpf_read_counters(map_fd(obj, "stack_counters"), now);
+
+	for (int i = 0; i < STACKS_NCOUNTERS; i++) {
+		counters[i] = now[i] >= sc->counters_before[i] ? now[i] - sc->counters_before[i] : 0;
+		if (sc->interval)
+			sc->counters_before[i] = now[i];
+	}
+	return rc;
+}
+
+uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr)
+{
+	uint64_t all = selffilter_excluded(obj);
+	uint64_t n = all >= sc->self_excluded_before ? all - sc->self_excluded_before : 0;
+
+	if (sc->interval)
+		sc->self_excluded_before = all;
+	json_object_set_new(tr, "self_excluded", json_integer((json_int_t)n));
+	return n;
+}
+
+void stackcollector_section_done(struct stackcollector *sc)
+{
+	unwindtab_resume(sc->unwindtab);
+	if (sc->syms)
+		syms_cache_forget_exited(sc->syms);
+	if (sc->sf)
+		stackframes_stats_reset(sc->sf);
+	if (sc->drain)
+		stackdrain_restart(sc->drain);
 }
 
 const char *stackcollector_ended(const struct stackcollector *sc)

@@ -51,7 +51,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
 #include "options.h"
+#include "stacks.h"
 
 /* One option of a program, shared or its own, for getopt_long and the usage. */
 struct sc_option {
@@ -66,7 +69,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -94,6 +97,13 @@ enum {
 	  "read and clear the kernel maps every MS ms while capturing,\n" \
 	  "and whenever they pass half full (default 1000; 0: only\n" \
 	  "at the end, so a full map loses samples)" }
+/* continuous mode, for the collectors whose section callback can be called
+ * more than once (stackcollector_run) */
+#define SC_EVERY \
+	{ SC_OPT_EVERY, SC_LONG_ONLY(SC_OPT_EVERY), "every", "DURATION", \
+	  "continuous: one whole section (header, records, trailer)\n" \
+	  "every DURATION (10s, 1m...), symbols kept warm, until\n" \
+	  "the end (the last one ends with it)" }
 #define SC_ADDRESSES \
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
@@ -123,7 +133,7 @@ enum {
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
 	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
-	SC_ADDRESSES, \
+	SC_EVERY, SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
 struct options_entry;
@@ -152,6 +162,7 @@ struct stackcollector {
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
 	uint64_t drain_ms;		/* --drain-every, default STACKDRAIN_PERIOD_MS; 0: never */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
+	uint64_t interval;		/* --every, ns; 0: one section for the whole capture */
 	int user_only, kernel_only, annotate, delimit, addresses, no_demangle;
 	int include_self;		/* --include-self */
 	int verbose;			/* how many -v */
@@ -173,6 +184,14 @@ struct stackcollector {
 	struct stackframes *sf;
 	struct ring_buffer *notes;	/* pid_notes: poll it while capturing */
 	struct bpf_link *exec_link;	/* the object's stacks_exec program, if any */
+
+	/* the section being captured (stackcollector_run): when it began,
+	 * on the monotonic and the wall clock, and when it was cut */
+	uint64_t section_start_ns, section_wall_ns, section_end_ns;
+	uint64_t next_cut_ns;		/* where the section ends (collector_aligned_cut) */
+	uint64_t sections;		/* written so far */
+	uint64_t counters_before[STACKS_NCOUNTERS];	/* stack_counters at the last cut */
+	uint64_t self_excluded_before;	/* selffilter_excluded at the last cut */
 
 	/* -c's command, started by stackcollector_target */
 	pid_t child;
@@ -215,7 +234,8 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 json_t *stackcollector_header(const struct stackcollector *sc, const char *interface, const char *unit,
 			      const char *label, pid_t target, json_t **options);
 
-/* A trailer of records records with the object's stack counters and sf's
+/* A trailer of records records with the object's stack counters (those of
+ * the section: stackcollector_counters) and sf's
  * stats (see stacksbpf_trailer_add: a line on stderr when stacks were lost) and
  * "self_excluded" (selffilter.h);
  * "dropped" is the samples not counted plus extra_dropped. */
@@ -257,6 +277,37 @@ int stackcollector_poll(struct stackcollector *sc);
 struct syms_cache;
 void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
 				    int interval_ms);
+/* The one lifecycle of a stack collector once it is set up: ready
+ * (stackcollector_ready), then turns of the capture (stackcollector_poll, or
+ * with rb stackcollector_read_until_stop's: rb read every poll_ms) and, at
+ * every --every and once at the end, section(arg, last): the collector
+ * drains and writes one whole section — header stamped by
+ * stackcollector_stamp_header, records, trailer by stackcollector_trailer or
+ * with stackcollector_section_end.  Before the last, stop(arg) (may be NULL)
+ * detaches what samples.  Returns what the last section() returned (0, or -1
+ * when the output failed: a middle one's failure ends the capture). */
+struct stackcollector_run {
+	struct ring_buffer *rb;		/* NULL: stackcollector_poll's turns */
+	int poll_ms;			/* with rb */
+	void (*stop)(void *arg);
+	int (*section)(void *arg, int last);
+	void *arg;
+};
+int stackcollector_run(struct stackcollector *sc, const struct stackcollector_run *run);
+/* In continuous mode, hdr's start_ns and wall_ns made the section's start
+ * (the previous section's end): consecutive sections tile the time. */
+void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr);
+/* The section's trailer: in continuous mode end_ns is the cut and a section
+ * that is not the last ends "interval". */
+json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t records, const char *ended, int last);
+/* obj's stack_counters, as counted since the last section (all of them
+ * without --every); the cut remembered for the next. */
+int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, uint64_t *counters);
+/* The trailer's "self_excluded" (selffilter.h), the section's own; the
+ * count returned. */
+uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr);
+/* After a section in continuous mode: the stack statistics from 0 again. */
+void stackcollector_section_done(struct stackcollector *sc);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);

@@ -68,6 +68,7 @@ struct stackdrain {
 	int draining;			/* the set being read; -1: read every id where it is */
 	struct set_copy copies[2];
 	uint64_t period_ms, last_ms, drains;
+	uint64_t drains_before;		/* drains at the last stackdrain_restart */
 	uint64_t drain_us, drain_us_max;	/* time spent draining: all, and the longest */
 	/* scratch for the keys to delete */
 	unsigned char *keys;
@@ -597,8 +598,22 @@ uint64_t stackdrain_emit(struct stackdrain *d)
 	return hashtab_size(d->keys_seen);
 }
 
+void stackdrain_restart(struct stackdrain *d)
+{
+	if (!d)
+		return;
+	hashtab_free(d->stacks_seen);
+	hashtab_free(d->keys_seen);
+	d->stacks_seen = hashtab_new();
+	d->keys_seen = hashtab_new();
+	memset(d->sums, 0, d->sums_cap);
+	d->drains_before = d->drains;
+}
+
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
 {
+	if (d)
+		json_object_set_new(tr, "drains", json_integer((json_int_t)(d->drains - d->drains_before)));
 	if (!d)
 		return;
 	json_object_set_new(tr, "drains", json_integer((json_int_t)d->drains));

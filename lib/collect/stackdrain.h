@@ -92,6 +92,11 @@ void stackdrain_add(struct stackdrain *d, const void *key, const void *value);
 /* Pass every key drained, with its sums, to add() (its stack ids read by the
  * stackframes meanwhile). */
 uint64_t stackdrain_emit(struct stackdrain *d);	/* how many keys */
+/* After stackdrain_emit, in continuous mode: what was drained is
+ * forgotten (keys, sums, the stacks they named: a week's capture holds one
+ * interval's), so the next section counts from 0.  The kernel side and the
+ * stacks pinned there are untouched. */
+void stackdrain_restart(struct stackdrain *d);
 /* "drains": how many times a set was read and cleared. */
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);
 void stackdrain_free(struct stackdrain *d);

@@ -527,6 +527,11 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
 	*out = sf->st;
 }
 
+void stackframes_stats_reset(struct stackframes *sf)
+{
+	memset(&sf->st, 0, sizeof(sf->st));
+}
+
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
 	size_t len = sf->split_cpu != 0;

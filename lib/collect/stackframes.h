@@ -112,6 +112,8 @@ struct stackframes_stats {
 	uint64_t user_weight, incomplete_user_weight;		/* their weights, as written */
 };
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
+/* From 0 again (continuous mode: each section counts its own). */
+void stackframes_stats_reset(struct stackframes *sf);
 
 /* Add the frames built so far to t (key: each frame followed by a NUL;
  * weight in count[0]), so that keys which symbolize to the same frames become

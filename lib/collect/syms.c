@@ -7,6 +7,7 @@
 #include "syms.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <bpf/bpf.h>
@@ -416,6 +417,7 @@ struct proc {
 	uint64_t layout[SYMS_LAYOUT_N];	/* valid when has_layout */
 	int has_layout;
 	int refreshes;			/* syms_cache_refresh reads done */
+	int forget;			/* syms_cache_forget_exited: exited, to be freed */
 	uint64_t snap_ns;		/* when it was snapshotted */
 	uint64_t read_ns;
 	struct umap *maps;
@@ -1427,6 +1429,33 @@ void syms_cache_refresh(struct syms_cache *c)
 			c->young[w++] = p;
 	}
 	c->nyoung = w;
+}
+
+size_t syms_cache_forget_exited(struct syms_cache *c)
+{
+	size_t gone = 0, w = 0;
+
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct proc *p = c->procs[b]; p; p = p->next)
+			p->forget = kill(p->pid, 0) != 0 && errno == ESRCH;
+	for (size_t i = 0; i < c->nyoung; i++)
+		if (!c->young[i]->forget)
+			c->young[w++] = c->young[i];
+	c->nyoung = w;
+	for (size_t b = 0; b < NBUCKETS; b++) {
+		for (struct proc **pp = &c->procs[b], *p; (p = *pp);) {
+			if (!p->forget) {
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			free(p->maps);
+			perfmap_free(p->jit);
+			free(p);
+			gone++;
+		}
+	}
+	return gone;
 }
 
 static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)

@@ -100,6 +100,11 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
  * mapped just after a snapshot (by ld.so after an exec, dlopen at start-up)
  * are then known.  Call it every few hundred ms during a capture. */
 void syms_cache_refresh(struct syms_cache *c);
+/* Continuous mode, after a section: forget the processes that have exited
+ * (their samples were all drained and named in it), so that a week on a busy
+ * box (here 200 processes a second) does not keep every one's maps.  A
+ * zombie stays until reaped.  How many were forgotten. */
+size_t syms_cache_forget_exited(struct syms_cache *c);
 
 /* Name of the function at addr in pid (snapshotting first if needed), or NULL.
  * *module (basename of the mapped file, or "[vdso]", "[anon]"...) and *offset

@@ -4,6 +4,7 @@
 #include "unwindtab.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -26,6 +29,7 @@
 #include "unwindtabcompact.h"
 #include "unwindtabrows.h"
 #include "util.h"
+#include "vmaiter.skel.h"
 
 #define MAX_LOADS 16
 
@@ -95,6 +99,90 @@ uint32_t unwindtab_rows_in(uint64_t bytes)
 	return rows ? (uint32_t)rows : 1;
 }
 
+static uint64_t thread_cpu_ns(void);
+
+/* Whether this kernel lets a perf-event program walk a task's VMAs with the
+ * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
+ * task-clock event of this thread (a sample every 100 us of its CPU) for
+ * four samples, once a run (under a millisecond of CPU; 20 ms at most). */
+static int vma_iterator_works(void)
+{
+	static int works = -1;
+
+	if (works >= 0)
+		return works;
+	works = 0;
+	libbpf_print_fn_t old = libbpf_set_print(NULL);	/* a refusal is an answer, not an error */
+	struct vmaiter_bpf *probe = vmaiter_bpf__open_and_load();
+	libbpf_set_print(old);
+	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+					.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000 };
+	int fd = probe ? (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
+	struct bpf_link *link = fd >= 0 ? bpf_program__attach_perf_event(probe->progs.vmaiter_probe, fd) : NULL;
+	if (link) {
+		volatile __u64 *walked = &probe->bss->walked, *refused = &probe->bss->refused;
+		uint64_t until = thread_cpu_ns() + 20000000;	/* 20 ms of CPU at most */
+		while (*walked + *refused < 4 && thread_cpu_ns() < until)
+			;
+		works = *walked > 0;
+		bpf_link__destroy(link);
+	}
+	if (fd >= 0)
+		close(fd);
+	vmaiter_bpf__destroy(probe);
+	return works;
+}
+
+/* Where rodata variable name of obj is in its .rodata (its offset), with
+ * the map; -1 if it has none. */
+static long rodata_var(struct bpf_object *obj, const char *name, struct bpf_map **map, size_t *size)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	int sec = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+
+	*map = bpf_object__find_map_by_name(obj, ".rodata");
+	if (sec < 0 || !*map || !bpf_map__initial_value(*map, size))
+		return -1;
+	const struct btf_type *t = btf__type_by_id(btf, (__u32)sec);
+	const struct btf_var_secinfo *v = btf_var_secinfos(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name) == 0 && v->offset + v->size <= *size &&
+		    v->size == sizeof(uint32_t))
+			return (long)v->offset;
+	}
+	return -1;
+}
+
+/* The value of obj's rodata uint32_t name (set before load), or dflt. */
+static uint32_t rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt)
+{
+	struct bpf_map *map;
+	size_t size;
+	long off = rodata_var(obj, name, &map, &size);
+	uint32_t v = dflt;
+
+	if (off >= 0)
+		memcpy(&v, (const char *)bpf_map__initial_value(map, &size) + off, sizeof(v));
+	return v;
+}
+
+/* Set obj's rodata uint32_t name, before load (as a skeleton's rodata does). */
+static void rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
+{
+	struct bpf_map *map;
+	size_t size;
+	long off = rodata_var(obj, name, &map, &size);
+
+	if (off < 0)
+		return;
+	char *copy = marple_malloc(size);
+	memcpy(copy, bpf_map__initial_value(map, &size), size);
+	memcpy(copy + off, &value, sizeof(value));
+	bpf_map__set_initial_value(map, copy, size);
+	free(copy);
+}
+
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
@@ -113,19 +201,25 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
+	struct bpf_map *learned = bpf_object__find_map_by_name(obj, "unwind_learned");
 
-	if (!rows || !rules || !maps || !procs || !files ||
+	if (!rows || !rules || !maps || !procs || !files || !learned ||
 	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
 	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
+	    bpf_map__set_max_entries(learned, tables ? UNWINDTAB_LEARNED : 1) < 0 ||
 	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
+	if (tables)
+		rodata_set(obj, "unwind_file_lookup",
+			   vma_iterator_works() ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
 	return 0;
 }
 
 struct load {
 	uint64_t offset, vaddr, filesz;
+	int exec;			/* PF_X */
 };
 
 struct file {
@@ -141,6 +235,7 @@ struct unwindtab {
 	struct file *files;
 	size_t files_cap;
 	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd, files_fd;
+	uint32_t file_lookup;		/* UNWIND_LOOKUP_*: how the BPF side finds a PC's file */
 	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
 	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
 	struct unwindtab_rules rules;
@@ -210,10 +305,11 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->counters_fd = bpf_map__fd(counters);
 	t->requests_fd = bpf_map__fd(requests);
 	t->files_fd = bpf_map__fd(files);
+	t->file_lookup = rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
-	unwindtab_rules_init(&t->rules, t->rule_array, t->rules_cap);
+	unwindtabcompact_rules_init(&t->rules, t->rule_array, t->rules_cap);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->load_lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
@@ -229,7 +325,7 @@ void unwindtab_free(struct unwindtab *t)
 		munmap(t->words, (size_t)t->words_cap * sizeof(*t->words));
 	if (t->rule_array)
 		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
-	unwindtab_rules_free(&t->rules);
+	unwindtabcompact_rules_free(&t->rules);
 	if (t->mappings)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
 	if (t->keys)
@@ -283,7 +379,8 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	if (elf_getphdrnum(elf, &nph) == 0)
 		for (size_t i = 0; i < nph && f->nloads < MAX_LOADS; i++)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
+								       (ph.p_flags & PF_X) != 0 };
 	uint32_t room = t->words_cap - t->words_used;
 	uint32_t n = 0;
 	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
@@ -310,7 +407,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 			unwindcache_abandon(t->cache, &ticket);
 	}
 	uint64_t c1 = thread_cpu_ns();
-	uint64_t words = rc == 0 ? unwindtab_compact_words(t->rowbuf.rows, n) : 0;
+	uint64_t words = rc == 0 ? unwindtabcompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc == 0 && words > room)
 		rc = 1;
@@ -324,7 +421,7 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	} else if (rc < 0 || n == 0 || words == 0) {
 		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
-		unwindtab_compact(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
+		unwindtabcompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
 		t->compact_cpu_ns += thread_cpu_ns() - c1;
 		f->row_off = t->words_used;
 		f->nrows = n;
@@ -383,6 +480,10 @@ static void register_file(struct unwindtab *t, const struct file *f, unsigned dm
 		v.loads[v.nloads].start = l->offset & ~4095ull;
 		v.loads[v.nloads].end = l->offset + l->filesz;
 		v.loads[v.nloads++].delta = (int64_t)(l->offset - l->vaddr);
+		/* the lowest executable one: where mm->start_code points when
+		 * this file is a process's program */
+		if (l->exec && (!v.text_load || l->vaddr < f->loads[v.text_load - 1].vaddr))
+			v.text_load = (uint32_t)v.nloads;
 	}
 	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
 }
@@ -711,14 +812,28 @@ static int on_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int start_worker(struct unwindtab *t)
+{
+	if (t->worker_running)
+		return 0;
+	t->stopping = 0;
+	if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
+		return -1;
+	t->worker_running = 1;
+	return 0;
+}
+
 int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
 {
-	if (!t->worker_running) {
-		if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
-			return -1;
-		t->worker_running = 1;
-	}
+	if (start_worker(t) < 0)
+		return -1;
 	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+}
+
+void unwindtab_resume(struct unwindtab *t)
+{
+	if (t && start_worker(t) < 0)
+		marple_warn("cannot restart the unwind tables' worker: new processes' stacks stop at their first frame");
 }
 
 /* Stop serving requests (the counts are final after this). */
@@ -737,6 +852,7 @@ static void stop_worker(struct unwindtab *t)
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 {
 	static const char *const names[UNWIND_NCOUNTERS] = UNWIND_COUNTER_NAMES;
+	static const char *const lookup_names[] = UNWIND_LOOKUP_NAMES;
 	json_t *u = json_object();
 	uint64_t c[UNWIND_NCOUNTERS];
 
@@ -747,6 +863,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
 	}
 	json_object_set_new(u, "mode", json_string("tables"));
+	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
 	json_object_set_new(u, "files", json_integer((json_int_t)intern_count(t->keys)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	/* kernel memory the tables use: rows, page indexes, rules (the maps

@@ -48,6 +48,7 @@ const char *unwindtab_mode_name(int mode);
 #define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
 #define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
 #define UNWINDTAB_FILES_ONE 1024u
+#define UNWINDTAB_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
 int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
 /* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
  * index (~1/16 of a word a row) and the rules' share. */
@@ -80,5 +81,8 @@ int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
  * with a line on stderr when many stacks were cut, and one naming the files
  * left without a table when the limit was reached. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
+/* Continuous mode, after a section's trailer: serve requests again (the
+ * trailer stopped the worker to read final counts). */
+void unwindtab_resume(struct unwindtab *t);
 
 #endif

@@ -10,7 +10,7 @@
 #define PAGE_MASK ((1u << UNWIND_PAGE_SHIFT) - 1)
 #define RULE_MASK (UNWIND_MAX_RULES - 1)
 
-void unwindtab_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint32_t cap)
+void unwindtabcompact_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint32_t cap)
 {
 	memset(r, 0, sizeof(*r));
 	r->v = v;
@@ -23,7 +23,7 @@ void unwindtab_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint
 	r->n = UNWIND_RULES_RESERVED;
 }
 
-void unwindtab_rules_free(struct unwindtab_rules *r)
+void unwindtabcompact_rules_free(struct unwindtab_rules *r)
 {
 	free(r->slots);
 	memset(r, 0, sizeof(*r));
@@ -45,7 +45,7 @@ static struct unwindtab_rule_slot *rule_slot(struct unwindtab_rule_slot *slots, 
 	return &slots[h];
 }
 
-uint32_t unwindtab_rule_index(struct unwindtab_rules *r, const struct unwind_row *row)
+uint32_t unwindtabcompact_rule_index(struct unwindtab_rules *r, const struct unwind_row *row)
 {
 	struct unwind_rule u = { .cfa_off = row->cfa_off, .cfa = row->cfa, .rbp = row->rbp, .rbp_off = row->rbp_off };
 	uint64_t bits = rule_bits(&u);
@@ -75,7 +75,7 @@ uint32_t unwindtab_rule_index(struct unwindtab_rules *r, const struct unwind_row
 	return r->n++;
 }
 
-uint64_t unwindtab_compact_words(const struct unwind_row *rows, size_t n)
+uint64_t unwindtabcompact_words(const struct unwind_row *rows, size_t n)
 {
 	if (n == 0)
 		return 0;
@@ -86,7 +86,7 @@ uint64_t unwindtab_compact_words(const struct unwind_row *rows, size_t n)
 	return UNWIND_TABLE_HEADER + npages + 1 + n;
 }
 
-void unwindtab_compact(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
+void unwindtabcompact_pack(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
 		       uint32_t base)
 {
 	uint32_t page0 = rows[0].pc >> UNWIND_PAGE_SHIFT;
@@ -104,10 +104,10 @@ void unwindtab_compact(const struct unwind_row *rows, size_t n, struct unwindtab
 		index[k] = rows_at + (uint32_t)i;
 	}
 	for (i = 0; i < n; i++)
-		words[i] = (rows[i].pc & PAGE_MASK) << UNWIND_ROW_RULE_BITS | unwindtab_rule_index(r, &rows[i]);
+		words[i] = (rows[i].pc & PAGE_MASK) << UNWIND_ROW_RULE_BITS | unwindtabcompact_rule_index(r, &rows[i]);
 }
 
-int unwindtab_compact_find(const uint32_t *words, uint32_t off, uint64_t pc)
+int unwindtabcompact_find(const uint32_t *words, uint32_t off, uint64_t pc)
 {
 	uint32_t page0 = words[off], npages = words[off + 1], index = off + UNWIND_TABLE_HEADER;
 	uint32_t rows_at = index + npages + 1;

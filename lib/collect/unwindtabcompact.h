@@ -10,11 +10,11 @@
  * and the page index ~0.1 byte a row, against 16 bytes a row before.
  *
  *   struct unwindtab_rules rules;
- *   unwindtab_rules_init(&rules, rule_array, UNWIND_MAX_RULES);
- *   uint64_t need = unwindtab_compact_words(rows, n);  // room check
- *   unwindtab_compact(rows, n, &rules, words + off, off);
- *   int rule = unwindtab_compact_find(words, off, pc);  // -1: no row
- *   unwindtab_rules_free(&rules);
+ *   unwindtabcompact_rules_init(&rules, rule_array, UNWIND_MAX_RULES);
+ *   uint64_t need = unwindtabcompact_words(rows, n);  // room check
+ *   unwindtabcompact_pack(rows, n, &rules, words + off, off);
+ *   int rule = unwindtabcompact_find(words, off, pc);  // -1: no row
+ *   unwindtabcompact_rules_free(&rules);
  */
 #ifndef MARPLE_UNWINDTABCOMPACT_H
 #define MARPLE_UNWINDTABCOMPACT_H
@@ -44,20 +44,20 @@ struct unwindtab_rules {
 
 /* v holds cap rules (at least UNWIND_RULES_RESERVED, at most
  * UNWIND_MAX_RULES); it is written from v[0]. */
-void unwindtab_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint32_t cap);
-void unwindtab_rules_free(struct unwindtab_rules *r);
+void unwindtabcompact_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint32_t cap);
+void unwindtabcompact_rules_free(struct unwindtab_rules *r);
 /* The index of the rule of row, added if new. */
-uint32_t unwindtab_rule_index(struct unwindtab_rules *r, const struct unwind_row *row);
+uint32_t unwindtabcompact_rule_index(struct unwindtab_rules *r, const struct unwind_row *row);
 
 /* Words the compact table of rows[0..n) takes (header, page index, rows);
  * 0 when it cannot be made: no rows, pcs not strictly increasing. */
-uint64_t unwindtab_compact_words(const struct unwind_row *rows, size_t n);
+uint64_t unwindtabcompact_words(const struct unwind_row *rows, size_t n);
 /* Write that table to out[0..words), positions in it counted from the word
  * base (where out is in the whole array); the rows' rules go into r. */
-void unwindtab_compact(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
+void unwindtabcompact_pack(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
 		       uint32_t base);
 /* The rule index of file address pc in the table at words[off...], as the
  * BPF walker finds it; -1 before the first row. */
-int unwindtab_compact_find(const uint32_t *words, uint32_t off, uint64_t pc);
+int unwindtabcompact_find(const uint32_t *words, uint32_t off, uint64_t pc);
 
 #endif

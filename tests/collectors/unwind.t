@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 37
+plan 41
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -195,3 +195,23 @@ share "unwind: short-lived nofp: whole stacks from the first samples" \
 check "unwind: short-lived nofp: files found by bpf_find_vma, counted" \
 	test "$(trailer_unwind "$T/short.out" frames_file_by_vma)" -gt 0
 
+
+# 13. short-lived processes of a known file, each stack crossing two files
+# (nofp and libc: 30 runs of 50 ms, system-wide, from their first
+# milliseconds): the program's own code is found with no lookup, libc by the
+# one lookup a sample allows (bpf_find_vma) or one walk of the VMAs, kept for
+# the process's later samples; the trailer says which lookup and counts
+# what it found and missed.
+"$CS" -U -F 999 4 > "$T/short2.out" 2> "$T/short2.err" & cs=$!
+sleep 1.2
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$W/nofp" 0.05; done
+wait "$cs"
+share "unwind: short-lived nofp, 50 ms: whole stacks through libc from the first samples" \
+	"$(weight "$T/short2.out" '^nofp;_start;(__libc_start_main|\[unknown\]);(.*;)?main;chain_a;chain_b;chain_c')" \
+	"$(weight "$T/short2.out" '^nofp;')" 70
+check "unwind: short-lived nofp: the trailer says how a PC finds its file" \
+	grep -Eq '"file_lookup":"(find_vma|vma_iterator)"' "$T/short2.out"
+check "unwind: short-lived nofp: the program's code found with no lookup, counted" \
+	test "$(trailer_unwind "$T/short2.out" frames_file_by_program)" -gt 0
+check "unwind: short-lived nofp: files missed, counted" \
+	grep -Eq '"cut_file_not_found":[0-9]+,"cut_file_not_built":[0-9]+' "$T/short2.out"

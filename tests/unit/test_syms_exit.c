@@ -1,7 +1,8 @@
 /* test_syms_exit — lib/syms keeps the snapshot of a process that exits during
  * a capture, also when it is a zombie (exited, not yet reaped: its
  * /proc/PID/maps opens but is empty) and a lookup misses more than a second
- * after the snapshot, which makes the cache look at the maps again. */
+ * after the snapshot, which makes the cache look at the maps again; and
+ * syms_cache_forget_exited (continuous mode) lets go of it once reaped. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,13 @@ static void exited_child(int reap)
 	test_cond(name, n && strstr(n, "getppid"));
 	snprintf(name, sizeof(name), "%s: snapshot kept", what);
 	test_cond(name, syms_cache_snapshot(c, child) == 0);
+	/* continuous mode forgets the exited after each section; a zombie is
+	 * not gone yet, ourselves never */
+	syms_cache_snapshot(c, getpid());
+	size_t forgotten = syms_cache_forget_exited(c);
+	snprintf(name, sizeof(name), "%s: forget_exited forgets it %s (%zu)", what, reap ? "once reaped" : "not",
+		 forgotten);
+	test_cond(name, forgotten == (size_t)reap);
 	syms_cache_free(c);
 	if (!reap)
 		waitpid(child, NULL, 0);
@@ -81,7 +89,7 @@ static void exited_child(int reap)
 
 int main(int argc, char **argv)
 {
-	test_plan(10);
+	test_plan(12);
 	marple_init(argc, argv);
 	exited_child(0);
 	exited_child(1);

@@ -29,7 +29,7 @@ static void check_pc(const struct unwind_row *rows, uint32_t n, const uint32_t *
 		     const struct unwindtab_rules *rules, uint64_t pc)
 {
 	const struct unwind_row *r = unwindtab_find(rows, n, pc);
-	int got = unwindtab_compact_find(words, off, pc);
+	int got = unwindtabcompact_find(words, off, pc);
 	int ok = r ? got >= 0 && (uint32_t)got < rules->n && same_rule(&rules->v[got], r) : got == -1;
 	if (!ok && mismatches++ < 3)
 		printf("# pc %#" PRIx64 ": rows say %s (cfa %d%+d), the compact table rule %d\n", pc, r ? "a row" : "none",
@@ -71,7 +71,7 @@ static void one_file(const char *name, const char *path)
 	uint32_t n = (uint32_t)b.nrows;
 
 	snprintf(msg, sizeof(msg), "%s: rows built and compacted", name);
-	uint64_t words = rc == 0 ? unwindtab_compact_words(b.rows, n) : 0;
+	uint64_t words = rc == 0 ? unwindtabcompact_words(b.rows, n) : 0;
 	test_cond(msg, rc == 0 && n > 1000 && words > n);
 	if (words > n) {
 		/* a small table first: this one's positions do not start at 0 */
@@ -79,11 +79,11 @@ static void one_file(const char *name, const char *path)
 							   { .pc = 0x1010, .cfa = UNWIND_NONE } };
 		struct unwind_rule *rv = calloc(UNWIND_MAX_RULES, sizeof(*rv));
 		struct unwindtab_rules rules;
-		uint64_t w0 = unwindtab_compact_words(small, 2);
+		uint64_t w0 = unwindtabcompact_words(small, 2);
 		uint32_t *w = calloc(w0 + words, sizeof(*w));
-		unwindtab_rules_init(&rules, rv, UNWIND_MAX_RULES);
-		unwindtab_compact(small, 2, &rules, w, 0);
-		unwindtab_compact(b.rows, n, &rules, w + w0, (uint32_t)w0);
+		unwindtabcompact_rules_init(&rules, rv, UNWIND_MAX_RULES);
+		unwindtabcompact_pack(small, 2, &rules, w, 0);
+		unwindtabcompact_pack(b.rows, n, &rules, w + w0, (uint32_t)w0);
 		uint64_t d = compare_all(b.rows, n, w, (uint32_t)w0, &rules);
 		double per_row = (double)((words - n) * 4 + n * 4 + rules.n * sizeof(struct unwind_rule)) / n;
 		/* the rows a lookup searches: its page's */
@@ -101,7 +101,7 @@ static void one_file(const char *name, const char *path)
 		test_cond(msg, compare_all(small, 2, w, 0, &rules) == 0);
 		snprintf(msg, sizeof(msg), "%s: under 5 bytes a row (index and rules included)", name);
 		test_cond(msg, per_row < 5);
-		unwindtab_rules_free(&rules);
+		unwindtabcompact_rules_free(&rules);
 		free(w);
 		free(rv);
 	}
@@ -155,16 +155,16 @@ int main(void)
 	uint32_t n = sizeof(rows) / sizeof(rows[0]);
 	struct unwind_rule rv[UNWIND_RULES_RESERVED + 2];
 	struct unwindtab_rules rules;
-	uint64_t words = unwindtab_compact_words(rows, n);
+	uint64_t words = unwindtabcompact_words(rows, n);
 	uint32_t w[128];
-	unwindtab_rules_init(&rules, rv, UNWIND_RULES_RESERVED + 2);
-	unwindtab_compact(rows, n, &rules, w, 0);
+	unwindtabcompact_rules_init(&rules, rv, UNWIND_RULES_RESERVED + 2);
+	unwindtabcompact_pack(rows, n, &rules, w, 0);
 	uint64_t npages = (0x9000 >> UNWIND_PAGE_SHIFT) - (0x2000 >> UNWIND_PAGE_SHIFT) + 1;
 	test_cond("made up rows: header, page index and 6 rows", words == UNWIND_TABLE_HEADER + npages + 1 + 6);
 	uint64_t d = 0;
 	for (uint64_t pc = 0; pc < 0xb000; pc++) {
 		const struct unwind_row *r = unwindtab_find(rows, n, pc);
-		int got = unwindtab_compact_find(w, 0, pc);
+		int got = unwindtabcompact_find(w, 0, pc);
 		/* 2 rules of room past the reserved ones: RSP+8 and RSP+16 get
 		 * theirs; the RBP, PLT and END rows find none: unsupported */
 		int want = !r ? -1
@@ -175,10 +175,10 @@ int main(void)
 	}
 	test_cond("made up rows: every pc up to 0xb000, rule room for 2: the rows' rules, then unsupported", d == 0);
 	test_cond("made up rows: the 3 rows without rule room counted", rules.rows_without_room == 3);
-	unwindtab_rules_free(&rules);
+	unwindtabcompact_rules_free(&rules);
 
 	static const struct unwind_row disorder[] = { { .pc = 0x10 }, { .pc = 0x10 } };
-	test_cond("rows not strictly increasing: no table", unwindtab_compact_words(disorder, 2) == 0);
-	test_cond("no rows: no table", unwindtab_compact_words(rows, 0) == 0);
+	test_cond("rows not strictly increasing: no table", unwindtabcompact_words(disorder, 2) == 0);
+	test_cond("no rows: no table", unwindtabcompact_words(rows, 0) == 0);
 	return test_report();
 }
