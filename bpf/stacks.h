@@ -24,6 +24,10 @@
 /* The id of a stack the stack map had no room for (-ENOMEM). */
 #define STACK_ID_LOST (-12)
 
+/* Set in a key's exec_id by marple-offcpu --both for its on-CPU samples
+ * (exec ids are small counts): stackframes_key masks it off. */
+#define STACK_EXEC_ID_ON_CPU 0x80000000u
+
 struct stack_key {
 	__u32 pid;			/* tgid: the process */
 	__s32 user_stack_id;

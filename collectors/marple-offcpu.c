@@ -118,6 +118,7 @@ static void own_option(int key, const char *arg)
 }
 
 static struct timedsamples *timed;	/* --timed */
+static int split_cpu;			/* --both: on-CPU samples in a section of their own */
 
 /* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
  * quarter of it is unread, and reads it every 20 ms anyway. */
@@ -375,11 +376,7 @@ static int write_section(void *arg, int last)
 	else if (timed)
 		records = timedsamples_walk_write(cap.timed_walk, stdout);
 	else
-		records = stackframes_write_table(cap.table.t, stdout);
-	if (!last && cap.table.t) {
-		hashtab_free(cap.table.t);
-		cap.table.t = hashtab_new();
-	}
+		records = stackframes_write_table_cpu(cap.table.t, stdout, split_cpu ? 0 : -1);
 	stackcollector_counters(&sc, skel->obj, counters);
 	json_t *tr = stackcollector_section_trailer(&sc, records, collector_end_reason(), last);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc.sf) + dw.unmatched_wakes;
@@ -400,6 +397,23 @@ static int write_section(void *arg, int last)
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
+	if (split_cpu && rc == 0) {	/* the on-CPU samples: a section of their own */
+		json_object_set_new(cap.hdr, "cpu", json_string("on"));
+		rc = stream_write_json(stdout, cap.hdr);
+		json_object_set_new(cap.hdr, "cpu", json_string("off"));
+		records = stackframes_write_table_cpu(cap.table.t, stdout, 1);
+		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
+		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
+							    "trailer counts for both"));
+		stackframes_trailer_add(sc.sf, tr);
+		if (rc == 0)
+			rc = stream_write_json(stdout, tr);
+		json_decref(tr);
+	}
+	if (!last && cap.table.t) {
+		hashtab_free(cap.table.t);
+		cap.table.t = hashtab_new();
+	}
 	if (last && timed)
 		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), stdout);
 	/* a section is whole on its way out: the supervisor cuts files by them */
@@ -447,6 +461,12 @@ int main(int argc, char **argv)
 	/* the counts are drained while capturing (--dwarf's records keep stack
 	 * ids until the end: its maps are read then) */
 	cap.table = (struct stacksbpf_table){ sc.sf, NULL };
+	/* --both: the off-CPU records in one section, the on-CPU ones in a
+	 * second, each header saying which ("cpu"), so readers need not guess
+	 * from a frame named __schedule (absent with -U).  --timed and
+	 * --dwarf keep one section (its samples name records of one table). */
+	split_cpu = opt.both && !opt.timed && !opt.dwarf;
+	stackframes_split_cpu(sc.sf, split_cpu);
 	if (!opt.dwarf) {
 		if (stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, timed, &cap.table, &cap.timed_walk) < 0)
 			exit(EXIT_DATA);
@@ -474,6 +494,8 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "us"));
 	if (opt.timed)
 		timedsamples_mark(hdr);
+	if (!opt.both || split_cpu)
+		json_object_set_new(hdr, "cpu", json_string("off"));
 
 	cap.link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!cap.link)

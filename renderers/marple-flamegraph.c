@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "framedesc.h"
 #include "options.h"
 #include "stacktree.h"
 #include "stream.h"
@@ -130,9 +131,15 @@ static int has(const char *s, size_t n, const char *needle)
 }
 
 /* The palette for one frame: the scheme itself, or one chosen by the name. */
+static struct framedesc *frames;	/* what the stack trailers say each frame is */
+
 static const char *palette_of(const char *s, size_t n)
 {
 	const char *c = opt.colors;
+	/* Python functions apart from the interpreter's C, as --colors java
+	 * tells Java from C++ */
+	if (strcmp(c, "hot") == 0 && framedesc_is(framedesc_get(frames, s, n), "python"))
+		return "green";
 	if (strcmp(c, "java") == 0) {
 		if (ends_with(s, n, "_[j]")) return "green";
 		if (ends_with(s, n, "_[i]")) return "aqua";
@@ -830,7 +837,9 @@ int main(int argc, char **argv)
 	struct stree *t = stacktree_new(opt.flamechart);
 	stacktree_lazy_tails(t);	/* frames below --minwidth are mostly never made */
 	stacktree_max_frames(t, opt.maxdepth + 1);	/* one more: where a stack was cut shows */
-	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1 };
+	frames = framedesc_new();
+	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1,
+				      .frames = frames };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;
@@ -858,6 +867,7 @@ int main(int argc, char **argv)
 		say_left_out(&drawn, countname);
 cleanup:
 	stacktree_free(t);
+	framedesc_free(frames);
 	free(in.unit);
 	free(in.interface);
 	free(in.host);

@@ -19,6 +19,7 @@
 
 #include "folded.h"
 #include "intern.h"
+#include "framedesc.h"
 #include "lines.h"
 #include "options.h"
 #include "stream.h"
@@ -54,6 +55,7 @@ static const struct options_help help = {
 
 static FILE *out;
 static struct intern *frames;		/* shared frames, in order of first use */
+static struct framedesc *described;	/* the stack trailers' "frames" */
 static uint64_t nbad, nprofiles;
 
 /* ---- profiles ---- */
@@ -409,6 +411,7 @@ static int read_input(const char *path)
 			if ((rc = section_begin(r, file, &mode)) < 0)
 				break;
 		} else if (it == STREAM_TRAILER) {
+			framedesc_add(described, stream_reader_trailer(r));
 			section_end(&mode);
 		} else if (mode == MODE_STACKS) {
 			const struct stack_rec *s = stream_reader_stack(r);
@@ -439,8 +442,17 @@ static void write_frames(void)
 	for (size_t i = 0; i < intern_count(frames); i++) {
 		size_t len;
 		const char *s = intern_str(frames, (uint32_t)i, &len);
+		const struct framedesc_frame *d = framedesc_get(described, s, len);
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_name(out, s, len);
+		/* a frame the trailers describe: its function, file and line (a
+		 * Python frame's name loses the " (file:line)" they repeat) */
+		json_name(out, s, framedesc_function_len(d, s, len));
+		if (d && d->file && d->file[0] != '[') {
+			fputs(",\"file\":", out);
+			json_name(out, d->file, d->file_len);
+		}
+		if (d && d->line > 0)
+			fprintf(out, ",\"line\":%lld", (long long)d->line);
 		putc('}', out);
 	}
 	fputs("\n]}}\n", out);
@@ -463,6 +475,7 @@ int main(int argc, char **argv)
 	struct outfile *o = marple_outfile_open_whole(opt.out);	/* an input found unusable at its end leaves nothing */
 	out = marple_outfile_stream(o);
 	frames = intern_new();
+	described = framedesc_new();
 	int n = argc - optind;
 	doc_name = marple_strdup(marple_operands_name(n, argv + optind));
 	char *stdin_only[] = { "-" };

@@ -210,6 +210,8 @@ static void counts_text(json_t *obj, const char *prefix, char *buf, size_t size,
 	json_t *v;
 
 	json_object_foreach(obj, key, v) {
+		if (!*prefix && strcmp(key, "frames") == 0)
+			continue;	/* descriptions of frames (their offsets), not counts */
 		if (json_is_object(v)) {
 			char sub[64];
 			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);

@@ -93,6 +93,9 @@ struct pyframes {
 	size_t ncode, code_cap;
 	size_t code_bytes;
 	struct hashtab *names;		/* interned frame names */
+	struct hashtab *files;		/* their files, interned */
+	struct pyname { const char *file; int line; } *name_of;	/* by names' index */
+	size_t name_cap;
 	struct hashtab *refused;	/* "pid version" said once */
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
@@ -180,6 +183,8 @@ void pyframes_free(struct pyframes *pf)
 	hashtab_free(pf->procs);
 	hashtab_free(pf->codes);
 	hashtab_free(pf->names);
+	hashtab_free(pf->files);
+	free(pf->name_of);
 	hashtab_free(pf->refused);
 	hashtab_free(pf->stacks);
 	free(pf->stack_names);
@@ -769,9 +774,41 @@ static int line_of(const struct pycode *c, unsigned lasti)
 	return 0;
 }
 
+#define GONE "[python: code object gone]"
+
 static const char *intern(struct pyframes *pf, const char *s)
 {
 	return hashtab_add(pf->names, s, strlen(s), 0, 0)->key;
+}
+
+/* A frame name interned with the file and line it stands for (told to
+ * stackframes_describe when the name goes into a stack). */
+static const char *intern_frame(struct pyframes *pf, const char *s, const char *file, int line)
+{
+	size_t before = hashtab_size(pf->names);
+	const char *name = intern(pf, s);
+	size_t i = hashtab_size(pf->names) - 1;
+	if (i >= before) {
+		pf->name_of = marple_grow(pf->name_of, &pf->name_cap, i + 1, sizeof(*pf->name_of));
+		if (file && !pf->files)
+			pf->files = hashtab_new();
+		pf->name_of[i].file = file ? hashtab_add(pf->files, file, strlen(file), 0, 0)->key : NULL;
+		pf->name_of[i].line = line;
+	}
+	return name;
+}
+
+/* Describe to sf the Python frame name: one intern_frame made, or the
+ * literal for a code object gone (no file). */
+static const char *described(struct pyframes *pf, struct stackframes *sf, const char *name)
+{
+	if (strcmp(name, GONE) == 0) {
+		stackframes_describe(sf, name, "python", NULL, 0);
+		return name;
+	}
+	size_t i = hashtab_index(pf->names, hashtab_add(pf->names, name, strlen(name), 0, 0));
+	stackframes_describe(sf, name, "python", pf->name_of[i].file, pf->name_of[i].line);
+	return name;
 }
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck)
@@ -780,7 +817,7 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
-		return "[python: code object gone]";
+		return GONE;
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
 	int line = lasti == PY_LASTI_UNKNOWN ? 0 : line_of(c, lasti);
@@ -788,7 +825,7 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 		snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->filename ? c->filename : "?", line);
 	else
 		snprintf(buf, sizeof(buf), "%s (%s)", c->qualname, c->filename ? c->filename : "?");
-	return intern(pf, buf);
+	return intern_frame(pf, buf, c->filename, line);
 }
 
 static int in_eval(const struct pyproc *p, uint64_t pc)
@@ -877,7 +914,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	int k = 0, a = na - 1;
 	if (outer_from < m) {
 		for (int j = m - 1; j >= outer_from; j--)
-			names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
+			names[k++] = described(pf, sf, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
 		names[k++] = "[native frames not unwound]";
 	}
 	for (int i = n - 1; i >= 0; i--) {
@@ -885,7 +922,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 			int s = pair_of_act[a--];
 			if (s >= 0) {
 				for (int j = seg_end[s] - 1; j >= seg_start[s]; j--)
-					names[k++] = pynames ? pynames[j] : frame_name(pf, p, words[j], 0);
+					names[k++] = described(pf, sf, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
 				continue;
 			}
 		}

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "hashtab.h"
 #include "jitframes.h"
 #include "stream.h"
@@ -34,11 +35,29 @@ struct stackframes {
 	int (*reader)(void *arg, int id, uint64_t *ips);	/* stackframes_set_reader */
 	void *reader_arg;
 	struct hashtab *names;		/* interned strings: "name_[k]", "[module]" */
+	struct hashtab *described;	/* frame names described so far (their index in desc) */
+	struct frame_desc *desc;
+	size_t desc_cap;
+	const char *seen[1024];		/* names described, by pointer: most frames are
+					 * the same interned strings again, told apart
+					 * here without hashing them */
+	int split_cpu;			/* stackframes_split_cpu */
+	int on_cpu;			/* the current stack's key was an on-CPU sample's */
 	char *scratch;
 	size_t scratch_cap;
 	struct stackframes_stats st;
 	pid_t jit_pid;			/* the current stack's process, and its leaf */
 	const char *jit_leaf;		/* when it is a JIT frame named later (jitframes.h) */
+};
+
+/* What a frame name stands for: the trailer's "frames" (marple-format(5)). */
+struct frame_desc {
+	const char *kind;		/* "native", "kernel", "python", "jit", "marker" */
+	const char *file;		/* NULL: none */
+	const char *build_id;		/* NULL or "": none */
+	uint64_t offset;		/* where the function starts in file */
+	int has_offset;
+	int line;			/* Python: the line; 0 none */
 };
 
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
@@ -50,6 +69,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
 	sf->names = hashtab_new();
+	sf->described = hashtab_new();
 	return sf;
 }
 
@@ -59,6 +79,8 @@ void stackframes_free(struct stackframes *sf)
 		return;
 	jitframes_forget(sf->syms);
 	hashtab_free(sf->names);
+	hashtab_free(sf->described);
+	free(sf->desc);
 	free(sf->scratch);
 	free(sf->frames);
 	if (sf->stacks)
@@ -75,6 +97,85 @@ static const char *intern2(struct stackframes *sf, const char *a, const char *b)
 	memcpy(sf->scratch, a, la);
 	memcpy(sf->scratch + la, b, lb);
 	return hashtab_add(sf->names, sf->scratch, la + lb, 0, 0)->key;
+}
+
+static const char *intern(struct stackframes *sf, const char *s)
+{
+	return s ? hashtab_add(sf->names, s, strlen(s), 0, 0)->key : NULL;
+}
+
+static size_t seen_slot(const char *name)
+{
+	return ((uintptr_t)name >> 4) % 1024;
+}
+
+/* The description slot of name if it has none yet (the first description of
+ * a name wins), else NULL. */
+static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
+{
+	sf->seen[seen_slot(name)] = name;
+	size_t before = hashtab_size(sf->described);
+	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
+	if (i < before)
+		return NULL;
+	sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
+	memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
+	return &sf->desc[i];
+}
+
+static int is_described(struct stackframes *sf, const char *name)
+{
+	if (sf->seen[seen_slot(name)] == name)
+		return 1;
+	sf->seen[seen_slot(name)] = name;
+	/* hashtab has no lookup without adding: compare sizes around an add */
+	size_t before = hashtab_size(sf->described);
+	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
+	if (i >= before) {	/* added just now: keep it, described as a marker until told */
+		sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
+		memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
+		sf->desc[i].kind = "marker";
+		return 0;
+	}
+	return 1;
+}
+
+void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line)
+{
+	struct frame_desc *d = undescribed(sf, name);
+	if (!d)
+		return;
+	d->kind = kind;
+	d->file = intern(sf, file);
+	d->line = line;
+}
+
+/* A user frame at addr named name: native code of a file, JIT code named
+ * by a perf map, or (no mapping) a marker. */
+static void describe_user(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id, uint64_t addr,
+			  int named, uint64_t sym_off)
+{
+	struct syms_file file;
+
+	if (is_described(sf, name))
+		return;
+	struct frame_desc *d = &sf->desc[hashtab_size(sf->described) - 1];
+	if (syms_cache_file_exec(sf->syms, pid, exec_id, addr, &file) != 0)
+		return;		/* no mapping: [unknown] */
+	if (file.jit) {
+		d->kind = "jit";
+		d->file = file.path[0] == '[' ? NULL : file.path;
+		return;
+	}
+	if (!named && (file.path[0] == '[' || strcmp(name, "[unknown]") == 0))
+		return;		/* [unknown] in anonymous memory, [vdso]: no file to name */
+	d->kind = "native";
+	d->file = file.path;
+	d->build_id = file.build_id;
+	if (named || (sf->flags & SF_ADDRESSES)) {
+		d->offset = file.file_offset - (named ? sym_off : 0);
+		d->has_offset = 1;
+	}
 }
 
 static void push(struct stackframes *sf, const char *s)
@@ -195,11 +296,13 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 		const char *mod = NULL;
 		uint64_t off = 0;
 		if (UNWIND_IS_MARK(ips[i])) {	/* where the walk stopped, and why */
+			is_described(sf, unwind_mark_name(ips[i]));
 			push(sf, unwind_mark_name(ips[i]));
 			continue;
 		}
 		/* return addresses (all but the leaf) are looked up at ip-1: the call */
 		const char *name = syms_cache_lookup_exec(sf->syms, pid, exec_id, ips[i] - (i > 0), &mod, &off);
+		int named = name != NULL;
 		if (i == n - 1) {
 			root_module = mod;
 			root_named = name != NULL;
@@ -219,6 +322,7 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 			if (i == 0 && jitframes_is_pending(name))
 				sf->jit_leaf = name;
 		}
+		describe_user(sf, name, pid, exec_id, ips[i] - (i > 0), named, off);
 		push(sf, name);
 	}
 	sf->jit_pid = pid;
@@ -231,8 +335,10 @@ void stackframes_user_splice(struct stackframes *sf, size_t first, const char *c
 	if (first > sf->n)
 		first = sf->n;
 	sf->n = first;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		is_described(sf, names[i]);	/* any not described yet is a marker */
 		push(sf, names[i]);
+	}
 	sf->after_user = sf->n;
 }
 
@@ -270,12 +376,18 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 	delimit(sf);
 	for (size_t i = n; i-- > skip;) {
 		const char *name = syms_kernel_lookup(sf->ksyms, at[i], NULL);
+		int named = name != NULL;
 		if (!name) {
 			sf->st.unknown_frames++;
 			name = "[unknown]";
 		}
 		if (sf->flags & SF_ANNOTATE_KERNEL)
 			name = intern2(sf, name, "_[k]");
+		if (!is_described(sf, name) && named) {
+			struct frame_desc *d = &sf->desc[hashtab_size(sf->described) - 1];
+			d->kind = "kernel";
+			d->file = "[kernel.kallsyms]";
+		}
 		push(sf, name);
 	}
 }
@@ -377,10 +489,16 @@ void stackframes_kernel_id(struct stackframes *sf, int id)
 	stackframes_kernel_ips(sf, ips, (size_t)n);
 }
 
+void stackframes_split_cpu(struct stackframes *sf, int on)
+{
+	sf->split_cpu = on;
+}
+
 void stackframes_key(struct stackframes *sf, const struct stack_key *k)
 {
 	stackframes_begin(sf, k->comm);
-	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
+	sf->on_cpu = (k->exec_id & STACK_EXEC_ID_ON_CPU) != 0;
+	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id & ~STACK_EXEC_ID_ON_CPU, k->user_stack_id);
 	stackframes_kernel_id(sf, k->kern_stack_id);
 }
 
@@ -416,12 +534,14 @@ void stackframes_stats_reset(struct stackframes *sf)
 
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
-	size_t len = 0;
+	size_t len = sf->split_cpu != 0;
 
 	stackframes_weigh(sf, weight);
 	for (size_t i = 0; i < sf->n; i++)
 		len += strlen(sf->frames[i]) + 1;
 	char *buf = marple_malloc(len + 1), *p = buf;
+	if (sf->split_cpu)	/* on- and off-CPU stacks stay apart: a byte before the frames */
+		*p++ = sf->on_cpu ? '1' : '0';
 	for (size_t i = 0; i < sf->n; i++) {
 		size_t l = strlen(sf->frames[i]);
 		memcpy(p, sf->frames[i], l + 1);
@@ -434,7 +554,13 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
 
 uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 {
+	return stackframes_write_table_cpu(t, f, -1);
+}
+
+uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cpu)
+{
 	size_t cap = 0, records = hashtab_size(t);
+	uint64_t written = 0;
 	const char **fr = NULL;
 	int jit = jitframes_any();
 
@@ -448,6 +574,11 @@ uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 		const struct hashtab_entry *e = hashtab_at(t, i);
 		const char *p = e->key, *end = p + e->len;
 		size_t n = 0;
+		if (on_cpu >= 0) {
+			if (*p++ != (on_cpu ? '1' : '0'))
+				continue;
+		}
+		written++;
 		while (p < end) {
 			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
 			fr[n++] = jit ? jitframes_name(p) : p;
@@ -456,5 +587,36 @@ uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
 		stream_write_stack_cstr(f, e->count[0], fr, n);
 	}
 	free(fr);
-	return records;
+	return written;
+}
+
+void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
+{
+	json_t *all = json_object(), *ids = json_object();
+	size_t n = hashtab_size(sf->described);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hashtab_entry *e = hashtab_at(sf->described, i);
+		const struct frame_desc *d = &sf->desc[i];
+		json_t *o = json_object();
+		const char *kind = d->kind ? d->kind : "marker";
+		json_object_set_new(o, "kind", json_string(kind));
+		json_t *file = d->file ? stream_json_string_bytes(d->file, strlen(d->file)) : NULL;
+		/* a file's build id once, in "build_ids", not in each of its frames */
+		if (file && d->build_id && d->build_id[0])
+			json_object_set_new(ids, json_string_value(file), json_string(d->build_id));
+		if (file && strcmp(kind, "kernel") != 0)	/* kernel: [kernel.kallsyms], said by the kind */
+			json_object_set_new(o, "file", file);
+		else
+			json_decref(file);
+		if (d->has_offset)
+			json_object_set_new(o, "offset", json_integer((json_int_t)d->offset));
+		if (d->line > 0)
+			json_object_set_new(o, "line", json_integer(d->line));
+		char *key = escape_dup(e->key, e->len);
+		json_object_set_new(all, key, o);
+		free(key);
+	}
+	json_object_set_new(trailer, "frames", all);
+	json_object_set_new(trailer, "build_ids", ids);
 }

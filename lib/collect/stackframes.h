@@ -26,6 +26,7 @@
 #ifndef MARPLE_STACKFRAMES_H
 #define MARPLE_STACKFRAMES_H
 
+#include <jansson.h>
 #include <linux/types.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,17 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
  * puts Python functions in place of the interpreter's); before any kernel
  * frame.  The names must outlive sf's use of this stack. */
 void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n);
+/* Say what name is (marple-format(5), the trailer's "frames"): kind
+ * ("python", "jit"...), file or NULL, line or 0.  The first description of a
+ * name wins; frames named from addresses are described as they are named. */
+void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line);
+/* Add "frames" to a stack section's trailer: a description of every frame
+ * name made so far. */
+void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer);
+/* on: keys marked STACK_EXEC_ID_ON_CPU (marple-offcpu --both) and the others
+ * become different records of a table (stackframes_collect), to be written by
+ * stackframes_write_table_cpu; not for tables written otherwise. */
+void stackframes_split_cpu(struct stackframes *sf, int on);
 /* Did the user stack just appended reach a stack root (_start, clone...)?
  * 0 too when it could not be judged (cut at the depth limit). */
 int stackframes_user_whole(const struct stackframes *sf);
@@ -113,5 +125,8 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
 /* Write the records of a table filled by stackframes_collect, in the order
  * they were first added; returns how many. */
 uint64_t stackframes_write_table(const struct hashtab *t, FILE *f);
+/* The same for a table filled with stackframes_split_cpu on: only its on-CPU
+ * (on_cpu 1) or off-CPU (0) records. */
+uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cpu);
 
 #endif

@@ -93,6 +93,7 @@ uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t c[STACKS_NCOUNTER
 		json_object_set_new(o, "user_weight", json_integer((json_int_t)st.user_weight));
 		json_object_set_new(o, "incomplete_user_weight", json_integer((json_int_t)st.incomplete_user_weight));
 		warn_incomplete(sf, &st, c[STACKS_SAMPLES]);
+		stackframes_trailer_add(sf, trailer);
 	}
 	json_object_set_new(trailer, "stack_errors", o);
 	jitframes_trailer_add(trailer);

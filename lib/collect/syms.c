@@ -362,6 +362,8 @@ struct dso {
 	dev_t dev;
 	ino_t ino;
 	char *name;			/* basename */
+	char *path;			/* as the maps line names it (frame descriptions) */
+	char *build_id;			/* hex, read on first ask; "" if none */
 	unsigned char *map;		/* the whole file, mmapped */
 	size_t size;
 	Elf *elf;
@@ -492,6 +494,8 @@ void syms_cache_free(struct syms_cache *c)
 			free(d->syms);
 			free(d->segs);
 			free(d->name);
+			free(d->path);
+			free(d->build_id);
 			if (d->elf)
 				elf_end(d->elf);
 			if (d->dbg_elf)
@@ -914,9 +918,12 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 	d->ino = st.st_ino;
 	const char *base = strrchr(path, '/');
 	d->name = marple_strdup(base ? base + 1 : path);
-	size_t dl = strlen(d->name);
+	d->path = marple_strdup(path);
+	size_t dl = strlen(d->name), pl = strlen(d->path);
 	if (dl > 10 && strcmp(d->name + dl - 10, " (deleted)") == 0)
 		d->name[dl - 10] = 0;
+	if (pl > 10 && strcmp(d->path + pl - 10, " (deleted)") == 0)
+		d->path[pl - 10] = 0;
 	d->map = map_file(fd, &d->size);
 	close(fd);
 	if (d->map) {
@@ -1703,4 +1710,46 @@ int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 {
 	*out = c->st;
+}
+
+/* The GNU build id of d in hex ("" if it has none), read once. */
+static const char *build_id_of(struct dso *d)
+{
+	GElf_Shdr sh;
+	Elf_Scn *s;
+
+	if (d->build_id)
+		return d->build_id;
+	d->build_id = marple_strdup("");
+	if (!d->elf || !(s = find_section(d->elf, ".note.gnu.build-id", &sh)) || sh.sh_type != SHT_NOTE)
+		return d->build_id;
+	Elf_Data *data = elf_getdata(s, NULL);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+	while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
+			continue;
+		const unsigned char *id = (const unsigned char *)data->d_buf + desc_off;
+		free(d->build_id);
+		d->build_id = marple_malloc(nh.n_descsz * 2 + 1);
+		for (size_t i = 0; i < nh.n_descsz; i++)
+			snprintf(d->build_id + 2 * i, 3, "%02x", id[i]);
+		break;
+	}
+	return d->build_id;
+}
+
+int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
+	struct umap *m = find_map(c, p, addr);
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -1;
+	out->file_offset = addr - m->start + m->pgoff;
+	out->path = m->dso ? m->dso->path : m->name;
+	out->build_id = m->dso ? build_id_of(m->dso) : "";
+	out->jit = p->jit && !m->dso && find_sym(p->jit->syms, p->jit->n, addr) != NULL;
+	return 0;
 }

@@ -117,6 +117,17 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
 const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
 				   const char **module, uint64_t *offset);
 
+/* The file behind addr in image exec_id of pid, for describing frames
+ * (stackframes_trailer_add): 0 and *out filled, or -1 if addr is in no
+ * mapping.  Strings live as long as the cache. */
+struct syms_file {
+	const char *path;		/* as in /proc/PID/maps ("[anon]"... for others) */
+	const char *build_id;		/* GNU build id in hex, "" if none or no file */
+	uint64_t file_offset;		/* addr's offset in the file */
+	int jit;			/* named by the process's perf map (JIT code) */
+};
+int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out);
+
 /* JIT code named after the fact.  A JIT lists its code in /tmp/perf-PID.map
  * ("START SIZE name", hex, one a line; where lines overlap the later wins),
  * read in the process's own root (a container's /tmp, under its pid there).

@@ -6,6 +6,7 @@
 #include <libdeflate.h>
 
 #include "escape.h"
+#include "framedesc.h"
 #include "intern.h"
 #include "protowire.h"
 #include "util.h"
@@ -18,10 +19,11 @@ enum {
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
 
 enum { MAPPING_USER = 1, MAPPING_KERNEL = 2 };
@@ -43,6 +45,14 @@ struct kind {
  * whole buffer at a time two to four times faster than zlib. */
 #define CHUNK (1u << 20)
 
+/* A file's mapping (marple-format(5) "frames"): its locations are at their
+ * functions' offsets in it. */
+struct file_mapping {
+	uint32_t file, build_id;	/* string ids */
+	uint64_t limit;			/* past the largest offset of its locations */
+};
+enum { MAPPING_FIRST_FILE = 3 };
+
 struct pprof {
 	struct intern *strs;		/* the string table; id 0 is "" */
 	struct pbuf pb;			/* one top-level message at a time */
@@ -50,8 +60,12 @@ struct pprof {
 	uint32_t *loc_of;		/* by frame id * 2 + kernel: location id, 0 none */
 	size_t loc_of_len;
 	uint32_t *loc_name;		/* by location id - 1: name id */
+	uint32_t *loc_frame;		/* by location id - 1: its frame's id in frames */
 	unsigned char *loc_kernel;
-	size_t nloc, loc_cap, loc_kcap;
+	size_t nloc, loc_cap, loc_kcap, loc_fcap;
+	struct framedesc *described;	/* the stack trailers' "frames" */
+	struct file_mapping *maps;	/* mapping id MAPPING_FIRST_FILE + i */
+	size_t nmaps, maps_cap;
 	struct kind kind;		/* of the first section */
 	uint64_t time_first, time_last;	/* wall-clock ns covered by the sections */
 	uint64_t nsamples, nclamped;
@@ -107,6 +121,7 @@ struct pprof *pprof_new(int gzip_level)
 	struct pprof *p = marple_calloc(1, sizeof(*p));
 	p->strs = intern_new();
 	p->frames = intern_new();
+	p->described = framedesc_new();
 	intern_get(p->strs, "", 0);	/* pprof: string 0 is "" */
 	p->key_host = cstr_id(p, "host"), p->key_comm = cstr_id(p, "comm"), p->key_pid = cstr_id(p, "pid");
 	p->key_tid = cstr_id(p, "tid"), p->key_cpu = cstr_id(p, "cpu");
@@ -124,6 +139,9 @@ void pprof_free(struct pprof *p)
 	protowire_free(&p->pb);
 	free(p->loc_of);
 	free(p->loc_name);
+	free(p->loc_frame);
+	free(p->maps);
+	framedesc_free(p->described);
 	free(p->loc_kernel);
 	free(p->kind.where);
 	free(p->id);
@@ -162,6 +180,8 @@ static uint32_t location_of(struct pprof *p, struct mstr f, uint32_t frame, int 
 	}
 	p->loc_name = marple_grow(p->loc_name, &p->loc_cap, p->nloc + 1, sizeof(*p->loc_name));
 	p->loc_kernel = marple_grow(p->loc_kernel, &p->loc_kcap, p->nloc + 1, 1);
+	p->loc_frame = marple_grow(p->loc_frame, &p->loc_fcap, p->nloc + 1, sizeof(*p->loc_frame));
+	p->loc_frame[p->nloc] = frame;
 	p->loc_name[p->nloc] = string_id(p, f.s, f.len);
 	p->loc_kernel[p->nloc] = (unsigned char)kernel;
 	return p->loc_of[slot] = (uint32_t)++p->nloc;
@@ -282,6 +302,8 @@ void pprof_section_end(struct pprof *p, json_t *hdr, json_t *tr, long section, c
 		 (long long)(tr ? stream_header_int(tr, "dropped", 0) : 0));
 	protowire_uint(&p->pb, PROFILE_COMMENT, cstr_id(p, c));
 	flush_message(p);
+	if (tr)
+		framedesc_add(p->described, tr);
 }
 
 /* ---- samples ---- */
@@ -396,7 +418,80 @@ static void value_type(struct pprof *p, uint32_t field, uint32_t type, uint32_t 
 	protowire_end(&p->pb, m);
 }
 
-static void write_mappings(struct pprof *p)
+/* What the trailers told about a location, worked out before any is written. */
+struct located {
+	uint32_t mapping, function, fname;	/* function: id; fname: its name's string id */
+	uint32_t file;				/* the function's file (string id), 0 none */
+	uint64_t address;
+	int64_t line;
+};
+
+/* Each location's mapping (its file's, with the file's build id, when the
+ * trailers describe it), address (its function's offset in the file) and
+ * function: one per Python function (qualname, file), its lines on the
+ * locations; one per name otherwise. */
+static struct located *locate_all(struct pprof *p)
+{
+	struct located *at = marple_calloc(p->nloc ? p->nloc : 1, sizeof(*at));
+	struct intern *map_keys = intern_new(), *func_keys = intern_new();
+	uint32_t nfunc = 0;
+
+	for (size_t i = 0; i < p->nloc; i++) {
+		size_t len;
+		const char *name = intern_str(p->frames, p->loc_frame[i], &len);
+		const struct framedesc_frame *d = framedesc_get(p->described, name, len);
+		struct located *a = &at[i];
+		if (framedesc_is(d, "kernel"))	/* told so, with no "_[k]" nor "-" */
+			p->loc_kernel[i] = 1;
+		a->mapping = p->loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER;
+		a->fname = p->loc_name[i];
+		if (d && !p->loc_kernel[i] && d->file && d->file[0] != '[' &&
+		    !framedesc_is(d, "python") && !framedesc_is(d, "marker")) {
+			size_t bl = d->build_id ? strlen(d->build_id) : 0;
+			char *key = marple_malloc(d->file_len + bl + 2);
+			memcpy(key, d->file, d->file_len);
+			key[d->file_len] = 0;
+			memcpy(key + d->file_len + 1, d->build_id ? d->build_id : "", bl + 1);
+			uint32_t m = intern_get(map_keys, key, d->file_len + bl + 1);
+			free(key);
+			if (m == p->nmaps) {
+				p->maps = marple_grow(p->maps, &p->maps_cap, p->nmaps + 1, sizeof(*p->maps));
+				p->maps[p->nmaps++] = (struct file_mapping){ string_id(p, d->file, d->file_len),
+									     bl ? cstr_id(p, d->build_id) : 0, 1 };
+			}
+			a->mapping = MAPPING_FIRST_FILE + m;
+			if (d->has_offset) {
+				a->address = d->offset;
+				if (d->offset >= p->maps[m].limit)
+					p->maps[m].limit = d->offset + 1;
+			}
+		}
+		char key[1 + 2 * sizeof(uint32_t) + sizeof(size_t)];
+		size_t klen;
+		if (framedesc_is(d, "python")) {
+			a->fname = string_id(p, name, framedesc_function_len(d, name, len));
+			a->file = d->file ? string_id(p, d->file, d->file_len) : 0;
+			a->line = d->line;
+			key[0] = 0;
+			memcpy(key + 1, &a->fname, sizeof(uint32_t));
+			memcpy(key + 1 + sizeof(uint32_t), &a->file, sizeof(uint32_t));
+			klen = 1 + 2 * sizeof(uint32_t);
+		} else {	/* a function of its own */
+			key[0] = 1;
+			memcpy(key + 1, &i, sizeof(size_t));
+			klen = 1 + sizeof(size_t);
+		}
+		uint32_t f = intern_get(func_keys, key, klen);
+		if (f == nfunc)
+			nfunc++;
+		a->function = f + 1;
+	}
+	intern_free(map_keys);
+	intern_free(func_keys);
+	return at;
+}
+
+static void write_mappings(struct pprof *p)	/* after locate_all */
 {
 	int used[3] = { 0 };
 	for (size_t i = 0; i < p->nloc; i++)
@@ -406,35 +501,64 @@ static void write_mappings(struct pprof *p)
 			continue;
 		size_t m = protowire_begin(&p->pb, PROFILE_MAPPING);
 		protowire_uint(&p->pb, MAPPING_ID, (uint64_t)id);
-		/* user frames' files are not in the stream: no file name */
+		/* frames whose file no trailer told: no file name */
 		protowire_uint(&p->pb, MAPPING_FILENAME, id == MAPPING_KERNEL ? cstr_id(p, "[kernel.kallsyms]") : 0);
+		protowire_uint(&p->pb, MAPPING_HAS_FUNCTIONS, 1);
+		protowire_end(&p->pb, m);
+		flush_message(p);
+	}
+	/* a file's mapping runs from 0 (file offset 0) past its largest offset */
+	for (size_t i = 0; i < p->nmaps; i++) {
+		size_t m = protowire_begin(&p->pb, PROFILE_MAPPING);
+		protowire_uint(&p->pb, MAPPING_ID, MAPPING_FIRST_FILE + i);
+		protowire_uint(&p->pb, MAPPING_MEMORY_START, 0);
+		protowire_uint(&p->pb, MAPPING_MEMORY_LIMIT, p->maps[i].limit);
+		protowire_uint(&p->pb, MAPPING_FILE_OFFSET, 0);
+		protowire_uint(&p->pb, MAPPING_FILENAME, p->maps[i].file);
+		if (p->maps[i].build_id)
+			protowire_uint(&p->pb, MAPPING_BUILD_ID, p->maps[i].build_id);
 		protowire_uint(&p->pb, MAPPING_HAS_FUNCTIONS, 1);
 		protowire_end(&p->pb, m);
 		flush_message(p);
 	}
 }
 
-/* One function per location: a location is a name in the user or the kernel
- * mapping, and the stream has no addresses or lines to tell more apart. */
+/* A location per frame name, in the user or kernel mapping or its file's;
+ * functions as locate_all made them, each written with its first location. */
 static void write_locations(struct pprof *p)
 {
 	struct pbuf *pb = &p->pb;
+	struct located *at = locate_all(p);
+	uint32_t written = 0;
+
+	write_mappings(p);
 	for (size_t i = 0; i < p->nloc; i++) {
+		const struct located *a = &at[i];
 		size_t m = protowire_begin(pb, PROFILE_LOCATION);
 		protowire_uint(pb, LOCATION_ID, i + 1);
-		protowire_uint(pb, LOCATION_MAPPING_ID, p->loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER);
+		protowire_uint(pb, LOCATION_MAPPING_ID, a->mapping);
+		if (a->address)
+			protowire_uint(pb, LOCATION_ADDRESS, a->address);
 		size_t l = protowire_begin(pb, LOCATION_LINE);
-		protowire_uint(pb, LINE_FUNCTION_ID, i + 1);
+		protowire_uint(pb, LINE_FUNCTION_ID, a->function);
+		if (a->line > 0)
+			protowire_int(pb, LINE_LINE, a->line);
 		protowire_end(pb, l);
 		protowire_end(pb, m);
-		m = protowire_begin(pb, PROFILE_FUNCTION);
-		protowire_uint(pb, FUNCTION_ID, i + 1);
-		protowire_uint(pb, FUNCTION_NAME, p->loc_name[i]);
-		protowire_uint(pb, FUNCTION_SYSTEM_NAME, p->loc_name[i]);
-		protowire_end(pb, m);
+		if (a->function > written) {	/* functions are numbered in order of first use */
+			written = a->function;
+			m = protowire_begin(pb, PROFILE_FUNCTION);
+			protowire_uint(pb, FUNCTION_ID, a->function);
+			protowire_uint(pb, FUNCTION_NAME, a->fname);
+			protowire_uint(pb, FUNCTION_SYSTEM_NAME, a->fname);
+			if (a->file)
+				protowire_uint(pb, FUNCTION_FILENAME, a->file);
+			protowire_end(pb, m);
+		}
 		flush_message(p);
 	}
 	flush_message(p);
+	free(at);
 }
 
 const unsigned char *pprof_finish(struct pprof *p, size_t *len)
@@ -452,7 +576,6 @@ const unsigned char *pprof_finish(struct pprof *p, size_t *len)
 		protowire_uint(&p->pb, PROFILE_DURATION_NANOS, p->time_last - p->time_first);
 	}
 	flush_message(p);
-	write_mappings(p);
 	write_locations(p);
 	/* the string table last: every string is known now */
 	for (size_t i = 0; i < intern_count(p->strs); i++) {

@@ -9,6 +9,7 @@
 #endif
 
 #include "folded.h"
+#include "framedesc.h"
 #include "hashtab.h"
 #include "lines.h"
 #include "stream.h"
@@ -584,8 +585,8 @@ static void bad(struct stacktree_input *in, const char *file, unsigned long line
 		marple_warn_at(file, line, "%s", why);
 }
 
-/* An off-CPU stack of marple-offcpu --both: it left the CPU through __schedule
- * (its on-CPU samples do not). */
+/* An off-CPU stack of marple-offcpu --both from before sections said "cpu":
+ * it left the CPU through __schedule (its on-CPU samples do not). */
 static int through_schedule(const struct stack_rec *s)
 {
 	for (size_t i = s->nframes; i-- > 0;)
@@ -602,6 +603,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	struct mstr *rev = NULL;
 	size_t revcap = 0;
 	int rc = 0, stack_sections = 0, other_sections = 0, skipping = 0;
+	int section_off = -1;	/* the section's "cpu": 1 off, 0 on, -1 not said */
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
@@ -619,6 +621,10 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 				continue;
 			}
 			stack_sections++;
+			const char *cpu = stream_header_str(stream_reader_header(r), "cpu", NULL);
+			section_off = !cpu ? -1 : strcmp(cpu, "off") == 0 ? 1 : strcmp(cpu, "on") == 0 ? 0 : -1;
+			if (section_off == 0)
+				in->on_cpu = 1;
 			json_t *u = json_object_get(stream_reader_header(r), "units");
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
@@ -634,6 +640,8 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			}
 			continue;
 		}
+		if (it == STREAM_TRAILER && !skipping && in->frames)
+			framedesc_add(in->frames, stream_reader_trailer(r));
 		if (it != STREAM_RECORD || skipping)
 			continue;
 		const struct stack_rec *s = stream_reader_stack(r);
@@ -645,7 +653,8 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			fr = rev;
 		}
 		double w = (double)s->weight * factor;
-		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !through_schedule(s) ? 0 : w);
+		int off = section_off >= 0 ? section_off : through_schedule(s);
+		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !off ? 0 : w);
 		in->stacks++;
 	}
 	const char *why = stream_reader_unusable(r);

@@ -15,6 +15,8 @@
 
 #define STREE_NONE UINT32_MAX
 
+struct framedesc;
+
 struct stacktree_node {
 	uint32_t name;		/* name id: stacktree_name() */
 	uint32_t parent;	/* STREE_NONE for the root */
@@ -75,7 +77,11 @@ struct stacktree_input {
 	char *host;		/* its "host", or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
 	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
-				 * off-CPU stacks (those through __schedule) */
+				 * off-CPU stacks: those of sections whose header says
+				 * "cpu":"off", or in sections that say nothing, those
+				 * through __schedule */
+	struct framedesc *frames;	/* if set: the stack trailers' frame descriptions
+					 * are added to it (framedesc.h) */
 	uint64_t reported;
 };
 

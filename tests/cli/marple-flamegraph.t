@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 38
+plan 41
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -66,6 +66,25 @@ check "flamegraph: offcpu --both: off-CPU frames blue, on-CPU warm ($(hue_of com
 	test "$(hue_of compute)$(hue_of read)$(hue_of __schedule)$(hue_of app)" = warmblueblueblue
 check "flamegraph: offcpu --both: titled and subtitled so" \
 	sh -c "grep -q '>Off- and On-CPU Time</text>' '$T/both.svg' && grep -q 'blue: off the CPU, warm: on it' '$T/both.svg'"
+
+# offcpu --both -U: no kernel frames, no __schedule; the sections' "cpu" says
+# which stacks were off the CPU (before, every frame was drawn warm)
+{ printf '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"},"options":{"on_cpu":true},"cpu":"off"}\n80000#app;main;wait;read\n'
+  printf '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"},"options":{"on_cpu":true},"cpu":"on"}\n50000#app;main;compute\n'; } > "$T/both.marple"
+marple-flamegraph "$T/both.marple" > "$T/both.svg"
+check "flamegraph: offcpu --both -U: off-CPU section blue, on-CPU section warm ($(hue_of compute) compute, $(hue_of read) read, $(hue_of app) app)" \
+	test "$(hue_of compute)$(hue_of wait)$(hue_of read)$(hue_of app)" = warmblueblueblue
+
+# Python frames (the trailer's "frames" says so) in green, C frames warm
+printf '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}\n90#python3;_start;main (/x.py:3);fib (/x.py:9);PyNumber_Add\n{"trailer":1,"records":1,"frames":{"main (/x.py:3)":{"kind":"python","file":"/x.py","line":3},"fib (/x.py:9)":{"kind":"python","file":"/x.py","line":9},"_start":{"kind":"native","file":"/usr/bin/python3.11"}}}\n' > "$T/py.marple"
+marple-flamegraph "$T/py.marple" > "$T/py.svg"
+green_of() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/py.svg" | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
+	while read -r r g b; do if [ $((0x$g)) -gt $((0x$r)) ]; then echo green; else echo warm; fi; done; }
+check "flamegraph: Python frames green, C frames warm ($(green_of 'fib (/x.py:9)') fib, $(green_of PyNumber_Add) PyNumber_Add, $(green_of _start) _start)" \
+	test "$(green_of 'main (/x.py:3)')$(green_of 'fib (/x.py:9)')$(green_of PyNumber_Add)$(green_of _start)" = greengreenwarmwarm
+# the same frames without the trailer: all warm, as before
+sed '$d' "$T/py.marple" | marple-flamegraph > "$T/py.svg"
+check "flamegraph: without frame descriptions Python frames stay warm" test "$(green_of 'fib (/x.py:9)')" = warm
 
 # Small inputs, huge outputs: one stack of 200,000 frames (1.4 MB) was an SVG
 # of 25 MB; frames past --maxdepth (5000) are cut and said so, and frames

@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 31
+plan 34
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -68,3 +68,20 @@ expect_exit "fold --host-frame: folded input has no host: skipped, said, exit 1"
 printf 'db1;bash;main 1\ndb1;bash;main;work 3\n' > "$T/h1.exp"
 marple-fold -H "$T/h1" "$T/f1" > "$T/o" 2>/dev/null
 check "fold --host-frame: the stream's stacks still folded beside the skipped input" cmp -s "$T/h1.exp" "$T/o"
+
+# Frame descriptions (the trailer's "frames") and on/off-CPU sections:
+# marple-cat keeps them byte for byte, marple-fold drops them (folded text
+# has no place for them) and sums both sections' stacks as before.
+{ echo '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"},"cpu":"off"}'
+  echo '80#app;main;fib (/x.py:3);read'
+  echo '{"trailer":1,"records":1,"frames":{"fib (/x.py:3)":{"kind":"python","file":"/x.py","line":3},"read":{"kind":"native","file":"/usr/lib/x86_64-linux-gnu/libc.so.6","build_id":"93ac","offset":1104}}}'
+  echo '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"},"cpu":"on"}'
+  echo '20#app;main;fib (/x.py:3);read'
+  echo '{"trailer":1,"records":1}'; } > "$T/desc.marple"
+marple-cat "$T/desc.marple" > "$T/desc.cat"
+check "fold: marple-cat keeps frame descriptions and \"cpu\" as they are" cmp -s "$T/desc.marple" "$T/desc.cat"
+marple-fold "$T/desc.marple" > "$T/o" 2> "$T/e"
+check "fold: descriptions and \"cpu\" dropped, on- and off-CPU stacks summed, nothing said" sh -c "
+	test \"\$(cat '$T/o')\" = 'app;main;fib (/x.py:3);read 100' && test ! -s '$T/e'"
+marple-fold -s "$T/desc.marple" > "$T/o"
+check "fold --to-stream: its trailer describes no frames" sh -c "! grep -q '\"frames\"' '$T/o' && grep -q '^100#app;main;fib (/x.py:3);read\$' '$T/o'"

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 26
+plan 29
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -64,6 +64,30 @@ kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "offcpu: --both header says on_cpu" grep -q '"on_cpu":true' "$T/b.out"
 in_range "offcpu: --both on-CPU + off-CPU time adds up to the capture (us)" "$(weight "$T/b.out" '.')" 750000 1150000
 check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop$' "$T/b.out"
+
+# --both writes its on-CPU samples in a second section; each header says
+# which ("cpu"), and the flame graph colours by it: with -U there is no
+# __schedule frame to tell by, and every frame was drawn warm
+"$W/hotcold" 5 & wl=$!
+sleep 0.2
+"$OC" --both -U -F 199 -p "$wl" 1 > "$T/bu.out" 2>/dev/null
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+marple-cat -s 1 "$T/bu.out" > "$T/bu1.out"
+check "offcpu: --both: off-CPU section, then on-CPU section, headers saying so" sh -c "
+	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" ' &&
+	grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop\$' '$T/bu1.out'"
+"$W/sleeper" 8 & wl=$!
+sleep 0.3
+"$OC" --both -U -p "$wl" 2 > "$T/su.out" 2>/dev/null
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+marple-flamegraph "$T/su.out" > "$T/su.svg"
+hue_of() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/su.svg" | head -n 1 | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
+	while read -r r g b; do if [ $((0x$b)) -gt $((0x$r)) ]; then echo blue; else echo warm; fi; done; }
+check "offcpu: --both -U: sleeping frames drawn blue (off the CPU) ($(hue_of clock_nanosleep) clock_nanosleep, $(hue_of read) read)" \
+	test "$(hue_of clock_nanosleep)$(hue_of read)" = blueblue
+check "offcpu: --both: each section's trailer describes its frames (clock_nanosleep native, in libc)" sh -c "
+	test \$(grep -c '^{\"trailer\".*\"frames\":{' '$T/su.out') -eq 2 &&
+	grep -q '\"clock_nanosleep\":{\"kind\":\"native\",\"file\":\"[^\"]*/libc.so.6\"' '$T/su.out'"
 
 # --dwarf: nofp is built -O2 -fomit-frame-pointer; in "block" mode chain_c
 # burns 5 ms then sleeps 15 ms in nanosleep, so main;chain_a;chain_b;chain_c

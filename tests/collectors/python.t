@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 18
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -89,6 +89,36 @@ if [ "$fibw" -ge $(( total / 10 )) ] && [ "$json" -ge $(( total / 20 )) ]; then
 else
 	fail "python: fib and json both weigh" "fib $fibw, json $json of $total"
 fi
+
+# 1b. the trailer says what the frames are (marple-format(5), "frames"), and
+# the exports use it: pprof's functions with file:line, the flame graph's hue
+if "$PY" - "$T/py.out" "$T/work.py" <<'PYEOF'
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
+tr = t["frames"]
+fib = tr["fib (%s:4)" % sys.argv[2]]
+native = tr["Py_RunMain"]
+ok = fib == {"kind": "python", "file": sys.argv[2], "line": 4} and native["kind"] == "native" and \
+     native["file"].startswith("/usr/bin/python3") and len(t["build_ids"].get(native["file"], "")) == 40 and \
+     native["offset"] > 0
+sys.exit(0 if ok else 1)
+PYEOF
+then pass "python: the trailer describes fib (python, file, line) and Py_RunMain (native, file, build id, offset)"
+else fail "python: the trailer describes the frames" "$(tail -n 1 "$T/py.out" | grep -o '"frames":.\{300\}')"; fi
+if command -v go >/dev/null 2>&1; then
+	mkdir -p "$T/home"
+	marple-pprof "$T/py.out" > "$T/py.pb.gz"
+	HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off \
+		go tool pprof -lines -traces "$T/py.pb.gz" > "$T/py.traces" 2> "$T/pprof.err"
+	check "python: go tool pprof -lines shows Python frames by file:line (fib $T/work.py:4, Tree.walk)" sh -c "
+		grep -q '^ *fib $T/work.py:4\$' '$T/py.traces' && grep -q '^ *Tree.walk $T/work.py:[0-9]*\$' '$T/py.traces'"
+else
+	fail "python: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
+fi
+marple-flamegraph "$T/py.out" > "$T/py.svg"
+fibhue=$(grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>fib (/" "$T/py.svg" | head -n 1 |
+	sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' | { read -r r g b; [ $((0x$g)) -gt $((0x$r)) ] && echo green || echo warm; })
+check "python: the flame graph draws Python frames green ($fibhue)" test "$fibhue" = green
 
 # 2. --no-python: the interpreter's own frames, as before
 "$PY" "$T/work.py" 6 & py=$!

@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 50
+plan 54
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -150,3 +150,28 @@ marple-cat -s 0,1 "$DATA/timed.marple" | marple-pprof > "$T/timed.pb.gz"
 check "pprof: a timed section's samples section is skipped (exit 0)" test $? -eq 0
 got=$(pprof -raw "$T/timed.pb.gz" | raw_total)
 check "pprof: a timed section's total is its stacks' (8)" test "$got" = 8
+
+# The trailer's "frames" (marple-format(5)): Python frames become their
+# function, file and line; native frames go in their file's mapping with its
+# build id, at their function's offset; frames it calls kernel frames go in
+# [kernel.kallsyms] without "_[k]".
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}'
+  echo '7#python3;_start;<module> (/app/x.py:12);Tree.walk (/app/x.py:8);fib (/app/x.py:3);PyNumber_Add'
+  echo '5#python3;_start;<module> (/app/x.py:12);Tree.walk (/app/x.py:9);fib (/app/x.py:4);do_syscall_64'
+  echo '{"trailer":1,"records":2,"frames":{"_start":{"kind":"native","file":"/usr/bin/python3.11","build_id":"571d98e0","offset":2259888},"<module> (/app/x.py:12)":{"kind":"python","file":"/app/x.py","line":12},"Tree.walk (/app/x.py:8)":{"kind":"python","file":"/app/x.py","line":8},"Tree.walk (/app/x.py:9)":{"kind":"python","file":"/app/x.py","line":9},"fib (/app/x.py:3)":{"kind":"python","file":"/app/x.py","line":3},"fib (/app/x.py:4)":{"kind":"python","file":"/app/x.py","line":4},"PyNumber_Add":{"kind":"native","file":"/usr/bin/python3.11","offset":1234},"do_syscall_64":{"kind":"kernel"}},"build_ids":{"/usr/bin/python3.11":"571d98e0"}}'
+} > "$T/py.marple"
+marple-pprof "$T/py.marple" > "$T/py.pb.gz"
+pprof -lines -traces "$T/py.pb.gz" > "$T/py.traces"
+check "pprof: Python frames by function with file:line (go tool pprof -lines -traces)" sh -c "
+	grep -q '^ *7 *PyNumber_Add\$' '$T/py.traces' && grep -q '^ *fib /app/x.py:3\$' '$T/py.traces' &&
+	grep -q '^ *Tree.walk /app/x.py:9\$' '$T/py.traces' && grep -q '^ *fib /app/x.py:4\$' '$T/py.traces'"
+pprof -top "$T/py.pb.gz" > "$T/py.top"
+check "pprof: one function per Python function (-top: fib and Tree.walk, all their lines)" sh -c "
+	grep -q ' 12 *100% *fib\$' '$T/py.top' && grep -q ' 12 *100% *Tree.walk\$' '$T/py.top'"
+pprof -raw "$T/py.pb.gz" > "$T/py.raw"
+check "pprof: native frames in their file's mapping (one), with its build id and their offsets" sh -c "
+	grep -q '^[0-9]*: 0x0/0x227bb1/0x0 /usr/bin/python3.11 571d98e0 \[FN\]' '$T/py.raw' &&
+	test \$(grep -c '^[0-9]*: 0x.*python3.11' '$T/py.raw') -eq 1 &&
+	grep -q ': 0x227bb0 M=[0-9]* _start ' '$T/py.raw' && grep -q ': 0x4d2 M=[0-9]* PyNumber_Add ' '$T/py.raw'"
+check "pprof: a frame described as kernel is in [kernel.kallsyms]" sh -c "
+	m=\$(sed -n 's/^\([0-9]*\): .*\[kernel.kallsyms\].*/\1/p' '$T/py.raw'); grep -q \": 0x0 M=\$m do_syscall_64 \" '$T/py.raw'"

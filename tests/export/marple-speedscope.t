@@ -3,7 +3,7 @@
 # section (a process with --per-process), weights and units from the section,
 # a timed section's samples in time order, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 24
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -73,3 +73,15 @@ check "speedscope: folded text: the frames, each once (foo%bar as it is)" js "$T
 printf 'a;b 3\na;c 2.5\na;d 1 2\n' | marple-speedscope --per-process > "$T/folded2.json" 2> "$T/folded2.err"
 check "speedscope: folded text: decimal counts kept, a line with two counts named and skipped" sh -c "
 	grep -q '<stdin>:3: two counts' '$T/folded2.err' && python3 -c \"import json; p = json.load(open('$T/folded2.json'))['profiles']; assert [(x['name'], x['weights']) for x in p] == [('a \\u2014 <stdin>', [3, 2.5])]\""
+
+# The trailer's "frames" (marple-format(5)): a Python frame is its function
+# with file and line, a native frame names its file; undescribed frames as before.
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}'
+  echo '7#python3;_start;fib (/app/x.py:3);PyNumber_Add'
+  echo '{"trailer":1,"records":1,"frames":{"_start":{"kind":"native","file":"/usr/bin/python3.11","offset":4096},"fib (/app/x.py:3)":{"kind":"python","file":"/app/x.py","line":3}}}'
+} > "$T/py.marple"
+marple-speedscope "$T/py.marple" > "$T/py.json"
+check "speedscope: a Python frame is its function, file and line" js "$T/py.json" \
+	"ok({'name': 'fib', 'file': '/app/x.py', 'line': 3} in d['shared']['frames'])"
+check "speedscope: a native frame names its file; others only their name" js "$T/py.json" \
+	"ok({'name': '_start', 'file': '/usr/bin/python3.11'} in d['shared']['frames'] and {'name': 'PyNumber_Add'} in d['shared']['frames'])"
