@@ -65,7 +65,7 @@ const char *unwindtab_mode_name(int mode)
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
 
-static uint32_t rows_for(pid_t pid);
+static uint32_t words_for(pid_t pid);
 
 /* Of memory bytes, the rules' share: 1/64 of it (8 bytes a rule), from
  * 256 rules to UNWIND_MAX_RULES (512 KiB; a build's compilers and their
@@ -191,7 +191,7 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	 * of its files, with their page indexes */
 	uint32_t limit = words_in(memory), nwords = limit;
 	if (one_pid && tables) {
-		uint64_t want = (uint64_t)rows_for(one_pid) * 9 / 8 + 2;
+		uint64_t want = (uint64_t)words_for(one_pid) + 2;
 		if (want < limit)
 			nwords = (uint32_t)want & ~1u;
 	}
@@ -361,7 +361,7 @@ static uint64_t thread_cpu_ns(void)
 
 #define UNWINDTAB_NAMED 20	/* files without room named in the trailer */
 
-/* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see rows_for) */
+/* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see words_for) */
 static uint64_t rows_estimate(Elf *elf);
 
 /* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
@@ -384,12 +384,11 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	uint32_t room = t->words_cap - t->words_used;
 	uint32_t n = 0;
 	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
-	if (cache) {	/* room for an entry's rows: ~5.4 CFI bytes a row (rows_for), twice over */
+	if (cache) {	/* room for an entry's rows: ~5.4 CFI bytes a row (words_for), twice over */
 		uint64_t want = rows_estimate(elf) * 2 + 4096;
 		if (want > room)
 			want = room;
-		if (want > t->rowbuf.rows_cap)
-			t->rowbuf.rows = marple_grow(t->rowbuf.rows, &t->rowbuf.rows_cap, want, sizeof(struct unwind_row));
+		unwindtabrows_buf_reserve(&t->rowbuf, want);
 	}
 	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->rowbuf.rows, (uint32_t)t->rowbuf.rows_cap,
 					&n, &st) == 1) {
@@ -630,36 +629,51 @@ static uint64_t elf_cfi_bytes(Elf *elf)
 	return n;
 }
 
-/* Rows for one process's table: a row takes 5 to 6 bytes of CFI in what gcc
- * and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
- * files' CFI bytes, half as much again and 2^17 rows for what it maps later
- * (dlopen, exec); from 2^17 (2 MiB) up (the caller caps it at --unwind-memory). */
-static uint32_t rows_for(pid_t pid)
+/* Words for one process's tables: a row takes 5 to 6 bytes of CFI in what
+ * gcc and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
+ * files' CFI bytes and half as much again, each file's page index (a word
+ * a page of the span of its executable mappings), and 2^19 words (2 MiB,
+ * what 2^17 rows of 16 bytes took) for what it maps later (dlopen, exec: a
+ * program linked with code far apart, a section at 0x10000000, has an index
+ * of 256 K words for a few rows); the caller caps it at --unwind-memory. */
+static uint32_t words_for(pid_t pid)
 {
 	char path[64], *line = NULL;
-	size_t lcap = 0;
+	size_t lcap = 0, cap = 0;
 	struct maps_line l;
 	struct intern *seen = intern_new();
-	uint64_t bytes = 0, rows;
+	struct span { uint64_t lo, hi; } *span = NULL;
+	uint64_t bytes = 0, words;
 
 	elf_version(EV_CURRENT);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *fp = fopen(path, "re");
 	while (fp && getline(&line, &lcap, fp) > 0) {
 		size_t before = intern_count(seen);
-		if (!parse_maps_line(line, &l) || !l.key[0] || l.vdso ||
-		    intern_get(seen, l.key, strlen(l.key)) < before)
+		if (!parse_maps_line(line, &l) || !l.key[0] || l.vdso)
 			continue;
+		size_t k = intern_get(seen, l.key, strlen(l.key));
+		if (k >= before) {
+			span = marple_grow(span, &cap, k + 1, sizeof(*span));
+			span[k] = (struct span){ l.start, l.end };
+		} else {
+			span[k].lo = l.start < span[k].lo ? l.start : span[k].lo;
+			span[k].hi = l.end > span[k].hi ? l.end : span[k].hi;
+			continue;
+		}
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, l.start, l.end);
 		bytes += cfi_bytes(path);
 	}
 	free(line);
 	if (fp)
 		fclose(fp);
+	words = bytes / 4;
+	words += words / 2 + (1u << 19);
+	for (size_t k = 0; k < intern_count(seen); k++)
+		words += ((span[k].hi - span[k].lo) >> UNWIND_PAGE_SHIFT) + UNWIND_TABLE_HEADER + 2;
 	intern_free(seen);
-	rows = bytes / 4;
-	rows += rows / 2 + (1u << 17);
-	return rows > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)rows;
+	free(span);
+	return words > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)words;
 }
 
 /* Build now the tables of the C library and the dynamic loader we use

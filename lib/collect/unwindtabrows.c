@@ -925,6 +925,12 @@ int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab
 	return rc;
 }
 
+void unwindtabrows_buf_reserve(struct unwindtab_rowbuf *b, size_t rows)
+{
+	if (!b->fixed)
+		b->rows = grow(b->rows, &b->rows_cap, rows, sizeof(*b->rows));
+}
+
 void unwindtabrows_buf_free(struct unwindtab_rowbuf *b)
 {
 	if (!b->fixed)

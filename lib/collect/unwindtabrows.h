@@ -59,6 +59,9 @@ struct unwindtab_rowbuf {
  * .eh_frame nor .debug_frame. */
 int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab_rowbuf *b,
 		       struct unwindtab_rowstats *st);
+/* Room for rows rows in b (one of ours, not fixed) before it is filled by
+ * someone else (the cache): its pages are ours, not malloc's. */
+void unwindtabrows_buf_reserve(struct unwindtab_rowbuf *b, size_t rows);
 void unwindtabrows_buf_free(struct unwindtab_rowbuf *b);
 
 #endif
