@@ -1,6 +1,6 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 41
+plan 43
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
@@ -98,3 +98,17 @@ replaced=$(sed -n 's/.*"bytes_of_replaced_images":\([0-9]*\).*/\1/p' "$T/exec.ou
 within "memleak exec: the old images' bytes in the trailer" "${replaced:-0}" 1200000 2
 usage=$(awk -F, '/"interface":"memusage"/ { p = 1; next } p && /^[0-9]/ { if ($2 > max) max = $2; last = $2 "," $3 } END { print max + 0, last }' "$T/exec.out")
 check "memleak exec: memusage dropped the old image at the exec ($usage)" sh -c "set -- $usage; [ \$1 -lt 1300000 ] && [ \$2 = 500000,execinto ]"
+
+# Processes that exit take their allocations with them: the sweep (every 16
+# drains; --drain-every 100) purges them from the table, or a long capture
+# fills it with the dead.  10 runs of leaky leave 200 blocks each, 1,000,000
+# bytes.
+"$ML" --drain-every 100 6 > "$T/purge.out" 2> "$T/purge.err" & ml=$!
+sleep 1
+for i in 1 2 3 4 5 6 7 8 9 10; do "$W/leaky" 0 0 > /dev/null; done
+wait "$ml"; rc=$?
+purged=$(sed -n 's/.*"allocations_of_exited_processes_purged":\([0-9]*\).*/\1/p' "$T/purge.out" | head -n 1)
+gone=$(sed -n 's/.*"bytes_of_exited_processes":\([0-9]*\).*/\1/p' "$T/purge.out" | head -n 1)
+check "memleak: the allocations of exited processes purged while capturing (${purged:-none})" \
+	test "$rc" -eq 0 -a "${purged:-0}" -ge 2000
+check "memleak: their bytes count as exited processes' (${gone:-none})" test "${gone:-0}" -ge 10000000
