@@ -606,17 +606,17 @@ void stackdrain_restart(struct stackdrain *d)
 	hashtab_free(d->keys_seen);
 	d->stacks_seen = hashtab_new();
 	d->keys_seen = hashtab_new();
-	memset(d->sums, 0, d->sums_cap);
+	if (d->sums)	/* none yet: nothing drained with counts */
+		memset(d->sums, 0, d->sums_cap);
 	d->drains_before = d->drains;
 }
 
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
 {
-	if (d)
-		json_object_set_new(tr, "drains", json_integer((json_int_t)(d->drains - d->drains_before)));
 	if (!d)
 		return;
-	json_object_set_new(tr, "drains", json_integer((json_int_t)d->drains));
+	/* this section's (--every: since the last stackdrain_restart) */
+	json_object_set_new(tr, "drains", json_integer((json_int_t)(d->drains - d->drains_before)));
 	json_object_set_new(tr, "drain_ms", json_real((double)d->drain_us / 1000));
 	json_object_set_new(tr, "drain_ms_max", json_real((double)d->drain_us_max / 1000));
 	if (d->kept) {
