@@ -72,6 +72,8 @@ static void append(char **s, const char *fmt, ...)
 static int is_word(const char *list, const char *w)
 {
 	size_t n = strlen(w);
+	if (n == 0)	/* "[]": no word (strstr would find "" everywhere, and past the end) */
+		return 0;
 	for (const char *p = list ? strstr(list, w) : NULL; p; p = strstr(p + 1, w))
 		if (p[-1] == ' ' && p[n] == ' ')
 			return 1;

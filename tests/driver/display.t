@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 98
+plan 100
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -70,6 +70,7 @@ bad_config() { # NAME LINE REGEX TEXT
 	check "config: $1: one line" test "$(wc -l < "$T/ee.err")" -eq 1
 }
 bad_config "unknown section" 3 'unknown section \[Nope\]' '[General]\ntime = 5\n[Nope]\n'
+bad_config "an empty section name" 1 'unknown section \[\]' '[]\ntime = 5\n'
 bad_config "unknown key" 2 'unknown key "colour" in \[flamegraph\]' '[flamegraph]\ncolour = hot\n'
 bad_config "bad coloring" 2 'unknown flame graph coloring "rainbow"' '[flamegraph]\ncoloring = rainbow\n'
 bad_config "bad time" 2 'time must be a duration' '[General]\ntime = soon\n'
