@@ -650,6 +650,8 @@ static Elf *open_elf_at(const char *path, unsigned char **map, size_t *size)
 	return e;
 }
 
+static const char *build_id_of(struct dso *d);
+
 /* The separate debug file of d, by build id then by .gnu_debuglink; root is
  * the process's root directory prefix ("" or "/proc/PID/root"). */
 static void open_debug_file(struct dso *d, const char *root, const char *path)
@@ -658,22 +660,12 @@ static void open_debug_file(struct dso *d, const char *root, const char *path)
 	GElf_Shdr sh;
 	Elf_Scn *s;
 
-	/* build id: the note .note.gnu.build-id */
-	if ((s = find_section(d->elf, ".note.gnu.build-id", &sh)) && sh.sh_type == SHT_NOTE) {
-		Elf_Data *data = elf_getdata(s, NULL);
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
-				continue;
-			const unsigned char *id = (const unsigned char *)data->d_buf + desc_off;
-			int n = snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%02x/", root, id[0]);
-			for (size_t i = 1; i < nh.n_descsz && n < (int)sizeof(buf) - 8; i++)
-				n += snprintf(buf + n, sizeof(buf) - n, "%02x", id[i]);
-			snprintf(buf + n, sizeof(buf) - n, ".debug");
-			if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
-				return;
-		}
+	/* by build id (build_id_of: hex, read once) */
+	const char *id = build_id_of(d);
+	if (strlen(id) >= 4) {
+		snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, id, id + 2);
+		if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
+			return;
 	}
 	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
 	if ((s = find_section(d->elf, ".gnu_debuglink", &sh))) {
