@@ -27,7 +27,7 @@ weight() {
 
 # 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so; the
 # tables (the default) also show run_round, the caller frame pointers lose.
-"$W/hotcold" 6 & wl=$!
+"$W/hotcold" 60 & wl=$!
 sleep 0.2
 MARPLE_READY_FILE="$T/r1" "$CS" -F 499 -p "$wl" 3 > "$T/hc.out" 2> "$T/hc.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -51,7 +51,7 @@ check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration
 # 2. whole system, annotated and delimited kernel frames, ended by SIGINT
 # dd makes tiny read/write syscalls all the time, so some samples surely hold
 # both a user and a kernel stack, even on an otherwise idle machine.
-"$W/hotcold" 5 & wl=$!
+"$W/hotcold" 60 & wl=$!
 dd if=/dev/zero of=/dev/null bs=1 count=400000000 2>/dev/null & sc=$!
 MARPLE_READY_FILE="$T/r2" "$CS" -a -d -F 199 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
 if wait_ready "$T/r2" 20; then
@@ -68,7 +68,7 @@ bad=$(awk -F';' '/;-;/ { k = 0; for (i = 2; i <= NF; i++) { if ($i == "-") { k =
 check "callstack: every frame after - is a kernel frame" test "$bad" -eq 0
 
 # 3. --raw: one event per sample with comm= and pid=
-"$W/hotcold" 4 & wl=$!
+"$W/hotcold" 60 & wl=$!
 sleep 0.2
 "$CS" --raw -F 199 -p "$wl" 1 > "$T/raw.out" 2> "$T/raw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -85,7 +85,7 @@ check "callstack: --raw stream valid" marple-cat -q "$T/raw.out"
 # above it (rbp holds data, so main, chain_a and chain_b are lost, or a stray
 # caller is made up).  --dwarf unwinds from .eh_frame and gets the full chain
 # (so do the default tables: tests/collectors/unwind.t).
-"$W/nofp" 6 & wl=$!
+"$W/nofp" 60 & wl=$!
 sleep 0.2
 "$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 "$CS" --dwarf -F 299 -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?

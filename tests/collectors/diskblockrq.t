@@ -62,9 +62,12 @@ check "diskblockrq -p: only the process's requests" test "$other" -eq 0
 # (loop0p1 is 259:N, its disk 7:N): 200 reads of the partition are counted
 # (the partition's own number matched none of them)
 if partition_make; then
-	sh -c "sleep 1; exec dd if=/dev/$PART of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
-	"$DB" -d "$PART" 3 > "$T/part.out" 2> "$T/part.err"; rc=$?
-	wait "$ddp"
+	# the reads start once the collector is attached, however slow that is
+	MARPLE_READY_FILE="$T/rp" "$DB" -d "$PART" 60 > "$T/part.out" 2> "$T/part.err" & db=$!
+	if wait_ready "$T/rp" 30; then
+		dd if=/dev/$PART of=/dev/null bs=4k iflag=direct count=200 2> /dev/null
+	fi
+	kill -INT "$db"; wait "$db"; rc=$?
 	n=$(weight "$T/part.out" '^dd;')
 	check "diskblockrq -d $PART: the 200 reads of the partition counted ($n)" sh -c "[ $rc -eq 0 ] && [ $n -ge 200 ]"
 	check "diskblockrq -d $PART: says it counts its disk" grep -q "$PART is a partition" "$T/part.err"

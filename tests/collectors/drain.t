@@ -70,7 +70,7 @@ check "callstack --timed --stack-storage 256: nothing dropped, every sample time
 # 2. offcpu: 256 stacks a set; sleeper's reader thread is blocked across
 #    many drains (its stacks are kept while it is away): ~3,000,000 us in 3 s
 OC="$MARPLE_BIN/marple-offcpu"
-"$W/sleeper" 8 & wl=$!
+"$W/sleeper" 60 & wl=$!
 sleep 0.3
 "$OC" --stack-storage 256 --drain-every 100 3 > "$T/oc.out" 2> "$T/oc.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

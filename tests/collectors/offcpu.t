@@ -57,7 +57,7 @@ kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 
 # --both: a CPU-bound process is on the CPU, or waiting for it (preempted, R),
 # for all of a 1 s capture: on-CPU samples + off-CPU time add up to ~1,000,000 us
-"$W/hotcold" 5 & wl=$!
+"$W/hotcold" 60 & wl=$!
 sleep 0.2
 "$OC" --both -F 199 -p "$wl" 1 > "$T/b.out" 2> "$T/b.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -68,7 +68,7 @@ check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*
 # --both writes its on-CPU samples in a second section; each header says
 # which ("cpu"), and the flame graph colours by it: with -U there is no
 # __schedule frame to tell by, and every frame was drawn warm
-"$W/hotcold" 5 & wl=$!
+"$W/hotcold" 60 & wl=$!
 sleep 0.2
 "$OC" --both -U -F 199 -p "$wl" 1 > "$T/bu.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -76,7 +76,7 @@ marple-cat -s 1 "$T/bu.out" > "$T/bu1.out"
 check "offcpu: --both: off-CPU section, then on-CPU section, headers saying so" sh -c "
 	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" ' &&
 	grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop\$' '$T/bu1.out'"
-"$W/sleeper" 8 & wl=$!
+"$W/sleeper" 60 & wl=$!
 sleep 0.3
 "$OC" --both -U -p "$wl" 2 > "$T/su.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

@@ -148,7 +148,7 @@ else
 fi
 
 # 3. a Python of a version without a known layout: said once, profiled natively
-"$W/fakepython" 6 & fp=$!
+"$W/fakepython" 60 & fp=$!
 sleep 0.3
 "$CS" -F 499 -p "$fp" 2 > "$T/fake.out" 2> "$T/fake.err"
 kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
@@ -163,7 +163,7 @@ else
 fi
 
 # 4. a process that is no Python: looked at, left alone
-"$W/hotcold" 6 & wl=$!
+"$W/hotcold" 60 & wl=$!
 sleep 0.2
 "$CS" -F 499 -p "$wl" 2 > "$T/hc.out" 2> "$T/hc.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

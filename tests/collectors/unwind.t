@@ -46,7 +46,7 @@ check "unwind: trailer: frames by table, table memory and build time" \
 bpr=$(sed -n 's/.*"unwind":{[^}]*"bytes_per_row":\([0-9.]*\).*/\1/p' "$T/nofp.out" | tail -n 1)
 check "unwind: trailer: compact rows, at most 12 bytes a row with index and rules (${bpr:-none})" \
 	awk -v b="${bpr:-0}" -v r="$(trailer_unwind "$T/nofp.out" rules)" 'BEGIN { exit !(b > 0 && b <= 12 && r > 2) }'
-"$W/nofp" 4 & wl=$!
+"$W/nofp" 60 & wl=$!
 sleep 0.3
 "$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -165,7 +165,7 @@ check "unwind: .debug_frame: the trailer counts its FDEs" \
 # 11. code with CFI but no table (--unwind-memory 64K: libc does not fit) is
 # not walked by frame pointers: the stack stops there with one marker, named
 # in the warning and counted
-"$W/nofp" 4 & wl=$!
+"$W/nofp" 60 & wl=$!
 sleep 0.3
 "$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom.out" 2> "$T/noroom.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
