@@ -42,8 +42,9 @@ else
 fi
 # every sample the BPF program saw is in a record (cpu-clock counts only time on
 # the CPU, so how many there are depends on how busy the machine is)
+# (at least 30 samples to judge by: a loaded machine gives the target little CPU)
 samples=$(sed -n 's/.*"trailer":1.*"samples":\([0-9]*\).*/\1/p' "$T/hc.out")
-if [ "$total" -gt 100 ] && [ "$total" = "$samples" ]; then pass "callstack: every sample counted ($total)"
+if [ "$total" -gt 30 ] && [ "$total" = "$samples" ]; then pass "callstack: every sample counted ($total)"
 else fail "callstack: every sample counted" "records weigh $total, trailer says ${samples:-?} samples"; fi
 check "callstack: header units samples" grep -q '"units":{"weight":"samples"}' "$T/hc.out"
 check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
@@ -92,7 +93,7 @@ sleep 0.2
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 full=$(weight "$T/dw.out" '^nofp;(.*;)?main;chain_a;chain_b;chain_c(;|$)')
 all=$(weight "$T/dw.out" '.')
-if [ "$rc" -eq 0 ] && [ "$all" -gt 100 ] && [ "$full" -ge $((all * 9 / 10)) ]; then
+if [ "$rc" -eq 0 ] && [ "$all" -gt 30 ] && [ "$full" -ge $((all * 9 / 10)) ]; then
 	pass "callstack: --dwarf recovers main;chain_a;chain_b;chain_c ($full of $all)"
 else
 	fail "callstack: --dwarf recovers the full chain" "exit $rc, $full of $all samples; $(sort -n "$T/dw.out" | tail -n 2 | tr '\n' ' ')"
