@@ -35,9 +35,11 @@ if awk -v s="$small" 'BEGIN { exit !(s > 8000000 && s < 10000000) }'; then pass 
 else fail "mallocstacks --sample-every 7: bytes estimated" "$small, wanted about 9000000"; fi
 
 # 3. -p with a duration; SIGTERM ends a run with no duration
-"$W/mallocpaths" 200 600 & wl=$!
+"$W/mallocpaths" 200 wait & wl=$!
 libc_mapped "$wl"
-"$MS" -p "$wl" 2 > "$T/p.out" 2>/dev/null; rc=$?
+MARPLE_READY_FILE="$T/pr" "$MS" -p "$wl" 2 > "$T/p.out" 2>/dev/null & ms=$!
+if wait_ready "$T/pr" 30; then kill -USR1 "$wl"; fi
+wait "$ms"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 small=$(weight "$T/p.out" 'path_small')
 big=$(weight "$T/p.out" 'path_big')

@@ -9,9 +9,12 @@ expect_exit "memevents: bad event" 2 "loads or stores" "$ME" -e bogus 1
 root_cases memevents "$ME"
 
 # touch_pages writes one byte in each of 16384 fresh pages (64 MiB)
-"$W/pagefaults" 64 800 & wl=$!
-"$ME" -p "$wl" 2500ms > "$T/pf.out" 2> "$T/pf.err"; rc=$?
-wait "$wl"
+# (it starts once the collector is attached, however slow that is)
+"$W/pagefaults" 64 wait & wl=$!
+MARPLE_READY_FILE="$T/pfr" "$ME" -p "$wl" 2500ms > "$T/pf.out" 2> "$T/pf.err" & me=$!
+if wait_ready "$T/pfr" 30; then kill -USR1 "$wl"; fi
+wait "$me"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl"
 check "memevents: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/pf.out'"
 n=$(weight "$T/pf.out" '^pagefaults;(.*;)?touch_pages$')
 if [ "$n" -ge 16384 ] && [ "$n" -le 16600 ]; then pass "memevents: touch_pages took 16384 faults ($n)"

@@ -35,7 +35,7 @@ check "self: the captures ran" test "$rc1$rc2$rc3" = 000
 hc_w=$(weight_of "$T/sys.out" '^hotcold$')
 self_w=$(weight_of "$T/sys.out" '^marple(-|$)')
 excl=$(trailer_num "$T/sys.out" self_excluded)
-if [ "$hc_w" -gt 20 ] && [ "$self_w" -eq 0 ] && [ "${excl:-0}" -gt 20 ]; then
+if [ "$hc_w" -gt 5 ] && [ "$self_w" -eq 0 ] && [ "${excl:-0}" -gt 20 ]; then
 	pass "self: system-wide callstack has hotcold ($hc_w) and no marple-* (0; $excl samples left out)"
 else
 	fail "self: system-wide callstack has no marple-*" "hotcold $hc_w, marple-* $self_w, self_excluded ${excl:-?}"

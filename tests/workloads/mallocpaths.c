@@ -2,12 +2,14 @@
  * and frees everything: path_small 3000 x 1000 bytes, path_big 1000 x 6000
  * bytes (so path_big's bytes are twice path_small's), ROUNDS times.
  *
- * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS [PAUSE_MS]]]  (PAUSE_MS between rounds)
+ * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS|wait [PAUSE_MS]]]  (PAUSE_MS between
+ * rounds; "wait": start on SIGUSR1, once the test's collector is ready)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "workload.h"
 
 static void *volatile sink;
 
@@ -37,7 +39,9 @@ int main(int argc, char **argv)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	struct timespec pts = { pause / 1000, (pause % 1000) * 1000000L };
 
-	if (ms)
+	if (argc > 2 && strcmp(argv[2], "wait") == 0)
+		wait_usr1();
+	else if (ms)
 		nanosleep(&ts, NULL);
 	for (int r = 0; r < rounds; r++) {
 		path_small();

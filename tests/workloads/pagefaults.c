@@ -2,12 +2,15 @@
  * MIB mebibytes (default 64) of anonymous memory and writes one byte per
  * page, so it takes one fault per 4 KiB page.
  *
- * Usage: pagefaults [MIB [SLEEP_BEFORE_MS]]
+ * Usage: pagefaults [MIB [SLEEP_BEFORE_MS|wait]]  ("wait": start on SIGUSR1,
+ * once the test's collector is ready)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <string.h>
 #include <time.h>
+#include "workload.h"
 
 __attribute__((noinline)) long touch_pages(char *p, size_t len)
 {
@@ -24,7 +27,9 @@ int main(int argc, char **argv)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	char *p;
 
-	if (ms)
+	if (argc > 2 && strcmp(argv[2], "wait") == 0)
+		wait_usr1();
+	else if (ms)
 		nanosleep(&ts, NULL);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
