@@ -839,6 +839,11 @@ struct collect_walk {
 	struct hashtab *t;
 };
 
+int pyframes_from_root(int na, int ns, int complete, int native_whole)
+{
+	return native_whole && complete && na > ns;
+}
+
 int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
 {
 	int pairs = na < ns ? na : ns;
@@ -847,7 +852,7 @@ int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
 	if (na == ns && complete)
 		for (int a = 0; a < na; a++)
 			pair[a] = a;
-	else if (native_whole && complete)
+	else if (pyframes_from_root(na, ns, complete, native_whole))
 		for (int r = 0; r < pairs; r++)
 			pair[na - 1 - r] = ns - 1 - r;
 	else
@@ -895,7 +900,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	 * out, beyond where the native stack was cut, so they go first, whole,
 	 * then a frame saying native frames are missing there */
 	int outer_from = m;
-	if (!(whole && complete) && na < ns + !complete)
+	if (!pyframes_from_root(na, ns, complete, whole) && na < ns + !complete)
 		outer_from = pairs ? seg_end[pairs - 1] : 0;
 	if (na == ns && complete) {
 		pf->merged += weight;
