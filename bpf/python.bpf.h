@@ -174,7 +174,7 @@ static long py_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
-static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+static __always_inline int py_walk_stack(const struct py_proc *p, __u32 tid)
 {
 	__u32 zero = 0;
 	__u64 *words = bpf_map_lookup_elem(&py_scratch, &zero);
@@ -224,6 +224,19 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 			bpf_ringbuf_submit(r, 0);
 		}
 	}
+	return id;
+}
+
+/* py_walk_stack, its run time added up (PY_WALK_NS): what Python frames
+ * cost a sample, apart from the rest of the program */
+static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+{
+	__u64 start = bpf_ktime_get_ns();
+	int id = py_walk_stack(p, tid);
+	__u32 idx = PY_WALK_NS;
+	__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
+	if (ns)
+		*ns += bpf_ktime_get_ns() - start;
 	return id;
 }
 

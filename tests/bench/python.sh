@@ -18,7 +18,9 @@
 # - the cost a sample with Python frames and with --no-python on the chain
 #   workload, over PY_BENCH_COST_SECS (default 8) at -F 999, PY_BENCH_COST_RUNS
 #   (default 3) runs each: BPF run time a sample, the collector's CPU a
-#   sample, the ratio of their sums (floor 1.3x), and the code-object cache.
+#   sample, the ratio of their sums; what the Python frames themselves cost
+#   (the walks' BPF time, the collector's Python work) over the --no-python
+#   run's cost (floor 1.3x); and the code-object cache.
 set -u
 SECS=${PY_BENCH_SECS:-5}
 PY=/usr/bin/python3
@@ -132,6 +134,19 @@ def main():
 main()
 PYEOF
 
+# cputime.py FILE COMMAND...: run COMMAND, write its user and system CPU
+# seconds to FILE (to the microsecond: time(1) gives hundredths)
+cat > "$T/cputime.py" <<'PYEOF'
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write("%.6f %.6f\n" % (ru.ru_utime, ru.ru_stime))
+sys.exit(os.waitstatus_to_exitcode(status))
+PYEOF
+
 P='[ ][(][^)]*[)]'	# a Python frame's " (file:line)"
 C='(;[^;(]+)*$'		# native frames only, to the leaf (kernel ones too)
 # expected chain per workload: an awk regex over the frames joined by ";".
@@ -159,7 +174,7 @@ run() {
 	w=$1; secs=$2; shift 2
 	"$PY" "$T/work.py" "$w" $((secs + 120)) "$T/$w.self$SUFFIX" & py=$!
 	i=0; while [ ! -e "$T/$w.self$SUFFIX.ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	/usr/bin/time -f "%U %S" -o "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
+	"$PY" "$T/cputime.py" "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
 		> "$T/$w$SUFFIX.out" 2> "$T/$w$SUFFIX.err"
 	touch "$T/$w.self$SUFFIX.stop"
 	wait "$py"
@@ -232,7 +247,11 @@ for w in chain sort_with_key generator threads cheavy shares; do
 done
 
 # the cost of Python frames: the chain workload with and without them, long
-# enough for thousands of samples, runs interleaved
+# enough for thousands of samples, runs interleaved.  Besides the whole
+# costs (noisy: the collector's CPU is mostly loading and symbolizing, the
+# same with and without), what Python frames themselves cost, as counted
+# apart: the walks' BPF time (walk_ns) and the collector's Python work
+# (collector_cpu_ns), added to the --no-python run's costs
 COST_SECS=${PY_BENCH_COST_SECS:-8}; RUNS=${PY_BENCH_COST_RUNS:-3}
 # cost FILE TIMEFILE: "samples bpf_ns_a_sample collector_ns_a_sample"
 cost() {
@@ -248,14 +267,22 @@ while [ $r -le "$RUNS" ]; do
 	SUFFIX=.costnative run chain "$COST_SECS" -F 999 --no-python
 	set -- $(cost "$T/chain.cost.out" "$T/chain.cost.time") $(cost "$T/chain.costnative.out" "$T/chain.costnative.time")
 	n=$1 b=$2 c=$3 nn=$4 nb=$5 nc=$6
+	walked=$(trailer_num "$T/chain.cost.out" stacks_walked)
+	walk=$(awk -v w="$(trailer_num "$T/chain.cost.out" walk_ns)" -v n="${walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
+	pyc=$(awk -v w="$(trailer_num "$T/chain.cost.out" collector_cpu_ns)" -v n="${n:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
 	bytes=$(trailer_num "$T/chain.cost.out" code_cache_bytes); codes=$(trailer_num "$T/chain.cost.out" code_objects)
 	ratio=$(awk -v a=$((b + c)) -v b=$((nb + nc)) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
-	echo "bench: python: cost run $r: with Python frames $n samples, BPF $b ns + collector $c ns a sample; --no-python $nn samples, BPF $nb ns + collector $nc ns; ${ratio}x (floor: 1.3x); code-object cache $bytes bytes for $codes code objects"
-	echo "$ratio $b $nb $c $nc" >> "$T/cost"
+	added=$(awk -v a=$((nb + nc + walk + pyc)) -v b=$((nb + nc)) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
+	echo "bench: python: cost run $r: with Python frames $n samples, BPF $b ns + collector $c ns a sample; --no-python $nn samples, BPF $nb ns + collector $nc ns; ${ratio}x"
+	echo "bench: python: cost run $r: Python frames' own, a sample: walk $walk ns (BPF) + $pyc ns (collector) over --no-python's $((nb + nc)) ns: ${added}x (floor: 1.3x); code-object cache $bytes bytes for $codes code objects"
+	echo "$ratio $added $b $nb $c $nc $walk $pyc" >> "$T/cost"
 	r=$((r + 1))
 done
-awk '{ for (i = 1; i <= 5; i++) { if (NR == 1 || $i < lo[i]) lo[i] = $i; if (NR == 1 || $i > hi[i]) hi[i] = $i } }
-	END { if (NR) printf "bench: python: cost, %d runs: %.2f-%.2fx (floor: 1.3x); BPF ns a sample %d-%d with Python frames, %d-%d without; collector ns a sample %d-%d with, %d-%d without\n",
-		NR, lo[1], hi[1], lo[2], hi[2], lo[3], hi[3], lo[4], hi[4], lo[5], hi[5] }' "$T/cost"
+awk '{ for (i = 1; i <= 8; i++) { if (NR == 1 || $i < lo[i]) lo[i] = $i; if (NR == 1 || $i > hi[i]) hi[i] = $i } }
+	END { if (!NR) exit
+		printf "bench: python: cost, %d runs: whole %.2f-%.2fx; BPF ns a sample %d-%d with Python frames, %d-%d without; collector ns a sample %d-%d with, %d-%d without\n",
+			NR, lo[1], hi[1], lo[3], hi[3], lo[4], hi[4], lo[5], hi[5], lo[6], hi[6]
+		printf "bench: python: cost, %d runs: Python frames'"'"' own %.2f-%.2fx (floor: 1.3x): walk %d-%d ns (BPF), %d-%d ns (collector) a sample\n",
+			NR, lo[2], hi[2], lo[7], hi[7], lo[8], hi[8] }' "$T/cost"
 grep -o '"python":{[^}]*}[^}]*}' "$T/chain.cost.out" | head -n 1 | sed 's/^/bench: python: trailer: /'
 echo "bench: python: load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 19
+plan 20
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -82,6 +82,13 @@ if [ "$total" -gt 50 ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}"
 	pass "python: >= 90% of the samples merged ($merged of $total; $evalw left with the eval loop)"
 else
 	fail "python: >= 90% of the samples merged" "merged ${merged:-?}, eval loop in $evalw, of $total samples"
+fi
+# what Python frames cost: the walks' BPF run time, the collector's CPU
+walkns=$(trailer_num "$T/py.out" walk_ns); pycpu=$(trailer_num "$T/py.out" collector_cpu_ns)
+if [ "${walkns:-0}" -gt 0 ] && [ "${pycpu:-0}" -gt 0 ]; then
+	pass "python: the trailer counts the walks' BPF time ($walkns ns) and the collector's CPU ($pycpu ns)"
+else
+	fail "python: the trailer counts the walks' BPF time and the collector's CPU" "walk_ns ${walkns:-none}, collector_cpu_ns ${pycpu:-none}"
 fi
 # plausible weights: fib's recursion and json's encoding both take a share
 if [ "$fibw" -ge $(( total / 10 )) ] && [ "$json" -ge $(( total / 20 )) ]; then
