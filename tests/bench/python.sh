@@ -201,6 +201,9 @@ for w in chain sort_with_key generator threads cheavy shares; do
 		sub(/[ ][(].*/, "", leaf)
 		if (leaf == "main" || leaf == "<module>" || leaf == "exists") { loop += n; next }
 		tot += n
+		# a call into C that comes back into Python, caught as its eval
+		# activation starts or ends: the activation stays native
+		if (py > 0 && f ~ /;_PyEval_EvalFrameDefault(;|$)/) edge += n
 		if (f ~ re) { ok += n; next }
 		if (py == 0 && f ~ /;_PyEval_EvalFrameDefault(;|$)/) why = "no Python frames (not yet looked at)"
 		else if (py == 0) why = "no Python frames (a thread before its first or after its last)"
@@ -213,6 +216,7 @@ for w in chain sort_with_key generator threads cheavy shares; do
 	}
 	END { printf "bench: python: %s: %.1f%% of %d samples carry the expected Python chain with its C frames (floor: 95%%); %d more in the bench'"'"'s loop\n",
 		w, tot ? 100 * ok / tot : 0, tot, loop
+		printf "bench: python: %s: an eval activation starting or ending, left native: %d (%.1f%%)\n", w, edge, tot ? 100 * edge / tot : 0
 		for (m in miss) printf "bench: python: %s: missed: %s: %d (%.1f%%)\n", w, m, miss[m], 100 * miss[m] / tot
 		if (other != "") { gsub(/[ ][(][^)]*[)]/, "", other); printf "bench: python: %s: most common other chain: %s\n", w, other } }' "$T/$w.out"
 	tr=$(grep -o '"python":{[^}]*}[^}]*}' "$T/$w.out" | head -n 1)
