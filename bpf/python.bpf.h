@@ -39,11 +39,16 @@ struct {
 	__uint(max_entries, 16 * 1024);
 } py_requests SEC(".maps");
 
+/* Bytes of a frame read at once: its members must lie within the first
+ * PY_FRAME_HEAD - 8 (3.11's lie within 69); PY_FRAME_HEAD - 9 is a mask */
+#define PY_FRAME_HEAD 136
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[PY_MAX_FRAMES + 1]);	/* + 1: indexes masked with PY_MAX_FRAMES */
+	/* + 1: indexes masked with PY_MAX_FRAMES; then a frame's head as read */
+	__type(value, __u64[PY_MAX_FRAMES + 1 + PY_FRAME_HEAD / 8]);
 } py_scratch SEC(".maps");
 
 /* which Python stacks (ids in the stacks map) user space was told of; sized
@@ -144,23 +149,36 @@ struct py_walk {
 	__u64 frame;			/* the next frame to read */
 	__u16 code, previous, prev_instr, is_entry, adaptive;
 	__u16 n;			/* frames stored in words[] */
+	__u16 span;			/* bytes of a frame that hold the four members */
 	__u64 *words;
+	__u8 *head;			/* the frame's first span bytes */
 };
 
-/* One frame: its word in words[n], then on to the one it was called from. */
+/* One frame: its word in words[n], then on to the one it was called from.
+ * The frame's members are read at once, its first span bytes: one probe
+ * read a frame instead of four (the chain workload's walk of 6 frames took
+ * 2.3-3.1 us a sample with four, 1.2-1.6 us with one) */
 static long py_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;
 	__u64 code = 0, prev = 0, instr = 0, frame = w->frame;
-	__u8 entry = 0;
-	__u32 n = w->n;
+	__u8 entry = 0, *head = w->head;
+	__u32 n = w->n, span = w->span;
 
 	if (!frame || n >= PY_MAX_FRAMES)
 		return 1;
-	if (bpf_probe_read_user(&code, 8, (void *)(frame + w->code)) ||
-	    bpf_probe_read_user(&prev, 8, (void *)(frame + w->previous)) ||
-	    bpf_probe_read_user(&instr, 8, (void *)(frame + w->prev_instr)) ||
-	    bpf_probe_read_user(&entry, 1, (void *)(frame + w->is_entry)) || !code) {
+	if (span < 1 || span > PY_FRAME_HEAD || bpf_probe_read_user(head, span, (void *)frame)) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	/* offsets under PY_FRAME_HEAD - 8 (py_walk_stack): the masks only
+	 * show the verifier as much */
+	code = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
+	prev = *(__u64 *)(head + (w->previous & (PY_FRAME_HEAD - 9)));
+	instr = *(__u64 *)(head + (w->prev_instr & (PY_FRAME_HEAD - 9)));
+	entry = head[w->is_entry & (PY_FRAME_HEAD - 9)];
+	if (!code) {
 		py_count(PY_READ_FAULT);
 		w->frame = 0;
 		return 1;
@@ -174,7 +192,7 @@ static long py_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
-static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+static __always_inline int py_walk_stack(const struct py_proc *p, __u32 tid)
 {
 	__u32 zero = 0;
 	__u64 *words = bpf_map_lookup_elem(&py_scratch, &zero);
@@ -188,7 +206,18 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 	__u64 frame = cframe ? py_read_ptr(cframe + p->cframe_current) : 0;
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
-			     .adaptive = p->code_adaptive, .words = words };
+			     .adaptive = p->code_adaptive, .words = words, .head = (__u8 *)(words + PY_MAX_FRAMES + 1) };
+	__u32 span = w.code > w.previous ? w.code : w.previous;
+	span = span > w.prev_instr ? span : w.prev_instr;
+	span += 8;
+	if (w.is_entry + 1 > span)
+		span = w.is_entry + 1;
+	/* a layout whose members lie further out than a head holds: no walk */
+	if (span > PY_FRAME_HEAD - 8 + 1 || w.is_entry > PY_FRAME_HEAD - 9) {
+		py_count(PY_READ_FAULT);
+		return -1;
+	}
+	w.span = span;
 	/* bpf_loop: the verifier checks one step, not PY_MAX_FRAMES of them (a 70 ms
 	 * load otherwise) */
 	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
@@ -224,6 +253,19 @@ static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
 			bpf_ringbuf_submit(r, 0);
 		}
 	}
+	return id;
+}
+
+/* py_walk_stack, its run time added up (PY_WALK_NS): what Python frames
+ * cost a sample, apart from the rest of the program */
+static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+{
+	__u64 start = bpf_ktime_get_ns();
+	int id = py_walk_stack(p, tid);
+	__u32 idx = PY_WALK_NS;
+	__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
+	if (ns)
+		*ns += bpf_ktime_get_ns() - start;
 	return id;
 }
 

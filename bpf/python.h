@@ -82,10 +82,11 @@ enum py_counter {
 	PY_CUT_DEPTH,			/* walks cut at PY_MAX_FRAMES frames */
 	PY_READ_FAULT,			/* walks cut by a read that failed */
 	PY_REQUESTS,			/* processes asked about */
+	PY_WALK_NS,			/* nanoseconds in py_stack_id, all told */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
-	  "cut_read_fault", "processes_asked" }
+	  "cut_read_fault", "processes_asked", "walk_ns" }
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpfmap.h"
@@ -100,6 +101,7 @@ struct pyframes {
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
+	uint64_t cpu_ns;		/* this side's CPU: looking, naming, merging */
 	struct hashtab *stacks;		/* pid, stack id -> index in stack_names[] */
 	struct stack_names { size_t first, n; } *stack_names;
 	size_t nstack_names, stack_names_cap;
@@ -590,15 +592,28 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 	}
 }
 
+/* This thread's CPU time so far, in ns: what Python frames cost the
+ * collector is counted apart from the rest of its work */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int on_request(void *ctx, void *data, size_t len)
 {
 	const struct py_request *r = data;
+	struct pyframes *pf = ctx;
 	if (len < sizeof(*r))
 		return 0;
+	uint64_t start = thread_cpu_ns();
 	if (r->stack_id >= 0)
-		name_stack(ctx, r->pid, r->exec_id, r->stack_id);
+		name_stack(pf, r->pid, r->exec_id, r->stack_id);
 	else
-		look_at(ctx, r->pid, r->exec_id);
+		look_at(pf, r->pid, r->exec_id);
+	pf->cpu_ns += thread_cpu_ns() - start;
 	return 0;
 }
 
@@ -839,6 +854,11 @@ struct collect_walk {
 	struct hashtab *t;
 };
 
+int pyframes_from_root(int na, int ns, int complete, int native_whole)
+{
+	return native_whole && complete && na > ns;
+}
+
 int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
 {
 	int pairs = na < ns ? na : ns;
@@ -847,7 +867,7 @@ int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
 	if (na == ns && complete)
 		for (int a = 0; a < na; a++)
 			pair[a] = a;
-	else if (native_whole && complete)
+	else if (pyframes_from_root(na, ns, complete, native_whole))
 		for (int r = 0; r < pairs; r++)
 			pair[na - 1 - r] = ns - 1 - r;
 	else
@@ -895,7 +915,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	 * out, beyond where the native stack was cut, so they go first, whole,
 	 * then a frame saying native frames are missing there */
 	int outer_from = m;
-	if (!(whole && complete) && na < ns + !complete)
+	if (!pyframes_from_root(na, ns, complete, whole) && na < ns + !complete)
 		outer_from = pairs ? seg_end[pairs - 1] : 0;
 	if (na == ns && complete) {
 		pf->merged += weight;
@@ -946,6 +966,7 @@ static void collect_one(const void *key, const void *value, void *arg)
 	stackframes_begin(w->sf, k->comm);
 	stackframes_frames(w->sf, &first);
 	stackframes_user_id_exec(w->sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
+	uint64_t start = thread_cpu_ns();	/* the native part costs as much without Python */
 	uint32_t pid = k->pid;
 	size_t before = hashtab_size(w->pf->procs);
 	size_t idx = hashtab_index(w->pf->procs, hashtab_add(w->pf->procs, &pid, sizeof(pid), 0, 0));
@@ -967,6 +988,7 @@ static void collect_one(const void *key, const void *value, void *arg)
 		merge(w->pf, w->sf, p, first, ips, n, words, m, pynames, v);
 	else
 		w->pf->mismatched += v;
+	w->pf->cpu_ns += thread_cpu_ns() - start;
 	stackframes_kernel_id(w->sf, k->kern_stack_id);
 	stackframes_collect(w->sf, w->t, v);
 }
@@ -997,5 +1019,6 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
 	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)pf->code_reread));
 	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
+	json_object_set_new(o, "collector_cpu_ns", json_integer((json_int_t)pf->cpu_ns));
 	json_object_set_new(tr, "python", o);
 }

@@ -47,10 +47,17 @@ void pyframes_free(struct pyframes *pf);
 /* Pair the na native activations of the eval loop with the ns segments of
  * Python frames (one per activation, ending at its is_entry frame), both
  * leaf first: pair[a] is activation a's segment, or -1 (stays native).
- * Equal counts pair one to one.  Otherwise only what is certain: from the
- * outermost when the native stack is whole and the Python frames complete
- * (complete 0: the walk was cut before its last entry frame), else from the
- * leaf.  Returns how many pairs. */
+ * Equal counts pair one to one.  Otherwise only what is certain
+ * (pyframes_from_root): from the outermost, else from the leaf.  Returns how
+ * many pairs. */
 int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair);
+/* Are unequal counts paired from the outermost?  Only when the native stack
+ * is whole, the Python frames complete (complete 0: the walk was cut before
+ * its last entry frame) and the native side has the extra activations (one
+ * starting or ending has no Python frame yet, or no more).  More segments
+ * than activations mean the native stack is cut after all, though it looked
+ * whole (a thread's parent inside clone3 ends its unwinding there): the
+ * leaf side is what is known, and the outer segments go before the cut. */
+int pyframes_from_root(int na, int ns, int complete, int native_whole);
 
 #endif

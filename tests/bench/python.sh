@@ -1,17 +1,26 @@
 # python.sh — Python frames in marple-callstack's stacks, on Debian's own
 # python3 (3.11) running known workloads: a call chain inside one eval loop,
-# a callback through C (sorted with a key), a generator, threads, and C-heavy
-# json/re.  For each, `marple-callstack -F 499 -p PID` for PY_BENCH_SECS
-# (default 5) while a thread inside the process samples
-# sys._current_frames() at ~200 Hz.  Prints:
-# - the share of the process's samples that carry the workload's expected
-#   chain of Python functions, with the C frames where they belong (floor 95%);
+# a callback through C (sorted with a key), a generator, threads, C-heavy
+# json/re, and "shares": three functions doing 1, 2 and 3 units of the same
+# work, so their shares (1/6, 2/6, 3/6) are known by construction.  For each,
+# `marple-callstack -F 499 -p PID` for PY_BENCH_SECS (default 5) while a thread
+# inside the process samples sys._current_frames() at ~200 Hz.  Prints:
+# - the share of the workload's samples that carry its expected chain of
+#   Python functions, with the C frames where they belong (floor 95%), and
+#   the misses by kind (the bench's own loop between runs of the workload is
+#   counted apart, as its sampler thread is left out);
 # - the Python-only view (each sample's innermost Python function) against
-#   the interpreter's own sampler: the top functions' shares and the largest
-#   gap in points (floor: within 5 points);
-# - the whole cost a sample (BPF run time + the collector's CPU) with Python
-#   frames against --no-python on the same workload (floor 1.3x), and the
-#   code-object cache's size.
+#   the interpreter's own sampler, and for "shares" both against the shares
+#   by construction (floor: top functions within 5 points).  The in-process
+#   sampler sets sys.setswitchinterval(1e-4) so that it takes the GIL within
+#   0.1 ms of waking, at whatever Python code runs, instead of waiting up to
+#   the default 5 ms for a place that releases the GIL (a stat(), a sleep);
+# - the cost a sample with Python frames and with --no-python on the chain
+#   workload, over PY_BENCH_COST_SECS (default 8) at -F 999, PY_BENCH_COST_RUNS
+#   (default 3) runs each: BPF run time a sample, the collector's CPU a
+#   sample, the ratio of their sums; what the Python frames themselves cost
+#   (the walks' BPF time, the collector's Python work) over the --no-python
+#   run's cost (floor 1.3x); and the code-object cache.
 set -u
 SECS=${PY_BENCH_SECS:-5}
 PY=/usr/bin/python3
@@ -66,8 +75,29 @@ def match():
 def cheavy():
     encode(); match()
 
+# the same loop, run 1, 2 and 3 times as long: 1/6, 2/6 and 3/6 of the time
+def share_1(n):
+    s = 0
+    for i in range(n):
+        s += i ^ 3
+    return s
+def share_2(n):
+    s = 0
+    for i in range(n):
+        s += i ^ 3
+    return s
+def share_3(n):
+    s = 0
+    for i in range(n):
+        s += i ^ 3
+    return s
+def shares():
+    share_1(10000); share_2(20000); share_3(30000)
+
 seen = collections.Counter()
 def sampler(watch, stop):
+    # take the GIL within 0.1 ms of asking, wherever the sampled thread is
+    sys.setswitchinterval(1e-4)
     me = threading.get_ident()
     while not stop.is_set():
         for tid, f in sys._current_frames().items():
@@ -104,69 +134,159 @@ def main():
 main()
 PYEOF
 
+# cputime.py FILE COMMAND...: run COMMAND, write its user and system CPU
+# seconds to FILE (to the microsecond: time(1) gives hundredths)
+cat > "$T/cputime.py" <<'PYEOF'
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write("%.6f %.6f\n" % (ru.ru_utime, ru.ru_stime))
+sys.exit(os.waitstatus_to_exitcode(status))
+PYEOF
+
 P='[ ][(][^)]*[)]'	# a Python frame's " (file:line)"
-# expected chain per workload: an awk regex over the frames joined by ";"
+C='(;[^;(]+)*$'		# native frames only, to the leaf (kernel ones too)
+# expected chain per workload: an awk regex over the frames joined by ";".
+# A call being made or returning leaves the caller innermost, so a chain may
+# stop at any of its functions; what each runs in C follows it.
 expect() {
 	case $1 in
-	chain) echo ";main$P;chain$P;chain_a$P;chain_b$P;chain_c$P(;[^;(]+)*\$|;main$P;chain$P(;[^;(]+)*\$" ;;
-	sort_with_key) echo ";main$P;sort_with_key$P(;[^;(]+)+;sort_with_key[.]<locals>[.]<lambda>$P;keyfn$P(;[^;(]+)*\$|;main$P;sort_with_key$P(;[^;(]+)*\$" ;;
-	generator) echo ";main$P;generator$P(;[^;(]+)+;numbers$P(;[^;(]+)*\$|;main$P;generator$P(;[^;(]+)*\$" ;;
-	threads) echo ";Thread[.]_bootstrap$P;Thread[.]_bootstrap_inner$P;Thread[.]run$P;_PyFunction_Vectorcall;spin$P(;[^;(]+)*\$" ;;
-	cheavy) echo ";main$P;cheavy$P;(encode$P;dumps$P|match$P)" ;;
+	chain) echo ";main$P;chain$P(;chain_a$P(;chain_b$P(;chain_c$P)?)?)?$C" ;;
+	sort_with_key) echo ";main$P;sort_with_key$P((;[^;(]+)+;sort_with_key[.]<locals>[.]<lambda>$P(;keyfn$P)?)?$C" ;;
+	generator) echo ";main$P;generator$P((;[^;(]+)+;numbers$P)?$C" ;;
+	# the workers' spin, and the thread machinery around it: the main
+	# thread making, starting and joining them, a worker's start and end in
+	# threading.py
+	threads) echo ";Thread[.]_bootstrap$P;Thread[.]_bootstrap_inner$P;Thread[.]run$P;_PyFunction_Vectorcall;spin$P$C|;main$P;threads$P(;[^;]+)*\$|;Thread[.]_bootstrap$P(;[^;(]+|;[^;(]+ [(]/usr/lib/python3[.]11/threading[.]py:[0-9]+[)])*\$" ;;
+	# encode builds its data in comprehensions, then dumps it; cheavy frees
+	# what match returned
+	cheavy) echo ";main$P;cheavy$P(;encode$P(;encode[.]<locals>[.]<listcomp>$P(;encode[.]<locals>[.]<listcomp>[.]<dictcomp>$P)?|;dumps$P(;[^;]+)*)?|;match$P)?$C" ;;
+	shares) echo ";main$P;shares$P(;share_[123]$P)?$C" ;;
 	esac
 }
 
-# run WORKLOAD [OPTIONS...]: a capture of the workload into $T/WORKLOAD$SUFFIX.out,
+# run WORKLOAD SECS [OPTIONS...]: a capture of the workload into $T/WORKLOAD$SUFFIX.out,
 # the in-process sampler's view in $T/WORKLOAD.self; the collector's CPU in .time
 run() {
-	w=$1; shift
-	"$PY" "$T/work.py" "$w" $((SECS + 120)) "$T/$w.self$SUFFIX" & py=$!
+	w=$1; secs=$2; shift 2
+	"$PY" "$T/work.py" "$w" $((secs + 120)) "$T/$w.self$SUFFIX" & py=$!
 	i=0; while [ ! -e "$T/$w.self$SUFFIX.ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	/usr/bin/time -f "%U %S" -o "$T/$w$SUFFIX.time" marple-callstack -F 499 -p "$py" "$@" "$SECS" \
+	"$PY" "$T/cputime.py" "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
 		> "$T/$w$SUFFIX.out" 2> "$T/$w$SUFFIX.err"
 	touch "$T/$w.self$SUFFIX.stop"
 	wait "$py"
 	rm -f "$T/$w.self$SUFFIX.ready" "$T/$w.self$SUFFIX.stop"
 }
 
-# cost FILE TIMEFILE: whole cost a sample in ns
-cost() {
-	read -r u s < "$2"
-	awk -v u="$u" -v s="$s" '/^\{"trailer"/ && !done {
-		n = $0; sub(/.*"samples":/, "", n); sub(/[^0-9].*/, "", n)
-		p = $0; sub(/.*"program_ns":/, "", p); sub(/[^0-9].*/, "", p)
-		if (n > 0) printf "%.0f", ((u + s) * 1e9 + p) / n; done = 1 }' "$1"
+# a number from the trailer of FILE: trailer_num FILE NAME
+trailer_num() {
+	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9.]*\).*/\1/p" "$1" | head -n 1
 }
 
-for w in chain sort_with_key generator threads cheavy; do
-	SUFFIX= run "$w"
+echo "bench: python: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for w in chain sort_with_key generator threads cheavy shares; do
+	SUFFIX= run "$w" "$SECS" -F 499
 	re=$(expect "$w")
+	# each sample: the expected chain, the bench's own loop (its innermost
+	# Python function is main or what main calls between runs of the
+	# workload), or a miss by kind
 	awk -v re="$re" -v w="$w" 'index($0, "#") && substr($0, 1, 1) != "{" {
 		n = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		if (f ~ /;sampler [(]/) next	# the bench'"'"'s own instrument
-		tot += n; if (f ~ re) ok += n }
-		END { printf "bench: python: %s: %.1f%% of %d samples carry the expected Python chain with its C frames (floor: 95%%)\n",
-			w, tot ? 100 * ok / tot : 0, tot }' "$T/$w.out"
-	# the innermost Python function of each sample, against the sampler's view
+		k = split(f, fr, ";"); leaf = ""; py = 0
+		for (i = 1; i <= k; i++) if (fr[i] ~ /[ ][(][^)]*[)]$/) { py++; leaf = fr[i] }
+		sub(/[ ][(].*/, "", leaf)
+		if (leaf == "main" || leaf == "<module>" || leaf == "exists") { loop += n; next }
+		tot += n
+		# a call into C that comes back into Python, caught as its eval
+		# activation starts or ends: the activation stays native
+		if (py > 0 && f ~ /;_PyEval_EvalFrameDefault(;|$)/) edge += n
+		if (f ~ re) { ok += n; next }
+		if (py == 0 && f ~ /;_PyEval_EvalFrameDefault(;|$)/) why = "no Python frames (not yet looked at)"
+		else if (py == 0) why = "no Python frames (a thread before its first or after its last)"
+		else if (f ~ /\[native frames not unwound\]|\[no unwind table\]|\[truncated|\[unsupported/) why = "native stack cut"
+		else if (f ~ /\[python: code object gone\]/) why = "code object gone"
+		else if (f ~ /;_PyEval_EvalFrameDefault(;|$)/) why = "an eval activation starting or ending (left native)"
+		else why = "another chain"
+		miss[why] += n
+		if (why == "another chain" && n > other_n) { other_n = n; other = f }
+	}
+	END { printf "bench: python: %s: %.1f%% of %d samples carry the expected Python chain with its C frames (floor: 95%%); %d more in the bench'"'"'s loop\n",
+		w, tot ? 100 * ok / tot : 0, tot, loop
+		printf "bench: python: %s: an eval activation starting or ending, left native: %d (%.1f%%)\n", w, edge, tot ? 100 * edge / tot : 0
+		for (m in miss) printf "bench: python: %s: missed: %s: %d (%.1f%%)\n", w, m, miss[m], 100 * miss[m] / tot
+		if (other != "") { gsub(/[ ][(][^)]*[)]/, "", other); printf "bench: python: %s: most common other chain: %s\n", w, other } }' "$T/$w.out"
+	tr=$(grep -o '"python":{[^}]*}[^}]*}' "$T/$w.out" | head -n 1)
+	printf 'bench: python: %s: merge: %s\n' "$w" "$(echo "$tr" | grep -o '"samples_merged":[0-9]*,"samples_mismatched":[0-9]*,"[a-z_]*":[0-9]*,"python_frames_left_out":[0-9]*' | tr -d '"')"
+	# the innermost Python function of each sample, against the sampler's
+	# view; for shares, both against the shares by construction
 	awk -v self="$T/$w.self" -v w="$w" '
 		BEGIN { while ((getline l < self) > 0) { split(l, a, " "); want[a[1]] = a[2] } }
 		index($0, "#") && substr($0, 1, 1) != "{" {
 			n = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 			if (f ~ /;sampler [(]/) next
 			k = split(f, fr, ";"); leaf = ""
-			for (i = k; i >= 1; i--) if (fr[i] ~ /[ ][(][^)]*:[0-9]+[)]$/) { leaf = fr[i]; break }
+			for (i = k; i >= 1; i--) if (fr[i] ~ /[ ][(][^)]*[)]$/) { leaf = fr[i]; break }
 			if (leaf == "") next
 			sub(/[ ][(].*/, "", leaf); got[leaf] += n; tot += n }
+		function pct(a, f, t) { return t ? 100 * a[f] / t : 0 }
 		END { gap = 0; line = ""
-			for (f in want) { g = tot ? 100 * got[f] / tot : 0; d = g - want[f]; if (d < 0) d = -d
+			for (f in want) { g = pct(got, f, tot); d = g - want[f]; if (d < 0) d = -d
 				if (d > gap) gap = d
 				if (want[f] >= 5) line = line sprintf(" %s %.1f/%.1f", f, g, want[f]) }
 			for (f in got) if (!(f in want)) { g = 100 * got[f] / tot; if (g > gap) gap = g }
-			printf "bench: python: %s: innermost function, marple/interpreter %%:%s; largest gap %.1f points (floor: 5)\n", w, line, gap }' "$T/$w.out"
+			printf "bench: python: %s: innermost function, marple/interpreter %%:%s; largest gap %.1f points (floor: 5)\n", w, line, gap
+			if (w != "shares") exit
+			# among the samples in share_1..3: by construction 1/6, 2/6, 3/6
+			for (i = 1; i <= 3; i++) { mt += got["share_" i]; it += want["share_" i] }
+			mg = ig = 0; line = ""
+			for (i = 1; i <= 3; i++) { c = 100 * i / 6; m = pct(got, "share_" i, mt); s = pct(want, "share_" i, it)
+				line = line sprintf(" share_%d %.1f/%.1f/%.1f", i, c, m, s)
+				if ((d = m - c) < 0) d = -d; if (d > mg) mg = d
+				if ((d = s - c) < 0) d = -d; if (d > ig) ig = d }
+			printf "bench: python: shares: by construction/marple/interpreter %%:%s; largest gap: marple %.1f, interpreter %.1f points (floor: 5)\n", line, mg, ig }' "$T/$w.out"
 done
 
-# the cost of Python frames: the chain workload with and without them
-SUFFIX=.native run chain --no-python
-with=$(cost "$T/chain.out" "$T/chain.time"); without=$(cost "$T/chain.native.out" "$T/chain.native.time")
-echo "bench: python: whole cost a sample, chain: $with ns with Python frames, $without ns with --no-python: $(awk -v a="$with" -v b="$without" 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (floor: 1.3x)"
-grep -o '"python":{[^}]*}' "$T/chain.out" | head -n 1 | sed 's/^/bench: python: trailer: /'
+# the cost of Python frames: the chain workload with and without them, long
+# enough for thousands of samples, runs interleaved.  Besides the whole
+# costs (noisy: the collector's CPU is mostly loading and symbolizing, the
+# same with and without), what Python frames themselves cost, as counted
+# apart: the walks' BPF time (walk_ns) and the collector's Python work
+# (collector_cpu_ns), added to the --no-python run's costs
+COST_SECS=${PY_BENCH_COST_SECS:-8}; RUNS=${PY_BENCH_COST_RUNS:-3}
+# cost FILE TIMEFILE: "samples bpf_ns_a_sample collector_ns_a_sample"
+cost() {
+	read -r u s < "$2"
+	n=$(trailer_num "$1" samples); p=$(trailer_num "$1" program_ns)
+	awk -v u="$u" -v s="$s" -v n="${n:-0}" -v p="${p:-0}" 'BEGIN {
+		if (n > 0) printf "%d %.0f %.0f\n", n, p / n, (u + s) * 1e9 / n; else print "0 0 0" }'
+}
+r=1
+: > "$T/cost"
+while [ $r -le "$RUNS" ]; do
+	SUFFIX=.cost run chain "$COST_SECS" -F 999
+	SUFFIX=.costnative run chain "$COST_SECS" -F 999 --no-python
+	set -- $(cost "$T/chain.cost.out" "$T/chain.cost.time") $(cost "$T/chain.costnative.out" "$T/chain.costnative.time")
+	n=$1 b=$2 c=$3 nn=$4 nb=$5 nc=$6
+	walked=$(trailer_num "$T/chain.cost.out" stacks_walked)
+	walk=$(awk -v w="$(trailer_num "$T/chain.cost.out" walk_ns)" -v n="${walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
+	pyc=$(awk -v w="$(trailer_num "$T/chain.cost.out" collector_cpu_ns)" -v n="${n:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
+	bytes=$(trailer_num "$T/chain.cost.out" code_cache_bytes); codes=$(trailer_num "$T/chain.cost.out" code_objects)
+	ratio=$(awk -v a=$((b + c)) -v b=$((nb + nc)) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
+	added=$(awk -v a=$((nb + nc + walk + pyc)) -v b=$((nb + nc)) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
+	echo "bench: python: cost run $r: with Python frames $n samples, BPF $b ns + collector $c ns a sample; --no-python $nn samples, BPF $nb ns + collector $nc ns; ${ratio}x"
+	echo "bench: python: cost run $r: Python frames' own, a sample: walk $walk ns (BPF) + $pyc ns (collector) over --no-python's $((nb + nc)) ns: ${added}x (floor: 1.3x); code-object cache $bytes bytes for $codes code objects"
+	echo "$ratio $added $b $nb $c $nc $walk $pyc" >> "$T/cost"
+	r=$((r + 1))
+done
+awk '{ for (i = 1; i <= 8; i++) { if (NR == 1 || $i < lo[i]) lo[i] = $i; if (NR == 1 || $i > hi[i]) hi[i] = $i } }
+	END { if (!NR) exit
+		printf "bench: python: cost, %d runs: whole %.2f-%.2fx; BPF ns a sample %d-%d with Python frames, %d-%d without; collector ns a sample %d-%d with, %d-%d without\n",
+			NR, lo[1], hi[1], lo[3], hi[3], lo[4], hi[4], lo[5], hi[5], lo[6], hi[6]
+		printf "bench: python: cost, %d runs: Python frames'"'"' own %.2f-%.2fx (floor: 1.3x): walk %d-%d ns (BPF), %d-%d ns (collector) a sample\n",
+			NR, lo[2], hi[2], lo[7], hi[7], lo[8], hi[8] }' "$T/cost"
+grep -o '"python":{[^}]*}[^}]*}' "$T/chain.cost.out" | head -n 1 | sed 's/^/bench: python: trailer: /'
+echo "bench: python: load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -22,7 +22,7 @@ static int pairs_are(int na, int ns, int complete, int whole, int want_n, const 
 
 int main(void)
 {
-	test_plan(5);
+	test_plan(6);
 	test_cond("pyframes: equal counts pair one to one",
 		  pairs_are(3, 3, 1, 1, 3, (int[]){ 0, 1, 2 }) && pairs_are(2, 2, 1, 0, 2, (int[]){ 0, 1 }));
 	/* a sample as an activation starts: the leaf one has no frame yet */
@@ -31,6 +31,12 @@ int main(void)
 	/* the native stack cut short at the root: its leaf side is what is known */
 	test_cond("pyframes: a native stack not whole pairs from the leaf",
 		  pairs_are(2, 3, 1, 0, 2, (int[]){ 0, 1 }) && pairs_are(3, 2, 1, 0, 2, (int[]){ 0, 1, -1 }));
+	/* more segments than activations on a stack that looked whole (a
+	 * thread's parent in clone3): cut after all, its leaf side is known */
+	test_cond("pyframes: more segments than activations pair from the leaf, the rest before the cut",
+		  pairs_are(2, 3, 1, 1, 2, (int[]){ 0, 1 }) && pairs_are(1, 3, 1, 1, 1, (int[]){ 0 }) &&
+			  !pyframes_from_root(2, 3, 1, 1) && !pyframes_from_root(0, 1, 1, 1) &&
+			  pyframes_from_root(3, 2, 1, 1));
 	test_cond("pyframes: Python frames cut before their last entry pair from the leaf",
 		  pairs_are(3, 2, 0, 1, 2, (int[]){ 0, 1, -1 }));
 	test_cond("pyframes: no activation or no segment: nothing paired",
