@@ -89,8 +89,4 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 /* Nothing to write (no rows, no room): release tk's lock. */
 void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk);
 
-/* elf's GNU build-id in hex into buf (2 * 20 + 1 bytes for SHA-1's); 0, or
- * -1 when it has none. */
-int unwindcache_build_id(Elf *elf, char *buf, size_t size);
-
 #endif
