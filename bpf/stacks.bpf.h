@@ -63,7 +63,7 @@
 #include "self.bpf.h"
 #include "stacks.h"
 #include "stackscratch.bpf.h"
-#include "unwind.bpf.h"
+#include "unwindtables.bpf.h"
 
 #ifndef EEXIST
 #define EEXIST 17

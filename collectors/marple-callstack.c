@@ -30,7 +30,7 @@
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
-#include "dwarfstacks.h"
+#include "unwinddwarf.h"
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "pyframes.h"
@@ -42,7 +42,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
-#include "unwindtab.h"
+#include "unwindtables.h"
 #include "util.h"
 
 static struct {

@@ -31,7 +31,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "cpuclock.h"
-#include "dwarfstacks.h"
+#include "unwinddwarf.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
 #include "selffilter.h"
@@ -43,7 +43,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
-#include "unwindtab.h"
+#include "unwindtables.h"
 #include "util.h"
 
 static struct {

@@ -1,7 +1,7 @@
 /* unwindtab.c — the unwind tables in BPF maps: each executable file's rows
  * (built by unwindtabrows.c), and the per-process mappings that point at
  * them (see unwindtab.h). */
-#include "unwindtab.h"
+#include "unwindtables.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -26,9 +26,9 @@
 #include "intern.h"
 #include "procmaps.h"
 #include "syms.h"
-#include "unwindcache.h"
-#include "unwindtabcompact.h"
-#include "unwindtabrows.h"
+#include "unwindtablescache.h"
+#include "unwindtablescompact.h"
+#include "unwindtablescfi.h"
 #include "util.h"
 #include "vmaiter.skel.h"
 

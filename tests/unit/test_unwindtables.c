@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtab.h"
-#include "unwindtabrows.h"
+#include "unwindtables.h"
+#include "unwindtablescfi.h"
 
 struct table {
 	struct unwind_row *rows;

@@ -16,8 +16,8 @@
 
 #include "procmaps.h"
 #include "test.h"
-#include "unwindcache.h"
-#include "unwindtabrows.h"
+#include "unwindtablescache.h"
+#include "unwindtablescfi.h"
 
 #define CAP (1u << 20)
 

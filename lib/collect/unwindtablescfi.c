@@ -11,7 +11,7 @@
  * opcode, an expression we do not recognise, a rule libdw's ABI defaults
  * decide) goes to libdw, one FDE at a time, and is counted.  The unit test
  * (tests/unit/test_unwindtabrows.c) holds the two to the same rows. */
-#include "unwindtabrows.h"
+#include "unwindtablescfi.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

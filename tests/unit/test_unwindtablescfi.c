@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtabrows.h"
+#include "unwindtablescfi.h"
 
 struct built {
 	struct unwindtab_rowbuf b;

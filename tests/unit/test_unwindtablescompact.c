@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtab.h"
-#include "unwindtabcompact.h"
-#include "unwindtabrows.h"
+#include "unwindtables.h"
+#include "unwindtablescompact.h"
+#include "unwindtablescfi.h"
 
 static int same_rule(const struct unwind_rule *u, const struct unwind_row *r)
 {

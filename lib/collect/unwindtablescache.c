@@ -1,6 +1,6 @@
 /* unwindcache.c — unwind rows cached on disk and shared by collectors
  * running at once (see unwindcache.h). */
-#include "unwindcache.h"
+#include "unwindtablescache.h"
 
 #include <dirent.h>
 #include <errno.h>

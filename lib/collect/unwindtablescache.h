@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "stacks.h"
-#include "unwindtabrows.h"
+#include "unwindtablescfi.h"
 
 /* Raise when what unwindtabrows_read writes changes meaning (rules,
  * encodings) without struct unwind_row changing size: old entries are then
