@@ -2,7 +2,7 @@
  * perf_event cpu-clock BPF program and write one stack section.
  *
  * Default (--unwind tables): user stacks unwound in the kernel from tables
- * built out of the binaries' .eh_frame (lib/collect/unwindtab.c; code built
+ * built out of the binaries' .eh_frame (lib/collect/unwindtables.c; code built
  * without frame pointers, as most of Debian is, comes out whole), kernel
  * stacks by bpf_get_stackid, counted in a kernel hash map and symbolized at
  * the end.  --unwind fp: frame pointers only.  --dwarf: user registers and the

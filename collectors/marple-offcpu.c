@@ -7,7 +7,7 @@
  * --both adds on-CPU samples (cpu-clock) worth 1e6/HZ us each to the same
  * map, so one profile answers "where does the time go, waiting included".
  * --dwarf: user threads' registers and top of stack are copied when they
- * leave the CPU and unwound here (lib/collect/dwarfstacks.h) when they come back,
+ * leave the CPU and unwound here (lib/collect/unwinddwarf.h) when they come back,
  * for code built without frame pointers.
  * Writes one stack section, weights in microseconds; --timed adds a samples
  * section with when each block began and how long it was.

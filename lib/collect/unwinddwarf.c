@@ -1,4 +1,4 @@
-/* dwarfstacks.c — unwinding and counting --dwarf stack copies (see dwarfstacks.h). */
+/* unwinddwarf.c — unwinding and counting --dwarf stack copies (see unwinddwarf.h). */
 #include "unwinddwarf.h"
 
 #include <stddef.h>

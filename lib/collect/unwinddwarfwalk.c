@@ -1,4 +1,4 @@
-/* unwind.c — libunwind over copied user stacks (see unwind.h).
+/* unwinddwarfwalk.c — libunwind over copied user stacks (see unwinddwarfwalk.h).
  *
  * Remote unwinding: our accessors serve memory reads from the copied stack
  * and, for everything else (.eh_frame_hdr, .eh_frame), from the mmapped ELF

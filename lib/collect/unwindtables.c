@@ -1,6 +1,6 @@
-/* unwindtab.c — the unwind tables in BPF maps: each executable file's rows
- * (built by unwindtabrows.c), and the per-process mappings that point at
- * them (see unwindtab.h). */
+/* unwindtables.c — the unwind tables in BPF maps: each executable file's rows
+ * (built by unwindtablescfi.c), and the per-process mappings that point at
+ * them (see unwindtables.h). */
 #include "unwindtables.h"
 
 #include <bpf/bpf.h>

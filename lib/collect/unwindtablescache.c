@@ -1,5 +1,5 @@
-/* unwindcache.c — unwind rows cached on disk and shared by collectors
- * running at once (see unwindcache.h). */
+/* unwindtablescache.c — unwind rows cached on disk and shared by collectors
+ * running at once (see unwindtablescache.h). */
 #include "unwindtablescache.h"
 
 #include <dirent.h>

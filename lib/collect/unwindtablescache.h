@@ -1,4 +1,4 @@
-/* unwindcache.h — each executable file's unwind rows (unwindtabrows.h) kept
+/* unwindtablescache.h — each executable file's unwind rows (unwindtablescfi.h) kept
  * on disk between runs and shared by collectors running at once, so that
  * libc's, python3's or cc1's table is built once, not by every capture.
  *

@@ -1,4 +1,4 @@
-/* test_unwindcache — unwind rows kept on disk (lib/collect/unwindcache.h):
+/* test_unwindtablescache — unwind rows kept on disk (lib/collect/unwindtablescache.h):
  * an entry written and read back row for row; corrupt (a byte flipped,
  * truncated), stale (a file without build-id changed; another row size)
  * and symlinked entries rebuilt, never used; a directory others may write
