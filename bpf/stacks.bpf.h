@@ -63,7 +63,7 @@
 #include "self.bpf.h"
 #include "stacks.h"
 #include "stackscratch.bpf.h"
-#include "unwind.bpf.h"
+#include "unwindtables.bpf.h"
 
 #ifndef EEXIST
 #define EEXIST 17
@@ -242,7 +242,7 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 /* The id of the current user or kernel stack in the stacks map (stored if
  * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
  * user mode); a negative errno, counted, when it could not be read or stored.
- * User stacks: walked with the unwind tables (--unwind tables: unwind.bpf.h)
+ * User stacks: walked with the unwind tables (--unwind tables: unwindtables.bpf.h)
  * or by frame pointers (bpf_get_stack, --unwind fp). */
 static __always_inline int stacks_get(void *ctx, int user)
 {

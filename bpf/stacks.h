@@ -87,7 +87,7 @@ struct stacks_ctl {
 
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the
  * callee-saved ones) and the top of the user stack, copied at the sample by
- * stacks_copy_user() (stacks.bpf.h) and unwound by lib/collect/unwind.h. */
+ * stacks_copy_user() (stacks.bpf.h) and unwound by lib/collect/unwinddwarfwalk.h. */
 #define USER_STACK_MAX 16384
 enum { UREG_IP, UREG_SP, UREG_BP, UREG_BX, UREG_R12, UREG_R13, UREG_R14, UREG_R15, UREG_N };
 
@@ -99,7 +99,7 @@ struct user_stack {
 };
 
 /* A copy of the current task's state for --dwarf, filled by
- * stacks_dwarf_sample() (stacks.bpf.h) and unwound by lib/collect/dwarfstacks.h; type
+ * stacks_dwarf_sample() (stacks.bpf.h) and unwound by lib/collect/unwinddwarf.h; type
  * is the collector's record type (ring buffers carry several). */
 struct dwarf_sample {
 	__u32 type;
@@ -113,7 +113,7 @@ struct dwarf_sample {
 };
 
 /* --unwind tables: user stacks walked in the kernel with rows built from each
- * file's .eh_frame by lib/collect/unwindtab.c.  A row holds from its pc (the
+ * file's .eh_frame by lib/collect/unwindtables.c.  A row holds from its pc (the
  * file's own address, as in its program headers) up to the next row's: how
  * to find the CFA (the caller's stack pointer; the return address is just
  * below it, at CFA-8) and where the caller's rbp was saved. */
@@ -141,7 +141,7 @@ struct unwind_row {
 
 /* struct unwind_row is how user space builds a file's rows (16 bytes, the
  * on-disk cache's format too); the kernel holds them compact (4 bytes a row,
- * lib/collect/unwindtabcompact.h builds them): each distinct rule once in
+ * lib/collect/unwindtablescompact.h builds them): each distinct rule once in
  * unwind_rules, and each file's table, in the unwind_rows array of 32-bit
  * words (two to an element: an array map's elements are 8-byte aligned),
  * at its row_off:

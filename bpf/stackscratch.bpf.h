@@ -1,5 +1,5 @@
 /* stackscratch.bpf.h — what the stack store (stacks.bpf.h) and the user-stack
- * unwinder (unwind.bpf.h) share, so that each header reads alone and neither
+ * unwinder (unwindtables.bpf.h) share, so that each header reads alone and neither
  * includes the other's internals:
  *   stack_scratch          per-CPU buffer a stack is built in before it is stored
  *   stacks_percpu_inc(m, i)   counter i += 1 on this CPU, in per-CPU array m

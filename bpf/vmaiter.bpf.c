@@ -3,10 +3,10 @@
  * VMAs with the open-coded iterator (kfuncs bpf_iter_task_vma_new/next/
  * destroy, Linux 6.7)?  Loading is not enough: a kernel may accept the
  * program and refuse the walk where a sample runs (irqs disabled, NMI).  So
- * lib/collect/unwindtab.c attaches it to a task-clock event of its own
+ * lib/collect/unwindtables.c attaches it to a task-clock event of its own
  * thread for a few samples and reads walked/refused: if a walk succeeded,
  * --unwind tables finds the files of all a sample's frames with one walk
- * of the VMAs (bpf/unwind.bpf.h); if not, with bpf_find_vma. */
+ * of the VMAs (bpf/unwindtables.bpf.h); if not, with bpf_find_vma. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 

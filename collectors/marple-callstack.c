@@ -2,7 +2,7 @@
  * perf_event cpu-clock BPF program and write one stack section.
  *
  * Default (--unwind tables): user stacks unwound in the kernel from tables
- * built out of the binaries' .eh_frame (lib/collect/unwindtab.c; code built
+ * built out of the binaries' .eh_frame (lib/collect/unwindtables.c; code built
  * without frame pointers, as most of Debian is, comes out whole), kernel
  * stacks by bpf_get_stackid, counted in a kernel hash map and symbolized at
  * the end.  --unwind fp: frame pointers only.  --dwarf: user registers and the
@@ -30,7 +30,7 @@
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
-#include "dwarfstacks.h"
+#include "unwinddwarf.h"
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "pyframes.h"
@@ -42,7 +42,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
-#include "unwindtab.h"
+#include "unwindtables.h"
 #include "util.h"
 
 static struct {

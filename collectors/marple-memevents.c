@@ -33,7 +33,7 @@
 #include "stacksbpf.h"
 #include "stream.h"
 #include "tpstack.h"
-#include "unwindtab.h"
+#include "unwindtables.h"
 #include "util.h"
 
 static struct stackcollector sc = {

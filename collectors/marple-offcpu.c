@@ -7,7 +7,7 @@
  * --both adds on-CPU samples (cpu-clock) worth 1e6/HZ us each to the same
  * map, so one profile answers "where does the time go, waiting included".
  * --dwarf: user threads' registers and top of stack are copied when they
- * leave the CPU and unwound here (lib/collect/dwarfstacks.h) when they come back,
+ * leave the CPU and unwound here (lib/collect/unwinddwarf.h) when they come back,
  * for code built without frame pointers.
  * Writes one stack section, weights in microseconds; --timed adds a samples
  * section with when each block began and how long it was.
@@ -31,7 +31,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "cpuclock.h"
-#include "dwarfstacks.h"
+#include "unwinddwarf.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
 #include "selffilter.h"
@@ -43,7 +43,7 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
-#include "unwindtab.h"
+#include "unwindtables.h"
 #include "util.h"
 
 static struct {

@@ -18,6 +18,7 @@
 
 #include "bpfmap.h"
 #include "hashtab.h"
+#include "procmaps.h"
 #include "stackframes.h"
 #include "stacks.h"
 #include "util.h"
@@ -312,9 +313,8 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 }
 
 /* Read what a Python ELF tells (e->python 0 for any other). */
-static void read_elf(struct pyelf *e, const char *path)
+static void read_elf(struct pyelf *e, int fd)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -370,11 +370,10 @@ out:
 	close(fd);
 }
 
-static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const char *range, const char *dev,
-				  unsigned long inode, const char *path)
+static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const struct procmaps_line *l)
 {
-	char key[96], file[512];
-	snprintf(key, sizeof(key), "%s %lu", dev, inode);
+	char key[96];
+	snprintf(key, sizeof(key), "%x:%x %" PRIu64, l->dev_major, l->dev_minor, l->inode);
 	size_t before = hashtab_size(pf->elves);
 	const struct hashtab_entry *he = hashtab_add(pf->elves, key, strlen(key), 0, 0);
 	size_t idx = hashtab_index(pf->elves, he);
@@ -383,11 +382,7 @@ static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const char *ra
 	pf->elf = marple_grow(pf->elf, &pf->elf_cap, pf->nelf + 1, sizeof(*pf->elf));
 	struct pyelf *e = &pf->elf[pf->nelf++];
 	memset(e, 0, sizeof(*e));
-	/* map_files: the very file mapped, in a container or deleted too */
-	snprintf(file, sizeof(file), "/proc/%d/map_files/%s", (int)pid, range);
-	if (access(file, R_OK) != 0)
-		snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, path);
-	read_elf(e, file);
+	read_elf(e, procmaps_open_file(pid, l));
 	return e;
 }
 
@@ -462,35 +457,28 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
 	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE };
-	char path[64], line[1024];
+	struct procmaps pm;
+	struct procmaps_line l;
 	const struct pyelf *py = NULL;
 	uint64_t bias = 0;
 
 	pf->asked++;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	FILE *f = fopen(path, "r");
-	while (f && !py && fgets(line, sizeof(line), f)) {
-		char range[64], perms[8], dev[32], file[800];
-		unsigned long long start, end, off;
-		unsigned long inode;
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %31s %lu %799[^\n]", &start, &end, perms, &off, dev, &inode,
-			   file) < 6 || perms[2] != 'x' || file[0] != '/')
+	procmaps_open(&pm, (pid_t)pid);
+	while (!py && procmaps_next(&pm, &l)) {
+		if (!procmaps_is_exec(&l) || !procmaps_is_file(&l))
 			continue;
-		snprintf(range, sizeof(range), "%llx-%llx", start, end);
-		const struct pyelf *e = elf_of(pf, (pid_t)pid, range, dev, inode, file);
+		const struct pyelf *e = elf_of(pf, (pid_t)pid, &l);
 		if (!e->python)
 			continue;
 		for (int i = 0; i < e->nload; i++) {
-			if (off >= e->load[i].offset && off < e->load[i].offset + e->load[i].filesz) {
-				bias = start - (e->load[i].vaddr + (off - e->load[i].offset));
+			if (l.pgoff >= e->load[i].offset && l.pgoff < e->load[i].offset + e->load[i].filesz) {
+				bias = l.start - (e->load[i].vaddr + (l.pgoff - e->load[i].offset));
 				py = e;
 				break;
 			}
 		}
 	}
-	if (f)
-		fclose(f);
+	procmaps_close(&pm);
 	uint64_t version = 0;
 	if (!py || read_u64((pid_t)pid, py->version + bias, &version) != 0) {
 		pf->not_python++;

@@ -19,8 +19,8 @@
 #include "stream.h"
 #include "syms.h"
 #include "timedsamples.h"
-#include "unwindcache.h"
-#include "unwindtab.h"
+#include "unwindtablescache.h"
+#include "unwindtables.h"
 #include "uprobes.h"
 #include "util.h"
 

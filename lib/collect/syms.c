@@ -27,6 +27,7 @@
 #include "ksymname.h"
 #include "ksymname.skel.h"
 #include "hashtab.h"
+#include "procmaps.h"
 #include "util.h"
 
 /* ---------------- kernel ---------------- */
@@ -448,8 +449,6 @@ struct syms_cache {
 	struct proc **young;		/* images syms_cache_refresh will read again */
 	size_t nyoung, young_cap;
 	struct hashtab *jit_names;	/* the names of perf maps' lines, demangled */
-	struct stat root;		/* our own root directory */
-	int root_known;
 };
 
 static int elf_ready;
@@ -878,10 +877,13 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 	c->st.symbols += d->nsyms;
 }
 
-/* The dso for a file, opened and loaded once per (device, inode). */
-static struct dso *get_dso(struct syms_cache *c, const char *open_path, const char *root,
-			   const char *path, uint64_t mdev, uint64_t mino)
+/* The dso for the file pid maps at l, opened and loaded once per (device,
+ * inode); root is pid's root prefix, for its debug files. */
+static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
 {
+	const char *path = l->path;
+	/* a deleted file's inode may be another file's by now: not known by it */
+	uint64_t mdev = procmaps_dev(l), mino = l->deleted ? 0 : l->inode;
 	size_t ab = (mdev * 31 + mino) % NBUCKETS;
 	struct stat st;
 	struct dso *d;
@@ -892,7 +894,7 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 		for (d = c->adsos[ab]; d; d = d->anext)
 			if (d->mdev == mdev && d->mino == mino)
 				return d;
-	if ((fd = open(open_path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = procmaps_open_file(pid, l)) < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -911,11 +913,6 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 	const char *base = strrchr(path, '/');
 	d->name = marple_strdup(base ? base + 1 : path);
 	d->path = marple_strdup(path);
-	size_t dl = strlen(d->name), pl = strlen(d->path);
-	if (dl > 10 && strcmp(d->name + dl - 10, " (deleted)") == 0)
-		d->name[dl - 10] = 0;
-	if (pl > 10 && strcmp(d->path + pl - 10, " (deleted)") == 0)
-		d->path[pl - 10] = 0;
 	d->map = map_file(fd, &d->size);
 	close(fd);
 	if (d->map) {
@@ -1227,66 +1224,38 @@ int syms_read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
  * change forward, so they are of p's image): 1, p left as it was, if not. */
 static int read_maps(struct syms_cache *c, struct proc *p)
 {
-	char path[64], root[64];
-	FILE *f;
-	char *line = NULL;
-	size_t lcap = 0, cap = 0;
-	ssize_t len;
+	char root[64];
+	struct procmaps pm;
+	struct procmaps_line l;
+	size_t cap = 0;
 	struct umap *maps = NULL;
 	size_t nmaps = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	if (!(f = fopen(path, "re"))) {
+	if (procmaps_open(&pm, p->pid) < 0) {
 		p->gone = 1;
 		return -1;
 	}
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)p->pid);
-	/* a process in our own root needs no prefix (and keeps working when it exits) */
-	struct stat a;
-	if (!c->root_known) {
-		c->root_known = stat("/", &c->root) == 0;
-	}
-	if (stat(root, &a) == 0 && c->root_known && a.st_dev == c->root.st_dev && a.st_ino == c->root.st_ino)
-		root[0] = 0;
+	procmaps_root(p->pid, root, sizeof(root));
 	int anon_exec = 0;
-	while ((len = getline(&line, &lcap, f)) > 0) {
-		uint64_t start, end, pgoff, ino = 0;
-		unsigned int dmaj = 0, dmin = 0;
-		char perms[8];
-		int pathpos = 0;
-		if (line[len - 1] == '\n')
-			line[--len] = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start, &end,
-			   perms, &pgoff, &dmaj, &dmin, &ino, &pathpos) < 7)
-			continue;
-		const char *file = pathpos > 0 && pathpos <= len ? line + pathpos : "";
-		struct umap m = { start, end, pgoff, NULL, NULL };
-		if (file[0] == '/') {
-			char op[4200];
-			size_t fl = strlen(file);
-			int deleted = fl > 10 && strcmp(file + fl - 10, " (deleted)") == 0;
-			if (deleted)
-				snprintf(op, sizeof(op), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)p->pid,
-					 start, end);
-			else
-				snprintf(op, sizeof(op), "%s%s", root, file);
-			if (perms[2] == 'x' || strchr(perms, 'r'))
-				m.dso = get_dso(c, op, root, file, ((uint64_t)dmaj << 32) | dmin,
-						deleted ? 0 : ino);
+	while (procmaps_next(&pm, &l)) {
+		const char *file = l.path;
+		struct umap m = { l.start, l.end, l.pgoff, NULL, NULL };
+		if (procmaps_is_file(&l)) {
+			if (procmaps_is_exec(&l) || strchr(l.perms, 'r'))
+				m.dso = get_dso(c, p->pid, &l, root);
 			const char *base = strrchr(file, '/');
 			m.name = m.dso ? m.dso->name : intern(c, base + 1);
 		} else if (file[0]) {
 			m.name = intern(c, file);
 		} else {
 			m.name = "[anon]";
-			m.anon_exec = perms[2] == 'x';
+			m.anon_exec = procmaps_is_exec(&l);
 			anon_exec |= m.anon_exec;
 		}
 		maps = marple_grow(maps, &cap, nmaps + 1, sizeof(*maps));
 		maps[nmaps++] = m;
 	}
-	free(line);
-	fclose(f);
+	procmaps_close(&pm);
 	if (p->has_layout) {
 		uint64_t now[SYMS_LAYOUT_N];
 		if (syms_read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
@@ -1707,27 +1676,10 @@ void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 /* The GNU build id of d in hex ("" if it has none), read once. */
 static const char *build_id_of(struct dso *d)
 {
-	GElf_Shdr sh;
-	Elf_Scn *s;
+	char id[2 * 64 + 1];
 
-	if (d->build_id)
-		return d->build_id;
-	d->build_id = marple_strdup("");
-	if (!d->elf || !(s = find_section(d->elf, ".note.gnu.build-id", &sh)) || sh.sh_type != SHT_NOTE)
-		return d->build_id;
-	Elf_Data *data = elf_getdata(s, NULL);
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-	while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2 || nh.n_descsz > 64)
-			continue;
-		const unsigned char *id = (const unsigned char *)data->d_buf + desc_off;
-		free(d->build_id);
-		d->build_id = marple_malloc(nh.n_descsz * 2 + 1);
-		for (size_t i = 0; i < nh.n_descsz; i++)
-			snprintf(d->build_id + 2 * i, 3, "%02x", id[i]);
-		break;
-	}
+	if (!d->build_id)
+		d->build_id = marple_strdup(procmaps_build_id(d->elf, id, sizeof(id)) == 0 ? id : "");
 	return d->build_id;
 }
 

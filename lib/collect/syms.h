@@ -142,7 +142,7 @@ int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, 
  * "node", or NULL. */
 const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id);
 
-/* What the unwinder needs about the mapping holding addr (lib/collect/unwind.c). */
+/* What the unwinder needs about the mapping holding addr (lib/collect/unwinddwarfwalk.c). */
 struct syms_map {
 	uint64_t start, end, pgoff;	/* the mapping, as in /proc/PID/maps */
 	const char *module;		/* basename */

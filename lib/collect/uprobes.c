@@ -16,6 +16,7 @@
 #include <wordexp.h>
 
 #include "collector.h"
+#include "procmaps.h"
 #include "util.h"
 
 static int lib_matches(const char *path, const char *name)
@@ -27,36 +28,28 @@ static int lib_matches(const char *path, const char *name)
 	return strncmp(base, name, n) == 0 && (strncmp(base + n, ".so", 3) == 0 || base[n] == '-');
 }
 
+/* name's file as pid maps it (pid < 0: as we do), by a path that reaches
+ * it from here: in pid's root. */
 static char *find_in_maps(pid_t pid, const char *name)
 {
-	char path[64], *line = NULL, *found = NULL;
-	size_t cap = 0;
-	FILE *f;
+	struct procmaps pm;
+	struct procmaps_line l;
+	char *found = NULL;
 
-	if (pid < 0)
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	else
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procmaps_open(&pm, pid < 0 ? getpid() : pid) < 0)
 		return NULL;
-	while (!found && getline(&line, &cap, f) > 0) {
-		char *p = strchr(line, '/');
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = '\0';
-		if (strstr(p, " (deleted)") || !lib_matches(p, name))
+	while (!found && procmaps_next(&pm, &l)) {
+		if (!procmaps_is_file(&l) || l.deleted || !lib_matches(l.path, name))
 			continue;
 		if (pid < 0) {
-			found = marple_strdup(p);
+			found = marple_strdup(l.path);
 		} else {
-			size_t len = strlen(p) + 32;
+			size_t len = strlen(l.path) + 32;
 			found = marple_malloc(len);
-			snprintf(found, len, "/proc/%d/root%s", (int)pid, p);
+			snprintf(found, len, "/proc/%d/root%s", (int)pid, l.path);
 		}
 	}
-	free(line);
-	fclose(f);
+	procmaps_close(&pm);
 	return found;
 }
 

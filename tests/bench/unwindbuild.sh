@@ -18,7 +18,7 @@ T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 SECS=${UNWIND_BUILD_SECS:-8}
 [ "$(id -u)" = 0 ] && command -v gcc >/dev/null && command -v clang >/dev/null ||
 	{ echo "bench: unwindbuild: skipped (needs root, gcc and clang)"; exit 0; }
-SRC="$MARPLE_TOP/lib/collect/unwindtabrows.c"
+SRC="$MARPLE_TOP/lib/collect/unwindtablescfi.c"
 INC="-I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
 echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
 export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: the cold run starts empty

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 41
+plan 45
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -215,3 +215,32 @@ check "unwind: short-lived nofp: the program's code found with no lookup, counte
 	test "$(trailer_unwind "$T/short2.out" frames_file_by_program)" -gt 0
 check "unwind: short-lived nofp: files missed, counted" \
 	grep -Eq '"cut_file_not_found":[0-9]+,"cut_file_not_built":[0-9]+' "$T/short2.out"
+
+# 14. a program deleted while it runs (an upgrade, a build tree cleaned) and
+# one in a directory whose name has a newline (its maps line shows "\012"):
+# its file is opened through /proc/PID/map_files, so its stacks are still
+# walked and named, by tables and by --unwind dwarf
+cp "$W/nofp" "$T/nofp-deleted"
+mkdir -p "$T/new
+line"
+cp "$W/nofp" "$T/new
+line/nofp"
+for mode in tables dwarf; do
+	"$T/nofp-deleted" 8 & wl=$!
+	sleep 0.3
+	rm -f "$T/nofp-deleted"
+	"$CS" --unwind "$mode" -F 299 -p "$wl" 2 > "$T/deleted-$mode.out" 2> "$T/deleted-$mode.err"
+	kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+	cp "$W/nofp" "$T/nofp-deleted"
+	share "unwind: a deleted program ($mode): _start;...;main;chain_a;chain_b;chain_c" \
+		"$(weight "$T/deleted-$mode.out" '^nofp-deleted;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" \
+		"$(weight "$T/deleted-$mode.out" '^nofp-deleted;')" 95
+	"$T/new
+line/nofp" 8 & wl=$!
+	sleep 0.3
+	"$CS" --unwind "$mode" -F 299 -p "$wl" 2 > "$T/newline-$mode.out" 2> "$T/newline-$mode.err"
+	kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+	share "unwind: a program under a name with a newline ($mode): main;chain_a;chain_b;chain_c" \
+		"$(weight "$T/newline-$mode.out" '^nofp;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" \
+		"$(weight "$T/newline-$mode.out" '^nofp;')" 95
+done

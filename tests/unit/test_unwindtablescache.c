@@ -1,4 +1,4 @@
-/* test_unwindcache — unwind rows kept on disk (lib/collect/unwindcache.h):
+/* test_unwindtablescache — unwind rows kept on disk (lib/collect/unwindtablescache.h):
  * an entry written and read back row for row; corrupt (a byte flipped,
  * truncated), stale (a file without build-id changed; another row size)
  * and symlinked entries rebuilt, never used; a directory others may write
@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "test.h"
-#include "unwindcache.h"
-#include "unwindtabrows.h"
+#include "unwindtablescache.h"
+#include "unwindtablescfi.h"
 
 #define CAP (1u << 20)
 
@@ -99,7 +100,7 @@ int main(void)
 	int rc = s.elf ? unwindtabrows_read(s.elf, UNWINDTAB_CFI_OURS, CAP, &b, &rowstats) : -1;
 	rows = b.rows, nrows = (uint32_t)b.nrows;
 	test_cond("unwindcache: the subject has rows and a build-id",
-		  rc == 0 && nrows > 10 && unwindcache_build_id(s.elf, id, sizeof(id)) == 0);
+		  rc == 0 && nrows > 10 && procmaps_build_id(s.elf, id, sizeof(id)) == 0);
 	snprintf(nobid, sizeof(nobid), "%s/nobid", dir);
 	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .note.gnu.build-id '%s' '%s'", self, nobid);
 	int objcopy_ok = system(cmd) == 0;
@@ -153,7 +154,7 @@ int main(void)
 	if (objcopy_ok) {
 		struct subject t = open_subject(nobid);
 		test_cond("unwindcache: no build-id: written, then read",
-			  t.elf && unwindcache_build_id(t.elf, id, sizeof(id)) != 0 &&
+			  t.elf && procmaps_build_id(t.elf, id, sizeof(id)) != 0 &&
 				  lookup_store(c, &t, got, &n) == 0 && lookup_store(c, &t, got, &n) == 1);
 		close_subject(&t);
 		struct timespec when[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1000000000 } };

@@ -1,4 +1,4 @@
-/* unwind.h — user-space DWARF unwinding of copied user stacks (--dwarf).
+/* unwinddwarfwalk.h — user-space DWARF unwinding of copied user stacks (--dwarf).
  *
  * The BPF side copies the user registers and the top of the user stack at a
  * sample (struct user_stack, bpf/stacks.h: stacks_copy_user()); this walks it

@@ -1,6 +1,6 @@
-/* dwarfstacks.h — the user side of --dwarf (marple-callstack, marple-offcpu):
+/* unwinddwarf.h — the user side of --dwarf (marple-callstack, marple-offcpu):
  * copies of user stacks (struct dwarf_sample, bpf/stacks.h) unwound with
- * lib/collect/unwind.h as they come, weights summed per (process image, comm, kernel
+ * lib/collect/unwinddwarfwalk.h as they come, weights summed per (process image, comm, kernel
  * stack id, user addresses), symbolized and written at the end.
  *
  *   struct dwarfstacks *d = dwarfstacks_new(syms);

@@ -1,9 +1,9 @@
-/* test_unwindtabrows — our CFI reader (lib/collect/unwindtabrows.h) against
+/* test_unwindtablescfi — our CFI reader (lib/collect/unwindtablescfi.h) against
  * libdw's evaluation of the same FDEs, row for row, on Debian's libc,
  * python3 and libpython (no frame pointers: PLT expressions, the signal
  * trampoline, remember/restore_state, _start's undefined return address).
  * And a workload whose CFI is in .debug_frame only.
- * tests/unit/test_unwindtab.c holds the rows to readelf's view as well. */
+ * tests/unit/test_unwindtables.c holds the rows to readelf's view as well. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtabrows.h"
+#include "unwindtablescfi.h"
 
 struct built {
 	struct unwindtab_rowbuf b;

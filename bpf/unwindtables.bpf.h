@@ -1,6 +1,6 @@
-/* unwind.bpf.h — the user-stack unwinder of --unwind tables, included by
+/* unwindtables.bpf.h — the user-stack unwinder of --unwind tables, included by
  * stacks.bpf.h (which see): walks the current task's user stack from its
- * saved user registers with the rows lib/collect/unwindtab.c built from the
+ * saved user registers with the rows lib/collect/unwindtables.c built from the
  * binaries' .eh_frame (struct unwind_row, stacks.h).  It never guesses: code
  * with CFI whose table is not loaded (or a rule it cannot follow) ends the
  * stack with a marker frame (UNWIND_MARK_*); frame pointers are followed
@@ -33,7 +33,7 @@
 
 const volatile __u32 stacks_unwind = UNWIND_MODE_FP;
 /* How a PC outside its process's loaded mappings finds its file
- * (UNWIND_LOOKUP_*, stacks.h): set before load by lib/collect/unwindtab.c,
+ * (UNWIND_LOOKUP_*, stacks.h): set before load by lib/collect/unwindtables.c,
  * which probes whether this kernel lets a perf-event program use the VMA
  * iterator (bpf/vmaiter.bpf.c). */
 const volatile __u32 unwind_file_lookup = UNWIND_LOOKUP_FIND_VMA;
@@ -557,7 +557,7 @@ __noinline int unwind_page_search(__u32 lo, __u32 hi, __u32 at)
  * in the table at word off of unwind_rows (stacks.h), or -1 before its
  * first row: the page index, then a binary search among the rows of pc's
  * page (~20: 5 steps, against 20 over a whole file's rows).
- * lib/collect/unwindtabcompact.c's unwindtabcompact_find is the same in C,
+ * lib/collect/unwindtablescompact.c's unwindtabcompact_find is the same in C,
  * tested against the rows it was built from.  Global, as above. */
 __noinline int unwind_rule_index(__u32 off, __u64 pc)
 {

@@ -1,10 +1,10 @@
-/* unwind.c — libunwind over copied user stacks (see unwind.h).
+/* unwinddwarfwalk.c — libunwind over copied user stacks (see unwinddwarfwalk.h).
  *
  * Remote unwinding: our accessors serve memory reads from the copied stack
  * and, for everything else (.eh_frame_hdr, .eh_frame), from the mmapped ELF
  * files of lib/syms; find_proc_info hands libunwind the binary-search table
  * of the file's .eh_frame_hdr. */
-#include "unwind.h"
+#include "unwinddwarfwalk.h"
 
 #include <libunwind.h>
 #include <stdlib.h>

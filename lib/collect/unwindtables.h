@@ -1,6 +1,6 @@
-/* unwindtab.h — unwind tables for --unwind tables: each executable file's
+/* unwindtables.h — unwind tables for --unwind tables: each executable file's
  * .eh_frame (and .debug_frame) turned into sorted rows (struct unwind_row,
- * bpf/stacks.h; built by unwindtabrows.h) that the BPF side
+ * bpf/stacks.h; built by unwindtablescfi.h) that the BPF side
  * (bpf/stacks.bpf.h) walks user stacks with, in the kernel.
  *
  * One table per file (by device and inode; the vdso by its contents' place),
@@ -57,7 +57,7 @@ uint32_t unwindtab_rows_in(uint64_t bytes);
  * maps cannot be mapped. */
 struct unwindtab *unwindtab_new(struct bpf_object *obj);
 void unwindtab_free(struct unwindtab *t);
-/* Read files' rows from cache, and write those built there (unwindcache.h;
+/* Read files' rows from cache, and write those built there (unwindtablescache.h;
  * owned by t from now on); before any table is loaded.  Without it (NULL:
  * --no-cache) every file's rows are built. */
 struct unwindcache;

@@ -1,6 +1,6 @@
-/* unwindtabcompact.c — rows into the compact table the BPF walker reads
- * (see unwindtabcompact.h and bpf/stacks.h). */
-#include "unwindtabcompact.h"
+/* unwindtablescompact.c — rows into the compact table the BPF walker reads
+ * (see unwindtablescompact.h and bpf/stacks.h). */
+#include "unwindtablescompact.h"
 
 #include <stdlib.h>
 #include <string.h>

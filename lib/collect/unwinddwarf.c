@@ -1,5 +1,5 @@
-/* dwarfstacks.c — unwinding and counting --dwarf stack copies (see dwarfstacks.h). */
-#include "dwarfstacks.h"
+/* unwinddwarf.c — unwinding and counting --dwarf stack copies (see unwinddwarf.h). */
+#include "unwinddwarf.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "hashtab.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
-#include "unwind.h"
+#include "unwinddwarfwalk.h"
 #include "util.h"
 
 struct dwarfstacks {

@@ -1,4 +1,4 @@
-/* unwindtabrows.h — one ELF image's call frame information (.eh_frame, and
+/* unwindtablescfi.h — one ELF image's call frame information (.eh_frame, and
  * .debug_frame for the addresses .eh_frame does not cover) turned into the
  * sorted rows the BPF unwinder walks (struct unwind_row, bpf/stacks.h).
  *

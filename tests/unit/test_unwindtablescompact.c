@@ -1,4 +1,4 @@
-/* test_unwindtabcompact — the compact tables (lib/collect/unwindtabcompact.h)
+/* test_unwindtablescompact — the compact tables (lib/collect/unwindtablescompact.h)
  * the BPF walker reads: for libc, python3, libpython and, where installed,
  * the big ones (gcc's cc1, libLLVM: ~1 M rows each), the rows our reader
  * builds, compacted, give at every row's first and last byte, at every page
@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtab.h"
-#include "unwindtabcompact.h"
-#include "unwindtabrows.h"
+#include "unwindtables.h"
+#include "unwindtablescompact.h"
+#include "unwindtablescfi.h"
 
 static int same_rule(const struct unwind_rule *u, const struct unwind_row *r)
 {

@@ -1,5 +1,5 @@
-/* unwindtabrows.c — .eh_frame and .debug_frame → unwind rows (see
- * unwindtabrows.h).
+/* unwindtablescfi.c — .eh_frame and .debug_frame → unwind rows (see
+ * unwindtablescfi.h).
  *
  * Why our own reader: libdw answers "what is the frame state at this
  * address", so building every row through it re-runs the CIE's and the
@@ -10,8 +10,8 @@
  * and rbp's.  What that walk cannot decide the way libdw would (an unknown
  * opcode, an expression we do not recognise, a rule libdw's ABI defaults
  * decide) goes to libdw, one FDE at a time, and is counted.  The unit test
- * (tests/unit/test_unwindtabrows.c) holds the two to the same rows. */
-#include "unwindtabrows.h"
+ * (tests/unit/test_unwindtablescfi.c) holds the two to the same rows. */
+#include "unwindtablescfi.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -1,6 +1,6 @@
-/* unwindcache.c — unwind rows cached on disk and shared by collectors
- * running at once (see unwindcache.h). */
-#include "unwindcache.h"
+/* unwindtablescache.c — unwind rows cached on disk and shared by collectors
+ * running at once (see unwindtablescache.h). */
+#include "unwindtablescache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "util.h"
 
 #define ENTRY_MAGIC "marpleUW"
@@ -204,32 +205,6 @@ const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c)
 	return &c->st;
 }
 
-int unwindcache_build_id(Elf *elf, char *buf, size_t size)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off, next;
-		while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			const unsigned char *id = (const unsigned char *)d->d_buf + desc_off;
-			off = next;
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) != 0 || nh.n_descsz < 8 ||
-			    nh.n_descsz * 2 + 1 > size)
-				continue;
-			for (size_t i = 0; i < nh.n_descsz; i++)
-				snprintf(buf + 2 * i, 3, "%02x", id[i]);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* The entry's name and key for the file elf, open as fd; 0 when it has
  * neither a build-id nor a regular file behind it. */
 static int entry_identity(Elf *elf, int fd, struct unwindcache_ticket *tk)
@@ -237,7 +212,8 @@ static int entry_identity(Elf *elf, int fd, struct unwindcache_ticket *tk)
 	char id[2 * 32 + 1];
 	struct stat st;
 
-	if (unwindcache_build_id(elf, id, sizeof(id)) == 0) {
+	/* a build-id of 8 bytes or more names one build (gcc writes 20) */
+	if (procmaps_build_id(elf, id, sizeof(id)) == 0 && strlen(id) >= 16) {
 		snprintf(tk->name, sizeof(tk->name), "b-%s", id);
 		snprintf(tk->key, sizeof(tk->key), "build-id %s", id);
 		return 1;

@@ -1,4 +1,4 @@
-/* unwindcache.h — each executable file's unwind rows (unwindtabrows.h) kept
+/* unwindtablescache.h — each executable file's unwind rows (unwindtablescfi.h) kept
  * on disk between runs and shared by collectors running at once, so that
  * libc's, python3's or cc1's table is built once, not by every capture.
  *
@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "stacks.h"
-#include "unwindtabrows.h"
+#include "unwindtablescfi.h"
 
 /* Raise when what unwindtabrows_read writes changes meaning (rules,
  * encodings) without struct unwind_row changing size: old entries are then
@@ -88,9 +88,5 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 		       uint32_t n, const struct unwindtab_rowstats *st);
 /* Nothing to write (no rows, no room): release tk's lock. */
 void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk);
-
-/* elf's GNU build-id in hex into buf (2 * 20 + 1 bytes for SHA-1's); 0, or
- * -1 when it has none. */
-int unwindcache_build_id(Elf *elf, char *buf, size_t size);
 
 #endif

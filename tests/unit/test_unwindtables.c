@@ -1,4 +1,4 @@
-/* test_unwindtab — the unwind rows built from .eh_frame (lib/collect/unwindtab.h)
+/* test_unwindtables — the unwind rows built from .eh_frame (lib/collect/unwindtables.h)
  * against what binutils' readelf --debug-dump=frames-interp says, row by
  * row, for Debian's libc and python3 (no frame pointers, PLT, the signal
  * trampoline, _start). */
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "unwindtab.h"
-#include "unwindtabrows.h"
+#include "unwindtables.h"
+#include "unwindtablescfi.h"
 
 struct table {
 	struct unwind_row *rows;

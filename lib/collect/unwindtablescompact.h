@@ -1,8 +1,8 @@
-/* unwindtabcompact.h — a file's rows (struct unwind_row, as
+/* unwindtablescompact.h — a file's rows (struct unwind_row, as
  * unwindtabrows_read builds them: 16 bytes each) turned into the compact
  * table the BPF walker reads (bpf/stacks.h: a page index, then one 32-bit
  * word a row naming a rule kept once in a shared rule table), and the
- * lookup of a PC in it, as bpf/unwind.bpf.h does it (for the tests, and
+ * lookup of a PC in it, as bpf/unwindtables.bpf.h does it (for the tests, and
  * for anything in user space that wants the kernel's answer).
  *
  * The rules are few (a few thousand distinct ones for a whole build's

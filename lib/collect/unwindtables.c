@@ -1,7 +1,7 @@
-/* unwindtab.c — the unwind tables in BPF maps: each executable file's rows
- * (built by unwindtabrows.c), and the per-process mappings that point at
- * them (see unwindtab.h). */
-#include "unwindtab.h"
+/* unwindtables.c — the unwind tables in BPF maps: each executable file's rows
+ * (built by unwindtablescfi.c), and the per-process mappings that point at
+ * them (see unwindtables.h). */
+#include "unwindtables.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -24,10 +24,11 @@
 
 #include "bpfmap.h"
 #include "intern.h"
+#include "procmaps.h"
 #include "syms.h"
-#include "unwindcache.h"
-#include "unwindtabcompact.h"
-#include "unwindtabrows.h"
+#include "unwindtablescache.h"
+#include "unwindtablescompact.h"
+#include "unwindtablescfi.h"
 #include "util.h"
 #include "vmaiter.skel.h"
 
@@ -433,15 +434,12 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	}
 }
 
-/* One line of /proc/PID/maps, if an executable mapping: its range, file
- * offset, the key of its file ("" for anonymous code), path and vdso-ness. */
+/* An executable mapping: its maps line, the key of its file ("" for
+ * anonymous code) and vdso-ness. */
 struct maps_line {
-	uint64_t start, end, pgoff;
+	struct procmaps_line m;
 	char key[64];
-	const char *path;
 	int vdso;
-	unsigned dmaj, dmin;
-	uint64_t ino;
 };
 
 /* The vdso is in no file: its image is read from the process. */
@@ -468,9 +466,9 @@ fail:
 /* The file behind one mapping, its table built the first time it is seen. */
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
-static void register_file(struct unwindtab *t, const struct file *f, unsigned dmaj, unsigned dmin, uint64_t ino)
+static void register_file(struct unwindtab *t, const struct file *f, const struct procmaps_line *m)
 {
-	struct unwind_file_key k = { .dev = (dmaj << 20) | dmin, .ino = ino };
+	struct unwind_file_key k = { .dev = procmaps_kernel_dev(m), .ino = m->inode };
 	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
 				 .row_count = f->nrows };
 
@@ -489,8 +487,8 @@ static void register_file(struct unwindtab *t, const struct file *f, unsigned dm
 
 static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_line *ml)
 {
-	const char *key = ml->key, *path_name = ml->path;
-	uint64_t start = ml->start, end = ml->end;
+	const char *key = ml->key, *path_name = ml->m.path;
+	uint64_t start = ml->m.start, end = ml->m.end;
 	int is_vdso = ml->vdso;
 	size_t before = intern_count(t->keys);
 	uint32_t id = intern_get(t->keys, key, strlen(key));
@@ -506,9 +504,8 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_l
 	if (is_vdso) {
 		elf = vdso_elf(pid, start, end, &buf);
 	} else {
-		char path[96];
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-		if ((fd = open(pid ? path : path_name, O_RDONLY | O_CLOEXEC)) >= 0)	/* pid 0: a file by path */
+		fd = pid ? procmaps_open_file(pid, &ml->m) : open(path_name, O_RDONLY | O_CLOEXEC);	/* pid 0: a file by path */
+		if (fd >= 0)
 			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	if (elf) {
@@ -522,7 +519,7 @@ static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_l
 		close(fd);
 	free(buf);
 	if (!is_vdso)
-		register_file(t, f, ml->dmaj, ml->dmin, ml->ino);
+		register_file(t, f, &ml->m);
 	return f;
 }
 
@@ -537,25 +534,17 @@ static uint64_t mapping_bias(const struct file *f, uint64_t start, uint64_t pgof
 	return start - pgoff;
 }
 
-static int parse_maps_line(const char *line, struct maps_line *l)
+/* m as an executable mapping into l: 0 if it is not one. */
+static int exec_mapping(const struct procmaps_line *m, struct maps_line *l)
 {
-	uint64_t ino;
-	unsigned dmaj, dmin;
-	char perms[8];
-	int pathpos = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &l->start, &l->end, perms,
-		   &l->pgoff, &dmaj, &dmin, &ino, &pathpos) < 7 || perms[2] != 'x')
+	if (!procmaps_is_exec(m))
 		return 0;
-	l->path = line + pathpos;
-	l->dmaj = dmaj;
-	l->dmin = dmin;
-	l->ino = ino;
-	l->vdso = strncmp(l->path, "[vdso]", 6) == 0;
+	l->m = *m;
+	l->vdso = strcmp(m->path, "[vdso]") == 0;
 	if (l->vdso)
 		snprintf(l->key, sizeof(l->key), "[vdso]");
-	else if (ino)
-		snprintf(l->key, sizeof(l->key), "%x:%x:%" PRIu64, dmaj, dmin, ino);
+	else if (m->inode)
+		snprintf(l->key, sizeof(l->key), "%x:%x:%" PRIu64, m->dev_major, m->dev_minor, m->inode);
 	else
 		l->key[0] = 0;	/* anonymous code (a JIT): frame pointers */
 	return 1;
@@ -564,40 +553,37 @@ static int parse_maps_line(const char *line, struct maps_line *l)
 /* pid's executable mappings, sorted (as the maps file lists them), into m[]. */
 static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *m, uint32_t *n)
 {
-	char path[64], *line = NULL;
-	size_t lcap = 0;
+	struct procmaps pm;
+	struct procmaps_line pl;
 	struct maps_line l;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *fp = fopen(path, "re");
-	if (!fp)
+	if (procmaps_open(&pm, pid) < 0)
 		return -1;
 	*n = 0;
-	while (getline(&line, &lcap, fp) > 0 && *n < UNWIND_MAX_MAPPINGS) {
-		if (!parse_maps_line(line, &l))
+	while (*n < UNWIND_MAX_MAPPINGS && procmaps_next(&pm, &pl)) {
+		if (!exec_mapping(&pl, &l))
 			continue;
 		struct unwind_mapping *mm = &m[(*n)++];
-		*mm = (struct unwind_mapping){ .start = l.start, .end = l.end };
+		*mm = (struct unwind_mapping){ .start = l.m.start, .end = l.m.end };
 		if (!l.key[0]) {
 			mm->row_off = UNWIND_NO_CFI;	/* anonymous code (a JIT): frame pointers */
 			continue;
 		}
 		const struct file *f = get_file(t, pid, &l);
-		mm->bias = mapping_bias(f, l.start, l.pgoff);
+		mm->bias = mapping_bias(f, l.m.start, l.m.pgoff);
 		mm->row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI;
 		mm->row_count = f->nrows;
 	}
-	free(line);
-	fclose(fp);
+	procmaps_close(&pm);
 	return 0;
 }
 
 static uint64_t elf_cfi_bytes(Elf *elf);
 
-/* The CFI bytes (.eh_frame and .debug_frame) of an ELF file. */
-static uint64_t cfi_bytes(const char *path)
+/* The CFI bytes (.eh_frame and .debug_frame) of a mapped ELF file. */
+static uint64_t cfi_bytes(pid_t pid, const struct procmaps_line *m)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = procmaps_open_file(pid, m);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	uint64_t n = elf_cfi_bytes(elf);
 
@@ -638,35 +624,32 @@ static uint64_t elf_cfi_bytes(Elf *elf)
  * of 256 K words for a few rows); the caller caps it at --unwind-memory. */
 static uint32_t words_for(pid_t pid)
 {
-	char path[64], *line = NULL;
-	size_t lcap = 0, cap = 0;
+	size_t cap = 0;
+	struct procmaps pm;
+	struct procmaps_line pl;
 	struct maps_line l;
 	struct intern *seen = intern_new();
 	struct span { uint64_t lo, hi; } *span = NULL;
 	uint64_t bytes = 0, words;
 
 	elf_version(EV_CURRENT);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *fp = fopen(path, "re");
-	while (fp && getline(&line, &lcap, fp) > 0) {
+	procmaps_open(&pm, pid);
+	while (procmaps_next(&pm, &pl)) {
 		size_t before = intern_count(seen);
-		if (!parse_maps_line(line, &l) || !l.key[0] || l.vdso)
+		if (!exec_mapping(&pl, &l) || !l.key[0] || l.vdso)
 			continue;
 		size_t k = intern_get(seen, l.key, strlen(l.key));
 		if (k >= before) {
 			span = marple_grow(span, &cap, k + 1, sizeof(*span));
-			span[k] = (struct span){ l.start, l.end };
+			span[k] = (struct span){ pl.start, pl.end };
 		} else {
-			span[k].lo = l.start < span[k].lo ? l.start : span[k].lo;
-			span[k].hi = l.end > span[k].hi ? l.end : span[k].hi;
+			span[k].lo = pl.start < span[k].lo ? pl.start : span[k].lo;
+			span[k].hi = pl.end > span[k].hi ? pl.end : span[k].hi;
 			continue;
 		}
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, l.start, l.end);
-		bytes += cfi_bytes(path);
+		bytes += cfi_bytes(pid, &pl);
 	}
-	free(line);
-	if (fp)
-		fclose(fp);
+	procmaps_close(&pm);
 	words = bytes / 4;
 	words += words / 2 + (1u << 19);
 	for (size_t k = 0; k < intern_count(seen); k++)
@@ -699,14 +682,14 @@ void unwindtab_warm_up(struct unwindtab *t)
 void unwindtab_warm_file(struct unwindtab *t, const char *path)
 {
 	struct stat st;
-	struct maps_line l = { .path = path };
+	struct maps_line l = { .m = { .path = path } };
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
-	l.dmaj = major(st.st_dev);
-	l.dmin = minor(st.st_dev);
-	l.ino = st.st_ino;
-	snprintf(l.key, sizeof(l.key), "%x:%x:%" PRIu64, l.dmaj, l.dmin, l.ino);
+	l.m.dev_major = major(st.st_dev);
+	l.m.dev_minor = minor(st.st_dev);
+	l.m.inode = st.st_ino;
+	snprintf(l.key, sizeof(l.key), "%x:%x:%" PRIu64, l.m.dev_major, l.m.dev_minor, l.m.inode);
 	pthread_mutex_lock(&t->load_lock);
 	get_file(t, 0, &l);
 	pthread_mutex_unlock(&t->load_lock);
@@ -714,18 +697,15 @@ void unwindtab_warm_file(struct unwindtab *t, const char *path)
 
 static void warm_up(struct unwindtab *t)
 {
-	FILE *fp = fopen("/proc/self/maps", "re");
-	char *line = NULL;
-	size_t lcap = 0;
+	struct procmaps pm;
+	struct procmaps_line pl;
 	struct maps_line l;
 
-	if (!fp)
-		return;
-	while (getline(&line, &lcap, fp) > 0)
-		if (parse_maps_line(line, &l) && l.key[0] && (strstr(l.path, "/libc.so") || strstr(l.path, "/ld-linux")))
+	procmaps_open(&pm, getpid());
+	while (procmaps_next(&pm, &pl))
+		if (exec_mapping(&pl, &l) && l.key[0] && (strstr(pl.path, "/libc.so") || strstr(pl.path, "/ld-linux")))
 			get_file(t, getpid(), &l);
-	free(line);
-	fclose(fp);
+	procmaps_close(&pm);
 }
 
 /* A free slot for pid's mappings: one not in use, else one of a process
