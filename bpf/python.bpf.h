@@ -1,18 +1,23 @@
-/* python.bpf.h — CPython frames from BPF (include after stacks.bpf.h).
+/* python.bpf.h — CPython frames from BPF, for every stack collector:
+ * stacks.bpf.h includes it, and stacks_get hands it each user stack when the
+ * rodata stacks_python is set.
  *
  * Defines
  *   py_procs      tgid -> struct py_proc (bpf/python.h), filled by user space
- *                 (lib/collect/pyframes.c) when asked on
+ *                 (lib/collect/pyframes.c) when asked on, or at once from
+ *   py_files      (dev, inode) -> struct py_file: the Python files user space
+ *                 has read, so a new process of one is walked from its first
+ *                 sample with its own load bias
  *   py_requests   a ring buffer of struct py_request: the first sample of a
  *                 process (or of a new image of it) asks whether it runs Python
  *   py_counters   per-CPU counters, enum py_counter
- *   py_stacks_told  the Python stacks user space was asked to name (py_requests)
+ *   py_stacks_told  the stacks user space was asked to name (py_requests)
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
  *                               walked, else NULL (asking user space the first time)
- *   py_stack_id(p, tid)         the current thread's Python frames stored in
- *                               the stacks map (leaf first, PY_FRAME_* words):
- *                               their id, or -1 when it has none
+ *   py_store_user(ips, n)       store the user stack ips[0..n) followed by
+ *                               PY_STACK_MARK and the thread's Python frames
+ *                               (leaf first, PY_FRAME_* words): its id
  *
  * The thread state is found as the interpreter finds it: the pthread key
  * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
