@@ -101,8 +101,8 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 {
 	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 
-	if (p && (p->exec_id == exec_id || p->state == PY_PENDING)) {
-		if (p->exec_id == exec_id && p->state == PY_WALK)
+	if (p && p->exec_id == exec_id) {
+		if (p->state == PY_WALK)
 			return p;
 		if (p->state == PY_PENDING) {
 			__sync_fetch_and_add(&p->unknown_samples, 1);
@@ -110,8 +110,10 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 		}
 		return NULL;
 	}
-	/* first sight of this process or of this image of it: walked at once
-	 * if its program is a Python file known, and asked about either way */
+	/* first sight of this process or of this image of it (a shell's child
+	 * that exec'ed python3 before user space answered about the shell):
+	 * walked at once if its program is a Python file known, and asked
+	 * about either way */
 	struct py_proc fresh = { .exec_id = exec_id, .state = PY_PENDING, .unknown_samples = 1 };
 	int known = py_proc_from_file(&fresh) == 0;
 	if (bpf_map_update_elem(&py_procs, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)

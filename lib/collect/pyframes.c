@@ -478,9 +478,13 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 
 	pf->asked++;
 	/* what the BPF side made of it meanwhile: walked from its first sample
-	 * (its program a Python file known), or its stacks native so far */
-	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &seen) != 0 || seen.exec_id != exec_id)
+	 * (its program a Python file known), or its stacks native so far; or
+	 * it has moved on to another image (exec'ed since: asked again), and
+	 * this answer would be about the wrong one */
+	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &seen) != 0)
 		memset(&seen, 0, sizeof(seen));
+	else if (seen.exec_id != exec_id)
+		return;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	FILE *f = fopen(path, "r");
 	while (f && !py && fgets(line, sizeof(line), f)) {
