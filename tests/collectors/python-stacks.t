@@ -3,7 +3,7 @@
 # pipe (off-CPU), building and keeping big lists (allocations, page faults);
 # and a short-lived Python process walked from its first sample.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 14
 PY=/usr/bin/python3
 
 if ! is_root; then
@@ -153,6 +153,45 @@ fi
 check "python-stacks: every trailer says what was walked" sh -c "
 	grep -q '\"python\":{\"processes_walked\":1,' '$T/malloc.out' && grep -q '\"python\":{\"processes_walked\":1,' '$T/leak.out' &&
 	grep -q '\"python\":{\"processes_walked\":1,' '$T/faults.out'"
+
+# 2b. block requests: fsync issues them in the program's own context, under
+# the Python function that called it (a file system on a block device)
+D=
+for d in "$MARPLE_TOP/build" /var/tmp; do
+	case $(stat -f -c %T "$d" 2>/dev/null) in tmpfs|overlayfs|nfs*|fuse*|"") continue ;; esac
+	D=$(mktemp -d "$d/marple-pyrq.XXXXXX") && break
+done
+if [ -n "$D" ]; then
+	cat > "$T/write.py" <<'PYEOF'
+import os, sys, time
+
+def flush(fd):
+    os.write(fd, b"x" * 65536)
+    os.fsync(fd)
+
+def main():
+    fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    end = time.time() + float(sys.argv[1])
+    while time.time() < end:
+        flush(fd)
+
+main()
+PYEOF
+	"$PY" "$T/write.py" 8 "$D/f" & py=$!
+	sleep 0.5
+	marple-diskblockrq -p "$py" 2 > "$T/rq.out" 2> "$T/rq.err"
+	kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+	rm -rf "$D"
+	total=$(weight "$T/rq.out" '.')
+	flushw=$(weight "$T/rq.out" "^python3;.*;<module>$P;main$P;flush$P;.*fsync")
+	if [ "$total" -gt 0 ] && [ "$flushw" -ge $(( total / 2 )) ]; then
+		pass "python-stacks: diskblockrq: fsync's requests under flush ($flushw of $total)"
+	else
+		fail "python-stacks: diskblockrq: fsync's requests under flush" "$flushw of $total: $(grep -m1 '^[0-9]*#python3' "$T/rq.out" | cut -c1-300)"
+	fi
+else
+	skip "python-stacks: diskblockrq: fsync's requests under flush" "no directory on a block device"
+fi
 
 # 3. a Python process started during the capture that computes for ~0.3 s:
 # the python3 file was read for an earlier process, so this one's Python
