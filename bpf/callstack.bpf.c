@@ -16,7 +16,6 @@
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
 #include "timed.bpf.h"
-#include "python.bpf.h"
 #include "callstack.h"
 
 const volatile __u32 targ_pid = 0;
@@ -26,16 +25,6 @@ const volatile bool want_kernel = true;
 const volatile bool include_idle = false;
 const volatile bool raw_mode = false;
 const volatile bool dwarf_mode = false;
-const volatile bool python_mode = false;
-
-/* samples of Python processes whose frames were walked (bpf/python.bpf.h):
- * the stack key and the Python frames' stack id -> samples */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct py_stack_key);
-	__type(value, __u64);
-} py_counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -83,19 +72,6 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	struct stack_key key;
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
-	if (python_mode && key.user_stack_id >= 0) {
-		struct py_proc *p = py_proc_of(tgid, key.exec_id);
-		struct py_stack_key pk = { .k = key, .py_stack_id = p ? py_stack_id(p, tid) : -1 };
-		if (pk.py_stack_id >= 0) {
-			__u64 one = 1, *v = bpf_map_lookup_elem(&py_counts, &pk);
-			if (!v && bpf_map_update_elem(&py_counts, &pk, &one, BPF_NOEXIST) != 0 &&
-			    !(v = bpf_map_lookup_elem(&py_counts, &pk)))
-				stacks_count(STACKS_MAP_FULL);
-			if (v)
-				__sync_fetch_and_add(v, 1);
-			return 0;
-		}
-	}
 	stacks_add(&key, 1);
 	timed_emit(&key, tid, bpf_ktime_get_ns(), 0);
 	return 0;

@@ -1,18 +1,24 @@
-/* python.bpf.h — CPython frames from BPF (include after stacks.bpf.h).
+/* python.bpf.h — CPython frames from BPF, for every stack collector:
+ * stacks.bpf.h includes it, and stacks_get hands it each user stack when the
+ * rodata stacks_python is set.
  *
  * Defines
  *   py_procs      tgid -> struct py_proc (bpf/python.h), filled by user space
- *                 (lib/collect/pyframes.c) when asked on
+ *                 (lib/collect/pyframes.c) when asked on, or at once from
+ *   py_files      (dev, inode) -> struct py_file: the Python files user space
+ *                 has read, so a new process of one is walked from its first
+ *                 sample with its own load bias
  *   py_requests   a ring buffer of struct py_request: the first sample of a
  *                 process (or of a new image of it) asks whether it runs Python
  *   py_counters   per-CPU counters, enum py_counter
- *   py_stacks_told  the Python stacks user space was asked to name (py_requests)
+ *   py_head       per-CPU scratch: the head of the frame being read
+ *   py_stacks_told  the stacks user space was asked to name (py_requests)
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
  *                               walked, else NULL (asking user space the first time)
- *   py_stack_id(p, tid)         the current thread's Python frames stored in
- *                               the stacks map (leaf first, PY_FRAME_* words):
- *                               their id, or -1 when it has none
+ *   py_store_user(ips, n)       store the user stack ips[0..n) followed by
+ *                               PY_STACK_MARK and the thread's Python frames
+ *                               (leaf first, PY_FRAME_* words): its id
  *
  * The thread state is found as the interpreter finds it: the pthread key
  * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
@@ -39,6 +45,22 @@ struct {
 	__uint(max_entries, 16 * 1024);
 } py_requests SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct unwind_file_key);
+	__type(value, struct py_file);
+} py_files SEC(".maps");
+
+/* which Python stacks (ids in the stacks map) user space was told of; sized
+ * like the stacks map by the user side */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);		/* 1 + the generation of its half told of */
+} py_stacks_told SEC(".maps");
+
 /* Bytes of a frame read at once: its members must lie within the first
  * PY_FRAME_HEAD - 8 (3.11's lie within 69); PY_FRAME_HEAD - 9 is a mask */
 #define PY_FRAME_HEAD 136
@@ -47,18 +69,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	/* + 1: indexes masked with PY_MAX_FRAMES; then a frame's head as read */
-	__type(value, __u64[PY_MAX_FRAMES + 1 + PY_FRAME_HEAD / 8]);
-} py_scratch SEC(".maps");
-
-/* which Python stacks (ids in the stacks map) user space was told of; sized
- * like the stacks map by the user side */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} py_stacks_told SEC(".maps");
+	__type(value, __u8[PY_FRAME_HEAD]);
+} py_head SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -72,14 +84,50 @@ static __always_inline void py_count(__u32 idx)
 	stacks_percpu_inc(&py_counters, idx);
 }
 
+/* A process whose program is a Python file user space has read (in
+ * another process): its layout, with its own load bias.  0, or -1. */
+static __always_inline int py_proc_from_file(struct py_proc *out)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct file *exe = BPF_CORE_READ(mm, exe_file);
+
+	if (!exe)
+		return -1;
+	struct unwind_file_key k = { .dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev),
+				      .ino = BPF_CORE_READ(exe, f_inode, i_ino) };
+	struct py_file *f = bpf_map_lookup_elem(&py_files, &k);
+	if (!f)
+		return -1;
+	__u32 exec_id = out->exec_id;
+	*out = f->proc;
+	out->runtime += BPF_CORE_READ(mm, start_code) - f->text_vaddr;
+	out->exec_id = exec_id;
+	out->state = PY_WALK;
+	out->unknown_samples = 0;
+	out->pidns_dev = out->pidns_ino = 0;	/* user space's answer says, if any */
+	return 0;
+}
+
 static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 {
 	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 
-	if (p && (p->exec_id == exec_id || p->state == PY_PENDING))
-		return p->exec_id == exec_id && p->state == PY_WALK ? p : NULL;
-	/* first sight of this process or of this image of it: ask */
-	struct py_proc fresh = { .exec_id = exec_id, .state = PY_PENDING };
+	if (p && p->exec_id == exec_id) {
+		if (p->state == PY_WALK)
+			return p;
+		if (p->state == PY_PENDING) {
+			__sync_fetch_and_add(&p->unknown_samples, 1);
+			py_count(PY_UNKNOWN_SAMPLES);
+		}
+		return NULL;
+	}
+	/* first sight of this process or of this image of it (a shell's child
+	 * that exec'ed python3 before user space answered about the shell):
+	 * walked at once if its program is a Python file known, and asked
+	 * about either way */
+	struct py_proc fresh = { .exec_id = exec_id, .state = PY_PENDING, .unknown_samples = 1 };
+	int known = py_proc_from_file(&fresh) == 0;
 	if (bpf_map_update_elem(&py_procs, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)
 		return NULL;
 	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
@@ -93,7 +141,12 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 	r->pad = 0;
 	bpf_ringbuf_submit(r, 0);
 	py_count(PY_REQUESTS);
-	return NULL;
+	if (!known) {
+		py_count(PY_UNKNOWN_SAMPLES);
+		return NULL;
+	}
+	py_count(PY_FROM_FILE);
+	return bpf_map_lookup_elem(&py_procs, &tgid);
 }
 
 static __always_inline __u64 py_read_ptr(__u64 addr)
@@ -148,13 +201,15 @@ static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 struct py_walk {
 	__u64 frame;			/* the next frame to read */
 	__u16 code, previous, prev_instr, is_entry, adaptive;
-	__u16 n;			/* frames stored in words[] */
+	__u16 base;			/* where in words[] the first frame goes */
+	__u16 max;			/* frames words[] has room for after base */
+	__u16 n;			/* frames stored */
 	__u16 span;			/* bytes of a frame that hold the four members */
 	__u64 *words;
 	__u8 *head;			/* the frame's first span bytes */
 };
 
-/* One frame: its word in words[n], then on to the one it was called from.
+/* One frame: its word in words[base + n], then on to the one it was called from.
  * The frame's members are read at once, its first span bytes: one probe
  * read a frame instead of four (the chain workload's walk of 6 frames took
  * 2.3-3.1 us a sample with four, 1.2-1.6 us with one) */
@@ -165,14 +220,14 @@ static long py_frame_step(__u64 i, void *ctx)
 	__u8 entry = 0, *head = w->head;
 	__u32 n = w->n, span = w->span;
 
-	if (!frame || n >= PY_MAX_FRAMES)
+	if (!frame || n >= w->max)
 		return 1;
 	if (span < 1 || span > PY_FRAME_HEAD || bpf_probe_read_user(head, span, (void *)frame)) {
 		py_count(PY_READ_FAULT);
 		w->frame = 0;
 		return 1;
 	}
-	/* offsets under PY_FRAME_HEAD - 8 (py_walk_stack): the masks only
+	/* offsets under PY_FRAME_HEAD - 8 (py_walk_frames): the masks only
 	 * show the verifier as much */
 	code = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
 	prev = *(__u64 *)(head + (w->previous & (PY_FRAME_HEAD - 9)));
@@ -186,27 +241,31 @@ static long py_frame_step(__u64 i, void *ctx)
 	__u64 first = code + w->adaptive, lasti = PY_LASTI_UNKNOWN;
 	if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
 		lasti = (instr - first) / 2;
-	w->words[n & PY_MAX_FRAMES] = (code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
+	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
+		(code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
 	w->n = n + 1;
 	w->frame = prev;
 	return 0;
 }
 
-static __always_inline int py_walk_stack(const struct py_proc *p, __u32 tid)
+/* The current thread's Python frames, leaf first, into words[base..]
+ * (at most max of them): how many, 0 when it has none. */
+static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __u64 *words, int base, int max)
 {
 	__u32 zero = 0;
-	__u64 *words = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!words)
-		return -1;
+	__u8 *head = bpf_map_lookup_elem(&py_head, &zero);
+	if (!head)
+		return 0;
 	py_count(PY_SAMPLES);
 	__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 	if (!tstate)
-		return -1;
+		return 0;
 	__u64 cframe = py_read_ptr(tstate + p->tstate_cframe);
 	__u64 frame = cframe ? py_read_ptr(cframe + p->cframe_current) : 0;
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
-			     .adaptive = p->code_adaptive, .words = words, .head = (__u8 *)(words + PY_MAX_FRAMES + 1) };
+			     .adaptive = p->code_adaptive, .base = (__u16)base, .max = (__u16)max, .words = words,
+			     .head = head };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.prev_instr ? span : w.prev_instr;
 	span += 8;
@@ -215,58 +274,92 @@ static __always_inline int py_walk_stack(const struct py_proc *p, __u32 tid)
 	/* a layout whose members lie further out than a head holds: no walk */
 	if (span > PY_FRAME_HEAD - 8 + 1 || w.is_entry > PY_FRAME_HEAD - 9) {
 		py_count(PY_READ_FAULT);
-		return -1;
+		return 0;
 	}
 	w.span = span;
 	/* bpf_loop: the verifier checks one step, not PY_MAX_FRAMES of them (a 70 ms
 	 * load otherwise) */
 	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
-	int n = w.n;
-	frame = w.frame;
-	if (n == PY_MAX_FRAMES && frame)
+	if (w.n == max && w.frame)
 		py_count(PY_CUT_DEPTH);
-	if (n == 0) {
+	if (w.n == 0)
 		py_count(PY_NO_FRAMES);
-		return -1;
-	}
-	/* stacks_store hashes groups of 8: zero the rest of the last one */
-#pragma unroll
-	for (int j = 0; j < 8; j++)
-		if (n + j < PY_MAX_FRAMES)
-			words[(n + j) & PY_MAX_FRAMES] = 0;
-	int id = stacks_store(words, n, 2);
-	if (id < 0)
-		return id;
-	py_count(PY_STACKS);
-	/* a new stack: its code objects are named now, not after the process
-	 * has exited (a told twice by two CPUs at once is harmless) */
-	__u32 slot = (__u32)id;
-	__u8 *told = bpf_map_lookup_elem(&py_stacks_told, &slot);
-	if (told && !*told) {
-		struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
-		if (r) {
-			*told = 1;
-			r->pid = bpf_get_current_pid_tgid() >> 32;
-			r->exec_id = stacks_exec_id();
-			r->stack_id = id;
-			r->pad = 0;
-			bpf_ringbuf_submit(r, 0);
-		}
-	}
-	return id;
+	return w.n;
 }
 
-/* py_walk_stack, its run time added up (PY_WALK_NS): what Python frames
- * cost a sample, apart from the rest of the program */
-static __always_inline int py_stack_id(const struct py_proc *p, __u32 tid)
+/* A new stack with Python frames in slot id of the stacks map: its code
+ * objects are named now, not after the process has exited.  A slot is told
+ * once per generation of its half (stacks_ctl.gen: a drain that clears the
+ * half lets the slot hold another stack); one told twice by two CPUs at once
+ * costs a lookup. */
+static __always_inline void py_tell(int id, __u32 tgid)
 {
-	__u64 start = bpf_ktime_get_ns();
-	int id = py_walk_stack(p, tid);
-	__u32 idx = PY_WALK_NS;
-	__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
-	if (ns)
-		*ns += bpf_ktime_get_ns() - start;
-	return id;
+	struct stacks_ctl *c = stacks_ctl_get();
+	__u32 slot = (__u32)id, nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
+	__u32 gen = 1 + (c ? (slot >= nslots ? c->gen[1] : c->gen[0]) : 0);
+	__u32 *told = bpf_map_lookup_elem(&py_stacks_told, &slot);
+
+	if (!told || *told == gen)
+		return;
+	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+	if (!r)
+		return;
+	*told = gen;
+	r->pid = tgid;
+	r->exec_id = stacks_exec_id();
+	r->stack_id = id;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* stacks_get's user stack in ips[0..n), leaf first (a stack collector's
+ * every user stack comes here when stacks_python is set): in a Python
+ * process it is followed by PY_STACK_MARK and the thread's Python frames
+ * (PY_FRAME_* words), all stored as one stack, which user space splits
+ * (lib/collect/stackframes.c) and merges (pyframes.c).  Its id, as
+ * stacks_store's. */
+static __noinline int py_store_user(__u64 *ips, int n)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	int total = n;
+
+	if (!ips || n < 0 || n > MARPLE_STACK_DEPTH - 3)
+		return ips && n > 0 ? stacks_store(ips, n, 1) : -ENOMEM;
+	struct py_proc *p = py_proc_of(tgid, stacks_exec_id());
+	if (p) {
+		/* room for the mark and a zero after the last frame; the walk's
+		 * run time added up (PY_WALK_NS): what Python frames cost a
+		 * sample, apart from the rest of the program */
+		__u64 start = bpf_ktime_get_ns();
+		int m = py_walk_frames(p, (__u32)id, ips, n + 1, MARPLE_STACK_DEPTH - 2 - n);
+		__u32 idx = PY_WALK_NS;
+		__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
+		if (ns)
+			*ns += bpf_ktime_get_ns() - start;
+		if (m > 0) {
+			__u32 at = n;
+			asm volatile("" : "+r"(at));	/* the mask stays */
+			ips[at & (MARPLE_STACK_DEPTH - 1)] = PY_STACK_MARK;
+			total = n + 1 + m;
+		}
+	}
+	/* zeroes up to the end of the last group of 8 (the hash reads them)
+	 * and after the stack (the reader stops there) */
+	/* clang knows total's bounds, the verifier not: it keeps the check */
+	__u32 end = total;
+	asm volatile("" : "+r"(end));
+	for (int j = 0; j < 8; j++) {
+		__u32 k = end + j;
+		if (k < MARPLE_STACK_DEPTH)
+			ips[k & (MARPLE_STACK_DEPTH - 1)] = 0;
+	}
+	int sid = stacks_store(ips, total, 1);
+	if (total > n && sid >= 0) {
+		py_count(PY_STACKS);
+		py_tell(sid, tgid);
+	}
+	return sid;
 }
 
 #endif

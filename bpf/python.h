@@ -41,9 +41,21 @@ struct py_proc {
 	__u16 frame_is_entry;		/* .is_entry (a bool) */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
 	__u16 pad;
+	__u32 unknown_samples;		/* PY_PENDING: its samples so far, stored native only */
+	__u32 pad2;
 	/* a process in another pid namespace (a container) knows its threads
 	 * by that namespace's ids: its nsfs device and inode, else 0 */
 	__u64 pidns_dev, pidns_ino;
+};
+
+/* What one Python ELF file tells (py_files, keyed by its inode as
+ * struct unwind_file_key is), so that a process whose program it is is
+ * walked from its first sample, before user space has looked at it: proc's
+ * runtime is _PyRuntime's file address, the process's start_code less
+ * text_vaddr (its lowest executable PT_LOAD's) the load bias. */
+struct py_file {
+	struct py_proc proc;
+	__u64 text_vaddr;
 };
 
 /* On the py_requests ring buffer: look at a process (stack_id -1), or name
@@ -63,14 +75,13 @@ struct py_request {
 #define PY_FRAME_LASTI(w) (((w) >> 48) & 0x7fff)
 #define PY_FRAME_ENTRY(w) ((w) >> 63)
 #define PY_LASTI_UNKNOWN 0x7fff
-#define PY_MAX_FRAMES 255		/* MARPLE_STACK_DEPTH - 1: one stacks-map value (a mask) */
+#define PY_MAX_FRAMES 255		/* bpf_loop steps: one stacks-map value less the mark */
 
-/* A counted sample's key when its process is walked (py_counts). */
-struct py_stack_key {
-	struct stack_key k;
-	__s32 py_stack_id;		/* in the stacks map (PY_FRAME_* words) */
-	__u32 pad;
-};
+/* In a stored user stack, the word between the native frames (before it)
+ * and the Python frames (after it, PY_FRAME_* words, leaf first): a
+ * non-canonical address, as unwind.bpf.h's markers are. */
+#define PY_STACK_MARK 0x8000000000000010ull
+#define PY_IS_STACK_MARK(w) ((w) == PY_STACK_MARK)
 
 /* Per-CPU counters (py_counters). */
 enum py_counter {
@@ -82,11 +93,15 @@ enum py_counter {
 	PY_CUT_DEPTH,			/* walks cut at PY_MAX_FRAMES frames */
 	PY_READ_FAULT,			/* walks cut by a read that failed */
 	PY_REQUESTS,			/* processes asked about */
-	PY_WALK_NS,			/* nanoseconds in py_stack_id, all told */
+	PY_WALK_NS,			/* nanoseconds walking Python frames, all told */
+	PY_UNKNOWN_SAMPLES,		/* user stacks of processes not known yet (asked
+					 * about, their program no known Python file) */
+	PY_FROM_FILE,			/* processes walked from their first sample: their
+					 * program a Python file known (py_files) */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
-	  "cut_read_fault", "processes_asked", "walk_ns" }
+	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file" }
 
 #endif

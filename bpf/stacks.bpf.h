@@ -244,6 +244,11 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
  * user mode); a negative errno, counted, when it could not be read or stored.
  * User stacks: walked with the unwind tables (--unwind tables: unwindtables.bpf.h)
  * or by frame pointers (bpf_get_stack, --unwind fp). */
+/* Python frames after each user stack (bpf/python.bpf.h, included at the
+ * end of this file): set by user space when it walks them (pyframes.h). */
+const volatile bool stacks_python = false;
+static int py_store_user(__u64 *ips, int n);
+
 static __always_inline int stacks_get(void *ctx, int user)
 {
 	__u32 zero = 0;
@@ -253,6 +258,8 @@ static __always_inline int stacks_get(void *ctx, int user)
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
 		/* never frame pointers where a table is missing: a marker */
 		int n = unwind_user_stack(ips);
+		if (n > 0 && stacks_python)
+			return py_store_user(ips, n);
 		return n > 0 ? stacks_store(ips, n, user) : STACK_ID_NONE;
 	}
 	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
@@ -263,6 +270,8 @@ static __always_inline int stacks_get(void *ctx, int user)
 		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
 		return (int)len;
 	}
+	if (user && stacks_python)
+		return py_store_user(ips, len / sizeof(__u64));
 	return stacks_store(ips, len / sizeof(__u64), user);
 }
 
@@ -528,5 +537,7 @@ static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 	}
 }
 #endif
+
+#include "python.bpf.h"
 
 #endif

@@ -26,14 +26,12 @@
 #include <unistd.h>
 
 #include "callstack.h"
-#include "python.h"
 #include "callstack.skel.h"
 #include "collector.h"
 #include "cpuclock.h"
 #include "unwinddwarf.h"
 #include "bpfmap.h"
 #include "hashtab.h"
-#include "pyframes.h"
 #include "selffilter.h"
 #include "stackcollector.h"
 #include "stackdrain.h"
@@ -48,10 +46,10 @@
 static struct {
 	uint64_t freq;
 	int64_t cpu;
-	bool idle, raw, dwarf, timed, no_python;
+	bool idle, raw, dwarf, timed;
 } opt = { .freq = 99, .cpu = -1 };
 
-enum { OPT_RAW = 256, OPT_TIMED, OPT_NO_PYTHON };
+enum { OPT_RAW = 256, OPT_TIMED };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -71,9 +69,9 @@ static const struct sc_option options[] = {
 	SC_ANNOTATE,
 	SC_UNWIND(SC_UNWIND_DWARF_HELP),
 	SC_DWARF,
+	SC_NO_PYTHON,
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
-	{ 0, OPT_NO_PYTHON, "no-python", NULL, "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" },
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
 	SC_EVERY,
@@ -93,7 +91,6 @@ static void own_option(int key, const char *arg)
 	case 'I': opt.idle = true; break;
 	case OPT_RAW: opt.raw = true; break;
 	case OPT_TIMED: opt.timed = true; break;
-	case OPT_NO_PYTHON: opt.no_python = true; break;
 	}
 }
 
@@ -103,22 +100,6 @@ static struct {
 	uint64_t records;
 	int draining;			/* sampling has stopped: read all that is left */
 } run;
-
-/* The stacks Python samples name stay through every drain: those samples
- * are counted apart (py_counts), not drained, and read at the end. */
-static void pin_one(const void *key, const void *value, void *arg)
-{
-	const struct py_stack_key *k = key;
-	stackdrain_pin(arg, k->k.user_stack_id);
-	stackdrain_pin(arg, k->k.kern_stack_id);
-	stackdrain_pin(arg, k->py_stack_id);
-}
-
-static void pin_python(struct stackdrain *d, void *arg)
-{
-	struct callstack_bpf *skel = arg;
-	bpfmap_each(bpf_map__fd(skel->maps.py_counts), sizeof(struct py_stack_key), sizeof(uint64_t), pin_one, d);
-}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -149,7 +130,6 @@ static int on_event(void *ctx, void *data, size_t len)
 static struct {
 	struct callstack_bpf *skel;
 	struct cpuclock *cc;
-	struct pyframes *py;
 	struct stacksbpf_table table;
 	struct timedsamples_walk *timed_walk;
 	json_t *hdr;
@@ -166,30 +146,6 @@ static void stop_sampling(void *arg)
 	bpf_link__destroy(sc.exec_link);
 	sc.exec_link = NULL;
 	ring_buffer__consume(sc.notes);
-}
-
-/* Python samples are counted apart (py_counts), read at a section's end:
- * in continuous mode they are deleted once read, so the next section counts
- * its own (a sample that lands between the read and the delete is lost, a
- * window of microseconds), and the stacks they pinned are freed at the next
- * drain: their slots' "told" flags are cleared, so a new stack in a slot
- * used again is named too (one named twice costs a lookup). */
-static void clear_python_counts(void)
-{
-	int fd = bpf_map__fd(cap.skel->maps.py_counts), told_fd = bpf_map__fd(cap.skel->maps.py_stacks_told);
-	struct py_stack_key k, next;
-	int more = bpf_map_get_next_key(fd, NULL, &k) == 0;
-	uint8_t no = 0;
-
-	while (more) {
-		more = bpf_map_get_next_key(fd, &k, &next) == 0;
-		bpf_map_delete_elem(fd, &k);
-		if (k.py_stack_id >= 0) {
-			uint32_t slot = (uint32_t)k.py_stack_id;
-			bpf_map_update_elem(told_fd, &slot, &no, BPF_ANY);
-		}
-		k = next;
-	}
 }
 
 /* One section: at every --every interval (sampling goes on) and at the end. */
@@ -210,13 +166,6 @@ static int write_section(void *arg, int last)
 	else if (sc.drain) {
 		stackdrain_finish(sc.drain);
 		stackdrain_emit(sc.drain);
-		/* Python samples are counted apart, read now: their stacks were
-		 * kept by pin_python through every drain */
-		if (cap.py && !opt.timed) {
-			pyframes_collect_counts(cap.py, sc.sf, bpf_map__fd(cap.skel->maps.py_counts), cap.table.t);
-			if (!last)
-				clear_python_counts();
-		}
 		run.records = opt.timed ? timedsamples_walk_write(cap.timed_walk, stdout)
 					: stackframes_write_table(cap.table.t, stdout);
 		if (!last) {
@@ -237,8 +186,6 @@ static int write_section(void *arg, int last)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
 		unwindtab_trailer_add(sc.unwindtab, tr);
-	if (cap.py)
-		pyframes_trailer_add(cap.py, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
@@ -280,12 +227,9 @@ int main(int argc, char **argv)
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
 	skel->rodata->timed_mode = opt.timed;
-	/* Python frames: with the counts kept in the kernel (not --timed, --dwarf, --raw) */
-	bool python = !opt.no_python && !opt.timed && !opt.dwarf && !opt.raw && !sc.kernel_only;
-	skel->rodata->python_mode = python;
-	bpf_map__set_max_entries(skel->maps.py_counts, python ? (uint32_t)sc.stack_storage : 1);
-	/* a flag a stack id: the store holds two sets (stackdrain.h) */
-	bpf_map__set_max_entries(skel->maps.py_stacks_told, python ? 2 * (uint32_t)sc.stack_storage : 1);
+	/* Python frames with the user stacks (not --raw: no stacks) */
+	bool python = stackcollector_python_wanted(&sc) && !opt.raw;
+	skel->rodata->stacks_python = python;
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
@@ -321,10 +265,8 @@ int main(int argc, char **argv)
 		exit(EXIT_DATA);
 	if (!opt.raw)
 		stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
-	if (python && (cap.py = pyframes_new(skel->obj, sc.syms)) && pyframes_listen(cap.py, sc.notes) != 0)
-		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
-	if (cap.py && sc.drain)
-		stackdrain_set_pin(sc.drain, pin_python, skel);
+	if (python)
+		stackcollector_python(&sc, skel->obj);
 
 	json_t *hdr = cap.hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
@@ -371,7 +313,6 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	hashtab_free(cap.table.t);
-	pyframes_free(cap.py);
 	dwarfstacks_free(run.dwarf);
 	timedsamples_free(run.timed);
 	stackcollector_free(&sc);

@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	skel->rodata->want_kernel = !sc.user_only;
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	stackcollector_unwind_size(&sc, skel->obj);
 	bpf_program__set_autoload(opt.insert ? skel->progs.rq_issue : skel->progs.rq_insert, false);
 	err = diskblockrq_bpf__load(skel);

@@ -44,6 +44,7 @@ static const struct sc_option options[] = {
 	SC_LIB("the C library to probe (default: the libc mapped by\n"
 	       "the process, or this program's)"),
 	SC_UNWIND(""),
+	SC_NO_PYTHON,
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
 	SC_EVERY,
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
 	skel->rodata->sample_every = sc.sample_every;
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	stackcollector_unwind_size(&sc, skel->obj);
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;

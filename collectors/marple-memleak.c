@@ -87,6 +87,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_MAX_ALLOCS, "max-allocs", "N", "allocations tracked at once (default 1048576; with -K\n"
 						 "262144, allocated up front)" },
 	SC_UNWIND(""),
+	SC_NO_PYTHON,
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
 	SC_ANNOTATE,
@@ -441,6 +442,7 @@ static void configure(struct memleak_bpf *skel)
 	skel->rodata->kernel_allocs = opt.kernel;
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	stackcollector_unwind_size(&sc, skel->obj);
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {

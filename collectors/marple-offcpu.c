@@ -74,6 +74,7 @@ static const struct sc_option options[] = {
 	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
 	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
+	SC_NO_PYTHON,
 	SC_DWARF,
 	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },
@@ -148,6 +149,7 @@ static struct offcpu_bpf *load(const char **how)
 		stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
 		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+		skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 		stackcollector_unwind_size(&sc, skel->obj);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
@@ -451,6 +453,7 @@ int main(int argc, char **argv)
 	if (!sc.notes)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
 	stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
+	stackcollector_python(&sc, skel->obj);
 	if (opt.dwarf) {
 		dw.d = dwarfstacks_new(sc.syms);
 		if (ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)

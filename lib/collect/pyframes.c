@@ -59,6 +59,7 @@ struct pyelf {
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
 	struct { uint64_t vaddr, offset, filesz; } load[8];
 	int nload;
+	uint64_t text_vaddr;		/* its lowest executable PT_LOAD's (struct py_file) */
 };
 
 /* A process walked. */
@@ -82,7 +83,7 @@ struct pycode {
 
 struct pyframes {
 	struct syms_cache *syms;
-	int procs_fd, requests_fd, counters_fd, stacks_fd;
+	int procs_fd, requests_fd, counters_fd, stacks_fd, files_fd;
 	uint32_t tsd_block;
 	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
 	struct pyelf *elf;
@@ -103,7 +104,12 @@ struct pyframes {
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	uint64_t cpu_ns;		/* this side's CPU: looking, naming, merging */
-	struct hashtab *stacks;		/* pid, stack id -> index in stack_names[] */
+	uint64_t from_file;		/* Python processes walked from their first sample */
+	uint64_t before_known;		/* user stacks of Python processes stored native only,
+					 * before they were looked at */
+	/* what the last stack merged gave, per sample: weighed by on_weigh */
+	struct { uint64_t merged, mismatched, unpaired, dropped, outside; } last;
+	struct hashtab *stacks;		/* pid and Python words -> index in stack_names[] */
 	struct stack_names { size_t first, n; } *stack_names;
 	size_t nstack_names, stack_names_cap;
 	const char **name_pool;		/* the names of each stack told, leaf first */
@@ -147,7 +153,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	uint32_t tsd;
 
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
-	if (!procs || !req || !ctr || !stacks)
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "py_files");
+	if (!procs || !req || !ctr || !stacks || !files)
 		return NULL;
 	if (derive_tsd_block(&tsd) != 0) {
 		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
@@ -160,6 +167,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->requests_fd = bpf_map__fd(req);
 	pf->counters_fd = bpf_map__fd(ctr);
 	pf->stacks_fd = bpf_map__fd(stacks);
+	pf->files_fd = bpf_map__fd(files);
 	pf->tsd_block = tsd;
 	pf->elves = hashtab_new();
 	pf->procs = hashtab_new();
@@ -325,6 +333,8 @@ static void read_elf(struct pyelf *e, int fd)
 	for (size_t i = 0; i < nph && e->nload < 8; i++) {
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			if ((ph.p_flags & PF_X) && (!e->text_vaddr || ph.p_vaddr < e->text_vaddr))
+				e->text_vaddr = ph.p_vaddr;
 			e->load[e->nload].vaddr = ph.p_vaddr;
 			e->load[e->nload].offset = ph.p_offset;
 			e->load[e->nload].filesz = ph.p_filesz;
@@ -456,13 +466,23 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
-	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE };
+	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE }, seen;
 	struct procmaps pm;
 	struct procmaps_line l;
 	const struct pyelf *py = NULL;
 	uint64_t bias = 0;
+	unsigned dev_major = 0, dev_minor = 0;
+	unsigned long py_inode = 0;
 
 	pf->asked++;
+	/* what the BPF side made of it meanwhile: walked from its first sample
+	 * (its program a Python file known), or its stacks native so far; or
+	 * it has moved on to another image (exec'ed since: asked again), and
+	 * this answer would be about the wrong one */
+	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &seen) != 0)
+		memset(&seen, 0, sizeof(seen));
+	else if (seen.exec_id != exec_id)
+		return;
 	procmaps_open(&pm, (pid_t)pid);
 	while (!py && procmaps_next(&pm, &l)) {
 		if (!procmaps_is_exec(&l) || !procmaps_is_file(&l))
@@ -474,6 +494,9 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 			if (l.pgoff >= e->load[i].offset && l.pgoff < e->load[i].offset + e->load[i].filesz) {
 				bias = l.start - (e->load[i].vaddr + (l.pgoff - e->load[i].offset));
 				py = e;
+				py_inode = (unsigned long)l.inode;
+				dev_major = l.dev_major;
+				dev_minor = l.dev_minor;
 				break;
 			}
 		}
@@ -521,6 +544,10 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	}
 	p->walked = 1;
 	pf->walked++;
+	if (seen.state == PY_WALK)
+		pf->from_file++;
+	else
+		pf->before_known += seen.unknown_samples;
 	v.state = PY_WALK;
 	v.runtime = p->runtime;
 	v.tss_key = p->lay->tss_key;
@@ -544,14 +571,53 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		v.pidns_ino = theirs.st_ino;
 	}
 	set_proc(pf, pid, &v);
+	/* the file's facts, for the next process whose program it is (the
+	 * kernel's s_dev: major << 20 | minor, as the maps print them) */
+	if (py_inode && py->text_vaddr) {
+		struct unwind_file_key k = { .dev = dev_major << 20 | dev_minor, .ino = py_inode };
+		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
+		f.proc.runtime = py->runtime;
+		f.proc.pidns_dev = f.proc.pidns_ino = 0;
+		bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
+	}
 }
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
 
+/* The Python words of a stored stack (those after PY_STACK_MARK), into
+ * words: how many. */
+static int python_words(const uint64_t *stack, uint64_t *words)
+{
+	int i = 0, m = 0;
+	while (i < MARPLE_STACK_DEPTH && stack[i] && !PY_IS_STACK_MARK(stack[i]))
+		i++;
+	for (i++; i < MARPLE_STACK_DEPTH && stack[i]; i++)
+		words[m++] = stack[i];
+	return m;
+}
+
+/* The names given to the Python words of pid when first seen (n 0: not
+ * yet), by content: the same stack id names other stacks after a drain. */
+static struct stack_names *names_of(struct pyframes *pf, uint32_t pid, const uint64_t *words, int m)
+{
+	uint64_t key[MARPLE_STACK_DEPTH + 1];
+	key[0] = pid;
+	memcpy(key + 1, words, (size_t)m * sizeof(*words));
+	size_t before = hashtab_size(pf->stacks);
+	size_t i = hashtab_index(pf->stacks, hashtab_add(pf->stacks, key, (size_t)(m + 1) * 8, 0, 0));
+	if (i >= before) {
+		pf->stack_names = marple_grow(pf->stack_names, &pf->stack_names_cap, i + 1, sizeof(*pf->stack_names));
+		pf->nstack_names = i + 1;
+		pf->stack_names[i].first = pf->npool;
+		pf->stack_names[i].n = 0;
+	}
+	return &pf->stack_names[i];
+}
+
 /* Name the code objects of a new stack now, while its process lives. */
 static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id)
 {
-	uint64_t words[MARPLE_STACK_DEPTH];
+	uint64_t stack[MARPLE_STACK_DEPTH], words[MARPLE_STACK_DEPTH];
 	size_t before = hashtab_size(pf->procs);
 	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &pid, sizeof(pid), 0, 0));
 
@@ -561,18 +627,14 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 		return;
 	}
 	const struct pyproc *p = &pf->proc[idx];
-	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, words) != 0)
+	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, stack) != 0)
 		return;
-	int32_t key[2] = { (int32_t)pid, id };
-	before = hashtab_size(pf->stacks);
-	if (hashtab_index(pf->stacks, hashtab_add(pf->stacks, key, sizeof(key), 0, 0)) < before)
-		return;
-	pf->stack_names = marple_grow(pf->stack_names, &pf->stack_names_cap, pf->nstack_names + 1,
-				      sizeof(*pf->stack_names));
-	struct stack_names *sn = &pf->stack_names[pf->nstack_names++];
+	int m = python_words(stack, words);
+	struct stack_names *sn = m ? names_of(pf, pid, words, m) : NULL;
+	if (!sn || sn->n)
+		return;		/* named before */
 	sn->first = pf->npool;
-	sn->n = 0;
-	for (int i = 0; i < MARPLE_STACK_DEPTH && words[i]; i++) {
+	for (int i = 0; i < m; i++) {
 		const char *name = frame_name(pf, p, words[i], 1);
 		pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + 1, sizeof(*pf->name_pool));
 		pf->name_pool[pf->npool++] = name;
@@ -872,8 +934,7 @@ int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
  * pairs that are certain are kept: from the root when the native stack is
  * whole, else from the leaf; the rest stays native, or is left out. */
 static void merge(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, size_t first,
-		  const uint64_t *ips, int n, const uint64_t *words, int m, const char *const *pynames,
-		  uint64_t weight)
+		  const uint64_t *ips, int n, const uint64_t *words, int m, const char *const *pynames)
 {
 	size_t nf;
 	const char *const *frames = stackframes_frames(sf, &nf);
@@ -906,17 +967,16 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	if (!pyframes_from_root(na, ns, complete, whole) && na < ns + !complete)
 		outer_from = pairs ? seg_end[pairs - 1] : 0;
 	if (na == ns && complete) {
-		pf->merged += weight;
+		pf->last.merged = 1;
 	} else {
-		pf->mismatched += weight;
-		pf->unpaired_activations += (uint64_t)(na - pairs) * weight;
+		pf->last.mismatched = 1;
+		pf->last.unpaired = (uint64_t)(na - pairs);
 		int kept = m - outer_from;
 		for (int a = 0; a < na; a++)
 			if (pair_of_act[a] >= 0)
 				kept += seg_end[pair_of_act[a]] - seg_start[pair_of_act[a]];
-		pf->dropped_frames += (uint64_t)(m - kept) * weight;
-		if (outer_from < m)
-			pf->placed_outside += weight;
+		pf->last.dropped = (uint64_t)(m - kept);
+		pf->last.outside = outer_from < m;
 	}
 	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 2));
 	int k = 0, a = na - 1;
@@ -940,51 +1000,58 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	free(names);
 }
 
-static void collect_one(const void *key, const void *value, void *arg)
+/* One stack's merge: its native frames are in sf from first on; its Python
+ * words go in their place. */
+static void merge_stack(struct pyframes *pf, struct stackframes *sf, pid_t pid, uint64_t exec_id, size_t first,
+			const uint64_t *ips, size_t n, const uint64_t *words, size_t m)
 {
-	const struct collect_walk *w = arg;
-	const struct py_stack_key *pk = key;
-	const struct stack_key *k = &pk->k;
-	uint64_t v, ips[MARPLE_STACK_DEPTH], words[MARPLE_STACK_DEPTH];
-	size_t first;
+	uint32_t upid = (uint32_t)pid;
+	size_t before = hashtab_size(pf->procs);
+	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &upid, sizeof(upid), 0, 0));
 
-	memcpy(&v, value, sizeof(v));
-	if (!v)
-		return;
-	stackframes_begin(w->sf, k->comm);
-	stackframes_frames(w->sf, &first);
-	stackframes_user_id_exec(w->sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
-	uint64_t start = thread_cpu_ns();	/* the native part costs as much without Python */
-	uint32_t pid = k->pid;
-	size_t before = hashtab_size(w->pf->procs);
-	size_t idx = hashtab_index(w->pf->procs, hashtab_add(w->pf->procs, &pid, sizeof(pid), 0, 0));
+	memset(&pf->last, 0, sizeof(pf->last));
 	if (idx >= before) {	/* not one we walked: cannot be, keep it native */
-		w->pf->proc = marple_grow(w->pf->proc, &w->pf->proc_cap, w->pf->nproc + 1, sizeof(*w->pf->proc));
-		memset(&w->pf->proc[w->pf->nproc++], 0, sizeof(*w->pf->proc));
+		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
+		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
 	}
-	const struct pyproc *p = &w->pf->proc[idx];
-	int n = stackframes_read_id(w->sf, k->user_stack_id, ips);
-	int m = stackframes_read_id(w->sf, pk->py_stack_id, words);
+	const struct pyproc *p = &pf->proc[idx];
+	if (!p->walked || p->exec_id != (uint32_t)exec_id || n == 0 || m == 0 || m > PY_MAX_FRAMES) {
+		pf->last.mismatched = 1;
+		return;
+	}
 	/* the names given when the stack was first seen, if it was told */
-	const char *const *pynames = NULL;
-	int32_t skey[2] = { (int32_t)k->pid, pk->py_stack_id };
-	size_t nb = hashtab_size(w->pf->stacks);
-	size_t si = hashtab_index(w->pf->stacks, hashtab_add(w->pf->stacks, skey, sizeof(skey), 0, 0));
-	if (si < nb && si < w->pf->nstack_names && w->pf->stack_names[si].n == (size_t)m)
-		pynames = w->pf->name_pool + w->pf->stack_names[si].first;
-	if (p->walked && p->exec_id == k->exec_id && n > 0 && m > 0)
-		merge(w->pf, w->sf, p, first, ips, n, words, m, pynames, v);
-	else
-		w->pf->mismatched += v;
-	w->pf->cpu_ns += thread_cpu_ns() - start;
-	stackframes_kernel_id(w->sf, k->kern_stack_id);
-	stackframes_collect(w->sf, w->t, v);
+	const struct stack_names *sn = names_of(pf, upid, words, (int)m);
+	const char *const *pynames = sn && sn->n == m ? pf->name_pool + sn->first : NULL;
+	merge(pf, sf, p, first, ips, (int)n, words, (int)m, pynames);
 }
 
-void pyframes_collect_counts(struct pyframes *pf, struct stackframes *sf, int fd, struct hashtab *t)
+/* stackframes' merge (stackframes_set_python), its CPU counted: the native
+ * part costs as much without Python, so only this is Python's */
+static void on_merge(void *arg, struct stackframes *sf, pid_t pid, uint64_t exec_id, size_t first,
+		     const uint64_t *ips, size_t n, const uint64_t *words, size_t m)
 {
-	struct collect_walk w = { pf, sf, t };
-	bpfmap_each(fd, sizeof(struct py_stack_key), sizeof(uint64_t), collect_one, &w);
+	struct pyframes *pf = arg;
+	uint64_t start = thread_cpu_ns();
+
+	merge_stack(pf, sf, pid, exec_id, first, ips, n, words, m);
+	pf->cpu_ns += thread_cpu_ns() - start;
+}
+
+/* stackframes' weigh: what the last merge gave, times the samples (or
+ * microseconds, bytes) its stack is counted with. */
+static void on_weigh(void *arg, uint64_t weight)
+{
+	struct pyframes *pf = arg;
+	pf->merged += pf->last.merged * weight;
+	pf->mismatched += pf->last.mismatched * weight;
+	pf->unpaired_activations += pf->last.unpaired * weight;
+	pf->dropped_frames += pf->last.dropped * weight;
+	pf->placed_outside += pf->last.outside * weight;
+}
+
+void pyframes_merge_into(struct pyframes *pf, struct stackframes *sf)
+{
+	stackframes_set_python(sf, on_merge, on_weigh, pf);
 }
 
 void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
@@ -997,7 +1064,10 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 		json_object_set_new(c, names[i], json_integer((json_int_t)bpfmap_percpu_sum(pf->counters_fd, i)));
 	json_object_set_new(o, "processes_walked", json_integer((json_int_t)pf->walked));
 	json_object_set_new(o, "processes_refused", json_integer((json_int_t)pf->refused_n));
+
 	json_object_set_new(o, "bpf", c);
+	json_object_set_new(o, "processes_walked_from_first_sample", json_integer((json_int_t)pf->from_file));
+	json_object_set_new(o, "samples_native_before_known", json_integer((json_int_t)pf->before_known));
 	json_object_set_new(o, "samples_merged", json_integer((json_int_t)pf->merged));
 	json_object_set_new(o, "samples_mismatched", json_integer((json_int_t)pf->mismatched));
 	json_object_set_new(o, "activations_left_native", json_integer((json_int_t)pf->unpaired_activations));

@@ -1,21 +1,26 @@
-/* pyframes.h — Python functions in the stacks of marple-callstack: the user
- * side of bpf/python.bpf.h.
+/* pyframes.h — Python functions in the stacks of every stack collector:
+ * the user side of bpf/python.bpf.h.
  *
  * Asked by the BPF side about each process it samples (py_requests), it
  * looks for an ELF mapped by the process that exports Py_Version (the
  * python3 binary or a libpython, whatever its name), reads the version and,
  * for a version whose struct layout it knows (3.11), puts in py_procs where
  * _PyRuntime is and the offsets to walk; any other version is said once on
- * stderr and profiled natively.  At the end, each sample's Python frames
- * (code object, instruction) become "qualname (file:line)", read from the
+ * stderr and profiled natively.  The BPF side stores a Python process's
+ * user stacks with its Python frames (code object, instruction) after the
+ * native ones; the first time it stores one, it asks for its code objects to
+ * be named now, while the process lives.  When stacks are written, each
+ * stack's Python frames become "qualname (file:line)", read from the
  * process's memory (the object's type checked to be PyCode_Type first) and
  * cached, and replace in the native stack the _PyEval_EvalFrameDefault
  * activation that ran them (its symbol and its compiler-split cold part).
+ * lib/collect/stackcollector.c does all this for every stack collector:
  *
+ *   skel->rodata->stacks_python = 1;                       // before load
  *   struct pyframes *pf = pyframes_new(skel->obj, syms);    // after load; NULL: natively
  *   pyframes_listen(pf, rb);               // requests served when rb is polled
- *   ... capture ...
- *   pyframes_collect_counts(pf, sf, bpf_map__fd(skel->maps.py_counts), t);
+ *   pyframes_merge_into(pf, sf);           // sf's stacks get their Python frames
+ *   ... capture, write the stacks ...
  *   pyframes_trailer_add(pf, trailer);    // "python": {...}
  *   pyframes_free(pf);
  */
@@ -29,16 +34,15 @@ struct bpf_object;
 struct ring_buffer;
 struct stackframes;
 struct syms_cache;
-struct hashtab;
 
 /* For a loaded object that includes bpf/python.bpf.h; NULL (after a
  * warning) when the frames cannot be walked: stacks stay native. */
 struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms);
 /* Serve the object's py_requests when rb is polled; 0 or -1. */
 int pyframes_listen(struct pyframes *pf, struct ring_buffer *rb);
-/* Add each sample of py_counts (struct py_stack_key -> u64), its Python
- * frames merged into its native ones, to t (stackframes_collect). */
-void pyframes_collect_counts(struct pyframes *pf, struct stackframes *sf, int py_counts_fd, struct hashtab *t);
+/* The user stacks sf names get their Python frames merged into their
+ * native ones (stackframes_set_python). */
+void pyframes_merge_into(struct pyframes *pf, struct stackframes *sf);
 /* "python": processes seen, walked, refused; the BPF counters; merges and
  * mismatches; code objects named and the cache's size. */
 void pyframes_trailer_add(struct pyframes *pf, json_t *trailer);

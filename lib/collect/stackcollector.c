@@ -12,6 +12,7 @@
 #include "collector.h"
 #include "hashtab.h"
 #include "options.h"
+#include "pyframes.h"
 #include "selffilter.h"
 #include "stackframes.h"
 #include "stackdrain.h"
@@ -110,6 +111,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
 	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
+	case SC_OPT_NO_PYTHON: sc->no_python = 1; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -227,6 +229,22 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 		warm_command(sc->unwindtab, sc->cmd);
 }
 
+int stackcollector_python_wanted(const struct stackcollector *sc)
+{
+	return !sc->no_python && !sc->kernel_only && sc->unwind != UNWIND_MODE_DWARF;
+}
+
+void stackcollector_python(struct stackcollector *sc, struct bpf_object *obj)
+{
+	if (!stackcollector_python_wanted(sc) || sc->py)
+		return;
+	if (!(sc->py = pyframes_new(obj, sc->syms)))
+		return;
+	if (pyframes_listen(sc->py, sc->notes) != 0)
+		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
+	pyframes_merge_into(sc->py, sc->sf);
+}
+
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
 {
 	sc->syms = syms_cache_new(sc->no_demangle ? 0 : SYMS_DEMANGLE);
@@ -238,6 +256,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	if (!sc->notes)
 		return -1;
 	stackcollector_unwind_loaded(sc, obj, sc->notes);
+	stackcollector_python(sc, obj);
 	if (sc->pid)
 		syms_cache_snapshot(sc->syms, sc->pid);
 	return 0;
@@ -421,6 +440,8 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 
 	if (sc->interval && sc->section_end_ns)
 		json_object_set_new(tr, "end_ns", json_integer((json_int_t)sc->section_end_ns));
+	if (sc->py)
+		pyframes_trailer_add(sc->py, tr);
 	return tr;
 }
 
@@ -486,6 +507,8 @@ void stackcollector_free(struct stackcollector *sc)
 	unwindtab_free(sc->unwindtab);
 	sc->unwindtab = NULL;
 	stackframes_free(sc->sf);
+	pyframes_free(sc->py);
+	sc->py = NULL;
 	free(sc->entries);
 	sc->entries = NULL;
 	syms_cache_free(sc->syms);

@@ -69,7 +69,7 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY, SC_OPT_NO_PYTHON
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -127,12 +127,16 @@ enum {
 	  "--unwind tables: build every file's table, and keep none\non disk (default: cached in MARPLE_CACHE_DIR, else\n/var/cache/marple for root, ~/.cache/marple)" }
 #define SC_UNWIND_DWARF_HELP ",\ndwarf (16 KB of stack copied a sample, unwound here)"
 #define SC_DWARF { SC_OPT_DWARF, SC_LONG_ONLY(SC_OPT_DWARF), "dwarf", NULL, "--unwind dwarf" }
+/* Python frames (lib/collect/pyframes.h) in every collector of user stacks */
+#define SC_NO_PYTHON \
+	{ SC_OPT_NO_PYTHON, SC_LONG_ONLY(SC_OPT_NO_PYTHON), "no-python", NULL, \
+	  "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
 /* what the program is, for the registry (options.h OPTIONS_DESCRIBE) */
 #define SC_DESCRIBE(fields) { 0, OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
-	SC_UNWIND(""), SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
+	SC_UNWIND(""), SC_NO_PYTHON, SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
 	SC_EVERY, SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
@@ -143,6 +147,7 @@ struct stackframes;
 struct ring_buffer;
 struct bpf_object;
 struct unwindtab;
+struct pyframes;
 
 struct stackcollector {
 	/* the program's usage text */
@@ -169,6 +174,10 @@ struct stackcollector {
 	int unwind;			/* --unwind: UNWIND_MODE_*, default tables */
 	uint64_t unwind_memory;		/* --unwind-memory, bytes */
 	int no_cache;			/* --no-cache: no unwind rows read from or written to disk */
+	int no_python;			/* --no-python */
+
+	/* set by stackcollector_python: Python frames merged into sf's stacks */
+	struct pyframes *py;
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtab *unwindtab;
@@ -212,6 +221,14 @@ void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_obje
 /* After load, in tables mode: the tables, -p's process's loaded now, and
  * requests served when rb (the pid notes' ring buffer) is polled. */
 void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb);
+
+/* Are Python frames to be walked (not --no-python, -K or --unwind dwarf)?
+ * The collector sets its skeleton's rodata stacks_python to this before load. */
+int stackcollector_python_wanted(const struct stackcollector *sc);
+/* After load, once sc->sf and sc->notes are made (stackcollector_symbols
+ * calls it), when wanted: sc->py, whose requests are served as sc->notes is
+ * polled and whose frames sc->sf merges; the trailers get "python". */
+void stackcollector_python(struct stackcollector *sc, struct bpf_object *obj);
 
 /* collector_start(), then exit 1 if -p's process does not exist. */
 void stackcollector_start(const struct stackcollector *sc);

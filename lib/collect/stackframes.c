@@ -11,6 +11,7 @@
 #include "escape.h"
 #include "hashtab.h"
 #include "jitframes.h"
+#include "python.h"
 #include "stream.h"
 #include "util.h"
 
@@ -46,6 +47,13 @@ struct stackframes {
 	char *scratch;
 	size_t scratch_cap;
 	struct stackframes_stats st;
+	/* stackframes_set_python: the merge of a user stack's Python frames,
+	 * and the weight of the stack it was last called for */
+	void (*py_merge)(void *arg, struct stackframes *sf, pid_t pid, uint64_t exec_id, size_t first,
+			 const uint64_t *ips, size_t n, const uint64_t *words, size_t m);
+	void (*py_weigh)(void *arg, uint64_t weight);
+	void *py_arg;
+	int py_merged;			/* the current stack had Python frames */
 	pid_t jit_pid;			/* the current stack's process, and its leaf */
 	const char *jit_leaf;		/* when it is a JIT frame named later (jitframes.h) */
 };
@@ -196,6 +204,7 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 	sf->user_judged = 0;
 	sf->jit_pid = 0;
 	sf->jit_leaf = NULL;
+	sf->py_merged = 0;
 }
 
 /* Where a whole user stack starts: the program's entry and libc's start
@@ -239,6 +248,8 @@ static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, con
 void stackframes_weigh(struct stackframes *sf, uint64_t weight)
 {
 	jitframes_weigh(sf->jit_pid, sf->jit_leaf, weight);
+	if (sf->py_merged && sf->py_weigh)
+		sf->py_weigh(sf->py_arg, weight);
 	if (!sf->user_judged)
 		return;
 	sf->st.user_weight += weight;
@@ -285,7 +296,34 @@ static const char *jit_pending(struct stackframes *sf, pid_t pid, uint64_t exec_
 	return jitframes_pending(sf->syms, pid, exec_id, at, name);
 }
 
+void stackframes_set_python(struct stackframes *sf,
+			    void (*merge)(void *arg, struct stackframes *sf, pid_t pid, uint64_t exec_id, size_t first,
+					  const uint64_t *ips, size_t n, const uint64_t *words, size_t m),
+			    void (*weigh)(void *arg, uint64_t weight), void *arg)
+{
+	sf->py_merge = merge;
+	sf->py_weigh = weigh;
+	sf->py_arg = arg;
+}
+
+static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n);
+
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
+{
+	size_t first = sf->n, native = 0;
+
+	/* a Python process's stack: its native frames, the mark, its Python
+	 * frames (bpf/python.h); without a merge, the native frames alone */
+	while (native < n && !PY_IS_STACK_MARK(ips[native]))
+		native++;
+	user_ips(sf, pid, exec_id, ips, native);
+	if (native + 1 < n && sf->py_merge) {
+		sf->py_merged = 1;
+		sf->py_merge(sf->py_arg, sf, pid, exec_id, first, ips, native, ips + native + 1, n - native - 1);
+	}
+}
+
+static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
 {
 	char buf[64];
 	size_t first = sf->n;

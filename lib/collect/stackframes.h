@@ -58,6 +58,17 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
  * puts Python functions in place of the interpreter's); before any kernel
  * frame.  The names must outlive sf's use of this stack. */
 void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n);
+/* A user stack holding Python frames after its native ones (bpf/python.h
+ * PY_STACK_MARK) gets its native frames appended as any other, from
+ * frames[first] on, then merge(arg, sf, pid, exec_id, first, ips, n, words,
+ * m) with the n native addresses and the m Python words (leaf first), to
+ * splice them in (lib/collect/pyframes.c); weigh(arg, weight) is told the
+ * weight that stack is counted with (stackframes_weigh).  Without merge the
+ * Python words are left out. */
+void stackframes_set_python(struct stackframes *sf,
+			    void (*merge)(void *arg, struct stackframes *sf, pid_t pid, uint64_t exec_id, size_t first,
+					  const uint64_t *ips, size_t n, const uint64_t *words, size_t m),
+			    void (*weigh)(void *arg, uint64_t weight), void *arg);
 /* Say what name is (marple-format(5), the trailer's "frames"): kind
  * ("python", "jit"...), file or NULL, line or 0.  The first description of a
  * name wins; frames named from addresses are described as they are named. */

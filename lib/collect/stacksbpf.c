@@ -243,6 +243,10 @@ int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 	if (!s || !i || !i1 || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, n) < 0 ||
 	    bpf_map__set_max_entries(i1, n) < 0)
 		return -1;
+	/* bpf/python.bpf.h: a flag a stack slot */
+	struct bpf_map *told = bpf_object__find_map_by_name(obj, "py_stacks_told");
+	if (told && bpf_map__set_max_entries(told, 2 * n) < 0)
+		return -1;
 	return 0;
 }
 

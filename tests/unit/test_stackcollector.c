@@ -44,6 +44,8 @@ static const char usage[] =
 	"      --no-cache          --unwind tables: build every file's table, and keep none\n"
 	"                          on disk (default: cached in MARPLE_CACHE_DIR, else\n"
 	"                          /var/cache/marple for root, ~/.cache/marple)\n"
+	"      --no-python         Python processes' stacks native only (default: their\n"
+	"                          Python functions in place of the interpreter's)\n"
 	"  -U, --user-only         user stacks only\n"
 	"  -K, --kernel-only       kernel stacks only\n"
 	"  -a, --annotations       kernel frames end in _[k]\n"
