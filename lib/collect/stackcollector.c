@@ -447,6 +447,23 @@ int stackcollector_run(struct stackcollector *sc, const struct stackcollector_ru
 	return rc;
 }
 
+int stackcollector_write_section(struct stackcollector *sc, struct bpf_object *obj, json_t *hdr,
+				 void (*own)(json_t *tr, void *arg), void *arg)
+{
+	stackdrain_finish(sc->drain);
+	stackcollector_stamp_header(sc, hdr);
+	if (stream_write_json(stdout, hdr) < 0)
+		return -1;
+	uint64_t records = stackdrain_emit(sc->drain);
+	json_t *tr = stackcollector_trailer(sc, obj, records, 0, collector_end_reason());
+	if (own)
+		own(tr, arg);
+	stackdrain_trailer_add(sc->drain, tr);
+	if (stackcollector_write_trailer(sc, tr) < 0 || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
 void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr)
 {
 	if (!sc->interval)

@@ -308,6 +308,13 @@ struct stackcollector_run {
 	void *arg;
 };
 int stackcollector_run(struct stackcollector *sc, const struct stackcollector_run *run);
+/* The section() of a collector whose add() writes each record as it is
+ * emitted (diskblockrq, memevents): drain what is left, write hdr (stamped),
+ * the records, and the trailer (stackcollector_trailer, then own(tr, arg)
+ * adds the program's members and sets its totals to 0, then "drains"); 0 or
+ * -1. */
+int stackcollector_write_section(struct stackcollector *sc, struct bpf_object *obj, json_t *hdr,
+				 void (*own)(json_t *tr, void *arg), void *arg);
 /* In continuous mode, hdr's start_ns and wall_ns made the section's start
  * (the previous section's end): consecutive sections tile the time. */
 void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr);
