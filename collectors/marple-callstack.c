@@ -237,8 +237,11 @@ static int write_section(void *arg, int last)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
 		unwindtab_trailer_add(sc.unwindtab, tr);
-	if (cap.py)
+	if (cap.py) {
 		pyframes_trailer_add(cap.py, tr);
+		if (!last)
+			pyframes_next_section(cap.py);
+	}
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
