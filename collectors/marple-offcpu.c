@@ -415,7 +415,7 @@ static int write_section(void *arg, int last)
 		cap.table.t = hashtab_new();
 	}
 	if (last && timed)
-		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), stdout);
+		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), 0, stdout);
 	/* a section is whole on its way out: the supervisor cuts files by them */
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = -1;
@@ -516,6 +516,7 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	hashtab_free(cap.table.t);
+	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(timed);
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);

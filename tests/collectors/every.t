@@ -7,7 +7,7 @@
 # sections' weights add up to about what one section of the same run length
 # weighs.  Collectors that cannot say so (-h, --describe) and refuse it.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 23
+plan 25
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 
 # the usage errors first: they need no root
@@ -74,6 +74,19 @@ u=$(awk '/^\{"trailer"/ { match($0, /"samples":[0-9]+,"self/); s += substr($0, R
 	match($0, /"unwind":\{"stacks":[0-9]+/); u += substr($0, RSTART + 19, RLENGTH - 19); n++ } END { print u + 0, s + 0, n + 0 }' "$T/cs")
 check "every: callstack's unwind counts are the section's own (stacks walked, samples, sections: $u)" \
 	sh -c "set -- $u; [ \$2 -gt 0 ] && [ \$1 -le \$((\$2 + \$3)) ]"
+
+# 1b. callstack --timed: each interval is a timed stack section and its
+#     samples section, every sample of the one timed in the other
+marple-callstack -p $spin --timed --every 1s 3.5 > "$T/cst" 2> "$T/cst.err"; rc=$?
+pairs=$(awk '/^\{"marple".*"datatype":"stack"/ { st = 1; w = 0; next }
+	/^\{"marple".*"timed":"samples"/ { st = 0; n = 0; next }
+	/^\{"trailer"/ { if (st) sw = w; else { p++; if (n == sw) ok++ } next }
+	st && index($0, "#") { w += substr($0, 1, index($0, "#") - 1) }
+	!st && !/^\{/ { n++ } END { print p + 0, ok + 0 }' "$T/cst")
+check "every: callstack --timed --every 1s 3.5: exit 0, valid, 4 or 5 pairs, each sample timed ($pairs)" \
+	sh -c "set -- $pairs; [ $rc -eq 0 ] && marple-cat -q '$T/cst' && [ \$1 -ge 4 ] && [ \$1 -le 5 ] && [ \$2 -eq \$1 ]"
+check "every: callstack --timed: the stack sections follow each other ($(consecutive "$T/cst"))" \
+	test "$(grep '"datatype":"stack"\|^{"trailer".*"frames"' "$T/cst" > "$T/cst.st"; consecutive "$T/cst.st")" = ok
 
 # 2. offcpu: the same tiling
 # (new processes all along: each needs its unwind tables, built by a worker
