@@ -932,6 +932,12 @@ static struct dso *get_dso(struct syms_cache *c, const char *open_path, const ch
 			if (d->elf)
 				elf_end(d->elf);
 			d->elf = NULL;
+			/* not ELF: nothing will read it (a browser maps a thousand
+			 * memfd regions; the 64 KiB each looking at its header
+			 * faulted in stayed resident: 62 MB in a long capture) */
+			munmap(d->map, d->size);
+			d->map = NULL;
+			d->size = 0;
 		}
 	}
 	d->next = c->dsos[b];

@@ -4,11 +4,13 @@
  * after the snapshot, which makes the cache look at the maps again; and
  * syms_cache_forget_exited (continuous mode) lets go of it once reaped; a
  * long capture's two steps (mark, then forget) forget only the processes
- * gone at the mark, and keep a JIT's (anonymous executable memory). */
+ * gone at the mark, and keep a JIT's (anonymous executable memory); a file
+ * that is not ELF is not kept mapped. */
 #include <signal.h>
 #include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -139,12 +141,46 @@ static void mark_then_forget(void)
 	syms_cache_free(c);
 }
 
+/* A file that is not ELF (a memfd region of a browser, a data file) is
+ * named, and not kept mapped here. */
+static void not_elf(void)
+{
+	char path[] = "/tmp/marple-notelf-XXXXXX", line[512];
+	int fd = mkstemp(path);
+	static char zeros[65536];
+	int ok = fd >= 0 && write(fd, zeros, sizeof(zeros)) == (ssize_t)sizeof(zeros);
+	void *m = ok ? mmap(NULL, sizeof(zeros), PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	struct syms_cache *c = syms_cache_new(0);
+	const char *mod = NULL;
+	syms_cache_lookup(c, child, (uint64_t)(uintptr_t)m + 100, &mod, NULL);
+	test_cond("not ELF: its mapping named", m != MAP_FAILED && mod && strncmp(mod, "marple-notelf-", 14) == 0);
+	int mapped = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		mapped += strstr(line, path) != NULL;
+	if (f)
+		fclose(f);
+	test_cond("not ELF: not kept mapped by the cache", mapped == 1);	/* ours, the test's own */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	syms_cache_free(c);
+	unlink(path);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
-	test_plan(18);
+	test_plan(20);
 	marple_init(argc, argv);
 	exited_child(0);
 	exited_child(1);
 	mark_then_forget();
+	not_elf();
 	return test_report();
 }
