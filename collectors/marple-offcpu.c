@@ -434,6 +434,9 @@ int main(int argc, char **argv)
 		marple_usage_error("--dwarf unwinds user stacks: not with -K");
 	if (opt.dwarf && opt.timed)
 		marple_usage_error("--timed works with frame-pointer stacks: not with --dwarf");
+	/* --dwarf keeps the kernel's stack ids until the end (not drained);
+	 * --timed: a block is timed from when it began, often in an interval
+	 * before the one it ends in, which counts it */
 	if (sc.interval && (opt.dwarf || opt.timed))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
 				   opt.dwarf ? "dwarf" : "timed");
