@@ -190,8 +190,15 @@ static int write_section(void *arg, int last)
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
 	run.records = 0;
-	if (last && opt.timed)
-		timedsamples_write_section(run.timed, cap.hdr, "sample", collector_end_reason(), stdout);
+	/* --timed: the samples section of the section just written; in
+	 * continuous mode each interval has its own, and the samples, keys
+	 * and records start from none again */
+	if (opt.timed && rc == 0) {
+		timedsamples_write_section(run.timed, cap.hdr, "sample", collector_end_reason(),
+					   last ? 0 : sc.section_end_ns, stdout);
+		if (!last)
+			timedsamples_restart(run.timed);
+	}
 	/* a section is whole on its way out: the supervisor cuts files by them */
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = -1;
@@ -210,9 +217,12 @@ int main(int argc, char **argv)
 		marple_usage_error("--raw and --dwarf exclude each other");
 	if (opt.timed && (opt.raw || opt.dwarf))
 		marple_usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
-	if (sc.interval && (opt.raw || opt.dwarf || opt.timed))
+	/* --raw writes each sample as it comes, after one header: cutting it
+	 * would need every event sorted into its interval by time; --dwarf
+	 * keeps kernel stack ids until the end (not drained) */
+	if (sc.interval && (opt.raw || opt.dwarf))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
-				   opt.raw ? "raw" : opt.dwarf ? "dwarf" : "timed");
+				   opt.raw ? "raw" : "dwarf");
 	collector_start(sc.verbose > 1);
 	stacksbpf_check_target(sc.pid, sc.tid);
 
@@ -314,6 +324,7 @@ int main(int argc, char **argv)
 
 	hashtab_free(cap.table.t);
 	dwarfstacks_free(run.dwarf);
+	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(run.timed);
 	stackcollector_free(&sc);
 	callstack_bpf__destroy(skel);

@@ -227,23 +227,20 @@ static void stop_events(void *arg)
 }
 
 /* One section: at every --every interval and at the end. */
+/* the section's own trailer members; its total from 0 again */
+static void own_trailer(json_t *tr, void *arg)
+{
+	(void)arg;
+	json_object_set_new(tr, "source", json_string(cap.source));
+	json_object_set_new(tr, cap.precise ? "samples" : "faults", json_integer((json_int_t)*cap.total));
+	*cap.total = 0;
+}
+
 static int write_section(void *arg, int last)
 {
 	(void)arg;
 	(void)last;
-	stackdrain_finish(sc.drain);
-	stackcollector_stamp_header(&sc, cap.hdr);
-	if (stream_write_json(stdout, cap.hdr) < 0)
-		return -1;
-	uint64_t records = stackdrain_emit(sc.drain);
-	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, collector_end_reason());
-	json_object_set_new(tr, "source", json_string(cap.source));
-	json_object_set_new(tr, cap.precise ? "samples" : "faults", json_integer((json_int_t)*cap.total));
-	stackdrain_trailer_add(sc.drain, tr);
-	*cap.total = 0;
-	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
-		return -1;
-	return 0;
+	return stackcollector_write_section(&sc, cap.skel->obj, cap.hdr, own_trailer, NULL);
 }
 
 int main(int argc, char **argv)

@@ -417,7 +417,7 @@ static int write_section(void *arg, int last)
 		cap.table.t = hashtab_new();
 	}
 	if (last && timed)
-		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), stdout);
+		timedsamples_write_section(timed, cap.hdr, "block", collector_end_reason(), 0, stdout);
 	/* a section is whole on its way out: the supervisor cuts files by them */
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = -1;
@@ -436,6 +436,9 @@ int main(int argc, char **argv)
 		marple_usage_error("--dwarf unwinds user stacks: not with -K");
 	if (opt.dwarf && opt.timed)
 		marple_usage_error("--timed works with frame-pointer stacks: not with --dwarf");
+	/* --dwarf keeps the kernel's stack ids until the end (not drained);
+	 * --timed: a block is timed from when it began, often in an interval
+	 * before the one it ends in, which counts it */
 	if (sc.interval && (opt.dwarf || opt.timed))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
 				   opt.dwarf ? "dwarf" : "timed");
@@ -519,6 +522,7 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	hashtab_free(cap.table.t);
+	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(timed);
 	tdestroy(dw.pending, free);
 	dwarfstacks_free(dw.d);

@@ -43,6 +43,8 @@
 #define OTLP_PROTO_VERSION "opentelemetry-proto v1.9.0 (a8951735f780)"
 #define OTLP_PATH "/v1development/profiles"
 #define PYROSCOPE_PATH "/ingest"
+/* 3xx answers followed per request, at most (curl's default is 30) */
+#define PUSH_MAX_REDIRECTS 5
 
 enum push_format { FORMAT_PYROSCOPE, FORMAT_PPROF, FORMAT_OTLP };
 
@@ -523,6 +525,14 @@ static enum sent attempt(const struct request *q, char *why, size_t whylen)
 	curl_easy_reset(curl);
 	curl_easy_setopt(curl, CURLOPT_URL, q->url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* a server that moved (3xx) is followed, a few hops at most and never
+	 * to another scheme (https sent on as http would be in the clear);
+	 * the request stays a POST with its body, also after 301-303, which
+	 * browsers turn into a GET that no ingest API takes */
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, (long)PUSH_MAX_REDIRECTS);
+	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(q->url, "https:", 6) == 0 ? "https" : "http");
+	curl_easy_setopt(curl, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)opt.timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)opt.timeout_ms);

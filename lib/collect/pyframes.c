@@ -109,6 +109,13 @@ struct pyframes {
 					 * before they were looked at */
 	/* what the last stack merged gave, per sample: weighed by on_weigh */
 	struct { uint64_t merged, mismatched, unpaired, dropped, outside; } last;
+	/* the counts the last trailer showed, and those the next subtracts
+	 * (pyframes_next_section: continuous mode) */
+	struct pycounts {
+		uint64_t bpf[PY_NCOUNTERS];
+		uint64_t walked, refused_n, merged, mismatched, unpaired_activations, dropped_frames,
+			placed_outside, code_reread, from_file, before_known, cpu_ns;
+	} reported, before;
 	struct hashtab *stacks;		/* pid and Python words -> index in stack_names[] */
 	struct stack_names { size_t first, n; } *stack_names;
 	size_t nstack_names, stack_names_cap;
@@ -1059,24 +1066,40 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	static const char *const names[] = PY_COUNTER_NAMES;
 	json_t *o = json_object();
 	json_t *c = json_object();
+	struct pycounts *r = &pf->reported;
+	const struct pycounts *b = &pf->before;
 
-	for (uint32_t i = 0; i < PY_NCOUNTERS; i++)
-		json_object_set_new(c, names[i], json_integer((json_int_t)bpfmap_percpu_sum(pf->counters_fd, i)));
-	json_object_set_new(o, "processes_walked", json_integer((json_int_t)pf->walked));
-	json_object_set_new(o, "processes_refused", json_integer((json_int_t)pf->refused_n));
-
+	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n, .merged = pf->merged,
+				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
+				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside,
+				.code_reread = pf->code_reread, .from_file = pf->from_file,
+				.before_known = pf->before_known, .cpu_ns = pf->cpu_ns };
+	for (uint32_t i = 0; i < PY_NCOUNTERS; i++) {
+		r->bpf[i] = bpfmap_percpu_sum(pf->counters_fd, i);
+		uint64_t v = r->bpf[i] >= b->bpf[i] ? r->bpf[i] - b->bpf[i] : 0;
+		json_object_set_new(c, names[i], json_integer((json_int_t)v));
+	}
+#define SECTION_COUNT(m) json_integer((json_int_t)(r->m - b->m))
+	json_object_set_new(o, "processes_walked", SECTION_COUNT(walked));
+	json_object_set_new(o, "processes_refused", SECTION_COUNT(refused_n));
 	json_object_set_new(o, "bpf", c);
-	json_object_set_new(o, "processes_walked_from_first_sample", json_integer((json_int_t)pf->from_file));
-	json_object_set_new(o, "samples_native_before_known", json_integer((json_int_t)pf->before_known));
-	json_object_set_new(o, "samples_merged", json_integer((json_int_t)pf->merged));
-	json_object_set_new(o, "samples_mismatched", json_integer((json_int_t)pf->mismatched));
-	json_object_set_new(o, "activations_left_native", json_integer((json_int_t)pf->unpaired_activations));
-	json_object_set_new(o, "python_frames_left_out", json_integer((json_int_t)pf->dropped_frames));
-	json_object_set_new(o, "samples_python_before_cut_stack", json_integer((json_int_t)pf->placed_outside));
+	json_object_set_new(o, "processes_walked_from_first_sample", SECTION_COUNT(from_file));
+	json_object_set_new(o, "samples_native_before_known", SECTION_COUNT(before_known));
+	json_object_set_new(o, "samples_merged", SECTION_COUNT(merged));
+	json_object_set_new(o, "samples_mismatched", SECTION_COUNT(mismatched));
+	json_object_set_new(o, "activations_left_native", SECTION_COUNT(unpaired_activations));
+	json_object_set_new(o, "python_frames_left_out", SECTION_COUNT(dropped_frames));
+	json_object_set_new(o, "samples_python_before_cut_stack", SECTION_COUNT(placed_outside));
 	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
-	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)pf->code_reread));
+	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)(r->code_reread - b->code_reread)));
 	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
-	json_object_set_new(o, "collector_cpu_ns", json_integer((json_int_t)pf->cpu_ns));
+	json_object_set_new(o, "collector_cpu_ns", SECTION_COUNT(cpu_ns));
+#undef SECTION_COUNT
 	json_object_set_new(tr, "python", o);
+}
+
+void pyframes_next_section(struct pyframes *pf)
+{
+	pf->before = pf->reported;
 }

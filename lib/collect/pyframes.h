@@ -46,6 +46,10 @@ void pyframes_merge_into(struct pyframes *pf, struct stackframes *sf);
 /* "python": processes seen, walked, refused; the BPF counters; merges and
  * mismatches; code objects named and the cache's size. */
 void pyframes_trailer_add(struct pyframes *pf, json_t *trailer);
+/* Continuous mode, after a section's trailer: the next trailer's counts
+ * (processes walked, the BPF counters, merges...) are the next section's
+ * own; the code objects and the cache are as they are. */
+void pyframes_next_section(struct pyframes *pf);
 void pyframes_free(struct pyframes *pf);
 
 /* Pair the na native activations of the eval loop with the ns segments of

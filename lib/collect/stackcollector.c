@@ -319,6 +319,11 @@ int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, stru
 	return 0;
 }
 
+static uint64_t fold_period_ns(const struct stackcollector *sc)
+{
+	return STACKCOLLECTOR_FOLD_PERIODS * sc->drain_ms * 1000000;
+}
+
 int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf,
 				struct ring_buffer *rb, struct timedsamples *timed, struct stacksbpf_table *table,
 				struct timedsamples_walk **walk)
@@ -331,7 +336,37 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 				 timed ? timedsamples_key : stacksbpf_table_add, timed ? (void *)*walk : (void *)table) < 0)
 		return -1;
 	stacksbpf_drain_rings(sc->drain, rb, timed);
+	/* add() only adds to a table (or, --timed, names each key's record):
+	 * what was drained can be named before the end */
+	sc->fold = sc->drain_ms > 0;
+	sc->next_fold = marple_now_monotonic_ns() + fold_period_ns(sc);
 	return 0;
+}
+
+/* Name what was drained so far, then let go of it and of the processes
+ * that had exited before the drain (their samples are all named then): a
+ * capture of hours on a box that starts processes all the time holds a
+ * minute's stacks, not every process's (offcpu over a tar|gzip loop and
+ * short processes grew 1 MB a second without).  The naming goes a slice a
+ * turn, so that the drains go on meanwhile. */
+static void fold_turn(struct stackcollector *sc, int drained)
+{
+	if (!sc->fold)
+		return;
+	if (sc->folding) {
+		if (!stackdrain_fold_step(sc->drain, STACKCOLLECTOR_FOLD_SLICE_US))
+			return;
+		if (syms_cache_forget_marked(sc->syms, 1))
+			stackframes_syms_forgotten(sc->sf);
+		sc->folding = 0;
+		sc->next_fold = marple_now_monotonic_ns() + fold_period_ns(sc);
+	}
+	if (!drained || marple_now_monotonic_ns() < sc->next_fold)
+		return;
+	syms_cache_mark_exited(sc->syms);
+	stackdrain_now(sc->drain);
+	stackdrain_fold_start(sc->drain);
+	sc->folding = 1;
 }
 
 void stackcollector_ready(struct stackcollector *sc)
@@ -352,7 +387,7 @@ int stackcollector_poll(struct stackcollector *sc)
 	if (collector_should_stop())
 		return 0;
 	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
-	stackdrain_poll(sc->drain);
+	fold_turn(sc, stackdrain_poll(sc->drain));
 	if (sc->child_running && uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
 		sc->child_running = 0;
 		sc->child_exited = 1;
@@ -372,7 +407,7 @@ static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct s
 	if (err < 0 && err != -EINTR)
 		marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 	syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
-	stackdrain_poll(sc->drain);
+	fold_turn(sc, stackdrain_poll(sc->drain));
 	return 1;
 }
 
@@ -407,6 +442,11 @@ int stackcollector_run(struct stackcollector *sc, const struct stackcollector_ru
 		 * the drain, goes with this section) */
 		uint64_t cut = sc->next_cut_ns;
 		sc->section_end_ns = cut;
+		/* the processes gone before the section's last drain: forgotten
+		 * once it is written (one that exits during the drain may still
+		 * have samples in the set being filled) */
+		if (sc->syms)
+			syms_cache_mark_exited(sc->syms);
 		if (run->section(run->arg, 0) < 0)
 			return -1;
 		sc->sections++;
@@ -426,6 +466,23 @@ int stackcollector_run(struct stackcollector *sc, const struct stackcollector_ru
 	return rc;
 }
 
+int stackcollector_write_section(struct stackcollector *sc, struct bpf_object *obj, json_t *hdr,
+				 void (*own)(json_t *tr, void *arg), void *arg)
+{
+	stackdrain_finish(sc->drain);
+	stackcollector_stamp_header(sc, hdr);
+	if (stream_write_json(stdout, hdr) < 0)
+		return -1;
+	uint64_t records = stackdrain_emit(sc->drain);
+	json_t *tr = stackcollector_trailer(sc, obj, records, 0, collector_end_reason());
+	if (own)
+		own(tr, arg);
+	stackdrain_trailer_add(sc->drain, tr);
+	if (stackcollector_write_trailer(sc, tr) < 0 || fflush(stdout) != 0)
+		return -1;
+	return 0;
+}
+
 void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr)
 {
 	if (!sc->interval)
@@ -440,8 +497,11 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 
 	if (sc->interval && sc->section_end_ns)
 		json_object_set_new(tr, "end_ns", json_integer((json_int_t)sc->section_end_ns));
-	if (sc->py)
+	if (sc->py) {
 		pyframes_trailer_add(sc->py, tr);
+		if (!last)
+			pyframes_next_section(sc->py);
+	}
 	return tr;
 }
 
@@ -472,8 +532,8 @@ uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_obje
 void stackcollector_section_done(struct stackcollector *sc)
 {
 	unwindtab_resume(sc->unwindtab);
-	if (sc->syms)
-		syms_cache_forget_exited(sc->syms);
+	if (sc->syms && syms_cache_forget_marked(sc->syms, 0) && sc->sf)
+		stackframes_syms_forgotten(sc->sf);
 	if (sc->sf)
 		stackframes_stats_reset(sc->sf);
 	if (sc->drain)

@@ -186,6 +186,13 @@ struct stackcollector {
 	 * while it runs: stackcollector_poll and _read_until_stop drain them,
 	 * stackcollector_free frees it */
 	struct stackdrain *drain;
+	/* set by stackcollector_drain_counts: the drained keys are named and
+	 * added to the collector's table every STACKCOLLECTOR_FOLD_PERIODS
+	 * drain periods, and the processes that had exited forgotten
+	 * (stackdrain_fold_start) */
+	int fold;
+	int folding;			/* a fold is being named */
+	uint64_t next_fold;		/* when the next begins, monotonic ns */
 
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;
@@ -280,6 +287,13 @@ struct stacksbpf_table;
 int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf,
 				struct ring_buffer *rb, struct timedsamples *timed, struct stacksbpf_table *table,
 				struct timedsamples_walk **walk);
+/* A long capture names what it drained, and forgets the processes that
+ * have exited, every so many drain periods (a minute at the default
+ * --drain-every): memory then holds a minute's distinct stacks and the live
+ * processes' symbols. */
+#define STACKCOLLECTOR_FOLD_PERIODS 60
+/* the naming of a fold, a slice a turn (the turns are 20-100 ms apart) */
+#define STACKCOLLECTOR_FOLD_SLICE_US 10000
 /* Let -c's command run, and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
 /* One turn of the capture: read the pid notes (100 ms at most), drain
@@ -311,6 +325,13 @@ struct stackcollector_run {
 	void *arg;
 };
 int stackcollector_run(struct stackcollector *sc, const struct stackcollector_run *run);
+/* The section() of a collector whose add() writes each record as it is
+ * emitted (diskblockrq, memevents): drain what is left, write hdr (stamped),
+ * the records, and the trailer (stackcollector_trailer, then own(tr, arg)
+ * adds the program's members and sets its totals to 0, then "drains"); 0 or
+ * -1. */
+int stackcollector_write_section(struct stackcollector *sc, struct bpf_object *obj, json_t *hdr,
+				 void (*own)(json_t *tr, void *arg), void *arg);
 /* In continuous mode, hdr's start_ns and wall_ns made the section's start
  * (the previous section's end): consecutive sections tile the time. */
 void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr);

@@ -39,8 +39,17 @@ struct stackdrain {
 	size_t stacks_len, stack_size;
 	uint32_t half;			/* stacks of one set */
 	size_t key_size, value_size, stack_key_offset;
-	struct hashtab *stacks_seen;	/* every stack drained, by its addresses: id = index */
-	struct hashtab *keys_seen;	/* every key drained, its ids those of stacks_seen */
+	struct seen *seen;		/* every stack drained since the last fold, by its addresses */
+	/* the stacks of the fold before, kept while ring buffers carry
+	 * ids (--timed): a stack drained again keeps its id, so a sample
+	 * read before a fold and counted after it finds its record */
+	struct seen *seen_before;
+	struct folding *folding;	/* a fold being named, a slice a turn */
+	struct seen *reading;		/* read_seen's: NULL for seen */
+	int32_t last_id;		/* the last stable id given */
+	int keys_rewritten;		/* stackdrain_intern_key was called */
+	uint64_t folds, folds_before;	/* stackdrain_fold's; at the last restart */
+	struct hashtab *keys_seen;	/* every key drained, its ids those of seen */
 	uint64_t *sums;			/* keys_seen entry i's value: value_size bytes of u64 sums */
 	size_t sums_cap;
 	void (*add)(const void *key, const void *value, void *arg);
@@ -73,6 +82,40 @@ struct stackdrain {
 	/* scratch for the keys to delete */
 	unsigned char *keys;
 	size_t nkeys, keys_cap;
+};
+
+/* The stacks drained, each with an id that is never given to another
+ * stack (until 2^31 have been): a fold or a section lets go of the stacks,
+ * and the ids that samples kept stay theirs. */
+struct seen {
+	struct hashtab *by_ips;		/* addresses -> count[0]: id */
+	struct hashtab *by_id;		/* int32_t id -> count[0]: 1 + its index in by_ips */
+};
+
+static struct seen *seen_new(void)
+{
+	struct seen *s = marple_calloc(1, sizeof(*s));
+	s->by_ips = hashtab_new();
+	s->by_id = hashtab_new();
+	return s;
+}
+
+static void seen_free(struct seen *s)
+{
+	if (!s)
+		return;
+	hashtab_free(s->by_ips);
+	hashtab_free(s->by_id);
+	free(s);
+}
+
+/* What a fold names, a slice at a time between drains (naming a minute's
+ * keys in one go kept the drains waiting: a small store filled meanwhile). */
+struct folding {
+	struct seen *seen;
+	struct hashtab *keys;
+	uint64_t *sums;
+	size_t next;			/* the next key to name */
 };
 
 /* The stacks moved out of the store, named by their (id, generation):
@@ -150,7 +193,27 @@ static int read_kernel_id(struct stackdrain *d, int id, uint64_t *ips)
 	return depth(ips);
 }
 
-/* Kernel stack id as an id of stacks_seen (interned), or an id that reads
+/* The id of the stack ips[0..n), interned in d->seen: the one it had
+ * before the last fold if it was drained then too, else a new one. */
+static int32_t intern_ips(struct stackdrain *d, const uint64_t *ips, int n)
+{
+	size_t len = (size_t)n * sizeof(uint64_t);
+	const struct hashtab_entry *e = hashtab_find(d->seen->by_ips, ips, len), *b;
+
+	if (e)
+		return (int32_t)e->count[0];
+	int32_t id;
+	const struct seen *before = d->folding ? d->folding->seen : d->seen_before;
+	if (before && (b = hashtab_find(before->by_ips, ips, len)))
+		id = (int32_t)b->count[0];
+	else
+		id = d->last_id = d->last_id == INT32_MAX ? 1 : d->last_id + 1;
+	e = hashtab_add(d->seen->by_ips, ips, len, (uint64_t)id, 0);
+	hashtab_add(d->seen->by_id, &id, sizeof(id), hashtab_index(d->seen->by_ips, e) + 1, 0);
+	return id;
+}
+
+/* Kernel stack id as an id of d->seen (interned), or an id that reads
  * as missing. */
 static int32_t intern_id(struct stackdrain *d, int32_t id)
 {
@@ -161,17 +224,20 @@ static int32_t intern_id(struct stackdrain *d, int32_t id)
 		return id;
 	if ((n = read_kernel_id(d, id, ips)) < 0)
 		return -ENOENT;
-	return (int32_t)hashtab_index(d->stacks_seen, hashtab_add(d->stacks_seen, ips, (size_t)n * sizeof(uint64_t), 0, 0));
+	return intern_ips(d, ips, n);
 }
 
-/* stackframes' reader once the counts are in user space: ids of stacks_seen. */
+/* stackframes' reader once the counts are in user space: ids of d->seen. */
 static int read_seen(void *arg, int id, uint64_t *ips)
 {
 	struct stackdrain *d = arg;
+	const struct seen *seen = d->reading ? d->reading : d->seen;
+	int32_t key = id;
+	const struct hashtab_entry *i;
 
-	if (id < 0 || (size_t)id >= hashtab_size(d->stacks_seen))
+	if (id < 0 || !(i = hashtab_find(seen->by_id, &key, sizeof(key))))
 		return -1;
-	const struct hashtab_entry *e = hashtab_at(d->stacks_seen, (size_t)id);
+	const struct hashtab_entry *e = hashtab_at(seen->by_ips, (size_t)(i->count[0] - 1));
 	memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(uint64_t));
 	memcpy(ips, e->key, e->len);
 	return (int)(e->len / sizeof(uint64_t));
@@ -217,7 +283,7 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf
 	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size))
 		marple_fatal(EXIT_DATA, "stackdrain: keys of %zu bytes, values of %zu: not supported", key_size,
 			     value_size);
-	d->stacks_seen = hashtab_new();
+	d->seen = seen_new();
 	d->keys_seen = hashtab_new();
 	d->add = add;
 	d->arg = arg;
@@ -271,6 +337,7 @@ void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k)
 	int draining = d->draining;
 
 	d->draining = -1;	/* read where they are: their set is not cleared yet */
+	d->keys_rewritten = 1;
 	k->user_stack_id = intern_id(d, k->user_stack_id);
 	k->kern_stack_id = intern_id(d, k->kern_stack_id);
 	d->draining = draining;
@@ -412,7 +479,7 @@ int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen)
 	}
 	if ((n = kept_find(d->kept, id, gen, &ips)) < 0)
 		return -ENOENT;
-	return (int)hashtab_index(d->stacks_seen, hashtab_add(d->stacks_seen, ips, (size_t)n * sizeof(uint64_t), 0, 0));
+	return intern_ips(d, ips, n);
 }
 
 void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf)
@@ -586,6 +653,8 @@ uint64_t stackdrain_emit(struct stackdrain *d)
 {
 	size_t nv = d->value_size / sizeof(uint64_t);
 
+	stackdrain_fold_step(d, 0);	/* the fold before, whole */
+
 	stackframes_set_reader(d->sf, read_seen, d);
 	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++) {
 		/* the table packs its keys: add() gets an aligned copy (its
@@ -602,13 +671,80 @@ void stackdrain_restart(struct stackdrain *d)
 {
 	if (!d)
 		return;
-	hashtab_free(d->stacks_seen);
+	stackdrain_fold_step(d, 0);
+	seen_free(d->seen_before);
+	d->seen_before = NULL;
+	seen_free(d->seen);
+	d->seen = seen_new();
 	hashtab_free(d->keys_seen);
-	d->stacks_seen = hashtab_new();
 	d->keys_seen = hashtab_new();
 	if (d->sums)	/* none yet: nothing drained with counts */
 		memset(d->sums, 0, d->sums_cap);
 	d->drains_before = d->drains;
+	d->folds_before = d->folds;
+}
+
+void stackdrain_fold_start(struct stackdrain *d)
+{
+	stackdrain_fold_step(d, 0);
+	struct folding *f = marple_calloc(1, sizeof(*f));
+	f->seen = d->seen;
+	f->keys = d->keys_seen;
+	f->sums = d->sums;
+	d->folding = f;
+	/* the new keys' stacks take the ids they had in the fold */
+	seen_free(d->seen_before);
+	d->seen_before = NULL;
+	d->seen = seen_new();
+	d->keys_seen = hashtab_new();
+	d->sums = NULL;
+	d->sums_cap = 0;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int stackdrain_fold_step(struct stackdrain *d, uint64_t budget_us)
+{
+	struct folding *f = d ? d->folding : NULL;
+	size_t nv = d ? d->value_size / sizeof(uint64_t) : 0, n;
+	uint64_t until = budget_us ? now_us() + budget_us : 0;
+
+	if (!f)
+		return 1;
+	n = hashtab_size(f->keys);
+	d->reading = f->seen;
+	stackframes_set_reader(d->sf, read_seen, d);
+	while (f->next < n) {
+		union { unsigned char b[256]; uint64_t align; } k;	/* aligned: see stackdrain_emit */
+		memcpy(k.b, hashtab_at(f->keys, f->next)->key, d->key_size);
+		d->add(k.b, f->sums + f->next * nv, d->arg);
+		/* the clock read every 64 keys: a key is named in microseconds */
+		if (++f->next % 64 == 0 && until && now_us() >= until)
+			break;
+	}
+	stackframes_set_reader(d->sf, NULL, NULL);
+	d->reading = NULL;
+	if (f->next < n)
+		return 0;
+	/* done: its stacks' ids are kept for one more fold while samples
+	 * carry ids (a sample read before this fold's flip may be counted
+	 * after it) */
+	if (d->keys_rewritten)
+		d->seen_before = f->seen;
+	else
+		seen_free(f->seen);
+	hashtab_free(f->keys);
+	free(f->sums);
+	free(f);
+	d->folding = NULL;
+	d->folds++;
+	return 1;
 }
 
 void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
@@ -619,6 +755,8 @@ void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr)
 	json_object_set_new(tr, "drains", json_integer((json_int_t)(d->drains - d->drains_before)));
 	json_object_set_new(tr, "drain_ms", json_real((double)d->drain_us / 1000));
 	json_object_set_new(tr, "drain_ms_max", json_real((double)d->drain_us_max / 1000));
+	if (d->folds > d->folds_before)
+		json_object_set_new(tr, "folds", json_integer((json_int_t)(d->folds - d->folds_before)));
 	if (d->kept) {
 		json_object_set_new(tr, "kept_stacks", json_integer((json_int_t)hashtab_size(d->kept->stacks)));
 		json_object_set_new(tr, "kept_sweeps", json_integer((json_int_t)d->sweeps));
@@ -629,7 +767,14 @@ void stackdrain_free(struct stackdrain *d)
 {
 	if (!d)
 		return;
-	hashtab_free(d->stacks_seen);
+	seen_free(d->seen);
+	seen_free(d->seen_before);
+	if (d->folding) {
+		seen_free(d->folding->seen);
+		hashtab_free(d->folding->keys);
+		free(d->folding->sums);
+		free(d->folding);
+	}
 	hashtab_free(d->keys_seen);
 	if (d->sweeping)
 		pthread_join(d->sweeper, NULL);

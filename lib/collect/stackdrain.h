@@ -11,7 +11,10 @@
  * the active set does not fill meanwhile.  At the end, stackdrain_emit passes
  * each key of the table, with its summed value, to the collector's add(),
  * which names it with the stackframes it was given (their ids now read from
- * the table).  Values are arrays of u64 sums.
+ * the table).  Values are arrays of u64 sums.  A long capture folds
+ * (stackdrain_fold): every minute or so the same is done with what was drained
+ * so far, which is then let go, so that memory holds one minute's stacks and
+ * the processes still running, not every process the capture saw.
  *
  * Stack ids stay readable as long as something may still name them: a count
  * of one set may name a stack of the other (a program that ran across a flip;
@@ -67,10 +70,10 @@ void stackdrain_pin(struct stackdrain *d, int id);
  * it did not name are let go. */
 void stackdrain_set_kept(struct stackdrain *d, void (*still_named)(struct stackdrain *d, void *arg), void *arg);
 void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen);
-/* The stacks_seen id of a kept (id, gen) (interned now if it is still in
+/* The drained-stack id of a kept (id, gen) (interned now if it is still in
  * the store), an error id (< 0) kept as it is, or -ENOENT if unknown. */
 int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen);
-/* sf reads stack ids as stacks_seen ids (stackdrain_intern_kept's). */
+/* sf reads stack ids as drained-stack ids (stackdrain_intern_kept's). */
 void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf);
 /* settled(arg) is called after a flip, once the programs in flight are done
  * and before the idle set is cleared: the collector reads there what still
@@ -97,8 +100,19 @@ uint64_t stackdrain_emit(struct stackdrain *d);	/* how many keys */
  * interval's), so the next section counts from 0.  The kernel side and the
  * stacks pinned there are untouched. */
 void stackdrain_restart(struct stackdrain *d);
+/* During a long capture: set aside every key drained so far, to be passed
+ * to add() (named now: the collector's add() only adds up, its records are
+ * written at the end) a slice at a time by stackdrain_fold_step between
+ * drains, then let go with its stacks (a key drained again later is added
+ * again).  Call it right after a drain: with the processes that had exited
+ * before it marked (syms_cache_mark_exited), their symbols can be forgotten
+ * once the fold is named.  A fold not finished is finished first. */
+void stackdrain_fold_start(struct stackdrain *d);
+/* Name keys of the fold for about budget_us (0: all); 1 when it is done (or
+ * there was none).  stackdrain_emit and _restart finish it first. */
+int stackdrain_fold_step(struct stackdrain *d, uint64_t budget_us);
 /* "drains": how many times a set was read and cleared. */
-void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);
+void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);	/* and "folds" if any */
 void stackdrain_free(struct stackdrain *d);
 
 #endif

@@ -172,14 +172,15 @@ static void describe_user(struct stackframes *sf, const char *name, pid_t pid, u
 		return;		/* no mapping: [unknown] */
 	if (file.jit) {
 		d->kind = "jit";
-		d->file = file.path[0] == '[' ? NULL : file.path;
+		d->file = file.path[0] == '[' ? NULL : intern(sf, file.path);
 		return;
 	}
 	if (!named && (file.path[0] == '[' || strcmp(name, "[unknown]") == 0))
 		return;		/* [unknown] in anonymous memory, [vdso]: no file to name */
 	d->kind = "native";
-	d->file = file.path;
-	d->build_id = file.build_id;
+	/* copies: the cache lets go of an unused file's strings */
+	d->file = intern(sf, file.path);
+	d->build_id = intern(sf, file.build_id);
 	if (named || (sf->flags & SF_ADDRESSES)) {
 		d->offset = file.file_offset - (named ? sym_off : 0);
 		d->has_offset = 1;
@@ -568,6 +569,11 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
 void stackframes_stats_reset(struct stackframes *sf)
 {
 	memset(&sf->st, 0, sizeof(sf->st));
+}
+
+void stackframes_syms_forgotten(struct stackframes *sf)
+{
+	memset(sf->seen, 0, sizeof(sf->seen));
 }
 
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)

@@ -125,6 +125,9 @@ struct stackframes_stats {
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
 /* From 0 again (continuous mode: each section counts its own). */
 void stackframes_stats_reset(struct stackframes *sf);
+/* The symbol cache forgot processes and files (syms_cache_forget_marked):
+ * a name looked up since may sit where a forgotten one was. */
+void stackframes_syms_forgotten(struct stackframes *sf);
 
 /* Add the frames built so far to t (key: each frame followed by a NUL;
  * weight in count[0]), so that keys which symbolize to the same frames become

@@ -381,6 +381,7 @@ struct dso {
 	struct dso *next;		/* hash chain by (dev, ino) */
 	uint64_t mdev, mino;		/* device and inode as /proc/PID/maps shows them */
 	struct dso *anext;		/* hash chain by (mdev, mino) */
+	int used;			/* forget_unused_dsos: a process maps it */
 };
 
 struct umap {
@@ -473,6 +474,26 @@ static void perfmap_free(struct perfmap *p)
 	free(p);
 }
 
+static void dso_free(struct dso *d)
+{
+	for (size_t i = 0; i < d->nsyms; i++)
+		free(d->syms[i].pretty);
+	free(d->syms);
+	free(d->segs);
+	free(d->name);
+	free(d->path);
+	free(d->build_id);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->dbg_elf)
+		elf_end(d->dbg_elf);
+	if (d->map)
+		munmap(d->map, d->size);
+	if (d->dbg_map)
+		munmap(d->dbg_map, d->dbg_size);
+	free(d);
+}
+
 void syms_cache_free(struct syms_cache *c)
 {
 	if (!c)
@@ -488,22 +509,7 @@ void syms_cache_free(struct syms_cache *c)
 		}
 		for (struct dso *d = c->dsos[b], *n; d; d = n) {
 			n = d->next;
-			for (size_t i = 0; i < d->nsyms; i++)
-				free(d->syms[i].pretty);
-			free(d->syms);
-			free(d->segs);
-			free(d->name);
-			free(d->path);
-			free(d->build_id);
-			if (d->elf)
-				elf_end(d->elf);
-			if (d->dbg_elf)
-				elf_end(d->dbg_elf);
-			if (d->map)
-				munmap(d->map, d->size);
-			if (d->dbg_map)
-				munmap(d->dbg_map, d->dbg_size);
-			free(d);
+			dso_free(d);
 		}
 	}
 	free(c->young);
@@ -923,6 +929,12 @@ static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmap
 			if (d->elf)
 				elf_end(d->elf);
 			d->elf = NULL;
+			/* not ELF: nothing will read it (a browser maps a thousand
+			 * memfd regions; the 64 KiB each looking at its header
+			 * faulted in stayed resident: 62 MB in a long capture) */
+			munmap(d->map, d->size);
+			d->map = NULL;
+			d->size = 0;
 		}
 	}
 	d->next = c->dsos[b];
@@ -1392,13 +1404,52 @@ void syms_cache_refresh(struct syms_cache *c)
 	c->nyoung = w;
 }
 
-size_t syms_cache_forget_exited(struct syms_cache *c)
+/* The files no process known maps any more (a build starts new compilers
+ * and test programs all the time: their symbol tables and mapped ELF files
+ * were kept for the whole capture); read again if mapped again. */
+static void forget_unused_dsos(struct syms_cache *c)
+{
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct dso *d = c->dsos[b]; d; d = d->next)
+			d->used = 0;
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct proc *p = c->procs[b]; p; p = p->next)
+			for (size_t i = 0; i < p->nmaps; i++)
+				if (p->maps[i].dso)
+					p->maps[i].dso->used = 1;
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct dso **dp = &c->adsos[b], *d; (d = *dp);) {
+			if (d->used)
+				dp = &d->anext;
+			else
+				*dp = d->anext;
+		}
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct dso **dp = &c->dsos[b], *d; (d = *dp);) {
+			if (d->used) {
+				dp = &d->next;
+				continue;
+			}
+			*dp = d->next;
+			dso_free(d);
+		}
+}
+
+void syms_cache_mark_exited(struct syms_cache *c)
+{
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct proc *p = c->procs[b]; p; p = p->next)
+			p->forget = kill(p->pid, 0) != 0 && errno == ESRCH;
+}
+
+size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit)
 {
 	size_t gone = 0, w = 0;
 
 	for (size_t b = 0; b < NBUCKETS; b++)
 		for (struct proc *p = c->procs[b]; p; p = p->next)
-			p->forget = kill(p->pid, 0) != 0 && errno == ESRCH;
+			if (keep_jit && p->anon_exec)	/* its perf map is read when written */
+				p->forget = 0;
 	for (size_t i = 0; i < c->nyoung; i++)
 		if (!c->young[i]->forget)
 			c->young[w++] = c->young[i];
@@ -1412,11 +1463,21 @@ size_t syms_cache_forget_exited(struct syms_cache *c)
 			*pp = p->next;
 			free(p->maps);
 			perfmap_free(p->jit);
+			if (p->jit_known && p->jit_root_fd >= 0)
+				close(p->jit_root_fd);
 			free(p);
 			gone++;
 		}
 	}
+	if (gone)
+		forget_unused_dsos(c);
 	return gone;
+}
+
+size_t syms_cache_forget_exited(struct syms_cache *c)
+{
+	syms_cache_mark_exited(c);
+	return syms_cache_forget_marked(c, 0);
 }
 
 static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)

@@ -102,9 +102,18 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 void syms_cache_refresh(struct syms_cache *c);
 /* Continuous mode, after a section: forget the processes that have exited
  * (their samples were all drained and named in it), so that a week on a busy
- * box (here 200 processes a second) does not keep every one's maps.  A
- * zombie stays until reaped.  How many were forgotten. */
+ * box (here 200 processes a second) does not keep every one's maps, and the
+ * files no process left maps (their symbols and mapped ELF files; the
+ * strings looked up in them are gone too).  A zombie stays until reaped.
+ * How many processes were forgotten. */
 size_t syms_cache_forget_exited(struct syms_cache *c);
+/* The same in two steps, for a capture that names stacks while it runs: mark
+ * the processes exited now (before the kernel maps are read: all their
+ * samples are then in user space), name every stack drained, then forget
+ * those marked.  keep_jit: not the processes with anonymous executable memory
+ * (a JIT's perf map is read when the stacks are written, jitframes.h). */
+void syms_cache_mark_exited(struct syms_cache *c);
+size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit);
 
 /* Name of the function at addr in pid (snapshotting first if needed), or NULL.
  * *module (basename of the mapped file, or "[vdso]", "[anon]"...) and *offset

@@ -27,6 +27,7 @@ struct timedsamples {
 	struct sample *s;
 	size_t n, cap;
 	int lost_fd;
+	uint64_t lost_before;		/* timed_lost at the last section (--every) */
 	void (*rewrite)(void *arg, struct stack_key *key);	/* timedsamples_set_rewrite */
 	void *rewrite_arg;
 };
@@ -155,17 +156,36 @@ uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *
 	return timedsamples_walk_write(w, f);
 }
 
-uint64_t timedsamples_walk_write(struct timedsamples_walk *wp, FILE *f)
+uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f)
 {
-	struct timedsamples_walk w = *wp;
-	struct timedsamples *ts = w.ts;
+	struct timedsamples *ts = w->ts;
 
-	free(wp);
 	uint64_t records = stackframes_write_table(ts->stacks, f);
 	/* keys seen only in samples (not in the map: it was full) have no record */
-	grow_records(&w, intern_count(ts->keys) + 1);
-	ts->record_of_key = w.rec;
+	grow_records(w, intern_count(ts->keys) + 1);
+	free(ts->record_of_key);
+	ts->record_of_key = w->rec;
+	w->rec = NULL;	/* the next section's records from none */
+	w->reccap = 0;
 	return records;
+}
+
+void timedsamples_walk_free(struct timedsamples_walk *w)
+{
+	if (w)
+		free(w->rec);
+	free(w);
+}
+
+void timedsamples_restart(struct timedsamples *ts)
+{
+	intern_free(ts->keys);
+	ts->keys = intern_new();
+	hashtab_free(ts->stacks);
+	ts->stacks = hashtab_new();
+	free(ts->record_of_key);
+	ts->record_of_key = NULL;
+	ts->n = 0;
 }
 
 static int by_time(const void *a, const void *b)
@@ -194,10 +214,11 @@ static json_t *samples_header(json_t *stack_hdr)
 }
 
 uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, const char *type,
-				    const char *ended, FILE *f)
+				    const char *last_ended, uint64_t end_ns, FILE *f)
 {
 	uint64_t written = 0, unmatched = 0;
 	json_t *h = samples_header(stack_hdr);
+	const char *ended = end_ns ? "interval" : last_ended;
 
 	stream_write_json(f, h);
 	json_decref(h);
@@ -221,11 +242,15 @@ uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, 
 		putc('\n', f);
 		written++;
 	}
-	uint64_t lost = bpfmap_percpu_sum(ts->lost_fd, 0);
+	uint64_t all_lost = bpfmap_percpu_sum(ts->lost_fd, 0);
+	uint64_t lost = all_lost >= ts->lost_before ? all_lost - ts->lost_before : 0;
+	ts->lost_before = all_lost;
 	if (lost || unmatched)
 		marple_warn("--timed: %llu sample times lost (ring buffer full), %llu of stacks not counted",
 			(unsigned long long)lost, (unsigned long long)unmatched);
 	json_t *t = stream_section_trailer_new(written, lost, unmatched, ended);
+	if (end_ns)
+		json_object_set_new(t, "end_ns", json_integer((json_int_t)end_ns));
 	stream_write_json(f, t);
 	json_decref(t);
 	return written;

@@ -37,11 +37,16 @@ void timedsamples_free(struct timedsamples *ts);
 void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg);
 /* With counts drained (stackdrain.h): w = timedsamples_walk_new(ts, sf);
  * timedsamples_key is the add() of the stackdrain (arg w), stackdrain_emit,
- * then timedsamples_walk_write(w, f) instead of timedsamples_write_stacks. */
+ * then timedsamples_walk_write(w, f) instead of timedsamples_write_stacks;
+ * w goes on for the next section (--every), freed by timedsamples_walk_free. */
 struct timedsamples_walk;
 struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct stackframes *sf);
 void timedsamples_key(const void *key, const void *value, void *walk);
 uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f);
+void timedsamples_walk_free(struct timedsamples_walk *w);
+/* Continuous mode, after a section's samples section: the samples, their
+ * keys and records from none again. */
+void timedsamples_restart(struct timedsamples *ts);
 
 /* A sample found by user space (e.g. a block still going at the end); cpu
  * UINT32_MAX: not known (its track is written "-"). */
@@ -57,10 +62,12 @@ void timedsamples_mark(json_t *stack_hdr);
 uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f);
 
 /* Write the samples section (header from the stack section's, records in time
- * order, trailer with "lost" from timed_lost and "dropped" for samples whose
- * key the counts map did not hold).  type names a record ("sample", "block").
- * Returns the number of samples written. */
+ * order, trailer with "lost" from timed_lost (since the section before) and
+ * "dropped" for samples whose key the counts map did not hold).  type names a
+ * record ("sample", "block").  end_ns: the section's cut (--every), which
+ * ends "interval"; 0: the last, ended last_ended.  Returns the number of
+ * samples written. */
 uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, const char *type,
-				    const char *ended, FILE *f);
+				    const char *last_ended, uint64_t end_ns, FILE *f);
 
 #endif

@@ -250,6 +250,14 @@ struct unwindtab {
 	uint64_t rows_wanted;		/* rows of the files left without room */
 	struct unwindcache *cache;	/* NULL: --no-cache, or none usable */
 	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
+	/* the counts the last trailer showed (reported) and, in continuous
+	 * mode, those of the section before (before: what the next trailer
+	 * subtracts, unwindtab_resume); the tables' sizes are not counts */
+	struct unwindtab_counts {
+		uint64_t c[UNWIND_NCOUNTERS];
+		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
+		struct unwindcache_stats cache;
+	} reported, before;
 	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
 	size_t nno_room_paths;
 
@@ -826,6 +834,8 @@ int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
 
 void unwindtab_resume(struct unwindtab *t)
 {
+	if (t)
+		t->before = t->reported;	/* the next section counts from what this one showed */
 	if (t && start_worker(t) < 0)
 		marple_warn("cannot restart the unwind tables' worker: new processes' stacks stop at their first frame");
 }
@@ -852,8 +862,22 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 
 	stop_worker(t);
 
+	const struct unwindcache_stats *now_cs = t->cache ? unwindcache_stats(t->cache) : &(struct unwindcache_stats){ 0 };
+	const struct unwindtab_counts *b = &t->before;
+	struct unwindtab_counts *r = &t->reported;
+	*r = (struct unwindtab_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
+					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
+					.loads = t->loads, .cache = *now_cs };
+	struct unwindcache_stats section_cs = {
+		.read = now_cs->read - b->cache.read, .waited = now_cs->waited - b->cache.waited,
+		.stale = now_cs->stale - b->cache.stale, .corrupt = now_cs->corrupt - b->cache.corrupt,
+		.written = now_cs->written - b->cache.written, .evicted = now_cs->evicted - b->cache.evicted,
+		.ns = now_cs->ns - b->cache.ns, .cpu_ns = now_cs->cpu_ns - b->cache.cpu_ns,
+	};
+	const struct unwindcache_stats *cs = &section_cs;
 	for (uint32_t i = 0; i < UNWIND_NCOUNTERS; i++) {
-		c[i] = bpfmap_percpu_sum(t->counters_fd, i);
+		r->c[i] = bpfmap_percpu_sum(t->counters_fd, i);
+		c[i] = r->c[i] >= b->c[i] ? r->c[i] - b->c[i] : 0;
 		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
 	}
 	json_object_set_new(u, "mode", json_string("tables"));
@@ -882,12 +906,11 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "table_memory",
 			    json_integer((json_int_t)((uint64_t)t->words_cap * 4 +
 						      (uint64_t)t->rules_cap * sizeof(struct unwind_rule))));
-	json_object_set_new(u, "build_ms", json_real((double)t->build_ns / 1e6));
-	json_object_set_new(u, "build_cpu_ms", json_real((double)t->build_cpu_ns / 1e6));
-	json_object_set_new(u, "compact_cpu_ms", json_real((double)t->compact_cpu_ns / 1e6));
-	const struct unwindcache_stats *cs = t->cache ? unwindcache_stats(t->cache) : &(struct unwindcache_stats){ 0 };
+	json_object_set_new(u, "build_ms", json_real((double)(t->build_ns - b->build_ns) / 1e6));
+	json_object_set_new(u, "build_cpu_ms", json_real((double)(t->build_cpu_ns - b->build_cpu_ns) / 1e6));
+	json_object_set_new(u, "compact_cpu_ms", json_real((double)(t->compact_cpu_ns - b->compact_cpu_ns) / 1e6));
 	json_object_set_new(u, "cache", json_string(t->cache ? "on" : "off"));
-	json_object_set_new(u, "files_built", json_integer((json_int_t)t->files_built));
+	json_object_set_new(u, "files_built", json_integer((json_int_t)(t->files_built - b->files_built)));
 	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
 	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
 	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
@@ -896,7 +919,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
 	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
 	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
-	json_object_set_new(u, "process_loads", json_integer((json_int_t)t->loads));
+	json_object_set_new(u, "process_loads", json_integer((json_int_t)(t->loads - b->loads)));
 	json_object_set_new(trailer, "unwind", u);
 	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
 		       c[UNWIND_CUT_UNSUPPORTED];

@@ -82,7 +82,10 @@ int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
  * left without a table when the limit was reached. */
 void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
 /* Continuous mode, after a section's trailer: serve requests again (the
- * trailer stopped the worker to read final counts). */
+ * trailer stopped the worker to read final counts); the next trailer's
+ * counts (stacks walked, frames, cuts, files built, build and cache time,
+ * process loads) are the next section's own, its sizes (files, rows,
+ * memory) those of the tables as they are. */
 void unwindtab_resume(struct unwindtab *t);
 
 #endif

@@ -157,6 +157,21 @@ const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size
 	return e;
 }
 
+const struct hashtab_entry *hashtab_find(const struct hashtab *a, const void *key, size_t len)
+{
+	uint64_t h = hashtab_hash(key, len);
+	size_t j = h & a->mask;
+	uint32_t s;
+
+	while ((s = a->slots[j])) {
+		const struct hashtab_entry *e = &a->ent[s - 1];
+		if (a->hashes[s - 1] == h && e->len == len && memcmp(e->key, key, len) == 0)
+			return e;
+		j = (j + 1) & a->mask;
+	}
+	return NULL;
+}
+
 size_t hashtab_size(const struct hashtab *a)
 {
 	return a->n;

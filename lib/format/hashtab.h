@@ -38,6 +38,8 @@ void hashtab_free(struct hashtab *t);
  * it; counts saturate at 2^64-1. */
 const struct hashtab_entry *hashtab_add(struct hashtab *t, const void *key, size_t len, uint64_t c0,
 					uint64_t c1);
+/* The entry of key[0..len), or NULL: nothing is added. */
+const struct hashtab_entry *hashtab_find(const struct hashtab *t, const void *key, size_t len);
 size_t hashtab_size(const struct hashtab *t);
 /* Entry i, 0 <= i < hashtab_size, in order of first add. */
 const struct hashtab_entry *hashtab_at(const struct hashtab *t, size_t i);

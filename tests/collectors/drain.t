@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 34
+plan 42
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -124,6 +124,32 @@ filled "memleak, 4096 stacks outstanding" "$T/mlk.out"
 lost_nothing "memleak, 4096 stacks outstanding" "$T/mlk.out"
 r=$(grep -cE ';branch;(left|right);' "$T/mlk.out")
 check "memleak, 4096 stacks outstanding: every leaking stack named ($r records)" test "${r:-0}" -ge 4096
+
+# 6. a long capture folds: every 60 drain periods (here 3 s) what was drained is
+#    named and let go, and the processes that had exited are forgotten.
+#    Short burns (a process each) are named although forgotten since; the
+#    timed samples of a stack drained on both sides of a fold find its record.
+( while :; do "$W/burn" 200 > /dev/null; done ) & bl=$!
+"$CS" --timed --stack-storage 256 --drain-every 50 -F 499 7 > "$T/csf.out" 2> "$T/csf.err"; rc=$?
+kill "$bl" 2>/dev/null; wait "$bl" 2>/dev/null
+check "callstack, folding: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/csf.out'"
+f=$(trailer "$T/csf.out" folds)
+check "callstack, folding: folded while capturing (${f:-none})" test "${f:-0}" -ge 1
+s=$(trailer "$T/csf.out" samples); w=$(total "$T/csf.out")
+n=$(sed -n '/^{"trailer"/{n;:a;/^{"trailer"/{s/.*"records":\([0-9]*\).*/\1/p;q};n;ba}' "$T/csf.out")
+check "callstack, folding: nothing dropped, every sample timed ($w weighed, $n timed, of $s)" \
+	test "$(grep -c '"dropped":0,' "$T/csf.out") $w $n" = "2 $s $s"
+a=$(weight "$T/csf.out" '^burn;'); l=$(weight "$T/csf.out" '^burn;.*main;top;mid;leaf')
+check "callstack, folding: the exited burns named (leaf: $l of $a)" test "$l" -gt 0 -a $((l * 2)) -ge "$a"
+"$W/sleeper" 12 & wl=$!
+sleep 0.3
+"$OC" --stack-storage 256 --drain-every 50 7 > "$T/ocf.out" 2> "$T/ocf.err"; rc=$?
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+f=$(trailer "$T/ocf.out" folds)
+check "offcpu, folding: exit 0, folded (${f:-none})" test "$rc" -eq 0 -a "${f:-0}" -ge 1
+lost_nothing "offcpu, folding" "$T/ocf.out"
+r=$(weight "$T/ocf.out" '^sleeper;.*reader;.*read;.*pipe_read')
+check "offcpu, folding: a block across folds keeps its stack ($r us)" test "$r" -ge 5400000 -a "$r" -le 7100000
 
 # 5. the options
 expect_exit "drain: --drain-every x is a usage error" 2 "drain-every" "$CS" --drain-every x 1

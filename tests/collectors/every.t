@@ -7,7 +7,7 @@
 # sections' weights add up to about what one section of the same run length
 # weighs.  Collectors that cannot say so (-h, --describe) and refuse it.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 25
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 
 # the usage errors first: they need no root
@@ -67,6 +67,26 @@ check "every: callstack's sections weigh about one section of the same length ($
 # (the first and the last may be too short to have a sample)
 named=$(awk '/^\{"trailer"/ { n++; if (got) m++; got = 0 } /#sh;/ { got = 1 } END { print m + 0 }' "$T/cs")
 check "every: each whole callstack section names the spinning shell ($named of $n)" test "$named" -ge $((n - 2))
+# the "unwind" counts are each section's own, as the samples are: the stacks
+# walked add up to the samples (a sample between the two reads aside), not to
+# the capture's so far again at each section
+u=$(awk '/^\{"trailer"/ { match($0, /"samples":[0-9]+,"self/); s += substr($0, RSTART + 10, RLENGTH - 16)
+	match($0, /"unwind":\{"stacks":[0-9]+/); u += substr($0, RSTART + 19, RLENGTH - 19); n++ } END { print u + 0, s + 0, n + 0 }' "$T/cs")
+check "every: callstack's unwind counts are the section's own (stacks walked, samples, sections: $u)" \
+	sh -c "set -- $u; [ \$2 -gt 0 ] && [ \$1 -le \$((\$2 + \$3)) ]"
+
+# 1b. callstack --timed: each interval is a timed stack section and its
+#     samples section, every sample of the one timed in the other
+marple-callstack -p $spin --timed --every 1s 3.5 > "$T/cst" 2> "$T/cst.err"; rc=$?
+pairs=$(awk '/^\{"marple".*"datatype":"stack"/ { st = 1; w = 0; next }
+	/^\{"marple".*"timed":"samples"/ { st = 0; n = 0; next }
+	/^\{"trailer"/ { if (st) sw = w; else { p++; if (n == sw) ok++ } next }
+	st && index($0, "#") { w += substr($0, 1, index($0, "#") - 1) }
+	!st && !/^\{/ { n++ } END { print p + 0, ok + 0 }' "$T/cst")
+check "every: callstack --timed --every 1s 3.5: exit 0, valid, 4 or 5 pairs, each sample timed ($pairs)" \
+	sh -c "set -- $pairs; [ $rc -eq 0 ] && marple-cat -q '$T/cst' && [ \$1 -ge 4 ] && [ \$1 -le 5 ] && [ \$2 -eq \$1 ]"
+check "every: callstack --timed: the stack sections follow each other ($(consecutive "$T/cst"))" \
+	test "$(grep '"datatype":"stack"\|^{"trailer".*"frames"' "$T/cst" > "$T/cst.st"; consecutive "$T/cst.st")" = ok
 
 # 2. offcpu: the same tiling
 # (new processes all along: each needs its unwind tables, built by a worker
@@ -82,9 +102,10 @@ n=$(sections "$T/oc" | wc -l)
 check "every: offcpu writes 3 to 5 sections, consecutive ($n, $(consecutive "$T/oc"))" \
 	sh -c "[ $n -ge 3 ] && [ $n -le 5 ] && [ $(consecutive "$T/oc") = ok ]"
 
-loads=$(grep -o '"process_loads":[0-9]*' "$T/oc" | cut -d: -f2 | sed -n '1p;$p' | tr '\n' ' ')
+# (each section counts its own loads)
+loads=$(grep -o '"process_loads":[0-9]*' "$T/oc" | cut -d: -f2 | tr '\n' ' ')
 check "every: offcpu's unwind tables are built for new processes after the first section (loads: $loads)" \
-	sh -c "set -- $loads; [ \"\$2\" -gt \"\$1\" ]"
+	sh -c "set -- $loads; shift; n=0; for l; do n=\$((n + l)); done; [ \$n -gt 0 ]"
 
 # 3. mallocstacks (the stackcollector lifecycle's own collectors)
 marple-mallocstacks --every 1s 2.5 > "$T/ms" 2> /dev/null; rc=$?

@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 55
+plan 59
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -207,6 +207,29 @@ check "bound: the spool stays under --spool-max, the dropped named" sh -c "
 rm -rf "$S"
 pull --timeout 1 --retries 1 "http://127.0.0.1:$DEAD" "$T/cap.marple"
 check "no --spool: exit 1, each loss named" sh -c "test $rc -eq 1 && test \$(grep -c 'not kept: no --spool' '$T/err') -eq 3"
+
+# --- a server that moved (3xx): followed, still a POST with its body; a few
+# hops at most, never to another scheme
+S3="$T/spool3"
+for code in 302 308; do
+	rm -f "$R"/*.json "$R"/*.body
+	echo "redirect $code" > "$R/mode"
+	pull -s "$S3" "$URL" "$T/cap.marple"
+	check "$code: followed, exit 0, each request sent again as a POST to /moved/ingest" sh -c "
+		test $rc -eq 0 && test \$(ls '$R' | grep -c '\.json\$') -eq 6 &&
+		test '$(jfield 1 status) $(jfield 2 status) $(jfield 2 path)' = '$code 200 /moved/ingest' &&
+		cmp -s '$R/1.body' '$R/2.body' && test -s '$R/2.body'"
+done
+rm -f "$R"/*.json "$R"/*.body
+echo 'redirect 307 loop' > "$R/mode"
+pull --retries 1 -s "$S3" "$URL" "$T/cap.marple"
+check "3xx loop: 5 hops followed, then exit 1, said, kept" sh -c "
+	test $rc -eq 1 && test \$(ls '$R' | grep -c '\.json\$') -eq 6 && grep -q 'redirects' '$T/err' &&
+	test \$(ls '$S3' | grep -c '\.req\$') -eq 3"
+rm -rf "$S3" "$R"/*.json "$R"/*.body
+echo 'redirect 307 https' > "$R/mode"
+pull --retries 1 "$URL" "$T/cap.marple"
+check "3xx to another scheme: not followed, exit 1" sh -c "test $rc -eq 1 && test \$(ls '$R' | grep -c '\.json\$') -eq 1"
 
 # --- inputs and usage
 echo ok > "$R/mode"

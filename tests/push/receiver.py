@@ -12,6 +12,10 @@ of [key, value], headers) and DIR/N.body.  DIR/mode, read at each request:
     hang         accept, read the request, never answer
     fail K       500 for the next K requests, then 200 (K counts down in the file)
     status CODE  answer CODE
+    redirect CODE [loop|https]
+                 answer CODE with Location: /moved + the request's path
+                 (a path under /moved is answered 200); loop: that too;
+                 https: to https://127.0.0.1:PORT/moved...
 """
 import json
 import os
@@ -38,6 +42,8 @@ def mode():
         return 'hang', 0
     if words[0] == 'status':
         return 'status', int(words[1])
+    if words[0] == 'redirect':
+        return 'redirect ' + ' '.join(words[2:]), int(words[1])
     if words[0] == 'fail':
         left = int(words[1])
         with open(path + '.tmp', 'w') as f:
@@ -69,13 +75,23 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(3600)
             return
         url = urlsplit(self.path)
+        location = None
+        if what.startswith('redirect'):
+            if self.path.startswith('/moved') and 'loop' not in what:
+                code = 200
+            else:
+                location = '/moved' + self.path
+                if 'https' in what:
+                    location = 'https://127.0.0.1:%d%s' % (self.server.server_address[1], location)
         rec = {'method': 'POST', 'path': url.path, 'query': parse_qsl(url.query, keep_blank_values=True),
                'headers': dict(self.headers.items()), 'status': code}
         with open(os.path.join(DIR, '%d.json.tmp' % seq), 'w') as f:
             json.dump(rec, f)
         os.replace(os.path.join(DIR, '%d.json.tmp' % seq), os.path.join(DIR, '%d.json' % seq))
-        reply = b'' if code == 200 else b'injected failure\n'
+        reply = b'' if code == 200 or location else b'injected failure\n'
         self.send_response(code)
+        if location:
+            self.send_header('Location', location)
         self.send_header('Content-Length', str(len(reply)))
         self.end_headers()
         self.wfile.write(reply)

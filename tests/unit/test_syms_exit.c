@@ -2,10 +2,15 @@
  * a capture, also when it is a zombie (exited, not yet reaped: its
  * /proc/PID/maps opens but is empty) and a lookup misses more than a second
  * after the snapshot, which makes the cache look at the maps again; and
- * syms_cache_forget_exited (continuous mode) lets go of it once reaped. */
+ * syms_cache_forget_exited (continuous mode) lets go of it once reaped; a
+ * long capture's two steps (mark, then forget) forget only the processes
+ * gone at the mark, and keep a JIT's (anonymous executable memory); a file
+ * that is not ELF is not kept mapped. */
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -87,11 +92,95 @@ static void exited_child(int reap)
 		waitpid(child, NULL, 0);
 }
 
+/* a child that pauses, with anonymous executable memory if jit */
+static pid_t paused_child(int jit)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		if (jit)
+			mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		pause();
+		_exit(0);
+	}
+	/* the mapping made before the snapshot */
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	return child;
+}
+
+/* mark, then forget: what exited after the mark stays until the next */
+static void mark_then_forget(void)
+{
+	pid_t plain = paused_child(0), jit = paused_child(1);
+	struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
+
+	test_cond("mark/forget: snapshots", syms_cache_snapshot(c, plain) == 0 && syms_cache_snapshot(c, jit) == 0);
+	syms_cache_mark_exited(c);
+	kill(plain, SIGKILL);
+	kill(jit, SIGKILL);
+	waitpid(plain, NULL, 0);
+	waitpid(jit, NULL, 0);
+	size_t n = syms_cache_forget_marked(c, 1);
+	test_cond("mark/forget: gone after the mark: kept", n == 0);
+	syms_cache_mark_exited(c);
+	n = syms_cache_forget_marked(c, 1);
+	test_cond("mark/forget: gone before the mark: forgotten, the JIT's kept", n == 1);
+	const char *mod = NULL;
+	syms_cache_lookup(c, jit, addr_of((void *)exit_target, 2), &mod, NULL);
+	test_cond("mark/forget: the JIT's maps still known", mod && strcmp(mod, "test_syms_exit") == 0);
+	syms_cache_mark_exited(c);
+	n = syms_cache_forget_marked(c, 0);
+	test_cond("mark/forget: without keep_jit, the JIT's forgotten too", n == 1);
+	/* no process maps the test's files now: they were let go, and are
+	 * read again for the next process */
+	pid_t again = paused_child(0);
+	const char *name = syms_cache_lookup(c, again, addr_of((void *)exit_target, 2), &mod, NULL);
+	test_cond("mark/forget: files forgotten are read again", name && strcmp(name, "exit_target") == 0);
+	kill(again, SIGKILL);
+	waitpid(again, NULL, 0);
+	syms_cache_free(c);
+}
+
+/* A file that is not ELF (a memfd region of a browser, a data file) is
+ * named, and not kept mapped here. */
+static void not_elf(void)
+{
+	char path[] = "/tmp/marple-notelf-XXXXXX", line[512];
+	int fd = mkstemp(path);
+	static char zeros[65536];
+	int ok = fd >= 0 && write(fd, zeros, sizeof(zeros)) == (ssize_t)sizeof(zeros);
+	void *m = ok ? mmap(NULL, sizeof(zeros), PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	struct syms_cache *c = syms_cache_new(0);
+	const char *mod = NULL;
+	syms_cache_lookup(c, child, (uint64_t)(uintptr_t)m + 100, &mod, NULL);
+	test_cond("not ELF: its mapping named", m != MAP_FAILED && mod && strncmp(mod, "marple-notelf-", 14) == 0);
+	int mapped = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		mapped += strstr(line, path) != NULL;
+	if (f)
+		fclose(f);
+	test_cond("not ELF: not kept mapped by the cache", mapped == 1);	/* ours, the test's own */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	syms_cache_free(c);
+	unlink(path);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
-	test_plan(12);
+	test_plan(20);
 	marple_init(argc, argv);
 	exited_child(0);
 	exited_child(1);
+	mark_then_forget();
+	not_elf();
 	return test_report();
 }
