@@ -71,12 +71,14 @@ for run in cold warm fp dwarf; do
 		  if (fr[2] in entry) loader += w
 		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] ~ /^\[ld-linux-x86-64\.so\.2(\+0x[0-9a-f]+)?\]$/ || f ~ /;(__libc_start_main|start_thread)(;|$)/) root += w
 		  if (f ~ /\[no unwind table\]/) marker += w
+		  if (f ~ /\[truncated: [0-9]+\+ frames\]/) deep += w
+		  if (f ~ /\[unsupported unwind rule\]/) unsup += w
 		  run = 0; bad = 0
 		  for (i = 2; i <= n; i++) { if (fr[i] == "[unknown]") { if (++run >= 5) bad = 1 } else run = 0 }
 		  if (bad) unk += w }
 		END { if (!tot) tot = 1
-		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples rooted (reach __libc_start_main/start_thread: %.1f%%, the loader'"'"'s entry: %.1f%%), %.1f%% walked to a root, %.1f%% end in [no unwind table], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
-			mode, comm, 100 * libc / tot, tot, 100 * (libc - loader) / tot, 100 * loader / tot, 100 * root / tot, 100 * marker / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
+		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples rooted (reach __libc_start_main/start_thread: %.1f%%, the loader'"'"'s entry: %.1f%%), %.1f%% walked to a root, %.1f%% end in [no unwind table], %.1f%% [truncated], %.1f%% [unsupported unwind rule], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
+			mode, comm, 100 * libc / tot, tot, 100 * (libc - loader) / tot, 100 * loader / tot, 100 * root / tot, 100 * marker / tot, 100 * deep / tot, 100 * unsup / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
 	done
 	# the whole cost: BPF run time and the collector's CPU over the samples
 	u=$(grep -o '"unwind":{[^}]*}' "$T/$run.out" | tail -n 1)
@@ -86,7 +88,7 @@ for run in cold warm fp dwarf; do
 		function num(k) { return match(u, "\"" k "\":[0-9.]+") ? substr(u, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0 : 0 }
 		END { split(cpu, c, " "); s = c[1] + c[2]; if (!runs) runs = 1
 		  printf "bench: unwindbuild: %s: collector CPU %.2f s (start-up included); whole cost %.2f us a sample (BPF %.2f + collector %.2f) over %d samples", label, s, (ns + s * 1e9) / runs / 1000, ns / runs / 1000, s * 1e6 / runs, runs
-		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt")
+		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt; of %d user stacks (all processes) %d complete, cut: %d table not loaded (%d file not built, %d file not found), %d depth, %d unsupported rule, %d no CFI and no frame pointer, %d read fault", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt"), num("stacks"), num("complete"), num("cut_table_not_loaded"), num("cut_file_not_built"), num("cut_file_not_found"), num("cut_depth_limit"), num("cut_unsupported_rule"), num("cut_no_table"), num("cut_read_fault")
 		  printf "\n" }' "$T/$run.out"
 done
 u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)
