@@ -79,7 +79,7 @@ struct py_request {
 
 /* In a stored user stack, the word between the native frames (before it)
  * and the Python frames (after it, PY_FRAME_* words, leaf first): a
- * non-canonical address, as unwind.bpf.h's markers are. */
+ * non-canonical address, as unwindtables.bpf.h's markers are. */
 #define PY_STACK_MARK 0x8000000000000010ull
 #define PY_IS_STACK_MARK(w) ((w) == PY_STACK_MARK)
 

@@ -263,13 +263,15 @@ enum unwind_counter {
 	UNWIND_CUT_FILE_NOT_BUILT,	/* stacks cut at a PC whose file was found but has no
 					 * table yet (being built, asked for); part of
 					 * cut_table_not_loaded */
+	UNWIND_FRAMES_SAME_MAPPING,	/* frames in the mapping of the frame before: no
+					 * search of the process's mappings */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
-	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built" }
+	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -217,6 +217,9 @@ struct unwind_walk {
 	__u32 vma_refused;		/* a lookup was refused (busy): the stack's cut is counted */
 	__u32 file_not_built;		/* the PC's file has no table yet (asked for) */
 	__u32 program_read;		/* code_start, code_end and program are read */
+	__u32 have_m;			/* m holds the last frame's mapping: a caller in the
+					 * same one (most are: a library calls itself) needs
+					 * no search */
 	__u64 tag;			/* mm->start_stack: the image (unwind_learned's tag) */
 	__u64 code_start, code_end;	/* the program's executable segment: mm->start_code, end_code */
 	struct unwind_file_key program;	/* the program's file: mm->exe_file */
@@ -682,6 +685,10 @@ static long unwind_frame(__u64 i, void *ctx)
 	s->n = n + 1;
 	/* a return address is after its call: look up the call itself */
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
+	if (s->have_m && pc >= s->m.start && pc < s->m.end) {
+		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+	} else {
+	s->have_m = 0;
 	int mi = s->nmaps ? unwind_mapping_index(s->slot, s->nmaps, pc) : -1;
 	__u32 mkey = (__u32)mi;
 	struct unwind_mapping *pm = mi >= 0 ? bpf_map_lookup_elem(&unwind_mappings, &mkey) : NULL;
@@ -696,6 +703,8 @@ static long unwind_frame(__u64 i, void *ctx)
 		}
 		if (unwind_find_vma(s, pc) != 0)
 			return 1;
+	}
+	s->have_m = 1;
 	}
 	struct unwind_mapping *m = &s->m;
 	if (m->row_count == 0) {

@@ -76,6 +76,7 @@ static const struct sc_option options[] = {
 	SC_DRAIN_EVERY,
 	SC_EVERY,
 	SC_NO_DEMANGLE,
+	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
 	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes"),

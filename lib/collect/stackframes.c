@@ -209,14 +209,15 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 }
 
 /* Where a whole user stack starts: the program's entry and libc's start
- * functions, the dynamic loader's (before main), thread starts (glibc,
- * musl), Go's goroutine and thread roots. */
+ * functions, thread starts (glibc, musl), Go's goroutine and thread roots.
+ * The dynamic loader's entry (before main) is found by its file and
+ * address instead (syms_cache_interp_entry_exec): its functions' names
+ * (_dl_start) are also those of stacks cut inside it. */
 static int is_stack_root(const char *name)
 {
 	static const char *const roots[] = {
 		"_start", "__libc_start_main", "__libc_start_call_main", "clone", "clone3", "__clone",
-		"__clone3", "__clone_internal", "start_thread", "thread_start", "_dl_start", "_dl_start_user",
-		"_dl_sysdep_start", "runtime.goexit",
+		"__clone3", "__clone_internal", "start_thread", "thread_start", "runtime.goexit",
 		"runtime.rt0_go", "runtime.mstart", "runtime.main",
 	};
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
@@ -226,21 +227,24 @@ static int is_stack_root(const char *name)
 }
 
 /* Judge the user stack just built (root first from frames[first], n frames):
- * whole when one of its three outermost frames is a root, or when its
- * outermost frame is in libc or the dynamic loader without a name (without
- * their debug symbols, clone3, start_thread, __libc_start_call_main and
- * ld.so's _start have none: libc exports only __libc_start_main and clone).
+ * whole when one of its three outermost frames is a root, when its
+ * outermost frame is in libc without a name (without its debug symbols,
+ * clone3, start_thread and __libc_start_call_main have none: libc exports
+ * only __libc_start_main and clone), or at the entry of the process's
+ * dynamic loader (root_at_interp_entry: a program being relocated).
  * A stack cut at the depth limit is not judged. */
 static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const char *root_module,
-			     int root_named)
+			     int root_named, pid_t pid, uint64_t exec_id, const uint64_t *root_ip)
 {
 	sf->user_judged = n > 0 && n < MARPLE_STACK_DEPTH;
 	if (!sf->user_judged)
 		return;
-	sf->user_whole = !root_named && root_module &&
-			 (strncmp(root_module, "libc.so", 7) == 0 || strncmp(root_module, "ld-linux", 8) == 0);
+	sf->user_whole = !root_named && root_module && strncmp(root_module, "libc.so", 7) == 0;
 	for (size_t i = first; i < first + n && i < first + 3 && !sf->user_whole; i++)
 		sf->user_whole = is_stack_root(sf->frames[i]);
+	/* a return address is looked up at the call (ip - 1) */
+	if (!sf->user_whole && root_ip && !UNWIND_IS_MARK(*root_ip))
+		sf->user_whole = syms_cache_interp_entry_exec(sf->syms, pid, exec_id, *root_ip - (n > 1));
 	sf->st.user_stacks++;
 	if (!sf->user_whole)
 		sf->st.incomplete_user_stacks++;
@@ -366,7 +370,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
-	judge_user_stack(sf, first, n, root_module, root_named);
+	judge_user_stack(sf, first, n, root_module, root_named, pid, exec_id, n ? &ips[n - 1] : NULL);
 }
 
 void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n)

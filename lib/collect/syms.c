@@ -1667,6 +1667,58 @@ const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exe
 	return NULL;
 }
 
+/* The program interpreter pid's program names (PT_INTERP), as a path in
+ * buf; 0, or -1 if it names none (static, or not known). */
+static int program_interp(const struct dso *prog, char *buf, size_t size)
+{
+	size_t nph;
+	GElf_Phdr ph;
+
+	if (!prog->elf || elf_getphdrnum(prog->elf, &nph) != 0)
+		return -1;
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(prog->elf, (int)i, &ph) && ph.p_type == PT_INTERP) {
+			if (ph.p_offset >= prog->size || ph.p_filesz == 0 || ph.p_filesz > prog->size - ph.p_offset ||
+			    ph.p_filesz >= size)
+				return -1;
+			memcpy(buf, prog->map + ph.p_offset, ph.p_filesz);
+			buf[ph.p_filesz] = 0;
+			return buf[0] == '/' ? 0 : -1;
+		}
+	return -1;
+}
+
+int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr)
+{
+	struct proc *p = get_proc(c, pid, exec_id);
+	char interp[256], path[320];
+	struct stat st;
+	GElf_Ehdr eh;
+	const struct seg *sg;
+
+	uint64_t layout[SYMS_LAYOUT_N];
+	if (!p->has_layout && (exec_id != SYMS_EXEC_ANY || syms_read_layout(pid, layout) != 0))
+		return 0;	/* where its program is not known */
+	struct umap *prog = find_map(c, p, p->has_layout ? p->layout[0] : layout[0]), *m = find_map(c, p, addr);
+	if (!prog || !m || !prog->dso || !m->dso || prog->dso == m->dso || !m->dso->elf ||
+	    program_interp(prog->dso, interp, sizeof(interp)) != 0 || !gelf_getehdr(m->dso->elf, &eh) ||
+	    !(sg = find_seg(m->dso, m->pgoff)))
+		return 0;
+	/* the same file: the interpreter as the process sees it (its root, a
+	 * container's), else as we do; by name only once neither is there */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, interp);
+	if (stat(path, &st) == 0 || stat(interp, &st) == 0) {
+		if (st.st_dev != m->dso->dev || st.st_ino != m->dso->ino)
+			return 0;
+	} else {
+		const char *base = strrchr(interp, '/') + 1;
+		if (strcmp(base, m->dso->name) != 0)
+			return 0;
+	}
+	uint64_t vaddr = addr - (m->start - m->pgoff + sg->off - sg->vaddr);
+	return vaddr >= eh.e_entry && vaddr < eh.e_entry + SYMS_ENTRY_CODE;
+}
+
 int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out)
 {
 	return syms_cache_map_exec(c, pid, SYMS_EXEC_ANY, addr, out);

@@ -151,6 +151,15 @@ int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, 
  * "node", or NULL. */
 const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id);
 
+/* Is addr in the first SYMS_ENTRY_CODE bytes of the entry point (ELF
+ * e_entry) of the file that image exec_id of pid's program names as its
+ * interpreter (PT_INTERP: the dynamic loader), by device and inode?  A
+ * user stack that ends there is whole: the loader's _start, relocating
+ * the program before main (the first call from the entry is at most a few
+ * instructions in).  1 or 0. */
+#define SYMS_ENTRY_CODE 64
+int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr);
+
 /* What the unwinder needs about the mapping holding addr (lib/collect/unwinddwarfwalk.c). */
 struct syms_map {
 	uint64_t start, end, pgoff;	/* the mapping, as in /proc/PID/maps */

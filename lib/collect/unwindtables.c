@@ -258,6 +258,7 @@ struct unwindtab {
 		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
 		struct unwindcache_stats cache;
 	} reported, before;
+	uint64_t cache_not_tables;	/* cache entries that passed its checks but were no table */
 	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
 	size_t nno_room_paths;
 
@@ -373,6 +374,20 @@ static uint64_t thread_cpu_ns(void)
 /* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see words_for) */
 static uint64_t rows_estimate(Elf *elf);
 
+/* The table just written at words_used, n rows in words words: f's. */
+static void add_table(struct unwindtab *t, struct file *f, uint32_t n, uint64_t words,
+		      const struct unwindtab_rowstats *st)
+{
+	f->row_off = t->words_used;
+	f->nrows = n;
+	t->words_used += (uint32_t)words;
+	t->rows_used += n;
+	t->index_words += words - n;
+	t->unsupported += st->unsupported;
+	t->fdes_libdw += st->fdes_libdw;
+	t->fdes_debug_frame += st->fdes_debug_frame;
+}
+
 /* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
  * there is room left for it (any size: the limit is the table's,
  * --unwind-memory): its rows in our buffer (reused from file to file), read
@@ -393,29 +408,31 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	uint32_t room = t->words_cap - t->words_used;
 	uint32_t n = 0;
 	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
-	if (cache) {	/* room for an entry's rows: ~5.4 CFI bytes a row (words_for), twice over */
-		uint64_t want = rows_estimate(elf) * 2 + 4096;
-		if (want > room)
-			want = room;
-		unwindtabrows_buf_reserve(&t->rowbuf, want);
+	size_t len = 0;
+	uint64_t words = 0;
+	/* a cached table is read straight into the map's free part, and made
+	 * the next table there in one pass: nothing to build or compact */
+	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used, (size_t)room * 4, &len,
+					&st) == 1) {
+		uint64_t c1 = thread_cpu_ns();
+		words = unwindtabcompact_import(t->words, t->words_used, len, &t->rules, &n);
+		t->compact_cpu_ns += thread_cpu_ns() - c1;
+		if (words) {
+			f->has_cfi = 1;
+			add_table(t, f, n, words, &st);
+			return;
+		}
+		cache = 0;	/* checked, yet not a table: built again, not stored (never seen) */
+		t->cache_not_tables++;
 	}
-	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->rowbuf.rows, (uint32_t)t->rowbuf.rows_cap,
-					&n, &st) == 1) {
-		t->rowbuf.nrows = n;	/* built nothing: the cache's time is its own (cache_ms) */
-	} else {
-		uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
-		rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
-		n = (uint32_t)t->rowbuf.nrows;
-		t->files_built++;
-		t->build_ns += now_ns() - t0;
-		t->build_cpu_ns += thread_cpu_ns() - c0;
-		if (cache && rc == 0 && n > 0)
-			unwindcache_store(t->cache, &ticket, t->rowbuf.rows, n, &st);
-		else if (cache)
-			unwindcache_abandon(t->cache, &ticket);
-	}
+	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+	rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
+	n = (uint32_t)t->rowbuf.nrows;
+	t->files_built++;
+	t->build_ns += now_ns() - t0;
+	t->build_cpu_ns += thread_cpu_ns() - c0;
 	uint64_t c1 = thread_cpu_ns();
-	uint64_t words = rc == 0 ? unwindtabcompact_words(t->rowbuf.rows, n) : 0;
+	words = rc == 0 ? unwindtabcompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc == 0 && words > room)
 		rc = 1;
@@ -431,15 +448,17 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	} else {
 		unwindtabcompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
 		t->compact_cpu_ns += thread_cpu_ns() - c1;
-		f->row_off = t->words_used;
-		f->nrows = n;
-		t->words_used += (uint32_t)words;
-		t->rows_used += n;
-		t->index_words += words - n;
-		t->unsupported += st.unsupported;
-		t->fdes_libdw += st.fdes_libdw;
-		t->fdes_debug_frame += st.fdes_debug_frame;
+		if (cache) {
+			void *out = marple_malloc(UNWINDTABCOMPACT_EXPORT_MAX(words));
+			size_t size = unwindtabcompact_export(t->words, t->words_used, (uint32_t)words, &t->rules, out);
+			unwindcache_store(t->cache, &ticket, out, size, &st);
+			free(out);
+			cache = 0;
+		}
+		add_table(t, f, n, words, &st);
 	}
+	if (cache)
+		unwindcache_abandon(t->cache, &ticket);
 }
 
 /* An executable mapping: its maps line, the key of its file ("" for
@@ -914,7 +933,7 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
 	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
 	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
-	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)cs->corrupt));
+	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)(cs->corrupt + t->cache_not_tables)));
 	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
 	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
 	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));

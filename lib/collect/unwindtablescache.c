@@ -20,12 +20,12 @@
 #define ENTRY_MAGIC "marpleUW"
 #define TMP_MAX_AGE_S 3600	/* a temporary file this old was left by a collector that died */
 
-/* An entry: this header, then nrows rows.  checksum covers the header (its
- * own field 0) and the rows. */
+/* An entry: this header, then size bytes (the caller's: unwindtables.c's
+ * compact table).  checksum covers the header (its own field 0) and them. */
 struct entry_header {
 	char magic[8];
-	uint32_t format, row_size;
-	uint64_t nrows;
+	uint32_t format, unit;		/* unit: UNWINDCACHE_UNIT */
+	uint64_t size;
 	uint64_t fdes, fdes_libdw, fdes_debug_frame, unsupported;	/* unwindtab_rowstats */
 	char key[sizeof(((struct unwindcache_ticket *)0)->key)];
 	uint64_t checksum;
@@ -76,12 +76,12 @@ static uint64_t checksum_add(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
-static uint64_t entry_checksum(const struct entry_header *h, const struct unwind_row *rows, uint64_t n)
+static uint64_t entry_checksum(const struct entry_header *h, const void *data, uint64_t size)
 {
 	struct entry_header copy = *h;
 
 	copy.checksum = 0;
-	return checksum_add(checksum_add(0xcbf29ce484222325ull, &copy, sizeof(copy)), rows, n * sizeof(*rows));
+	return checksum_add(checksum_add(0xcbf29ce484222325ull, &copy, sizeof(copy)), data, size);
 }
 
 /* A directory we may keep entries in: ours, and writable by no one else
@@ -246,9 +246,9 @@ static int read_full(int fd, void *buf, size_t len, off_t off)
 	return 0;
 }
 
-/* tk's entry into rows[0..cap): ENTRY_*. */
-static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk, struct unwind_row *rows,
-		      uint32_t cap, uint32_t *n, struct unwindtab_rowstats *rst)
+/* tk's entry into buf[0..cap): ENTRY_*. */
+static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk, void *buf, size_t cap,
+		      size_t *len, struct unwindtab_rowstats *rst)
 {
 	struct entry_header h;
 	struct stat st;
@@ -263,22 +263,20 @@ static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    read_full(fd, &h, sizeof(h), 0) != 0 || memcmp(h.magic, ENTRY_MAGIC, sizeof(h.magic)) != 0)
 		goto out;
-	if (h.format != UNWINDCACHE_FORMAT || h.row_size != sizeof(struct unwind_row) ||
-	    memcmp(h.key, key, sizeof(key)) != 0) {
+	if (h.format != UNWINDCACHE_FORMAT || h.unit != UNWINDCACHE_UNIT || memcmp(h.key, key, sizeof(key)) != 0) {
 		rc = ENTRY_STALE;
 		goto out;
 	}
-	if (h.nrows == 0 || h.nrows > UINT32_MAX || (uint64_t)st.st_size != sizeof(h) + h.nrows * sizeof(*rows))
+	if (h.size == 0 || h.size > SIZE_MAX / 2 || (uint64_t)st.st_size != sizeof(h) + h.size)
 		goto out;
-	if (h.nrows > cap) {
+	if (h.size > cap) {
 		rc = ENTRY_TOO_BIG;
 		goto out;
 	}
-	if (read_full(fd, rows, h.nrows * sizeof(*rows), sizeof(h)) != 0 ||
-	    entry_checksum(&h, rows, h.nrows) != h.checksum)
+	if (read_full(fd, buf, h.size, sizeof(h)) != 0 || entry_checksum(&h, buf, h.size) != h.checksum)
 		goto out;
 	futimens(fd, NULL);	/* used now: evicted last */
-	*n = (uint32_t)h.nrows;
+	*len = (size_t)h.size;
 	*rst = (struct unwindtab_rowstats){ .fdes = h.fdes, .fdes_libdw = h.fdes_libdw,
 					    .fdes_debug_frame = h.fdes_debug_frame, .unsupported = h.unsupported };
 	rc = ENTRY_OK;
@@ -325,8 +323,8 @@ static void unlock_entry(struct unwindcache_ticket *tk)
 	tk->lock_fd = -1;
 }
 
-int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd,
-		       struct unwind_row *rows, uint32_t cap, uint32_t *n, struct unwindtab_rowstats *st)
+int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd, void *buf,
+		       size_t cap, size_t *len, struct unwindtab_rowstats *st)
 {
 	uint64_t t0 = mono_ns(), c0 = cpu_ns();
 	int waited = 0, rc;
@@ -337,14 +335,14 @@ int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf
 		rc = ENTRY_TOO_BIG;	/* not cached: counted as nothing */
 		goto out;
 	}
-	if ((rc = read_entry(c, tk, rows, cap, n, st)) == ENTRY_OK)
+	if ((rc = read_entry(c, tk, buf, cap, len, st)) == ENTRY_OK)
 		goto out;
 	/* build it ourselves, unless another collector is at it: then wait
 	 * for its entry; read again once the lock is ours (it may have
 	 * finished between our read and the lock) */
 	tk->lock_fd = lock_entry(c, tk->name, &waited);
 	if (tk->lock_fd >= 0 || waited)
-		rc = read_entry(c, tk, rows, cap, n, st);
+		rc = read_entry(c, tk, buf, cap, len, st);
 out:
 	switch (rc) {
 	case ENTRY_OK:
@@ -438,14 +436,14 @@ static void evict(struct unwindcache *c)
 	free(files);
 }
 
-void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const struct unwind_row *rows,
-		       uint32_t n, const struct unwindtab_rowstats *rst)
+void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const void *data, size_t size,
+		       const struct unwindtab_rowstats *rst)
 {
 	uint64_t t0 = mono_ns(), c0 = cpu_ns();
-	struct entry_header h = { .format = UNWINDCACHE_FORMAT, .row_size = sizeof(*rows), .nrows = n };
+	struct entry_header h = { .format = UNWINDCACHE_FORMAT, .unit = UNWINDCACHE_UNIT, .size = size };
 	char tmp[sizeof(tk->name) + 48];
 
-	if (!tk->name[0] || !n) {
+	if (!tk->name[0] || !size) {
 		unwindcache_abandon(c, tk);
 		return;
 	}
@@ -455,16 +453,16 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 	h.fdes_libdw = rst->fdes_libdw;
 	h.fdes_debug_frame = rst->fdes_debug_frame;
 	h.unsupported = rst->unsupported;
-	h.checksum = entry_checksum(&h, rows, n);
+	h.checksum = entry_checksum(&h, data, size);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", tk->name, (int)getpid(), c->tmp_seq++);
 	int fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int ok = fd >= 0 && write_full(fd, &h, sizeof(h)) == 0 && write_full(fd, rows, (size_t)n * sizeof(*rows)) == 0;
+	int ok = fd >= 0 && write_full(fd, &h, sizeof(h)) == 0 && write_full(fd, data, size) == 0;
 	if (fd >= 0 && close(fd) != 0)
 		ok = 0;
 	/* rename replaces whatever is at the name, a symlink too, without following it */
 	if (ok && renameat(c->dir_fd, tmp, c->dir_fd, tk->name) == 0) {
 		c->st.written++;
-		c->unevicted_bytes += sizeof(h) + (uint64_t)n * sizeof(*rows);
+		c->unevicted_bytes += sizeof(h) + (uint64_t)size;
 	} else {
 		if (!c->write_warned)
 			marple_warn("unwind cache %s: cannot write %s: %s (said once)", c->dir, tk->name,

@@ -1,4 +1,4 @@
-/* unwindtablescache.h — each executable file's unwind rows (unwindtablescfi.h) kept
+/* unwindtablescache.h — each executable file's unwind table (unwindtablescompact.h) kept
  * on disk between runs and shared by collectors running at once, so that
  * libc's, python3's or cc1's table is built once, not by every capture.
  *
@@ -12,8 +12,8 @@
  *
  * An entry is named by the file's build-id, or by its device and inode when
  * it has none; it records its key (the build-id, or device, inode, size and
- * mtime), UNWINDCACHE_FORMAT, sizeof(struct unwind_row), the row count and
- * a checksum, all checked before its rows are used: an entry of another key
+ * mtime), UNWINDCACHE_FORMAT, UNWINDCACHE_UNIT, its size and a checksum,
+ * all checked before its table is used: an entry of another key
  * or format is stale, one that fails a check is corrupt; both are rebuilt
  * and counted, never used.  Entries are written to a temporary file renamed
  * into place, opened without following symlinks.
@@ -24,9 +24,9 @@
  *
  *   struct unwindcache *c = unwindcache_open();     // NULL: no cache
  *   struct unwindcache_ticket tk;
- *   if (unwindcache_lookup(c, &tk, elf, fd, rows, cap, &n, &st) == 0) {
- *           ... build rows[0..n) ...
- *           unwindcache_store(c, &tk, rows, n, &st);   // or _abandon
+ *   if (unwindcache_lookup(c, &tk, elf, fd, buf, cap, &len, &st) == 0) {
+ *           ... build data[0..size) ...
+ *           unwindcache_store(c, &tk, data, size, &st);   // or _abandon
  *   }
  *   unwindcache_close(c);
  */
@@ -40,15 +40,17 @@
 #include "stacks.h"
 #include "unwindtablescfi.h"
 
-/* Raise when what unwindtabrows_read writes changes meaning (rules,
- * encodings) without struct unwind_row changing size: old entries are then
- * stale.  A change of size is noticed without it. */
-#define UNWINDCACHE_FORMAT 1u
+/* Raise when what an entry holds changes meaning (rules, encodings, the
+ * compact table's layout): old entries are then stale.  Format 1 held
+ * struct unwind_row rows (16 bytes); 2 the compact table itself, which a
+ * hit copies into the kernel's map with no compaction (unwindtables.c). */
+#define UNWINDCACHE_FORMAT 2u
+#define UNWINDCACHE_UNIT 4u	/* the entries' word: 32-bit (unwindtablescompact.h) */
 #define UNWINDCACHE_SIZE_DEFAULT_MB 256u
 #define UNWINDCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
 
 struct unwindcache_stats {
-	uint64_t read;		/* files whose rows came from the cache */
+	uint64_t read;		/* files whose table came from the cache */
 	uint64_t waited;	/* of which after waiting for another collector's build */
 	uint64_t missed;	/* files with no entry yet */
 	uint64_t stale;		/* entries of another key or format: rebuilt */
@@ -77,16 +79,19 @@ void unwindcache_close(struct unwindcache *c);
 const char *unwindcache_dir(const struct unwindcache *c);
 const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c);
 
-/* The rows of the ELF file elf (open as fd; -1: an image in memory, the
- * vdso, cached by its build-id only): 1 when rows[0..*n) and *st
- * were read from its entry; 0 when the caller is to build them, then
- * always followed by unwindcache_store or unwindcache_abandon with tk. */
-int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd,
-		       struct unwind_row *rows, uint32_t cap, uint32_t *n, struct unwindtab_rowstats *st);
-/* Write the rows built for tk's file as its entry, and release its lock. */
-void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const struct unwind_row *rows,
-		       uint32_t n, const struct unwindtab_rowstats *st);
-/* Nothing to write (no rows, no room): release tk's lock. */
+/* The table of the ELF file elf (open as fd; -1: an image in memory, the
+ * vdso, cached by its build-id only): 1 when buf[0..*len) (at most cap
+ * bytes) and *st were read from its entry; 0 when the caller is to build
+ * it, then always followed by unwindcache_store or unwindcache_abandon
+ * with tk.  What the bytes are is the caller's (unwindtables.c: the file's
+ * compact table, unwindtablescompact.h). */
+int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd, void *buf,
+		       size_t cap, size_t *len, struct unwindtab_rowstats *st);
+/* Write the table built for tk's file, data[0..size), as its entry, and
+ * release its lock. */
+void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const void *data, size_t size,
+		       const struct unwindtab_rowstats *st);
+/* Nothing to write (no table, no room): release tk's lock. */
 void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk);
 
 #endif

@@ -45,9 +45,17 @@ static struct unwindtab_rule_slot *rule_slot(struct unwindtab_rule_slot *slots, 
 	return &slots[h];
 }
 
+static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u);
+
 uint32_t unwindtabcompact_rule_index(struct unwindtab_rules *r, const struct unwind_row *row)
 {
 	struct unwind_rule u = { .cfa_off = row->cfa_off, .cfa = row->cfa, .rbp = row->rbp, .rbp_off = row->rbp_off };
+
+	return rule_index_of(r, u);
+}
+
+static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u)
+{
 	uint64_t bits = rule_bits(&u);
 
 	if (u.cfa == UNWIND_NONE && bits == rule_bits(&r->v[UNWIND_RULE_NONE]))
@@ -131,4 +139,78 @@ int unwindtabcompact_find(const uint32_t *words, uint32_t off, uint64_t pc)
 	if (lo == rows_at)
 		return -1;
 	return (int)(words[lo - 1] & RULE_MASK);
+}
+
+/* An exported table ends with this: its rules come before it, its words
+ * before them. */
+struct export_footer {
+	uint32_t nrules, nwords;
+};
+
+size_t unwindtabcompact_export(const uint32_t *words, uint32_t off, uint32_t nwords, const struct unwindtab_rules *r,
+			       void *out)
+{
+	uint32_t *w = out, *local = marple_malloc(sizeof(*local) * UNWIND_MAX_RULES);
+	uint32_t npages = words[off + 1], rows_at = UNWIND_TABLE_HEADER + npages + 1, nrules = UNWIND_RULES_RESERVED;
+	struct unwind_rule *rules = (struct unwind_rule *)(w + nwords);
+
+	memset(local, 0xff, sizeof(*local) * UNWIND_MAX_RULES);
+	for (uint32_t i = 0; i < UNWIND_RULES_RESERVED; i++) {
+		local[i] = i;	/* the reserved rules keep their numbers */
+		rules[i] = r->v[i];
+	}
+	memcpy(w, words + off, (size_t)nwords * sizeof(*w));
+	for (uint32_t k = UNWIND_TABLE_HEADER; k < rows_at; k++)
+		w[k] -= off;
+	for (uint32_t i = rows_at; i < nwords; i++) {
+		uint32_t g = w[i] & RULE_MASK;
+		if (local[g] == UINT32_MAX) {
+			local[g] = nrules;
+			rules[nrules++] = r->v[g];
+		}
+		w[i] = (w[i] & ~RULE_MASK) | local[g];
+	}
+	free(local);
+	struct export_footer f = { nrules, nwords };
+	memcpy(rules + nrules, &f, sizeof(f));
+	return (size_t)nwords * sizeof(*w) + (size_t)nrules * sizeof(*rules) + sizeof(f);
+}
+
+uint32_t unwindtabcompact_import(uint32_t *words, uint32_t off, size_t len, struct unwindtab_rules *r,
+				 uint32_t *nrows)
+{
+	struct export_footer f;
+	uint32_t *w = words + off;
+
+	if (len < sizeof(f) || len % 4)
+		return 0;
+	memcpy(&f, (const char *)w + len - sizeof(f), sizeof(f));
+	if (f.nrules < UNWIND_RULES_RESERVED || f.nrules > UNWIND_MAX_RULES || f.nwords < UNWIND_TABLE_HEADER + 2 ||
+	    len != (size_t)f.nwords * 4 + (size_t)f.nrules * sizeof(struct unwind_rule) + sizeof(f))
+		return 0;
+	uint32_t npages = w[1], rows_at = UNWIND_TABLE_HEADER + npages + 1;
+	if (npages == 0 || npages >= f.nwords || rows_at > f.nwords || w[UNWIND_TABLE_HEADER] != rows_at ||
+	    w[rows_at - 1] != f.nwords)
+		return 0;
+	for (uint32_t k = UNWIND_TABLE_HEADER + 1; k < rows_at; k++)
+		if (w[k] < w[k - 1] || w[k] > f.nwords)
+			return 0;
+	for (uint32_t i = rows_at; i < f.nwords; i++)
+		if ((w[i] & RULE_MASK) >= f.nrules)
+			return 0;
+	/* the rules sit where the next table goes: theirs first */
+	const struct unwind_rule *rules = (const struct unwind_rule *)(w + f.nwords);
+	uint32_t *global = marple_malloc(sizeof(*global) * f.nrules);
+	for (uint32_t i = 0; i < f.nrules; i++) {
+		struct unwind_rule u;
+		memcpy(&u, &rules[i], sizeof(u));
+		global[i] = i < UNWIND_RULES_RESERVED ? i : rule_index_of(r, u);
+	}
+	for (uint32_t k = UNWIND_TABLE_HEADER; k < rows_at; k++)
+		w[k] += off;
+	for (uint32_t i = rows_at; i < f.nwords; i++)
+		w[i] = (w[i] & ~RULE_MASK) | global[w[i] & RULE_MASK];
+	free(global);
+	*nrows = f.nwords - rows_at;
+	return f.nwords;
 }

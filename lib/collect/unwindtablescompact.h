@@ -56,6 +56,22 @@ uint64_t unwindtabcompact_words(const struct unwind_row *rows, size_t n);
  * base (where out is in the whole array); the rows' rules go into r. */
 void unwindtabcompact_pack(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
 		       uint32_t base);
+/* The table packed at words[off..off+nwords) (positions from off, rules
+ * r's) as a file's own, to keep on disk (unwindtablescache.h): into out, its
+ * words with positions from 0 and rules numbered its own, then those
+ * rules, then their count and the words'; out holds
+ * UNWINDTABCOMPACT_EXPORT_MAX(nwords) bytes.  Its size in bytes. */
+#define UNWINDTABCOMPACT_EXPORT_MAX(nwords) \
+	((size_t)(nwords) * 4 + (size_t)UNWIND_MAX_RULES * sizeof(struct unwind_rule) + 8)
+size_t unwindtabcompact_export(const uint32_t *words, uint32_t off, uint32_t nwords, const struct unwindtab_rules *r,
+			       void *out);
+/* An exported table of len bytes, read at words + off, made the table at
+ * off: positions moved to off, its rules found or added in r (what follows
+ * its words is free again).  Its words (and rows in *nrows), or 0 when
+ * the bytes are not such a table (then words + off is garbage).  No
+ * compaction: a cached table costs one pass over its words. */
+uint32_t unwindtabcompact_import(uint32_t *words, uint32_t off, size_t len, struct unwindtab_rules *r,
+				 uint32_t *nrows);
 /* The rule index of file address pc in the table at words[off...], as the
  * BPF walker finds it; -1 before the first row. */
 int unwindtabcompact_find(const uint32_t *words, uint32_t off, uint64_t pc);

@@ -13,6 +13,15 @@
 # included) and the whole cost a sample: BPF run time + the collector's CPU,
 # over the samples.  Then -p on one clang, cold, warm and --no-cache:
 # the start-up and CPU of the collector.
+#
+# Rooted, the floor's measure: a stack that reaches __libc_start_main or
+# start_thread, or that ends at the entry of the program's dynamic loader
+# (clang spends a third of its life in ld.so relocating libLLVM, before
+# main: those stacks start there).  The loader's entry is checked by file
+# and address, not by name: the outermost frame's file (the trailer's frame
+# description; --addresses names an unnamed frame [file+0xOFFSET]) is the
+# one the program's PT_INTERP names (same device and inode), and its file
+# offset within 64 bytes of that file's ELF entry point.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 SECS=${UNWIND_BUILD_SECS:-8}
@@ -21,31 +30,55 @@ SECS=${UNWIND_BUILD_SECS:-8}
 SRC="$MARPLE_TOP/lib/collect/unwindtablescfi.c"
 INC="-I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
 echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
+# comm, its program's interpreter (device:inode) and that file's entry point
+# as a file offset, for the rooted measure
+loader_of() {
+	i=$(readelf -lW "$(readlink -f "$2")" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+	[ -n "$i" ] || return 0
+	e=$(($(readelf -hW "$i" | awk '/Entry point address/ {print $4}')))
+	off=$(readelf -lW "$i" | awk '$1 == "LOAD" { print $2, $3, $5 }' | while read -r o v sz; do
+		[ "$e" -ge $((v)) ] && [ "$e" -lt $((v + sz)) ] && { echo $((e - v + o)); break; }
+	done)
+	echo "$1 $(stat -L -c %d:%i "$i") ${off:-0}"
+}
+{ loader_of cc1 "$(gcc -print-prog-name=cc1)"; loader_of clang "$(command -v clang)"; } > "$T/loaders"
+echo "bench: unwindbuild: rooted = reaches __libc_start_main/start_thread, or ends at the entry of the program's dynamic loader (PT_INTERP, by inode; entry by file offset): $(awk '{printf "%s%s %s+%d", (NR > 1 ? ", " : ""), $1, $2, $3}' "$T/loaders")"
 export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: the cold run starts empty
 for run in cold warm fp dwarf; do
 	case $run in cold | warm) mode=tables label="tables ($run cache)" ;; *) mode=$run label=$run ;; esac
 	( while :; do gcc -O2 $INC -c "$SRC" -o "$T/g.o" 2>/dev/null; done ) & g=$!
 	( while :; do clang -O2 $INC -c "$SRC" -o "$T/c.o" 2>/dev/null; done ) & c=$!
 	sleep 1
-	/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
+	/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --addresses --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
 	kill "$g" "$c" 2>/dev/null; wait "$g" "$c" 2>/dev/null
+	# the outermost frames at a loader's entry: name, and the comm whose loader it is
+	grep '^{"trailer"' "$T/$run.out" | tail -n 1 | jq -r '.frames // {} | to_entries[] | select(.value.file and .value.offset != null) | "\(.key)\t\(.value.file)\t\(.value.offset)"' 2>/dev/null |
+	while IFS='	' read -r name file off; do
+		id=$(stat -L -c %d:%i "$file" 2>/dev/null) || continue
+		awk -v id="$id" -v off="$off" -v name="$name" '$2 == id && off >= $3 && off < $3 + 64 { print $1 "\t" name }' "$T/loaders"
+	done > "$T/$run.entries"
 	for comm in cc1 clang; do
-		awk -v comm="$comm" -v mode="$label" '/^\{"trailer"/ {
+		awk -v comm="$comm" -v mode="$label" -v entries="$T/$run.entries" 'BEGIN { FS = "\n"
+			while ((getline l < entries) > 0) { split(l, e, "\t"); if (e[1] == comm) entry[e[2]] = 1 } FS = " " }
+		/^\{"trailer"/ {
 			if (match($0, /"program_runs":[0-9]+,"program_ns":[0-9]+/)) {
 				split(substr($0, RSTART, RLENGTH), p, /[:,]/); runs = p[2]; ns = p[4] } next }
 		/^\{/ { next }
 		{ w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		  n = split(f, fr, ";"); if (fr[1] != comm || n < 2) next
 		  tot += w
-		  if (f ~ /;(__libc_start_main|start_thread)(;|$)/) libc += w
-		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] == "[ld-linux-x86-64.so.2]" || f ~ /;(__libc_start_main|start_thread)(;|$)/) root += w
+		  if (f ~ /;(__libc_start_main|start_thread)(;|$)/ || (fr[2] in entry)) libc += w
+		  if (fr[2] in entry) loader += w
+		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] ~ /^\[ld-linux-x86-64\.so\.2(\+0x[0-9a-f]+)?\]$/ || f ~ /;(__libc_start_main|start_thread)(;|$)/) root += w
 		  if (f ~ /\[no unwind table\]/) marker += w
+		  if (f ~ /\[truncated: [0-9]+\+ frames\]/) deep += w
+		  if (f ~ /\[unsupported unwind rule\]/) unsup += w
 		  run = 0; bad = 0
 		  for (i = 2; i <= n; i++) { if (fr[i] == "[unknown]") { if (++run >= 5) bad = 1 } else run = 0 }
 		  if (bad) unk += w }
 		END { if (!tot) tot = 1
-		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples reach __libc_start_main/start_thread, %.1f%% walked to a root, %.1f%% end in [no unwind table], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
-			mode, comm, 100 * libc / tot, tot, 100 * root / tot, 100 * marker / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
+		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples rooted (reach __libc_start_main/start_thread: %.1f%%, the loader'"'"'s entry: %.1f%%), %.1f%% walked to a root, %.1f%% end in [no unwind table], %.1f%% [truncated], %.1f%% [unsupported unwind rule], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
+			mode, comm, 100 * libc / tot, tot, 100 * (libc - loader) / tot, 100 * loader / tot, 100 * root / tot, 100 * marker / tot, 100 * deep / tot, 100 * unsup / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
 	done
 	# the whole cost: BPF run time and the collector's CPU over the samples
 	u=$(grep -o '"unwind":{[^}]*}' "$T/$run.out" | tail -n 1)
@@ -55,7 +88,7 @@ for run in cold warm fp dwarf; do
 		function num(k) { return match(u, "\"" k "\":[0-9.]+") ? substr(u, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0 : 0 }
 		END { split(cpu, c, " "); s = c[1] + c[2]; if (!runs) runs = 1
 		  printf "bench: unwindbuild: %s: collector CPU %.2f s (start-up included); whole cost %.2f us a sample (BPF %.2f + collector %.2f) over %d samples", label, s, (ns + s * 1e9) / runs / 1000, ns / runs / 1000, s * 1e6 / runs, runs
-		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt")
+		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt; of %d user stacks (all processes) %d complete, cut: %d table not loaded (%d file not built, %d file not found), %d depth, %d unsupported rule, %d no CFI and no frame pointer, %d read fault", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt"), num("stacks"), num("complete"), num("cut_table_not_loaded"), num("cut_file_not_built"), num("cut_file_not_found"), num("cut_depth_limit"), num("cut_unsupported_rule"), num("cut_no_table"), num("cut_read_fault")
 		  printf "\n" }' "$T/$run.out"
 done
 u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -87,6 +89,31 @@ static void check_whole_stacks(struct syms_cache *c, pid_t me)
 	test_cond("stacks reaching __libc_start_main are whole, others not, cut ones not judged",
 		  st.user_stacks == 2 && st.incomplete_user_stacks == 1);
 	test_cond("incomplete stacks weighed as written", st.user_weight == 40 && st.incomplete_user_weight == 10);
+
+	/* The dynamic loader (our PT_INTERP, mapped at AT_BASE) relocating a
+	 * program: a stack that ends at its entry, where _start called
+	 * _dl_start, is whole; one that ends elsewhere in it is not, named or
+	 * not. */
+	uint64_t base = getauxval(AT_BASE);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
+	uint64_t at_entry[2] = { addr_of((void *)frame_a, 2), base + eh->e_entry + 8 };
+	uint64_t in_loader[2] = { addr_of((void *)frame_a, 2), 0 };
+	struct syms_map sm;
+	const char *mod = NULL;
+	if (base && syms_cache_map(c, me, base + eh->e_entry, &sm) == 0)
+		for (uint64_t a = sm.start; a < sm.end && !in_loader[1]; a += 16)	/* code without a name */
+			if ((a < base + eh->e_entry || a >= base + eh->e_entry + SYMS_ENTRY_CODE) &&
+			    !syms_cache_lookup(c, me, a, &mod, NULL) && mod && strncmp(mod, "ld-linux", 8) == 0)
+				in_loader[1] = a + 1;
+	stackframes_begin(sf, "r");
+	stackframes_user_ips(sf, me, at_entry, 2);
+	stackframes_write(sf, devnull, 1);
+	stackframes_begin(sf, "l");
+	stackframes_user_ips(sf, me, in_loader, 2);
+	stackframes_write(sf, devnull, 1);
+	stackframes_stats(sf, &st);
+	test_cond("a stack ending at the dynamic loader's entry is whole", base && st.user_stacks == 4);
+	test_cond("a stack ending elsewhere in the dynamic loader is not", in_loader[1] && st.incomplete_user_stacks == 2);
 	fclose(devnull);
 	stackframes_free(sf);
 }
@@ -329,7 +356,7 @@ static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
 
 int main(int argc, char **argv)
 {
-	test_plan(40);
+	test_plan(42);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;

@@ -1,6 +1,7 @@
-/* test_unwindtablescache — unwind rows kept on disk (lib/collect/unwindtablescache.h):
- * an entry written and read back row for row; corrupt (a byte flipped,
- * truncated), stale (a file without build-id changed; another row size)
+/* test_unwindtablescache — unwind tables kept on disk (lib/collect/unwindtablescache.h),
+ * here a file's rows as the bytes stored:
+ * an entry written and read back byte for byte; corrupt (a byte flipped,
+ * truncated), stale (a file without build-id changed; another word size)
  * and symlinked entries rebuilt, never used; a directory others may write
  * in refused; a reader waiting for the lock of a build in progress reads
  * its entry; the oldest entries evicted past the size limit. */
@@ -50,9 +51,12 @@ static int lookup_store(struct unwindcache *c, struct subject *s, struct unwind_
 {
 	struct unwindcache_ticket tk;
 	struct unwindtab_rowstats st;
-	if (unwindcache_lookup(c, &tk, s->elf, s->fd, got, CAP, n, &st) == 1)
+	size_t len = 0;
+	if (unwindcache_lookup(c, &tk, s->elf, s->fd, got, CAP * sizeof(*got), &len, &st) == 1) {
+		*n = (uint32_t)(len / sizeof(*got));
 		return 1;
-	unwindcache_store(c, &tk, rows, nrows, &rowstats);
+	}
+	unwindcache_store(c, &tk, rows, nrows * sizeof(*rows), &rowstats);
 	return 0;
 }
 
@@ -77,7 +81,7 @@ static void *store_later(void *arg)
 {
 	struct holder *h = arg;
 	nanosleep(&(struct timespec){ .tv_nsec = 300 * 1000000 }, NULL);
-	unwindcache_store(h->c, &h->tk, rows, nrows, &rowstats);
+	unwindcache_store(h->c, &h->tk, rows, nrows * sizeof(*rows), &rowstats);
 	return NULL;
 }
 
@@ -88,6 +92,7 @@ int main(void)
 	struct unwind_row *got = malloc(CAP * sizeof(*got));
 	struct stat st;
 	uint32_t n = 0;
+	size_t len = 0;
 
 	test_plan(19);
 	elf_version(EV_CURRENT);
@@ -131,9 +136,9 @@ int main(void)
 	if (truncate(entry, st.st_size - 16) != 0)
 		perror(entry);
 	test_cond("unwindcache: truncated: corrupt, not used", lookup_store(c, &s, got, &n) == 0 && cs->corrupt == 2);
-	/* another row size (a format neighbours may change): stale */
-	flip_byte(entry, 12);	/* row_size's low byte */
-	test_cond("unwindcache: another row size: stale", lookup_store(c, &s, got, &n) == 0 && cs->stale == 1);
+	/* another word size (a format neighbours may change): stale */
+	flip_byte(entry, 12);	/* unit's low byte */
+	test_cond("unwindcache: another word size: stale", lookup_store(c, &s, got, &n) == 0 && cs->stale == 1);
 
 	/* a symlink planted at the entry's path is not followed, nor written through */
 	char victim[600];
@@ -176,7 +181,7 @@ int main(void)
 	pthread_t th;
 	uint64_t read = cs->read;
 	test_cond("unwindcache: another's lookup misses and holds the lock",
-		  h.c && unwindcache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 }) == 0 &&
+		  h.c && unwindcache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 }) == 0 &&
 			  h.tk.lock_fd >= 0);
 	pthread_create(&th, NULL, store_later, &h);
 	test_cond("unwindcache: ours waits for its entry and reads it",
@@ -195,12 +200,12 @@ int main(void)
 	struct unwindcache_ticket tk;
 	if (c && objcopy_ok) {
 		struct subject t = open_subject(nobid);
-		unwindcache_lookup(c, &tk, s.elf, s.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 });
-		unwindcache_store(c, &tk, big, 50000, &rowstats);
+		unwindcache_lookup(c, &tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 });
+		unwindcache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
 		struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
 		utimensat(AT_FDCWD, entry, old, AT_SYMLINK_NOFOLLOW);
-		unwindcache_lookup(c, &tk, t.elf, t.fd, got, CAP, &n, &(struct unwindtab_rowstats){ 0 });
-		unwindcache_store(c, &tk, big, 50000, &rowstats);
+		unwindcache_lookup(c, &tk, t.elf, t.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 });
+		unwindcache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
 		test_cond("unwindcache: past the limit, the oldest entry is evicted",
 			  cs->evicted == 1 && lstat(entry, &e1) != 0);
 		close_subject(&t);

@@ -101,6 +101,28 @@ static void one_file(const char *name, const char *path)
 		test_cond(msg, compare_all(small, 2, w, 0, &rules) == 0);
 		snprintf(msg, sizeof(msg), "%s: under 5 bytes a row (index and rules included)", name);
 		test_cond(msg, per_row < 5);
+
+		/* as the disk cache keeps it: exported, then imported at another
+		 * place, beside another file's rules (other rule numbers) */
+		char *out = malloc(UNWINDTABCOMPACT_EXPORT_MAX(words));
+		size_t len = unwindtabcompact_export(w, (uint32_t)w0, (uint32_t)words, &rules, out);
+		struct unwind_rule *rv2 = calloc(UNWIND_MAX_RULES, sizeof(*rv2));
+		struct unwindtab_rules rules2;
+		uint32_t *w2 = calloc(7 + len / 4 + 1, sizeof(*w2)), rows2 = 0;
+		unwindtabcompact_rules_init(&rules2, rv2, UNWIND_MAX_RULES);
+		unwindtabcompact_rule_index(&rules2, &(struct unwind_row){ .cfa = UNWIND_RBP, .cfa_off = 1234 });
+		memcpy(w2 + 7, out, len);
+		uint32_t got = unwindtabcompact_import(w2, 7, len, &rules2, &rows2);
+		snprintf(msg, sizeof(msg), "%s: exported and imported elsewhere: the same rule at every boundary", name);
+		test_cond(msg, got == words && rows2 == n && compare_all(b.rows, n, w2, 7, &rules2) == 0);
+		memcpy(w2 + 7, out, len);
+		w2[7 + words - 1] |= UNWIND_MAX_RULES - 1;	/* a rule it does not have */
+		snprintf(msg, sizeof(msg), "%s: an exported table naming a rule it lacks is refused", name);
+		test_cond(msg, unwindtabcompact_import(w2, 7, len, &rules2, &rows2) == 0);
+		unwindtabcompact_rules_free(&rules2);
+		free(rv2);
+		free(w2);
+		free(out);
 		unwindtabcompact_rules_free(&rules);
 		free(w);
 		free(rv);
@@ -137,7 +159,7 @@ int main(void)
 	elf_version(EV_CURRENT);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		nfiles += i < 2 || (files[i].path && access(files[i].path, R_OK) == 0);
-	test_plan(4 * nfiles + 5);
+	test_plan(6 * nfiles + 5);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (i < 2 || (files[i].path && access(files[i].path, R_OK) == 0))
 			one_file(files[i].name, files[i].path);
