@@ -126,7 +126,7 @@ struct {
  * libclang-cpp, libc) is walked whole after a few samples, whatever user
  * space is busy with.  tag: mm->start_stack, as in unwind_procs (a pid
  * reused by another image does not match); deleted at exec.  Sized 1 when
- * not in tables mode (unwindtab_size). */
+ * not in tables mode (unwindtables_size). */
 #define UNWIND_LEARNED_VMAS 8
 struct unwind_learned {
 	__u64 tag;
@@ -560,7 +560,7 @@ __noinline int unwind_page_search(__u32 lo, __u32 hi, __u32 at)
  * in the table at word off of unwind_rows (stacks.h), or -1 before its
  * first row: the page index, then a binary search among the rows of pc's
  * page (~20: 5 steps, against 20 over a whole file's rows).
- * lib/collect/unwindtablescompact.c's unwindtabcompact_find is the same in C,
+ * lib/collect/unwindtablescompact.c's unwindtablescompact_find is the same in C,
  * tested against the rows it was built from.  Global, as above. */
 __noinline int unwind_rule_index(__u32 off, __u64 pc)
 {

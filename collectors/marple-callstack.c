@@ -96,7 +96,7 @@ static void own_option(int key, const char *arg)
 }
 
 static struct {
-	struct dwarfstacks *dwarf;
+	struct unwinddwarf *dwarf;
 	struct timedsamples *timed;
 	uint64_t records;
 	int draining;			/* sampling has stopped: read all that is left */
@@ -119,7 +119,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		stream_write_event(stdout, r->time, MSTR("sample"), escape_mstr_c(track), f, 3);
 		run.records++;
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
-		dwarfstacks_add(run.dwarf, data, 1);
+		unwinddwarf_add(run.dwarf, data, 1);
 	}
 	/* a ring buffer filled faster than it is read would keep us reading past
 	 * the end of the capture (a 10 s --dwarf capture ran 15 s on a busy
@@ -163,7 +163,7 @@ static int write_section(void *arg, int last)
 			return -1;
 	}
 	if (opt.dwarf)
-		run.records = dwarfstacks_write(run.dwarf, sc.sf, bpf_map__fd(cap.skel->maps.counts), stdout);
+		run.records = unwinddwarf_write(run.dwarf, sc.sf, bpf_map__fd(cap.skel->maps.counts), stdout);
 	else if (sc.drain) {
 		stackdrain_finish(sc.drain);
 		stackdrain_emit(sc.drain);
@@ -182,11 +182,11 @@ static int write_section(void *arg, int last)
 	uint64_t excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
 	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + excluded, stacksbpf_not_counted(counters));
 	if (opt.dwarf)
-		dwarfstacks_trailer_add(run.dwarf, tr, sc.verbose);
+		unwinddwarf_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
-		unwindtab_trailer_add(sc.unwindtab, tr);
+		unwindtables_trailer_add(sc.unwindtab, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
@@ -260,9 +260,9 @@ int main(int argc, char **argv)
 	if (!sc.user_only && !opt.raw)
 		sc.ksyms = syms_kernel_load();
 	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sc.sf, unwindtab_mode_name(sc.unwind));
+	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
 	if (opt.dwarf)
-		run.dwarf = dwarfstacks_new(sc.syms);
+		run.dwarf = unwinddwarf_new(sc.syms);
 	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
 	if (!sc.notes || ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 	json_t *hdr = cap.hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
-	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
 	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
 	if (sc.pid)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 	json_decref(hdr);
 
 	hashtab_free(cap.table.t);
-	dwarfstacks_free(run.dwarf);
+	unwinddwarf_free(run.dwarf);
 	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(run.timed);
 	stackcollector_free(&sc);

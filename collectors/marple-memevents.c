@@ -308,7 +308,7 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (precise)
 		json_object_set_new(o, "period", json_integer((json_int_t)opt.period));
-	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
 	json_object_set_new(hdr, "options", o);
 	cap.skel = skel;
 	cap.links = &links;

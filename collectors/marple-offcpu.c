@@ -168,7 +168,7 @@ static struct offcpu_bpf *load(const char **how)
  * struct dwarf_sample, cut after its user.len bytes of stack), waiting for its
  * REC_WAKE. */
 static struct {
-	struct dwarfstacks *d;
+	struct unwinddwarf *d;
 	void *pending;
 	uint64_t copies, wakes, short_blocks, on_cpu, unmatched_copies, unmatched_wakes, npending;
 } dw;
@@ -199,7 +199,7 @@ static void add_block(struct dwarf_sample *s, uint64_t delta)
 	if (delta < opt.min_block_us * 1000)
 		dw.short_blocks++;
 	else
-		dwarfstacks_add(dw.d, s, delta / 1000);
+		unwinddwarf_add(dw.d, s, delta / 1000);
 	free(s);
 }
 
@@ -235,7 +235,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		}
 	} else if (len >= sizeof(*e) && e->type == REC_ONCPU) {
 		dw.on_cpu++;
-		dwarfstacks_add(dw.d, e, 1000000 / opt.freq);
+		unwinddwarf_add(dw.d, e, 1000000 / opt.freq);
 	}
 	return 0;
 }
@@ -320,7 +320,7 @@ static void dwarf_trailer_add(json_t *tr)
 						   "on_cpu", (json_int_t)dw.on_cpu, "unmatched_copies",
 						   (json_int_t)dw.unmatched_copies, "unmatched_wakes",
 						   (json_int_t)dw.unmatched_wakes));
-	dwarfstacks_trailer_add(dw.d, tr, sc.verbose);
+	unwinddwarf_trailer_add(dw.d, tr, sc.verbose);
 	if (dw.unmatched_copies || dw.unmatched_wakes)
 		marple_warn("--dwarf: %llu stack copies never matched by a switch-in, %llu switch-ins without a copy "
 			"(see the trailer's \"dwarf\" and \"ringbuf_full\")",
@@ -374,7 +374,7 @@ static int write_section(void *arg, int last)
 		stackdrain_emit(sc.drain);
 
 	if (opt.dwarf)
-		records = dwarfstacks_write(dw.d, sc.sf, bpf_map__fd(skel->maps.counts), stdout);
+		records = unwinddwarf_write(dw.d, sc.sf, bpf_map__fd(skel->maps.counts), stdout);
 	else if (timed)
 		records = timedsamples_walk_write(cap.timed_walk, stdout);
 	else
@@ -395,7 +395,7 @@ static int write_section(void *arg, int last)
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
 	if (sc.unwindtab)
-		unwindtab_trailer_add(sc.unwindtab, tr);
+		unwindtables_trailer_add(sc.unwindtab, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
@@ -451,14 +451,14 @@ int main(int argc, char **argv)
 	if (!sc.user_only)
 		sc.ksyms = syms_kernel_load();
 	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sc.sf, unwindtab_mode_name(sc.unwind));
+	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
 	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
 	if (!sc.notes)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
 	stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
 	stackcollector_python(&sc, skel->obj);
 	if (opt.dwarf) {
-		dw.d = dwarfstacks_new(sc.syms);
+		dw.d = unwinddwarf_new(sc.syms);
 		if (ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 			marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	}
@@ -489,7 +489,7 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
 	if (sc.tid)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
-	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc.unwind)));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
@@ -525,7 +525,7 @@ int main(int argc, char **argv)
 	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(timed);
 	tdestroy(dw.pending, free);
-	dwarfstacks_free(dw.d);
+	unwinddwarf_free(dw.d);
 	stackcollector_free(&sc);
 	offcpu_bpf__destroy(skel);
 	marple_close_stdout();

@@ -105,7 +105,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_INCLUDE_SELF: sc->include_self = 1; break;
 	case SC_OPT_VERBOSE: sc->verbose++; break;
 	case SC_OPT_UNWIND:
-		if ((sc->unwind = unwindtab_mode(arg)) < 0)
+		if ((sc->unwind = unwindtables_mode(arg)) < 0)
 			marple_usage_error("--unwind: '%s' is not tables, fp or dwarf", arg);
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
@@ -131,7 +131,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	sc->stack_storage = 16384;
 	sc->drain_ms = STACKDRAIN_PERIOD_MS;
 	sc->unwind = UNWIND_MODE_TABLES;
-	sc->unwind_memory = UNWINDTAB_MEMORY_DEFAULT;
+	sc->unwind_memory = UNWINDTABLES_MEMORY_DEFAULT;
 	while ((c = options_getopt(entries, argc, argv)) != -1) {
 		size_t i = 0;
 		while (i < n && entries[i].key != c)
@@ -183,28 +183,28 @@ static int map_fd(struct bpf_object *obj, const char *name)
 
 void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
 {
-	if (unwindtab_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory) < 0)
+	if (unwindtables_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory) < 0)
 		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
 }
 
 /* -c: libc's, ld.so's and the command's own tables built before it starts,
  * so that its first samples are walked (its other libraries are built when
  * first sampled) */
-static void warm_command(struct unwindtab *t, const char *cmd)
+static void warm_command(struct unwindtables *t, const char *cmd)
 {
 	size_t len = strcspn(cmd, " \t");
 	char *name = marple_strndup(cmd, len), path[4096];
 	const char *dirs = getenv("PATH");
 
-	unwindtab_warm_up(t);
+	unwindtables_warm_up(t);
 	if (strchr(name, '/')) {
-		unwindtab_warm_file(t, name);
+		unwindtables_warm_file(t, name);
 	} else {
 		for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
 			size_t dl = strcspn(d, ":");
 			snprintf(path, sizeof(path), "%.*s/%s", (int)dl, d, name);
 			if (access(path, X_OK) == 0) {
-				unwindtab_warm_file(t, path);
+				unwindtables_warm_file(t, path);
 				break;
 			}
 			d += dl + (d[dl] == ':');
@@ -217,14 +217,14 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
 		return;
-	if (!(sc->unwindtab = unwindtab_new(obj)))
+	if (!(sc->unwindtab = unwindtables_new(obj)))
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (!sc->no_cache)
-		unwindtab_use_cache(sc->unwindtab, unwindcache_open());
-	if (unwindtab_poll_with(sc->unwindtab, rb) < 0)
+		unwindtables_use_cache(sc->unwindtab, unwindtablescache_open());
+	if (unwindtables_poll_with(sc->unwindtab, rb) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
-		unwindtab_load_pid(sc->unwindtab, sc->pid);
+		unwindtables_load_pid(sc->unwindtab, sc->pid);
 	else if (sc->cmd)
 		warm_command(sc->unwindtab, sc->cmd);
 }
@@ -251,7 +251,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	if (kernel && !(sc->ksyms = syms_kernel_load()))
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
-	stackframes_set_unwind_mode(sc->sf, unwindtab_mode_name(sc->unwind));
+	stackframes_set_unwind_mode(sc->sf, unwindtables_mode_name(sc->unwind));
 	sc->notes = stacksbpf_pidnotes_open(obj, sc->syms, &sc->exec_link);
 	if (!sc->notes)
 		return -1;
@@ -274,7 +274,7 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 		json_object_set_new(o, "pid", json_integer(target));
 	if (sc->cmd)
 		json_object_set_new(o, "command", stream_json_string_bytes(sc->cmd, strlen(sc->cmd)));
-	json_object_set_new(o, "unwind", json_string(unwindtab_mode_name(sc->unwind)));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc->unwind)));
 	json_object_set_new(hdr, "options", o);
 	*options = o;
 	return hdr;
@@ -291,7 +291,7 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	stackcollector_self_excluded(sc, obj, tr);
 	if (sc->unwindtab)
-		unwindtab_trailer_add(sc->unwindtab, tr);
+		unwindtables_trailer_add(sc->unwindtab, tr);
 	return tr;
 }
 
@@ -531,7 +531,7 @@ uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_obje
 
 void stackcollector_section_done(struct stackcollector *sc)
 {
-	unwindtab_resume(sc->unwindtab);
+	unwindtables_resume(sc->unwindtab);
 	if (sc->syms && syms_cache_forget_marked(sc->syms, 0) && sc->sf)
 		stackframes_syms_forgotten(sc->sf);
 	if (sc->sf)
@@ -564,7 +564,7 @@ void stackcollector_free(struct stackcollector *sc)
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
 	ring_buffer__free(sc->notes);
-	unwindtab_free(sc->unwindtab);
+	unwindtables_free(sc->unwindtab);
 	sc->unwindtab = NULL;
 	stackframes_free(sc->sf);
 	pyframes_free(sc->py);

@@ -146,7 +146,7 @@ struct ksyms;
 struct stackframes;
 struct ring_buffer;
 struct bpf_object;
-struct unwindtab;
+struct unwindtables;
 struct pyframes;
 
 struct stackcollector {
@@ -180,7 +180,7 @@ struct stackcollector {
 	struct pyframes *py;
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
-	struct unwindtab *unwindtab;
+	struct unwindtables *unwindtab;
 
 	/* set by the collector (stackdrain_new) when its counts are drained
 	 * while it runs: stackcollector_poll and _read_until_stop drain them,

@@ -11,7 +11,7 @@
 #include "unwinddwarfwalk.h"
 #include "util.h"
 
-struct dwarfstacks {
+struct unwinddwarf {
 	struct unwinder *unw;
 	struct hashtab *tab;
 };
@@ -25,16 +25,16 @@ struct dwarf_key {
 	uint64_t ips[MARPLE_STACK_DEPTH];
 };
 
-struct dwarfstacks *dwarfstacks_new(struct syms_cache *syms)
+struct unwinddwarf *unwinddwarf_new(struct syms_cache *syms)
 {
-	struct dwarfstacks *d = marple_calloc(1, sizeof(*d));
+	struct unwinddwarf *d = marple_calloc(1, sizeof(*d));
 
 	d->unw = unwind_new(syms);
 	d->tab = hashtab_new();
 	return d;
 }
 
-void dwarfstacks_free(struct dwarfstacks *d)
+void unwinddwarf_free(struct unwinddwarf *d)
 {
 	if (!d)
 		return;
@@ -43,7 +43,7 @@ void dwarfstacks_free(struct dwarfstacks *d)
 	free(d);
 }
 
-void dwarfstacks_add(struct dwarfstacks *d, const struct dwarf_sample *s, uint64_t weight)
+void unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64_t weight)
 {
 	struct dwarf_key k;
 
@@ -56,7 +56,7 @@ void dwarfstacks_add(struct dwarfstacks *d, const struct dwarf_sample *s, uint64
 	hashtab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight, 0);
 }
 
-static void collect(const struct dwarfstacks *d, struct stackframes *sf, struct hashtab *t)
+static void collect(const struct unwinddwarf *d, struct stackframes *sf, struct hashtab *t)
 {
 	for (size_t i = 0; i < hashtab_size(d->tab); i++) {
 		const struct hashtab_entry *e = hashtab_at(d->tab, i);
@@ -71,7 +71,7 @@ static void collect(const struct dwarfstacks *d, struct stackframes *sf, struct 
 	}
 }
 
-uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, int counts_fd, FILE *f)
+uint64_t unwinddwarf_write(const struct unwinddwarf *d, struct stackframes *sf, int counts_fd, FILE *f)
 {
 	struct hashtab *out = hashtab_new();
 
@@ -83,7 +83,7 @@ uint64_t dwarfstacks_write(const struct dwarfstacks *d, struct stackframes *sf, 
 	return records;
 }
 
-void dwarfstacks_trailer_add(const struct dwarfstacks *d, json_t *tr, int verbose)
+void unwinddwarf_trailer_add(const struct unwinddwarf *d, json_t *tr, int verbose)
 {
 	struct unwind_stats us;
 

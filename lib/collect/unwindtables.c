@@ -34,7 +34,7 @@
 
 #define MAX_LOADS 16
 
-const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc)
+const struct unwind_row *unwindtables_find(const struct unwind_row *rows, uint32_t n, uint64_t pc)
 {
 	uint32_t lo = 0, hi = n;	/* the answer is below hi */
 
@@ -53,7 +53,7 @@ const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t 
 static const char *const mode_names[] = { [UNWIND_MODE_FP] = "fp", [UNWIND_MODE_TABLES] = "tables",
 					  [UNWIND_MODE_DWARF] = "dwarf" };
 
-int unwindtab_mode(const char *name)
+int unwindtables_mode(const char *name)
 {
 	for (int m = 0; m < 3; m++)
 		if (strcmp(name, mode_names[m]) == 0)
@@ -61,7 +61,7 @@ int unwindtab_mode(const char *name)
 	return -1;
 }
 
-const char *unwindtab_mode_name(int mode)
+const char *unwindtables_mode_name(int mode)
 {
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
@@ -94,7 +94,7 @@ static uint64_t rows_of_words(uint64_t words)
 	return words * 8 / 9;
 }
 
-uint32_t unwindtab_rows_in(uint64_t bytes)
+uint32_t unwindtables_rows_in(uint64_t bytes)
 {
 	uint64_t rows = rows_of_words(words_in(bytes));
 	return rows ? (uint32_t)rows : 1;
@@ -184,7 +184,7 @@ static void rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
 	free(copy);
 }
 
-int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
+int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
@@ -196,7 +196,7 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 		if (want < limit)
 			nwords = (uint32_t)want & ~1u;
 	}
-	uint32_t nprocs = one_pid ? UNWINDTAB_PROCS_ONE : UNWINDTAB_PROCS;
+	uint32_t nprocs = one_pid ? UNWINDTABLES_PROCS_ONE : UNWINDTABLES_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *rules = bpf_object__find_map_by_name(obj, "unwind_rules");
 	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
@@ -207,8 +207,8 @@ int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t mem
 	if (!rows || !rules || !maps || !procs || !files || !learned ||
 	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
 	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
-	    bpf_map__set_max_entries(learned, tables ? UNWINDTAB_LEARNED : 1) < 0 ||
-	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTAB_FILES_ONE : UNWINDTAB_FILES) : 1) < 0 ||
+	    bpf_map__set_max_entries(learned, tables ? UNWINDTABLES_LEARNED : 1) < 0 ||
+	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTABLES_FILES_ONE : UNWINDTABLES_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
@@ -231,7 +231,7 @@ struct file {
 	int nloads;
 };
 
-struct unwindtab {
+struct unwindtables {
 	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
 	struct file *files;
 	size_t files_cap;
@@ -239,27 +239,27 @@ struct unwindtab {
 	uint32_t file_lookup;		/* UNWIND_LOOKUP_*: how the BPF side finds a PC's file */
 	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
 	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
-	struct unwindtab_rules rules;
+	struct unwindtables_rules rules;
 	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
-	struct unwindtab_rowbuf rowbuf;	/* where each file's rows are built */
+	struct unwindtables_rowbuf rowbuf;	/* where each file's rows are built */
 	uint32_t words_cap, words_used, rules_cap, slots;
 	uint64_t rows_used, index_words;	/* rows, and page index words, in the tables */
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
 	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
 	uint64_t rows_wanted;		/* rows of the files left without room */
-	struct unwindcache *cache;	/* NULL: --no-cache, or none usable */
+	struct unwindtablescache *cache;	/* NULL: --no-cache, or none usable */
 	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	/* the counts the last trailer showed (reported) and, in continuous
 	 * mode, those of the section before (before: what the next trailer
-	 * subtracts, unwindtab_resume); the tables' sizes are not counts */
-	struct unwindtab_counts {
+	 * subtracts, unwindtables_resume); the tables' sizes are not counts */
+	struct unwindtables_counts {
 		uint64_t c[UNWIND_NCOUNTERS];
 		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
-		struct unwindcache_stats cache;
+		struct unwindtablescache_stats cache;
 	} reported, before;
 	uint64_t cache_not_tables;	/* cache entries that passed its checks but were no table */
-	char **no_room_paths;		/* the first UNWINDTAB_NAMED of them */
+	char **no_room_paths;		/* the first UNWINDTABLES_NAMED of them */
 	size_t nno_room_paths;
 
 	/* requests are served by a thread of their own: building a big
@@ -276,8 +276,8 @@ struct unwindtab {
 	uint64_t queue_full;
 };
 
-static void warm_up(struct unwindtab *t);
-static void stop_worker(struct unwindtab *t);
+static void warm_up(struct unwindtables *t);
+static void stop_worker(struct unwindtables *t);
 
 static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_t *entries)
 {
@@ -291,9 +291,9 @@ static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_
 	return p == MAP_FAILED ? NULL : p;
 }
 
-struct unwindtab *unwindtab_new(struct bpf_object *obj)
+struct unwindtables *unwindtables_new(struct bpf_object *obj)
 {
-	struct unwindtab *t = marple_calloc(1, sizeof(*t));
+	struct unwindtables *t = marple_calloc(1, sizeof(*t));
 	uint32_t nmap = 0, nelem = 0;
 	int rules_fd;
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
@@ -308,7 +308,7 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
 	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !requests || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
-		unwindtab_free(t);
+		unwindtables_free(t);
 		return NULL;
 	}
 	t->procs_fd = bpf_map__fd(procs);
@@ -319,14 +319,14 @@ struct unwindtab *unwindtab_new(struct bpf_object *obj)
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->keys = intern_new();
-	unwindtabcompact_rules_init(&t->rules, t->rule_array, t->rules_cap);
+	unwindtablescompact_rules_init(&t->rules, t->rule_array, t->rules_cap);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->load_lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
 	return t;
 }
 
-void unwindtab_free(struct unwindtab *t)
+void unwindtables_free(struct unwindtables *t)
 {
 	if (!t)
 		return;
@@ -335,13 +335,13 @@ void unwindtab_free(struct unwindtab *t)
 		munmap(t->words, (size_t)t->words_cap * sizeof(*t->words));
 	if (t->rule_array)
 		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
-	unwindtabcompact_rules_free(&t->rules);
+	unwindtablescompact_rules_free(&t->rules);
 	if (t->mappings)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
 	if (t->keys)
 		intern_free(t->keys);
-	unwindtabrows_buf_free(&t->rowbuf);
-	unwindcache_close(t->cache);
+	unwindtablescfi_buf_free(&t->rowbuf);
+	unwindtablescache_close(t->cache);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
@@ -369,14 +369,14 @@ static uint64_t thread_cpu_ns(void)
 	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-#define UNWINDTAB_NAMED 20	/* files without room named in the trailer */
+#define UNWINDTABLES_NAMED 20	/* files without room named in the trailer */
 
 /* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see words_for) */
 static uint64_t rows_estimate(Elf *elf);
 
 /* The table just written at words_used, n rows in words words: f's. */
-static void add_table(struct unwindtab *t, struct file *f, uint32_t n, uint64_t words,
-		      const struct unwindtab_rowstats *st)
+static void add_table(struct unwindtables *t, struct file *f, uint32_t n, uint64_t words,
+		      const struct unwindtables_rowstats *st)
 {
 	f->row_off = t->words_used;
 	f->nrows = n;
@@ -393,10 +393,10 @@ static void add_table(struct unwindtab *t, struct file *f, uint32_t n, uint64_t 
  * --unwind-memory): its rows in our buffer (reused from file to file), read
  * from the cache when it has them, else built (and cached), then compacted
  * into the map's free part. */
-static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, const char *path)
+static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
 {
-	struct unwindtab_rowstats st;
-	struct unwindcache_ticket ticket;
+	struct unwindtables_rowstats st;
+	struct unwindtablescache_ticket ticket;
 	size_t nph;
 	GElf_Phdr ph;
 
@@ -412,10 +412,10 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 	uint64_t words = 0;
 	/* a cached table is read straight into the map's free part, and made
 	 * the next table there in one pass: nothing to build or compact */
-	if (cache && unwindcache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used, (size_t)room * 4, &len,
+	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used, (size_t)room * 4, &len,
 					&st) == 1) {
 		uint64_t c1 = thread_cpu_ns();
-		words = unwindtabcompact_import(t->words, t->words_used, len, &t->rules, &n);
+		words = unwindtablescompact_import(t->words, t->words_used, len, &t->rules, &n);
 		t->compact_cpu_ns += thread_cpu_ns() - c1;
 		if (words) {
 			f->has_cfi = 1;
@@ -426,39 +426,39 @@ static void build_file(struct unwindtab *t, struct file *f, Elf *elf, int fd, co
 		t->cache_not_tables++;
 	}
 	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
-	rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, room, &t->rowbuf, &st);
+	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, room, &t->rowbuf, &st);
 	n = (uint32_t)t->rowbuf.nrows;
 	t->files_built++;
 	t->build_ns += now_ns() - t0;
 	t->build_cpu_ns += thread_cpu_ns() - c0;
 	uint64_t c1 = thread_cpu_ns();
-	words = rc == 0 ? unwindtabcompact_words(t->rowbuf.rows, n) : 0;
+	words = rc == 0 ? unwindtablescompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc == 0 && words > room)
 		rc = 1;
 	if (rc > 0) {
 		t->files_without_room++;
 		t->rows_wanted += rows_estimate(elf);
-		if (t->nno_room_paths < UNWINDTAB_NAMED) {
+		if (t->nno_room_paths < UNWINDTABLES_NAMED) {
 			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
 			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
 		}
 	} else if (rc < 0 || n == 0 || words == 0) {
 		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
-		unwindtabcompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
+		unwindtablescompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
 		t->compact_cpu_ns += thread_cpu_ns() - c1;
 		if (cache) {
-			void *out = marple_malloc(UNWINDTABCOMPACT_EXPORT_MAX(words));
-			size_t size = unwindtabcompact_export(t->words, t->words_used, (uint32_t)words, &t->rules, out);
-			unwindcache_store(t->cache, &ticket, out, size, &st);
+			void *out = marple_malloc(UNWINDTABLESCOMPACT_EXPORT_MAX(words));
+			size_t size = unwindtablescompact_export(t->words, t->words_used, (uint32_t)words, &t->rules, out);
+			unwindtablescache_store(t->cache, &ticket, out, size, &st);
 			free(out);
 			cache = 0;
 		}
 		add_table(t, f, n, words, &st);
 	}
 	if (cache)
-		unwindcache_abandon(t->cache, &ticket);
+		unwindtablescache_abandon(t->cache, &ticket);
 }
 
 /* An executable mapping: its maps line, the key of its file ("" for
@@ -493,7 +493,7 @@ fail:
 /* The file behind one mapping, its table built the first time it is seen. */
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
-static void register_file(struct unwindtab *t, const struct file *f, const struct procmaps_line *m)
+static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m)
 {
 	struct unwind_file_key k = { .dev = procmaps_kernel_dev(m), .ino = m->inode };
 	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
@@ -512,7 +512,7 @@ static void register_file(struct unwindtab *t, const struct file *f, const struc
 	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
 }
 
-static struct file *get_file(struct unwindtab *t, pid_t pid, const struct maps_line *ml)
+static struct file *get_file(struct unwindtables *t, pid_t pid, const struct maps_line *ml)
 {
 	const char *key = ml->key, *path_name = ml->m.path;
 	uint64_t start = ml->m.start, end = ml->m.end;
@@ -578,7 +578,7 @@ static int exec_mapping(const struct procmaps_line *m, struct maps_line *l)
 }
 
 /* pid's executable mappings, sorted (as the maps file lists them), into m[]. */
-static int read_mappings(struct unwindtab *t, pid_t pid, struct unwind_mapping *m, uint32_t *n)
+static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mapping *m, uint32_t *n)
 {
 	struct procmaps pm;
 	struct procmaps_line pl;
@@ -689,15 +689,15 @@ static uint32_t words_for(pid_t pid)
 /* Build now the tables of the C library and the dynamic loader we use
  * ourselves (nearly every process maps the same files): a process sampled
  * in them for the first time then waits for no table. */
-void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache)
+void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *cache)
 {
 	pthread_mutex_lock(&t->load_lock);
-	unwindcache_close(t->cache);
+	unwindtablescache_close(t->cache);
 	t->cache = cache;
 	pthread_mutex_unlock(&t->load_lock);
 }
 
-void unwindtab_warm_up(struct unwindtab *t)
+void unwindtables_warm_up(struct unwindtables *t)
 {
 	pthread_mutex_lock(&t->load_lock);
 	if (!t->warm)
@@ -706,7 +706,7 @@ void unwindtab_warm_up(struct unwindtab *t)
 	pthread_mutex_unlock(&t->load_lock);
 }
 
-void unwindtab_warm_file(struct unwindtab *t, const char *path)
+void unwindtables_warm_file(struct unwindtables *t, const char *path)
 {
 	struct stat st;
 	struct maps_line l = { .m = { .path = path } };
@@ -722,7 +722,7 @@ void unwindtab_warm_file(struct unwindtab *t, const char *path)
 	pthread_mutex_unlock(&t->load_lock);
 }
 
-static void warm_up(struct unwindtab *t)
+static void warm_up(struct unwindtables *t)
 {
 	struct procmaps pm;
 	struct procmaps_line pl;
@@ -737,7 +737,7 @@ static void warm_up(struct unwindtab *t)
 
 /* A free slot for pid's mappings: one not in use, else one of a process
  * that has exited; UINT32_MAX if none. */
-static uint32_t take_slot(struct unwindtab *t, pid_t pid)
+static uint32_t take_slot(struct unwindtables *t, pid_t pid)
 {
 	for (uint32_t k = 0; k < t->slots; k++) {
 		uint32_t s = (t->next_slot + k) % t->slots;
@@ -750,9 +750,9 @@ static uint32_t take_slot(struct unwindtab *t, pid_t pid)
 	return UINT32_MAX;
 }
 
-static int load_pid(struct unwindtab *t, pid_t pid);
+static int load_pid(struct unwindtables *t, pid_t pid);
 
-int unwindtab_load_pid(struct unwindtab *t, pid_t pid)
+int unwindtables_load_pid(struct unwindtables *t, pid_t pid)
 {
 	pthread_mutex_lock(&t->load_lock);
 	int rc = load_pid(t, pid);
@@ -760,7 +760,7 @@ int unwindtab_load_pid(struct unwindtab *t, pid_t pid)
 	return rc;
 }
 
-static int load_pid(struct unwindtab *t, pid_t pid)
+static int load_pid(struct unwindtables *t, pid_t pid)
 {
 	uint64_t layout[SYMS_LAYOUT_N];
 	struct unwind_proc old, p = { 0 };
@@ -790,9 +790,9 @@ static int load_pid(struct unwindtab *t, pid_t pid)
 
 static void *serve_requests(void *arg)
 {
-	struct unwindtab *t = arg;
+	struct unwindtables *t = arg;
 
-	unwindtab_warm_up(t);	/* here, if not done before the capture: it can take a while */
+	unwindtables_warm_up(t);	/* here, if not done before the capture: it can take a while */
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
 		while (!t->nqueue && !t->stopping)
@@ -802,7 +802,7 @@ static void *serve_requests(void *arg)
 		pid_t pid = t->queue[0];
 		memmove(t->queue, t->queue + 1, --t->nqueue * sizeof(t->queue[0]));
 		pthread_mutex_unlock(&t->lock);
-		unwindtab_load_pid(t, pid);
+		unwindtables_load_pid(t, pid);
 		pthread_mutex_lock(&t->lock);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -812,7 +812,7 @@ static void *serve_requests(void *arg)
 /* A request from the BPF side: queued for the worker (once). */
 static int on_request(void *ctx, void *data, size_t len)
 {
-	struct unwindtab *t = ctx;
+	struct unwindtables *t = ctx;
 	pid_t pid;
 	unsigned i;
 
@@ -833,7 +833,7 @@ static int on_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static int start_worker(struct unwindtab *t)
+static int start_worker(struct unwindtables *t)
 {
 	if (t->worker_running)
 		return 0;
@@ -844,14 +844,14 @@ static int start_worker(struct unwindtab *t)
 	return 0;
 }
 
-int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb)
+int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb)
 {
 	if (start_worker(t) < 0)
 		return -1;
 	return ring_buffer__add(rb, t->requests_fd, on_request, t);
 }
 
-void unwindtab_resume(struct unwindtab *t)
+void unwindtables_resume(struct unwindtables *t)
 {
 	if (t)
 		t->before = t->reported;	/* the next section counts from what this one showed */
@@ -860,7 +860,7 @@ void unwindtab_resume(struct unwindtab *t)
 }
 
 /* Stop serving requests (the counts are final after this). */
-static void stop_worker(struct unwindtab *t)
+static void stop_worker(struct unwindtables *t)
 {
 	if (!t->worker_running)
 		return;
@@ -872,7 +872,7 @@ static void stop_worker(struct unwindtab *t)
 	t->worker_running = 0;
 }
 
-void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
+void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 {
 	static const char *const names[UNWIND_NCOUNTERS] = UNWIND_COUNTER_NAMES;
 	static const char *const lookup_names[] = UNWIND_LOOKUP_NAMES;
@@ -881,19 +881,19 @@ void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer)
 
 	stop_worker(t);
 
-	const struct unwindcache_stats *now_cs = t->cache ? unwindcache_stats(t->cache) : &(struct unwindcache_stats){ 0 };
-	const struct unwindtab_counts *b = &t->before;
-	struct unwindtab_counts *r = &t->reported;
-	*r = (struct unwindtab_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
+	const struct unwindtablescache_stats *now_cs = t->cache ? unwindtablescache_stats(t->cache) : &(struct unwindtablescache_stats){ 0 };
+	const struct unwindtables_counts *b = &t->before;
+	struct unwindtables_counts *r = &t->reported;
+	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
 					.loads = t->loads, .cache = *now_cs };
-	struct unwindcache_stats section_cs = {
+	struct unwindtablescache_stats section_cs = {
 		.read = now_cs->read - b->cache.read, .waited = now_cs->waited - b->cache.waited,
 		.stale = now_cs->stale - b->cache.stale, .corrupt = now_cs->corrupt - b->cache.corrupt,
 		.written = now_cs->written - b->cache.written, .evicted = now_cs->evicted - b->cache.evicted,
 		.ns = now_cs->ns - b->cache.ns, .cpu_ns = now_cs->cpu_ns - b->cache.cpu_ns,
 	};
-	const struct unwindcache_stats *cs = &section_cs;
+	const struct unwindtablescache_stats *cs = &section_cs;
 	for (uint32_t i = 0; i < UNWIND_NCOUNTERS; i++) {
 		r->c[i] = bpfmap_percpu_sum(t->counters_fd, i);
 		c[i] = r->c[i] >= b->c[i] ? r->c[i] - b->c[i] : 0;

@@ -9,12 +9,12 @@
  * process before the capture, and for any other when the BPF side asks
  * (a process it has no mappings for, or a PC outside them: exec, dlopen).
  *
- *   struct unwindtab *t = unwindtab_new(skel->obj);     // after load
- *   unwindtab_load_pid(t, pid);                          // -p's process
- *   unwindtab_poll_with(t, rb);       // its requests ride on the collector's ring buffer
+ *   struct unwindtables *t = unwindtables_new(skel->obj);     // after load
+ *   unwindtables_load_pid(t, pid);                          // -p's process
+ *   unwindtables_poll_with(t, rb);       // its requests ride on the collector's ring buffer
  *   ... capture ...
- *   unwindtab_trailer_add(t, trailer);                   // "unwind": {...}
- *   unwindtab_free(t);
+ *   unwindtables_trailer_add(t, trailer);                   // "unwind": {...}
+ *   unwindtables_free(t);
  */
 #ifndef MARPLE_UNWINDTAB_H
 #define MARPLE_UNWINDTAB_H
@@ -28,64 +28,64 @@
 #include "stacks.h"
 
 /* The row for file address pc in rows[0..n), or NULL before the first. */
-const struct unwind_row *unwindtab_find(const struct unwind_row *rows, uint32_t n, uint64_t pc);
+const struct unwind_row *unwindtables_find(const struct unwind_row *rows, uint32_t n, uint64_t pc);
 
 struct bpf_object;
 struct ring_buffer;
-struct unwindtab;
+struct unwindtables;
 /* --unwind's modes (UNWIND_MODE_*, stacks.h) by name, and back: "tables",
  * "fp", "dwarf"; -1 for another name. */
-int unwindtab_mode(const char *name);
-const char *unwindtab_mode_name(int mode);
+int unwindtables_mode(const char *name);
+const char *unwindtables_mode_name(int mode);
 /* Size the unwind maps of an object that includes bpf/stacks.bpf.h, before
  * load: in tables mode room for memory bytes of tables and rules (--unwind-memory; the
- * kernel allocates them at load) and UNWINDTAB_PROCS processes, or when one
+ * kernel allocates them at load) and UNWINDTABLES_PROCS processes, or when one
  * process is traced (one_pid: -p, -t) a few slots and rows for its files'
  * CFI and more, memory at most; one entry each otherwise.  0 or -1. */
-#define UNWINDTAB_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
+#define UNWINDTABLES_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
 						 * cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
-#define UNWINDTAB_PROCS 1024u		/* 8 MB of mappings */
-#define UNWINDTAB_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
-#define UNWINDTAB_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
-#define UNWINDTAB_FILES_ONE 1024u
-#define UNWINDTAB_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
-int unwindtab_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
+#define UNWINDTABLES_PROCS 1024u		/* 8 MB of mappings */
+#define UNWINDTABLES_PROCS_ONE 8u		/* the process, again after each exec or dlopen */
+#define UNWINDTABLES_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
+#define UNWINDTABLES_FILES_ONE 1024u
+#define UNWINDTABLES_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
+int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
 /* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
  * index (~1/16 of a word a row) and the rules' share. */
-uint32_t unwindtab_rows_in(uint64_t bytes);
+uint32_t unwindtables_rows_in(uint64_t bytes);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
-struct unwindtab *unwindtab_new(struct bpf_object *obj);
-void unwindtab_free(struct unwindtab *t);
+struct unwindtables *unwindtables_new(struct bpf_object *obj);
+void unwindtables_free(struct unwindtables *t);
 /* Read files' rows from cache, and write those built there (unwindtablescache.h;
  * owned by t from now on); before any table is loaded.  Without it (NULL:
  * --no-cache) every file's rows are built. */
-struct unwindcache;
-void unwindtab_use_cache(struct unwindtab *t, struct unwindcache *cache);
+struct unwindtablescache;
+void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *cache);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
-void unwindtab_warm_up(struct unwindtab *t);
+void unwindtables_warm_up(struct unwindtables *t);
 /* Build the table of the executable file at path now (a command about to
  * be started): its first samples find it through bpf_find_vma. */
-void unwindtab_warm_file(struct unwindtab *t, const char *path);
+void unwindtables_warm_file(struct unwindtables *t, const char *path);
 /* Read pid's executable mappings and give the BPF side them with their
  * tables (building those not built yet).  0, or -1 if the process is gone. */
-int unwindtab_load_pid(struct unwindtab *t, pid_t pid);
+int unwindtables_load_pid(struct unwindtables *t, pid_t pid);
 /* Serve the BPF side's requests (unwind_requests): they are read whenever
  * rb is polled, and served by a thread of the table's own. */
-int unwindtab_poll_with(struct unwindtab *t, struct ring_buffer *rb);
+int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb);
 /* Stop serving requests, and add "unwind": {mode, the BPF counters, files,
  * rows, table_bytes, build_ms, the files left without room, the files built
  * and read from the cache, cache_ms} to a trailer,
  * with a line on stderr when many stacks were cut, and one naming the files
  * left without a table when the limit was reached. */
-void unwindtab_trailer_add(struct unwindtab *t, json_t *trailer);
+void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer);
 /* Continuous mode, after a section's trailer: serve requests again (the
  * trailer stopped the worker to read final counts); the next trailer's
  * counts (stacks walked, frames, cuts, files built, build and cache time,
  * process loads) are the next section's own, its sizes (files, rows,
  * memory) those of the tables as they are. */
-void unwindtab_resume(struct unwindtab *t);
+void unwindtables_resume(struct unwindtables *t);
 
 #endif

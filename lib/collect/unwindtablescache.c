@@ -24,21 +24,21 @@
  * compact table).  checksum covers the header (its own field 0) and them. */
 struct entry_header {
 	char magic[8];
-	uint32_t format, unit;		/* unit: UNWINDCACHE_UNIT */
+	uint32_t format, unit;		/* unit: UNWINDTABLESCACHE_UNIT */
 	uint64_t size;
-	uint64_t fdes, fdes_libdw, fdes_debug_frame, unsupported;	/* unwindtab_rowstats */
-	char key[sizeof(((struct unwindcache_ticket *)0)->key)];
+	uint64_t fdes, fdes_libdw, fdes_debug_frame, unsupported;	/* unwindtables_rowstats */
+	char key[sizeof(((struct unwindtablescache_ticket *)0)->key)];
 	uint64_t checksum;
 };
 
-struct unwindcache {
+struct unwindtablescache {
 	int dir_fd;		/* .../unwind: every entry is opened relative to it */
 	char *dir;
 	uint64_t limit_bytes;
 	uint64_t unevicted_bytes;	/* written since the last eviction */
 	unsigned tmp_seq;
 	int write_warned;
-	struct unwindcache_stats st;
+	struct unwindtablescache_stats st;
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -108,19 +108,19 @@ static int dir_usable(int fd, const char *path)
 static uint64_t size_limit(void)
 {
 	const char *env = getenv("MARPLE_CACHE_SIZE");
-	uint64_t mb = UNWINDCACHE_SIZE_DEFAULT_MB;
+	uint64_t mb = UNWINDTABLESCACHE_SIZE_DEFAULT_MB;
 
 	if (env && *env && marple_parse_u64(env, 1, 1u << 20, &mb) != 0) {
 		marple_warn("MARPLE_CACHE_SIZE: '%s' is not a size in MB from 1 to 1048576; %u used", env,
-			    UNWINDCACHE_SIZE_DEFAULT_MB);
-		mb = UNWINDCACHE_SIZE_DEFAULT_MB;
+			    UNWINDTABLESCACHE_SIZE_DEFAULT_MB);
+		mb = UNWINDTABLESCACHE_SIZE_DEFAULT_MB;
 	}
 	return mb << 20;
 }
 
-static void evict(struct unwindcache *c);
+static void evict(struct unwindtablescache *c);
 
-struct unwindcache *unwindcache_open_at(const char *dir)
+struct unwindtablescache *unwindtablescache_open_at(const char *dir)
 {
 	char path[4200];
 
@@ -153,7 +153,7 @@ struct unwindcache *unwindcache_open_at(const char *dir)
 		close(fd);
 		return NULL;
 	}
-	struct unwindcache *c = marple_calloc(1, sizeof(*c));
+	struct unwindtablescache *c = marple_calloc(1, sizeof(*c));
 	c->dir_fd = fd;
 	c->dir = marple_strdup(path);
 	c->limit_bytes = size_limit();
@@ -161,7 +161,7 @@ struct unwindcache *unwindcache_open_at(const char *dir)
 	return c;
 }
 
-struct unwindcache *unwindcache_open(void)
+struct unwindtablescache *unwindtablescache_open(void)
 {
 	const char *env = getenv("MARPLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char dir[4096];
@@ -183,10 +183,10 @@ struct unwindcache *unwindcache_open(void)
 		marple_warn("unwind cache not used: no HOME, XDG_CACHE_HOME or MARPLE_CACHE_DIR");
 		return NULL;
 	}
-	return unwindcache_open_at(dir);
+	return unwindtablescache_open_at(dir);
 }
 
-void unwindcache_close(struct unwindcache *c)
+void unwindtablescache_close(struct unwindtablescache *c)
 {
 	if (!c)
 		return;
@@ -195,19 +195,19 @@ void unwindcache_close(struct unwindcache *c)
 	free(c);
 }
 
-const char *unwindcache_dir(const struct unwindcache *c)
+const char *unwindtablescache_dir(const struct unwindtablescache *c)
 {
 	return c->dir;
 }
 
-const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c)
+const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwindtablescache *c)
 {
 	return &c->st;
 }
 
 /* The entry's name and key for the file elf, open as fd; 0 when it has
  * neither a build-id nor a regular file behind it. */
-static int entry_identity(Elf *elf, int fd, struct unwindcache_ticket *tk)
+static int entry_identity(Elf *elf, int fd, struct unwindtablescache_ticket *tk)
 {
 	char id[2 * 32 + 1];
 	struct stat st;
@@ -247,8 +247,8 @@ static int read_full(int fd, void *buf, size_t len, off_t off)
 }
 
 /* tk's entry into buf[0..cap): ENTRY_*. */
-static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk, void *buf, size_t cap,
-		      size_t *len, struct unwindtab_rowstats *rst)
+static int read_entry(struct unwindtablescache *c, const struct unwindtablescache_ticket *tk, void *buf, size_t cap,
+		      size_t *len, struct unwindtables_rowstats *rst)
 {
 	struct entry_header h;
 	struct stat st;
@@ -263,7 +263,7 @@ static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    read_full(fd, &h, sizeof(h), 0) != 0 || memcmp(h.magic, ENTRY_MAGIC, sizeof(h.magic)) != 0)
 		goto out;
-	if (h.format != UNWINDCACHE_FORMAT || h.unit != UNWINDCACHE_UNIT || memcmp(h.key, key, sizeof(key)) != 0) {
+	if (h.format != UNWINDTABLESCACHE_FORMAT || h.unit != UNWINDTABLESCACHE_UNIT || memcmp(h.key, key, sizeof(key)) != 0) {
 		rc = ENTRY_STALE;
 		goto out;
 	}
@@ -277,7 +277,7 @@ static int read_entry(struct unwindcache *c, const struct unwindcache_ticket *tk
 		goto out;
 	futimens(fd, NULL);	/* used now: evicted last */
 	*len = (size_t)h.size;
-	*rst = (struct unwindtab_rowstats){ .fdes = h.fdes, .fdes_libdw = h.fdes_libdw,
+	*rst = (struct unwindtables_rowstats){ .fdes = h.fdes, .fdes_libdw = h.fdes_libdw,
 					    .fdes_debug_frame = h.fdes_debug_frame, .unsupported = h.unsupported };
 	rc = ENTRY_OK;
 out:
@@ -288,9 +288,9 @@ out:
 /* The lock of entry name, taken; -1 when it cannot be (then the caller
  * builds without: the entry is written by rename either way).  *waited: it
  * was held by another collector. */
-static int lock_entry(struct unwindcache *c, const char *name, int *waited)
+static int lock_entry(struct unwindtablescache *c, const char *name, int *waited)
 {
-	char lock[sizeof(((struct unwindcache_ticket *)0)->name) + 8];
+	char lock[sizeof(((struct unwindtablescache_ticket *)0)->name) + 8];
 	struct stat st;
 
 	*waited = 0;
@@ -302,7 +302,7 @@ static int lock_entry(struct unwindcache *c, const char *name, int *waited)
 		close(fd);
 		return -1;
 	}
-	for (uint64_t deadline = mono_ns() + UNWINDCACHE_WAIT_MS * 1000000ull;;) {
+	for (uint64_t deadline = mono_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;;) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return fd;
 		if (errno != EWOULDBLOCK && errno != EINTR)
@@ -316,15 +316,15 @@ static int lock_entry(struct unwindcache *c, const char *name, int *waited)
 	return -1;
 }
 
-static void unlock_entry(struct unwindcache_ticket *tk)
+static void unlock_entry(struct unwindtablescache_ticket *tk)
 {
 	if (tk->lock_fd >= 0)
 		close(tk->lock_fd);	/* the flock goes with it */
 	tk->lock_fd = -1;
 }
 
-int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd, void *buf,
-		       size_t cap, size_t *len, struct unwindtab_rowstats *st)
+int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
+		       size_t cap, size_t *len, struct unwindtables_rowstats *st)
 {
 	uint64_t t0 = mono_ns(), c0 = cpu_ns();
 	int waited = 0, rc;
@@ -390,7 +390,7 @@ static int older_first(const void *a, const void *b)
  * limit, and temporary files left by collectors that died.  Lock files
  * stay (a few bytes of inode each): removing one another collector has
  * open would let two take "the" lock. */
-static void evict(struct unwindcache *c)
+static void evict(struct unwindtablescache *c)
 {
 	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -436,15 +436,15 @@ static void evict(struct unwindcache *c)
 	free(files);
 }
 
-void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const void *data, size_t size,
-		       const struct unwindtab_rowstats *rst)
+void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
+		       const struct unwindtables_rowstats *rst)
 {
 	uint64_t t0 = mono_ns(), c0 = cpu_ns();
-	struct entry_header h = { .format = UNWINDCACHE_FORMAT, .unit = UNWINDCACHE_UNIT, .size = size };
+	struct entry_header h = { .format = UNWINDTABLESCACHE_FORMAT, .unit = UNWINDTABLESCACHE_UNIT, .size = size };
 	char tmp[sizeof(tk->name) + 48];
 
 	if (!tk->name[0] || !size) {
-		unwindcache_abandon(c, tk);
+		unwindtablescache_abandon(c, tk);
 		return;
 	}
 	memcpy(h.magic, ENTRY_MAGIC, sizeof(h.magic));
@@ -481,7 +481,7 @@ void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, con
 	c->st.cpu_ns += cpu_ns() - c0;
 }
 
-void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk)
+void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablescache_ticket *tk)
 {
 	(void)c;
 	unlock_entry(tk);

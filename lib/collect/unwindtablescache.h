@@ -6,13 +6,13 @@
  * root, else $XDG_CACHE_HOME/marple/unwind or ~/.cache/marple/unwind; the
  * directories 0700 and ours (one owned by another user, or writable by
  * others, is not used: said once), the entries 0600.  At most
- * $MARPLE_CACHE_SIZE MB (default UNWINDCACHE_SIZE_DEFAULT_MB): past it the
+ * $MARPLE_CACHE_SIZE MB (default UNWINDTABLESCACHE_SIZE_DEFAULT_MB): past it the
  * entries used least recently are removed (looked at when opened, and
  * whenever a 16th of that has been written since).
  *
  * An entry is named by the file's build-id, or by its device and inode when
  * it has none; it records its key (the build-id, or device, inode, size and
- * mtime), UNWINDCACHE_FORMAT, UNWINDCACHE_UNIT, its size and a checksum,
+ * mtime), UNWINDTABLESCACHE_FORMAT, UNWINDTABLESCACHE_UNIT, its size and a checksum,
  * all checked before its table is used: an entry of another key
  * or format is stale, one that fails a check is corrupt; both are rebuilt
  * and counted, never used.  Entries are written to a temporary file renamed
@@ -20,15 +20,15 @@
  *
  * Collectors running at once: the first to miss a file takes the entry's
  * lock (flock on NAME.lock) while it builds and writes it; the others wait
- * for that (UNWINDCACHE_WAIT_MS at most) and read the entry instead.
+ * for that (UNWINDTABLESCACHE_WAIT_MS at most) and read the entry instead.
  *
- *   struct unwindcache *c = unwindcache_open();     // NULL: no cache
- *   struct unwindcache_ticket tk;
- *   if (unwindcache_lookup(c, &tk, elf, fd, buf, cap, &len, &st) == 0) {
+ *   struct unwindtablescache *c = unwindtablescache_open();     // NULL: no cache
+ *   struct unwindtablescache_ticket tk;
+ *   if (unwindtablescache_lookup(c, &tk, elf, fd, buf, cap, &len, &st) == 0) {
  *           ... build data[0..size) ...
- *           unwindcache_store(c, &tk, data, size, &st);   // or _abandon
+ *           unwindtablescache_store(c, &tk, data, size, &st);   // or _abandon
  *   }
- *   unwindcache_close(c);
+ *   unwindtablescache_close(c);
  */
 #ifndef MARPLE_UNWINDCACHE_H
 #define MARPLE_UNWINDCACHE_H
@@ -44,12 +44,12 @@
  * compact table's layout): old entries are then stale.  Format 1 held
  * struct unwind_row rows (16 bytes); 2 the compact table itself, which a
  * hit copies into the kernel's map with no compaction (unwindtables.c). */
-#define UNWINDCACHE_FORMAT 2u
-#define UNWINDCACHE_UNIT 4u	/* the entries' word: 32-bit (unwindtablescompact.h) */
-#define UNWINDCACHE_SIZE_DEFAULT_MB 256u
-#define UNWINDCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
+#define UNWINDTABLESCACHE_FORMAT 2u
+#define UNWINDTABLESCACHE_UNIT 4u	/* the entries' word: 32-bit (unwindtablescompact.h) */
+#define UNWINDTABLESCACHE_SIZE_DEFAULT_MB 256u
+#define UNWINDTABLESCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
 
-struct unwindcache_stats {
+struct unwindtablescache_stats {
 	uint64_t read;		/* files whose table came from the cache */
 	uint64_t waited;	/* of which after waiting for another collector's build */
 	uint64_t missed;	/* files with no entry yet */
@@ -62,36 +62,36 @@ struct unwindcache_stats {
 	uint64_t cpu_ns;	/* the CPU time of that */
 };
 
-/* One file's lookup: what unwindcache_store needs to write its entry. */
-struct unwindcache_ticket {
+/* One file's lookup: what unwindtablescache_store needs to write its entry. */
+struct unwindtablescache_ticket {
 	char name[96];		/* the entry's file name; "" when the file cannot be cached */
 	char key[160];
 	int lock_fd;		/* the entry's lock, held; -1: none */
 };
 
-struct unwindcache;
+struct unwindtablescache;
 /* The cache at its usual place (above); NULL when it cannot be used (after
  * one message saying why, unless MARPLE_CACHE_DIR is "" or "off"). */
-struct unwindcache *unwindcache_open(void);
+struct unwindtablescache *unwindtablescache_open(void);
 /* The same at dir (the cache's root: entries go to dir/unwind). */
-struct unwindcache *unwindcache_open_at(const char *dir);
-void unwindcache_close(struct unwindcache *c);
-const char *unwindcache_dir(const struct unwindcache *c);
-const struct unwindcache_stats *unwindcache_stats(const struct unwindcache *c);
+struct unwindtablescache *unwindtablescache_open_at(const char *dir);
+void unwindtablescache_close(struct unwindtablescache *c);
+const char *unwindtablescache_dir(const struct unwindtablescache *c);
+const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwindtablescache *c);
 
 /* The table of the ELF file elf (open as fd; -1: an image in memory, the
  * vdso, cached by its build-id only): 1 when buf[0..*len) (at most cap
  * bytes) and *st were read from its entry; 0 when the caller is to build
- * it, then always followed by unwindcache_store or unwindcache_abandon
+ * it, then always followed by unwindtablescache_store or unwindtablescache_abandon
  * with tk.  What the bytes are is the caller's (unwindtables.c: the file's
  * compact table, unwindtablescompact.h). */
-int unwindcache_lookup(struct unwindcache *c, struct unwindcache_ticket *tk, Elf *elf, int fd, void *buf,
-		       size_t cap, size_t *len, struct unwindtab_rowstats *st);
+int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
+		       size_t cap, size_t *len, struct unwindtables_rowstats *st);
 /* Write the table built for tk's file, data[0..size), as its entry, and
  * release its lock. */
-void unwindcache_store(struct unwindcache *c, struct unwindcache_ticket *tk, const void *data, size_t size,
-		       const struct unwindtab_rowstats *st);
+void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
+		       const struct unwindtables_rowstats *st);
 /* Nothing to write (no table, no room): release tk's lock. */
-void unwindcache_abandon(struct unwindcache *c, struct unwindcache_ticket *tk);
+void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablescache_ticket *tk);
 
 #endif

@@ -296,7 +296,7 @@ static int rd_encoded(struct cur *c, const struct cfisec *s, uint8_t enc, int ra
 	return c->bad ? -1 : 0;
 }
 
-struct unwindtab_cie {
+struct unwindtables_cie {
 	uint64_t off;			/* in its section */
 	const uint8_t *ins, *ins_end;	/* initial instructions */
 	uint64_t code_align, ra;
@@ -304,7 +304,7 @@ struct unwindtab_cie {
 	uint8_t fde_enc, addr_size, ok, signal, has_aug_data;
 };
 
-struct unwindtab_fde {
+struct unwindtables_fde {
 	uint64_t pc, end;
 	const uint8_t *ins, *ins_end;
 	uint32_t cie;			/* index in cies */
@@ -352,7 +352,7 @@ static int next_entry(const struct cfisec *s, const uint8_t *at, struct entry *e
 	return 0;
 }
 
-static void parse_cie(const struct cfisec *s, const struct entry *e, struct unwindtab_cie *ci)
+static void parse_cie(const struct cfisec *s, const struct entry *e, struct unwindtables_cie *ci)
 {
 	struct cur c = { e->body, e->next, 0 };
 	uint8_t version = (uint8_t)rd_u(&c, 1);
@@ -408,7 +408,7 @@ static void parse_cie(const struct cfisec *s, const struct entry *e, struct unwi
 }
 
 struct cies {
-	struct unwindtab_cie *v;
+	struct unwindtables_cie *v;
 	size_t n, cap;
 };
 
@@ -427,7 +427,7 @@ static size_t find_cie(const struct cies *cs, size_t first, uint64_t off)
 }
 
 struct fdes {
-	struct unwindtab_fde *v;
+	struct unwindtables_fde *v;
 	size_t n, cap;
 	uint64_t skipped;		/* malformed, or with a CIE we cannot read */
 };
@@ -448,9 +448,9 @@ static void read_section(const struct cfisec *s, struct cies *cs, struct fdes *f
 		if (e.is_cie)
 			continue;
 		size_t k = find_cie(cs, first_cie, s->debug ? e.id : e.id_off - e.id);
-		const struct unwindtab_cie *ci = k != SIZE_MAX ? &cs->v[k] : NULL;
+		const struct unwindtables_cie *ci = k != SIZE_MAX ? &cs->v[k] : NULL;
 		struct cur c = { e.body, e.next, 0 };
-		struct unwindtab_fde f = { .cie = (uint32_t)k, .debug = (uint8_t)s->debug, .order = (uint32_t)fs->n };
+		struct unwindtables_fde f = { .cie = (uint32_t)k, .debug = (uint8_t)s->debug, .order = (uint32_t)fs->n };
 		uint64_t range;
 		if (!ci || !ci->ok || rd_encoded(&c, s, s->debug ? DW_EH_PE_absptr : ci->fde_enc, 0, &f.pc) != 0 ||
 		    rd_encoded(&c, s, s->debug ? DW_EH_PE_absptr : ci->fde_enc, 1, &range) != 0) {
@@ -547,7 +547,7 @@ static int classify(const struct cfstate *s, bool signal, struct unwind_row *row
 
 /* One FDE (or CIE: r NULL) being run. */
 struct run {
-	const struct unwindtab_cie *cie;
+	const struct unwindtables_cie *cie;
 	const struct cfisec *sec;
 	struct cfstate s, init, stack[STATE_DEPTH];
 	int depth;
@@ -614,7 +614,7 @@ static void cfa_expression(struct run *x, const uint8_t *p, uint64_t len)
 /* One extended (high bits 0) instruction; 0, or -1 for libdw. */
 static int run_extended(struct run *x, struct cur *c, uint8_t op)
 {
-	const struct unwindtab_cie *ci = x->cie;
+	const struct unwindtables_cie *ci = x->cie;
 	uint64_t reg, v;
 
 	switch (op) {
@@ -739,7 +739,7 @@ static int run_ins(struct run *x, const uint8_t *p, const uint8_t *end)
 
 /* The rows of one FDE over [f->pc, limit) by our reader; 0, or -1 (rows
  * pushed meanwhile taken back) when libdw must do it. */
-static int our_fde_rows(const struct unwindtab_fde *f, const struct unwindtab_cie *cie, const struct cfisec *sec,
+static int our_fde_rows(const struct unwindtables_fde *f, const struct unwindtables_cie *cie, const struct cfisec *sec,
 			uint64_t limit, struct rowvec *r)
 {
 	struct run x = { .cie = cie, .sec = sec };
@@ -795,7 +795,7 @@ static int find_section(Elf *elf, const char *name, struct cfisec *s)
 
 static int fde_cmp(const void *a, const void *b)
 {
-	const struct unwindtab_fde *x = a, *y = b;
+	const struct unwindtables_fde *x = a, *y = b;
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
 	if (x->debug != y->debug)
@@ -808,7 +808,7 @@ static void drop_covered(struct fdes *fs, size_t neh)
 {
 	size_t out = neh;
 	for (size_t i = neh; i < fs->n; i++) {
-		const struct unwindtab_fde *d = &fs->v[i];
+		const struct unwindtables_fde *d = &fs->v[i];
 		size_t lo = 0, hi = neh;	/* the first eh FDE ending after d's start */
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
@@ -862,8 +862,8 @@ static int fdes_sorted(const struct fdes *fs)
 	return 1;
 }
 
-int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab_rowbuf *b,
-		       struct unwindtab_rowstats *st)
+int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtables_rowbuf *b,
+		       struct unwindtables_rowstats *st)
 {
 	struct cfisec eh = { 0 }, dbg = { 0 };
 	struct cies cs = { b->cies, 0, b->cies_cap };
@@ -891,16 +891,16 @@ int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab
 		qsort(fs.v, fs.n, sizeof(*fs.v), fde_cmp);
 	}
 	for (size_t i = 0; i < fs.n && r.n <= max_rows; i++) {
-		const struct unwindtab_fde *f = &fs.v[i];
+		const struct unwindtables_fde *f = &fs.v[i];
 		uint64_t next = i + 1 < fs.n ? fs.v[i + 1].pc : UINT64_MAX;
 		uint64_t limit = f->end < next ? f->end : next, got = limit;
 		if (f->pc >= limit)
 			continue;	/* a second FDE for the same address */
 		st->fdes++;
 		st->fdes_debug_frame += f->debug;
-		if (engine != UNWINDTAB_CFI_OURS || our_fde_rows(f, &cs.v[f->cie], f->debug ? &dbg : &eh, limit, &r) != 0) {
+		if (engine != UNWINDTABLES_CFI_OURS || our_fde_rows(f, &cs.v[f->cie], f->debug ? &dbg : &eh, limit, &r) != 0) {
 			Dwarf_CFI *cfi = dwcfi_get(&dw, f->debug);
-			st->fdes_libdw += engine == UNWINDTAB_CFI_OURS;
+			st->fdes_libdw += engine == UNWINDTABLES_CFI_OURS;
 			got = cfi ? dw_fde_rows(cfi, f->pc, limit, &r) : f->pc;
 		}
 		if (got < next)		/* no CFI from here to the next FDE: frame pointers */
@@ -925,13 +925,13 @@ int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab
 	return rc;
 }
 
-void unwindtabrows_buf_reserve(struct unwindtab_rowbuf *b, size_t rows)
+void unwindtablescfi_buf_reserve(struct unwindtables_rowbuf *b, size_t rows)
 {
 	if (!b->fixed)
 		b->rows = grow(b->rows, &b->rows_cap, rows, sizeof(*b->rows));
 }
 
-void unwindtabrows_buf_free(struct unwindtab_rowbuf *b)
+void unwindtablescfi_buf_free(struct unwindtables_rowbuf *b)
 {
 	if (!b->fixed)
 		grow_free(b->rows, b->rows_cap, sizeof(*b->rows));

@@ -10,11 +10,11 @@
  * range by address range (dwarf_cfi_addrframe: exact, but ~50 times
  * slower), and counted.
  *
- *   struct unwindtab_rowbuf b = { 0 };
- *   struct unwindtab_rowstats st;
- *   int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, max_rows, &b, &st);
+ *   struct unwindtables_rowbuf b = { 0 };
+ *   struct unwindtables_rowstats st;
+ *   int rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, max_rows, &b, &st);
  *   ... b.rows[0..b.nrows), then the next file's ...
- *   unwindtabrows_buf_free(&b);
+ *   unwindtablescfi_buf_free(&b);
  */
 #ifndef MARPLE_UNWINDTABROWS_H
 #define MARPLE_UNWINDTABROWS_H
@@ -25,7 +25,7 @@
 
 #include "stacks.h"
 
-struct unwindtab_rowstats {
+struct unwindtables_rowstats {
 	uint64_t fdes;			/* FDEs turned into rows */
 	uint64_t fdes_libdw;		/* of which libdw evaluated (ours could not) */
 	uint64_t fdes_debug_frame;	/* of which from .debug_frame */
@@ -34,22 +34,22 @@ struct unwindtab_rowstats {
 };
 
 enum {
-	UNWINDTAB_CFI_OURS,		/* our reader, libdw for what it cannot express */
-	UNWINDTAB_CFI_LIBDW,		/* every FDE through libdw: the reference for tests */
+	UNWINDTABLES_CFI_OURS,		/* our reader, libdw for what it cannot express */
+	UNWINDTABLES_CFI_LIBDW,		/* every FDE through libdw: the reference for tests */
 };
 
 /* Where the rows are built, reused from one file to the next (a fresh
  * buffer's every page is a page fault: on a virtual machine those were half
  * the build time). */
-struct unwindtab_cie;
-struct unwindtab_fde;
-struct unwindtab_rowbuf {
+struct unwindtables_cie;
+struct unwindtables_fde;
+struct unwindtables_rowbuf {
 	struct unwind_row *rows;	/* the last file's rows[0..nrows) */
 	size_t nrows, rows_cap;
 	int fixed;			/* rows is the caller's, rows_cap long (the BPF map's
 					 * free part: no copy, no page of our own) */
-	struct unwindtab_cie *cies;	/* scratch */
-	struct unwindtab_fde *fdes;
+	struct unwindtables_cie *cies;	/* scratch */
+	struct unwindtables_fde *fdes;
 	size_t cies_cap, fdes_cap;
 };
 
@@ -57,11 +57,11 @@ struct unwindtab_rowbuf {
  * UNWIND_NONE row where an FDE ends before the next begins.  0; 1 (none
  * kept) when there are more than max_rows; -1 when the image has neither
  * .eh_frame nor .debug_frame. */
-int unwindtabrows_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtab_rowbuf *b,
-		       struct unwindtab_rowstats *st);
+int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtables_rowbuf *b,
+		       struct unwindtables_rowstats *st);
 /* Room for rows rows in b (one of ours, not fixed) before it is filled by
  * someone else (the cache): its pages are ours, not malloc's. */
-void unwindtabrows_buf_reserve(struct unwindtab_rowbuf *b, size_t rows);
-void unwindtabrows_buf_free(struct unwindtab_rowbuf *b);
+void unwindtablescfi_buf_reserve(struct unwindtables_rowbuf *b, size_t rows);
+void unwindtablescfi_buf_free(struct unwindtables_rowbuf *b);
 
 #endif

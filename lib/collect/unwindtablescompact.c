@@ -10,7 +10,7 @@
 #define PAGE_MASK ((1u << UNWIND_PAGE_SHIFT) - 1)
 #define RULE_MASK (UNWIND_MAX_RULES - 1)
 
-void unwindtabcompact_rules_init(struct unwindtab_rules *r, struct unwind_rule *v, uint32_t cap)
+void unwindtablescompact_rules_init(struct unwindtables_rules *r, struct unwind_rule *v, uint32_t cap)
 {
 	memset(r, 0, sizeof(*r));
 	r->v = v;
@@ -23,7 +23,7 @@ void unwindtabcompact_rules_init(struct unwindtab_rules *r, struct unwind_rule *
 	r->n = UNWIND_RULES_RESERVED;
 }
 
-void unwindtabcompact_rules_free(struct unwindtab_rules *r)
+void unwindtablescompact_rules_free(struct unwindtables_rules *r)
 {
 	free(r->slots);
 	memset(r, 0, sizeof(*r));
@@ -36,7 +36,7 @@ static uint64_t rule_bits(const struct unwind_rule *u)
 }
 
 /* The slot of bits: its own, or the free one where it goes */
-static struct unwindtab_rule_slot *rule_slot(struct unwindtab_rule_slot *slots, size_t nslots, uint64_t bits)
+static struct unwindtables_rule_slot *rule_slot(struct unwindtables_rule_slot *slots, size_t nslots, uint64_t bits)
 {
 	/* a multiplicative hash of the 64 bits: offsets differ in their low bits */
 	size_t mask = nslots - 1, h = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 40) & mask;
@@ -45,22 +45,22 @@ static struct unwindtab_rule_slot *rule_slot(struct unwindtab_rule_slot *slots, 
 	return &slots[h];
 }
 
-static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u);
+static uint32_t rule_index_of(struct unwindtables_rules *r, struct unwind_rule u);
 
-uint32_t unwindtabcompact_rule_index(struct unwindtab_rules *r, const struct unwind_row *row)
+uint32_t unwindtablescompact_rule_index(struct unwindtables_rules *r, const struct unwind_row *row)
 {
 	struct unwind_rule u = { .cfa_off = row->cfa_off, .cfa = row->cfa, .rbp = row->rbp, .rbp_off = row->rbp_off };
 
 	return rule_index_of(r, u);
 }
 
-static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u)
+static uint32_t rule_index_of(struct unwindtables_rules *r, struct unwind_rule u)
 {
 	uint64_t bits = rule_bits(&u);
 
 	if (u.cfa == UNWIND_NONE && bits == rule_bits(&r->v[UNWIND_RULE_NONE]))
 		return UNWIND_RULE_NONE;
-	struct unwindtab_rule_slot *s = rule_slot(r->slots, r->nslots, bits);
+	struct unwindtables_rule_slot *s = rule_slot(r->slots, r->nslots, bits);
 	if (s->index)
 		return s->index - 1;
 	if (r->n >= r->cap) {
@@ -68,11 +68,11 @@ static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u)
 		return UNWIND_RULE_UNSUPPORTED;
 	}
 	r->v[r->n] = u;
-	*s = (struct unwindtab_rule_slot){ bits, r->n + 1 };
+	*s = (struct unwindtables_rule_slot){ bits, r->n + 1 };
 	if (2 * (size_t)(r->n + 1) > r->nslots) {
 		/* half full: twice as many slots */
 		size_t n2 = 2 * r->nslots;
-		struct unwindtab_rule_slot *s2 = marple_calloc(n2, sizeof(*s2));
+		struct unwindtables_rule_slot *s2 = marple_calloc(n2, sizeof(*s2));
 		for (size_t i = 0; i < r->nslots; i++)
 			if (r->slots[i].index)
 				*rule_slot(s2, n2, r->slots[i].bits) = r->slots[i];
@@ -83,7 +83,7 @@ static uint32_t rule_index_of(struct unwindtab_rules *r, struct unwind_rule u)
 	return r->n++;
 }
 
-uint64_t unwindtabcompact_words(const struct unwind_row *rows, size_t n)
+uint64_t unwindtablescompact_words(const struct unwind_row *rows, size_t n)
 {
 	if (n == 0)
 		return 0;
@@ -94,7 +94,7 @@ uint64_t unwindtabcompact_words(const struct unwind_row *rows, size_t n)
 	return UNWIND_TABLE_HEADER + npages + 1 + n;
 }
 
-void unwindtabcompact_pack(const struct unwind_row *rows, size_t n, struct unwindtab_rules *r, uint32_t *out,
+void unwindtablescompact_pack(const struct unwind_row *rows, size_t n, struct unwindtables_rules *r, uint32_t *out,
 		       uint32_t base)
 {
 	uint32_t page0 = rows[0].pc >> UNWIND_PAGE_SHIFT;
@@ -112,10 +112,10 @@ void unwindtabcompact_pack(const struct unwind_row *rows, size_t n, struct unwin
 		index[k] = rows_at + (uint32_t)i;
 	}
 	for (i = 0; i < n; i++)
-		words[i] = (rows[i].pc & PAGE_MASK) << UNWIND_ROW_RULE_BITS | unwindtabcompact_rule_index(r, &rows[i]);
+		words[i] = (rows[i].pc & PAGE_MASK) << UNWIND_ROW_RULE_BITS | unwindtablescompact_rule_index(r, &rows[i]);
 }
 
-int unwindtabcompact_find(const uint32_t *words, uint32_t off, uint64_t pc)
+int unwindtablescompact_find(const uint32_t *words, uint32_t off, uint64_t pc)
 {
 	uint32_t page0 = words[off], npages = words[off + 1], index = off + UNWIND_TABLE_HEADER;
 	uint32_t rows_at = index + npages + 1;
@@ -147,7 +147,7 @@ struct export_footer {
 	uint32_t nrules, nwords;
 };
 
-size_t unwindtabcompact_export(const uint32_t *words, uint32_t off, uint32_t nwords, const struct unwindtab_rules *r,
+size_t unwindtablescompact_export(const uint32_t *words, uint32_t off, uint32_t nwords, const struct unwindtables_rules *r,
 			       void *out)
 {
 	uint32_t *w = out, *local = marple_malloc(sizeof(*local) * UNWIND_MAX_RULES);
@@ -176,7 +176,7 @@ size_t unwindtabcompact_export(const uint32_t *words, uint32_t off, uint32_t nwo
 	return (size_t)nwords * sizeof(*w) + (size_t)nrules * sizeof(*rules) + sizeof(f);
 }
 
-uint32_t unwindtabcompact_import(uint32_t *words, uint32_t off, size_t len, struct unwindtab_rules *r,
+uint32_t unwindtablescompact_import(uint32_t *words, uint32_t off, size_t len, struct unwindtables_rules *r,
 				 uint32_t *nrows)
 {
 	struct export_footer f;

@@ -11,12 +11,7 @@ plan 5
 allowed() {
 	cat <<'EOF'
 util marple_
-unwinddwarf dwarfstacks_
 unwinddwarfwalk unwind_
-unwindtables unwindtab_
-unwindtablescache unwindcache_
-unwindtablescfi unwindtabrows_
-unwindtablescompact unwindtabcompact_
 EOF
 }
 

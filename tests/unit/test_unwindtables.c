@@ -20,18 +20,18 @@ struct table {
 
 static int build(const char *path, struct table *t)
 {
-	struct unwindtab_rowstats st;
+	struct unwindtables_rowstats st;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	struct unwindtab_rowbuf b = { 0 };
-	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &b, &st) : -1;
+	struct unwindtables_rowbuf b = { 0 };
+	int rc = elf ? unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, UINT32_MAX, &b, &st) : -1;
 	t->n = (uint32_t)b.nrows;
 	t->rows = malloc(((size_t)t->n + 1) * sizeof(*t->rows));
 	memcpy(t->rows, b.rows, (size_t)t->n * sizeof(*t->rows));
-	unwindtabrows_buf_free(&b);
+	unwindtablescfi_buf_free(&b);
 	elf_end(elf);
 	close(fd);
 	return rc;
@@ -57,7 +57,7 @@ static void check_row(const struct table *t, char *line, char cols[][8], int nco
 		else if (strcmp(cols[c], "ra") == 0)
 			ra = tok;
 	}
-	const struct unwind_row *r = unwindtab_find(t->rows, t->n, loc);
+	const struct unwind_row *r = unwindtables_find(t->rows, t->n, loc);
 	int ok = r != NULL;
 	k->rows++;
 	if (ok && strcmp(ra, "u") == 0) {
@@ -187,7 +187,7 @@ int main(void)
 	for (uint32_t i = 1; i < lt.n; i++)
 		sorted &= lt.rows[i - 1].pc < lt.rows[i].pc;
 	test_cond("rows sorted by pc", sorted);
-	test_cond("no row before the first", unwindtab_find(lt.rows, lt.n, lt.rows[0].pc - 1) == NULL);
+	test_cond("no row before the first", unwindtables_find(lt.rows, lt.n, lt.rows[0].pc - 1) == NULL);
 	free(lt.rows);
 	free(pt.rows);
 	return test_report();

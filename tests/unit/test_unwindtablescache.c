@@ -43,20 +43,20 @@ static void close_subject(struct subject *s)
 
 static struct unwind_row *rows;
 static uint32_t nrows;
-static struct unwindtab_rowstats rowstats;
+static struct unwindtables_rowstats rowstats;
 
 /* One lookup of s: 1 hit (rows read into got[0..*n)), else 0 after storing
  * what was built (the rows of the first build). */
-static int lookup_store(struct unwindcache *c, struct subject *s, struct unwind_row *got, uint32_t *n)
+static int lookup_store(struct unwindtablescache *c, struct subject *s, struct unwind_row *got, uint32_t *n)
 {
-	struct unwindcache_ticket tk;
-	struct unwindtab_rowstats st;
+	struct unwindtablescache_ticket tk;
+	struct unwindtables_rowstats st;
 	size_t len = 0;
-	if (unwindcache_lookup(c, &tk, s->elf, s->fd, got, CAP * sizeof(*got), &len, &st) == 1) {
+	if (unwindtablescache_lookup(c, &tk, s->elf, s->fd, got, CAP * sizeof(*got), &len, &st) == 1) {
 		*n = (uint32_t)(len / sizeof(*got));
 		return 1;
 	}
-	unwindcache_store(c, &tk, rows, nrows * sizeof(*rows), &rowstats);
+	unwindtablescache_store(c, &tk, rows, nrows * sizeof(*rows), &rowstats);
 	return 0;
 }
 
@@ -73,22 +73,22 @@ static void flip_byte(const char *path, off_t off)
 }
 
 struct holder {
-	struct unwindcache *c;
-	struct unwindcache_ticket tk;
+	struct unwindtablescache *c;
+	struct unwindtablescache_ticket tk;
 };
 
 static void *store_later(void *arg)
 {
 	struct holder *h = arg;
 	nanosleep(&(struct timespec){ .tv_nsec = 300 * 1000000 }, NULL);
-	unwindcache_store(h->c, &h->tk, rows, nrows * sizeof(*rows), &rowstats);
+	unwindtablescache_store(h->c, &h->tk, rows, nrows * sizeof(*rows), &rowstats);
 	return NULL;
 }
 
 int main(void)
 {
 	char dir[] = "/tmp/test_unwindcache.XXXXXX", path[512], self[256], nobid[512], entry[600], cmd[1400];
-	struct unwindtab_rowbuf b = { 0 };
+	struct unwindtables_rowbuf b = { 0 };
 	struct unwind_row *got = malloc(CAP * sizeof(*got));
 	struct stat st;
 	uint32_t n = 0;
@@ -102,7 +102,7 @@ int main(void)
 	/* the subject: this program, and a copy without its build-id */
 	struct subject s = open_subject(self);
 	char id[80];
-	int rc = s.elf ? unwindtabrows_read(s.elf, UNWINDTAB_CFI_OURS, CAP, &b, &rowstats) : -1;
+	int rc = s.elf ? unwindtablescfi_read(s.elf, UNWINDTABLES_CFI_OURS, CAP, &b, &rowstats) : -1;
 	rows = b.rows, nrows = (uint32_t)b.nrows;
 	test_cond("unwindcache: the subject has rows and a build-id",
 		  rc == 0 && nrows > 10 && procmaps_build_id(s.elf, id, sizeof(id)) == 0);
@@ -111,13 +111,13 @@ int main(void)
 	int objcopy_ok = system(cmd) == 0;
 
 	snprintf(path, sizeof(path), "%s/root", dir);
-	struct unwindcache *c = unwindcache_open_at(path);
+	struct unwindtablescache *c = unwindtablescache_open_at(path);
 	test_cond("unwindcache: its directory made, mode 0700",
-		  c && stat(unwindcache_dir(c), &st) == 0 && (st.st_mode & 07777) == 0700);
+		  c && stat(unwindtablescache_dir(c), &st) == 0 && (st.st_mode & 07777) == 0700);
 	if (!c)
 		return test_report();
-	const struct unwindcache_stats *cs = unwindcache_stats(c);
-	snprintf(entry, sizeof(entry), "%s/b-%s", unwindcache_dir(c), id);
+	const struct unwindtablescache_stats *cs = unwindtablescache_stats(c);
+	snprintf(entry, sizeof(entry), "%s/b-%s", unwindtablescache_dir(c), id);
 
 	test_cond("unwindcache: first lookup misses, and the entry is written",
 		  lookup_store(c, &s, got, &n) == 0 && cs->missed == 1 && cs->written == 1);
@@ -177,58 +177,58 @@ int main(void)
 
 	/* a build in progress elsewhere (its lock held): wait, then read its entry */
 	unlink(entry);
-	struct holder h = { .c = unwindcache_open_at(path) };
+	struct holder h = { .c = unwindtablescache_open_at(path) };
 	pthread_t th;
 	uint64_t read = cs->read;
 	test_cond("unwindcache: another's lookup misses and holds the lock",
-		  h.c && unwindcache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 }) == 0 &&
+		  h.c && unwindtablescache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtables_rowstats){ 0 }) == 0 &&
 			  h.tk.lock_fd >= 0);
 	pthread_create(&th, NULL, store_later, &h);
 	test_cond("unwindcache: ours waits for its entry and reads it",
 		  lookup_store(c, &s, got, &n) == 1 && cs->read == read + 1 && cs->waited == 1 &&
 			  !memcmp(got, rows, n * sizeof(*rows)));
 	pthread_join(th, NULL);
-	unwindcache_close(h.c);
-	unwindcache_close(c);
+	unwindtablescache_close(h.c);
+	unwindtablescache_close(c);
 
 	/* the size limit: the entry used least recently goes */
 	setenv("MARPLE_CACHE_SIZE", "1", 1);
-	c = unwindcache_open_at(path);
-	cs = c ? unwindcache_stats(c) : NULL;
+	c = unwindtablescache_open_at(path);
+	cs = c ? unwindtablescache_stats(c) : NULL;
 	struct stat e1;
 	struct unwind_row *big = calloc(50000, sizeof(*big));	/* 800 KB: two do not fit in 1 MB */
-	struct unwindcache_ticket tk;
+	struct unwindtablescache_ticket tk;
 	if (c && objcopy_ok) {
 		struct subject t = open_subject(nobid);
-		unwindcache_lookup(c, &tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 });
-		unwindcache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
+		unwindtablescache_lookup(c, &tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtables_rowstats){ 0 });
+		unwindtablescache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
 		struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
 		utimensat(AT_FDCWD, entry, old, AT_SYMLINK_NOFOLLOW);
-		unwindcache_lookup(c, &tk, t.elf, t.fd, got, CAP * sizeof(*got), &len, &(struct unwindtab_rowstats){ 0 });
-		unwindcache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
+		unwindtablescache_lookup(c, &tk, t.elf, t.fd, got, CAP * sizeof(*got), &len, &(struct unwindtables_rowstats){ 0 });
+		unwindtablescache_store(c, &tk, big, 50000 * sizeof(*big), &rowstats);
 		test_cond("unwindcache: past the limit, the oldest entry is evicted",
 			  cs->evicted == 1 && lstat(entry, &e1) != 0);
 		close_subject(&t);
 	} else {
 		printf("SKIP: unwindcache: eviction: objcopy failed\n");
 	}
-	unwindcache_close(c);
+	unwindtablescache_close(c);
 	unsetenv("MARPLE_CACHE_SIZE");
 
 	/* a directory others may write in is not used */
 	snprintf(path, sizeof(path), "%s/open", dir);
 	mkdir(path, 0777);
 	chmod(path, 0777);
-	test_cond("unwindcache: a directory others may write in is refused", unwindcache_open_at(path) == NULL);
+	test_cond("unwindcache: a directory others may write in is refused", unwindtablescache_open_at(path) == NULL);
 	snprintf(path, sizeof(path), "%s/link", dir);
 	if (symlink(dir, path) != 0)
 		perror(path);
-	test_cond("unwindcache: a symlinked cache directory is refused", unwindcache_open_at(path) == NULL);
+	test_cond("unwindcache: a symlinked cache directory is refused", unwindtablescache_open_at(path) == NULL);
 	setenv("MARPLE_CACHE_DIR", "off", 1);
-	test_cond("unwindcache: MARPLE_CACHE_DIR=off: none", unwindcache_open() == NULL);
+	test_cond("unwindcache: MARPLE_CACHE_DIR=off: none", unwindtablescache_open() == NULL);
 
 	close_subject(&s);
-	unwindtabrows_buf_free(&b);
+	unwindtablescfi_buf_free(&b);
 	free(got);
 	free(big);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -15,10 +15,10 @@
 #include "unwindtablescfi.h"
 
 struct built {
-	struct unwindtab_rowbuf b;
+	struct unwindtables_rowbuf b;
 	struct unwind_row *rows;
 	uint32_t n;
-	struct unwindtab_rowstats st;
+	struct unwindtables_rowstats st;
 	int rc;
 };
 
@@ -31,7 +31,7 @@ static struct built build(const char *path, int engine)
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
-		b.rc = unwindtabrows_read(elf, engine, UINT32_MAX, &b.b, &b.st);
+		b.rc = unwindtablescfi_read(elf, engine, UINT32_MAX, &b.b, &b.st);
 	b.rows = b.b.rows;
 	b.n = (uint32_t)b.b.nrows;
 	elf_end(elf);
@@ -61,7 +61,7 @@ static uint64_t differences(const struct built *a, const struct built *b)
 static void compare(const char *name, const char *path)
 {
 	char msg[160];
-	struct built ours = build(path, UNWINDTAB_CFI_OURS), ref = build(path, UNWINDTAB_CFI_LIBDW);
+	struct built ours = build(path, UNWINDTABLES_CFI_OURS), ref = build(path, UNWINDTABLES_CFI_LIBDW);
 
 	snprintf(msg, sizeof(msg), "%s: rows built by ours and by libdw", name);
 	test_cond(msg, ours.rc == 0 && ref.rc == 0 && ours.n > 1000);
@@ -73,8 +73,8 @@ static void compare(const char *name, const char *path)
 	test_cond(msg, d == 0);
 	snprintf(msg, sizeof(msg), "%s: libdw needed for under 1%% of the FDEs", name);
 	test_cond(msg, ours.st.fdes > 100 && ours.st.fdes_libdw * 100 < ours.st.fdes);
-	unwindtabrows_buf_free(&ours.b);
-	unwindtabrows_buf_free(&ref.b);
+	unwindtablescfi_buf_free(&ours.b);
+	unwindtablescfi_buf_free(&ref.b);
 }
 
 /* libpython where Debian puts it (python3-dev's, or a python3.X's shared build) */
@@ -105,18 +105,18 @@ int main(void)
 
 	/* into the caller's array (the BPF map): the same rows when they fit,
 	 * "too many" when one row does not */
-	struct built lc = build("/lib/x86_64-linux-gnu/libc.so.6", UNWINDTAB_CFI_OURS);
-	struct unwindtab_rowstats st;
-	struct unwindtab_rowbuf fb = { .fixed = 1, .rows_cap = lc.n };
+	struct built lc = build("/lib/x86_64-linux-gnu/libc.so.6", UNWINDTABLES_CFI_OURS);
+	struct unwindtables_rowstats st;
+	struct unwindtables_rowbuf fb = { .fixed = 1, .rows_cap = lc.n };
 	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	fb.rows = calloc(lc.n + 1, sizeof(*fb.rows));
-	int rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &fb, &st);
+	int rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, UINT32_MAX, &fb, &st);
 	test_cond("a fixed array that fits: the same rows",
 		  rc == 0 && fb.nrows == lc.n && memcmp(fb.rows, lc.rows, lc.n * sizeof(*fb.rows)) == 0);
 	fb.rows_cap = lc.n - 1;
 	memset(fb.rows, 0xab, (lc.n + 1) * sizeof(*fb.rows));
-	rc = unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &fb, &st);
+	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, UINT32_MAX, &fb, &st);
 	uint8_t last[sizeof(*fb.rows)];
 	memset(last, 0xab, sizeof(last));
 	test_cond("a fixed array one row short: too many, nothing written past it",
@@ -125,12 +125,12 @@ int main(void)
 	close(fd);
 	free(fb.rows);
 	fb.rows = NULL;
-	unwindtabrows_buf_free(&fb);
-	unwindtabrows_buf_free(&lc.b);
+	unwindtablescfi_buf_free(&fb);
+	unwindtablescfi_buf_free(&lc.b);
 
 	/* CFI in .debug_frame only (its functions have no .eh_frame entry):
 	 * read there, and the same rows as libdw's dwarf_getcfi gives */
-	struct built ours = build(df, UNWINDTAB_CFI_OURS), ref = build(df, UNWINDTAB_CFI_LIBDW);
+	struct built ours = build(df, UNWINDTABLES_CFI_OURS), ref = build(df, UNWINDTABLES_CFI_LIBDW);
 	printf("# debugframe (%s): %u rows, %" PRIu64 " FDEs, %" PRIu64 " from .debug_frame\n", df, ours.n,
 	       ours.st.fdes, ours.st.fdes_debug_frame);
 	test_cond("debugframe: df_a, df_b, df_c, main from .debug_frame",
@@ -140,11 +140,11 @@ int main(void)
 	for (uint32_t i = 0; i < ours.n; i++)
 		has_rsp_rows += ours.rows[i].cfa == UNWIND_RSP && ours.rows[i].cfa_off > 8;
 	test_cond("debugframe: rows with the CFA past pushed registers", has_rsp_rows >= 2);
-	unwindtabrows_buf_free(&ours.b);
-	unwindtabrows_buf_free(&ref.b);
+	unwindtablescfi_buf_free(&ours.b);
+	unwindtablescfi_buf_free(&ref.b);
 
 	/* a file with no CFI at all */
-	struct built none = build("/dev/null", UNWINDTAB_CFI_OURS);
+	struct built none = build("/dev/null", UNWINDTABLES_CFI_OURS);
 	test_cond("no ELF: no rows", none.rc != 0 && none.n == 0);
 	return test_report();
 }

@@ -3,7 +3,7 @@
  * the big ones (gcc's cc1, libLLVM: ~1 M rows each), the rows our reader
  * builds, compacted, give at every row's first and last byte, at every page
  * boundary, before the first row and past the last the same rule as a
- * binary search over the rows themselves (unwindtab_find); a table takes
+ * binary search over the rows themselves (unwindtables_find); a table takes
  * under 5 bytes a row; and rules that find no room stop the walk (the
  * unsupported rule), never another rule. */
 #include <fcntl.h>
@@ -26,10 +26,10 @@ static int same_rule(const struct unwind_rule *u, const struct unwind_row *r)
 /* pcs compared: mismatches (the first few printed) */
 static uint64_t mismatches;
 static void check_pc(const struct unwind_row *rows, uint32_t n, const uint32_t *words, uint32_t off,
-		     const struct unwindtab_rules *rules, uint64_t pc)
+		     const struct unwindtables_rules *rules, uint64_t pc)
 {
-	const struct unwind_row *r = unwindtab_find(rows, n, pc);
-	int got = unwindtabcompact_find(words, off, pc);
+	const struct unwind_row *r = unwindtables_find(rows, n, pc);
+	int got = unwindtablescompact_find(words, off, pc);
 	int ok = r ? got >= 0 && (uint32_t)got < rules->n && same_rule(&rules->v[got], r) : got == -1;
 	if (!ok && mismatches++ < 3)
 		printf("# pc %#" PRIx64 ": rows say %s (cfa %d%+d), the compact table rule %d\n", pc, r ? "a row" : "none",
@@ -39,7 +39,7 @@ static void check_pc(const struct unwind_row *rows, uint32_t n, const uint32_t *
 /* Every boundary of rows[0..n) compacted at word off of words (a table
  * placed after another one: its positions are absolute). */
 static uint64_t compare_all(const struct unwind_row *rows, uint32_t n, const uint32_t *words, uint32_t off,
-			    const struct unwindtab_rules *rules)
+			    const struct unwindtables_rules *rules)
 {
 	mismatches = 0;
 	check_pc(rows, n, words, off, rules, 0);
@@ -63,27 +63,27 @@ static uint64_t compare_all(const struct unwind_row *rows, uint32_t n, const uin
 static void one_file(const char *name, const char *path)
 {
 	char msg[160];
-	struct unwindtab_rowbuf b = { 0 };
-	struct unwindtab_rowstats st;
+	struct unwindtables_rowbuf b = { 0 };
+	struct unwindtables_rowstats st;
 	int fd = open(path, O_RDONLY);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	int rc = elf ? unwindtabrows_read(elf, UNWINDTAB_CFI_OURS, UINT32_MAX, &b, &st) : -1;
+	int rc = elf ? unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, UINT32_MAX, &b, &st) : -1;
 	uint32_t n = (uint32_t)b.nrows;
 
 	snprintf(msg, sizeof(msg), "%s: rows built and compacted", name);
-	uint64_t words = rc == 0 ? unwindtabcompact_words(b.rows, n) : 0;
+	uint64_t words = rc == 0 ? unwindtablescompact_words(b.rows, n) : 0;
 	test_cond(msg, rc == 0 && n > 1000 && words > n);
 	if (words > n) {
 		/* a small table first: this one's positions do not start at 0 */
 		static const struct unwind_row small[] = { { .pc = 0x1000, .cfa = UNWIND_RSP, .cfa_off = 8 },
 							   { .pc = 0x1010, .cfa = UNWIND_NONE } };
 		struct unwind_rule *rv = calloc(UNWIND_MAX_RULES, sizeof(*rv));
-		struct unwindtab_rules rules;
-		uint64_t w0 = unwindtabcompact_words(small, 2);
+		struct unwindtables_rules rules;
+		uint64_t w0 = unwindtablescompact_words(small, 2);
 		uint32_t *w = calloc(w0 + words, sizeof(*w));
-		unwindtabcompact_rules_init(&rules, rv, UNWIND_MAX_RULES);
-		unwindtabcompact_pack(small, 2, &rules, w, 0);
-		unwindtabcompact_pack(b.rows, n, &rules, w + w0, (uint32_t)w0);
+		unwindtablescompact_rules_init(&rules, rv, UNWIND_MAX_RULES);
+		unwindtablescompact_pack(small, 2, &rules, w, 0);
+		unwindtablescompact_pack(b.rows, n, &rules, w + w0, (uint32_t)w0);
 		uint64_t d = compare_all(b.rows, n, w, (uint32_t)w0, &rules);
 		double per_row = (double)((words - n) * 4 + n * 4 + rules.n * sizeof(struct unwind_rule)) / n;
 		/* the rows a lookup searches: its page's */
@@ -104,30 +104,30 @@ static void one_file(const char *name, const char *path)
 
 		/* as the disk cache keeps it: exported, then imported at another
 		 * place, beside another file's rules (other rule numbers) */
-		char *out = malloc(UNWINDTABCOMPACT_EXPORT_MAX(words));
-		size_t len = unwindtabcompact_export(w, (uint32_t)w0, (uint32_t)words, &rules, out);
+		char *out = malloc(UNWINDTABLESCOMPACT_EXPORT_MAX(words));
+		size_t len = unwindtablescompact_export(w, (uint32_t)w0, (uint32_t)words, &rules, out);
 		struct unwind_rule *rv2 = calloc(UNWIND_MAX_RULES, sizeof(*rv2));
-		struct unwindtab_rules rules2;
+		struct unwindtables_rules rules2;
 		uint32_t *w2 = calloc(7 + len / 4 + 1, sizeof(*w2)), rows2 = 0;
-		unwindtabcompact_rules_init(&rules2, rv2, UNWIND_MAX_RULES);
-		unwindtabcompact_rule_index(&rules2, &(struct unwind_row){ .cfa = UNWIND_RBP, .cfa_off = 1234 });
+		unwindtablescompact_rules_init(&rules2, rv2, UNWIND_MAX_RULES);
+		unwindtablescompact_rule_index(&rules2, &(struct unwind_row){ .cfa = UNWIND_RBP, .cfa_off = 1234 });
 		memcpy(w2 + 7, out, len);
-		uint32_t got = unwindtabcompact_import(w2, 7, len, &rules2, &rows2);
+		uint32_t got = unwindtablescompact_import(w2, 7, len, &rules2, &rows2);
 		snprintf(msg, sizeof(msg), "%s: exported and imported elsewhere: the same rule at every boundary", name);
 		test_cond(msg, got == words && rows2 == n && compare_all(b.rows, n, w2, 7, &rules2) == 0);
 		memcpy(w2 + 7, out, len);
 		w2[7 + words - 1] |= UNWIND_MAX_RULES - 1;	/* a rule it does not have */
 		snprintf(msg, sizeof(msg), "%s: an exported table naming a rule it lacks is refused", name);
-		test_cond(msg, unwindtabcompact_import(w2, 7, len, &rules2, &rows2) == 0);
-		unwindtabcompact_rules_free(&rules2);
+		test_cond(msg, unwindtablescompact_import(w2, 7, len, &rules2, &rows2) == 0);
+		unwindtablescompact_rules_free(&rules2);
 		free(rv2);
 		free(w2);
 		free(out);
-		unwindtabcompact_rules_free(&rules);
+		unwindtablescompact_rules_free(&rules);
 		free(w);
 		free(rv);
 	}
-	unwindtabrows_buf_free(&b);
+	unwindtablescfi_buf_free(&b);
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);
@@ -176,17 +176,17 @@ int main(void)
 	};
 	uint32_t n = sizeof(rows) / sizeof(rows[0]);
 	struct unwind_rule rv[UNWIND_RULES_RESERVED + 2];
-	struct unwindtab_rules rules;
-	uint64_t words = unwindtabcompact_words(rows, n);
+	struct unwindtables_rules rules;
+	uint64_t words = unwindtablescompact_words(rows, n);
 	uint32_t w[128];
-	unwindtabcompact_rules_init(&rules, rv, UNWIND_RULES_RESERVED + 2);
-	unwindtabcompact_pack(rows, n, &rules, w, 0);
+	unwindtablescompact_rules_init(&rules, rv, UNWIND_RULES_RESERVED + 2);
+	unwindtablescompact_pack(rows, n, &rules, w, 0);
 	uint64_t npages = (0x9000 >> UNWIND_PAGE_SHIFT) - (0x2000 >> UNWIND_PAGE_SHIFT) + 1;
 	test_cond("made up rows: header, page index and 6 rows", words == UNWIND_TABLE_HEADER + npages + 1 + 6);
 	uint64_t d = 0;
 	for (uint64_t pc = 0; pc < 0xb000; pc++) {
-		const struct unwind_row *r = unwindtab_find(rows, n, pc);
-		int got = unwindtabcompact_find(w, 0, pc);
+		const struct unwind_row *r = unwindtables_find(rows, n, pc);
+		int got = unwindtablescompact_find(w, 0, pc);
 		/* 2 rules of room past the reserved ones: RSP+8 and RSP+16 get
 		 * theirs; the RBP, PLT and END rows find none: unsupported */
 		int want = !r ? -1
@@ -197,10 +197,10 @@ int main(void)
 	}
 	test_cond("made up rows: every pc up to 0xb000, rule room for 2: the rows' rules, then unsupported", d == 0);
 	test_cond("made up rows: the 3 rows without rule room counted", rules.rows_without_room == 3);
-	unwindtabcompact_rules_free(&rules);
+	unwindtablescompact_rules_free(&rules);
 
 	static const struct unwind_row disorder[] = { { .pc = 0x10 }, { .pc = 0x10 } };
-	test_cond("rows not strictly increasing: no table", unwindtabcompact_words(disorder, 2) == 0);
-	test_cond("no rows: no table", unwindtabcompact_words(rows, 0) == 0);
+	test_cond("rows not strictly increasing: no table", unwindtablescompact_words(disorder, 2) == 0);
+	test_cond("no rows: no table", unwindtablescompact_words(rows, 0) == 0);
 	return test_report();
 }
