@@ -7,22 +7,8 @@ W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
 
-if ! is_root; then
-	skip_rest "python: BPF cases" "not root"
-fi
-if [ ! -x "$PY" ] || ! "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
-	skip_rest "python: Debian's python3" "$PY is not Python 3.11"
-fi
-
-# weight of the records whose frames match an awk regex (frames joined by ;)
-weight() {
-	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { print s + 0 }' "$1"
-}
-trailer_num() {
-	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
-}
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+python311_only python "$PY"
 
 cat > "$T/work.py" <<'PYEOF'
 import json, sys, time

@@ -8,6 +8,23 @@ weight() {
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 
+# trailer_num FILE MEMBER: the number MEMBER has in FILE's first trailer
+trailer_num() {
+	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
+}
+
+# python311_only NAME PYTHON: the rest of the test is skipped unless root and
+# PYTHON is a CPython 3.11 (Debian 12's /usr/bin/python3), whose frames the
+# collectors walk.
+python311_only() {
+	if ! is_root; then
+		skip_rest "$1: BPF cases" "not root"
+	fi
+	if [ ! -x "$2" ] || ! "$2" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+		skip_rest "$1: Debian's python3" "$2 is not Python 3.11"
+	fi
+}
+
 # libc_mapped PID: wait (5 s at most) until the process has mapped libc (a -p
 # collector looks for it there).
 libc_mapped() {
