@@ -649,28 +649,18 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 	}
 }
 
-/* This thread's CPU time so far, in ns: what Python frames cost the
- * collector is counted apart from the rest of its work */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int on_request(void *ctx, void *data, size_t len)
 {
 	const struct py_request *r = data;
 	struct pyframes *pf = ctx;
 	if (len < sizeof(*r))
 		return 0;
-	uint64_t start = thread_cpu_ns();
+	uint64_t start = marple_thread_cpu_ns();
 	if (r->stack_id >= 0)
 		name_stack(pf, r->pid, r->exec_id, r->stack_id);
 	else
 		look_at(pf, r->pid, r->exec_id);
-	pf->cpu_ns += thread_cpu_ns() - start;
+	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
 }
 
@@ -1038,10 +1028,10 @@ static void on_merge(void *arg, struct stackframes *sf, pid_t pid, uint64_t exec
 		     const uint64_t *ips, size_t n, const uint64_t *words, size_t m)
 {
 	struct pyframes *pf = arg;
-	uint64_t start = thread_cpu_ns();
+	uint64_t start = marple_thread_cpu_ns();
 
 	merge_stack(pf, sf, pid, exec_id, first, ips, n, words, m);
-	pf->cpu_ns += thread_cpu_ns() - start;
+	pf->cpu_ns += marple_thread_cpu_ns() - start;
 }
 
 /* stackframes' weigh: what the last merge gave, times the samples (or

@@ -136,10 +136,12 @@ struct kept_store {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
+	return marple_now_monotonic_ns() / 1000000;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+static uint64_t now_us(void)
+{
+	return marple_now_monotonic_ns() / 1000;
 }
 
 static int fd_of(struct bpf_object *obj, const char *name)
@@ -615,12 +617,9 @@ void stackdrain_now(struct stackdrain *d)
 	usleep(STACKDRAIN_SETTLE_US);
 	if (d->settled)
 		d->settled(d->settled_arg);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = now_us();
 	drain_set(d, idle);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	uint64_t us = (uint64_t)(((int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec)) / 1000) +
-		      STACKDRAIN_SETTLE_US;
+	uint64_t us = now_us() - t0 + STACKDRAIN_SETTLE_US;
 	d->drain_us += us;
 	if (us > d->drain_us_max)
 		d->drain_us_max = us;
@@ -699,14 +698,6 @@ void stackdrain_fold_start(struct stackdrain *d)
 	d->keys_seen = hashtab_new();
 	d->sums = NULL;
 	d->sums_cap = 0;
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 int stackdrain_fold_step(struct stackdrain *d, uint64_t budget_us)

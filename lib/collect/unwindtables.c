@@ -100,7 +100,6 @@ uint32_t unwindtables_rows_in(uint64_t bytes)
 	return rows ? (uint32_t)rows : 1;
 }
 
-static uint64_t thread_cpu_ns(void);
 
 /* Whether this kernel lets a perf-event program walk a task's VMAs with the
  * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
@@ -122,8 +121,8 @@ static int vma_iterator_works(void)
 	struct bpf_link *link = fd >= 0 ? bpf_program__attach_perf_event(probe->progs.vmaiter_probe, fd) : NULL;
 	if (link) {
 		volatile __u64 *walked = &probe->bss->walked, *refused = &probe->bss->refused;
-		uint64_t until = thread_cpu_ns() + 20000000;	/* 20 ms of CPU at most */
-		while (*walked + *refused < 4 && thread_cpu_ns() < until)
+		uint64_t until = marple_thread_cpu_ns() + 20000000;	/* 20 ms of CPU at most */
+		while (*walked + *refused < 4 && marple_thread_cpu_ns() < until)
 			;
 		works = *walked > 0;
 		bpf_link__destroy(link);
@@ -350,25 +349,6 @@ void unwindtables_free(struct unwindtables *t)
 	free(t);
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* the builder's own CPU time: on a loaded machine its wall time is mostly
- * waiting for a CPU */
-static uint64_t thread_cpu_ns(void)
-{
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
 #define UNWINDTABLES_NAMED 20	/* files without room named in the trailer */
 
 /* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see words_for) */
@@ -414,9 +394,9 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	 * the next table there in one pass: nothing to build or compact */
 	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used, (size_t)room * 4, &len,
 					&st) == 1) {
-		uint64_t c1 = thread_cpu_ns();
+		uint64_t c1 = marple_thread_cpu_ns();
 		words = unwindtablescompact_import(t->words, t->words_used, len, &t->rules, &n);
-		t->compact_cpu_ns += thread_cpu_ns() - c1;
+		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
 		if (words) {
 			f->has_cfi = 1;
 			add_table(t, f, n, words, &st);
@@ -425,13 +405,13 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 		cache = 0;	/* checked, yet not a table: built again, not stored (never seen) */
 		t->cache_not_tables++;
 	}
-	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
+	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
 	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, room, &t->rowbuf, &st);
 	n = (uint32_t)t->rowbuf.nrows;
 	t->files_built++;
-	t->build_ns += now_ns() - t0;
-	t->build_cpu_ns += thread_cpu_ns() - c0;
-	uint64_t c1 = thread_cpu_ns();
+	t->build_ns += marple_now_monotonic_ns() - t0;
+	t->build_cpu_ns += marple_thread_cpu_ns() - c0;
+	uint64_t c1 = marple_thread_cpu_ns();
 	words = rc == 0 ? unwindtablescompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
 	if (rc == 0 && words > room)
@@ -447,7 +427,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
 		unwindtablescompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
-		t->compact_cpu_ns += thread_cpu_ns() - c1;
+		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
 		if (cache) {
 			void *out = marple_malloc(UNWINDTABLESCOMPACT_EXPORT_MAX(words));
 			size_t size = unwindtablescompact_export(t->words, t->words_used, (uint32_t)words, &t->rules, out);

@@ -41,24 +41,6 @@ struct unwindtablescache {
 	struct unwindtablescache_stats st;
 };
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* this thread's CPU time: on a loaded machine wall time is mostly waiting
- * for a CPU, or here for another collector's build */
-static uint64_t cpu_ns(void)
-{
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
 
 /* Every step is a bijection of h, so any one changed word changes the sum. */
 static uint64_t checksum_add(uint64_t h, const void *p, size_t len)
@@ -302,13 +284,13 @@ static int lock_entry(struct unwindtablescache *c, const char *name, int *waited
 		close(fd);
 		return -1;
 	}
-	for (uint64_t deadline = mono_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;;) {
+	for (uint64_t deadline = marple_now_monotonic_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;;) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return fd;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			break;
 		*waited = 1;
-		if (mono_ns() > deadline)
+		if (marple_now_monotonic_ns() > deadline)
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
 	}
@@ -326,7 +308,7 @@ static void unlock_entry(struct unwindtablescache_ticket *tk)
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
 		       size_t cap, size_t *len, struct unwindtables_rowstats *st)
 {
-	uint64_t t0 = mono_ns(), c0 = cpu_ns();
+	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
 	int waited = 0, rc;
 
 	tk->name[0] = 0;
@@ -354,8 +336,8 @@ out:
 	case ENTRY_STALE: c->st.stale++; break;
 	case ENTRY_CORRUPT: c->st.corrupt++; break;
 	}
-	c->st.ns += mono_ns() - t0;
-	c->st.cpu_ns += cpu_ns() - c0;
+	c->st.ns += marple_now_monotonic_ns() - t0;
+	c->st.cpu_ns += marple_thread_cpu_ns() - c0;
 	return rc == ENTRY_OK;
 }
 
@@ -439,7 +421,7 @@ static void evict(struct unwindtablescache *c)
 void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
 		       const struct unwindtables_rowstats *rst)
 {
-	uint64_t t0 = mono_ns(), c0 = cpu_ns();
+	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
 	struct entry_header h = { .format = UNWINDTABLESCACHE_FORMAT, .unit = UNWINDTABLESCACHE_UNIT, .size = size };
 	char tmp[sizeof(tk->name) + 48];
 
@@ -477,8 +459,8 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 	 * by a 16th (at open too): not at every entry, a capture writes dozens */
 	if (c->unevicted_bytes > c->limit_bytes / 16)
 		evict(c);
-	c->st.ns += mono_ns() - t0;
-	c->st.cpu_ns += cpu_ns() - c0;
+	c->st.ns += marple_now_monotonic_ns() - t0;
+	c->st.cpu_ns += marple_thread_cpu_ns() - c0;
 }
 
 void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablescache_ticket *tk)

@@ -449,6 +449,11 @@ uint64_t marple_now_monotonic_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+uint64_t marple_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 uint64_t marple_now_realtime_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);

@@ -76,6 +76,9 @@ const char *marple_input_name(const char *path);	/* "-"/NULL -> "<stdin>" */
 const char *marple_operands_name(int n, char **paths);
 
 uint64_t marple_now_monotonic_ns(void);
+/* This thread's CPU time, ns: what a piece of work cost, apart from waiting
+ * for a CPU on a loaded machine. */
+uint64_t marple_thread_cpu_ns(void);
 uint64_t marple_now_realtime_ns(void);
 
 /* Grow *buf to hold at least need elements of size sz; exits 1 on out-of-memory. */
