@@ -2,6 +2,7 @@
 #ifndef MARPLE_TEST_H
 #define MARPLE_TEST_H
 #include <stdio.h>
+#include <unistd.h>
 
 static int test_failed, test_passed;
 
@@ -20,5 +21,18 @@ static int test_failed, test_passed;
 #define test_plan(n) printf("PLAN: %d\n", (int)(n))
 
 #define test_report() (fflush(stdout), test_failed ? 1 : 0)
+
+/* libpython where Debian puts it (python3-dev's, or a python3.X's shared
+ * build), or NULL: a big real library for the unwind table tests. */
+static inline const char *test_libpython(void)
+{
+	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0",
+					     "/usr/lib/x86_64-linux-gnu/libpython3.13.so.1.0" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], R_OK) == 0)
+			return paths[i];
+	return NULL;
+}
 
 #endif

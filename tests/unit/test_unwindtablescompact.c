@@ -133,20 +133,9 @@ static void one_file(const char *name, const char *path)
 		close(fd);
 }
 
-static const char *libpython(void)
-{
-	static const char *const paths[] = { "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0",
-					     "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0",
-					     "/usr/lib/x86_64-linux-gnu/libpython3.13.so.1.0" };
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (access(paths[i], R_OK) == 0)
-			return paths[i];
-	return NULL;
-}
-
 int main(void)
 {
-	const char *lp = libpython();
+	const char *lp = test_libpython();
 	struct {
 		const char *name, *path;
 	} files[] = { { "libc", "/lib/x86_64-linux-gnu/libc.so.6" },
