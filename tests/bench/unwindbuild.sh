@@ -28,7 +28,12 @@ SECS=${UNWIND_BUILD_SECS:-8}
 [ "$(id -u)" = 0 ] && command -v gcc >/dev/null && command -v clang >/dev/null ||
 	{ echo "bench: unwindbuild: skipped (needs root, gcc and clang)"; exit 0; }
 SRC="$MARPLE_TOP/lib/collect/unwindtablescfi.c"
-INC="-I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
+INC="-D_GNU_SOURCE -I$MARPLE_TOP/lib -I$MARPLE_TOP/lib/collect -I$MARPLE_TOP/lib/format -I$MARPLE_TOP/bpf -I$MARPLE_BIN"
+# the workload is real compiles (~0.4 s each), not compilers failing in 30 ms
+for cc in gcc clang; do
+	$cc -O2 $INC -c "$SRC" -o "$T/check.o" 2> "$T/check.err" ||
+		{ echo "bench: unwindbuild: FAILED: $cc cannot compile $SRC: $(head -n 1 "$T/check.err")"; exit 1; }
+done
 echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
 # comm, its program's interpreter (device:inode) and that file's entry point
 # as a file offset, for the rooted measure
