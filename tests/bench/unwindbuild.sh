@@ -1,7 +1,8 @@
 # unwindbuild.sh — user stacks system-wide during a build: gcc and clang
 # compile a C file in a loop (one of each at a time), marple-callstack -U
 # -F 499 for UNWIND_BUILD_SECS (default 8) with --unwind tables, fp and
-# dwarf in turn.  For cc1's and clang's samples with a user stack, prints the
+# dwarf in turn, then perf record -a --call-graph dwarf on the same load
+# (where perf is installed; perf script --no-inline unwinds it after).  For cc1's and clang's samples with a user stack, prints the
 # share that reaches __libc_start_main or start_thread, the share walked to
 # a root at all (_start, clone3, or the dynamic loader's start: a program
 # being relocated), the share ending in [no unwind table], and the samples
@@ -49,13 +50,23 @@ loader_of() {
 { loader_of cc1 "$(gcc -print-prog-name=cc1)"; loader_of clang "$(command -v clang)"; } > "$T/loaders"
 echo "bench: unwindbuild: rooted = reaches __libc_start_main/start_thread, or ends at the entry of the program's dynamic loader (PT_INTERP, by inode; entry by file offset): $(awk '{printf "%s%s %s+%d", (NR > 1 ? ", " : ""), $1, $2, $3}' "$T/loaders")"
 export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: the cold run starts empty
-for run in cold warm fp dwarf; do
-	case $run in cold | warm) mode=tables label="tables ($run cache)" ;; *) mode=$run label=$run ;; esac
+runs="cold warm fp dwarf"
+command -v perf >/dev/null && runs="$runs perf"	# perf record -a --call-graph dwarf, the same load
+for run in $runs; do
+	case $run in cold | warm) mode=tables label="tables ($run cache)" ;; perf) mode=perf label="perf record --call-graph dwarf" ;; *) mode=$run label=$run ;; esac
 	( while :; do gcc -O2 $INC -c "$SRC" -o "$T/g.o" 2>/dev/null; done ) & g=$!
 	( while :; do clang -O2 $INC -c "$SRC" -o "$T/c.o" 2>/dev/null; done ) & c=$!
 	sleep 1
-	/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --addresses --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
+	if [ "$mode" = perf ]; then
+		perf record -q -a --call-graph dwarf -F 499 -o "$T/perf.data" -- sleep "$SECS" > "$T/$run.err" 2>&1
+	else
+		/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --addresses --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
+	fi
 	kill "$g" "$c" 2>/dev/null; wait "$g" "$c" 2>/dev/null
+	if [ "$mode" = perf ]; then	# perf's own unwinding (libdw) after the capture; a sample a line
+		perf script --no-inline -i "$T/perf.data" -F comm,tid,time,event,ip,sym,dso 2>> "$T/$run.err" < /dev/null | marple-fold -s > "$T/$run.out" 2>> "$T/$run.err"
+		rm -f "$T/perf.data"
+	fi
 	# the outermost frames at a loader's entry: name, and the comm whose loader it is
 	grep '^{"trailer"' "$T/$run.out" | tail -n 1 | jq -r '.frames // {} | to_entries[] | select(.value.file and .value.offset != null) | "\(.key)\t\(.value.file)\t\(.value.offset)"' 2>/dev/null |
 	while IFS='	' read -r name file off; do
@@ -72,9 +83,9 @@ for run in cold warm fp dwarf; do
 		{ w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		  n = split(f, fr, ";"); if (fr[1] != comm || n < 2) next
 		  tot += w
-		  if (f ~ /;(__libc_start_main|start_thread)(;|$)/ || (fr[2] in entry)) libc += w
+		  if (f ~ /;(__libc_start_main(_impl|@@[A-Z_0-9.]+)?|start_thread)(;|$)/ || (fr[2] in entry)) libc += w
 		  if (fr[2] in entry) loader += w
-		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] ~ /^\[ld-linux-x86-64\.so\.2(\+0x[0-9a-f]+)?\]$/ || f ~ /;(__libc_start_main|start_thread)(;|$)/) root += w
+		  if (fr[2] == "_start" || fr[2] == "clone3" || fr[2] ~ /^\[ld-linux-x86-64\.so\.2(\+0x[0-9a-f]+)?\]$/ || f ~ /;(__libc_start_main(_impl|@@[A-Z_0-9.]+)?|start_thread)(;|$)/) root += w
 		  if (f ~ /\[no unwind table\]/) marker += w
 		  if (f ~ /\[truncated: [0-9]+\+ frames\]/) deep += w
 		  if (f ~ /\[unsupported unwind rule\]/) unsup += w
@@ -82,9 +93,12 @@ for run in cold warm fp dwarf; do
 		  for (i = 2; i <= n; i++) { if (fr[i] == "[unknown]") { if (++run >= 5) bad = 1 } else run = 0 }
 		  if (bad) unk += w }
 		END { if (!tot) tot = 1
-		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples rooted (reach __libc_start_main/start_thread: %.1f%%, the loader'"'"'s entry: %.1f%%), %.1f%% walked to a root, %.1f%% end in [no unwind table], %.1f%% [truncated], %.1f%% [unsupported unwind rule], %d with 5+ [unknown] in a row; BPF %.2f us a sample\n",
-			mode, comm, 100 * libc / tot, tot, 100 * (libc - loader) / tot, 100 * loader / tot, 100 * root / tot, 100 * marker / tot, 100 * deep / tot, 100 * unsup / tot, unk, runs ? ns / runs / 1000 : 0 }' "$T/$run.out"
+		  printf "bench: unwindbuild: %s: %s: %.1f%% of %d samples rooted (reach __libc_start_main/start_thread: %.1f%%, the loader'"'"'s entry: %.1f%%), %.1f%% walked to a root, %.1f%% end in [no unwind table], %.1f%% [truncated], %.1f%% [unsupported unwind rule], %d with 5+ [unknown] in a row",
+			mode, comm, 100 * libc / tot, tot, 100 * (libc - loader) / tot, 100 * loader / tot, 100 * root / tot, 100 * marker / tot, 100 * deep / tot, 100 * unsup / tot, unk
+		  if (runs) printf "; BPF %.2f us a sample", ns / runs / 1000
+		  printf "\n" }' "$T/$run.out"
 	done
+	[ "$mode" = perf ] && continue	# its cost is not comparable: it unwinds after the capture
 	# the whole cost: BPF run time and the collector's CPU over the samples
 	u=$(grep -o '"unwind":{[^}]*}' "$T/$run.out" | tail -n 1)
 	awk -v label="$label" -v mode="$mode" -v cpu="$(cat "$T/$run.time" 2>/dev/null)" -v u="$u" '/^\{"trailer"/ {
