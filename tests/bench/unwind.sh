@@ -77,10 +77,11 @@ echo "bench: unwind: tables for python3 and its libraries: $(num "$T/tables.4.1.
 
 # top stacks against perf record --call-graph dwarf on the same workload:
 # user frames only (kernel frames dropped, [module] frames and libc's
-# __libc_start_main_impl alias named alike), as shares of all samples
+# __libc_start_main_impl alias named alike), as shares of all samples;
+# native frames only (--no-python): perf does not see Python's
 "$PY" "$T/busy.py" 12 & wl=$!
 sleep 0.3
-marple-callstack -p "$wl" -F 999 4 > "$T/ours.out" 2>/dev/null
+marple-callstack --no-python -p "$wl" -F 999 4 > "$T/ours.out" 2>/dev/null
 perf record -q -F 999 --call-graph dwarf -o "$T/perf.data" -p "$wl" -- sleep 4 2>/dev/null >/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 marple-fold -k "$T/ours.out" > "$T/ours.fold" 2>/dev/null
@@ -91,7 +92,7 @@ norm() {
 		for (i = 1; i <= k; i++) {
 			if (f[i] ~ /_\[k\]$/) continue
 			if (f[i] ~ /^\[/) f[i] = "[?]"
-			sub(/^__libc_start_main_impl$/, "__libc_start_main", f[i])
+			sub(/^__libc_start_main(_impl|@@[A-Z_0-9.]+)$/, "__libc_start_main", f[i])
 			out = out (out == "" ? "" : ";") f[i]
 		}
 		print out "\t" c }' "$1" | awk -F'\t' '{ w[$1] += $2; t += $2 } END { for (s in w) printf "%.6f\t%s\n", w[s] / t, s }' | sort -rn
