@@ -1,6 +1,6 @@
 # marple-flamescope: the page from a timed section, its data escaped, and errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 18
 S="$DATA/timed.marple"
 
 marple-flamescope "$S" > "$T/p.html" 2> "$T/p.err"; rc=$?
@@ -62,6 +62,19 @@ check "flamescope: 3 intervals: a stack of two intervals is one stack (frame nam
 awk '/"timed":"stacks"/ { n++ } { print > (dir "/part" n) }' dir="$T" "$T/every.marple"
 marple-flamescope "$T/part1" "$T/part2" "$T/part3" > "$T/parts.html" 2> /dev/null
 check "flamescope: 3 interval files: the same columns" test "$(column_weights "$T/parts.html")" = "7 7 0 12"
+
+# a section whose clock started over (another boot: start_ns smaller) is
+# placed by its wall_ns: 2 s after the first's, so in the third column
+printf '%s\n' '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":900000000000,"wall_ns":1700000000000000000,"clock":"monotonic"}' \
+	'1#w;before' '{"trailer":1,"ended":"interval"}' \
+	'{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":900000000000}' '900000001000,sample,cpu0,stack=0,pid=1,tid=1' \
+	'{"trailer":1,"ended":"interval"}' \
+	'{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":5000000000,"wall_ns":1700000002000000000,"clock":"monotonic"}' \
+	'2#w;after' '{"trailer":1}' \
+	'{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":5000000000}' '5000001000,sample,cpu0,stack=0,pid=1,tid=1' \
+	'5100001000,sample,cpu0,stack=0,pid=1,tid=1' '{"trailer":1}' > "$T/reboot.marple"
+marple-flamescope "$T/reboot.marple" > "$T/reboot.html" 2> /dev/null
+check "flamescope: a section of another boot is placed by its wall clock" test "$(column_weights "$T/reboot.html")" = "1 0 2"
 
 # a real capture: marple-callstack --every 1 --timed 3 of a busy process
 if is_root && [ -x "$MARPLE_BIN/workloads/phases" ]; then
