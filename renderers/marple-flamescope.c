@@ -39,6 +39,9 @@ static struct {
 #include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the page */
 #include "flamescope.js.h"	/* renderers/flamescope.js, made a C string by the Makefile */
 
+/* Columns the page can draw: 3 px each in a canvas of at most 32767 px. */
+#define MAX_COLUMNS 10800
+
 /* One (cell, stack, thread) with what was sampled there. */
 struct entry {
 	uint32_t cell, stack, thread;
@@ -72,7 +75,7 @@ struct scope {
 	struct entry *e;
 	size_t ne, ecap;
 	uint64_t samples, lost, bad, early, skipped_sections;
-	char *skipped_first;		/* "INTERFACE (FILE:LINE)" of the first left out */
+	char *skipped_first;		/* "INTERFACE at FILE:LINE" of the first left out */
 };
 
 enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
@@ -576,6 +579,13 @@ int main(int argc, char **argv)
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
+	/* the page gives a column at least 3 px of one canvas, which browsers
+	 * draw up to 32767 px wide: past that the map is blank */
+	uint32_t ncols = s.e[s.ne - 1].cell / s.nrows + 1;
+	if (ncols > MAX_COLUMNS)
+		marple_warn_at(inputs, 0, "%u columns of %g s: more than a browser draws (about %d); "
+			"--column %.0f draws them in about 1000", ncols, opt.column_s, MAX_COLUMNS,
+			ceil(ncols * opt.column_s / 1000));
 	struct outfile *o = marple_outfile_open(opt.out);
 	write_page(marple_outfile_stream(o), &s);
 	if (marple_outfile_commit(o) < 0)

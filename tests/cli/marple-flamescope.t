@@ -1,6 +1,6 @@
 # marple-flamescope: the page from a timed section, its data escaped, and errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 18
+plan 19
 S="$DATA/timed.marple"
 
 marple-flamescope "$S" > "$T/p.html" 2> "$T/p.err"; rc=$?
@@ -75,6 +75,13 @@ printf '%s\n' '{"marple":1,"interface":"callstack","datatype":"stack","timed":"s
 	'5100001000,sample,cpu0,stack=0,pid=1,tid=1' '{"trailer":1}' > "$T/reboot.marple"
 marple-flamescope "$T/reboot.marple" > "$T/reboot.html" 2> /dev/null
 check "flamescope: a section of another boot is placed by its wall clock" test "$(column_weights "$T/reboot.html")" = "1 0 2"
+
+# intervals of hours apart make columns past what a browser draws: said, with a --column
+printf '%s\n' '{"marple":1,"interface":"c","datatype":"stack","timed":"stacks","start_ns":1}' '1#a' '{"trailer":1}' \
+	'{"marple":1,"interface":"c","datatype":"event","timed":"samples","start_ns":1}' '2,sample,cpu0,stack=0' \
+	'20000000000000,sample,cpu0,stack=0' > "$T/wide.marple"
+expect_exit "flamescope: 20000 columns: more than a browser draws, and the --column that fits" 0 \
+	'20000 columns of 1 s: more than a browser draws.*--column 20 ' marple-flamescope -o "$T/wide.html" "$T/wide.marple"
 
 # a real capture: marple-callstack --every 1 --timed 3 of a busy process
 if is_root && [ -x "$MARPLE_BIN/workloads/phases" ]; then
