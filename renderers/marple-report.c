@@ -544,6 +544,92 @@ static void select_entries(const char *capture, char *selected, char **names)
 	free(list);
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* The next interval of the timed stack section rows[r]: a collector's
+ * continuous mode (--every) ends a section "interval", and its next timed
+ * stack section (the same interface, host and units) goes on from there.
+ * Its place in rows, or nrows when there is none. */
+static size_t next_interval(const size_t *rows, size_t nrows, size_t r, char **names)
+{
+	size_t i = rows[r];
+
+	if (!same_str(secs[i].ended, "interval"))
+		return nrows;
+	for (size_t k = r + 1; k < nrows; k++) {
+		size_t j = rows[k];
+		if (section_role(j) == TIMED_STACKS && !strcmp(names[j], names[i]) && same_str(secs[j].host, secs[i].host) &&
+		    same_str(secs[j].units, secs[i].units))
+			return j + 1 < nsecs && section_role(j + 1) == TIMED_SAMPLES ? k : nrows;
+	}
+	return nrows;
+}
+
+/* A flame scope draws a collector's intervals on one time axis: runs of
+ * intervals, found once.  head[r]: the place in rows of the first timed stack
+ * section with records of rows[r]'s run (r itself for the first, nrows for a
+ * section that is not timed); len[r], for a first one, how many intervals its
+ * run has. */
+static void interval_runs(const size_t *rows, size_t nrows, char **names, size_t *head, size_t *len)
+{
+	for (size_t r = 0; r < nrows; r++)
+		head[r] = nrows, len[r] = 0;
+	for (size_t r = 0; r < nrows; r++) {
+		/* an interval with no records (the first is often short) is none's first */
+		if (head[r] != nrows || section_role(rows[r]) != TIMED_STACKS || !secs[rows[r]].records)
+			continue;
+		for (size_t q = r; q < nrows; q = next_interval(rows, nrows, q, names))
+			head[q] = r, len[r]++;
+	}
+}
+
+/* The sections a run's flame scope cuts: each interval's and its samples'. */
+static char *run_selection(const size_t *rows, size_t nrows, const size_t *head, size_t r)
+{
+	char *sel = NULL;
+	size_t at = 0, cap = 0;
+
+	for (size_t q = r; q < nrows; q++)
+		if (head[q] == r) {
+			sel = marple_grow(sel, &cap, at + 48, 1);
+			at += (size_t)sprintf(sel + at, "%s%zu,%zu", at ? "," : "", rows[q], rows[q] + 1);
+		}
+	return sel;
+}
+
+/* -o FILE.EXT when every chosen section with records is an interval of one
+ * run: the run's flame scope, if that is the kind of FILE.  1 if planned. */
+static int single_run(char **names, const size_t *rows, size_t nrows, const char *ext)
+{
+	const struct registry_display *ds[8];
+	size_t *head = marple_calloc(nrows + 1, sizeof(*head)), *len = marple_calloc(nrows + 1, sizeof(*len));
+	size_t first = nrows;
+	int one = 1, done = 0;
+
+	interval_runs(rows, nrows, names, head, len);
+	for (size_t r = 0; r < nrows && one; r++)
+		if (secs[rows[r]].records) {
+			if (first == nrows)
+				first = head[r];
+			one = head[r] != nrows && head[r] == first;
+		}
+	if (one && first < nrows) {
+		size_t i = rows[first], n = displays_of(i, names[i], ds);
+		char *sel = run_selection(rows, nrows, head, first);
+		for (size_t k = 0; k < n && !done; k++)
+			if (registry_reads(ds[k], "timed") && !strcmp(ds[k]->ext, ext)) {
+				plan_picture(i, names[i], ds[k], plan.single, sel);
+				done = 1;
+			}
+		free(sel);
+	}
+	free(head), free(len);
+	return done;
+}
+
 /* -o FILE.EXT: the one picture of that kind the chosen sections make. */
 static void plan_single(const char *selected, char **names, const size_t *rows, size_t nrows)
 {
@@ -562,6 +648,8 @@ static void plan_single(const char *selected, char **names, const size_t *rows, 
 				return;
 			}
 	}
+	if (drawn > 1 && single_run(names, rows, nrows, ext))
+		return;
 	char *which = marple_calloc(nsecs, 200);
 	size_t listed = 0;
 	for (size_t i = 0; i < nsecs; i++) {
@@ -656,62 +744,6 @@ static void plan_display(const char *capture)
 	for (size_t i = 0; i < nsecs; i++)
 		free(names[i]);
 	free(names), free(selected), free(rows);
-}
-
-static int same_str(const char *a, const char *b)
-{
-	return !strcmp(a ? a : "", b ? b : "");
-}
-
-/* The next interval of the timed stack section rows[r]: a collector's
- * continuous mode (--every) ends a section "interval", and its next timed
- * stack section (the same interface, host and units) goes on from there.
- * Its place in rows, or nrows when there is none. */
-static size_t next_interval(const size_t *rows, size_t nrows, size_t r, char **names)
-{
-	size_t i = rows[r];
-
-	if (!same_str(secs[i].ended, "interval"))
-		return nrows;
-	for (size_t k = r + 1; k < nrows; k++) {
-		size_t j = rows[k];
-		if (section_role(j) == TIMED_STACKS && !strcmp(names[j], names[i]) && same_str(secs[j].host, secs[i].host) &&
-		    same_str(secs[j].units, secs[i].units))
-			return j + 1 < nsecs && section_role(j + 1) == TIMED_SAMPLES ? k : nrows;
-	}
-	return nrows;
-}
-
-/* A flame scope draws a collector's intervals on one time axis: runs of
- * intervals, found once.  head[r]: the place in rows of the first timed stack
- * section with records of rows[r]'s run (r itself for the first, nrows for a
- * section that is not timed); len[r], for a first one, how many intervals its
- * run has. */
-static void interval_runs(const size_t *rows, size_t nrows, char **names, size_t *head, size_t *len)
-{
-	for (size_t r = 0; r < nrows; r++)
-		head[r] = nrows, len[r] = 0;
-	for (size_t r = 0; r < nrows; r++) {
-		/* an interval with no records (the first is often short) is none's first */
-		if (head[r] != nrows || section_role(rows[r]) != TIMED_STACKS || !secs[rows[r]].records)
-			continue;
-		for (size_t q = r; q < nrows; q = next_interval(rows, nrows, q, names))
-			head[q] = r, len[r]++;
-	}
-}
-
-/* The sections a run's flame scope cuts: each interval's and its samples'. */
-static char *run_selection(const size_t *rows, size_t nrows, const size_t *head, size_t r)
-{
-	char *sel = NULL;
-	size_t at = 0, cap = 0;
-
-	for (size_t q = r; q < nrows; q++)
-		if (head[q] == r) {
-			sel = marple_grow(sel, &cap, at + 48, 1);
-			at += (size_t)sprintf(sel + at, "%s%zu,%zu", at ? "," : "", rows[q], rows[q] + 1);
-		}
-	return sel;
 }
 
 /* Every picture of the sections in rows; the first --max-sections with records. */

@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 23
+plan 24
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -83,6 +83,9 @@ check "plan: --every intervals: one flame scope of every interval with records" 
 check "plan: --every intervals: a later interval has its flame graph and a note" sh -c "
 	grep -q '^5${TAB}picture${TAB}5${TAB}callstack${TAB}05-callstack-flamegraph.svg' '$T/eplan' &&
 	grep -q '^5${TAB}note${TAB}the flamescope of this interval is section 2.s, of all 2 intervals' '$T/eplan'"
+marple-report --plan --registry "$R" --config "$T/cfg" --single scope.html -e callstack "$T/every.marple" | cut -f1-6 > "$T/esingle"
+check "plan: --every intervals: --single FILE.html is their one flame scope" \
+	grep -qx "2${TAB}picture${TAB}2,3,5,6${TAB}callstack${TAB}scope.html${TAB}flamescope" "$T/esingle"
 marple-report --plan --registry "$R" --config "$T/cfg" --display=-tm --single x.html -e 0 "$DATA/sample.marple" | cut -f1-6 > "$T/one"
 check "plan: --single x.html -e 0 with -tm: the treemap into x.html" \
 	grep -qx "0${TAB}picture${TAB}0${TAB}callstack${TAB}x.html${TAB}treemap" "$T/one"
