@@ -86,6 +86,7 @@ function rest(a) {
 }
 function status() {
 	return commas(C.samples) + " samples" + (C.lost ? " (" + commas(C.lost) + " lost)" : "") +
+		(C.sections > 1 ? " from " + commas(C.sections) + " sections" : "") +
 		" · " + cols + " columns of " + fmtT(colS) + " · rows of " + marpleTime(C.row_ms * 1e6, 4);
 }
 

@@ -1,9 +1,11 @@
 /* marple-flamescope — a subsecond-offset heat map of a timed stack section
  * beside the flame graph of any time range, in one self-contained HTML page.
  *
- * Reads the first timed stack section of its input (marple-callstack
- * --timed, marple-offcpu --timed: marple-format(5), "Timed stack sections")
- * and writes a page that needs no network: each column of the heat map is a
+ * Reads the timed stack sections of its input (marple-callstack --timed,
+ * marple-offcpu --timed: marple-format(5), "Timed stack sections"): the
+ * first one's collector, and every later section of it (--every writes one an
+ * interval) on the same time axis, with its stacks merged into the others'.
+ * Writes a page that needs no network: each column of the heat map is a
  * second (--column), each cell a slice of it (--row, 20 ms), coloured by how
  * much was sampled then; click a cell or drag across cells for the flame graph
  * of that range, shift-drag for a baseline (a differential flame graph),
@@ -37,6 +39,9 @@ static struct {
 #include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the page */
 #include "flamescope.js.h"	/* renderers/flamescope.js, made a C string by the Makefile */
 
+/* Columns the page can draw: 3 px each in a canvas of at most 32767 px. */
+#define MAX_COLUMNS 10800
+
 /* One (cell, stack, thread) with what was sampled there. */
 struct entry {
 	uint32_t cell, stack, thread;
@@ -44,21 +49,33 @@ struct entry {
 };
 
 struct scope {
-	int state;			/* 0 looking, 1 in the stacks, 2 in the samples, 3 done */
-	json_t *hdr;			/* the stack section's */
-	uint64_t start, row_ns, col_ns, ns_per_weight;
+	int state;			/* 0 looking, 1 in the stacks, 2 in the samples */
+	json_t *hdr;			/* the first drawn stack section's: what the page says */
+	uint64_t start, row_ns, col_ns, ns_per_weight;	/* start: the first section's, time 0 */
 	uint32_t nrows;
 	struct intern *names;		/* frame names */
+	struct intern *stacks;		/* stacks of all sections, by their name ids */
 	uint32_t *frames;		/* per stack: nframes, then name ids root first */
 	size_t nframes, framecap;
 	size_t *stack_at;		/* where each stack begins in frames */
 	size_t nstacks, stackcap;
+	uint32_t *local;		/* this section's stack positions: their ids in stacks */
+	size_t nlocal, localcap;
+	uint32_t *key;			/* a stack's name ids, while it is looked up */
+	size_t keycap;
+	/* Where this section's sample times land on the time axis, which is the
+	 * first section's clock: sections of one run continue its clock, one
+	 * whose clock starts over (another boot) is placed by its wall_ns. */
+	int64_t shift;			/* added to a sample's time */
+	uint64_t prev_start;		/* the section before's start_ns, its own clock */
+	uint64_t sections;		/* samples sections drawn */
 	struct intern *threads;		/* "pid tid" */
 	uint32_t *thread_name;		/* frame 0 of the first stack seen of it */
 	size_t tncap;
 	struct entry *e;
 	size_t ne, ecap;
 	uint64_t samples, lost, bad, early, skipped_sections;
+	char *skipped_first;		/* "INTERFACE at FILE:LINE" of the first left out */
 };
 
 enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
@@ -76,21 +93,34 @@ static const struct options_entry options[] = {
 
 static const struct options_help help = {
 	.synopsis = "[OPTION]... [FILE]...",
-	.about = "Draw the first timed stack section of the input (marple-callstack --timed,\n"
+	.about = "Draw the timed stack sections of the input (marple-callstack --timed,\n"
 	         "marple-offcpu --timed) as a subsecond-offset heat map beside the flame graph\n"
-	         "of a selected time range, in one self-contained HTML page.\n",
+	         "of a selected time range, in one self-contained HTML page.  Every section\n"
+	         "of the first one's collector is drawn on one time axis (--every writes one\n"
+	         "an interval); other collectors' are left out, and named.\n",
 	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or unusable input,\n"
 	         "2 usage.  See marple-flamescope(1).\n",
 };
 
+/* A stack record of the section: its id among every section's stacks (the
+ * same stack in two intervals is one stack of the page). */
 static void add_stack(struct scope *s, const struct stack_rec *sr)
 {
-	s->stack_at = marple_grow(s->stack_at, &s->stackcap, s->nstacks + 1, sizeof(*s->stack_at));
-	s->stack_at[s->nstacks++] = s->nframes;
-	s->frames = marple_grow(s->frames, &s->framecap, s->nframes + sr->nframes + 1, sizeof(*s->frames));
-	s->frames[s->nframes++] = (uint32_t)sr->nframes;
+	s->key = marple_grow(s->key, &s->keycap, sr->nframes + 1, sizeof(*s->key));
 	for (size_t i = 0; i < sr->nframes; i++)
-		s->frames[s->nframes++] = intern_get(s->names, sr->frames[i].s, sr->frames[i].len);
+		s->key[i] = intern_get(s->names, sr->frames[i].s, sr->frames[i].len);
+	uint32_t id = intern_get(s->stacks, (const char *)s->key, sr->nframes * sizeof(*s->key));
+
+	if (id == s->nstacks) {
+		s->stack_at = marple_grow(s->stack_at, &s->stackcap, s->nstacks + 1, sizeof(*s->stack_at));
+		s->stack_at[s->nstacks++] = s->nframes;
+		s->frames = marple_grow(s->frames, &s->framecap, s->nframes + sr->nframes + 1, sizeof(*s->frames));
+		s->frames[s->nframes++] = (uint32_t)sr->nframes;
+		memcpy(s->frames + s->nframes, s->key, sr->nframes * sizeof(*s->key));
+		s->nframes += sr->nframes;
+	}
+	s->local = marple_grow(s->local, &s->localcap, s->nlocal + 1, sizeof(*s->local));
+	s->local[s->nlocal++] = id;
 }
 
 static uint32_t thread_of(struct scope *s, const struct timed_sample *ts)
@@ -126,11 +156,12 @@ static void add_sample(struct scope *s, const struct timed_sample *ts)
 	uint32_t th = thread_of(s, ts);
 
 	s->samples++;
-	if (ts->time < s->start) {
+	/* on the axis: ts->time + shift - start, unless that is before 0 */
+	if (ts->time > INT64_MAX || (int64_t)ts->time + s->shift < (int64_t)s->start) {
 		s->early++;
 		return;
 	}
-	uint64_t rel = ts->time - s->start;
+	uint64_t rel = (uint64_t)((int64_t)ts->time + s->shift - (int64_t)s->start);
 	if (!ts->dur || !s->ns_per_weight) {
 		add_entry(s, rel, (uint32_t)ts->stack, th, 1);
 		return;
@@ -174,6 +205,45 @@ static void merge_entries(struct scope *s)
 	s->ne = o;
 }
 
+/* Does a stack section belong with the first one drawn: the same collector
+ * on the same host, weights in the same unit (one heat map adds them)? */
+static int same_kind(json_t *first, json_t *hdr)
+{
+	static const char *const keys[] = { "interface", "host", "cpu" };
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++)
+		if (strcmp(stream_header_str(first, keys[k], ""), stream_header_str(hdr, keys[k], "")))
+			return 0;
+	const char *u1 = json_string_value(json_object_get(json_object_get(first, "units"), "weight"));
+	const char *u2 = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
+	return !strcmp(u1 ? u1 : "samples", u2 ? u2 : "samples");
+}
+
+static uint64_t header_start(json_t *hdr)
+{
+	int64_t start = stream_header_int(hdr, "start_ns", 0);
+	return start > 0 ? (uint64_t)start : 0;
+}
+
+/* A timed stack section that is drawn: where its samples go on the axis. */
+static void place_section(struct scope *s, json_t *hdr)
+{
+	uint64_t start = header_start(hdr);
+
+	if (!s->hdr) {
+		s->hdr = json_deep_copy(hdr);
+		s->start = start;
+		s->ns_per_weight = timed_ns_per_weight(hdr);
+		s->shift = 0;
+	} else if (start < s->prev_start ||
+		   strcmp(stream_header_str(hdr, "clock", ""), stream_header_str(s->hdr, "clock", ""))) {
+		/* its clock is not the first one's, or started over: by the wall clock */
+		int64_t wall = stream_header_int(hdr, "wall_ns", -1), wall0 = stream_header_int(s->hdr, "wall_ns", -1);
+		if (wall >= 0 && wall0 >= 0)
+			s->shift = wall - wall0 + (int64_t)s->start - (int64_t)start;
+	}
+	s->prev_start = start;
+}
+
 static void on_header(struct scope *s, struct stream_reader *r)
 {
 	json_t *hdr = stream_reader_header(r);
@@ -181,27 +251,25 @@ static void on_header(struct scope *s, struct stream_reader *r)
 
 	if (s->state == 1 && role == TIMED_SAMPLES) {
 		s->state = 2;
+		s->sections++;
 		return;
 	}
 	if (s->state == 1)
 		marple_warn_at(stream_reader_name(r), stream_reader_line(r),
 			"the timed stack section before has no samples section: looking further");
-	if (s->state >= 2) {
-		s->state = 3;
-		if (role == TIMED_STACKS)
-			s->skipped_sections++;
-		return;
-	}
 	s->state = 0;
 	if (role != TIMED_STACKS)
 		return;
+	if (s->hdr && !same_kind(s->hdr, hdr)) {
+		if (!s->skipped_sections++ &&
+		    asprintf(&s->skipped_first, "%s at %s:%lu", stream_header_str(hdr, "interface", "?"),
+			     stream_reader_name(r), stream_reader_line(r)) < 0)
+			s->skipped_first = NULL;
+		return;
+	}
 	s->state = 1;
-	json_decref(s->hdr);
-	s->hdr = json_deep_copy(hdr);
-	s->nstacks = s->nframes = 0;
-	int64_t start = stream_header_int(hdr, "start_ns", 0);
-	s->start = start > 0 ? (uint64_t)start : 0;
-	s->ns_per_weight = timed_ns_per_weight(hdr);
+	s->nlocal = 0;
+	place_section(s, hdr);
 }
 
 static void on_item(struct scope *s, struct stream_reader *r, enum stream_item it)
@@ -217,15 +285,18 @@ static void on_item(struct scope *s, struct stream_reader *r, enum stream_item i
 	} else if (it == STREAM_RECORD && s->state == 1) {
 		add_stack(s, stream_reader_stack(r));
 	} else if (it == STREAM_RECORD && s->state == 2) {
-		if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= s->nstacks) {
+		if (timed_sample_parse(stream_reader_event(r), &ts, &why) < 0 || ts.stack >= s->nlocal) {
 			marple_warn_at(stream_reader_name(r), stream_reader_line(r), "%s",
-				ts.stack >= s->nstacks ? "sample names a stack its stack section does not have" : why);
+				ts.stack >= s->nlocal ? "sample names a stack its stack section does not have" : why);
 			s->bad++;
-		} else
+		} else {
+			ts.stack = s->local[ts.stack];
 			add_sample(s, &ts);
+		}
 	} else if (it == STREAM_TRAILER && s->state == 2) {
-		s->lost = (uint64_t)stream_header_int(stream_reader_trailer(r), "lost", 0);
-		s->state = 3;
+		int64_t lost = stream_header_int(stream_reader_trailer(r), "lost", 0);
+		s->lost += lost > 0 ? (uint64_t)lost : 0;
+		s->state = 0;
 	}
 }
 
@@ -238,8 +309,7 @@ static int read_input(struct scope *s, const char *path)
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF)
 		on_item(s, r, it);
-	if (s->state == 2)
-		s->state = 3;
+	s->state = 0;	/* a section ends with its input */
 	const char *why = stream_reader_unusable(r);	/* marple-format(5): nothing drawn */
 	if (why)
 		marple_warn_at(marple_input_name(path), 0, "%s", why);
@@ -281,12 +351,12 @@ static void write_packed(FILE *f, const char *name, const uint32_t *v, size_t n,
 static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 {
 	const char *unit = json_string_value(json_object_get(json_object_get(s->hdr, "units"), "weight"));
-	json_t *c = json_pack("{s:s,s:s,s:f,s:f,s:i,s:i,s:s,s:I,s:I,s:I}", "interface",
+	json_t *c = json_pack("{s:s,s:s,s:f,s:f,s:i,s:i,s:s,s:I,s:I,s:I,s:I}", "interface",
 			      stream_header_str(s->hdr, "interface", "?"), "unit", unit ? unit : "samples", "column_s",
 			      opt.column_s, "row_ms", opt.row_ms, "rows", (json_int_t)s->nrows, "cols",
 			      (json_int_t)ncols, "color", opt.color_rank ? "rank" : "linear", "samples",
 			      (json_int_t)s->samples, "lost", (json_int_t)s->lost, "wall_ns",
-			      (json_int_t)stream_header_int(s->hdr, "wall_ns", 0));
+			      (json_int_t)stream_header_int(s->hdr, "wall_ns", 0), "sections", (json_int_t)s->sections);
 	char *js = json_dumps(c, JSON_COMPACT | JSON_ENSURE_ASCII);
 
 	/* ASCII only, and no '<' can come from these values: safe in <script> */
@@ -440,9 +510,13 @@ static void scope_free(struct scope *s)
 {
 	json_decref(s->hdr);
 	intern_free(s->names);
+	intern_free(s->stacks);
 	intern_free(s->threads);
 	free(s->frames);
 	free(s->stack_at);
+	free(s->local);
+	free(s->key);
+	free(s->skipped_first);
 	free(s->thread_name);
 	free(s->e);
 }
@@ -467,7 +541,7 @@ int main(int argc, char **argv)
 		default: marple_usage_try();
 		}
 	}
-	struct scope s = { .names = intern_new(), .threads = intern_new() };
+	struct scope s = { .names = intern_new(), .stacks = intern_new(), .threads = intern_new() };
 	s.col_ns = (uint64_t)llround(opt.column_s * 1e9);
 	s.row_ns = (uint64_t)llround(opt.row_ms * 1e6);
 	if (s.row_ns > s.col_ns)
@@ -479,29 +553,39 @@ int main(int argc, char **argv)
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
-	for (int i = 0; i < nfiles && s.state != 3; i++)
+	for (int i = 0; i < nfiles; i++)
 		if (read_input(&s, files[i]) < 0) {
 			rc = EXIT_DATA;
 			goto cleanup;
 		}
 	const char *inputs = marple_operands_name(argc - optind, argv + optind);
-	if (!s.hdr || s.state < 3) {
+	if (!s.sections) {
 		marple_warn_at(inputs, 0, "no timed stack section with its samples (collect with marple-callstack --timed)");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
 	if (s.skipped_sections)
-		marple_warn_at(inputs, 0, "only the first timed stack section is drawn; choose another with marple-cat -s");
+		marple_warn_at(inputs, 0, "%llu timed stack section%s of another collector, host or unit not drawn (the first: %s); "
+			"one page draws the sections of one: choose with marple-cat -i INTERFACE or -s",
+			(unsigned long long)s.skipped_sections, s.skipped_sections == 1 ? "" : "s",
+			s.skipped_first ? s.skipped_first : "?");
 	if (s.bad)
 		marple_warn_at(inputs, 0, "%llu malformed lines or samples left out", (unsigned long long)s.bad);
 	if (s.early)
 		marple_warn_at(inputs, 0, "%llu samples before the section's start left out", (unsigned long long)s.early);
 	merge_entries(&s);
 	if (s.ne == 0) {
-		marple_warn_at(inputs, 0, "the timed stack section has no samples");
+		marple_warn_at(inputs, 0, "the timed stack section%s no samples", s.sections == 1 ? " has" : "s have");
 		rc = EXIT_DATA;
 		goto cleanup;
 	}
+	/* the page gives a column at least 3 px of one canvas, which browsers
+	 * draw up to 32767 px wide: past that the map is blank */
+	uint32_t ncols = s.e[s.ne - 1].cell / s.nrows + 1;
+	if (ncols > MAX_COLUMNS)
+		marple_warn_at(inputs, 0, "%u columns of %g s: more than a browser draws (about %d); "
+			"--column %.0f draws them in about 1000", ncols, opt.column_s, MAX_COLUMNS,
+			ceil(ncols * opt.column_s / 1000));
 	struct outfile *o = marple_outfile_open(opt.out);
 	write_page(marple_outfile_stream(o), &s);
 	if (marple_outfile_commit(o) < 0)

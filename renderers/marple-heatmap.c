@@ -1,7 +1,8 @@
 /* marple-heatmap — latency and subsecond-offset heat maps as interactive SVG.
  *
- * Reads marple point or event sections (files or stdin), or plain "time value"
- * lines as Brendan Gregg's trace2heatmap.pl reads them, and writes one SVG:
+ * Reads a marple point or event section (and the --every intervals after it;
+ * files or stdin), or plain "time value" lines as Brendan Gregg's
+ * trace2heatmap.pl reads them, and writes one SVG:
  *
  *   --latency (default for points): x = time in columns, y = value in rows,
  *     colour = how many points fell in the bucket;
@@ -221,6 +222,13 @@ static int have_origin;
  * 0: not said, the records' span is used. */
 static double section_seconds;
 static int64_t section_start_ns = -1;
+/* A collector's continuous mode (--every) writes a section an interval, each
+ * ending "interval": the next section of the same interface, datatype and
+ * host goes on on the same time axis.  last_interval: the last drawn section
+ * ended so; section_shift_ns: a later interval's points, whose x counts from
+ * its own start_ns, are that much after the first's. */
+static int last_interval;
+static int64_t section_shift_ns;
 static uint64_t bad_lines, no_value;
 static const char *last_input = "<stdin>";	/* named in "nothing usable" messages */
 
@@ -443,6 +451,26 @@ static void choose_section(struct stream_reader *r)
 	}
 }
 
+/* Does the section beginning go on from the drawn one's last interval (the
+ * same interface, datatype and host; events on the same clock)? */
+static int next_interval(struct stream_reader *r)
+{
+	json_t *hdr = stream_reader_header(r);
+	static const char *const keys[] = { "interface", "host", "clock" };
+
+	if (!last_interval || stream_reader_datatype(r) != drawn_dt)
+		return 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++)
+		if (strcmp(stream_header_str(hdr, keys[k], ""), stream_header_str(drawn_header, keys[k], "")))
+			return 0;
+	int64_t start = stream_header_int(hdr, "start_ns", -1);
+	if (start < section_start_ns)	/* its clock started over: not on this axis */
+		return 0;
+	section_shift_ns = section_start_ns >= 0 ? start - section_start_ns : 0;
+	last_interval = 0;	/* until its own trailer says */
+	return 1;
+}
+
 static struct mstr label_of(const struct field *f, size_t n, struct mstr dflt, const char *dkey)
 {
 	const char *key = opt.by ? opt.by : dkey;
@@ -483,6 +511,8 @@ static void read_stream(struct lines *l, const char *name)
 			if (drawn_dt == DATATYPE_NONE && !plain_input) {
 				choose_section(r);
 				want = 1;
+			} else if (next_interval(r)) {
+				want = 1;
 			} else {
 				if (stream_reader_datatype(r) != DATATYPE_POINT && stream_reader_datatype(r) != DATATYPE_EVENT)
 					marple_fatal(EXIT_DATA, "%s:%lu: section %ld holds %s records; marple-heatmap draws event and point sections",
@@ -495,10 +525,12 @@ static void read_stream(struct lines *l, const char *name)
 			}
 			continue;
 		}
-		if (it == STREAM_TRAILER && want && section_start_ns >= 0) {
-			int64_t end = stream_header_int(stream_reader_trailer(r), "end_ns", -1);
-			if (end > section_start_ns)
+		if (it == STREAM_TRAILER && want) {
+			json_t *t = stream_reader_trailer(r);
+			int64_t end = stream_header_int(t, "end_ns", -1);
+			if (section_start_ns >= 0 && end > section_start_ns)
 				section_seconds = (double)(end - section_start_ns) / 1e9;
+			last_interval = !strcmp(stream_header_str(t, "ended", ""), "interval");
 		}
 		if (it != STREAM_RECORD || !want)
 			continue;
@@ -509,7 +541,8 @@ static void read_stream(struct lines *l, const char *name)
 				no_value++;
 				continue;
 			}
-			add((int64_t)llround(p->x * 1e9) + point_shift_ns, p->x, v, label_of(p->fields, p->nfields, p->info, NULL));
+			double x = p->x + (double)section_shift_ns / 1e9;
+			add((int64_t)llround(x * 1e9) + point_shift_ns, x, v, label_of(p->fields, p->nfields, p->info, NULL));
 		} else {
 			const struct event_rec *e = stream_reader_event(r);
 			double v = 0;

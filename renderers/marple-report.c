@@ -451,14 +451,20 @@ static void put_word(const char *w)
 		putchar(*w == '\t' || *w == '\n' ? ' ' : *w);
 }
 
-/* One picture of section i by display d into file out. */
-static void plan_picture(size_t i, const char *iface, const struct registry_display *d, const char *out)
+/* One picture of section i by display d into file out; of the sections in
+ * the list sel (NULL: i, and its samples section for a timed display). */
+static void plan_picture(size_t i, const char *iface, const struct registry_display *d, const char *out,
+			 const char *sel)
 {
 	char *config = marple_strdup(d->config), *sv, *title = section_title(i);
 
-	printf("%zu\t%s\t%zu", i, is_page(d) ? "picture" : "link", i);
-	if (registry_reads(d, "timed"))
-		printf(",%zu", i + 1);
+	printf("%zu\t%s\t", i, is_page(d) ? "picture" : "link");
+	if (sel)
+		fputs(sel, stdout);
+	else if (registry_reads(d, "timed"))
+		printf("%zu,%zu", i, i + 1);
+	else
+		printf("%zu", i);
 	put_word(iface);
 	put_word(out);
 	put_word(d->program);
@@ -538,6 +544,92 @@ static void select_entries(const char *capture, char *selected, char **names)
 	free(list);
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* The next interval of the timed stack section rows[r]: a collector's
+ * continuous mode (--every) ends a section "interval", and its next timed
+ * stack section (the same interface, host and units) goes on from there.
+ * Its place in rows, or nrows when there is none. */
+static size_t next_interval(const size_t *rows, size_t nrows, size_t r, char **names)
+{
+	size_t i = rows[r];
+
+	if (!same_str(secs[i].ended, "interval"))
+		return nrows;
+	for (size_t k = r + 1; k < nrows; k++) {
+		size_t j = rows[k];
+		if (section_role(j) == TIMED_STACKS && !strcmp(names[j], names[i]) && same_str(secs[j].host, secs[i].host) &&
+		    same_str(secs[j].units, secs[i].units))
+			return j + 1 < nsecs && section_role(j + 1) == TIMED_SAMPLES ? k : nrows;
+	}
+	return nrows;
+}
+
+/* A flame scope draws a collector's intervals on one time axis: runs of
+ * intervals, found once.  head[r]: the place in rows of the first timed stack
+ * section with records of rows[r]'s run (r itself for the first, nrows for a
+ * section that is not timed); len[r], for a first one, how many intervals its
+ * run has. */
+static void interval_runs(const size_t *rows, size_t nrows, char **names, size_t *head, size_t *len)
+{
+	for (size_t r = 0; r < nrows; r++)
+		head[r] = nrows, len[r] = 0;
+	for (size_t r = 0; r < nrows; r++) {
+		/* an interval with no records (the first is often short) is none's first */
+		if (head[r] != nrows || section_role(rows[r]) != TIMED_STACKS || !secs[rows[r]].records)
+			continue;
+		for (size_t q = r; q < nrows; q = next_interval(rows, nrows, q, names))
+			head[q] = r, len[r]++;
+	}
+}
+
+/* The sections a run's flame scope cuts: each interval's and its samples'. */
+static char *run_selection(const size_t *rows, size_t nrows, const size_t *head, size_t r)
+{
+	char *sel = NULL;
+	size_t at = 0, cap = 0;
+
+	for (size_t q = r; q < nrows; q++)
+		if (head[q] == r) {
+			sel = marple_grow(sel, &cap, at + 48, 1);
+			at += (size_t)sprintf(sel + at, "%s%zu,%zu", at ? "," : "", rows[q], rows[q] + 1);
+		}
+	return sel;
+}
+
+/* -o FILE.EXT when every chosen section with records is an interval of one
+ * run: the run's flame scope, if that is the kind of FILE.  1 if planned. */
+static int single_run(char **names, const size_t *rows, size_t nrows, const char *ext)
+{
+	const struct registry_display *ds[8];
+	size_t *head = marple_calloc(nrows + 1, sizeof(*head)), *len = marple_calloc(nrows + 1, sizeof(*len));
+	size_t first = nrows;
+	int one = 1, done = 0;
+
+	interval_runs(rows, nrows, names, head, len);
+	for (size_t r = 0; r < nrows && one; r++)
+		if (secs[rows[r]].records) {
+			if (first == nrows)
+				first = head[r];
+			one = head[r] != nrows && head[r] == first;
+		}
+	if (one && first < nrows) {
+		size_t i = rows[first], n = displays_of(i, names[i], ds);
+		char *sel = run_selection(rows, nrows, head, first);
+		for (size_t k = 0; k < n && !done; k++)
+			if (registry_reads(ds[k], "timed") && !strcmp(ds[k]->ext, ext)) {
+				plan_picture(i, names[i], ds[k], plan.single, sel);
+				done = 1;
+			}
+		free(sel);
+	}
+	free(head), free(len);
+	return done;
+}
+
 /* -o FILE.EXT: the one picture of that kind the chosen sections make. */
 static void plan_single(const char *selected, char **names, const size_t *rows, size_t nrows)
 {
@@ -552,10 +644,12 @@ static void plan_single(const char *selected, char **names, const size_t *rows, 
 		size_t n = displays_of(row, names[row], ds);
 		for (size_t k = 0; k < n; k++)
 			if (!strcmp(ds[k]->ext, ext)) {
-				plan_picture(row, names[row], ds[k], plan.single);
+				plan_picture(row, names[row], ds[k], plan.single, NULL);
 				return;
 			}
 	}
+	if (drawn > 1 && single_run(names, rows, nrows, ext))
+		return;
 	char *which = marple_calloc(nsecs, 200);
 	size_t listed = 0;
 	for (size_t i = 0; i < nsecs; i++) {
@@ -656,8 +750,9 @@ static void plan_display(const char *capture)
 static void plan_sections(const size_t *rows, size_t nrows, char **names)
 {
 	const struct registry_display *ds[8];
-	size_t drawn = 0;
+	size_t drawn = 0, *head = marple_calloc(nrows + 1, sizeof(*head)), *len = marple_calloc(nrows + 1, sizeof(*len));
 
+	interval_runs(rows, nrows, names, head, len);
 	for (size_t r = 0; r < nrows; r++) {
 		size_t i = rows[r];
 		if (!secs[i].records) {
@@ -678,12 +773,25 @@ static void plan_sections(const size_t *rows, size_t nrows, char **names)
 		}
 		drawn++;
 		size_t n = displays_of(i, names[i], ds);
+		int later = head[r] < r;	/* a later interval: its run's flame scope is drawn */
+		char *sel = head[r] == r && len[r] > 1 ? run_selection(rows, nrows, head, r) : NULL;
 		for (size_t k = 0; k < n; k++) {
+			int timed = registry_reads(ds[k], "timed");
+			if (timed && later) {
+				printf("%zu\tnote\tthe %s of this interval is section %zu's, of all %zu intervals\n", i,
+				       ds[k]->name, rows[head[r]], len[head[r]]);
+				continue;
+			}
 			char *out = out_name(i, names[i], ds[k]);
-			plan_picture(i, names[i], ds[k], out);
+			plan_picture(i, names[i], ds[k], out, timed ? sel : NULL);
 			free(out);
 		}
+		if (sel)
+			printf("%zu\tnote\tthe flamescope draws the %zu intervals of %s from here on one time axis\n", i,
+			       len[r], names[i]);
+		free(sel);
 	}
+	free(head), free(len);
 }
 
 /* A relative file name as a URL path: unreserved bytes as they are, others %XX. */

@@ -5,7 +5,8 @@
  * Frames are shared by every profile; each stack section is one sampled
  * profile (one per process with --per-process) whose weights and unit are the
  * section's.  A timed stack section with its samples section becomes its
- * samples in time order, so speedscope's "Time Order" view is a timeline.
+ * samples in time order, so speedscope's "Time Order" view is a timeline;
+ * the intervals of a collector's --every go on in one profile.
  *
  *   $ marple-speedscope cpu.marple > cpu.speedscope.json
  *   {"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[{"type":"sampled",...
@@ -256,11 +257,14 @@ static void hold_stack(const struct stack_rec *s)
 	held.start[held.n] = held.nids;
 }
 
+static void run_end(void);
+
 /* The held stacks as an ordinary profile: their samples section never came. */
 static void held_write_aggregated(void)
 {
 	if (!held.active)
 		return;
+	run_end();	/* an interval without its samples ends the run before it */
 	profiles_begin(held.hdr, 0);
 	for (size_t i = 0; i < held.n; i++)
 		profile_add(held.ids + held.start[i], held.start[i + 1] - held.start[i], (double)held.weight[i]);
@@ -268,6 +272,37 @@ static void held_write_aggregated(void)
 	json_decref(held.hdr);
 	held.active = 0;
 	held.n = held.nids = 0;
+}
+
+/* A collector's continuous mode (--every) writes a timed section an
+ * interval, each ending "interval": the next interval's samples go on in the
+ * same profile, so that one Time Order view is the whole capture.  The
+ * profile stays open while run.hdr is set (the first interval's header). */
+static struct {
+	json_t *hdr;
+} run;
+
+/* Does a timed stack section go on where the open run's left off: the same
+ * interface, host and weight unit? */
+static int run_continues(json_t *hdr)
+{
+	static const char *const keys[] = { "interface", "host" };
+	if (!run.hdr)
+		return 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys); k++)
+		if (strcmp(stream_header_str(run.hdr, keys[k], ""), stream_header_str(hdr, keys[k], "")))
+			return 0;
+	return !strcmp(speedscope_unit(run.hdr), speedscope_unit(hdr));
+}
+
+/* The open run's profile is complete. */
+static void run_end(void)
+{
+	if (!run.hdr)
+		return;
+	profiles_end();
+	json_decref(run.hdr);
+	run.hdr = NULL;
 }
 
 /* One sample of a samples section: its stack, weighing one sample, or its
@@ -298,12 +333,15 @@ static int section_begin(struct stream_reader *r, const char *file, enum mode *m
 
 	if (role == TIMED_SAMPLES && held.active) {
 		json_t *stack_hdr = held.hdr;
-		profiles_begin(stack_hdr, 1);
+		if (!run.hdr)
+			profiles_begin(stack_hdr, 1);
 		held.ns_per_weight = timed_ns_per_weight(stack_hdr);
 		*mode = MODE_TIMED;
 		return 0;
 	}
 	held_write_aggregated();
+	if (!(role == TIMED_STACKS && run_continues(hdr)))
+		run_end();
 	if (role == TIMED_SAMPLES) {
 		marple_warn_at(file, stream_reader_line(r), "samples section %ld without its stack section: skipped",
 			stream_reader_section(r));
@@ -328,11 +366,19 @@ static int section_begin(struct stream_reader *r, const char *file, enum mode *m
 }
 
 /* A section ended (its trailer, the next header or the end of input): its
- * profiles are complete, unless it is a timed section's held stacks. */
-static void section_end(enum mode *mode)
+ * profiles are complete, unless it is a timed section's held stacks, or an
+ * interval whose next one goes on in its profile (trailer: its trailer). */
+static void section_end(enum mode *mode, json_t *trailer)
 {
-	if (*mode == MODE_STACKS || *mode == MODE_TIMED)
-		profiles_end();
+	if (*mode == MODE_TIMED && trailer && !strcmp(stream_header_str(trailer, "ended", ""), "interval")) {
+		if (!run.hdr)
+			run.hdr = json_incref(held.hdr);
+	} else if (*mode == MODE_STACKS || *mode == MODE_TIMED) {
+		if (run.hdr && *mode == MODE_TIMED)
+			run_end();
+		else
+			profiles_end();
+	}
 	if (*mode == MODE_TIMED) {
 		json_decref(held.hdr);
 		held.active = 0;
@@ -391,6 +437,7 @@ static int read_input(const char *path)
 	struct lines *l = lines_new(f, file);
 	if (!folded_input_is_stream(l)) {
 		held_write_aggregated();	/* a timed section before it, in an earlier input */
+		run_end();
 		int rc = read_folded(l, file);
 		lines_free(l);
 		if (f != stdin)
@@ -407,12 +454,12 @@ static int read_input(const char *path)
 			if (nbad++ < MARPLE_REPORT_FIRST)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
-			section_end(&mode);
+			section_end(&mode, NULL);
 			if ((rc = section_begin(r, file, &mode)) < 0)
 				break;
 		} else if (it == STREAM_TRAILER) {
 			framedesc_add(described, stream_reader_trailer(r));
-			section_end(&mode);
+			section_end(&mode, stream_reader_trailer(r));
 		} else if (mode == MODE_STACKS) {
 			const struct stack_rec *s = stream_reader_stack(r);
 			profile_add(frame_ids(s), s->nframes, (double)s->weight);
@@ -423,7 +470,7 @@ static int read_input(const char *path)
 		}
 	}
 	if (rc == 0)
-		section_end(&mode);
+		section_end(&mode, NULL);
 	const char *why = stream_reader_unusable(r);	/* marple-format(5) */
 	if (why && rc == 0) {
 		marple_warn_at(file, 0, "%s", why);
@@ -486,6 +533,7 @@ int main(int argc, char **argv)
 			return EXIT_DATA;
 		}
 	held_write_aggregated();
+	run_end();
 	marple_warn_skipped_lines(nbad);
 	if (!nprofiles) {
 		marple_warn_at(marple_operands_name(n, argv + optind), 0, "no stacks in the input");

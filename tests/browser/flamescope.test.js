@@ -2,7 +2,8 @@
 // heat-map cells a person sees (pixels of the canvas), the flame graph after a
 // click and a drag (frames and the title with the range), a shift-drag baseline
 // (differential colours), the search (lit cells, share), the process/thread
-// filter, the URL fragment, and a hostile frame name shown as text.
+// filter, the URL fragment, a hostile frame name shown as text, and the
+// intervals of --every drawn on one time axis.
 'use strict';
 const { launch, open, check, checkNoErrors, checkNoRequests, run, BIN } = require('./lib.js');
 const { execFileSync } = require('child_process');
@@ -117,6 +118,52 @@ async function smallAndDeep(browser) {
   checkNoErrors('flamescope: the small page loads without errors', page);
 }
 
+// Three intervals as marple-callstack --every 1 --timed writes them, the third
+// after a second with no capture; each section numbers its stacks its own way.
+// Second 0: interval_one in rows 0-4 and shared in rows 25-26; second 1:
+// interval_two in rows 0-6; second 2: nothing; second 3: interval_three in rows
+// 0-8 and shared in rows 25-27.
+function intervalsCapture() {
+  const start = 5000000000;
+  let s = '';
+  const section = (t, stacks, samples) => {
+    s += '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + t + ',"units":{"weight":"samples"}}\n';
+    stacks.forEach(x => { s += x[1] + '#work;main;' + x[0] + '\n'; });
+    s += '{"trailer":1,"records":' + stacks.length + ',"end_ns":' + (t + 1e9) + ',"ended":"interval"}\n';
+    s += '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + t + '}\n';
+    samples.forEach(x => { s += (t + x[0] * 20e6 + 1000) + ',sample,cpu0,stack=' + x[1] + ',pid=10,tid=10\n'; });
+    s += '{"trailer":1,"records":' + samples.length + ',"lost":0,"ended":"interval"}\n';
+  };
+  const rowsOf = (from, n, stack) => Array.from({ length: n }, (_, i) => [from + i, stack]);
+  section(start, [['interval_one', 5], ['shared', 2]], rowsOf(0, 5, 0).concat(rowsOf(25, 2, 1)));
+  section(start + 1e9, [['interval_two', 7]], rowsOf(0, 7, 0));
+  section(start + 3e9, [['shared', 3], ['interval_three', 9]], rowsOf(0, 9, 1).concat(rowsOf(25, 3, 0)));
+  return s;
+}
+async function intervals(browser) {
+  fs.writeFileSync('every.marple', intervalsCapture());
+  execFileSync(BIN + '/marple-flamescope', ['-o', 'every.html', 'every.marple']);
+  const page = await open(browser, 'every.html');
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  const status = await page.textContent('#status');
+  check('flamescope: 3 intervals: the status counts every interval\'s samples', /^26 samples from 3 sections \u00b7 4 columns/.test(status), status);
+  const two = await pixel(page, 1, 3), gap = await pixel(page, 2, 3), three = await pixel(page, 3, 8), after = await pixel(page, 3, 9);
+  check('flamescope: 3 intervals: the 2nd and 3rd intervals\' cells are coloured, the second without capture is white',
+    two.join() !== '255,255,255' && three.join() !== '255,255,255' && gap.join() === '255,255,255' && after.join() === '255,255,255',
+    'second 1 ' + two + ', second 2 ' + gap + ', second 3 ' + three + ' / ' + after);
+  const rows = await page.evaluate(() => window.marpleScope.rows);
+  await dragCells(page, 3 * rows, 3 * rows + 49);
+  const title = await page.textContent('#fgtitle'), names = await frameNames(page);
+  check('flamescope: 3 intervals: second 3 is the 3rd interval\'s samples',
+    title.startsWith('3 s \u2013 4 s \u00b7 12 samples') && names.includes('interval_three') && names.includes('shared') &&
+    !names.includes('interval_one'), title + ' ' + names.join('|'));
+  await dragCells(page, 0, 4 * rows - 1);
+  const all = await frameNames(page);
+  check('flamescope: 3 intervals: a stack of two intervals is one frame of the flame graph',
+    all.filter(n => n === 'shared').length === 1 && all.includes('interval_two'), all.join('|'));
+  checkNoErrors('flamescope: the intervals page loads without errors', page);
+}
+
 run('flamescope', async () => {
   fs.writeFileSync('fs.marple', capture());
   execFileSync(BIN + '/marple-flamescope', ['-o', 'fs.html', 'fs.marple']);
@@ -187,6 +234,7 @@ run('flamescope', async () => {
     checkNoRequests('flamescope: no network requests', page);
     await wideArrays(browser);
     await smallAndDeep(browser);
+    await intervals(browser);
   } finally {
     await browser.close();
   }

@@ -1,7 +1,7 @@
 # marple-heatmap: bucket counts checked against inputs counted by hand, the
 # offset map of an event every 0.25 s, hostile names, golden SVGs, errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 57
+plan 59
 H="$MARPLE_TOP/tests/heatmap"
 
 # cells SVG: one "col row count names" line per lit bucket, sorted.
@@ -98,6 +98,25 @@ expect_exit "heatmap: bad --color" 2 'color' marple-heatmap --color pink "$H/poi
 expect_exit "heatmap: bad --rows" 2 'rows' marple-heatmap --rows 0 "$H/points.in"
 cat "$H/points.in" "$H/points.in" > "$T/two"
 expect_exit "heatmap: second section skipped with a message" 0 'section 1 \(memtime\) not drawn' marple-heatmap "$T/two"
+# marple-cpusched --every 1: a section an interval, each ended "interval" but
+# the last, another collector's between them: every interval on one time axis
+for i in 0 1 2; do
+	t=$((5000000000 + i * 1000000000)) ended=interval
+	[ "$i" -lt 2 ] || ended=duration
+	echo "{\"marple\":1,\"interface\":\"cpusched\",\"datatype\":\"event\",\"host\":\"h\",\"start_ns\":$t}"
+	k=0; while [ "$k" -lt $((i * 2 + 3)) ]; do k=$((k + 1)); echo "$((t + k * 10000000)),sched_switch,cpu0,comm=w$i"; done
+	echo "{\"trailer\":1,\"end_ns\":$((t + 1000000000)),\"ended\":\"$ended\"}"
+	[ "$i" -ne 0 ] || printf '%s\n' '{"marple":1,"interface":"other","datatype":"event","host":"h"}' '1,x,cpu0'
+done > "$T/every"
+marple-heatmap --offset "$T/every" > "$T/every.svg" 2> "$T/every.err"
+check "heatmap: --every intervals: the events of all three (3 + 5 + 7), another collector's left out" sh -c "
+	grep -q '15 events' '$T/every.svg' && grep -q 'section 1 (other) not drawn' '$T/every.err' && ! grep -q 'cpusched) not drawn' '$T/every.err'"
+printf '%s\n' '{"marple":1,"interface":"memtime","datatype":"point","start_ns":1000000000}' '0.5,10,a' '{"trailer":1,"ended":"interval"}' \
+	'{"marple":1,"interface":"memtime","datatype":"point","start_ns":3000000000}' '0.5,20,a' '{"trailer":1,"ended":"duration"}' > "$T/pevery"
+marple-heatmap --stepsec 1 "$T/pevery" > "$T/pevery.svg" 2> "$T/pevery.err"
+check "heatmap: --every intervals of points: x counts from each one's start (2 s apart)" sh -c "
+	grep -q '2 points' '$T/pevery.svg' && [ ! -s '$T/pevery.err' ] && grep -q 'data-cols=\"3\"' '$T/pevery.svg' &&
+	grep -q 'data-c=\"2\" data-r=\"[0-9]*\" data-n=\"1\"' '$T/pevery.svg'"
 marple-heatmap -o "$T/o.svg" "$H/points.in"
 check "heatmap: -o writes the file" xmllint --noout "$T/o.svg"
 

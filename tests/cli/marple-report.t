@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 24
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -60,6 +60,32 @@ same "plan: a picture per section, the CPEL file with its page, the config's opt
 marple-report --plan --registry "$R" --config "$T/cfg" "$DATA/timed.marple" | cut -f1-6 > "$T/tplan"
 check "plan: a timed stack section adds its flame scope, made from both sections" \
 	grep -qx "0${TAB}picture${TAB}0,1${TAB}callstack${TAB}00-callstack-flamescope.html${TAB}flamescope" "$T/tplan"
+# --every: a collector's intervals (each ended "interval"), another collector
+# between them, the first interval without records: one flame scope of them all
+{
+	for i in 0 1 2; do
+		ended=interval; [ "$i" -lt 2 ] || ended=duration
+		n=1; [ "$i" -gt 0 ] || n=0
+		t=$((i * 1000000000 + 7))
+		echo "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"timed\":\"stacks\",\"host\":\"h\",\"start_ns\":$t}"
+		[ "$n" -eq 0 ] || echo "1#w;main;f$i"
+		echo "{\"trailer\":1,\"records\":$n,\"end_ns\":$((t + 1000000000)),\"ended\":\"$ended\"}"
+		echo "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"event\",\"timed\":\"samples\",\"host\":\"h\",\"start_ns\":$t}"
+		[ "$n" -eq 0 ] || echo "$((t + 100)),sample,cpu0,stack=0,pid=1,tid=1"
+		echo "{\"trailer\":1,\"records\":$n,\"ended\":\"$ended\"}"
+		[ "$i" -ne 1 ] || printf '%s\n' '{"marple":1,"interface":"cpusched","datatype":"event","host":"h"}' '5,switch,cpu0'
+	done
+} > "$T/every.marple"
+marple-report --plan --registry "$R" --config "$T/cfg" "$T/every.marple" > "$T/eplan"
+check "plan: --every intervals: one flame scope of every interval with records" sh -c "
+	grep -qx '2${TAB}picture${TAB}2,3,5,6${TAB}callstack${TAB}02-callstack-flamescope.html${TAB}flamescope${TAB}--title${TAB}callstack on h' '$T/eplan' &&
+	[ \$(grep -c 'flamescope${TAB}' '$T/eplan') -eq 1 ]"
+check "plan: --every intervals: a later interval has its flame graph and a note" sh -c "
+	grep -q '^5${TAB}picture${TAB}5${TAB}callstack${TAB}05-callstack-flamegraph.svg' '$T/eplan' &&
+	grep -q '^5${TAB}note${TAB}the flamescope of this interval is section 2.s, of all 2 intervals' '$T/eplan'"
+marple-report --plan --registry "$R" --config "$T/cfg" --single scope.html -e callstack "$T/every.marple" | cut -f1-6 > "$T/esingle"
+check "plan: --every intervals: --single FILE.html is their one flame scope" \
+	grep -qx "2${TAB}picture${TAB}2,3,5,6${TAB}callstack${TAB}scope.html${TAB}flamescope" "$T/esingle"
 marple-report --plan --registry "$R" --config "$T/cfg" --display=-tm --single x.html -e 0 "$DATA/sample.marple" | cut -f1-6 > "$T/one"
 check "plan: --single x.html -e 0 with -tm: the treemap into x.html" \
 	grep -qx "0${TAB}picture${TAB}0${TAB}callstack${TAB}x.html${TAB}treemap" "$T/one"

@@ -3,7 +3,7 @@
 # marple display adds a flame scope page for every timed section; and routing
 # by meaning: memleak's memusage section (bytes per process) is a stack plot.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 13
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 # a stand-in marple-callstack: records its arguments, writes a timed capture
 cat > "$T/bin/marple-callstack" <<EOS
@@ -39,6 +39,19 @@ check "display: exit 0 for a timed capture" test "$rc" -eq 0
 check "display: a flame scope page for the timed section" grep -q '"rows":50' shown/00-callstack-flamescope.html
 check "display: the report shows it, made from both sections" grep -q 'marple-cat -s 0,1 .*marple-flamescope' shown/index.html
 check "display: the samples section is not drawn by itself" sh -c "! ls shown | grep -q '^01-'"
+# three intervals of marple-callstack --every 1 --timed: one flame scope of all
+for i in 0 1 2; do
+	t=$((5000000000 + i * 1000000000)) ended=interval
+	[ "$i" -lt 2 ] || ended=duration
+	printf '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","host":"h","start_ns":%s}\n1#w;main;f%s\n' "$t" "$i"
+	printf '{"trailer":1,"records":1,"end_ns":%s,"ended":"%s"}\n' $((t + 1000000000)) "$ended"
+	printf '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","host":"h","start_ns":%s}\n' "$t"
+	printf '%s,sample,cpu0,stack=0,pid=1,tid=1\n{"trailer":1,"records":1,"ended":"%s"}\n' $((t + 500000000)) "$ended"
+done > every.marple
+MARPLE_LIBEXEC= marple display -i every.marple -o everyshown > /dev/null 2> "$T/err"
+check "display: --every intervals: one flame scope page of all three, on one time axis" sh -c "
+	grep -q '\"cols\":3,.*\"samples\":3,.*\"sections\":3' everyshown/00-callstack-flamescope.html &&
+	[ \$(ls everyshown | grep -c flamescope) -eq 1 ] && [ \$(ls everyshown | grep -c flamegraph) -eq 3 ]"
 
 printf '{"marple":1,"interface":"memusage","datatype":"point","start_ns":0,"units":{"x":"s","y":"bytes"}}\n0,100,leaky (7)\n1,300,leaky (7)\n1,50,bash (9)\n' > mem.marple
 MARPLE_LIBEXEC= marple display -i mem.marple -o memshown > /dev/null 2>&1

@@ -1,9 +1,10 @@
 # marple-speedscope: the JSON file speedscope reads (tests/browser/speedscope.test.js
 # opens it in the real app): schema, shared frames, one sampled profile a
 # section (a process with --per-process), weights and units from the section,
-# a timed section's samples in time order, errors.
+# a timed section's samples in time order (a collector's --every intervals in
+# one profile), errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 24
+plan 26
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -51,6 +52,25 @@ check "speedscope: a timed section: its samples in time order, one each" js "$T/
 	"ok(P[0]['name'] == 'callstack on sample (time order)' and [s.split(';')[2] for s in stacks(P[0])] == ['phase_a'] * 4 + ['phase_b'] * 4 and P[0]['weights'] == [1] * 8)"
 check "speedscope: timed off-CPU blocks weigh their durations in the section's unit" js "$T/timed.json" \
 	"ok(P[1]['unit'] == 'microseconds' and P[1]['weights'] == [2000, 500, 1000] and stacks(P[1]) == ['sleeper;main;nanosleep', 'sleeper;main;read', 'sleeper;main;nanosleep'])"
+# marple-callstack --every 1 --timed: an interval a timed section, each ended
+# "interval" but the last; the stacks of each numbered its own way
+interval() {	# START ENDED STACKS SAMPLES (stack positions, one a sample)
+	echo '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":'"$1"',"host":"h","units":{"weight":"samples"}}'
+	printf '%s\n' $3
+	echo '{"trailer":1,"end_ns":'"$(($1 + 1000000000))"',"ended":"'"$2"'"}'
+	echo '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":'"$1"',"host":"h"}'
+	k=0; for st in $4; do k=$((k + 1)); echo "$(($1 + k * 1000)),sample,cpu0,stack=$st,pid=1,tid=1"; done
+	echo '{"trailer":1,"end_ns":'"$(($1 + 1000000000))"',"ended":"'"$2"'"}'
+}
+{ interval 1000000000 interval "1#w;one 1#w;both" "0 1"; interval 2000000000 interval "1#w;two" "0"
+  interval 3000000000 duration "1#w;both 1#w;three" "1 0"; } > "$T/every.marple"
+marple-speedscope "$T/every.marple" > "$T/every.json"
+check "speedscope: --every intervals: one profile, every interval's samples in time order" js "$T/every.json" \
+	"ok(len(P) == 1 and P[0]['name'] == 'callstack on h (time order)' and stacks(P[0]) == ['w;one', 'w;both', 'w;two', 'w;three', 'w;both'] and P[0]['endValue'] == 5)"
+{ interval 1000000000 interval "1#w;one" "0"; cpu db1 3; interval 2000000000 duration "1#w;two" "0"; } > "$T/every2.marple"
+marple-speedscope "$T/every2.marple" > "$T/every2.json"
+check "speedscope: --every intervals: another section between ends the profile" js "$T/every2.json" \
+	"ok([p['name'] for p in P] == ['callstack on h (time order)', 'callstack on db1', 'callstack on h (time order)'] and stacks(P[0]) == ['w;one'] and stacks(P[2]) == ['w;two'])"
 
 printf '{"marple":1,"interface":"cpusched","datatype":"event"}\n1,sched_switch,cpu0\n' > "$T/ev.marple"
 expect_exit "speedscope: an event section is an error" 1 "^marple-speedscope: .*ev\.marple:1: section 0 holds event data, not stacks" marple-speedscope "$T/ev.marple"
