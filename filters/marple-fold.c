@@ -561,7 +561,9 @@ int main(int argc, char **argv)
 	struct outfile *of = marple_outfile_open(opt.out);
 	FILE *f = marple_outfile_stream(of);
 	if (opt.to_stream) {
-		if (write_stream(f, c.agg, c.units, c.interface) < 0) {
+		/* a stream header's unit, else what perf's periods count */
+		const char *units = c.units ? c.units : perfscript_samples(ps) ? perfscript_weight_unit(ps) : NULL;
+		if (write_stream(f, c.agg, units, c.interface) < 0) {
 			marple_outfile_abort(of);
 			rc = EXIT_DATA;
 			goto cleanup;

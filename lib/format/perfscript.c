@@ -27,6 +27,7 @@ struct perfscript {
 	char *pname;
 	size_t pname_len, pname_cap;
 	uint64_t period;
+	int period_given;	/* the pending sample's header printed its period */
 	/* Frames of the pending sample, leaf first: text in buf, units at offsets. */
 	char *buf;
 	size_t buf_len, buf_cap;
@@ -35,6 +36,7 @@ struct perfscript {
 	char *key;
 	size_t key_cap;
 	uint64_t samples, filtered, nbad;
+	uint64_t weighted;	/* samples whose weight was a period on their header */
 };
 
 static const unsigned char cls[256] = {
@@ -87,6 +89,19 @@ uint64_t perfscript_filtered(const struct perfscript *p) { return p->filtered; }
 uint64_t perfscript_bad_lines(const struct perfscript *p) { return p->nbad; }
 const char *perfscript_event(const struct perfscript *p) { return p->event; }
 const char *perfscript_other_event(const struct perfscript *p) { return p->other; }
+uint64_t perfscript_weighted(const struct perfscript *p) { return p->weighted; }
+
+const char *perfscript_weight_unit(const struct perfscript *p)
+{
+	if (!p->weighted)
+		return "samples";
+	/* perf's software clocks count their period in nanoseconds (the
+	 * event may carry modifiers: cpu-clock:pppH) */
+	size_t n = strcspn(p->event, ":");
+	if ((n == 9 && memcmp(p->event, "cpu-clock", n) == 0) || (n == 10 && memcmp(p->event, "task-clock", n) == 0))
+		return "ns";
+	return p->event;
+}
 
 static inline char *reserve(struct perfscript *p, size_t more)
 {
@@ -124,6 +139,7 @@ static void flush(struct perfscript *p)
 		end = st;
 	}
 	p->samples++;
+	p->weighted += p->period_given;
 	if (p->fn)
 		p->fn(p->ctx, p->key, (size_t)(k - p->key), p->period);
 	p->buf_len = 0;
@@ -252,6 +268,7 @@ static void header_line(struct perfscript *p, const char *s, size_t n, size_t co
 	} else
 		period = 1;
 	p->period = period;
+	p->period_given = have_period;
 
 	size_t need = commlen + pidlen + tidlen + 3;
 	if (need > p->pname_cap)

@@ -53,5 +53,12 @@ uint64_t perfscript_bad_lines(const struct perfscript *p);
 const char *perfscript_event(const struct perfscript *p);
 /* First event seen that the filter skipped; "" if none. */
 const char *perfscript_other_event(const struct perfscript *p);
+/* Samples weighted by a period printed on their header (perf script's
+ * default fields), not 1 each. */
+uint64_t perfscript_weighted(const struct perfscript *p);
+/* What a weight counts: "samples" when no sample had a period, else the
+ * period's unit: "ns" for cpu-clock and task-clock, else the event's name
+ * (cycles, instructions, ...). */
+const char *perfscript_weight_unit(const struct perfscript *p);
 
 #endif

@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 34
+plan 37
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -25,6 +25,20 @@ marple-fold "$T/st" > "$T/rt"
 same "fold: folded -> stream -> folded round trip" "$T/s.out" "$T/rt"
 marple-fold --to-stream "$T/f1" | marple-fold > "$T/o"
 same "fold --to-stream from folded text" "$T/f1.exp" "$T/o"
+
+# perf script text: a weight is the period its header prints (as
+# stackcollapse-perf.pl), so the stream says what that period counts
+perf_sample() {	# EVENT [PERIOD]
+	printf 'burn 42 [000] 100.000001: %s %s:\n\t 401000 main (/bin/burn)\n\n' "${2-}" "$1"
+}
+{ perf_sample cpu-clock:pppH 1001001; perf_sample cpu-clock:pppH 1001001; } | marple-fold -s > "$T/o"
+check "fold --to-stream: perf's cpu-clock periods are ns" sh -c \
+	"grep -q '\"units\":{\"weight\":\"ns\"}' '$T/o' && grep -qx '2002002#burn;main' '$T/o'"
+perf_sample cycles 5000 | marple-fold -s > "$T/o"
+check "fold --to-stream: another event's periods count that event" grep -q '"units":{"weight":"cycles"}' "$T/o"
+perf_sample cpu-clock | marple-fold -s > "$T/o"
+check "fold --to-stream: perf text without periods counts samples" sh -c \
+	"grep -q '\"units\":{\"weight\":\"samples\"}' '$T/o' && grep -qx '1#burn;main' '$T/o'"
 
 printf 'a;b 5\nx 1\n' > "$T/d2"
 printf 'a;b 3 5\nc 3 0\nx 0 1\n' > "$T/d.exp"
