@@ -168,7 +168,7 @@ static int write_section(void *arg, int last)
 		stackdrain_finish(sc.drain);
 		stackdrain_emit(sc.drain);
 		run.records = opt.timed ? timedsamples_walk_write(cap.timed_walk, stdout)
-					: stackframes_write_table(cap.table.t, stdout);
+					: stackframes_write_table(sc.sf, cap.table.t, stdout);
 		if (!last) {
 			hashtab_free(cap.table.t);
 			cap.table.t = hashtab_new();

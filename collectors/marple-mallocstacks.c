@@ -124,7 +124,7 @@ static int write_section(void *arg, int last)
 	stackcollector_stamp_header(&sc, cap.hdr);
 	if (stream_write_json(stdout, cap.hdr) < 0)
 		return -1;
-	uint64_t records = stackframes_write_table(sum.records, stdout);
+	uint64_t records = stackframes_write_table(sc.sf, sum.records, stdout);
 	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, stackcollector_ended(&sc));
 	json_object_set_new(tr, "calls", json_integer((json_int_t)sum.calls));
 	stackdrain_trailer_add(sc.drain, tr);

@@ -581,6 +581,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
 		goto cleanup;
+	/* the allocations of exited processes are not named: nor kept their symbols */
+	sc.forget_exited = every_process();
 	/* the stacks of freed allocations are let go while capturing */
 	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
 		goto cleanup;

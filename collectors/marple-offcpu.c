@@ -378,7 +378,7 @@ static int write_section(void *arg, int last)
 	else if (timed)
 		records = timedsamples_walk_write(cap.timed_walk, stdout);
 	else
-		records = stackframes_write_table_cpu(cap.table.t, stdout, split_cpu ? 0 : -1);
+		records = stackframes_write_table_cpu(sc.sf, cap.table.t, stdout, split_cpu ? 0 : -1);
 	stackcollector_counters(&sc, skel->obj, counters);
 	json_t *tr = stackcollector_section_trailer(&sc, records, collector_end_reason(), last);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc.sf) + dw.unmatched_wakes;
@@ -403,7 +403,7 @@ static int write_section(void *arg, int last)
 		json_object_set_new(cap.hdr, "cpu", json_string("on"));
 		rc = stream_write_json(stdout, cap.hdr);
 		json_object_set_new(cap.hdr, "cpu", json_string("off"));
-		records = stackframes_write_table_cpu(cap.table.t, stdout, 1);
+		records = stackframes_write_table_cpu(sc.sf, cap.table.t, stdout, 1);
 		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
 		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
 							    "trailer counts for both"));

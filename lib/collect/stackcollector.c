@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -343,6 +344,37 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 	return 0;
 }
 
+/* What a fold or a section let go of is free in malloc's heaps, not given
+ * back: the freed symbols and stacks lie between blocks still in use, and a
+ * heap shrinks only from its top.  Its whole free pages go back to the
+ * system, a few ms a minute. */
+static void give_back_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/* sc->forget_exited: every fold period, the symbols of the processes that
+ * have exited are let go, and the files no process maps any more (memleak
+ * over a tar|gzip loop and other helpers' compilers kept every one's). */
+static void forget_turn(struct stackcollector *sc)
+{
+	uint64_t now = marple_now_monotonic_ns();
+	uint64_t period = STACKCOLLECTOR_FOLD_PERIODS * (sc->drain_ms ? sc->drain_ms : STACKDRAIN_PERIOD_MS) * 1000000;
+
+	if (!sc->forget_exited || !sc->syms)
+		return;
+	if (!sc->next_fold)
+		sc->next_fold = now + period;
+	if (now < sc->next_fold)
+		return;
+	if (syms_cache_forget_exited(sc->syms) && sc->sf)
+		stackframes_syms_forgotten(sc->sf);
+	give_back_memory();
+	sc->next_fold = now + period;
+}
+
 /* Name what was drained so far, then let go of it and of the processes
  * that had exited before the drain (their samples are all named then): a
  * capture of hours on a box that starts processes all the time holds a
@@ -351,13 +383,16 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
  * turn, so that the drains go on meanwhile. */
 static void fold_turn(struct stackcollector *sc, int drained)
 {
-	if (!sc->fold)
+	if (!sc->fold) {
+		forget_turn(sc);
 		return;
+	}
 	if (sc->folding) {
 		if (!stackdrain_fold_step(sc->drain, STACKCOLLECTOR_FOLD_SLICE_US))
 			return;
 		if (syms_cache_forget_marked(sc->syms, 1))
 			stackframes_syms_forgotten(sc->sf);
+		give_back_memory();
 		sc->folding = 0;
 		sc->next_fold = marple_now_monotonic_ns() + fold_period_ns(sc);
 	}
@@ -497,6 +532,13 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 
 	if (sc->interval && sc->section_end_ns)
 		json_object_set_new(tr, "end_ns", json_integer((json_int_t)sc->section_end_ns));
+	if (sc->syms) {	/* what a long capture holds: the processes still running, not all it saw */
+		struct syms_stats st;
+		syms_cache_stats(sc->syms, &st);
+		json_object_set_new(tr, "symbols", json_pack("{s:I,s:I,s:I}", "processes", (json_int_t)st.procs_held,
+							      "files", (json_int_t)st.dsos_held, "forgotten",
+							      (json_int_t)st.procs_forgotten));
+	}
 	if (sc->py) {
 		pyframes_trailer_add(sc->py, tr);
 		if (!last)
@@ -538,6 +580,7 @@ void stackcollector_section_done(struct stackcollector *sc)
 		stackframes_stats_reset(sc->sf);
 	if (sc->drain)
 		stackdrain_restart(sc->drain);
+	give_back_memory();
 }
 
 const char *stackcollector_ended(const struct stackcollector *sc)

@@ -193,6 +193,10 @@ struct stackcollector {
 	int fold;
 	int folding;			/* a fold is being named */
 	uint64_t next_fold;		/* when the next begins, monotonic ns */
+	/* set by a collector that never names an exited process's stacks
+	 * (memleak system-wide: its memory went back with it) and does not
+	 * fold: the processes that have exited are forgotten as often */
+	int forget_exited;
 
 	/* set by stackcollector_symbols */
 	struct syms_cache *syms;

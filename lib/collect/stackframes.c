@@ -36,6 +36,10 @@ struct stackframes {
 	int (*reader)(void *arg, int id, uint64_t *ips);	/* stackframes_set_reader */
 	void *reader_arg;
 	struct hashtab *names;		/* interned strings: "name_[k]", "[module]" */
+	struct hashtab *frame_ids;	/* every frame name a record holds: its index is
+					 * its id in the records' keys (stackframes_collect) */
+	unsigned char *key;		/* stackframes_collect's scratch */
+	size_t key_cap;
 	struct hashtab *described;	/* frame names described so far (their index in desc) */
 	struct frame_desc *desc;
 	size_t desc_cap;
@@ -77,6 +81,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
 	sf->names = hashtab_new();
+	sf->frame_ids = hashtab_new();
 	sf->described = hashtab_new();
 	return sf;
 }
@@ -87,6 +92,8 @@ void stackframes_free(struct stackframes *sf)
 		return;
 	jitframes_forget(sf->syms);
 	hashtab_free(sf->names);
+	hashtab_free(sf->frame_ids);
+	free(sf->key);
 	hashtab_free(sf->described);
 	free(sf->desc);
 	free(sf->scratch);
@@ -580,34 +587,64 @@ void stackframes_syms_forgotten(struct stackframes *sf)
 	memset(sf->seen, 0, sizeof(sf->seen));
 }
 
+/* A record's key holds its frames' ids (their index in frame_ids), each a
+ * LEB128 number (7 bits a byte, the high bit set on all but the last), not
+ * their names: a distinct stack costs 1-3 bytes a frame instead of its names'
+ * bytes (a C++ compiler's stacks: 39 frames, 1 KB of names, ~60 bytes of
+ * ids).  A long capture's table grows with every distinct stack it meets;
+ * this is what each one costs. */
+#define FRAME_ID_BYTES_MAX 5		/* an id below 2^32 */
+
+static size_t put_frame_id(unsigned char *p, uint32_t id)
+{
+	size_t n = 0;
+
+	while (id >= 0x80) {
+		p[n++] = (unsigned char)(id | 0x80);
+		id >>= 7;
+	}
+	p[n++] = (unsigned char)id;
+	return n;
+}
+
+/* The id at *p (< end), p moved past it; UINT32_MAX if cut. */
+static uint32_t get_frame_id(const unsigned char **p, const unsigned char *end)
+{
+	uint32_t id = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 35; shift += 7) {
+		unsigned char b = *(*p)++;
+		id |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return id;
+	}
+	return UINT32_MAX;
+}
+
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
-	size_t len = sf->split_cpu != 0;
+	size_t len = 0;
 
 	stackframes_weigh(sf, weight);
-	for (size_t i = 0; i < sf->n; i++)
-		len += strlen(sf->frames[i]) + 1;
-	char *buf = marple_malloc(len + 1), *p = buf;
+	sf->key = marple_grow(sf->key, &sf->key_cap, 1 + sf->n * FRAME_ID_BYTES_MAX, 1);
 	if (sf->split_cpu)	/* on- and off-CPU stacks stay apart: a byte before the frames */
-		*p++ = sf->on_cpu ? '1' : '0';
+		sf->key[len++] = sf->on_cpu ? '1' : '0';
 	for (size_t i = 0; i < sf->n; i++) {
-		size_t l = strlen(sf->frames[i]);
-		memcpy(p, sf->frames[i], l + 1);
-		p += l + 1;
+		const char *name = sf->frames[i];
+		size_t id = hashtab_index(sf->frame_ids, hashtab_add(sf->frame_ids, name, strlen(name), 0, 0));
+		len += put_frame_id(sf->key + len, (uint32_t)id);
 	}
-	size_t record = hashtab_index(t, hashtab_add(t, buf, len, weight, 0));
-	free(buf);
-	return record;
+	return hashtab_index(t, hashtab_add(t, sf->key, len, weight, 0));
 }
 
-uint64_t stackframes_write_table(const struct hashtab *t, FILE *f)
+uint64_t stackframes_write_table(const struct stackframes *sf, const struct hashtab *t, FILE *f)
 {
-	return stackframes_write_table_cpu(t, f, -1);
+	return stackframes_write_table_cpu(sf, t, f, -1);
 }
 
-uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cpu)
+uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct hashtab *t, FILE *f, int on_cpu)
 {
-	size_t cap = 0, records = hashtab_size(t);
+	size_t cap = 0, records = hashtab_size(t), names = hashtab_size(sf->frame_ids);
 	uint64_t written = 0;
 	const char **fr = NULL;
 	int jit = jitframes_any();
@@ -620,7 +657,7 @@ uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cp
 
 	for (size_t i = 0; i < records; i++) {
 		const struct hashtab_entry *e = hashtab_at(t, i);
-		const char *p = e->key, *end = p + e->len;
+		const unsigned char *p = (const unsigned char *)e->key, *end = p + e->len;
 		size_t n = 0;
 		if (on_cpu >= 0) {
 			if (*p++ != (on_cpu ? '1' : '0'))
@@ -628,9 +665,10 @@ uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cp
 		}
 		written++;
 		while (p < end) {
+			uint32_t id = get_frame_id(&p, end);
+			const char *name = id < names ? hashtab_at(sf->frame_ids, id)->key : "[unknown]";
 			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
-			fr[n++] = jit ? jitframes_name(p) : p;
-			p += strlen(p) + 1;
+			fr[n++] = jit ? jitframes_name(name) : name;
 		}
 		stream_write_stack_cstr(f, e->count[0], fr, n);
 	}

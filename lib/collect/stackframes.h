@@ -129,18 +129,19 @@ void stackframes_stats_reset(struct stackframes *sf);
  * a name looked up since may sit where a forgotten one was. */
 void stackframes_syms_forgotten(struct stackframes *sf);
 
-/* Add the frames built so far to t (key: each frame followed by a NUL;
- * weight in count[0]), so that keys which symbolize to the same frames become
- * one record. */
+/* Add the frames built so far to t, so that keys which symbolize to the same
+ * frames become one record (weight in count[0]).  t's keys are sf's: its
+ * frames by their ids in sf (1-3 bytes a frame), to be written by
+ * stackframes_write_table with the same sf. */
 struct hashtab;
 /* Returns the record's position in t (hashtab_index): the same for every key
  * whose frames are the same. */
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight);
-/* Write the records of a table filled by stackframes_collect, in the order
- * they were first added; returns how many. */
-uint64_t stackframes_write_table(const struct hashtab *t, FILE *f);
+/* Write the records of a table filled by stackframes_collect of sf, in the
+ * order they were first added; returns how many. */
+uint64_t stackframes_write_table(const struct stackframes *sf, const struct hashtab *t, FILE *f);
 /* The same for a table filled with stackframes_split_cpu on: only its on-CPU
  * (on_cpu 1) or off-CPU (0) records. */
-uint64_t stackframes_write_table_cpu(const struct hashtab *t, FILE *f, int on_cpu);
+uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct hashtab *t, FILE *f, int on_cpu);
 
 #endif

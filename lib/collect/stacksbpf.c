@@ -195,7 +195,7 @@ uint64_t stacksbpf_write_counts(struct stackframes *sf, int fd, FILE *f)
 	struct hashtab *t = hashtab_new();
 
 	stacksbpf_collect_counts(sf, fd, t);
-	uint64_t records = stackframes_write_table(t, f);
+	uint64_t records = stackframes_write_table(sf, t, f);
 	hashtab_free(t);
 	return records;
 }

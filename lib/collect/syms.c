@@ -1469,6 +1469,7 @@ size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit)
 			gone++;
 		}
 	}
+	c->st.procs_forgotten += gone;
 	if (gone)
 		forget_unused_dsos(c);
 	return gone;
@@ -1784,6 +1785,13 @@ int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 {
 	*out = c->st;
+	out->procs_held = out->dsos_held = 0;
+	for (size_t b = 0; b < NBUCKETS; b++) {
+		for (const struct proc *p = c->procs[b]; p; p = p->next)
+			out->procs_held++;
+		for (const struct dso *d = c->dsos[b]; d; d = d->next)
+			out->dsos_held++;
+	}
 }
 
 /* The GNU build id of d in hex ("" if it has none), read once. */

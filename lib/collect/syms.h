@@ -180,9 +180,11 @@ int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, s
 int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
 			 size_t len);
 
-/* Statistics for -v and the benchmarks. */
+/* Statistics for the trailers and the benchmarks. */
 struct syms_stats {
-	uint64_t procs, dsos, symbols, lookups, misses;
+	uint64_t procs, dsos, symbols, lookups, misses;	/* since the start */
+	uint64_t procs_held, dsos_held;	/* held now: images not forgotten, files open */
+	uint64_t procs_forgotten;	/* images let go (syms_cache_forget_*) */
 };
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out);
 

@@ -160,7 +160,7 @@ uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f)
 {
 	struct timedsamples *ts = w->ts;
 
-	uint64_t records = stackframes_write_table(ts->stacks, f);
+	uint64_t records = stackframes_write_table(w->sf, ts->stacks, f);
 	/* keys seen only in samples (not in the map: it was full) have no record */
 	grow_records(w, intern_count(ts->keys) + 1);
 	free(ts->record_of_key);

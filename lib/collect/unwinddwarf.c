@@ -78,7 +78,7 @@ uint64_t unwinddwarf_write(const struct unwinddwarf *d, struct stackframes *sf, 
 	if (counts_fd >= 0)
 		stacksbpf_collect_counts(sf, counts_fd, out);
 	collect(d, sf, out);
-	uint64_t records = stackframes_write_table(out, f);
+	uint64_t records = stackframes_write_table(sf, out, f);
 	hashtab_free(out);
 	return records;
 }

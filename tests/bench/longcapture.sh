@@ -1,7 +1,10 @@
 # longcapture.sh — a long system-wide capture at the defaults on a busy
 # machine: `marple collect -t LONG_CAPTURE_SECS callstack offcpu memleak`
 # while a tar|gzip loop and a burn loop run.  Prints each collector's resident
-# memory once a minute (is it flat after the first minutes?), then per
+# memory once a minute (is it flat after the first minutes?), and of it the
+# anonymous memory (the heap: records, symbols); the rest is mapped files,
+# mostly the BPF maps (the stack store, the unwind tables: ~105 MB for
+# callstack at the defaults, resident from the first minute), then per
 # section the records, the trailer's dropped and lost counts and the weight
 # under a [lost: ...] frame (all should be 0).  The floor is for
 # 30 minutes (LONG_CAPTURE_SECS=1800); the default is 5 minutes so that a
@@ -29,8 +32,9 @@ rss_line() {
 		for c in $(children "$s"); do
 			name=$(cat /proc/"$c"/comm 2>/dev/null) || continue
 			case $name in marple-*) ;; *) continue ;; esac
-			kb=$(awk '/^VmRSS:/ { print $2 }' /proc/"$c"/status 2>/dev/null)
-			line="$line ${name#marple-} ${kb:-?} kB"
+			kb=$(awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 } END { print r " kB (anon " a ")" }' \
+				/proc/"$c"/status 2>/dev/null)
+			line="$line ${name#marple-} ${kb:-?}"
 		done
 	done
 	echo "bench: longcapture: rss $line"

@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 42
+plan 44
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -141,6 +141,11 @@ check "callstack, folding: nothing dropped, every sample timed ($w weighed, $n t
 	test "$(grep -c '"dropped":0,' "$T/csf.out") $w $n" = "2 $s $s"
 a=$(weight "$T/csf.out" '^burn;'); l=$(weight "$T/csf.out" '^burn;.*main;top;mid;leaf')
 check "callstack, folding: the exited burns named (leaf: $l of $a)" test "$l" -gt 0 -a $((l * 2)) -ge "$a"
+# the trailer's "symbols": the images held at the end, and those let go
+symbols() { sed -n "/^{\"trailer\"/{s/.*\"symbols\":{\"processes\":\([0-9]*\),\"files\":[0-9]*,\"forgotten\":\([0-9]*\)}.*/\1 \2/p;q}" "$1"; }
+set -- $(symbols "$T/csf.out")
+check "callstack, folding: the exited processes forgotten (${2:-none} forgotten, ${1:-?} held)" \
+	test "${2:-0}" -ge 10 -a "${1:-0}" -ge 1
 "$W/sleeper" 12 & wl=$!
 sleep 0.3
 "$OC" --stack-storage 256 --drain-every 50 7 > "$T/ocf.out" 2> "$T/ocf.err"; rc=$?
@@ -150,6 +155,13 @@ check "offcpu, folding: exit 0, folded (${f:-none})" test "$rc" -eq 0 -a "${f:-0
 lost_nothing "offcpu, folding" "$T/ocf.out"
 r=$(weight "$T/ocf.out" '^sleeper;.*reader;.*read;.*pipe_read')
 check "offcpu, folding: a block across folds keeps its stack ($r us)" test "$r" -ge 5400000 -a "$r" -le 7100000
+# memleak names no exited process's allocations (their memory went back):
+# it forgets their symbols while it runs, every 60 drain periods (3 s here),
+# or a long capture over short processes holds every one's
+"$ML" --drain-every 50 8 > "$T/mlf.out" 2> "$T/mlf.err"; rc=$?
+set -- $(symbols "$T/mlf.out")
+check "memleak, system-wide: the exited processes forgotten (${2:-none} forgotten, ${1:-?} held)" \
+	test "$rc" -eq 0 -a "${2:-0}" -ge 10
 
 # 5. the options
 expect_exit "drain: --drain-every x is a usage error" 2 "drain-every" "$CS" --drain-every x 1

@@ -62,13 +62,13 @@ static void write_map(const char *path, const char *lines)
 	fclose(f);
 }
 
-/* The records stackframes_write_table writes for table t. */
-static char *written(struct hashtab *t)
+/* The records stackframes_write_table writes for table t of sf. */
+static char *written(struct stackframes *sf, struct hashtab *t)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	stackframes_write_table(t, f);
+	stackframes_write_table(sf, t, f);
 	fclose(f);
 	return buf;
 }
@@ -97,7 +97,7 @@ static void after_the_fact(int exit_first)
 		end_child(child);
 	snprintf(lines, sizeof(lines), "%llx 40 LHot;::fib\n", (unsigned long long)addr);
 	write_map(path, lines);
-	char *out = written(t);
+	char *out = written(sf, t);
 	test_cond(exit_first ? "a map written as the process exits names its frames"
 			     : "a map written after the stacks were named names them",
 		  out && strcmp(out, "1#jit;LHot%3B::fib\n") == 0);
