@@ -464,6 +464,8 @@ struct posted_map {
 	struct procmaps_line l;		/* l.path: owned, with the process's root before it */
 };
 
+#define SYMS_POSTED_MAX 16384
+
 struct syms_cache {
 	int flags;
 	pthread_mutex_t post_lock;	/* posted: filled by another thread */
@@ -1434,8 +1436,11 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 	return 1;
 }
 
+static void take_posted(struct syms_cache *c);
+
 void syms_cache_refresh(struct syms_cache *c)
 {
+	take_posted(c);	/* while their images are known: not freed yet */
 	static const uint64_t after_ns[] = { 50000000, 1000000000 };
 	uint64_t now = marple_now_monotonic_ns();
 	size_t w = 0;
@@ -1558,7 +1563,9 @@ void syms_cache_post_maps(struct syms_cache *c, pid_t pid, const uint64_t layout
 	procmaps_root(pid, root, sizeof(root));
 	pthread_mutex_lock(&c->post_lock);
 	for (size_t i = 0; i < n; i++) {
-		if (!lines[i].inode || lines[i].deleted || !procmaps_is_file(&lines[i]))
+		/* bounded, should the cache's thread not take them in for long */
+		if (!lines[i].inode || lines[i].deleted || !procmaps_is_file(&lines[i]) ||
+		    c->nposted >= SYMS_POSTED_MAX)
 			continue;
 		c->posted = marple_grow(c->posted, &c->posted_cap, c->nposted + 1, sizeof(*c->posted));
 		struct posted_map *m = &c->posted[c->nposted++];

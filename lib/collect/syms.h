@@ -197,8 +197,9 @@ int syms_cache_add_walked_vma(struct syms_cache *c, pid_t pid, uint64_t exec_id,
  * lines[0..n), read while pid had layout (read before and after them), are
  * the walked VMAs of the image with that layout, as above (its file by the
  * line's device and inode, else opened by its path, checked to be that
- * inode).  Taken in by the cache's own thread when a lookup finds no
- * mapping; an image not known by then is left out. */
+ * inode).  Taken in by the cache's own thread at syms_cache_refresh or
+ * when a lookup finds no mapping; an image not known by then is left out
+ * (as are lines past 16,384 waiting). */
 struct procmaps_line;
 void syms_cache_post_maps(struct syms_cache *c, pid_t pid, const uint64_t layout[SYMS_LAYOUT_N],
 			  const struct procmaps_line *lines, size_t n);
