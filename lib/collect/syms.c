@@ -1459,6 +1459,13 @@ void syms_cache_refresh(struct syms_cache *c)
 	c->nyoung = w;
 }
 
+/* Do two walked VMAs map the same file the same way (offset at start)? */
+static int same_file_place(const struct procmaps_line *a, const struct procmaps_line *b)
+{
+	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->inode == b->inode &&
+	       a->start - a->pgoff == b->start - b->pgoff;
+}
+
 /* The dso of a file VMA the BPF walk found (l: its range, the device and
  * inode of its file, as the kernel's maps show them), by that identity:
  * one a maps line of any process named (_known: only that), else the very
@@ -1525,7 +1532,7 @@ static int add_walked(struct syms_cache *c, struct proc *p, pid_t pid, uint64_t 
 	if (p)
 		for (size_t i = 0; i < p->nwalked; i++)
 			if (p->walked[i].m.start == l->start && p->walked[i].m.end == l->end &&
-			    p->walked[i].m.pgoff == l->pgoff)
+			    same_file_place(&p->walked[i].id, l))
 				return p->walked[i].m.dso ? 0 : -1;	/* told again (it left the kernel's LRU) */
 	struct dso *d = walked_dso(c, pid, l);
 	if (!p) {
@@ -1709,18 +1716,24 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 	/* in no mapping read: one the BPF walk found, or another reader of
 	 * its maps saw, if any did */
 	take_posted(c);
+	struct walked_vma *found = NULL;
 	for (size_t i = 0; i < p->nwalked; i++) {
 		struct walked_vma *w = &p->walked[i];
 		if (addr < w->m.start || addr >= w->m.end)
 			continue;
-		if (!w->m.dso && (w->m.dso = walked_dso_known(c, &w->id)))
-			w->m.name = w->m.dso->name;
-		if (w->m.dso)
-			return &w->m;
-		if (!w->missed)
-			c->st.walked_vmas_unopened++;
-		w->missed = 1;
+		if (found && !same_file_place(&found->id, &w->id))
+			return NULL;	/* remapped with another file or offset between them: no guess */
+		found = w;
 	}
+	if (!found)
+		return NULL;
+	if (!found->m.dso && (found->m.dso = walked_dso_known(c, &found->id)))
+		found->m.name = found->m.dso->name;
+	if (found->m.dso)
+		return &found->m;
+	if (!found->missed)
+		c->st.walked_vmas_unopened++;
+	found->missed = 1;
 	return NULL;
 }
 

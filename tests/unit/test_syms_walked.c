@@ -45,7 +45,7 @@ static uint32_t kernel_dev(const struct procmaps_line *l)
 
 int main(void)
 {
-	test_plan(10);
+	test_plan(11);
 	uint64_t adler = (uint64_t)(uintptr_t)adler32 + 2, elfv = (uint64_t)(uintptr_t)elf_version + 2;
 	struct procmaps_line z, e;
 	char zpath[4096], epath[4096];
@@ -95,6 +95,10 @@ int main(void)
 	syms_cache_post_maps(c, child, layout, &e, 1);
 	n = syms_cache_lookup_exec(c, child, 9, elfv, NULL, NULL);
 	test_cond("posted under its layout: named, the process gone", n && strcmp(n, "elf_version") == 0);
+	/* libelf found at libz's place too (unmapped, another file mapped
+	 * there): which one a frame was in is not known */
+	syms_cache_add_walked_vma(c, child, 9, z.start, z.end, e.pgoff, kernel_dev(&e), e.inode);
+	test_cond("two files found at one place: no name", syms_cache_lookup_exec(c, child, 9, adler, NULL, NULL) == NULL);
 	struct syms_stats st;
 	syms_cache_stats(c, &st);
 	test_cond("counted: named from walked VMAs, one not found", st.walked_named == 2 && st.walked_vmas_unopened == 1);
