@@ -1440,10 +1440,11 @@ static void take_posted(struct syms_cache *c);
 
 void syms_cache_refresh(struct syms_cache *c)
 {
-	take_posted(c);	/* while their images are known: not freed yet */
 	static const uint64_t after_ns[] = { 50000000, 1000000000 };
 	uint64_t now = marple_now_monotonic_ns();
 	size_t w = 0;
+
+	take_posted(c);	/* while their images are known: not forgotten yet */
 
 	for (size_t i = 0; i < c->nyoung; i++) {
 		struct proc *p = c->young[i];
