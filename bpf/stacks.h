@@ -214,6 +214,19 @@ struct unwind_file {
 	} loads[UNWIND_FILE_LOADS];
 };
 
+/* A file VMA the walker found in the kernel for a process whose mappings
+ * user space had not read (unwind_learned: not loaded yet, or mapped
+ * since), told user space once on the unwind_vma_notes ring buffer: the
+ * symbolizer names the frames in it even when the process is gone before
+ * its maps are read again (a short-lived process's libraries, mapped by
+ * ld.so after the exec's snapshot).  exec_id: the image (task->self_exec_id,
+ * as stack_key's), whose frames only it names. */
+struct unwind_vma_note {
+	__u32 tgid, exec_id;
+	__u64 start, end, pgoff;	/* pgoff in bytes */
+	struct unwind_file_key key;
+};
+
 /* The mappings of a process live in unwind_mappings[slot * UNWIND_MAX_MAPPINGS
  * + i], i < n, sorted by start; tag is its mm->start_stack when they were
  * read (a pid reused by another program does not match). */
@@ -265,13 +278,16 @@ enum unwind_counter {
 					 * cut_table_not_loaded */
 	UNWIND_FRAMES_SAME_MAPPING,	/* frames in the mapping of the frame before: no
 					 * search of the process's mappings */
+	UNWIND_VMA_NOTES,		/* file VMAs told user space (struct unwind_vma_note) */
+	UNWIND_VMA_NOTES_LOST,		/* ... not told: the ring buffer was full */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
 	{ "stacks", "frames_by_table", "frames_by_frame_pointer", "complete", "cut_no_table", \
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
-	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping" }
+	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
+	  "vma_notes_lost" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -18,6 +18,8 @@
  *   unwind_sample_vmas  the executable VMAs of the sampled process, read once
  *                    a sample with the VMA iterator (Linux 6.7)
  *   unwind_learned   tgid -> the VMAs its earlier samples found by lookup
+ *   unwind_vma_notes each file VMA learned, told user space once (struct
+ *                    unwind_vma_note): the symbolizer's names for it
  *   unwind_requests  tgids whose mappings user space should (re)read: unknown
  *                    process, or a PC outside its mappings (dlopen, exec)
  *   unwind_asked     when each tgid last asked (at most every 20 ms)
@@ -141,6 +143,11 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_learned);
 } unwind_learned SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);	/* ~1,100 notes; 4 KiB when not in tables mode */
+} unwind_vma_notes SEC(".maps");
 
 /* where a new unwind_learned is made (too big for the BPF stack) */
 struct {
@@ -419,6 +426,27 @@ static __always_inline int unwind_learned_vma(struct unwind_walk *s, __u64 pc, s
 	return -1;
 }
 
+/* Tell user space of file VMA v of the current process (its image:
+ * self_exec_id), which the walk found in the kernel: the symbolizer may
+ * never read the process's maps with it (gone first). */
+static __noinline void unwind_note_vma(__u32 tgid, const struct unwind_vma *v)
+{
+	struct unwind_vma_note *e = bpf_ringbuf_reserve(&unwind_vma_notes, sizeof(*e), 0);
+
+	if (!e) {
+		unwind_count(UNWIND_VMA_NOTES_LOST);
+		return;
+	}
+	e->tgid = tgid;
+	e->exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
+	e->start = v->start;
+	e->end = v->end;
+	e->pgoff = v->pgoff;
+	e->key = v->key;
+	bpf_ringbuf_submit(e, 0);
+	unwind_count(UNWIND_VMA_NOTES);
+}
+
 /* Keep v, found by a lookup, for the process's later samples: the entry is
  * replaced whole (a copy with v added), never written in place, so that a
  * walk on another CPU reads it whole. */
@@ -443,7 +471,8 @@ static __always_inline void unwind_learn(struct unwind_walk *s, const struct unw
 		return;
 	next->v[i] = *v;
 	next->n = i + 1;
-	bpf_map_update_elem(&unwind_learned, &s->tgid, next, BPF_ANY);
+	if (bpf_map_update_elem(&unwind_learned, &s->tgid, next, BPF_ANY) == 0 && v->kind == UNWIND_VMA_KIND_FILE)
+		unwind_note_vma(s->tgid, v);
 }
 
 /* Find pc's mapping in the kernel's VMAs (the process's mappings do not

@@ -186,7 +186,7 @@ static int write_section(void *arg, int last)
 	if (sc.verbose)
 		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
-		unwindtables_trailer_add(sc.unwindtab, tr);
+		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);

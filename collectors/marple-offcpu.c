@@ -395,7 +395,7 @@ static int write_section(void *arg, int last)
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
 	if (sc.unwindtab)
-		unwindtables_trailer_add(sc.unwindtab, tr);
+		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);

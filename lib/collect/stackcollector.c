@@ -222,6 +222,7 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (!sc->no_cache)
 		unwindtables_use_cache(sc->unwindtab, unwindtablescache_open());
+	unwindtables_share_maps(sc->unwindtab, sc->syms);
 	if (unwindtables_poll_with(sc->unwindtab, rb) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->pid)
@@ -281,6 +282,27 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 	return hdr;
 }
 
+void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr)
+{
+	struct syms_stats now;
+	json_t *unwind;
+
+	if (!sc->unwindtab)
+		return;
+	unwindtables_trailer_add(sc->unwindtab, tr);
+	if (!(unwind = json_object_get(tr, "unwind")))
+		return;
+	/* what the symbolizer made of the file VMAs the walker told it of
+	 * (syms_cache_add_walked_vma), in this section */
+	syms_cache_stats(sc->syms, &now);
+	json_object_set_new(unwind, "frames_named_from_walk",
+			    json_integer((json_int_t)(now.walked_named - sc->walked_named_before)));
+	json_object_set_new(unwind, "vma_notes_file_not_found",
+			    json_integer((json_int_t)(now.walked_vmas_unopened - sc->walked_unfound_before)));
+	sc->walked_named_before = now.walked_named;
+	sc->walked_unfound_before = now.walked_vmas_unopened;
+}
+
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
 			       uint64_t extra_dropped, const char *ended)
 {
@@ -291,8 +313,7 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc->sf) + extra_dropped;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	stackcollector_self_excluded(sc, obj, tr);
-	if (sc->unwindtab)
-		unwindtables_trailer_add(sc->unwindtab, tr);
+	stackcollector_unwind_trailer(sc, tr);
 	return tr;
 }
 

@@ -212,6 +212,8 @@ struct stackcollector {
 	uint64_t sections;		/* written so far */
 	uint64_t counters_before[STACKS_NCOUNTERS];	/* stack_counters at the last cut */
 	uint64_t self_excluded_before;	/* selffilter_excluded at the last cut */
+	uint64_t walked_named_before, walked_unfound_before;	/* syms_stats' walked_named and
+								 * walked_vmas_unopened at the last cut */
 
 	/* -c's command, started by stackcollector_target */
 	pid_t child;
@@ -269,6 +271,11 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
  * "dropped" is the samples not counted plus extra_dropped. */
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,
 			       uint64_t extra_dropped, const char *ended);
+/* In tables mode, the trailer's "unwind" (unwindtables_trailer_add) with
+ * the frames the symbolizer named from the VMAs the walker found
+ * (frames_named_from_walk; vma_notes_file_not_found: those whose file it
+ * could not find), in this section; nothing in other modes. */
+void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr);
 
 /* The process to trace: with -c, the command, started now (it runs from
  * stackcollector_ready on); else -p's (0: every process). */

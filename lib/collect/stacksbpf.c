@@ -131,6 +131,19 @@ static int on_pidnote(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* A file VMA the unwinder found (bpf/unwindtables.bpf.h): its frames named
+ * from it where the process's maps, read before, say nothing. */
+static int on_vmanote(void *ctx, void *data, size_t len)
+{
+	struct syms_cache *syms = ctx;
+	const struct unwind_vma_note *n = data;
+
+	if (len >= sizeof(*n))
+		syms_cache_add_walked_vma(syms, (pid_t)n->tgid, n->exec_id, n->start, n->end, n->pgoff,
+					  n->key.dev, n->key.ino);
+	return 0;
+}
+
 static struct ring_buffer *pidnotes_new(int notes_fd, int seen_fd, struct syms_cache *syms)
 {
 	static struct pidnotes pn[8];	/* a collector has one; never freed */
@@ -159,6 +172,8 @@ struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_
 	struct bpf_map *notes = bpf_object__find_map_by_name(obj, "pid_notes");
 	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "stacks_exec");
+	struct bpf_map *vmas = bpf_object__find_map_by_name(obj, "unwind_vma_notes");
+	struct ring_buffer *rb;
 
 	*exec_link = NULL;
 	if (!notes || !seen) {
@@ -168,7 +183,11 @@ struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_
 	if (exec && !(*exec_link = bpf_program__attach(exec)))
 		marple_warn("cannot attach to sched_process_exec (%s): a process that execs and exits before "
 			"its first sample is taken may be left unnamed", strerror(errno));
-	return pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
+	rb = pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
+	/* read with the pid notes, into the same cache */
+	if (rb && vmas && ring_buffer__add(rb, bpf_map__fd(vmas), on_vmanote, syms) < 0)
+		marple_warn("cannot read the unwind_vma_notes ring buffer: %s", strerror(errno));
+	return rb;
 }
 
 void stacksbpf_table_add(const void *key, const void *value, void *arg)

@@ -14,12 +14,14 @@
 #include <bpf/libbpf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 #include <unistd.h>
@@ -389,6 +391,16 @@ struct umap {
 	struct dso *dso;		/* NULL for anonymous and special mappings */
 	const char *name;		/* basename or "[vdso]", "[anon]"... (owned by the cache) */
 	int anon_exec;			/* anonymous and executable: where a JIT puts code */
+	int walked;			/* told by the BPF walk (syms_cache_add_walked_vma) */
+};
+
+/* A file VMA the BPF walk found (syms_cache_add_walked_vma): its file
+ * known by the kernel's identity, found when told or at a lookup later (a
+ * process that maps it seen since) */
+struct walked_vma {
+	struct umap m;			/* m.dso NULL: its file not found yet */
+	struct procmaps_line id;	/* range, device and inode (path "") */
+	int missed;			/* looked up without its file: counted */
 };
 
 /* A JIT's /tmp/perf-PID.map, flattened: syms are disjoint ranges, each under
@@ -424,6 +436,12 @@ struct proc {
 	uint64_t read_ns;
 	struct umap *maps;
 	size_t nmaps;
+	/* file VMAs the BPF walk found in this image (syms_cache_add_walked_vma):
+	 * where maps has nothing (a library mapped after they were read, the
+	 * process gone before they were read again) */
+	struct walked_vma *walked;
+	size_t nwalked, walked_cap;
+	int unread;			/* made by syms_cache_add_walked_vma: maps not read yet */
 	struct perfmap *jit;
 	/* what finding and trusting its perf map needs, kept from the snapshot
 	 * of a process with anonymous executable memory so that a map written
@@ -439,8 +457,20 @@ struct proc {
 
 #define NBUCKETS 4096
 
+/* A file mapping another thread saw in a process's maps (syms_cache_post_maps) */
+struct posted_map {
+	pid_t pid;
+	uint64_t layout[SYMS_LAYOUT_N];
+	struct procmaps_line l;		/* l.path: owned, with the process's root before it */
+};
+
+#define SYMS_POSTED_MAX 16384
+
 struct syms_cache {
 	int flags;
+	pthread_mutex_t post_lock;	/* posted: filled by another thread */
+	struct posted_map *posted;
+	size_t nposted, posted_cap;
 	struct proc *procs[NBUCKETS];
 	struct dso *dsos[NBUCKETS];
 	struct dso *adsos[NBUCKETS];	/* the same dsos by their /proc/PID/maps identity */
@@ -458,6 +488,7 @@ struct syms_cache *syms_cache_new(int flags)
 {
 	struct syms_cache *c = marple_calloc(1, sizeof(*c));
 	c->flags = flags;
+	pthread_mutex_init(&c->post_lock, NULL);
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
 		elf_ready = 1;
@@ -502,6 +533,7 @@ void syms_cache_free(struct syms_cache *c)
 		for (struct proc *p = c->procs[b], *n; p; p = n) {
 			n = p->next;
 			free(p->maps);
+			free(p->walked);
 			perfmap_free(p->jit);
 			if (p->jit_known && p->jit_root_fd >= 0)
 				close(p->jit_root_fd);
@@ -513,6 +545,10 @@ void syms_cache_free(struct syms_cache *c)
 		}
 	}
 	free(c->young);
+	for (size_t i = 0; i < c->nposted; i++)
+		free((char *)c->posted[i].l.path);
+	free(c->posted);
+	pthread_mutex_destroy(&c->post_lock);
 	hashtab_free(c->jit_names);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
@@ -883,6 +919,9 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 	c->st.symbols += d->nsyms;
 }
 
+static struct dso *dso_of_fd(struct syms_cache *c, int fd, const struct stat *st, const char *path,
+			     const char *root, uint64_t mdev, uint64_t mino);
+
 /* The dso for the file pid maps at l, opened and loaded once per (device,
  * inode); root is pid's root prefix, for its debug files. */
 static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
@@ -906,16 +945,26 @@ static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmap
 		close(fd);
 		return NULL;
 	}
-	size_t b = ((uint64_t)st.st_dev * 31 + (uint64_t)st.st_ino) % NBUCKETS;
+	return dso_of_fd(c, fd, &st, path, root, mdev, mino);
+}
+
+/* The dso of open file fd (st: its fstat; closed here), known by the
+ * device and inode of its maps lines (mdev, mino; mino 0: none) too. */
+static struct dso *dso_of_fd(struct syms_cache *c, int fd, const struct stat *st, const char *path,
+			     const char *root, uint64_t mdev, uint64_t mino)
+{
+	size_t ab = (mdev * 31 + mino) % NBUCKETS;
+	size_t b = ((uint64_t)st->st_dev * 31 + (uint64_t)st->st_ino) % NBUCKETS;
+	struct dso *d;
+
 	for (d = c->dsos[b]; d; d = d->next)
-		if (d->dev == st.st_dev && d->ino == st.st_ino) {
+		if (d->dev == st->st_dev && d->ino == st->st_ino) {
 			close(fd);
 			return d;
 		}
-	d = NULL;
 	d = marple_calloc(1, sizeof(*d));
-	d->dev = st.st_dev;
-	d->ino = st.st_ino;
+	d->dev = st->st_dev;
+	d->ino = st->st_ino;
 	const char *base = strrchr(path, '/');
 	d->name = marple_strdup(base ? base + 1 : path);
 	d->path = marple_strdup(path);
@@ -1330,9 +1379,11 @@ static struct proc *get_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 
 	if (exec_id == SYMS_EXEC_ANY && (p = newest_image(c, pid)))
 		return p;
-	if ((p = find_proc(c, pid, exec_id)))
+	if ((p = find_proc(c, pid, exec_id)) && !p->unread)
 		return p;
-	p = new_proc(c, pid, exec_id);
+	if (!p)
+		p = new_proc(c, pid, exec_id);
+	p->unread = 0;
 	if (exec_id != SYMS_EXEC_ANY && make_current(c, p) < 0) {
 		p->frozen = 1;	/* the process has exec'ed since: its maps are another image's */
 		return p;
@@ -1357,6 +1408,7 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 		p = new_proc(c, pid, exec_id);
 	if (p->verified)
 		return 0;
+	p->unread = 0;
 	if (make_current(c, p) < 0 || p->tries >= 4) {
 		p->frozen = 1;
 		return -1;
@@ -1384,11 +1436,15 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 	return 1;
 }
 
+static void take_posted(struct syms_cache *c);
+
 void syms_cache_refresh(struct syms_cache *c)
 {
 	static const uint64_t after_ns[] = { 50000000, 1000000000 };
 	uint64_t now = marple_now_monotonic_ns();
 	size_t w = 0;
+
+	take_posted(c);	/* while their images are known: not forgotten yet */
 
 	for (size_t i = 0; i < c->nyoung; i++) {
 		struct proc *p = c->young[i];
@@ -1404,6 +1460,156 @@ void syms_cache_refresh(struct syms_cache *c)
 	c->nyoung = w;
 }
 
+/* Do two walked VMAs map the same file the same way (offset at start)? */
+static int same_file_place(const struct procmaps_line *a, const struct procmaps_line *b)
+{
+	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->inode == b->inode &&
+	       a->start - a->pgoff == b->start - b->pgoff;
+}
+
+/* The dso of a file VMA the BPF walk found (l: its range, the device and
+ * inode of its file, as the kernel's maps show them), by that identity:
+ * one a maps line of any process named (_known: only that), else the very
+ * file mapped there, through map_files while the process lives, and only
+ * if it is that inode.  NULL: not found (the process is gone, and no
+ * other seen maps the file). */
+static struct dso *walked_dso_known(struct syms_cache *c, const struct procmaps_line *l)
+{
+	uint64_t mdev = procmaps_dev(l);
+	dev_t sdev = makedev(l->dev_major, l->dev_minor);
+	struct dso *d;
+
+	for (d = c->adsos[(mdev * 31 + l->inode) % NBUCKETS]; d; d = d->anext)
+		if (d->mdev == mdev && d->mino == l->inode)
+			return d;
+	for (d = c->dsos[((uint64_t)sdev * 31 + l->inode) % NBUCKETS]; d; d = d->next)
+		if (d->dev == sdev && d->ino == l->inode)
+			return d;
+	return NULL;
+}
+
+static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l)
+{
+	uint64_t mdev = procmaps_dev(l);
+	dev_t sdev = makedev(l->dev_major, l->dev_minor);
+	char mf[128], path[4096], root[64];
+	struct stat st;
+	struct dso *d = walked_dso_known(c, l);
+
+	if (d)
+		return d;
+	procmaps_map_files_path(pid, l, mf, sizeof(mf));
+	ssize_t n = readlink(mf, path, sizeof(path) - 1);
+	int fd = n > 0 ? open(mf, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 && l->path[0] == '/') {
+		/* gone: by the name its maps gave another reader (the root it
+		 * had before it) */
+		fd = open(l->path, O_RDONLY | O_CLOEXEC);
+		n = (ssize_t)strlen(l->path);
+		if (fd >= 0 && (size_t)n < sizeof(path))
+			memcpy(path, l->path, (size_t)n);
+		else
+			n = 0;
+	}
+	if (fd < 0 || n <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	path[n] = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != l->inode || st.st_dev != sdev) {
+		close(fd);	/* not the file the walk saw (the pid is another process's now) */
+		return NULL;
+	}
+	procmaps_root(pid, root, sizeof(root));
+	return dso_of_fd(c, fd, &st, path, root, mdev, l->inode);
+}
+
+/* Add file mapping l (its path: a hint, or "") to the walked VMAs of p
+ * (NULL: make image exec_id of pid, whose maps are read when first asked
+ * for): 0, or -1 if its file is not found yet. */
+static int add_walked(struct syms_cache *c, struct proc *p, pid_t pid, uint64_t exec_id, const struct procmaps_line *l)
+{
+	if (p)
+		for (size_t i = 0; i < p->nwalked; i++)
+			if (p->walked[i].m.start == l->start && p->walked[i].m.end == l->end &&
+			    same_file_place(&p->walked[i].id, l))
+				return p->walked[i].m.dso ? 0 : -1;	/* told again (it left the kernel's LRU) */
+	struct dso *d = walked_dso(c, pid, l);
+	if (!p) {
+		p = new_proc(c, pid, exec_id);
+		p->unread = 1;
+	}
+	/* kept without its file too: another process that maps it, seen
+	 * before the frames are named, names them */
+	p->walked = marple_grow(p->walked, &p->walked_cap, p->nwalked + 1, sizeof(*p->walked));
+	p->walked[p->nwalked] = (struct walked_vma){
+		.m = { .start = l->start, .end = l->end, .pgoff = l->pgoff, .dso = d, .name = d ? d->name : NULL,
+		       .walked = 1 },
+		.id = *l };
+	p->walked[p->nwalked++].id.path = "";
+	return d ? 0 : -1;
+}
+
+int syms_cache_add_walked_vma(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t start, uint64_t end,
+			      uint64_t pgoff, uint32_t kdev, uint64_t ino)
+{
+	struct procmaps_line l = { .start = start, .end = end, .pgoff = pgoff, .perms = "r-xp",
+				   .dev_major = kdev >> 20, .dev_minor = kdev & 0xfffff, .inode = ino, .path = "" };
+
+	c->st.walked_vmas++;
+	if (exec_id == SYMS_EXEC_ANY || start >= end || ino == 0)
+		return -1;
+	return add_walked(c, find_proc(c, pid, exec_id), pid, exec_id, &l);
+}
+
+void syms_cache_post_maps(struct syms_cache *c, pid_t pid, const uint64_t layout[SYMS_LAYOUT_N],
+			  const struct procmaps_line *lines, size_t n)
+{
+	char root[64];
+
+	procmaps_root(pid, root, sizeof(root));
+	pthread_mutex_lock(&c->post_lock);
+	for (size_t i = 0; i < n; i++) {
+		/* bounded, should the cache's thread not take them in for long */
+		if (!lines[i].inode || lines[i].deleted || !procmaps_is_file(&lines[i]) ||
+		    c->nposted >= SYMS_POSTED_MAX)
+			continue;
+		c->posted = marple_grow(c->posted, &c->posted_cap, c->nposted + 1, sizeof(*c->posted));
+		struct posted_map *m = &c->posted[c->nposted++];
+		m->pid = pid;
+		memcpy(m->layout, layout, sizeof(m->layout));
+		m->l = lines[i];
+		size_t len = strlen(root) + strlen(lines[i].path) + 1;
+		char *path = marple_malloc(len);
+		snprintf(path, len, "%s%s", root, lines[i].path);
+		m->l.path = path;
+	}
+	pthread_mutex_unlock(&c->post_lock);
+}
+
+/* The posted mappings, to the images that had that layout (none: dropped;
+ * a pid note is read long before another reader's maps are posted) */
+static void take_posted(struct syms_cache *c)
+{
+	pthread_mutex_lock(&c->post_lock);
+	struct posted_map *posted = c->posted;
+	size_t n = c->nposted;
+	c->posted = NULL;
+	c->nposted = c->posted_cap = 0;
+	pthread_mutex_unlock(&c->post_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct posted_map *m = &posted[i];
+		for (struct proc *p = c->procs[(uint32_t)m->pid % NBUCKETS]; p; p = p->next)
+			if (p->pid == m->pid && p->has_layout && memcmp(p->layout, m->layout, sizeof(p->layout)) == 0) {
+				add_walked(c, p, p->pid, p->exec_id, &m->l);
+				break;
+			}
+		free((char *)m->l.path);
+	}
+	free(posted);
+}
+
 /* The files no process known maps any more (a build starts new compilers
  * and test programs all the time: their symbol tables and mapped ELF files
  * were kept for the whole capture); read again if mapped again. */
@@ -1417,6 +1623,11 @@ static void forget_unused_dsos(struct syms_cache *c)
 			for (size_t i = 0; i < p->nmaps; i++)
 				if (p->maps[i].dso)
 					p->maps[i].dso->used = 1;
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct proc *p = c->procs[b]; p; p = p->next)
+			for (size_t i = 0; i < p->nwalked; i++)
+				if (p->walked[i].m.dso)
+					p->walked[i].m.dso->used = 1;
 	for (size_t b = 0; b < NBUCKETS; b++)
 		for (struct dso **dp = &c->adsos[b], *d; (d = *dp);) {
 			if (d->used)
@@ -1462,6 +1673,7 @@ size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit)
 			}
 			*pp = p->next;
 			free(p->maps);
+			free(p->walked);
 			perfmap_free(p->jit);
 			if (p->jit_known && p->jit_root_fd >= 0)
 				close(p->jit_root_fd);
@@ -1496,13 +1708,34 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 		}
 		/* not mapped when we looked: maybe dlopen'ed since; look again (rarely) */
 		if (pass || p->gone || p->frozen || marple_now_monotonic_ns() - p->read_ns < 1000000000ull)
-			return NULL;
+			break;
 		int rc = read_maps(c, p);
 		if (rc != 0) {
 			p->frozen = rc > 0;	/* exec'ed since: keep the maps we have */
-			return NULL;
+			break;
 		}
 	}
+	/* in no mapping read: one the BPF walk found, or another reader of
+	 * its maps saw, if any did */
+	take_posted(c);
+	struct walked_vma *found = NULL;
+	for (size_t i = 0; i < p->nwalked; i++) {
+		struct walked_vma *w = &p->walked[i];
+		if (addr < w->m.start || addr >= w->m.end)
+			continue;
+		if (found && !same_file_place(&found->id, &w->id))
+			return NULL;	/* remapped with another file or offset between them: no guess */
+		found = w;
+	}
+	if (!found)
+		return NULL;
+	if (!found->m.dso && (found->m.dso = walked_dso_known(c, &found->id)))
+		found->m.name = found->m.dso->name;
+	if (found->m.dso)
+		return &found->m;
+	if (!found->missed)
+		c->st.walked_vmas_unopened++;
+	found->missed = 1;
 	return NULL;
 }
 
@@ -1653,6 +1886,7 @@ const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exe
 			if (u) {
 				if (offset)
 					*offset = vaddr - u->addr;
+				c->st.walked_named += m->walked;
 				return pretty(c, u);
 			}
 		}

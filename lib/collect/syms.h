@@ -180,11 +180,39 @@ int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, s
 int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
 			 size_t len);
 
+/* A file VMA the BPF walk found in image exec_id of pid (bpf/stacks.h: struct
+ * unwind_vma_note; the file by the kernel's identity: device kdev as it
+ * encodes it, major << 20 | minor, and inode): the addresses in it that
+ * fall in no mapping read from /proc are named from that file.  A process
+ * whose libraries were mapped after its maps were read (ld.so, after the
+ * exec's snapshot) and that exited before they were read again is named
+ * so.  The file is one any process's maps named, or the one mapped there
+ * while pid lives, checked to be that inode: never another.  0, or -1 if
+ * the file was not found (yet: a process seen later that maps it names the
+ * frames). */
+int syms_cache_add_walked_vma(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t start, uint64_t end,
+			      uint64_t pgoff, uint32_t kdev, uint64_t ino);
+
+/* Thread-safe, for another reader of pid's maps (the unwind tables' worker):
+ * lines[0..n), read while pid had layout (read before and after them), are
+ * the walked VMAs of the image with that layout, as above (its file by the
+ * line's device and inode, else opened by its path, checked to be that
+ * inode).  Taken in by the cache's own thread at syms_cache_refresh or
+ * when a lookup finds no mapping; an image not known by then is left out
+ * (as are lines past 16,384 waiting). */
+struct procmaps_line;
+void syms_cache_post_maps(struct syms_cache *c, pid_t pid, const uint64_t layout[SYMS_LAYOUT_N],
+			  const struct procmaps_line *lines, size_t n);
+
 /* Statistics for the trailers and the benchmarks. */
 struct syms_stats {
 	uint64_t procs, dsos, symbols, lookups, misses;	/* since the start */
 	uint64_t procs_held, dsos_held;	/* held now: images not forgotten, files open */
 	uint64_t procs_forgotten;	/* images let go (syms_cache_forget_*) */
+	uint64_t walked_vmas;		/* syms_cache_add_walked_vma calls */
+	uint64_t walked_vmas_unopened;	/* ... whose file was still not found when a
+					 * frame in it was looked up */
+	uint64_t walked_named;		/* lookups named from a VMA the walk found */
 };
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out);
 

@@ -202,8 +202,10 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	struct bpf_map *learned = bpf_object__find_map_by_name(obj, "unwind_learned");
+	struct bpf_map *vma_notes = bpf_object__find_map_by_name(obj, "unwind_vma_notes");
 
-	if (!rows || !rules || !maps || !procs || !files || !learned ||
+	if (!rows || !rules || !maps || !procs || !files || !learned || !vma_notes ||
+	    (!tables && bpf_map__set_max_entries(vma_notes, 4096) < 0) ||
 	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
 	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
 	    bpf_map__set_max_entries(learned, tables ? UNWINDTABLES_LEARNED : 1) < 0 ||
@@ -273,6 +275,15 @@ struct unwindtables {
 	pid_t queue[256];
 	unsigned nqueue;
 	uint64_t queue_full;
+
+	/* the file mappings of the process being loaded, for the symbolizer
+	 * (unwindtables_share_maps; under load_lock) */
+	struct syms_cache *syms;
+	struct procmaps_line seen[UNWIND_MAX_MAPPINGS];
+	size_t seen_off[UNWIND_MAX_MAPPINGS];	/* each one's path in seen_paths */
+	uint32_t nseen;
+	char *seen_paths;
+	size_t seen_paths_len, seen_paths_cap;
 };
 
 static void warm_up(struct unwindtables *t);
@@ -346,6 +357,7 @@ void unwindtables_free(struct unwindtables *t)
 	free(t->no_room_paths);
 	free(t->files);
 	free(t->slot_pid);
+	free(t->seen_paths);
 	free(t);
 }
 
@@ -567,9 +579,19 @@ static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mappin
 	if (procmaps_open(&pm, pid) < 0)
 		return -1;
 	*n = 0;
+	t->nseen = 0;
 	while (*n < UNWIND_MAX_MAPPINGS && procmaps_next(&pm, &pl)) {
 		if (!exec_mapping(&pl, &l))
 			continue;
+		if (t->syms && l.key[0] && !l.vdso && t->nseen < UNWIND_MAX_MAPPINGS) {
+			/* for the symbolizer (unwindtables_share_maps) */
+			size_t len = strlen(pl.path) + 1;
+			t->seen_paths = marple_grow(t->seen_paths, &t->seen_paths_cap, t->seen_paths_len + len, 1);
+			memcpy(t->seen_paths + t->seen_paths_len, pl.path, len);
+			t->seen[t->nseen] = pl;
+			t->seen_off[t->nseen++] = t->seen_paths_len;
+			t->seen_paths_len += len;
+		}
 		struct unwind_mapping *mm = &m[(*n)++];
 		*mm = (struct unwind_mapping){ .start = l.m.start, .end = l.m.end };
 		if (!l.key[0]) {
@@ -756,9 +778,18 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 		return -1;
 	}
 	p.tag = layout[2];	/* start_stack */
+	t->seen_paths_len = 0;
 	if (read_mappings(t, pid, t->mappings + (size_t)p.slot * UNWIND_MAX_MAPPINGS, &p.n) != 0) {
 		t->slot_pid[p.slot] = 0;
 		return -1;
+	}
+	uint64_t after[SYMS_LAYOUT_N];
+	if (t->syms && t->nseen && syms_read_layout(pid, after) == 0 && memcmp(after, layout, sizeof(after)) == 0) {
+		/* the maps were of the image with that layout: the symbolizer
+		 * names from them what its own read of them missed */
+		for (uint32_t i = 0; i < t->nseen; i++)
+			t->seen[i].path = t->seen_paths + t->seen_off[i];
+		syms_cache_post_maps(t->syms, pid, layout, t->seen, t->nseen);
 	}
 	__u32 key = (__u32)pid;
 	bpf_map_update_elem(t->procs_fd, &key, &p, BPF_ANY);
@@ -829,6 +860,13 @@ int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb)
 	if (start_worker(t) < 0)
 		return -1;
 	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+}
+
+void unwindtables_share_maps(struct unwindtables *t, struct syms_cache *syms)
+{
+	pthread_mutex_lock(&t->load_lock);
+	t->syms = syms;
+	pthread_mutex_unlock(&t->load_lock);
 }
 
 void unwindtables_resume(struct unwindtables *t)

@@ -72,6 +72,12 @@ void unwindtables_warm_file(struct unwindtables *t, const char *path);
 /* Read pid's executable mappings and give the BPF side them with their
  * tables (building those not built yet).  0, or -1 if the process is gone. */
 int unwindtables_load_pid(struct unwindtables *t, pid_t pid);
+/* Post the file mappings of each process loaded from now on to syms
+ * (syms_cache_post_maps): a library the symbolizer's own read of the
+ * process's maps missed (mapped after it, the process gone before the next)
+ * is named from them. */
+struct syms_cache;
+void unwindtables_share_maps(struct unwindtables *t, struct syms_cache *syms);
 /* Serve the BPF side's requests (unwind_requests): they are read whenever
  * rb is polled, and served by a thread of the table's own. */
 int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb);

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 46
+plan 50
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -249,3 +249,24 @@ line/nofp" 8 & wl=$!
 		"$(weight "$T/newline-$mode.out" '^nofp;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" \
 		"$(weight "$T/newline-$mode.out" '^nofp;')" 95
 done
+
+# 15. short-lived processes named whole (system-wide): shortlived runs 25 ms
+# and exits, gone before its maps are read again (50 ms after its exec's);
+# its libc, mapped by ld.so after the exec's read, is named from the file
+# the walk found (unwind_vma_notes), not [unknown].  Its "late" runs map
+# libz 0.3 s in (after that second read) and exit before the next (1 s):
+# their libz frames are named the same way.
+"$CS" -U -F 999 7 > "$T/shortlived.out" 2> "$T/shortlived.err" & cs=$!
+sleep 1.2
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$W/shortlived" 0.025; done
+for i in 1 2 3 4 5 6 7 8 9 10; do "$W/shortlived" 0.005 late 0.04; done
+wait "$cs"
+share "unwind: short-lived: libc named between _start and main;chain_a;chain_b;chain_c" \
+	"$(weight "$T/shortlived.out" '^shortlived;_start;__libc_start_main;__libc_start_call_main;main;chain_a;chain_b;chain_c$')" \
+	"$(weight "$T/shortlived.out" '^shortlived;_start;.*;main;chain_a;chain_b;chain_c$')" 97
+share "unwind: short-lived: a library mapped late (libz) named in its stacks: lib_burn;adler32" \
+	"$(weight "$T/shortlived.out" ';main;lib_burn;adler32(_z)?$')" "$(weight "$T/shortlived.out" ';main;lib_burn;')" 90
+check "unwind: short-lived: frames named from the walk's VMAs, counted" \
+	test "$(trailer_unwind "$T/shortlived.out" frames_named_from_walk)" -gt 0
+check "unwind: short-lived: VMAs told, none lost" \
+	grep -Eq '"vma_notes":[1-9][0-9]*,"vma_notes_lost":0' "$T/shortlived.out"
