@@ -232,6 +232,9 @@ struct unwind_walk {
 	struct unwind_file_key program;	/* the program's file: mm->exe_file */
 	struct unwind_mapping m;	/* the current frame's mapping */
 	struct unwind_mapping vma;	/* ... found in the VMAs: reused while the PC is in it */
+	__u64 uretprobe_trampoline;	/* where pending uretprobes' return addresses point */
+	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
+					 * met (a kernel address), 0: none */
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -622,6 +625,69 @@ __noinline int unwind_rule_index(__u32 off, __u64 pc)
 
 /* A frame pointer's frame is farther from sp than this: not a frame (a
  * thread's default stack is 8 MB) */
+/* A uprobe's footprints in a user stack (another collector's, e.g.
+ * marple-memleak's on malloc):
+ * - a probed instruction runs out of line, in the process's "[uprobes]"
+ *   page: a sample there is at the probed code's own address (the slot's
+ *   start is utask->vaddr's instruction);
+ * - a function with a uretprobe pending returns to the trampoline in that
+ *   page, not its caller: each trampoline address met, leaf first, is the
+ *   next pending return_instance's orig_ret_vaddr (the list is newest
+ *   first; an instance chained to the one before it, a probed function's
+ *   tail call into another, shares its caller's slot on the stack). */
+#define UNWIND_XOL_SLOT_BYTES 128	/* UPROBE_XOL_SLOT_BYTES, arch/x86 */
+#define UNWIND_URETPROBE_CHAIN 4
+
+/* ra, or the return address a pending uretprobe's trampoline stands for */
+static __always_inline __u64 unwind_uretprobe_ra(struct unwind_walk *s, __u64 ra)
+{
+	if (!s->uretprobe_next || ra != s->uretprobe_trampoline)
+		return ra;
+	struct return_instance *ri = (struct return_instance *)s->uretprobe_next;
+	__u64 orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	for (int i = 0; i < UNWIND_URETPROBE_CHAIN && ri; i++) {
+		bool chained = BPF_CORE_READ(ri, chained);
+		ri = BPF_CORE_READ(ri, next);
+		if (!chained)
+			break;
+	}
+	s->uretprobe_next = (__u64)ri;
+	unwind_count(UNWIND_FRAMES_URETPROBE);
+	return orig;
+}
+
+static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct task_struct *t, struct mm_struct *mm)
+{
+	struct uprobe_task *ut = BPF_CORE_READ(t, utask);
+
+	if (!ut)
+		return;
+	__u64 xol = BPF_CORE_READ(ut, xol_vaddr);	/* 0 once the slot is let go */
+	__u32 state = BPF_CORE_READ(ut, state);
+	if (xol && w->ip >= xol && w->ip < xol + UNWIND_XOL_SLOT_BYTES &&
+	    (state == bpf_core_enum_value(enum uprobe_task_state, UTASK_SSTEP) ||
+	     state == bpf_core_enum_value(enum uprobe_task_state, UTASK_SSTEP_ACK) ||
+	     state == bpf_core_enum_value(enum uprobe_task_state, UTASK_SSTEP_TRAPPED))) {
+		w->ip = BPF_CORE_READ(ut, vaddr) + (w->ip - xol);
+		unwind_count(UNWIND_LEAF_SINGLE_STEPPED);
+	}
+	struct return_instance *ri = BPF_CORE_READ(ut, return_instances);
+	__u64 tramp = BPF_CORE_READ(mm, uprobes_state.xol_area, vaddr);
+	if (ri && tramp) {
+		w->uretprobe_next = (__u64)ri;
+		w->uretprobe_trampoline = tramp;
+		/* in the trampoline itself: the probed function has returned
+		 * there; its caller resumes at the return address, with the
+		 * stack as the function's entry left it, popped */
+		if (w->ip >= tramp && w->ip < tramp + UNWIND_XOL_SLOT_BYTES) {
+			__u64 sp = BPF_CORE_READ(ri, stack) + 8;
+			w->ip = unwind_uretprobe_ra(w, tramp);
+			w->sp = sp;
+			w->exact = 0;
+		}
+	}
+}
+
 #define UNWIND_FP_MAX_FRAME (8u << 20)
 
 /* One frame by frame pointer, in code without CFI: the caller's rbp at
@@ -643,7 +709,7 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 	unwind_count(UNWIND_FRAMES_FP);
 	s->sp = s->bp + 16;
 	s->bp = frame[0];
-	s->ip = frame[1];
+	s->ip = unwind_uretprobe_ra(s, frame[1]);
 	s->exact = 0;
 }
 
@@ -691,7 +757,7 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 	}
 	unwind_count(UNWIND_FRAMES_TABLE);
 	s->sp = cfa;
-	s->ip = ra;
+	s->ip = unwind_uretprobe_ra(s, ra);
 	s->exact = 0;
 	if (ra == 0)
 		s->done = UNWIND_DONE_COMPLETE;
@@ -787,6 +853,7 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	w->exact = 1;
 	w->tgid = tgid;
 	w->tag = BPF_CORE_READ(mm, start_stack);
+	unwind_uprobe_setup(w, t, mm);
 	if (no_proc || !p) {
 		/* its mappings are not loaded yet (asked for): every frame's
 		 * file by bpf_find_vma */

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 50
+plan 52
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -270,3 +270,20 @@ check "unwind: short-lived: frames named from the walk's VMAs, counted" \
 	test "$(trailer_unwind "$T/shortlived.out" frames_named_from_walk)" -gt 0
 check "unwind: short-lived: VMAs told, none lost" \
 	grep -Eq '"vma_notes":[1-9][0-9]*,"vma_notes_lost":0' "$T/shortlived.out"
+
+# 16. another collector's uprobes in the stack: marple-memleak on the same
+# process puts a uretprobe on malloc: until it returns, its return address
+# points at the trampoline in the process's [uprobes] page.  The walk takes
+# each trampoline address for the caller it stands for (the kernel's
+# pending return_instance list), so malloc's samples stay under
+# main;churn rather than end in [no unwind table];[unknown].
+"$W/mallocbench" 1000000000 > /dev/null & wl=$!
+libc_mapped "$wl"
+MARPLE_READY_FILE="$T/mlready" "$MARPLE_BIN/marple-memleak" -p "$wl" 8 > "$T/ml.out" 2> "$T/ml.err" & ml=$!
+i=0; while [ ! -e "$T/mlready" ] && [ $i -lt 100 ] && kill -0 "$ml" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+"$CS" -U -F 499 -p "$wl" 2 > "$T/uprobed.out" 2> "$T/uprobed.err"
+kill "$wl" 2>/dev/null; wait "$wl" "$ml" 2>/dev/null
+share "unwind: under another collector's uretprobe: malloc's samples under main;churn" \
+	"$(weight "$T/uprobed.out" '^mallocbench;_start;.*;main;churn;malloc$')" "$(weight "$T/uprobed.out" ';malloc$')" 85
+check "unwind: under a uretprobe: trampoline return addresses given back, counted" \
+	test "$(trailer_unwind "$T/uprobed.out" frames_uretprobe)" -gt 0
