@@ -46,8 +46,9 @@
  * programs write into.  The stacks map holds both halves (its size is twice
  * the stacks of one set); a stack's id names its half.  When a quarter of a
  * set's stacks have been stored since it was cleared, or half of its count
- * map is taken, a program asks user space for a drain (a pid_note of pid 0,
- * which wakes it).  User space flips the set, waits for programs in flight,
+ * map is taken, a program asks user space for a drain (a pid_note of pid 0
+ * on pid_notes, or on drain_requests when a thread of its own drains:
+ * stacks_ctl.drain_thread; either wakes it).  User space flips the set, waits for programs in flight,
  * reads the idle set and clears it: a capture never fills them in a steady
  * state.  Collectors that never drain use set 0 only.
  *
@@ -137,6 +138,13 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } pid_notes SEC(".maps");
 
+/* drain requests for a drainer thread (stacks_ctl.drain_thread): read by it
+ * alone, so a request wakes it at once */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} drain_requests SEC(".maps");
+
 
 static __always_inline void stacks_count(__u32 idx)
 {
@@ -164,13 +172,15 @@ static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, 
 	if (*used < limit || c->drain_asked)
 		return;
 	c->drain_asked = 1;
-	struct pid_note *e = bpf_ringbuf_reserve(&pid_notes, sizeof(*e), 0);
+	c->asked_ns = bpf_ktime_get_ns();
+	void *ring = c->drain_thread ? (void *)&drain_requests : (void *)&pid_notes;
+	struct pid_note *e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
 	if (!e) {
 		c->drain_asked = 0;
 		return;
 	}
 	__builtin_memset(e, 0, sizeof(*e));	/* pid 0: a drain request */
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
 }
 
 /* Store the stack in ips[0..n) (leaf first; the rest of its group of 8

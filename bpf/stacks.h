@@ -83,6 +83,10 @@ struct stacks_ctl {
 					 * clears the set, so an id kept across drains with its
 					 * generation (memleak's allocations) still says which
 					 * stack it named: stacks_get_kept, stackdrain_intern_kept */
+	__u64 asked_ns;			/* when drain_asked was set (bpf_ktime_get_ns): the wait is measured */
+	__u32 drain_thread;		/* user space drains in a thread of its own, which reads
+					 * the requests on drain_requests (else on pid_notes) */
+	__u32 pad;
 };
 
 /* --dwarf: the user registers libunwind starts from (x86-64: ip, sp and the

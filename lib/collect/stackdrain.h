@@ -67,7 +67,12 @@ void stackdrain_pin(struct stackdrain *d, int id);
  * outstanding allocations' stacks would lose every new one).  Every
  * STACKDRAIN_SWEEP_EVERY drains still_named() is called and says, by
  * stackdrain_keep, each (id, gen) its state still names; the moved stacks
- * it did not name are let go. */
+ * it did not name are let go (that thread also filters the moved stacks, so
+ * a drain never waits for a sweep).  From this call on, the drains are done
+ * by a thread of their own, real-time where allowed, woken by the programs'
+ * requests on drain_requests (stackdrain_poll does nothing): the collector's
+ * state is in the kernel, and nothing else it does touches the drained
+ * stacks until stackdrain_intern_kept, which stops that thread. */
 void stackdrain_set_kept(struct stackdrain *d, void (*still_named)(struct stackdrain *d, void *arg), void *arg);
 void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen);
 /* The drained-stack id of a kept (id, gen) (interned now if it is still in
@@ -112,7 +117,7 @@ void stackdrain_fold_start(struct stackdrain *d);
  * there was none).  stackdrain_emit and _restart finish it first. */
 int stackdrain_fold_step(struct stackdrain *d, uint64_t budget_us);
 /* "drains": how many times a set was read and cleared. */
-void stackdrain_trailer_add(const struct stackdrain *d, json_t *tr);	/* and "folds" if any */
+void stackdrain_trailer_add(struct stackdrain *d, json_t *tr);	/* and "folds" if any */
 void stackdrain_free(struct stackdrain *d);
 
 #endif

@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 44
+plan 49
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -124,6 +124,20 @@ filled "memleak, 4096 stacks outstanding" "$T/mlk.out"
 lost_nothing "memleak, 4096 stacks outstanding" "$T/mlk.out"
 r=$(grep -cE ';branch;(left|right);' "$T/mlk.out")
 check "memleak, 4096 stacks outstanding: every leaking stack named ($r records)" test "${r:-0}" -ge 4096
+
+# 4c. memleak while half a million allocations stay outstanding: every sweep
+#    walks them all, while the tree's distinct stacks fill a store of 1024
+#    again and again.  A drain waited for the sweep to be applied on its own
+#    thread (3.6 s at load 16 in a system-wide capture), and for the CPU:
+#    now the sweep is applied by its thread, and the drains have a real-time
+#    thread of their own.  Every held byte is named under its stack.
+"$ML" --stack-storage 1024 -c "$W/treestacks 14 3 0 0 500000" > "$T/mlh.out" 2> "$T/mlh.err"; rc=$?
+check "memleak, 500000 allocations held: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/mlh.out'"
+filled "memleak, 500000 allocations held" "$T/mlh.out"
+lost_nothing "memleak, 500000 allocations held" "$T/mlh.out"
+a=$(trailer "$T/mlh.out" allocations); w=$(weight "$T/mlh.out" ';hold_blocks$')
+check "memleak, 500000 allocations held: each outstanding, 100 bytes under hold_blocks ($a, $w bytes)" \
+	test "${a:-0}" -eq 500000 -a "${w:-0}" -eq 50000000
 
 # 6. a long capture folds: every 60 drain periods (here 3 s) what was drained is
 #    named and let go, and the processes that had exited are forgotten.

@@ -2,10 +2,12 @@
  * a binary tree of calls, left() or right() at each level, allocating and
  * freeing 100 bytes at each leaf, with a 1 ms nap every PACE leaves (0: no
  * nap); with LEAK, the block of one leaf in LEAK is never freed (LEAK 0: all
- * freed).  For tests of a collector whose stack store fills many times over
- * during a capture.
+ * freed); with HOLD, first HOLD blocks of 100 bytes are allocated from
+ * hold_blocks() and kept to the end (a collector that walks what is
+ * outstanding has that many to walk).  For tests of a collector whose stack
+ * store fills many times over during a capture.
  *
- * Usage: treestacks [DEPTH [SECONDS [PACE [LEAK]]]]   (defaults: 14, 3, 16, 0)
+ * Usage: treestacks [DEPTH [SECONDS [PACE [LEAK [HOLD]]]]]   (defaults: 14, 3, 16, 0, 0)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
@@ -46,6 +48,12 @@ __attribute__((noinline)) static void branch(int depth, unsigned path)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 }
 
+__attribute__((noinline)) void hold_blocks(long n)
+{
+	for (long i = 0; i < n; i++)
+		sink = malloc(100);
+}
+
 int main(int argc, char **argv)
 {
 	int depth = argc > 1 ? atoi(argv[1]) : 14;
@@ -54,6 +62,7 @@ int main(int argc, char **argv)
 
 	pace = argc > 3 ? atol(argv[3]) : 16;
 	leak = argc > 4 ? atol(argv[4]) : 0;
+	hold_blocks(argc > 5 ? atol(argv[5]) : 0);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		for (unsigned p = 0; p < (1u << depth); p++)
