@@ -671,9 +671,9 @@ static int on_request(void *ctx, void *data, size_t len)
 		pf->stacks_told++;
 		pf->stacks_told_known += (r->flags & PY_REQUEST_KNOWN) != 0;
 		name_stack(pf, r->pid, r->exec_id, r->stack_id, (r->flags & PY_REQUEST_KNOWN) != 0);
-	}
-	else
+	} else {
 		look_at(pf, r->pid, r->exec_id);
+	}
 	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
 }
