@@ -13,12 +13,15 @@
  *   py_counters   per-CPU counters, enum py_counter
  *   py_head       per-CPU scratch: the head of the frame being read
  *   py_stacks_told  the stacks user space was asked to name (py_requests)
+ *   py_codes      the code objects user space has named, as they were
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
  *                               walked, else NULL (asking user space the first time)
- *   py_store_user(ips, n)       store the user stack ips[0..n) followed by
- *                               PY_STACK_MARK and the thread's Python frames
- *                               (leaf first, PY_FRAME_* words): its id
+ *   py_append(ips, n)           put PY_STACK_MARK and the thread's Python frames
+ *                               (leaf first, PY_FRAME_* words) after the user
+ *                               stack ips[0..n): the length to store
+ *   py_stored(id, ips, n, total)  count a stack stored with Python frames, and
+ *                               ask user space to name it if new
  *
  * The thread state is found as the interpreter finds it: the pthread key
  * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
@@ -51,6 +54,16 @@ struct {
 	__type(key, struct unwind_file_key);
 	__type(value, struct py_file);
 } py_files SEC(".maps");
+
+/* the code objects user space has named (struct py_code_key -> py_code_id):
+ * filled by it, one entry a code object, allocated as they come */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct py_code_key);
+	__type(value, struct py_code_id);
+} py_codes SEC(".maps");
 
 /* which Python stacks (ids in the stacks map) user space was told of; sized
  * like the stacks map by the user side */
@@ -138,8 +151,9 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 	r->pid = tgid;
 	r->exec_id = exec_id;
 	r->stack_id = -1;
-	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	r->flags = 0;
+	/* forced: requests told without a wake-up may be waiting (py_tell) */
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	py_count(PY_REQUESTS);
 	if (!known) {
 		py_count(PY_UNKNOWN_SAMPLES);
@@ -287,12 +301,45 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	return w.n;
 }
 
-/* A new stack with Python frames in slot id of the stacks map: its code
- * objects are named now, not after the process has exited.  A slot is told
+struct py_known_walk {
+	const __u64 *words;		/* the stack: its Python words from first to end */
+	__u32 first, end, tgid;
+	__u16 qualname, linetable;	/* struct py_proc's code_qualname, code_linetable */
+	int unknown;			/* a code object user space has not named as it is */
+};
+
+/* Python word first + i of a stack: is its code object one user space named
+ * (py_codes), still pointing at the names it had?  Else the walk stops. */
+static long py_known_step(__u64 i, void *ctx)
+{
+	struct py_known_walk *w = ctx;
+	__u32 k = w->first + (__u32)i;
+
+	if (k >= w->end)
+		return 1;
+	asm volatile("" : "+r"(k));	/* the mask stays */
+	struct py_code_key key = { .tgid = w->tgid, .code = PY_FRAME_CODE(w->words[k & (MARPLE_STACK_DEPTH - 1)]) };
+	struct py_code_id *id = bpf_map_lookup_elem(&py_codes, &key);
+	if (!id || py_read_ptr(key.code + w->qualname) != id->qualname ||
+	    py_read_ptr(key.code + w->linetable) != id->linetable) {
+		w->unknown = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Past this much waiting in py_requests, a request wakes user space even if
+ * it could wait (a quarter of the ring) */
+#define PY_REQUESTS_WAKE_AT (16 * 1024 / 4)
+
+/* A new stack with Python frames in slot id of the stacks map (its words
+ * ips[0..total), the Python ones from first): its code objects are named
+ * now, not after the process has exited; when all are known (py_codes),
+ * user space names it from its cache when it next reads.  A slot is told
  * once per generation of its half (stacks_ctl.gen: a drain that clears the
  * half lets the slot hold another stack); one told twice by two CPUs at once
  * costs a lookup. */
-static __always_inline void py_tell(int id, __u32 tgid)
+static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int first, int total)
 {
 	struct stacks_ctl *c = stacks_ctl_get();
 	__u32 slot = (__u32)id, nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
@@ -301,6 +348,16 @@ static __always_inline void py_tell(int id, __u32 tgid)
 
 	if (!told || *told == gen)
 		return;
+	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_known_walk w = { .words = ips, .first = (__u32)first, .end = (__u32)total, .tgid = tgid,
+				   .unknown = 1 };
+	if (p) {
+		w.qualname = p->code_qualname;
+		w.linetable = p->code_linetable;
+		w.unknown = !w.qualname || !w.linetable;
+	}
+	if (!w.unknown)
+		bpf_loop(PY_MAX_FRAMES, py_known_step, &w, 0);
 	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
 	if (!r)
 		return;
@@ -308,24 +365,27 @@ static __always_inline void py_tell(int id, __u32 tgid)
 	r->pid = tgid;
 	r->exec_id = stacks_exec_id();
 	r->stack_id = id;
-	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	r->flags = w.unknown ? 0 : PY_REQUEST_KNOWN;
+	__u64 wake = w.unknown || bpf_ringbuf_query(&py_requests, BPF_RB_AVAIL_DATA) >= PY_REQUESTS_WAKE_AT
+			     ? BPF_RB_FORCE_WAKEUP
+			     : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(r, wake);
 }
 
-/* stacks_get's user stack in ips[0..n), leaf first (a stack collector's
- * every user stack comes here when stacks_python is set): in a Python
- * process it is followed by PY_STACK_MARK and the thread's Python frames
- * (PY_FRAME_* words), all stored as one stack, which user space splits
- * (lib/collect/stackframes.c) and merges (pyframes.c).  Its id, as
- * stacks_store's. */
-static __noinline int py_store_user(__u64 *ips, int n)
+/* stacks_store_user's user stack in ips[0..n), leaf first (a stack
+ * collector's every user stack comes here when stacks_python is set): in a
+ * Python process the thread's Python frames (PY_FRAME_* words) are put after
+ * it, behind PY_STACK_MARK, to be stored as one stack, which user space
+ * splits (lib/collect/stackframes.c) and merges (pyframes.c).  The stack's
+ * length now, n when it has no Python frames. */
+static __noinline int py_append(__u64 *ips, int n)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	int total = n;
 
 	if (!ips || n < 0 || n > MARPLE_STACK_DEPTH - 3)
-		return ips && n > 0 ? stacks_store(ips, n, 1) : -ENOMEM;
+		return n;
 	struct py_proc *p = py_proc_of(tgid, stacks_exec_id());
 	if (p) {
 		/* room for the mark and a zero after the last frame; the walk's
@@ -354,12 +414,17 @@ static __noinline int py_store_user(__u64 *ips, int n)
 		if (k < MARPLE_STACK_DEPTH)
 			ips[k & (MARPLE_STACK_DEPTH - 1)] = 0;
 	}
-	int sid = stacks_store(ips, total, 1);
-	if (total > n && sid >= 0) {
+	return total;
+}
+
+/* The stack py_append made (native frames, total with its Python ones) was
+ * stored as id: counted, and told to user space if new. */
+static __noinline void py_stored(int id, const __u64 *ips, int native, int total)
+{
+	if (total > native && id >= 0) {
 		py_count(PY_STACKS);
-		py_tell(sid, tgid);
+		py_tell(id, bpf_get_current_pid_tgid() >> 32, ips, native + 1, total);
 	}
-	return sid;
 }
 
 #endif

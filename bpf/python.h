@@ -40,9 +40,10 @@ struct py_proc {
 	__u16 frame_prev_instr;		/* .prev_instr (a _Py_CODEUNIT *) */
 	__u16 frame_is_entry;		/* .is_entry (a bool) */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
-	__u16 pad;
+	__u16 code_qualname;		/* .co_qualname and .co_linetable: a code object's */
 	__u32 unknown_samples;		/* PY_PENDING: its samples so far, stored native only */
-	__u32 pad2;
+	__u16 code_linetable;		/* identity as user space named it (py_codes) */
+	__u16 pad;
 	/* a process in another pid namespace (a container) knows its threads
 	 * by that namespace's ids: its nsfs device and inode, else 0 */
 	__u64 pidns_dev, pidns_ino;
@@ -60,12 +61,32 @@ struct py_file {
 
 /* On the py_requests ring buffer: look at a process (stack_id -1), or name
  * the code objects of a stack of Python frames seen for the first time, now,
- * while the process lives (stack_id: its id in the stacks map). */
+ * while the process lives (stack_id: its id in the stacks map).  A stack
+ * whose code objects user space has all named, each still the object it
+ * named (py_codes), is told with PY_REQUEST_KNOWN and without waking user
+ * space: named from its cache, in order with the requests before it, when
+ * it next reads the ring.  A wake-up a new stack (one sample in three on a
+ * busy interpreter: each line's instruction makes its own stack) cost the
+ * collector more CPU than the rest of its Python work. */
 struct py_request {
 	__u32 pid;
 	__u32 exec_id;
 	__s32 stack_id;
+	__u32 flags;			/* PY_REQUEST_KNOWN */
+};
+#define PY_REQUEST_KNOWN 1
+
+/* py_codes: the code objects user space has named, by process and address,
+ * with what identified them (their co_qualname and co_linetable objects):
+ * one freed and another made at its address (pointing at other objects) is
+ * not known. */
+struct py_code_key {
+	__u32 tgid;
 	__u32 pad;
+	__u64 code;
+};
+struct py_code_id {
+	__u64 qualname, linetable;
 };
 
 /* The stacks-map word of a frame: the code object's address (48 bits), the

@@ -257,7 +257,21 @@ static __always_inline int stacks_store(__u64 *ips, int n, int user)
 /* Python frames after each user stack (bpf/python.bpf.h, included at the
  * end of this file): set by user space when it walks them (pyframes.h). */
 const volatile bool stacks_python = false;
-static int py_store_user(__u64 *ips, int n);
+static int py_append(__u64 *ips, int n);
+static void py_stored(int id, const __u64 *ips, int native, int total);
+
+/* Store user stack ips[0..n), with its Python frames when stacks_python.
+ * One stacks_store for both: the verifier walks each inlined copy of it
+ * (its hashing loop unrolled), and a second copy inside python.bpf.h made
+ * the program take half as long again to load. */
+static __always_inline int stacks_store_user(__u64 *ips, int n)
+{
+	int total = stacks_python ? py_append(ips, n) : n;
+	int id = stacks_store(ips, total, 1);
+	if (stacks_python)
+		py_stored(id, ips, n, total);
+	return id;
+}
 
 static __always_inline int stacks_get(void *ctx, int user)
 {
@@ -268,9 +282,7 @@ static __always_inline int stacks_get(void *ctx, int user)
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
 		/* never frame pointers where a table is missing: a marker */
 		int n = unwind_user_stack(ips);
-		if (n > 0 && stacks_python)
-			return py_store_user(ips, n);
-		return n > 0 ? stacks_store(ips, n, user) : STACK_ID_NONE;
+		return n > 0 ? stacks_store_user(ips, n) : STACK_ID_NONE;
 	}
 	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
@@ -280,9 +292,9 @@ static __always_inline int stacks_get(void *ctx, int user)
 		stacks_count(user ? STACKS_USER_FAULT : STACKS_KERN_FAULT);
 		return (int)len;
 	}
-	if (user && stacks_python)
-		return py_store_user(ips, len / sizeof(__u64));
-	return stacks_store(ips, len / sizeof(__u64), user);
+	if (user)
+		return stacks_store_user(ips, len / sizeof(__u64));
+	return stacks_store(ips, len / sizeof(__u64), 0);
 }
 
 /* stacks_get for an id kept in state across drains (memleak's allocations):

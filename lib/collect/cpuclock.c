@@ -188,12 +188,15 @@ static void account(struct cpuclock *cc, struct cpuclock_account *out, int rebas
 	uint64_t busy_ns = out->clock_ns > out->idle_ns ? out->clock_ns - out->idle_ns : 0;
 	uint64_t sampled_ns = out->target ? out->task_ns : cc->include_idle ? out->clock_ns : busy_ns;
 	out->asked = (uint64_t)((double)sampled_ns * (double)cc->freq / 1e9);
-	if (cc->stats_fd >= 0 && bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0) {
+	int have_info = bpf_obj_get_info_by_fd(cc->prog_fd, &info, &len) == 0;
+	if (have_info && cc->stats_fd >= 0) {
 		out->have_runs = 1;
 		out->runs = info.run_cnt - cc->runs_start;
 		out->run_ns = info.run_time_ns - cc->run_ns_start;
 		out->recursion_misses = info.recursion_misses - cc->misses_start;
 	}
+	if (have_info)
+		out->verified_insns = info.verified_insns;
 	uint64_t steal = proc_stat_ns(cc->only_cpu, STAT_STEAL, -1);
 	out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
 	out->max_rate_start = cc->max_rate_start;
@@ -287,6 +290,8 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 		json_object_set_new(o, "program_ns", json_integer((json_int_t)a->run_ns));
 		json_object_set_new(o, "recursion_misses", json_integer((json_int_t)a->recursion_misses));
 	}
+	if (a->verified_insns)
+		json_object_set_new(o, "program_verified_insns", json_integer((json_int_t)a->verified_insns));
 	json_object_set_new(o, "max_sample_rate", json_integer((json_int_t)a->max_rate_end));
 	json_object_set_new(o, "steal_ns", json_integer((json_int_t)a->steal_ns));
 	json_object_set_new(o, "idle_ns", json_integer((json_int_t)a->idle_ns));

@@ -44,6 +44,7 @@ struct cpuclock_account {
 	int have_runs;			/* the BPF statistics could be read */
 	uint64_t runs, run_ns;		/* the program's runs and their time */
 	uint64_t recursion_misses;	/* runs skipped: another BPF program was running */
+	uint64_t verified_insns;	/* instructions the verifier walked at load: its cost */
 	uint64_t max_rate_start, max_rate_end;	/* kernel.perf_event_max_sample_rate, 0 unknown */
 	uint64_t steal_ns;		/* the sampled CPUs' steal time (/proc/stat) while sampling */
 	uint64_t idle_ns;		/* and their idle + iowait time */

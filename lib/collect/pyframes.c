@@ -83,7 +83,7 @@ struct pycode {
 
 struct pyframes {
 	struct syms_cache *syms;
-	int procs_fd, requests_fd, counters_fd, stacks_fd, files_fd;
+	int procs_fd, requests_fd, counters_fd, stacks_fd, files_fd, codes_fd;
 	uint32_t tsd_block;
 	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
 	struct pyelf *elf;
@@ -103,6 +103,9 @@ struct pyframes {
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
+	/* new stacks the BPF side told of; those whose code objects it knew
+	 * named (PY_REQUEST_KNOWN); those that were new */
+	uint64_t stacks_told, stacks_told_known, stacks_named;
 	uint64_t cpu_ns;		/* this side's CPU: looking, naming, merging */
 	uint64_t from_file;		/* Python processes walked from their first sample */
 	uint64_t before_known;		/* user stacks of Python processes stored native only,
@@ -114,7 +117,8 @@ struct pyframes {
 	struct pycounts {
 		uint64_t bpf[PY_NCOUNTERS];
 		uint64_t walked, refused_n, merged, mismatched, unpaired_activations, dropped_frames,
-			placed_outside, code_reread, from_file, before_known, cpu_ns;
+			placed_outside, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
+			stacks_named;
 	} reported, before;
 	struct hashtab *stacks;		/* pid and Python words -> index in stack_names[] */
 	struct stack_names { size_t first, n; } *stack_names;
@@ -161,7 +165,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "py_files");
-	if (!procs || !req || !ctr || !stacks || !files)
+	struct bpf_map *codes = bpf_object__find_map_by_name(obj, "py_codes");
+	if (!procs || !req || !ctr || !stacks || !files || !codes)
 		return NULL;
 	if (derive_tsd_block(&tsd) != 0) {
 		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
@@ -175,6 +180,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->counters_fd = bpf_map__fd(ctr);
 	pf->stacks_fd = bpf_map__fd(stacks);
 	pf->files_fd = bpf_map__fd(files);
+	pf->codes_fd = bpf_map__fd(codes);
 	pf->tsd_block = tsd;
 	pf->elves = hashtab_new();
 	pf->procs = hashtab_new();
@@ -568,6 +574,8 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	v.frame_prev_instr = p->lay->frame_prev_instr;
 	v.frame_is_entry = p->lay->frame_is_entry;
 	v.code_adaptive = p->lay->code_adaptive;
+	v.code_qualname = p->lay->code_qualname;
+	v.code_linetable = p->lay->code_linetable;
 	/* in another pid namespace than ours, its thread ids are that one's */
 	char ns[64];
 	struct stat theirs, ours;
@@ -621,8 +629,10 @@ static struct stack_names *names_of(struct pyframes *pf, uint32_t pid, const uin
 	return &pf->stack_names[i];
 }
 
-/* Name the code objects of a new stack now, while its process lives. */
-static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id)
+/* Name the code objects of a new stack now, while its process lives; known:
+ * the BPF side found them all named, as they still are (PY_REQUEST_KNOWN),
+ * so the cache names them as they were then. */
+static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id, int known)
 {
 	uint64_t stack[MARPLE_STACK_DEPTH], words[MARPLE_STACK_DEPTH];
 	size_t before = hashtab_size(pf->procs);
@@ -640,9 +650,10 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 	struct stack_names *sn = m ? names_of(pf, pid, words, m) : NULL;
 	if (!sn || sn->n)
 		return;		/* named before */
+	pf->stacks_named++;
 	sn->first = pf->npool;
 	for (int i = 0; i < m; i++) {
-		const char *name = frame_name(pf, p, words[i], 1);
+		const char *name = frame_name(pf, p, words[i], !known);
 		pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + 1, sizeof(*pf->name_pool));
 		pf->name_pool[pf->npool++] = name;
 		sn->n++;
@@ -656,10 +667,13 @@ static int on_request(void *ctx, void *data, size_t len)
 	if (len < sizeof(*r))
 		return 0;
 	uint64_t start = marple_thread_cpu_ns();
-	if (r->stack_id >= 0)
-		name_stack(pf, r->pid, r->exec_id, r->stack_id);
-	else
+	if (r->stack_id >= 0) {
+		pf->stacks_told++;
+		pf->stacks_told_known += (r->flags & PY_REQUEST_KNOWN) != 0;
+		name_stack(pf, r->pid, r->exec_id, r->stack_id, (r->flags & PY_REQUEST_KNOWN) != 0);
+	} else {
 		look_at(pf, r->pid, r->exec_id);
+	}
 	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
 }
@@ -713,6 +727,17 @@ static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
 	return out;
 }
 
+/* Tell the BPF side that code object addr of pid is named, as it is now: its
+ * stacks need not wake us (py_codes).  A full map leaves it unknown. */
+static void tell_known(struct pyframes *pf, uint32_t pid, uint64_t addr, const struct pycode *c)
+{
+	struct py_code_key k = { .tgid = pid, .code = addr };
+	struct py_code_id v = { .qualname = c->qualname_ptr, .linetable = c->linetable_ptr };
+
+	if (c->ok)
+		bpf_map_update_elem(pf->codes_fd, &k, &v, BPF_ANY);
+}
+
 /* Code object addr of p, read on first sight; with recheck, read again if
  * what it points at changed (the object was freed and its memory given to
  * another code object: the cache would name it wrongly). */
@@ -742,6 +767,8 @@ static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p,
 				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type))
 			return c;
 		pf->code_reread++;
+		struct py_code_key gone = { .tgid = p->pid, .code = addr };
+		bpf_map_delete_elem(pf->codes_fd, &gone);
 		free(c->qualname);
 		free(c->filename);
 		free(c->linetable);
@@ -776,6 +803,7 @@ static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p,
 		}
 	}
 	c->ok = c->qualname != NULL;
+	tell_known(pf, p->pid, addr, c);
 	pf->code_bytes += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
 			  (c->filename ? strlen(c->filename) + 1 : 0) + c->linetable_len;
 	return c;
@@ -1063,7 +1091,9 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
 				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside,
 				.code_reread = pf->code_reread, .from_file = pf->from_file,
-				.before_known = pf->before_known, .cpu_ns = pf->cpu_ns };
+				.before_known = pf->before_known, .cpu_ns = pf->cpu_ns,
+				.stacks_told = pf->stacks_told, .stacks_told_known = pf->stacks_told_known,
+				.stacks_named = pf->stacks_named };
 	for (uint32_t i = 0; i < PY_NCOUNTERS; i++) {
 		r->bpf[i] = bpfmap_percpu_sum(pf->counters_fd, i);
 		uint64_t v = r->bpf[i] >= b->bpf[i] ? r->bpf[i] - b->bpf[i] : 0;
@@ -1080,6 +1110,9 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "activations_left_native", SECTION_COUNT(unpaired_activations));
 	json_object_set_new(o, "python_frames_left_out", SECTION_COUNT(dropped_frames));
 	json_object_set_new(o, "samples_python_before_cut_stack", SECTION_COUNT(placed_outside));
+	json_object_set_new(o, "stacks_told", SECTION_COUNT(stacks_told));
+	json_object_set_new(o, "stacks_told_known", SECTION_COUNT(stacks_told_known));
+	json_object_set_new(o, "stacks_named", SECTION_COUNT(stacks_named));
 	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
 	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)(r->code_reread - b->code_reread)));

@@ -9,7 +9,8 @@
  * stderr and profiled natively.  The BPF side stores a Python process's
  * user stacks with its Python frames (code object, instruction) after the
  * native ones; the first time it stores one, it asks for its code objects to
- * be named now, while the process lives.  When stacks are written, each
+ * be named now, while the process lives (without waking us when it finds
+ * them all in py_codes, which we fill as we name them).  When stacks are written, each
  * stack's Python frames become "qualname (file:line)", read from the
  * process's memory (the object's type checked to be PyCode_Type first) and
  * cached, and replace in the native stack the _PyEval_EvalFrameDefault
