@@ -47,8 +47,11 @@ check "perf-malloc -c leaky: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && 
 if grep -q '"trailer":1.*"lost":0,' "$T/l.out"; then
 	check "perf-malloc -c leaky: main;leak_here;malloc has the 1,000,000 leaked bytes" \
 		test "$(weight "$T/l.out" ';main;leak_here;malloc$')" -eq 1000000
-	check "perf-malloc -c leaky: main;tidy_up;calloc has 25,000,000 bytes" \
-		test "$(weight "$T/l.out" ';main;tidy_up;calloc$')" -eq 25000000
+	# perf's double hits, as above: 25,010,000 (one calloc twice) in 2 of
+	# ~15 whole-suite runs, lost 0.  Never less; at most 0.1% more.
+	c=$(weight "$T/l.out" ';main;tidy_up;calloc$')
+	check "perf-malloc -c leaky: main;tidy_up;calloc has 25,000,000 bytes (within 0.1% above: $c)" \
+		test "$c" -ge 25000000 -a "$c" -le 25025000
 else	# perf's buffer overflowed on a busy machine: said in the trailer and on stderr
 	check "perf-malloc -c leaky: lost samples reported" grep -q 'perf lost [0-9]* samples' "$T/l.err"
 	check "perf-malloc -c leaky: main;leak_here;malloc and main;tidy_up;calloc (samples lost)" \
