@@ -3,18 +3,26 @@
 # a callback through C (sorted with a key), a generator, threads, C-heavy
 # json/re, and "shares": three functions doing 1, 2 and 3 units of the same
 # work, so their shares (1/6, 2/6, 3/6) are known by construction.  For each,
-# `marple-callstack -F 499 -p PID` for PY_BENCH_SECS (default 5) while a thread
-# inside the process samples sys._current_frames() at ~200 Hz.  Prints:
+# `marple-callstack -F 499 -p PID` for PY_BENCH_SECS (default 5) while the
+# interpreter samples itself two ways: a thread calling sys._current_frames()
+# at random intervals of 2.5-7.5 ms, and faulthandler's watchdog dumping every
+# thread's frames every 4.7 ms.  PY_BENCH_WORKLOADS picks some.  Prints:
 # - the share of the workload's samples that carry its expected chain of
 #   Python functions, with the C frames where they belong (floor 95%), and
 #   the misses by kind (the bench's own loop between runs of the workload is
-#   counted apart, as its sampler thread is left out);
+#   counted apart; its two instruments' threads are left out);
 # - the Python-only view (each sample's innermost Python function) against
-#   the interpreter's own sampler, and for "shares" both against the shares
-#   by construction (floor: top functions within 5 points).  The in-process
-#   sampler sets sys.setswitchinterval(1e-4) so that it takes the GIL within
-#   0.1 ms of waking, at whatever Python code runs, instead of waiting up to
-#   the default 5 ms for a place that releases the GIL (a stat(), a sleep);
+#   each of the interpreter's views, and for "shares" all three against the
+#   shares by construction (floor: top functions within 5 points).  The
+#   sys._current_frames() thread needs the GIL: it sets
+#   sys.setswitchinterval(1e-4) to get it within 0.1 ms of asking, but still
+#   finds the sampled thread only where that one lets go of it, never inside
+#   a call into C (sum() driving a generator: sum's own time is seen in the
+#   generator's function).  A fixed sleep after such a place locked onto the workload's
+#   period (cheavy: 20 points apart; random intervals: 4).  The watchdog is
+#   a C thread that reads the frames without the GIL, wherever the thread
+#   is, C code included; it names code objects by co_name, so marple's
+#   qualified names are cut to their last part for it;
 # - the cost a sample with Python frames and with --no-python on the chain
 #   workload, over PY_BENCH_COST_SECS (default 8) at -F 999, PY_BENCH_COST_RUNS
 #   (default 3) runs each: BPF run time a sample, the collector's CPU a
@@ -30,7 +38,7 @@ PY=/usr/bin/python3
 T=${PY_BENCH_KEEP:-$(mktemp -d)}; [ -n "${PY_BENCH_KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
 
 cat > "$T/work.py" <<'PYEOF'
-import collections, json, os, re, sys, threading, time
+import collections, faulthandler, json, os, random, re, sys, threading, time
 
 def chain_c(n):
     s = 0
@@ -104,7 +112,31 @@ def sampler(watch, stop):
         for tid, f in sys._current_frames().items():
             if tid != me and watch(tid):
                 seen[f.f_code.co_qualname] += 1
-        time.sleep(0.005)
+        # at random intervals: a fixed sleep after a sample taken where the
+        # workload lets go of the GIL locks onto the workload's own period
+        time.sleep(random.uniform(0.0025, 0.0075))
+
+def write_shares(counts, path):
+    total = sum(counts.values()) or 1
+    with open(path, "w") as out:
+        for name, n in counts.most_common():
+            out.write("%s %.1f\n" % (name, 100.0 * n / total))
+
+# faulthandler's watchdog: a C thread of the interpreter that reads each
+# thread's frames without taking the GIL, so it sees a thread wherever it
+# is, in C code too (a dump: "Thread 0x... (most recent call first):",
+# then '  File "...", line N in NAME' from the innermost out)
+def watchdog_shares(path, watch):
+    counts = collections.Counter()
+    tid = None
+    for line in open(path):
+        if line.startswith(("Thread 0x", "Current thread 0x")):
+            tid = int(line.split("0x")[1].split()[0], 16)
+        elif line.startswith("  File ") and tid is not None:
+            if watch(tid):
+                counts[line.rsplit(" in ", 1)[1].strip()] += 1
+            tid = None
+    return counts
 
 def main():
     work = globals()[sys.argv[1]]
@@ -115,6 +147,8 @@ def main():
     watch = (lambda t: t != main_id) if work is threads else (lambda t: t == main_id)
     th = threading.Thread(target=sampler, args=(watch, stop), daemon=True)
     th.start()
+    dumps = open(sys.argv[3] + ".dumps", "w")
+    faulthandler.dump_traceback_later(0.0047, repeat=True, file=dumps)
     open(sys.argv[3] + ".ready", "w").close()
     # until the bench says stop, looked for twice a second: a stat() releases
     # the GIL, and the sampler would find the main thread there each time
@@ -126,11 +160,11 @@ def main():
             if os.path.exists(sys.argv[3] + ".stop"):
                 break
             look = time.time() + 0.5
+    faulthandler.cancel_dump_traceback_later(); dumps.close()
     stop.set(); th.join()
-    total = sum(seen.values()) or 1
-    with open(sys.argv[3], "w") as out:
-        for name, n in seen.most_common():
-            out.write("%s %.1f\n" % (name, 100.0 * n / total))
+    write_shares(seen, sys.argv[3])
+    write_shares(watchdog_shares(sys.argv[3] + ".dumps", lambda t: t != th.ident and watch(t)),
+                 sys.argv[3] + ".watchdog")
 
 main()
 PYEOF
@@ -205,16 +239,19 @@ trailer_num() {
 	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9.]*\).*/\1/p" "$1" | head -n 1
 }
 
+# faulthandler's watchdog thread, waiting or dumping: a thread of the
+# interpreter's own C code with no Python frames of its own
+DOG='^python3;clone3;start_thread;[[]python3[.]11[]];[[]python3[.]11[]];(PyThread_acquire_lock_timed|_Py_DumpTracebackThreads|_Py_write_noraise)(;|$)'
 echo "bench: python: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-for w in chain sort_with_key generator threads cheavy shares; do
+for w in ${PY_BENCH_WORKLOADS:-chain sort_with_key generator threads cheavy shares}; do
 	SUFFIX= run "$w" "$SECS" -F 499
 	re=$(expect "$w")
 	# each sample: the expected chain, the bench's own loop (its innermost
 	# Python function is main or what main calls between runs of the
 	# workload), or a miss by kind
-	awk -v re="$re" -v w="$w" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	awk -v re="$re" -v w="$w" -v dog="$DOG" 'index($0, "#") && substr($0, 1, 1) != "{" {
 		n = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ /;sampler [(]/) next	# the bench'"'"'s own instrument
+		if (f ~ /;sampler [(]/ || f ~ dog) next	# the bench'"'"'s own instruments
 		k = split(f, fr, ";"); leaf = ""; py = 0
 		for (i = 1; i <= k; i++) if (fr[i] ~ /[ ][(][^)]*[)]$/) { py++; leaf = fr[i] }
 		sub(/[ ][(].*/, "", leaf)
@@ -240,33 +277,48 @@ for w in chain sort_with_key generator threads cheavy shares; do
 		if (other != "") { gsub(/[ ][(][^)]*[)]/, "", other); printf "bench: python: %s: most common other chain: %s\n", w, other } }' "$T/$w.out"
 	tr=$(grep -o '"python":{[^}]*}[^}]*}' "$T/$w.out" | head -n 1)
 	printf 'bench: python: %s: merge: %s\n' "$w" "$(echo "$tr" | grep -o '"samples_merged":[0-9]*,"samples_mismatched":[0-9]*,"[a-z_]*":[0-9]*,"python_frames_left_out":[0-9]*' | tr -d '"')"
-	# the innermost Python function of each sample, against the sampler's
-	# view; for shares, both against the shares by construction
-	awk -v self="$T/$w.self" -v w="$w" '
-		BEGIN { while ((getline l < self) > 0) { split(l, a, " "); want[a[1]] = a[2] } }
+	# the innermost Python function of each sample, against the
+	# interpreter's two views of its own frames: sys._current_frames() in a
+	# thread of the process (by qualified name), which sees the sampled
+	# thread only where it lets go of the GIL, never inside a call into C;
+	# and faulthandler's watchdog, which reads the frames without the GIL
+	# wherever the thread is (by code name: the qualified name's last part).
+	# For shares, all three against the shares by construction
+	awk -v self="$T/$w.self" -v dog="$T/$w.self.watchdog" -v w="$w" '
+		BEGIN { while ((getline l < self) > 0) { split(l, a, " "); want[a[1]] = a[2] }
+			while ((getline l < dog) > 0) { split(l, a, " "); wantdog[a[1]] = a[2] } }
 		index($0, "#") && substr($0, 1, 1) != "{" {
 			n = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-			if (f ~ /;sampler [(]/) next
+			if (f ~ /;sampler [(]/ || f ~ dog) next
 			k = split(f, fr, ";"); leaf = ""
 			for (i = k; i >= 1; i--) if (fr[i] ~ /[ ][(][^)]*[)]$/) { leaf = fr[i]; break }
 			if (leaf == "") next
-			sub(/[ ][(].*/, "", leaf); got[leaf] += n; tot += n }
+			sub(/[ ][(].*/, "", leaf); got[leaf] += n; tot += n
+			sub(/.*[.]/, "", leaf); gotname[leaf] += n }
 		function pct(a, f, t) { return t ? 100 * a[f] / t : 0 }
-		END { gap = 0; line = ""
-			for (f in want) { g = pct(got, f, tot); d = g - want[f]; if (d < 0) d = -d
+		# compare(MINE, THEIRS, LABEL): the functions of 5% or more, and
+		# the largest gap over all functions on either side
+		function compare(mine, theirs, label,    f, g, d, gap, line) {
+			gap = 0; line = ""
+			for (f in theirs) { g = pct(mine, f, tot); d = g - theirs[f]; if (d < 0) d = -d
 				if (d > gap) gap = d
-				if (want[f] >= 5) line = line sprintf(" %s %.1f/%.1f", f, g, want[f]) }
-			for (f in got) if (!(f in want)) { g = 100 * got[f] / tot; if (g > gap) gap = g }
-			printf "bench: python: %s: innermost function, marple/interpreter %%:%s; largest gap %.1f points (floor: 5)\n", w, line, gap
+				if (theirs[f] >= 5) line = line sprintf(" %s %.1f/%.1f", f, g, theirs[f]) }
+			for (f in mine) if (!(f in theirs)) { g = pct(mine, f, tot); if (g > gap) gap = g }
+			printf "bench: python: %s: innermost function, marple/%s %%:%s; largest gap %.1f points (floor: 5)\n", w, label, line, gap
+		}
+		END { compare(got, want, "sys._current_frames()")
+			compare(gotname, wantdog, "faulthandler watchdog")
 			if (w != "shares") exit
 			# among the samples in share_1..3: by construction 1/6, 2/6, 3/6
-			for (i = 1; i <= 3; i++) { mt += got["share_" i]; it += want["share_" i] }
-			mg = ig = 0; line = ""
+			for (i = 1; i <= 3; i++) { mt += got["share_" i]; it += want["share_" i]; dt += wantdog["share_" i] }
+			mg = ig = dg = 0; line = ""
 			for (i = 1; i <= 3; i++) { c = 100 * i / 6; m = pct(got, "share_" i, mt); s = pct(want, "share_" i, it)
-				line = line sprintf(" share_%d %.1f/%.1f/%.1f", i, c, m, s)
+				o = pct(wantdog, "share_" i, dt)
+				line = line sprintf(" share_%d %.1f/%.1f/%.1f/%.1f", i, c, m, s, o)
 				if ((d = m - c) < 0) d = -d; if (d > mg) mg = d
-				if ((d = s - c) < 0) d = -d; if (d > ig) ig = d }
-			printf "bench: python: shares: by construction/marple/interpreter %%:%s; largest gap: marple %.1f, interpreter %.1f points (floor: 5)\n", line, mg, ig }' "$T/$w.out"
+				if ((d = s - c) < 0) d = -d; if (d > ig) ig = d
+				if ((d = o - c) < 0) d = -d; if (d > dg) dg = d }
+			printf "bench: python: shares: by construction/marple/sys._current_frames()/watchdog %%:%s; largest gap: marple %.1f, sys._current_frames() %.1f, watchdog %.1f points (floor: 5)\n", line, mg, ig, dg }' "$T/$w.out"
 done
 
 # the cost of Python frames: the chain workload with and without them, long
