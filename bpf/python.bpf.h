@@ -56,11 +56,13 @@ struct {
 } py_files SEC(".maps");
 
 /* the code objects user space has named (struct py_code_key -> py_code_id):
- * filled by it, one entry a code object, allocated as they come */
+ * filled by it, one entry a code object.  Least recently looked up goes
+ * first when it is full (a long capture's processes come and go, ~1.3 MB
+ * preallocated, as LRU maps must be): a stack whose code object was evicted
+ * wakes user space, which names it again */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct py_code_key);
 	__type(value, struct py_code_id);
 } py_codes SEC(".maps");
