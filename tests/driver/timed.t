@@ -3,7 +3,7 @@
 # marple display adds a flame scope page for every timed section; and routing
 # by meaning: memleak's memusage section (bytes per process) is a stack plot.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 15
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 # a stand-in marple-callstack: records its arguments, writes a timed capture
 cat > "$T/bin/marple-callstack" <<EOS
@@ -23,6 +23,10 @@ printf '[callstack]\nfrequency = 999\n' > "$T/config/marple/config"
 marple collect -t 2h -o long.marple callstack > /dev/null 2>&1 &
 cs=$!; sleep 1; kill -INT "$cs" 2>/dev/null; wait "$cs"
 check "collect: 999 Hz for 2 hours would be too big: no --timed" sh -c "! grep -q -- '--timed' '$T/args'"
+marple collect --every 1 -t 2 -o every.marple callstack > /dev/null 2> "$T/err"
+check "collect --every 1: each interval is small, its samples keep their times (--timed)" grep -q -- '--timed' "$T/args"
+marple collect --every 1h -t 1 -o everyh.marple callstack > /dev/null 2>&1
+check "collect --every 1h at 999 Hz: an interval would be too big, no --timed" sh -c "! grep -q -- '--timed' '$T/args'"
 cfg 'timed = no'
 marple collect -t 1 -o no.marple callstack > /dev/null 2>&1
 check "collect: [callstack] timed = no" sh -c "! grep -q -- '--timed' '$T/args'"
