@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 25
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -280,3 +280,58 @@ if [ "$inclone" -gt 0 ] && [ "${left:-1}" -eq 0 ]; then
 else
 	fail "python: in clone3, the parent's Python frames go before the cut" "$inclone samples, ${left:-?} Python frames left out"
 fi
+
+# 9. the bench's other workloads (make bench BENCH=python): a callback through
+# C (sorted with a key: sorted's C frames between sort_with_key and the
+# lambda), a generator driven by C (sum's frames between generator and
+# numbers), and worker threads (each under its own Thread.run).  Each chain
+# holds most of its function's samples; the rest is a call starting or
+# returning, where the caller is innermost.
+cat > "$T/shapes.py" <<'PYEOF'
+import sys, threading, time
+def keyfn(x):
+    s = 0
+    for i in range(30):
+        s += (x * i) % 7
+    return s
+def sort_with_key():
+    sorted(range(3000), key=lambda x: keyfn(x))
+def numbers(n):
+    for i in range(n):
+        yield i * i % 13
+def generator():
+    sum(numbers(100000))
+def spin(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+def threads():
+    ts = [threading.Thread(target=spin, args=(100000,)) for _ in range(2)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    sort_with_key(); generator(); threads()
+PYEOF
+"$PY" "$T/shapes.py" 8 & py=$!
+sleep 0.5
+"$CS" -F 499 -p "$py" 4 > "$T/shapes.out" 2> "$T/shapes.err"
+kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
+N='(;[^;(]+)+'	# one or more native frames
+# shape NAME ANY_OF_ITS_SAMPLES ITS_CHAIN: at least 80% of the samples with
+# its function in the chain, and the chain seen at all
+shape() {
+	all=$(weight "$T/shapes.out" "$2"); ok=$(weight "$T/shapes.out" "$3")
+	if [ "$ok" -gt 0 ] && [ $((ok * 100)) -ge $((all * 80)) ]; then
+		pass "python: $1 ($ok of $all samples)"
+	else
+		fail "python: $1" "$ok of $all samples: $(grep -v '^{' "$T/shapes.out" | grep -F "$4" | sort -t'#' -k1 -rn | head -n 1 | cut -c1-300)"
+	fi
+}
+shape "sorted's C between sort_with_key and the lambda calling keyfn" \
+	";keyfn$P" "^python3;.*;<module>$P;sort_with_key$P$N;sort_with_key[.]<locals>[.]<lambda>$P;keyfn$P" keyfn
+shape "sum's C between generator and numbers" \
+	";numbers$P" "^python3;.*;<module>$P;generator$P$N;numbers$P" numbers
+shape "each worker thread's spin under Thread.run, from clone3" \
+	";spin$P" "^python3;clone3;start_thread;.*;Thread[.]_bootstrap$P;Thread[.]_bootstrap_inner$P;Thread[.]run$P$N;spin$P" spin
