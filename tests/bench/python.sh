@@ -22,7 +22,8 @@
 #   period (cheavy: 20 points apart; random intervals: 4).  The watchdog is
 #   a C thread that reads the frames without the GIL, wherever the thread
 #   is, C code included; it names code objects by co_name, so marple's
-#   qualified names are cut to their last part for it;
+#   qualified names are cut to their last part for it.  Not beside
+#   "threads": reading exiting threads' states killed the interpreter;
 # - the cost a sample with Python frames and with --no-python on the chain
 #   workload, over PY_BENCH_COST_SECS (default 8) at -F 999, PY_BENCH_COST_RUNS
 #   (default 3) runs each: BPF run time a sample, the collector's CPU a
@@ -38,70 +39,9 @@ PY=/usr/bin/python3
 T=${PY_BENCH_KEEP:-$(mktemp -d)}; [ -n "${PY_BENCH_KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
 
 cat > "$T/work.py" <<'PYEOF'
-import collections, faulthandler, json, os, random, re, sys, threading, time
+import collections, faulthandler, os, random, sys, threading, time
 
-def chain_c(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def chain_b(n): return chain_c(n)
-def chain_a(n): return chain_b(n)
-def chain():
-    chain_a(20000)
-
-def keyfn(x):
-    s = 0
-    for i in range(30):
-        s += (x * i) % 7
-    return s
-def sort_with_key():
-    sorted(range(3000), key=lambda x: keyfn(x))
-
-def numbers(n):
-    for i in range(n):
-        yield i * i % 13
-def generator():
-    sum(numbers(20000))
-
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i
-    return s
-def threads():
-    ts = [threading.Thread(target=spin, args=(200000,)) for _ in range(2)]
-    for t in ts: t.start()
-    for t in ts: t.join()
-
-WORDS = re.compile(r"(\w+)@(\w+)\.com")
-TEXT = " ".join("user%d@host%d.com filler text" % (i, i) for i in range(2000))
-def encode():
-    data = [{"k%d" % i: [i, str(i), {"x": i * 1.5}] for i in range(50)} for _ in range(20)]
-    return json.dumps(data)
-def match():
-    return WORDS.findall(TEXT)
-def cheavy():
-    encode(); match()
-
-# the same loop, run 1, 2 and 3 times as long: 1/6, 2/6 and 3/6 of the time
-def share_1(n):
-    s = 0
-    for i in range(n):
-        s += i ^ 3
-    return s
-def share_2(n):
-    s = 0
-    for i in range(n):
-        s += i ^ 3
-    return s
-def share_3(n):
-    s = 0
-    for i in range(n):
-        s += i ^ 3
-    return s
-def shares():
-    share_1(10000); share_2(20000); share_3(30000)
+from pyshapes import *
 
 seen = collections.Counter()
 def sampler(watch, stop):
@@ -148,7 +88,11 @@ def main():
     th = threading.Thread(target=sampler, args=(watch, stop), daemon=True)
     th.start()
     dumps = open(sys.argv[3] + ".dumps", "w")
-    faulthandler.dump_traceback_later(0.0047, repeat=True, file=dumps)
+    # not beside threads that come and go: the watchdog reads a thread's
+    # state without the GIL while the thread may be freeing it (the
+    # interpreter died of SIGSEGV in 2 runs of 5)
+    if work is not threads:
+        faulthandler.dump_traceback_later(0.0047, repeat=True, file=dumps)
     open(sys.argv[3] + ".ready", "w").close()
     # until the bench says stop, looked for twice a second: a stat() releases
     # the GIL, and the sampler would find the main thread there each time
@@ -225,7 +169,7 @@ expect() {
 # the in-process sampler's view in $T/WORKLOAD.self; the collector's CPU in .time
 run() {
 	w=$1; secs=$2; shift 2
-	nice -n "${PRIO:-0}" "$PY" "$T/work.py" "$w" $((secs + 120)) "$T/$w.self$SUFFIX" & py=$!
+	PYTHONPATH="$MARPLE_TOP/tests/workloads" nice -n "${PRIO:-0}" "$PY" "$T/work.py" "$w" $((secs + 120)) "$T/$w.self$SUFFIX" & py=$!
 	i=0; while [ ! -e "$T/$w.self$SUFFIX.ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	"$PY" "$T/cputime.py" "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
 		> "$T/$w$SUFFIX.out" 2> "$T/$w$SUFFIX.err"
@@ -307,7 +251,8 @@ for w in ${PY_BENCH_WORKLOADS:-chain sort_with_key generator threads cheavy shar
 			printf "bench: python: %s: innermost function, marple/%s %%:%s; largest gap %.1f points (floor: 5)\n", w, label, line, gap
 		}
 		END { compare(got, want, "sys._current_frames()")
-			compare(gotname, wantdog, "faulthandler watchdog")
+			if (w == "threads") print "bench: python: threads: faulthandler watchdog: not run (it reads exiting threads'"'"' states)"
+			else compare(gotname, wantdog, "faulthandler watchdog")
 			if (w != "shares") exit
 			# among the samples in share_1..3: by construction 1/6, 2/6, 3/6
 			for (i = 1; i <= 3; i++) { mt += got["share_" i]; it += want["share_" i]; dt += wantdog["share_" i] }

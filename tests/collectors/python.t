@@ -287,34 +287,7 @@ fi
 # numbers), and worker threads (each under its own Thread.run).  Each chain
 # holds most of its function's samples; the rest is a call starting or
 # returning, where the caller is innermost.
-cat > "$T/shapes.py" <<'PYEOF'
-import sys, threading, time
-def keyfn(x):
-    s = 0
-    for i in range(30):
-        s += (x * i) % 7
-    return s
-def sort_with_key():
-    sorted(range(3000), key=lambda x: keyfn(x))
-def numbers(n):
-    for i in range(n):
-        yield i * i % 13
-def generator():
-    sum(numbers(100000))
-def spin(n):
-    s = 0
-    for i in range(n):
-        s += i
-    return s
-def threads():
-    ts = [threading.Thread(target=spin, args=(100000,)) for _ in range(2)]
-    for t in ts: t.start()
-    for t in ts: t.join()
-end = time.time() + float(sys.argv[1])
-while time.time() < end:
-    sort_with_key(); generator(); threads()
-PYEOF
-"$PY" "$T/shapes.py" 8 & py=$!
+"$PY" "$MARPLE_TOP/tests/workloads/pyshapes.py" 8 sort_with_key generator generator generator generator generator threads & py=$!
 sleep 0.5
 "$CS" -F 499 -p "$py" 4 > "$T/shapes.out" 2> "$T/shapes.err"
 kill "$py" 2>/dev/null; wait "$py" 2>/dev/null
