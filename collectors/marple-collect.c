@@ -53,6 +53,7 @@
 
 #include "options.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 
 enum { EXIT_NOTHING = 3 };
@@ -89,6 +90,7 @@ struct collector {
 	size_t spans_done;	/* spans written into interval files (or given up) */
 	off_t scanned, section_start;
 	int in_section;
+	int section_is_samples;		/* the open section holds the times of the one before */
 	uint64_t section_wall_ns;	/* the open section's header's */
 	off_t err_shown;	/* its messages passed on to stderr so far */
 	off_t err_filed;	/* ... and into the trailers of interval files */
@@ -976,7 +978,11 @@ static void classify_line(const struct supervisor *s, struct collector *c, const
 	json_t *j = json_loadb(line, len, 0, NULL);
 
 	if (json_is_object(j) && json_object_get(j, "trailer")) {
-		if (c->in_section) {
+		struct section_span *last = c->nspans > c->spans_done ? &c->spans[c->nspans - 1] : NULL;
+		if (c->in_section && c->section_is_samples && last && last->end == c->section_start) {
+			/* a timed stack section's samples: in its interval's file */
+			last->end = end;
+		} else if (c->in_section) {
 			c->spans = marple_grow(c->spans, &c->spans_cap, c->nspans + 1, sizeof(*c->spans));
 			uint64_t w = c->section_wall_ns, every = s->every_ns;
 			uint64_t which = c->nspans ? (w + every / 2) / every + 1 : w / every + 1;
@@ -985,6 +991,7 @@ static void classify_line(const struct supervisor *s, struct collector *c, const
 		c->in_section = 0;
 	} else if (json_is_object(j) && json_object_get(j, "marple")) {
 		c->in_section = 1;
+		c->section_is_samples = timed_role(j) == TIMED_SAMPLES;
 		c->section_start = start;
 		c->section_wall_ns = (uint64_t)json_integer_value(json_object_get(j, "wall_ns"));
 	}

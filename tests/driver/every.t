@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 28
+plan 29
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -142,6 +142,16 @@ if command -v python3 > /dev/null 2>&1; then
 	check "every: --push: Pyroscope's /ingest with the interface in the name" \
 		sh -c "grep -l '/ingest' '$T/p/recv/'*.json | head -n 1 | xargs grep -q 'interface=callstack'"
 	check "every: --push: nothing left in the spool" sh -c "! ls '$XDG_STATE_HOME/marple/push-spool' 2> /dev/null | grep -q ."
+	# callstack keeps its samples' times (--timed, the interval is short):
+	# each file holds an interval's stack section and the samples after it
+	paired=0
+	for f in $(files "$T/p/marple_out" run); do
+		[ "$(grep -o '"timed":"[a-z]*"' "$T/p/marple_out/$f" | tr '\n' ' ')" = '"timed":"stacks" "timed":"samples" ' ] &&
+			paired=$((paired + 1))
+	done
+	check "every: each file has callstack's stack section and its timed samples ($paired of $nf)" \
+		test "$nf" -ge 2 -a "$paired" -eq "$nf"
 else
 	skip "every: --push" "no python3"; skip "every: --push /ingest" "no python3"; skip "every: --push spool" "no python3"
+	skip "every: each file has callstack's stack section and its timed samples" "no python3"
 fi
