@@ -598,10 +598,14 @@ void stackcollector_section_done(struct stackcollector *sc)
 	unwindtables_resume(sc->unwindtab);
 	if (sc->syms && syms_cache_forget_marked(sc->syms, 0) && sc->sf)
 		stackframes_syms_forgotten(sc->sf);
-	if (sc->sf)
-		stackframes_stats_reset(sc->sf);
 	if (sc->drain)
 		stackdrain_restart(sc->drain);
+	/* every table of records was written and let go with the section
+	 * (the drain's fold finished in it): their frame ids with them */
+	if (sc->sf) {
+		stackframes_stats_reset(sc->sf);
+		stackframes_next_section(sc->sf);
+	}
 	give_back_memory();
 }
 
