@@ -56,7 +56,9 @@ while kill -0 "$drv" 2>/dev/null; do
 	i=0
 	while [ $i -lt 60 ] && kill -0 "$drv" 2>/dev/null; do sleep 1; i=$((i + 1)); done
 	m=$((m + 1))
-	kill -0 "$drv" 2>/dev/null && rss_line "$m"
+	# (not once the duration is over: the collectors are writing and
+	# letting go of their maps then)
+	[ $((m * 60)) -lt "$SECS" ] && kill -0 "$drv" 2>/dev/null && rss_line "$m"
 done
 wait "$drv"; rc=$?
 # growth from minute FROM (the first third, at most 3) to the last minute
