@@ -556,9 +556,10 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 	if (sc->syms) {	/* what a long capture holds: the processes still running, not all it saw */
 		struct syms_stats st;
 		syms_cache_stats(sc->syms, &st);
-		json_object_set_new(tr, "symbols", json_pack("{s:I,s:I,s:I}", "processes", (json_int_t)st.procs_held,
+		json_object_set_new(tr, "symbols", json_pack("{s:I,s:I,s:I,s:I}", "processes", (json_int_t)st.procs_held,
 							      "files", (json_int_t)st.dsos_held, "forgotten",
-							      (json_int_t)st.procs_forgotten));
+							      (json_int_t)st.procs_forgotten, "file_releases",
+							      (json_int_t)st.file_releases));
 	}
 	if (sc->py) {
 		pyframes_trailer_add(sc->py, tr);
@@ -597,10 +598,14 @@ void stackcollector_section_done(struct stackcollector *sc)
 	unwindtables_resume(sc->unwindtab);
 	if (sc->syms && syms_cache_forget_marked(sc->syms, 0) && sc->sf)
 		stackframes_syms_forgotten(sc->sf);
-	if (sc->sf)
-		stackframes_stats_reset(sc->sf);
 	if (sc->drain)
 		stackdrain_restart(sc->drain);
+	/* every table of records was written and let go with the section
+	 * (the drain's fold finished in it): their frame ids with them */
+	if (sc->sf) {
+		stackframes_stats_reset(sc->sf);
+		stackframes_next_section(sc->sf);
+	}
 	give_back_memory();
 }
 

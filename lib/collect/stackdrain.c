@@ -381,6 +381,12 @@ static struct kept_store *kept_new(void)
 	return k;
 }
 
+/* What k holds in memory: its keys, its stacks' addresses, their indexes. */
+static size_t kept_bytes(const struct kept_store *k)
+{
+	return k ? sizeof(*k) + hashtab_bytes(k->keys) + hashtab_bytes(k->stacks) : 0;
+}
+
 static void kept_free(struct kept_store *k)
 {
 	if (!k)
@@ -852,6 +858,10 @@ void stackdrain_trailer_add(struct stackdrain *d, json_t *tr)
 		json_object_set_new(tr, "drain_realtime", json_boolean(d->drainer_realtime));
 		json_object_set_new(tr, "kept_stacks", json_integer((json_int_t)(hashtab_size(d->kept->stacks) +
 										   hashtab_size(d->kept_new->stacks))));
+		json_object_set_new(tr, "kept_keys", json_integer((json_int_t)(hashtab_size(d->kept->keys) +
+										 hashtab_size(d->kept_new->keys))));
+		json_object_set_new(tr, "kept_bytes", json_integer((json_int_t)(kept_bytes(d->kept) +
+										  kept_bytes(d->kept_new))));
 		json_object_set_new(tr, "kept_sweeps", json_integer((json_int_t)d->sweeps));
 	}
 }

@@ -582,6 +582,22 @@ void stackframes_stats_reset(struct stackframes *sf)
 	memset(&sf->st, 0, sizeof(sf->st));
 }
 
+void stackframes_next_section(struct stackframes *sf)
+{
+	hashtab_free(sf->names);
+	sf->names = hashtab_new();
+	hashtab_free(sf->frame_ids);
+	sf->frame_ids = hashtab_new();
+	hashtab_free(sf->described);
+	sf->described = hashtab_new();
+	free(sf->desc);
+	sf->desc = NULL;
+	sf->desc_cap = 0;
+	memset(sf->seen, 0, sizeof(sf->seen));
+	sf->n = 0;
+	sf->jit_leaf = NULL;
+}
+
 void stackframes_syms_forgotten(struct stackframes *sf)
 {
 	memset(sf->seen, 0, sizeof(sf->seen));

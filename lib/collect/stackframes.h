@@ -125,6 +125,11 @@ struct stackframes_stats {
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);
 /* From 0 again (continuous mode: each section counts its own). */
 void stackframes_stats_reset(struct stackframes *sf);
+/* Continuous mode, after a section is written and its tables of records
+ * freed: the names, frame ids and descriptions start from none again (a
+ * week of --every sections kept every frame name any section had).  Names
+ * and ids given out before are invalid after it. */
+void stackframes_next_section(struct stackframes *sf);
 /* The symbol cache forgot processes and files (syms_cache_forget_marked):
  * a name looked up since may sit where a forgotten one was. */
 void stackframes_syms_forgotten(struct stackframes *sf);

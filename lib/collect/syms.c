@@ -384,6 +384,8 @@ struct dso {
 	uint64_t mdev, mino;		/* device and inode as /proc/PID/maps shows them */
 	struct dso *anext;		/* hash chain by (mdev, mino) */
 	int used;			/* forget_unused_dsos: a process maps it */
+	int touched;			/* looked up since its pages were last let go */
+	int released;			/* its pages let go (release_file_pages) */
 };
 
 struct umap {
@@ -1646,6 +1648,32 @@ static void forget_unused_dsos(struct syms_cache *c)
 		}
 }
 
+/* The pages of the mapped ELF files read since the last turn go back:
+ * reading a file's symbols faults in its whole .symtab and .strtab, a
+ * lookup then a few pages of names, and nothing let go of them while a
+ * process mapped the file (a long capture over a build held 13-55 MB of
+ * libLLVM's and others' pages, following whatever ran).  MADV_DONTNEED on
+ * a read-only private file mapping only drops our page table entries: the
+ * contents stay valid (names given out keep pointing into it) and the next
+ * read faults the page in again from the page cache, where the kernel may
+ * reclaim it meanwhile.  What a minute's lookups read is resident, not
+ * everything read since the start. */
+static void release_file_pages(struct syms_cache *c)
+{
+	for (size_t b = 0; b < NBUCKETS; b++)
+		for (struct dso *d = c->dsos[b]; d; d = d->next) {
+			if (d->released && !d->touched)
+				continue;
+			if (d->map)
+				madvise(d->map, d->size, MADV_DONTNEED);
+			if (d->dbg_map)
+				madvise(d->dbg_map, d->dbg_size, MADV_DONTNEED);
+			d->touched = 0;
+			d->released = 1;
+			c->st.file_releases++;
+		}
+}
+
 void syms_cache_mark_exited(struct syms_cache *c)
 {
 	for (size_t b = 0; b < NBUCKETS; b++)
@@ -1684,6 +1712,7 @@ size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit)
 	c->st.procs_forgotten += gone;
 	if (gone)
 		forget_unused_dsos(c);
+	release_file_pages(c);
 	return gone;
 }
 
@@ -1693,7 +1722,7 @@ size_t syms_cache_forget_exited(struct syms_cache *c)
 	return syms_cache_forget_marked(c, 0);
 }
 
-static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)
+static struct umap *find_map_of(struct syms_cache *c, struct proc *p, uint64_t addr)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		size_t lo = 0, hi = p->nmaps;
@@ -1737,6 +1766,18 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 		c->st.walked_vmas_unopened++;
 	found->missed = 1;
 	return NULL;
+}
+
+/* The mapping of p holding addr, or NULL; its file is marked as read since
+ * the last release_file_pages (a lookup reads its symbol names, the unwinder
+ * its .eh_frame, both from the mapping). */
+static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr)
+{
+	struct umap *m = find_map_of(c, p, addr);
+
+	if (m && m->dso)
+		m->dso->touched = 1;
+	return m;
 }
 
 static const struct seg *find_seg(const struct dso *d, uint64_t pgoff)

@@ -111,7 +111,10 @@ size_t syms_cache_forget_exited(struct syms_cache *c);
  * the processes exited now (before the kernel maps are read: all their
  * samples are then in user space), name every stack drained, then forget
  * those marked.  keep_jit: not the processes with anonymous executable memory
- * (a JIT's perf map is read when the stacks are written, jitframes.h). */
+ * (a JIT's perf map is read when the stacks are written, jitframes.h).
+ * Either also lets go of the pages of the mapped ELF files read since the
+ * last call (they are read again from the page cache when needed): a long
+ * capture keeps what a period's lookups read resident, not all it read. */
 void syms_cache_mark_exited(struct syms_cache *c);
 size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit);
 
@@ -213,6 +216,9 @@ struct syms_stats {
 	uint64_t walked_vmas_unopened;	/* ... whose file was still not found when a
 					 * frame in it was looked up */
 	uint64_t walked_named;		/* lookups named from a VMA the walk found */
+	uint64_t file_releases;		/* mapped files whose pages were let go
+					 * (syms_cache_forget_marked: those read
+					 * since the last time) */
 };
 void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out);
 

@@ -177,6 +177,17 @@ size_t hashtab_size(const struct hashtab *a)
 	return a->n;
 }
 
+size_t hashtab_bytes(const struct hashtab *a)
+{
+	size_t b = sizeof(*a) + a->cap * (sizeof(*a->ent) + sizeof(*a->hashes)) + (a->mask + 1) * sizeof(*a->slots);
+
+	for (const struct arena_block *k = a->arena; k; k = k->next)
+		b += sizeof(*k) + k->used;	/* what is touched of the block */
+	if (a->sorted)
+		b += (a->n + 1) * sizeof(*a->sorted);
+	return b;
+}
+
 const struct hashtab_entry *hashtab_at(const struct hashtab *a, size_t i)
 {
 	return &a->ent[i];

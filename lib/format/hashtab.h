@@ -41,6 +41,8 @@ const struct hashtab_entry *hashtab_add(struct hashtab *t, const void *key, size
 /* The entry of key[0..len), or NULL: nothing is added. */
 const struct hashtab_entry *hashtab_find(const struct hashtab *t, const void *key, size_t len);
 size_t hashtab_size(const struct hashtab *t);
+/* The bytes t uses in memory (entries, index, keys stored), for the trailers. */
+size_t hashtab_bytes(const struct hashtab *t);
 /* Entry i, 0 <= i < hashtab_size, in order of first add. */
 const struct hashtab_entry *hashtab_at(const struct hashtab *t, size_t i);
 /* The i of an entry (hashtab_add's answer): a dense id for each distinct key. */

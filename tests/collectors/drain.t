@@ -3,7 +3,7 @@
 # is lost (root, real BPF).  --drain-every 0 (read only at the end) shows the
 # same store losing stacks.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 49
+plan 50
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
@@ -124,6 +124,12 @@ filled "memleak, 4096 stacks outstanding" "$T/mlk.out"
 lost_nothing "memleak, 4096 stacks outstanding" "$T/mlk.out"
 r=$(grep -cE ';branch;(left|right);' "$T/mlk.out")
 check "memleak, 4096 stacks outstanding: every leaking stack named ($r records)" test "${r:-0}" -ge 4096
+# the trailer says what the kept store holds: of 4096 leaking stacks, all but
+# the two sets' 1024 slots moved to user space; 8 bytes a frame (~20) each,
+# plus the hash tables' own
+ks=$(trailer "$T/mlk.out" kept_stacks); kk=$(trailer "$T/mlk.out" kept_keys); kb=$(trailer "$T/mlk.out" kept_bytes)
+check "memleak, 4096 stacks outstanding: the kept store counted ($ks stacks, $kk keys, $kb bytes)" \
+	sh -c "[ ${ks:-0} -ge 3072 ] && [ ${kk:-0} -ge ${ks:-0} ] && [ ${kb:-0} -ge $(( ${ks:-0} * 160 )) ] && [ ${kb:-0} -le $(( ${kk:-0} * 1024 )) ]"
 
 # 4c. memleak while half a million allocations stay outstanding: every sweep
 #    walks them all, while the tree's distinct stacks fill a store of 1024
@@ -156,7 +162,7 @@ check "callstack, folding: nothing dropped, every sample timed ($w weighed, $n t
 a=$(weight "$T/csf.out" '^burn;'); l=$(weight "$T/csf.out" '^burn;.*main;top;mid;leaf')
 check "callstack, folding: the exited burns named (leaf: $l of $a)" test "$l" -gt 0 -a $((l * 2)) -ge "$a"
 # the trailer's "symbols": the images held at the end, and those let go
-symbols() { sed -n "/^{\"trailer\"/{s/.*\"symbols\":{\"processes\":\([0-9]*\),\"files\":[0-9]*,\"forgotten\":\([0-9]*\)}.*/\1 \2/p;q}" "$1"; }
+symbols() { sed -n "/^{\"trailer\"/{s/.*\"symbols\":{\"processes\":\([0-9]*\),\"files\":[0-9]*,\"forgotten\":\([0-9]*\)[,}].*/\1 \2/p;q}" "$1"; }
 set -- $(symbols "$T/csf.out")
 check "callstack, folding: the exited processes forgotten (${2:-none} forgotten, ${1:-?} held)" \
 	test "${2:-0}" -ge 10 -a "${1:-0}" -ge 1

@@ -7,7 +7,7 @@
 # sections' weights add up to about what one section of the same run length
 # weighs.  Collectors that cannot say so (-h, --describe) and refuse it.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 25
+plan 26
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 
 # the usage errors first: they need no root
@@ -129,3 +129,22 @@ check "every: no cpusched event is older than its section's start ($outside)" te
 gaps=$(sections "$T/cps" | awk -v n=$n 'NR > 1 && NR < n && ($2 - $1 < 999000000 || $2 - $1 > 1001000000) { g++ } END { print g + 0 }')
 check "every: cpusched's sections but the first and last are 1 s each ($gaps not)" test "$gaps" -eq 0
 check "every: cpusched cuts on whole seconds of the wall clock ($(aligned "$T/cps") off)" test "$(aligned "$T/cps")" -eq 0
+
+# 5. each section's names are its own: the frame names, their ids and the
+#    trailer's "frames" start from none at each section (a week of --every
+#    kept every name any section had).  phases burns in phase_one() for
+#    1.5 s, then in phase_two(): the sections after phase_one's neither hold
+#    it nor describe it; before, every later trailer still described it.
+"$MARPLE_BIN/workloads/phases" 1.5 wait & ph=$!
+MARPLE_READY_FILE="$T/phready" marple-callstack -p $ph --every 1s 4.5 > "$T/ph" 2> "$T/ph.err" & cs=$!
+if wait_ready "$T/phready" 20 $cs; then kill -USR1 $ph; fi
+wait $cs; rc=$?
+kill $ph 2>/dev/null; wait $ph 2>/dev/null
+# held described stale later: sections whose records hold phase_one, whose
+# trailer describes it, that describe it holding none, that hold phase_two only
+got=$(awk '/^\{"marple"/ { one = two = 0 } /^[0-9]+#/ && /;phase_one/ { one = 1 } /^[0-9]+#/ && /;phase_two/ { two = 1 }
+	/^\{"trailer"/ { d = index($0, "\"phase_one\":{") > 0; held += one; described += d; if (d && !one) stale++
+			if (two && !one) later++ }
+	END { print held + 0, described + 0, stale + 0, later + 0 }' "$T/ph")
+check "every: a section's trailer describes its own frames only (phase_one held, described, stale, later sections: $got)" \
+	sh -c "[ $rc -eq 0 ] && set -- $got && [ \$1 -ge 1 ] && [ \$2 -eq \$1 ] && [ \$3 -eq 0 ] && [ \$4 -ge 1 ]"

@@ -5,9 +5,11 @@
  * syms_cache_forget_exited (continuous mode) lets go of it once reaped; a
  * long capture's two steps (mark, then forget) forget only the processes
  * gone at the mark, and keep a JIT's (anonymous executable memory); a file
- * that is not ELF is not kept mapped. */
+ * that is not ELF is not kept mapped; the pages of a mapped file read for
+ * a lookup are let go at the next forget turn. */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,65 @@ static void mark_then_forget(void)
 	syms_cache_free(c);
 }
 
+/* Resident kB of this process's mappings of path that span the whole file
+ * from offset 0 (the cache's own: the loader maps segments); -1 if none. */
+static long whole_file_rss_kb(const char *path, size_t file_size)
+{
+	char line[1024], name[512];
+	unsigned long start = 0, end = 0, off = 0;
+	long kb = -1;
+	int ours = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		long rss;
+		name[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %511s", &start, &end, &off, name) >= 3 && strchr(line, '-') <
+		    strchr(line, ' ')) {
+			ours = off == 0 && strcmp(name, path) == 0 && end - start >= file_size &&
+			       end - start < file_size + 4096;
+			continue;
+		}
+		if (ours && sscanf(line, "Rss: %ld kB", &rss) == 1)
+			kb = (kb < 0 ? 0 : kb) + rss;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* The pages of a mapped file read for a lookup are let go at the next
+ * forget turn, though a live process maps the file; names stay valid. */
+static void file_pages_released(void)
+{
+	char exe[512];
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	pid_t child = paused_child(0);
+	struct syms_cache *c = syms_cache_new(SYMS_DEMANGLE);
+	const char *mod = NULL;
+	const char *name = syms_cache_lookup(c, child, addr_of((void *)exit_target, 2), &mod, NULL);
+	int have = n > 0 && stat(exe, &st) == 0;
+	long before = have ? whole_file_rss_kb(exe, (size_t)st.st_size) : -1;
+	test_cond("file pages: the lookup read the mapped file", name && strcmp(name, "exit_target") == 0 &&
+		  before > 0);
+	syms_cache_mark_exited(c);
+	syms_cache_forget_marked(c, 0);
+	long after = have ? whole_file_rss_kb(exe, (size_t)st.st_size) : -1;
+	struct syms_stats ss;
+	syms_cache_stats(c, &ss);
+	test_cond("file pages: let go at the forget turn, the process alive", after == 0 && ss.file_releases >= 1);
+	if (after != 0)
+		fprintf(stderr, "# resident of %s: %ld kB, then %ld kB\n", exe, before, after);
+	name = syms_cache_lookup(c, child, addr_of((void *)exit_target, 2), &mod, NULL);
+	test_cond("file pages: read again after", name && strcmp(name, "exit_target") == 0 &&
+		  whole_file_rss_kb(exe, (size_t)st.st_size) > 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	syms_cache_free(c);
+}
+
 /* A file that is not ELF (a memfd region of a browser, a data file) is
  * named, and not kept mapped here. */
 static void not_elf(void)
@@ -176,11 +237,12 @@ static void not_elf(void)
 
 int main(int argc, char **argv)
 {
-	test_plan(20);
+	test_plan(23);
 	marple_init(argc, argv);
 	exited_child(0);
 	exited_child(1);
 	mark_then_forget();
 	not_elf();
+	file_pages_released();
 	return test_report();
 }
