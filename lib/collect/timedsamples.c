@@ -4,7 +4,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "bpfmap.h"
@@ -20,12 +22,20 @@ struct sample {
 	uint32_t tid, pid, cpu;
 };
 
+/* Samples held in memory before they go on to a file: a long section's
+ * length is bounded by disk, not by this program's memory (32 bytes a
+ * sample: 11 MB over 30 minutes at 99 Hz on 2 CPUs, when it stayed). */
+#define TIMED_IN_MEMORY 8192
+
 struct timedsamples {
 	struct intern *keys;		/* struct stack_key bytes -> id */
 	struct hashtab *stacks;		/* the records: frames (stackframes_collect) and weights */
 	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the counts map */
-	struct sample *s;
+	struct sample *s;		/* the newest, up to TIMED_IN_MEMORY */
 	size_t n, cap;
+	FILE *spill;			/* the section's others, as they came (tmpfile) */
+	uint64_t nspilled;
+	int spill_failed;		/* said once: then all stay in memory */
 	int lost_fd;
 	uint64_t lost_before;		/* timed_lost at the last section (--every) */
 	void (*rewrite)(void *arg, struct stack_key *key);	/* timedsamples_set_rewrite */
@@ -49,6 +59,27 @@ int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
 	return m ? bpf_map__set_max_entries(m, (uint32_t)size) : -1;
 }
 
+/* The samples in memory onto the end of the spill file.  A file that cannot
+ * be made or written (a full disk) is said once; the samples then stay in
+ * memory, as they did before there was a file. */
+static void spill_out(struct timedsamples *ts)
+{
+	if (!ts->spill && !(ts->spill = tmpfile())) {
+		marple_warn("--timed: cannot make a temporary file for sample times: %s; they stay in memory",
+			    strerror(errno));
+		ts->spill_failed = 1;
+		return;
+	}
+	if (fwrite(ts->s, sizeof(*ts->s), ts->n, ts->spill) != ts->n || fflush(ts->spill) != 0) {
+		marple_warn("--timed: writing sample times to a temporary file: %s; they stay in memory",
+			    strerror(errno));
+		ts->spill_failed = 1;	/* the file's first nspilled samples stay good */
+		return;
+	}
+	ts->nspilled += ts->n;
+	ts->n = 0;
+}
+
 void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t dur)
 {
@@ -56,6 +87,8 @@ void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint
 
 	if (ts->rewrite)
 		ts->rewrite(ts->rewrite_arg, &k);
+	if (ts->n >= TIMED_IN_MEMORY && !ts->spill_failed)
+		spill_out(ts);
 	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
 	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = key->pid, .cpu = cpu,
 					  .key = intern_get(ts->keys, (const char *)&k, sizeof(k)) };
@@ -100,6 +133,8 @@ void timedsamples_free(struct timedsamples *ts)
 	hashtab_free(ts->stacks);
 	free(ts->record_of_key);
 	free(ts->s);
+	if (ts->spill)
+		fclose(ts->spill);
 	free(ts);
 }
 
@@ -177,8 +212,45 @@ void timedsamples_walk_free(struct timedsamples_walk *w)
 	free(w);
 }
 
+/* The section's samples in one array (*n of them): those in memory, or,
+ * when some went to the file, all read back into a new one, the file's
+ * first.  Samples the file could not give back are counted in *unread. */
+static struct sample *section_samples(struct timedsamples *ts, size_t *n, uint64_t *unread)
+{
+	struct sample *all = NULL;
+	size_t got = 0;
+
+	*n = ts->n;
+	*unread = 0;
+	if (!ts->nspilled)
+		return ts->s;
+	if (!(all = malloc((ts->nspilled + ts->n) * sizeof(*all))) || fseeko(ts->spill, 0, SEEK_SET) != 0 ||
+	    (got = fread(all, sizeof(*all), ts->nspilled, ts->spill)) != ts->nspilled)
+		marple_warn("--timed: reading sample times back from a temporary file: %s",
+			    all ? strerror(errno) : "out of memory");
+	if (!all)
+		got = 0;
+	*unread = ts->nspilled - got;
+	if (!all)
+		return ts->s;
+	memcpy(all + got, ts->s, ts->n * sizeof(*all));
+	*n = got + ts->n;
+	return all;
+}
+
+/* The file's samples written: it starts again empty. */
+static void spill_reset(struct timedsamples *ts)
+{
+	if (ts->spill && (ftruncate(fileno(ts->spill), 0) != 0 || fseeko(ts->spill, 0, SEEK_SET) != 0)) {
+		fclose(ts->spill);	/* a new one when next needed */
+		ts->spill = NULL;
+	}
+	ts->nspilled = 0;
+}
+
 void timedsamples_restart(struct timedsamples *ts)
 {
+	spill_reset(ts);
 	intern_free(ts->keys);
 	ts->keys = intern_new();
 	hashtab_free(ts->stacks);
@@ -216,16 +288,18 @@ static json_t *samples_header(json_t *stack_hdr)
 uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, const char *type,
 				    const char *last_ended, uint64_t end_ns, FILE *f)
 {
-	uint64_t written = 0, unmatched = 0;
+	uint64_t written = 0, unmatched = 0, unread, on_disk = ts->nspilled;
 	json_t *h = samples_header(stack_hdr);
 	const char *ended = end_ns ? "interval" : last_ended;
+	size_t n;
+	struct sample *all = section_samples(ts, &n, &unread);
 
 	stream_write_json(f, h);
 	json_decref(h);
-	if (ts->n)	/* qsort of no array: a null pointer, undefined */
-		qsort(ts->s, ts->n, sizeof(*ts->s), by_time);
-	for (size_t i = 0; i < ts->n; i++) {
-		const struct sample *s = &ts->s[i];
+	if (n)	/* qsort of no array: a null pointer, undefined */
+		qsort(all, n, sizeof(*all), by_time);
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *s = &all[i];
 		uint32_t rec = ts->record_of_key ? ts->record_of_key[s->key] : UINT32_MAX;
 		if (rec == UINT32_MAX) {
 			unmatched++;
@@ -242,13 +316,16 @@ uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, 
 		putc('\n', f);
 		written++;
 	}
+	if (all != ts->s)
+		free(all);
 	uint64_t all_lost = bpfmap_percpu_sum(ts->lost_fd, 0);
-	uint64_t lost = all_lost >= ts->lost_before ? all_lost - ts->lost_before : 0;
+	uint64_t lost = (all_lost >= ts->lost_before ? all_lost - ts->lost_before : 0) + unread;
 	ts->lost_before = all_lost;
 	if (lost || unmatched)
-		marple_warn("--timed: %llu sample times lost (ring buffer full), %llu of stacks not counted",
+		marple_warn("--timed: %llu sample times lost (ring buffer full, or not read back), %llu of stacks not counted",
 			(unsigned long long)lost, (unsigned long long)unmatched);
 	json_t *t = stream_section_trailer_new(written, lost, unmatched, ended);
+	json_object_set_new(t, "samples_on_disk", json_integer((json_int_t)on_disk));
 	if (end_ns)
 		json_object_set_new(t, "end_ns", json_integer((json_int_t)end_ns));
 	stream_write_json(f, t);
