@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpfmap.h"
 #include "hashtab.h"
@@ -217,22 +217,15 @@ void timedsamples_walk_free(struct timedsamples_walk *w)
  * first.  Samples the file could not give back are counted in *unread. */
 static struct sample *section_samples(struct timedsamples *ts, size_t *n, uint64_t *unread)
 {
-	struct sample *all = NULL;
-	size_t got = 0;
-
 	*n = ts->n;
 	*unread = 0;
 	if (!ts->nspilled)
 		return ts->s;
-	if (!(all = malloc((ts->nspilled + ts->n) * sizeof(*all))) || fseeko(ts->spill, 0, SEEK_SET) != 0 ||
-	    (got = fread(all, sizeof(*all), ts->nspilled, ts->spill)) != ts->nspilled)
-		marple_warn("--timed: reading sample times back from a temporary file: %s",
-			    all ? strerror(errno) : "out of memory");
-	if (!all)
-		got = 0;
+	struct sample *all = marple_malloc((ts->nspilled + ts->n) * sizeof(*all));
+	size_t got = fseeko(ts->spill, 0, SEEK_SET) == 0 ? fread(all, sizeof(*all), ts->nspilled, ts->spill) : 0;
+	if (got != ts->nspilled)
+		marple_warn("--timed: reading sample times back from a temporary file: %s", strerror(errno));
 	*unread = ts->nspilled - got;
-	if (!all)
-		return ts->s;
 	memcpy(all + got, ts->s, ts->n * sizeof(*all));
 	*n = got + ts->n;
 	return all;
