@@ -258,6 +258,97 @@ static inline char *next_comma(char *p, char *e)
 	return q ? q : e;
 }
 
+/* An event record's fields of interest, decoded in place. */
+struct event_fields {
+	char *comm, *pid;
+	long commlen, pidlen;
+	char *dval[8];
+	long dlen[8];
+};
+
+/* The record's key=value fields from q to e: comm, pid and the datum keys.
+ * Returns 0, or -1 for a bad record (counted and said by bad_line). */
+static int read_fields(struct cpel_conv *c, char *q, char *e, struct event_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	while (q < e) {
+		char *k = ++q;
+		q = next_comma(q, e);
+		char *eq = memchr(k, '=', (size_t)(q - k));
+		if (!eq)
+			return bad_line(c, "field without '='"), -1;
+		size_t klen = (size_t)(eq - k);
+		char *val = eq + 1;
+		int is_comm = klen == 4 && memcmp(k, "comm", 4) == 0;
+		int is_pid = klen == 3 && memcmp(k, "pid", 3) == 0;
+		int dk = -1;
+		for (size_t i = 0; i < c->ndkeys; i++)
+			if (c->dklen[i] == klen && memcmp(c->dkeys[i], k, klen) == 0)
+				dk = (int)i;
+		if (!is_comm && !is_pid && dk < 0)
+			continue;
+		long vl = escape_decode_inplace(val, (size_t)(q - val), NULL);
+		if (vl < 0)
+			return bad_line(c, "bad %XX escape"), -1;
+		if (is_comm) {
+			f->comm = val;
+			f->commlen = vl;
+		} else if (is_pid) {
+			f->pid = val;
+			f->pidlen = vl;
+		}
+		if (dk >= 0) {
+			f->dval[dk] = val;
+			f->dlen[dk] = vl;
+		}
+	}
+	return 0;
+}
+
+/* "comm (pid)" names the process: written into c->proc (sized for the datum
+ * keys too), its length returned. */
+static size_t process_name(struct cpel_conv *c, const struct event_fields *f)
+{
+	size_t need = (size_t)f->commlen + (size_t)f->pidlen + 4;
+	for (size_t i = 0; i < c->ndkeys; i++)
+		need += c->dklen[i] + (size_t)f->dlen[i] + 2;
+	c->proc = marple_grow(c->proc, &c->proccap, need + 1, 1);
+	char *proc = c->proc;
+	size_t plen = 0;
+	if (f->comm) {
+		memcpy(proc, f->comm, (size_t)f->commlen);
+		plen = (size_t)f->commlen;
+	}
+	if (f->pid) {
+		if (f->comm)
+			proc[plen++] = ' ';
+		proc[plen++] = '(';
+		memcpy(proc + plen, f->pid, (size_t)f->pidlen);
+		plen += (size_t)f->pidlen;
+		proc[plen++] = ')';
+	}
+	return plen;
+}
+
+/* The datum keys' "key=value ..." written into c->proc; its length. */
+static size_t datum_keys(struct cpel_conv *c, const struct event_fields *f)
+{
+	char *proc = c->proc;
+	size_t dl = 0;
+	for (size_t i = 0; i < c->ndkeys; i++) {
+		if (!f->dval[i])
+			continue;
+		if (dl)
+			proc[dl++] = ' ';
+		memcpy(proc + dl, c->dkeys[i], c->dklen[i]);
+		dl += c->dklen[i];
+		proc[dl++] = '=';
+		memcpy(proc + dl, f->dval[i], (size_t)f->dlen[i]);
+		dl += (size_t)f->dlen[i];
+	}
+	return dl;
+}
+
 static int record_line(struct cpel_conv *c, char *p, char *e)
 {
 	uint64_t t = 0;
@@ -285,87 +376,21 @@ static int record_line(struct cpel_conv *c, char *p, char *e)
 	if (typelen < 0 || tracklen < 0)
 		return bad_line(c, "bad %XX escape");
 
-	/* fields: find comm, pid and the datum keys */
-	char *comm = NULL, *pid = NULL;
-	long commlen = 0, pidlen = 0;
-	char *dval[8] = { 0 };
-	long dlen[8] = { 0 };
-	while (q < e) {
-		char *k = ++q;
-		q = next_comma(q, e);
-		char *eq = memchr(k, '=', (size_t)(q - k));
-		if (!eq)
-			return bad_line(c, "field without '='");
-		size_t klen = (size_t)(eq - k);
-		char *val = eq + 1;
-		size_t vlen = (size_t)(q - val);
-		int is_comm = klen == 4 && memcmp(k, "comm", 4) == 0;
-		int is_pid = klen == 3 && memcmp(k, "pid", 3) == 0;
-		int dk = -1;
-		for (size_t i = 0; i < c->ndkeys; i++)
-			if (c->dklen[i] == klen && memcmp(c->dkeys[i], k, klen) == 0)
-				dk = (int)i;
-		if (!is_comm && !is_pid && dk < 0)
-			continue;
-		long vl = escape_decode_inplace(val, vlen, NULL);
-		if (vl < 0)
-			return bad_line(c, "bad %XX escape");
-		if (is_comm) {
-			comm = val;
-			commlen = vl;
-		} else if (is_pid) {
-			pid = val;
-			pidlen = vl;
-		}
-		if (dk >= 0) {
-			dval[dk] = val;
-			dlen[dk] = vl;
-		}
-	}
-
-	/* "comm (pid)" names the process */
-	size_t need = (size_t)commlen + (size_t)pidlen + 4;
-	for (size_t i = 0; i < c->ndkeys; i++)
-		need += c->dklen[i] + (size_t)dlen[i] + 2;
-	c->proc = marple_grow(c->proc, &c->proccap, need + 1, 1);
-	char *proc = c->proc;
-	size_t plen = 0;
-	if (comm) {
-		memcpy(proc, comm, (size_t)commlen);
-		plen = (size_t)commlen;
-	}
-	if (pid) {
-		if (comm)
-			proc[plen++] = ' ';
-		proc[plen++] = '(';
-		memcpy(proc + plen, pid, (size_t)pidlen);
-		plen += (size_t)pidlen;
-		proc[plen++] = ')';
-	}
+	struct event_fields f;
+	if (read_fields(c, q, e, &f) < 0)
+		return 0;	/* a bad record is skipped, counted */
+	size_t plen = process_name(c, &f);
 	uint32_t trk, datum;
 	if (c->o.track == CPEL_TRACK_PID)
-		trk = plen ? track_id(c, proc, plen) : track_id(c, "(no process)", 12);
+		trk = plen ? track_id(c, c->proc, plen) : track_id(c, "(no process)", 12);
 	else
 		trk = track_id(c, track, (size_t)tracklen);
-	if (c->ndkeys) {
-		size_t dl = 0;
-		for (size_t i = 0; i < c->ndkeys; i++) {
-			if (!dval[i])
-				continue;
-			if (dl)
-				proc[dl++] = ' ';
-			memcpy(proc + dl, c->dkeys[i], c->dklen[i]);
-			dl += c->dklen[i];
-			proc[dl++] = '=';
-			memcpy(proc + dl, dval[i], (size_t)dlen[i]);
-			dl += (size_t)dlen[i];
-		}
-		datum = strtab_add(c, proc, dl);
-	} else if (c->o.track == CPEL_TRACK_PID) {
+	if (c->ndkeys)
+		datum = strtab_add(c, c->proc, datum_keys(c, &f));
+	else if (c->o.track == CPEL_TRACK_PID)
 		datum = strtab_add(c, track, (size_t)tracklen);
-	} else {
-		datum = strtab_add(c, proc, plen);
-	}
+	else
+		datum = strtab_add(c, c->proc, plen);
 	if (add_event(c, t, trk, type_code(c, type, (size_t)typelen), datum) < 0)
 		return -1;
 	return 0;
@@ -638,57 +663,74 @@ static int cursor_fill(struct cpel_conv *c, struct cursor *k, size_t cap)
 	return 0;
 }
 
-int cpel_conv_write(struct cpel_conv *c, FILE *out)
+/* The event records' output buffer: whole records, written in big blocks. */
+struct evout {
+	struct bew *w;
+	size_t len;
+	unsigned char buf[20 * 4096];
+};
+
+static void evout_put(struct evout *o, const struct ev *e)
 {
-	struct bew w = { out, 0 };
-	uint32_t strtab_len;
-
-	uint64_t nev = c->events, evlen = 64 + 8 + c->events * 20;
-
-	if (c->failed)
-		return -1;
-	if (evlen > UINT32_MAX) {
-		if (!c->o.quiet)
-			marple_warn("%llu events make an event section longer than CPEL's 32-bit length",
-				(unsigned long long)nev);
-		return -1;
+	put_ev(o->buf + o->len, e);
+	o->len += 20;
+	if (o->len == sizeof(o->buf)) {
+		if (fwrite(o->buf, 1, o->len, o->w->f) != o->len)
+			o->w->err = 1;
+		o->len = 0;
 	}
-	/* The string table is complete; written padded to 8 bytes. */
-	size_t stlen;
-	const char *strtab = intern_arena(c->st, &stlen);
-	strtab_len = (uint32_t)((stlen + 7) & ~(size_t)7);
+}
 
-	/* file header: version 1, big-endian; 4 sections; date */
+static void evout_flush(struct evout *o)
+{
+	if (o->len && fwrite(o->buf, 1, o->len, o->w->f) != o->len)
+		o->w->err = 1;
+	o->len = 0;
+}
+
+/* The file header (version 1, big-endian, 4 sections, the date) and the
+ * string table, padded to 8 bytes. */
+static void write_head_strtab(struct bew *w, const char *strtab, size_t stlen)
+{
+	uint32_t strtab_len = (uint32_t)((stlen + 7) & ~(size_t)7);
 	unsigned char fh[8] = { 0x01, 0, 0, 4 };
 	uint32_t now = (uint32_t)time(NULL);
 	fh[4] = (unsigned char)(now >> 24);
 	fh[5] = (unsigned char)(now >> 16);
 	fh[6] = (unsigned char)(now >> 8);
 	fh[7] = (unsigned char)now;
-	if (fwrite(fh, 1, 8, out) != 8)
-		w.err = 1;
+	if (fwrite(fh, 1, 8, w->f) != 8)
+		w->err = 1;
 
-	be32(&w, 1);		/* STRTAB */
-	be32(&w, strtab_len);
+	be32(w, 1);		/* STRTAB */
+	be32(w, strtab_len);
 	static const char zeros[8];
-	if (fwrite(strtab, 1, stlen, out) != stlen || fwrite(zeros, 1, strtab_len - stlen, out) != strtab_len - stlen)
-		w.err = 1;
+	if (fwrite(strtab, 1, stlen, w->f) != stlen ||
+	    fwrite(zeros, 1, strtab_len - stlen, w->f) != strtab_len - stlen)
+		w->err = 1;
+}
 
-	be32(&w, 3);		/* EVTDEF */
-	be32(&w, 64 + 4 + (uint32_t)c->ntypes * 12);
-	name64(&w);
-	be32(&w, (uint32_t)c->ntypes);
+static void write_evtdef(struct cpel_conv *c, struct bew *w)
+{
+	be32(w, 3);		/* EVTDEF */
+	be32(w, 64 + 4 + (uint32_t)c->ntypes * 12);
+	name64(w);
+	be32(w, (uint32_t)c->ntypes);
 	for (size_t i = 0; i < c->ntypes; i++) {
-		be32(&w, (uint32_t)i);
-		be32(&w, c->type_off[i]);
-		be32(&w, c->datum_s_off);
+		be32(w, (uint32_t)i);
+		be32(w, c->type_off[i]);
+		be32(w, c->datum_s_off);
 	}
+}
 
-	be32(&w, 4);		/* TRACKDEF */
-	be32(&w, 64 + 4 + (uint32_t)c->ntracks * 8);
-	name64(&w);
-	be32(&w, (uint32_t)c->ntracks);
-	/* track ids in the natural order of their labels (G2 lists them so) */
+/* The track section, track ids in the natural order of their labels (G2
+ * lists them so); returns the map from our track numbers to those ids. */
+static uint32_t *write_trackdef(struct cpel_conv *c, struct bew *w, const char *strtab)
+{
+	be32(w, 4);		/* TRACKDEF */
+	be32(w, 64 + 4 + (uint32_t)c->ntracks * 8);
+	name64(w);
+	be32(w, (uint32_t)c->ntracks);
 	uint32_t *order = marple_malloc((c->ntracks + 1) * 2 * sizeof(uint32_t));
 	uint32_t *remap = marple_malloc((c->ntracks + 1) * sizeof(uint32_t));
 	for (size_t i = 0; i < c->ntracks; i++) {
@@ -699,85 +741,104 @@ int cpel_conv_write(struct cpel_conv *c, FILE *out)
 	qsort(order, c->ntracks, 2 * sizeof(uint32_t), track_order_cmp);
 	for (size_t i = 0; i < c->ntracks; i++) {
 		remap[order[2 * i]] = (uint32_t)i;
-		be32(&w, (uint32_t)i);
-		be32(&w, order[2 * i + 1]);
+		be32(w, (uint32_t)i);
+		be32(w, order[2 * i + 1]);
 	}
 	free(order);
-	track_remap = remap;
+	return remap;
+}
 
-	be32(&w, 5);		/* EVENT */
-	be32(&w, (uint32_t)evlen);
-	name64(&w);
-	be32(&w, (uint32_t)nev);
-	be32(&w, 1000000000u);
+/* The spilled runs merged back in time order: a k-way merge by linear scan of
+ * the run heads (runs are few: one per million events).  Sets w->err to 2
+ * when the temporary file cannot be read back. */
+static void emit_spilled(struct cpel_conv *c, struct evout *o)
+{
+	struct bew *w = o->w;
+	size_t cap = c->sorted ? (1u << 16) : (1u << 12);
+	size_t nk = c->sorted ? 1 : c->nruns;
+	struct cursor *k = marple_calloc(nk, sizeof(*k));
+	for (size_t i = 0; i < nk; i++) {
+		k[i].buf = marple_malloc(cap * sizeof(struct ev));
+		k[i].off = c->sorted ? 0 : c->runs[i].off;
+		k[i].left = c->sorted ? (size_t)c->spooled : c->runs[i].n;
+		if (cursor_fill(c, &k[i], cap) < 0)
+			w->err = 2;
+	}
+	for (;;) {
+		struct cursor *best = NULL;
+		for (size_t i = 0; i < nk; i++) {
+			if (k[i].pos == k[i].n)
+				continue;
+			if (!best || ev_cmp(&k[i].buf[k[i].pos], &best->buf[best->pos]) < 0)
+				best = &k[i];
+		}
+		if (!best)
+			break;
+		evout_put(o, &best->buf[best->pos]);
+		if (++best->pos == best->n && cursor_fill(c, best, cap) < 0)
+			w->err = 2;
+		if (w->err)
+			break;
+	}
+	for (size_t i = 0; i < nk; i++)
+		free(k[i].buf);
+	free(k);
+}
 
-	unsigned char ob[20 * 4096];
-	size_t ol = 0;
-#define EMIT(e)                                                              \
-	do {                                                                 \
-		put_ev(ob + ol, (e));                                        \
-		ol += 20;                                                    \
-		if (ol == sizeof(ob)) {                                      \
-			if (fwrite(ob, 1, ol, out) != ol)                   \
-				w.err = 1;                                   \
-			ol = 0;                                              \
-		}                                                            \
-	} while (0)
+/* The event section: in memory when everything fitted, else merged from the
+ * temporary file.  Returns -1 when the spilled runs could not be flushed. */
+static int write_events(struct cpel_conv *c, struct bew *w, uint64_t nev, uint64_t evlen)
+{
+	be32(w, 5);		/* EVENT */
+	be32(w, (uint32_t)evlen);
+	name64(w);
+	be32(w, (uint32_t)nev);
+	be32(w, 1000000000u);
 
+	struct evout *o = marple_malloc(sizeof(*o));
+	o->w = w;
+	o->len = 0;
+	int r = 0;
 	if (!c->nruns) {
-		/* everything fits in memory */
 		if (!c->chunk_sorted)
 			qsort(c->chunk, c->nchunk, sizeof(*c->chunk), ev_cmp);
 		for (size_t i = 0; i < c->nchunk; i++)
-			EMIT(&c->chunk[i]);
+			evout_put(o, &c->chunk[i]);
+	} else if (flush_chunk(c) < 0) {
+		r = -1;
 	} else {
-		if (flush_chunk(c) < 0) {
-			free(remap);
-			return -1;
-		}
 		fflush(c->spool);
-		size_t cap = c->sorted ? (1u << 16) : (1u << 12);
-		size_t nk = c->sorted ? 1 : c->nruns;
-		struct cursor *k = marple_calloc(nk, sizeof(*k));
-		for (size_t i = 0; i < nk; i++) {
-			k[i].buf = marple_malloc(cap * sizeof(struct ev));
-			if (c->sorted) {
-				k[i].off = 0;
-				k[i].left = (size_t)c->spooled;
-			} else {
-				k[i].off = c->runs[i].off;
-				k[i].left = c->runs[i].n;
-			}
-			if (cursor_fill(c, &k[i], cap) < 0)
-				w.err = 2;
-		}
-		/* k-way merge by linear scan of the run heads (runs are few:
-		 * one per million events) */
-		for (;;) {
-			struct cursor *best = NULL;
-			for (size_t i = 0; i < nk; i++) {
-				if (k[i].pos == k[i].n)
-					continue;
-				if (!best || ev_cmp(&k[i].buf[k[i].pos], &best->buf[best->pos]) < 0)
-					best = &k[i];
-			}
-			if (!best)
-				break;
-			EMIT(&best->buf[best->pos]);
-			if (++best->pos == best->n && cursor_fill(c, best, cap) < 0)
-				w.err = 2;
-			if (w.err)
-				break;
-		}
-		for (size_t i = 0; i < nk; i++)
-			free(k[i].buf);
-		free(k);
+		emit_spilled(c, o);
 	}
-	if (ol && fwrite(ob, 1, ol, out) != ol)
-		w.err = 1;
-#undef EMIT
+	evout_flush(o);
+	free(o);
+	return r;
+}
+
+int cpel_conv_write(struct cpel_conv *c, FILE *out)
+{
+	struct bew w = { out, 0 };
+	uint64_t nev = c->events, evlen = 64 + 8 + c->events * 20;
+
+	if (c->failed)
+		return -1;
+	if (evlen > UINT32_MAX) {
+		if (!c->o.quiet)
+			marple_warn("%llu events make an event section longer than CPEL's 32-bit length",
+				(unsigned long long)nev);
+		return -1;
+	}
+	size_t stlen;
+	const char *strtab = intern_arena(c->st, &stlen);
+	write_head_strtab(&w, strtab, stlen);
+	write_evtdef(c, &w);
+	uint32_t *remap = write_trackdef(c, &w, strtab);
+	track_remap = remap;
+	int r = write_events(c, &w, nev, evlen);
 	free(remap);
 	track_remap = NULL;
+	if (r < 0)
+		return -1;
 	if (w.err == 2) {
 		if (!c->o.quiet)
 			marple_warn("cannot read back the temporary file: %s", strerror(errno));
