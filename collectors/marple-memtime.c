@@ -354,14 +354,9 @@ static uint64_t cpu_ns(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 }
 
-int main(int argc, char **argv)
+static void parse_options(int argc, char **argv)
 {
-	struct sigaction sa = { 0 };
-	uint64_t duration, start, ticks = 0, late = 0;
-	json_t *hdr, *units, *labels, *hdr_options, *trailer;
 	int c;
-
-	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
 		switch (c) {
 		case 'i':
@@ -380,11 +375,95 @@ int main(int argc, char **argv)
 			if (marple_parse_duration_ns(optarg, &opt.refresh_ns) < 0)
 				marple_usage_error("--pss-refresh: '%s' is not a time (e.g. 30s, 1m)", optarg);
 			break;
-		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); exit(EXIT_OK);
 		default: marple_usage_try();
 		}
 	}
-	duration = collector_duration(argc, argv, optind);
+}
+
+/* The section header, written; returns the section's start time. */
+static uint64_t write_header(void)
+{
+	json_t *hdr = stream_section_header_new("memtime", DATATYPE_POINT);
+	json_t *units = json_pack("{s:s, s:s}", "x", "s", "y", "MiB");
+	json_t *labels = json_pack("{s:s, s:s, s:s}", "x", "time", "y",
+				   opt.rss_only ? "memory (RSS)" : "memory (PSS, else RSS)", "info", "process");
+	json_t *hdr_options = json_pack("{s:I, s:I, s:b}", "interval_ns", (json_int_t)opt.interval_ns,
+					"pss_refresh_ns", (json_int_t)opt.refresh_ns, "rss_only", opt.rss_only);
+	if (opt.npids) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < opt.npids; i++)
+			json_array_append_new(a, json_integer(opt.pids[i]));
+		json_object_set_new(hdr_options, "pids", a);
+	}
+	json_object_set_new(hdr, "units", units);
+	json_object_set_new(hdr, "labels", labels);
+	json_object_set_new(hdr, "options", hdr_options);
+	uint64_t start = (uint64_t)stream_header_int(hdr, "start_ns", (int64_t)marple_now_monotonic_ns());
+	if (stream_write_json(stdout, hdr) < 0)
+		exit(EXIT_DATA);
+	json_decref(hdr);
+	fflush(stdout);
+	return start;
+}
+
+/* Samples every interval from start until the duration, a signal, the -p
+ * targets' exit or a write error; counts the samples and the ticks skipped
+ * because a sample took longer than the interval.  Returns why it ended. */
+static const char *sample_until_done(uint64_t start, uint64_t duration, uint64_t *ticks, uint64_t *late)
+{
+	uint64_t next_tick = start;
+	for (;;) {
+		uint64_t now = marple_now_monotonic_ns();
+		pss_budget_ns += (int64_t)((double)opt.interval_ns * PSS_BUDGET);
+		if (pss_budget_ns > (int64_t)(1e9 * PSS_BUDGET * 5))	/* save up at most 5 s worth */
+			pss_budget_ns = (int64_t)(1e9 * PSS_BUDGET * 5);
+		sample(stdout, now, (double)(now - start) / 1e9, *ticks == 0);
+		(*ticks)++;
+		fflush(stdout);
+		if (ferror(stdout))
+			return "duration";
+		next_tick += opt.interval_ns;
+		now = marple_now_monotonic_ns();
+		if (now > next_tick) {	/* a sample took longer than the interval: skip ticks */
+			uint64_t missed = (now - next_tick) / opt.interval_ns + 1;
+			*late += missed;
+			next_tick += missed * opt.interval_ns;
+		}
+		if (duration && next_tick > start + duration)
+			return "duration";
+		if (collector_target_exited())	/* every -p process gone: nothing left to sample */
+			return "target exited";
+		struct timespec ts = { (time_t)(next_tick / 1000000000ull), (long)(next_tick % 1000000000ull) };
+		while (!got_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		if (got_signal)
+			return "signal";
+	}
+}
+
+static void write_trailer(const char *ended, uint64_t ticks, uint64_t late)
+{
+	json_t *trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : ended);
+	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
+	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
+	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));
+	json_object_set_new(trailer, "pss_reads", json_integer((json_int_t)pss_reads));
+	json_object_set_new(trailer, "pss_deferred", json_integer((json_int_t)pss_deferred));
+	json_object_set_new(trailer, "cpu_ns", json_integer((json_int_t)cpu_ns()));
+	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)self_excluded_points));
+	stream_write_json(stdout, trailer);
+	json_decref(trailer);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { 0 };
+	uint64_t ticks = 0, late = 0;
+
+	marple_init(argc, argv);
+	parse_options(argc, argv);
+	uint64_t duration = collector_duration(argc, argv, optind);
 	selffilter_rule_init(opt.include_self);
 
 	sa.sa_handler = on_signal;
@@ -402,72 +481,12 @@ int main(int argc, char **argv)
 		if (faccessat(procfd, path, F_OK, 0) != 0)
 			marple_fatal(EXIT_DATA, "no process with PID %d", (int)opt.pids[i]);
 	}
-
-	hdr = stream_section_header_new("memtime", DATATYPE_POINT);
-	units = json_pack("{s:s, s:s}", "x", "s", "y", "MiB");
-	labels = json_pack("{s:s, s:s, s:s}", "x", "time", "y", opt.rss_only ? "memory (RSS)" : "memory (PSS, else RSS)",
-			   "info", "process");
-	hdr_options = json_pack("{s:I, s:I, s:b}", "interval_ns", (json_int_t)opt.interval_ns, "pss_refresh_ns",
-			    (json_int_t)opt.refresh_ns, "rss_only", opt.rss_only);
-	if (opt.npids) {
-		json_t *a = json_array();
-		for (size_t i = 0; i < opt.npids; i++)
-			json_array_append_new(a, json_integer(opt.pids[i]));
-		json_object_set_new(hdr_options, "pids", a);
-	}
-	json_object_set_new(hdr, "units", units);
-	json_object_set_new(hdr, "labels", labels);
-	json_object_set_new(hdr, "options", hdr_options);
-	start = (uint64_t)stream_header_int(hdr, "start_ns", (int64_t)marple_now_monotonic_ns());
-	if (stream_write_json(stdout, hdr) < 0)
-		return EXIT_DATA;
-	json_decref(hdr);
-	fflush(stdout);
+	uint64_t start = write_header();
 	for (size_t i = 0; i < opt.npids; i++)
 		collector_watch_target(opt.pids[i], 0);
 	collector_ready(duration);
-
-	uint64_t next_tick = start;
-	const char *ended = "duration";
-	for (;;) {
-		uint64_t now = marple_now_monotonic_ns();
-		pss_budget_ns += (int64_t)((double)opt.interval_ns * PSS_BUDGET);
-		if (pss_budget_ns > (int64_t)(1e9 * PSS_BUDGET * 5))	/* save up at most 5 s worth */
-			pss_budget_ns = (int64_t)(1e9 * PSS_BUDGET * 5);
-		sample(stdout, now, (double)(now - start) / 1e9, ticks == 0);
-		ticks++;
-		fflush(stdout);
-		if (ferror(stdout))
-			break;
-		next_tick += opt.interval_ns;
-		now = marple_now_monotonic_ns();
-		if (now > next_tick) {	/* a sample took longer than the interval: skip ticks */
-			uint64_t missed = (now - next_tick) / opt.interval_ns + 1;
-			late += missed;
-			next_tick += missed * opt.interval_ns;
-		}
-		if (duration && next_tick > start + duration)
-			break;
-		if (collector_target_exited()) {	/* every -p process gone: nothing left to sample */
-			ended = "target exited";
-			break;
-		}
-		struct timespec ts = { (time_t)(next_tick / 1000000000ull), (long)(next_tick % 1000000000ull) };
-		while (!got_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		if (got_signal)
-			break;
-	}
-	trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : ended);
-	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
-	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
-	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));
-	json_object_set_new(trailer, "pss_reads", json_integer((json_int_t)pss_reads));
-	json_object_set_new(trailer, "pss_deferred", json_integer((json_int_t)pss_deferred));
-	json_object_set_new(trailer, "cpu_ns", json_integer((json_int_t)cpu_ns()));
-	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)self_excluded_points));
-	stream_write_json(stdout, trailer);
-	json_decref(trailer);
+	const char *ended = sample_until_done(start, duration, &ticks, &late);
+	write_trailer(ended, ticks, late);
 	free(opt.pids);
 	free(procs);
 	free(next);
