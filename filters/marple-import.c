@@ -586,6 +586,70 @@ static void point_record(char *line)
 
 static struct kv datum;
 
+/* The connection list of a 4-field event ("[('source_', 'dest_'), ...]")
+ * added to datum as "connected=source_->dest_ ...".  Returns 0, or -1 after
+ * counting a bad line. */
+static int add_connections(const char *text)
+{
+	struct pyparse c = { text, text + strlen(text), NULL };
+	struct kv conn = { 0 };
+	if (py_datum(&c, &conn)) {
+		bad_line(c.err);
+		kv_free(&conn);
+		return -1;
+	}
+	if (conn.n) {
+		kv_push(&datum, "connected", 9);
+		/* each pair ('source_', 'dest_') names the prefixes of the two ends */
+		for (size_t i = 0; i < conn.n; i++) {
+			struct buf *v = &datum.v[datum.n - 1];
+			struct pyparse e = { conn.v[i].s, conn.v[i].s + conn.v[i].len, NULL };
+			struct kv pair = { 0 };
+			if (i)
+				buf_add(v, " ", 1);
+			if (py_datum(&e, &pair) == 0 && pair.n)
+				for (size_t j = 0; j < pair.n; j++) {
+					if (j)
+						buf_add(v, "->", 2);
+					buf_add(v, pair.v[j].s, pair.v[j].len);
+				}
+			else
+				buf_add(v, conn.v[i].s, conn.v[i].len);
+			kv_free(&pair);
+		}
+	}
+	kv_free(&conn);
+	return 0;
+}
+
+/* The event's track: the CPU if the datum names one ("cpu 2", "003" ->
+ * cpu2, cpu3), else the process (pid, source_pid, arg0, datum), else "all". */
+static void event_track(struct buf *track)
+{
+	for (size_t i = 0; i < datum.n && !track->len; i++)
+		if (!strcmp(datum.k[i].s, "cpu")) {
+			const char *v = datum.v[i].s;
+			while (*v == ' ')
+				v++;
+			if (strncmp(v, "cpu", 3))
+				buf_add(track, "cpu", 3);
+			else
+				v += 3;
+			while (*v == ' ' || (*v == '0' && v[1] >= '0' && v[1] <= '9'))
+				v++;
+			for (; *v; v++)
+				if (*v != ' ')
+					buf_add(track, v, 1);
+		}
+	const char *keys[] = { "pid", "source_pid", "arg0", "datum" };
+	for (size_t k = 0; k < 4 && !track->len; k++)
+		for (size_t i = 0; i < datum.n && !track->len; i++)
+			if (!strcmp(datum.k[i].s, keys[k]) && datum.v[i].len)
+				buf_add(track, datum.v[i].s, datum.v[i].len);
+	if (!track->len)
+		buf_add(track, "all", 3);
+}
+
 static void event_record(char *line)
 {
 	char *parts[4];
@@ -621,63 +685,12 @@ static void event_record(char *line)
 			return;
 		}
 	}
-	if (n == 4) {
-		struct pyparse c = { parts[3], parts[3] + strlen(parts[3]), NULL };
-		struct kv conn = { 0 };
-		if (py_datum(&c, &conn)) {
-			bad_line(c.err);
-			kv_free(&conn);
-			return;
-		}
-		if (conn.n) {
-			kv_push(&datum, "connected", 9);
-			/* each pair ('source_', 'dest_') names the prefixes of the two ends */
-			for (size_t i = 0; i < conn.n; i++) {
-				struct buf *v = &datum.v[datum.n - 1];
-				struct pyparse e = { conn.v[i].s, conn.v[i].s + conn.v[i].len, NULL };
-				struct kv pair = { 0 };
-				if (i)
-					buf_add(v, " ", 1);
-				if (py_datum(&e, &pair) == 0 && pair.n)
-					for (size_t j = 0; j < pair.n; j++) {
-						if (j)
-							buf_add(v, "->", 2);
-						buf_add(v, pair.v[j].s, pair.v[j].len);
-					}
-				else
-					buf_add(v, conn.v[i].s, conn.v[i].len);
-				kv_free(&pair);
-			}
-		}
-		kv_free(&conn);
-	}
+	if (n == 4 && add_connections(parts[3]) < 0)
+		return;
 
-	/* track: the CPU if known, else the process */
 	struct buf track = { 0 };
 	const char *type = *parts[1] ? parts[1] : "event";
-	for (size_t i = 0; i < datum.n && !track.len; i++)
-		if (!strcmp(datum.k[i].s, "cpu")) {
-			const char *v = datum.v[i].s;
-			while (*v == ' ')
-				v++;
-			if (strncmp(v, "cpu", 3))
-				buf_add(&track, "cpu", 3);
-			else
-				v += 3;
-			while (*v == ' ' || (*v == '0' && v[1] >= '0' && v[1] <= '9'))
-				v++;	/* "cpu 2", "003" -> cpu2, cpu3 */
-			for (; *v; v++)
-				if (*v != ' ')
-					buf_add(&track, v, 1);
-		}
-	const char *keys[] = { "pid", "source_pid", "arg0", "datum" };
-	for (size_t k = 0; k < 4 && !track.len; k++)
-		for (size_t i = 0; i < datum.n && !track.len; i++)
-			if (!strcmp(datum.k[i].s, keys[k]) && datum.v[i].len)
-				buf_add(&track, datum.v[i].s, datum.v[i].len);
-	if (!track.len)
-		buf_add(&track, "all", 3);
-
+	event_track(&track);
 	struct field *f = marple_calloc(datum.n ? datum.n : 1, sizeof(*f));
 	for (size_t i = 0; i < datum.n; i++) {
 		f[i].key = (struct mstr){ datum.k[i].s, datum.k[i].len };

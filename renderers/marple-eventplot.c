@@ -189,6 +189,84 @@ static void write_events(FILE *out, const struct eventread *er)
 	free(all.b);
 }
 
+/* The page up to the data: title, style and the controls (the title escaped). */
+static void write_page_head(FILE *out)
+{
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", out);
+	xml_escape_cstr(out, opt.title);
+	fputs("</title>\n<style>\n"
+	      "body{margin:0;font:13px sans-serif;background:#fff;color:#222}\n"
+	      "#bar{padding:6px 8px;border-bottom:1px solid #ccc;display:flex;flex-wrap:wrap;gap:10px;align-items:center}\n"
+	      "#bar h1{font-size:15px;margin:0 10px 0 0}\n"
+	      "#types label{margin-right:8px;white-space:nowrap}\n"
+	      "#re{width:220px}#re.bad{background:#fcc}\n"
+	      "#status{color:#555;padding:3px 8px}\n"
+	      "#tip{position:absolute;display:none;background:#ffe;border:1px solid #aa8;padding:4px 6px;"
+	      "white-space:pre;font:12px monospace;pointer-events:none;max-width:600px;overflow:hidden}\n"
+	      "canvas{display:block;cursor:crosshair}\n"
+	      "#legend{padding:4px 8px;color:#333;display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center}\n"
+	      "#legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}\n"
+	      "</style></head><body>\n<div id=\"bar\"><h1 id=\"title\">", out);
+	xml_escape_cstr(out, opt.title);
+	fputs("</h1><button id=\"zin\" title=\"zoom in (+)\">+</button>"
+	      "<button id=\"zout\" title=\"zoom out (-)\">\u2212</button>"
+	      "<button id=\"reset\" title=\"whole capture (0)\">reset</button>"
+	      "<input id=\"re\" placeholder=\"regex on fields, e.g. comm=bash\">"
+	      "<span id=\"types\"></span></div>\n"
+	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"legend\"></div><div id=\"tip\"></div>\n"
+	      "<script>\nvar EV=", out);
+}
+
+/* The data as JavaScript: events, track labels, types and the links between
+ * events by their place in track order. */
+static void write_page_data(FILE *out, const struct eventread *er)
+{
+	write_events(out, er);
+	fputs(";\nvar TR=[", out);
+	for (size_t i = 0; i < intern_count(tracks); i++) {
+		if (i)
+			fputc(',', out);
+		xml_js_string_cstr(out, track_label[i]);
+	}
+	fputs("];\nvar TY=[", out);
+	for (size_t i = 0; i < intern_count(types); i++) {
+		size_t len;
+		const char *ty = intern_str(types, (uint32_t)i, &len);
+		if (i)
+			fputc(',', out);
+		xml_js_string_write(out, ty, len);
+	}
+	/* links between events by their place in track order */
+	uint64_t *first = marple_calloc(intern_count(tracks) + 1, sizeof(uint64_t));
+	for (size_t r = 0; r < intern_count(tracks); r++)
+		first[r + 1] = first[r] + tcols[r].count;
+	fputs("];\nvar LK=[", out);
+	for (size_t i = 0; i < nlinks; i++)
+		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)(first[links[i].track] + links[i].nth));
+	free(first);
+	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er->end - er->t0));
+}
+
+static void free_all(void)
+{
+	for (size_t i = 0; i < intern_count(tracks); i++)
+		free(track_label[i]);
+	free(track_label);
+	intern_free(fieldsets);
+	for (size_t r = 0; r < intern_count(tracks); r++) {
+		free(tcols[r].dt.b);
+		free(tcols[r].type.b);
+		free(tcols[r].fields.b);
+	}
+	intern_free(tracks);
+	intern_free(types);
+	intern_free(flows);
+	free(flow_first);
+	free(links);
+	free(buf);
+	free(tcols);
+}
+
 int main(int argc, char **argv)
 {
 	int c;
@@ -224,72 +302,12 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	}
 
-	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>", out);
-	xml_escape_cstr(out, opt.title);
-	fputs("</title>\n<style>\n"
-	      "body{margin:0;font:13px sans-serif;background:#fff;color:#222}\n"
-	      "#bar{padding:6px 8px;border-bottom:1px solid #ccc;display:flex;flex-wrap:wrap;gap:10px;align-items:center}\n"
-	      "#bar h1{font-size:15px;margin:0 10px 0 0}\n"
-	      "#types label{margin-right:8px;white-space:nowrap}\n"
-	      "#re{width:220px}#re.bad{background:#fcc}\n"
-	      "#status{color:#555;padding:3px 8px}\n"
-	      "#tip{position:absolute;display:none;background:#ffe;border:1px solid #aa8;padding:4px 6px;"
-	      "white-space:pre;font:12px monospace;pointer-events:none;max-width:600px;overflow:hidden}\n"
-	      "canvas{display:block;cursor:crosshair}\n"
-	      "#legend{padding:4px 8px;color:#333;display:flex;flex-wrap:wrap;gap:4px 12px;align-items:center}\n"
-	      "#legend i{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}\n"
-	      "</style></head><body>\n<div id=\"bar\"><h1 id=\"title\">", out);
-	xml_escape_cstr(out, opt.title);
-	fputs("</h1><button id=\"zin\" title=\"zoom in (+)\">+</button>"
-	      "<button id=\"zout\" title=\"zoom out (-)\">\u2212</button>"
-	      "<button id=\"reset\" title=\"whole capture (0)\">reset</button>"
-	      "<input id=\"re\" placeholder=\"regex on fields, e.g. comm=bash\">"
-	      "<span id=\"types\"></span></div>\n"
-	      "<div id=\"status\"></div><canvas id=\"plot\"></canvas><div id=\"legend\"></div><div id=\"tip\"></div>\n"
-	      "<script>\nvar EV=", out);
-	write_events(out, &er);
-	fputs(";\nvar TR=[", out);
-	for (size_t i = 0; i < intern_count(tracks); i++) {
-		if (i)
-			fputc(',', out);
-		xml_js_string_cstr(out, track_label[i]);
-	}
-	fputs("];\nvar TY=[", out);
-	for (size_t i = 0; i < intern_count(types); i++) {
-		size_t len;
-		const char *ty = intern_str(types, (uint32_t)i, &len);
-		if (i)
-			fputc(',', out);
-		xml_js_string_write(out, ty, len);
-	}
-	/* links between events by their place in track order */
-	uint64_t *first = marple_calloc(intern_count(tracks) + 1, sizeof(uint64_t));
-	for (size_t r = 0; r < intern_count(tracks); r++)
-		first[r + 1] = first[r] + tcols[r].count;
-	fputs("];\nvar LK=[", out);
-	for (size_t i = 0; i < nlinks; i++)
-		fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)(first[links[i].track] + links[i].nth));
-	free(first);
-	fprintf(out, "];\nvar META={\"end\":%lld};\n</script>\n<script>\n", (long long)(er.end - er.t0));
+	write_page_head(out);
+	write_page_data(out, &er);
 	fputs(timefmt_js, out);
 	fputs(eventplot_js, out);
 	fputs("</script>\n</body></html>\n", out);
 
-	for (size_t i = 0; i < intern_count(tracks); i++)
-		free(track_label[i]);
-	free(track_label);
-	intern_free(fieldsets);
-	for (size_t r = 0; r < intern_count(tracks); r++) {
-		free(tcols[r].dt.b);
-		free(tcols[r].type.b);
-		free(tcols[r].fields.b);
-	}
-	intern_free(tracks);
-	intern_free(types);
-	intern_free(flows);
-	free(flow_first);
-	free(links);
-	free(buf);
-	free(tcols);
+	free_all();
 	return eventread_finish(&er, of, nin, argv + optind);
 }
