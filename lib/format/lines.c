@@ -71,7 +71,6 @@ void lines_free(struct lines *l)
 
 unsigned long lines_lineno(const struct lines *l) { return l->lineno; }
 int lines_unterminated(const struct lines *l) { return l->unterminated; }
-const char *lines_name(const struct lines *l) { return l->name; }
 
 /* Move unread bytes to the front, grow if full, read more.  Returns bytes read. */
 static size_t fill(struct lines *l)

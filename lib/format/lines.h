@@ -36,7 +36,6 @@ int lines_unterminated(const struct lines *l);
 
 /* Line number of the last line returned (1-based). */
 unsigned long lines_lineno(const struct lines *l);
-const char *lines_name(const struct lines *l);
 
 /* Make at least want bytes (or all of a shorter input) visible without
  * consuming them; returns the buffered unread bytes. */

@@ -86,10 +86,8 @@ void perfscript_free(struct perfscript *p)
 
 uint64_t perfscript_samples(const struct perfscript *p) { return p->samples; }
 uint64_t perfscript_filtered(const struct perfscript *p) { return p->filtered; }
-uint64_t perfscript_bad_lines(const struct perfscript *p) { return p->nbad; }
 const char *perfscript_event(const struct perfscript *p) { return p->event; }
 const char *perfscript_other_event(const struct perfscript *p) { return p->other; }
-uint64_t perfscript_weighted(const struct perfscript *p) { return p->weighted; }
 
 const char *perfscript_weight_unit(const struct perfscript *p)
 {

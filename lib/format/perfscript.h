@@ -48,14 +48,10 @@ uint64_t perfscript_parse_buffer(struct perfscript *p, const char *buf, size_t l
 
 uint64_t perfscript_samples(const struct perfscript *p);	/* counted */
 uint64_t perfscript_filtered(const struct perfscript *p);	/* other events, skipped */
-uint64_t perfscript_bad_lines(const struct perfscript *p);
 /* The event kept (the filter, or the first event seen); "" if none yet. */
 const char *perfscript_event(const struct perfscript *p);
 /* First event seen that the filter skipped; "" if none. */
 const char *perfscript_other_event(const struct perfscript *p);
-/* Samples weighted by a period printed on their header (perf script's
- * default fields), not 1 each. */
-uint64_t perfscript_weighted(const struct perfscript *p);
 /* What a weight counts: "samples" when no sample had a period, else the
  * period's unit: "ns" for cpu-clock and task-clock, else the event's name
  * (cycles, instructions, ...). */

@@ -158,7 +158,8 @@ int timed_sample_parse_text(const char *p, size_t len, struct timed_sample *s)
 	return 0;
 }
 
-double timed_parse_seconds(const char *opt, const char *arg)
+/* The value of --from/--to; exits 2 naming the option when it is not a number. */
+static double timed_parse_seconds(const char *opt, const char *arg)
 {
 	return marple_opt_double(opt, arg, 0, 1e9);
 }

@@ -58,10 +58,8 @@ struct timed_range {
 	double from_s, to_s;	/* to_s is +inf when only --from was given */
 };
 
-/* Parse the value of --from/--to (seconds, fractions allowed, >= 0); exits 2
- * naming the option when it is not a number. */
-double timed_parse_seconds(const char *opt, const char *arg);
-/* --from (is_from) or --to ARG into r: timed_parse_seconds and r->set. */
+/* --from (is_from) or --to ARG into r (seconds, fractions allowed, >= 0;
+ * exits 2 naming the option when it is not a number) and r->set. */
 void timed_range_option(struct timed_range *r, int is_from, const char *arg);
 /* Check from < to after parsing; exits 2 otherwise. */
 void timed_range_check(const struct timed_range *r);

@@ -567,7 +567,6 @@ uint64_t cpel_conv_events(const struct cpel_conv *c) { return c->events; }
 uint64_t cpel_conv_bad_lines(const struct cpel_conv *c) { return c->bad; }
 uint64_t cpel_conv_sections(const struct cpel_conv *c) { return c->sections; }
 unsigned long cpel_conv_nul_line(const struct cpel_conv *c) { return c->nul_line; }
-int cpel_conv_was_sorted(const struct cpel_conv *c) { return c->sorted; }
 
 /* ---- writing ---- */
 

@@ -54,7 +54,6 @@ uint64_t cpel_conv_bad_lines(const struct cpel_conv *c);
 uint64_t cpel_conv_sections(const struct cpel_conv *c);
 /* The first line of the current input (since cpel_conv_set_name) holding a NUL byte, 0 if none. */
 unsigned long cpel_conv_nul_line(const struct cpel_conv *c);
-int cpel_conv_was_sorted(const struct cpel_conv *c);
 
 /* Write the CPEL file.  Returns 0, or -1 (message printed unless quiet). */
 int cpel_conv_write(struct cpel_conv *c, FILE *out);

@@ -113,7 +113,8 @@ static uint32_t fixed_row(const struct heatgrid *g, double rel)
 	return rr >= nreg ? nreg - 1 : rr < 0 ? 0 : (uint32_t)rr;
 }
 
-uint64_t heatgrid_overflow_count(const struct heatgrid *g)
+/* Records in the overflow row (0 without one). */
+static uint64_t heatgrid_overflow_count(const struct heatgrid *g)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; g->cfg.overflow && i < g->ncols; i++)

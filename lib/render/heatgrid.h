@@ -64,8 +64,6 @@ struct heatgrid_stats {
 	uint64_t below, above;	/* values outside [minv, maxv] or time out of range */
 };
 struct heatgrid_stats heatgrid_stats(const struct heatgrid *g);
-/* Records in the overflow row (0 without one). */
-uint64_t heatgrid_overflow_count(const struct heatgrid *g);
 /* Change the configuration of a grid that holds no record yet (labels kept). */
 void heatgrid_reconfigure(struct heatgrid *g, const struct heatgrid_config *cfg);
 

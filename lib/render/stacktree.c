@@ -349,7 +349,9 @@ void stacktree_max_frames(struct stree *t, size_t n)
 	t->max_frames = n;
 }
 
-void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
+/* Add one stack (frames root first) with its weights; the root node (id 0,
+ * named "all") gets them too. */
+static void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1)
 {
 	uint32_t cur = 0;
 	size_t i = 0, bytes = 0;
@@ -489,7 +491,8 @@ static void add_folded_text(struct stree *t, const char *stack, size_t len, doub
 	t->prev_text = 1;
 }
 
-void stacktree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
+/* Same for folded text "a;b;c". */
+static void stacktree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
 		      int reverse)
 {
 	static struct mstr *fr;
@@ -551,26 +554,6 @@ const uint32_t *stacktree_children(struct stree *t, uint32_t id, int sorted, siz
 	return kids;
 }
 
-void stacktree_sort_children(struct stree *t, uint32_t id)
-{
-	size_t k;
-	const uint32_t *kids = stacktree_children(t, id, 1, &k);
-	if (k < 2)
-		return;
-	t->nodes[id].first = kids[0];
-	for (size_t j = 0; j + 1 < k; j++)
-		t->nodes[kids[j]].next = kids[j + 1];
-	t->nodes[kids[k - 1]].next = STREE_NONE;
-	t->nodes[id].last = kids[k - 1];
-}
-
-void stacktree_sort_by_name(struct stree *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		stacktree_sort_children(t, (uint32_t)i);
-}
-
-size_t stacktree_size(const struct stree *t) { return t->n; }
 const struct stacktree_node *stacktree_node(const struct stree *t, uint32_t id) { return &t->nodes[id]; }
 struct mstr stacktree_name(const struct stree *t, uint32_t id) { return t->names[id]; }
 size_t stacktree_names(const struct stree *t) { return t->nnames; }
@@ -670,7 +653,13 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	return rc;
 }
 
-int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in)
+/* Read one input operand ("-" = stdin): folded text or marple stack sections,
+ * detected from its first line.  Bad lines are reported as "prog: file:line:
+ * reason" (the first 20) and counted.  Sections of another datatype are named
+ * in one line each and skipped.  Returns 0, or -1 if the input is unusable
+ * (marple-format(5): a NUL byte, or more malformed lines than usable ones),
+ * has sections but no stack section, or cannot be read (message printed). */
+static int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in)
 {
 	FILE *f = marple_open_input(path);
 	const char *file = marple_input_name(path);

@@ -42,21 +42,9 @@ void stacktree_lazy_tails(struct stree *t);
  * picture that draws no more need not hold a tower of millions); 0: all. */
 void stacktree_max_frames(struct stree *t, size_t n);
 
-/* Add one stack (frames root first) with its weights; the root node (id 0,
- * named "all") gets them too. */
-void stacktree_add(struct stree *t, const struct mstr *frames, size_t n, double w0, double w1);
-/* Same for folded text "a;b;c". */
-void stacktree_add_folded(struct stree *t, const char *stack, size_t len, double w0, double w1,
-		      int reverse);
-
-/* Order every node's children by name (byte order), as sorted folded input gives. */
-void stacktree_sort_by_name(struct stree *t);
-/* The same for one node's children (renderers that visit few nodes). */
-void stacktree_sort_children(struct stree *t, uint32_t id);
 /* A node's children in an array valid until the next call, by name if sorted. */
 const uint32_t *stacktree_children(struct stree *t, uint32_t id, int sorted, size_t *n);
 
-size_t stacktree_size(const struct stree *t);
 const struct stacktree_node *stacktree_node(const struct stree *t, uint32_t id);
 struct mstr stacktree_name(const struct stree *t, uint32_t name_id);
 size_t stacktree_names(const struct stree *t);	/* number of distinct names */
@@ -85,14 +73,8 @@ struct stacktree_input {
 	uint64_t reported;
 };
 
-/* Read one input operand ("-" = stdin): folded text or marple stack sections,
- * detected from its first line.  Bad lines are reported as "prog: file:line:
- * reason" (the first 20) and counted.  Sections of another datatype are named
- * in one line each and skipped.  Returns 0, or -1 if the input is unusable
- * (marple-format(5): a NUL byte, or more malformed lines than usable ones),
- * has sections but no stack section, or cannot be read (message printed). */
-int stacktree_read(struct stree *t, const char *path, struct stacktree_input *in);
-/* Every operand (none: stdin) through stacktree_read, then the count of malformed
+/* Every operand (none: stdin) read (folded text or marple stack sections,
+ * detected from the first line), then the count of malformed
  * lines on stderr if any.  Returns 0, or -1 at the first input that failed. */
 int stacktree_read_operands(struct stree *t, int n, char **paths, struct stacktree_input *in);
 

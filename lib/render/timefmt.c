@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void timefmt_unit(double ns, double *div, const char **name)
+/* The unit for a time of ns nanoseconds: its size in ns and its name. */
+static void timefmt_unit(double ns, double *div, const char **name)
 {
 	double a = fabs(ns);
 	if (a >= 1e9) { *div = 1e9; *name = "s"; }

@@ -12,8 +12,6 @@
 
 #include <stddef.h>
 
-/* The unit for a time of ns nanoseconds: its size in ns and its name. */
-void timefmt_unit(double ns, double *div, const char **name);
 
 /* ns as "<value> <unit>" with sig significant digits (1 to 15; whole seconds
  * of 1000 s or more keep all their digits); returns the length. */
