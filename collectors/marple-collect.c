@@ -303,6 +303,18 @@ static void signals_setup(struct supervisor *s)
 		marple_fatal(EXIT_NOTHING, "signalfd: %s", strerror(errno));
 }
 
+/* The one who started us killed (kill -9 of the driver) or gone: its death
+ * comes to us as SIGTERM, so the collectors are stopped and the file written
+ * as on any stop, never left running unseen with their BPF attached.  A
+ * parent already gone before the prctl (reparented) counts the same. */
+static void stop_with_parent(void)
+{
+	pid_t parent = getppid();
+
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+		raise(SIGTERM);
+}
+
 /* A bit of a /proc/PID/status signal mask line ("SigCgt:\t0000000000004002"). */
 static int status_mask_has(const char *status, const char *field, int sig)
 {
@@ -1383,6 +1395,7 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	signals_setup(&s);	/* first: a Ctrl-C from now on is a stop, never a death */
+	stop_with_parent();
 	parse_args(&s, argc, argv);
 	if (s.out_path) {
 		dir = marple_strdup(s.out_path);

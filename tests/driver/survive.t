@@ -4,7 +4,7 @@
 # the trailers when stderr is no terminal (cron), and two captures started in
 # the same second get two names.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 15
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work"
 for n in callstack cpusched memtime; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -33,6 +33,27 @@ kill -KILL "$sup"; wait "$sup" 2> /dev/null
 i=0; while { kill -0 "$c1" || kill -0 "$c2"; } 2> /dev/null && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
 check "sigkill: the collectors died with it (within 2 s)" sh -c "! kill -0 $c1 2> /dev/null && ! kill -0 $c2 2> /dev/null"
 kill -KILL "$c1" "$c2" 2> /dev/null
+
+# --- kill -9 of the driver: marple-collect notices, stops its collectors and
+# writes the file (it ran on for ever, BPF attached, SIGINT ignored)
+mkdir -p "$T/k9" && cd "$T/k9" || exit 1
+FAKE_ENV_DIR=$T marple collect -t 0 -o k9.marple callstack cpusched > /dev/null 2> "$T/k9.err" &
+drv=$!
+rm -f "$T/callstack" "$T/cpusched"
+i=0; while { [ ! -s "$T/callstack" ] || [ ! -s "$T/cpusched" ]; } && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+c1=$(cut -d' ' -f1 "$T/callstack"); c2=$(cut -d' ' -f1 "$T/cpusched")
+sleep 0.3
+sup=$(pgrep -P "$drv" -x marple-collect)
+kill -KILL "$drv"; wait "$drv" 2> /dev/null
+i=0; while { kill -0 "$c1" || kill -0 "$c2"; } 2> /dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+check "driver killed (-9): its collectors were stopped (within 5 s)" sh -c "[ -n '$c1' ] && ! kill -0 '$c1' 2> /dev/null && ! kill -0 '$c2' 2> /dev/null"
+kill -KILL "$c1" "$c2" 2> /dev/null
+i=0; while running "${sup:-0}" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+sup_ended=0; [ -n "$sup" ] && ! running "$sup" && sup_ended=1
+check "driver killed (-9): marple-collect ($sup) ended too" test "$sup_ended" -eq 1
+check "driver killed (-9): the capture is written, both sections" \
+	sh -c "marple-cat -q marple_out/k9.marple && test \$(grep -c '^{\"marple\"' marple_out/k9.marple) -eq 2"
+cd "$T/work" || exit 1
 
 # --- from cron: stderr a file, no terminal; the collector's message is kept twice
 setsid marple-collect -t 1 -o cron.marple chatty "$B/marple-chatty" 5 < /dev/null > /dev/null 2> "$T/cron.err"
