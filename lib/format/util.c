@@ -73,13 +73,20 @@ void marple_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s -h' for more information.\n", marple_progname);
-	exit(EXIT_USAGE);
+	marple_usage_try();
 }
 
+/* A program named for a driver's command (-n "marple: collect") points at
+ * that command's help: "marple collect -h", not "marple: collect -h". */
 void marple_usage_try(void)
 {
-	fprintf(stderr, "Try '%s -h' for more information.\n", marple_progname);
+	const char *sep = strstr(marple_progname, ": ");
+
+	if (sep)
+		fprintf(stderr, "Try '%.*s %s -h' for more information.\n", (int)(sep - marple_progname),
+			marple_progname, sep + 2);
+	else
+		fprintf(stderr, "Try '%s -h' for more information.\n", marple_progname);
 	exit(EXIT_USAGE);
 }
 

@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 30
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -23,6 +23,8 @@ expect_exit "every: --push without --every is a usage error" 2 "go with --every"
 	marple collect -t 1 --push http://127.0.0.1:9 -o "$T/x.marple" cpusched
 expect_exit "every: a bad --push-format is a usage error" 2 "bad --push-format" \
 	marple collect --every 1 --push http://127.0.0.1:9 --push-format xml -o "$T/x.marple" cpusched
+expect_exit "every: marple collect --every 0 is a usage error, named" 2 "every: '0' is shorter than 100ms" \
+	marple collect --every 0 -o "$T/x.marple" cpusched
 if ! is_root; then skip_rest "every: BPF cases" "not root"; fi
 
 # files DIR NAME: the interval files of NAME in DIR, oldest first
