@@ -441,13 +441,13 @@ static int write_trailer(struct cpusched_bpf *skel, uint64_t cut);
 /* Continuous mode: the section's header (its start_ns the previous one's
  * end) and where the current section is to be cut. */
 static json_t *section_hdr;
-static uint64_t section_start, next_cut, wall_minus_mono;
+static uint64_t section_start, next_cut;
 
-static int write_header(uint64_t start)
+static int write_header(uint64_t start, uint64_t wall)
 {
 	section_start = start;
 	json_object_set_new(section_hdr, "start_ns", json_integer((json_int_t)start));
-	json_object_set_new(section_hdr, "wall_ns", json_integer((json_int_t)(start + wall_minus_mono)));
+	json_object_set_new(section_hdr, "wall_ns", json_integer((json_int_t)wall));
 	return stream_write_json(stdout, section_hdr);
 }
 
@@ -460,7 +460,7 @@ static int cut_due_sections(struct cpusched_bpf *skel, uint64_t now)
 		uint64_t cut = next_cut;
 		merge_until(cut);
 		oflush();
-		if (write_trailer(skel, cut) < 0 || write_header(cut) < 0 || fflush(stdout) != 0)
+		if (write_trailer(skel, cut) < 0 || write_header(cut, collector_cut_wall_ns(cut, opt.interval)) < 0 || fflush(stdout) != 0)
 			return -1;
 		next_cut = collector_aligned_cut(cut + opt.interval, opt.interval);
 	}
@@ -581,8 +581,7 @@ int main(int argc, char **argv)
 	describe_header(hdr, duration, ring_bytes, attach);
 	section_hdr = hdr;
 	json_int_t start = json_integer_value(json_object_get(hdr, "start_ns"));
-	wall_minus_mono = (uint64_t)json_integer_value(json_object_get(hdr, "wall_ns")) - (uint64_t)start;
-	if (write_header((uint64_t)start) < 0)
+	if (write_header((uint64_t)start, (uint64_t)json_integer_value(json_object_get(hdr, "wall_ns"))) < 0)
 		goto cleanup;
 	if (opt.interval)	/* on the wall clock's multiples, as every collector's */
 		next_cut = collector_aligned_cut((uint64_t)start + opt.interval / 2, opt.interval);

@@ -136,6 +136,13 @@ uint64_t collector_aligned_cut(uint64_t mono_ns, uint64_t interval_ns)
 	return r < interval_ns / 2 ? mono_ns - r : mono_ns + (interval_ns - r);
 }
 
+uint64_t collector_cut_wall_ns(uint64_t cut_mono_ns, uint64_t interval_ns)
+{
+	uint64_t wall = cut_mono_ns + (marple_now_realtime_ns() - marple_now_monotonic_ns());
+
+	return (wall + interval_ns / 2) / interval_ns * interval_ns;
+}
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif

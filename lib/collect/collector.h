@@ -36,6 +36,11 @@ void collector_ready(uint64_t duration_ns);
  * interval) (re-aligned each time: the wall clock may be slewed meanwhile). */
 uint64_t collector_aligned_cut(uint64_t mono_ns, uint64_t interval_ns);
 
+/* The wall-clock time of such a cut, for the next section's header: the
+ * multiple itself (the clocks' conversion is off by some ns either way, and
+ * a header 91 ns before 23:14:00 was listed and pushed as 23:13:59). */
+uint64_t collector_cut_wall_ns(uint64_t cut_mono_ns, uint64_t interval_ns);
+
 /* -p: stop once process pid (thread: thread pid) has exited, as perf stops
  * with its target; called again for more, once all of them have exited.
  * A pidfd, so the moment is seen at the next collector_should_stop. */

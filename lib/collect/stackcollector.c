@@ -507,7 +507,7 @@ int stackcollector_run(struct stackcollector *sc, const struct stackcollector_ru
 			return -1;
 		sc->sections++;
 		sc->section_start_ns = cut;
-		sc->section_wall_ns = cut + (marple_now_realtime_ns() - marple_now_monotonic_ns());
+		sc->section_wall_ns = collector_cut_wall_ns(cut, sc->interval);
 		stackcollector_section_done(sc);
 		/* one step, even when the section took longer than an interval
 		 * to write (the first names every library it meets): the next

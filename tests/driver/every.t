@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 30
+plan 31
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -56,6 +56,11 @@ check "every: the newest file is the capture's end (ended duration)" \
 first=$T/r/$(files "$T/r" cap | head -n 1)
 check "every: an older file's sections ended with their interval" \
 	test "$(grep '^{"trailer"' "$first" | grep -c '"ended":"interval"')" -eq 2
+# a section cut on a boundary says that boundary, not a few ns before it
+# (marple-cat -l printed 23:13:59 for the file of 23:14:00)
+walls=$(grep '^{"marple"' "$mid" | sed -n 's/.*"wall_ns":\([0-9]*\).*/\1/p' | tr '\n' ' ')
+check "every: a cut section's wall time is its boundary, a whole second ($walls)" \
+	sh -c "[ -n '$walls' ] && ! printf '%s\n' $walls | grep -v '000000000\$'"
 check "every: no temporary file left" sh -c "! ls -A '$T/r' | grep -q '^\\.'"
 # (6 intervals or more: the collectors start and stop at their own moments,
 # a loaded machine can spread them over a second or two)
