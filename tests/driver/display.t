@@ -2,7 +2,7 @@
 # renderer chosen per section, overrides, -l, -e, the last capture, the report
 # page and its escaping, hostile file names, config errors, marple config.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 100
+plan 101
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work" "$T/config/marple"
 for n in callstack cpusched memtime memevents ipc; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -138,7 +138,10 @@ expect_exit "display: -fg and -tm together: exit 2" 2 'display: -tm contradicts 
 expect_exit "display: -g2 and -tcp together: exit 2" 2 'display: -tcp contradicts' marple display -i marple_out/cap.marple -g2 -tcp
 expect_exit "display: -hm and -sp together: exit 2" 2 'display: -sp contradicts' marple display -i marple_out/cap.marple -hm -sp
 check "display: the same flag twice is fine" sh -c "marple display -n -i marple_out/cap.marple -o '$T/twice' -fg -fg -e 0 > /dev/null"
-expect_exit "display: missing capture" 1 '^marple: display: cannot read /nonexistent' marple display -i /nonexistent
+expect_exit "display: missing capture" 1 '^marple: display: cannot read /nonexistent: no such file' marple display -i /nonexistent
+expect_exit "display: a bare name not found says why and where it looked" 1 \
+	'^marple: display: cannot read nosuch.marple: no such file \(looked for marple_out/nosuch.marple and ./nosuch.marple in /' \
+	marple display -i nosuch.marple
 expect_exit "display: unknown option" 2 "unknown option '-zz'" marple display -zz
 expect_exit "display: bad -e" 2 'section numbers or interfaces' marple display -e 'a;b'
 XDG_STATE_HOME="$T/empty" expect_exit "display: nothing remembered" 2 'none remembered' marple display
