@@ -12,7 +12,9 @@
 # Filters link format only, renderers render+format, collectors collect+format;
 # so a renderer cannot call the collector runtime, and only collectors and
 # lib/collect wait for the BPF skeletons (make build/marple-flamegraph runs no
-# clang -target bpf, bpftool or vmlinux step).
+# clang -target bpf, bpftool or vmlinux step).  marple-collect, the supervisor,
+# lives with the collectors it runs but is none: it links format alone and
+# waits for no BPF step either (tests/cli/build-layers.t).
 
 SHELL      := /bin/sh
 BUILD      ?= build
@@ -60,10 +62,11 @@ FORMAT_A   := $(O)/libmarple-format.a
 RENDER_A   := $(O)/libmarple-render.a
 COLLECT_A  := $(O)/libmarple-collect.a
 programs_in = $(patsubst $(1)/%.c,$(O)/%,$(wildcard $(1)/marple-*.c))
-COLLECTORS := $(call programs_in,collectors)
+SUPERVISOR := $(O)/marple-collect
+COLLECTORS := $(filter-out $(SUPERVISOR),$(call programs_in,collectors))
 FILTERS    := $(call programs_in,filters)
 RENDERERS  := $(call programs_in,renderers)
-PROGS      := $(COLLECTORS) $(FILTERS) $(RENDERERS)
+PROGS      := $(COLLECTORS) $(SUPERVISOR) $(FILTERS) $(RENDERERS)
 SCRIPTS    := $(filter-out %.1 %.5 %.md,$(wildcard scripts/marple scripts/marple-*))
 SCRIPT_OUT := $(patsubst scripts/%,$(O)/%,$(SCRIPTS))
 REGISTRY   := $(O)/marple-registry
@@ -166,6 +169,10 @@ $(O)/obj/%.o: collectors/%.c | $(DEPS_STAMP) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(call compile,$(COLLECT_INC))
+$(O)/obj/marple-collect.o: collectors/marple-collect.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(call compile,$(FORMAT_INC))
 $(O)/obj/%.o: filters/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -179,7 +186,7 @@ link = $(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(1)
 $(COLLECTORS): $(O)/%: $(O)/obj/%.o $(COLLECT_A) $(FORMAT_A)
 	$(call msg,LD,$@)
 	$(Q)$(call link,$(COLLECT_LIBS))
-$(FILTERS): $(O)/%: $(O)/obj/%.o $(FORMAT_A)
+$(FILTERS) $(SUPERVISOR): $(O)/%: $(O)/obj/%.o $(FORMAT_A)
 	$(call msg,LD,$@)
 	$(Q)$(call link,$(FORMAT_LIBS))
 $(RENDERERS): $(O)/%: $(O)/obj/%.o $(RENDER_A) $(FORMAT_A)
