@@ -15,6 +15,7 @@
 #define STACKS_COUNTS 1
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
+#include "follow.bpf.h"
 #include "timed.bpf.h"
 #include "callstack.h"
 
@@ -39,7 +40,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	if (tid == 0 && !include_idle)
 		return 0;
-	if (targ_pid && tgid != targ_pid)
+	if (targ_pid && !follow_wanted(tgid, targ_pid))
 		return 0;
 	if (targ_tid && tid != targ_tid)
 		return 0;

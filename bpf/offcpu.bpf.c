@@ -24,6 +24,7 @@
 #define STACKS_COUNTS 1
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
+#include "follow.bpf.h"
 #include "timed.bpf.h"
 #include "offcpu.h"
 
@@ -77,7 +78,7 @@ static __always_inline int wanted(__u32 tgid, __u32 tid)
 {
 	if (tid == 0)
 		return 0;
-	if (targ_pid && tgid != targ_pid)
+	if (targ_pid && !follow_wanted(tgid, targ_pid))
 		return 0;
 	if (targ_tid && tid != targ_tid)
 		return 0;

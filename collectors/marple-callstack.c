@@ -60,6 +60,8 @@ static struct stackcollector sc = {
 static const struct sc_option options[] = {
 	{ 0, 'F', "frequency", "HZ", "samples per second per CPU (default 99)" },
 	SC_PID("only this process"),
+	SC_CHILDREN,
+	SC_COMMAND("start CMD, profile it and the processes it starts\nuntil it exits (its output goes to stderr)"),
 	SC_TID("only this thread"),
 	{ 0, 'C', "cpu", "CPU", "only this CPU" },
 	SC_USER_ONLY,
@@ -99,6 +101,7 @@ static struct {
 	struct unwinddwarf *dwarf;
 	struct timedsamples *timed;
 	uint64_t records;
+	uint64_t samples;		/* in every section so far */
 	int draining;			/* sampling has stopped: read all that is left */
 } run;
 
@@ -175,7 +178,7 @@ static int write_section(void *arg, int last)
 		}
 	}
 	stackcollector_counters(&sc, cap.skel->obj, counters);
-	json_t *tr = stackcollector_section_trailer(&sc, run.records, collector_end_reason(), last);
+	json_t *tr = stackcollector_section_trailer(&sc, run.records, stackcollector_ended(&sc), last);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sc.sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
@@ -188,9 +191,13 @@ static int write_section(void *arg, int last)
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
-	int rc = stream_write_json(stdout, tr);
-	json_decref(tr);
+	int rc = stackcollector_write_trailer(&sc, tr);
 	run.records = 0;
+	run.samples += counters[STACKS_SAMPLES];
+	if (last && !run.samples && (sc.pid || sc.tid || sc.cmd))
+		marple_warn("0 samples: %s %d never ran on a CPU while sampled (asleep, or waiting on another process)%s",
+			    sc.tid ? "thread" : "process", (int)(sc.tid ? sc.tid : sc.pid),
+			    sc.children ? "" : "; a shim or wrapper's child is another pid: add --children");
 	/* --timed: the samples section of the section just written; in
 	 * continuous mode each interval has its own, and the samples, keys
 	 * and records start from none again */
@@ -226,6 +233,8 @@ int main(int argc, char **argv)
 				   opt.raw ? "raw" : "dwarf");
 	collector_start(sc.verbose > 1);
 	stacksbpf_check_target(sc.pid, sc.tid);
+	if (sc.cmd)	/* started now, held until the sampling is attached */
+		sc.pid = stackcollector_target(&sc);
 
 	cap.skel = skel = callstack_bpf__open();
 	if (!skel)
@@ -255,6 +264,7 @@ int main(int argc, char **argv)
 	if ((err = callstack_bpf__load(skel)))
 		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 	selffilter_setup(skel->obj, sc.include_self);
+	stackcollector_follow(&sc, skel->obj, sc.pid);
 
 	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
@@ -286,6 +296,10 @@ int main(int argc, char **argv)
 	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
 	if (sc.pid)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
+	if (sc.children)
+		json_object_set_new(o, "children", json_true());
+	if (sc.cmd)
+		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
 	if (sc.tid)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
 	if (opt.cpu >= 0)
@@ -304,7 +318,9 @@ int main(int argc, char **argv)
 		timedsamples_mark(hdr);
 
 	cap.cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
-	if (sc.pid || sc.tid)
+	if (sc.children)
+		cpuclock_target_tree(cap.cc);
+	else if (sc.pid || sc.tid)
 		cpuclock_target(cap.cc, sc.pid, sc.tid);
 	else if (opt.idle)
 		cpuclock_include_idle(cap.cc);

@@ -63,6 +63,8 @@ static struct stackcollector sc = {
 
 static const struct sc_option options[] = {
 	SC_PID("only this process"),
+	SC_CHILDREN,
+	SC_COMMAND("start CMD, trace it and the processes it starts\nuntil it exits (its output goes to stderr)"),
 	SC_TID("only this thread"),
 	SC_USER_ONLY,
 	SC_KERNEL_ONLY,
@@ -380,7 +382,7 @@ static int write_section(void *arg, int last)
 	else
 		records = stackframes_write_table_cpu(sc.sf, cap.table.t, stdout, split_cpu ? 0 : -1);
 	stackcollector_counters(&sc, skel->obj, counters);
-	json_t *tr = stackcollector_section_trailer(&sc, records, collector_end_reason(), last);
+	json_t *tr = stackcollector_section_trailer(&sc, records, stackcollector_ended(&sc), last);
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, sc.sf) + dw.unmatched_wakes;
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	/* the section's own (--every), the whole capture's in the warning */
@@ -397,8 +399,7 @@ static int write_section(void *arg, int last)
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
-	int rc = stream_write_json(stdout, tr);
-	json_decref(tr);
+	int rc = stackcollector_write_trailer(&sc, tr);
 	if (split_cpu && rc == 0) {	/* the on-CPU samples: a section of their own */
 		json_object_set_new(cap.hdr, "cpu", json_string("on"));
 		rc = stream_write_json(stdout, cap.hdr);
@@ -444,8 +445,11 @@ int main(int argc, char **argv)
 				   opt.dwarf ? "dwarf" : "timed");
 	collector_start(sc.verbose > 1);
 	stacksbpf_check_target(sc.pid, sc.tid);
+	if (sc.cmd)	/* started now, held until the tracing is attached */
+		sc.pid = stackcollector_target(&sc);
 	cap.skel = skel = load(&how);
 	selffilter_setup(skel->obj, sc.include_self);
+	stackcollector_follow(&sc, skel->obj, sc.pid);
 
 	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only)
@@ -487,6 +491,10 @@ int main(int argc, char **argv)
 		json_object_set_new(o, "state", json_string(opt.state));
 	if (sc.pid)
 		json_object_set_new(o, "pid", json_integer(sc.pid));
+	if (sc.children)
+		json_object_set_new(o, "children", json_true());
+	if (sc.cmd)
+		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
 	if (sc.tid)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
 	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));

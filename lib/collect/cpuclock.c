@@ -27,6 +27,7 @@ struct cpuclock {
 	uint64_t freq;
 	uint64_t max_rate_start;
 	pid_t pid, tid;			/* cpuclock_target */
+	int tree;			/* cpuclock_target_tree */
 	uint64_t task_ns_start;
 	int only_cpu;
 	int include_idle;		/* cpuclock_include_idle */
@@ -142,6 +143,11 @@ void cpuclock_include_idle(struct cpuclock *cc)
 	cc->include_idle = 1;
 }
 
+void cpuclock_target_tree(struct cpuclock *cc)
+{
+	cc->tree = 1;
+}
+
 void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid)
 {
 	cc->pid = pid;
@@ -172,8 +178,9 @@ static void account(struct cpuclock *cc, struct cpuclock_account *out, int rebas
 	for (int i = 0; i < cc->n; i++)
 		clock_ns += event_ns(cc->fds[i]);
 	out->clock_ns = clock_ns > cc->clock_start ? clock_ns - cc->clock_start : 0;
-	out->target = cc->pid || cc->tid;
-	uint64_t task_ns = out->target ? task_cpu_ns(cc->pid, cc->tid) : 0;
+	out->target = cc->pid || cc->tid || cc->tree;
+	out->tree = cc->tree;
+	uint64_t task_ns = out->target && !cc->tree ? task_cpu_ns(cc->pid, cc->tid) : 0;
 	if (out->target)
 		out->task_ns = task_ns > cc->task_ns_start ? task_ns - cc->task_ns_start : 0;
 	/* cpu-clock's timer fires in idle too (the program's runs count
@@ -280,7 +287,7 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 
 	json_object_set_new(o, "frequency", json_integer((json_int_t)a->freq));
 	json_object_set_new(o, "cpu_clock_ns", json_integer((json_int_t)a->clock_ns));
-	if (a->target)
+	if (a->target && !a->tree)
 		json_object_set_new(o, "target_cpu_ns", json_integer((json_int_t)a->task_ns));
 	json_object_set_new(o, "asked", json_integer((json_int_t)a->asked));
 	json_object_set_new(o, "delivered", json_integer((json_int_t)delivered));

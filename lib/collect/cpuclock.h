@@ -39,6 +39,7 @@ struct cpuclock_account {
 	uint64_t freq;			/* samples a second asked for */
 	uint64_t clock_ns;		/* cpu-clock time of the sampled CPUs, from the events */
 	int target;			/* 1: a process or thread (task_ns), 0: whole CPUs */
+	int tree;			/* cpuclock_target_tree: a target whose CPU time is not known */
 	uint64_t task_ns;		/* the target's CPU time while sampling */
 	uint64_t asked;			/* freq x (task_ns or clock_ns) */
 	int have_runs;			/* the BPF statistics could be read */
@@ -61,6 +62,9 @@ void cpuclock_include_idle(struct cpuclock *cc);
 /* Samples asked for are the CPU time of process pid (tid 0) or of thread tid,
  * counted from now. */
 void cpuclock_target(struct cpuclock *cc, pid_t pid, pid_t tid);
+/* A process and the processes it starts (--children): their CPU time is not
+ * known (they come and go), so nothing is asked for and nothing checked. */
+void cpuclock_target_tree(struct cpuclock *cc);
 /* Continuous mode: the account since the last section (or the start), while
  * sampling goes on; the next counts from now. */
 void cpuclock_account_section(struct cpuclock *cc, struct cpuclock_account *out);

@@ -113,6 +113,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
 	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
 	case SC_OPT_NO_PYTHON: sc->no_python = 1; break;
+	case SC_OPT_CHILDREN: sc->children = 1; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
 }
@@ -148,6 +149,10 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		marple_usage_error("-U and -K cannot be used together");
 	if (sc->pid && sc->cmd)
 		marple_usage_error("-p and -c cannot be used together");
+	if (sc->children && !sc->pid)
+		marple_usage_error("--children goes with -p PID (-c follows a command's children always)");
+	if (sc->cmd && has_option(sc, SC_OPT_CHILDREN))
+		sc->children = 1;
 	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
 		marple_usage_error("--unwind dwarf: only tables or fp here");
 	sc->duration = collector_duration(argc, argv, optind);
@@ -225,10 +230,10 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	unwindtables_share_maps(sc->unwindtab, sc->syms);
 	if (unwindtables_poll_with(sc->unwindtab, rb) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
-	if (sc->pid)
-		unwindtables_load_pid(sc->unwindtab, sc->pid);
-	else if (sc->cmd)
+	if (sc->cmd)	/* first: its pid, if set, is a process still to exec it */
 		warm_command(sc->unwindtab, sc->cmd);
+	else if (sc->pid)
+		unwindtables_load_pid(sc->unwindtab, sc->pid);
 }
 
 int stackcollector_python_wanted(const struct stackcollector *sc)
@@ -329,6 +334,23 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	sc->child = uprobes_command_start(sc->cmd);
 	sc->child_running = 1;
 	return sc->child;
+}
+
+void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target)
+{
+	struct bpf_map *tgids = bpf_object__find_map_by_name(obj, "follow_tgids");
+	struct bpf_program *fork_prog = bpf_object__find_program_by_name(obj, "follow_fork");
+	uint32_t key = (uint32_t)target;
+	uint8_t one = 1;
+
+	if (!sc->children || target <= 0)
+		return;
+	if (!tgids || !fork_prog || bpf_map__update_elem(tgids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) < 0)
+		marple_fatal(EXIT_DATA, "cannot follow process %d's children: %s", (int)target, strerror(errno));
+	sc->follow_link = bpf_program__attach(fork_prog);
+	if (!sc->follow_link)
+		marple_fatal(EXIT_DATA, "cannot follow process %d's children (sched_process_fork): %s",
+			     (int)target, strerror(errno));
 }
 
 int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
@@ -438,18 +460,23 @@ void stackcollector_ready(struct stackcollector *sc)
 		sc->next_cut_ns = collector_aligned_cut(sc->section_start_ns + sc->interval / 2, sc->interval);
 }
 
+/* Has -c's command ended?  Its stops (after exec, before exit) are let go. */
+static int command_ended(struct stackcollector *sc)
+{
+	if (!sc->child_running || !uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status))
+		return 0;
+	sc->child_running = 0;
+	sc->child_exited = 1;
+	return 1;
+}
+
 int stackcollector_poll(struct stackcollector *sc)
 {
 	if (collector_should_stop())
 		return 0;
 	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
 	fold_turn(sc, stackdrain_poll(sc->drain));
-	if (sc->child_running && uprobes_command_exited(sc->child, snapshot_at_exit, sc->syms, &sc->child_status)) {
-		sc->child_running = 0;
-		sc->child_exited = 1;
-		return 0;
-	}
-	return 1;
+	return !command_ended(sc);
 }
 
 /* One turn of read_until_stop's capture; 0 once it is over. */
@@ -464,7 +491,7 @@ static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct s
 		marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
 	syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	fold_turn(sc, stackdrain_poll(sc->drain));
-	return 1;
+	return !command_ended(sc);
 }
 
 void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
@@ -632,6 +659,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->drain = NULL;
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
+	bpf_link__destroy(sc->follow_link);
+	sc->follow_link = NULL;
 	ring_buffer__free(sc->notes);
 	unwindtables_free(sc->unwindtab);
 	sc->unwindtab = NULL;

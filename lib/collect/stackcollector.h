@@ -69,12 +69,18 @@ enum {
 	SC_OPT_PID = 1, SC_OPT_COMMAND, SC_OPT_SAMPLE_EVERY, SC_OPT_LIB, SC_OPT_USER_ONLY,
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
-	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY, SC_OPT_NO_PYTHON
+	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY, SC_OPT_NO_PYTHON,
+	SC_OPT_CHILDREN
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
 #define SC_PID(help) { SC_OPT_PID, 'p', "pid", "PID", help }
 #define SC_COMMAND(help) { SC_OPT_COMMAND, 'c', "command", "CMD", help }
+/* the target's process tree (bpf/follow.bpf.h), for the collectors that
+ * filter on a target in BPF and call stackcollector_follow */
+#define SC_CHILDREN \
+	{ SC_OPT_CHILDREN, SC_LONG_ONLY(SC_OPT_CHILDREN), "children", NULL, \
+	  "with -p: the processes it starts from now on too,\nthrough fork and exec (-c follows them always)" }
 #define SC_SAMPLE_EVERY(help) { SC_OPT_SAMPLE_EVERY, 's', "sample-every", "N", help }
 #define SC_LIB(help) { SC_OPT_LIB, 'l', "lib", "PATH", help }
 #define SC_USER_ONLY { SC_OPT_USER_ONLY, 'U', "user-only", NULL, "user stacks only" }
@@ -162,6 +168,7 @@ struct stackcollector {
 	pid_t pid;			/* -p, 0: not given */
 	pid_t tid;			/* -t, 0: not given */
 	const char *cmd;		/* -c */
+	int children;			/* --children, or -c: the target's descendants too */
 	const char *lib;		/* -l */
 	uint64_t sample_every;		/* -s, default 1 */
 	uint64_t stack_storage;		/* --stack-storage, default 16384 */
@@ -214,6 +221,8 @@ struct stackcollector {
 	uint64_t self_excluded_before;	/* selffilter_excluded at the last cut */
 	uint64_t walked_named_before, walked_unfound_before;	/* syms_stats' walked_named and
 								 * walked_vmas_unopened at the last cut */
+
+	struct bpf_link *follow_link;	/* stackcollector_follow's fork program */
 
 	/* -c's command, started by stackcollector_target */
 	pid_t child;
@@ -280,6 +289,12 @@ void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr);
 /* The process to trace: with -c, the command, started now (it runs from
  * stackcollector_ready on); else -p's (0: every process). */
 pid_t stackcollector_target(struct stackcollector *sc);
+
+/* With --children or -c, after load: target (stackcollector_target's) and
+ * every process it forks from now on are recorded (bpf/follow.bpf.h's
+ * follow_tgids and follow_fork, which obj must have).  Exits 1 if the fork
+ * program cannot be attached. */
+void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target);
 /* Drain obj's maps while capturing (stackdrain.h, every --drain-every ms):
  * sc->drain, polled by stackcollector_poll and _read_until_stop, freed by
  * stackcollector_free.  0, or -1 with a message. */
