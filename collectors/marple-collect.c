@@ -129,6 +129,13 @@ struct supervisor {
 	size_t written;		/* interval files written */
 	pid_t *hooks;		/* --each-file commands still running */
 	size_t nhooks, hooks_cap;
+	/* --run: the command profiled (run_command) */
+	char **run_argv;	/* NULL: none */
+	pid_t run_pid;		/* 0: not started, or reaped */
+	char run_pid_text[24];	/* each collector's -p */
+	int run_go;		/* the go pipe's end that lets it exec; -1 once closed */
+	int run_status;		/* how it ended, as a shell says it (128 + N: signal N) */
+	char *ready_dir;	/* the collectors' MARPLE_READY_FILEs */
 };
 
 enum { OPT_SECONDS = 256, OPT_KEEP, OPT_KEEP_BYTES, OPT_EACH_FILE };
@@ -165,16 +172,19 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: %s [-t DURATION] [-o FILE] [-f] [-g GRACE] [-n NAME]\n"
 		"           [-e INTERVAL [--keep N] [--keep-bytes SIZE] [--each-file CMD]]\n"
-		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]...\n"
+		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]... [--run CMD [ARG...]]\n"
 		"Run collectors at the same time and write their sections as one stream.\n"
 		"Each PROGRAM is run with DURATION appended as its last operand.\n"
+		"--run: start CMD, with each PROGRAM given -p ITS_PID --children and started\n"
+		"first; CMD runs once they are all tracing, and its end ends the capture.\n"
 		"\n",
 		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
 	      "Exit status: 0 ok; 1 a collector failed (named), the rest written;\n"
-	      "2 usage error; 3 nothing written.\n",
+	      "2 usage error; 3 nothing written.  With --run: CMD's exit status\n"
+	      "(128+N: killed by signal N; 127: CMD not found, 126: not runnable).\n",
 	      f);
 }
 
@@ -220,10 +230,15 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 				    i < argc ? " (got '" : "", i < argc ? argv[i] : "", i < argc ? "' alone)" : "");
 		struct collector *c = &s->c[s->n++];
 		c->name = argv[i];
-		c->argv = marple_calloc((size_t)(end - i) + 3, sizeof(char *));
+		c->argv = marple_calloc((size_t)(end - i) + 6, sizeof(char *));
 		int a = 0;
 		for (int k = i + 1; k < end; k++)
 			c->argv[a++] = argv[k];
+		if (s->run_argv) {	/* the pid is known once the command is started */
+			c->argv[a++] = "-p";
+			c->argv[a++] = s->run_pid_text;
+			c->argv[a++] = "--children";
+		}
 		if (s->every) {	/* before the operand, where every collector takes options */
 			c->argv[a++] = "--every";
 			c->argv[a++] = (char *)s->every;
@@ -275,7 +290,18 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		marple_usage_error("--keep, --keep-bytes and --each-file go with --every");
 	if (s->every && !s->out_path)
 		marple_usage_error("--every writes one file per interval: name them with -o FILE");
-	parse_collectors(s, argc - optind, argv + optind);
+	int ops = argc - optind;
+	for (int i = 0; i < argc - optind; i++)
+		if (strcmp(argv[optind + i], "--run") == 0) {
+			ops = i;
+			s->run_argv = argv + optind + i + 1;
+			if (!*s->run_argv)
+				marple_usage_error("--run: name the command to run");
+			if (!s->out_path)
+				marple_usage_error("--run: the command's output is standard output: name the capture with -o FILE");
+			break;
+		}
+	parse_collectors(s, ops, argv + optind);
 }
 
 /* ------------------------------------------------------------ signals */
@@ -411,6 +437,7 @@ static void stop_all(struct supervisor *s, uint64_t now)
 }
 
 static void reap_hooks(struct supervisor *s);
+static void reap_command(struct supervisor *s);
 
 static void reap(struct supervisor *s)
 {
@@ -422,6 +449,7 @@ static void reap(struct supervisor *s)
 		}
 	}
 	reap_hooks(s);
+	reap_command(s);
 }
 
 /* Everything the signalfd holds: stop signals stop the capture, SIGCHLD reaps. */
@@ -495,6 +523,11 @@ static noreturn void exec_collector(const struct supervisor *s, const struct col
 	snprintf(pgid, sizeof(pgid), "%d", (int)getpgrp());
 	setenv("MARPLE_SELF_PIDS", self_pids_text(s, getpid()), 1);
 	setenv("MARPLE_SELF_PGID", pgid, 1);
+	if (s->ready_dir) {
+		char ready[PATH_MAX];
+		snprintf(ready, sizeof(ready), "%s/%zu", s->ready_dir, (size_t)(c - s->c));
+		setenv("MARPLE_READY_FILE", ready, 1);
+	}
 	execvp(c->argv[0], c->argv);
 fail:;
 	int err = errno;
@@ -565,6 +598,125 @@ static void start_all(struct supervisor *s)
 	}
 	if (s->signo && s->started)
 		stop_all(s, s->start_ns);
+}
+
+/* ------------------------------------------------------------ --run */
+
+/* The command between fork and exec: our standard input and output (the
+ * user's), default signals, held until run_go writes (or, closed unwritten,
+ * never run: 125). */
+static noreturn void exec_command(struct supervisor *s, int go)
+{
+	sigset_t none;
+	char c;
+
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		signal(stop_signals[i], SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (read(go, &c, 1) != 1)
+		_exit(125);
+	execvp(s->run_argv[0], s->run_argv);
+	int err = errno;
+	fprintf(stderr, "%s: cannot run %s: %s\n", marple_progname, s->run_argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Fork the command, held: its pid is every collector's -p before they start. */
+static void start_command(struct supervisor *s)
+{
+	int go[2];
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	s->ready_dir = marple_malloc(strlen(tmp) + 32);
+	sprintf(s->ready_dir, "%s/marple-collect-ready.XXXXXX", tmp);
+	if (!mkdtemp(s->ready_dir))
+		marple_fatal(EXIT_NOTHING, "cannot make a folder in %s: %s", tmp, strerror(errno));
+	if (pipe2(go, O_CLOEXEC) < 0)
+		marple_fatal(EXIT_NOTHING, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	s->run_pid = fork();
+	if (s->run_pid < 0)
+		marple_fatal(EXIT_NOTHING, "fork: %s", strerror(errno));
+	if (s->run_pid == 0)
+		exec_command(s, go[0]);
+	close(go[0]);
+	s->run_go = go[1];
+	s->run_status = -1;
+	snprintf(s->run_pid_text, sizeof(s->run_pid_text), "%d", (int)s->run_pid);
+}
+
+/* Is collector i tracing (its ready file made), or ended? */
+static int collector_settled(const struct supervisor *s, size_t i)
+{
+	char ready[PATH_MAX];
+
+	snprintf(ready, sizeof(ready), "%s/%zu", s->ready_dir, i);
+	return !s->c[i].running || access(ready, F_OK) == 0;
+}
+
+/* Let the command run once every collector traces (a collector that failed
+ * is named as usual; the rest still record), or never if a stop came first.
+ * A collector not tracing after STOP_WAIT_NS * 30 is not waited for. */
+static void release_command(struct supervisor *s)
+{
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	uint64_t give_up = marple_now_monotonic_ns() + 30 * STOP_WAIT_NS;
+	size_t i = 0;
+
+	while (!s->signo && marple_now_monotonic_ns() < give_up) {
+		while (i < s->started && collector_settled(s, i))
+			i++;
+		if (i == s->started)
+			break;
+		if (poll(&pfd, 1, STOP_POLL_MS) < 0 && errno != EINTR)
+			marple_fatal(EXIT_DATA, "poll: %s", strerror(errno));
+		read_signals(s);
+	}
+	if (i < s->started && !s->signo)
+		marple_warn("%s is not tracing after %llu s; running the command anyway", s->c[i].name,
+			    (unsigned long long)(30 * STOP_WAIT_NS / NS_PER_S));
+	if (!s->signo && s->running && write(s->run_go, "g", 1) != 1)
+		marple_warn("cannot start the command: %s", strerror(errno));
+	else if (s->signo || !s->running)
+		marple_warn("%s: not run (%s)", s->run_argv[0], s->signo ? "interrupted" : "no collector is running");
+	close(s->run_go);	/* unwritten: it ends without running */
+	s->run_go = -1;
+}
+
+/* The command ended: the capture ends with it (collectors given -p end by
+ * themselves; any other is stopped). */
+static void reap_command(struct supervisor *s)
+{
+	int st;
+
+	if (!s->run_pid || waitpid(s->run_pid, &st, WNOHANG) != s->run_pid)
+		return;
+	s->run_pid = 0;
+	s->run_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (s->started)
+		stop_all(s, marple_now_monotonic_ns());
+}
+
+/* After the capture: wait for a command still running (stopped by a signal
+ * it handles slowly), say how it ended; its status is ours. */
+static int command_status(struct supervisor *s)
+{
+	int st;
+
+	if (s->run_pid && waitpid(s->run_pid, &st, 0) == s->run_pid)
+		s->run_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	s->run_pid = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		char ready[PATH_MAX];
+		snprintf(ready, sizeof(ready), "%s/%zu", s->ready_dir, i);
+		unlink(ready);
+	}
+	rmdir(s->ready_dir);
+	if (s->run_status > 0)
+		marple_warn("%s exited with status %d", s->run_argv[0], s->run_status);
+	return s->run_status < 0 ? 125 : s->run_status;
 }
 
 /* ------------------------------------------------------------ supervising */
@@ -1371,8 +1523,19 @@ static int finish_every(struct supervisor *s)
 }
 
 
+/* The collectors, and with --run the command: held, then let go. */
+static void start_capture(struct supervisor *s)
+{
+	if (s->run_argv)
+		start_command(s);
+	start_all(s);
+	if (s->run_argv)
+		release_command(s);
+}
+
 static void supervisor_free(struct supervisor *s, char *dir)
 {
+	free(s->ready_dir);
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->c[i].out_fd >= 0)
 			close(s->c[i].out_fd);
@@ -1410,9 +1573,11 @@ int main(int argc, char **argv)
 	}
 	s.tty = isatty(2);
 	if (s.every_ns) {	/* one file per interval, each written whole */
-		start_all(&s);
+		start_capture(&s);
 		supervise(&s);
 		rc = finish_every(&s);
+		if (s.run_argv)
+			rc = command_status(&s);
 		supervisor_free(&s, dir);
 		return rc;
 	}
@@ -1422,9 +1587,11 @@ int main(int argc, char **argv)
 		return EXIT_NOTHING;
 	}
 	fcntl(fileno(marple_outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
-	start_all(&s);
+	start_capture(&s);
 	supervise(&s);
 	rc = join_all(&s, o);
+	if (s.run_argv)
+		rc = command_status(&s);
 	supervisor_free(&s, dir);
 	return rc;
 }
