@@ -2,7 +2,7 @@
 # collectors and renderers), in order, in an empty folder: each exits 0 and
 # makes what it says.  A README example that stops working fails here.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 10
+plan 11
 if ! is_root; then skip_rest "readme" "needs root"; fi
 if [ ! -r /sys/kernel/btf/vmlinux ]; then skip_rest "readme" "no BTF"; fi
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
@@ -11,7 +11,7 @@ mkdir -p "$T/run" && cd "$T/run" || exit 1
 # the lines of the block after "Everyday use:", comments cut
 awk '/^Everyday use:/ { on = 1; next } on && /^## / { exit } on && /^    [a-z]/ { sub(/^    /, ""); sub(/ +# .*$/, ""); print }' \
 	"$MARPLE_TOP/README.md" > "$T/lines"
-check "readme: 7 lines of everyday use found" test "$(wc -l < "$T/lines")" -eq 7
+check "readme: 8 lines of everyday use found" test "$(wc -l < "$T/lines")" -eq 8
 # what the lines need that the README assumes: a workload, a perf.data for
 # 'perf script', a folder of captures for the fleet line (made after collect)
 "$MARPLE_BIN/workloads/demo" 60 > /dev/null 2>&1 & wl=$!
@@ -21,6 +21,7 @@ while IFS= read -r line; do
 	sh -c "$line" > "$T/out" 2> "$T/err" < /dev/null; rc=$?
 	case $line in
 	"marple collect"*) made=$(cat "$T/out") ;;
+	"marple record"*) made=$(sed -n 's/^marple: capture: //p' "$T/err") ;;
 	"marple display fleet/"*) made=marple_out/fleet/index.html ;;
 	"marple display --perfetto"*) made=sched.pftrace ;;
 	"marple display"*) made=$(cat "$T/out") ;;
