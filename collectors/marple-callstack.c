@@ -12,7 +12,7 @@
  * CPU, pid, tid and stack (marple-format(5), "Timed stack sections").
  *
  *   $ marple-callstack -F 99 10
- *   {"marple":1,"interface":"callstack","datatype":"stack",...,"units":{"weight":"samples"}}
+ *   {"marple":1,"interface":"callstack","datatype":"stack",...,"units":{"weight":"samples","measure":"on_cpu",...}}
  *   97#python3;_start;__libc_start_main;main;PyRun_SimpleFile
  *   {"trailer":1,...,"records":1832,"lost":0,"dropped":0,"ended":"duration","stack_errors":{...}}
  */
@@ -42,6 +42,7 @@
 #include "timedsamples.h"
 #include "unwindtables.h"
 #include "util.h"
+#include "weight.h"
 
 static struct {
 	uint64_t freq;
@@ -312,7 +313,7 @@ int main(int argc, char **argv)
 		json_object_set_new(hdr, "units", json_pack("{s:s}", "time", "ns"));
 		json_object_set_new(hdr, "track", json_string("cpu"));
 	} else {
-		json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "samples"));
+		weight_meaning_set(hdr, "samples", "on_cpu", 0);
 	}
 	if (opt.timed)
 		timedsamples_mark(hdr);

@@ -29,6 +29,7 @@
 #include "stream.h"
 #include "uprobes.h"
 #include "util.h"
+#include "weight.h"
 
 static struct stackcollector sc = {
 	.synopsis = "[-p PID | -c CMD] [--sample-every N] [options] [DURATION]",
@@ -81,6 +82,7 @@ static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k)
 static json_t *make_header(const char *lib, pid_t target)
 {
 	json_t *o, *hdr = stackcollector_header(&sc, "mallocstacks", "bytes", "bytes requested", target, &o);
+	weight_meaning_set(hdr, "bytes", "alloc_space", 0);
 
 	json_object_set_new(o, "sample_every", json_integer((json_int_t)sc.sample_every));
 	json_object_set_new(o, "library", stream_json_string_bytes(lib, strlen(lib)));

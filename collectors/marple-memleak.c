@@ -39,6 +39,7 @@
 #include "tpstack.h"
 #include "uprobes.h"
 #include "util.h"
+#include "weight.h"
 
 static struct stackcollector sc = {
 	.synopsis = "[-p PID | -c CMD | -K] [--min-age MS] [--sample-every N] [options] [DURATION]",
@@ -334,6 +335,8 @@ static void collect_groups(int allocs_fd, struct groups *gs, uint64_t *nallocs)
 static json_t *make_header(const char *lib, pid_t target)
 {
 	json_t *o, *hdr = stackcollector_header(&sc, "memleak", "bytes", "outstanding bytes", target, &o);
+	/* bytes in use: a level, so intervals average (Pyroscope), never add */
+	weight_meaning_set(hdr, "bytes", "inuse_space", 1);
 
 	json_object_set_new(o, "source", json_string(opt.kernel ? "kernel" : "libc"));
 	if (lib)

@@ -13,7 +13,7 @@
  * section with when each block began and how long it was.
  *
  *   $ marple-offcpu -p 4242 10
- *   {"marple":1,"interface":"offcpu","datatype":"stack",...,"units":{"weight":"us"}}
+ *   {"marple":1,"interface":"offcpu","datatype":"stack",...,"units":{"weight":"us","measure":"off_cpu",...}}
  *   9998121#sleeper;_start;main;wait_here;clock_nanosleep;...;schedule
  *   {"trailer":1,...}
  */
@@ -45,6 +45,7 @@
 #include "timedsamples.h"
 #include "unwindtables.h"
 #include "util.h"
+#include "weight.h"
 
 static struct {
 	bool both, dwarf, timed;
@@ -505,7 +506,7 @@ int main(int argc, char **argv)
 	if (sc.interval)
 		json_object_set_new(o, "interval_ns", json_integer((json_int_t)sc.interval));
 	json_object_set_new(hdr, "options", o);
-	json_object_set_new(hdr, "units", json_pack("{s:s}", "weight", "us"));
+	weight_meaning_set(hdr, "us", "off_cpu", 0);
 	if (opt.timed)
 		timedsamples_mark(hdr);
 	if (!opt.both || split_cpu)

@@ -582,7 +582,7 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 		else
 			rgb[0] = rgb[1] = rgb[2] = 250;
 	} else if (L->both) {
-		/* a frame mostly off the CPU (weight through __schedule) in the io
+		/* a frame mostly off the CPU (weight of off-CPU sections) in the io
 		 * palette, one mostly on it in the hot one */
 		const char *keep = opt.colors;
 		opt.colors = stacktree_weight2(L->t, L->fr[i].node) * 2 >= nd->v ? "io" : "hot";
@@ -765,7 +765,7 @@ static const char *check_choice(const char *opt_name, const char *v, const char 
  * the interface and unit under the title.  Options given win. */
 static void interface_defaults(const struct stacktree_input *in)
 {
-	int offcpu = in->interface && strcmp(in->interface, "offcpu") == 0;
+	int offcpu = in->measure && strcmp(in->measure, "off_cpu") == 0;
 	int bytes = in->unit && strcmp(in->unit, "bytes") == 0 && !opt.countname;
 
 	both_hues = offcpu && in->on_cpu && !opt.colors;
@@ -869,6 +869,7 @@ cleanup:
 	stacktree_free(t);
 	framedesc_free(frames);
 	free(in.unit);
+	free(in.measure);
 	free(in.interface);
 	free(in.host);
 	for (size_t i = 0; i < npal; i++)

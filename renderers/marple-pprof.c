@@ -52,9 +52,9 @@ static void usage(FILE *f)
 		marple_progname);
 	options_usage(f, options);
 	fputs("\n"
-	      "Sample types from the unit: samples -> samples/count and cpu/nanoseconds (the\n"
-	      "period from the header's frequency); us/ns -> off_cpu (offcpu) or time;\n"
-	      "bytes -> alloc_space (mallocstacks), inuse_space (memleak) or space; any\n"
+	      "Sample types from the header's units.measure (marple-format(5)): samples ->\n"
+	      "samples/count and cpu/nanoseconds (the period from the header's frequency);\n"
+	      "us/ns -> off_cpu or time; bytes -> alloc_space, inuse_space or space; any\n"
 	      "other unit U -> U/count.  Kernel frames (\"_[k]\", after a \"-\" frame, or\n"
 	      "kernel-only stacks) go in the [kernel.kallsyms] mapping.  Frames the stack\n"
 	      "trailers describe (\"frames\") get their file's mapping, build id and\n"

@@ -35,6 +35,7 @@
 #include "protowire.h"
 #include "stream.h"
 #include "timed.h"
+#include "weight.h"
 #include "util.h"
 
 /* The OTLP profiles proto this encoder follows: a development signal whose
@@ -128,6 +129,7 @@ static void request_free(struct request *q)
 /* What a stack section's header says, as both formats need it. */
 struct section_info {
 	const char *iface, *host, *unit;
+	struct weight_meaning weight;	/* what unit measures, how it adds up */
 	int64_t freq;			/* options.frequency: samples a second, 0 none */
 	uint64_t start_s, end_s;	/* wall clock, whole seconds; 0: unknown */
 	uint64_t time_ns, duration_ns;	/* the same in ns (OTLP) */
@@ -236,7 +238,7 @@ static void pyroscope_units(const struct section_info *si, const char **units, u
 		*rate = 1000000000u / ns;
 	} else if (strcmp(si->unit, "bytes") == 0) {
 		*units = "bytes";
-		if (strcmp(si->iface, "memleak") == 0)
+		if (si->weight.average)
 			*agg = "average";
 	} else {
 		*units = "objects";
@@ -365,23 +367,10 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	uint32_t *loc = NULL;
 	size_t loccap = 0;
 	size_t nframes = intern_count(frame_names);
-	const char *tname;
-	uint64_t ns;
 
-	/* sample type and period, after marple-pprof's (marple-pprof(1)) */
-	const char *type = "samples", *unit = "count";
-	int cpu = 0;
-	if (strcmp(si->unit, "samples") == 0) {
-		cpu = si->freq > 0;
-	} else if ((ns = stream_time_unit_ns(si->unit, &tname))) {
-		type = strcmp(si->iface, "offcpu") == 0 ? "off_cpu" : "time", unit = tname;
-	} else if (strcmp(si->unit, "bytes") == 0) {
-		type = strcmp(si->iface, "mallocstacks") == 0 ? "alloc_space"
-		       : strcmp(si->iface, "memleak") == 0   ? "inuse_space" : "space";
-		unit = "bytes";
-	} else {
-		type = si->unit;
-	}
+	/* sample type and period, marple-pprof's (lib/format/weight.h) */
+	const char *type = si->weight.type, *unit = si->weight.type_unit;
+	int cpu = strcmp(si->unit, "samples") == 0 && si->freq > 0;
 	/* looked up among the frames, added after them if new: string id + 1 */
 #define STRING_ID(text) (1 + intern_get(frame_names, (text), strlen(text)))
 	uint32_t s_type = STRING_ID(type), s_unit = STRING_ID(unit), s_attr = STRING_ID("marple.interface");
@@ -807,8 +796,8 @@ static void queue_section(const char *url, const char *file, long section, json_
 		.iface = stream_header_str(hdr, "interface", "unknown"),
 		.host = stream_header_str(hdr, "host", "unknown"),
 	};
-	const char *unit = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
-	si.unit = unit ? unit : "samples";
+	weight_meaning_of(hdr, &si.weight);
+	si.unit = si.weight.unit;
 	si.freq = stream_header_int(json_object_get(hdr, "options"), "frequency", 0);
 	section_times(hdr, tr, &si);
 

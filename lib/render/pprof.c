@@ -10,6 +10,7 @@
 #include "intern.h"
 #include "protowire.h"
 #include "util.h"
+#include "weight.h"
 
 /* profile.proto's field numbers (github.com/google/pprof, proto/profile.proto) */
 enum {
@@ -189,34 +190,20 @@ static uint32_t location_of(struct pprof *p, struct mstr f, uint32_t frame, int 
 
 /* ---- sections ---- */
 
-/* The sample types a section's unit and interface stand for (marple-pprof(1)). */
+/* The sample types a section's weight stands for (lib/format/weight.h;
+ * marple-pprof(1)): samples with a frequency are CPU time too. */
 static void kind_of(struct pprof *p, json_t *hdr, uint64_t freq, struct kind *k)
 {
-	const char *iface = stream_header_str(hdr, "interface", "");
-	const char *unit = json_string_value(json_object_get(json_object_get(hdr, "units"), "weight"));
-	const char *tname;
+	struct weight_meaning w;
 
-	if (!unit)
-		unit = "samples";
+	weight_meaning_of(hdr, &w);
 	k->n = 1;
 	k->period = 0;
-	if (strcmp(unit, "samples") == 0) {
-		k->type[0] = cstr_id(p, "samples"), k->unit[0] = cstr_id(p, "count");
-		if (freq) {
-			k->n = 2;
-			k->type[1] = cstr_id(p, "cpu"), k->unit[1] = cstr_id(p, "nanoseconds");
-			k->period = 1000000000 / freq;
-		}
-	} else if (stream_time_unit_ns(unit, &tname)) {
-		k->type[0] = cstr_id(p, strcmp(iface, "offcpu") == 0 ? "off_cpu" : "time");
-		k->unit[0] = cstr_id(p, tname);
-	} else if (strcmp(unit, "bytes") == 0) {
-		k->type[0] = cstr_id(p, strcmp(iface, "mallocstacks") == 0 ? "alloc_space"
-					: strcmp(iface, "memleak") == 0     ? "inuse_space"
-									    : "space");
-		k->unit[0] = cstr_id(p, "bytes");
-	} else {
-		k->type[0] = cstr_id(p, unit), k->unit[0] = cstr_id(p, "count");
+	k->type[0] = cstr_id(p, w.type), k->unit[0] = cstr_id(p, w.type_unit);
+	if (strcmp(w.unit, "samples") == 0 && freq) {
+		k->n = 2;
+		k->type[1] = cstr_id(p, "cpu"), k->unit[1] = cstr_id(p, "nanoseconds");
+		k->period = 1000000000 / freq;
 	}
 }
 

@@ -14,6 +14,7 @@
 #include "lines.h"
 #include "stream.h"
 #include "util.h"
+#include "weight.h"
 
 
 struct stree {
@@ -568,16 +569,6 @@ static void bad(struct stacktree_input *in, const char *file, unsigned long line
 		marple_warn_at(file, line, "%s", why);
 }
 
-/* An off-CPU stack of marple-offcpu --both from before sections said "cpu":
- * it left the CPU through __schedule (its on-CPU samples do not). */
-static int through_schedule(const struct stack_rec *s)
-{
-	for (size_t i = s->nframes; i-- > 0;)
-		if (escape_mstr_eq(s->frames[i], "__schedule") || escape_mstr_eq(s->frames[i], "__schedule_[k]"))
-			return 1;
-	return 0;
-}
-
 static int read_stream(struct stree *t, struct lines *l, const char *file, struct stacktree_input *in)
 {
 	struct stream_reader *r = stream_reader_new_lines(l, file);
@@ -586,7 +577,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	struct mstr *rev = NULL;
 	size_t revcap = 0;
 	int rc = 0, stack_sections = 0, other_sections = 0, skipping = 0;
-	int section_off = -1;	/* the section's "cpu": 1 off, 0 on, -1 not said */
+	int section_off = 1;	/* the section's "cpu": 1 off (or not said), 0 on */
 
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR) {
@@ -605,13 +596,18 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			}
 			stack_sections++;
 			const char *cpu = stream_header_str(stream_reader_header(r), "cpu", NULL);
-			section_off = !cpu ? -1 : strcmp(cpu, "off") == 0 ? 1 : strcmp(cpu, "on") == 0 ? 0 : -1;
+			section_off = !cpu || strcmp(cpu, "on") != 0;
 			if (section_off == 0)
 				in->on_cpu = 1;
 			json_t *u = json_object_get(stream_reader_header(r), "units");
 			const char *w = json_string_value(json_object_get(u, "weight"));
 			if (w && !in->unit)
 				in->unit = marple_strdup(w);
+			if (!in->measure) {
+				struct weight_meaning m;
+				weight_meaning_of(stream_reader_header(r), &m);
+				in->measure = marple_strdup(m.measure);
+			}
 			const char *iface = stream_header_str(stream_reader_header(r), "interface", NULL);
 			if (iface && !in->interface) {
 				in->interface = marple_strdup(iface);
@@ -636,8 +632,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			fr = rev;
 		}
 		double w = (double)s->weight * factor;
-		int off = section_off >= 0 ? section_off : through_schedule(s);
-		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !off ? 0 : w);
+		stacktree_add(t, fr, s->nframes, w, in->split_offcpu && in->on_cpu && !section_off ? 0 : w);
 		in->stacks++;
 	}
 	const char *why = stream_reader_unusable(r);

@@ -61,13 +61,13 @@ struct stacktree_input {
 	uint64_t bad;		/* malformed lines (each reported) */
 	int two_counts;		/* some folded line had two counts */
 	char *unit;		/* "units"."weight" of the first stream section, or NULL */
+	char *measure;		/* what its weight measures (lib/format/weight.h), or NULL */
 	char *interface;	/* "interface" of the first stream section, or NULL */
 	char *host;		/* its "host", or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
 	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
-				 * off-CPU stacks: those of sections whose header says
-				 * "cpu":"off", or in sections that say nothing, those
-				 * through __schedule */
+				 * off-CPU stacks: those of sections whose header does not
+				 * say "cpu":"on" (never decided by a frame's name) */
 	struct framedesc *frames;	/* if set: the stack trailers' frame descriptions
 					 * are added to it (framedesc.h) */
 	uint64_t reported;

@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 41
+plan 42
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -57,13 +57,21 @@ printf '{"marple":1,"interface":"memleak","datatype":"stack","units":{"weight":"
 check "flamegraph: memory: green background, memleak and bytes in the subtitle" \
 	sh -c "grep -q 'stop-color=\"#e0ffe0\"' '$T/mem.svg' && grep -q '>memleak, weights in bytes</text>' '$T/mem.svg'"
 
-# offcpu --both: frames mostly off the CPU (through __schedule) blue, frames on it warm
+# the weight's meaning comes from the header (units.measure), not the
+# interface's name: any collector's off-CPU time is drawn as off-CPU time
+printf '{"marple":1,"interface":"waits","datatype":"stack","units":{"weight":"us","measure":"off_cpu"}}\n5000#app;main;read\n' > "$T/waits.marple"
+marple-flamegraph "$T/waits.marple" > "$T/waits.svg"
+check "flamegraph: a section measuring off_cpu, whatever its interface: titled Off-CPU Time, io palette" \
+	sh -c "grep -q '<text id=\"title\"[^>]*>Off-CPU Time</text>' '$T/waits.svg' && grep -q 'fill=\"#[0-9a-f]\{4\}[c-f][0-9a-f]\"/><text[^>]*>read<' '$T/waits.svg'"
+
+# offcpu --both from before its sections said "cpu": a frame's name decides
+# nothing (__schedule once did): the section is off-CPU time, all blue
 printf '{"marple":1,"interface":"offcpu","datatype":"stack","units":{"weight":"us"},"options":{"on_cpu":true}}\n50000#app;main;compute\n80000#app;main;wait;read;__schedule\n' > "$T/both.marple"
 marple-flamegraph "$T/both.marple" > "$T/both.svg"
 hue_of() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/both.svg" | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
 	while read -r r g b; do if [ $((0x$b)) -gt $((0x$r)) ]; then echo blue; else echo warm; fi; done; }
-check "flamegraph: offcpu --both: off-CPU frames blue, on-CPU warm ($(hue_of compute) compute, $(hue_of read) read, $(hue_of app) app)" \
-	test "$(hue_of compute)$(hue_of read)$(hue_of __schedule)$(hue_of app)" = warmblueblueblue
+check "flamegraph: offcpu --both, no \"cpu\": not split by a frame named __schedule ($(hue_of compute) compute, $(hue_of read) read, $(hue_of app) app)" \
+	test "$(hue_of compute)$(hue_of read)$(hue_of __schedule)$(hue_of app)" = blueblueblueblue
 check "flamegraph: offcpu --both: titled and subtitled so" \
 	sh -c "grep -q '>Off- and On-CPU Time</text>' '$T/both.svg' && grep -q 'blue: off the CPU, warm: on it' '$T/both.svg'"
 

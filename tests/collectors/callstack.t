@@ -46,7 +46,7 @@ fi
 samples=$(sed -n 's/.*"trailer":1.*"samples":\([0-9]*\).*/\1/p' "$T/hc.out")
 if [ "$total" -gt 30 ] && [ "$total" = "$samples" ]; then pass "callstack: every sample counted ($total)"
 else fail "callstack: every sample counted" "records weigh $total, trailer says ${samples:-?} samples"; fi
-check "callstack: header units samples" grep -q '"units":{"weight":"samples"}' "$T/hc.out"
+check "callstack: header units samples, measuring on_cpu" grep -q '"units":{"weight":"samples","measure":"on_cpu","over_time":"sum"}' "$T/hc.out"
 check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
 
 # 2. whole system, annotated and delimited kernel frames, ended by SIGINT

@@ -23,7 +23,7 @@ small=$(weight "$T/c.out" '^mallocpaths;(.*;)?main;path_small;alloc_small;')
 big=$(weight "$T/c.out" '^mallocpaths;(.*;)?main;path_big;alloc_big;')
 ratio "mallocstacks -c: path_big:path_small bytes are 2:1" "$big" "$small" 2 1
 check "mallocstacks -c: path_small is 9000000 bytes" test "$small" -eq 9000000
-check "mallocstacks -c: units are bytes" grep -q '"units":{"weight":"bytes"}' "$T/c.out"
+check "mallocstacks -c: units are bytes allocated" grep -q '"units":{"weight":"bytes","measure":"alloc_space","over_time":"sum"}' "$T/c.out"
 check "mallocstacks -c: the immediate caller is kept" grep -q ';path_big;alloc_big;[^;]*malloc$' "$T/c.out"
 
 # 2. --sample-every 7: still the right ratio, weighted by 7

@@ -24,7 +24,7 @@ check "memleak -c: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat
 within "memleak -c: leak_here leaked 1000000 bytes" "$(weight "$T/c.out" '^leaky;(.*;)?main;leak_here(;|$)')" 1000000 1
 big=$(weight "$T/c.out" 'tidy_up')
 check "memleak -c: nothing large from tidy_up ($big bytes)" test "$big" -lt 10000
-check "memleak -c: units are bytes" grep -q '"interface":"memleak".*"units":{"weight":"bytes"}' "$T/c.out"
+check "memleak -c: units are bytes in use, averaged" grep -q '"interface":"memleak".*"units":{"weight":"bytes","measure":"inuse_space","over_time":"average"}' "$T/c.out"
 check "memleak -c: trailer: the command ended it" grep -q '"ended":"eof".*"allocations":200,' "$T/c.out"
 check "memleak -c: two sections, stack then point" sh -c "marple-cat -l '$T/c.out' | awk 'NR==2 && \$2==\"memleak\" && \$3==\"stack\" {a=1} NR==3 && \$2==\"memusage\" && \$3==\"point\" {b=1} END {exit !(a && b)}'"
 check "memleak -c: memusage names leaky with its bytes" grep -Eq '^[0-9.]+,1000000,leaky,comm=leaky,pid=[0-9]+,allocs=200$' "$T/c.out"

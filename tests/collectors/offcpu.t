@@ -32,7 +32,7 @@ in_range() {
 sleep 0.3
 "$OC" -p "$wl" 2 > "$T/all.out" 2> "$T/all.err"; rc=$?
 check "offcpu: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/all.out'"
-check "offcpu: weights in us" grep -q '"units":{"weight":"us"}' "$T/all.out"
+check "offcpu: weights in us, measuring off_cpu" grep -q '"units":{"weight":"us","measure":"off_cpu","over_time":"sum"}' "$T/all.out"
 in_range "offcpu: time asleep in nanosleep" "$(weight "$T/all.out" '^sleeper;.*main;.*nanosleep.*schedule')" 1600000 2050000
 in_range "offcpu: time blocked reading the pipe" "$(weight "$T/all.out" '^sleeper;.*reader;.*read;.*pipe_read')" 1500000 2050000
 check "offcpu: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/all.out'"

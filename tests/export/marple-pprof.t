@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 54
+plan 57
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -100,6 +100,15 @@ check "pprof: mallocstacks bytes -> alloc_space/bytes" test "$(st mallocstacks b
 check "pprof: memleak bytes -> inuse_space/bytes" test "$(st memleak bytes)" = inuse_space/bytes
 check "pprof: diskblockrq requests -> requests/count" test "$(st diskblockrq requests)" = requests/count
 check "pprof: other bytes -> space/bytes" test "$(st diskblockrq bytes)" = space/bytes
+# a collector says what its weight measures (lib/format/weight.h): the type
+# follows the header, whatever the interface is called
+stm() {	# INTERFACE UNIT MEASURE -> the sample types line of -raw
+	printf '{"marple":1,"interface":"%s","datatype":"stack","host":"h","units":{"weight":"%s","measure":"%s"}}\n7#a;b\n' "$1" "$2" "$3" > "$T/st.marple"
+	marple-pprof "$T/st.marple" > "$T/st.pb.gz" && pprof -raw "$T/st.pb.gz" | sed -n '/^Samples:/{n;p;q}'
+}
+check "pprof: any interface's us measuring off_cpu -> off_cpu/microseconds" test "$(stm waits us off_cpu)" = off_cpu/microseconds
+check "pprof: any interface's bytes measuring inuse_space -> inuse_space/bytes" test "$(stm heldmem bytes inuse_space)" = inuse_space/bytes
+check "pprof: an offcpu section measuring time is time (the header wins)" test "$(stm offcpu us time)" = time/microseconds
 
 # Errors.
 printf '{"marple":1,"interface":"offcpu","datatype":"stack","host":"db3","units":{"weight":"us"}}\n5#a;b\n' > "$T/off.marple"

@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 59
+plan 61
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -231,8 +231,21 @@ echo 'redirect 307 https' > "$R/mode"
 pull --retries 1 "$URL" "$T/cap.marple"
 check "3xx to another scheme: not followed, exit 1" sh -c "test $rc -eq 1 && test \$(ls '$R' | grep -c '\.json\$') -eq 1"
 
-# --- inputs and usage
+# --- the weight's meaning comes from the header, never the collector's name:
+# a collector not named memleak that holds bytes in use is averaged too
 echo ok > "$R/mode"
+rm -f "$R"/*.json "$R"/*.body
+printf '%s\n%s\n%s\n' '{"marple":1,"interface":"heldmem","datatype":"stack","wall_ns":1795262400000000000,"host":"h","units":{"weight":"bytes","measure":"inuse_space","over_time":"average"}}' \
+	'4096#app;main;hold' '{"trailer":1,"records":1,"lost":0,"dropped":0}' > "$T/held.marple"
+pull "$URL" "$T/held.marple"
+check "pyroscope: bytes in use by the header's over_time, whatever the interface: average" \
+	test "$rc $(query 1 units) $(query 1 aggregationType)" = "0 bytes average"
+rm -f "$R"/*.json "$R"/*.body
+pull -f otlp "$URL" "$T/held.marple"
+decode 1 | python3 "$HERE/otlp-fold.py" > "$T/otlp-held" 2> /dev/null
+check "otlp: the header's measure is the sample type (inuse_space/bytes)" grep -qx 'meta sample_type inuse_space/bytes' "$T/otlp-held"
+
+# --- inputs and usage
 printf 'bash;main 3\n' > "$T/folded.txt"
 pull "$URL" "$T/folded.txt"
 check "input: folded text refused with FILE:LINE, exit 1" sh -c "test $rc -eq 1 && grep -q '^marple-push: .*folded.txt:1: not a marple stream' '$T/err'"
