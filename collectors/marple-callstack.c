@@ -214,30 +214,12 @@ static int write_section(void *arg, int last)
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Open the skeleton, set what the options say, load it. */
+static struct callstack_bpf *load(bool python)
 {
-	struct callstack_bpf *skel;
+	struct callstack_bpf *skel = callstack_bpf__open();
 	int err;
 
-	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
-	if (opt.raw && opt.dwarf)
-		marple_usage_error("--raw and --dwarf exclude each other");
-	if (opt.timed && (opt.raw || opt.dwarf))
-		marple_usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
-	/* --raw writes each sample as it comes, after one header: cutting it
-	 * would need every event sorted into its interval by time; --dwarf
-	 * keeps kernel stack ids until the end (not drained) */
-	if (sc.interval && (opt.raw || opt.dwarf))
-		marple_usage_error("--every: not with --%s (one section for the whole capture)",
-				   opt.raw ? "raw" : "dwarf");
-	collector_start(sc.verbose > 1);
-	stacksbpf_check_target(sc.pid, sc.tid);
-	if (sc.cmd)	/* started now, held until the sampling is attached */
-		sc.pid = stackcollector_target(&sc);
-
-	cap.skel = skel = callstack_bpf__open();
 	if (!skel)
 		marple_fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));
 	skel->rodata->targ_pid = (uint32_t)sc.pid;
@@ -248,8 +230,6 @@ int main(int argc, char **argv)
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
 	skel->rodata->timed_mode = opt.timed;
-	/* Python frames with the user stacks (not --raw: no stacks) */
-	bool python = stackcollector_python_wanted(&sc) && !opt.raw;
 	skel->rodata->stacks_python = python;
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
@@ -264,33 +244,13 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rbsize);
 	if ((err = callstack_bpf__load(skel)))
 		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
-	selffilter_setup(skel->obj, sc.include_self);
-	stackcollector_follow(&sc, skel->obj, sc.pid);
+	return skel;
+}
 
-	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
-	if (!sc.user_only && !opt.raw)
-		sc.ksyms = syms_kernel_load();
-	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
-	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
-	if (opt.dwarf)
-		run.dwarf = unwinddwarf_new(sc.syms);
-	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
-	if (!sc.notes || ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
-		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
-	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, sc.notes)))
-		marple_fatal(EXIT_DATA, "cannot set up --timed");
-	/* the counts are drained while sampling (--dwarf's records keep stack
-	 * ids until the end: its maps are read then) */
-	cap.table = (struct stacksbpf_table){ sc.sf, NULL };
-	if (!opt.dwarf && !opt.raw &&
-	    stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, run.timed, &cap.table, &cap.timed_walk) < 0)
-		exit(EXIT_DATA);
-	if (!opt.raw)
-		stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
-	if (python)
-		stackcollector_python(&sc, skel->obj);
-
-	json_t *hdr = cap.hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
+/* The section's header: what was sampled and how, its unit. */
+static json_t *section_header(void)
+{
+	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
@@ -317,6 +277,61 @@ int main(int argc, char **argv)
 	}
 	if (opt.timed)
 		timedsamples_mark(hdr);
+	return hdr;
+}
+
+int main(int argc, char **argv)
+{
+	struct callstack_bpf *skel;
+
+	marple_init(argc, argv);
+	stackcollector_parse(&sc, options, own_option, argc, argv);
+	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
+	if (opt.raw && opt.dwarf)
+		marple_usage_error("--raw and --dwarf exclude each other");
+	if (opt.timed && (opt.raw || opt.dwarf))
+		marple_usage_error("--timed works with frame-pointer stacks: not with --%s", opt.raw ? "raw" : "dwarf");
+	/* --raw writes each sample as it comes, after one header: cutting it
+	 * would need every event sorted into its interval by time; --dwarf
+	 * keeps kernel stack ids until the end (not drained) */
+	if (sc.interval && (opt.raw || opt.dwarf))
+		marple_usage_error("--every: not with --%s (one section for the whole capture)",
+				   opt.raw ? "raw" : "dwarf");
+	collector_start(sc.verbose > 1);
+	stacksbpf_check_target(sc.pid, sc.tid);
+	if (sc.cmd)	/* started now, held until the sampling is attached */
+		sc.pid = stackcollector_target(&sc);
+
+	/* Python frames with the user stacks (not --raw: no stacks) */
+	bool python = stackcollector_python_wanted(&sc) && !opt.raw;
+	cap.skel = skel = load(python);
+	selffilter_setup(skel->obj, sc.include_self);
+	stackcollector_follow(&sc, skel->obj, sc.pid);
+
+	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
+	if (!sc.user_only && !opt.raw)
+		sc.ksyms = syms_kernel_load();
+	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
+	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
+	if (opt.dwarf)
+		run.dwarf = unwinddwarf_new(sc.syms);
+	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
+	if (!sc.notes || ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
+		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
+	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, sc.notes)))
+		marple_fatal(EXIT_DATA, "cannot set up --timed");
+	/* the counts are drained while sampling (--dwarf's records keep stack
+	 * ids until the end: its maps are read then) */
+	cap.table = (struct stacksbpf_table){ sc.sf, NULL };
+	if (!opt.dwarf && !opt.raw &&
+	    stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, run.timed, &cap.table, &cap.timed_walk) < 0)
+		exit(EXIT_DATA);
+	if (!opt.raw)
+		stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
+	if (python)
+		stackcollector_python(&sc, skel->obj);
+
+	json_t *hdr = cap.hdr = section_header();
 
 	cap.cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
 	if (sc.children)

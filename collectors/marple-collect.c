@@ -29,10 +29,15 @@
  * --keep-bytes remove the oldest, and interval_file_done hands it on
  * (--each-file).
  *
+ * A command (--run CMD ARG..., after the collectors): forked and held; each
+ * collector gets -p ITS_PID --children and a MARPLE_READY_FILE; once all
+ * trace, it execs with our standard input and output, and its end ends the
+ * capture (marple record).  The parent's death is a SIGTERM (stop_with_parent).
+ *
  * Exit status: 0 every collector ended well and the output is written; 1 some
  * collector failed (named on stderr) and the others' sections are written;
  * 2 usage error; 3 nothing was written (every collector failed, or a signal
- * came before any started; stderr says which).
+ * came before any started; stderr says which).  With --run: the command's.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -426,6 +426,35 @@ static int write_section(void *arg, int last)
 	return rc;
 }
 
+/* The section's header: what was traced and how, its unit. */
+static json_t *section_header(const char *how)
+{
+	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
+	json_t *o = json_object();
+	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
+	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
+	if (opt.state)
+		json_object_set_new(o, "state", json_string(opt.state));
+	if (sc.pid)
+		json_object_set_new(o, "pid", json_integer(sc.pid));
+	if (sc.children)
+		json_object_set_new(o, "children", json_true());
+	if (sc.cmd)
+		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
+	if (sc.tid)
+		json_object_set_new(o, "tid", json_integer(sc.tid));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
+	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
+	if (opt.both)
+		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
+	json_object_set_new(o, "tracepoint", json_string(how));
+	if (sc.interval)
+		json_object_set_new(o, "interval_ns", json_integer((json_int_t)sc.interval));
+	json_object_set_new(hdr, "options", o);
+	weight_meaning_set(hdr, "us", "off_cpu", 0);
+	return hdr;
+}
+
 int main(int argc, char **argv)
 {
 	struct offcpu_bpf *skel;
@@ -484,29 +513,7 @@ int main(int argc, char **argv)
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
 	}
 
-	json_t *hdr = cap.hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
-	json_t *o = json_object();
-	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
-	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
-	if (opt.state)
-		json_object_set_new(o, "state", json_string(opt.state));
-	if (sc.pid)
-		json_object_set_new(o, "pid", json_integer(sc.pid));
-	if (sc.children)
-		json_object_set_new(o, "children", json_true());
-	if (sc.cmd)
-		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
-	if (sc.tid)
-		json_object_set_new(o, "tid", json_integer(sc.tid));
-	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
-	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
-	if (opt.both)
-		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
-	json_object_set_new(o, "tracepoint", json_string(how));
-	if (sc.interval)
-		json_object_set_new(o, "interval_ns", json_integer((json_int_t)sc.interval));
-	json_object_set_new(hdr, "options", o);
-	weight_meaning_set(hdr, "us", "off_cpu", 0);
+	json_t *hdr = cap.hdr = section_header(how);
 	if (opt.timed)
 		timedsamples_mark(hdr);
 	if (!opt.both || split_cpu)
