@@ -4,7 +4,7 @@
 # the trailers when stderr is no terminal (cron), and two captures started in
 # the same second get two names.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 17
 D="$MARPLE_TOP/tests/driver"
 mkdir -p "$T/bin" "$T/state" "$T/work"
 for n in callstack cpusched memtime; do ln -s "$D/fake-collector" "$T/bin/marple-$n"; done
@@ -53,6 +53,7 @@ sup_ended=0; [ -n "$sup" ] && ! running "$sup" && sup_ended=1
 check "driver killed (-9): marple-collect ($sup) ended too" test "$sup_ended" -eq 1
 check "driver killed (-9): the capture is written, both sections" \
 	sh -c "marple-cat -q marple_out/k9.marple && test \$(grep -c '^{\"marple\"' marple_out/k9.marple) -eq 2"
+check "driver killed (-9): the last capture names it" grep -q 'marple_out/k9.marple$' "$T/state/marple/last"
 cd "$T/work" || exit 1
 
 # --- from cron: stderr a file, no terminal; the collector's message is kept twice
@@ -83,5 +84,7 @@ wait "$pa"; ra=$?
 check "same second: both exit 0 ($(cat "$T/a.err" "$T/b.err" | tr '\n' ' '))" test "$ra$rb" = 00
 check "same second: two different files, both valid" sh -c "test \"\$(cat '$T/a.out')\" != \"\$(cat '$T/b.out')\" && marple-cat -q \"\$(cat '$T/a.out')\" && marple-cat -q \"\$(cat '$T/b.out')\""
 # a capture that writes nothing gives its reserved name back
+before=$(cat "$T/state/marple/last")
 marple collect -t 1 -o gone.marple ipc > /dev/null 2>&1
 check "a capture that wrote nothing leaves no empty file" test ! -e marple_out/gone.marple
+check "... and the last capture is the one before again" test "$(cat "$T/state/marple/last")" = "$before"
