@@ -399,7 +399,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 								       (ph.p_flags & PF_X) != 0 };
 	uint32_t room = t->words_cap - t->words_used;
 	uint32_t n = 0;
-	int cache = t->cache != NULL, rc = 0;	/* the vdso too, by its build-id */
+	int cache = t->cache != NULL, rc = 0;	/* not the vdso: unwindtablescache_lookup */
 	size_t len = 0;
 	uint64_t words = 0;
 	/* a cached table is read straight into the map's free part, and made
@@ -461,25 +461,29 @@ struct maps_line {
 	int vdso;
 };
 
-/* The vdso is in no file: its image is read from the process. */
-static Elf *vdso_elf(pid_t pid, uint64_t start, uint64_t end, void **buf)
+/* The vdso is in no file: its image is read from our own memory, never
+ * from the traced process's, which may have rewritten its copy through
+ * /proc/self/mem (every process maps the kernel's one image; a table built
+ * from one process's is shared by all, issue 40).  NULL when we have none. */
+static Elf *vdso_elf(void **buf)
 {
-	char path[64];
-	size_t len = end - start;
+	struct procmaps pm;
+	struct procmaps_line pl;
+	uint64_t start = 0, end = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || len > (64u << 20))
-		goto fail;
-	*buf = marple_malloc(len);
-	if (pread(fd, *buf, len, (off_t)start) != (ssize_t)len)
-		goto fail;
-	close(fd);
-	return elf_memory(*buf, len);
-fail:
-	if (fd >= 0)
-		close(fd);
-	return NULL;
+	if (procmaps_open(&pm, getpid()) < 0)
+		return NULL;
+	while (procmaps_next(&pm, &pl))
+		if (strcmp(pl.path, "[vdso]") == 0) {
+			start = pl.start, end = pl.end;
+			break;
+		}
+	procmaps_close(&pm);
+	if (end <= start || end - start > (64u << 20))
+		return NULL;
+	*buf = marple_malloc(end - start);
+	memcpy(*buf, (const void *)(uintptr_t)start, end - start);
+	return elf_memory(*buf, end - start);
 }
 
 /* The file behind one mapping, its table built the first time it is seen. */
@@ -507,7 +511,6 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 static struct file *get_file(struct unwindtables *t, pid_t pid, const struct maps_line *ml)
 {
 	const char *key = ml->key, *path_name = ml->m.path;
-	uint64_t start = ml->m.start, end = ml->m.end;
 	int is_vdso = ml->vdso;
 	size_t before = intern_count(t->keys);
 	uint32_t id = intern_get(t->keys, key, strlen(key));
@@ -521,7 +524,7 @@ static struct file *get_file(struct unwindtables *t, pid_t pid, const struct map
 	int fd = -1;
 	Elf *elf = NULL;
 	if (is_vdso) {
-		elf = vdso_elf(pid, start, end, &buf);
+		elf = vdso_elf(&buf);
 	} else {
 		fd = pid ? procmaps_open_file(pid, &ml->m) : open(path_name, O_RDONLY | O_CLOEXEC);	/* pid 0: a file by path */
 		if (fd >= 0)

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procmaps.h"
 #include "util.h"
 
 #define ENTRY_MAGIC "marpleUW"
@@ -187,27 +186,27 @@ const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwin
 	return &c->st;
 }
 
-/* The entry's name and key for the file elf, open as fd; 0 when it has
- * neither a build-id nor a regular file behind it. */
-static int entry_identity(Elf *elf, int fd, struct unwindtablescache_ticket *tk)
+/* The entry's name and key for the file elf, open as fd; 0 when it is not
+ * to be cached.  An entry holds the table of the bytes it was built from:
+ * it is named by the file (device and inode) and keyed by its version too
+ * (size, mtime, and ctime, which no one can set back), so a file changed
+ * in place finds its old entry stale.  Never by build-id alone: any user
+ * can write a file with another program's build-id, and the table root
+ * built from it would then unwind the real program (issue 40).  Only files
+ * of root or ours are cached (others' owners could change them between
+ * our fstat and our read), and never a process's memory image (fd -1, the
+ * vdso: a process may rewrite its own). */
+static int entry_identity(int fd, struct unwindtablescache_ticket *tk)
 {
-	char id[2 * 32 + 1];
 	struct stat st;
 
-	/* a build-id of 8 bytes or more names one build (gcc writes 20) */
-	if (procmaps_build_id(elf, id, sizeof(id)) == 0 && strlen(id) >= 16) {
-		snprintf(tk->name, sizeof(tk->name), "b-%s", id);
-		snprintf(tk->key, sizeof(tk->key), "build-id %s", id);
-		return 1;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()))
 		return 0;
-	/* named by the file, keyed by its version too: a file changed in place
-	 * finds its old entry stale */
 	snprintf(tk->name, sizeof(tk->name), "f-%" PRIx64 "-%" PRIu64, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-	snprintf(tk->key, sizeof(tk->key), "file %" PRIx64 ":%" PRIu64 " size %" PRId64 " mtime %" PRId64 ".%09ld",
+	snprintf(tk->key, sizeof(tk->key),
+		 "file %" PRIx64 ":%" PRIu64 " size %" PRId64 " mtime %" PRId64 ".%09ld ctime %" PRId64 ".%09ld",
 		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
-		 st.st_mtim.tv_nsec);
+		 st.st_mtim.tv_nsec, (int64_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 	return 1;
 }
 
@@ -313,7 +312,8 @@ int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescac
 
 	tk->name[0] = 0;
 	tk->lock_fd = -1;
-	if (!entry_identity(elf, fd, tk)) {
+	(void)elf;
+	if (!entry_identity(fd, tk)) {
 		rc = ENTRY_TOO_BIG;	/* not cached: counted as nothing */
 		goto out;
 	}

@@ -10,13 +10,15 @@
  * entries used least recently are removed (looked at when opened, and
  * whenever a 16th of that has been written since).
  *
- * An entry is named by the file's build-id, or by its device and inode when
- * it has none; it records its key (the build-id, or device, inode, size and
- * mtime), UNWINDTABLESCACHE_FORMAT, UNWINDTABLESCACHE_UNIT, its size and a checksum,
+ * An entry is named by its file's device and inode, and records its key
+ * (device, inode, size, mtime and ctime: the version of the bytes it was
+ * built from; never the build-id alone, which anyone can copy into a file of
+ * theirs), UNWINDTABLESCACHE_FORMAT, UNWINDTABLESCACHE_UNIT, its size and a checksum,
  * all checked before its table is used: an entry of another key
  * or format is stale, one that fails a check is corrupt; both are rebuilt
  * and counted, never used.  Entries are written to a temporary file renamed
- * into place, opened without following symlinks.
+ * into place, opened without following symlinks.  Only files owned by root
+ * or by us are cached, never an image in memory (the vdso).
  *
  * Collectors running at once: the first to miss a file takes the entry's
  * lock (flock on NAME.lock) while it builds and writes it; the others wait
@@ -80,7 +82,7 @@ const char *unwindtablescache_dir(const struct unwindtablescache *c);
 const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwindtablescache *c);
 
 /* The table of the ELF file elf (open as fd; -1: an image in memory, the
- * vdso, cached by its build-id only): 1 when buf[0..*len) (at most cap
+ * vdso, never cached): 1 when buf[0..*len) (at most cap
  * bytes) and *st were read from its entry; 0 when the caller is to build
  * it, then always followed by unwindtablescache_store or unwindtablescache_abandon
  * with tk.  What the bytes are is the caller's (unwindtables.c: the file's

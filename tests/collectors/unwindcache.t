@@ -53,8 +53,9 @@ check "unwindcache: cold: nofp, libc and ld.so built and written" sh -c \
 check "unwindcache: its directory 0700, its entries 0600" sh -c \
 	"[ \"\$(stat -c %a '$C/unwind')\" = 700 ] && [ -z \"\$(find '$C/unwind' -type f ! -perm 600)\" ]"
 run warm "$C" "$T/nofp"
-check "unwindcache: warm: every file read from the cache, none built" sh -c \
-	"[ '$(trailer_unwind "$T/warm.out" files_built)' -eq 0 ] && [ '$(trailer_unwind "$T/warm.out" files_from_cache)' -ge 3 ] && grep -q '\"cache\":\"on\"' '$T/warm.out'"
+# (the vdso is built each time, never cached: tests/security/unwindcache.t)
+check "unwindcache: warm: every file read from the cache, none built but the vdso" sh -c \
+	"[ '$(trailer_unwind "$T/warm.out" files_built)' -eq 1 ] && [ '$(trailer_unwind "$T/warm.out" files_from_cache)' -ge 3 ] && grep -q '\"cache\":\"on\"' '$T/warm.out'"
 complete "unwindcache: warm: the whole chain" "$T/warm.out" nofp
 check "unwindcache: warm: the same top stack as cold" test "$(top "$T/warm.out")" = "$(top "$T/cold.out")"
 
@@ -72,7 +73,7 @@ for e in "$C"/unwind/*; do
 	size=$(stat -c %s "$e")
 	printf '\377' | dd of="$e" bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
 done
-e=$(ls "$C"/unwind/b-* | grep -v '\.lock$' | head -n 1)
+e=$(ls "$C"/unwind/f-* | grep -v '\.lock$' | head -n 1)
 truncate -s 100 "$e"
 run corrupt "$C" "$T/nofp"
 check "unwindcache: corrupt entries: rebuilt, counted" \
@@ -93,18 +94,18 @@ wait "$a" "$b"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 b1=$(trailer_unwind "$T/two1.out" files_built) b2=$(trailer_unwind "$T/two2.out" files_built)
 files=$(trailer_unwind "$T/two1.out" files)
-check "unwindcache: two at once: ${b1:-?} + ${b2:-?} builds for ${files:-?} files" \
-	test "$((${b1:-0} + ${b2:-0}))" -eq "${files:--1}"
+check "unwindcache: two at once: ${b1:-?} + ${b2:-?} builds for ${files:-?} files (the vdso by each)" \
+	test "$((${b1:-0} + ${b2:-0}))" -eq "$((${files:--1} + 1))"
 
 # 6. a symlink planted at an entry (and at its lock) is not followed
-id=$(readelf -n "$T/nofp" | sed -n 's/.*Build ID: *//p')
+id=$(stat -c '%D-%i' "$T/nofp")
 mkdir -m 700 "$T/sl" "$T/sl/unwind"
 echo keep > "$T/victim"
-ln -s "$T/victim" "$T/sl/unwind/b-$id"
-ln -s "$T/victim" "$T/sl/unwind/b-$id.lock"
+ln -s "$T/victim" "$T/sl/unwind/f-$id"
+ln -s "$T/victim" "$T/sl/unwind/f-$id.lock"
 run symlink "$T/sl" "$T/nofp"
 check "unwindcache: a symlinked entry: its target untouched, the entry a file" sh -c \
-	"[ \"\$(cat '$T/victim')\" = keep ] && [ -f '$T/sl/unwind/b-$id' ] && [ ! -L '$T/sl/unwind/b-$id' ]"
+	"[ \"\$(cat '$T/victim')\" = keep ] && [ -f '$T/sl/unwind/f-$id' ] && [ ! -L '$T/sl/unwind/f-$id' ]"
 complete "unwindcache: ... and the stacks whole" "$T/symlink.out" nofp
 
 # 7. a cache directory of another user: not used, said once

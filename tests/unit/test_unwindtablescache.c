@@ -117,11 +117,14 @@ int main(void)
 	if (!c)
 		return test_report();
 	const struct unwindtablescache_stats *cs = unwindtablescache_stats(c);
-	snprintf(entry, sizeof(entry), "%s/b-%s", unwindtablescache_dir(c), id);
+	struct stat self_st;
+	stat(self, &self_st);
+	snprintf(entry, sizeof(entry), "%s/f-%llx-%llu", unwindtablescache_dir(c), (unsigned long long)self_st.st_dev,
+		 (unsigned long long)self_st.st_ino);
 
 	test_cond("unwindcache: first lookup misses, and the entry is written",
 		  lookup_store(c, &s, got, &n) == 0 && cs->missed == 1 && cs->written == 1);
-	test_cond("unwindcache: the entry is named by the build-id, mode 0600",
+	test_cond("unwindcache: the entry is named by the file (device, inode), mode 0600",
 		  lstat(entry, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
 	test_cond("unwindcache: second lookup reads the same rows back",
 		  lookup_store(c, &s, got, &n) == 1 && n == nrows && !memcmp(got, rows, n * sizeof(*rows)) &&
