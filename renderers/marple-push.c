@@ -245,17 +245,38 @@ static void pyroscope_units(const struct section_info *si, const char **units, u
 	}
 }
 
+/* base with path added to its path (unless it ends in it already), before
+ * its query: "http://h/?token=T" + "/ingest" is "http://h/ingest?token=T". */
 static char *url_with_path(const char *base, const char *path)
 {
-	size_t bl = strlen(base), pl = strlen(path);
-	while (bl > 0 && base[bl - 1] == '/')
-		bl--;
-	if (bl >= pl && memcmp(base + bl - pl, path, pl) == 0)
-		return marple_strndup(base, bl);
-	char *u = marple_malloc(bl + pl + 1);
-	memcpy(u, base, bl);
-	memcpy(u + bl, path, pl + 1);
-	return u;
+	CURLU *u = curl_url();
+	char *old = NULL, *joined = NULL, *out = NULL;
+
+	if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PATH, &old, 0) == CURLUE_OK) {
+		size_t ol = strlen(old), pl = strlen(path);
+		while (ol > 0 && old[ol - 1] == '/')
+			ol--;
+		int has = ol >= pl && memcmp(old + ol - pl, path, pl) == 0;
+		joined = marple_malloc(ol + pl + 1);
+		memcpy(joined, old, ol);
+		strcpy(joined + ol, has ? "" : path);
+		char *got = NULL;
+		if (curl_url_set(u, CURLUPART_PATH, joined, 0) == CURLUE_OK &&
+		    curl_url_get(u, CURLUPART_URL, &got, 0) == CURLUE_OK) {
+			out = marple_strdup(got);
+			curl_free(got);
+		}
+	}
+	if (!out) {	/* not a URL libcurl takes: sent as given, curl says why */
+		out = marple_malloc(strlen(base) + strlen(path) + 1);
+		strcpy(out, base);
+		strcat(out, path);
+	}
+	curl_free(old);
+	free(joined);
+	curl_url_cleanup(u);
+	return out;
 }
 
 static void pyroscope_request(CURL *c, const char *base, const struct section_info *si,
@@ -491,6 +512,19 @@ static size_t keep_reply(char *data, size_t size, size_t n, void *vbuf)
 	return len;
 }
 
+/* A new handle, its connections closed: after a failed attempt the one it
+ * used may be dirty (a 500 whose body never ended, cut at --timeout, made the
+ * next attempt fail "Unsupported protocol" on it). */
+static void fresh_handle(void)
+{
+	CURL *c = curl_easy_init();
+
+	if (!c)
+		return;		/* the old one, then */
+	curl_easy_cleanup(curl);
+	curl = c;
+}
+
 static void sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
@@ -498,30 +532,34 @@ static void sleep_ms(uint64_t ms)
 		;
 }
 
-/* One attempt: SENT on a 2xx answer; REFUSED on a 4xx that resending will
- * not change (all but 408 and 429); TRANSIENT otherwise (no connection, a
- * timeout, 5xx), *why saying which. */
-static enum sent attempt(const struct request *q, char *why, size_t whylen)
+/* a and b have the same scheme, host and port: -H headers may go to both. */
+static int same_origin(const char *a, const char *b)
 {
-	struct pbuf reply = { 0 };
-	struct curl_slist *h = curl_slist_append(NULL, "Expect:");	/* no 100-continue round trip */
-	char ct[80];
-	snprintf(ct, sizeof(ct), "Content-Type: %s", q->content_type);
-	h = curl_slist_append(h, ct);
-	for (struct curl_slist *o = opt.headers; o; o = o->next)
-		h = curl_slist_append(h, o->data);
+	CURLU *ua = curl_url(), *ub = curl_url();
+	int same = curl_url_set(ua, CURLUPART_URL, a, 0) == CURLUE_OK &&
+		   curl_url_set(ub, CURLUPART_URL, b, 0) == CURLUE_OK;
+	static const CURLUPart parts[] = { CURLUPART_SCHEME, CURLUPART_HOST, CURLUPART_PORT };
 
+	for (size_t i = 0; same && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		char *x = NULL, *y = NULL;
+		same = curl_url_get(ua, parts[i], &x, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+		       curl_url_get(ub, parts[i], &y, CURLU_DEFAULT_PORT) == CURLUE_OK && strcasecmp(x, y) == 0;
+		curl_free(x);
+		curl_free(y);
+	}
+	curl_url_cleanup(ua);
+	curl_url_cleanup(ub);
+	return same;
+}
+
+/* One POST of q's body to url, its headers h: curl's code, *status the
+ * answer's, *location where a 3xx points (curl's, valid until the next). */
+static CURLcode post_once(const struct request *q, const char *url, struct curl_slist *h, struct pbuf *reply,
+			  long *status, char **location)
+{
 	curl_easy_reset(curl);
-	curl_easy_setopt(curl, CURLOPT_URL, q->url);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	/* a server that moved (3xx) is followed, a few hops at most and never
-	 * to another scheme (https sent on as http would be in the clear);
-	 * the request stays a POST with its body, also after 301-303, which
-	 * browsers turn into a GET that no ingest API takes */
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, (long)PUSH_MAX_REDIRECTS);
-	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(q->url, "https:", 6) == 0 ? "https" : "http");
-	curl_easy_setopt(curl, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)opt.timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)opt.timeout_ms);
@@ -531,15 +569,56 @@ static enum sent attempt(const struct request *q, char *why, size_t whylen)
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, q->body.n ? (const char *)q->body.b : "");
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body.n);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_reply);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, reply);
 	CURLcode rc = curl_easy_perform(curl);
-	long status = 0;
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	*status = 0;
+	*location = NULL;
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	if (rc == CURLE_OK && *status >= 300 && *status < 400)
+		curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, location);
+	return rc;
+}
+
+/* One attempt: SENT on a 2xx answer; REFUSED on a 4xx that resending will
+ * not change (all but 408 and 429); TRANSIENT otherwise (no connection, a
+ * timeout, 5xx), *why saying which.  A server that moved (3xx) is followed
+ * here, a few hops at most and only to the URL's own scheme, host and port:
+ * the -H headers (API keys, tenant ids) and the body go nowhere else (curl
+ * would send them on to any host, dropping only Authorization); the request
+ * stays a POST with its body, also after 301-303, which browsers turn into a
+ * GET that no ingest API takes. */
+static enum sent attempt(const struct request *q, char *why, size_t whylen)
+{
+	struct pbuf reply = { 0 };
+	struct curl_slist *h = curl_slist_append(NULL, "Expect:");	/* no 100-continue round trip */
+	char ct[80], *url = marple_strdup(q->url), *location;
+	snprintf(ct, sizeof(ct), "Content-Type: %s", q->content_type);
+	h = curl_slist_append(h, ct);
+	for (struct curl_slist *o = opt.headers; o; o = o->next)
+		h = curl_slist_append(h, o->data);
+
+	long status;
+	CURLcode rc;
+	int hops = 0;
+	while ((rc = post_once(q, url, h, &reply, &status, &location)) == CURLE_OK && location &&
+	       hops < PUSH_MAX_REDIRECTS && same_origin(q->url, location)) {
+		free(url);
+		url = marple_strdup(location);
+		reply.n = 0;
+		hops++;
+	}
 	curl_slist_free_all(h);
 
 	enum sent s;
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", curl_easy_strerror(rc));
+		s = TRANSIENT;
+	} else if (location) {
+		if (hops == PUSH_MAX_REDIRECTS)
+			snprintf(why, whylen, "HTTP %ld: more than %d redirects", status, PUSH_MAX_REDIRECTS);
+		else
+			snprintf(why, whylen, "HTTP %ld: moved to another scheme, host or port, not followed: %.200s",
+				 status, location);
 		s = TRANSIENT;
 	} else if (status >= 200 && status < 300) {
 		s = SENT;
@@ -554,6 +633,9 @@ static enum sent attempt(const struct request *q, char *why, size_t whylen)
 		snprintf(why, whylen, "HTTP %ld%s%s", status, k ? ": " : "", text);
 		s = status >= 400 && status < 500 && status != 408 && status != 429 ? REFUSED : TRANSIENT;
 	}
+	if (s != SENT)
+		fresh_handle();
+	free(url);
 	protowire_free(&reply);
 	return s;
 }
@@ -656,7 +738,38 @@ static void spool_make_room(uint64_t need)
 	spool_list_free(e, n);
 }
 
-/* Write a request to the spool (whole or not at all); its name on stderr. */
+static const char *run_url;	/* the URL given; NULL with --drain */
+
+/* url with its user and password (user:password@host) taken out, or put back
+ * from the run's URL of the same origin: the spool never holds them. */
+static char *url_credentials(const char *url, int put_back)
+{
+	CURLU *u = curl_url(), *r = curl_url();
+	char *out = NULL, *got = NULL, *user = NULL, *password = NULL;
+
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+		curl_url_set(u, CURLUPART_USER, NULL, 0);
+		curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+		if (put_back && run_url && same_origin(url, run_url) &&
+		    curl_url_set(r, CURLUPART_URL, run_url, 0) == CURLUE_OK) {
+			if (curl_url_get(r, CURLUPART_USER, &user, 0) == CURLUE_OK)
+				curl_url_set(u, CURLUPART_USER, user, 0);
+			if (curl_url_get(r, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK)
+				curl_url_set(u, CURLUPART_PASSWORD, password, 0);
+		}
+		if (curl_url_get(u, CURLUPART_URL, &got, 0) == CURLUE_OK)
+			out = marple_strdup(got);
+	}
+	curl_free(got);
+	curl_free(user);
+	curl_free(password);
+	curl_url_cleanup(u);
+	curl_url_cleanup(r);
+	return out ? out : marple_strdup(url);
+}
+
+/* Write a request to the spool (whole or not at all, mode 0600, its URL
+ * without credentials); its name on stderr. */
 static void spool_keep(const struct request *q, const char *why)
 {
 	if (!opt.spool) {
@@ -677,10 +790,15 @@ static void spool_keep(const struct request *q, const char *why)
 	snprintf(path, sizeof(path), "%s/%020llu-%d-%u.req", opt.spool, (unsigned long long)now, (int)getpid(),
 		 spool_seq++);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", opt.spool, (int)getpid(), spool_seq);
-	FILE *f = fopen(tmp, "wbx");
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	int ok = f != NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f) {
-		fprintf(f, "%s%s\n%s\n", SPOOL_MAGIC, q->url, q->content_type);
+		char *url = url_credentials(q->url, 0);
+		fprintf(f, "%s%s\n%s\n", SPOOL_MAGIC, url, q->content_type);
+		free(url);
 		fwrite(q->body.b, 1, q->body.n, f);
 		ok = marple_close_output(f, tmp) == 0 && rename(tmp, path) == 0;
 	}
@@ -760,6 +878,9 @@ static void spool_drain(void)
 			request_free(&q);
 			continue;
 		}
+		char *url = url_credentials(q.url, 1);
+		free(q.url);
+		q.url = url;
 		enum sent s = send_request(&q, why, sizeof(why));
 		if (s == SENT) {
 			unlink(path);
@@ -971,7 +1092,7 @@ int main(int argc, char **argv)
 	} else {
 		if (optind >= argc)
 			marple_usage_error("no URL");
-		url = argv[optind++];
+		url = run_url = argv[optind++];
 		if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
 			marple_usage_error("URL '%s' is not http:// or https://", url);
 	}

@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 61
+plan 67
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -230,6 +230,46 @@ rm -rf "$S3" "$R"/*.json "$R"/*.body
 echo 'redirect 307 https' > "$R/mode"
 pull --retries 1 "$URL" "$T/cap.marple"
 check "3xx to another scheme: not followed, exit 1" sh -c "test $rc -eq 1 && test \$(ls '$R' | grep -c '\.json\$') -eq 1"
+
+# --- -H headers go to the URL's host only (issue 40): a redirect to another
+# host is not followed, and said
+rm -rf "$S3" "$R"/*.json "$R"/*.body
+echo 'redirect 307 otherhost' > "$R/mode"
+pull --retries 1 -H 'X-Scope-OrgID: tenant-secret' "$URL" "$T/cap.marple"
+check "3xx to another host: not followed (the -H header not sent there), exit 1, said" sh -c "
+	test $rc -eq 1 && test \$(ls '$R' | grep -c '\.json\$') -eq 1 && grep -q tenant-secret '$R/1.json' &&
+	grep -q 'moved to another scheme, host or port, not followed: http://localhost:' '$T/err'"
+rm -f "$R"/*.json "$R"/*.body
+echo 'redirect 307' > "$R/mode"
+pull --retries 1 -H 'X-Scope-OrgID: tenant-secret' "$URL" "$T/cap.marple"
+check "3xx to the same host: followed, the -H header sent again" sh -c "
+	test $rc -eq 0 && test \$(grep -l tenant-secret '$R'/*.json | wc -l) -eq 6"
+
+# --- the spool: mode 0600, no credentials in it; put back from the run's URL
+S4="$T/spool4"
+pull --timeout 1 --retries 1 -s "$S4" "http://marple:pw-secret@127.0.0.1:$DEAD" "$T/cap.marple"
+check "spool: files 0600, the URL's password not written" sh -c "
+	test $rc -eq 1 && test \$(ls '$S4' | grep -c '\.req\$') -eq 3 && test -z \"\$(find '$S4' -name '*.req' ! -perm 600)\" &&
+	! grep -rq pw-secret '$S4'"
+echo ok > "$R/mode"
+rm -f "$R"/*.json "$R"/*.body
+sed -i "s/:$DEAD/:$PORT/" "$S4"/*.req
+pull -s "$S4" "http://marple:pw-secret@127.0.0.1:$PORT" "$T/cap.marple"
+check "spool: sent by a run with credentials for its host: they go with it" sh -c "
+	test $rc -eq 0 && test \$(ls '$R' | grep -c '\.json\$') -eq 6 && test \$(grep -l 'Basic bWFycGxlOnB3LXNlY3JldA==' '$R'/*.json | wc -l) -eq 6"
+
+# --- a base URL with a query: the path goes before it
+rm -f "$R"/*.json "$R"/*.body
+pull "$URL/?token=T1" "$T/cap.marple"
+check "a base URL with a query: /ingest?token=T1&name=..." sh -c "
+	test $rc -eq 0 && test '$(jfield 1 path 2>/dev/null) $(query 1 token 2>/dev/null)' = '/ingest T1' && test '$(query 1 name)' != '<none>'"
+
+# --- a 500 whose body never ends, cut at --timeout: the next attempt is
+# made on a clean connection and sent
+rm -f "$R"/*.json "$R"/*.body
+echo 'endless 1' > "$R/mode"
+pull --timeout 2 --retries 2 --backoff 0.1 "$URL" "$T/cap.marple"
+check "endless 500: the next attempt sent, exit 0" sh -c "test $rc -eq 0 && ! grep -q 'Unsupported protocol' '$T/err'"
 
 # --- the weight's meaning comes from the header, never the collector's name:
 # a collector not named memleak that holds bytes in use is averaged too

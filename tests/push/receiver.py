@@ -12,10 +12,13 @@ of [key, value], headers) and DIR/N.body.  DIR/mode, read at each request:
     hang         accept, read the request, never answer
     fail K       500 for the next K requests, then 200 (K counts down in the file)
     status CODE  answer CODE
-    redirect CODE [loop|https]
+    redirect CODE [loop|https|otherhost]
                  answer CODE with Location: /moved + the request's path
                  (a path under /moved is answered 200); loop: that too;
-                 https: to https://127.0.0.1:PORT/moved...
+                 https: to https://127.0.0.1:PORT/moved...;
+                 otherhost: to http://localhost:PORT/moved...
+    endless K    for the next K requests, 500 with a body that never ends
+                 (a line a second), then 200 (K counts down in the file)
 """
 import json
 import os
@@ -44,12 +47,12 @@ def mode():
         return 'status', int(words[1])
     if words[0] == 'redirect':
         return 'redirect ' + ' '.join(words[2:]), int(words[1])
-    if words[0] == 'fail':
+    if words[0] in ('fail', 'endless'):
         left = int(words[1])
         with open(path + '.tmp', 'w') as f:
-            f.write('fail %d\n' % (left - 1) if left > 1 else 'ok\n')
+            f.write('%s %d\n' % (words[0], left - 1) if left > 1 else 'ok\n')
         os.replace(path + '.tmp', path)
-        return ('fail', 500) if left > 0 else ('ok', 200)
+        return (words[0], 500) if left > 0 else ('ok', 200)
     raise SystemExit('receiver: unknown mode %r' % words)
 
 
@@ -83,11 +86,24 @@ class Handler(BaseHTTPRequestHandler):
                 location = '/moved' + self.path
                 if 'https' in what:
                     location = 'https://127.0.0.1:%d%s' % (self.server.server_address[1], location)
+                elif 'otherhost' in what:
+                    location = 'http://localhost:%d%s' % (self.server.server_address[1], location)
         rec = {'method': 'POST', 'path': url.path, 'query': parse_qsl(url.query, keep_blank_values=True),
                'headers': dict(self.headers.items()), 'status': code}
         with open(os.path.join(DIR, '%d.json.tmp' % seq), 'w') as f:
             json.dump(rec, f)
         os.replace(os.path.join(DIR, '%d.json.tmp' % seq), os.path.join(DIR, '%d.json' % seq))
+        if what == 'endless':
+            self.send_response(code)
+            self.send_header('Transfer-Encoding', 'chunked')
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b'e\r\nstill failing\n\r\n')
+                    self.wfile.flush()
+                    time.sleep(1)
+            except OSError:
+                return
         reply = b'' if code == 200 or location else b'injected failure\n'
         self.send_response(code)
         if location:
