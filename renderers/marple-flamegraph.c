@@ -84,8 +84,8 @@ static const struct options_help help = {
 	.about = "Draw an interactive SVG flame graph from folded stacks (\"stack count\",\n"
 	         "or \"stack count1 count2\" for a differential graph) or marple stack sections.\n",
 	.after = "With no FILE, or FILE '-', read stdin; sections other than stacks are named\n"
-	         "and skipped.  Exit: 0 ok, 1 bad input (no stack section, unreadable), 2 usage\n"
-	         "error or no usable stack (an error SVG is written, as flamegraph.pl does).\n"
+	         "and skipped.  Exit: 0 ok, 1 bad input (no stack section, no usable stack,\n"
+	         "unreadable: no SVG written), 2 usage error.\n"
 	         "See marple-flamegraph(1).\n",
 };
 
@@ -373,20 +373,6 @@ static size_t shown_len(const char *s, size_t n)
 	if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' && strchr("kjiw", s[n - 2]))
 		return n - 4;
 	return n;
-}
-
-static void error_svg(FILE *f, const char *msg)
-{
-	double h = opt.fontsize * 5;
-	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		   "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		   "xmlns=\"http://www.w3.org/2000/svg\">\n"
-		   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"%.1f\" font-family=\"",
-		opt.width, h, opt.width, h, opt.width / 2, opt.fontsize * 2, opt.fontsize + 2);
-	xml_escape_cstr(f, opt.fonttype);
-	fputs("\">", f);
-	xml_escape_cstr(f, msg);
-	fputs("</text>\n</svg>\n", f);
 }
 
 /* Where everything goes: sizes from the options, and the frames drawn. */
@@ -851,11 +837,12 @@ int main(int argc, char **argv)
 	int diff = in.two_counts;
 	interface_defaults(&in);
 	if (in.stacks == 0 || width_of(t, 0, diff) <= 0) {
+		/* a data error: exit 1 and no picture (flamegraph.pl writes an
+		 * error SVG and exits 2, which a pipeline took for a picture) */
 		marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0,
 			"no valid input: no stack with a count above zero");
-		error_svg(f, "ERROR: No valid input provided to marple-flamegraph.");
-		marple_outfile_commit(o);
-		rc = EXIT_USAGE;
+		marple_outfile_abort(o);
+		rc = EXIT_DATA;
 		goto cleanup;
 	}
 	const char *countname = opt.countname ? opt.countname : in.unit ? in.unit : "samples";
