@@ -1274,10 +1274,12 @@ static void reap_hooks(struct supervisor *s)
 			i++;
 			continue;
 		}
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 			marple_warn("--each-file: '%s' ended with %s %d", s->each_file,
 				    WIFEXITED(status) ? "status" : "signal",
 				    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			s->failed = 1;	/* a file not handed on (--push: not sent) */
+		}
 		s->hooks[i] = s->hooks[--s->nhooks];
 	}
 }

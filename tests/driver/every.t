@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 31
+plan 32
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -158,7 +158,20 @@ if command -v python3 > /dev/null 2>&1; then
 	done
 	check "every: each file has callstack's stack section and its timed samples ($paired of $nf)" \
 		test "$nf" -ge 2 -a "$paired" -eq "$nf"
+	# a new account (no ~/.local/state) and a server down: the spool and
+	# its parents made (0700), every request kept there, and exit 1
+	dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir -p "$T/nh/home" "$T/nh/work"
+	(cd "$T/nh/work" && unset XDG_STATE_HOME && HOME="$T/nh/home" marple collect --every 1s -t 2.5 \
+		--push "http://127.0.0.1:$dead" -o run callstack > /dev/null 2> "$T/nh.err"); rc=$?
+	sp="$T/nh/home/.local/state/marple/push-spool"
+	nf=$(files "$T/nh/work/marple_out" run | wc -l)
+	check "every: --push, a new account, the server down: exit 1, each file kept in the spool ($nf files)" sh -c "
+		test $rc -eq 1 && test $nf -ge 2 && test \$(ls '$sp' | grep -c '\.req\$') -eq $nf &&
+		test \"\$(stat -c %a '$T/nh/home/.local' '$T/nh/home/.local/state/marple' | tr '\n' ' ')\" = '700 700 ' &&
+		grep -q 'each-file' '$T/nh.err'"
 else
 	skip "every: --push" "no python3"; skip "every: --push /ingest" "no python3"; skip "every: --push spool" "no python3"
 	skip "every: each file has callstack's stack section and its timed samples" "no python3"
+	skip "every: --push, a new account, the server down" "no python3"
 fi
