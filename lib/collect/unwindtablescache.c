@@ -110,6 +110,13 @@ struct unwindtablescache *unwindtablescache_open_at(const char *dir)
 		return NULL;
 	}
 	int root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (root_fd < 0 && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* not followed: whoever may change the link would choose where root writes */
+		marple_warn("unwind cache %s not used: a symbolic link (name the folder it points to in "
+			    "MARPLE_CACHE_DIR)", dir);
+		return NULL;
+	}
 	if (root_fd < 0) {
 		marple_warn("unwind cache %s not used: %s", dir, strerror(errno));
 		return NULL;
@@ -268,40 +275,65 @@ out:
 
 /* The lock of entry name, taken; -1 when it cannot be (then the caller
  * builds without: the entry is written by rename either way).  *waited: it
- * was held by another collector. */
+ * was held by another collector.  Its holder removes the lock file when
+ * done (unlock_entry), so a lock taken on a file no longer at its name is
+ * let go and the new one taken: two never hold "the" lock. */
 static int lock_entry(struct unwindtablescache *c, const char *name, int *waited)
 {
 	char lock[sizeof(((struct unwindtablescache_ticket *)0)->name) + 8];
-	struct stat st;
+	struct stat st, now;
+	uint64_t deadline = marple_now_monotonic_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;
 
 	*waited = 0;
 	snprintf(lock, sizeof(lock), "%s.lock", name);
-	int fd = openat(c->dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		close(fd);
-		return -1;
-	}
-	for (uint64_t deadline = marple_now_monotonic_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+	for (;;) {
+		int fd = openat(c->dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			close(fd);
+			return -1;
+		}
+		while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			if ((errno != EWOULDBLOCK && errno != EINTR) || marple_now_monotonic_ns() > deadline) {
+				close(fd);
+				return -1;
+			}
+			*waited = 1;
+			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
+		}
+		if (fstatat(c->dir_fd, lock, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+		    now.st_dev == st.st_dev)
 			return fd;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			break;
-		*waited = 1;
-		if (marple_now_monotonic_ns() > deadline)
-			break;
-		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
+		close(fd);	/* removed by its holder meanwhile */
 	}
-	close(fd);
-	return -1;
 }
 
-static void unlock_entry(struct unwindtablescache_ticket *tk)
+static void unlock_entry(struct unwindtablescache *c, struct unwindtablescache_ticket *tk)
 {
-	if (tk->lock_fd >= 0)
-		close(tk->lock_fd);	/* the flock goes with it */
+	char lock[sizeof(tk->name) + 8];
+
+	if (tk->lock_fd < 0)
+		return;
+	snprintf(lock, sizeof(lock), "%s.lock", tk->name);
+	unlinkat(c->dir_fd, lock, 0);	/* ours while we hold it: no lock files pile up */
+	close(tk->lock_fd);		/* the flock goes with it */
 	tk->lock_fd = -1;
+}
+
+/* A lock file left by an older marple (which kept them): removed when no one
+ * holds it, as unlock_entry would. */
+static void remove_idle_lock(struct unwindtablescache *c, const char *lock)
+{
+	struct stat st, now;
+	int fd = openat(c->dir_fd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstatat(c->dir_fd, lock, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino)
+		unlinkat(c->dir_fd, lock, 0);
+	close(fd);
 }
 
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
@@ -328,7 +360,7 @@ int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescac
 out:
 	switch (rc) {
 	case ENTRY_OK:
-		unlock_entry(tk);
+		unlock_entry(c, tk);
 		c->st.read++;
 		c->st.waited += (uint64_t)waited;
 		break;
@@ -369,9 +401,8 @@ static int older_first(const void *a, const void *b)
 }
 
 /* Remove the entries used least recently until the cache is under its
- * limit, and temporary files left by collectors that died.  Lock files
- * stay (a few bytes of inode each): removing one another collector has
- * open would let two take "the" lock. */
+ * limit, temporary files left by collectors that died, and lock files no
+ * one holds. */
 static void evict(struct unwindtablescache *c)
 {
 	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -397,8 +428,10 @@ static void evict(struct unwindtablescache *c)
 				unlinkat(c->dir_fd, de->d_name, 0);
 			continue;
 		}
-		if (strstr(de->d_name, ".lock"))
+		if (strstr(de->d_name, ".lock")) {
+			remove_idle_lock(c, de->d_name);
 			continue;
+		}
 		files = marple_grow(files, &cap, n + 1, sizeof(*files));
 		snprintf(files[n].name, sizeof(files[n].name), "%s", de->d_name);
 		files[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -454,7 +487,7 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 		if (fd >= 0)
 			unlinkat(c->dir_fd, tmp, 0);
 	}
-	unlock_entry(tk);
+	unlock_entry(c, tk);
 	/* a look at the directory when the cache may have grown past its limit
 	 * by a 16th (at open too): not at every entry, a capture writes dozens */
 	if (c->unevicted_bytes > c->limit_bytes / 16)
@@ -465,6 +498,5 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 
 void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablescache_ticket *tk)
 {
-	(void)c;
-	unlock_entry(tk);
+	unlock_entry(c, tk);
 }

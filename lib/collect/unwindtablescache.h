@@ -21,7 +21,7 @@
  * or by us are cached, never an image in memory (the vdso).
  *
  * Collectors running at once: the first to miss a file takes the entry's
- * lock (flock on NAME.lock) while it builds and writes it; the others wait
+ * lock (flock on NAME.lock, removed when done) while it builds and writes it; the others wait
  * for that (UNWINDTABLESCACHE_WAIT_MS at most) and read the entry instead.
  *
  *   struct unwindtablescache *c = unwindtablescache_open();     // NULL: no cache

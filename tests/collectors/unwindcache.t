@@ -3,9 +3,10 @@
 # stacks; a file changed in place and a corrupt entry are rebuilt; --no-cache
 # writes nothing; two collectors at once build each file once; a symlink
 # planted at an entry is not followed; a directory of another user is not
-# used (root, real BPF; each case its own cache directory under $T).
+# used, nor one behind a symlink; lock files do not pile up (root, real BPF;
+# each case its own cache directory under $T).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 17
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -52,7 +53,10 @@ check "unwindcache: cold: nofp, libc and ld.so built and written" sh -c \
 	"[ '$(trailer_unwind "$T/cold.out" files_built)' -ge 3 ] && [ '$(trailer_unwind "$T/cold.out" cache_entries_written)' -ge 3 ] && [ '$(trailer_unwind "$T/cold.out" files_from_cache)' -eq 0 ]"
 check "unwindcache: its directory 0700, its entries 0600" sh -c \
 	"[ \"\$(stat -c %a '$C/unwind')\" = 700 ] && [ -z \"\$(find '$C/unwind' -type f ! -perm 600)\" ]"
+: > "$C/unwind/f-1-2.lock"	# left by an older marple, which kept them
 run warm "$C" "$T/nofp"
+check "unwindcache: no lock file left after two captures, an old one removed" \
+	test -z "$(find "$C/unwind" -name '*.lock')"
 # (the vdso is built each time, never cached: tests/security/unwindcache.t)
 check "unwindcache: warm: every file read from the cache, none built but the vdso" sh -c \
 	"[ '$(trailer_unwind "$T/warm.out" files_built)' -eq 1 ] && [ '$(trailer_unwind "$T/warm.out" files_from_cache)' -ge 3 ] && grep -q '\"cache\":\"on\"' '$T/warm.out'"
@@ -114,3 +118,10 @@ chown 65534 "$T/other"
 run other "$T/other" "$T/nofp"
 check "unwindcache: another user's directory: not used, said once" sh -c \
 	"[ \"\$(grep -c 'unwind cache $T/other not used: it belongs to uid 65534' '$T/other.err')\" = 1 ] && grep -q '\"cache\":\"off\"' '$T/other.out' && [ ! -e '$T/other/unwind' ]"
+
+# 8. a symlinked cache directory: not followed, and said so
+mkdir -m 700 "$T/real"
+ln -s "$T/real" "$T/link"
+run link "$T/link" "$T/nofp"
+check "unwindcache: a symlinked directory: not used, 'a symbolic link' said" sh -c \
+	"grep -q 'unwind cache $T/link not used: a symbolic link' '$T/link.err' && grep -q '\"cache\":\"off\"' '$T/link.out' && [ ! -e '$T/real/unwind' ]"
