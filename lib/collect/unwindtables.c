@@ -259,7 +259,6 @@ struct unwindtables {
 		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
 		struct unwindtablescache_stats cache;
 	} reported, before;
-	uint64_t cache_not_tables;	/* cache entries that passed its checks but were no table */
 	char **no_room_paths;		/* the first UNWINDTABLES_NAMED of them */
 	size_t nno_room_paths;
 
@@ -415,7 +414,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 			return;
 		}
 		cache = 0;	/* checked, yet not a table: built again, not stored (never seen) */
-		t->cache_not_tables++;
+		unwindtablescache_refuse(t->cache);
 	}
 	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
 	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, room, &t->rowbuf, &st);
@@ -954,7 +953,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
 	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
 	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
-	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)(cs->corrupt + t->cache_not_tables)));
+	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)cs->corrupt));
 	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
 	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
 	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));

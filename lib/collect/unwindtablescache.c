@@ -373,6 +373,12 @@ out:
 	return rc == ENTRY_OK;
 }
 
+void unwindtablescache_refuse(struct unwindtablescache *c)
+{
+	c->st.read--;
+	c->st.corrupt++;
+}
+
 static int write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -89,6 +89,9 @@ const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwin
  * compact table, unwindtablescompact.h). */
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
 		       size_t cap, size_t *len, struct unwindtables_rowstats *st);
+/* The entry the last lookup read (it returned 1) is no table after all (its
+ * user's own checks): counted corrupt, not read. */
+void unwindtablescache_refuse(struct unwindtablescache *c);
 /* Write the table built for tk's file, data[0..size), as its entry, and
  * release its lock. */
 void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
