@@ -3,7 +3,7 @@
 # host's sections, one flame graph per collector merged over the hosts with
 # the host as the root frame, and the merge as a pprof profile.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 32
+plan 33
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 mkdir -p "$T/fleet/db1" "$T/fleet/web1" "$T/work" "$T/empty"
@@ -28,6 +28,8 @@ check "fleet: titled with the number of captures and hosts" grep -q '<title>marp
 check "fleet: every host's sections in the report (4)" test "$(grep -c '<section class="sec" id="s[0-9]' "$R")" -eq 4
 check "fleet: each host's own flame graphs" test -s marple_out/fleet/00-callstack-flamegraph.svg -a -s marple_out/fleet/02-callstack-flamegraph.svg -a -s marple_out/fleet/03-callstack-flamegraph.svg
 check "fleet: the joined capture is kept beside the report, a valid stream" marple-cat -q marple_out/fleet/fleet.marple
+check "fleet: the joined capture has the report's mode" \
+	test "$(stat -c %a marple_out/fleet/fleet.marple)" = "$(stat -c %a marple_out/fleet/index.html)"
 check "fleet: the merged flame graph comes first, in 'All sections together'" python3 -c "
 import sys; h=open('$R').read(); a=h.find('id=\"all\"'); g=h.find('fleet-callstack-flamegraph.svg'); s=h.find('id=\"s0\"')
 sys.exit(0 if 0 <= a < g < s else 1)"
