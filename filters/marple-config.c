@@ -90,6 +90,7 @@ static void read_registry(const char *path)
 	for (size_t i = 0; i < n; i++) {
 		const char *line = lines[i];
 		char none[1] = "";
+		registry_check_line(path, i + 1, line, strlen(line));
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *sections = registry_field(line, "sections"), *display = registry_field(line, "display"), *config = registry_field(line, "config");
 		if (kind && prog && !strcmp(kind, "collector") && !strncmp(prog, "marple-", 7)) {
@@ -124,20 +125,28 @@ static void read_registry(const char *path)
 	free(lines);
 }
 
-static const char *config_name;
+static const char *config_name, *registry_path;
 static unsigned long config_line;
 
+/* A bad config line: exit 2.  One of the built-in defaults can only be
+ * refused for what the registry lacks (a collector they name): that is the
+ * registry's fault, named, exit 1. */
 static noreturn void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static noreturn void bad(const char *fmt, ...)
 {
 	va_list ap;
+	int builtin = !strcmp(config_name, "built-in");
 
-	fprintf(stderr, "%s: %s:%lu: ", marple_progname, config_name, config_line);
+	if (builtin)
+		fprintf(stderr, "%s: %s: the registry lacks what the built-in defaults name (their line %lu): ",
+			marple_progname, registry_path, config_line);
+	else
+		fprintf(stderr, "%s: %s:%lu: ", marple_progname, config_name, config_line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(EXIT_USAGE);
+	exit(builtin ? EXIT_DATA : EXIT_USAGE);
 }
 
 /* A whole number at least lo, as the config takes them (nine digits at most). */
@@ -458,6 +467,7 @@ int main(int argc, char **argv)
 	}
 	if (!registry || optind < argc)
 		marple_usage_error(registry ? "unexpected operand '%s'" : "--registry FILE is needed", argv[optind]);
+	registry_path = registry;
 	read_registry(registry);
 
 	FILE *builtin = fmemopen((void *)default_config, sizeof(default_config) - 1, "r");

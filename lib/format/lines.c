@@ -163,6 +163,8 @@ char **lines_of_file(const char *path, const char *what, size_t *n)
 	struct lines *l = lines_new(f, path);
 	*n = 0;
 	while ((rc = lines_next(l, &s, &len)) > 0) {
+		if (memchr(s, 0, len))	/* the line would end there, unseen */
+			marple_fatal(EXIT_DATA, "%s:%zu: %s: a NUL byte in the line", path, *n + 1, what);
 		all = marple_grow(all, &cap, *n + 1, sizeof(*all));
 		all[(*n)++] = marple_strndup(s, len);
 	}

@@ -42,7 +42,8 @@ unsigned long lines_lineno(const struct lines *l);
 const char *lines_peek(struct lines *l, size_t want, size_t *len);
 
 /* Every line of a small file (the registry, a configuration), each a string
- * of its own, *n of them; exits 1 saying what could not be read. */
+ * of its own, *n of them; exits 1 saying what could not be read, or which
+ * line holds a NUL byte. */
 char **lines_of_file(const char *path, const char *what, size_t *n);
 
 #endif

@@ -40,6 +40,101 @@ static int has_word(const char *commalist, const char *w)
 	return 0;
 }
 
+/* s is one or more words of the characters chars, separated by sep (0: one word). */
+static int words_of(const char *s, const char *chars, char sep)
+{
+	for (;;) {
+		size_t n = strspn(s, chars);
+		if (n == 0)
+			return 0;
+		s += n;
+		if (!*s)
+			return 1;
+		if (!sep || *s != sep)
+			return 0;
+		s++;
+	}
+}
+
+static int datatypes_of(const char *list)
+{
+	char *copy = marple_strdup(list), *sv;
+	int ok = *list != 0;
+
+	for (char *w = strtok_r(copy, ",", &sv); w && ok; w = strtok_r(NULL, ",", &sv))
+		ok = !strcmp(w, "stack") || !strcmp(w, "event") || !strcmp(w, "point") || !strcmp(w, "timed");
+	free(copy);
+	return ok && list[strlen(list) - 1] != ',' && !strstr(list, ",,");
+}
+
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_-"
+
+/* Why the value of field key is not one the registry may hold; NULL if it is. */
+static const char *bad_value(const char *key, const char *v)
+{
+	if (!strcmp(key, "program"))
+		return strncmp(v, "marple-", 7) || !words_of(v + 7, NAME_CHARS, 0) ? "not marple-NAME" : NULL;
+	if (!strcmp(key, "kind"))
+		return strcmp(v, "collector") && strcmp(v, "renderer") && strcmp(v, "filter") && strcmp(v, "helper") &&
+		       strcmp(v, "supervisor") ? "not collector, renderer, filter, helper or supervisor" : NULL;
+	if (!strcmp(key, "display"))
+		return words_of(v, NAME_CHARS, ',') ? NULL : "not names (a-z, 0-9, _, -) separated by commas";
+	if (!strcmp(key, "ext"))	/* a part of file names the driver makes: no / and no .. */
+		return words_of(v, "abcdefghijklmnopqrstuvwxyz0123456789", '.') ? NULL : "not a file name extension (a-z, 0-9, inner dots)";
+	if (!strcmp(key, "reads") || !strcmp(key, "default-for"))
+		return datatypes_of(v) ? NULL : "not datatypes (stack, event, point, timed) separated by commas";
+	if (!strcmp(key, "every"))
+		return strcmp(v, "yes") && strcmp(v, "no") ? "not yes or no" : NULL;
+	if (!strcmp(key, "sections")) {
+		char *copy = marple_strdup(v), *sv;
+		const char *why = *v ? NULL : "empty";
+		for (char *w = strtok_r(copy, ",", &sv); w && !why; w = strtok_r(NULL, ",", &sv)) {
+			char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+			if (!c2)
+				why = "not INTERFACE:DATATYPE:DISPLAY items separated by commas";
+			else {
+				*c1 = *c2 = 0;
+				if (!words_of(w, NAME_CHARS, 0) || !datatypes_of(c1 + 1) || strchr(c1 + 1, ',') ||
+				    !words_of(c2 + 1, NAME_CHARS, 0))
+					why = "an item not INTERFACE:DATATYPE:DISPLAY (names a-z, 0-9, _, -)";
+			}
+		}
+		free(copy);
+		return why;
+	}
+	return NULL;	/* options, config and what later programs add: free text */
+}
+
+void registry_check_line(const char *path, size_t lineno, const char *line, size_t len)
+{
+	const char *why = NULL;
+	char key[32] = "";
+
+	if (memchr(line, 0, len))
+		why = "a NUL byte";
+	for (const char *c = line; !why && c < line + len; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\t')
+			why = "a control character";
+	for (const char *f = line; !why && f; f = strchr(f, '\t'), f = f ? f + 1 : NULL) {
+		size_t k = strspn(f, "abcdefghijklmnopqrstuvwxyz-");
+		if (k == 0 || k >= sizeof(key) || f[k] != '=') {
+			why = "a field not KEY=VALUE";
+			break;
+		}
+		memcpy(key, f, k);
+		key[k] = 0;
+		char *v = registry_field(f, key);
+		why = bad_value(key, v);
+		free(v);
+	}
+	char *prog = why ? NULL : registry_field(line, "program"), *kind = why ? NULL : registry_field(line, "kind");
+	if (!why && (!prog || !kind))
+		why = "no program= or kind=";
+	free(prog), free(kind);
+	if (why)
+		marple_fatal(EXIT_DATA, "%s:%zu: not a registry line: %s%s%s", path, lineno, why, key[0] ? " in " : "", key);
+}
+
 static void add_display(struct registry *reg, size_t *cap, const char *line, const char *prog, const char *names)
 {
 	char *reads = registry_field(line, "reads"), *ext = registry_field(line, "ext");
@@ -87,6 +182,7 @@ void registry_read(struct registry *reg, const char *path)
 	memset(reg, 0, sizeof(*reg));
 	for (size_t i = 0; i < n; i++) {
 		const char *line = lines[i];
+		registry_check_line(path, i + 1, line, strlen(line));
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *display = registry_field(line, "display"), *sections = registry_field(line, "sections");
 		if (kind && prog && !strncmp(prog, "marple-", 7)) {
