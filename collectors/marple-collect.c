@@ -443,6 +443,24 @@ static void stop_all(struct supervisor *s, uint64_t now)
 
 static void reap_hooks(struct supervisor *s);
 static void reap_command(struct supervisor *s);
+static int ended_badly(const struct supervisor *s, const struct collector *c, char *how, size_t cap);
+
+/* --every: a collector that ended well while the capture goes on (one that
+ * stops cleanly on a SIGTERM someone else sent) is missing from every later
+ * file: said now, and the exit status 1.  One that failed is said at the
+ * end (finish_every); an end near the duration is not early. */
+static void say_ended_early(struct supervisor *s, const struct collector *c)
+{
+	uint64_t now = marple_now_monotonic_ns(), slack = s->every_ns > NS_PER_S ? s->every_ns : NS_PER_S;
+	char how[64];
+
+	if (!s->every_ns || s->stopping || (s->duration_ns && now + slack >= s->start_ns + s->duration_ns) ||
+	    ended_badly(s, c, how, sizeof(how)))
+		return;
+	marple_warn("%s ended (%s) %.1f s into the capture: the interval files after it have no %s section",
+		    c->name, how, (double)(now - s->start_ns) / NS_PER_S, c->name);
+	s->failed = 1;
+}
 
 static void reap(struct supervisor *s)
 {
@@ -451,6 +469,7 @@ static void reap(struct supervisor *s)
 		if (c->running && waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
 			c->running = 0;
 			s->running--;
+			say_ended_early(s, c);
 		}
 	}
 	reap_hooks(s);

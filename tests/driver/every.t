@@ -5,7 +5,7 @@
 # killed (SIGKILL) mid-interval leaves every whole interval before it, whole
 # and named.  Real collectors (root): cpusched and callstack.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 32
+plan 34
 unset MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
 CPS="$MARPLE_BIN/marple-cpusched" CS="$MARPLE_BIN/marple-callstack"
@@ -106,6 +106,16 @@ check "every: each file is complete ($(whole "$T/k" cap) of $n)" test "$(whole "
 check "every: the killed collector's whole intervals are kept ($(withcs) files have its section, $had had)" \
 	test "$(withcs)" -ge "$had" -a "$(withcs)" -lt "$n"
 
+# 3b. a collector stopped by someone else's SIGTERM (it ends well) mid
+#    --every: said at once, the status 1
+mkdir -p "$T/t"
+marple-collect -t 8 -e 1s -o "$T/t/cap.marple" cpusched "$CPS" -- callstack "$CS" > /dev/null 2> "$T/t.err" &
+sup=$!
+i=0; while [ "$(files "$T/t" cap | wc -l)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM "$(pgrep -P $sup -f marple-callstack)"; wait $sup; rc=$?
+check "every: a collector stopped by SIGTERM mid-capture: status 1, said ($(grep "callstack ended" "$T/t.err" | head -n 1))" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'callstack ended (.*) .* s into the capture: the interval files after it have no callstack section' '$T/t.err'"
+
 # 4. marple-collect itself SIGKILLed: the files written stay whole, the
 #    collectors die with it
 mkdir -p "$T/s"
@@ -124,6 +134,14 @@ check "every: marple-collect killed: its files stay, each complete ($(whole "$T/
 	test "$n" -ge 2 -a "$(whole "$T/s" cap)" -eq "$n"
 alive=$(living | wc -w)
 check "every: its collectors died with it ($alive of: $kids)" test "$alive" -eq 0
+# ... under marple collect: the files kept, said so, not "nothing written"
+mkdir -p "$T/dk"
+(cd "$T/dk" && exec marple collect --every 1s -o run cpusched > /dev/null 2> "$T/dk.err") &
+drv=$!
+i=0; while [ "$(files "$T/dk/marple_out" run 2> /dev/null | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -KILL "$(pgrep -P $drv -f marple-collect)"; wait $drv; rc=$?
+check "every: marple-collect killed under marple collect: exit 1, its files said kept ($(tail -n 1 "$T/dk.err"))" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'interval files\\? written before are kept' '$T/dk.err' && ! grep -q 'nothing written' '$T/dk.err'"
 
 # 5. the driver: marple collect --every, the newest file on stdout
 mkdir -p "$T/d"
