@@ -2,7 +2,8 @@
  *
  * Reads marple streams (files or stdin), checks every line, and writes the
  * chosen sections back out unchanged; -l lists the sections instead, -p shows
- * records decoded for people, -q only validates.
+ * records decoded for people, -q only validates; --split DIR writes each
+ * chosen section to DIR/INDEX, all in one pass (marple display's cut).
  *
  *   $ marple-cat -l capture.marple
  *   #  interface  datatype  start                 seconds  records  lost  dropped  ended
@@ -11,6 +12,8 @@
  * Exit status: 0 valid, 1 malformed input (first bad line named) or I/O error,
  * 2 usage error.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -31,10 +34,12 @@ static struct {
 	long *sections;
 	size_t nsections;
 	const char *host;
+	const char *split;	/* --split DIR: each section to DIR/INDEX */
+	int split_fd;		/* DIR, open */
 	struct timed_range range;
-} opt = { .range.to_s = INFINITY };
+} opt = { .range.to_s = INFINITY, .split_fd = -1 };
 
-enum { OPT_FROM = 256, OPT_TO, OPT_HOST };
+enum { OPT_FROM = 256, OPT_TO, OPT_HOST, OPT_SPLIT };
 static const struct options_entry options[] = {
 	{ 'l', "list", NULL, "list sections: index, interface, datatype, start,\n"
 			     "seconds, records, lost, dropped, how it ended" },
@@ -48,6 +53,8 @@ static const struct options_entry options[] = {
 	{ OPT_TO, "to", "S", "(see --from)" },
 	{ OPT_HOST, "host", "NAME", "write NAME as every section header's \"host\"\n"
 				   "(two machines that call themselves the same)" },
+	{ OPT_SPLIT, "split", "DIR", "write each chosen section to DIR/INDEX (new files),\n"
+				    "all in one pass, instead of stdout" },
 	OPTIONS_DESCRIBE("kind=filter"),
 	OPTIONS_HELP,
 	{ 0 }
@@ -254,6 +261,121 @@ static void list_begin(struct listing *l, long index, json_t *hdr)
 	l->active = 1;
 }
 
+/* Where a section's lines go: stdout, or with --split its own new file
+ * (DIR/INDEX, not following a symlink); the one before is closed. */
+static FILE *section_sink(FILE *sink, long index)
+{
+	char name[32];
+
+	if (opt.split_fd < 0)
+		return stdout;
+	if (sink && sink != stdout && marple_close_output(sink, opt.split) != 0)
+		exit(EXIT_DATA);
+	if (index < 0)
+		return NULL;
+	snprintf(name, sizeof(name), "%ld", index);
+	int fd = openat(opt.split_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f)
+		marple_fatal(EXIT_DATA, "%s/%s: cannot create: %s", opt.split, name, strerror(errno));
+	return f;
+}
+
+/* One input: its chosen sections out (or listed, shown, checked).  0, or
+ * EXIT_DATA after a message. */
+static int cat_one(const char *file, long *global_section, struct listing *l)
+{
+	FILE *f = marple_open_input(file), *sink = NULL;
+	struct stream_reader *r = stream_reader_new(f, marple_input_name(file));
+	struct timedcut *cut = opt.range.set ? timedcut_new(&opt.range, stdout, marple_input_name(file)) : NULL;
+	int want = 0, any = 0;
+	enum stream_item it;
+
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_ERROR) {
+			stream_reader_warn(r);
+			stream_reader_free(r);
+			return EXIT_DATA;
+		}
+		if (it == STREAM_HEADER) {
+			if (l->active)
+				list_print(l, r, NULL);
+			++*global_section;
+			any = 1;
+			want = selected(*global_section, stream_reader_header(r));
+			if (want && opt.list)
+				list_begin(l, *global_section, stream_reader_header(r));
+			if (want && !opt.list && !opt.quiet && !opt.pretty && !cut)
+				sink = section_sink(sink, *global_section);
+		}
+		if (!want || opt.quiet)
+			continue;
+		if (cut) {
+			timedcut_item(cut, r, it);
+			continue;
+		}
+		if (opt.list) {
+			if (it == STREAM_TRAILER)
+				list_print(l, r, stream_reader_trailer(r));
+			continue;
+		}
+		if (opt.pretty && it == STREAM_RECORD) {
+			pretty_record(r);
+			continue;
+		}
+		if (opt.pretty) {
+			flush_stacks();
+			fputs(it == STREAM_HEADER ? "== section " : "== end ", stdout);
+			if (it == STREAM_HEADER)
+				printf("%ld: ", *global_section);
+			sink = stdout;
+		}
+		if (opt.host && it == STREAM_HEADER) {
+			json_t *h = stream_reader_header(r);
+			json_object_set_new(h, "host", json_string(opt.host));
+			if (stream_write_json(sink, h))
+				return EXIT_DATA;
+			continue;
+		}
+		struct mstr raw = stream_reader_raw(r);
+		fwrite(raw.s, 1, raw.len, sink);
+		putc('\n', sink);
+	}
+	section_sink(sink, -1);
+	if (l->active)
+		list_print(l, r, NULL);
+	flush_stacks();
+	timedcut_free(cut);
+	if (!any) {
+		marple_warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
+		stream_reader_free(r);
+		return EXIT_DATA;
+	}
+	stream_reader_free(r);
+	if (f != stdin)
+		fclose(f);
+	return 0;
+}
+
+static void check_options(void)
+{
+	if (opt.list + opt.pretty + opt.quiet > 1)
+		marple_usage_error("-l, -p and -q exclude each other");
+	if (opt.host && (opt.list + opt.pretty + opt.quiet || opt.range.set))
+		marple_usage_error("--host rewrites the stream it writes: not with -l, -p, -q or --from/--to");
+	json_t *host_utf8 = opt.host ? json_string(opt.host) : NULL;
+	if (opt.host && !host_utf8)
+		marple_usage_error("--host: '%s' is not UTF-8", opt.host);
+	json_decref(host_utf8);
+	if (opt.range.set && opt.list + opt.pretty + opt.quiet)
+		marple_usage_error("--from/--to write the cut stream: not with -l, -p or -q");
+	if (opt.split && (opt.list + opt.pretty + opt.quiet || opt.range.set))
+		marple_usage_error("--split writes the sections: not with -l, -p, -q or --from/--to");
+	timed_range_check(&opt.range);
+	if (opt.split && (opt.split_fd = open(opt.split, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		marple_fatal(EXIT_DATA, "--split: %s: %s", opt.split, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	long global_section = -1;
@@ -275,21 +397,12 @@ int main(int argc, char **argv)
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
 		case OPT_HOST: opt.host = optarg; break;
+		case OPT_SPLIT: opt.split = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
 		}
 	}
-	if (opt.list + opt.pretty + opt.quiet > 1)
-		marple_usage_error("-l, -p and -q exclude each other");
-	if (opt.host && (opt.list + opt.pretty + opt.quiet || opt.range.set))
-		marple_usage_error("--host rewrites the stream it writes: not with -l, -p, -q or --from/--to");
-	json_t *host_utf8 = opt.host ? json_string(opt.host) : NULL;
-	if (opt.host && !host_utf8)
-		marple_usage_error("--host: '%s' is not UTF-8", opt.host);
-	json_decref(host_utf8);
-	if (opt.range.set && opt.list + opt.pretty + opt.quiet)
-		marple_usage_error("--from/--to write the cut stream: not with -l, -p or -q");
-	timed_range_check(&opt.range);
+	check_options();
 
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
@@ -299,73 +412,9 @@ int main(int argc, char **argv)
 	if (opt.list)
 		printf("%-3s %-14s %-9s %-20s %8s %10s %6s %8s %s\n", "#", "interface", "datatype", "start",
 		       "seconds", "records", "lost", "dropped", "ended");
-	for (int i = 0; i < nfiles; i++) {
-		FILE *f = marple_open_input(files[i]);
-		struct stream_reader *r = stream_reader_new(f, marple_input_name(files[i]));
-		struct timedcut *cut = opt.range.set ? timedcut_new(&opt.range, stdout, marple_input_name(files[i])) : NULL;
-		int want = 0, any = 0;
-		enum stream_item it;
-
-		while ((it = stream_reader_next(r)) != STREAM_EOF) {
-			if (it == STREAM_ERROR) {
-				stream_reader_warn(r);
-				stream_reader_free(r);
-				return EXIT_DATA;
-			}
-			if (it == STREAM_HEADER) {
-				if (l.active)
-					list_print(&l, r, NULL);
-				global_section++;
-				any = 1;
-				want = selected(global_section, stream_reader_header(r));
-				if (want && opt.list)
-					list_begin(&l, global_section, stream_reader_header(r));
-			}
-			if (!want || opt.quiet)
-				continue;
-			if (cut) {
-				timedcut_item(cut, r, it);
-				continue;
-			}
-			if (opt.list) {
-				if (it == STREAM_TRAILER)
-					list_print(&l, r, stream_reader_trailer(r));
-				continue;
-			}
-			if (opt.pretty && it == STREAM_RECORD) {
-				pretty_record(r);
-				continue;
-			}
-			if (opt.pretty) {
-				flush_stacks();
-				fputs(it == STREAM_HEADER ? "== section " : "== end ", stdout);
-				if (it == STREAM_HEADER)
-					printf("%ld: ", global_section);
-			}
-			if (opt.host && it == STREAM_HEADER) {
-				json_t *h = stream_reader_header(r);
-				json_object_set_new(h, "host", json_string(opt.host));
-				if (stream_write_json(stdout, h))
-					return EXIT_DATA;
-				continue;
-			}
-			struct mstr raw = stream_reader_raw(r);
-			fwrite(raw.s, 1, raw.len, stdout);
-			putchar('\n');
-		}
-		if (l.active)
-			list_print(&l, r, NULL);
-		flush_stacks();
-		timedcut_free(cut);
-		if (!any) {
-			marple_warn_at(stream_reader_name(r), 0, "no marple section in input (empty?)");
-			stream_reader_free(r);
+	for (int i = 0; i < nfiles; i++)
+		if (cat_one(files[i], &global_section, &l) != 0)
 			return EXIT_DATA;
-		}
-		stream_reader_free(r);
-		if (f != stdin)
-			fclose(f);
-	}
 	free(stacks_shown);
 	marple_close_stdout();
 	return EXIT_OK;
