@@ -88,6 +88,7 @@ struct collector {
 	uint64_t grew_ns;	/* when that size was seen to grow (or the duration's end, the
 				 * first SIGTERM) */
 	int deaf;		/* sent SIGTERM with no handler for it seen (STOP_WAIT_NS passed) */
+	int dropped;		/* its section left out at the join to make room on a full disk */
 	/* --every: its whole sections found so far in out_fd ([start, end)
 	 * offsets, each with its interval), and how far it was read */
 	struct section_span *spans;
@@ -1101,15 +1102,44 @@ static int join_one(struct supervisor *s, struct collector *c, FILE *out)
 	return rc < 0 ? -1 : 1;
 }
 
+/* out (a file) cut back to its first whole bytes: 0, or -1. */
+static int rewind_out(const struct supervisor *s, FILE *out, off_t whole)
+{
+	__fpurge(out);		/* what did not fit, still buffered */
+	clearerr(out);
+	return s->out_path && ftruncate(fileno(out), whole) == 0 && fseeko(out, whole, SEEK_SET) == 0 ? 0 : -1;
+}
+
+/* A full disk at the join, while the collectors' own files hold it: the
+ * largest section not joined yet (c[from] on) is left out and its space
+ * freed, so that the others fit (they were all lost: issue 40).  0, or -1
+ * when there is none to leave out. */
+static int drop_largest(struct supervisor *s, size_t from)
+{
+	size_t best = SIZE_MAX;
+	off_t most = 0;
+
+	for (size_t j = from; j < s->started; j++) {
+		off_t size = s->c[j].dropped ? 0 : lseek(s->c[j].out_fd, 0, SEEK_END);
+		if (size > most)
+			most = size, best = j;
+	}
+	if (best == SIZE_MAX || ftruncate(s->c[best].out_fd, 0) < 0)
+		return -1;
+	marple_warn("%s: its section (%lld bytes) left out: the disk is full, the others are kept", s->c[best].name,
+		    (long long)most);
+	s->c[best].dropped = 1;
+	s->failed = 1;
+	return 0;
+}
+
 /* out could not take a section (a full disk): cut it back to the sections
  * that were whole, which stay.  0, or -1 when none can be kept. */
 static int keep_whole_sections(struct supervisor *s, FILE *out, off_t whole, int sections, int err)
 {
 	const char *name = s->out_path ? s->out_path : "<stdout>";
 
-	__fpurge(out);		/* what did not fit, still buffered */
-	clearerr(out);
-	if (!sections || !s->out_path || ftruncate(fileno(out), whole) < 0 || fseeko(out, whole, SEEK_SET) < 0) {
+	if (!sections || rewind_out(s, out, whole) < 0) {
 		marple_warn("%s: write error: %s; nothing written", name, strerror(err));
 		return -1;
 	}
@@ -1126,12 +1156,19 @@ static int join_all(struct supervisor *s, struct outfile *o)
 	off_t whole = 0;
 
 	for (size_t i = 0; i < s->started; i++) {
+		if (s->c[i].dropped)
+			continue;
 		int got = join_one(s, &s->c[i], out);
 		if (got > 0 && fflush(out) == 0) {
 			sections++;
 			whole = ftello(out);
 		} else if (got != 0) {
-			if (keep_whole_sections(s, out, whole, sections, errno) < 0) {
+			int err = errno;
+			if (err == ENOSPC && rewind_out(s, out, whole) == 0 && drop_largest(s, i) == 0) {
+				i--;	/* c[i] again, unless it was the one left out */
+				continue;
+			}
+			if (keep_whole_sections(s, out, whole, sections, err) < 0) {
 				marple_outfile_abort(o);
 				return EXIT_NOTHING;
 			}
@@ -1607,14 +1644,21 @@ int main(int argc, char **argv)
 		supervisor_free(&s, dir);
 		return rc;
 	}
+	/* the output can be made: tried now, before any collector runs, and
+	 * made again for the join, so a kill -9 meanwhile leaves no empty
+	 * NAME.marple.XXXXXX behind */
 	o = marple_outfile_try_open(s.out_path);
+	if (o)
+		marple_outfile_abort(o);
+	if (o) {
+		start_capture(&s);
+		supervise(&s);
+		o = marple_outfile_try_open(s.out_path);
+	}
 	if (!o) {
 		supervisor_free(&s, dir);
 		return EXIT_NOTHING;
 	}
-	fcntl(fileno(marple_outfile_stream(o)), F_SETFD, FD_CLOEXEC);	/* not the collectors' */
-	start_capture(&s);
-	supervise(&s);
 	rc = join_all(&s, o);
 	if (s.run_argv)
 		rc = command_status(&s);
