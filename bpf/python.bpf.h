@@ -24,11 +24,13 @@
  *                               ask user space to name it if new
  *
  * The thread state is found as the interpreter finds it: the pthread key
- * _PyRuntime.gilstate.autoTSSkey, read in glibc's thread-specific data
- * (struct pthread.specific_1stblock, from the task's fsbase).  The state
- * found is used only if its native_thread_id is the sampled thread (its id in
- * the process's pid namespace); else the
- * GIL holder (gilstate.tstate_current) is tried with the same check.
+ * _PyRuntime's autoTSSkey, read in glibc's thread-specific data (struct
+ * pthread.specific_1stblock, from the task's fsbase).  The state found is
+ * used only if its native_thread_id is the sampled thread (its id in the
+ * process's pid namespace; before 3.11 its thread_id, the thread pointer);
+ * else the GIL holder (gilstate.tstate_current, to 3.11) is tried with the
+ * same check, then the main interpreter's list of thread states (3.7+: what
+ * a version known only by its _Py_DebugOffsets has).
  */
 #ifndef MARPLE_PYTHON_BPF_H
 #define MARPLE_PYTHON_BPF_H
@@ -173,11 +175,12 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 	return v;
 }
 
-/* Is tstate the thread state of thread tid (as the process's namespace
- * numbers it)? */
-static __always_inline int py_tstate_is(const struct py_proc *p, __u64 tstate, __u32 tid)
+/* Is tstate the thread state of the thread whose id (as the process's
+ * namespace numbers it) or thread pointer (pthread_self) is given? */
+static __always_inline int py_tstate_is(const struct py_proc *p, __u64 tstate, __u32 tid, __u64 fsbase)
 {
-	return tstate && py_read_ptr(tstate + p->tstate_native_tid) == tid;
+	__u64 want = p->flags & PY_F_PTHREAD_ID ? fsbase : tid;
+	return tstate && py_read_ptr(tstate + p->tstate_tid) == want;
 }
 
 static __always_inline __u32 py_thread_id(const struct py_proc *p, __u32 tid)
@@ -187,6 +190,30 @@ static __always_inline __u32 py_thread_id(const struct py_proc *p, __u32 tid)
 		return ns.pid;
 	return tid;
 }
+
+struct py_list_walk {
+	const struct py_proc *p;
+	__u64 tstate, fsbase, found;
+	__u32 tid;
+};
+
+/* One thread state of the interpreter's list: the one sought stops the walk */
+static long py_list_step(__u64 i, void *ctx)
+{
+	struct py_list_walk *w = ctx;
+
+	if (!w->tstate)
+		return 1;
+	if (py_tstate_is(w->p, w->tstate, w->tid, w->fsbase)) {
+		w->found = w->tstate;
+		return 1;
+	}
+	w->tstate = py_read_ptr(w->tstate + w->p->tstate_next);
+	return 0;
+}
+
+/* Threads of an interpreter looked through for the sampled one's state */
+#define PY_MAX_THREADS 64
 
 static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 {
@@ -200,15 +227,28 @@ static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 
 	/* keys under 32 live in the thread's struct pthread itself; Python
 	 * creates its key at start-up, among the first */
-	if (fsbase && bpf_probe_read_user(&tss, sizeof(tss), (void *)(p->runtime + p->tss_key)) == 0 &&
-	    tss.initialized && tss.key < 32)
+	if ((p->flags & PY_F_TSS) && fsbase &&
+	    bpf_probe_read_user(&tss, sizeof(tss), (void *)(p->runtime + p->tss_key)) == 0 && tss.initialized &&
+	    tss.key < 32)
 		tstate = py_read_ptr(fsbase + p->tsd_block + tss.key * 16 + 8);
-	if (py_tstate_is(p, tstate, tid))
+	if (py_tstate_is(p, tstate, tid, fsbase))
 		return tstate;
-	tstate = py_read_ptr(p->runtime + p->tstate_current);
-	if (py_tstate_is(p, tstate, tid)) {
-		py_count(PY_BY_GIL_HOLDER);
-		return tstate;
+	if (p->flags & PY_F_GIL) {
+		tstate = py_read_ptr(p->runtime + p->tstate_current);
+		if (py_tstate_is(p, tstate, tid, fsbase)) {
+			py_count(PY_BY_GIL_HOLDER);
+			return tstate;
+		}
+	}
+	if (p->flags & PY_F_THREAD_LIST) {
+		__u64 interp = py_read_ptr(p->runtime + p->interp_head);
+		struct py_list_walk w = { .p = p, .fsbase = fsbase, .tid = tid,
+					  .tstate = interp ? py_read_ptr(interp + p->interp_threads) : 0 };
+		bpf_loop(PY_MAX_THREADS, py_list_step, &w, 0);
+		if (w.found) {
+			py_count(PY_BY_THREAD_LIST);
+			return w.found;
+		}
 	}
 	py_count(PY_NO_THREAD_STATE);
 	return 0;
@@ -216,7 +256,7 @@ static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 
 struct py_walk {
 	__u64 frame;			/* the next frame to read */
-	__u16 code, previous, prev_instr, is_entry, adaptive;
+	__u16 code, previous, instr, entry, adaptive, flags;
 	__u16 base;			/* where in words[] the first frame goes */
 	__u16 max;			/* frames words[] has room for after base */
 	__u16 n;			/* frames stored */
@@ -225,10 +265,27 @@ struct py_walk {
 	__u8 *head;			/* the frame's first span bytes */
 };
 
+/* The frame's instruction (PY_FRAME_LASTI) from its instr member (at
+ * instr_at in head): a pointer into the code's units (3.11+), or 3.6-3.10's
+ * int f_lasti as it is */
+static __always_inline __u64 py_lasti(const struct py_walk *w, __u64 code, __u64 instr)
+{
+	if (w->flags & PY_F_FRAME_OBJECTS) {
+		__s32 lasti = (__s32)instr;
+		return lasti >= 0 && lasti < PY_LASTI_UNKNOWN ? (__u64)lasti : PY_LASTI_UNKNOWN;
+	}
+	__u64 first = code + w->adaptive;
+	if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
+		return (instr - first) / 2;
+	return PY_LASTI_UNKNOWN;
+}
+
 /* One frame: its word in words[base + n], then on to the one it was called from.
  * The frame's members are read at once, its first span bytes: one probe
  * read a frame instead of four (the chain workload's walk of 6 frames took
- * 2.3-3.1 us a sample with four, 1.2-1.6 us with one) */
+ * 2.3-3.1 us a sample with four, 1.2-1.6 us with one).  3.12+'s shim frame,
+ * owned by the C stack, is not stored: it marks the frame before it as its
+ * activation's entry. */
 static long py_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;
@@ -247,20 +304,27 @@ static long py_frame_step(__u64 i, void *ctx)
 	 * show the verifier as much */
 	code = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
 	prev = *(__u64 *)(head + (w->previous & (PY_FRAME_HEAD - 9)));
-	instr = *(__u64 *)(head + (w->prev_instr & (PY_FRAME_HEAD - 9)));
-	entry = head[w->is_entry & (PY_FRAME_HEAD - 9)];
+	instr = *(__u64 *)(head + (w->instr & (PY_FRAME_HEAD - 9)));
+	entry = head[w->entry & (PY_FRAME_HEAD - 9)];
+	w->frame = prev;
+	if (w->flags & PY_F_OWNER) {
+		if (entry == PY_OWNED_BY_CSTACK) {
+			if (n > 0)
+				w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
+			return 0;
+		}
+		entry = 0;
+	}
+	if (w->flags & PY_F_FRAME_OBJECTS)
+		entry = 1;
 	if (!code) {
 		py_count(PY_READ_FAULT);
 		w->frame = 0;
 		return 1;
 	}
-	__u64 first = code + w->adaptive, lasti = PY_LASTI_UNKNOWN;
-	if (instr >= first && (instr - first) / 2 < PY_LASTI_UNKNOWN)
-		lasti = (instr - first) / 2;
 	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
-		(code & 0xffffffffffffull) | (lasti << 48) | ((__u64)(entry != 0) << 63);
+		(code & 0xffffffffffffull) | (py_lasti(w, code, instr) << 48) | ((__u64)(entry != 0) << 63);
 	w->n = n + 1;
-	w->frame = prev;
 	return 0;
 }
 
@@ -276,19 +340,20 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 	if (!tstate)
 		return 0;
-	__u64 cframe = py_read_ptr(tstate + p->tstate_cframe);
-	__u64 frame = cframe ? py_read_ptr(cframe + p->cframe_current) : 0;
+	__u64 frame = py_read_ptr(tstate + p->tstate_frame);
+	if (frame && (p->flags & PY_F_CFRAME))
+		frame = py_read_ptr(frame + p->cframe_current);
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
-			     .prev_instr = p->frame_prev_instr, .is_entry = p->frame_is_entry,
-			     .adaptive = p->code_adaptive, .base = (__u16)base, .max = (__u16)max, .words = words,
+			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
+			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
 			     .head = head };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
-	span = span > w.prev_instr ? span : w.prev_instr;
+	span = span > w.instr ? span : w.instr;
 	span += 8;
-	if (w.is_entry + 1 > span)
-		span = w.is_entry + 1;
+	if (w.entry + 1 > span)
+		span = w.entry + 1;
 	/* a layout whose members lie further out than a head holds: no walk */
-	if (span > PY_FRAME_HEAD - 8 + 1 || w.is_entry > PY_FRAME_HEAD - 9) {
+	if (span > PY_FRAME_HEAD - 8 + 1 || w.entry > PY_FRAME_HEAD - 9) {
 		py_count(PY_READ_FAULT);
 		return 0;
 	}

@@ -1,13 +1,15 @@
 /* python.h — what the kernel and user sides of the Python frame walker share
  * (bpf/python.bpf.h, lib/collect/pyframes.c).
  *
- * User space finds a CPython process (an ELF it maps exports Py_Version),
- * and puts in py_procs, keyed by tgid, where its _PyRuntime is and the
- * struct offsets of its version.  At each sample the BPF side finds the
- * thread's PyThreadState, walks its frames from cframe->current_frame along
- * _PyInterpreterFrame.previous and stores one word per frame, leaf first, in
- * the stacks map (PY_FRAME_*): the code object, the instruction it is at and
- * whether the frame is the first of its _PyEval_EvalFrameDefault activation.
+ * User space finds a CPython process (3.6 and later: an ELF it maps exports
+ * _PyEval_EvalFrameDefault and PyCode_Type), and puts in py_procs, keyed by
+ * tgid, where its _PyRuntime is and the struct offsets of its version
+ * (enum py_flags says which of the ways below the version takes).  At each
+ * sample the BPF side finds the thread's PyThreadState, walks its frames
+ * (3.11+: _PyInterpreterFrame.previous; 3.6-3.10: PyFrameObject.f_back) and
+ * stores one word per frame, leaf first, in the stacks map (PY_FRAME_*): the
+ * code object, the instruction it is at and whether the frame is the first
+ * of its _PyEval_EvalFrameDefault activation.
  * No string is read in BPF: user space names the code objects.
  */
 #ifndef MARPLE_PYTHON_H
@@ -21,29 +23,49 @@ enum py_state {
 	PY_WALK,			/* walk its frames with the offsets below */
 };
 
+/* How a version's frames and thread states are found (struct py_proc.flags) */
+enum py_flags {
+	PY_F_TSS = 1,			/* thread state by the pthread key at tss_key */
+	PY_F_GIL = 2,			/* ... or as the GIL holder, at tstate_current */
+	PY_F_THREAD_LIST = 4,		/* ... or in the interpreter's list of them */
+	PY_F_PTHREAD_ID = 8,		/* tstate_tid is thread_id (pthread_self, the
+					 * thread pointer), not native_thread_id */
+	PY_F_CFRAME = 16,		/* tstate_frame is a _PyCFrame *, its frame
+					 * at cframe_current (3.11, 3.12) */
+	PY_F_FRAME_OBJECTS = 32,	/* PyFrameObject chain (3.6-3.10): frame_instr is
+					 * the int f_lasti, every frame an entry */
+	PY_F_OWNER = 64,		/* frame_entry is the owner byte: a frame owned
+					 * by the C stack (3) is its activation's shim,
+					 * the frame before it the entry (3.12+) */
+};
+#define PY_OWNED_BY_CSTACK 3
+
 /* One process (py_procs value).  Offsets are in bytes. */
 struct py_proc {
-	__u64 runtime;			/* address of _PyRuntime */
+	__u64 runtime;			/* address of _PyRuntime (3.6: of _PyThreadState_Current) */
 	__u32 exec_id;			/* the image it was read from (stack_key.exec_id) */
 	__u32 state;			/* enum py_state */
-	__u32 tss_key;			/* in _PyRuntime: gilstate.autoTSSkey (Py_tss_t: int
+	__u32 tss_key;			/* in _PyRuntime: autoTSSkey (Py_tss_t: int
 					 * initialized, then the pthread key) */
 	__u32 tstate_current;		/* in _PyRuntime: gilstate.tstate_current */
 	__u32 tsd_block;		/* glibc: from the thread pointer (fsbase) to
 					 * struct pthread.specific_1stblock (16 bytes a key:
 					 * seq, data), derived by user space at start */
-	__u16 tstate_cframe;		/* PyThreadState.cframe */
-	__u16 tstate_native_tid;	/* PyThreadState.native_thread_id */
+	__u16 tstate_frame;		/* PyThreadState's current frame (or cframe) */
+	__u16 tstate_tid;		/* PyThreadState.native_thread_id (or thread_id) */
 	__u16 cframe_current;		/* _PyCFrame.current_frame */
-	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
-	__u16 frame_previous;		/* .previous */
-	__u16 frame_prev_instr;		/* .prev_instr (a _Py_CODEUNIT *) */
-	__u16 frame_is_entry;		/* .is_entry (a bool) */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code (PyFrameObject.f_code) */
+	__u16 frame_previous;		/* .previous (.f_back) */
+	__u16 frame_instr;		/* .prev_instr/.instr_ptr (a _Py_CODEUNIT *; .f_lasti) */
+	__u16 frame_entry;		/* .is_entry (a bool), or .owner */
 	__u16 code_adaptive;		/* PyCodeObject.co_code_adaptive: the first code unit */
 	__u16 code_qualname;		/* .co_qualname and .co_linetable: a code object's */
 	__u32 unknown_samples;		/* PY_PENDING: its samples so far, stored native only */
 	__u16 code_linetable;		/* identity as user space named it (py_codes) */
-	__u16 pad;
+	__u16 flags;			/* enum py_flags */
+	__u32 interp_head;		/* in _PyRuntime: interpreters.head */
+	__u16 interp_threads;		/* PyInterpreterState's first thread state */
+	__u16 tstate_next;		/* PyThreadState.next */
 	/* a process in another pid namespace (a container) knows its threads
 	 * by that namespace's ids: its nsfs device and inode, else 0 */
 	__u64 pidns_dev, pidns_ino;
@@ -90,8 +112,9 @@ struct py_code_id {
 };
 
 /* The stacks-map word of a frame: the code object's address (48 bits), the
- * index of the code unit it runs (15 bits; PY_LASTI_UNKNOWN when outside
- * 0..32766 or not yet started), and is_entry in the top bit. */
+ * index of the code unit it runs (15 bits; 3.6-3.10: f_lasti as it is;
+ * PY_LASTI_UNKNOWN when outside 0..32766 or not yet started), and is_entry
+ * in the top bit. */
 #define PY_FRAME_CODE(w) ((w) & 0xffffffffffffull)
 #define PY_FRAME_LASTI(w) (((w) >> 48) & 0x7fff)
 #define PY_FRAME_ENTRY(w) ((w) >> 63)
@@ -119,10 +142,12 @@ enum py_counter {
 					 * about, their program no known Python file) */
 	PY_FROM_FILE,			/* processes walked from their first sample: their
 					 * program a Python file known (py_files) */
+	PY_BY_THREAD_LIST,		/* thread state found in the interpreter's list */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
-	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file" }
+	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
+	  "thread_state_by_list" }
 
 #endif

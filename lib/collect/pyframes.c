@@ -19,6 +19,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "procmaps.h"
+#include "pylayout.h"
 #include "stackframes.h"
 #include "stacks.h"
 #include "util.h"
@@ -26,35 +27,22 @@
 #include <linux/types.h>
 #include "python.h"
 
-/* CPython 3.11's layout (x86-64), as its headers give it (offsetof under
- * Py_BUILD_CORE with Debian's python3.11-dev).  3.12 and 3.13 differ (3.12
- * moves cframe, 3.13 drops it and publishes _Py_DebugOffsets): a table each
- * is to be added here, chosen by version. */
-struct py_layout {
-	unsigned major, minor;
-	uint32_t tss_key, tstate_current;
-	uint16_t tstate_cframe, tstate_native_tid, cframe_current;
-	uint16_t frame_code, frame_previous, frame_prev_instr, frame_is_entry;
-	uint16_t code_adaptive, code_filename, code_qualname, code_linetable, code_firstlineno;
-	uint16_t type_members;		/* PyTypeObject.tp_members: checked against the table */
-};
-static const struct py_layout layouts[] = {
-	{ .major = 3, .minor = 11, .tss_key = 592, .tstate_current = 576, .tstate_cframe = 56,
-	  .tstate_native_tid = 160, .cframe_current = 8, .frame_code = 32, .frame_previous = 48,
-	  .frame_prev_instr = 56, .frame_is_entry = 68, .code_adaptive = 184, .code_filename = 112,
-	  .code_qualname = 128, .code_linetable = 136, .code_firstlineno = 72, .type_members = 240 },
-};
-
 /* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
- * str: length 16, state 32, compact ASCII data at 48, other compact at 72;
- * bytes: data at 32. */
-enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, STR_ASCII_DATA = 48, STR_COMPACT_DATA = 72,
-       BYTES_DATA = 32 };
+ * str: length 16, state 32 (its text's place is the version's: struct
+ * pylayout); bytes: data at 32.  PyTypeObject.tp_members at 240. */
+enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 32, TYPE_MEMBERS = 240 };
 
-/* What an ELF file tells: does it export Py_Version, where its symbols are
- * (file addresses), where _PyEval_EvalFrameDefault's code is. */
+/* A name read from a traced process is cut to this many characters (a
+ * hostile one is as long as it likes) */
+#define PY_NAME_MAX 256
+
+/* What an ELF file tells: is it a CPython (python 1, or 2 for a Python 2),
+ * where its symbols are (file addresses; runtime: _PyRuntime, 3.6's
+ * _PyThreadState_Current), where _PyEval_EvalFrameDefault's code is, and
+ * which of the symbols that tell a version before Py_Version it exports. */
 struct pyelf {
 	int python;
+	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
 	struct { uint64_t vaddr, offset, filesz; } load[8];
@@ -66,20 +54,29 @@ struct pyelf {
 struct pyproc {
 	uint32_t pid, exec_id;
 	int walked;
-	const struct py_layout *lay;
+	struct pylayout lay;
+	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
 };
 
-/* A code object as read. */
+/* A code object as read: its line table only as far as the lines asked
+ * for needed (linetable_len of linetable_size bytes). */
 struct pycode {
 	int ok;
 	uint64_t qualname_ptr, filename_ptr, linetable_ptr;	/* as read: a change is a reuse */
 	char *qualname, *filename;
 	int firstlineno;
 	unsigned char *linetable;
-	size_t linetable_len;
+	size_t linetable_len, linetable_size;
+	uint64_t used;			/* pf->code_clock when last named with */
+	int evicted;			/* let go over the budget: read again if asked */
 };
+
+/* The code-object cache's byte budget: over it, the least recently used
+ * half is let go (a process remaking code objects with 1 MiB line tables
+ * took the collector to 5.56 GB) */
+#define PY_CODE_BUDGET (32u << 20)
 
 struct pyframes {
 	struct syms_cache *syms;
@@ -100,6 +97,9 @@ struct pyframes {
 	struct pyname { const char *file; int line; } *name_of;	/* by names' index */
 	size_t name_cap;
 	struct hashtab *refused;	/* "pid version" said once */
+	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
+	uint64_t code_clock;		/* code objects named so far: their LRU's clock */
+	uint64_t code_evicted;		/* cached code objects let go over the budget */
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
@@ -188,6 +188,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
 	pf->stacks = hashtab_new();
+	pf->interpreters = json_object();
 	return pf;
 }
 
@@ -210,6 +211,7 @@ void pyframes_free(struct pyframes *pf)
 	hashtab_free(pf->files);
 	free(pf->name_of);
 	hashtab_free(pf->refused);
+	json_decref(pf->interpreters);
 	hashtab_free(pf->stacks);
 	free(pf->stack_names);
 	free(pf->name_pool);
@@ -370,9 +372,12 @@ static void read_elf(struct pyelf *e, int fd)
 			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
 			    !(name = elf_strptr(elf, sh.sh_link, s.st_name)) || name[0] == 0)
 				continue;
+			for (int k = 0; k < PYSYM_COUNT; k++)
+				if (strcmp(name, pylayout_symbol_names[k]) == 0)
+					e->syms |= 1u << k;
 			if (strcmp(name, "Py_Version") == 0)
 				e->version = s.st_value;
-			else if (strcmp(name, "_PyRuntime") == 0)
+			else if (strcmp(name, "_PyRuntime") == 0 || strcmp(name, "_PyThreadState_Current") == 0)
 				e->runtime = s.st_value;
 			else if (strcmp(name, "PyCode_Type") == 0)
 				e->code_type = s.st_value;
@@ -384,8 +389,13 @@ static void read_elf(struct pyelf *e, int fd)
 				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
 		}
 	}
-	e->python = e->version && e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo;
-	if (e->python)
+	/* 3.6+: the eval loop and what names a code object; Python 2 (its
+	 * loop PyEval_EvalFrameEx only) to be refused by name */
+	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)
+		e->python = 2;
+	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
+		e->python = 1;
+	if (e->python == 1)
 		find_cold_part(e, elf, raw, rawlen);
 out:
 	if (elf)
@@ -434,16 +444,20 @@ static int read_cstr(pid_t pid, uint64_t addr, char *buf, size_t len)
 	return 0;
 }
 
-/* Does PyCode_Type's member table put the members we read where our table does? */
+/* Does PyCode_Type's member table put the members we read where the
+ * layout does?  (The process's own word on the code object, whichever way
+ * the layout was found; before 3.11 co_name stands for co_qualname.) */
 static int layout_checks(pid_t pid, const struct pyproc *p)
 {
-	static const char *const names[] = { "co_filename", "co_qualname", "co_linetable", "co_firstlineno" };
-	const uint16_t want[] = { p->lay->code_filename, p->lay->code_qualname, p->lay->code_linetable,
-				  p->lay->code_firstlineno };
+	const char *const names[] = { "co_filename", p->lay.minor >= 11 ? "co_qualname" : "co_name",
+				      p->lay.lines == PYLAYOUT_LNOTAB ? "co_lnotab" : "co_linetable",
+				      "co_firstlineno" };
+	const uint16_t want[] = { p->lay.code_filename, p->lay.code_qualname, p->lay.code_linetable,
+				  p->lay.code_firstlineno };
 	int found = 0;
 	uint64_t members;
 
-	if (read_u64(pid, p->code_type + p->lay->type_members, &members) != 0 || !members)
+	if (read_u64(pid, p->code_type + TYPE_MEMBERS, &members) != 0 || !members)
 		return -1;
 	for (int i = 0; i < 64; i++) {
 		uint64_t m[5];		/* PyMemberDef: name, type, offset, flags, doc */
@@ -476,16 +490,175 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 	}
 }
 
+/* Say once per process and version what about its Python (why it is
+ * profiled natively, or a table the interpreter contradicts). */
+static void say_once(struct pyframes *pf, const struct pyproc *p, const char *what)
+{
+	char key[64], comm[32];
+	snprintf(key, sizeof(key), "%u %s", p->pid, p->version);
+	size_t before = hashtab_size(pf->refused);
+	if (hashtab_index(pf->refused, hashtab_add(pf->refused, key, strlen(key), 0, 0)) < before)
+		return;
+	comm_of((pid_t)p->pid, comm, sizeof(comm));
+	marple_warn("process %u (%s) runs Python %s: %s", p->pid, comm, p->version, what);
+}
+
+/* Count a process in the trailer's "interpreters": version and how its
+ * layout was found (or "refused"). */
+static void count_interpreter(struct pyframes *pf, const struct pyproc *p, const char *how)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "%s %s", p->version, how);
+	json_t *n = json_object_get(pf->interpreters, key);
+	json_object_set_new(pf->interpreters, key, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+/* p's version (Py_Version from 3.11, else what its symbols say): its major
+ * and minor, or NULL with why not. */
+static const char *version_of(struct pyproc *p, const struct pyelf *py, uint64_t bias, unsigned *major,
+			      unsigned *minor)
+{
+	uint64_t hex = 0;
+	int by_symbols = pylayout_minor_of(py->syms);
+
+	if (py->version) {
+		if (read_u64((pid_t)p->pid, py->version + bias, &hex) != 0) {
+			snprintf(p->version, sizeof(p->version), "3");
+			return "its Py_Version cannot be read";
+		}
+		*major = (unsigned)(hex >> 24) & 0xff, *minor = (unsigned)(hex >> 16) & 0xff;
+		snprintf(p->version, sizeof(p->version), "%u.%u.%u", *major, *minor, (unsigned)(hex >> 8) & 0xff);
+		return NULL;
+	}
+	if (by_symbols <= 0) {
+		snprintf(p->version, sizeof(p->version), "2");
+		return "Python 2 is not walked";
+	}
+	*major = 3, *minor = (unsigned)by_symbols;
+	snprintf(p->version, sizeof(p->version), "3.%d", by_symbols);
+	return NULL;
+}
+
+/* p's layout: the built-in table of its version, the _Py_DebugOffsets the
+ * interpreter keeps (3.13+) when there is none, both checked one against
+ * the other when there are both (the interpreter's own word wins).  NULL,
+ * or why it is not walked. */
+static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned major, unsigned minor,
+				 const char **how)
+{
+	const struct pylayout *table = pylayout_table(major, minor);
+	struct pylayout own;
+	const char *own_why = NULL;
+	int own_rc = -1;
+
+	if (major == 3 && minor >= 13) {
+		unsigned char buf[PYLAYOUT_DEBUG_BYTES];
+		uint64_t hex;
+		if (read_mem((pid_t)p->pid, p->runtime, buf, sizeof(buf)) != 0)
+			own_why = "its _PyRuntime cannot be read";
+		else
+			own_rc = pylayout_from_debug_offsets(buf, sizeof(buf), &own, &hex, &own_why);
+	}
+	if (own_rc == -2)
+		return own_why;		/* free-threaded: no table is right either */
+	if (own_rc == 0 && table) {
+		char what[96], msg[224];
+		if (!pylayout_differ(table, &own, what, sizeof(what))) {
+			p->lay = *table;
+			*how = "table+debug_offsets";
+			return NULL;
+		}
+		snprintf(msg, sizeof(msg), "its _Py_DebugOffsets disagree with marple's table (%s); walked with its own",
+			 what);
+		say_once(pf, p, msg);
+		p->lay = own;
+		*how = "debug_offsets(disagreeing)";
+		return NULL;
+	}
+	if (own_rc == 0) {
+		p->lay = own;
+		*how = "debug_offsets";
+		return NULL;
+	}
+	if (table) {
+		p->lay = *table;
+		*how = "table";
+		return NULL;
+	}
+	return own_why ? own_why : "no frame layout is known for that version";
+}
+
+/* The ELF mapped by pid that is a CPython, and its load bias there (the
+ * device and inode it was mapped from in *l); NULL if none. */
+static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_t *bias, struct procmaps_line *l)
+{
+	struct procmaps pm;
+	const struct pyelf *py = NULL;
+
+	procmaps_open(&pm, (pid_t)pid);
+	while (!py && procmaps_next(&pm, l)) {
+		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
+			continue;
+		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
+		if (!e->python)
+			continue;
+		for (int i = 0; i < e->nload; i++) {
+			if (l->pgoff >= e->load[i].offset && l->pgoff < e->load[i].offset + e->load[i].filesz) {
+				*bias = l->start - (e->load[i].vaddr + (l->pgoff - e->load[i].offset));
+				py = e;
+				break;
+			}
+		}
+	}
+	procmaps_close(&pm);
+	return py;
+}
+
+/* p, whose layout is chosen, is walked: its offsets into py_procs, and its
+ * file's into py_files for the next process whose program it is */
+static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_proc *seen, const struct pyelf *py,
+		      const struct procmaps_line *l)
+{
+	struct py_proc v = { .exec_id = p->exec_id, .state = PY_WALK, .runtime = p->runtime,
+			     .tsd_block = pf->tsd_block };
+
+	p->walked = 1;
+	pf->walked++;
+	if (seen->state == PY_WALK)
+		pf->from_file++;
+	else
+		pf->before_known += seen->unknown_samples;
+	pylayout_to_proc(&p->lay, &v);
+	/* in another pid namespace than ours, its thread ids are that one's */
+	char ns[64];
+	struct stat theirs, ours;
+	snprintf(ns, sizeof(ns), "/proc/%u/ns/pid", p->pid);
+	if (stat(ns, &theirs) == 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
+	    (theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)) {
+		v.pidns_dev = theirs.st_dev;
+		v.pidns_ino = theirs.st_ino;
+	}
+	set_proc(pf, p->pid, &v);
+	/* the file's facts, for the next process whose program it is (the
+	 * kernel's s_dev: major << 20 | minor, as the maps print them); not
+	 * a layout read from this process's own memory */
+	if (l->inode && py->text_vaddr && pylayout_table(p->lay.major, p->lay.minor)) {
+		struct unwind_file_key k = { .dev = l->dev_major << 20 | l->dev_minor, .ino = l->inode };
+		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
+		f.proc.runtime = py->runtime;
+		f.proc.pidns_dev = f.proc.pidns_ino = 0;
+		bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
+	}
+}
+
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
 	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE }, seen;
-	struct procmaps pm;
 	struct procmaps_line l;
-	const struct pyelf *py = NULL;
 	uint64_t bias = 0;
-	unsigned dev_major = 0, dev_minor = 0;
-	unsigned long py_inode = 0;
+	unsigned major = 0, minor = 0;
+	const char *how = NULL;
 
 	pf->asked++;
 	/* what the BPF side made of it meanwhile: walked from its first sample
@@ -496,33 +669,12 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		memset(&seen, 0, sizeof(seen));
 	else if (seen.exec_id != exec_id)
 		return;
-	procmaps_open(&pm, (pid_t)pid);
-	while (!py && procmaps_next(&pm, &l)) {
-		if (!procmaps_is_exec(&l) || !procmaps_is_file(&l))
-			continue;
-		const struct pyelf *e = elf_of(pf, (pid_t)pid, &l);
-		if (!e->python)
-			continue;
-		for (int i = 0; i < e->nload; i++) {
-			if (l.pgoff >= e->load[i].offset && l.pgoff < e->load[i].offset + e->load[i].filesz) {
-				bias = l.start - (e->load[i].vaddr + (l.pgoff - e->load[i].offset));
-				py = e;
-				py_inode = (unsigned long)l.inode;
-				dev_major = l.dev_major;
-				dev_minor = l.dev_minor;
-				break;
-			}
-		}
-	}
-	procmaps_close(&pm);
-	uint64_t version = 0;
-	if (!py || read_u64((pid_t)pid, py->version + bias, &version) != 0) {
+	const struct pyelf *py = python_elf(pf, pid, &bias, &l);
+	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
 		return;
 	}
-	unsigned major = (unsigned)(version >> 24) & 0xff, minor = (unsigned)(version >> 16) & 0xff,
-		 micro = (unsigned)(version >> 8) & 0xff;
 	struct pyproc *p = proc_of(pf, pid);
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -535,66 +687,22 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	p->eval_hi = py->eval_hi + bias;
 	if (py->cold_hi)
 		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i].major == major && layouts[i].minor == minor)
-			p->lay = &layouts[i];
-	const char *why = !p->lay			 ? "no frame layout is known for that version"
-			  : layout_checks((pid_t)pid, p) ? "its code objects are not laid out as expected"
-							 : NULL;
+	const char *why = version_of(p, py, bias, &major, &minor);
+	if (!why)
+		why = choose_layout(pf, p, major, minor, &how);
+	if (!why && layout_checks((pid_t)pid, p) != 0)
+		why = "its code objects are not laid out as expected";
 	if (why) {
-		char key[64], comm[32];
-		p->lay = NULL;
+		char msg[160];
 		pf->refused_n++;
-		snprintf(key, sizeof(key), "%u %" PRIx64, pid, version);
-		size_t before = hashtab_size(pf->refused);
-		if (hashtab_index(pf->refused, hashtab_add(pf->refused, key, strlen(key), 0, 0)) >= before) {
-			comm_of((pid_t)pid, comm, sizeof(comm));
-			marple_warn("process %u (%s) runs Python %u.%u.%u: %s; profiled natively", pid, comm, major,
-				    minor, micro, why);
-		}
+		snprintf(msg, sizeof(msg), "%s; profiled natively", why);
+		say_once(pf, p, msg);
+		count_interpreter(pf, p, "refused");
 		set_proc(pf, pid, &v);
 		return;
 	}
-	p->walked = 1;
-	pf->walked++;
-	if (seen.state == PY_WALK)
-		pf->from_file++;
-	else
-		pf->before_known += seen.unknown_samples;
-	v.state = PY_WALK;
-	v.runtime = p->runtime;
-	v.tss_key = p->lay->tss_key;
-	v.tstate_current = p->lay->tstate_current;
-	v.tsd_block = pf->tsd_block;
-	v.tstate_cframe = p->lay->tstate_cframe;
-	v.tstate_native_tid = p->lay->tstate_native_tid;
-	v.cframe_current = p->lay->cframe_current;
-	v.frame_code = p->lay->frame_code;
-	v.frame_previous = p->lay->frame_previous;
-	v.frame_prev_instr = p->lay->frame_prev_instr;
-	v.frame_is_entry = p->lay->frame_is_entry;
-	v.code_adaptive = p->lay->code_adaptive;
-	v.code_qualname = p->lay->code_qualname;
-	v.code_linetable = p->lay->code_linetable;
-	/* in another pid namespace than ours, its thread ids are that one's */
-	char ns[64];
-	struct stat theirs, ours;
-	snprintf(ns, sizeof(ns), "/proc/%u/ns/pid", pid);
-	if (stat(ns, &theirs) == 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
-	    (theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)) {
-		v.pidns_dev = theirs.st_dev;
-		v.pidns_ino = theirs.st_ino;
-	}
-	set_proc(pf, pid, &v);
-	/* the file's facts, for the next process whose program it is (the
-	 * kernel's s_dev: major << 20 | minor, as the maps print them) */
-	if (py_inode && py->text_vaddr) {
-		struct unwind_file_key k = { .dev = dev_major << 20 | dev_minor, .ino = py_inode };
-		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
-		f.proc.runtime = py->runtime;
-		f.proc.pidns_dev = f.proc.pidns_ino = 0;
-		bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
-	}
+	count_interpreter(pf, p, how);
+	walk_proc(pf, p, &seen, py, &l);
 }
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
@@ -683,31 +791,31 @@ int pyframes_listen(struct pyframes *pf, struct ring_buffer *rb)
 	return ring_buffer__add(rb, pf->requests_fd, on_request, pf) < 0 ? -1 : 0;
 }
 
-/* A str object's text as UTF-8 (malloc'ed), or NULL. */
+/* A str object's text as UTF-8 (malloc'ed), cut after PY_NAME_MAX
+ * characters ("[...]" then), or NULL. */
 static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
 {
-	unsigned char h[STR_COMPACT_DATA];
+	unsigned char h[80];
 	uint64_t type, length;
 	uint32_t state;
 
-	if (!addr || read_mem(pid, addr, h, sizeof(h)) != 0)
+	if (!addr || p->lay.str_compact_data > sizeof(h) || read_mem(pid, addr, h, p->lay.str_compact_data) != 0)
 		return NULL;
 	memcpy(&type, h + OB_TYPE, 8);
 	memcpy(&length, h + STR_LENGTH, 8);
 	memcpy(&state, h + STR_STATE, 4);
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-	if (type != p->unicode_type || !compact || length > 4096 || (kind != 1 && kind != 2 && kind != 4))
+	if (type != p->unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
 		return NULL;
+	int cut = length > PY_NAME_MAX;
+	if (cut)
+		length = PY_NAME_MAX;
 	unsigned char *raw = marple_malloc(length * kind + 1);
-	if (read_mem(pid, addr + (ascii ? STR_ASCII_DATA : STR_COMPACT_DATA), raw, length * kind) != 0) {
+	if (read_mem(pid, addr + (ascii ? p->lay.str_ascii_data : p->lay.str_compact_data), raw, length * kind) != 0) {
 		free(raw);
 		return NULL;
 	}
-	if (ascii) {
-		raw[length] = 0;
-		return (char *)raw;
-	}
-	char *out = marple_malloc(length * 4 + 1), *o = out;
+	char *out = marple_malloc(length * 4 + sizeof("[...]")), *o = out;
 	for (uint64_t i = 0; i < length; i++) {
 		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
 		if (c < 0x80) {
@@ -718,11 +826,11 @@ static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
 			*o++ = (char)(0xe0 | c >> 12), *o++ = (char)(0x80 | ((c >> 6) & 0x3f));
 			*o++ = (char)(0x80 | (c & 0x3f));
 		} else {
-			*o++ = (char)(0xf0 | c >> 18), *o++ = (char)(0x80 | ((c >> 12) & 0x3f));
+			*o++ = (char)(0xf0 | (c >> 18 & 7)), *o++ = (char)(0x80 | ((c >> 12) & 0x3f));
 			*o++ = (char)(0x80 | ((c >> 6) & 0x3f)), *o++ = (char)(0x80 | (c & 0x3f));
 		}
 	}
-	*o = 0;
+	strcpy(o, cut ? "[...]" : "");
 	free(raw);
 	return out;
 }
@@ -738,37 +846,82 @@ static void tell_known(struct pyframes *pf, uint32_t pid, uint64_t addr, const s
 		bpf_map_update_elem(pf->codes_fd, &k, &v, BPF_ANY);
 }
 
+static size_t code_bytes(const struct pycode *c)
+{
+	return sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) + (c->filename ? strlen(c->filename) + 1 : 0) +
+	       c->linetable_len;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Over PY_CODE_BUDGET: the least recently used half of the code objects
+ * cached let go (their entries stay, read again if asked; a process gone
+ * meanwhile names them "code object gone") */
+static void evict_codes(struct pyframes *pf)
+{
+	uint64_t *used = marple_malloc(sizeof(*used) * (pf->ncode + 1));
+	size_t n = 0;
+	for (size_t i = 0; i < pf->ncode; i++)
+		if (!pf->code[i].evicted)
+			used[n++] = pf->code[i].used;
+	qsort(used, n, sizeof(*used), cmp_u64);
+	uint64_t cut = n ? used[n / 2] : 0;
+	free(used);
+	for (size_t i = 0; i < pf->ncode; i++) {
+		struct pycode *c = &pf->code[i];
+		if (c->evicted || c->used > cut)
+			continue;
+		pf->code_bytes -= code_bytes(c) - sizeof(*c);
+		free(c->qualname);
+		free(c->filename);
+		free(c->linetable);
+		c->qualname = c->filename = NULL;
+		c->linetable = NULL;
+		c->linetable_len = 0;
+		c->ok = 0;
+		c->evicted = 1;
+		pf->code_evicted++;
+	}
+}
+
 /* Code object addr of p, read on first sight; with recheck, read again if
  * what it points at changed (the object was freed and its memory given to
  * another code object: the cache would name it wrongly). */
-static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
+static struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
 {
 	uint64_t key[2] = { p->pid, addr };
 	size_t before = hashtab_size(pf->codes);
 	size_t idx = hashtab_index(pf->codes, hashtab_add(pf->codes, key, sizeof(key), 0, 0));
-	if (idx < before && !recheck)
+	if (idx < before && !recheck && !pf->code[idx].evicted) {
+		pf->code[idx].used = ++pf->code_clock;
 		return &pf->code[idx];
+	}
 	unsigned char o[256];
 	uint64_t type = 0, qualname = 0, filename = 0, linetable = 0;
 	int32_t firstline = 0;
 	int readable = read_mem((pid_t)p->pid, addr, o, sizeof(o)) == 0;
 	if (readable) {
 		memcpy(&type, o + OB_TYPE, 8);
-		memcpy(&qualname, o + p->lay->code_qualname, 8);
-		memcpy(&filename, o + p->lay->code_filename, 8);
-		memcpy(&linetable, o + p->lay->code_linetable, 8);
-		memcpy(&firstline, o + p->lay->code_firstlineno, 4);
+		memcpy(&qualname, o + p->lay.code_qualname, 8);
+		memcpy(&filename, o + p->lay.code_filename, 8);
+		memcpy(&linetable, o + p->lay.code_linetable, 8);
+		memcpy(&firstline, o + p->lay.code_firstlineno, 4);
 	}
 	struct pycode *c;
 	if (idx < before) {
 		c = &pf->code[idx];
 		/* unreadable now (exited): keep what was read while it lived */
-		if (!readable || (c->ok && c->qualname_ptr == qualname && c->filename_ptr == filename &&
-				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type))
+		if (!c->evicted && (!readable || (c->ok && c->qualname_ptr == qualname && c->filename_ptr == filename &&
+				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type)))
 			return c;
-		pf->code_reread++;
+		pf->code_reread += !c->evicted;
 		struct py_code_key gone = { .tgid = p->pid, .code = addr };
 		bpf_map_delete_elem(pf->codes_fd, &gone);
+		pf->code_bytes -= code_bytes(c);
 		free(c->qualname);
 		free(c->filename);
 		free(c->linetable);
@@ -777,6 +930,7 @@ static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p,
 		c = &pf->code[pf->ncode++];
 	}
 	memset(c, 0, sizeof(*c));
+	c->used = ++pf->code_clock;
 	/* a code object freed and its memory reused is no longer of PyCode_Type,
 	 * or points at other names */
 	if (!readable || type != p->code_type)
@@ -792,76 +946,48 @@ static const struct pycode *code_of(struct pyframes *pf, const struct pyproc *p,
 	if (linetable && read_mem((pid_t)p->pid, linetable, b, sizeof(b)) == 0) {
 		memcpy(&btype, b + OB_TYPE, 8);
 		memcpy(&blen, b + OB_SIZE, 8);
-		if (btype == p->bytes_type && blen <= 1 << 20) {
-			c->linetable = marple_malloc(blen + 1);
-			if (read_mem((pid_t)p->pid, linetable + BYTES_DATA, c->linetable, blen) == 0) {
-				c->linetable_len = blen;
-			} else {
-				free(c->linetable);
-				c->linetable = NULL;
-			}
-		}
+		if (btype == p->bytes_type && blen <= 1 << 20)
+			c->linetable_size = blen;
 	}
 	c->ok = c->qualname != NULL;
 	tell_known(pf, p->pid, addr, c);
-	pf->code_bytes += sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) +
-			  (c->filename ? strlen(c->filename) + 1 : 0) + c->linetable_len;
+	pf->code_bytes += code_bytes(c);
 	return c;
 }
 
-static unsigned read_varint(const unsigned char *t, size_t len, size_t *i)
+/* More of c's line table read (twice as much, 256 bytes at least): 0, or
+ * -1 when there is no more or it cannot be read (the process is gone). */
+static int more_linetable(struct pyframes *pf, const struct pyproc *p, struct pycode *c)
 {
-	unsigned v = 0, shift = 0;
-	while (*i < len) {
-		unsigned char b = t[(*i)++];
-		v |= (unsigned)(b & 63) << shift;
-		shift += 6;
-		if (!(b & 64) || shift > 24)
-			break;
+	size_t want = c->linetable_len * 2 > 256 ? c->linetable_len * 2 : 256;
+	if (want > c->linetable_size)
+		want = c->linetable_size;
+	if (want <= c->linetable_len)
+		return -1;
+	unsigned char *t = marple_malloc(want);
+	if (read_mem((pid_t)p->pid, c->linetable_ptr + BYTES_DATA, t, want) != 0) {
+		free(t);
+		return -1;
 	}
-	return v;
-}
-
-static int read_svarint(const unsigned char *t, size_t len, size_t *i)
-{
-	unsigned v = read_varint(t, len, i);
-	return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
-}
-
-/* The line of code unit lasti, from 3.11's location table (co_linetable,
- * Objects/locations.md): entries of a first byte 1cccclll (code c, l+1 code
- * units), then per code: 15 no location, 14 long form (line delta svarint
- * and three varints), 13 line delta svarint only, 10-12 line delta c-10 and
- * two column bytes, 0-9 same line and one column byte.  0: unknown. */
-static int line_of(const struct pycode *c, unsigned lasti)
-{
-	size_t i = 0, len = c->linetable_len;
-	const unsigned char *t = c->linetable;
-	unsigned addr = 0;
-	int line = c->firstlineno;
-
-	while (t && i < len) {
-		unsigned char first = t[i++];
-		if (!(first & 0x80))
-			return 0;	/* lost our place */
-		unsigned code = (first >> 3) & 15, units = (first & 7) + 1;
-		int here = line;
-		switch (code) {
-		case 15: here = -1; break;
-		case 14:
-			line += read_svarint(t, len, &i);
-			here = line;
-			read_varint(t, len, &i), read_varint(t, len, &i), read_varint(t, len, &i);
-			break;
-		case 13: line += read_svarint(t, len, &i); here = line; break;
-		case 10: case 11: case 12: line += (int)code - 10; here = line; i += 2; break;
-		default: i += 1; break;
-		}
-		if (lasti < addr + units)
-			return here > 0 ? here : 0;
-		addr += units;
-	}
+	pf->code_bytes += want - c->linetable_len;
+	free(c->linetable);
+	c->linetable = t;
+	c->linetable_len = want;
 	return 0;
+}
+
+/* The line code object c runs at lasti, reading as much of its line table
+ * as that takes: 0 when unknown. */
+static int line_of(struct pyframes *pf, const struct pyproc *p, struct pycode *c, unsigned lasti)
+{
+	int line;
+	if (lasti == PY_LASTI_UNKNOWN || (!c->linetable && more_linetable(pf, p, c) != 0))
+		return 0;
+	while ((line = pylayout_line(&p->lay, c->linetable, c->linetable_len, c->linetable_len == c->linetable_size,
+				     c->firstlineno, lasti)) < 0)
+		if (more_linetable(pf, p, c) != 0)
+			return 0;
+	return line;
 }
 
 #define GONE "[python: code object gone]"
@@ -903,14 +1029,16 @@ static const char *described(struct pyframes *pf, struct stackframes *sf, const 
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck)
 {
-	const struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word), recheck);
+	if (pf->code_bytes > PY_CODE_BUDGET)
+		evict_codes(pf);
+	struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word), recheck);
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
 		return GONE;
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
-	int line = lasti == PY_LASTI_UNKNOWN ? 0 : line_of(c, lasti);
+	int line = line_of(pf, p, c, lasti);
 	if (line > 0)
 		snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->filename ? c->filename : "?", line);
 	else
@@ -1117,6 +1245,8 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
 	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)(r->code_reread - b->code_reread)));
 	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
+	json_object_set_new(o, "code_objects_evicted", json_integer((json_int_t)pf->code_evicted));
+	json_object_set_new(o, "interpreters", json_deep_copy(pf->interpreters));
 	json_object_set_new(o, "collector_cpu_ns", SECTION_COUNT(cpu_ns));
 #undef SECTION_COUNT
 	json_object_set_new(tr, "python", o);
