@@ -1,0 +1,115 @@
+# Every CPython on the machine (tests/collectors/pythons.sh: pyenv's,
+# /usr/bin/python3*, MARPLE_PYTHONS) running a recursive script whose
+# stacks and lines are known: marple-callstack shows its chain of Python
+# functions in place of the eval loop (3.6-3.13: by table; 3.13+ also by the
+# interpreter's own _Py_DebugOffsets), each frame at the line it runs, or
+# refuses it by name (Python 2).  A 3.13+ walked with the built-in table
+# taken away (the test-only MARPLE_TEST_PYTHON_NO_TABLE) shows the same.
+. "$MARPLE_TOP/tests/lib.sh"
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+. "$MARPLE_TOP/tests/collectors/pythons.sh"
+CS="$MARPLE_BIN/marple-callstack"
+
+find_pythons > "$T/pythons"
+n=$(wc -l < "$T/pythons")
+day_one=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] >= 13) print $2 }' "$T/pythons" | head -n 1)
+plan $(( n * 3 + (${day_one:+1} + 0) * 2 + 1 ))
+absent=$(pythons_absent)
+echo "# CPythons found: $(awk '{ printf "%s ", $1 }' "$T/pythons")"
+echo "# absent: ${absent:-none}"
+if ! is_root; then
+	skip_rest "python-versions: BPF cases" "not root"
+fi
+check "python-versions: at least one CPython found" test "$n" -gt 0
+
+cat > "$T/work.py" <<'PYEOF'
+import sys, time
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+class Tree:
+    def __init__(self, depth):
+        self.kids = [Tree(depth - 1) for _ in range(2)] if depth else []
+
+    def walk(self):
+        if not self.kids:
+            return fib(15)
+        total = 0
+        for k in self.kids:
+            total += k.walk()
+        return total
+
+def main():
+    t = Tree(3)
+    end = time.time() + float(sys.argv[1])
+    while time.time() < end:
+        t.walk()
+
+main()
+PYEOF
+P='[ ][(][^)]*[)]'	# " (file:line)"
+
+# profile PYTHON OUT [ENV...]: 2 s of work.py at 199 Hz
+profile() {
+	py=$1 out=$2
+	shift 2
+	"$py" "$T/work.py" 6 & pid=$!
+	sleep 0.7
+	env "$@" "$CS" -F 199 -p "$pid" 2 > "$out" 2> "$out.err"
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+
+# python_frames OUT: the distinct Python frame names of OUT's stacks
+python_frames() {
+	grep -v '^{' "$1" | cut -d'#' -f2- | tr ';' '\n' | grep ' (.*work[.]py:[0-9]*)$' | sort -u
+}
+
+while read -r v py; do
+	out="$T/$v.out"
+	profile "$py" "$out"
+	case $v in
+	2.*)
+		check "python $v: refused by name on stderr" grep -q "runs Python 2: Python 2 is not walked" "$out.err"
+		check "python $v: no Python frames, the native stacks kept" sh -c "! grep -q 'work[.]py' '$out' && grep -q PyEval_EvalFrameEx '$out'"
+		check "python $v: counted refused in the trailer" grep -q '"2 refused":1' "$out"
+		continue ;;
+	esac
+	# before 3.11 a code object has no qualified name: walk, not Tree.walk
+	W='(Tree[.])?walk'
+	total=$(weight "$out" '.')
+	chain=$(weight "$out" ";<module>$P;main$P;$W$P;$W$P;$W$P;$W$P;fib$P(;fib$P)*$")
+	if [ "$total" -gt 50 ] && [ "$chain" -ge $(( total * 8 / 10 )) ]; then
+		pass "python $v: <module>;main;walk x4;fib in $chain of $total samples"
+	else
+		fail "python $v: <module>;main;walk x4;fib in >= 80% of the samples" "$chain of $total: $(cat "$out.err") $(grep -v '^{' "$out" | sort -n | tail -n 1 | cut -c1-400)"
+	fi
+	# each frame at the line it runs: the calls (12, 15, 22, 24) and fib's
+	# one line (4); nothing else
+	lines=$(python_frames "$out" | sed 's/.*work[.]py:\([0-9]*\))$/\1/' | sort -un | tr '\n' ' ')
+	if [ "$lines" = "4 12 15 22 24 " ]; then
+		pass "python $v: the lines executing (4 12 15 22 24)"
+	else
+		fail "python $v: the lines executing" "lines '$lines': $(python_frames "$out" | tr '\n' ' ')"
+	fi
+	merged=$(trailer_num "$out" samples_merged)
+	if [ "${merged:-0}" -ge $(( total * 9 / 10 )) ] && [ "$total" -gt 0 ]; then
+		pass "python $v: >= 90% of the samples merged ($merged of $total)"
+	else
+		fail "python $v: >= 90% of the samples merged" "${merged:-none} of $total; $(grep -o '"interpreters":{[^}]*}' "$out")"
+	fi
+done < "$T/pythons"
+
+# the day-one path: a version known by its _Py_DebugOffsets alone
+if [ -n "$day_one" ]; then
+	v=$("$day_one" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+	profile "$day_one" "$T/noTable.out" MARPLE_TEST_PYTHON_NO_TABLE=1
+	check "python $v: without the table, walked with its debug offsets" grep -q "\"$v debug_offsets\":1" "$T/noTable.out"
+	python_frames "$T/$v.out" > "$T/with"
+	python_frames "$T/noTable.out" > "$T/without"
+	if cmp -s "$T/with" "$T/without" && [ -s "$T/with" ]; then
+		pass "python $v: the same frames with the table and without ($(wc -l < "$T/with") names)"
+	else
+		fail "python $v: the same frames with the table and without" "$(diff "$T/with" "$T/without" | head -n 5 | tr '\n' ' ')"
+	fi
+fi
