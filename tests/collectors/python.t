@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 25
+plan 27
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -165,9 +165,26 @@ fi
 sleep 0.3
 "$CS" -F 499 -p "$fp" 2 > "$T/fake.out" 2> "$T/fake.err"
 kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
-n=$(grep -c "process $fp (fakepython) runs Python 3.14.0: no frame layout is known for that version; profiled natively" "$T/fake.err")
-if [ "$n" -eq 1 ]; then pass "python: an unknown version is named once on stderr"
-else fail "python: an unknown version is named once on stderr" "$n times: $(head -c 300 "$T/fake.err")"; fi
+n=$(grep -c "process $fp (fakepython) runs Python 3.14.0: no _Py_DebugOffsets at the start of _PyRuntime; profiled natively" "$T/fake.err")
+if [ "$n" -eq 1 ]; then pass "python: an unknown version without debug offsets is named once on stderr"
+else fail "python: an unknown version without debug offsets is named once on stderr" "$n times: $(head -c 300 "$T/fake.err")"; fi
+# ... with debug offsets it cannot trust: a free-threaded build, a form not read
+for kind in freethreaded badform; do
+	"$W/fakepython" 60 "$kind" & fp=$!
+	sleep 0.3
+	"$CS" -F 499 -p "$fp" 1 > "$T/fake.out" 2> "$T/fake.err"
+	kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
+	case $kind in
+	freethreaded) why="a free-threaded build (its frames are not walked yet)" ;;
+	*) why="its _Py_DebugOffsets are in a form marple does not read" ;;
+	esac
+	n=$(grep -c "process $fp (fakepython) runs Python 3.14.0: $why; profiled natively" "$T/fake.err")
+	if [ "$n" -eq 1 ] && grep -q '"3.14.0 refused":1' "$T/fake.out"; then
+		pass "python: $kind debug offsets refused, named once, counted"
+	else
+		fail "python: $kind debug offsets refused, named once, counted" "$n times: $(head -c 300 "$T/fake.err")"
+	fi
+done
 if [ "$(weight "$T/fake.out" '^fakepython;.*main;_PyEval_EvalFrameDefault$')" -gt 0 ] &&
    grep -q '"processes_refused":1' "$T/fake.out"; then
 	pass "python: ... and profiled natively"
