@@ -690,6 +690,27 @@ static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct ta
 
 #define UNWIND_FP_MAX_FRAME (8u << 20)
 
+/* CPython 3.12's -X perf trampoline (x86-64): "sub $8,%rsp; call *%rcx;
+ * add $8,%rsp; ret", copied for each code object into anonymous memory with
+ * no CFI and no frame pointer.  Returning into one (6 bytes in), its
+ * caller's return address is at sp + 8: 1 when that step was taken. */
+static __always_inline int unwind_py_trampoline_step(struct unwind_walk *s)
+{
+	__u64 code[2] = { 0, 0 }, ra;
+
+	/* a return address (not exact) just after the call, the bytes around it
+	 * the trampoline's, little-endian */
+	if (s->exact || bpf_probe_read_user(code, 11, (void *)(s->ip - 6)) != 0 ||
+	    code[0] != 0x8348d1ff08ec8348ull || code[1] != 0xc308c4)
+		return 0;
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(s->sp + 8)) != 0 || ra == 0)
+		return 0;
+	unwind_count(UNWIND_FRAMES_FP);
+	s->sp += 16;
+	s->ip = unwind_uretprobe_ra(s, ra);
+	return 1;
+}
+
 /* One frame by frame pointer, in code without CFI: the caller's rbp at
  * [rbp], its return address above it, if rbp looks like a frame of this
  * stack (at or above sp, 8-aligned, within UNWIND_FP_MAX_FRAME of it). */
@@ -697,6 +718,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 {
 	__u64 frame[2];
 
+	if (unwind_py_trampoline_step(s))
+		return;
 	if (s->bp == 0) {
 		s->done = UNWIND_DONE_COMPLETE;	/* rbp 0: the outermost frame (_start) */
 		return;

@@ -103,6 +103,7 @@ struct pyframes {
 	uint64_t asked, walked, not_python, refused_n;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
+	uint64_t trampolines;		/* -X perf trampoline frames left out (the Python frames say them) */
 	/* new stacks the BPF side told of; those whose code objects it knew
 	 * named (PY_REQUEST_KNOWN); those that were new */
 	uint64_t stacks_told, stacks_told_known, stacks_named;
@@ -111,13 +112,13 @@ struct pyframes {
 	uint64_t before_known;		/* user stacks of Python processes stored native only,
 					 * before they were looked at */
 	/* what the last stack merged gave, per sample: weighed by on_weigh */
-	struct { uint64_t merged, mismatched, unpaired, dropped, outside; } last;
+	struct { uint64_t merged, mismatched, unpaired, dropped, outside, trampolines; } last;
 	/* the counts the last trailer showed, and those the next subtracts
 	 * (pyframes_next_section: continuous mode) */
 	struct pycounts {
 		uint64_t bpf[PY_NCOUNTERS];
 		uint64_t walked, refused_n, merged, mismatched, unpaired_activations, dropped_frames,
-			placed_outside, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
+			placed_outside, trampolines, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
 			stacks_named;
 	} reported, before;
 	struct hashtab *stacks;		/* pid and Python words -> index in stack_names[] */
@@ -1147,7 +1148,14 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 				continue;
 			}
 		}
-		names[k++] = frames[first + (size_t)(n - 1 - i)];
+		const char *native = frames[first + (size_t)(n - 1 - i)];
+		/* 3.12+'s -X perf trampoline (its perf map's "py::qualname:file"):
+		 * the walked frames say the same, with the line */
+		if (strncmp(native, "py::", 4) == 0) {
+			pf->last.trampolines++;
+			continue;
+		}
+		names[k++] = native;
 	}
 	stackframes_user_splice(sf, first, names, (size_t)k);
 	free(names);
@@ -1200,6 +1208,7 @@ static void on_weigh(void *arg, uint64_t weight)
 	pf->unpaired_activations += pf->last.unpaired * weight;
 	pf->dropped_frames += pf->last.dropped * weight;
 	pf->placed_outside += pf->last.outside * weight;
+	pf->trampolines += pf->last.trampolines * weight;
 }
 
 void pyframes_merge_into(struct pyframes *pf, struct stackframes *sf)
@@ -1217,7 +1226,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 
 	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n, .merged = pf->merged,
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
-				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside,
+				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside, .trampolines = pf->trampolines,
 				.code_reread = pf->code_reread, .from_file = pf->from_file,
 				.before_known = pf->before_known, .cpu_ns = pf->cpu_ns,
 				.stacks_told = pf->stacks_told, .stacks_told_known = pf->stacks_told_known,
@@ -1238,6 +1247,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "activations_left_native", SECTION_COUNT(unpaired_activations));
 	json_object_set_new(o, "python_frames_left_out", SECTION_COUNT(dropped_frames));
 	json_object_set_new(o, "samples_python_before_cut_stack", SECTION_COUNT(placed_outside));
+	json_object_set_new(o, "perf_trampolines_left_out", SECTION_COUNT(trampolines));
 	json_object_set_new(o, "stacks_told", SECTION_COUNT(stacks_told));
 	json_object_set_new(o, "stacks_told_known", SECTION_COUNT(stacks_told_known));
 	json_object_set_new(o, "stacks_named", SECTION_COUNT(stacks_named));

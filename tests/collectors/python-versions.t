@@ -13,7 +13,8 @@ CS="$MARPLE_BIN/marple-callstack"
 find_pythons > "$T/pythons"
 n=$(wc -l < "$T/pythons")
 day_one=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] >= 13) print $2 }' "$T/pythons" | head -n 1)
-plan $(( n * 3 + (${day_one:+1} + 0) * 2 + 1 ))
+perf312=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] == 12) print $2 }' "$T/pythons" | head -n 1)
+plan $(( n * 3 + (${day_one:+1} + 0) * 2 + (${perf312:+1} + 0) * 2 + 1 ))
 absent=$(pythons_absent)
 echo "# CPythons found: $(awk '{ printf "%s ", $1 }' "$T/pythons")"
 echo "# absent: ${absent:-none}"
@@ -50,11 +51,12 @@ main()
 PYEOF
 P='[ ][(][^)]*[)]'	# " (file:line)"
 
-# profile PYTHON OUT [ENV...]: 2 s of work.py at 199 Hz
+# profile PYTHON OUT [ENV...]: 2 s of work.py at 199 Hz (PYFLAGS: the
+# interpreter's options)
 profile() {
 	py=$1 out=$2
 	shift 2
-	"$py" "$T/work.py" 6 & pid=$!
+	"$py" ${PYFLAGS:-} "$T/work.py" 6 & pid=$!
 	sleep 0.7
 	env "$@" "$CS" -F 199 -p "$pid" 2 > "$out" 2> "$out.err"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
@@ -110,10 +112,12 @@ while read -r v py; do
 		fail "python $v: each frame at a line of its function, the calls at theirs" "$(tr '\n' ' ' < "$T/lines")"
 	fi
 	merged=$(trailer_num "$out" samples_merged)
-	if [ "${merged:-0}" -ge $(( total * 9 / 10 )) ] && [ "$total" -gt 0 ]; then
-		pass "python $v: >= 90% of the samples merged ($merged of $total)"
+	# (the rest: a sample as an activation starts or ends, its extra
+	# native activation left as it is; 5% of them before 3.11)
+	if [ "${merged:-0}" -ge $(( total * 8 / 10 )) ] && [ "$total" -gt 0 ]; then
+		pass "python $v: >= 80% of the samples merged one to one ($merged of $total)"
 	else
-		fail "python $v: >= 90% of the samples merged" "${merged:-none} of $total; $(grep -o '"interpreters":{[^}]*}' "$out")"
+		fail "python $v: >= 80% of the samples merged one to one" "${merged:-none} of $total; $(grep -o '"interpreters":{[^}]*}' "$out")"
 	fi
 done < "$T/pythons"
 
@@ -129,5 +133,29 @@ if [ -n "$day_one" ]; then
 		pass "python $v: the same frames with the table and without ($(wc -l < "$T/with") names)"
 	else
 		fail "python $v: the same frames with the table and without" "$(diff "$T/with" "$T/without" | head -n 5 | tr '\n' ' ')"
+	fi
+fi
+
+# 3.12's -X perf: each Python call goes through a trampoline of its own (the
+# perf map's py::qualname:file), JIT code with no CFI and no frame pointer:
+# unwound through (its one layout known), and left out of the merged stacks,
+# where the walked frames say the same with the line
+if [ -n "$perf312" ]; then
+	PYFLAGS="-X perf" profile "$perf312" "$T/perf.out"
+	total=$(weight "$T/perf.out" '.')
+	whole=$(weight "$T/perf.out" "^[^;]*;_start;.*;<module>$P;.*;main$P;.*fib$P")
+	if [ "$total" -gt 20 ] && [ "$whole" -ge $(( total * 8 / 10 )) ]; then
+		pass "python -X perf: unwound through the trampolines, from _start to fib ($whole of $total)"
+	else
+		fail "python -X perf: unwound through the trampolines, from _start to fib" "$whole of $total: $(grep -v '^{' "$T/perf.out" | sort -n | tail -n 1 | cut -c1-300)"
+	fi
+	tramp=$(trailer_num "$T/perf.out" perf_trampolines_left_out)
+	# (a stack not merged, as the process's first, keeps them: its only
+	# Python names)
+	doubled=$(grep -v '^{' "$T/perf.out" | grep 'py::' | grep -c "$P")
+	if [ "$doubled" -eq 0 ] && [ "${tramp:-0}" -gt 0 ]; then
+		pass "python -X perf: no py:: frame beside the walked ones ($tramp trampoline frames left out)"
+	else
+		fail "python -X perf: no py:: frame beside the walked ones" "$doubled stacks, left out ${tramp:-none}: $(grep 'py::' "$T/perf.out" | grep -m1 -o ".\{80\}py::.\{40\}")"
 	fi
 fi
