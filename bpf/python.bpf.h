@@ -302,7 +302,9 @@ static long py_frame_step(__u64 i, void *ctx)
 	}
 	/* offsets under PY_FRAME_HEAD - 8 (py_walk_frames): the masks only
 	 * show the verifier as much */
-	code = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
+	/* 3.14 makes f_executable a tagged reference (_PyStackRef): its low
+	 * bits are not the address's (an object is 16-byte aligned) */
+	code = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9))) & ~7ull;
 	prev = *(__u64 *)(head + (w->previous & (PY_FRAME_HEAD - 9)));
 	instr = *(__u64 *)(head + (w->instr & (PY_FRAME_HEAD - 9)));
 	entry = head[w->entry & (PY_FRAME_HEAD - 9)];

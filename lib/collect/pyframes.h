@@ -2,11 +2,14 @@
  * the user side of bpf/python.bpf.h.
  *
  * Asked by the BPF side about each process it samples (py_requests), it
- * looks for an ELF mapped by the process that exports Py_Version (the
- * python3 binary or a libpython, whatever its name), reads the version and,
- * for a version whose struct layout it knows (3.11), puts in py_procs where
- * _PyRuntime is and the offsets to walk; any other version is said once on
- * stderr and profiled natively.  The BPF side stores a Python process's
+ * looks for an ELF mapped by the process that is a CPython (the python3
+ * binary or a libpython, whatever its name: exports _PyEval_EvalFrameDefault,
+ * PyCode_Type...), finds its version (Py_Version from 3.11, else the symbols
+ * each version added) and its layout (lib/collect/pylayout.c: a table for
+ * 3.6-3.13, the _Py_DebugOffsets 3.13+ keeps, checked one against the
+ * other), and puts in py_procs where _PyRuntime is and the offsets to walk;
+ * a process it does not walk (Python 2, a layout it cannot trust) is said
+ * once on stderr with the reason and profiled natively.  The BPF side stores a Python process's
  * user stacks with its Python frames (code object, instruction) after the
  * native ones; the first time it stores one, it asks for its code objects to
  * be named now, while the process lives (without waking us when it finds

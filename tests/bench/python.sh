@@ -113,36 +113,6 @@ def main():
 main()
 PYEOF
 
-# cputime.py FILE COMMAND...: run COMMAND, write its user and system CPU
-# seconds to FILE (to the microsecond: time(1) gives hundredths), and its
-# start-up's: the CPU its threads had run (schedstat) when it said it was
-# ready (MARPLE_READY_FILE, collector(3)), 0 when it did not
-cat > "$T/cputime.py" <<'PYEOF'
-import glob, os, sys, time
-ready = sys.argv[1] + ".ready"
-if os.path.exists(ready):
-    os.unlink(ready)
-os.environ["MARPLE_READY_FILE"] = ready
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
-start = 0
-while True:
-    done, status, ru = os.wait4(pid, os.WNOHANG)
-    if done:
-        break
-    if not start and os.path.exists(ready):
-        for t in glob.glob("/proc/%d/task/*/schedstat" % pid):
-            try:
-                start += int(open(t).read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
-        start = start or 1
-    time.sleep(0.001 if not start else 0.05)
-with open(sys.argv[1], "w") as out:
-    out.write("%.6f %.6f %.6f\n" % (ru.ru_utime, ru.ru_stime, start / 1e9))
-sys.exit(os.waitstatus_to_exitcode(status))
-PYEOF
 
 P='[ ][(][^)]*[)]'	# a Python frame's " (file:line)"
 C='(;[^;(]+)*$'		# native frames only, to the leaf (kernel ones too)
@@ -171,7 +141,7 @@ run() {
 	w=$1; secs=$2; shift 2
 	PYTHONPATH="$MARPLE_TOP/tests/workloads" nice -n "${PRIO:-0}" "$PY" "$T/work.py" "$w" $((secs + 120)) "$T/$w.self$SUFFIX" & py=$!
 	i=0; while [ ! -e "$T/$w.self$SUFFIX.ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	"$PY" "$T/cputime.py" "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
+	"$PY" "$MARPLE_TOP/tests/bench/cputime.py" "$T/$w$SUFFIX.time" marple-callstack -p "$py" "$@" "$secs" \
 		> "$T/$w$SUFFIX.out" 2> "$T/$w$SUFFIX.err"
 	touch "$T/$w.self$SUFFIX.stop"
 	wait "$py"

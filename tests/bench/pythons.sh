@@ -1,81 +1,110 @@
 # pythons.sh — marple-callstack on every CPython found on the machine
-# (tests/collectors/pythons.sh: pyenv's, /usr/bin/python3*, MARPLE_PYTHONS),
-# each running one recursive workload of known stacks and lines for
-# PY_BENCH_SECS (default 4) at 499 Hz.  Prints a row per interpreter: how the
-# layout was found (table, debug_offsets, table+debug_offsets; refused),
-# the share of samples with the chain <module>;main;walk...;fib and the C
-# frames between (floor 95%), the share merged, whether every frame's line
-# is one of its function's, and the Python frames' own cost a sample (the
-# BPF walk and the collector's Python work); then the versions absent.
-# (tests/bench/python.sh measures six workloads and the whole cost against
-# --no-python on Debian's 3.11.)
+# (tests/collectors/pythons.sh: pyenv's, /usr/bin/python3*, MARPLE_PYTHONS):
+# the workloads of tests/workloads/pyshapes.py (a call chain, sorted with a
+# key, a generator, threads, C-heavy json/re, shares), each for
+# PY_BENCH_SECS (default 3) at 499 Hz, under each interpreter.  Prints a row
+# per interpreter and workload (PY_BENCH_WORKLOADS picks some):
+# - how its layout was found: table, debug_offsets, table+debug_offsets, or
+#   refused;
+# - the share of samples carrying the workload's expected chain of Python
+#   functions with the C frames between (floor 95%): before 3.11 a function
+#   is known by co_name only, and each Python call has C frames between;
+# - the share merged one to one, and frames at a line outside their
+#   function (the shares workload's loops: lines known);
+# - the whole cost a sample (BPF run time and the collector's CPU) against
+#   --no-python's in the same interpreter on the same workload, chain only,
+#   PY_BENCH_COST_SECS (default 5) at 999 Hz (floor 1.3x);
+# then the versions absent, and a 3.13+ again without its built-in table.
+# (tests/bench/python.sh compares with the interpreter's own view of its
+# frames, on Debian's 3.11.)
 set -u
-SECS=${PY_BENCH_SECS:-4}
+SECS=${PY_BENCH_SECS:-3} COST_SECS=${PY_BENCH_COST_SECS:-5}
+PY=$(command -v /usr/bin/python3 python3 | head -n 1)	# runs cputime.py
 [ "$(id -u)" = 0 ] || { echo "bench: pythons: skipped (needs root)"; exit 0; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 . "$MARPLE_TOP/tests/collectors/pythons.sh"
-cat > "$T/work.py" <<'PYEOF'
-import sys, time
+SHAPES="$MARPLE_TOP/tests/workloads/pyshapes.py"
 
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-class Tree:
-    def __init__(self, depth):
-        self.kids = [Tree(depth - 1) for _ in range(2)] if depth else []
-
-    def walk(self):
-        if not self.kids:
-            return fib(15)
-        total = 0
-        for k in self.kids:
-            total += k.walk()
-        return total
-
-def main():
-    t = Tree(3)
-    end = time.time() + float(sys.argv[1])
-    while time.time() < end:
-        t.walk()
-
-main()
-PYEOF
 weight() {
 	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 num() { sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1; }
-# frames at a line outside their function's body, of all Python frames
-badlines() {
-	grep -v '^{' "$1" | cut -d'#' -f2- | tr ';' '\n' | grep 'work[.]py:' |
-		sed 's/^\(.*\) [(].*work[.]py:\([0-9]*\)[)]$/\1 \2/' | awk '
-		{ ok = ($1 == "fib" && $2 >= 3 && $2 <= 4) || ($1 ~ /walk$/ && $2 >= 9 && $2 <= 16) ||
-		       ($1 == "main" && $2 >= 18 && $2 <= 22) || ($1 == "<module>" && $2 == 24)
-		  n++; bad += !ok } END { printf "%d of %d\n", bad, n }'
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", b ? 100 * a / b : 0 }'; }
+
+P='[ ][(][^)]*[)]' N='(;[^;()]*)*' C='(;[^;(]+)*$' Q='([A-Za-z_<>]+[.])*'
+# expected chain per workload (awk regex over the frames joined by ";"): a
+# call being made or returning leaves the caller innermost, so a chain may
+# stop at any of its functions; what each runs in C follows it
+expect() {
+	case $1 in
+	chain) echo ";<module>$P$N;chain$P($N;chain_a$P($N;chain_b$P($N;chain_c$P)?)?)?$C" ;;
+	sort_with_key) echo ";<module>$P$N;sort_with_key$P((;[^;(]+)+;$Q<lambda>$P($N;keyfn$P)?)?$C" ;;
+	generator) echo ";<module>$P$N;generator$P((;[^;(]+)+;numbers$P)?$C" ;;
+	threads) echo ";${Q}_bootstrap$P$N;${Q}_bootstrap_inner$P$N;${Q}run$P$N;spin$P$C|;<module>$P$N;threads$P(;[^;]+)*\$|;${Q}_bootstrap$P(;[^;]+)*\$" ;;
+	cheavy) echo ";<module>$P$N;cheavy$P(;[^;]+)*\$" ;;
+	shares) echo ";<module>$P$N;shares$P($N;share_[123]$P)?$C" ;;
+	esac
 }
-P='[ ][(][^)]*[)]' N='(;[^;()]*)*' W="(Tree[.])?walk$P"
-printf 'bench: pythons: %-8s %-22s %7s %7s %14s %9s\n' version layout chain merged "bad lines" "ns/sample"
+# frames of pyshapes.py at a line outside their function, in shares: share_N
+# and shares span known lines of the file
+badlines() {
+	grep -v '^{' "$1" | cut -d'#' -f2- | tr ';' '\n' | grep 'pyshapes[.]py:' |
+		sed 's/^\(.*\) [(].*pyshapes[.]py:\([0-9]*\)[)]$/\1 \2/' | awk -v f="$SHAPES" '
+		BEGIN { while ((getline l < f) > 0) { n++; if (l ~ /^def /) { split(l, a, "[ (]"); at[a[2]] = n } } }
+		$1 ~ /^share_[123]$|^shares$/ { k++; s = at[$1]; if ($2 < s || $2 > s + 4) bad++ }
+		END { printf "%d/%d\n", bad, k }'
+}
+# capture PYTHON WORKLOAD OUT SECS [OPTIONS...]: SECS of the workload (a
+# Python 2, which cannot read pyshapes.py, a loop); the collector's CPU in
+# OUT.time (cputime.py)
+capture() {
+	cap_py=$1 cap_w=$2 cap_out=$3 cap_secs=$4
+	shift 4
+	case $("$cap_py" -c 'import sys; print(sys.version_info[0])') in
+	2) "$cap_py" -c 'while 1: sum(range(1000))' & pid=$! ;;
+	*) "$cap_py" "$SHAPES" $((cap_secs + 60)) "$cap_w" & pid=$! ;;
+	esac
+	sleep 0.7
+	"$PY" "$MARPLE_TOP/tests/bench/cputime.py" "$cap_out.time" marple-callstack -p "$pid" "$@" "$cap_secs" \
+		> "$cap_out" 2> "$cap_out.err"
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+# cost OUT: ns a sample, BPF and the collector together
+cost() {
+	read -r u s st < "$1.time"
+	awk -v p="$(num "$1" program_ns)" -v u="$u" -v s="$s" -v n="$(num "$1" samples)" \
+		'BEGIN { printf "%.0f", n ? (p + (u + s) * 1e9) / n : 0 }'
+}
+
+printf 'bench: pythons: %-8s %-14s %-22s %7s %7s %9s %s\n' version workload layout chain merged badlines cost
 find_pythons > "$T/list"
 while read -r v py; do
-	for mode in table notable; do
-		case $mode in notable) case $v in 3.1[3-9].*) ;; *) continue ;; esac ;; esac
-		"$py" "$T/work.py" $((SECS + 4)) & pid=$!
-		sleep 0.7
-		env $( [ $mode = notable ] && echo MARPLE_TEST_PYTHON_NO_TABLE=1 ) \
-			marple-callstack -F 499 -p "$pid" "$SECS" > "$T/out" 2> "$T/err"
-		kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-		total=$(weight "$T/out" .)
-		chain=$(weight "$T/out" ";<module>$P$N;main$P($N;$W)+($N;fib$P)*$N$")
-		merged=$(num "$T/out" samples_merged)
-		how=$(grep -o '"interpreters":{"[^"]*"' "$T/out" | head -n 1 | sed 's/.*{"//; s/"$//; s/^[^ ]* //')
-		cost=$(awk -v a="$(num "$T/out" walk_ns)" -v b="$(num "$T/out" collector_cpu_ns)" -v n="$total" \
-			'BEGIN { printf "%.0f", n ? (a + b) / n : 0 }')
-		printf 'bench: pythons: %-8s %-22s %6.1f%% %6.1f%% %14s %9s\n' "$v" "${how:-?}" \
-			"$(awk -v a="$chain" -v b="$total" 'BEGIN { print b ? 100 * a / b : 0 }')" \
-			"$(awk -v a="${merged:-0}" -v b="$total" 'BEGIN { print b ? 100 * a / b : 0 }')" \
-			"$(badlines "$T/out")" "$cost"
+	for w in ${PY_BENCH_WORKLOADS:-chain sort_with_key generator threads cheavy shares}; do
+		case $v in 2.*) [ "$w" = chain ] || continue ;; esac	# refused: one row
+		out="$T/$v.$w"
+		capture "$py" "$w" "$out" "$SECS" -F 499
+		total=$(weight "$out" .)
+		how=$(grep -o '"interpreters":{"[^"]*"' "$out" | head -n 1 | sed 's/.*{"//; s/"$//; s/^[^ ]* //')
+		c="-"
+		if [ "$w" = chain ] && [ "$how" != refused ]; then
+			capture "$py" chain "$out.cost" "$COST_SECS" -F 999
+			capture "$py" chain "$out.native" "$COST_SECS" -F 999 --no-python
+			c=$(awk -v a="$(cost "$out.cost")" -v b="$(cost "$out.native")" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
+		fi
+		printf 'bench: pythons: %-8s %-14s %-22s %7s %7s %9s %s\n' "$v" "$w" "${how:-?}" \
+			"$(pct "$(weight "$out" "$(expect "$w")")" "$total")" "$(pct "$(num "$out" samples_merged)" "$total")" \
+			"$(badlines "$out")" "$c"
 	done
 done < "$T/list"
+# the day-one path: a 3.13+ by its _Py_DebugOffsets alone
+v=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] >= 13) print $1 " " $2 }' "$T/list" | head -n 1)
+if [ -n "$v" ]; then
+	set -- $v
+	MARPLE_TEST_PYTHON_NO_TABLE=1 capture "$2" chain "$T/notable" "$SECS" -F 499
+	total=$(weight "$T/notable" .)
+	echo "bench: pythons: $1 chain without the table: $(grep -o '"interpreters":{[^}]*}' "$T/notable"), chain $(pct "$(weight "$T/notable" "$(expect chain)")" "$total"), merged $(pct "$(num "$T/notable" samples_merged)" "$total")"
+fi
 echo "bench: pythons: absent: $(pythons_absent)"
 echo "bench: pythons: load average $(cut -d' ' -f1-3 /proc/loadavg)"

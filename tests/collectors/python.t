@@ -10,37 +10,7 @@ PY=/usr/bin/python3
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 python311_only python "$PY"
 
-cat > "$T/work.py" <<'PYEOF'
-import json, sys, time
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-class Tree:
-    def __init__(self, depth):
-        self.kids = [Tree(depth - 1) for _ in range(2)] if depth else []
-
-    def walk(self):
-        if not self.kids:
-            return fib(17)
-        total = 0
-        for k in self.kids:
-            total += k.walk()
-        return total
-
-def encode():
-    data = [{"k%d" % i: [i, str(i), {"x": i * 1.5}] for i in range(50)} for _ in range(100)]
-    return len(json.dumps(data))
-
-def main():
-    t = Tree(3)
-    end = time.time() + float(sys.argv[1])
-    while time.time() < end:
-        t.walk()
-        encode()
-
-main()
-PYEOF
+cp "$MARPLE_TOP/tests/workloads/pytree.py" "$T/work.py"	# fib at line 9
 
 # 1. the chains by qualname, the C under them, merged with no mismatch
 "$PY" "$T/work.py" 12 & py=$!
@@ -60,7 +30,7 @@ else
 fi
 if [ "$json" -gt 0 ]; then pass "python: json's C encoder under JSONEncoder.iterencode ($json samples)"
 else fail "python: json's C encoder under JSONEncoder.iterencode" "none of $total samples: $(grep -m1 json "$T/py.out" | cut -c1-300)"; fi
-check "python: file and line of each function" grep -q "fib ($T/work.py:4)" "$T/py.out"
+check "python: file and line of each function" grep -q "fib ($T/work.py:9)" "$T/py.out"
 # the eval loop is gone from all but the samples taken before the process was
 # looked at (its first) or while an activation starts or ends
 evalw=$(weight "$T/py.out" '_PyEval_EvalFrameDefault')
@@ -109,9 +79,9 @@ if "$PY" - "$T/py.out" "$T/work.py" <<'PYEOF'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
 tr = t["frames"]
-fib = tr["fib (%s:4)" % sys.argv[2]]
+fib = tr["fib (%s:9)" % sys.argv[2]]
 native = tr["Py_RunMain"]
-ok = fib == {"kind": "python", "file": sys.argv[2], "line": 4} and native["kind"] == "native" and \
+ok = fib == {"kind": "python", "file": sys.argv[2], "line": 9} and native["kind"] == "native" and \
      native["file"].startswith("/usr/bin/python3") and len(t["build_ids"].get(native["file"], "")) == 40 and \
      native["offset"] > 0
 sys.exit(0 if ok else 1)
@@ -123,8 +93,8 @@ if command -v go >/dev/null 2>&1; then
 	marple-pprof "$T/py.out" > "$T/py.pb.gz"
 	HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off \
 		go tool pprof -lines -traces "$T/py.pb.gz" > "$T/py.traces" 2> "$T/pprof.err"
-	check "python: go tool pprof -lines shows Python frames by file:line (fib $T/work.py:4, Tree.walk)" sh -c "
-		grep -q '^ *fib $T/work.py:4\$' '$T/py.traces' && grep -q '^ *Tree.walk $T/work.py:[0-9]*\$' '$T/py.traces'"
+	check "python: go tool pprof -lines shows Python frames by file:line (fib $T/work.py:9, Tree.walk)" sh -c "
+		grep -q '^ *fib $T/work.py:9\$' '$T/py.traces' && grep -q '^ *Tree.walk $T/work.py:[0-9]*\$' '$T/py.traces'"
 else
 	fail "python: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
 fi
