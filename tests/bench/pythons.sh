@@ -3,7 +3,8 @@
 # the workloads of tests/workloads/pyshapes.py (a call chain, sorted with a
 # key, a generator, threads, C-heavy json/re, shares), each for
 # PY_BENCH_SECS (default 3) at 499 Hz, under each interpreter.  Prints a row
-# per interpreter and workload (PY_BENCH_WORKLOADS picks some):
+# per interpreter and workload (PY_BENCH_WORKLOADS picks some workloads,
+# PY_BENCH_VERSIONS some versions by prefix, e.g. "3.9 3.13"):
 # - how its layout was found: table, debug_offsets, table+debug_offsets, or
 #   refused;
 # - the share of samples carrying the workload's expected chain of Python
@@ -13,7 +14,9 @@
 #   function (the shares workload's loops: lines known);
 # - the whole cost a sample (BPF run time and the collector's CPU) against
 #   --no-python's in the same interpreter on the same workload, chain only,
-#   PY_BENCH_COST_SECS (default 5) at 999 Hz (floor 1.3x);
+#   PY_BENCH_COST_SECS (default 5) at 999 Hz (floor 1.3x), and after the
+#   collector's start-up (BPF load, unwind tables: ~80 ms shared by a few
+#   thousand samples on a loaded machine);
 # then the versions absent, and a 3.13+ again without its built-in table.
 # (tests/bench/python.sh compares with the interpreter's own view of its
 # frames, on Debian's 3.11.)
@@ -71,15 +74,21 @@ capture() {
 		> "$cap_out" 2> "$cap_out.err"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
-# cost OUT: ns a sample, BPF and the collector together
+# cost OUT: ns a sample: BPF and the collector together, BPF, the
+# collector; BPF and the collector after its start-up (BPF load, tables)
 cost() {
 	read -r u s st < "$1.time"
-	awk -v p="$(num "$1" program_ns)" -v u="$u" -v s="$s" -v n="$(num "$1" samples)" \
-		'BEGIN { printf "%.0f", n ? (p + (u + s) * 1e9) / n : 0 }'
+	awk -v p="$(num "$1" program_ns)" -v u="$u" -v s="$s" -v st="${st:-0}" -v n="$(num "$1" samples)" 'BEGIN {
+		if (n) printf "%.0f %.0f %.0f %.0f", (p + (u + s) * 1e9) / n, p / n, (u + s) * 1e9 / n, (p + (u + s - st) * 1e9) / n
+		else print "0 0 0 0" }'
 }
 
 printf 'bench: pythons: %-8s %-14s %-22s %7s %7s %9s %s\n' version workload layout chain merged badlines cost
-find_pythons > "$T/list"
+find_pythons | while read -r v py; do
+	for want in ${PY_BENCH_VERSIONS:-""}; do
+		case $v in "$want"*) echo "$v $py"; break ;; esac
+	done
+done > "$T/list"
 while read -r v py; do
 	for w in ${PY_BENCH_WORKLOADS:-chain sort_with_key generator threads cheavy shares}; do
 		case $v in 2.*) [ "$w" = chain ] || continue ;; esac	# refused: one row
@@ -91,7 +100,14 @@ while read -r v py; do
 		if [ "$w" = chain ] && [ "$how" != refused ]; then
 			capture "$py" chain "$out.cost" "$COST_SECS" -F 999
 			capture "$py" chain "$out.native" "$COST_SECS" -F 999 --no-python
-			c=$(awk -v a="$(cost "$out.cost")" -v b="$(cost "$out.native")" 'BEGIN { printf "%.2fx", b ? a / b : 0 }')
+			# what the Python frames themselves cost a sample: the walks'
+			# BPF time, the collector's Python work (less noisy than the
+			# difference of two runs' whole costs)
+			own=$(awk -v w="$(num "$out.cost" walk_ns)" -v c="$(num "$out.cost" collector_cpu_ns)" \
+				-v n="$(num "$out.cost" samples)" 'BEGIN { printf "%.0f %.0f", n ? w / n : 0, n ? c / n : 0 }')
+			c=$(echo "$(cost "$out.cost") $(cost "$out.native") $own" | awk '{
+				printf "%.2fx, %.2fx after start-up (BPF %d/%d ns, collector %d/%d ns a sample); own: walk %d + collector %d ns = %.2fx",
+				$5 ? $1 / $5 : 0, $8 ? $4 / $8 : 0, $2, $6, $3, $7, $9, $10, $5 ? ($5 + $9 + $10) / $5 : 0 }')
 		fi
 		printf 'bench: pythons: %-8s %-14s %-22s %7s %7s %9s %s\n' "$v" "$w" "${how:-?}" \
 			"$(pct "$(weight "$out" "$(expect "$w")")" "$total")" "$(pct "$(num "$out" samples_merged)" "$total")" \
