@@ -56,6 +56,7 @@ struct pyproc {
 	int walked;
 	struct pylayout lay;
 	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
+	int by_table;			/* its layout is the built-in table's */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
 };
@@ -566,6 +567,7 @@ static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned
 		char what[96], msg[224];
 		if (!pylayout_differ(table, &own, what, sizeof(what))) {
 			p->lay = *table;
+			p->by_table = 1;
 			*how = "table+debug_offsets";
 			return NULL;
 		}
@@ -583,6 +585,7 @@ static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned
 	}
 	if (table) {
 		p->lay = *table;
+		p->by_table = 1;
 		*how = "table";
 		return NULL;
 	}
@@ -641,9 +644,10 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	}
 	set_proc(pf, p->pid, &v);
 	/* the file's facts, for the next process whose program it is (the
-	 * kernel's s_dev: major << 20 | minor, as the maps print them); not
-	 * a layout read from this process's own memory */
-	if (l->inode && py->text_vaddr && pylayout_table(p->lay.major, p->lay.minor)) {
+	 * kernel's s_dev: major << 20 | minor, as the maps print them); only
+	 * a layout of the built-in table: debug offsets are in the process's
+	 * own writable memory, a word on itself, not on other processes */
+	if (l->inode && py->text_vaddr && p->by_table) {
 		struct unwind_file_key k = { .dev = l->dev_major << 20 | l->dev_minor, .ino = l->inode };
 		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
 		f.proc.runtime = py->runtime;
