@@ -98,14 +98,20 @@ while read -r v py; do
 	fi
 done < "$T/pythons"
 
-# the day-one path: a version known by its _Py_DebugOffsets alone
+# the day-one path: a version known by its _Py_DebugOffsets alone, beside
+# one collector with the table, both on the same process at once
 if [ -n "$day_one" ]; then
 	v=$("$day_one" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
-	profile "$day_one" "$T/noTable.out" MARPLE_TEST_PYTHON_NO_TABLE=1
-	check "python $v: without the table, walked with its debug offsets" grep -q "\"$v debug_offsets\":1" "$T/noTable.out"
+	"$day_one" "$T/work.py" 6 nojson & pid=$!
+	sleep 0.7
+	"$CS" -F 199 -p "$pid" 3 > "$T/table.out" 2> "$T/table.err" & c1=$!
+	MARPLE_TEST_PYTHON_NO_TABLE=1 "$CS" -F 199 -p "$pid" 3 > "$T/noTable.out" 2> "$T/noTable.err"
+	wait "$c1"
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	check "python $v: without the table, walked with its debug offsets" sh -c "grep -q '\"$v debug_offsets\":1' '$T/noTable.out' && grep -q '\"$v table+debug_offsets\":1' '$T/table.out'"
 	# each frame's share of the samples within 6 points, among those in 5%
-	# of them or more in either run (rarer ones come and go)
-	python_frames "$T/$v.out" 0 share > "$T/with"
+	# of them or more in either (rarer ones come and go)
+	python_frames "$T/table.out" 0 share > "$T/with"
 	python_frames "$T/noTable.out" 0 share > "$T/without"
 	apart=$(awk -F'\t' 'NR == FNR { w[$2] = $1; next } { o[$2] = $1 }
 			END { for (k in w) if (w[k] >= 5 || o[k] >= 5) { d = w[k] - o[k]; if (d < -6 || d > 6) print k ": " w[k] "% against " o[k] "%" }
