@@ -28,12 +28,7 @@ T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 . "$MARPLE_TOP/tests/collectors/pythons.sh"
 SHAPES="$MARPLE_TOP/tests/workloads/pyshapes.py"
 
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
-}
-num() { sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1; }
+. "$MARPLE_TOP/tests/collectors/stacks.sh"	# weight, trailer_num
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", b ? 100 * a / b : 0 }'; }
 
 P='[ ][(][^)]*[)]' N='(;[^;()]*)*' C='(;[^;(]+)*$' Q='([A-Za-z_<>]+[.])*'
@@ -78,7 +73,7 @@ capture() {
 # collector; BPF and the collector after its start-up (BPF load, tables)
 cost() {
 	read -r u s st < "$1.time"
-	awk -v p="$(num "$1" program_ns)" -v u="$u" -v s="$s" -v st="${st:-0}" -v n="$(num "$1" samples)" 'BEGIN {
+	awk -v p="$(trailer_num "$1" program_ns)" -v u="$u" -v s="$s" -v st="${st:-0}" -v n="$(trailer_num "$1" samples)" 'BEGIN {
 		if (n) printf "%.0f %.0f %.0f %.0f", (p + (u + s) * 1e9) / n, p / n, (u + s) * 1e9 / n, (p + (u + s - st) * 1e9) / n
 		else print "0 0 0 0" }'
 }
@@ -103,14 +98,14 @@ while read -r v py; do
 			# what the Python frames themselves cost a sample: the walks'
 			# BPF time, the collector's Python work (less noisy than the
 			# difference of two runs' whole costs)
-			own=$(awk -v w="$(num "$out.cost" walk_ns)" -v c="$(num "$out.cost" collector_cpu_ns)" \
-				-v n="$(num "$out.cost" samples)" 'BEGIN { printf "%.0f %.0f", n ? w / n : 0, n ? c / n : 0 }')
+			own=$(awk -v w="$(trailer_num "$out.cost" walk_ns)" -v c="$(trailer_num "$out.cost" collector_cpu_ns)" \
+				-v n="$(trailer_num "$out.cost" samples)" 'BEGIN { printf "%.0f %.0f", n ? w / n : 0, n ? c / n : 0 }')
 			c=$(echo "$(cost "$out.cost") $(cost "$out.native") $own" | awk '{
 				printf "%.2fx, %.2fx after start-up (BPF %d/%d ns, collector %d/%d ns a sample); own: walk %d + collector %d ns = %.2fx",
 				$5 ? $1 / $5 : 0, $8 ? $4 / $8 : 0, $2, $6, $3, $7, $9, $10, $5 ? ($5 + $9 + $10) / $5 : 0 }')
 		fi
 		printf 'bench: pythons: %-8s %-14s %-22s %7s %7s %9s %s\n' "$v" "$w" "${how:-?}" \
-			"$(pct "$(weight "$out" "$(expect "$w")")" "$total")" "$(pct "$(num "$out" samples_merged)" "$total")" \
+			"$(pct "$(weight "$out" "$(expect "$w")")" "$total")" "$(pct "$(trailer_num "$out" samples_merged)" "$total")" \
 			"$(badlines "$out")" "$c"
 	done
 done < "$T/list"
@@ -120,7 +115,7 @@ if [ -n "$v" ]; then
 	set -- $v
 	MARPLE_TEST_PYTHON_NO_TABLE=1 capture "$2" chain "$T/notable" "$SECS" -F 499
 	total=$(weight "$T/notable" .)
-	echo "bench: pythons: $1 chain without the table: $(grep -o '"interpreters":{[^}]*}' "$T/notable"), chain $(pct "$(weight "$T/notable" "$(expect chain)")" "$total"), merged $(pct "$(num "$T/notable" samples_merged)" "$total")"
+	echo "bench: pythons: $1 chain without the table: $(grep -o '"interpreters":{[^}]*}' "$T/notable"), chain $(pct "$(weight "$T/notable" "$(expect chain)")" "$total"), merged $(pct "$(trailer_num "$T/notable" samples_merged)" "$total")"
 fi
 echo "bench: pythons: absent: $(pythons_absent)"
 echo "bench: pythons: load average $(cut -d' ' -f1-3 /proc/loadavg)"
