@@ -82,7 +82,7 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
-	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes"),
+	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes\tconfig=frequency:-F,timed:--timed"),
 	SC_HELP,
 	{ 0 },
 };

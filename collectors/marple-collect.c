@@ -56,7 +56,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "options.h"
+#include "plan.h"
+#include "registry.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -142,9 +145,14 @@ struct supervisor {
 	int run_go;		/* the go pipe's end that lets it exec; -1 once closed */
 	int run_status;		/* how it ended, as a shell says it (128 + N: signal N) */
 	char *ready_dir;	/* the collectors' MARPLE_READY_FILEs */
+	/* interface and group names: planned from the registry and the config */
+	int time_given;		/* -t: else the config's [General] time */
+	int include_self;	/* --include-self to the collectors that take it */
+	const char *registry;	/* --registry, else found beside us */
+	int plan_only;		/* --plan: print the collectors' command lines, stop */
 };
 
-enum { OPT_SECONDS = 256, OPT_KEEP, OPT_KEEP_BYTES, OPT_EACH_FILE };
+enum { OPT_SECONDS = 256, OPT_KEEP, OPT_KEEP_BYTES, OPT_EACH_FILE, OPT_INCLUDE_SELF, OPT_REGISTRY, OPT_PLAN };
 
 /* The option table gives both the parse and the help's option lines; the
  * man page's OPTIONS list is checked against them (tests/driver/supervise.t). */
@@ -166,6 +174,12 @@ static const struct options_entry options[] = {
 						"SIZE bytes (or 500K, 20M, 1G), remove older" },
 	{ OPT_EACH_FILE, "each-file", "CMD", "--every: run sh -c 'CMD \"$1\"' with each interval file\n"
 					     "once it is written (not waited for)" },
+	{ OPT_INCLUDE_SELF, "include-self", NULL, "names: record marple's own processes too (passed to\n"
+						  "the collectors that take it)" },
+	{ OPT_REGISTRY, "registry", "FILE", "names: what the programs are (default: marple-registry\n"
+					    "beside this program, or ../share/marple/registry)" },
+	{ OPT_PLAN, "plan", NULL, "names: print each collector's command line (INTERFACE,\n"
+				  "PROGRAM, its options; tab-separated) and stop" },
 	{ OPT_SECONDS, "seconds", "DURATION", "print DURATION in whole seconds, rounded up, and\n"
 					      "stop (the driver checks durations with it: one grammar)" },
 	OPTIONS_DESCRIBE("kind=supervisor"),
@@ -179,12 +193,16 @@ static void usage(FILE *f)
 		"Usage: %s [-t DURATION] [-o FILE] [-f] [-g GRACE] [-n NAME]\n"
 		"           [-e INTERVAL [--keep N] [--keep-bytes SIZE] [--each-file CMD]]\n"
 		"           NAME PROGRAM [ARG...] [-- NAME PROGRAM [ARG...]]... [--run CMD [ARG...]]\n"
+		"       %s [OPTION...] INTERFACE|GROUP|INTERFACE:OPTS... [--run CMD [ARG...]]\n"
 		"Run collectors at the same time and write their sections as one stream.\n"
 		"Each PROGRAM is run with DURATION appended as its last operand.\n"
+		"Names: the registry and the config say which programs run, with which options\n"
+		"(the config's, then INTERFACE:OPTS, words separated by commas); groups come\n"
+		"from the config's [Aliases]; -t defaults to its [General] time.\n"
 		"--run: start CMD, with each PROGRAM given -p ITS_PID --children and started\n"
 		"first; CMD runs once they are all tracing, and its end ends the capture.\n"
 		"\n",
-		marple_progname);
+		marple_progname, marple_progname);
 	options_usage(f, options);
 	fputs("\n"
 	      "Collectors see MARPLE_SELF_PIDS and MARPLE_SELF_PGID (see marple-collect(1)).\n"
@@ -194,12 +212,13 @@ static void usage(FILE *f)
 	      f);
 }
 
-static uint64_t duration_arg(const char *opt, const char *arg)
+/* A duration, what for the message: "bad duration 'ten' (...)". */
+static uint64_t duration_arg(const char *what, const char *arg)
 {
 	uint64_t ns;
 
 	if (marple_parse_duration_ns(arg, &ns) < 0)
-		marple_usage_error("%s: '%s' is not a duration (e.g. 10, 500ms, 2m; 0: until a signal)", opt, arg);
+		marple_usage_error("bad %s '%s' (want seconds, or 500ms, 2m, 1h, 1d; -t 0: until a signal)", what, arg);
 	return ns;
 }
 
@@ -221,6 +240,29 @@ static uint64_t size_arg(const char *opt, const char *arg)
 	return (uint64_t)v * unit;
 }
 
+/* A collector's command line: PROGRAM ARG..., what the capture adds (-p PID
+ * --children for a command, --every), then DURATION. */
+static void collector_argv(struct supervisor *s, struct collector *c, const char *name, char *const *args, size_t n)
+{
+	size_t a = 0;
+
+	c->name = name;
+	c->argv = marple_calloc(n + 6, sizeof(char *));
+	for (size_t k = 0; k < n; k++)
+		c->argv[a++] = args[k];
+	if (s->run_argv) {	/* the pid is known once the command is started */
+		c->argv[a++] = "-p";
+		c->argv[a++] = s->run_pid_text;
+		c->argv[a++] = "--children";
+	}
+	if (s->every) {	/* before the operand, where every collector takes options */
+		c->argv[a++] = "--every";
+		c->argv[a++] = (char *)s->every;
+	}
+	c->argv[a] = (char *)s->duration;
+	c->out_fd = c->err_fd = -1;
+}
+
 /* NAME PROGRAM [ARG...] groups separated by "--"; DURATION goes after each. */
 static void parse_collectors(struct supervisor *s, int argc, char **argv)
 {
@@ -234,29 +276,136 @@ static void parse_collectors(struct supervisor *s, int argc, char **argv)
 		if (end - i < 2)
 			marple_usage_error("each collector is NAME PROGRAM [ARG...]%s%s%s",
 				    i < argc ? " (got '" : "", i < argc ? argv[i] : "", i < argc ? "' alone)" : "");
-		struct collector *c = &s->c[s->n++];
-		c->name = argv[i];
-		c->argv = marple_calloc((size_t)(end - i) + 6, sizeof(char *));
-		int a = 0;
-		for (int k = i + 1; k < end; k++)
-			c->argv[a++] = argv[k];
-		if (s->run_argv) {	/* the pid is known once the command is started */
-			c->argv[a++] = "-p";
-			c->argv[a++] = s->run_pid_text;
-			c->argv[a++] = "--children";
-		}
-		if (s->every) {	/* before the operand, where every collector takes options */
-			c->argv[a++] = "--every";
-			c->argv[a++] = (char *)s->every;
-		}
-		c->argv[a] = (char *)s->duration;
-		c->out_fd = c->err_fd = -1;
+		collector_argv(s, &s->c[s->n++], argv[i], argv + i + 1, (size_t)(end - i - 1));
 		i = end + 1;
 		if (end + 1 == argc)
 			marple_usage_error("a '--' with no collector after it");
 	}
 	if (s->n == 0)
 		marple_usage_error("name at least one collector: NAME PROGRAM [ARG...]");
+}
+
+/* Whether the operands are interface and group names (callstack cpu
+ * offcpu:-m,1000), not NAME PROGRAM [ARG...]: no "--" between them, and the
+ * second is no program (a path, or marple-...). */
+static int names_given(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return 0;
+	return argc <= 1 || (!strchr(argv[1], '/') && strncmp(argv[1], "marple-", 7) != 0);
+}
+
+/* The directory this program is in ("" if /proc cannot say). */
+static void own_dir(char *dir, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
+	dir[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		dir[0] = 0;
+}
+
+/* make's marple-registry beside us, or the installed one; NULL if neither. */
+static char *find_registry(const char *dir)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/marple-registry", dir) >= 0 && access(path, R_OK) == 0)
+		return path;
+	free(path);
+	if (asprintf(&path, "%s/../share/marple/registry", dir) >= 0 && access(path, R_OK) == 0)
+		return path;
+	marple_fatal(EXIT_DATA, "the registry of programs is missing (looked for %s/marple-registry and "
+		     "%s/../share/marple/registry; run make)", dir, dir);
+}
+
+/* A collector's program: in $MARPLE_LIBEXEC when set (tests), else beside
+ * us, else on PATH; NULL (named) when there is none. */
+static char *find_program(const char *program, const char *iface, const char *dir)
+{
+	const char *libexec = getenv("MARPLE_LIBEXEC");
+	char *path;
+
+	if (asprintf(&path, "%s/%s", libexec && *libexec ? libexec : dir, program) < 0)
+		marple_fatal(EXIT_DATA, "out of memory");
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	if (!(libexec && *libexec)) {
+		char *search = marple_strdup(getenv("PATH") ? getenv("PATH") : ""), *sv;
+		for (char *d = strtok_r(search, ":", &sv); d; d = strtok_r(NULL, ":", &sv))
+			if (asprintf(&path, "%s/%s", d, program) >= 0 && access(path, X_OK) == 0) {
+				free(search);
+				return path;
+			} else
+				free(path);
+		free(search);
+	}
+	marple_warn("%s: not built here (no %s in %s or PATH)", iface, program, libexec && *libexec ? libexec : dir);
+	return NULL;
+}
+
+/* --plan: each collector's command line, one a line, words separated by tabs. */
+static noreturn void print_plan(const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		printf("%s\t%s", plan->c[i].interface, plan->c[i].program);
+		for (size_t k = 0; k < plan->c[i].nargs; k++)
+			printf("\t%s", plan->c[i].args[k]);
+		putchar('\n');
+	}
+	marple_close_stdout();
+	exit(EXIT_OK);
+}
+
+/* Interface and group names: the registry and the config say which
+ * programs run, with which options (lib/format/plan.h). */
+static void plan_collectors(struct supervisor *s, int argc, char **argv)
+{
+	static struct registry reg;
+	static struct plan plan;
+	char dir[PATH_MAX], *why;
+
+	own_dir(dir, sizeof(dir));
+	if (!s->registry)
+		s->registry = find_registry(dir);
+	registry_read(&reg, s->registry);
+	config_load(s->registry);
+	if (!s->time_given && !s->run_argv && !s->every) {	/* the config's [General] time */
+		s->duration = config_value("General", "time");
+		s->duration_ns = duration_arg("[General] time", s->duration);
+	}
+	uint64_t span_ns = s->every ? s->every_ns : s->duration_ns;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct plan_request rq = {
+		.names = argv, .nnames = (size_t)argc, .every = s->every != NULL, .run = s->run_argv != NULL,
+		.include_self = s->include_self, .capture_s = (span_ns + NS_PER_S - 1) / NS_PER_S,
+		.cpus = cpus > 0 ? (uint64_t)cpus : 1,
+	};
+	if (plan_make(&plan, &reg, &rq, &why) < 0)
+		marple_usage_error("%s", why ? why : "out of memory");
+	if (s->plan_only)
+		print_plan(&plan);
+	s->c = marple_calloc(plan.n + 1, sizeof(*s->c));
+	for (size_t i = 0; i < plan.n; i++) {
+		struct plan_collector *pc = &plan.c[i];
+		char *path = find_program(pc->program, pc->interface, dir);
+		if (!path) {
+			s->failed = 1;
+			continue;
+		}
+		free(pc->program);
+		pc->program = path;
+		pc->args = marple_grow(pc->args, &pc->cap, pc->nargs + 2, sizeof(*pc->args));
+		memmove(pc->args + 1, pc->args, (pc->nargs + 1) * sizeof(*pc->args));
+		pc->args[0] = path;
+		collector_argv(s, &s->c[s->n++], pc->interface, pc->args, pc->nargs + 1);
+	}
+	if (s->n == 0)
+		marple_fatal(EXIT_NOTHING, "no collector could start");
 }
 
 static void parse_args(struct supervisor *s, int argc, char **argv)
@@ -268,10 +417,17 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 	/* in order: the collectors' own options follow their NAME PROGRAM */
 	while ((ch = options_getopt_inorder(options, argc, argv)) != -1) {
 		switch (ch) {
-		case 't': s->duration_ns = duration_arg("-t", optarg); s->duration = optarg; break;
+		case 't':
+			s->duration_ns = duration_arg("duration", optarg);
+			s->duration = optarg;
+			s->time_given = 1;
+			break;
+		case OPT_INCLUDE_SELF: s->include_self = 1; break;
+		case OPT_REGISTRY: s->registry = optarg; break;
+		case OPT_PLAN: s->plan_only = 1; break;
 		case 'o': s->out_path = strcmp(optarg, "-") == 0 ? NULL : optarg; break;
 		case 'f': s->force = 1; break;
-		case 'g': s->grace_ns = duration_arg("-g", optarg); break;
+		case 'g': s->grace_ns = duration_arg("grace", optarg); break;
 		case 'n': marple_progname = optarg; break;
 		case 'e':
 			s->every_ns = duration_arg("--every", optarg);
@@ -283,7 +439,7 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 		case OPT_KEEP_BYTES: s->keep_bytes = size_arg("--keep-bytes", optarg); break;
 		case OPT_EACH_FILE: s->each_file = optarg; break;
 		case OPT_SECONDS: {
-			uint64_t ns = duration_arg("--seconds", optarg);
+			uint64_t ns = duration_arg("duration", optarg);
 			printf("%llu\n", (unsigned long long)((ns + NS_PER_S - 1) / NS_PER_S));
 			marple_close_stdout();
 			exit(EXIT_OK);
@@ -307,7 +463,10 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 				marple_usage_error("--run: the command's output is standard output: name the capture with -o FILE");
 			break;
 		}
-	parse_collectors(s, ops, argv + optind);
+	if (names_given(ops, argv + optind))
+		plan_collectors(s, ops, argv + optind);
+	else
+		parse_collectors(s, ops, argv + optind);
 }
 
 /* ------------------------------------------------------------ signals */

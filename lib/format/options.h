@@ -37,7 +37,9 @@
  *   ext=EXT                   its output file's extension
  *   default-for=DATATYPE      the display of a datatype nobody chose one for
  *   config=KEY:OPTION,...     config [DISPLAY] KEY passed as OPTION VALUE
- *                             (OPTION "--": as --VALUE)
+ *                             (OPTION "--": as --VALUE); a collector's
+ *                             [INTERFACE] KEY the same, and for a flag
+ *                             yes|no|auto (lib/format/plan.h)
  * The entry is hidden from the usage; options_getopt answers it and exits 0. */
 #define OPTIONS_KEY_DESCRIBE 0x7ffe
 #define OPTIONS_DESCRIBE(fields) { OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }

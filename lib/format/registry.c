@@ -174,9 +174,27 @@ static void add_sections(struct registry *reg, size_t *cap, const char *sections
 	free(copy);
 }
 
+static void add_collector(struct registry *reg, size_t *cap, const char *line, const char *prog)
+{
+	char *every = registry_field(line, "every"), *options = registry_field(line, "options");
+	char *config = registry_field(line, "config");
+
+	reg->collectors = marple_grow(reg->collectors, cap, reg->ncollectors + 1, sizeof(*reg->collectors));
+	struct registry_collector *c = &reg->collectors[reg->ncollectors++];
+	c->program = marple_strdup(prog);
+	c->interface = marple_strdup(prog + strlen("marple-"));
+	for (char *p = c->interface; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	c->options = options ? options : marple_strdup("");
+	c->config = config ? config : marple_strdup("");
+	c->every = every && !strcmp(every, "yes");
+	free(every);
+}
+
 void registry_read(struct registry *reg, const char *path)
 {
-	size_t n, dcap = 0, scap = 0;
+	size_t n, dcap = 0, scap = 0, ccap = 0;
 	char **lines = lines_of_file(path, "the registry of programs", &n);
 
 	memset(reg, 0, sizeof(*reg));
@@ -188,6 +206,8 @@ void registry_read(struct registry *reg, const char *path)
 		if (kind && prog && !strncmp(prog, "marple-", 7)) {
 			if (!strcmp(kind, "renderer") && display && *display)
 				add_display(reg, &dcap, line, prog, display);
+			if (!strcmp(kind, "collector"))
+				add_collector(reg, &ccap, line, prog);
 			if (!strcmp(kind, "collector") && sections)
 				add_sections(reg, &scap, sections);
 		}
@@ -203,6 +223,14 @@ const struct registry_display *registry_display(const struct registry *reg, cons
 	for (size_t i = 0; i < reg->ndisplays; i++)
 		if (has_word(reg->displays[i].names, name))
 			return &reg->displays[i];
+	return NULL;
+}
+
+const struct registry_collector *registry_collector(const struct registry *reg, const char *interface)
+{
+	for (size_t i = 0; i < reg->ncollectors; i++)
+		if (!strcmp(reg->collectors[i].interface, interface))
+			return &reg->collectors[i];
 	return NULL;
 }
 

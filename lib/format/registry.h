@@ -26,7 +26,18 @@ struct registry_section {
 	char *interface, *datatype, *display;
 };
 
+/* A collector: "marple collect NAME" runs its program (NAME's _ as -). */
+struct registry_collector {
+	char *interface;	/* "perf_malloc" */
+	char *program;		/* "marple-perf-malloc" */
+	char *options;		/* its options field: "-F|--frequency=HZ --timed ..." */
+	char *config;		/* "frequency:-F,timed:--timed": [INTERFACE] KEY as OPTION */
+	int every;		/* writes a section per --every interval (every=yes) */
+};
+
 struct registry {
+	struct registry_collector *collectors;	/* in the registry's order */
+	size_t ncollectors;
 	struct registry_display *displays;	/* in the registry's order */
 	size_t ndisplays;
 	struct registry_section *sections;	/* every collector's, in order */
@@ -44,6 +55,8 @@ void registry_check_line(const char *path, size_t lineno, const char *line, size
 void registry_read(struct registry *reg, const char *path);
 /* The display answering to name (its own or an alias), or NULL. */
 const struct registry_display *registry_display(const struct registry *reg, const char *name);
+/* The collector of an interface name, or NULL. */
+const struct registry_collector *registry_collector(const struct registry *reg, const char *interface);
 /* Whether the display draws datatype ("stack", "timed", ...). */
 int registry_reads(const struct registry_display *d, const char *datatype);
 
