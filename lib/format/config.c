@@ -308,8 +308,9 @@ static void config_line_read(char *line, size_t len, char **section)
 	if (!*k)
 		bad("empty key");
 	check(*section, k, v);
+	char *key = NULL;
 	if (!strcmp(*section, "DisplayInterfaces"))	/* the original's names */
-		k = !strcmp(k, "memusage") ? "memleak" : !strcmp(k, "perf-malloc") ? "perf_malloc" : k;
+		k = key = registry_interface(k, strlen(k));
 	if (strchr(k, '\t') || strchr(v, '\t'))
 		bad("a tab inside a key or value");
 	char *value = strdup(v);
@@ -330,6 +331,7 @@ static void config_line_read(char *line, size_t len, char **section)
 	if (!strcmp(*section, "General") && !strcmp(k, "frequency"))
 		append(&settings, "callstack\tfrequency\t%s\n", value);
 	free(value);
+	free(key);
 }
 
 /* One config text, named name (a file, or "built-in"). */

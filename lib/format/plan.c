@@ -26,17 +26,6 @@ static int fail(char **why, const char *fmt, ...)
 	return -1;
 }
 
-/* The name a user types, as the registry knows it: perf-malloc is
- * perf_malloc, and memusage (the original MARPLE's name) memleak. */
-static char *canonical(const char *name, size_t len)
-{
-	if (len == 11 && !strncmp(name, "perf-malloc", len))
-		return marple_strdup("perf_malloc");
-	if (len == 8 && !strncmp(name, "memusage", len))
-		return marple_strdup("memleak");
-	return marple_strndup(name, len);
-}
-
 /* Whether a program's options field ("-F|--frequency=HZ --timed ~--old")
  * has option name: -1 no, 0 a flag, 1 it takes a value. */
 static int option_takes(const char *options, const char *name)
@@ -207,7 +196,7 @@ static int add_group(struct plan *p, const struct registry *reg, const struct pl
 		return fail(why, "unknown interface or group '%s' (see 'marple list')", n);
 	}
 	for (char *w = strtok_r(list, ", \t", &sv); w; w = strtok_r(NULL, ", \t", &sv)) {
-		char *iface = canonical(w, strlen(w));
+		char *iface = registry_interface(w, strlen(w));
 		plan_add(p, iface, reg, rq);
 		free(iface);
 	}
@@ -220,7 +209,7 @@ static int add_name(struct plan *p, const struct registry *reg, const struct pla
 		    char **why)
 {
 	const char *colon = strchr(n, ':');
-	char *iface = canonical(n, colon ? (size_t)(colon - n) : strlen(n));
+	char *iface = registry_interface(n, colon ? (size_t)(colon - n) : strlen(n));
 	const struct registry_collector *rc = registry_collector(reg, iface);
 	int rv = 0;
 

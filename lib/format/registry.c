@@ -226,6 +226,15 @@ const struct registry_display *registry_display(const struct registry *reg, cons
 	return NULL;
 }
 
+char *registry_interface(const char *name, size_t len)
+{
+	if (len == 11 && !strncmp(name, "perf-malloc", len))
+		return marple_strdup("perf_malloc");
+	if (len == 8 && !strncmp(name, "memusage", len))
+		return marple_strdup("memleak");
+	return marple_strndup(name, len);
+}
+
 const struct registry_collector *registry_collector(const struct registry *reg, const char *interface)
 {
 	for (size_t i = 0; i < reg->ncollectors; i++)

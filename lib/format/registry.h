@@ -55,6 +55,9 @@ void registry_check_line(const char *path, size_t lineno, const char *line, size
 void registry_read(struct registry *reg, const char *path);
 /* The display answering to name (its own or an alias), or NULL. */
 const struct registry_display *registry_display(const struct registry *reg, const char *name);
+/* The first len bytes of name as the registry names an interface, copied:
+ * perf-malloc is perf_malloc, memusage (the original MARPLE's name) memleak. */
+char *registry_interface(const char *name, size_t len);
 /* The collector of an interface name, or NULL. */
 const struct registry_collector *registry_collector(const struct registry *reg, const char *interface);
 /* Whether the display draws datatype ("stack", "timed", ...). */
