@@ -373,7 +373,7 @@ static void plan_collectors(struct supervisor *s, int argc, char **argv)
 	if (!s->registry)
 		s->registry = find_registry(dir);
 	registry_read(&reg, s->registry);
-	config_load(s->registry);
+	config_load(s->registry, s->plan_only);
 	if (!s->time_given && !s->run_argv && !s->every) {	/* the config's [General] time */
 		s->duration = config_value("General", "time");
 		s->duration_ns = duration_arg("[General] time", s->duration);

@@ -1,5 +1,5 @@
-/* marple-config — marple's configuration, read once, the way the driver uses
- * it: the built-in defaults (the original MARPLE's, and each collector's
+/* marple-config — marple's configuration as lib/format/config.c reads it for
+ * every program that uses it: the built-in defaults (the original MARPLE's, and each collector's
  * pictures from the registry), then /etc/marple/config, then the user's
  * ($XDG_CONFIG_HOME/marple/config or ~/.config/marple/config), or only
  * $MARPLE_CONFIG.  Every line is checked against what the programs are (the
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	}
 	if (!registry || optind < argc)
 		marple_usage_error(registry ? "unexpected operand '%s'" : "--registry FILE is needed", argv[optind]);
-	config_load(registry);
+	config_load(registry, 0);
 	if (print)
 		config_print(stdout);
 	else

@@ -37,6 +37,7 @@ static struct {
 
 /* The setting lines, and the original MARPLE's keys that do nothing here. */
 static char *settings, *ignored;
+static int quiet_load;	/* the original's settings that do nothing are not named */
 
 static void append(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void append(char **s, const char *fmt, ...)
@@ -348,7 +349,7 @@ static void config_read(const char *name, FILE *f)
 			line[--len] = 0;
 		config_line_read(line, (size_t)len, &section);
 	}
-	if (ignored)
+	if (ignored && !quiet_load)
 		marple_warn("%s: ignored (settings of the original MARPLE that do nothing here): %s", name, ignored);
 	free(ignored), free(line), free(section);
 }
@@ -424,8 +425,9 @@ static void print_effective(FILE *out, char **files, size_t nfiles)
 static char *files_read[2];
 static size_t nfiles_read;
 
-void config_load(const char *path)
+void config_load(const char *path, int quiet)
 {
+	quiet_load = quiet;
 	registry_path = path;
 	read_registry(path);
 	FILE *builtin = fmemopen((void *)default_config, sizeof(default_config) - 1, "r");

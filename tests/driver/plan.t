@@ -5,7 +5,7 @@
 # to those that take it -- with no driver in between.  --plan prints that
 # plan; a real run with stand-in collectors shows the same command lines.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 18
 mkdir -p "$T/bin" "$T/fake" "$T/state" "$T/work" "$T/config/marple"
 # stand-in collectors: record their arguments, write a fake section
 for n in callstack offcpu cpusched memleak; do
@@ -66,3 +66,9 @@ check "run: callstack got the config's options and the config's time (1 s)" \
 	test "$(cat "$T/args.callstack")" = "-F 199 --timed 1"
 expect_exit "run: a collector not built here is named" 3 "^marple-collect: memleak: not built here" \
 	env MARPLE_LIBEXEC="$T/nowhere" marple-collect -t 1 -o nb.marple memleak
+# the driver passes names on, after a --plan check: a setting of the original
+# MARPLE that does nothing here is named once, not by both
+cfg '[General]' 'time = 1' 'system_wide: -a'
+MARPLE_LIBEXEC="$T/bin" marple collect -o drv.marple cpusched > /dev/null 2> "$T/drv.err"
+check "driver: the original's idle setting named once ($(tr '\n' ' ' < "$T/drv.err"))" \
+	test "$(grep -c 'ignored (settings of the original MARPLE' "$T/drv.err")" -eq 1

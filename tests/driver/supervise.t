@@ -31,7 +31,7 @@ wait_children() {
 }
 
 # --- usage
-expect_exit "collect: a NAME without PROGRAM is a usage error" 2 "each collector is NAME PROGRAM (got 'b' alone)" \
+expect_exit "collect: a NAME without PROGRAM is a usage error" 2 "each collector is NAME PROGRAM .*got 'b' alone" \
 	marple-collect -t 1 a "$B/marple-callstack" -- b
 expect_exit "collect: a bad duration is a usage error" 2 "bad duration 'ten'" \
 	marple-collect -t ten a "$B/marple-callstack"
