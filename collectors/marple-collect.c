@@ -414,8 +414,10 @@ static void parse_args(struct supervisor *s, int argc, char **argv)
 
 	s->duration = "0";
 	s->grace_ns = 10 * NS_PER_S;
-	/* in order: the collectors' own options follow their NAME PROGRAM */
-	while ((ch = options_getopt_inorder(options, argc, argv)) != -1) {
+	/* in order: the collectors' own options follow their NAME PROGRAM;
+	 * --run ends the options too (marple record names no interface) */
+	while (!(optind > 0 && optind < argc && !strcmp(argv[optind], "--run")) &&
+	       (ch = options_getopt_inorder(options, argc, argv)) != -1) {
 		switch (ch) {
 		case 't':
 			s->duration_ns = duration_arg("duration", optarg);

@@ -15,7 +15,7 @@
 
 /* The original MARPLE's defaults (marple(1) documents each). */
 static const char default_config[] =
-	"[General]\ntime = 10\n\n"
+	"[General]\ntime = 10\nrecord = callstack\n\n"
 	"[callstack]\nfrequency = 99\ntimed = auto\n\n"
 	"[g2]\ntrack = pid\n\n"
 	"[stackplot]\ntop = 10\n\n"
@@ -187,6 +187,11 @@ static void check(const char *s, const char *k, const char *v)
 			if (!is_count(v, 1))
 				bad("frequency must be a whole number of Hz");
 			return;
+		}
+		if (!strcmp(k, "record")) {	/* marple record's interfaces, a group */
+			if (!*v)
+				bad("record names no interface");
+			return check_group(k, v);
 		}
 		if (is_one_of(k, "system_wide warnings top_stacks"))
 			return ignore(s, k);

@@ -185,22 +185,29 @@ static int is_group_name(const char *n)
 	return *n && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == strlen(n);
 }
 
-/* A group of the config's [Aliases]: each of its interfaces. */
-static int add_group(struct plan *p, const struct registry *reg, const struct plan_request *rq, const char *n,
-		     char **why)
+/* Each interface of a list (a group's: "cpusched,perf-malloc"). */
+static void add_list(struct plan *p, const struct registry *reg, const struct plan_request *rq, char *list)
 {
-	char *list = is_group_name(n) ? config_value("Aliases", n) : NULL, *sv;
+	char *sv;
 
-	if (!list || !*list) {
-		free(list);
-		return fail(why, "unknown interface or group '%s' (see 'marple list')", n);
-	}
 	for (char *w = strtok_r(list, ", \t", &sv); w; w = strtok_r(NULL, ", \t", &sv)) {
 		char *iface = registry_interface(w, strlen(w));
 		plan_add(p, iface, reg, rq);
 		free(iface);
 	}
+}
+
+/* A group of the config's [Aliases]: each of its interfaces. */
+static int add_group(struct plan *p, const struct registry *reg, const struct plan_request *rq, const char *n,
+		     char **why)
+{
+	char *list = is_group_name(n) ? config_value("Aliases", n) : NULL;
+
+	if (list && *list)
+		add_list(p, reg, rq, list);
 	free(list);
+	if (!list || !*list)
+		return fail(why, "unknown interface or group '%s' (see 'marple list')", n);
 	return 0;
 }
 
@@ -250,7 +257,13 @@ int plan_make(struct plan *p, const struct registry *reg, const struct plan_requ
 {
 	memset(p, 0, sizeof(*p));
 	*why = NULL;
-	if (rq->nnames == 0)
+	if (rq->nnames == 0 && rq->run) {	/* marple record's: the config's [General] record */
+		char *list = config_value("General", "record");
+		if (list)
+			add_list(p, reg, rq, list);
+		free(list);
+	}
+	if (rq->nnames == 0 && p->n == 0)
 		return fail(why, "name at least one interface or group");
 	for (size_t i = 0; i < rq->nnames; i++)
 		if (add_name(p, reg, rq, rq->names[i], why) < 0)

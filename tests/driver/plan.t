@@ -5,7 +5,7 @@
 # to those that take it -- with no driver in between.  --plan prints that
 # plan; a real run with stand-in collectors shows the same command lines.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 18
+plan 20
 mkdir -p "$T/bin" "$T/fake" "$T/state" "$T/work" "$T/config/marple"
 # stand-in collectors: record their arguments, write a fake section
 for n in callstack offcpu cpusched memleak; do
@@ -46,6 +46,12 @@ check "plan: --include-self only to the collectors that take it" \
 	test "$(planned --include-self callstack cpusched | paste -sd'|')" = "callstack marple-callstack -F 99 --timed --include-self|cpusched marple-cpusched"
 check "plan: a name given twice runs once" test "$(planned callstack cpu | cut -d' ' -f1 | paste -sd' ')" = "callstack offcpu cpusched"
 
+check "plan: a command and no name: the config's [General] record, callstack" \
+	test "$(planned -o x --run true)" = "callstack marple-callstack -F 99"
+cfg '[General]' 'record = callstack,cpusched'
+check "plan: [General] record = callstack,cpusched: each must follow a command" \
+	sh -c "marple-collect --plan -o x --run true 2>&1 | grep -q 'cpusched cannot follow a command'"
+rm -f "$T/config/marple/config"
 expect_exit "plan: an unknown name is a usage error, named" 2 "^marple-collect: unknown interface or group 'frob' \\(see 'marple list'\\)" \
 	marple-collect --plan frob
 expect_exit "plan: a bad INTERFACE:OPTS is named" 2 "^marple-collect: offcpu:--both=1: --both takes no value" \
