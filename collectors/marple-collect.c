@@ -1,8 +1,15 @@
 /* marple-collect — a collector of collectors: runs several marple collectors at
  * the same time and writes their sections as one stream.  It is what
- * `marple collect` runs once the driver has worked out which programs to start.
+ * `marple collect` runs.
  *
  *   $ marple-collect -t 5 -o cap.marple callstack marple-callstack -F 99 -- cpusched marple-cpusched
+ *   $ marple-collect -t 5 -o cap.marple cpu offcpu:-m,1000
+ *
+ * Given interface and group names (the second line: no "--" between the
+ * operands, the second no program), it plans the capture itself from the
+ * registry and the config (lib/format/plan.h: groups, each collector's options,
+ * checks) and finds each program; the driver's `marple collect` passes its
+ * arguments on that way.
  *
  * Each collector writes its section to a temporary file (unlinked at once, so
  * nothing is left behind) and its messages to memory (a memfd: a disk that

@@ -270,16 +270,3 @@ int plan_make(struct plan *p, const struct registry *reg, const struct plan_requ
 			return -1;
 	return check_collectors(p, reg, rq, why);
 }
-
-void plan_free(struct plan *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		for (size_t k = 0; k < p->c[i].nargs; k++)
-			free(p->c[i].args[k]);
-		free(p->c[i].args);
-		free(p->c[i].interface);
-		free(p->c[i].program);
-	}
-	free(p->c);
-	memset(p, 0, sizeof(*p));
-}

@@ -43,8 +43,8 @@ struct plan_request {
 };
 
 /* The plan for rq, with the config read (config_load) and reg: 0, or -1 with
- * *why saying which name is wrong and why (a usage error, malloc'd). */
+ * *why saying which name is wrong and why (a usage error, malloc'd).  The
+ * plan lives as long as the capture: nothing frees it. */
 int plan_make(struct plan *p, const struct registry *reg, const struct plan_request *rq, char **why);
-void plan_free(struct plan *p);
 
 #endif
