@@ -142,7 +142,11 @@ static int user_options(struct plan_collector *c, const struct registry_collecto
 	char *copy = marple_strdup(opts), *words[256], reason[512] = "";
 	size_t n = 0;
 
-	for (char *w = copy, *comma; n < 256; w = comma + 1) {
+	for (char *w = copy, *comma; ; w = comma + 1) {
+		if (n == sizeof(words) / sizeof(words[0])) {
+			free(copy);
+			return fail(why, "%s:%s: more than %zu words", c->interface, opts, n);
+		}
 		words[n++] = w;
 		if (!(comma = strchr(w, ',')))
 			break;
