@@ -206,13 +206,12 @@ static int add_group(struct plan *p, const struct registry *reg, const struct pl
 		     char **why)
 {
 	char *list = is_group_name(n) ? config_value("Aliases", n) : NULL;
+	int known = list && *list;
 
-	if (list && *list)
+	if (known)
 		add_list(p, reg, rq, list);
 	free(list);
-	if (!list || !*list)
-		return fail(why, "unknown interface or group '%s' (see 'marple list')", n);
-	return 0;
+	return known ? 0 : fail(why, "unknown interface or group '%s' (see 'marple list')", n);
 }
 
 /* One name: an interface, INTERFACE:OPTS, or a group. */
