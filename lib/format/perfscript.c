@@ -290,6 +290,23 @@ static void header_line(struct perfscript *p, const char *s, size_t n, size_t co
 	p->have_pname = 1;
 }
 
+/* The first \s byte of s[i, n), or n; eight bytes a step while none of them
+ * is below '!' or above 0x7f (a byte that is may be one: looked at alone). */
+static size_t find_ws(const char *s, size_t i, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	while (i + 8 <= n) {
+		uint64_t x;
+		memcpy(&x, s + i, 8);
+		if (((x - 0x21 * ones) | x) & (0x80 * ones))
+			break;
+		i += 8;
+	}
+	while (i < n && !IS_WS(s[i]))
+		i++;
+	return i;
+}
+
 /* ^\s*(\w+)\s*(.+) \((\S*)\) */
 static int match_frame(const char *s, size_t n, size_t *pc0, size_t *pc1, size_t *f0, size_t *f1,
 		       size_t *m0, size_t *m1)
@@ -312,18 +329,11 @@ static int match_frame(const char *s, size_t n, size_t *pc0, size_t *pc1, size_t
 		lim = i;
 		if (i == 0 || s[i - 1] != ' ')
 			continue;
-		size_t r = i + 1, last = 0;
-		int found = 0;
-		while (r < n && !IS_WS(s[r])) {
-			if (s[r] == ')') {
-				last = r;
-				found = 1;
-			}
-			r++;
-		}
-		if (found) {
+		size_t r = find_ws(s, i + 1, n);
+		const char *last = memrchr(s + i + 1, ')', r - i - 1);
+		if (last) {
 			z = i - 1;
-			t = last;
+			t = (size_t)(last - s);
 			break;
 		}
 	}
@@ -433,8 +443,9 @@ static void put_tidy(struct perfscript *p, const char *f, size_t n)
 	}
 	size_t start = p->buf_len;
 	char *o = reserve(p, cut);
-	size_t k = 0;
-	for (size_t j = 0; j < cut; j++) {
+	size_t k = i < cut ? i : cut;
+	memcpy(o, f, k);	/* no ; ( " ' before i */
+	for (size_t j = k; j < cut; j++) {
 		char c = f[j];
 		if (c == '"' || c == '\'')
 			continue;
