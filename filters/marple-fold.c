@@ -121,12 +121,12 @@ static void on_bad(void *vc, unsigned long lineno, const char *why)
 }
 
 /* A NUL byte: binary data, not text; the caller reads no further. */
-static int has_nul(struct ctx *c, const char *s, size_t len, unsigned long lineno)
+static int has_nul(struct ctx *c, struct lines *l)
 {
-	if (!memchr(s, 0, len))
+	if (!lines_has_nul(l))
 		return 0;
-	c->nul_line = lineno;
-	report_bad(c, lineno, "NUL byte in line: binary data, not text (nothing more is read)");
+	c->nul_line = lines_lineno(l);
+	report_bad(c, c->nul_line, "NUL byte in line: binary data, not text (nothing more is read)");
 	return 1;
 }
 
@@ -182,7 +182,7 @@ static void read_folded(struct ctx *c, struct lines *l)
 	while (lines_next(l, &s, &len) > 0) {
 		if (len == 0 || (len == 1 && s[0] == '\r'))
 			continue;
-		if (has_nul(c, s, len, lines_lineno(l)))
+		if (has_nul(c, l))
 			break;
 		if (folded_parse_line(s, len, 1, &fl, &why) < 0) {
 			report_bad(c, lines_lineno(l), why);
@@ -407,7 +407,7 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_NONE:
 		break;
 	case KIND_PERF:
-		while ((rc = lines_next(l, &s, &len)) > 0 && !has_nul(c, s, len, lines_lineno(l)))
+		while ((rc = lines_next(l, &s, &len)) > 0 && !has_nul(c, l))
 			perfscript_line(ps, s, len, lines_lineno(l));
 		perfscript_finish(ps);
 		if (rc < 0)

@@ -24,7 +24,18 @@ struct lines {
 	int eof, err;
 	int unterminated;	/* the last line returned had no newline */
 	int mapped;		/* buf is the whole file, mmap'ed (cap = its size) */
+	size_t nul;		/* the first NUL byte in buf[pos, end), or NO_NUL */
+	int line_nul;		/* the last line returned holds a NUL byte */
 };
+
+#define NO_NUL SIZE_MAX
+
+/* The first NUL byte in buf[from, end): one memchr a read, not one a line. */
+static size_t find_nul(const struct lines *l, size_t from)
+{
+	const char *z = memchr(l->buf + from, 0, l->end - from);
+	return z ? (size_t)(z - l->buf) : NO_NUL;
+}
 
 struct lines *lines_new(FILE *f, const char *name)
 {
@@ -33,6 +44,7 @@ struct lines *lines_new(FILE *f, const char *name)
 	l->name = marple_strdup(name ? name : "<stdin>");
 	l->cap = LINES_BUF;
 	l->buf = marple_malloc(l->cap + 1);
+	l->nul = NO_NUL;
 	return l;
 }
 
@@ -54,6 +66,7 @@ struct lines *lines_new_whole(FILE *f, const char *name)
 	l->cap = l->end = (size_t)st.st_size;
 	l->eof = 1;
 	l->mapped = 1;
+	l->nul = find_nul(l, 0);
 	return l;
 }
 
@@ -72,6 +85,7 @@ void lines_free(struct lines *l)
 }
 
 unsigned long lines_lineno(const struct lines *l) { return l->lineno; }
+int lines_has_nul(const struct lines *l) { return l->line_nul; }
 int lines_unterminated(const struct lines *l) { return l->unterminated; }
 
 /* Move unread bytes to the front, grow if full, read more.  Returns bytes read. */
@@ -82,6 +96,8 @@ static size_t fill(struct lines *l)
 	if (l->pos > 0) {
 		memmove(l->buf, l->buf + l->pos, l->end - l->pos);
 		l->end -= l->pos;
+		if (l->nul != NO_NUL)
+			l->nul -= l->pos;
 		l->pos = 0;
 	}
 	if (l->end == l->cap) {
@@ -98,9 +114,11 @@ static size_t fill(struct lines *l)
 		n = fd >= 0 ? read(fd, l->buf + l->end, l->cap - l->end)
 			    : (ssize_t)fread(l->buf + l->end, 1, l->cap - l->end, l->f);
 	while (n < 0 && errno == EINTR);
-	if (n > 0)
+	if (n > 0) {
 		l->end += (size_t)n;
-	else if (n < 0 || (fd < 0 && ferror(l->f))) {
+		if (l->nul == NO_NUL)
+			l->nul = find_nul(l, l->end - (size_t)n);
+	} else if (n < 0 || (fd < 0 && ferror(l->f))) {
 		marple_warn_at(l->name, 0, "read error: %s", strerror(n < 0 ? errno : EIO));
 		l->err = 1;
 	} else
@@ -116,29 +134,33 @@ int lines_next(struct lines *l, const char **s, size_t *len)
 	return rc;
 }
 
+/* Return the line buf[pos, pos + len) and consume it and skip bytes more. */
+static int take_line(struct lines *l, char **s, size_t *len, size_t linelen, size_t skip)
+{
+	*s = l->buf + l->pos;
+	*len = linelen;
+	l->pos += linelen + skip;
+	l->lineno++;
+	l->line_nul = l->nul < l->pos;
+	if (l->line_nul)
+		l->nul = find_nul(l, l->pos);
+	return 1;
+}
+
 int lines_next_writable(struct lines *l, char **s, size_t *len)
 {
 	for (;;) {
 		char *p = l->buf + l->pos;
 		char *nl = memchr(p, '\n', l->end - l->pos);
-		if (nl) {
-			*s = p;
-			*len = (size_t)(nl - p);
-			l->pos = (size_t)(nl - l->buf) + 1;
-			l->lineno++;
-			return 1;
-		}
+		if (nl)
+			return take_line(l, s, len, (size_t)(nl - p), 1);
 		if (l->eof || l->err) {
 			if (l->err)
 				return -1;
 			if (l->pos == l->end)
 				return 0;
-			*s = p;
-			*len = l->end - l->pos;
-			l->pos = l->end;
-			l->lineno++;
 			l->unterminated = 1;
-			return 1;
+			return take_line(l, s, len, l->end - l->pos, 0);
 		}
 		fill(l);
 	}

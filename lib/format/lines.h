@@ -31,6 +31,9 @@ int lines_next(struct lines *l, const char **s, size_t *len);
  * are stable (mapped: lines_stable), when they are read-only. */
 int lines_next_writable(struct lines *l, char **s, size_t *len);
 
+/* Does the last line returned hold a NUL byte?  (Found a read at a time,
+ * not a line at a time.) */
+int lines_has_nul(const struct lines *l);
 /* Did the last line returned end the input without a newline? */
 int lines_unterminated(const struct lines *l);
 

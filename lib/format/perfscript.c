@@ -40,7 +40,8 @@ struct perfscript {
 };
 
 static const unsigned char cls[256] = {
-	/* 1 = \s, 2 = \w, 4 = \d */
+	/* 1 = \s, 2 = \w, 4 = \d, 8 = what tidying or a "->" split change */
+	[';'] = 8, ['('] = 8, ['"'] = 8, ['\''] = 8, ['-'] = 8,
 	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1,
 	['0'] = 6, ['1'] = 6, ['2'] = 6, ['3'] = 6, ['4'] = 6, ['5'] = 6, ['6'] = 6, ['7'] = 6,
 	['8'] = 6, ['9'] = 6, ['_'] = 2,
@@ -56,6 +57,7 @@ static const unsigned char cls[256] = {
 #define IS_WS(c) (cls[(unsigned char)(c)] & 1)
 #define IS_WORD(c) (cls[(unsigned char)(c)] & 2)
 #define IS_DIGIT(c) (cls[(unsigned char)(c)] & 4)
+#define IS_SPECIAL(c) (cls[(unsigned char)(c)] & 8)
 
 struct perfscript *perfscript_new(const struct perfscript_opts *o, perfscript_sample_fn fn,
 				    perfscript_bad_fn bad, void *ctx)
@@ -307,11 +309,24 @@ static size_t find_ws(const char *s, size_t i, size_t n)
 	return i;
 }
 
+/* Past the spaces from s[i], eight a step. */
+static size_t skip_spaces(const char *s, size_t i, size_t n)
+{
+	uint64_t x;
+	while (i + 8 <= n && (memcpy(&x, s + i, 8), x == 0x2020202020202020ull))
+		i += 8;
+	while (i < n && s[i] == ' ')
+		i++;
+	return i;
+}
+
 /* ^\s*(\w+)\s*(.+) \((\S*)\) */
 static int match_frame(const char *s, size_t n, size_t *pc0, size_t *pc1, size_t *f0, size_t *f1,
 		       size_t *m0, size_t *m1)
 {
 	size_t a = 0;
+	if (n > 0 && s[0] == '\t')	/* perf's: a tab, spaces padding the address */
+		a = skip_spaces(s, 1, n);
 	while (a < n && IS_WS(s[a]))
 		a++;
 	size_t b = a;
@@ -458,6 +473,18 @@ static void put_tidy(struct perfscript *p, const char *f, size_t n)
 	p->buf_len = start + k;
 }
 
+/* A symbol that tidies to itself and holds no "->": none of ; ( " ' -, not
+ * [unknown], and no Java name to strip an L from. */
+static int plain_symbol(const struct perfscript *p, const char *f, size_t n)
+{
+	if (p->is_java || (n == 9 && memcmp(f, "[unknown]", 9) == 0))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (IS_SPECIAL(f[i]))
+			return 0;
+	return 1;
+}
+
 static void frame_line(struct perfscript *p, const char *s, size_t pc0, size_t pc1, size_t f0,
 		       size_t f1, size_t m0, size_t m1)
 {
@@ -487,6 +514,14 @@ static void frame_line(struct perfscript *p, const char *s, size_t pc0, size_t p
 	if (p->nunit == p->unit_cap)
 		p->unit = marple_grow(p->unit, &p->unit_cap, p->nunit + 1, sizeof(size_t));
 	p->unit[p->nunit++] = p->buf_len;
+	if (plain_symbol(p, func, end)) {	/* the usual frame: nothing to split or tidy */
+		put(p, func, end);
+		if (kern)
+			put(p, "_[k]", 4);
+		else if (jit)
+			put(p, "_[j]", 4);
+		return;
+	}
 	size_t pos = 0;
 	int first = 1;
 	for (;;) {
