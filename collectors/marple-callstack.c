@@ -235,8 +235,10 @@ static struct callstack_bpf *load(bool python)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	stackcollector_unwind_size(&sc, skel->obj);
-	stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
-	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	uint32_t storage = sc.stack_storage ? (uint32_t)sc.stack_storage :
+		stacksbpf_storage_for(opt.freq * (uint64_t)libbpf_num_possible_cpus(), sc.drain_ms);
+	stacksbpf_set_counts_size(skel->obj, storage);
+	stacksbpf_set_storage(skel->obj, storage);
 	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
 	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
 	if (opt.dwarf && opt.freq * (uint64_t)libbpf_num_possible_cpus() > 1000)

@@ -130,7 +130,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		n++;
 	const struct options_entry *entries = entries_of(sc);
 	sc->sample_every = 1;
-	sc->stack_storage = 16384;
+	sc->stack_storage = 0;	/* the collector's default: stacksbpf.h */
 	sc->drain_ms = STACKDRAIN_PERIOD_MS;
 	sc->unwind = UNWIND_MODE_TABLES;
 	sc->unwind_memory = UNWINDTABLES_MEMORY_DEFAULT;

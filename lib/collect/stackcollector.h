@@ -96,7 +96,7 @@ enum {
 	{ SC_OPT_DELIMIT, 'd', "delimit", NULL, NULL }
 #define SC_STACK_STORAGE \
 	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
-	  "stack map entries (default 16384)" }
+	  "stack map entries (default 16384; a sampling\ncollector's sized to its rate)" }
 /* for the collectors that drain their maps while capturing (stackdrain.h) */
 #define SC_DRAIN_EVERY \
 	{ SC_OPT_DRAIN_EVERY, SC_LONG_ONLY(SC_OPT_DRAIN_EVERY), "drain-every", "MS", \
@@ -171,7 +171,7 @@ struct stackcollector {
 	int children;			/* --children, or -c: the target's descendants too */
 	const char *lib;		/* -l */
 	uint64_t sample_every;		/* -s, default 1 */
-	uint64_t stack_storage;		/* --stack-storage, default 16384 */
+	uint64_t stack_storage;		/* --stack-storage; 0: not given (stacksbpf.h) */
 	uint64_t drain_ms;		/* --drain-every, default STACKDRAIN_PERIOD_MS; 0: never */
 	uint64_t duration;		/* the operand, ns; 0: until SIGINT/SIGTERM */
 	uint64_t interval;		/* --every, ns; 0: one section for the whole capture */

@@ -252,8 +252,21 @@ void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct 
 		timedsamples_set_rewrite(ts, rewrite_key, d);
 }
 
+uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms)
+{
+	if (drain_ms == 0)	/* drained at the end only: everything must fit */
+		return STACKSBPF_STORAGE_DEFAULT;
+	uint64_t want = events_per_s * drain_ms / 1000 * 2;
+	uint32_t n = STACKSBPF_STORAGE_MIN;
+	while (n < want && n < STACKSBPF_STORAGE_DEFAULT)
+		n *= 2;
+	return n;
+}
+
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 {
+	if (n == 0)
+		n = STACKSBPF_STORAGE_DEFAULT;
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
 	struct bpf_map *i1 = bpf_object__find_map_by_name(obj, "stack_slots1");
@@ -271,6 +284,8 @@ int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 
 int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n)
 {
+	if (n == 0)
+		n = STACKSBPF_STORAGE_DEFAULT;
 	struct bpf_map *c = bpf_object__find_map_by_name(obj, "counts");
 	struct bpf_map *c1 = bpf_object__find_map_by_name(obj, "counts1");
 

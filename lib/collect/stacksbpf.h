@@ -64,8 +64,19 @@ void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct 
  * before load.  0 or -1. */
 struct bpf_object;
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n);
-/* Size its count maps (counts and, if there, counts1) to n entries each. */
+/* Size its count maps (counts and, if there, counts1) to n entries each.
+ * n 0, in both: STACKSBPF_STORAGE_DEFAULT (--stack-storage not given). */
 int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
+
+/* A stack slot holds MARPLE_STACK_DEPTH addresses (2 KiB), and the whole
+ * store is mapped into the collector: 2 x 16384 slots are 64 MiB resident.
+ * A sampling collector sizes it to its rate instead: room in a set for twice
+ * what events_per_s bring in a drain period (a set is drained sooner when a
+ * quarter full), a power of two from STACKSBPF_STORAGE_MIN up to the
+ * default; 99 Hz on 2 CPUs takes 4 MiB. */
+#define STACKSBPF_STORAGE_DEFAULT 16384u
+#define STACKSBPF_STORAGE_MIN 1024u
+uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms);
 
 /* For -p/-t: exit 1 with one clear line when the process or thread does not
  * exist (pid or tid <= 0: not given). */
