@@ -331,6 +331,13 @@ static void put_fixed(FILE *f, double v, int dec)
 	fwrite(buf, 1, fmt_fixed(buf, v, dec), f);
 }
 
+/* fmt_fixed at o (room for 32 bytes); returns the end. */
+static char *cat_fixed(char *o, double v, int dec)
+{
+	size_t n = fmt_fixed(o, v, dec);
+	return o + (n < 32 ? n : 31);
+}
+
 static void put_uint(FILE *f, uint64_t v)
 {
 	char buf[24];
@@ -607,32 +614,36 @@ static void write_frame(FILE *f, const struct layout *L, size_t i)
 		}
 		fill[6] = 0;
 	}
-	fputs("<rect x=\"", f);
-	put_fixed(f, x1, 1);
-	fputs("\" y=\"", f);
-	put_fixed(f, y, 0);
-	fputs("\" width=\"", f);
-	put_fixed(f, w, 1);
-	fputs("\" height=\"", f);
-	put_fixed(f, fh - 1, 0);
-	fputs("\" fill=\"#", f);
-	fputs(fill, f);
-	fputs("\"/>", f);
+	/* the markup around the name in one buffer, one fwrite (each stdio
+	 * call costs ~100 instructions; a frame took 14) */
+	char b[384], *o = b;
+	o = stpcpy(o, "<rect x=\"");
+	o = cat_fixed(o, x1, 1);
+	o = stpcpy(o, "\" y=\"");
+	o = cat_fixed(o, y, 0);
+	o = stpcpy(o, "\" width=\"");
+	o = cat_fixed(o, w, 1);
+	o = stpcpy(o, "\" height=\"");
+	o = cat_fixed(o, fh - 1, 0);
+	o = stpcpy(o, "\" fill=\"#");
+	o = stpcpy(o, fill);
+	o = stpcpy(o, "\"/>");
 	int dots;
 	size_t sl = shown_len(name.s, name.len);
 	size_t k = fit(name.s, sl, w, &dots);
-	if (k || dots) {
-		fputs("<text x=\"", f);
-		put_fixed(f, x1 + 3, 1);
-		fputs("\" y=\"", f);
-		put_fixed(f, y + fh / 2 + fs * 0.35, 1);
-		fputs("\">", f);
-		xml_escape_write(f, name.s, k);
-		if (dots)
-			fputs("..", f);
-		fputs("</text>", f);
+	if (!k && !dots) {
+		*o++ = '\n';
+		fwrite(b, 1, (size_t)(o - b), f);
+		return;
 	}
-	fputc('\n', f);
+	o = stpcpy(o, "<text x=\"");
+	o = cat_fixed(o, x1 + 3, 1);
+	o = stpcpy(o, "\" y=\"");
+	o = cat_fixed(o, y + fh / 2 + fs * 0.35, 1);
+	o = stpcpy(o, "\">");
+	fwrite(b, 1, (size_t)(o - b), f);
+	xml_escape_write(f, name.s, k);
+	fputs(dots ? "..</text>\n" : "</text>\n", f);
 }
 
 /* Data for the script: names, then per frame name, depth, start, count[,
