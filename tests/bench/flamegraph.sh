@@ -3,8 +3,10 @@
 # Two inputs: real stacks (the conformance outputs, each with a varying leaf
 # appended, sorted as marple-fold writes them) and a stress case of random
 # deep stacks (about a million tree nodes).
+# Each beside wc -l on the same input (CPU time, best of 5; floor: at most 5x).
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+. "$MARPLE_TOP/tests/bench/lib/cputime.sh"
 C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf/expected"
 [ -d "$C" ] || { echo "bench: flamegraph: skipped: $C missing"; exit 0; }
 cat "$C"/*-collapsed.txt "$C"/*-collapsed-all.txt | awk '{ $NF = ""; sub(/ $/, ""); s[NR] = $0; n = NR }
@@ -23,6 +25,8 @@ for kind in real stress; do
 		[ -z "$best" ] || [ "$ms" -lt "$best" ] && best=$ms
 	done
 	echo "bench: flamegraph: $kind stacks, $lines folded lines ($mb MiB) rendered in ${best} ms (floor: <= 60 ms; flamegraph.pl: 1170 ms for 82,950 lines)"
+	fg=$(cpu_ms marple-flamegraph "$f"); wc=$(cpu_ms wc -l "$f")
+	echo "bench: flamegraph: $kind stacks: marple-flamegraph $fg ms CPU, wc -l $wc ms: $(cpu_ratio "$fg" "$wc")x (floor: <= 5x)"
 	size=$(wc -c < "$T/out.svg")
 	if command -v node >/dev/null 2>&1; then
 		set -- $(node "$MARPLE_TOP/tests/bench/fgsize.js" "$T/out.svg")

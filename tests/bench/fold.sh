@@ -1,14 +1,33 @@
-# fold.sh — marple-fold on >= 300 MB of perf script (the conformance inputs
-# repeated, their events renamed to one type), best of 3, one core.
+# fold.sh — marple-fold against wc -l on the same file (CPU time, best of 5;
+# the floor: at most 2.5x), on each kind of input:
+#   perf script, repeated: the conformance inputs, their events renamed to
+#     one type, repeated to >= 300 MB (few distinct stacks);
+#   perf script, captured: 20 s of this machine at 999 Hz while find and
+#     python3 run (with perf; thousands of distinct stacks, deep kernel ones);
+#   a marple stream: the stack sections marple-fold --to-stream makes of
+#     those, repeated to >= 100 MB;
+#   folded text: marple-fold's output of those, repeated to >= 100 MB.
+# Also: MB/s and max RSS on the 300 MB file, and the same through a pipe.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+. "$MARPLE_TOP/tests/bench/lib/cputime.sh"
 C="$MARPLE_TOP/tests/fold/conformance/stackcollapse-perf/input"
 [ -d "$C" ] || { echo "bench: fold: skipped: $C missing"; exit 0; }
+
+# repeat IN OUT MB: IN repeated to at least MB MiB
+repeat() {
+	_n=$(( $3 * 1048576 / $(wc -c < "$1") + 1 ))
+	_i=0; while [ $_i -lt $_n ]; do cat "$1"; _i=$((_i + 1)); done > "$2"
+}
+# against_wc WHAT FILE: marple-fold's CPU time on FILE beside wc -l's
+against_wc() {
+	_f=$(cpu_ms marple-fold "$2"); _w=$(cpu_ms wc -l "$2")
+	echo "bench: fold: $1 ($(( $(wc -c < "$2") / 1048576 )) MiB, $(wc -l < "$2") lines): marple-fold $_f ms CPU, wc -l $_w ms: $(cpu_ratio "$_f" "$_w")x (floor: <= 2.5x)"
+}
+
 for f in "$C"/*.txt; do cat "$f"; echo; done |
 	sed -E 's/ (cycles|instructions|cycles:u): *$/ cpu-clock: /' > "$T/one.txt"
-one=$(wc -c < "$T/one.txt")
-n=$(( 300 * 1048576 / one + 1 ))
-i=0; while [ $i -lt $n ]; do cat "$T/one.txt"; i=$((i + 1)); done > "$T/big.txt"
+repeat "$T/one.txt" "$T/big.txt" 300
 size=$(wc -c < "$T/big.txt")
 best=
 for i in 1 2 3; do
@@ -22,3 +41,32 @@ rss=$( { /usr/bin/time -f '%M' marple-fold "$T/big.txt" > /dev/null; } 2>&1 | ta
 echo "bench: fold: max RSS ${rss} KB for $(wc -l < "$T/out") unique stacks from $((size / 1048576)) MiB (floor: O(unique stacks))"
 s=$(date +%s%N); cat "$T/big.txt" | marple-fold > /dev/null; e=$(date +%s%N)
 echo "bench: fold: same input through a pipe in $(( (e - s) / 1000000 )) ms"
+against_wc "perf script, repeated" "$T/big.txt"
+src="$T/big.txt"
+
+if perf record -e cpu-clock -g -o "$T/probe.data" -- true >/dev/null 2>&1; then
+	find / -xdev > /dev/null 2>&1 & fp=$!
+	py=
+	if command -v python3 > /dev/null; then
+		python3 -c 'import time
+def f(n): return 1 if n < 2 else f(n - 1) + f(n - 2)
+t = time.time()
+while time.time() - t < 21: f(18)' & py=$!
+	fi
+	perf record -e cpu-clock -F 999 -g -a -o "$T/real.data" -- sleep 20 > /dev/null 2>&1
+	kill "$fp" $py 2> /dev/null; wait "$fp" $py 2> /dev/null
+	perf script -i "$T/real.data" > "$T/real.txt" 2> /dev/null
+	rm -f "$T/real.data"
+	against_wc "perf script, captured" "$T/real.txt"
+	src="$T/real.txt"
+else
+	echo "bench: fold: perf script, captured: skipped (perf record unavailable)"
+fi
+
+marple-fold --to-stream "$src" > "$T/one.marple" 2> /dev/null
+repeat "$T/one.marple" "$T/big.marple" 100
+against_wc "marple stream" "$T/big.marple"
+rm -f "$T/big.marple"
+marple-fold "$src" > "$T/one.folded" 2> /dev/null
+repeat "$T/one.folded" "$T/big.folded" 100
+against_wc "folded text" "$T/big.folded"
