@@ -156,6 +156,19 @@ else
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz): marple $marple_total (perf record unavailable)"
 fi
 
+# resident memory of a 1 s capture of the whole machine, beside perf's
+rss_mb() {
+	/usr/bin/time -f '%M' -o "$T/rss" "$@" > /dev/null 2>&1
+	awk '{ kb = $1 } END { printf "%.0f", kb / 1024 }' "$T/rss"
+}
+m=$(rss_mb marple-callstack 1)
+if [ "$have_perf" = 1 ]; then
+	p=$(rss_mb perf record -e cpu-clock -g -a -F 99 -o "$T/rss.data" -- sleep 1)
+	echo "bench: callstack: max RSS of a 1 s capture: marple-callstack 1 $m MB vs perf record -g $p MB (floor: marple <= 64 MB)"
+else
+	echo "bench: callstack: max RSS of a 1 s capture: marple-callstack 1 $m MB (floor: <= 64 MB; perf record unavailable)"
+fi
+
 # symbolization: 10,000 unique 16-frame stacks (user + kernel) from a fresh cache
 ms=$("$MARPLE_BIN/tests/test_syms" | sed -n 's/^# 10000 stacks symbolized in \(.*\) ms/\1/p')
 echo "bench: callstack: symbolizing 10000 unique stacks: ${ms:-?} ms (floor: well under 1000 ms)"
