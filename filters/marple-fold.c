@@ -255,6 +255,48 @@ static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weigh
 	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
+/* Do frames f[0, n) of a stack record read as they are written: no %XX
+ * escape, no control byte to map?  Eight bytes a step. */
+static int plain_frames(const char *f, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x80 * ones;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, pct, del;
+		memcpy(&x, f + i, 8);
+		pct = x ^ (0x25 * ones);
+		del = x ^ (0x7f * ones);
+		if ((((x - 0x20 * ones) & ~x) | ((pct - ones) & ~pct) | ((del - ones) & ~del)) & highs)
+			return 0;
+	}
+	for (; i < n; i++) {
+		unsigned char ch = (unsigned char)f[i];
+		if (ch < 0x20 || ch == 0x7f || ch == '%')
+			return 0;
+	}
+	return 1;
+}
+
+/* A stack record of a section read with deferred records: its frames are the
+ * key as written when they are plain (most records: no decoding, no copy). */
+static void add_stream_stack(struct ctx *c, struct stream_reader *r)
+{
+	struct mstr t = stream_reader_line_text(r);
+	const char *hash = memchr(t.s, '#', t.len);
+	uint64_t w;
+
+	if (hash && !opt.host_frame && marple_parse_u64_span(t.s, (size_t)(hash - t.s), &w) == 0 &&
+	    plain_frames(hash + 1, (size_t)(t.s + t.len - hash - 1))) {
+		add_stack(c, hash + 1, (size_t)(t.s + t.len - hash - 1), w);
+		return;
+	}
+	if (stream_reader_parse_record(r) != STREAM_RECORD) {
+		report_bad(c, stream_reader_line(r), stream_reader_error(r));
+		return;
+	}
+	add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
+}
+
 /* --from/--to: the stacks of a timed stack section are kept until its samples
  * section has said how much of each lies in the range. */
 static void timed_finish(struct ctx *c, const char *why_dropped)
@@ -360,9 +402,12 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 		free(c->host);
 		c->host = marple_strdup(stream_header_str(hdr, "host", "(no host)"));
 	}
-	if (opt.range.set)
+	if (opt.range.set) {
 		timed_header(c, r);
-	else if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
+		return;
+	}
+	stream_reader_defer_records(r, stream_reader_datatype(r) == DATATYPE_STACK);	/* add_stream_stack */
+	if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
 		 !(*warned_type)++)
 		marple_warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
 			stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
@@ -384,7 +429,7 @@ static void read_stream(struct ctx *c, struct lines *l)
 		else if (opt.range.set)
 			timed_record(c, r);
 		else if (stream_reader_datatype(r) == DATATYPE_STACK)
-			add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
+			add_stream_stack(c, r);
 	}
 	if (opt.range.set)
 		timed_finish(c, "the input ends");

@@ -575,7 +575,7 @@ static enum stream_item next_item(struct stream_reader *r)
 			continue;
 		if (r->len > MAX_LINE)
 			return fail(r, "line longer than %u MiB", MAX_LINE >> 20);
-		if (memchr(r->line, 0, r->len)) {
+		if (lines_has_nul(r->lines)) {	/* found a read at a time */
 			r->nul_line = r->lineno;
 			return fail(r, "NUL byte in line: binary data, not a text stream (nothing more is read)");
 		}
