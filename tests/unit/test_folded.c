@@ -20,9 +20,25 @@ static void on_sample(void *ctx, const char *s, size_t n, uint64_t w)
 	got_w += w;
 }
 
+static char all[512];
+static int nbad;
+
+static void on_each(void *ctx, const char *s, size_t n, uint64_t w)
+{
+	(void)ctx;
+	size_t used = strlen(all);
+	snprintf(all + used, sizeof(all) - used, "%.*s %llu\n", (int)n, s, (unsigned long long)w);
+}
+
+static void on_bad(void *ctx, unsigned long lineno, const char *why)
+{
+	(void)ctx, (void)lineno, (void)why;
+	nbad++;
+}
+
 int main(void)
 {
-	test_plan(19);
+	test_plan(21);
 	struct folded_line fl;
 	const char *why;
 
@@ -60,6 +76,18 @@ int main(void)
 	test_cond("perf: folded sample", strcmp(got, "java;a_[k];b_[i];com/x/Y:.run_[j]") == 0);
 	test_cond("perf: period weight", got_w == 7);
 	test_cond("perf: event remembered", strcmp(perfscript_event(p), "cpu-clock") == 0);
+	perfscript_free(p);
+	/* the same frame lines again (parsed once, then remembered): as a Java
+	 * program's, then another's, then Java's again, each tidied as its own;
+	 * a bad line reported each time */
+	static const char again[] = "java 1 1.0: cpu-clock:\n\t7f Lcom/x/Y;.run(I)V (/a.so)\n\t8f main (/a.so)\n\n"
+				    "sh 2 1.0: cpu-clock:\n\t7f Lcom/x/Y;.run(I)V (/a.so)\n\t8f main (/a.so)\n\t?\n\n"
+				    "java 3 1.0: cpu-clock:\n\t7f Lcom/x/Y;.run(I)V (/a.so)\n\t8f main (/a.so)\n\t?\n";
+	p = perfscript_new(NULL, on_each, on_bad, NULL);
+	test_cond("perf: frames seen before fold as when first seen, by the sample's program",
+		  perfscript_parse_buffer(p, again, strlen(again)) == 3 &&
+		  strcmp(all, "java;main;com/x/Y:.run 1\nsh;main;Lcom/x/Y:.run 1\njava;main;com/x/Y:.run 1\n") == 0);
+	test_cond("perf: a bad line seen again is reported again", nbad == 2);
 	perfscript_free(p);
 	/* an input of folded text read as stack records (marple-pprof, marple-speedscope) */
 	static char text[] = "a;b;c 3\n\n\r\nbad\nx 2.5\n";
