@@ -6,11 +6,9 @@
 #   . "$MARPLE_TOP/tests/bench/lib/cputime.sh"
 #   ms=$(cpu_ms marple-fold "$f")          -- best of CPU_REPS runs, in ms
 #   echo "$(cpu_ratio "$ms" "$(cpu_ms wc -l "$f")")x"
-# perf stat's task-clock has microseconds, time(1)'s user + sys only 10 ms.
+# Each run through tests/bench/cputime.py (user + system, to the microsecond).
 CPU_REPS=${CPU_REPS:-5}
 _cpu_tmp="$T/cputime"
-_cpu_perf=0
-perf stat -x, -e task-clock -o "$_cpu_tmp" -- true >/dev/null 2>&1 && _cpu_perf=1
 
 # cpu_ms CMD...: the least CPU time (user + system, ms) of CPU_REPS runs of
 # CMD, its output thrown away
@@ -18,13 +16,8 @@ cpu_ms() {
 	_best=
 	_i=0
 	while [ "$_i" -lt "$CPU_REPS" ]; do
-		if [ "$_cpu_perf" = 1 ]; then
-			perf stat -x, -e task-clock -o "$_cpu_tmp" -- "$@" > /dev/null 2>&1
-			_ms=$(awk -F, '$3 == "task-clock" { printf "%.1f", $1 }' "$_cpu_tmp")
-		else
-			/usr/bin/time -f '%U %S' -o "$_cpu_tmp" "$@" > /dev/null 2>&1
-			_ms=$(tail -n 1 "$_cpu_tmp" | awk '{ printf "%.1f", ($1 + $2) * 1000 }')
-		fi
+		python3 "$MARPLE_TOP/tests/bench/cputime.py" "$_cpu_tmp" "$@" > /dev/null 2>&1
+		_ms=$(awk '{ printf "%.1f", ($1 + $2) * 1000 }' "$_cpu_tmp")
 		_best=$(awk -v a="$_ms" -v b="$_best" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }')
 		_i=$((_i + 1))
 	done
