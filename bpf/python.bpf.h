@@ -1,6 +1,7 @@
 /* python.bpf.h — CPython frames from BPF, for every stack collector:
  * stacks.bpf.h includes it, and stacks_get hands it each user stack when the
- * rodata stacks_python is set.
+ * rodata stacks_python is set (it includes only the stack store,
+ * stackstore.bpf.h, so the includes do not circle).
  *
  * Defines
  *   py_procs      tgid -> struct py_proc (bpf/python.h), filled by user space
@@ -8,11 +9,12 @@
  *   py_files      (dev, inode) -> struct py_file: the Python files user space
  *                 has read, so a new process of one is walked from its first
  *                 sample with its own load bias
- *   py_requests   a ring buffer of struct py_request: the first sample of a
- *                 process (or of a new image of it) asks whether it runs Python
+ *   (on proc_news, bpf/procnews.bpf.h, PROCNEWS_PYTHON records: struct
+ *                 py_request) the first sample of a process (or of a new
+ *                 image of it) asks whether it runs Python
  *   py_counters   per-CPU counters, enum py_counter
  *   py_head       per-CPU scratch: the head of the frame being read
- *   py_stacks_told  the stacks user space was asked to name (py_requests)
+ *   py_stacks_told  the stacks user space was asked to name (PROCNEWS_PYTHON)
  *   py_codes      the code objects user space has named, as they were
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
@@ -36,7 +38,7 @@
 #define MARPLE_PYTHON_BPF_H
 
 #include "python.h"
-#include "stacks.bpf.h"	/* stacks_store: a Python stack is stored as native ones are */
+#include "stackstore.bpf.h"	/* the store's maps: a Python stack is stored as native ones are */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -44,11 +46,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_proc);
 } py_procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 * 1024);
-} py_requests SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -147,15 +144,15 @@ static __always_inline struct py_proc *py_proc_of(__u32 tgid, __u32 exec_id)
 	int known = py_proc_from_file(&fresh) == 0;
 	if (bpf_map_update_elem(&py_procs, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)
 		return NULL;
-	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+	PROCNEWS_RECORD(struct py_request) *r = procnews_reserve(PROCNEWS_PYTHON, sizeof(*r));
 	if (!r) {
 		bpf_map_delete_elem(&py_procs, &tgid);	/* ask again next time */
 		return NULL;
 	}
-	r->pid = tgid;
-	r->exec_id = exec_id;
-	r->stack_id = -1;
-	r->flags = 0;
+	r->body.pid = tgid;
+	r->body.exec_id = exec_id;
+	r->body.stack_id = -1;
+	r->body.flags = 0;
 	/* forced: requests told without a wake-up may be waiting (py_tell) */
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	py_count(PY_REQUESTS);
@@ -397,8 +394,8 @@ static long py_known_step(__u64 i, void *ctx)
 	return 0;
 }
 
-/* Past this much waiting in py_requests, a request wakes user space even if
- * it could wait (a quarter of the ring) */
+/* Past this much waiting in proc_news, a request wakes user space even if
+ * it could wait (4 KiB, a quarter of the ring Python requests once had) */
 #define PY_REQUESTS_WAKE_AT (16 * 1024 / 4)
 
 /* A new stack with Python frames in slot id of the stacks map (its words
@@ -427,15 +424,15 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
 	}
 	if (!w.unknown)
 		bpf_loop(PY_MAX_FRAMES, py_known_step, &w, 0);
-	struct py_request *r = bpf_ringbuf_reserve(&py_requests, sizeof(*r), 0);
+	PROCNEWS_RECORD(struct py_request) *r = procnews_reserve(PROCNEWS_PYTHON, sizeof(*r));
 	if (!r)
 		return;
 	*told = gen;
-	r->pid = tgid;
-	r->exec_id = stacks_exec_id();
-	r->stack_id = id;
-	r->flags = w.unknown ? 0 : PY_REQUEST_KNOWN;
-	__u64 wake = w.unknown || bpf_ringbuf_query(&py_requests, BPF_RB_AVAIL_DATA) >= PY_REQUESTS_WAKE_AT
+	r->body.pid = tgid;
+	r->body.exec_id = stacks_exec_id();
+	r->body.stack_id = id;
+	r->body.flags = w.unknown ? 0 : PY_REQUEST_KNOWN;
+	__u64 wake = w.unknown || bpf_ringbuf_query(&proc_news, BPF_RB_AVAIL_DATA) >= PY_REQUESTS_WAKE_AT
 			     ? BPF_RB_FORCE_WAKEUP
 			     : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(r, wake);

@@ -81,7 +81,7 @@ struct py_file {
 	__u64 text_vaddr;
 };
 
-/* On the py_requests ring buffer: look at a process (stack_id -1), or name
+/* On proc_news (a PROCNEWS_PYTHON record): look at a process (stack_id -1), or name
  * the code objects of a stack of Python frames seen for the first time, now,
  * while the process lives (stack_id: its id in the stacks map).  A stack
  * whose code objects user space has all named, each still the object it

@@ -1,20 +1,21 @@
 /* stacks.bpf.h — kernel side of the stack collectors (include after vmlinux.h
  * and the bpf_helpers.h family).
  *
- * Defines, in the including program:
+ * Defines, in the including program, with bpf/stackstore.bpf.h:
  *   stacks          id -> u64[MARPLE_STACK_DEPTH], read like a stack-trace map
- *                   (lib/collect/stackframes.h); the user side sizes it before load with
- *                   bpf_map__set_max_entries(skel->maps.stacks, N) (stack_ids follows)
- *   stack_ids       hash of a stack -> its id (stacks are stored by content)
+ *                   (lib/collect/stackframes.h); the user side sizes it before load
+ *                   (stacksbpf_set_storage; stack_slots and stack_slots1 follow)
  *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
- *   pids_seen, pid_notes   the first sample of each image of a process
- *                   (pid, exec id) is announced on the pid_notes ring buffer
- *                   (struct pid_note) so user space can snapshot its maps while
- *                   it lives (lib/collect/stackframes.h: stacksbpf_pidnotes_open)
+ * with bpf/procnews.bpf.h the proc_news ring buffer, and here:
+ *   pids_seen       the first sample of each image of a process (pid, exec
+ *                   id) is announced on the proc_news ring buffer
+ *                   (bpf/procnews.bpf.h: a struct pid_note of type
+ *                   PROCNEWS_IMAGE) so user space can snapshot its maps while
+ *                   it lives (lib/collect/stacksbpf.h: stacksbpf_news_open)
  *   stacks_exec     with STACKS_EXEC_NOTES defined before the include: a
  *                   sched_process_exec program that announces the new image
  *                   of a process seen before at once (attached by
- *                   stacksbpf_pidnotes_open), so it is snapshotted before the
+ *                   stacksbpf_news_open), so it is snapshotted before the
  *                   first sample of it is even taken; with STACKS_EXEC_HOOK
  *                   also defined (a function or macro f(tgid, exec_id),
  *                   declared before the include), it calls that at every
@@ -46,8 +47,8 @@
  * programs write into.  The stacks map holds both halves (its size is twice
  * the stacks of one set); a stack's id names its half.  When a quarter of a
  * set's stacks have been stored since it was cleared, or half of its count
- * map is taken, a program asks user space for a drain (a pid_note of pid 0
- * on pid_notes, or on drain_requests when a thread of its own drains:
+ * map is taken, a program asks user space for a drain (a PROCNEWS_DRAIN
+ * record on proc_news, or on drain_requests when a thread of its own drains:
  * stacks_ctl.drain_thread; either wakes it).  User space flips the set, waits for programs in flight,
  * reads the idle set and clears it: a capture never fills them in a steady
  * state.  Collectors that never drain use set 0 only.
@@ -63,68 +64,13 @@
 
 #include "self.bpf.h"
 #include "stacks.h"
-#include "stackscratch.bpf.h"
 #include "unwindtables.bpf.h"
+#include "stackstore.bpf.h"
+#include "python.bpf.h"
 
-#ifndef EEXIST
-#define EEXIST 17
-#endif
-#ifndef EFAULT
-#define EFAULT 14
-#endif
-#ifndef ENOMEM
-#define ENOMEM 12
-#endif
-#ifndef E2BIG
-#define E2BIG 7
-#endif
 #ifndef PF_KTHREAD
 #define PF_KTHREAD 0x00200000
 #endif
-
-/* Stacks are stored by content: a stack's id is a slot of the stacks array
- * chosen by a 64-bit hash of its addresses, with double hashing, so identical
- * stacks share an id and different ones do not collide (a
- * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
- * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
- * stack_slots (set 0) and stack_slots1 (set 1) record which hash owns a
- * slot; claiming one is atomic
- * (BPF_NOEXIST).  stacks[id] holds the addresses leaf first, zero-terminated,
- * as a stack-trace map would. */
-#define STACKS_PROBES 16
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);	/* user space flips the set in place */
-	__type(key, __u32);
-	__type(value, struct stacks_ctl);
-} stacks_ctl SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_MMAPABLE);	/* user space reads it in place */
-	__type(key, __u32);
-	__type(value, __u64[MARPLE_STACK_DEPTH]);
-} stacks SEC(".maps");
-
-/* one index per set: user space clears the idle set's while programs claim
- * slots in the active one (a program in NMI context, cpu-clock, finding the
- * bucket of a shared map locked by the syscall it interrupted fails with
- * EBUSY: 98 stacks of 22060 samples lost in 120 s with one shared index) */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} stack_slots SEC(".maps"), stack_slots1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STACKS_NCOUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} stack_counters SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -133,132 +79,9 @@ struct {
 	__type(value, __u8);
 } pids_seen SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} pid_notes SEC(".maps");
-
-/* drain requests for a drainer thread (stacks_ctl.drain_thread): read by it
- * alone, so a request wakes it at once */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} drain_requests SEC(".maps");
-
-
-static __always_inline void stacks_count(__u32 idx)
-{
-	stacks_percpu_inc(&stack_counters, idx);
-}
-
-static __always_inline struct stacks_ctl *stacks_ctl_get(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&stacks_ctl, &zero);
-}
-
-/* The set programs write into now (0 or 1). */
-static __always_inline __u32 stacks_active_set(void)
-{
-	struct stacks_ctl *c = stacks_ctl_get();
-	return c ? c->set & 1 : 0;
-}
-
-/* *used (one set's fill) += 1; past limit, ask user space to drain (once per
- * flip: user space clears drain_asked; two programs racing may both ask) */
-static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, __u64 limit)
-{
-	__sync_fetch_and_add(used, 1);
-	if (*used < limit || c->drain_asked)
-		return;
-	c->drain_asked = 1;
-	c->asked_ns = bpf_ktime_get_ns();
-	void *ring = c->drain_thread ? (void *)&drain_requests : (void *)&pid_notes;
-	struct pid_note *e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
-	if (!e) {
-		c->drain_asked = 0;
-		return;
-	}
-	__builtin_memset(e, 0, sizeof(*e));	/* pid 0: a drain request */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
-}
-
-/* Store the stack in ips[0..n) (leaf first; the rest of its group of 8
- * zero) in the stacks map: its id, or a negative errno (counted). */
-static __always_inline int stacks_store(__u64 *ips, int n, int user)
-{
-	/* hashed 8 addresses at a time: the zeroes after the stack make the
-	 * hash the same for the same stack, and the verifier walks 32 branches
-	 * instead of 256 */
-	__u64 h = 14695981039346656037ull;
-	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
-		if (c * 8 >= n)
-			break;
-#pragma unroll
-		for (int j = 0; j < 8; j++) {
-			int i = c * 8 + j;
-			if (i < MARPLE_STACK_DEPTH) {
-				h = (h ^ ips[i]) * 1099511628211ull;
-				h ^= h >> 29;
-			}
-		}
-	}
-	h ^= user;	/* a user and a kernel stack never share an id */
-	/* the active set's half of the store, as sized at load */
-	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
-	struct stacks_ctl *ctl = stacks_ctl_get();
-	if (nslots == 0 || !ctl)
-		return -ENOMEM;
-	__u32 set = ctl->set & 1, base = set * nslots;
-	void *slots = set ? (void *)&stack_slots1 : (void *)&stack_slots;
-	/* double hashing: each stack probes its own sequence of slots, so that
-	 * no long runs of taken slots form (with linear probing, 16 slots in a
-	 * row were taken at half full, and stacks were lost there: 6% of 495,075
-	 * malloc stacks with 1024 slots drained as they filled) */
-	__u64 step = (h >> 32) | 1;
-	/* find the stack or the first free slot with lookups only, then claim
-	 * that slot once: the verifier walks the update's paths once instead
-	 * of in each of the 16 probes.  Claiming can lose a race to another
-	 * CPU storing this same stack (then the slot is ours too) or another
-	 * stack (then the probing starts again, past it) */
-	for (int attempt = 0; attempt < 2; attempt++) {
-		__u32 free_slot = base + nslots;	/* none */
-		for (__u32 p = 0; p < STACKS_PROBES; p++) {
-			__u32 slot = base + (__u32)((h + p * step) % nslots);
-			__u64 *owner = bpf_map_lookup_elem(slots, &slot);
-			if (!owner) {
-				free_slot = slot;
-				break;
-			}
-			if (*owner == h)
-				return (int)slot;
-		}
-		if (free_slot == base + nslots)
-			break;
-		if (bpf_map_update_elem(slots, &free_slot, &h, BPF_NOEXIST) == 0) {
-			bpf_map_update_elem(&stacks, &free_slot, ips, BPF_ANY);
-			stacks_note_fill(ctl, &ctl->stacks_used[set], nslots / 4);
-			return (int)free_slot;
-		}
-		__u64 *owner = bpf_map_lookup_elem(slots, &free_slot);
-		if (owner && *owner == h)
-			return (int)free_slot;
-	}
-	/* STACKS_PROBES slots in a row taken: the map is nearly full */
-	stacks_count(STACKS_NOSPACE);
-	return -ENOMEM;
-}
-
-/* The id of the current user or kernel stack in the stacks map (stored if
- * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
- * user mode); a negative errno, counted, when it could not be read or stored.
- * User stacks: walked with the unwind tables (--unwind tables: unwindtables.bpf.h)
- * or by frame pointers (bpf_get_stack, --unwind fp). */
-/* Python frames after each user stack (bpf/python.bpf.h, included at the
- * end of this file): set by user space when it walks them (pyframes.h). */
+/* Python frames after each user stack (bpf/python.bpf.h): set by user
+ * space when it walks them (pyframes.h). */
 const volatile bool stacks_python = false;
-static int py_append(__u64 *ips, int n);
-static void py_stored(int id, const __u64 *ips, int native, int total);
 
 /* Store user stack ips[0..n), with its Python frames when stacks_python.
  * One stacks_store for both: the verifier walks each inlined copy of it
@@ -273,6 +96,11 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
 	return id;
 }
 
+/* The id of the current user or kernel stack in the stacks map (stored if
+ * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
+ * user mode); a negative errno, counted, when it could not be read or stored.
+ * User stacks: walked with the unwind tables (--unwind tables: unwindtables.bpf.h)
+ * or by frame pointers (bpf_get_stack, --unwind fp). */
 static __always_inline int stacks_get(void *ctx, int user)
 {
 	__u32 zero = 0;
@@ -317,7 +145,7 @@ static __always_inline int stacks_get_kept(void *ctx, int user, __u32 *gen)
 }
 
 /* Announce image exec_id of process tgid (current's) once: a struct pid_note
- * on pid_notes.  force: even if announced before (at exec, where a sample may
+ * on proc_news.  force: even if announced before (at exec, where a sample may
  * have announced it with the layout half built). */
 static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct task_struct *t, int force)
 {
@@ -331,11 +159,12 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 		return;
 	if (bpf_map_update_elem(&pids_seen, &key, &one, force ? BPF_ANY : BPF_NOEXIST) != 0)
 		return;
-	struct pid_note *e = bpf_ringbuf_reserve(&pid_notes, sizeof(*e), 0);
-	if (!e) {
+	PROCNEWS_RECORD(struct pid_note) *r = procnews_reserve(PROCNEWS_IMAGE, sizeof(*r));
+	if (!r) {
 		bpf_map_delete_elem(&pids_seen, &key);	/* try again next time */
 		return;
 	}
+	struct pid_note *e = &r->body;
 	/* probe reads, not pointer loads: the verifier checks every load of a
 	 * BTF pointer field (t->mm) with a linear search of the kernel's BTF,
 	 * ~3 ms per program load here */
@@ -354,14 +183,9 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 	} else {
 		__builtin_memset(e->layout, 0, sizeof(e->layout));
 	}
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(r, 0);
 }
 
-/* Which image the current process runs: each execve bumps self_exec_id. */
-static __always_inline __u32 stacks_exec_id(void)
-{
-	return (__u32)bpf_get_current_task_btf()->self_exec_id;
-}
 
 static __always_inline void stacks_note_pid(__u32 tgid)
 {
@@ -559,7 +383,5 @@ static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 	}
 }
 #endif
-
-#include "python.bpf.h"
 
 #endif

@@ -40,7 +40,7 @@ struct stack_key {
 };
 
 /* The first sample of each image of a process (pid, exec_id) is announced on
- * the pid_notes ring buffer (and, with STACKS_EXEC_NOTES, each exec of a
+ * the proc_news ring buffer (PROCNEWS_IMAGE) (and, with STACKS_EXEC_NOTES, each exec of a
  * process already seen) so that user space snapshots its maps while it lives.
  * layout[] is where that image's code, data, heap and stack begin and end
  * (mm->start_code, end_code, start_stack, start_data, end_data, start_brk,
@@ -85,7 +85,7 @@ struct stacks_ctl {
 					 * stack it named: stacks_get_kept, stackdrain_intern_kept */
 	__u64 asked_ns;			/* when drain_asked was set (bpf_ktime_get_ns): the wait is measured */
 	__u32 drain_thread;		/* user space drains in a thread of its own, which reads
-					 * the requests on drain_requests (else on pid_notes) */
+					 * the requests on drain_requests (else on proc_news) */
 	__u32 pad;
 };
 
@@ -220,7 +220,7 @@ struct unwind_file {
 
 /* A file VMA the walker found in the kernel for a process whose mappings
  * user space had not read (unwind_learned: not loaded yet, or mapped
- * since), told user space once on the unwind_vma_notes ring buffer: the
+ * since), told user space once on proc_news (PROCNEWS_UNWIND_VMA): the
  * symbolizer names the frames in it even when the process is gone before
  * its maps are read again (a short-lived process's libraries, mapped by
  * ld.so after the exec's snapshot).  exec_id: the image (task->self_exec_id,

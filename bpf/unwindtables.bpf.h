@@ -18,16 +18,19 @@
  *   unwind_sample_vmas  the executable VMAs of the sampled process, read once
  *                    a sample with the VMA iterator (Linux 6.7)
  *   unwind_learned   tgid -> the VMAs its earlier samples found by lookup
- *   unwind_vma_notes each file VMA learned, told user space once (struct
- *                    unwind_vma_note): the symbolizer's names for it
- *   unwind_requests  tgids whose mappings user space should (re)read: unknown
- *                    process, or a PC outside its mappings (dlopen, exec)
+ * and on proc_news (bpf/procnews.bpf.h) it tells user space
+ *   PROCNEWS_UNWIND_VMA      each file VMA learned, once (struct
+ *                            unwind_vma_note): the symbolizer's names for it
+ *   PROCNEWS_UNWIND_REQUEST  a tgid whose mappings user space should (re)read:
+ *                            unknown process, or a PC outside its mappings
+ *                            (dlopen, exec)
  *   unwind_asked     when each tgid last asked (at most every 20 ms)
  *   unwind_counters  per-CPU enum unwind_counter
  */
 #ifndef MARPLE_UNWIND_BPF_H
 #define MARPLE_UNWIND_BPF_H
 
+#include "procnews.bpf.h"
 #include "stacks.h"
 #include "stackscratch.bpf.h"
 
@@ -85,11 +88,6 @@ struct {
 } unwind_files SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} unwind_requests SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
@@ -144,11 +142,6 @@ struct {
 	__type(value, struct unwind_learned);
 } unwind_learned SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);	/* ~1,100 notes; 4 KiB when not in tables mode */
-} unwind_vma_notes SEC(".maps");
-
 /* where a new unwind_learned is made (too big for the BPF stack) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -178,10 +171,10 @@ static __noinline void unwind_request(__u32 tgid)
 	if (last && now - *last < 20000000ull)
 		return;
 	bpf_map_update_elem(&unwind_asked, &tgid, &now, BPF_ANY);
-	__u32 *e = bpf_ringbuf_reserve(&unwind_requests, sizeof(*e), 0);
+	PROCNEWS_RECORD(__u32) *e = procnews_reserve(PROCNEWS_UNWIND_REQUEST, sizeof(*e));
 	if (!e)
 		return;
-	*e = tgid;
+	e->body = tgid;
 	bpf_ringbuf_submit(e, 0);
 	unwind_count(UNWIND_REQUESTS);
 }
@@ -434,19 +427,20 @@ static __always_inline int unwind_learned_vma(struct unwind_walk *s, __u64 pc, s
  * never read the process's maps with it (gone first). */
 static __noinline void unwind_note_vma(__u32 tgid, const struct unwind_vma *v)
 {
-	struct unwind_vma_note *e = bpf_ringbuf_reserve(&unwind_vma_notes, sizeof(*e), 0);
+	PROCNEWS_RECORD(struct unwind_vma_note) *r = procnews_reserve(PROCNEWS_UNWIND_VMA, sizeof(*r));
 
-	if (!e) {
+	if (!r) {
 		unwind_count(UNWIND_VMA_NOTES_LOST);
 		return;
 	}
+	struct unwind_vma_note *e = &r->body;
 	e->tgid = tgid;
 	e->exec_id = (__u32)bpf_get_current_task_btf()->self_exec_id;
 	e->start = v->start;
 	e->end = v->end;
 	e->pgoff = v->pgoff;
 	e->key = v->key;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(r, 0);
 	unwind_count(UNWIND_VMA_NOTES);
 }
 

@@ -317,8 +317,8 @@ int main(int argc, char **argv)
 	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = unwinddwarf_new(sc.syms);
-	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
-	if (!sc.notes || ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
+	if (stackcollector_news_open(&sc, skel->obj) < 0 ||
+	    ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(run.timed = timedsamples_new(skel->obj, sc.notes)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	    stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, run.timed, &cap.table, &cap.timed_walk) < 0)
 		exit(EXIT_DATA);
 	if (!opt.raw)
-		stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
+		stackcollector_unwind_loaded(&sc, skel->obj);
 	if (python)
 		stackcollector_python(&sc, skel->obj);
 

@@ -486,10 +486,9 @@ int main(int argc, char **argv)
 		sc.ksyms = syms_kernel_load();
 	sc.sf = stackframes_new(sc.syms, sc.ksyms, bpf_map__fd(skel->maps.stacks), stackcollector_sf_flags(&sc));
 	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
-	sc.notes = stacksbpf_pidnotes_open(skel->obj, sc.syms, &sc.exec_link);
-	if (!sc.notes)
+	if (stackcollector_news_open(&sc, skel->obj) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
-	stackcollector_unwind_loaded(&sc, skel->obj, sc.notes);
+	stackcollector_unwind_loaded(&sc, skel->obj);
 	stackcollector_python(&sc, skel->obj);
 	if (opt.dwarf) {
 		dw.d = unwinddwarf_new(sc.syms);

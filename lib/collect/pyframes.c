@@ -19,6 +19,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "procmaps.h"
+#include "procnewsring.h"
 #include "pylayout.h"
 #include "stackframes.h"
 #include "stacks.h"
@@ -81,7 +82,7 @@ struct pycode {
 
 struct pyframes {
 	struct syms_cache *syms;
-	int procs_fd, requests_fd, counters_fd, stacks_fd, files_fd, codes_fd;
+	int procs_fd, counters_fd, stacks_fd, files_fd, codes_fd;
 	uint32_t tsd_block;
 	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
 	struct pyelf *elf;
@@ -161,14 +162,13 @@ static int derive_tsd_block(uint32_t *out)
 struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 {
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
-	struct bpf_map *req = bpf_object__find_map_by_name(obj, "py_requests");
 	struct bpf_map *ctr = bpf_object__find_map_by_name(obj, "py_counters");
 	uint32_t tsd;
 
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "py_files");
 	struct bpf_map *codes = bpf_object__find_map_by_name(obj, "py_codes");
-	if (!procs || !req || !ctr || !stacks || !files || !codes)
+	if (!procs || !ctr || !stacks || !files || !codes)
 		return NULL;
 	if (derive_tsd_block(&tsd) != 0) {
 		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
@@ -178,7 +178,6 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	struct pyframes *pf = marple_calloc(1, sizeof(*pf));
 	pf->syms = syms;
 	pf->procs_fd = bpf_map__fd(procs);
-	pf->requests_fd = bpf_map__fd(req);
 	pf->counters_fd = bpf_map__fd(ctr);
 	pf->stacks_fd = bpf_map__fd(stacks);
 	pf->files_fd = bpf_map__fd(files);
@@ -791,9 +790,9 @@ static int on_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-int pyframes_listen(struct pyframes *pf, struct ring_buffer *rb)
+void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 {
-	return ring_buffer__add(rb, pf->requests_fd, on_request, pf) < 0 ? -1 : 0;
+	procnewsring_on(news, PROCNEWS_PYTHON, on_request, pf);
 }
 
 /* A str object's text as UTF-8 (malloc'ed), cut after PY_NAME_MAX

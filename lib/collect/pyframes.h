@@ -1,7 +1,7 @@
 /* pyframes.h — Python functions in the stacks of every stack collector:
  * the user side of bpf/python.bpf.h.
  *
- * Asked by the BPF side about each process it samples (py_requests), it
+ * Asked by the BPF side about each process it samples (PROCNEWS_PYTHON), it
  * looks for an ELF mapped by the process that is a CPython (the python3
  * binary or a libpython, whatever its name: exports _PyEval_EvalFrameDefault,
  * PyCode_Type...), finds its version (Py_Version from 3.11, else the symbols
@@ -22,7 +22,7 @@
  *
  *   skel->rodata->stacks_python = 1;                       // before load
  *   struct pyframes *pf = pyframes_new(skel->obj, syms);    // after load; NULL: natively
- *   pyframes_listen(pf, rb);               // requests served when rb is polled
+ *   pyframes_listen(pf, news);             // requests served when the news are polled
  *   pyframes_merge_into(pf, sf);           // sf's stacks get their Python frames
  *   ... capture, write the stacks ...
  *   pyframes_trailer_add(pf, trailer);    // "python": {...}
@@ -42,8 +42,10 @@ struct syms_cache;
 /* For a loaded object that includes bpf/python.bpf.h; NULL (after a
  * warning) when the frames cannot be walked: stacks stay native. */
 struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms);
-/* Serve the object's py_requests when rb is polled; 0 or -1. */
-int pyframes_listen(struct pyframes *pf, struct ring_buffer *rb);
+/* Serve the object's requests (PROCNEWS_PYTHON on its process news,
+ * procnewsring.h) when the news are polled. */
+struct procnewsring;
+void pyframes_listen(struct pyframes *pf, struct procnewsring *news);
 /* The user stacks sf names get their Python frames merged into their
  * native ones (stackframes_set_python). */
 void pyframes_merge_into(struct pyframes *pf, struct stackframes *sf);

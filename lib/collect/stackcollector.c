@@ -13,6 +13,7 @@
 #include "collector.h"
 #include "hashtab.h"
 #include "options.h"
+#include "procnewsring.h"
 #include "pyframes.h"
 #include "selffilter.h"
 #include "stackframes.h"
@@ -219,7 +220,7 @@ static void warm_command(struct unwindtables *t, const char *cmd)
 	free(name);
 }
 
-void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb)
+void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj)
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
 		return;
@@ -228,7 +229,7 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	if (!sc->no_cache)
 		unwindtables_use_cache(sc->unwindtab, unwindtablescache_open());
 	unwindtables_share_maps(sc->unwindtab, sc->syms);
-	if (unwindtables_poll_with(sc->unwindtab, rb) < 0)
+	if (unwindtables_poll_with(sc->unwindtab, sc->news) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (sc->cmd)	/* first: its pid, if set, is a process still to exec it */
 		warm_command(sc->unwindtab, sc->cmd);
@@ -247,9 +248,16 @@ void stackcollector_python(struct stackcollector *sc, struct bpf_object *obj)
 		return;
 	if (!(sc->py = pyframes_new(obj, sc->syms)))
 		return;
-	if (pyframes_listen(sc->py, sc->notes) != 0)
-		marple_fatal(EXIT_DATA, "cannot set up the Python frames' ring buffer");
+	pyframes_listen(sc->py, sc->news);
 	pyframes_merge_into(sc->py, sc->sf);
+}
+
+int stackcollector_news_open(struct stackcollector *sc, struct bpf_object *obj)
+{
+	if (!(sc->news = stacksbpf_news_open(obj, sc->syms, &sc->exec_link)))
+		return -1;
+	sc->notes = procnewsring_ring(sc->news);
+	return 0;
 }
 
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel)
@@ -259,10 +267,9 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
 	stackframes_set_unwind_mode(sc->sf, unwindtables_mode_name(sc->unwind));
-	sc->notes = stacksbpf_pidnotes_open(obj, sc->syms, &sc->exec_link);
-	if (!sc->notes)
+	if (stackcollector_news_open(sc, obj) < 0)
 		return -1;
-	stackcollector_unwind_loaded(sc, obj, sc->notes);
+	stackcollector_unwind_loaded(sc, obj);
 	stackcollector_python(sc, obj);
 	if (sc->pid)
 		syms_cache_snapshot(sc->syms, sc->pid);
@@ -661,7 +668,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->exec_link = NULL;
 	bpf_link__destroy(sc->follow_link);
 	sc->follow_link = NULL;
-	ring_buffer__free(sc->notes);
+	procnewsring_free(sc->news);
+	sc->news = NULL;
 	unwindtables_free(sc->unwindtab);
 	sc->unwindtab = NULL;
 	stackframes_free(sc->sf);

@@ -209,7 +209,8 @@ struct stackcollector {
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
 	struct stackframes *sf;
-	struct ring_buffer *notes;	/* pid_notes: poll it while capturing */
+	struct procnewsring *news;	/* the process news (procnewsring.h) */
+	struct ring_buffer *notes;	/* news's ring buffer: poll it while capturing */
 	struct bpf_link *exec_link;	/* the object's stacks_exec program, if any */
 
 	/* the section being captured (stackcollector_run): when it began,
@@ -241,8 +242,8 @@ void stackcollector_usage(struct stackcollector *sc, FILE *f);
  * rodata stacks_unwind to sc->unwind yourself. */
 void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj);
 /* After load, in tables mode: the tables, -p's process's loaded now, and
- * requests served when rb (the pid notes' ring buffer) is polled. */
-void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj, struct ring_buffer *rb);
+ * requests served when sc->notes (the process news) is polled. */
+void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj);
 
 /* Are Python frames to be walked (not --no-python, -K or --unwind dwarf)?
  * The collector sets its skeleton's rodata stacks_python to this before load. */
@@ -262,8 +263,11 @@ char *stackcollector_libc(const struct stackcollector *sc);
 /* SF_* flags of -a, --delimit and --addresses. */
 int stackcollector_sf_flags(const struct stackcollector *sc);
 
+/* After load, once sc->syms is made: sc->news and sc->notes, its ring
+ * buffer (stacksbpf_news_open).  0, or -1 after a message. */
+int stackcollector_news_open(struct stackcollector *sc, struct bpf_object *obj);
 /* After load: the symbol caches (ksyms only with kernel), the stackframes of
- * the object's stacks map and the reader of its pid_notes; -p's process is
+ * the object's stacks map and the reader of its process news; -p's process is
  * snapshot now.  0, or -1 after a message. */
 int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, int kernel);
 

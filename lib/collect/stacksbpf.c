@@ -12,6 +12,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "jitframes.h"
+#include "procnewsring.h"
 #include "stackdrain.h"
 #include "timedsamples.h"
 #include "util.h"
@@ -119,7 +120,7 @@ static int on_pidnote(void *ctx, void *data, size_t len)
 	struct pidnotes *pn = ctx;
 	const struct pid_note *n = data;
 
-	if (len < sizeof(*n) || n->pid == 0)	/* pid 0: a drain request (stackdrain.h) */
+	if (len < sizeof(*n))
 		return 0;
 	/* a snapshot that could not be shown to be of this image (sampled in
 	 * the middle of an exec?) is asked for again at its next sample */
@@ -144,50 +145,33 @@ static int on_vmanote(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static struct ring_buffer *pidnotes_new(int notes_fd, int seen_fd, struct syms_cache *syms)
+struct procnewsring *stacksbpf_news_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
 {
 	static struct pidnotes pn[8];	/* a collector has one; never freed */
 	static int npn;
-	struct ring_buffer *rb;
-
-	if (npn == 8) {
-		marple_warn("too many pid_notes ring buffers");
-		return NULL;
-	}
-	pn[npn] = (struct pidnotes){ syms, seen_fd };
-	if (!(rb = ring_buffer__new(notes_fd, on_pidnote, &pn[npn], NULL)))
-		marple_warn("cannot read the pid_notes ring buffer: %s", strerror(errno));
-	else
-		npn++;
-	return rb;
-}
-
-struct ring_buffer *stacksbpf_pidnotes_new(int fd, struct syms_cache *syms)
-{
-	return pidnotes_new(fd, -1, syms);
-}
-
-struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link)
-{
-	struct bpf_map *notes = bpf_object__find_map_by_name(obj, "pid_notes");
 	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "stacks_exec");
-	struct bpf_map *vmas = bpf_object__find_map_by_name(obj, "unwind_vma_notes");
-	struct ring_buffer *rb;
+	struct procnewsring *news;
 
 	*exec_link = NULL;
-	if (!notes || !seen) {
-		marple_warn("no pid_notes map in the BPF program");
+	if (!seen) {
+		marple_warn("no pids_seen map in the BPF program");
 		return NULL;
 	}
+	if (npn == 8) {
+		marple_warn("too many process news readers");
+		return NULL;
+	}
+	if (!(news = procnewsring_open(obj)))
+		return NULL;
 	if (exec && !(*exec_link = bpf_program__attach(exec)))
 		marple_warn("cannot attach to sched_process_exec (%s): a process that execs and exits before "
 			"its first sample is taken may be left unnamed", strerror(errno));
-	rb = pidnotes_new(bpf_map__fd(notes), bpf_map__fd(seen), syms);
-	/* read with the pid notes, into the same cache */
-	if (rb && vmas && ring_buffer__add(rb, bpf_map__fd(vmas), on_vmanote, syms) < 0)
-		marple_warn("cannot read the unwind_vma_notes ring buffer: %s", strerror(errno));
-	return rb;
+	pn[npn] = (struct pidnotes){ syms, bpf_map__fd(seen) };
+	procnewsring_on(news, PROCNEWS_IMAGE, on_pidnote, &pn[npn++]);
+	/* into the same cache as the images' snapshots, in their order */
+	procnewsring_on(news, PROCNEWS_UNWIND_VMA, on_vmanote, syms);
+	return news;
 }
 
 void stacksbpf_table_add(const void *key, const void *value, void *arg)

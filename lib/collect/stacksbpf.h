@@ -6,8 +6,8 @@
  *
  *   stacksbpf_set_storage(skel->obj, n);                // before load
  *   struct bpf_link *exec;
- *   struct ring_buffer *notes = stacksbpf_pidnotes_open(skel->obj, syms, &exec);
- *   ... while capturing: ring_buffer__poll(notes, timeout)  (snapshots new pids) ...
+ *   struct procnewsring *news = stacksbpf_news_open(skel->obj, syms, &exec);
+ *   ... while capturing: ring_buffer__poll(procnewsring_ring(news), timeout)  (snapshots new pids) ...
  *   records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
  *   stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
  *   dropped = stacksbpf_trailer_add(trailer, counters, sf);   // "stack_errors"
@@ -82,18 +82,18 @@ uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms);
  * exist (pid or tid <= 0: not given). */
 void stacksbpf_check_target(long long pid, long long tid);
 
-/* Snapshot each image of a process announced on the pid_notes ring buffer
- * (stacks.bpf.h: struct pid_note); poll it with ring_buffer__poll().  NULL +
- * message on failure. */
-struct ring_buffer;
-struct ring_buffer *stacksbpf_pidnotes_new(int ringbuf_fd, struct syms_cache *syms);
-/* The same for a loaded BPF object that includes stacks.bpf.h, and better:
- * a snapshot that could not be checked is asked for again (its pids_seen
- * entry dropped), and the object's stacks_exec program (STACKS_EXEC_NOTES), if
- * it has one, is attached (*exec_link, for bpf_link__destroy; NULL if none
- * or it failed, with a warning) so images are snapshotted as they exec. */
+/* The reader of the process news (procnewsring.h) of a loaded BPF object that
+ * includes stacks.bpf.h, with the symbolizer as the client of two kinds:
+ * each image of a process announced (struct pid_note) is snapshotted (one
+ * that could not be checked is asked for again: its pids_seen entry
+ * dropped), and each file VMA the unwinder found is posted to syms.  The
+ * object's stacks_exec program (STACKS_EXEC_NOTES), if it has one, is
+ * attached (*exec_link, for bpf_link__destroy; NULL if none or it failed,
+ * with a warning) so images are snapshotted as they exec.  Other clients
+ * (unwind tables, Python frames) register on it too; poll procnewsring_ring().
+ * NULL + message on failure. */
 struct bpf_link;
-struct ring_buffer *stacksbpf_pidnotes_open(struct bpf_object *obj, struct syms_cache *syms,
-					 struct bpf_link **exec_link);
+struct procnewsring;
+struct procnewsring *stacksbpf_news_open(struct bpf_object *obj, struct syms_cache *syms, struct bpf_link **exec_link);
 
 #endif

@@ -25,6 +25,7 @@
 #include "bpfmap.h"
 #include "intern.h"
 #include "procmaps.h"
+#include "procnewsring.h"
 #include "syms.h"
 #include "unwindtablescache.h"
 #include "unwindtablescompact.h"
@@ -202,10 +203,8 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 	struct bpf_map *learned = bpf_object__find_map_by_name(obj, "unwind_learned");
-	struct bpf_map *vma_notes = bpf_object__find_map_by_name(obj, "unwind_vma_notes");
 
-	if (!rows || !rules || !maps || !procs || !files || !learned || !vma_notes ||
-	    (!tables && bpf_map__set_max_entries(vma_notes, 4096) < 0) ||
+	if (!rows || !rules || !maps || !procs || !files || !learned ||
 	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
 	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
 	    bpf_map__set_max_entries(learned, tables ? UNWINDTABLES_LEARNED : 1) < 0 ||
@@ -236,7 +235,7 @@ struct unwindtables {
 	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
 	struct file *files;
 	size_t files_cap;
-	int rows_fd, mappings_fd, procs_fd, counters_fd, requests_fd, files_fd;
+	int rows_fd, mappings_fd, procs_fd, counters_fd, files_fd;
 	uint32_t file_lookup;		/* UNWIND_LOOKUP_*: how the BPF side finds a PC's file */
 	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
 	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
@@ -307,7 +306,6 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 	int rules_fd;
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
-	struct bpf_map *requests = bpf_object__find_map_by_name(obj, "unwind_requests");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	elf_version(EV_CURRENT);
@@ -315,14 +313,13 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 	t->words_cap = nelem * 2;
 	t->rule_array = map_mmap(obj, "unwind_rules", &rules_fd, &t->rules_cap);
 	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
-	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !requests || !files) {
+	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtables_free(t);
 		return NULL;
 	}
 	t->procs_fd = bpf_map__fd(procs);
 	t->counters_fd = bpf_map__fd(counters);
-	t->requests_fd = bpf_map__fd(requests);
 	t->files_fd = bpf_map__fd(files);
 	t->file_lookup = rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
@@ -857,11 +854,12 @@ static int start_worker(struct unwindtables *t)
 	return 0;
 }
 
-int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb)
+int unwindtables_poll_with(struct unwindtables *t, struct procnewsring *news)
 {
 	if (start_worker(t) < 0)
 		return -1;
-	return ring_buffer__add(rb, t->requests_fd, on_request, t);
+	procnewsring_on(news, PROCNEWS_UNWIND_REQUEST, on_request, t);
+	return 0;
 }
 
 void unwindtables_share_maps(struct unwindtables *t, struct syms_cache *syms)

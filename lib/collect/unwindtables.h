@@ -11,7 +11,7 @@
  *
  *   struct unwindtables *t = unwindtables_new(skel->obj);     // after load
  *   unwindtables_load_pid(t, pid);                          // -p's process
- *   unwindtables_poll_with(t, rb);       // its requests ride on the collector's ring buffer
+ *   unwindtables_poll_with(t, news);     // its requests ride on the process news (procnewsring.h)
  *   ... capture ...
  *   unwindtables_trailer_add(t, trailer);                   // "unwind": {...}
  *   unwindtables_free(t);
@@ -78,9 +78,10 @@ int unwindtables_load_pid(struct unwindtables *t, pid_t pid);
  * is named from them. */
 struct syms_cache;
 void unwindtables_share_maps(struct unwindtables *t, struct syms_cache *syms);
-/* Serve the BPF side's requests (unwind_requests): they are read whenever
- * rb is polled, and served by a thread of the table's own. */
-int unwindtables_poll_with(struct unwindtables *t, struct ring_buffer *rb);
+/* Serve the BPF side's requests (PROCNEWS_UNWIND_REQUEST): they are read
+ * whenever the news are polled, and served by a thread of the table's own. */
+struct procnewsring;
+int unwindtables_poll_with(struct unwindtables *t, struct procnewsring *news);
 /* Stop serving requests, and add "unwind": {mode, the BPF counters, files,
  * rows, table_bytes, build_ms, the files left without room, the files built
  * and read from the cache, cache_ms} to a trailer,

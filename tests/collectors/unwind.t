@@ -253,7 +253,7 @@ done
 # 15. short-lived processes named whole (system-wide): shortlived runs 25 ms
 # and exits, gone before its maps are read again (50 ms after its exec's);
 # its libc, mapped by ld.so after the exec's read, is named from the file
-# the walk found (unwind_vma_notes), not [unknown].  Its "late" runs map
+# the walk found (PROCNEWS_UNWIND_VMA), not [unknown].  Its "late" runs map
 # libz 0.3 s in (after that second read) and exit before the next (1 s):
 # their libz frames are named the same way.
 "$CS" -U -F 999 7 > "$T/shortlived.out" 2> "$T/shortlived.err" & cs=$!

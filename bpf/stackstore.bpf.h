@@ -1,0 +1,201 @@
+/* stackstore.bpf.h — the stack store of the stack collectors (stacks.bpf.h
+ * and python.bpf.h store stacks through it; include after vmlinux.h and the
+ * bpf_helpers.h family).
+ *
+ * Defines
+ *   stacks_ctl      the control block of the two sets (struct stacks_ctl, stacks.h)
+ *   stacks          id -> u64[MARPLE_STACK_DEPTH], read like a stack-trace map
+ *   stack_slots, stack_slots1   which hash owns a slot, one index a set
+ *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
+ *   drain_requests  drain requests for a drainer thread of its own
+ * and
+ *   stacks_count(i)             counter i += 1 on this CPU
+ *   stacks_ctl_get(), stacks_active_set()
+ *   stacks_note_fill(c, used, limit)   a set's fill counted; a drain asked for past limit
+ *   stacks_store(ips, n, user)  the id of stack ips[0..n) in the store
+ *   stacks_exec_id()            current's image: task->self_exec_id (low 32 bits)
+ * (stacks.bpf.h says how they are used.)
+ */
+#ifndef MARPLE_STACKSTORE_BPF_H
+#define MARPLE_STACKSTORE_BPF_H
+
+#include "procnews.bpf.h"
+#include "stacks.h"
+#include "stackscratch.bpf.h"
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
+
+/* Stacks are stored by content: a stack's id is a slot of the stacks array
+ * chosen by a 64-bit hash of its addresses, with double hashing, so identical
+ * stacks share an id and different ones do not collide (a
+ * BPF_MAP_TYPE_STACK_TRACE map is direct-mapped and drops a stack whose
+ * bucket is taken: ~5% of the stacks of a busy machine with 16384 buckets).
+ * stack_slots (set 0) and stack_slots1 (set 1) record which hash owns a
+ * slot; claiming one is atomic
+ * (BPF_NOEXIST).  stacks[id] holds the addresses leaf first, zero-terminated,
+ * as a stack-trace map would. */
+#define STACKS_PROBES 16
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space flips the set in place */
+	__type(key, __u32);
+	__type(value, struct stacks_ctl);
+} stacks_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space reads it in place */
+	__type(key, __u32);
+	__type(value, __u64[MARPLE_STACK_DEPTH]);
+} stacks SEC(".maps");
+
+/* one index per set: user space clears the idle set's while programs claim
+ * slots in the active one (a program in NMI context, cpu-clock, finding the
+ * bucket of a shared map locked by the syscall it interrupted fails with
+ * EBUSY: 98 stacks of 22060 samples lost in 120 s with one shared index) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_slots SEC(".maps"), stack_slots1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STACKS_NCOUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_counters SEC(".maps");
+
+/* drain requests for a drainer thread (stacks_ctl.drain_thread): read by it
+ * alone, so a request wakes it at once */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} drain_requests SEC(".maps");
+
+
+static __always_inline void stacks_count(__u32 idx)
+{
+	stacks_percpu_inc(&stack_counters, idx);
+}
+
+static __always_inline struct stacks_ctl *stacks_ctl_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stacks_ctl, &zero);
+}
+
+/* The set programs write into now (0 or 1). */
+static __always_inline __u32 stacks_active_set(void)
+{
+	struct stacks_ctl *c = stacks_ctl_get();
+	return c ? c->set & 1 : 0;
+}
+
+/* *used (one set's fill) += 1; past limit, ask user space to drain (once per
+ * flip: user space clears drain_asked; two programs racing may both ask) */
+static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, __u64 limit)
+{
+	__sync_fetch_and_add(used, 1);
+	if (*used < limit || c->drain_asked)
+		return;
+	c->drain_asked = 1;
+	c->asked_ns = bpf_ktime_get_ns();
+	struct procnews_head *e = c->drain_thread ? bpf_ringbuf_reserve(&drain_requests, sizeof(*e), 0)
+						  : procnews_reserve(PROCNEWS_DRAIN, sizeof(*e));
+	if (!e) {
+		c->drain_asked = 0;
+		return;
+	}
+	e->type = PROCNEWS_DRAIN;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
+}
+
+/* Store the stack in ips[0..n) (leaf first; the rest of its group of 8
+ * zero) in the stacks map: its id, or a negative errno (counted). */
+static __always_inline int stacks_store(__u64 *ips, int n, int user)
+{
+	/* hashed 8 addresses at a time: the zeroes after the stack make the
+	 * hash the same for the same stack, and the verifier walks 32 branches
+	 * instead of 256 */
+	__u64 h = 14695981039346656037ull;
+	for (int c = 0; c < (MARPLE_STACK_DEPTH + 7) / 8; c++) {
+		if (c * 8 >= n)
+			break;
+#pragma unroll
+		for (int j = 0; j < 8; j++) {
+			int i = c * 8 + j;
+			if (i < MARPLE_STACK_DEPTH) {
+				h = (h ^ ips[i]) * 1099511628211ull;
+				h ^= h >> 29;
+			}
+		}
+	}
+	h ^= user;	/* a user and a kernel stack never share an id */
+	/* the active set's half of the store, as sized at load */
+	__u32 nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
+	struct stacks_ctl *ctl = stacks_ctl_get();
+	if (nslots == 0 || !ctl)
+		return -ENOMEM;
+	__u32 set = ctl->set & 1, base = set * nslots;
+	void *slots = set ? (void *)&stack_slots1 : (void *)&stack_slots;
+	/* double hashing: each stack probes its own sequence of slots, so that
+	 * no long runs of taken slots form (with linear probing, 16 slots in a
+	 * row were taken at half full, and stacks were lost there: 6% of 495,075
+	 * malloc stacks with 1024 slots drained as they filled) */
+	__u64 step = (h >> 32) | 1;
+	/* find the stack or the first free slot with lookups only, then claim
+	 * that slot once: the verifier walks the update's paths once instead
+	 * of in each of the 16 probes.  Claiming can lose a race to another
+	 * CPU storing this same stack (then the slot is ours too) or another
+	 * stack (then the probing starts again, past it) */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		__u32 free_slot = base + nslots;	/* none */
+		for (__u32 p = 0; p < STACKS_PROBES; p++) {
+			__u32 slot = base + (__u32)((h + p * step) % nslots);
+			__u64 *owner = bpf_map_lookup_elem(slots, &slot);
+			if (!owner) {
+				free_slot = slot;
+				break;
+			}
+			if (*owner == h)
+				return (int)slot;
+		}
+		if (free_slot == base + nslots)
+			break;
+		if (bpf_map_update_elem(slots, &free_slot, &h, BPF_NOEXIST) == 0) {
+			bpf_map_update_elem(&stacks, &free_slot, ips, BPF_ANY);
+			stacks_note_fill(ctl, &ctl->stacks_used[set], nslots / 4);
+			return (int)free_slot;
+		}
+		__u64 *owner = bpf_map_lookup_elem(slots, &free_slot);
+		if (owner && *owner == h)
+			return (int)free_slot;
+	}
+	/* STACKS_PROBES slots in a row taken: the map is nearly full */
+	stacks_count(STACKS_NOSPACE);
+	return -ENOMEM;
+}
+
+/* Which image the current process runs: each execve bumps self_exec_id. */
+static __always_inline __u32 stacks_exec_id(void)
+{
+	return (__u32)bpf_get_current_task_btf()->self_exec_id;
+}
+
+#endif
