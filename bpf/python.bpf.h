@@ -19,9 +19,10 @@
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
  *                               walked, else NULL (asking user space the first time)
- *   py_append(ips, n)           put PY_STACK_MARK and the thread's Python frames
+ *   py_append(ips, n, check)    put PY_STACK_MARK and the thread's Python frames
  *                               (leaf first, PY_FRAME_* words) after the user
- *                               stack ips[0..n): the length to store
+ *                               stack ips[0..n): the length to store (check 0:
+ *                               the process is known not to be Python, n)
  *   py_stored(id, ips, n, total)  count a stack stored with Python frames, and
  *                               ask user space to name it if new
  *
@@ -444,7 +445,7 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
  * it, behind PY_STACK_MARK, to be stored as one stack, which user space
  * splits (lib/collect/stackframes.c) and merges (pyframes.c).  The stack's
  * length now, n when it has no Python frames. */
-static __noinline int py_append(__u64 *ips, int n)
+static __noinline int py_append(__u64 *ips, int n, int check)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -452,7 +453,7 @@ static __noinline int py_append(__u64 *ips, int n)
 
 	if (!ips || n < 0 || n > MARPLE_STACK_DEPTH - 3)
 		return n;
-	struct py_proc *p = py_proc_of(tgid, stacks_exec_id());
+	struct py_proc *p = check ? py_proc_of(tgid, stacks_exec_id()) : NULL;
 	if (p) {
 		/* room for the mark and a zero after the last frame; the walk's
 		 * run time added up (PY_WALK_NS): what Python frames cost a

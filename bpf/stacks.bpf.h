@@ -79,20 +79,133 @@ struct {
 	__type(value, __u8);
 } pids_seen SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stacks_stage_clock);
+} stack_stages SEC(".maps");
+
+static __always_inline struct stacks_stage_clock *stacks_clock(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stack_stages, &zero);
+}
+
+/* A sample begins: timed if it is this CPU's STACKS_STAGE_EVERY-th. */
+static __always_inline void stacks_clock_start(void)
+{
+	struct stacks_stage_clock *c = stacks_clock();
+	if (!c)
+		return;
+	c->on = ++c->seen % STACKS_STAGE_EVERY == 0;
+	if (c->on) {
+		c->timed++;
+		c->counts_on = 1;
+		c->last = bpf_ktime_get_ns();
+	}
+}
+
+/* The stage that began at the last lap (or the start) ends now. */
+static __always_inline void stacks_clock_lap(__u32 stage)
+{
+	struct stacks_stage_clock *c = stacks_clock();
+	if (!c || !c->on)
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	if (stage < STACKS_NSTAGES)
+		c->ns[stage] += now - c->last;
+	c->last = now;
+}
+
+static __always_inline void stacks_clock_stop(void)
+{
+	struct stacks_stage_clock *c = stacks_clock();
+	if (c)
+		c->on = 0;
+}
+
 /* Python frames after each user stack (bpf/python.bpf.h): set by user
  * space when it walks them (pyframes.h). */
 const volatile bool stacks_python = false;
 
+/* User space's answer about the current image of tgid: PY_NATIVE or
+ * PY_WALK, PY_PENDING until it answered. */
+static __always_inline __u32 stacks_py_state(__u32 tgid)
+{
+	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	return p && p->exec_id == stacks_exec_id() ? p->state : PY_PENDING;
+}
+
+/* What this CPU's sample learned of its image before its user stack was
+ * walked (stacks_image_look), read back from here after the walk, not
+ * carried in registers: the verifier walks the stack walk and the store
+ * once, not once for each answer (35,200 instructions against 28,300 when
+ * it did). */
+struct stacks_sample {
+	__u32 py_check;			/* to be checked for Python frames */
+	__u32 seen;			/* the image was announced before (pids_seen) */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stacks_sample);
+} stacks_samples SEC(".maps");
+
+static __always_inline struct stacks_sample *stacks_sample_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stacks_samples, &zero);
+}
+
+/* The current image of tgid: was it announced, and is it to be checked
+ * for Python frames?  Not once user space answered it is not Python: the
+ * answer is kept in its pids_seen value, looked up once an image, and its
+ * samples pay nothing more for Python (py_append with check 0 returns n). */
+static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
+{
+	struct stacks_sample *s = stacks_sample_get();
+	__u64 key = STACKS_SEEN_KEY(tgid, exec_id);
+	__u8 *seen = bpf_map_lookup_elem(&pids_seen, &key);
+
+	if (!s)
+		return;
+	s->seen = seen != NULL;
+	s->py_check = 1;
+	if (!seen || !stacks_python)
+		return;
+	if (!(*seen & STACKS_SEEN_PY_ANSWERED)) {
+		__u32 state = stacks_py_state(tgid);
+		if (state == PY_NATIVE)
+			*seen |= STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON;
+		else if (state == PY_WALK)
+			*seen |= STACKS_SEEN_PY_ANSWERED;
+	}
+	s->py_check = !(*seen & STACKS_SEEN_NOT_PYTHON);
+}
+
 /* Store user stack ips[0..n), with its Python frames when stacks_python.
  * One stacks_store for both: the verifier walks each inlined copy of it
  * (its hashing loop unrolled), and a second copy inside python.bpf.h made
- * the program take half as long again to load. */
+ * the program take half as long again to load.  seen: the image's
+ * pids_seen value, or NULL; once it says STACKS_SEEN_NOT_PYTHON the image's
+ * samples pay nothing for Python (the check cost a sample of cc1 or a
+ * shell 0.5-1.4 us, a third of the frame-pointer walk: bench callstack-bpf). */
 static __always_inline int stacks_store_user(__u64 *ips, int n)
 {
-	int total = stacks_python ? py_append(ips, n) : n;
+	int total = n;
+	if (stacks_python) {
+		struct stacks_sample *s = stacks_sample_get();
+		total = py_append(ips, n, s ? s->py_check : 1);
+		stacks_clock_lap(STACKS_STAGE_RUNTIME);
+	}
 	int id = stacks_store(ips, total, 1);
-	if (stacks_python)
+	stacks_clock_lap(STACKS_STAGE_STORE);
+	if (stacks_python) {
 		py_stored(id, ips, n, total);
+		stacks_clock_lap(STACKS_STAGE_RUNTIME);
+	}
 	return id;
 }
 
@@ -100,8 +213,9 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
  * new); STACK_ID_NONE when there is none (kernel stack of a sample taken in
  * user mode); a negative errno, counted, when it could not be read or stored.
  * User stacks: walked with the unwind tables (--unwind tables: unwindtables.bpf.h)
- * or by frame pointers (bpf_get_stack, --unwind fp). */
-static __always_inline int stacks_get(void *ctx, int user)
+ * or by frame pointers (bpf_get_stack, --unwind fp); checked for Python
+ * frames as the CPU's struct stacks_sample says. */
+static __always_inline int stacks_read(void *ctx, int user)
 {
 	__u32 zero = 0;
 	__u64 *ips = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -110,10 +224,12 @@ static __always_inline int stacks_get(void *ctx, int user)
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
 		/* never frame pointers where a table is missing: a marker */
 		int n = unwind_user_stack(ips);
+		stacks_clock_lap(STACKS_STAGE_USER);
 		return n > 0 ? stacks_store_user(ips, n) : STACK_ID_NONE;
 	}
 	/* bpf_get_stack zeroes what it does not fill (the hash counts on it) */
 	long len = bpf_get_stack(ctx, ips, MARPLE_STACK_DEPTH * sizeof(__u64), user ? BPF_F_USER_STACK : 0);
+	stacks_clock_lap(user ? STACKS_STAGE_USER : STACKS_STAGE_KERNEL);
 	if (len <= 0) {
 		if (len == 0 || (!user && len == -EFAULT))
 			return STACK_ID_NONE;
@@ -122,7 +238,18 @@ static __always_inline int stacks_get(void *ctx, int user)
 	}
 	if (user)
 		return stacks_store_user(ips, len / sizeof(__u64));
-	return stacks_store(ips, len / sizeof(__u64), 0);
+	int id = stacks_store(ips, len / sizeof(__u64), 0);
+	stacks_clock_lap(STACKS_STAGE_STORE);
+	return id;
+}
+
+/* stacks_read, a user stack checked for Python frames. */
+static __always_inline int stacks_get(void *ctx, int user)
+{
+	struct stacks_sample *s = stacks_sample_get();
+	if (user && s)
+		s->py_check = 1;
+	return stacks_read(ctx, user);
 }
 
 /* stacks_get for an id kept in state across drains (memleak's allocations):
@@ -248,6 +375,7 @@ static __always_inline struct dwarf_sample *stacks_dwarf_sample(void *ringbuf, _
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *t = bpf_get_current_task_btf();
+	stacks_clock_stop();	/* not a sample stacks_fill_key times */
 	struct dwarf_sample *e = bpf_ringbuf_reserve(ringbuf, sizeof(*e), 0);
 
 	if (!e) {
@@ -280,6 +408,7 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *t = bpf_get_current_task_btf();
 
+	stacks_clock_start();
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pid = id >> 32;
 	k->exec_id = (__u32)t->self_exec_id;
@@ -287,13 +416,20 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
 	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && BPF_CORE_READ(t, mm)) {
-		k->user_stack_id = stacks_get(ctx, 1);
-		stacks_note_image(k->pid, k->exec_id, t, 0);
+		stacks_image_look(k->pid, k->exec_id);
+		stacks_clock_lap(STACKS_STAGE_NEWS);
+		k->user_stack_id = stacks_read(ctx, 1);
+		struct stacks_sample *s = stacks_sample_get();
+		if (!s || !s->seen) {
+			stacks_note_image(k->pid, k->exec_id, t, 0);
+			stacks_clock_lap(STACKS_STAGE_NEWS);
+		}
 	}
 	if (want_kernel)
-		k->kern_stack_id = stacks_get(ctx, 0);
+		k->kern_stack_id = stacks_read(ctx, 0);
 	if (k->user_stack_id == STACK_ID_LOST || k->kern_stack_id == STACK_ID_LOST)
 		stacks_count(STACKS_LOST_SAMPLES);
+	stacks_clock_stop();
 }
 
 #ifdef STACKS_EXEC_NOTES
@@ -365,8 +501,12 @@ static __always_inline void *stacks_lookup_or_init(void *map, const void *key, c
 #ifdef STACKS_COUNTS
 STACKS_COUNT_MAPS(struct stack_key, __u64, 16384)
 
+/* counts[key] += w in the active set, the update timed
+ * (STACKS_STAGE_COUNTS) once a timed sample */
 static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 {
+	struct stacks_stage_clock *c = stacks_clock();
+	__u64 start = c && c->counts_on ? bpf_ktime_get_ns() : 0;
 	void *map = stacks_counts();
 	__u64 *v = bpf_map_lookup_elem(map, key);
 	if (v) {
@@ -380,6 +520,11 @@ static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 			__sync_fetch_and_add(v, w);
 		else
 			stacks_count(STACKS_MAP_FULL);
+	}
+	if (c && start) {
+		c->ns[STACKS_STAGE_COUNTS] += bpf_ktime_get_ns() - start;
+		c->timed_counts++;
+		c->counts_on = 0;
 	}
 }
 #endif

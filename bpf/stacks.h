@@ -54,6 +54,12 @@ struct pid_note {
 };
 /* pids_seen key of an image */
 #define STACKS_SEEN_KEY(pid, exec_id) (((__u64)(exec_id) << 32) | (__u32)(pid))
+/* pids_seen value: announced; user space answered whether the image is
+ * Python (py_procs: PY_WALK or PY_NATIVE); and it is not: its samples pay
+ * nothing more for Python */
+#define STACKS_SEEN 1
+#define STACKS_SEEN_PY_ANSWERED 2
+#define STACKS_SEEN_NOT_PYTHON 4
 
 /* Per-CPU counters (map stack_counters), summed by stacksbpf_read_counters(). */
 enum stack_counter {
@@ -307,6 +313,33 @@ enum { UNWIND_LOOKUP_FIND_VMA, UNWIND_LOOKUP_VMA_ITER };
 
 /* --unwind modes (rodata stacks_unwind of every stack collector) */
 enum { UNWIND_MODE_FP, UNWIND_MODE_TABLES, UNWIND_MODE_DWARF };
+
+/* Where a sample's BPF time goes (issue 38): every STACKS_STAGE_EVERY-th
+ * sample of a CPU (stacks_fill_key) is timed stage by stage into the
+ * per-CPU struct stacks_stage_clock (map stack_stages), and every
+ * STACKS_STAGE_EVERY-th count update; the trailer's sampling.stages gives
+ * each stage's nanoseconds per timed sample.  Timing one sample in 8 keeps
+ * the clock's reads (~10 a timed sample) out of the cost it measures. */
+#define STACKS_STAGE_EVERY 8
+enum stacks_stage {
+	STACKS_STAGE_KERNEL,		/* reading the kernel stack (bpf_get_stack) */
+	STACKS_STAGE_USER,		/* walking the user stack (tables or frame pointers) */
+	STACKS_STAGE_RUNTIME,		/* the Python check, walk and telling (python.bpf.h) */
+	STACKS_STAGE_STORE,		/* hashing and storing stacks (stackstore.bpf.h), both */
+	STACKS_STAGE_NEWS,		/* is the process's image known (pids_seen), or announced */
+	STACKS_STAGE_COUNTS,		/* the count map's update (stacks_add), per timed update */
+	STACKS_NSTAGES
+};
+#define STACKS_STAGE_NAMES { "kernel_stack", "user_walk", "runtime_check", "store", "process_news", "counts" }
+struct stacks_stage_clock {
+	__u64 ns[STACKS_NSTAGES];	/* nanoseconds in each stage, over the timed samples */
+	__u64 timed;			/* samples timed */
+	__u64 timed_counts;		/* count updates timed (STACKS_STAGE_COUNTS) */
+	__u64 seen;			/* samples begun on this CPU */
+	__u64 last;			/* when the stage running began (bpf_ktime_get_ns) */
+	__u32 on;			/* this sample is being timed */
+	__u32 counts_on;		/* the next count update is timed */
+};
 
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \

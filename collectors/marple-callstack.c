@@ -153,6 +153,18 @@ static void stop_sampling(void *arg)
 	ring_buffer__consume(sc.notes);
 }
 
+/* Where the BPF time of this section's samples went (stacks.h's stages). */
+static void stages_trailer_add(json_t *sampling)
+{
+	static struct stacks_stage_clock before;
+	struct stacks_stage_clock now;
+
+	if (opt.raw || opt.dwarf || stacksbpf_read_stages(cap.skel->obj, &now) < 0)
+		return;
+	stacksbpf_stages_trailer_add(sampling, &now, &before);
+	before = now;
+}
+
 /* One section: at every --every interval (sampling goes on) and at the end. */
 static int write_section(void *arg, int last)
 {
@@ -185,6 +197,7 @@ static int write_section(void *arg, int last)
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
 	uint64_t excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
 	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + excluded, stacksbpf_not_counted(counters));
+	stages_trailer_add(json_object_get(tr, "sampling"));
 	if (opt.dwarf)
 		unwinddwarf_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.verbose)

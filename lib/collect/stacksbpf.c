@@ -37,6 +37,44 @@ int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 	return rc;
 }
 
+int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "stack_stages");
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || ncpu <= 0)
+		return -1;
+	struct stacks_stage_clock *v = marple_calloc((size_t)ncpu, sizeof(*v));
+	int rc = bpf_map_lookup_elem(bpf_map__fd(m), &zero, v) == 0 ? 0 : -1;
+	for (int c = 0; rc == 0 && c < ncpu; c++) {
+		for (int i = 0; i < STACKS_NSTAGES; i++)
+			out->ns[i] += v[c].ns[i];
+		out->timed += v[c].timed;
+		out->timed_counts += v[c].timed_counts;
+	}
+	free(v);
+	return rc;
+}
+
+void stacksbpf_stages_trailer_add(json_t *sampling, const struct stacks_stage_clock *now,
+				  const struct stacks_stage_clock *before)
+{
+	static const char *const names[] = STACKS_STAGE_NAMES;
+	uint64_t timed = now->timed - before->timed, counts = now->timed_counts - before->timed_counts;
+	json_t *o = json_object();
+	char key[64];
+
+	json_object_set_new(o, "timed_samples", json_integer((json_int_t)timed));
+	for (int i = 0; i < STACKS_NSTAGES; i++) {
+		uint64_t n = i == STACKS_STAGE_COUNTS ? counts : timed, ns = now->ns[i] - before->ns[i];
+		snprintf(key, sizeof(key), "%s_ns", names[i]);
+		json_object_set_new(o, key, json_integer(n ? (json_int_t)((ns + n / 2) / n) : 0));
+	}
+	json_object_set_new(sampling, "stages", o);
+}
+
 /* One line on stderr when more than a tenth of the user stacks (by weight)
  * do not reach a stack root: how many, the likely reason and what helps.
  * Not for a handful of events (a short or idle capture: a process caught

@@ -1,0 +1,92 @@
+# callstack-bpf.sh — what the sampling program costs in the kernel, per
+# sample, beside bpftrace's frame-pointer profile doing the same work
+# (profile:hz:499 { @[kstack, ustack] = count(); }), on one load, one
+# profiler after another, interleaved for BPF_REPS rounds (median of each):
+#   bpftrace                              the anchor (bpftrace from Debian)
+#   marple-callstack --unwind fp --no-python   floor: <= 1.0x bpftrace
+#   marple-callstack (tables + Python)         floor: <= 1.5x bpftrace
+# The time is the kernel's BPF run-time statistics
+# (kernel.bpf_stats_enabled: run_time_ns / run_cnt of the program): marple's
+# trailer gives them (sampling.program_ns, program_runs) with where they went
+# (sampling.stages: ns a timed sample in each stage), bpftrace's are read
+# with bpftool while it runs.  The load: a build (cc -O2 of lib/collect's
+# sources, one at a time: short-lived non-Python processes, deep stacks in
+# cc1) beside a frame-pointer burn, system-wide at 499 Hz, BPF_SECS a run.
+set -u
+T=$(mktemp -d) && trap 'rm -rf "$T"; kill $load 2>/dev/null' EXIT
+REPS=${BPF_REPS:-3}
+SECS=${BPF_SECS:-4}
+B="$MARPLE_BIN/workloads/burn"
+[ -w /proc/sys/kernel/bpf_stats_enabled ] || { echo "bench: callstack-bpf: needs root (kernel.bpf_stats_enabled)"; exit 0; }
+have_bt=0
+command -v bpftrace >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1 && have_bt=1
+old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+
+# the load, until the end of the bench
+build_loop() {
+	while :; do
+		for f in "$MARPLE_TOP"/lib/collect/*.c; do
+			cc -O2 -I"$MARPLE_TOP/lib/format" -I"$MARPLE_TOP/lib/collect" -I"$MARPLE_BIN" -I"$MARPLE_BIN/bpf" \
+				-I"$MARPLE_TOP/bpf" -c "$f" -o "$T/build.o" 2>/dev/null
+		done
+	done
+}
+build_loop & l1=$!
+"$B" 1000000000 & l2=$!
+load="$l1 $l2"
+
+# marple_run CONFIG ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
+marple_run() {
+	cfg=$1; shift
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	marple-callstack -F 499 "$@" "$SECS" > "$T/out" 2>/dev/null
+	tail -n 1 "$T/out" | tr ',{}' '\n\n\n' | awk -F: '
+		{ gsub(/"/, "", $1); v[$1] = $2 }
+		END { printf "%s %s %s %s %s %s %s %s\n", v["program_ns"], v["program_runs"], v["kernel_stack_ns"],
+			v["user_walk_ns"], v["runtime_check_ns"], v["store_ns"], v["process_news_ns"], v["counts_ns"] }' >> "$T/$cfg"
+}
+
+# the programs loaded, one a line: "id name run_time_ns run_cnt"
+progs() {
+	bpftool -j prog show 2>/dev/null | sed 's/},{"id"/}\n{"id"/g' |
+		sed -n 's/.*"id":\([0-9]*\),"type":"[^"]*","name":"\([^"]*\)".*"run_time_ns":\([0-9]*\),"run_cnt":\([0-9]*\).*/\1 \2 \3 \4/p'
+}
+
+# bpftrace's profile program (bpftool shows no owner here: the one named
+# 499 loaded after it started): appends "ns runs" to $T/bpftrace
+bpftrace_run() {
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	first=$(progs | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }')
+	bpftrace -e 'profile:hz:499 { @[kstack, ustack] = count(); }' > /dev/null 2>&1 & bt=$!
+	sleep "$SECS"
+	progs | awk -v f="$first" '$1 > f && $2 == "499" { print $3, $4; exit }' >> "$T/bpftrace"
+	kill -INT "$bt"; wait "$bt" 2>/dev/null
+}
+
+for r in $(seq "$REPS"); do
+	[ "$have_bt" = 1 ] && bpftrace_run
+	marple_run fp --unwind fp --no-python
+	marple_run default
+done
+echo "$old" > /proc/sys/kernel/bpf_stats_enabled
+
+# median ns a sample of a config's runs
+per_sample() {
+	[ -s "$T/$1" ] || return
+	awk '$2 > 0 { print $1 / $2 }' "$T/$1" | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", v[int((NR + 1) / 2)] }'
+}
+stages() {
+	awk '{ k += $3; u += $4; r += $5; s += $6; p += $7; c += $8; n++ }
+		END { if (n) printf "kernel stack %.0f, user walk %.0f, runtime check %.0f, store %.0f, process news %.0f, counts %.0f", k / n, u / n, r / n, s / n, p / n, c / n }' "$T/$1"
+}
+bt=$(per_sample bpftrace); fp=$(per_sample fp); def=$(per_sample default)
+ratio() { [ -n "$bt" ] && awk -v a="$1" -v b="$bt" 'BEGIN { printf " = %.2fx bpftrace", a / b }'; }
+if [ -n "$bt" ]; then
+	echo "bench: callstack-bpf: BPF time a sample, bpftrace profile:hz:499 kstack+ustack: $bt ns (median of $REPS; the anchor)"
+else
+	echo "bench: callstack-bpf: bpftrace not installed (the anchor is missing)"
+fi
+echo "bench: callstack-bpf: BPF time a sample, marple-callstack --unwind fp --no-python: $fp ns$(ratio "$fp") (floor: <= 1.0x)"
+echo "bench: callstack-bpf: BPF time a sample, marple-callstack (tables + Python): $def ns$(ratio "$def") (floor: <= 1.5x)"
+echo "bench: callstack-bpf: stages a timed sample, --unwind fp --no-python: $(stages fp) ns"
+echo "bench: callstack-bpf: stages a timed sample, default: $(stages default) ns"
