@@ -79,17 +79,24 @@ struct {
 	__type(value, __u8);
 } pids_seen SEC(".maps");
 
+/* this CPU's sample: its stage clock, and what stacks_image_look found */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct stacks_stage_clock);
-} stack_stages SEC(".maps");
+	__type(value, struct stacks_sample);
+} stacks_samples SEC(".maps");
+
+static __always_inline struct stacks_sample *stacks_sample_get(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stacks_samples, &zero);
+}
 
 static __always_inline struct stacks_stage_clock *stacks_clock(void)
 {
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&stack_stages, &zero);
+	struct stacks_sample *s = stacks_sample_get();
+	return s ? &s->clock : NULL;
 }
 
 /* A sample begins: timed if it is this CPU's STACKS_STAGE_EVERY-th. */
@@ -135,28 +142,6 @@ static __always_inline __u32 stacks_py_state(__u32 tgid)
 {
 	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	return p && p->exec_id == stacks_exec_id() ? p->state : PY_PENDING;
-}
-
-/* What this CPU's sample learned of its image before its user stack was
- * walked (stacks_image_look), read back from here after the walk, not
- * carried in registers: the verifier walks the stack walk and the store
- * once, not once for each answer (35,200 instructions against 28,300 when
- * it did). */
-struct stacks_sample {
-	__u32 py_check;			/* to be checked for Python frames */
-	__u32 seen;			/* the image was announced before (pids_seen) */
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stacks_sample);
-} stacks_samples SEC(".maps");
-
-static __always_inline struct stacks_sample *stacks_sample_get(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&stacks_samples, &zero);
 }
 
 /* The current image of tgid: was it announced, and is it to be checked

@@ -39,20 +39,20 @@ int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 
 int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "stack_stages");
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "stacks_samples");
 	int ncpu = libbpf_num_possible_cpus();
 	uint32_t zero = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!m || ncpu <= 0)
 		return -1;
-	struct stacks_stage_clock *v = marple_calloc((size_t)ncpu, sizeof(*v));
+	struct stacks_sample *v = marple_calloc((size_t)ncpu, sizeof(*v));
 	int rc = bpf_map_lookup_elem(bpf_map__fd(m), &zero, v) == 0 ? 0 : -1;
 	for (int c = 0; rc == 0 && c < ncpu; c++) {
 		for (int i = 0; i < STACKS_NSTAGES; i++)
-			out->ns[i] += v[c].ns[i];
-		out->timed += v[c].timed;
-		out->timed_counts += v[c].timed_counts;
+			out->ns[i] += v[c].clock.ns[i];
+		out->timed += v[c].clock.timed;
+		out->timed_counts += v[c].clock.timed_counts;
 	}
 	free(v);
 	return rc;

@@ -25,7 +25,7 @@
 
 /* Sum the per-CPU stack_counters map into out[STACKS_NCOUNTERS]; 0 or -1. */
 int stacksbpf_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
-/* Sum the per-CPU stage clock (stack_stages: where the BPF time of a
+/* Sum the per-CPU stage clock (stacks_samples: where the BPF time of a
  * sample goes, stacks.h) of obj into *out; 0 or -1 (out zeroed). */
 struct bpf_object;
 int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out);
