@@ -13,7 +13,8 @@
 # sources, one at a time: short-lived non-Python processes, deep stacks in
 # cc1) beside a frame-pointer burn, system-wide at 499 Hz, BPF_SECS a run.
 set -u
-T=$(mktemp -d) && trap 'rm -rf "$T"; kill $load 2>/dev/null' EXIT
+load=
+T=$(mktemp -d) && trap 'kill $load 2>/dev/null; rm -rf "$T"' EXIT
 REPS=${BPF_REPS:-3}
 SECS=${BPF_SECS:-4}
 B="$MARPLE_BIN/workloads/burn"
@@ -31,9 +32,8 @@ build_loop() {
 		done
 	done
 }
-build_loop & l1=$!
-"$B" 1000000000 & l2=$!
-load="$l1 $l2"
+build_loop & load=$!
+"$B" 1000000000 & load="$load $!"
 
 # marple_run CONFIG ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
 marple_run() {
@@ -58,6 +58,9 @@ bpftrace_run() {
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	first=$(progs | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }')
 	bpftrace -e 'profile:hz:499 { @[kstack, ustack] = count(); }' > /dev/null 2>&1 & bt=$!
+	# it compiles its program first (seconds on a busy machine)
+	i=0; while [ $i -lt 60 ] && ! progs | awk -v f="$first" '$1 > f && $2 == "499" { ok = 1 } END { exit !ok }'; do
+		sleep 0.5; i=$((i + 1)); done
 	sleep "$SECS"
 	progs | awk -v f="$first" '$1 > f && $2 == "499" { print $3, $4; exit }' >> "$T/bpftrace"
 	kill -INT "$bt"; wait "$bt" 2>/dev/null
