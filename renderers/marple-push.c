@@ -30,6 +30,7 @@
 #include "intern.h"
 #include "lines.h"
 #include "folded.h"
+#include "framedesc.h"
 #include "options.h"
 #include "pprof.h"
 #include "protowire.h"
@@ -165,7 +166,7 @@ struct section_stacks {
 	struct pprof_section psec;
 };
 
-static struct intern *frame_names;	/* for OTLP: decoded frame names, id order */
+static struct intern *frame_names;	/* for OTLP: frame keys (stream_frame_key), id order */
 
 /* A frame in a folded line: ';' would split it and a control byte end the
  * line, so they become ':' and '?' (marple-fold's rule). */
@@ -197,8 +198,10 @@ static void stacks_add(struct section_stacks *ss, const struct stack_rec *s)
 	if (opt.format == FORMAT_OTLP) {
 		size_t at = ss->foff[ss->n];
 		ss->frame_ids = marple_grow(ss->frame_ids, &ss->fcap, at + s->nframes, sizeof(*ss->frame_ids));
-		for (size_t i = 0; i < s->nframes; i++)
-			ss->frame_ids[at + i] = intern_get(frame_names, s->frames[i].s, s->frames[i].len);
+		for (size_t i = 0; i < s->nframes; i++) {	/* a tagged frame is other code */
+			struct mstr k = stream_frame_key(s, i);
+			ss->frame_ids[at + i] = intern_get(frame_names, k.s, k.len);
+		}
 		ss->foff = marple_grow(ss->foff, &ss->foffcap, ss->n + 2, sizeof(*ss->foff));
 		ss->foff[ss->n + 1] = at + s->nframes;
 	}
@@ -336,6 +339,8 @@ enum {
 	SAMPLE_STACK = 1, SAMPLE_VALUES = 2,
 	DICT_MAPPING = 1, DICT_LOCATION = 2, DICT_FUNCTION = 3, DICT_LINK = 4, DICT_STRING = 5,
 	DICT_ATTRIBUTE = 6, DICT_STACK = 7,
+	MAP_MEMORY_LIMIT = 2, MAP_FILENAME = 4, MAP_ATTRIBUTES = 5,
+	LOC_MAPPING = 1, LOC_ADDRESS = 2,
 	LOC_LINES = 3, LINE_FUNCTION = 1, FUNC_NAME = 1, FUNC_SYSTEM_NAME = 2,
 	KVU_KEY = 1, KVU_VALUE = 2,
 	STACK_LOCATIONS = 1,
@@ -373,6 +378,133 @@ static void string_entry(struct pbuf *p, const char *s, size_t len)
 	free(e);
 }
 
+/* A mapping of the request: a file (as the trailer describes frames) and
+ * the largest offset a frame in it has. */
+struct otlp_map {
+	uint32_t file, build_id;	/* string ids + 1 (0: no build id) */
+	uint64_t limit;
+};
+
+/* Each frame's mapping (index + 1 in maps, 0 none) and address (its
+ * function's offset in the file), from the trailer's descriptions: two
+ * functions of one name in two files keep their own file and build id.
+ * Strings the mappings name are added to frame_names. */
+static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapping, uint64_t *address,
+				      size_t *nmaps)
+{
+	struct framedesc *fd = framedesc_new();
+	struct intern *keys = intern_new();
+	struct otlp_map *maps = NULL;
+	size_t cap = 0;
+
+	framedesc_add(fd, tr);
+	*nmaps = 0;
+	for (size_t i = 0; i < nframes; i++) {
+		size_t len;
+		const char *k = intern_str(frame_names, (uint32_t)i, &len);
+		const struct framedesc_frame *d = framedesc_get(fd, k, len);
+		mapping[i] = 0, address[i] = 0;
+		if (!d || !d->file || d->file[0] == '[' || framedesc_is(d, "python") || framedesc_is(d, "marker"))
+			continue;
+		uint32_t file = 1 + intern_get(frame_names, d->file, d->file_len);
+		uint32_t bid = d->build_id ? 1 + intern_get(frame_names, d->build_id, strlen(d->build_id)) : 0;
+		uint32_t pair[2] = { file, bid };
+		uint32_t m = intern_get(keys, (const char *)pair, sizeof(pair));
+		if (m == *nmaps) {
+			maps = marple_grow(maps, &cap, *nmaps + 1, sizeof(*maps));
+			maps[(*nmaps)++] = (struct otlp_map){ file, bid, 1 };
+		}
+		mapping[i] = m + 1;
+		if (d->has_offset) {
+			address[i] = d->offset;
+			if (d->offset >= maps[m].limit)
+				maps[m].limit = d->offset + 1;
+		}
+	}
+	intern_free(keys);
+	framedesc_free(fd);
+	return maps;
+}
+
+/* The request's dictionary: mappings (a file each, its build id as the
+ * attribute process.executable.build_id.gnu), a location and a function per
+ * frame (frame id i is location, function and string i + 1), the strings,
+ * the interface attribute (1) and the stacks. */
+static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, uint32_t s_attr, const char *iface,
+			    const struct pbuf *stack_tab)
+{
+	uint32_t *mapping = marple_malloc((nframes + 1) * sizeof(*mapping));
+	uint64_t *address = marple_malloc((nframes + 1) * sizeof(*address));
+	size_t nmaps;
+	struct otlp_map *maps = otlp_mappings(tr, nframes, mapping, address, &nmaps);
+	uint32_t s_bid = nmaps ? 1 + intern_get(frame_names, "process.executable.build_id.gnu", 31) : 0;
+
+	size_t d = protowire_begin(p, REQ_DICTIONARY);
+	/* every table's entry 0 is the zero value (the proto's rule) */
+	protowire_end(p, protowire_begin(p, DICT_MAPPING));
+	for (size_t i = 0; i < nmaps; i++) {
+		size_t m = protowire_begin(p, DICT_MAPPING);
+		protowire_uint(p, MAP_MEMORY_LIMIT, maps[i].limit);
+		protowire_uint(p, MAP_FILENAME, maps[i].file);
+		if (maps[i].build_id) {		/* attribute 2 + i: this mapping's build id */
+			size_t a = protowire_begin(p, MAP_ATTRIBUTES);
+			protowire_varint(p, 2 + i);
+			protowire_end(p, a);
+		}
+		protowire_end(p, m);
+	}
+	protowire_end(p, protowire_begin(p, DICT_LOCATION));
+	for (size_t i = 1; i <= nframes; i++) {
+		size_t l = protowire_begin(p, DICT_LOCATION);
+		if (mapping[i - 1]) {
+			protowire_uint(p, LOC_MAPPING, mapping[i - 1]);
+			protowire_uint(p, LOC_ADDRESS, address[i - 1]);
+		}
+		size_t ln = protowire_begin(p, LOC_LINES);
+		protowire_uint(p, LINE_FUNCTION, i);
+		protowire_end(p, ln);
+		protowire_end(p, l);
+	}
+	protowire_end(p, protowire_begin(p, DICT_FUNCTION));
+	for (size_t i = 1; i <= nframes; i++) {
+		size_t f = protowire_begin(p, DICT_FUNCTION);
+		protowire_uint(p, FUNC_NAME, i);
+		protowire_uint(p, FUNC_SYSTEM_NAME, i);
+		protowire_end(p, f);
+	}
+	protowire_end(p, protowire_begin(p, DICT_LINK));
+	protowire_bytes(p, DICT_STRING, "", 0);
+	for (size_t i = 0; i < intern_count(frame_names); i++) {
+		size_t len;
+		const char *s = intern_str(frame_names, (uint32_t)i, &len);
+		stream_frame_key_split(s, len, &len);	/* a tagged frame's string: its name */
+		string_entry(p, s, len);
+	}
+	protowire_end(p, protowire_begin(p, DICT_ATTRIBUTE));
+	size_t kv = protowire_begin(p, DICT_ATTRIBUTE);
+	protowire_uint(p, KVU_KEY, s_attr);
+	size_t av = protowire_begin(p, KVU_VALUE);
+	protowire_bytes(p, ANY_STRING, iface, strlen(iface));
+	protowire_end(p, av);
+	protowire_end(p, kv);
+	for (size_t i = 0; i < nmaps; i++) {
+		size_t len = 0;
+		const char *bid = maps[i].build_id ? intern_str(frame_names, maps[i].build_id - 1, &len) : "";
+		kv = protowire_begin(p, DICT_ATTRIBUTE);
+		protowire_uint(p, KVU_KEY, s_bid);
+		av = protowire_begin(p, KVU_VALUE);
+		protowire_bytes(p, ANY_STRING, bid, len);
+		protowire_end(p, av);
+		protowire_end(p, kv);
+	}
+	protowire_end(p, protowire_begin(p, DICT_STACK));
+	protowire_raw(p, stack_tab->b, stack_tab->n);
+	protowire_end(p, d);
+	free(maps);
+	free(mapping);
+	free(address);
+}
+
 /* One profile of one sample type (the proto has one a profile), every
  * record a sample with its weight as the value; each distinct frame one
  * function and one location; strings: "" first, then the frames in id
@@ -380,7 +512,7 @@ static void string_entry(struct pbuf *p, const char *s, size_t len)
  * the few names of the profile itself that no frame has (a dictionary
  * SHOULD NOT hold a value twice). */
 static void otlp_request(const char *base, const struct section_info *si, const struct section_stacks *ss,
-			 struct request *q)
+			 json_t *tr, struct request *q)
 {
 	struct pbuf *p = &q->body;
 	struct intern *stacks = intern_new();
@@ -452,42 +584,7 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	protowire_end(p, sp);
 	protowire_end(p, rp);
 
-	size_t d = protowire_begin(p, REQ_DICTIONARY);
-	/* every table's entry 0 is the zero value (the proto's rule) */
-	protowire_end(p, protowire_begin(p, DICT_MAPPING));
-	protowire_end(p, protowire_begin(p, DICT_LOCATION));
-	for (size_t i = 1; i <= nframes; i++) {
-		size_t l = protowire_begin(p, DICT_LOCATION);
-		size_t ln = protowire_begin(p, LOC_LINES);
-		protowire_uint(p, LINE_FUNCTION, i);
-		protowire_end(p, ln);
-		protowire_end(p, l);
-	}
-	protowire_end(p, protowire_begin(p, DICT_FUNCTION));
-	for (size_t i = 1; i <= nframes; i++) {
-		size_t f = protowire_begin(p, DICT_FUNCTION);
-		protowire_uint(p, FUNC_NAME, i);
-		protowire_uint(p, FUNC_SYSTEM_NAME, i);
-		protowire_end(p, f);
-	}
-	protowire_end(p, protowire_begin(p, DICT_LINK));
-	protowire_bytes(p, DICT_STRING, "", 0);
-	for (size_t i = 0; i < intern_count(frame_names); i++) {
-		size_t len;
-		const char *s = intern_str(frame_names, (uint32_t)i, &len);
-		string_entry(p, s, len);
-	}
-	protowire_end(p, protowire_begin(p, DICT_ATTRIBUTE));
-	size_t kv = protowire_begin(p, DICT_ATTRIBUTE);
-	protowire_uint(p, KVU_KEY, s_attr);
-	size_t av = protowire_begin(p, KVU_VALUE);
-	protowire_bytes(p, ANY_STRING, si->iface, strlen(si->iface));
-	protowire_end(p, av);
-	protowire_end(p, kv);
-	protowire_end(p, protowire_begin(p, DICT_STACK));
-	protowire_raw(p, stack_tab.b, stack_tab.n);
-	protowire_end(p, d);
-
+	otlp_dictionary(p, tr, nframes, s_attr, si->iface, &stack_tab);
 	q->url = url_with_path(base, OTLP_PATH);
 	q->content_type = "application/x-protobuf";
 	protowire_free(&samples);
@@ -929,7 +1026,7 @@ static void queue_section(const char *url, const char *file, long section, json_
 	snprintf(what, sizeof(what), "%s section %ld (%s)", file, section, si.iface);
 	q->what = marple_strdup(what);
 	if (opt.format == FORMAT_OTLP) {
-		otlp_request(url, &si, ss, q);
+		otlp_request(url, &si, ss, tr, q);
 	} else if (opt.format == FORMAT_PPROF) {
 		size_t zlen;
 		pprof_section_end(ss->prof, hdr, tr, section, file);

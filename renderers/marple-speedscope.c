@@ -226,8 +226,10 @@ static size_t idcap;
 static const uint32_t *frame_ids(const struct stack_rec *s)
 {
 	ids = marple_grow(ids, &idcap, s->nframes + 1, sizeof(*ids));
-	for (size_t i = 0; i < s->nframes; i++)
-		ids[i] = intern_get(frames, s->frames[i].s, s->frames[i].len);
+	for (size_t i = 0; i < s->nframes; i++) {	/* by key: a tagged frame is other code */
+		struct mstr k = stream_frame_key(s, i);
+		ids[i] = intern_get(frames, k.s, k.len);
+	}
 	return ids;
 }
 
@@ -487,9 +489,10 @@ static void write_frames(void)
 {
 	fputs("\n],\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < intern_count(frames); i++) {
-		size_t len;
-		const char *s = intern_str(frames, (uint32_t)i, &len);
-		const struct framedesc_frame *d = framedesc_get(described, s, len);
+		size_t key_len, len;
+		const char *s = intern_str(frames, (uint32_t)i, &key_len);
+		const struct framedesc_frame *d = framedesc_get(described, s, key_len);
+		stream_frame_key_split(s, key_len, &len);
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
 		/* a frame the trailers describe: its function, file and line (a
 		 * Python frame's name loses the " (file:line)" they repeat) */

@@ -27,7 +27,8 @@ struct stackframes {
 	uint32_t nstacks, nread;
 	int flags;
 	const char **frames;
-	size_t n, cap;
+	uint32_t *tags;			/* frames[i]'s identity tag (stream.h), 0 none */
+	size_t n, cap, tags_cap;
 	size_t after_user;		/* frames count after the user part */
 	char comm[MARPLE_COMM_LEN + 1];
 	int user_judged;		/* the current stack's user part can be judged whole or not */
@@ -40,12 +41,14 @@ struct stackframes {
 					 * its id in the records' keys (stackframes_collect) */
 	unsigned char *key;		/* stackframes_collect's scratch */
 	size_t key_cap;
-	struct hashtab *described;	/* frame names described so far (their index in desc) */
+	struct hashtab *described;	/* frame keys described so far (their index in
+					 * desc): a name, or a name, NUL and its tag */
 	struct frame_desc *desc;
 	size_t desc_cap;
-	const char *seen[1024];		/* names described, by pointer: most frames are
-					 * the same interned strings again, told apart
-					 * here without hashing them */
+	struct {			/* names described, by pointer: most frames are */
+		const char *name;	/* the same interned strings again, told apart */
+		uint32_t tag;		/* here without hashing them; a symbol's name */
+	} seen[1024];			/* is its file's: the pointer tells its tag */
 	int split_cpu;			/* stackframes_split_cpu */
 	int on_cpu;			/* the current stack's key was an on-CPU sample's */
 	char *scratch;
@@ -98,6 +101,7 @@ void stackframes_free(struct stackframes *sf)
 	free(sf->desc);
 	free(sf->scratch);
 	free(sf->frames);
+	free(sf->tags);
 	if (sf->stacks)
 		munmap((void *)sf->stacks, sf->stacks_len);
 	free(sf);
@@ -124,35 +128,39 @@ static size_t seen_slot(const char *name)
 	return ((uintptr_t)name >> 4) % 1024;
 }
 
+/* The described slot of key[0..len), and whether it was added just now. */
+static struct frame_desc *desc_slot(struct stackframes *sf, const char *key, size_t len, int *added)
+{
+	size_t before = hashtab_size(sf->described);
+	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, key, len, 0, 0));
+	*added = i >= before;
+	if (*added) {
+		sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
+		memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
+	}
+	return &sf->desc[i];
+}
+
 /* The description slot of name if it has none yet (the first description of
  * a name wins), else NULL. */
 static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
 {
-	sf->seen[seen_slot(name)] = name;
-	size_t before = hashtab_size(sf->described);
-	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
-	if (i < before)
-		return NULL;
-	sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
-	memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
-	return &sf->desc[i];
+	int added;
+
+	sf->seen[seen_slot(name)].name = name;
+	sf->seen[seen_slot(name)].tag = 0;
+	struct frame_desc *d = desc_slot(sf, name, strlen(name), &added);
+	return added ? d : NULL;
 }
 
 static int is_described(struct stackframes *sf, const char *name)
 {
-	if (sf->seen[seen_slot(name)] == name)
+	if (sf->seen[seen_slot(name)].name == name)
 		return 1;
-	sf->seen[seen_slot(name)] = name;
-	/* hashtab has no lookup without adding: compare sizes around an add */
-	size_t before = hashtab_size(sf->described);
-	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, name, strlen(name), 0, 0));
-	if (i >= before) {	/* added just now: keep it, described as a marker until told */
-		sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
-		memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
-		sf->desc[i].kind = "marker";
-		return 0;
-	}
-	return 1;
+	struct frame_desc *d = undescribed(sf, name);
+	if (d)		/* added just now: keep it, described as a marker until told */
+		d->kind = "marker";
+	return !d;
 }
 
 void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line)
@@ -165,39 +173,108 @@ void stackframes_describe(struct stackframes *sf, const char *name, const char *
 	d->line = line;
 }
 
-/* A user frame at addr named name: native code of a file, JIT code named
- * by a perf map, or (no mapping) a marker. */
-static void describe_user(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id, uint64_t addr,
-			  int named, uint64_t sym_off)
+/* What a user frame at addr named name is: native code of a file, JIT code
+ * named by a perf map, or (no mapping) a marker. */
+static struct frame_desc user_desc(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id,
+				   uint64_t addr, int named, uint64_t sym_off)
 {
+	struct frame_desc d = { .kind = "marker" };
 	struct syms_file file;
 
-	if (is_described(sf, name))
-		return;
-	struct frame_desc *d = &sf->desc[hashtab_size(sf->described) - 1];
 	if (syms_cache_file_exec(sf->syms, pid, exec_id, addr, &file) != 0)
-		return;		/* no mapping: [unknown] */
+		return d;	/* no mapping: [unknown] */
 	if (file.jit) {
-		d->kind = "jit";
-		d->file = file.path[0] == '[' ? NULL : intern(sf, file.path);
-		return;
+		d.kind = "jit";
+		d.file = file.path[0] == '[' ? NULL : intern(sf, file.path);
+		return d;
 	}
 	if (!named && (file.path[0] == '[' || strcmp(name, "[unknown]") == 0))
-		return;		/* [unknown] in anonymous memory, [vdso]: no file to name */
-	d->kind = "native";
+		return d;	/* [unknown] in anonymous memory, [vdso]: no file to name */
+	d.kind = "native";
 	/* copies: the cache lets go of an unused file's strings */
-	d->file = intern(sf, file.path);
-	d->build_id = intern(sf, file.build_id);
+	d.file = intern(sf, file.path);
+	d.build_id = intern(sf, file.build_id);
 	if (named || (sf->flags & SF_ADDRESSES)) {
-		d->offset = file.file_offset - (named ? sym_off : 0);
-		d->has_offset = 1;
+		d.offset = file.file_offset - (named ? sym_off : 0);
+		d.has_offset = 1;
 	}
+	return d;
+}
+
+static uint32_t fnv1a(uint32_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return (h ^ 0xff) * 16777619u;	/* ends each string: "ab","c" is not "a","bc" */
+}
+
+/* The identity tag of code described as d: a hash of all it says, so that
+ * the same code has the same tag in every section and capture. */
+static uint32_t identity_tag(const struct frame_desc *d)
+{
+	char nums[48];
+
+	snprintf(nums, sizeof(nums), "%d:%" PRIu64 ":%d", d->has_offset, d->offset, d->line);
+	uint32_t h = fnv1a(fnv1a(fnv1a(fnv1a(2166136261u, d->kind), d->file), d->build_id), nums);
+	return h ? h : 1;
+}
+
+/* Describe name as d: 0 when the name stands for d (its first description
+ * in the section, or the same code again), else d's identity tag, the frame
+ * described under the name and the tag (marple-format(5), Frame identity). */
+static uint32_t describe_as(struct stackframes *sf, const char *name, const struct frame_desc *d)
+{
+	size_t len = strlen(name);
+	int added;
+	struct frame_desc *first = desc_slot(sf, name, len, &added);
+
+	if (added || !first->kind) {
+		*first = *d;
+		return 0;
+	}
+	uint32_t tag = identity_tag(d);
+	if (identity_tag(first) == tag)
+		return 0;
+	sf->scratch = marple_grow(sf->scratch, &sf->scratch_cap, len + STREAM_TAG_KEY_LEN, 1);
+	memcpy(sf->scratch, name, len);
+	sf->scratch[len] = 0;
+	memcpy(sf->scratch + len + 1, &tag, sizeof(tag));
+	struct frame_desc *other = desc_slot(sf, sf->scratch, len + STREAM_TAG_KEY_LEN, &added);
+	if (added)
+		*other = *d;
+	return tag;
+}
+
+/* Describe a user frame at addr named name; returns its identity tag.  A
+ * symbol's name is its file's string: seen by pointer, it is the same code
+ * (other names, such as "[module]", are looked up each time). */
+static uint32_t describe_user(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id, uint64_t addr,
+			      int named, uint64_t sym_off)
+{
+	size_t slot = seen_slot(name);
+
+	if (named && sf->seen[slot].name == name)
+		return sf->seen[slot].tag;
+	struct frame_desc d = user_desc(sf, name, pid, exec_id, addr, named, sym_off);
+	uint32_t tag = describe_as(sf, name, &d);
+	if (named) {
+		sf->seen[slot].name = name;
+		sf->seen[slot].tag = tag;
+	}
+	return tag;
+}
+
+static void push_tagged(struct stackframes *sf, const char *s, uint32_t tag)
+{
+	sf->frames = marple_grow(sf->frames, &sf->cap, sf->n + 1, sizeof(*sf->frames));
+	sf->tags = marple_grow(sf->tags, &sf->tags_cap, sf->n + 1, sizeof(*sf->tags));
+	sf->tags[sf->n] = tag;
+	sf->frames[sf->n++] = s;
 }
 
 static void push(struct stackframes *sf, const char *s)
 {
-	sf->frames = marple_grow(sf->frames, &sf->cap, sf->n + 1, sizeof(*sf->frames));
-	sf->frames[sf->n++] = s;
+	push_tagged(sf, s, 0);
 }
 
 void stackframes_begin(struct stackframes *sf, const char *comm)
@@ -372,8 +449,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 			if (i == 0 && jitframes_is_pending(name))
 				sf->jit_leaf = name;
 		}
-		describe_user(sf, name, pid, exec_id, ips[i] - (i > 0), named, off);
-		push(sf, name);
+		push_tagged(sf, name, describe_user(sf, name, pid, exec_id, ips[i] - (i > 0), named, off));
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
@@ -384,11 +460,27 @@ void stackframes_user_splice(struct stackframes *sf, size_t first, const char *c
 {
 	if (first > sf->n)
 		first = sf->n;
+	/* the native frames kept, in their order among the names, keep their tags */
+	size_t nold = sf->n - first, old = 0;	/* the next native frame to match */
+	uint32_t *old_tags = marple_malloc((nold + 1) * sizeof(*old_tags));
+	const char **old_names = marple_malloc((nold + 1) * sizeof(*old_names));
+	memcpy(old_tags, sf->tags + first, nold * sizeof(*old_tags));
+	memcpy(old_names, sf->frames + first, nold * sizeof(*old_names));
 	sf->n = first;
 	for (size_t i = 0; i < n; i++) {
+		size_t j = old;
+		while (j < nold && old_names[j] != names[i])
+			j++;
+		if (j < nold) {		/* native: the frames before it were left out */
+			push_tagged(sf, names[i], old_tags[j]);
+			old = j + 1;
+			continue;
+		}
 		is_described(sf, names[i]);	/* any not described yet is a marker */
 		push(sf, names[i]);
 	}
+	free(old_tags);
+	free(old_names);
 	sf->after_user = sf->n;
 }
 
@@ -569,7 +661,12 @@ void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight)
 {
 	stackframes_weigh(sf, weight);
 	stackframes_jit_names(sf);
-	stream_write_stack_cstr(f, weight, sf->frames, sf->n);
+	stream_write_stack_tagged(f, weight, sf->frames, sf->tags, sf->n);
+}
+
+const uint32_t *stackframes_tags(const struct stackframes *sf)
+{
+	return sf->tags;
 }
 
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out)
@@ -637,6 +734,22 @@ static uint32_t get_frame_id(const unsigned char **p, const unsigned char *end)
 	return UINT32_MAX;
 }
 
+/* A frame's key in frame_ids and described: its name, and for a tagged
+ * frame a NUL and the tag after it (stream.h's stream_frame_key), in
+ * sf->scratch. */
+static const char *frame_key(struct stackframes *sf, const char *name, uint32_t tag, size_t *len)
+{
+	*len = strlen(name);
+	if (!tag)
+		return name;
+	sf->scratch = marple_grow(sf->scratch, &sf->scratch_cap, *len + STREAM_TAG_KEY_LEN, 1);
+	memcpy(sf->scratch, name, *len);
+	sf->scratch[*len] = 0;
+	memcpy(sf->scratch + *len + 1, &tag, sizeof(tag));
+	*len += STREAM_TAG_KEY_LEN;
+	return sf->scratch;
+}
+
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
 	size_t len = 0;
@@ -646,8 +759,9 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
 	if (sf->split_cpu)	/* on- and off-CPU stacks stay apart: a byte before the frames */
 		sf->key[len++] = sf->on_cpu ? '1' : '0';
 	for (size_t i = 0; i < sf->n; i++) {
-		const char *name = sf->frames[i];
-		size_t id = hashtab_index(sf->frame_ids, hashtab_add(sf->frame_ids, name, strlen(name), 0, 0));
+		size_t klen;
+		const char *k = frame_key(sf, sf->frames[i], sf->tags[i], &klen);
+		size_t id = hashtab_index(sf->frame_ids, hashtab_add(sf->frame_ids, k, klen, 0, 0));
 		len += put_frame_id(sf->key + len, (uint32_t)id);
 	}
 	return hashtab_index(t, hashtab_add(t, sf->key, len, weight, 0));
@@ -660,9 +774,10 @@ uint64_t stackframes_write_table(const struct stackframes *sf, const struct hash
 
 uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct hashtab *t, FILE *f, int on_cpu)
 {
-	size_t cap = 0, records = hashtab_size(t), names = hashtab_size(sf->frame_ids);
+	size_t cap = 0, tcap = 0, records = hashtab_size(t), names = hashtab_size(sf->frame_ids);
 	uint64_t written = 0;
 	const char **fr = NULL;
+	uint32_t *tags = NULL;
 	int jit = jitframes_any();
 
 	/* JIT frames named as late as can be: now.  One record still for each
@@ -682,13 +797,18 @@ uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct 
 		written++;
 		while (p < end) {
 			uint32_t id = get_frame_id(&p, end);
-			const char *name = id < names ? hashtab_at(sf->frame_ids, id)->key : "[unknown]";
+			const struct hashtab_entry *k = id < names ? hashtab_at(sf->frame_ids, id) : NULL;
+			const char *name = k ? k->key : "[unknown]";
+			size_t name_len;
 			fr = marple_grow(fr, &cap, n + 1, sizeof(*fr));
+			tags = marple_grow(tags, &tcap, n + 1, sizeof(*tags));
+			tags[n] = k ? stream_frame_key_split(k->key, k->len, &name_len) : 0;
 			fr[n++] = jit ? jitframes_name(name) : name;
 		}
-		stream_write_stack_cstr(f, e->count[0], fr, n);
+		stream_write_stack_tagged(f, e->count[0], fr, tags, n);
 	}
 	free(fr);
+	free(tags);
 	return written;
 }
 
@@ -715,9 +835,15 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 			json_object_set_new(o, "offset", json_integer((json_int_t)d->offset));
 		if (d->line > 0)
 			json_object_set_new(o, "line", json_integer(d->line));
-		char *key = escape_dup(e->key, e->len);
+		size_t name_len;
+		uint32_t tag = stream_frame_key_split(e->key, e->len, &name_len);
+		char *name = escape_dup(e->key, name_len), *key = name;
+		if (tag && asprintf(&key, "%s#%08" PRIx32, name, tag) < 0)	/* as the records write it */
+			marple_fatal(EXIT_DATA, "out of memory");
 		json_object_set_new(all, key, o);
-		free(key);
+		if (key != name)
+			free(key);
+		free(name);
 	}
 	json_object_set_new(trailer, "frames", all);
 	json_object_set_new(trailer, "build_ids", ids);

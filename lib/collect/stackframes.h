@@ -71,7 +71,9 @@ void stackframes_set_python(struct stackframes *sf,
 			    void (*weigh)(void *arg, uint64_t weight), void *arg);
 /* Say what name is (marple-format(5), the trailer's "frames"): kind
  * ("python", "jit"...), file or NULL, line or 0.  The first description of a
- * name wins; frames named from addresses are described as they are named. */
+ * name wins; frames named from addresses are described as they are named,
+ * and one whose name an earlier frame of other code (another file, build id
+ * or offset) has is told apart by an identity tag (stackframes_tags). */
 void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line);
 /* Add "frames" to a stack section's trailer: a description of every frame
  * name made so far. */
@@ -100,6 +102,10 @@ void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int i
 
 /* The frames built so far (root first); valid until the next begin. */
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n);
+/* Their identity tags (marple-format(5)), as many: 0 for a frame that is
+ * what its name is described as in the trailer, else the tag it is
+ * described under, for stream_write_stack_tagged. */
+const uint32_t *stackframes_tags(const struct stackframes *sf);
 void stackframes_write(struct stackframes *sf, FILE *f, uint64_t weight);
 /* Name the JIT frames of the stack built so far with what is known now (a
  * stack written at once, not through a table: stackframes_write does). */

@@ -22,5 +22,5 @@ void tpstack_write(struct stackframes *sf, FILE *f, uint64_t weight)
 	while (n > 1 && bpf_frame(frames[n - 1]))
 		n--;
 	stackframes_weigh(sf, weight);
-	stream_write_stack_cstr(f, weight, frames, n);
+	stream_write_stack_tagged(f, weight, frames, stackframes_tags(sf), n);
 }

@@ -6,6 +6,7 @@
 
 #include "escape.h"
 #include "hashtab.h"
+#include "stream.h"
 #include "util.h"
 
 struct framedesc {
@@ -77,13 +78,20 @@ void framedesc_add(struct framedesc *fd, json_t *trailer)
 	json_object_foreach(frames, key, o) {
 		if (!json_is_object(o))
 			continue;
+		/* "name#89abcdef": the name's code of that tag (stream.h) */
 		size_t n = strlen(key);
+		uint32_t tag = stream_tag_of_text(key, n);
 		char *name = marple_malloc(n + 1);
 		memcpy(name, key, n + 1);
-		long dl = escape_decode_inplace(name, n, NULL);
+		long dl = escape_decode_inplace(name, tag ? n - STREAM_TAG_TEXT_LEN : n, NULL);
 		if (dl < 0) {
 			free(name);
 			continue;
+		}
+		if (tag) {	/* as stream_frame_key has it */
+			name[dl] = 0;
+			memcpy(name + dl + 1, &tag, sizeof(tag));
+			dl += STREAM_TAG_KEY_LEN;
 		}
 		struct framedesc_frame *f = slot(fd, name, (size_t)dl);
 		free(name);

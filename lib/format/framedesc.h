@@ -2,11 +2,13 @@
  * trailer's "frames"): each frame name's kind (native, kernel, python, jit,
  * marker), file, build id, offset and line, gathered from every stack
  * section's trailer read.  Readers that draw or export frames ask it by the
- * decoded name; a name no trailer described has no description (NULL).
+ * frame's key (stream_frame_key: the decoded name, and the tag of a frame
+ * written with one); a frame no trailer described has no description (NULL).
  *
  *   struct framedesc *fd = framedesc_new();
  *   on each stack section's trailer: framedesc_add(fd, stream_reader_trailer(r));
- *   const struct framedesc_frame *f = framedesc_get(fd, name.s, name.len);  // NULL: not described
+ *   struct mstr k = stream_frame_key(stack, i);
+ *   const struct framedesc_frame *f = framedesc_get(fd, k.s, k.len);  // NULL: not described
  *   framedesc_free(fd);
  */
 #ifndef MARPLE_FRAMEDESC_H
@@ -32,8 +34,9 @@ void framedesc_free(struct framedesc *fd);
 /* Take the "frames" of a stack section's trailer (if any); the first
  * description of a name wins.  Members of the wrong type are ignored. */
 void framedesc_add(struct framedesc *fd, json_t *trailer);
-/* The description of the frame named s[0..len) (decoded), or NULL (fd may
- * be NULL).  Valid until the next framedesc_add or framedesc_get. */
+/* The description of the frame whose key is s[0..len) (stream_frame_key:
+ * its decoded name, and its tag if it has one), or NULL (fd may be NULL).
+ * Valid until the next framedesc_add or framedesc_get. */
 const struct framedesc_frame *framedesc_get(struct framedesc *fd, const char *s, size_t len);
 /* Names described so far. */
 size_t framedesc_count(const struct framedesc *fd);

@@ -3,6 +3,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +63,8 @@ struct stream_reader {
 	size_t rawcap, rawlen;
 	struct stack_rec stack;
 	size_t framecap;
+	uint32_t *tags;		/* stack.tags when a frame of the record has one */
+	size_t tagcap, ntags;
 	struct event_rec event;
 	struct point_rec point;
 	struct field *fields;
@@ -101,6 +104,7 @@ void stream_reader_free(struct stream_reader *r)
 		lines_free(r->lines);
 	free(r->raw);
 	free(r->stack.frames);
+	free(r->tags);
 	free(r->fields);
 	free(r);
 }
@@ -276,18 +280,85 @@ static inline void add_frame(struct stream_reader *r, size_t *n, char *s, size_t
 	r->stack.frames[(*n)++] = (struct mstr){ s, len };
 }
 
+uint32_t stream_tag_of_text(const char *s, size_t len)
+{
+	uint32_t tag = 0;
+
+	if (len < STREAM_TAG_TEXT_LEN || s[len - STREAM_TAG_TEXT_LEN] != '#')
+		return 0;
+	for (const char *p = s + len - STREAM_TAG_TEXT_LEN + 1; p < s + len; p++) {
+		unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0') : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 16;
+		if (d > 15)
+			return 0;
+		tag = tag << 4 | d;
+	}
+	return tag;
+}
+
+/* stack.tags filled with 0 (no tag) up to frame n. */
+static void tags_upto(struct stream_reader *r, size_t n)
+{
+	if (!r->stack.tags)
+		r->ntags = 0;
+	r->tags = marple_grow(r->tags, &r->tagcap, n, sizeof(*r->tags));
+	if (n > r->ntags)
+		memset(r->tags + r->ntags, 0, (n - r->ntags) * sizeof(*r->tags));
+	if (n > r->ntags)
+		r->ntags = n;
+	r->stack.tags = r->tags;
+}
+
+/* Frame i's name is its decoded text without the tag's: the tag's 5 key
+ * bytes go after the name (stream_frame_key), in the room the 9 bytes of
+ * its text leave. */
+static void set_tag(struct stream_reader *r, size_t i, uint32_t tag)
+{
+	tags_upto(r, i + 1);
+	struct mstr *f = &r->stack.frames[i];
+	char *key = (char *)f->s;
+	key[f->len] = 0;
+	memcpy(key + f->len + 1, &tag, sizeof(tag));
+	r->tags[i] = tag;
+}
+
+/* The line as read, copied before it is changed in place (stream_reader_raw). */
+static void keep_raw(struct stream_reader *r)
+{
+	r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
+	memcpy(r->raw, r->line, r->len + 1);
+	r->rawp = r->raw;
+}
+
+/* The tags of a record without %XX escapes whose frames hold a '#'. */
+static void split_tags(struct stream_reader *r)
+{
+	keep_raw(r);
+	for (size_t i = 0; i < r->stack.nframes; i++) {
+		uint32_t tag = stream_tag_of_text(r->stack.frames[i].s, r->stack.frames[i].len);
+		if (tag) {
+			r->stack.frames[i].len -= STREAM_TAG_TEXT_LEN;
+			set_tag(r, i, tag);
+		}
+	}
+	if (r->stack.tags)
+		tags_upto(r, r->stack.nframes);
+}
+
 /* The frames of a stack without %XX escapes: 16 bytes a step where the CPU
  * can, a bit for each ';' (a big profile has tens of millions of frames, and a
- * call of memchr for each cost more than the search). */
+ * call of memchr for each cost more than the search), and a '#' noted (a
+ * tag: split_tags). */
 static enum stream_item split_frames(struct stream_reader *r, char *p, char *e)
 {
 	size_t n = 0, len = (size_t)(e - p), start = 0, i = 0;
+	unsigned hashes = 0;
 
 #ifdef __SSE2__
-	const __m128i semi = _mm_set1_epi8(';');
+	const __m128i semi = _mm_set1_epi8(';'), hash = _mm_set1_epi8('#');
 	for (; i + 16 <= len; i += 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, semi));
+		hashes |= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, hash));
 		while (m) {
 			size_t at = i + (size_t)__builtin_ctz(m);
 			m &= m - 1;
@@ -300,9 +371,13 @@ static enum stream_item split_frames(struct stream_reader *r, char *p, char *e)
 		if (p[i] == ';') {
 			add_frame(r, &n, p + start, i - start);
 			start = i + 1;
+		} else {
+			hashes |= p[i] == '#';
 		}
 	add_frame(r, &n, p + start, len - start);
 	r->stack.nframes = n;
+	if (hashes)
+		split_tags(r);
 	return STREAM_RECORD;
 }
 
@@ -317,20 +392,26 @@ static enum stream_item parse_stack(struct stream_reader *r, char *p, char *e)
 		return fail(r, "stack weight '%.*s' is not a whole number below 2^64",
 			    (int)((hash - p) > 40 ? 40 : (hash - p)), p);
 	p = hash + 1;
+	r->stack.tags = NULL;
 	if (!r->escaped)
 		return split_frames(r, p, e);
 	for (;;) {
 		char *semi = memchr(p, ';', (size_t)(e - p));
 		char *fe = semi ? semi : e;
+		/* the tag is read before decoding: "%23" is a '#' of the name */
+		uint32_t tag = stream_tag_of_text(p, (size_t)(fe - p));
 		r->stack.frames = marple_grow(r->stack.frames, &r->framecap, n + 1, sizeof(struct mstr));
-		if (decode(r, p, (size_t)(fe - p), &r->stack.frames[n], "frame") < 0)
+		if (decode(r, p, (size_t)(fe - p) - (tag ? STREAM_TAG_TEXT_LEN : 0), &r->stack.frames[n], "frame") < 0)
 			return STREAM_ERROR;
-		n++;
+		r->stack.nframes = ++n;
+		if (tag)
+			set_tag(r, n - 1, tag);
 		if (!semi)
 			break;
 		p = semi + 1;
 	}
-	r->stack.nframes = n;
+	if (r->stack.tags)
+		tags_upto(r, n);
 	return STREAM_RECORD;
 }
 
@@ -549,12 +630,10 @@ static enum stream_item parse_record(struct stream_reader *r)
 	/* records are decoded in place, and only %XX escapes change them:
 	 * most need no copy for stream_reader_raw */
 	r->escaped = memchr(r->line, '%', r->len) != NULL;
-	if (r->escaped) {
-		r->raw = marple_grow(r->raw, &r->rawcap, r->len + 1, 1);
-		memcpy(r->raw, r->line, r->len + 1);
-	}
-	r->rawp = r->escaped ? r->raw : r->line;
+	r->rawp = r->line;
 	r->rawlen = r->len;
+	if (r->escaped)
+		keep_raw(r);
 	r->parsed = 1;
 	char *p = r->line, *e = r->line + r->len;
 	switch (r->dt) {
@@ -781,13 +860,33 @@ void stream_write_stack(FILE *f, uint64_t weight, const struct mstr *frames, siz
 
 void stream_write_stack_cstr(FILE *f, uint64_t weight, const char *const *frames, size_t n)
 {
+	stream_write_stack_tagged(f, weight, frames, NULL, n);
+}
+
+void stream_write_stack_tagged(FILE *f, uint64_t weight, const char *const *frames, const uint32_t *tags, size_t n)
+{
 	fprintf(f, "%llu#", (unsigned long long)weight);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(';', f);
 		escape_write(f, frames[i], strlen(frames[i]));
+		if (tags && tags[i])
+			fprintf(f, "#%08" PRIx32, tags[i]);
 	}
 	fputc('\n', f);
+}
+
+uint32_t stream_frame_key_split(const char *key, size_t len, size_t *name_len)
+{
+	uint32_t tag = 0;
+
+	*name_len = len;
+	if (len < STREAM_TAG_KEY_LEN || key[len - STREAM_TAG_KEY_LEN] != 0)
+		return 0;
+	memcpy(&tag, key + len - STREAM_TAG_KEY_LEN + 1, sizeof(tag));
+	if (tag)
+		*name_len = len - STREAM_TAG_KEY_LEN;
+	return tag;
 }
 
 static void write_fields(FILE *f, const struct field *fields, size_t n)

@@ -34,8 +34,33 @@ struct field {
 struct stack_rec {
 	uint64_t weight;
 	size_t nframes;
-	struct mstr *frames;	/* root first */
+	struct mstr *frames;	/* root first: names, as printed */
+	const uint32_t *tags;	/* tags[i]: frame i's identity tag, 0 none;
+				 * NULL: no frame of the record has one */
 };
+
+/* Frame identity (marple-format(5)): a frame written "name#89abcdef" is
+ * code other than the section's first of that name, told apart by the tag,
+ * and described by the trailer under the same text.  Readers print the name
+ * (frames[i]) and keep frames apart, or look up descriptions, by the key:
+ * the name, and for a tagged frame a NUL byte and the tag's 4 bytes after
+ * it (kept in the line's buffer: no copy). */
+#define STREAM_TAG_TEXT_LEN 9		/* "#" and 8 hex digits */
+#define STREAM_TAG_KEY_LEN 5		/* NUL and 4 bytes */
+static inline struct mstr stream_frame_key(const struct stack_rec *s, size_t i)
+{
+	struct mstr k = s->frames[i];
+	if (s->tags && s->tags[i])
+		k.len += STREAM_TAG_KEY_LEN;
+	return k;
+}
+/* The tag of key[0..len) (a stream_frame_key), 0 none; *name_len: its name's
+ * length.  (A name holding a NUL byte 5 bytes from its end, only from a
+ * hand-made stream, reads as tagged: its frame is merely told apart.) */
+uint32_t stream_frame_key_split(const char *key, size_t len, size_t *name_len);
+/* The tag that ends a frame's text as written, s[0..len) ("#" and 8
+ * lower-case hex digits, not all 0), or 0: none. */
+uint32_t stream_tag_of_text(const char *s, size_t len);
 
 struct event_rec {
 	uint64_t time;		/* ns, clock named in the header */
@@ -142,6 +167,8 @@ int stream_write_json(FILE *f, json_t *obj);
 void stream_write_stack(FILE *f, uint64_t weight, const struct mstr *frames, size_t n);
 /* Frames given as C strings. */
 void stream_write_stack_cstr(FILE *f, uint64_t weight, const char *const *frames, size_t n);
+/* The same with each frame's identity tag (0: none; tags NULL: no frame has one). */
+void stream_write_stack_tagged(FILE *f, uint64_t weight, const char *const *frames, const uint32_t *tags, size_t n);
 void stream_write_event(FILE *f, uint64_t time, struct mstr type, struct mstr track,
 			const struct field *fields, size_t n);
 void stream_write_point(FILE *f, double x, double y, struct mstr info,

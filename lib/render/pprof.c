@@ -358,14 +358,16 @@ void pprof_add_sample(struct pprof *p, const struct stack_rec *s, const struct p
 	 * for the whole stack before the next (intern.h): the tables are bigger
 	 * than the cache, and the misses are waited for together. */
 	uint32_t *id = p->id = marple_grow(p->id, &p->id_cap, s->nframes, sizeof(*p->id));
-	for (size_t i = 0; i < s->nframes; i++) {
-		id[i] = intern_hash(s->frames[i].s, s->frames[i].len);
+	for (size_t i = 0; i < s->nframes; i++) {	/* by key: a tagged frame is other code */
+		struct mstr k = stream_frame_key(s, i);
+		id[i] = intern_hash(k.s, k.len);
 		intern_prefetch(p->frames, id[i], 0);
 	}
 	for (size_t i = 0; i < s->nframes; i++)
 		intern_prefetch(p->frames, id[i], 1);
 	for (size_t i = 0; i < s->nframes; i++) {
-		id[i] = intern_get_hashed(p->frames, s->frames[i].s, s->frames[i].len, id[i]);
+		struct mstr k = stream_frame_key(s, i);
+		id[i] = intern_get_hashed(p->frames, k.s, k.len, id[i]);
 		if ((size_t)id[i] * 2 < p->loc_of_len)
 			__builtin_prefetch(&p->loc_of[(size_t)id[i] * 2]);
 	}
@@ -424,9 +426,10 @@ static struct located *locate_all(struct pprof *p)
 	uint32_t nfunc = 0;
 
 	for (size_t i = 0; i < p->nloc; i++) {
-		size_t len;
-		const char *name = intern_str(p->frames, p->loc_frame[i], &len);
-		const struct framedesc_frame *d = framedesc_get(p->described, name, len);
+		size_t key_len, len;
+		const char *name = intern_str(p->frames, p->loc_frame[i], &key_len);
+		const struct framedesc_frame *d = framedesc_get(p->described, name, key_len);
+		stream_frame_key_split(name, key_len, &len);
 		struct located *a = &at[i];
 		if (framedesc_is(d, "kernel"))	/* told so, with no "_[k]" nor "-" */
 			p->loc_kernel[i] = 1;

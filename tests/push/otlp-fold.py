@@ -5,6 +5,10 @@ write what it says, for marple-push's tests to compare with the capture:
     stack root;...;leaf VALUE      one line a sample, frames by the dictionary
     meta KEY VALUE                 sample type, period, times, attributes
 
+With --files each frame a location maps to a file is written
+NAME@FILE@BUILD_ID@ADDRESS (its mapping's file name, the mapping's
+process.executable.build_id.gnu attribute and the location's address).
+
 Only the dictionary's indices are followed (stack -> locations -> lines ->
 function -> string), so a wrong index shows as a wrong name.  Also checks
 the proto's rule that every dictionary table starts with its zero value.
@@ -65,8 +69,19 @@ for table, zero in (('mapping_table', []), ('location_table', []), ('function_ta
 
 
 def frame(loc_index):
-    line = get(locations[loc_index], 'lines', [])
-    return strings[get(functions[get(line, 'function_index', 0)], 'name_strindex', 0)]
+    loc = locations[loc_index]
+    line = get(loc, 'lines', [])
+    name = strings[get(functions[get(line, 'function_index', 0)], 'name_strindex', 0)]
+    m = get(loc, 'mapping_index', 0)
+    if '--files' not in sys.argv or not m:
+        return name
+    mapping = every(d, 'mapping_table')[m]
+    build_id = ''
+    for i in every(mapping, 'attribute_indices'):
+        key, value = attr(i)
+        if key == 'process.executable.build_id.gnu':
+            build_id = value
+    return '%s@%s@%s@%d' % (name, strings[get(mapping, 'filename_strindex', 0)], build_id, get(loc, 'address', 0))
 
 
 def attr(i):
