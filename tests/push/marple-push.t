@@ -138,6 +138,21 @@ python3 "$HERE/otlp-fold.py" < "$T/names.txt" > "$T/names"
 check "otlp: a string the frames and the profile share is in the table once" sh -c "
 	test $rc -eq 0 && test \$(grep -c 'string_table: \"count\"' '$T/names.txt') -eq 1 &&
 	grep -qx 'meta sample_type samples/count' '$T/names' && grep -qx 'stack count;samples 7' '$T/names'"
+# two programs' spin (marple-format(5), Frame identity): each its own mapping
+# with its file and build id, its own address; the names print without tags
+rm -f "$R"/*.json "$R"/*.body
+printf '%s\n' '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}' \
+	'100#proga;main;spin' '249#progb;main#0000b0b0;spin#0000b0b1' \
+	'{"trailer":1,"records":2,"frames":{"main":{"kind":"native","file":"/opt/proga","offset":4476},"spin":{"kind":"native","file":"/opt/proga","offset":4425},"main#0000b0b0":{"kind":"native","file":"/opt/progb","offset":4518},"spin#0000b0b1":{"kind":"native","file":"/opt/progb","offset":4466}},"build_ids":{"/opt/proga":"aaaa0001","/opt/progb":"bbbb0002"}}' \
+	> "$T/two.marple"
+pull -f otlp "$URL" "$T/two.marple"
+decode 1 | python3 "$HERE/otlp-fold.py" --files > "$T/two"
+decode 1 | python3 "$HERE/otlp-fold.py" > "$T/two-names"
+check "otlp: same-named functions of two files keep their own mapping, build id and address" sh -c "
+	test $rc -eq 0 && grep -qx 'stack proga;main@/opt/proga@aaaa0001@4476;spin@/opt/proga@aaaa0001@4425 100' '$T/two' &&
+	grep -qx 'stack progb;main@/opt/progb@bbbb0002@4518;spin@/opt/progb@bbbb0002@4466 249' '$T/two'"
+check "otlp: their names print without tags" sh -c "
+	grep -qx 'stack progb;main;spin 249' '$T/two-names' && ! grep -q b0b '$T/two'"
 
 # --- the server down (nobody listens on its port): kept in the spool, named
 rm -f "$R"/*.json "$R"/*.body

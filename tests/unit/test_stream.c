@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framedesc.h"
 #include "stream.h"
 #include "test.h"
 #include "util.h"
@@ -454,9 +455,76 @@ static void test_fields(void)
 	fclose(f);
 }
 
+/* Frame identity tags (marple-format(5)): "name#89abcdef" reads as the name
+ * with its tag, through both paths (with and without %XX escapes); "%23" is
+ * a '#' of the name; a '#' not followed by 8 hex digits stays in the name;
+ * the raw line is unchanged; the writer writes what the reader read; the
+ * trailer's descriptions are found by the frame's key. */
+static void test_tags(void)
+{
+	const char *text = "{\"marple\":1,\"interface\":\"a\",\"datatype\":\"stack\"}\n"
+			   "3#p;spin#0000b0b1;main\n"
+			   "4#p%25;spin#0000b0b1;x%23deadbeef;y#12;z#DEADBEEF;w#00000000\n"
+			   "{\"trailer\":1,\"records\":2,\"frames\":{\"spin\":{\"kind\":\"native\",\"file\":\"/a\"},"
+			   "\"spin#0000b0b1\":{\"kind\":\"native\",\"file\":\"/b\"}}}\n";
+	FILE *f = reader_of(text);
+	struct stream_reader *r = stream_reader_new(f, "tags");
+	struct framedesc *fd = framedesc_new();
+	int ok1 = 0, ok2 = 0, raw_ok = 1, described = 0;
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *w = open_memstream(&out, &outlen);
+	enum stream_item it;
+	while ((it = stream_reader_next(r)) != STREAM_EOF) {
+		if (it == STREAM_TRAILER)
+			framedesc_add(fd, stream_reader_trailer(r));
+		if (it != STREAM_RECORD)
+			continue;
+		const struct stack_rec *s = stream_reader_stack(r);
+		struct mstr raw = stream_reader_raw(r);
+		raw_ok &= memchr(raw.s, '#', raw.len) != NULL && strstr(raw.s, "spin#0000b0b1") != NULL;
+		const char *names[8];
+		for (size_t i = 0; i < s->nframes && i < 8; i++)
+			names[i] = marple_strndup(s->frames[i].s, s->frames[i].len);
+		stream_write_stack_tagged(w, s->weight, names, s->tags, s->nframes);
+		if (s->weight == 3)
+			ok1 = s->nframes == 3 && s->tags && escape_mstr_eq(s->frames[1], "spin") && s->tags[1] == 0xb0b1 &&
+			      s->tags[0] == 0 && s->tags[2] == 0 && escape_mstr_eq(s->frames[2], "main");
+		else
+			ok2 = s->nframes == 6 && s->tags && escape_mstr_eq(s->frames[0], "p%") && s->tags[0] == 0 &&
+			      escape_mstr_eq(s->frames[1], "spin") && s->tags[1] == 0xb0b1 &&
+			      escape_mstr_eq(s->frames[2], "x#deadbeef") && s->tags[2] == 0 &&
+			      escape_mstr_eq(s->frames[3], "y#12") && escape_mstr_eq(s->frames[4], "z#DEADBEEF") &&
+			      escape_mstr_eq(s->frames[5], "w#00000000") && !s->tags[3] && !s->tags[4] && !s->tags[5];
+		for (size_t i = 0; i < s->nframes && i < 8; i++)
+			free((char *)names[i]);
+	}
+	fclose(w);
+	test_cond("tags: a tagged frame reads as its name and tag", ok1);
+	test_cond("tags: with %XX escapes too; %23 and a '#' without 8 lower-case hex digits are the name's", ok2);
+	test_cond("tags: the raw line keeps the tag", raw_ok);
+	test_cond("tags: written back as read",
+		  out && strcmp(out, "3#p;spin#0000b0b1;main\n4#p%25;spin#0000b0b1;x%23deadbeef;y%2312;z%23DEADBEEF;w%2300000000\n") == 0);
+	const struct framedesc_frame *a = framedesc_get(fd, "spin", 4);
+	char key[9] = "spin";
+	uint32_t tag = 0xb0b1;
+	memcpy(key + 5, &tag, sizeof(tag));
+	const struct framedesc_frame *b = framedesc_get(fd, key, sizeof(key));
+	size_t name_len = 0;
+	described = a && b && a->file && b->file && strcmp(a->file, "/a") == 0 && strcmp(b->file, "/b") == 0;
+	test_cond("tags: the trailer describes the name and the tagged frame apart", described);
+	test_cond("tags: a key splits into name and tag",
+		  stream_frame_key_split(key, sizeof(key), &name_len) == 0xb0b1 && name_len == 4 &&
+		  stream_frame_key_split("spin", 4, &name_len) == 0 && name_len == 4);
+	free(out);
+	framedesc_free(fd);
+	stream_reader_free(r);
+	fclose(f);
+}
+
 int main(void)
 {
-	test_plan(82);
+	test_plan(88);
 	test_fields();
 	test_chunked();
 	test_escape_roundtrip();
@@ -464,6 +532,7 @@ int main(void)
 	test_malformed();
 	test_unusable();
 	test_concatenated();
+	test_tags();
 	test_header();
 	test_numbers();
 	test_doubles();
