@@ -219,27 +219,34 @@ static uint32_t identity_tag(const struct frame_desc *d)
 	return h ? h : 1;
 }
 
+/* Do a and b describe the same code?  Files and build ids are interned
+ * (intern): equal strings are one pointer. */
+static int same_code(const struct frame_desc *a, const struct frame_desc *b)
+{
+	return strcmp(a->kind, b->kind) == 0 && a->file == b->file && a->build_id == b->build_id &&
+	       a->has_offset == b->has_offset && a->offset == b->offset && a->line == b->line;
+}
+
+static const char *frame_key(struct stackframes *sf, const char *name, uint32_t tag, size_t *len);
+
 /* Describe name as d: 0 when the name stands for d (its first description
  * in the section, or the same code again), else d's identity tag, the frame
  * described under the name and the tag (marple-format(5), Frame identity). */
 static uint32_t describe_as(struct stackframes *sf, const char *name, const struct frame_desc *d)
 {
-	size_t len = strlen(name);
+	size_t len;
 	int added;
-	struct frame_desc *first = desc_slot(sf, name, len, &added);
+	struct frame_desc *first = desc_slot(sf, name, strlen(name), &added);
 
 	if (added || !first->kind) {
 		*first = *d;
 		return 0;
 	}
-	uint32_t tag = identity_tag(d);
-	if (identity_tag(first) == tag)
+	if (same_code(first, d))
 		return 0;
-	sf->scratch = marple_grow(sf->scratch, &sf->scratch_cap, len + STREAM_TAG_KEY_LEN, 1);
-	memcpy(sf->scratch, name, len);
-	sf->scratch[len] = 0;
-	memcpy(sf->scratch + len + 1, &tag, sizeof(tag));
-	struct frame_desc *other = desc_slot(sf, sf->scratch, len + STREAM_TAG_KEY_LEN, &added);
+	uint32_t tag = identity_tag(d);
+	const char *key = frame_key(sf, name, tag, &len);
+	struct frame_desc *other = desc_slot(sf, key, len, &added);
 	if (added)
 		*other = *d;
 	return tag;
