@@ -45,6 +45,11 @@ struct stackframes {
 					 * desc): a name, or a name, NUL and its tag */
 	struct frame_desc *desc;
 	size_t desc_cap;
+	struct hashtab *first_code;	/* 8 bytes of a name's hash -> the identity tag
+					 * of the first code of that name the run met:
+					 * kept across sections (~60 bytes a name), so
+					 * that a name without tag is the same code in
+					 * every section of a run */
 	struct {			/* names described, by pointer: most frames are */
 		const char *name;	/* the same interned strings again, told apart */
 		uint32_t tag;		/* here without hashing them; a symbol's name */
@@ -86,6 +91,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->names = hashtab_new();
 	sf->frame_ids = hashtab_new();
 	sf->described = hashtab_new();
+	sf->first_code = hashtab_new();
 	return sf;
 }
 
@@ -98,6 +104,7 @@ void stackframes_free(struct stackframes *sf)
 	hashtab_free(sf->frame_ids);
 	free(sf->key);
 	hashtab_free(sf->described);
+	hashtab_free(sf->first_code);
 	free(sf->desc);
 	free(sf->scratch);
 	free(sf->frames);
@@ -150,17 +157,19 @@ static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
 	sf->seen[seen_slot(name)].name = name;
 	sf->seen[seen_slot(name)].tag = 0;
 	struct frame_desc *d = desc_slot(sf, name, strlen(name), &added);
-	return added ? d : NULL;
+	return added || !d->kind ? d : NULL;	/* no kind: kept for the run's first code */
 }
 
-static int is_described(struct stackframes *sf, const char *name)
+/* Describe name as a marker unless it is described: its slot if it was
+ * not, to be told more, else NULL. */
+static struct frame_desc *describe_new(struct stackframes *sf, const char *name)
 {
 	if (sf->seen[seen_slot(name)].name == name)
-		return 1;
+		return NULL;
 	struct frame_desc *d = undescribed(sf, name);
-	if (d)		/* added just now: keep it, described as a marker until told */
+	if (d)
 		d->kind = "marker";
-	return !d;
+	return d;
 }
 
 void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line)
@@ -229,22 +238,34 @@ static int same_code(const struct frame_desc *a, const struct frame_desc *b)
 
 static const char *frame_key(struct stackframes *sf, const char *name, uint32_t tag, size_t *len);
 
-/* Describe name as d: 0 when the name stands for d (its first description
- * in the section, or the same code again), else d's identity tag, the frame
- * described under the name and the tag (marple-format(5), Frame identity). */
+/* Is tag the first code of name the run met (this one, if none yet)? */
+static int run_first_code(struct stackframes *sf, const char *name, uint32_t tag)
+{
+	uint64_t h = hashtab_hash(name, strlen(name));
+	const struct hashtab_entry *e = hashtab_find(sf->first_code, &h, sizeof(h));
+
+	if (!e)
+		e = hashtab_add(sf->first_code, &h, sizeof(h), tag, 0);
+	return e->count[0] == tag;
+}
+
+/* Describe name as d: 0 when the name stands for d (the first code of that
+ * name the run met, described under the name), else d's identity tag, the
+ * frame described under the name and the tag (marple-format(5), Frame
+ * identity). */
 static uint32_t describe_as(struct stackframes *sf, const char *name, const struct frame_desc *d)
 {
 	size_t len;
 	int added;
 	struct frame_desc *first = desc_slot(sf, name, strlen(name), &added);
 
-	if (added || !first->kind) {
+	if (first->kind && same_code(first, d))
+		return 0;
+	uint32_t tag = identity_tag(d);
+	if (!first->kind && run_first_code(sf, name, tag)) {
 		*first = *d;
 		return 0;
 	}
-	if (same_code(first, d))
-		return 0;
-	uint32_t tag = identity_tag(d);
 	const char *key = frame_key(sf, name, tag, &len);
 	struct frame_desc *other = desc_slot(sf, key, len, &added);
 	if (added)
@@ -430,7 +451,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 		const char *mod = NULL;
 		uint64_t off = 0;
 		if (UNWIND_IS_MARK(ips[i])) {	/* where the walk stopped, and why */
-			is_described(sf, unwind_mark_name(ips[i]));
+			describe_new(sf, unwind_mark_name(ips[i]));
 			push(sf, unwind_mark_name(ips[i]));
 			continue;
 		}
@@ -483,7 +504,7 @@ void stackframes_user_splice(struct stackframes *sf, size_t first, const char *c
 			old = j + 1;
 			continue;
 		}
-		is_described(sf, names[i]);	/* any not described yet is a marker */
+		describe_new(sf, names[i]);	/* any not described yet is a marker */
 		push(sf, names[i]);
 	}
 	free(old_tags);
@@ -532,8 +553,8 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		}
 		if (sf->flags & SF_ANNOTATE_KERNEL)
 			name = intern2(sf, name, "_[k]");
-		if (!is_described(sf, name) && named) {
-			struct frame_desc *d = &sf->desc[hashtab_size(sf->described) - 1];
+		struct frame_desc *d = describe_new(sf, name);
+		if (d && named) {
 			d->kind = "kernel";
 			d->file = "[kernel.kallsyms]";
 		}
@@ -827,8 +848,10 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 	for (size_t i = 0; i < n; i++) {
 		const struct hashtab_entry *e = hashtab_at(sf->described, i);
 		const struct frame_desc *d = &sf->desc[i];
+		if (!d->kind)	/* a name only other code of had in the section (tagged) */
+			continue;
 		json_t *o = json_object();
-		const char *kind = d->kind ? d->kind : "marker";
+		const char *kind = d->kind;
 		json_object_set_new(o, "kind", json_string(kind));
 		json_t *file = d->file ? stream_json_string_bytes(d->file, strlen(d->file)) : NULL;
 		/* a file's build id once, in "build_ids", not in each of its frames */

@@ -133,8 +133,10 @@ void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *o
 void stackframes_stats_reset(struct stackframes *sf);
 /* Continuous mode, after a section is written and its tables of records
  * freed: the names, frame ids and descriptions start from none again (a
- * week of --every sections kept every frame name any section had).  Names
- * and ids given out before are invalid after it. */
+ * week of --every sections kept every frame name any section had); only
+ * which code each name stood for first is kept (a hash and a tag, ~60 bytes
+ * a name), so that a name without tag is the same code in every section.
+ * Names and ids given out before are invalid after it. */
 void stackframes_next_section(struct stackframes *sf);
 /* The symbol cache forgot processes and files (syms_cache_forget_marked):
  * a name looked up since may sit where a forgotten one was. */

@@ -4,7 +4,7 @@
 # and mapping in the stream, in go tool pprof -raw, in speedscope's JSON and
 # in marple-push's OTLP, while the names print as before (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 8
+plan 9
 if ! is_root; then
 	skip_rest "samename: BPF cases" "not root"
 fi
@@ -62,8 +62,9 @@ for prog, bid, off in (("proga", sys.argv[2], sys.argv[4]), ("progb", sys.argv[3
     other = sum(wt for wt, st in recs if st[0] == prog and st[-1].split("#")[0] == "spin") - w
     print(prog, w, other)'
 python3 -c "$PYSTREAM" "$T/cap.marple" "$BA" "$BB" "$OA" "$OB" > "$T/stream.txt" 2>&1
-plausible() {	# FILE: each program's spin samples under its own file: at least 20, none elsewhere
-	awk '$2 >= 20 && $3 == 0 { n++ } END { exit n == 2 ? 0 : 1 }' "$1"
+plausible() {	# FILE: each program's spin samples under its own file: some (a loaded
+	# machine gives each busy program ~100 of 2 s at 199 Hz, or much less), none elsewhere
+	awk '$2 >= 5 && $3 == 0 { n++ } END { exit n == 2 ? 0 : 1 }' "$1"
 }
 check "samename: the stream describes each spin with its own file, build id and offset ($(tr '\n' ' ' < "$T/stream.txt"))" \
 	plausible "$T/stream.txt"
@@ -71,11 +72,9 @@ marple-fold "$T/cap.marple" 2>/dev/null | grep '^prog[ab];' > "$T/fold.txt"
 check "samename: marple-fold prints the names as before (no tag)" \
 	sh -c "grep -q '^proga;.*;main;spin [0-9]*\$' '$T/fold.txt' && grep -q '^progb;.*;main;spin [0-9]*\$' '$T/fold.txt' && ! grep -q '#' '$T/fold.txt'"
 
-# go tool pprof -raw: the locations of spin, with their mapping's file and build id
-if command -v go >/dev/null 2>&1; then
-	marple-pprof "$T/cap.marple" > "$T/cap.pb.gz" 2>/dev/null
-	go tool pprof -raw "$T/cap.pb.gz" > "$T/cap.raw" 2>/dev/null
-	python3 - "$T/cap.raw" "$BA" "$BB" "$OA" "$OB" > "$T/pprof.txt" <<'EOF'
+# go tool pprof -raw: the samples ending in spin, by the location's address and
+# its mapping's file and build id: "PROG RIGHT WRONG" per program
+cat > "$T/pprofsum.py" <<'EOF'
 import re, sys
 raw = open(sys.argv[1]).read()
 maps = {m.group(1): (m.group(2), m.group(3)) for m in
@@ -92,6 +91,13 @@ for prog, bid, off in (('proga', sys.argv[2], sys.argv[4]), ('progb', sys.argv[3
     w = sum(v for (a, (f, b)), v in sums.items() if f.endswith('/' + prog) and b == bid and a == int(off, 16))
     print(prog, w, sum(v for (a, (f, b)), v in sums.items() if f.endswith('/' + prog)) - w)
 EOF
+pprof_sums() {	# FILE.pb.gz
+	go tool pprof -raw "$1" > "$T/raw.txt" 2>/dev/null
+	python3 "$T/pprofsum.py" "$T/raw.txt" "$BA" "$BB" "$OA" "$OB"
+}
+if command -v go >/dev/null 2>&1; then
+	marple-pprof "$T/cap.marple" > "$T/cap.pb.gz" 2>/dev/null
+	pprof_sums "$T/cap.pb.gz" > "$T/pprof.txt"
 	check "samename: pprof -raw has each spin at its own file, build id and address ($(tr '\n' ' ' < "$T/pprof.txt"))" \
 		plausible "$T/pprof.txt"
 else
@@ -112,8 +118,27 @@ ok = 0
 for prog in ("proga", "progb"):
     w = sum(wt for s, wt in zip(p["samples"], p["weights"]) if F[s[0]]["name"] == prog and F[s[-1]]["name"] == "spin" and F[s[-1]].get("file", "").endswith("/" + prog))
     bad = sum(wt for s, wt in zip(p["samples"], p["weights"]) if F[s[0]]["name"] == prog and F[s[-1]]["name"] == "spin" and not F[s[-1]].get("file", "").endswith("/" + prog))
-    ok += w >= 20 and bad == 0
+    ok += w >= 5 and bad == 0
 sys.exit(0 if ok == 2 else 1)' "$T/cap.json"
+
+# continuous mode: proga alone for 2 s once the collector traces, then progb
+# alone: in every section a name without tag is the run's first code of it
+# (the last sections' spin, progb's, is tagged though proga's is not there),
+# so marple-pprof, merging the sections, still puts each spin in its own file
+MARPLE_READY_FILE="$T/ready" marple-callstack -F 199 --every 1s 6 > "$T/every.marple" 2> "$T/every.err" & mc=$!
+wait_ready "$T/ready" 60 "$mc"
+"$T/proga" 2
+sleep 0.5
+"$T/progb" 2
+wait "$mc"
+if command -v go >/dev/null 2>&1; then
+	marple-pprof "$T/every.marple" > "$T/every.pb.gz" 2>/dev/null
+	pprof_sums "$T/every.pb.gz" > "$T/every.txt"
+	check "samename: --every sections merged by pprof: each spin in its own file ($(tr '\n' ' ' < "$T/every.txt"); $(grep -c '"trailer"' "$T/every.marple") sections)" \
+		plausible "$T/every.txt"
+else
+	skip "samename: --every sections merged by pprof" "no go"
+fi
 
 # OTLP to a loopback receiver, decoded by protoc against the pinned protos
 if ! command -v protoc >/dev/null 2>&1; then
