@@ -166,7 +166,10 @@ struct section_stacks {
 	struct pprof_section psec;
 };
 
-static struct intern *frame_names;	/* for OTLP: frame keys (stream_frame_key), id order */
+/* For OTLP: the section's distinct frames by key (stream_frame_key: two
+ * functions of one name in two files are two), id i location and function
+ * i + 1; and the request's strings, frame names first, id i string i + 1. */
+static struct intern *frame_keys, *frame_names;
 
 /* A frame in a folded line: ';' would split it and a control byte end the
  * line, so they become ':' and '?' (marple-fold's rule). */
@@ -200,7 +203,7 @@ static void stacks_add(struct section_stacks *ss, const struct stack_rec *s)
 		ss->frame_ids = marple_grow(ss->frame_ids, &ss->fcap, at + s->nframes, sizeof(*ss->frame_ids));
 		for (size_t i = 0; i < s->nframes; i++) {	/* a tagged frame is other code */
 			struct mstr k = stream_frame_key(s, i);
-			ss->frame_ids[at + i] = intern_get(frame_names, k.s, k.len);
+			ss->frame_ids[at + i] = intern_get(frame_keys, k.s, k.len);
 		}
 		ss->foff = marple_grow(ss->foff, &ss->foffcap, ss->n + 2, sizeof(*ss->foff));
 		ss->foff[ss->n + 1] = at + s->nframes;
@@ -401,7 +404,7 @@ static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapp
 	*nmaps = 0;
 	for (size_t i = 0; i < nframes; i++) {
 		size_t len;
-		const char *k = intern_str(frame_names, (uint32_t)i, &len);
+		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
 		const struct framedesc_frame *d = framedesc_get(fd, k, len);
 		mapping[i] = 0, address[i] = 0;
 		if (!d || !d->file || d->file[0] == '[' || framedesc_is(d, "python") || framedesc_is(d, "marker"))
@@ -430,8 +433,8 @@ static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapp
  * attribute process.executable.build_id.gnu), a location and a function per
  * frame (frame id i is location, function and string i + 1), the strings,
  * the interface attribute (1) and the stacks. */
-static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, uint32_t s_attr, const char *iface,
-			    const struct pbuf *stack_tab)
+static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const uint32_t *fname, uint32_t s_attr,
+			    const char *iface, const struct pbuf *stack_tab)
 {
 	uint32_t *mapping = marple_malloc((nframes + 1) * sizeof(*mapping));
 	uint64_t *address = marple_malloc((nframes + 1) * sizeof(*address));
@@ -468,8 +471,8 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, uint32_t
 	protowire_end(p, protowire_begin(p, DICT_FUNCTION));
 	for (size_t i = 1; i <= nframes; i++) {
 		size_t f = protowire_begin(p, DICT_FUNCTION);
-		protowire_uint(p, FUNC_NAME, i);
-		protowire_uint(p, FUNC_SYSTEM_NAME, i);
+		protowire_uint(p, FUNC_NAME, fname[i - 1]);
+		protowire_uint(p, FUNC_SYSTEM_NAME, fname[i - 1]);
 		protowire_end(p, f);
 	}
 	protowire_end(p, protowire_begin(p, DICT_LINK));
@@ -477,7 +480,6 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, uint32_t
 	for (size_t i = 0; i < intern_count(frame_names); i++) {
 		size_t len;
 		const char *s = intern_str(frame_names, (uint32_t)i, &len);
-		stream_frame_key_split(s, len, &len);	/* a tagged frame's string: its name */
 		string_entry(p, s, len);
 	}
 	protowire_end(p, protowire_begin(p, DICT_ATTRIBUTE));
@@ -507,10 +509,10 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, uint32_t
 
 /* One profile of one sample type (the proto has one a profile), every
  * record a sample with its weight as the value; each distinct frame one
- * function and one location; strings: "" first, then the frames in id
- * order (so frame id i is string i + 1, function and location i + 1), then
- * the few names of the profile itself that no frame has (a dictionary
- * SHOULD NOT hold a value twice). */
+ * function and one location (frame id i is function and location i + 1);
+ * strings: "" first, then the frames' names, then the few names of the
+ * profile itself and of its mappings that no frame has (a dictionary SHOULD
+ * NOT hold a value twice: two frames of one name share its string). */
 static void otlp_request(const char *base, const struct section_info *si, const struct section_stacks *ss,
 			 json_t *tr, struct request *q)
 {
@@ -519,7 +521,15 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	struct pbuf samples = { 0 }, stack_tab = { 0 };
 	uint32_t *loc = NULL;
 	size_t loccap = 0;
-	size_t nframes = intern_count(frame_names);
+	size_t nframes = intern_count(frame_keys);
+	uint32_t *fname = marple_malloc((nframes + 1) * sizeof(*fname));
+
+	for (size_t i = 0; i < nframes; i++) {
+		size_t len;
+		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
+		stream_frame_key_split(k, len, &len);	/* a tagged frame's string: its name */
+		fname[i] = 1 + intern_get(frame_names, k, len);
+	}
 
 	/* sample type and period, marple-pprof's (lib/format/weight.h) */
 	const char *type = si->weight.type, *unit = si->weight.type_unit;
@@ -584,7 +594,8 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	protowire_end(p, sp);
 	protowire_end(p, rp);
 
-	otlp_dictionary(p, tr, nframes, s_attr, si->iface, &stack_tab);
+	otlp_dictionary(p, tr, nframes, fname, s_attr, si->iface, &stack_tab);
+	free(fname);
 	q->url = url_with_path(base, OTLP_PATH);
 	q->content_type = "application/x-protobuf";
 	protowire_free(&samples);
@@ -1098,7 +1109,9 @@ static void read_input(const char *url, const char *path)
 				section = stream_reader_section(r);
 				ss.n = 0;
 				/* each request carries its own frames only */
+				intern_free(frame_keys);
 				intern_free(frame_names);
+				frame_keys = intern_new();
 				frame_names = intern_new();
 				if (opt.format == FORMAT_PPROF) {	/* one profile a section: never refused */
 					pprof_free(ss.prof);
@@ -1195,6 +1208,7 @@ int main(int argc, char **argv)
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = curl_easy_init()))
 		marple_fatal(EXIT_DATA, "libcurl cannot start");
+	frame_keys = intern_new();
 	frame_names = intern_new();
 	if (opt.spool && spool_open() < 0)
 		return EXIT_DATA;
@@ -1212,6 +1226,8 @@ int main(int argc, char **argv)
 	curl_easy_cleanup(curl);
 	curl_slist_free_all(opt.headers);
 	curl_global_cleanup();
+	intern_free(frame_keys);
+	intern_free(frame_names);
 	if (nkept || nlost || nrefused || nbad || (!opt.drain_only && !nsections))
 		return EXIT_DATA;
 	return EXIT_OK;

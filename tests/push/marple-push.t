@@ -148,11 +148,13 @@ printf '%s\n' '{"marple":1,"interface":"callstack","datatype":"stack","units":{"
 pull -f otlp "$URL" "$T/two.marple"
 decode 1 | python3 "$HERE/otlp-fold.py" --files > "$T/two"
 decode 1 | python3 "$HERE/otlp-fold.py" > "$T/two-names"
+decode 1 > "$T/two.txt"
 check "otlp: same-named functions of two files keep their own mapping, build id and address" sh -c "
 	test $rc -eq 0 && grep -qx 'stack proga;main@/opt/proga@aaaa0001@4476;spin@/opt/proga@aaaa0001@4425 100' '$T/two' &&
 	grep -qx 'stack progb;main@/opt/progb@bbbb0002@4518;spin@/opt/progb@bbbb0002@4466 249' '$T/two'"
-check "otlp: their names print without tags" sh -c "
-	grep -qx 'stack progb;main;spin 249' '$T/two-names' && ! grep -q b0b '$T/two'"
+check "otlp: their names print without tags, each name one string" sh -c "
+	grep -qx 'stack progb;main;spin 249' '$T/two-names' && ! grep -q b0b '$T/two' &&
+	test \$(grep -c 'string_table: \"spin\"' '$T/two.txt') -eq 1"
 
 # --- the server down (nobody listens on its port): kept in the spool, named
 rm -f "$R"/*.json "$R"/*.body
