@@ -507,6 +507,21 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const ui
 	free(address);
 }
 
+/* The string id of each frame's name (a tagged frame's: its name alone),
+ * the names put first in the strings. */
+static uint32_t *otlp_frame_names(size_t nframes)
+{
+	uint32_t *fname = marple_malloc((nframes + 1) * sizeof(*fname));
+
+	for (size_t i = 0; i < nframes; i++) {
+		size_t len;
+		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
+		stream_frame_key_split(k, len, &len);
+		fname[i] = 1 + intern_get(frame_names, k, len);
+	}
+	return fname;
+}
+
 /* One profile of one sample type (the proto has one a profile), every
  * record a sample with its weight as the value; each distinct frame one
  * function and one location (frame id i is function and location i + 1);
@@ -522,14 +537,7 @@ static void otlp_request(const char *base, const struct section_info *si, const 
 	uint32_t *loc = NULL;
 	size_t loccap = 0;
 	size_t nframes = intern_count(frame_keys);
-	uint32_t *fname = marple_malloc((nframes + 1) * sizeof(*fname));
-
-	for (size_t i = 0; i < nframes; i++) {
-		size_t len;
-		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
-		stream_frame_key_split(k, len, &len);	/* a tagged frame's string: its name */
-		fname[i] = 1 + intern_get(frame_names, k, len);
-	}
+	uint32_t *fname = otlp_frame_names(nframes);
 
 	/* sample type and period, marple-pprof's (lib/format/weight.h) */
 	const char *type = si->weight.type, *unit = si->weight.type_unit;
