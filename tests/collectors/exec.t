@@ -8,7 +8,7 @@
 # stacks must be named from its own files: from_* under execfrom only, into_*
 # under execinto only.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 14
 W="$MARPLE_BIN/workloads"
 if ! is_root; then
 	skip_rest "exec: BPF cases" "not root"
@@ -49,7 +49,10 @@ expect() {
 # on-CPU: about 1 s of each image at 499 Hz (fewer samples on a busy machine)
 run callstack burn "$MARPLE_BIN/marple-callstack" -F 499
 expect callstack from_hot into_hot 100
-check "exec: callstack: images apart: libc named in both" sh -c "grep -Eq '^[0-9]*#execfrom;(.*;)?__libc_start_call_main;main;(from_loop;)?from_hot' '$T/callstack.out' && grep -Eq '^[0-9]*#execinto;(.*;)?__libc_start_call_main;main;(into_loop;)?into_hot' '$T/callstack.out'"
+# (the two images' main are two functions: one of them is written with its
+# identity tag, main#89abcdef, marple-format(5))
+check "exec: callstack: images apart: libc named in both" sh -c "grep -Eq '^[0-9]*#execfrom;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(from_loop;)?from_hot' '$T/callstack.out' && grep -Eq '^[0-9]*#execinto;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(into_loop;)?into_hot' '$T/callstack.out'"
+check "exec: callstack: the two images' main told apart (one tagged)" sh -c "grep -Eq '^[0-9]*#exec(from|into);(.*;)?__libc_start_call_main;main#[0-9a-f]{8};' '$T/callstack.out'"
 run dwarf burn "$MARPLE_BIN/marple-callstack" --dwarf -F 499
 expect dwarf 'from_loop;from_hot' 'into_loop;into_hot' 100
 # off-CPU: each image naps 5 ms at a time for 1 s (libc has no frame

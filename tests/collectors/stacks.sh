@@ -1,10 +1,13 @@
 # stacks.sh — helpers of the stack collector tests (sourced after tests/lib.sh).
 
 # weight FILE REGEX: the summed weight of the records of the first section
-# whose frames (joined by ;) match an awk regex.
+# whose frames (joined by ;) match an awk regex; frames as their names, without
+# identity tags ("main#82cab6e6" is main: marple-format(5), Frame identity).
 weight() {
 	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
+		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 
