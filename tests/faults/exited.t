@@ -19,6 +19,10 @@ cp "$MARPLE_BIN/workloads/hotcold" "$T/$HC" && cp "$MARPLE_BIN/workloads/sleeper
 weight() {
 	awk -v c="$2" -v re="$3" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		# a frame as its name: a whole-system capture tags the main of the
+		# workload when the main of another program came first (marple-format(5))
+		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
+		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
 		if (index(f, c ";") == 1 && f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 # gone PID: PID has exited (a zombie, or reaped already)
