@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 67
+plan 69
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
