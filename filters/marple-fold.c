@@ -256,22 +256,25 @@ static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weigh
 }
 
 /* Do frames f[0, n) of a stack record read as they are written: no %XX
- * escape, no control byte to map?  Eight bytes a step. */
+ * escape, no identity tag ('#', marple-format(5)), no control byte to map?
+ * Eight bytes a step. */
 static int plain_frames(const char *f, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x80 * ones;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
-		uint64_t x, pct, del;
+		uint64_t x, pct, del, tag;
 		memcpy(&x, f + i, 8);
 		pct = x ^ (0x25 * ones);
 		del = x ^ (0x7f * ones);
-		if ((((x - 0x20 * ones) & ~x) | ((pct - ones) & ~pct) | ((del - ones) & ~del)) & highs)
+		tag = x ^ (0x23 * ones);
+		if ((((x - 0x20 * ones) & ~x) | ((pct - ones) & ~pct) | ((del - ones) & ~del) | ((tag - ones) & ~tag)) &
+		    highs)
 			return 0;
 	}
 	for (; i < n; i++) {
 		unsigned char ch = (unsigned char)f[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '%')
+		if (ch < 0x20 || ch == 0x7f || ch == '%' || ch == '#')
 			return 0;
 	}
 	return 1;
