@@ -87,7 +87,7 @@ static void *store_later(void *arg)
 
 int main(void)
 {
-	char dir[] = "/tmp/test_unwindcache.XXXXXX", path[512], self[256], nobid[512], entry[600], cmd[1400];
+	char dir[] = "/tmp/test_unwindcache.XXXXXX", path[512], self[256] = "", nobid[512], entry[600], cmd[1400];
 	struct unwindtables_rowbuf b = { 0 };
 	struct unwind_row *got = malloc(CAP * sizeof(*got));
 	struct stat st;
