@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,19 +151,51 @@ void procmaps_map_files_path(pid_t pid, const struct procmaps_line *l, char *buf
 	snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, l->start, l->end);
 }
 
+/* Files refused by procmaps_open_safe: not regular (a FIFO where a debug
+ * link points), counted; the first one's path kept to be named. */
+static _Atomic uint64_t refused_files;
+static char first_refused[256];
+
+int procmaps_open_safe(int dirfd, const char *path, struct stat *st)
+{
+	struct stat own;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (!st)
+		st = &own;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+		return fd;
+	close(fd);
+	if (atomic_fetch_add(&refused_files, 1) == 0)
+		snprintf(first_refused, sizeof(first_refused), "%s", path);
+	errno = EINVAL;
+	return -1;
+}
+
+uint64_t procmaps_refused(const char **first)
+{
+	uint64_t n = atomic_load(&refused_files);
+
+	if (first)
+		*first = n ? first_refused : NULL;
+	return n;
+}
+
 int procmaps_open_file(pid_t pid, const struct procmaps_line *l)
 {
 	char path[4200], root[64];
 	int fd;
 
 	procmaps_map_files_path(pid, l, path, sizeof(path));
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 || l->deleted || !procmaps_is_file(l))
+	if ((fd = procmaps_open_safe(AT_FDCWD, path, NULL)) >= 0 || l->deleted || !procmaps_is_file(l))
 		return fd;
 	/* no map_files (not allowed to us): by name, in the process's root */
 	procmaps_root(pid, root, sizeof(root));
 	if (snprintf(path, sizeof(path), "%s%s", root, l->path) >= (int)sizeof(path))
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 || !strstr(path, "\\012"))
+	if ((fd = procmaps_open_safe(AT_FDCWD, path, NULL)) >= 0 || !strstr(path, "\\012"))
 		return fd;
 	/* the kernel shows a newline in a name as \012: the name may have one */
 	char *w = path;
@@ -173,7 +206,7 @@ int procmaps_open_file(pid_t pid, const struct procmaps_line *l)
 			*w = *r++;
 	}
 	*w = 0;
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return procmaps_open_safe(AT_FDCWD, path, NULL);
 }
 
 /* The first GNU build-id note in data into buf. */

@@ -77,7 +77,18 @@ void procmaps_root(pid_t pid, char *buf, size_t size);
  * namespace it lives in, deleted or replaced since. */
 void procmaps_map_files_path(pid_t pid, const struct procmaps_line *l, char *buf, size_t size);
 
-/* Open l's file read-only: by map_files, else by its path in the process's
+/* Open path (relative to dirfd; AT_FDCWD) read-only on a traced process's
+ * behalf: never blocking (O_NONBLOCK, O_NOCTTY: a FIFO or a terminal where a
+ * debug link points must not stall the collector), and a regular file only
+ * (fstat into *st when st is not NULL).  An fd, or -1 (errno EINVAL: not a
+ * regular file, counted by procmaps_refused). */
+struct stat;
+int procmaps_open_safe(int dirfd, const char *path, struct stat *st);
+/* How many files procmaps_open_safe refused as not regular, and the first's
+ * path (*first; NULL when none), for a trailer or a warning. */
+uint64_t procmaps_refused(const char **first);
+
+/* Open l's file read-only (procmaps_open_safe): by map_files, else by its path in the process's
  * root (a newline shown as "\012" tried both ways).  An fd, or -1. */
 int procmaps_open_file(pid_t pid, const struct procmaps_line *l);
 

@@ -29,6 +29,7 @@
 #include "ksymname.h"
 #include "ksymname.skel.h"
 #include "hashtab.h"
+#include "mappedfiles.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -361,16 +362,18 @@ struct seg {
 	uint64_t vaddr, memsz, off, filesz;
 };
 
+/* What the symbolizer learned about one mapped file: its slot in the
+ * file's entry of the model (mappedfiles.h), which has its identity, its
+ * mapping and its build-id. */
 struct dso {
-	dev_t dev;
-	ino_t ino;
+	struct mappedfile *file;	/* a reference held */
+	struct mappedfile *dbg_file;	/* its separate debug file, if any (held) */
 	char *name;			/* basename */
 	char *path;			/* as the maps line names it (frame descriptions) */
-	char *build_id;			/* hex, read on first ask; "" if none */
-	unsigned char *map;		/* the whole file, mmapped */
+	const unsigned char *map;	/* file->data: the whole file, mapped */
 	size_t size;
 	Elf *elf;
-	unsigned char *dbg_map;		/* separate debug file, if any */
+	const unsigned char *dbg_map;	/* dbg_file->data */
 	size_t dbg_size;
 	Elf *dbg_elf;
 	struct seg *segs;
@@ -380,9 +383,7 @@ struct dso {
 	struct usym *syms;
 	size_t nsyms;
 	uint64_t eh_frame_hdr, eh_frame_hdr_size;
-	struct dso *next;		/* hash chain by (dev, ino) */
-	uint64_t mdev, mino;		/* device and inode as /proc/PID/maps shows them */
-	struct dso *anext;		/* hash chain by (mdev, mino) */
+	struct dso *next;		/* all the cache's files */
 	int used;			/* forget_unused_dsos: a process maps it */
 	int touched;			/* looked up since its pages were last let go */
 	int released;			/* its pages let go (release_file_pages) */
@@ -474,8 +475,8 @@ struct syms_cache {
 	struct posted_map *posted;
 	size_t nposted, posted_cap;
 	struct proc *procs[NBUCKETS];
-	struct dso *dsos[NBUCKETS];
-	struct dso *adsos[NBUCKETS];	/* the same dsos by their /proc/PID/maps identity */
+	struct mappedfiles *files;	/* the model: each dso is this cache's slot in a file */
+	struct dso *dsos;		/* the files this cache learned about */
 	char **names;			/* interned mapping names */
 	size_t nnames, names_cap;
 	struct syms_stats st;
@@ -490,6 +491,7 @@ struct syms_cache *syms_cache_new(int flags)
 {
 	struct syms_cache *c = marple_calloc(1, sizeof(*c));
 	c->flags = flags;
+	c->files = mappedfiles_shared();
 	pthread_mutex_init(&c->post_lock, NULL);
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
@@ -507,7 +509,8 @@ static void perfmap_free(struct perfmap *p)
 	free(p);
 }
 
-static void dso_free(struct dso *d)
+/* Free what c learned about a file, and let go of the file. */
+static void dso_free(struct syms_cache *c, struct dso *d)
 {
 	for (size_t i = 0; i < d->nsyms; i++)
 		free(d->syms[i].pretty);
@@ -515,15 +518,13 @@ static void dso_free(struct dso *d)
 	free(d->segs);
 	free(d->name);
 	free(d->path);
-	free(d->build_id);
 	if (d->elf)
 		elf_end(d->elf);
 	if (d->dbg_elf)
 		elf_end(d->dbg_elf);
-	if (d->map)
-		munmap(d->map, d->size);
-	if (d->dbg_map)
-		munmap(d->dbg_map, d->dbg_size);
+	mappedfile_set_slot(d->file, c, NULL, NULL);
+	mappedfile_put(d->file);
+	mappedfile_put(d->dbg_file);
 	free(d);
 }
 
@@ -541,11 +542,12 @@ void syms_cache_free(struct syms_cache *c)
 				close(p->jit_root_fd);
 			free(p);
 		}
-		for (struct dso *d = c->dsos[b], *n; d; d = n) {
-			n = d->next;
-			dso_free(d);
-		}
 	}
+	for (struct dso *d = c->dsos, *n; d; d = n) {
+		n = d->next;
+		dso_free(c, d);
+	}
+	mappedfiles_release(c->files);
 	free(c->young);
 	for (size_t i = 0; i < c->nposted; i++)
 		free((char *)c->posted[i].l.path);
@@ -585,21 +587,6 @@ static int usym_cmp(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return y->rank - x->rank;	/* preferred first */
-}
-
-/* mmap a whole file for libelf; NULL on failure. */
-static unsigned char *map_file(int fd, size_t *size)
-{
-	struct stat st;
-	void *m;
-
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 64)
-		return NULL;
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	*size = (size_t)st.st_size;
-	return m;
 }
 
 static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
@@ -671,33 +658,32 @@ static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int ran
 	}
 }
 
-static Elf *open_elf_at(const char *path, unsigned char **map, size_t *size)
+/* The debug file of d at path, through the model (opened without
+ * blocking, a regular file only: a FIFO at a debug link is refused): 1 when
+ * it is an ELF file, kept as d's. */
+static int open_debug_at(struct syms_cache *c, struct dso *d, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e;
+	struct mappedfile *f = mappedfiles_open_path(c->files, path);
+	Elf *e = f && f->data ? elf_memory((char *)f->data, f->size) : NULL;
 
-	if (fd < 0)
-		return NULL;
-	*map = map_file(fd, size);
-	close(fd);
-	if (!*map)
-		return NULL;
-	e = elf_memory((char *)*map, *size);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)
 			elf_end(e);
-		munmap(*map, *size);
-		*map = NULL;
-		return NULL;
+		mappedfile_put(f);
+		return 0;
 	}
-	return e;
+	d->dbg_file = f;
+	d->dbg_map = f->data;
+	d->dbg_size = f->size;
+	d->dbg_elf = e;
+	return 1;
 }
 
 static const char *build_id_of(struct dso *d);
 
 /* The separate debug file of d, by build id then by .gnu_debuglink; root is
  * the process's root directory prefix ("" or "/proc/PID/root"). */
-static void open_debug_file(struct dso *d, const char *root, const char *path)
+static void open_debug_file(struct syms_cache *c, struct dso *d, const char *root, const char *path)
 {
 	char buf[4096];
 	GElf_Shdr sh;
@@ -707,7 +693,7 @@ static void open_debug_file(struct dso *d, const char *root, const char *path)
 	const char *id = build_id_of(d);
 	if (strlen(id) >= 4) {
 		snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, id, id + 2);
-		if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
+		if (open_debug_at(c, d, buf))
 			return;
 	}
 	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
@@ -725,7 +711,7 @@ static void open_debug_file(struct dso *d, const char *root, const char *path)
 			snprintf(buf, sizeof(buf), fmts[i], root, dirlen, path, link);
 			if (strcmp(buf + strlen(root), path) == 0)
 				continue;	/* the file itself */
-			if ((d->dbg_elf = open_elf_at(buf, &d->dbg_map, &d->dbg_size)))
+			if (open_debug_at(c, d, buf))
 				return;
 		}
 	}
@@ -735,7 +721,7 @@ static void open_debug_file(struct dso *d, const char *root, const char *path)
  * file if it has no .symtab (now: the path may be under /proc/PID/root, gone
  * once the process exits).  The symbols wait for the first lookup (load_syms):
  * a process maps dozens of libraries, samples fall in a few. */
-static void load_dso(struct dso *d, const char *root, const char *path)
+static void load_dso(struct syms_cache *c, struct dso *d, const char *root, const char *path)
 {
 	size_t phnum = 0;
 	GElf_Shdr sh;
@@ -763,7 +749,7 @@ static void load_dso(struct dso *d, const char *root, const char *path)
 			d->has_symtab = 1;
 	}
 	if (!d->has_symtab)
-		open_debug_file(d, root, path);
+		open_debug_file(c, d, root, path);
 }
 
 /* A GOT slot and the function whose address the dynamic linker puts there. */
@@ -921,83 +907,46 @@ static void load_syms(struct syms_cache *c, struct dso *d)
 	c->st.symbols += d->nsyms;
 }
 
-static struct dso *dso_of_fd(struct syms_cache *c, int fd, const struct stat *st, const char *path,
-			     const char *root, uint64_t mdev, uint64_t mino);
-
-/* The dso for the file pid maps at l, opened and loaded once per (device,
- * inode); root is pid's root prefix, for its debug files. */
-static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
+/* What c learned about file f (a reference, kept by a new dso, else let
+ * go), read now if nothing yet; root is the prefix of the root of the
+ * process that maps it, for its debug files. */
+static struct dso *dso_of_file(struct syms_cache *c, struct mappedfile *f, const char *path, const char *root)
 {
-	const char *path = l->path;
-	/* a deleted file's inode may be another file's by now: not known by it */
-	uint64_t mdev = procmaps_dev(l), mino = l->deleted ? 0 : l->inode;
-	size_t ab = (mdev * 31 + mino) % NBUCKETS;
-	struct stat st;
-	struct dso *d;
-	int fd;
+	struct dso *d = mappedfile_slot(f, c);
 
-	/* known by the device and inode in the maps line: no open(), no stat() */
-	if (mino)
-		for (d = c->adsos[ab]; d; d = d->anext)
-			if (d->mdev == mdev && d->mino == mino)
-				return d;
-	if ((fd = procmaps_open_file(pid, l)) < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return NULL;
+	if (d) {
+		mappedfile_put(f);
+		return d;
 	}
-	return dso_of_fd(c, fd, &st, path, root, mdev, mino);
-}
-
-/* The dso of open file fd (st: its fstat; closed here), known by the
- * device and inode of its maps lines (mdev, mino; mino 0: none) too. */
-static struct dso *dso_of_fd(struct syms_cache *c, int fd, const struct stat *st, const char *path,
-			     const char *root, uint64_t mdev, uint64_t mino)
-{
-	size_t ab = (mdev * 31 + mino) % NBUCKETS;
-	size_t b = ((uint64_t)st->st_dev * 31 + (uint64_t)st->st_ino) % NBUCKETS;
-	struct dso *d;
-
-	for (d = c->dsos[b]; d; d = d->next)
-		if (d->dev == st->st_dev && d->ino == st->st_ino) {
-			close(fd);
-			return d;
-		}
 	d = marple_calloc(1, sizeof(*d));
-	d->dev = st->st_dev;
-	d->ino = st->st_ino;
+	d->file = f;
 	const char *base = strrchr(path, '/');
 	d->name = marple_strdup(base ? base + 1 : path);
 	d->path = marple_strdup(path);
-	d->map = map_file(fd, &d->size);
-	close(fd);
-	if (d->map) {
+	d->map = f->data;
+	d->size = f->size;
+	if (d->map && !mappedfile_truncated(f)) {
 		d->elf = elf_memory((char *)d->map, d->size);
 		if (d->elf && elf_kind(d->elf) == ELF_K_ELF) {
-			load_dso(d, root, path);
-		} else {
-			if (d->elf)
-				elf_end(d->elf);
+			load_dso(c, d, root, path);
+		} else if (d->elf) {
+			elf_end(d->elf);
 			d->elf = NULL;
-			/* not ELF: nothing will read it (a browser maps a thousand
-			 * memfd regions; the 64 KiB each looking at its header
-			 * faulted in stayed resident: 62 MB in a long capture) */
-			munmap(d->map, d->size);
-			d->map = NULL;
-			d->size = 0;
 		}
 	}
-	d->next = c->dsos[b];
-	c->dsos[b] = d;
-	if (mino) {
-		d->mdev = mdev;
-		d->mino = mino;
-		d->anext = c->adsos[ab];
-		c->adsos[ab] = d;
-	}
+	mappedfile_set_slot(f, c, d, NULL);
+	d->next = c->dsos;
+	c->dsos = d;
 	c->st.dsos++;
 	return d;
+}
+
+/* The dso for the file pid maps at l; root is pid's root prefix. */
+static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
+{
+	struct mappedfile *f = mappedfiles_open_line(c->files, pid, l);
+
+	return f ? dso_of_file(c, f, l->path, root) : NULL;
 }
 
 static struct proc *find_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
@@ -1477,23 +1426,13 @@ static int same_file_place(const struct procmaps_line *a, const struct procmaps_
  * other seen maps the file). */
 static struct dso *walked_dso_known(struct syms_cache *c, const struct procmaps_line *l)
 {
-	uint64_t mdev = procmaps_dev(l);
-	dev_t sdev = makedev(l->dev_major, l->dev_minor);
-	struct dso *d;
+	struct mappedfile *f = mappedfiles_find(c->files, mappedfile_id_of_line(l));
 
-	for (d = c->adsos[(mdev * 31 + l->inode) % NBUCKETS]; d; d = d->anext)
-		if (d->mdev == mdev && d->mino == l->inode)
-			return d;
-	for (d = c->dsos[((uint64_t)sdev * 31 + l->inode) % NBUCKETS]; d; d = d->next)
-		if (d->dev == sdev && d->ino == l->inode)
-			return d;
-	return NULL;
+	return f ? dso_of_file(c, f, f->path, "") : NULL;
 }
 
 static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l)
 {
-	uint64_t mdev = procmaps_dev(l);
-	dev_t sdev = makedev(l->dev_major, l->dev_minor);
 	char mf[128], path[4096], root[64];
 	struct stat st;
 	struct dso *d = walked_dso_known(c, l);
@@ -1502,11 +1441,11 @@ static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct proc
 		return d;
 	procmaps_map_files_path(pid, l, mf, sizeof(mf));
 	ssize_t n = readlink(mf, path, sizeof(path) - 1);
-	int fd = n > 0 ? open(mf, O_RDONLY | O_CLOEXEC) : -1;
+	int fd = n > 0 ? procmaps_open_safe(AT_FDCWD, mf, &st) : -1;
 	if (fd < 0 && l->path[0] == '/') {
 		/* gone: by the name its maps gave another reader (the root it
 		 * had before it) */
-		fd = open(l->path, O_RDONLY | O_CLOEXEC);
+		fd = procmaps_open_safe(AT_FDCWD, l->path, &st);
 		n = (ssize_t)strlen(l->path);
 		if (fd >= 0 && (size_t)n < sizeof(path))
 			memcpy(path, l->path, (size_t)n);
@@ -1519,12 +1458,14 @@ static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct proc
 		return NULL;
 	}
 	path[n] = 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != l->inode || st.st_dev != sdev) {
+	if (!mappedfile_id_equal(mappedfile_id_of_stat(&st), mappedfile_id_of_line(l))) {
 		close(fd);	/* not the file the walk saw (the pid is another process's now) */
 		return NULL;
 	}
+	struct mappedfile *f = mappedfiles_of_fd(c->files, fd, &st, path);
+	close(fd);
 	procmaps_root(pid, root, sizeof(root));
-	return dso_of_fd(c, fd, &st, path, root, mdev, l->inode);
+	return dso_of_file(c, f, path, root);
 }
 
 /* Add file mapping l (its path: a hint, or "") to the walked VMAs of p
@@ -1617,35 +1558,25 @@ static void take_posted(struct syms_cache *c)
  * were kept for the whole capture); read again if mapped again. */
 static void forget_unused_dsos(struct syms_cache *c)
 {
+	for (struct dso *d = c->dsos; d; d = d->next)
+		d->used = 0;
 	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct dso *d = c->dsos[b]; d; d = d->next)
-			d->used = 0;
-	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct proc *p = c->procs[b]; p; p = p->next)
+		for (struct proc *p = c->procs[b]; p; p = p->next) {
 			for (size_t i = 0; i < p->nmaps; i++)
 				if (p->maps[i].dso)
 					p->maps[i].dso->used = 1;
-	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct proc *p = c->procs[b]; p; p = p->next)
 			for (size_t i = 0; i < p->nwalked; i++)
 				if (p->walked[i].m.dso)
 					p->walked[i].m.dso->used = 1;
-	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct dso **dp = &c->adsos[b], *d; (d = *dp);) {
-			if (d->used)
-				dp = &d->anext;
-			else
-				*dp = d->anext;
 		}
-	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct dso **dp = &c->dsos[b], *d; (d = *dp);) {
-			if (d->used) {
-				dp = &d->next;
-				continue;
-			}
-			*dp = d->next;
-			dso_free(d);
+	for (struct dso **dp = &c->dsos, *d; (d = *dp);) {
+		if (d->used) {
+			dp = &d->next;
+			continue;
 		}
+		*dp = d->next;
+		dso_free(c, d);
+	}
 }
 
 /* The pages of the mapped ELF files read since the last turn go back:
@@ -1660,18 +1591,16 @@ static void forget_unused_dsos(struct syms_cache *c)
  * everything read since the start. */
 static void release_file_pages(struct syms_cache *c)
 {
-	for (size_t b = 0; b < NBUCKETS; b++)
-		for (struct dso *d = c->dsos[b]; d; d = d->next) {
-			if (d->released && !d->touched)
-				continue;
-			if (d->map)
-				madvise(d->map, d->size, MADV_DONTNEED);
-			if (d->dbg_map)
-				madvise(d->dbg_map, d->dbg_size, MADV_DONTNEED);
-			d->touched = 0;
-			d->released = 1;
-			c->st.file_releases++;
-		}
+	for (struct dso *d = c->dsos; d; d = d->next) {
+		if (d->released && !d->touched)
+			continue;
+		mappedfile_release_pages(d->file);
+		if (d->dbg_file)
+			mappedfile_release_pages(d->dbg_file);
+		d->touched = 0;
+		d->released = 1;
+		c->st.file_releases++;
+	}
 }
 
 void syms_cache_mark_exited(struct syms_cache *c)
@@ -1984,7 +1913,7 @@ int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_
 	 * container's), else as we do; by name only once neither is there */
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, interp);
 	if (stat(path, &st) == 0 || stat(interp, &st) == 0) {
-		if (st.st_dev != m->dso->dev || st.st_ino != m->dso->ino)
+		if (!mappedfile_id_equal(mappedfile_id_of_stat(&st), m->dso->file->id))
 			return 0;
 	} else {
 		const char *base = strrchr(interp, '/') + 1;
@@ -2061,22 +1990,17 @@ void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 {
 	*out = c->st;
 	out->procs_held = out->dsos_held = 0;
-	for (size_t b = 0; b < NBUCKETS; b++) {
+	for (size_t b = 0; b < NBUCKETS; b++)
 		for (const struct proc *p = c->procs[b]; p; p = p->next)
 			out->procs_held++;
-		for (const struct dso *d = c->dsos[b]; d; d = d->next)
-			out->dsos_held++;
-	}
+	for (const struct dso *d = c->dsos; d; d = d->next)
+		out->dsos_held++;
 }
 
 /* The GNU build id of d in hex ("" if it has none), read once. */
 static const char *build_id_of(struct dso *d)
 {
-	char id[2 * 64 + 1];
-
-	if (!d->build_id)
-		d->build_id = marple_strdup(procmaps_build_id(d->elf, id, sizeof(id)) == 0 ? id : "");
-	return d->build_id;
+	return mappedfile_build_id(d->file);
 }
 
 int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out)
