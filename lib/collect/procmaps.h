@@ -2,7 +2,8 @@
  * /proc/PID/maps, a mapped file's identity (device and inode, GNU build-id)
  * and how to open the very file a process maps (in a container, deleted or
  * replaced since).  The symbolizer, the unwind tables, uprobes and Python
- * frames read processes through it. */
+ * frames read processes through it; a file's identity and what is learned
+ * about it are mappedfiles.h's. */
 #ifndef MARPLE_PROCMAPS_H
 #define MARPLE_PROCMAPS_H
 
@@ -56,17 +57,6 @@ int procmaps_open(struct procmaps *m, pid_t pid);
 /* The next well-formed line into l: 1, or 0 at the end. */
 int procmaps_next(struct procmaps *m, struct procmaps_line *l);
 void procmaps_close(struct procmaps *m);
-
-/* The device as stat's st_dev and as the kernel's s_dev (what BPF sees). */
-static inline uint64_t procmaps_dev(const struct procmaps_line *l)
-{
-	return ((uint64_t)l->dev_major << 32) | l->dev_minor;
-}
-
-static inline uint32_t procmaps_kernel_dev(const struct procmaps_line *l)
-{
-	return (l->dev_major << 20) | l->dev_minor;
-}
 
 /* pid's root directory as a prefix for the paths its maps name: "" when it
  * is ours (the paths keep working after it exits), else "/proc/PID/root".

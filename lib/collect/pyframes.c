@@ -18,6 +18,7 @@
 
 #include "bpfmap.h"
 #include "hashtab.h"
+#include "mappedfiles.h"
 #include "procmaps.h"
 #include "procnewsring.h"
 #include "pylayout.h"
@@ -84,9 +85,11 @@ struct pyframes {
 	struct syms_cache *syms;
 	int procs_fd, counters_fd, stacks_fd, files_fd, codes_fd;
 	uint32_t tsd_block;
-	struct hashtab *elves;		/* "dev inode" -> index in elf[] */
-	struct pyelf *elf;
-	size_t nelf, elf_cap;
+	/* what a file tells about Python: pyframes' slot in the model
+	 * (mappedfiles.h), each such file held */
+	struct mappedfiles *model;
+	struct mappedfile **held;
+	size_t nheld, held_cap;
 	struct hashtab *procs;		/* pid -> index in proc[] */
 	struct pyproc *proc;
 	size_t nproc, proc_cap;
@@ -183,7 +186,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->files_fd = bpf_map__fd(files);
 	pf->codes_fd = bpf_map__fd(codes);
 	pf->tsd_block = tsd;
-	pf->elves = hashtab_new();
+	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
 	pf->codes = hashtab_new();
 	pf->names = hashtab_new();
@@ -203,9 +206,14 @@ void pyframes_free(struct pyframes *pf)
 		free(pf->code[i].linetable);
 	}
 	free(pf->code);
-	free(pf->elf);
+	for (size_t i = 0; i < pf->nheld; i++) {
+		mappedfile_set_slot(pf->held[i], pf, NULL, NULL);	/* frees its pyelf */
+		mappedfile_put(pf->held[i]);
+	}
+	free(pf->held);
+	if (pf->model)
+		mappedfiles_release(pf->model);
 	free(pf->proc);
-	hashtab_free(pf->elves);
 	hashtab_free(pf->procs);
 	hashtab_free(pf->codes);
 	hashtab_free(pf->names);
@@ -337,11 +345,11 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 }
 
 /* Read what a Python ELF tells (e->python 0 for any other). */
-static void read_elf(struct pyelf *e, int fd)
+static void read_elf(struct pyelf *e, const struct mappedfile *f)
 {
-	if (fd < 0)
+	if (!f->data)
 		return;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_memory((char *)f->data, f->size);
 	size_t rawlen = 0, nph = 0;
 	const unsigned char *raw = elf ? (const unsigned char *)elf_rawfile(elf, &rawlen) : NULL;
 	if (!raw || elf_getphdrnum(elf, &nph) != 0)
@@ -401,22 +409,26 @@ static void read_elf(struct pyelf *e, int fd)
 out:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 }
 
+/* What the file pid maps at l tells about Python, read the first time
+ * (a file that cannot be opened tells nothing). */
 static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const struct procmaps_line *l)
 {
-	char key[96];
-	snprintf(key, sizeof(key), "%x:%x %" PRIu64, l->dev_major, l->dev_minor, l->inode);
-	size_t before = hashtab_size(pf->elves);
-	const struct hashtab_entry *he = hashtab_add(pf->elves, key, strlen(key), 0, 0);
-	size_t idx = hashtab_index(pf->elves, he);
-	if (idx < before)
-		return &pf->elf[idx];
-	pf->elf = marple_grow(pf->elf, &pf->elf_cap, pf->nelf + 1, sizeof(*pf->elf));
-	struct pyelf *e = &pf->elf[pf->nelf++];
-	memset(e, 0, sizeof(*e));
-	read_elf(e, procmaps_open_file(pid, l));
+	static const struct pyelf nothing;
+	struct mappedfile *f = mappedfiles_open_line(pf->model, pid, l);
+	struct pyelf *e = f ? mappedfile_slot(f, pf) : NULL;
+
+	if (!f || e) {
+		mappedfile_put(f);
+		return e ? e : &nothing;
+	}
+	e = marple_calloc(1, sizeof(*e));
+	read_elf(e, f);
+	mappedfile_release_pages(f);
+	mappedfile_set_slot(f, pf, e, free);
+	pf->held = marple_grow(pf->held, &pf->held_cap, pf->nheld + 1, sizeof(*pf->held));
+	pf->held[pf->nheld++] = f;
 	return e;
 }
 
@@ -647,7 +659,7 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	 * a layout of the built-in table: debug offsets are in the process's
 	 * own writable memory, a word on itself, not on other processes */
 	if (l->inode && py->text_vaddr && p->by_table) {
-		struct unwind_file_key k = { .dev = l->dev_major << 20 | l->dev_minor, .ino = l->inode };
+		struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(l)), .ino = l->inode };
 		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
 		f.proc.runtime = py->runtime;
 		f.proc.pidns_dev = f.proc.pidns_ino = 0;

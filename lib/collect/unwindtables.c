@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
-#include "intern.h"
+#include "hashtab.h"
+#include "mappedfiles.h"
 #include "procmaps.h"
 #include "procnewsring.h"
 #include "syms.h"
@@ -232,9 +233,13 @@ struct file {
 };
 
 struct unwindtables {
-	struct intern *keys;		/* "dev:inode" or "[vdso]" → index in files */
-	struct file *files;
-	size_t files_cap;
+	/* each file's table is the tables' slot in the model (mappedfiles.h),
+	 * the file held while the table is loaded; the vdso is in no file */
+	struct mappedfiles *model;
+	struct mappedfile **held;
+	size_t nheld, held_cap;
+	struct file *vdso;
+	uint64_t files_unopened;	/* mappings whose file could not be opened */
 	int rows_fd, mappings_fd, procs_fd, counters_fd, files_fd;
 	uint32_t file_lookup;		/* UNWIND_LOOKUP_*: how the BPF side finds a PC's file */
 	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
@@ -324,7 +329,7 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 	t->file_lookup = rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
-	t->keys = intern_new();
+	t->model = mappedfiles_shared();
 	unwindtablescompact_rules_init(&t->rules, t->rule_array, t->rules_cap);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->load_lock, NULL);
@@ -344,14 +349,19 @@ void unwindtables_free(struct unwindtables *t)
 	unwindtablescompact_rules_free(&t->rules);
 	if (t->mappings)
 		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
-	if (t->keys)
-		intern_free(t->keys);
+	for (size_t i = 0; i < t->nheld; i++) {
+		mappedfile_set_slot(t->held[i], t, NULL, NULL);	/* frees its table */
+		mappedfile_put(t->held[i]);
+	}
+	free(t->held);
+	free(t->vdso);
+	if (t->model)
+		mappedfiles_release(t->model);
 	unwindtablescfi_buf_free(&t->rowbuf);
 	unwindtablescache_close(t->cache);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
-	free(t->files);
 	free(t->slot_pid);
 	free(t->seen_paths);
 	free(t);
@@ -449,13 +459,16 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 		unwindtablescache_abandon(t->cache, &ticket);
 }
 
-/* An executable mapping: its maps line, the key of its file ("" for
+/* An executable mapping: its maps line, whether it is of a file (0:
  * anonymous code) and vdso-ness. */
 struct maps_line {
 	struct procmaps_line m;
-	char key[64];
+	int file;
 	int vdso;
 };
+
+/* A file that could not be opened: no table, and no frame-pointer guess. */
+static const struct file unopened_file = { .has_cfi = 1 };
 
 /* The vdso is in no file: its image is read from our own memory, never
  * from the traced process's, which may have rewritten its copy through
@@ -487,7 +500,7 @@ static Elf *vdso_elf(void **buf)
  * so that it finds its rows from any process's VMA. */
 static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m)
 {
-	struct unwind_file_key k = { .dev = procmaps_kernel_dev(m), .ino = m->inode };
+	struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
 	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
 				 .row_count = f->nrows };
 
@@ -504,30 +517,64 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
 }
 
-static struct file *get_file(struct unwindtables *t, pid_t pid, const struct maps_line *ml)
+/* The vdso's table, built from our own image of it the first time. */
+static struct file *vdso_file(struct unwindtables *t, const struct maps_line *ml)
 {
-	const char *key = ml->key, *path_name = ml->m.path;
-	int is_vdso = ml->vdso;
-	size_t before = intern_count(t->keys);
-	uint32_t id = intern_get(t->keys, key, strlen(key));
-
-	if (id < before)
-		return &t->files[id];
-	t->files = marple_grow(t->files, &t->files_cap, id + 1, sizeof(*t->files));
-	struct file *f = &t->files[id];
-	memset(f, 0, sizeof(*f));
 	void *buf = NULL;
-	int fd = -1;
-	Elf *elf = NULL;
-	if (is_vdso) {
-		elf = vdso_elf(&buf);
+	Elf *elf;
+
+	if (t->vdso)
+		return t->vdso;
+	t->vdso = marple_calloc(1, sizeof(*t->vdso));
+	if ((elf = vdso_elf(&buf))) {
+		build_file(t, t->vdso, elf, -1, ml->m.path);
+		elf_end(elf);
 	} else {
-		fd = pid ? procmaps_open_file(pid, &ml->m) : open(path_name, O_RDONLY | O_CLOEXEC);	/* pid 0: a file by path */
-		if (fd >= 0)
-			elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		t->vdso->has_cfi = 1;	/* unknown: its frames are not guessed either */
+		t->files_without_table++;
 	}
-	if (elf) {
-		build_file(t, f, elf, is_vdso ? -1 : fd, path_name);
+	free(buf);
+	return t->vdso;
+}
+
+/* The table of the file mapped at ml (pid 0: a file by its path), known
+ * to the model by its identity: built the first time it is seen. */
+static const struct file *get_file(struct unwindtables *t, pid_t pid, const struct maps_line *ml)
+{
+	struct mappedfile *mf;
+	struct file *f = NULL;
+	struct stat st;
+
+	if (ml->vdso)
+		return vdso_file(t, ml);
+	/* known by the device and inode of the maps line: no open, no stat */
+	if (!ml->m.deleted && (mf = mappedfiles_find(t->model, mappedfile_id_of_line(&ml->m)))) {
+		f = mappedfile_slot(mf, t);
+		mappedfile_put(mf);
+	}
+	if (f)
+		return f;
+	int fd = pid ? procmaps_open_file(pid, &ml->m) : procmaps_open_safe(AT_FDCWD, ml->m.path, NULL);
+	mf = fd >= 0 && fstat(fd, &st) == 0 ? mappedfiles_of_fd(t->model, fd, &st, ml->m.path) : NULL;
+	if (mf && (f = mappedfile_slot(mf, t))) {	/* known by its opened identity (deleted) */
+		mappedfile_put(mf);
+		close(fd);
+		return f;
+	}
+	if (!mf) {
+		/* no identity to keep a table under: told to BPF as having
+		 * none, tried again if seen again */
+		if (fd >= 0)
+			close(fd);
+		t->files_unopened++;
+		register_file(t, &unopened_file, &ml->m);
+		return &unopened_file;
+	}
+	f = marple_calloc(1, sizeof(*f));
+	Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		build_file(t, f, elf, fd, ml->m.path);
+		mappedfile_release_pages(mf);	/* .eh_frame's pages: read again only to rebuild */
 	} else {
 		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
 		t->files_without_table++;
@@ -535,9 +582,10 @@ static struct file *get_file(struct unwindtables *t, pid_t pid, const struct map
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);
-	free(buf);
-	if (!is_vdso)
-		register_file(t, f, &ml->m);
+	register_file(t, f, &ml->m);
+	mappedfile_set_slot(mf, t, f, free);
+	t->held = marple_grow(t->held, &t->held_cap, t->nheld + 1, sizeof(*t->held));
+	t->held[t->nheld++] = mf;
 	return f;
 }
 
@@ -559,12 +607,7 @@ static int exec_mapping(const struct procmaps_line *m, struct maps_line *l)
 		return 0;
 	l->m = *m;
 	l->vdso = strcmp(m->path, "[vdso]") == 0;
-	if (l->vdso)
-		snprintf(l->key, sizeof(l->key), "[vdso]");
-	else if (m->inode)
-		snprintf(l->key, sizeof(l->key), "%x:%x:%" PRIu64, m->dev_major, m->dev_minor, m->inode);
-	else
-		l->key[0] = 0;	/* anonymous code (a JIT): frame pointers */
+	l->file = l->vdso || m->inode;	/* else anonymous code (a JIT): frame pointers */
 	return 1;
 }
 
@@ -582,7 +625,7 @@ static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mappin
 	while (*n < UNWIND_MAX_MAPPINGS && procmaps_next(&pm, &pl)) {
 		if (!exec_mapping(&pl, &l))
 			continue;
-		if (t->syms && l.key[0] && !l.vdso && t->nseen < UNWIND_MAX_MAPPINGS) {
+		if (t->syms && l.file && !l.vdso && t->nseen < UNWIND_MAX_MAPPINGS) {
 			/* for the symbolizer (unwindtables_share_maps) */
 			size_t len = strlen(pl.path) + 1;
 			t->seen_paths = marple_grow(t->seen_paths, &t->seen_paths_cap, t->seen_paths_len + len, 1);
@@ -593,7 +636,7 @@ static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mappin
 		}
 		struct unwind_mapping *mm = &m[(*n)++];
 		*mm = (struct unwind_mapping){ .start = l.m.start, .end = l.m.end };
-		if (!l.key[0]) {
+		if (!l.file) {
 			mm->row_off = UNWIND_NO_CFI;	/* anonymous code (a JIT): frame pointers */
 			continue;
 		}
@@ -609,15 +652,14 @@ static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mappin
 static uint64_t elf_cfi_bytes(Elf *elf);
 
 /* The CFI bytes (.eh_frame and .debug_frame) of a mapped ELF file. */
-static uint64_t cfi_bytes(pid_t pid, const struct procmaps_line *m)
+static uint64_t cfi_bytes(struct mappedfiles *model, pid_t pid, const struct procmaps_line *m)
 {
-	int fd = procmaps_open_file(pid, m);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	struct mappedfile *f = mappedfiles_open_line(model, pid, m);
+	Elf *elf = f && f->data ? elf_memory((char *)f->data, f->size) : NULL;
 	uint64_t n = elf_cfi_bytes(elf);
 
 	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	mappedfile_put(f);
 	return n;
 }
 
@@ -656,17 +698,19 @@ static uint32_t words_for(pid_t pid)
 	struct procmaps pm;
 	struct procmaps_line pl;
 	struct maps_line l;
-	struct intern *seen = intern_new();
+	struct hashtab *seen = hashtab_new();	/* by file identity: its span */
+	struct mappedfiles *model = mappedfiles_shared();
 	struct span { uint64_t lo, hi; } *span = NULL;
 	uint64_t bytes = 0, words;
 
 	elf_version(EV_CURRENT);
 	procmaps_open(&pm, pid);
 	while (procmaps_next(&pm, &pl)) {
-		size_t before = intern_count(seen);
-		if (!exec_mapping(&pl, &l) || !l.key[0] || l.vdso)
+		size_t before = hashtab_size(seen);
+		if (!exec_mapping(&pl, &l) || !l.file || l.vdso)
 			continue;
-		size_t k = intern_get(seen, l.key, strlen(l.key));
+		struct mappedfile_id id = mappedfile_id_of_line(&pl);
+		size_t k = hashtab_index(seen, hashtab_add(seen, &id, sizeof(id), 0, 0));
 		if (k >= before) {
 			span = marple_grow(span, &cap, k + 1, sizeof(*span));
 			span[k] = (struct span){ pl.start, pl.end };
@@ -675,14 +719,15 @@ static uint32_t words_for(pid_t pid)
 			span[k].hi = pl.end > span[k].hi ? pl.end : span[k].hi;
 			continue;
 		}
-		bytes += cfi_bytes(pid, &pl);
+		bytes += cfi_bytes(model, pid, &pl);
 	}
 	procmaps_close(&pm);
 	words = bytes / 4;
 	words += words / 2 + (1u << 19);
-	for (size_t k = 0; k < intern_count(seen); k++)
+	for (size_t k = 0; k < hashtab_size(seen); k++)
 		words += ((span[k].hi - span[k].lo) >> UNWIND_PAGE_SHIFT) + UNWIND_TABLE_HEADER + 2;
-	intern_free(seen);
+	hashtab_free(seen);
+	mappedfiles_release(model);
 	free(span);
 	return words > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)words;
 }
@@ -717,7 +762,7 @@ void unwindtables_warm_file(struct unwindtables *t, const char *path)
 	l.m.dev_major = major(st.st_dev);
 	l.m.dev_minor = minor(st.st_dev);
 	l.m.inode = st.st_ino;
-	snprintf(l.key, sizeof(l.key), "%x:%x:%" PRIu64, l.m.dev_major, l.m.dev_minor, l.m.inode);
+	l.file = 1;
 	pthread_mutex_lock(&t->load_lock);
 	get_file(t, 0, &l);
 	pthread_mutex_unlock(&t->load_lock);
@@ -731,7 +776,7 @@ static void warm_up(struct unwindtables *t)
 
 	procmaps_open(&pm, getpid());
 	while (procmaps_next(&pm, &pl))
-		if (exec_mapping(&pl, &l) && l.key[0] && (strstr(pl.path, "/libc.so") || strstr(pl.path, "/ld-linux")))
+		if (exec_mapping(&pl, &l) && l.file && !l.vdso && (strstr(pl.path, "/libc.so") || strstr(pl.path, "/ld-linux")))
 			get_file(t, getpid(), &l);
 	procmaps_close(&pm);
 }
@@ -919,7 +964,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	}
 	json_object_set_new(u, "mode", json_string("tables"));
 	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
-	json_object_set_new(u, "files", json_integer((json_int_t)intern_count(t->keys)));
+	json_object_set_new(u, "files", json_integer((json_int_t)(t->nheld + (t->vdso != NULL) + t->files_unopened)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	/* kernel memory the tables use: rows, page indexes, rules (the maps
 	 * hold table_memory, allocated at load) */

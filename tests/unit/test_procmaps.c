@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mappedfiles.h"
 #include "procmaps.h"
 #include "test.h"
 
@@ -73,7 +74,8 @@ int main(void)
 			  l.dev_minor == 1 && l.inode == 1835023 &&
 			  strcmp(l.path, "/usr/lib/x86_64-linux-gnu/libc.so.6") == 0 && !l.deleted);
 	test_cond("the kernel's s_dev and stat's st_dev of it",
-		  procmaps_kernel_dev(&l) == (0xfdu << 20 | 1) && procmaps_dev(&l) == (0xfdull << 32 | 1));
+		  mappedfile_id_kernel_dev(mappedfile_id_of_line(&l)) == (0xfdu << 20 | 1) &&
+			  mappedfile_id_of_line(&l).dev == makedev(0xfd, 1));
 	test_cond("anonymous memory: no path, the line's trailing space",
 		  parse("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 \n", &l, buf, sizeof(buf)) == 0 &&
 			  l.path[0] == 0 && !procmaps_is_file(&l) && !procmaps_is_exec(&l));
