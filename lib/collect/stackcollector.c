@@ -20,6 +20,7 @@
 #include "stackdrain.h"
 #include "stacksbpf.h"
 #include "stream.h"
+#include "mappedfiles.h"
 #include "syms.h"
 #include "timedsamples.h"
 #include "unwindtablescache.h"
@@ -581,6 +582,26 @@ void stackcollector_stamp_header(const struct stackcollector *sc, json_t *hdr)
 	json_object_set_new(hdr, "wall_ns", json_integer((json_int_t)sc->section_wall_ns));
 }
 
+/* What traced processes gave us that was refused, cut or survived (issue
+ * 40), counted since the start; the first file refused named. */
+static void stackcollector_untrusted_input(json_t *sym, const struct syms_stats *st)
+{
+	struct mappedfiles_stats ms;
+	const char *first = NULL;
+	uint64_t refused = procmaps_refused(&first);
+	struct mappedfiles *mf = mappedfiles_shared();
+
+	mappedfiles_stats(mf, &ms);
+	mappedfiles_release(mf);
+	json_object_set_new(sym, "files_not_regular", json_integer((json_int_t)refused));
+	if (first)
+		json_object_set_new(sym, "first_not_regular", json_string(first));
+	json_object_set_new(sym, "files_truncated", json_integer((json_int_t)ms.truncated));
+	json_object_set_new(sym, "perfmap_lines_skipped", json_integer((json_int_t)st->perfmap_lines_skipped));
+	json_object_set_new(sym, "perfmap_names_cut", json_integer((json_int_t)st->perfmap_names_cut));
+	json_object_set_new(sym, "perfmap_bytes_unread", json_integer((json_int_t)st->perfmap_bytes_unread));
+}
+
 json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t records, const char *ended, int last)
 {
 	json_t *tr = stream_section_trailer_new(records, 0, 0, last ? ended : "interval");
@@ -590,10 +611,11 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 	if (sc->syms) {	/* what a long capture holds: the processes still running, not all it saw */
 		struct syms_stats st;
 		syms_cache_stats(sc->syms, &st);
-		json_object_set_new(tr, "symbols", json_pack("{s:I,s:I,s:I,s:I}", "processes", (json_int_t)st.procs_held,
-							      "files", (json_int_t)st.dsos_held, "forgotten",
-							      (json_int_t)st.procs_forgotten, "file_releases",
-							      (json_int_t)st.file_releases));
+		json_t *sym = json_pack("{s:I,s:I,s:I,s:I}", "processes", (json_int_t)st.procs_held, "files",
+					(json_int_t)st.dsos_held, "forgotten", (json_int_t)st.procs_forgotten,
+					"file_releases", (json_int_t)st.file_releases);
+		stackcollector_untrusted_input(sym, &st);
+		json_object_set_new(tr, "symbols", sym);
 	}
 	if (sc->py) {
 		pyframes_trailer_add(sc->py, tr);

@@ -10,8 +10,6 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
@@ -26,326 +24,11 @@
 #include <linux/openat2.h>
 #include <unistd.h>
 
-#include "ksymname.h"
-#include "ksymname.skel.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
+#include "perfmap.h"
 #include "procmaps.h"
 #include "util.h"
-
-/* ---------------- kernel ---------------- */
-
-/* Two ways to name kernel addresses.  The cheap one asks the kernel, a batch
- * of addresses per BPF program run (bpf/ksymname.bpf.c): it costs nothing up
- * front and ~1 us per distinct address.  The fallback reads all of
- * /proc/kallsyms (~37 ms of kernel CPU for 120,000 symbols) into a sorted
- * table: used where that program cannot load (kernels before 5.14, no
- * bpf_snprintf %pB), for names too long for the program's buffer, and when
- * MARPLE_KSYMS=kallsyms asks for it (tests compare the two). */
-
-struct ksym {
-	uint64_t addr;
-	uint32_t name;		/* offset in names */
-};
-
-struct ktable {
-	struct ksym *syms;
-	size_t n, cap;
-	char *names;
-	size_t names_len, names_cap;
-};
-
-struct kname {			/* one address named by the kernel */
-	uint64_t addr;		/* 0: free slot */
-	uint64_t offset;
-	const char *name;	/* owned; NULL: no symbol there */
-};
-
-struct ksyms {
-	struct ksymname_bpf *skel;	/* NULL: table only */
-	int prog_fd;
-	struct kname *cache;		/* open addressing on addr, power-of-two size */
-	size_t cache_n, cache_cap;
-	struct ktable *table;		/* /proc/kallsyms, loaded when first needed */
-	int table_failed;
-};
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static void ktable_free(struct ktable *t)
-{
-	if (!t)
-		return;
-	free(t->syms);
-	free(t->names);
-	free(t);
-}
-
-static struct ktable *ktable_load(void)
-{
-	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	struct ktable *t;
-	size_t bufsz = 1 << 20, have = 0;
-	char *buf;
-
-	if (fd < 0) {
-		marple_warn("/proc/kallsyms: %s", strerror(errno));
-		return NULL;
-	}
-	t = marple_calloc(1, sizeof(*t));
-	buf = marple_malloc(bufsz);
-	for (;;) {
-		/* big reads: stdio would read a /proc file 1 KB at a time */
-		ssize_t r = read(fd, buf + have, bufsz - have - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			marple_warn("/proc/kallsyms: %s", strerror(errno));
-			break;
-		}
-		have += (size_t)r;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = memchr(line, '\n', (size_t)(buf + have - line))) || (r == 0 && line < buf + have)) {
-			if (nl)
-				*nl = 0;
-			char *end, *name;
-			uint64_t addr = strtoull(line, &end, 16);
-			char *next = nl ? nl + 1 : buf + have;
-			if (end[0] == ' ' && end[1] && end[2] == ' ' && addr != 0 &&
-			    (end[1] == 't' || end[1] == 'T' || end[1] == 'w' || end[1] == 'W')) {
-				name = end + 3;
-				size_t len = strcspn(name, "\t");
-				t->syms = marple_grow(t->syms, &t->cap, t->n + 1, sizeof(*t->syms));
-				t->names = marple_grow(t->names, &t->names_cap, t->names_len + len + 1, 1);
-				memcpy(t->names + t->names_len, name, len);
-				t->names[t->names_len + len] = 0;
-				t->syms[t->n].addr = addr;
-				t->syms[t->n].name = (uint32_t)t->names_len;
-				t->n++;
-				t->names_len += len + 1;
-			}
-			line = next;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (r == 0)
-			break;
-		if (have + 1 >= bufsz)		/* a 1 MB line: not kallsyms */
-			have = 0;
-	}
-	free(buf);
-	close(fd);
-	if (t->n == 0) {
-		marple_warn("/proc/kallsyms: no readable kernel symbols (all addresses 0: not root, or kptr_restrict)");
-		ktable_free(t);
-		return NULL;
-	}
-	qsort(t->syms, t->n, sizeof(*t->syms), ksym_cmp);
-	return t;
-}
-
-static const char *ktable_lookup(const struct ktable *t, uint64_t addr, uint64_t *offset)
-{
-	size_t lo = 0, hi;
-
-	if (!t || t->n == 0 || addr < t->syms[0].addr)
-		return NULL;
-	hi = t->n;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (offset)
-		*offset = addr - t->syms[lo].addr;
-	return t->names + t->syms[lo].name;
-}
-
-static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0;
-}
-
-/* The BPF namer, or NULL where this kernel cannot run it (said nowhere: the
- * table serves instead, only slower). */
-static struct ksymname_bpf *namer_open(void)
-{
-	libbpf_print_fn_t old = libbpf_set_print(quiet_libbpf);
-	struct ksymname_bpf *skel = ksymname_bpf__open_and_load();
-	libbpf_set_print(old);
-	if (skel && !skel->bss) {	/* no mmappable global data */
-		ksymname_bpf__destroy(skel);
-		skel = NULL;
-	}
-	if (skel) {
-		LIBBPF_OPTS(bpf_test_run_opts, run);
-		skel->bss->count = 0;
-		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.name_addrs), &run) != 0) {
-			ksymname_bpf__destroy(skel);
-			skel = NULL;
-		}
-	}
-	return skel;
-}
-
-struct ksyms *syms_kernel_load(void)
-{
-	struct ksyms *k = marple_calloc(1, sizeof(*k));
-	const char *how = getenv("MARPLE_KSYMS");
-
-	if (getuid() == 0 && !(how && strcmp(how, "kallsyms") == 0) && (k->skel = namer_open())) {
-		k->prog_fd = bpf_program__fd(k->skel->progs.name_addrs);
-		return k;
-	}
-	if (!(k->table = ktable_load())) {
-		free(k);
-		return NULL;
-	}
-	return k;
-}
-
-int syms_kernel_by_address(const struct ksyms *k)
-{
-	return k && k->skel;
-}
-
-void syms_kernel_free(struct ksyms *k)
-{
-	if (!k)
-		return;
-	for (size_t i = 0; i < k->cache_cap; i++)
-		free((char *)k->cache[i].name);
-	free(k->cache);
-	ktable_free(k->table);
-	if (k->skel)
-		ksymname_bpf__destroy(k->skel);
-	free(k);
-}
-
-static size_t kname_slot(const struct ksyms *k, uint64_t addr)
-{
-	size_t mask = k->cache_cap - 1, i = (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & mask;
-	while (k->cache[i].addr && k->cache[i].addr != addr)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static struct kname *kname_find(const struct ksyms *k, uint64_t addr)
-{
-	if (!k->cache_cap)
-		return NULL;
-	struct kname *e = &k->cache[kname_slot(k, addr)];
-	return e->addr ? e : NULL;
-}
-
-static struct kname *kname_add(struct ksyms *k, uint64_t addr)
-{
-	if (2 * (k->cache_n + 1) > k->cache_cap) {
-		struct kname *old = k->cache;
-		size_t oldcap = k->cache_cap;
-		k->cache_cap = oldcap ? 2 * oldcap : 1024;
-		k->cache = marple_calloc(k->cache_cap, sizeof(*k->cache));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].addr)
-				k->cache[kname_slot(k, old[i].addr)] = old[i];
-		free(old);
-	}
-	struct kname *e = &k->cache[kname_slot(k, addr)];
-	e->addr = addr;
-	k->cache_n++;
-	return e;
-}
-
-/* The table's answer, for what the BPF namer could not say. */
-static const char *from_table(struct ksyms *k, uint64_t addr, uint64_t *offset)
-{
-	if (!k->table && !k->table_failed && !(k->table = ktable_load()))
-		k->table_failed = 1;
-	return ktable_lookup(k->table, addr, offset);
-}
-
-/* The cached answer for addr, from the table when the namer failed. */
-static void name_from_table(struct ksyms *k, uint64_t addr)
-{
-	struct kname *e = kname_find(k, addr);
-	uint64_t o = 0;
-	const char *nm = from_table(k, addr, &o);
-	e->name = nm ? marple_strdup(nm) : NULL;
-	e->offset = o;
-}
-
-/* "func+0x1c/0x80 [module]" from %pB of addr+1 -> func, offset. */
-static void parse_pb(struct ksyms *k, struct kname *e, const char *s)
-{
-	const char *plus = strstr(s, "+0x");
-	char *end;
-
-	if (strncmp(s, "0x", 2) == 0) {		/* no symbol there */
-		e->name = NULL;
-		return;
-	}
-	unsigned long long off = plus ? strtoull(plus + 3, &end, 16) : 0;
-	if (!plus || *end != '/' || off == 0) {	/* cut short: name too long */
-		name_from_table(k, e->addr);
-		return;
-	}
-	e->name = marple_strndup(s, (size_t)(plus - s));
-	e->offset = off - 1;		/* we asked about addr+1 */
-}
-
-void syms_kernel_resolve(struct ksyms *k, const uint64_t *addrs, size_t n)
-{
-	if (!k || !k->skel)
-		return;
-	size_t batch = 0;
-	uint64_t pending[KSYMNAME_BATCH];
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n && addrs[i] && addrs[i] != UINT64_MAX && !kname_find(k, addrs[i])) {
-			kname_add(k, addrs[i]);		/* a repeat in this batch is found now */
-			k->skel->bss->addrs[batch] = addrs[i] + 1;
-			pending[batch++] = addrs[i];
-		}
-		if (batch == KSYMNAME_BATCH || (i == n && batch)) {
-			LIBBPF_OPTS(bpf_test_run_opts, run);
-			k->skel->bss->count = (uint32_t)batch;
-			int failed = bpf_prog_test_run_opts(k->prog_fd, &run) != 0;
-			for (size_t j = 0; j < batch; j++) {
-				char *s = k->skel->bss->names[j];
-				s[KSYMNAME_LEN - 1] = 0;
-				if (failed)
-					name_from_table(k, pending[j]);
-				else
-					parse_pb(k, kname_find(k, pending[j]), s);
-			}
-			batch = 0;
-		}
-	}
-}
-
-const char *syms_kernel_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset)
-{
-	if (!k)
-		return NULL;
-	if (!k->skel)
-		return ktable_lookup(k->table, addr, offset);
-	struct kname *e = kname_find(k, addr);
-	if (!e) {
-		syms_kernel_resolve(k, &addr, 1);
-		if (!(e = kname_find(k, addr)))		/* 0 or ~0: never a symbol */
-			return NULL;
-	}
-	if (offset && e->name)
-		*offset = e->offset;
-	return e->name;
-}
 
 /* ---------------- user space ---------------- */
 
@@ -406,20 +89,6 @@ struct walked_vma {
 	int missed;			/* looked up without its file: counted */
 };
 
-/* A JIT's /tmp/perf-PID.map, flattened: syms are disjoint ranges, each under
- * the name of the newest line covering it; origin[i] is where that line's
- * code starts (for the offset).  Names are the cache's (jit_names): a map
- * read again replaces this, and names already given out stay valid. */
-struct perfmap {
-	struct usym *syms;
-	uint64_t *origin;
-	size_t n;
-	dev_t dev;			/* the file read, to see when it changes */
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-};
-
 /* One image of a process: (pid, exec id), or (pid, SYMS_EXEC_ANY) for callers
  * that do not tell images apart. */
 struct proc {
@@ -449,11 +118,9 @@ struct proc {
 	/* what finding and trusting its perf map needs, kept from the snapshot
 	 * of a process with anonymous executable memory so that a map written
 	 * at exit (the JVM's) can still be read after the process is gone */
-	int jit_known;
+	int jit_known;			/* jit_process noted */
 	int anon_exec;			/* it has anonymous executable memory */
-	uid_t jit_uid;			/* its owner: the map must be its or root's */
-	int jit_root_fd;		/* its root directory (O_PATH) when not ours, else -1 */
-	pid_t jit_nspid;		/* its pid in its own pid namespace */
+	struct perfmap_process jit_process;
 	uint64_t jit_check_ns;		/* when its map was last looked at */
 	struct proc *next;
 };
@@ -500,15 +167,6 @@ struct syms_cache *syms_cache_new(int flags)
 	return c;
 }
 
-static void perfmap_free(struct perfmap *p)
-{
-	if (!p)
-		return;
-	free(p->syms);
-	free(p->origin);
-	free(p);
-}
-
 /* Free what c learned about a file, and let go of the file. */
 static void dso_free(struct syms_cache *c, struct dso *d)
 {
@@ -538,8 +196,8 @@ void syms_cache_free(struct syms_cache *c)
 			free(p->maps);
 			free(p->walked);
 			perfmap_free(p->jit);
-			if (p->jit_known && p->jit_root_fd >= 0)
-				close(p->jit_root_fd);
+			if (p->jit_known)
+				perfmap_process_close(&p->jit_process);
 			free(p);
 		}
 	}
@@ -973,104 +631,11 @@ static struct proc *newest_image(struct syms_cache *c, pid_t pid)
 	return n;
 }
 
-/* One line of a perf map, in the order of the file. */
-struct perfmap_line {
-	uint64_t start, end;
-	size_t line;		/* its index: a later line wins */
-	const char *name;	/* interned (syms_cache.jit_names) */
-};
-
-static int perfmap_line_cmp(const void *a, const void *b)
-{
-	const struct perfmap_line *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Max-heap of lines by line index (the newest on top). */
-static void heap_push(const struct perfmap_line **h, size_t *n, const struct perfmap_line *l)
-{
-	size_t i = (*n)++;
-	while (i > 0 && h[(i - 1) / 2]->line < l->line) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = l;
-}
-
-static void heap_pop(const struct perfmap_line **h, size_t *n)
-{
-	const struct perfmap_line *last = h[--*n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1]->line > h[c]->line)
-			c++;
-		if (h[c]->line <= last->line)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = last;
-}
-
-/* Turn the lines of a map into disjoint ranges, each named after the newest
- * line covering it (a JIT frees code and puts other code there; the JVM lists
- * a method again at each tier): a sweep over the lines' ends, with the
- * lines covering the current point in a heap by age. */
-static void perfmap_flatten(struct perfmap *pm, struct perfmap_line *l, size_t n)
-{
-	uint64_t *cuts = marple_malloc((2 * n + 1) * sizeof(*cuts));
-	const struct perfmap_line **heap = marple_malloc((n + 1) * sizeof(*heap));
-	size_t ncuts = 0, nheap = 0, next = 0, cap = 0;
-
-	qsort(l, n, sizeof(*l), perfmap_line_cmp);
-	for (size_t i = 0; i < n; i++) {
-		cuts[ncuts++] = l[i].start;
-		cuts[ncuts++] = l[i].end;
-	}
-	qsort(cuts, ncuts, sizeof(*cuts), u64_cmp);
-	for (size_t c = 0; c + 1 < ncuts; c++) {
-		uint64_t at = cuts[c], to = cuts[c + 1];
-		if (at == to)
-			continue;
-		while (next < n && l[next].start <= at)
-			heap_push(heap, &nheap, &l[next++]);
-		while (nheap && heap[0]->end <= at)
-			heap_pop(heap, &nheap);
-		if (!nheap)
-			continue;
-		const struct perfmap_line *w = heap[0];
-		struct usym *prev = pm->n ? &pm->syms[pm->n - 1] : NULL;
-		if (prev && prev->addr + prev->size == at && pm->origin[pm->n - 1] == w->start &&
-		    prev->name == w->name) {
-			prev->size += to - at;	/* the same line goes on */
-			continue;
-		}
-		size_t ocap = cap;
-		pm->syms = marple_grow(pm->syms, &cap, pm->n + 1, sizeof(*pm->syms));
-		pm->origin = marple_grow(pm->origin, &ocap, pm->n + 1, sizeof(*pm->origin));
-		pm->origin[pm->n] = w->start;
-		pm->syms[pm->n++] = (struct usym){ at, to - at, 0, w->name, NULL, 0 };
-	}
-	free(cuts);
-	free(heap);
-}
-
 /* A perf map line's name as shown (C++ names demangled), stored once for the
  * life of the cache. */
-static const char *jit_name(struct syms_cache *c, const char *name)
+static const char *jit_name(void *ctx, const char *name)
 {
+	struct syms_cache *c = ctx;
 	char *d = NULL;
 
 	if (!c->jit_names)
@@ -1083,112 +648,24 @@ static const char *jit_name(struct syms_cache *c, const char *name)
 	return k;
 }
 
-/* Open p's perf map: in its own root (a container's /tmp, by its pid there),
- * else in ours.  The file must be a regular file (no symlink: anyone can
- * write /tmp) owned by root or by the process's owner, as perf requires. */
-static FILE *open_perfmap(struct proc *p, struct stat *st)
-{
-	char path[64];
-	int fd = -1;
-
-	if (p->jit_root_fd >= 0) {
-		snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)p->jit_nspid);
-		/* resolved inside that root: its symlinks cannot lead out of it */
-		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-		fd = (int)syscall(SYS_openat2, p->jit_root_fd, path, &how, sizeof(how));
-	}
-	for (int i = 0; fd < 0 && i < 2; i++) {
-		pid_t pid = i == 0 ? p->pid : p->jit_nspid;
-		if (i == 1 && pid == p->pid)
-			break;
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	}
-	if (fd < 0)
-		return NULL;
-	FILE *f = NULL;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || (st->st_uid != 0 && st->st_uid != p->jit_uid) ||
-	    !(f = fdopen(fd, "re")))
-		close(fd);
-	return f;
-}
-
-/* What open_perfmap needs, read while the process lives. */
-static void note_jit_process(struct proc *p, const char *root)
-{
-	char path[64], *line = NULL;
-	size_t lcap = 0;
-	struct stat ps;
-	FILE *f;
-
-	p->jit_known = 1;
-	p->jit_root_fd = -1;
-	p->jit_nspid = p->pid;
-	snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
-	p->jit_uid = stat(path, &ps) == 0 ? ps.st_uid : 0;
-	if (root[0])
-		p->jit_root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
-	if (!(f = fopen(path, "re")))
-		return;
-	while (getline(&line, &lcap, f) > 0) {
-		if (strncmp(line, "NStgid:", 7) != 0)
-			continue;
-		/* the last pid of the line: the innermost namespace's */
-		char *last = strrchr(line, '\t');
-		long v = last ? strtol(last + 1, NULL, 10) : 0;
-		if (v > 0)
-			p->jit_nspid = (pid_t)v;
-		break;
-	}
-	free(line);
-	fclose(f);
-}
-
 /* (Re)read p's perf map if it has appeared or changed since it was read:
  * 1 if it was read, 0 if not (none, unchanged, or not to be trusted). */
 static int load_perfmap(struct syms_cache *c, struct proc *p)
 {
 	struct stat st;
 	FILE *f;
+	int fd;
 
-	if (!p->jit_known || !(f = open_perfmap(p, &st)))
+	if (!p->jit_known || (fd = perfmap_open(&p->jit_process, &st)) < 0)
 		return 0;
-	if (p->jit && p->jit->dev == st.st_dev && p->jit->ino == st.st_ino && p->jit->size == st.st_size &&
-	    p->jit->mtime.tv_sec == st.st_mtim.tv_sec && p->jit->mtime.tv_nsec == st.st_mtim.tv_nsec) {
-		fclose(f);
+	if ((p->jit && perfmap_unchanged(p->jit, &st)) || !(f = fdopen(fd, "re"))) {
+		close(fd);
 		return 0;
 	}
-	struct perfmap *pm = marple_calloc(1, sizeof(*pm));
-	pm->dev = st.st_dev;
-	pm->ino = st.st_ino;
-	pm->size = st.st_size;
-	pm->mtime = st.st_mtim;
-	size_t cap = 0, n = 0;
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
-	struct perfmap_line *lines = NULL;
-	while ((len = getline(&line, &lcap, f)) > 0) {
-		char *e1, *e2;
-		uint64_t start = strtoull(line, &e1, 16), size;
-		if (e1 == line || *e1 != ' ')
-			continue;
-		size = strtoull(e1 + 1, &e2, 16);
-		if (e2 == e1 + 1 || *e2 != ' ' || size == 0 || start + size < start)
-			continue;
-		char *name = e2 + 1;
-		name[strcspn(name, "\n")] = 0;
-		lines = marple_grow(lines, &cap, n + 1, sizeof(*lines));
-		lines[n] = (struct perfmap_line){ start, start + size, n, jit_name(c, name) };
-		n++;
-	}
-	free(line);
-	fclose(f);
-	if (n)
-		perfmap_flatten(pm, lines, n);
-	free(lines);
+	struct perfmap *pm = perfmap_read(f, &st, jit_name, c);
+	c->st.perfmap_lines_skipped += pm->skipped.bad_lines + pm->skipped.lines_unread;
+	c->st.perfmap_names_cut += pm->skipped.long_lines + pm->skipped.long_names;
+	c->st.perfmap_bytes_unread += pm->skipped.bytes_unread;
 	perfmap_free(p->jit);
 	p->jit = pm;
 	return 1;
@@ -1286,7 +763,8 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	p->nmaps = nmaps;
 	p->read_ns = marple_now_monotonic_ns();
 	if (anon_exec && !p->jit_known) {	/* a JIT writes code to anonymous memory */
-		note_jit_process(p, root);
+		perfmap_process_note(&p->jit_process, p->pid, root);
+		p->jit_known = 1;
 		p->anon_exec = 1;
 	}
 	if (anon_exec && !p->jit) {
@@ -1632,8 +1110,8 @@ size_t syms_cache_forget_marked(struct syms_cache *c, int keep_jit)
 			free(p->maps);
 			free(p->walked);
 			perfmap_free(p->jit);
-			if (p->jit_known && p->jit_root_fd >= 0)
-				close(p->jit_root_fd);
+			if (p->jit_known)
+				perfmap_process_close(&p->jit_process);
 			free(p);
 			gone++;
 		}
@@ -1774,10 +1252,10 @@ static const char *pretty(struct syms_cache *c, struct usym *u)
 static const char *jit_lookup(struct syms_cache *c, struct proc *p, uint64_t addr, uint64_t *offset)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		const struct usym *u = p->jit ? find_sym(p->jit->syms, p->jit->n, addr) : NULL;
+		const struct perfmap_sym *u = p->jit ? perfmap_find(p->jit, addr) : NULL;
 		if (u) {
 			if (offset)
-				*offset = addr - p->jit->origin[u - p->jit->syms];
+				*offset = addr - u->origin;
 			return u->name;
 		}
 		uint64_t now = marple_now_monotonic_ns();
@@ -2014,6 +1492,6 @@ int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 	out->file_offset = addr - m->start + m->pgoff;
 	out->path = m->dso ? m->dso->path : m->name;
 	out->build_id = m->dso ? build_id_of(m->dso) : "";
-	out->jit = p->jit && !m->dso && find_sym(p->jit->syms, p->jit->n, addr) != NULL;
+	out->jit = p->jit && !m->dso && perfmap_find(p->jit, addr) != NULL;
 	return 0;
 }

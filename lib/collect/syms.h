@@ -47,28 +47,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ksyms.h"
+
 enum syms_flags {
 	SYMS_DEMANGLE = 1,	/* C++ and Rust names demangled (libiberty) */
 	SYMS_DEMANGLE_PARAMS = 2,	/* with SYMS_DEMANGLE: keep C++ parameter lists */
 };
 
-struct ksyms;
-/* NULL + message if kernel symbols cannot be read (not root, kptr_restrict). */
 /* Of two names of one address, is a the one to show?  The public name: one
  * without a leading '_' first (malloc, not __libc_malloc), then the shorter
  * (then the first in byte order, so the choice never depends on order). */
 int syms_name_preferred(const char *a, const char *b);
-
-struct ksyms *syms_kernel_load(void);
-void syms_kernel_free(struct ksyms *k);
-/* Name of the kernel function holding addr, or NULL.  The string lives as
- * long as k. */
-const char *syms_kernel_lookup(struct ksyms *k, uint64_t addr, uint64_t *offset);
-/* 1 when names come from the kernel one address at a time (BPF), 0 when
- * from /proc/kallsyms read whole. */
-int syms_kernel_by_address(const struct ksyms *k);
-/* Name addrs[0..n) in as few kernel calls as possible, ahead of lookups. */
-void syms_kernel_resolve(struct ksyms *k, const uint64_t *addrs, size_t n);
 
 struct syms_cache;
 struct syms_cache *syms_cache_new(int flags);
@@ -216,6 +205,9 @@ struct syms_stats {
 	uint64_t walked_vmas_unopened;	/* ... whose file was still not found when a
 					 * frame in it was looked up */
 	uint64_t walked_named;		/* lookups named from a VMA the walk found */
+	uint64_t perfmap_lines_skipped;	/* perf map lines not read: malformed, past the line limit */
+	uint64_t perfmap_names_cut;	/* perf map lines or names cut to their limits (perfmap.h) */
+	uint64_t perfmap_bytes_unread;	/* perf map bytes past the size limit */
 	uint64_t file_releases;		/* mapped files whose pages were let go
 					 * (syms_cache_forget_marked: those read
 					 * since the last time) */

@@ -12,6 +12,8 @@ allowed() {
 	cat <<'EOF'
 util marple_
 unwinddwarfwalk unwind_
+ksyms syms_kernel_
+mappedfiles mappedfiles_ mappedfile_
 EOF
 }
 
