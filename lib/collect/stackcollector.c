@@ -597,6 +597,7 @@ static void stackcollector_untrusted_input(json_t *sym, const struct syms_stats 
 	if (first)
 		json_object_set_new(sym, "first_not_regular", json_string(first));
 	json_object_set_new(sym, "files_truncated", json_integer((json_int_t)ms.truncated));
+	json_object_set_new(sym, "symbol_names_cut", json_integer((json_int_t)st->symbol_names_cut));
 	json_object_set_new(sym, "perfmap_lines_skipped", json_integer((json_int_t)st->perfmap_lines_skipped));
 	json_object_set_new(sym, "perfmap_names_cut", json_integer((json_int_t)st->perfmap_names_cut));
 	json_object_set_new(sym, "perfmap_bytes_unread", json_integer((json_int_t)st->perfmap_bytes_unread));

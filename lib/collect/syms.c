@@ -1,9 +1,10 @@
-/* syms.c — kernel and user-space symbol resolution (see syms.h).
- *
- * ELF files are mmapped once per (device, inode) and read with libelf in
- * place: symbol names point into the mapping, nothing is copied, and the
- * unwinder reads .eh_frame from the same mapping.  Lookups are two binary
- * searches (the pid's mappings, then the file's sorted symbols). */
+/* syms.c — process images and the user-space symbolizer's lookups (see
+ * syms.h): each (pid, exec id) with its mappings read from /proc, the file
+ * VMAs the unwinder's walk found, forgetting exited processes.  What a file
+ * tells is elfsyms.c's (a slot in the model of mapped files,
+ * mappedfiles.h), a JIT's perf map perfmap.c's, kernel names ksyms.c's.
+ * Lookups are two binary searches (the image's mappings, then the file's
+ * sorted symbols). */
 #include "syms.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "hashtab.h"
+#include "elfsyms.h"
 #include "mappedfiles.h"
 #include "perfmap.h"
 #include "procmaps.h"
@@ -32,49 +34,9 @@
 
 /* ---------------- user space ---------------- */
 
-struct usym {
-	uint64_t addr, size;
-	uint64_t section_end;	/* an unsized symbol ends at its section's end at the latest
-				 * (0: unknown), so an address past .fini is not "_fini" */
-	const char *name;	/* in the mmapped file, or owned (perf map) */
-	char *pretty;		/* demangled, made on first use */
-	int rank;		/* preference among symbols at one address */
-};
-
-struct seg {
-	uint64_t vaddr, memsz, off, filesz;
-};
-
-/* What the symbolizer learned about one mapped file: its slot in the
- * file's entry of the model (mappedfiles.h), which has its identity, its
- * mapping and its build-id. */
-struct dso {
-	struct mappedfile *file;	/* a reference held */
-	struct mappedfile *dbg_file;	/* its separate debug file, if any (held) */
-	char *name;			/* basename */
-	char *path;			/* as the maps line names it (frame descriptions) */
-	const unsigned char *map;	/* file->data: the whole file, mapped */
-	size_t size;
-	Elf *elf;
-	const unsigned char *dbg_map;	/* dbg_file->data */
-	size_t dbg_size;
-	Elf *dbg_elf;
-	struct seg *segs;
-	size_t nsegs;
-	int has_symtab;			/* else symbols from the debug file */
-	int syms_loaded;		/* syms: read on first lookup */
-	struct usym *syms;
-	size_t nsyms;
-	uint64_t eh_frame_hdr, eh_frame_hdr_size;
-	struct dso *next;		/* all the cache's files */
-	int used;			/* forget_unused_dsos: a process maps it */
-	int touched;			/* looked up since its pages were last let go */
-	int released;			/* its pages let go (release_file_pages) */
-};
-
 struct umap {
 	uint64_t start, end, pgoff;
-	struct dso *dso;		/* NULL for anonymous and special mappings */
+	struct elfsyms_file *dso;		/* NULL for anonymous and special mappings */
 	const char *name;		/* basename or "[vdso]", "[anon]"... (owned by the cache) */
 	int anon_exec;			/* anonymous and executable: where a JIT puts code */
 	int walked;			/* told by the BPF walk (syms_cache_add_walked_vma) */
@@ -142,8 +104,7 @@ struct syms_cache {
 	struct posted_map *posted;
 	size_t nposted, posted_cap;
 	struct proc *procs[NBUCKETS];
-	struct mappedfiles *files;	/* the model: each dso is this cache's slot in a file */
-	struct dso *dsos;		/* the files this cache learned about */
+	struct elfsyms elf;		/* its files: slots in the model (mappedfiles.h) */
 	char **names;			/* interned mapping names */
 	size_t nnames, names_cap;
 	struct syms_stats st;
@@ -158,32 +119,14 @@ struct syms_cache *syms_cache_new(int flags)
 {
 	struct syms_cache *c = marple_calloc(1, sizeof(*c));
 	c->flags = flags;
-	c->files = mappedfiles_shared();
+	c->elf.flags = flags;
+	c->elf.files = mappedfiles_shared();
 	pthread_mutex_init(&c->post_lock, NULL);
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
 		elf_ready = 1;
 	}
 	return c;
-}
-
-/* Free what c learned about a file, and let go of the file. */
-static void dso_free(struct syms_cache *c, struct dso *d)
-{
-	for (size_t i = 0; i < d->nsyms; i++)
-		free(d->syms[i].pretty);
-	free(d->syms);
-	free(d->segs);
-	free(d->name);
-	free(d->path);
-	if (d->elf)
-		elf_end(d->elf);
-	if (d->dbg_elf)
-		elf_end(d->dbg_elf);
-	mappedfile_set_slot(d->file, c, NULL, NULL);
-	mappedfile_put(d->file);
-	mappedfile_put(d->dbg_file);
-	free(d);
 }
 
 void syms_cache_free(struct syms_cache *c)
@@ -201,11 +144,11 @@ void syms_cache_free(struct syms_cache *c)
 			free(p);
 		}
 	}
-	for (struct dso *d = c->dsos, *n; d; d = n) {
+	for (struct elfsyms_file *d = c->elf.list, *n; d; d = n) {
 		n = d->next;
-		dso_free(c, d);
+		elfsyms_file_free(&c->elf, d);
 	}
-	mappedfiles_release(c->files);
+	mappedfiles_release(c->elf.files);
 	free(c->young);
 	for (size_t i = 0; i < c->nposted; i++)
 		free((char *)c->posted[i].l.path);
@@ -239,372 +182,12 @@ int syms_name_preferred(const char *a, const char *b)
 	return strcmp(a, b) < 0;
 }
 
-static int usym_cmp(const void *a, const void *b)
-{
-	const struct usym *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return y->rank - x->rank;	/* preferred first */
-}
-
-static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
-{
-	size_t shstrndx;
-	Elf_Scn *s = NULL;
-
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
-		return NULL;
-	while ((s = elf_nextscn(e, s))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(s, &sh))
-			continue;
-		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
-		if (n && strcmp(n, want) == 0) {
-			if (out)
-				*out = sh;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-/* The end address of section index shndx of e, or 0 if it is no real section. */
-static uint64_t section_end(Elf *e, size_t shndx)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = shndx && shndx < SHN_LORESERVE ? elf_getscn(e, shndx) : NULL;
-
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_size == 0)
-		return 0;
-	return sh.sh_addr + sh.sh_size;
-}
-
-/* Append the function symbols of one symbol table to d->syms. */
-static void add_symtab(struct dso *d, size_t *cap, Elf *e, Elf_Scn *scn, int rank_base)
-{
-	GElf_Shdr sh;
-	Elf_Data *data;
-
-	if (!gelf_getshdr(scn, &sh) || sh.sh_entsize == 0)
-		return;
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return;
-	size_t n = sh.sh_size / sh.sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(data, (int)i, &sym))
-			continue;
-		int type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-			continue;
-		const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		d->syms = marple_grow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
-		struct usym *u = &d->syms[d->nsyms++];
-		int bind = GELF_ST_BIND(sym.st_info);
-		u->addr = sym.st_value;
-		u->size = sym.st_size;
-		u->section_end = sym.st_size ? 0 : section_end(e, sym.st_shndx);
-		u->name = name;
-		u->pretty = NULL;
-		/* globals before weak before locals; a sized symbol before an unsized one */
-		u->rank = rank_base + (bind == STB_GLOBAL ? 4 : bind == STB_WEAK ? 2 : 0) + (sym.st_size > 0);
-	}
-}
-
-/* The debug file of d at path, through the model (opened without
- * blocking, a regular file only: a FIFO at a debug link is refused): 1 when
- * it is an ELF file, kept as d's. */
-static int open_debug_at(struct syms_cache *c, struct dso *d, const char *path)
-{
-	struct mappedfile *f = mappedfiles_open_path(c->files, path);
-	Elf *e = f && f->data ? elf_memory((char *)f->data, f->size) : NULL;
-
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		mappedfile_put(f);
-		return 0;
-	}
-	d->dbg_file = f;
-	d->dbg_map = f->data;
-	d->dbg_size = f->size;
-	d->dbg_elf = e;
-	return 1;
-}
-
-static const char *build_id_of(struct dso *d);
-
-/* The separate debug file of d, by build id then by .gnu_debuglink; root is
- * the process's root directory prefix ("" or "/proc/PID/root"). */
-static void open_debug_file(struct syms_cache *c, struct dso *d, const char *root, const char *path)
-{
-	char buf[4096];
-	GElf_Shdr sh;
-	Elf_Scn *s;
-
-	/* by build id (build_id_of: hex, read once) */
-	const char *id = build_id_of(d);
-	if (strlen(id) >= 4) {
-		snprintf(buf, sizeof(buf), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, id, id + 2);
-		if (open_debug_at(c, d, buf))
-			return;
-	}
-	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
-	if ((s = find_section(d->elf, ".gnu_debuglink", &sh))) {
-		Elf_Data *data = elf_getdata(s, NULL);
-		if (!data || !data->d_buf || data->d_size < 2)
-			return;
-		const char *link = data->d_buf;
-		if (!memchr(link, 0, data->d_size) || strchr(link, '/'))
-			return;
-		const char *slash = strrchr(path, '/');
-		int dirlen = slash ? (int)(slash - path) : 0;
-		const char *fmts[] = { "%s%.*s/%s", "%s%.*s/.debug/%s", "%s/usr/lib/debug%.*s/%s" };
-		for (size_t i = 0; i < 3; i++) {
-			snprintf(buf, sizeof(buf), fmts[i], root, dirlen, path, link);
-			if (strcmp(buf + strlen(root), path) == 0)
-				continue;	/* the file itself */
-			if (open_debug_at(c, d, buf))
-				return;
-		}
-	}
-}
-
-/* Read segments and .eh_frame_hdr of an opened ELF file, and open its debug
- * file if it has no .symtab (now: the path may be under /proc/PID/root, gone
- * once the process exits).  The symbols wait for the first lookup (load_syms):
- * a process maps dozens of libraries, samples fall in a few. */
-static void load_dso(struct syms_cache *c, struct dso *d, const char *root, const char *path)
-{
-	size_t phnum = 0;
-	GElf_Shdr sh;
-	Elf_Scn *s;
-
-	if (elf_getphdrnum(d->elf, &phnum) == 0) {
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			d->segs = realloc(d->segs, (d->nsegs + 1) * sizeof(*d->segs));
-			if (!d->segs)
-				marple_fatal(EXIT_DATA, "out of memory");
-			d->segs[d->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz };
-		}
-	}
-	if ((s = find_section(d->elf, ".eh_frame_hdr", &sh))) {
-		d->eh_frame_hdr = sh.sh_addr;
-		d->eh_frame_hdr_size = sh.sh_size;
-	}
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		GElf_Shdr h;
-		if (gelf_getshdr(scn, &h) && h.sh_type == SHT_SYMTAB)
-			d->has_symtab = 1;
-	}
-	if (!d->has_symtab)
-		open_debug_file(c, d, root, path);
-}
-
-/* A GOT slot and the function whose address the dynamic linker puts there. */
-struct got_slot {
-	uint64_t addr;
-	const char *name;
-};
-
-static int got_slot_cmp(const void *a, const void *b)
-{
-	const struct got_slot *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The GOT slots of e's function relocations (.rela.plt's JUMP_SLOT,
- * .rela.dyn's GLOB_DAT), sorted; *n of them. */
-static struct got_slot *got_slots(Elf *e, size_t *n)
-{
-	struct got_slot *v = NULL;
-	size_t cap = 0;
-	Elf_Scn *scn = NULL;
-
-	*n = 0;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh, symh;
-		Elf_Data *data, *symdata;
-		Elf_Scn *symscn;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0 ||
-		    !(symscn = elf_getscn(e, sh.sh_link)) || !gelf_getshdr(symscn, &symh) ||
-		    !(data = elf_getdata(scn, NULL)) || !(symdata = elf_getdata(symscn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			size_t type, si;
-			if (!gelf_getrela(data, (int)i, &r))
-				continue;
-			type = GELF_R_TYPE(r.r_info);
-			si = GELF_R_SYM(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || si == 0 ||
-			    !gelf_getsym(symdata, (int)si, &sym))
-				continue;
-			const char *name = elf_strptr(e, symh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			v = marple_grow(v, &cap, *n + 1, sizeof(*v));
-			v[(*n)++] = (struct got_slot){ r.r_offset, name };
-		}
-	}
-	if (*n)
-		qsort(v, *n, sizeof(*v), got_slot_cmp);
-	return v;
-}
-
-/* The GOT slot an x86-64 PLT entry jumps through: "jmp *disp(%rip)"
- * (ff 25), maybe after endbr64 (f3 0f 1e fa) and with a bnd prefix (f2),
- * as in .plt (lazy binding), .plt.sec (IBT) and .plt.got.  0 if it is no
- * such entry (.plt's first, or the push-and-jump halves beside .plt.sec). */
-static uint64_t plt_entry_slot(const unsigned char *b, size_t len, uint64_t vaddr)
-{
-	size_t o = 0;
-
-	if (len >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		o = 4;
-	if (o < len && b[o] == 0xf2)
-		o++;
-	if (o + 6 > len || b[o] != 0xff || b[o + 1] != 0x25)
-		return 0;
-	int32_t disp = (int32_t)((uint32_t)b[o + 2] | (uint32_t)b[o + 3] << 8 | (uint32_t)b[o + 4] << 16 |
-				 (uint32_t)b[o + 5] << 24);
-	return vaddr + o + 6 + (uint64_t)(int64_t)disp;
-}
-
-/* Symbols for PLT stubs, which no symbol table has: "strlen@plt" for each
- * entry of .plt, .plt.sec and .plt.got, named after the function its GOT
- * slot is relocated to (x86-64; as perf and objdump name them).  The names
- * are owned by the symbols (their pretty). */
-static void add_plt_syms(struct syms_cache *c, struct dso *d, size_t *cap)
-{
-	static const char *const sections[] = { ".plt", ".plt.sec", ".plt.got" };
-	GElf_Ehdr eh;
-	size_t nslots;
-
-	if (!gelf_getehdr(d->elf, &eh) || eh.e_machine != EM_X86_64)
-		return;
-	struct got_slot *slots = got_slots(d->elf, &nslots);
-	for (size_t s = 0; s < 3 && nslots; s++) {
-		GElf_Shdr sh;
-		if (!find_section(d->elf, sections[s], &sh) || sh.sh_type != SHT_PROGBITS ||
-		    sh.sh_offset + sh.sh_size > d->size)
-			continue;
-		uint64_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
-		for (uint64_t at = 0; at + step <= sh.sh_size; at += step) {
-			uint64_t slot = plt_entry_slot(d->map + sh.sh_offset + at, step, sh.sh_addr + at);
-			struct got_slot key = { slot, NULL }, *g;
-			if (!slot || !(g = bsearch(&key, slots, nslots, sizeof(*slots), got_slot_cmp)))
-				continue;
-			char *d_name = NULL;
-			if ((c->flags & SYMS_DEMANGLE) && g->name[0] == '_' && g->name[1] == 'Z')
-				d_name = cplus_demangle(g->name, DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0));
-			size_t len = strlen(d_name ? d_name : g->name);
-			char *name = marple_malloc(len + 5);
-			memcpy(name, d_name ? d_name : g->name, len);
-			memcpy(name + len, "@plt", 5);
-			free(d_name);
-			d->syms = marple_grow(d->syms, cap, d->nsyms + 1, sizeof(*d->syms));
-			/* the lowest rank: a real symbol at the same address keeps its name */
-			d->syms[d->nsyms++] = (struct usym){ sh.sh_addr + at, step, 0, name, name, -1 };
-		}
-	}
-	free(slots);
-}
-
-/* The function symbols of d, sorted, on first use. */
-static void load_syms(struct syms_cache *c, struct dso *d)
-{
-	size_t cap = 0;
-	Elf_Scn *scn = NULL;
-
-	if (d->syms_loaded || !d->elf)
-		return;
-	d->syms_loaded = 1;
-	while ((scn = elf_nextscn(d->elf, scn))) {
-		GElf_Shdr h;
-		if (!gelf_getshdr(scn, &h))
-			continue;
-		if (h.sh_type == SHT_SYMTAB)
-			add_symtab(d, &cap, d->elf, scn, 8);
-		else if (h.sh_type == SHT_DYNSYM)
-			add_symtab(d, &cap, d->elf, scn, 0);
-	}
-	scn = NULL;
-	while (d->dbg_elf && (scn = elf_nextscn(d->dbg_elf, scn))) {
-		GElf_Shdr h;
-		if (gelf_getshdr(scn, &h) && h.sh_type == SHT_SYMTAB)
-			add_symtab(d, &cap, d->dbg_elf, scn, 8);
-	}
-	add_plt_syms(c, d, &cap);
-	if (d->nsyms) {
-		qsort(d->syms, d->nsyms, sizeof(*d->syms), usym_cmp);
-		/* one symbol an address: the preferred one's extent, under the
-		 * public name of all those there (a PLT stub's made-up name, which
-		 * comes last, only where there is no other) */
-		size_t w = 0;
-		for (size_t i = 0; i < d->nsyms; i++) {
-			if (w == 0 || d->syms[w - 1].addr != d->syms[i].addr)
-				d->syms[w++] = d->syms[i];
-			else if (d->syms[i].pretty)
-				free(d->syms[i].pretty);
-			else if (syms_name_preferred(d->syms[i].name, d->syms[w - 1].name))
-				d->syms[w - 1].name = d->syms[i].name;
-		}
-		d->nsyms = w;
-	}
-	c->st.symbols += d->nsyms;
-}
-
-/* What c learned about file f (a reference, kept by a new dso, else let
- * go), read now if nothing yet; root is the prefix of the root of the
- * process that maps it, for its debug files. */
-static struct dso *dso_of_file(struct syms_cache *c, struct mappedfile *f, const char *path, const char *root)
-{
-	struct dso *d = mappedfile_slot(f, c);
-
-	if (d) {
-		mappedfile_put(f);
-		return d;
-	}
-	d = marple_calloc(1, sizeof(*d));
-	d->file = f;
-	const char *base = strrchr(path, '/');
-	d->name = marple_strdup(base ? base + 1 : path);
-	d->path = marple_strdup(path);
-	d->map = f->data;
-	d->size = f->size;
-	if (d->map && !mappedfile_truncated(f)) {
-		d->elf = elf_memory((char *)d->map, d->size);
-		if (d->elf && elf_kind(d->elf) == ELF_K_ELF) {
-			load_dso(c, d, root, path);
-		} else if (d->elf) {
-			elf_end(d->elf);
-			d->elf = NULL;
-		}
-	}
-	mappedfile_set_slot(f, c, d, NULL);
-	d->next = c->dsos;
-	c->dsos = d;
-	c->st.dsos++;
-	return d;
-}
-
 /* The dso for the file pid maps at l; root is pid's root prefix. */
-static struct dso *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
+static struct elfsyms_file *get_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l, const char *root)
 {
-	struct mappedfile *f = mappedfiles_open_line(c->files, pid, l);
+	struct mappedfile *f = mappedfiles_open_line(c->elf.files, pid, l);
 
-	return f ? dso_of_file(c, f, l->path, root) : NULL;
+	return f ? elfsyms_of_file(&c->elf, f, l->path, root) : NULL;
 }
 
 static struct proc *find_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
@@ -902,18 +485,18 @@ static int same_file_place(const struct procmaps_line *a, const struct procmaps_
  * file mapped there, through map_files while the process lives, and only
  * if it is that inode.  NULL: not found (the process is gone, and no
  * other seen maps the file). */
-static struct dso *walked_dso_known(struct syms_cache *c, const struct procmaps_line *l)
+static struct elfsyms_file *walked_dso_known(struct syms_cache *c, const struct procmaps_line *l)
 {
-	struct mappedfile *f = mappedfiles_find(c->files, mappedfile_id_of_line(l));
+	struct mappedfile *f = mappedfiles_find(c->elf.files, mappedfile_id_of_line(l));
 
-	return f ? dso_of_file(c, f, f->path, "") : NULL;
+	return f ? elfsyms_of_file(&c->elf, f, f->path, "") : NULL;
 }
 
-static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l)
+static struct elfsyms_file *walked_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l)
 {
 	char mf[128], path[4096], root[64];
 	struct stat st;
-	struct dso *d = walked_dso_known(c, l);
+	struct elfsyms_file *d = walked_dso_known(c, l);
 
 	if (d)
 		return d;
@@ -940,10 +523,10 @@ static struct dso *walked_dso(struct syms_cache *c, pid_t pid, const struct proc
 		close(fd);	/* not the file the walk saw (the pid is another process's now) */
 		return NULL;
 	}
-	struct mappedfile *f = mappedfiles_of_fd(c->files, fd, &st, path);
+	struct mappedfile *f = mappedfiles_of_fd(c->elf.files, fd, &st, path);
 	close(fd);
 	procmaps_root(pid, root, sizeof(root));
-	return dso_of_file(c, f, path, root);
+	return elfsyms_of_file(&c->elf, f, path, root);
 }
 
 /* Add file mapping l (its path: a hint, or "") to the walked VMAs of p
@@ -956,7 +539,7 @@ static int add_walked(struct syms_cache *c, struct proc *p, pid_t pid, uint64_t 
 			if (p->walked[i].m.start == l->start && p->walked[i].m.end == l->end &&
 			    same_file_place(&p->walked[i].id, l))
 				return p->walked[i].m.dso ? 0 : -1;	/* told again (it left the kernel's LRU) */
-	struct dso *d = walked_dso(c, pid, l);
+	struct elfsyms_file *d = walked_dso(c, pid, l);
 	if (!p) {
 		p = new_proc(c, pid, exec_id);
 		p->unread = 1;
@@ -1036,7 +619,7 @@ static void take_posted(struct syms_cache *c)
  * were kept for the whole capture); read again if mapped again. */
 static void forget_unused_dsos(struct syms_cache *c)
 {
-	for (struct dso *d = c->dsos; d; d = d->next)
+	for (struct elfsyms_file *d = c->elf.list; d; d = d->next)
 		d->used = 0;
 	for (size_t b = 0; b < NBUCKETS; b++)
 		for (struct proc *p = c->procs[b]; p; p = p->next) {
@@ -1047,13 +630,13 @@ static void forget_unused_dsos(struct syms_cache *c)
 				if (p->walked[i].m.dso)
 					p->walked[i].m.dso->used = 1;
 		}
-	for (struct dso **dp = &c->dsos, *d; (d = *dp);) {
+	for (struct elfsyms_file **dp = &c->elf.list, *d; (d = *dp);) {
 		if (d->used) {
 			dp = &d->next;
 			continue;
 		}
 		*dp = d->next;
-		dso_free(c, d);
+		elfsyms_file_free(&c->elf, d);
 	}
 }
 
@@ -1069,7 +652,7 @@ static void forget_unused_dsos(struct syms_cache *c)
  * everything read since the start. */
 static void release_file_pages(struct syms_cache *c)
 {
-	for (struct dso *d = c->dsos; d; d = d->next) {
+	for (struct elfsyms_file *d = c->elf.list; d; d = d->next) {
 		if (d->released && !d->touched)
 			continue;
 		mappedfile_release_pages(d->file);
@@ -1187,66 +770,6 @@ static struct umap *find_map(struct syms_cache *c, struct proc *p, uint64_t addr
 	return m;
 }
 
-static const struct seg *find_seg(const struct dso *d, uint64_t pgoff)
-{
-	for (size_t i = 0; i < d->nsegs; i++) {
-		uint64_t o = d->segs[i].off & ~4095ull;
-		if (pgoff >= o && pgoff < d->segs[i].off + d->segs[i].filesz)
-			return &d->segs[i];
-	}
-	return d->nsegs ? &d->segs[0] : NULL;
-}
-
-static const struct usym *find_sym(const struct usym *s, size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	if (n == 0 || a < s[0].addr)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s[mid].addr <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	/* a sized symbol covers [addr, addr+size); an unsized one (an asm label
-	 * such as _init or _fini) up to the next symbol within its own section */
-	if (s[lo].size && a >= s[lo].addr + s[lo].size)
-		return NULL;
-	if (!s[lo].size && s[lo].section_end && a >= s[lo].section_end)
-		return NULL;
-	return &s[lo];
-}
-
-static const char *pretty(struct syms_cache *c, struct usym *u)
-{
-	if (u->pretty)
-		return u->pretty;
-	/* symbol versions (memcpy@@GLIBC_2.14) are left out */
-	const char *at = strchr(u->name, '@');
-	if (at && at > u->name) {
-		u->pretty = marple_strndup(u->name, (size_t)(at - u->name));
-		struct usym tmp = { .name = u->pretty };
-		if ((c->flags & SYMS_DEMANGLE) && pretty(c, &tmp) != u->pretty) {
-			free(u->pretty);
-			u->pretty = tmp.pretty;
-		}
-		return u->pretty;
-	}
-	if (!(c->flags & SYMS_DEMANGLE))
-		return u->name;
-	if (u->name[0] == '_' && (u->name[1] == 'Z' || u->name[1] == 'R')) {
-		int opts = DMGL_ANSI | (c->flags & SYMS_DEMANGLE_PARAMS ? DMGL_PARAMS : 0);
-		char *d = cplus_demangle(u->name, opts);
-		if (d) {
-			u->pretty = d;
-			return d;
-		}
-	}
-	return u->name;
-}
-
 /* addr in p's perf map; a miss reads the map again if it changed (at most
  * once a second: node adds lines as it compiles). */
 static const char *jit_lookup(struct syms_cache *c, struct proc *p, uint64_t addr, uint64_t *offset)
@@ -1324,18 +847,18 @@ const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exe
 	if (m && module)
 		*module = m->name;
 	if (m && m->dso)
-		load_syms(c, m->dso);
+		elfsyms_load(&c->elf, m->dso);
 	if (m && m->dso && m->dso->nsyms) {
-		const struct seg *sg = find_seg(m->dso, m->pgoff);
+		const struct elfsyms_seg *sg = elfsyms_seg_of(m->dso, m->pgoff);
 		if (sg) {
 			uint64_t off = addr - m->start + m->pgoff;
 			uint64_t vaddr = off - sg->off + sg->vaddr;
-			struct usym *u = (struct usym *)find_sym(m->dso->syms, m->dso->nsyms, vaddr);
+			struct elfsyms_sym *u = (struct elfsyms_sym *)elfsyms_find(m->dso->syms, m->dso->nsyms, vaddr);
 			if (u) {
 				if (offset)
 					*offset = vaddr - u->addr;
 				c->st.walked_named += m->walked;
-				return pretty(c, u);
+				return elfsyms_name(&c->elf, u);
 			}
 		}
 	}
@@ -1350,42 +873,21 @@ const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exe
 	return NULL;
 }
 
-/* The program interpreter pid's program names (PT_INTERP), as a path in
- * buf; 0, or -1 if it names none (static, or not known). */
-static int program_interp(const struct dso *prog, char *buf, size_t size)
-{
-	size_t nph;
-	GElf_Phdr ph;
-
-	if (!prog->elf || elf_getphdrnum(prog->elf, &nph) != 0)
-		return -1;
-	for (size_t i = 0; i < nph; i++)
-		if (gelf_getphdr(prog->elf, (int)i, &ph) && ph.p_type == PT_INTERP) {
-			if (ph.p_offset >= prog->size || ph.p_filesz == 0 || ph.p_filesz > prog->size - ph.p_offset ||
-			    ph.p_filesz >= size)
-				return -1;
-			memcpy(buf, prog->map + ph.p_offset, ph.p_filesz);
-			buf[ph.p_filesz] = 0;
-			return buf[0] == '/' ? 0 : -1;
-		}
-	return -1;
-}
-
 int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr)
 {
 	struct proc *p = get_proc(c, pid, exec_id);
 	char interp[256], path[320];
 	struct stat st;
 	GElf_Ehdr eh;
-	const struct seg *sg;
+	const struct elfsyms_seg *sg;
 
 	uint64_t layout[SYMS_LAYOUT_N];
 	if (!p->has_layout && (exec_id != SYMS_EXEC_ANY || syms_read_layout(pid, layout) != 0))
 		return 0;	/* where its program is not known */
 	struct umap *prog = find_map(c, p, p->has_layout ? p->layout[0] : layout[0]), *m = find_map(c, p, addr);
 	if (!prog || !m || !prog->dso || !m->dso || prog->dso == m->dso || !m->dso->elf ||
-	    program_interp(prog->dso, interp, sizeof(interp)) != 0 || !gelf_getehdr(m->dso->elf, &eh) ||
-	    !(sg = find_seg(m->dso, m->pgoff)))
+	    elfsyms_interp(prog->dso, interp, sizeof(interp)) != 0 || !gelf_getehdr(m->dso->elf, &eh) ||
+	    !(sg = elfsyms_seg_of(m->dso, m->pgoff)))
 		return 0;
 	/* the same file: the interpreter as the process sees it (its root, a
 	 * container's), else as we do; by name only once neither is there */
@@ -1411,9 +913,9 @@ int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint6
 {
 	struct proc *p = get_proc(c, pid, exec_id);
 	struct umap *m = find_map(c, p, addr);
-	const struct seg *sg;
+	const struct elfsyms_seg *sg;
 
-	if (!m || !m->dso || !m->dso->elf || !(sg = find_seg(m->dso, m->pgoff)))
+	if (!m || !m->dso || !m->dso->elf || !(sg = elfsyms_seg_of(m->dso, m->pgoff)))
 		return -1;
 	out->start = m->start;
 	out->end = m->end;
@@ -1452,7 +954,7 @@ int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 	struct umap *m = find_map(c, p, addr);
 	uint64_t vaddr = addr - (uint64_t)sm.bias;
 	for (size_t i = 0; i < m->dso->nsegs; i++) {
-		const struct seg *s = &m->dso->segs[i];
+		const struct elfsyms_seg *s = &m->dso->segs[i];
 		if (vaddr >= s->vaddr && vaddr + len <= s->vaddr + s->filesz) {
 			uint64_t off = vaddr - s->vaddr + s->off;
 			if (off + len > sm.file_size)
@@ -1471,14 +973,11 @@ void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 	for (size_t b = 0; b < NBUCKETS; b++)
 		for (const struct proc *p = c->procs[b]; p; p = p->next)
 			out->procs_held++;
-	for (const struct dso *d = c->dsos; d; d = d->next)
+	for (const struct elfsyms_file *d = c->elf.list; d; d = d->next)
 		out->dsos_held++;
-}
-
-/* The GNU build id of d in hex ("" if it has none), read once. */
-static const char *build_id_of(struct dso *d)
-{
-	return mappedfile_build_id(d->file);
+	out->dsos = c->elf.opened;
+	out->symbols = c->elf.symbols;
+	out->symbol_names_cut = c->elf.names_cut;
 }
 
 int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out)
@@ -1491,7 +990,7 @@ int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
 		return -1;
 	out->file_offset = addr - m->start + m->pgoff;
 	out->path = m->dso ? m->dso->path : m->name;
-	out->build_id = m->dso ? build_id_of(m->dso) : "";
+	out->build_id = m->dso ? elfsyms_build_id(m->dso) : "";
 	out->jit = p->jit && !m->dso && perfmap_find(p->jit, addr) != NULL;
 	return 0;
 }
