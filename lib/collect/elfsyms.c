@@ -129,8 +129,21 @@ static int open_debug_at(struct elfsyms *es, struct elfsyms_file *d, const char 
 	return 1;
 }
 
+int elfsyms_debuglink(const void *data, size_t size, const char **name)
+{
+	const char *link = data, *end;
+
+	/* NAME, NUL, padding to 4, CRC-32: the name a file name, nothing more */
+	if (!data || size < 2 || !(end = memchr(link, 0, size)) || end == link || end - link > 255 ||
+	    memchr(link, '/', (size_t)(end - link)) || strcmp(link, ".") == 0 || strcmp(link, "..") == 0)
+		return -1;
+	*name = link;
+	return 0;
+}
+
 /* The separate debug file of d, by build id then by .gnu_debuglink; root is
- * the process's root directory prefix ("" or "/proc/PID/root"). */
+ * the process's root directory prefix ("" or "/proc/PID/root").  Opened
+ * through the model: a FIFO or device there is refused, never waited on. */
 static void open_debug_file(struct elfsyms *es, struct elfsyms_file *d, const char *root, const char *path)
 {
 	char buf[4096];
@@ -147,10 +160,8 @@ static void open_debug_file(struct elfsyms *es, struct elfsyms_file *d, const ch
 	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
 	if ((s = find_section(d->elf, ".gnu_debuglink", &sh))) {
 		Elf_Data *data = elf_getdata(s, NULL);
-		if (!data || !data->d_buf || data->d_size < 2)
-			return;
-		const char *link = data->d_buf;
-		if (!memchr(link, 0, data->d_size) || strchr(link, '/'))
+		const char *link;
+		if (!data || elfsyms_debuglink(data->d_buf, data->d_size, &link) != 0)
 			return;
 		const char *slash = strrchr(path, '/');
 		int dirlen = slash ? (int)(slash - path) : 0;

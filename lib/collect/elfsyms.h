@@ -93,6 +93,10 @@ const char *elfsyms_name(struct elfsyms *es, struct elfsyms_sym *u);
 const struct elfsyms_seg *elfsyms_seg_of(const struct elfsyms_file *d, uint64_t pgoff);
 /* The program interpreter prog names (PT_INTERP) into buf: 0, or -1. */
 int elfsyms_interp(const struct elfsyms_file *prog, char *buf, size_t size);
+/* The file name a .gnu_debuglink section (data[0..size)) names: 0 and
+ * *name (inside data), or -1 if it names none (no NUL, empty, longer than
+ * 255, a '/', "." or ".."). */
+int elfsyms_debuglink(const void *data, size_t size, const char **name);
 /* d's GNU build-id in hex ("" if none). */
 const char *elfsyms_build_id(struct elfsyms_file *d);
 
