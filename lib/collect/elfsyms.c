@@ -484,7 +484,9 @@ int elfsyms_interp(const struct elfsyms_file *prog, char *buf, size_t size)
 /* The GNU build id of d in hex ("" if it has none), read once. */
 const char *elfsyms_build_id(struct elfsyms_file *d)
 {
-	return mappedfile_build_id(d->file);
+	if (!d->build_id)
+		d->build_id = mappedfile_build_id(d->file);	/* the model's: lives while d holds the file */
+	return d->build_id;
 }
 
 

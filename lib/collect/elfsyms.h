@@ -65,6 +65,7 @@ struct elfsyms_file {
 	int used;			/* forget_unused_dsos: a process maps it */
 	int touched;			/* looked up since its pages were last let go */
 	int released;			/* its pages let go (release_file_pages) */
+	const char *build_id;		/* elfsyms_build_id's, once asked */
 };
 
 /* The symbolizer's files: its slots in the model. */

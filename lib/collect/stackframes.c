@@ -182,29 +182,29 @@ void stackframes_describe(struct stackframes *sf, const char *name, const char *
 	d->line = line;
 }
 
-/* What a user frame at addr named name is: native code of a file, JIT code
- * named by a perf map, or (no mapping) a marker. */
-static struct frame_desc user_desc(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id,
-				   uint64_t addr, int named, uint64_t sym_off)
+/* What a user frame named name is (fr: what the symbolizer answered for its
+ * address): native code of a file, JIT code named by a perf map, or (no
+ * mapping) a marker. */
+static struct frame_desc user_desc(struct stackframes *sf, const char *name, const struct syms_frame *fr)
 {
 	struct frame_desc d = { .kind = "marker" };
-	struct syms_file file;
+	int named = fr->name != NULL;
 
-	if (syms_cache_file_exec(sf->syms, pid, exec_id, addr, &file) != 0)
+	if (!fr->module)
 		return d;	/* no mapping: [unknown] */
-	if (file.jit) {
+	if (fr->kind == SYMS_KIND_JIT && named) {
 		d.kind = "jit";
-		d.file = file.path[0] == '[' ? NULL : intern(sf, file.path);
+		d.file = fr->path[0] == '[' ? NULL : intern(sf, fr->path);
 		return d;
 	}
-	if (!named && (file.path[0] == '[' || strcmp(name, "[unknown]") == 0))
+	if (!named && (fr->path[0] == '[' || strcmp(name, "[unknown]") == 0))
 		return d;	/* [unknown] in anonymous memory, [vdso]: no file to name */
 	d.kind = "native";
 	/* copies: the cache lets go of an unused file's strings */
-	d.file = intern(sf, file.path);
-	d.build_id = intern(sf, file.build_id);
+	d.file = intern(sf, fr->path);
+	d.build_id = intern(sf, fr->build_id);
 	if (named || (sf->flags & SF_ADDRESSES)) {
-		d.offset = file.file_offset - (named ? sym_off : 0);
+		d.offset = fr->file_offset - (named ? fr->sym_offset : 0);
 		d.has_offset = 1;
 	}
 	return d;
@@ -273,17 +273,17 @@ static uint32_t describe_as(struct stackframes *sf, const char *name, const stru
 	return tag;
 }
 
-/* Describe a user frame at addr named name; returns its identity tag.  A
+/* Describe a user frame named name (fr: the symbolizer's answer); returns its identity tag.  A
  * symbol's name is its file's string: seen by pointer, it is the same code
  * (other names, such as "[module]", are looked up each time). */
-static uint32_t describe_user(struct stackframes *sf, const char *name, pid_t pid, uint64_t exec_id, uint64_t addr,
-			      int named, uint64_t sym_off)
+static uint32_t describe_user(struct stackframes *sf, const char *name, const struct syms_frame *fr)
 {
 	size_t slot = seen_slot(name);
+	int named = fr->name != NULL;
 
 	if (named && sf->seen[slot].name == name)
 		return sf->seen[slot].tag;
-	struct frame_desc d = user_desc(sf, name, pid, exec_id, addr, named, sym_off);
+	struct frame_desc d = user_desc(sf, name, fr);
 	uint32_t tag = describe_as(sf, name, &d);
 	if (named) {
 		sf->seen[slot].name = name;
@@ -323,7 +323,7 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 /* Where a whole user stack starts: the program's entry and libc's start
  * functions, thread starts (glibc, musl), Go's goroutine and thread roots.
  * The dynamic loader's entry (before main) is found by its file and
- * address instead (syms_cache_interp_entry_exec): its functions' names
+ * address instead (SYMS_FRAME_INTERP_ENTRY): its functions' names
  * (_dl_start) are also those of stacks cut inside it. */
 static int is_stack_root(const char *name)
 {
@@ -345,18 +345,19 @@ static int is_stack_root(const char *name)
  * only __libc_start_main and clone), or at the entry of the process's
  * dynamic loader (root_at_interp_entry: a program being relocated).
  * A stack cut at the depth limit is not judged. */
-static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const char *root_module,
-			     int root_named, pid_t pid, uint64_t exec_id, const uint64_t *root_ip)
+static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const struct syms_frame *root)
 {
+	const char *root_module = root->module;
+	int root_named = root->name != NULL;
+
 	sf->user_judged = n > 0 && n < MARPLE_STACK_DEPTH;
 	if (!sf->user_judged)
 		return;
 	sf->user_whole = !root_named && root_module && strncmp(root_module, "libc.so", 7) == 0;
 	for (size_t i = first; i < first + n && i < first + 3 && !sf->user_whole; i++)
 		sf->user_whole = is_stack_root(sf->frames[i]);
-	/* a return address is looked up at the call (ip - 1) */
-	if (!sf->user_whole && root_ip && !UNWIND_IS_MARK(*root_ip))
-		sf->user_whole = syms_cache_interp_entry_exec(sf->syms, pid, exec_id, *root_ip - (n > 1));
+	if (!sf->user_whole)
+		sf->user_whole = root->at_interp_entry;
 	sf->st.user_stacks++;
 	if (!sf->user_whole)
 		sf->st.incomplete_user_stacks++;
@@ -403,12 +404,12 @@ static const char *unwind_mark_name(uint64_t mark)
 /* An unnamed frame in JIT code (anonymous executable memory) may be named
  * once the JIT has written its map (the JVM's, at exit): a placeholder for
  * now (jitframes.h), else the name it has. */
-static const char *jit_pending(struct stackframes *sf, pid_t pid, uint64_t exec_id, uint64_t at, const char *mod,
-			       const char *name)
+static const char *jit_pending(struct stackframes *sf, pid_t pid, uint64_t exec_id, uint64_t at,
+			       const struct syms_frame *fr, const char *name)
 {
-	if (mod && strcmp(mod, "[anon]") != 0)
+	if (fr->module && strcmp(fr->module, "[anon]") != 0)
 		return name;
-	if (!syms_cache_in_jit_memory(sf->syms, pid, exec_id, at))
+	if (!fr->in_jit_memory)
 		return name;
 	return jitframes_pending(sf->syms, pid, exec_id, at, name);
 }
@@ -444,28 +445,27 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 {
 	char buf[64];
 	size_t first = sf->n;
-	const char *root_module = NULL;
-	int root_named = 0;
+	struct syms_frame fr, root = { 0 };
 
 	for (size_t i = n; i-- > 0;) {
-		const char *mod = NULL;
-		uint64_t off = 0;
 		if (UNWIND_IS_MARK(ips[i])) {	/* where the walk stopped, and why */
 			describe_new(sf, unwind_mark_name(ips[i]));
 			push(sf, unwind_mark_name(ips[i]));
+			if (i == n - 1)
+				root = (struct syms_frame){ 0 };
 			continue;
 		}
-		/* return addresses (all but the leaf) are looked up at ip-1: the call */
-		const char *name = syms_cache_lookup_exec(sf->syms, pid, exec_id, ips[i] - (i > 0), &mod, &off);
-		int named = name != NULL;
-		if (i == n - 1) {
-			root_module = mod;
-			root_named = name != NULL;
-		}
+		/* return addresses (all but the leaf) are looked up at ip-1: the
+		 * call; one question a frame, the root's with where stacks start */
+		uint64_t at = ips[i] - (i > 0);
+		syms_cache_frame(sf->syms, pid, exec_id, at, i == n - 1 ? SYMS_FRAME_INTERP_ENTRY : 0, &fr);
+		if (i == n - 1)
+			root = fr;
+		const char *name = fr.name, *mod = fr.module;
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
-				snprintf(buf, sizeof(buf), "+0x%" PRIx64 "]", off);
+				snprintf(buf, sizeof(buf), "+0x%" PRIx64 "]", fr.file_offset);
 				name = intern2(sf, intern2(sf, "[", mod), buf);
 			} else if (mod && strcmp(mod, "[anon]") != 0 && strncmp(mod, "[stack", 6) != 0 &&
 				   strcmp(mod, "[heap]") != 0) {
@@ -473,15 +473,15 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 			} else {
 				name = "[unknown]";
 			}
-			name = jit_pending(sf, pid, exec_id, ips[i] - (i > 0), mod, name);
+			name = jit_pending(sf, pid, exec_id, at, &fr, name);
 			if (i == 0 && jitframes_is_pending(name))
 				sf->jit_leaf = name;
 		}
-		push_tagged(sf, name, describe_user(sf, name, pid, exec_id, ips[i] - (i > 0), named, off));
+		push_tagged(sf, name, describe_user(sf, name, &fr));
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
-	judge_user_stack(sf, first, n, root_module, root_named, pid, exec_id, n ? &ips[n - 1] : NULL);
+	judge_user_stack(sf, first, n, &root);
 }
 
 void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n)

@@ -80,6 +80,12 @@ struct proc {
 	/* what finding and trusting its perf map needs, kept from the snapshot
 	 * of a process with anonymous executable memory so that a map written
 	 * at exit (the JVM's) can still be read after the process is gone */
+	/* its program's interpreter (PT_INTERP), found once (find_interp) */
+	int interp_state;		/* 0: not looked for; 1: found; -1: none */
+	int interp_by_id;		/* found on disk: known by interp_id, else by interp_base */
+	struct mappedfile_id interp_id;
+	char interp_base[64];
+	const struct elfsyms_file *interp_prog;	/* the program naming it (not itself the loader) */
 	int jit_known;			/* jit_process noted */
 	int anon_exec;			/* it has anonymous executable memory */
 	struct perfmap_process jit_process;
@@ -803,15 +809,6 @@ int syms_cache_jit_reload(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 	return load_perfmap(c, p);
 }
 
-int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr)
-{
-	struct proc *p = get_proc(c, pid, exec_id);
-	if (!p->anon_exec)
-		return 0;
-	struct umap *m = find_map(c, p, addr);
-	return m && m->anon_exec;
-}
-
 const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
 	struct proc *p = get_proc(c, pid, exec_id);
@@ -837,69 +834,113 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr, co
 const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
 				   const char **module, uint64_t *offset)
 {
-	struct proc *p = get_proc(c, pid, exec_id);
-	struct umap *m;
+	struct syms_frame f;
+	int mapped = syms_cache_frame(c, pid, exec_id, addr, 0, &f) == 0;
 
-	c->st.lookups++;
 	if (module)
-		*module = NULL;
-	m = find_map(c, p, addr);
-	if (m && module)
-		*module = m->name;
-	if (m && m->dso)
-		elfsyms_load(&c->elf, m->dso);
-	if (m && m->dso && m->dso->nsyms) {
-		const struct elfsyms_seg *sg = elfsyms_seg_of(m->dso, m->pgoff);
-		if (sg) {
-			uint64_t off = addr - m->start + m->pgoff;
-			uint64_t vaddr = off - sg->off + sg->vaddr;
-			struct elfsyms_sym *u = (struct elfsyms_sym *)elfsyms_find(m->dso->syms, m->dso->nsyms, vaddr);
-			if (u) {
-				if (offset)
-					*offset = vaddr - u->addr;
-				c->st.walked_named += m->walked;
-				return elfsyms_name(&c->elf, u);
-			}
-		}
-	}
-	if (!m || !m->dso) {
-		const char *name = jit_lookup(c, p, addr, offset);
-		if (name)
-			return name;
-	}
-	if (offset && m)
-		*offset = addr - m->start + m->pgoff;
-	c->st.misses++;
-	return NULL;
+		*module = f.module;
+	if (offset && (f.name || mapped))
+		*offset = f.name ? f.sym_offset : f.file_offset;
+	return f.name;
 }
 
-int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr)
+/* The ELF symbol at addr in mapping m: its name (and *offset in it), or NULL. */
+static const char *elf_symbol_at(struct syms_cache *c, const struct umap *m, uint64_t addr, uint64_t *offset)
+{
+	const struct elfsyms_seg *sg;
+	struct elfsyms_sym *u;
+
+	elfsyms_load(&c->elf, m->dso);
+	if (!m->dso->nsyms || !(sg = elfsyms_seg_of(m->dso, m->pgoff)))
+		return NULL;
+	uint64_t vaddr = addr - m->start + m->pgoff - sg->off + sg->vaddr;
+	if (!(u = (struct elfsyms_sym *)elfsyms_find(m->dso->syms, m->dso->nsyms, vaddr)))
+		return NULL;
+	*offset = vaddr - u->addr;
+	c->st.walked_named += m->walked;
+	return elfsyms_name(&c->elf, u);
+}
+
+static int at_interp_entry(struct syms_cache *c, struct proc *p, uint64_t addr, const struct umap *m);
+
+int syms_cache_frame(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, int flags,
+		     struct syms_frame *out)
 {
 	struct proc *p = get_proc(c, pid, exec_id);
-	char interp[256], path[320];
-	struct stat st;
-	GElf_Ehdr eh;
-	const struct elfsyms_seg *sg;
+	struct umap *m = find_map(c, p, addr);
 
-	uint64_t layout[SYMS_LAYOUT_N];
-	if (!p->has_layout && (exec_id != SYMS_EXEC_ANY || syms_read_layout(pid, layout) != 0))
-		return 0;	/* where its program is not known */
-	struct umap *prog = find_map(c, p, p->has_layout ? p->layout[0] : layout[0]), *m = find_map(c, p, addr);
-	if (!prog || !m || !prog->dso || !m->dso || prog->dso == m->dso || !m->dso->elf ||
-	    elfsyms_interp(prog->dso, interp, sizeof(interp)) != 0 || !gelf_getehdr(m->dso->elf, &eh) ||
-	    !(sg = elfsyms_seg_of(m->dso, m->pgoff)))
-		return 0;
-	/* the same file: the interpreter as the process sees it (its root, a
-	 * container's), else as we do; by name only once neither is there */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, interp);
-	if (stat(path, &st) == 0 || stat(interp, &st) == 0) {
-		if (!mappedfile_id_equal(mappedfile_id_of_stat(&st), m->dso->file->id))
-			return 0;
-	} else {
-		const char *base = strrchr(interp, '/') + 1;
-		if (strcmp(base, m->dso->name) != 0)
-			return 0;
+	memset(out, 0, sizeof(*out));
+	c->st.lookups++;
+	out->in_jit_memory = p->anon_exec && m && m->anon_exec;
+	if (m) {
+		out->module = m->name;
+		out->path = m->dso ? m->dso->path : m->name;
+		out->file_offset = addr - m->start + m->pgoff;
+		out->map_start = m->start;
+		out->map_end = m->end;
+		out->map_pgoff = m->pgoff;
 	}
+	if (m && m->dso) {
+		out->file = m->dso->file->id;
+		out->build_id = elfsyms_build_id(m->dso);
+		out->name = elf_symbol_at(c, m, addr, &out->sym_offset);
+		out->kind = SYMS_KIND_NATIVE;
+	} else {
+		out->build_id = "";
+		out->name = jit_lookup(c, p, addr, &out->sym_offset);
+		out->kind = out->name || out->in_jit_memory ? SYMS_KIND_JIT : SYMS_KIND_UNKNOWN;
+	}
+	if (!out->name)
+		c->st.misses++;
+	if ((flags & SYMS_FRAME_INTERP_ENTRY) && m)
+		out->at_interp_entry = at_interp_entry(c, p, addr, m);
+	return m ? 0 : -1;
+}
+
+/* The interpreter p's program names (PT_INTERP), found once: by its
+ * device and inode as the process sees it (its root, a container's) or as
+ * we do, else by its name only.  0, or -1 if it has none (or its program is
+ * not known: not kept, asked again). */
+static int find_interp(struct syms_cache *c, struct proc *p)
+{
+	char interp[256], path[320];
+	uint64_t layout[SYMS_LAYOUT_N];
+	struct stat st;
+
+	if (p->interp_state)
+		return p->interp_state > 0 ? 0 : -1;
+	if (!p->has_layout && (p->exec_id != SYMS_EXEC_ANY || syms_read_layout(p->pid, layout) != 0))
+		return -1;	/* where its program is not known */
+	struct umap *prog = find_map(c, p, p->has_layout ? p->layout[0] : layout[0]);
+	if (!prog || !prog->dso)
+		return -1;
+	p->interp_state = -1;
+	if (elfsyms_interp(prog->dso, interp, sizeof(interp)) != 0)
+		return -1;
+	p->interp_state = 1;
+	p->interp_prog = prog->dso;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid, interp);
+	p->interp_by_id = stat(path, &st) == 0 || stat(interp, &st) == 0;
+	p->interp_id = p->interp_by_id ? mappedfile_id_of_stat(&st) : (struct mappedfile_id){ 0, 0 };
+	snprintf(p->interp_base, sizeof(p->interp_base), "%s", strrchr(interp, '/') + 1);
+	return 0;
+}
+
+/* Is addr (in mapping m of image p) in the first SYMS_ENTRY_CODE bytes of
+ * the entry point of the file p's program names as its interpreter
+ * (PT_INTERP)?  (syms.h SYMS_FRAME_INTERP_ENTRY) */
+static int at_interp_entry(struct syms_cache *c, struct proc *p, uint64_t addr, const struct umap *mapped)
+{
+	const struct umap mine = *mapped, *m = &mine;	/* find_interp may read the maps again */
+	const struct elfsyms_seg *sg;
+	GElf_Ehdr eh;
+
+	if (!m->dso || !m->dso->elf || find_interp(c, p) != 0 || p->interp_prog == m->dso ||
+	    !gelf_getehdr(m->dso->elf, &eh) || !(sg = elfsyms_seg_of(m->dso, m->pgoff)))
+		return 0;
+	if (p->interp_by_id ? !mappedfile_id_equal(p->interp_id, m->dso->file->id)
+			    : strcmp(p->interp_base, m->dso->name) != 0)
+		return 0;
 	uint64_t vaddr = addr - (m->start - m->pgoff + sg->off - sg->vaddr);
 	return vaddr >= eh.e_entry && vaddr < eh.e_entry + SYMS_ENTRY_CODE;
 }
@@ -978,19 +1019,4 @@ void syms_cache_stats(const struct syms_cache *c, struct syms_stats *out)
 	out->dsos = c->elf.opened;
 	out->symbols = c->elf.symbols;
 	out->symbol_names_cut = c->elf.names_cut;
-}
-
-int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out)
-{
-	struct proc *p = get_proc(c, pid, exec_id);
-	struct umap *m = find_map(c, p, addr);
-
-	memset(out, 0, sizeof(*out));
-	if (!m)
-		return -1;
-	out->file_offset = addr - m->start + m->pgoff;
-	out->path = m->dso ? m->dso->path : m->name;
-	out->build_id = m->dso ? elfsyms_build_id(m->dso) : "";
-	out->jit = p->jit && !m->dso && perfmap_find(p->jit, addr) != NULL;
-	return 0;
 }

@@ -8,6 +8,7 @@
  *   syms_cache_snapshot(c, pid);                     // at the first sight of pid
  *   name = syms_cache_lookup(c, pid, addr, &module, &off);   // NULL: unknown
  *   name = syms_cache_lookup_exec(c, pid, exec_id, addr, &module, &off);  // across exec
+ *   syms_cache_frame(c, pid, exec_id, addr, 0, &frame);   // name, kind, file, build-id, offsets
  *   name = syms_kernel_lookup(k, addr, &off);
  *
  * Most collectors do not call this directly but go through lib/collect/stackframes.h,
@@ -48,6 +49,7 @@
 #include <sys/types.h>
 
 #include "ksyms.h"
+#include "mappedfiles.h"
 
 enum syms_flags {
 	SYMS_DEMANGLE = 1,	/* C++ and Rust names demangled (libiberty) */
@@ -118,16 +120,38 @@ const char *syms_cache_lookup(struct syms_cache *c, pid_t pid, uint64_t addr,
 const char *syms_cache_lookup_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr,
 				   const char **module, uint64_t *offset);
 
-/* The file behind addr in image exec_id of pid, for describing frames
- * (stackframes_trailer_add): 0 and *out filled, or -1 if addr is in no
- * mapping.  Strings live as long as the cache. */
-struct syms_file {
-	const char *path;		/* as in /proc/PID/maps ("[anon]"... for others) */
-	const char *build_id;		/* GNU build id in hex, "" if none or no file */
-	uint64_t file_offset;		/* addr's offset in the file */
-	int jit;			/* named by the process's perf map (JIT code) */
+/* One answer for an address: everything known about the frame at addr in
+ * image exec_id of pid, from one search of its mappings (stackframes.c asks
+ * once a frame).  Strings live as long as the cache. */
+enum syms_kind {
+	SYMS_KIND_UNKNOWN,		/* in no file and no JIT code */
+	SYMS_KIND_NATIVE,		/* in a mapped file (named by its symbols, or not) */
+	SYMS_KIND_JIT,			/* named by the process's perf map, or in its anonymous executable memory */
 };
-int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_file *out);
+struct syms_frame {
+	const char *name;		/* NULL: not named */
+	enum syms_kind kind;
+	const char *module;		/* basename, "[vdso]", "[anon]"...; NULL: addr is in no mapping */
+	const char *path;		/* the file as the process's maps name it (else as module) */
+	struct mappedfile_id file;	/* the file's identity (mappedfiles.h); 0, 0: no file */
+	const char *build_id;		/* GNU build id in hex, "" if none or no file */
+	uint64_t file_offset;		/* addr's offset in the file (in the mapping's object) */
+	uint64_t sym_offset;		/* addr - the start of the symbol (or perf map line) named */
+	uint64_t map_start, map_end, map_pgoff;	/* the mapping holding addr */
+	int in_jit_memory;		/* anonymous executable memory of a process that has some */
+	int at_interp_entry;		/* asked with SYMS_FRAME_INTERP_ENTRY, below */
+};
+/* flags: SYMS_FRAME_INTERP_ENTRY also says whether addr is in the first
+ * SYMS_ENTRY_CODE bytes of the entry point (ELF e_entry) of the file the
+ * image's program names as its interpreter (PT_INTERP: the dynamic loader),
+ * by device and inode: a user stack that ends there is whole (the loader's
+ * _start relocating the program before main; its first call is at most a
+ * few instructions in).  0 and *out filled, or -1 (*out filled all the
+ * same) when addr is in no mapping. */
+#define SYMS_FRAME_INTERP_ENTRY 1
+#define SYMS_ENTRY_CODE 64
+int syms_cache_frame(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, int flags,
+		     struct syms_frame *out);
 
 /* JIT code named after the fact.  A JIT lists its code in /tmp/perf-PID.map
  * ("START SIZE name", hex, one a line; where lines overlap the later wins),
@@ -137,20 +161,10 @@ int syms_cache_file_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint
  * changed, also once pid has exited (the owner and root it needs were kept
  * at its snapshot).  1 when it was read, else 0. */
 int syms_cache_jit_reload(struct syms_cache *c, pid_t pid, uint64_t exec_id);
-/* Is addr where pid keeps JIT code: in anonymous executable memory? */
-int syms_cache_in_jit_memory(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr);
 /* The JIT pid runs, judged by the files it maps: "java" (libjvm.so),
  * "node", or NULL. */
 const char *syms_cache_jit_runtime(struct syms_cache *c, pid_t pid, uint64_t exec_id);
 
-/* Is addr in the first SYMS_ENTRY_CODE bytes of the entry point (ELF
- * e_entry) of the file that image exec_id of pid's program names as its
- * interpreter (PT_INTERP: the dynamic loader), by device and inode?  A
- * user stack that ends there is whole: the loader's _start, relocating
- * the program before main (the first call from the entry is at most a few
- * instructions in).  1 or 0. */
-#define SYMS_ENTRY_CODE 64
-int syms_cache_interp_entry_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr);
 
 /* What the unwinder needs about the mapping holding addr (lib/collect/unwinddwarfwalk.c). */
 struct syms_map {
