@@ -255,3 +255,40 @@ int procmaps_build_id(Elf *elf, char *buf, size_t size)
 	}
 	return -1;
 }
+
+/* Read the layout of pid's current image from /proc/PID/stat (fields 26-28,
+ * 45-47, 50-51, as struct pid_note has them).  0 or -1. */
+int procmaps_read_layout(pid_t pid, uint64_t out[PROCMAPS_LAYOUT_N])
+{
+	static const int field[PROCMAPS_LAYOUT_N] = { 26, 27, 28, 45, 46, 47, 50, 51 };
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');	/* the comm before it may hold anything */
+	if (!p)
+		return -1;
+	p++;
+	for (int f = 3, i = 0; i < PROCMAPS_LAYOUT_N; f++) {
+		char *end;
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -1;
+		if (f == field[i]) {
+			out[i++] = strtoull(p, &end, 10);
+			p = end;
+		} else {
+			p += strcspn(p, " ");
+		}
+	}
+	return 0;
+}

@@ -51,6 +51,13 @@ struct procmaps {
 	pid_t pid;
 };
 
+/* An image's layout as /proc/PID/stat shows it, fields 26-28, 45-47, 50-51
+ * (startcode endcode startstack start_data end_data start_brk env_start
+ * env_end): where its code, data, heap and stack were put, randomized at
+ * each exec (syms.h tells images apart by it).  pid's current one: 0 or -1. */
+#define PROCMAPS_LAYOUT_N 8
+int procmaps_read_layout(pid_t pid, uint64_t out[PROCMAPS_LAYOUT_N]);
+
 /* Open pid's maps (ours: getpid()); 0, or -1 (errno set: the process is
  * gone, or not ours to read). */
 int procmaps_open(struct procmaps *m, pid_t pid);

@@ -260,43 +260,6 @@ static int load_perfmap(struct syms_cache *c, struct proc *p)
 	return 1;
 }
 
-/* Read the layout of pid's current image from /proc/PID/stat (fields 26-28,
- * 45-47, 50-51, as struct pid_note has them).  0 or -1. */
-int syms_read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N])
-{
-	static const int field[SYMS_LAYOUT_N] = { 26, 27, 28, 45, 46, 47, 50, 51 };
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');	/* the comm before it may hold anything */
-	if (!p)
-		return -1;
-	p++;
-	for (int f = 3, i = 0; i < SYMS_LAYOUT_N; f++) {
-		char *end;
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -1;
-		if (f == field[i]) {
-			out[i++] = strtoull(p, &end, 10);
-			p = end;
-		} else {
-			p += strcspn(p, " ");
-		}
-	}
-	return 0;
-}
-
 /* (Re)read /proc/PID/maps into p.  With p->has_layout, the maps are taken only
  * if the process still has that layout after they were read (images only
  * change forward, so they are of p's image): 1, p left as it was, if not. */
@@ -336,7 +299,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	procmaps_close(&pm);
 	if (p->has_layout) {
 		uint64_t now[SYMS_LAYOUT_N];
-		if (syms_read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
+		if (procmaps_read_layout(p->pid, now) < 0 || memcmp(now, p->layout, sizeof(now)) != 0) {
 			free(maps);
 			return 1;
 		}
@@ -909,7 +872,7 @@ static int find_interp(struct syms_cache *c, struct proc *p)
 
 	if (p->interp_state)
 		return p->interp_state > 0 ? 0 : -1;
-	if (!p->has_layout && (p->exec_id != SYMS_EXEC_ANY || syms_read_layout(p->pid, layout) != 0))
+	if (!p->has_layout && (p->exec_id != SYMS_EXEC_ANY || procmaps_read_layout(p->pid, layout) != 0))
 		return -1;	/* where its program is not known */
 	struct umap *prog = find_map(c, p, p->has_layout ? p->layout[0] : layout[0]);
 	if (!prog || !prog->dso)

@@ -76,9 +76,7 @@ int syms_cache_snapshot(struct syms_cache *c, pid_t pid);
  * (startcode endcode startstack start_data end_data start_brk env_start
  * env_end): where its code, data, heap and stack were put, randomized at each
  * exec.  BPF reads the same from current->mm (bpf/stacks.h: struct pid_note). */
-#define SYMS_LAYOUT_N 8
-/* pid's current layout, read from /proc/PID/stat; 0 or -1. */
-int syms_read_layout(pid_t pid, uint64_t out[SYMS_LAYOUT_N]);
+#define SYMS_LAYOUT_N PROCMAPS_LAYOUT_N	/* procmaps_read_layout reads it */
 /* Snapshot image exec_id of pid, which had this layout when it was sampled:
  * 0 when done (or done before); -1 if it cannot be any more (the process
  * exited, or a newer image is known); 1 if the process no longer has that

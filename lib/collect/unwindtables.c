@@ -812,7 +812,7 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 	struct unwind_proc old, p = { 0 };
 	int had = bpf_map_lookup_elem(t->procs_fd, &(__u32){ (__u32)pid }, &old) == 0;
 
-	if (syms_read_layout(pid, layout) != 0)
+	if (procmaps_read_layout(pid, layout) != 0)
 		return -1;
 	/* a new slot, filled before the process points at it: the BPF side
 	 * never sees a list half written */
@@ -828,7 +828,7 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 		return -1;
 	}
 	uint64_t after[SYMS_LAYOUT_N];
-	if (t->syms && t->nseen && syms_read_layout(pid, after) == 0 && memcmp(after, layout, sizeof(after)) == 0) {
+	if (t->syms && t->nseen && procmaps_read_layout(pid, after) == 0 && memcmp(after, layout, sizeof(after)) == 0) {
 		/* the maps were of the image with that layout: the symbolizer
 		 * names from them what its own read of them missed */
 		for (uint32_t i = 0; i < t->nseen; i++)

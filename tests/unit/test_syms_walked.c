@@ -72,7 +72,7 @@ int main(void)
 	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);	/* ld.so done */
 	struct syms_cache *c = syms_cache_new(0);
 	syms_cache_snapshot(c, getpid());	/* libz and libelf known by their maps lines */
-	test_cond("sleep's layout read", syms_read_layout(child, layout) == 0);
+	test_cond("sleep's layout read", procmaps_read_layout(child, layout) == 0);
 	test_cond("its image snapshotted", syms_cache_snapshot_exec(c, child, 9, layout) == 0);
 	test_cond("an address in no mapping of it: not named",
 		  syms_cache_lookup_exec(c, child, 9, adler, NULL, NULL) == NULL);
