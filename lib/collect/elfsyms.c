@@ -182,7 +182,7 @@ static void open_debug_file(struct elfsyms *es, struct elfsyms_file *d, const ch
  * a process maps dozens of libraries, samples fall in a few. */
 static void load_dso(struct elfsyms *es, struct elfsyms_file *d, const char *root, const char *path)
 {
-	size_t phnum = 0;
+	size_t phnum = 0, cap = 0;
 	GElf_Shdr sh;
 	Elf_Scn *s;
 
@@ -191,9 +191,7 @@ static void load_dso(struct elfsyms *es, struct elfsyms_file *d, const char *roo
 			GElf_Phdr ph;
 			if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 				continue;
-			d->segs = realloc(d->segs, (d->nsegs + 1) * sizeof(*d->segs));
-			if (!d->segs)
-				marple_fatal(EXIT_DATA, "out of memory");
+			d->segs = marple_grow(d->segs, &cap, d->nsegs + 1, sizeof(*d->segs));
 			d->segs[d->nsegs++] = (struct elfsyms_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz };
 		}
 	}
