@@ -30,6 +30,7 @@
 #include "syms.h"
 #include "unwindtablescache.h"
 #include "unwindtablescompact.h"
+#include "unwindtablessize.h"
 #include "unwindtablescfi.h"
 #include "util.h"
 #include "vmaiter.skel.h"
@@ -67,8 +68,6 @@ const char *unwindtables_mode_name(int mode)
 {
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
-
-static uint32_t words_for(pid_t pid);
 
 /* Of memory bytes, the rules' share: 1/64 of it (8 bytes a rule), from
  * 256 rules to UNWIND_MAX_RULES (512 KiB; a build's compilers and their
@@ -193,7 +192,7 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	 * of its files, with their page indexes */
 	uint32_t limit = words_in(memory), nwords = limit;
 	if (one_pid && tables) {
-		uint64_t want = (uint64_t)words_for(one_pid) + 2;
+		uint64_t want = (uint64_t)unwindtablessize_words_for(one_pid) + 2;
 		if (want < limit)
 			nwords = (uint32_t)want & ~1u;
 	}
@@ -369,9 +368,6 @@ void unwindtables_free(struct unwindtables *t)
 
 #define UNWINDTABLES_NAMED 20	/* files without room named in the trailer */
 
-/* Rows a file's CFI would take, had it room: its CFI bytes / 5.4 (see words_for) */
-static uint64_t rows_estimate(Elf *elf);
-
 /* The table just written at words_used, n rows in words words: f's. */
 static void add_table(struct unwindtables *t, struct file *f, uint32_t n, uint64_t words,
 		      const struct unwindtables_rowstats *st)
@@ -436,7 +432,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 		rc = 1;
 	if (rc > 0) {
 		t->files_without_room++;
-		t->rows_wanted += rows_estimate(elf);
+		t->rows_wanted += unwindtablessize_rows_estimate(elf);
 		if (t->nno_room_paths < UNWINDTABLES_NAMED) {
 			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
 			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
@@ -647,89 +643,6 @@ static int read_mappings(struct unwindtables *t, pid_t pid, struct unwind_mappin
 	}
 	procmaps_close(&pm);
 	return 0;
-}
-
-static uint64_t elf_cfi_bytes(Elf *elf);
-
-/* The CFI bytes (.eh_frame and .debug_frame) of a mapped ELF file. */
-static uint64_t cfi_bytes(struct mappedfiles *model, pid_t pid, const struct procmaps_line *m)
-{
-	struct mappedfile *f = mappedfiles_open_line(model, pid, m);
-	Elf *elf = f && f->data ? elf_memory((char *)f->data, f->size) : NULL;
-	uint64_t n = elf_cfi_bytes(elf);
-
-	elf_end(elf);
-	mappedfile_put(f);
-	return n;
-}
-
-static uint64_t rows_estimate(Elf *elf)
-{
-	return elf_cfi_bytes(elf) * 10 / 54;
-}
-
-static uint64_t elf_cfi_bytes(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	size_t shstrndx;
-	uint64_t n = 0;
-
-	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0)
-		while ((scn = elf_nextscn(elf, scn))) {
-			const char *name;
-			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-			    (strcmp(name, ".eh_frame") == 0 || strcmp(name, ".debug_frame") == 0))
-				n += sh.sh_size;
-		}
-	return n;
-}
-
-/* Words for one process's tables: a row takes 5 to 6 bytes of CFI in what
- * gcc and clang write (python3 6.4, libc 5.4, LLVM 5.3), so a quarter of its
- * files' CFI bytes and half as much again, each file's page index (a word
- * a page of the span of its executable mappings), and 2^19 words (2 MiB,
- * what 2^17 rows of 16 bytes took) for what it maps later (dlopen, exec: a
- * program linked with code far apart, a section at 0x10000000, has an index
- * of 256 K words for a few rows); the caller caps it at --unwind-memory. */
-static uint32_t words_for(pid_t pid)
-{
-	size_t cap = 0;
-	struct procmaps pm;
-	struct procmaps_line pl;
-	struct maps_line l;
-	struct hashtab *seen = hashtab_new();	/* by file identity: its span */
-	struct mappedfiles *model = mappedfiles_shared();
-	struct span { uint64_t lo, hi; } *span = NULL;
-	uint64_t bytes = 0, words;
-
-	elf_version(EV_CURRENT);
-	procmaps_open(&pm, pid);
-	while (procmaps_next(&pm, &pl)) {
-		size_t before = hashtab_size(seen);
-		if (!exec_mapping(&pl, &l) || !l.file || l.vdso)
-			continue;
-		struct mappedfile_id id = mappedfile_id_of_line(&pl);
-		size_t k = hashtab_index(seen, hashtab_add(seen, &id, sizeof(id), 0, 0));
-		if (k >= before) {
-			span = marple_grow(span, &cap, k + 1, sizeof(*span));
-			span[k] = (struct span){ pl.start, pl.end };
-		} else {
-			span[k].lo = pl.start < span[k].lo ? pl.start : span[k].lo;
-			span[k].hi = pl.end > span[k].hi ? pl.end : span[k].hi;
-			continue;
-		}
-		bytes += cfi_bytes(model, pid, &pl);
-	}
-	procmaps_close(&pm);
-	words = bytes / 4;
-	words += words / 2 + (1u << 19);
-	for (size_t k = 0; k < hashtab_size(seen); k++)
-		words += ((span[k].hi - span[k].lo) >> UNWIND_PAGE_SHIFT) + UNWIND_TABLE_HEADER + 2;
-	hashtab_free(seen);
-	mappedfiles_release(model);
-	free(span);
-	return words > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)words;
 }
 
 /* Build now the tables of the C library and the dynamic loader we use
