@@ -14,21 +14,20 @@
  * Most collectors do not call this directly but go through lib/collect/stackframes.h,
  * which turns BPF stack ids into root-first frames.
  *
- * Kernel: the kernel names each distinct address when first asked, through a
- * BPF program (bpf_snprintf "%pB", see bpf/ksymname.bpf.c): reading all of
- * /proc/kallsyms would cost ~37 ms of CPU per run.  Where that program cannot
- * run, /proc/kallsyms (text symbols) is read once instead.  User: /proc/PID/maps + libelf
- * (.symtab, .dynsym; PIE and shared-library bias taken from the PT_LOAD
- * segments), separate debug files (/usr/lib/debug/.build-id/xx/rest.debug,
- * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug),
- * /tmp/perf-PID.map for JITs (read again when it changes, below), PLT
- * stubs named from their relocations (strlen@plt, as perf does), files opened through /proc/PID/root so that
- * processes in containers resolve against their own files, deleted files
- * through /proc/PID/map_files.  An address is a symbol's only inside it (its
- * st_size, or for an unsized label up to the next symbol and no further than
- * the end of its section): past _fini is no function, not "_fini".
+ * Kernel names are ksyms.h's (with their BPF program).  User: the process's
+ * images, each its mappings read from /proc/PID/maps; each mapped file is
+ * the model's (mappedfiles.h: one identity, opened safely and mapped once),
+ * and what it tells, elfsyms.h's (.symtab, .dynsym, separate debug files by
+ * build-id or .gnu_debuglink, PLT stubs named from their relocations; PIE
+ * and shared-library bias taken from the PT_LOAD segments); a JIT's
+ * /tmp/perf-PID.map is perfmap.h's (read again when it changes, below).
+ * Files are opened through /proc/PID/map_files (deleted files too), else
+ * /proc/PID/root, so that processes in containers resolve against their own
+ * files.  An address is a symbol's only inside it (its st_size, or for an
+ * unsized label up to the next symbol and no further than the end of its
+ * section): past _fini is no function, not "_fini".
  * syms_cache_snapshot() captures what a process
- * needs (its maps and the open, mmapped ELF files) the first time it is seen,
+ * needs (its maps and its files, held in the model) the first time it is seen,
  * so it can still be named after it exits.  A lookup that misses every mapping
  * of a live process re-reads its maps (at most once a second: dlopen).
  *
