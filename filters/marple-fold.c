@@ -22,6 +22,7 @@
 #include "lines.h"
 #include "options.h"
 #include "perfscript.h"
+#include "stackunits.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -67,7 +68,8 @@ struct ctx {
 	uint64_t unusable;	/* inputs marple-format(5) calls unusable */
 	char *tmp;
 	size_t tmpcap;
-	const char *units;	/* weight unit from a stream header */
+	struct stackunits units;	/* the stack sections' weight unit (stackunits.h) */
+	int unit_skip;		/* the current section is of another unit */
 	char *interface;	/* the sections' interface; "fold" when they differ */
 	char *host;		/* --host-frame: the current section's host, the root frame */
 	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
@@ -387,11 +389,18 @@ static void timed_record(struct ctx *c, struct stream_reader *r)
 static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_type)
 {
 	json_t *hdr = stream_reader_header(r);
-	json_t *u = json_object_get(hdr, "units");
-	const char *w = json_string_value(json_object_get(u, "weight"));
 
-	if (w && !c->units)
-		c->units = marple_strdup(w);
+	/* a timed stack section's samples section goes with it */
+	if (timed_role(hdr) != TIMED_SAMPLES)
+		c->unit_skip = stream_reader_datatype(r) == DATATYPE_STACK &&
+			!stackunits_admit(&c->units, hdr, c->file, stream_reader_line(r), stream_reader_section(r));
+	if (c->unit_skip) {
+		stream_reader_defer_records(r, 1);	/* records unread */
+		if (opt.range.set)
+			timed_finish(c, "another section follows");
+		return;
+	}
+	stream_reader_defer_records(r, 0);
 	/* --to-stream names what was folded, so a picture of it says so: one
 	 * interface as it was, several as "fold" */
 	const char *iface = stream_header_str(hdr, "interface", "fold");
@@ -427,7 +436,7 @@ static void read_stream(struct ctx *c, struct lines *l)
 			report_bad(c, stream_reader_line(r), stream_reader_error(r));
 		else if (it == STREAM_HEADER)
 			stream_header(c, r, &warned_type);
-		else if (it != STREAM_RECORD)
+		else if (it != STREAM_RECORD || c->unit_skip)
 			continue;
 		else if (opt.range.set)
 			timed_record(c, r);
@@ -629,7 +638,7 @@ int main(int argc, char **argv)
 	FILE *f = marple_outfile_stream(of);
 	if (opt.to_stream) {
 		/* a stream header's unit, else what perf's periods count */
-		const char *units = c.units ? c.units : perfscript_samples(ps) ? perfscript_weight_unit(ps) : NULL;
+		const char *units = c.units.unit ? c.units.unit : perfscript_samples(ps) ? perfscript_weight_unit(ps) : NULL;
 		if (write_stream(f, c.agg, units, c.interface) < 0) {
 			marple_outfile_abort(of);
 			rc = EXIT_DATA;
@@ -646,7 +655,7 @@ cleanup:
 	free(c.timed.arena);
 	free(c.timed.off);
 	free(c.timed.sum);
-	free((char *)c.units);
+	stackunits_free(&c.units);
 	free(c.interface);
 	free(c.host);
 	return rc;

@@ -594,15 +594,17 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 					stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 				continue;
 			}
+			skipping = !stackunits_admit(&in->units, stream_reader_header(r), file, stream_reader_line(r),
+						     stream_reader_section(r));
+			if (skipping)
+				continue;
 			stack_sections++;
 			const char *cpu = stream_header_str(stream_reader_header(r), "cpu", NULL);
 			section_off = !cpu || strcmp(cpu, "on") != 0;
 			if (section_off == 0)
 				in->on_cpu = 1;
-			json_t *u = json_object_get(stream_reader_header(r), "units");
-			const char *w = json_string_value(json_object_get(u, "weight"));
-			if (w && !in->unit)
-				in->unit = marple_strdup(w);
+			if (!in->unit)
+				in->unit = marple_strdup(in->units.unit);
 			if (!in->measure) {
 				struct weight_meaning m;
 				weight_meaning_of(stream_reader_header(r), &m);
@@ -639,7 +641,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	if (why) {
 		marple_warn_at(file, 0, "%s", why);
 		rc = -1;
-	} else if (other_sections && !stack_sections) {
+	} else if (other_sections && !stack_sections && !in->units.skipped) {
 		marple_warn_at(file, 0, "no stack section, nothing to draw (select stack sections with marple-cat -s)");
 		rc = -1;
 	}
@@ -719,8 +721,11 @@ int stacktree_read_operands(struct stree *t, int n, char **paths, struct stacktr
 		n = 1;
 	}
 	for (int i = 0; i < n; i++)
-		if (stacktree_read(t, paths[i], in) < 0)
+		if (stacktree_read(t, paths[i], in) < 0) {
+			stackunits_free(&in->units);
 			return -1;
+		}
 	marple_warn_skipped_lines(in->bad);
+	stackunits_free(&in->units);
 	return 0;
 }

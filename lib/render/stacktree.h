@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "escape.h"
+#include "stackunits.h"
 
 #define STREE_NONE UINT32_MAX
 
@@ -60,8 +61,10 @@ struct stacktree_input {
 	uint64_t stacks;	/* usable stack lines/records */
 	uint64_t bad;		/* malformed lines (each reported) */
 	int two_counts;		/* some folded line had two counts */
-	char *unit;		/* "units"."weight" of the first stream section, or NULL */
+	char *unit;		/* "units"."weight" of the first stream stack section, or NULL */
 	char *measure;		/* what its weight measures (lib/format/weight.h), or NULL */
+	struct stackunits units;	/* stack sections of another unit are skipped
+					 * (stackunits.h); freed by stacktree_read_operands */
 	char *interface;	/* "interface" of the first stream section, or NULL */
 	char *host;		/* its "host", or NULL */
 	int on_cpu;		/* its "options"."on_cpu" (offcpu --both) */
