@@ -97,6 +97,63 @@ static int selected(long index, json_t *hdr)
 	return 0;
 }
 
+/* What the input held, to name when -s or -i selected nothing of it. */
+struct seen {
+	long sections;		/* counted across files, as -s counts */
+	long selected;
+	char **interfaces;	/* distinct, in order of appearance */
+	size_t ninterfaces, cap;
+};
+
+static struct seen seen;
+
+static void seen_section(struct seen *s, json_t *hdr, int want)
+{
+	const char *iface = stream_header_str(hdr, "interface", "?");
+	s->sections++;
+	s->selected += want;
+	for (size_t i = 0; i < s->ninterfaces; i++)
+		if (strcmp(s->interfaces[i], iface) == 0)
+			return;
+	s->interfaces = marple_grow(s->interfaces, &s->cap, s->ninterfaces + 1, sizeof(*s->interfaces));
+	s->interfaces[s->ninterfaces++] = marple_strdup(iface);
+}
+
+/* A selection that names what the input does not have is a usage error (exit
+ * 2, as marple display -e says it): empty output would only make the next
+ * program of a pipe fail vaguely. */
+static void check_selection(struct seen *s, const char *input)
+{
+	for (size_t i = 0; i < opt.nsections; i++)
+		if (opt.sections[i] >= s->sections) {
+			marple_warn("-s %ld: %s has %ld section%s (0 to %ld; -l lists them)", opt.sections[i], input,
+				    s->sections, s->sections == 1 ? "" : "s", s->sections - 1);
+			exit(EXIT_USAGE);
+		}
+	for (size_t i = 0; i < opt.ninterfaces; i++) {
+		size_t j = 0;
+		while (j < s->ninterfaces && strcmp(s->interfaces[j], opt.interfaces[i]))
+			j++;
+		if (j == s->ninterfaces) {
+			char *names = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&names, &len);
+			for (j = 0; m && j < s->ninterfaces; j++)
+				fprintf(m, "%s%s", j ? ", " : "", s->interfaces[j]);
+			if (!m || fclose(m))
+				marple_fatal(EXIT_DATA, "out of memory");
+			marple_warn("-i %s: %s has no section of that interface (it has: %s)", opt.interfaces[i],
+				    input, names);
+			exit(EXIT_USAGE);
+		}
+	}
+	if (!s->selected) {
+		marple_warn("-s and -i together select none of the %ld sections of %s (-l lists them)", s->sections,
+			    input);
+		exit(EXIT_USAGE);
+	}
+}
+
 /* Decoded names for people: printable bytes as is, others as \xNN. */
 static void show(FILE *out, struct mstr m)
 {
@@ -303,6 +360,7 @@ static int cat_one(const char *file, long *global_section, struct listing *l)
 			++*global_section;
 			any = 1;
 			want = selected(*global_section, stream_reader_header(r));
+			seen_section(&seen, stream_reader_header(r), want);
 			if (want && opt.list)
 				list_begin(l, *global_section, stream_reader_header(r));
 			if (want && !opt.list && !opt.quiet && !opt.pretty && !cut)
@@ -416,6 +474,7 @@ int main(int argc, char **argv)
 		if (cat_one(files[i], &global_section, &l) != 0)
 			return EXIT_DATA;
 	free(stacks_shown);
+	check_selection(&seen, marple_operands_name(nfiles, files));
 	marple_close_stdout();
 	return EXIT_OK;
 }
