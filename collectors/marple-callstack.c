@@ -195,8 +195,9 @@ static int write_section(void *arg, int last)
 	uint64_t dropped = stacksbpf_trailer_add(tr, counters, opt.raw ? NULL : sc.sf);
 	json_object_set_new(tr, "dropped", json_integer((json_int_t)dropped));
 	json_object_set_new(tr, "samples", json_integer((json_int_t)counters[STACKS_SAMPLES]));
-	uint64_t excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
-	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + excluded, stacksbpf_not_counted(counters));
+	cap.acct.self_excluded = stackcollector_self_excluded(&sc, cap.skel->obj, tr);
+	cpuclock_trailer_add(tr, &cap.acct, counters[STACKS_SAMPLES] + cap.acct.self_excluded,
+			     stacksbpf_not_counted(counters));
 	stages_trailer_add(json_object_get(tr, "sampling"));
 	if (opt.dwarf)
 		unwinddwarf_trailer_add(run.dwarf, tr, sc.verbose);

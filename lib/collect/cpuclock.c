@@ -276,11 +276,34 @@ static void loss_causes(const struct cpuclock_account *a, char *buf, size_t size
 			 (double)a->steal_ns / 1e9, (uint64_t)((double)a->steal_ns * (double)a->freq / 1e9));
 }
 
+/* The stderr line of a sample count off what was asked: a shortfall with
+ * the causes seen (each loses samples), a surplus with none of them. */
+static void warn_off(const struct cpuclock_account *a, uint64_t delivered, uint64_t not_counted, int surplus)
+{
+	char causes[512], own[96] = "";
+
+	if (surplus)
+		snprintf(causes, sizeof(causes), "; more than asked, and no cause of that is known here "
+			 "(throttling, recursion and steal time can only lose samples)");
+	else
+		loss_causes(a, causes, sizeof(causes));
+	if (a->self_excluded)
+		snprintf(own, sizeof(own), ", %" PRIu64 " of them marple's own, left out of the stacks",
+			 a->self_excluded);
+	marple_warn("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%%s)%s%s",
+		a->asked, a->freq,
+		(double)(a->target ? a->task_ns : a->include_idle ? a->clock_ns
+			 : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
+		a->target ? "the target's CPU time" : a->include_idle ? "CPU time" : "busy CPU time", delivered,
+		100.0 * ((double)delivered - (double)a->asked) / (double)a->asked, own,
+		not_counted ? "; some not counted (see stack_errors)" : "",
+		causes[0] ? causes : "; no cause seen (not throttled, no recursion, no steal time)");
+}
+
 void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t counted_samples,
 			  uint64_t not_counted)
 {
 	json_t *o = json_object();
-	char causes[512];
 	/* not the program's runs: they include the idle CPUs' samples, which
 	 * only -I asks for (a 1 s capture, half idle: "asked for 100, got 195") */
 	uint64_t delivered = counted_samples > not_counted ? counted_samples - not_counted : 0;
@@ -315,15 +338,6 @@ void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uin
 		low = (double)(a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) * (double)a->freq / 1e9;
 	low = fmin(low * 0.98, low - slack);
 	high = fmax(high * 1.02, high + slack);
-	if (a->asked >= 50 && ((double)delivered < low || (double)delivered > high)) {
-		loss_causes(a, causes, sizeof(causes));
-		marple_warn("asked for %" PRIu64 " samples (%" PRIu64 " Hz x %.2f s of %s), got %" PRIu64 " (%+.1f%%)%s%s",
-			a->asked, a->freq,
-			(double)(a->target ? a->task_ns : a->include_idle ? a->clock_ns
-				 : a->clock_ns > a->idle_ns ? a->clock_ns - a->idle_ns : 0) / 1e9,
-			a->target ? "the target's CPU time" : a->include_idle ? "CPU time" : "busy CPU time", delivered,
-			100.0 * ((double)delivered - (double)a->asked) / (double)a->asked,
-			not_counted ? "; some not counted (see stack_errors)" : "",
-			causes[0] ? causes : "; no cause seen (not throttled, no recursion, no steal time)");
-	}
+	if (a->asked >= 50 && ((double)delivered < low || (double)delivered > high))
+		warn_off(a, delivered, not_counted, (double)delivered > high);
 }

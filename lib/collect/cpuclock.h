@@ -51,6 +51,9 @@ struct cpuclock_account {
 	uint64_t idle_ns;		/* and their idle + iowait time */
 	int include_idle;		/* cpuclock_include_idle: the idle time is asked for too */
 	int ncpus;			/* the CPUs sampled */
+	uint64_t self_excluded;		/* set by the caller: of the counted samples, those
+					 * of marple's own processes, left out of its stacks
+					 * (their CPU time is in the busy time) */
 };
 
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
@@ -76,7 +79,9 @@ void cpuclock_detach(struct cpuclock *cc);
  * counted (counted_samples: the target's, else the busy CPUs', with
  * cpuclock_include_idle the idle task's too) less not_counted (samples it
  * could not aggregate: map or ring buffer full).  One line on stderr when
- * delivered is more than 2% off asked, with the causes seen. */
+ * delivered is more than 2% off asked, with the causes seen that can explain
+ * it (all lose samples: none explains a surplus), and how many of those
+ * delivered were a->self_excluded. */
 void cpuclock_trailer_add(json_t *trailer, const struct cpuclock_account *a, uint64_t counted_samples,
 			  uint64_t not_counted);
 
