@@ -81,7 +81,7 @@ static const struct sc_option options[] = {
 	SC_NO_DEMANGLE,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
-	{ SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" },
+	SC_VERBOSE,
 	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes\tconfig=frequency:-F,timed:--timed"),
 	SC_HELP,
 	{ 0 },
@@ -201,8 +201,6 @@ static int write_section(void *arg, int last)
 	stages_trailer_add(json_object_get(tr, "sampling"));
 	if (opt.dwarf)
 		unwinddwarf_trailer_add(run.dwarf, tr, sc.verbose);
-	if (sc.verbose)
-		collector_verbose_trailer(tr);
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);

@@ -211,33 +211,60 @@ const char *collector_end_reason(void)
 	return stop_signal ? "signal" : stop_cause ? stop_cause : "duration";
 }
 
-static void counts_text(json_t *obj, const char *prefix, char *buf, size_t size, size_t *len)
+/* Lines of "prog: statistics: name: key N, ..." for obj's whole-number
+ * members (not its objects), ten to a line. */
+static void counts_lines(json_t *obj, const char *name)
 {
+	char buf[1024] = "";
+	size_t len = 0;
+	int n = 0;
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(obj, key, v) {
-		if (!*prefix && strcmp(key, "frames") == 0)
-			continue;	/* descriptions of frames (their offsets), not counts */
-		if (json_is_object(v)) {
-			char sub[64];
-			snprintf(sub, sizeof(sub), "%s%s.", prefix, key);
-			counts_text(v, sub, buf, size, len);
-		} else if (json_is_integer(v) && strcmp(key, "end_ns") != 0 && strcmp(key, "trailer") != 0 &&
-			   *len < size) {
-			*len += (size_t)snprintf(buf + *len, size - *len, "%s%s%s %lld", *len ? ", " : "", prefix,
-						 key, (long long)json_integer_value(v));
+		if (!json_is_integer(v) || strcmp(key, "end_ns") == 0 || strcmp(key, "trailer") == 0)
+			continue;
+		if (len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s %lld", len ? ", " : "", key,
+						(long long)json_integer_value(v));
+		if (++n % 10 == 0) {
+			marple_warn("statistics: %s%s%s", name, *name ? ": " : "", buf);
+			len = 0;
+			buf[0] = 0;
 		}
 	}
+	if (len)
+		marple_warn("statistics: %s%s%s", name, *name ? ": " : "", buf);
 }
 
+/* A line for an object of the trailer ("python: ..."), and one for each
+ * object in it ("python.bpf: ..."). */
+static void verbose_group(json_t *obj, const char *name)
+{
+	char sub[128];
+	const char *key;
+	json_t *v;
+
+	counts_lines(obj, name);
+	json_object_foreach(obj, key, v)
+		if (json_is_object(v)) {
+			snprintf(sub, sizeof(sub), "%s.%s", name, key);
+			verbose_group(v, sub);
+		}
+}
+
+/* Lines for the trailer's own counts and for each object in it
+ * (stack_errors, sampling, unwind ...): the one line of 67 pairs it was
+ * (1.9 KB) could not be read. */
 void collector_verbose_trailer(json_t *trailer)
 {
-	char buf[2048] = "";
-	size_t len = 0;
+	const char *key;
+	json_t *v;
 
-	counts_text(trailer, "", buf, sizeof(buf), &len);
-	marple_warn("statistics: %s", buf);
+	counts_lines(trailer, "");
+	json_object_foreach(trailer, key, v)
+		if (json_is_object(v) && strcmp(key, "frames") != 0)
+			verbose_group(v, key);
 }
 
 const char *collector_strerror(int err)

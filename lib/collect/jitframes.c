@@ -129,7 +129,9 @@ static void advise(void)
 		else if (rt)
 			marple_warn("pid %" PRId64 " (java): %d%% of its samples are in JIT code without names: "
 				    "run 'jcmd %" PRId64 " Compiler.perfmap' (JDK 17+) before the capture ends, or "
-				    "start java with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit",
+				    "start java with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit; "
+				    "add -XX:+PreserveFramePointer, or its compiled frames hide their callers "
+				    "(main among them)",
 				    f->k.pid, pct, f->k.pid);
 	}
 	free(first);

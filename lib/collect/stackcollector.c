@@ -162,7 +162,7 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 
 void stackcollector_start(const struct stackcollector *sc)
 {
-	collector_start(sc->verbose);
+	collector_start(sc->verbose > 1);
 	if (sc->pid)
 		uprobes_require_process(sc->pid);
 }
@@ -181,7 +181,7 @@ char *stackcollector_libc(const struct stackcollector *sc)
 int stackcollector_sf_flags(const struct stackcollector *sc)
 {
 	return (sc->annotate ? SF_ANNOTATE_KERNEL : 0) | (sc->delimit ? SF_DELIMIT : 0) |
-	       (sc->addresses ? SF_ADDRESSES : 0);
+	       (sc->addresses ? SF_ADDRESSES : 0) | (has_option(sc, SC_OPT_DWARF) ? SF_DWARF_ACCEPTED : 0);
 }
 
 static int map_fd(struct bpf_object *obj, const char *name)
@@ -675,6 +675,8 @@ int stackcollector_write_trailer(struct stackcollector *sc, json_t *tr)
 {
 	if (sc->child_exited)
 		json_object_set_new(tr, "command_status", json_integer(sc->child_status));
+	if (sc->verbose)
+		collector_verbose_trailer(tr);
 	int rc = stream_write_json(stdout, tr);
 	json_decref(tr);
 	return rc;

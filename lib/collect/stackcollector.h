@@ -113,7 +113,7 @@ enum {
 #define SC_ADDRESSES \
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
-#define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "libbpf's messages too" }
+#define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" }
 /* a thread, as bcc's offcputime and perf spell it */
 #define SC_TID(help) { SC_OPT_TID, 't', "tid", "TID", help }
 #define SC_NO_DEMANGLE \

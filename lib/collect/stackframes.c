@@ -66,6 +66,7 @@ struct stackframes {
 	void (*py_weigh)(void *arg, uint64_t weight);
 	void *py_arg;
 	int py_merged;			/* the current stack had Python frames */
+	int unwalked;			/* the current stack's unwalked interpreter + 1, or 0 */
 	pid_t jit_pid;			/* the current stack's process, and its leaf */
 	const char *jit_leaf;		/* when it is a JIT frame named later (jitframes.h) */
 };
@@ -318,6 +319,22 @@ void stackframes_begin(struct stackframes *sf, const char *comm)
 	sf->jit_pid = 0;
 	sf->jit_leaf = NULL;
 	sf->py_merged = 0;
+	sf->unwalked = 0;
+}
+
+const char *const stackframes_unwalked_names[STACKFRAMES_NUNWALKED] = { "Perl", "Ruby", "PHP" };
+
+/* The interpreter whose code a module is (Debian's names: perl5.36.0 holds
+ * libperl, libruby-3.1.so.3.1, php8.2, php-fpm8.2, libphp8.2.so) + 1, or 0. */
+static int unwalked_interpreter(const char *mod)
+{
+	if (strncmp(mod, "perl", 4) == 0 || strncmp(mod, "libperl.so", 10) == 0)
+		return STACKFRAMES_PERL + 1;
+	if (strncmp(mod, "libruby", 7) == 0 || strcmp(mod, "ruby") == 0)
+		return STACKFRAMES_RUBY + 1;
+	if (strncmp(mod, "php", 3) == 0 || strncmp(mod, "libphp", 6) == 0)
+		return STACKFRAMES_PHP + 1;
+	return 0;
 }
 
 /* Where a whole user stack starts: the program's entry and libc's start
@@ -345,7 +362,8 @@ static int is_stack_root(const char *name)
  * only __libc_start_main and clone), or at the entry of the process's
  * dynamic loader (root_at_interp_entry: a program being relocated).
  * A stack cut at the depth limit is not judged. */
-static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const struct syms_frame *root)
+static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, const struct syms_frame *root,
+			     int root_is_mark)
 {
 	const char *root_module = root->module;
 	int root_named = root->name != NULL;
@@ -359,8 +377,13 @@ static void judge_user_stack(struct stackframes *sf, size_t first, size_t n, con
 	if (!sf->user_whole)
 		sf->user_whole = root->at_interp_entry;
 	sf->st.user_stacks++;
-	if (!sf->user_whole)
-		sf->st.incomplete_user_stacks++;
+	if (sf->user_whole)
+		return;
+	sf->st.incomplete_user_stacks++;
+	if (root_is_mark)
+		sf->st.incomplete_at_marker++;
+	else if (!root_named)
+		sf->st.incomplete_at_unnamed++;
 }
 
 void stackframes_weigh(struct stackframes *sf, uint64_t weight)
@@ -368,6 +391,8 @@ void stackframes_weigh(struct stackframes *sf, uint64_t weight)
 	jitframes_weigh(sf->jit_pid, sf->jit_leaf, weight);
 	if (sf->py_merged && sf->py_weigh)
 		sf->py_weigh(sf->py_arg, weight);
+	if (sf->unwalked)
+		sf->st.unwalked_weight[sf->unwalked - 1] += weight;
 	if (!sf->user_judged)
 		return;
 	sf->st.user_weight += weight;
@@ -383,6 +408,11 @@ void stackframes_set_unwind_mode(struct stackframes *sf, const char *mode)
 const char *stackframes_unwind_mode(const struct stackframes *sf)
 {
 	return sf->unwind_mode ? sf->unwind_mode : "fp";
+}
+
+const char *stackframes_unwind_advice(const struct stackframes *sf)
+{
+	return sf->flags & SF_DWARF_ACCEPTED ? "--unwind tables, --unwind dwarf or --dwarf" : "--unwind tables";
 }
 
 void stackframes_user_ips(struct stackframes *sf, pid_t pid, const uint64_t *ips, size_t n)
@@ -462,6 +492,8 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 		if (i == n - 1)
 			root = fr;
 		const char *name = fr.name, *mod = fr.module;
+		if (mod && !sf->unwalked && (sf->unwalked = unwalked_interpreter(mod)))
+			sf->st.unwalked_pid[sf->unwalked - 1] = pid;
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
@@ -481,7 +513,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
-	judge_user_stack(sf, first, n, &root);
+	judge_user_stack(sf, first, n, &root, n > 0 && UNWIND_IS_MARK(ips[n - 1]));
 }
 
 void stackframes_user_splice(struct stackframes *sf, size_t first, const char *const *names, size_t n)

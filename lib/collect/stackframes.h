@@ -39,6 +39,7 @@ enum stackframes_flags {
 	SF_DELIMIT = 1,			/* "-" between user and kernel frames */
 	SF_ANNOTATE_KERNEL = 2,		/* kernel frames get "_[k]" */
 	SF_ADDRESSES = 4,		/* unresolved user frames as "[module+0xoff]" */
+	SF_DWARF_ACCEPTED = 8,		/* the collector takes --unwind dwarf: advice may name it */
 };
 
 struct stackframes;
@@ -117,6 +118,14 @@ void stackframes_weigh(struct stackframes *sf, uint64_t weight);
  * stacksbpf_trailer_add gives when many user stacks are incomplete. */
 void stackframes_set_unwind_mode(struct stackframes *sf, const char *mode);
 const char *stackframes_unwind_mode(const struct stackframes *sf);
+/* The options of this collector that unwind from .eh_frame, for that advice
+ * ("--unwind tables", and the dwarf ones with SF_DWARF_ACCEPTED). */
+const char *stackframes_unwind_advice(const struct stackframes *sf);
+
+/* Interpreters whose own frames marple does not walk yet: their stacks show
+ * the interpreter's C functions, not the script's. */
+enum { STACKFRAMES_PERL, STACKFRAMES_RUBY, STACKFRAMES_PHP, STACKFRAMES_NUNWALKED };
+extern const char *const stackframes_unwalked_names[STACKFRAMES_NUNWALKED];
 
 struct stackframes_stats {
 	uint64_t missing_user;		/* user stacks shown as "[missing user stack]" */
@@ -126,6 +135,14 @@ struct stackframes_stats {
 	 * when one of the three outermost frames is _start, __libc_start_main,
 	 * clone, clone3, start_thread... or the outermost is in libc unnamed */
 	uint64_t user_stacks, incomplete_user_stacks;		/* distinct stacks */
+	/* of the incomplete: ending at a marker frame ([no unwind table],
+	 * [unsupported unwind rule]), at code no symbol names; the rest end at
+	 * a named function (no CFI there, or a frame pointer that led nowhere) */
+	uint64_t incomplete_at_marker, incomplete_at_unnamed;
+	/* weight of the stacks through an interpreter whose own frames are not
+	 * walked (STACKFRAMES_PERL ...), and a process of each */
+	uint64_t unwalked_weight[STACKFRAMES_NUNWALKED];
+	int unwalked_pid[STACKFRAMES_NUNWALKED];
 	uint64_t user_weight, incomplete_user_weight;		/* their weights, as written */
 };
 void stackframes_stats(const struct stackframes *sf, struct stackframes_stats *out);

@@ -916,13 +916,8 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)(t->loads - b->loads)));
 	json_object_set_new(trailer, "unwind", u);
-	uint64_t cut = c[UNWIND_CUT_NO_TABLE] + c[UNWIND_CUT_FAULT] + c[UNWIND_CUT_NOT_LOADED] +
-		       c[UNWIND_CUT_UNSUPPORTED];
-	if (c[UNWIND_STACKS] >= 20 && cut * 10 > c[UNWIND_STACKS])
-		marple_warn("%" PRIu64 " of %" PRIu64 " user stacks were cut short (at [no unwind table]: %" PRIu64
-			", no CFI and no valid frame pointer: %" PRIu64 ", unsupported rule: %" PRIu64
-			", unreadable stack: %" PRIu64 "); --unwind dwarf may do better", cut, c[UNWIND_STACKS],
-			c[UNWIND_CUT_NOT_LOADED], c[UNWIND_CUT_NO_TABLE], c[UNWIND_CUT_UNSUPPORTED], c[UNWIND_CUT_FAULT]);
+	/* the cut_* counts are the walker's, by event: the warning about cut
+	 * stacks counts the stacks written (stacksbpf.c warn_incomplete) */
 	if (t->files_without_room) {
 		/* said once, with the files: their code ends stacks in [no unwind table] */
 		char list[1024] = "";

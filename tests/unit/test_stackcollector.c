@@ -60,7 +60,7 @@ static const char usage[] =
 	"                          the end (the last one ends with it)\n"
 	"      --addresses         unresolved frames as [module+0xoffset]\n"
 	"      --include-self      marple's own processes too (left out by default)\n"
-	"  -v, --verbose           libbpf's messages too\n"
+	"  -v, --verbose           statistics on stderr; -vv: libbpf's messages too\n"
 	"  -h, --help              this help\n"
 	"\n"
 	"DURATION: seconds or 500ms, 10s, 2m; none: until SIGINT/SIGTERM.\n"
