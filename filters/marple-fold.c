@@ -54,12 +54,15 @@ struct timed_fold {
 	size_t *off, offcap;
 	uint64_t *sum;
 	size_t sumcap, n;
+	struct hashtab *per;	/* --pid/--tid: "comm-PID[/TID];..." -> what lies in the range */
 };
 
 struct ctx {
 	struct hashtab *agg;
 	struct timed_fold timed;
 	uint64_t untimed;	/* sections --from/--to could not use */
+	uint64_t pidless;	/* --pid/--tid: stack sections without a pid per sample */
+	int plain;		/* --pid/--tid: the current section is folded as it is */
 	int which;		/* 0, or 1 for the second file of --diff */
 	const char *file;
 	uint64_t bad, reported;
@@ -77,7 +80,8 @@ struct ctx {
 
 enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF };
 static const struct options_entry options[] = {
-	{ 'p', "pid", NULL, "process name as comm-PID (perf script input)" },
+	{ 'p', "pid", NULL, "process name as comm-PID (perf script input, timed\n"
+			    "stack sections: marple-callstack --timed)" },
 	{ 't', "tid", NULL, "process name as comm-PID/TID" },
 	{ 'k', "kernel", NULL, "annotate kernel frames with _[k]" },
 	{ 'j', "jit", NULL, "annotate JIT frames with _[j]" },
@@ -308,7 +312,14 @@ static void timed_finish(struct ctx *c, const char *why_dropped)
 {
 	struct timed_fold *t = &c->timed;
 
-	if (t->state == TF_SAMPLES)
+	if (t->state == TF_SAMPLES && t->per)
+		for (size_t i = 0; i < hashtab_size(t->per); i++) {
+			const struct hashtab_entry *e = hashtab_at(t->per, i);
+			uint64_t w = timed_weight(e->count[0], t->ns_per_weight);
+			if (w)
+				add_stack(c, e->key, e->len, w);
+		}
+	else if (t->state == TF_SAMPLES)
 		for (size_t i = 0; i < t->n; i++) {
 			uint64_t w = timed_weight(t->sum[i], t->ns_per_weight);
 			if (w)
@@ -319,6 +330,8 @@ static void timed_finish(struct ctx *c, const char *why_dropped)
 			"left out of the --from/--to fold", t->section, why_dropped);
 		c->untimed++;
 	}
+	hashtab_free(t->per);
+	t->per = NULL;
 	t->state = TF_IDLE;
 }
 
@@ -329,8 +342,11 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 	enum timed_role role = timed_role(hdr);
 
 	stream_reader_defer_records(r, 0);
+	c->plain = 0;
 	if (role == TIMED_SAMPLES && t->state == TF_STACKS) {
 		t->state = TF_SAMPLES;
+		if (opt.perf.pid || opt.perf.tid)
+			t->per = hashtab_new();
 		stream_reader_defer_records(r, 1);	/* timed_record parses the samples */
 		return;
 	}
@@ -347,11 +363,40 @@ static void timed_header(struct ctx *c, struct stream_reader *r)
 		timed_range_ns(&opt.range, hdr, &t->from, &t->to);
 		t->off = marple_grow(t->off, &t->offcap, 1, sizeof(*t->off));
 		t->off[0] = 0;
+	} else if (stream_reader_datatype(r) == DATATYPE_STACK && !opt.range.set) {
+		/* --pid/--tid alone: the stacks are there, their processes not */
+		marple_warn_at(c->file, stream_reader_line(r), "section %ld has no pid per sample (collect with "
+			"--timed): folded by comm alone", stream_reader_section(r));
+		c->pidless++;
+		c->plain = 1;
 	} else if (stream_reader_datatype(r) == DATATYPE_STACK) {
 		marple_warn_at(c->file, stream_reader_line(r), "section %ld has no sample times (collect with --timed): "
 			"left out of the --from/--to fold", stream_reader_section(r));
 		c->untimed++;
 	}
+}
+
+/* --pid/--tid: sample s's stack key (in c->tmp) with its process in the
+ * comm frame, "comm-PID" or "comm-PID/TID", as perf script input folds. */
+static size_t process_key(struct ctx *c, const struct timed_sample *s)
+{
+	struct timed_fold *t = &c->timed;
+	const char *k = t->arena + t->off[s->stack];
+	size_t len = t->off[s->stack + 1] - t->off[s->stack], at = 0;
+	char tag[32];
+
+	if (opt.host_frame)	/* the comm frame follows the host's */
+		while (at < len && k[at++] != ';')
+			;
+	while (at < len && k[at] != ';')
+		at++;
+	int n = opt.perf.tid ? snprintf(tag, sizeof(tag), "-%u/%u", s->pid, s->tid)
+			     : snprintf(tag, sizeof(tag), "-%u", s->pid);
+	c->tmp = marple_grow(c->tmp, &c->tmpcap, len + (size_t)n, 1);
+	memcpy(c->tmp, k, at);
+	memcpy(c->tmp + at, tag, (size_t)n);
+	memcpy(c->tmp + at + n, k + at, len - at);
+	return len + (size_t)n;
 }
 
 static void timed_record(struct ctx *c, struct stream_reader *r)
@@ -381,6 +426,10 @@ static void timed_record(struct ctx *c, struct stream_reader *r)
 		}
 		if (s.stack >= t->n)
 			report_bad(c, stream_reader_line(r), "sample names a stack its stack section does not have");
+		else if (t->per) {
+			size_t len = process_key(c, &s);
+			hashtab_add(t->per, c->tmp, len, timed_in_range(&s, t->from, t->to, t->ns_per_weight), 0);
+		}
 		else
 			t->sum[s.stack] += timed_in_range(&s, t->from, t->to, t->ns_per_weight);
 	}
@@ -396,7 +445,7 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 			!stackunits_admit(&c->units, hdr, c->file, stream_reader_line(r), stream_reader_section(r));
 	if (c->unit_skip) {
 		stream_reader_defer_records(r, 1);	/* records unread */
-		if (opt.range.set)
+		if (opt.range.set || opt.perf.pid || opt.perf.tid)
 			timed_finish(c, "another section follows");
 		return;
 	}
@@ -414,11 +463,13 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 		free(c->host);
 		c->host = marple_strdup(stream_header_str(hdr, "host", "(no host)"));
 	}
-	if (opt.range.set) {
+	if (opt.range.set || opt.perf.pid || opt.perf.tid) {
 		timed_header(c, r);
-		return;
+		if (opt.range.set)
+			return;
+	} else {
+		stream_reader_defer_records(r, stream_reader_datatype(r) == DATATYPE_STACK);	/* add_stream_stack */
 	}
-	stream_reader_defer_records(r, stream_reader_datatype(r) == DATATYPE_STACK);	/* add_stream_stack */
 	if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
 		 !(*warned_type)++)
 		marple_warn_at(c->file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
@@ -438,12 +489,14 @@ static void read_stream(struct ctx *c, struct lines *l)
 			stream_header(c, r, &warned_type);
 		else if (it != STREAM_RECORD || c->unit_skip)
 			continue;
-		else if (opt.range.set)
+		else if (c->plain)
+			add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
+		else if (opt.range.set || opt.perf.pid || opt.perf.tid)
 			timed_record(c, r);
 		else if (stream_reader_datatype(r) == DATATYPE_STACK)
 			add_stream_stack(c, r);
 	}
-	if (opt.range.set)
+	if (opt.range.set || opt.perf.pid || opt.perf.tid)
 		timed_finish(c, "the input ends");
 	const char *why = stream_reader_unusable(r);
 	if (why) {
