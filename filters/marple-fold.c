@@ -22,6 +22,7 @@
 #include "lines.h"
 #include "options.h"
 #include "perfscript.h"
+#include "stackfilter.h"
 #include "stackunits.h"
 #include "stream.h"
 #include "timed.h"
@@ -33,6 +34,7 @@ static struct {
 	int to_stream;
 	int diff;
 	int host_frame;
+	int user_threads;	/* -u: kernel threads' stacks left out */
 	const char *out;
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
@@ -76,6 +78,9 @@ struct ctx {
 	char *interface;	/* the sections' interface; "fold" when they differ */
 	char *host;		/* --host-frame: the current section's host, the root frame */
 	uint64_t hostless;	/* --host-frame: inputs skipped for having no host */
+	struct stackfilter_count kthreads;	/* -u: what was left out */
+	struct mstr *frames;	/* -u: a key's frames */
+	size_t framescap;
 };
 
 enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF };
@@ -90,6 +95,8 @@ static const struct options_entry options[] = {
 	{ 'e', "event-filter", "EVENT", "keep only samples of EVENT (default: the first\n"
 					"event seen in the input)" },
 	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
+	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
+					   "rcu_*...: counted and named on stderr)" },
 	{ OPT_DIFF, "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
 	{ 'd', "", NULL, NULL },	/* the old spelling: -d is --delimited's */
 	{ 'H', "host-frame", NULL, "the host of each stack's section (its header's\n"
@@ -136,11 +143,11 @@ static int has_nul(struct ctx *c, struct lines *l)
 	return 1;
 }
 
+static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+
 static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
 {
-	struct ctx *c = vc;
-	c->usable++;
-	hashtab_add(c->agg, stack, len, c->which ? 0 : weight, c->which ? weight : 0);
+	add_stack(vc, stack, len, weight);
 }
 
 static enum input_kind detect(struct lines *l)
@@ -198,9 +205,7 @@ static void read_folded(struct ctx *c, struct lines *l)
 			report_bad(c, lines_lineno(l), "count is not a whole number");
 			continue;
 		}
-		c->usable++;
-		hashtab_add(c->agg, fl.stack, fl.len, c->which ? 0 : fl.icount[0],
-			      c->which ? fl.icount[0] : 0);
+		add_stack(c, fl.stack, fl.len, fl.icount[0]);
 	}
 }
 
@@ -255,9 +260,22 @@ static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
 	return (size_t)(o - c->tmp);
 }
 
+/* -u: a kernel thread's folded stack (after the host frame with -H)?
+ * Counted if so. */
+static int kernel_thread_key(struct ctx *c, const char *key, size_t len, uint64_t weight)
+{
+	size_t n = folded_split_frames(key, len, &c->frames, &c->framescap), skip = opt.host_frame && n;
+	if (!stackfilter_kernel_thread(c->frames + skip, n - skip))
+		return 0;
+	stackfilter_count_add(&c->kthreads, c->frames[skip], (double)weight);
+	return 1;
+}
+
 static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
 {
 	c->usable++;
+	if (opt.user_threads && kernel_thread_key(c, key, len, weight))
+		return;
 	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
@@ -635,6 +653,7 @@ int main(int argc, char **argv)
 			opt.perf.event_filter = optarg;
 			break;
 		case 's': opt.to_stream = 1; break;
+		case 'u': opt.user_threads = 1; break;
 		case 'd':
 		case OPT_DIFF: opt.diff = 1; break;
 		case 'H': opt.host_frame = 1; break;
@@ -672,6 +691,7 @@ int main(int argc, char **argv)
 			perfscript_event(ps), (unsigned long long)perfscript_filtered(ps),
 			perfscript_other_event(ps));
 	marple_warn_skipped_lines(c.bad);
+	stackfilter_count_say(&c.kthreads, c.units.unit, "without -u they are kept");
 	int rc = EXIT_OK;
 	if (hashtab_size(c.agg) == 0) {
 		marple_warn_at(marple_operands_name(argc - optind, argv + optind), 0, "no usable stacks in the input%s",
@@ -709,6 +729,7 @@ cleanup:
 	free(c.timed.off);
 	free(c.timed.sum);
 	stackunits_free(&c.units);
+	free(c.frames);
 	free(c.interface);
 	free(c.host);
 	return rc;

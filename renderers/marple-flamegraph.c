@@ -30,7 +30,7 @@ static struct {
 	const char *notes, *palfile, *out;
 	double width, frameheight, fontsize, fontwidth, minwidth, total, factor;
 	uint64_t maxdepth;
-	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate;
+	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate, user_threads;
 } opt = {
 	.fonttype = "Verdana", .nametype = "Function:", .palfile = "palette.map",
 	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
@@ -73,6 +73,8 @@ static const struct options_entry options[] = {
 	{ O_NOTES, "notes", "TEXT", "notes stored in the SVG (<desc>)" },
 	{ O_TOTAL, "total", "N", "width of the whole graph in counts (>= the sum)" },
 	{ O_FACTOR, "factor", "F", "multiply every count by F" },
+	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
+					   "rcu_*...: counted and named on stderr)" },
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=flamegraph,fg\treads=stack\text=svg\tdefault-for=stack\tconfig=coloring:--colors"),
 	OPTIONS_HELP,
@@ -825,6 +827,7 @@ int main(int argc, char **argv)
 		case O_TOTAL: opt.total = marple_opt_double("--total", optarg, 0, 1e300); break;
 		case O_MAXDEPTH: opt.maxdepth = marple_opt_u64("--maxdepth", optarg, 1, UINT32_MAX); break;
 		case O_FACTOR: opt.factor = marple_opt_double("--factor", optarg, 1e-300, 1e300); break;
+		case 'u': opt.user_threads = 1; break;
 		case 'o': opt.out = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
@@ -836,7 +839,7 @@ int main(int argc, char **argv)
 	stacktree_max_frames(t, opt.maxdepth + 1);	/* one more: where a stack was cut shows */
 	frames = framedesc_new();
 	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1,
-				      .frames = frames };
+				      .frames = frames, .user_threads = opt.user_threads };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;

@@ -23,6 +23,8 @@
 #include "lines.h"
 #include "options.h"
 #include "registry.h"
+#include "stackfilter.h"
+#include "stackunits.h"
 #include "stream.h"
 #include "timed.h"
 #include "util.h"
@@ -38,6 +40,9 @@ struct section {
 	int64_t stack_errors;	/* stacks not stored or not read (trailer's stack_errors) */
 	double incomplete;	/* share of user-stack weight cut short; < 0: not said */
 	size_t messages;	/* lines the collector said (trailer's messages) */
+	int off_cpu;		/* an off-CPU stack section (its header's "cpu":"off") */
+	char *weight_unit;
+	struct stackfilter_count kthreads;	/* off_cpu: its kernel threads' stacks */
 	char *said;		/* those lines, joined by '\n' */
 };
 
@@ -175,6 +180,7 @@ static void free_section(struct section *s)
 	free(s->units);
 	free(s->ended);
 	free(s->said);
+	free(s->weight_unit);
 }
 
 /* v into the distinct values *list (n of them) unless it is there already. */
@@ -242,6 +248,13 @@ static void read_capture(const char *path)
 			json_t *u = json_object_get(h, "units");
 			if (json_is_object(u) && json_object_size(u))
 				cur->units = json_dumps(u, JSON_COMPACT | JSON_PRESERVE_ORDER);
+			cur->off_cpu = stream_reader_datatype(r) == DATATYPE_STACK &&
+				       !strcmp(stream_header_str(h, "cpu", ""), "off");
+			cur->weight_unit = marple_strdup(stackunits_of(h));
+		} else if (it == STREAM_RECORD && cur && cur->off_cpu) {
+			const struct stack_rec *s = stream_reader_stack(r);
+			if (stackfilter_kernel_thread(s->frames, s->nframes))
+				stackfilter_count_add(&cur->kthreads, s->frames[0], (double)s->weight);
 		} else if (it == STREAM_TRAILER && cur) {
 			json_t *t = stream_reader_trailer(r);
 			cur->trailer = 1;
@@ -491,6 +504,8 @@ static void plan_picture(size_t i, const char *iface, const struct registry_disp
 		put_word("--title");
 		put_word(title);
 	}
+	if (secs[i].kthreads.stacks && d->takes_user_threads)	/* kernel threads asleep: a sliver left */
+		put_word("--user-threads-only");
 	putchar('\n');
 	free(config), free(title);
 }
@@ -746,6 +761,25 @@ static void plan_display(const char *capture)
 	free(names), free(selected), free(rows);
 }
 
+/* System-wide off-CPU time is mostly kernel threads asleep for the whole
+ * capture (kworker, ksoftirqd, migration, rcu_*): the pictures leave them
+ * out, and the page says what and how much. */
+static void plan_kthreads_note(size_t i)
+{
+	const struct stackfilter_count *k = &secs[i].kthreads;
+	const char *name;
+	uint64_t ns = stream_time_unit_ns(secs[i].weight_unit, &name);
+
+	if (!k->stacks)
+		return;
+	printf("%zu\tnote\tkernel threads left out of the pictures: %llu stacks, ", i, (unsigned long long)k->stacks);
+	if (ns)
+		printf("%.2f s off the CPU", k->weight * (double)ns / 1e9);
+	else
+		printf("%.0f %s", k->weight, secs[i].weight_unit);
+	printf(" (%s%s); marple-flamegraph without --user-threads-only draws them\n", k->comms, k->more ? ", ..." : "");
+}
+
 /* Every picture of the sections in rows; the first --max-sections with records. */
 static void plan_sections(const size_t *rows, size_t nrows, char **names)
 {
@@ -786,6 +820,7 @@ static void plan_sections(const size_t *rows, size_t nrows, char **names)
 			plan_picture(i, names[i], ds[k], out, timed ? sel : NULL);
 			free(out);
 		}
+		plan_kthreads_note(i);
 		if (sel)
 			printf("%zu\tnote\tthe flamescope draws the %zu intervals of %s from here on one time axis\n", i,
 			       len[r], names[i]);

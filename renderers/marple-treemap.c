@@ -25,7 +25,7 @@ static struct {
 	const char *title, *countname, *out;
 	uint64_t depth;
 	double minshare;	/* percent of the total below which nodes are left out */
-	int reverse;
+	int reverse, user_threads;
 } opt = { .depth = UINT32_MAX, .minshare = 0.001 };
 
 enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE, O_DEPTH };
@@ -38,6 +38,8 @@ static const struct options_entry options[] = {
 					  "(default 0.001; their weight stays in the parent)" },
 	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
 	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
+	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
+					   "rcu_*...: counted and named on stderr)" },
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=treemap,tm\treads=stack\text=html\tconfig=depth:--depth"),
 	OPTIONS_HELP,
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
 		case O_MINSHARE: opt.minshare = marple_opt_double("--min-share", optarg, 0, 100); break;
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_REVERSE: opt.reverse = 1; break;
+		case 'u': opt.user_threads = 1; break;
 		case 'o': opt.out = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
@@ -168,7 +171,7 @@ int main(int argc, char **argv)
 	}
 
 	struct stree *t = stacktree_new(0);
-	struct stacktree_input in = { .reverse = opt.reverse };
+	struct stacktree_input in = { .reverse = opt.reverse, .user_threads = opt.user_threads };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;

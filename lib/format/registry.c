@@ -155,6 +155,7 @@ static void add_display(struct registry *reg, size_t *cap, const char *line, con
 	d->default_for = dflt ? dflt : marple_strdup("");
 	d->config = config ? config : marple_strdup("");
 	d->takes_title = strstr(opts, ",--title=") != NULL;
+	d->takes_user_threads = strstr(opts, ",--user-threads-only,") != NULL;
 	free(reads), free(options), free(opts);
 }
 

@@ -19,6 +19,7 @@ struct registry_display {
 	char *default_for;	/* "stack", or "" */
 	char *config;		/* "coloring:--colors,...", or "" */
 	int takes_title;	/* its options include --title */
+	int takes_user_threads;	/* ... and --user-threads-only */
 };
 
 /* A section a collector writes, and the display it gets by default. */

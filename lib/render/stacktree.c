@@ -53,6 +53,8 @@ struct stree {
 	int stable;		/* the input being read outlives the tree: tails point into it */
 	struct lines **inputs;	/* mapped inputs the tails point into */
 	size_t ninputs, inputs_cap;
+	struct mstr *scratch_frames;	/* --user-threads-only: a folded line's frames */
+	size_t scratch_cap;
 };
 
 /* The frames below a node that only one stack has reached so far, kept as
@@ -291,6 +293,7 @@ void stacktree_free(struct stree *t)
 	for (size_t i = 0; i < t->nblocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
+	free(t->scratch_frames);
 	free(t->nodes);
 	free(t->slots);
 	free(t->names);
@@ -627,6 +630,11 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			continue;
 		const struct stack_rec *s = stream_reader_stack(r);
 		const struct mstr *fr = s->frames;
+		if (in->user_threads && stackfilter_kernel_thread(s->frames, s->nframes)) {
+			stackfilter_count_add(&in->kthreads, s->frames[0], (double)s->weight * factor);
+			in->stacks++;
+			continue;
+		}
 		if (in->reverse) {
 			rev = marple_grow(rev, &revcap, s->nframes + 1, sizeof(*rev));
 			for (size_t i = 0; i < s->nframes; i++)
@@ -648,6 +656,17 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 	free(rev);
 	stream_reader_free(r);
 	return rc;
+}
+
+/* --user-threads-only on folded text: a kernel thread's line, counted. */
+static int kernel_thread_line(struct stree *t, const struct folded_line *fl, double w, struct stacktree_input *in)
+{
+	size_t n = folded_split_frames(fl->stack, fl->len, &t->scratch_frames, &t->scratch_cap);
+	if (!stackfilter_kernel_thread(t->scratch_frames, n))
+		return 0;
+	stackfilter_count_add(&in->kthreads, t->scratch_frames[0], w);
+	in->stacks++;
+	return 1;
 }
 
 /* Read one input operand ("-" = stdin): folded text or marple stack sections,
@@ -684,6 +703,8 @@ static int stacktree_read(struct stree *t, const char *path, struct stacktree_in
 				continue;
 			}
 			double w0 = fl.count[0] * factor, w1 = w0;
+			if (in->user_threads && kernel_thread_line(t, &fl, w0, in))
+				continue;
 			if (fl.ncounts == 2) {
 				w1 = fl.count[1] * factor;
 				in->two_counts = 1;
@@ -726,6 +747,7 @@ int stacktree_read_operands(struct stree *t, int n, char **paths, struct stacktr
 			return -1;
 		}
 	marple_warn_skipped_lines(in->bad);
+	stackfilter_count_say(&in->kthreads, in->unit, "without --user-threads-only they are drawn");
 	stackunits_free(&in->units);
 	return 0;
 }

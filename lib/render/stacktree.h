@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "escape.h"
+#include "stackfilter.h"
 #include "stackunits.h"
 
 #define STREE_NONE UINT32_MAX
@@ -71,6 +72,9 @@ struct stacktree_input {
 	int split_offcpu;	/* asked: with on_cpu, the second weight counts only the
 				 * off-CPU stacks: those of sections whose header does not
 				 * say "cpu":"on" (never decided by a frame's name) */
+	int user_threads;	/* asked: kernel threads' stacks left out (stackfilter.h),
+				 * counted in kthreads and said by stacktree_read_operands */
+	struct stackfilter_count kthreads;
 	struct framedesc *frames;	/* if set: the stack trailers' frame descriptions
 					 * are added to it (framedesc.h) */
 	uint64_t reported;
