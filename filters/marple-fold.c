@@ -35,6 +35,7 @@ static struct {
 	int diff;
 	int host_frame;
 	int user_threads;	/* -u: kernel threads' stacks left out */
+	int nolineno;		/* frames "NAME (FILE:LINE)" as "NAME (FILE)" */
 	const char *out;
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
@@ -81,9 +82,11 @@ struct ctx {
 	struct stackfilter_count kthreads;	/* -u: what was left out */
 	struct mstr *frames;	/* -u: a key's frames */
 	size_t framescap;
+	char *lineless;		/* --nolineno: the key without lines */
+	size_t linelesscap;
 };
 
-enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF };
+enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF, OPT_NOLINENO };
 static const struct options_entry options[] = {
 	{ 'p', "pid", NULL, "process name as comm-PID (perf script input, timed\n"
 			    "stack sections: marple-callstack --timed)" },
@@ -95,6 +98,8 @@ static const struct options_entry options[] = {
 	{ 'e', "event-filter", "EVENT", "keep only samples of EVENT (default: the first\n"
 					"event seen in the input)" },
 	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
+	{ OPT_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
+				    "a function's lines fold into one (py-spy --nolineno)" },
 	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
 					   "rcu_*...: counted and named on stderr)" },
 	{ OPT_DIFF, "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
@@ -274,6 +279,10 @@ static int kernel_thread_key(struct ctx *c, const char *key, size_t len, uint64_
 static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
 {
 	c->usable++;
+	if (opt.nolineno) {
+		len = stackfilter_strip_lines(key, len, &c->lineless, &c->linelesscap);
+		key = c->lineless;
+	}
 	if (opt.user_threads && kernel_thread_key(c, key, len, weight))
 		return;
 	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
@@ -654,6 +663,7 @@ int main(int argc, char **argv)
 			break;
 		case 's': opt.to_stream = 1; break;
 		case 'u': opt.user_threads = 1; break;
+		case OPT_NOLINENO: opt.nolineno = 1; break;
 		case 'd':
 		case OPT_DIFF: opt.diff = 1; break;
 		case 'H': opt.host_frame = 1; break;
@@ -730,6 +740,7 @@ cleanup:
 	free(c.timed.sum);
 	stackunits_free(&c.units);
 	free(c.frames);
+	free(c.lineless);
 	free(c.interface);
 	free(c.host);
 	return rc;

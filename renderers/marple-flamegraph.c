@@ -30,7 +30,7 @@ static struct {
 	const char *notes, *palfile, *out;
 	double width, frameheight, fontsize, fontwidth, minwidth, total, factor;
 	uint64_t maxdepth;
-	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate, user_threads;
+	int minwidth_pct, hash, random, cp, reverse, inverted, flamechart, negate, user_threads, nolineno;
 } opt = {
 	.fonttype = "Verdana", .nametype = "Function:", .palfile = "palette.map",
 	.width = 1200, .frameheight = 16, .fontsize = 12, .fontwidth = 0.59, .minwidth = 0.1,
@@ -40,7 +40,7 @@ static struct {
 enum {
 	O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_MINWIDTH, O_FONTTYPE, O_FONTSIZE, O_FONTWIDTH,
 	O_COUNTNAME, O_NAMETYPE, O_COLORS, O_BGCOLORS, O_HASH, O_RANDOM, O_CP, O_PALFILE, O_REVERSE,
-	O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR, O_MAXDEPTH,
+	O_INVERTED, O_FLAMECHART, O_NEGATE, O_NOTES, O_TOTAL, O_FACTOR, O_MAXDEPTH, O_NOLINENO,
 };
 
 static const struct options_entry options[] = {
@@ -73,6 +73,8 @@ static const struct options_entry options[] = {
 	{ O_NOTES, "notes", "TEXT", "notes stored in the SVG (<desc>)" },
 	{ O_TOTAL, "total", "N", "width of the whole graph in counts (>= the sum)" },
 	{ O_FACTOR, "factor", "F", "multiply every count by F" },
+	{ O_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
+				    "a function's lines merge (marple display draws so)" },
 	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
 					   "rcu_*...: counted and named on stderr)" },
 	OPTIONS_OUTPUT,
@@ -828,6 +830,7 @@ int main(int argc, char **argv)
 		case O_MAXDEPTH: opt.maxdepth = marple_opt_u64("--maxdepth", optarg, 1, UINT32_MAX); break;
 		case O_FACTOR: opt.factor = marple_opt_double("--factor", optarg, 1e-300, 1e300); break;
 		case 'u': opt.user_threads = 1; break;
+		case O_NOLINENO: opt.nolineno = 1; break;
 		case 'o': opt.out = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
@@ -839,7 +842,7 @@ int main(int argc, char **argv)
 	stacktree_max_frames(t, opt.maxdepth + 1);	/* one more: where a stack was cut shows */
 	frames = framedesc_new();
 	struct stacktree_input in = { .reverse = opt.reverse, .factor = opt.factor, .split_offcpu = 1,
-				      .frames = frames, .user_threads = opt.user_threads };
+				      .frames = frames, .user_threads = opt.user_threads, .nolineno = opt.nolineno };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;

@@ -41,6 +41,7 @@ struct section {
 	double incomplete;	/* share of user-stack weight cut short; < 0: not said */
 	size_t messages;	/* lines the collector said (trailer's messages) */
 	int off_cpu;		/* an off-CPU stack section (its header's "cpu":"off") */
+	int lines;		/* a stack section with frames "NAME (FILE:LINE)" */
 	char *weight_unit;
 	struct stackfilter_count kthreads;	/* off_cpu: its kernel threads' stacks */
 	char *said;		/* those lines, joined by '\n' */
@@ -218,6 +219,15 @@ static void section_done(struct section *s)
 	}
 }
 
+/* What the report's pictures of a stack section leave out, from its records. */
+static void section_stack(struct section *sec, const struct stack_rec *s)
+{
+	if (sec->off_cpu && stackfilter_kernel_thread(s->frames, s->nframes))
+		stackfilter_count_add(&sec->kthreads, s->frames[0], (double)s->weight);
+	for (size_t i = s->nframes; i-- > 0 && !sec->lines;)
+		sec->lines = stackfilter_line_at(s->frames[i].s, s->frames[i].len) != 0;
+}
+
 static void read_capture(const char *path)
 {
 	FILE *f = marple_open_input(path);
@@ -251,10 +261,8 @@ static void read_capture(const char *path)
 			cur->off_cpu = stream_reader_datatype(r) == DATATYPE_STACK &&
 				       !strcmp(stream_header_str(h, "cpu", ""), "off");
 			cur->weight_unit = marple_strdup(stackunits_of(h));
-		} else if (it == STREAM_RECORD && cur && cur->off_cpu) {
-			const struct stack_rec *s = stream_reader_stack(r);
-			if (stackfilter_kernel_thread(s->frames, s->nframes))
-				stackfilter_count_add(&cur->kthreads, s->frames[0], (double)s->weight);
+		} else if (it == STREAM_RECORD && cur && stream_reader_datatype(r) == DATATYPE_STACK) {
+			section_stack(cur, stream_reader_stack(r));
 		} else if (it == STREAM_TRAILER && cur) {
 			json_t *t = stream_reader_trailer(r);
 			cur->trailer = 1;
@@ -506,6 +514,8 @@ static void plan_picture(size_t i, const char *iface, const struct registry_disp
 	}
 	if (secs[i].kthreads.stacks && d->takes_user_threads)	/* kernel threads asleep: a sliver left */
 		put_word("--user-threads-only");
+	if (secs[i].lines && d->takes_nolineno)	/* a function one box, not a box a line */
+		put_word("--nolineno");
 	putchar('\n');
 	free(config), free(title);
 }

@@ -25,10 +25,10 @@ static struct {
 	const char *title, *countname, *out;
 	uint64_t depth;
 	double minshare;	/* percent of the total below which nodes are left out */
-	int reverse, user_threads;
+	int reverse, user_threads, nolineno;
 } opt = { .depth = UINT32_MAX, .minshare = 0.001 };
 
-enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE, O_DEPTH };
+enum { O_TITLE = 256, O_MINSHARE, O_COUNTNAME, O_REVERSE, O_DEPTH, O_NOLINENO };
 static const struct options_entry options[] = {
 	{ O_TITLE, "title", "TEXT", "page title (default: the first section's \"INTERFACE on\n"
 				      "HOST\", else \"Tree Map\")" },
@@ -38,6 +38,8 @@ static const struct options_entry options[] = {
 					  "(default 0.001; their weight stays in the parent)" },
 	{ O_COUNTNAME, "countname", "NAME", "unit of the weights (default: the stream's, or samples)" },
 	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
+	{ O_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
+				    "a function's lines merge (marple display draws so)" },
 	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
 					   "rcu_*...: counted and named on stderr)" },
 	OPTIONS_OUTPUT,
@@ -164,6 +166,7 @@ int main(int argc, char **argv)
 		case O_COUNTNAME: opt.countname = optarg; break;
 		case O_REVERSE: opt.reverse = 1; break;
 		case 'u': opt.user_threads = 1; break;
+		case O_NOLINENO: opt.nolineno = 1; break;
 		case 'o': opt.out = optarg; break;
 		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
 		default: marple_usage_try();
@@ -171,7 +174,8 @@ int main(int argc, char **argv)
 	}
 
 	struct stree *t = stacktree_new(0);
-	struct stacktree_input in = { .reverse = opt.reverse, .user_threads = opt.user_threads };
+	struct stacktree_input in = { .reverse = opt.reverse, .user_threads = opt.user_threads,
+				      .nolineno = opt.nolineno };
 	int rc = EXIT_OK;
 	if (stacktree_read_operands(t, argc - optind, argv + optind, &in) < 0) {
 		rc = EXIT_DATA;

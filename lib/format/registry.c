@@ -156,6 +156,7 @@ static void add_display(struct registry *reg, size_t *cap, const char *line, con
 	d->config = config ? config : marple_strdup("");
 	d->takes_title = strstr(opts, ",--title=") != NULL;
 	d->takes_user_threads = strstr(opts, ",--user-threads-only,") != NULL;
+	d->takes_nolineno = strstr(opts, ",--nolineno,") != NULL;
 	free(reads), free(options), free(opts);
 }
 

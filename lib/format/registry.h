@@ -20,6 +20,7 @@ struct registry_display {
 	char *config;		/* "coloring:--colors,...", or "" */
 	int takes_title;	/* its options include --title */
 	int takes_user_threads;	/* ... and --user-threads-only */
+	int takes_nolineno;	/* ... and --nolineno */
 };
 
 /* A section a collector writes, and the display it gets by default. */

@@ -22,6 +22,40 @@ int stackfilter_kernel_thread(const struct mstr *frames, size_t n)
 	return i > 1 && i < n && frame_is(frames[i], "kthread");
 }
 
+size_t stackfilter_line_at(const char *s, size_t len)
+{
+	size_t i = len;
+
+	if (len < 6 || s[len - 1] != ')')
+		return 0;
+	for (i = len - 1; i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9'; i--)
+		;
+	if (i == len - 1 || i < 2 || s[i - 1] != ':')
+		return 0;
+	const char *open = memmem(s, i, " (", 2);	/* NAME (FILE: */
+	return open && open + 2 < s + i - 1 ? i - 1 : 0;
+}
+
+size_t stackfilter_strip_lines(const char *stack, size_t len, char **out, size_t *cap)
+{
+	size_t o = 0, start = 0;
+
+	*out = marple_grow(*out, cap, len + 1, 1);
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && stack[i] != ';')
+			continue;
+		size_t flen = i - start, at = stackfilter_line_at(stack + start, flen);
+		memcpy(*out + o, stack + start, at ? at : flen);
+		o += at ? at : flen;
+		if (at)
+			(*out)[o++] = ')';
+		if (i < len)
+			(*out)[o++] = ';';
+		start = i + 1;
+	}
+	return o;
+}
+
 void stackfilter_count_add(struct stackfilter_count *c, struct mstr comm, double weight)
 {
 	size_t len = strlen(c->comms);

@@ -20,6 +20,15 @@
 /* frames root first, frames[0] the comm: 1 for a kernel thread's stack. */
 int stackfilter_kernel_thread(const struct mstr *frames, size_t n);
 
+/* A frame written with its line, "NAME (FILE:LINE)" (Python's, as the
+ * collectors name them): where ":LINE" starts, else 0.  Without it the
+ * frame is "NAME (FILE)" (py-spy --nolineno): main (app.py:62) and
+ * main (app.py:63) are one function, a recursion one tower. */
+size_t stackfilter_line_at(const char *s, size_t len);
+/* The frames of folded text stack[0..len) (';' between them) without their
+ * lines, into *out (grown, *cap its room).  Returns the new length. */
+size_t stackfilter_strip_lines(const char *stack, size_t len, char **out, size_t *cap);
+
 /* What a view left out: stacks, their weight, and a few of their comms. */
 struct stackfilter_count {
 	uint64_t stacks;

@@ -55,6 +55,10 @@ struct stree {
 	size_t ninputs, inputs_cap;
 	struct mstr *scratch_frames;	/* --user-threads-only: a folded line's frames */
 	size_t scratch_cap;
+	char *lineless;		/* --nolineno: a stack's names without lines */
+	size_t lineless_cap;
+	struct mstr *lineless_frames;
+	size_t lineless_frames_cap;
 };
 
 /* The frames below a node that only one stack has reached so far, kept as
@@ -294,6 +298,8 @@ void stacktree_free(struct stree *t)
 		free(t->blocks[i]);
 	free(t->blocks);
 	free(t->scratch_frames);
+	free(t->lineless);
+	free(t->lineless_frames);
 	free(t->nodes);
 	free(t->slots);
 	free(t->names);
@@ -572,6 +578,46 @@ static void bad(struct stacktree_input *in, const char *file, unsigned long line
 		marple_warn_at(file, line, "%s", why);
 }
 
+/* --nolineno: the frames of a record without their lines (into t's scratch). */
+static const struct mstr *lineless_frames(struct stree *t, const struct mstr *fr, size_t n)
+{
+	size_t need = 0, o = 0;
+	for (size_t i = 0; i < n; i++)
+		need += fr[i].len;
+	t->lineless = marple_grow(t->lineless, &t->lineless_cap, need + 1, 1);
+	t->lineless_frames = marple_grow(t->lineless_frames, &t->lineless_frames_cap, n + 1, sizeof(struct mstr));
+	for (size_t i = 0; i < n; i++) {
+		size_t at = stackfilter_line_at(fr[i].s, fr[i].len), len = at ? at + 1 : fr[i].len;
+		memcpy(t->lineless + o, fr[i].s, len);
+		if (at)
+			t->lineless[o + at] = ')';
+		t->lineless_frames[i] = (struct mstr){ t->lineless + o, len };
+		o += len;
+	}
+	return t->lineless_frames;
+}
+
+/* --nolineno: a frame described with its line describes the frame without
+ * it too ("fib (x.py:9)" -> "fib (x.py)": still a Python function). */
+static void describe_lineless(struct framedesc *fd, json_t *trailer)
+{
+	json_t *frames = json_object_get(trailer, "frames"), *v, *alias = json_object();
+	const char *name;
+
+	json_object_foreach(frames, name, v) {
+		size_t at = stackfilter_line_at(name, strlen(name));
+		if (!at)
+			continue;
+		char *short_name = marple_strndup(name, at + 1);
+		short_name[at] = ')';
+		json_object_set(alias, short_name, v);
+		free(short_name);
+	}
+	json_t *tr = json_pack("{s:o}", "frames", alias);
+	framedesc_add(fd, tr);
+	json_decref(tr);
+}
+
 static int read_stream(struct stree *t, struct lines *l, const char *file, struct stacktree_input *in)
 {
 	struct stream_reader *r = stream_reader_new_lines(l, file);
@@ -624,12 +670,15 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			}
 			continue;
 		}
-		if (it == STREAM_TRAILER && !skipping && in->frames)
+		if (it == STREAM_TRAILER && !skipping && in->frames) {
 			framedesc_add(in->frames, stream_reader_trailer(r));
+			if (in->nolineno)
+				describe_lineless(in->frames, stream_reader_trailer(r));
+		}
 		if (it != STREAM_RECORD || skipping)
 			continue;
 		const struct stack_rec *s = stream_reader_stack(r);
-		const struct mstr *fr = s->frames;
+		const struct mstr *fr = in->nolineno ? lineless_frames(t, s->frames, s->nframes) : s->frames;
 		if (in->user_threads && stackfilter_kernel_thread(s->frames, s->nframes)) {
 			stackfilter_count_add(&in->kthreads, s->frames[0], (double)s->weight * factor);
 			in->stacks++;
@@ -638,7 +687,7 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 		if (in->reverse) {
 			rev = marple_grow(rev, &revcap, s->nframes + 1, sizeof(*rev));
 			for (size_t i = 0; i < s->nframes; i++)
-				rev[i] = s->frames[s->nframes - 1 - i];
+				rev[i] = fr[s->nframes - 1 - i];
 			fr = rev;
 		}
 		double w = (double)s->weight * factor;
@@ -709,7 +758,14 @@ static int stacktree_read(struct stree *t, const char *path, struct stacktree_in
 				w1 = fl.count[1] * factor;
 				in->two_counts = 1;
 			}
-			stacktree_add_folded(t, fl.stack, fl.len, w0, w1, in->reverse);
+			if (in->nolineno) {	/* the text is ours, not the input's: copied */
+				size_t len = stackfilter_strip_lines(fl.stack, fl.len, &t->lineless, &t->lineless_cap);
+				int stable = t->stable;
+				t->stable = 0;
+				stacktree_add_folded(t, t->lineless, len, w0, w1, in->reverse);
+				t->stable = stable;
+			} else
+				stacktree_add_folded(t, fl.stack, fl.len, w0, w1, in->reverse);
 			in->stacks++;
 		}
 		if (r == -2)

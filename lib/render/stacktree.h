@@ -75,6 +75,8 @@ struct stacktree_input {
 	int user_threads;	/* asked: kernel threads' stacks left out (stackfilter.h),
 				 * counted in kthreads and said by stacktree_read_operands */
 	struct stackfilter_count kthreads;
+	int nolineno;		/* asked: frames "NAME (FILE:LINE)" as "NAME (FILE)", their
+				 * descriptions too (stackfilter_line_at) */
 	struct framedesc *frames;	/* if set: the stack trailers' frame descriptions
 					 * are added to it (framedesc.h) */
 	uint64_t reported;
