@@ -45,8 +45,8 @@ check "collect: with -g the capture is written" test "$rc" -eq 0 -a "$(sections 
 
 # --- default name, refusing to overwrite, -f, a path used as given
 marple collect -t 1 callstack 2> "$T/err"
-check "collect: default name marple_out/YYYY-MM-DD_HH:MM:SS.marple" \
-	sh -c 'ls marple_out | grep -Eq "^[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{2}:[0-9]{2}:[0-9]{2}(_[0-9]+)?\.marple$"'
+check "collect: default name marple_out/YYYY-MM-DD_HHMMSS.marple, no colon (scp, rsync, make, SMB)" \
+	sh -c 'ls marple_out | grep -Eq "^[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{6}(_[0-9]+)?\.marple$" && ! ls marple_out | grep -q :'
 cp marple_out/three.marple "$T/before"
 expect_exit "collect: refuses to overwrite without -f" 1 '^marple: collect: marple_out/three.marple exists \(use -f' \
 	marple collect -t 1 -o three.marple callstack
