@@ -180,6 +180,8 @@ struct picture {
 	double xmin, xmax, xspan, ystep, ytop;
 	double *px;			/* x of each bin */
 	const char *unit, *ylabel;
+	const char *axis_unit;		/* the y labels' unit: unit, or KiB ... for bytes */
+	double axis_div;		/* y value / axis_div = a y label's number */
 };
 
 /* Per-bin averages over the samples in the bin, ranked by total; the top
@@ -211,6 +213,22 @@ static void make_bands(struct plot *p, struct picture *P)
 	}
 }
 
+/* Bytes on the y axis in KiB, MiB or GiB, as memtime writes MiB: memleak's
+ * memusage labels were "3000000000 bytes", clipped and over the axis title. */
+static void axis_scale(struct picture *P, double ymax)
+{
+	static const char *const binary[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	size_t k = 0;
+
+	P->axis_unit = P->unit;
+	P->axis_div = 1;
+	if (strcmp(P->unit, "bytes") != 0)
+		return;
+	while (k + 1 < sizeof(binary) / sizeof(binary[0]) && ymax / P->axis_div >= 1024)
+		P->axis_div *= 1024, k++;
+	P->axis_unit = binary[k];
+}
+
 static void layout_plot(struct plot *p, json_t *hdr, struct picture *P)
 {
 	size_t nb = P->nb;
@@ -227,7 +245,13 @@ static void layout_plot(struct plot *p, json_t *hdr, struct picture *P)
 		if (s > ymax)
 			ymax = s;
 	}
-	P->ystep = nice_step(ymax, 5);
+	json_t *units = json_object_get(hdr, "units"), *labels = json_object_get(hdr, "labels");
+	P->unit = json_string_value(json_object_get(units, "y"));
+	P->ylabel = json_string_value(json_object_get(labels, "y"));
+	if (!P->unit)
+		P->unit = "";
+	axis_scale(P, ymax);
+	P->ystep = nice_step(ymax / P->axis_div, 5) * P->axis_div;
 	P->ytop = ceil(ymax / P->ystep) * P->ystep;
 	if (!(P->ytop > 0))
 		P->ytop = 1;
@@ -236,11 +260,6 @@ static void layout_plot(struct plot *p, json_t *hdr, struct picture *P)
 	for (size_t b = 0; b < nb; b++)
 		P->px[b] = P->x0 + (nb == 1 ? P->pw / 2 : (p->xsum[b] / p->nsamp[b] - P->xmin) / P->xspan * P->pw);
 
-	json_t *units = json_object_get(hdr, "units"), *labels = json_object_get(hdr, "labels");
-	P->unit = json_string_value(json_object_get(units, "y"));
-	P->ylabel = json_string_value(json_object_get(labels, "y"));
-	if (!P->unit)
-		P->unit = "";
 }
 
 /* The subtitle, the axes and the grid. */
@@ -248,7 +267,7 @@ static void draw_axes(FILE *f, struct plot *p, json_t *hdr, const struct picture
 {
 	char buf[256], a[48];
 	double x0 = P->x0, y0 = P->y0, pw = P->pw, ph = P->ph;
-	const char *unit = P->unit, *host = stream_header_str(hdr, "host", NULL);
+	const char *unit = P->axis_unit, *host = stream_header_str(hdr, "host", NULL);
 	int n = snprintf(buf, sizeof(buf), "%s%s%s; %llu points, %zu labels, samples per bin: %zu",
 			 stream_header_str(hdr, "interface", "?"), host ? " on " : "", host ? host : "",
 			 (unsigned long long)p->points, P->nl, (size_t)p->per);
@@ -257,7 +276,7 @@ static void draw_axes(FILE *f, struct plot *p, json_t *hdr, const struct picture
 	for (double v = 0; v <= P->ytop * 1.0000001; v += P->ystep) {
 		double y = y0 + ph - v / P->ytop * ph;
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x0, y, x0 + pw, y);
-		svg_num(a, sizeof(a), v, 6);
+		svg_num(a, sizeof(a), v / P->axis_div, 6);
 		snprintf(buf, sizeof(buf), "%s%s%s", a, *unit ? " " : "", unit);
 		svg_text(f, x0 - 4, y + 4, "end", "axis", buf);
 	}
