@@ -153,6 +153,11 @@ window.addEventListener("keydown", function (e) {
 	else if (e.key === "Backspace") { buf = buf.slice(0, -1); prompt_show(); }
 	else if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) { buf += e.key; prompt_show(); }
 });
+// A graph taller than the window (a 217-frame tower) opens at its root, the
+// widest frames, not at the empty top; an icicle graph has its root there.
+var rb = fr.length ? fr[0].getBoundingClientRect() : null;
+if (rb && rb.bottom > window.innerHeight)
+	window.scrollTo(0, window.scrollY + rb.bottom - window.innerHeight + C.FH);
 window.marple = {
 	zoom: zoom, search: search, frames: n,
 	find: function (name) { for (var i = 0; i < n; i++) if (N[nm[i]] === name) return i; return -1; },

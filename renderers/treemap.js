@@ -155,5 +155,17 @@ window.addEventListener("resize", function () { show(cur); });
 window.marple = { show: show, current: function () { return cur; }, nodes: n,
 	find: function (name) { for (var i = 0; i < n; i++) if (N[nm[i]] === name) return i; return -1; },
 	weight: function (i) { return w[i]; } };
-show(chainEnd(0));
+// The first view: down while one frame holds nearly all (95%) of the weight,
+// so that it opens on a choice, not on one box (a -p capture: one process,
+// its _start, its main, beside slivers); the breadcrumb goes back up.
+function firstView(i) {
+	for (;;) {
+		var big = -1;
+		for (var j = 0; j < kids[i].length; j++)
+			if (big < 0 || w[kids[i][j]] > w[big]) big = kids[i][j];
+		if (big < 0 || w[big] < 0.95 * w[i] || !kids[big].length) return i;
+		i = big;
+	}
+}
+show(firstView(0));
 })();

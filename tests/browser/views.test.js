@@ -1,0 +1,58 @@
+// views.test.js — first screens (issue 39): a flame graph with a 217-frame
+// tower opens at its root, not at the empty top of a 3,500 px picture; an
+// icicle graph stays at its top, where its root is; a short graph does not
+// move.  A tree map opens on a choice, not on one box.
+'use strict';
+const { launch, open, check, checkNoErrors, run, BIN } = require('./lib.js');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'marple-views-'));
+function svg(name, args, folded) {
+  const f = path.join(dir, name);
+  fs.writeFileSync(f, execFileSync(path.join(BIN, 'marple-flamegraph'), args, { input: folded }));
+  return f;
+}
+const tower = ['app', 'main'].concat(Array.from({ length: 215 }, (_, i) => 'f' + i)).join(';');
+const folded = tower + ' 5\napp;main;other 3\nsh;main;wait 2\n';
+
+// where the root frame ("all", the first rect) is on the first screen
+function root(page) {
+  return page.evaluate(() => {
+    const r = document.querySelector('#frames > rect').getBoundingClientRect();
+    return { top: r.top, bottom: r.bottom, h: window.innerHeight, y: window.scrollY };
+  });
+}
+
+run('views', async () => {
+  const browser = await launch();
+  try {
+    let page = await open(browser, svg('tower.svg', [], folded));
+    checkNoErrors('views: a tower flame graph loads without script errors', page);
+    let r = await root(page);
+    check('views: the tower graph opens at its root (on the first screen)', r.bottom <= r.h && r.top >= 0 && r.y > 0,
+      JSON.stringify(r));
+    page = await open(browser, svg('icicle.svg', ['--inverted'], folded));
+    r = await root(page);
+    check('views: an icicle graph stays at its top, its root there', r.y === 0 && r.top >= 0 && r.bottom <= r.h,
+      JSON.stringify(r));
+    page = await open(browser, svg('short.svg', [], 'app;main;a 3\napp;main;b 2\n'));
+    r = await root(page);
+    check('views: a short graph does not move', r.y === 0 && r.bottom <= r.h, JSON.stringify(r));
+
+    // one process (99%), its _start, its main, then a choice; bash a sliver
+    const tm = path.join(dir, 'tm.html');
+    fs.writeFileSync(tm, execFileSync(path.join(BIN, 'marple-treemap'), [],
+      { input: 'python3;_start;main;a 60\npython3;_start;main;b 38\npython3 1\nbash;main 1\n' }));
+    page = await open(browser, tm);
+    checkNoErrors('views: the tree map loads without script errors', page);
+    const names = await page.evaluate(() => [...document.querySelectorAll('#map .box')].map(d => d.textContent).sort().join(','));
+    check('views: the tree map opens on main\'s a and b, not on one python3 box', names === 'a,b', names);
+    const crumbs = await page.evaluate(() => document.getElementById('crumbs') ? document.getElementById('crumbs').textContent : '');
+    check('views: ... and its breadcrumb leads back up', /all.*python3.*_start.*main/.test(crumbs), crumbs);
+  } finally {
+    await browser.close();
+  }
+});
