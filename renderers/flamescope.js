@@ -330,17 +330,19 @@ function drawFlame() {
 		for (var k = tFirst[node]; k >= 0; k = tNext[k]) { walk(k, cx, d + 1); cx += share(k); }
 	})(0, 0, 0);
 	// one innerHTML for all frames (names escaped), one listener for the
-	// tooltips; an icicle, root at the top: a tower thousands of frames deep
-	// would put a flame graph's root, the widest frames, far below the fold
+	// tooltips; root at the bottom as the report's flame graphs have it, in a
+	// box at most 75% of the window high scrolled to the root: a tower
+	// thousands of frames deep leaves the widest frames in sight
 	fg.style.height = Math.max(maxd, 1) * 17 + "px";
 	var html = new Array(items.length);
 	for (var i = 0; i < items.length; i++) {
 		var it = items[i], n = it[0], id = t.name[n];
 		html[i] = '<div class="fr' + (nameHit && nameHit[id] ? " hit" : "") + '" data-i="' + i + '" style="left:' +
-			(it[1] * 100) + "%;width:" + (it[3] * 100) + "%;top:" + ((it[2] - 1) * 17) + "px;background:" +
+			(it[1] * 100) + "%;width:" + (it[3] * 100) + "%;top:" + ((maxd - it[2]) * 17) + "px;background:" +
 			(bas ? diffColour(t.v[n], t.v2[n], t.v[0], t.v2[0]) : hue(id)) + '">' + esc(N[id]) + "</div>";
 	}
 	fg.innerHTML = html.join("");
+	fg.scrollTop = fg.scrollHeight;
 	fg.onmousemove = function (ev) {
 		var i = ev.target.dataset ? ev.target.dataset.i : undefined;
 		if (i === undefined) { tip.style.display = "none"; return; }

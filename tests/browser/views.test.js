@@ -1,7 +1,8 @@
 // views.test.js — first screens (issue 39): a flame graph with a 217-frame
 // tower opens at its root, not at the empty top of a 3,500 px picture; an
 // icicle graph stays at its top, where its root is; a short graph does not
-// move.  A tree map opens on a choice, not on one box.
+// move.  A tree map opens on a choice, not on one box.  The flame scope's
+// graph has its root at the bottom, as the report's flame graphs beside it.
 'use strict';
 const { launch, open, check, checkNoErrors, run, BIN } = require('./lib.js');
 const { execFileSync } = require('child_process');
@@ -52,6 +53,26 @@ run('views', async () => {
     check('views: the tree map opens on main\'s a and b, not on one python3 box', names === 'a,b', names);
     const crumbs = await page.evaluate(() => document.getElementById('crumbs') ? document.getElementById('crumbs').textContent : '');
     check('views: ... and its breadcrumb leads back up', /all.*python3.*_start.*main/.test(crumbs), crumbs);
+
+    // a flame scope of a 300-frame tower: root at the bottom, in view
+    const start = 5000000000, deep = ['app'].concat(Array.from({ length: 299 }, (_, i) => 'g' + i));
+    let cap = '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + start +
+      ',"units":{"weight":"samples"}}\n40#' + deep.join(';') + '\n{"trailer":1,"records":1}\n' +
+      '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + start + '}\n';
+    for (let k = 0; k < 40; k++) cap += (start + k * 25e6) + ',sample,cpu0,stack=0,pid=10,tid=10\n';
+    cap += '{"trailer":1,"records":40,"lost":0}\n';
+    const capf = path.join(dir, 'scope.marple'), html = path.join(dir, 'scope.html');
+    fs.writeFileSync(capf, cap);
+    execFileSync(path.join(BIN, 'marple-flamescope'), ['-o', html, capf]);
+    page = await open(browser, html);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    const at = n => page.locator('#fg .fr', { hasText: new RegExp('^' + n + '$') }).boundingBox();
+    const a = await at('app'), g = await at('g0'), vh = page.viewportSize().height;
+    check('views: the flame scope\'s root is below its callee (root at the bottom)', a && g && a.y > g.y,
+      a && g ? 'app at ' + a.y + ', g0 at ' + g.y : 'frames missing');
+    check('views: ... and in view without scrolling the page', a && a.y >= 0 && a.y + a.height <= vh,
+      a ? 'app at ' + Math.round(a.y) + ' in ' + vh : 'no root');
+    checkNoErrors('views: the flame scope loads without errors', page);
   } finally {
     await browser.close();
   }
