@@ -36,6 +36,7 @@ const volatile __u32 state_mask = 0;	/* 0: any; bit 0 R (preempted), then TASK_*
 const volatile __u64 min_block_ns = 1000;
 const volatile __u64 sample_us = 0;	/* both_mode: weight of an on-CPU sample */
 const volatile bool dwarf_mode = false;
+const volatile bool user_threads_only = false;	/* -u: no kernel thread (bcc offcputime -u) */
 const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
@@ -83,6 +84,8 @@ static __always_inline int wanted(__u32 tgid, __u32 tid)
 	if (targ_tid && tid != targ_tid)
 		return 0;
 	/* tgid and tid are current's (prev at a switch) */
+	if (user_threads_only && stacks_current_is_kthread())
+		return 0;
 	return !self_current_is_marple();
 }
 

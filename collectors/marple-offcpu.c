@@ -48,7 +48,7 @@
 #include "weight.h"
 
 static struct {
-	bool both, dwarf, timed;
+	bool both, dwarf, timed, user_threads;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
@@ -71,6 +71,8 @@ static const struct sc_option options[] = {
 	SC_KERNEL_ONLY,
 	SC_DELIMIT,
 	SC_ANNOTATE,
+	{ 0, 'u', "user-threads-only", NULL, "user threads only: kernel threads (kworker, ksoftirqd,\n"
+	  "rcu_*...) are not traced (bcc offcputime -u)" },
 	{ 0, 'm', "min-block", "US", "ignore blocks shorter than US microseconds (default 1)" },
 	{ 0, OPT_STATE, "state", "STATES", "only threads leaving the CPU in these states: letters\n"
 	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },
@@ -118,6 +120,7 @@ static void own_option(int key, const char *arg)
 	case OPT_BOTH: opt.both = true; break;
 	case 'F': opt.freq = marple_opt_u64("-F", arg, 1, 100000); break;
 	case OPT_TIMED: opt.timed = true; break;
+	case 'u': opt.user_threads = true; break;
 	}
 }
 
@@ -144,6 +147,7 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->min_block_ns = opt.min_block_us * 1000;
 		skel->rodata->sample_us = 1000000 / opt.freq;
 		skel->rodata->dwarf_mode = opt.dwarf;
+		skel->rodata->user_threads_only = opt.user_threads;
 		skel->rodata->timed_mode = opt.timed;
 		if (opt.timed)	/* a busy machine switches ~100,000 times a second */
 			timedsamples_size(skel->obj, 200000);
@@ -444,6 +448,7 @@ static json_t *section_header(const char *how)
 		json_object_set_new(o, "tid", json_integer(sc.tid));
 	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
+	json_object_set_new(o, "user_threads_only", json_boolean(opt.user_threads));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "tracepoint", json_string(how));
