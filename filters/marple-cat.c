@@ -154,25 +154,13 @@ static void check_selection(struct seen *s, const char *input)
 	}
 }
 
-/* Decoded names for people: printable bytes as is, others as \xNN. */
-static void show(FILE *out, struct mstr m)
-{
-	for (size_t i = 0; i < m.len; i++) {
-		unsigned char c = (unsigned char)m.s[i];
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			fprintf(out, "\\x%02x", c);
-		else
-			putc(c, out);
-	}
-}
-
 static void show_fields(FILE *out, const struct field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		putc(' ', out);
-		show(out, f[i].key);
+		escape_show(out, f[i].key);
 		putc('=', out);
-		show(out, f[i].value);
+		escape_show(out, f[i].value);
 	}
 }
 
@@ -215,7 +203,7 @@ static void keep_stack(const struct stack_rec *s)
 	for (size_t i = 0; i < s->nframes; i++) {
 		if (i)
 			fputs(" > ", m);
-		show(m, s->frames[i]);
+		escape_show(m, s->frames[i]);
 	}
 	if (fclose(m) != 0)
 		marple_fatal(EXIT_DATA, "out of memory");
@@ -254,9 +242,9 @@ static void pretty_record(struct stream_reader *r)
 	case DATATYPE_EVENT: {
 		const struct event_rec *e = stream_reader_event(r);
 		show_event_time(r, e->time);
-		show(stdout, e->type);
+		escape_show(stdout, e->type);
 		fputs("  [", stdout);
-		show(stdout, e->track);
+		escape_show(stdout, e->track);
 		putchar(']');
 		show_fields(stdout, e->fields, e->nfields);
 		break;
@@ -264,7 +252,7 @@ static void pretty_record(struct stream_reader *r)
 	case DATATYPE_POINT: {
 		const struct point_rec *p = stream_reader_point(r);
 		printf("x=%g y=%g  ", p->x, p->y);
-		show(stdout, p->info);
+		escape_show(stdout, p->info);
 		show_fields(stdout, p->fields, p->nfields);
 		break;
 	}

@@ -99,18 +99,6 @@ static int heavier(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* A name for a terminal: control bytes and backslashes as \xNN. */
-static void put_name(FILE *f, struct mstr m)
-{
-	for (size_t i = 0; i < m.len; i++) {
-		unsigned char c = (unsigned char)m.s[i];
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			fprintf(f, "\\x%02x", c);
-		else
-			putc(c, f);
-	}
-}
-
 static void write_table(FILE *f, struct stree *t, const struct stacktree_input *in)
 {
 	size_t nn = stacktree_names(t), shown = 0;
@@ -131,7 +119,7 @@ static void write_table(FILE *f, struct stree *t, const struct stacktree_input *
 		sum += fns[i].self;
 		fprintf(f, "%12.0f %6.2f%% %6.2f%% %12.0f %6.2f%%  ", fns[i].self, 100 * fns[i].self / all,
 			100 * sum / all, fns[i].total, 100 * fns[i].total / all);
-		put_name(f, stacktree_name(t, fns[i].name));
+		escape_show(f, stacktree_name(t, fns[i].name));
 		putc('\n', f);
 		shown++;
 	}

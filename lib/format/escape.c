@@ -170,3 +170,14 @@ long escape_decode_inplace(char *s, size_t len, size_t *bad_at)
 	}
 	return (long)out;
 }
+
+void escape_show(FILE *f, struct mstr m)
+{
+	for (size_t i = 0; i < m.len; i++) {
+		unsigned char c = (unsigned char)m.s[i];
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			putc(c, f);
+	}
+}

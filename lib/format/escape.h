@@ -29,6 +29,10 @@ char *escape_dup(const char *s, size_t len);
 long escape_decode_inplace(char *s, size_t len, size_t *bad_at);
 /* The value (0-15) of the hex digit c, or -1. */
 int escape_hex_digit(int c);
+/* A decoded name for people at a terminal: printable bytes as they are,
+ * control bytes and backslashes as \xNN (a traced program's name cannot
+ * move the cursor or clear the screen). */
+void escape_show(FILE *f, struct mstr m);
 /* 1 if s[0..len) is not plain text as headers and other formats want it
  * (invalid UTF-8, a control byte, or '%', which would make escaping ambiguous):
  * such a name is written escape_dup()'d there. */
