@@ -643,11 +643,11 @@ static int write_stream(FILE *f, struct hashtab *agg, const char *units, const c
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* The options into opt; exits on -h (0) and on a usage error (2). */
+static void parse_options(int argc, char **argv)
 {
 	int ch;
 
-	marple_init(argc, argv);
 	while ((ch = options_getopt(options, argc, argv)) != -1) {
 		switch (ch) {
 		case 'p': opt.perf.pid = 1; break;
@@ -670,7 +670,7 @@ int main(int argc, char **argv)
 		case 'o': opt.out = optarg; break;
 		case OPT_FROM: timed_range_option(&opt.range, 1, optarg); break;
 		case OPT_TO: timed_range_option(&opt.range, 0, optarg); break;
-		case 'h': options_help(stdout, options, &help); marple_close_stdout(); return EXIT_OK;
+		case 'h': options_help(stdout, options, &help); marple_close_stdout(); exit(EXIT_OK);
 		default: marple_usage_try();
 		}
 	}
@@ -679,6 +679,12 @@ int main(int argc, char **argv)
 	if (opt.diff && opt.to_stream)
 		marple_usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
 	timed_range_check(&opt.range);
+}
+
+int main(int argc, char **argv)
+{
+	marple_init(argc, argv);
+	parse_options(argc, argv);
 
 	struct ctx c = { .agg = hashtab_new() };
 	struct perfscript *ps = perfscript_new(&opt.perf, on_sample, on_bad, &c);
