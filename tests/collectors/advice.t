@@ -63,9 +63,10 @@ kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "advice: perl: a hint that Perl's frames are not walked" \
 	grep -q "^marple-callstack: [0-9]*% of the user stacks' weight is in the Perl interpreter (pid $wl.*not the script's" "$T/pl.err"
 # Ruby and PHP are known by their files' names (Debian's libruby-3.1.so,
-# php8.2): a copy of burn named so stands in for them here
-cp "$W/burn" "$T/php8.2"
-"$T/php8.2" 100000000 & wl=$!
+# php8.2): a copy of nofp (it spins for as long as asked) named so stands
+# in for them here
+cp "$W/nofp" "$T/php8.2"
+"$T/php8.2" 30 & wl=$!
 sleep 0.2
 marple-callstack -F 199 -p "$wl" 1 > /dev/null 2> "$T/php.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
