@@ -4,6 +4,9 @@
  * sched_switch (tp_btf, or raw_tp where tp_btf cannot load): when a thread
  * leaves the CPU, remember when and with which stacks (start map); when it
  * comes back, add the microseconds it was away to counts[its stack key].
+ * runq_mode (--runq): the part of that time it was runnable but not running
+ * (from its preemption, or from its sched_wakeup, to its switch-in) goes to
+ * the same stack marked STACK_EXEC_ID_RUNQ instead.
  * With both_mode, a perf_event cpu-clock program also adds on-CPU samples,
  * each worth sample_us microseconds, to the same map.
  *
@@ -37,6 +40,7 @@ const volatile __u64 min_block_ns = 1000;
 const volatile __u64 sample_us = 0;	/* both_mode: weight of an on-CPU sample */
 const volatile bool dwarf_mode = false;
 const volatile bool user_threads_only = false;	/* -u: no kernel thread (bcc offcputime -u) */
+const volatile bool runq_mode = false;
 const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
@@ -148,6 +152,21 @@ static __always_inline void send_wake(__u32 tid, __u64 off_ts, __u64 delta)
 	submit(w);
 }
 
+/* runq_mode, a block ending at now: blocked until runnable_ts, then waiting
+ * for a CPU; each part to its own key (a part under 1 us adds nothing). */
+static __always_inline void add_split(struct start *s, __u64 now)
+{
+	__u64 runnable = s->runnable_ts < s->ts ? s->ts : s->runnable_ts;
+	__u64 off_us = (runnable - s->ts) / 1000, runq_us = now > runnable ? (now - runnable) / 1000 : 0;
+	struct stack_key k = s->key;
+
+	if (off_us)
+		stacks_add(&s->key, off_us);
+	k.exec_id |= STACK_EXEC_ID_RUNQ;
+	if (runq_us)
+		stacks_add(&k, runq_us);
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
@@ -173,6 +192,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				stacks_fill_key(&s->key, ctx, want_user, want_kernel);
 				s->ts = now;
 				s->dwarf = 0;
+				/* preempted or left running: runnable from now on */
+				s->runnable_ts = runq_mode && bit <= 1 ? now : 0;
 				mark_left(ptid, s);
 			}
 		}
@@ -183,6 +204,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		__u64 delta = now - s->ts;
 		if (s->dwarf)
 			send_wake(ntid, s->ts, delta);	/* user space drops short ones */
+		else if (delta >= min_block_ns && s->runnable_ts)
+			add_split(s, now);
 		else if (delta >= min_block_ns) {
 			stacks_add(&s->key, delta / 1000);
 			timed_emit(&s->key, ntid, s->ts, delta);
@@ -202,6 +225,30 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
 	return on_switch(ctx, preempt, prev, next, prev_state);
+}
+
+/* runq_mode: a blocked thread is runnable again (sched_wakeup runs with
+ * the wakee's run queue locked: it cannot be switched in before this). */
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct start *s = bpf_map_lookup_elem(&start, &tid);
+
+	if (s && !s->runnable_ts)
+		s->runnable_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(wakeup_btf, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(wakeup_raw, struct task_struct *p)
+{
+	return on_wakeup(p);
 }
 
 SEC("perf_event")

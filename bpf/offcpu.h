@@ -6,9 +6,11 @@
 #include "stacks.h"
 
 /* start[tid]: a thread off the CPU since ts, with the stacks it left with
- * (key), or, dwarf set, with a copy sent as REC_OFF at ts */
+ * (key), or, dwarf set, with a copy sent as REC_OFF at ts; runnable since
+ * runnable_ts (runq_mode: preempted, so ts, or woken; 0 while blocked) */
 struct start {
 	__u64 ts;
+	__u64 runnable_ts;
 	__u32 dwarf;
 	__u32 pad;
 	struct stack_key key;

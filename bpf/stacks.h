@@ -27,6 +27,8 @@
 /* Set in a key's exec_id by marple-offcpu --both for its on-CPU samples
  * (exec ids are small counts): stackframes_key masks it off. */
 #define STACK_EXEC_ID_ON_CPU 0x80000000u
+/* Set by marple-offcpu --runq for run-queue time (runnable, not running). */
+#define STACK_EXEC_ID_RUNQ 0x40000000u
 
 struct stack_key {
 	__u32 pid;			/* tgid: the process */

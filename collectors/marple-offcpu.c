@@ -6,6 +6,9 @@
  * was away is added (in microseconds) to that stack, in a kernel hash map.
  * --both adds on-CPU samples (cpu-clock) worth 1e6/HZ us each to the same
  * map, so one profile answers "where does the time go, waiting included".
+ * --runq (and --both) keeps apart the time a thread was runnable but waiting
+ * for a CPU (from its preemption or its sched_wakeup to its switch-in), by
+ * the stack it was preempted or woken in: a section of its own, "cpu":"runq".
  * --dwarf: user threads' registers and top of stack are copied when they
  * leave the CPU and unwound here (lib/collect/unwinddwarf.h) when they come back,
  * for code built without frame pointers.
@@ -48,13 +51,13 @@
 #include "weight.h"
 
 static struct {
-	bool both, dwarf, timed, user_threads;
+	bool both, dwarf, timed, user_threads, runq;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED, OPT_RUNQ };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -78,6 +81,8 @@ static const struct sc_option options[] = {
 	  "R (preempted), S (sleeping), D (disk/uninterruptible),\nT (stopped), t (traced), P (parked); e.g. SD" },
 	{ 0, OPT_BOTH, "both", NULL, "add on-CPU samples (cpu-clock, -F HZ) in the same unit" },
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
+	{ 0, OPT_RUNQ, "runq", NULL, "run-queue time (runnable, waiting for a CPU) in a section\n"
+	  "of its own, not in off-CPU time (--both does this too)" },
 	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
 	SC_NO_PYTHON,
 	SC_DWARF,
@@ -121,11 +126,12 @@ static void own_option(int key, const char *arg)
 	case 'F': opt.freq = marple_opt_u64("-F", arg, 1, 100000); break;
 	case OPT_TIMED: opt.timed = true; break;
 	case 'u': opt.user_threads = true; break;
+	case OPT_RUNQ: opt.runq = true; break;
 	}
 }
 
 static struct timedsamples *timed;	/* --timed */
-static int split_cpu;			/* --both: on-CPU samples in a section of their own */
+static int split_cpu;			/* --both, --runq: on-CPU samples, run-queue time in sections of their own */
 
 /* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
  * quarter of it is unread, and reads it every 20 ms anyway. */
@@ -148,6 +154,7 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->sample_us = 1000000 / opt.freq;
 		skel->rodata->dwarf_mode = opt.dwarf;
 		skel->rodata->user_threads_only = opt.user_threads;
+		skel->rodata->runq_mode = opt.runq;
 		skel->rodata->timed_mode = opt.timed;
 		if (opt.timed)	/* a busy machine switches ~100,000 times a second */
 			timedsamples_size(skel->obj, 200000);
@@ -159,6 +166,8 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 		stackcollector_unwind_size(&sc, skel->obj);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
+		bpf_program__set_autoload(skel->progs.wakeup_btf, opt.runq && !raw);
+		bpf_program__set_autoload(skel->progs.wakeup_raw, opt.runq && raw);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
 		if ((err = offcpu_bpf__load(skel)) == 0) {
 			*how = raw ? "raw_tp" : "tp_btf";
@@ -272,13 +281,32 @@ static void pin_blocked(struct stackdrain *d, void *skel)
 		    pin_one_blocked, d);
 }
 
-/* One thread still off the CPU at the end (an element of the start map). */
+/* us more microseconds of key: in the drain if the counts were drained
+ * already, or in the counts map. */
+static void add_time(const struct still_blocked *sb, const struct stack_key *key, uint64_t us)
+{
+	uint64_t v;
+
+	if (!us)
+		return;
+	if (sc.drain) {
+		stackdrain_add(sc.drain, key, &us);
+		return;
+	}
+	if (bpf_map_lookup_elem(sb->counts_fd, key, &v) != 0)
+		v = 0;
+	v += us;
+	bpf_map_update_elem(sb->counts_fd, key, &v, BPF_ANY);
+}
+
+/* One thread still off the CPU at the end (an element of the start map):
+ * blocked until it was runnable (runq_mode), waiting for a CPU since. */
 static void add_one_blocked(const void *key, const void *value, void *arg)
 {
 	const struct still_blocked *sb = arg;
 	uint32_t tid;
 	struct start s;
-	uint64_t v, now = sb->now;
+	uint64_t now = sb->now, runnable;
 
 	memcpy(&tid, key, sizeof(tid));
 	memcpy(&s, value, sizeof(s));
@@ -295,17 +323,11 @@ static void add_one_blocked(const void *key, const void *value, void *arg)
 	}
 	if (now < s.ts || now - s.ts < opt.min_block_us * 1000)
 		return;
-	if (sc.drain) {	/* the counts were drained already */
-		v = (now - s.ts) / 1000;
-		stackdrain_add(sc.drain, &s.key, &v);
-		if (timed)
-			timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
-		return;
-	}
-	if (bpf_map_lookup_elem(sb->counts_fd, &s.key, &v) != 0)
-		v = 0;
-	v += (now - s.ts) / 1000;
-	bpf_map_update_elem(sb->counts_fd, &s.key, &v, BPF_ANY);
+	runnable = s.runnable_ts && s.runnable_ts < now ? (s.runnable_ts > s.ts ? s.runnable_ts : s.ts) : now;
+	struct stack_key runq = s.key;
+	runq.exec_id |= STACK_EXEC_ID_RUNQ;
+	add_time(sb, &s.key, (runnable - s.ts) / 1000);
+	add_time(sb, &runq, (now - runnable) / 1000);
 	if (timed)
 		timedsamples_add(timed, &s.key, tid, UINT32_MAX, s.ts, now - s.ts);
 }
@@ -337,7 +359,7 @@ static void dwarf_trailer_add(json_t *tr)
 /* What the sections are made of (the capture's state, past main's setup). */
 static struct {
 	struct offcpu_bpf *skel;
-	struct bpf_link *link;
+	struct bpf_link *link, *wake_link;
 	struct cpuclock *cc;
 	struct stacksbpf_table table;
 	struct timedsamples_walk *timed_walk;
@@ -354,9 +376,28 @@ static void stop_tracing(void *arg)
 	cap.cc = NULL;
 	bpf_link__destroy(cap.link);
 	cap.link = NULL;
+	bpf_link__destroy(cap.wake_link);
+	cap.wake_link = NULL;
 	bpf_link__destroy(sc.exec_link);
 	sc.exec_link = NULL;
 	ring_buffer__consume(sc.notes);
+}
+
+/* --both's on-CPU samples (category 1), --runq's run-queue time (2): a
+ * section of their own after the off-CPU one, its header's "cpu" saying which. */
+static int write_part(const char *cpu, int category, const char *note)
+{
+	json_object_set_new(cap.hdr, "cpu", json_string(cpu));
+	int rc = stream_write_json(stdout, cap.hdr);
+	json_object_set_new(cap.hdr, "cpu", json_string("off"));
+	uint64_t records = stackframes_write_table_cpu(sc.sf, cap.table.t, stdout, category);
+	json_t *tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
+	json_object_set_new(tr, "note", json_string(note));
+	stackframes_trailer_add(sc.sf, tr);
+	if (rc == 0)
+		rc = stream_write_json(stdout, tr);
+	json_decref(tr);
+	return rc;
 }
 
 /* One section: at every --every interval (tracing goes on: a block is counted in
@@ -404,19 +445,10 @@ static int write_section(void *arg, int last)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stackcollector_write_trailer(&sc, tr);
-	if (split_cpu && rc == 0) {	/* the on-CPU samples: a section of their own */
-		json_object_set_new(cap.hdr, "cpu", json_string("on"));
-		rc = stream_write_json(stdout, cap.hdr);
-		json_object_set_new(cap.hdr, "cpu", json_string("off"));
-		records = stackframes_write_table_cpu(sc.sf, cap.table.t, stdout, 1);
-		tr = stream_section_trailer_new(records, 0, 0, collector_end_reason());
-		json_object_set_new(tr, "note", json_string("the on-CPU samples of the section before; its "
-							    "trailer counts for both"));
-		stackframes_trailer_add(sc.sf, tr);
-		if (rc == 0)
-			rc = stream_write_json(stdout, tr);
-		json_decref(tr);
-	}
+	if (split_cpu && opt.both && rc == 0)
+		rc = write_part("on", 1, "the on-CPU samples of the off-CPU section before; its trailer counts for them");
+	if (split_cpu && opt.runq && rc == 0)
+		rc = write_part("runq", 2, "the run-queue time of the off-CPU section before; its trailer counts for it");
 	if (!last && cap.table.t) {
 		hashtab_free(cap.table.t);
 		cap.table.t = hashtab_new();
@@ -449,6 +481,7 @@ static json_t *section_header(const char *how)
 	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	json_object_set_new(o, "user_threads_only", json_boolean(opt.user_threads));
+	json_object_set_new(o, "runq", json_boolean(opt.runq));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "tracepoint", json_string(how));
@@ -474,6 +507,11 @@ int main(int argc, char **argv)
 	/* --dwarf keeps the kernel's stack ids until the end (not drained);
 	 * --timed: a block is timed from when it began, often in an interval
 	 * before the one it ends in, which counts it */
+	if (opt.runq && (opt.dwarf || opt.timed))
+		marple_usage_error("--runq: not with --%s (one section for the whole capture)",
+				   opt.dwarf ? "dwarf" : "timed");
+	/* --both: the whole time, running, waiting for a CPU and blocked, each apart */
+	opt.runq = opt.runq || (opt.both && !opt.dwarf && !opt.timed);
 	if (sc.interval && (opt.dwarf || opt.timed))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
 				   opt.dwarf ? "dwarf" : "timed");
@@ -508,7 +546,7 @@ int main(int argc, char **argv)
 	 * second, each header saying which ("cpu"), so readers need not guess
 	 * from a frame named __schedule (absent with -U).  --timed and
 	 * --dwarf keep one section (its samples name records of one table). */
-	split_cpu = opt.both && !opt.timed && !opt.dwarf;
+	split_cpu = (opt.both || opt.runq) && !opt.timed && !opt.dwarf;
 	stackframes_split_cpu(sc.sf, split_cpu);
 	if (!opt.dwarf) {
 		if (stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, timed, &cap.table, &cap.timed_walk) < 0)
@@ -525,6 +563,12 @@ int main(int argc, char **argv)
 	cap.link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!cap.link)
 		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
+	if (opt.runq) {
+		cap.wake_link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.wakeup_btf
+									   : skel->progs.wakeup_raw);
+		if (!cap.wake_link)
+			marple_fatal(EXIT_DATA, "cannot attach to sched_wakeup: %s", strerror(errno));
+	}
 	if (opt.both)
 		cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
 	if (!sc.interval && stream_write_json(stdout, hdr) < 0)

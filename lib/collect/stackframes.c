@@ -55,7 +55,8 @@ struct stackframes {
 		uint32_t tag;		/* here without hashing them; a symbol's name */
 	} seen[1024];			/* is its file's: the pointer tells its tag */
 	int split_cpu;			/* stackframes_split_cpu */
-	int on_cpu;			/* the current stack's key was an on-CPU sample's */
+	int on_cpu;			/* the current stack's key: 1 an on-CPU sample's,
+					 * 2 run-queue time's, 0 off-CPU time's */
 	char *scratch;
 	size_t scratch_cap;
 	struct stackframes_stats st;
@@ -699,8 +700,9 @@ void stackframes_split_cpu(struct stackframes *sf, int on)
 void stackframes_key(struct stackframes *sf, const struct stack_key *k)
 {
 	stackframes_begin(sf, k->comm);
-	sf->on_cpu = (k->exec_id & STACK_EXEC_ID_ON_CPU) != 0;
-	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id & ~STACK_EXEC_ID_ON_CPU, k->user_stack_id);
+	sf->on_cpu = k->exec_id & STACK_EXEC_ID_ON_CPU ? 1 : k->exec_id & STACK_EXEC_ID_RUNQ ? 2 : 0;
+	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id & ~(STACK_EXEC_ID_ON_CPU | STACK_EXEC_ID_RUNQ),
+				 k->user_stack_id);
 	stackframes_kernel_id(sf, k->kern_stack_id);
 }
 
@@ -817,7 +819,7 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
 	stackframes_weigh(sf, weight);
 	sf->key = marple_grow(sf->key, &sf->key_cap, 1 + sf->n * FRAME_ID_BYTES_MAX, 1);
 	if (sf->split_cpu)	/* on- and off-CPU stacks stay apart: a byte before the frames */
-		sf->key[len++] = sf->on_cpu ? '1' : '0';
+		sf->key[len++] = (char)('0' + sf->on_cpu);
 	for (size_t i = 0; i < sf->n; i++) {
 		size_t klen;
 		const char *k = frame_key(sf, sf->frames[i], sf->tags[i], &klen);
@@ -851,7 +853,7 @@ uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct 
 		const unsigned char *p = (const unsigned char *)e->key, *end = p + e->len;
 		size_t n = 0;
 		if (on_cpu >= 0) {
-			if (*p++ != (on_cpu ? '1' : '0'))
+			if (*p++ != '0' + on_cpu)
 				continue;
 		}
 		written++;

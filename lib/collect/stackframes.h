@@ -79,8 +79,8 @@ void stackframes_describe(struct stackframes *sf, const char *name, const char *
 /* Add "frames" to a stack section's trailer: a description of every frame
  * name made so far. */
 void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer);
-/* on: keys marked STACK_EXEC_ID_ON_CPU (marple-offcpu --both) and the others
- * become different records of a table (stackframes_collect), to be written by
+/* on: keys marked STACK_EXEC_ID_ON_CPU (marple-offcpu --both), those marked
+ * STACK_EXEC_ID_RUNQ (--runq) and the others become different records of a table (stackframes_collect), to be written by
  * stackframes_write_table_cpu; not for tables written otherwise. */
 void stackframes_split_cpu(struct stackframes *sf, int on);
 /* Did the user stack just appended reach a stack root (_start, clone...)?
@@ -171,7 +171,7 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
  * order they were first added; returns how many. */
 uint64_t stackframes_write_table(const struct stackframes *sf, const struct hashtab *t, FILE *f);
 /* The same for a table filled with stackframes_split_cpu on: only its on-CPU
- * (on_cpu 1) or off-CPU (0) records. */
+ * (on_cpu 1), run-queue (2) or off-CPU (0) records. */
 uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct hashtab *t, FILE *f, int on_cpu);
 
 #endif

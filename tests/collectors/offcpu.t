@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 39
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -73,8 +73,8 @@ sleep 0.2
 "$OC" --both -U -F 199 -p "$wl" 1 > "$T/bu.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 marple-cat -s 1 "$T/bu.out" > "$T/bu1.out"
-check "offcpu: --both: off-CPU section, then on-CPU section, headers saying so" sh -c "
-	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" ' &&
+check "offcpu: --both: off-CPU, on-CPU, run-queue sections, headers saying so" sh -c "
+	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" \"cpu\":\"runq\" ' &&
 	grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop\$' '$T/bu1.out'"
 "$W/sleeper" 60 & wl=$!
 sleep 0.3
@@ -85,9 +85,43 @@ hue_of() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/su.svg" | head 
 	while read -r r g b; do if [ $((0x$b)) -gt $((0x$r)) ]; then echo blue; else echo warm; fi; done; }
 check "offcpu: --both -U: sleeping frames drawn blue (off the CPU) ($(hue_of clock_nanosleep) clock_nanosleep, $(hue_of read) read)" \
 	test "$(hue_of clock_nanosleep)$(hue_of read)" = blueblue
-check "offcpu: --both: each section's trailer describes its frames (clock_nanosleep native, in libc)" sh -c "
-	test \$(grep -c '^{\"trailer\".*\"frames\":{' '$T/su.out') -eq 2 &&
+check "offcpu: --both: each section's trailer (of 3) describes its frames (clock_nanosleep native, in libc)" sh -c "
+	test \$(grep -c '^{\"trailer\".*\"frames\":{' '$T/su.out') -eq 3 &&
 	grep -q '\"clock_nanosleep\":{\"kind\":\"native\",\"file\":\"[^\"]*/libc.so.6\"' '$T/su.out'"
+
+# --runq: spinners pins 4 CPU-bound threads to one CPU for 2 s, so each waits
+# for it ~3/4 of the time, preempted in spin_here; each thread prints the
+# run-queue wait /proc/thread-self/schedstat counted over its 2 s.  The
+# collector's run-queue time of each thread (its records start "spinN;")
+# must match within 5% (+ 20 ms: the thread's start and exit lie outside the
+# fixture's own measure).  Pinned, the share does not depend on the load.
+expect_exit "offcpu: --runq with --timed is a usage error" 2 "--runq: not with --timed" "$OC" --runq --timed 1
+expect_exit "offcpu: --runq with --dwarf is a usage error" 2 "--runq: not with --dwarf" "$OC" --runq --dwarf 1
+# comm_weight FILE SECTION COMM: the weight of COMM's records in section SECTION (0-based)
+comm_weight() { marple-cat -s "$2" "$1" | awk -F'#' -v c="$3;" 'index($2, c) == 1 { s += $1 } END { print s + 0 }'; }
+"$OC" --runq -c "$W/spinners 4 2" > "$T/rq.out" 2> "$T/rq.err"; rc=$?
+check "offcpu: --runq: exit 0, sections off then runq" sh -c "[ $rc -eq 0 ] &&
+	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/rq.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"runq\" ' &&
+	grep -q '\"runq\":true' '$T/rq.out'"
+for i in 0 1 2 3; do
+	want=$(sed -n "s/^spin$i tid=[0-9]* runq_ns=\([0-9]*\) .*/\1/p" "$T/rq.err")
+	got=$(comm_weight "$T/rq.out" 1 "spin$i")
+	if [ -z "$want" ] || [ "$want" -lt 500000000 ]; then
+		fail "offcpu: --runq: spin$i's run-queue time" "the fixture measured ${want:-nothing} ns (not oversubscribed?)"
+	else
+		in_range "offcpu: --runq: spin$i's run-queue time (us) against schedstat's $((want / 1000))" "$got" \
+			$((want / 1000 * 95 / 100 - 20000)) $((want / 1000 * 105 / 100 + 20000))
+	fi
+done
+check "offcpu: --runq: run-queue time is by the stack preempted in (spin_here)" \
+	grep -q '^[0-9]*#spin0;.*spinner;spin_here;.*schedule' "$T/rq.out"
+in_range "offcpu: --runq: spinners' waits for the CPU are not off-CPU time (us)" "$(comm_weight "$T/rq.out" 0 spin0)" 0 20000
+# --both: running + waiting for a CPU + blocked = the thread's wall time
+"$OC" --both -F 499 -c "$W/spinners 4 2" > "$T/rqb.out" 2> "$T/rqb.err"
+wall=$(sed -n 's/^spin1 tid=[0-9]* .* wall_ns=\([0-9]*\)$/\1/p' "$T/rqb.err")
+whole=$(($(comm_weight "$T/rqb.out" 0 spin1) + $(comm_weight "$T/rqb.out" 1 spin1) + $(comm_weight "$T/rqb.out" 2 spin1)))
+in_range "offcpu: --both: spin1's on-CPU + run-queue + off-CPU time is its wall time ${wall:-?} ns (us)" "$whole" \
+	$((${wall:-0} / 1000 * 95 / 100)) $((${wall:-0} / 1000 * 105 / 100 + 20000))
 
 # --dwarf: nofp is built -O2 -fomit-frame-pointer; in "block" mode chain_c
 # burns 5 ms then sleeps 15 ms in nanosleep, so main;chain_a;chain_b;chain_c
