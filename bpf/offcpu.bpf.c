@@ -7,6 +7,9 @@
  * runq_mode (--runq): the part of that time it was runnable but not running
  * (from its preemption, or from its sched_wakeup, to its switch-in) goes to
  * the same stack marked STACK_EXEC_ID_RUNQ instead.
+ * wakers_mode (--wakers): sched_waking, in the waker's context, keeps its
+ * stacks in the wakee's start entry; a block that had one goes to user space
+ * with both (REC_WAKER) instead of into counts.
  * With both_mode, a perf_event cpu-clock program also adds on-CPU samples,
  * each worth sample_us microseconds, to the same map.
  *
@@ -41,6 +44,7 @@ const volatile __u64 sample_us = 0;	/* both_mode: weight of an on-CPU sample */
 const volatile bool dwarf_mode = false;
 const volatile bool user_threads_only = false;	/* -u: no kernel thread (bcc offcputime -u) */
 const volatile bool runq_mode = false;
+const volatile bool wakers_mode = false;
 const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
@@ -70,6 +74,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } unpaired SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WAKERS_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} wakers SEC(".maps");
+
+static __always_inline void wakers_count(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&wakers, &what);
+	if (n)
+		(*n)++;
+}
 
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
@@ -152,15 +170,44 @@ static __always_inline void send_wake(__u32 tid, __u64 off_ts, __u64 delta)
 	submit(w);
 }
 
-/* runq_mode, a block ending at now: blocked until runnable_ts, then waiting
- * for a CPU; each part to its own key (a part under 1 us adds nothing). */
-static __always_inline void add_split(struct start *s, __u64 now)
+/* wakers_mode: off_us of s's block, sent with its waker's stacks (0), or
+ * -1 (ring buffer full, counted): the caller counts it without. */
+static __always_inline int send_waker(struct start *s, __u64 off_us)
 {
-	__u64 runnable = s->runnable_ts < s->ts ? s->ts : s->runnable_ts;
+	struct waker_record *w = bpf_ringbuf_reserve(&events, sizeof(*w), 0);
+	if (!w) {
+		wakers_count(WAKERS_LOST);
+		return -1;
+	}
+	w->type = REC_WAKER;
+	w->waker_flags = s->waker_flags;
+	w->off_us = off_us;
+	w->blocked = s->key;
+	w->waker = s->waker;
+	wakers_count(WAKERS_SENT);
+	submit(w);
+	return 0;
+}
+
+/* A block ending at now, of at least min_block_ns: blocked until
+ * runnable_ts (runq_mode: 0 when not woken), then waiting for a CPU; each
+ * part to its own key (a part under 1 us adds nothing), the blocked part
+ * with its waker (wakers_mode) when there was one. */
+static __always_inline void add_block(struct start *s, __u32 tid, __u64 now)
+{
+	__u64 runnable = !s->runnable_ts ? now : s->runnable_ts < s->ts ? s->ts : s->runnable_ts;
 	__u64 off_us = (runnable - s->ts) / 1000, runq_us = now > runnable ? (now - runnable) / 1000 : 0;
 	struct stack_key k = s->key;
+	bool with_waker = wakers_mode && (s->waker_flags & WAKER_SEEN);
 
-	if (off_us)
+	if (wakers_mode && !s->waker_flags)
+		wakers_count(WAKERS_UNSEEN);
+	if (!s->runnable_ts && !with_waker) {
+		stacks_add(&s->key, (now - s->ts) / 1000);	/* as always: the whole block */
+		timed_emit(&s->key, tid, s->ts, now - s->ts);
+		return;
+	}
+	if (off_us && !(with_waker && send_waker(s, off_us) == 0))
 		stacks_add(&s->key, off_us);
 	k.exec_id |= STACK_EXEC_ID_RUNQ;
 	if (runq_us)
@@ -194,6 +241,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				s->dwarf = 0;
 				/* preempted or left running: runnable from now on */
 				s->runnable_ts = runq_mode && bit <= 1 ? now : 0;
+				s->waker_flags = bit <= 1 ? WAKER_PREEMPTED : 0;
 				mark_left(ptid, s);
 			}
 		}
@@ -204,12 +252,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 		__u64 delta = now - s->ts;
 		if (s->dwarf)
 			send_wake(ntid, s->ts, delta);	/* user space drops short ones */
-		else if (delta >= min_block_ns && s->runnable_ts)
-			add_split(s, now);
-		else if (delta >= min_block_ns) {
-			stacks_add(&s->key, delta / 1000);
-			timed_emit(&s->key, ntid, s->ts, delta);
-		}
+		else if (delta >= min_block_ns)
+			add_block(s, ntid, now);
 		bpf_map_delete_elem(&start, &ntid);
 	}
 	return 0;
@@ -237,6 +281,35 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (s && !s->runnable_ts)
 		s->runnable_ts = bpf_ktime_get_ns();
 	return 0;
+}
+
+/* wakers_mode: a traced thread off the CPU is being woken; we run in the
+ * waker's context, so its stacks are current's, or, in an interrupt, the
+ * interrupt's above those of the task it interrupted: user space tells them
+ * by their entry frames (the preempt count that says so is a per-CPU
+ * variable this kernel's kallsyms does not list: BPF cannot read it). */
+static __always_inline int on_waking(void *ctx, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct start *s = bpf_map_lookup_elem(&start, &tid);
+
+	if (!s || s->waker_flags || s->dwarf)	/* preempted, or woken already */
+		return 0;
+	stacks_fill_key(&s->waker, ctx, want_user, true);	/* (kernel: to tell interrupts) */
+	s->waker_flags = WAKER_SEEN;
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(waking_btf, struct task_struct *p)
+{
+	return on_waking(ctx, p);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(waking_raw, struct task_struct *p)
+{
+	return on_waking(ctx, p);
 }
 
 SEC("tp_btf/sched_wakeup")

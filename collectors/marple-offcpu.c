@@ -9,6 +9,10 @@
  * --runq (and --both) keeps apart the time a thread was runnable but waiting
  * for a CPU (from its preemption or its sched_wakeup to its switch-in), by
  * the stack it was preempted or woken in: a section of its own, "cpu":"runq".
+ * --wakers: each block carries the stacks of the thread (or interrupt) that
+ * woke it, taken at sched_waking in the waker's context, written as one
+ * stack: blocked frames root first, "--", the waker's frames leaf first, its
+ * name ("[interrupt]" for an interrupt) last, as off-wake flame graphs draw.
  * --dwarf: user threads' registers and top of stack are copied when they
  * leave the CPU and unwound here (lib/collect/unwinddwarf.h) when they come back,
  * for code built without frame pointers.
@@ -51,13 +55,13 @@
 #include "weight.h"
 
 static struct {
-	bool both, dwarf, timed, user_threads, runq;
+	bool both, dwarf, timed, user_threads, runq, wakers;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED, OPT_RUNQ };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED, OPT_RUNQ, OPT_WAKERS };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -83,6 +87,8 @@ static const struct sc_option options[] = {
 	{ 0, 'F', "frequency", "HZ", "on-CPU sampling rate for --both (default 99)" },
 	{ 0, OPT_RUNQ, "runq", NULL, "run-queue time (runnable, waiting for a CPU) in a section\n"
 	  "of its own, not in off-CPU time (--both does this too)" },
+	{ 0, OPT_WAKERS, "wakers", NULL, "each block (of at least --min-block) with the stacks of\n"
+	  "who woke it: blocked frames;--;waker frames leaf first;waker" },
 	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
 	SC_NO_PYTHON,
 	SC_DWARF,
@@ -127,6 +133,7 @@ static void own_option(int key, const char *arg)
 	case OPT_TIMED: opt.timed = true; break;
 	case 'u': opt.user_threads = true; break;
 	case OPT_RUNQ: opt.runq = true; break;
+	case OPT_WAKERS: opt.wakers = true; break;
 	}
 }
 
@@ -136,6 +143,8 @@ static int split_cpu;			/* --both, --runq: on-CPU samples, run-queue time in sec
 /* --dwarf's ring buffer: ~1900 stack copies; user space is woken when a
  * quarter of it is unread, and reads it every 20 ms anyway. */
 #define RINGBUF_BYTES (32u << 20)
+/* --wakers' ring buffer: ~95,000 blocks (88 bytes each), read every 20 ms */
+#define WAKERS_RINGBUF_BYTES (8u << 20)
 
 /* Open, configure and load; tp_btf first, raw_tp where it cannot load. */
 static struct offcpu_bpf *load(const char **how)
@@ -155,11 +164,13 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->dwarf_mode = opt.dwarf;
 		skel->rodata->user_threads_only = opt.user_threads;
 		skel->rodata->runq_mode = opt.runq;
+		skel->rodata->wakers_mode = opt.wakers;
 		skel->rodata->timed_mode = opt.timed;
 		if (opt.timed)	/* a busy machine switches ~100,000 times a second */
 			timedsamples_size(skel->obj, 200000);
-		skel->rodata->wakeup_bytes = RINGBUF_BYTES / 4;
-		bpf_map__set_max_entries(skel->maps.events, opt.dwarf ? RINGBUF_BYTES : 4096);
+		uint32_t ring = opt.dwarf ? RINGBUF_BYTES : opt.wakers ? WAKERS_RINGBUF_BYTES : 4096;
+		skel->rodata->wakeup_bytes = ring / 4;
+		bpf_map__set_max_entries(skel->maps.events, ring);
 		stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
 		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
@@ -168,6 +179,8 @@ static struct offcpu_bpf *load(const char **how)
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.wakeup_btf, opt.runq && !raw);
 		bpf_program__set_autoload(skel->progs.wakeup_raw, opt.runq && raw);
+		bpf_program__set_autoload(skel->progs.waking_btf, opt.wakers && !raw);
+		bpf_program__set_autoload(skel->progs.waking_raw, opt.wakers && raw);
 		bpf_program__set_autoload(skel->progs.on_cpu_sample, opt.both);
 		if ((err = offcpu_bpf__load(skel)) == 0) {
 			*how = raw ? "raw_tp" : "tp_btf";
@@ -219,6 +232,72 @@ static void add_block(struct dwarf_sample *s, uint64_t delta)
 	free(s);
 }
 
+/* Is this kernel frame where an interrupt entered (hard: its entry code;
+ * soft: the softirq loop, in irq_exit, ksoftirqd or local_bh_enable)? */
+static bool interrupt_entry(const char *f)
+{
+	static const char *const prefixes[] = { "asm_sysvec_", "asm_common_interrupt", "fred_extint", "fred_sysvec_",
+						"handle_softirqs", "__do_softirq" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
+		if (strncmp(f, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static uint64_t wakers_interrupt;	/* --wakers: blocks ended by an interrupt */
+
+/* The waker's frames for the top of an off-wake stack, into tail[*m...]:
+ * leaf first, then its name; from an interrupt, only the interrupt's own
+ * kernel frames (down to where it entered), then "[interrupt]": the task
+ * it interrupted did not wake anyone.  -U: the kernel frames, read only to
+ * tell interrupts, left out. */
+static void waker_frames(const struct stack_key *k, char **tail, size_t *m)
+{
+	size_t n, user_end, entry = 0;	/* (fr[0], the name, is never an entry) */
+	const char *const *fr;
+
+	stackframes_begin(sc.sf, k->comm);
+	stackframes_user_id_exec(sc.sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
+	stackframes_frames(sc.sf, &user_end);
+	stackframes_kernel_id(sc.sf, k->kern_stack_id);
+	fr = stackframes_frames(sc.sf, &n);
+	for (size_t i = n; i-- > user_end;)	/* the innermost entry (root first: from the end) */
+		if (interrupt_entry(fr[i])) {
+			entry = i;
+			break;
+		}
+	if (entry) {
+		wakers_interrupt++;
+		for (size_t i = n; i-- > entry;)
+			tail[(*m)++] = marple_strdup(fr[i]);
+		tail[(*m)++] = marple_strdup("[interrupt]");
+		return;
+	}
+	for (size_t i = sc.user_only ? user_end : n; i-- > 1;)	/* fr[0] is the waker's name */
+		tail[(*m)++] = marple_strdup(fr[i]);
+	tail[(*m)++] = marple_strdup(n ? fr[0] : "[unknown]");
+}
+
+/* --wakers: a block of rec->off_us with its waker, as one stack of the
+ * off-CPU table: the blocked frames, "--", the waker's (waker_frames). */
+static void add_waker(const struct waker_record *rec, struct hashtab *t)
+{
+	static char **tail;
+	static size_t cap_tail;
+	size_t n, m = 0;
+
+	tail = marple_grow(tail, &cap_tail, 2 + 2 * MARPLE_STACK_DEPTH + 8, sizeof(*tail));
+	tail[m++] = marple_strdup("--");
+	waker_frames(&rec->waker, tail, &m);
+	stackframes_key(sc.sf, &rec->blocked);
+	stackframes_frames(sc.sf, &n);
+	stackframes_user_splice(sc.sf, n, (const char *const *)tail, m);
+	stackframes_collect(sc.sf, t, rec->off_us);
+	for (size_t i = 0; i < m; i++)
+		free(tail[i]);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct dwarf_sample *e = data;
@@ -249,6 +328,8 @@ static int on_event(void *ctx, void *data, size_t len)
 			dw.unmatched_copies += s != NULL;
 			free(s);
 		}
+	} else if (len >= sizeof(struct waker_record) && w->type == REC_WAKER) {
+		add_waker(data, ((struct stacksbpf_table *)ctx)->t);
 	} else if (len >= sizeof(*e) && e->type == REC_ONCPU) {
 		dw.on_cpu++;
 		unwinddwarf_add(dw.d, e, 1000000 / opt.freq);
@@ -272,6 +353,10 @@ static void pin_one_blocked(const void *key, const void *value, void *arg)
 	if (!s.dwarf) {
 		stackdrain_pin(arg, s.key.user_stack_id);
 		stackdrain_pin(arg, s.key.kern_stack_id);
+	}
+	if (!s.dwarf && (s.waker_flags & WAKER_SEEN)) {
+		stackdrain_pin(arg, s.waker.user_stack_id);
+		stackdrain_pin(arg, s.waker.kern_stack_id);
 	}
 }
 
@@ -356,10 +441,33 @@ static void dwarf_trailer_add(json_t *tr)
 			(unsigned long long)dw.unmatched_copies, (unsigned long long)dw.unmatched_wakes);
 }
 
+/* --wakers' counts in the trailer (the section's own with --every), and on
+ * stderr at the end when blocks went without their waker. */
+static void wakers_trailer_add(json_t *tr, struct offcpu_bpf *skel, int last)
+{
+	static const char *const names[WAKERS_N] = { "with_waker", "waker_unseen", "waker_lost" };
+	static uint64_t interrupt_before;
+	static uint64_t before[WAKERS_N];
+	json_t *o = json_object();
+
+	for (uint32_t i = 0; i < WAKERS_N; i++) {
+		uint64_t v = bpfmap_percpu_sum(bpf_map__fd(skel->maps.wakers), i);
+		json_object_set_new(o, names[i], json_integer((json_int_t)(v - before[i])));
+		if (!last)
+			before[i] = v;
+		else if (i >= WAKERS_UNSEEN && v)
+			marple_warn("--wakers: %" PRIu64 " blocks counted without their waker (%s)", v,
+				    i == WAKERS_LOST ? "the ring buffer was full" : "no sched_waking seen for them");
+	}
+	json_object_set_new(o, "interrupt", json_integer((json_int_t)(wakers_interrupt - interrupt_before)));
+	interrupt_before = wakers_interrupt;
+	json_object_set_new(tr, "wakers", o);
+}
+
 /* What the sections are made of (the capture's state, past main's setup). */
 static struct {
 	struct offcpu_bpf *skel;
-	struct bpf_link *link, *wake_link;
+	struct bpf_link *link, *wake_link, *waking_link;
 	struct cpuclock *cc;
 	struct stacksbpf_table table;
 	struct timedsamples_walk *timed_walk;
@@ -378,6 +486,8 @@ static void stop_tracing(void *arg)
 	cap.link = NULL;
 	bpf_link__destroy(cap.wake_link);
 	cap.wake_link = NULL;
+	bpf_link__destroy(cap.waking_link);
+	cap.waking_link = NULL;
 	bpf_link__destroy(sc.exec_link);
 	sc.exec_link = NULL;
 	ring_buffer__consume(sc.notes);
@@ -441,6 +551,8 @@ static int write_section(void *arg, int last)
 	 * counts it; a stderr line made every cron capture send mail */
 	if (opt.dwarf)
 		dwarf_trailer_add(tr);
+	if (opt.wakers)
+		wakers_trailer_add(tr, skel, last);
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
@@ -482,6 +594,7 @@ static json_t *section_header(const char *how)
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	json_object_set_new(o, "user_threads_only", json_boolean(opt.user_threads));
 	json_object_set_new(o, "runq", json_boolean(opt.runq));
+	json_object_set_new(o, "wakers", json_boolean(opt.wakers));
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "tracepoint", json_string(how));
@@ -510,6 +623,8 @@ int main(int argc, char **argv)
 	if (opt.runq && (opt.dwarf || opt.timed))
 		marple_usage_error("--runq: not with --%s (one section for the whole capture)",
 				   opt.dwarf ? "dwarf" : "timed");
+	if (opt.wakers && (opt.dwarf || opt.timed))
+		marple_usage_error("--wakers: not with --%s", opt.dwarf ? "dwarf" : "timed");
 	/* --both: the whole time, running, waiting for a CPU and blocked, each apart */
 	opt.runq = opt.runq || (opt.both && !opt.dwarf && !opt.timed);
 	if (sc.interval && (opt.dwarf || opt.timed))
@@ -532,11 +647,11 @@ int main(int argc, char **argv)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
 	stackcollector_unwind_loaded(&sc, skel->obj);
 	stackcollector_python(&sc, skel->obj);
-	if (opt.dwarf) {
+	if (opt.dwarf)
 		dw.d = unwinddwarf_new(sc.syms);
-		if (ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
-			marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
-	}
+	if ((opt.dwarf || opt.wakers) &&
+	    ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, &cap.table) < 0)
+		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
 	if (opt.timed && !(timed = timedsamples_new(skel->obj, sc.notes)))
 		marple_fatal(EXIT_DATA, "cannot set up --timed");
 	/* the counts are drained while capturing (--dwarf's records keep stack
@@ -563,6 +678,12 @@ int main(int argc, char **argv)
 	cap.link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
 	if (!cap.link)
 		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
+	if (opt.wakers) {
+		cap.waking_link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.waking_btf
+									     : skel->progs.waking_raw);
+		if (!cap.waking_link)
+			marple_fatal(EXIT_DATA, "cannot attach to sched_waking: %s", strerror(errno));
+	}
 	if (opt.runq) {
 		cap.wake_link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.wakeup_btf
 									   : skel->progs.wakeup_raw);
@@ -576,7 +697,7 @@ int main(int argc, char **argv)
 	/* pid notes wake us at once; --dwarf's and --timed's records are read every 20 ms */
 	struct stackcollector_run lifecycle = {
 		.rb = sc.notes,
-		.poll_ms = opt.dwarf || opt.timed ? 20 : 200,
+		.poll_ms = opt.dwarf || opt.timed || opt.wakers ? 20 : 200,
 		.stop = stop_tracing,
 		.section = write_section,
 	};

@@ -556,6 +556,20 @@ static void name_table(struct layout *L)
 	}
 }
 
+static int waker_hues;	/* no --colors: a waker's frames (above "--") aqua */
+
+/* Is node id above a "--" frame: the waker's part of an off-wake stack
+ * (marple-offcpu --wakers: blocked frames;--;waker frames)? */
+static int above_waker_separator(const struct stree *t, uint32_t id)
+{
+	for (uint32_t p = stacktree_node(t, id)->parent; p != STREE_NONE; p = stacktree_node(t, p)->parent) {
+		struct mstr n = stacktree_name(t, stacktree_node(t, p)->name);
+		if (n.len == 2 && n.s[0] == '-' && n.s[1] == '-')
+			return 1;
+	}
+	return 0;
+}
+
 /* The fill of frame i: the root, the delimiters, the differential's red and
  * blue, a --cp palette entry, or the colour scheme (then remembered for --cp). */
 static void frame_colour(const struct layout *L, size_t i, struct mstr name, int rgb[3])
@@ -567,6 +581,11 @@ static void frame_colour(const struct layout *L, size_t i, struct mstr name, int
 		rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
 	} else if (name.len == 2 && name.s[0] == '-' && name.s[1] == '-') {
 		rgb[0] = 160, rgb[1] = 160, rgb[2] = 160;
+	} else if (!L->diff && waker_hues && above_waker_separator(L->t, L->fr[i].node)) {
+		const char *keep = opt.colors;	/* the waker's frames: aqua, as the "wakeup" palette */
+		opt.colors = "wakeup";
+		color_of(name.s, name.len, rgb);
+		opt.colors = keep;
 	} else if (L->diff) {
 		double delta = stacktree_weight2(L->t, L->fr[i].node) - nd->v, maxdelta = L->maxdelta;
 		if (opt.negate)
@@ -770,6 +789,7 @@ static void interface_defaults(const struct stacktree_input *in)
 	int bytes = in->unit && strcmp(in->unit, "bytes") == 0 && !opt.countname;
 
 	both_hues = offcpu && in->on_cpu && !opt.colors;
+	waker_hues = !opt.colors;
 	if (!opt.colors)
 		opt.colors = offcpu && !in->on_cpu ? "io" : bytes ? "mem" : "hot";
 	if (!opt.title && offcpu && !opt.flamechart && !opt.inverted)

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 39
+plan 46
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -122,6 +122,38 @@ wall=$(sed -n 's/^spin1 tid=[0-9]* .* wall_ns=\([0-9]*\)$/\1/p' "$T/rqb.err")
 whole=$(($(comm_weight "$T/rqb.out" 0 spin1) + $(comm_weight "$T/rqb.out" 1 spin1) + $(comm_weight "$T/rqb.out" 2 spin1)))
 in_range "offcpu: --both: spin1's on-CPU + run-queue + off-CPU time is its wall time ${wall:-?} ns (us)" "$whole" \
 	$((${wall:-0} / 1000 * 95 / 100)) $((${wall:-0} / 1000 * 105 / 100 + 20000))
+
+# --wakers: pipewake's reader blocks in reader_waits reading a pipe that the
+# writer writes in writer_wakes every ~1 ms (after a nap, ended by a timer
+# interrupt).  Each block carries its waker's stacks after a "--" frame.
+expect_exit "offcpu: --wakers with --dwarf is a usage error" 2 "--wakers: not with --dwarf" "$OC" --wakers --dwarf 1
+"$OC" --wakers -c "$W/pipewake 2" > "$T/wk.out" 2> "$T/wk.err"; rc=$?
+check "offcpu: --wakers: exit 0, a valid stream saying wakers" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/wk.out' &&
+	grep -q '\"wakers\":true' '$T/wk.out'"
+# share FILE SUBJECT PART: "part whole" weights of records matching SUBJECT
+share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }' "$1"; }
+set -- $(share "$T/wk.out" '^pw_reader;.*;reader_waits;' ';--;(.*;)?writer_wakes;writer;')
+check "offcpu: --wakers: >= 95% of the reader's blocked time (${2} us) has writer_wakes as its waker (${1} us)" \
+	test "$2" -gt 500000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+# the writer's naps end by a timer interrupt: its frames, then "[interrupt]",
+# never the user stack of whatever task the interrupt happened to stop
+set -- $(share "$T/wk.out" '^pw_writer;.*;writer_naps;.*;--;' ';--;.*hrtimer_wakeup;.*;\[interrupt\]$')
+check "offcpu: --wakers: a wake-up from an interrupt is said so (${1} of ${2} us of naps)" \
+	test "$2" -gt 300000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+check "offcpu: --wakers: no user frames invented above an interrupt" \
+	sh -c "! grep -q '\[interrupt\];.\|;--;.*\(writer\|reader\|clone3\|start_thread\).*\[interrupt\]' '$T/wk.out'"
+check "offcpu: --wakers: trailer counts wakers and interrupts" \
+	grep -q '"wakers":{"with_waker":[1-9][0-9]*,"waker_unseen":[0-9]*,"waker_lost":0,"interrupt":[1-9]' "$T/wk.out"
+marple-flamegraph "$T/wk.out" > "$T/wk.svg"
+# aqua: green and blue alike, above red; blue: blue above both
+hue() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/wk.svg" | head -n 1 | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
+	while read -r r g b; do
+		if [ $((0x$g)) -gt $((0x$r + 40)) ] && [ $((0x$b)) -gt $((0x$r + 40)) ]; then echo aqua
+		elif [ $((0x$b)) -gt $((0x$g + 40)) ]; then echo blue; else echo other; fi; done; }
+check "offcpu: --wakers: the flame graph draws the waker's frames aqua, the blocked ones blue ($(hue writer_wakes) writer_wakes, $(hue reader_waits) reader_waits)" \
+	test "$(hue writer_wakes)$(hue reader_waits)" = aquablue
 
 # --dwarf: nofp is built -O2 -fomit-frame-pointer; in "block" mode chain_c
 # burns 5 ms then sleeps 15 ms in nanosleep, so main;chain_a;chain_b;chain_c
