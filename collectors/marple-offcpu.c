@@ -605,6 +605,22 @@ static json_t *section_header(const char *how)
 	return hdr;
 }
 
+/* Attach what the options ask for (raw: the raw_tp programs were loaded). */
+static void attach(struct offcpu_bpf *skel, bool raw)
+{
+	cap.link = bpf_program__attach(raw ? skel->progs.switch_raw : skel->progs.switch_btf);
+	if (!cap.link)
+		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
+	if (opt.wakers && !(cap.waking_link = bpf_program__attach(raw ? skel->progs.waking_raw
+									   : skel->progs.waking_btf)))
+		marple_fatal(EXIT_DATA, "cannot attach to sched_waking: %s", strerror(errno));
+	if (opt.runq && !(cap.wake_link = bpf_program__attach(raw ? skel->progs.wakeup_raw
+								  : skel->progs.wakeup_btf)))
+		marple_fatal(EXIT_DATA, "cannot attach to sched_wakeup: %s", strerror(errno));
+	if (opt.both)
+		cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
+}
+
 int main(int argc, char **argv)
 {
 	struct offcpu_bpf *skel;
@@ -675,26 +691,10 @@ int main(int argc, char **argv)
 	if (!opt.both || split_cpu)
 		json_object_set_new(hdr, "cpu", json_string("off"));
 
-	cap.link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.switch_btf : skel->progs.switch_raw);
-	if (!cap.link)
-		marple_fatal(EXIT_DATA, "cannot attach to sched_switch: %s", strerror(errno));
-	if (opt.wakers) {
-		cap.waking_link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.waking_btf
-									     : skel->progs.waking_raw);
-		if (!cap.waking_link)
-			marple_fatal(EXIT_DATA, "cannot attach to sched_waking: %s", strerror(errno));
-	}
-	if (opt.runq) {
-		cap.wake_link = bpf_program__attach(strcmp(how, "raw_tp") ? skel->progs.wakeup_btf
-									   : skel->progs.wakeup_raw);
-		if (!cap.wake_link)
-			marple_fatal(EXIT_DATA, "cannot attach to sched_wakeup: %s", strerror(errno));
-	}
-	if (opt.both)
-		cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
+	attach(skel, strcmp(how, "raw_tp") == 0);
 	if (!sc.interval && stream_write_json(stdout, hdr) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the header");
-	/* pid notes wake us at once; --dwarf's and --timed's records are read every 20 ms */
+	/* pid notes wake us at once; --dwarf's, --timed's and --wakers' records are read every 20 ms */
 	struct stackcollector_run lifecycle = {
 		.rb = sc.notes,
 		.poll_ms = opt.dwarf || opt.timed || opt.wakers ? 20 : 200,

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 46
+plan 48
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -146,6 +146,16 @@ check "offcpu: --wakers: no user frames invented above an interrupt" \
 	sh -c "! grep -q '\[interrupt\];.\|;--;.*\(writer\|reader\|clone3\|start_thread\).*\[interrupt\]' '$T/wk.out'"
 check "offcpu: --wakers: trailer counts wakers and interrupts" \
 	grep -q '"wakers":{"with_waker":[1-9][0-9]*,"waker_unseen":[0-9]*,"waker_lost":0,"interrupt":[1-9]' "$T/wk.out"
+# a waker in another process, not traced itself: pipewake's writer forked,
+# only the reader's process (-p) traced; the waker's frames are still named
+"$W/pipewake" 3 fork > /dev/null & wl=$!
+sleep 0.3
+"$OC" --wakers -p "$wl" 2 > "$T/wf.out" 2> /dev/null
+wait "$wl"
+set -- $(share "$T/wf.out" '^pw_reader;.*;reader_waits;' ';--;(.*;)?writer_wakes;writer;main;.*;pw_writer$')
+check "offcpu: --wakers: a waker in another process (${1} of ${2} us blocked)" \
+	test "$2" -gt 500000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+check "offcpu: --wakers -p: the waker's own blocks are not traced" sh -c "! grep -q '^[0-9]*#pw_writer' '$T/wf.out'"
 marple-flamegraph "$T/wk.out" > "$T/wk.svg"
 # aqua: green and blue alike, above red; blue: blue above both
 hue() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/wk.svg" | head -n 1 | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |

@@ -3,13 +3,16 @@
  * (woken by a timer interrupt), then writes a byte in writer_wakes, which
  * wakes the reader.  So nearly all of the reader's blocked time ends with a
  * waker stack holding writer_wakes, and the writer's naps end with an
- * interrupt.  Runs SECONDS, then prints how many bytes went through.
+ * interrupt.  Runs SECONDS, then prints how many bytes went through.  With
+ * "fork" the writer is a process of its own (a child), not a thread.
  *
- * Usage: pipewake [SECONDS]   (default 2)
+ * Usage: pipewake [SECONDS [fork]]   (default 2)
  * WORKLOAD_CFLAGS: -O2 -g -pthread -fno-omit-frame-pointer -fno-optimize-sibling-calls
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -77,6 +80,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+		pid_t child = fork();
+		if (child < 0) {
+			perror("pipewake: fork");
+			return 1;
+		}
+		if (child == 0) {
+			writer(NULL);
+			_exit(0);
+		}
+		reader(NULL);
+		waitpid(child, NULL, 0);
+		return 0;
+	}
 	if (pthread_create(&r, NULL, reader, NULL) != 0 || pthread_create(&w, NULL, writer, NULL) != 0) {
 		perror("pipewake: pthread_create");
 		return 1;
