@@ -215,6 +215,13 @@ int dwarfinline_lookup(struct dwarfinline *d, uint64_t vaddr, struct dwarfinline
 	int n = nesting_scopes(cu, daddr, &scopes);
 	int depth = n > 0 ? scopes_to_frames(d, cu, daddr, scopes, n, out, max) : 0;
 	free(scopes);
+	if (n < 0) {
+		/* libdw 0.188 leaks a little on a broken DIE tree's error path:
+		 * one error and the file's DWARF is not asked again */
+		d->stats.bad_dwarf++;
+		d->dwarf = NULL;
+		return 0;
+	}
 	if (depth == 0)
 		d->stats.no_function++;
 	else

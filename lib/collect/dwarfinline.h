@@ -41,6 +41,8 @@ struct dwarfinline_stats {
 	uint64_t no_dwarf;	/* the file (and its debug file) has no DWARF */
 	uint64_t no_unit;	/* no compile unit covers the address */
 	uint64_t no_function;	/* a unit, but no function DIE covers it */
+	uint64_t bad_dwarf;	/* libdw failed walking the DIEs: the file's DWARF
+				 * is not asked again (later lookups: no_dwarf) */
 	uint64_t cut;		/* chains cut at DWARFINLINE_MAX_DEPTH */
 	uint64_t dwarf_bytes;	/* size of the debug sections read (memory bound) */
 	int too_big;		/* refused: debug sections over the bound */
