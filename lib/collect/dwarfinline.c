@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dwarfinline.h"
+#include "hashtab.h"
 
 struct dwarfinline {
 	Dwfl_Callbacks callbacks;	/* dwfl keeps a pointer to it */
@@ -23,6 +24,7 @@ struct dwarfinline {
 	Dwarf *dwarf;			/* NULL: no DWARF (or too big) */
 	uint64_t elf_bias;		/* file vaddr + elf_bias = dwfl's address */
 	const char *debugfile;
+	struct hashtab *paths;		/* source paths made absolute, kept */
 	struct dwarfinline_stats stats;
 };
 
@@ -197,6 +199,23 @@ static int nesting_scopes(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **scopes)
 	return n;
 }
 
+/* file as an absolute path: relative ones are the unit's DW_AT_comp_dir's. */
+static const char *absolute(struct dwarfinline *d, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir = file[0] == '/' || !strcmp(file, "??") ? NULL :
+			  dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir)
+		return file;
+	char path[4096];
+	int len = snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return file;
+	if (!d->paths)
+		d->paths = hashtab_new();
+	return hashtab_add(d->paths, path, (size_t)len, 0, 0)->key;
+}
+
 int dwarfinline_lookup(struct dwarfinline *d, uint64_t vaddr, struct dwarfinline_frame *out, int max)
 {
 	d->stats.lookups++;
@@ -222,6 +241,8 @@ int dwarfinline_lookup(struct dwarfinline *d, uint64_t vaddr, struct dwarfinline
 		d->dwarf = NULL;
 		return 0;
 	}
+	for (int i = 0; i < depth; i++)
+		out[i].file = absolute(d, cu, out[i].file);
 	if (depth == 0)
 		d->stats.no_function++;
 	else
@@ -246,5 +267,6 @@ void dwarfinline_close(struct dwarfinline *d)
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	free(d->debugpath);
+	hashtab_free(d->paths);
 	free(d);
 }

@@ -8,9 +8,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <libiberty/demangle.h>
+
 #include "escape.h"
 #include "hashtab.h"
 #include "jitframes.h"
+#include "sourceframes.h"
 #include "python.h"
 #include "stream.h"
 #include "util.h"
@@ -21,6 +24,7 @@
 struct stackframes {
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
+	struct sourceframes *sources;	/* inline frames and lines, stripped Go names */
 	int map_fd;
 	const unsigned char *stacks;	/* the stacks array mmapped, or NULL: lookups */
 	size_t stacks_len, stack_size;
@@ -74,12 +78,12 @@ struct stackframes {
 
 /* What a frame name stands for: the trailer's "frames" (marple-format(5)). */
 struct frame_desc {
-	const char *kind;		/* "native", "kernel", "python", "jit", "marker" */
+	const char *kind;		/* "native", "inline", "kernel", "python", "jit", "marker" */
 	const char *file;		/* NULL: none */
 	const char *build_id;		/* NULL or "": none */
 	uint64_t offset;		/* where the function starts in file */
 	int has_offset;
-	int line;			/* Python: the line; 0 none */
+	int line;			/* Python, inline: the line; 0 none */
 };
 
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
@@ -88,6 +92,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	struct stackframes *sf = marple_calloc(1, sizeof(*sf));
 	sf->syms = syms;
 	sf->ksyms = ksyms;
+	sf->sources = syms ? sourceframes_new() : NULL;
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
 	sf->names = hashtab_new();
@@ -102,6 +107,7 @@ void stackframes_free(struct stackframes *sf)
 	if (!sf)
 		return;
 	jitframes_forget(sf->syms);
+	sourceframes_free(sf->sources);
 	hashtab_free(sf->names);
 	hashtab_free(sf->frame_ids);
 	free(sf->key);
@@ -455,7 +461,8 @@ void stackframes_set_python(struct stackframes *sf,
 	sf->py_arg = arg;
 }
 
-static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n);
+static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n,
+		     int inline_frames);
 
 void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
 {
@@ -465,14 +472,42 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 	 * frames (bpf/python.h); without a merge, the native frames alone */
 	while (native < n && !PY_IS_STACK_MARK(ips[native]))
 		native++;
-	user_ips(sf, pid, exec_id, ips, native);
-	if (native + 1 < n && sf->py_merge) {
+	/* Python frames are merged frame for address: no inline frames there */
+	int python = native + 1 < n && sf->py_merge;
+	user_ips(sf, pid, exec_id, ips, native, !python);
+	if (python) {
 		sf->py_merged = 1;
 		sf->py_merge(sf->py_arg, sf, pid, exec_id, first, ips, native, ips + native + 1, n - native - 1);
 	}
 }
 
-static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n)
+/* The source frames of the frame fr (sourceframes: DWARF inline chains, a
+ * stripped Go binary's table) into src, innermost first; their count. */
+static int source_frames(struct stackframes *sf, pid_t pid, const struct syms_frame *fr,
+			 struct sourceframes_frame *src)
+{
+	if (!sf->sources || fr->kind != SYMS_KIND_NATIVE || !fr->path || fr->path[0] != '/')
+		return 0;
+	return sourceframes_lookup(sf->sources, pid, fr->path, fr->file_offset, src, DWARFINLINE_MAX_DEPTH);
+}
+
+/* The inline frames of src[0..n-1) (src[n-1] is the function itself),
+ * outermost first after it, each described "inline" at its file:line. */
+static void push_inline(struct stackframes *sf, const struct sourceframes_frame *src, int n)
+{
+	for (int k = n - 2; k >= 0; k--) {
+		char *pretty = strncmp(src[k].function, "_Z", 2) == 0 ?
+				       cplus_demangle(src[k].function, DMGL_ANSI | DMGL_PARAMS) : NULL;
+		const char *name = intern(sf, pretty ? pretty : src[k].function);
+		free(pretty);
+		stackframes_describe(sf, name, "inline", src[k].file, (int)src[k].line);
+		sf->st.inline_frames++;
+		push(sf, name);
+	}
+}
+
+static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const uint64_t *ips, size_t n,
+		     int inline_frames)
 {
 	char buf[64];
 	size_t first = sf->n;
@@ -495,6 +530,12 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 		const char *name = fr.name, *mod = fr.module;
 		if (mod && !sf->unwalked && (sf->unwalked = unwalked_interpreter(mod)))
 			sf->st.unwalked_pid[sf->unwalked - 1] = pid;
+		struct sourceframes_frame src[DWARFINLINE_MAX_DEPTH];
+		int nsrc = inline_frames ? source_frames(sf, pid, &fr, src) : 0;
+		if (!name && nsrc > 0) {	/* a stripped Go binary's function */
+			name = intern(sf, src[nsrc - 1].function);
+			sf->st.go_frames++;
+		}
 		if (!name) {
 			sf->st.unknown_frames++;
 			if (mod && (sf->flags & SF_ADDRESSES)) {
@@ -511,6 +552,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 				sf->jit_leaf = name;
 		}
 		push_tagged(sf, name, describe_user(sf, name, &fr));
+		push_inline(sf, src, nsrc);
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
@@ -874,6 +916,24 @@ uint64_t stackframes_write_table_cpu(const struct stackframes *sf, const struct 
 	return written;
 }
 
+/* What DWARF and Go tables told: the trailer's "sources". */
+static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
+{
+	struct sourceframes_stats st;
+	sourceframes_stats(sf->sources, &st);
+	json_t *o = json_object();
+	json_object_set_new(o, "files", json_integer((json_int_t)st.files));
+	json_object_set_new(o, "files_refused", json_integer((json_int_t)st.files_refused));
+	json_object_set_new(o, "lookups", json_integer((json_int_t)st.lookups));
+	json_object_set_new(o, "by_dwarf", json_integer((json_int_t)st.dwarf_resolved));
+	json_object_set_new(o, "by_go_table", json_integer((json_int_t)st.go_resolved));
+	json_object_set_new(o, "unresolved", json_integer((json_int_t)st.unresolved));
+	json_object_set_new(o, "dwarf_bytes", json_integer((json_int_t)st.dwarf_bytes));
+	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
+	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
+	json_object_set_new(trailer, "sources", o);
+}
+
 void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 {
 	json_t *all = json_object(), *ids = json_object();
@@ -911,4 +971,6 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 	}
 	json_object_set_new(trailer, "frames", all);
 	json_object_set_new(trailer, "build_ids", ids);
+	if (sf->sources)
+		sources_trailer_add(sf, trailer);
 }

@@ -131,6 +131,8 @@ struct stackframes_stats {
 	uint64_t missing_user;		/* user stacks shown as "[missing user stack]" */
 	uint64_t missing_kernel;
 	uint64_t unknown_frames;	/* addresses without a symbol */
+	uint64_t inline_frames;		/* frames of inlined functions added (DWARF) */
+	uint64_t go_frames;		/* stripped Go frames named from .gopclntab */
 	/* user stacks judged whole or not (shorter than the depth limit): whole
 	 * when one of the three outermost frames is _start, __libc_start_main,
 	 * clone, clone3, start_thread... or the outermost is in libc unnamed */

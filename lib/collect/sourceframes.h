@@ -1,0 +1,52 @@
+/* sourceframes.h — what a native address says about its source, per mapped
+ * file: the chain of inlined functions with file:line from the file's DWARF
+ * (dwarfinline), or a Go binary's function and line from its .gopclntab
+ * (gopclntab) when its symbols are stripped.  The namer (stackframes) asks
+ * with the file and offset the symbolizer found; each file's readers are
+ * opened once and kept (at most SOURCEFRAMES_MAX_FILES files; more are not
+ * read, and counted).
+ *
+ *   struct sourceframes *s = sourceframes_new();
+ *   struct sourceframes_frame f[DWARFINLINE_MAX_DEPTH];
+ *   int n = sourceframes_lookup(s, pid, "/usr/bin/prog", file_offset, f, DWARFINLINE_MAX_DEPTH);
+ *   // f[0] innermost ... f[n-1] the real function
+ *   sourceframes_free(s);
+ */
+#ifndef MARPLE_SOURCEFRAMES_H
+#define MARPLE_SOURCEFRAMES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dwarfinline.h"
+
+#define SOURCEFRAMES_MAX_FILES 256
+
+struct sourceframes_frame {
+	const char *function;	/* as the DWARF or Go table says (C++: mangled) */
+	const char *file;
+	unsigned line;
+};
+
+struct sourceframes_stats {
+	uint64_t files;			/* files opened */
+	uint64_t files_refused;		/* over SOURCEFRAMES_MAX_FILES */
+	uint64_t lookups, dwarf_resolved, go_resolved, unresolved;
+	uint64_t dwarf_bytes;		/* debug sections of the files read */
+};
+
+struct sourceframes;
+
+struct sourceframes *sourceframes_new(void);
+
+/* The source frames at file_offset of path as pid maps it (read through
+ * /proc/PID/root): n > 0 frames innermost first, the last the function
+ * itself; 0 if neither DWARF nor a Go table says. */
+int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, uint64_t file_offset,
+			struct sourceframes_frame *out, int max);
+
+void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats *out);
+
+void sourceframes_free(struct sourceframes *s);
+
+#endif

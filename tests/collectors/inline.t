@@ -1,0 +1,94 @@
+# Inline frames and source lines from DWARF, names of a stripped Go binary
+# (lib/collect/sourceframes.c): marple-callstack on tests/workloads/
+# inlinechain (mix inlined in stage2 in stage1 in pipeline, -O2 -g) reads
+# main;pipeline;stage1;stage2;mix, each inlined frame described "inline" at
+# the file:line addr2line -i gives; on tests/workloads/gospin.go built
+# stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf, as
+# the unstripped build's (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+plan 10
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+W="$MARPLE_BIN/workloads"
+CS="$MARPLE_BIN/marple-callstack"
+if ! is_root; then
+	skip_rest "inline: BPF cases" "not root"
+fi
+
+# share NAME PART WHOLE PERCENT: PART is at least PERCENT% of WHOLE (and WHOLE > 20)
+share() {
+	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
+	else fail "$1" "$2 of $3, wanted >= $4%"; fi
+}
+# frame FILE NAME: NAME's description in FILE's trailer as "kind file line"
+frame() {
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{\"trailer\""):
+        f = json.loads(l)["frames"].get(sys.argv[2], {})
+        print(f.get("kind", "-"), f.get("file", "-"), f.get("line", 0)); break' "$1" "$2"
+}
+
+# 1. the inline fixture: the chain under pipeline, with addr2line's lines
+"$CS" -U -F 299 -c "$W/inlinechain 3" > "$T/inl.out" 2> "$T/inl.err"
+all=$(weight "$T/inl.out" '.')
+share "inline: main;pipeline;stage1;stage2;mix" \
+	"$(weight "$T/inl.out" ';main;pipeline;stage1;stage2;mix$')" "$all" 97
+# where addr2line -i puts each frame at the hot loop's multiply
+at=$(objdump -d --no-show-raw-insn "$W/inlinechain" | sed -n '/<pipeline>:/,/^$/p' |
+	awk '/imul/ { sub(":", "", $1); print $1; exit }')
+addr2line -f -i -e "$W/inlinechain" "0x$at" > "$T/a2l"
+for fn in stage1 stage2; do
+	want="inline $(grep -A1 -x "$fn" "$T/a2l" | tail -n 1 | sed 's/ .*//; s/:/ /')"
+	got=$(frame "$T/inl.out" "$fn")
+	if [ "$got" = "$want" ]; then pass "inline: $fn described inline at its call line ($got)"
+	else fail "inline: $fn" "described '$got', addr2line says '$want'"; fi
+done
+# mix: first described at one of its own lines (the loop or its body)
+got=$(frame "$T/inl.out" mix)
+src="$MARPLE_TOP/tests/workloads/inlinechain.c"
+loop=$(grep -n 'round < 512' "$src" | cut -d: -f1); body=$((loop + 1))
+case "$got" in
+"inline $src $loop" | "inline $src $body") pass "inline: mix described inline at $got" ;;
+*) fail "inline: mix" "described '$got', wanted $src line $loop or $body" ;;
+esac
+# the trailer's "sources" counts what DWARF told
+src_by=$(sed -n 's/.*"sources":{[^}]*"by_dwarf":\([0-9]*\).*/\1/p' "$T/inl.out")
+src_inl=$(sed -n 's/.*"sources":{[^}]*"inline_frames":\([0-9]*\).*/\1/p' "$T/inl.out")
+if [ "${src_by:-0}" -gt 0 ] && [ "${src_inl:-0}" -ge 3 ]; then pass "inline: trailer sources: $src_by by DWARF, $src_inl inline frames"
+else fail "inline: trailer sources" "by_dwarf '$src_by', inline_frames '$src_inl'"; fi
+n=$(frame "$T/inl.out" pipeline)
+case "$n" in native*) pass "inline: pipeline stays the native function" ;; *) fail "inline: pipeline" "$n" ;; esac
+
+# 2. stripped Go: named from .gopclntab as the unstripped build's symbols name it
+if ! command -v go > /dev/null 2>&1; then
+	skip_rest "inline: stripped Go" "no go (golang-go, scripts/install-deps)"
+fi
+export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath"
+(cd "$MARPLE_TOP/tests/workloads" && go build -o "$T/gospin" gospin.go &&
+	go build -ldflags="-s -w" -o "$T/gospin-stripped" gospin.go) > "$T/go.err" 2>&1
+if [ -n "$(nm "$T/gospin-stripped" 2>/dev/null)" ] || [ ! -x "$T/gospin" ]; then
+	fail "inline: go builds" "$(head -c 300 "$T/go.err")"
+else
+	pass "inline: go builds, one stripped of its symbols"
+fi
+# Frame pointers for both: the stripped build has no .debug_frame for the
+# tables to walk (so a frameless leaf's caller is skipped alike in both)
+for b in gospin gospin-stripped; do
+	"$CS" -U -F 299 --unwind fp -c "$T/$b 3" > "$T/$b.out" 2> "$T/$b.err"
+done
+# the rest: the Go runtime (start-up, sysmon)
+all=$(weight "$T/gospin-stripped.out" '.')
+share "inline: stripped Go: main.main;...;main.leaf" \
+	"$(weight "$T/gospin-stripped.out" ';main\.main;(main\.middle;)?main\.leaf$')" "$all" 75
+# an address in the binary without a name would read [gospin-stripped]
+unnamed=$(weight "$T/gospin-stripped.out" '\[gospin-stripped')
+if [ "$all" -gt 20 ] && [ "$unnamed" = 0 ]; then pass "inline: stripped Go: no frame in the binary unnamed ($all samples)"
+else fail "inline: stripped Go: unnamed frames" "$unnamed of $all samples"; fi
+# heaviest FILE: the heaviest stack's frames after the process name, with
+# the ABI suffix the symtab has and the table not (.abi0) taken off
+heaviest() {
+	grep -v '^{' "$1" | sort -t'#' -k1,1 -rn | head -n 1 | sed 's/^[0-9]*#[^;]*;//; s/\.abi0//g'
+}
+a=$(heaviest "$T/gospin.out"); b=$(heaviest "$T/gospin-stripped.out")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "inline: stripped Go: the unstripped build's heaviest stack ($b)"
+else fail "inline: stripped Go vs unstripped" "'$b' vs '$a'"; fi
