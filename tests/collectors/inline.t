@@ -14,11 +14,6 @@ if ! is_root; then
 	skip_rest "inline: BPF cases" "not root"
 fi
 
-# share NAME PART WHOLE PERCENT: PART is at least PERCENT% of WHOLE (and WHOLE > 20)
-share() {
-	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
-	else fail "$1" "$2 of $3, wanted >= $4%"; fi
-}
 # frame FILE NAME: NAME's description in FILE's trailer as "kind file line"
 frame() {
 	python3 -c 'import json, sys

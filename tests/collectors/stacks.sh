@@ -11,6 +11,13 @@ weight() {
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 
+# share NAME PART WHOLE PERCENT: a case that passes when PART is at least
+# PERCENT% of WHOLE (and WHOLE > 20)
+share() {
+	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
+	else fail "$1" "$2 of $3, wanted >= $4%"; fi
+}
+
 # trailer_num FILE MEMBER: the number MEMBER has in FILE's first trailer
 trailer_num() {
 	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1

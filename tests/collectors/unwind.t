@@ -15,11 +15,6 @@ if ! is_root; then
 	skip_rest "unwind: BPF cases" "not root"
 fi
 
-# share NAME PART WHOLE PERCENT: PART is at least PERCENT% of WHOLE (and WHOLE > 20)
-share() {
-	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
-	else fail "$1" "$2 of $3, wanted >= $4%"; fi
-}
 # trailer_unwind FILE KEY: a number of the trailer's "unwind" object
 trailer_unwind() {
 	sed -n "s/.*\"unwind\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1" | tail -n 1

@@ -15,10 +15,6 @@ check "unwindcache: --help lists --no-cache" sh -c "'$CS' --help | grep -q -- '-
 if ! is_root; then
 	skip_rest "unwindcache: BPF cases" "not root"
 fi
-share() {
-	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
-	else fail "$1" "$2 of $3, wanted >= $4%"; fi
-}
 # trailer_unwind FILE KEY: a number of the trailer's "unwind" object
 trailer_unwind() {
 	sed -n "s/.*\"unwind\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1" | tail -n 1
