@@ -58,15 +58,20 @@ static void read_segments(struct source_file *f, const char *path)
 		close(fd);
 }
 
-/* The slot of path (opened on first sight), or NULL over the bound. */
-static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char *path)
+/* The slot of path with build_id (opened on first sight), or NULL over the
+ * bound.  Keyed by both: one path can be two files (containers, a rebuild). */
+static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char *path, const char *build_id)
 {
+	char key[4096];
+	int len = snprintf(key, sizeof(key), "%s%c%s", path, 0, build_id ? build_id : "");
+	if (len < 0 || (size_t)len >= sizeof(key))
+		return NULL;
 	size_t before = hashtab_size(s->paths);
-	if (before >= SOURCEFRAMES_MAX_FILES && !hashtab_find(s->paths, path, strlen(path))) {
+	if (before >= SOURCEFRAMES_MAX_FILES && !hashtab_find(s->paths, key, (size_t)len)) {
 		s->st.files_refused++;
 		return NULL;
 	}
-	size_t i = hashtab_index(s->paths, hashtab_add(s->paths, path, strlen(path), 0, 0));
+	size_t i = hashtab_index(s->paths, hashtab_add(s->paths, key, (size_t)len, 0, 0));
 	if (i < before)
 		return &s->files[i];
 	s->files = marple_grow(s->files, &s->cap, i + 1, sizeof(*s->files));
@@ -95,11 +100,11 @@ static int offset_to_vaddr(const struct source_file *f, uint64_t offset, uint64_
 	return -1;
 }
 
-int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, uint64_t file_offset,
-			struct sourceframes_frame *out, int max)
+int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, const char *build_id,
+			uint64_t file_offset, struct sourceframes_frame *out, int max)
 {
 	s->st.lookups++;
-	struct source_file *f = path[0] == '/' ? file_of(s, pid, path) : NULL;
+	struct source_file *f = path[0] == '/' ? file_of(s, pid, path, build_id) : NULL;
 	uint64_t vaddr;
 	if (!f || max < 1 || offset_to_vaddr(f, file_offset, &vaddr) != 0) {
 		s->st.unresolved++;

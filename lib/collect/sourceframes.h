@@ -8,7 +8,7 @@
  *
  *   struct sourceframes *s = sourceframes_new();
  *   struct sourceframes_frame f[DWARFINLINE_MAX_DEPTH];
- *   int n = sourceframes_lookup(s, pid, "/usr/bin/prog", file_offset, f, DWARFINLINE_MAX_DEPTH);
+ *   int n = sourceframes_lookup(s, pid, "/usr/bin/prog", build_id, file_offset, f, DWARFINLINE_MAX_DEPTH);
  *   // f[0] innermost ... f[n-1] the real function
  *   sourceframes_free(s);
  */
@@ -39,11 +39,12 @@ struct sourceframes;
 
 struct sourceframes *sourceframes_new(void);
 
-/* The source frames at file_offset of path as pid maps it (read through
- * /proc/PID/root): n > 0 frames innermost first, the last the function
- * itself; 0 if neither DWARF nor a Go table says. */
-int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, uint64_t file_offset,
-			struct sourceframes_frame *out, int max);
+/* The source frames at file_offset of path (with build_id, "" or NULL if
+ * none) as pid maps it (read through /proc/PID/root): n > 0 frames
+ * innermost first, the last the function itself; 0 if neither DWARF nor a
+ * Go table says. */
+int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, const char *build_id,
+			uint64_t file_offset, struct sourceframes_frame *out, int max);
 
 void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats *out);
 
