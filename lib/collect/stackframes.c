@@ -498,7 +498,7 @@ static void push_inline(struct stackframes *sf, const struct sourceframes_frame 
 {
 	for (int k = n - 2; k >= 0; k--) {
 		char *pretty = strncmp(src[k].function, "_Z", 2) == 0 ?
-				       cplus_demangle(src[k].function, DMGL_ANSI | DMGL_PARAMS) : NULL;
+				       cplus_demangle(src[k].function, DMGL_ANSI) : NULL;
 		const char *name = intern(sf, pretty ? pretty : src[k].function);
 		free(pretty);
 		stackframes_describe(sf, name, "inline", src[k].file, (int)src[k].line);
