@@ -200,12 +200,6 @@ int collector_poll_timeout_ms(int max_ms)
 	return left < (uint64_t)max_ms ? (int)left : max_ms;
 }
 
-void collector_wait(void)
-{
-	while (!collector_should_stop())
-		poll(NULL, 0, collector_poll_timeout_ms(200));
-}
-
 const char *collector_end_reason(void)
 {
 	return stop_signal ? "signal" : stop_cause ? stop_cause : "duration";

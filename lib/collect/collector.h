@@ -52,8 +52,6 @@ int collector_target_exited(void);
 int collector_should_stop(void);
 /* Milliseconds until the deadline (capped at max_ms), 0 if stopping. */
 int collector_poll_timeout_ms(int max_ms);
-/* Sleep until the deadline or a signal. */
-void collector_wait(void);
 /* "duration", "signal" (with SIGINT/SIGTERM) or "target exited" — for the
  * trailer's "ended". */
 const char *collector_end_reason(void);

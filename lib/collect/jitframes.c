@@ -178,7 +178,7 @@ const char *jitframes_name_now(const char *frame)
 	return f->name ? f->name : f->fallback;
 }
 
-void jitframes_stats(struct jitframes_stats *out)
+static void jitframes_stats(struct jitframes_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->frames = reg.n;

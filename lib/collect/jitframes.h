@@ -57,7 +57,6 @@ struct jitframes_stats {
 	uint64_t leaf_weight;		/* the weight of the stacks with such a leaf */
 	uint64_t leaf_weight_named;	/* ... of those named later */
 };
-void jitframes_stats(struct jitframes_stats *out);
 /* "jit_frames": {...} in a trailer when there were any. */
 void jitframes_trailer_add(json_t *trailer);
 /* syms is about to be freed: its placeholders keep the names they have. */

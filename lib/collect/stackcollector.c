@@ -502,12 +502,7 @@ static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct s
 	return !command_ended(sc);
 }
 
-void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
-				    int interval_ms)
-{
-	while (read_turn(sc, rb, syms, interval_ms))
-		;
-}
+static void stackcollector_section_done(struct stackcollector *sc);
 
 /* The wait of a turn: poll_ms, but no later than the section's cut. */
 static int turn_ms(const struct stackcollector *sc, int poll_ms)
@@ -650,7 +645,8 @@ uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_obje
 	return n;
 }
 
-void stackcollector_section_done(struct stackcollector *sc)
+/* After a section in continuous mode: the stack statistics from 0 again. */
+static void stackcollector_section_done(struct stackcollector *sc)
 {
 	unwindtables_resume(sc->unwindtab);
 	if (sc->syms && syms_cache_forget_marked(sc->syms, 0) && sc->sf)

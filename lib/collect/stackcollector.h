@@ -331,16 +331,10 @@ void stackcollector_ready(struct stackcollector *sc);
  * -c's command exiting (its maps are snapshot first).  0 once the capture is
  * over: duration, signal, or the command exited. */
 int stackcollector_poll(struct stackcollector *sc);
-/* marple-callstack's and marple-offcpu's capture: until collector_should_stop,
- * read rb (woken at once by what wakes it, at least every interval_ms for
- * records written without a wakeup), drain sc->drain if due and refresh
- * syms' view of the libraries loaded since; a ring buffer error is fatal. */
-struct syms_cache;
-void stackcollector_read_until_stop(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms,
-				    int interval_ms);
 /* The one lifecycle of a stack collector once it is set up: ready
  * (stackcollector_ready), then turns of the capture (stackcollector_poll, or
- * with rb stackcollector_read_until_stop's: rb read every poll_ms) and, at
+ * with rb: rb read every poll_ms, woken at once by what wakes it, sc->drain
+ * drained when due) and, at
  * every --every and once at the end, section(arg, last): the collector
  * drains and writes one whole section — header stamped by
  * stackcollector_stamp_header, records, trailer by stackcollector_trailer or
@@ -374,8 +368,6 @@ int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, u
 /* The trailer's "self_excluded" (selffilter.h), the section's own; the
  * count returned. */
 uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr);
-/* After a section in continuous mode: the stack statistics from 0 again. */
-void stackcollector_section_done(struct stackcollector *sc);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);

@@ -261,16 +261,6 @@ void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), stacksbpf_table_add, &w);
 }
 
-uint64_t stacksbpf_write_counts(struct stackframes *sf, int fd, FILE *f)
-{
-	struct hashtab *t = hashtab_new();
-
-	stacksbpf_collect_counts(sf, fd, t);
-	uint64_t records = stackframes_write_table(sf, t, f);
-	hashtab_free(t);
-	return records;
-}
-
 void stacksbpf_check_target(long long pid, long long tid)
 {
 	char p[64];

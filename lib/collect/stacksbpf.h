@@ -8,7 +8,7 @@
  *   struct bpf_link *exec;
  *   struct procnewsring *news = stacksbpf_news_open(skel->obj, syms, &exec);
  *   ... while capturing: ring_buffer__poll(procnewsring_ring(news), timeout)  (snapshots new pids) ...
- *   records = stacksbpf_write_counts(sf, bpf_map__fd(skel->maps.counts), stdout);
+ *   stacksbpf_collect_counts(sf, bpf_map__fd(skel->maps.counts), table);  // then stackframes_write_table
  *   stacksbpf_read_counters(bpf_map__fd(skel->maps.stack_counters), counters);
  *   dropped = stacksbpf_trailer_add(trailer, counters, sf);   // "stack_errors"
  */
@@ -43,10 +43,6 @@ uint64_t stacksbpf_not_counted(const uint64_t counters[STACKS_NCOUNTERS]);
 uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
 			    const struct stackframes *sf);
 
-/* Write one stack record per distinct frame list of a BPF hash map
- * struct stack_key -> u64 (the collector's aggregation), weight = the sum of
- * the values.  Returns the number of records written. */
-uint64_t stacksbpf_write_counts(struct stackframes *sf, int counts_fd, FILE *f);
 /* The same, into t (stackframes_collect), to be written with other records. */
 struct hashtab;
 void stacksbpf_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);

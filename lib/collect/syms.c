@@ -939,11 +939,6 @@ int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint6
 	return 0;
 }
 
-int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	return syms_cache_read_exec(c, pid, SYMS_EXEC_ANY, addr, buf, len);
-}
-
 int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
 			 size_t len)
 {

@@ -177,9 +177,6 @@ struct syms_map {
 /* 0 and *out filled, or -1 if addr is in no file-backed mapping of pid. */
 int syms_cache_map(struct syms_cache *c, pid_t pid, uint64_t addr, struct syms_map *out);
 int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, struct syms_map *out);
-/* Copy len bytes of pid's memory at addr from the mapped file's contents (for
- * read-only data such as .eh_frame).  0, or -1 if not file-backed. */
-int syms_cache_read(struct syms_cache *c, pid_t pid, uint64_t addr, void *buf, size_t len);
 int syms_cache_read_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t addr, void *buf,
 			 size_t len);
 

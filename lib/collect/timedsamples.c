@@ -183,14 +183,6 @@ struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct 
 	return w;
 }
 
-uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f)
-{
-	struct timedsamples_walk *w = timedsamples_walk_new(ts, sf);
-
-	bpfmap_each(counts_fd, sizeof(struct stack_key), sizeof(uint64_t), timedsamples_key, w);
-	return timedsamples_walk_write(w, f);
-}
-
 uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f)
 {
 	struct timedsamples *ts = w->ts;

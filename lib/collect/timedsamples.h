@@ -9,7 +9,7 @@
  *   struct timedsamples *ts = timedsamples_new(skel->obj, rb);   rb: the ring_buffer polled
  *   timedsamples_mark(hdr);                          "timed":"stacks" in the stack header
  *   ... capture, polling rb ...
- *   n = timedsamples_write_stacks(ts, sf, bpf_map__fd(skel->maps.counts), stdout);
+ *   w = timedsamples_walk_new(ts, sf); ... n = timedsamples_walk_write(w, stdout);
  *   ... the stack section's trailer ...
  *   timedsamples_write_section(ts, hdr, "sample", ended, stdout);
  */
@@ -37,7 +37,7 @@ void timedsamples_free(struct timedsamples *ts);
 void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg);
 /* With counts drained (stackdrain.h): w = timedsamples_walk_new(ts, sf);
  * timedsamples_key is the add() of the stackdrain (arg w), stackdrain_emit,
- * then timedsamples_walk_write(w, f) instead of timedsamples_write_stacks;
+ * then timedsamples_walk_write(w, f);
  * w goes on for the next section (--every), freed by timedsamples_walk_free. */
 struct timedsamples_walk;
 struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct stackframes *sf);
@@ -56,10 +56,6 @@ void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint
 /* Mark a stack section's header as timed. */
 void timedsamples_mark(json_t *stack_hdr);
 
-/* Write one stack record per distinct frame list of the counts map (struct
- * stack_key -> u64), as stacksbpf_write_counts() does, remembering which record
- * each key became.  Returns the number of records. */
-uint64_t timedsamples_write_stacks(struct timedsamples *ts, struct stackframes *sf, int counts_fd, FILE *f);
 
 /* Write the samples section (header from the stack section's, records in time
  * order, trailer with "lost" from timed_lost (since the section before) and

@@ -95,12 +95,6 @@ static uint64_t rows_of_words(uint64_t words)
 	return words * 8 / 9;
 }
 
-uint32_t unwindtables_rows_in(uint64_t bytes)
-{
-	uint64_t rows = rows_of_words(words_in(bytes));
-	return rows ? (uint32_t)rows : 1;
-}
-
 
 /* Whether this kernel lets a perf-event program walk a task's VMAs with the
  * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a

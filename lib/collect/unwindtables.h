@@ -50,9 +50,6 @@ const char *unwindtables_mode_name(int mode);
 #define UNWINDTABLES_FILES_ONE 1024u
 #define UNWINDTABLES_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
 int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
-/* Rows that memory bytes hold (at least 1): 4 bytes each, with their page
- * index (~1/16 of a word a row) and the rules' share. */
-uint32_t unwindtables_rows_in(uint64_t bytes);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
 struct unwindtables *unwindtables_new(struct bpf_object *obj);

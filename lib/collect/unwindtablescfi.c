@@ -925,12 +925,6 @@ int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindt
 	return rc;
 }
 
-void unwindtablescfi_buf_reserve(struct unwindtables_rowbuf *b, size_t rows)
-{
-	if (!b->fixed)
-		b->rows = grow(b->rows, &b->rows_cap, rows, sizeof(*b->rows));
-}
-
 void unwindtablescfi_buf_free(struct unwindtables_rowbuf *b)
 {
 	if (!b->fixed)

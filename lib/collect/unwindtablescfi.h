@@ -59,9 +59,6 @@ struct unwindtables_rowbuf {
  * .eh_frame nor .debug_frame. */
 int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindtables_rowbuf *b,
 		       struct unwindtables_rowstats *st);
-/* Room for rows rows in b (one of ours, not fixed) before it is filled by
- * someone else (the cache): its pages are ours, not malloc's. */
-void unwindtablescfi_buf_reserve(struct unwindtables_rowbuf *b, size_t rows);
 void unwindtablescfi_buf_free(struct unwindtables_rowbuf *b);
 
 #endif

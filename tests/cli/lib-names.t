@@ -5,15 +5,15 @@
 # A module's prefix is its file name and '_' unless the table below says
 # otherwise.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 5
+plan 7
 
 # The modules whose prefix is not their file name (one line each: module prefix...).
 allowed() {
 	cat <<'EOF'
 util marple_
-unwinddwarfwalk unwind_
 ksyms syms_kernel_
 mappedfiles mappedfiles_ mappedfile_
+unwinddwarfwalk unwind_
 EOF
 }
 
@@ -74,3 +74,38 @@ EOF
 offenders "$T/planted.nm" > "$T/planted.bad"
 printf 'util fatal\nstream header_str\nheatgrid hg_new\n' > "$T/planted.want"
 same "lib-names: the check finds unprefixed names" "$T/planted.want" "$T/planted.bad"
+
+# No dead exports (issue 33): every function a lib/ archive exports is used
+# by another object -- another module, a program -- or by a test's C source
+# (unit tests, fuzz targets, stand-in programs); one used only in its own file is static, one used nowhere is
+# gone.  unused_exports NM USES: the "module symbol" lines of NM (nm -A
+# output of the archives) whose function no object's undefined symbols
+# (USES, one name a line) and no test source names.
+unused_exports() {
+	awk '$(NF - 1) == "T" { n = split($1, part, ":"); obj = part[n - 1]; sub(/\.o$/, "", obj); print obj, $NF }' "$1" |
+	while read -r obj sym; do
+		grep -qx "$sym" "$2" && continue
+		grep -rqw --include='*.c' "$sym" "$MARPLE_TOP/tests" && continue
+		echo "$obj $sym"
+	done
+}
+find "$MARPLE_BIN" -name '*.o' -path "$MARPLE_BIN/*" ! -path "$MARPLE_BIN/sanitize/*" -exec nm -u {} + 2>/dev/null |
+	awk 'NF == 2 && $1 == "U" { print $2 }' | sort -u > "$T/uses"
+cat "$T"/format.nm "$T"/render.nm "$T"/collect.nm > "$T/all.nm" 2>/dev/null
+if [ ! -s "$T/uses" ] || [ ! -s "$T/all.nm" ]; then
+	fail "lib-names: no exported function without a caller" "no object files or archives under $MARPLE_BIN"
+else
+	unused_exports "$T/all.nm" "$T/uses" > "$T/unused"
+	if [ -s "$T/unused" ]; then
+		fail "lib-names: no exported function without a caller" \
+			"$(wc -l < "$T/unused") nothing else uses (make them static or remove them): $(head -n 12 "$T/unused" | tr '\n' ',')"
+	else
+		pass "lib-names: no exported function without a caller"
+	fi
+fi
+# The check itself: a planted export nobody uses is found, a used one is not.
+printf 'x/libmarple-format.a:util.o:0000000000000000 T marple_used_by_a_program\nx/libmarple-format.a:util.o:0000000000000010 T marple_nobody_calls_this\n' > "$T/planted-dead.nm"
+echo marple_used_by_a_program > "$T/planted-uses"
+unused_exports "$T/planted-dead.nm" "$T/planted-uses" > "$T/planted-dead.out"
+echo "util marple_nobody_calls_this" > "$T/planted-dead.want"
+same "lib-names: the check finds an export nothing uses" "$T/planted-dead.want" "$T/planted-dead.out"
