@@ -1,6 +1,7 @@
 /* pylayout.c — CPython versions and their layouts (see pylayout.h). */
 #include "pylayout.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,33 +188,40 @@ void pylayout_to_proc(const struct pylayout *l, struct py_proc *v)
 	v->code_linetable = l->code_linetable;
 }
 
+/* A line counted in 64 bits from a hostile table and co_firstlineno, as an
+ * int: 0 when it is none a source file could have. */
+static int line_or_zero(long long line)
+{
+	return line > 0 && line <= INT_MAX ? (int)line : 0;
+}
+
 /* 3.6-3.9's co_lnotab: (byte offset increment, signed line increment)
  * pairs; the line of the last pair starting at or before the byte offset */
-static int lnotab_line(const unsigned char *t, size_t len, int whole, int line, unsigned offset)
+static int lnotab_line(const unsigned char *t, size_t len, int whole, long long line, unsigned offset)
 {
 	unsigned addr = 0;
 	for (size_t i = 0; i + 1 < len; i += 2) {
 		addr += t[i];
 		if (addr > offset)
-			return line;
+			return line_or_zero(line);
 		line += (signed char)t[i + 1];
 	}
-	return whole ? line : -1;
+	return whole ? line_or_zero(line) : -1;
 }
 
 /* 3.10's co_linetable: (byte length, signed line increment, -128: none)
  * pairs, each a range of byte offsets */
-static int linetable310_line(const unsigned char *t, size_t len, int whole, int line, unsigned offset)
+static int linetable310_line(const unsigned char *t, size_t len, int whole, long long line, unsigned offset)
 {
 	unsigned start, end = 0;
 	for (size_t i = 0; i + 1 < len; i += 2) {
 		start = end;
 		end += t[i];
-		int here = -1;
+		long long here = -1;
 		if ((signed char)t[i + 1] != -128)
 			here = line += (signed char)t[i + 1];
 		if (offset >= start && offset < end)
-			return here > 0 ? here : 0;
+			return line_or_zero(here);
 	}
 	return whole ? 0 : -1;
 }
@@ -243,7 +251,7 @@ static int read_svarint(const unsigned char *t, size_t len, size_t *i)
  * 10-12 line delta c-10 and two column bytes, 0-9 same line and one column
  * byte.  An entry takes at most 21 bytes: a part of the table is read up
  * to where one might not be whole. */
-static int locations_line(const unsigned char *t, size_t len, int whole, int line, unsigned lasti)
+static int locations_line(const unsigned char *t, size_t len, int whole, long long line, unsigned lasti)
 {
 	size_t i = 0;
 	unsigned addr = 0;
@@ -255,7 +263,7 @@ static int locations_line(const unsigned char *t, size_t len, int whole, int lin
 		if (!(first & 0x80))
 			return 0;	/* lost our place */
 		unsigned code = (first >> 3) & 15, units = (first & 7) + 1;
-		int here = line;
+		long long here = line;
 		switch (code) {
 		case 15: here = -1; break;
 		case 14:
@@ -268,7 +276,7 @@ static int locations_line(const unsigned char *t, size_t len, int whole, int lin
 		default: i += 1; break;
 		}
 		if (lasti < addr + units)
-			return here > 0 ? here : 0;
+			return line_or_zero(here);
 		addr += units;
 	}
 	return whole ? 0 : -1;

@@ -4,8 +4,8 @@
 # the whole programs' saved crashes (tests/fuzz/regress/prog-NAME/*) too.
 # `make fuzz FUZZ_SECONDS=N` is the long run (tests/fuzz/run-all).
 . "$MARPLE_TOP/tests/lib.sh"
-# 30 cases; a sanitizer build adds the whole programs' case (below)
-case "$MARPLE_BIN" in */sanitize) plan 31 ;; *) plan 30 ;; esac
+# 32 cases; a sanitizer build adds the whole programs' case (below)
+case "$MARPLE_BIN" in */sanitize) plan 33 ;; *) plan 32 ;; esac
 F="$MARPLE_TOP/tests/fuzz"
 export FUZZ_OUT="$MARPLE_BIN/fuzz"
 # The whole programs' saved crashes (tests/fuzz/regress/prog-NAME/*), each
