@@ -381,8 +381,11 @@ static void plan_collectors(struct supervisor *s, int argc, char **argv)
 		s->registry = find_registry(dir);
 	registry_read(&reg, s->registry);
 	config_load(s->registry, s->plan_only);
-	if (!s->time_given && !s->run_argv && !s->every) {	/* the config's [General] time */
-		s->duration = config_value("General", "time");
+	static char *config_time;	/* the config's [General] time, kept for the run */
+
+	if (!s->time_given && !s->run_argv && !s->every) {
+		free(config_time);
+		s->duration = config_time = config_value("General", "time");
 		s->duration_ns = duration_arg("[General] time", s->duration);
 	}
 	uint64_t span_ns = s->every ? s->every_ns : s->duration_ns;

@@ -169,6 +169,7 @@ int main(int argc, char **argv)
 cleanup:
 	stacktree_free(t);
 	free(in.unit);
+	free(in.measure);
 	free(in.interface);
 	free(in.host);
 	return rc;
