@@ -5,7 +5,7 @@
 # any stdio buffer.  As root, -o FILE on a full file system (a 64 KiB tmpfs)
 # also exits 1 with "write error" and leaves no file, temporary or final.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 55
+plan 58
 small=
 if is_root && mkdir -p "$T/small" && mount -t tmpfs -o size=64k marple-test "$T/small" 2>/dev/null; then
 	small="$T/small"
