@@ -41,8 +41,12 @@
 #include "python.h"
 #include "stackstore.bpf.h"	/* the store's maps: a Python stack is stored as native ones are */
 
+/* LRU: user space never deletes a process's entry (it is asked once per
+ * image), and a system-wide capture sees hundreds of new processes a second:
+ * a plain hash filled up and no later Python process was walked.  An entry
+ * pushed out is asked about again at its process's next sample. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct py_proc);
