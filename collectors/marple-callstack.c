@@ -267,16 +267,7 @@ static json_t *section_header(void)
 	json_t *hdr = stream_section_header_new("callstack", opt.raw ? DATATYPE_EVENT : DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
-	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
-	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
-	if (sc.pid)
-		json_object_set_new(o, "pid", json_integer(sc.pid));
-	if (sc.children)
-		json_object_set_new(o, "children", json_true());
-	if (sc.cmd)
-		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
-	if (sc.tid)
-		json_object_set_new(o, "tid", json_integer(sc.tid));
+	stackcollector_target_options(&sc, o);
 	if (opt.cpu >= 0)
 		json_object_set_new(o, "cpu", json_integer(opt.cpu));
 	json_object_set_new(o, "include_idle", json_boolean(opt.idle));

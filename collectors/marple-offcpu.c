@@ -579,18 +579,9 @@ static json_t *section_header(const char *how)
 	json_t *hdr = stream_section_header_new("offcpu", DATATYPE_STACK);
 	json_t *o = json_object();
 	json_object_set_new(o, "min_block_us", json_integer((json_int_t)opt.min_block_us));
-	json_object_set_new(o, "stacks", json_string(sc.user_only ? "user" : sc.kernel_only ? "kernel" : "both"));
 	if (opt.state)
 		json_object_set_new(o, "state", json_string(opt.state));
-	if (sc.pid)
-		json_object_set_new(o, "pid", json_integer(sc.pid));
-	if (sc.children)
-		json_object_set_new(o, "children", json_true());
-	if (sc.cmd)
-		json_object_set_new(o, "command", stream_json_string_bytes(sc.cmd, strlen(sc.cmd)));
-	if (sc.tid)
-		json_object_set_new(o, "tid", json_integer(sc.tid));
-	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc.unwind)));
+	stackcollector_target_options(&sc, o);
 	json_object_set_new(o, "on_cpu", json_boolean(opt.both));
 	json_object_set_new(o, "user_threads_only", json_boolean(opt.user_threads));
 	json_object_set_new(o, "runq", json_boolean(opt.runq));

@@ -295,6 +295,20 @@ json_t *stackcollector_header(const struct stackcollector *sc, const char *inter
 	return hdr;
 }
 
+void stackcollector_target_options(const struct stackcollector *sc, json_t *o)
+{
+	json_object_set_new(o, "stacks", json_string(sc->user_only ? "user" : sc->kernel_only ? "kernel" : "both"));
+	if (sc->pid)
+		json_object_set_new(o, "pid", json_integer(sc->pid));
+	if (sc->children)
+		json_object_set_new(o, "children", json_true());
+	if (sc->cmd)
+		json_object_set_new(o, "command", stream_json_string_bytes(sc->cmd, strlen(sc->cmd)));
+	if (sc->tid)
+		json_object_set_new(o, "tid", json_integer(sc->tid));
+	json_object_set_new(o, "unwind", json_string(unwindtables_mode_name(sc->unwind)));
+}
+
 void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr)
 {
 	struct syms_stats now;

@@ -368,6 +368,10 @@ int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, u
 /* The trailer's "self_excluded" (selffilter.h), the section's own; the
  * count returned. */
 uint64_t stackcollector_self_excluded(struct stackcollector *sc, struct bpf_object *obj, json_t *tr);
+/* Into a header's options o, what the capture watched and how it unwound:
+ * "stacks", "pid", "children", "command", "tid", "unwind" (callstack's and
+ * offcpu's own headers). */
+void stackcollector_target_options(const struct stackcollector *sc, json_t *o);
 /* The trailer's "ended": "eof" when -c's command exited, else
  * collector_end_reason(). */
 const char *stackcollector_ended(const struct stackcollector *sc);
