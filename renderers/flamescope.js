@@ -136,21 +136,34 @@ function pixel(rgb) {
 	b[0] = rgb[0]; b[1] = rgb[1]; b[2] = rgb[2]; b[3] = 255;
 	return p[0];
 }
-// The shade of a weight: linear from the lightest cell's to the heaviest's
-// (not from 0: 99 Hz in 20 ms rows gives every cell 1 to 3 samples, on 8 CPUs
-// 14 to 18, all dark red when scaled from 0), or by rank; scale.lo, scale.hi
-// for the legend.
+// The shade of a weight.  By quantile (the default): a cell's shade is the
+// share of cells lighter than it, half of those as heavy counted, so the
+// weights most cells have sit mid-scale (a busy machine at 99 Hz in 20 ms rows
+// has cells of 1 to 4 samples, most of them 4: scaled by weight every cell was
+// at the top, dark red).  Linear: from the lightest cell's weight to the
+// heaviest's (not from 0: on 8 CPUs 14 to 18 would all be dark red).  Rank:
+// by the rank of a weight among the weights seen.  scale.lo, scale.hi for the
+// legend.
 var scale = { lo: 0, hi: 0 };
 function colours() {
-	var max = 0, min = Infinity, ranks = null;
-	for (var c = 0; c < ncells; c++) if (counts[c]) { if (counts[c] > max) max = counts[c]; if (counts[c] < min) min = counts[c]; }
-	scale = { lo: max ? min : 0, hi: max };
-	if (C.color === "rank") {
-		var d = {}; for (var k = 0; k < ncells; k++) if (counts[k]) d[counts[k]] = 1;
-		var u = Object.keys(d).map(Number).sort(function (x, y) { return x - y; });
-		ranks = new Map(); u.forEach(function (v, i) { ranks.set(v, u.length > 1 ? i / (u.length - 1) : 1); });
+	var max = 0, min = Infinity, n = 0, seen = new Map(), shade = null;
+	for (var c = 0; c < ncells; c++) if (counts[c]) {
+		var v = counts[c];
+		if (v > max) max = v;
+		if (v < min) min = v;
+		seen.set(v, (seen.get(v) || 0) + 1); n++;
 	}
-	return function (v) { return ranks ? ranks.get(v) : max > min ? (v - min) / (max - min) : 0.5; };
+	scale = { lo: max ? min : 0, hi: max };
+	if (C.color !== "linear") {
+		var u = Array.from(seen.keys()).sort(function (x, y) { return x - y; }), below = 0;
+		shade = new Map();
+		u.forEach(function (v, i) {
+			var k = seen.get(v);
+			shade.set(v, C.color === "rank" ? (u.length > 1 ? i / (u.length - 1) : 1) : (below + k / 2) / n);
+			below += k;
+		});
+	}
+	return function (v) { return shade ? shade.get(v) : max > min ? (v - min) / (max - min) : 0.5; };
 }
 // Under the map: the colours from the lightest cell's weight to the heaviest's.
 function legend() {
@@ -161,7 +174,7 @@ function legend() {
 	var bar = document.createElement("span"), lo = document.createElement("span"), hi = document.createElement("span");
 	bar.className = "bar"; bar.style.background = "linear-gradient(to right," + stops.join(",") + ")";
 	lo.className = "lo"; hi.className = "hi";
-	lo.textContent = scale.lo === scale.hi ? "every cell: " : (C.color === "rank" ? "by rank: " : "") + commas(scale.lo);
+	lo.textContent = scale.lo === scale.hi ? "every cell: " : (C.color === "linear" ? "" : "by " + C.color + ": ") + commas(scale.lo);
 	hi.textContent = scale.lo === scale.hi ? unitOf(scale.hi) : unitOf(scale.hi) + " a cell";
 	el.appendChild(lo);
 	if (scale.lo !== scale.hi) el.appendChild(bar);

@@ -33,8 +33,8 @@
 static struct {
 	const char *title, *out;
 	double column_s, row_ms;
-	int color_rank;
-} opt = { .title = "Flame Scope", .column_s = 1, .row_ms = 20 };
+	const char *color;
+} opt = { .title = "Flame Scope", .color = "quantile", .column_s = 1, .row_ms = 20 };
 
 #include "timefmt.js.h"	/* lib/render/timefmt.js, the times of the page */
 #include "flamescope.js.h"	/* renderers/flamescope.js, made a C string by the Makefile */
@@ -83,7 +83,7 @@ enum { O_COLUMN = 256, O_ROW, O_COLOR, O_TITLE };
 static const struct options_entry options[] = {
 	{ O_COLUMN, "column", "SEC", "seconds per heat-map column (default 1)" },
 	{ O_ROW, "row", "MS", "milliseconds per row (default 20)" },
-	{ O_COLOR, "color", "linear|rank", "colour cells by count (default) or rank of count" },
+	{ O_COLOR, "color", "quantile|linear|rank", "colour cells by quantile of count (default), count or rank" },
 	{ O_TITLE, "title", "TEXT", "page title (default \"Flame Scope\")" },
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=flamescope\treads=timed\text=html"),
@@ -354,7 +354,7 @@ static void write_config(FILE *f, struct scope *s, uint32_t ncols)
 	json_t *c = json_pack("{s:s,s:s,s:f,s:f,s:i,s:i,s:s,s:I,s:I,s:I,s:I}", "interface",
 			      stream_header_str(s->hdr, "interface", "?"), "unit", unit ? unit : "samples", "column_s",
 			      opt.column_s, "row_ms", opt.row_ms, "rows", (json_int_t)s->nrows, "cols",
-			      (json_int_t)ncols, "color", opt.color_rank ? "rank" : "linear", "samples",
+			      (json_int_t)ncols, "color", opt.color, "samples",
 			      (json_int_t)s->samples, "lost", (json_int_t)s->lost, "wall_ns",
 			      (json_int_t)stream_header_int(s->hdr, "wall_ns", 0), "sections", (json_int_t)s->sections);
 	char *js = json_dumps(c, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -532,9 +532,9 @@ int main(int argc, char **argv)
 		case O_COLUMN: opt.column_s = marple_opt_double("--column", optarg, 0.001, 86400); break;
 		case O_ROW: opt.row_ms = marple_opt_double("--row", optarg, 0.001, 86400000); break;
 		case O_COLOR:
-			if (!strcmp(optarg, "linear")) opt.color_rank = 0;
-			else if (!strcmp(optarg, "rank")) opt.color_rank = 1;
-			else marple_usage_error("--color: '%s' is not linear or rank", optarg);
+			if (strcmp(optarg, "quantile") && strcmp(optarg, "linear") && strcmp(optarg, "rank"))
+				marple_usage_error("--color: '%s' is not quantile, linear or rank", optarg);
+			opt.color = optarg;
 			break;
 		case O_TITLE: opt.title = optarg; break;
 		case 'o': opt.out = optarg; break;

@@ -110,7 +110,7 @@ async function smallAndDeep(browser) {
   const diff = Math.max(...nine.map((v, i) => Math.abs(v - ten[i])));
   check('flamescope: cells of 9 and 10 samples differ in colour (' + nine + ' / ' + ten + ')', diff >= 100, 'largest channel difference ' + diff);
   const scale = await page.textContent('#scale').catch(() => '(no #scale element)');
-  check('flamescope: a legend gives the colours\' range', /^9.*10 samples a cell$/.test(scale), scale);
+  check('flamescope: a legend gives the colours\' range', /^by quantile: 9.*10 samples a cell$/.test(scale), scale);
   const root = await page.locator('#fg .fr', { hasText: /^tower$/ }).boundingBox();
   const vh = page.viewportSize().height;
   check('flamescope: a 400-frame tower\'s root is in view without scrolling', root && root.y >= 0 && root.y + root.height <= vh,

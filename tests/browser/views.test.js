@@ -2,7 +2,9 @@
 // tower opens at its root, not at the empty top of a 3,500 px picture; an
 // icicle graph stays at its top, where its root is; a short graph does not
 // move.  A tree map opens on a choice, not on one box.  The flame scope's
-// graph has its root at the bottom, as the report's flame graphs beside it.
+// graph has its root at the bottom, as the report's flame graphs beside it,
+// and the cells of a busy machine (1 to 4 samples, most of them 4) spread
+// over the scale instead of all sitting at its top.
 'use strict';
 const { launch, open, check, checkNoErrors, run, BIN } = require('./lib.js');
 const { execFileSync } = require('child_process');
@@ -73,6 +75,35 @@ run('views', async () => {
     check('views: ... and in view without scrolling the page', a && a.y >= 0 && a.y + a.height <= vh,
       a ? 'app at ' + Math.round(a.y) + ' in ' + vh : 'no root');
     checkNoErrors('views: the flame scope loads without errors', page);
+
+    // a busy machine: 2 CPUs at 99 Hz in 20 ms rows, 4 samples a cell, every
+    // 7th cell 3, a quiet tenth of a second of 1s
+    cap = '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":' + start +
+      ',"units":{"weight":"samples"}}\n';
+    const ev = [];
+    for (let c = 0; c < 150; c++) {
+      const n = c >= 60 && c < 65 ? 1 : c % 7 === 0 ? 3 : 4;
+      for (let k = 0; k < n; k++) ev.push((start + c * 20e6 + k * 4e6 + 1000) + ',sample,cpu' + (k & 1) + ',stack=0,pid=10,tid=10\n');
+    }
+    cap += ev.length + '#busy;main;work\n{"trailer":1,"records":1}\n' +
+      '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":' + start + '}\n' +
+      ev.join('') + '{"trailer":1,"records":' + ev.length + ',"lost":0}\n';
+    fs.writeFileSync(capf, cap);
+    execFileSync(path.join(BIN, 'marple-flamescope'), ['-o', html, capf]);
+    page = await open(browser, html);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    const px = await page.evaluate(() => {
+      const S = window.marpleScope, ctx = document.getElementById('cv').getContext('2d'), out = [];
+      for (let c = 0; c < 150; c++) {
+        const g = S.cellBox(c);
+        out.push(Array.from(ctx.getImageData(g[0] + g[2] / 2, g[1] + g[3] / 2, 1, 1).data.slice(0, 3)).join(','));
+      }
+      return out;
+    });
+    const top = px.filter(p => p === '170,20,10').length, shades = new Set(px).size;
+    check('views: a busy machine\'s flame scope is not saturated (few cells at the top colour)', top < 15,
+      top + ' of 150 cells at the top colour');
+    check('views: ... its 1-, 3- and 4-sample cells in three shades', shades === 3, [...new Set(px)].join(' '));
   } finally {
     await browser.close();
   }

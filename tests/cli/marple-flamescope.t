@@ -13,7 +13,7 @@ marple-flamescope --column 2 --row 100 "$S" > "$T/p2.html" 2>/dev/null
 check "flamescope: --column and --row" grep -q '"column_s":2.0,"row_ms":100.0,"rows":20,"cols":2' "$T/p2.html"
 expect_exit "flamescope: an untimed capture exits 1 and says why" 1 'no timed stack section.*--timed' marple-flamescope "$DATA/sample.marple"
 expect_exit "flamescope: a row longer than a column is a usage error" 2 'longer than' marple-flamescope --column 0.01 --row 20 "$S"
-expect_exit "flamescope: bad --color is a usage error" 2 'not linear or rank' marple-flamescope --color blue "$S"
+expect_exit "flamescope: bad --color is a usage error" 2 'not quantile, linear or rank' marple-flamescope --color blue "$S"
 # many names and threads: the page's script (data and code) must parse
 awk 'BEGIN { print "{\"marple\":1,\"interface\":\"callstack\",\"datatype\":\"stack\",\"timed\":\"stacks\",\"start_ns\":0}"
 	for (s = 0; s < 300; s++) printf "1#p%d;main;fn_%d;\"q\\%d</script>\n", s % 7, s, s
