@@ -13,7 +13,10 @@ window.marpleLoading = true;
 var cv = document.getElementById("plot"), ctx = cv.getContext("2d");
 var tip = document.getElementById("tip"), st = document.getElementById("status");
 var reb = document.getElementById("re"), tyb = document.getElementById("types");
-var LW = 170, TOP = 28, RH = 22, PAD = 4;
+var LW = 170, TOP = 28, PAD = 4;
+// rows of 34 px where the scheduler's slices are drawn (28 px bars a person
+// can hover and read a name in; at 22 px they were 16 px), 22 px otherwise
+var RH = TY.indexOf("sched_switch") >= 0 ? 34 : 22;
 var n = EV.n, NT = TR.length, F = [];
 var tm, typ, fi, ts, cum, run, vis, visc;
 var tmin = 0, tmax = 0, a = 0, b = 1, A0 = 0, B0 = 1, switchTy = TY.indexOf("sched_switch");
@@ -79,8 +82,17 @@ function commOf(j) {
   }
   return fcomm[j];
 }
-function hue(s) { var h = 0; for (var k = 0; k < s.length; k++) h = (h * 31 + s.charCodeAt(k)) | 0; return ((h % 360) + 360) % 360; }
-function taskCol(j) { return fcol[j] || (fcol[j] = "hsl(" + hue(commOf(j)) + ",55%,78%)"); }
+// A task's colour from a palette by its rank in busy time, not a hash of its
+// name (hashed hues put curl and marple-offcpu in one pink): hues 150 degrees
+// apart in turn cover the circle in steps of 30, lighter and darker by turns
+// (so hues 30 degrees apart also differ in lightness); the next twelve tasks
+// the same 15 degrees on, the rest repeat.
+function paletteCol(i) {
+  i %= 24;
+  var h = (i % 12) * 150 % 360 + (i >= 12 ? 15 : 0);
+  return "hsl(" + h + ",60%," + (i % 2 ? 64 : 80) + "%)";
+}
+function taskCol(j) { return fcol[j] || (fcol[j] = paletteCol(taskRank[ftask[j]])); }
 // Per track with task switches: cum[k] = busy (not swapper) time from the
 // track's first event to event k, run[k] = field set of the task running after k.
 function busyTimes() {
@@ -103,8 +115,11 @@ function busyTimes() {
       run[k] = cur;
     }
   }
+  var order = Array.from(taskTime.keys()).sort(function (x, y) { return taskTime[y] - taskTime[x] || x - y; });
+  taskRank = new Int32Array(ids.size);
+  order.forEach(function (t, i) { taskRank[t] = i; });
 }
-var taskTime, taskSet;
+var taskTime, taskSet, taskRank;
 // Under the plot, what the colours mean: the marks' event types, the tasks
 // whose slices show most (a colour each, by name), the arrows.
 function legend() {
@@ -409,7 +424,7 @@ function start(u) {
   listen(); legend(); timed("filter", applyFilter); size(); timed("draw", draw);
   // for tests and the console
   window.eventplot = {
-    tracks: TR, types: TY, events: n, links: LK.length / 2,
+    tracks: TR, types: TY, events: n, links: LK.length / 2, rowHeight: RH,
     view: function () { return [a, b]; }, setView: setView, zoom: zoom,
     shown: function () { return shown; }, passing: function () { return nvis; },
     summarized: function () { return summarized; }, ticks: function () { return ticks; }, width: function () { return W; },

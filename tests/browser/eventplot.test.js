@@ -36,7 +36,7 @@ function sample() {
 async function inkInRow(page, row) {
   return page.evaluate(row => {
     const cv = document.getElementById('plot'), d = window.devicePixelRatio || 1;
-    const y = Math.round((28 + row * 22 + 11) * d);
+    const rh = window.eventplot.rowHeight, y = Math.round((28 + row * rh + rh / 2) * d);
     const px = cv.getContext('2d').getImageData(Math.round(180 * d), y, Math.round((cv.width / d - 190) * d), 1).data;
     let ink = 0;
     for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && (px[i] < 200 || px[i + 1] < 200 || px[i + 2] < 200)) ink++;
@@ -161,6 +161,45 @@ run('eventplot', async () => {
       /sched_switch/.test(legend) && /ping/.test(legend) && /pong/.test(legend) &&
       await p3.evaluate(() => document.querySelectorAll('#legend i').length >= 3), legend);
     await p3.close();
+
+    // the scheduler's slices (issue 39): tall enough to read, and tasks in
+    // colours a person tells apart (hashed hues gave curl and marple-offcpu
+    // one pink); eight tasks, curl the busiest, marple-offcpu next
+    const tasks = ['curl', 'marple-offcpu', 'nginx', 'bash', 'python3', 'sshd', 'kworker/0:1', 'systemd'];
+    const sw = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":0}'];
+    let t = 0;
+    for (let i = 0; i < 64; i++) {
+      const c = tasks[i % 8];
+      sw.push(`${t},sched_switch,cpu0,comm=${c},pid=${200 + i % 8},prev_comm=x,prev_pid=9,prev_state=S,next_comm=${c},next_pid=${200 + i % 8},next_prio=120`);
+      t += (8 - i % 8) * 1000000;
+    }
+    sw.push('{"trailer":1,"records":64,"end_ns":' + t + '}');
+    const swHtml = path.join(dir, 'sw.html');
+    fs.writeFileSync(swHtml, sh('marple-eventplot', [], sw.join('\n') + '\n'));
+    const p4 = await open(browser, swHtml);
+    const sw4 = await p4.evaluate(() => [...document.querySelectorAll('#legend .task')].map(s =>
+      [s.textContent.split(' ')[0], getComputedStyle(s.querySelector('i')).backgroundColor]));
+    const rgb = c => (c.match(/\d+/g) || []).slice(0, 3).map(Number);
+    let near = [];
+    for (let i = 0; i < sw4.length; i++)
+      for (let j = i + 1; j < sw4.length; j++) {
+        const x = rgb(sw4[i][1]), y = rgb(sw4[j][1]);
+        const dist = Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
+        if (dist < 40) near.push(sw4[i][0] + '~' + sw4[j][0] + ' ' + Math.round(dist));
+      }
+    check('eventplot: eight tasks in eight colours, none two near alike (RGB distance >= 40)',
+      sw4.length === 8 && near.length === 0, JSON.stringify(sw4) + ' near: ' + near.join(', '));
+    // curl runs 0-8 ms of 36 ms: a column mid-slice (clear of its name)
+    const bar = await p4.evaluate(() => {
+      const cv = document.getElementById('plot'), d = window.devicePixelRatio || 1, E = window.eventplot;
+      const x = Math.round((E.at(0).x + E.at(1).x) / 2), col = cv.getContext('2d').getImageData(Math.round(x * d), 0, 1, cv.height).data;
+      const c = [col[Math.round((28 + E.rowHeight / 2) * d) * 4], col[Math.round((28 + E.rowHeight / 2) * d) * 4 + 1]];
+      let h = 0;
+      for (let i = 0; i < col.length; i += 4) if (col[i] === c[0] && col[i + 1] === c[1] && col[i] < 250) h++;
+      return h / d;
+    });
+    check('eventplot: a scheduler slice is at least 24 px tall', bar >= 24, bar + ' px');
+    await p4.close();
 
     // a large page: 300,000 events
     const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu"}'];
