@@ -70,6 +70,8 @@ struct profile {
 	size_t buflen;
 	double *w, total;
 	size_t nw, wcap;
+	int timing;			/* time order: until is set */
+	uint64_t until;			/* ns: where its last sample ended */
 };
 
 static struct profile *profs;
@@ -156,11 +158,10 @@ static void put_uint(FILE *f, uint64_t v)
 		putc_unlocked(b[--n], f);
 }
 
-/* One sample: frame ids root first (speedscope's order). */
-static void profile_add(const uint32_t *ids, size_t n, double weight)
+/* One sample of p: frame ids from..n root first (speedscope's order); none
+ * for a stretch of time without a sample. */
+static void profile_put(struct profile *p, const uint32_t *ids, size_t from, size_t n, double weight)
 {
-	struct profile *p = profile_of(n ? ids[0] : 0);
-	size_t from = opt.per_process && n > 0;	/* the process is the profile */
 	FILE *f = p->f;
 	putc_unlocked(p->nw ? ',' : '[', f);
 	if (p->nw)
@@ -174,6 +175,13 @@ static void profile_add(const uint32_t *ids, size_t n, double weight)
 	p->w = marple_grow(p->w, &p->wcap, p->nw + 1, sizeof(*p->w));
 	p->w[p->nw++] = weight;
 	p->total += weight;
+}
+
+/* One sample: in the profile of its process with --per-process, which is
+ * then left out of the stack. */
+static void profile_add(const uint32_t *ids, size_t n, double weight)
+{
+	profile_put(profile_of(n ? ids[0] : 0), ids, opt.per_process && n > 0, n, weight);
 }
 
 static void profile_tail(FILE *f, const struct profile *p)
@@ -208,14 +216,15 @@ static void profiles_end(void)
 	prof_name = NULL;
 }
 
-/* Profiles are named "interface on host", "(time order)" after a timed one's. */
-static void profiles_begin(json_t *hdr, int timed)
+/* Profiles are named "interface on host", "(time order)" after a timed one's;
+ * a timed one with a sample's time (period_ns) weighs nanoseconds. */
+static void profiles_begin(json_t *hdr, int timed, uint64_t period_ns)
 {
 	const char *iface = stream_header_str(hdr, "interface", "stacks"), *host = stream_header_str(hdr, "host", NULL);
 	size_t n = strlen(iface) + (host ? strlen(host) : 0) + 32;
 	prof_name = marple_malloc(n);
 	snprintf(prof_name, n, "%s%s%s%s", iface, host ? " on " : "", host ? host : "", timed ? " (time order)" : "");
-	prof_unit = speedscope_unit(hdr);
+	prof_unit = timed && period_ns ? "nanoseconds" : speedscope_unit(hdr);
 }
 
 /* ---- frames of records ---- */
@@ -244,6 +253,7 @@ static struct {
 	uint64_t *weight;
 	size_t n, startcap, wcap;
 	uint64_t ns_per_weight;
+	uint64_t period_ns;		/* a sample's time when weights count samples */
 } held;
 
 static void hold_stack(const struct stack_rec *s)
@@ -267,7 +277,7 @@ static void held_write_aggregated(void)
 	if (!held.active)
 		return;
 	run_end();	/* an interval without its samples ends the run before it */
-	profiles_begin(held.hdr, 0);
+	profiles_begin(held.hdr, 0, 0);
 	for (size_t i = 0; i < held.n; i++)
 		profile_add(held.ids + held.start[i], held.start[i + 1] - held.start[i], (double)held.weight[i]);
 	profiles_end();
@@ -319,8 +329,28 @@ static void timed_add(struct stream_reader *r, const char *file)
 				ts.stack >= held.n ? "sample names a stack that is not in its stack section" : why);
 		return;
 	}
-	double w = held.ns_per_weight && ts.dur ? (double)ts.dur / (double)held.ns_per_weight : 1;
-	profile_add(held.ids + held.start[ts.stack], held.start[ts.stack + 1] - held.start[ts.stack], w);
+	const uint32_t *fr = held.ids + held.start[ts.stack];
+	size_t n = held.start[ts.stack + 1] - held.start[ts.stack];
+	struct profile *p = profile_of(n ? fr[0] : 0);
+	uint64_t span = ts.dur ? ts.dur : held.period_ns, per = held.ns_per_weight ? held.ns_per_weight : 1;
+	double w = !span || (held.ns_per_weight && !ts.dur) ? 1 : (double)span / (double)per;
+	if (span && p->timing && ts.time > p->until)
+		profile_put(p, NULL, 0, 0, (double)(ts.time - p->until) / (double)per);
+	profile_put(p, fr, opt.per_process && n > 0, n, w);
+	if (span && (!p->timing || ts.time + span > p->until)) {
+		p->until = ts.time + span;
+		p->timing = 1;
+	}
+}
+
+/* A sample's time from the sampling frequency the collector wrote
+ * (options.frequency), when weights count samples: time order then has time
+ * on its axis (a 2 s sleep between samples is 2 s of nothing, not gone).
+ * 0: not known, the samples weigh one each, side by side. */
+static uint64_t sample_period_ns(json_t *stack_hdr, uint64_t ns_per_weight)
+{
+	json_int_t hz = stream_header_int(json_object_get(stack_hdr, "options"), "frequency", 0);
+	return ns_per_weight || hz <= 0 ? 0 : (uint64_t)(1000000000 / hz);
 }
 
 /* ---- input ---- */
@@ -335,9 +365,10 @@ static int section_begin(struct stream_reader *r, const char *file, enum mode *m
 
 	if (role == TIMED_SAMPLES && held.active) {
 		json_t *stack_hdr = held.hdr;
-		if (!run.hdr)
-			profiles_begin(stack_hdr, 1);
 		held.ns_per_weight = timed_ns_per_weight(stack_hdr);
+		held.period_ns = sample_period_ns(stack_hdr, held.ns_per_weight);
+		if (!run.hdr)
+			profiles_begin(stack_hdr, 1, held.period_ns);
 		*mode = MODE_TIMED;
 		return 0;
 	}
@@ -362,7 +393,7 @@ static int section_begin(struct stream_reader *r, const char *file, enum mode *m
 		*mode = MODE_HOLD;
 		return 0;
 	}
-	profiles_begin(hdr, 0);
+	profiles_begin(hdr, 0, 0);
 	*mode = MODE_STACKS;
 	return 0;
 }

@@ -118,6 +118,21 @@ run('speedscope', async () => {
     check('speedscope: Time Order: phase_a first, phase_b last', left === '4 (50%) phase_a' && right === '4 (50%) phase_b',
       left + ' / ' + right);
     await page.close();
+
+    // Time Order of 0.5 s of samples, 2 s asleep, 0.5 s (issue 39): the sleep
+    // is the middle two thirds of the chart, empty; the root's two runs each 0.5 s
+    const sleep = write('sleep.marple', execFileSync('sh', ['-c', `
+      echo '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":5000000000,"units":{"weight":"samples"},"options":{"frequency":100}}'
+      echo '50#app;main;before'; echo '50#app;main;after'; echo '{"trailer":1,"records":2}'
+      echo '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":5000000000}'
+      for k in $(seq 0 49); do echo $((5000000000 + k * 10000000)),sample,cpu0,stack=0,pid=1,tid=1; done
+      for k in $(seq 0 49); do echo $((7500000000 + k * 10000000)),sample,cpu0,stack=1,pid=1,tid=1; done`]));
+    page = await load(browser, speedscope([sleep]));
+    const first = await hover(page, 100, ROW0), gap = await hover(page, 700, ROW0), last = await hover(page, 1300, ROW0);
+    check('speedscope: Time Order has time on its axis: a 2 s sleep is the empty middle',
+      /^500\.00ms \(\d+%\) app$/.test(first) && gap === '' && /^500\.00ms \(\d+%\) app$/.test(last),
+      [first, gap, last].join(' / '));
+    await page.close();
   } finally {
     await browser.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 # a timed section's samples in time order (a collector's --every intervals in
 # one profile), errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 26
+plan 28
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -52,6 +52,20 @@ check "speedscope: a timed section: its samples in time order, one each" js "$T/
 	"ok(P[0]['name'] == 'callstack on sample (time order)' and [s.split(';')[2] for s in stacks(P[0])] == ['phase_a'] * 4 + ['phase_b'] * 4 and P[0]['weights'] == [1] * 8)"
 check "speedscope: timed off-CPU blocks weigh their durations in the section's unit" js "$T/timed.json" \
 	"ok(P[1]['unit'] == 'microseconds' and P[1]['weights'] == [2000, 500, 1000] and stacks(P[1]) == ['sleeper;main;nanosleep', 'sleeper;main;read', 'sleeper;main;nanosleep'])"
+# 0.5 s of samples at 100 Hz, 2 s asleep, 0.5 s more: time order has time on
+# its axis (issue 39: the sleep vanished, sample index on the axis)
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":5000000000,"host":"h","units":{"weight":"samples"},"options":{"frequency":100}}'
+  echo '50#app;main;before'; echo '50#app;main;after'; echo '{"trailer":1,"records":2}'
+  echo '{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":5000000000,"host":"h"}'
+  k=0; while [ $k -lt 50 ]; do echo "$((5000000000 + k * 10000000)),sample,cpu0,stack=0,pid=1,tid=1"; k=$((k + 1)); done
+  k=0; while [ $k -lt 50 ]; do echo "$((7500000000 + k * 10000000)),sample,cpu0,stack=1,pid=1,tid=1"; k=$((k + 1)); done
+  echo '{"trailer":1,"records":100}'; } > "$T/sleep.marple"
+marple-speedscope "$T/sleep.marple" > "$T/sleep.json"
+check "speedscope: time order weighs time: a 2 s sleep is 2 s of no stack, 3 s in all" js "$T/sleep.json" \
+	"ok(P[0]['unit'] == 'nanoseconds' and P[0]['endValue'] == 3e9 and [w for s, w in zip(P[0]['samples'], P[0]['weights']) if not s] == [2e9] and P[0]['weights'][0] == 1e7)"
+marple-speedscope --per-process "$T/sleep.marple" > "$T/sleep-pp.json"
+check "speedscope --per-process: the sleep kept in the process's time order" js "$T/sleep-pp.json" \
+	"ok(P[0]['endValue'] == 3e9 and P[0]['samples'][50] == [] and stacks(P[0])[0] == 'main;before')"
 # marple-callstack --every 1 --timed: an interval a timed section, each ended
 # "interval" but the last; the stacks of each numbered its own way
 interval() {	# START ENDED STACKS SAMPLES (stack positions, one a sample)
