@@ -82,7 +82,8 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes\tconfig=frequency:-F,timed:--timed"),
+	SC_DESCRIBE("kind=collector\tsections=callstack:stack:flamegraph\tevery=yes\tconfig=frequency:-F,timed:--timed"
+		"\tmeasures=on-CPU time: stacks sampled on every CPU (samples)"),
 	SC_HELP,
 	{ 0 },
 };

@@ -53,7 +53,8 @@ static const struct options_entry options[] = {
 	{ O_EVERY, "every", "DURATION", "continuous: one whole section (header, events, trailer)\n"
 					      "every DURATION (10s, 1m...), cut at that instant" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2\tevery=yes"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2\tevery=yes"
+		"\tmeasures=context switches on every CPU: which task ran when (events)"),
 	OPTIONS_HELP,
 	{ 0 }
 };

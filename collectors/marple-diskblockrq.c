@@ -62,7 +62,8 @@ static const struct sc_option options[] = {
 				   "always in the submitter's context) instead of issue" },
 	{ 0, 'd', "disk", "DISK", "only this disk: a name (vda), /dev/NAME or MAJOR:MINOR" },
 	{ 0, 'd', "device", "DISK", NULL },	/* the old spelling (marple-disklat's is --disk) */
-	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph\tevery=yes"),
+	SC_DESCRIBE("kind=collector\tsections=diskblockrq:stack:flamegraph\tevery=yes"
+		"\tmeasures=block I/O requests by process and stack (requests or bytes)"),
 	SC_STACK_OPTIONS,
 	{ 0 }
 };

@@ -53,7 +53,8 @@ static const struct options_entry options[] = {
 	{ O_RAW_TP, "raw-tp", NULL, "use raw tracepoints even if the BTF ones work" },
 	{ SELF_OPTION_KEY, "include-self", NULL, "I/O of marple's own processes too (left out by default)" },
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=disklat:point:heatmap\tevery=no"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=disklat:point:heatmap\tevery=no"
+		"\tmeasures=disk I/O latency: each block request, issue to completion (ms)"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -38,7 +38,8 @@ static uint64_t records;
 
 static const struct options_entry options[] = {
 	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
-	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot\tevery=no"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot\tevery=no"
+		"\tmeasures=TCP connections: connect, accept, sizes, close (events)"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -52,7 +52,8 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=mallocstacks:stack:flamegraph\tevery=yes"),
+	SC_DESCRIBE("kind=collector\tsections=mallocstacks:stack:flamegraph\tevery=yes"
+		"\tmeasures=bytes asked of malloc, calloc, realloc by process and stack"),
 	SC_HELP,
 	{ 0 }
 };

@@ -68,7 +68,8 @@ static const struct sc_option options[] = {
 	{ 0, 'f', "faults", NULL, "page faults even where precise sampling exists" },
 	{ 0, 'e', "event", "EV", "loads (default) or stores, for precise sampling" },
 	{ 0, 'P', "period", "N", "one precise sample every N events (default 10007)" },
-	SC_DESCRIBE("kind=collector\tsections=memevents:stack:treemap\tevery=yes"),
+	SC_DESCRIBE("kind=collector\tsections=memevents:stack:treemap\tevery=yes"
+		"\tmeasures=page faults (memory accesses where a PMU has them), by stack"),
 	SC_STACK_OPTIONS,
 	{ 0 }
 };

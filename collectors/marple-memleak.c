@@ -95,7 +95,8 @@ static const struct sc_option options[] = {
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=memleak:stack:treemap,memusage:point:stackplot\tevery=no"),
+	SC_DESCRIBE("kind=collector\tsections=memleak:stack:treemap,memusage:point:stackplot\tevery=no"
+		"\tmeasures=memory not freed by the end, by stack (bytes); usage a second"),
 	SC_HELP,
 	{ 0 }
 };

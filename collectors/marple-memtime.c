@@ -91,7 +91,8 @@ static const struct options_entry options[] = {
 	{ O_RSS, "rss", NULL, "report RSS for all processes (never read smaps_rollup)" },
 	{ O_PSS_REFRESH, "pss-refresh", "TIME", "re-read an unchanged process's PSS this often\n(default 30s)" },
 	SELF_OPTION,
-	OPTIONS_DESCRIBE("kind=collector\tsections=memtime:point:stackplot\tevery=no"),
+	OPTIONS_DESCRIBE("kind=collector\tsections=memtime:point:stackplot\tevery=no"
+		"\tmeasures=each process's memory over time: PSS, else RSS (bytes)"),
 	OPTIONS_HELP,
 	{ 0 }
 };

@@ -100,7 +100,8 @@ static const struct sc_option options[] = {
 	SC_NO_DEMANGLE,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
-	SC_DESCRIBE("kind=collector\tsections=offcpu:stack:flamegraph\tevery=yes"),
+	SC_DESCRIBE("kind=collector\tsections=offcpu:stack:flamegraph\tevery=yes"
+		"\tmeasures=off-CPU time: where threads blocked, how long (microseconds)"),
 	SC_HELP,
 	{ 0 },
 };

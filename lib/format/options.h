@@ -32,6 +32,7 @@
  *   kind=collector|filter|renderer|supervisor|helper
  *   sections=INTERFACE:DATATYPE:DISPLAY,...   a collector's sections and the
  *                                             display each gets by default
+ *   measures=TEXT             what a collector measures, in a line (marple list)
  *   display=NAME,ALIAS,...    the display a renderer is in the driver (-fg ...)
  *   reads=DATATYPE,...        the datatypes it draws
  *   ext=EXT                   its output file's extension

@@ -83,6 +83,8 @@ static const char *bad_value(const char *key, const char *v)
 		return words_of(v, "abcdefghijklmnopqrstuvwxyz0123456789", '.') ? NULL : "not a file name extension (a-z, 0-9, inner dots)";
 	if (!strcmp(key, "reads") || !strcmp(key, "default-for"))
 		return datatypes_of(v) ? NULL : "not datatypes (stack, event, point, timed) separated by commas";
+	if (!strcmp(key, "measures"))	/* a line of text marple list shows */
+		return *v ? NULL : "empty";
 	if (!strcmp(key, "every"))
 		return strcmp(v, "yes") && strcmp(v, "no") ? "not yes or no" : NULL;
 	if (!strcmp(key, "sections")) {

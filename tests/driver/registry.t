@@ -5,7 +5,7 @@
 # collector and a new renderer, added to a copy of the tree as their own files
 # and nothing else, are collected and drawn by the driver.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 16
 R="$MARPLE_BIN/marple-registry"
 unset MARPLE_LIBEXEC MARPLE_CONFIG DISPLAY WAYLAND_DISPLAY
 export XDG_STATE_HOME="$T/state" XDG_CONFIG_HOME="$T/config"
@@ -47,6 +47,12 @@ ifaces=$(awk -F '\t' '$2 == "kind=collector" { n = substr($1, 16); gsub(/-/, "_"
 marple list > "$T/list"
 missing=; for i in $ifaces; do grep -q "^  $i " "$T/list" || missing="$missing $i"; done
 check "registry: marple list shows every collector:$missing" test -z "$missing"
+missing=; for i in $ifaces; do
+	m=$(awk -F '\t' -v p="program=marple-$(printf %s "$i" | tr _ -)" '$1 == p { for (k = 2; k <= NF; k++) if (index($k, "measures=") == 1) print substr($k, 10) }' "$R")
+	[ -n "$m" ] || { missing="$missing $i(no measures=)"; continue; }
+	grep -qxF -- "$(printf '  %-14s %s' "$i" "$m")" "$T/list" || missing="$missing $i"
+done
+check "registry: every collector says what it measures, and marple list shows it:$missing" test -z "$missing"
 marple collect -h > "$T/ch"
 missing=; for i in $ifaces; do grep -qw -- "$i" "$T/ch" || missing="$missing $i"; done
 check "registry: marple collect -h names every collector:$missing" test -z "$missing"
