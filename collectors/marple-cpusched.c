@@ -52,7 +52,7 @@ static const struct options_entry options[] = {
 	{ O_PERF_BUFFER, "perf-buffer", NULL, "per-CPU perf buffers instead of BPF ring buffers" },
 	{ O_EVERY, "every", "DURATION", "continuous: one whole section (header, events, trailer)\n"
 					      "every DURATION (10s, 1m...), cut at that instant" },
-	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'v', "verbose", NULL, COLLECTOR_VERBOSE_HELP },
 	OPTIONS_DESCRIBE("kind=collector\tsections=cpusched:event:g2\tevery=yes"
 		"\tmeasures=context switches on every CPU: which task ran when (events)"),
 	OPTIONS_HELP,
@@ -528,6 +528,8 @@ static int write_trailer(struct cpusched_bpf *skel, uint64_t cut)
 	json_object_set_new(trl, "lost_per_cpu", arr);
 	json_object_set_new(trl, "out_of_order", json_integer((json_int_t)out_of_order));
 	int rc = stream_write_json(stdout, trl);
+	if (rc == 0 && opt.verbose)
+		collector_verbose_trailer(trl);
 	json_decref(trl);
 	if (rc < 0) {
 		free(lost_cpu);
@@ -547,8 +549,6 @@ static int write_trailer(struct cpusched_bpf *skel, uint64_t cut)
 	if (out_of_order)
 		marple_warn("%llu events were written out of time order (committed more than %llu ms late)",
 			(unsigned long long)out_of_order, MERGE_SLACK_NS / 1000000);
-	if (opt.verbose)
-		marple_warn("%llu events", (unsigned long long)records);
 	records = 0;
 	out_of_order = 0;
 	return 0;

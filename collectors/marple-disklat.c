@@ -52,7 +52,7 @@ static const struct options_entry options[] = {
 	{ 'd', "disk", "DISK", "only this disk's I/O: a name (vda, sda; a partition\nmeans its disk) or MAJOR:MINOR" },
 	{ O_RAW_TP, "raw-tp", NULL, "use raw tracepoints even if the BTF ones work" },
 	{ SELF_OPTION_KEY, "include-self", NULL, "I/O of marple's own processes too (left out by default)" },
-	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'v', "verbose", NULL, COLLECTOR_VERBOSE_HELP },
 	OPTIONS_DESCRIBE("kind=collector\tsections=disklat:point:heatmap\tevery=no"
 		"\tmeasures=disk I/O latency: each block request, issue to completion (ms)"),
 	OPTIONS_HELP,
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	disklat_bpf__detach(skel);
 	ring_buffer__consume(rb);
 	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.event_counters), skel->obj, records, "I/O records",
-				   "I/O requests not timed (too many in flight)") < 0)
+				   "I/O requests not timed (too many in flight)", opt.verbose) < 0)
 		goto cleanup;
 	status = EXIT_OK;
 cleanup:

@@ -37,7 +37,7 @@ static struct {
 static uint64_t records;
 
 static const struct options_entry options[] = {
-	{ 'v', "verbose", NULL, "say what was attached (-vv: libbpf messages too)" },
+	{ 'v', "verbose", NULL, COLLECTOR_VERBOSE_HELP },
 	OPTIONS_DESCRIBE("kind=collector\tsections=ipc:event:plot\tevery=no"
 		"\tmeasures=TCP connections: connect, accept, sizes, close (events)"),
 	OPTIONS_HELP,
@@ -224,7 +224,7 @@ int main(int argc, char **argv)
 	ipc_bpf__detach(skel);
 	ring_buffer__consume(rb);
 	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.event_counters), NULL, records, "events",
-				   "connections not followed (too many open)") < 0)
+				   "connections not followed (too many open)", opt.verbose) < 0)
 		goto cleanup;
 	status = EXIT_OK;
 cleanup:

@@ -43,6 +43,7 @@ static struct {
 	uint64_t interval_ns;
 	uint64_t refresh_ns;
 	int rss_only;
+	int verbose;
 	int include_self;
 	pid_t *pids;
 	size_t npids;
@@ -90,6 +91,7 @@ static const struct options_entry options[] = {
 	{ 'p', "pid", "PID", "only this process (repeatable)" },
 	{ O_RSS, "rss", NULL, "report RSS for all processes (never read smaps_rollup)" },
 	{ O_PSS_REFRESH, "pss-refresh", "TIME", "re-read an unchanged process's PSS this often\n(default 30s)" },
+	{ 'v', "verbose", NULL, "statistics on stderr" },
 	SELF_OPTION,
 	OPTIONS_DESCRIBE("kind=collector\tsections=memtime:point:stackplot\tevery=no"
 		"\tmeasures=each process's memory over time: PSS, else RSS (bytes)"),
@@ -98,7 +100,7 @@ static const struct options_entry options[] = {
 };
 
 static const struct options_help help = {
-	.synopsis = "[-i INTERVAL] [-p PID]... [--rss] [--pss-refresh TIME] [duration]",
+	.synopsis = "[-i INTERVAL] [-p PID]... [--rss] [--pss-refresh TIME] [-v] [duration]",
 	.about = "Sample the memory of every process (PSS, else RSS) as marple points: x = seconds,\n"
 	         "y = MiB, info = process name.\n",
 	.after = "duration: how long to run (10, 10s, 2m); default until SIGINT/SIGTERM.\n"
@@ -371,6 +373,7 @@ static void parse_options(int argc, char **argv)
 			opt.pids[opt.npids++] = (pid_t)marple_opt_u64("-p", optarg, 1, 4194304);
 			break;
 		case O_RSS: opt.rss_only = 1; break;
+		case 'v': opt.verbose = 1; break;
 		case SELF_OPTION_KEY: opt.include_self = 1; break;
 		case O_PSS_REFRESH:
 			if (marple_parse_duration_ns(optarg, &opt.refresh_ns) < 0)
@@ -454,6 +457,8 @@ static void write_trailer(const char *ended, uint64_t ticks, uint64_t late)
 	json_object_set_new(trailer, "cpu_ns", json_integer((json_int_t)cpu_ns()));
 	json_object_set_new(trailer, "self_excluded", json_integer((json_int_t)self_excluded_points));
 	stream_write_json(stdout, trailer);
+	if (opt.verbose)
+		collector_verbose_trailer(trailer);
 	json_decref(trailer);
 }
 

@@ -60,6 +60,8 @@ const char *collector_end_reason(void);
  * samples 3071, ..."): its whole-number members, nested ones as a.b. */
 #include <jansson.h>
 void collector_verbose_trailer(json_t *trailer);
+/* What -v and -vv mean in every collector. */
+#define COLLECTOR_VERBOSE_HELP "statistics on stderr; -vv: libbpf's messages too"
 
 /* libbpf error code (negative errno) as text. */
 const char *collector_strerror(int err);

@@ -57,7 +57,7 @@ static uint64_t recursion_misses(struct bpf_object *obj)
 }
 
 int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
-			   const char *lost_what, const char *untracked_what)
+			   const char *lost_what, const char *untracked_what, int verbose)
 {
 	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
 	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
@@ -69,6 +69,8 @@ int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, 
 	}
 	int rc = stream_write_json(f, trl);
 
+	if (rc == 0 && verbose)
+		collector_verbose_trailer(trl);
 	json_decref(trl);
 	if (rc < 0)
 		return -1;

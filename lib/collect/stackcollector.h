@@ -53,6 +53,7 @@
 
 #include <linux/types.h>
 
+#include "collector.h"
 #include "options.h"
 #include "stacks.h"
 
@@ -113,7 +114,7 @@ enum {
 #define SC_ADDRESSES \
 	{ SC_OPT_ADDRESSES, SC_LONG_ONLY(SC_OPT_ADDRESSES), "addresses", NULL, \
 	  "unresolved frames as [module+0xoffset]" }
-#define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, "statistics on stderr; -vv: libbpf's messages too" }
+#define SC_VERBOSE { SC_OPT_VERBOSE, 'v', "verbose", NULL, COLLECTOR_VERBOSE_HELP }
 /* a thread, as bcc's offcputime and perf spell it */
 #define SC_TID(help) { SC_OPT_TID, 't', "tid", "TID", help }
 #define SC_NO_DEMANGLE \

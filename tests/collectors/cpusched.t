@@ -3,7 +3,7 @@
 # names and event count (checked by tests/cpel/cpelread.py, an independent
 # reader); raw_tp fallback and --wakeups work.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 36
+plan 37
 if ! is_root; then skip_rest "cpusched" "needs root"; fi
 PP="$MARPLE_BIN/workloads/pingpong"
 READ="$MARPLE_TOP/tests/cpel/cpelread.py"
@@ -23,6 +23,8 @@ run_traced "$T/cs" -v; rc=$?
 check "cpusched: exits 0 after SIGINT" test $rc -eq 0
 check "cpusched: output is a valid marple stream" marple-cat -q "$T/cs"
 check "cpusched: -v says how sched_switch was attached" grep -Eq 'attached via (tp_btf|raw_tp)' "$T/cs.err"
+# -v means statistics in every collector (issue 39): the trailer's records on stderr
+check "cpusched: -v: statistics, the trailer's records count" grep -q "^marple-cpusched: statistics: records $(tail -n 1 "$T/cs" | sed 's/.*"records":\([0-9]*\).*/\1/'), lost 0" "$T/cs.err"
 check "cpusched: trailer ended by signal, nothing lost" grep -Eq '^\{"trailer":1,.*"lost":0,.*"ended":"signal","lost_per_cpu":\[0(,0)*\]' "$T/cs"
 check "cpusched: header names track cpu and time unit ns" grep -q '"track":"cpu"' "$T/cs"
 

@@ -1,7 +1,7 @@
 # marple-disklat (root): O_DIRECT reads of a test file give one point per read
 # with plausible latencies, the reading process, device, size and direction.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 22
 if ! is_root; then skip_rest "disklat" "needs root"; fi
 F="$T/data"
 dd if=/dev/urandom of="$F" bs=1M count=4 2>/dev/null && sync
@@ -17,6 +17,8 @@ check "disklat: exits 0 after SIGINT" test $rc -eq 0
 check "disklat: valid marple stream" marple-cat -q "$T/dl"
 check "disklat: point section with units s and ms" grep -q '"datatype":"point".*"units":{"x":"s","y":"ms"}' "$T/dl"
 check "disklat: -v says what was attached" grep -q 'attached via' "$T/dl.err"
+# -v means statistics in every collector (issue 39): the trailer's records on stderr
+check "disklat: -v: statistics, the trailer's records count" grep -q "^marple-disklat: statistics: records $(tail -n 1 "$T/dl" | sed 's/.*"records":\([0-9]*\).*/\1/'), lost" "$T/dl.err"
 dev=$(df -P "$F" | awk 'NR == 2 { sub("/dev/", "", $1); print $1 }')
 grep -E "^[0-9.e+-]+,[0-9.e+-]+,[^,]*,comm=[^,]*,pid=[0-9]+,dev=$dev,bytes=4096,rw=R$" "$T/dl" > "$T/all4k"
 grep -E "^[0-9.e+-]+,[0-9.e+-]+,dd,comm=dd,pid=[0-9]+,dev=[^,]+,bytes=4096,rw=R$" "$T/dl" > "$T/reads"

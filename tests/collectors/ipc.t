@@ -2,7 +2,7 @@
 # give connect/accept/close events with the right pids, paired by flow and
 # peer, with byte counts; a refused connect is reported.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 18
 if ! is_root; then skip_rest "ipc" "needs root"; fi
 W="$MARPLE_BIN/workloads/tcppair"
 rm -f "$T/ready"
@@ -23,6 +23,8 @@ fi
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
 check "ipc: exits 0 after SIGINT" test $rc -eq 0
 check "ipc: valid marple stream" marple-cat -q "$T/ipc"
+# -v means statistics in every collector (issue 39): the trailer's records on stderr
+check "ipc: -v: statistics, the trailer's records count" grep -q "^marple-ipc: statistics: records $(tail -n 1 "$T/ipc" | sed 's/.*"records":\([0-9]*\).*/\1/'), lost" "$T/ipc.err"
 check "ipc: event section with track pid" grep -q '"datatype":"event".*"track":"pid"' "$T/ipc"
 check "ipc: sizes available on this kernel (header)" grep -q '"sizes":true' "$T/ipc"
 for c in $c1 $c2; do

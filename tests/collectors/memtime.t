@@ -2,7 +2,7 @@
 # by about 100 MiB; PSS as root, RSS fallback where smaps_rollup is not
 # readable; the stream is valid; options and errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 20
+plan 21
 W="$MARPLE_BIN/workloads/memgrow"
 
 expect_exit "memtime: bad interval" 2 '-i' marple-memtime -i 0 1
@@ -16,7 +16,7 @@ mem() {
 }
 
 "$W" 1 2.5 100 & wl=$!
-MARPLE_READY_FILE="$T/ready" marple-memtime -i 200ms 3 > "$T/m.out" 2> "$T/m.err"; rc=$?
+MARPLE_READY_FILE="$T/ready" marple-memtime -v -i 200ms 3 > "$T/m.out" 2> "$T/m.err"; rc=$?
 wait "$wl"
 check "memtime: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/m.out'"
 check "memtime: ready file created" test -e "$T/ready"
@@ -27,6 +27,8 @@ check "memtime: the workload was sampled many times ($n)" test "$n" -ge 10
 check "memtime: workload grows by ~100 MiB (from $first to $max MiB)" test "$grow" -ge 95 -a "$grow" -le 110
 check "memtime: header has units x=s y=MiB" grep -q '"units":{"x":"s","y":"MiB"}' "$T/m.out"
 check "memtime: trailer counts samples and CPU" grep -Eq '^\{"trailer":1,.*"ended":"duration".*"samples":[0-9]+,"late_samples":[0-9]+,.*"cpu_ns":[0-9]+' "$T/m.out"
+# -v means statistics in every collector (issue 39): the trailer's counts on stderr
+check "memtime: -v: statistics, the trailer's records and samples" grep -q "^marple-memtime: statistics: records $(tail -n 1 "$T/m.out" | sed 's/.*"records":\([0-9]*\).*/\1/'), lost 0, dropped 0, samples [0-9]" "$T/m.err"
 check "memtime: points carry pid, comm and kind" grep -q ",memgrow,pid=$wl,comm=memgrow,kind=" "$T/m.out"
 if is_root; then
 	check "memtime: as root the workload's PSS is read" grep -q "pid=$wl,comm=memgrow,kind=pss" "$T/m.out"
