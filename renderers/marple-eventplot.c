@@ -36,11 +36,13 @@
 static struct {
 	const char *title;
 	const char *output;
+	int per_process;
 } opt = { .title = "Events" };
 
-enum { OPT_TITLE = 256 };
+enum { OPT_TITLE = 256, OPT_PER_PROCESS };
 static const struct options_entry options[] = {
 	{ OPT_TITLE, "title", "TITLE", "page title (default \"Events\")" },
+	{ OPT_PER_PROCESS, "per-process", NULL, "a row per process (default: a row per command,\nits processes together)" },
 	{ 't', "", "TITLE", NULL },	/* the old spelling: -t is a thread's */
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=plot,tcp,tcpplot,eventplot\treads=event\text=html"),
@@ -49,7 +51,7 @@ static const struct options_entry options[] = {
 };
 
 static const struct options_help help = {
-	.synopsis = "[-t TITLE] [-o FILE] [FILE...]",
+	.synopsis = "[--title TITLE] [--per-process] [-o FILE] [FILE...]",
 	.about = "Draw marple event sections as an interactive HTML timeline (one page, no network).\n",
 	.after = "With no FILE, or FILE '-', read stdin.  Exit: 0 ok, 1 bad or no input, 2 usage.\n"
 	         "See marple-eventplot(1).\n",
@@ -70,6 +72,11 @@ static size_t lookup(struct intern *t, const char *s, size_t len, int *added)
 static struct intern *fieldsets, *tracks, *types, *flows;
 static char **track_label;	/* by track index: label shown */
 static size_t track_label_cap;
+/* A command's row: its processes ("track\0pid" of each, interned) and how
+ * many, by track index. */
+static struct intern *track_procs;
+static size_t *track_nprocs;
+static size_t track_nprocs_cap;
 /* An event by where it is written: its track and its number on the track. */
 struct place {
 	uint32_t track;
@@ -109,20 +116,56 @@ static size_t join_fields(const struct event_rec *e)
 	return n;
 }
 
-/* One event: its track, type and fields interned, a flow linked, and its
- * entry in EV written (er->events is its index). */
-static void add_event(struct eventread *er, const struct event_rec *e)
+/* A process (track pid) on command row tr: counted once, and the row's
+ * label says how many when there are several. */
+static void count_process(size_t tr, struct mstr pid, const struct mstr *comm)
 {
+	char key[48];
 	int added;
-	size_t tr = lookup(tracks, e->track.s, e->track.len, &added);
+
+	if (pid.len > 32)
+		pid.len = 32;
+	int n = snprintf(key, sizeof(key), "%zu:%.*s", tr, (int)pid.len, pid.s);
+	lookup(track_procs, key, (size_t)n, &added);
+	if (!added || ++track_nprocs[tr] < 2)
+		return;
+	size_t len = comm->len + 32;
+	free(track_label[tr]);
+	track_label[tr] = marple_malloc(len);
+	snprintf(track_label[tr], len, "%.*s (%zu processes)", (int)comm->len, comm->s, track_nprocs[tr]);
+}
+
+/* The row of an event.  A process's events (a track that is not a CPU, with
+ * a comm) go on its command's row, so a server under a thousand curls is two
+ * rows, not a thousand (--per-process: its own); the row is labelled
+ * "comm (pid)" while it holds one process, "comm (N processes)" after. */
+static size_t track_of(const struct event_rec *e)
+{
+	const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "comm");
+	uint64_t cpu;
+	int grouped = !opt.per_process && comm && eventread_track_cpu(e->track, &cpu) < 0;
+	char *key = marple_malloc((grouped ? comm->len : e->track.len) + 2);
+	size_t klen = 0, tr;
+	int added;
+
+	if (grouped) {	/* "\001comm": not a track's name */
+		key[klen++] = 1;
+		memcpy(key + klen, comm->s, comm->len);
+		klen += comm->len;
+	} else {
+		memcpy(key, e->track.s, e->track.len);
+		klen = e->track.len;
+	}
+	tr = lookup(tracks, key, klen, &added);
+	free(key);
 	if (added) {
-		const struct mstr *comm = stream_fields_get(e->fields, e->nfields, "comm");
-		size_t had = tcols_cap;
+		size_t had = tcols_cap, hadn = track_nprocs_cap;
 		tcols = marple_grow(tcols, &tcols_cap, tr + 1, sizeof(*tcols));
 		memset(tcols + had, 0, (tcols_cap - had) * sizeof(*tcols));
+		track_nprocs = marple_grow(track_nprocs, &track_nprocs_cap, tr + 1, sizeof(*track_nprocs));
+		memset(track_nprocs + hadn, 0, (track_nprocs_cap - hadn) * sizeof(*track_nprocs));
 		track_label = marple_grow(track_label, &track_label_cap, tr + 1, sizeof(char *));
-		uint64_t cpu;
-		if (eventread_track_cpu(e->track, &cpu) < 0 && comm) {
+		if (comm && eventread_track_cpu(e->track, &cpu) < 0) {
 			size_t n = comm->len + e->track.len + 4;
 			track_label[tr] = marple_malloc(n);
 			snprintf(track_label[tr], n, "%.*s (%.*s)", (int)comm->len, comm->s,
@@ -131,6 +174,17 @@ static void add_event(struct eventread *er, const struct event_rec *e)
 			track_label[tr] = marple_strndup(e->track.s, e->track.len);
 		}
 	}
+	if (grouped)
+		count_process(tr, e->track, comm);
+	return tr;
+}
+
+/* One event: its track, type and fields interned, a flow linked, and its
+ * entry in EV written (er->events is its index). */
+static void add_event(struct eventread *er, const struct event_rec *e)
+{
+	int added;
+	size_t tr = track_of(e);
 	size_t ty = lookup(types, e->type.s, e->type.len, NULL);
 	size_t fs = lookup(fieldsets, buf, join_fields(e), NULL);
 	/* times from the previous event on the track (the first from the first
@@ -252,6 +306,8 @@ static void free_all(void)
 	for (size_t i = 0; i < intern_count(tracks); i++)
 		free(track_label[i]);
 	free(track_label);
+	free(track_nprocs);
+	intern_free(track_procs);
 	intern_free(fieldsets);
 	for (size_t r = 0; r < intern_count(tracks); r++) {
 		free(tcols[r].dt.b);
@@ -277,6 +333,7 @@ int main(int argc, char **argv)
 		case 't':
 		case OPT_TITLE: opt.title = optarg; break;
 		case 'o': opt.output = optarg; break;
+		case OPT_PER_PROCESS: opt.per_process = 1; break;
 		case 'h': options_help(stdout, options, &help); return EXIT_OK;
 		default: marple_usage_try();
 		}
@@ -289,6 +346,7 @@ int main(int argc, char **argv)
 	 * half page behind */
 	fieldsets = intern_new();
 	tracks = intern_new();
+	track_procs = intern_new();
 	types = intern_new();
 	flows = intern_new();
 	struct eventread er = { .on_event = add_event };

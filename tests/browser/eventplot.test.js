@@ -201,6 +201,38 @@ run('eventplot', async () => {
     check('eventplot: a scheduler slice is at least 24 px tall', bar >= 24, bar + ' px');
     await p4.close();
 
+    // a server under 200 curls (issue 39: 11,488 px of rows and red lines):
+    // a row per command, the connections drawn when asked for
+    const srv = ['{"marple":1,"interface":"ipc","datatype":"event","track":"pid","start_ns":0}'];
+    let ts = 1000000;
+    for (let c = 0; c < 200; c++) {
+      const pid = 1000 + c, f = `127.0.0.1:${20000 + c}>127.0.0.1:80`;
+      srv.push(`${ts},connect,${pid},comm=curl,pid=${pid},flow=${f}`);
+      srv.push(`${ts + 10000},accept,30,comm=srv,pid=30,flow=${f},peer_comm=curl,peer_pid=${pid}`);
+      srv.push(`${ts + 110000},close,30,comm=srv,pid=30,flow=${f}`);
+      srv.push(`${ts + 120000},close,${pid},comm=curl,pid=${pid},flow=${f}`);
+      ts += 620000;
+    }
+    const srvHtml = path.join(dir, 'srv.html');
+    fs.writeFileSync(srvHtml, sh('marple-eventplot', [], srv.join('\n') + '\n'));
+    const p5 = await open(browser, srvHtml);
+    const rows = await p5.evaluate(() => ({ tracks: window.eventplot.tracks, h: document.getElementById('plot').clientHeight,
+      box: document.getElementById('links') ? document.getElementById('links').checked : 'none' }));
+    check('eventplot: a server under 200 curls is two rows, curl\'s naming its 200 processes, under 100 px',
+      JSON.stringify(rows.tracks) === '["curl (200 processes)","srv (30)"]' && rows.h < 100, JSON.stringify(rows));
+    const red = () => p5.evaluate(() => {
+      const cv = document.getElementById('plot'), px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+      let k = 0;
+      for (let i = 0; i < px.length; i += 4) if (Math.hypot(px[i] - 211, px[i + 1] - 83, px[i + 2] - 83) < 30) k++;	// the arrows' red on white
+      return k;
+    });
+    const before = await red();
+    await p5.locator('#links').check();
+    const after = await red();
+    check('eventplot: its 200 connections are not drawn until \'connections\' is ticked',
+      rows.box === false && before < 50 && after > 1000, `box ${rows.box}, red pixels ${before} -> ${after}`);
+    await p5.close();
+
     // a large page: 300,000 events
     const L = ['{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu"}'];
     for (let i = 0; i < 300000; i++)
