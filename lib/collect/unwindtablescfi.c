@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <zlib.h>
 
 #include "util.h"
 
@@ -259,6 +260,7 @@ struct cfisec {
 	size_t size;
 	uint64_t addr;
 	int debug;			/* .debug_frame: CIE ids, absolute pointers */
+	uint8_t *inflated;		/* buf, when the section was compressed: ours to free */
 };
 
 /* A pointer encoded as enc (DW_EH_PE_*): 0, or -1 for an encoding we do
@@ -769,6 +771,35 @@ libdw:
 
 /* ---- the whole image ---- */
 
+/* A debug file's compressed section (zlib) inflated into memory of our own.
+ * elf_compress would inflate it in place: write its section header into
+ * the file's one read-only mapping, shared by every analyzer (a SIGSEGV,
+ * seen on a system-wide capture; and another thread's handle on the same
+ * image would read the compressed bytes at the inflated size). */
+#define CFI_INFLATED_MAX (256u << 20)
+static int inflate_section(Elf *elf, Elf_Scn *scn, struct cfisec *s)
+{
+	GElf_Chdr ch;
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+	size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+
+	if (!raw || !raw->d_buf || raw->d_size <= hdr || !gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB ||
+	    !ch.ch_size || ch.ch_size > CFI_INFLATED_MAX)
+		return -1;
+	uLongf n = (uLongf)ch.ch_size;
+	uint8_t *buf = malloc(n);
+	if (!buf)
+		return -1;
+	if (uncompress(buf, &n, (const Bytef *)raw->d_buf + hdr, (uLong)(raw->d_size - hdr)) != Z_OK ||
+	    n != ch.ch_size) {
+		free(buf);
+		return -1;
+	}
+	s->buf = s->inflated = buf;
+	s->size = n;
+	return 0;
+}
+
 static int find_section(Elf *elf, const char *name, struct cfisec *s)
 {
 	size_t shstrndx;
@@ -782,15 +813,30 @@ static int find_section(Elf *elf, const char *name, struct cfisec *s)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
 		    strcmp(n, name) != 0)
 			continue;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return -1;
+		*s = (struct cfisec){ .addr = sh.sh_addr, .debug = strcmp(name, ".debug_frame") == 0 };
+		if (sh.sh_flags & SHF_COMPRESSED)
+			return inflate_section(elf, scn, s);
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || !d->d_size)
 			return -1;
-		*s = (struct cfisec){ d->d_buf, d->d_size, sh.sh_addr, strcmp(name, ".debug_frame") == 0 };
+		s->buf = d->d_buf;
+		s->size = d->d_size;
 		return 0;
 	}
 	return -1;
+}
+
+/* Has the image a compressed section?  Then libdw, which inflates them in
+ * place as it opens the DWARF, is not let near it (find_section says why). */
+static int has_compressed_section(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			return 1;
+	return 0;
 }
 
 static int fde_cmp(const void *a, const void *b)
@@ -830,6 +876,7 @@ struct dwcfi {
 	Dwarf_CFI *eh;
 	Dwarf *dw;
 	int eh_tried, dw_tried;
+	int compressed;			/* has_compressed_section: no libdw */
 };
 
 static Dwarf_CFI *dwcfi_get(struct dwcfi *d, int debug)
@@ -840,7 +887,7 @@ static Dwarf_CFI *dwcfi_get(struct dwcfi *d, int debug)
 		d->eh_tried = 1;
 		return d->eh;
 	}
-	if (!d->dw_tried)
+	if (!d->dw_tried && !d->compressed)
 		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	d->dw_tried = 1;
 	return d->dw ? dwarf_getcfi(d->dw) : NULL;
@@ -880,6 +927,7 @@ int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindt
 		max_rows = (uint32_t)b->rows_cap;
 	if (!have_eh && !have_dbg)
 		return -1;
+	dw.compressed = have_dbg && has_compressed_section(elf);
 	if (have_eh)
 		read_section(&eh, &cs, &fs);
 	if (!fdes_sorted(&fs))	/* a linker writes them in address order, mostly */
@@ -907,6 +955,8 @@ int unwindtablescfi_read(Elf *elf, int engine, uint32_t max_rows, struct unwindt
 			push_row(&r, &(struct unwind_row){ .pc = (uint32_t)got, .cfa = UNWIND_NONE });
 	}
 	dwcfi_end(&dw);
+	free(eh.inflated);
+	free(dbg.inflated);
 	st->unsupported = r.unsupported;
 	if (r.n <= max_rows) {
 		b->nrows = r.n;

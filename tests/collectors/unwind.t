@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 52
+plan 54
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -24,7 +24,7 @@ capture() {
 	_n=$1; shift
 	"$@" & _wl=$!
 	sleep 0.3
-	"$CS" -F 299 -p "$_wl" 2 > "$T/$_n.out" 2> "$T/$_n.err"
+	"$CS" -F 299 -p "$_wl" 2 > "$T/$_n.out" 2> "$T/$_n.err"; crc=$?
 	kill "$_wl" 2>/dev/null; wait "$_wl" 2>/dev/null
 }
 
@@ -161,6 +161,16 @@ share "unwind: .debug_frame: _start;...;main;df_a;df_b;df_c without .eh_frame fo
 	"$(weight "$T/debugframe.out" '.')" 98
 check "unwind: .debug_frame: the trailer counts its FDEs" \
 	test "$(trailer_unwind "$T/debugframe.out" fdes_from_debug_frame)" -ge 4
+
+# 10b. the same with its debug sections compressed (-gz=zlib), as debug
+# files and Go binaries have them: inflated into the builder's own memory
+# (libelf inflating it in the read-only mapped file was a SIGSEGV)
+capture debugframez "$W/debugframez" 4
+check "unwind: compressed .debug_frame: the collector survives (exit $crc), its stream whole" \
+	sh -c "[ $crc -eq 0 ] && marple-cat -q '$T/debugframez.out'"
+share "unwind: compressed .debug_frame: _start;...;main;df_a;df_b;df_c" \
+	"$(weight "$T/debugframez.out" '^debugframez;_start;__libc_start_main;(.*;)?main;df_a;df_b;df_c(;|$)')" \
+	"$(weight "$T/debugframez.out" '.')" 98
 
 # 11. code with CFI but no table (--unwind-memory 64K: libc does not fit) is
 # not walked by frame pointers: the stack stops there with one marker, named
