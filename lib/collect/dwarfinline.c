@@ -299,7 +299,8 @@ static void cut_at(struct dwarfinline *d, uint64_t lo, uint32_t node)
  * (an inner range reaching past the one around it is cut at its end). */
 static void flatten_ranges(struct dwarfinline *d, struct builder *b)
 {
-	qsort(b->ranges, b->nranges, sizeof(*b->ranges), by_lo_then_outer);
+	if (b->nranges)
+		qsort(b->ranges, b->nranges, sizeof(*b->ranges), by_lo_then_outer);
 	struct fn_range *open = marple_malloc((b->nranges + 1) * sizeof(*open));
 	size_t nopen = 0;
 	/* each range starts a piece and ends at most one */
@@ -335,7 +336,8 @@ static int by_addr_then_order(const void *a, const void *b)
 
 static void sort_lines(struct dwarfinline *d, struct builder *b)
 {
-	qsort(b->rows, b->nrows, sizeof(*b->rows), by_addr_then_order);
+	if (b->nrows)
+		qsort(b->rows, b->nrows, sizeof(*b->rows), by_addr_then_order);
 	d->line_addr = marple_malloc((b->nrows + 1) * sizeof(*d->line_addr));
 	d->line_file = marple_malloc((b->nrows + 1) * sizeof(*d->line_file));
 	d->line_no = marple_malloc((b->nrows + 1) * sizeof(*d->line_no));
