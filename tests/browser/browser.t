@@ -1,7 +1,7 @@
 # Browser tests: every tests/browser/*.test.js, run with node against Debian's
 # chromium (playwright-core).  Each prints PASS/FAIL lines itself.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 224
+plan 227
 B="$MARPLE_TOP/tests/browser"
 if [ ! -d "$B/node_modules/playwright-core" ]; then
 	fail "browser: playwright-core" "not installed (scripts/install-deps installs it)"; exit 0
