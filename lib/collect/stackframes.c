@@ -553,7 +553,8 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 				sf->jit_leaf = name;
 		}
 		push_tagged(sf, name, describe_user(sf, name, &fr));
-		push_inline(sf, src, nsrc);
+		if (!(sf->flags & SF_NO_INLINE))
+			push_inline(sf, src, nsrc);
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
