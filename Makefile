@@ -80,6 +80,8 @@ BPF_OBJ    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRC))
 SKELS      := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRC))
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+BENCH_SRC  := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 HELPER_SRC := $(wildcard tests/workloads/*.c)
 HELPERS    := $(patsubst tests/workloads/%.c,$(O)/workloads/%,$(HELPER_SRC))
 MANPAGES   := $(wildcard */*.1 */*.5 lib/*/*.5)
@@ -211,6 +213,12 @@ $(O)/tests/%: tests/unit/%.c $(COLLECT_A) $(RENDER_A) $(FORMAT_A)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(COLLECT_INC) -Ilib/render -Itests/unit $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(COLLECT_LIBS)
 
+# The benches' drivers of lib/ (tests/bench/*.c), built as the unit tests are.
+$(O)/bench/%: tests/bench/%.c $(COLLECT_A) $(RENDER_A) $(FORMAT_A)
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(COLLECT_INC) $(CFLAGS) $(WARNINGS) -MMD -MP -o $@ $(filter %.c %.a,$^) $(COLLECT_LIBS)
+
 # Test workloads: built the way each one's header comment asks (see WORKLOAD_CFLAGS there).
 $(O)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h)
 	$(Q)mkdir -p $(@D)
@@ -223,7 +231,7 @@ workloads: $(HELPERS)
 check: programs unit workloads
 	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) SANITIZE=$(SANITIZE) sh tests/run-all
 
-bench: programs unit workloads
+bench: programs unit workloads $(BENCH_BINS)
 	$(Q)MARPLE_BIN=$(abspath $(O)) MARPLE_TOP=$(CURDIR) sh tests/bench/run-all
 
 fuzz: programs

@@ -73,6 +73,7 @@ static const struct sc_option options[] = {
 	SC_UNWIND(SC_UNWIND_DWARF_HELP),
 	SC_DWARF,
 	SC_NO_PYTHON,
+	SC_NO_INLINE,
 	{ 0, OPT_RAW, "raw", NULL, "one event per sample (time, cpu, pid, comm), no stacks" },
 	{ 0, OPT_TIMED, "timed", NULL, "keep every sample's time too (a timed stack section:\nmarple-fold --from/--to, marple-flamescope)" },
 	SC_STACK_STORAGE,

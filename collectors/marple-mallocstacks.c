@@ -46,6 +46,7 @@ static const struct sc_option options[] = {
 	       "the process, or this program's)"),
 	SC_UNWIND(""),
 	SC_NO_PYTHON,
+	SC_NO_INLINE,
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
 	SC_EVERY,

@@ -89,6 +89,7 @@ static const struct sc_option options[] = {
 						 "262144, allocated up front)" },
 	SC_UNWIND(""),
 	SC_NO_PYTHON,
+	SC_NO_INLINE,
 	SC_STACK_STORAGE,
 	SC_DRAIN_EVERY,
 	SC_ANNOTATE,

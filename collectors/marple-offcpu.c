@@ -91,6 +91,7 @@ static const struct sc_option options[] = {
 	  "who woke it: blocked frames;--;waker frames leaf first;waker" },
 	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
 	SC_NO_PYTHON,
+	SC_NO_INLINE,
 	SC_DWARF,
 	{ 0, OPT_TIMED, "timed", NULL, "keep when each block began and how long it was (a timed\n"
 	  "stack section: marple-fold --from/--to, marple-flamescope)" },

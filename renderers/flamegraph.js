@@ -90,7 +90,7 @@ function search(s) {
 		var hit = 0;
 		if (re && i >= zi && i < e) {
 			var k = nm[i];
-			if (!seen[k]) seen[k] = re.test(N[k]) ? 1 : -1;
+			if (!seen[k]) seen[k] = re.test(N[k]) || (S && S[k] && re.test(S[k])) ? 1 : -1;
 			hit = seen[k] > 0 ? 1 : 0;
 		}
 		if (hit !== hl[i]) {
@@ -105,7 +105,7 @@ function search(s) {
 	sb.textContent = re ? "Reset Search" : "Search";
 }
 function info(i) {
-	var s = C.nametype + " " + N[nm[i]] + " (" + commas(ct[i]) + " " + C.countname + ", " +
+	var s = C.nametype + " " + N[nm[i]] + (S && S[nm[i]] ? " at " + S[nm[i]] : "") + " (" + commas(ct[i]) + " " + C.countname + ", " +
 		(100 * ct[i] / C.T).toFixed(2) + "%";
 	if (dl) s += ", " + (dl[i] > 0 ? "+" : "") + commas(dl[i]) + " (" + (ct[i] ? (dl[i] > 0 ? "+" : "") + (100 * dl[i] / ct[i]).toFixed(2) : "0") + "%)";
 	return s + ")";

@@ -669,8 +669,36 @@ static void write_frame(FILE *f, const struct layout *L, size_t i)
 	fputs(dots ? "..</text>\n" : "</text>\n", f);
 }
 
-/* Data for the script: names, then per frame name, depth, start, count[,
- * delta], then the layout constants. */
+/* The source lines of the names the trailers describe as inlined native
+ * functions ("FILE:LINE", "" for others): the tooltip says them, search
+ * finds them; null when there are none. */
+static void write_source_lines(FILE *f, const struct layout *L)
+{
+	int any = 0;
+	for (uint32_t i = 0; i < L->nout; i++) {
+		struct mstr name = stacktree_name(L->t, L->order[i]);
+		const struct framedesc_frame *d = framedesc_get(frames, name.s, name.len);
+		if (!framedesc_is(d, "inline") || !d->file)
+			continue;
+		fputs(any ? "" : "var S=[", f);
+		for (; any < (int)i; any++)
+			fputs("\"\",", f);
+		char line[32];
+		snprintf(line, sizeof(line), ":%lld", (long long)d->line);
+		size_t n = d->file_len + strlen(line);
+		char *s = marple_malloc(n + 1);
+		memcpy(s, d->file, d->file_len);
+		memcpy(s + d->file_len, line, strlen(line) + 1);
+		xml_js_string_write(f, s, n);
+		free(s);
+		fputc(',', f);
+		any = (int)i + 1;
+	}
+	fputs(any ? "\"\"];\n" : "var S=null;\n", f);
+}
+
+/* Data for the script: names, their source lines, then per frame name,
+ * depth, start, count[, delta], then the layout constants. */
 static void write_script_data(FILE *f, const struct layout *L, const char *countname)
 {
 	fputs("var N=[", f);
@@ -680,7 +708,9 @@ static void write_script_data(FILE *f, const struct layout *L, const char *count
 			fputc(',', f);
 		xml_js_string_write(f, name.s, shown_len(name.s, name.len));
 	}
-	fputs("];\nvar D=[", f);
+	fputs("];\n", f);
+	write_source_lines(f, L);
+	fputs("var D=[", f);
 	for (size_t i = 0; i < L->nfr; i++) {
 		const struct stacktree_node *nd = stacktree_node(L->t, L->fr[i].node);
 		if (i)

@@ -344,7 +344,7 @@ enum {
 	DICT_ATTRIBUTE = 6, DICT_STACK = 7,
 	MAP_MEMORY_LIMIT = 2, MAP_FILENAME = 4, MAP_ATTRIBUTES = 5,
 	LOC_MAPPING = 1, LOC_ADDRESS = 2,
-	LOC_LINES = 3, LINE_FUNCTION = 1, FUNC_NAME = 1, FUNC_SYSTEM_NAME = 2,
+	LOC_LINES = 3, LINE_FUNCTION = 1, LINE_LINE = 2, FUNC_NAME = 1, FUNC_SYSTEM_NAME = 2, FUNC_FILENAME = 3,
 	KVU_KEY = 1, KVU_VALUE = 2,
 	STACK_LOCATIONS = 1,
 };
@@ -390,10 +390,12 @@ struct otlp_map {
 
 /* Each frame's mapping (index + 1 in maps, 0 none) and address (its
  * function's offset in the file), from the trailer's descriptions: two
- * functions of one name in two files keep their own file and build id.
- * Strings the mappings name are added to frame_names. */
+ * functions of one name in two files keep their own file and build id; a
+ * source frame's (Python's, an inlined native function's) source file
+ * (string id + 1, 0 none) and line instead.  Strings the mappings name are
+ * added to frame_names. */
 static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapping, uint64_t *address,
-				      size_t *nmaps)
+				      uint32_t *source, int64_t *line, size_t *nmaps)
 {
 	struct framedesc *fd = framedesc_new();
 	struct intern *keys = intern_new();
@@ -406,8 +408,13 @@ static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapp
 		size_t len;
 		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
 		const struct framedesc_frame *d = framedesc_get(fd, k, len);
-		mapping[i] = 0, address[i] = 0;
-		if (!d || !d->file || d->file[0] == '[' || framedesc_is(d, "python") || framedesc_is(d, "marker"))
+		mapping[i] = 0, address[i] = 0, source[i] = 0, line[i] = 0;
+		if (d && d->file && (framedesc_is(d, "python") || framedesc_is(d, "inline"))) {
+			source[i] = 1 + intern_get(frame_names, d->file, d->file_len);
+			line[i] = d->line;
+			continue;
+		}
+		if (!d || !d->file || d->file[0] == '[' || framedesc_is(d, "marker"))
 			continue;
 		uint32_t file = 1 + intern_get(frame_names, d->file, d->file_len);
 		uint32_t bid = d->build_id ? 1 + intern_get(frame_names, d->build_id, strlen(d->build_id)) : 0;
@@ -438,8 +445,10 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const ui
 {
 	uint32_t *mapping = marple_malloc((nframes + 1) * sizeof(*mapping));
 	uint64_t *address = marple_malloc((nframes + 1) * sizeof(*address));
+	uint32_t *source = marple_malloc((nframes + 1) * sizeof(*source));
+	int64_t *line = marple_malloc((nframes + 1) * sizeof(*line));
 	size_t nmaps;
-	struct otlp_map *maps = otlp_mappings(tr, nframes, mapping, address, &nmaps);
+	struct otlp_map *maps = otlp_mappings(tr, nframes, mapping, address, source, line, &nmaps);
 	uint32_t s_bid = nmaps ? 1 + intern_get(frame_names, "process.executable.build_id.gnu", 31) : 0;
 
 	size_t d = protowire_begin(p, REQ_DICTIONARY);
@@ -465,6 +474,8 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const ui
 		}
 		size_t ln = protowire_begin(p, LOC_LINES);
 		protowire_uint(p, LINE_FUNCTION, i);
+		if (line[i - 1] > 0)
+			protowire_int(p, LINE_LINE, line[i - 1]);
 		protowire_end(p, ln);
 		protowire_end(p, l);
 	}
@@ -473,6 +484,8 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const ui
 		size_t f = protowire_begin(p, DICT_FUNCTION);
 		protowire_uint(p, FUNC_NAME, fname[i - 1]);
 		protowire_uint(p, FUNC_SYSTEM_NAME, fname[i - 1]);
+		if (source[i - 1])
+			protowire_uint(p, FUNC_FILENAME, source[i - 1]);
 		protowire_end(p, f);
 	}
 	protowire_end(p, protowire_begin(p, DICT_LINK));
@@ -505,6 +518,8 @@ static void otlp_dictionary(struct pbuf *p, json_t *tr, size_t nframes, const ui
 	free(maps);
 	free(mapping);
 	free(address);
+	free(source);
+	free(line);
 }
 
 /* The string id of each frame's name (a tagged frame's: its name alone),

@@ -1,10 +1,15 @@
 /* dwarfinline.c — an address to its inline chain and lines, from DWARF
  * (see dwarfinline.h).  dwfl finds the DWARF (the file's, or its debug file
- * by build-id or debug link); dwarf_getscopes gives the nested DIEs that
- * cover the address, innermost first: each DW_TAG_inlined_subroutine is a
- * frame whose line is where the frame inside it was called from
- * (DW_AT_call_file/call_line), and the first DW_TAG_subprogram ends the
- * chain; the innermost frame's line comes from the line table. */
+ * by build-id or debug link).  Opening reads it once into two sorted tables
+ * and lets libdw go, so a lookup is two binary searches and no DIE walk
+ * (dwarf_getscopes per lookup ran 8,400 lookups/s on libc):
+ *  - ranges: the file's code cut where the innermost function changes, each
+ *    piece naming a node: a DW_TAG_subprogram, or a
+ *    DW_TAG_inlined_subroutine with the node it is inlined in and where it
+ *    was called from there (DW_AT_call_file/call_line);
+ *  - lines: every row of every unit's line table (the innermost frame's
+ *    file:line; at one address, the last row, as addr2line takes it).
+ * Function names and absolute source paths are kept once each. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -15,19 +20,90 @@
 
 #include "dwarfinline.h"
 #include "hashtab.h"
+#include "util.h"
+
+/* DIE trees nested deeper are cut there (hostile DWARF), and counted */
+#define MAX_DIE_DEPTH 256
+#define NO_NODE UINT32_MAX
+#define NO_FILE UINT32_MAX	/* a line row that ends a sequence */
+
+/* One function instance: a subprogram, or a function inlined into one. */
+struct fn_node {
+	uint32_t name;		/* string id */
+	uint32_t call_file;	/* string id: the call site in the parent */
+	uint32_t call_line;
+	uint32_t parent;	/* NO_NODE: a subprogram, a chain's end */
+};
 
 struct dwarfinline {
 	Dwfl_Callbacks callbacks;	/* dwfl keeps a pointer to it */
 	char *debugpath;		/* dwfl's debuginfo_path: "-:.debug:ROOT" */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	Dwarf *dwarf;			/* NULL: no DWARF (or too big) */
-	uint64_t elf_bias;		/* file vaddr + elf_bias = dwfl's address */
-	const char *debugfile;
-	struct hashtab *paths;		/* source paths made absolute, kept */
+	char *debugfile;
+	int has_table;			/* 0: no DWARF, too big, or bad */
+	int bad;			/* libdw failed reading the DWARF */
+	uint64_t to_dwarf;		/* file vaddr + to_dwarf = DWARF address */
+	struct hashtab *strings;	/* names and paths: id = index */
+	struct fn_node *nodes;
+	size_t nnodes;
+	uint64_t *range_lo;		/* from range_lo[i] on, range_node[i] */
+	uint32_t *range_node;
+	size_t nranges;
+	uint64_t *line_addr;		/* from line_addr[i] on, file:line */
+	uint32_t *line_file, *line_no;
+	size_t nlines;
 	struct dwarfinline_stats stats;
 };
 
+/* What opening gathers, sorted into the tables after. */
+struct fn_range {
+	uint64_t lo, hi;
+	uint32_t node, depth;
+};
+struct line_row {
+	uint64_t addr;
+	uint32_t file, line;
+	size_t order;		/* the table's order: the last row at an address wins */
+};
+struct builder {
+	struct dwarfinline *d;
+	struct fn_range *ranges;
+	size_t nranges, cap_ranges, cap_nodes;
+	struct line_row *rows;
+	size_t nrows, cap_rows;
+	Dwarf_Files *files;	/* the unit's file table */
+	size_t nfiles;
+	uint32_t *file_ids;	/* its entries' string ids, NO_FILE until asked */
+	const char *comp_dir;
+};
+
+static uint32_t intern(struct dwarfinline *d, const char *s, size_t len)
+{
+	return (uint32_t)hashtab_index(d->strings, hashtab_add(d->strings, s, len, 0, 0));
+}
+
+static const char *string_of(const struct dwarfinline *d, uint32_t id)
+{
+	return hashtab_at(d->strings, id)->key;
+}
+
+/* The unit's file idx as an absolute path (relative: to DW_AT_comp_dir). */
+static uint32_t unit_file(struct builder *b, Dwarf_Word idx)
+{
+	const char *f = b->files && idx < b->nfiles ? dwarf_filesrc(b->files, idx, NULL, NULL) : NULL;
+	if (!f)
+		return intern(b->d, "??", 2);
+	if (b->file_ids[idx] != NO_FILE)
+		return b->file_ids[idx];
+	char path[4096];
+	int len = f[0] != '/' && b->comp_dir ? snprintf(path, sizeof(path), "%s/%s", b->comp_dir, f) : -1;
+	if (len < 0 || (size_t)len >= sizeof(path))
+		len = snprintf(path, sizeof(path), "%s", f);
+	if ((size_t)len >= sizeof(path))
+		len = sizeof(path) - 1;
+	return b->file_ids[idx] = intern(b->d, path, (size_t)len);
+}
 /* The size of the .debug_* sections libdw will hold, decompressed. */
 static uint64_t debug_section_bytes(Elf *elf)
 {
@@ -68,43 +144,40 @@ static int report_file(struct dwarfinline *d, const char *path)
 	return 0;
 }
 
-/* Find the DWARF, unless its sections are over the bound. */
-static void load_dwarf(struct dwarfinline *d, uint64_t max_bytes)
-{
-	GElf_Addr elf_bias, dwarf_bias;
-	if (!dwfl_module_getelf(d->mod, &elf_bias))
-		return;
-	Dwarf *dw = dwfl_module_getdwarf(d->mod, &dwarf_bias);
-	if (!dw)
-		return;
-	d->stats.dwarf_bytes = debug_section_bytes(dwarf_getelf(dw));
-	if (d->stats.dwarf_bytes > max_bytes) {
-		d->stats.too_big = 1;
-		return;
-	}
-	d->dwarf = dw;
-	d->elf_bias = elf_bias;
-	const char *mainfile = NULL, *debugfile = NULL;
-	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-	d->debugfile = debugfile ? debugfile : mainfile;
-}
 
-struct dwarfinline *dwarfinline_open(const char *path, const char *debugroot, uint64_t max_bytes)
+/* The unit's line table into b->rows; a sequence starting at address 0 is
+ * code the linker dropped (its functions' addresses were zeroed), left out. */
+static void add_unit_lines(struct builder *b, Dwarf_Die *cu)
 {
-	struct dwarfinline *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	const char *root = debugroot ? debugroot : "/usr/lib/debug";
-	size_t len = strlen(root) + sizeof("-:.debug:");
-	d->debugpath = malloc(len);
-	if (d->debugpath)
-		snprintf(d->debugpath, len, "-:.debug:%s", root);
-	if (!d->debugpath || report_file(d, path) != 0) {
-		dwarfinline_close(d);
-		return NULL;
+	Dwarf_Lines *lines;
+	size_t n;
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return;
+	int in_sequence = 0, dropped = 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr;
+		bool end = false;
+		int lineno = 0;
+		Dwarf_Files *files;
+		size_t idx;
+		if (!l || dwarf_lineaddr(l, &addr) != 0 || dwarf_lineendsequence(l, &end) != 0)
+			continue;
+		if (!in_sequence)
+			dropped = addr == 0;
+		in_sequence = !end;
+		if (dropped)
+			continue;
+		b->rows = marple_grow(b->rows, &b->cap_rows, b->nrows + 1, sizeof(*b->rows));
+		struct line_row *r = &b->rows[b->nrows];
+		*r = (struct line_row){ addr, NO_FILE, 0, b->nrows };
+		b->nrows++;
+		if (end)
+			continue;
+		r->file = dwarf_line_file(l, &files, &idx) == 0 && files == b->files ?
+				  unit_file(b, idx) : intern(b->d, "??", 2);
+		r->line = dwarf_lineno(l, &lineno) == 0 && lineno > 0 ? (unsigned)lineno : 0;
 	}
-	load_dwarf(d, max_bytes ? max_bytes : DWARFINLINE_DEFAULT_MAX_BYTES);
-	return d;
 }
 
 /* A function DIE's name as addr2line -f prints it: the linkage name if it
@@ -120,133 +193,301 @@ static const char *die_function_name(Dwarf_Die *die)
 	return name ? name : "??";
 }
 
-/* Where an inlined instance was called from: its DW_AT_call_file/line. */
-static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t nfiles, const char **file,
-		      unsigned *line)
+/* A node for the function DIE die inside parent, its address ranges to
+ * b->ranges; NO_NODE if it has no code (a declaration, an abstract
+ * instance). */
+static uint32_t add_function(struct builder *b, Dwarf_Die *die, uint32_t parent, uint32_t depth)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Word fileno = 0, lineno = 0;
-	*file = "??";
-	*line = 0;
-	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &fileno) == 0 && files &&
-	    fileno < nfiles) {
-		const char *f = dwarf_filesrc(files, fileno, NULL, NULL);
-		if (f)
-			*file = f;
-	}
-	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &lineno) == 0 && lineno <= UINT32_MAX)
-		*line = (unsigned)lineno;
-}
-
-/* The innermost frame's file:line, from the unit's line table. */
-static void table_line(Dwarf_Die *cu, Dwarf_Addr addr, const char **file, unsigned *line)
-{
-	Dwarf_Line *l = dwarf_getsrc_die(cu, addr);
-	int lineno = 0;
-	const char *f = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-	*file = f ? f : "??";
-	*line = l && dwarf_lineno(l, &lineno) == 0 && lineno > 0 ? (unsigned)lineno : 0;
-}
-
-/* scopes[0..n) innermost first to out: one frame per inlined instance up to
- * and including the first subprogram.  The frame count; 0 if no subprogram. */
-static int scopes_to_frames(struct dwarfinline *d, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *scopes,
-			    int n, struct dwarfinline_frame *out, int max)
-{
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0;
-	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-		files = NULL;
-	int depth = 0;
-	const char *file;
-	unsigned line;
-	table_line(cu, addr, &file, &line);
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+	struct dwarfinline *d = b->d;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t node = (uint32_t)d->nnodes;
+	size_t before = b->nranges;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo == 0 || hi <= lo)	/* dropped by the linker, or empty */
 			continue;
-		if (depth == max || depth == DWARFINLINE_MAX_DEPTH) {
-			d->stats.cut++;
-			return depth;
-		}
-		out[depth++] = (struct dwarfinline_frame){ die_function_name(&scopes[i]), file, line };
-		if (tag == DW_TAG_subprogram)
-			return depth;
-		call_site(&scopes[i], files, nfiles, &file, &line);
+		b->ranges = marple_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof(*b->ranges));
+		b->ranges[b->nranges++] = (struct fn_range){ lo, hi, node, depth };
 	}
-	return 0;
-}
-
-/* The DIEs nesting the innermost function DIE at addr, innermost first.
- * dwarf_getscopes leaves an inlined instance's callers out (it goes on with
- * the abstract origin's scopes); dwarf_getscopes_die from that DIE gives
- * the DIE tree's own nesting: the instances it is inlined in, then the
- * subprogram. */
-static int nesting_scopes(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **scopes)
-{
-	int n = dwarf_getscopes(cu, addr, scopes);
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&(*scopes)[i]);
-		if (tag == DW_TAG_subprogram)
-			return n;
-		if (tag == DW_TAG_inlined_subroutine) {
-			Dwarf_Die inner = (*scopes)[i];
-			free(*scopes);
-			*scopes = NULL;
-			return dwarf_getscopes_die(&inner, scopes);
-		}
-	}
-	return n;
-}
-
-/* file as an absolute path: relative ones are the unit's DW_AT_comp_dir's. */
-static const char *absolute(struct dwarfinline *d, Dwarf_Die *cu, const char *file)
-{
+	if (b->nranges == before || d->nnodes >= NO_NODE)
+		return NO_NODE;
+	d->nodes = marple_grow(d->nodes, &b->cap_nodes, d->nnodes + 1, sizeof(*d->nodes));
+	struct fn_node *fn = &d->nodes[d->nnodes++];
+	const char *name = die_function_name(die);
+	*fn = (struct fn_node){ intern(d, name, strlen(name)), intern(d, "??", 2), 0, NO_NODE };
+	if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+		return node;
 	Dwarf_Attribute attr;
-	const char *dir = file[0] == '/' || !strcmp(file, "??") ? NULL :
-			  dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
-	if (!dir)
-		return file;
-	char path[4096];
-	int len = snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (len < 0 || (size_t)len >= sizeof(path))
-		return file;
-	if (!d->paths)
-		d->paths = hashtab_new();
-	return hashtab_add(d->paths, path, (size_t)len, 0, 0)->key;
+	Dwarf_Word file, line;
+	fn->parent = parent;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) == 0)
+		fn->call_file = unit_file(b, file);
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 && line <= UINT32_MAX)
+		fn->call_line = (uint32_t)line;
+	return node;
+}
+
+/* Every function DIE of the unit, depth first: a node each (an inlined
+ * instance's parent the function DIE around it).  -1 if libdw failed. */
+static int walk_unit(struct builder *b, Dwarf_Die *cu)
+{
+	Dwarf_Die stack[MAX_DIE_DEPTH];
+	uint32_t node[MAX_DIE_DEPTH + 1] = { NO_NODE };
+	int depth = 0, r = dwarf_child(cu, &stack[0]);
+	while (r == 0) {
+		Dwarf_Die *die = &stack[depth];
+		int tag = dwarf_tag(die);
+		node[depth + 1] = node[depth];
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			uint32_t n = add_function(b, die, tag == DW_TAG_subprogram ? NO_NODE : node[depth],
+						  (uint32_t)depth);
+			if (n != NO_NODE)
+				node[depth + 1] = n;
+		}
+		if (depth + 1 < MAX_DIE_DEPTH && (r = dwarf_child(die, &stack[depth + 1])) == 0) {
+			depth++;
+			continue;
+		}
+		if (r < 0)
+			return -1;
+		if (depth + 1 == MAX_DIE_DEPTH && dwarf_haschildren(die))
+			b->d->stats.cut++;
+		/* the next sibling, going up until there is one; a sibling
+		 * pointer backwards (hostile) would loop: stop there */
+		for (;;) {
+			Dwarf_Off at = dwarf_dieoffset(&stack[depth]);
+			Dwarf_Die next;
+			if ((r = dwarf_siblingof(&stack[depth], &next)) == 0)
+				stack[depth] = next;
+			if (r < 0 || (r == 0 && dwarf_dieoffset(&stack[depth]) <= at))
+				return -1;
+			if (r == 0 || depth == 0)
+				break;
+			depth--;
+		}
+	}
+	return r < 0 ? -1 : 0;
+}
+
+static int by_lo_then_outer(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+/* From lo on, the innermost function is node (a piece starting where the
+ * last did replaces it; one naming the same node is not needed). */
+static void cut_at(struct dwarfinline *d, uint64_t lo, uint32_t node)
+{
+	size_t n = d->nranges;
+	if (n && d->range_lo[n - 1] == lo) {
+		d->range_node[n - 1] = node;
+		return;
+	}
+	if (n && d->range_node[n - 1] == node)
+		return;
+	d->range_lo[n] = lo, d->range_node[n] = node;
+	d->nranges++;
+}
+
+/* The nested ranges into pieces where the innermost function changes: a
+ * sweep in address order with the ranges open at each point on a stack
+ * (an inner range reaching past the one around it is cut at its end). */
+static void flatten_ranges(struct dwarfinline *d, struct builder *b)
+{
+	if (b->nranges)
+		qsort(b->ranges, b->nranges, sizeof(*b->ranges), by_lo_then_outer);
+	struct fn_range *open = marple_malloc((b->nranges + 1) * sizeof(*open));
+	size_t nopen = 0;
+	/* each range starts a piece and ends at most one */
+	d->range_lo = marple_malloc((2 * b->nranges + 1) * sizeof(*d->range_lo));
+	d->range_node = marple_malloc((2 * b->nranges + 1) * sizeof(*d->range_node));
+	for (size_t i = 0; i <= b->nranges; i++) {
+		uint64_t lo = i < b->nranges ? b->ranges[i].lo : UINT64_MAX;
+		while (nopen && open[nopen - 1].hi <= lo) {
+			nopen--;
+			cut_at(d, open[nopen].hi, nopen ? open[nopen - 1].node : NO_NODE);
+		}
+		if (i == b->nranges)
+			break;
+		struct fn_range r = b->ranges[i];
+		if (nopen && r.hi > open[nopen - 1].hi)
+			r.hi = open[nopen - 1].hi;
+		open[nopen++] = r;
+		cut_at(d, r.lo, r.node);
+	}
+	free(open);
+}
+
+static int by_addr_then_order(const void *a, const void *b)
+{
+	const struct line_row *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* at one address a sequence's end before another's rows */
+	if ((x->file == NO_FILE) != (y->file == NO_FILE))
+		return x->file == NO_FILE ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void sort_lines(struct dwarfinline *d, struct builder *b)
+{
+	if (b->nrows)
+		qsort(b->rows, b->nrows, sizeof(*b->rows), by_addr_then_order);
+	d->line_addr = marple_malloc((b->nrows + 1) * sizeof(*d->line_addr));
+	d->line_file = marple_malloc((b->nrows + 1) * sizeof(*d->line_file));
+	d->line_no = marple_malloc((b->nrows + 1) * sizeof(*d->line_no));
+	for (size_t i = 0; i < b->nrows; i++)
+		d->line_addr[i] = b->rows[i].addr, d->line_file[i] = b->rows[i].file,
+		d->line_no[i] = b->rows[i].line;
+	d->nlines = b->nrows;
+}
+
+/* Read every unit of dw into the tables; -1 if libdw failed on one. */
+static int build_tables(struct dwarfinline *d, Dwarf *dw)
+{
+	struct builder b = { .d = d };
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	int err = 0, r = 0;
+	while (!err && (r = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;	/* type units have no code */
+		Dwarf_Attribute attr;
+		b.comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
+		if (dwarf_getsrcfiles(&cudie, &b.files, &b.nfiles) != 0)
+			b.files = NULL, b.nfiles = 0;
+		b.file_ids = marple_malloc((b.nfiles + 1) * sizeof(*b.file_ids));
+		memset(b.file_ids, 0xff, (b.nfiles + 1) * sizeof(*b.file_ids));
+		if (unit_type == DW_UT_compile)
+			add_unit_lines(&b, &cudie);
+		err = walk_unit(&b, &cudie);
+		free(b.file_ids);
+	}
+	if (!err) {
+		flatten_ranges(d, &b);
+		sort_lines(d, &b);
+	}
+	free(b.ranges);
+	free(b.rows);
+	return err || r < 0 ? -1 : 0;
+}
+
+/* The bytes the tables and strings hold. */
+static uint64_t table_bytes(const struct dwarfinline *d)
+{
+	return d->nnodes * sizeof(*d->nodes) +
+	       d->nranges * (sizeof(*d->range_lo) + sizeof(*d->range_node)) +
+	       d->nlines * (sizeof(*d->line_addr) + sizeof(*d->line_file) + sizeof(*d->line_no)) +
+	       hashtab_bytes(d->strings);
+}
+
+/* Find the DWARF, unless its sections are over the bound, and read it into
+ * the tables; libdw's copy is let go after. */
+static void load_dwarf(struct dwarfinline *d, uint64_t max_bytes)
+{
+	GElf_Addr elf_bias, dwarf_bias;
+	if (!dwfl_module_getelf(d->mod, &elf_bias))
+		return;
+	Dwarf *dw = dwfl_module_getdwarf(d->mod, &dwarf_bias);
+	if (!dw)
+		return;
+	d->stats.dwarf_bytes = debug_section_bytes(dwarf_getelf(dw));
+	if (d->stats.dwarf_bytes > max_bytes) {
+		d->stats.too_big = 1;
+		return;
+	}
+	d->to_dwarf = elf_bias - dwarf_bias;
+	const char *mainfile = NULL, *debugfile = NULL;
+	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	d->debugfile = marple_strdup(debugfile ? debugfile : mainfile ? mainfile : "");
+	if (build_tables(d, dw) != 0) {
+		d->bad = 1;
+		return;
+	}
+	d->has_table = 1;
+	d->stats.table_bytes = table_bytes(d);
+}
+
+struct dwarfinline *dwarfinline_open(const char *path, const char *debugroot, uint64_t max_bytes)
+{
+	struct dwarfinline *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	const char *root = debugroot ? debugroot : "/usr/lib/debug";
+	size_t len = strlen(root) + sizeof("-:.debug:");
+	d->debugpath = malloc(len);
+	if (d->debugpath)
+		snprintf(d->debugpath, len, "-:.debug:%s", root);
+	if (!d->debugpath || !(d->strings = hashtab_new()) || report_file(d, path) != 0) {
+		dwarfinline_close(d);
+		return NULL;
+	}
+	load_dwarf(d, max_bytes ? max_bytes : DWARFINLINE_DEFAULT_MAX_BYTES);
+	dwfl_end(d->dwfl);
+	d->dwfl = NULL;
+	return d;
+}
+
+/* The last i with keys[i] <= key, or -1. */
+static ptrdiff_t last_at_or_before(const uint64_t *keys, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;	/* keys[0..lo) <= key < keys[hi..n) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (keys[mid] <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
 }
 
 int dwarfinline_lookup(struct dwarfinline *d, uint64_t vaddr, struct dwarfinline_frame *out, int max)
 {
 	d->stats.lookups++;
-	if (!d->dwarf) {
-		d->stats.no_dwarf++;
+	if (!d->has_table) {
+		if (d->bad)
+			d->stats.bad_dwarf++;
+		else
+			d->stats.no_dwarf++;
 		return 0;
 	}
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, vaddr + d->elf_bias, &bias);
-	if (!cu) {
-		d->stats.no_unit++;
-		return 0;
-	}
-	Dwarf_Die *scopes = NULL;
-	Dwarf_Addr daddr = vaddr + d->elf_bias - bias;
-	int n = nesting_scopes(cu, daddr, &scopes);
-	int depth = n > 0 ? scopes_to_frames(d, cu, daddr, scopes, n, out, max) : 0;
-	free(scopes);
-	if (n < 0) {
-		/* libdw 0.188 leaks a little on a broken DIE tree's error path:
-		 * one error and the file's DWARF is not asked again */
-		d->stats.bad_dwarf++;
-		d->dwarf = NULL;
-		return 0;
-	}
-	for (int i = 0; i < depth; i++)
-		out[i].file = absolute(d, cu, out[i].file);
-	if (depth == 0)
+	uint64_t addr = vaddr + d->to_dwarf;
+	ptrdiff_t r = last_at_or_before(d->range_lo, d->nranges, addr);
+	ptrdiff_t l = last_at_or_before(d->line_addr, d->nlines, addr);
+	uint32_t node = r >= 0 ? d->range_node[r] : NO_NODE;
+	int has_line = l >= 0 && d->line_file[l] != NO_FILE;
+	const char *file = has_line ? string_of(d, d->line_file[l]) : "??";
+	unsigned line = has_line ? d->line_no[l] : 0;
+	if (node == NO_NODE) {
+		/* code without a function DIE (assembler): its line, as addr2line */
+		if (!has_line || max < 1) {
+			d->stats.no_unit++;
+			return 0;
+		}
 		d->stats.no_function++;
-	else
-		d->stats.resolved++;
+		out[0] = (struct dwarfinline_frame){ "??", file, line };
+		return 1;
+	}
+	int depth = 0;
+	for (; node != NO_NODE; node = d->nodes[node].parent) {
+		if (depth == max || depth == DWARFINLINE_MAX_DEPTH) {
+			d->stats.cut++;
+			break;
+		}
+		const struct fn_node *fn = &d->nodes[node];
+		out[depth++] = (struct dwarfinline_frame){ string_of(d, fn->name), file, line };
+		file = string_of(d, fn->call_file);
+		line = fn->call_line;
+	}
+	d->stats.resolved++;
 	return depth;
 }
 
@@ -267,6 +508,13 @@ void dwarfinline_close(struct dwarfinline *d)
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	free(d->debugpath);
-	hashtab_free(d->paths);
+	free(d->debugfile);
+	hashtab_free(d->strings);
+	free(d->nodes);
+	free(d->range_lo);
+	free(d->range_node);
+	free(d->line_addr);
+	free(d->line_file);
+	free(d->line_no);
 	free(d);
 }

@@ -5,9 +5,12 @@
  * The DWARF is the file's own (.debug_info/.debug_line, DWARF 4 or 5,
  * compressed sections or not) or a separate debug file found by build-id
  * (DEBUGROOT/.build-id/xx/yyyy.debug) or .gnu_debuglink (next to the file,
- * in its .debug/, under DEBUGROOT); libdw (dwfl) reads it.  A file whose
- * debug sections exceed the memory bound is refused, not read; every lookup
- * that found nothing is counted by its reason, never guessed.
+ * in its .debug/, under DEBUGROOT); libdw (dwfl) reads it once, at open,
+ * into sorted address tables (table_bytes) and is let go: a lookup is two
+ * binary searches.  A file whose debug sections exceed the memory bound is
+ * refused, not read; every lookup that found nothing is counted by its
+ * reason, never guessed.  Code with lines but no function DIE (assembler)
+ * gives one frame named "??" with its file:line, as addr2line does.
  *
  *   struct dwarfinline *d = dwarfinline_open("/usr/bin/prog", NULL);
  *   struct dwarfinline_frame f[DWARFINLINE_MAX_DEPTH];
@@ -39,12 +42,13 @@ struct dwarfinline_stats {
 	uint64_t lookups;
 	uint64_t resolved;	/* lookups that gave at least the real function */
 	uint64_t no_dwarf;	/* the file (and its debug file) has no DWARF */
-	uint64_t no_unit;	/* no compile unit covers the address */
-	uint64_t no_function;	/* a unit, but no function DIE covers it */
-	uint64_t bad_dwarf;	/* libdw failed walking the DIEs: the file's DWARF
-				 * is not asked again (later lookups: no_dwarf) */
-	uint64_t cut;		/* chains cut at DWARFINLINE_MAX_DEPTH */
+	uint64_t no_unit;	/* neither a line nor a function covers the address */
+	uint64_t no_function;	/* a line, but no function DIE covers it ("??") */
+	uint64_t bad_dwarf;	/* libdw failed reading the DIEs at open: no table */
+	uint64_t cut;		/* chains cut at DWARFINLINE_MAX_DEPTH, DIE trees
+				 * nested deeper than the reader goes */
 	uint64_t dwarf_bytes;	/* size of the debug sections read (memory bound) */
+	uint64_t table_bytes;	/* the address table built from them, kept */
 	int too_big;		/* refused: debug sections over the bound */
 };
 

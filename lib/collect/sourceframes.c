@@ -84,7 +84,8 @@ static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char
 	read_segments(f, real);
 	f->dwarf = dwarfinline_open(real, NULL, 0);
 	if (f->dwarf)
-		s->st.dwarf_bytes += dwarfinline_stats(f->dwarf)->dwarf_bytes;
+		s->st.dwarf_bytes += dwarfinline_stats(f->dwarf)->dwarf_bytes,
+		s->st.table_bytes += dwarfinline_stats(f->dwarf)->table_bytes;
 	f->go = gopclntab_open(real);
 	s->st.files++;
 	return f;

@@ -33,6 +33,7 @@ struct sourceframes_stats {
 	uint64_t files_refused;		/* over SOURCEFRAMES_MAX_FILES */
 	uint64_t lookups, dwarf_resolved, go_resolved, unresolved;
 	uint64_t dwarf_bytes;		/* debug sections of the files read */
+	uint64_t table_bytes;		/* their address tables, kept */
 };
 
 struct sourceframes;

@@ -115,6 +115,7 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
 	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
 	case SC_OPT_NO_PYTHON: sc->no_python = 1; break;
+	case SC_OPT_NO_INLINE: sc->no_inline = 1; break;
 	case SC_OPT_CHILDREN: sc->children = 1; break;
 	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
 	}
@@ -181,7 +182,8 @@ char *stackcollector_libc(const struct stackcollector *sc)
 int stackcollector_sf_flags(const struct stackcollector *sc)
 {
 	return (sc->annotate ? SF_ANNOTATE_KERNEL : 0) | (sc->delimit ? SF_DELIMIT : 0) |
-	       (sc->addresses ? SF_ADDRESSES : 0) | (has_option(sc, SC_OPT_DWARF) ? SF_DWARF_ACCEPTED : 0);
+	       (sc->addresses ? SF_ADDRESSES : 0) | (has_option(sc, SC_OPT_DWARF) ? SF_DWARF_ACCEPTED : 0) |
+	       (sc->no_inline ? SF_NO_INLINE : 0);
 }
 
 static int map_fd(struct bpf_object *obj, const char *name)

@@ -71,7 +71,7 @@ enum {
 	SC_OPT_KERNEL_ONLY, SC_OPT_ANNOTATE, SC_OPT_DELIMIT, SC_OPT_STACK_STORAGE, SC_OPT_ADDRESSES,
 	SC_OPT_VERBOSE, SC_OPT_HELP, SC_OPT_TID, SC_OPT_NO_DEMANGLE, SC_OPT_INCLUDE_SELF, SC_OPT_UNWIND,
 	SC_OPT_DWARF, SC_OPT_UNWIND_MEMORY, SC_OPT_DRAIN_EVERY, SC_OPT_NO_CACHE, SC_OPT_EVERY, SC_OPT_NO_PYTHON,
-	SC_OPT_CHILDREN
+	SC_OPT_CHILDREN, SC_OPT_NO_INLINE
 };
 #define SC_LONG_ONLY(id) (0x4000 + (id))	/* the key of a shared long-only option */
 
@@ -138,12 +138,16 @@ enum {
 #define SC_NO_PYTHON \
 	{ SC_OPT_NO_PYTHON, SC_LONG_ONLY(SC_OPT_NO_PYTHON), "no-python", NULL, \
 	  "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" }
+/* functions inlined into native ones, from DWARF (lib/collect/dwarfinline.h) */
+#define SC_NO_INLINE \
+	{ SC_OPT_NO_INLINE, SC_LONG_ONLY(SC_OPT_NO_INLINE), "no-inline", NULL, \
+	  "native frames as their symbols name them: no functions\ninlined into them (default: those DWARF names, each\ndescribed with its file:line)" }
 #define SC_HELP { SC_OPT_HELP, 'h', "help", NULL, "this help" }
 /* what the program is, for the registry (options.h OPTIONS_DESCRIBE) */
 #define SC_DESCRIBE(fields) { 0, OPTIONS_KEY_DESCRIBE, "describe", fields, NULL }
 /* The tail of a collector of user and kernel stacks. */
 #define SC_STACK_OPTIONS \
-	SC_UNWIND(""), SC_NO_PYTHON, SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
+	SC_UNWIND(""), SC_NO_PYTHON, SC_NO_INLINE, SC_USER_ONLY, SC_KERNEL_ONLY, SC_ANNOTATE, SC_DELIMIT, SC_STACK_STORAGE, SC_DRAIN_EVERY, \
 	SC_EVERY, SC_ADDRESSES, \
 	SC_INCLUDE_SELF, SC_VERBOSE, SC_HELP
 
@@ -183,6 +187,7 @@ struct stackcollector {
 	uint64_t unwind_memory;		/* --unwind-memory, bytes */
 	int no_cache;			/* --no-cache: no unwind rows read from or written to disk */
 	int no_python;			/* --no-python */
+	int no_inline;			/* --no-inline */
 
 	/* set by stackcollector_python: Python frames merged into sf's stacks */
 	struct pyframes *py;

@@ -533,7 +533,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 			sf->st.unwalked_pid[sf->unwalked - 1] = pid;
 		struct sourceframes_frame src[DWARFINLINE_MAX_DEPTH];
 		int nsrc = inline_frames ? source_frames(sf, pid, &fr, src) : 0;
-		if (!name && nsrc > 0) {	/* a stripped Go binary's function */
+		if (!name && nsrc > 0 && strcmp(src[nsrc - 1].function, "??") != 0) {	/* stripped Go */
 			name = intern(sf, src[nsrc - 1].function);
 			sf->st.go_frames++;
 		}
@@ -553,7 +553,8 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 				sf->jit_leaf = name;
 		}
 		push_tagged(sf, name, describe_user(sf, name, &fr));
-		push_inline(sf, src, nsrc);
+		if (!(sf->flags & SF_NO_INLINE))
+			push_inline(sf, src, nsrc);
 	}
 	sf->jit_pid = pid;
 	sf->after_user = sf->n;
@@ -930,6 +931,7 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_object_set_new(o, "by_go_table", json_integer((json_int_t)st.go_resolved));
 	json_object_set_new(o, "unresolved", json_integer((json_int_t)st.unresolved));
 	json_object_set_new(o, "dwarf_bytes", json_integer((json_int_t)st.dwarf_bytes));
+	json_object_set_new(o, "table_bytes", json_integer((json_int_t)st.table_bytes));
 	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
 	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
 	json_object_set_new(trailer, "sources", o);

@@ -40,6 +40,7 @@ enum stackframes_flags {
 	SF_ANNOTATE_KERNEL = 2,		/* kernel frames get "_[k]" */
 	SF_ADDRESSES = 4,		/* unresolved user frames as "[module+0xoff]" */
 	SF_DWARF_ACCEPTED = 8,		/* the collector takes --unwind dwarf: advice may name it */
+	SF_NO_INLINE = 16,		/* no inline frames from DWARF (--no-inline) */
 };
 
 struct stackframes;

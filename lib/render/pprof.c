@@ -417,8 +417,8 @@ struct located {
 
 /* Each location's mapping (its file's, with the file's build id, when the
  * trailers describe it), address (its function's offset in the file) and
- * function: one per Python function (qualname, file), its lines on the
- * locations; one per name otherwise. */
+ * function: one per Python or inlined native function (name, source file),
+ * its lines on the locations; one per name otherwise. */
 static struct located *locate_all(struct pprof *p)
 {
 	struct located *at = marple_calloc(p->nloc ? p->nloc : 1, sizeof(*at));
@@ -435,8 +435,10 @@ static struct located *locate_all(struct pprof *p)
 			p->loc_kernel[i] = 1;
 		a->mapping = p->loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER;
 		a->fname = p->loc_name[i];
-		if (d && !p->loc_kernel[i] && d->file && d->file[0] != '[' &&
-		    !framedesc_is(d, "python") && !framedesc_is(d, "marker")) {
+		/* a source frame's file is a source file, not a mapped one */
+		int source = framedesc_is(d, "python") || framedesc_is(d, "inline");
+		if (d && !p->loc_kernel[i] && d->file && d->file[0] != '[' && !source &&
+		    !framedesc_is(d, "marker")) {
 			size_t bl = d->build_id ? strlen(d->build_id) : 0;
 			char *key = marple_malloc(d->file_len + bl + 2);
 			memcpy(key, d->file, d->file_len);
@@ -458,7 +460,7 @@ static struct located *locate_all(struct pprof *p)
 		}
 		char key[1 + 2 * sizeof(uint32_t) + sizeof(size_t)];
 		size_t klen;
-		if (framedesc_is(d, "python")) {
+		if (source) {
 			a->fname = string_id(p, name, framedesc_function_len(d, name, len));
 			a->file = d->file ? string_id(p, d->file, d->file_len) : 0;
 			a->line = d->line;

@@ -152,6 +152,26 @@ run('flamegraph', async () => {
     });
     check('flamegraph: big graph zooms (unzoom shown) and searches (a share matched)', seen, `load ${p2.marpleLoadMs} ${tz}`);
     checkNoErrors('flamegraph: big graph without errors', p2);
+
+    // Inlined native frames (described "inline" with file:line, as the
+    // collectors read DWARF): the tooltip says where, search finds the file.
+    const inl = path.join(dir, 'inl.marple');
+    fs.writeFileSync(inl, [
+      '{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}',
+      '9#inl;main;pipeline;stage1;stage2;mix', '3#inl;main;other',
+      '{"trailer":1,"records":2,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160},' +
+      '"stage1":{"kind":"inline","file":"/src/inl.c","line":17},"stage2":{"kind":"inline","file":"/src/inl.c","line":12},' +
+      '"mix":{"kind":"inline","file":"/src/<i>.c","line":6}}}', ''].join('\n'));
+    const svg3 = path.join(dir, 'inl.svg');
+    fs.writeFileSync(svg3, sh('marple-flamegraph', [inl]));
+    const p3 = await open(browser, svg3);
+    const k = await p3.evaluate(() => window.marple.find('stage2'));
+    await p3.locator('#frames > rect').nth(k).hover();
+    const det3 = await p3.textContent('#details');
+    check('flamegraph: an inlined frame\'s tooltip has its file:line', /^Function: stage2 at \/src\/inl\.c:12 \(9 samples/.test(det3), det3);
+    const m3 = await p3.evaluate(() => { window.marple.search('<i>\\.c'); return window.marpleMatched; });
+    check('flamegraph: search finds a frame by its source file', Math.abs(m3 - 75) < 0.01, String(m3));
+    checkNoErrors('flamegraph: inline frames without errors', p3);
   } finally {
     await browser.close();
     fs.rmSync(dir, { recursive: true, force: true });

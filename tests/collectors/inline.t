@@ -6,7 +6,7 @@
 # stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf, as
 # the unstripped build's (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 10
+plan 11
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -53,6 +53,11 @@ if [ "${src_by:-0}" -gt 0 ] && [ "${src_inl:-0}" -ge 3 ]; then pass "inline: tra
 else fail "inline: trailer sources" "by_dwarf '$src_by', inline_frames '$src_inl'"; fi
 n=$(frame "$T/inl.out" pipeline)
 case "$n" in native*) pass "inline: pipeline stays the native function" ;; *) fail "inline: pipeline" "$n" ;; esac
+# --no-inline: the symbols' view, the loop's time all pipeline's
+"$CS" -U -F 299 --no-inline -c "$W/inlinechain 1" > "$T/noinl.out" 2> "$T/noinl.err"
+all=$(weight "$T/noinl.out" '.')
+share "inline: --no-inline: main;pipeline, no inlined frame" \
+	"$(weight "$T/noinl.out" ';main;pipeline$')" "$all" 90
 
 # 2. stripped Go: named from .gopclntab as the unstripped build's symbols name it
 if ! command -v go > /dev/null 2>&1; then

@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 57
+plan 58
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -174,6 +174,19 @@ pprof -lines -traces "$T/py.pb.gz" > "$T/py.traces"
 check "pprof: Python frames by function with file:line (go tool pprof -lines -traces)" sh -c "
 	grep -q '^ *7 *PyNumber_Add\$' '$T/py.traces' && grep -q '^ *fib /app/x.py:3\$' '$T/py.traces' &&
 	grep -q '^ *Tree.walk /app/x.py:9\$' '$T/py.traces' && grep -q '^ *fib /app/x.py:4\$' '$T/py.traces'"
+# Inlined native frames (kind inline, from DWARF): their source file:line,
+# not a mapping of a source file
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}'
+  echo '9#inl;main;pipeline;stage1;stage2;mix'
+  echo '{"trailer":1,"records":1,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160},"pipeline":{"kind":"native","file":"/w/inl","offset":4400},"stage1":{"kind":"inline","file":"/src/inl.c","line":17},"stage2":{"kind":"inline","file":"/src/inl.c","line":12},"mix":{"kind":"inline","file":"/src/inl.c","line":6}}}'
+} > "$T/inl.marple"
+marple-pprof "$T/inl.marple" > "$T/inl.pb.gz"
+pprof -lines -traces "$T/inl.pb.gz" > "$T/inl.traces"
+pprof -raw "$T/inl.pb.gz" > "$T/inl.raw"
+check "pprof: inlined native frames with their file:line (go tool pprof -lines -traces), no source-file mapping" sh -c "
+	grep -q '^ *9 *mix /src/inl.c:6\$' '$T/inl.traces' && grep -q '^ *stage2 /src/inl.c:12\$' '$T/inl.traces' &&
+	grep -q '^ *stage1 /src/inl.c:17\$' '$T/inl.traces' && ! grep -q 'inl.c \[' '$T/inl.raw' &&
+	grep -q '/w/inl' '$T/inl.raw'"
 pprof -top "$T/py.pb.gz" > "$T/py.top"
 check "pprof: one function per Python function (-top: fib and Tree.walk, all their lines)" sh -c "
 	grep -q ' 12 *100% *fib\$' '$T/py.top' && grep -q ' 12 *100% *Tree.walk\$' '$T/py.top'"

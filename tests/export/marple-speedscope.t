@@ -4,7 +4,7 @@
 # a timed section's samples in time order (a collector's --every intervals in
 # one profile), errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 28
+plan 29
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -119,3 +119,11 @@ check "speedscope: a Python frame is its function, file and line" js "$T/py.json
 	"ok({'name': 'fib', 'file': '/app/x.py', 'line': 3} in d['shared']['frames'])"
 check "speedscope: a native frame names its file; others only their name" js "$T/py.json" \
 	"ok({'name': '_start', 'file': '/usr/bin/python3.11'} in d['shared']['frames'] and {'name': 'PyNumber_Add'} in d['shared']['frames'])"
+# an inlined native function (kind inline, from DWARF): its source file:line
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}'
+  echo '9#inl;pipeline;stage2'
+  echo '{"trailer":1,"records":1,"frames":{"pipeline":{"kind":"native","file":"/w/inl","offset":4400},"stage2":{"kind":"inline","file":"/src/inl.c","line":12}}}'
+} > "$T/inl.marple"
+marple-speedscope "$T/inl.marple" > "$T/inl.json"
+check "speedscope: an inlined frame is its function at its source file and line" js "$T/inl.json" \
+	"ok({'name': 'stage2', 'file': '/src/inl.c', 'line': 12} in d['shared']['frames'] and {'name': 'pipeline', 'file': '/w/inl'} in d['shared']['frames'])"

@@ -17,22 +17,6 @@
 
 #include "dwarfinline.h"
 
-/* libdw 0.188's dwarf_getscopes leaks on a broken DIE tree's error path;
- * dwarfinline stops asking such a file after the first (bad_dwarf), and
- * that one leak is suppressed by its frame, which only the slow unwinder
- * sees through libdw (built without frame pointers). */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "fast_unwind_on_malloc=0";
-}
-
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:dwarf_getscopes\n";
-}
-
 static void check_lookup(struct dwarfinline *d, uint64_t addr)
 {
 	struct dwarfinline_frame f[DWARFINLINE_MAX_DEPTH];

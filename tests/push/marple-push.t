@@ -4,7 +4,7 @@
 # version (tests/push/proto), and servers that refuse, hang, fail then recover.
 # No assertion on time: a run that would hang is ended by timeout(1) and fails.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 69
+plan 70
 command -v python3 >/dev/null 2>&1 || skip_rest "push" "no python3"
 command -v protoc >/dev/null 2>&1 || skip_rest "push" "no protoc (scripts/install-deps installs protobuf-compiler)"
 HERE="$MARPLE_TOP/tests/push"
@@ -129,6 +129,34 @@ check "otlp: off-CPU ns as off_cpu/nanoseconds, its own frames only" sh -c "
 	! grep -q compute_hot '$T/otlp2'"
 decode 3 | python3 "$HERE/otlp-fold.py" > "$T/otlp3"
 check "otlp: memleak bytes as inuse_space/bytes" grep -qx 'meta sample_type inuse_space/bytes' "$T/otlp3"
+# an inlined native frame (kind inline): its function's source file and the
+# line on its location; no mapping named by a source file
+rm -f "$R"/*.json "$R"/*.body
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}'
+  echo '9#inl;pipeline;stage2'
+  echo '{"trailer":1,"records":1,"frames":{"pipeline":{"kind":"native","file":"/w/inl","offset":4400},"stage2":{"kind":"inline","file":"/src/inl.c","line":12}}}'
+} > "$T/inl.marple"
+pull -f otlp "$URL" "$T/inl.marple"
+decode 1 > "$T/inl.txt"
+python3 - "$T/inl.txt" > "$T/inl.check" <<'PYEOF'
+import re, sys
+t = open(sys.argv[1]).read()
+strings = re.findall(r'string_table: "(.*)"', t)
+funcs = [dict(re.findall(r'(\w+): (\d+)', f)) for f in re.findall(r'function_table \{(.*?)\}', t, re.S)]
+maps = [dict(re.findall(r'(\w+): (\d+)', f)) for f in re.findall(r'mapping_table \{(.*?)\}', t, re.S)]
+lines = re.findall(r'function_index: (\d+)\s+line: (\d+)', t)
+for f in funcs:
+    if "filename_strindex" in f:
+        print("function", strings[int(f["name_strindex"])], strings[int(f["filename_strindex"])])
+for fi, ln in lines:
+    print("line", strings[int(funcs[int(fi)]["name_strindex"])], ln)
+for m in maps:
+    if "filename_strindex" in m:
+        print("mapping", strings[int(m["filename_strindex"])])
+PYEOF
+check "otlp: an inlined frame's function has its source file, its location the line" sh -c "
+	test $rc -eq 0 && grep -qx 'function stage2 /src/inl.c' '$T/inl.check' && grep -qx 'line stage2 12' '$T/inl.check' &&
+	grep -qx 'mapping /w/inl' '$T/inl.check' && ! grep -q 'mapping /src' '$T/inl.check'"
 # a frame named as the sample type is one string, not two
 rm -f "$R"/*.json "$R"/*.body
 printf '%s\n' '{"marple":1,"interface":"x","datatype":"stack","units":{"weight":"samples"}}' '7#count;samples' > "$T/names.marple"

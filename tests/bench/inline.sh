@@ -1,0 +1,127 @@
+# inline.sh — inline chains and lines from DWARF (lib/collect/dwarfinline.c)
+# against addr2line -f -i on the same addresses, for libc (Debian's
+# libc6-dbg debug file, found by build-id, DWARF 5, compressed) and for the
+# inline fixture (tests/workloads/inlinechain, -O2 -g):
+#  - agreement: the share of addresses where the whole chain (functions,
+#    files, lines; addr2line's "(discriminator N)" left out) is the same as
+#    GNU addr2line's, as llvm-addr2line's, and the agreement: GNU's function
+#    names, each frame at GNU's or llvm's file:line (binutils 2.40 names the
+#    wrong file of a DWARF 5 line table at some addresses: __ldexpf128 at
+#    s_ldexpf128.c:23 where llvm and we say
+#    s_ldexp_template.c:23; llvm names the outer function by a symbol table
+#    alias, strfromf32x for strfromd; the outermost function of a line
+#    without a function DIE is "??" here, the symbol table's name in
+#    addr2line and in marple's frames); over the addresses that have a DWARF
+#    line (at the others addr2line names the symbol table's function, as
+#    the symbolizer does here: no DWARF chain);
+#  - lookups/s on one core once the file is open (the same addresses, again
+#    and again for INLINE_SECS, default 2), beside addr2line's on them;
+#  - the open (table build) time and the table's bytes.
+# The addresses: every instruction's, sampled evenly to INLINE_ADDRS
+# (default 1000); INLINE_SHOW=N prints the first N that differ.
+set -u
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+N=${INLINE_ADDRS:-1000}
+SECS=${INLINE_SECS:-2}
+SHOW=${INLINE_SHOW:-5}
+LOOKUP="$MARPLE_BIN/bench/inlinelookup"
+command -v addr2line > /dev/null && command -v objdump > /dev/null ||
+	{ echo "bench: inline: skipped (needs addr2line and objdump, binutils)"; exit 0; }
+
+now() { date +%s.%N; }
+
+# sample FILE: N instruction addresses spread evenly over FILE's code
+sample() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk '/^ *[0-9a-f]+:\t/ { sub(":", "", $1); print $1 }' > "$T/all"
+	awk -v n="$N" -v total="$(wc -l < "$T/all")" \
+		'BEGIN { step = total > n ? total / n : 1; next_at = 1 }
+		 NR >= next_at { print; next_at += step }' "$T/all"
+}
+
+# compare A2L LLVM OURS: "covered agree_gnu agree_llvm agree total": the
+# addresses where addr2line has a line (the rest its symbol table names: no
+# DWARF says anything there, and ours is empty), and among them the chains
+# the same as GNU addr2line's, as llvm-addr2line's, and the agreement: GNU's
+# functions, each at GNU's file:line or llvm's; the first that do not agree
+# on stderr
+compare() {
+	python3 - "$1" "$2" "$3" "$SHOW" <<'PYEOF'
+import re, sys
+def chains(path):
+    out, cur = {}, None
+    lines = open(path, errors="replace").read().split("\n")
+    i = 0
+    while i < len(lines):
+        l = lines[i]
+        if l.startswith("0x"):
+            cur = int(l, 16); out[cur] = []; i += 1; continue
+        if cur is not None and i + 1 < len(lines):
+            where = re.sub(r" \(discriminator \d+\)$", "", lines[i + 1])
+            out[cur].append((l, where)); i += 2; continue
+        i += 1
+    return out
+gnu, llvm, ours = (chains(p) for p in sys.argv[1:4])
+show = int(sys.argv[4])
+def same(o, g, l):
+    """o's functions are g's, each file:line g's or l's"""
+    if len(o) != len(g):
+        return False
+    l = l if len(l) == len(g) else g
+    # a line without a function DIE: ours "??", addr2line the symbol
+    # table's name (which the symbolizer gives that frame here too)
+    return all((of == gf or (of == "??" and i == len(o) - 1)) and ow in (gw, lw)
+               for i, ((of, ow), (gf, gw), (lf, lw)) in enumerate(zip(o, g, l)))
+covered = agnu = allvm = either = 0
+for addr, chain in gnu.items():
+    o = ours.get(addr, [])
+    if o == [("??", "??:0")]:
+        o = []
+    if chain and (chain[-1][1].endswith(":?") or chain[-1][1].endswith(":0")) and not o:
+        continue
+    covered += 1
+    agnu += o == chain
+    allvm += o == llvm.get(addr)
+    ok = same(o, chain, llvm.get(addr, []))
+    either += ok
+    if not ok and show > 0:
+        show -= 1
+        sys.stderr.write("#   0x%x addr2line: %s\n#   %*s      ours: %s\n" %
+                         (addr, " <- ".join("%s %s" % f for f in chain), len("%x" % addr), "",
+                          " <- ".join("%s %s" % f for f in o or [])))
+print(covered, agnu, allvm, either, len(gnu))
+PYEOF
+}
+
+# bench NAME FILE DWARFFILE: the numbers for FILE (addr2line reads DWARFFILE)
+bench() {
+	sample "$2" > "$T/addrs"
+	t0=$(now)
+	addr2line -a -f -i -e "$3" < "$T/addrs" > "$T/a2l"
+	t1=$(now)
+	llvm-addr2line -a -f -i -e "$3" < "$T/addrs" > "$T/llvm" 2> /dev/null || : > "$T/llvm"
+	"$LOOKUP" "$2" "$SECS" < "$T/addrs" > "$T/ours" 2> "$T/stats" ||
+		{ echo "bench: inline: $1: inlinelookup failed: $(cat "$T/stats")"; return; }
+	read -r covered agnu allvm either total <<-EOF
+	$(compare "$T/a2l" "$T/llvm" "$T/ours" 2> "$T/diffs")
+	EOF
+	stat() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p; s/^$1 \([0-9.]*\).*/\1/p" "$T/stats" | head -n 1; }
+	awk -v c="$covered" -v g="$agnu" -v l="$allvm" -v e="$either" -v t="$total" -v n="$1" 'BEGIN {
+		pc = c ? 100 / c : 0
+		printf "bench: inline: %s: agreement with addr2line -i %.1f%%, with llvm-addr2line -i %.1f%%, GNU names with GNU or llvm lines %.1f%% (%d of %d addresses have DWARF lines; floor: 99%%)\n", n, g * pc, l * pc, e * pc, c, t }'
+	head -n $((SHOW * 2)) "$T/diffs"
+	awk -v l="$(stat lookups_per_s)" -v t0="$t0" -v t1="$t1" -v c="$total" -v n="$1" \
+		'BEGIN { printf "bench: inline: %s: %.0f lookups/s on one core (floor: 1000000); addr2line -i: %.0f/s, start-up included\n", n, l, (t1 - t0 > 0 ? c / (t1 - t0) : 0) }'
+	echo "bench: inline: $1: open and table build $(stat open_ms) ms, table $(stat table_bytes) bytes (debug sections $(stat dwarf_bytes) bytes)"
+}
+
+echo "bench: inline: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
+LIBC=$(ldd /bin/true | awk '/libc.so/ { print $3 }')
+id=$(readelf -n "$LIBC" 2>/dev/null | awk '/Build ID/ { print $3 }')
+dbg=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+if [ -n "$id" ] && [ -r "$dbg" ]; then
+	bench libc "$LIBC" "$dbg"
+else
+	echo "bench: inline: libc: skipped (no $dbg: apt-get install libc6-dbg)"
+fi
+bench inlinechain "$MARPLE_BIN/workloads/inlinechain" "$MARPLE_BIN/workloads/inlinechain"
