@@ -76,14 +76,14 @@ check "every: --keep-bytes 1 keeps the newest file only ($(files "$T/b" cap | wc
 	test "$rc $(files "$T/b" cap | wc -l)" = "0 1"
 
 # 2b. what the collectors say goes into the trailers of the files (a capture
-#     from cron keeps it): cpusched -v says "N events" after each section's
+#     from cron keeps it): cpusched -v says "statistics: records N, ..." after each section's
 #     trailer, so it lands in a later file's (all at once when a loaded
 #     machine makes two intervals due at one look); the last one's on stderr
 mkdir -p "$T/m"
 marple-collect -t 2.5 -e 1s -o "$T/m/cap" cpusched "$CPS" -v > /dev/null 2> "$T/m.err"; rc=$?
 n=$(files "$T/m" cap | wc -l)
-said=$(for f in $(files "$T/m" cap); do grep '^{"trailer"' "$T/m/$f"; done | grep -o '[0-9]* events"' | wc -l)
-check "every: the files' trailers keep what the collector said ($said \"N events\" in $n files)" \
+said=$(for f in $(files "$T/m" cap); do grep '^{"trailer"' "$T/m/$f"; done | grep -o 'statistics: records [0-9]*' | wc -l)
+check "every: the files' trailers keep what the collector said ($said \"statistics: records N\" in $n files)" \
 	test "$rc" -eq 0 -a "$n" -ge 3 -a "$said" -ge $((n - 1))
 
 # 3. a collector SIGKILLed mid-interval: its whole intervals before stay, the
