@@ -62,7 +62,8 @@ static const struct sc_option options[] = {
 	SC_CHILDREN,
 	SC_COMMAND("start CMD, trace it and the processes it starts\nuntil it exits (its output goes to stderr)"),
 	{ 0, OPT_FUTEX_ONLY, "futex-only", NULL, "futex waits only: no kernel lock (lock:contention_begin)" },
-	SC_DESCRIBE("kind=collector\tsections=lock:stack:flamegraph\tevery=no"),
+	SC_DESCRIBE("kind=collector\tsections=lock:stack:flamegraph\tevery=no"
+		    "\tmeasures=lock waits: who waited on which lock, and who released it (us)"),
 	SC_UNWIND(""),
 	SC_NO_PYTHON,
 	SC_USER_ONLY,
