@@ -9,7 +9,9 @@
  * the same stack marked STACK_EXEC_ID_RUNQ instead.
  * wakers_mode (--wakers): sched_waking, in the waker's context, keeps its
  * stacks in the wakee's start entry; a block that had one goes to user space
- * with both (REC_WAKER) instead of into counts.
+ * with both (REC_WAKER) instead of into counts.  second_hop (--second-hop):
+ * a traced thread's waker is kept when it runs again (woken_by), and given,
+ * as the second hop, to the blocks it ends itself: who woke the waker.
  * With both_mode, a perf_event cpu-clock program also adds on-CPU samples,
  * each worth sample_us microseconds, to the same map.
  *
@@ -45,6 +47,7 @@ const volatile bool dwarf_mode = false;
 const volatile bool user_threads_only = false;	/* -u: no kernel thread (bcc offcputime -u) */
 const volatile bool runq_mode = false;
 const volatile bool wakers_mode = false;
+const volatile bool second_hop = false;
 const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
@@ -88,6 +91,15 @@ static __always_inline void wakers_count(__u32 what)
 	if (n)
 		(*n)++;
 }
+
+/* second_hop: woken_by[tid], the stacks that last woke a traced thread
+ * (the least recently updated go first when it is full) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct stack_key);
+} woken_by SEC(".maps");
 
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
@@ -184,6 +196,7 @@ static __always_inline int send_waker(struct start *s, __u64 off_us)
 	w->off_us = off_us;
 	w->blocked = s->key;
 	w->waker = s->waker;
+	w->waker2 = s->waker2;
 	wakers_count(WAKERS_SENT);
 	submit(w);
 	return 0;
@@ -250,6 +263,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 	struct start *s = bpf_map_lookup_elem(&start, &ntid);
 	if (s) {
 		__u64 delta = now - s->ts;
+		if (second_hop && (s->waker_flags & WAKER_SEEN))
+			bpf_map_update_elem(&woken_by, &ntid, &s->waker, BPF_ANY);
 		if (s->dwarf)
 			send_wake(ntid, s->ts, delta);	/* user space drops short ones */
 		else if (delta >= min_block_ns)
@@ -297,6 +312,14 @@ static __always_inline int on_waking(void *ctx, struct task_struct *p)
 		return 0;
 	stacks_fill_key(&s->waker, ctx, want_user, true);	/* (kernel: to tell interrupts) */
 	s->waker_flags = WAKER_SEEN;
+	if (second_hop) {
+		__u32 me = (__u32)bpf_get_current_pid_tgid();
+		struct stack_key *k2 = bpf_map_lookup_elem(&woken_by, &me);
+		if (k2) {
+			s->waker2 = *k2;
+			s->waker_flags |= WAKER2_SEEN;
+		}
+	}
 	return 0;
 }
 

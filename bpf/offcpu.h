@@ -17,11 +17,13 @@ struct start {
 	__u32 waker_flags;
 	struct stack_key key;
 	struct stack_key waker;
+	struct stack_key waker2;
 };
 
 enum {
 	WAKER_SEEN = 1,		/* waker holds the stacks sched_waking ran in */
 	WAKER_PREEMPTED = 2,	/* not blocked: preempted, nobody wakes it */
+	WAKER2_SEEN = 4,	/* (second_hop) waker2: the stacks that last woke the waker */
 };
 
 enum {
@@ -38,6 +40,7 @@ struct waker_record {
 	__u64 off_us;		/* blocked (with runq_mode: until woken) */
 	struct stack_key blocked;
 	struct stack_key waker;
+	struct stack_key waker2;	/* WAKER2_SEEN */
 };
 
 /* --wakers' counts (wakers map, per CPU) */

@@ -55,13 +55,13 @@
 #include "weight.h"
 
 static struct {
-	bool both, dwarf, timed, user_threads, runq, wakers;
+	bool both, dwarf, timed, user_threads, runq, wakers, second_hop;
 	uint64_t min_block_us, freq;
 	uint32_t state_mask;
 	const char *state;
 } opt = { .min_block_us = 1, .freq = 99 };
 
-enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED, OPT_RUNQ, OPT_WAKERS };
+enum { OPT_STATE = 256, OPT_BOTH, OPT_TIMED, OPT_RUNQ, OPT_WAKERS, OPT_SECOND_HOP };
 
 static struct stackcollector sc = {
 	.synopsis = "[options] [DURATION]",
@@ -89,6 +89,8 @@ static const struct sc_option options[] = {
 	  "of its own, not in off-CPU time (--both does this too)" },
 	{ 0, OPT_WAKERS, "wakers", NULL, "each block (of at least --min-block) with the stacks of\n"
 	  "who woke it: blocked frames;--;waker frames leaf first;waker" },
+	{ 0, OPT_SECOND_HOP, "second-hop", NULL, "--wakers, and who woke the waker (a traced thread):\n"
+	  "...;waker;--;its waker's frames leaf first;its name" },
 	SC_UNWIND(",\ndwarf (16 KB copied at every switch-out: ~10 us a switch)"),
 	SC_NO_PYTHON,
 	SC_NO_INLINE,
@@ -136,6 +138,7 @@ static void own_option(int key, const char *arg)
 	case 'u': opt.user_threads = true; break;
 	case OPT_RUNQ: opt.runq = true; break;
 	case OPT_WAKERS: opt.wakers = true; break;
+	case OPT_SECOND_HOP: opt.wakers = opt.second_hop = true; break;
 	}
 }
 
@@ -167,6 +170,7 @@ static struct offcpu_bpf *load(const char **how)
 		skel->rodata->user_threads_only = opt.user_threads;
 		skel->rodata->runq_mode = opt.runq;
 		skel->rodata->wakers_mode = opt.wakers;
+		skel->rodata->second_hop = opt.second_hop;
 		skel->rodata->timed_mode = opt.timed;
 		if (opt.timed)	/* a busy machine switches ~100,000 times a second */
 			timedsamples_size(skel->obj, 200000);
@@ -248,13 +252,14 @@ static bool interrupt_entry(const char *f)
 }
 
 static uint64_t wakers_interrupt;	/* --wakers: blocks ended by an interrupt */
+static uint64_t wakers_second_hop;	/* --second-hop: blocks with their waker's waker */
 
 /* The waker's frames for the top of an off-wake stack, into tail[*m...]:
  * leaf first, then its name; from an interrupt, only the interrupt's own
  * kernel frames (down to where it entered), then "[interrupt]": the task
  * it interrupted did not wake anyone.  -U: the kernel frames, read only to
- * tell interrupts, left out. */
-static void waker_frames(const struct stack_key *k, char **tail, size_t *m)
+ * tell interrupts, left out.  Whether it was an interrupt. */
+static bool waker_frames(const struct stack_key *k, char **tail, size_t *m)
 {
 	size_t n, user_end, entry = 0;	/* (fr[0], the name, is never an entry) */
 	const char *const *fr;
@@ -270,28 +275,36 @@ static void waker_frames(const struct stack_key *k, char **tail, size_t *m)
 			break;
 		}
 	if (entry) {
-		wakers_interrupt++;
 		for (size_t i = n; i-- > entry;)
 			tail[(*m)++] = marple_strdup(fr[i]);
 		tail[(*m)++] = marple_strdup("[interrupt]");
-		return;
+		return true;
 	}
 	for (size_t i = sc.user_only ? user_end : n; i-- > 1;)	/* fr[0] is the waker's name */
 		tail[(*m)++] = marple_strdup(fr[i]);
 	tail[(*m)++] = marple_strdup(n ? fr[0] : "[unknown]");
+	return false;
 }
 
 /* --wakers: a block of rec->off_us with its waker, as one stack of the
- * off-CPU table: the blocked frames, "--", the waker's (waker_frames). */
+ * off-CPU table: the blocked frames, "--", the waker's (waker_frames), and
+ * (--second-hop) "--" and the waker's waker's: not when an interrupt woke
+ * it (the task it interrupted woke nobody). */
 static void add_waker(const struct waker_record *rec, struct hashtab *t)
 {
 	static char **tail;
 	static size_t cap_tail;
 	size_t n, m = 0;
 
-	tail = marple_grow(tail, &cap_tail, 2 + 2 * MARPLE_STACK_DEPTH + 8, sizeof(*tail));
+	tail = marple_grow(tail, &cap_tail, 4 + 4 * MARPLE_STACK_DEPTH + 16, sizeof(*tail));
 	tail[m++] = marple_strdup("--");
-	waker_frames(&rec->waker, tail, &m);
+	if (waker_frames(&rec->waker, tail, &m)) {
+		wakers_interrupt++;
+	} else if (rec->waker_flags & WAKER2_SEEN) {
+		wakers_second_hop++;
+		tail[m++] = marple_strdup("--");
+		waker_frames(&rec->waker2, tail, &m);
+	}
 	stackframes_key(sc.sf, &rec->blocked);
 	stackframes_frames(sc.sf, &n);
 	stackframes_user_splice(sc.sf, n, (const char *const *)tail, m);
@@ -360,12 +373,30 @@ static void pin_one_blocked(const void *key, const void *value, void *arg)
 		stackdrain_pin(arg, s.waker.user_stack_id);
 		stackdrain_pin(arg, s.waker.kern_stack_id);
 	}
+	if (!s.dwarf && (s.waker_flags & WAKER2_SEEN)) {
+		stackdrain_pin(arg, s.waker2.user_stack_id);
+		stackdrain_pin(arg, s.waker2.kern_stack_id);
+	}
+}
+
+/* --second-hop: the wakers kept for the blocks their threads will end */
+static void pin_one_waker(const void *key, const void *value, void *arg)
+{
+	struct stack_key k;
+
+	(void)key;
+	memcpy(&k, value, sizeof(k));
+	stackdrain_pin(arg, k.user_stack_id);
+	stackdrain_pin(arg, k.kern_stack_id);
 }
 
 static void pin_blocked(struct stackdrain *d, void *skel)
 {
 	bpfmap_each(bpf_map__fd(((struct offcpu_bpf *)skel)->maps.start), sizeof(uint32_t), sizeof(struct start),
 		    pin_one_blocked, d);
+	if (opt.second_hop)
+		bpfmap_each(bpf_map__fd(((struct offcpu_bpf *)skel)->maps.woken_by), sizeof(uint32_t),
+			    sizeof(struct stack_key), pin_one_waker, d);
 }
 
 /* us more microseconds of key: in the drain if the counts were drained
@@ -463,6 +494,11 @@ static void wakers_trailer_add(json_t *tr, struct offcpu_bpf *skel, int last)
 	}
 	json_object_set_new(o, "interrupt", json_integer((json_int_t)(wakers_interrupt - interrupt_before)));
 	interrupt_before = wakers_interrupt;
+	if (opt.second_hop) {
+		static uint64_t second_before;
+		json_object_set_new(o, "second_hop", json_integer((json_int_t)(wakers_second_hop - second_before)));
+		second_before = wakers_second_hop;
+	}
 	json_object_set_new(tr, "wakers", o);
 }
 
@@ -588,6 +624,8 @@ static json_t *section_header(const char *how)
 	json_object_set_new(o, "user_threads_only", json_boolean(opt.user_threads));
 	json_object_set_new(o, "runq", json_boolean(opt.runq));
 	json_object_set_new(o, "wakers", json_boolean(opt.wakers));
+	if (opt.second_hop)
+		json_object_set_new(o, "second_hop", json_true());
 	if (opt.both)
 		json_object_set_new(o, "frequency", json_integer((json_int_t)opt.freq));
 	json_object_set_new(o, "tracepoint", json_string(how));

@@ -45,6 +45,18 @@ struct section {
 	char *weight_unit;
 	struct stackfilter_count kthreads;	/* off_cpu: its kernel threads' stacks */
 	char *said;		/* those lines, joined by '\n' */
+	double weight;		/* a stack section's records' */
+	struct wakers *wakers;	/* off-wake stacks (a "--" frame): who ended the waits */
+	json_t *locks;		/* marple-lock's trailer "locks": the locks waited on longest */
+};
+
+/* The waker view: an off-wake stack's last frame names what ended the wait
+ * (a thread, [interrupt], a lock's [timed out]...); weight by that name. */
+struct wakers {
+	char **names;
+	double *weight;
+	size_t n, cap;
+	double with;		/* the weight of off-wake records */
 };
 
 /* Of a section's user stacks (by weight), a share above this cut short is
@@ -182,6 +194,14 @@ static void free_section(struct section *s)
 	free(s->ended);
 	free(s->said);
 	free(s->weight_unit);
+	if (s->wakers) {
+		for (size_t i = 0; i < s->wakers->n; i++)
+			free(s->wakers->names[i]);
+		free(s->wakers->names);
+		free(s->wakers->weight);
+		free(s->wakers);
+	}
+	json_decref(s->locks);
 }
 
 /* v into the distinct values *list (n of them) unless it is there already. */
@@ -219,9 +239,39 @@ static void section_done(struct section *s)
 	}
 }
 
+/* An off-wake record (frames;--;waker frames leaf first;its name) into
+ * sec's waker view. */
+static void waker_add(struct section *sec, const struct stack_rec *s)
+{
+	size_t i = 1;
+	struct wakers *w = sec->wakers;
+
+	while (i < s->nframes && !(s->frames[i].len == 2 && !memcmp(s->frames[i].s, "--", 2)))
+		i++;
+	if (i + 1 >= s->nframes)
+		return;
+	if (!w)
+		w = sec->wakers = marple_calloc(1, sizeof(*w));
+	const struct mstr *name = &s->frames[s->nframes - 1];
+	for (i = 0; i < w->n; i++)
+		if (strlen(w->names[i]) == name->len && !memcmp(w->names[i], name->s, name->len))
+			break;
+	if (i == w->n) {
+		size_t cap = w->cap;
+		w->names = marple_grow(w->names, &w->cap, w->n + 1, sizeof(*w->names));
+		w->weight = marple_grow(w->weight, &cap, w->n + 1, sizeof(*w->weight));
+		w->names[w->n] = marple_strndup(name->s, name->len);
+		w->weight[w->n++] = 0;
+	}
+	w->weight[i] += (double)s->weight;
+	w->with += (double)s->weight;
+}
+
 /* What the report's pictures of a stack section leave out, from its records. */
 static void section_stack(struct section *sec, const struct stack_rec *s)
 {
+	sec->weight += (double)s->weight;
+	waker_add(sec, s);
 	if (sec->off_cpu && stackfilter_kernel_thread(s->frames, s->nframes))
 		stackfilter_count_add(&sec->kthreads, s->frames[0], (double)s->weight);
 	for (size_t i = s->nframes; i-- > 0 && !sec->lines;)
@@ -271,6 +321,8 @@ static void read_capture(const char *path)
 			cur->dropped = stream_header_int(t, "dropped", 0);
 			cur->ended = dup_str(t, "ended");
 			trailer_stacks(cur, t);
+			if (json_is_array(json_object_get(t, "locks")))
+				cur->locks = json_incref(json_object_get(t, "locks"));
 		}
 		if (cur)
 			cur->records = stream_reader_records(r);
@@ -1002,6 +1054,56 @@ static int write_artifacts(FILE *f, long index, const struct artifact *a, size_t
 	return shown;
 }
 
+/* The waker view: what ended the waits (the last frame of off-wake stacks),
+ * the WAKERS_SHOWN heaviest, with their share of the section's weight. */
+#define WAKERS_SHOWN 10
+static void write_wakers(FILE *f, const struct section *s)
+{
+	const struct wakers *w = s->wakers;
+	size_t *order = marple_malloc(w->n * sizeof(*order));
+
+	for (size_t i = 0; i < w->n; i++) {	/* by weight (insertion: few) */
+		size_t j = i;
+		for (; j > 0 && w->weight[order[j - 1]] < w->weight[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	fprintf(f, "<p class=\"meta\">who ended the waits (off-wake stacks: %.1f%% of the weight; the rest: no "
+		"waker recorded):</p>\n<table class=\"wakers\"><tr><th>waker</th><th class=\"num\">", 100 * w->with / s->weight);
+	esc(f, s->weight_unit ? s->weight_unit : "weight");
+	fputs("</th><th class=\"num\">share</th></tr>\n", f);
+	for (size_t k = 0; k < w->n && k < WAKERS_SHOWN; k++) {
+		fputs("<tr><td>", f);
+		esc(f, w->names[order[k]]);
+		fprintf(f, "</td><td class=\"num\">%.0f</td><td class=\"num\">%.1f%%</td></tr>\n", w->weight[order[k]],
+			100 * w->weight[order[k]] / s->weight);
+	}
+	if (w->n > WAKERS_SHOWN)
+		fprintf(f, "<tr><td colspan=\"3\">and %zu more</td></tr>\n", w->n - WAKERS_SHOWN);
+	fputs("</table>\n", f);
+	free(order);
+}
+
+/* marple-lock's lock view: the locks waited on longest (its trailer's "locks"). */
+static void write_locks(FILE *f, const struct section *s)
+{
+	size_t i;
+	json_t *l;
+
+	fputs("<p class=\"meta\">the locks waited on longest:</p>\n<table class=\"locks\"><tr><th>lock</th><th "
+	      "class=\"num\">pid</th><th class=\"num\">contended waits</th><th class=\"num\">total wait (us)</th><th "
+	      "class=\"num\">longest (us)</th></tr>\n", f);
+	json_array_foreach(s->locks, i, l) {
+		fputs("<tr><td>", f);
+		esc(f, stream_header_str(l, "lock", "?"));
+		fprintf(f, "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td "
+			"class=\"num\">%lld</td></tr>\n", (long long)stream_header_int(l, "pid", 0),
+			(long long)stream_header_int(l, "waits", 0), (long long)stream_header_int(l, "wait_us", 0),
+			(long long)stream_header_int(l, "max_us", 0));
+	}
+	fputs("</table>\n", f);
+}
+
 static void write_section(FILE *f, size_t i, const struct section *s, const struct artifact *a, size_t na)
 {
 	char when[64], secs_buf[32];
@@ -1048,6 +1150,10 @@ static void write_section(FILE *f, size_t i, const struct section *s, const stru
 		esc(f, s->said);
 		fputs("</pre>\n", f);
 	}
+	if (s->locks && json_array_size(s->locks))
+		write_locks(f, s);
+	if (s->wakers && s->weight > 0)
+		write_wakers(f, s);
 	shown = write_artifacts(f, (long)i, a, na);
 	if (!shown)
 		fputs("<p class=\"meta\">not drawn (not selected)</p>\n", f);

@@ -3,7 +3,7 @@
 # --max-sections (the rest counted and said to be left out), not a page of
 # hundreds of megabytes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 24
+plan 28
 
 # A 1200 px flame graph gets a frame of its width (4 px for the border), not
 # the page's full width with a blank at its right.
@@ -101,3 +101,18 @@ check "plan: --fleet: the title, and one flame graph of both hosts through marpl
 printf '{"marple":1,"interface":"callstack","datatype":"stack","host":"db on rack 2"}\n3#x\n' > "$T/on.marple"
 check "--list: the host, exactly, in its own field (the driver's fleet reads it)" \
 	test "$(marple-report --list "$T/on.marple" | cut -f7-)" = "callstack on db on rack 2${TAB}db on rack 2"
+
+# The waker view: off-wake stacks (blocked;--;waker leaf first;its name)
+# tabled by what ended the waits, heaviest first, with their share; the
+# lock view: marple-lock's "locks".  Names from traced programs escaped.
+printf '%s\n' '{"marple":1,"interface":"lock","datatype":"stack","units":{"weight":"us"}}' \
+	'700#[futex 0x10];w;want;--;unlock;hold;<b>h</b>' '200#[futex 0x10];w;want;--;[timed out]' \
+	'100#[rwsem 0x20];w;fault' \
+	'{"trailer":1,"records":3,"ended":"eof","locks":[{"lock":"futex 0x10","pid":7,"waits":5,"wait_us":900,"max_us":300},{"lock":"rwsem <i>","pid":0,"waits":1,"wait_us":100,"max_us":100}]}' > "$T/lock.marple"
+marple-report -o "$T/out/lock.html" "$T/lock.marple"
+check "report: the waker view tables who ended the waits, heaviest first" \
+	sh -c "tr -d '\n' < '$T/out/lock.html' | grep -q '<tr><td>&lt;b&gt;h&lt;/b&gt;</td><td class=\"num\">700</td><td class=\"num\">70.0%</td></tr><tr><td>\[timed out\]</td><td class=\"num\">200</td><td class=\"num\">20.0%</td></tr></table>'"
+check "report: the waker view says how much had a waker" grep -q 'off-wake stacks: 90.0% of the weight' "$T/out/lock.html"
+check "report: the lock view lists the trailer's locks, escaped" \
+	sh -c "tr -d '\n' < '$T/out/lock.html' | grep -q '<tr><td>futex 0x10</td><td class=\"num\">7</td><td class=\"num\">5</td><td class=\"num\">900</td><td class=\"num\">300</td></tr><tr><td>rwsem &lt;i&gt;</td>'"
+check "report: no waker view without off-wake stacks" sh -c "! grep -q 'who ended the waits' '$T/out/index.html'"

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 48
+plan 50
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -146,6 +146,15 @@ check "offcpu: --wakers: no user frames invented above an interrupt" \
 	sh -c "! grep -q '\[interrupt\];.\|;--;.*\(writer\|reader\|clone3\|start_thread\).*\[interrupt\]' '$T/wk.out'"
 check "offcpu: --wakers: trailer counts wakers and interrupts" \
 	grep -q '"wakers":{"with_waker":[1-9][0-9]*,"waker_unseen":[0-9]*,"waker_lost":0,"interrupt":[1-9]' "$T/wk.out"
+# --second-hop: who woke the waker.  The writer that wakes the reader was
+# itself woken by a timer interrupt ending its nap: the reader's blocks end
+# in writer_wakes;...;pw_writer;--;...;hrtimer_wakeup;...;[interrupt]
+"$OC" --second-hop -c "$W/pipewake 2" > "$T/h2.out" 2> /dev/null
+set -- $(share "$T/h2.out" '^pw_reader;.*;reader_waits;' ';--;(.*;)?writer_wakes;writer;.*;pw_writer;--;.*hrtimer_wakeup;.*;\[interrupt\]$')
+check "offcpu: --second-hop: >= 90% of the reader's blocked time names the writer's waker, a timer (${1} of ${2} us)" \
+	test "$2" -gt 500000 -a "$(($1 * 100))" -ge "$(($2 * 90))"
+check "offcpu: --second-hop: counted in the trailer, never after an interrupt" sh -c "
+	grep -q '\"interrupt\":[1-9][0-9]*,\"second_hop\":[1-9]' '$T/h2.out' && ! grep -q '\[interrupt\];--;' '$T/h2.out'"
 # a waker in another process, not traced itself: pipewake's writer forked,
 # only the reader's process (-p) traced; the waker's frames are still named
 "$W/pipewake" 3 fork > /dev/null & wl=$!

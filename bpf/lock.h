@@ -1,0 +1,54 @@
+/* lock.h — what bpf/lock.bpf.c and collectors/marple-lock.c share: the
+ * aggregation key and value of a contended lock's waits, and the counters. */
+#ifndef MARPLE_LOCK_H
+#define MARPLE_LOCK_H
+
+#include "stacks.h"
+
+/* What kind of lock a wait was on: a futex (user space), or a kernel lock
+ * (lock:contention_begin's flags say which: LOCK_KERNEL | flags << 8). */
+enum {
+	LOCK_FUTEX = 1,
+	LOCK_KERNEL = 2,
+};
+
+/* How a futex wait ended, when no FUTEX_WAKE was seen to end it. */
+enum {
+	HOLDER_SEEN = 1,	/* holder: the stacks of the FUTEX_WAKE caller that woke it */
+	HOLDER_TIMEOUT,		/* the wait timed out (-ETIMEDOUT) */
+	HOLDER_SIGNAL,		/* a signal ended it (-EINTR) */
+	HOLDER_UNSEEN,		/* woken, but not by a FUTEX_WAKE this traced (futex2
+				 * futex_wake(2), requeue_pi, a shared futex's
+				 * waker in a process not traced...) */
+	HOLDER_NONE,		/* a kernel lock: its holder is not traced */
+};
+
+/* One aggregate: a lock (its address in pid's address space: a futex's
+ * uaddr, or a kernel address), a waiter's stacks and its holder's. */
+struct lock_key {
+	__u64 lock;
+	__u32 pid;		/* a futex's process (the waiter's); 0 for a kernel lock */
+	__u32 kind;		/* LOCK_FUTEX, or LOCK_KERNEL | contention_begin's flags << 8 */
+	__u32 holder_how;	/* HOLDER_* */
+	__u32 pad;
+	struct stack_key waiter;
+	struct stack_key holder;	/* HOLDER_SEEN only, else zeroes */
+};
+
+struct lock_val {
+	__u64 waits;		/* how many waits */
+	__u64 wait_ns;		/* their total */
+	__u64 max_ns;		/* the longest */
+};
+
+/* Per-CPU counters (map lock_counters), summed at the end. */
+enum {
+	LOCKC_FUTEX_WAITS,	/* futex waits counted */
+	LOCKC_AT_ONCE,		/* FUTEX_WAIT that returned at once (-EAGAIN: the
+				 * value had changed): no wait, not counted */
+	LOCKC_KERNEL_WAITS,	/* kernel lock waits counted */
+	LOCKC_MAP_FULL,		/* waits lost: a map was full */
+	LOCKC_N,
+};
+
+#endif

@@ -1,0 +1,71 @@
+# marple-lock against a mutex held for known times by a known function (root, real BPF).
+. "$MARPLE_TOP/tests/lib.sh"
+plan 17
+W="$MARPLE_BIN/workloads"
+LK="$MARPLE_BIN/marple-lock"
+
+expect_exit "lock: -U with -K is a usage error" 2 "cannot be used together" "$LK" -U -K 1
+expect_exit "lock: no --every (one section a capture)" 2 "every" "$LK" --every 1s 1
+if ! is_root; then
+	skip_rest "lock: BPF cases" "not root"
+fi
+expect_exit "lock: unknown PID" 1 "process 999999 not found" "$LK" -p 999999 1
+
+# share FILE SUBJECT PART: "part whole" weights of records matching SUBJECT
+share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }' "$1"; }
+
+# lockhold: lh_waiter takes the mutex in want_lock every 0.3 ms while
+# lh_holder keeps it 2 ms of every 3 in hold_lock, so the waiter waits about
+# two thirds of 2 s; it times its own waits (the fixture's answer).
+"$LK" -c "$W/lockhold 2" > "$T/l.out" 2> "$T/l.err"; rc=$?
+check "lock: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/l.out'"
+check "lock: weights in us, measuring lock_wait" grep -q '"units":{"weight":"us","measure":"lock_wait","over_time":"sum"}' "$T/l.out"
+mutex=$(sed -n 's/^lockhold: mutex \(0x[0-9a-f]*\) .*/\1/p' "$T/l.err")
+fixture=$(sed -n 's/^lockhold: .* waited_us \([0-9]*\) .*/\1/p' "$T/l.err")
+set -- $(share "$T/l.out" "^\\[futex ${mutex:-none}\\];lh_waiter;.*;want_lock;pthread_mutex_lock;" ';--;(.*;)?hold_lock;holder;')
+check "lock: the waiter's wait on the mutex (${2} us) within 5% of its own measure (${fixture:-?} us)" \
+	test "${fixture:-0}" -gt 300000 -a "$(($2 * 100))" -ge "$((${fixture:-0} * 95))" -a "$(($2 * 100))" -le "$((${fixture:-0} * 105))"
+check "lock: >= 95% of that wait was released by hold_lock (${1} of ${2} us)" \
+	test "$2" -gt 300000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+check "lock: the trailer lists the mutex first, with its waits and longest wait" \
+	grep -q "\"locks\":\\[{\"lock\":\"futex ${mutex:-none}\",\"pid\":[0-9]*,\"waits\":[1-9][0-9]*,\"wait_us\":[1-9][0-9]*,\"max_us\":[1-9]" "$T/l.out"
+check "lock: the trailer counts futex waits and their holders" \
+	grep -q '"lock":{"futex_waits":[1-9][0-9]*,"futex_at_once":[0-9]*,"kernel_waits":[0-9]*,"map_full":0,.*"holders":{"seen":[1-9]' "$T/l.out"
+# main's pthread_join is woken by the thread's exit (the kernel clears its
+# tid), not by a FUTEX_WAKE: said so, no holder invented
+check "lock: a wait no FUTEX_WAKE ended says so" \
+	grep -q '^[0-9]*#\[futex 0x[0-9a-f]*\];lockhold;.*;main;.*join.*;--;\[waker not seen\]$' "$T/l.out"
+check "lock: no BPF frames" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/l.out'"
+
+# a holder in another process, not traced itself: the mutex process-shared,
+# its holder a forked child; only the waiter's process (-p) traced
+"$W/lockhold" 3 fork > "$T/f.err" & wl=$!
+sleep 0.3
+"$LK" --futex-only -p "$wl" 2 > "$T/f.out" 2> /dev/null
+wait "$wl"
+set -- $(share "$T/f.out" '^\[futex 0x[0-9a-f]*\];lh_waiter;.*;want_lock;' ';--;(.*;)?hold_lock;holder;main;.*;lh_holder$')
+check "lock: a holder in another process is named (${1} of ${2} us)" \
+	test "$2" -gt 300000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+check "lock: -p: the holder's own waits are not traced" sh -c "! grep -q '^[0-9]*#[^;]*;lh_holder;' '$T/f.out'"
+check "lock: --futex-only: no kernel lock, and the header says so" \
+	sh -c "grep -q '\"kernel_locks\":\"not asked' '$T/f.out' && ! grep -q '^[0-9]*#\[\(mutex\|rwsem\|spinlock\|rwlock\)' '$T/f.out'"
+
+# kernel locks: lockhold's mappers fault and unmap memory in map_churn, so
+# the process's mmap_lock (an rwsem) is contended
+"$LK" -c "$W/lockhold 2 mmap" > "$T/k.out" 2> "$T/k.err"
+if grep -q '"kernel_locks":"traced"' "$T/k.out"; then
+	set -- $(share "$T/k.out" '^\[rwsem 0x[0-9a-f]*\];lh_mapper;.*;map_churn;' '')
+	check "lock: kernel locks: the mappers wait on an rwsem in map_churn (${2} us)" test "$2" -gt 0
+	check "lock: kernel locks have no holder (none traced)" sh -c "! grep -q '^[0-9]*#\[\(mutex\|rwsem\|spinlock\|rwlock\)[^;]*;.*;--;' '$T/k.out'"
+else
+	check "lock: kernel locks absent: said on stderr" grep -q "kernel locks not traced" "$T/k.err"
+	check "lock: kernel locks absent: said in the trailer" grep -q '"kernel_locks":"absent' "$T/k.out"
+fi
+marple-flamegraph "$T/l.out" > "$T/l.svg"
+hue() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/l.svg" | head -n 1 | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |
+	while read -r r g b; do
+		if [ $((0x$g)) -gt $((0x$r + 40)) ] && [ $((0x$b)) -gt $((0x$r + 40)) ]; then echo aqua; else echo other; fi; done; }
+check "lock: the flame graph draws the holder's frames aqua ($(hue hold_lock) hold_lock, $(hue want_lock) want_lock)" \
+	test "$(hue hold_lock)$(hue want_lock)" = aquaother
