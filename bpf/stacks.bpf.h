@@ -185,7 +185,7 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
 		total = py_append(ips, n, s ? s->py_check : 1);
 		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 	}
-	int id = stacks_store(ips, total, 1);
+	int id = stacks_store(total, 1);	/* ips: stack_scratch */
 	stacks_clock_lap(STACKS_STAGE_STORE);
 	if (stacks_python) {
 		py_stored(id, ips, n, total);
@@ -223,7 +223,7 @@ static __always_inline int stacks_read(void *ctx, int user)
 	}
 	if (user)
 		return stacks_store_user(ips, len / sizeof(__u64));
-	int id = stacks_store(ips, len / sizeof(__u64), 0);
+	int id = stacks_store(len / sizeof(__u64), 0);
 	stacks_clock_lap(STACKS_STAGE_STORE);
 	return id;
 }

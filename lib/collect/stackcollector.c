@@ -191,9 +191,14 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
 
-void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj)
+void stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj)
 {
-	if (unwindtables_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory) < 0)
+	/* opened now: what probing the kernel finds out is kept there too */
+	if (sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only && !sc->no_cache && !sc->cache_opened) {
+		sc->cache = unwindtablescache_open();	/* NULL: said why, once */
+		sc->cache_opened = 1;
+	}
+	if (unwindtables_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory, sc->cache) < 0)
 		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
 }
 
@@ -230,7 +235,8 @@ void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *
 	if (!(sc->unwindtab = unwindtables_new(obj)))
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
 	if (!sc->no_cache)
-		unwindtables_use_cache(sc->unwindtab, unwindtablescache_open());
+		unwindtables_use_cache(sc->unwindtab, sc->cache_opened ? sc->cache : unwindtablescache_open());
+	sc->cache = NULL;	/* the tables' now */
 	unwindtables_share_maps(sc->unwindtab, sc->syms);
 	if (unwindtables_poll_with(sc->unwindtab, sc->news) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
@@ -709,6 +715,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->news = NULL;
 	unwindtables_free(sc->unwindtab);
 	sc->unwindtab = NULL;
+	unwindtablescache_close(sc->cache);
+	sc->cache = NULL;
 	stackframes_free(sc->sf);
 	pyframes_free(sc->py);
 	sc->py = NULL;

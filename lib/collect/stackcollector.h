@@ -194,6 +194,8 @@ struct stackcollector {
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtables *unwindtab;
+	struct unwindtablescache *cache;	/* opened at sizing, the tables' once they are made */
+	int cache_opened;		/* opening it was tried (a refusal is said once) */
 
 	/* set by the collector (stackdrain_new) when its counts are drained
 	 * while it runs: stackcollector_poll and _read_until_stop drain them,
@@ -246,7 +248,7 @@ void stackcollector_usage(struct stackcollector *sc, FILE *f);
 
 /* --unwind: size the unwind maps of obj (before load); set the skeleton's
  * rodata stacks_unwind to sc->unwind yourself. */
-void stackcollector_unwind_size(const struct stackcollector *sc, struct bpf_object *obj);
+void stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj);
 /* After load, in tables mode: the tables, -p's process's loaded now, and
  * requests served when sc->notes (the process news) is polled. */
 void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj);

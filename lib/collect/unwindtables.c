@@ -99,12 +99,16 @@ static uint64_t rows_of_words(uint64_t words)
 /* Whether this kernel lets a perf-event program walk a task's VMAs with the
  * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
  * task-clock event of this thread (a sample every 100 us of its CPU) for
- * four samples, once a run (under a millisecond of CPU; 20 ms at most). */
-static int vma_iterator_works(void)
+ * four samples, once a boot: the answer is kept in cache.  The probe cost
+ * 5 ms of CPU on an idle machine, 12-31 ms on a busy one (loading it parses
+ * the kernel's BTF, which loading the collector's program parses again). */
+static int vma_iterator_works(struct unwindtablescache *cache)
 {
 	static int works = -1;
 
 	if (works >= 0)
+		return works;
+	if (unwindtablescache_kernel_fact(cache, "vma-iterator", &works) == 0)
 		return works;
 	works = 0;
 	libbpf_print_fn_t old = libbpf_set_print(NULL);	/* a refusal is an answer, not an error */
@@ -114,17 +118,21 @@ static int vma_iterator_works(void)
 					.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000 };
 	int fd = probe ? (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
 	struct bpf_link *link = fd >= 0 ? bpf_program__attach_perf_event(probe->progs.vmaiter_probe, fd) : NULL;
+	int answered = !probe;	/* a program refused is an answer; a probe cut short is not */
 	if (link) {
 		volatile __u64 *walked = &probe->bss->walked, *refused = &probe->bss->refused;
 		uint64_t until = marple_thread_cpu_ns() + 20000000;	/* 20 ms of CPU at most */
 		while (*walked + *refused < 4 && marple_thread_cpu_ns() < until)
 			;
 		works = *walked > 0;
+		answered = works || *walked + *refused >= 4;
 		bpf_link__destroy(link);
 	}
 	if (fd >= 0)
 		close(fd);
 	vmaiter_bpf__destroy(probe);
+	if (answered)
+		unwindtablescache_kernel_fact_set(cache, "vma-iterator", works);
 	return works;
 }
 
@@ -178,7 +186,8 @@ static void rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
 	free(copy);
 }
 
-int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory)
+int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory,
+		      struct unwindtablescache *cache)
 {
 	int tables = mode == UNWIND_MODE_TABLES;
 	/* the maps are allocated and zeroed in the kernel when created, all of
@@ -208,7 +217,7 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 		return -1;
 	if (tables)
 		rodata_set(obj, "unwind_file_lookup",
-			   vma_iterator_works() ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
+			   vma_iterator_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
 	return 0;
 }
 

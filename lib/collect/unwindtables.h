@@ -41,7 +41,8 @@ const char *unwindtables_mode_name(int mode);
  * load: in tables mode room for memory bytes of tables and rules (--unwind-memory; the
  * kernel allocates them at load) and UNWINDTABLES_PROCS processes, or when one
  * process is traced (one_pid: -p, -t) a few slots and rows for its files'
- * CFI and more, memory at most; one entry each otherwise.  0 or -1. */
+ * CFI and more, memory at most; one entry each otherwise.  cache (NULL:
+ * none) keeps what probing the kernel found out, for the next runs.  0 or -1. */
 #define UNWINDTABLES_MEMORY_DEFAULT (32ull << 20)	/* ~7.3 M rows of 4 bytes (+ page index, rules):
 						 * cc1 + libLLVM + libclang-cpp + libc ~3.5 M */
 #define UNWINDTABLES_PROCS 1024u		/* 8 MB of mappings */
@@ -49,7 +50,9 @@ const char *unwindtables_mode_name(int mode);
 #define UNWINDTABLES_FILES 16384u		/* files found by bpf_find_vma (1.5 MB) */
 #define UNWINDTABLES_FILES_ONE 1024u
 #define UNWINDTABLES_LEARNED 4096u		/* processes whose VMAs found by lookup are kept (1.6 MB) */
-int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory);
+struct unwindtablescache;
+int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory,
+		      struct unwindtablescache *cache);
 /* For a loaded object that includes bpf/stacks.bpf.h; NULL + message if its
  * maps cannot be mapped. */
 struct unwindtables *unwindtables_new(struct bpf_object *obj);
@@ -57,7 +60,6 @@ void unwindtables_free(struct unwindtables *t);
 /* Read files' rows from cache, and write those built there (unwindtablescache.h;
  * owned by t from now on); before any table is loaded.  Without it (NULL:
  * --no-cache) every file's rows are built. */
-struct unwindtablescache;
 void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *cache);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose

@@ -506,3 +506,58 @@ void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablesc
 {
 	unlock_entry(c, tk);
 }
+
+/* This boot's identity (the kernel's random boot_id): a fact kept with it
+ * holds until the next boot, whatever kernel that boots.  0, or -1. */
+static int boot_id(char *id, size_t cap)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int ok = f && fgets(id, (int)cap, f) != NULL;
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	id[strcspn(id, "\n")] = 0;
+	return id[0] ? 0 : -1;
+}
+
+int unwindtablescache_kernel_fact(struct unwindtablescache *c, const char *name, int *value)
+{
+	char file[64], id[64], line[160], want[80];
+	int fd;
+
+	if (!c || boot_id(id, sizeof(id)) < 0)
+		return -1;
+	snprintf(file, sizeof(file), ".%s", name);
+	if ((fd = openat(c->dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	ssize_t n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	line[n] = 0;
+	snprintf(want, sizeof(want), "%s ", id);
+	size_t wl = strlen(want);
+	if (strncmp(line, want, wl) != 0 || (line[wl] != '0' && line[wl] != '1') || line[wl + 1] != '\n')
+		return -1;	/* another boot's, or not ours to believe */
+	*value = line[wl] - '0';
+	return 0;
+}
+
+void unwindtablescache_kernel_fact_set(struct unwindtablescache *c, const char *name, int value)
+{
+	char file[64], tmp[96], id[64], line[96];
+
+	if (!c || boot_id(id, sizeof(id)) < 0)
+		return;
+	snprintf(file, sizeof(file), ".%s", name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", file, (int)getpid());
+	int len = snprintf(line, sizeof(line), "%s %d\n", id, value != 0);
+	int fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int ok = fd >= 0 && write_full(fd, line, (size_t)len) == 0;
+	if (fd >= 0 && close(fd) != 0)
+		ok = 0;
+	if (!ok || renameat(c->dir_fd, tmp, c->dir_fd, file) != 0)
+		unlinkat(c->dir_fd, tmp, 0);
+}

@@ -99,4 +99,11 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 /* Nothing to write (no table, no room): release tk's lock. */
 void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablescache_ticket *tk);
 
+/* A yes-or-no fact about the running kernel that costs to find out (the
+ * VMA iterator probe: 5-30 ms of CPU, the kernel's BTF parsed a second
+ * time), kept in the cache (the file .NAME) until the next boot: 0 with
+ * *value set, or -1 when not known for this boot (or c is NULL). */
+int unwindtablescache_kernel_fact(struct unwindtablescache *c, const char *name, int *value);
+void unwindtablescache_kernel_fact_set(struct unwindtablescache *c, const char *name, int value);
+
 #endif

@@ -94,7 +94,7 @@ int main(void)
 	uint32_t n = 0;
 	size_t len = 0;
 
-	test_plan(19);
+	test_plan(22);
 	elf_version(EV_CURRENT);
 	unsetenv("MARPLE_CACHE_SIZE");
 	if (!mkdtemp(dir) || readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
@@ -192,6 +192,24 @@ int main(void)
 			  !memcmp(got, rows, n * sizeof(*rows)));
 	pthread_join(th, NULL);
 	unwindtablescache_close(h.c);
+
+	/* a fact about the kernel: kept for this boot only, read back as written */
+	int fact = -1;
+	test_cond("unwindcache: a kernel fact not found out yet is not known",
+		  unwindtablescache_kernel_fact(c, "vma-iterator", &fact) == -1 && fact == -1);
+	unwindtablescache_kernel_fact_set(c, "vma-iterator", 1);
+	test_cond("unwindcache: a kernel fact set is known, as set",
+		  unwindtablescache_kernel_fact(c, "vma-iterator", &fact) == 0 && fact == 1);
+	char factfile[700];
+	snprintf(factfile, sizeof(factfile), "%s/.vma-iterator", unwindtablescache_dir(c));
+	FILE *ff = fopen(factfile, "w");
+	if (ff) {
+		fputs("00000000-0000-0000-0000-000000000000 0\n", ff);
+		fclose(ff);
+	}
+	fact = -1;
+	test_cond("unwindcache: a kernel fact of another boot is not believed",
+		  unwindtablescache_kernel_fact(c, "vma-iterator", &fact) == -1 && fact == -1);
 	unwindtablescache_close(c);
 
 	/* the size limit: the entry used least recently goes */
