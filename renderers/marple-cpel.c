@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 {
 	struct cpel_opts o = { 0 };
 	const char *outpath = NULL;
-	int c, status = EXIT_OK;
+	int c;
 
 	marple_init(argc, argv);
 	while ((c = options_getopt(options, argc, argv)) != -1) {
@@ -94,8 +94,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (cpel_conv_bad_lines(conv)) {
-		marple_warn("%llu bad lines skipped", (unsigned long long)cpel_conv_bad_lines(conv));
-		status = EXIT_DATA;
+		/* as the other event renderers (eventread_finish): no file */
+		marple_warn("%llu bad lines: nothing written", (unsigned long long)cpel_conv_bad_lines(conv));
+		cpel_conv_free(conv);
+		return EXIT_DATA;
 	}
 	if (cpel_conv_sections(conv) == 0) {
 		marple_warn_at(marple_operands_name(nin, argv + optind), 0, "no marple event section in the input");
@@ -123,5 +125,5 @@ int main(int argc, char **argv)
 	cpel_conv_free(conv);
 	if (marple_outfile_commit(of) < 0)
 		return EXIT_DATA;
-	return status;
+	return EXIT_OK;
 }

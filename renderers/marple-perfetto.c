@@ -816,7 +816,7 @@ int main(int argc, char **argv)
 		default: marple_usage_try();
 		}
 	}
-	struct outfile *of = marple_outfile_open(opt.output);
+	struct outfile *of = marple_outfile_open_whole(opt.output);	/* a bad line found late leaves nothing */
 	out = marple_outfile_stream(of);
 	owner_ids = intern_new();
 	int nin = argc - optind;

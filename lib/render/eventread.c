@@ -94,11 +94,16 @@ int eventread_finish(const struct eventread *er, struct outfile *of, int n, char
 		marple_outfile_abort(of);
 		return EXIT_DATA;
 	}
-	if (er->bad)
-		marple_warn("%llu bad lines skipped", (unsigned long long)er->bad);
+	if (er->bad) {
+		/* a picture missing what the bad lines held is not written: a
+		 * file under the name asked for means the whole input is in it */
+		marple_warn("%llu bad lines: nothing written", (unsigned long long)er->bad);
+		marple_outfile_abort(of);
+		return EXIT_DATA;
+	}
 	if (marple_outfile_commit(of) < 0)
 		return EXIT_DATA;
-	return er->bad ? EXIT_DATA : EXIT_OK;
+	return EXIT_OK;
 }
 
 int eventread_track_cpu(struct mstr track, uint64_t *cpu)

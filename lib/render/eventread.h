@@ -56,9 +56,10 @@ int eventread_track_cpu(struct mstr track, uint64_t *cpu);
  * output, so that a failure leaves none (eventread_finish checks it again). */
 int eventread_check(const struct eventread *er, int n, char **paths);
 
-/* The end of an event renderer's run: the count of bad lines on stderr; no
- * event section or no events is an error naming the operands (of aborted);
- * else of committed.  Returns the exit status: 1 if anything was bad. */
+/* The end of an event renderer's run: no event section, no events or any bad
+ * line is an error (a message naming the operands or counting the bad lines;
+ * of aborted: no file left under its name, nothing on stdout if held); else
+ * of committed.  Returns the exit status: 1 for an error. */
 int eventread_finish(const struct eventread *er, struct outfile *of, int n, char **paths);
 
 #endif

@@ -1,7 +1,7 @@
 # marple-eventplot: the page is self-contained, hostile names escaped, errors.
 # (Interaction is tested in tests/browser/eventplot.test.js.)
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 10
 {
 	echo '{"marple":1,"interface":"t","datatype":"event","track":"cpu"}'
 	echo '1000,sched_switch,cpu0,comm=</script><b>,pid=1,next_comm=x'
@@ -21,3 +21,7 @@ expect_exit "eventplot: stack section rejected" 1 'datatype "stack"' marple-even
 expect_exit "eventplot: empty input" 1 'no marple event section' marple-eventplot /dev/null
 printf '{"marple":1,"interface":"x","datatype":"event"}\n' > "$T/e"
 expect_exit "eventplot: no events" 1 'no events' marple-eventplot "$T/e"
+# one rule for the four event renderers: a bad line is named, and nothing is written
+printf '{"marple":1,"interface":"x","datatype":"event"}\nbad\n5,ev,t1\n' > "$T/b"
+expect_exit "eventplot: a bad line named, no file under -o, nothing on stdout" 1 "$T/b:2:" sh -c \
+	"marple-eventplot -o '$T/b.o' '$T/b' && exit 0; rc=\$?; marple-eventplot '$T/b' > '$T/b.html' 2> /dev/null; test ! -e '$T/b.o' -a ! -s '$T/b.html' && test -z \"\$(ls '$T' | grep '^b\\.o')\" && exit \$rc"

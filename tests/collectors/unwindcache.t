@@ -3,10 +3,11 @@
 # stacks; a file changed in place and a corrupt entry are rebuilt; --no-cache
 # writes nothing; two collectors at once build each file once; a symlink
 # planted at an entry is not followed; a directory of another user is not
-# used, nor one behind a symlink; lock files do not pile up (root, real BPF;
+# used, nor one behind a symlink; lock files do not pile up; an entry that
+# passes the checks but is no table is counted once, as corrupt (root, real BPF;
 # each case its own cache directory under $T).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 19
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -121,3 +122,37 @@ ln -s "$T/real" "$T/link"
 run link "$T/link" "$T/nofp"
 check "unwindcache: a symlinked directory: not used, 'a symbolic link' said" sh -c \
 	"grep -q 'unwind cache $T/link not used: a symbolic link' '$T/link.err' && grep -q '\"cache\":\"off\"' '$T/link.out' && [ ! -e '$T/real/unwind' ]"
+
+# 9. an entry that passes every check of the cache (its checksum right) yet
+# is no table: refused at import, counted once, as corrupt and not also as
+# read from the cache (issue 40); the file is built and its stacks whole
+run refuse1 "$T/ri" "$T/nofp"
+python3 - "$T/ri/unwind/f-$id" <<'PY' 2> "$T/forge.err"
+import struct, sys
+# struct entry_header (unwindtablescache.c): magic[8], format, unit, size,
+# 4 counts, key[160], checksum; the data after it zeroed, the sum made again
+path = sys.argv[1]
+b = open(path, 'rb').read()
+H, M = 224, (1 << 64) - 1
+h = bytearray(b[:H])
+size = struct.unpack_from('<Q', h, 16)[0]
+assert h[:8] == b'marpleUW' and len(b) == H + size, 'not an entry of the layout known here'
+def add(s, buf):
+    n = len(buf) // 8 * 8
+    for i in range(0, n, 8):
+        s = ((s ^ int.from_bytes(buf[i:i + 8], 'little')) * 0x100000001b3) & M
+        s ^= s >> 29
+    for c in buf[n:]:
+        s = ((s ^ c) * 0x100000001b3) & M
+    return s
+data = bytes(size)
+struct.pack_into('<Q', h, 216, 0)
+struct.pack_into('<Q', h, 216, add(add(0xcbf29ce484222325, bytes(h)), data))
+open(path, 'wb').write(bytes(h) + data)
+PY
+run refuse2 "$T/ri" "$T/nofp"
+w=$(trailer_unwind "$T/warm.out" files_from_cache)
+r=$(trailer_unwind "$T/refuse2.out" files_from_cache) c=$(trailer_unwind "$T/refuse2.out" files_rebuilt_corrupt)
+check "unwindcache: an entry refused at import: ${r:-?} read + ${c:-?} corrupt of ${w:-?} cached files" \
+	test -s "$T/refuse1.out" -a ! -s "$T/forge.err" -a "${c:-0}" -eq 1 -a "$((${r:--9} + ${c:-0}))" -eq "${w:--1}"
+complete "unwindcache: ... and the stacks whole" "$T/refuse2.out" nofp

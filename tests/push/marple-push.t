@@ -315,6 +315,14 @@ rm -f "$R"/*.json "$R"/*.body
 echo 'endless 1' > "$R/mode"
 pull --timeout 2 --retries 2 --backoff 0.1 "$URL" "$T/cap.marple"
 check "endless 500: the next attempt sent, exit 0" sh -c "test $rc -eq 0 && ! grep -q 'Unsupported protocol' '$T/err'"
+# ... and one whose body goes on past its Content-Length: the connection
+# is left with bytes of the old answer, so the retry must not reuse it
+# (it failed "Unsupported protocol": the bytes read as an HTTP/0.9 answer)
+rm -f "$R"/*.json "$R"/*.body
+echo 'overlong 1' > "$R/mode"
+pull --timeout 2 --retries 2 --backoff 0.1 "$URL" "$T/cap.marple"
+check "overlong 500: the retry on a new connection, all sent, exit 0" sh -c \
+	"test $rc -eq 0 && test $(reqs) -ge 4 && ! grep -q 'Unsupported protocol' '$T/err'"
 
 # --- the weight's meaning comes from the header, never the collector's name:
 # a collector not named memleak that holds bytes in use is averaged too

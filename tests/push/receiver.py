@@ -19,6 +19,9 @@ of [key, value], headers) and DIR/N.body.  DIR/mode, read at each request:
                  otherhost: to http://localhost:PORT/moved...
     endless K    for the next K requests, 500 with a body that never ends
                  (a line a second), then 200 (K counts down in the file)
+    overlong K   the same, the body sent on past its Content-Length: a
+                 client that keeps the connection reads the rest as the
+                 next answer's status line ("Unsupported protocol")
 """
 import json
 import os
@@ -47,7 +50,7 @@ def mode():
         return 'status', int(words[1])
     if words[0] == 'redirect':
         return 'redirect ' + ' '.join(words[2:]), int(words[1])
-    if words[0] in ('fail', 'endless'):
+    if words[0] in ('fail', 'endless', 'overlong'):
         left = int(words[1])
         with open(path + '.tmp', 'w') as f:
             f.write('%s %d\n' % (words[0], left - 1) if left > 1 else 'ok\n')
@@ -93,9 +96,12 @@ class Handler(BaseHTTPRequestHandler):
         with open(os.path.join(DIR, '%d.json.tmp' % seq), 'w') as f:
             json.dump(rec, f)
         os.replace(os.path.join(DIR, '%d.json.tmp' % seq), os.path.join(DIR, '%d.json' % seq))
-        if what == 'endless':
+        if what in ('endless', 'overlong'):
             self.send_response(code)
-            self.send_header('Transfer-Encoding', 'chunked')
+            if what == 'endless':
+                self.send_header('Transfer-Encoding', 'chunked')
+            else:
+                self.send_header('Content-Length', '14')
             self.end_headers()
             try:
                 while True:

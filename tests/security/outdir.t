@@ -5,7 +5,7 @@
 # nothing there or through it.  A marple_out others may write in, or a
 # report folder that is a symlink, is refused too.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 11
 D="$MARPLE_TOP/tests/driver"
 if ! is_root; then
 	skip_rest "security outdir" "not root"
@@ -49,3 +49,25 @@ chmod 755 marple_out
 marple display -n -i "$T/cap.marple" > "$T/out" 2> "$T/err"; rc=$?
 check "outdir: a folder of ours: the report written" test "$rc" -eq 0 -a -s marple_out/cap/index.html
 check "outdir: ... its folder ours, mode 755" test "$(stat -c '%u %a' marple_out/cap)" = "0 755"
+
+# the race: the report folder, checked, is swapped for a symlink to root's
+# victimdir while the pictures are drawn (here by the first renderer, as
+# the owner of a writable parent could); the rest is written in the folder
+# that was checked, never through the symlink
+cat > "$T/bin/marple-swapper" <<SWAP
+#!/bin/sh
+if [ -e "$T/swap" ]; then
+	rm -f "$T/swap"
+	mv "$T/mine/marple_out/cap" "$T/mine/marple_out/cap.moved" && ln -s "$T/victim" "$T/mine/marple_out/cap"
+fi
+exec "$D/fake-renderer" "\$@"
+SWAP
+chmod 755 "$T/bin/marple-swapper"
+for n in flamegraph stackplot; do ln -sf marple-swapper "$T/bin/marple-$n"; done
+rm -f marple_out/cap/*
+: > "$T/swap"
+marple display -n -i "$T/cap.marple" > "$T/out" 2> "$T/err"
+check "outdir: a report folder swapped for a symlink while drawn: nothing written through it" \
+	test ! -e "$T/swap" -a -z "$(ls -A "$T/victim")"
+check "outdir: ... the report and both pictures in the folder checked" \
+	test "$(ls marple_out/cap.moved | grep -c '\.svg$\|^index\.html$')" -eq 3

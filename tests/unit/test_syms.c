@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "stackframes.h"
+#include "elfsyms.h"
 #include "syms.h"
 #include "test.h"
 #include "util.h"
@@ -29,6 +30,11 @@ int cxx_fn(int x) __asm__("_ZN3foo3barEi");
 __attribute__((noinline)) int cxx_fn(int x) { return x + 7; }
 int rust_fn(int x) __asm__("_ZN4core3fmt5write17h0123456789abcdefE");
 __attribute__((noinline)) int rust_fn(int x) { return x + 9; }
+/* A symbol of 10,000 bytes (issue 40: one 70 MB JIT name dropped a whole
+ * section): named cut at ELFSYMS_NAME_MAX, and counted. */
+#define X10(s) s s s s s s s s s s
+int long_fn(int x) __asm__(X10(X10(X10("long_name_"))) X10(X10(X10("long_name_"))));
+__attribute__((noinline)) int long_fn(int x) { return x + 11; }
 
 static uint64_t addr_of(void *f, int off)
 {
@@ -356,7 +362,7 @@ static void time_symbolizing(struct ksyms *k, uint64_t ka, pid_t me)
 
 int main(int argc, char **argv)
 {
-	test_plan(42);
+	test_plan(43);
 	pid_t me = getpid();
 	const char *mod = NULL, *n;
 	uint64_t off = 0;
@@ -377,6 +383,11 @@ int main(int argc, char **argv)
 	test_cond("Rust demangled", n && strcmp(n, "core::fmt::write") == 0);
 	n = syms_cache_lookup(c, me, 16, &mod, NULL);
 	test_cond("unmapped address", n == NULL && mod == NULL);
+	n = syms_cache_lookup(c, me, addr_of((void *)long_fn, 0), NULL, NULL);
+	struct syms_stats sst;
+	syms_cache_stats(c, &sst);
+	test_cond("a 20,000-byte symbol name: cut at ELFSYMS_NAME_MAX, counted",
+		  n && strlen(n) == ELFSYMS_NAME_MAX && strncmp(n, "long_name_", 10) == 0 && sst.symbol_names_cut == 1);
 	check_honest_names(c, me);
 	check_whole_stacks(c, me);
 	/* several names at one address: the public one (no leading '_', then
