@@ -47,7 +47,7 @@ check "php: the interpreter is named in the trailer, stderr quiet" sh -c "
 	grep -q '\"php 8[.]2[.][0-9]* table\":1' '$T/chain.out' && ! grep -q 'does not walk' '$T/chain.out.err'"
 
 # 1b. the trailer says they are PHP frames; pprof and its -lines use it
-if python3 - "$T/chain.out" "$F" <<'PYEOF'
+if /usr/bin/python3 - "$T/chain.out" "$F" <<'PYEOF'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
 f = t["frames"]["settle (%s:24)" % sys.argv[2]]
@@ -55,11 +55,7 @@ sys.exit(0 if f == {"kind": "php", "file": sys.argv[2], "line": 24} else 1)
 PYEOF
 then pass "php: the trailer describes settle (php, file, line)"
 else fail "php: the trailer describes settle" "$(tail -n 1 "$T/chain.out" | grep -o '"settle[^}]*}')"; fi
-if command -v go >/dev/null 2>&1; then
-	mkdir -p "$T/home"
-	marple-pprof "$T/chain.out" > "$T/chain.pb.gz"
-	HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off \
-		go tool pprof -lines -traces "$T/chain.pb.gz" > "$T/chain.traces" 2> "$T/pprof.err"
+if pprof_traces "$T/chain.out" "$T/chain.traces"; then
 	check "php: go tool pprof -lines shows crunch and settle by file:line" sh -c "
 		grep -q '^ *crunch $F:1[12]\$' '$T/chain.traces' && grep -q '^ *settle $F:24\$' '$T/chain.traces'"
 else
