@@ -5,8 +5,8 @@
 # - the share of the samples that carry the expected chain, file:line on
 #   every PHP frame, _start at the bottom (floor 95%);
 # - the share of PHP frames whose line is one the frame can be at (crunch's
-#   loop 11-12, settle 24, settle_sorted 29, by_size 19, descend 35, {main}
-#   its loop 47-55) (floor 99%);
+#   loop 11-12, settle 27, settle_sorted 32, Order::by_size 21, descend 38, {main}
+#   its loop 52-60) (floor 99%);
 # - the cost a sample with PHP frames and with --no-python (which leaves
 #   every interpreter native) on the chain workload, PHP_BENCH_COST_SECS
 #   (default 6) at -F 999, PHP_BENCH_COST_RUNS (default 3) runs each: BPF
@@ -25,8 +25,9 @@ cp "$MARPLE_TOP/tests/workloads/phpchain.php" "$F"
 # run MODE SECS SUFFIX [collector options...]
 run() {
 	m=$1 secs=$2 suffix=$3; shift 3
-	nice -n "${PRIO:-0}" "$PHP" "$F" $((secs + 60)) "$m" & php=$!
-	sleep 0.5
+	rm -f "$T/ready"
+	nice -n "${PRIO:-0}" "$PHP" "$F" $((secs + 60)) "$m" "$T/ready" & php=$!
+	i=0; while [ ! -e "$T/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	/usr/bin/python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$m$suffix.time" marple-callstack -p "$php" "$@" "$secs" \
 		> "$T/$m$suffix.out" 2> "$T/$m$suffix.err"
 	kill "$php" 2>/dev/null; wait "$php" 2>/dev/null
@@ -40,7 +41,7 @@ P='[ ][(][^)]*[)]'
 expect() {
 	case $1 in
 	chain) echo "^php8[.]2;_start;.*;zend_execute;[{]main[}]$P;settle$P;crunch$P(;[^;(]+)*\$" ;;
-	sort) echo "^php8[.]2;_start;.*;zend_execute;[{]main[}]$P;settle_sorted$P;usort(;[^;(]+)*(;by_size$P(;[^;(]+)*)?\$" ;;
+	sort) echo "^php8[.]2;_start;.*;zend_execute;[{]main[}]$P;settle_sorted$P;usort(;[^;(]+)*(;Order::by_size$P(;[^;(]+)*)?\$" ;;
 	recurse) D=";descend$P"; echo "^php8[.]2;_start;.*;zend_execute;[{]main[}]$P$D$D$D$D$D$D$D$D$D;crunch$P(;[^;(]+)*\$" ;;
 	esac
 }
@@ -56,9 +57,9 @@ for m in chain sort recurse; do
 		for (i = 1; i <= k; i++) {
 			if (fr[i] !~ /[ ][(][^)]*[)]$/) continue
 			frames += n
-			if (fr[i] ~ /^crunch [(].*:1[12][)]$/ || fr[i] ~ /^settle [(].*:24[)]$/ ||
-			    fr[i] ~ /^settle_sorted [(].*:29[)]$/ || fr[i] ~ /^by_size [(].*:19[)]$/ ||
-			    fr[i] ~ /^descend [(].*:35[)]$/ || fr[i] ~ /^[{]main[}] [(].*:(4[7-9]|5[0-5])[)]$/) good += n
+			if (fr[i] ~ /^crunch [(].*:1[12][)]$/ || fr[i] ~ /^settle [(].*:27[)]$/ ||
+			    fr[i] ~ /^settle_sorted [(].*:32[)]$/ || fr[i] ~ /^Order::by_size [(].*:21[)]$/ ||
+			    fr[i] ~ /^descend [(].*:38[)]$/ || fr[i] ~ /^[{]main[}] [(].*:(5[2-9]|60)[)]$/) good += n
 		}
 	}
 	END { printf "bench: php: %s: %.1f%% of %d samples carry the chain with file:line and _start (floor: 95%%); %.2f%% of %d PHP frames at a right line (floor: 99%%)\n",

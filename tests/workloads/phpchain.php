@@ -1,8 +1,8 @@
 <?php
-// A PHP workload with known stacks for tests/collectors/php.t and
-// tests/bench/php.sh: php phpchain.php SECONDS [MODE]
+// Known stacks for tests/collectors/php.t and tests/bench/php.sh: php
+// phpchain.php SECONDS [MODE [READY_FILE (made as the loop starts)]]
 // MODE chain (default): {main};settle;crunch, crunch's loop at line 12;
-// sort: {main};settle_sorted;usort (internal);by_size, by_size at line 19;
+// sort: {main};settle_sorted;usort (internal);Order::by_size at line 21;
 // recurse: {main};descend x 9;crunch;
 // wait: {main};settle_waiting;usleep (internal), off the CPU.
 function crunch($n)
@@ -14,9 +14,12 @@ function crunch($n)
 	return $x;
 }
 
-function by_size($a, $b)
+class Order
 {
-	return ($a % 97) <=> ($b % 97);
+	static function by_size($a, $b)
+	{
+		return ($a % 97) <=> ($b % 97);
+	}
 }
 
 function settle($n)
@@ -26,7 +29,7 @@ function settle($n)
 
 function settle_sorted($items)
 {
-	usort($items, 'by_size');
+	usort($items, ['Order', 'by_size']);
 	return $items[0];
 }
 
@@ -44,6 +47,8 @@ $secs = isset($argv[1]) ? (float)$argv[1] : 2.0;
 $mode = $argv[2] ?? 'chain';
 $items = range(1, 3000);
 $end = microtime(true) + $secs;
+if (isset($argv[3]))
+	touch($argv[3]);
 while (microtime(true) < $end) {
 	if ($mode === 'sort')
 		settle_sorted($items);
