@@ -120,7 +120,7 @@ MARPLE_READY_FILE="$T/r6" "$CS" --unwind fp -F 499 > "$T/sys.out" 2> "$T/sys.err
 ready=0
 if wait_ready "$T/r6" 60 "$cs"; then
 	ready=1
-	"$PHP" "$F" 1.5
+	"$PHP" "$F" 2.5
 fi
 kill -INT "$cs" 2>/dev/null
 wait "$cs"
@@ -129,5 +129,5 @@ if [ "$ready" -eq 0 ]; then
 elif [ "$(weight "$T/sys.out" "^php8[.]2;[{]main[}]$P;settle [(]$F:27[)];crunch$P;")" -gt 0 ]; then
 	pass "php: a process started during the capture has its PHP frames"
 else
-	fail "php: a process started during the capture has its PHP frames" "$(grep -m1 '#php' "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
+	fail "php: a process started during the capture has its PHP frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
 fi
