@@ -19,8 +19,8 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
-#include "procmaps.h"
 #include "phplayout.h"
+#include "procmaps.h"
 #include "procnewsring.h"
 #include "pylayout.h"
 #include "stackframes.h"
@@ -687,6 +687,18 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	}
 }
 
+/* A PHP's version and layout, its file's: the built-in table's for its
+ * module API number.  NULL, or why it is not walked. */
+static const char *php_choose(struct pyproc *p, const struct pyelf *py)
+{
+	snprintf(p->version, sizeof(p->version), "%s", py->php_version);
+	if (!py->php_api)
+		return "its module API number cannot be found (a thread-safe build?)";
+	p->php = phplayout_table(py->php_api);
+	p->by_table = 1;
+	return p->php ? NULL : "no frame layout is known for its module API";
+}
+
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
@@ -726,12 +738,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	const char *why;
 	p->is_php = py->php;
 	if (py->php) {
-		snprintf(p->version, sizeof(p->version), "%s", py->php_version);
-		p->php = phplayout_table(py->php_api);
-		p->by_table = 1;
-		why = !py->php_api ? "its module API number cannot be found (a thread-safe build?)"
-		      : !p->php	   ? "no frame layout is known for its module API"
-				   : NULL;
+		why = php_choose(p, py);
 		how = "table";
 	} else {
 		why = version_of(p, py, bias, &major, &minor);
