@@ -1,4 +1,6 @@
-/* python.bpf.h — CPython frames from BPF, for every stack collector:
+/* python.bpf.h — CPython frames from BPF, for every stack collector (and
+ * PHP's, py_proc's PY_F_PHP: a process's zend_execute_data chain from
+ * executor_globals, walked by php_frame_step into the same words):
  * stacks.bpf.h includes it, and stacks_get hands it each user stack when the
  * rodata stacks_python is set (it includes only the stack store,
  * stackstore.bpf.h, so the includes do not circle).
@@ -332,6 +334,54 @@ static long py_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
+/* One PHP frame (zend_execute_data): its word in words[base + n], then on
+ * to prev_execute_data.  Its head in one read, its line in a second (the
+ * opline's), the function's type in a third only where ZEND_CALL_TOP is
+ * set (once an execute_ex activation). */
+static long php_frame_step(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+	__u64 func, prev, opline, frame = w->frame;
+	__u32 n = w->n, line = PY_LASTI_UNKNOWN;
+	__u8 *head = w->head, entry, type = 0;
+
+	if (!frame || n >= w->max)
+		return 1;
+	if (w->span < 1 || w->span > PY_FRAME_HEAD || bpf_probe_read_user(head, w->span, (void *)frame)) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	func = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
+	prev = *(__u64 *)(head + (w->previous & (PY_FRAME_HEAD - 9)));
+	opline = *(__u64 *)(head + (w->instr & (PY_FRAME_HEAD - 9)));
+	entry = head[(w->entry >> 3) & (PY_FRAME_HEAD - 9)] & (1 << (w->entry & 7));
+	w->frame = prev;
+	if (!func) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	if (entry && (bpf_probe_read_user(&type, 1, (void *)func) || type == PHP_INTERNAL_FUNCTION))
+		entry = 0;
+	if (!opline || bpf_probe_read_user(&line, 4, (void *)(opline + w->adaptive)) || line >= PY_LASTI_UNKNOWN)
+		line = PY_LASTI_UNKNOWN;
+	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
+		(func & 0xffffffffffffull) | ((__u64)line << 48) | ((__u64)(entry != 0) << 63);
+	w->n = n + 1;
+	return 0;
+}
+
+/* PHP's frames (PY_F_PHP): current_execute_data, in the main thread only */
+static __always_inline __u64 php_first_frame(const struct py_proc *p, __u32 tid)
+{
+	if (tid != bpf_get_current_pid_tgid() >> 32) {
+		py_count(PY_NO_THREAD_STATE);
+		return 0;
+	}
+	return py_read_ptr(p->runtime + p->tstate_frame);
+}
+
 /* The current thread's Python frames, leaf first, into words[base..]
  * (at most max of them): how many, 0 when it has none. */
 static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __u64 *words, int base, int max)
@@ -341,12 +391,17 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	if (!head)
 		return 0;
 	py_count(PY_SAMPLES);
-	__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
-	if (!tstate)
-		return 0;
-	__u64 frame = py_read_ptr(tstate + p->tstate_frame);
-	if (frame && (p->flags & PY_F_CFRAME))
-		frame = py_read_ptr(frame + p->cframe_current);
+	__u64 frame = 0;
+	if (p->flags & PY_F_PHP) {
+		frame = php_first_frame(p, tid);
+	} else {
+		__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
+		if (!tstate)
+			return 0;
+		frame = py_read_ptr(tstate + p->tstate_frame);
+		if (frame && (p->flags & PY_F_CFRAME))
+			frame = py_read_ptr(frame + p->cframe_current);
+	}
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
 			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
@@ -354,17 +409,21 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.instr ? span : w.instr;
 	span += 8;
-	if (w.entry + 1 > span)
-		span = w.entry + 1;
+	__u32 entry_byte = p->flags & PY_F_PHP ? w.entry >> 3 : w.entry;
+	if (entry_byte + 1 > span)
+		span = entry_byte + 1;
 	/* a layout whose members lie further out than a head holds: no walk */
-	if (span > PY_FRAME_HEAD - 8 + 1 || w.entry > PY_FRAME_HEAD - 9) {
+	if (span > PY_FRAME_HEAD - 8 + 1 || entry_byte > PY_FRAME_HEAD - 9) {
 		py_count(PY_READ_FAULT);
 		return 0;
 	}
 	w.span = span;
 	/* bpf_loop: the verifier checks one step, not PY_MAX_FRAMES of them (a 70 ms
 	 * load otherwise) */
-	bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
+	if (p->flags & PY_F_PHP)
+		bpf_loop(PY_MAX_FRAMES, php_frame_step, &w, 0);
+	else
+		bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
 	if (w.n == max && w.frame)
 		py_count(PY_CUT_DEPTH);
 	if (w.n == 0)

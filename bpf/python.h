@@ -1,5 +1,6 @@
 /* python.h — what the kernel and user sides of the Python frame walker share
- * (bpf/python.bpf.h, lib/collect/pyframes.c).
+ * (bpf/python.bpf.h, lib/collect/pyframes.c); PHP 8.2 is walked with the same
+ * maps and words (PY_F_PHP below).
  *
  * User space finds a CPython process (3.6 and later: an ELF it maps exports
  * _PyEval_EvalFrameDefault and PyCode_Type), and puts in py_procs, keyed by
@@ -37,7 +38,24 @@ enum py_flags {
 	PY_F_OWNER = 64,		/* frame_entry is the owner byte: a frame owned
 					 * by the C stack (3) is its activation's shim,
 					 * the frame before it the entry (3.12+) */
+	PY_F_PHP = 128,			/* not a CPython: a PHP (non-ZTS), read below */
 };
+
+/* A PHP process (PY_F_PHP) is walked with the same struct py_proc and the
+ * same frame words, its members read as the Zend engine's: runtime is
+ * &executor_globals, tstate_frame its current_execute_data; frame_code,
+ * frame_previous and frame_instr are zend_execute_data's func,
+ * prev_execute_data and opline; frame_entry the bit (counted from the
+ * frame's start) of ZEND_CALL_TOP in This.u1.type_info: a frame that began
+ * an execute_ex activation, if its function is not internal (a callback of
+ * C called directly is marked so too); code_adaptive is zend_op.lineno,
+ * the word's line in place of an instruction; code_qualname and
+ * code_linetable zend_function's function_name and scope (what identifies
+ * a function user space named).  Only the main thread runs PHP there. */
+/* zend_function.type (its first byte) */
+#define PHP_INTERNAL_FUNCTION 1
+#define PHP_USER_FUNCTION 2
+#define PHP_EVAL_CODE 4
 #define PY_OWNED_BY_CSTACK 3
 
 /* One process (py_procs value).  Offsets are in bytes. */
@@ -113,7 +131,8 @@ struct py_code_id {
 
 /* The stacks-map word of a frame: the code object's address (48 bits), the
  * index of the code unit it runs (15 bits; 3.6-3.10: f_lasti as it is;
- * PY_LASTI_UNKNOWN when outside 0..32766 or not yet started), and is_entry
+ * PY_LASTI_UNKNOWN when outside 0..32766 or not yet started; PHP: the
+ * line, PY_LASTI_UNKNOWN when none can be read), and is_entry
  * in the top bit. */
 #define PY_FRAME_CODE(w) ((w) & 0xffffffffffffull)
 #define PY_FRAME_LASTI(w) (((w) >> 48) & 0x7fff)

@@ -140,9 +140,9 @@ static struct framedesc *frames;	/* what the stack trailers say each frame is */
 static const char *palette_of(const char *s, size_t n)
 {
 	const char *c = opt.colors;
-	/* Python functions apart from the interpreter's C, as --colors java
+	/* Script functions (Python, PHP) apart from the interpreter's C, as --colors java
 	 * tells Java from C++ */
-	if (strcmp(c, "hot") == 0 && framedesc_is(framedesc_get(frames, s, n), "python"))
+	if (strcmp(c, "hot") == 0 && framedesc_is_script(framedesc_get(frames, s, n)))
 		return "green";
 	if (strcmp(c, "java") == 0) {
 		if (ends_with(s, n, "_[j]")) return "green";

@@ -409,7 +409,7 @@ static struct otlp_map *otlp_mappings(json_t *tr, size_t nframes, uint32_t *mapp
 		const char *k = intern_str(frame_keys, (uint32_t)i, &len);
 		const struct framedesc_frame *d = framedesc_get(fd, k, len);
 		mapping[i] = 0, address[i] = 0, source[i] = 0, line[i] = 0;
-		if (d && d->file && (framedesc_is(d, "python") || framedesc_is(d, "inline"))) {
+		if (d && d->file && (framedesc_is_script(d) || framedesc_is(d, "inline"))) {
 			source[i] = 1 + intern_get(frame_names, d->file, d->file_len);
 			line[i] = d->line;
 			continue;

@@ -19,6 +19,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
+#include "phplayout.h"
 #include "procmaps.h"
 #include "procnewsring.h"
 #include "pylayout.h"
@@ -44,6 +45,10 @@ enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 
  * which of the symbols that tell a version before Py_Version it exports. */
 struct pyelf {
 	int python;
+	int php;			/* a PHP: runtime is executor_globals, eval
+					 * execute_ex; its API number and version */
+	unsigned php_api;
+	char php_version[24];
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
@@ -59,6 +64,8 @@ struct pyproc {
 	struct pylayout lay;
 	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
 	int by_table;			/* its layout is the built-in table's */
+	int is_php;			/* a PHP (not a CPython) */
+	const struct phplayout *php;	/* its layout, once chosen */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
 };
@@ -366,6 +373,7 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 		}
 	}
 	Elf_Scn *scn = NULL;
+	uint64_t php_globals = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		/* .dynsym only: an interpreter exports these for its extension
@@ -394,9 +402,18 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 				e->unicode_type = s.st_value;
 			else if (strcmp(name, "PyBytes_Type") == 0)
 				e->bytes_type = s.st_value;
-			else if (strcmp(name, "_PyEval_EvalFrameDefault") == 0 && s.st_size)
+			else if ((strcmp(name, "_PyEval_EvalFrameDefault") == 0 || strcmp(name, "execute_ex") == 0) &&
+				 s.st_size)
 				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
+			else if (strcmp(name, "executor_globals") == 0)
+				php_globals = s.st_value;
 		}
+	}
+	/* a PHP (non-ZTS: its globals are one struct) */
+	if (php_globals && e->eval_lo && !e->code_type) {
+		e->php = 1;
+		e->runtime = php_globals;
+		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
 	}
 	/* 3.6+: the eval loop and what names a code object; Python 2 (its
 	 * loop PyEval_EvalFrameEx only) to be refused by name */
@@ -404,7 +421,7 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 		e->python = 2;
 	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
 		e->python = 1;
-	if (e->python == 1)
+	if (e->python == 1 || e->php)
 		find_cold_part(e, elf, raw, rawlen);
 out:
 	if (elf)
@@ -513,7 +530,7 @@ static void say_once(struct pyframes *pf, const struct pyproc *p, const char *wh
 	if (hashtab_index(pf->refused, hashtab_add(pf->refused, key, strlen(key), 0, 0)) < before)
 		return;
 	comm_of((pid_t)p->pid, comm, sizeof(comm));
-	marple_warn("process %u (%s) runs Python %s: %s", p->pid, comm, p->version, what);
+	marple_warn("process %u (%s) runs %s %s: %s", p->pid, comm, p->is_php ? "PHP" : "Python", p->version, what);
 }
 
 /* Count a process in the trailer's "interpreters": version and how its
@@ -521,7 +538,7 @@ static void say_once(struct pyframes *pf, const struct pyproc *p, const char *wh
 static void count_interpreter(struct pyframes *pf, const struct pyproc *p, const char *how)
 {
 	char key[96];
-	snprintf(key, sizeof(key), "%s %s", p->version, how);
+	snprintf(key, sizeof(key), "%s%s %s", p->is_php ? "php " : "", p->version, how);
 	json_t *n = json_object_get(pf->interpreters, key);
 	json_object_set_new(pf->interpreters, key, json_integer(n ? json_integer_value(n) + 1 : 1));
 }
@@ -615,7 +632,7 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
 			continue;
 		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
-		if (!e->python)
+		if (!e->python && !e->php)
 			continue;
 		for (int i = 0; i < e->nload; i++) {
 			if (l->pgoff >= e->load[i].offset && l->pgoff < e->load[i].offset + e->load[i].filesz) {
@@ -643,7 +660,10 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 		pf->from_file++;
 	else
 		pf->before_known += seen->unknown_samples;
-	pylayout_to_proc(&p->lay, &v);
+	if (p->php)
+		phplayout_to_proc(p->php, &v);
+	else
+		pylayout_to_proc(&p->lay, &v);
 	/* in another pid namespace than ours, its thread ids are that one's */
 	char ns[64];
 	struct stat theirs, ours;
@@ -665,6 +685,18 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 		f.proc.pidns_dev = f.proc.pidns_ino = 0;
 		bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
 	}
+}
+
+/* A PHP's version and layout, its file's: the built-in table's for its
+ * module API number.  NULL, or why it is not walked. */
+static const char *php_choose(struct pyproc *p, const struct pyelf *py)
+{
+	snprintf(p->version, sizeof(p->version), "%s", py->php_version);
+	if (!py->php_api)
+		return "its module API number cannot be found (a thread-safe build?)";
+	p->php = phplayout_table(py->php_api);
+	p->by_table = 1;
+	return p->php ? NULL : "no frame layout is known for its module API";
 }
 
 /* The BPF side asks about image exec_id of pid. */
@@ -703,11 +735,18 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	p->eval_hi = py->eval_hi + bias;
 	if (py->cold_hi)
 		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
-	const char *why = version_of(p, py, bias, &major, &minor);
-	if (!why)
-		why = choose_layout(pf, p, major, minor, &how);
-	if (!why && layout_checks((pid_t)pid, p) != 0)
-		why = "its code objects are not laid out as expected";
+	const char *why;
+	p->is_php = py->php;
+	if (py->php) {
+		why = php_choose(p, py);
+		how = "table";
+	} else {
+		why = version_of(p, py, bias, &major, &minor);
+		if (!why)
+			why = choose_layout(pf, p, major, minor, &how);
+		if (!why && layout_checks((pid_t)pid, p) != 0)
+			why = "its code objects are not laid out as expected";
+	}
 	if (why) {
 		char msg[160];
 		pf->refused_n++;
@@ -904,9 +943,100 @@ static void evict_codes(struct pyframes *pf)
 	}
 }
 
-/* Code object addr of p, read on first sight; with recheck, read again if
- * what it points at changed (the object was freed and its memory given to
- * another code object: the cache would name it wrongly). */
+/* What identifies code object addr of p as it is now: ids the objects it
+ * points at (qualname, filename, line table), first its first line.  A PHP
+ * function (zend_function) likewise: its function_name, op_array filename
+ * (a user function's) and scope, first its type.  -1: unreadable (gone);
+ * 0: not one (freed, its memory reused); 1: one. */
+static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
+{
+	pid_t pid = (pid_t)p->pid;
+	unsigned char o[256];
+	uint64_t type = 0;
+
+	ids[0] = ids[1] = ids[2] = 0;
+	*first = 0;
+	if (p->is_php) {
+		const struct phplayout *l = p->php;
+		if (l->fn_name > 16 || l->fn_scope > 16 || read_mem(pid, addr, o, 24) != 0)
+			return -1;
+		*first = o[0];
+		memcpy(&ids[0], o + l->fn_name, 8);
+		memcpy(&ids[2], o + l->fn_scope, 8);
+		if (o[0] != PHP_INTERNAL_FUNCTION && read_u64(pid, addr + l->fn_filename, &ids[1]) != 0)
+			return -1;
+		return o[0] == PHP_INTERNAL_FUNCTION || o[0] == PHP_USER_FUNCTION || o[0] == PHP_EVAL_CODE;
+	}
+	if (read_mem(pid, addr, o, sizeof(o)) != 0)
+		return -1;
+	memcpy(&type, o + OB_TYPE, 8);
+	memcpy(&ids[0], o + p->lay.code_qualname, 8);
+	memcpy(&ids[1], o + p->lay.code_filename, 8);
+	memcpy(&ids[2], o + p->lay.code_linetable, 8);
+	memcpy(first, o + p->lay.code_firstlineno, 4);
+	return type == p->code_type;
+}
+
+/* A PHP string (zend_string) as its bytes, cut after PY_NAME_MAX ("[...]"
+ * then), or NULL; a NUL in it ends it. */
+static char *php_str(pid_t pid, uint64_t addr)
+{
+	uint64_t len;
+	if (!addr || read_u64(pid, addr + PHP_STR_LEN, &len) != 0)
+		return NULL;
+	int cut = len > PY_NAME_MAX;
+	if (cut)
+		len = PY_NAME_MAX;
+	char *out = marple_malloc(len + sizeof("[...]"));
+	if (read_mem(pid, addr + PHP_STR_VAL, out, len) != 0) {
+		free(out);
+		return NULL;
+	}
+	strcpy(out + strnlen(out, len), cut ? "[...]" : "");
+	return out;
+}
+
+/* A PHP function's names: "Class::function" (or the function's own; a
+ * script's or an included file's code is "{main}") and its file (none
+ * for an internal function) */
+static void php_names(const struct pyproc *p, struct pycode *c)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t class_name = 0;
+	char *fn = c->qualname_ptr ? php_str(pid, c->qualname_ptr) : marple_strdup("{main}");
+	char *cls = c->linetable_ptr && read_u64(pid, c->linetable_ptr + p->php->ce_name, &class_name) == 0
+			    ? php_str(pid, class_name)
+			    : NULL;
+	if (fn && cls) {
+		c->qualname = marple_malloc(strlen(cls) + strlen(fn) + 3);
+		sprintf(c->qualname, "%s::%s", cls, fn);
+		free(fn);
+	} else {
+		c->qualname = fn;
+	}
+	free(cls);
+	c->filename = php_str(pid, c->filename_ptr);
+}
+
+/* A Python code object's names and its line table's size */
+static void py_names(const struct pyproc *p, struct pycode *c)
+{
+	unsigned char b[BYTES_DATA];
+	uint64_t btype, blen;
+
+	c->qualname = read_str((pid_t)p->pid, p, c->qualname_ptr);
+	c->filename = read_str((pid_t)p->pid, p, c->filename_ptr);
+	if (c->linetable_ptr && read_mem((pid_t)p->pid, c->linetable_ptr, b, sizeof(b)) == 0) {
+		memcpy(&btype, b + OB_TYPE, 8);
+		memcpy(&blen, b + OB_SIZE, 8);
+		if (btype == p->bytes_type && blen <= 1 << 20)
+			c->linetable_size = blen;
+	}
+}
+
+/* Code object (or PHP function) addr of p, read on first sight; with
+ * recheck, read again if what it points at changed (the object was freed
+ * and its memory given to another: the cache would name it wrongly). */
 static struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
 {
 	uint64_t key[2] = { p->pid, addr };
@@ -916,23 +1046,15 @@ static struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint6
 		pf->code[idx].used = ++pf->code_clock;
 		return &pf->code[idx];
 	}
-	unsigned char o[256];
-	uint64_t type = 0, qualname = 0, filename = 0, linetable = 0;
-	int32_t firstline = 0;
-	int readable = read_mem((pid_t)p->pid, addr, o, sizeof(o)) == 0;
-	if (readable) {
-		memcpy(&type, o + OB_TYPE, 8);
-		memcpy(&qualname, o + p->lay.code_qualname, 8);
-		memcpy(&filename, o + p->lay.code_filename, 8);
-		memcpy(&linetable, o + p->lay.code_linetable, 8);
-		memcpy(&firstline, o + p->lay.code_firstlineno, 4);
-	}
+	uint64_t ids[3];
+	int32_t firstline;
+	int is = code_ids(p, addr, ids, &firstline);
 	struct pycode *c;
 	if (idx < before) {
 		c = &pf->code[idx];
 		/* unreadable now (exited): keep what was read while it lived */
-		if (!c->evicted && (!readable || (c->ok && c->qualname_ptr == qualname && c->filename_ptr == filename &&
-				  c->linetable_ptr == linetable && c->firstlineno == firstline && type == p->code_type)))
+		if (!c->evicted && (is < 0 || (c->ok && c->qualname_ptr == ids[0] && c->filename_ptr == ids[1] &&
+					       c->linetable_ptr == ids[2] && c->firstlineno == firstline && is == 1)))
 			return c;
 		pf->code_reread += !c->evicted;
 		struct py_code_key gone = { .tgid = p->pid, .code = addr };
@@ -949,22 +1071,16 @@ static struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint6
 	c->used = ++pf->code_clock;
 	/* a code object freed and its memory reused is no longer of PyCode_Type,
 	 * or points at other names */
-	if (!readable || type != p->code_type)
+	if (is != 1)
 		return c;
-	c->qualname_ptr = qualname;
-	c->filename_ptr = filename;
-	c->linetable_ptr = linetable;
-	c->qualname = read_str((pid_t)p->pid, p, qualname);
-	c->filename = read_str((pid_t)p->pid, p, filename);
+	c->qualname_ptr = ids[0];
+	c->filename_ptr = ids[1];
+	c->linetable_ptr = ids[2];
 	c->firstlineno = firstline;
-	unsigned char b[BYTES_DATA];
-	uint64_t btype, blen;
-	if (linetable && read_mem((pid_t)p->pid, linetable, b, sizeof(b)) == 0) {
-		memcpy(&btype, b + OB_TYPE, 8);
-		memcpy(&blen, b + OB_SIZE, 8);
-		if (btype == p->bytes_type && blen <= 1 << 20)
-			c->linetable_size = blen;
-	}
+	if (p->is_php)
+		php_names(p, c);
+	else
+		py_names(p, c);
 	c->ok = c->qualname != NULL;
 	tell_known(pf, p->pid, addr, c);
 	pf->code_bytes += code_bytes(c);
@@ -1007,6 +1123,7 @@ static int line_of(struct pyframes *pf, const struct pyproc *p, struct pycode *c
 }
 
 #define GONE "[python: code object gone]"
+#define PHP_GONE "[php: function gone]"
 
 static const char *intern(struct pyframes *pf, const char *s)
 {
@@ -1032,14 +1149,15 @@ static const char *intern_frame(struct pyframes *pf, const char *s, const char *
 
 /* Describe to sf the Python frame name: one intern_frame made, or the
  * literal for a code object gone (no file). */
-static const char *described(struct pyframes *pf, struct stackframes *sf, const char *name)
+static const char *described(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, const char *name)
 {
-	if (strcmp(name, GONE) == 0) {
-		stackframes_describe(sf, name, "python", NULL, 0);
+	const char *kind = p->is_php ? "php" : "python";
+	if (strcmp(name, GONE) == 0 || strcmp(name, PHP_GONE) == 0) {
+		stackframes_describe(sf, name, kind, NULL, 0);
 		return name;
 	}
 	size_t i = hashtab_index(pf->names, hashtab_add(pf->names, name, strlen(name), 0, 0));
-	stackframes_describe(sf, name, "python", pf->name_of[i].file, pf->name_of[i].line);
+	stackframes_describe(sf, name, kind, pf->name_of[i].file, pf->name_of[i].line);
 	return name;
 }
 
@@ -1051,11 +1169,14 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
-		return GONE;
+		return p->is_php ? PHP_GONE : GONE;
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
-	int line = line_of(pf, p, c, lasti);
-	if (line > 0)
+	/* a PHP frame's word holds its line; an internal function has none */
+	int line = !p->is_php ? line_of(pf, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
+	if (p->is_php && !c->filename)
+		snprintf(buf, sizeof(buf), "%s", c->qualname);
+	else if (line > 0)
 		snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->filename ? c->filename : "?", line);
 	else
 		snprintf(buf, sizeof(buf), "%s (%s)", c->qualname, c->filename ? c->filename : "?");
@@ -1151,7 +1272,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 	int k = 0, a = na - 1;
 	if (outer_from < m) {
 		for (int j = m - 1; j >= outer_from; j--)
-			names[k++] = described(pf, sf, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
+			names[k++] = described(pf, sf, p, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
 		names[k++] = "[native frames not unwound]";
 	}
 	for (int i = n - 1; i >= 0; i--) {
@@ -1159,7 +1280,7 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 			int s = pair_of_act[a--];
 			if (s >= 0) {
 				for (int j = seg_end[s] - 1; j >= seg_start[s]; j--)
-					names[k++] = described(pf, sf, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
+					names[k++] = described(pf, sf, p, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
 				continue;
 			}
 		}

@@ -1,5 +1,11 @@
 /* pyframes.h — Python functions in the stacks of every stack collector:
- * the user side of bpf/python.bpf.h.
+ * the user side of bpf/python.bpf.h.  PHP's too: an ELF exporting
+ * executor_globals and execute_ex is a PHP, its version the module API
+ * number of its build id (lib/collect/phplayout.h); its functions
+ * (zend_function: "Class::method (file:line)", internal ones by name
+ * alone, kind "php") replace each execute_ex activation they ran, as
+ * Python's replace the eval loop's.  The trailer's "python" counts both
+ * (its interpreters: "php 8.2.36 table").
  *
  * Asked by the BPF side about each process it samples (PROCNEWS_PYTHON), it
  * looks for an ELF mapped by the process that is a CPython (the python3

@@ -144,9 +144,14 @@ int framedesc_is(const struct framedesc_frame *f, const char *k)
 	return f && strcmp(f->kind, k) == 0;
 }
 
+int framedesc_is_script(const struct framedesc_frame *f)
+{
+	return framedesc_is(f, "python") || framedesc_is(f, "php");
+}
+
 size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, size_t len)
 {
-	if (!framedesc_is(f, "python") || !f->file || len < 2 || s[len - 1] != ')')
+	if (!framedesc_is_script(f) || !f->file || len < 2 || s[len - 1] != ')')
 		return len;
 	const char *open = memrchr(s, '(', len);
 	if (open && open > s + 1 && open[-1] == ' ' && (size_t)(s + len - open) > f->file_len + 1 &&

@@ -41,10 +41,13 @@ const struct framedesc_frame *framedesc_get(struct framedesc *fd, const char *s,
 /* Names described so far. */
 size_t framedesc_count(const struct framedesc *fd);
 /* The length of the function's name in frame name s[0..len) described by f:
- * a Python frame's name without the " (file:line)" it was written with
+ * a script's frame's name (framedesc_is_script) without the " (file:line)" it was written with
  * ("fib (/app/x.py:3)" -> "fib"), any other the whole. */
 size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, size_t len);
 /* 1 if kind is k (f may be NULL: 0). */
 int framedesc_is(const struct framedesc_frame *f, const char *k);
+/* 1 if f is a function of a script an interpreter runs ("python", "php"):
+ * named "function (file:line)", its file a source file, not a mapping. */
+int framedesc_is_script(const struct framedesc_frame *f);
 
 #endif

@@ -436,7 +436,7 @@ static struct located *locate_all(struct pprof *p)
 		a->mapping = p->loc_kernel[i] ? MAPPING_KERNEL : MAPPING_USER;
 		a->fname = p->loc_name[i];
 		/* a source frame's file is a source file, not a mapped one */
-		int source = framedesc_is(d, "python") || framedesc_is(d, "inline");
+		int source = framedesc_is_script(d) || framedesc_is(d, "inline");
 		if (d && !p->loc_kernel[i] && d->file && d->file[0] != '[' && !source &&
 		    !framedesc_is(d, "marker")) {
 			size_t bl = d->build_id ? strlen(d->build_id) : 0;

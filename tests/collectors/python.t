@@ -90,11 +90,7 @@ sys.exit(0 if ok else 1)
 PYEOF
 then pass "python: the trailer describes fib (python, file, line) and Py_RunMain (native, file, build id, offset)"
 else fail "python: the trailer describes the frames" "$(tail -n 1 "$T/py.out" | grep -o '"frames":.\{300\}')"; fi
-if command -v go >/dev/null 2>&1; then
-	mkdir -p "$T/home"
-	marple-pprof "$T/py.out" > "$T/py.pb.gz"
-	HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off \
-		go tool pprof -lines -traces "$T/py.pb.gz" > "$T/py.traces" 2> "$T/pprof.err"
+if pprof_traces "$T/py.out" "$T/py.traces"; then
 	check "python: go tool pprof -lines shows Python frames by file:line (fib $T/work.py:9, Tree.walk)" sh -c "
 		grep -q '^ *fib $T/work.py:9\$' '$T/py.traces' && grep -q '^ *Tree.walk $T/work.py:[0-9]*\$' '$T/py.traces'"
 else

@@ -18,6 +18,16 @@ share() {
 	else fail "$1" "$2 of $3, wanted >= $4%"; fi
 }
 
+# pprof_traces STREAM OUT: go tool pprof -lines -traces of STREAM's profile
+# (marple-pprof) into OUT; 1 when go is missing
+pprof_traces() {
+	command -v go >/dev/null 2>&1 || return 1
+	mkdir -p "$T/home"
+	marple-pprof "$1" > "$T/pprof.pb.gz"
+	HOME="$T/home" GOCACHE="$T/gocache" GOPATH="$T/gopath" GOFLAGS= GOTOOLCHAIN=local GOPROXY=off \
+		go tool pprof -lines -traces "$T/pprof.pb.gz" > "$2" 2> "$T/pprof.err"
+}
+
 # trailer_num FILE MEMBER: the number MEMBER has in FILE's first trailer
 trailer_num() {
 	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
