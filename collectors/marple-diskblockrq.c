@@ -72,12 +72,12 @@ struct totals {
 	uint64_t requests, bytes;
 };
 
-static void write_record(const void *key, const void *value, void *arg)
+static void write_record(const struct stackdrain_entry *e, void *arg)
 {
-	const struct diskblockrq_val *v = value;
+	const struct diskblockrq_val *v = e->value;
 	struct totals *t = arg;
 
-	stackframes_key(sc.sf, key);
+	stackframes_key_stacks(sc.sf, e->key, e->user, e->kern);
 	tpstack_write(sc.sf, stdout, opt.bytes ? v->bytes : v->requests);
 	t->requests += v->requests;
 	t->bytes += v->bytes;
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
 				 write_record, &t) < 0)
 		goto cleanup;
 	json_t *o;

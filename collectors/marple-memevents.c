@@ -195,11 +195,11 @@ fail:
 	return -1;
 }
 
-static void write_record(const void *key, const void *value, void *arg)
+static void write_record(const struct stackdrain_entry *e, void *arg)
 {
-	uint64_t v = *(const uint64_t *)value;
+	uint64_t v = *(const uint64_t *)e->value;
 
-	stackframes_key(sc.sf, key);
+	stackframes_key_stacks(sc.sf, e->key, e->user, e->kern);
 	tpstack_write(sc.sf, stdout, v);
 	*(uint64_t *)arg += v;
 }
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
 				 &total) < 0)
 		goto cleanup;
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";

@@ -308,7 +308,7 @@ static void add_alloc(const void *key, const void *value, void *arg)
 	/* by the stack's contents: the same stack stored in both sets, or in
 	 * two generations of one, is one group */
 	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id,
-					 .stack = stackdrain_intern_kept(sc.drain, a->stack, a->gen),
+					 .stack = stackdrain_number_kept(sc.drain, a->stack, a->gen),
 					 .bytes = a->size, .count = sc.sample_every };
 }
 
@@ -513,15 +513,15 @@ static void write_stacks(struct memleak_bpf *skel, struct groups *gs, uint64_t *
 {
 	read_images(bpf_map__fd(skel->maps.procs));
 	collect_groups(bpf_map__fd(skel->maps.allocs), gs, nallocs);
-	stackdrain_name_interned(sc.drain, sc.sf);
 	for (size_t i = 0; i < gs->n; i++) {
 		struct memleak_proc p = { 0 };
+		struct stack_ips stack = stackdrain_stack(sc.drain, gs->g[i].stack);
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs->g[i].tgid, &p);
 		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
 		if (opt.kernel)
-			stackframes_kernel_id(sc.sf, gs->g[i].stack);
+			stackframes_kernel_stack(sc.sf, stack);
 		else
-			stackframes_user_id_exec(sc.sf, (pid_t)gs->g[i].tgid, gs->g[i].exec_id, gs->g[i].stack);
+			stackframes_user_stack(sc.sf, (pid_t)gs->g[i].tgid, gs->g[i].exec_id, stack);
 		tpstack_write(sc.sf, stdout, gs->g[i].bytes);
 	}
 }
@@ -589,7 +589,7 @@ int main(int argc, char **argv)
 	/* the allocations of exited processes are not named: nor kept their symbols */
 	sc.forget_exited = every_process();
 	/* the stacks of freed allocations are let go while capturing */
-	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
+	if (stackcollector_drain(&sc, skel->obj, 0, 0, 0, NULL, NULL) < 0)
 		goto cleanup;
 	stackdrain_set_kept(sc.drain, still_named, skel);
 	hdr = make_header(lib, target);	/* their start time is now */

@@ -383,11 +383,10 @@ void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pi
 			     (int)target, strerror(errno));
 }
 
-int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-			 size_t value_size, size_t stack_key_offset,
-			 void (*add)(const void *key, const void *value, void *arg), void *arg)
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
+			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg)
 {
-	if (!(sc->drain = stackdrain_new(obj, sf, key_size, value_size, stack_key_offset, add, arg)))
+	if (!(sc->drain = stackdrain_new(obj, key_size, value_size, stack_key_offset, add, arg)))
 		return -1;
 	stackdrain_set_period(sc->drain, sc->drain_ms);
 	return 0;
@@ -406,7 +405,7 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 		*walk = timedsamples_walk_new(timed, sf);
 	else
 		table->t = hashtab_new();
-	if (stackcollector_drain(sc, obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+	if (stackcollector_drain(sc, obj, sizeof(struct stack_key), sizeof(uint64_t), 0,
 				 timed ? timedsamples_key : stacksbpf_table_add, timed ? (void *)*walk : (void *)table) < 0)
 		return -1;
 	stacksbpf_drain_rings(sc->drain, rb, timed);

@@ -32,7 +32,7 @@
  *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
- *   stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(key), sizeof(value), 0, add, arg);
+ *   stackcollector_drain(&sc, skel->obj, sizeof(key), sizeof(value), 0, add, arg);
  *   stackcollector_ready(&sc);
  *   while (stackcollector_poll(&sc))    // drains as the maps fill
  *           ;
@@ -311,9 +311,9 @@ void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pi
  * sc->drain, polled by stackcollector_poll and _read_until_stop, freed by
  * stackcollector_free.  0, or -1 with a message. */
 struct stackframes;
-int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-			 size_t value_size, size_t stack_key_offset,
-			 void (*add)(const void *key, const void *value, void *arg), void *arg);
+struct stackdrain_entry;
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
+			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg);
 /* The same for the collectors that count samples by struct stack_key in
  * counts/counts1 (callstack, offcpu): drained into table (stacksbpf_table_add),
  * or with timed (--timed) into a new *walk (timedsamples_key), whose samples'
