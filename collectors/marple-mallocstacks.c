@@ -152,9 +152,12 @@ int main(int argc, char **argv)
 	int rc = EXIT_DATA;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, NULL, argc, argv);
-	stackcollector_start(&sc);
-	lib = stackcollector_libc(&sc);
+	if (stackcollector_parse(&sc, options, NULL, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
+	if (!(lib = stackcollector_libc(&sc)))
+		goto cleanup;
 
 	skel = mallocstacks_bpf__open();
 	if (!skel) {
@@ -165,7 +168,8 @@ int main(int argc, char **argv)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		goto cleanup;
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
@@ -173,7 +177,8 @@ int main(int argc, char **argv)
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	struct bpf_program *progs[3] = { skel->progs.malloc_enter, skel->progs.calloc_enter,
 					 skel->progs.realloc_enter };
 	for (int i = 0; i < 3; i++) {

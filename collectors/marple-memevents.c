@@ -254,8 +254,10 @@ int main(int argc, char **argv)
 	uint64_t total = 0;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
 
 	skel = memevents_bpf__open();
 	if (!skel) {
@@ -268,13 +270,15 @@ int main(int argc, char **argv)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		goto cleanup;
 	err = memevents_bpf__load(skel);
 	if (err) {
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	if (!opt.faults) {
 		precise = attach_precise(skel, &links, &nlinks) == 0;
 		if (!precise)

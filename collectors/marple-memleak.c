@@ -437,8 +437,8 @@ static void still_named(struct stackdrain *d, void *skel)
 }
 
 /* Before load: sizes, and only the programs of the mode (-K: the kmem
- * tracepoints, else the libc uprobes) loaded. */
-static void configure(struct memleak_bpf *skel)
+ * tracepoints, else the libc uprobes) loaded; 0 or -1 + message. */
+static int configure(struct memleak_bpf *skel)
 {
 	struct bpf_program *kprogs[NKPROGS];
 	struct probe uprobes[NUPROBES];
@@ -448,7 +448,8 @@ static void configure(struct memleak_bpf *skel)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		return -1;
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
@@ -471,6 +472,7 @@ static void configure(struct memleak_bpf *skel)
 		for (size_t i = 0; i < NKPROGS; i++)
 			bpf_program__set_autoload(kprogs[i], false);
 	}
+	return 0;
 }
 
 /* Attach the loaded programs into links[] (*nlinks of them); 0 or -1 + message. */
@@ -563,17 +565,20 @@ int main(int argc, char **argv)
 	int rc = EXIT_DATA, err;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
-	if (!opt.kernel)
-		lib = stackcollector_libc(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
+	if (!opt.kernel && !(lib = stackcollector_libc(&sc)))
+		goto cleanup;
 
 	skel = memleak_bpf__open();
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
-	configure(skel);
+	if (configure(skel) < 0)
+		goto cleanup;
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
@@ -581,7 +586,8 @@ int main(int argc, char **argv)
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	if (attach_probes(skel, lib, target, links, &nlinks) < 0)
 		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)

@@ -316,9 +316,11 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_
 	d->value_size = value_size;
 	d->stack_key_offset = stack_key_offset;
 	if (key_size > 256 || value_size > 32 * sizeof(uint64_t) || value_size % sizeof(uint64_t) ||
-	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size))
-		marple_fatal(EXIT_DATA, "stackdrain: keys of %zu bytes, values of %zu: not supported", key_size,
-			     value_size);
+	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size)) {
+		marple_warn("stackdrain: keys of %zu bytes, values of %zu: not supported", key_size, value_size);
+		free(d);
+		return NULL;
+	}
 	d->seen = seen_new();
 	d->keys_seen = hashtab_new();
 	d->add = add;

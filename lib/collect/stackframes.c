@@ -975,8 +975,8 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 		size_t name_len;
 		uint32_t tag = stream_frame_key_split(e->key, e->len, &name_len);
 		char *name = escape_dup(e->key, name_len), *key = name;
-		if (tag && asprintf(&key, "%s#%08" PRIx32, name, tag) < 0)	/* as the records write it */
-			marple_fatal(EXIT_DATA, "out of memory");
+		if (tag)	/* as the records write it */
+			key = marple_asprintf("%s#%08" PRIx32, name, tag);
 		json_object_set_new(all, key, o);
 		if (key != name)
 			free(key);

@@ -274,20 +274,25 @@ void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_count, &w);
 }
 
-void stacksbpf_check_target(long long pid, long long tid)
+int stacksbpf_check_target(long long pid, long long tid)
 {
 	char p[64];
 
 	if (pid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld", pid);
-		if (access(p, F_OK) < 0)
-			marple_fatal(EXIT_DATA, "no process with PID %lld", pid);
+		if (access(p, F_OK) < 0) {
+			marple_warn("no process with PID %lld", pid);
+			return -1;
+		}
 	}
 	if (tid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", pid > 0 ? pid : tid, tid);
-		if (access(p, F_OK) < 0)
-			marple_fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+		if (access(p, F_OK) < 0) {
+			marple_warn("no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+			return -1;
+		}
 	}
+	return 0;
 }
 
 static void consume(void *rb)

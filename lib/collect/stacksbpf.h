@@ -83,9 +83,9 @@ int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
 #define STACKSBPF_STORAGE_MIN 1024u
 uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms);
 
-/* For -p/-t: exit 1 with one clear line when the process or thread does not
- * exist (pid or tid <= 0: not given). */
-void stacksbpf_check_target(long long pid, long long tid);
+/* For -p/-t: -1 with one clear line said when the process or thread does
+ * not exist (pid or tid <= 0: not given; the collector exits 1), else 0. */
+int stacksbpf_check_target(long long pid, long long tid);
 
 /* The reader of the process news (procnewsring.h) of a loaded BPF object that
  * includes stacks.bpf.h, with the symbolizer as the client of two kinds:
