@@ -11,17 +11,17 @@
  * the active set does not fill meanwhile.  At the end, stackdrain_emit passes
  * each key of the table, with the addresses of its stacks and its summed
  * value, to the collector's add(), which names them (stackframes_key_stacks).
- * Values are arrays of u64 sums.
+ * Values are arrays of u64 sums.  A long capture folds
+ * (stackdrain_fold): every minute or so the same is done with what was drained
+ * so far, which is then let go, so that memory holds one minute's stacks and
+ * the processes still running, not every process the capture saw.
  *
  * A stack id is a slot of the kernel's stack store, read there and nowhere
  * else; a drained stack is known by its addresses.  The drain numbers the
  * stacks it drained (the same addresses, the same number, never given to
  * another stack), and the keys it hands add() carry those numbers where the
  * kernel had ids: they tell stacks apart (--timed finds a sample's record by
- * them) and are never read as ids.  A long capture folds
- * (stackdrain_fold): every minute or so the same is done with what was drained
- * so far, which is then let go, so that memory holds one minute's stacks and
- * the processes still running, not every process the capture saw.
+ * them) and are never read as ids.
  *
  * Stack ids stay readable as long as something may still name them: a count
  * of one set may name a stack of the other (a program that ran across a flip;
