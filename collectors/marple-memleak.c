@@ -517,7 +517,8 @@ static void write_stacks(struct memleak_bpf *skel, struct groups *gs, uint64_t *
 	collect_groups(bpf_map__fd(skel->maps.allocs), gs, nallocs);
 	for (size_t i = 0; i < gs->n; i++) {
 		struct memleak_proc p = { 0 };
-		struct stack_ips stack = stackdrain_stack(sc.drain, gs->g[i].stack);
+		uint64_t ips[MARPLE_STACK_DEPTH];
+		struct stack_ips stack = stackdrain_stack(sc.drain, gs->g[i].stack, ips);
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs->g[i].tgid, &p);
 		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
 		if (opt.kernel)

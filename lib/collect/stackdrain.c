@@ -248,9 +248,11 @@ static int32_t intern_id(struct stackdrain *d, int32_t id)
 	return intern_ips(d, ips, n);
 }
 
-/* The addresses of the stack numbered id in seen (they stay in seen's
- * table), or why there are none: an error id kept as it is, or missing. */
-static struct stack_ips seen_stack(const struct seen *seen, int32_t id)
+/* The addresses of the stack numbered id in seen, copied into
+ * ips[MARPLE_STACK_DEPTH] (the table packs its keys: UBSan caught a
+ * misaligned read), or why there are none: an error id kept as it is, or
+ * missing. */
+static struct stack_ips seen_stack(const struct seen *seen, int32_t id, uint64_t *ips)
 {
 	const struct hashtab_entry *i;
 
@@ -259,7 +261,8 @@ static struct stack_ips seen_stack(const struct seen *seen, int32_t id)
 	if (!(i = hashtab_find(seen->by_id, &id, sizeof(id))))
 		return (struct stack_ips){ NULL, -ENOENT };
 	const struct hashtab_entry *e = hashtab_at(seen->by_ips, (size_t)(i->count[0] - 1));
-	return (struct stack_ips){ (const uint64_t *)(const void *)e->key, (int)(e->len / sizeof(uint64_t)) };
+	memcpy(ips, e->key, e->len);
+	return (struct stack_ips){ ips, (int)(e->len / sizeof(uint64_t)) };
 }
 
 /* Hand add() key i of keys (numbered in seen) with its stacks' addresses
@@ -271,11 +274,12 @@ static void hand_key(struct stackdrain *d, const struct seen *seen, const struct
 	 * stack_key has 4-byte members; UBSan caught it) */
 	union { unsigned char b[256]; uint64_t align; } k;
 	struct stack_key sk;
+	uint64_t user[MARPLE_STACK_DEPTH], kern[MARPLE_STACK_DEPTH];
 
 	memcpy(k.b, hashtab_at(keys, i)->key, d->key_size);
 	memcpy(&sk, k.b + d->stack_key_offset, sizeof(sk));
-	struct stackdrain_entry e = { .key = k.b, .user = seen_stack(seen, sk.user_stack_id),
-				      .kern = seen_stack(seen, sk.kern_stack_id),
+	struct stackdrain_entry e = { .key = k.b, .user = seen_stack(seen, sk.user_stack_id, user),
+				      .kern = seen_stack(seen, sk.kern_stack_id, kern),
 				      .value = sums + i * (d->value_size / sizeof(uint64_t)) };
 	d->add(&e, d->arg);
 }
@@ -589,9 +593,9 @@ int stackdrain_number_kept(struct stackdrain *d, int id, uint32_t gen)
 	return intern_ips(d, ips, n);
 }
 
-struct stack_ips stackdrain_stack(const struct stackdrain *d, int id)
+struct stack_ips stackdrain_stack(const struct stackdrain *d, int number, uint64_t *ips)
 {
-	return seen_stack(d->seen, id);
+	return seen_stack(d->seen, number, ips);
 }
 
 static void remember_key(const void *key, const void *value, void *arg)

@@ -95,9 +95,10 @@ void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen);
  * it is still in the store), an error id (< 0) kept as it is, or -ENOENT
  * if unknown. */
 int stackdrain_number_kept(struct stackdrain *d, int id, uint32_t gen);
-/* The addresses of the stack numbered number (valid until the drain
- * changes), or why there are none: a number < 0 as it is, -ENOENT. */
-struct stack_ips stackdrain_stack(const struct stackdrain *d, int number);
+/* The addresses of the stack numbered number, copied into
+ * ips[MARPLE_STACK_DEPTH], or why there are none: a number < 0 as it is,
+ * -ENOENT. */
+struct stack_ips stackdrain_stack(const struct stackdrain *d, int number, uint64_t *ips);
 /* settled(arg) is called after a flip, once the programs in flight are done
  * and before the idle set is cleared: the collector reads there what still
  * names its stacks (--timed's ring buffer), numbering them with
