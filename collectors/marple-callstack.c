@@ -125,7 +125,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		stream_write_event(stdout, r->time, MSTR("sample"), escape_mstr_c(track), f, 3);
 		run.records++;
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
-		unwinddwarf_add(run.dwarf, data, 1);
+		if (unwinddwarf_add(run.dwarf, data, 1) < 0)
+			exit(EXIT_DATA);
 	}
 	/* a ring buffer filled faster than it is read would keep us reading past
 	 * the end of the capture (a 10 s --dwarf capture ran 15 s on a busy
@@ -248,7 +249,8 @@ static struct callstack_bpf *load(bool python)
 	if (opt.timed)
 		timedsamples_size(skel->obj, opt.freq * (uint64_t)libbpf_num_possible_cpus());
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		exit(EXIT_DATA);
 	uint32_t storage = sc.stack_storage ? (uint32_t)sc.stack_storage :
 		stacksbpf_storage_for(opt.freq * (uint64_t)libbpf_num_possible_cpus(), sc.drain_ms);
 	stacksbpf_set_counts_size(skel->obj, storage);
@@ -292,7 +294,8 @@ int main(int argc, char **argv)
 	struct callstack_bpf *skel;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
 	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.raw && opt.dwarf)
 		marple_usage_error("--raw and --dwarf exclude each other");
@@ -304,16 +307,16 @@ int main(int argc, char **argv)
 	if (sc.interval && (opt.raw || opt.dwarf))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
 				   opt.raw ? "raw" : "dwarf");
-	collector_start(sc.verbose > 1);
-	stacksbpf_check_target(sc.pid, sc.tid);
+	if (collector_start(sc.verbose > 1) < 0 || stacksbpf_check_target(sc.pid, sc.tid) < 0)
+		return EXIT_DATA;
 	if (sc.cmd)	/* started now, held until the sampling is attached */
 		sc.pid = stackcollector_target(&sc);
 
 	/* Python frames with the user stacks (not --raw: no stacks) */
 	bool python = stackcollector_python_wanted(&sc) && !opt.raw;
 	cap.skel = skel = load(python);
-	selffilter_setup(skel->obj, sc.include_self);
-	stackcollector_follow(&sc, skel->obj, sc.pid);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
+		exit(EXIT_DATA);
 
 	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only && !opt.raw)
@@ -333,14 +336,15 @@ int main(int argc, char **argv)
 	if (!opt.dwarf && !opt.raw &&
 	    stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, run.timed, &cap.table, &cap.timed_walk) < 0)
 		exit(EXIT_DATA);
-	if (!opt.raw)
-		stackcollector_unwind_loaded(&sc, skel->obj);
+	if (!opt.raw && stackcollector_unwind_loaded(&sc, skel->obj) < 0)
+		exit(EXIT_DATA);
 	if (python)
 		stackcollector_python(&sc, skel->obj);
 
 	json_t *hdr = cap.hdr = section_header();
 
-	cap.cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu);
+	if (!(cap.cc = cpuclock_attach(skel->progs.do_sample, opt.freq, (int)opt.cpu)))
+		exit(EXIT_DATA);
 	if (sc.children)
 		cpuclock_target_tree(cap.cc);
 	else if (sc.pid || sc.tid)
@@ -358,7 +362,10 @@ int main(int argc, char **argv)
 		.stop = stop_sampling,
 		.section = write_section,
 	};
-	if (stackcollector_run(&sc, &lifecycle) < 0)
+	int ran = stackcollector_run(&sc, &lifecycle);
+	if (ran == STACKCOLLECTOR_READ_FAILED)
+		exit(EXIT_DATA);
+	if (ran < 0)
 		marple_fatal(EXIT_DATA, "cannot write the section: %s", strerror(errno));
 	json_decref(hdr);
 

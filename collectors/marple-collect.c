@@ -379,8 +379,11 @@ static void plan_collectors(struct supervisor *s, int argc, char **argv)
 	own_dir(dir, sizeof(dir));
 	if (!s->registry)
 		s->registry = find_registry(dir);
-	registry_read(&reg, s->registry);
-	config_load(s->registry, s->plan_only);
+	int status;
+	if (registry_read(&reg, s->registry) < 0)
+		exit(EXIT_DATA);
+	if ((status = config_load(s->registry, s->plan_only)))
+		exit(status);
 	static char *config_time;	/* the config's [General] time, kept for the run */
 
 	if (!s->time_given && !s->run_argv && !s->every) {

@@ -564,7 +564,8 @@ int main(int argc, char **argv)
 
 	marple_init(argc, argv);
 	uint64_t duration = parse_options(argc, argv);
-	collector_start(opt.verbose > 1);
+	if (collector_start(opt.verbose > 1) < 0)
+		return EXIT_DATA;
 
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)

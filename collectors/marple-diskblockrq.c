@@ -72,12 +72,12 @@ struct totals {
 	uint64_t requests, bytes;
 };
 
-static void write_record(const void *key, const void *value, void *arg)
+static void write_record(const struct stackdrain_entry *e, void *arg)
 {
-	const struct diskblockrq_val *v = value;
+	const struct diskblockrq_val *v = e->value;
 	struct totals *t = arg;
 
-	stackframes_key(sc.sf, key);
+	stackframes_key_stacks(sc.sf, e->key, e->user, e->kern);
 	tpstack_write(sc.sf, stdout, opt.bytes ? v->bytes : v->requests);
 	t->requests += v->requests;
 	t->bytes += v->bytes;
@@ -127,11 +127,14 @@ int main(int argc, char **argv)
 	json_t *hdr = NULL;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
 	if (opt.dev) {
 		int partition;
-		blockdev_disk(opt.dev, &major, &minor, &partition);
+		if (blockdev_disk(opt.dev, &major, &minor, &partition) < 0)
+			goto cleanup;
 		if (partition)
 			marple_warn("%s is a partition: counting every request to its disk", opt.dev);
 	}
@@ -156,14 +159,16 @@ int main(int argc, char **argv)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		goto cleanup;
 	bpf_program__set_autoload(opt.insert ? skel->progs.rq_issue : skel->progs.rq_insert, false);
 	err = diskblockrq_bpf__load(skel);
 	if (err) {
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	link = bpf_program__attach(opt.insert ? skel->progs.rq_insert : skel->progs.rq_issue);
 	if (!link) {
 		marple_warn("cannot attach to block:%s: %s", tp, collector_strerror(-errno));
@@ -172,7 +177,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct stack_key), sizeof(struct diskblockrq_val), 0,
 				 write_record, &t) < 0)
 		goto cleanup;
 	json_t *o;

@@ -155,7 +155,8 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	bpf_program__set_autoload(skel->progs.start_btf, !raw && have_io_start);
 	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
 	if (!(err = disklat_bpf__load(skel))) {
-		selffilter_setup(skel->obj, opt.include_self);
+		if (selffilter_setup(skel->obj, opt.include_self) < 0)
+			exit(EXIT_DATA);
 		err = disklat_bpf__attach(skel);
 	}
 	if (err) {
@@ -189,11 +190,12 @@ int main(int argc, char **argv)
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
-	if (opt.dev)
-		blockdev_disk(opt.dev, &opt.major, &opt.minor, NULL);
+	if (opt.dev && blockdev_disk(opt.dev, &opt.major, &opt.minor, NULL) < 0)
+		return EXIT_DATA;
 	if (opt.pid)
 		uprobes_require_process((pid_t)opt.pid);
-	collector_start(opt.verbose > 1);
+	if (collector_start(opt.verbose > 1) < 0)
+		return EXIT_DATA;
 
 	have_io_start = collector_tracepoint_exists("block", "block_io_start");
 	hdr = stream_section_header_new("disklat", DATATYPE_POINT);

@@ -178,7 +178,8 @@ int main(int argc, char **argv)
 		}
 	}
 	duration = collector_duration(argc, argv, optind);
-	collector_start(opt.verbose > 1);
+	if (collector_start(opt.verbose > 1) < 0)
+		return EXIT_DATA;
 
 	if (!collector_tracepoint_exists("sock", "inet_sock_set_state"))
 		marple_fatal(EXIT_DATA, "this kernel has no sock:inet_sock_set_state tracepoint (Linux 4.16+)");

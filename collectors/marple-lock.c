@@ -372,7 +372,8 @@ static struct lock_bpf *load(void)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		exit(EXIT_DATA);
 	/* (a kernel without the lock tracepoints cannot load them either) */
 	if (opt.futex_only || !collector_tracepoint_exists("lock", "contention_begin")) {
 		bpf_program__set_autoload(skel->progs.kernel_begin, false);
@@ -386,13 +387,15 @@ static struct lock_bpf *load(void)
 int main(int argc, char **argv)
 {
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		return EXIT_DATA;
 	if (sc.cmd)	/* started now, held until the tracing is attached */
 		sc.pid = stackcollector_target(&sc);
 	struct lock_bpf *skel = cap.skel = load();
-	selffilter_setup(skel->obj, sc.include_self);
-	stackcollector_follow(&sc, skel->obj, sc.pid);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
+		exit(EXIT_DATA);
 	attach(skel);
 	if (stackcollector_symbols(&sc, skel->obj, 1) < 0)	/* (kernel: to name kernel locks) */
 		exit(EXIT_DATA);

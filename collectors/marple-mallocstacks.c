@@ -61,17 +61,17 @@ static const struct sc_option options[] = {
 
 /* The frames of one aggregate: comm, the user stack with the immediate caller
  * put back in, root first. */
-static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k)
+static void key_frames(struct stackframes *sf, const struct mallocstacks_key *k, struct stack_ips user)
 {
 	uint64_t ips[MARPLE_STACK_DEPTH + 1];
-	int n;
+	int n = user.n;
 
 	stackframes_begin(sf, k->k.comm);
-	n = k->k.user_stack_id >= 0 ? stackframes_read_id(sf, k->k.user_stack_id, ips) : -1;
 	if (n <= 0) {
-		stackframes_user_id_exec(sf, (pid_t)k->k.pid, k->k.exec_id, k->k.user_stack_id >= 0 ? -1 : k->k.user_stack_id);
+		stackframes_user_stack(sf, (pid_t)k->k.pid, k->k.exec_id, (struct stack_ips){ NULL, n < 0 ? n : -1 });
 		return;
 	}
+	memcpy(ips, user.ips, (size_t)n * sizeof(ips[0]));
 	if (k->caller && (n < 2 || ips[1] != k->caller)) {
 		memmove(ips + 2, ips + 1, (size_t)(n - 1) * sizeof(ips[0]));
 		ips[1] = k->caller;
@@ -97,12 +97,12 @@ static struct {
 	uint64_t calls;
 } sum;
 
-static void add_record(const void *key, const void *value, void *arg)
+static void add_record(const struct stackdrain_entry *e, void *arg)
 {
-	const struct mallocstacks_val *v = value;
+	const struct mallocstacks_val *v = e->value;
 
 	(void)arg;
-	key_frames(sc.sf, key);
+	key_frames(sc.sf, e->key, e->user);
 	stackframes_collect(sc.sf, sum.records, v->bytes);
 	sum.calls += v->calls;
 }
@@ -152,9 +152,12 @@ int main(int argc, char **argv)
 	int rc = EXIT_DATA;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, NULL, argc, argv);
-	stackcollector_start(&sc);
-	lib = stackcollector_libc(&sc);
+	if (stackcollector_parse(&sc, options, NULL, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
+	if (!(lib = stackcollector_libc(&sc)))
+		goto cleanup;
 
 	skel = mallocstacks_bpf__open();
 	if (!skel) {
@@ -165,7 +168,8 @@ int main(int argc, char **argv)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		goto cleanup;
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
@@ -173,7 +177,8 @@ int main(int argc, char **argv)
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	struct bpf_program *progs[3] = { skel->progs.malloc_enter, skel->progs.calloc_enter,
 					 skel->progs.realloc_enter };
 	for (int i = 0; i < 3; i++) {
@@ -184,7 +189,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, 0) < 0)
 		goto cleanup;
 	sum.records = hashtab_new();
-	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct mallocstacks_key), sizeof(struct mallocstacks_val),
 				 offsetof(struct mallocstacks_key, k), add_record, NULL) < 0)
 		goto cleanup;
 	cap.hdr = hdr = make_header(lib, target);	/* its start time is now */

@@ -195,11 +195,11 @@ fail:
 	return -1;
 }
 
-static void write_record(const void *key, const void *value, void *arg)
+static void write_record(const struct stackdrain_entry *e, void *arg)
 {
-	uint64_t v = *(const uint64_t *)value;
+	uint64_t v = *(const uint64_t *)e->value;
 
-	stackframes_key(sc.sf, key);
+	stackframes_key_stacks(sc.sf, e->key, e->user, e->kern);
 	tpstack_write(sc.sf, stdout, v);
 	*(uint64_t *)arg += v;
 }
@@ -254,8 +254,10 @@ int main(int argc, char **argv)
 	uint64_t total = 0;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
 
 	skel = memevents_bpf__open();
 	if (!skel) {
@@ -268,13 +270,15 @@ int main(int argc, char **argv)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		goto cleanup;
 	err = memevents_bpf__load(skel);
 	if (err) {
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	if (!opt.faults) {
 		precise = attach_precise(skel, &links, &nlinks) == 0;
 		if (!precise)
@@ -297,7 +301,7 @@ int main(int argc, char **argv)
 	if (stackcollector_symbols(&sc, skel->obj, !sc.user_only) < 0)
 		goto cleanup;
 	/* the counts are drained while capturing, written at the end */
-	if (stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct stack_key), sizeof(uint64_t), 0, write_record,
 				 &total) < 0)
 		goto cleanup;
 	source = precise ? (!strcmp(opt.event, "loads") ? "mem-loads" : "mem-stores") : "page-faults";

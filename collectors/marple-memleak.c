@@ -308,7 +308,7 @@ static void add_alloc(const void *key, const void *value, void *arg)
 	/* by the stack's contents: the same stack stored in both sets, or in
 	 * two generations of one, is one group */
 	gs->g[gs->n++] = (struct group){ .tgid = a->tgid, .exec_id = k->exec_id,
-					 .stack = stackdrain_intern_kept(sc.drain, a->stack, a->gen),
+					 .stack = stackdrain_number_kept(sc.drain, a->stack, a->gen),
 					 .bytes = a->size, .count = sc.sample_every };
 }
 
@@ -437,8 +437,8 @@ static void still_named(struct stackdrain *d, void *skel)
 }
 
 /* Before load: sizes, and only the programs of the mode (-K: the kmem
- * tracepoints, else the libc uprobes) loaded. */
-static void configure(struct memleak_bpf *skel)
+ * tracepoints, else the libc uprobes) loaded; 0 or -1 + message. */
+static int configure(struct memleak_bpf *skel)
 {
 	struct bpf_program *kprogs[NKPROGS];
 	struct probe uprobes[NUPROBES];
@@ -448,7 +448,8 @@ static void configure(struct memleak_bpf *skel)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-	stackcollector_unwind_size(&sc, skel->obj);
+	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+		return -1;
 	/* Kernel allocations: a table that allocated as it grew would trace itself. */
 	if (opt.kernel) {
 		bpf_map__set_map_flags(skel->maps.allocs, 0);
@@ -471,6 +472,7 @@ static void configure(struct memleak_bpf *skel)
 		for (size_t i = 0; i < NKPROGS; i++)
 			bpf_program__set_autoload(kprogs[i], false);
 	}
+	return 0;
 }
 
 /* Attach the loaded programs into links[] (*nlinks of them); 0 or -1 + message. */
@@ -513,15 +515,16 @@ static void write_stacks(struct memleak_bpf *skel, struct groups *gs, uint64_t *
 {
 	read_images(bpf_map__fd(skel->maps.procs));
 	collect_groups(bpf_map__fd(skel->maps.allocs), gs, nallocs);
-	stackdrain_name_interned(sc.drain, sc.sf);
 	for (size_t i = 0; i < gs->n; i++) {
 		struct memleak_proc p = { 0 };
+		uint64_t ips[MARPLE_STACK_DEPTH];
+		struct stack_ips stack = stackdrain_stack(sc.drain, gs->g[i].stack, ips);
 		bpf_map_lookup_elem(bpf_map__fd(skel->maps.procs), &gs->g[i].tgid, &p);
 		stackframes_begin(sc.sf, p.comm[0] ? p.comm : "[unknown]");
 		if (opt.kernel)
-			stackframes_kernel_id(sc.sf, gs->g[i].stack);
+			stackframes_kernel_stack(sc.sf, stack);
 		else
-			stackframes_user_id_exec(sc.sf, (pid_t)gs->g[i].tgid, gs->g[i].exec_id, gs->g[i].stack);
+			stackframes_user_stack(sc.sf, (pid_t)gs->g[i].tgid, gs->g[i].exec_id, stack);
 		tpstack_write(sc.sf, stdout, gs->g[i].bytes);
 	}
 }
@@ -563,17 +566,20 @@ int main(int argc, char **argv)
 	int rc = EXIT_DATA, err;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
-	stackcollector_start(&sc);
-	if (!opt.kernel)
-		lib = stackcollector_libc(&sc);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
+	if (stackcollector_start(&sc) < 0)
+		goto cleanup;
+	if (!opt.kernel && !(lib = stackcollector_libc(&sc)))
+		goto cleanup;
 
 	skel = memleak_bpf__open();
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;
 	}
-	configure(skel);
+	if (configure(skel) < 0)
+		goto cleanup;
 	target = stackcollector_target(&sc);
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
@@ -581,7 +587,8 @@ int main(int argc, char **argv)
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
 		goto cleanup;
 	}
-	selffilter_setup(skel->obj, sc.include_self);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0)
+		goto cleanup;
 	if (attach_probes(skel, lib, target, links, &nlinks) < 0)
 		goto cleanup;
 	if (stackcollector_symbols(&sc, skel->obj, opt.kernel) < 0)
@@ -589,7 +596,7 @@ int main(int argc, char **argv)
 	/* the allocations of exited processes are not named: nor kept their symbols */
 	sc.forget_exited = every_process();
 	/* the stacks of freed allocations are let go while capturing */
-	if (stackcollector_drain(&sc, skel->obj, NULL, 0, 0, 0, NULL, NULL) < 0)
+	if (stackcollector_drain(&sc, skel->obj, 0, 0, 0, NULL, NULL) < 0)
 		goto cleanup;
 	stackdrain_set_kept(sc.drain, still_named, skel);
 	hdr = make_header(lib, target);	/* their start time is now */

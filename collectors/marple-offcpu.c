@@ -181,7 +181,8 @@ static struct offcpu_bpf *load(const char **how)
 		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 		skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
-		stackcollector_unwind_size(&sc, skel->obj);
+		if (stackcollector_unwind_size(&sc, skel->obj) < 0)
+			exit(EXIT_DATA);
 		bpf_program__set_autoload(raw ? skel->progs.switch_btf : skel->progs.switch_raw, false);
 		bpf_program__set_autoload(skel->progs.wakeup_btf, opt.runq && !raw);
 		bpf_program__set_autoload(skel->progs.wakeup_raw, opt.runq && raw);
@@ -233,8 +234,8 @@ static void add_block(struct dwarf_sample *s, uint64_t delta)
 {
 	if (delta < opt.min_block_us * 1000)
 		dw.short_blocks++;
-	else
-		unwinddwarf_add(dw.d, s, delta / 1000);
+	else if (unwinddwarf_add(dw.d, s, delta / 1000) < 0)
+		exit(EXIT_DATA);
 	free(s);
 }
 
@@ -347,7 +348,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		add_waker(data, ((struct stacksbpf_table *)ctx)->t);
 	} else if (len >= sizeof(*e) && e->type == REC_ONCPU) {
 		dw.on_cpu++;
-		unwinddwarf_add(dw.d, e, 1000000 / opt.freq);
+		if (unwinddwarf_add(dw.d, e, 1000000 / opt.freq) < 0)
+			exit(EXIT_DATA);
 	}
 	return 0;
 }
@@ -648,8 +650,8 @@ static void attach(struct offcpu_bpf *skel, bool raw)
 	if (opt.runq && !(cap.wake_link = bpf_program__attach(raw ? skel->progs.wakeup_raw
 								  : skel->progs.wakeup_btf)))
 		marple_fatal(EXIT_DATA, "cannot attach to sched_wakeup: %s", strerror(errno));
-	if (opt.both)
-		cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1);
+	if (opt.both && !(cap.cc = cpuclock_attach(skel->progs.on_cpu_sample, opt.freq, -1)))
+		exit(EXIT_DATA);
 }
 
 int main(int argc, char **argv)
@@ -658,7 +660,8 @@ int main(int argc, char **argv)
 	const char *how;
 
 	marple_init(argc, argv);
-	stackcollector_parse(&sc, options, own_option, argc, argv);
+	if (stackcollector_parse(&sc, options, own_option, argc, argv))
+		return EXIT_OK;	/* -h */
 	opt.dwarf = sc.unwind == UNWIND_MODE_DWARF;
 	if (opt.dwarf && sc.kernel_only)
 		marple_usage_error("--dwarf unwinds user stacks: not with -K");
@@ -677,13 +680,13 @@ int main(int argc, char **argv)
 	if (sc.interval && (opt.dwarf || opt.timed))
 		marple_usage_error("--every: not with --%s (one section for the whole capture)",
 				   opt.dwarf ? "dwarf" : "timed");
-	collector_start(sc.verbose > 1);
-	stacksbpf_check_target(sc.pid, sc.tid);
+	if (collector_start(sc.verbose > 1) < 0 || stacksbpf_check_target(sc.pid, sc.tid) < 0)
+		return EXIT_DATA;
 	if (sc.cmd)	/* started now, held until the tracing is attached */
 		sc.pid = stackcollector_target(&sc);
 	cap.skel = skel = load(&how);
-	selffilter_setup(skel->obj, sc.include_self);
-	stackcollector_follow(&sc, skel->obj, sc.pid);
+	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
+		exit(EXIT_DATA);
 
 	sc.syms = syms_cache_new(sc.no_demangle ? 0 : SYMS_DEMANGLE);
 	if (!sc.user_only)
@@ -692,7 +695,8 @@ int main(int argc, char **argv)
 	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
 	if (stackcollector_news_open(&sc, skel->obj) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffer");
-	stackcollector_unwind_loaded(&sc, skel->obj);
+	if (stackcollector_unwind_loaded(&sc, skel->obj) < 0)
+		exit(EXIT_DATA);
 	stackcollector_python(&sc, skel->obj);
 	if (opt.dwarf)
 		dw.d = unwinddwarf_new(sc.syms);
@@ -732,7 +736,10 @@ int main(int argc, char **argv)
 		.stop = stop_tracing,
 		.section = write_section,
 	};
-	if (stackcollector_run(&sc, &lifecycle) < 0)
+	int ran = stackcollector_run(&sc, &lifecycle);
+	if (ran == STACKCOLLECTOR_READ_FAILED)
+		exit(EXIT_DATA);
+	if (ran < 0)
 		marple_fatal(EXIT_DATA, "cannot write the section: %s", strerror(errno));
 	json_decref(hdr);
 

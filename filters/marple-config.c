@@ -59,7 +59,9 @@ int main(int argc, char **argv)
 	}
 	if (!registry || optind < argc)
 		marple_usage_error(registry ? "unexpected operand '%s'" : "--registry FILE is needed", argv[optind]);
-	config_load(registry, 0);
+	int status = config_load(registry, 0);
+	if (status)
+		return status;
 	if (print)
 		config_print(stdout);
 	else

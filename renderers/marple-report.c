@@ -1359,7 +1359,8 @@ int main(int argc, char **argv)
 			marple_usage_error("--plan needs --registry FILE");
 		if (!have_max)
 			opt.max_sections = 100;
-		registry_read(&reg, plan.registry);
+		if (registry_read(&reg, plan.registry) < 0)
+			return EXIT_DATA;
 		if (plan.config)
 			cfg_lines = lines_of_file(plan.config, "the configuration", &ncfg);
 		for (size_t i = 0; i < plan.nflags; i++)

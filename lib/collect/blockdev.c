@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-void blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *partition)
+int blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *partition)
 {
 	char path[PATH_MAX + 32], real[PATH_MAX], devno[32], extra[2];
 	const char *name = dev;
@@ -21,7 +21,7 @@ void blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *parti
 	if (sscanf(dev, "%u:%u%1s", major, minor, extra) == 2) {
 		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", *major, *minor);
 		if (access(path, F_OK) != 0)
-			return;		/* not here now: the kernel's numbers, as given */
+			return 0;	/* not here now: the kernel's numbers, as given */
 	} else {
 		if (!strncmp(name, "/dev/", 5))
 			name += 5;
@@ -29,8 +29,10 @@ void blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *parti
 			marple_usage_error("-d '%s' is not a disk name (vda, /dev/vda) or MAJOR:MINOR", dev);
 		snprintf(path, sizeof(path), "/sys/class/block/%s", name);
 	}
-	if (!realpath(path, real))
-		marple_fatal(EXIT_DATA, "-d: no disk %s (%s: %s)", dev, path, strerror(errno));
+	if (!realpath(path, real)) {
+		marple_warn("-d: no disk %s (%s: %s)", dev, path, strerror(errno));
+		return -1;
+	}
 	/* a partition's directory is inside its disk's */
 	snprintf(path, sizeof(path), "%s/partition", real);
 	if (access(path, F_OK) == 0) {
@@ -39,7 +41,12 @@ void blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *parti
 			*partition = 1;
 	}
 	snprintf(path, sizeof(path), "%s/dev", real);
-	if (!(f = fopen(path, "re")) || !fgets(devno, sizeof(devno), f) || sscanf(devno, "%u:%u", major, minor) != 2)
-		marple_fatal(EXIT_DATA, "-d: cannot read the device number of %s (%s)", dev, path);
+	if (!(f = fopen(path, "re")) || !fgets(devno, sizeof(devno), f) || sscanf(devno, "%u:%u", major, minor) != 2) {
+		marple_warn("-d: cannot read the device number of %s (%s)", dev, path);
+		if (f)
+			fclose(f);
+		return -1;
+	}
 	fclose(f);
+	return 0;
 }

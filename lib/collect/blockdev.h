@@ -13,7 +13,8 @@
  * meaning its whole disk) as *major:*minor; *partition (unless NULL)
  * says whether dev was a partition.  A MAJOR:MINOR the kernel does not list
  * is taken as given.
- * Exits 2 when dev is no name, 1 when there is no such device. */
-void blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *partition);
+ * Exits 2 when dev is no name; -1 with a message said when there is no
+ * such device (the collector exits 1), else 0. */
+int blockdev_disk(const char *dev, unsigned *major, unsigned *minor, int *partition);
 
 #endif

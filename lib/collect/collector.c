@@ -83,15 +83,19 @@ static void heap_after_btf(void)
 	malloc_trim(0);
 }
 
-void collector_start(int verbose)
+int collector_start(int verbose)
 {
 	struct sigaction sa = { 0 };
 
-	if (geteuid() != 0)
-		marple_fatal(EXIT_DATA, "must be run as root (BPF tracing needs CAP_BPF and CAP_PERFMON)");
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		marple_fatal(EXIT_DATA, "this kernel has no BTF (/sys/kernel/btf/vmlinux): "
-				 "collectors need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	if (geteuid() != 0) {
+		marple_warn("must be run as root (BPF tracing needs CAP_BPF and CAP_PERFMON)");
+		return -1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		marple_warn("this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+			    "collectors need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -1;
+	}
 	verbose_libbpf = verbose;
 	libbpf_set_print(libbpf_log);
 	heap_for_btf();
@@ -99,6 +103,7 @@ void collector_start(int verbose)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	return 0;
 }
 
 uint64_t collector_duration(int argc, char **argv, int optind)

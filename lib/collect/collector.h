@@ -2,7 +2,7 @@
  * logging, the duration operand, SIGINT/SIGTERM, and the "ready" signal that
  * tests and the driver wait for.
  *
- * Lifecycle: parse options -> collector_start() -> open skeleton
+ * Lifecycle: parse options -> collector_start() (exit 1 if < 0) -> open skeleton
  * -> set rodata -> load -> attach -> collector_ready() -> loop while
  * !collector_should_stop() -> drain -> write trailer with collector_end_reason().
  */
@@ -13,9 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Exits 1 with one clear line when not root or when the kernel has no BTF;
- * installs SIGINT/SIGTERM handlers and libbpf logging (verbose: all of it). */
-void collector_start(int verbose);
+/* -1 with one clear line said when not root or when the kernel has no BTF
+ * (the collector exits 1); else installs SIGINT/SIGTERM handlers and libbpf
+ * logging (verbose: all of it), 0. */
+int collector_start(int verbose);
 
 /* The optional duration operand: argv[optind] if present (seconds, or with a
  * unit: 500ms, 10s, 2m).  0, or no operand, means "until SIGINT/SIGTERM".

@@ -103,8 +103,11 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 
-	if (ncpu <= 0)
-		marple_fatal(EXIT_DATA, "cannot count the CPUs: %s", strerror(-ncpu));
+	if (ncpu <= 0) {
+		marple_warn("cannot count the CPUs: %s", strerror(-ncpu));
+		free(cc);
+		return NULL;
+	}
 	cc->n = ncpu;
 	cc->freq = freq;
 	cc->prog_fd = bpf_program__fd(prog);
@@ -115,27 +118,33 @@ struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int on
 	cc->idle_start = proc_stat_ns(only_cpu, STAT_IDLE, STAT_IOWAIT);
 	cc->links = marple_calloc((size_t)ncpu, sizeof(*cc->links));
 	cc->fds = marple_calloc((size_t)ncpu, sizeof(*cc->fds));
-	for (int cpu = 0; cpu < ncpu; cpu++) {
+	for (int cpu = 0; cpu < ncpu; cpu++)
 		cc->fds[cpu] = -1;
+	for (int cpu = 0; cpu < ncpu; cpu++) {
 		if (only_cpu >= 0 && cpu != only_cpu)
 			continue;
 		int fd = (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ENODEV)
+			continue;	/* offline CPU */
 		if (fd < 0) {
-			if (errno == ENODEV)
-				continue;	/* offline CPU */
-			marple_fatal(EXIT_DATA, "perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
+			marple_warn("perf_event_open cpu-clock on CPU %d: %s", cpu, strerror(errno));
+			goto fail;
 		}
 		cc->fds[cpu] = fcntl(fd, F_DUPFD_CLOEXEC, 0);	/* the link owns fd */
 		cc->links[cpu] = bpf_program__attach_perf_event(prog, fd);
 		if (!cc->links[cpu]) {
+			marple_warn("attaching to the cpu-clock event of CPU %d: %s", cpu, strerror(errno));
 			close(fd);
-			marple_fatal(EXIT_DATA, "attaching to the cpu-clock event of CPU %d: %s", cpu, strerror(errno));
+			goto fail;
 		}
 		attached++;
 	}
-	if (attached == 0)
-		marple_fatal(EXIT_DATA, only_cpu >= 0 ? "CPU %d is not online" : "no online CPU to sample (%d)", only_cpu);
-	return cc;
+	if (attached > 0)
+		return cc;
+	marple_warn(only_cpu >= 0 ? "CPU %d is not online" : "no online CPU to sample (%d)", only_cpu);
+fail:
+	cpuclock_detach(cc);
+	return NULL;
 }
 
 void cpuclock_include_idle(struct cpuclock *cc)

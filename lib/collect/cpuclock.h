@@ -2,7 +2,7 @@
  * event of every online CPU (this machine has no hardware PMU), and account
  * for the samples: how many were asked for, how many the program saw.
  *
- *   struct cpuclock *cc = cpuclock_attach(skel->progs.do_sample, 99, -1);   // exits 1 on failure
+ *   struct cpuclock *cc = cpuclock_attach(skel->progs.do_sample, 99, -1);   // NULL on failure
  *   cpuclock_target(cc, pid, 0);     // optional: what -p/-t samples (its CPU time, from now)
  *   ...
  *   struct cpuclock_account a;
@@ -57,7 +57,8 @@ struct cpuclock_account {
 };
 
 /* freq samples a second on each CPU; only_cpu >= 0 restricts to that CPU.
- * Offline CPUs are skipped.  Exits 1 with a message when nothing can attach. */
+ * Offline CPUs are skipped.  NULL with a message said when one cannot be
+ * attached or none is online (the collector exits 1). */
 struct cpuclock *cpuclock_attach(struct bpf_program *prog, uint64_t freq, int only_cpu);
 /* -I: the idle task's samples are counted, so asked for too (all the time
  * sampled, not only the busy time). */

@@ -74,7 +74,7 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return m ? bpf_map__fd(m) : -1;
 }
 
-void selffilter_setup(struct bpf_object *obj, int include_self)
+int selffilter_setup(struct bpf_object *obj, int include_self)
 {
 	int cfg_fd = map_fd(obj, "self_config"), pids_fd = map_fd(obj, "self_tgids");
 	struct self_config cfg = { 0 };
@@ -82,17 +82,24 @@ void selffilter_setup(struct bpf_object *obj, int include_self)
 	__u8 one = 1;
 
 	selffilter_rule_init(include_self);
-	if (cfg_fd < 0 || pids_fd < 0)
-		marple_fatal(EXIT_DATA, "internal error: the BPF object has no self_config/self_tgids map");
+	if (cfg_fd < 0 || pids_fd < 0) {
+		marple_warn("internal error: the BPF object has no self_config/self_tgids map");
+		return -1;
+	}
 	for (size_t i = 0; rule.on && i < rule.npids; i++) {
 		__u32 tgid = (__u32)rule.pids[i];
-		if (bpf_map_update_elem(pids_fd, &tgid, &one, BPF_ANY) != 0)
-			marple_fatal(EXIT_DATA, "cannot fill the BPF map self_tgids");
+		if (bpf_map_update_elem(pids_fd, &tgid, &one, BPF_ANY) != 0) {
+			marple_warn("cannot fill the BPF map self_tgids");
+			return -1;
+		}
 	}
 	cfg.off = (__u32)!rule.on;
 	cfg.pgid = (__u32)rule.pgid;
-	if (bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) != 0)
-		marple_fatal(EXIT_DATA, "cannot fill the BPF map self_config");
+	if (bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY) != 0) {
+		marple_warn("cannot fill the BPF map self_config");
+		return -1;
+	}
+	return 0;
 }
 
 uint64_t selffilter_excluded(struct bpf_object *obj)

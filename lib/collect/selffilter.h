@@ -11,7 +11,7 @@
  * script's background jobs share its group, workloads included.
  *
  *   skel = x_bpf__open_and_load();
- *   selffilter_setup(skel->obj, include_self);    // exits 2 on a bad variable
+ *   selffilter_setup(skel->obj, include_self);    // exits 2 on a bad variable, -1 on a map
  *   ...
  *   selffilter_trailer_add(trailer, skel->obj);          // "self_excluded": N
  */
@@ -32,8 +32,9 @@ struct bpf_object;
 
 /* Fill obj's self_config and self_tgids (after load): on unless include_self,
  * with this process, $MARPLE_SELF_PIDS and $MARPLE_SELF_PGID.  A malformed
- * variable is a usage error (exit 2). */
-void selffilter_setup(struct bpf_object *obj, int include_self);
+ * variable is a usage error (exit 2); -1 with a message said when the maps
+ * cannot be filled (the collector exits 1), else 0. */
+int selffilter_setup(struct bpf_object *obj, int include_self);
 /* The events or samples obj's programs left out as marple's own. */
 uint64_t selffilter_excluded(struct bpf_object *obj);
 /* Add "self_excluded" to a trailer. */

@@ -85,7 +85,8 @@ static uint64_t unwind_memory(const char *arg)
 	return (uint64_t)v * unit;
 }
 
-static void shared_option(struct stackcollector *sc, int id, const char *arg)
+/* One of the shared options; 1 for -h (its usage printed). */
+static int shared_option(struct stackcollector *sc, int id, const char *arg)
 {
 	switch (id) {
 	case SC_OPT_PID: sc->pid = (pid_t)marple_opt_u64("-p", arg, 1, 0x7fffffff); break;
@@ -117,12 +118,13 @@ static void shared_option(struct stackcollector *sc, int id, const char *arg)
 	case SC_OPT_NO_PYTHON: sc->no_python = 1; break;
 	case SC_OPT_NO_INLINE: sc->no_inline = 1; break;
 	case SC_OPT_CHILDREN: sc->children = 1; break;
-	case SC_OPT_HELP: stackcollector_usage(sc, stdout); exit(EXIT_OK);
+	case SC_OPT_HELP: stackcollector_usage(sc, stdout); return 1;
 	}
+	return 0;
 }
 
-void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
-			  void (*option)(int key, const char *arg), int argc, char **argv)
+int stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
+			 void (*option)(int key, const char *arg), int argc, char **argv)
 {
 	size_t n = 0;
 	int c;
@@ -143,9 +145,9 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 			i++;
 		if (i == n)
 			marple_usage_try();
-		if (sc->options[i].id)
-			shared_option(sc, sc->options[i].id, optarg);
-		else
+		if (sc->options[i].id && shared_option(sc, sc->options[i].id, optarg))
+			return 1;
+		if (!sc->options[i].id)
 			sc->option(c, optarg);
 	}
 	if (sc->user_only && sc->kernel_only)
@@ -159,23 +161,27 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
 		marple_usage_error("--unwind dwarf: only tables or fp here");
 	sc->duration = collector_duration(argc, argv, optind);
+	return 0;
 }
 
-void stackcollector_start(const struct stackcollector *sc)
+int stackcollector_start(const struct stackcollector *sc)
 {
-	collector_start(sc->verbose > 1);
+	if (collector_start(sc->verbose > 1) < 0)
+		return -1;
 	if (sc->pid)
 		uprobes_require_process(sc->pid);
+	return 0;
 }
 
 char *stackcollector_libc(const struct stackcollector *sc)
 {
 	char *lib = sc->lib ? marple_strdup(sc->lib) : uprobes_find_lib(sc->pid ? sc->pid : -1, "libc");
 
-	if (!lib)
-		exit(EXIT_DATA);
-	if (access(lib, R_OK) != 0)
-		marple_fatal(EXIT_DATA, "library %s not found", lib);
+	if (lib && access(lib, R_OK) != 0) {
+		marple_warn("library %s not found", lib);
+		free(lib);
+		return NULL;
+	}
 	return lib;
 }
 
@@ -191,15 +197,18 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
 
-void stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj)
+int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj)
 {
 	/* opened now: what probing the kernel finds out is kept there too */
 	if (sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only && !sc->no_cache && !sc->cache_opened) {
 		sc->cache = unwindtablescache_open();	/* NULL: said why, once */
 		sc->cache_opened = 1;
 	}
-	if (unwindtables_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory, sc->cache) < 0)
-		marple_fatal(EXIT_DATA, "the BPF program has no unwind maps");
+	if (unwindtables_size(obj, sc->unwind, sc->pid ? sc->pid : sc->tid, sc->unwind_memory, sc->cache) < 0) {
+		marple_warn("the BPF program has no unwind maps");
+		return -1;
+	}
+	return 0;
 }
 
 /* -c: libc's, ld.so's and the command's own tables built before it starts,
@@ -228,22 +237,26 @@ static void warm_command(struct unwindtables *t, const char *cmd)
 	free(name);
 }
 
-void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj)
+int stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj)
 {
 	if (sc->unwind != UNWIND_MODE_TABLES || sc->kernel_only)
-		return;
+		return 0;
 	if (!(sc->unwindtab = unwindtables_new(obj)))
-		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
+		goto fail;
 	if (!sc->no_cache)
 		unwindtables_use_cache(sc->unwindtab, sc->cache_opened ? sc->cache : unwindtablescache_open());
 	sc->cache = NULL;	/* the tables' now */
 	unwindtables_share_maps(sc->unwindtab, sc->syms);
 	if (unwindtables_poll_with(sc->unwindtab, sc->news) < 0)
-		marple_fatal(EXIT_DATA, "cannot set up the unwind tables");
+		goto fail;
 	if (sc->cmd)	/* first: its pid, if set, is a process still to exec it */
 		warm_command(sc->unwindtab, sc->cmd);
 	else if (sc->pid)
 		unwindtables_load_pid(sc->unwindtab, sc->pid);
+	return 0;
+fail:
+	marple_warn("cannot set up the unwind tables");
+	return -1;
 }
 
 int stackcollector_python_wanted(const struct stackcollector *sc)
@@ -276,9 +289,8 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 		return -1;
 	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
 	stackframes_set_unwind_mode(sc->sf, unwindtables_mode_name(sc->unwind));
-	if (stackcollector_news_open(sc, obj) < 0)
+	if (stackcollector_news_open(sc, obj) < 0 || stackcollector_unwind_loaded(sc, obj) < 0)
 		return -1;
-	stackcollector_unwind_loaded(sc, obj);
 	stackcollector_python(sc, obj);
 	if (sc->pid)
 		syms_cache_snapshot(sc->syms, sc->pid);
@@ -366,7 +378,7 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	return sc->child;
 }
 
-void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target)
+int stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target)
 {
 	struct bpf_map *tgids = bpf_object__find_map_by_name(obj, "follow_tgids");
 	struct bpf_program *fork_prog = bpf_object__find_program_by_name(obj, "follow_fork");
@@ -374,20 +386,24 @@ void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pi
 	uint8_t one = 1;
 
 	if (!sc->children || target <= 0)
-		return;
-	if (!tgids || !fork_prog || bpf_map__update_elem(tgids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) < 0)
-		marple_fatal(EXIT_DATA, "cannot follow process %d's children: %s", (int)target, strerror(errno));
+		return 0;
+	if (!tgids || !fork_prog || bpf_map__update_elem(tgids, &key, sizeof(key), &one, sizeof(one), BPF_ANY) < 0) {
+		marple_warn("cannot follow process %d's children: %s", (int)target, strerror(errno));
+		return -1;
+	}
 	sc->follow_link = bpf_program__attach(fork_prog);
-	if (!sc->follow_link)
-		marple_fatal(EXIT_DATA, "cannot follow process %d's children (sched_process_fork): %s",
-			     (int)target, strerror(errno));
+	if (!sc->follow_link) {
+		marple_warn("cannot follow process %d's children (sched_process_fork): %s", (int)target,
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
-int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-			 size_t value_size, size_t stack_key_offset,
-			 void (*add)(const void *key, const void *value, void *arg), void *arg)
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
+			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg)
 {
-	if (!(sc->drain = stackdrain_new(obj, sf, key_size, value_size, stack_key_offset, add, arg)))
+	if (!(sc->drain = stackdrain_new(obj, key_size, value_size, stack_key_offset, add, arg)))
 		return -1;
 	stackdrain_set_period(sc->drain, sc->drain_ms);
 	return 0;
@@ -406,7 +422,7 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 		*walk = timedsamples_walk_new(timed, sf);
 	else
 		table->t = hashtab_new();
-	if (stackcollector_drain(sc, obj, sf, sizeof(struct stack_key), sizeof(uint64_t), 0,
+	if (stackcollector_drain(sc, obj, sizeof(struct stack_key), sizeof(uint64_t), 0,
 				 timed ? timedsamples_key : stacksbpf_table_add, timed ? (void *)*walk : (void *)table) < 0)
 		return -1;
 	stacksbpf_drain_rings(sc->drain, rb, timed);
@@ -509,7 +525,8 @@ int stackcollector_poll(struct stackcollector *sc)
 	return !command_ended(sc);
 }
 
-/* One turn of read_until_stop's capture; 0 once it is over. */
+/* One turn of read_until_stop's capture; 0 once it is over, -1 (said) if
+ * the ring buffers cannot be read. */
 static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct syms_cache *syms, int timeout_ms)
 {
 	if (collector_should_stop())
@@ -517,8 +534,10 @@ static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct s
 	int err = ring_buffer__poll(rb, collector_poll_timeout_ms(timeout_ms));
 	if (err >= 0)
 		err = ring_buffer__consume(rb);
-	if (err < 0 && err != -EINTR)
-		marple_fatal(EXIT_DATA, "reading the ring buffers: %s", collector_strerror(err));
+	if (err < 0 && err != -EINTR) {
+		marple_warn("reading the ring buffers: %s", collector_strerror(err));
+		return -1;
+	}
 	syms_cache_refresh(syms);	/* libraries loaded since a snapshot */
 	fold_turn(sc, stackdrain_poll(sc->drain));
 	return !command_ended(sc);
@@ -540,7 +559,10 @@ int stackcollector_run(struct stackcollector *sc, const struct stackcollector_ru
 {
 	stackcollector_ready(sc);
 	for (;;) {
-		if (!(run->rb ? read_turn(sc, run->rb, sc->syms, turn_ms(sc, run->poll_ms)) : stackcollector_poll(sc)))
+		int go = run->rb ? read_turn(sc, run->rb, sc->syms, turn_ms(sc, run->poll_ms)) : stackcollector_poll(sc);
+		if (go < 0)
+			return STACKCOLLECTOR_READ_FAILED;
+		if (!go)
 			break;
 		uint64_t now = marple_now_monotonic_ns();
 		if (!sc->interval || now < sc->next_cut_ns)

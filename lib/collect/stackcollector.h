@@ -25,14 +25,16 @@
  *           { 0 }
  *   };
  *
- *   stackcollector_parse(&sc, options, own_option, argc, argv);   // and the duration
- *   stackcollector_start(&sc);                // root, BTF, signals; -p's process exists
+ *   if (stackcollector_parse(&sc, options, own_option, argc, argv))   // and the duration
+ *           return EXIT_OK;                   // -h
+ *   if (stackcollector_start(&sc) < 0)        // root, BTF, signals; -p's process exists
+ *           return EXIT_DATA;                 // (library calls say why; main exits)
  *   skel = x_bpf__open(); ... stacksbpf_set_storage(skel->obj, sc.stack_storage); load
  *   selffilter_setup(skel->obj, sc.include_self);   // marple's own left out (selffilter.h)
  *   attach
  *   skel->rodata->targ_tgid = stackcollector_target(&sc);   // -c: starts the command
  *   stackcollector_symbols(&sc, skel->obj, kernel_stacks);   // sc.syms, .ksyms, .sf, .notes
- *   stackcollector_drain(&sc, skel->obj, sc.sf, sizeof(key), sizeof(value), 0, add, arg);
+ *   stackcollector_drain(&sc, skel->obj, sizeof(key), sizeof(value), 0, add, arg);
  *   stackcollector_ready(&sc);
  *   while (stackcollector_poll(&sc))    // drains as the maps fill
  *           ;
@@ -240,18 +242,19 @@ struct stackcollector {
 
 /* Parse the options (in usage order, { 0 } ends; the program's own, id 0,
  * through option()), check them (-U with -K, -p with -c: exit 2) and read the
- * duration operand.  -h prints the usage and exits 0; an unknown option
- * exits 2. */
-void stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
-			  void (*option)(int key, const char *arg), int argc, char **argv);
+ * duration operand; 0.  -h prints the usage and returns 1 (the collector
+ * exits 0); an unknown option exits 2. */
+int stackcollector_parse(struct stackcollector *sc, const struct sc_option *options,
+			 void (*option)(int key, const char *arg), int argc, char **argv);
 void stackcollector_usage(struct stackcollector *sc, FILE *f);
 
 /* --unwind: size the unwind maps of obj (before load); set the skeleton's
- * rodata stacks_unwind to sc->unwind yourself. */
-void stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj);
+ * rodata stacks_unwind to sc->unwind yourself.  0, or -1 with a message
+ * said (the collector exits 1), as the functions below. */
+int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj);
 /* After load, in tables mode: the tables, -p's process's loaded now, and
  * requests served when sc->notes (the process news) is polled. */
-void stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj);
+int stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj);
 
 /* Are Python frames to be walked (not --no-python, -K or --unwind dwarf)?
  * The collector sets its skeleton's rodata stacks_python to this before load. */
@@ -261,11 +264,12 @@ int stackcollector_python_wanted(const struct stackcollector *sc);
  * polled and whose frames sc->sf merges; the trailers get "python". */
 void stackcollector_python(struct stackcollector *sc, struct bpf_object *obj);
 
-/* collector_start(), then exit 1 if -p's process does not exist. */
-void stackcollector_start(const struct stackcollector *sc);
+/* collector_start() (-1 if it failed), then exit 1 if -p's process does
+ * not exist. */
+int stackcollector_start(const struct stackcollector *sc);
 
 /* The C library to probe: -l, or the libc the process (or this program) maps.
- * Exits 1 with a message when there is none. */
+ * NULL with a message said when there is none (the collector exits 1). */
 char *stackcollector_libc(const struct stackcollector *sc);
 
 /* SF_* flags of -a, --delimit and --addresses. */
@@ -304,16 +308,16 @@ pid_t stackcollector_target(struct stackcollector *sc);
 
 /* With --children or -c, after load: target (stackcollector_target's) and
  * every process it forks from now on are recorded (bpf/follow.bpf.h's
- * follow_tgids and follow_fork, which obj must have).  Exits 1 if the fork
- * program cannot be attached. */
-void stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target);
+ * follow_tgids and follow_fork, which obj must have).  -1 with a message
+ * said if the fork program cannot be attached (the collector exits 1). */
+int stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid_t target);
 /* Drain obj's maps while capturing (stackdrain.h, every --drain-every ms):
  * sc->drain, polled by stackcollector_poll and _read_until_stop, freed by
  * stackcollector_free.  0, or -1 with a message. */
 struct stackframes;
-int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-			 size_t value_size, size_t stack_key_offset,
-			 void (*add)(const void *key, const void *value, void *arg), void *arg);
+struct stackdrain_entry;
+int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
+			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg);
 /* The same for the collectors that count samples by struct stack_key in
  * counts/counts1 (callstack, offcpu): drained into table (stacksbpf_table_add),
  * or with timed (--timed) into a new *walk (timedsamples_key), whose samples'
@@ -348,7 +352,9 @@ int stackcollector_poll(struct stackcollector *sc);
  * stackcollector_stamp_header, records, trailer by stackcollector_trailer or
  * with stackcollector_section_end.  Before the last, stop(arg) (may be NULL)
  * detaches what samples.  Returns what the last section() returned (0, or -1
- * when the output failed: a middle one's failure ends the capture). */
+ * when the output failed: a middle one's failure ends the capture), or
+ * STACKCOLLECTOR_READ_FAILED when rb could not be read (said; exit 1). */
+#define STACKCOLLECTOR_READ_FAILED (-2)
 struct stackcollector_run {
 	struct ring_buffer *rb;		/* NULL: stackcollector_poll's turns */
 	int poll_ms;			/* with rb */

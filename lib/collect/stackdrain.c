@@ -32,7 +32,6 @@ struct set_copy {
 };
 
 struct stackdrain {
-	struct stackframes *sf;
 	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
 	size_t ctl_len;
 	int slots_fd[2], stacks_fd, counts_fd[2];
@@ -46,14 +45,13 @@ struct stackdrain {
 	 * read before a fold and counted after it finds its record */
 	struct seen *seen_before;
 	struct folding *folding;	/* a fold being named, a slice a turn */
-	struct seen *reading;		/* read_seen's: NULL for seen */
 	int32_t last_id;		/* the last stable id given */
-	int keys_rewritten;		/* stackdrain_intern_key was called */
+	int keys_numbered;		/* stackdrain_number_key was called */
 	uint64_t folds, folds_before;	/* stackdrain_fold's; at the last restart */
 	struct hashtab *keys_seen;	/* every key drained, its ids those of seen */
 	uint64_t *sums;			/* keys_seen entry i's value: value_size bytes of u64 sums */
 	size_t sums_cap;
-	void (*add)(const void *key, const void *value, void *arg);
+	void (*add)(const struct stackdrain_entry *e, void *arg);
 	void *arg;
 	void (*pin)(struct stackdrain *d, void *arg);
 	void *pin_arg;
@@ -250,20 +248,40 @@ static int32_t intern_id(struct stackdrain *d, int32_t id)
 	return intern_ips(d, ips, n);
 }
 
-/* stackframes' reader once the counts are in user space: ids of d->seen. */
-static int read_seen(void *arg, int id, uint64_t *ips)
+/* The addresses of the stack numbered id in seen, copied into
+ * ips[MARPLE_STACK_DEPTH] (the table packs its keys: UBSan caught a
+ * misaligned read), or why there are none: an error id kept as it is, or
+ * missing. */
+static struct stack_ips seen_stack(const struct seen *seen, int32_t id, uint64_t *ips)
 {
-	struct stackdrain *d = arg;
-	const struct seen *seen = d->reading ? d->reading : d->seen;
-	int32_t key = id;
 	const struct hashtab_entry *i;
 
-	if (id < 0 || !(i = hashtab_find(seen->by_id, &key, sizeof(key))))
-		return -1;
+	if (id < 0)
+		return (struct stack_ips){ NULL, id };
+	if (!(i = hashtab_find(seen->by_id, &id, sizeof(id))))
+		return (struct stack_ips){ NULL, -ENOENT };
 	const struct hashtab_entry *e = hashtab_at(seen->by_ips, (size_t)(i->count[0] - 1));
-	memset(ips, 0, MARPLE_STACK_DEPTH * sizeof(uint64_t));
 	memcpy(ips, e->key, e->len);
-	return (int)(e->len / sizeof(uint64_t));
+	return (struct stack_ips){ ips, (int)(e->len / sizeof(uint64_t)) };
+}
+
+/* Hand add() key i of keys (numbered in seen) with its stacks' addresses
+ * and its sums. */
+static void hand_key(struct stackdrain *d, const struct seen *seen, const struct hashtab *keys,
+		     const uint64_t *sums, size_t i)
+{
+	/* the table packs its keys: add() gets an aligned copy (its struct
+	 * stack_key has 4-byte members; UBSan caught it) */
+	union { unsigned char b[256]; uint64_t align; } k;
+	struct stack_key sk;
+	uint64_t user[MARPLE_STACK_DEPTH], kern[MARPLE_STACK_DEPTH];
+
+	memcpy(k.b, hashtab_at(keys, i)->key, d->key_size);
+	memcpy(&sk, k.b + d->stack_key_offset, sizeof(sk));
+	struct stackdrain_entry e = { .key = k.b, .user = seen_stack(seen, sk.user_stack_id, user),
+				      .kern = seen_stack(seen, sk.kern_stack_id, kern),
+				      .value = sums + i * (d->value_size / sizeof(uint64_t)) };
+	d->add(&e, d->arg);
 }
 
 /* Add value (u64 sums) to key's, its stack ids interned first. */
@@ -290,22 +308,23 @@ static void keep(struct stackdrain *d, const void *key, const void *value)
 		d->sums[i * nv + j] += v[j];
 }
 
-struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-				  size_t value_size, size_t stack_key_offset,
-				  void (*add)(const void *key, const void *value, void *arg), void *arg)
+struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_t value_size,
+				  size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg),
+				  void *arg)
 {
 	struct stackdrain *d = marple_calloc(1, sizeof(*d));
 	uint32_t n, entries;
 	size_t vs;
 
-	d->sf = sf;
 	d->key_size = key_size;
 	d->value_size = value_size;
 	d->stack_key_offset = stack_key_offset;
 	if (key_size > 256 || value_size > 32 * sizeof(uint64_t) || value_size % sizeof(uint64_t) ||
-	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size))
-		marple_fatal(EXIT_DATA, "stackdrain: keys of %zu bytes, values of %zu: not supported", key_size,
-			     value_size);
+	    (key_size && stack_key_offset + sizeof(struct stack_key) > key_size)) {
+		marple_warn("stackdrain: keys of %zu bytes, values of %zu: not supported", key_size, value_size);
+		free(d);
+		return NULL;
+	}
 	d->seen = seen_new();
 	d->keys_seen = hashtab_new();
 	d->add = add;
@@ -356,12 +375,12 @@ void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), vo
 	d->settled_arg = arg;
 }
 
-void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k)
+void stackdrain_number_key(struct stackdrain *d, struct stack_key *k)
 {
 	int draining = d->draining;
 
 	d->draining = -1;	/* read where they are: their set is not cleared yet */
-	d->keys_rewritten = 1;
+	d->keys_numbered = 1;
 	k->user_stack_id = intern_id(d, k->user_stack_id);
 	k->kern_stack_id = intern_id(d, k->kern_stack_id);
 	d->draining = draining;
@@ -550,7 +569,7 @@ static void drainer_end(struct stackdrain *d)
 	__atomic_store_n(&d->ctl->drain_thread, 0, __ATOMIC_SEQ_CST);
 }
 
-int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen)
+int stackdrain_number_kept(struct stackdrain *d, int id, uint32_t gen)
 {
 	uint32_t set = (uint32_t)id / d->half;
 	const uint64_t *ips;
@@ -574,9 +593,9 @@ int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen)
 	return intern_ips(d, ips, n);
 }
 
-void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf)
+struct stack_ips stackdrain_stack(const struct stackdrain *d, int number, uint64_t *ips)
 {
-	stackframes_set_reader(sf, d ? read_seen : NULL, d);
+	return seen_stack(d->seen, number, ips);
 }
 
 static void remember_key(const void *key, const void *value, void *arg)
@@ -750,19 +769,9 @@ void stackdrain_add(struct stackdrain *d, const void *key, const void *value)
 
 uint64_t stackdrain_emit(struct stackdrain *d)
 {
-	size_t nv = d->value_size / sizeof(uint64_t);
-
 	stackdrain_fold_step(d, 0);	/* the fold before, whole */
-
-	stackframes_set_reader(d->sf, read_seen, d);
-	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++) {
-		/* the table packs its keys: add() gets an aligned copy (its
-		 * struct stack_key has 4-byte members; UBSan caught it) */
-		union { unsigned char b[256]; uint64_t align; } k;
-		memcpy(k.b, hashtab_at(d->keys_seen, i)->key, d->key_size);
-		d->add(k.b, d->sums + i * nv, d->arg);
-	}
-	stackframes_set_reader(d->sf, NULL, NULL);
+	for (size_t i = 0; i < hashtab_size(d->keys_seen); i++)
+		hand_key(d, d->seen, d->keys_seen, d->sums, i);
 	return hashtab_size(d->keys_seen);
 }
 
@@ -803,30 +812,24 @@ void stackdrain_fold_start(struct stackdrain *d)
 int stackdrain_fold_step(struct stackdrain *d, uint64_t budget_us)
 {
 	struct folding *f = d ? d->folding : NULL;
-	size_t nv = d ? d->value_size / sizeof(uint64_t) : 0, n;
+	size_t n;
 	uint64_t until = budget_us ? now_us() + budget_us : 0;
 
 	if (!f)
 		return 1;
 	n = hashtab_size(f->keys);
-	d->reading = f->seen;
-	stackframes_set_reader(d->sf, read_seen, d);
 	while (f->next < n) {
-		union { unsigned char b[256]; uint64_t align; } k;	/* aligned: see stackdrain_emit */
-		memcpy(k.b, hashtab_at(f->keys, f->next)->key, d->key_size);
-		d->add(k.b, f->sums + f->next * nv, d->arg);
+		hand_key(d, f->seen, f->keys, f->sums, f->next);
 		/* the clock read every 64 keys: a key is named in microseconds */
 		if (++f->next % 64 == 0 && until && now_us() >= until)
 			break;
 	}
-	stackframes_set_reader(d->sf, NULL, NULL);
-	d->reading = NULL;
 	if (f->next < n)
 		return 0;
 	/* done: its stacks' ids are kept for one more fold while samples
 	 * carry ids (a sample read before this fold's flip may be counted
 	 * after it) */
-	if (d->keys_rewritten)
+	if (d->keys_numbered)
 		d->seen_before = f->seen;
 	else
 		seen_free(f->seen);

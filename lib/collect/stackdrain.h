@@ -9,12 +9,19 @@
  * to a user-space table (its stacks interned by their addresses), then clears
  * the idle set.  Draining does no symbolizing: a drain takes milliseconds, so
  * the active set does not fill meanwhile.  At the end, stackdrain_emit passes
- * each key of the table, with its summed value, to the collector's add(),
- * which names it with the stackframes it was given (their ids now read from
- * the table).  Values are arrays of u64 sums.  A long capture folds
+ * each key of the table, with the addresses of its stacks and its summed
+ * value, to the collector's add(), which names them (stackframes_key_stacks).
+ * Values are arrays of u64 sums.  A long capture folds
  * (stackdrain_fold): every minute or so the same is done with what was drained
  * so far, which is then let go, so that memory holds one minute's stacks and
  * the processes still running, not every process the capture saw.
+ *
+ * A stack id is a slot of the kernel's stack store, read there and nowhere
+ * else; a drained stack is known by its addresses.  The drain numbers the
+ * stacks it drained (the same addresses, the same number, never given to
+ * another stack), and the keys it hands add() carry those numbers where the
+ * kernel had ids: they tell stacks apart (--timed finds a sample's record by
+ * them) and are never read as ids.
  *
  * Stack ids stay readable as long as something may still name them: a count
  * of one set may name a stack of the other (a program that ran across a flip;
@@ -23,7 +30,7 @@
  * slots a collector's own state still names (offcpu's blocked threads) are
  * pinned by its pin() callback and kept.
  *
- *   d = stackdrain_new(skel->obj, sc.sf, sizeof(struct stack_key), sizeof(u64), 0, add, t);
+ *   d = stackdrain_new(skel->obj, sizeof(struct stack_key), sizeof(u64), 0, add, t);
  *   stackdrain_set_pin(d, pin_blocked, skel);      // optional
  *   while capturing: stackdrain_poll(d);           // stackcollector_poll does
  *   detach; stackdrain_finish(d);                  // both sets read
@@ -38,9 +45,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stackframes.h"	/* struct stack_ips */
+
 struct bpf_object;
-struct stackframes;
 struct stackdrain;
+
+/* What add() is handed: a key drained (its stack ids replaced by the
+ * drain's numbers), the addresses of its stacks, and its sums. */
+struct stackdrain_entry {
+	const void *key;
+	struct stack_ips user, kern;
+	const void *value;
+};
 
 /* How often a set is drained when no program asks sooner. */
 #define STACKDRAIN_PERIOD_MS 1000
@@ -50,10 +66,10 @@ struct stackdrain;
  * stack_key_offset, values of value_size bytes: u64 sums).  NULL + message if
  * it has not.  key_size 0: no count maps (memleak: its allocations are state,
  * not counts): only the stack store is drained, every stack not pinned freed;
- * sf and add may be NULL then. */
-struct stackdrain *stackdrain_new(struct bpf_object *obj, struct stackframes *sf, size_t key_size,
-				  size_t value_size, size_t stack_key_offset,
-				  void (*add)(const void *key, const void *value, void *arg), void *arg);
+ * add may be NULL then. */
+struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_t value_size,
+				  size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg),
+				  void *arg);
 /* Drain every ms milliseconds, and when a program asks; 0: only at
  * stackdrain_finish (a full map loses what does not fit, as without draining). */
 void stackdrain_set_period(struct stackdrain *d, uint64_t ms);
@@ -72,22 +88,25 @@ void stackdrain_pin(struct stackdrain *d, int id);
  * by a thread of their own, real-time where allowed, woken by the programs'
  * requests on drain_requests (stackdrain_poll does nothing): the collector's
  * state is in the kernel, and nothing else it does touches the drained
- * stacks until stackdrain_intern_kept, which stops that thread. */
+ * stacks until stackdrain_number_kept, which stops that thread. */
 void stackdrain_set_kept(struct stackdrain *d, void (*still_named)(struct stackdrain *d, void *arg), void *arg);
 void stackdrain_keep(struct stackdrain *d, int id, uint32_t gen);
-/* The drained-stack id of a kept (id, gen) (interned now if it is still in
- * the store), an error id (< 0) kept as it is, or -ENOENT if unknown. */
-int stackdrain_intern_kept(struct stackdrain *d, int id, uint32_t gen);
-/* sf reads stack ids as drained-stack ids (stackdrain_intern_kept's). */
-void stackdrain_name_interned(struct stackdrain *d, struct stackframes *sf);
+/* The drain's number for the stack of a kept (id, gen) (numbered now if
+ * it is still in the store), an error id (< 0) kept as it is, or -ENOENT
+ * if unknown. */
+int stackdrain_number_kept(struct stackdrain *d, int id, uint32_t gen);
+/* The addresses of the stack numbered number, copied into
+ * ips[MARPLE_STACK_DEPTH], or why there are none: a number < 0 as it is,
+ * -ENOENT. */
+struct stack_ips stackdrain_stack(const struct stackdrain *d, int number, uint64_t *ips);
 /* settled(arg) is called after a flip, once the programs in flight are done
  * and before the idle set is cleared: the collector reads there what still
- * names its stacks (--timed's ring buffer), interning them with
- * stackdrain_intern_key. */
+ * names its stacks (--timed's ring buffer), numbering them with
+ * stackdrain_number_key. */
 void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), void *arg);
-/* k's kernel stack ids as ids of the stacks drained (those add() sees). */
-struct stack_key;
-void stackdrain_intern_key(struct stackdrain *d, struct stack_key *k);
+/* k's kernel stack ids replaced by the drain's numbers for their stacks
+ * (those of the keys add() is handed). */
+void stackdrain_number_key(struct stackdrain *d, struct stack_key *k);
 /* Drain the idle set if one is due; 1 if it drained. */
 int stackdrain_poll(struct stackdrain *d);
 /* Flip, wait, read and clear the idle set now. */
@@ -97,8 +116,7 @@ void stackdrain_finish(struct stackdrain *d);
 /* Add one more key/value after stackdrain_finish (a block still running at
  * the end), its stacks read where they are. */
 void stackdrain_add(struct stackdrain *d, const void *key, const void *value);
-/* Pass every key drained, with its sums, to add() (its stack ids read by the
- * stackframes meanwhile). */
+/* Hand add() every key drained, with its stacks' addresses and its sums. */
 uint64_t stackdrain_emit(struct stackdrain *d);	/* how many keys */
 /* After stackdrain_emit, in continuous mode: what was drained is
  * forgotten (keys, sums, the stacks they named: a week's capture holds one

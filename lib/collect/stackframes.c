@@ -38,8 +38,6 @@ struct stackframes {
 	int user_judged;		/* the current stack's user part can be judged whole or not */
 	int user_whole;			/* ... and reaches a stack root (is_stack_root) */
 	const char *unwind_mode;	/* for the advice on incomplete stacks */
-	int (*reader)(void *arg, int id, uint64_t *ips);	/* stackframes_set_reader */
-	void *reader_arg;
 	struct hashtab *names;		/* interned strings: "name_[k]", "[module]" */
 	struct hashtab *frame_ids;	/* every frame name a record holds: its index is
 					 * its id in the records' keys (stackframes_collect) */
@@ -661,21 +659,10 @@ static void map_stacks(struct stackframes *sf)
 	}
 }
 
-void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int id, uint64_t *ips), void *arg)
-{
-	sf->reader = read;
-	sf->reader_arg = arg;
-}
-
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 {
 	if (id < 0)
 		return -1;
-	if (sf->reader) {
-		int n = sf->reader(sf->reader_arg, id, ips);
-		if (n != -2)
-			return n;
-	}
 	if (++sf->nread == 1000)
 		map_stacks(sf);
 	if (sf->stacks && (uint32_t)id < sf->nstacks) {
@@ -690,6 +677,50 @@ int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips)
 	return n;
 }
 
+/* Stack id read from the store into ips: the addresses, or why there are none. */
+static struct stack_ips read_stack(struct stackframes *sf, int id, uint64_t *ips)
+{
+	if (id == STACK_ID_NONE || id == STACK_ID_LOST)
+		return (struct stack_ips){ NULL, id };
+	return (struct stack_ips){ ips, stackframes_read_id(sf, id, ips) };
+}
+
+void stackframes_user_stack(struct stackframes *sf, pid_t pid, uint64_t exec_id, struct stack_ips s)
+{
+	if (s.n == STACK_ID_NONE)
+		return;
+	if (s.n == STACK_ID_LOST) {	/* counted by the kernel side (samples_stack_map_full) */
+		push(sf, "[lost: stack map full]");
+		sf->after_user = sf->n;
+		return;
+	}
+	if (s.n < 0) {
+		sf->st.missing_user++;
+		push(sf, "[missing user stack]");
+		sf->after_user = sf->n;
+		return;
+	}
+	stackframes_user_ips_exec(sf, pid, exec_id, s.ips, (size_t)s.n);
+}
+
+void stackframes_kernel_stack(struct stackframes *sf, struct stack_ips s)
+{
+	if (s.n == STACK_ID_NONE)
+		return;
+	if (s.n == STACK_ID_LOST) {
+		delimit(sf);
+		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[lost: stack map full]_[k]" : "[lost: stack map full]");
+		return;
+	}
+	if (s.n < 0) {
+		sf->st.missing_kernel++;
+		delimit(sf);
+		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[missing kernel stack]_[k]" : "[missing kernel stack]");
+		return;
+	}
+	stackframes_kernel_ips(sf, s.ips, (size_t)s.n);
+}
+
 void stackframes_user_id(struct stackframes *sf, pid_t pid, int id)
 {
 	stackframes_user_id_exec(sf, pid, SYMS_EXEC_ANY, id);
@@ -698,43 +729,15 @@ void stackframes_user_id(struct stackframes *sf, pid_t pid, int id)
 void stackframes_user_id_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, int id)
 {
 	uint64_t ips[MARPLE_STACK_DEPTH];
-	int n;
 
-	if (id == STACK_ID_NONE)
-		return;
-	if (id == STACK_ID_LOST) {	/* counted by the kernel side (samples_stack_map_full) */
-		push(sf, "[lost: stack map full]");
-		sf->after_user = sf->n;
-		return;
-	}
-	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
-		sf->st.missing_user++;
-		push(sf, "[missing user stack]");
-		sf->after_user = sf->n;
-		return;
-	}
-	stackframes_user_ips_exec(sf, pid, exec_id, ips, (size_t)n);
+	stackframes_user_stack(sf, pid, exec_id, read_stack(sf, id, ips));
 }
 
 void stackframes_kernel_id(struct stackframes *sf, int id)
 {
 	uint64_t ips[MARPLE_STACK_DEPTH];
-	int n;
 
-	if (id == STACK_ID_NONE)
-		return;
-	if (id == STACK_ID_LOST) {
-		delimit(sf);
-		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[lost: stack map full]_[k]" : "[lost: stack map full]");
-		return;
-	}
-	if ((n = stackframes_read_id(sf, id, ips)) < 0) {
-		sf->st.missing_kernel++;
-		delimit(sf);
-		push(sf, sf->flags & SF_ANNOTATE_KERNEL ? "[missing kernel stack]_[k]" : "[missing kernel stack]");
-		return;
-	}
-	stackframes_kernel_ips(sf, ips, (size_t)n);
+	stackframes_kernel_stack(sf, read_stack(sf, id, ips));
 }
 
 void stackframes_split_cpu(struct stackframes *sf, int on)
@@ -742,13 +745,20 @@ void stackframes_split_cpu(struct stackframes *sf, int on)
 	sf->split_cpu = on;
 }
 
-void stackframes_key(struct stackframes *sf, const struct stack_key *k)
+void stackframes_key_stacks(struct stackframes *sf, const struct stack_key *k, struct stack_ips user,
+			    struct stack_ips kern)
 {
 	stackframes_begin(sf, k->comm);
 	sf->on_cpu = k->exec_id & STACK_EXEC_ID_ON_CPU ? 1 : k->exec_id & STACK_EXEC_ID_RUNQ ? 2 : 0;
-	stackframes_user_id_exec(sf, (pid_t)k->pid, k->exec_id & ~(STACK_EXEC_ID_ON_CPU | STACK_EXEC_ID_RUNQ),
-				 k->user_stack_id);
-	stackframes_kernel_id(sf, k->kern_stack_id);
+	stackframes_user_stack(sf, (pid_t)k->pid, k->exec_id & ~(STACK_EXEC_ID_ON_CPU | STACK_EXEC_ID_RUNQ), user);
+	stackframes_kernel_stack(sf, kern);
+}
+
+void stackframes_key(struct stackframes *sf, const struct stack_key *k)
+{
+	uint64_t user[MARPLE_STACK_DEPTH], kern[MARPLE_STACK_DEPTH];
+
+	stackframes_key_stacks(sf, k, read_stack(sf, k->user_stack_id, user), read_stack(sf, k->kern_stack_id, kern));
 }
 
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n)
@@ -966,8 +976,8 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 		size_t name_len;
 		uint32_t tag = stream_frame_key_split(e->key, e->len, &name_len);
 		char *name = escape_dup(e->key, name_len), *key = name;
-		if (tag && asprintf(&key, "%s#%08" PRIx32, name, tag) < 0)	/* as the records write it */
-			marple_fatal(EXIT_DATA, "out of memory");
+		if (tag)	/* as the records write it */
+			key = marple_asprintf("%s#%08" PRIx32, name, tag);
 		json_object_set_new(all, key, o);
 		if (key != name)
 			free(key);

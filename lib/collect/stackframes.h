@@ -89,7 +89,21 @@ void stackframes_split_cpu(struct stackframes *sf, int on);
 int stackframes_user_whole(const struct stackframes *sf);
 /* Append kernel frames from a leaf-first array (with the delimiter first if asked). */
 void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t n);
-/* Same from stack-map ids; STACK_ID_NONE appends nothing. */
+/* A stack as the namer takes it: n addresses, leaf first; or, n < 0, why
+ * there are none: STACK_ID_NONE (no stack: nothing appended), STACK_ID_LOST
+ * (the store was full), any other (it could not be read: "[missing ...]"). */
+struct stack_ips {
+	const uint64_t *ips;
+	int n;
+};
+void stackframes_user_stack(struct stackframes *sf, pid_t pid, uint64_t exec_id, struct stack_ips s);
+void stackframes_kernel_stack(struct stackframes *sf, struct stack_ips s);
+/* begin + both stacks for a key, its comm, pid and exec id (k's stack ids
+ * are not read: stackdrain.h hands the addresses of drained stacks). */
+void stackframes_key_stacks(struct stackframes *sf, const struct stack_key *k, struct stack_ips user,
+			    struct stack_ips kern);
+/* The same from ids of the kernel's stack store (bpf/stacks.h), read there:
+ * a stack id is a slot of that store and nothing else. */
 void stackframes_user_id(struct stackframes *sf, pid_t pid, int id);
 void stackframes_user_id_exec(struct stackframes *sf, pid_t pid, uint64_t exec_id, int id);
 void stackframes_kernel_id(struct stackframes *sf, int id);
@@ -97,10 +111,6 @@ void stackframes_kernel_id(struct stackframes *sf, int id);
 void stackframes_key(struct stackframes *sf, const struct stack_key *k);
 /* Read a stack-map id into ips[MARPLE_STACK_DEPTH] (leaf first); returns the depth, -1 if absent. */
 int stackframes_read_id(struct stackframes *sf, int id, uint64_t *ips);
-/* Read ids through read(arg, id, ips) first (stackdrain.h: the stacks of a
- * set cleared since): it returns the depth, -1 if absent, or -2 for "read the
- * stack map".  NULL: the stack map only. */
-void stackframes_set_reader(struct stackframes *sf, int (*read)(void *arg, int id, uint64_t *ips), void *arg);
 
 /* The frames built so far (root first); valid until the next begin. */
 const char *const *stackframes_frames(struct stackframes *sf, size_t *n);

@@ -242,7 +242,20 @@ struct procnewsring *stacksbpf_news_open(struct bpf_object *obj, struct syms_cac
 	return news;
 }
 
-void stacksbpf_table_add(const void *key, const void *value, void *arg)
+void stacksbpf_table_add(const struct stackdrain_entry *e, void *arg)
+{
+	const struct stacksbpf_table *w = arg;
+	uint64_t v;
+
+	memcpy(&v, e->value, sizeof(v));
+	if (v) {
+		stackframes_key_stacks(w->sf, e->key, e->user, e->kern);
+		stackframes_collect(w->sf, w->t, v);
+	}
+}
+
+/* One element of a counts map, its stack ids read from the kernel's store. */
+static void collect_count(const void *key, const void *value, void *arg)
 {
 	const struct stacksbpf_table *w = arg;
 	uint64_t v;
@@ -258,23 +271,28 @@ void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 {
 	struct stacksbpf_table w = { sf, t };
 
-	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), stacksbpf_table_add, &w);
+	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_count, &w);
 }
 
-void stacksbpf_check_target(long long pid, long long tid)
+int stacksbpf_check_target(long long pid, long long tid)
 {
 	char p[64];
 
 	if (pid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld", pid);
-		if (access(p, F_OK) < 0)
-			marple_fatal(EXIT_DATA, "no process with PID %lld", pid);
+		if (access(p, F_OK) < 0) {
+			marple_warn("no process with PID %lld", pid);
+			return -1;
+		}
 	}
 	if (tid > 0) {
 		snprintf(p, sizeof(p), "/proc/%lld/task/%lld", pid > 0 ? pid : tid, tid);
-		if (access(p, F_OK) < 0)
-			marple_fatal(EXIT_DATA, "no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+		if (access(p, F_OK) < 0) {
+			marple_warn("no thread with TID %lld%s", tid, pid > 0 ? " in that process" : "");
+			return -1;
+		}
 	}
+	return 0;
 }
 
 static void consume(void *rb)
@@ -282,16 +300,11 @@ static void consume(void *rb)
 	ring_buffer__consume(rb);
 }
 
-static void rewrite_key(void *d, struct stack_key *k)
-{
-	stackdrain_intern_key(d, k);
-}
-
 void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts)
 {
 	stackdrain_set_settled(d, consume, rb);
 	if (ts)
-		timedsamples_set_rewrite(ts, rewrite_key, d);
+		timedsamples_set_drain(ts, d);
 }
 
 uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms)

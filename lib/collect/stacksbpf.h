@@ -46,17 +46,18 @@ uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t counters[STACKS_N
 /* The same, into t (stackframes_collect), to be written with other records. */
 struct hashtab;
 void stacksbpf_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
-/* One struct stack_key -> u64 element into table->t (the add() of a
+/* One struct stack_key -> u64 key drained into table->t (the add() of a
  * stackdrain of such counts, stackdrain.h). */
 struct stacksbpf_table {
 	struct stackframes *sf;
 	struct hashtab *t;
 };
-void stacksbpf_table_add(const void *key, const void *value, void *table);
+struct stackdrain_entry;
+void stacksbpf_table_add(const struct stackdrain_entry *e, void *table);
 
 /* Draining with ring buffers that carry stack ids (stackdrain.h): rb is read
  * after each flip, before the idle set is cleared, and --timed's samples
- * (ts, or NULL) get their ids as the drained ones. */
+ * (ts, or NULL) are known by the drain's numbers for their stacks. */
 struct stackdrain;
 struct timedsamples;
 struct ring_buffer;
@@ -82,9 +83,9 @@ int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
 #define STACKSBPF_STORAGE_MIN 1024u
 uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms);
 
-/* For -p/-t: exit 1 with one clear line when the process or thread does not
- * exist (pid or tid <= 0: not given). */
-void stacksbpf_check_target(long long pid, long long tid);
+/* For -p/-t: -1 with one clear line said when the process or thread does
+ * not exist (pid or tid <= 0: not given; the collector exits 1), else 0. */
+int stacksbpf_check_target(long long pid, long long tid);
 
 /* The reader of the process news (procnewsring.h) of a loaded BPF object that
  * includes stacks.bpf.h, with the symbolizer as the client of two kinds:

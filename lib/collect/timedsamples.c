@@ -12,6 +12,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "intern.h"
+#include "stackdrain.h"
 #include "stream.h"
 #include "timedrec.h"
 #include "util.h"
@@ -38,14 +39,12 @@ struct timedsamples {
 	int spill_failed;		/* said once: then all stay in memory */
 	int lost_fd;
 	uint64_t lost_before;		/* timed_lost at the last section (--every) */
-	void (*rewrite)(void *arg, struct stack_key *key);	/* timedsamples_set_rewrite */
-	void *rewrite_arg;
+	struct stackdrain *drain;	/* timedsamples_set_drain */
 };
 
-void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg)
+void timedsamples_set_drain(struct timedsamples *ts, struct stackdrain *d)
 {
-	ts->rewrite = rewrite;
-	ts->rewrite_arg = arg;
+	ts->drain = d;
 }
 
 int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s)
@@ -85,8 +84,8 @@ void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint
 {
 	struct stack_key k = *key;
 
-	if (ts->rewrite)
-		ts->rewrite(ts->rewrite_arg, &k);
+	if (ts->drain)
+		stackdrain_number_key(ts->drain, &k);
 	if (ts->n >= TIMED_IN_MEMORY && !ts->spill_failed)
 		spill_out(ts);
 	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
@@ -159,17 +158,18 @@ static void grow_records(struct timedsamples_walk *w, size_t n)
 		w->rec[i] = UINT32_MAX;
 }
 
-void timedsamples_key(const void *key, const void *value, void *arg)
+void timedsamples_key(const struct stackdrain_entry *e, void *arg)
 {
 	struct timedsamples_walk *w = arg;
 	uint64_t v;
 
-	memcpy(&v, value, sizeof(v));
+	memcpy(&v, e->value, sizeof(v));
 	if (!v)
 		return;
-	stackframes_key(w->sf, key);
+	stackframes_key_stacks(w->sf, e->key, e->user, e->kern);
 	uint32_t rec = (uint32_t)stackframes_collect(w->sf, w->ts->stacks, v);
-	uint32_t k = intern_get(w->ts->keys, key, sizeof(struct stack_key));
+	/* the samples' keys carry the same numbers for their stacks */
+	uint32_t k = intern_get(w->ts->keys, e->key, sizeof(struct stack_key));
 	grow_records(w, (size_t)k + 1);
 	w->rec[k] = rec;
 }

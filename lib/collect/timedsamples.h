@@ -32,16 +32,19 @@ int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s);
 /* Drain the object's timed_samples ring buffer through rb.  NULL + message on failure. */
 struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer *rb);
 void timedsamples_free(struct timedsamples *ts);
-/* Rewrite each sample's key as it comes (stackdrain_intern_key: its stack
- * ids as the drained ones). */
-void timedsamples_set_rewrite(struct timedsamples *ts, void (*rewrite)(void *arg, struct stack_key *key), void *arg);
-/* With counts drained (stackdrain.h): w = timedsamples_walk_new(ts, sf);
+/* The counts are drained by d (stackdrain.h): each sample's stacks are
+ * known by d's numbers (stackdrain_number_key) as it comes, as the keys d
+ * hands timedsamples_key are. */
+struct stackdrain;
+struct stackdrain_entry;
+void timedsamples_set_drain(struct timedsamples *ts, struct stackdrain *d);
+/* With counts drained: w = timedsamples_walk_new(ts, sf);
  * timedsamples_key is the add() of the stackdrain (arg w), stackdrain_emit,
  * then timedsamples_walk_write(w, f);
  * w goes on for the next section (--every), freed by timedsamples_walk_free. */
 struct timedsamples_walk;
 struct timedsamples_walk *timedsamples_walk_new(struct timedsamples *ts, struct stackframes *sf);
-void timedsamples_key(const void *key, const void *value, void *walk);
+void timedsamples_key(const struct stackdrain_entry *e, void *walk);
 uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f);
 void timedsamples_walk_free(struct timedsamples_walk *w);
 /* Continuous mode, after a section's samples section: the samples, their

@@ -43,7 +43,7 @@ void unwinddwarf_free(struct unwinddwarf *d)
 	free(d);
 }
 
-void unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64_t weight)
+int unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64_t weight)
 {
 	struct dwarf_key k;
 
@@ -53,7 +53,10 @@ void unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64
 	k.exec_id = s->exec_id;
 	memcpy(k.comm, s->comm, MARPLE_COMM_LEN);
 	int n = unwind_stack(d->unw, (pid_t)s->pid, s->exec_id, &s->user, k.ips, MARPLE_STACK_DEPTH);
+	if (n < 0)
+		return -1;
 	hashtab_add(d->tab, &k, offsetof(struct dwarf_key, ips) + (size_t)n * sizeof(uint64_t), weight, 0);
+	return 0;
 }
 
 static void collect(const struct unwinddwarf *d, struct stackframes *sf, struct hashtab *t)

@@ -28,7 +28,7 @@ struct unwinddwarf *unwinddwarf_new(struct syms_cache *syms);
 void unwinddwarf_free(struct unwinddwarf *d);
 /* Unwind s's user stack (only s->user.len bytes of it are read) and add
  * weight to the stack found. */
-void unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64_t weight);
+int unwinddwarf_add(struct unwinddwarf *d, const struct dwarf_sample *s, uint64_t weight);	/* 0, -1 (said) */
 /* Symbolize and write one record per distinct frame list, merged with those
  * of the BPF counts map counts_fd (-1: none) where the tasks without a user
  * stack (kernel threads) are counted; how many records. */

@@ -187,8 +187,11 @@ static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid, uint64_t exec_
 	e->pid = pid;
 	e->exec_id = exec_id;
 	e->as = unw_create_addr_space(&accessors, 0);
-	if (!e->as)
-		marple_fatal(EXIT_DATA, "libunwind: cannot create an address space");
+	if (!e->as) {
+		marple_warn("libunwind: cannot create an address space");
+		free(e);
+		return NULL;
+	}
 	unw_set_caching_policy(e->as, UNW_CACHE_GLOBAL);
 	e->next = u->tab[b];
 	u->tab[b] = e;
@@ -201,15 +204,18 @@ int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct u
 	unw_cursor_t cur;
 	int n = 0;
 	uint64_t t0 = marple_now_monotonic_ns();
+	unw_addr_space_t as = NULL;
 
 	if (max <= 0 || us->regs[UREG_IP] == 0)
 		return 0;
+	if (us->len > 0 && !(as = addr_space(u, pid, exec_id)))
+		return -1;
 	u->pid = pid;
 	u->exec_id = exec_id;
 	u->us = us;
 	u->no_info = u->past_end = 0;
 	ips[n++] = us->regs[UREG_IP];
-	if (us->len > 0 && unw_init_remote(&cur, addr_space(u, pid, exec_id), u) == 0) {
+	if (us->len > 0 && unw_init_remote(&cur, as, u) == 0) {
 		while (n < max && unw_step(&cur) > 0) {
 			unw_word_t ip = 0;
 			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)

@@ -27,8 +27,9 @@ struct unwinder;
 struct unwinder *unwind_new(struct syms_cache *syms);
 void unwind_free(struct unwinder *u);
 /* Return addresses of the copied stack, leaf (the sampled ip) first; the
- * count (0 if there is no user stack).  Never fails: a walk that cannot go on
- * stops there (counted in unwind_stats). */
+ * count (0 if there is no user stack): a walk that cannot go on stops there
+ * (counted in unwind_stats).  -1 with a message said when libunwind has no
+ * memory for the process (the collector exits 1). */
 int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
 		    int max);
 

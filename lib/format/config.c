@@ -43,18 +43,15 @@ static void append(char **s, const char *fmt, ...) __attribute__((format(printf,
 static void append(char **s, const char *fmt, ...)
 {
 	va_list ap;
-	char *more;
+	size_t old = *s ? strlen(*s) : 0, cap = 0;
 
 	va_start(ap, fmt);
-	if (vasprintf(&more, fmt, ap) < 0)
-		marple_fatal(EXIT_DATA, "out of memory");
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	size_t old = *s ? strlen(*s) : 0;
-	*s = realloc(*s, old + strlen(more) + 1);
-	if (!*s)
-		marple_fatal(EXIT_DATA, "out of memory");
-	strcpy(*s + old, more);
-	free(more);
+	*s = marple_grow(*s, &cap, old + (size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(*s + old, (size_t)n + 1, fmt, ap);
+	va_end(ap);
 }
 
 static int is_word(const char *list, const char *w)
@@ -68,7 +65,8 @@ static int is_word(const char *list, const char *w)
 	return 0;
 }
 
-static void read_registry(const char *path)
+/* 0, or -1 with a bad line said. */
+static int read_registry(const char *path)
 {
 	size_t n;
 	char **lines = lines_of_file(path, "the registry of programs", &n);
@@ -78,7 +76,12 @@ static void read_registry(const char *path)
 	for (size_t i = 0; i < n; i++) {
 		const char *line = lines[i];
 		char none[1] = "";
-		registry_check_line(path, i + 1, line, strlen(line));
+		if (registry_check_line(path, i + 1, line, strlen(line)) < 0) {
+			for (size_t j = i; j < n; j++)
+				free(lines[j]);
+			free(lines);
+			return -1;
+		}
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *sections = registry_field(line, "sections"), *display = registry_field(line, "display"), *config = registry_field(line, "config");
 		if (kind && prog && !strcmp(kind, "collector") && !strncmp(prog, "marple-", 7)) {
@@ -111,16 +114,20 @@ static void read_registry(const char *path)
 		free(kind), free(prog), free(sections), free(display), free(config), free(lines[i]);
 	}
 	free(lines);
+	return 0;
 }
 
 static const char *config_name, *registry_path;
 static unsigned long config_line;
 
-/* A bad config line: exit 2.  One of the built-in defaults can only be
- * refused for what the registry lacks (a collector they name): that is the
- * registry's fault, named, exit 1. */
-static noreturn void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static noreturn void bad(const char *fmt, ...)
+/* config_load's status: 0, or what the program exits with. */
+static int load_status;
+
+/* A bad config line: said, -1, and the program exits 2.  One of the
+ * built-in defaults can only be refused for what the registry lacks (a
+ * collector they name): that is the registry's fault, named, exit 1. */
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
 {
 	va_list ap;
 	int builtin = !strcmp(config_name, "built-in");
@@ -134,7 +141,8 @@ static noreturn void bad(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(builtin ? EXIT_DATA : EXIT_USAGE);
+	load_status = builtin ? EXIT_DATA : EXIT_USAGE;
+	return -1;
 }
 
 /* A whole number at least lo, as the config takes them (nine digits at most). */
@@ -151,111 +159,115 @@ static int is_one_of(const char *v, const char *list)
 	return *v && !strchr(v, ' ') && is_word(words, v);
 }
 
-static void ignore(const char *s, const char *k)
+static int ignore(const char *s, const char *k)
 {
 	char item[512];
 	snprintf(item, sizeof(item), "[%s] %s", s, k);
-	if (ignored && strstr(ignored, item))
-		return;
-	append(&ignored, "%s%s", ignored ? ", " : "", item);
+	if (!ignored || !strstr(ignored, item))
+		append(&ignored, "%s%s", ignored ? ", " : "", item);
+	return 0;
 }
 
-/* Whether every word of a group (split at commas) is an interface. */
-static void check_group(const char *k, const char *v)
+/* Whether every word of a group (split at commas) is an interface: 0, or
+ * -1 (bad). */
+static int check_group(const char *k, const char *v)
 {
-	char *copy = strdup(v);
-	for (char *sv, *w = strtok_r(copy, ",", &sv); w; w = strtok_r(NULL, ",", &sv)) {
+	char *copy = marple_strdup(v);
+	int rc = 0;
+	for (char *sv, *w = strtok_r(copy, ",", &sv); w && !rc; w = strtok_r(NULL, ",", &sv)) {
 		w += strspn(w, " \t");
 		w[strcspn(w, " \t")] = 0;
 		if (!is_word(reg.interfaces, w) && !is_word(reg.sections, w) && strcmp(w, "perf-malloc"))
-			bad("group \"%s\": unknown interface \"%s\"", k, w);
+			rc = bad("group \"%s\": unknown interface \"%s\"", k, w);
 	}
 	free(copy);
+	return rc;
 }
 
-static void check(const char *s, const char *k, const char *v)
+/* One setting: 0, or -1 (bad). */
+static int check(const char *s, const char *k, const char *v)
 {
 	uint64_t ns;
 
 	if (!strcmp(s, "General")) {
 		if (!strcmp(k, "time")) {
 			if (marple_parse_duration_ns(v, &ns) < 0 || ns == 0)
-				bad("time must be a duration above 0 (10, 500ms, 2m, 1d), not \"%s\"", v);
-			return;
+				return bad("time must be a duration above 0 (10, 500ms, 2m, 1d), not \"%s\"", v);
+			return 0;
 		}
 		if (!strcmp(k, "frequency")) {
 			if (!is_count(v, 1))
-				bad("frequency must be a whole number of Hz");
-			return;
+				return bad("frequency must be a whole number of Hz");
+			return 0;
 		}
 		if (!strcmp(k, "record")) {	/* marple record's interfaces, a group */
 			if (!*v)
-				bad("record names no interface");
+				return bad("record names no interface");
 			return check_group(k, v);
 		}
 		if (is_one_of(k, "system_wide warnings top_stacks"))
 			return ignore(s, k);
 	} else if (!strcmp(s, "DisplayInterfaces")) {
 		if (!is_word(reg.interfaces, k) && !is_word(reg.sections, k) && strcmp(k, "perf-malloc"))
-			bad("unknown interface \"%s\" (known:%.*s)", k, (int)strlen(reg.interfaces) - 1, reg.interfaces);
+			return bad("unknown interface \"%s\" (known:%.*s)", k, (int)strlen(reg.interfaces) - 1, reg.interfaces);
 		if (!*v || !is_word(reg.aliases, v))
-			bad("unknown display \"%s\" for %s (known:%.*s)", v, k, (int)strlen(reg.displays) - 1, reg.displays);
-		return;
+			return bad("unknown display \"%s\" for %s (known:%.*s)", v, k, (int)strlen(reg.displays) - 1, reg.displays);
+		return 0;
 	} else if (!strcmp(s, "Aliases")) {
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", k[0]) ||
 		    strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(k))
-			bad("group name \"%s\" must be letters, digits, _ or -", k);
+			return bad("group name \"%s\" must be letters, digits, _ or -", k);
 		if (is_word(reg.interfaces, k))
-			bad("group \"%s\" has the name of an interface", k);
+			return bad("group \"%s\" has the name of an interface", k);
 		if (!*v)
-			bad("group \"%s\" is empty", k);
+			return bad("group \"%s\" is empty", k);
 		return check_group(k, v);
 	} else if (!strcmp(s, "callstack")) {
 		if (!strcmp(k, "frequency")) {
 			if (!is_count(v, 1))
-				bad("frequency must be a whole number of Hz");
-			return;
+				return bad("frequency must be a whole number of Hz");
+			return 0;
 		}
 		if (!strcmp(k, "timed")) {
 			if (!is_one_of(v, "auto yes no"))
-				bad("timed must be auto, yes or no");
-			return;
+				return bad("timed must be auto, yes or no");
+			return 0;
 		}
 	} else if (!strcmp(s, "g2")) {
 		if (!strcmp(k, "track")) {
 			if (!is_one_of(v, "pid cpu"))
-				bad("track must be pid or cpu");
-			return;
+				return bad("track must be pid or cpu");
+			return 0;
 		}
 		if (!strcmp(k, "path"))
 			return ignore(s, k);
 	} else if (!strcmp(s, "stackplot") && !strcmp(k, "top")) {
 		if (!is_count(v, 1))
-			bad("top must be a whole number above 0");
-		return;
+			return bad("top must be a whole number above 0");
+		return 0;
 	} else if (!strcmp(s, "treemap") && !strcmp(k, "depth")) {
 		if (!is_count(v, 1))
-			bad("depth must be a whole number above 0");
-		return;
+			return bad("depth must be a whole number above 0");
+		return 0;
 	} else if (!strcmp(s, "flamegraph") && !strcmp(k, "coloring")) {
 		if (*v && !is_one_of(v, "hot mem io wakeup chain java js perl red green blue aqua yellow purple orange"))
-			bad("unknown flame graph coloring \"%s\"", v);
-		return;
+			return bad("unknown flame graph coloring \"%s\"", v);
+		return 0;
 	} else if (!strcmp(s, "heatmap")) {
 		if (!strcmp(k, "mode")) {
 			if (!is_one_of(v, "latency offset"))
-				bad("mode must be latency or offset");
-			return;
+				return bad("mode must be latency or offset");
+			return 0;
 		}
 		if (!strcmp(k, "color")) {
 			if (!is_one_of(v, "linear rank"))
-				bad("color must be linear or rank");
-			return;
+				return bad("color must be linear or rank");
+			return 0;
 		}
 		if (!strcmp(k, "rows")) {
 			if (*v && !is_count(v, 1))
-				bad("rows must be a whole number above 0, or empty");
-			return;
+				return bad("rows must be a whole number above 0, or empty");
+			return 0;
 		}
 		if (is_one_of(k, "figure_size scale y_res normalised"))
 			return ignore(s, k);
@@ -266,8 +278,8 @@ static void check(const char *s, const char *k, const char *v)
 	char dk[512];
 	snprintf(dk, sizeof(dk), "%s:%s", s, k);
 	if (!strchr(dk, ' ') && is_word(reg.keys, dk))
-		return;
-	bad("unknown key \"%s\" in [%s]", k, s);
+		return 0;
+	return bad("unknown key \"%s\" in [%s]", k, s);
 }
 
 static char *trim(char *s)
@@ -280,45 +292,49 @@ static char *trim(char *s)
 }
 
 /* One line of a config: a comment, a [section], or key = value (or key: value). */
-static void config_line_read(char *line, size_t len, char **section)
+/* One line of a config text: 0, or -1 (bad). */
+static int config_line_read(char *line, size_t len, char **section)
 {
 	if (len && line[len - 1] == '\r')
 		line[--len] = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)line[i];
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			bad("control character in the line (NUL, escape, ...)");
+			return bad("control character in the line (NUL, escape, ...)");
 	}
 	char *p = line + strspn(line, " \t");
 	if (!*p || *p == '#' || *p == ';')
-		return;
+		return 0;
 	if (*p == '[') {
 		char *close = strchr(p, ']');
 		if (!close || close[strspn(close + 1, " \t") + 1] != 0)
-			bad("bad section line (want [Section])");
+			return bad("bad section line (want [Section])");
 		*close = 0;
 		char *sec = p + 1;
 		if (!is_one_of(sec, "General DisplayInterfaces Aliases callstack Aggregate") && !is_word(reg.displays, sec))
-			bad("unknown section [%s]", sec);
+			return bad("unknown section [%s]", sec);
 		free(*section);
 		*section = strdup(sec);
-		return;
+		return 0;
 	}
 	size_t at = strcspn(line, "=:");
 	if (!line[at])
-		bad("not a [section] or key = value line");
+		return bad("not a [section] or key = value line");
 	line[at] = 0;
 	char *k = trim(line), *v = trim(line + at + 1);
 	if (!*section)
-		bad("\"%s\" is outside any [section]", k);
+		return bad("\"%s\" is outside any [section]", k);
 	if (!*k)
-		bad("empty key");
-	check(*section, k, v);
+		return bad("empty key");
+	if (check(*section, k, v) < 0)
+		return -1;
 	char *key = NULL;
 	if (!strcmp(*section, "DisplayInterfaces"))	/* the original's names */
 		k = key = registry_interface(k, strlen(k));
-	if (strchr(k, '\t') || strchr(v, '\t'))
-		bad("a tab inside a key or value");
+	if (strchr(k, '\t') || strchr(v, '\t')) {
+		free(key);
+		return bad("a tab inside a key or value");
+	}
 	char *value = strdup(v);
 	if (!strcmp(*section, "Aliases")) {	/* "a , b" as "a,b" */
 		char *w = value;
@@ -338,25 +354,29 @@ static void config_line_read(char *line, size_t len, char **section)
 		append(&settings, "callstack\tfrequency\t%s\n", value);
 	free(value);
 	free(key);
+	return 0;
 }
 
-/* One config text, named name (a file, or "built-in"). */
-static void config_read(const char *name, FILE *f)
+/* One config text, named name (a file, or "built-in"): 0, or -1 at its
+ * first bad line. */
+static int config_read(const char *name, FILE *f)
 {
 	char *line = NULL, *section = NULL;
 	size_t cap = 0;
 	ssize_t len;
+	int rc = 0;
 
 	config_name = name, config_line = 0, ignored = NULL;
-	while ((len = getline(&line, &cap, f)) > 0) {
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
 		config_line++;
 		if (line[len - 1] == '\n')
 			line[--len] = 0;
-		config_line_read(line, (size_t)len, &section);
+		rc = config_line_read(line, (size_t)len, &section);
 	}
-	if (ignored && !quiet_load)
+	if (rc == 0 && ignored && !quiet_load)
 		marple_warn("%s: ignored (settings of the original MARPLE that do nothing here): %s", name, ignored);
 	free(ignored), free(line), free(section);
+	return rc;
 }
 
 /* The config files, lowest precedence first; $MARPLE_CONFIG: only it. */
@@ -372,9 +392,8 @@ static size_t files_to_read(char **files)
 	if (access("/etc/marple/config", F_OK) == 0)
 		files[n++] = strdup("/etc/marple/config");
 	if ((xdg && *xdg) || (home && *home)) {
-		char *user;
-		if (asprintf(&user, xdg && *xdg ? "%s/marple/config" : "%s/.config/marple/config", xdg && *xdg ? xdg : home) < 0)
-			marple_fatal(EXIT_DATA, "out of memory");
+		char *user = marple_asprintf(xdg && *xdg ? "%s/marple/config" : "%s/.config/marple/config",
+					     xdg && *xdg ? xdg : home);
 		if (access(user, F_OK) == 0)
 			files[n++] = user;
 		else
@@ -430,24 +449,34 @@ static void print_effective(FILE *out, char **files, size_t nfiles)
 static char *files_read[2];
 static size_t nfiles_read;
 
-void config_load(const char *path, int quiet)
+int config_load(const char *path, int quiet)
 {
 	quiet_load = quiet;
 	registry_path = path;
-	read_registry(path);
+	load_status = 0;
+	if (read_registry(path) < 0)
+		return EXIT_DATA;
 	FILE *builtin = fmemopen((void *)default_config, sizeof(default_config) - 1, "r");
 	FILE *displays = fmemopen(reg.builtin, strlen(reg.builtin), "r");
-	config_read("built-in", builtin);
-	config_read("built-in", displays);
+	int rc = config_read("built-in", builtin);
+	if (rc == 0)
+		rc = config_read("built-in", displays);
 	fclose(displays), fclose(builtin);
+	if (rc < 0)
+		return load_status;
 	nfiles_read = files_to_read(files_read);
 	for (size_t i = 0; i < nfiles_read; i++) {
 		FILE *f = fopen(files_read[i], "r");
-		if (!f)
-			marple_fatal(EXIT_DATA, "config: cannot read %s: %s", files_read[i], strerror(errno));
-		config_read(files_read[i], f);
+		if (!f) {
+			marple_warn("config: cannot read %s: %s", files_read[i], strerror(errno));
+			return EXIT_DATA;
+		}
+		rc = config_read(files_read[i], f);
 		fclose(f);
+		if (rc < 0)
+			return load_status;
 	}
+	return 0;
 }
 
 const char *config_settings(void)

@@ -6,7 +6,8 @@
  * one is named with its file and line, and the program exits 2.  marple-config
  * prints what is read here; marple-collect plans a capture with it.
  *
- *   config_load("build/marple-registry", 0);
+ *   if ((status = config_load("build/marple-registry", 0)))
+ *           exit(status);
  *   char *hz = config_value("callstack", "frequency");   // "99"
  */
 #ifndef MARPLE_CONFIG_H
@@ -14,10 +15,12 @@
 
 #include <stdio.h>
 
-/* Reads the defaults and the config files, once; a bad line or registry
- * exits.  The original MARPLE's settings that do nothing here are named on
- * stderr unless quiet (a check before the run that names them). */
-void config_load(const char *registry_path, int quiet);
+/* Reads the defaults and the config files, once: 0, or the status the
+ * program exits with, the reason said (a bad config line: 2; a bad
+ * registry, an unreadable file: 1).  The original MARPLE's settings that do
+ * nothing here are named on stderr unless quiet (a check before the run
+ * that names them). */
+int config_load(const char *registry_path, int quiet);
 /* Every setting read, "SECTION<TAB>KEY<TAB>VALUE\n" a line, later ones winning. */
 const char *config_settings(void);
 /* The value that won for [section] key, copied; NULL if it is not set. */

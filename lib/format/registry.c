@@ -107,7 +107,7 @@ static const char *bad_value(const char *key, const char *v)
 	return NULL;	/* options, config and what later programs add: free text */
 }
 
-void registry_check_line(const char *path, size_t lineno, const char *line, size_t len)
+int registry_check_line(const char *path, size_t lineno, const char *line, size_t len)
 {
 	const char *why = NULL;
 	char key[32] = "";
@@ -133,8 +133,10 @@ void registry_check_line(const char *path, size_t lineno, const char *line, size
 	if (!why && (!prog || !kind))
 		why = "no program= or kind=";
 	free(prog), free(kind);
-	if (why)
-		marple_fatal(EXIT_DATA, "%s:%zu: not a registry line: %s%s%s", path, lineno, why, key[0] ? " in " : "", key);
+	if (!why)
+		return 0;
+	marple_warn("%s:%zu: not a registry line: %s%s%s", path, lineno, why, key[0] ? " in " : "", key);
+	return -1;
 }
 
 static void add_display(struct registry *reg, size_t *cap, const char *line, const char *prog, const char *names)
@@ -196,7 +198,7 @@ static void add_collector(struct registry *reg, size_t *cap, const char *line, c
 	free(every);
 }
 
-void registry_read(struct registry *reg, const char *path)
+int registry_read(struct registry *reg, const char *path)
 {
 	size_t n, dcap = 0, scap = 0, ccap = 0;
 	char **lines = lines_of_file(path, "the registry of programs", &n);
@@ -204,7 +206,12 @@ void registry_read(struct registry *reg, const char *path)
 	memset(reg, 0, sizeof(*reg));
 	for (size_t i = 0; i < n; i++) {
 		const char *line = lines[i];
-		registry_check_line(path, i + 1, line, strlen(line));
+		if (registry_check_line(path, i + 1, line, strlen(line)) < 0) {
+			for (size_t j = i; j < n; j++)
+				free(lines[j]);
+			free(lines);
+			return -1;
+		}
 		char *kind = registry_field(line, "kind"), *prog = registry_field(line, "program");
 		char *display = registry_field(line, "display"), *sections = registry_field(line, "sections");
 		if (kind && prog && !strncmp(prog, "marple-", 7)) {
@@ -218,6 +225,7 @@ void registry_read(struct registry *reg, const char *path)
 		free(kind), free(prog), free(display), free(sections), free(lines[i]);
 	}
 	free(lines);
+	return 0;
 }
 
 const struct registry_display *registry_display(const struct registry *reg, const char *name)

@@ -46,15 +46,16 @@ struct registry {
 	size_t nsections;
 };
 
-/* Exits 1 naming path:lineno and why unless line (len bytes) is a registry
- * line: tab-separated KEY=VALUE fields with program=marple-NAME and kind=,
- * no control character, and the fields the driver builds names and file
- * names from (display, ext, reads, default-for, sections, every) well
- * formed: ext=../../x or default-for=banana never reaches a plan. */
-void registry_check_line(const char *path, size_t lineno, const char *line, size_t len);
-/* Reads the registry at path (each line checked as above); exits 1 naming it
- * if it cannot. */
-void registry_read(struct registry *reg, const char *path);
+/* 0 if line (len bytes) is a registry line: tab-separated KEY=VALUE fields
+ * with program=marple-NAME and kind=, no control character, and the fields
+ * the driver builds names and file names from (display, ext, reads,
+ * default-for, sections, every) well formed: ext=../../x or
+ * default-for=banana never reaches a plan.  Else -1, path:lineno and why
+ * said (the program exits 1). */
+int registry_check_line(const char *path, size_t lineno, const char *line, size_t len);
+/* Reads the registry at path (each line checked as above): 0, or -1 with
+ * a bad line said; exits 1 naming it if it cannot be read. */
+int registry_read(struct registry *reg, const char *path);
 /* The display answering to name (its own or an alias), or NULL. */
 const struct registry_display *registry_display(const struct registry *reg, const char *name);
 /* The first len bytes of name as the registry names an interface, copied:

@@ -495,6 +495,19 @@ char *marple_strndup(const char *s, size_t n)
 	return p;
 }
 
+char *marple_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		marple_fatal(EXIT_DATA, "out of memory");
+	return s;
+}
+
 void *marple_grow(void *buf, size_t *cap, size_t need, size_t sz)
 {
 	size_t c = *cap ? *cap : 16;

@@ -87,5 +87,7 @@ void *marple_malloc(size_t n);
 void *marple_calloc(size_t n, size_t sz);
 char *marple_strdup(const char *s);
 char *marple_strndup(const char *s, size_t n);
+/* A new string printed with fmt (free it); exits 1 on out-of-memory. */
+char *marple_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

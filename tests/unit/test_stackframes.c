@@ -1,6 +1,7 @@
 /* test_stackframes.c — the records table of lib/collect/stackframes.c: what a
  * distinct stack costs in it (a long capture's table grows by that for every
- * new stack), and that its records come out as they went in. */
+ * new stack), and that its records come out as they went in; a stack handed
+ * as addresses (stackdrain.h) is named as the same stack read by its id. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,10 +133,62 @@ static void split_cpu(void)
 	stackframes_free(sf);
 }
 
+/* The frames of the stack just built, joined by ';'. */
+static void joined(struct stackframes *sf, char *buf, size_t len)
+{
+	size_t n, at = 0;
+	const char *const *fr = stackframes_frames(sf, &n);
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ";" : "", fr[i]);
+}
+
+/* A stack without addresses says why, the same whether handed by the drain
+ * (stackframes_key_stacks) or read by its id from a store (no store here:
+ * an id is missing). */
+static void stacks_without_addresses(void)
+{
+	struct stackframes *sf = stackframes_new(NULL, NULL, -1, SF_DELIMIT | SF_ANNOTATE_KERNEL);
+	struct stack_key k = { .pid = 1 };
+	struct stackframes_stats st;
+	char by_ips[256], by_id[256];
+	static const struct {
+		int user, kern;
+		const char *frames;
+	} cases[] = {
+		{ STACK_ID_NONE, STACK_ID_NONE, "app" },
+		{ STACK_ID_LOST, STACK_ID_NONE, "app;[lost: stack map full]" },
+		{ STACK_ID_NONE, STACK_ID_LOST, "app;-;[lost: stack map full]_[k]" },
+		{ -2, -2, "app;[missing user stack];-;[missing kernel stack]_[k]" },
+	};
+	int same = 1;
+
+	memcpy(k.comm, "app", 4);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		stackframes_key_stacks(sf, &k, (struct stack_ips){ NULL, cases[i].user },
+				       (struct stack_ips){ NULL, cases[i].kern });
+		joined(sf, by_ips, sizeof(by_ips));
+		k.user_stack_id = cases[i].user;
+		k.kern_stack_id = cases[i].kern;
+		stackframes_key(sf, &k);
+		joined(sf, by_id, sizeof(by_id));
+		if (strcmp(by_ips, cases[i].frames) || strcmp(by_id, cases[i].frames)) {
+			printf("# case %zu: by addresses %s, by id %s, wanted %s\n", i, by_ips, by_id, cases[i].frames);
+			same = 0;
+		}
+	}
+	stackframes_stats(sf, &st);
+	test_cond("a stack without addresses is named alike by addresses and by id",
+		  same && st.missing_user == 2 && st.missing_kernel == 2);
+	stackframes_free(sf);
+}
+
 int main(void)
 {
-	test_plan(4);
+	test_plan(5);
 	table_cost_and_contents();
 	split_cpu();
+	stacks_without_addresses();
 	return test_report();
 }
