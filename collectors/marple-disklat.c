@@ -191,8 +191,8 @@ int main(int argc, char **argv)
 	duration = collector_duration(argc, argv, optind);
 	if (opt.dev)
 		blockdev_disk(opt.dev, &opt.major, &opt.minor, NULL);
-	if (opt.pid)
-		uprobes_require_process((pid_t)opt.pid);
+	if (opt.pid && uprobes_require_process((pid_t)opt.pid) != 0)
+		return EXIT_DATA;
 	collector_start(opt.verbose > 1);
 
 	have_io_start = collector_tracepoint_exists("block", "block_io_start");

@@ -154,6 +154,9 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 		marple_usage_error("-p and -c cannot be used together");
 	if (sc->children && !sc->pid)
 		marple_usage_error("--children goes with -p PID (-c follows a command's children always)");
+	if (sc->cmd && uprobes_command_check(sc->cmd) != 0)
+		marple_usage_error("cannot split the command '%s' into words (one command and its arguments, "
+				   "quoted as for sh: no ; | & < > or $(...))", sc->cmd);
 	if (sc->cmd && has_option(sc, SC_OPT_CHILDREN))
 		sc->children = 1;
 	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
@@ -164,8 +167,8 @@ void stackcollector_parse(struct stackcollector *sc, const struct sc_option *opt
 void stackcollector_start(const struct stackcollector *sc)
 {
 	collector_start(sc->verbose > 1);
-	if (sc->pid)
-		uprobes_require_process(sc->pid);
+	if (sc->pid && uprobes_require_process(sc->pid) != 0)
+		exit(EXIT_DATA);
 }
 
 char *stackcollector_libc(const struct stackcollector *sc)
@@ -362,6 +365,8 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	if (!sc->cmd)
 		return sc->pid;
 	sc->child = uprobes_command_start(sc->cmd);
+	if (sc->child < 0)
+		exit(EXIT_DATA);
 	sc->child_running = 1;
 	return sc->child;
 }
@@ -479,10 +484,12 @@ static void fold_turn(struct stackcollector *sc, int drained)
 
 void stackcollector_ready(struct stackcollector *sc)
 {
-	if (sc->child)
-		uprobes_command_go(sc->child);
-	else if (sc->pid || sc->tid)
+	if (sc->child) {
+		if (uprobes_command_go(sc->child) != 0)
+			exit(EXIT_DATA);
+	} else if (sc->pid || sc->tid) {
 		collector_watch_target(sc->pid ? sc->pid : sc->tid, !sc->pid);
+	}
 	collector_ready(sc->duration);
 	sc->section_start_ns = marple_now_monotonic_ns();
 	sc->section_wall_ns = marple_now_realtime_ns();

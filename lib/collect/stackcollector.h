@@ -299,7 +299,8 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr);
 
 /* The process to trace: with -c, the command, started now (it runs from
- * stackcollector_ready on); else -p's (0: every process). */
+ * stackcollector_ready on; exit 1 after uprobes' message if it cannot be
+ * started); else -p's (0: every process). */
 pid_t stackcollector_target(struct stackcollector *sc);
 
 /* With --children or -c, after load: target (stackcollector_target's) and
@@ -332,7 +333,8 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 #define STACKCOLLECTOR_FOLD_PERIODS 60
 /* the naming of a fold, a slice a turn (the turns are 20-100 ms apart) */
 #define STACKCOLLECTOR_FOLD_SLICE_US 10000
-/* Let -c's command run, and collector_ready(). */
+/* Let -c's command run (exit 1 after uprobes' message if it cannot be
+ * run), and collector_ready(). */
 void stackcollector_ready(struct stackcollector *sc);
 /* One turn of the capture: read the pid notes (100 ms at most), drain
  * sc->drain if due (stackdrain.h), and notice
