@@ -23,8 +23,12 @@ struct bpf_link;
 char *uprobes_find_lib(pid_t pid, const char *name);
 
 /* Attach prog as a uprobe (retprobe: uretprobe) on function func of the ELF
- * file path, for pid (-1: every process).  NULL + a one-line message naming
- * the function on failure. */
+ * file path, for pid (-1: every process).  path is opened without blocking
+ * and must be a regular file (procmaps_open_safe), func is found through the
+ * model (mappedfiles + the symbolizer's elfsyms slot), and the kernel is
+ * handed that very file by its descriptor.  NULL + a one-line message naming
+ * the function, the file and why (not a regular file, not an ELF file, no
+ * such function, the kernel's error) on failure. */
 struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
 				const char *func, int retprobe);
 
