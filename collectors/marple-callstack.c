@@ -309,8 +309,9 @@ int main(int argc, char **argv)
 				   opt.raw ? "raw" : "dwarf");
 	if (collector_start(sc.verbose > 1) < 0 || stacksbpf_check_target(sc.pid, sc.tid) < 0)
 		return EXIT_DATA;
-	if (sc.cmd)	/* started now, held until the sampling is attached */
-		sc.pid = stackcollector_target(&sc);
+	/* started now, held until the sampling is attached */
+	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
+		return EXIT_DATA;
 
 	/* Python frames with the user stacks (not --raw: no stacks) */
 	bool python = stackcollector_python_wanted(&sc) && !opt.raw;

@@ -362,8 +362,8 @@ static uint64_t parse_options(int argc, char **argv)
 		}
 	}
 	uint64_t duration = collector_duration(argc, argv, optind);
-	if (opt.pid)
-		uprobes_require_process((pid_t)opt.pid);
+	if (opt.pid && uprobes_require_process((pid_t)opt.pid) != 0)
+		exit(EXIT_DATA);
 	return duration;
 }
 

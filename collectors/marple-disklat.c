@@ -192,8 +192,8 @@ int main(int argc, char **argv)
 	duration = collector_duration(argc, argv, optind);
 	if (opt.dev && blockdev_disk(opt.dev, &opt.major, &opt.minor, NULL) < 0)
 		return EXIT_DATA;
-	if (opt.pid)
-		uprobes_require_process((pid_t)opt.pid);
+	if (opt.pid && uprobes_require_process((pid_t)opt.pid) != 0)
+		return EXIT_DATA;
 	if (collector_start(opt.verbose > 1) < 0)
 		return EXIT_DATA;
 

@@ -391,8 +391,9 @@ int main(int argc, char **argv)
 		return EXIT_OK;	/* -h */
 	if (stackcollector_start(&sc) < 0)
 		return EXIT_DATA;
-	if (sc.cmd)	/* started now, held until the tracing is attached */
-		sc.pid = stackcollector_target(&sc);
+	/* started now, held until the tracing is attached */
+	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
+		return EXIT_DATA;
 	struct lock_bpf *skel = cap.skel = load();
 	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
 		exit(EXIT_DATA);

@@ -170,7 +170,8 @@ int main(int argc, char **argv)
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		goto cleanup;
-	target = stackcollector_target(&sc);
+	if ((target = stackcollector_target(&sc)) < 0)
+		return EXIT_DATA;
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
 	if (err) {

@@ -580,7 +580,8 @@ int main(int argc, char **argv)
 	}
 	if (configure(skel) < 0)
 		goto cleanup;
-	target = stackcollector_target(&sc);
+	if ((target = stackcollector_target(&sc)) < 0)
+		return EXIT_DATA;
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
 	if (err) {
@@ -601,7 +602,8 @@ int main(int argc, char **argv)
 	stackdrain_set_kept(sc.drain, still_named, skel);
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
-	stackcollector_ready(&sc);
+	if (stackcollector_ready(&sc) < 0)
+		return EXIT_DATA;
 	start = marple_now_monotonic_ns();
 	next_sample = start + opt.interval_ns;
 

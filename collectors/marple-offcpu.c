@@ -682,8 +682,9 @@ int main(int argc, char **argv)
 				   opt.dwarf ? "dwarf" : "timed");
 	if (collector_start(sc.verbose > 1) < 0 || stacksbpf_check_target(sc.pid, sc.tid) < 0)
 		return EXIT_DATA;
-	if (sc.cmd)	/* started now, held until the tracing is attached */
-		sc.pid = stackcollector_target(&sc);
+	/* started now, held until the tracing is attached */
+	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
+		return EXIT_DATA;
 	cap.skel = skel = load(&how);
 	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
 		exit(EXIT_DATA);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dwarfinline.h"
 #include "hashtab.h"
@@ -127,7 +128,7 @@ static uint64_t debug_section_bytes(Elf *elf)
 	return total;
 }
 
-static int report_file(struct dwarfinline *d, const char *path)
+static int report_file(struct dwarfinline *d, const char *path, int fd)
 {
 	d->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
@@ -136,9 +137,12 @@ static int report_file(struct dwarfinline *d, const char *path)
 		.debuginfo_path = &d->debugpath,
 	};
 	d->dwfl = dwfl_begin(&d->callbacks);
-	if (!d->dwfl)
+	if (!d->dwfl) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
-	d->mod = dwfl_report_offline(d->dwfl, "", path, -1);
+	}
+	d->mod = dwfl_report_offline(d->dwfl, "", path, fd);	/* fd: libdwfl's now */
 	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0 || !d->mod)
 		return -1;
 	return 0;
@@ -417,15 +421,29 @@ static void load_dwarf(struct dwarfinline *d, uint64_t max_bytes)
 
 struct dwarfinline *dwarfinline_open(const char *path, const char *debugroot, uint64_t max_bytes)
 {
+	return dwarfinline_open_fd(path, -1, debugroot, max_bytes);
+}
+
+struct dwarfinline *dwarfinline_open_fd(const char *path, int fd, const char *debugroot, uint64_t max_bytes)
+{
 	struct dwarfinline *d = calloc(1, sizeof(*d));
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	const char *root = debugroot ? debugroot : "/usr/lib/debug";
 	size_t len = strlen(root) + sizeof("-:.debug:");
 	d->debugpath = malloc(len);
 	if (d->debugpath)
 		snprintf(d->debugpath, len, "-:.debug:%s", root);
-	if (!d->debugpath || !(d->strings = hashtab_new()) || report_file(d, path) != 0) {
+	if (!d->debugpath || !(d->strings = hashtab_new())) {
+		if (fd >= 0)
+			close(fd);
+		dwarfinline_close(d);
+		return NULL;
+	}
+	if (report_file(d, path, fd) != 0) {
 		dwarfinline_close(d);
 		return NULL;
 	}

@@ -58,6 +58,10 @@ struct dwarfinline;
  * default bound).  NULL only when path cannot be read as ELF; a file with no
  * DWARF gives a handle whose lookups all count no_dwarf. */
 struct dwarfinline *dwarfinline_open(const char *path, const char *debugroot, uint64_t max_bytes);
+/* Same, the file read from fd (opened safely by the caller; always taken:
+ * closed with the handle, or at once on failure); path names it and is
+ * where its debug link is looked for. */
+struct dwarfinline *dwarfinline_open_fd(const char *path, int fd, const char *debugroot, uint64_t max_bytes);
 
 /* The chain at vaddr into out[0..max), innermost first; its length, 0 when
  * the DWARF does not say (counted in the stats). */

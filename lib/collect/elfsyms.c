@@ -506,3 +506,53 @@ const char *elfsyms_name(struct elfsyms *es, struct elfsyms_sym *u)
 	es->names_cut++;
 	return cut;
 }
+
+/* The address of function name in e's symbol tables into *addr (0: none
+ * yet): 1 found, 0 not there, -1 two of that name at different addresses.
+ * "malloc@@GLIBC_2.2.5" is malloc. */
+static int func_addr(Elf *e, const char *name, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+	size_t len = strlen(name);
+	int found = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *s;
+			int type;
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    ((type = GELF_ST_TYPE(sym.st_info)) != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    !(s = elf_strptr(e, sh.sh_link, sym.st_name)) || strncmp(s, name, len) != 0 ||
+			    (s[len] != 0 && s[len] != '@'))
+				continue;
+			if (found && *addr != sym.st_value)
+				return -1;
+			*addr = sym.st_value;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+int elfsyms_func_offset(const struct elfsyms_file *d, const char *name, uint64_t *off)
+{
+	uint64_t addr = 0;
+	int found = d->elf ? func_addr(d->elf, name, &addr) : 0;
+
+	if (found == 0 && d->dbg_elf)
+		found = func_addr(d->dbg_elf, name, &addr);
+	for (size_t i = 0; found == 1 && i < d->nsegs; i++) {
+		const struct elfsyms_seg *g = &d->segs[i];
+		if (addr >= g->vaddr && addr < g->vaddr + g->filesz) {
+			*off = addr - g->vaddr + g->off;
+			return 0;
+		}
+	}
+	return -1;
+}

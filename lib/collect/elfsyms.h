@@ -98,6 +98,10 @@ int elfsyms_interp(const struct elfsyms_file *prog, char *buf, size_t size);
  * *name (inside data), or -1 if it names none (no NUL, empty, longer than
  * 255, a '/', "." or ".."). */
 int elfsyms_debuglink(const void *data, size_t size, const char **name);
+/* The file offset of function name in d (its .symtab, .dynsym, else its
+ * debug file's), where a uprobe goes: 0 and *off, or -1 when d defines no
+ * such function or two of that name at different addresses. */
+int elfsyms_func_offset(const struct elfsyms_file *d, const char *name, uint64_t *off);
 /* d's GNU build-id in hex ("" if none). */
 const char *elfsyms_build_id(struct elfsyms_file *d);
 

@@ -230,6 +230,17 @@ struct gopclntab *gopclntab_open(const char *path)
 	return g;
 }
 
+struct gopclntab *gopclntab_from_memory(const void *data, size_t size)
+{
+	struct gopclntab *g = NULL;
+	Elf *elf = elf_version(EV_CURRENT) != EV_NONE ? elf_memory((char *)data, size) : NULL;
+
+	if (elf)
+		g = parse_elf(elf);
+	elf_end(elf);
+	return g;
+}
+
 uint64_t gopclntab_functions(const struct gopclntab *g)
 {
 	return g->nfunc;

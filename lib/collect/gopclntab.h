@@ -18,6 +18,7 @@
 #ifndef MARPLE_GOPCLNTAB_H
 #define MARPLE_GOPCLNTAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct gopclntab_frame {
@@ -31,6 +32,10 @@ struct gopclntab;
 
 /* path's .gopclntab, or NULL (not ELF, no table, a layout not known). */
 struct gopclntab *gopclntab_open(const char *path);
+
+/* The .gopclntab of the ELF file whose bytes are data[0..size) (a mapped
+ * file of the model: the table is copied), or NULL. */
+struct gopclntab *gopclntab_from_memory(const void *data, size_t size);
 
 /* A table already in memory (size bytes; copied), whose binary's .text
  * starts at text_addr; NULL if its header is not one of the layouts. */

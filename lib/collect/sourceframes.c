@@ -2,18 +2,22 @@
  * table's function (see sourceframes.h). */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gopclntab.h"
-#include "hashtab.h"
+#include "mappedfiles.h"
+#include "procmaps.h"
 #include "sourceframes.h"
 #include "util.h"
 
 #define MAX_SEGMENTS 16
 
+/* What sourceframes learned about a mapped file: its slot in the file's
+ * entry of the model (mappedfiles.h). */
 struct source_file {
 	struct dwarfinline *dwarf;
 	struct gopclntab *go;
@@ -24,71 +28,92 @@ struct source_file {
 };
 
 struct sourceframes {
-	struct hashtab *paths;		/* path -> index in files */
-	struct source_file *files;
-	size_t cap;
+	struct mappedfiles *model;
+	struct mappedfile **held;	/* the files with a slot, held */
+	size_t nheld, held_cap;
 	struct sourceframes_stats st;
 };
 
 struct sourceframes *sourceframes_new(void)
 {
-	struct sourceframes *s = calloc(1, sizeof(*s));
-	if (!s || !(s->paths = hashtab_new()))
-		marple_fatal(1, "out of memory");
+	struct sourceframes *s = marple_calloc(1, sizeof(*s));
+	s->model = mappedfiles_shared();
 	return s;
 }
 
-/* The loadable segments of the ELF at path. */
-static void read_segments(struct source_file *f, const char *path)
+/* The loadable segments of the ELF file f, from its mapping. */
+static void read_segments(struct source_file *sfile, const struct mappedfile *f)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf *elf = elf_memory((char *)f->data, f->size);
 	size_t n = 0;
 	if (elf && elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n && f->nsegs < MAX_SEGMENTS; i++) {
+		for (size_t i = 0; i < n && sfile->nsegs < MAX_SEGMENTS; i++) {
 			GElf_Phdr ph;
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
-				f->segs[f->nsegs].offset = ph.p_offset, f->segs[f->nsegs].filesz = ph.p_filesz,
-				f->segs[f->nsegs++].vaddr = ph.p_vaddr;
+				sfile->segs[sfile->nsegs].offset = ph.p_offset, sfile->segs[sfile->nsegs].filesz = ph.p_filesz,
+				sfile->segs[sfile->nsegs++].vaddr = ph.p_vaddr;
 		}
 	}
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 }
 
-/* The slot of path with build_id (opened on first sight), or NULL over the
- * bound.  Keyed by both: one path can be two files (containers, a rebuild). */
-static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char *path, const char *build_id)
+/* Open path (the process's root first, then ours) only if it is the file f
+ * (a regular file, never blocking, the same device and inode): libdw reads
+ * DWARF from a descriptor, not from the model's mapping. */
+static int open_same_file(pid_t pid, const char *path, const struct mappedfile *f, char *real, size_t size)
 {
-	char key[4096];
-	int len = snprintf(key, sizeof(key), "%s%c%s", path, 0, build_id ? build_id : "");
-	if (len < 0 || (size_t)len >= sizeof(key))
-		return NULL;
-	size_t before = hashtab_size(s->paths);
-	if (before >= SOURCEFRAMES_MAX_FILES && !hashtab_find(s->paths, key, (size_t)len)) {
-		s->st.files_refused++;
-		return NULL;
+	for (int ours = 0; ours < 2; ours++) {
+		struct stat st;
+		if (ours)
+			snprintf(real, size, "%s", path);
+		else
+			snprintf(real, size, "/proc/%d/root%s", (int)pid, path);
+		int fd = procmaps_open_safe(AT_FDCWD, real, &st);
+		if (fd >= 0 && mappedfile_id_equal(mappedfile_id_of_stat(&st), f->id))
+			return fd;
+		if (fd >= 0)
+			close(fd);
 	}
-	size_t i = hashtab_index(s->paths, hashtab_add(s->paths, key, (size_t)len, 0, 0));
-	if (i < before)
-		return &s->files[i];
-	s->files = marple_grow(s->files, &s->cap, i + 1, sizeof(*s->files));
-	struct source_file *f = memset(&s->files[i], 0, sizeof(*f));
-	char real[4096];
-	snprintf(real, sizeof(real), "/proc/%d/root%s", (int)pid, path);
-	if (access(real, R_OK) != 0)
-		snprintf(real, sizeof(real), "%s", path);
-	elf_version(EV_CURRENT);
-	read_segments(f, real);
-	f->dwarf = dwarfinline_open(real, NULL, 0);
-	if (f->dwarf)
-		s->st.dwarf_bytes += dwarfinline_stats(f->dwarf)->dwarf_bytes,
-		s->st.table_bytes += dwarfinline_stats(f->dwarf)->table_bytes;
-	f->go = gopclntab_open(real);
+	return -1;
+}
+
+static void source_file_free(void *p)
+{
+	struct source_file *sfile = p;
+	dwarfinline_close(sfile->dwarf);
+	gopclntab_close(sfile->go);
+	free(sfile);
+}
+
+/* What f tells of its sources (read on first sight, kept as sourceframes'
+ * slot in f), or NULL over the bound.  Takes the reference f holds: kept
+ * with a new slot, else let go. */
+static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char *path, struct mappedfile *f)
+{
+	struct source_file *sfile = mappedfile_slot(f, s);
+	if (sfile || s->nheld >= SOURCEFRAMES_MAX_FILES) {
+		s->st.files_refused += !sfile;
+		mappedfile_put(f);
+		return sfile;
+	}
+	sfile = marple_calloc(1, sizeof(*sfile));
+	if (f->data && !mappedfile_truncated(f)) {
+		elf_version(EV_CURRENT);
+		read_segments(sfile, f);
+		sfile->go = gopclntab_from_memory(f->data, f->size);
+	}
+	char real[4200];
+	int fd = open_same_file(pid, path, f, real, sizeof(real));
+	sfile->dwarf = fd >= 0 ? dwarfinline_open_fd(real, fd, NULL, 0) : NULL;
+	if (sfile->dwarf)
+		s->st.dwarf_bytes += dwarfinline_stats(sfile->dwarf)->dwarf_bytes,
+		s->st.table_bytes += dwarfinline_stats(sfile->dwarf)->table_bytes;
+	mappedfile_set_slot(f, s, sfile, source_file_free);
+	s->held = marple_grow(s->held, &s->held_cap, s->nheld + 1, sizeof(*s->held));
+	s->held[s->nheld++] = f;
 	s->st.files++;
-	return f;
+	return sfile;
 }
 
 static int offset_to_vaddr(const struct source_file *f, uint64_t offset, uint64_t *vaddr)
@@ -101,11 +126,12 @@ static int offset_to_vaddr(const struct source_file *f, uint64_t offset, uint64_
 	return -1;
 }
 
-int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, const char *build_id,
+int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, struct mappedfile_id id,
 			uint64_t file_offset, struct sourceframes_frame *out, int max)
 {
 	s->st.lookups++;
-	struct source_file *f = path[0] == '/' ? file_of(s, pid, path, build_id) : NULL;
+	struct mappedfile *mf = path[0] == '/' && (id.dev || id.ino) ? mappedfiles_find(s->model, id) : NULL;
+	struct source_file *f = mf ? file_of(s, pid, path, mf) : NULL;
 	uint64_t vaddr;
 	if (!f || max < 1 || offset_to_vaddr(f, file_offset, &vaddr) != 0) {
 		s->st.unresolved++;
@@ -138,11 +164,11 @@ void sourceframes_free(struct sourceframes *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < hashtab_size(s->paths); i++) {
-		dwarfinline_close(s->files[i].dwarf);
-		gopclntab_close(s->files[i].go);
+	for (size_t i = 0; i < s->nheld; i++) {
+		mappedfile_set_slot(s->held[i], s, NULL, NULL);	/* frees its source_file */
+		mappedfile_put(s->held[i]);
 	}
-	free(s->files);
-	hashtab_free(s->paths);
+	free(s->held);
+	mappedfiles_release(s->model);
 	free(s);
 }

@@ -3,12 +3,16 @@
  * (dwarfinline), or a Go binary's function and line from its .gopclntab
  * (gopclntab) when its symbols are stripped.  The namer (stackframes) asks
  * with the file and offset the symbolizer found; each file's readers are
- * opened once and kept (at most SOURCEFRAMES_MAX_FILES files; more are not
- * read, and counted).
+ * made once and kept as sourceframes' slot in the file's entry of the model
+ * (mappedfiles.h: opened, identified by device and inode, guarded there):
+ * segments and the Go table from the model's mapping, DWARF (libdw reads a
+ * descriptor) from the file opened again without blocking and only if it is
+ * the same file.  At most SOURCEFRAMES_MAX_FILES files; more are not read,
+ * and counted.
  *
  *   struct sourceframes *s = sourceframes_new();
  *   struct sourceframes_frame f[DWARFINLINE_MAX_DEPTH];
- *   int n = sourceframes_lookup(s, pid, "/usr/bin/prog", build_id, file_offset, f, DWARFINLINE_MAX_DEPTH);
+ *   int n = sourceframes_lookup(s, pid, "/usr/bin/prog", file_id, file_offset, f, DWARFINLINE_MAX_DEPTH);
  *   // f[0] innermost ... f[n-1] the real function
  *   sourceframes_free(s);
  */
@@ -19,6 +23,7 @@
 #include <sys/types.h>
 
 #include "dwarfinline.h"
+#include "mappedfiles.h"
 
 #define SOURCEFRAMES_MAX_FILES 256
 
@@ -40,11 +45,11 @@ struct sourceframes;
 
 struct sourceframes *sourceframes_new(void);
 
-/* The source frames at file_offset of path (with build_id, "" or NULL if
- * none) as pid maps it (read through /proc/PID/root): n > 0 frames
- * innermost first, the last the function itself; 0 if neither DWARF nor a
- * Go table says. */
-int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, const char *build_id,
+/* The source frames at file_offset of the file id (mappedfiles.h: the
+ * symbolizer opened it) that pid maps as path: n > 0 frames innermost
+ * first, the last the function itself; 0 if neither DWARF nor a Go table
+ * says. */
+int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, struct mappedfile_id id,
 			uint64_t file_offset, struct sourceframes_frame *out, int max);
 
 void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats *out);

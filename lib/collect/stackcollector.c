@@ -156,6 +156,9 @@ int stackcollector_parse(struct stackcollector *sc, const struct sc_option *opti
 		marple_usage_error("-p and -c cannot be used together");
 	if (sc->children && !sc->pid)
 		marple_usage_error("--children goes with -p PID (-c follows a command's children always)");
+	if (sc->cmd && uprobes_command_check(sc->cmd) != 0)
+		marple_usage_error("cannot split the command '%s' into words (one command and its arguments, "
+				   "quoted as for sh: no ; | & < > or $(...))", sc->cmd);
 	if (sc->cmd && has_option(sc, SC_OPT_CHILDREN))
 		sc->children = 1;
 	if (sc->unwind == UNWIND_MODE_DWARF && !has_option(sc, SC_OPT_DWARF))
@@ -168,8 +171,8 @@ int stackcollector_start(const struct stackcollector *sc)
 {
 	if (collector_start(sc->verbose > 1) < 0)
 		return -1;
-	if (sc->pid)
-		uprobes_require_process(sc->pid);
+	if (sc->pid && uprobes_require_process(sc->pid) != 0)
+		return -1;
 	return 0;
 }
 
@@ -374,6 +377,8 @@ pid_t stackcollector_target(struct stackcollector *sc)
 	if (!sc->cmd)
 		return sc->pid;
 	sc->child = uprobes_command_start(sc->cmd);
+	if (sc->child < 0)
+		return -1;
 	sc->child_running = 1;
 	return sc->child;
 }
@@ -493,17 +498,20 @@ static void fold_turn(struct stackcollector *sc, int drained)
 	sc->folding = 1;
 }
 
-void stackcollector_ready(struct stackcollector *sc)
+int stackcollector_ready(struct stackcollector *sc)
 {
-	if (sc->child)
-		uprobes_command_go(sc->child);
-	else if (sc->pid || sc->tid)
+	if (sc->child) {
+		if (uprobes_command_go(sc->child) != 0)
+			return -1;
+	} else if (sc->pid || sc->tid) {
 		collector_watch_target(sc->pid ? sc->pid : sc->tid, !sc->pid);
+	}
 	collector_ready(sc->duration);
 	sc->section_start_ns = marple_now_monotonic_ns();
 	sc->section_wall_ns = marple_now_realtime_ns();
 	if (sc->interval)
 		sc->next_cut_ns = collector_aligned_cut(sc->section_start_ns + sc->interval / 2, sc->interval);
+	return 0;
 }
 
 /* Has -c's command ended?  Its stops (after exec, before exit) are let go. */
@@ -557,7 +565,8 @@ static int turn_ms(const struct stackcollector *sc, int poll_ms)
 
 int stackcollector_run(struct stackcollector *sc, const struct stackcollector_run *run)
 {
-	stackcollector_ready(sc);
+	if (stackcollector_ready(sc) < 0)
+		return STACKCOLLECTOR_READ_FAILED;
 	for (;;) {
 		int go = run->rb ? read_turn(sc, run->rb, sc->syms, turn_ms(sc, run->poll_ms)) : stackcollector_poll(sc);
 		if (go < 0)

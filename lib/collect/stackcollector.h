@@ -303,7 +303,8 @@ json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj
 void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr);
 
 /* The process to trace: with -c, the command, started now (it runs from
- * stackcollector_ready on); else -p's (0: every process). */
+ * stackcollector_ready on; -1 after uprobes' message if it cannot be
+ * started: the collector exits 1); else -p's (0: every process). */
 pid_t stackcollector_target(struct stackcollector *sc);
 
 /* With --children or -c, after load: target (stackcollector_target's) and
@@ -336,8 +337,9 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 #define STACKCOLLECTOR_FOLD_PERIODS 60
 /* the naming of a fold, a slice a turn (the turns are 20-100 ms apart) */
 #define STACKCOLLECTOR_FOLD_SLICE_US 10000
-/* Let -c's command run, and collector_ready(). */
-void stackcollector_ready(struct stackcollector *sc);
+/* Let -c's command run, and collector_ready(): 0, or -1 after uprobes'
+ * message when the command cannot be run (the collector exits 1). */
+int stackcollector_ready(struct stackcollector *sc);
 /* One turn of the capture: read the pid notes (100 ms at most), drain
  * sc->drain if due (stackdrain.h), and notice
  * -c's command exiting (its maps are snapshot first).  0 once the capture is
@@ -353,7 +355,8 @@ int stackcollector_poll(struct stackcollector *sc);
  * with stackcollector_section_end.  Before the last, stop(arg) (may be NULL)
  * detaches what samples.  Returns what the last section() returned (0, or -1
  * when the output failed: a middle one's failure ends the capture), or
- * STACKCOLLECTOR_READ_FAILED when rb could not be read (said; exit 1). */
+ * STACKCOLLECTOR_READ_FAILED when rb could not be read or -c's command
+ * could not be run (said; exit 1). */
 #define STACKCOLLECTOR_READ_FAILED (-2)
 struct stackcollector_run {
 	struct ring_buffer *rb;		/* NULL: stackcollector_poll's turns */

@@ -487,7 +487,7 @@ static int source_frames(struct stackframes *sf, pid_t pid, const struct syms_fr
 {
 	if (!sf->sources || fr->kind != SYMS_KIND_NATIVE || !fr->path || fr->path[0] != '/')
 		return 0;
-	return sourceframes_lookup(sf->sources, pid, fr->path, fr->build_id, fr->file_offset, src,
+	return sourceframes_lookup(sf->sources, pid, fr->path, fr->file, fr->file_offset, src,
 				   DWARFINLINE_MAX_DEPTH);
 }
 

@@ -16,6 +16,8 @@
 #include <wordexp.h>
 
 #include "collector.h"
+#include "elfsyms.h"
+#include "mappedfiles.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -28,8 +30,25 @@ static int lib_matches(const char *path, const char *name)
 	return strncmp(base, name, n) == 0 && (strncmp(base + n, ".so", 3) == 0 || base[n] == '-');
 }
 
+/* A path that reaches from here the file pid maps at l: in pid's root when
+ * the file there is the one mapped (stat, which never blocks: a process can
+ * put a FIFO or another file at that name in its own mount namespace), else
+ * the mapping's own /proc/PID/map_files entry. */
+static char *reachable_path(pid_t pid, const struct procmaps_line *l)
+{
+	size_t len = strlen(l->path) + 64;
+	char *path = marple_malloc(len);
+	struct stat st;
+
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, l->path);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !mappedfile_id_equal(mappedfile_id_of_stat(&st), mappedfile_id_of_line(l)))
+		procmaps_map_files_path(pid, l, path, len);
+	return path;
+}
+
 /* name's file as pid maps it (pid < 0: as we do), by a path that reaches
- * it from here: in pid's root. */
+ * it from here. */
 static char *find_in_maps(pid_t pid, const char *name)
 {
 	struct procmaps pm;
@@ -41,13 +60,7 @@ static char *find_in_maps(pid_t pid, const char *name)
 	while (!found && procmaps_next(&pm, &l)) {
 		if (!procmaps_is_file(&l) || l.deleted || !lib_matches(l.path, name))
 			continue;
-		if (pid < 0) {
-			found = marple_strdup(l.path);
-		} else {
-			size_t len = strlen(l.path) + 32;
-			found = marple_malloc(len);
-			snprintf(found, len, "/proc/%d/root%s", (int)pid, l.path);
-		}
+		found = pid < 0 ? marple_strdup(l.path) : reachable_path(pid, &l);
 	}
 	procmaps_close(&pm);
 	return found;
@@ -96,15 +109,51 @@ struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char 
 	return uprobes_attach_at(prog, pid, path, func, 0, retprobe);
 }
 
+/* Where func is in the file open as fd (st: its fstat), through the model:
+ * its offset into the file, 0; or -1 and why (*why). */
+static int func_offset(int fd, const struct stat *st, const char *path, const char *func, uint64_t *off,
+		       const char **why)
+{
+	struct mappedfiles *mf = mappedfiles_shared();
+	struct elfsyms es = { .files = mf };
+	struct elfsyms_file *d = elfsyms_of_file(&es, mappedfiles_of_fd(mf, fd, st, path), path, "");
+	int rc = -1;
+
+	if (!d->elf)
+		*why = "not an ELF file";
+	else if (elfsyms_func_offset(d, func, off) != 0)
+		*why = "no such function";
+	else
+		rc = 0;
+	elfsyms_file_free(&es, d);
+	mappedfiles_release(mf);
+	return rc;
+}
+
 struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const char *path,
 				   const char *func, size_t offset, int retprobe)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = func, .retprobe = retprobe != 0);
-	struct bpf_link *link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe != 0);
+	struct bpf_link *link = NULL;
+	struct stat st;
+	const char *why = NULL;
+	char self[64];
+	uint64_t at;
+	/* never blocking, a regular file only; the kernel then probes the very
+	 * file checked (by our descriptor), whatever the path names by then */
+	int fd = procmaps_open_safe(AT_FDCWD, path, &st);
 
+	if (fd < 0)
+		why = errno == EINVAL ? "not a regular file" : strerror(errno);
+	else if (func_offset(fd, &st, path, func, &at, &why) == 0) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		if (!(link = bpf_program__attach_uprobe_opts(prog, pid, self, at + offset, &opts)))
+			why = collector_strerror(-errno);
+	}
+	if (fd >= 0)
+		close(fd);
 	if (!link)
-		marple_warn("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func,
-			path, collector_strerror(-errno));
+		marple_warn("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func, path, why);
 	return link;
 }
 
@@ -130,10 +179,13 @@ size_t uprobes_past_null_check(const char *path, const char *func)
 	return off;
 }
 
-void uprobes_require_process(pid_t pid)
+int uprobes_require_process(pid_t pid)
 {
-	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
-		marple_fatal(EXIT_DATA, "process %d not found", (int)pid);
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH)) {
+		marple_warn("process %d not found", (int)pid);
+		return -1;
+	}
+	return 0;
 }
 
 static int go_fd[2] = { -1, -1 };
@@ -142,22 +194,64 @@ static int exec_err_fd[2] = { -1, -1 };
 static char *command_name;
 static int traced_exec;
 
+/* cmd split as sh would, without command substitution: 0, or -1 (*we
+ * then holds nothing to free). */
+static int split_command(const char *cmd, wordexp_t *we)
+{
+	int rc = wordexp(cmd, we, WRDE_NOCMD | WRDE_SHOWERR);
+
+	if (rc == 0 && we->we_wordc > 0)
+		return 0;
+	if (rc == 0 || rc == WRDE_NOSPACE)
+		wordfree(we);
+	return -1;
+}
+
+int uprobes_command_check(const char *cmd)
+{
+	wordexp_t we;
+
+	if (split_command(cmd, &we) != 0)
+		return -1;
+	wordfree(&we);
+	return 0;
+}
+
+static void close_pipes(void)
+{
+	int *fds[] = { go_fd, exec_err_fd };
+
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 2; k++) {
+			if (fds[i][k] >= 0)
+				close(fds[i][k]);
+			fds[i][k] = -1;
+		}
+}
+
 pid_t uprobes_command_start(const char *cmd)
 {
 	wordexp_t we;
 	pid_t pid;
 
-	if (wordexp(cmd, &we, WRDE_NOCMD | WRDE_SHOWERR) != 0 || we.we_wordc == 0)
-		marple_fatal(EXIT_USAGE, "cannot split the command '%s' into words "
-				  "(one command and its arguments, quoted as for sh: "
-				  "no ; | & < > or $(...))", cmd);
-	if (pipe2(go_fd, O_CLOEXEC) < 0 || pipe2(exec_err_fd, O_CLOEXEC) < 0)
-		marple_fatal(EXIT_DATA, "pipe: %s", strerror(errno));
-	command_name = marple_strdup(we.we_wordv[0]);
+	if (split_command(cmd, &we) != 0) {
+		marple_warn("cannot split the command '%s' into words", cmd);
+		return -1;
+	}
+	if (pipe2(go_fd, O_CLOEXEC) < 0 || pipe2(exec_err_fd, O_CLOEXEC) < 0) {
+		marple_warn("cannot start the command '%s': pipe: %s", cmd, strerror(errno));
+		close_pipes();
+		wordfree(&we);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		marple_fatal(EXIT_DATA, "fork: %s", strerror(errno));
+	if (pid < 0) {
+		marple_warn("cannot start the command '%s': fork: %s", cmd, strerror(errno));
+		close_pipes();
+		wordfree(&we);
+		return -1;
+	}
 	if (pid == 0) {
 		char c;
 		/* Nothing that allocates before exec: the probes may already watch us. */
@@ -175,13 +269,15 @@ pid_t uprobes_command_start(const char *cmd)
 		(void)written;
 		_exit(127);
 	}
+	command_name = marple_strdup(we.we_wordv[0]);
 	wordfree(&we);
 	close(go_fd[0]);
 	close(exec_err_fd[1]);
+	go_fd[0] = exec_err_fd[1] = -1;
 	return pid;
 }
 
-void uprobes_command_go(pid_t child)
+int uprobes_command_go(pid_t child)
 {
 	char c = 'g';
 	int err = 0;
@@ -191,15 +287,18 @@ void uprobes_command_go(pid_t child)
 	if (write(go_fd[1], &c, 1) != 1)
 		marple_warn("cannot start the command: %s", strerror(errno));
 	close(go_fd[1]);
+	go_fd[1] = -1;
 	/* end of file once the exec succeeded; its errno if it failed */
 	do
 		n = read(exec_err_fd[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
 	close(exec_err_fd[0]);
+	exec_err_fd[0] = -1;
 	if (n == sizeof err)
-		marple_fatal(EXIT_DATA, "cannot run the command '%s': %s", command_name, strerror(err));
+		marple_warn("cannot run the command '%s': %s", command_name, strerror(err));
 	free(command_name);
 	command_name = NULL;
+	return n == sizeof err ? -1 : 0;
 }
 
 int uprobes_command_exited(pid_t child, void (*at_exit)(pid_t, void *), void *arg, int *status)

@@ -3,9 +3,9 @@
  *
  *   char *libc = uprobes_find_lib(pid, "libc");        // NULL + message if absent
  *   struct bpf_link *l = uprobes_attach(prog, pid, libc, "malloc", 0);
- *   pid_t child = uprobes_command_start("./leaky 3");        // stopped before exec
+ *   pid_t child = uprobes_command_start("./leaky 3");        // stopped before exec; -1: failed
  *   ... attach with pid = child ...
- *   uprobes_command_go(child);                                 // now it execs
+ *   if (uprobes_command_go(child) < 0) ...                     // now it execs
  *   while (!collector_should_stop() && !uprobes_command_exited(child, &status)) ...
  */
 #ifndef MARPLE_UPROBES_H
@@ -23,8 +23,12 @@ struct bpf_link;
 char *uprobes_find_lib(pid_t pid, const char *name);
 
 /* Attach prog as a uprobe (retprobe: uretprobe) on function func of the ELF
- * file path, for pid (-1: every process).  NULL + a one-line message naming
- * the function on failure. */
+ * file path, for pid (-1: every process).  path is opened without blocking
+ * and must be a regular file (procmaps_open_safe), func is found through the
+ * model (mappedfiles + the symbolizer's elfsyms slot), and the kernel is
+ * handed that very file by its descriptor.  NULL + a one-line message naming
+ * the function, the file and why (not a regular file, not an ELF file, no
+ * such function, the kernel's error) on failure. */
 struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
 				const char *func, int retprobe);
 
@@ -40,17 +44,23 @@ struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const ch
  * is not this process's own copy of the library or the code differs. */
 size_t uprobes_past_null_check(const char *path, const char *func);
 
-/* Does process pid exist?  Exits 1 with "process PID not found" if not. */
-void uprobes_require_process(pid_t pid);
+/* Does process pid exist?  0, or -1 after "process PID not found". */
+int uprobes_require_process(pid_t pid);
 
 /* Fork a child that executes CMD (split into words as sh would, without
  * command substitution; found on $PATH) once uprobes_command_go() is called, so that
  * probes can be attached to its pid first.  Its stdout goes to stderr (stdout
- * is the collector's data).  Exits 2 on a command that cannot be split, 1 on
- * other failures; uprobes_command_go() exits 1 naming the command when it cannot be
- * run (not found, not executable). */
+ * is the collector's data).  The child, or -1 after a message naming the
+ * command (it cannot be split, no pipe, no fork).  uprobes_command_go() lets
+ * it exec: 0, or -1 after a message naming the command when it cannot be run
+ * (not found, not executable).  None of them ends this process: the caller
+ * decides. */
 pid_t uprobes_command_start(const char *cmd);
-void uprobes_command_go(pid_t child);
+int uprobes_command_go(pid_t child);
+/* Does cmd split into a command and its arguments (as for
+ * uprobes_command_start: quoted as for sh, no ; | & < > or $(...))?  0, or
+ * -1: a usage error, checked with the options. */
+int uprobes_command_check(const char *cmd);
 /* Has the child exited?  Non-blocking; call it often (every 100ms): the child
  * is ptraced and waits here after exec and before it exits, when at_exit (if
  * not NULL) is called while its memory maps can still be read.  *status gets

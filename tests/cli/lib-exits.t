@@ -13,7 +13,6 @@ lib/format/util.c 8 the process-ending helpers themselves: marple_fatal, usage e
 lib/format/lines.c 3 a program's whole input file read, or the program ends
 lib/format/options.c 1 --describe printed, exit 0
 lib/format/intern.c 1 4 GiB of names: an allocator's limit
-lib/collect/uprobes.c 5 being rewritten (the model branch): -c's command started, -p's process
 EOF
 }
 
