@@ -121,23 +121,10 @@ enum py_found {
 	PY_FOUND_NOT_YET,		/* a launcher whose libpython was not found */
 };
 
-/* What bpf_find_vma found where a launcher's GOT slot points: the file's
- * identity and that VMA's start less the file offset it maps. */
-struct py_vma {
-	struct unwind_file_key key;
-	__u64 base;
-};
-
+/* bpf_find_vma's callback: the VMA as the unwinder describes one. */
 static long py_vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
-	struct py_vma *v = data;
-	struct file *f = BPF_CORE_READ(vma, vm_file);
-
-	if (f) {
-		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	}
-	v->base = BPF_CORE_READ(vma, vm_start) - (BPF_CORE_READ(vma, vm_pgoff) << 12);
+	unwind_vma_describe(data, task, vma);
 	return 0;
 }
 
@@ -154,36 +141,35 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
  * points at).  PY_FOUND_LIBRARY, or why not. */
 static __always_inline int py_proc_from_library(struct py_proc *out, __u64 slot, const struct unwind_file_key *exe)
 {
-	struct py_vma v = {};
-	__u64 fn = py_read_ptr(slot);
-	long err;
-
-	struct unwind_vma learned;
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct unwind_vma v = {};
+	__u64 fn = py_read_ptr(slot);
 
-	/* the unwinder's find of the sample (one a sample) may have found it */
-	if (fn && unwind_learned_find(t->tgid, BPF_CORE_READ(t, mm, start_stack), fn, &learned) == 0) {
-		v.key = learned.key;
-		v.base = learned.start - learned.pgoff;
-		err = 0;
-	} else if (!py_find_vma) {
-		py_count(PY_LIBRARY_UNKNOWN);
-		return PY_FOUND_NOT_YET;
-	} else
-		err = fn ? bpf_find_vma(t, fn, py_vma_found, &v, 0) : -2;
-	if (err == -2 || (err == 0 && v.key.dev == exe->dev && v.key.ino == exe->ino))
-		return PY_FOUND_UNBOUND;	/* still the PLT's stub in the program */
-	if (err != 0) {
-		py_count(PY_LIBRARY_BUSY);
-		return PY_FOUND_NOT_YET;
+	if (!fn)
+		return PY_FOUND_UNBOUND;
+	/* the unwinder's lookup (one a sample) may have found it already */
+	if (unwind_learned_find(t->tgid, BPF_CORE_READ(t, mm, start_stack), fn, &v) != 0) {
+		if (!py_find_vma) {
+			py_count(PY_LIBRARY_UNKNOWN);
+			return PY_FOUND_NOT_YET;
+		}
+		long err = bpf_find_vma(t, fn, py_vma_found, &v, 0);
+		if (err == -2)
+			return PY_FOUND_UNBOUND;	/* ENOENT: the slot not relocated yet */
+		if (err != 0) {
+			py_count(PY_LIBRARY_BUSY);
+			return PY_FOUND_NOT_YET;
+		}
 	}
-	struct py_file *lib = bpf_map_lookup_elem(&py_files, &v.key);
+	if (v.kind == UNWIND_VMA_KIND_FILE && v.key.dev == exe->dev && v.key.ino == exe->ino)
+		return PY_FOUND_UNBOUND;	/* still the PLT's stub in the program */
+	struct py_file *lib = v.kind == UNWIND_VMA_KIND_FILE ? bpf_map_lookup_elem(&py_files, &v.key) : NULL;
 	if (!lib || lib->launch_slot) {
 		py_count(PY_LIBRARY_UNKNOWN);
 		return PY_FOUND_NOT_YET;
 	}
 	*out = lib->proc;
-	out->runtime += v.base - (lib->text_vaddr - lib->text_offset);
+	out->runtime += v.start - v.pgoff - (lib->text_vaddr - lib->text_offset);
 	return PY_FOUND_LIBRARY;
 }
 

@@ -786,6 +786,12 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		return;
 	struct pylauncher launcher = { 0 };
 	const struct pyelf *py = python_elf(pf, pid, &bias, &l, &launcher);
+	if (!py && launcher.elf) {
+		/* a launcher looked at before ld.so mapped its libpython: asked
+		 * about again at its next sample */
+		bpf_map_delete_elem(pf->procs_fd, &pid);
+		return;
+	}
 	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
