@@ -147,19 +147,18 @@ static __always_inline int py_proc_from_library(struct py_proc *out, __u64 slot,
 
 	if (!fn)
 		return PY_FOUND_UNBOUND;
-	/* the unwinder's lookup (one a sample) may have found it already */
-	if (unwind_learned_find(t->tgid, BPF_CORE_READ(t, mm, start_stack), fn, &v) != 0) {
-		if (!py_find_vma) {
-			py_count(PY_LIBRARY_UNKNOWN);
-			return PY_FOUND_NOT_YET;
-		}
-		long err = bpf_find_vma(t, fn, py_vma_found, &v, 0);
-		if (err == -2)
-			return PY_FOUND_UNBOUND;	/* ENOENT: the slot not relocated yet */
-		if (err != 0) {
-			py_count(PY_LIBRARY_BUSY);
-			return PY_FOUND_NOT_YET;
-		}
+	if (!py_find_vma) {
+		py_count(PY_LIBRARY_UNKNOWN);
+		return PY_FOUND_NOT_YET;
+	}
+	/* refused when the unwinder looked up a VMA in this sample (one a
+	 * sample in a perf event): tried again at the next */
+	long err = bpf_find_vma(t, fn, py_vma_found, &v, 0);
+	if (err == -2)
+		return PY_FOUND_UNBOUND;	/* ENOENT: the slot not relocated yet */
+	if (err != 0) {
+		py_count(PY_LIBRARY_BUSY);
+		return PY_FOUND_NOT_YET;
 	}
 	if (v.kind == UNWIND_VMA_KIND_FILE && v.key.dev == exe->dev && v.key.ino == exe->ino)
 		return PY_FOUND_UNBOUND;	/* still the PLT's stub in the program */

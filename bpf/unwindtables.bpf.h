@@ -404,13 +404,12 @@ static __always_inline int unwind_program_vma(struct unwind_walk *s, __u64 pc, s
 	return 0;
 }
 
-/* pc's VMA among those the earlier samples of process tgid (its image:
- * tag, mm->start_stack) found: 0, or -1. */
-static __always_inline int unwind_learned_find(__u32 tgid, __u64 tag, __u64 pc, struct unwind_vma *v)
+/* pc's VMA among those the process's earlier samples found: 0, or -1. */
+static __always_inline int unwind_learned_vma(struct unwind_walk *s, __u64 pc, struct unwind_vma *v)
 {
-	struct unwind_learned *l = bpf_map_lookup_elem(&unwind_learned, &tgid);
+	struct unwind_learned *l = bpf_map_lookup_elem(&unwind_learned, &s->tgid);
 
-	if (!l || l->tag != tag)
+	if (!l || l->tag != s->tag)
 		return -1;
 	for (int i = 0; i < UNWIND_LEARNED_VMAS; i++) {
 		if (i >= l->n)
@@ -421,11 +420,6 @@ static __always_inline int unwind_learned_find(__u32 tgid, __u64 tag, __u64 pc, 
 		}
 	}
 	return -1;
-}
-
-static __always_inline int unwind_learned_vma(struct unwind_walk *s, __u64 pc, struct unwind_vma *v)
-{
-	return unwind_learned_find(s->tgid, s->tag, pc, v);
 }
 
 /* Tell user space of file VMA v of the current process (its image:
