@@ -39,6 +39,9 @@ enum py_flags {
 					 * by the C stack (3) is its activation's shim,
 					 * the frame before it the entry (3.12+) */
 	PY_F_PHP = 128,			/* not a CPython: a PHP (non-ZTS), read below */
+	PY_F_LAUNCHER = 256,		/* PY_PENDING only: its program is a launcher
+					 * (struct py_file.launch_slot), its library
+					 * not found yet: looked for again each sample */
 };
 
 /* A PHP process (PY_F_PHP) is walked with the same struct py_proc and the
@@ -90,13 +93,21 @@ struct py_proc {
 };
 
 /* What one Python ELF file tells (py_files, keyed by its inode as
- * struct unwind_file_key is), so that a process whose program it is is
- * walked from its first sample, before user space has looked at it: proc's
- * runtime is _PyRuntime's file address, the process's start_code less
- * text_vaddr (its lowest executable PT_LOAD's) the load bias. */
+ * struct unwind_file_key is), so that a process whose program it is, or
+ * whose program is a launcher of it, is walked from its first sample,
+ * before user space has looked at it: proc's runtime is _PyRuntime's file
+ * address; text_vaddr and text_offset its lowest executable PT_LOAD's.  The
+ * program's load bias is the process's start_code less text_vaddr; a
+ * library's, from the VMA that maps its text: vm_start - vm_pgoff * 4096 -
+ * (text_vaddr - text_offset).
+ * A launcher (launch_slot set, proc unused) is a program that runs a shared
+ * libpython (pyenv's python3.12 calls libpython3.12.so's Py_BytesMain):
+ * launch_slot is the file address of the GOT slot through which it calls
+ * it, a pointer into the library once bound (lazily: at the first call). */
 struct py_file {
 	struct py_proc proc;
-	__u64 text_vaddr;
+	__u64 text_vaddr, text_offset;
+	__u64 launch_slot;
 };
 
 /* On proc_news (a PROCNEWS_PYTHON record): look at a process (stack_id -1), or name
@@ -162,11 +173,19 @@ enum py_counter {
 	PY_FROM_FILE,			/* processes walked from their first sample: their
 					 * program a Python file known (py_files) */
 	PY_BY_THREAD_LIST,		/* thread state found in the interpreter's list */
+	PY_FROM_LIBRARY,		/* processes walked from their first sample after
+					 * their launcher's call into libpython was bound */
+	PY_LAUNCHER_UNBOUND,		/* samples of a launcher before that call was bound
+					 * (the interpreter not started: no Python frames) */
+	PY_LIBRARY_BUSY,		/* the library's VMA not found: bpf_find_vma refused */
+	PY_LIBRARY_UNKNOWN,		/* ... found, but not a Python file known, or no
+					 * bpf_find_vma in this kernel */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
-	  "thread_state_by_list" }
+	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
+	  "library_lookup_busy", "library_unknown" }
 
 #endif

@@ -54,7 +54,9 @@ struct pyelf {
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
 	struct { uint64_t vaddr, offset, filesz; } load[8];
 	int nload;
-	uint64_t text_vaddr;		/* its lowest executable PT_LOAD's (struct py_file) */
+	uint64_t text_vaddr, text_offset;	/* its lowest executable PT_LOAD's (struct py_file) */
+	uint64_t launch_slot;		/* a program that calls a libpython's Py_BytesMain or
+					 * Py_Main: its GOT slot's address, else 0 */
 };
 
 /* A process walked. */
@@ -351,7 +353,29 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 	}
 }
 
-/* Read what a Python ELF tells (e->python 0 for any other). */
+/* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
+ * or a GLOB_DAT relocation of it): its file address, or 0. */
+static uint64_t launch_slot_of(Elf *elf, size_t sym)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			if (gelf_getrela(d, (int)i, &r) && GELF_R_SYM(r.r_info) == sym &&
+			    (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT || GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT))
+				return r.r_offset;
+		}
+	}
+	return 0;
+}
+
+/* Read what a Python ELF tells (e->python 0 for any other; a launcher of
+ * one: its launch_slot). */
 static void read_elf(struct pyelf *e, const struct mappedfile *f)
 {
 	if (!f->data)
@@ -365,7 +389,7 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
 			if ((ph.p_flags & PF_X) && (!e->text_vaddr || ph.p_vaddr < e->text_vaddr))
-				e->text_vaddr = ph.p_vaddr;
+				e->text_vaddr = ph.p_vaddr, e->text_offset = ph.p_offset;
 			e->load[e->nload].vaddr = ph.p_vaddr;
 			e->load[e->nload].offset = ph.p_offset;
 			e->load[e->nload].filesz = ph.p_filesz;
@@ -374,6 +398,7 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 	}
 	Elf_Scn *scn = NULL;
 	uint64_t php_globals = 0;
+	size_t launch_sym = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		/* .dynsym only: an interpreter exports these for its extension
@@ -386,8 +411,12 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 		for (size_t i = 0; d && i < n; i++) {
 			GElf_Sym s;
 			const char *name;
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
-			    !(name = elf_strptr(elf, sh.sh_link, s.st_name)) || name[0] == 0)
+			if (!gelf_getsym(d, (int)i, &s) || !(name = elf_strptr(elf, sh.sh_link, s.st_name)) ||
+			    name[0] == 0)
+				continue;
+			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0))
+				launch_sym = i;
+			if (s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			for (int k = 0; k < PYSYM_COUNT; k++)
 				if (strcmp(name, pylayout_symbol_names[k]) == 0)
@@ -423,6 +452,8 @@ static void read_elf(struct pyelf *e, const struct mappedfile *f)
 		e->python = 1;
 	if (e->python == 1 || e->php)
 		find_cold_part(e, elf, raw, rawlen);
+	else if (launch_sym)
+		e->launch_slot = launch_slot_of(elf, launch_sym);
 out:
 	if (elf)
 		elf_end(elf);
@@ -620,18 +651,42 @@ static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned
 	return own_why ? own_why : "no frame layout is known for that version";
 }
 
+/* A program that runs a shared libpython (struct py_file.launch_slot): its
+ * facts and identity. */
+struct pylauncher {
+	const struct pyelf *elf;
+	struct mappedfile_id id;
+};
+
+/* Is l the program pid runs (its /proc/PID/exe)? */
+static int is_program(pid_t pid, const struct procmaps_line *l)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, &st) == 0 &&
+	       mappedfile_id_equal(mappedfile_id_of_stat(&st), mappedfile_id_of_line(l));
+}
+
 /* The ELF mapped by pid that is a CPython, and its load bias there (the
- * device and inode it was mapped from in *l); NULL if none. */
-static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_t *bias, struct procmaps_line *l)
+ * device and inode it was mapped from in *l); NULL if none.  A program
+ * seen before it that launches a shared libpython: into *launcher. */
+static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_t *bias, struct procmaps_line *l,
+				      struct pylauncher *launcher)
 {
 	struct procmaps pm;
 	const struct pyelf *py = NULL;
 
+	launcher->elf = NULL;
 	procmaps_open(&pm, (pid_t)pid);
 	while (!py && procmaps_next(&pm, l)) {
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
 			continue;
 		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
+		if (!e->python && !e->php && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
+			launcher->elf = e;
+			launcher->id = mappedfile_id_of_line(l);
+		}
 		if (!e->python && !e->php)
 			continue;
 		for (int i = 0; i < e->nload; i++) {
@@ -646,10 +701,33 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 	return py;
 }
 
+/* The facts of p's Python file (and of its launcher, if it has one) into
+ * py_files, for the next process whose program it is or launches it (the
+ * kernel's s_dev: major << 20 | minor, as the maps print them); only a
+ * layout of the built-in table: debug offsets are in the process's own
+ * writable memory, a word on itself, not on other processes */
+static void publish_file(struct pyframes *pf, const struct pyproc *p, const struct py_proc *v,
+			 const struct pyelf *py, const struct procmaps_line *l, const struct pylauncher *launcher)
+{
+	if (!l->inode || !py->text_vaddr || !p->by_table)
+		return;
+	struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(l)), .ino = l->inode };
+	struct py_file f = { .proc = *v, .text_vaddr = py->text_vaddr, .text_offset = py->text_offset };
+	f.proc.runtime = py->runtime;
+	f.proc.pidns_dev = f.proc.pidns_ino = 0;
+	bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
+	if (!launcher->elf || !launcher->elf->text_vaddr)
+		return;
+	struct unwind_file_key lk = { .dev = mappedfile_id_kernel_dev(launcher->id), .ino = launcher->id.ino };
+	struct py_file lf = { .text_vaddr = launcher->elf->text_vaddr, .text_offset = launcher->elf->text_offset,
+			      .launch_slot = launcher->elf->launch_slot };
+	bpf_map_update_elem(pf->files_fd, &lk, &lf, BPF_ANY);
+}
+
 /* p, whose layout is chosen, is walked: its offsets into py_procs, and its
- * file's into py_files for the next process whose program it is */
+ * file's into py_files */
 static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_proc *seen, const struct pyelf *py,
-		      const struct procmaps_line *l)
+		      const struct procmaps_line *l, const struct pylauncher *launcher)
 {
 	struct py_proc v = { .exec_id = p->exec_id, .state = PY_WALK, .runtime = p->runtime,
 			     .tsd_block = pf->tsd_block };
@@ -658,8 +736,7 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	pf->walked++;
 	if (seen->state == PY_WALK)
 		pf->from_file++;
-	else
-		pf->before_known += seen->unknown_samples;
+	pf->before_known += seen->unknown_samples;
 	if (p->php)
 		phplayout_to_proc(p->php, &v);
 	else
@@ -674,17 +751,7 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 		v.pidns_ino = theirs.st_ino;
 	}
 	set_proc(pf, p->pid, &v);
-	/* the file's facts, for the next process whose program it is (the
-	 * kernel's s_dev: major << 20 | minor, as the maps print them); only
-	 * a layout of the built-in table: debug offsets are in the process's
-	 * own writable memory, a word on itself, not on other processes */
-	if (l->inode && py->text_vaddr && p->by_table) {
-		struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(l)), .ino = l->inode };
-		struct py_file f = { .proc = v, .text_vaddr = py->text_vaddr };
-		f.proc.runtime = py->runtime;
-		f.proc.pidns_dev = f.proc.pidns_ino = 0;
-		bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
-	}
+	publish_file(pf, p, &v, py, l, launcher);
 }
 
 /* A PHP's version and layout, its file's: the built-in table's for its
@@ -717,7 +784,14 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		memset(&seen, 0, sizeof(seen));
 	else if (seen.exec_id != exec_id)
 		return;
-	const struct pyelf *py = python_elf(pf, pid, &bias, &l);
+	struct pylauncher launcher = { 0 };
+	const struct pyelf *py = python_elf(pf, pid, &bias, &l, &launcher);
+	if (!py && launcher.elf) {
+		/* a launcher looked at before ld.so mapped its libpython: asked
+		 * about again at its next sample */
+		bpf_map_delete_elem(pf->procs_fd, &pid);
+		return;
+	}
 	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
@@ -757,7 +831,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		return;
 	}
 	count_interpreter(pf, p, how);
-	walk_proc(pf, p, &seen, py, &l);
+	walk_proc(pf, p, &seen, py, &l, &launcher);
 }
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);

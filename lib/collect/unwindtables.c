@@ -218,6 +218,9 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	if (tables)
 		rodata_set(obj, "unwind_file_lookup",
 			   vma_iterator_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
+	/* the Python walker finds a launcher's libpython with bpf_find_vma,
+	 * where the kernel has it (bpf/python.bpf.h) */
+	rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
 	return 0;
 }
 

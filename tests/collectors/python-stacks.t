@@ -207,12 +207,7 @@ MARPLE_READY_FILE="$T/r3" marple-callstack -F 499 > "$T/sys.out" 2> "$T/sys.err"
 if wait_ready "$T/r3" 20 "$cs"; then
 	"$PY" "$T/alloc.py" 0.5
 	sleep 0.2
-	kill -STOP "$cs"
-	"$T/pybrief" "$T/brief.py" "$T/brief.done" & b=$!
-	i=0
-	while [ ! -e "$T/brief.done" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	kill -CONT "$cs"
-	wait "$b"
+	run_while_stopped "$cs" "$T/brief.done" "$T/pybrief" "$T/brief.py" "$T/brief.done"
 	kill -INT "$cs"
 fi
 wait "$cs"

@@ -14,7 +14,14 @@ find_pythons > "$T/pythons"
 n=$(wc -l < "$T/pythons")
 day_one=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] >= 13) print $2 }' "$T/pythons" | head -n 1)
 perf312=$(awk '{ split($1, v, "."); if (v[1] == 3 && v[2] == 12) print $2 }' "$T/pythons" | head -n 1)
-plan $(( n * 3 + (${day_one:+1} + 0) * 2 + (${perf312:+1} + 0) * 2 + 1 ))
+# a CPython whose program is a launcher of a shared libpython (pyenv's),
+# 3.12 if there is one
+shared=$(while read -r v py; do
+	[ "$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("Py_ENABLE_SHARED"))' 2>/dev/null)" = 1 ] &&
+		echo "$v $py"
+done < "$T/pythons" | awk '{ split($1, v, "."); if (v[1] == 3 && v[2] >= 11) print (v[2] == 12 ? 0 : 1), $2 }' | sort -n |
+	awk 'NR == 1 { print $2 }')
+plan $(( n * 3 + (${day_one:+1} + 0) * 2 + (${perf312:+1} + 0) * 2 + 3 ))
 absent=$(pythons_absent)
 echo "# CPythons found: $(awk '{ printf "%s ", $1 }' "$T/pythons")"
 echo "# absent: ${absent:-none}"
@@ -144,5 +151,59 @@ if [ -n "$perf312" ]; then
 		pass "python -X perf: no py:: frame beside the walked ones ($tramp trampoline frames left out)"
 	else
 		fail "python -X perf: no py:: frame beside the walked ones" "$doubled stacks, left out ${tramp:-none}: $(grep 'py::' "$T/perf.out" | grep -m1 -o ".\{80\}py::.\{40\}")"
+	fi
+fi
+
+# A shared libpython (pyenv's python3.12 calls libpython3.12.so's
+# Py_BytesMain): a process started while the collector is stopped (user
+# space cannot look at it) is walked from its first samples, its launcher's
+# call into the library found by the BPF side once one process of that
+# library was looked at
+if [ -z "$shared" ]; then
+	skip "python shared libpython: its library found by the BPF side" "no CPython 3.11+ with a shared libpython (pyenv's)"
+	skip "python shared libpython: walked from the first sample" "no CPython 3.11+ with a shared libpython (pyenv's)"
+else
+	cat > "$T/launched.py" <<'PYEOF'
+import sys, time
+
+def spin(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+
+def launched():
+    # 0.4 s of CPU, whatever the load: ~200 samples
+    t = time.process_time()
+    while time.process_time() - t < 0.4:
+        spin(15)
+
+launched()
+open(sys.argv[1], "w").close()
+time.sleep(1)
+PYEOF
+	ln -s "$shared" "$T/pylaunch"
+	MARPLE_READY_FILE="$T/lr" "$CS" -F 499 > "$T/launch.out" 2> "$T/launch.err" & cs=$!
+	if wait_ready "$T/lr" 20 "$cs"; then
+		"$shared" -c 'import time; t = time.time()
+while time.time() - t < 0.5: pass'
+		sleep 0.3
+		run_while_stopped "$cs" "$T/launched.done" "$T/pylaunch" "$T/launched.py" "$T/launched.done"
+		kill -INT "$cs"
+	fi
+	wait "$cs"
+	bylib=$(trailer_num "$T/launch.out" processes_known_by_library)
+	running=$(weight "$T/launch.out" "^pylaunch;.*;Py_RunMain;")
+	chain=$(weight "$T/launch.out" "^pylaunch;.*;Py_RunMain;.*;<module>$P;launched$P")
+	unbound=$(trailer_num "$T/launch.out" samples_launcher_unbound)
+	if [ "${bylib:-0}" -ge 1 ]; then
+		pass "python shared libpython: its library found by the BPF side ($bylib processes; ${unbound:-0} samples before the launcher's call was bound)"
+	else
+		fail "python shared libpython: its library found by the BPF side" "$(grep -o '"processes_known_by_library.\{0,120\}' "$T/launch.out")"
+	fi
+	if [ "$running" -ge 20 ] && [ "$chain" -ge $(( running * 8 / 10 )) ]; then
+		pass "python shared libpython: walked from the first sample ($chain of $running samples of the script)"
+	else
+		fail "python shared libpython: walked from the first sample" "$chain of $running: $(grep -m1 '^[0-9]*#pylaunch' "$T/launch.out" | cut -c1-300)"
 	fi
 fi

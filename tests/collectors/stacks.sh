@@ -77,3 +77,17 @@ libc_cases() {
 		"cannot run the command 'no-such-command-zz'" "$2" -c no-such-command-zz 5
 	expect_exit "$1: -c with ; is a usage error saying so" 2 "no ; \\| &" "$2" -c "true; false" 5
 }
+
+# run_while_stopped COLLECTOR_PID DONE CMD...: CMD started with the
+# collector stopped (its user space cannot look at it), the collector let go
+# on once CMD creates DONE (30 s at most), then CMD waited for
+run_while_stopped() {
+	_cs=$1 _done=$2
+	shift 2
+	kill -STOP "$_cs"
+	"$@" & _b=$!
+	_i=0
+	while [ ! -e "$_done" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	kill -CONT "$_cs"
+	wait "$_b"
+}
