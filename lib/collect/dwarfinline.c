@@ -13,6 +13,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "dwarfinline.h"
 #include "hashtab.h"
+#include "procmaps.h"
 #include "util.h"
 
 /* DIE trees nested deeper are cut there (hostile DWARF), and counted */
@@ -39,6 +41,7 @@ struct fn_node {
 struct dwarfinline {
 	Dwfl_Callbacks callbacks;	/* dwfl keeps a pointer to it */
 	char *debugpath;		/* dwfl's debuginfo_path: "-:.debug:ROOT" */
+	char *debugroot;		/* ROOT: where debug files are (find_debuginfo_safe) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	char *debugfile;
@@ -128,11 +131,61 @@ static uint64_t debug_section_bytes(Elf *elf)
 	return total;
 }
 
+/* One candidate debug file, opened as every file of a traced process is
+ * (procmaps_open_safe: a FIFO or a device is refused, never waited on). */
+static int try_debug_file(const char *path, char **found)
+{
+	struct stat st;
+	int fd = procmaps_open_safe(AT_FDCWD, path, &st);
+	if (fd >= 0)
+		*found = marple_strdup(path);
+	return fd;
+}
+
+/* dwfl's find_debuginfo: the separate debug file by build id under the
+ * debug root, then by .gnu_debuglink beside the file, in its .debug/ and
+ * under the debug root, as libdwfl's own search looks (no CRC check, as
+ * its "-" said).  libdwfl's own opened a FIFO planted at the debug link
+ * with a blocking open(): the collector hung for ever. */
+static int find_debuginfo_safe(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			       const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			       char **debuginfo_file_name)
+{
+	const struct dwarfinline *d = *userdata;
+	const char *root = d && d->debugroot ? d->debugroot : "/usr/lib/debug";
+	char path[4096], hex[129];
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int fd, n = dwfl_module_build_id(mod, &id, &vaddr);
+
+	if (n >= 2 && n <= 64) {
+		for (int i = 1; i < n; i++)
+			snprintf(hex + 2 * (i - 1), 3, "%02x", id[i]);
+		snprintf(path, sizeof(path), "%s/.build-id/%02x/%s.debug", root, id[0], hex);
+		if ((fd = try_debug_file(path, debuginfo_file_name)) >= 0)
+			return fd;
+	}
+	if (!debuglink_file || !file_name)
+		return -1;
+	const char *slash = strrchr(file_name, '/');
+	int dirlen = slash ? (int)(slash - file_name) : 0;
+	const char *fmts[] = { "%.*s/%s", "%.*s/.debug/%s" };
+	for (size_t i = 0; i < 3; i++) {
+		if (i < 2)
+			snprintf(path, sizeof(path), fmts[i], dirlen, file_name, debuglink_file);
+		else
+			snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, file_name, debuglink_file);
+		if (strcmp(path, file_name) != 0 && (fd = try_debug_file(path, debuginfo_file_name)) >= 0)
+			return fd;
+	}
+	return -1;
+}
+
 static int report_file(struct dwarfinline *d, const char *path, int fd)
 {
 	d->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = find_debuginfo_safe,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &d->debugpath,
 	};
@@ -145,6 +198,9 @@ static int report_file(struct dwarfinline *d, const char *path, int fd)
 	d->mod = dwfl_report_offline(d->dwfl, "", path, fd);	/* fd: libdwfl's now */
 	if (dwfl_report_end(d->dwfl, NULL, NULL) != 0 || !d->mod)
 		return -1;
+	void **userdata;	/* find_debuginfo_safe's d */
+	dwfl_module_info(d->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = d;
 	return 0;
 }
 
@@ -437,6 +493,7 @@ struct dwarfinline *dwarfinline_open_fd(const char *path, int fd, const char *de
 	d->debugpath = malloc(len);
 	if (d->debugpath)
 		snprintf(d->debugpath, len, "-:.debug:%s", root);
+	d->debugroot = marple_strdup(root);
 	if (!d->debugpath || !(d->strings = hashtab_new())) {
 		if (fd >= 0)
 			close(fd);
@@ -526,6 +583,7 @@ void dwarfinline_close(struct dwarfinline *d)
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	free(d->debugpath);
+	free(d->debugroot);
 	free(d->debugfile);
 	hashtab_free(d->strings);
 	free(d->nodes);
