@@ -4,7 +4,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +20,8 @@
 #include "phplayout.h"
 #include "procmaps.h"
 #include "procnewsring.h"
+#include "pycodes.h"
+#include "pyelf.h"
 #include "pylayout.h"
 #include "stackframes.h"
 #include "stacks.h"
@@ -30,69 +30,9 @@
 #include <linux/types.h>
 #include "python.h"
 
-/* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
- * str: length 16, state 32 (its text's place is the version's: struct
- * pylayout); bytes: data at 32.  PyTypeObject.tp_members at 240. */
-enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 32, TYPE_MEMBERS = 240 };
-
-/* A name read from a traced process is cut to this many characters (a
- * hostile one is as long as it likes) */
-#define PY_NAME_MAX 256
-
-/* What an ELF file tells: is it a CPython (python 1, or 2 for a Python 2),
- * where its symbols are (file addresses; runtime: _PyRuntime, 3.6's
- * _PyThreadState_Current), where _PyEval_EvalFrameDefault's code is, and
- * which of the symbols that tell a version before Py_Version it exports. */
-struct pyelf {
-	int python;
-	int php;			/* a PHP: runtime is executor_globals, eval
-					 * execute_ex; its API number and version */
-	unsigned php_api;
-	char php_version[24];
-	unsigned syms;			/* 1 << enum pylayout_symbol */
-	uint64_t version, runtime, code_type, unicode_type, bytes_type;
-	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
-	struct { uint64_t vaddr, offset, filesz; } load[8];
-	int nload;
-	uint64_t text_vaddr, text_offset;	/* its lowest executable PT_LOAD's (struct py_file) */
-	uint64_t launch_slot;		/* a program that calls a libpython's Py_BytesMain or
-					 * Py_Main: its GOT slot's address, else 0 */
-};
-
-/* A process walked. */
-struct pyproc {
-	uint32_t pid, exec_id;
-	int walked;
-	struct pylayout lay;
-	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
-	int by_table;			/* its layout is the built-in table's */
-	int is_php;			/* a PHP (not a CPython) */
-	const struct phplayout *php;	/* its layout, once chosen */
-	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
-	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
-};
-
-/* A code object as read: its line table only as far as the lines asked
- * for needed (linetable_len of linetable_size bytes). */
-struct pycode {
-	int ok;
-	uint64_t qualname_ptr, filename_ptr, linetable_ptr;	/* as read: a change is a reuse */
-	char *qualname, *filename;
-	int firstlineno;
-	unsigned char *linetable;
-	size_t linetable_len, linetable_size;
-	uint64_t used;			/* pf->code_clock when last named with */
-	int evicted;			/* let go over the budget: read again if asked */
-};
-
-/* The code-object cache's byte budget: over it, the least recently used
- * half is let go (a process remaking code objects with 1 MiB line tables
- * took the collector to 5.56 GB) */
-#define PY_CODE_BUDGET (32u << 20)
-
 struct pyframes {
 	struct syms_cache *syms;
-	int procs_fd, counters_fd, stacks_fd, files_fd, codes_fd;
+	int procs_fd, counters_fd, stacks_fd, files_fd;
 	uint32_t tsd_block;
 	/* what a file tells about Python: pyframes' slot in the model
 	 * (mappedfiles.h), each such file held */
@@ -102,20 +42,15 @@ struct pyframes {
 	struct hashtab *procs;		/* pid -> index in proc[] */
 	struct pyproc *proc;
 	size_t nproc, proc_cap;
-	struct hashtab *codes;		/* pid, code address -> index in code[] */
-	struct pycode *code;
-	size_t ncode, code_cap;
-	size_t code_bytes;
+	struct pycodes *codes;		/* the code objects named */
 	struct hashtab *names;		/* interned frame names */
 	struct hashtab *files;		/* their files, interned */
 	struct pyname { const char *file; int line; } *name_of;	/* by names' index */
 	size_t name_cap;
 	struct hashtab *refused;	/* "pid version" said once */
 	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
-	uint64_t code_clock;		/* code objects named so far: their LRU's clock */
-	uint64_t code_evicted;		/* cached code objects let go over the budget */
 	uint64_t asked, walked, not_python, refused_n;
-	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code, code_reread;
+	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	uint64_t trampolines;		/* -X perf trampoline frames left out (the Python frames say them) */
 	/* new stacks the BPF side told of; those whose code objects it knew
@@ -193,11 +128,10 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->counters_fd = bpf_map__fd(ctr);
 	pf->stacks_fd = bpf_map__fd(stacks);
 	pf->files_fd = bpf_map__fd(files);
-	pf->codes_fd = bpf_map__fd(codes);
 	pf->tsd_block = tsd;
 	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
-	pf->codes = hashtab_new();
+	pf->codes = pycodes_new(bpf_map__fd(codes));
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
 	pf->stacks = hashtab_new();
@@ -209,12 +143,7 @@ void pyframes_free(struct pyframes *pf)
 {
 	if (!pf)
 		return;
-	for (size_t i = 0; i < pf->ncode; i++) {
-		free(pf->code[i].qualname);
-		free(pf->code[i].filename);
-		free(pf->code[i].linetable);
-	}
-	free(pf->code);
+	pycodes_free(pf->codes);
 	for (size_t i = 0; i < pf->nheld; i++) {
 		mappedfile_set_slot(pf->held[i], pf, NULL, NULL);	/* frees its pyelf */
 		mappedfile_put(pf->held[i]);
@@ -224,7 +153,6 @@ void pyframes_free(struct pyframes *pf)
 		mappedfiles_release(pf->model);
 	free(pf->proc);
 	hashtab_free(pf->procs);
-	hashtab_free(pf->codes);
 	hashtab_free(pf->names);
 	hashtab_free(pf->files);
 	free(pf->name_of);
@@ -234,229 +162,6 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->stack_names);
 	free(pf->name_pool);
 	free(pf);
-}
-
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static int read_u64(pid_t pid, uint64_t addr, uint64_t *v)
-{
-	return read_mem(pid, addr, v, sizeof(*v));
-}
-
-/* The file bytes at file address vaddr (len of them), or NULL. */
-static const unsigned char *file_at(const struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t vaddr,
-				    size_t len)
-{
-	for (int i = 0; i < e->nload; i++) {
-		if (vaddr >= e->load[i].vaddr && vaddr + len <= e->load[i].vaddr + e->load[i].filesz) {
-			uint64_t off = e->load[i].offset + (vaddr - e->load[i].vaddr);
-			return off + len <= rawlen ? raw + off : NULL;
-		}
-	}
-	return NULL;
-}
-
-static int32_t rd_s32(const unsigned char *p)
-{
-	int32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/* GCC moves a function's unlikely paths to a ".cold" part far from it,
- * named only in .symtab (which Debian strips); that part has its own FDE,
- * and the function jumps into it.  Find the FDE most of the function's
- * rel32 jumps outside itself land in (.eh_frame_hdr's sorted table): the
- * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
-static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	uint64_t hdr = 0, hdr_size = 0;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    strcmp(name, ".eh_frame_hdr") == 0) {
-			hdr = sh.sh_addr;
-			hdr_size = sh.sh_size;
-		}
-	}
-	const unsigned char *h = hdr ? file_at(e, raw, rawlen, hdr, hdr_size) : NULL;
-	/* version 1; eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
-	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
-		return;
-	uint32_t count;
-	memcpy(&count, h + 8, 4);
-	if (12 + (uint64_t)count * 8 > hdr_size)
-		return;
-	const unsigned char *table = h + 12;
-	const unsigned char *code = file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo);
-	if (!code)
-		return;
-	uint64_t best_pc = 0, best_end = 0, seen_pc = 0, seen_end = 0;
-	uint32_t best_hits = 0, hits = 0;
-	/* targets, one FDE at a time: most of them are in one part, found in
-	 * turn; a byte pattern that only looks like a jump lands anywhere */
-	for (uint64_t i = 0; i + 5 <= e->eval_hi - e->eval_lo; i++) {
-		uint64_t next, target;
-		if (code[i] == 0xe9)
-			next = i + 5, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 1);
-		else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 && i + 6 <= e->eval_hi - e->eval_lo)
-			next = i + 6, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 2);
-		else
-			continue;
-		if (target >= e->eval_lo && target < e->eval_hi)
-			continue;
-		if (target >= seen_pc && target < seen_end) {
-			if (++hits > best_hits)
-				best_hits = hits, best_pc = seen_pc, best_end = seen_end;
-			continue;
-		}
-		/* the FDE whose start is the last at or before target */
-		uint32_t lo = 0, hi = count;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == 0)
-			continue;
-		uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
-		const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
-		if (!f)
-			continue;
-		uint64_t pc = fde + 8 + (int64_t)rd_s32(f + 8);
-		uint32_t range;
-		memcpy(&range, f + 12, 4);
-		if (target < pc || target >= pc + range || (pc <= e->eval_lo && e->eval_lo < pc + range))
-			continue;
-		if (pc != seen_pc) {
-			seen_pc = pc, seen_end = pc + range;
-			hits = pc == best_pc ? best_hits : 0;
-		}
-		if (++hits > best_hits)
-			best_hits = hits, best_pc = seen_pc, best_end = seen_end;
-	}
-	if (best_hits >= 4) {
-		e->cold_lo = best_pc;
-		e->cold_hi = best_end;
-	}
-}
-
-/* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
- * or a GLOB_DAT relocation of it): its file address, or 0. */
-static uint64_t launch_slot_of(Elf *elf, size_t sym)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela r;
-			if (gelf_getrela(d, (int)i, &r) && GELF_R_SYM(r.r_info) == sym &&
-			    (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT || GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT))
-				return r.r_offset;
-		}
-	}
-	return 0;
-}
-
-/* Read what a Python ELF tells (e->python 0 for any other; a launcher of
- * one: its launch_slot). */
-static void read_elf(struct pyelf *e, const struct mappedfile *f)
-{
-	if (!f->data)
-		return;
-	Elf *elf = elf_memory((char *)f->data, f->size);
-	size_t rawlen = 0, nph = 0;
-	const unsigned char *raw = elf ? (const unsigned char *)elf_rawfile(elf, &rawlen) : NULL;
-	if (!raw || elf_getphdrnum(elf, &nph) != 0)
-		goto out;
-	for (size_t i = 0; i < nph && e->nload < 8; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			if ((ph.p_flags & PF_X) && (!e->text_vaddr || ph.p_vaddr < e->text_vaddr))
-				e->text_vaddr = ph.p_vaddr, e->text_offset = ph.p_offset;
-			e->load[e->nload].vaddr = ph.p_vaddr;
-			e->load[e->nload].offset = ph.p_offset;
-			e->load[e->nload].filesz = ph.p_filesz;
-			e->nload++;
-		}
-	}
-	Elf_Scn *scn = NULL;
-	uint64_t php_globals = 0;
-	size_t launch_sym = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		/* .dynsym only: an interpreter exports these for its extension
-		 * modules; a big unstripped .symtab is not worth reading for each
-		 * library of each process */
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; d && i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			if (!gelf_getsym(d, (int)i, &s) || !(name = elf_strptr(elf, sh.sh_link, s.st_name)) ||
-			    name[0] == 0)
-				continue;
-			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0))
-				launch_sym = i;
-			if (s.st_shndx == SHN_UNDEF || !s.st_value)
-				continue;
-			for (int k = 0; k < PYSYM_COUNT; k++)
-				if (strcmp(name, pylayout_symbol_names[k]) == 0)
-					e->syms |= 1u << k;
-			if (strcmp(name, "Py_Version") == 0)
-				e->version = s.st_value;
-			else if (strcmp(name, "_PyRuntime") == 0 || strcmp(name, "_PyThreadState_Current") == 0)
-				e->runtime = s.st_value;
-			else if (strcmp(name, "PyCode_Type") == 0)
-				e->code_type = s.st_value;
-			else if (strcmp(name, "PyUnicode_Type") == 0)
-				e->unicode_type = s.st_value;
-			else if (strcmp(name, "PyBytes_Type") == 0)
-				e->bytes_type = s.st_value;
-			else if ((strcmp(name, "_PyEval_EvalFrameDefault") == 0 || strcmp(name, "execute_ex") == 0) &&
-				 s.st_size)
-				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
-			else if (strcmp(name, "executor_globals") == 0)
-				php_globals = s.st_value;
-		}
-	}
-	/* a PHP (non-ZTS: its globals are one struct) */
-	if (php_globals && e->eval_lo && !e->code_type) {
-		e->php = 1;
-		e->runtime = php_globals;
-		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
-	}
-	/* 3.6+: the eval loop and what names a code object; Python 2 (its
-	 * loop PyEval_EvalFrameEx only) to be refused by name */
-	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)
-		e->python = 2;
-	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
-		e->python = 1;
-	if (e->python == 1 || e->php)
-		find_cold_part(e, elf, raw, rawlen);
-	else if (launch_sym)
-		e->launch_slot = launch_slot_of(elf, launch_sym);
-out:
-	if (elf)
-		elf_end(elf);
 }
 
 /* What the file pid maps at l tells about Python, read the first time
@@ -472,7 +177,7 @@ static const struct pyelf *elf_of(struct pyframes *pf, pid_t pid, const struct p
 		return e ? e : &nothing;
 	}
 	e = marple_calloc(1, sizeof(*e));
-	read_elf(e, f);
+	pyelf_read(e, f);
 	mappedfile_release_pages(f);
 	mappedfile_set_slot(f, pf, e, free);
 	pf->held = marple_grow(pf->held, &pf->held_cap, pf->nheld + 1, sizeof(*pf->held));
@@ -499,7 +204,7 @@ static struct pyproc *proc_of(struct pyframes *pf, uint32_t pid)
 
 static int read_cstr(pid_t pid, uint64_t addr, char *buf, size_t len)
 {
-	if (read_mem(pid, addr, buf, len) != 0)
+	if (pycodes_read_mem(pid, addr, buf, len) != 0)
 		return -1;
 	buf[len - 1] = 0;
 	return 0;
@@ -518,12 +223,12 @@ static int layout_checks(pid_t pid, const struct pyproc *p)
 	int found = 0;
 	uint64_t members;
 
-	if (read_u64(pid, p->code_type + TYPE_MEMBERS, &members) != 0 || !members)
+	if (pycodes_read_u64(pid, p->code_type + TYPE_MEMBERS, &members) != 0 || !members)
 		return -1;
 	for (int i = 0; i < 64; i++) {
 		uint64_t m[5];		/* PyMemberDef: name, type, offset, flags, doc */
 		char name[32];
-		if (read_mem(pid, members + i * 40, m, sizeof(m)) != 0 || !m[0])
+		if (pycodes_read_mem(pid, members + i * 40, m, sizeof(m)) != 0 || !m[0])
 			break;
 		if (read_cstr(pid, m[0], name, sizeof(name)) != 0)
 			continue;
@@ -583,7 +288,7 @@ static const char *version_of(struct pyproc *p, const struct pyelf *py, uint64_t
 	int by_symbols = pylayout_minor_of(py->syms);
 
 	if (py->version) {
-		if (read_u64((pid_t)p->pid, py->version + bias, &hex) != 0) {
+		if (pycodes_read_u64((pid_t)p->pid, py->version + bias, &hex) != 0) {
 			snprintf(p->version, sizeof(p->version), "3");
 			return "its Py_Version cannot be read";
 		}
@@ -615,7 +320,7 @@ static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned
 	if (major == 3 && minor >= 13) {
 		unsigned char buf[PYLAYOUT_DEBUG_BYTES];
 		uint64_t hex;
-		if (read_mem((pid_t)p->pid, p->runtime, buf, sizeof(buf)) != 0)
+		if (pycodes_read_mem((pid_t)p->pid, p->runtime, buf, sizeof(buf)) != 0)
 			own_why = "its _PyRuntime cannot be read";
 		else
 			own_rc = pylayout_from_debug_offsets(buf, sizeof(buf), &own, &hex, &own_why);
@@ -920,282 +625,6 @@ void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 	procnewsring_on(news, PROCNEWS_PYTHON, on_request, pf);
 }
 
-/* A str object's text as UTF-8 (malloc'ed), cut after PY_NAME_MAX
- * characters ("[...]" then), or NULL. */
-static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
-{
-	unsigned char h[80];
-	uint64_t type, length;
-	uint32_t state;
-
-	if (!addr || p->lay.str_compact_data > sizeof(h) || read_mem(pid, addr, h, p->lay.str_compact_data) != 0)
-		return NULL;
-	memcpy(&type, h + OB_TYPE, 8);
-	memcpy(&length, h + STR_LENGTH, 8);
-	memcpy(&state, h + STR_STATE, 4);
-	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-	if (type != p->unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
-		return NULL;
-	int cut = length > PY_NAME_MAX;
-	if (cut)
-		length = PY_NAME_MAX;
-	unsigned char *raw = marple_malloc(length * kind + 1);
-	if (read_mem(pid, addr + (ascii ? p->lay.str_ascii_data : p->lay.str_compact_data), raw, length * kind) != 0) {
-		free(raw);
-		return NULL;
-	}
-	char *out = marple_malloc(length * 4 + sizeof("[...]")), *o = out;
-	for (uint64_t i = 0; i < length; i++) {
-		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
-		if (c < 0x80) {
-			*o++ = (char)c;
-		} else if (c < 0x800) {
-			*o++ = (char)(0xc0 | c >> 6), *o++ = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			*o++ = (char)(0xe0 | c >> 12), *o++ = (char)(0x80 | ((c >> 6) & 0x3f));
-			*o++ = (char)(0x80 | (c & 0x3f));
-		} else {
-			*o++ = (char)(0xf0 | (c >> 18 & 7)), *o++ = (char)(0x80 | ((c >> 12) & 0x3f));
-			*o++ = (char)(0x80 | ((c >> 6) & 0x3f)), *o++ = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	strcpy(o, cut ? "[...]" : "");
-	free(raw);
-	return out;
-}
-
-/* Tell the BPF side that code object addr of pid is named, as it is now: its
- * stacks need not wake us (py_codes).  A full map leaves it unknown. */
-static void tell_known(struct pyframes *pf, uint32_t pid, uint64_t addr, const struct pycode *c)
-{
-	struct py_code_key k = { .tgid = pid, .code = addr };
-	struct py_code_id v = { .qualname = c->qualname_ptr, .linetable = c->linetable_ptr };
-
-	if (c->ok)
-		bpf_map_update_elem(pf->codes_fd, &k, &v, BPF_ANY);
-}
-
-static size_t code_bytes(const struct pycode *c)
-{
-	return sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) + (c->filename ? strlen(c->filename) + 1 : 0) +
-	       c->linetable_len;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Over PY_CODE_BUDGET: the least recently used half of the code objects
- * cached let go (their entries stay, read again if asked; a process gone
- * meanwhile names them "code object gone") */
-static void evict_codes(struct pyframes *pf)
-{
-	uint64_t *used = marple_malloc(sizeof(*used) * (pf->ncode + 1));
-	size_t n = 0;
-	for (size_t i = 0; i < pf->ncode; i++)
-		if (!pf->code[i].evicted)
-			used[n++] = pf->code[i].used;
-	qsort(used, n, sizeof(*used), cmp_u64);
-	uint64_t cut = n ? used[n / 2] : 0;
-	free(used);
-	for (size_t i = 0; i < pf->ncode; i++) {
-		struct pycode *c = &pf->code[i];
-		if (c->evicted || c->used > cut)
-			continue;
-		pf->code_bytes -= code_bytes(c) - sizeof(*c);
-		free(c->qualname);
-		free(c->filename);
-		free(c->linetable);
-		c->qualname = c->filename = NULL;
-		c->linetable = NULL;
-		c->linetable_len = 0;
-		c->ok = 0;
-		c->evicted = 1;
-		pf->code_evicted++;
-	}
-}
-
-/* What identifies code object addr of p as it is now: ids the objects it
- * points at (qualname, filename, line table), first its first line.  A PHP
- * function (zend_function) likewise: its function_name, op_array filename
- * (a user function's) and scope, first its type.  -1: unreadable (gone);
- * 0: not one (freed, its memory reused); 1: one. */
-static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
-{
-	pid_t pid = (pid_t)p->pid;
-	unsigned char o[256];
-	uint64_t type = 0;
-
-	ids[0] = ids[1] = ids[2] = 0;
-	*first = 0;
-	if (p->is_php) {
-		const struct phplayout *l = p->php;
-		if (l->fn_name > 16 || l->fn_scope > 16 || read_mem(pid, addr, o, 24) != 0)
-			return -1;
-		*first = o[0];
-		memcpy(&ids[0], o + l->fn_name, 8);
-		memcpy(&ids[2], o + l->fn_scope, 8);
-		if (o[0] != PHP_INTERNAL_FUNCTION && read_u64(pid, addr + l->fn_filename, &ids[1]) != 0)
-			return -1;
-		return o[0] == PHP_INTERNAL_FUNCTION || o[0] == PHP_USER_FUNCTION || o[0] == PHP_EVAL_CODE;
-	}
-	if (read_mem(pid, addr, o, sizeof(o)) != 0)
-		return -1;
-	memcpy(&type, o + OB_TYPE, 8);
-	memcpy(&ids[0], o + p->lay.code_qualname, 8);
-	memcpy(&ids[1], o + p->lay.code_filename, 8);
-	memcpy(&ids[2], o + p->lay.code_linetable, 8);
-	memcpy(first, o + p->lay.code_firstlineno, 4);
-	return type == p->code_type;
-}
-
-/* A PHP string (zend_string) as its bytes, cut after PY_NAME_MAX ("[...]"
- * then), or NULL; a NUL in it ends it. */
-static char *php_str(pid_t pid, uint64_t addr)
-{
-	uint64_t len;
-	if (!addr || read_u64(pid, addr + PHP_STR_LEN, &len) != 0)
-		return NULL;
-	int cut = len > PY_NAME_MAX;
-	if (cut)
-		len = PY_NAME_MAX;
-	char *out = marple_malloc(len + sizeof("[...]"));
-	if (read_mem(pid, addr + PHP_STR_VAL, out, len) != 0) {
-		free(out);
-		return NULL;
-	}
-	strcpy(out + strnlen(out, len), cut ? "[...]" : "");
-	return out;
-}
-
-/* A PHP function's names: "Class::function" (or the function's own; a
- * script's or an included file's code is "{main}") and its file (none
- * for an internal function) */
-static void php_names(const struct pyproc *p, struct pycode *c)
-{
-	pid_t pid = (pid_t)p->pid;
-	uint64_t class_name = 0;
-	char *fn = c->qualname_ptr ? php_str(pid, c->qualname_ptr) : marple_strdup("{main}");
-	char *cls = c->linetable_ptr && read_u64(pid, c->linetable_ptr + p->php->ce_name, &class_name) == 0
-			    ? php_str(pid, class_name)
-			    : NULL;
-	if (fn && cls) {
-		c->qualname = marple_malloc(strlen(cls) + strlen(fn) + 3);
-		sprintf(c->qualname, "%s::%s", cls, fn);
-		free(fn);
-	} else {
-		c->qualname = fn;
-	}
-	free(cls);
-	c->filename = php_str(pid, c->filename_ptr);
-}
-
-/* A Python code object's names and its line table's size */
-static void py_names(const struct pyproc *p, struct pycode *c)
-{
-	unsigned char b[BYTES_DATA];
-	uint64_t btype, blen;
-
-	c->qualname = read_str((pid_t)p->pid, p, c->qualname_ptr);
-	c->filename = read_str((pid_t)p->pid, p, c->filename_ptr);
-	if (c->linetable_ptr && read_mem((pid_t)p->pid, c->linetable_ptr, b, sizeof(b)) == 0) {
-		memcpy(&btype, b + OB_TYPE, 8);
-		memcpy(&blen, b + OB_SIZE, 8);
-		if (btype == p->bytes_type && blen <= 1 << 20)
-			c->linetable_size = blen;
-	}
-}
-
-/* Code object (or PHP function) addr of p, read on first sight; with
- * recheck, read again if what it points at changed (the object was freed
- * and its memory given to another: the cache would name it wrongly). */
-static struct pycode *code_of(struct pyframes *pf, const struct pyproc *p, uint64_t addr, int recheck)
-{
-	uint64_t key[2] = { p->pid, addr };
-	size_t before = hashtab_size(pf->codes);
-	size_t idx = hashtab_index(pf->codes, hashtab_add(pf->codes, key, sizeof(key), 0, 0));
-	if (idx < before && !recheck && !pf->code[idx].evicted) {
-		pf->code[idx].used = ++pf->code_clock;
-		return &pf->code[idx];
-	}
-	uint64_t ids[3];
-	int32_t firstline;
-	int is = code_ids(p, addr, ids, &firstline);
-	struct pycode *c;
-	if (idx < before) {
-		c = &pf->code[idx];
-		/* unreadable now (exited): keep what was read while it lived */
-		if (!c->evicted && (is < 0 || (c->ok && c->qualname_ptr == ids[0] && c->filename_ptr == ids[1] &&
-					       c->linetable_ptr == ids[2] && c->firstlineno == firstline && is == 1)))
-			return c;
-		pf->code_reread += !c->evicted;
-		struct py_code_key gone = { .tgid = p->pid, .code = addr };
-		bpf_map_delete_elem(pf->codes_fd, &gone);
-		pf->code_bytes -= code_bytes(c);
-		free(c->qualname);
-		free(c->filename);
-		free(c->linetable);
-	} else {
-		pf->code = marple_grow(pf->code, &pf->code_cap, pf->ncode + 1, sizeof(*pf->code));
-		c = &pf->code[pf->ncode++];
-	}
-	memset(c, 0, sizeof(*c));
-	c->used = ++pf->code_clock;
-	/* a code object freed and its memory reused is no longer of PyCode_Type,
-	 * or points at other names */
-	if (is != 1)
-		return c;
-	c->qualname_ptr = ids[0];
-	c->filename_ptr = ids[1];
-	c->linetable_ptr = ids[2];
-	c->firstlineno = firstline;
-	if (p->is_php)
-		php_names(p, c);
-	else
-		py_names(p, c);
-	c->ok = c->qualname != NULL;
-	tell_known(pf, p->pid, addr, c);
-	pf->code_bytes += code_bytes(c);
-	return c;
-}
-
-/* More of c's line table read (twice as much, 256 bytes at least): 0, or
- * -1 when there is no more or it cannot be read (the process is gone). */
-static int more_linetable(struct pyframes *pf, const struct pyproc *p, struct pycode *c)
-{
-	size_t want = c->linetable_len * 2 > 256 ? c->linetable_len * 2 : 256;
-	if (want > c->linetable_size)
-		want = c->linetable_size;
-	if (want <= c->linetable_len)
-		return -1;
-	unsigned char *t = marple_malloc(want);
-	if (read_mem((pid_t)p->pid, c->linetable_ptr + BYTES_DATA, t, want) != 0) {
-		free(t);
-		return -1;
-	}
-	pf->code_bytes += want - c->linetable_len;
-	free(c->linetable);
-	c->linetable = t;
-	c->linetable_len = want;
-	return 0;
-}
-
-/* The line code object c runs at lasti, reading as much of its line table
- * as that takes: 0 when unknown. */
-static int line_of(struct pyframes *pf, const struct pyproc *p, struct pycode *c, unsigned lasti)
-{
-	int line;
-	if (lasti == PY_LASTI_UNKNOWN || (!c->linetable && more_linetable(pf, p, c) != 0))
-		return 0;
-	while ((line = pylayout_line(&p->lay, c->linetable, c->linetable_len, c->linetable_len == c->linetable_size,
-				     c->firstlineno, lasti)) < 0)
-		if (more_linetable(pf, p, c) != 0)
-			return 0;
-	return line;
-}
-
 #define GONE "[python: code object gone]"
 #define PHP_GONE "[php: function gone]"
 
@@ -1237,9 +666,7 @@ static const char *described(struct pyframes *pf, struct stackframes *sf, const 
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck)
 {
-	if (pf->code_bytes > PY_CODE_BUDGET)
-		evict_codes(pf);
-	struct pycode *c = code_of(pf, p, PY_FRAME_CODE(word), recheck);
+	struct pycode *c = pycodes_get(pf->codes, p, PY_FRAME_CODE(word), recheck);
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
@@ -1247,7 +674,7 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
 	/* a PHP frame's word holds its line; an internal function has none */
-	int line = !p->is_php ? line_of(pf, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
+	int line = !p->is_php ? pycodes_line(pf->codes, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
 	if (p->is_php && !c->filename)
 		snprintf(buf, sizeof(buf), "%s", c->qualname);
 	else if (line > 0)
@@ -1437,7 +864,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n, .merged = pf->merged,
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
 				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside, .trampolines = pf->trampolines,
-				.code_reread = pf->code_reread, .from_file = pf->from_file,
+				.code_reread = pf->codes->reread, .from_file = pf->from_file,
 				.before_known = pf->before_known, .cpu_ns = pf->cpu_ns,
 				.stacks_told = pf->stacks_told, .stacks_told_known = pf->stacks_told_known,
 				.stacks_named = pf->stacks_named };
@@ -1461,11 +888,11 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "stacks_told", SECTION_COUNT(stacks_told));
 	json_object_set_new(o, "stacks_told_known", SECTION_COUNT(stacks_told_known));
 	json_object_set_new(o, "stacks_named", SECTION_COUNT(stacks_named));
-	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->ncode));
+	json_object_set_new(o, "code_objects", json_integer((json_int_t)pf->codes->n));
 	json_object_set_new(o, "code_objects_unnamed", json_integer((json_int_t)pf->unnamed_code));
 	json_object_set_new(o, "code_objects_reused", json_integer((json_int_t)(r->code_reread - b->code_reread)));
-	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->code_bytes));
-	json_object_set_new(o, "code_objects_evicted", json_integer((json_int_t)pf->code_evicted));
+	json_object_set_new(o, "code_cache_bytes", json_integer((json_int_t)pf->codes->bytes));
+	json_object_set_new(o, "code_objects_evicted", json_integer((json_int_t)pf->codes->evicted));
 	json_object_set_new(o, "interpreters", json_deep_copy(pf->interpreters));
 	json_object_set_new(o, "collector_cpu_ns", SECTION_COUNT(cpu_ns));
 #undef SECTION_COUNT

@@ -1,0 +1,329 @@
+/* pycodes.c — the frame walker's cache of code objects (see pycodes.h). */
+#include "pycodes.h"
+
+#include <bpf/bpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "hashtab.h"
+#include "phplayout.h"
+#include "util.h"
+
+#include <linux/types.h>
+#include "python.h"
+
+int pycodes_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int pycodes_read_u64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return pycodes_read_mem(pid, addr, v, sizeof(*v));
+}
+
+/* A str object's text as UTF-8 (malloc'ed), cut after PY_NAME_MAX
+ * characters ("[...]" then), or NULL. */
+static char *read_str(pid_t pid, const struct pyproc *p, uint64_t addr)
+{
+	unsigned char h[80];
+	uint64_t type, length;
+	uint32_t state;
+
+	if (!addr || p->lay.str_compact_data > sizeof(h) || pycodes_read_mem(pid, addr, h, p->lay.str_compact_data) != 0)
+		return NULL;
+	memcpy(&type, h + OB_TYPE, 8);
+	memcpy(&length, h + STR_LENGTH, 8);
+	memcpy(&state, h + STR_STATE, 4);
+	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+	if (type != p->unicode_type || !compact || (kind != 1 && kind != 2 && kind != 4))
+		return NULL;
+	int cut = length > PY_NAME_MAX;
+	if (cut)
+		length = PY_NAME_MAX;
+	unsigned char *raw = marple_malloc(length * kind + 1);
+	if (pycodes_read_mem(pid, addr + (ascii ? p->lay.str_ascii_data : p->lay.str_compact_data), raw, length * kind) != 0) {
+		free(raw);
+		return NULL;
+	}
+	char *out = marple_malloc(length * 4 + sizeof("[...]")), *o = out;
+	for (uint64_t i = 0; i < length; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else if (c < 0x800) {
+			*o++ = (char)(0xc0 | c >> 6), *o++ = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			*o++ = (char)(0xe0 | c >> 12), *o++ = (char)(0x80 | ((c >> 6) & 0x3f));
+			*o++ = (char)(0x80 | (c & 0x3f));
+		} else {
+			*o++ = (char)(0xf0 | (c >> 18 & 7)), *o++ = (char)(0x80 | ((c >> 12) & 0x3f));
+			*o++ = (char)(0x80 | ((c >> 6) & 0x3f)), *o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	strcpy(o, cut ? "[...]" : "");
+	free(raw);
+	return out;
+}
+
+/* Tell the BPF side that code object addr of pid is named, as it is now: its
+ * stacks need not wake us (py_codes).  A full map leaves it unknown. */
+static void tell_known(struct pycodes *cc, uint32_t pid, uint64_t addr, const struct pycode *c)
+{
+	struct py_code_key k = { .tgid = pid, .code = addr };
+	struct py_code_id v = { .qualname = c->qualname_ptr, .linetable = c->linetable_ptr };
+
+	if (c->ok)
+		bpf_map_update_elem(cc->codes_fd, &k, &v, BPF_ANY);
+}
+
+static size_t code_bytes(const struct pycode *c)
+{
+	return sizeof(*c) + (c->qualname ? strlen(c->qualname) + 1 : 0) + (c->filename ? strlen(c->filename) + 1 : 0) +
+	       c->linetable_len;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Over PY_CODE_BUDGET: the least recently used half of the code objects
+ * cached let go (their entries stay, read again if asked; a process gone
+ * meanwhile names them "code object gone") */
+static void evict_codes(struct pycodes *cc)
+{
+	uint64_t *used = marple_malloc(sizeof(*used) * (cc->n + 1));
+	size_t n = 0;
+	for (size_t i = 0; i < cc->n; i++)
+		if (!cc->code[i].evicted)
+			used[n++] = cc->code[i].used;
+	qsort(used, n, sizeof(*used), cmp_u64);
+	uint64_t cut = n ? used[n / 2] : 0;
+	free(used);
+	for (size_t i = 0; i < cc->n; i++) {
+		struct pycode *c = &cc->code[i];
+		if (c->evicted || c->used > cut)
+			continue;
+		cc->bytes -= code_bytes(c) - sizeof(*c);
+		free(c->qualname);
+		free(c->filename);
+		free(c->linetable);
+		c->qualname = c->filename = NULL;
+		c->linetable = NULL;
+		c->linetable_len = 0;
+		c->ok = 0;
+		c->evicted = 1;
+		cc->evicted++;
+	}
+}
+
+/* What identifies code object addr of p as it is now: ids the objects it
+ * points at (qualname, filename, line table), first its first line.  A PHP
+ * function (zend_function) likewise: its function_name, op_array filename
+ * (a user function's) and scope, first its type.  -1: unreadable (gone);
+ * 0: not one (freed, its memory reused); 1: one. */
+static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
+{
+	pid_t pid = (pid_t)p->pid;
+	unsigned char o[256];
+	uint64_t type = 0;
+
+	ids[0] = ids[1] = ids[2] = 0;
+	*first = 0;
+	if (p->is_php) {
+		const struct phplayout *l = p->php;
+		if (l->fn_name > 16 || l->fn_scope > 16 || pycodes_read_mem(pid, addr, o, 24) != 0)
+			return -1;
+		*first = o[0];
+		memcpy(&ids[0], o + l->fn_name, 8);
+		memcpy(&ids[2], o + l->fn_scope, 8);
+		if (o[0] != PHP_INTERNAL_FUNCTION && pycodes_read_u64(pid, addr + l->fn_filename, &ids[1]) != 0)
+			return -1;
+		return o[0] == PHP_INTERNAL_FUNCTION || o[0] == PHP_USER_FUNCTION || o[0] == PHP_EVAL_CODE;
+	}
+	if (pycodes_read_mem(pid, addr, o, sizeof(o)) != 0)
+		return -1;
+	memcpy(&type, o + OB_TYPE, 8);
+	memcpy(&ids[0], o + p->lay.code_qualname, 8);
+	memcpy(&ids[1], o + p->lay.code_filename, 8);
+	memcpy(&ids[2], o + p->lay.code_linetable, 8);
+	memcpy(first, o + p->lay.code_firstlineno, 4);
+	return type == p->code_type;
+}
+
+/* A PHP string (zend_string) as its bytes, cut after PY_NAME_MAX ("[...]"
+ * then), or NULL; a NUL in it ends it. */
+static char *php_str(pid_t pid, uint64_t addr)
+{
+	uint64_t len;
+	if (!addr || pycodes_read_u64(pid, addr + PHP_STR_LEN, &len) != 0)
+		return NULL;
+	int cut = len > PY_NAME_MAX;
+	if (cut)
+		len = PY_NAME_MAX;
+	char *out = marple_malloc(len + sizeof("[...]"));
+	if (pycodes_read_mem(pid, addr + PHP_STR_VAL, out, len) != 0) {
+		free(out);
+		return NULL;
+	}
+	strcpy(out + strnlen(out, len), cut ? "[...]" : "");
+	return out;
+}
+
+/* A PHP function's names: "Class::function" (or the function's own; a
+ * script's or an included file's code is "{main}") and its file (none
+ * for an internal function) */
+static void php_names(const struct pyproc *p, struct pycode *c)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t class_name = 0;
+	char *fn = c->qualname_ptr ? php_str(pid, c->qualname_ptr) : marple_strdup("{main}");
+	char *cls = c->linetable_ptr && pycodes_read_u64(pid, c->linetable_ptr + p->php->ce_name, &class_name) == 0
+			    ? php_str(pid, class_name)
+			    : NULL;
+	if (fn && cls) {
+		c->qualname = marple_malloc(strlen(cls) + strlen(fn) + 3);
+		sprintf(c->qualname, "%s::%s", cls, fn);
+		free(fn);
+	} else {
+		c->qualname = fn;
+	}
+	free(cls);
+	c->filename = php_str(pid, c->filename_ptr);
+}
+
+/* A Python code object's names and its line table's size */
+static void py_names(const struct pyproc *p, struct pycode *c)
+{
+	unsigned char b[BYTES_DATA];
+	uint64_t btype, blen;
+
+	c->qualname = read_str((pid_t)p->pid, p, c->qualname_ptr);
+	c->filename = read_str((pid_t)p->pid, p, c->filename_ptr);
+	if (c->linetable_ptr && pycodes_read_mem((pid_t)p->pid, c->linetable_ptr, b, sizeof(b)) == 0) {
+		memcpy(&btype, b + OB_TYPE, 8);
+		memcpy(&blen, b + OB_SIZE, 8);
+		if (btype == p->bytes_type && blen <= 1 << 20)
+			c->linetable_size = blen;
+	}
+}
+
+/* Code object (or PHP function) addr of p, read on first sight; with
+ * recheck, read again if what it points at changed (the object was freed
+ * and its memory given to another: the cache would name it wrongly). */
+static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64_t addr, int recheck)
+{
+	uint64_t key[2] = { p->pid, addr };
+	size_t before = hashtab_size(cc->index);
+	size_t idx = hashtab_index(cc->index, hashtab_add(cc->index, key, sizeof(key), 0, 0));
+	if (idx < before && !recheck && !cc->code[idx].evicted) {
+		cc->code[idx].used = ++cc->clock;
+		return &cc->code[idx];
+	}
+	uint64_t ids[3];
+	int32_t firstline;
+	int is = code_ids(p, addr, ids, &firstline);
+	struct pycode *c;
+	if (idx < before) {
+		c = &cc->code[idx];
+		/* unreadable now (exited): keep what was read while it lived */
+		if (!c->evicted && (is < 0 || (c->ok && c->qualname_ptr == ids[0] && c->filename_ptr == ids[1] &&
+					       c->linetable_ptr == ids[2] && c->firstlineno == firstline && is == 1)))
+			return c;
+		cc->reread += !c->evicted;
+		struct py_code_key gone = { .tgid = p->pid, .code = addr };
+		bpf_map_delete_elem(cc->codes_fd, &gone);
+		cc->bytes -= code_bytes(c);
+		free(c->qualname);
+		free(c->filename);
+		free(c->linetable);
+	} else {
+		cc->code = marple_grow(cc->code, &cc->cap, cc->n + 1, sizeof(*cc->code));
+		c = &cc->code[cc->n++];
+	}
+	memset(c, 0, sizeof(*c));
+	c->used = ++cc->clock;
+	/* a code object freed and its memory reused is no longer of PyCode_Type,
+	 * or points at other names */
+	if (is != 1)
+		return c;
+	c->qualname_ptr = ids[0];
+	c->filename_ptr = ids[1];
+	c->linetable_ptr = ids[2];
+	c->firstlineno = firstline;
+	if (p->is_php)
+		php_names(p, c);
+	else
+		py_names(p, c);
+	c->ok = c->qualname != NULL;
+	tell_known(cc, p->pid, addr, c);
+	cc->bytes += code_bytes(c);
+	return c;
+}
+
+/* More of c's line table read (twice as much, 256 bytes at least): 0, or
+ * -1 when there is no more or it cannot be read (the process is gone). */
+static int more_linetable(struct pycodes *cc, const struct pyproc *p, struct pycode *c)
+{
+	size_t want = c->linetable_len * 2 > 256 ? c->linetable_len * 2 : 256;
+	if (want > c->linetable_size)
+		want = c->linetable_size;
+	if (want <= c->linetable_len)
+		return -1;
+	unsigned char *t = marple_malloc(want);
+	if (pycodes_read_mem((pid_t)p->pid, c->linetable_ptr + BYTES_DATA, t, want) != 0) {
+		free(t);
+		return -1;
+	}
+	cc->bytes += want - c->linetable_len;
+	free(c->linetable);
+	c->linetable = t;
+	c->linetable_len = want;
+	return 0;
+}
+
+int pycodes_line(struct pycodes *cc, const struct pyproc *p, struct pycode *c, unsigned lasti)
+{
+	int line;
+	if (lasti == PY_LASTI_UNKNOWN || (!c->linetable && more_linetable(cc, p, c) != 0))
+		return 0;
+	while ((line = pylayout_line(&p->lay, c->linetable, c->linetable_len, c->linetable_len == c->linetable_size,
+				     c->firstlineno, lasti)) < 0)
+		if (more_linetable(cc, p, c) != 0)
+			return 0;
+	return line;
+}
+
+struct pycode *pycodes_get(struct pycodes *cc, const struct pyproc *p, uint64_t addr, int recheck)
+{
+	if (cc->bytes > PY_CODE_BUDGET)
+		evict_codes(cc);
+	return code_of(cc, p, addr, recheck);
+}
+
+struct pycodes *pycodes_new(int codes_fd)
+{
+	struct pycodes *cc = marple_calloc(1, sizeof(*cc));
+	cc->codes_fd = codes_fd;
+	cc->index = hashtab_new();
+	return cc;
+}
+
+void pycodes_free(struct pycodes *cc)
+{
+	if (!cc)
+		return;
+	for (size_t i = 0; i < cc->n; i++) {
+		free(cc->code[i].qualname);
+		free(cc->code[i].filename);
+		free(cc->code[i].linetable);
+	}
+	free(cc->code);
+	hashtab_free(cc->index);
+	free(cc);
+}

@@ -1,0 +1,91 @@
+/* pycodes.h — the frame walker's cache of code objects (pyframes.c): a
+ * Python code object (or a PHP function) of a traced process read on first
+ * sight (its qualname and file name as UTF-8, cut at PY_NAME_MAX characters;
+ * a code object's line table only as far as the lines asked for need),
+ * checked again when asked to (its memory may hold another since), told to
+ * the BPF side as known (py_codes), and let go least recently used first
+ * over a byte budget.
+ *
+ *   struct pycodes *cc = pycodes_new(codes_fd);            // py_codes' fd
+ *   struct pycode *c = pycodes_get(cc, p, addr, recheck);  // never NULL; c->ok: named
+ *   int line = pycodes_line(cc, p, c, lasti);              // 0: unknown
+ *   pycodes_free(cc);
+ */
+#ifndef MARPLE_PYCODES_H
+#define MARPLE_PYCODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pylayout.h"
+
+struct phplayout;
+
+/* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
+ * str: length 16, state 32 (its text's place is the version's: struct
+ * pylayout); bytes: data at 32.  PyTypeObject.tp_members at 240. */
+enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 32, TYPE_MEMBERS = 240 };
+
+/* A name read from a traced process is cut to this many characters (a
+ * hostile one is as long as it likes) */
+#define PY_NAME_MAX 256
+
+/* A process walked. */
+struct pyproc {
+	uint32_t pid, exec_id;
+	int walked;
+	struct pylayout lay;
+	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
+	int by_table;			/* its layout is the built-in table's */
+	int is_php;			/* a PHP (not a CPython) */
+	const struct phplayout *php;	/* its layout, once chosen */
+	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
+	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
+};
+
+/* A code object as read: its line table only as far as the lines asked
+ * for needed (linetable_len of linetable_size bytes). */
+struct pycode {
+	int ok;
+	uint64_t qualname_ptr, filename_ptr, linetable_ptr;	/* as read: a change is a reuse */
+	char *qualname, *filename;
+	int firstlineno;
+	unsigned char *linetable;
+	size_t linetable_len, linetable_size;
+	uint64_t used;			/* the cache's clock when last named with */
+	int evicted;			/* let go over the budget: read again if asked */
+};
+
+/* The code-object cache's byte budget: over it, the least recently used
+ * half is let go (a process remaking code objects with 1 MiB line tables
+ * took the collector to 5.56 GB) */
+#define PY_CODE_BUDGET (32u << 20)
+
+/* The cache: by (pid, code object address) */
+struct pycodes {
+	int codes_fd;			/* py_codes: the BPF side's known code objects */
+	struct hashtab *index;		/* pid, code address -> index in code[] */
+	struct pycode *code;
+	size_t n, cap;
+	size_t bytes;			/* what the cache holds, against PY_CODE_BUDGET */
+	uint64_t clock;			/* code objects named so far: the LRU's clock */
+	uint64_t evicted;		/* let go over the budget */
+	uint64_t reread;		/* found reused for another code object */
+};
+
+struct pycodes *pycodes_new(int codes_fd);
+void pycodes_free(struct pycodes *cc);
+/* Code object (or PHP function) addr of p, read on first sight; with
+ * recheck, read again if what it points at changed.  Over the budget, the
+ * least recently used half is let go first. */
+struct pycode *pycodes_get(struct pycodes *cc, const struct pyproc *p, uint64_t addr, int recheck);
+/* The line c runs at lasti, reading as much of its line table as that
+ * takes: 0 when unknown. */
+int pycodes_line(struct pycodes *cc, const struct pyproc *p, struct pycode *c, unsigned lasti);
+/* len bytes (or one word) at addr of pid's memory: 0, or -1 when not all
+ * could be read */
+int pycodes_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+int pycodes_read_u64(pid_t pid, uint64_t addr, uint64_t *v);
+
+#endif

@@ -1,0 +1,220 @@
+/* pyelf.c — what an interpreter's ELF file tells (see pyelf.h). */
+#include "pyelf.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+
+#include "mappedfiles.h"
+#include "phplayout.h"
+#include "pylayout.h"
+
+/* The file bytes at file address vaddr (len of them), or NULL. */
+static const unsigned char *file_at(const struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t vaddr,
+				    size_t len)
+{
+	for (int i = 0; i < e->nload; i++) {
+		if (vaddr >= e->load[i].vaddr && vaddr + len <= e->load[i].vaddr + e->load[i].filesz) {
+			uint64_t off = e->load[i].offset + (vaddr - e->load[i].vaddr);
+			return off + len <= rawlen ? raw + off : NULL;
+		}
+	}
+	return NULL;
+}
+
+static int32_t rd_s32(const unsigned char *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* GCC moves a function's unlikely paths to a ".cold" part far from it,
+ * named only in .symtab (which Debian strips); that part has its own FDE,
+ * and the function jumps into it.  Find the FDE most of the function's
+ * rel32 jumps outside itself land in (.eh_frame_hdr's sorted table): the
+ * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
+static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	uint64_t hdr = 0, hdr_size = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    strcmp(name, ".eh_frame_hdr") == 0) {
+			hdr = sh.sh_addr;
+			hdr_size = sh.sh_size;
+		}
+	}
+	const unsigned char *h = hdr ? file_at(e, raw, rawlen, hdr, hdr_size) : NULL;
+	/* version 1; eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
+	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
+		return;
+	uint32_t count;
+	memcpy(&count, h + 8, 4);
+	if (12 + (uint64_t)count * 8 > hdr_size)
+		return;
+	const unsigned char *table = h + 12;
+	const unsigned char *code = file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo);
+	if (!code)
+		return;
+	uint64_t best_pc = 0, best_end = 0, seen_pc = 0, seen_end = 0;
+	uint32_t best_hits = 0, hits = 0;
+	/* targets, one FDE at a time: most of them are in one part, found in
+	 * turn; a byte pattern that only looks like a jump lands anywhere */
+	for (uint64_t i = 0; i + 5 <= e->eval_hi - e->eval_lo; i++) {
+		uint64_t next, target;
+		if (code[i] == 0xe9)
+			next = i + 5, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 1);
+		else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 && i + 6 <= e->eval_hi - e->eval_lo)
+			next = i + 6, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 2);
+		else
+			continue;
+		if (target >= e->eval_lo && target < e->eval_hi)
+			continue;
+		if (target >= seen_pc && target < seen_end) {
+			if (++hits > best_hits)
+				best_hits = hits, best_pc = seen_pc, best_end = seen_end;
+			continue;
+		}
+		/* the FDE whose start is the last at or before target */
+		uint32_t lo = 0, hi = count;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == 0)
+			continue;
+		uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
+		const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
+		if (!f)
+			continue;
+		uint64_t pc = fde + 8 + (int64_t)rd_s32(f + 8);
+		uint32_t range;
+		memcpy(&range, f + 12, 4);
+		if (target < pc || target >= pc + range || (pc <= e->eval_lo && e->eval_lo < pc + range))
+			continue;
+		if (pc != seen_pc) {
+			seen_pc = pc, seen_end = pc + range;
+			hits = pc == best_pc ? best_hits : 0;
+		}
+		if (++hits > best_hits)
+			best_hits = hits, best_pc = seen_pc, best_end = seen_end;
+	}
+	if (best_hits >= 4) {
+		e->cold_lo = best_pc;
+		e->cold_hi = best_end;
+	}
+}
+
+/* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
+ * or a GLOB_DAT relocation of it): its file address, or 0. */
+static uint64_t launch_slot_of(Elf *elf, size_t sym)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			if (gelf_getrela(d, (int)i, &r) && GELF_R_SYM(r.r_info) == sym &&
+			    (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT || GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT))
+				return r.r_offset;
+		}
+	}
+	return 0;
+}
+
+void pyelf_read(struct pyelf *e, const struct mappedfile *f)
+{
+	if (!f->data)
+		return;
+	Elf *elf = elf_memory((char *)f->data, f->size);
+	size_t rawlen = 0, nph = 0;
+	const unsigned char *raw = elf ? (const unsigned char *)elf_rawfile(elf, &rawlen) : NULL;
+	if (!raw || elf_getphdrnum(elf, &nph) != 0)
+		goto out;
+	for (size_t i = 0; i < nph && e->nload < 8; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			if ((ph.p_flags & PF_X) && (!e->text_vaddr || ph.p_vaddr < e->text_vaddr))
+				e->text_vaddr = ph.p_vaddr, e->text_offset = ph.p_offset;
+			e->load[e->nload].vaddr = ph.p_vaddr;
+			e->load[e->nload].offset = ph.p_offset;
+			e->load[e->nload].filesz = ph.p_filesz;
+			e->nload++;
+		}
+	}
+	Elf_Scn *scn = NULL;
+	uint64_t php_globals = 0;
+	size_t launch_sym = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		/* .dynsym only: an interpreter exports these for its extension
+		 * modules; a big unstripped .symtab is not worth reading for each
+		 * library of each process */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &s) || !(name = elf_strptr(elf, sh.sh_link, s.st_name)) ||
+			    name[0] == 0)
+				continue;
+			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0))
+				launch_sym = i;
+			if (s.st_shndx == SHN_UNDEF || !s.st_value)
+				continue;
+			for (int k = 0; k < PYSYM_COUNT; k++)
+				if (strcmp(name, pylayout_symbol_names[k]) == 0)
+					e->syms |= 1u << k;
+			if (strcmp(name, "Py_Version") == 0)
+				e->version = s.st_value;
+			else if (strcmp(name, "_PyRuntime") == 0 || strcmp(name, "_PyThreadState_Current") == 0)
+				e->runtime = s.st_value;
+			else if (strcmp(name, "PyCode_Type") == 0)
+				e->code_type = s.st_value;
+			else if (strcmp(name, "PyUnicode_Type") == 0)
+				e->unicode_type = s.st_value;
+			else if (strcmp(name, "PyBytes_Type") == 0)
+				e->bytes_type = s.st_value;
+			else if ((strcmp(name, "_PyEval_EvalFrameDefault") == 0 || strcmp(name, "execute_ex") == 0) &&
+				 s.st_size)
+				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
+			else if (strcmp(name, "executor_globals") == 0)
+				php_globals = s.st_value;
+		}
+	}
+	/* a PHP (non-ZTS: its globals are one struct) */
+	if (php_globals && e->eval_lo && !e->code_type) {
+		e->php = 1;
+		e->runtime = php_globals;
+		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
+	}
+	/* 3.6+: the eval loop and what names a code object; Python 2 (its
+	 * loop PyEval_EvalFrameEx only) to be refused by name */
+	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)
+		e->python = 2;
+	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
+		e->python = 1;
+	if (e->python == 1 || e->php)
+		find_cold_part(e, elf, raw, rawlen);
+	else if (launch_sym)
+		e->launch_slot = launch_slot_of(elf, launch_sym);
+out:
+	if (elf)
+		elf_end(elf);
+}

@@ -1,0 +1,42 @@
+/* pyelf.h — what an interpreter's ELF file (a CPython's or a PHP's, or a
+ * program launching a shared libpython) tells the frame walker
+ * (pyframes.c): its symbols, its eval loop and that loop's cold part, its
+ * PT_LOAD segments.  pyframes keeps one per mapped file, as its slot in the
+ * model (mappedfiles.h); this reads it from the file's bytes the model
+ * mapped and never opens a file itself.
+ *
+ *   struct pyelf *e = marple_calloc(1, sizeof(*e));
+ *   pyelf_read(e, f);          // e->python: 1 a CPython 3, 2 a Python 2; e->php: a PHP
+ */
+#ifndef MARPLE_PYELF_H
+#define MARPLE_PYELF_H
+
+#include <stdint.h>
+
+struct mappedfile;
+
+/* What an ELF file tells: is it a CPython (python 1, or 2 for a Python 2),
+ * where its symbols are (file addresses; runtime: _PyRuntime, 3.6's
+ * _PyThreadState_Current), where _PyEval_EvalFrameDefault's code is, and
+ * which of the symbols that tell a version before Py_Version it exports. */
+struct pyelf {
+	int python;
+	int php;			/* a PHP: runtime is executor_globals, eval
+					 * execute_ex; its API number and version */
+	unsigned php_api;
+	char php_version[24];
+	unsigned syms;			/* 1 << enum pylayout_symbol */
+	uint64_t version, runtime, code_type, unicode_type, bytes_type;
+	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
+	struct { uint64_t vaddr, offset, filesz; } load[8];
+	int nload;
+	uint64_t text_vaddr, text_offset;	/* its lowest executable PT_LOAD's (struct py_file) */
+	uint64_t launch_slot;		/* a program that calls a libpython's Py_BytesMain or
+					 * Py_Main: its GOT slot's address, else 0 */
+};
+
+/* Fill e (zeroed) from f's mapped bytes: e->python and e->php stay 0 for
+ * any other file (a launcher of one: its launch_slot). */
+void pyelf_read(struct pyelf *e, const struct mappedfile *f);
+
+#endif
