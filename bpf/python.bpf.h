@@ -44,6 +44,7 @@
 
 #include "python.h"
 #include "stackstore.bpf.h"	/* the store's maps: a Python stack is stored as native ones are */
+#include "unwindtables.bpf.h"	/* unwind_vma_describe: a launcher's library found by its VMA */
 
 /* LRU: user space never deletes a process's entry (it is asked once per
  * image), and a system-wide capture sees hundreds of new processes a second:
