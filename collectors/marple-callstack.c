@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	/* started now, held until the sampling is attached */
 	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
-		return EXIT_DATA;
+		exit(EXIT_DATA);	/* uprobes said why; exit: what main holds stays reachable */
 
 	/* Python frames with the user stacks (not --raw: no stacks) */
 	bool python = stackcollector_python_wanted(&sc) && !opt.raw;

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		goto cleanup;
 	if ((target = stackcollector_target(&sc)) < 0)
-		return EXIT_DATA;
+		goto cleanup;
 	skel->rodata->targ_tgid = (uint32_t)target;
 	int err = mallocstacks_bpf__load(skel);
 	if (err) {

@@ -581,7 +581,7 @@ int main(int argc, char **argv)
 	if (configure(skel) < 0)
 		goto cleanup;
 	if ((target = stackcollector_target(&sc)) < 0)
-		return EXIT_DATA;
+		goto cleanup;
 	skel->rodata->targ_tgid = (uint32_t)target;
 	err = memleak_bpf__load(skel);
 	if (err) {
@@ -603,7 +603,7 @@ int main(int argc, char **argv)
 	hdr = make_header(lib, target);	/* their start time is now */
 	usage_hdr = usage_header();
 	if (stackcollector_ready(&sc) < 0)
-		return EXIT_DATA;
+		goto cleanup;
 	start = marple_now_monotonic_ns();
 	next_sample = start + opt.interval_ns;
 

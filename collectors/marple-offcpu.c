@@ -684,7 +684,7 @@ int main(int argc, char **argv)
 		return EXIT_DATA;
 	/* started now, held until the tracing is attached */
 	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
-		return EXIT_DATA;
+		exit(EXIT_DATA);	/* uprobes said why; exit: what main holds stays reachable */
 	cap.skel = skel = load(&how);
 	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
 		exit(EXIT_DATA);
