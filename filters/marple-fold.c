@@ -100,8 +100,7 @@ static const struct options_entry options[] = {
 	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
 	{ OPT_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
 				    "a function's lines fold into one (py-spy --nolineno)" },
-	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
-					   "rcu_*...: counted and named on stderr)" },
+	OPTIONS_USER_THREADS_ONLY,
 	{ OPT_DIFF, "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
 	{ 'd', "", NULL, NULL },	/* the old spelling: -d is --delimited's */
 	{ 'H', "host-frame", NULL, "the host of each stack's section (its header's\n"

@@ -75,8 +75,7 @@ static const struct options_entry options[] = {
 	{ O_FACTOR, "factor", "F", "multiply every count by F" },
 	{ O_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
 				    "a function's lines merge (marple display draws so)" },
-	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
-					   "rcu_*...: counted and named on stderr)" },
+	OPTIONS_USER_THREADS_ONLY,
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=flamegraph,fg\treads=stack\text=svg\tdefault-for=stack\tconfig=coloring:--colors"),
 	OPTIONS_HELP,

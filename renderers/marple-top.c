@@ -32,8 +32,7 @@ static const struct options_entry options[] = {
 	{ O_SORT, "sort", "KEY", "self (default) or total" },
 	{ O_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
 				    "a function's lines count as one" },
-	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
-					   "rcu_*...: counted and named on stderr)" },
+	OPTIONS_USER_THREADS_ONLY,
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\treads=stack\text=txt"),
 	OPTIONS_HELP,

@@ -40,8 +40,7 @@ static const struct options_entry options[] = {
 	{ O_REVERSE, "reverse", NULL, "reverse each stack (leaf first)" },
 	{ O_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
 				    "a function's lines merge (marple display draws so)" },
-	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n"
-					   "rcu_*...: counted and named on stderr)" },
+	OPTIONS_USER_THREADS_ONLY,
 	OPTIONS_OUTPUT,
 	OPTIONS_DESCRIBE("kind=renderer\tdisplay=treemap,tm\treads=stack\text=html\tconfig=depth:--depth"),
 	OPTIONS_HELP,

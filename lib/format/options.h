@@ -48,6 +48,10 @@
 /* The two entries nearly every program has. */
 #define OPTIONS_OUTPUT { 'o', "output", "FILE", "write to FILE (complete or not at all) instead of stdout" }
 #define OPTIONS_HELP { 'h', "help", NULL, "this help" }
+/* -u of every reader of stacks (stackfilter.h's kernel threads left out) */
+#define OPTIONS_USER_THREADS_ONLY                                                          \
+	{ 'u', "user-threads-only", NULL, "leave kernel threads' stacks out (kworker, ksoftirqd,\n" \
+					   "rcu_*...: counted and named on stderr)" }
 
 struct options_entry {
 	int key;		/* its letter, or a value >= 256 for a long-only option */
