@@ -95,9 +95,7 @@ struct {
 
 static __always_inline void lock_count(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&lock_counters, &what);
-	if (n)
-		(*n)++;
+	stacks_percpu_inc(&lock_counters, what);
 }
 
 static __always_inline bool wanted(__u32 tgid)

@@ -87,9 +87,7 @@ struct {
 
 static __always_inline void wakers_count(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&wakers, &what);
-	if (n)
-		(*n)++;
+	stacks_percpu_inc(&wakers, what);
 }
 
 /* second_hop: woken_by[tid], the stacks that last woke a traced thread
