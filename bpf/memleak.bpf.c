@@ -37,11 +37,15 @@ struct {
 
 /* A call in progress on a thread.  Allocators call each other inside libc
  * (realloc(NULL) -> malloc, memalign -> malloc, malloc -> mmap): only the
- * outermost call counts, so depth tracks the nesting. */
+ * outermost call counts.  Nesting is told by the stack pointer, not by a
+ * depth count, and the return probes are attached before the entry probes
+ * (attach_probes): a call begun before its return probe was there never
+ * returned to us, and a depth count then took every later call of the
+ * thread for a nested one (memleak -p saw no allocation in 1 run of 3). */
 struct pending {
 	__u64 size;
 	__u64 memptr;		/* posix_memalign: where the pointer is stored */
-	__u32 depth;
+	__u64 sp;		/* the stack pointer at the outermost call's entry */
 	__u16 sampled;
 	__u16 reservation;	/* an mmap of address space, no memory: not tracked */
 };
@@ -189,9 +193,10 @@ static __always_inline int ours(void)
 	return !targ_tgid || (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
 }
 
-static __always_inline int enter_call(__u64 size, __u64 memptr, int reservation)
+static __always_inline int enter_call(struct pt_regs *ctx, __u64 size, __u64 memptr, int reservation)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
 	struct pending *c, n = {};
 
 	/* marple's own allocations are not followed: their frees find nothing */
@@ -199,12 +204,13 @@ static __always_inline int enter_call(__u64 size, __u64 memptr, int reservation)
 		return 0;
 	c = bpf_map_lookup_elem(&calls, &tid);
 	if (c) {
-		c->depth++;
-		return 0;
+		if (sp <= c->sp)
+			return 0;	/* nested in it (or tail-called): the stack grows down */
+		bump(ML_CALLS_UNRETURNED);	/* above its frame: it returned unseen */
 	}
 	n.size = size;
 	n.memptr = memptr;
-	n.depth = 1;
+	n.sp = sp;
 	n.reservation = (__u16)reservation;
 	n.sampled = !reservation && sample();
 	if (bpf_map_update_elem(&calls, &tid, &n, BPF_ANY))
@@ -212,9 +218,9 @@ static __always_inline int enter_call(__u64 size, __u64 memptr, int reservation)
 	return 0;
 }
 
-static __always_inline int enter(__u64 size, __u64 memptr)
+static __always_inline int enter(struct pt_regs *ctx, __u64 size, __u64 memptr)
 {
-	return enter_call(size, memptr, 0);
+	return enter_call(ctx, size, memptr, 0);
 }
 
 static __always_inline void add(__u32 i, __u64 n)
@@ -232,12 +238,10 @@ static __always_inline int leave(struct pt_regs *ctx, __u64 addr, int failed)
 	if (!ours())
 		return 0;
 	c = bpf_map_lookup_elem(&calls, &tid);
-	if (!c)
+	/* a nested call's return leaves sp at or below the outermost entry's;
+	 * the outermost's pops its return address, one word above */
+	if (!c || PT_REGS_SP(ctx) <= c->sp)
 		return 0;
-	if (c->depth > 1) {
-		c->depth--;
-		return 0;
-	}
 	if (c->reservation) {
 		if (!failed) {
 			bump(ML_RESERVATIONS);
@@ -263,23 +267,23 @@ static __always_inline int release(__u64 addr)
 }
 
 SEC("uprobe")
-int BPF_KPROBE(malloc_enter, size_t size) { return enter(size, 0); }
+int BPF_KPROBE(malloc_enter, size_t size) { return enter(ctx, size, 0); }
 SEC("uprobe")
-int BPF_KPROBE(calloc_enter, size_t n, size_t size) { return enter((__u64)n * size, 0); }
+int BPF_KPROBE(calloc_enter, size_t n, size_t size) { return enter(ctx, (__u64)n * size, 0); }
 SEC("uprobe")
 int BPF_KPROBE(realloc_enter, void *ptr, size_t size)
 {
 	release((__u64)ptr);
-	return enter(size, 0);
+	return enter(ctx, size, 0);
 }
 SEC("uprobe")
-int BPF_KPROBE(memalign_enter, size_t align, size_t size) { return enter(size, 0); }
+int BPF_KPROBE(memalign_enter, size_t align, size_t size) { return enter(ctx, size, 0); }
 SEC("uprobe")
-int BPF_KPROBE(valloc_enter, size_t size) { return enter(size, 0); }
+int BPF_KPROBE(valloc_enter, size_t size) { return enter(ctx, size, 0); }
 SEC("uprobe")
 int BPF_KPROBE(posix_memalign_enter, void **memptr, size_t align, size_t size)
 {
-	return enter(size, (__u64)memptr);
+	return enter(ctx, size, (__u64)memptr);
 }
 /* An mapping that only reserves address space (PROT_NONE, or MAP_NORESERVE:
  * nothing promised behind it), as runtimes and allocators make to carve up
@@ -290,7 +294,7 @@ int BPF_KPROBE(posix_memalign_enter, void **memptr, size_t align, size_t size)
 SEC("uprobe")
 int BPF_KPROBE(mmap_enter, void *addr, size_t len, int prot, int flags)
 {
-	return enter_call(len, 0, !(prot & MEMLEAK_PROT_ACCESS) || (flags & MEMLEAK_MAP_NORESERVE));
+	return enter_call(ctx, len, 0, !(prot & MEMLEAK_PROT_ACCESS) || (flags & MEMLEAK_MAP_NORESERVE));
 }
 
 /* malloc, calloc, realloc, memalign, aligned_alloc, valloc, pvalloc */

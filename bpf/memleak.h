@@ -38,6 +38,8 @@ enum memleak_counter {
 	ML_PENDING_FULL,	/* per-thread call table full: call not tracked */
 	ML_RESERVATIONS,	/* mmaps of address space only (PROT_NONE, MAP_NORESERVE): left out */
 	ML_RESERVED_BYTES,	/* their bytes */
+	ML_CALLS_UNRETURNED,	/* calls whose return was not seen (begun before the
+				 * return probe was attached): not tracked */
 	ML_NCOUNTERS,
 };
 

@@ -498,14 +498,19 @@ static int attach_probes(struct memleak_bpf *skel, const char *lib, pid_t target
 	}
 	/* free(NULL) does nothing: probe free past its NULL check */
 	size_t free_off = uprobes_past_null_check(lib, "free");
-	for (size_t i = 0; i < NUPROBES; i++) {
-		size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
-		links[*nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib, uprobes[i].func, off,
-						   uprobes[i].retprobe);
-		if (!links[*nlinks])
-			return -1;
-		(*nlinks)++;
-	}
+	/* the return probes first (pass 0), then the entries: every call whose
+	 * entry is seen returns to us (one begun before its return probe never would) */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < NUPROBES; i++) {
+			if ((uprobes[i].retprobe ? 0 : 1) != pass)
+				continue;
+			size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
+			links[*nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib,
+							   uprobes[i].func, off, uprobes[i].retprobe);
+			if (!links[*nlinks])
+				return -1;
+			(*nlinks)++;
+		}
 	return 0;
 }
 
@@ -535,7 +540,8 @@ static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uin
 
 	for (uint32_t i = 0; i < ML_NCOUNTERS; i++)
 		ml[i] = bpfmap_percpu_sum(bpf_map__fd(skel->maps.ml_counters), i);
-	json_t *tr = stackcollector_trailer(&sc, skel->obj, gs->n, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL], ended);
+	json_t *tr = stackcollector_trailer(&sc, skel->obj, gs->n, ml[ML_ALLOCS_FULL] + ml[ML_PENDING_FULL] + ml[ML_CALLS_UNRETURNED],
+					     ended);
 	json_object_set_new(tr, "allocations", json_integer((json_int_t)nallocs));
 	json_object_set_new(tr, "younger_than_min_age", json_integer((json_int_t)gs->young));
 	json_object_set_new(tr, "bytes_of_exited_processes", json_integer((json_int_t)(gs->gone + purged_bytes)));
@@ -543,6 +549,7 @@ static void write_trailer(struct memleak_bpf *skel, const struct groups *gs, uin
 	json_object_set_new(tr, "bytes_of_replaced_images", json_integer((json_int_t)gs->replaced));
 	json_object_set_new(tr, "allocs_table_full", json_integer((json_int_t)ml[ML_ALLOCS_FULL]));
 	json_object_set_new(tr, "calls_table_full", json_integer((json_int_t)ml[ML_PENDING_FULL]));
+	json_object_set_new(tr, "calls_unreturned", json_integer((json_int_t)ml[ML_CALLS_UNRETURNED]));
 	json_object_set_new(tr, "reservations", json_integer((json_int_t)ml[ML_RESERVATIONS]));
 	json_object_set_new(tr, "reserved_bytes", json_integer((json_int_t)ml[ML_RESERVED_BYTES]));
 	if (ml[ML_ALLOCS_FULL])

@@ -1,6 +1,6 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 43
+plan 45
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
@@ -112,3 +112,17 @@ gone=$(sed -n 's/.*"bytes_of_exited_processes":\([0-9]*\).*/\1/p' "$T/purge.out"
 check "memleak: the allocations of exited processes purged while capturing (${purged:-none})" \
 	test "$rc" -eq 0 -a "${purged:-0}" -ge 2000
 check "memleak: their bytes count as exited processes' (${gone:-none})" test "${gone:-0}" -ge 10000000
+
+# 10. attached while the process allocates: a malloc begun before its return
+# probe was attached once left the thread's pending call behind, and every
+# later call of it looked nested (no allocation at all, 1 attach in 3).
+# Twice, on a process calling malloc every millisecond.
+"$W/nofp" 30 malloc & wl=$!
+libc_mapped "$wl"
+for i in 1 2; do
+	"$ML" --unwind fp -p "$wl" 1 > "$T/busy$i.out" 2> "$T/busy$i.err"
+	n=$(trailer_num "$T/busy$i.out" allocations)
+	check "memleak -p on a process in malloc, attach $i: its allocations followed (${n:-none})" \
+		test "${n:-0}" -ge 100
+done
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
