@@ -34,7 +34,7 @@ check "memleak -c: address-space reservations are no leak ($(weight "$T/c.out" '
 check "memleak -c: the trailer counts them apart" grep -q '"reservations":2,"reserved_bytes":1140850688' "$T/c.out"
 
 # 2. -p with a duration, the process still running at the end
-"$W/leaky" 800 4000 & wl=$!
+"$W/leaky" "$T/r2" 4000 & wl=$!	# leaks once memleak is ready
 libc_mapped "$wl"
 MARPLE_READY_FILE="$T/r2" "$ML" -p "$wl" 2500ms > "$T/p.out" 2> "$T/p.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

@@ -6,8 +6,11 @@
  *   reserve_space: address space, no memory, kept: 1 GiB PROT_NONE and
  *               64 MiB MAP_NORESERVE (as runtimes reserve their heaps).
  * Then it sleeps SLEEP_AFTER_MS (so it can be traced with -p) and exits.
+ * Given a path (GO_FILE, starting with /) instead of SLEEP_BEFORE_MS, it
+ * starts once that file exists (a collector's MARPLE_READY_FILE: a fixed
+ * sleep lost the race with attaching on a loaded machine), 30 s at most.
  *
- * Usage: leaky [SLEEP_BEFORE_MS [SLEEP_AFTER_MS]]
+ * Usage: leaky [SLEEP_BEFORE_MS|GO_FILE [SLEEP_AFTER_MS]]
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <malloc.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LEAK_BLOCKS 200
 #define LEAK_SIZE 5000
@@ -71,9 +75,18 @@ __attribute__((noinline)) void reserve_space(void)
 	sink = mmap(NULL, 64ul << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
+static void wait_for(const char *path)
+{
+	for (int i = 0; i < 3000 && access(path, F_OK) != 0; i++)
+		sleep_ms(10);
+}
+
 int main(int argc, char **argv)
 {
-	sleep_ms(argc > 1 ? atol(argv[1]) : 0);
+	if (argc > 1 && argv[1][0] == '/')
+		wait_for(argv[1]);
+	else
+		sleep_ms(argc > 1 ? atol(argv[1]) : 0);
 	reserve_space();
 	leak_here();
 	tidy_up();
