@@ -52,8 +52,8 @@ check "diskblockrq: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_[0-9a-
 check "diskblockrq: units requests" grep -q '"units":{"weight":"requests"}' "$T/rq.out"
 
 # 2. --bytes, the same workload, counted from the insert tracepoint, -p
-"$W/directio" "$D/g" 64 800 & wl=$!
-"$DB" --bytes --insert -p "$wl" 2 > "$T/b.out" 2> "$T/b.err"; rc=$?
+"$W/directio" "$D/g" 64 "$T/rb" & wl=$!	# its I/O once diskblockrq is ready
+MARPLE_READY_FILE="$T/rb" "$DB" --bytes --insert -p "$wl" 2 > "$T/b.out" 2> "$T/b.err"; rc=$?
 wait "$wl"
 b=$(weight "$T/b.out" '^directio;(.*;)?main;.*pwrite')
 check "diskblockrq --bytes: exit 0" test "$rc" -eq 0

@@ -2,7 +2,8 @@
  * COUNT blocks of 64 KiB with O_DIRECT to FILE (created, then removed), then
  * read_direct() reads them back.
  *
- * Usage: directio FILE [COUNT [SLEEP_BEFORE_MS]]
+ * Usage: directio FILE [COUNT [SLEEP_BEFORE_MS|GO_FILE]]
+ * (GO_FILE, a path: it starts once that file exists.)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #define _GNU_SOURCE
@@ -40,9 +41,12 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: directio FILE [COUNT [SLEEP_BEFORE_MS]]\n");
+		fprintf(stderr, "usage: directio FILE [COUNT [SLEEP_BEFORE_MS|GO_FILE]]\n");
 		return 2;
 	}
+	/* a path: wait until it exists (a collector's MARPLE_READY_FILE), 30 s at most */
+	for (int i = 0; argc > 3 && argv[3][0] == '/' && i < 3000 && access(argv[3], F_OK) != 0; i++)
+		usleep(10000);
 	if (ms)
 		nanosleep(&ts, NULL);
 	if (posix_memalign(&buf, 4096, BLOCK))
