@@ -70,6 +70,15 @@ running() {
 # wait_ready FILE SECONDS [PID]: wait until a collector run with
 # MARPLE_READY_FILE=FILE is tracing; with PID, stop waiting when it has ended
 # (a collector that failed at once is not waited for SECONDS).
+# after_ready FILE CMD...: run CMD (exec'ed: its pid is this one's) once FILE
+# exists (a collector's MARPLE_READY_FILE), 20 s at most: a fixed sleep loses
+# the race with a slow attach on a loaded machine.
+after_ready() {
+	wait_ready "$1" 20
+	shift
+	exec "$@"
+}
+
 wait_ready() {
 	i=0
 	while [ ! -e "$1" ] && [ "$i" -lt $(( $2 * 10 )) ]; do

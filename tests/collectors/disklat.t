@@ -42,9 +42,11 @@ expect_exit "disklat: extra operand" 2 'unexpected operand' marple-disklat 1 2
 
 # -p PID: only the I/O that process submitted (a second reader runs beside it);
 # -d DISK: only that disk's
-sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
-sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=8k iflag=direct count=100" 2> /dev/null & other=$!
-marple-disklat -p "$ddp" 3 > "$T/p.out" 2> "$T/p.err"; rc=$?
+# (the readers start when disklat is ready: a fixed 1 s lost reads to a slow
+# attach on a loaded machine)
+after_ready "$T/rp" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
+after_ready "$T/rp" dd if="$F" of=/dev/null bs=8k iflag=direct count=100 2> /dev/null & other=$!
+MARPLE_READY_FILE="$T/rp" marple-disklat -p "$ddp" 3 > "$T/p.out" 2> "$T/p.err"; rc=$?
 wait "$ddp" "$other"
 mine=$(grep -c ",pid=$ddp,dev=.*,bytes=4096,rw=R$" "$T/p.out")
 notmine=$(grep '^[0-9]' "$T/p.out" | grep -vc ",pid=$ddp,")
@@ -52,14 +54,14 @@ check "disklat -p: exit 0, the process's reads ($mine of 200), no other's ($notm
 expect_exit "disklat -p: unknown PID" 1 "process 999999 not found" marple-disklat -p 999999 1
 disk=$(basename "$(dirname "$(readlink -f "/sys/class/block/$dev")")")
 [ -e "/sys/class/block/$dev/partition" ] || disk=$dev
-sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
-marple-disklat -d "$dev" 3 > "$T/d.out" 2> "$T/d.err"; rc=$?
+after_ready "$T/rd" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
+MARPLE_READY_FILE="$T/rd" marple-disklat -d "$dev" 3 > "$T/d.out" 2> "$T/d.err"; rc=$?
 wait "$ddp"
 n=$(grep -c ",pid=$ddp,dev=$disk,bytes=4096,rw=R$" "$T/d.out")
 check "disklat -d $dev: exit 0, the reads of its disk $disk ($n of 200), header says it" \
 	sh -c "[ $rc -eq 0 ] && [ $n -ge 180 ] && grep -q '\"disk\":\"$disk\"' '$T/d.out'"
-sh -c "sleep 1; exec dd if='$F' of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
-marple-disklat -d 7:7 3 > "$T/d2.out" 2> /dev/null
+after_ready "$T/rd2" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
+MARPLE_READY_FILE="$T/rd2" marple-disklat -d 7:7 3 > "$T/d2.out" 2> /dev/null
 wait "$ddp"
 check "disklat -d 7:7: another device: none of those reads" test "$(grep -c ",pid=$ddp," "$T/d2.out")" -eq 0
 expect_exit "disklat -d: unknown disk" 1 "no disk nosuch" marple-disklat -d nosuch 1
@@ -76,6 +78,11 @@ if wait_ready "$T/ready" 20 "$pid"; then
 fi
 sleep 0.3; kill -INT "$pid"; wait "$pid"
 got=$(awk -F, -v p="$ddp" '$5 == "pid=" p && $8 == "rw=W" { sub("bytes=", "", $7); s += $7 } END { print s + 0 }' "$T/big.out")
+if [ "$got" -ne 104857600 ]; then	# whose were the others: say it
+	echo "disklat: write bytes by process, and the trailer:" >&2
+	awk -F, '$8 == "rw=W" { sub("bytes=", "", $7); s[$3 " " $5] += $7 } END { for (k in s) print k, s[k] }' "$T/big.out" >&2
+	tail -n 1 "$T/big.out" | cut -c1-400 >&2
+fi
 check "disklat: requests issued again keep their submitter (dd's points: $got of 104857600 bytes)" test "$got" -eq 104857600
 rm -f "$T/big"
 
@@ -86,8 +93,9 @@ trap 'partition_free; rm -rf "$T"' EXIT
 if partition_make; then
 	disk=$(basename "$LOOPDEV")
 	for d in "$PART" "$(cat "/sys/class/block/$PART/dev")"; do
-		sh -c "sleep 1; exec dd if=/dev/$PART of=/dev/null bs=4k iflag=direct count=200" 2> /dev/null & ddp=$!
-		marple-disklat -d "$d" 3 > "$T/part.out" 2> "$T/part.err"; rc=$?
+		rm -f "$T/rpart"
+		after_ready "$T/rpart" dd if="/dev/$PART" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
+		MARPLE_READY_FILE="$T/rpart" marple-disklat -d "$d" 3 > "$T/part.out" 2> "$T/part.err"; rc=$?
 		wait "$ddp"
 		n=$(grep -c ",pid=$ddp,dev=$disk,bytes=4096,rw=R$" "$T/part.out")
 		check "disklat -d $d (a partition of $disk): exit 0, its 200 reads ($n)" sh -c "[ $rc -eq 0 ] && [ $n -ge 196 ]"
