@@ -98,8 +98,8 @@ check "unwind: dlopen: the new mapping was asked for and loaded" \
 	test "$(trailer_unwind "$T/dl.out" process_loads)" -ge 2
 
 # 6. a process that execs during the capture: the new image's tables
-sh -c "sleep 0.8; exec '$W/nofp' 2" & wl=$!
-"$CS" -F 299 -p "$wl" 2.5 > "$T/exec.out" 2> "$T/exec.err"
+after_ready "$T/rexec" "$W/nofp" 2 & wl=$!	# exec'ed once the capture runs
+MARPLE_READY_FILE="$T/rexec" "$CS" -F 299 -p "$wl" 2.5 > "$T/exec.out" 2> "$T/exec.err"
 wait "$wl" 2>/dev/null
 share "unwind: exec: the new image's chain" \
 	"$(weight "$T/exec.out" '^nofp;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)')" \
