@@ -106,9 +106,6 @@ static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char
 	char real[4200];
 	int fd = open_same_file(pid, path, f, real, sizeof(real));
 	sfile->dwarf = fd >= 0 ? dwarfinline_open_fd(real, fd, NULL, 0) : NULL;
-	if (sfile->dwarf)
-		s->st.dwarf_bytes += dwarfinline_stats(sfile->dwarf)->dwarf_bytes,
-		s->st.table_bytes += dwarfinline_stats(sfile->dwarf)->table_bytes;
 	mappedfile_set_slot(f, s, sfile, source_file_free);
 	s->held = marple_grow(s->held, &s->held_cap, s->nheld + 1, sizeof(*s->held));
 	s->held[s->nheld++] = f;
@@ -158,6 +155,17 @@ int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, str
 void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats *out)
 {
 	*out = s->st;
+	for (size_t i = 0; i < s->nheld; i++) {	/* units are read as they are asked */
+		const struct source_file *sfile = mappedfile_slot(s->held[i], s);
+		const struct dwarfinline_stats *d = sfile && sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
+		if (!d)
+			continue;
+		out->dwarf_bytes += d->dwarf_bytes;
+		out->table_bytes += d->table_bytes;
+		out->units += d->units;
+		out->units_read += d->units_read;
+		out->build_ns += d->build_ns;
+	}
 }
 
 void sourceframes_free(struct sourceframes *s)

@@ -39,6 +39,8 @@ struct sourceframes_stats {
 	uint64_t lookups, dwarf_resolved, go_resolved, unresolved;
 	uint64_t dwarf_bytes;		/* debug sections of the files read */
 	uint64_t table_bytes;		/* their address tables, kept */
+	uint64_t units, units_read;	/* compile units indexed, read (dwarfinline.h) */
+	uint64_t build_ns;		/* CPU spent indexing and reading them */
 };
 
 struct sourceframes;

@@ -943,6 +943,9 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_object_set_new(o, "unresolved", json_integer((json_int_t)st.unresolved));
 	json_object_set_new(o, "dwarf_bytes", json_integer((json_int_t)st.dwarf_bytes));
 	json_object_set_new(o, "table_bytes", json_integer((json_int_t)st.table_bytes));
+	json_object_set_new(o, "units", json_integer((json_int_t)st.units));
+	json_object_set_new(o, "units_read", json_integer((json_int_t)st.units_read));
+	json_object_set_new(o, "build_ns", json_integer((json_int_t)st.build_ns));
 	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
 	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
 	json_object_set_new(trailer, "sources", o);
