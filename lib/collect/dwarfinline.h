@@ -54,7 +54,8 @@ struct dwarfinline_stats {
 	uint64_t units;		/* compile units indexed */
 	uint64_t units_read;	/* read into tables (an address in them was asked) */
 	uint64_t units_bad;	/* libdw failed on them (or on the index past them) */
-	uint64_t build_ns;	/* thread CPU spent indexing and reading units */
+	uint64_t build_ns;	/* thread CPU spent opening the DWARF (libdw inflating
+				 * compressed sections), indexing and reading units */
 	int too_big;		/* refused: debug sections over the bound */
 };
 
