@@ -31,6 +31,7 @@ struct sourceframes {
 	struct mappedfiles *model;
 	struct mappedfile **held;	/* the files with a slot, held */
 	size_t nheld, held_cap;
+	uint64_t dwarf_kept;		/* debug section bytes of the DWARF kept open */
 	struct sourceframes_stats st;
 };
 
@@ -106,6 +107,15 @@ static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char
 	char real[4200];
 	int fd = open_same_file(pid, path, f, real, sizeof(real));
 	sfile->dwarf = fd >= 0 ? dwarfinline_open_fd(real, fd, NULL, 0) : NULL;
+	const struct dwarfinline_stats *ds = sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
+	uint64_t bytes = ds && !ds->too_big ? ds->dwarf_bytes : 0;	/* too big: not kept open */
+	if (bytes > SOURCEFRAMES_MAX_DWARF_BYTES - s->dwarf_kept) {
+		dwarfinline_close(sfile->dwarf);	/* kept open, it would pass the bound */
+		sfile->dwarf = NULL;
+		s->st.dwarf_refused++;
+	} else {
+		s->dwarf_kept += bytes;
+	}
 	mappedfile_set_slot(f, s, sfile, source_file_free);
 	s->held = marple_grow(s->held, &s->held_cap, s->nheld + 1, sizeof(*s->held));
 	s->held[s->nheld++] = f;

@@ -949,6 +949,7 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_t *o = json_object();
 	json_object_set_new(o, "files", json_integer((json_int_t)st.files));
 	json_object_set_new(o, "files_refused", json_integer((json_int_t)st.files_refused));
+	json_object_set_new(o, "dwarf_refused", json_integer((json_int_t)st.dwarf_refused));
 	json_object_set_new(o, "lookups", json_integer((json_int_t)st.lookups));
 	json_object_set_new(o, "by_dwarf", json_integer((json_int_t)st.dwarf_resolved));
 	json_object_set_new(o, "by_go_table", json_integer((json_int_t)st.go_resolved));
