@@ -526,19 +526,17 @@ static void write_frames(void)
 		stream_frame_key_split(s, key_len, &len);
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
 		/* a frame the trailers describe: its function, file and line (a
-		 * Python frame's name loses the " (file:line)" they repeat); the
-		 * source file where one is told, else the mapped file */
+		 * Python frame's name loses the " (file:line)" they repeat).  A
+		 * native frame keeps its mapped file, not its source: speedscope
+		 * merges frames of one name, file and line, and two programs'
+		 * spin() built from one source are two functions (issue 33) */
 		json_name(out, s, framedesc_function_len(d, s, len));
-		const char *file = d ? d->file : NULL;
-		size_t file_len = d ? d->file_len : 0;
-		int64_t line = d ? d->line : 0;
-		framedesc_source(d, &file, &file_len, &line);
-		if (file && file[0] != '[') {
+		if (d && d->file && d->file[0] != '[') {
 			fputs(",\"file\":", out);
-			json_name(out, file, file_len);
+			json_name(out, d->file, d->file_len);
 		}
-		if (line > 0)
-			fprintf(out, ",\"line\":%lld", (long long)line);
+		if (d && d->line > 0)
+			fprintf(out, ",\"line\":%lld", (long long)d->line);
 		putc('}', out);
 	}
 	fputs("\n]}}\n", out);
