@@ -10,7 +10,9 @@
  *   ab;[unknown];__write_nocancel;system_call_fastpath_[k];sys_write_[k] 2
  *
  * --to-stream writes a marple stack section instead; --diff A B writes the
- * differential format "stack countA countB".
+ * differential format "stack countA countB".  --lines and --no-inline read a
+ * stack section's frame descriptions (its trailer, after its records): the
+ * section's stacks are held until it ends.
  */
 #include <getopt.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "framedesc.h"
 #include "hashtab.h"
 #include "lines.h"
 #include "options.h"
@@ -36,6 +39,8 @@ static struct {
 	int host_frame;
 	int user_threads;	/* -u: kernel threads' stacks left out */
 	int nolineno;		/* frames "NAME (FILE:LINE)" as "NAME (FILE)" */
+	int lines;		/* frames placed in source as "NAME (FILE:LINE)" */
+	int no_inline;		/* frames described "inline" left out */
 	const char *out;
 	struct timed_range range;
 } opt = { .range.to_s = INFINITY };
@@ -84,9 +89,12 @@ struct ctx {
 	size_t framescap;
 	char *lineless;		/* --nolineno: the key without lines */
 	size_t linelesscap;
+	struct framedesc *described;	/* --lines, --no-inline: the trailers' frames */
+	struct hashtab *held;	/* and the section's stacks until its trailer: each
+				 * frame's key (stream_frame_key) after its length */
 };
 
-enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF, OPT_NOLINENO };
+enum { OPT_ADDRS = 256, OPT_FROM, OPT_TO, OPT_DIFF, OPT_NOLINENO, OPT_LINES, OPT_NO_INLINE };
 static const struct options_entry options[] = {
 	{ 'p', "pid", NULL, "process name as comm-PID (perf script input, timed\n"
 			    "stack sections: marple-callstack --timed)" },
@@ -100,6 +108,10 @@ static const struct options_entry options[] = {
 	{ 's', "to-stream", NULL, "write a marple stack section instead of text" },
 	{ OPT_NOLINENO, "nolineno", NULL, "frames \"NAME (FILE:LINE)\" (Python's) as \"NAME (FILE)\":\n"
 				    "a function's lines fold into one (py-spy --nolineno)" },
+	{ OPT_LINES, "lines", NULL, "frames the stream places in source (native, inlined:\n"
+				  "its trailer's descriptions) as \"NAME (FILE:LINE)\"" },
+	{ OPT_NO_INLINE, "no-inline", NULL, "frames the stream describes as inlined functions\n"
+					  "left out: native frames as their symbols name them" },
 	OPTIONS_USER_THREADS_ONLY,
 	{ OPT_DIFF, "diff", NULL, "two inputs A and B: \"stack countA countB\"" },
 	{ 'd', "", NULL, NULL },	/* the old spelling: -d is --delimited's */
@@ -332,6 +344,82 @@ static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 	add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
 }
 
+/* --lines, --no-inline: a stack record held until its section's trailer has
+ * described its frames; each frame's key after its length. */
+static void hold_stack(struct ctx *c, const struct stack_rec *sr)
+{
+	size_t need = 1;
+	for (size_t i = 0; i < sr->nframes; i++)
+		need += sizeof(uint32_t) + stream_frame_key(sr, i).len;
+	c->tmp = marple_grow(c->tmp, &c->tmpcap, need, 1);
+	char *o = c->tmp;
+	for (size_t i = 0; i < sr->nframes; i++) {
+		struct mstr k = stream_frame_key(sr, i);
+		uint32_t len = (uint32_t)k.len;
+		memcpy(o, &len, sizeof(len));
+		memcpy(o + sizeof(len), k.s, k.len);
+		o += sizeof(len) + k.len;
+	}
+	if (!c->held)
+		c->held = hashtab_new();
+	hashtab_add(c->held, c->tmp, (size_t)(o - c->tmp), sr->weight, 0);
+}
+
+/* A held stack (hold_stack) as its folded key in c->tmp, its frames as the
+ * descriptions say: inlined ones left out (--no-inline), those placed in
+ * source with " (FILE:LINE)" (--lines; a script's frame says its line in
+ * its name already).  Returns the key's length. */
+static size_t described_key(struct ctx *c, const char *held, size_t len)
+{
+	size_t o = 0, pos = 0, n = 0;
+	if (opt.host_frame) {
+		c->tmp = marple_grow(c->tmp, &c->tmpcap, strlen(c->host) + 1, 1);
+		o = (size_t)(key_frame(c->tmp, c->host, strlen(c->host)) - c->tmp);
+		n++;
+	}
+	while (pos + sizeof(uint32_t) <= len) {
+		uint32_t kl;
+		memcpy(&kl, held + pos, sizeof(kl));
+		const char *k = held + pos + sizeof(kl);
+		pos += sizeof(kl) + kl;
+		const struct framedesc_frame *d = framedesc_get(c->described, k, kl);
+		if (opt.no_inline && framedesc_is(d, "inline"))
+			continue;
+		size_t name_len, file_len = 0;
+		stream_frame_key_split(k, kl, &name_len);
+		const char *file = NULL;
+		int64_t line = 0;
+		int placed = opt.lines && !framedesc_is_script(d) && framedesc_source(d, &file, &file_len, &line);
+		char end[32];
+		int end_len = placed ? snprintf(end, sizeof(end), line > 0 ? ":%lld)" : ")", (long long)line) : 0;
+		c->tmp = marple_grow(c->tmp, &c->tmpcap, o + 1 + name_len + 2 + file_len + (size_t)end_len, 1);
+		if (n++)
+			c->tmp[o++] = ';';
+		o = (size_t)(key_frame(c->tmp + o, k, name_len) - c->tmp);
+		if (placed) {
+			memcpy(c->tmp + o, " (", 2);
+			o = (size_t)(key_frame(c->tmp + o + 2, file, file_len) - c->tmp);
+			memcpy(c->tmp + o, end, (size_t)end_len);
+			o += (size_t)end_len;
+		}
+	}
+	return o;
+}
+
+/* The held stacks of the section that ended, folded as described. */
+static void release_held(struct ctx *c)
+{
+	if (!c->held)
+		return;
+	for (size_t i = 0; i < hashtab_size(c->held); i++) {
+		const struct hashtab_entry *e = hashtab_at(c->held, i);
+		size_t len = described_key(c, e->key, e->len);	/* grows c->tmp */
+		add_stack(c, c->tmp, len, e->count[0]);
+	}
+	hashtab_free(c->held);
+	c->held = NULL;
+}
+
 /* --from/--to: the stacks of a timed stack section are kept until its samples
  * section has said how much of each lies in the range. */
 static void timed_finish(struct ctx *c, const char *why_dropped)
@@ -494,7 +582,8 @@ static void stream_header(struct ctx *c, struct stream_reader *r, int *warned_ty
 		if (opt.range.set)
 			return;
 	} else {
-		stream_reader_defer_records(r, stream_reader_datatype(r) == DATATYPE_STACK);	/* add_stream_stack */
+		/* add_stream_stack; hold_stack takes them parsed */
+		stream_reader_defer_records(r, stream_reader_datatype(r) == DATATYPE_STACK && !c->described);
 	}
 	if (stream_reader_datatype(r) != DATATYPE_STACK && timed_role(hdr) != TIMED_SAMPLES &&
 		 !(*warned_type)++)
@@ -511,10 +600,16 @@ static void read_stream(struct ctx *c, struct lines *l)
 	while ((it = stream_reader_next(r)) != STREAM_EOF) {
 		if (it == STREAM_ERROR)
 			report_bad(c, stream_reader_line(r), stream_reader_error(r));
-		else if (it == STREAM_HEADER)
+		else if (it == STREAM_HEADER) {
+			release_held(c);	/* a section without a trailer */
 			stream_header(c, r, &warned_type);
-		else if (it != STREAM_RECORD || c->unit_skip)
+		} else if (it == STREAM_TRAILER && c->described) {
+			framedesc_add(c->described, stream_reader_trailer(r));
+			release_held(c);
+		} else if (it != STREAM_RECORD || c->unit_skip)
 			continue;
+		else if (c->described && stream_reader_datatype(r) == DATATYPE_STACK)
+			hold_stack(c, stream_reader_stack(r));
 		else if (c->plain)
 			add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
 		else if (opt.range.set || opt.perf.pid || opt.perf.tid)
@@ -524,6 +619,7 @@ static void read_stream(struct ctx *c, struct lines *l)
 	}
 	if (opt.range.set || opt.perf.pid || opt.perf.tid)
 		timed_finish(c, "the input ends");
+	release_held(c);
 	const char *why = stream_reader_unusable(r);
 	if (why) {
 		marple_warn_at(c->file, 0, "%s", why);
@@ -553,6 +649,9 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 		c->hostless++;
 		kind = KIND_NONE;
 	}
+	if ((opt.lines || opt.no_inline) && (kind == KIND_PERF || kind == KIND_FOLDED))
+		marple_warn_at(c->file, 0, "%s input describes no frames: --lines and --no-inline leave it as it is",
+			kind_names[kind]);
 	if (opt.range.set && kind != KIND_STREAM) {
 		marple_warn_at(c->file, 0, "%s input has no sample times for --from/--to: skipped", kind_names[kind]);
 		c->untimed++;
@@ -663,6 +762,8 @@ static void parse_options(int argc, char **argv)
 		case 's': opt.to_stream = 1; break;
 		case 'u': opt.user_threads = 1; break;
 		case OPT_NOLINENO: opt.nolineno = 1; break;
+		case OPT_LINES: opt.lines = 1; break;
+		case OPT_NO_INLINE: opt.no_inline = 1; break;
 		case 'd':
 		case OPT_DIFF: opt.diff = 1; break;
 		case 'H': opt.host_frame = 1; break;
@@ -678,6 +779,8 @@ static void parse_options(int argc, char **argv)
 	if (opt.diff && opt.to_stream)
 		marple_usage_error("--diff and --to-stream exclude each other (a stack section has one weight)");
 	timed_range_check(&opt.range);
+	if ((opt.lines || opt.no_inline) && (opt.range.set || opt.perf.pid || opt.perf.tid))
+		marple_usage_error("--lines and --no-inline do not go with --from, --to, --pid or --tid yet");
 }
 
 int main(int argc, char **argv)
@@ -686,6 +789,8 @@ int main(int argc, char **argv)
 	parse_options(argc, argv);
 
 	struct ctx c = { .agg = hashtab_new() };
+	if (opt.lines || opt.no_inline)
+		c.described = framedesc_new();
 	struct perfscript *ps = perfscript_new(&opt.perf, on_sample, on_bad, &c);
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
@@ -746,6 +851,8 @@ cleanup:
 	stackunits_free(&c.units);
 	free(c.frames);
 	free(c.lineless);
+	framedesc_free(c.described);
+	hashtab_free(c.held);
 	free(c.interface);
 	free(c.host);
 	return rc;

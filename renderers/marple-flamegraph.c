@@ -668,26 +668,29 @@ static void write_frame(FILE *f, const struct layout *L, size_t i)
 	fputs(dots ? "..</text>\n" : "</text>\n", f);
 }
 
-/* The source lines of the names the trailers describe as inlined native
- * functions ("FILE:LINE", "" for others): the tooltip says them, search
- * finds them; null when there are none. */
+/* The source lines of the names the trailers place in source (inlined and
+ * native functions: framedesc_source; "FILE:LINE", "" for others): the
+ * tooltip says them, search finds them; null when there are none. */
 static void write_source_lines(FILE *f, const struct layout *L)
 {
 	int any = 0;
 	for (uint32_t i = 0; i < L->nout; i++) {
 		struct mstr name = stacktree_name(L->t, L->order[i]);
 		const struct framedesc_frame *d = framedesc_get(frames, name.s, name.len);
-		if (!framedesc_is(d, "inline") || !d->file)
-			continue;
+		const char *file;
+		size_t file_len;
+		int64_t lineno;
+		if (framedesc_is_script(d) || !framedesc_source(d, &file, &file_len, &lineno))
+			continue;	/* a script's frame names its line already */
 		fputs(any ? "" : "var S=[", f);
 		for (; any < (int)i; any++)
 			fputs("\"\",", f);
 		char line[32];
-		snprintf(line, sizeof(line), ":%lld", (long long)d->line);
-		size_t n = d->file_len + strlen(line);
+		snprintf(line, sizeof(line), lineno > 0 ? ":%lld" : "", (long long)lineno);
+		size_t n = file_len + strlen(line);
 		char *s = marple_malloc(n + 1);
-		memcpy(s, d->file, d->file_len);
-		memcpy(s + d->file_len, line, strlen(line) + 1);
+		memcpy(s, file, file_len);
+		memcpy(s + file_len, line, strlen(line) + 1);
 		xml_js_string_write(f, s, n);
 		free(s);
 		fputc(',', f);

@@ -526,7 +526,10 @@ static void write_frames(void)
 		stream_frame_key_split(s, key_len, &len);
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
 		/* a frame the trailers describe: its function, file and line (a
-		 * Python frame's name loses the " (file:line)" they repeat) */
+		 * Python frame's name loses the " (file:line)" they repeat).  A
+		 * native frame keeps its mapped file, not its source: speedscope
+		 * merges frames of one name, file and line, and two programs'
+		 * spin() built from one source are two functions (issue 33) */
 		json_name(out, s, framedesc_function_len(d, s, len));
 		if (d && d->file && d->file[0] != '[') {
 			fputs(",\"file\":", out);

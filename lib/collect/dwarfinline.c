@@ -1,13 +1,18 @@
 /* dwarfinline.c — an address to its inline chain and lines, from DWARF
  * (see dwarfinline.h).  dwfl finds the DWARF (the file's, or its debug file
- * by build-id or debug link).  Opening reads it once into two sorted tables
- * and lets libdw go, so a lookup is two binary searches and no DIE walk
- * (dwarf_getscopes per lookup ran 8,400 lookups/s on libc):
- *  - ranges: the file's code cut where the innermost function changes, each
+ * by build-id or debug link).  Opening reads only the index of compile
+ * units (each unit's DW_AT_low_pc/high_pc or DW_AT_ranges; .debug_aranges
+ * for a unit that has neither); the first lookup in a unit reads that unit
+ * into two sorted tables, so a lookup is three binary searches and no DIE
+ * walk (dwarf_getscopes per lookup ran 8,400 lookups/s on libc).  Reading
+ * every unit at open cost 0.14-1.3 s of CPU for libc with libc6-dbg, in the
+ * collector's thread, for every capture that sampled libc once.  A unit's
+ * tables:
+ *  - ranges: the unit's code cut where the innermost function changes, each
  *    piece naming a node: a DW_TAG_subprogram, or a
  *    DW_TAG_inlined_subroutine with the node it is inlined in and where it
  *    was called from there (DW_AT_call_file/call_line);
- *  - lines: every row of every unit's line table (the innermost frame's
+ *  - lines: every row of the unit's line table (the innermost frame's
  *    file:line; at one address, the last row, as addr2line takes it).
  * Function names and absolute source paths are kept once each. */
 #include <dwarf.h>
@@ -38,29 +43,44 @@ struct fn_node {
 	uint32_t parent;	/* NO_NODE: a subprogram, a chain's end */
 };
 
-struct dwarfinline {
-	Dwfl_Callbacks callbacks;	/* dwfl keeps a pointer to it */
-	char *debugpath;		/* dwfl's debuginfo_path: "-:.debug:ROOT" */
-	char *debugroot;		/* ROOT: where debug files are (find_debuginfo_safe) */
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	char *debugfile;
-	int has_table;			/* 0: no DWARF, too big, or bad */
-	int bad;			/* libdw failed reading the DWARF */
-	uint64_t to_dwarf;		/* file vaddr + to_dwarf = DWARF address */
-	struct hashtab *strings;	/* names and paths: id = index */
-	struct fn_node *nodes;
-	size_t nnodes;
+enum unit_state { UNIT_UNREAD, UNIT_READ, UNIT_BAD };
+
+/* One compile unit: read into its tables the first time an address in it
+ * is looked up. */
+struct unit_table {
+	Dwarf_Die die;			/* the unit's DIE (libdw is kept for it) */
+	enum unit_state state;
 	uint64_t *range_lo;		/* from range_lo[i] on, range_node[i] */
 	uint32_t *range_node;
 	size_t nranges;
 	uint64_t *line_addr;		/* from line_addr[i] on, file:line */
 	uint32_t *line_file, *line_no;
 	size_t nlines;
+};
+
+struct dwarfinline {
+	Dwfl_Callbacks callbacks;	/* dwfl keeps a pointer to it */
+	char *debugpath;		/* dwfl's debuginfo_path: "-:.debug:ROOT" */
+	char *debugroot;		/* ROOT: where debug files are (find_debuginfo_safe) */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf *dw;			/* libdw's reader, kept for the units not read yet */
+	char *debugfile;
+	int has_table;			/* 0: no DWARF, or too big */
+	uint64_t to_dwarf;		/* file vaddr + to_dwarf = DWARF address */
+	struct hashtab *strings;	/* names and paths: id = index */
+	struct fn_node *nodes;		/* of every unit read */
+	size_t nnodes, cap_nodes;
+	struct unit_table *units;
+	size_t nunits, cap_units;
+	uint64_t *span_lo, *span_hi;	/* the units' address ranges, sorted by lo */
+	uint32_t *span_unit;
+	size_t nspans;
+	uint64_t unit_bytes;		/* the read units' tables */
 	struct dwarfinline_stats stats;
 };
 
-/* What opening gathers, sorted into the tables after. */
+/* What reading a unit gathers, sorted into its tables after. */
 struct fn_range {
 	uint64_t lo, hi;
 	uint32_t node, depth;
@@ -73,7 +93,7 @@ struct line_row {
 struct builder {
 	struct dwarfinline *d;
 	struct fn_range *ranges;
-	size_t nranges, cap_ranges, cap_nodes;
+	size_t nranges, cap_ranges;
 	struct line_row *rows;
 	size_t nrows, cap_rows;
 	Dwarf_Files *files;	/* the unit's file table */
@@ -271,7 +291,7 @@ static uint32_t add_function(struct builder *b, Dwarf_Die *die, uint32_t parent,
 	}
 	if (b->nranges == before || d->nnodes >= NO_NODE)
 		return NO_NODE;
-	d->nodes = marple_grow(d->nodes, &b->cap_nodes, d->nnodes + 1, sizeof(*d->nodes));
+	d->nodes = marple_grow(d->nodes, &d->cap_nodes, d->nnodes + 1, sizeof(*d->nodes));
 	struct fn_node *fn = &d->nodes[d->nnodes++];
 	const char *name = die_function_name(die);
 	*fn = (struct fn_node){ intern(d, name, strlen(name)), intern(d, "??", 2), 0, NO_NODE };
@@ -341,36 +361,36 @@ static int by_lo_then_outer(const void *a, const void *b)
 
 /* From lo on, the innermost function is node (a piece starting where the
  * last did replaces it; one naming the same node is not needed). */
-static void cut_at(struct dwarfinline *d, uint64_t lo, uint32_t node)
+static void cut_at(struct unit_table *u, uint64_t lo, uint32_t node)
 {
-	size_t n = d->nranges;
-	if (n && d->range_lo[n - 1] == lo) {
-		d->range_node[n - 1] = node;
+	size_t n = u->nranges;
+	if (n && u->range_lo[n - 1] == lo) {
+		u->range_node[n - 1] = node;
 		return;
 	}
-	if (n && d->range_node[n - 1] == node)
+	if (n && u->range_node[n - 1] == node)
 		return;
-	d->range_lo[n] = lo, d->range_node[n] = node;
-	d->nranges++;
+	u->range_lo[n] = lo, u->range_node[n] = node;
+	u->nranges++;
 }
 
 /* The nested ranges into pieces where the innermost function changes: a
  * sweep in address order with the ranges open at each point on a stack
  * (an inner range reaching past the one around it is cut at its end). */
-static void flatten_ranges(struct dwarfinline *d, struct builder *b)
+static void flatten_ranges(struct unit_table *u, struct builder *b)
 {
 	if (b->nranges)
 		qsort(b->ranges, b->nranges, sizeof(*b->ranges), by_lo_then_outer);
 	struct fn_range *open = marple_malloc((b->nranges + 1) * sizeof(*open));
 	size_t nopen = 0;
 	/* each range starts a piece and ends at most one */
-	d->range_lo = marple_malloc((2 * b->nranges + 1) * sizeof(*d->range_lo));
-	d->range_node = marple_malloc((2 * b->nranges + 1) * sizeof(*d->range_node));
+	u->range_lo = marple_malloc((2 * b->nranges + 1) * sizeof(*u->range_lo));
+	u->range_node = marple_malloc((2 * b->nranges + 1) * sizeof(*u->range_node));
 	for (size_t i = 0; i <= b->nranges; i++) {
 		uint64_t lo = i < b->nranges ? b->ranges[i].lo : UINT64_MAX;
 		while (nopen && open[nopen - 1].hi <= lo) {
 			nopen--;
-			cut_at(d, open[nopen].hi, nopen ? open[nopen - 1].node : NO_NODE);
+			cut_at(u, open[nopen].hi, nopen ? open[nopen - 1].node : NO_NODE);
 		}
 		if (i == b->nranges)
 			break;
@@ -378,7 +398,7 @@ static void flatten_ranges(struct dwarfinline *d, struct builder *b)
 		if (nopen && r.hi > open[nopen - 1].hi)
 			r.hi = open[nopen - 1].hi;
 		open[nopen++] = r;
-		cut_at(d, r.lo, r.node);
+		cut_at(u, r.lo, r.node);
 	}
 	free(open);
 }
@@ -394,68 +414,174 @@ static int by_addr_then_order(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void sort_lines(struct dwarfinline *d, struct builder *b)
+static void sort_lines(struct unit_table *u, struct builder *b)
 {
 	if (b->nrows)
 		qsort(b->rows, b->nrows, sizeof(*b->rows), by_addr_then_order);
-	d->line_addr = marple_malloc((b->nrows + 1) * sizeof(*d->line_addr));
-	d->line_file = marple_malloc((b->nrows + 1) * sizeof(*d->line_file));
-	d->line_no = marple_malloc((b->nrows + 1) * sizeof(*d->line_no));
+	u->line_addr = marple_malloc((b->nrows + 1) * sizeof(*u->line_addr));
+	u->line_file = marple_malloc((b->nrows + 1) * sizeof(*u->line_file));
+	u->line_no = marple_malloc((b->nrows + 1) * sizeof(*u->line_no));
 	for (size_t i = 0; i < b->nrows; i++)
-		d->line_addr[i] = b->rows[i].addr, d->line_file[i] = b->rows[i].file,
-		d->line_no[i] = b->rows[i].line;
-	d->nlines = b->nrows;
-}
-
-/* Read every unit of dw into the tables; -1 if libdw failed on one. */
-static int build_tables(struct dwarfinline *d, Dwarf *dw)
-{
-	struct builder b = { .d = d };
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, subdie;
-	uint8_t unit_type;
-	Dwarf_Half version;
-	int err = 0, r = 0;
-	while (!err && (r = dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;	/* type units have no code */
-		Dwarf_Attribute attr;
-		b.comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
-		if (dwarf_getsrcfiles(&cudie, &b.files, &b.nfiles) != 0)
-			b.files = NULL, b.nfiles = 0;
-		b.file_ids = marple_malloc((b.nfiles + 1) * sizeof(*b.file_ids));
-		memset(b.file_ids, 0xff, (b.nfiles + 1) * sizeof(*b.file_ids));
-		if (unit_type == DW_UT_compile)
-			add_unit_lines(&b, &cudie);
-		err = walk_unit(&b, &cudie);
-		free(b.file_ids);
-	}
-	if (!err) {
-		flatten_ranges(d, &b);
-		sort_lines(d, &b);
-	}
-	free(b.ranges);
-	free(b.rows);
-	return err || r < 0 ? -1 : 0;
+		u->line_addr[i] = b->rows[i].addr, u->line_file[i] = b->rows[i].file,
+		u->line_no[i] = b->rows[i].line;
+	u->nlines = b->nrows;
 }
 
 /* The bytes the tables and strings hold. */
 static uint64_t table_bytes(const struct dwarfinline *d)
 {
-	return d->nnodes * sizeof(*d->nodes) +
-	       d->nranges * (sizeof(*d->range_lo) + sizeof(*d->range_node)) +
-	       d->nlines * (sizeof(*d->line_addr) + sizeof(*d->line_file) + sizeof(*d->line_no)) +
-	       hashtab_bytes(d->strings);
+	return d->nnodes * sizeof(*d->nodes) + d->nunits * sizeof(*d->units) +
+	       d->nspans * (sizeof(*d->span_lo) + sizeof(*d->span_hi) + sizeof(*d->span_unit)) +
+	       d->unit_bytes + hashtab_bytes(d->strings);
 }
 
-/* Find the DWARF, unless its sections are over the bound, and read it into
- * the tables; libdw's copy is let go after. */
+/* Read unit u into its tables (the first lookup in it); UNIT_BAD if libdw
+ * failed on it.  Its cost is counted in build_ns. */
+static void read_unit(struct dwarfinline *d, struct unit_table *u)
+{
+	uint64_t t0 = marple_thread_cpu_ns();
+	struct builder b = { .d = d };
+	Dwarf_Attribute attr;
+	b.comp_dir = dwarf_formstring(dwarf_attr(&u->die, DW_AT_comp_dir, &attr));
+	if (dwarf_getsrcfiles(&u->die, &b.files, &b.nfiles) != 0)
+		b.files = NULL, b.nfiles = 0;
+	b.file_ids = marple_malloc((b.nfiles + 1) * sizeof(*b.file_ids));
+	memset(b.file_ids, 0xff, (b.nfiles + 1) * sizeof(*b.file_ids));
+	if (dwarf_tag(&u->die) == DW_TAG_compile_unit)
+		add_unit_lines(&b, &u->die);
+	u->state = walk_unit(&b, &u->die) == 0 ? UNIT_READ : UNIT_BAD;
+	if (u->state == UNIT_READ) {
+		flatten_ranges(u, &b);
+		sort_lines(u, &b);
+		d->unit_bytes += u->nranges * (sizeof(*u->range_lo) + sizeof(*u->range_node)) +
+				 u->nlines * (sizeof(*u->line_addr) + sizeof(*u->line_file) + sizeof(*u->line_no));
+		d->stats.units_read++;
+	} else {
+		d->stats.units_bad++;
+	}
+	free(b.file_ids);
+	free(b.ranges);
+	free(b.rows);
+	d->stats.table_bytes = table_bytes(d);
+	d->stats.build_ns += marple_thread_cpu_ns() - t0;
+}
+
+/* A unit's address range, while the index is gathered. */
+struct span {
+	uint64_t lo, hi;
+	uint32_t unit;
+};
+struct spans {
+	struct span *at;
+	size_t n, cap;
+};
+
+static void add_span(struct spans *sp, uint64_t lo, uint64_t hi, size_t unit)
+{
+	if (lo == 0 || hi <= lo)	/* dropped by the linker, or empty */
+		return;
+	sp->at = marple_grow(sp->at, &sp->cap, sp->n + 1, sizeof(*sp->at));
+	sp->at[sp->n++] = (struct span){ lo, hi, (uint32_t)unit };
+}
+
+/* Units whose DIE gives no range (only a line table, or an old compiler's
+ * bare DW_AT_low_pc): their spans from .debug_aranges, if the file has it. */
+static void add_arange_spans(struct dwarfinline *d, struct spans *sp, const char *ranged)
+{
+	Dwarf_Aranges *ar;
+	size_t n;
+	if (dwarf_getaranges(d->dw, &ar, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off die_off;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &die_off) != 0)
+			continue;
+		size_t lo = 0, hi = d->nunits;	/* the units are in DIE offset order */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (dwarf_dieoffset(&d->units[mid].die) < die_off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < d->nunits && dwarf_dieoffset(&d->units[lo].die) == die_off && !ranged[lo])
+			add_span(sp, start, start + len, lo);
+	}
+}
+
+static int by_span_lo(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The spans sorted into d's arrays (the lookup searches span_lo alone). */
+static void sort_spans(struct dwarfinline *d, struct spans *sp)
+{
+	if (sp->n)
+		qsort(sp->at, sp->n, sizeof(*sp->at), by_span_lo);
+	d->span_lo = marple_malloc((sp->n + 1) * sizeof(*d->span_lo));
+	d->span_hi = marple_malloc((sp->n + 1) * sizeof(*d->span_hi));
+	d->span_unit = marple_malloc((sp->n + 1) * sizeof(*d->span_unit));
+	for (size_t i = 0; i < sp->n; i++)
+		d->span_lo[i] = sp->at[i].lo, d->span_hi[i] = sp->at[i].hi, d->span_unit[i] = sp->at[i].unit;
+	d->nspans = sp->n;
+	free(sp->at);
+}
+
+/* The index of compile units: each unit's DIE and the address ranges it
+ * says it covers, sorted.  Reading it touches each unit's first DIE only. */
+static void index_units(struct dwarfinline *d)
+{
+	uint64_t t0 = marple_thread_cpu_ns();
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	struct spans sp = { 0 };
+	size_t ranged_cap = 0;
+	char *ranged = NULL;	/* units whose DIE gave a span */
+	int r, unranged = 0;
+	while ((r = dwarf_get_units(d->dw, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;	/* type units have no code */
+		if (d->nunits >= UINT32_MAX)
+			break;
+		d->units = marple_grow(d->units, &d->cap_units, d->nunits + 1, sizeof(*d->units));
+		d->units[d->nunits] = (struct unit_table){ .die = cudie };
+		ranged = marple_grow(ranged, &ranged_cap, d->nunits + 1, 1);
+		size_t before = sp.n;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
+			add_span(&sp, lo, hi, d->nunits);
+		ranged[d->nunits] = sp.n > before;
+		unranged += sp.n == before;
+		d->nunits++;
+	}
+	if (r < 0)
+		d->stats.units_bad++;	/* the units after it are not indexed */
+	if (unranged)
+		add_arange_spans(d, &sp, ranged);
+	free(ranged);
+	sort_spans(d, &sp);
+	d->stats.units = d->nunits;
+	d->stats.table_bytes = table_bytes(d);
+	d->stats.build_ns += marple_thread_cpu_ns() - t0;
+}
+
+/* Find the DWARF, unless its sections are over the bound, and index its
+ * units; libdw's reader is kept to read a unit when it is first asked. */
 static void load_dwarf(struct dwarfinline *d, uint64_t max_bytes)
 {
 	GElf_Addr elf_bias, dwarf_bias;
+	uint64_t t0 = marple_thread_cpu_ns();
 	if (!dwfl_module_getelf(d->mod, &elf_bias))
 		return;
-	Dwarf *dw = dwfl_module_getdwarf(d->mod, &dwarf_bias);
+	Dwarf *dw = dwfl_module_getdwarf(d->mod, &dwarf_bias);	/* inflates compressed sections */
+	d->stats.build_ns += marple_thread_cpu_ns() - t0;
 	if (!dw)
 		return;
 	d->stats.dwarf_bytes = debug_section_bytes(dwarf_getelf(dw));
@@ -463,16 +589,13 @@ static void load_dwarf(struct dwarfinline *d, uint64_t max_bytes)
 		d->stats.too_big = 1;
 		return;
 	}
+	d->dw = dw;
 	d->to_dwarf = elf_bias - dwarf_bias;
 	const char *mainfile = NULL, *debugfile = NULL;
 	dwfl_module_info(d->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	d->debugfile = marple_strdup(debugfile ? debugfile : mainfile ? mainfile : "");
-	if (build_tables(d, dw) != 0) {
-		d->bad = 1;
-		return;
-	}
+	index_units(d);
 	d->has_table = 1;
-	d->stats.table_bytes = table_bytes(d);
 }
 
 struct dwarfinline *dwarfinline_open(const char *path, const char *debugroot, uint64_t max_bytes)
@@ -505,8 +628,10 @@ struct dwarfinline *dwarfinline_open_fd(const char *path, int fd, const char *de
 		return NULL;
 	}
 	load_dwarf(d, max_bytes ? max_bytes : DWARFINLINE_DEFAULT_MAX_BYTES);
-	dwfl_end(d->dwfl);
-	d->dwfl = NULL;
+	if (!d->has_table) {	/* nothing to read later: let libdw go now */
+		dwfl_end(d->dwfl);
+		d->dwfl = NULL;
+	}
 	return d;
 }
 
@@ -524,23 +649,44 @@ static ptrdiff_t last_at_or_before(const uint64_t *keys, size_t n, uint64_t key)
 	return (ptrdiff_t)lo - 1;
 }
 
+/* How many spans before the last one starting at or before an address are
+ * looked at for one covering it (a unit's span around another's). */
+#define SPAN_LOOKBACK 8
+
+/* The unit covering addr, read if it was not; NULL if none does. */
+static struct unit_table *unit_at(struct dwarfinline *d, uint64_t addr)
+{
+	ptrdiff_t s = last_at_or_before(d->span_lo, d->nspans, addr);
+	for (ptrdiff_t stop = s - SPAN_LOOKBACK; s >= 0 && s > stop; s--) {
+		if (addr >= d->span_hi[s])
+			continue;
+		struct unit_table *u = &d->units[d->span_unit[s]];
+		if (u->state == UNIT_UNREAD)
+			read_unit(d, u);
+		return u;
+	}
+	return NULL;
+}
+
 int dwarfinline_lookup(struct dwarfinline *d, uint64_t vaddr, struct dwarfinline_frame *out, int max)
 {
 	d->stats.lookups++;
 	if (!d->has_table) {
-		if (d->bad)
-			d->stats.bad_dwarf++;
-		else
-			d->stats.no_dwarf++;
+		d->stats.no_dwarf++;
 		return 0;
 	}
 	uint64_t addr = vaddr + d->to_dwarf;
-	ptrdiff_t r = last_at_or_before(d->range_lo, d->nranges, addr);
-	ptrdiff_t l = last_at_or_before(d->line_addr, d->nlines, addr);
-	uint32_t node = r >= 0 ? d->range_node[r] : NO_NODE;
-	int has_line = l >= 0 && d->line_file[l] != NO_FILE;
-	const char *file = has_line ? string_of(d, d->line_file[l]) : "??";
-	unsigned line = has_line ? d->line_no[l] : 0;
+	struct unit_table *u = unit_at(d, addr);
+	if (u && u->state == UNIT_BAD) {
+		d->stats.bad_dwarf++;
+		return 0;
+	}
+	ptrdiff_t r = u ? last_at_or_before(u->range_lo, u->nranges, addr) : -1;
+	ptrdiff_t l = u ? last_at_or_before(u->line_addr, u->nlines, addr) : -1;
+	uint32_t node = r >= 0 ? u->range_node[r] : NO_NODE;
+	int has_line = l >= 0 && u->line_file[l] != NO_FILE;
+	const char *file = has_line ? string_of(d, u->line_file[l]) : "??";
+	unsigned line = has_line ? u->line_no[l] : 0;
 	if (node == NO_NODE) {
 		/* code without a function DIE (assembler): its line, as addr2line */
 		if (!has_line || max < 1) {
@@ -587,10 +733,16 @@ void dwarfinline_close(struct dwarfinline *d)
 	free(d->debugfile);
 	hashtab_free(d->strings);
 	free(d->nodes);
-	free(d->range_lo);
-	free(d->range_node);
-	free(d->line_addr);
-	free(d->line_file);
-	free(d->line_no);
+	for (size_t i = 0; i < d->nunits; i++) {
+		free(d->units[i].range_lo);
+		free(d->units[i].range_node);
+		free(d->units[i].line_addr);
+		free(d->units[i].line_file);
+		free(d->units[i].line_no);
+	}
+	free(d->units);
+	free(d->span_lo);
+	free(d->span_hi);
+	free(d->span_unit);
 	free(d);
 }

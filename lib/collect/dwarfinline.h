@@ -5,11 +5,13 @@
  * The DWARF is the file's own (.debug_info/.debug_line, DWARF 4 or 5,
  * compressed sections or not) or a separate debug file found by build-id
  * (DEBUGROOT/.build-id/xx/yyyy.debug) or .gnu_debuglink (next to the file,
- * in its .debug/, under DEBUGROOT); libdw (dwfl) reads it once, at open,
- * into sorted address tables (table_bytes) and is let go: a lookup is two
- * binary searches.  A file whose debug sections exceed the memory bound is
- * refused, not read; every lookup that found nothing is counted by its
- * reason, never guessed.  Code with lines but no function DIE (assembler)
+ * in its .debug/, under DEBUGROOT); libdw (dwfl) indexes its compile units
+ * at open and reads a unit into sorted address tables (table_bytes) the
+ * first time an address in it is looked up (its CPU in build_ns): a lookup
+ * is three binary searches.  The file stays open meanwhile (libdw's
+ * reader and its descriptor).  A file whose debug sections exceed the
+ * memory bound is refused, not read; every lookup that found nothing is
+ * counted by its reason, never guessed.  Code with lines but no function DIE (assembler)
  * gives one frame named "??" with its file:line, as addr2line does.
  *
  *   struct dwarfinline *d = dwarfinline_open("/usr/bin/prog", NULL);
@@ -44,11 +46,16 @@ struct dwarfinline_stats {
 	uint64_t no_dwarf;	/* the file (and its debug file) has no DWARF */
 	uint64_t no_unit;	/* neither a line nor a function covers the address */
 	uint64_t no_function;	/* a line, but no function DIE covers it ("??") */
-	uint64_t bad_dwarf;	/* libdw failed reading the DIEs at open: no table */
+	uint64_t bad_dwarf;	/* in a unit whose DIEs libdw failed to read */
 	uint64_t cut;		/* chains cut at DWARFINLINE_MAX_DEPTH, DIE trees
 				 * nested deeper than the reader goes */
 	uint64_t dwarf_bytes;	/* size of the debug sections read (memory bound) */
-	uint64_t table_bytes;	/* the address table built from them, kept */
+	uint64_t table_bytes;	/* the unit index and the units' tables, kept */
+	uint64_t units;		/* compile units indexed */
+	uint64_t units_read;	/* read into tables (an address in them was asked) */
+	uint64_t units_bad;	/* libdw failed on them (or on the index past them) */
+	uint64_t build_ns;	/* thread CPU spent opening the DWARF (libdw inflating
+				 * compressed sections), indexing and reading units */
 	int too_big;		/* refused: debug sections over the bound */
 };
 

@@ -31,6 +31,7 @@ struct sourceframes {
 	struct mappedfiles *model;
 	struct mappedfile **held;	/* the files with a slot, held */
 	size_t nheld, held_cap;
+	uint64_t dwarf_kept;		/* debug section bytes of the DWARF kept open */
 	struct sourceframes_stats st;
 };
 
@@ -106,9 +107,15 @@ static struct source_file *file_of(struct sourceframes *s, pid_t pid, const char
 	char real[4200];
 	int fd = open_same_file(pid, path, f, real, sizeof(real));
 	sfile->dwarf = fd >= 0 ? dwarfinline_open_fd(real, fd, NULL, 0) : NULL;
-	if (sfile->dwarf)
-		s->st.dwarf_bytes += dwarfinline_stats(sfile->dwarf)->dwarf_bytes,
-		s->st.table_bytes += dwarfinline_stats(sfile->dwarf)->table_bytes;
+	const struct dwarfinline_stats *ds = sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
+	uint64_t bytes = ds && !ds->too_big ? ds->dwarf_bytes : 0;	/* too big: not kept open */
+	if (bytes > SOURCEFRAMES_MAX_DWARF_BYTES - s->dwarf_kept) {
+		dwarfinline_close(sfile->dwarf);	/* kept open, it would pass the bound */
+		sfile->dwarf = NULL;
+		s->st.dwarf_refused++;
+	} else {
+		s->dwarf_kept += bytes;
+	}
 	mappedfile_set_slot(f, s, sfile, source_file_free);
 	s->held = marple_grow(s->held, &s->held_cap, s->nheld + 1, sizeof(*s->held));
 	s->held[s->nheld++] = f;
@@ -158,6 +165,17 @@ int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, str
 void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats *out)
 {
 	*out = s->st;
+	for (size_t i = 0; i < s->nheld; i++) {	/* units are read as they are asked */
+		const struct source_file *sfile = mappedfile_slot(s->held[i], s);
+		const struct dwarfinline_stats *d = sfile && sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
+		if (!d)
+			continue;
+		out->dwarf_bytes += d->dwarf_bytes;
+		out->table_bytes += d->table_bytes;
+		out->units += d->units;
+		out->units_read += d->units_read;
+		out->build_ns += d->build_ns;
+	}
 }
 
 void sourceframes_free(struct sourceframes *s)

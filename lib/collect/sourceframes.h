@@ -7,8 +7,9 @@
  * (mappedfiles.h: opened, identified by device and inode, guarded there):
  * segments and the Go table from the model's mapping, DWARF (libdw reads a
  * descriptor) from the file opened again without blocking and only if it is
- * the same file.  At most SOURCEFRAMES_MAX_FILES files; more are not read,
- * and counted.
+ * the same file.  At most SOURCEFRAMES_MAX_FILES files, and their DWARF
+ * kept open under SOURCEFRAMES_MAX_DWARF_BYTES; more are not read, and
+ * counted.
  *
  *   struct sourceframes *s = sourceframes_new();
  *   struct sourceframes_frame f[DWARFINLINE_MAX_DEPTH];
@@ -26,6 +27,10 @@
 #include "mappedfiles.h"
 
 #define SOURCEFRAMES_MAX_FILES 256
+/* The debug sections of the files whose DWARF is kept open (dwarfinline
+ * reads a unit when first asked) stay under this in all; a file past it is
+ * not read, and counted. */
+#define SOURCEFRAMES_MAX_DWARF_BYTES (2048ULL << 20)
 
 struct sourceframes_frame {
 	const char *function;	/* as the DWARF or Go table says (C++: mangled) */
@@ -36,9 +41,12 @@ struct sourceframes_frame {
 struct sourceframes_stats {
 	uint64_t files;			/* files opened */
 	uint64_t files_refused;		/* over SOURCEFRAMES_MAX_FILES */
+	uint64_t dwarf_refused;		/* DWARF not kept: over SOURCEFRAMES_MAX_DWARF_BYTES */
 	uint64_t lookups, dwarf_resolved, go_resolved, unresolved;
 	uint64_t dwarf_bytes;		/* debug sections of the files read */
 	uint64_t table_bytes;		/* their address tables, kept */
+	uint64_t units, units_read;	/* compile units indexed, read (dwarfinline.h) */
+	uint64_t build_ns;		/* CPU spent indexing and reading them */
 };
 
 struct sourceframes;

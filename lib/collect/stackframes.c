@@ -82,6 +82,8 @@ struct frame_desc {
 	uint64_t offset;		/* where the function starts in file */
 	int has_offset;
 	int line;			/* Python, inline: the line; 0 none */
+	const char *source;		/* native: its source file (DWARF, Go table); NULL none */
+	int source_line;		/* there, at the first address seen; not its identity */
 };
 
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
@@ -189,9 +191,10 @@ void stackframes_describe(struct stackframes *sf, const char *name, const char *
 }
 
 /* What a user frame named name is (fr: what the symbolizer answered for its
- * address): native code of a file, JIT code named by a perf map, or (no
- * mapping) a marker. */
-static struct frame_desc user_desc(struct stackframes *sf, const char *name, const struct syms_frame *fr)
+ * address; at: where its source says it is, or NULL): native code of a
+ * file, JIT code named by a perf map, or (no mapping) a marker. */
+static struct frame_desc user_desc(struct stackframes *sf, const char *name, const struct syms_frame *fr,
+				   const struct sourceframes_frame *at)
 {
 	struct frame_desc d = { .kind = "marker" };
 	int named = fr->name != NULL;
@@ -212,6 +215,10 @@ static struct frame_desc user_desc(struct stackframes *sf, const char *name, con
 	if (named || (sf->flags & SF_ADDRESSES)) {
 		d.offset = fr->file_offset - (named ? fr->sym_offset : 0);
 		d.has_offset = 1;
+	}
+	if (at && at->file && strcmp(at->file, "??") != 0) {
+		d.source = intern(sf, at->file);
+		d.source_line = (int)at->line;
 	}
 	return d;
 }
@@ -265,8 +272,11 @@ static uint32_t describe_as(struct stackframes *sf, const char *name, const stru
 	int added;
 	struct frame_desc *first = desc_slot(sf, name, strlen(name), &added);
 
-	if (first->kind && same_code(first, d))
+	if (first->kind && same_code(first, d)) {
+		if (!first->source)	/* told first without its source line */
+			first->source = d->source, first->source_line = d->source_line;
 		return 0;
+	}
 	uint32_t tag = identity_tag(d);
 	if (!first->kind && run_first_code(sf, name, tag)) {
 		*first = *d;
@@ -279,17 +289,19 @@ static uint32_t describe_as(struct stackframes *sf, const char *name, const stru
 	return tag;
 }
 
-/* Describe a user frame named name (fr: the symbolizer's answer); returns its identity tag.  A
- * symbol's name is its file's string: seen by pointer, it is the same code
- * (other names, such as "[module]", are looked up each time). */
-static uint32_t describe_user(struct stackframes *sf, const char *name, const struct syms_frame *fr)
+/* Describe a user frame named name (fr: the symbolizer's answer; at: its
+ * source, or NULL); returns its identity tag.  A symbol's name is its
+ * file's string: seen by pointer, it is the same code (other names, such as
+ * "[module]", are looked up each time). */
+static uint32_t describe_user(struct stackframes *sf, const char *name, const struct syms_frame *fr,
+			      const struct sourceframes_frame *at)
 {
 	size_t slot = seen_slot(name);
 	int named = fr->name != NULL;
 
 	if (named && sf->seen[slot].name == name)
 		return sf->seen[slot].tag;
-	struct frame_desc d = user_desc(sf, name, fr);
+	struct frame_desc d = user_desc(sf, name, fr, at);
 	uint32_t tag = describe_as(sf, name, &d);
 	if (named) {
 		sf->seen[slot].name = name;
@@ -551,7 +563,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 			if (i == 0 && jitframes_is_pending(name))
 				sf->jit_leaf = name;
 		}
-		push_tagged(sf, name, describe_user(sf, name, &fr));
+		push_tagged(sf, name, describe_user(sf, name, &fr, nsrc > 0 ? &src[nsrc - 1] : NULL));
 		if (!(sf->flags & SF_NO_INLINE))
 			push_inline(sf, src, nsrc);
 	}
@@ -937,12 +949,16 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_t *o = json_object();
 	json_object_set_new(o, "files", json_integer((json_int_t)st.files));
 	json_object_set_new(o, "files_refused", json_integer((json_int_t)st.files_refused));
+	json_object_set_new(o, "dwarf_refused", json_integer((json_int_t)st.dwarf_refused));
 	json_object_set_new(o, "lookups", json_integer((json_int_t)st.lookups));
 	json_object_set_new(o, "by_dwarf", json_integer((json_int_t)st.dwarf_resolved));
 	json_object_set_new(o, "by_go_table", json_integer((json_int_t)st.go_resolved));
 	json_object_set_new(o, "unresolved", json_integer((json_int_t)st.unresolved));
 	json_object_set_new(o, "dwarf_bytes", json_integer((json_int_t)st.dwarf_bytes));
 	json_object_set_new(o, "table_bytes", json_integer((json_int_t)st.table_bytes));
+	json_object_set_new(o, "units", json_integer((json_int_t)st.units));
+	json_object_set_new(o, "units_read", json_integer((json_int_t)st.units_read));
+	json_object_set_new(o, "build_ns", json_integer((json_int_t)st.build_ns));
 	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
 	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
 	json_object_set_new(trailer, "sources", o);
@@ -973,6 +989,10 @@ void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 			json_object_set_new(o, "offset", json_integer((json_int_t)d->offset));
 		if (d->line > 0)
 			json_object_set_new(o, "line", json_integer(d->line));
+		if (d->source)
+			json_object_set_new(o, "source", stream_json_string_bytes(d->source, strlen(d->source)));
+		if (d->source && d->source_line > 0)
+			json_object_set_new(o, "source_line", json_integer(d->source_line));
 		size_t name_len;
 		uint32_t tag = stream_frame_key_split(e->key, e->len, &name_len);
 		char *name = escape_dup(e->key, name_len), *key = name;

@@ -122,6 +122,10 @@ void framedesc_add(struct framedesc *fd, json_t *trailer)
 		v = json_object_get(o, "line");
 		if (json_is_integer(v) && json_integer_value(v) > 0)
 			f->line = json_integer_value(v);
+		f->source = member(fd, o, "source", &f->source_len);
+		v = json_object_get(o, "source_line");
+		if (f->source && json_is_integer(v) && json_integer_value(v) > 0)
+			f->source_line = json_integer_value(v);
 	}
 }
 
@@ -137,6 +141,17 @@ const struct framedesc_frame *framedesc_get(struct framedesc *fd, const char *s,
 size_t framedesc_count(const struct framedesc *fd)
 {
 	return fd ? fd->ndescribed : 0;
+}
+
+int framedesc_source(const struct framedesc_frame *f, const char **file, size_t *len, int64_t *line)
+{
+	if (f && f->file && (framedesc_is_script(f) || framedesc_is(f, "inline")))
+		*file = f->file, *len = f->file_len, *line = f->line;
+	else if (f && f->source && f->source_len && !framedesc_is(f, "marker"))
+		*file = f->source, *len = f->source_len, *line = f->source_line;
+	else
+		return 0;
+	return 1;
 }
 
 int framedesc_is(const struct framedesc_frame *f, const char *k)

@@ -26,6 +26,9 @@ struct framedesc_frame {
 	uint64_t offset;		/* where the function starts in file, if has_offset */
 	int has_offset;
 	int64_t line;			/* 0: none */
+	const char *source;		/* a native frame's source file; NULL: none */
+	size_t source_len;
+	int64_t source_line;		/* its line there; 0: none */
 };
 
 struct framedesc;
@@ -44,6 +47,10 @@ size_t framedesc_count(const struct framedesc *fd);
  * a script's frame's name (framedesc_is_script) without the " (file:line)" it was written with
  * ("fib (/app/x.py:3)" -> "fib"), any other the whole. */
 size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, size_t len);
+/* Where frame f is in source, if a trailer said: a script's or an inlined
+ * function's file and line, a native frame's source and source_line.  1 and
+ * *file, *len, *line (0: none) set, else 0 (f may be NULL). */
+int framedesc_source(const struct framedesc_frame *f, const char **file, size_t *len, int64_t *line);
 /* 1 if kind is k (f may be NULL: 0). */
 int framedesc_is(const struct framedesc_frame *f, const char *k);
 /* 1 if f is a function of a script an interpreter runs ("python", "php"):

@@ -468,7 +468,11 @@ static struct located *locate_all(struct pprof *p)
 			memcpy(key + 1, &a->fname, sizeof(uint32_t));
 			memcpy(key + 1 + sizeof(uint32_t), &a->file, sizeof(uint32_t));
 			klen = 1 + 2 * sizeof(uint32_t);
-		} else {	/* a function of its own */
+		} else {	/* a function of its own, at its source line if told */
+			const char *src;
+			size_t src_len;
+			if (framedesc_source(d, &src, &src_len, &a->line))
+				a->file = string_id(p, src, src_len);
 			key[0] = 1;
 			memcpy(key + 1, &i, sizeof(size_t));
 			klen = 1 + sizeof(size_t);

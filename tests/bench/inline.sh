@@ -16,7 +16,11 @@
 #    the symbolizer does here: no DWARF chain);
 #  - lookups/s on one core once the file is open (the same addresses, again
 #    and again for INLINE_SECS, default 2), beside addr2line's on them;
-#  - the open (table build) time and the table's bytes.
+#  - the cold cost: the open (the file's compile units indexed), the first
+#    lookup (its unit read), the CPU of the open and the first lookup of
+#    every address, and the units read; the same for 20 libc functions a
+#    capture commonly touches (a capture pays that, not the whole file);
+#  - the table's bytes.
 # The addresses: every instruction's, sampled evenly to INLINE_ADDRS
 # (default 1000); INLINE_SHOW=N prints the first N that differ.
 set -u
@@ -29,6 +33,8 @@ command -v addr2line > /dev/null && command -v objdump > /dev/null ||
 	{ echo "bench: inline: skipped (needs addr2line and objdump, binutils)"; exit 0; }
 
 now() { date +%s.%N; }
+# stat NAME: the number after NAME in inlinelookup's line
+stat() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p; s/^$1 \([0-9.]*\).*/\1/p" "$T/stats" | head -n 1; }
 
 # sample FILE: N instruction addresses spread evenly over FILE's code
 sample() {
@@ -105,14 +111,24 @@ bench() {
 	read -r covered agnu allvm either total <<-EOF
 	$(compare "$T/a2l" "$T/llvm" "$T/ours" 2> "$T/diffs")
 	EOF
-	stat() { sed -n "s/.* $1 \([0-9.]*\).*/\1/p; s/^$1 \([0-9.]*\).*/\1/p" "$T/stats" | head -n 1; }
 	awk -v c="$covered" -v g="$agnu" -v l="$allvm" -v e="$either" -v t="$total" -v n="$1" 'BEGIN {
 		pc = c ? 100 / c : 0
 		printf "bench: inline: %s: agreement with addr2line -i %.1f%%, with llvm-addr2line -i %.1f%%, GNU names with GNU or llvm lines %.1f%% (%d of %d addresses have DWARF lines; floor: 99%%)\n", n, g * pc, l * pc, e * pc, c, t }'
 	head -n $((SHOW * 2)) "$T/diffs"
 	awk -v l="$(stat lookups_per_s)" -v t0="$t0" -v t1="$t1" -v c="$total" -v n="$1" \
 		'BEGIN { printf "bench: inline: %s: %.0f lookups/s on one core (floor: 1000000); addr2line -i: %.0f/s, start-up included\n", n, l, (t1 - t0 > 0 ? c / (t1 - t0) : 0) }'
-	echo "bench: inline: $1: open and table build $(stat open_ms) ms, table $(stat table_bytes) bytes (debug sections $(stat dwarf_bytes) bytes)"
+	echo "bench: inline: $1: cold, $total addresses: open $(stat open_ms) ms, first lookup $(stat first_ms) ms, CPU $(stat cold_cpu_ms) ms for all ($(stat units) units read of $(sed -n 's/.* units [0-9]* of \([0-9]*\).*/\1/p' "$T/stats"), $(stat build_ms) ms of it reading DWARF); table $(stat table_bytes) bytes (debug sections $(stat dwarf_bytes) bytes)"
+}
+
+# cold20 FILE: the cold cost of looking up 20 functions a capture of most
+# programs touches
+cold20() {
+	nm -D --defined-only "$1" | awk '
+		BEGIN { n = split("malloc free memcpy memset strlen strcmp printf sprintf fopen fclose read write open close qsort strtol getenv pthread_mutex_lock pthread_create clock_gettime", f); for (i = 1; i <= n; i++) want[f[i]] = 1 }
+		{ sub(/@.*/, "", $3) } ($3 in want) && !seen[$3]++ { print $1 }' > "$T/addrs20"
+	"$LOOKUP" "$1" 0 < "$T/addrs20" > /dev/null 2> "$T/stats" ||
+		{ echo "bench: inline: libc: inlinelookup failed: $(cat "$T/stats")"; return; }
+	echo "bench: inline: libc: cold, $(wc -l < "$T/addrs20") functions (malloc, memcpy, printf, ...): open $(stat open_ms) ms, first lookup $(stat first_ms) ms, CPU $(stat cold_cpu_ms) ms for all ($(stat units) units read, $(stat build_ms) ms of it reading DWARF); table $(stat table_bytes) bytes"
 }
 
 echo "bench: inline: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
@@ -121,6 +137,7 @@ id=$(readelf -n "$LIBC" 2>/dev/null | awk '/Build ID/ { print $3 }')
 dbg=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
 if [ -n "$id" ] && [ -r "$dbg" ]; then
 	bench libc "$LIBC" "$dbg"
+	cold20 "$LIBC"
 else
 	echo "bench: inline: libc: skipped (no $dbg: apt-get install libc6-dbg)"
 fi

@@ -1,7 +1,7 @@
 # Browser tests: every tests/browser/*.test.js, run with node against Debian's
 # chromium (playwright-core).  Each prints PASS/FAIL lines itself.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 234
+plan 235
 B="$MARPLE_TOP/tests/browser"
 # The pages' behaviour in a browser is the plain pass's to check; in CI's
 # sanitizer pass the renderers that write them run sanitized in cli/ and

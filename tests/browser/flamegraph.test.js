@@ -159,7 +159,7 @@ run('flamegraph', async () => {
     fs.writeFileSync(inl, [
       '{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}',
       '9#inl;main;pipeline;stage1;stage2;mix', '3#inl;main;other',
-      '{"trailer":1,"records":2,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160},' +
+      '{"trailer":1,"records":2,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160,"source":"/src/inl.c","source_line":51},' +
       '"stage1":{"kind":"inline","file":"/src/inl.c","line":17},"stage2":{"kind":"inline","file":"/src/inl.c","line":12},' +
       '"mix":{"kind":"inline","file":"/src/<i>.c","line":6}}}', ''].join('\n'));
     const svg3 = path.join(dir, 'inl.svg');
@@ -169,6 +169,10 @@ run('flamegraph', async () => {
     await p3.locator('#frames > rect').nth(k).hover();
     const det3 = await p3.textContent('#details');
     check('flamegraph: an inlined frame\'s tooltip has its file:line', /^Function: stage2 at \/src\/inl\.c:12 \(9 samples/.test(det3), det3);
+    const km = await p3.evaluate(() => window.marple.find('main'));
+    await p3.locator('#frames > rect').nth(km).hover();
+    const detm = await p3.textContent('#details');
+    check('flamegraph: a native frame\'s tooltip has its source file:line', /^Function: main at \/src\/inl\.c:51 \(12 samples/.test(detm), detm);
     const m3 = await p3.evaluate(() => { window.marple.search('<i>\\.c'); return window.marpleMatched; });
     check('flamegraph: search finds a frame by its source file', Math.abs(m3 - 75) < 0.01, String(m3));
     checkNoErrors('flamegraph: inline frames without errors', p3);

@@ -2,11 +2,12 @@
 # (lib/collect/sourceframes.c): marple-callstack on tests/workloads/
 # inlinechain (mix inlined in stage2 in stage1 in pipeline, -O2 -g) reads
 # main;pipeline;stage1;stage2;mix, each inlined frame described "inline" at
-# the file:line addr2line -i gives; on tests/workloads/gospin.go built
+# the file:line addr2line -i gives, each native frame with its source
+# file:line; on tests/workloads/gospin.go built
 # stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf, as
 # the unstripped build's (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 11
+plan 13
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -21,6 +22,14 @@ for l in open(sys.argv[1]):
     if l.startswith("{\"trailer\""):
         f = json.loads(l)["frames"].get(sys.argv[2], {})
         print(f.get("kind", "-"), f.get("file", "-"), f.get("line", 0)); break' "$1" "$2"
+}
+# source FILE NAME: NAME's source file:line in FILE's trailer ("- 0" none)
+source() {
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{\"trailer\""):
+        f = json.loads(l)["frames"].get(sys.argv[2], {})
+        print(f.get("source", "-"), f.get("source_line", 0)); break' "$1" "$2"
 }
 
 # 1. the inline fixture: the chain under pipeline, with addr2line's lines
@@ -53,6 +62,23 @@ if [ "${src_by:-0}" -gt 0 ] && [ "${src_inl:-0}" -ge 3 ]; then pass "inline: tra
 else fail "inline: trailer sources" "by_dwarf '$src_by', inline_frames '$src_inl'"; fi
 n=$(frame "$T/inl.out" pipeline)
 case "$n" in native*) pass "inline: pipeline stays the native function" ;; *) fail "inline: pipeline" "$n" ;; esac
+# native frames at their source line: main where it calls pipeline (the
+# return address's call, as addr2line says it), pipeline inside its body
+call=$(grep -n 'sink = pipeline' "$src" | cut -d: -f1)
+ret=$(objdump -d --no-show-raw-insn "$W/inlinechain" | sed -n '/<main>:/,/^$/p' |
+	awk '/call.*<pipeline>/ { getline; sub(":", "", $1); print $1; exit }')
+want="$(addr2line -e "$W/inlinechain" "0x$(printf '%x' $((0x${ret:-0} - 1)))" | sed 's/ .*//; s/:/ /')"
+got=$(source "$T/inl.out" main)
+if [ "$got" = "$src $call" ] && [ "$got" = "$want" ]; then pass "inline: main at its source line ($got)"
+else fail "inline: main's source" "'$got', wanted '$src $call' (addr2line: '$want')"; fi
+first=$(grep -n '^__attribute__((noinline)) unsigned pipeline' "$src" | cut -d: -f1)
+got=$(source "$T/inl.out" pipeline)
+case "$got" in
+"$src "*) l=${got#"$src "}
+	if [ "$l" -gt "$first" ] && [ "$l" -lt "$call" ]; then pass "inline: pipeline at a line of its body ($got)"
+	else fail "inline: pipeline's source line" "$got: not in lines $first..$call"; fi ;;
+*) fail "inline: pipeline's source" "'$got', wanted $src" ;;
+esac
 # --no-inline: the symbols' view, the loop's time all pipeline's
 "$CS" -U -F 299 --no-inline -c "$W/inlinechain 1" > "$T/noinl.out" 2> "$T/noinl.err"
 all=$(weight "$T/noinl.out" '.')

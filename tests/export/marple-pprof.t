@@ -3,7 +3,7 @@
 # labels, sample types from the units, kernel frames in [kernel.kallsyms], a
 # fleet merged, mismatched inputs refused naming both.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 58
+plan 59
 if ! command -v go >/dev/null 2>&1; then
 	fail "pprof: go" "go missing (scripts/install-deps installs golang-go)"; exit 0
 fi
@@ -178,7 +178,7 @@ check "pprof: Python frames by function with file:line (go tool pprof -lines -tr
 # not a mapping of a source file
 { echo '{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}'
   echo '9#inl;main;pipeline;stage1;stage2;mix'
-  echo '{"trailer":1,"records":1,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160},"pipeline":{"kind":"native","file":"/w/inl","offset":4400},"stage1":{"kind":"inline","file":"/src/inl.c","line":17},"stage2":{"kind":"inline","file":"/src/inl.c","line":12},"mix":{"kind":"inline","file":"/src/inl.c","line":6}}}'
+  echo '{"trailer":1,"records":1,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160},"pipeline":{"kind":"native","file":"/w/inl","offset":4400,"source":"/src/inl.c","source_line":20},"stage1":{"kind":"inline","file":"/src/inl.c","line":17},"stage2":{"kind":"inline","file":"/src/inl.c","line":12},"mix":{"kind":"inline","file":"/src/inl.c","line":6}}}'
 } > "$T/inl.marple"
 marple-pprof "$T/inl.marple" > "$T/inl.pb.gz"
 pprof -lines -traces "$T/inl.pb.gz" > "$T/inl.traces"
@@ -187,6 +187,12 @@ check "pprof: inlined native frames with their file:line (go tool pprof -lines -
 	grep -q '^ *9 *mix /src/inl.c:6\$' '$T/inl.traces' && grep -q '^ *stage2 /src/inl.c:12\$' '$T/inl.traces' &&
 	grep -q '^ *stage1 /src/inl.c:17\$' '$T/inl.traces' && ! grep -q 'inl.c \[' '$T/inl.raw' &&
 	grep -q '/w/inl' '$T/inl.raw'"
+# a native frame told its source file:line: a Line there, its location still
+# in its file's mapping at its offset; one told none (old streams): no line
+check "pprof: a native frame at its source file:line, in its file's mapping; one without, no line" sh -c "
+	grep -q '^ *pipeline /src/inl.c:20\$' '$T/inl.traces' && grep -q '^ *main\$' '$T/inl.traces' &&
+	m=\$(sed -n 's/^\([0-9]*\): .* \/w\/inl .*/\1/p' '$T/inl.raw') && test -n \"\$m\" &&
+	grep -q \": 0x1130 M=\$m pipeline /src/inl.c:20\" '$T/inl.raw'"
 pprof -top "$T/py.pb.gz" > "$T/py.top"
 check "pprof: one function per Python function (-top: fib and Tree.walk, all their lines)" sh -c "
 	grep -q ' 12 *100% *fib\$' '$T/py.top' && grep -q ' 12 *100% *Tree.walk\$' '$T/py.top'"

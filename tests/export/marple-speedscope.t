@@ -4,7 +4,7 @@
 # a timed section's samples in time order (a collector's --every intervals in
 # one profile), errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 30
 cpu() {	# HOST HOT
 	echo '{"marple":1,"interface":"callstack","datatype":"stack","start_ns":1000,"host":"'"$1"'","units":{"weight":"samples"}}'
 	echo "$2#python3;_start;main;compute_hot"
@@ -127,3 +127,13 @@ check "speedscope: a native frame names its file; others only their name" js "$T
 marple-speedscope "$T/inl.marple" > "$T/inl.json"
 check "speedscope: an inlined frame is its function at its source file and line" js "$T/inl.json" \
 	"ok({'name': 'stage2', 'file': '/src/inl.c', 'line': 12} in d['shared']['frames'] and {'name': 'pipeline', 'file': '/w/inl'} in d['shared']['frames'])"
+# a native function told its source (DWARF's line at it) keeps its mapped
+# file: speedscope merges frames of one name, file and line, and two
+# programs' functions built from one source are two (tests/collectors/samename.t)
+{ echo '{"marple":1,"interface":"callstack","datatype":"stack","units":{"weight":"samples"}}'
+  echo '9#inl;main;pipeline'
+  echo '{"trailer":1,"records":1,"frames":{"main":{"kind":"native","file":"/w/inl","offset":4160,"source":"/src/in%3Bl.c","source_line":30},"pipeline":{"kind":"native","file":"/w/inl","offset":4400,"source":"/src/inl.c"}}}'
+} > "$T/src.marple"
+marple-speedscope "$T/src.marple" > "$T/src.json"
+check "speedscope: a native frame told its source keeps its mapped file, no line" js "$T/src.json" \
+	"ok({'name': 'main', 'file': '/w/inl'} in d['shared']['frames'] and {'name': 'pipeline', 'file': '/w/inl'} in d['shared']['frames'])"

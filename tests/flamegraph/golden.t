@@ -2,7 +2,7 @@
 # give CASE.out byte for byte (regen.sh rewrites them), and every output must
 # be well-formed XML (xmllint), hostile names and options included.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 25
+plan 27
 G="$MARPLE_TOP/tests/flamegraph"
 have_xmllint=1
 command -v xmllint >/dev/null 2>&1 || have_xmllint=0

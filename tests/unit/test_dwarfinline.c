@@ -4,7 +4,8 @@
  * stage2 in stage1 in pipeline), built here as DWARF 4, DWARF 5 and with
  * compressed sections; the DWARF found in a separate debug file by build-id
  * and by debug link; a file without DWARF counted, not guessed; the memory
- * bound refuses a file over it. */
+ * bound refuses a file over it; a compile unit is read only when an address
+ * in it is asked. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,49 @@ static void check_separate(const char *name, int by_link)
 	test_cond(label, ok);
 }
 
+/* The fixture linked with a second unit (other.c, its function other):
+ * opening reads no unit, a lookup in pipeline reads one, a lookup in other
+ * the second, each answering as addr2line does. */
+static void check_lazy(void)
+{
+	const char *top = getenv("MARPLE_TOP");
+	char path[512], other[512], cmd[2048];
+	int ok = 0;
+	snprintf(path, sizeof(path), "%s/twounits", dir);
+	snprintf(other, sizeof(other), "%s/other.c", dir);
+	FILE *f = fopen(other, "w");
+	if (f) {
+		fputs("unsigned other(unsigned x)\n{\n\treturn x * 3 + 1;\n}\n", f);
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "cc -O2 -g '%s/tests/workloads/inlinechain.c' '%s' -o '%s' && "
+		 "nm '%s' | awk '$3 == \"other\" { print $1 }'", top ? top : ".", other, path, path);
+	FILE *p = f ? popen(cmd, "r") : NULL;
+	unsigned long long at = 0;
+	if (p && fscanf(p, "%llx", &at) != 1)
+		at = 0;
+	if (p)
+		pclose(p);
+	struct dwarfinline *d = at ? dwarfinline_open(path, dir, 0) : NULL;
+	if (d) {
+		const struct dwarfinline_stats *st = dwarfinline_stats(d);
+		struct dwarfinline_frame fr[8];
+		uint64_t units = st->units, read_at_open = st->units_read;
+		int fixture = chain_is_fixture(d, path);
+		uint64_t read_after_one = st->units_read;
+		int n = dwarfinline_lookup(d, at, fr, 8);
+		printf("# twounits: %llu units, %llu read at open, %llu after pipeline, %llu after other; "
+		       "build %llu ns\n", (unsigned long long)units, (unsigned long long)read_at_open,
+		       (unsigned long long)read_after_one, (unsigned long long)st->units_read,
+		       (unsigned long long)st->build_ns);
+		ok = units == 2 && read_at_open == 0 && fixture && read_after_one == 1 && n == 1 &&
+		     !strcmp(fr[0].function, "other") && !strcmp(base(fr[0].file), "other.c") &&
+		     fr[0].line == 3 && st->units_read == 2 && st->build_ns > 0;
+		dwarfinline_close(d);
+	}
+	test_cond("a unit is read when an address in it is first asked", ok);
+}
+
 /* No DWARF: every lookup 0 and counted; over the bound: refused. */
 static void check_refusals(void)
 {
@@ -205,7 +249,7 @@ static void check_refusals(void)
 
 int main(void)
 {
-	test_plan(8);
+	test_plan(9);
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
@@ -216,6 +260,7 @@ int main(void)
 	check_separate("byid", 0);
 	check_separate("linked", 1);
 	check_refusals();
+	check_lazy();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
