@@ -256,32 +256,48 @@ static uint64_t wakers_interrupt;	/* --wakers: blocks ended by an interrupt */
 static uint64_t wakers_second_hop;	/* --second-hop: blocks with their waker's waker */
 static uint64_t wakers_named;		/* --wakers: (blocked, waker) pairs named */
 
-/* The waker's frames for the top of an off-wake stack, into tail[*m...]:
- * leaf first, then its name; from an interrupt, only the interrupt's own
- * kernel frames (down to where it entered), then "[interrupt]": the task
- * it interrupted did not wake anyone.  -U: the kernel frames, read only to
- * tell interrupts, left out.  Whether it was an interrupt. */
-static bool waker_frames(const struct stack_key *k, char **tail, size_t *m)
+/* If k's kernel stack is an interrupt's, its frames for the top of an
+ * off-wake stack, into tail[*m...]: leaf first down to where it entered,
+ * then "[interrupt]": the task it interrupted did not wake anyone, and its
+ * user stack (any process's, often one that ran for a moment: naming it
+ * loads that program's symbols) is not named.  Whether it was. */
+static bool interrupt_frames(const struct stack_key *k, char **tail, size_t *m)
 {
-	size_t n, user_end, entry = 0;	/* (fr[0], the name, is never an entry) */
+	size_t n, entry = 0;	/* (fr[0], the name, is never an entry) */
 	const char *const *fr;
 
+	stackframes_begin(sc.sf, k->comm);
+	stackframes_kernel_id(sc.sf, k->kern_stack_id);
+	fr = stackframes_frames(sc.sf, &n);
+	for (size_t i = n; i-- > 1;)	/* the innermost entry (root first: from the end) */
+		if (interrupt_entry(fr[i])) {
+			entry = i;
+			break;
+		}
+	if (!entry)
+		return false;
+	for (size_t i = n; i-- > entry;)
+		tail[(*m)++] = marple_strdup(fr[i]);
+	tail[(*m)++] = marple_strdup("[interrupt]");
+	return true;
+}
+
+/* The waker's frames for the top of an off-wake stack, into tail[*m...]:
+ * leaf first, then its name; from an interrupt, interrupt_frames'.  -U:
+ * the kernel frames, read only to tell interrupts, left out.  Whether it
+ * was an interrupt. */
+static bool waker_frames(const struct stack_key *k, char **tail, size_t *m)
+{
+	size_t n, user_end;
+	const char *const *fr;
+
+	if (interrupt_frames(k, tail, m))
+		return true;
 	stackframes_begin(sc.sf, k->comm);
 	stackframes_user_id_exec(sc.sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
 	stackframes_frames(sc.sf, &user_end);
 	stackframes_kernel_id(sc.sf, k->kern_stack_id);
 	fr = stackframes_frames(sc.sf, &n);
-	for (size_t i = n; i-- > user_end;)	/* the innermost entry (root first: from the end) */
-		if (interrupt_entry(fr[i])) {
-			entry = i;
-			break;
-		}
-	if (entry) {
-		for (size_t i = n; i-- > entry;)
-			tail[(*m)++] = marple_strdup(fr[i]);
-		tail[(*m)++] = marple_strdup("[interrupt]");
-		return true;
-	}
 	for (size_t i = sc.user_only ? user_end : n; i-- > 1;)	/* fr[0] is the waker's name */
 		tail[(*m)++] = marple_strdup(fr[i]);
 	tail[(*m)++] = marple_strdup(n ? fr[0] : "[unknown]");
