@@ -224,6 +224,7 @@ int futex_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+/* (user space attaches it to futex2's sys_exit tracepoints too: one layout) */
 SEC("tracepoint/syscalls/sys_exit_futex")
 int futex_exit(struct trace_event_raw_sys_exit *ctx)
 {
@@ -268,34 +269,6 @@ SEC("tracepoint/syscalls/sys_enter_futex_requeue")
 int futex2_requeue_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	begin_wake(waitv_uaddr(ctx->args[0], 0), waitv_uaddr(ctx->args[0], 1));
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_futex_wait")
-int futex2_wait_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	end_call(ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_futex_waitv")
-int futex2_waitv_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	end_call(ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_futex_wake")
-int futex2_wake_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	end_call(ctx->ret);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_futex_requeue")
-int futex2_requeue_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	end_call(ctx->ret);
 	return 0;
 }
 

@@ -299,18 +299,18 @@ static void sums_restart(void)
 	memset(sum.holders, 0, sizeof(sum.holders));
 }
 
-/* The futex2 calls' programs (futex_wait, _waitv, _wake, _requeue), enter
- * and exit of each. */
+/* futex2's calls, and the programs on their entries (futex_exit takes
+ * their exits too) */
+static const char *const futex2_calls[] = { "futex_wait", "futex_waitv", "futex_wake", "futex_requeue" };
 #define FUTEX2_PROGS(skel) \
-	{ (skel)->progs.futex2_wait_enter, (skel)->progs.futex2_wait_exit, (skel)->progs.futex2_waitv_enter, \
-	  (skel)->progs.futex2_waitv_exit, (skel)->progs.futex2_wake_enter, (skel)->progs.futex2_wake_exit, \
-	  (skel)->progs.futex2_requeue_enter, (skel)->progs.futex2_requeue_exit }
-#define NFUTEX2_PROGS 8
+	{ (skel)->progs.futex2_wait_enter, (skel)->progs.futex2_waitv_enter, (skel)->progs.futex2_wake_enter, \
+	  (skel)->progs.futex2_requeue_enter }
+#define NFUTEX2_PROGS 4
 
 /* The capture's state, past main's setup. */
 static struct {
 	struct lock_bpf *skel;
-	struct bpf_link *links[5 + NFUTEX2_PROGS];
+	struct bpf_link *links[5 + 2 * NFUTEX2_PROGS];
 	const char *kernel_locks;	/* "traced", or why not */
 	const char *futex2;		/* "traced", or why not */
 	json_t *hdr;
@@ -414,9 +414,13 @@ static void attach_futex2(struct lock_bpf *skel)
 		marple_warn("futex2 calls not traced: this kernel has no syscalls:sys_enter_futex_wait");
 		return;
 	}
-	for (int i = 0; i < NFUTEX2_PROGS; i++)
-		if (!(cap.links[5 + i] = bpf_program__attach(progs[i])))
-			marple_fatal(EXIT_DATA, "cannot attach %s: %s", bpf_program__name(progs[i]), strerror(errno));
+	for (int i = 0; i < NFUTEX2_PROGS; i++) {
+		char exit_tp[64];
+		snprintf(exit_tp, sizeof(exit_tp), "sys_exit_%s", futex2_calls[i]);
+		if (!(cap.links[5 + 2 * i] = bpf_program__attach(progs[i])) ||
+		    !(cap.links[6 + 2 * i] = bpf_program__attach_tracepoint(skel->progs.futex_exit, "syscalls", exit_tp)))
+			marple_fatal(EXIT_DATA, "cannot attach to %s: %s", futex2_calls[i], strerror(errno));
+	}
 	cap.futex2 = "traced";
 }
 
