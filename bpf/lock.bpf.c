@@ -12,7 +12,10 @@
  * Kernel locks (lock:contention_begin/end, where the kernel has them): a
  * wait from begin to end on the same lock, with the waiter's stacks; the
  * kernel traces no release, so there is no holder.
- * Each wait is added to waits[lock, waiter's stacks, holder's stacks]. */
+ * futex2's calls (futex_wait, futex_waitv, futex_wake, futex_requeue) the
+ * same, where the kernel has their tracepoints.
+ * Each wait is added to counts[lock, waiter's stacks, holder's stacks] (two
+ * sets, drained while capturing: stackdrain.h), its length to lock_max. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -31,31 +34,20 @@ const volatile bool want_kernel = true;
 #define EINTR_ 4
 #define EAGAIN_ 11
 
-/* a futex wait in progress (waiting[tid]), or a kernel lock's (kwaiting) */
-struct wait {
-	__u64 ts;
-	struct lock_key k;
-};
-
+/* the futex waits in progress (struct lock_wait) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, struct wait);
+	__type(value, struct lock_wait);
 } waiting SEC(".maps");
 
-/* kernel lock waits nest (a mutex's slow path takes its wait_lock) */
-struct kwait_key {
-	__u64 lock;
-	__u32 tid;
-	__u32 pad;
-};
-
+/* the kernel lock waits in progress */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct kwait_key);
-	__type(value, struct wait);
+	__type(key, struct lock_kwait_key);
+	__type(value, struct lock_wait);
 } kwaiting SEC(".maps");
 
 /* waking[tid]: the thread is in a futex wake call on these two addresses */
@@ -70,12 +62,16 @@ struct {
 	__type(value, struct waking_addrs);
 } waking SEC(".maps");
 
+/* counts, counts1: lock_key -> lock_val, drained while capturing */
+STACKS_COUNT_MAPS(struct lock_key, struct lock_val, 65536)
+
+/* each lock's longest wait, since user space last read it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct lock_key);
-	__type(value, struct lock_val);
-} waits SEC(".maps");
+	__uint(max_entries, 16384);
+	__type(key, struct lock_id);
+	__type(value, __u64);
+} lock_max SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -84,13 +80,13 @@ struct {
 	__type(value, __u64);
 } lock_counters SEC(".maps");
 
-/* per-CPU scratch: a struct wait beside the unwinder's frames is too much
+/* per-CPU scratch: a struct lock_wait beside the unwinder's frames is too much
  * for the BPF stack */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct wait);
+	__type(value, struct lock_wait);
 } scratch SEC(".maps");
 
 static __always_inline void lock_count(__u32 what)
@@ -106,10 +102,10 @@ static __always_inline bool wanted(__u32 tgid)
 }
 
 /* A new wait of the current thread on lock, its stacks taken now. */
-static __always_inline struct wait *new_wait(void *ctx, __u64 lock, __u32 pid, __u32 kind, bool kernel)
+static __always_inline struct lock_wait *new_wait(void *ctx, __u64 lock, __u32 pid, __u32 kind, bool kernel)
 {
 	__u32 zero = 0;
-	struct wait *w = bpf_map_lookup_elem(&scratch, &zero);
+	struct lock_wait *w = bpf_map_lookup_elem(&scratch, &zero);
 
 	if (!w)
 		return NULL;
@@ -123,22 +119,37 @@ static __always_inline struct wait *new_wait(void *ctx, __u64 lock, __u32 pid, _
 	return w;
 }
 
-/* A wait that ended now: added to waits (a full map counted). */
-static __always_inline void add_wait(struct wait *w)
+/* lock_max[w's lock] = ns if longer (a full map counted). */
+static __always_inline void note_max(struct lock_wait *w, __u64 ns)
+{
+	struct lock_id id = { w->k.lock, w->k.pid, w->k.kind & 0xff };
+	__u64 *m = bpf_map_lookup_elem(&lock_max, &id);
+
+	if (!m && bpf_map_update_elem(&lock_max, &id, &ns, BPF_NOEXIST) == 0)
+		return;
+	if (!m && !(m = bpf_map_lookup_elem(&lock_max, &id))) {	/* (another CPU's) */
+		lock_count(LOCKC_MAX_FULL);
+		return;
+	}
+	if (ns > *m)
+		*m = ns;	/* (two CPUs at once: one of the two) */
+}
+
+/* A wait that ended now: added to the active counts (a full map counted). */
+static __always_inline void add_wait(struct lock_wait *w)
 {
 	__u64 ns = bpf_ktime_get_ns() - w->ts;
 	struct lock_val zero = {}, *v;
 
 	lock_count((w->k.kind & 0xff) == LOCK_FUTEX ? LOCKC_FUTEX_WAITS : LOCKC_KERNEL_WAITS);
-	v = stacks_lookup_or_init(&waits, &w->k, &zero);
+	v = stacks_lookup_or_init(stacks_counts(), &w->k, &zero);
 	if (!v) {
 		lock_count(LOCKC_MAP_FULL);
 		return;
 	}
 	__sync_fetch_and_add(&v->waits, 1);
 	__sync_fetch_and_add(&v->wait_ns, ns);
-	if (ns > v->max_ns)
-		v->max_ns = ns;	/* (two CPUs at once: one of the two) */
+	note_max(w, ns);
 }
 
 /* FUTEX_* commands (include/uapi/linux/futex.h), op & FUTEX_CMD_MASK */
@@ -152,48 +163,112 @@ static __always_inline bool futex_wakes(int cmd)
 	return cmd == 1 || cmd == 10 || cmd == 5 || cmd == 7 || cmd == 3 || cmd == 4 || cmd == 12;
 }
 
-SEC("tracepoint/syscalls/sys_enter_futex")
-int futex_enter(struct trace_event_raw_sys_enter *ctx)
+/* The current thread enters a futex wake call on these addresses. */
+static __always_inline void begin_wake(__u64 uaddr, __u64 uaddr2)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	int cmd = (int)ctx->args[1] & 0x7f;	/* less FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+	/* any process: a shared futex's holder may be in another */
+	struct waking_addrs a = { uaddr, uaddr2 };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (futex_wakes(cmd)) {
-		/* any process: a shared futex's holder may be in another */
-		struct waking_addrs a = { ctx->args[0], ctx->args[4] };
-		bpf_map_update_elem(&waking, &tid, &a, BPF_ANY);
-		return 0;
-	}
-	if (!futex_waits(cmd) || !wanted(tgid))
-		return 0;
-	/* (its kernel stack would be the syscall's entry and this tracepoint's) */
-	struct wait *w = new_wait(ctx, ctx->args[0], tgid, LOCK_FUTEX, false);
-	if (w && bpf_map_update_elem(&waiting, &tid, w, BPF_ANY) != 0)
-		lock_count(LOCKC_MAP_FULL);
-	return 0;
+	bpf_map_update_elem(&waking, &tid, &a, BPF_ANY);
 }
 
-SEC("tracepoint/syscalls/sys_exit_futex")
-int futex_exit(struct trace_event_raw_sys_exit *ctx)
+/* The current thread enters a futex wait on uaddr (any_addr: and others). */
+static __always_inline void begin_wait(void *ctx, __u64 uaddr, __u32 any_addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (!wanted(id >> 32))
+		return;
+	/* (its kernel stack would be the syscall's entry and this tracepoint's) */
+	struct lock_wait *w = new_wait(ctx, uaddr, id >> 32, LOCK_FUTEX, false);
+	if (!w)
+		return;
+	w->any_addr = any_addr;
+	if (bpf_map_update_elem(&waiting, &tid, w, BPF_ANY) != 0)
+		lock_count(LOCKC_MAP_FULL);
+}
+
+/* A futex call returns ret: a wake call ends, or a wait is counted. */
+static __always_inline void end_call(long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct wait *w;
+	struct lock_wait *w;
 
 	if (bpf_map_delete_elem(&waking, &tid) == 0)
-		return 0;
+		return;
 	w = bpf_map_lookup_elem(&waiting, &tid);
 	if (!w)
-		return 0;
-	if (ctx->ret == -EAGAIN_) {
+		return;
+	if (ret == -EAGAIN_) {
 		lock_count(LOCKC_AT_ONCE);
 	} else {
 		if (!w->k.holder_how)
-			w->k.holder_how = ctx->ret == -ETIMEDOUT_ ? HOLDER_TIMEOUT
-					  : ctx->ret == -EINTR_ ? HOLDER_SIGNAL : HOLDER_UNSEEN;
+			w->k.holder_how = ret == -ETIMEDOUT_ ? HOLDER_TIMEOUT
+					  : ret == -EINTR_ ? HOLDER_SIGNAL : HOLDER_UNSEEN;
 		add_wait(w);
 	}
 	bpf_map_delete_elem(&waiting, &tid);
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int futex_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	int cmd = (int)ctx->args[1] & 0x7f;	/* less FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+
+	if (futex_wakes(cmd))
+		begin_wake(ctx->args[0], ctx->args[4]);
+	else if (futex_waits(cmd))
+		begin_wait(ctx, ctx->args[0], 0);
+	return 0;
+}
+
+/* (user space attaches it to futex2's sys_exit tracepoints too: one layout) */
+SEC("tracepoint/syscalls/sys_exit_futex")
+int futex_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	end_call(ctx->ret);
+	return 0;
+}
+
+/* futex2 (Linux 6.7): futex_wait(uaddr, val, mask, flags, timeout, clockid),
+ * futex_wake(uaddr, mask, nr, flags), and, on arrays of struct futex_waitv
+ * (val, uaddr, flags), futex_waitv(waiters, nr, flags, timeout, clockid)
+ * and futex_requeue(waiters, flags, nr_wake, nr_requeue). */
+static __always_inline __u64 waitv_uaddr(__u64 waiters, __u32 i)
+{
+	__u64 uaddr = 0;
+
+	bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(waiters + i * 24 + 8));
+	return uaddr;
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex_wait")
+int futex2_wait_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	begin_wait(ctx, ctx->args[0], 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex_waitv")
+int futex2_waitv_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	begin_wait(ctx, waitv_uaddr(ctx->args[0], 0), ctx->args[1] > 1);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex_wake")
+int futex2_wake_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	begin_wake(ctx->args[0], 0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex_requeue")
+int futex2_requeue_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	begin_wake(waitv_uaddr(ctx->args[0], 0), waitv_uaddr(ctx->args[0], 1));
 	return 0;
 }
 
@@ -207,11 +282,11 @@ int BPF_PROG(futex_woken, struct task_struct *p)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, ptid = BPF_CORE_READ(p, pid);
 	struct waking_addrs *a = bpf_map_lookup_elem(&waking, &tid);
-	struct wait *w;
+	struct lock_wait *w;
 
 	if (!a || !(w = bpf_map_lookup_elem(&waiting, &ptid)) || w->k.holder_how)
 		return 0;
-	if (w->k.pid == id >> 32 && w->k.lock != a->uaddr && w->k.lock != a->uaddr2)
+	if (w->k.pid == id >> 32 && !w->any_addr && w->k.lock != a->uaddr && w->k.lock != a->uaddr2)
 		return 0;
 	stacks_fill_key(&w->k.holder, ctx, want_user, want_kernel);
 	w->k.holder_how = HOLDER_SEEN;
@@ -222,11 +297,11 @@ SEC("tp_btf/contention_begin")
 int BPF_PROG(kernel_begin, void *lock, unsigned int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct kwait_key key = { (__u64)lock, (__u32)id };
+	struct lock_kwait_key key = { (__u64)lock, (__u32)id };
 
 	if (!wanted(id >> 32))
 		return 0;
-	struct wait *w = new_wait(ctx, (__u64)lock, 0, LOCK_KERNEL | (flags & 0xff) << 8, true);
+	struct lock_wait *w = new_wait(ctx, (__u64)lock, 0, LOCK_KERNEL | (flags & 0xff) << 8, true);
 	if (!w)
 		return 0;
 	w->k.holder_how = HOLDER_NONE;
@@ -238,8 +313,8 @@ int BPF_PROG(kernel_begin, void *lock, unsigned int flags)
 SEC("tp_btf/contention_end")
 int BPF_PROG(kernel_end, void *lock, int ret)
 {
-	struct kwait_key key = { (__u64)lock, (__u32)bpf_get_current_pid_tgid() };
-	struct wait *w = bpf_map_lookup_elem(&kwaiting, &key);
+	struct lock_kwait_key key = { (__u64)lock, (__u32)bpf_get_current_pid_tgid() };
+	struct lock_wait *w = bpf_map_lookup_elem(&kwaiting, &key);
 
 	if (!w)
 		return 0;

@@ -17,9 +17,9 @@ enum {
 	HOLDER_SEEN = 1,	/* holder: the stacks of the FUTEX_WAKE caller that woke it */
 	HOLDER_TIMEOUT,		/* the wait timed out (-ETIMEDOUT) */
 	HOLDER_SIGNAL,		/* a signal ended it (-EINTR) */
-	HOLDER_UNSEEN,		/* woken, but not by a FUTEX_WAKE this traced (futex2
-				 * futex_wake(2), requeue_pi, a shared futex's
-				 * waker in a process not traced...) */
+	HOLDER_UNSEEN,		/* woken, but not by a futex wake this traced
+				 * (requeue_pi, a thread's exit clearing its tid,
+				 * a shared futex's waker in a process not traced...) */
 	HOLDER_NONE,		/* a kernel lock: its holder is not traced */
 };
 
@@ -35,10 +35,36 @@ struct lock_key {
 	struct stack_key holder;	/* HOLDER_SEEN only, else zeroes */
 };
 
+/* Sums only: the counts maps are drained and added up (stackdrain.h). */
 struct lock_val {
 	__u64 waits;		/* how many waits */
 	__u64 wait_ns;		/* their total */
-	__u64 max_ns;		/* the longest */
+};
+
+/* A lock, for its longest wait (map lock_max: read and let go at each
+ * section) */
+struct lock_id {
+	__u64 lock;
+	__u32 pid;
+	__u32 kind;		/* LOCK_FUTEX or LOCK_KERNEL, no flags */
+};
+
+/* A futex wait in progress (waiting[tid]), or a kernel lock's
+ * (kwaiting[struct lock_kwait_key]): its stack ids are pinned at drains.
+ * any_addr: on several futexes (futex_waitv), known by the first: any wake
+ * call in its process may be its holder's. */
+struct lock_wait {
+	__u64 ts;
+	struct lock_key k;
+	__u32 any_addr;
+	__u32 pad;
+};
+
+/* kernel lock waits nest (a mutex's slow path takes its wait_lock) */
+struct lock_kwait_key {
+	__u64 lock;
+	__u32 tid;
+	__u32 pad;
 };
 
 /* Per-CPU counters (map lock_counters), summed at the end. */
@@ -48,6 +74,7 @@ enum {
 				 * value had changed): no wait, not counted */
 	LOCKC_KERNEL_WAITS,	/* kernel lock waits counted */
 	LOCKC_MAP_FULL,		/* waits lost: a map was full */
+	LOCKC_MAX_FULL,		/* waits counted, but lock_max was full: not in a longest wait */
 	LOCKC_N,
 };
 

@@ -8,8 +8,10 @@
  * (from its preemption, or from its sched_wakeup, to its switch-in) goes to
  * the same stack marked STACK_EXEC_ID_RUNQ instead.
  * wakers_mode (--wakers): sched_waking, in the waker's context, keeps its
- * stacks in the wakee's start entry; a block that had one goes to user space
- * with both (REC_WAKER) instead of into counts.  second_hop (--second-hop):
+ * stacks in the wakee's start entry (or, the wakee still on its way out, in
+ * early for its switch-out); a block that had one goes to user space with
+ * both (REC_WAKER) instead of into counts: user space sums them by their
+ * stacks and names each pair once a drain.  second_hop (--second-hop):
  * a traced thread's waker is kept when it runs again (woken_by), and given,
  * as the second hop, to the blocks it ends itself: who woke the waker.
  * With both_mode, a perf_event cpu-clock program also adds on-CPU samples,
@@ -98,6 +100,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct stack_key);
 } woken_by SEC(".maps");
+
+/* wakers_mode: early[tid] (struct early_waker); what no switch-out took is
+ * let go, the least recently updated first */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct early_waker);
+} early SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct early_waker);
+} early_scratch SEC(".maps");
 
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
@@ -196,6 +214,8 @@ static __always_inline int send_waker(struct start *s, __u64 off_us)
 	w->waker = s->waker;
 	w->waker2 = s->waker2;
 	wakers_count(WAKERS_SENT);
+	if (s->waker_flags & WAKER_EARLY)
+		wakers_count(WAKERS_EARLY);
 	submit(w);
 	return 0;
 }
@@ -223,6 +243,23 @@ static __always_inline void add_block(struct start *s, __u32 tid, __u64 now)
 	k.exec_id |= STACK_EXEC_ID_RUNQ;
 	if (runq_us)
 		stacks_add(&k, runq_us);
+}
+
+/* wakers_mode, a blocking thread tid leaving: the waker seen before this
+ * switch-out, if one was (struct early_waker). */
+static __always_inline void take_early_waker(__u32 tid, struct task_struct *prev, struct start *s)
+{
+	struct early_waker *e = bpf_map_lookup_elem(&early, &tid);
+	__u64 nvcsw = BPF_CORE_READ(prev, nvcsw);
+
+	if (!e)
+		return;
+	if (e->nvcsw == nvcsw || e->nvcsw + 1 == nvcsw) {
+		s->waker = e->waker;
+		s->waker2 = e->waker2;
+		s->waker_flags = e->waker_flags | WAKER_EARLY;
+	}
+	bpf_map_delete_elem(&early, &tid);
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
@@ -253,6 +290,8 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				/* preempted or left running: runnable from now on */
 				s->runnable_ts = runq_mode && bit <= 1 ? now : 0;
 				s->waker_flags = bit <= 1 ? WAKER_PREEMPTED : 0;
+				if (wakers_mode && bit > 1)
+					take_early_waker(ptid, prev, s);
 				mark_left(ptid, s);
 			}
 		}
@@ -296,27 +335,55 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	return 0;
 }
 
-/* wakers_mode: a traced thread off the CPU is being woken; we run in the
- * waker's context, so its stacks are current's, or, in an interrupt, the
- * interrupt's above those of the task it interrupted: user space tells them
- * by their entry frames (the preempt count that says so is a per-CPU
- * variable this kernel's kallsyms does not list: BPF cannot read it). */
+/* wakers_mode: the stacks of who wakes a thread, as its waker: current's
+ * (we run in the waker's context), or, in an interrupt, the interrupt's
+ * above those of the task it interrupted: user space tells them by their
+ * entry frames (the preempt count that says so is a per-CPU variable this
+ * kernel's kallsyms does not list: BPF cannot read it); second_hop: with
+ * who last woke the waker. */
+static __always_inline __u32 fill_waker(void *ctx, struct stack_key *waker, struct stack_key *waker2)
+{
+	__u32 me = (__u32)bpf_get_current_pid_tgid();
+	struct stack_key *k2;
+
+	stacks_fill_key(waker, ctx, want_user, true);	/* (kernel: to tell interrupts) */
+	if (!second_hop || !(k2 = bpf_map_lookup_elem(&woken_by, &me)))
+		return WAKER_SEEN;
+	*waker2 = *k2;
+	return WAKER_SEEN | WAKER2_SEEN;
+}
+
+/* wakers_mode: a thread is being woken.  Off the CPU (a start entry): its
+ * waker kept there, unless it has one (or was preempted: nobody wakes it)
+ * but an early one.  Still on a CPU but off its run queue: it is
+ * blocking, its switch-out not traced yet: kept for it in early. */
 static __always_inline int on_waking(void *ctx, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = BPF_CORE_READ(p, pid), zero = 0;
 	struct start *s = bpf_map_lookup_elem(&start, &tid);
+	struct early_waker *e;
 
-	if (!s || s->waker_flags || s->dwarf)	/* preempted, or woken already */
+	if (s) {
+		if (s->dwarf || (s->waker_flags && !(s->waker_flags & WAKER_EARLY)))
+			return 0;
+		s->waker_flags = fill_waker(ctx, &s->waker, &s->waker2);
 		return 0;
-	stacks_fill_key(&s->waker, ctx, want_user, true);	/* (kernel: to tell interrupts) */
-	s->waker_flags = WAKER_SEEN;
-	if (second_hop) {
-		__u32 me = (__u32)bpf_get_current_pid_tgid();
-		struct stack_key *k2 = bpf_map_lookup_elem(&woken_by, &me);
-		if (k2) {
-			s->waker2 = *k2;
-			s->waker_flags |= WAKER2_SEEN;
-		}
+	}
+	if (!BPF_CORE_READ(p, on_cpu) || BPF_CORE_READ(p, on_rq))
+		return 0;
+	/* (struct early_waker is too big for the BPF stack beside the unwinder's) */
+	if (!(e = bpf_map_lookup_elem(&early_scratch, &zero)))
+		return 0;
+	e->nvcsw = BPF_CORE_READ(p, nvcsw);
+	e->waker_flags = fill_waker(ctx, &e->waker, &e->waker2);
+	bpf_map_update_elem(&early, &tid, e, BPF_ANY);
+	/* the switch-out may have looked for it before it was there */
+	s = bpf_map_lookup_elem(&start, &tid);
+	if (s && !s->waker_flags && !s->dwarf) {
+		s->waker = e->waker;
+		s->waker2 = e->waker2;
+		s->waker_flags = e->waker_flags;
+		bpf_map_delete_elem(&early, &tid);
 	}
 	return 0;
 }

@@ -24,6 +24,23 @@ enum {
 	WAKER_SEEN = 1,		/* waker holds the stacks sched_waking ran in */
 	WAKER_PREEMPTED = 2,	/* not blocked: preempted, nobody wakes it */
 	WAKER2_SEEN = 4,	/* (second_hop) waker2: the stacks that last woke the waker */
+	WAKER_EARLY = 8,	/* the waker was seen before the switch-out (struct early_waker):
+				 * a sched_waking seen after it replaces it */
+};
+
+/* early[tid]: a waker seen at sched_waking while the thread it wakes was
+ * between its dequeue and its switch-out (on a CPU, off its run queue: no
+ * start entry yet), for that switch-out to take; nvcsw, the wakee's
+ * voluntary switches then, tells a switch-out of that block (nvcsw or one
+ * more) from a later one.  Without it, 1.3% of pingpace's 44,000 blocks
+ * a 5 s capture went without their waker: the switch-out's program
+ * spends microseconds on the stacks before the entry exists. */
+struct early_waker {
+	__u64 nvcsw;
+	__u32 waker_flags;	/* WAKER_SEEN, WAKER2_SEEN */
+	__u32 pad;
+	struct stack_key waker;
+	struct stack_key waker2;
 };
 
 enum {
@@ -48,6 +65,7 @@ enum {
 	WAKERS_SENT,		/* blocks sent with their waker */
 	WAKERS_UNSEEN,		/* blocks whose wake-up was not seen: counted without a waker */
 	WAKERS_LOST,		/* ring buffer full: the block is counted without its waker */
+	WAKERS_EARLY,		/* blocks sent with a waker seen before their switch-out */
 	WAKERS_N,
 };
 

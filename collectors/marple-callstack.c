@@ -160,12 +160,9 @@ static void stop_sampling(void *arg)
 static void stages_trailer_add(json_t *sampling)
 {
 	static struct stacks_stage_clock before;
-	struct stacks_stage_clock now;
 
-	if (opt.raw || opt.dwarf || stacksbpf_read_stages(cap.skel->obj, &now) < 0)
-		return;
-	stacksbpf_stages_trailer_add(sampling, &now, &before);
-	before = now;
+	if (!opt.raw && !opt.dwarf)
+		stacksbpf_stages_trailer_add(sampling, cap.skel->obj, &before);
 }
 
 /* One section: at every --every interval (sampling goes on) and at the end. */

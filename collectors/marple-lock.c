@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include "lock.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
+#include "stackdrain.h"
 #include "stackframes.h"
 #include "stacksbpf.h"
 #include "stream.h"
@@ -62,7 +64,7 @@ static const struct sc_option options[] = {
 	SC_CHILDREN,
 	SC_COMMAND("start CMD, trace it and the processes it starts\nuntil it exits (its output goes to stderr)"),
 	{ 0, OPT_FUTEX_ONLY, "futex-only", NULL, "futex waits only: no kernel lock (lock:contention_begin)" },
-	SC_DESCRIBE("kind=collector\tsections=lock:stack:flamegraph\tevery=no"
+	SC_DESCRIBE("kind=collector\tsections=lock:stack:flamegraph\tevery=yes"
 		    "\tmeasures=lock waits: who waited on which lock, and who released it (us)"),
 	SC_UNWIND(""),
 	SC_NO_PYTHON,
@@ -71,6 +73,8 @@ static const struct sc_option options[] = {
 	SC_ANNOTATE,
 	SC_DELIMIT,
 	SC_STACK_STORAGE,
+	SC_DRAIN_EVERY,
+	SC_EVERY,
 	SC_ADDRESSES,
 	SC_INCLUDE_SELF,
 	SC_VERBOSE,
@@ -140,8 +144,9 @@ static void free_names(void)
 
 /* The top of a record: "--", then the holder's frames leaf first and its
  * name, or how the wait ended without one; nothing for a kernel lock. */
-static void holder_tail(const struct lock_key *k, const char **tail, size_t *m)
+static void holder_tail(const struct stackdrain_entry *e, const char **tail, size_t *m)
 {
+	const struct lock_key *k = e->key;
 	static const char *const ends[] = { [HOLDER_TIMEOUT] = "[timed out]", [HOLDER_SIGNAL] = "[signal]",
 					    [HOLDER_UNSEEN] = "[waker not seen]" };
 	const char *const *fr;
@@ -155,15 +160,16 @@ static void holder_tail(const struct lock_key *k, const char **tail, size_t *m)
 				       ? ends[k->holder_how] : "[waker not seen]";
 		return;
 	}
-	stackframes_key(sc.sf, &k->holder);
+	stackframes_key_stacks(sc.sf, &k->holder, e->user2, e->kern2);
 	fr = stackframes_frames(sc.sf, &n);
 	for (size_t i = n; i-- > 0;)	/* fr[0], its name, last */
 		tail[(*m)++] = keep_name(fr[i]);
 }
 
 /* One aggregate as one record of t: [lock];waiter frames;--;holder frames. */
-static void collect_key(const struct lock_key *k, uint64_t us, struct hashtab *t)
+static void collect_key(const struct stackdrain_entry *e, uint64_t us, struct hashtab *t)
 {
+	const struct lock_key *k = e->key;
 	static const char **tail;
 	static size_t cap;
 	const char *head[2];
@@ -171,67 +177,88 @@ static void collect_key(const struct lock_key *k, uint64_t us, struct hashtab *t
 	size_t m = 0, n;
 
 	tail = marple_grow(tail, &cap, 2 * MARPLE_STACK_DEPTH + 8, sizeof(*tail));
-	holder_tail(k, tail, &m);	/* (it uses sf: before the waiter's stack) */
+	holder_tail(e, tail, &m);	/* (it uses sf: before the waiter's stack) */
 	lock_name(k, lock, sizeof(lock));
 	snprintf(lockframe, sizeof(lockframe), "[%s]", lock);
 	head[0] = keep_name(lockframe);
 	head[1] = keep_name(k->waiter.comm);
 	stackframes_begin(sc.sf, k->waiter.comm);
 	stackframes_user_splice(sc.sf, 0, head, 2);
-	stackframes_user_id_exec(sc.sf, (pid_t)k->waiter.pid, k->waiter.exec_id, k->waiter.user_stack_id);
-	stackframes_kernel_id(sc.sf, k->waiter.kern_stack_id);
+	stackframes_user_stack(sc.sf, (pid_t)k->waiter.pid, k->waiter.exec_id, e->user);
+	stackframes_kernel_stack(sc.sf, e->kern);
 	stackframes_frames(sc.sf, &n);
 	stackframes_user_splice(sc.sf, n, tail, m);
 	stackframes_collect(sc.sf, t, us);
 	free_names();
 }
 
-/* The aggregates read at the end, sorted by lock for the per-lock summary. */
-struct agg {
-	struct lock_key k;
-	struct lock_val v;
-};
-
-static struct {
-	struct agg *v;
-	size_t n, cap;
-} aggs;
-
-static void read_one(const void *key, const void *value, void *arg)
-{
-	(void)arg;
-	aggs.v = marple_grow(aggs.v, &aggs.cap, aggs.n + 1, sizeof(*aggs.v));
-	memcpy(&aggs.v[aggs.n].k, key, sizeof(struct lock_key));
-	memcpy(&aggs.v[aggs.n].v, value, sizeof(struct lock_val));
-	aggs.n++;
-}
-
-static int same_lock(const struct lock_key *a, const struct lock_key *b)
-{
-	return a->lock == b->lock && a->pid == b->pid && (a->kind & 0xff) == (b->kind & 0xff);
-}
-
-static int by_lock(const void *pa, const void *pb)
-{
-	const struct lock_key *a = pa, *b = pb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->lock != b->lock)
-		return a->lock < b->lock ? -1 : 1;
-	return (int)(a->kind & 0xff) - (int)(b->kind & 0xff);
-}
-
+/* A lock's sums in a section. */
 struct lock_sum {
-	size_t first;		/* its first aggregate */
 	uint64_t waits, wait_ns, max_ns;
+	uint32_t kind;		/* its first aggregate's (flags and all), for its name */
 };
+
+/* A section's sums, as its aggregates are drained: the records, each
+ * lock's (locks: struct lock_id -> its index in locks_v), how the waits
+ * ended. */
+static struct {
+	struct hashtab *records, *locks;
+	struct lock_sum *locks_v;
+	size_t locks_cap;
+	uint64_t holders[HOLDER_NONE + 1];
+} sum;
+
+/* The sums of lock id, new ones zeroed with kind. */
+static struct lock_sum *lock_sum_of(const struct lock_id *id, uint32_t kind)
+{
+	size_t n = hashtab_size(sum.locks);
+	size_t i = hashtab_index(sum.locks, hashtab_add(sum.locks, id, sizeof(*id), 0, 0));
+
+	if (i == n) {
+		sum.locks_v = marple_grow(sum.locks_v, &sum.locks_cap, i + 1, sizeof(*sum.locks_v));
+		sum.locks_v[i] = (struct lock_sum){ .kind = kind };
+	}
+	return &sum.locks_v[i];
+}
+
+/* stackdrain's add(): one aggregate, its stacks' addresses drained. */
+static void add_entry(const struct stackdrain_entry *e, void *arg)
+{
+	const struct lock_key *k = e->key;
+	const struct lock_val *v = e->value;
+	struct lock_id id = { k->lock, k->pid, k->kind & 0xff };
+	struct lock_sum *l = lock_sum_of(&id, k->kind);
+
+	(void)arg;
+	collect_key(e, v->wait_ns / 1000, sum.records);
+	l->waits += v->waits;
+	l->wait_ns += v->wait_ns;
+	if (k->holder_how <= HOLDER_NONE)
+		sum.holders[k->holder_how] += v->waits;
+}
+
+/* lock_max's element: the longest wait on a lock whose waits this section
+ * counted, taken out of the map (one counted after the drain stays for
+ * the next section). */
+static void take_max(const void *key, const void *value, void *arg)
+{
+	const struct hashtab_entry *e = hashtab_find(sum.locks, key, sizeof(struct lock_id));
+	uint64_t max;
+
+	if (!e)
+		return;
+	if (bpf_map_lookup_and_delete_elem(*(const int *)arg, key, &max) != 0)
+		memcpy(&max, value, sizeof(max));
+	struct lock_sum *l = &sum.locks_v[hashtab_index(sum.locks, e)];
+	if (max > l->max_ns)
+		l->max_ns = max;
+}
 
 static int by_wait(const void *pa, const void *pb)
 {
-	const struct lock_sum *a = pa, *b = pb;
+	const struct lock_sum *a = *(const struct lock_sum *const *)pa, *b = *(const struct lock_sum *const *)pb;
 
-	return a->wait_ns != b->wait_ns ? (a->wait_ns < b->wait_ns ? 1 : -1) : (a->first > b->first) - (a->first < b->first);
+	return a->wait_ns != b->wait_ns ? (a->wait_ns < b->wait_ns ? 1 : -1) : (a > b) - (a < b);
 }
 
 /* The trailer's "locks": the TOP_LOCKS locks waited on longest, each with
@@ -239,39 +266,53 @@ static int by_wait(const void *pa, const void *pb)
 #define TOP_LOCKS 20
 static void locks_summary(json_t *tr)
 {
-	struct lock_sum *s = marple_malloc((aggs.n + 1) * sizeof(*s));
-	size_t ns = 0;
+	size_t ns = hashtab_size(sum.locks);
+	const struct lock_sum **by = marple_malloc((ns + 1) * sizeof(*by));
 	json_t *a = json_array();
 	char name[96];
 
-	for (size_t i = 0; i < aggs.n; i++) {
-		if (i == 0 || !same_lock(&aggs.v[i].k, &aggs.v[i - 1].k))
-			s[ns++] = (struct lock_sum){ .first = i };
-		struct lock_sum *l = &s[ns - 1];
-		l->waits += aggs.v[i].v.waits;
-		l->wait_ns += aggs.v[i].v.wait_ns;
-		if (aggs.v[i].v.max_ns > l->max_ns)
-			l->max_ns = aggs.v[i].v.max_ns;
-	}
-	qsort(s, ns, sizeof(*s), by_wait);
+	for (size_t i = 0; i < ns; i++)
+		by[i] = &sum.locks_v[i];
+	qsort(by, ns, sizeof(*by), by_wait);
 	for (size_t i = 0; i < ns && i < TOP_LOCKS; i++) {
-		const struct lock_key *k = &aggs.v[s[i].first].k;
-		lock_name(k, name, sizeof(name));
-		json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:I}", "lock", name, "pid", (json_int_t)k->pid,
-						   "waits", (json_int_t)s[i].waits, "wait_us",
-						   (json_int_t)(s[i].wait_ns / 1000), "max_us",
-						   (json_int_t)(s[i].max_ns / 1000)));
+		struct lock_id id;
+		memcpy(&id, hashtab_at(sum.locks, (size_t)(by[i] - sum.locks_v))->key, sizeof(id));
+		struct lock_key k = { .lock = id.lock, .pid = id.pid, .kind = by[i]->kind };
+		lock_name(&k, name, sizeof(name));
+		json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:I}", "lock", name, "pid", (json_int_t)id.pid,
+						   "waits", (json_int_t)by[i]->waits, "wait_us",
+						   (json_int_t)(by[i]->wait_ns / 1000), "max_us",
+						   (json_int_t)(by[i]->max_ns / 1000)));
 	}
 	json_object_set_new(tr, "nlocks", json_integer((json_int_t)ns));
 	json_object_set_new(tr, "locks", a);
-	free(s);
+	free(by);
 }
+
+/* Let go of a section's sums: the next counts from none. */
+static void sums_restart(void)
+{
+	hashtab_free(sum.records);
+	hashtab_free(sum.locks);
+	sum.records = hashtab_new();
+	sum.locks = hashtab_new();
+	memset(sum.holders, 0, sizeof(sum.holders));
+}
+
+/* futex2's calls, and the programs on their entries (futex_exit takes
+ * their exits too) */
+static const char *const futex2_calls[] = { "futex_wait", "futex_waitv", "futex_wake", "futex_requeue" };
+#define FUTEX2_PROGS(skel) \
+	{ (skel)->progs.futex2_wait_enter, (skel)->progs.futex2_waitv_enter, (skel)->progs.futex2_wake_enter, \
+	  (skel)->progs.futex2_requeue_enter }
+#define NFUTEX2_PROGS 4
 
 /* The capture's state, past main's setup. */
 static struct {
 	struct lock_bpf *skel;
-	struct bpf_link *links[5];
+	struct bpf_link *links[5 + 2 * NFUTEX2_PROGS];
 	const char *kernel_locks;	/* "traced", or why not */
+	const char *futex2;		/* "traced", or why not */
 	json_t *hdr;
 } cap;
 
@@ -285,51 +326,102 @@ static void stop_tracing(void *arg)
 	ring_buffer__consume(sc.notes);
 }
 
-/* The counters of the trailer, and a line on stderr for what was lost. */
-static void counters_add(json_t *tr)
+/* The counters of the trailer (the section's own with --every), and at
+ * the end a line on stderr for what was lost. */
+static void counters_add(json_t *tr, int last)
 {
-	static const char *const names[LOCKC_N] = { "futex_waits", "futex_at_once", "kernel_waits", "map_full" };
+	static const char *const names[LOCKC_N] = { "futex_waits", "futex_at_once", "kernel_waits", "map_full",
+						    "max_map_full" };
+	static uint64_t before[LOCKC_N];
 	int fd = bpf_map__fd(cap.skel->maps.lock_counters);
 	json_t *o = json_object();
 
-	for (uint32_t i = 0; i < LOCKC_N; i++)
-		json_object_set_new(o, names[i], json_integer((json_int_t)bpfmap_percpu_sum(fd, i)));
+	for (uint32_t i = 0; i < LOCKC_N; i++) {
+		uint64_t v = bpfmap_percpu_sum(fd, i);
+		json_object_set_new(o, names[i], json_integer((json_int_t)(v - before[i])));
+		before[i] = v;
+	}
 	json_object_set_new(o, "kernel_locks", json_string(cap.kernel_locks));
+	json_object_set_new(o, "futex2", json_string(cap.futex2));
 	json_object_set_new(tr, "lock", o);
-	if (bpfmap_percpu_sum(fd, LOCKC_MAP_FULL))
-		marple_warn("%" PRIu64 " waits not counted: a map was full", bpfmap_percpu_sum(fd, LOCKC_MAP_FULL));
+	if (last && before[LOCKC_MAP_FULL])
+		marple_warn("%" PRIu64 " waits not counted: a map was full", before[LOCKC_MAP_FULL]);
+	if (last && before[LOCKC_MAX_FULL])
+		marple_warn("%" PRIu64 " waits not in their lock's longest wait: lock_max was full",
+			    before[LOCKC_MAX_FULL]);
 }
 
-/* The one section, at the end. */
+/* One section: at every --every interval and at the end. */
 static int write_section(void *arg, int last)
 {
-	struct hashtab *t = hashtab_new();
-	uint64_t holders[HOLDER_NONE + 1] = { 0 };
+	int max_fd = bpf_map__fd(cap.skel->maps.lock_max);
 
 	(void)arg;
-	(void)last;
-	bpfmap_each(bpf_map__fd(cap.skel->maps.waits), sizeof(struct lock_key), sizeof(struct lock_val), read_one, NULL);
-	qsort(aggs.v, aggs.n, sizeof(*aggs.v), by_lock);
-	for (size_t i = 0; i < aggs.n; i++) {
-		collect_key(&aggs.v[i].k, aggs.v[i].v.wait_ns / 1000, t);
-		if (aggs.v[i].k.holder_how <= HOLDER_NONE)
-			holders[aggs.v[i].k.holder_how] += aggs.v[i].v.waits;
-	}
+	stackdrain_finish(sc.drain);
+	stackdrain_emit(sc.drain);	/* add_entry for each aggregate */
+	bpfmap_each(max_fd, sizeof(struct lock_id), sizeof(uint64_t), take_max, &max_fd);
 	stackcollector_stamp_header(&sc, cap.hdr);
 	if (stream_write_json(stdout, cap.hdr) < 0)
 		return -1;
-	uint64_t records = stackframes_write_table(sc.sf, t, stdout);
-	hashtab_free(t);
+	uint64_t records = stackframes_write_table(sc.sf, sum.records, stdout);
 	json_t *tr = stackcollector_trailer(&sc, cap.skel->obj, records, 0, stackcollector_ended(&sc));
-	counters_add(tr);
-	json_object_set_new(tr, "holders", json_pack("{s:I,s:I,s:I,s:I}", "seen", (json_int_t)holders[HOLDER_SEEN],
-						     "timed_out", (json_int_t)holders[HOLDER_TIMEOUT], "signal",
-						     (json_int_t)holders[HOLDER_SIGNAL], "not_seen",
-						     (json_int_t)holders[HOLDER_UNSEEN]));
+	counters_add(tr, last);
+	json_object_set_new(tr, "holders", json_pack("{s:I,s:I,s:I,s:I}", "seen", (json_int_t)sum.holders[HOLDER_SEEN],
+						     "timed_out", (json_int_t)sum.holders[HOLDER_TIMEOUT], "signal",
+						     (json_int_t)sum.holders[HOLDER_SIGNAL], "not_seen",
+						     (json_int_t)sum.holders[HOLDER_UNSEEN]));
 	locks_summary(tr);
+	stackdrain_trailer_add(sc.drain, tr);
+	sums_restart();
 	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
 		return -1;
 	return 0;
+}
+
+/* The stacks of the waits in progress are still named by them: kept when
+ * their set is cleared. */
+static void pin_one_wait(const void *key, const void *value, void *arg)
+{
+	struct lock_wait w;
+
+	(void)key;
+	memcpy(&w, value, sizeof(w));
+	stackdrain_pin(arg, w.k.waiter.user_stack_id);
+	stackdrain_pin(arg, w.k.waiter.kern_stack_id);
+	if (w.k.holder_how == HOLDER_SEEN) {
+		stackdrain_pin(arg, w.k.holder.user_stack_id);
+		stackdrain_pin(arg, w.k.holder.kern_stack_id);
+	}
+}
+
+static void pin_waits(struct stackdrain *d, void *arg)
+{
+	struct lock_bpf *skel = arg;
+
+	bpfmap_each(bpf_map__fd(skel->maps.waiting), sizeof(uint32_t), sizeof(struct lock_wait), pin_one_wait, d);
+	bpfmap_each(bpf_map__fd(skel->maps.kwaiting), sizeof(struct lock_kwait_key), sizeof(struct lock_wait),
+		    pin_one_wait, d);
+}
+
+/* Attach futex2's programs where the kernel has its tracepoints (they were
+ * loaded then), or say that it has not: cap.futex2. */
+static void attach_futex2(struct lock_bpf *skel)
+{
+	struct bpf_program *progs[NFUTEX2_PROGS] = FUTEX2_PROGS(skel);
+
+	if (!collector_tracepoint_exists("syscalls", "sys_enter_futex_wait")) {
+		cap.futex2 = "absent: no syscalls:sys_enter_futex_wait on this kernel (before Linux 6.7)";
+		marple_warn("futex2 calls not traced: this kernel has no syscalls:sys_enter_futex_wait");
+		return;
+	}
+	for (int i = 0; i < NFUTEX2_PROGS; i++) {
+		char exit_tp[64];
+		snprintf(exit_tp, sizeof(exit_tp), "sys_exit_%s", futex2_calls[i]);
+		if (!(cap.links[5 + 2 * i] = bpf_program__attach(progs[i])) ||
+		    !(cap.links[6 + 2 * i] = bpf_program__attach_tracepoint(skel->progs.futex_exit, "syscalls", exit_tp)))
+			marple_fatal(EXIT_DATA, "cannot attach to %s: %s", futex2_calls[i], strerror(errno));
+	}
+	cap.futex2 = "traced";
 }
 
 /* Attach the futex programs (or exit 1), then try the kernel's lock
@@ -341,6 +433,7 @@ static void attach(struct lock_bpf *skel)
 	for (int i = 0; i < 3; i++)
 		if (!(cap.links[i] = bpf_program__attach(futex[i])))
 			marple_fatal(EXIT_DATA, "cannot attach %s: %s", bpf_program__name(futex[i]), strerror(errno));
+	attach_futex2(skel);
 	cap.kernel_locks = "not asked (--futex-only)";
 	if (opt.futex_only)
 		return;
@@ -379,6 +472,9 @@ static struct lock_bpf *load(void)
 		bpf_program__set_autoload(skel->progs.kernel_begin, false);
 		bpf_program__set_autoload(skel->progs.kernel_end, false);
 	}
+	struct bpf_program *futex2[NFUTEX2_PROGS] = FUTEX2_PROGS(skel);
+	for (int i = 0; i < NFUTEX2_PROGS && !collector_tracepoint_exists("syscalls", "sys_enter_futex_wait"); i++)
+		bpf_program__set_autoload(futex2[i], false);
 	if ((err = lock_bpf__load(skel)) != 0)
 		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 	return skel;
@@ -400,16 +496,25 @@ int main(int argc, char **argv)
 	attach(skel);
 	if (stackcollector_symbols(&sc, skel->obj, 1) < 0)	/* (kernel: to name kernel locks) */
 		exit(EXIT_DATA);
+	sums_restart();
+	if (stackcollector_drain(&sc, skel->obj, sizeof(struct lock_key), sizeof(struct lock_val),
+				 offsetof(struct lock_key, waiter), add_entry, NULL) < 0)
+		exit(EXIT_DATA);
+	stackdrain_set_second_key(sc.drain, offsetof(struct lock_key, holder));
+	stackdrain_set_pin(sc.drain, pin_waits, skel);
 	json_t *o;
 	cap.hdr = stackcollector_header(&sc, "lock", "us", "lock wait", sc.pid, &o);
 	weight_meaning_set(cap.hdr, "us", "lock_wait", 0);
 	json_object_set_new(o, "futex_only", json_boolean(opt.futex_only));
 	json_object_set_new(o, "kernel_locks", json_string(cap.kernel_locks));
+	json_object_set_new(o, "futex2", json_string(cap.futex2));
 	struct stackcollector_run lifecycle = { .stop = stop_tracing, .section = write_section };
 	if (stackcollector_run(&sc, &lifecycle) < 0)
 		marple_fatal(EXIT_DATA, "cannot write the section: %s", strerror(errno));
 	json_decref(cap.hdr);
-	free(aggs.v);
+	hashtab_free(sum.records);
+	hashtab_free(sum.locks);
+	free(sum.locks_v);
 	free(names.v);
 	stackcollector_free(&sc);
 	lock_bpf__destroy(skel);

@@ -254,44 +254,61 @@ static bool interrupt_entry(const char *f)
 
 static uint64_t wakers_interrupt;	/* --wakers: blocks ended by an interrupt */
 static uint64_t wakers_second_hop;	/* --second-hop: blocks with their waker's waker */
+static uint64_t wakers_named;		/* --wakers: (blocked, waker) pairs named */
 
-/* The waker's frames for the top of an off-wake stack, into tail[*m...]:
- * leaf first, then its name; from an interrupt, only the interrupt's own
- * kernel frames (down to where it entered), then "[interrupt]": the task
- * it interrupted did not wake anyone.  -U: the kernel frames, read only to
- * tell interrupts, left out.  Whether it was an interrupt. */
-static bool waker_frames(const struct stack_key *k, char **tail, size_t *m)
+/* If k's kernel stack is an interrupt's, its frames for the top of an
+ * off-wake stack, into tail[*m...]: leaf first down to where it entered,
+ * then "[interrupt]": the task it interrupted did not wake anyone, and its
+ * user stack (any process's, often one that ran for a moment: naming it
+ * loads that program's symbols) is not named.  Whether it was. */
+static bool interrupt_frames(const struct stack_key *k, char **tail, size_t *m)
 {
-	size_t n, user_end, entry = 0;	/* (fr[0], the name, is never an entry) */
+	size_t n, entry = 0;	/* (fr[0], the name, is never an entry) */
 	const char *const *fr;
 
+	stackframes_begin(sc.sf, k->comm);
+	stackframes_kernel_id(sc.sf, k->kern_stack_id);
+	fr = stackframes_frames(sc.sf, &n);
+	for (size_t i = n; i-- > 1;)	/* the innermost entry (root first: from the end) */
+		if (interrupt_entry(fr[i])) {
+			entry = i;
+			break;
+		}
+	if (!entry)
+		return false;
+	for (size_t i = n; i-- > entry;)
+		tail[(*m)++] = marple_strdup(fr[i]);
+	tail[(*m)++] = marple_strdup("[interrupt]");
+	return true;
+}
+
+/* The waker's frames for the top of an off-wake stack, into tail[*m...]:
+ * leaf first, then its name; from an interrupt, interrupt_frames'.  -U:
+ * the kernel frames, read only to tell interrupts, left out.  Whether it
+ * was an interrupt. */
+static bool waker_frames(const struct stack_key *k, char **tail, size_t *m)
+{
+	size_t n, user_end;
+	const char *const *fr;
+
+	if (interrupt_frames(k, tail, m))
+		return true;
 	stackframes_begin(sc.sf, k->comm);
 	stackframes_user_id_exec(sc.sf, (pid_t)k->pid, k->exec_id, k->user_stack_id);
 	stackframes_frames(sc.sf, &user_end);
 	stackframes_kernel_id(sc.sf, k->kern_stack_id);
 	fr = stackframes_frames(sc.sf, &n);
-	for (size_t i = n; i-- > user_end;)	/* the innermost entry (root first: from the end) */
-		if (interrupt_entry(fr[i])) {
-			entry = i;
-			break;
-		}
-	if (entry) {
-		for (size_t i = n; i-- > entry;)
-			tail[(*m)++] = marple_strdup(fr[i]);
-		tail[(*m)++] = marple_strdup("[interrupt]");
-		return true;
-	}
 	for (size_t i = sc.user_only ? user_end : n; i-- > 1;)	/* fr[0] is the waker's name */
 		tail[(*m)++] = marple_strdup(fr[i]);
 	tail[(*m)++] = marple_strdup(n ? fr[0] : "[unknown]");
 	return false;
 }
 
-/* --wakers: a block of rec->off_us with its waker, as one stack of the
- * off-CPU table: the blocked frames, "--", the waker's (waker_frames), and
- * (--second-hop) "--" and the waker's waker's: not when an interrupt woke
- * it (the task it interrupted woke nobody). */
-static void add_waker(const struct waker_record *rec, struct hashtab *t)
+/* --wakers: blocks (how many) of rec->off_us in all with the same waker, as
+ * one stack of the off-CPU table: the blocked frames, "--", the waker's
+ * (waker_frames), and (--second-hop) "--" and the waker's waker's: not when
+ * an interrupt woke it (the task it interrupted woke nobody). */
+static void add_waker(const struct waker_record *rec, uint64_t blocks, struct hashtab *t)
 {
 	static char **tail;
 	static size_t cap_tail;
@@ -299,10 +316,11 @@ static void add_waker(const struct waker_record *rec, struct hashtab *t)
 
 	tail = marple_grow(tail, &cap_tail, 4 + 4 * MARPLE_STACK_DEPTH + 16, sizeof(*tail));
 	tail[m++] = marple_strdup("--");
+	wakers_named++;
 	if (waker_frames(&rec->waker, tail, &m)) {
-		wakers_interrupt++;
+		wakers_interrupt += blocks;
 	} else if (rec->waker_flags & WAKER2_SEEN) {
-		wakers_second_hop++;
+		wakers_second_hop += blocks;
 		tail[m++] = marple_strdup("--");
 		waker_frames(&rec->waker2, tail, &m);
 	}
@@ -312,6 +330,49 @@ static void add_waker(const struct waker_record *rec, struct hashtab *t)
 	stackframes_collect(sc.sf, t, rec->off_us);
 	for (size_t i = 0; i < m; i++)
 		free(tail[i]);
+}
+
+/* --wakers: the blocks read since the last naming, summed by what their
+ * record says but the time: count[0] their off_us, count[1] how many.
+ * Named one per pair (wakers_name), not one per block: at ~37 us a
+ * block, 20,000 blocks a second fell behind the ring buffer. */
+static struct hashtab *wakers_pending;
+
+static void wakers_sum(const struct waker_record *rec)
+{
+	struct waker_record k = *rec;
+
+	k.off_us = 0;
+	k.waker_flags &= WAKER2_SEEN;	/* (the others: how it was seen) */
+	if (!(k.waker_flags & WAKER2_SEEN))	/* (not written: what the CPU's scratch held) */
+		memset(&k.waker2, 0, sizeof(k.waker2));
+	if (!wakers_pending)
+		wakers_pending = hashtab_new();
+	hashtab_add(wakers_pending, &k, sizeof(k), rec->off_us, 1);
+}
+
+/* Name each pair summed so far into t.  Before the drain clears the stacks
+ * their ids name (stackdrain's settled), and at the end. */
+static void wakers_name(struct hashtab *t)
+{
+	struct waker_record rec;
+
+	for (size_t i = 0; wakers_pending && i < hashtab_size(wakers_pending); i++) {
+		const struct hashtab_entry *e = hashtab_at(wakers_pending, i);
+		memcpy(&rec, e->key, sizeof(rec));	/* (the table packs its keys) */
+		rec.off_us = e->count[0];
+		add_waker(&rec, e->count[1], t);
+	}
+	hashtab_free(wakers_pending);
+	wakers_pending = NULL;
+}
+
+/* stackdrain's settled: the records read, then named, before the set
+ * their stacks may be in is cleared */
+static void wakers_settled(void *arg)
+{
+	ring_buffer__consume(sc.notes);
+	wakers_name(((struct stacksbpf_table *)arg)->t);
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -345,7 +406,7 @@ static int on_event(void *ctx, void *data, size_t len)
 			free(s);
 		}
 	} else if (len >= sizeof(struct waker_record) && w->type == REC_WAKER) {
-		add_waker(data, ((struct stacksbpf_table *)ctx)->t);
+		wakers_sum(data);
 	} else if (len >= sizeof(*e) && e->type == REC_ONCPU) {
 		dw.on_cpu++;
 		if (unwinddwarf_add(dw.d, e, 1000000 / opt.freq) < 0)
@@ -480,7 +541,7 @@ static void dwarf_trailer_add(json_t *tr)
  * stderr at the end when blocks went without their waker. */
 static void wakers_trailer_add(json_t *tr, struct offcpu_bpf *skel, int last)
 {
-	static const char *const names[WAKERS_N] = { "with_waker", "waker_unseen", "waker_lost" };
+	static const char *const names[WAKERS_N] = { "with_waker", "waker_unseen", "waker_lost", "waker_early" };
 	static uint64_t interrupt_before;
 	static uint64_t before[WAKERS_N];
 	json_t *o = json_object();
@@ -490,7 +551,7 @@ static void wakers_trailer_add(json_t *tr, struct offcpu_bpf *skel, int last)
 		json_object_set_new(o, names[i], json_integer((json_int_t)(v - before[i])));
 		if (!last)
 			before[i] = v;
-		else if (i >= WAKERS_UNSEEN && v)
+		else if ((i == WAKERS_UNSEEN || i == WAKERS_LOST) && v)
 			marple_warn("--wakers: %" PRIu64 " blocks counted without their waker (%s)", v,
 				    i == WAKERS_LOST ? "the ring buffer was full" : "no sched_waking seen for them");
 	}
@@ -501,6 +562,9 @@ static void wakers_trailer_add(json_t *tr, struct offcpu_bpf *skel, int last)
 		json_object_set_new(o, "second_hop", json_integer((json_int_t)(wakers_second_hop - second_before)));
 		second_before = wakers_second_hop;
 	}
+	static uint64_t named_before;
+	json_object_set_new(o, "pairs_named", json_integer((json_int_t)(wakers_named - named_before)));
+	named_before = wakers_named;
 	json_object_set_new(tr, "wakers", o);
 }
 
@@ -593,6 +657,10 @@ static int write_section(void *arg, int last)
 		dwarf_trailer_add(tr);
 	if (opt.wakers)
 		wakers_trailer_add(tr, skel, last);
+	/* where the programs' time goes, for the cost of a switch */
+	static struct stacks_stage_clock stages_before;
+	if (!opt.dwarf)
+		stacksbpf_stages_trailer_add(tr, skel->obj, &stages_before);
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
 	stackdrain_trailer_add(sc.drain, tr);
@@ -719,6 +787,8 @@ int main(int argc, char **argv)
 		if (stackcollector_drain_counts(&sc, skel->obj, sc.sf, sc.notes, timed, &cap.table, &cap.timed_walk) < 0)
 			exit(EXIT_DATA);
 		stackdrain_set_pin(sc.drain, pin_blocked, skel);
+		if (opt.wakers)
+			stackdrain_set_settled(sc.drain, wakers_settled, &cap.table);
 	}
 
 	json_t *hdr = cap.hdr = section_header(how);

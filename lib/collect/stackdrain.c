@@ -39,6 +39,7 @@ struct stackdrain {
 	size_t stacks_len, stack_size;
 	uint32_t half;			/* stacks of one set */
 	size_t key_size, value_size, stack_key_offset;
+	size_t second_key_offset;	/* stackdrain_set_second_key; 0: none */
 	struct seen *seen;		/* every stack drained since the last fold, by its addresses */
 	/* the stacks of the fold before, kept while ring buffers carry
 	 * ids (--timed): a stack drained again keeps its id, so a sample
@@ -280,21 +281,37 @@ static void hand_key(struct stackdrain *d, const struct seen *seen, const struct
 	memcpy(&sk, k.b + d->stack_key_offset, sizeof(sk));
 	struct stackdrain_entry e = { .key = k.b, .user = seen_stack(seen, sk.user_stack_id, user),
 				      .kern = seen_stack(seen, sk.kern_stack_id, kern),
+				      .user2 = { NULL, STACK_ID_NONE }, .kern2 = { NULL, STACK_ID_NONE },
 				      .value = sums + i * (d->value_size / sizeof(uint64_t)) };
+	uint64_t user2[MARPLE_STACK_DEPTH], kern2[MARPLE_STACK_DEPTH];
+	if (d->second_key_offset) {
+		memcpy(&sk, k.b + d->second_key_offset, sizeof(sk));
+		e.user2 = seen_stack(seen, sk.user_stack_id, user2);
+		e.kern2 = seen_stack(seen, sk.kern_stack_id, kern2);
+	}
 	d->add(&e, d->arg);
+}
+
+/* The stack ids of the struct stack_key at p interned (p: in a key, unaligned). */
+static void intern_key_at(struct stackdrain *d, unsigned char *p)
+{
+	struct stack_key sk;
+
+	memcpy(&sk, p, sizeof(sk));
+	sk.user_stack_id = intern_id(d, sk.user_stack_id);
+	sk.kern_stack_id = intern_id(d, sk.kern_stack_id);
+	memcpy(p, &sk, sizeof(sk));
 }
 
 /* Add value (u64 sums) to key's, its stack ids interned first. */
 static void keep(struct stackdrain *d, const void *key, const void *value)
 {
 	unsigned char k[256];
-	struct stack_key sk;
 
 	memcpy(k, key, d->key_size);
-	memcpy(&sk, k + d->stack_key_offset, sizeof(sk));
-	sk.user_stack_id = intern_id(d, sk.user_stack_id);
-	sk.kern_stack_id = intern_id(d, sk.kern_stack_id);
-	memcpy(k + d->stack_key_offset, &sk, sizeof(sk));
+	intern_key_at(d, k + d->stack_key_offset);
+	if (d->second_key_offset)
+		intern_key_at(d, k + d->second_key_offset);
 	size_t i = hashtab_index(d->keys_seen, hashtab_add(d->keys_seen, k, d->key_size, 0, 0));
 	size_t nv = d->value_size / sizeof(uint64_t);
 	if ((i + 1) * nv > d->sums_cap / sizeof(uint64_t)) {
@@ -367,6 +384,12 @@ void stackdrain_set_pin(struct stackdrain *d, void (*pin)(struct stackdrain *d, 
 {
 	d->pin = pin;
 	d->pin_arg = arg;
+}
+
+void stackdrain_set_second_key(struct stackdrain *d, size_t offset)
+{
+	if (offset && offset + sizeof(struct stack_key) <= d->key_size)
+		d->second_key_offset = offset;
 }
 
 void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), void *arg)

@@ -55,6 +55,7 @@ struct stackdrain;
 struct stackdrain_entry {
 	const void *key;
 	struct stack_ips user, kern;
+	struct stack_ips user2, kern2;	/* stackdrain_set_second_key's (else none) */
 	const void *value;
 };
 
@@ -70,6 +71,9 @@ struct stackdrain_entry {
 struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_t value_size,
 				  size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg),
 				  void *arg);
+/* Keys hold a second struct stack_key at offset (> 0; marple-lock's
+ * holder), whose stacks are drained too and handed as user2, kern2. */
+void stackdrain_set_second_key(struct stackdrain *d, size_t offset);
 /* Drain every ms milliseconds, and when a program asks; 0: only at
  * stackdrain_finish (a full map loses what does not fit, as without draining). */
 void stackdrain_set_period(struct stackdrain *d, uint64_t ms);

@@ -37,7 +37,8 @@ int stacksbpf_read_counters(int fd, uint64_t out[STACKS_NCOUNTERS])
 	return rc;
 }
 
-int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out)
+/* Sum the per-CPU stage clock of obj into *out; 0 or -1 (out zeroed). */
+static int read_stages(struct bpf_object *obj, struct stacks_stage_clock *out)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, "stacks_samples");
 	int ncpu = libbpf_num_possible_cpus();
@@ -58,10 +59,13 @@ int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out
 	return rc;
 }
 
-void stacksbpf_stages_trailer_add(json_t *sampling, const struct stacks_stage_clock *now,
-				  const struct stacks_stage_clock *before)
+void stacksbpf_stages_trailer_add(json_t *sampling, struct bpf_object *obj, struct stacks_stage_clock *before)
 {
 	static const char *const names[] = STACKS_STAGE_NAMES;
+	struct stacks_stage_clock now_clock, *now = &now_clock;
+
+	if (!sampling || read_stages(obj, now) < 0)
+		return;
 	uint64_t timed = now->timed - before->timed, counts = now->timed_counts - before->timed_counts;
 	json_t *o = json_object();
 	char key[64];
@@ -73,6 +77,7 @@ void stacksbpf_stages_trailer_add(json_t *sampling, const struct stacks_stage_cl
 		json_object_set_new(o, key, json_integer(n ? (json_int_t)((ns + n / 2) / n) : 0));
 	}
 	json_object_set_new(sampling, "stages", o);
+	*before = *now;
 }
 
 /* One line on stderr when more than a tenth of the user stacks written (by

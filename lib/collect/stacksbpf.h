@@ -25,14 +25,12 @@
 
 /* Sum the per-CPU stack_counters map into out[STACKS_NCOUNTERS]; 0 or -1. */
 int stacksbpf_read_counters(int counters_fd, uint64_t out[STACKS_NCOUNTERS]);
-/* Sum the per-CPU stage clock (stacks_samples: where the BPF time of a
- * sample goes, stacks.h) of obj into *out; 0 or -1 (out zeroed). */
-struct bpf_object;
-int stacksbpf_read_stages(struct bpf_object *obj, struct stacks_stage_clock *out);
 /* "stages": {"timed_samples": n, "kernel_stack_ns": ns a timed sample, ...}
- * into a trailer's "sampling", for the samples since before. */
-void stacksbpf_stages_trailer_add(json_t *sampling, const struct stacks_stage_clock *now,
-				  const struct stacks_stage_clock *before);
+ * into a trailer's "sampling" (NULL: nothing), from obj's per-CPU stage
+ * clock (stacks_samples: where the BPF time of a sample goes, stacks.h),
+ * for the samples since *before, which becomes now's. */
+struct bpf_object;
+void stacksbpf_stages_trailer_add(json_t *sampling, struct bpf_object *obj, struct stacks_stage_clock *before);
 /* Add the counters (non-zero ones) and sf's stats (sf may be NULL) to a
  * trailer as "stack_errors": {...}, and print a one-line summary on stderr
  * when anything was lost.  Returns the trailer's "dropped": the samples not

@@ -6,7 +6,8 @@
 # switch of the load) and the tracer's user space (start-up left out), each
 # through tests/bench/cputime.py; the best of 3 of each.  The tracers are
 # system-wide: the machine's switch rate (other work included) is printed
-# too, as what the tracer's own CPU time was spent on.  Needs root.
+# too, as what the tracer's own CPU time was spent on; and the stages of
+# the BPF time of a switch-out (the trailer's "stages").  Needs root.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 if [ "$(id -u)" -ne 0 ]; then echo "bench: wakecost: skipped (needs root)"; exit 0; fi
@@ -39,6 +40,7 @@ base=$(for i in 1 2 3; do c0=$(ctxt); load; c1=$(ctxt)
 # a tracer's capture outlasts the load by a second either side
 DUR=$((SECS + 2))
 p_plain=$(paced marple-offcpu "$DUR")
+stages=$(grep -o '"stages":{[^}]*}' "$T/tr.out" | tail -n 1)
 p_wakers=$(paced marple-offcpu --wakers "$DUR")
 wk=$(grep -o '"wakers":{[^}]*}' "$T/tr.out" | tail -n 1)
 p_perf=$(paced perf sched record -a -o "$T/perf.data" -- sleep "$DUR")
@@ -51,3 +53,4 @@ done | awk -F'|' -v secs="$SECS" 'NR == 1 { split($2, b, " ") } {
 		$1, v[1], inload, v[3] ? inload * 1000 / (v[3] * secs) : 0, v[3], v[2], v[4]
 }'
 echo "bench: wakecost: --wakers, its last run's trailer: ${wk:-none}"
+echo "bench: wakecost: marple-offcpu, where a switch-out's BPF time goes (ns, its last run): ${stages:-none}"

@@ -1,11 +1,11 @@
 # marple-lock against a mutex held for known times by a known function (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 21
 W="$MARPLE_BIN/workloads"
 LK="$MARPLE_BIN/marple-lock"
 
 expect_exit "lock: -U with -K is a usage error" 2 "cannot be used together" "$LK" -U -K 1
-expect_exit "lock: no --every (one section a capture)" 2 "every" "$LK" --every 1s 1
+expect_exit "lock: --every takes a duration" 2 "every" "$LK" --every nonsense 1
 if ! is_root; then
 	skip_rest "lock: BPF cases" "not root"
 fi
@@ -15,6 +15,13 @@ expect_exit "lock: unknown PID" 1 "process 999999 not found" "$LK" -p 999999 1
 share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
 	w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }' "$1"; }
+# fixture ERR: "mutex waited_us" from lockhold's own line on ERR
+fixture() { sed -n 's/^lockhold: mutex \(0x[0-9a-f]*\) waited_us \([0-9]*\) .*/\1 \2/p' "$1"; }
+# near_fixture NAME US FIXTURE_US: US within 5% of the fixture's own measure
+near_fixture() { check "$1 (${2} us) within 5% of the fixture's own measure (${3:-?} us)" \
+	test "${3:-0}" -gt 300000 -a "$(($2 * 100))" -ge "$((${3:-0} * 95))" -a "$(($2 * 100))" -le "$((${3:-0} * 105))"; }
+# mostly NAME PART WHOLE: PART >= 95% of WHOLE (us, WHOLE > 0.3 s)
+mostly() { check "$1 (${2} of ${3} us)" test "$3" -gt 300000 -a "$(($2 * 100))" -ge "$(($3 * 95))"; }
 
 # lockhold: lh_waiter takes the mutex in want_lock every 0.3 ms while
 # lh_holder keeps it 2 ms of every 3 in hold_lock, so the waiter waits about
@@ -22,17 +29,14 @@ share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
 "$LK" -c "$W/lockhold 2" > "$T/l.out" 2> "$T/l.err"; rc=$?
 check "lock: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/l.out'"
 check "lock: weights in us, measuring lock_wait" grep -q '"units":{"weight":"us","measure":"lock_wait","over_time":"sum"}' "$T/l.out"
-mutex=$(sed -n 's/^lockhold: mutex \(0x[0-9a-f]*\) .*/\1/p' "$T/l.err")
-fixture=$(sed -n 's/^lockhold: .* waited_us \([0-9]*\) .*/\1/p' "$T/l.err")
-set -- $(share "$T/l.out" "^\\[futex ${mutex:-none}\\];lh_waiter;.*;want_lock;pthread_mutex_lock;" ';--;(.*;)?hold_lock;holder;')
-check "lock: the waiter's wait on the mutex (${2} us) within 5% of its own measure (${fixture:-?} us)" \
-	test "${fixture:-0}" -gt 300000 -a "$(($2 * 100))" -ge "$((${fixture:-0} * 95))" -a "$(($2 * 100))" -le "$((${fixture:-0} * 105))"
-check "lock: >= 95% of that wait was released by hold_lock (${1} of ${2} us)" \
-	test "$2" -gt 300000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+set -- $(fixture "$T/l.err"); mutex=${1:-none} fixture=${2:-0}
+set -- $(share "$T/l.out" "^\\[futex $mutex\\];lh_waiter;.*;want_lock;(take;)?pthread_mutex_lock;" ';--;(.*;)?hold_lock;holder;')
+near_fixture "lock: the waiter's wait on the mutex" "$2" "$fixture"
+mostly "lock: >= 95% of that wait was released by hold_lock" "$1" "$2"
 check "lock: the trailer lists the mutex first, with its waits and longest wait" \
-	grep -q "\"locks\":\\[{\"lock\":\"futex ${mutex:-none}\",\"pid\":[0-9]*,\"waits\":[1-9][0-9]*,\"wait_us\":[1-9][0-9]*,\"max_us\":[1-9]" "$T/l.out"
+	grep -q "\"locks\":\\[{\"lock\":\"futex $mutex\",\"pid\":[0-9]*,\"waits\":[1-9][0-9]*,\"wait_us\":[1-9][0-9]*,\"max_us\":[1-9]" "$T/l.out"
 check "lock: the trailer counts futex waits and their holders" \
-	grep -q '"lock":{"futex_waits":[1-9][0-9]*,"futex_at_once":[0-9]*,"kernel_waits":[0-9]*,"map_full":0,.*"holders":{"seen":[1-9]' "$T/l.out"
+	grep -q '"lock":{"futex_waits":[1-9][0-9]*,"futex_at_once":[0-9]*,"kernel_waits":[0-9]*,"map_full":0,"max_map_full":0,.*"holders":{"seen":[1-9]' "$T/l.out"
 # main's pthread_join is woken by the thread's exit (the kernel clears its
 # tid), not by a FUTEX_WAKE: said so, no holder invented
 check "lock: a wait no FUTEX_WAKE ended says so" \
@@ -46,8 +50,7 @@ sleep 0.3
 "$LK" --futex-only -p "$wl" 2 > "$T/f.out" 2> /dev/null
 wait "$wl"
 set -- $(share "$T/f.out" '^\[futex 0x[0-9a-f]*\];lh_waiter;.*;want_lock;' ';--;(.*;)?hold_lock;holder;main;.*;lh_holder$')
-check "lock: a holder in another process is named (${1} of ${2} us)" \
-	test "$2" -gt 300000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+mostly "lock: a holder in another process is named" "$1" "$2"
 check "lock: -p: the holder's own waits are not traced" sh -c "! grep -q '^[0-9]*#[^;]*;lh_holder;' '$T/f.out'"
 check "lock: --futex-only: no kernel lock, and the header says so" \
 	sh -c "grep -q '\"kernel_locks\":\"not asked' '$T/f.out' && ! grep -q '^[0-9]*#\[\(mutex\|rwsem\|spinlock\|rwlock\)' '$T/f.out'"
@@ -62,6 +65,28 @@ if grep -q '"kernel_locks":"traced"' "$T/k.out"; then
 else
 	check "lock: kernel locks absent: said on stderr" grep -q "kernel locks not traced" "$T/k.err"
 	check "lock: kernel locks absent: said in the trailer" grep -q '"kernel_locks":"absent' "$T/k.out"
+fi
+# --every 1s, drained every 100 ms: a section a second, each drained
+# several times, whose waits on the mutex add up to the fixture's measure
+"$LK" --futex-only --every 1s --drain-every 100 -c "$W/lockhold 3" > "$T/e.out" 2> "$T/e.err"
+set -- $(fixture "$T/e.err"); mutex=${1:-none} fixture=${2:-0}
+sections=$(grep -c '^{"trailer"' "$T/e.out")
+drains=$(grep -o '"drains":[0-9]*' "$T/e.out" | awk -F: '{ n += $2 } END { print n + 0 }')
+check "lock: --every 1s: 3 or 4 sections of a 3 s run (${sections}), drained while capturing (${drains} drains)" \
+	sh -c "marple-cat -q '$T/e.out' && [ '$sections' -ge 3 -a '$sections' -le 5 -a '$drains' -ge 6 ]"
+set -- $(share "$T/e.out" "^\\[futex $mutex\\];lh_waiter;.*;want_lock;" ';--;(.*;)?hold_lock;holder;')
+near_fixture "lock: --every: the sections' waits on the mutex" "$2" "$fixture"
+
+# futex2 (Linux 6.7): the same lock made of futex_wait and futex_wake
+"$LK" --futex-only -c "$W/lockhold 2 futex2" > "$T/f2.out" 2> "$T/f2.err"
+if grep -q '"futex2":"traced"' "$T/f2.out"; then
+	set -- $(fixture "$T/f2.err"); word=${1:-none} fixture=${2:-0}
+	set -- $(share "$T/f2.out" "^\\[futex $word\\];lh_waiter;.*;want_lock;(take;)?f2_lock;" ';--;.*__x64_sys_futex_wake;.*;f2_unlock;(give;)?hold_lock;holder;')
+	near_fixture "lock: futex2: the waits in futex_wait" "$2" "$fixture"
+	mostly "lock: futex2: >= 95% of them released by futex_wake in hold_lock" "$1" "$2"
+else
+	check "lock: futex2 absent: said on stderr" grep -q "futex2 calls not traced" "$T/f2.err"
+	check "lock: futex2 absent: said in the header" grep -q '"futex2":"absent' "$T/f2.out"
 fi
 marple-flamegraph "$T/l.out" > "$T/l.svg"
 hue() { grep -o "fill=\"#[0-9a-f]\{6\}\"/><text[^>]*>$1<" "$T/l.svg" | head -n 1 | sed 's/fill="#\(..\)\(..\)\(..\)".*/\1 \2 \3/' |

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 50
+plan 53
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -145,7 +145,22 @@ check "offcpu: --wakers: a wake-up from an interrupt is said so (${1} of ${2} us
 check "offcpu: --wakers: no user frames invented above an interrupt" \
 	sh -c "! grep -q '\[interrupt\];.\|;--;.*\(writer\|reader\|clone3\|start_thread\).*\[interrupt\]' '$T/wk.out'"
 check "offcpu: --wakers: trailer counts wakers and interrupts" \
-	grep -q '"wakers":{"with_waker":[1-9][0-9]*,"waker_unseen":[0-9]*,"waker_lost":0,"interrupt":[1-9]' "$T/wk.out"
+	grep -q '"wakers":{"with_waker":[1-9][0-9]*,"waker_unseen":[0-9]*,"waker_lost":0,"waker_early":[0-9]*,"interrupt":[1-9]' "$T/wk.out"
+# --wakers keeps up at ~20,000 switches a second (pingpace: main writes a
+# byte to echo, which writes it back, 10,000 times a second): no block lost
+# its waker to a full ring buffer, echo's reads end by main's writes, and
+# the blocks are named once a (blocked, waker) pair, not once a block
+"$OC" --wakers -c "$W/pingpace 1 20000" > "$T/pp.out" 2> /dev/null
+wk=$(grep -o '"wakers":{[^}]*}' "$T/pp.out" | tail -n 1)
+with=$(echo "$wk" | sed -n 's/.*"with_waker":\([0-9]*\).*/\1/p')
+named=$(echo "$wk" | sed -n 's/.*"pairs_named":\([0-9]*\).*/\1/p')
+check "offcpu: --wakers at 20,000 switches/s: no waker lost, >= 8,000 blocks with theirs (${wk:-no trailer})" \
+	sh -c "echo '$wk' | grep -q '\"waker_lost\":0,' && [ '${with:-0}' -ge 8000 ]"
+set -- $(share "$T/pp.out" '^pingpace;.*;echo;read;.*;anon_pipe_read;' ';--;(.*;)?write;main;')
+check "offcpu: --wakers at 20,000 switches/s: >= 95% of echo's reads (${2} us) woken by main's writes (${1} us)" \
+	test "$2" -gt 100000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
+check "offcpu: --wakers: named once a pair (${named:-?} namings for ${with:-?} blocks)" \
+	test "${named:-0}" -gt 0 -a "$((${named:-0} * 5))" -le "${with:-0}"
 # --second-hop: who woke the waker.  The writer that wakes the reader was
 # itself woken by a timer interrupt ending its nap: the reader's blocks end
 # in writer_wakes;...;pw_writer;--;...;hrtimer_wakeup;...;[interrupt]

@@ -9,17 +9,22 @@
  * With "mmap", two more threads ("lh_mapper") map and unmap memory in
  * map_churn, so the kernel's mmap_lock is contended too.  With "fork" the
  * holder is a process of its own (a child), the mutex process-shared.
+ * With "futex2" the mutex is a lock of futex2's calls (Linux 6.7:
+ * futex_wait, futex_wake) taken in f2_lock, let go in f2_unlock, not
+ * glibc's (which calls futex(2)); its word's address is printed.
  *
- * Usage: lockhold [SECONDS [mmap|fork]]   (default 2)
+ * Usage: lockhold [SECONDS [mmap|fork|futex2]]   (default 2)
  * WORKLOAD_CFLAGS: -O2 -g -pthread -fno-omit-frame-pointer -fno-optimize-sibling-calls
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +32,63 @@
 /* in memory shared with a forked holder */
 static struct shared {
 	pthread_mutex_t mutex;
+	int word;		/* futex2's lock: 0 free, 1 taken, 2 taken and waited for */
 	volatile int done;
 } *sh;
 static double seconds = 2;
+static int futex2;
+
+/* futex2's calls on x86-64 (Debian 12's headers predate them) */
+#define SYS_futex_wake_ 454
+#define SYS_futex_wait_ 455
+#define FUTEX2_U32_PRIVATE (0x02 | 128)
+#define FUTEX2_MATCH_ANY 0xffffffffUL
+
+static void futex2_failed(void)
+{
+	perror("lockhold: futex2");
+	exit(1);
+}
+
+/* A three-state lock on sh->word: waiters sleep in futex_wait. */
+__attribute__((noinline)) static void f2_lock(void)
+{
+	int c = __sync_val_compare_and_swap(&sh->word, 0, 1);
+
+	if (c != 0 && c != 2)
+		c = __sync_lock_test_and_set(&sh->word, 2);
+	while (c != 0) {
+		if (syscall(SYS_futex_wait_, &sh->word, 2UL, FUTEX2_MATCH_ANY, FUTEX2_U32_PRIVATE, NULL,
+			    CLOCK_MONOTONIC) < 0 && errno != EAGAIN && errno != EINTR)
+			futex2_failed();
+		c = __sync_lock_test_and_set(&sh->word, 2);
+	}
+}
+
+__attribute__((noinline)) static void f2_unlock(void)
+{
+	if (__sync_fetch_and_sub(&sh->word, 1) == 1)
+		return;
+	__atomic_store_n(&sh->word, 0, __ATOMIC_RELEASE);
+	if (syscall(SYS_futex_wake_, &sh->word, FUTEX2_MATCH_ANY, 1, FUTEX2_U32_PRIVATE) < 0)
+		futex2_failed();
+}
+
+__attribute__((noinline)) static void take(void)
+{
+	if (futex2)
+		f2_lock();
+	else
+		pthread_mutex_lock(&sh->mutex);
+}
+
+__attribute__((noinline)) static void give(void)
+{
+	if (futex2)
+		f2_unlock();
+	else
+		pthread_mutex_unlock(&sh->mutex);
+}
 
 static double now(void)
 {
@@ -47,9 +106,9 @@ static void nap(long ns)
 
 __attribute__((noinline)) static void hold_lock(void)
 {
-	pthread_mutex_lock(&sh->mutex);
+	take();
 	nap(2000000);
-	pthread_mutex_unlock(&sh->mutex);
+	give();
 }
 
 static void *holder(void *arg)
@@ -68,9 +127,9 @@ __attribute__((noinline)) static double want_lock(void)
 {
 	double t0 = now(), t;
 
-	pthread_mutex_lock(&sh->mutex);
+	take();
 	t = now();
-	pthread_mutex_unlock(&sh->mutex);
+	give();
 	return t - t0;
 }
 
@@ -87,7 +146,8 @@ static void *waiter(void *arg)
 		waits += w > 20e-6;	/* (an uncontended lock takes well under 1 us) */
 		nap(300000);
 	}
-	printf("lockhold: mutex %p waited_us %.0f waits %ld\n", (void *)&sh->mutex, waited * 1e6, waits);
+	printf("lockhold: mutex %p waited_us %.0f waits %ld\n", futex2 ? (void *)&sh->word : (void *)&sh->mutex,
+	       waited * 1e6, waits);
 	return NULL;
 }
 
@@ -135,10 +195,11 @@ int main(int argc, char **argv)
 
 	seconds = argc > 1 ? atof(argv[1]) : 2;
 	if (seconds <= 0) {
-		fprintf(stderr, "usage: lockhold [SECONDS [mmap|fork]]\n");
+		fprintf(stderr, "usage: lockhold [SECONDS [mmap|fork|futex2]]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	futex2 = strcmp(mode, "futex2") == 0;
 	share();
 	if (forked && (child = fork()) == 0) {
 		holder(NULL);
