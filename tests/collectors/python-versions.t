@@ -185,9 +185,12 @@ PYEOF
 	ln -s "$shared" "$T/pylaunch"
 	MARPLE_READY_FILE="$T/lr" "$CS" -F 499 > "$T/launch.out" 2> "$T/launch.err" & cs=$!
 	if wait_ready "$T/lr" 20 "$cs"; then
-		"$shared" -c 'import time; t = time.time()
-while time.time() - t < 0.5: pass'
-		sleep 0.3
+		# (1 s of CPU and 1 s more: user space must have looked at it
+		# before it is stopped; 0.5 + 0.3 s was too short under the
+		# sanitizers at load 10)
+		"$shared" -c 'import time; t = time.process_time()
+while time.process_time() - t < 1: pass'
+		sleep 1
 		run_while_stopped "$cs" "$T/launched.done" "$T/pylaunch" "$T/launched.py" "$T/launched.done"
 		kill -INT "$cs"
 	fi
