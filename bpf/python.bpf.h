@@ -1,6 +1,7 @@
 /* python.bpf.h — CPython frames from BPF, for every stack collector (and
  * PHP's, py_proc's PY_F_PHP: a process's zend_execute_data chain from
- * executor_globals, walked by php_frame_step into the same words):
+ * executor_globals, walked by php_frame_step into the same words; and
+ * Perl's, PY_F_PERL: its context stacks, perl_walk_frames):
  * stacks.bpf.h includes it, and stacks_get hands it each user stack when the
  * rodata stacks_python is set (it includes only the stack store,
  * stackstore.bpf.h, so the includes do not circle).
@@ -486,14 +487,176 @@ static long php_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
-/* PHP's frames (PY_F_PHP): current_execute_data, in the main thread only */
-static __always_inline __u64 php_first_frame(const struct py_proc *p, __u32 tid)
+/* The word at runtime + tstate_frame, in the main thread only: PHP's
+ * current_execute_data (PY_F_PHP), Perl's PL_curinterp (PY_F_PERL) */
+static __always_inline __u64 main_thread_word(const struct py_proc *p, __u32 tid)
 {
 	if (tid != bpf_get_current_pid_tgid() >> 32) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
 	}
 	return py_read_ptr(p->runtime + p->tstate_frame);
+}
+
+/* Perl's walk (PY_F_PERL): where it is in the context stacks, what it
+ * has stored (struct perl_offsets in python.h says what a frame is).  In
+ * a per-CPU map, not on the stack: the verifier follows bpf_loop's
+ * callback until what it knows of the walk's state converges, and a
+ * state on the stack, known exactly, took the sampling program to 208,677
+ * instructions verified; in a map value, which it does not know, the walk
+ * adds 999 to 21,298) */
+struct perl_walk {
+	struct perl_offsets o;
+	__u64 si, cxstack, cop, main_cv;
+	__s32 ix;			/* the next context of si to read, down to 0 */
+	__u16 n, max, base;
+	__u16 si_frames;		/* frames stored from si's contexts */
+	__u32 block_line;		/* a sort block's line + 1, for the next frame */
+	__u8 done;
+	__u8 op_running;		/* PL_op set: the innermost runops is running */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct perl_walk);
+} perl_walks SEC(".maps");
+
+/* bpf_loop's context for the walk: the state, where the words go, the
+ * scratch a context is read into */
+struct perl_ctx {
+	struct perl_walk *w;
+	__u64 *words;
+	__u8 *head;
+};
+
+static __always_inline __u32 perl_line(const struct perl_walk *w, __u64 cop)
+{
+	__u32 line = PY_LASTI_UNKNOWN;
+	if (!cop || bpf_probe_read_user(&line, 4, (void *)(cop + w->o.cop_line)) || line >= PY_LASTI_UNKNOWN)
+		return PY_LASTI_UNKNOWN;
+	return line;
+}
+
+/* Stack info si's context stack and its last index into w: 1, or 0 when
+ * it cannot be read (counted) */
+static __always_inline int perl_read_si(struct perl_walk *w, __u8 *head, __u64 si)
+{
+	__u32 span = w->o.si_cxix + 4;
+	span = span > w->o.si_cxstack + 8u ? span : w->o.si_cxstack + 8u;
+	if (span > PY_FRAME_HEAD - 8 || bpf_probe_read_user(head, span, (void *)si)) {
+		py_count(PY_READ_FAULT);
+		return 0;
+	}
+	w->si = si;
+	w->si_frames = 0;
+	w->cxstack = *(__u64 *)(head + (w->o.si_cxstack & (PY_FRAME_HEAD - 9)));
+	w->ix = *(__s32 *)(head + (w->o.si_cxix & (PY_FRAME_HEAD - 9)));
+	return 1;
+}
+
+/* The next context's frame: its CV (0: none, go on), whether it is an
+ * entry and the COP its caller is at; a sort block's context ends an
+ * activation; loops and blocks are passed.  -1: a read failed. */
+static __always_inline int perl_context(const struct perl_ctx *c, __u64 *cv, int *entry, __u64 *oldcop)
+{
+	struct perl_walk *w = c->w;
+	__u8 *head = c->head;
+	__u32 span = w->o.cx_size < PY_FRAME_HEAD - 8 ? w->o.cx_size : PY_FRAME_HEAD - 8;
+
+	if (span < 8 || bpf_probe_read_user(head, span, (void *)(w->cxstack + (__u64)w->ix * w->o.cx_size))) {
+		py_count(PY_READ_FAULT);
+		return -1;
+	}
+	w->ix--;
+	__u8 type = head[0], t = type & PERL_CXTYPEMASK;
+	*oldcop = *(__u64 *)(head + (w->o.cx_oldcop & (PY_FRAME_HEAD - 9)));
+	*entry = *(__u64 *)(head + (w->o.cx_retop & (PY_FRAME_HEAD - 9))) == 0;
+	if (t == PERL_CXT_SUB || t == PERL_CXT_FORMAT)
+		*cv = *(__u64 *)(head + (w->o.cx_sub_cv & (PY_FRAME_HEAD - 9)));
+	else if (t == PERL_CXT_EVAL && !(type & PERL_CXP_TRY))
+		*cv = *(__u64 *)(head + (w->o.cx_eval_cv & (PY_FRAME_HEAD - 9)));
+	if (t != PERL_CXT_NULL)
+		return 0;
+	/* its activation's outermost frame is the last stored (a sub the
+	 * block called as its last op is one already: returning to no op,
+	 * its retop is NULL); none: the block runs itself, or sort's C does */
+	if (w->si_frames > 0 && w->n > 0)
+		c->words[(w->base + w->n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
+	else if (w->n > 0 || w->op_running)
+		w->block_line = perl_line(w, w->cop) + 1;
+	w->cop = *oldcop;
+	return 0;
+}
+
+/* One step: the next context (or the stack info before, or past the
+ * first the main program): a frame is stored, a sort block's waiting one
+ * first (the block is the code of the frame it is in, and its own
+ * activation's; that context is read again next) */
+static long perl_frame_step(__u64 i, void *ctx)
+{
+	const struct perl_ctx *c = ctx;
+	struct perl_walk *w = c->w;
+	__u64 cv = 0, oldcop = 0;
+	int entry = 1;
+
+	if (w->n >= w->max)
+		return 1;
+	if (w->ix < 0) {
+		__u64 prev = w->si ? py_read_ptr(w->si + w->o.si_prev) : 0;
+		if (prev)
+			return perl_read_si(w, c->head, prev) ? 0 : 1;
+		cv = w->main_cv;
+		w->done = 1;
+	} else if (perl_context(c, &cv, &entry, &oldcop) < 0) {
+		return 1;
+	}
+	if (!cv)		/* not a frame, or pp_entersub is pushing it */
+		return 0;
+	__u32 line = w->block_line ? w->block_line - 1 : perl_line(w, w->cop);
+	/* the leaf sub called, its first statement not run yet: the COP is
+	 * its caller's, no line of its own */
+	if (!w->block_line && w->n == 0 && w->cop == oldcop)
+		line = PY_LASTI_UNKNOWN;
+	c->words[(w->base + w->n) & (MARPLE_STACK_DEPTH - 1)] =
+		(cv & 0xffffffffffffull) | ((__u64)line << 48) | ((__u64)(entry || w->block_line) << 63);
+	w->n++;
+	w->si_frames++;
+	if (w->block_line) {
+		w->block_line = 0;
+		w->ix += !w->done;
+		w->done = 0;
+		return 0;
+	}
+	w->cop = oldcop;
+	return w->done ? 1 : 0;
+}
+
+/* Perl's frames (PY_F_PERL), of the main interpreter in the main thread,
+ * leaf first, into words[base..] (at most max): how many */
+static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, __u64 *words, int base,
+					    int max)
+{
+	__u32 zero = 0;
+	struct perl_walk *w = bpf_map_lookup_elem(&perl_walks, &zero);
+	__u64 interp = main_thread_word(p, tid);
+
+	if (!w || !interp)
+		return 0;
+	*w = (struct perl_walk){ .o = p->perl, .base = (__u16)base, .max = (__u16)max, .ix = -1 };
+	w->op_running = py_read_ptr(interp + w->o.interp_op) != 0;
+	w->cop = py_read_ptr(interp + w->o.interp_curcop);
+	w->main_cv = py_read_ptr(interp + w->o.interp_main_cv);
+	__u64 si = py_read_ptr(interp + w->o.interp_curstackinfo);
+	if (!si || !w->main_cv || !perl_read_si(w, head, si))
+		return 0;
+	struct perl_ctx c = { .w = w, .words = words, .head = head };
+	/* contexts and stack infos, not only frames: a loop or block each */
+	bpf_loop(PY_MAX_FRAMES * 4, perl_frame_step, &c, 0);
+	if (!w->done && w->n == max)
+		py_count(PY_CUT_DEPTH);
+	return w->n;
 }
 
 /* The current thread's Python frames, leaf first, into words[base..]
@@ -506,8 +669,14 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 		return 0;
 	py_count(PY_SAMPLES);
 	__u64 frame = 0;
+	if (p->flags & PY_F_PERL) {
+		int n = perl_walk_frames(p, tid, head, words, base, max);
+		if (n == 0)
+			py_count(PY_NO_FRAMES);
+		return n;
+	}
 	if (p->flags & PY_F_PHP) {
-		frame = php_first_frame(p, tid);
+		frame = main_thread_word(p, tid);
 	} else {
 		__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 		if (!tstate)

@@ -42,6 +42,8 @@ enum py_flags {
 	PY_F_LAUNCHER = 256,		/* PY_PENDING only: its program is a launcher
 					 * (struct py_file.launch_slot), its library
 					 * not found yet: looked for again each sample */
+	PY_F_PERL = 512,		/* not a CPython: a threaded Perl 5, walked by
+					 * struct py_proc.perl below */
 };
 
 /* A PHP process (PY_F_PHP) is walked with the same struct py_proc and the
@@ -60,6 +62,38 @@ enum py_flags {
 #define PHP_USER_FUNCTION 2
 #define PHP_EVAL_CODE 4
 #define PY_OWNED_BY_CSTACK 3
+
+/* A Perl process (PY_F_PERL, a build with ithreads: its interpreter's
+ * variables in a struct interpreter): runtime is &PL_curinterp, the main
+ * interpreter (other interpreters, threads->create's, are not walked: the
+ * main thread's stacks only).  Its sub calls are the context stack
+ * (PERL_CONTEXT entries of the current PERL_SI, then of the ones it was
+ * pushed over): each sub (or format, or string eval / require) gives a
+ * word, its CV and the line of the COP it is at (the innermost PL_curcop,
+ * each outer one the next inner frame's blk_oldcop), then the main
+ * program (PL_main_cv).  An entry is a frame its own runops activation
+ * began: a sub called from C (its blk_sub.retop NULL: call_sv, sort SUB,
+ * MULTICALL), or the innermost frame over a sort { } block's context
+ * (CXt_NULL, pushed by pp_sort on its own stack info; nothing else pushes
+ * one in 5.36); a block running with no sub over it (PL_op set: between
+ * two comparisons sort's C code runs with none) gets a word of its own,
+ * its enclosing sub's CV at the block's line.  A sub context whose CV is
+ * not set yet (pp_entersub is pushing it) is passed.  The leaf sub's line is
+ * PY_LASTI_UNKNOWN until its first statement runs (PL_curcop is still its
+ * caller's). */
+#define PERL_CXT_NULL 0
+#define PERL_CXT_SUB 9
+#define PERL_CXT_FORMAT 10
+#define PERL_CXT_EVAL 11
+#define PERL_CXTYPEMASK 15
+#define PERL_CXP_TRY 128
+#define PERL_SVT_PVCV 13
+struct perl_offsets {
+	__u16 interp_op, interp_curcop, interp_curstackinfo, interp_main_cv;	/* struct interpreter */
+	__u16 si_cxstack, si_cxix, si_prev;	/* PERL_SI */
+	__u16 cx_size, cx_oldcop, cx_retop, cx_sub_cv, cx_eval_cv;	/* PERL_CONTEXT (its type at 0) */
+	__u16 cop_line;				/* COP */
+};
 
 /* One process (py_procs value).  Offsets are in bytes. */
 struct py_proc {
@@ -90,6 +124,7 @@ struct py_proc {
 	/* a process in another pid namespace (a container) knows its threads
 	 * by that namespace's ids: its nsfs device and inode, else 0 */
 	__u64 pidns_dev, pidns_ino;
+	struct perl_offsets perl;	/* PY_F_PERL */
 };
 
 /* What one Python ELF file tells (py_files, keyed by its inode as

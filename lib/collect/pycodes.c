@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "hashtab.h"
+#include "perllayout.h"
 #include "phplayout.h"
 #include "util.h"
 
@@ -122,6 +123,25 @@ static void evict_codes(struct pycodes *cc)
 	}
 }
 
+/* A Perl sub (CV) addr of p: ids its body (XPVCV), its GV (or name) and
+ * the body again (what the BPF side checks, at the CV's start), first its
+ * CvFLAGS; as code_ids returns */
+static int perl_code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t head[2], gv;
+	uint32_t flags;
+
+	if (pycodes_read_mem(pid, addr, head, sizeof(head)) != 0 || !head[0] ||
+	    pycodes_read_u64(pid, head[0] + p->perl->cv_gv, &gv) != 0 ||
+	    pycodes_read_mem(pid, head[0] + p->perl->cv_flags, &flags, 4) != 0)
+		return -1;
+	ids[0] = ids[2] = head[0];
+	ids[1] = gv;
+	*first = (int32_t)flags;
+	return ((head[1] >> 32) & 0xff) == PERL_SVT_PVCV;
+}
+
 /* What identifies code object addr of p as it is now: ids the objects it
  * points at (qualname, filename, line table), first its first line.  A PHP
  * function (zend_function) likewise: its function_name, op_array filename
@@ -135,7 +155,9 @@ static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int3
 
 	ids[0] = ids[1] = ids[2] = 0;
 	*first = 0;
-	if (p->is_php) {
+	if (p->lang == PYPROC_PERL)
+		return perl_code_ids(p, addr, ids, first);
+	if (p->lang == PYPROC_PHP) {
 		const struct phplayout *l = p->php;
 		if (l->fn_name > 16 || l->fn_scope > 16 || pycodes_read_mem(pid, addr, o, 24) != 0)
 			return -1;
@@ -156,23 +178,133 @@ static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int3
 	return type == p->code_type;
 }
 
-/* A PHP string (zend_string) as its bytes, cut after PY_NAME_MAX ("[...]"
- * then), or NULL; a NUL in it ends it. */
-static char *php_str(pid_t pid, uint64_t addr)
+/* len bytes at addr of pid, cut after PY_NAME_MAX ("[...]" then), or
+ * NULL; a NUL in them ends them. */
+static char *counted_str(pid_t pid, uint64_t addr, uint64_t len)
 {
-	uint64_t len;
-	if (!addr || pycodes_read_u64(pid, addr + PHP_STR_LEN, &len) != 0)
-		return NULL;
 	int cut = len > PY_NAME_MAX;
 	if (cut)
 		len = PY_NAME_MAX;
 	char *out = marple_malloc(len + sizeof("[...]"));
-	if (pycodes_read_mem(pid, addr + PHP_STR_VAL, out, len) != 0) {
+	if (pycodes_read_mem(pid, addr, out, len) != 0) {
 		free(out);
 		return NULL;
 	}
 	strcpy(out + strnlen(out, len), cut ? "[...]" : "");
 	return out;
+}
+
+/* A PHP string (zend_string) as its bytes (counted_str), or NULL */
+static char *php_str(pid_t pid, uint64_t addr)
+{
+	uint64_t len;
+	if (!addr || pycodes_read_u64(pid, addr + PHP_STR_LEN, &len) != 0)
+		return NULL;
+	return counted_str(pid, addr + PHP_STR_VAL, len);
+}
+
+/* A Perl HEK's key (counted_str), or NULL */
+static char *perl_hek(pid_t pid, uint64_t addr)
+{
+	int32_t len;
+	if (!addr || pycodes_read_mem(pid, addr + PERL_HEK_LEN, &len, 4) != 0 || len < 0)
+		return NULL;
+	return counted_str(pid, addr + PERL_HEK_KEY, (uint64_t)len);
+}
+
+/* A C string at addr of pid, cut after PY_NAME_MAX bytes ("[...]" then),
+ * read a page at a time (one that ends on the last mapped page), or NULL */
+static char *c_str(pid_t pid, uint64_t addr)
+{
+	char buf[PY_NAME_MAX + sizeof("[...]")];
+	size_t have = 0;
+
+	if (!addr)
+		return NULL;
+	while (have < PY_NAME_MAX) {
+		size_t chunk = 4096 - (size_t)((addr + have) % 4096);
+		if (chunk > PY_NAME_MAX - have)
+			chunk = PY_NAME_MAX - have;
+		if (pycodes_read_mem(pid, addr + have, buf + have, chunk) != 0)
+			return NULL;
+		size_t nul = strnlen(buf + have, chunk);
+		have += nul;
+		if (nul < chunk)
+			break;
+	}
+	strcpy(buf + have, have == PY_NAME_MAX ? "[...]" : "");
+	return marple_strdup(buf);
+}
+
+/* A Perl stash's name (HvNAME: in its aux part, the first of its names
+ * when it has several), or NULL */
+static char *perl_stash_name(const struct pyproc *p, uint64_t hv)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t head[2], name;
+	int32_t count;
+	uint64_t aux;
+
+	if (!hv || pycodes_read_mem(pid, hv, head, sizeof(head)) != 0 || !((head[1] >> 32) & PERL_SVF_OOK))
+		return NULL;
+	aux = head[0] + p->perl->hv_aux;
+	if (pycodes_read_u64(pid, aux + p->perl->aux_name, &name) != 0 ||
+	    pycodes_read_mem(pid, aux + p->perl->aux_name_count, &count, 4) != 0)
+		return NULL;
+	if (name && count && pycodes_read_u64(pid, name, &name) != 0)
+		return NULL;
+	return perl_hek(pid, name);
+}
+
+/* The script a Perl runs (PL_origfilename, of the main interpreter), or NULL */
+static char *perl_script(const struct pyproc *p)
+{
+	uint64_t interp, name;
+	if (pycodes_read_u64((pid_t)p->pid, p->runtime, &interp) != 0 || !interp ||
+	    pycodes_read_u64((pid_t)p->pid, interp + p->perl->interp_origfilename, &name) != 0)
+		return NULL;
+	return c_str((pid_t)p->pid, name);
+}
+
+/* A Perl sub's names: "Package::sub" (its GV's name and stash, or a
+ * lexical sub's own name and CvSTASH), "{main}" for the main program (a
+ * CV of neither, with no file: the script's then), "(eval)" for an eval's
+ * or a require's code (as caller() says), and its file (CvFILE) */
+static void perl_names(const struct pyproc *p, struct pycode *c)
+{
+	pid_t pid = (pid_t)p->pid;
+	const struct perllayout *l = p->perl;
+	uint64_t body = c->qualname_ptr, gv = c->filename_ptr, stash = 0, file = 0, gvbody = 0, name = 0;
+	char *fn = NULL, *pkg = NULL;
+
+	if (pycodes_read_u64(pid, body + l->cv_file, &file) != 0)
+		return;
+	c->filename = c_str(pid, file);
+	if ((uint32_t)c->firstlineno & PERL_CVF_NAMED) {
+		fn = perl_hek(pid, gv);
+		if (pycodes_read_u64(pid, body + l->cv_stash, &stash) == 0)
+			pkg = perl_stash_name(p, stash);
+	} else if (gv && pycodes_read_u64(pid, gv, &gvbody) == 0 && gvbody &&
+		   pycodes_read_u64(pid, gvbody + l->gv_name, &name) == 0) {
+		fn = perl_hek(pid, name);
+		if (pycodes_read_u64(pid, gvbody + l->gv_stash, &stash) == 0)
+			pkg = perl_stash_name(p, stash);
+	} else if (!gv) {
+		int main_cv = !c->filename || !c->filename[0];
+		fn = marple_strdup(main_cv ? "{main}" : "(eval)");
+		if (main_cv) {
+			free(c->filename);
+			c->filename = perl_script(p);
+		}
+	}
+	if (fn && pkg) {
+		c->qualname = marple_malloc(strlen(pkg) + strlen(fn) + 3);
+		sprintf(c->qualname, "%s::%s", pkg, fn);
+		free(fn);
+	} else {
+		c->qualname = fn;
+	}
+	free(pkg);
 }
 
 /* A PHP function's names: "Class::function" (or the function's own; a
@@ -256,8 +388,10 @@ static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64
 	c->filename_ptr = ids[1];
 	c->linetable_ptr = ids[2];
 	c->firstlineno = firstline;
-	if (p->is_php)
+	if (p->lang == PYPROC_PHP)
 		php_names(p, c);
+	else if (p->lang == PYPROC_PERL)
+		perl_names(p, c);
 	else
 		py_names(p, c);
 	c->ok = c->qualname != NULL;

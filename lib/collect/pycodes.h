@@ -21,6 +21,7 @@
 #include "pylayout.h"
 
 struct phplayout;
+struct perllayout;
 
 /* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
  * str: length 16, state 32 (its text's place is the version's: struct
@@ -31,6 +32,9 @@ enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 
  * hostile one is as long as it likes) */
 #define PY_NAME_MAX 256
 
+/* Which interpreter a walked process runs */
+enum pyproc_lang { PYPROC_PYTHON, PYPROC_PHP, PYPROC_PERL };
+
 /* A process walked. */
 struct pyproc {
 	uint32_t pid, exec_id;
@@ -38,8 +42,9 @@ struct pyproc {
 	struct pylayout lay;
 	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
 	int by_table;			/* its layout is the built-in table's */
-	int is_php;			/* a PHP (not a CPython) */
-	const struct phplayout *php;	/* its layout, once chosen */
+	enum pyproc_lang lang;
+	const struct phplayout *php;	/* a PHP's layout, once chosen */
+	const struct perllayout *perl;	/* a Perl's */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
 };

@@ -136,6 +136,29 @@ static uint64_t launch_slot_of(Elf *elf, size_t sym)
 	return 0;
 }
 
+/* PL_revision, PL_version, PL_subversion: where each is, into at[] */
+static void perl_version_symbol(const char *name, uint64_t value, uint64_t at[3])
+{
+	static const char *const names[3] = { "revision", "version", "subversion" };
+	for (int k = 0; k < 3; k++)
+		if (strcmp(name, names[k]) == 0)
+			at[k] = value;
+}
+
+/* A Perl with ithreads (its interpreter's variables in one struct, found
+ * through PL_curinterp): its version's three bytes from the file, each 0
+ * when it cannot be read (refused then) */
+static void perl_found(struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t interp,
+		       const uint64_t version_at[3])
+{
+	e->perl = 1;
+	e->runtime = interp;
+	for (int k = 0; k < 3; k++) {
+		const unsigned char *b = version_at[k] ? file_at(e, raw, rawlen, version_at[k], 1) : NULL;
+		e->perl_version[k] = b ? *b : 0;
+	}
+}
+
 void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 {
 	if (!f->data)
@@ -157,7 +180,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		}
 	}
 	Elf_Scn *scn = NULL;
-	uint64_t php_globals = 0;
+	uint64_t php_globals = 0, perl_interp = 0, perl_version[3] = { 0 };
+	int perl_globals = 0;		/* exports PL_curcop: no struct interpreter */
 	size_t launch_sym = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -191,11 +215,18 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 				e->unicode_type = s.st_value;
 			else if (strcmp(name, "PyBytes_Type") == 0)
 				e->bytes_type = s.st_value;
-			else if ((strcmp(name, "_PyEval_EvalFrameDefault") == 0 || strcmp(name, "execute_ex") == 0) &&
+			else if ((strcmp(name, "_PyEval_EvalFrameDefault") == 0 || strcmp(name, "execute_ex") == 0 ||
+				  strcmp(name, "Perl_runops_standard") == 0) &&
 				 s.st_size)
 				e->eval_lo = s.st_value, e->eval_hi = s.st_value + s.st_size;
 			else if (strcmp(name, "executor_globals") == 0)
 				php_globals = s.st_value;
+			else if (strcmp(name, "PL_curinterp") == 0)
+				perl_interp = s.st_value;
+			else if (strcmp(name, "PL_curcop") == 0)
+				perl_globals = 1;
+			else if (strncmp(name, "PL_", 3) == 0)
+				perl_version_symbol(name + 3, s.st_value, perl_version);
 		}
 	}
 	/* a PHP (non-ZTS: its globals are one struct) */
@@ -204,13 +235,15 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = php_globals;
 		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
 	}
+	if (perl_interp && e->eval_lo && !perl_globals && !e->code_type)
+		perl_found(e, raw, rawlen, perl_interp, perl_version);
 	/* 3.6+: the eval loop and what names a code object; Python 2 (its
 	 * loop PyEval_EvalFrameEx only) to be refused by name */
 	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)
 		e->python = 2;
 	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
 		e->python = 1;
-	if (e->python == 1 || e->php)
+	if (e->python == 1 || e->php || e->perl)
 		find_cold_part(e, elf, raw, rawlen);
 	else if (launch_sym)
 		e->launch_slot = launch_slot_of(elf, launch_sym);

@@ -1,4 +1,4 @@
-/* pyelf.h — what an interpreter's ELF file (a CPython's or a PHP's, or a
+/* pyelf.h — what an interpreter's ELF file (a CPython's, a PHP's or a Perl's, or a
  * program launching a shared libpython) tells the frame walker
  * (pyframes.c): its symbols, its eval loop and that loop's cold part, its
  * PT_LOAD segments.  pyframes keeps one per mapped file, as its slot in the
@@ -6,7 +6,7 @@
  * mapped and never opens a file itself.
  *
  *   struct pyelf *e = marple_calloc(1, sizeof(*e));
- *   pyelf_read(e, f);          // e->python: 1 a CPython 3, 2 a Python 2; e->php: a PHP
+ *   pyelf_read(e, f);          // e->python: 1 a CPython 3, 2 a Python 2; e->php: a PHP; e->perl: a Perl
  */
 #ifndef MARPLE_PYELF_H
 #define MARPLE_PYELF_H
@@ -25,6 +25,9 @@ struct pyelf {
 					 * execute_ex; its API number and version */
 	unsigned php_api;
 	char php_version[24];
+	int perl;			/* a Perl 5 with ithreads: runtime is
+					 * &PL_curinterp, eval Perl_runops_standard */
+	unsigned perl_version[3];	/* PL_revision, PL_version, PL_subversion */
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
@@ -35,7 +38,7 @@ struct pyelf {
 					 * Py_Main: its GOT slot's address, else 0 */
 };
 
-/* Fill e (zeroed) from f's mapped bytes: e->python and e->php stay 0 for
+/* Fill e (zeroed) from f's mapped bytes: e->python, e->php and e->perl stay 0 for
  * any other file (a launcher of one: its launch_slot). */
 void pyelf_read(struct pyelf *e, const struct mappedfile *f);
 

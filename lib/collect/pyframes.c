@@ -17,6 +17,7 @@
 #include "bpfmap.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
+#include "perllayout.h"
 #include "phplayout.h"
 #include "procmaps.h"
 #include "procnewsring.h"
@@ -82,6 +83,14 @@ struct pyframes {
  * own and a value no one else has, instead of trusting one glibc's layout.
  * Python's process maps the same glibc as ours when both come from the
  * system; the BPF side checks each thread state it finds by its thread id. */
+/* Each interpreter's name (in messages), frame kind, and frame for a
+ * function gone before it was named */
+static const struct { const char *name, *kind, *gone; } langs[] = {
+	[PYPROC_PYTHON] = { "Python", "python", "[python: code object gone]" },
+	[PYPROC_PHP] = { "PHP", "php", "[php: function gone]" },
+	[PYPROC_PERL] = { "Perl", "perl", "[perl: sub gone]" },
+};
+
 static int derive_tsd_block(uint32_t *out)
 {
 	static char marker;
@@ -266,7 +275,7 @@ static void say_once(struct pyframes *pf, const struct pyproc *p, const char *wh
 	if (hashtab_index(pf->refused, hashtab_add(pf->refused, key, strlen(key), 0, 0)) < before)
 		return;
 	comm_of((pid_t)p->pid, comm, sizeof(comm));
-	marple_warn("process %u (%s) runs %s %s: %s", p->pid, comm, p->is_php ? "PHP" : "Python", p->version, what);
+	marple_warn("process %u (%s) runs %s %s: %s", p->pid, comm, langs[p->lang].name, p->version, what);
 }
 
 /* Count a process in the trailer's "interpreters": version and how its
@@ -274,7 +283,8 @@ static void say_once(struct pyframes *pf, const struct pyproc *p, const char *wh
 static void count_interpreter(struct pyframes *pf, const struct pyproc *p, const char *how)
 {
 	char key[96];
-	snprintf(key, sizeof(key), "%s%s %s", p->is_php ? "php " : "", p->version, how);
+	snprintf(key, sizeof(key), "%s%s%s %s", p->lang != PYPROC_PYTHON ? langs[p->lang].kind : "",
+		 p->lang != PYPROC_PYTHON ? " " : "", p->version, how);
 	json_t *n = json_object_get(pf->interpreters, key);
 	json_object_set_new(pf->interpreters, key, json_integer(n ? json_integer_value(n) + 1 : 1));
 }
@@ -388,11 +398,11 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
 			continue;
 		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
-		if (!e->python && !e->php && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
+		if (!e->python && !e->php && !e->perl && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
 			launcher->elf = e;
 			launcher->id = mappedfile_id_of_line(l);
 		}
-		if (!e->python && !e->php)
+		if (!e->python && !e->php && !e->perl)
 			continue;
 		for (int i = 0; i < e->nload; i++) {
 			if (l->pgoff >= e->load[i].offset && l->pgoff < e->load[i].offset + e->load[i].filesz) {
@@ -444,6 +454,8 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	pf->before_known += seen->unknown_samples;
 	if (p->php)
 		phplayout_to_proc(p->php, &v);
+	else if (p->perl)
+		perllayout_to_proc(p->perl, &v);
 	else
 		pylayout_to_proc(&p->lay, &v);
 	/* in another pid namespace than ours, its thread ids are that one's */
@@ -469,6 +481,17 @@ static const char *php_choose(struct pyproc *p, const struct pyelf *py)
 	p->php = phplayout_table(py->php_api);
 	p->by_table = 1;
 	return p->php ? NULL : "no frame layout is known for its module API";
+}
+
+/* A Perl's version and layout, its file's: the built-in table's for its
+ * version.  NULL, or why it is not walked. */
+static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
+{
+	const unsigned *v = py->perl_version;
+	snprintf(p->version, sizeof(p->version), "%u.%u.%u", v[0], v[1], v[2]);
+	p->perl = perllayout_table(v[0], v[1]);
+	p->by_table = 1;
+	return p->perl ? NULL : "no frame layout is known for that version";
 }
 
 /* The BPF side asks about image exec_id of pid. */
@@ -515,9 +538,9 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	if (py->cold_hi)
 		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
 	const char *why;
-	p->is_php = py->php;
-	if (py->php) {
-		why = php_choose(p, py);
+	p->lang = py->php ? PYPROC_PHP : py->perl ? PYPROC_PERL : PYPROC_PYTHON;
+	if (py->php || py->perl) {
+		why = py->php ? php_choose(p, py) : perl_choose(p, py);
 		how = "table";
 	} else {
 		why = version_of(p, py, bias, &major, &minor);
@@ -625,8 +648,6 @@ void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 	procnewsring_on(news, PROCNEWS_PYTHON, on_request, pf);
 }
 
-#define GONE "[python: code object gone]"
-#define PHP_GONE "[php: function gone]"
 
 static const char *intern(struct pyframes *pf, const char *s)
 {
@@ -654,8 +675,8 @@ static const char *intern_frame(struct pyframes *pf, const char *s, const char *
  * literal for a code object gone (no file). */
 static const char *described(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, const char *name)
 {
-	const char *kind = p->is_php ? "php" : "python";
-	if (strcmp(name, GONE) == 0 || strcmp(name, PHP_GONE) == 0) {
+	const char *kind = langs[p->lang].kind;
+	if (strcmp(name, langs[p->lang].gone) == 0) {
 		stackframes_describe(sf, name, kind, NULL, 0);
 		return name;
 	}
@@ -670,12 +691,14 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	char buf[1024];
 	if (!c->ok) {
 		pf->unnamed_code++;
-		return p->is_php ? PHP_GONE : GONE;
+		return langs[p->lang].gone;
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
-	/* a PHP frame's word holds its line; an internal function has none */
-	int line = !p->is_php ? pycodes_line(pf->codes, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
-	if (p->is_php && !c->filename)
+	/* a PHP or Perl frame's word holds its line; a function built into
+	 * PHP has none */
+	int python = p->lang == PYPROC_PYTHON;
+	int line = python ? pycodes_line(pf->codes, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
+	if (!python && !c->filename)
 		snprintf(buf, sizeof(buf), "%s", c->qualname);
 	else if (line > 0)
 		snprintf(buf, sizeof(buf), "%s (%s:%d)", c->qualname, c->filename ? c->filename : "?", line);
