@@ -4,8 +4,12 @@
  * number of its build id (lib/collect/phplayout.h); its functions
  * (zend_function: "Class::method (file:line)", internal ones by name
  * alone, kind "php") replace each execute_ex activation they ran, as
- * Python's replace the eval loop's.  The trailer's "python" counts both
- * (its interpreters: "php 8.2.36 table").
+ * Python's replace the eval loop's.  And Perl's: an ELF exporting
+ * PL_curinterp and Perl_runops_standard (ithreads) is a Perl, its version
+ * PL_revision.PL_version.PL_subversion (lib/collect/perllayout.h); its subs
+ * ("Package::sub (file:line)", kind "perl") replace each runops activation.
+ * The trailer's "python" counts all three (its interpreters: "php 8.2.36
+ * table", "perl 5.36.0 table").
  *
  * Asked by the BPF side about each process it samples (PROCNEWS_PYTHON), it
  * looks for an ELF mapped by the process that is a CPython (the python3

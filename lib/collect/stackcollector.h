@@ -139,7 +139,7 @@ enum {
 /* Python frames (lib/collect/pyframes.h) in every collector of user stacks */
 #define SC_NO_PYTHON \
 	{ SC_OPT_NO_PYTHON, SC_LONG_ONLY(SC_OPT_NO_PYTHON), "no-python", NULL, \
-	  "Python processes' stacks native only (default: their\nPython functions in place of the interpreter's)" }
+	  "Python, PHP and Perl processes' stacks native only\n(default: their functions in place of the interpreter's)" }
 /* functions inlined into native ones, from DWARF (lib/collect/dwarfinline.h) */
 #define SC_NO_INLINE \
 	{ SC_OPT_NO_INLINE, SC_LONG_ONLY(SC_OPT_NO_INLINE), "no-inline", NULL, \

@@ -135,7 +135,7 @@ const char *stackframes_unwind_advice(const struct stackframes *sf);
 
 /* Interpreters whose own frames marple does not walk yet: their stacks show
  * the interpreter's C functions, not the script's (PHP's are walked in
- * 8.2: a stack merged with them is not counted here). */
+ * 8.2, Perl's in 5.36: a stack merged with them is not counted here). */
 enum { STACKFRAMES_PERL, STACKFRAMES_RUBY, STACKFRAMES_PHP, STACKFRAMES_NUNWALKED };
 extern const char *const stackframes_unwalked_names[STACKFRAMES_NUNWALKED];
 
