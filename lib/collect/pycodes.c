@@ -256,21 +256,20 @@ static char *perl_stash_name(const struct pyproc *p, uint64_t hv)
 	return perl_hek(pid, name);
 }
 
-/* The script a Perl runs (PL_origfilename, of the main interpreter), or NULL */
-static char *perl_script(const struct pyproc *p)
+/* The member at offset off of a Perl's main interpreter: 0, or -1 */
+static int perl_interp_u64(const struct pyproc *p, uint16_t off, uint64_t *v)
 {
-	uint64_t interp, name;
-	if (pycodes_read_u64((pid_t)p->pid, p->runtime, &interp) != 0 || !interp ||
-	    pycodes_read_u64((pid_t)p->pid, interp + p->perl->interp_origfilename, &name) != 0)
-		return NULL;
-	return c_str((pid_t)p->pid, name);
+	uint64_t interp;
+	if (pycodes_read_u64((pid_t)p->pid, p->runtime, &interp) != 0 || !interp)
+		return -1;
+	return pycodes_read_u64((pid_t)p->pid, interp + off, v);
 }
 
 /* A Perl sub's names: "Package::sub" (its GV's name and stash, or a
- * lexical sub's own name and CvSTASH), "{main}" for the main program (a
- * CV of neither, with no file: the script's then), "(eval)" for an eval's
- * or a require's code (as caller() says), and its file (CvFILE) */
-static void perl_names(const struct pyproc *p, struct pycode *c)
+ * lexical sub's own name and CvSTASH), and its file (CvFILE); "{main}"
+ * for PL_main_cv (the script's file, PL_origfilename), "(eval)" for an
+ * eval's or a require's code (as caller() says; its CV has no file) */
+static void perl_names(const struct pyproc *p, struct pycode *c, uint64_t addr)
 {
 	pid_t pid = (pid_t)p->pid;
 	const struct perllayout *l = p->perl;
@@ -290,12 +289,11 @@ static void perl_names(const struct pyproc *p, struct pycode *c)
 		if (pycodes_read_u64(pid, gvbody + l->gv_stash, &stash) == 0)
 			pkg = perl_stash_name(p, stash);
 	} else if (!gv) {
-		int main_cv = !c->filename || !c->filename[0];
-		fn = marple_strdup(main_cv ? "{main}" : "(eval)");
-		if (main_cv) {
-			free(c->filename);
-			c->filename = perl_script(p);
-		}
+		uint64_t main_cv = 0, script = 0;
+		int is_main = perl_interp_u64(p, l->interp_main_cv, &main_cv) == 0 && main_cv == addr;
+		fn = marple_strdup(is_main ? "{main}" : "(eval)");
+		free(c->filename);
+		c->filename = is_main && perl_interp_u64(p, l->interp_origfilename, &script) == 0 ? c_str(pid, script) : NULL;
 	}
 	if (fn && pkg) {
 		c->qualname = marple_malloc(strlen(pkg) + strlen(fn) + 3);
@@ -391,7 +389,7 @@ static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64
 	if (p->lang == PYPROC_PHP)
 		php_names(p, c);
 	else if (p->lang == PYPROC_PERL)
-		perl_names(p, c);
+		perl_names(p, c, addr);
 	else
 		py_names(p, c);
 	c->ok = c->qualname != NULL;

@@ -1,7 +1,8 @@
 /* pycodes.h — the frame walker's cache of code objects (pyframes.c): a
- * Python code object (or a PHP function) of a traced process read on first
- * sight (its qualname and file name as UTF-8, cut at PY_NAME_MAX characters;
- * a code object's line table only as far as the lines asked for need),
+ * Python code object (or a PHP function, a Perl sub) of a traced process
+ * read on first sight (its qualname and file name as UTF-8, cut at
+ * PY_NAME_MAX characters; a code object's line table only as far as the
+ * lines asked for need),
  * checked again when asked to (its memory may hold another since), told to
  * the BPF side as known (py_codes), and let go least recently used first
  * over a byte budget.
