@@ -145,13 +145,14 @@ static void perl_version_symbol(const char *name, uint64_t value, uint64_t at[3]
 			at[k] = value;
 }
 
-/* A Perl with ithreads (its interpreter's variables in one struct, found
- * through PL_curinterp): its version's three bytes from the file, each 0
- * when it cannot be read (refused then) */
+/* A Perl: its version's three bytes from the file, each 0 when it cannot
+ * be read (refused then); with ithreads, its interpreter's variables are
+ * in one struct, found through PL_curinterp (refused without) */
 static void perl_found(struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t interp,
-		       const uint64_t version_at[3])
+		       const uint64_t version_at[3], int threads)
 {
 	e->perl = 1;
+	e->perl_threads = threads;
 	e->runtime = interp;
 	for (int k = 0; k < 3; k++) {
 		const unsigned char *b = version_at[k] ? file_at(e, raw, rawlen, version_at[k], 1) : NULL;
@@ -235,8 +236,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = php_globals;
 		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
 	}
-	if (perl_interp && e->eval_lo && !perl_globals && !e->code_type)
-		perl_found(e, raw, rawlen, perl_interp, perl_version);
+	if (perl_interp && e->eval_lo && !e->code_type)
+		perl_found(e, raw, rawlen, perl_interp, perl_version, !perl_globals);
 	/* 3.6+: the eval loop and what names a code object; Python 2 (its
 	 * loop PyEval_EvalFrameEx only) to be refused by name */
 	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)

@@ -25,8 +25,9 @@ struct pyelf {
 					 * execute_ex; its API number and version */
 	unsigned php_api;
 	char php_version[24];
-	int perl;			/* a Perl 5 with ithreads: runtime is
-					 * &PL_curinterp, eval Perl_runops_standard */
+	int perl;			/* a Perl 5: runtime is &PL_curinterp, eval
+					 * Perl_runops_standard */
+	int perl_threads;		/* built with ithreads (no PL_curcop exported) */
 	unsigned perl_version[3];	/* PL_revision, PL_version, PL_subversion */
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;

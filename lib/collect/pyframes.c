@@ -489,6 +489,8 @@ static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
 {
 	const unsigned *v = py->perl_version;
 	snprintf(p->version, sizeof(p->version), "%u.%u.%u", v[0], v[1], v[2]);
+	if (!py->perl_threads)
+		return "built without ithreads (its interpreter's variables are not one struct)";
 	p->perl = perllayout_table(v[0], v[1]);
 	p->by_table = 1;
 	return p->perl ? NULL : "no frame layout is known for that version";
