@@ -483,6 +483,30 @@ static const char *php_choose(struct pyproc *p, const struct pyelf *py)
 	return p->php ? NULL : "no frame layout is known for its module API";
 }
 
+/* Does the process's interpreter look as p's layout says (a build of the
+ * same version with other options, -DDEBUGGING's, moves its members)?
+ * Its stack info's context stack is there and its index in range, and its
+ * main CV, once perl_parse has made one, is a CV: 0, or -1 when not. */
+static int perl_layout_checks(const struct pyproc *p)
+{
+	const struct perllayout *l = p->perl;
+	pid_t pid = (pid_t)p->pid;
+	uint64_t interp, si, cxstack, main_cv, head[2];
+	int32_t ix;
+
+	if (pycodes_read_u64(pid, p->runtime, &interp) != 0 || !interp)
+		return 0;	/* not made yet: nothing to contradict the table */
+	if (pycodes_read_u64(pid, interp + l->interp_curstackinfo, &si) != 0 || !si ||
+	    pycodes_read_u64(pid, si + l->si_cxstack, &cxstack) != 0 || !cxstack ||
+	    pycodes_read_mem(pid, si + l->si_cxix, &ix, 4) != 0 || ix < -1 || ix > 1 << 20 ||
+	    pycodes_read_u64(pid, interp + l->interp_main_cv, &main_cv) != 0)
+		return -1;
+	if (main_cv && (pycodes_read_mem(pid, main_cv, head, sizeof(head)) != 0 ||
+			((head[1] >> 32) & 0xff) != PERL_SVT_PVCV))
+		return -1;
+	return 0;
+}
+
 /* A Perl's version and layout, its file's: the built-in table's for its
  * version.  NULL, or why it is not walked. */
 static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
@@ -493,7 +517,9 @@ static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
 		return "built without ithreads (its interpreter's variables are not one struct)";
 	p->perl = perllayout_table(v[0], v[1]);
 	p->by_table = 1;
-	return p->perl ? NULL : "no frame layout is known for that version";
+	if (!p->perl)
+		return "no frame layout is known for that version";
+	return perl_layout_checks(p) == 0 ? NULL : "its interpreter is not laid out as expected";
 }
 
 /* The BPF side asks about image exec_id of pid. */
