@@ -573,7 +573,10 @@ static __always_inline int perl_context(const struct perl_ctx *c, __u64 *cv, int
 	__u8 type = head[0], t = type & PERL_CXTYPEMASK;
 	*oldcop = *(__u64 *)(head + (w->o.cx_oldcop & (PY_FRAME_HEAD - 9)));
 	*entry = *(__u64 *)(head + (w->o.cx_retop & (PY_FRAME_HEAD - 9))) == 0;
-	if (t == PERL_CXT_SUB || t == PERL_CXT_FORMAT)
+	/* a sort SUB's (or an XS MULTICALL's) context stays pushed between
+	 * its calls: innermost with PL_op unset, the C between them runs */
+	if ((t == PERL_CXT_SUB || t == PERL_CXT_FORMAT) &&
+	    !((type & PERL_CXP_MULTICALL) && w->n == 0 && !w->op_running))
 		*cv = *(__u64 *)(head + (w->o.cx_sub_cv & (PY_FRAME_HEAD - 9)));
 	else if (t == PERL_CXT_EVAL && !(type & PERL_CXP_TRY))
 		*cv = *(__u64 *)(head + (w->o.cx_eval_cv & (PY_FRAME_HEAD - 9)));

@@ -78,7 +78,9 @@ enum py_flags {
  * one in 5.36); a block running with no sub over it (PL_op set: between
  * two comparisons sort's C code runs with none) gets a word of its own,
  * its enclosing sub's CV at the block's line.  A sub context whose CV is
- * not set yet (pp_entersub is pushing it) is passed.  The leaf sub's line is
+ * not set yet (pp_entersub is pushing it) is passed, and so is a sort
+ * SUB's (CXp_MULTICALL) when it is the innermost and PL_op is unset
+ * (sort's C runs between two calls).  The leaf sub's line is
  * PY_LASTI_UNKNOWN until its first statement runs (PL_curcop is still its
  * caller's). */
 #define PERL_CXT_NULL 0
@@ -86,6 +88,7 @@ enum py_flags {
 #define PERL_CXT_FORMAT 10
 #define PERL_CXT_EVAL 11
 #define PERL_CXTYPEMASK 15
+#define PERL_CXP_MULTICALL 16
 #define PERL_CXP_TRY 128
 #define PERL_SVT_PVCV 13
 struct perl_offsets {

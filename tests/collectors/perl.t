@@ -3,7 +3,7 @@
 # subs replace the interpreter's Perl_runops_standard activations in the
 # stacks, the C frames between them (sort's) stay, _start stays at the bottom.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 13
 CS="$MARPLE_BIN/marple-callstack"
 PERL=/usr/bin/perl
 
@@ -39,7 +39,7 @@ run() {
 run chain 2 "$T/chain.out"; rc=$?
 check "perl: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/chain.out'"
 total=$(weight "$T/chain.out" '.')
-chain=$(weight "$T/chain.out" "^perl;_start;.*;perl_run;[{]main[}] [(]$F:[0-9]+[)];main::settle [(]$F:24[)];main::crunch [(]$F:1[34][)](;|\$)")
+chain=$(weight "$T/chain.out" "^perl;_start;.*;perl_run;[{]main[}] [(]$F:[0-9]+[)];main::settle [(]$F:25[)];main::crunch [(]$F:1[45][)](;|\$)")
 share "perl: _start ... perl_run;{main};main::settle;main::crunch (file:line) in >= 90% of the samples" "$chain" "$total" 90
 evalw=$(weight "$T/chain.out" ';Perl_runops_standard(;|$)')
 merged=$(trailer_num "$T/chain.out" samples_merged)
@@ -55,14 +55,14 @@ check "perl: the interpreter is named in the trailer, stderr quiet" sh -c "
 if /usr/bin/python3 - "$T/chain.out" "$F" <<'PYEOF'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
-f = t["frames"]["main::settle (%s:24)" % sys.argv[2]]
-sys.exit(0 if f == {"kind": "perl", "file": sys.argv[2], "line": 24} else 1)
+f = t["frames"]["main::settle (%s:25)" % sys.argv[2]]
+sys.exit(0 if f == {"kind": "perl", "file": sys.argv[2], "line": 25} else 1)
 PYEOF
 then pass "perl: the trailer describes main::settle (perl, file, line)"
 else fail "perl: the trailer describes main::settle" "$(tail -n 1 "$T/chain.out" | grep -o '"main::settle[^}]*}')"; fi
 if pprof_traces "$T/chain.out" "$T/chain.traces"; then
 	check "perl: go tool pprof -lines shows main::crunch and main::settle by file:line" sh -c "
-		grep -q '^ *main::crunch $F:1[34]\$' '$T/chain.traces' && grep -q '^ *main::settle $F:24\$' '$T/chain.traces'"
+		grep -q '^ *main::crunch $F:1[45]\$' '$T/chain.traces' && grep -q '^ *main::settle $F:25\$' '$T/chain.traces'"
 else
 	fail "perl: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
 fi
@@ -71,8 +71,8 @@ fi
 # own activation after it (by_size, or the block itself at its line)
 run sort 2 "$T/sort.out"
 total=$(weight "$T/sort.out" '.')
-S="main::settle_sorted [(]$F:28[)]"
-cb=$(weight "$T/sort.out" "^perl;_start;.*;perl_run;[{]main[}]$P;$S;Perl_pp_sort;.*;main::by_size [(]$F:20[)](;|\$)")
+S="main::settle_sorted [(]$F:29[)]"
+cb=$(weight "$T/sort.out" "^perl;_start;.*;perl_run;[{]main[}]$P;$S;Perl_pp_sort;.*;main::by_size [(]$F:21[)](;|\$)")
 insort=$(weight "$T/sort.out" "^perl;_start;.*;perl_run;[{]main[}]$P;$S;Perl_pp_sort(;|\$)")
 if [ "$cb" -ge $(( total / 10 )) ] && [ "$insort" -ge $(( total * 8 / 10 )) ]; then
 	pass "perl: Perl_pp_sort in place, main::by_size after its C ($cb; $insort in sort of $total)"
@@ -80,11 +80,25 @@ else
 	fail "perl: Perl_pp_sort in place, main::by_size after its C" "$cb, $insort of $total: $(grep -m1 by_size "$T/sort.out" | cut -c1-400)"
 fi
 
+# 2b. sort by_size (a named sub): its context stays pushed between the
+# calls, walked only while it runs: the samples in sort's C merge too
+run sortsub 2 "$T/sortsub.out"
+total=$(weight "$T/sortsub.out" '.')
+S="main::settle_sorted_by [(]$F:34[)]"
+cb=$(weight "$T/sortsub.out" "^perl;_start;.*;perl_run;[{]main[}]$P;$S;Perl_pp_sort;.*;main::by_size [(]$F:21[)](;|\$)")
+insort=$(weight "$T/sortsub.out" "^perl;_start;.*;perl_run;[{]main[}]$P;$S;Perl_pp_sort(;|\$)")
+mism=$(trailer_num "$T/sortsub.out" samples_mismatched)
+if [ "$cb" -ge $(( total / 10 )) ] && [ "$insort" -ge $(( total * 8 / 10 )) ] && [ "${mism:-$total}" -le $(( total / 10 )) ]; then
+	pass "perl: sort SUB: main::by_size after Perl_pp_sort's C ($cb; $insort in sort, ${mism} mismatched of $total)"
+else
+	fail "perl: sort SUB: main::by_size after Perl_pp_sort's C" "$cb, $insort, ${mism:-?} mismatched of $total: $(grep -m1 by_size "$T/sortsub.out" | cut -c1-400)"
+fi
+
 # 3. recursion: descend nine deep, each its own frame with its line
 run recurse 2 "$T/rec.out"
 total=$(weight "$T/rec.out" '.')
-D="main::descend [(]$F:34[)]"
-rec=$(weight "$T/rec.out" "[{]main[}]$P;$D;$D;$D;$D;$D;$D;$D;$D;$D;main::crunch [(]$F:1[34][)](;|\$)")
+D="main::descend [(]$F:40[)]"
+rec=$(weight "$T/rec.out" "[{]main[}]$P;$D;$D;$D;$D;$D;$D;$D;$D;$D;main::crunch [(]$F:1[45][)](;|\$)")
 share "perl: {main};main::descend x 9;main::crunch" "$rec" "$total" 90
 
 # 4. a Perl of a version without a known layout: said once, profiled natively
@@ -108,7 +122,7 @@ rm -f "$T/ready"
 wait_ready "$T/ready" 30 "$perl"
 "$MARPLE_BIN/marple-offcpu" -p "$perl" 2 > "$T/off.out" 2> "$T/off.err"
 kill "$perl" 2>/dev/null; wait "$perl" 2>/dev/null
-offw=$(weight "$T/off.out" "^perl;_start;.*;[{]main[}]$P;main::settle_waiting [(]$F:38[)];Perl_pp_sselect;")
+offw=$(weight "$T/off.out" "^perl;_start;.*;[{]main[}]$P;main::settle_waiting [(]$F:44[)];Perl_pp_sselect;")
 offtotal=$(weight "$T/off.out" '.')
 share "perl: marple-offcpu: {main};main::settle_waiting;Perl_pp_sselect" "$offw" "$offtotal" 90
 
@@ -123,7 +137,7 @@ kill -INT "$cs" 2>/dev/null
 wait "$cs"
 if [ "$ready" -eq 0 ]; then
 	fail "perl: a process started during the capture has its Perl frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
-elif [ "$(weight "$T/sys.out" "^perl;_start;.*;[{]main[}]$P;main::settle [(]$F:24[)];main::crunch$P")" -gt 0 ]; then
+elif [ "$(weight "$T/sys.out" "^perl;_start;.*;[{]main[}]$P;main::settle [(]$F:25[)];main::crunch$P")" -gt 0 ]; then
 	pass "perl: a process started during the capture has its Perl frames"
 else
 	fail "perl: a process started during the capture has its Perl frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"

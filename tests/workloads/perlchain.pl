@@ -1,8 +1,9 @@
 # Known stacks for tests/collectors/perl.t and tests/bench/perl.sh: perl
 # perlchain.pl SECONDS [MODE [READY_FILE (made as the loop starts)]]
 # MODE chain (default): {main};main::settle;main::crunch, crunch's loop at
-# lines 13-14; sort: {main};main::settle_sorted;[pp_sort's C];main::by_size at
-# line 20; recurse: {main};main::descend x 9;main::crunch;
+# lines 14-15; sort: {main};main::settle_sorted;[pp_sort's C];main::by_size at
+# line 21; sortsub: the same through sort by_size (main::settle_sorted_by,
+# line 34); recurse: {main};main::descend x 9;main::crunch;
 # wait: {main};main::settle_waiting;[select's C], off the CPU.
 use strict;
 use warnings;
@@ -29,6 +30,11 @@ sub settle_sorted {
 	return $sorted[0];
 }
 
+sub settle_sorted_by {
+	my @sorted = sort by_size @_;
+	return $sorted[0];
+}
+
 sub descend {
 	my $depth = shift;
 	return $depth > 0 ? descend($depth - 1) : crunch(20000);
@@ -49,6 +55,8 @@ if (defined $ARGV[2]) {
 while (time < $end) {
 	if ($mode eq 'sort') {
 		settle_sorted(@items);
+	} elsif ($mode eq 'sortsub') {
+		settle_sorted_by(@items);
 	} elsif ($mode eq 'recurse') {
 		descend(8);
 	} elsif ($mode eq 'wait') {
