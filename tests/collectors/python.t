@@ -62,7 +62,7 @@ fi
 # 11,842: 35,700 against 23,858, with stacks_store inlined twice more for
 # Python stacks; then 3,822 of 31,338, and 3,739 of 20,145 once stacks_store
 # and the VMA lookup were global functions, checked once: a ratio to the rest
-# no longer says it; with PHP's 4,892 of 16,406; Perl's walk 999 more)
+# no longer says it; with PHP's 4,892 of 16,406; Perl's walk 1,064 more)
 pyins=$(trailer_num "$T/py.out" program_verified_insns); natins=$(trailer_num "$T/native.out" program_verified_insns)
 if [ "${natins:-0}" -gt 0 ] && [ "${pyins:-0}" -gt 0 ] && [ $(( pyins - natins )) -le 6000 ]; then
 	pass "python: the sampling program verifies in <= 6,000 instructions more than --no-python's ($pyins, $natins)"
