@@ -4,7 +4,7 @@
  * Defines, in the including program, with bpf/stackstore.bpf.h:
  *   stacks          id -> u64[MARPLE_STACK_DEPTH], read like a stack-trace map
  *                   (lib/collect/stackframes.h); the user side sizes it before load
- *                   (stacksbpf_set_storage; stack_slots and stack_slots1 follow)
+ *                   (stacksbpf_set_storage; stack_slots follows)
  *   stack_counters  per-CPU u64 counters indexed by enum stack_counter
  * with bpf/procnews.bpf.h the proc_news ring buffer, and here:
  *   pids_seen       the first sample of each image of a process (pid, exec

@@ -34,7 +34,9 @@ struct set_copy {
 struct stackdrain {
 	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
 	size_t ctl_len;
-	int slots_fd[2], stacks_fd, counts_fd[2];
+	int stacks_fd, counts_fd[2];
+	volatile uint64_t *owners;	/* stack_slots, mmapped: a slot's owner, 0 free */
+	size_t owners_len;
 	const unsigned char *stacks;	/* the stacks map, mmapped */
 	size_t stacks_len, stack_size;
 	uint32_t half;			/* stacks of one set */
@@ -346,15 +348,14 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_
 	d->keys_seen = hashtab_new();
 	d->add = add;
 	d->arg = arg;
-	d->slots_fd[0] = fd_of(obj, "stack_slots");
-	d->slots_fd[1] = fd_of(obj, "stack_slots1");
 	d->stacks_fd = fd_of(obj, "stacks");
 	d->counts_fd[0] = fd_of(obj, "counts");
 	d->counts_fd[1] = fd_of(obj, "counts1");
 	d->requests_fd = fd_of(obj, "drain_requests");
 	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
-	if (!d->ctl || !d->stacks || d->slots_fd[0] < 0 || d->slots_fd[1] < 0 ||
+	d->owners = map_mmap(fd_of(obj, "stack_slots"), &d->owners_len, &n, &vs, PROT_READ | PROT_WRITE);
+	if (!d->ctl || !d->stacks || !d->owners || n != entries || vs != sizeof(uint64_t) ||
 	    (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
 		stackdrain_free(d);
@@ -657,18 +658,11 @@ struct slot_walk {
 	uint64_t kept;
 };
 
-/* One claimed slot of the stack store: copied if of the set being cleared,
- * and deleted unless pinned. */
-static void clear_slot(const void *key, const void *value, void *arg)
+/* One claimed slot id of the set being cleared: copied; 1 if it is to be
+ * freed (not pinned). */
+static int clear_slot(struct slot_walk *w, uint32_t id)
 {
-	struct slot_walk *w = arg;
 	struct stackdrain *d = w->d;
-	uint32_t id;
-
-	(void)value;
-	memcpy(&id, key, sizeof(id));
-	if (id / d->half != w->set)
-		return;
 	uint32_t slot = id % d->half;
 	struct set_copy *c = w->c;
 	if (!d->key_size)	/* no counts to read these ids later: only what is pinned stays */
@@ -684,19 +678,18 @@ clear:
 		size_t len = MARPLE_STACK_DEPTH * sizeof(uint64_t);
 		memcpy(ips, d->stacks + (size_t)id * d->stack_size, len < d->stack_size ? len : d->stack_size);
 		kept_put(d->kept_new, (int)id, d->ctl->gen[w->set], ips, depth(ips));
-		remember_key(&id, NULL, d);
-	} else if (d->pinned[slot]) {
-		w->kept++;
-	} else {
-		remember_key(&id, NULL, d);
+		return 1;
 	}
+	if (d->pinned[slot]) {
+		w->kept++;
+		return 0;
+	}
+	return 1;
 }
 
 /* Read and clear set s, idle (no program writes into it). */
 static void drain_set(struct stackdrain *d, int s)
 {
-	size_t key_size = d->key_size;
-
 	/* the counts: added up in user space with their stacks, then deleted
 	 * (named at the end: symbols here would keep the set flipped long) */
 	if (d->key_size) {
@@ -722,10 +715,9 @@ static void drain_set(struct stackdrain *d, int s)
 	memset(c->pos, 0, d->half * sizeof(uint32_t));
 	c->n = 0;
 	struct slot_walk w = { d, (uint32_t)s, c, 0 };
-	d->key_size = sizeof(uint32_t);
-	bpfmap_each(d->slots_fd[s], sizeof(uint32_t), sizeof(uint64_t), clear_slot, &w);
-	delete_keys(d, d->slots_fd[s]);
-	d->key_size = key_size;
+	for (uint32_t id = (uint32_t)s * d->half; id < ((uint32_t)s + 1) * d->half; id++)
+		if (d->owners[id] && clear_slot(&w, id))
+			d->owners[id] = 0;
 	c->valid = 1;
 	/* what is stored in s from now on is another generation's */
 	__atomic_store_n(&d->ctl->gen[s], d->ctl->gen[s] + 1, __ATOMIC_SEQ_CST);
@@ -919,6 +911,8 @@ void stackdrain_free(struct stackdrain *d)
 		munmap((void *)d->ctl, d->ctl_len);
 	if (d->stacks)
 		munmap((void *)d->stacks, d->stacks_len);
+	if (d->owners)
+		munmap((void *)d->owners, d->owners_len);
 	for (int s = 0; s < 2; s++) {
 		free(d->copies[s].pos);
 		free(d->copies[s].copy);

@@ -329,11 +329,9 @@ int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 		n = STACKSBPF_STORAGE_DEFAULT;
 	struct bpf_map *s = bpf_object__find_map_by_name(obj, "stacks");
 	struct bpf_map *i = bpf_object__find_map_by_name(obj, "stack_slots");
-	struct bpf_map *i1 = bpf_object__find_map_by_name(obj, "stack_slots1");
 
 	/* two sets of n (stackdrain.h); a collector that does not drain uses one */
-	if (!s || !i || !i1 || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, n) < 0 ||
-	    bpf_map__set_max_entries(i1, n) < 0)
+	if (!s || !i || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, 2 * n) < 0)
 		return -1;
 	/* bpf/python.bpf.h: a flag a stack slot */
 	struct bpf_map *told = bpf_object__find_map_by_name(obj, "py_stacks_told");

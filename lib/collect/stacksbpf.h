@@ -62,7 +62,7 @@ struct ring_buffer;
 void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct timedsamples *ts);
 
 /* Size the stacks map (N distinct stacks a set: 2N slots, stackdrain.h)
- * and its indexes stack_slots, stack_slots1 (N each) of a BPF object that
+ * and its index stack_slots (2N, one owner a slot) of a BPF object that
  * includes bpf/stacks.bpf.h;
  * before load.  0 or -1. */
 struct bpf_object;
