@@ -146,28 +146,44 @@ static __always_inline __u32 stacks_py_state(__u32 tgid)
 
 /* The current image of tgid: was it announced, and is it to be checked
  * for Python frames?  Not once user space answered it is not Python: the
- * answer is kept in its pids_seen value, looked up once an image, and its
- * samples pay nothing more for Python (py_append with check 0 returns n). */
+ * answer is kept in its pids_seen value, and its samples pay nothing more
+ * for Python (py_append with check 0 returns n).  An answered image is
+ * remembered by the CPU (struct stacks_sample's last_*): the CPU's next
+ * samples of it skip the lookup but every STACKS_SEEN_RECHECK-th. */
 static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 {
 	struct stacks_sample *s = stacks_sample_get();
 	__u64 key = STACKS_SEEN_KEY(tgid, exec_id);
-	__u8 *seen = bpf_map_lookup_elem(&pids_seen, &key);
 
 	if (!s)
 		return;
+	s->seen = 1;
+	if (s->last_key == key && s->last_left) {
+		s->last_left--;
+		s->py_check = !(s->last_value & STACKS_SEEN_NOT_PYTHON);
+		return;
+	}
+	s->last_left = 0;
+	__u8 *seen = bpf_map_lookup_elem(&pids_seen, &key);
 	s->seen = seen != NULL;
 	s->py_check = 1;
-	if (!seen || !stacks_python)
+	if (!seen)
 		return;
-	if (!(*seen & STACKS_SEEN_PY_ANSWERED)) {
+	if (stacks_python && !(*seen & STACKS_SEEN_PY_ANSWERED)) {
 		__u32 state = stacks_py_state(tgid);
 		if (state == PY_NATIVE)
 			*seen |= STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON;
 		else if (state == PY_WALK)
 			*seen |= STACKS_SEEN_PY_ANSWERED;
 	}
-	s->py_check = !(*seen & STACKS_SEEN_NOT_PYTHON);
+	__u8 value = *seen;
+	if (stacks_python)
+		s->py_check = !(value & STACKS_SEEN_NOT_PYTHON);
+	if (!stacks_python || (value & STACKS_SEEN_PY_ANSWERED)) {
+		s->last_key = key;
+		s->last_value = value;
+		s->last_left = STACKS_SEEN_RECHECK - 1;
+	}
 }
 
 /* Store user stack ips[0..n), with its Python frames when stacks_python.

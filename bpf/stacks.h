@@ -351,7 +351,18 @@ struct stacks_sample {
 	struct stacks_stage_clock clock;
 	__u32 py_check;			/* to be checked for Python frames */
 	__u32 seen;			/* the image was announced before (pids_seen) */
+	/* the image this CPU's last sample found announced, answered for good:
+	 * its pids_seen key and value, and the samples of it left before it
+	 * is looked up again (STACKS_SEEN_RECHECK) */
+	__u64 last_key;
+	__u32 last_value;
+	__u32 last_left;
 };
+/* A CPU's samples of the same image look it up in pids_seen once in this
+ * many (the process_news stage, the lookup most of it, was 900-1,600 ns
+ * a timed sample on a loaded machine: bench callstack-bpf); in between user space may drop its entry to have it
+ * announced again, which a recheck then finds. */
+#define STACKS_SEEN_RECHECK 16
 
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
