@@ -12,10 +12,13 @@
 # with bpftool while it runs.  The load: a build (cc -O2 of lib/collect's
 # sources, one at a time: short-lived non-Python processes, deep stacks in
 # cc1) beside a frame-pointer burn, system-wide at 499 Hz, BPF_SECS a run.
+# BPF_BASE=DIR: DIR's marple-callstack (another build: main's) runs in the
+# same rounds too, its medians printed beside, for an A/B of a change.
 set -u
 load=
 T=$(mktemp -d) && trap 'kill $load 2>/dev/null; rm -rf "$T"' EXIT
 REPS=${BPF_REPS:-3}
+BASE=${BPF_BASE:-}
 SECS=${BPF_SECS:-4}
 B="$MARPLE_BIN/workloads/burn"
 [ -w /proc/sys/kernel/bpf_stats_enabled ] || { echo "bench: callstack-bpf: needs root (kernel.bpf_stats_enabled)"; exit 0; }
@@ -35,11 +38,11 @@ build_loop() {
 build_loop & load=$!
 "$B" 1000000000 & load="$load $!"
 
-# marple_run CONFIG ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
+# marple_run CONFIG PROGRAM ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
 marple_run() {
-	cfg=$1; shift
+	cfg=$1 prog=$2; shift 2
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
-	marple-callstack -F 499 "$@" "$SECS" > "$T/out" 2>/dev/null
+	"$prog" -F 499 "$@" "$SECS" > "$T/out" 2>/dev/null
 	tail -n 1 "$T/out" | tr ',{}' '\n\n\n' | awk -F: '
 		{ gsub(/"/, "", $1); v[$1] = $2 }
 		END { printf "%s %s %s %s %s %s %s %s\n", v["program_ns"], v["program_runs"], v["kernel_stack_ns"],
@@ -66,10 +69,17 @@ bpftrace_run() {
 	kill -INT "$bt"; wait "$bt" 2>/dev/null
 }
 
+base_runs() {
+	marple_run base-fp "$BASE/marple-callstack" --unwind fp --no-python
+	marple_run base-default "$BASE/marple-callstack"
+}
 for r in $(seq "$REPS"); do
 	[ "$have_bt" = 1 ] && bpftrace_run
-	marple_run fp --unwind fp --no-python
-	marple_run default
+	# with a base, which goes first alternates round by round
+	[ -n "$BASE" ] && [ $((r % 2)) = 0 ] && base_runs
+	marple_run fp marple-callstack --unwind fp --no-python
+	marple_run default marple-callstack
+	[ -n "$BASE" ] && [ $((r % 2)) = 1 ] && base_runs
 done
 echo "$old" > /proc/sys/kernel/bpf_stats_enabled
 
@@ -93,3 +103,9 @@ echo "bench: callstack-bpf: BPF time a sample, marple-callstack --unwind fp --no
 echo "bench: callstack-bpf: BPF time a sample, marple-callstack (tables + Python): $def ns$(ratio "$def") (floor: <= 1.5x)"
 echo "bench: callstack-bpf: stages a timed sample, --unwind fp --no-python: $(stages fp) ns"
 echo "bench: callstack-bpf: stages a timed sample, default: $(stages default) ns"
+if [ -n "$BASE" ]; then
+	bfp=$(per_sample base-fp); bdef=$(per_sample base-default)
+	echo "bench: callstack-bpf: $BASE's marple-callstack in the same rounds: --unwind fp --no-python $bfp ns$(ratio "$bfp"), default $bdef ns$(ratio "$bdef")"
+	echo "bench: callstack-bpf: stages a timed sample, $BASE's --unwind fp --no-python: $(stages base-fp) ns"
+	echo "bench: callstack-bpf: stages a timed sample, $BASE's default: $(stages base-default) ns"
+fi
