@@ -340,8 +340,8 @@ static void php_names(const struct pyproc *p, struct pycode *c)
 	c->filename = php_str(pid, c->filename_ptr);
 }
 
-/* A Ruby String's bytes (embedded, or on the heap), cut after PY_NAME_MAX
- * ("[...]" then), or NULL if it is no String; a NUL in it ends it. */
+/* A Ruby String's bytes (embedded, or on the heap; counted_str), or NULL
+ * if it is no String */
 static char *ruby_str(pid_t pid, uint64_t addr)
 {
 	uint64_t h[4], len, at;
@@ -357,16 +357,7 @@ static char *ruby_str(pid_t pid, uint64_t addr)
 		if (len > RUBY_STR_EMBED_MAX)	/* a hostile length reads no further than its object */
 			len = RUBY_STR_EMBED_MAX;
 	}
-	int cut = len > PY_NAME_MAX;
-	if (cut)
-		len = PY_NAME_MAX;
-	char *out = marple_malloc(len + sizeof("[...]"));
-	if (pycodes_read_mem(pid, at, out, len) != 0) {
-		free(out);
-		return NULL;
-	}
-	strcpy(out + strnlen(out, len), cut ? "[...]" : "");
-	return out;
+	return counted_str(pid, at, len);
 }
 
 /* Element i of Ruby Array ary (embedded, or on the heap) into *v: 0, or -1 */
