@@ -380,6 +380,8 @@ struct py_walk {
 	__u16 max;			/* frames words[] has room for after base */
 	__u16 n;			/* frames stored */
 	__u16 span;			/* bytes of a frame that hold the four members */
+	__u16 encoded;			/* Ruby: rb_iseq_constant_body.iseq_encoded */
+	__u64 end;			/* Ruby: the VM stack's end, after the first frame */
 	__u64 *words;
 	__u8 *head;			/* the frame's first span bytes */
 };
@@ -485,6 +487,81 @@ static long php_frame_step(__u64 i, void *ctx)
 		(func & 0xffffffffffffull) | ((__u64)line << 48) | ((__u64)(entry != 0) << 63);
 	w->n = n + 1;
 	return 0;
+}
+
+/* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
+ * words[base + n], then on to its caller's, the next up to the stack's
+ * end.  The frame in one read, its env's flags and method entry (ep[-2..0])
+ * in a second; an iseq's frame its body's iseq_encoded in two more (its
+ * pc's position).  A frame that is neither (a dummy's, a C block's) is
+ * not stored: if it began a vm_exec activation, the frame before it did. */
+static long ruby_frame_step(__u64 i, void *ctx)
+{
+	struct py_walk *w = ctx;
+	__u64 cfp = w->frame, env[3] = { 0 }, body, encoded, word;
+	__u32 n = w->n, pos = PY_LASTI_UNKNOWN;
+	__u8 *head = w->head;
+
+	if (!cfp || n >= w->max || cfp + w->span > w->end)
+		return 1;
+	if (w->span < 1 || w->span > PY_FRAME_HEAD || bpf_probe_read_user(head, w->span, (void *)cfp)) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	__u64 pc = *(__u64 *)(head + (w->instr & (PY_FRAME_HEAD - 9)));
+	__u64 iseq = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
+	__u64 ep = *(__u64 *)(head + (w->entry & (PY_FRAME_HEAD - 9)));
+	w->frame = cfp + w->span;
+	if (!ep || bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16))) {
+		py_count(PY_READ_FAULT);
+		w->frame = 0;
+		return 1;
+	}
+	__u64 finish = (env[2] & RUBY_FRAME_FLAG_FINISH) != 0;
+	if ((env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_CFUNC) {
+		word = env[0];
+	} else if (w->frame >= w->end) {
+		return 1;	/* the VM's base frame (Init_VM's "<main>"): no activation's */
+	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
+		body = py_read_ptr(iseq + w->adaptive);
+		encoded = body ? py_read_ptr(body + w->encoded) : 0;
+		if (encoded && pc >= encoded && (pc - encoded) / 8 < PY_LASTI_UNKNOWN)
+			pos = (__u32)((pc - encoded) / 8);
+		word = iseq;
+	} else {
+		if (finish && n > 0)
+			w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
+		return 0;
+	}
+	if (!word)
+		return 0;
+	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
+		(word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
+	w->n = n + 1;
+	return 0;
+}
+
+/* Ruby's frames (PY_F_RUBY): the main thread's ec's, from its cfp up to
+ * its VM stack's end (into *end), in the main thread only */
+static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u64 *end)
+{
+	if (tid != bpf_get_current_pid_tgid() >> 32) {
+		py_count(PY_NO_THREAD_STATE);
+		return 0;
+	}
+	__u64 vm = py_read_ptr(p->runtime);
+	__u64 th = vm ? py_read_ptr(vm + p->tstate_frame) : 0;
+	__u64 ec = th ? py_read_ptr(th + p->tstate_tid) : 0;
+	if (!ec) {
+		py_count(PY_NO_THREAD_STATE);
+		return 0;
+	}
+	__u64 stack = py_read_ptr(ec + p->interp_head), size = py_read_ptr(ec + p->interp_threads);
+	if (!stack || size > (1ull << 28))
+		return 0;
+	*end = stack + size * 8;
+	return py_read_ptr(ec + p->cframe_current);
 }
 
 /* The word at runtime + tstate_frame, in the main thread only: PHP's
@@ -671,7 +748,7 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	if (!head)
 		return 0;
 	py_count(PY_SAMPLES);
-	__u64 frame = 0;
+	__u64 frame = 0, end = 0;
 	if (p->flags & PY_F_PERL) {
 		int n = perl_walk_frames(p, tid, head, words, base, max);
 		if (n == 0)
@@ -680,6 +757,8 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	}
 	if (p->flags & PY_F_PHP) {
 		frame = main_thread_word(p, tid);
+	} else if (p->flags & PY_F_RUBY) {
+		frame = ruby_first_frame(p, tid, &end);
 	} else {
 		__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 		if (!tstate)
@@ -691,13 +770,15 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
 			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
-			     .head = head };
+			     .head = head, .encoded = p->tstate_next, .end = end };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.instr ? span : w.instr;
 	span += 8;
 	__u32 entry_byte = p->flags & PY_F_PHP ? w.entry >> 3 : w.entry;
 	if (entry_byte + 1 > span)
 		span = entry_byte + 1;
+	if (p->flags & PY_F_RUBY)
+		span = w.previous;	/* a control frame is read whole, its size */
 	/* a layout whose members lie further out than a head holds: no walk */
 	if (span > PY_FRAME_HEAD - 8 + 1 || entry_byte > PY_FRAME_HEAD - 9) {
 		py_count(PY_READ_FAULT);
@@ -708,6 +789,8 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	 * load otherwise) */
 	if (p->flags & PY_F_PHP)
 		bpf_loop(PY_MAX_FRAMES, php_frame_step, &w, 0);
+	else if (p->flags & PY_F_RUBY)
+		bpf_loop(PY_MAX_FRAMES, ruby_frame_step, &w, 0);
 	else
 		bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
 	if (w.n == max && w.frame)

@@ -44,6 +44,7 @@ enum py_flags {
 					 * not found yet: looked for again each sample */
 	PY_F_PERL = 512,		/* not a CPython: a threaded Perl 5, walked by
 					 * struct py_proc.perl below */
+	PY_F_RUBY = 1024,		/* not a CPython: a CRuby, read below */
 };
 
 /* A PHP process (PY_F_PHP) is walked with the same struct py_proc and the
@@ -58,6 +59,21 @@ enum py_flags {
  * code_linetable zend_function's function_name and scope (what identifies
  * a function user space named).  Only the main thread runs PHP there. */
 /* zend_function.type (its first byte) */
+/* A CRuby process (PY_F_RUBY, lib/collect/rubylayout.h) likewise: runtime
+ * is &ruby_current_vm_ptr, tstate_frame rb_vm_t's main thread, tstate_tid
+ * that thread's ec, interp_head, interp_threads and cframe_current the
+ * ec's vm_stack, vm_stack_size and cfp; the control frames from cfp up to
+ * the stack's end (frame_previous is their size) are read at frame_instr
+ * (pc), frame_code (iseq) and frame_entry (ep: the env's flags at ep[0],
+ * its method entry at ep[-2]); code_adaptive is rb_iseq_t.body and
+ * tstate_next the body's iseq_encoded.  A word holds the iseq and its pc's
+ * position, or a C method's method entry (position PY_LASTI_UNKNOWN), the frame that
+ * began a vm_exec activation (VM_FRAME_FLAG_FINISH) marked as the entry.
+ * Only the main thread's frames are walked. */
+#define RUBY_FRAME_MAGIC_MASK 0x7fff0001
+#define RUBY_FRAME_MAGIC_CFUNC 0x55550001
+#define RUBY_FRAME_FLAG_FINISH 0x20
+#define RUBY_FRAME_FLAG_CFRAME 0x80
 #define PHP_INTERNAL_FUNCTION 1
 #define PHP_USER_FUNCTION 2
 #define PHP_EVAL_CODE 4
@@ -139,7 +155,8 @@ struct py_proc {
  * library's, from the VMA that maps its text: vm_start - vm_pgoff * 4096 -
  * (text_vaddr - text_offset).
  * A launcher (launch_slot set, proc unused) is a program that runs a shared
- * libpython (pyenv's python3.12 calls libpython3.12.so's Py_BytesMain):
+ * libpython (pyenv's python3.12 calls libpython3.12.so's Py_BytesMain; so
+ * is Debian's ruby3.1 of libruby-3.1.so, through ruby_init):
  * launch_slot is the file address of the GOT slot through which it calls
  * it, a pointer into the library once bound (lazily: at the first call). */
 struct py_file {

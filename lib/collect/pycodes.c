@@ -10,6 +10,8 @@
 #include "hashtab.h"
 #include "perllayout.h"
 #include "phplayout.h"
+#include "pyelf.h"
+#include "rubylayout.h"
 #include "util.h"
 
 #include <linux/types.h>
@@ -167,6 +169,17 @@ static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int3
 		if (o[0] != PHP_INTERNAL_FUNCTION && pycodes_read_u64(pid, addr + l->fn_filename, &ids[1]) != 0)
 			return -1;
 		return o[0] == PHP_INTERNAL_FUNCTION || o[0] == PHP_USER_FUNCTION || o[0] == PHP_EVAL_CODE;
+	}
+	if (p->lang == PYPROC_RUBY) {
+		/* an iseq (its body, its wrapper) or a C method's entry (its
+		 * definition, its class), told apart by the imemo's kind */
+		if (pycodes_read_mem(pid, addr, o, 24) != 0)
+			return -1;
+		memcpy(&type, o, 8);
+		memcpy(&ids[0], o + 16, 8);
+		memcpy(&ids[2], o + 8, 8);
+		*first = (int32_t)(type >> 12) & 0xf;
+		return (type & RUBY_FLAGS_TYPE) == RUBY_T_IMEMO && (*first == RUBY_IMEMO_ISEQ || *first == RUBY_IMEMO_MENT);
 	}
 	if (pycodes_read_mem(pid, addr, o, sizeof(o)) != 0)
 		return -1;
@@ -327,6 +340,186 @@ static void php_names(const struct pyproc *p, struct pycode *c)
 	c->filename = php_str(pid, c->filename_ptr);
 }
 
+/* A Ruby String's bytes (embedded, or on the heap; counted_str), or NULL
+ * if it is no String */
+static char *ruby_str(pid_t pid, uint64_t addr)
+{
+	uint64_t h[4], len, at;
+	if (!addr || (addr & 7) || pycodes_read_mem(pid, addr, h, sizeof(h)) != 0 ||
+	    (h[0] & RUBY_FLAGS_TYPE) != RUBY_T_STRING)
+		return NULL;
+	if (h[0] & RUBY_STR_NOEMBED) {
+		len = h[RUBY_STR_LEN / 8];
+		at = h[RUBY_STR_PTR / 8];
+	} else {
+		len = (h[0] >> RUBY_STR_EMBED_SHIFT) & RUBY_STR_EMBED_MASK;
+		at = addr + RUBY_STR_EMBED;
+		if (len > RUBY_STR_EMBED_MAX)	/* a hostile length reads no further than its object */
+			len = RUBY_STR_EMBED_MAX;
+	}
+	return counted_str(pid, at, len);
+}
+
+/* Element i of Ruby Array ary (embedded, or on the heap) into *v: 0, or -1 */
+static int ruby_ary_at(pid_t pid, uint64_t ary, uint64_t i, uint64_t *v)
+{
+	uint64_t h[5];
+	if (!ary || (ary & 7) || pycodes_read_mem(pid, ary, h, sizeof(h)) != 0 ||
+	    (h[0] & RUBY_FLAGS_TYPE) != RUBY_T_ARRAY)
+		return -1;
+	if (h[0] & RUBY_ARY_EMBED)
+		return i < ((h[0] >> RUBY_ARY_EMBED_SHIFT) & RUBY_ARY_EMBED_MASK) ? (*v = h[RUBY_ARY_ELEMS / 8 + i], 0) : -1;
+	return i < h[RUBY_ARY_LEN / 8] ? pycodes_read_u64(pid, h[RUBY_ARY_PTR / 8] + i * 8, v) : -1;
+}
+
+/* The name of Ruby ID id (global_symbols.ids: an Array of Arrays of 512
+ * entries of two, a String and a Symbol, by the ID's serial number), or
+ * NULL; an operator's ID is its own serial number. */
+static char *ruby_id_name(const struct pyproc *p, uint64_t id)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t serial = id > RUBY_LAST_OP_ID ? id >> RUBY_ID_SCOPE_SHIFT : id, ids, chunk, str;
+	uint32_t last = 0;
+	if (!p->ruby_symbols || pycodes_read_mem(pid, p->ruby_symbols, &last, 4) != 0 || !serial || serial > last ||
+	    pycodes_read_u64(pid, p->ruby_symbols + 16, &ids) != 0 || ruby_ary_at(pid, ids, serial / 512, &chunk) != 0 ||
+	    ruby_ary_at(pid, chunk, serial % 512 * 2, &str) != 0)
+		return NULL;
+	return ruby_str(pid, str);
+}
+
+/* A C method's name: "Class#method" when its owner is a class or module
+ * libruby exports (Integer#times, Kernel#sleep), else the method's alone */
+static char *ruby_cmethod_name(const struct pyproc *p, uint64_t me, uint64_t def)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t owner = 0, id = 0, v;
+	char *name = pycodes_read_u64(pid, def + p->ruby->def_original_id, &id) == 0 ? ruby_id_name(p, id) : NULL;
+	const char *cls = NULL;
+
+	if (!name)
+		return marple_strdup("[ruby: C method]");
+	for (int i = 0; p->ruby_elf && pycodes_read_u64(pid, me + p->ruby->me_owner, &owner) == 0 && owner &&
+			i < p->ruby_elf->nruby_class && !cls; i++)
+		if (pycodes_read_u64(pid, p->ruby_elf->ruby_class[i].addr + p->ruby_bias, &v) == 0 && v == owner)
+			cls = p->ruby_elf->ruby_class[i].name;
+	if (!cls)
+		return name;
+	char *out = marple_malloc(strlen(cls) + strlen(name) + 2);
+	sprintf(out, "%s#%s", cls, name);
+	free(name);
+	return out;
+}
+
+/* A Ruby iseq's names: its label as Ruby's backtraces give it ("crunch",
+ * "block in settle", "<main>") and its file (the path of its pathobj, a
+ * String or an Array [path, realpath]); a C method's entry
+ * (c->firstlineno RUBY_IMEMO_MENT, at addr) by ruby_cmethod_name. */
+static void ruby_names(const struct pyproc *p, struct pycode *c, uint64_t addr)
+{
+	pid_t pid = (pid_t)p->pid;
+	const struct rubylayout *l = p->ruby;
+	uint64_t body = c->qualname_ptr, label = 0, path = 0;
+
+	if (c->firstlineno != RUBY_IMEMO_ISEQ) {
+		c->qualname = ruby_cmethod_name(p, addr, c->qualname_ptr);
+		return;
+	}
+	if (pycodes_read_u64(pid, body + l->body_label, &label) != 0 ||
+	    pycodes_read_u64(pid, body + l->body_pathobj, &path) != 0)
+		return;
+	c->qualname = ruby_str(pid, label);
+	uint64_t in_array;
+	if (ruby_ary_at(pid, path, 0, &in_array) == 0)
+		path = in_array;
+	c->filename = ruby_str(pid, path);
+}
+
+/* A Ruby iseq's line table, read whole the first time a line is asked of
+ * it (the code-object cache keeps it, as a code object's): into
+ * c->linetable, a struct ruby_lines, then the lines of its entries (4
+ * bytes each), then its positions (4 bytes each) or its succinct index
+ * (rubylayout.h).  -1 when it cannot be read or is over RUBY_LINES_MAX. */
+struct ruby_lines {
+	uint32_t n;			/* entries */
+	uint32_t positions;		/* 1: a plain table of positions follows, else the index */
+	uint32_t index_len;		/* the index's bytes */
+};
+#define RUBY_LINES_MAX (1u << 20)
+
+static int ruby_read_lines(struct pycodes *cc, const struct pyproc *p, struct pycode *c)
+{
+	pid_t pid = (pid_t)p->pid;
+	const struct rubylayout *l = p->ruby;
+	uint64_t body = c->qualname_ptr, entries = 0, positions = 0, succ = 0;
+	uint32_t n = 0, iseq_size = 0;
+
+	if (pycodes_read_u64(pid, body + l->body_insns, &entries) != 0 ||
+	    pycodes_read_u64(pid, body + l->body_positions, &positions) != 0 ||
+	    pycodes_read_mem(pid, body + l->body_insns_size, &n, 4) != 0 ||
+	    pycodes_read_u64(pid, body + l->body_succ, &succ) != 0 ||
+	    pycodes_read_mem(pid, body + l->body_iseq_size, &iseq_size, 4) != 0 || !entries || !n || !iseq_size ||
+	    n > RUBY_LINES_MAX / 8 || (!positions && !succ && n > 1))
+		return -1;
+	size_t idx = 0, last_len;
+	if (!positions && n > 1)	/* up to the part that holds the last position */
+		idx = rubylayout_succ_at(iseq_size - 1, &last_len) + last_len;
+	size_t len = sizeof(struct ruby_lines) + (size_t)n * 4 + (positions ? (size_t)n * 4 : idx);
+	if (len > RUBY_LINES_MAX)
+		return -1;
+	unsigned char *t = marple_calloc(1, len), *entry = marple_malloc((size_t)n * l->insn_entry_size);
+	struct ruby_lines h = { .n = n, .positions = positions != 0, .index_len = (uint32_t)idx };
+	uint32_t *lines = (uint32_t *)(t + sizeof(h));
+	int rc = pycodes_read_mem(pid, entries, entry, (size_t)n * l->insn_entry_size);
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		memcpy(&lines[i], entry + (size_t)i * l->insn_entry_size, 4);	/* line_no, first */
+	if (rc == 0 && positions)
+		rc = pycodes_read_mem(pid, positions, lines + n, (size_t)n * 4);
+	else if (rc == 0 && idx)
+		rc = pycodes_read_mem(pid, succ, lines + n, idx);
+	free(entry);
+	if (rc != 0) {
+		free(t);
+		return -1;
+	}
+	memcpy(t, &h, sizeof(h));
+	free(c->linetable);
+	cc->bytes += len - c->linetable_len;
+	c->linetable = t;
+	c->linetable_len = c->linetable_size = len;
+	return 0;
+}
+
+/* The line of Ruby iseq c at position pos (the instruction before the one
+ * its pc points at, as Ruby's own backtraces take it): its line table's
+ * entry whose range holds it, by the plain table of positions when the
+ * iseq keeps one, else by the succinct index; 0 when unknown. */
+static int ruby_line(struct pycodes *cc, const struct pyproc *p, struct pycode *c, unsigned pos)
+{
+	struct ruby_lines h;
+	if (!c->linetable && ruby_read_lines(cc, p, c) != 0)
+		return 0;
+	memcpy(&h, c->linetable, sizeof(h));
+	const uint32_t *lines = (const uint32_t *)(c->linetable + sizeof(h)), *tail = lines + h.n;
+	uint32_t rank = 1;
+	pos = pos ? pos - 1 : 0;
+	if (h.n > 1 && h.positions) {
+		/* the last entry starting at or before pos (a sorted table) */
+		uint32_t lo = 0, hi = h.n;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (tail[mid] <= pos)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		rank = lo;
+	} else if (h.n > 1) {
+		size_t len, at = rubylayout_succ_at(pos, &len);
+		rank = at + len <= h.index_len ? rubylayout_succ_rank((const unsigned char *)tail + at, len, pos) : 0;
+	}
+	return rank >= 1 && rank <= h.n && (int32_t)lines[rank - 1] > 0 ? (int)lines[rank - 1] : 0;
+}
+
 /* A Python code object's names and its line table's size */
 static void py_names(const struct pyproc *p, struct pycode *c)
 {
@@ -390,6 +583,8 @@ static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64
 		php_names(p, c);
 	else if (p->lang == PYPROC_PERL)
 		perl_names(p, c, addr);
+	else if (p->lang == PYPROC_RUBY)
+		ruby_names(p, c, addr);
 	else
 		py_names(p, c);
 	c->ok = c->qualname != NULL;
@@ -422,6 +617,8 @@ static int more_linetable(struct pycodes *cc, const struct pyproc *p, struct pyc
 int pycodes_line(struct pycodes *cc, const struct pyproc *p, struct pycode *c, unsigned lasti)
 {
 	int line;
+	if (p->lang == PYPROC_RUBY)
+		return lasti == PY_LASTI_UNKNOWN || c->firstlineno != RUBY_IMEMO_ISEQ ? 0 : ruby_line(cc, p, c, lasti);
 	if (lasti == PY_LASTI_UNKNOWN || (!c->linetable && more_linetable(cc, p, c) != 0))
 		return 0;
 	while ((line = pylayout_line(&p->lay, c->linetable, c->linetable_len, c->linetable_len == c->linetable_size,

@@ -1,8 +1,8 @@
 /* pycodes.h — the frame walker's cache of code objects (pyframes.c): a
- * Python code object (or a PHP function, a Perl sub) of a traced process
- * read on first sight (its qualname and file name as UTF-8, cut at
- * PY_NAME_MAX characters; a code object's line table only as far as the
- * lines asked for need),
+ * Python code object (or a PHP function, a Perl sub, a Ruby iseq or C
+ * method entry) of a traced process read on first sight (its qualname and
+ * file name as UTF-8, cut at PY_NAME_MAX characters; a code object's line
+ * table only as far as the lines asked for need),
  * checked again when asked to (its memory may hold another since), told to
  * the BPF side as known (py_codes), and let go least recently used first
  * over a byte budget.
@@ -23,6 +23,8 @@
 
 struct phplayout;
 struct perllayout;
+struct rubylayout;
+struct pyelf;
 
 /* Objects' common heads (stable across 3.x): ob_type at 8, ob_size at 16;
  * str: length 16, state 32 (its text's place is the version's: struct
@@ -34,7 +36,7 @@ enum { OB_TYPE = 8, OB_SIZE = 16, STR_LENGTH = 16, STR_STATE = 32, BYTES_DATA = 
 #define PY_NAME_MAX 256
 
 /* Which interpreter a walked process runs */
-enum pyproc_lang { PYPROC_PYTHON, PYPROC_PHP, PYPROC_PERL };
+enum pyproc_lang { PYPROC_PYTHON, PYPROC_PHP, PYPROC_PERL, PYPROC_RUBY };
 
 /* A process walked. */
 struct pyproc {
@@ -46,8 +48,13 @@ struct pyproc {
 	enum pyproc_lang lang;
 	const struct phplayout *php;	/* a PHP's layout, once chosen */
 	const struct perllayout *perl;	/* a Perl's */
+	const struct rubylayout *ruby;	/* a Ruby's */
+	const struct pyelf *ruby_elf;	/* its libruby's facts (its classes), and */
+	uint64_t ruby_bias;		/* ... that file's load bias */
+	uint64_t ruby_symbols;		/* its global_symbols (run-time address), or 0 */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
+	uint64_t loop_lo, loop_hi;	/* Ruby's vm_exec_core: part of the activation */
 };
 
 /* A code object as read: its line table only as far as the lines asked

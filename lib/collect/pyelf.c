@@ -3,6 +3,7 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mappedfiles.h"
@@ -29,19 +30,18 @@ static int32_t rd_s32(const unsigned char *p)
 	return v;
 }
 
-/* GCC moves a function's unlikely paths to a ".cold" part far from it,
- * named only in .symtab (which Debian strips); that part has its own FDE,
- * and the function jumps into it.  Find the FDE most of the function's
- * rel32 jumps outside itself land in (.eh_frame_hdr's sorted table): the
- * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
-static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
+/* The sorted FDE table of .eh_frame_hdr (version 1; eh_frame_ptr pcrel
+ * sdata4, count udata4, table datarel sdata4): its file address and the
+ * table, or 0. */
+static uint64_t fde_table(const struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
+			  const unsigned char **table, uint32_t *count)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	uint64_t hdr = 0, hdr_size = 0;
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
+		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -52,15 +52,51 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 		}
 	}
 	const unsigned char *h = hdr ? file_at(e, raw, rawlen, hdr, hdr_size) : NULL;
-	/* version 1; eh_frame_ptr pcrel sdata4, count udata4, table datarel sdata4 */
 	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
-		return;
-	uint32_t count;
-	memcpy(&count, h + 8, 4);
-	if (12 + (uint64_t)count * 8 > hdr_size)
-		return;
-	const unsigned char *table = h + 12;
-	const unsigned char *code = file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo);
+		return 0;
+	memcpy(count, h + 8, 4);
+	if (12 + (uint64_t)*count * 8 > hdr_size)
+		return 0;
+	*table = h + 12;
+	return hdr;
+}
+
+/* The range [*pc, *end) of the FDE that holds target (the last one starting
+ * at or before it, in the table at hdr): 0, or -1 when none does. */
+static int fde_of(const struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t hdr,
+		  const unsigned char *table, uint32_t count, uint64_t target, uint64_t *pc, uint64_t *end)
+{
+	uint32_t lo = 0, hi = count, range;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
+	const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
+	if (!f)
+		return -1;
+	*pc = fde + 8 + (int64_t)rd_s32(f + 8);
+	memcpy(&range, f + 12, 4);
+	*end = *pc + range;
+	return target >= *pc && target < *end ? 0 : -1;
+}
+
+/* GCC moves a function's unlikely paths to a ".cold" part far from it,
+ * named only in .symtab (which Debian strips); that part has its own FDE,
+ * and the function jumps into it.  Find the FDE most of the function's
+ * rel32 jumps outside itself land in (.eh_frame_hdr's sorted table): the
+ * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
+static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
+{
+	const unsigned char *table = NULL;
+	uint32_t count = 0;
+	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count);
+	const unsigned char *code = hdr ? file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo) : NULL;
 	if (!code)
 		return;
 	uint64_t best_pc = 0, best_end = 0, seen_pc = 0, seen_end = 0;
@@ -68,7 +104,7 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 	/* targets, one FDE at a time: most of them are in one part, found in
 	 * turn; a byte pattern that only looks like a jump lands anywhere */
 	for (uint64_t i = 0; i + 5 <= e->eval_hi - e->eval_lo; i++) {
-		uint64_t next, target;
+		uint64_t next, target, pc, end;
 		if (code[i] == 0xe9)
 			next = i + 5, target = e->eval_lo + next + (int64_t)rd_s32(code + i + 1);
 		else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 && i + 6 <= e->eval_hi - e->eval_lo)
@@ -82,28 +118,11 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 				best_hits = hits, best_pc = seen_pc, best_end = seen_end;
 			continue;
 		}
-		/* the FDE whose start is the last at or before target */
-		uint32_t lo = 0, hi = count;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == 0)
-			continue;
-		uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
-		const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
-		if (!f)
-			continue;
-		uint64_t pc = fde + 8 + (int64_t)rd_s32(f + 8);
-		uint32_t range;
-		memcpy(&range, f + 12, 4);
-		if (target < pc || target >= pc + range || (pc <= e->eval_lo && e->eval_lo < pc + range))
+		if (fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) != 0 ||
+		    (pc <= e->eval_lo && e->eval_lo < end))
 			continue;
 		if (pc != seen_pc) {
-			seen_pc = pc, seen_end = pc + range;
+			seen_pc = pc, seen_end = end;
 			hits = pc == best_pc ? best_hits : 0;
 		}
 		if (++hits > best_hits)
@@ -113,6 +132,89 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 		e->cold_lo = best_pc;
 		e->cold_hi = best_end;
 	}
+}
+
+/* CRuby's VM loop, vm_exec_core, is static (named in .symtab only): it is
+ * the largest function exported rb_vm_exec (e's eval range) calls directly
+ * (rel32 calls, sized by their FDEs): 17527 bytes in Debian's 3.1, the
+ * next 1446.  Into e's loop range; a callee under 4 KiB is not taken. */
+static void find_ruby_loop(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
+{
+	uint64_t lo = e->eval_lo, hi = e->eval_hi;
+	const unsigned char *table = NULL;
+	uint32_t count = 0;
+	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count);
+	const unsigned char *code = hdr && hi > lo ? file_at(e, raw, rawlen, lo, hi - lo) : NULL;
+	for (uint64_t i = 0; code && i + 5 <= hi - lo; i++) {
+		uint64_t pc, end, target = lo + i + 5 + (int64_t)rd_s32(code + i + 1);
+		if (code[i] != 0xe8 || fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) != 0 ||
+		    pc != target || end - pc < 4096 || end - pc <= e->loop_hi - e->loop_lo)
+			continue;
+		e->loop_lo = pc;
+		e->loop_hi = end;
+	}
+}
+
+/* CRuby's global_symbols (symbol.c's, static) is where an ID's name is:
+ * exported rb_id2str jumps (or calls) first to the function that reads it,
+ * whose first compare of a register with a RIP-relative word compares the
+ * ID's serial number with its last_id, the struct's first member.  Its
+ * address (the file's), or 0; checked in each process before it is used. */
+static uint64_t find_ruby_symbols(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
+				  uint64_t id2str)
+{
+	const unsigned char *table = NULL;
+	uint32_t count = 0;
+	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count), callee = 0, pc, end;
+	const unsigned char *c = hdr && id2str ? file_at(e, raw, rawlen, id2str, 64) : NULL;
+	/* a byte that only looks like a jump (in shr's ModRM) lands at no
+	 * function's start */
+	for (int i = 0; c && i + 5 <= 64 && !callee; i++) {
+		uint64_t target = id2str + i + 5 + (int64_t)rd_s32(c + i + 1);
+		if ((c[i] == 0xe9 || c[i] == 0xe8) && fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) == 0 &&
+		    pc == target)
+			callee = target;
+	}
+	c = callee ? file_at(e, raw, rawlen, callee, 128) : NULL;
+	/* cmp r32, disp32(%rip): 39 /r, mod 00, r/m 101 */
+	for (int i = 0; c && i + 6 <= 128; i++)
+		if (c[i] == 0x39 && (c[i + 1] & 0xc7) == 0x05)
+			return callee + i + 6 + (int64_t)rd_s32(c + i + 2);
+	return 0;
+}
+
+/* An exported class or module of a CRuby (rb_cArray, rb_mKernel: an 8-byte
+ * object named rb_c or rb_m and a capital) kept by its name in Ruby */
+static void ruby_class_of(struct pyelf *e, const char *name, const GElf_Sym *s)
+{
+	if (strncmp(name, "rb_", 3) != 0 || (name[3] != 'c' && name[3] != 'm') || name[4] < 'A' || name[4] > 'Z' ||
+	    s->st_size != 8 || GELF_ST_TYPE(s->st_info) != STT_OBJECT || e->nruby_class >= PYELF_RUBY_CLASSES ||
+	    strlen(name + 4) >= sizeof(e->ruby_class[0].name))
+		return;
+	e->ruby_class[e->nruby_class].addr = s->st_value;
+	strcpy(e->ruby_class[e->nruby_class++].name, name + 4);
+}
+
+/* A CRuby's version from its exported data: ruby_api_version's ints (at
+ * api) and the string ruby_version (at version) */
+static void ruby_version_of(struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t api, uint64_t version)
+{
+	const unsigned char *a = api ? file_at(e, raw, rawlen, api, 8) : NULL;
+	const unsigned char *v = version ? file_at(e, raw, rawlen, version, 1) : NULL;
+	snprintf(e->ruby_version, sizeof(e->ruby_version), "?");
+	if (a) {
+		uint32_t major, minor;
+		memcpy(&major, a, 4);
+		memcpy(&minor, a + 4, 4);
+		e->ruby_major = major, e->ruby_minor = minor;
+		snprintf(e->ruby_version, sizeof(e->ruby_version), "%u.%u", major, minor);
+	}
+	size_t k = 0;
+	while (v && v + k < raw + rawlen && k + 1 < sizeof(e->ruby_version) &&
+	       ((v[k] >= '0' && v[k] <= '9') || v[k] == '.'))
+		k++;
+	if (k)
+		snprintf(e->ruby_version, sizeof(e->ruby_version), "%.*s", (int)k, (const char *)v);
 }
 
 /* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
@@ -183,6 +285,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 	Elf_Scn *scn = NULL;
 	uint64_t php_globals = 0, perl_interp = 0, perl_version[3] = { 0 };
 	int perl_globals = 0;		/* exports PL_curcop: no struct interpreter */
+	uint64_t ruby_vm = 0, ruby_api = 0, ruby_version = 0, ruby_exec_lo = 0, ruby_exec_hi = 0;
+	uint64_t ruby_id2str = 0;
 	size_t launch_sym = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -199,7 +303,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 			if (!gelf_getsym(d, (int)i, &s) || !(name = elf_strptr(elf, sh.sh_link, s.st_name)) ||
 			    name[0] == 0)
 				continue;
-			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0))
+			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0 ||
+							 strcmp(name, "ruby_init") == 0))
 				launch_sym = i;
 			if (s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
@@ -228,6 +333,18 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 				perl_globals = 1;
 			else if (strncmp(name, "PL_", 3) == 0)
 				perl_version_symbol(name + 3, s.st_value, perl_version);
+			else if (strcmp(name, "ruby_current_vm_ptr") == 0)
+				ruby_vm = s.st_value;
+			else if (strcmp(name, "ruby_api_version") == 0)
+				ruby_api = s.st_value;
+			else if (strcmp(name, "ruby_version") == 0)
+				ruby_version = s.st_value;
+			else if (strcmp(name, "rb_vm_exec") == 0)
+				ruby_exec_lo = s.st_value, ruby_exec_hi = s.st_value + s.st_size;
+			else if (strcmp(name, "rb_id2str") == 0)
+				ruby_id2str = s.st_value;
+			else
+				ruby_class_of(e, name, &s);
 		}
 	}
 	/* a PHP (non-ZTS: its globals are one struct) */
@@ -238,13 +355,24 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 	}
 	if (perl_interp && e->eval_lo && !e->code_type)
 		perl_found(e, raw, rawlen, perl_interp, perl_version, !perl_globals);
+	/* a CRuby: its VM, its version, its VM loop */
+	if (ruby_vm && ruby_exec_hi > ruby_exec_lo && !e->code_type && !e->php && !e->perl) {
+		e->eval_lo = ruby_exec_lo, e->eval_hi = ruby_exec_hi;
+		find_ruby_loop(e, elf, raw, rawlen);
+		e->ruby = e->loop_lo != 0;
+		e->runtime = ruby_vm;
+		ruby_version_of(e, raw, rawlen, ruby_api, ruby_version);
+		e->ruby_symbols = find_ruby_symbols(e, elf, raw, rawlen, ruby_id2str);
+	}
+	if (!e->ruby)
+		e->nruby_class = 0;
 	/* 3.6+: the eval loop and what names a code object; Python 2 (its
 	 * loop PyEval_EvalFrameEx only) to be refused by name */
 	if (e->code_type && e->unicode_type && pylayout_minor_of(e->syms) == 0)
 		e->python = 2;
 	else if (e->runtime && e->code_type && e->unicode_type && e->bytes_type && e->eval_lo)
 		e->python = 1;
-	if (e->python == 1 || e->php || e->perl)
+	if (e->python == 1 || e->php || e->perl || e->ruby)
 		find_cold_part(e, elf, raw, rawlen);
 	else if (launch_sym)
 		e->launch_slot = launch_slot_of(elf, launch_sym);

@@ -1,6 +1,6 @@
 /* pyelf.h — what an interpreter's ELF file (a CPython's, a PHP's or a Perl's, or a
  * program launching a shared libpython) tells the frame walker
- * (pyframes.c): its symbols, its eval loop and that loop's cold part, its
+ * (pyframes.c), or a CRuby's: its symbols, its eval loop and that loop's cold part, its
  * PT_LOAD segments.  pyframes keeps one per mapped file, as its slot in the
  * model (mappedfiles.h); this reads it from the file's bytes the model
  * mapped and never opens a file itself.
@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 struct mappedfile;
+
+#define PYELF_RUBY_CLASSES 64
 
 /* What an ELF file tells: is it a CPython (python 1, or 2 for a Python 2),
  * where its symbols are (file addresses; runtime: _PyRuntime, 3.6's
@@ -29,14 +31,26 @@ struct pyelf {
 					 * Perl_runops_standard */
 	int perl_threads;		/* built with ithreads (no PL_curcop exported) */
 	unsigned perl_version[3];	/* PL_revision, PL_version, PL_subversion */
+	int ruby;			/* a CRuby: runtime is &ruby_current_vm_ptr, eval
+					 * rb_vm_exec, loop vm_exec_core (its largest
+					 * callee); its ruby_api_version and ruby_version */
+	unsigned ruby_major, ruby_minor;
+	char ruby_version[24];
+	uint64_t ruby_symbols;		/* its global_symbols (what names an ID), 0: not found */
+	/* the classes and modules it exports (rb_cArray: "Array"), to name a
+	 * C method's owner */
+	struct { uint64_t addr; char name[24]; } ruby_class[PYELF_RUBY_CLASSES];
+	int nruby_class;
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
+	uint64_t loop_lo, loop_hi;	/* Ruby: the VM loop each eval activation calls */
 	struct { uint64_t vaddr, offset, filesz; } load[8];
 	int nload;
 	uint64_t text_vaddr, text_offset;	/* its lowest executable PT_LOAD's (struct py_file) */
 	uint64_t launch_slot;		/* a program that calls a libpython's Py_BytesMain or
-					 * Py_Main: its GOT slot's address, else 0 */
+					 * Py_Main (a libruby's ruby_init): its GOT slot's
+					 * address, else 0 */
 };
 
 /* Fill e (zeroed) from f's mapped bytes: e->python, e->php and e->perl stay 0 for

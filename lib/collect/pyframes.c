@@ -24,6 +24,7 @@
 #include "pycodes.h"
 #include "pyelf.h"
 #include "pylayout.h"
+#include "rubylayout.h"
 #include "stackframes.h"
 #include "stacks.h"
 #include "util.h"
@@ -89,6 +90,7 @@ static const struct { const char *name, *kind, *gone; } langs[] = {
 	[PYPROC_PYTHON] = { "Python", "python", "[python: code object gone]" },
 	[PYPROC_PHP] = { "PHP", "php", "[php: function gone]" },
 	[PYPROC_PERL] = { "Perl", "perl", "[perl: sub gone]" },
+	[PYPROC_RUBY] = { "Ruby", "ruby", "[ruby: method gone]" },
 };
 
 static int derive_tsd_block(uint32_t *out)
@@ -398,11 +400,11 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
 			continue;
 		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
-		if (!e->python && !e->php && !e->perl && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
+		if (!e->python && !e->php && !e->perl && !e->ruby && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
 			launcher->elf = e;
 			launcher->id = mappedfile_id_of_line(l);
 		}
-		if (!e->python && !e->php && !e->perl)
+		if (!e->python && !e->php && !e->perl && !e->ruby)
 			continue;
 		for (int i = 0; i < e->nload; i++) {
 			if (l->pgoff >= e->load[i].offset && l->pgoff < e->load[i].offset + e->load[i].filesz) {
@@ -456,6 +458,8 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 		phplayout_to_proc(p->php, &v);
 	else if (p->perl)
 		perllayout_to_proc(p->perl, &v);
+	else if (p->ruby)
+		rubylayout_to_proc(p->ruby, &v);
 	else
 		pylayout_to_proc(&p->lay, &v);
 	/* in another pid namespace than ours, its thread ids are that one's */
@@ -522,6 +526,40 @@ static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
 	return perl_layout_checks(p) == 0 ? NULL : "its interpreter is not laid out as expected";
 }
 
+/* A CRuby's version and layout: the built-in table's for its version,
+ * checked against its VM when it has one yet (its main thread's control
+ * frames lie in its VM stack, its first frame not pushed yet at the
+ * stack's end).  NULL, or why it is not walked. */
+static const char *ruby_choose(struct pyproc *p, const struct pyelf *py)
+{
+	const struct rubylayout *l = rubylayout_table(py->ruby_major, py->ruby_minor);
+	pid_t pid = (pid_t)p->pid;
+	uint64_t vm = 0, th = 0, ec = 0, stack = 0, size = 0, cfp = 0;
+
+	snprintf(p->version, sizeof(p->version), "%s", py->ruby_version);
+	if (!l)
+		return "no frame layout is known for that version";
+	if (pycodes_read_u64(pid, p->runtime, &vm) != 0)
+		return "its ruby_current_vm_ptr cannot be read";
+	/* a VM being made (ruby's first samples) has no main thread, no ec,
+	 * no frame yet: what there is must fit */
+	if ((vm && pycodes_read_u64(pid, vm + l->vm_main_thread, &th) != 0) ||
+	    (th && pycodes_read_u64(pid, th + l->thread_ec, &ec) != 0) ||
+	    (ec && (pycodes_read_u64(pid, ec + l->ec_vm_stack, &stack) != 0 ||
+		    pycodes_read_u64(pid, ec + l->ec_vm_stack_size, &size) != 0 ||
+		    pycodes_read_u64(pid, ec + l->ec_cfp, &cfp) != 0)) ||
+	    (stack && cfp && (cfp < stack || cfp > stack + size * 8)))
+		return "its VM is not laid out as expected";
+	p->ruby = l;
+	p->by_table = 1;
+	p->ruby_elf = py;
+	p->ruby_bias = p->runtime - py->runtime;
+	/* global_symbols as found in the file, checked as each name is read
+	 * (its ids an Array; early on it is not yet) */
+	p->ruby_symbols = py->ruby_symbols ? py->ruby_symbols + p->ruby_bias : 0;
+	return NULL;
+}
+
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
@@ -565,10 +603,12 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	p->eval_hi = py->eval_hi + bias;
 	if (py->cold_hi)
 		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
+	if (py->loop_hi)
+		p->loop_lo = py->loop_lo + bias, p->loop_hi = py->loop_hi + bias;
 	const char *why;
-	p->lang = py->php ? PYPROC_PHP : py->perl ? PYPROC_PERL : PYPROC_PYTHON;
-	if (py->php || py->perl) {
-		why = py->php ? php_choose(p, py) : perl_choose(p, py);
+	p->lang = py->php ? PYPROC_PHP : py->perl ? PYPROC_PERL : py->ruby ? PYPROC_RUBY : PYPROC_PYTHON;
+	if (py->php || py->perl || py->ruby) {
+		why = py->php ? php_choose(p, py) : py->perl ? perl_choose(p, py) : ruby_choose(p, py);
 		how = "table";
 	} else {
 		why = version_of(p, py, bias, &major, &minor);
@@ -723,9 +763,10 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	}
 	unsigned lasti = (unsigned)PY_FRAME_LASTI(word);
 	/* a PHP or Perl frame's word holds its line; a function built into
-	 * PHP has none */
+	 * PHP has none; a Ruby iseq's is found from its position */
 	int python = p->lang == PYPROC_PYTHON;
-	int line = python ? pycodes_line(pf->codes, p, c, lasti) : lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
+	int line = python || p->lang == PYPROC_RUBY ? pycodes_line(pf->codes, p, c, lasti)
+			: lasti == PY_LASTI_UNKNOWN || !c->filename ? 0 : (int)lasti;
 	if (!python && !c->filename)
 		snprintf(buf, sizeof(buf), "%s", c->qualname);
 	else if (line > 0)
@@ -837,6 +878,11 @@ static void merge(struct pyframes *pf, struct stackframes *sf, const struct pypr
 			}
 		}
 		const char *native = frames[first + (size_t)(n - 1 - i)];
+		/* Ruby's VM loop, called by the activation before it: the Ruby
+		 * frames say it */
+		if (i + 1 < n && a + 1 < na && act[a + 1] == i + 1 &&
+		    ips[i] - (i > 0) >= p->loop_lo && ips[i] - (i > 0) < p->loop_hi)
+			continue;
 		/* 3.12+'s -X perf trampoline (its perf map's "py::qualname:file"):
 		 * the walked frames say the same, with the line */
 		if (strncmp(native, "py::", 4) == 0) {

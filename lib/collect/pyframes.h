@@ -8,8 +8,11 @@
  * PL_curinterp and Perl_runops_standard (ithreads) is a Perl, its version
  * PL_revision.PL_version.PL_subversion (lib/collect/perllayout.h); its subs
  * ("Package::sub (file:line)", kind "perl") replace each runops activation.
- * The trailer's "python" counts all three (its interpreters: "php 8.2.36
- * table", "perl 5.36.0 table").
+ * Ruby's likewise: a libruby exporting ruby_current_vm_ptr and rb_vm_exec
+ * (lib/collect/rubylayout.h); its iseqs ("label (file:line)") and C
+ * methods ("Class#method") replace each rb_vm_exec activation, kind "ruby".
+ * The trailer's "python" counts all four (its interpreters: "php 8.2.36
+ * table", "perl 5.36.0 table", "ruby 3.1.2 table").
  *
  * Asked by the BPF side about each process it samples (PROCNEWS_PYTHON), it
  * looks for an ELF mapped by the process that is a CPython (the python3

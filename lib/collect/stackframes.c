@@ -487,7 +487,7 @@ void stackframes_user_ips_exec(struct stackframes *sf, pid_t pid, uint64_t exec_
 	user_ips(sf, pid, exec_id, ips, native, !python);
 	if (python) {
 		sf->py_merged = 1;
-		sf->unwalked = 0;	/* its interpreter's frames are walked (PHP's) */
+		sf->unwalked = 0;	/* its interpreter's frames are walked (PHP's, Ruby's) */
 		sf->py_merge(sf->py_arg, sf, pid, exec_id, first, ips, native, ips + native + 1, n - native - 1);
 	}
 }

@@ -161,7 +161,8 @@ int framedesc_is(const struct framedesc_frame *f, const char *k)
 
 int framedesc_is_script(const struct framedesc_frame *f)
 {
-	return framedesc_is(f, "python") || framedesc_is(f, "php") || framedesc_is(f, "perl");
+	return framedesc_is(f, "python") || framedesc_is(f, "php") || framedesc_is(f, "perl") ||
+	       framedesc_is(f, "ruby");
 }
 
 size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, size_t len)

@@ -53,7 +53,7 @@ size_t framedesc_function_len(const struct framedesc_frame *f, const char *s, si
 int framedesc_source(const struct framedesc_frame *f, const char **file, size_t *len, int64_t *line);
 /* 1 if kind is k (f may be NULL: 0). */
 int framedesc_is(const struct framedesc_frame *f, const char *k);
-/* 1 if f is a function of a script an interpreter runs ("python", "php", "perl"):
+/* 1 if f is a function of a script an interpreter runs ("python", "php", "perl", "ruby"):
  * named "function (file:line)", its file a source file, not a mapping. */
 int framedesc_is_script(const struct framedesc_frame *f);
 

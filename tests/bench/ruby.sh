@@ -1,0 +1,43 @@
+# ruby.sh — Ruby frames in marple-callstack's stacks, on Debian's own ruby3.1
+# running tests/workloads/rubychain.rb: a call chain in one loop (chain), a
+# block through C (sort_by: sort) and recursion (recurse).  For each,
+# `marple-callstack -F 499 -p PID` for RUBY_BENCH_SECS (default 5).  Prints:
+# - the share of the samples that carry the expected chain, file:line on
+#   every Ruby frame, _start at the bottom (floor 95%);
+# - the share of Ruby frames whose line is one the frame can be at (crunch
+#   10, its block 11, settle 17, settle_sorted 21, its block 22, descend 27,
+#   <main> its loop 39-44) (floor 99%);
+# - the cost a sample with Ruby frames and with --no-python on the chain
+#   workload (lib/interpbench.sh's interp_costs), RUBY_BENCH_COST_SECS
+#   (default 6) at -F 999, RUBY_BENCH_COST_RUNS (default 3) runs each.
+set -u
+SECS=${RUBY_BENCH_SECS:-5}
+RUBY=/usr/bin/ruby3.1
+[ "$(id -u)" = 0 ] && [ -x "$RUBY" ] && [ "$("$RUBY" -e 'print RUBY_VERSION[0, 4]' 2>/dev/null)" = 3.1. ] ||
+	{ echo "bench: ruby: skipped (needs root and Debian's ruby3.1: scripts/install-deps)"; exit 0; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+F=$T/work.rb
+cp "$MARPLE_TOP/tests/workloads/rubychain.rb" "$F"
+
+NAME=ruby
+INTERP=$RUBY
+. "$MARPLE_TOP/tests/bench/lib/interpbench.sh"
+
+P='[ ][(][^)]*[)]'
+B="(;[^;(]+)*(;block in crunch$P(;[^;(]+)*)?\$"	# Integer#times, its block
+expect() {
+	case $1 in
+	chain) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;settle$P;crunch$P$B" ;;
+	sort) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;settle_sorted$P;Enumerable%23sort_by(;[^;(]+)*(;block in settle_sorted$P(;[^;(]+)*)?\$" ;;
+	recurse) D=";descend$P"; echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P$D$D$D$D$D$D$D$D$D;crunch$P$B" ;;
+	esac
+}
+
+echo "bench: ruby: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for m in chain sort recurse; do
+	interp_run "$m" "$SECS" "" -F 499
+	interp_shares "$m" "$(expect "$m")" '^(crunch [(].*:10|block in crunch [(].*:11|settle [(].*:17|settle_sorted [(].*:21|block in settle_sorted [(].*:22|descend [(].*:27|<main> [(].*:(39|4[0-4]))[)]$'
+done
+
+interp_costs chain "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"
+echo "bench: ruby: load average $(cut -d' ' -f1-3 /proc/loadavg)"

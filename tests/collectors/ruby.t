@@ -1,0 +1,133 @@
+# marple-callstack (and marple-offcpu) and Ruby: Debian's own /usr/bin/ruby3.1
+# (3.1, libruby-3.1 stripped) running a script with known methods; its Ruby
+# frames replace the interpreter's rb_vm_exec activations in the stacks, C
+# methods (Integer#times, Enumerable#sort_by) named in their activation, the
+# C frames between activations stay, _start stays at the bottom.
+. "$MARPLE_TOP/tests/lib.sh"
+plan 12
+CS="$MARPLE_BIN/marple-callstack"
+RUBY=/usr/bin/ruby3.1
+
+. "$MARPLE_TOP/tests/collectors/stacks.sh"
+if ! is_root; then
+	skip_rest "ruby: BPF cases" "not root"
+fi
+if [ ! -x "$RUBY" ] || [ "$("$RUBY" -e 'print RUBY_VERSION[0, 4]' 2>/dev/null)" != 3.1. ]; then
+	skip_rest "ruby: Debian's ruby3.1" "$RUBY is not Ruby 3.1 (scripts/install-deps installs ruby)"
+fi
+
+cp "$MARPLE_TOP/tests/workloads/rubychain.rb" "$T/work.rb"
+F=$T/work.rb
+P='[ ][(][^)]*[)]'	# " (file:line)"
+MAIN="<main> [(]$F:4[0-9][)]"
+
+# run MODE SECS OUT [collector options...]: the workload in MODE, captured
+# for SECS seconds by marple-callstack -p
+run() {
+	_mode=$1 _secs=$2 _out=$3; shift 3
+	rm -f "$T/ready"
+	"$RUBY" "$F" $((_secs + 30)) "$_mode" "$T/ready" & _rb=$!
+	wait_ready "$T/ready" 30 "$_rb"
+	"$CS" -F 499 -p "$_rb" "$@" "$_secs" > "$_out" 2> "$_out.err"; _rc=$?
+	kill "$_rb" 2>/dev/null; wait "$_rb" 2>/dev/null
+	return $_rc
+}
+
+# 1. the chain <main>;settle;crunch;Integer#times;block in crunch, each Ruby
+# frame with file:line, in place of rb_vm_exec (90%: a loaded machine gives
+# 2 s at 499 Hz 60 samples, of which the first, taken before the process is
+# looked at, and a block starting or ending miss; make bench BENCH=ruby
+# measures the issue's 95% floor)
+run chain 2 "$T/chain.out"; rc=$?
+check "ruby: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/chain.out'"
+total=$(weight "$T/chain.out" '.')
+chain=$(weight "$T/chain.out" "^ruby3[.]1;_start;.*;ruby_run_node;.*$MAIN;settle [(]$F:17[)];crunch [(]$F:10[)](;|\$)")
+share "ruby: _start ... ruby_run_node;<main>;settle;crunch (file:line) in >= 90% of the samples" "$chain" "$total" 90
+block=$(weight "$T/chain.out" "$MAIN;settle$P;crunch$P;Integer%23times;.*;block in crunch [(]$F:11[)](;|\$)")
+evalw=$(weight "$T/chain.out" ';rb_vm_exec(;|$)')
+merged=$(trailer_num "$T/chain.out" samples_merged)
+if [ "$block" -ge $(( total / 2 )) ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}" -ge $(( total * 9 / 10 )) ]; then
+	pass "ruby: >= 90% merged, Integer#times (C) then its block ($merged of $total; $block in the block; $evalw left with rb_vm_exec)"
+else
+	fail "ruby: >= 90% merged, Integer#times (C) then its block" "merged ${merged:-?}, block $block, rb_vm_exec in $evalw, of $total samples: $(grep -m1 crunch "$T/chain.out" | cut -c1-400)"
+fi
+check "ruby: the interpreter is named in the trailer, stderr quiet" sh -c "
+	grep -q '\"ruby 3[.]1[.][0-9]* table\":1' '$T/chain.out' && ! grep -q 'does not walk' '$T/chain.out.err'"
+
+# 1b. the trailer says they are Ruby frames; pprof and its -lines use it
+if /usr/bin/python3 - "$T/chain.out" "$F" <<'PYEOF'
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
+f = t["frames"]["settle (%s:17)" % sys.argv[2]]
+sys.exit(0 if f == {"kind": "ruby", "file": sys.argv[2], "line": 17} else 1)
+PYEOF
+then pass "ruby: the trailer describes settle (ruby, file, line)"
+else fail "ruby: the trailer describes settle" "$(tail -n 1 "$T/chain.out" | grep -o '"settle[^}]*}')"; fi
+if pprof_traces "$T/chain.out" "$T/chain.traces"; then
+	check "ruby: go tool pprof -lines shows block in crunch, crunch and settle by file:line" sh -c "
+		grep -q '^ *block in crunch $F:11\$' '$T/chain.traces' && grep -q '^ *crunch $F:10\$' '$T/chain.traces' &&
+		grep -q '^ *settle $F:17\$' '$T/chain.traces'"
+else
+	fail "ruby: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
+fi
+
+# 2. sort_by with a Ruby block: Enumerable#sort_by (C) in its activation,
+# its C under it, the block's own activation after rb_yield
+run sort 2 "$T/sort.out"
+total=$(weight "$T/sort.out" '.')
+cb=$(weight "$T/sort.out" "$MAIN;settle_sorted [(]$F:21[)];Enumerable%23sort_by;.*;rb_yield;block in settle_sorted [(]$F:22[)](;|\$)")
+insort=$(weight "$T/sort.out" "^ruby3[.]1;_start;.*;$MAIN;settle_sorted [(]$F:21[)];Enumerable%23sort_by(;|\$)")
+if [ "$cb" -ge $(( total / 10 )) ] && [ "$insort" -ge $(( total * 9 / 10 )) ]; then
+	pass "ruby: Enumerable#sort_by in place, its block under rb_yield ($cb; $insort in sort_by of $total)"
+else
+	fail "ruby: Enumerable#sort_by in place, its block under rb_yield" "$cb, $insort of $total: $(grep -m1 settle_sorted "$T/sort.out" | cut -c1-400)"
+fi
+
+# 3. recursion: descend nine deep, each its own frame with its line
+run recurse 2 "$T/rec.out"
+total=$(weight "$T/rec.out" '.')
+D="descend [(]$F:27[)]"
+rec=$(weight "$T/rec.out" "$MAIN;$D;$D;$D;$D;$D;$D;$D;$D;$D;crunch [(]$F:10[)](;|\$)")
+share "ruby: <main>;descend x 9;crunch" "$rec" "$total" 90
+
+# 4. a Ruby of a version without a known layout: said once, profiled natively
+MARPLE_TEST_RUBY_NO_TABLE=1 run chain 1 "$T/unknown.out"
+n=$(grep -c "process $_rb (ruby3.1) runs Ruby 3[.]1[.][0-9]*: no frame layout is known for that version; profiled natively" "$T/unknown.out.err")
+if [ "$n" -eq 1 ] && grep -q '"ruby 3[.]1[.][0-9]* refused":1' "$T/unknown.out"; then
+	pass "ruby: an unknown version is named once on stderr and counted"
+else
+	fail "ruby: an unknown version is named once on stderr and counted" "$n times: $(head -c 300 "$T/unknown.out.err")"
+fi
+if [ "$(weight "$T/unknown.out" '^ruby3[.]1;_start;.*;ruby_run_node;.*rb_vm_exec')" -gt 0 ] &&
+   [ "$(weight "$T/unknown.out" "$P")" -eq 0 ]; then
+	pass "ruby: ... and profiled natively"
+else
+	fail "ruby: ... and profiled natively" "$(grep -m1 '^[0-9]' "$T/unknown.out" | cut -c1-300)"
+fi
+
+# 5. off the CPU: marple-offcpu gets the Ruby frames too
+rm -f "$T/ready"
+"$RUBY" "$F" 30 wait "$T/ready" & rb=$!
+wait_ready "$T/ready" 30 "$rb"
+"$MARPLE_BIN/marple-offcpu" -p "$rb" 1 > "$T/off.out" 2> "$T/off.err"
+kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
+offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;settle_waiting [(]$F:31[)];Kernel%23sleep;")
+offtotal=$(weight "$T/off.out" '.')
+share "ruby: marple-offcpu: <main>;settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
+
+# 6. a Ruby process started during a capture of the whole system
+MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
+ready=0
+if wait_ready "$T/r6" 60 "$cs"; then
+	ready=1
+	"$RUBY" "$F" 2.5
+fi
+kill -INT "$cs" 2>/dev/null
+wait "$cs"
+if [ "$ready" -eq 0 ]; then
+	fail "ruby: a process started during the capture has its Ruby frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
+elif [ "$(weight "$T/sys.out" "^ruby3[.]1;_start;.*;$MAIN;settle [(]$F:17[)];crunch$P")" -gt 0 ]; then
+	pass "ruby: a process started during the capture has its Ruby frames"
+else
+	fail "ruby: a process started during the capture has its Ruby frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
+fi
