@@ -104,7 +104,7 @@ fi
 rm -f "$T/ready"
 "$PHP" "$F" 30 wait "$T/ready" & php=$!
 wait_ready "$T/ready" 30 "$php"
-"$MARPLE_BIN/marple-offcpu" -p "$php" 1 > "$T/off.out" 2> "$T/off.err"
+"$MARPLE_BIN/marple-offcpu" -p "$php" 2 > "$T/off.out" 2> "$T/off.err"
 kill "$php" 2>/dev/null; wait "$php" 2>/dev/null
 offw=$(weight "$T/off.out" "^php8[.]2;_start;.*;[{]main[}]$P;settle_waiting [(]$F:43[)];usleep;")
 offtotal=$(weight "$T/off.out" '.')
