@@ -169,6 +169,10 @@ f=$(trailer "$T/csf.out" folds)
 check "callstack, folding: folded while capturing (${f:-none})" test "${f:-0}" -ge 1
 s=$(trailer "$T/csf.out" samples); w=$(total "$T/csf.out")
 n=$(sed -n '/^{"trailer"/{n;:a;/^{"trailer"/{s/.*"records":\([0-9]*\).*/\1/p;q};n;ba}' "$T/csf.out")
+if [ "$(grep -c '"dropped":0,' "$T/csf.out")" -ne 2 ]; then	# what was dropped: say it
+	echo "drain: callstack, folding: the trailers' counts:" >&2
+	grep '^{"trailer"' "$T/csf.out" | grep -o '"records":[0-9]*,"lost":[0-9]*,"dropped":[0-9]*\|"stack_errors":{[^}]*' >&2
+fi
 check "callstack, folding: nothing dropped, every sample timed ($w weighed, $n timed, of $s)" \
 	test "$(grep -c '"dropped":0,' "$T/csf.out") $w $n" = "2 $s $s"
 a=$(weight "$T/csf.out" '^burn;'); l=$(weight "$T/csf.out" '^burn;.*main;top;mid;leaf')
