@@ -202,8 +202,13 @@ const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size
 
 const struct hashtab_entry *hashtab_find(const struct hashtab *a, const void *key, size_t len)
 {
+	return hashtab_find_hashed(a, hashtab_hash(key, len), key, len);
+}
+
+const struct hashtab_entry *hashtab_find_hashed(const struct hashtab *a, uint64_t hash, const void *key, size_t len)
+{
 	struct hashtab_entry *e;
-	probe(a, hashtab_hash(key, len), key, len, &e);
+	probe(a, hash, key, len, &e);
 	return e;
 }
 

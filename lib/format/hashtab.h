@@ -40,6 +40,9 @@ const struct hashtab_entry *hashtab_add(struct hashtab *t, const void *key, size
 					uint64_t c1);
 /* The entry of key[0..len), or NULL: nothing is added. */
 const struct hashtab_entry *hashtab_find(const struct hashtab *t, const void *key, size_t len);
+/* The same, for a key whose hashtab_hash the caller has (to use it twice). */
+const struct hashtab_entry *hashtab_find_hashed(const struct hashtab *t, uint64_t hash, const void *key,
+						size_t len);
 size_t hashtab_size(const struct hashtab *t);
 /* The bytes t uses in memory (entries, index, keys stored), for the trailers. */
 size_t hashtab_bytes(const struct hashtab *t);

@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 37
+plan 39
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -34,6 +34,21 @@ perf_sample() {	# EVENT [PERIOD]
 { perf_sample cpu-clock:pppH 1001001; perf_sample cpu-clock:pppH 1001001; } | marple-fold -s > "$T/o"
 check "fold --to-stream: perf's cpu-clock periods are ns" sh -c \
 	"grep -q '\"units\":{\"weight\":\"ns\"}' '$T/o' && grep -qx '2002002#burn;main' '$T/o'"
+# Samples seen before fold from memory by their bytes: the same frame lines
+# under another process (java: names tidied as Java's), a comment inside, a
+# bad line inside (reported again each time, with its own line number).
+rep_sample() {	# COMM [LINE]
+	printf '%s 42 [000] 1.0: cpu-clock:\n\t 401100 work+0x10 (/bin/burn)\n\t 401000 Lcom/a/B;run (/bin/burn)\n' "$1"
+	[ -z "${2-}" ] || printf '%s\n' "$2"
+	printf '\t 400f00 main (/bin/burn)\n\n'
+}
+{ rep_sample burn; rep_sample java; rep_sample burn; rep_sample java; rep_sample burn '# note'
+  rep_sample burn '	garbage'; rep_sample burn '	garbage'; rep_sample java '# note'; } > "$T/rep.txt"
+printf 'burn;main;Lcom/a/B:run;work 5\njava;main;com/a/B:run;work 3\n' > "$T/rep.exp"
+marple-fold "$T/rep.txt" > "$T/o" 2> "$T/e"; same_ok "fold: repeated perf samples summed per process" $? "$T/rep.exp" "$T/o"
+check "fold: a bad line of a repeated sample reported each time" sh -c "
+	grep -q 'rep.txt:30: not a sample header' '$T/e' && grep -q 'rep.txt:36: not a sample header' '$T/e' &&
+	grep -q '2 malformed lines skipped' '$T/e'"
 perf_sample cycles 5000 | marple-fold -s > "$T/o"
 check "fold --to-stream: another event's periods count that event" grep -q '"units":{"weight":"cycles"}' "$T/o"
 perf_sample cpu-clock | marple-fold -s > "$T/o"
