@@ -659,7 +659,8 @@ static void frame_or_bad(struct perfscript *p, const char *s, size_t n, unsigned
 static void raw_put(struct perfscript *p, const char *s, size_t n)
 {
 	uint32_t len = (uint32_t)n;
-	p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + sizeof(len) + n, 1);
+	if (p->raw_len + sizeof(len) + n > p->raw_cap)
+		p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + sizeof(len) + n, 1);
 	memcpy(p->raw + p->raw_len, &len, sizeof(len));
 	memcpy(p->raw + p->raw_len + sizeof(len), s, n);
 	p->raw_len += sizeof(len) + n;
