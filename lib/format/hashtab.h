@@ -11,7 +11,8 @@
  *   struct hashtab_entry **v = hashtab_sorted(t);  -- or in byte order
  *   hashtab_free(t);
  *
- * Open addressing with linear probing over an array of entry indexes; keys
+ * Open addressing with linear probing over an array of entry indexes (each
+ * beside half its key's hash, so a probe reads only entries that may match); keys
  * are copied into blocks that never move, each followed by a NUL (a key
  * without NUL bytes is a C string), so an entry's key pointer stays valid
  * until hashtab_free (the entry itself only until the next add).
