@@ -662,7 +662,9 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_NONE:
 		break;
 	case KIND_PERF:
-		while ((rc = lines_next(l, &s, &len)) > 0 && !has_nul(c, l))
+		/* a sample's frame lines are parsed at its end: a NUL byte is
+		 * reported after the bad lines before it */
+		while ((rc = lines_next(l, &s, &len)) > 0 && !(lines_has_nul(l) && (perfscript_finish(ps), has_nul(c, l))))
 			perfscript_line(ps, s, len, lines_lineno(l));
 		perfscript_finish(ps);
 		if (rc < 0)

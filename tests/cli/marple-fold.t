@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 39
+plan 40
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -49,6 +49,10 @@ marple-fold "$T/rep.txt" > "$T/o" 2> "$T/e"; same_ok "fold: repeated perf sample
 check "fold: a bad line of a repeated sample reported each time" sh -c "
 	grep -q 'rep.txt:30: not a sample header' '$T/e' && grep -q 'rep.txt:36: not a sample header' '$T/e' &&
 	grep -q '2 malformed lines skipped' '$T/e'"
+printf 'ab 1 [0] 1.0: cpu-clock:\n\tzz\n\t 1 f (/x)\n\tz\0z\n\n' > "$T/nul.txt"
+marple-fold "$T/nul.txt" > /dev/null 2> "$T/e"
+check "fold: a sample's bad line is reported before the NUL byte after it" sh -c "
+	grep -n 'nul.txt:' '$T/e' | head -2 | tr '\n' ' ' | grep -q '^1:.*nul.txt:2: not a sample.* 2:.*nul.txt:4: NUL byte'"
 perf_sample cycles 5000 | marple-fold -s > "$T/o"
 check "fold --to-stream: another event's periods count that event" grep -q '"units":{"weight":"cycles"}' "$T/o"
 perf_sample cpu-clock | marple-fold -s > "$T/o"
