@@ -493,7 +493,7 @@ static long php_frame_step(__u64 i, void *ctx)
  * words[base + n], then on to its caller's, the next up to the stack's
  * end.  The frame in one read, its env's flags and method entry (ep[-2..0])
  * in a second; an iseq's frame its body's iseq_encoded in two more (its
- * pc's position).  A frame that is neither (a dummy's, a C block's) is
+ * pc's position), a method's stored by its method entry.  A frame that is neither (a dummy's, a C block's) is
  * not stored: if it began a vm_exec activation, the frame before it did. */
 static long ruby_frame_step(__u64 i, void *ctx)
 {
@@ -528,7 +528,8 @@ static long ruby_frame_step(__u64 i, void *ctx)
 		encoded = body ? py_read_ptr(body + w->encoded) : 0;
 		if (encoded && pc >= encoded && (pc - encoded) / 8 < PY_LASTI_UNKNOWN)
 			pos = (__u32)((pc - encoded) / 8);
-		word = iseq;
+		/* a method's by its method entry (ep[-2]): its class, no read more */
+		word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD && env[0] ? env[0] : iseq;
 	} else {
 		if (finish && n > 0)
 			w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
