@@ -98,7 +98,7 @@ share "ruby: <main>;Object#descend x 9;Object#crunch" "$rec" "$total" 90
 # (half the samples at least, as case 1's block)
 run class 2 "$T/class.out"
 total=$(weight "$T/class.out" '.')
-cls=$(weight "$T/class.out" "$MAIN;Ledger[.]settle [(]$F:36[)];Ledger%23crunch [(]$F:41[)];Integer%23times;.*;block in Ledger%23crunch [(]$F:42[)](;|\$)")
+cls=$(weight "$T/class.out" "$MAIN;Ledger[.]settle [(]$F:36[)];Ledger%23crunch [(]$F:41[)];Integer%23times;.*;block in Ledger%23crunch [(]$F:41[)](;|\$)")
 share "ruby: <main>;Ledger.settle;Ledger#crunch;Integer#times;block in Ledger#crunch" "$cls" "$total" 50
 
 # 4. a Ruby of a version without a known layout: said once, profiled natively
