@@ -148,34 +148,24 @@ static int perl_code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3],
 /* What identifies Ruby code addr (code_ids): an iseq (its body, its
  * wrapper) or a method entry (its definition, its defined class), as the
  * BPF side checks them (py_known_step), told apart by the imemo's kind;
- * ids[1] the method entry itself, the one behind the imemo that keeps a
- * method's $~ in its place when addr is that.  *first RUBY_CODE_METHOD for
- * the entry of a method defined in Ruby. */
+ * ids[1] addr.  *first the kind, RUBY_CODE_METHOD for the entry of a
+ * method defined in Ruby. */
 static int ruby_code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
 {
-	pid_t pid = (pid_t)p->pid;
-	uint64_t o[5];
+	uint64_t o[3];
 	uint32_t def_type;
 
-	if (pycodes_read_mem(pid, addr, o, sizeof(o)) != 0)
+	if (pycodes_read_mem((pid_t)p->pid, addr, o, sizeof(o)) != 0)
 		return -1;
 	ids[0] = o[2];
 	ids[1] = addr;
 	ids[2] = o[1];
-	*first = (int32_t)(o[0] >> 12) & 0xf;
-	if ((o[0] & RUBY_FLAGS_TYPE) == RUBY_T_IMEMO && *first == RUBY_IMEMO_SVAR) {
-		ids[1] = o[RUBY_SVAR_CREF_OR_ME / 8];
-		if (!ids[1] || pycodes_read_mem(pid, ids[1], o, sizeof(o)) != 0)
-			return -1;
-		*first = (int32_t)(o[0] >> 12) & 0xf;
-		if (*first != RUBY_IMEMO_MENT)
-			return 0;
-	}
+	*first = (int32_t)(o[0] >> RUBY_IMEMO_SHIFT) & 0xf;
 	if ((o[0] & RUBY_FLAGS_TYPE) != RUBY_T_IMEMO || (*first != RUBY_IMEMO_ISEQ && *first != RUBY_IMEMO_MENT))
 		return 0;
 	if (*first == RUBY_IMEMO_ISEQ)
 		return 1;
-	if (pycodes_read_mem(pid, o[p->ruby->me_def / 8], &def_type, 4) != 0)
+	if (pycodes_read_mem((pid_t)p->pid, o[p->ruby->me_def / 8], &def_type, 4) != 0)
 		return -1;
 	if ((def_type & RUBY_METHOD_TYPE_MASK) == RUBY_METHOD_TYPE_ISEQ)
 		*first = RUBY_CODE_METHOD;
@@ -523,14 +513,15 @@ static char *ruby_cmethod_name(const struct pyproc *p, uint64_t me)
 	return ruby_qualified(p, owner, name);
 }
 
-/* The iseq that Ruby code c runs (its rb_iseq_t) and that iseq's body
- * (c's own, or its method entry's definition's): 0, or -1 */
-static int ruby_iseq_of(const struct pyproc *p, const struct pycode *c, uint64_t addr, uint64_t *iseq, uint64_t *body)
+/* The iseq that Ruby code c runs (its rb_iseq_t) and that iseq's body:
+ * c's own (its address is c->filename_ptr), or its method entry's
+ * definition's.  0, or -1 */
+static int ruby_iseq_of(const struct pyproc *p, const struct pycode *c, uint64_t *iseq, uint64_t *body)
 {
 	pid_t pid = (pid_t)p->pid;
 	uint64_t def;
 
-	*iseq = addr;
+	*iseq = c->filename_ptr;
 	*body = c->qualname_ptr;
 	if (c->firstlineno != RUBY_CODE_METHOD)
 		return 0;
@@ -577,10 +568,10 @@ static void ruby_names(struct pycodes *cc, const struct pyproc *p, struct pycode
 	uint64_t iseq, body, label = 0, path = 0, owner = 0, in_array;
 
 	if (c->firstlineno == RUBY_IMEMO_MENT) {
-		c->qualname = ruby_cmethod_name(p, c->filename_ptr);
+		c->qualname = ruby_cmethod_name(p, addr);
 		return;
 	}
-	if (ruby_iseq_of(p, c, addr, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_label, &label) != 0 ||
+	if (ruby_iseq_of(p, c, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_label, &label) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_pathobj, &path) != 0)
 		return;
 	c->qualname = ruby_str(pid, label);
@@ -591,7 +582,7 @@ static void ruby_names(struct pycodes *cc, const struct pyproc *p, struct pycode
 		c->qualname = ruby_block_name(cc, p, body, c->qualname);
 		return;
 	}
-	if (c->qualname && pycodes_read_u64(pid, c->filename_ptr + l->me_owner, &owner) == 0)
+	if (c->qualname && pycodes_read_u64(pid, addr + l->me_owner, &owner) == 0)
 		c->qualname = ruby_qualified(p, owner, c->qualname);
 	uint64_t key[2] = { p->pid, iseq };
 	if (!cc->ruby_methods)
@@ -620,7 +611,7 @@ static int ruby_read_lines(struct pycodes *cc, const struct pyproc *p, struct py
 	uint64_t iseq, body, entries = 0, positions = 0, succ = 0;
 	uint32_t n = 0, iseq_size = 0;
 
-	if (ruby_iseq_of(p, c, 0, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_insns, &entries) != 0 ||
+	if (ruby_iseq_of(p, c, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_insns, &entries) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_positions, &positions) != 0 ||
 	    pycodes_read_mem(pid, body + l->body_insns_size, &n, 4) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_succ, &succ) != 0 ||
