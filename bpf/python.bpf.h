@@ -508,8 +508,9 @@ static __always_inline __u64 ruby_method_entry(__u64 me_cref, __u64 iseq)
  * words[base + n], then on to its caller's, the next up to the stack's
  * end.  The frame in one read, its env's flags and method entry (ep[-2..0])
  * in a second; an iseq's frame its body's iseq_encoded in two more (its
- * pc's position), a method's stored by its method entry (one read more).  A frame that is neither (a dummy's, a C block's) is
- * not stored: if it began a vm_exec activation, the frame before it did. */
+ * pc's position), a method's stored by its method entry (one read more).
+ * A frame that is neither (a dummy's, a C block's) is not stored: if it
+ * began a vm_exec activation, the frame before it did. */
 static long ruby_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;

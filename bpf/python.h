@@ -69,8 +69,8 @@ enum py_flags {
  * tstate_next the body's iseq_encoded.  A word holds the iseq and its pc's
  * position (a method's frame: its method entry, which names its class, and
  * the position in its iseq), or a C method's method entry (position
- * PY_LASTI_UNKNOWN), the frame that
- * began a vm_exec activation (VM_FRAME_FLAG_FINISH) marked as the entry.
+ * PY_LASTI_UNKNOWN), the frame that began a vm_exec activation
+ * (VM_FRAME_FLAG_FINISH) marked as the entry.
  * Only the main thread's frames are walked. */
 #define RUBY_FRAME_MAGIC_MASK 0x7fff0001
 #define RUBY_FRAME_MAGIC_CFUNC 0x55550001
