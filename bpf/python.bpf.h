@@ -489,12 +489,28 @@ static long php_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
+/* A method's frame's word: its method entry (ep[-2], which names its
+ * class), or the one behind the imemo that holds the method's $~ in its
+ * place (a new one each call: stored, it would make each call's stack
+ * new); else its iseq.  One read of 16 bytes. */
+static __always_inline __u64 ruby_method_entry(__u64 me_cref, __u64 iseq)
+{
+	__u64 head[2];
+	if (!me_cref || bpf_probe_read_user(head, sizeof(head), (void *)me_cref))
+		return iseq;
+	__u64 kind = (head[0] >> RUBY_IMEMO_SHIFT) & 0xf;
+	if ((head[0] & RUBY_FLAGS_TYPE) != RUBY_T_IMEMO)
+		return iseq;
+	return kind == RUBY_IMEMO_MENT ? me_cref : kind == RUBY_IMEMO_SVAR && head[1] ? head[1] : iseq;
+}
+
 /* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
  * words[base + n], then on to its caller's, the next up to the stack's
  * end.  The frame in one read, its env's flags and method entry (ep[-2..0])
  * in a second; an iseq's frame its body's iseq_encoded in two more (its
- * pc's position).  A frame that is neither (a dummy's, a C block's) is
- * not stored: if it began a vm_exec activation, the frame before it did. */
+ * pc's position), a method's stored by its method entry (one read more).
+ * A frame that is neither (a dummy's, a C block's) is not stored: if it
+ * began a vm_exec activation, the frame before it did. */
 static long ruby_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;
@@ -528,7 +544,7 @@ static long ruby_frame_step(__u64 i, void *ctx)
 		encoded = body ? py_read_ptr(body + w->encoded) : 0;
 		if (encoded && pc >= encoded && (pc - encoded) / 8 < PY_LASTI_UNKNOWN)
 			pos = (__u32)((pc - encoded) / 8);
-		word = iseq;
+		word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? ruby_method_entry(env[0], iseq) : iseq;
 	} else {
 		if (finish && n > 0)
 			w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;

@@ -67,11 +67,23 @@ enum py_flags {
  * (pc), frame_code (iseq) and frame_entry (ep: the env's flags at ep[0],
  * its method entry at ep[-2]); code_adaptive is rb_iseq_t.body and
  * tstate_next the body's iseq_encoded.  A word holds the iseq and its pc's
- * position, or a C method's method entry (position PY_LASTI_UNKNOWN), the frame that
- * began a vm_exec activation (VM_FRAME_FLAG_FINISH) marked as the entry.
+ * position (a method's frame: its method entry, which names its class, and
+ * the position in its iseq), or a C method's method entry (position
+ * PY_LASTI_UNKNOWN), the frame that began a vm_exec activation
+ * (VM_FRAME_FLAG_FINISH) marked as the entry.
  * Only the main thread's frames are walked. */
 #define RUBY_FRAME_MAGIC_MASK 0x7fff0001
 #define RUBY_FRAME_MAGIC_CFUNC 0x55550001
+#define RUBY_FRAME_MAGIC_METHOD 0x11110001
+/* An object's type in its flags' low 5 bits, an imemo's kind in bits
+ * 12-15 (also lib/collect/rubylayout.h's): a method entry, an iseq, the
+ * imemo holding a method's $~, its method entry after its flags */
+#define RUBY_FLAGS_TYPE 0x1f
+#define RUBY_T_IMEMO 0x1a
+#define RUBY_IMEMO_SHIFT 12
+#define RUBY_IMEMO_MENT 6
+#define RUBY_IMEMO_ISEQ 7
+#define RUBY_IMEMO_SVAR 2
 #define RUBY_FRAME_FLAG_FINISH 0x20
 #define RUBY_FRAME_FLAG_CFRAME 0x80
 #define PHP_INTERNAL_FUNCTION 1

@@ -2,6 +2,7 @@
 #include "pycodes.h"
 
 #include <bpf/bpf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,33 @@ static int perl_code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3],
 	return ((head[1] >> 32) & 0xff) == PERL_SVT_PVCV;
 }
 
+/* What identifies Ruby code addr (code_ids): an iseq (its body, its
+ * wrapper) or a method entry (its definition, its defined class), as the
+ * BPF side checks them (py_known_step), told apart by the imemo's kind;
+ * ids[1] addr.  *first the kind, RUBY_CODE_METHOD for the entry of a
+ * method defined in Ruby. */
+static int ruby_code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int32_t *first)
+{
+	uint64_t o[3];
+	uint32_t def_type;
+
+	if (pycodes_read_mem((pid_t)p->pid, addr, o, sizeof(o)) != 0)
+		return -1;
+	ids[0] = o[2];
+	ids[1] = addr;
+	ids[2] = o[1];
+	*first = (int32_t)(o[0] >> RUBY_IMEMO_SHIFT) & 0xf;
+	if ((o[0] & RUBY_FLAGS_TYPE) != RUBY_T_IMEMO || (*first != RUBY_IMEMO_ISEQ && *first != RUBY_IMEMO_MENT))
+		return 0;
+	if (*first == RUBY_IMEMO_ISEQ)
+		return 1;
+	if (pycodes_read_mem((pid_t)p->pid, o[p->ruby->me_def / 8], &def_type, 4) != 0)
+		return -1;
+	if ((def_type & RUBY_METHOD_TYPE_MASK) == RUBY_METHOD_TYPE_ISEQ)
+		*first = RUBY_CODE_METHOD;
+	return 1;
+}
+
 /* What identifies code object addr of p as it is now: ids the objects it
  * points at (qualname, filename, line table), first its first line.  A PHP
  * function (zend_function) likewise: its function_name, op_array filename
@@ -170,17 +198,8 @@ static int code_ids(const struct pyproc *p, uint64_t addr, uint64_t ids[3], int3
 			return -1;
 		return o[0] == PHP_INTERNAL_FUNCTION || o[0] == PHP_USER_FUNCTION || o[0] == PHP_EVAL_CODE;
 	}
-	if (p->lang == PYPROC_RUBY) {
-		/* an iseq (its body, its wrapper) or a C method's entry (its
-		 * definition, its class), told apart by the imemo's kind */
-		if (pycodes_read_mem(pid, addr, o, 24) != 0)
-			return -1;
-		memcpy(&type, o, 8);
-		memcpy(&ids[0], o + 16, 8);
-		memcpy(&ids[2], o + 8, 8);
-		*first = (int32_t)(type >> 12) & 0xf;
-		return (type & RUBY_FLAGS_TYPE) == RUBY_T_IMEMO && (*first == RUBY_IMEMO_ISEQ || *first == RUBY_IMEMO_MENT);
-	}
+	if (p->lang == PYPROC_RUBY)
+		return ruby_code_ids(p, addr, ids, first);
 	if (pycodes_read_mem(pid, addr, o, sizeof(o)) != 0)
 		return -1;
 	memcpy(&type, o + OB_TYPE, 8);
@@ -387,51 +406,190 @@ static char *ruby_id_name(const struct pyproc *p, uint64_t id)
 	return ruby_str(pid, str);
 }
 
-/* A C method's name: "Class#method" when its owner is a class or module
- * libruby exports (Integer#times, Kernel#sleep), else the method's alone */
-static char *ruby_cmethod_name(const struct pyproc *p, uint64_t me, uint64_t def)
+/* Instance variable name of Ruby class klass into *v (its iv_tbl, an
+ * st_table, its first RUBY_IVARS_SCANNED entries): 0, or -1 */
+#define RUBY_IVARS_SCANNED 32
+static int ruby_class_ivar(const struct pyproc *p, uint64_t klass, const char *name, uint64_t *v)
 {
 	pid_t pid = (pid_t)p->pid;
-	uint64_t owner = 0, id = 0, v;
-	char *name = pycodes_read_u64(pid, def + p->ruby->def_original_id, &id) == 0 ? ruby_id_name(p, id) : NULL;
-	const char *cls = NULL;
+	uint64_t ext, tbl, range[3], e[RUBY_IVARS_SCANNED * RUBY_ST_ENTRY / 8];
 
-	if (!name)
-		return marple_strdup("[ruby: C method]");
-	for (int i = 0; p->ruby_elf && pycodes_read_u64(pid, me + p->ruby->me_owner, &owner) == 0 && owner &&
-			i < p->ruby_elf->nruby_class && !cls; i++)
-		if (pycodes_read_u64(pid, p->ruby_elf->ruby_class[i].addr + p->ruby_bias, &v) == 0 && v == owner)
-			cls = p->ruby_elf->ruby_class[i].name;
-	if (!cls)
+	if (pycodes_read_u64(pid, klass + p->ruby->class_ext, &ext) != 0 ||
+	    pycodes_read_u64(pid, ext + p->ruby->ext_iv_tbl, &tbl) != 0 || !tbl ||
+	    pycodes_read_mem(pid, tbl + RUBY_ST_START, range, sizeof(range)) != 0 || range[1] <= range[0])
+		return -1;
+	uint64_t n = range[1] - range[0] < RUBY_IVARS_SCANNED ? range[1] - range[0] : RUBY_IVARS_SCANNED;
+	if (pycodes_read_mem(pid, range[2] + range[0] * RUBY_ST_ENTRY, e, n * RUBY_ST_ENTRY) != 0)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		const uint64_t *entry = e + i * (RUBY_ST_ENTRY / 8);	/* its hash, key, value */
+		char *key = entry[0] != UINT64_MAX ? ruby_id_name(p, entry[1]) : NULL;	/* ~0: deleted */
+		int found = key && strcmp(key, name) == 0;
+		free(key);
+		if (found) {
+			*v = entry[2];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Ruby class or module klass's name: one libruby exports (rb_cObject's
+ * "Object"), its path ("Foo::Bar"), or an anonymous one's as Ruby says it
+ * ("#<Class:0x...>"); NULL when klass is no class or module. */
+static char *ruby_class_path(const struct pyproc *p, uint64_t klass)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t flags, v, path;
+
+	for (int i = 0; p->ruby_elf && i < p->ruby_elf->nruby_class; i++)
+		if (pycodes_read_u64(pid, p->ruby_elf->ruby_class[i].addr + p->ruby_bias, &v) == 0 && v == klass)
+			return marple_strdup(p->ruby_elf->ruby_class[i].name);
+	if (!klass || (klass & 7) || pycodes_read_u64(pid, klass, &flags) != 0 ||
+	    ((flags & RUBY_FLAGS_TYPE) != RUBY_T_CLASS && (flags & RUBY_FLAGS_TYPE) != RUBY_T_MODULE))
+		return NULL;
+	char *name = ruby_class_ivar(p, klass, "__classpath__", &path) == 0 ? ruby_str(pid, path) : NULL;
+	if (name)
 		return name;
-	char *out = marple_malloc(strlen(cls) + strlen(name) + 2);
-	sprintf(out, "%s#%s", cls, name);
-	free(name);
+	name = marple_malloc(sizeof("#<Module:0x>") + 16);
+	sprintf(name, "#<%s:0x%016" PRIx64 ">", (flags & RUBY_FLAGS_TYPE) == RUBY_T_MODULE ? "Module" : "Class", klass);
+	return name;
+}
+
+/* The name of the class owning a method and what goes between it and the
+ * method's name, as Ruby's profilers say them: "Foo" and "#"; a singleton
+ * class's, its object's: "Foo" and "." (a class method), or an object's
+ * class "#<Foo:0x...>" and "."; NULL when unknown. */
+static char *ruby_owner_name(const struct pyproc *p, uint64_t owner, const char **sep)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t flags, obj, klass;
+
+	*sep = "#";
+	if (!owner || (owner & 7) || pycodes_read_u64(pid, owner, &flags) != 0)
+		return NULL;
+	if ((flags & RUBY_FLAGS_TYPE) != RUBY_T_CLASS || !(flags & RUBY_FL_SINGLETON))
+		return ruby_class_path(p, owner);
+	*sep = ".";
+	if (ruby_class_ivar(p, owner, "__attached__", &obj) != 0)
+		return NULL;
+	char *name = ruby_class_path(p, obj), *cls;
+	/* an object's own class: its superclass is the object's class */
+	if (name || pycodes_read_u64(pid, owner + RUBY_CLASS_SUPER, &klass) != 0 || !(cls = ruby_class_path(p, klass)))
+		return name;
+	name = marple_malloc(strlen(cls) + sizeof("#<:0x>") + 16);
+	sprintf(name, "#<%s:0x%016" PRIx64 ">", cls, obj);
+	free(cls);
+	return name;
+}
+
+/* owner's name, sep, then the method's: a new string; method is freed */
+static char *ruby_qualified(const struct pyproc *p, uint64_t owner, char *method)
+{
+	const char *sep;
+	char *cls = method ? ruby_owner_name(p, owner, &sep) : NULL;
+	if (!cls)
+		return method;
+	char *out = marple_malloc(strlen(cls) + strlen(method) + 2);
+	sprintf(out, "%s%s%s", cls, sep, method);
+	free(cls);
+	free(method);
 	return out;
 }
 
-/* A Ruby iseq's names: its label as Ruby's backtraces give it ("crunch",
- * "block in settle", "<main>") and its file (the path of its pathobj, a
- * String or an Array [path, realpath]); a C method's entry
- * (c->firstlineno RUBY_IMEMO_MENT, at addr) by ruby_cmethod_name. */
-static void ruby_names(const struct pyproc *p, struct pycode *c, uint64_t addr)
+/* A C method's name: "Class#method" (Integer#times, Kernel#sleep), else
+ * the method's alone */
+static char *ruby_cmethod_name(const struct pyproc *p, uint64_t me)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t owner = 0, def = 0, id = 0;
+	char *name = pycodes_read_u64(pid, me + p->ruby->me_def, &def) == 0 &&
+			pycodes_read_u64(pid, def + p->ruby->def_original_id, &id) == 0 ? ruby_id_name(p, id) : NULL;
+
+	if (!name)
+		return marple_strdup("[ruby: C method]");
+	if (pycodes_read_u64(pid, me + p->ruby->me_owner, &owner) != 0)
+		return name;
+	return ruby_qualified(p, owner, name);
+}
+
+/* The iseq that Ruby code c runs (its rb_iseq_t) and that iseq's body:
+ * c's own (its address is c->filename_ptr), or its method entry's
+ * definition's.  0, or -1 */
+static int ruby_iseq_of(const struct pyproc *p, const struct pycode *c, uint64_t *iseq, uint64_t *body)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t def;
+
+	*iseq = c->filename_ptr;
+	*body = c->qualname_ptr;
+	if (c->firstlineno != RUBY_CODE_METHOD)
+		return 0;
+	return pycodes_read_u64(pid, c->filename_ptr + p->ruby->me_def, &def) == 0 &&
+			pycodes_read_u64(pid, def + p->ruby->def_iseq, iseq) == 0 &&
+			pycodes_read_u64(pid, *iseq + p->ruby->iseq_body, body) == 0 ? 0 : -1;
+}
+
+/* A block's label with its method's name as its entry named it ("block in
+ * crunch" becomes "block in Object#crunch"): the method whose iseq is the
+ * block's local iseq, if it was named before (stacks are named from their
+ * root, so a method is named before the blocks run under it); else the
+ * label as it is. */
+static char *ruby_block_name(struct pycodes *cc, const struct pyproc *p, uint64_t body, char *label)
+{
+	uint64_t key[2] = { p->pid, 0 };
+	const char *in = label ? strstr(label, " in ") : NULL;
+	const struct hashtab_entry *e;
+
+	if (!in || !cc->ruby_methods || pycodes_read_u64((pid_t)p->pid, body + p->ruby->body_local_iseq, &key[1]) != 0 ||
+	    !(e = hashtab_find(cc->ruby_methods, key, sizeof(key))))
+		return label;
+	const struct pycode *m = &cc->code[cc->ruby_method_code[hashtab_index(cc->ruby_methods, e)]];
+	if (!m->ok || m->evicted || m->firstlineno != RUBY_CODE_METHOD)
+		return label;
+	size_t head = (size_t)(in - label) + 4;
+	char *out = marple_malloc(head + strlen(m->qualname) + 1);
+	memcpy(out, label, head);
+	strcpy(out + head, m->qualname);
+	free(label);
+	return out;
+}
+
+/* Ruby code c's names.  An iseq's: its label as Ruby's backtraces give it
+ * ("block in settle", "<main>"), a block's with its method's class
+ * (ruby_block_name), and its file (the path of its pathobj, a String or an
+ * Array [path, realpath]).  A method defined in Ruby's: its iseq's, after
+ * its class ("Object#settle", remembered for its blocks).  A C method's by
+ * ruby_cmethod_name. */
+static void ruby_names(struct pycodes *cc, const struct pyproc *p, struct pycode *c, uint64_t addr)
 {
 	pid_t pid = (pid_t)p->pid;
 	const struct rubylayout *l = p->ruby;
-	uint64_t body = c->qualname_ptr, label = 0, path = 0;
+	uint64_t iseq, body, label = 0, path = 0, owner = 0, in_array;
 
-	if (c->firstlineno != RUBY_IMEMO_ISEQ) {
-		c->qualname = ruby_cmethod_name(p, addr, c->qualname_ptr);
+	if (c->firstlineno == RUBY_IMEMO_MENT) {
+		c->qualname = ruby_cmethod_name(p, addr);
 		return;
 	}
-	if (pycodes_read_u64(pid, body + l->body_label, &label) != 0 ||
+	if (ruby_iseq_of(p, c, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_label, &label) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_pathobj, &path) != 0)
 		return;
 	c->qualname = ruby_str(pid, label);
-	uint64_t in_array;
 	if (ruby_ary_at(pid, path, 0, &in_array) == 0)
 		path = in_array;
 	c->filename = ruby_str(pid, path);
+	if (c->firstlineno != RUBY_CODE_METHOD) {
+		c->qualname = ruby_block_name(cc, p, body, c->qualname);
+		return;
+	}
+	if (c->qualname && pycodes_read_u64(pid, addr + l->me_owner, &owner) == 0)
+		c->qualname = ruby_qualified(p, owner, c->qualname);
+	uint64_t key[2] = { p->pid, iseq };
+	if (!cc->ruby_methods)
+		cc->ruby_methods = hashtab_new();
+	size_t i = hashtab_index(cc->ruby_methods, hashtab_add(cc->ruby_methods, key, sizeof(key), 0, 0));
+	cc->ruby_method_code = marple_grow(cc->ruby_method_code, &cc->ruby_method_cap, i + 1, sizeof(*cc->ruby_method_code));
+	cc->ruby_method_code[i] = (size_t)(c - cc->code);
 }
 
 /* A Ruby iseq's line table, read whole the first time a line is asked of
@@ -450,10 +608,10 @@ static int ruby_read_lines(struct pycodes *cc, const struct pyproc *p, struct py
 {
 	pid_t pid = (pid_t)p->pid;
 	const struct rubylayout *l = p->ruby;
-	uint64_t body = c->qualname_ptr, entries = 0, positions = 0, succ = 0;
+	uint64_t iseq, body, entries = 0, positions = 0, succ = 0;
 	uint32_t n = 0, iseq_size = 0;
 
-	if (pycodes_read_u64(pid, body + l->body_insns, &entries) != 0 ||
+	if (ruby_iseq_of(p, c, &iseq, &body) != 0 || pycodes_read_u64(pid, body + l->body_insns, &entries) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_positions, &positions) != 0 ||
 	    pycodes_read_mem(pid, body + l->body_insns_size, &n, 4) != 0 ||
 	    pycodes_read_u64(pid, body + l->body_succ, &succ) != 0 ||
@@ -584,7 +742,7 @@ static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64
 	else if (p->lang == PYPROC_PERL)
 		perl_names(p, c, addr);
 	else if (p->lang == PYPROC_RUBY)
-		ruby_names(p, c, addr);
+		ruby_names(cc, p, c, addr);
 	else
 		py_names(p, c);
 	c->ok = c->qualname != NULL;
@@ -618,7 +776,7 @@ int pycodes_line(struct pycodes *cc, const struct pyproc *p, struct pycode *c, u
 {
 	int line;
 	if (p->lang == PYPROC_RUBY)
-		return lasti == PY_LASTI_UNKNOWN || c->firstlineno != RUBY_IMEMO_ISEQ ? 0 : ruby_line(cc, p, c, lasti);
+		return lasti == PY_LASTI_UNKNOWN || c->firstlineno == RUBY_IMEMO_MENT ? 0 : ruby_line(cc, p, c, lasti);
 	if (lasti == PY_LASTI_UNKNOWN || (!c->linetable && more_linetable(cc, p, c) != 0))
 		return 0;
 	while ((line = pylayout_line(&p->lay, c->linetable, c->linetable_len, c->linetable_len == c->linetable_size,
@@ -654,5 +812,7 @@ void pycodes_free(struct pycodes *cc)
 	}
 	free(cc->code);
 	hashtab_free(cc->index);
+	hashtab_free(cc->ruby_methods);
+	free(cc->ruby_method_code);
 	free(cc);
 }

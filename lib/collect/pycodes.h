@@ -79,6 +79,8 @@ struct pycode {
 struct pycodes {
 	int codes_fd;			/* py_codes: the BPF side's known code objects */
 	struct hashtab *index;		/* pid, code address -> index in code[] */
+	struct hashtab *ruby_methods;	/* pid, a Ruby method's iseq -> */
+	size_t *ruby_method_code, ruby_method_cap;	/* ... its entry's index in code[] */
 	struct pycode *code;
 	size_t n, cap;
 	size_t bytes;			/* what the cache holds, against PY_CODE_BUDGET */

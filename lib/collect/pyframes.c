@@ -685,12 +685,11 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 		return;		/* named before */
 	pf->stacks_named++;
 	sn->first = pf->npool;
-	for (int i = 0; i < m; i++) {
-		const char *name = frame_name(pf, p, words[i], !known);
-		pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + 1, sizeof(*pf->name_pool));
-		pf->name_pool[pf->npool++] = name;
-		sn->n++;
-	}
+	pf->name_pool = marple_grow(pf->name_pool, &pf->pool_cap, pf->npool + (size_t)m, sizeof(*pf->name_pool));
+	for (int i = m; i-- > 0;)	/* from the root: a Ruby block's method is named first */
+		pf->name_pool[pf->npool + (size_t)i] = frame_name(pf, p, words[i], !known);
+	pf->npool += (size_t)m;
+	sn->n = m;
 }
 
 static int on_request(void *ctx, void *data, size_t len)

@@ -14,7 +14,7 @@ static const struct rubylayout tables[] = {
 	  .ec_cfp = 16, .cfp_pc = 0, .cfp_iseq = 16, .cfp_ep = 32, .cfp_size = 64, .iseq_body = 16, .body_iseq_size = 4,
 	  .body_encoded = 8, .body_pathobj = 64, .body_label = 80, .body_insns = 120, .body_positions = 128,
 	  .body_insns_size = 136, .body_succ = 144, .insn_entry_size = 12, .me_def = 16, .me_owner = 32,
-	  .def_original_id = 32 },
+	  .def_original_id = 32, .def_iseq = 8, .body_local_iseq = 176, .class_ext = 24, .ext_iv_tbl = 8 },
 };
 
 const struct rubylayout *rubylayout_table(unsigned major, unsigned minor)

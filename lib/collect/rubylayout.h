@@ -20,10 +20,10 @@ struct py_proc;
  * x86-64, without variable width allocation): a String's embedded bytes or
  * its heap length and pointer, an Array's embedded elements or its heap
  * length and pointer; an object's type in its flags' low 5 bits, an imemo's
- * kind in bits 12-15. */
+ * kind in bits 12-15 (bpf/python.h's RUBY_FLAGS_TYPE, RUBY_T_IMEMO,
+ * RUBY_IMEMO_*: the BPF walk reads them too). */
 enum {
-	RUBY_FLAGS_TYPE = 0x1f, RUBY_T_STRING = 5, RUBY_T_ARRAY = 7, RUBY_T_IMEMO = 0x1a,
-	RUBY_IMEMO_MENT = 6, RUBY_IMEMO_ISEQ = 7,
+	RUBY_T_STRING = 5, RUBY_T_ARRAY = 7,
 	RUBY_STR_NOEMBED = 1 << 13, RUBY_STR_EMBED_SHIFT = 14, RUBY_STR_EMBED_MASK = 0x1f,
 	RUBY_STR_EMBED = 16, RUBY_STR_EMBED_MAX = 24, RUBY_STR_LEN = 16, RUBY_STR_PTR = 24,
 	RUBY_ARY_EMBED = 1 << 13, RUBY_ARY_EMBED_SHIFT = 15, RUBY_ARY_EMBED_MASK = 3,
@@ -31,6 +31,17 @@ enum {
 	/* an ID: its serial number above its scope bits, an operator's its
 	 * own (up to tLAST_OP_ID) */
 	RUBY_ID_SCOPE_SHIFT = 4, RUBY_LAST_OP_ID = 169,
+	/* a class: its superclass (a singleton's: its object's class); a
+	 * singleton class flagged; a method defined in Ruby (its definition's
+	 * type in the low 4 bits) */
+	RUBY_T_CLASS = 2, RUBY_T_MODULE = 3, RUBY_CLASS_SUPER = 16,
+	RUBY_FL_SINGLETON = 1 << 12, RUBY_METHOD_TYPE_MASK = 0xf, RUBY_METHOD_TYPE_ISEQ = 0,
+	/* st.h's st_table (a class's instance variables, by ID): its entries
+	 * from start to bound, each a hash, a key and a value */
+	RUBY_ST_START = 32, RUBY_ST_BOUND = 40, RUBY_ST_ENTRIES = 48, RUBY_ST_ENTRY = 24,
+	/* a code's kind (pycode.firstlineno) beside the imemo kinds: a method
+	 * entry of a method defined in Ruby, named by its iseq and its class */
+	RUBY_CODE_METHOD = 0x10,
 };
 
 struct rubylayout {
@@ -45,7 +56,9 @@ struct rubylayout {
 	uint16_t body_insns, body_positions, body_insns_size, body_succ;	/* .insns_info's */
 	uint16_t insn_entry_size;	/* sizeof(struct iseq_insn_info_entry), line_no first */
 	uint16_t me_def, me_owner;	/* rb_callable_method_entry_t's */
-	uint16_t def_original_id;	/* rb_method_definition_t.original_id */
+	uint16_t def_original_id, def_iseq;	/* rb_method_definition_t.original_id, .body.iseq.iseqptr */
+	uint16_t body_local_iseq;	/* rb_iseq_constant_body's: a block's method's iseq */
+	uint16_t class_ext, ext_iv_tbl;	/* RClass.ptr, rb_classext_t.iv_tbl */
 };
 
 /* The built-in table's layout of major.minor, NULL when there is none (or

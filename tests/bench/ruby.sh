@@ -6,7 +6,7 @@
 #   every Ruby frame, _start at the bottom (floor 95%);
 # - the share of Ruby frames whose line is one the frame can be at (crunch
 #   10, its block 11, settle 17, settle_sorted 21, its block 22, descend 27,
-#   <main> its loop 39-44) (floor 99%);
+#   <main> its loop 51-57) (floor 99%);
 # - the cost a sample with Ruby frames and with --no-python on the chain
 #   workload (lib/interpbench.sh's interp_costs), RUBY_BENCH_COST_SECS
 #   (default 6) at -F 999, RUBY_BENCH_COST_RUNS (default 3) runs each.
@@ -24,19 +24,19 @@ INTERP=$RUBY
 . "$MARPLE_TOP/tests/bench/lib/interpbench.sh"
 
 P='[ ][(][^)]*[)]'
-B="(;[^;(]+)*(;block in crunch$P(;[^;(]+)*)?\$"	# Integer#times, its block
+B="(;[^;(]+)*(;block in Object%23crunch$P(;[^;(]+)*)?\$"	# Integer#times, its block
 expect() {
 	case $1 in
-	chain) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;settle$P;crunch$P$B" ;;
-	sort) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;settle_sorted$P;Enumerable%23sort_by(;[^;(]+)*(;block in settle_sorted$P(;[^;(]+)*)?\$" ;;
-	recurse) D=";descend$P"; echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P$D$D$D$D$D$D$D$D$D;crunch$P$B" ;;
+	chain) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;Object%23settle$P;Object%23crunch$P$B" ;;
+	sort) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;Object%23settle_sorted$P;Enumerable%23sort_by(;[^;(]+)*(;block in Object%23settle_sorted$P(;[^;(]+)*)?\$" ;;
+	recurse) D=";Object%23descend$P"; echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P$D$D$D$D$D$D$D$D$D;Object%23crunch$P$B" ;;
 	esac
 }
 
 echo "bench: ruby: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for m in chain sort recurse; do
 	interp_run "$m" "$SECS" "" -F 499
-	interp_shares "$m" "$(expect "$m")" '^(crunch [(].*:10|block in crunch [(].*:11|settle [(].*:17|settle_sorted [(].*:21|block in settle_sorted [(].*:22|descend [(].*:27|<main> [(].*:(39|4[0-4]))[)]$'
+	interp_shares "$m" "$(expect "$m")" '^(Object%23crunch [(].*:10|block in Object%23crunch [(].*:11|Object%23settle [(].*:17|Object%23settle_sorted [(].*:21|block in Object%23settle_sorted [(].*:22|Object%23descend [(].*:27|<main> [(].*:5[1-7])[)]$'
 done
 
 interp_costs chain "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"

@@ -1,10 +1,12 @@
 # marple-callstack (and marple-offcpu) and Ruby: Debian's own /usr/bin/ruby3.1
 # (3.1, libruby-3.1 stripped) running a script with known methods; its Ruby
-# frames replace the interpreter's rb_vm_exec activations in the stacks, C
-# methods (Integer#times, Enumerable#sort_by) named in their activation, the
-# C frames between activations stay, _start stays at the bottom.
+# frames replace the interpreter's rb_vm_exec activations in the stacks,
+# named by their class as Ruby's profilers name them (Object#settle,
+# Ledger.settle, block in Ledger#crunch), C methods (Integer#times,
+# Enumerable#sort_by) named in their activation, the C frames between
+# activations stay, _start stays at the bottom.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 13
 CS="$MARPLE_BIN/marple-callstack"
 RUBY=/usr/bin/ruby3.1
 
@@ -19,7 +21,7 @@ fi
 cp "$MARPLE_TOP/tests/workloads/rubychain.rb" "$T/work.rb"
 F=$T/work.rb
 P='[ ][(][^)]*[)]'	# " (file:line)"
-MAIN="<main> [(]$F:4[0-9][)]"
+MAIN="<main> [(]$F:5[0-9][)]"
 
 # run MODE SECS OUT [collector options...]: the workload in MODE, captured
 # for SECS seconds by marple-callstack -p
@@ -33,7 +35,8 @@ run() {
 	return $_rc
 }
 
-# 1. the chain <main>;settle;crunch;Integer#times;block in crunch, each Ruby
+# 1. the chain <main>;Object#settle;Object#crunch;Integer#times;block in
+# Object#crunch, each Ruby
 # frame with file:line, in place of rb_vm_exec (90%: a loaded machine gives
 # 2 s at 499 Hz 60 samples, of which the first, taken before the process is
 # looked at, and a block starting or ending miss; make bench BENCH=ruby
@@ -41,9 +44,9 @@ run() {
 run chain 2 "$T/chain.out"; rc=$?
 check "ruby: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/chain.out'"
 total=$(weight "$T/chain.out" '.')
-chain=$(weight "$T/chain.out" "^ruby3[.]1;_start;.*;ruby_run_node;.*$MAIN;settle [(]$F:17[)];crunch [(]$F:10[)](;|\$)")
-share "ruby: _start ... ruby_run_node;<main>;settle;crunch (file:line) in >= 90% of the samples" "$chain" "$total" 90
-block=$(weight "$T/chain.out" "$MAIN;settle$P;crunch$P;Integer%23times;.*;block in crunch [(]$F:11[)](;|\$)")
+chain=$(weight "$T/chain.out" "^ruby3[.]1;_start;.*;ruby_run_node;.*$MAIN;Object%23settle [(]$F:17[)];Object%23crunch [(]$F:10[)](;|\$)")
+share "ruby: _start ... ruby_run_node;<main>;Object#settle;Object#crunch (file:line) in >= 90% of the samples" "$chain" "$total" 90
+block=$(weight "$T/chain.out" "$MAIN;Object%23settle$P;Object%23crunch$P;Integer%23times;.*;block in Object%23crunch [(]$F:11[)](;|\$)")
 evalw=$(weight "$T/chain.out" ';rb_vm_exec(;|$)')
 merged=$(trailer_num "$T/chain.out" samples_merged)
 if [ "$block" -ge $(( total / 2 )) ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}" -ge $(( total * 9 / 10 )) ]; then
@@ -58,15 +61,15 @@ check "ruby: the interpreter is named in the trailer, stderr quiet" sh -c "
 if /usr/bin/python3 - "$T/chain.out" "$F" <<'PYEOF'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{"trailer"')][0]
-f = t["frames"]["settle (%s:17)" % sys.argv[2]]
+f = t["frames"]["Object%%23settle (%s:17)" % sys.argv[2]]
 sys.exit(0 if f == {"kind": "ruby", "file": sys.argv[2], "line": 17} else 1)
 PYEOF
-then pass "ruby: the trailer describes settle (ruby, file, line)"
-else fail "ruby: the trailer describes settle" "$(tail -n 1 "$T/chain.out" | grep -o '"settle[^}]*}')"; fi
+then pass "ruby: the trailer describes Object#settle (ruby, file, line)"
+else fail "ruby: the trailer describes Object#settle" "$(tail -n 1 "$T/chain.out" | grep -o '"Object%23settle[^}]*}')"; fi
 if pprof_traces "$T/chain.out" "$T/chain.traces"; then
-	check "ruby: go tool pprof -lines shows block in crunch, crunch and settle by file:line" sh -c "
-		grep -q '^ *block in crunch $F:11\$' '$T/chain.traces' && grep -q '^ *crunch $F:10\$' '$T/chain.traces' &&
-		grep -q '^ *settle $F:17\$' '$T/chain.traces'"
+	check "ruby: go tool pprof -lines shows block in Object#crunch, Object#crunch and Object#settle by file:line" sh -c "
+		grep -q '^ *block in Object#crunch $F:11\$' '$T/chain.traces' && grep -q '^ *Object#crunch $F:10\$' '$T/chain.traces' &&
+		grep -q '^ *Object#settle $F:17\$' '$T/chain.traces'"
 else
 	fail "ruby: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
 fi
@@ -75,8 +78,8 @@ fi
 # its C under it, the block's own activation after rb_yield
 run sort 2 "$T/sort.out"
 total=$(weight "$T/sort.out" '.')
-cb=$(weight "$T/sort.out" "$MAIN;settle_sorted [(]$F:21[)];Enumerable%23sort_by;.*;rb_yield;block in settle_sorted [(]$F:22[)](;|\$)")
-insort=$(weight "$T/sort.out" "^ruby3[.]1;_start;.*;$MAIN;settle_sorted [(]$F:21[)];Enumerable%23sort_by(;|\$)")
+cb=$(weight "$T/sort.out" "$MAIN;Object%23settle_sorted [(]$F:21[)];Enumerable%23sort_by;.*;rb_yield;block in Object%23settle_sorted [(]$F:22[)](;|\$)")
+insort=$(weight "$T/sort.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_sorted [(]$F:21[)];Enumerable%23sort_by(;|\$)")
 if [ "$cb" -ge $(( total / 10 )) ] && [ "$insort" -ge $(( total * 9 / 10 )) ]; then
 	pass "ruby: Enumerable#sort_by in place, its block under rb_yield ($cb; $insort in sort_by of $total)"
 else
@@ -86,9 +89,17 @@ fi
 # 3. recursion: descend nine deep, each its own frame with its line
 run recurse 2 "$T/rec.out"
 total=$(weight "$T/rec.out" '.')
-D="descend [(]$F:27[)]"
-rec=$(weight "$T/rec.out" "$MAIN;$D;$D;$D;$D;$D;$D;$D;$D;$D;crunch [(]$F:10[)](;|\$)")
-share "ruby: <main>;descend x 9;crunch" "$rec" "$total" 90
+D="Object%23descend [(]$F:27[)]"
+rec=$(weight "$T/rec.out" "$MAIN;$D;$D;$D;$D;$D;$D;$D;$D;$D;Object%23crunch [(]$F:10[)](;|\$)")
+share "ruby: <main>;Object#descend x 9;Object#crunch" "$rec" "$total" 90
+
+# 3b. a class's method, its singleton method and a block in the method:
+# <main>;Ledger.settle;Ledger#crunch;Integer#times;block in Ledger#crunch
+# (half the samples at least, as case 1's block)
+run class 2 "$T/class.out"
+total=$(weight "$T/class.out" '.')
+cls=$(weight "$T/class.out" "$MAIN;Ledger[.]settle [(]$F:36[)];Ledger%23crunch [(]$F:41[)];Integer%23times;.*;block in Ledger%23crunch [(]$F:41[)](;|\$)")
+share "ruby: <main>;Ledger.settle;Ledger#crunch;Integer#times;block in Ledger#crunch" "$cls" "$total" 50
 
 # 4. a Ruby of a version without a known layout: said once, profiled natively
 MARPLE_TEST_RUBY_NO_TABLE=1 run chain 1 "$T/unknown.out"
@@ -111,9 +122,9 @@ rm -f "$T/ready"
 wait_ready "$T/ready" 30 "$rb"
 "$MARPLE_BIN/marple-offcpu" -p "$rb" 1 > "$T/off.out" 2> "$T/off.err"
 kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
-offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;settle_waiting [(]$F:31[)];Kernel%23sleep;")
+offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)];Kernel%23sleep;")
 offtotal=$(weight "$T/off.out" '.')
-share "ruby: marple-offcpu: <main>;settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
+share "ruby: marple-offcpu: <main>;Object#settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
 
 # 6. a Ruby process started during a capture of the whole system
 MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
@@ -126,7 +137,7 @@ kill -INT "$cs" 2>/dev/null
 wait "$cs"
 if [ "$ready" -eq 0 ]; then
 	fail "ruby: a process started during the capture has its Ruby frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
-elif [ "$(weight "$T/sys.out" "^ruby3[.]1;_start;.*;$MAIN;settle [(]$F:17[)];crunch$P")" -gt 0 ]; then
+elif [ "$(weight "$T/sys.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle [(]$F:17[)];Object%23crunch$P")" -gt 0 ]; then
 	pass "ruby: a process started during the capture has its Ruby frames"
 else
 	fail "ruby: a process started during the capture has its Ruby frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
