@@ -120,7 +120,7 @@ fi
 rm -f "$T/ready"
 "$RUBY" "$F" 30 wait "$T/ready" & rb=$!
 wait_ready "$T/ready" 30 "$rb"
-"$MARPLE_BIN/marple-offcpu" -p "$rb" 1 > "$T/off.out" 2> "$T/off.err"
+"$MARPLE_BIN/marple-offcpu" -p "$rb" 2 > "$T/off.out" 2> "$T/off.err"
 kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
 offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)];Kernel%23sleep;")
 offtotal=$(weight "$T/off.out" '.')
