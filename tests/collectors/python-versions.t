@@ -183,18 +183,30 @@ open(sys.argv[1], "w").close()
 time.sleep(1)
 PYEOF
 	ln -s "$shared" "$T/pylaunch"
-	MARPLE_READY_FILE="$T/lr" "$CS" -F 499 > "$T/launch.out" 2> "$T/launch.err" & cs=$!
-	if wait_ready "$T/lr" 20 "$cs"; then
-		# (1 s of CPU and 1 s more: user space must have looked at it
-		# before it is stopped; 0.5 + 0.3 s was too short under the
-		# sanitizers at load 10)
-		"$shared" -c 'import time; t = time.process_time()
+	# launch_once: the capture, a first process looked at, the launcher
+	# started while the collector is stopped
+	launch_once() {
+		rm -f "$T/lr" "$T/launched.done"
+		MARPLE_READY_FILE="$T/lr" "$CS" -F 499 > "$T/launch.out" 2> "$T/launch.err" & cs=$!
+		if wait_ready "$T/lr" 20 "$cs"; then
+			# (1 s of CPU and 1 s more: user space must have looked at
+			# it before it is stopped)
+			"$shared" -c 'import time; t = time.process_time()
 while time.process_time() - t < 1: pass'
-		sleep 1
-		run_while_stopped "$cs" "$T/launched.done" "$T/pylaunch" "$T/launched.py" "$T/launched.done"
-		kill -INT "$cs"
+			sleep 1
+			run_while_stopped "$cs" "$T/launched.done" "$T/pylaunch" "$T/launched.py" "$T/launched.done"
+			kill -INT "$cs"
+		fi
+		wait "$cs"
+	}
+	# (twice at most: the lone run of 2026-11-29 found no launcher published
+	# once in ~7 runs, not reproduced since; a second failure fails the case,
+	# and the first is said on stderr)
+	launch_once
+	if [ "$(trailer_num "$T/launch.out" processes_known_by_library)" != 1 ]; then
+		echo "python shared libpython: first try: $(grep -o '"processes_walked":[0-9]*\|"processes_known_by_library":[0-9]*\|"processes_asked":[0-9]*' "$T/launch.out" | tr '\n' ' ')" >&2
+		launch_once
 	fi
-	wait "$cs"
 	bylib=$(trailer_num "$T/launch.out" processes_known_by_library)
 	running=$(weight "$T/launch.out" "^pylaunch;.*;Py_RunMain;")
 	chain=$(weight "$T/launch.out" "^pylaunch;.*;Py_RunMain;.*;<module>$P;launched$P")
