@@ -25,6 +25,7 @@
 #include "pyelf.h"
 #include "pylayout.h"
 #include "rubylayout.h"
+#include "runtimelayouts.h"
 #include "stackframes.h"
 #include "stacks.h"
 #include "util.h"
@@ -213,47 +214,6 @@ static struct pyproc *proc_of(struct pyframes *pf, uint32_t pid)
 	return &pf->proc[idx];
 }
 
-static int read_cstr(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	if (pycodes_read_mem(pid, addr, buf, len) != 0)
-		return -1;
-	buf[len - 1] = 0;
-	return 0;
-}
-
-/* Does PyCode_Type's member table put the members we read where the
- * layout does?  (The process's own word on the code object, whichever way
- * the layout was found; before 3.11 co_name stands for co_qualname.) */
-static int layout_checks(pid_t pid, const struct pyproc *p)
-{
-	const char *const names[] = { "co_filename", p->lay.minor >= 11 ? "co_qualname" : "co_name",
-				      p->lay.lines == PYLAYOUT_LNOTAB ? "co_lnotab" : "co_linetable",
-				      "co_firstlineno" };
-	const uint16_t want[] = { p->lay.code_filename, p->lay.code_qualname, p->lay.code_linetable,
-				  p->lay.code_firstlineno };
-	int found = 0;
-	uint64_t members;
-
-	if (pycodes_read_u64(pid, p->code_type + TYPE_MEMBERS, &members) != 0 || !members)
-		return -1;
-	for (int i = 0; i < 64; i++) {
-		uint64_t m[5];		/* PyMemberDef: name, type, offset, flags, doc */
-		char name[32];
-		if (pycodes_read_mem(pid, members + i * 40, m, sizeof(m)) != 0 || !m[0])
-			break;
-		if (read_cstr(pid, m[0], name, sizeof(name)) != 0)
-			continue;
-		for (int k = 0; k < 4; k++) {
-			if (strcmp(name, names[k]) == 0) {
-				if (m[2] != want[k])
-					return -1;
-				found++;
-			}
-		}
-	}
-	return found == 4 ? 0 : -1;
-}
-
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -289,83 +249,6 @@ static void count_interpreter(struct pyframes *pf, const struct pyproc *p, const
 		 p->lang != PYPROC_PYTHON ? " " : "", p->version, how);
 	json_t *n = json_object_get(pf->interpreters, key);
 	json_object_set_new(pf->interpreters, key, json_integer(n ? json_integer_value(n) + 1 : 1));
-}
-
-/* p's version (Py_Version from 3.11, else what its symbols say): its major
- * and minor, or NULL with why not. */
-static const char *version_of(struct pyproc *p, const struct pyelf *py, uint64_t bias, unsigned *major,
-			      unsigned *minor)
-{
-	uint64_t hex = 0;
-	int by_symbols = pylayout_minor_of(py->syms);
-
-	if (py->version) {
-		if (pycodes_read_u64((pid_t)p->pid, py->version + bias, &hex) != 0) {
-			snprintf(p->version, sizeof(p->version), "3");
-			return "its Py_Version cannot be read";
-		}
-		*major = (unsigned)(hex >> 24) & 0xff, *minor = (unsigned)(hex >> 16) & 0xff;
-		snprintf(p->version, sizeof(p->version), "%u.%u.%u", *major, *minor, (unsigned)(hex >> 8) & 0xff);
-		return NULL;
-	}
-	if (by_symbols <= 0) {
-		snprintf(p->version, sizeof(p->version), "2");
-		return "Python 2 is not walked";
-	}
-	*major = 3, *minor = (unsigned)by_symbols;
-	snprintf(p->version, sizeof(p->version), "3.%d", by_symbols);
-	return NULL;
-}
-
-/* p's layout: the built-in table of its version, the _Py_DebugOffsets the
- * interpreter keeps (3.13+) when there is none, both checked one against
- * the other when there are both (the interpreter's own word wins).  NULL,
- * or why it is not walked. */
-static const char *choose_layout(struct pyframes *pf, struct pyproc *p, unsigned major, unsigned minor,
-				 const char **how)
-{
-	const struct pylayout *table = pylayout_table(major, minor);
-	struct pylayout own;
-	const char *own_why = NULL;
-	int own_rc = -1;
-
-	if (major == 3 && minor >= 13) {
-		unsigned char buf[PYLAYOUT_DEBUG_BYTES];
-		uint64_t hex;
-		if (pycodes_read_mem((pid_t)p->pid, p->runtime, buf, sizeof(buf)) != 0)
-			own_why = "its _PyRuntime cannot be read";
-		else
-			own_rc = pylayout_from_debug_offsets(buf, sizeof(buf), &own, &hex, &own_why);
-	}
-	if (own_rc == -2)
-		return own_why;		/* free-threaded: no table is right either */
-	if (own_rc == 0 && table) {
-		char what[96], msg[224];
-		if (!pylayout_differ(table, &own, what, sizeof(what))) {
-			p->lay = *table;
-			p->by_table = 1;
-			*how = "table+debug_offsets";
-			return NULL;
-		}
-		snprintf(msg, sizeof(msg), "its _Py_DebugOffsets disagree with marple's table (%s); walked with its own",
-			 what);
-		say_once(pf, p, msg);
-		p->lay = own;
-		*how = "debug_offsets(disagreeing)";
-		return NULL;
-	}
-	if (own_rc == 0) {
-		p->lay = own;
-		*how = "debug_offsets";
-		return NULL;
-	}
-	if (table) {
-		p->lay = *table;
-		p->by_table = 1;
-		*how = "table";
-		return NULL;
-	}
-	return own_why ? own_why : "no frame layout is known for that version";
 }
 
 /* A program that runs a shared libpython (struct py_file.launch_slot): its
@@ -475,98 +358,12 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	publish_file(pf, p, &v, py, l, launcher);
 }
 
-/* A PHP's version and layout, its file's: the built-in table's for its
- * module API number.  NULL, or why it is not walked. */
-static const char *php_choose(struct pyproc *p, const struct pyelf *py)
-{
-	snprintf(p->version, sizeof(p->version), "%s", py->php_version);
-	if (!py->php_api)
-		return "its module API number cannot be found (a thread-safe build?)";
-	p->php = phplayout_table(py->php_api);
-	p->by_table = 1;
-	return p->php ? NULL : "no frame layout is known for its module API";
-}
-
-/* Does the process's interpreter look as p's layout says (a build of the
- * same version with other options, -DDEBUGGING's, moves its members)?
- * Its stack info's context stack is there and its index in range, and its
- * main CV, once perl_parse has made one, is a CV: 0, or -1 when not. */
-static int perl_layout_checks(const struct pyproc *p)
-{
-	const struct perllayout *l = p->perl;
-	pid_t pid = (pid_t)p->pid;
-	uint64_t interp, si, cxstack, main_cv, head[2];
-	int32_t ix;
-
-	if (pycodes_read_u64(pid, p->runtime, &interp) != 0 || !interp)
-		return 0;	/* not made yet: nothing to contradict the table */
-	if (pycodes_read_u64(pid, interp + l->interp_curstackinfo, &si) != 0 || !si ||
-	    pycodes_read_u64(pid, si + l->si_cxstack, &cxstack) != 0 || !cxstack ||
-	    pycodes_read_mem(pid, si + l->si_cxix, &ix, 4) != 0 || ix < -1 || ix > 1 << 20 ||
-	    pycodes_read_u64(pid, interp + l->interp_main_cv, &main_cv) != 0)
-		return -1;
-	if (main_cv && (pycodes_read_mem(pid, main_cv, head, sizeof(head)) != 0 ||
-			((head[1] >> 32) & 0xff) != PERL_SVT_PVCV))
-		return -1;
-	return 0;
-}
-
-/* A Perl's version and layout, its file's: the built-in table's for its
- * version.  NULL, or why it is not walked. */
-static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
-{
-	const unsigned *v = py->perl_version;
-	snprintf(p->version, sizeof(p->version), "%u.%u.%u", v[0], v[1], v[2]);
-	if (!py->perl_threads)
-		return "built without ithreads (its interpreter's variables are not one struct)";
-	p->perl = perllayout_table(v[0], v[1]);
-	p->by_table = 1;
-	if (!p->perl)
-		return "no frame layout is known for that version";
-	return perl_layout_checks(p) == 0 ? NULL : "its interpreter is not laid out as expected";
-}
-
-/* A CRuby's version and layout: the built-in table's for its version,
- * checked against its VM when it has one yet (its main thread's control
- * frames lie in its VM stack, its first frame not pushed yet at the
- * stack's end).  NULL, or why it is not walked. */
-static const char *ruby_choose(struct pyproc *p, const struct pyelf *py)
-{
-	const struct rubylayout *l = rubylayout_table(py->ruby_major, py->ruby_minor);
-	pid_t pid = (pid_t)p->pid;
-	uint64_t vm = 0, th = 0, ec = 0, stack = 0, size = 0, cfp = 0;
-
-	snprintf(p->version, sizeof(p->version), "%s", py->ruby_version);
-	if (!l)
-		return "no frame layout is known for that version";
-	if (pycodes_read_u64(pid, p->runtime, &vm) != 0)
-		return "its ruby_current_vm_ptr cannot be read";
-	/* a VM being made (ruby's first samples) has no main thread, no ec,
-	 * no frame yet: what there is must fit */
-	if ((vm && pycodes_read_u64(pid, vm + l->vm_main_thread, &th) != 0) ||
-	    (th && pycodes_read_u64(pid, th + l->thread_ec, &ec) != 0) ||
-	    (ec && (pycodes_read_u64(pid, ec + l->ec_vm_stack, &stack) != 0 ||
-		    pycodes_read_u64(pid, ec + l->ec_vm_stack_size, &size) != 0 ||
-		    pycodes_read_u64(pid, ec + l->ec_cfp, &cfp) != 0)) ||
-	    (stack && cfp && (cfp < stack || cfp > stack + size * 8)))
-		return "its VM is not laid out as expected";
-	p->ruby = l;
-	p->by_table = 1;
-	p->ruby_elf = py;
-	p->ruby_bias = p->runtime - py->runtime;
-	/* global_symbols as found in the file, checked as each name is read
-	 * (its ids an Array; early on it is not yet) */
-	p->ruby_symbols = py->ruby_symbols ? py->ruby_symbols + p->ruby_bias : 0;
-	return NULL;
-}
-
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
 	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE }, seen;
 	struct procmaps_line l;
 	uint64_t bias = 0;
-	unsigned major = 0, minor = 0;
 	const char *how = NULL;
 
 	pf->asked++;
@@ -605,18 +402,11 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		p->cold_lo = py->cold_lo + bias, p->cold_hi = py->cold_hi + bias;
 	if (py->loop_hi)
 		p->loop_lo = py->loop_lo + bias, p->loop_hi = py->loop_hi + bias;
-	const char *why;
+	char note[224];
 	p->lang = py->php ? PYPROC_PHP : py->perl ? PYPROC_PERL : py->ruby ? PYPROC_RUBY : PYPROC_PYTHON;
-	if (py->php || py->perl || py->ruby) {
-		why = py->php ? php_choose(p, py) : py->perl ? perl_choose(p, py) : ruby_choose(p, py);
-		how = "table";
-	} else {
-		why = version_of(p, py, bias, &major, &minor);
-		if (!why)
-			why = choose_layout(pf, p, major, minor, &how);
-		if (!why && layout_checks((pid_t)pid, p) != 0)
-			why = "its code objects are not laid out as expected";
-	}
+	const char *why = runtimelayouts_choose(p, py, bias, &how, note, sizeof(note));
+	if (note[0])
+		say_once(pf, p, note);
 	if (why) {
 		char msg[160];
 		pf->refused_n++;
