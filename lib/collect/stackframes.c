@@ -10,7 +10,7 @@
 
 #include <libiberty/demangle.h>
 
-#include "escape.h"
+#include "framedescriber.h"
 #include "hashtab.h"
 #include "jitframes.h"
 #include "sourceframes.h"
@@ -43,19 +43,7 @@ struct stackframes {
 					 * its id in the records' keys (stackframes_collect) */
 	unsigned char *key;		/* stackframes_collect's scratch */
 	size_t key_cap;
-	struct hashtab *described;	/* frame keys described so far (their index in
-					 * desc): a name, or a name, NUL and its tag */
-	struct frame_desc *desc;
-	size_t desc_cap;
-	struct hashtab *first_code;	/* 8 bytes of a name's hash -> the identity tag
-					 * of the first code of that name the run met:
-					 * kept across sections (~60 bytes a name), so
-					 * that a name without tag is the same code in
-					 * every section of a run */
-	struct {			/* names described, by pointer: most frames are */
-		const char *name;	/* the same interned strings again, told apart */
-		uint32_t tag;		/* here without hashing them; a symbol's name */
-	} seen[1024];			/* is its file's: the pointer tells its tag */
+	struct framedescriber *descs;	/* what each frame name stands for */
 	int split_cpu;			/* stackframes_split_cpu */
 	int on_cpu;			/* the current stack's key: 1 an on-CPU sample's,
 					 * 2 run-queue time's, 0 off-CPU time's */
@@ -74,18 +62,6 @@ struct stackframes {
 	const char *jit_leaf;		/* when it is a JIT frame named later (jitframes.h) */
 };
 
-/* What a frame name stands for: the trailer's "frames" (marple-format(5)). */
-struct frame_desc {
-	const char *kind;		/* "native", "inline", "kernel", "python", "jit", "marker" */
-	const char *file;		/* NULL: none */
-	const char *build_id;		/* NULL or "": none */
-	uint64_t offset;		/* where the function starts in file */
-	int has_offset;
-	int line;			/* Python, inline: the line; 0 none */
-	const char *source;		/* native: its source file (DWARF, Go table); NULL none */
-	int source_line;		/* there, at the first address seen; not its identity */
-};
-
 struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms, int stack_map_fd,
 				    int flags)
 {
@@ -97,8 +73,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	sf->flags = flags;
 	sf->names = hashtab_new();
 	sf->frame_ids = hashtab_new();
-	sf->described = hashtab_new();
-	sf->first_code = hashtab_new();
+	sf->descs = framedescriber_new(!!(flags & SF_ADDRESSES));
 	return sf;
 }
 
@@ -111,9 +86,7 @@ void stackframes_free(struct stackframes *sf)
 	hashtab_free(sf->names);
 	hashtab_free(sf->frame_ids);
 	free(sf->key);
-	hashtab_free(sf->described);
-	hashtab_free(sf->first_code);
-	free(sf->desc);
+	framedescriber_free(sf->descs);
 	free(sf->scratch);
 	free(sf->frames);
 	free(sf->tags);
@@ -138,176 +111,9 @@ static const char *intern(struct stackframes *sf, const char *s)
 	return s ? hashtab_add(sf->names, s, strlen(s), 0, 0)->key : NULL;
 }
 
-static size_t seen_slot(const char *name)
-{
-	return ((uintptr_t)name >> 4) % 1024;
-}
-
-/* The described slot of key[0..len), and whether it was added just now. */
-static struct frame_desc *desc_slot(struct stackframes *sf, const char *key, size_t len, int *added)
-{
-	size_t before = hashtab_size(sf->described);
-	size_t i = hashtab_index(sf->described, hashtab_add(sf->described, key, len, 0, 0));
-	*added = i >= before;
-	if (*added) {
-		sf->desc = marple_grow(sf->desc, &sf->desc_cap, i + 1, sizeof(*sf->desc));
-		memset(&sf->desc[i], 0, sizeof(sf->desc[i]));
-	}
-	return &sf->desc[i];
-}
-
-/* The description slot of name if it has none yet (the first description of
- * a name wins), else NULL. */
-static struct frame_desc *undescribed(struct stackframes *sf, const char *name)
-{
-	int added;
-
-	sf->seen[seen_slot(name)].name = name;
-	sf->seen[seen_slot(name)].tag = 0;
-	struct frame_desc *d = desc_slot(sf, name, strlen(name), &added);
-	return added || !d->kind ? d : NULL;	/* no kind: kept for the run's first code */
-}
-
-/* Describe name as a marker unless it is described: its slot if it was
- * not, to be told more, else NULL. */
-static struct frame_desc *describe_new(struct stackframes *sf, const char *name)
-{
-	if (sf->seen[seen_slot(name)].name == name)
-		return NULL;
-	struct frame_desc *d = undescribed(sf, name);
-	if (d)
-		d->kind = "marker";
-	return d;
-}
-
 void stackframes_describe(struct stackframes *sf, const char *name, const char *kind, const char *file, int line)
 {
-	struct frame_desc *d = undescribed(sf, name);
-	if (!d)
-		return;
-	d->kind = kind;
-	d->file = intern(sf, file);
-	d->line = line;
-}
-
-/* What a user frame named name is (fr: what the symbolizer answered for its
- * address; at: where its source says it is, or NULL): native code of a
- * file, JIT code named by a perf map, or (no mapping) a marker. */
-static struct frame_desc user_desc(struct stackframes *sf, const char *name, const struct syms_frame *fr,
-				   const struct sourceframes_frame *at)
-{
-	struct frame_desc d = { .kind = "marker" };
-	int named = fr->name != NULL;
-
-	if (!fr->module)
-		return d;	/* no mapping: [unknown] */
-	if (fr->kind == SYMS_KIND_JIT && named) {
-		d.kind = "jit";
-		d.file = fr->path[0] == '[' ? NULL : intern(sf, fr->path);
-		return d;
-	}
-	if (!named && (fr->path[0] == '[' || strcmp(name, "[unknown]") == 0))
-		return d;	/* [unknown] in anonymous memory, [vdso]: no file to name */
-	d.kind = "native";
-	/* copies: the cache lets go of an unused file's strings */
-	d.file = intern(sf, fr->path);
-	d.build_id = intern(sf, fr->build_id);
-	if (named || (sf->flags & SF_ADDRESSES)) {
-		d.offset = fr->file_offset - (named ? fr->sym_offset : 0);
-		d.has_offset = 1;
-	}
-	if (at && at->file && strcmp(at->file, "??") != 0) {
-		d.source = intern(sf, at->file);
-		d.source_line = (int)at->line;
-	}
-	return d;
-}
-
-static uint32_t fnv1a(uint32_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return (h ^ 0xff) * 16777619u;	/* ends each string: "ab","c" is not "a","bc" */
-}
-
-/* The identity tag of code described as d: a hash of all it says, so that
- * the same code has the same tag in every section and capture. */
-static uint32_t identity_tag(const struct frame_desc *d)
-{
-	char nums[48];
-
-	snprintf(nums, sizeof(nums), "%d:%" PRIu64 ":%d", d->has_offset, d->offset, d->line);
-	uint32_t h = fnv1a(fnv1a(fnv1a(fnv1a(2166136261u, d->kind), d->file), d->build_id), nums);
-	return h ? h : 1;
-}
-
-/* Do a and b describe the same code?  Files and build ids are interned
- * (intern): equal strings are one pointer. */
-static int same_code(const struct frame_desc *a, const struct frame_desc *b)
-{
-	return strcmp(a->kind, b->kind) == 0 && a->file == b->file && a->build_id == b->build_id &&
-	       a->has_offset == b->has_offset && a->offset == b->offset && a->line == b->line;
-}
-
-static const char *frame_key(struct stackframes *sf, const char *name, uint32_t tag, size_t *len);
-
-/* Is tag the first code of name the run met (this one, if none yet)? */
-static int run_first_code(struct stackframes *sf, const char *name, uint32_t tag)
-{
-	uint64_t h = hashtab_hash(name, strlen(name));
-	const struct hashtab_entry *e = hashtab_find(sf->first_code, &h, sizeof(h));
-
-	if (!e)
-		e = hashtab_add(sf->first_code, &h, sizeof(h), tag, 0);
-	return e->count[0] == tag;
-}
-
-/* Describe name as d: 0 when the name stands for d (the first code of that
- * name the run met, described under the name), else d's identity tag, the
- * frame described under the name and the tag (marple-format(5), Frame
- * identity). */
-static uint32_t describe_as(struct stackframes *sf, const char *name, const struct frame_desc *d)
-{
-	size_t len;
-	int added;
-	struct frame_desc *first = desc_slot(sf, name, strlen(name), &added);
-
-	if (first->kind && same_code(first, d)) {
-		if (!first->source)	/* told first without its source line */
-			first->source = d->source, first->source_line = d->source_line;
-		return 0;
-	}
-	uint32_t tag = identity_tag(d);
-	if (!first->kind && run_first_code(sf, name, tag)) {
-		*first = *d;
-		return 0;
-	}
-	const char *key = frame_key(sf, name, tag, &len);
-	struct frame_desc *other = desc_slot(sf, key, len, &added);
-	if (added)
-		*other = *d;
-	return tag;
-}
-
-/* Describe a user frame named name (fr: the symbolizer's answer; at: its
- * source, or NULL); returns its identity tag.  A symbol's name is its
- * file's string: seen by pointer, it is the same code (other names, such as
- * "[module]", are looked up each time). */
-static uint32_t describe_user(struct stackframes *sf, const char *name, const struct syms_frame *fr,
-			      const struct sourceframes_frame *at)
-{
-	size_t slot = seen_slot(name);
-	int named = fr->name != NULL;
-
-	if (named && sf->seen[slot].name == name)
-		return sf->seen[slot].tag;
-	struct frame_desc d = user_desc(sf, name, fr, at);
-	uint32_t tag = describe_as(sf, name, &d);
-	if (named) {
-		sf->seen[slot].name = name;
-		sf->seen[slot].tag = tag;
-	}
-	return tag;
+	framedescriber_describe(sf->descs, name, kind, file, line);
 }
 
 static void push_tagged(struct stackframes *sf, const char *s, uint32_t tag)
@@ -527,7 +333,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 
 	for (size_t i = n; i-- > 0;) {
 		if (UNWIND_IS_MARK(ips[i])) {	/* where the walk stopped, and why */
-			describe_new(sf, unwind_mark_name(ips[i]));
+			framedescriber_marker(sf->descs, unwind_mark_name(ips[i]));
 			push(sf, unwind_mark_name(ips[i]));
 			if (i == n - 1)
 				root = (struct syms_frame){ 0 };
@@ -563,7 +369,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 			if (i == 0 && jitframes_is_pending(name))
 				sf->jit_leaf = name;
 		}
-		push_tagged(sf, name, describe_user(sf, name, &fr, nsrc > 0 ? &src[nsrc - 1] : NULL));
+		push_tagged(sf, name, framedescriber_user(sf->descs, name, &fr, nsrc > 0 ? &src[nsrc - 1] : NULL));
 		if (!(sf->flags & SF_NO_INLINE))
 			push_inline(sf, src, nsrc);
 	}
@@ -592,7 +398,7 @@ void stackframes_user_splice(struct stackframes *sf, size_t first, const char *c
 			old = j + 1;
 			continue;
 		}
-		describe_new(sf, names[i]);	/* any not described yet is a marker */
+		framedescriber_marker(sf->descs, names[i]);	/* any not described yet is a marker */
 		push(sf, names[i]);
 	}
 	free(old_tags);
@@ -641,11 +447,10 @@ void stackframes_kernel_ips(struct stackframes *sf, const uint64_t *ips, size_t 
 		}
 		if (sf->flags & SF_ANNOTATE_KERNEL)
 			name = intern2(sf, name, "_[k]");
-		struct frame_desc *d = describe_new(sf, name);
-		if (d && named) {
-			d->kind = "kernel";
-			d->file = "[kernel.kallsyms]";
-		}
+		if (named)
+			framedescriber_kernel(sf->descs, name);
+		else
+			framedescriber_marker(sf->descs, name);
 		push(sf, name);
 	}
 }
@@ -814,19 +619,14 @@ void stackframes_next_section(struct stackframes *sf)
 	sf->names = hashtab_new();
 	hashtab_free(sf->frame_ids);
 	sf->frame_ids = hashtab_new();
-	hashtab_free(sf->described);
-	sf->described = hashtab_new();
-	free(sf->desc);
-	sf->desc = NULL;
-	sf->desc_cap = 0;
-	memset(sf->seen, 0, sizeof(sf->seen));
+	framedescriber_next_section(sf->descs);
 	sf->n = 0;
 	sf->jit_leaf = NULL;
 }
 
 void stackframes_syms_forgotten(struct stackframes *sf)
 {
-	memset(sf->seen, 0, sizeof(sf->seen));
+	framedescriber_forget_names(sf->descs);
 }
 
 /* A record's key holds its frames' ids (their index in frame_ids), each a
@@ -863,22 +663,6 @@ static uint32_t get_frame_id(const unsigned char **p, const unsigned char *end)
 	return UINT32_MAX;
 }
 
-/* A frame's key in frame_ids and described: its name, and for a tagged
- * frame a NUL and the tag after it (stream.h's stream_frame_key), in
- * sf->scratch. */
-static const char *frame_key(struct stackframes *sf, const char *name, uint32_t tag, size_t *len)
-{
-	*len = strlen(name);
-	if (!tag)
-		return name;
-	sf->scratch = marple_grow(sf->scratch, &sf->scratch_cap, *len + STREAM_TAG_KEY_LEN, 1);
-	memcpy(sf->scratch, name, *len);
-	sf->scratch[*len] = 0;
-	memcpy(sf->scratch + *len + 1, &tag, sizeof(tag));
-	*len += STREAM_TAG_KEY_LEN;
-	return sf->scratch;
-}
-
 size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t weight)
 {
 	size_t len = 0;
@@ -889,7 +673,7 @@ size_t stackframes_collect(struct stackframes *sf, struct hashtab *t, uint64_t w
 		sf->key[len++] = (char)('0' + sf->on_cpu);
 	for (size_t i = 0; i < sf->n; i++) {
 		size_t klen;
-		const char *k = frame_key(sf, sf->frames[i], sf->tags[i], &klen);
+		const char *k = framedescriber_key(sf->descs, sf->frames[i], sf->tags[i], &klen);
 		size_t id = hashtab_index(sf->frame_ids, hashtab_add(sf->frame_ids, k, klen, 0, 0));
 		len += put_frame_id(sf->key + len, (uint32_t)id);
 	}
@@ -966,45 +750,7 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 
 void stackframes_trailer_add(const struct stackframes *sf, json_t *trailer)
 {
-	json_t *all = json_object(), *ids = json_object();
-	size_t n = hashtab_size(sf->described);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct hashtab_entry *e = hashtab_at(sf->described, i);
-		const struct frame_desc *d = &sf->desc[i];
-		if (!d->kind)	/* a name only other code of had in the section (tagged) */
-			continue;
-		json_t *o = json_object();
-		const char *kind = d->kind;
-		json_object_set_new(o, "kind", json_string(kind));
-		json_t *file = d->file ? stream_json_string_bytes(d->file, strlen(d->file)) : NULL;
-		/* a file's build id once, in "build_ids", not in each of its frames */
-		if (file && d->build_id && d->build_id[0])
-			json_object_set_new(ids, json_string_value(file), json_string(d->build_id));
-		if (file && strcmp(kind, "kernel") != 0)	/* kernel: [kernel.kallsyms], said by the kind */
-			json_object_set_new(o, "file", file);
-		else
-			json_decref(file);
-		if (d->has_offset)
-			json_object_set_new(o, "offset", json_integer((json_int_t)d->offset));
-		if (d->line > 0)
-			json_object_set_new(o, "line", json_integer(d->line));
-		if (d->source)
-			json_object_set_new(o, "source", stream_json_string_bytes(d->source, strlen(d->source)));
-		if (d->source && d->source_line > 0)
-			json_object_set_new(o, "source_line", json_integer(d->source_line));
-		size_t name_len;
-		uint32_t tag = stream_frame_key_split(e->key, e->len, &name_len);
-		char *name = escape_dup(e->key, name_len), *key = name;
-		if (tag)	/* as the records write it */
-			key = marple_asprintf("%s#%08" PRIx32, name, tag);
-		json_object_set_new(all, key, o);
-		if (key != name)
-			free(key);
-		free(name);
-	}
-	json_object_set_new(trailer, "frames", all);
-	json_object_set_new(trailer, "build_ids", ids);
+	framedescriber_trailer_add(sf->descs, trailer);
 	if (sf->sources)
 		sources_trailer_add(sf, trailer);
 }

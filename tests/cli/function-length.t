@@ -1,10 +1,10 @@
 # Functions say one thing (issue 33): across the project's C sources (lib/,
 # collectors/, filters/, renderers/, bpf/) no function is over 150 lines and
-# at most 5 are over 100.  A body is what lies between a "{" and a "}" at the
+# at most 5 are over 100; no file of lib/collect is over 1,000 lines.  A body is what lies between a "{" and a "}" at the
 # start of a line (the project's style for functions, checked below on a
 # planted file).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 3
+plan 4
 
 # long_functions LIMIT FILE...: "lines file:line" of every function body
 # longer than LIMIT lines.
@@ -31,6 +31,16 @@ if [ "$n" -gt 5 ]; then
 	fail "function-length: at most 5 over 100 lines" "$n are: $(tr '\n' ',' < "$T/over100")"
 else
 	pass "function-length: at most 5 over 100 lines ($n: $(tr '\n' ' ' < "$T/over100"))"
+fi
+
+for f in lib/collect/*.c lib/collect/*.h; do
+	n=$(wc -l < "$f")
+	[ "$n" -gt 1000 ] && echo "$f $n"
+done > "$T/bigfiles"
+if [ -s "$T/bigfiles" ]; then
+	fail "function-length: no file of lib/collect over 1,000 lines" "$(tr '\n' ',' < "$T/bigfiles")"
+else
+	pass "function-length: no file of lib/collect over 1,000 lines (largest: $(wc -l lib/collect/*.c lib/collect/*.h | sort -n | tail -2 | head -1 | awk '{print $2, $1}'))"
 fi
 
 # The check itself: a 120-line body is found at its line, a 99-line one is not.
