@@ -527,6 +527,7 @@ static int write_trailer(struct cpusched_bpf *skel, uint64_t cut)
 		json_array_append_new(arr, json_integer((json_int_t)lost_cpu[i]));
 	json_object_set_new(trl, "lost_per_cpu", arr);
 	json_object_set_new(trl, "out_of_order", json_integer((json_int_t)out_of_order));
+	collector_memory_trailer(trl);
 	int rc = stream_write_json(stdout, trl);
 	if (rc == 0 && opt.verbose)
 		collector_verbose_trailer(trl);

@@ -207,6 +207,7 @@ static void write_usage(json_t *hdr, const char *ended)
 		stream_write_point(stdout, p->x, (double)p->bytes, (struct mstr){ p->comm, clen }, f, 3);
 	}
 	json_t *tr = stream_section_trailer_new(npoints, 0, 0, ended);
+	collector_memory_trailer(tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 }

@@ -449,6 +449,7 @@ static const char *sample_until_done(uint64_t start, uint64_t duration, uint64_t
 static void write_trailer(const char *ended, uint64_t ticks, uint64_t late)
 {
 	json_t *trailer = stream_section_trailer_new(records_written, 0, 0, got_signal ? "signal" : ended);
+	collector_memory_trailer(trailer);
 	json_object_set_new(trailer, "samples", json_integer((json_int_t)ticks));
 	json_object_set_new(trailer, "late_samples", json_integer((json_int_t)late));
 	json_object_set_new(trailer, "vanished", json_integer((json_int_t)stat_vanished));

@@ -3,6 +3,7 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -264,6 +265,67 @@ void collector_verbose_trailer(json_t *trailer)
 	json_object_foreach(trailer, key, v)
 		if (json_is_object(v) && strcmp(key, "frames") != 0)
 			verbose_group(v, key);
+}
+
+/* The kB value of "key:" in /proc/self/status, in bytes (0 unknown). */
+static uint64_t status_bytes(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	size_t len = strlen(key);
+	uint64_t kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, len) == 0 && line[len] == ':') {
+			kb = strtoull(line + len + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* The kernel memory of the BPF maps open here: each map fd's memlock. */
+static uint64_t bpf_map_bytes(uint64_t *maps)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	uint64_t bytes = 0;
+
+	*maps = 0;
+	while (d && (e = readdir(d))) {
+		char path[300], target[32], line[96];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strcmp(target, "anon_inode:bpf-map") != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strncmp(line, "memlock:", 8) == 0)
+				bytes += strtoull(line + 8, NULL, 10);
+		if (f)
+			fclose(f);
+		(*maps)++;
+	}
+	if (d)
+		closedir(d);
+	return bytes;
+}
+
+void collector_memory_trailer(json_t *trailer)
+{
+	uint64_t maps, map_bytes = bpf_map_bytes(&maps);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)status_bytes("VmRSS")));
+	json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)status_bytes("VmHWM")));
+	json_object_set_new(o, "bpf_map_bytes", json_integer((json_int_t)map_bytes));
+	json_object_set_new(o, "bpf_maps", json_integer((json_int_t)maps));
+	json_object_set_new(trailer, "memory", o);
 }
 
 const char *collector_strerror(int err)

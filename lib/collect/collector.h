@@ -61,6 +61,11 @@ const char *collector_end_reason(void);
  * samples 3071, ..."): its whole-number members, nested ones as a.b. */
 #include <jansson.h>
 void collector_verbose_trailer(json_t *trailer);
+/* The trailer's "memory": what this collector holds now and held at most
+ * (rss_bytes, peak_rss_bytes: /proc/self/status's VmRSS and VmHWM) and
+ * the kernel memory of the BPF maps it has open (bpf_map_bytes, the
+ * kernel's memlock of each, and bpf_maps); marple-format(5). */
+void collector_memory_trailer(json_t *trailer);
 /* What -v and -vv mean in every collector. */
 #define COLLECTOR_VERBOSE_HELP "statistics on stderr; -vv: libbpf's messages too"
 

@@ -666,6 +666,7 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 		stackcollector_untrusted_input(sym, &st);
 		json_object_set_new(tr, "symbols", sym);
 	}
+	collector_memory_trailer(tr);
 	if (sc->py) {
 		pyframes_trailer_add(sc->py, tr);
 		if (!last)

@@ -2,7 +2,7 @@
 # function is not named after the symbol below it, and a capture whose user
 # stacks mostly stop short says so on stderr and counts them in the trailer.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 14
 W="$MARPLE_BIN/workloads"
 if ! is_root; then skip_rest "honest" "needs root"; fi
 
@@ -87,6 +87,15 @@ got=$(sampling_num "$T/one.out" delivered)
 check "honest: -p asks for 499 Hz x the process's CPU time (${tcpu:-?} ns: $asked asked, $got delivered)" \
 	awk -v t="${tcpu:-0}" -v a="${asked:-0}" -v g="${got:-0}" 'BEGIN {
 		exit !(t > 0 && a == int(t * 499 / 1e9) && g > 0.8 * a && g < 1.2 * a + 5) }'
+
+# The memory the collector held, in its trailer (issue 38): resident now and
+# at most, and its BPF maps as the kernel charges them (callstack's stack
+# store alone is tens of MB)
+mem=$(grep -o '"memory":{[^}]*}' "$T/all.out")
+mem_num() { echo "$mem" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+check "honest: the trailer says the memory held ($mem)" awk -v r="$(mem_num rss_bytes)" \
+	-v p="$(mem_num peak_rss_bytes)" -v b="$(mem_num bpf_map_bytes)" -v m="$(mem_num bpf_maps)" \
+	'BEGIN { exit !(r > 1048576 && p >= r && b > 8388608 && m >= 5) }'
 
 # 5. A machine not fully busy: the cpu-clock timer fires on idle CPUs too
 # and the program runs there, to return at once; those runs are not set
