@@ -11,9 +11,27 @@
  *           printf("%s %s:%u\n", f.function, f.file, f.line);
  *   gopclntab_close(g);
  *
+ * Go's own inlining tables give an address's chain of inlined calls, the
+ * way DWARF's do for C (dwarfinline.h): gopclntab_chain, innermost first,
+ * the function itself last, each at its file:line.  A function's
+ * PCDATA_InlTreeIndex (pc-value table 2) gives, per address, an entry of
+ * its FUNCDATA_InlTree (funcdata 3): the inlined function's name and
+ * parentPc, an instruction of the call in the caller's code, whose own
+ * entry (or none: the function itself) is the next link; the file:line of
+ * each link is the function's pcfile/pcln at that instruction.  The tree
+ * lives outside .gopclntab, among the funcdata (go.func.* in .rodata):
+ * Go 1.18+ count funcdata from moduledata's gofunc (found by the words
+ * starting moduledata: the table's address and its name table's), 1.16-1.17
+ * point at it.  An entry is 20 bytes up to 1.19 (parent, funcID, the call's
+ * file and line, the name, parentPc), 16 from 1.20 (funcID, the name,
+ * parentPc, startLine): both give the name and parentPc, all this reader
+ * uses.  Go 1.19 (Debian 12's golang-go) is tested on real binaries; the
+ * 1.16 and 1.20 layouts on the fuzz seeds only.  Not read: a PIE's tree
+ * (moduledata's words are relocated at run time; its chains stop at the
+ * function, counted as no_inline_tables), 32-bit binaries' trees.
+ *
  * Addresses are the file's virtual addresses; the strings live as long as
- * the handle.  Go's inlining tables (FUNCDATA_InlTree) are not read: an
- * inlined call's address is named by the function it was inlined into.
+ * the handle.
  */
 #ifndef MARPLE_GOPCLNTAB_H
 #define MARPLE_GOPCLNTAB_H
@@ -43,6 +61,28 @@ struct gopclntab *gopclntab_parse(const void *table, uint64_t size, uint64_t tex
 
 /* The function at vaddr: 1 and *out, or 0 (outside every function). */
 int gopclntab_lookup(const struct gopclntab *g, uint64_t vaddr, struct gopclntab_frame *out);
+
+/* The chain of inlined calls at vaddr into out[0..max): innermost first,
+ * the function itself last (a chain deeper than max keeps the innermost
+ * max-1 and the function, counted as cut); its length, 0 outside every
+ * function.  A tree entry that is out of bounds or points outside the
+ * function ends the chain there (counted as bad_inline): a hostile table
+ * gives at most max frames. */
+int gopclntab_chain(struct gopclntab *g, uint64_t vaddr, struct gopclntab_frame *out, int max);
+
+/* Take data[0..size) as the part of the binary at vaddr that holds the
+ * funcdata (copied), and gofunc as what 1.18+ funcdata offsets count from
+ * (parse_elf finds both; gopclntab_parse alone reads no inlining). */
+void gopclntab_set_funcdata(struct gopclntab *g, const void *data, uint64_t size, uint64_t vaddr,
+			    uint64_t gofunc);
+
+struct gopclntab_stats {
+	uint64_t cut;			/* chains cut at max */
+	uint64_t bad_inline;		/* tree entries out of bounds or nonsense */
+	uint64_t funcdata_bytes;	/* the funcdata copy; 0: no inlining tables read */
+};
+
+void gopclntab_stats(const struct gopclntab *g, struct gopclntab_stats *out);
 
 /* The number of functions in the table. */
 uint64_t gopclntab_functions(const struct gopclntab *g);

@@ -152,11 +152,13 @@ int sourceframes_lookup(struct sourceframes *s, pid_t pid, const char *path, str
 		s->st.dwarf_resolved++;
 		return n;
 	}
-	struct gopclntab_frame g;
-	if (f->go && gopclntab_lookup(f->go, vaddr, &g)) {
-		out[0] = (struct sourceframes_frame){ g.function, g.file, g.line };
+	struct gopclntab_frame go[DWARFINLINE_MAX_DEPTH];
+	n = f->go ? gopclntab_chain(f->go, vaddr, go, max < DWARFINLINE_MAX_DEPTH ? max : DWARFINLINE_MAX_DEPTH) : 0;
+	for (int i = 0; i < n; i++)
+		out[i] = (struct sourceframes_frame){ go[i].function, go[i].file, go[i].line };
+	if (n > 0) {
 		s->st.go_resolved++;
-		return 1;
+		return n;
 	}
 	s->st.unresolved++;
 	return 0;
@@ -167,6 +169,13 @@ void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats 
 	*out = s->st;
 	for (size_t i = 0; i < s->nheld; i++) {	/* units are read as they are asked */
 		const struct source_file *sfile = mappedfile_slot(s->held[i], s);
+		if (sfile && sfile->go) {
+			struct gopclntab_stats g;
+			gopclntab_stats(sfile->go, &g);
+			out->go_cut += g.cut;
+			out->go_bad_inline += g.bad_inline;
+			out->go_no_inline_tables += !g.funcdata_bytes;
+		}
 		const struct dwarfinline_stats *d = sfile && sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
 		if (!d)
 			continue;

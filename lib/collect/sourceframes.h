@@ -1,7 +1,7 @@
 /* sourceframes.h — what a native address says about its source, per mapped
  * file: the chain of inlined functions with file:line from the file's DWARF
- * (dwarfinline), or a Go binary's function and line from its .gopclntab
- * (gopclntab) when its symbols are stripped.  The namer (stackframes) asks
+ * (dwarfinline), or when a Go binary is stripped of it, the same chain from
+ * its .gopclntab and Go's own inlining tables (gopclntab).  The namer (stackframes) asks
  * with the file and offset the symbolizer found; each file's readers are
  * made once and kept as sourceframes' slot in the file's entry of the model
  * (mappedfiles.h: opened, identified by device and inode, guarded there):
@@ -47,6 +47,9 @@ struct sourceframes_stats {
 	uint64_t table_bytes;		/* their address tables, kept */
 	uint64_t units, units_read;	/* compile units indexed, read (dwarfinline.h) */
 	uint64_t build_ns;		/* CPU spent indexing and reading them */
+	/* Go tables (gopclntab.h): inline chains cut, tree entries not read,
+	 * files whose inlining tables were not found (a PIE) */
+	uint64_t go_cut, go_bad_inline, go_no_inline_tables;
 };
 
 struct sourceframes;

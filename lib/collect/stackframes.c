@@ -745,6 +745,9 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_object_set_new(o, "build_ns", json_integer((json_int_t)st.build_ns));
 	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
 	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
+	json_object_set_new(o, "go_inline_cut", json_integer((json_int_t)st.go_cut));
+	json_object_set_new(o, "go_inline_bad", json_integer((json_int_t)st.go_bad_inline));
+	json_object_set_new(o, "go_no_inline_tables", json_integer((json_int_t)st.go_no_inline_tables));
 	json_object_set_new(trailer, "sources", o);
 }
 

@@ -4,10 +4,13 @@
 # main;pipeline;stage1;stage2;mix, each inlined frame described "inline" at
 # the file:line addr2line -i gives, each native frame with its source
 # file:line; on tests/workloads/gospin.go built
-# stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf, as
-# the unstripped build's (root, real BPF).
+# stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf and
+# under it the functions Go inlined there (main.mix, main.square), from Go's
+# own inlining tables, each at its file:line: the same stacks, names and
+# lines (marple-fold --lines) as the unstripped build's DWARF gives (root,
+# real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 17
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -104,17 +107,48 @@ for b in gospin gospin-stripped; do
 done
 # the rest: the Go runtime (start-up, sysmon)
 all=$(weight "$T/gospin-stripped.out" '.')
-share "inline: stripped Go: main.main;...;main.leaf" \
-	"$(weight "$T/gospin-stripped.out" ';main\.main;(main\.middle;)?main\.leaf$')" "$all" 75
+share "inline: stripped Go: main.main;...;main.leaf, its inlined calls under it" \
+	"$(weight "$T/gospin-stripped.out" ';main\.main;(main\.middle;)?main\.leaf(;main\.mix(;main\.square)?)?$')" "$all" 75
+# the loop's 3-deep chain: 7 of its 26 instructions (Go 1.19), so it is
+# seen at all in even a capture of a loaded machine's 20 samples
+deep=$(weight "$T/gospin-stripped.out" ';main\.leaf;main\.mix;main\.square$')
+if [ "$all" -gt 20 ] && [ "$deep" -gt 0 ]; then pass "inline: stripped Go: main.leaf;main.mix;main.square from Go's inlining tables ($deep of $all)"
+else fail "inline: stripped Go: main.leaf;main.mix;main.square" "$deep of $all samples"; fi
 # an address in the binary without a name would read [gospin-stripped]
 unnamed=$(weight "$T/gospin-stripped.out" '\[gospin-stripped')
 if [ "$all" -gt 20 ] && [ "$unnamed" = 0 ]; then pass "inline: stripped Go: no frame in the binary unnamed ($all samples)"
 else fail "inline: stripped Go: unnamed frames" "$unnamed of $all samples"; fi
-# heaviest FILE: the heaviest stack's frames after the process name, with
-# the ABI suffix the symtab has and the table not (.abi0) taken off
-heaviest() {
-	grep -v '^{' "$1" | sort -t'#' -k1,1 -rn | head -n 1 | sed 's/^[0-9]*#[^;]*;//; s/\.abi0//g'
+# the inlined functions described "inline" at their one line, as the
+# unstripped build's DWARF describes them
+src="$MARPLE_TOP/tests/workloads/gospin.go"
+for fn in mix square; do
+	want="inline $src $(grep -n "^func $fn(" "$src" | cut -d: -f1)"
+	got=$(frame "$T/gospin-stripped.out" "main.$fn"); dw=$(frame "$T/gospin.out" "main.$fn")
+	if [ "$got" = "$want" ] && [ "$dw" = "$want" ]; then pass "inline: stripped Go: main.$fn described $got"
+	else fail "inline: stripped Go: main.$fn" "described '$got' (unstripped: '$dw'), wanted '$want'"; fi
+done
+# mainlines FILE OUT: marple-fold --lines of FILE's stacks under main.main,
+# the process's name and the symtab's ABI suffix (.abi0) taken off
+mainlines() {
+	"$MARPLE_BIN/marple-fold" --lines "$1" | sed 's/^[^;]*;//; s/\.abi0//g' | grep ';main\.main (' > "$2"
 }
-a=$(heaviest "$T/gospin.out"); b=$(heaviest "$T/gospin-stripped.out")
-if [ -n "$a" ] && [ "$a" = "$b" ]; then pass "inline: stripped Go: the unstripped build's heaviest stack ($b)"
-else fail "inline: stripped Go vs unstripped" "'$b' vs '$a'"; fi
+mainlines "$T/gospin-stripped.out" "$T/s.lines"; mainlines "$T/gospin.out" "$T/f.lines"
+# alike A B: "same all": A's samples, and those whose stack (names and
+# lines) B has too
+alike() {
+	awk 'NR == FNR { sub(/ [0-9]+$/, ""); seen[$0] = 1; next }
+	     { w = $NF; sub(/ [0-9]+$/, ""); all += w; if ($0 in seen) same += w }
+	     END { print same + 0, all + 0 }' "$2" "$1"
+}
+set -- $(alike "$T/s.lines" "$T/f.lines") $(alike "$T/f.lines" "$T/s.lines")
+if [ "${2:-0}" -gt 20 ] && [ $(($1 * 100)) -ge $(($2 * 99)) ] && [ $(($3 * 100)) -ge $(($4 * 99)) ]; then
+	pass "inline: stripped Go: stacks with lines as the unstripped build's ($1 of $2 samples; the other way $3 of $4)"
+else
+	fail "inline: stripped Go: stacks with lines" "$1 of $2 stripped samples in the unstripped capture, $3 of $4 the other way; stripped: $(sort -k2 -rn "$T/s.lines" | head -n 3 | tr '\n' '|') unstripped: $(head -n 3 "$T/f.lines" | tr '\n' '|')"
+fi
+# the trailer's "sources": Go's tables read, nothing refused or cut
+got=$(sed -n 's/.*"sources":{[^}]*"go_frames":\([0-9]*\),"go_inline_cut":\([0-9]*\),"go_inline_bad":\([0-9]*\),"go_no_inline_tables":\([0-9]*\).*/\1 \2 \3 \4/p' "$T/gospin-stripped.out")
+case "$got" in
+[1-9]*" 0 0 0") pass "inline: stripped Go: trailer sources: Go frames, none cut, bad or without tables ($got)" ;;
+*) fail "inline: stripped Go: trailer sources" "go_frames, cut, bad, no tables: '$got'" ;;
+esac
