@@ -11,7 +11,9 @@
  * bytes flipped is read without a read outside it (ASan in make check
  * SANITIZE=1) and gives no name from outside it, and inlining tables made
  * of one repeated word (entries whose call is in inlined code again: a
- * cycle) give chains no longer than asked, the cut ones counted. */
+ * cycle) give chains no longer than asked, the cut ones counted.  First,
+ * without go: the fuzz seeds of the layouts not installed here (1.16, 1.20;
+ * 1.18 too), each a small table whose one inlined call is read as made. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,13 +249,68 @@ static int hostile_tables(const unsigned char *table, size_t size, uint64_t text
 	return answered;
 }
 
+/* The fuzz seed NAME (tests/fuzz/gopclntab-seeds.py: a length, a table,
+ * its funcdata at 0x480000): its chain at main.a's entry, "" if refused,
+ * and the chains it cut. */
+static void seed_chain(const char *name, char *out, size_t size, uint64_t *cut)
+{
+	static unsigned char buf[1 << 16];
+	const char *top = getenv("MARPLE_TOP");
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/gopclntab/%s", top ? top : ".", name);
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	uint32_t len = 0;
+	if (f)
+		fclose(f);
+	out[0] = 0;
+	if (n >= 4)
+		memcpy(&len, buf, 4);
+	struct gopclntab *g = n >= 4 && len <= n - 4 ? gopclntab_parse(buf + 4, len, 0x401000) : NULL;
+	if (!g)
+		return;
+	gopclntab_set_funcdata(g, buf + 4 + len, n - 4 - len, 0x480000, 0x480000);
+	struct gopclntab_frame c[8];
+	int k = gopclntab_chain(g, 0x401000, c, 8);
+	for (int i = 0; i < k; i++) {
+		size_t used = strlen(out);
+		snprintf(out + used, size - used, "%s%s:%u", i ? " <- " : "", c[i].function, c[i].line);
+	}
+	struct gopclntab_stats st;
+	gopclntab_stats(g, &st);
+	*cut = st.cut;
+	gopclntab_close(g);
+}
+
+/* Each layout's seeds read as made: main.b inlined at main.a's entry, its
+ * call on main.a's line 11; the cyclic ones cut at the bound, counted. */
+static int layouts_read(void)
+{
+	static const char *const layouts[] = { "go116", "go118", "go120" };
+	int bad = 0;
+	for (int i = 0; i < 3; i++) {
+		char chain[512], cyclic[1024], name[64];
+		uint64_t cut = 0, cut_cyclic = 0;
+		seed_chain(layouts[i], chain, sizeof(chain), &cut);
+		snprintf(name, sizeof(name), "%s-cycle", layouts[i]);
+		seed_chain(name, cyclic, sizeof(cyclic), &cut_cyclic);
+		int ok = !strcmp(chain, "main.b:10 <- main.a:11") && cut == 0 && cut_cyclic == 1 &&
+			 !strncmp(cyclic, "main.b:10 <- ", 13) && strstr(cyclic, "main.a:10");
+		if (!ok && bad++ < 3)
+			printf("# %s: '%s' (cut %llu), cyclic '%s' (cut %llu)\n", layouts[i], chain,
+			       (unsigned long long)cut, cyclic, (unsigned long long)cut_cyclic);
+	}
+	return bad;
+}
+
 int main(void)
 {
+	test_plan(10);
+	test_cond("Go 1.16, 1.18 and 1.20 layouts' inlining tables (fuzz seeds), cycles cut", layouts_read() == 0);
 	if (system("go version >/dev/null 2>&1") != 0) {
 		printf("SKIP: gopclntab: no go (golang-go, scripts/install-deps)\nPLAN: skip the rest\n");
-		return 0;
+		return test_report();
 	}
-	test_plan(9);
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
