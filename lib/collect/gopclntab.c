@@ -348,14 +348,54 @@ static const unsigned char *section_from(Elf *elf, uint64_t vaddr, uint64_t *siz
 	return NULL;
 }
 
+/* The addend of the x86-64 relative relocation at vaddr (a PIE's words
+ * are written at load time: zero in the file) whose addend is want, or any
+ * addend if want is 0; 0 if none.  If at is 0, the first relocation whose
+ * addend is want: *found its place. */
+static uint64_t relocation(Elf *elf, uint64_t at, uint64_t want, uint64_t *found)
+{
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(d = elf_getdata(scn, NULL)) ||
+		    !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			if (!gelf_getrela(d, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_RELATIVE ||
+			    (at && r.r_offset != at) || (want && (uint64_t)r.r_addend != want))
+				continue;
+			if (found)
+				*found = r.r_offset;
+			return (uint64_t)r.r_addend;
+		}
+	}
+	return 0;
+}
+
+/* A PIE's gofunc: moduledata found by the relocations that write its
+ * first two words (the table's address and its name table's). */
+static uint64_t find_gofunc_relocated(Elf *elf, const struct gopclntab *g, unsigned word)
+{
+	uint64_t moduledata = 0;
+	if (!relocation(elf, 0, g->vaddr, &moduledata) ||
+	    !relocation(elf, moduledata + 8, g->vaddr + g->funcnames, NULL))
+		return 0;	/* the first match only: the runtime has one */
+	return relocation(elf, moduledata + word * 8, 0, NULL);
+}
+
 /* 1.18+: the gofunc address of the runtime's moduledata (funcdata counts
  * from it), found in a writable section as the words that start it: the
- * table's address and its function name table's (runtime/symtab.go); 0 if
- * not found (a PIE, whose words are relocated at run time).  gofunc is word
- * 38 in 1.18-1.19, 40 from 1.20 (coverage counters' two words before it). */
+ * table's address and its function name table's (runtime/symtab.go), or in
+ * a PIE by the relocations that write them; 0 if not found.  gofunc is
+ * word 38 in 1.18-1.19, 40 from 1.20 (coverage counters' two words before
+ * it). */
 static uint64_t find_gofunc(Elf *elf, const struct gopclntab *g)
 {
 	unsigned word = g->layout == GO120 ? 40 : 38;
+	uint64_t size, relocated = find_gofunc_relocated(elf, g, word);
+	if (relocated && section_from(elf, relocated, &size))
+		return relocated;
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -400,7 +440,9 @@ static struct gopclntab *parse_elf(Elf *elf)
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
 		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (name && !strcmp(name, ".gopclntab") && sh.sh_type != SHT_NOBITS)
+		/* a PIE's table is relocated data: .data.rel.ro.gopclntab */
+		if (name && (!strcmp(name, ".gopclntab") || !strcmp(name, ".data.rel.ro.gopclntab")) &&
+		    sh.sh_type != SHT_NOBITS)
 			data = elf_getdata(scn, NULL), vaddr = sh.sh_addr;
 		else if (name && !strcmp(name, ".text"))
 			text = sh.sh_addr;

@@ -25,10 +25,11 @@
  * point at it.  An entry is 20 bytes up to 1.19 (parent, funcID, the call's
  * file and line, the name, parentPc), 16 from 1.20 (funcID, the name,
  * parentPc, startLine): both give the name and parentPc, all this reader
- * uses.  Go 1.19 (Debian 12's golang-go) is tested on real binaries; the
- * 1.16 and 1.20 layouts on the fuzz seeds only.  Not read: a PIE's tree
- * (moduledata's words are relocated at run time; its chains stop at the
- * function, counted as no_inline_tables), 32-bit binaries' trees.
+ * uses.  A PIE's moduledata words are zero in the file, written by
+ * relative relocations at load: read from those.  Go 1.19 (Debian 12's
+ * golang-go) is tested on real binaries, PIE or not; the 1.16 and 1.20
+ * layouts on the fuzz seeds only.  Not read: 32-bit binaries' trees (their
+ * chains stop at the function; funcdata_bytes 0).
  *
  * Addresses are the file's virtual addresses; the strings live as long as
  * the handle.

@@ -48,7 +48,7 @@ struct sourceframes_stats {
 	uint64_t units, units_read;	/* compile units indexed, read (dwarfinline.h) */
 	uint64_t build_ns;		/* CPU spent indexing and reading them */
 	/* Go tables (gopclntab.h): inline chains cut, tree entries not read,
-	 * files whose inlining tables were not found (a PIE) */
+	 * files whose inlining tables were not found (32-bit) */
 	uint64_t go_cut, go_bad_inline, go_no_inline_tables;
 };
 

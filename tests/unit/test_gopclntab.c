@@ -7,9 +7,10 @@
  * instruction of the binary, the chain of inlined calls Go's own tables
  * give (gopclntab_chain: main.square in main.mix in main.leaf) is the one
  * libdw reads from the unstripped build's DWARF (dwarfinline, which names
- * the unstripped build's frames in a capture); a table cut short or with
- * bytes flipped is read without a read outside it (ASan in make check
- * SANITIZE=1) and gives no name from outside it, and inlining tables made
+ * the unstripped build's frames in a capture; a PIE's in make bench
+ * BENCH=goinline: its standard library takes go 12 s to build); a table
+ * cut short or with bytes flipped is read without a read outside it (ASan
+ * in make check SANITIZE=1) and gives no name from outside it, and inlining tables made
  * of one repeated word (entries whose call is in inlined code again: a
  * cycle) give chains no longer than asked, the cut ones counted.  First,
  * without go: the fuzz seeds of the layouts not installed here (1.16, 1.20;
