@@ -489,7 +489,7 @@ struct gopclntab *gopclntab_from_memory(const void *data, size_t size)
 
 void gopclntab_stats(const struct gopclntab *g, struct gopclntab_stats *out)
 {
-	*out = (struct gopclntab_stats){ g->cut, g->bad_inline, g->funcdata_size };
+	*out = (struct gopclntab_stats){ g->cut, g->bad_inline, g->funcdata_size, g->size };
 }
 
 uint64_t gopclntab_functions(const struct gopclntab *g)

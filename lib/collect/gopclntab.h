@@ -81,6 +81,7 @@ struct gopclntab_stats {
 	uint64_t cut;			/* chains cut at max */
 	uint64_t bad_inline;		/* tree entries out of bounds or nonsense */
 	uint64_t funcdata_bytes;	/* the funcdata copy; 0: no inlining tables read */
+	uint64_t table_bytes;		/* the table's copy */
 };
 
 void gopclntab_stats(const struct gopclntab *g, struct gopclntab_stats *out);

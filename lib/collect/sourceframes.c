@@ -175,6 +175,7 @@ void sourceframes_stats(const struct sourceframes *s, struct sourceframes_stats 
 			out->go_cut += g.cut;
 			out->go_bad_inline += g.bad_inline;
 			out->go_no_inline_tables += !g.funcdata_bytes;
+			out->go_bytes += g.table_bytes + g.funcdata_bytes;
 		}
 		const struct dwarfinline_stats *d = sfile && sfile->dwarf ? dwarfinline_stats(sfile->dwarf) : NULL;
 		if (!d)

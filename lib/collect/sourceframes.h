@@ -50,6 +50,7 @@ struct sourceframes_stats {
 	/* Go tables (gopclntab.h): inline chains cut, tree entries not read,
 	 * files whose inlining tables were not found (32-bit) */
 	uint64_t go_cut, go_bad_inline, go_no_inline_tables;
+	uint64_t go_bytes;		/* the Go tables and funcdata copied */
 };
 
 struct sourceframes;

@@ -748,6 +748,7 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_object_set_new(o, "go_inline_cut", json_integer((json_int_t)st.go_cut));
 	json_object_set_new(o, "go_inline_bad", json_integer((json_int_t)st.go_bad_inline));
 	json_object_set_new(o, "go_no_inline_tables", json_integer((json_int_t)st.go_no_inline_tables));
+	json_object_set_new(o, "go_bytes", json_integer((json_int_t)st.go_bytes));
 	json_object_set_new(trailer, "sources", o);
 }
 
