@@ -11,8 +11,9 @@
 #    equal; GOINLINE_SHOW=N prints the first N that differ;
 #  - lookups/s on one core once the table is read (inlinelookup -g, the
 #    same addresses for GOINLINE_SECS, default 2), beside `go tool
-#    addr2line` on the stripped build (names and lines, no inline chains)
-#    and GNU `addr2line -i` on the unstripped one, start-up included;
+#    addr2line` on the stripped build (names and lines, no inline chains;
+#    Go 1.19's names none of a stripped PIE's addresses: "?") and GNU
+#    `addr2line -i` on the unstripped one, start-up included;
 #  - the same speed on the go command itself (/usr/lib/go-*/bin/go, stripped,
 #    Debian's), with the share of its addresses inside inlined code.
 set -u
@@ -74,12 +75,15 @@ print(covered, agree)
 PYEOF
 }
 
-# rate CMD...: addresses a second of CMD reading $T/addrs, start-up included
+# rate CMD...: addresses a second of CMD reading $T/addrs, start-up
+# included, and how many names it gave ("?" or "??" is none; with -i an
+# address has one for each inlined function)
 rate() {
 	t0=$(now)
-	"$@" < "$T/addrs" > /dev/null 2>&1
+	"$@" < "$T/addrs" > "$T/rate.out" 2>&1
 	t1=$(now)
-	awk -v c="$(wc -l < "$T/addrs")" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", (t1 - t0 > 0 ? c / (t1 - t0) : 0) }'
+	awk -v c="$(wc -l < "$T/addrs")" -v t0="$t0" -v t1="$t1" -v named="$(grep -vc -e '^0x' -e ':' -e '^?*$' "$T/rate.out")" \
+		'BEGIN { printf "%.0f/s, %d names for %d addresses", (t1 - t0 > 0 ? c / (t1 - t0) : 0), named, c }'
 }
 
 # bench NAME FLAGS: build gospin unstripped and stripped with FLAGS, compare
@@ -97,7 +101,7 @@ bench() {
 	awk -v c="$covered" -v a="$agree" -v t="$(wc -l < "$T/addrs")" -v n="$1" 'BEGIN {
 		printf "bench: goinline: %s: inline chains as the unstripped build'"'"'s DWARF %.2f%% (%d of %d addresses with a DWARF line, of %d; floor: 99%%)\n", n, c ? 100 * a / c : 0, a, c, t }'
 	head -n $((SHOW * 2)) "$T/diffs"
-	echo "bench: goinline: $1: $(stat lookups_per_s) lookups/s on one core (open $(stat open_ms) ms, funcdata $(stat funcdata_bytes) bytes); go tool addr2line (stripped, no inline chains): $(rate go tool addr2line "$T/stripped")/s; addr2line -i (unstripped): $(rate addr2line -a -f -i -e "$T/full")/s, start-up included"
+	echo "bench: goinline: $1: $(stat lookups_per_s) lookups/s on one core (open $(stat open_ms) ms, funcdata $(stat funcdata_bytes) bytes); go tool addr2line (stripped, no inline chains): $(rate go tool addr2line "$T/stripped"); addr2line -i (unstripped): $(rate addr2line -a -f -i -e "$T/full"), start-up included"
 }
 
 echo "bench: goinline: load average $(cut -d' ' -f1-3 /proc/loadavg), $(go version | cut -d' ' -f3)"
@@ -113,4 +117,4 @@ N=${GOINLINE_ADDRS:-100000} addresses "$GO" > "$T/addrs"
 "$LOOKUP" -g "$GO" "$SECS" < "$T/addrs" > "$T/ours" 2> "$T/stats"
 awk '/^0x/ { n++; if (d > 1) inl++; d = 0; next } { d += 0.5 } END { if (d > 1) inl++; printf "%d %d\n", n, inl }' "$T/ours" > "$T/depth"
 read -r total inlined < "$T/depth"
-echo "bench: goinline: go command ($(wc -c < "$GO") bytes): $(stat lookups_per_s) lookups/s on one core (open $(stat open_ms) ms, funcdata $(stat funcdata_bytes) bytes), $inlined of $total addresses in inlined code; go tool addr2line: $(rate go tool addr2line "$GO")/s, start-up included"
+echo "bench: goinline: go command ($(wc -c < "$GO") bytes): $(stat lookups_per_s) lookups/s on one core (open $(stat open_ms) ms, funcdata $(stat funcdata_bytes) bytes), $inlined of $total addresses in inlined code; go tool addr2line: $(rate go tool addr2line "$GO"), start-up included"
