@@ -29,7 +29,10 @@
  * relative relocations at load: read from those.  Go 1.19 (Debian 12's
  * golang-go) is tested on real binaries, PIE or not; the 1.16 and 1.20
  * layouts on the fuzz seeds only.  Not read: 32-bit binaries' trees (their
- * chains stop at the function; funcdata_bytes 0).
+ * chains stop at the function; funcdata_bytes 0).  Go's development tree
+ * packs the entries into 13 bytes (funcID, then the name offset, parentPc
+ * and startLine unaligned); a release writing them so under magic
+ * 0xfffffff1 would be misread (every read still bounded and checked).
  *
  * Addresses are the file's virtual addresses; the strings live as long as
  * the handle.
