@@ -558,26 +558,53 @@ static long ruby_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
-/* Ruby's frames (PY_F_RUBY): the main thread's ec's, from its cfp up to
- * its VM stack's end (into *end), in the main thread only */
-static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u64 *end)
+/* The sampled thread's ec (PY_F_RUBY): its own ruby_current_ec, read as
+ * glibc finds a module's TLS (struct py_proc's ruby_tls_*), with the
+ * thread pointer (*fsbase) its thread must have; a libruby without it:
+ * the VM's main thread's ec, in the main thread only. */
+static __always_inline __u64 ruby_current_ec(const struct py_proc *p, __u32 tid, __u64 *fsbase)
 {
-	if (tid != bpf_get_current_pid_tgid() >> 32) {
-		py_count(PY_NO_THREAD_STATE);
-		return 0;
+	if (p->ruby_tls_slot) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		*fsbase = BPF_CORE_READ(t, thread.fsbase);
+		__u64 modid = py_read_ptr(p->runtime + (__s64)p->ruby_tls_slot);
+		__u64 dtv = *fsbase && modid && modid < (1 << 16) ? py_read_ptr(*fsbase + 8) : 0;
+		__u64 block = dtv ? py_read_ptr(dtv + modid * 16) : 0;
+		return block && block != ~0ull ? py_read_ptr(block + p->ruby_tls_offset) : 0;
 	}
+	if (tid != bpf_get_current_pid_tgid() >> 32)
+		return 0;
 	__u64 vm = py_read_ptr(p->runtime);
 	__u64 th = vm ? py_read_ptr(vm + p->tstate_frame) : 0;
-	__u64 ec = th ? py_read_ptr(th + p->tstate_tid) : 0;
-	if (!ec) {
+	return th ? py_read_ptr(th + p->tstate_tid) : 0;
+}
+
+/* Ruby's frames (PY_F_RUBY): the sampled thread's ec's, from its cfp up
+ * to its VM stack's end (into *end).  The ec's vm_stack, vm_stack_size,
+ * cfp and thread_ptr in one read (into head); a thread whose ec is not
+ * found, or whose ec's thread is not it, is counted and not walked. */
+static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u8 *head, __u64 *end)
+{
+	__u64 fsbase = 0, ec = ruby_current_ec(p, tid, &fsbase);
+	__u32 span = p->ruby_ec_thread + 8;
+	span = span > p->cframe_current + 8u ? span : p->cframe_current + 8u;
+
+	if (!ec || span > PY_FRAME_HEAD - 8 || bpf_probe_read_user(head, span, (void *)ec)) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
 	}
-	__u64 stack = py_read_ptr(ec + p->interp_head), size = py_read_ptr(ec + p->interp_threads);
+	__u64 stack = *(__u64 *)(head + (p->interp_head & (PY_FRAME_HEAD - 9)));
+	__u64 size = *(__u64 *)(head + (p->interp_threads & (PY_FRAME_HEAD - 9)));
+	__u64 cfp = *(__u64 *)(head + (p->cframe_current & (PY_FRAME_HEAD - 9)));
+	__u64 th = *(__u64 *)(head + (p->ruby_ec_thread & (PY_FRAME_HEAD - 9)));
+	if (fsbase && (!th || py_read_ptr(th + p->ruby_thread_id) != fsbase)) {
+		py_count(PY_NO_THREAD_STATE);
+		return 0;
+	}
 	if (!stack || size > (1ull << 28))
 		return 0;
 	*end = stack + size * 8;
-	return py_read_ptr(ec + p->cframe_current);
+	return cfp;
 }
 
 /* The word at runtime + tstate_frame, in the main thread only: PHP's
@@ -774,7 +801,7 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	if (p->flags & PY_F_PHP) {
 		frame = main_thread_word(p, tid);
 	} else if (p->flags & PY_F_RUBY) {
-		frame = ruby_first_frame(p, tid, &end);
+		frame = ruby_first_frame(p, tid, head, &end);
 	} else {
 		__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 		if (!tstate)

@@ -71,7 +71,8 @@ enum py_flags {
  * the position in its iseq), or a C method's method entry (position
  * PY_LASTI_UNKNOWN), the frame that began a vm_exec activation
  * (VM_FRAME_FLAG_FINISH) marked as the entry.
- * Only the main thread's frames are walked. */
+ * Each thread's ec is its own ruby_current_ec (struct py_proc's ruby_tls_*
+ * below); a libruby without one: the main thread's only. */
 #define RUBY_FRAME_MAGIC_MASK 0x7fff0001
 #define RUBY_FRAME_MAGIC_CFUNC 0x55550001
 #define RUBY_FRAME_MAGIC_METHOD 0x11110001
@@ -156,6 +157,17 @@ struct py_proc {
 	 * by that namespace's ids: its nsfs device and inode, else 0 */
 	__u64 pidns_dev, pidns_ino;
 	struct perl_offsets perl;	/* PY_F_PERL */
+	/* PY_F_RUBY: a thread's own ec is libruby's thread-local
+	 * ruby_current_ec (general dynamic TLS): the module id ld.so put in
+	 * the GOT slot at runtime + ruby_tls_slot (0: not found, the main
+	 * thread's ec only), glibc's dtv at the thread pointer + 8, 16 bytes
+	 * a module, the block's address first, the variable at
+	 * ruby_tls_offset in it; used only if the ec's thread_ptr (at
+	 * ruby_ec_thread) says, at ruby_thread_id, that its thread_id
+	 * (pthread_self) is the sampled thread's pointer */
+	__s32 ruby_tls_slot;
+	__u32 ruby_tls_offset;
+	__u16 ruby_ec_thread, ruby_thread_id;
 };
 
 /* What one Python ELF file tells (py_files, keyed by its inode as

@@ -52,6 +52,7 @@ struct pyproc {
 	const struct pyelf *ruby_elf;	/* its libruby's facts (its classes), and */
 	uint64_t ruby_bias;		/* ... that file's load bias */
 	uint64_t ruby_symbols;		/* its global_symbols (run-time address), or 0 */
+	int ruby_threads;		/* each thread's ec found by its ruby_current_ec */
 	uint64_t runtime, code_type, unicode_type, bytes_type;	/* run-time addresses */
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;
 	uint64_t loop_lo, loop_hi;	/* Ruby's vm_exec_core: part of the activation */

@@ -217,9 +217,9 @@ static void ruby_version_of(struct pyelf *e, const unsigned char *raw, size_t ra
 		snprintf(e->ruby_version, sizeof(e->ruby_version), "%.*s", (int)k, (const char *)v);
 }
 
-/* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
- * or a GLOB_DAT relocation of it): its file address, or 0. */
-static uint64_t launch_slot_of(Elf *elf, size_t sym)
+/* The first relocation of type type against dynamic symbol sym into *r:
+ * 1, or 0 when there is none. */
+static int rela_of(Elf *elf, size_t sym, unsigned type, GElf_Rela *r)
 {
 	Elf_Scn *scn = NULL;
 
@@ -228,14 +228,31 @@ static uint64_t launch_slot_of(Elf *elf, size_t sym)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela r;
-			if (gelf_getrela(d, (int)i, &r) && GELF_R_SYM(r.r_info) == sym &&
-			    (GELF_R_TYPE(r.r_info) == R_X86_64_JUMP_SLOT || GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT))
-				return r.r_offset;
-		}
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++)
+			if (gelf_getrela(d, (int)i, r) && GELF_R_SYM(r->r_info) == sym && GELF_R_TYPE(r->r_info) == type)
+				return 1;
 	}
 	return 0;
+}
+
+/* Where a program's GOT slot for its dynamic symbol sym is (a jump slot
+ * or a GLOB_DAT relocation of it): its file address, or 0. */
+static uint64_t launch_slot_of(Elf *elf, size_t sym)
+{
+	GElf_Rela r;
+	return rela_of(elf, sym, R_X86_64_JUMP_SLOT, &r) || rela_of(elf, sym, R_X86_64_GLOB_DAT, &r) ? r.r_offset : 0;
+}
+
+/* Where a library's GOT slot for the TLS module id of its dynamic
+ * symbol sym is (the general dynamic model's R_X86_64_DTPMOD64, which
+ * ld.so fills in): its file address, or 0; and the variable's offset in
+ * the module's block into *offset, its symbol's value plus the addend of
+ * the R_X86_64_DTPOFF64 beside it. */
+static uint64_t tls_slot_of(Elf *elf, size_t sym, uint64_t value, uint64_t *offset)
+{
+	GElf_Rela r;
+	*offset = value + (rela_of(elf, sym, R_X86_64_DTPOFF64, &r) ? (uint64_t)r.r_addend : 0);
+	return rela_of(elf, sym, R_X86_64_DTPMOD64, &r) ? r.r_offset : 0;
 }
 
 /* PL_revision, PL_version, PL_subversion: where each is, into at[] */
@@ -286,8 +303,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 	uint64_t php_globals = 0, perl_interp = 0, perl_version[3] = { 0 };
 	int perl_globals = 0;		/* exports PL_curcop: no struct interpreter */
 	uint64_t ruby_vm = 0, ruby_api = 0, ruby_version = 0, ruby_exec_lo = 0, ruby_exec_hi = 0;
-	uint64_t ruby_id2str = 0;
-	size_t launch_sym = 0;
+	uint64_t ruby_id2str = 0, ruby_ec_value = 0;
+	size_t launch_sym = 0, ruby_ec_sym = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		/* .dynsym only: an interpreter exports these for its extension
@@ -306,6 +323,10 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 			if (s.st_shndx == SHN_UNDEF && (strcmp(name, "Py_BytesMain") == 0 || strcmp(name, "Py_Main") == 0 ||
 							 strcmp(name, "ruby_init") == 0))
 				launch_sym = i;
+			/* a TLS variable's value is its offset in its block: 0 too */
+			if (s.st_shndx != SHN_UNDEF && GELF_ST_TYPE(s.st_info) == STT_TLS &&
+			    strcmp(name, "ruby_current_ec") == 0)
+				ruby_ec_sym = i, ruby_ec_value = s.st_value;
 			if (s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			for (int k = 0; k < PYSYM_COUNT; k++)
@@ -363,6 +384,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = ruby_vm;
 		ruby_version_of(e, raw, rawlen, ruby_api, ruby_version);
 		e->ruby_symbols = find_ruby_symbols(e, elf, raw, rawlen, ruby_id2str);
+		e->ruby_tls_offset = ruby_ec_value;
+		e->ruby_tls_slot = ruby_ec_sym ? tls_slot_of(elf, ruby_ec_sym, ruby_ec_value, &e->ruby_tls_offset) : 0;
 	}
 	if (!e->ruby)
 		e->nruby_class = 0;

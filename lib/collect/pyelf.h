@@ -37,6 +37,10 @@ struct pyelf {
 	unsigned ruby_major, ruby_minor;
 	char ruby_version[24];
 	uint64_t ruby_symbols;		/* its global_symbols (what names an ID), 0: not found */
+	/* its thread-local ruby_current_ec (each thread's own ec): the GOT
+	 * slot where ld.so puts its TLS module id (R_X86_64_DTPMOD64), and
+	 * the variable's offset in the module's TLS block; 0, 0: not found */
+	uint64_t ruby_tls_slot, ruby_tls_offset;
 	/* the classes and modules it exports (rb_cArray: "Array"), to name a
 	 * C method's owner */
 	struct { uint64_t addr; char name[24]; } ruby_class[PYELF_RUBY_CLASSES];

@@ -342,7 +342,8 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	else if (p->perl)
 		perllayout_to_proc(p->perl, &v);
 	else if (p->ruby)
-		rubylayout_to_proc(p->ruby, &v);
+		rubylayout_to_proc(p->ruby, p->ruby_threads ? (int32_t)(py->ruby_tls_slot - py->runtime) : 0,
+				   (uint32_t)py->ruby_tls_offset, &v);
 	else
 		pylayout_to_proc(&p->lay, &v);
 	/* in another pid namespace than ours, its thread ids are that one's */
@@ -417,6 +418,8 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		return;
 	}
 	count_interpreter(pf, p, how);
+	if (p->ruby && !p->ruby_threads)
+		say_once(pf, p, "its threads but the main one are profiled natively (no thread-local ruby_current_ec found)");
 	walk_proc(pf, p, &seen, py, &l, &launcher);
 }
 

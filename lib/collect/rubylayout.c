@@ -10,7 +10,7 @@
 /* From ruby3.1-dev's rb_mjit_min_header-3.1.2.h (offsetof, x86-64): the
  * internal headers as the interpreter was built with them */
 static const struct rubylayout tables[] = {
-	{ .major = 3, .minor = 1, .vm_main_thread = 40, .thread_ec = 40, .ec_vm_stack = 0, .ec_vm_stack_size = 8,
+	{ .major = 3, .minor = 1, .vm_main_thread = 40, .thread_ec = 40, .thread_id = 80, .ec_thread = 48, .ec_vm_stack = 0, .ec_vm_stack_size = 8,
 	  .ec_cfp = 16, .cfp_pc = 0, .cfp_iseq = 16, .cfp_ep = 32, .cfp_size = 64, .iseq_body = 16, .body_iseq_size = 4,
 	  .body_encoded = 8, .body_pathobj = 64, .body_label = 80, .body_insns = 120, .body_positions = 128,
 	  .body_insns_size = 136, .body_succ = 144, .insn_entry_size = 12, .me_def = 16, .me_owner = 32,
@@ -29,7 +29,7 @@ const struct rubylayout *rubylayout_table(unsigned major, unsigned minor)
 	return NULL;
 }
 
-void rubylayout_to_proc(const struct rubylayout *l, struct py_proc *v)
+void rubylayout_to_proc(const struct rubylayout *l, int32_t tls_slot, uint32_t tls_offset, struct py_proc *v)
 {
 	v->flags = PY_F_RUBY;
 	v->tstate_frame = l->vm_main_thread;
@@ -47,6 +47,10 @@ void rubylayout_to_proc(const struct rubylayout *l, struct py_proc *v)
 	 * entry (its definition, its defined class) alike */
 	v->code_qualname = 16;
 	v->code_linetable = 8;
+	v->ruby_tls_slot = tls_slot;
+	v->ruby_tls_offset = tls_offset;
+	v->ruby_ec_thread = l->ec_thread;
+	v->ruby_thread_id = l->thread_id;
 }
 
 size_t rubylayout_succ_at(unsigned pos, size_t *len)

@@ -48,6 +48,8 @@ struct rubylayout {
 	unsigned major, minor;
 	uint16_t vm_main_thread;	/* rb_vm_t.ractor.main_thread */
 	uint16_t thread_ec;		/* rb_thread_t.ec */
+	uint16_t thread_id;		/* rb_thread_t.thread_id (its pthread_t) */
+	uint16_t ec_thread;		/* rb_execution_context_t.thread_ptr */
 	uint16_t ec_vm_stack, ec_vm_stack_size, ec_cfp;	/* rb_execution_context_t's */
 	uint16_t cfp_pc, cfp_iseq, cfp_ep, cfp_size;	/* rb_control_frame_t's, its size */
 	uint16_t iseq_body;		/* rb_iseq_t.body */
@@ -64,8 +66,11 @@ struct rubylayout {
 /* The built-in table's layout of major.minor, NULL when there is none (or
  * the test-only environment variable MARPLE_TEST_RUBY_NO_TABLE is set). */
 const struct rubylayout *rubylayout_table(unsigned major, unsigned minor);
-/* The members of struct py_proc the BPF walk reads (PY_F_RUBY). */
-void rubylayout_to_proc(const struct rubylayout *l, struct py_proc *v);
+/* The members of struct py_proc the BPF walk reads (PY_F_RUBY); tls_slot
+ * and tls_offset: where its libruby's ruby_current_ec is (its TLS module
+ * id's GOT slot from ruby_current_vm_ptr, and its offset in the module's
+ * block), tls_slot 0 when not known. */
+void rubylayout_to_proc(const struct rubylayout *l, int32_t tls_slot, uint32_t tls_offset, struct py_proc *v);
 
 /* 3.1's succinct index of an iseq's instruction positions (iseq.c's
  * succ_index_table: 54 ranks of 7 bits packed 9 to a word, then blocks of

@@ -183,6 +183,26 @@ static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
 	return perl_layout_checks(p) == 0 ? NULL : "its interpreter is not laid out as expected";
 }
 
+/* Is a CRuby's thread-local ruby_current_ec where its file says (py's
+ * GOT slot holds its TLS module id; glibc's dtv at the thread pointer +
+ * 8)?  Tried on the main thread th, whose pthread_t (its thread pointer)
+ * and ec its VM holds: 1, or 0 when it is not, or not known yet (no VM). */
+static int ruby_tls_checks(const struct pyproc *p, const struct pyelf *py, uint64_t th, uint64_t ec)
+{
+	pid_t pid = (pid_t)p->pid;
+	uint64_t self, modid, dtv, block, found;
+
+	if (!py->ruby_tls_slot || py->ruby_tls_slot - py->runtime + (1ull << 31) >= 1ull << 32)
+		return 0;
+	if (!th || !ec)
+		return 1;	/* not made yet: each sample checks its own (bpf) */
+	return pycodes_read_u64(pid, th + p->ruby->thread_id, &self) == 0 &&
+	       pycodes_read_u64(pid, py->ruby_tls_slot + p->ruby_bias, &modid) == 0 &&
+	       pycodes_read_u64(pid, self + 8, &dtv) == 0 && modid && modid < 1 << 16 &&
+	       pycodes_read_u64(pid, dtv + modid * 16, &block) == 0 &&
+	       pycodes_read_u64(pid, block + py->ruby_tls_offset, &found) == 0 && found == ec;
+}
+
 /* A CRuby's version and layout: the built-in table's for its version,
  * checked against its VM when it has one yet (its main thread's control
  * frames lie in its VM stack, its first frame not pushed yet at the
@@ -214,6 +234,7 @@ static const char *ruby_choose(struct pyproc *p, const struct pyelf *py)
 	/* global_symbols as found in the file, checked as each name is read
 	 * (its ids an Array; early on it is not yet) */
 	p->ruby_symbols = py->ruby_symbols ? py->ruby_symbols + p->ruby_bias : 0;
+	p->ruby_threads = ruby_tls_checks(p, py, th, ec);
 	return NULL;
 }
 

@@ -4,9 +4,10 @@
 # named by their class as Ruby's profilers name them (Object#settle,
 # Ledger.settle, block in Ledger#crunch), C methods (Integer#times,
 # Enumerable#sort_by) named in their activation, the C frames between
-# activations stay, _start stays at the bottom.
+# activations stay, _start stays at the bottom; each thread's frames are
+# its own.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 15
 CS="$MARPLE_BIN/marple-callstack"
 RUBY=/usr/bin/ruby3.1
 
@@ -125,6 +126,28 @@ kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
 offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)];Kernel%23sleep;")
 offtotal=$(weight "$T/off.out" '.')
 share "ruby: marple-offcpu: <main>;Object#settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
+
+# 5b. two Ruby threads besides the main one, each in its own method: each
+# thread's samples (known by its name, the stack's first frame) carry its
+# own chain, clone3 at the bottom (90%: its first sample may come before
+# the process is looked at, one taken as it ends has no frame left)
+cp "$MARPLE_TOP/tests/workloads/rubythreads.rb" "$T/threads.rb"
+F2=$T/threads.rb
+rm -f "$T/ready"
+"$RUBY" "$F2" 32 "$T/ready" & rb=$!
+wait_ready "$T/ready" 30 "$rb"
+"$CS" -F 499 -p "$rb" 2 > "$T/thr.out" 2> "$T/thr.err"
+kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
+for t in left:21:9 right:22:15; do
+	name=${t%%:*} lines=${t#*:}
+	w=$(weight "$T/thr.out" "^$name;clone3;.*;block in <main> [(]$F2:${lines%:*}[)];Object%23spin_$name [(]$F2:${lines#*:}[)](;|\$)")
+	tw=$(weight "$T/thr.out" "^$name;")
+	if [ "$tw" -gt 20 ] && [ $((w * 100)) -ge $((tw * 90)) ]; then
+		pass "ruby: thread $name: block in <main>;Object#spin_$name in >= 90% of its samples ($w of $tw)"
+	else
+		fail "ruby: thread $name: block in <main>;Object#spin_$name in >= 90% of its samples" "$w of $tw: $(grep -m1 "#$name;" "$T/thr.out" | cut -c1-300) $(head -c 300 "$T/thr.err")"
+	fi
+done
 
 # 6. a Ruby process started during a capture of the whole system
 MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
