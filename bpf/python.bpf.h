@@ -153,9 +153,14 @@ static __always_inline int py_proc_from_library(struct py_proc *out, __u64 slot,
 		py_count(PY_LIBRARY_UNKNOWN);
 		return PY_FOUND_NOT_YET;
 	}
-	/* refused when the unwinder looked up a VMA in this sample (one a
+	/* the unwinder's lookups in the process's samples found it (a new
+	 * process's walk looks up its libraries' VMAs, libpython's among
+	 * them, until user space has read its mappings); else looked up,
+	 * refused when the unwinder looked one up in this sample (one a
 	 * sample in a perf event): tried again at the next */
-	long err = bpf_find_vma(t, fn, py_vma_found, &v, 0);
+	long err = unwind_learned_vma(bpf_get_current_pid_tgid() >> 32, BPF_CORE_READ(t, mm, start_stack), fn, &v) == 0
+			   ? 0
+			   : bpf_find_vma(t, fn, py_vma_found, &v, 0);
 	if (err == -2)
 		return PY_FOUND_UNBOUND;	/* ENOENT: the slot not relocated yet */
 	if (err != 0) {
