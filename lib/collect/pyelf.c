@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mappedfiles.h"
@@ -384,8 +385,10 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = ruby_vm;
 		ruby_version_of(e, raw, rawlen, ruby_api, ruby_version);
 		e->ruby_symbols = find_ruby_symbols(e, elf, raw, rawlen, ruby_id2str);
-		e->ruby_tls_offset = ruby_ec_value;
-		e->ruby_tls_slot = ruby_ec_sym ? tls_slot_of(elf, ruby_ec_sym, ruby_ec_value, &e->ruby_tls_offset) : 0;
+		/* the test-only MARPLE_TEST_RUBY_NO_TLS: as a libruby without it */
+		const char *no_tls = getenv("MARPLE_TEST_RUBY_NO_TLS");
+		if (ruby_ec_sym && !(no_tls && *no_tls))
+			e->ruby_tls_slot = tls_slot_of(elf, ruby_ec_sym, ruby_ec_value, &e->ruby_tls_offset);
 	}
 	if (!e->ruby)
 		e->nruby_class = 0;

@@ -39,7 +39,8 @@ struct pyelf {
 	uint64_t ruby_symbols;		/* its global_symbols (what names an ID), 0: not found */
 	/* its thread-local ruby_current_ec (each thread's own ec): the GOT
 	 * slot where ld.so puts its TLS module id (R_X86_64_DTPMOD64), and
-	 * the variable's offset in the module's TLS block; 0, 0: not found */
+	 * the variable's offset in the module's TLS block; 0, 0: not found
+	 * (or the test-only environment variable MARPLE_TEST_RUBY_NO_TLS set) */
 	uint64_t ruby_tls_slot, ruby_tls_offset;
 	/* the classes and modules it exports (rb_cArray: "Array"), to name a
 	 * C method's owner */

@@ -7,7 +7,7 @@
 # activations stay, _start stays at the bottom; each thread's frames are
 # its own.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 16
 CS="$MARPLE_BIN/marple-callstack"
 RUBY=/usr/bin/ruby3.1
 
@@ -148,6 +148,21 @@ for t in left:21:9 right:22:15; do
 		fail "ruby: thread $name: block in <main>;Object#spin_$name in >= 90% of its samples" "$w of $tw: $(grep -m1 "#$name;" "$T/thr.out" | cut -c1-300) $(head -c 300 "$T/thr.err")"
 	fi
 done
+
+# 5c. a libruby without a thread-local ruby_current_ec (as the test-only
+# MARPLE_TEST_RUBY_NO_TLS makes it): said once, the threads' stacks native
+rm -f "$T/ready"
+"$RUBY" "$F2" 31 "$T/ready" & rb=$!
+wait_ready "$T/ready" 30 "$rb"
+MARPLE_TEST_RUBY_NO_TLS=1 "$CS" -F 499 -p "$rb" 1 > "$T/notls.out" 2> "$T/notls.err"
+kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
+n=$(grep -c "process $rb (ruby3.1) runs Ruby 3[.]1[.][0-9]*: its threads but the main one are profiled natively" "$T/notls.err")
+tw=$(weight "$T/notls.out" '^(left|right);clone3;.*rb_vm_exec')
+if [ "$n" -eq 1 ] && [ "$tw" -gt 0 ] && [ "$(weight "$T/notls.out" "^(left|right);.*$P")" -eq 0 ]; then
+	pass "ruby: without ruby_current_ec, said once and the threads native ($tw samples in rb_vm_exec)"
+else
+	fail "ruby: without ruby_current_ec, said once and the threads native" "said $n times, $tw in rb_vm_exec: $(head -c 300 "$T/notls.err") $(grep -m1 '#left;' "$T/notls.out" | cut -c1-300)"
+fi
 
 # 6. a Ruby process started during a capture of the whole system
 MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
