@@ -7,7 +7,7 @@
 # - the share of Ruby frames whose line is one the frame can be at (crunch
 #   10, its block 11, settle 17, settle_sorted 21, its block 22, descend 27,
 #   <main> its loop 51-57) (floor 99%);
-# - the cost a sample with Ruby frames and with --no-python on the chain
+# - the cost a sample with Ruby frames and with --no-python on each
 #   workload (lib/interpbench.sh's interp_costs), RUBY_BENCH_COST_SECS
 #   (default 6) at -F 999, RUBY_BENCH_COST_RUNS (default 3) runs each.
 set -u
@@ -39,5 +39,7 @@ for m in chain sort recurse; do
 	interp_shares "$m" "$(expect "$m")" '^(Object%23crunch [(].*:10|block in Object%23crunch [(].*:11|Object%23settle [(].*:17|Object%23settle_sorted [(].*:21|block in Object%23settle_sorted [(].*:22|Object%23descend [(].*:27|<main> [(].*:5[1-7])[)]$'
 done
 
-interp_costs chain "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"
+for m in chain sort recurse; do
+	NAME="ruby: $m" interp_costs "$m" "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"
+done
 echo "bench: ruby: load average $(cut -d' ' -f1-3 /proc/loadavg)"
