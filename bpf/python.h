@@ -168,6 +168,8 @@ struct py_proc {
 	__s32 ruby_tls_slot;
 	__u32 ruby_tls_offset;
 	__u16 ruby_ec_thread, ruby_thread_id;
+	__u16 ruby_iseq_size;		/* rb_iseq_constant_body.iseq_size (beside
+					 * iseq_encoded, tstate_next: both in its first 16) */
 };
 
 /* What one Python ELF file tells (py_files, keyed by its inode as

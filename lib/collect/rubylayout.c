@@ -51,6 +51,7 @@ void rubylayout_to_proc(const struct rubylayout *l, int32_t tls_slot, uint32_t t
 	v->ruby_tls_offset = tls_offset;
 	v->ruby_ec_thread = l->ec_thread;
 	v->ruby_thread_id = l->thread_id;
+	v->ruby_iseq_size = l->body_iseq_size;
 }
 
 size_t rubylayout_succ_at(unsigned pos, size_t *len)
