@@ -533,9 +533,9 @@ static __always_inline __u64 ruby_method_entry(__u64 me_cref, __u64 iseq)
 /* iseq's code (iseq_encoded) and its length (into *size), from the
  * CPU's memo or read (its body at offsets' low byte, then the body's
  * first 16 bytes: the code at its second byte, the length at its third)
- * and kept there: 0 when it cannot be read.  owner: the process and image.  Global: verified
- * once, not in each state of the frame step (inlined, the sampling program
- * verified in 698 instructions more). */
+ * and kept there: 0 when it cannot be read.  owner: the process and
+ * image.  Global: verified once, not in each state of the frame step
+ * (inlined, the sampling program verified in 698 instructions more). */
 __noinline __u64 ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, __u32 *size)
 {
 	__u32 zero = 0, slot = (__u32)(iseq >> 3) & (RUBY_ISEQ_MEMO - 1);
