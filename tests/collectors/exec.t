@@ -26,7 +26,7 @@ run() {
 	rm -f "$T/go" "$T/ready"
 	mkfifo "$T/go"
 	sh -c 'read x < "$1"; exec "$2/execfrom" "$3" 1 "$2/execinto" "$3" 1' sh "$T/go" "$W" "$mode" & wl=$!
-	MARPLE_READY_FILE="$T/ready" "$@" -p "$wl" 3 > "$T/$name.out" 2> "$T/$name.err" & cs=$!
+	MARPLE_READY_FILE="$T/ready" "$@" -p "$wl" 10 > "$T/$name.out" 2> "$T/$name.err" & cs=$!
 	if wait_ready "$T/ready" 20; then echo go > "$T/go"; else kill "$wl"; fi
 	wait "$cs"; rc=$?
 	wait "$wl"
@@ -46,7 +46,8 @@ expect() {
 	check "exec: $1: no frame of execinto in execfrom's stacks ($wrong)" test "$wrong" -eq 0
 }
 
-# on-CPU: about 1 s of each image at 499 Hz (fewer samples on a busy machine)
+# on-CPU: 1 s of CPU time in each image at 499 Hz (the capture ends when
+# the process exits)
 run callstack burn "$MARPLE_BIN/marple-callstack" -F 499
 expect callstack from_hot into_hot 100
 # (the two images' main are two functions: one of them is written with its

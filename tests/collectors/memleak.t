@@ -103,9 +103,13 @@ check "memleak exec: memusage dropped the old image at the exec ($usage)" sh -c 
 # drains; --drain-every 100) purges them from the table, or a long capture
 # fills it with the dead.  10 runs of leaky leave 200 blocks each, 1,000,000
 # bytes.
-MARPLE_READY_FILE="$T/rpurge" "$ML" --drain-every 100 6 > "$T/purge.out" 2> "$T/purge.err" & ml=$!
+# (the capture ends once the ten have exited and a sweep or two has run: a
+# fixed 6 s capture, at load under the sanitizers, ended during the tenth)
+MARPLE_READY_FILE="$T/rpurge" "$ML" --drain-every 100 60 > "$T/purge.out" 2> "$T/purge.err" & ml=$!
 wait_ready "$T/rpurge" 20
 for i in 1 2 3 4 5 6 7 8 9 10; do "$W/leaky" 0 0 > /dev/null; done
+sleep 4
+kill -INT "$ml"
 wait "$ml"; rc=$?
 purged=$(sed -n 's/.*"allocations_of_exited_processes_purged":\([0-9]*\).*/\1/p' "$T/purge.out" | head -n 1)
 gone=$(sed -n 's/.*"bytes_of_exited_processes":\([0-9]*\).*/\1/p' "$T/purge.out" | head -n 1)
