@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct pyframes {
 	struct hashtab *refused;	/* "pid version" said once */
 	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
 	uint64_t asked, walked, not_python, refused_n;
+	int debug_answers;		/* MARPLE_DEBUG_ANSWERS: each answer said on stderr */
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	uint64_t trampolines;		/* -X perf trampoline frames left out (the Python frames say them) */
@@ -148,6 +150,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->refused = hashtab_new();
 	pf->stacks = hashtab_new();
 	pf->interpreters = json_object();
+	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
+	pf->debug_answers = debug && *debug;
 	return pf;
 }
 
@@ -256,16 +260,19 @@ static void count_interpreter(struct pyframes *pf, const struct pyproc *p, const
 struct pylauncher {
 	const struct pyelf *elf;
 	struct mappedfile_id id;
+	int files, program;	/* the executable file mappings looked at; the program among them */
 };
 
-/* Is l the program pid runs (its /proc/PID/exe)? */
-static int is_program(pid_t pid, const struct procmaps_line *l)
+/* The identity of the program pid runs (its /proc/PID/exe): 0, or -1 (gone). */
+static int program_id(pid_t pid, struct mappedfile_id *id)
 {
 	char path[64];
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	return stat(path, &st) == 0 &&
-	       mappedfile_id_equal(mappedfile_id_of_stat(&st), mappedfile_id_of_line(l));
+	if (stat(path, &st) != 0)
+		return -1;
+	*id = mappedfile_id_of_stat(&st);
+	return 0;
 }
 
 /* The ELF mapped by pid that is a CPython, and its load bias there (the
@@ -276,14 +283,20 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 {
 	struct procmaps pm;
 	const struct pyelf *py = NULL;
+	struct mappedfile_id exe;
+	int have_exe = program_id((pid_t)pid, &exe) == 0;
 
 	launcher->elf = NULL;
+	launcher->files = launcher->program = 0;
 	procmaps_open(&pm, (pid_t)pid);
 	while (!py && procmaps_next(&pm, l)) {
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
 			continue;
+		int is_program = have_exe && mappedfile_id_equal(exe, mappedfile_id_of_line(l));
+		launcher->files++;
+		launcher->program |= is_program;
 		const struct pyelf *e = elf_of(pf, (pid_t)pid, l);
-		if (!e->python && !e->php && !e->perl && !e->ruby && e->launch_slot && !launcher->elf && is_program((pid_t)pid, l)) {
+		if (!e->python && !e->php && !e->perl && !e->ruby && e->launch_slot && !launcher->elf && is_program) {
 			launcher->elf = e;
 			launcher->id = mappedfile_id_of_line(l);
 		}
@@ -359,6 +372,22 @@ static void walk_proc(struct pyframes *pf, struct pyproc *p, const struct py_pro
 	publish_file(pf, p, &v, py, l, launcher);
 }
 
+/* MARPLE_DEBUG_ANSWERS: one line on stderr for each request answered (or
+ * not), to see why a process was walked or not */
+static void say_answer(const struct pyframes *pf, uint32_t pid, uint32_t exec_id, const char *fmt, ...)
+{
+	char comm[32], what[200];
+	va_list ap;
+
+	if (!pf->debug_answers)
+		return;
+	comm_of((pid_t)pid, comm, sizeof(comm));
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	marple_warn("answer: pid %u exec %u (%s): %s", pid, exec_id, comm, what);
+}
+
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
@@ -374,19 +403,24 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	 * this answer would be about the wrong one */
 	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &seen) != 0)
 		memset(&seen, 0, sizeof(seen));
-	else if (seen.exec_id != exec_id)
+	else if (seen.exec_id != exec_id) {
+		say_answer(pf, pid, exec_id, "none: it runs image %u now", seen.exec_id);
 		return;
+	}
 	struct pylauncher launcher = { 0 };
 	const struct pyelf *py = python_elf(pf, pid, &bias, &l, &launcher);
 	if (!py && launcher.elf) {
 		/* a launcher looked at before ld.so mapped its libpython: asked
 		 * about again at its next sample */
 		bpf_map_delete_elem(pf->procs_fd, &pid);
+		say_answer(pf, pid, exec_id, "asked again: a launcher whose library is not mapped yet");
 		return;
 	}
 	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
+		say_answer(pf, pid, exec_id, "native: no interpreter in %d executable files (the program %s)",
+			   launcher.files, launcher.program ? "among them" : "not among them");
 		return;
 	}
 	struct pyproc *p = proc_of(pf, pid);
@@ -415,12 +449,16 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		say_once(pf, p, msg);
 		count_interpreter(pf, p, "refused");
 		set_proc(pf, pid, &v);
+		say_answer(pf, pid, exec_id, "native: %s %s refused: %s", langs[p->lang].name, p->version, why);
 		return;
 	}
 	count_interpreter(pf, p, how);
 	if (p->ruby && !p->ruby_threads)
 		say_once(pf, p, "its threads but the main one are profiled natively (no thread-local ruby_current_ec found)");
 	walk_proc(pf, p, &seen, py, &l, &launcher);
+	say_answer(pf, pid, exec_id, "walked: %s %s (%s; the BPF side %s, %u samples before)", langs[p->lang].name,
+		   p->version, how, seen.state == PY_WALK ? "walked it already" : "waited",
+		   (unsigned)seen.unknown_samples);
 }
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
