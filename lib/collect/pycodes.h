@@ -45,6 +45,8 @@ struct pyproc {
 	struct pylayout lay;
 	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
 	int by_table;			/* its layout is the built-in table's */
+	int refused_early;		/* refused on what its memory said, which may have
+					 * been read before ld.so relocated it: looked at again */
 	enum pyproc_lang lang;
 	const struct phplayout *php;	/* a PHP's layout, once chosen */
 	const struct perllayout *perl;	/* a Perl's */

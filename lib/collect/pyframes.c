@@ -55,6 +55,11 @@ struct pyframes {
 	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
 	uint64_t asked, walked, not_python, refused_n;
 	int debug_answers;		/* MARPLE_DEBUG_ANSWERS: each answer said on stderr */
+	/* images looked at before they were whole ((pid, exec id) -> looks),
+	 * the looks that asked for another, and the images answered though
+	 * they still did not look whole after LOOKS_MAX */
+	struct hashtab *looks;
+	uint64_t looked_again, answered_unready;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	uint64_t trampolines;		/* -X perf trampoline frames left out (the Python frames say them) */
@@ -71,7 +76,7 @@ struct pyframes {
 	 * (pyframes_next_section: continuous mode) */
 	struct pycounts {
 		uint64_t bpf[PY_NCOUNTERS];
-		uint64_t walked, refused_n, merged, mismatched, unpaired_activations, dropped_frames,
+		uint64_t walked, refused_n, looked_again, answered_unready, merged, mismatched, unpaired_activations, dropped_frames,
 			placed_outside, trampolines, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
 			stacks_named;
 	} reported, before;
@@ -148,6 +153,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->codes = pycodes_new(bpf_map__fd(codes));
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
+	pf->looks = hashtab_new();
 	pf->stacks = hashtab_new();
 	pf->interpreters = json_object();
 	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
@@ -173,6 +179,7 @@ void pyframes_free(struct pyframes *pf)
 	hashtab_free(pf->files);
 	free(pf->name_of);
 	hashtab_free(pf->refused);
+	hashtab_free(pf->looks);
 	json_decref(pf->interpreters);
 	hashtab_free(pf->stacks);
 	free(pf->stack_names);
@@ -388,6 +395,34 @@ static void say_answer(const struct pyframes *pf, uint32_t pid, uint32_t exec_id
 	marple_warn("answer: pid %u exec %u (%s): %s", pid, exec_id, comm, what);
 }
 
+/* An image looked at this many times and still not whole is answered as
+ * it looks: its process's samples ask again one at a time (64 samples: at
+ * 499 Hz 0.13 s of its CPU, where ld.so takes milliseconds) */
+#define LOOKS_MAX 64
+
+/* Image exec_id of pid is not whole yet (its exec under way, ld.so not
+ * done mapping or relocating its libraries): its entry let go, so that its
+ * next sample asks again (1), unless it was looked at LOOKS_MAX times:
+ * then answered as it is (0), counted. */
+static int look_again(struct pyframes *pf, uint32_t pid, uint32_t exec_id, const char *why)
+{
+	uint32_t key[2] = { pid, exec_id };
+	const struct hashtab_entry *e = hashtab_add(pf->looks, key, sizeof(key), 1, 0);
+	struct py_proc now;
+
+	if (e->count[0] >= LOOKS_MAX) {
+		pf->answered_unready++;
+		say_answer(pf, pid, exec_id, "answered after %d looks, though %s", LOOKS_MAX, why);
+		return 0;
+	}
+	/* (unless it has moved on to another image, asked about already) */
+	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &now) == 0 && now.exec_id == exec_id)
+		bpf_map_delete_elem(pf->procs_fd, &pid);
+	pf->looked_again++;
+	say_answer(pf, pid, exec_id, "asked again: %s", why);
+	return 1;
+}
+
 /* The BPF side asks about image exec_id of pid. */
 static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
@@ -409,13 +444,12 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	}
 	struct pylauncher launcher = { 0 };
 	const struct pyelf *py = python_elf(pf, pid, &bias, &l, &launcher);
-	if (!py && launcher.elf) {
-		/* a launcher looked at before ld.so mapped its libpython: asked
-		 * about again at its next sample */
-		bpf_map_delete_elem(pf->procs_fd, &pid);
-		say_answer(pf, pid, exec_id, "asked again: a launcher whose library is not mapped yet");
+	/* a launcher looked at before ld.so mapped its libpython, or an
+	 * image sampled in its exec, before the kernel mapped its program */
+	if (!py && launcher.elf && look_again(pf, pid, exec_id, "a launcher whose library is not mapped yet"))
 		return;
-	}
+	if (!py && !launcher.files && look_again(pf, pid, exec_id, "nothing executable mapped yet"))
+		return;
 	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
@@ -442,6 +476,8 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	const char *why = runtimelayouts_choose(p, py, bias, &how, note, sizeof(note));
 	if (note[0])
 		say_once(pf, p, note);
+	if (why && p->refused_early && look_again(pf, pid, exec_id, why))
+		return;
 	if (why) {
 		char msg[160];
 		pf->refused_n++;
@@ -788,7 +824,8 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	struct pycounts *r = &pf->reported;
 	const struct pycounts *b = &pf->before;
 
-	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n, .merged = pf->merged,
+	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n,
+				.looked_again = pf->looked_again, .answered_unready = pf->answered_unready, .merged = pf->merged,
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
 				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside, .trampolines = pf->trampolines,
 				.code_reread = pf->codes->reread, .from_file = pf->from_file,
@@ -806,6 +843,8 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "bpf", c);
 	json_object_set_new(o, "processes_walked_from_first_sample", SECTION_COUNT(from_file));
 	json_object_set_new(o, "samples_native_before_known", SECTION_COUNT(before_known));
+	json_object_set_new(o, "processes_looked_at_again", SECTION_COUNT(looked_again));
+	json_object_set_new(o, "processes_answered_unready", SECTION_COUNT(answered_unready));
 	json_object_set_new(o, "samples_merged", SECTION_COUNT(merged));
 	json_object_set_new(o, "samples_mismatched", SECTION_COUNT(mismatched));
 	json_object_set_new(o, "activations_left_native", SECTION_COUNT(unpaired_activations));

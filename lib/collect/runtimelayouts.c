@@ -67,6 +67,7 @@ static const char *version_of(struct pyproc *p, const struct pyelf *py, uint64_t
 	if (py->version) {
 		if (pycodes_read_u64((pid_t)p->pid, py->version + bias, &hex) != 0) {
 			snprintf(p->version, sizeof(p->version), "3");
+			p->refused_early = 1;
 			return "its Py_Version cannot be read";
 		}
 		*major = (unsigned)(hex >> 24) & 0xff, *minor = (unsigned)(hex >> 16) & 0xff;
@@ -98,7 +99,7 @@ static const char *choose_layout(struct pyproc *p, unsigned major, unsigned mino
 		unsigned char buf[PYLAYOUT_DEBUG_BYTES];
 		uint64_t hex;
 		if (pycodes_read_mem((pid_t)p->pid, p->runtime, buf, sizeof(buf)) != 0)
-			own_why = "its _PyRuntime cannot be read";
+			own_why = "its _PyRuntime cannot be read", p->refused_early = 1;
 		else
 			own_rc = pylayout_from_debug_offsets(buf, sizeof(buf), &own, &hex, &own_why);
 	}
@@ -180,7 +181,10 @@ static const char *perl_choose(struct pyproc *p, const struct pyelf *py)
 	p->by_table = 1;
 	if (!p->perl)
 		return "no frame layout is known for that version";
-	return perl_layout_checks(p) == 0 ? NULL : "its interpreter is not laid out as expected";
+	if (perl_layout_checks(p) == 0)
+		return NULL;
+	p->refused_early = 1;
+	return "its interpreter is not laid out as expected";
 }
 
 /* Is a CRuby's thread-local ruby_current_ec where its file says (py's
@@ -216,6 +220,7 @@ static const char *ruby_choose(struct pyproc *p, const struct pyelf *py)
 	snprintf(p->version, sizeof(p->version), "%s", py->ruby_version);
 	if (!l)
 		return "no frame layout is known for that version";
+	p->refused_early = 1;	/* from here on: what its memory says */
 	if (pycodes_read_u64(pid, p->runtime, &vm) != 0)
 		return "its ruby_current_vm_ptr cannot be read";
 	/* a VM being made (ruby's first samples) has no main thread, no ec,
@@ -227,6 +232,7 @@ static const char *ruby_choose(struct pyproc *p, const struct pyelf *py)
 		    pycodes_read_u64(pid, ec + l->ec_cfp, &cfp) != 0)) ||
 	    (stack && cfp && (cfp < stack || cfp > stack + size * 8)))
 		return "its VM is not laid out as expected";
+	p->refused_early = 0;
 	p->ruby = l;
 	p->by_table = 1;
 	p->ruby_elf = py;
@@ -253,7 +259,9 @@ const char *runtimelayouts_choose(struct pyproc *p, const struct pyelf *py, uint
 	why = version_of(p, py, bias, &major, &minor);
 	if (!why)
 		why = choose_layout(p, major, minor, how, note, note_len);
-	if (!why && layout_checks((pid_t)p->pid, p) != 0)
+	if (!why && layout_checks((pid_t)p->pid, p) != 0) {
+		p->refused_early = 1;	/* (PyCode_Type's members not relocated yet?) */
 		why = "its code objects are not laid out as expected";
+	}
 	return why;
 }
