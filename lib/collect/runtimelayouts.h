@@ -8,7 +8,9 @@
  *   char note[224];
  *   const char *how, *why = runtimelayouts_choose(p, py, bias, &how, note, sizeof(note));
  *   // why NULL: p's layout is set and how says how it was found;
- *   // else why p is not walked.  note: something to say once, or "".
+ *   // else why p is not walked (p->refused_early: on what its memory
+ *   // said, which may be too early: ld.so not done).  note: something to
+ *   // say once, or "".
  */
 #ifndef MARPLE_RUNTIMELAYOUTS_H
 #define MARPLE_RUNTIMELAYOUTS_H
