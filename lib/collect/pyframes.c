@@ -268,6 +268,7 @@ struct pylauncher {
 	const struct pyelf *elf;
 	struct mappedfile_id id;
 	int files, program;	/* the executable file mappings looked at; the program among them */
+	int alive;		/* its /proc/PID/exe was there (a process that exited has none) */
 };
 
 /* The identity of the program pid runs (its /proc/PID/exe): 0, or -1 (gone). */
@@ -295,6 +296,7 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 
 	launcher->elf = NULL;
 	launcher->files = launcher->program = 0;
+	launcher->alive = have_exe;
 	procmaps_open(&pm, (pid_t)pid);
 	while (!py && procmaps_next(&pm, l)) {
 		if (!procmaps_is_exec(l) || !procmaps_is_file(l))
@@ -397,8 +399,10 @@ static void say_answer(const struct pyframes *pf, uint32_t pid, uint32_t exec_id
 
 /* An image looked at this many times and still not whole is answered as
  * it looks: its process's samples ask again one at a time (64 samples: at
- * 499 Hz 0.13 s of its CPU, where ld.so takes milliseconds) */
+ * 499 Hz 0.13 s of its CPU, where ld.so takes milliseconds).  The looks
+ * are counted for the last LOOKS_KEPT images (then counted anew). */
 #define LOOKS_MAX 64
+#define LOOKS_KEPT 4096
 
 /* Image exec_id of pid is not whole yet (its exec under way, ld.so not
  * done mapping or relocating its libraries): its entry let go, so that its
@@ -407,8 +411,13 @@ static void say_answer(const struct pyframes *pf, uint32_t pid, uint32_t exec_id
 static int look_again(struct pyframes *pf, uint32_t pid, uint32_t exec_id, const char *why)
 {
 	uint32_t key[2] = { pid, exec_id };
-	const struct hashtab_entry *e = hashtab_add(pf->looks, key, sizeof(key), 1, 0);
 	struct py_proc now;
+
+	if (hashtab_size(pf->looks) >= LOOKS_KEPT) {
+		hashtab_free(pf->looks);
+		pf->looks = hashtab_new();
+	}
+	const struct hashtab_entry *e = hashtab_add(pf->looks, key, sizeof(key), 1, 0);
 
 	if (e->count[0] >= LOOKS_MAX) {
 		pf->answered_unready++;
@@ -448,7 +457,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	 * image sampled in its exec, before the kernel mapped its program */
 	if (!py && launcher.elf && look_again(pf, pid, exec_id, "a launcher whose library is not mapped yet"))
 		return;
-	if (!py && !launcher.files && look_again(pf, pid, exec_id, "nothing executable mapped yet"))
+	if (!py && !launcher.files && launcher.alive && look_again(pf, pid, exec_id, "nothing executable mapped yet"))
 		return;
 	if (!py) {
 		pf->not_python++;
