@@ -56,8 +56,8 @@ struct pyframes {
 	uint64_t asked, walked, not_python, refused_n;
 	int debug_answers;		/* MARPLE_DEBUG_ANSWERS: each answer said on stderr */
 	/* images looked at before they were whole ((pid, exec id) -> looks),
-	 * the looks that asked for another, and the images answered though
-	 * they still did not look whole after LOOKS_MAX */
+	 * how many were, and how many were answered though they still did
+	 * not look whole after LOOKS_MAX looks */
 	struct hashtab *looks;
 	uint64_t looked_again, answered_unready;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
@@ -427,7 +427,7 @@ static int look_again(struct pyframes *pf, uint32_t pid, uint32_t exec_id, const
 	/* (unless it has moved on to another image, asked about already) */
 	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &now) == 0 && now.exec_id == exec_id)
 		bpf_map_delete_elem(pf->procs_fd, &pid);
-	pf->looked_again++;
+	pf->looked_again += e->count[0] == 1;
 	say_answer(pf, pid, exec_id, "asked again: %s", why);
 	return 1;
 }
