@@ -41,7 +41,20 @@ check "lock: the trailer counts futex waits and their holders" \
 # tid), not by a FUTEX_WAKE: said so, no holder invented
 check "lock: a wait no FUTEX_WAKE ended says so" \
 	grep -q '^[0-9]*#\[futex 0x[0-9a-f]*\];lockhold;.*;main;.*join.*;--;\[waker not seen\]$' "$T/l.out"
-check "lock: no BPF frames" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/l.out'"
+# bpf_frames FILE: the records with a BPF frame where none may be, each cut
+# to the frames around it: at a stack's leaf (the capture's own frames, left
+# out) or in a futex wait's stacks (the waiter's are user only, the holder's
+# are its futex wake call's); "inside N" counts the kernel lock waits whose
+# stack runs through a BPF program and on (another tracer's program that
+# waited on the lock: a real wait, kept)
+bpf_frames() { awk -F';' '/^[0-9]+#/ { bad = 0; mid = 0
+	for (i = 1; i <= NF; i++) if ($i ~ /^(bpf_prog_|bpf_trace_run|__bpf_trace_)/) {
+		if (i == NF || $(i + 1) == "--" || $(i - 1) == "--" || $1 ~ /#\[futex /) bad = i; else mid = 1 }
+	if (bad) { s = $1; for (j = bad - 2; j <= bad + 2 && j <= NF; j++) if (j > 1) s = s ";" $j; print s }
+	inside += mid && !bad } END { print "inside " inside + 0 }' "$1"; }
+bpf_frames "$T/l.out" > "$T/l.bpf"
+check "lock: no BPF frame at a stack's leaf or in a futex wait ($(tail -n 1 "$T/l.bpf") a kernel lock's stack)" \
+	sh -c "cat '$T/l.bpf'; test \"\$(wc -l < '$T/l.bpf')\" -eq 1"
 
 # a holder in another process, not traced itself: the mutex process-shared,
 # its holder a forked child; only the waiter's process (-p) traced
