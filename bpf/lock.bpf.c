@@ -15,7 +15,9 @@
  * futex2's calls (futex_wait, futex_waitv, futex_wake, futex_requeue) the
  * same, where the kernel has their tracepoints.
  * Each wait is added to counts[lock, waiter's stacks, holder's stacks] (two
- * sets, drained while capturing: stackdrain.h), its length to lock_max. */
+ * sets, drained while capturing: stackdrain.h), its length to lock_max;
+ * with timed_mode it is also sent, with its time and thread, on the
+ * timed_samples ring buffer (struct lock_timed). */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -24,6 +26,7 @@
 #define STACKS_EXEC_NOTES 1
 #include "stacks.bpf.h"
 #include "follow.bpf.h"
+#include "timed.bpf.h"
 #include "lock.h"
 
 const volatile __u32 targ_pid = 0;
@@ -135,8 +138,32 @@ static __always_inline void note_max(struct lock_wait *w, __u64 ns)
 		*m = ns;	/* (two CPUs at once: one of the two) */
 }
 
-/* A wait that ended now: added to the active counts (a full map counted). */
-static __always_inline void add_wait(struct lock_wait *w)
+/* timed_mode: the wait w of thread tid, ns long, on the ring buffer (a full
+ * one counted in timed_lost). */
+static __always_inline void send_wait(struct lock_wait *w, __u32 tid, __u64 ns)
+{
+	struct lock_timed *r;
+	__u32 zero = 0;
+	__u64 *lost;
+
+	if (!timed_mode)
+		return;
+	if (!(r = bpf_ringbuf_reserve(&timed_samples, sizeof(*r), 0))) {
+		if ((lost = bpf_map_lookup_elem(&timed_lost, &zero)))
+			(*lost)++;
+		return;
+	}
+	r->time = w->ts;
+	r->dur = ns;
+	r->cpu = bpf_get_smp_processor_id();
+	r->tid = tid;
+	__builtin_memcpy(&r->k, &w->k, sizeof(r->k));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* A wait of thread tid that ended now: added to the active counts (a full
+ * map counted). */
+static __always_inline void add_wait(struct lock_wait *w, __u32 tid)
 {
 	__u64 ns = bpf_ktime_get_ns() - w->ts;
 	struct lock_val zero = {}, *v;
@@ -150,6 +177,7 @@ static __always_inline void add_wait(struct lock_wait *w)
 	__sync_fetch_and_add(&v->waits, 1);
 	__sync_fetch_and_add(&v->wait_ns, ns);
 	note_max(w, ns);
+	send_wait(w, tid, ns);
 }
 
 /* FUTEX_* commands (include/uapi/linux/futex.h), op & FUTEX_CMD_MASK */
@@ -207,7 +235,7 @@ static __always_inline void end_call(long ret)
 		if (!w->k.holder_how)
 			w->k.holder_how = ret == -ETIMEDOUT_ ? HOLDER_TIMEOUT
 					  : ret == -EINTR_ ? HOLDER_SIGNAL : HOLDER_UNSEEN;
-		add_wait(w);
+		add_wait(w, tid);
 	}
 	bpf_map_delete_elem(&waiting, &tid);
 }
@@ -318,7 +346,7 @@ int BPF_PROG(kernel_end, void *lock, int ret)
 
 	if (!w)
 		return 0;
-	add_wait(w);
+	add_wait(w, key.tid);
 	bpf_map_delete_elem(&kwaiting, &key);
 	return 0;
 }

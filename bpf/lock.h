@@ -60,6 +60,16 @@ struct lock_wait {
 	__u32 pad;
 };
 
+/* --timed: each wait counted, also sent on the timed_samples ring buffer
+ * (bpf/timed.bpf.h's, its records these) */
+struct lock_timed {
+	__u64 time;		/* when the wait began */
+	__u64 dur;		/* ns */
+	__u32 cpu;		/* where it ended */
+	__u32 tid;
+	struct lock_key k;
+};
+
 /* kernel lock waits nest (a mutex's slow path takes its wait_lock) */
 struct lock_kwait_key {
 	__u64 lock;

@@ -15,6 +15,8 @@
  * then the holder leaf first ending in its name (or how the wait ended when
  * no FUTEX_WAKE ended it: [timed out], [signal], [waker not seen]).  The
  * trailer lists each lock's contended waits, total and longest wait.
+ * --timed adds a samples section: each wait, when it began, how long, which
+ * thread, naming its record (marple-perfetto draws a slice for each).
  *
  *   $ marple-lock -p 4242 10
  *   {"marple":1,"interface":"lock","datatype":"stack",...,"units":{"weight":"us","measure":"lock_wait",...}}
@@ -42,6 +44,7 @@
 #include "stacksbpf.h"
 #include "stream.h"
 #include "syms.h"
+#include "timedsamples.h"
 #include "util.h"
 #include "weight.h"
 
@@ -53,10 +56,10 @@ static struct stackcollector sc = {
 	.footer = "Needs root.  See marple-lock(1).\n",
 };
 
-enum { OPT_FUTEX_ONLY = 256 };
+enum { OPT_FUTEX_ONLY = 256, OPT_TIMED };
 
 static struct {
-	int futex_only;
+	int futex_only, timed;
 } opt;
 
 static const struct sc_option options[] = {
@@ -64,6 +67,8 @@ static const struct sc_option options[] = {
 	SC_CHILDREN,
 	SC_COMMAND("start CMD, trace it and the processes it starts\nuntil it exits (its output goes to stderr)"),
 	{ 0, OPT_FUTEX_ONLY, "futex-only", NULL, "futex waits only: no kernel lock (lock:contention_begin)" },
+	{ 0, OPT_TIMED, "timed", NULL, "keep when each wait began, how long it was and which thread\n"
+					"waited (a timed section: marple-perfetto draws each wait)" },
 	SC_DESCRIBE("kind=collector\tsections=lock:stack:flamegraph\tevery=yes"
 		    "\tmeasures=lock waits: who waited on which lock, and who released it (us)"),
 	SC_UNWIND(""),
@@ -87,6 +92,8 @@ static void own_option(int key, const char *arg)
 	(void)arg;
 	if (key == OPT_FUTEX_ONLY)
 		opt.futex_only = 1;
+	else if (key == OPT_TIMED)
+		opt.timed = 1;
 }
 
 /* A kernel lock's kind, from contention_begin's flags (LCB_F_* in
@@ -166,8 +173,9 @@ static void holder_tail(const struct stackdrain_entry *e, const char **tail, siz
 		tail[(*m)++] = keep_name(fr[i]);
 }
 
-/* One aggregate as one record of t: [lock];waiter frames;--;holder frames. */
-static void collect_key(const struct stackdrain_entry *e, uint64_t us, struct hashtab *t)
+/* One aggregate as one record of t: [lock];waiter frames;--;holder frames.
+ * Returns the record's position in t. */
+static size_t collect_key(const struct stackdrain_entry *e, uint64_t us, struct hashtab *t)
 {
 	const struct lock_key *k = e->key;
 	static const char **tail;
@@ -188,8 +196,41 @@ static void collect_key(const struct stackdrain_entry *e, uint64_t us, struct ha
 	stackframes_kernel_stack(sc.sf, e->kern);
 	stackframes_frames(sc.sf, &n);
 	stackframes_user_splice(sc.sf, n, tail, m);
-	stackframes_collect(sc.sf, t, us);
+	size_t rec = stackframes_collect(sc.sf, t, us);
 	free_names();
+	return rec;
+}
+
+/* --timed: every wait's time, thread and key (timedsamples.h) */
+static struct timedsamples *timed;
+
+/* A key as --timed knows it: a holder not seen left out (its zeroes would
+ * be numbered as a stack id 0 the drain may read differently). */
+static struct lock_key timed_key(const struct lock_key *k)
+{
+	struct lock_key t = *k;
+
+	if (t.holder_how != HOLDER_SEEN)
+		memset(&t.holder, 0, sizeof(t.holder));
+	return t;
+}
+
+/* A wait from the ring buffer: its stacks numbered as the drain numbers
+ * its keys' (read now, before their set is cleared). */
+static int on_wait(void *ctx, void *data, size_t len)
+{
+	struct lock_timed r;
+
+	(void)ctx;
+	if (len < sizeof(r))
+		return 0;
+	memcpy(&r, data, sizeof(r));
+	struct lock_key k = timed_key(&r.k);
+	stackdrain_number_key(sc.drain, &k.waiter);
+	if (k.holder_how == HOLDER_SEEN)
+		stackdrain_number_key(sc.drain, &k.holder);
+	timedsamples_add_keyed(timed, &k, sizeof(k), k.waiter.pid, r.tid, r.cpu, r.time, r.dur);
+	return 0;
 }
 
 /* A lock's sums in a section. */
@@ -230,7 +271,11 @@ static void add_entry(const struct stackdrain_entry *e, void *arg)
 	struct lock_sum *l = lock_sum_of(&id, k->kind);
 
 	(void)arg;
-	collect_key(e, v->wait_ns / 1000, sum.records);
+	size_t rec = collect_key(e, v->wait_ns / 1000, sum.records);
+	if (timed) {
+		struct lock_key tk = timed_key(k);
+		timedsamples_name_key(timed, &tk, sizeof(tk), (uint32_t)rec);
+	}
 	l->waits += v->waits;
 	l->wait_ns += v->wait_ns;
 	if (k->holder_how <= HOLDER_NONE)
@@ -373,9 +418,11 @@ static int write_section(void *arg, int last)
 	locks_summary(tr);
 	stackdrain_trailer_add(sc.drain, tr);
 	sums_restart();
-	if (stackcollector_write_trailer(&sc, tr) < 0 || fflush(stdout) != 0)
+	if (stackcollector_write_trailer(&sc, tr) < 0)
 		return -1;
-	return 0;
+	if (timed)
+		timedsamples_write_section(timed, cap.hdr, "wait", stackcollector_ended(&sc), 0, stdout);
+	return fflush(stdout) != 0 ? -1 : 0;
 }
 
 /* The stacks of the waits in progress are still named by them: kept when
@@ -465,6 +512,9 @@ static struct lock_bpf *load(void)
 	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
+	skel->rodata->timed_mode = opt.timed;
+	if (opt.timed)	/* (records twice offcpu's: sized for twice as many) */
+		timedsamples_size(skel->obj, 2 * 100000);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		exit(EXIT_DATA);
 	/* (a kernel without the lock tracepoints cannot load them either) */
@@ -485,6 +535,8 @@ int main(int argc, char **argv)
 	marple_init(argc, argv);
 	if (stackcollector_parse(&sc, options, own_option, argc, argv))
 		return EXIT_OK;	/* -h */
+	if (opt.timed && sc.interval)
+		marple_usage_error("--timed: not with --every (one section)");
 	if (stackcollector_start(&sc) < 0)
 		return EXIT_DATA;
 	/* started now, held until the tracing is attached */
@@ -502,9 +554,15 @@ int main(int argc, char **argv)
 		exit(EXIT_DATA);
 	stackdrain_set_second_key(sc.drain, offsetof(struct lock_key, holder));
 	stackdrain_set_pin(sc.drain, pin_waits, skel);
+	if (opt.timed && (!(timed = timedsamples_new(skel->obj, NULL)) ||
+			  ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.timed_samples), on_wait, NULL) < 0))
+		marple_fatal(EXIT_DATA, "cannot set up --timed");
+	stacksbpf_drain_rings(sc.drain, sc.notes, NULL);	/* the waits read before their stacks are let go */
 	json_t *o;
 	cap.hdr = stackcollector_header(&sc, "lock", "us", "lock wait", sc.pid, &o);
 	weight_meaning_set(cap.hdr, "us", "lock_wait", 0);
+	if (opt.timed)
+		timedsamples_mark(cap.hdr);
 	json_object_set_new(o, "futex_only", json_boolean(opt.futex_only));
 	json_object_set_new(o, "kernel_locks", json_string(cap.kernel_locks));
 	json_object_set_new(o, "futex2", json_string(cap.futex2));
@@ -516,6 +574,7 @@ int main(int argc, char **argv)
 	hashtab_free(sum.locks);
 	free(sum.locks_v);
 	free(names.v);
+	timedsamples_free(timed);
 	stackcollector_free(&sc);
 	lock_bpf__destroy(skel);
 	marple_close_stdout();

@@ -7,7 +7,11 @@
  * would give them (Perfetto derives the CPU slices and each thread's states
  * from them), and everything else becomes TrackEvents on tracks of their own:
  * disk requests as slices on one track per device, TCP connections as slices
- * on their process joined by flow arrows, other events as instants.
+ * on their process joined by flow arrows, other events as instants.  A timed
+ * stack section (marple-lock --timed, marple-offcpu --timed) becomes a slice
+ * per sample on its thread's track, with its stacks; a lock's waits (each
+ * named by the lock and the function that released it) are also slices on
+ * a track of their lock.
  *
  *   $ sudo marple-cpusched -w 10 | marple-perfetto -o sched.pftrace
  *   $ marple-perfetto capture.marple > capture.pftrace   # ui.perfetto.dev
@@ -26,6 +30,7 @@
 #include "options.h"
 #include "protowire.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 
 static struct {
@@ -45,8 +50,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: %s [-o FILE] [-b BYTES] [FILE...]\n"
-		"Convert marple event sections (and latency points, as marple-disklat writes)\n"
-		"to a Perfetto trace in its protobuf format (ui.perfetto.dev, trace_processor).\n"
+		"Convert marple event sections (latency points, as marple-disklat writes, and\n"
+		"timed stack sections, as marple-lock --timed writes, too) to a Perfetto trace\n"
+		"in its protobuf format (ui.perfetto.dev, trace_processor).\n"
 		"\n",
 		marple_progname);
 	options_usage(f, options);
@@ -81,8 +87,8 @@ enum {
 	/* SystemInfo; Utsname */
 	SYSINFO_UTSNAME = 1, SYSINFO_NUM_CPUS = 8, UTS_SYSNAME = 1, UTS_RELEASE = 3,
 	/* TrackDescriptor; ProcessDescriptor */
-	TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_PARENT = 5,
-	PROCDESC_PID = 1, PROCDESC_NAME = 6,
+	TRACK_UUID = 1, TRACK_NAME = 2, TRACK_PROCESS = 3, TRACK_THREAD = 4, TRACK_PARENT = 5,
+	PROCDESC_PID = 1, PROCDESC_NAME = 6, THREADDESC_PID = 1, THREADDESC_TID = 2, THREADDESC_NAME = 5,
 	/* TrackEvent and its types; DebugAnnotation */
 	EVENT_ANNOTATION = 4, EVENT_TYPE = 9, EVENT_TRACK = 11, EVENT_CATEGORY = 22, EVENT_NAME = 23,
 	EVENT_FLOW = 47, EVENT_FLOW_END = 48,
@@ -241,6 +247,8 @@ static int value_i32(const struct mstr *m, int64_t *v)
 static char *first_host;
 static uint64_t section_start;	/* start_ns of the section being read */
 static const char *section_iface = "";
+static enum timed_role section_timed;
+static void timed_stacks_begin(json_t *hdr);
 static double section_y_ns;	/* latency points: nanoseconds per unit of y */
 static int state_layout_414;	/* prev_state bits as Linux 4.14+ report them */
 static uint64_t preempt_bit = 0x800;	/* Perfetto's reading of R+ without a newer kernel */
@@ -354,6 +362,8 @@ static int on_section(struct eventread *er, json_t *hdr, enum datatype dt)
 	}
 	section_start = start >= 0 ? (uint64_t)start : 0;
 	section_iface = stream_header_str(hdr, "interface", "");
+	if ((section_timed = timed_role(hdr)) == TIMED_STACKS)
+		timed_stacks_begin(hdr);
 	if (start >= 0 && wall >= 0)
 		write_clock_snapshot((uint64_t)start, (uint64_t)wall);
 	return 0;
@@ -752,10 +762,13 @@ static void on_other_event(const struct event_rec *e)
 	write_track_event(&t);
 }
 
+static void on_timed_sample(struct eventread *er, const struct event_rec *e);
+
 static void on_event(struct eventread *er, const struct event_rec *e)
 {
-	(void)er;
-	if (!on_sched_event(e))
+	if (section_timed == TIMED_SAMPLES)
+		on_timed_sample(er, e);
+	else if (!on_sched_event(e))
 		on_other_event(e);
 }
 
@@ -802,9 +815,250 @@ static void on_point(struct eventread *er, const struct point_rec *p)
 	lane_close(l, end);
 }
 
+/* ---- timed stack sections: a slice per sample on its thread ---- */
+
+/* A stack record of the timed section being read, as its samples draw it. */
+struct held_stack {
+	char *name;		/* the slice's: its function, or the lock and who released it */
+	char *thread;		/* the thread's name (the record's comm frame) */
+	char *lock;		/* marple-lock: the lock ("futex 0x..."), else NULL */
+	char *stack;		/* root first, ';' between frames (a lock's waiter) */
+	char *holder;		/* an off-wake record's second stack, root first; or NULL */
+	char **keys;		/* the frames the slice is named by, leaf first, as the
+				 * trailer describes them: the holder's, or the stack's */
+	size_t nkeys;
+	int named_by_root;	/* (the holder's) none found: the last key, its name */
+};
+
+static struct {
+	struct held_stack *v;
+	size_t n, cap;
+	int is_lock;		/* the section is marple-lock's */
+} held;
+static uint64_t samples_unnamed;	/* samples naming no stack record held */
+
+static void held_free_keys(struct held_stack *h)
+{
+	for (size_t i = 0; i < h->nkeys; i++)
+		free(h->keys[i]);
+	free(h->keys);
+	h->keys = NULL;
+	h->nkeys = 0;
+}
+
+static void held_clear(void)
+{
+	for (size_t i = 0; i < held.n; i++) {
+		struct held_stack *h = &held.v[i];
+		held_free_keys(h);
+		free(h->name), free(h->thread), free(h->lock), free(h->stack), free(h->holder);
+	}
+	held.n = 0;
+}
+
+static void timed_stacks_begin(json_t *hdr)
+{
+	held_clear();
+	held.is_lock = !strcmp(stream_header_str(hdr, "interface", ""), "lock");
+}
+
+/* frames[from..to) joined by ';', in order or (reverse) leaf first. */
+static char *join_frames(const struct stack_rec *s, size_t from, size_t to, int reverse)
+{
+	size_t len = 1, at = 0;
+	for (size_t i = from; i < to; i++)
+		len += s->frames[i].len + 1;
+	char *b = marple_malloc(len);
+	for (size_t k = from; k < to; k++) {
+		const struct mstr *f = &s->frames[reverse ? to - 1 - (k - from) : k];
+		if (at)
+			b[at++] = ';';
+		memcpy(b + at, f->s, f->len);
+		at += f->len;
+	}
+	b[at] = 0;
+	return b;
+}
+
+/* Frame i as the trailer's "frames" names it: its text and tag, if any. */
+static char *frame_key_text(const struct stack_rec *s, size_t i)
+{
+	if (s->tags && s->tags[i])
+		return marple_asprintf("%.*s#%08x", (int)s->frames[i].len, s->frames[i].s, s->tags[i]);
+	return marple_strndup(s->frames[i].s, s->frames[i].len);
+}
+
+static void on_stack(struct eventread *er, const struct stack_rec *s)
+{
+	size_t n = s->nframes, dash = n, first = held.is_lock && n > 1;
+
+	(void)er;
+	for (size_t i = 0; i < n; i++)
+		if (s->frames[i].len == 2 && !memcmp(s->frames[i].s, "--", 2)) {
+			dash = i;
+			break;
+		}
+	held.v = marple_grow(held.v, &held.cap, held.n + 1, sizeof(*held.v));
+	struct held_stack *h = &held.v[held.n++];
+	*h = (struct held_stack){ 0 };
+	if (first && s->frames[0].len > 2 && s->frames[0].s[0] == '[')
+		h->lock = marple_strndup(s->frames[0].s + 1, s->frames[0].len - 2);
+	h->thread = n > first ? marple_strndup(s->frames[first].s, s->frames[first].len) : marple_strdup("?");
+	h->stack = join_frames(s, first, dash, 0);
+	if (dash < n)
+		h->holder = join_frames(s, dash + 1, n, 1);
+	/* named at the trailer, which says which frames are whose */
+	h->keys = marple_malloc((n + 1) * sizeof(*h->keys));
+	if (h->lock) {
+		for (size_t i = dash + 1; i < n; i++)
+			h->keys[h->nkeys++] = frame_key_text(s, i);
+		h->named_by_root = 1;
+	} else {
+		for (size_t i = dash; i-- > first + 1;)
+			h->keys[h->nkeys++] = frame_key_text(s, i);
+	}
+	if (!h->nkeys && !h->lock)	/* (a stack of its thread's name alone) */
+		h->keys[h->nkeys++] = marple_strdup(h->thread);
+}
+
+/* Is file a C library's (its code is the lock's, not the program's)? */
+static int c_library(const char *file)
+{
+	const char *b = strrchr(file, '/');
+	b = b ? b + 1 : file;
+	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libpthread", 10) ||
+	       !strncmp(b, "ld-linux", 8);
+}
+
+/* Is key i the program's code: described, neither the kernel's nor a C
+ * library's?  An inlined frame is the function's it was inlined into (the
+ * next frame not inlined, leaf first: a kernel function of the same name
+ * reads as the inlined one, whose description a name has). */
+static int key_is_program(const struct held_stack *h, json_t *frames, size_t i)
+{
+	json_t *d = json_object_get(frames, h->keys[i]);
+
+	if (!d || h->keys[i][0] == '[')
+		return 0;
+	while (!strcmp(stream_header_str(d, "kind", ""), "inline") && ++i < h->nkeys)
+		d = json_object_get(frames, h->keys[i]);
+	return d && strcmp(stream_header_str(d, "kind", ""), "kernel") && !c_library(stream_header_str(d, "file", ""));
+}
+
+/* The function a slice is named by: the first of its keys, leaf first, that
+ * is neither the kernel's nor a C library's (the code that released the
+ * lock, or that blocked); else the holder's name or how its wait ended
+ * ("[timed out]"), or the stack's leaf; NULL for none (a kernel lock). */
+static const char *slice_function(const struct held_stack *h, json_t *frames)
+{
+	if (!h->nkeys)
+		return NULL;
+	for (size_t i = 0; json_is_object(frames) && i < h->nkeys; i++)
+		if (key_is_program(h, frames, i))
+			return h->keys[i];
+	return h->keys[h->named_by_root ? h->nkeys - 1 : 0];
+}
+
+static void on_stack_trailer(struct eventread *er, json_t *trailer)
+{
+	json_t *frames = json_object_get(trailer, "frames");
+
+	(void)er;
+	for (size_t i = 0; i < held.n; i++) {
+		struct held_stack *h = &held.v[i];
+		const char *f = slice_function(h, frames);
+		if (!h->lock)
+			h->name = marple_strdup(f ? f : "?");
+		else if (f)
+			h->name = marple_asprintf("%s \xe2\x86\x90 %s", h->lock, f);
+		else
+			h->name = marple_strdup(h->lock);
+		held_free_keys(h);
+	}
+}
+
+/* A thread's track, described on first use. */
+static struct owner *thread_track(uint32_t pid, uint32_t tid, const char *name)
+{
+	char num[16];
+	int fresh, n = snprintf(num, sizeof(num), "%u", tid);
+	struct owner *o = owner_get('h', (struct mstr){ num, (size_t)n }, MSTR(""), &fresh);
+
+	if (fresh) {
+		packet_begin(NO_TIME);
+		size_t m = protowire_begin(&pkt, PKT_TRACK_DESCRIPTOR);
+		protowire_uint(&pkt, TRACK_UUID, o->uuid);
+		size_t t = protowire_begin(&pkt, TRACK_THREAD);
+		protowire_uint(&pkt, THREADDESC_PID, pid);
+		protowire_uint(&pkt, THREADDESC_TID, tid);
+		put_name(&pkt, THREADDESC_NAME, escape_mstr_c(name));
+		protowire_end(&pkt, t);
+		protowire_end(&pkt, m);
+		packet_end();
+	}
+	return o;
+}
+
+/* A slice (an instant when dur is 0) on track, its stacks as arguments. */
+static void sample_slice(uint64_t track, uint64_t time, uint64_t dur, struct mstr name, const struct held_stack *h,
+			 const struct timed_sample *s)
+{
+	char pid[16], tid[16];
+	struct field args[5] = {
+		{ MSTR("pid"), { pid, (size_t)snprintf(pid, sizeof(pid), "%u", s->pid) } },
+		{ MSTR("tid"), { tid, (size_t)snprintf(tid, sizeof(tid), "%u", s->tid) } },
+		{ h->holder ? MSTR("waiter_stack") : MSTR("stack"), escape_mstr_c(h->stack) },
+	};
+	size_t nargs = 3;
+
+	if (h->holder)
+		args[nargs++] = (struct field){ MSTR("holder_stack"), escape_mstr_c(h->holder) };
+	if (h->lock)
+		args[nargs++] = (struct field){ MSTR("lock"), escape_mstr_c(h->lock) };
+	struct track_event t = { time, track, dur ? SLICE_BEGIN : INSTANT, name, args, nargs };
+	write_track_event(&t);
+	if (!dur)
+		return;
+	t = (struct track_event){ time + dur, track, SLICE_END };
+	write_track_event(&t);
+}
+
+/* A sample of a timed section: a slice on its thread's track, and a lock's
+ * wait a slice on a lane of its lock's track too (named by the thread). */
+static void on_timed_sample(struct eventread *er, const struct event_rec *e)
+{
+	struct timed_sample s;
+	const char *why = "names no stack record of the section before";
+
+	if (timed_sample_parse(e, &s, &why) < 0 || s.stack >= held.n) {
+		if (++samples_unnamed <= 10)
+			marple_warn_at(er->file, er->line, "sample not drawn: %s", why);
+		return;
+	}
+	const struct held_stack *h = &held.v[s.stack];
+	if (!h->name)	/* (its section had no trailer) */
+		((struct held_stack *)h)->name = marple_strdup("?");
+	struct owner *o = thread_track(s.pid, s.tid, h->thread);
+	sample_slice(o->uuid, s.time, s.dur, escape_mstr_c(h->name), h, &s);
+	if (!h->lock)
+		return;
+	int fresh;
+	char *track = marple_asprintf("%s (pid %u)", h->lock, s.pid);
+	o = owner_get('l', escape_mstr_c(track), MSTR(""), &fresh);
+	if (fresh)
+		track_descriptor(o->uuid, 0, escape_mstr_c(track), -1, NULL);
+	free(track);
+	char *who = marple_asprintf("%s %u", h->thread, s.tid);
+	struct lane *l = lane_take(o, s.time, MSTR("waits"), NULL);
+	sample_slice(l->uuid, s.time, s.dur, escape_mstr_c(who), h, &s);
+	lane_close(l, s.time + s.dur);
+	free(who);
+}
+
 int main(int argc, char **argv)
 {
-	struct eventread in = { .on_event = on_event, .on_point = on_point, .on_section = on_section };
+	struct eventread in = { .on_event = on_event, .on_point = on_point, .on_section = on_section,
+				.on_stack = on_stack, .on_stack_trailer = on_stack_trailer };
 	int c;
 
 	marple_init(argc, argv);
@@ -832,7 +1086,12 @@ int main(int argc, char **argv)
 	if (undrawable)
 		marple_warn("%llu points not drawn: x or y out of range (negative, not a number, or too large)",
 			(unsigned long long)undrawable);
+	if (samples_unnamed)
+		marple_warn("%llu samples of timed sections not drawn: bad, or naming no stack record",
+			(unsigned long long)samples_unnamed);
 	output_flush();
+	held_clear();
+	free(held.v);
 	int rc = eventread_finish(&in, of, nin, argv + optind);
-	return undrawable && rc == EXIT_OK ? EXIT_DATA : rc;
+	return (undrawable || samples_unnamed) && rc == EXIT_OK ? EXIT_DATA : rc;
 }

@@ -32,6 +32,7 @@ struct timedsamples {
 	struct intern *keys;		/* struct stack_key bytes -> id */
 	struct hashtab *stacks;		/* the records: frames (stackframes_collect) and weights */
 	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the counts map */
+	size_t nrecords_of_key;		/* its length */
 	struct sample *s;		/* the newest, up to TIMED_IN_MEMORY */
 	size_t n, cap;
 	FILE *spill;			/* the section's others, as they came (tmpfile) */
@@ -79,6 +80,16 @@ static void spill_out(struct timedsamples *ts)
 	ts->n = 0;
 }
 
+void timedsamples_add_keyed(struct timedsamples *ts, const void *key, size_t len, uint32_t pid, uint32_t tid,
+			    uint32_t cpu, uint64_t time, uint64_t dur)
+{
+	if (ts->n >= TIMED_IN_MEMORY && !ts->spill_failed)
+		spill_out(ts);
+	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
+	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = pid, .cpu = cpu,
+					  .key = intern_get(ts->keys, key, len) };
+}
+
 void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t dur)
 {
@@ -86,11 +97,21 @@ void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint
 
 	if (ts->drain)
 		stackdrain_number_key(ts->drain, &k);
-	if (ts->n >= TIMED_IN_MEMORY && !ts->spill_failed)
-		spill_out(ts);
-	ts->s = marple_grow(ts->s, &ts->cap, ts->n + 1, sizeof(*ts->s));
-	ts->s[ts->n++] = (struct sample){ .time = time, .dur = dur, .tid = tid, .pid = key->pid, .cpu = cpu,
-					  .key = intern_get(ts->keys, (const char *)&k, sizeof(k)) };
+	timedsamples_add_keyed(ts, &k, sizeof(k), key->pid, tid, cpu, time, dur);
+}
+
+void timedsamples_name_key(struct timedsamples *ts, const void *key, size_t len, uint32_t rec)
+{
+	uint32_t k = intern_get(ts->keys, key, len);
+	size_t old = ts->nrecords_of_key;
+
+	if (k >= old) {
+		ts->record_of_key = marple_grow(ts->record_of_key, &ts->nrecords_of_key, (size_t)k + 1,
+						sizeof(*ts->record_of_key));
+		for (size_t i = old; i < ts->nrecords_of_key; i++)
+			ts->record_of_key[i] = UINT32_MAX;
+	}
+	ts->record_of_key[k] = rec;
 }
 
 static int on_timed(void *ctx, void *data, size_t len)
@@ -116,7 +137,7 @@ struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer
 	ts->keys = intern_new();
 	ts->stacks = hashtab_new();
 	ts->lost_fd = bpf_map__fd(lost);
-	if (ring_buffer__add(rb, bpf_map__fd(m), on_timed, ts) < 0) {
+	if (rb && ring_buffer__add(rb, bpf_map__fd(m), on_timed, ts) < 0) {
 		marple_warn("cannot read the timed_samples ring buffer: %s", strerror(errno));
 		timedsamples_free(ts);
 		return NULL;
@@ -192,6 +213,7 @@ uint64_t timedsamples_walk_write(struct timedsamples_walk *w, FILE *f)
 	grow_records(w, intern_count(ts->keys) + 1);
 	free(ts->record_of_key);
 	ts->record_of_key = w->rec;
+	ts->nrecords_of_key = w->reccap;
 	w->rec = NULL;	/* the next section's records from none */
 	w->reccap = 0;
 	return records;
@@ -242,6 +264,7 @@ void timedsamples_restart(struct timedsamples *ts)
 	ts->stacks = hashtab_new();
 	free(ts->record_of_key);
 	ts->record_of_key = NULL;
+	ts->nrecords_of_key = 0;
 	ts->n = 0;
 }
 
@@ -285,7 +308,7 @@ uint64_t timedsamples_write_section(struct timedsamples *ts, json_t *stack_hdr, 
 		qsort(all, n, sizeof(*all), by_time);
 	for (size_t i = 0; i < n; i++) {
 		const struct sample *s = &all[i];
-		uint32_t rec = ts->record_of_key ? ts->record_of_key[s->key] : UINT32_MAX;
+		uint32_t rec = s->key < ts->nrecords_of_key ? ts->record_of_key[s->key] : UINT32_MAX;
 		if (rec == UINT32_MAX) {
 			unmatched++;
 			continue;

@@ -29,7 +29,9 @@ struct timedsamples;
 /* Size the object's timed_samples ring buffer for records_per_s records a
  * second (all CPUs) drained every 20 ms, with room to spare.  Before load. */
 int timedsamples_size(struct bpf_object *obj, uint64_t records_per_s);
-/* Drain the object's timed_samples ring buffer through rb.  NULL + message on failure. */
+/* Drain the object's timed_samples ring buffer through rb (NULL: the
+ * collector reads it, its records its own: timedsamples_add_keyed).  NULL +
+ * message on failure. */
 struct timedsamples *timedsamples_new(struct bpf_object *obj, struct ring_buffer *rb);
 void timedsamples_free(struct timedsamples *ts);
 /* The counts are drained by d (stackdrain.h): each sample's stacks are
@@ -55,6 +57,15 @@ void timedsamples_restart(struct timedsamples *ts);
  * UINT32_MAX: not known (its track is written "-"). */
 void timedsamples_add(struct timedsamples *ts, const struct stack_key *key, uint32_t tid, uint32_t cpu,
 		      uint64_t time, uint64_t dur);
+
+/* A collector whose aggregation key is not a struct stack_key (marple-lock's
+ * lock and two stacks): a sample of key (len bytes, its stack ids numbered
+ * by the drain: stackdrain_number_key), and, as the key is drained, the
+ * position of its record in the stack section (rec).  Instead of
+ * timedsamples_add, timedsamples_key and timedsamples_walk_*. */
+void timedsamples_add_keyed(struct timedsamples *ts, const void *key, size_t len, uint32_t pid, uint32_t tid,
+			    uint32_t cpu, uint64_t time, uint64_t dur);
+void timedsamples_name_key(struct timedsamples *ts, const void *key, size_t len, uint32_t rec);
 
 /* Mark a stack section's header as timed. */
 void timedsamples_mark(json_t *stack_hdr);

@@ -4,6 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "timed.h"
+
+/* Does er read sections of datatype dt (header hdr)? */
+static int reads(const struct eventread *er, enum datatype dt, json_t *hdr)
+{
+	return dt == DATATYPE_EVENT || (dt == DATATYPE_POINT && er->on_point) ||
+	       (dt == DATATYPE_STACK && er->on_stack && timed_role(hdr) == TIMED_STACKS);
+}
+
 /* One operand; -1 at a section of another datatype. */
 static int read_one(struct eventread *er, const char *path)
 {
@@ -18,10 +27,11 @@ static int read_one(struct eventread *er, const char *path)
 				stream_reader_warn(r);
 		} else if (it == STREAM_HEADER) {
 			enum datatype dt = stream_reader_datatype(r);
-			if (dt != DATATYPE_EVENT && !(dt == DATATYPE_POINT && er->on_point)) {
+			if (!reads(er, dt, stream_reader_header(r))) {
 				marple_warn_at(stream_reader_name(r), stream_reader_line(r),
-					"section of datatype \"%s\": %s draws events%s only",
-					stream_datatype_name(dt), marple_progname, er->on_point ? " and points" : "");
+					"section of datatype \"%s\": %s draws events%s only%s",
+					stream_datatype_name(dt), marple_progname, er->on_point ? " and points" : "",
+					er->on_stack ? " (and the stacks of timed sections)" : "");
 				rc = -1;
 				break;
 			}
@@ -41,6 +51,12 @@ static int read_one(struct eventread *er, const char *path)
 			int64_t e = stream_header_int(stream_reader_trailer(r), "end_ns", -1);
 			if (e > 0 && (uint64_t)e > er->end)
 				er->end = (uint64_t)e;
+			if (stream_reader_datatype(r) == DATATYPE_STACK && er->on_stack_trailer)
+				er->on_stack_trailer(er, stream_reader_trailer(r));
+		} else if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_STACK) {
+			er->file = stream_reader_name(r);
+			er->line = stream_reader_line(r);
+			er->on_stack(er, stream_reader_stack(r));
 		} else if (it == STREAM_RECORD && stream_reader_datatype(r) == DATATYPE_POINT) {
 			er->file = stream_reader_name(r);
 			er->line = stream_reader_line(r);
@@ -48,6 +64,8 @@ static int read_one(struct eventread *er, const char *path)
 			er->events++;
 		} else if (it == STREAM_RECORD) {
 			const struct event_rec *e = stream_reader_event(r);
+			er->file = stream_reader_name(r);
+			er->line = stream_reader_line(r);
 			if (!er->have_t0) {
 				er->t0 = e->time;
 				er->have_t0 = 1;

@@ -3,7 +3,9 @@
  * (none, or "-": stdin) read in order, each record handed to a callback, the
  * first 10 bad lines reported and all counted, the time origin and the end of
  * the capture kept; a section of another datatype ends reading with a message
- * (point sections are read too when the caller takes points).
+ * (point sections are read too when the caller takes points, and the stack
+ * section of a timed section when it takes stacks: its samples section
+ * names them).
  *
  *   struct eventread er = { .on_event = draw, .ctx = out };
  *   if (eventread_files(&er, argc - optind, argv + optind) < 0) {
@@ -27,6 +29,10 @@ struct eventread {
 	void (*on_event)(struct eventread *er, const struct event_rec *e);
 	/* optional: point sections are read too, each point handed here */
 	void (*on_point)(struct eventread *er, const struct point_rec *p);
+	/* optional: the records of timed stack sections (timed.h), each stack
+	 * handed here (not counted as events), and their trailers */
+	void (*on_stack)(struct eventread *er, const struct stack_rec *s);
+	void (*on_stack_trailer)(struct eventread *er, json_t *trailer);
 	/* optional: each section's header as it begins; -1 ends reading as an
 	 * error (the callback says why) */
 	int (*on_section)(struct eventread *er, json_t *header, enum datatype dt);

@@ -4,7 +4,7 @@
 # kernel's encodings; connections and disk requests are slices on described
 # tracks, joined by flows; times and names are the stream's; errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 30
+plan 38
 DEC="$MARPLE_TOP/tests/perfetto/pftrace.py"
 {
 	echo '{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000,"wall_ns":1700000000000000000,"host":"h1","kernel":"6.1.0-9-amd64","ncpus":2}'
@@ -109,6 +109,66 @@ check "perfetto: y in us: the slice is 2500 ns long, ending at x (10000 ns)" pyt
 import json,sys; pk=json.load(open('$T/us.json'))['packet']
 t=[(p['timestamp'][0], p['track_event'][0]['type'][0]) for p in pk if 'track_event' in p]
 sys.exit(0 if t == [(7500, 1), (10000, 2)] else 1)"
+
+# a timed lock section (marple-lock --timed): each wait a slice on its
+# thread, named by the lock and the function that released it (past the
+# kernel's frames and the C library's, an inlined one by the function it is
+# in), with both stacks; and a slice on a lane of the lock's track
+{
+	echo '{"marple":1,"interface":"lock","datatype":"stack","timed":"stacks","start_ns":1000,"host":"h1","units":{"weight":"us"}}'
+	echo '3#[futex 0x10];app;main;want;pthread_mutex_lock;futex_wait;--;try_to_wake_up;futex_wake;lll_unlock;__lll_lock_wake;give;hold;main;holder'
+	echo '1#[futex 0x10];app;main;want;pthread_mutex_lock;--;[timed out]'
+	echo '2#[rwsem 0xffff1];app;main;mm;down_write;rwsem_down_write_slowpath'
+	echo '{"trailer":1,"records":3,"frames":{"try_to_wake_up":{"kind":"kernel"},"futex_wake":{"kind":"kernel"},"lll_unlock":{"kind":"inline","file":"./nptl/x.c","line":3},"__lll_lock_wake":{"kind":"native","file":"/usr/lib/x86_64-linux-gnu/libc.so.6","offset":5},"give":{"kind":"native","file":"/app","offset":9}}}'
+	echo '{"marple":1,"interface":"lock","datatype":"event","timed":"samples","start_ns":1000,"host":"h1","units":{"time":"ns"},"track":"cpu"}'
+	echo '2000,wait,cpu0,stack=0,pid=5,tid=6,dur=3000'
+	echo '2500,wait,cpu1,stack=1,pid=5,tid=7,dur=1000'
+	echo '6000,wait,cpu0,stack=2,pid=5,tid=6,dur=500'
+	echo '{"trailer":1,"records":3}'
+} > "$T/lock"
+marple-perfetto "$T/lock" > "$T/lock.pf" && python3 "$DEC" "$T/lock.pf" > "$T/lock.json"
+check "perfetto: a timed lock section converts and decodes" test $? -eq 0
+L="import json,sys; pk=json.load(open('$T/lock.json')).get('packet', [])
+def one(x): return x[0] if x else None
+TD={one(p['track_descriptor'][0]['uuid']): p['track_descriptor'][0] for p in pk if 'track_descriptor' in p}
+TE=[(p['timestamp'][0], p['track_event'][0]) for p in pk if 'track_event' in p]
+TH={one(t['thread'][0]['tid']): u for u, t in TD.items() if 'thread' in t}
+def on(u): return [(ts, one(t['type']), one(t.get('name'))) for ts, t in TE if one(t['track_uuid']) == u]
+def ann(t): return {one(a['name']): one(a.get('int_value') or a.get('string_value')) for a in t.get('debug_annotations', [])}
+def lanes(name): return [u for u, t in TD.items() if 'parent_uuid' in t and one(TD[one(t['parent_uuid'])].get('name')) == name]
+def ok(c, saw): print(saw); sys.exit(0 if c else 1)"
+check "perfetto: timed lock: thread tracks with pid, tid and the waiter's name" python3 -c "$L
+t=sorted((one(d['thread'][0]['tid']), one(d['thread'][0]['pid']), one(d['thread'][0]['thread_name'])) for d in TD.values() if 'thread' in d)
+ok(t == [(6, 5, 'app'), (7, 5, 'app')], t)"
+check "perfetto: timed lock: a slice per wait on its thread, named by the lock and the releasing function" python3 -c "$L
+s=on(TH[6]) + on(TH[7])
+ok(sorted(s, key=str) == sorted([(2000, 1, 'futex 0x10 \u2190 give'), (5000, 2, None), (6000, 1, 'rwsem 0xffff1'), (6500, 2, None), (2500, 1, 'futex 0x10 \u2190 [timed out]'), (3500, 2, None)], key=str), s)"
+check "perfetto: timed lock: the slice carries the waiter's and the holder's stacks, root first" python3 -c "$L
+a=[ann(t) for ts, t in TE if one(t.get('name')) == 'futex 0x10 \u2190 give'][0]
+ok(a == {'pid': 5, 'tid': 6, 'lock': 'futex 0x10', 'waiter_stack': 'app;main;want;pthread_mutex_lock;futex_wait', 'holder_stack': 'holder;main;hold;give;__lll_lock_wake;lll_unlock;futex_wake;try_to_wake_up'}, a)"
+check "perfetto: timed lock: a track per lock, overlapping waits on two lanes, named by thread" python3 -c "$L
+f=lanes('futex 0x10 (pid 5)'); r=lanes('rwsem 0xffff1 (pid 5)')
+s=sorted(x for u in f for x in on(u) if x[2])
+ok(len(f) == 2 and len(r) == 1 and s == [(2000, 1, 'app 6'), (2500, 1, 'app 7')] and [x[2] for x in on(r[0]) if x[2]] == ['app 6'], (len(f), len(r), s))"
+# another collector's timed section (marple-offcpu --timed): a block named
+# by the program's function it blocked in (not the kernel's futex_wait, a
+# name the C library's inlined futex_wait shares)
+{
+	echo '{"marple":1,"interface":"offcpu","datatype":"stack","timed":"stacks","start_ns":0,"host":"h","units":{"weight":"us"}}'
+	echo '7#w;main;take;__lll_lock_wait;futex_wait;do_futex;futex_wait;schedule'
+	echo '{"trailer":1,"records":1,"frames":{"take":{"kind":"native","file":"/app"},"__lll_lock_wait":{"kind":"native","file":"/lib/libc.so.6"},"futex_wait":{"kind":"inline","file":"x.h"},"do_futex":{"kind":"kernel"},"schedule":{"kind":"kernel"}}}'
+	echo '{"marple":1,"interface":"offcpu","datatype":"event","timed":"samples","start_ns":0,"host":"h","units":{"time":"ns"},"track":"cpu"}'
+	echo '100,block,-,stack=0,pid=3,tid=4,dur=7000'
+	echo '{"trailer":1,"records":1}'
+} > "$T/off"
+marple-perfetto "$T/off" > "$T/off.pf" && python3 "$DEC" "$T/off.pf" > "$T/lock.json"
+check "perfetto: a timed off-CPU block: a slice on its thread named by the function it blocked in" python3 -c "$L
+s=on(TH.get(4)); a=[ann(t) for ts, t in TE if one(t['type']) == 1]
+ok(s == [(100, 1, 'take'), (7100, 2, None)] and a == [{'pid': 3, 'tid': 4, 'stack': 'w;main;take;__lll_lock_wait;futex_wait;do_futex;futex_wait;schedule'}], (s, a))"
+sed 's/stack=2,/stack=9,/' "$T/lock" > "$T/lock9"
+expect_exit "perfetto: a sample naming no stack record is said, exit 1" 1 'lock9:9: sample not drawn: names no stack record' sh -c "marple-perfetto '$T/lock9' > /dev/null"
+{ sed -n 1,5p "$T/lock" | sed 's/,"timed":"stacks"//'; } > "$T/untimed"
+expect_exit "perfetto: an untimed stack section is refused" 1 'datatype "stack".*(and the stacks of timed sections)' marple-perfetto "$T/untimed"
 
 # errors
 printf '{"marple":1,"interface":"callstack","datatype":"stack"}\n1#a\n' > "$T/s"

@@ -1,6 +1,6 @@
 # marple-lock against a mutex held for known times by a known function (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 24
 W="$MARPLE_BIN/workloads"
 LK="$MARPLE_BIN/marple-lock"
 
@@ -25,8 +25,9 @@ mostly() { check "$1 (${2} of ${3} us)" test "$3" -gt 300000 -a "$(($2 * 100))" 
 
 # lockhold: lh_waiter takes the mutex in want_lock every 0.3 ms while
 # lh_holder keeps it 2 ms of every 3 in hold_lock, so the waiter waits about
-# two thirds of 2 s; it times its own waits (the fixture's answer).
-"$LK" -c "$W/lockhold 2" > "$T/l.out" 2> "$T/l.err"; rc=$?
+# two thirds of 2 s; it times its own waits (the fixture's answer).  --timed:
+# each wait kept too, with its time and thread
+"$LK" --timed -c "$W/lockhold 2" > "$T/l.out" 2> "$T/l.err"; rc=$?
 check "lock: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/l.out'"
 check "lock: weights in us, measuring lock_wait" grep -q '"units":{"weight":"us","measure":"lock_wait","over_time":"sum"}' "$T/l.out"
 set -- $(fixture "$T/l.err"); mutex=${1:-none} fixture=${2:-0}
@@ -41,6 +42,30 @@ check "lock: the trailer counts futex waits and their holders" \
 # tid), not by a FUTEX_WAKE: said so, no holder invented
 check "lock: a wait no FUTEX_WAKE ended says so" \
 	grep -q '^[0-9]*#\[futex 0x[0-9a-f]*\];lockhold;.*;main;.*join.*;--;\[waker not seen\]$' "$T/l.out"
+# --timed: a sample for every wait counted; marple-perfetto draws each on
+# the waiter's thread, named by the mutex and give (hold_lock's call of
+# pthread_mutex_unlock), and on the mutex's own track
+waits=$(grep -o '"futex_waits":[0-9]*,"futex_at_once":[0-9]*,"kernel_waits":[0-9]*' "$T/l.out" | awk -F'[:,]' '{ print $2 + $6 }')
+samples=$(grep '"timed":"samples"' -A 1000000 "$T/l.out" | grep -o '^{"trailer":1,.*"records":[0-9]*,"lost":[0-9]*,"dropped":[0-9]*' | sed 's/.*"records":\([0-9]*\),"lost":\([0-9]*\),"dropped":\([0-9]*\)/\1 lost \2 dropped \3/')
+check "lock --timed: a sample for each of the ${waits:-?} waits counted (${samples:-none})" test "${samples:-x}" = "$waits lost 0 dropped 0"
+marple-perfetto "$T/l.out" > "$T/l.pf" && python3 "$MARPLE_TOP/tests/perfetto/pftrace.py" "$T/l.pf" > "$T/l.json"
+set -- $(python3 -c "import json; pk=json.load(open('$T/l.json')).get('packet', [])
+TD={p['track_descriptor'][0]['uuid'][0]: p['track_descriptor'][0] for p in pk if 'track_descriptor' in p}
+th=[u for u, t in TD.items() if 'thread' in t and t['thread'][0]['thread_name'] == ['lh_waiter']]
+lk=[u for u, t in TD.items() if t.get('parent_uuid') and TD[t['parent_uuid'][0]].get('name', [''])[0].startswith('futex $mutex ')]
+ev=sorted(((p['timestamp'][0], p['track_event'][0]) for p in pk if 'track_event' in p), key=lambda x: x[0])
+on=lambda us: [(ts, t) for ts, t in ev if t['track_uuid'][0] in us]
+b={}; named=total=0
+for ts, t in on(th):  # (the waiter's waits on the mutex, and its few on others)
+    if t['type'] == [1]: b[0] = (ts, t['name'][0])
+    elif 0 in b and t['type'] == [2]:
+        s, n = b.pop(0); total += ts - s; named += (ts - s) * (n == 'futex $mutex \u2190 give')
+print(named // 1000, total // 1000, sum(1 for ts, t in on(th) if t.get('name', [''])[0].startswith('futex $mutex ')),
+      sum(1 for ts, t in on(lk) if t['type'] == [1]))")
+near_fixture "lock --timed: perfetto: the waiter's thread's wait slices" "${2:-0}" "$fixture"
+check "lock --timed: perfetto: >= 95% of them named 'futex $mutex <- give' (${1:-?} of ${2:-?} us), each on the mutex's track too (${4:-?} of ${3:-?} slices)" \
+	test "${2:-0}" -gt 300000 -a "$((${1:-0} * 100))" -ge "$((${2:-0} * 95))" -a "${3:-0}" = "${4:-x}"
+
 # bpf_frames FILE: the records with a BPF frame where none may be, each cut
 # to the frames around it: at a stack's leaf (the capture's own frames, left
 # out) or in a futex wait's stacks (the waiter's are user only, the holder's
