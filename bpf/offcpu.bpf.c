@@ -25,7 +25,9 @@
  * threads have no user stack: they are counted in counts as without --dwarf.
  * timed_mode (bpf/timed.bpf.h): each block counted, with when it began and
  * how long it was, goes to user space too (on-CPU samples as blocks of
- * sample_us). */
+ * sample_us).
+ * A user thread's kernel stack at its switch-out is taken from kstack_memo
+ * when its fingerprint was seen before (struct kstack_print, offcpu.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -51,6 +53,10 @@ const volatile bool runq_mode = false;
 const volatile bool wakers_mode = false;
 const volatile bool second_hop = false;
 const volatile __u64 wakeup_bytes = 0;	/* dwarf_mode: wake user space past this much unread data */
+/* the kernel's text, and do_syscall_64's, found by find_ktext (ktext_lo
+ * 0: no kernel stack memo); syscall_span: "do_syscall_64+0x0/0x280", its size */
+__u64 ktext_lo, ktext_hi, syscall_lo, syscall_hi;
+char syscall_span[64];
 
 #define TASK_DEAD_STATE 0x80	/* TASK_DEAD in include/linux/sched.h (a #define, not in BTF) */
 
@@ -116,6 +122,33 @@ struct {
 	__type(key, __u32);
 	__type(value, struct early_waker);
 } early_scratch SEC(".maps");
+
+/* kstack_memo[fingerprint]: a kernel stack seen at a switch-out */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct kstack_print);
+	__type(value, struct kstack_memo);
+} kstack_memo SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KSTACK_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} kstack_counts SEC(".maps");
+
+/* per-CPU: the kernel stack words a fingerprint is made of */
+struct kstack_words {
+	__u64 w[KSTACK_PRINT_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kstack_words);
+} kstack_scratch SEC(".maps");
 
 /* per-CPU scratch: struct start is too big for the BPF stack with a key beside it */
 struct {
@@ -262,6 +295,122 @@ static __always_inline void take_early_waker(__u32 tid, struct task_struct *prev
 	bpf_map_delete_elem(&early, &tid);
 }
 
+/* Run once by user space after load (BPF_PROG_RUN): where the kernel's
+ * text is, and do_syscall_64 (user space reads its size from syscall_span
+ * and sets syscall_hi). */
+SEC("syscall")
+int find_ktext(void *ctx)
+{
+	static const char fmt[] = "%pB";
+	__u64 arg;
+
+	if (bpf_kallsyms_lookup_name("_stext", sizeof("_stext"), 0, &ktext_lo) ||
+	    bpf_kallsyms_lookup_name("_etext", sizeof("_etext"), 0, &ktext_hi) ||
+	    bpf_kallsyms_lookup_name("do_syscall_64", sizeof("do_syscall_64"), 0, &syscall_lo)) {
+		ktext_lo = 0;
+		return 0;
+	}
+	arg = syscall_lo + 1;	/* (%pB names address - 1, for return addresses) */
+	bpf_snprintf(syscall_span, sizeof(syscall_span), fmt, &arg, sizeof(arg));
+	return 0;
+}
+
+/* The fingerprint of current's kernel stack (t) from ctx, the tracepoint's
+ * arguments, up: each kernel text address on it with its place, up to and
+ * with the return into do_syscall_64 (the frames between are at the same
+ * places each time the same calls lead here; a return address is a text
+ * address, so the same fingerprint walks to the same frames).  0: none
+ * (no such return in KSTACK_PRINT_WORDS words). */
+static __always_inline __u64 kstack_fingerprint(void *ctx, struct task_struct *t)
+{
+	__u32 zero = 0;
+	struct kstack_words *b = bpf_map_lookup_elem(&kstack_scratch, &zero);
+	__u64 ksp, top = (__u64)t->stack + 16384, h = 0xcbf29ce484222325ULL;
+
+	/* (the arguments' address, on this thread's kernel stack, as a number) */
+	asm volatile("%0 = %1" : "=r"(ksp) : "r"(ctx));
+	if (!b || top <= ksp)
+		return 0;
+	__u64 len = top - ksp;
+	if (len > sizeof(b->w))
+		len = sizeof(b->w);
+	if (bpf_probe_read_kernel(b->w, len, (void *)ksp) != 0)
+		return 0;
+	for (__u32 i = 0; i < KSTACK_PRINT_WORDS && i < len / 8; i++) {
+		__u64 w = b->w[i];
+		if (w - ktext_lo >= ktext_hi - ktext_lo)
+			continue;
+		h = (h ^ w ^ (__u64)i << 52) * 0x100000001b3ULL;	/* FNV-1a's prime */
+		if (w - syscall_lo < syscall_hi - syscall_lo)
+			return h | 1;
+	}
+	return 0;
+}
+
+/* The memo's kernel stack for print p, if it has one for the stack set of
+ * now (its id then in *id), and not one to check: 1; else 0, and *m the
+ * entry to check (or NULL). */
+static __always_inline int kstack_recall(const struct kstack_print *p, __u32 set, __u32 gen, __s32 *id,
+					 struct kstack_memo **m)
+{
+	struct kstack_memo *e = bpf_map_lookup_elem(&kstack_memo, p), v;
+
+	*m = NULL;
+	if (!e)
+		return 0;
+	__builtin_memcpy(&v, e, sizeof(v));
+	if (v.print.hash != p->hash || v.print.nr != p->nr || v.set != set || v.gen != gen)
+		return 0;	/* (another key's now, or an id of another set or one cleared since) */
+	*id = v.kern_stack_id;
+	if (v.until_check) {
+		e->until_check = v.until_check - 1;
+		return 1;
+	}
+	*m = e;
+	return 0;
+}
+
+/* current leaves the CPU: k its stack key, its kernel stack from the memo
+ * when its fingerprint is there (a user thread in a system call).  One
+ * walk of the kernel stack in the program: an id names the stack with the
+ * program's own frames, which differ between two places of the walk. */
+static __always_inline void switch_key(void *ctx, struct stack_key *k)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct stacks_ctl *c = stacks_ctl_get();
+	struct kstack_print p = {};
+	struct kstack_memo *m = NULL;
+	__u32 set = 0, gen = 0;
+	__s32 id = 0;
+	int hit = 0;
+	bool memo = want_kernel && syscall_hi && c && !(t->flags & PF_KTHREAD) && (p.hash = kstack_fingerprint(ctx, t));
+
+	if (memo) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		p.nr = BPF_CORE_READ(regs, orig_ax);
+		set = c->set & 1;
+		gen = c->gen[set & 1];
+		hit = kstack_recall(&p, set, gen, &id, &m);
+	} else if (want_kernel && syscall_hi) {
+		stacks_percpu_inc(&kstack_counts, KSTACK_NO_PRINT);
+	}
+	stacks_fill_key(k, ctx, want_user, want_kernel && !hit);
+	if (hit) {
+		k->kern_stack_id = id;
+		stacks_percpu_inc(&kstack_counts, KSTACK_HITS);
+		return;
+	}
+	if (!memo)
+		return;
+	stacks_percpu_inc(&kstack_counts, m ? KSTACK_CHECKED : KSTACK_MISSES);
+	if (m && id != k->kern_stack_id)
+		stacks_percpu_inc(&kstack_counts, KSTACK_WRONG);
+	if (k->kern_stack_id < 0)
+		return;
+	struct kstack_memo v = { p, k->kern_stack_id, set, gen, KSTACK_CHECK_EVERY - 1 };
+	bpf_map_update_elem(&kstack_memo, &p, &v, BPF_ANY);
+}
+
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
@@ -284,7 +433,7 @@ static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct
 				send_copy(ctx, ptid, s);
 			} else if (s) {
 				stacks_count(STACKS_SAMPLES);
-				stacks_fill_key(&s->key, ctx, want_user, want_kernel);
+				switch_key(ctx, &s->key);
 				s->ts = now;
 				s->dwarf = 0;
 				/* preempted or left running: runnable from now on */

@@ -69,6 +69,40 @@ enum {
 	WAKERS_N,
 };
 
+/* The kernel stack memo: a user thread's kernel stack at a switch-out is
+ * known by its fingerprint (struct kstack_print: the kernel text addresses
+ * on its kernel stack with their places, from the tracepoint's arguments up
+ * to the return into do_syscall_64, whose place the kernel randomizes at
+ * every system call), and taken from kstack_memo instead of walked (2.6 us)
+ * when a switch-out had it before in the same stack set; every
+ * KSTACK_CHECK_EVERY-th is walked anyway and a different stack counted. */
+struct kstack_print {
+	__u64 hash;
+	__u64 nr;		/* the system call (orig_ax) */
+};
+
+struct kstack_memo {
+	struct kstack_print print;	/* its key again: an LRU map hands a freed
+					 * element to another key at once, even to
+					 * a reader that found it a moment before */
+	__s32 kern_stack_id;
+	__u32 set, gen;		/* the stack set the id is of, its generation */
+	__u32 until_check;	/* hits before the next check */
+};
+#define KSTACK_CHECK_EVERY 16
+#define KSTACK_PRINT_WORDS 512	/* 4 KB of kernel stack scanned at most */
+
+/* the memo's counts (kstack_counts map, per CPU) */
+enum {
+	KSTACK_HITS,		/* switch-outs whose kernel stack was the memo's */
+	KSTACK_MISSES,		/* walked and remembered: not in the memo */
+	KSTACK_CHECKED,		/* in the memo, walked anyway to check it */
+	KSTACK_WRONG,		/* of those, a different stack: the memo's replaced */
+	KSTACK_NO_PRINT,	/* walked: no return into do_syscall_64 in 4 KB (not in a
+				 * system call, or deeper) */
+	KSTACK_N,
+};
+
 struct wake_record {
 	__u32 type;		/* REC_WAKE */
 	__u32 tid;

@@ -151,6 +151,40 @@ static int split_cpu;			/* --both, --runq: on-CPU samples, run-queue time in sec
 /* --wakers' ring buffer: ~95,000 blocks (88 bytes each), read every 20 ms */
 #define WAKERS_RINGBUF_BYTES (8u << 20)
 
+/* The kernel stack memo (bpf/offcpu.bpf.c) needs the kernel's text and
+ * do_syscall_64's: found by find_ktext, or the memo stays off ("off: why"). */
+static const char *kstack_memo_setup(struct offcpu_bpf *skel)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	const char *slash;
+	uint64_t size;
+
+	if (sc.user_only || opt.dwarf)
+		return "off: no kernel stacks walked at switch-outs";
+	if (!skel->bss || bpf_prog_test_run_opts(bpf_program__fd(skel->progs.find_ktext), &run) != 0)
+		return "off: cannot run find_ktext";
+	if (!skel->bss->ktext_lo || !(slash = strchr(skel->bss->syscall_span, '/')) ||
+	    sscanf(slash + 1, "%" SCNx64, &size) != 1 || size == 0 || size > 65536)
+		return "off: no do_syscall_64 in this kernel's symbols";
+	skel->bss->syscall_hi = skel->bss->syscall_lo + size;
+	return "on";
+}
+
+/* The memo's counts in the trailer (the section's own with --every). */
+static void kstack_memo_trailer_add(json_t *tr, struct offcpu_bpf *skel, const char *state)
+{
+	static const char *const names[KSTACK_N] = { "hits", "misses", "checked", "wrong", "no_fingerprint" };
+	static uint64_t before[KSTACK_N];
+	json_t *o = json_pack("{s:s}", "state", state);
+
+	for (uint32_t i = 0; i < KSTACK_N; i++) {
+		uint64_t v = bpfmap_percpu_sum(bpf_map__fd(skel->maps.kstack_counts), i);
+		json_object_set_new(o, names[i], json_integer((json_int_t)(v - before[i])));
+		before[i] = v;
+	}
+	json_object_set_new(tr, "kernel_stack_memo", o);
+}
+
 /* Open, configure and load; tp_btf first, raw_tp where it cannot load. */
 static struct offcpu_bpf *load(const char **how)
 {
@@ -577,6 +611,7 @@ static struct {
 	struct timedsamples_walk *timed_walk;
 	json_t *hdr;
 	uint64_t end;
+	const char *kstack_memo;	/* "on", or "off: why" */
 } cap;
 
 /* The end of the capture: switches are no longer seen. */
@@ -657,6 +692,7 @@ static int write_section(void *arg, int last)
 		dwarf_trailer_add(tr);
 	if (opt.wakers)
 		wakers_trailer_add(tr, skel, last);
+	kstack_memo_trailer_add(tr, skel, cap.kstack_memo);
 	/* where the programs' time goes, for the cost of a switch */
 	static struct stacks_stage_clock stages_before;
 	if (!opt.dwarf)
@@ -754,6 +790,7 @@ int main(int argc, char **argv)
 	if (sc.cmd && (sc.pid = stackcollector_target(&sc)) < 0)
 		exit(EXIT_DATA);	/* uprobes said why; exit: what main holds stays reachable */
 	cap.skel = skel = load(&how);
+	cap.kstack_memo = kstack_memo_setup(skel);
 	if (selffilter_setup(skel->obj, sc.include_self) < 0 || stackcollector_follow(&sc, skel->obj, sc.pid) < 0)
 		exit(EXIT_DATA);
 

@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 53
+plan 54
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -36,6 +36,12 @@ check "offcpu: weights in us, measuring off_cpu" grep -q '"units":{"weight":"us"
 in_range "offcpu: time asleep in nanosleep" "$(weight "$T/all.out" '^sleeper;.*main;.*nanosleep.*schedule')" 1600000 2050000
 in_range "offcpu: time blocked reading the pipe" "$(weight "$T/all.out" '^sleeper;.*reader;.*read;.*pipe_read')" 1500000 2050000
 check "offcpu: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/all.out'"
+# the same naps leave the CPU through the same kernel calls: their kernel
+# stacks come from the memo, whose checks (a walk every 16th) find the same
+memo=$(grep -o '"kernel_stack_memo":{[^}]*}' "$T/all.out")
+set -- $(echo "$memo" | sed 's/[^0-9,]//g; s/,/ /g')
+check "offcpu: the kernel stack memo names most switch-outs, its checks find no other stack ($memo)" \
+	sh -c "echo '$memo' | grep -q '\"state\":\"on\"' && [ \"\${1:-0}\" -gt \$((\${2:-0} + \${3:-0})) ] && [ \"\${3:-0}\" -gt 0 ] && [ \"\${4:-x}\" = 0 ]" sh "$@"
 # A thread that leaves the CPU again with no switch-in seen since it last left
 # has a block left untimed: counted in the trailer.  Rare on 6.18 (1 in ~1300
 # switch-outs of this workload, about one run in six; no map update or
