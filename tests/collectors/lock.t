@@ -61,9 +61,9 @@ for ts, t in on(th):  # (the waiter's waits on the mutex, and its few on others)
     elif 0 in b and t['type'] == [2]:
         s, n = b.pop(0); total += ts - s; named += (ts - s) * (n == 'futex $mutex \u2190 give')
 print(named // 1000, total // 1000, sum(1 for ts, t in on(th) if t.get('name', [''])[0].startswith('futex $mutex ')),
-      sum(1 for ts, t in on(lk) if t['type'] == [1]))")
+      sum(1 for ts, t in on(lk) if t.get('name', [''])[0].startswith('lh_waiter ')))")
 near_fixture "lock --timed: perfetto: the waiter's thread's wait slices" "${2:-0}" "$fixture"
-check "lock --timed: perfetto: >= 95% of them named 'futex $mutex <- give' (${1:-?} of ${2:-?} us), each on the mutex's track too (${4:-?} of ${3:-?} slices)" \
+check "lock --timed: perfetto: >= 95% of them named 'futex $mutex <- give' (${1:-?} of ${2:-?} us), each on the mutex's track too (${4:-?} of ${3:-?} slices of lh_waiter's)" \
 	test "${2:-0}" -gt 300000 -a "$((${1:-0} * 100))" -ge "$((${2:-0} * 95))" -a "${3:-0}" = "${4:-x}"
 
 # bpf_frames FILE: the records with a BPF frame where none may be, each cut
