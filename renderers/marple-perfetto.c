@@ -1035,9 +1035,9 @@ static void on_timed_sample(struct eventread *er, const struct event_rec *e)
 			marple_warn_at(er->file, er->line, "sample not drawn: %s", why);
 		return;
 	}
-	const struct held_stack *h = &held.v[s.stack];
+	struct held_stack *h = &held.v[s.stack];
 	if (!h->name)	/* (its section had no trailer) */
-		((struct held_stack *)h)->name = marple_strdup("?");
+		h->name = marple_strdup(h->thread);
 	struct owner *o = thread_track(s.pid, s.tid, h->thread);
 	sample_slice(o->uuid, s.time, s.dur, escape_mstr_c(h->name), h, &s);
 	if (!h->lock)
