@@ -138,9 +138,14 @@ struct {
 	__type(value, __u64);
 } kstack_counts SEC(".maps");
 
-/* per-CPU: the kernel stack words a fingerprint is made of */
+/* per-CPU: the kernel stack words a fingerprint is made of, and what the
+ * memo says of it (kstack_decide) */
 struct kstack_words {
 	__u64 w[KSTACK_PRINT_WORDS];
+	struct kstack_print print;
+	__s32 kern_stack_id;	/* the memo's */
+	__u32 set, gen;
+	__u32 state;		/* KSTACK_NONE, _MISS, _HIT, _CHECK */
 };
 
 struct {
@@ -315,59 +320,107 @@ int find_ktext(void *ctx)
 	return 0;
 }
 
+/* A fingerprint being made (kstack_fingerprint's bpf_loop) */
+struct kstack_printing {
+	struct kstack_words *b;
+	__u64 n;		/* words read */
+	__u64 hash;
+	int found;		/* the return into do_syscall_64 met */
+};
+
+/* Word i of the stack into the fingerprint; 1 (stop) at the return into
+ * do_syscall_64, or at the end of what was read. */
+static long kstack_print_word(__u64 i, void *arg)
+{
+	struct kstack_printing *p = arg;
+
+	if (i >= p->n || i >= KSTACK_PRINT_WORDS)
+		return 1;
+	__u64 w = p->b->w[i];
+	if (w - ktext_lo >= ktext_hi - ktext_lo)
+		return 0;
+	p->hash = (p->hash ^ w ^ i << 52) * 0x100000001b3ULL;	/* FNV-1a's prime */
+	p->found = w - syscall_lo < syscall_hi - syscall_lo;
+	return p->found;
+}
+
 /* The fingerprint of current's kernel stack (t) from ctx, the tracepoint's
  * arguments, up: each kernel text address on it with its place, up to and
  * with the return into do_syscall_64 (the frames between are at the same
  * places each time the same calls lead here; a return address is a text
  * address, so the same fingerprint walks to the same frames).  0: none
- * (no such return in KSTACK_PRINT_WORDS words). */
-static __always_inline __u64 kstack_fingerprint(void *ctx, struct task_struct *t)
+ * (no such return in KSTACK_PRINT_WORDS words).  A bpf_loop: an open loop
+ * of 512 turns made the program take 0.8 s more to load. */
+static __always_inline __u64 kstack_fingerprint(void *ctx, struct task_struct *t, struct kstack_words *x)
 {
-	__u32 zero = 0;
-	struct kstack_words *b = bpf_map_lookup_elem(&kstack_scratch, &zero);
-	__u64 ksp, top = (__u64)t->stack + 16384, h = 0xcbf29ce484222325ULL;
+	struct kstack_printing p = { .b = x, .hash = 0xcbf29ce484222325ULL };
+	__u64 ksp, top = (__u64)t->stack + 16384;
 
 	/* (the arguments' address, on this thread's kernel stack, as a number) */
 	asm volatile("%0 = %1" : "=r"(ksp) : "r"(ctx));
-	if (!b || top <= ksp)
+	if (!p.b || top <= ksp)
 		return 0;
 	__u64 len = top - ksp;
-	if (len > sizeof(b->w))
-		len = sizeof(b->w);
-	if (bpf_probe_read_kernel(b->w, len, (void *)ksp) != 0)
+	if (len > sizeof(p.b->w))
+		len = sizeof(p.b->w);
+	if (bpf_probe_read_kernel(p.b->w, len, (void *)ksp) != 0)
 		return 0;
-	for (__u32 i = 0; i < KSTACK_PRINT_WORDS && i < len / 8; i++) {
-		__u64 w = b->w[i];
-		if (w - ktext_lo >= ktext_hi - ktext_lo)
-			continue;
-		h = (h ^ w ^ (__u64)i << 52) * 0x100000001b3ULL;	/* FNV-1a's prime */
-		if (w - syscall_lo < syscall_hi - syscall_lo)
-			return h | 1;
-	}
-	return 0;
+	p.n = len / 8;
+	bpf_loop(KSTACK_PRINT_WORDS, kstack_print_word, &p, 0);
+	return p.found ? p.hash | 1 : 0;
 }
 
-/* The memo's kernel stack for print p, if it has one for the stack set of
- * now (its id then in *id), and not one to check: 1; else 0, and *m the
- * entry to check (or NULL). */
-static __always_inline int kstack_recall(const struct kstack_print *p, __u32 set, __u32 gen, __s32 *id,
-					 struct kstack_memo **m)
-{
-	struct kstack_memo *e = bpf_map_lookup_elem(&kstack_memo, p), v;
+/* What the memo says of a switch-out (in struct kstack_words, kept off the
+ * BPF stack: the user walk is verified once, not once per answer) */
+enum { KSTACK_NONE, KSTACK_MISS, KSTACK_HIT, KSTACK_CHECK };
 
-	*m = NULL;
-	if (!e)
-		return 0;
-	__builtin_memcpy(&v, e, sizeof(v));
-	if (v.print.hash != p->hash || v.print.nr != p->nr || v.set != set || v.gen != gen)
-		return 0;	/* (another key's now, or an id of another set or one cleared since) */
-	*id = v.kern_stack_id;
-	if (v.until_check) {
-		e->until_check = v.until_check - 1;
-		return 1;
+/* x->state for current (t) leaving the CPU, and what goes with it: its
+ * fingerprint, stack set, and the memo's stack. */
+static __always_inline void kstack_decide(void *ctx, struct task_struct *t, struct kstack_words *x)
+{
+	struct stacks_ctl *c = stacks_ctl_get();
+	struct kstack_memo *e, v;
+
+	x->state = KSTACK_NONE;
+	if (!want_kernel || !syscall_hi)
+		return;
+	if (!c || (t->flags & PF_KTHREAD) || !(x->print.hash = kstack_fingerprint(ctx, t, x))) {
+		stacks_percpu_inc(&kstack_counts, KSTACK_NO_PRINT);
+		return;
 	}
-	*m = e;
-	return 0;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	x->print.nr = BPF_CORE_READ(regs, orig_ax);
+	x->set = c->set & 1;
+	x->gen = c->gen[x->set & 1];
+	x->state = KSTACK_MISS;
+	if (!(e = bpf_map_lookup_elem(&kstack_memo, &x->print)))
+		return;
+	__builtin_memcpy(&v, e, sizeof(v));
+	if (v.print.hash != x->print.hash || v.print.nr != x->print.nr || v.set != x->set || v.gen != x->gen)
+		return;	/* (another key's now, or an id of another set or one cleared since) */
+	x->kern_stack_id = v.kern_stack_id;
+	x->state = v.until_check ? KSTACK_HIT : KSTACK_CHECK;
+	e->until_check = v.until_check ? v.until_check - 1 : KSTACK_CHECK_EVERY - 1;
+}
+
+/* After the walk: the memo's stack for a hit; a walked stack remembered
+ * (and, checked, compared with the memo's). */
+static __always_inline void kstack_after(struct kstack_words *x, struct stack_key *k)
+{
+	if (x->state == KSTACK_HIT) {
+		k->kern_stack_id = x->kern_stack_id;
+		stacks_percpu_inc(&kstack_counts, KSTACK_HITS);
+		return;
+	}
+	if (x->state == KSTACK_NONE)
+		return;
+	stacks_percpu_inc(&kstack_counts, x->state == KSTACK_CHECK ? KSTACK_CHECKED : KSTACK_MISSES);
+	if (x->state == KSTACK_CHECK && x->kern_stack_id != k->kern_stack_id)
+		stacks_percpu_inc(&kstack_counts, KSTACK_WRONG);
+	if (k->kern_stack_id < 0 || (x->state == KSTACK_CHECK && x->kern_stack_id == k->kern_stack_id))
+		return;
+	struct kstack_memo v = { x->print, k->kern_stack_id, x->set, x->gen, KSTACK_CHECK_EVERY - 1 };
+	bpf_map_update_elem(&kstack_memo, &x->print, &v, BPF_ANY);
 }
 
 /* current leaves the CPU: k its stack key, its kernel stack from the memo
@@ -376,39 +429,25 @@ static __always_inline int kstack_recall(const struct kstack_print *p, __u32 set
  * program's own frames, which differ between two places of the walk. */
 static __always_inline void switch_key(void *ctx, struct stack_key *k)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct stacks_ctl *c = stacks_ctl_get();
-	struct kstack_print p = {};
-	struct kstack_memo *m = NULL;
-	__u32 set = 0, gen = 0;
-	__s32 id = 0;
-	int hit = 0;
-	bool memo = want_kernel && syscall_hi && c && !(t->flags & PF_KTHREAD) && (p.hash = kstack_fingerprint(ctx, t));
+	__u32 zero = 0;
+	struct kstack_words *x = bpf_map_lookup_elem(&kstack_scratch, &zero);
 
-	if (memo) {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-		p.nr = BPF_CORE_READ(regs, orig_ax);
-		set = c->set & 1;
-		gen = c->gen[set & 1];
-		hit = kstack_recall(&p, set, gen, &id, &m);
-	} else if (want_kernel && syscall_hi) {
-		stacks_percpu_inc(&kstack_counts, KSTACK_NO_PRINT);
-	}
-	stacks_fill_key(k, ctx, want_user, want_kernel && !hit);
-	if (hit) {
-		k->kern_stack_id = id;
-		stacks_percpu_inc(&kstack_counts, KSTACK_HITS);
+	if (!x) {
+		stacks_fill_key(k, ctx, want_user, want_kernel);
 		return;
 	}
-	if (!memo)
-		return;
-	stacks_percpu_inc(&kstack_counts, m ? KSTACK_CHECKED : KSTACK_MISSES);
-	if (m && id != k->kern_stack_id)
-		stacks_percpu_inc(&kstack_counts, KSTACK_WRONG);
-	if (k->kern_stack_id < 0)
-		return;
-	struct kstack_memo v = { p, k->kern_stack_id, set, gen, KSTACK_CHECK_EVERY - 1 };
-	bpf_map_update_elem(&kstack_memo, &p, &v, BPF_ANY);
+	kstack_decide(ctx, bpf_get_current_task_btf(), x);
+	/* (the kernel's stack read apart: a flag known only now, passed to
+	 * stacks_fill_key, made the program take 0.4 s more to load) */
+	stacks_fill_key(k, ctx, want_user, false);
+	if (want_kernel && x->state != KSTACK_HIT) {
+		stacks_clock_resume();
+		k->kern_stack_id = stacks_read(ctx, 0);
+		if (k->kern_stack_id == STACK_ID_LOST)
+			stacks_count(STACKS_LOST_SAMPLES);
+		stacks_clock_stop();
+	}
+	kstack_after(x, k);
 }
 
 static __always_inline int on_switch(void *ctx, bool preempt, struct task_struct *prev,

@@ -132,6 +132,17 @@ static __always_inline void stacks_clock_stop(void)
 		c->on = 0;
 }
 
+/* The clock on again for a stack read after stacks_fill_key, when that
+ * sample was timed (offcpu's kernel stack, read unless its memo has it). */
+static __always_inline void stacks_clock_resume(void)
+{
+	struct stacks_stage_clock *c = stacks_clock();
+	if (c && c->seen % STACKS_STAGE_EVERY == 0) {
+		c->on = 1;
+		c->last = bpf_ktime_get_ns();
+	}
+}
+
 /* Python frames after each user stack (bpf/python.bpf.h): set by user
  * space when it walks them (pyframes.h). */
 const volatile bool stacks_python = false;
