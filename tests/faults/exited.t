@@ -121,9 +121,12 @@ offcpu_case() {
 	in_range "$1: sleeper's off-CPU time in all, us (2 threads, 2 s)" "$all" 2400000 4600000
 	named "$1: sleeper's frames are named" "$T/$1.out" "$SL"
 }
-"$T/$SL" 2 & wl=$!
-sleep 0.1
+# (-p too waits for the capture to trace before the 2 s begin: under the
+# sanitizers at load, offcpu's start-up took 0.8 s of them)
+"$T/$SL" 2 wait & wl=$!
+started "$wl"
 run offcpu-p marple-offcpu -p "$wl" 6
+kill -USR1 "$wl"
 finish offcpu-p "$wl" "target exited"
 offcpu_case offcpu-p
 
