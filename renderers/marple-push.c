@@ -930,7 +930,8 @@ static void spool_keep(const struct request *q, const char *why)
 		char *url = url_credentials(q->url, 0);
 		fprintf(f, "%s%s\n%s\n", SPOOL_MAGIC, url, q->content_type);
 		free(url);
-		fwrite(q->body.b, 1, q->body.n, f);
+		if (q->body.n)	/* an empty body has no buffer (fwrite's pointer must be one) */
+			fwrite(q->body.b, 1, q->body.n, f);
 		ok = marple_close_output(f, tmp) == 0 && rename(tmp, path) == 0;
 	}
 	if (!ok) {
