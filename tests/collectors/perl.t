@@ -22,13 +22,7 @@ P='[ ][(][^)]*[)]'	# " (file:line)"
 # run MODE SECS OUT [collector options...]: the workload in MODE, captured
 # for SECS seconds by marple-callstack -p
 run() {
-	_mode=$1 _secs=$2 _out=$3; shift 3
-	rm -f "$T/ready"
-	"$PERL" "$F" $((_secs + 30)) "$_mode" "$T/ready" & _perl=$!
-	wait_ready "$T/ready" 30 "$_perl"
-	"$CS" -F 499 -p "$_perl" "$@" "$_secs" > "$_out" 2> "$_out.err"; _rc=$?
-	kill "$_perl" 2>/dev/null; wait "$_perl" 2>/dev/null
-	return $_rc
+	interp_run "$PERL" "$F" "$@"
 }
 
 # 1. the chain {main};main::settle;main::crunch, with file:line, in place of
@@ -103,42 +97,15 @@ share "perl: {main};main::descend x 9;main::crunch" "$rec" "$total" 90
 
 # 4. a Perl of a version without a known layout: said once, profiled natively
 MARPLE_TEST_PERL_NO_TABLE=1 run chain 1 "$T/unknown.out"
-n=$(grep -c "process $_perl (perl) runs Perl 5[.]36[.][0-9]*: no frame layout is known for that version; profiled natively" "$T/unknown.out.err")
-if [ "$n" -eq 1 ] && grep -q '"perl 5[.]36[.][0-9]* refused":1' "$T/unknown.out"; then
-	pass "perl: an unknown version is named once on stderr and counted"
-else
-	fail "perl: an unknown version is named once on stderr and counted" "$n times: $(head -c 300 "$T/unknown.out.err")"
-fi
-if [ "$(weight "$T/unknown.out" '^perl;_start;.*;perl_run;Perl_runops_standard')" -gt 0 ] &&
-   [ "$(weight "$T/unknown.out" "$P")" -eq 0 ]; then
-	pass "perl: ... and profiled natively"
-else
-	fail "perl: ... and profiled natively" "$(grep -m1 '^[0-9]' "$T/unknown.out" | cut -c1-300)"
-fi
+interp_refused_cases perl "$T/unknown.out" \
+	"process $interp_pid (perl) runs Perl 5[.]36[.][0-9]*: no frame layout is known for that version; profiled natively" \
+	'"perl 5[.]36[.][0-9]* refused":1' '^perl;_start;.*;perl_run;Perl_runops_standard'
 
 # 5. off the CPU: marple-offcpu gets the Perl frames too
-rm -f "$T/ready"
-"$PERL" "$F" 30 wait "$T/ready" & perl=$!
-wait_ready "$T/ready" 30 "$perl"
-"$MARPLE_BIN/marple-offcpu" -p "$perl" 2 > "$T/off.out" 2> "$T/off.err"
-kill "$perl" 2>/dev/null; wait "$perl" 2>/dev/null
+interp_offcpu "$PERL" "$F" "$T/off.out"
 offw=$(weight "$T/off.out" "^perl;_start;.*;[{]main[}]$P;main::settle_waiting [(]$F:44[)];Perl_pp_sselect;")
 offtotal=$(weight "$T/off.out" '.')
 share "perl: marple-offcpu: {main};main::settle_waiting;Perl_pp_sselect" "$offw" "$offtotal" 90
 
 # 6. a Perl process started during a capture of the whole system
-MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
-ready=0
-if wait_ready "$T/r6" 60 "$cs"; then
-	ready=1
-	"$PERL" "$F" 2.5
-fi
-kill -INT "$cs" 2>/dev/null
-wait "$cs"
-if [ "$ready" -eq 0 ]; then
-	fail "perl: a process started during the capture has its Perl frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
-elif [ "$(weight "$T/sys.out" "^perl;_start;.*;[{]main[}]$P;main::settle [(]$F:25[)];main::crunch$P")" -gt 0 ]; then
-	pass "perl: a process started during the capture has its Perl frames"
-else
-	fail "perl: a process started during the capture has its Perl frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
-fi
+interp_started_case perl "$PERL" "$F" "^perl;_start;.*;[{]main[}]$P;main::settle [(]$F:25[)];main::crunch$P"

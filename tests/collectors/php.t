@@ -22,13 +22,7 @@ P='[ ][(][^)]*[)]'	# " (file:line)"
 # run MODE SECS OUT [collector options...]: the workload in MODE, captured
 # for SECS seconds by marple-callstack -p
 run() {
-	_mode=$1 _secs=$2 _out=$3; shift 3
-	rm -f "$T/ready"
-	"$PHP" "$F" $((_secs + 30)) "$_mode" "$T/ready" & _php=$!
-	wait_ready "$T/ready" 30 "$_php"
-	"$CS" -F 499 -p "$_php" "$@" "$_secs" > "$_out" 2> "$_out.err"; _rc=$?
-	kill "$_php" 2>/dev/null; wait "$_php" 2>/dev/null
-	return $_rc
+	interp_run "$PHP" "$F" "$@"
 }
 
 # 1. the chain {main};settle;crunch, with file:line, in place of execute_ex
@@ -87,42 +81,15 @@ share "php: {main};descend x 9;crunch" "$rec" "$total" 90
 
 # 4. a PHP of a version without a known layout: said once, profiled natively
 MARPLE_TEST_PHP_NO_TABLE=1 run chain 1 "$T/unknown.out"
-n=$(grep -c "process $_php (php8.2) runs PHP 8[.]2[.][0-9]*: no frame layout is known for its module API; profiled natively" "$T/unknown.out.err")
-if [ "$n" -eq 1 ] && grep -q '"php 8[.]2[.][0-9]* refused":1' "$T/unknown.out"; then
-	pass "php: an unknown version is named once on stderr and counted"
-else
-	fail "php: an unknown version is named once on stderr and counted" "$n times: $(head -c 300 "$T/unknown.out.err")"
-fi
-if [ "$(weight "$T/unknown.out" '^php8[.]2;_start;.*;zend_execute;execute_ex')" -gt 0 ] &&
-   [ "$(weight "$T/unknown.out" "$P")" -eq 0 ]; then
-	pass "php: ... and profiled natively"
-else
-	fail "php: ... and profiled natively" "$(grep -m1 '^[0-9]' "$T/unknown.out" | cut -c1-300)"
-fi
+interp_refused_cases php "$T/unknown.out" \
+	"process $interp_pid (php8.2) runs PHP 8[.]2[.][0-9]*: no frame layout is known for its module API; profiled natively" \
+	'"php 8[.]2[.][0-9]* refused":1' '^php8[.]2;_start;.*;zend_execute;execute_ex'
 
 # 5. off the CPU: marple-offcpu gets the PHP frames too
-rm -f "$T/ready"
-"$PHP" "$F" 30 wait "$T/ready" & php=$!
-wait_ready "$T/ready" 30 "$php"
-"$MARPLE_BIN/marple-offcpu" -p "$php" 2 > "$T/off.out" 2> "$T/off.err"
-kill "$php" 2>/dev/null; wait "$php" 2>/dev/null
+interp_offcpu "$PHP" "$F" "$T/off.out"
 offw=$(weight "$T/off.out" "^php8[.]2;_start;.*;[{]main[}]$P;settle_waiting [(]$F:43[)];usleep;")
 offtotal=$(weight "$T/off.out" '.')
 share "php: marple-offcpu: {main};settle_waiting;usleep" "$offw" "$offtotal" 90
 
 # 6. a PHP process started during a capture of the whole system
-MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
-ready=0
-if wait_ready "$T/r6" 60 "$cs"; then
-	ready=1
-	"$PHP" "$F" 2.5
-fi
-kill -INT "$cs" 2>/dev/null
-wait "$cs"
-if [ "$ready" -eq 0 ]; then
-	fail "php: a process started during the capture has its PHP frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
-elif [ "$(weight "$T/sys.out" "^php8[.]2;_start;.*;[{]main[}]$P;settle [(]$F:27[)];crunch$P")" -gt 0 ]; then
-	pass "php: a process started during the capture has its PHP frames"
-else
-	fail "php: a process started during the capture has its PHP frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
-fi
+interp_started_case php "$PHP" "$F" "^php8[.]2;_start;.*;[{]main[}]$P;settle [(]$F:27[)];crunch$P"

@@ -27,13 +27,7 @@ MAIN="<main> [(]$F:5[0-9][)]"
 # run MODE SECS OUT [collector options...]: the workload in MODE, captured
 # for SECS seconds by marple-callstack -p
 run() {
-	_mode=$1 _secs=$2 _out=$3; shift 3
-	rm -f "$T/ready"
-	"$RUBY" "$F" $((_secs + 30)) "$_mode" "$T/ready" & _rb=$!
-	wait_ready "$T/ready" 30 "$_rb"
-	"$CS" -F 499 -p "$_rb" "$@" "$_secs" > "$_out" 2> "$_out.err"; _rc=$?
-	kill "$_rb" 2>/dev/null; wait "$_rb" 2>/dev/null
-	return $_rc
+	interp_run "$RUBY" "$F" "$@"
 }
 
 # 1. the chain <main>;Object#settle;Object#crunch;Integer#times;block in
@@ -105,25 +99,12 @@ share "ruby: <main>;Ledger.settle;Ledger#crunch;Integer#times;block in Ledger#cr
 
 # 4. a Ruby of a version without a known layout: said once, profiled natively
 MARPLE_TEST_RUBY_NO_TABLE=1 run chain 1 "$T/unknown.out"
-n=$(grep -c "process $_rb (ruby3.1) runs Ruby 3[.]1[.][0-9]*: no frame layout is known for that version; profiled natively" "$T/unknown.out.err")
-if [ "$n" -eq 1 ] && grep -q '"ruby 3[.]1[.][0-9]* refused":1' "$T/unknown.out"; then
-	pass "ruby: an unknown version is named once on stderr and counted"
-else
-	fail "ruby: an unknown version is named once on stderr and counted" "$n times: $(head -c 300 "$T/unknown.out.err")"
-fi
-if [ "$(weight "$T/unknown.out" '^ruby3[.]1;_start;.*;ruby_run_node;.*rb_vm_exec')" -gt 0 ] &&
-   [ "$(weight "$T/unknown.out" "$P")" -eq 0 ]; then
-	pass "ruby: ... and profiled natively"
-else
-	fail "ruby: ... and profiled natively" "$(grep -m1 '^[0-9]' "$T/unknown.out" | cut -c1-300)"
-fi
+interp_refused_cases ruby "$T/unknown.out" \
+	"process $interp_pid (ruby3.1) runs Ruby 3[.]1[.][0-9]*: no frame layout is known for that version; profiled natively" \
+	'"ruby 3[.]1[.][0-9]* refused":1' '^ruby3[.]1;_start;.*;ruby_run_node;.*rb_vm_exec'
 
 # 5. off the CPU: marple-offcpu gets the Ruby frames too
-rm -f "$T/ready"
-"$RUBY" "$F" 30 wait "$T/ready" & rb=$!
-wait_ready "$T/ready" 30 "$rb"
-"$MARPLE_BIN/marple-offcpu" -p "$rb" 2 > "$T/off.out" 2> "$T/off.err"
-kill "$rb" 2>/dev/null; wait "$rb" 2>/dev/null
+interp_offcpu "$RUBY" "$F" "$T/off.out"
 offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)];Kernel%23sleep;")
 offtotal=$(weight "$T/off.out" '.')
 share "ruby: marple-offcpu: <main>;Object#settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
@@ -166,18 +147,4 @@ else
 fi
 
 # 6. a Ruby process started during a capture of the whole system
-MARPLE_READY_FILE="$T/r6" "$CS" -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
-ready=0
-if wait_ready "$T/r6" 60 "$cs"; then
-	ready=1
-	"$RUBY" "$F" 2.5
-fi
-kill -INT "$cs" 2>/dev/null
-wait "$cs"
-if [ "$ready" -eq 0 ]; then
-	fail "ruby: a process started during the capture has its Ruby frames" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
-elif [ "$(weight "$T/sys.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle [(]$F:17[)];Object%23crunch$P")" -gt 0 ]; then
-	pass "ruby: a process started during the capture has its Ruby frames"
-else
-	fail "ruby: a process started during the capture has its Ruby frames" "$(grep -m1 -F "$F" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
-fi
+interp_started_case ruby "$RUBY" "$F" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle [(]$F:17[)];Object%23crunch$P"

@@ -91,3 +91,70 @@ run_while_stopped() {
 	kill -CONT "$_cs"
 	wait "$_b"
 }
+
+# The interpreter tests (perl.t, ruby.t, php.t) share their cases' shapes:
+# each workload script takes SECS MODE READY_FILE, runs MODE for SECS seconds
+# and creates READY_FILE once its functions are running.
+
+# interp_run INTERP SCRIPT MODE SECS OUT [collector options...]: SCRIPT in
+# MODE, captured for SECS seconds by marple-callstack -p; the interpreter's
+# pid is left in interp_pid, stderr in OUT.err
+interp_run() {
+	_ir=$1 _is=$2 _mode=$3 _secs=$4 _out=$5; shift 5
+	rm -f "$T/ready"
+	"$_ir" "$_is" $((_secs + 30)) "$_mode" "$T/ready" & interp_pid=$!
+	wait_ready "$T/ready" 30 "$interp_pid"
+	"$MARPLE_BIN/marple-callstack" -F 499 -p "$interp_pid" "$@" "$_secs" > "$_out" 2> "$_out.err"; _rc=$?
+	kill "$interp_pid" 2>/dev/null; wait "$interp_pid" 2>/dev/null
+	return $_rc
+}
+
+# interp_refused_cases LANG OUT SAID REFUSED NATIVE: 2 cases of a capture
+# (OUT) whose interpreter version had its table taken away: stderr says SAID
+# (a grep regex) once and the trailer counts REFUSED; its stacks match
+# NATIVE and carry no frame with a file:line
+interp_refused_cases() {
+	_n=$(grep -c "$3" "$2.err")
+	if [ "$_n" -eq 1 ] && grep -q "$4" "$2"; then
+		pass "$1: an unknown version is named once on stderr and counted"
+	else
+		fail "$1: an unknown version is named once on stderr and counted" "$_n times: $(head -c 300 "$2.err")"
+	fi
+	if [ "$(weight "$2" "$5")" -gt 0 ] && [ "$(weight "$2" '[ ][(][^)]*[)]')" -eq 0 ]; then
+		pass "$1: ... and profiled natively"
+	else
+		fail "$1: ... and profiled natively" "$(grep -m1 '^[0-9]' "$2" | cut -c1-300)"
+	fi
+}
+
+# interp_offcpu INTERP SCRIPT OUT: SCRIPT in its "wait" mode, captured for 2 s
+# by marple-offcpu -p into OUT
+interp_offcpu() {
+	rm -f "$T/ready"
+	"$1" "$2" 30 wait "$T/ready" & _ip=$!
+	wait_ready "$T/ready" 30 "$_ip"
+	"$MARPLE_BIN/marple-offcpu" -p "$_ip" 2 > "$3" 2> "$3.err"
+	kill "$_ip" 2>/dev/null; wait "$_ip" 2>/dev/null
+}
+
+# interp_started_case NAME INTERP SCRIPT STACK: 1 case: SCRIPT started (2.5 s
+# of its default mode) during a capture of the whole system has stacks that
+# match STACK, walked although the process did not exist when it began
+interp_started_case() {
+	_name="$1: a process started during the capture has its interpreter frames"
+	MARPLE_READY_FILE="$T/r6" "$MARPLE_BIN/marple-callstack" -F 499 > "$T/sys.out" 2> "$T/sys.err" & _cs=$!
+	_ready=0
+	if wait_ready "$T/r6" 60 "$_cs"; then
+		_ready=1
+		"$2" "$3" 2.5
+	fi
+	kill -INT "$_cs" 2>/dev/null
+	wait "$_cs"
+	if [ "$_ready" -eq 0 ]; then
+		fail "$_name" "the collector was not ready in 60 s: $(head -c 300 "$T/sys.err")"
+	elif [ "$(weight "$T/sys.out" "$4")" -gt 0 ]; then
+		pass "$_name"
+	else
+		fail "$_name" "$(grep -m1 -F "$3" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
+	fi
+}
