@@ -13,6 +13,7 @@
 #include "hashtab.h"
 #include "lines.h"
 #include "stream.h"
+#include "timed.h"
 #include "util.h"
 #include "weight.h"
 
@@ -639,6 +640,10 @@ static int read_stream(struct stree *t, struct lines *l, const char *file, struc
 			skipping = stream_reader_datatype(r) != DATATYPE_STACK;
 			if (skipping) {
 				other_sections++;
+				/* a timed section's samples: the stack section
+				 * before holds the same weight (marple-fold's rule) */
+				if (timed_role(stream_reader_header(r)) == TIMED_SAMPLES)
+					continue;
 				marple_warn_at(file, stream_reader_line(r), "section %ld holds %s data, not stacks: skipped",
 					stream_reader_section(r), stream_datatype_name(stream_reader_datatype(r)));
 				continue;

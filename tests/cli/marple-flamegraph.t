@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 42
+plan 43
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -22,6 +22,16 @@ marple-flamegraph "$DATA/sample.marple" > "$T/mixed.svg" 2> "$T/mixed.err"; rc=$
 check "flamegraph: mixed input: exit 0, the stack section drawn" sh -c "[ $rc -eq 0 ] && grep -q '>_PyEval_EvalFrameDefault<' '$T/mixed.svg'"
 check "flamegraph: mixed input: one line per skipped section" \
 	test "$(grep -c '^marple-flamegraph: .*sample.marple:[0-9]*: section [12] holds \(event\|point\) data, not stacks: skipped$' "$T/mixed.err")" -eq 2 -a "$(wc -l < "$T/mixed.err")" -eq 2
+# a timed capture: its samples section holds the stack section's weight
+# again, one sample a record; it is left out without a word
+printf '%s\n' \
+	'{"marple":1,"interface":"callstack","datatype":"stack","timed":"stacks","start_ns":0,"units":{"weight":"samples"}}' \
+	'2#burn;main;spin' '{"trailer":1,"records":1}' \
+	'{"marple":1,"interface":"callstack","datatype":"event","timed":"samples","start_ns":0,"units":{"time":"ns"}}' \
+	'1000,sample,cpu0,stack=0,pid=7,tid=7' '2000,sample,cpu0,stack=0,pid=7,tid=7' '{"trailer":1,"records":2}' > "$T/timed.marple"
+marple-flamegraph "$T/timed.marple" > "$T/timed.svg" 2> "$T/timed.err"; rc=$?
+check "flamegraph: a timed capture drawn, its samples section left out silently" \
+	sh -c "[ $rc -eq 0 ] && grep -q '>spin<' '$T/timed.svg' && test ! -s '$T/timed.err'"
 marple-cat -s 1 "$DATA/sample.marple" > "$T/ev.marple"
 expect_exit "flamegraph: only an event section: exit 1" 1 'no stack section, nothing to draw' marple-flamegraph "$T/ev.marple"
 marple-cat -s 0 "$DATA/sample.marple" | marple-flamegraph > "$T/s.svg"
