@@ -1,4 +1,5 @@
-/* bpfmap.c — walking hash maps and summing per-CPU counters (see bpfmap.h). */
+/* bpfmap.c — walking hash maps, summing per-CPU counters and mapping arrays
+ * as far as they are used (see bpfmap.h). */
 #include "bpfmap.h"
 
 #include <bpf/bpf.h>
@@ -7,6 +8,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -78,4 +81,52 @@ uint64_t bpfmap_percpu_sum(int fd, uint32_t key)
 			sum += v[i];
 	free(v);
 	return sum;
+}
+
+int bpfmap_view_open(struct bpfmap_view *v, int fd, int prot)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t info_len = sizeof(info);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	*v = (struct bpfmap_view){ .fd = fd, .prot = prot };
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len) != 0)
+		return -1;
+	if (info.type != BPF_MAP_TYPE_ARRAY || !(info.map_flags & BPF_F_MMAPABLE)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* the kernel's element: the value rounded up to 8 bytes */
+	v->len = ((size_t)info.max_entries * ((info.value_size + 7) & ~7u) + page - 1) & ~(page - 1);
+	void *p = mmap(NULL, v->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	v->base = p;
+	return 0;
+}
+
+int bpfmap_view_reach(struct bpfmap_view *v, size_t end)
+{
+	if (end <= v->mapped)
+		return 0;
+	if (!v->base || end > v->len) {
+		errno = ENOSPC;
+		return -1;
+	}
+	size_t to = (end + BPFMAP_VIEW_STEP - 1) / BPFMAP_VIEW_STEP * BPFMAP_VIEW_STEP;
+	if (to > v->len)
+		to = v->len;
+	/* over the reservation, at the same offset of the array */
+	if (mmap(v->base + v->mapped, to - v->mapped, v->prot, MAP_SHARED | MAP_FIXED, v->fd, (off_t)v->mapped) ==
+	    MAP_FAILED)
+		return -1;
+	v->mapped = to;
+	return 0;
+}
+
+void bpfmap_view_close(struct bpfmap_view *v)
+{
+	if (v->base)
+		munmap(v->base, v->len);
+	*v = (struct bpfmap_view){ .fd = -1 };
 }

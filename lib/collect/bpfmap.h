@@ -23,4 +23,32 @@ uint64_t bpfmap_each(int fd, size_t key_size, size_t value_size,
 /* The sum over the CPUs of the u64 at key of a per-CPU array; 0 if unreadable. */
 uint64_t bpfmap_percpu_sum(int fd, uint32_t key);
 
+/* A BPF_F_MMAPABLE array mapped into this process as far as it is used.
+ * The kernel maps every page of such a mapping when it is made
+ * (remap_vmalloc_range), so a whole array counts in our resident memory,
+ * used or not: the unwind tables' 32 MiB of rows held 29 MiB never written
+ * in a second's capture.  A view reserves the address space of the whole
+ * array and maps a prefix of it, grown as the user side writes further
+ * (the kernel's copy is the same, whole, either way):
+ *
+ *   struct bpfmap_view v;
+ *   bpfmap_view_open(&v, fd, PROT_READ | PROT_WRITE);  // nothing mapped yet
+ *   if (bpfmap_view_reach(&v, end) == 0) ... v.base[0..end) ...
+ *   bpfmap_view_close(&v);
+ */
+struct bpfmap_view {
+	char *base;		/* the array's first byte (reserved, mapped up to mapped) */
+	size_t len;		/* the array's bytes, to a page */
+	size_t mapped;		/* base[0..mapped) is mapped */
+	int fd, prot;
+};
+/* Reserve fd's array, nothing mapped.  0, or -1 (errno) if it is no
+ * mmapable array or there is no address space. */
+int bpfmap_view_open(struct bpfmap_view *v, int fd, int prot);
+/* base[0..end) mapped (grown in steps of BPFMAP_VIEW_STEP): 0, or -1 if end
+ * is past the array or mmap failed. */
+#define BPFMAP_VIEW_STEP (256u << 10)
+int bpfmap_view_reach(struct bpfmap_view *v, size_t end);
+void bpfmap_view_close(struct bpfmap_view *v);
+
 #endif

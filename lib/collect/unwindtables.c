@@ -247,10 +247,11 @@ struct unwindtables {
 	uint64_t files_unopened;	/* mappings whose file could not be opened */
 	int rows_fd, mappings_fd, procs_fd, counters_fd, files_fd;
 	uint32_t file_lookup;		/* UNWIND_LOOKUP_*: how the BPF side finds a PC's file */
-	uint32_t *words;		/* unwind_rows, mmapped: the tables, 4-byte words */
+	uint32_t *words;		/* unwind_rows, mapped as far as written (rows_view) */
+	struct bpfmap_view rows_view, mappings_view;
 	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
 	struct unwindtables_rules rules;
-	struct unwind_mapping *mappings;	/* unwind_mappings, mmapped */
+	struct unwind_mapping *mappings;	/* unwind_mappings, its slots in use mapped (mappings_view) */
 	struct unwindtables_rowbuf rowbuf;	/* where each file's rows are built */
 	uint32_t words_cap, words_used, rules_cap, slots;
 	uint64_t rows_used, index_words;	/* rows, and page index words, in the tables */
@@ -297,6 +298,9 @@ struct unwindtables {
 static void warm_up(struct unwindtables *t);
 static void stop_worker(struct unwindtables *t);
 
+/* A process's slot of unwind_mappings, in bytes */
+#define SLOT_BYTES ((size_t)UNWIND_MAX_MAPPINGS * sizeof(struct unwind_mapping))
+
 static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_t *entries)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
@@ -312,17 +316,26 @@ static void *map_mmap(struct bpf_object *obj, const char *name, int *fd, uint32_
 struct unwindtables *unwindtables_new(struct bpf_object *obj)
 {
 	struct unwindtables *t = marple_calloc(1, sizeof(*t));
-	uint32_t nmap = 0, nelem = 0;
+	uint32_t nmap = 0;
 	int rules_fd;
 	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "unwind_procs");
 	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "unwind_counters");
 	struct bpf_map *files = bpf_object__find_map_by_name(obj, "unwind_files");
 
 	elf_version(EV_CURRENT);
-	t->words = map_mmap(obj, "unwind_rows", &t->rows_fd, &nelem);
-	t->words_cap = nelem * 2;
+	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
+	struct bpf_map *maps = bpf_object__find_map_by_name(obj, "unwind_mappings");
+	if (rows && maps) {
+		t->rows_fd = bpf_map__fd(rows);
+		t->words_cap = bpf_map__max_entries(rows) * 2;
+		t->mappings_fd = bpf_map__fd(maps);
+		nmap = bpf_map__max_entries(maps);
+		if (bpfmap_view_open(&t->rows_view, t->rows_fd, PROT_READ | PROT_WRITE) == 0)
+			t->words = (uint32_t *)(void *)t->rows_view.base;
+		if (bpfmap_view_open(&t->mappings_view, t->mappings_fd, PROT_READ | PROT_WRITE) == 0)
+			t->mappings = (struct unwind_mapping *)(void *)t->mappings_view.base;
+	}
 	t->rule_array = map_mmap(obj, "unwind_rules", &rules_fd, &t->rules_cap);
-	t->mappings = map_mmap(obj, "unwind_mappings", &t->mappings_fd, &nmap);
 	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtables_free(t);
@@ -347,13 +360,11 @@ void unwindtables_free(struct unwindtables *t)
 	if (!t)
 		return;
 	stop_worker(t);
-	if (t->words)
-		munmap(t->words, (size_t)t->words_cap * sizeof(*t->words));
+	bpfmap_view_close(&t->rows_view);
 	if (t->rule_array)
 		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
 	unwindtablescompact_rules_free(&t->rules);
-	if (t->mappings)
-		munmap(t->mappings, (size_t)t->slots * UNWIND_MAX_MAPPINGS * sizeof(*t->mappings));
+	bpfmap_view_close(&t->mappings_view);
 	for (size_t i = 0; i < t->nheld; i++) {
 		mappedfile_set_slot(t->held[i], t, NULL, NULL);	/* frees its table */
 		mappedfile_put(t->held[i]);
@@ -388,6 +399,14 @@ static void add_table(struct unwindtables *t, struct file *f, uint32_t n, uint64
 	t->fdes_debug_frame += st->fdes_debug_frame;
 }
 
+/* unwind_rows mapped up to word words (at most the map's end): 0, or -1. */
+static int reach_words(struct unwindtables *t, uint64_t words)
+{
+	if (words > t->words_cap)
+		words = t->words_cap;
+	return bpfmap_view_reach(&t->rows_view, (size_t)words * 4);
+}
+
 /* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
  * there is room left for it (any size: the limit is the table's,
  * --unwind-memory): its rows in our buffer (reused from file to file), read
@@ -411,9 +430,14 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	size_t len = 0;
 	uint64_t words = 0;
 	/* a cached table is read straight into the map's free part, and made
-	 * the next table there in one pass: nothing to build or compact */
-	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used, (size_t)room * 4, &len,
-					&st) == 1) {
+	 * the next table there in one pass: nothing to build or compact; the
+	 * map is mapped as far as its entry reaches (an entry written by
+	 * another collector meanwhile, too big for that, is built again) */
+	if (cache)
+		reach_words(t, t->words_used + (unwindtablescache_entry_size(t->cache, fd) + 3) / 4);
+	size_t window = t->rows_view.mapped / 4 - t->words_used;
+	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used,
+					      (window < room ? window : room) * 4, &len, &st) == 1) {
 		uint64_t c1 = marple_thread_cpu_ns();
 		words = unwindtablescompact_import(t->words, t->words_used, len, &t->rules, &n);
 		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
@@ -434,7 +458,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	uint64_t c1 = marple_thread_cpu_ns();
 	words = rc == 0 ? unwindtablescompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
-	if (rc == 0 && words > room)
+	if (rc == 0 && (words > room || reach_words(t, t->words_used + words) != 0))
 		rc = 1;
 	if (rc > 0) {
 		t->files_without_room++;
@@ -701,18 +725,27 @@ static void warm_up(struct unwindtables *t)
 }
 
 /* A free slot for pid's mappings: one not in use, else one of a process
- * that has exited; UINT32_MAX if none. */
+ * that has exited, in turn among the slots mapped so far (one let go is
+ * taken again last: a walk may still be reading it); more are mapped only
+ * when all those are taken, so the memory follows the processes loaded at
+ * once, not all a capture saw.  UINT32_MAX if none. */
 static uint32_t take_slot(struct unwindtables *t, pid_t pid)
 {
-	for (uint32_t k = 0; k < t->slots; k++) {
-		uint32_t s = (t->next_slot + k) % t->slots;
-		if (t->slot_pid[s] == 0 || (kill(t->slot_pid[s], 0) != 0 && errno == ESRCH)) {
-			t->next_slot = s + 1;
-			t->slot_pid[s] = pid;
-			return s;
-		}
+	uint32_t mapped = (uint32_t)(t->mappings_view.mapped / SLOT_BYTES), s = UINT32_MAX;
+
+	for (uint32_t k = 0; k < mapped && s == UINT32_MAX; k++) {
+		uint32_t c = (t->next_slot + k) % mapped;
+		if (t->slot_pid[c] == 0 || (kill(t->slot_pid[c], 0) != 0 && errno == ESRCH))
+			s = c;
 	}
-	return UINT32_MAX;
+	if (s == UINT32_MAX && mapped < t->slots &&
+	    bpfmap_view_reach(&t->mappings_view, (size_t)(mapped + 1) * SLOT_BYTES) == 0)
+		s = mapped;
+	if (s != UINT32_MAX) {
+		t->next_slot = s + 1;
+		t->slot_pid[s] = pid;
+	}
+	return s;
 }
 
 static int load_pid(struct unwindtables *t, pid_t pid);

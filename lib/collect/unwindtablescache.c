@@ -336,6 +336,17 @@ static void remove_idle_lock(struct unwindtablescache *c, const char *lock)
 	close(fd);
 }
 
+size_t unwindtablescache_entry_size(struct unwindtablescache *c, int fd)
+{
+	struct unwindtablescache_ticket tk;
+	struct stat st;
+
+	if (!entry_identity(fd, &tk) || fstatat(c->dir_fd, tk.name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode) || (uint64_t)st.st_size <= sizeof(struct entry_header))
+		return 0;
+	return (size_t)st.st_size - sizeof(struct entry_header);
+}
+
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
 		       size_t cap, size_t *len, struct unwindtables_rowstats *st)
 {

@@ -87,6 +87,9 @@ const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwin
  * it, then always followed by unwindtablescache_store or unwindtablescache_abandon
  * with tk.  What the bytes are is the caller's (unwindtables.c: the file's
  * compact table, unwindtablescompact.h). */
+/* The bytes a lookup of the file open as fd would read, as its entry is
+ * now (0: none, or not cacheable): what buf must hold for it. */
+size_t unwindtablescache_entry_size(struct unwindtablescache *c, int fd);
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
 		       size_t cap, size_t *len, struct unwindtables_rowstats *st);
 /* The entry the last lookup read (it returned 1) is no table after all (its
