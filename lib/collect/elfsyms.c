@@ -362,6 +362,13 @@ void elfsyms_load(struct elfsyms *es, struct elfsyms_file *d)
 		d->nsyms = w;
 	}
 	es->symbols += d->nsyms;
+	/* that faulted in the whole .symtab and .strtab (libLLVM's: 12 MB),
+	 * and the lookups read a few names of them: the pages go now, not at
+	 * the next fold (syms.c, release_file_pages: the names stay valid) */
+	if (d->file)
+		mappedfile_release_pages(d->file);
+	if (d->dbg_file)
+		mappedfile_release_pages(d->dbg_file);
 }
 
 /* What c learned about file f (a reference, kept by a new dso, else let
