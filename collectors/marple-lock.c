@@ -509,7 +509,7 @@ static struct lock_bpf *load(void)
 	skel->rodata->targ_pid = (uint32_t)sc.pid;
 	skel->rodata->want_user = !sc.kernel_only;
 	skel->rodata->want_kernel = !sc.user_only;
-	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_EVENTS);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	skel->rodata->timed_mode = opt.timed;

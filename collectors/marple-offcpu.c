@@ -211,8 +211,9 @@ static struct offcpu_bpf *load(const char **how)
 		uint32_t ring = opt.dwarf ? RINGBUF_BYTES : opt.wakers ? WAKERS_RINGBUF_BYTES : 4096;
 		skel->rodata->wakeup_bytes = ring / 4;
 		bpf_map__set_max_entries(skel->maps.events, ring);
-		stacksbpf_set_counts_size(skel->obj, (uint32_t)sc.stack_storage);
-		stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+		uint32_t storage = sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_EVENTS;
+		stacksbpf_set_counts_size(skel->obj, storage);
+		stacksbpf_set_storage(skel->obj, storage);
 		skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 		skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 		if (stackcollector_unwind_size(&sc, skel->obj) < 0)
