@@ -1,6 +1,6 @@
 # marple-offcpu against bundled workloads that block in known places (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 54
+plan 55
 W="$MARPLE_BIN/workloads"
 OC="$MARPLE_BIN/marple-offcpu"
 
@@ -58,6 +58,13 @@ check "offcpu: --state R leaves out sleeps (only brief preemptions)" test "$(wei
 "$OC" -m 50000 -p "$wl" 2 > "$T/m.out" 2>/dev/null
 # (a 10 ms nap may still last 50 ms when the machine is busy: waiting for a CPU counts)
 check "offcpu: --min-block drops short naps" test "$(weight "$T/m.out" "nanosleep")" -lt 500000
+# the stack store follows --stack-storage (two sets of 2 KiB stacks, all
+# mapped into the collector): 4096 a set by default, 8192 16 MiB more
+"$OC" --stack-storage 8192 -p "$wl" 0.3 > "$T/big.out" 2>/dev/null
+small=$(sed -n 's/.*"bpf_map_bytes":\([0-9]*\).*/\1/p' "$T/all.out")
+big=$(sed -n 's/.*"bpf_map_bytes":\([0-9]*\).*/\1/p' "$T/big.out")
+check "offcpu: --stack-storage 8192 takes 16-24 MiB more BPF maps than the default (${small:-none} -> ${big:-none} bytes)" \
+	test -n "$small" -a -n "$big" -a "$((${big:-0} - ${small:-0}))" -ge 16777216 -a "$((${big:-0} - ${small:-0}))" -le 25165824
 in_range "offcpu: --min-block keeps long waits" "$(weight "$T/m.out" 'pipe_read')" 1000000 2050000
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 
