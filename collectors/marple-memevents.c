@@ -267,7 +267,7 @@ int main(int argc, char **argv)
 	skel->rodata->targ_tgid = (uint32_t)sc.pid;
 	skel->rodata->want_user = !sc.kernel_only;
 	skel->rodata->want_kernel = !sc.user_only;
-	stacksbpf_set_storage(skel->obj, sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_FAULTS);
+	stacksbpf_set_storage(skel->obj, sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_BUSY);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
