@@ -446,7 +446,7 @@ static int configure(struct memleak_bpf *skel)
 
 	skel->rodata->sample_every = sc.sample_every;
 	skel->rodata->kernel_allocs = opt.kernel;
-	stacksbpf_set_storage(skel->obj, (uint32_t)sc.stack_storage);
+	stacksbpf_set_storage(skel->obj, sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_BUSY);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)

@@ -99,7 +99,7 @@ enum {
 	{ SC_OPT_DELIMIT, 'd', "delimit", NULL, NULL }
 #define SC_STACK_STORAGE \
 	{ SC_OPT_STACK_STORAGE, SC_LONG_ONLY(SC_OPT_STACK_STORAGE), "stack-storage", "N", \
-	  "stack map entries (default 16384; offcpu, lock,\ndiskblockrq 4096, memevents, mallocstacks 8192;\na sampling collector's sized to its rate)" }
+	  "stack map entries (offcpu, lock, diskblockrq:\ndefault 4096; memevents, mallocstacks, memleak:\n8192; a sampling collector's sized to its rate)" }
 /* for the collectors that drain their maps while capturing (stackdrain.h) */
 #define SC_DRAIN_EVERY \
 	{ SC_OPT_DRAIN_EVERY, SC_LONG_ONLY(SC_OPT_DRAIN_EVERY), "drain-every", "MS", \

@@ -84,10 +84,11 @@ int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
  * of offcpu with 2,022 stacks, lock's with 450, diskblockrq's with 77); a
  * set is drained when a quarter full, and a stack that finds its set full
  * is counted lost (stack_errors.stack_map_full).  memevents' page faults
- * and mallocstacks' allocations bring thousands of new stacks a second
- * (memevents: 19 drains asked in 2 s with 8192 a set; mallocstacks: 23,
- * a set 30% full at most, where 4096 a set was 65% full once a drain
- * waited 203 ms at load 12): twice as much. */
+ * and the allocations of mallocstacks and memleak bring thousands of new
+ * stacks a second (memevents: 19 drains asked in 2 s with 8192 a set;
+ * mallocstacks: 23, a set 30% full at most, where 4096 a set was 65% full
+ * once a drain waited 203 ms at load 12; memleak, drained by a real-time
+ * thread: 26 drains in 2 s with 4096, 25% full at most): twice as much. */
 #define STACKSBPF_STORAGE_EVENTS 4096u
 #define STACKSBPF_STORAGE_BUSY 8192u
 uint32_t stacksbpf_storage_for(uint64_t events_per_s, uint64_t drain_ms);
