@@ -629,13 +629,32 @@ static void read_stream(struct ctx *c, struct lines *l)
 	stream_reader_free(r);
 }
 
+/* perf script text: the usual samples taken whole from what is read, any
+ * other line one by one.  Returns lines_next's last answer. */
+static int read_perf(struct ctx *c, struct perfscript *ps, struct lines *l)
+{
+	const char *s;
+	size_t len;
+	unsigned long n;
+	int rc;
+
+	for (;;) {
+		s = lines_buffered(l, &len);
+		len = perfscript_whole_samples(ps, s, len, lines_lineno(l) + 1, &n);
+		lines_skip(l, len, n);
+		/* a sample's frame lines are parsed at its end: a NUL byte is
+		 * reported after the bad lines before it */
+		if ((rc = lines_next(l, &s, &len)) <= 0 || (lines_has_nul(l) && (perfscript_finish(ps), has_nul(c, l))))
+			return rc;
+		perfscript_line(ps, s, len, lines_lineno(l));
+	}
+}
+
 static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 {
 	FILE *f = marple_open_input(path);
 	struct lines *l = lines_new(f, marple_input_name(path));
 	enum input_kind kind = detect(l);
-	const char *s;
-	size_t len;
 	int rc;
 	/* marple-format(5)'s rule, for the text inputs (read_stream asks the stream reader) */
 	uint64_t usable_before = c->usable + perfscript_filtered(ps), bad_before = c->bad;
@@ -662,10 +681,7 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_NONE:
 		break;
 	case KIND_PERF:
-		/* a sample's frame lines are parsed at its end: a NUL byte is
-		 * reported after the bad lines before it */
-		while ((rc = lines_next(l, &s, &len)) > 0 && !(lines_has_nul(l) && (perfscript_finish(ps), has_nul(c, l))))
-			perfscript_line(ps, s, len, lines_lineno(l));
+		rc = read_perf(c, ps, l);
 		perfscript_finish(ps);
 		if (rc < 0)
 			c->bad++;
