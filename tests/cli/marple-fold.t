@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 43
+plan 45
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -141,3 +141,24 @@ check "fold: whole perf samples: the same bad lines, the same line numbers" sh -
 	cmp '$T/we1' '$T/we2' && grep -q '<stdin>:[0-9]*: not a sample header' '$T/we1' && grep -q '6 malformed lines' '$T/we1'"
 cat "$T/whole.txt" | marple-fold -p > "$T/w3" 2> "$T/we3"
 check "fold: whole perf samples from a pipe as from a file" sh -c "cmp '$T/w1' '$T/w3' && cmp '$T/we1' '$T/we3'"
+
+# A stack record with %XX escapes and no tag is decoded straight into its
+# key: the same key as the record parsed frame by frame (-H takes that path
+# for every record), ';' and control bytes in names mapped, a bad escape
+# reported with its column and skipped.
+{ echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  echo '3#app;f<a%2C b>;g%3Bh;ctl%0Aend;pct%25;del%7f'
+  echo '2#app;f<a%2C b>;g%3Bh;ctl%0Aend;pct%25;del%7f'
+  echo '5#app;tagged%2C#0000beef;leaf'
+  echo '1#app;bad%zzescape'
+  echo '1#app;short%2'
+  echo '7#app;plain;leaf'
+  echo '{"trailer":1,"records":4}'; } > "$T/esc.marple"
+printf 'app;f<a, b>;g:h;ctl?end;pct%%;del? 5\napp;plain;leaf 7\napp;tagged,;leaf 5\n' > "$T/esc.exp"
+marple-fold "$T/esc.marple" > "$T/o" 2> "$T/e"
+check "fold: escaped stack records decoded into their keys" sh -c "
+	cmp '$T/esc.exp' '$T/o' && grep -q 'esc.marple:5: bad %XX escape in frame at column 10' '$T/e' &&
+	grep -q 'esc.marple:6: bad %XX escape in frame at column 12' '$T/e' && grep -q '2 malformed lines' '$T/e'"
+marple-fold -H "$T/esc.marple" 2> "$T/e2" | sed 's/^h;//' > "$T/o2"
+check "fold: escaped stack records: the same keys as parsed frame by frame" sh -c "
+	cmp '$T/o' '$T/o2' && test \"\$(grep -c 'bad %XX' '$T/e2')\" = 2"
