@@ -844,15 +844,17 @@ void perfscript_line(struct perfscript *p, const char *s, size_t n, unsigned lon
 
 /* The bytes of the sample at s[0, n) through the blank line that ends it,
  * when it is the usual kind: a first line that may be a header (not blank,
- * no blank or '#' first), then lines each starting with a blank and not
- * ending in '\r' (frames, read as they are); *frames says how many.  0 for
+ * no blank or '#' first; *head its length), then lines each starting with
+ * a blank and not ending in '\r' (frames, read as they are); *frames says
+ * how many.  0 for
  * anything else, or a sample not whole in s. */
-static size_t whole_sample(const char *s, size_t n, size_t *frames)
+static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames)
 {
 	if (n == 0 || IS_WS(s[0]) || s[0] == '#')
 		return 0;
 	const char *e = s + n, *nl = memchr(s, '\n', n);
 	size_t k = 0;
+	*head = nl ? (size_t)(nl - s) : 0;
 	while (nl && nl + 1 < e && nl[1] != '\n') {
 		const char *line = nl + 1;
 		if (!IS_WS(line[0]) || line[0] == '\r')
@@ -870,11 +872,11 @@ static size_t whole_sample(const char *s, size_t n, size_t *frames)
 
 /* One whole sample (whole_sample's) as its lines one by one would be
  * folded, its frame lines pended at once when they would be. */
-static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t frames, unsigned long lineno)
+static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t head, size_t frames,
+		       unsigned long lineno)
 {
-	const char *nl = memchr(s, '\n', n);
-	perfscript_line(p, s, (size_t)(nl - s), lineno);
-	const char *f = nl + 1;
+	const char *nl, *f = s + head + 1;
+	perfscript_line(p, s, head, lineno);
 	if (frames && p->have_pname && !p->resting) {
 		const char *end = s + n - 1;	/* the blank line's newline */
 		raw_start(p, lineno + 1);
@@ -884,9 +886,9 @@ static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t fra
 		p->raw_len += (size_t)(end - f);
 		p->raw_lines = frames;
 	} else
-		for (size_t i = 0; i < frames; i++) {
+		for (size_t i = 0; i < frames; i++) {	/* as perfscript_line would */
 			nl = memchr(f, '\n', (size_t)(s + n - f));
-			perfscript_line(p, f, (size_t)(nl - f), lineno + 1 + i);
+			frame_or_bad(p, f, (size_t)(nl - f), lineno + 1 + i);
 			f = nl + 1;
 		}
 	flush(p);	/* the blank line */
@@ -895,12 +897,12 @@ static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t fra
 size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, unsigned long lineno,
 				unsigned long *lines)
 {
-	size_t at = 0, len, frames;
+	size_t at = 0, len, head, frames;
 	*lines = 0;
 	/* only between samples: nothing pending that the next lines could add to */
 	while (!p->have_pname && !p->raw_lines && !p->buf_len && !p->nunit &&
-	       (len = whole_sample(s + at, n - at, &frames)) > 0) {
-		fold_whole(p, s + at, len, frames, lineno + *lines);
+	       (len = whole_sample(s + at, n - at, &head, &frames)) > 0) {
+		fold_whole(p, s + at, len, head, frames, lineno + *lines);
 		at += len;
 		*lines += frames + 2;
 	}
