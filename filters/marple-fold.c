@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "folded.h"
 #include "framedesc.h"
 #include "hashtab.h"
@@ -226,17 +227,19 @@ static void read_folded(struct ctx *c, struct lines *l)
 }
 
 /* Stream frames to a folded key (in c->tmp): ';' becomes ':' and control
- * bytes '?', so that every frame stays one frame and every stack one line. */
-static char key_byte(char ch)
+ * bytes '?', so that every frame stays one frame and every stack one line.
+ * semi: what a ';' becomes (':' in a frame's name; itself between the
+ * frames of a record taken as written). */
+static char key_byte(char ch, char semi)
 {
 	unsigned char u = (unsigned char)ch;
-	return u == ';' ? ':' : (u < 0x20 || u == 0x7f) ? '?' : ch;
+	return u == ';' ? semi : (u < 0x20 || u == 0x7f) ? '?' : ch;
 }
 
 /* Copied whole, then fixed eight bytes a step: a word none of whose bytes
- * is below 0x20, ';' or 0x7f is left as it is (one that may hold one is
- * looked at byte by byte). */
-static char *key_frame(char *o, const char *s, size_t len)
+ * is below 0x20, ';' (unless kept) or 0x7f is left as it is (one that may
+ * hold one is looked at byte by byte). */
+static char *key_text(char *o, const char *s, size_t len, char semi)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x80 * ones;
 	size_t j = 0;
@@ -245,14 +248,45 @@ static char *key_frame(char *o, const char *s, size_t len)
 	for (; j + 8 <= len; j += 8) {
 		uint64_t x;
 		memcpy(&x, o + j, 8);
-		if (!(((x - 0x20 * ones) | ((x ^ 0x3b * ones) - ones) | ((x ^ 0x7f * ones) - ones)) & highs))
+		uint64_t semis = semi == ';' ? 0 : (x ^ 0x3b * ones) - ones;
+		if (!(((x - 0x20 * ones) | semis | ((x ^ 0x7f * ones) - ones)) & highs))
 			continue;
 		for (size_t k = j; k < j + 8; k++)
-			o[k] = key_byte(o[k]);
+			o[k] = key_byte(o[k], semi);
 	}
 	for (; j < len; j++)
-		o[j] = key_byte(o[j]);
+		o[j] = key_byte(o[j], semi);
 	return o + len;
+}
+
+static char *key_frame(char *o, const char *s, size_t len)
+{
+	return key_text(o, s, len, ':');
+}
+
+/* The frames of a stack record as written, s[0, n), with %XX escapes but
+ * no identity tag (no '#'), as their folded key in c->tmp, decoded in one
+ * pass (no fields, no frame table); -1 for the parsed path: a '#', or a bad
+ * escape (for its message). */
+static long escaped_key(struct ctx *c, const char *s, size_t n)
+{
+	const char *e = s + n;
+	if (memchr(s, '#', n))
+		return -1;
+	c->tmp = marple_grow(c->tmp, &c->tmpcap, n + 1, 1);
+	char *o = c->tmp;
+	for (;;) {
+		const char *pct = memchr(s, '%', (size_t)(e - s));
+		o = key_text(o, s, (size_t)((pct ? pct : e) - s), ';');
+		if (!pct)
+			return o - c->tmp;
+		int hi = e - pct > 2 ? escape_hex_digit((unsigned char)pct[1]) : -1;
+		int lo = e - pct > 2 ? escape_hex_digit((unsigned char)pct[2]) : -1;
+		if (hi < 0 || lo < 0)
+			return -1;
+		*o++ = key_byte((char)(hi << 4 | lo), ':');
+		s = pct + 3;
+	}
 }
 
 static size_t stream_key(struct ctx *c, const struct stack_rec *sr)
@@ -333,10 +367,18 @@ static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 	const char *hash = memchr(t.s, '#', t.len);
 	uint64_t w;
 
-	if (hash && !opt.host_frame && marple_parse_u64_span(t.s, (size_t)(hash - t.s), &w) == 0 &&
-	    plain_frames(hash + 1, (size_t)(t.s + t.len - hash - 1))) {
-		add_stack(c, hash + 1, (size_t)(t.s + t.len - hash - 1), w);
-		return;
+	if (hash && !opt.host_frame && marple_parse_u64_span(t.s, (size_t)(hash - t.s), &w) == 0) {
+		const char *f = hash + 1;
+		size_t n = (size_t)(t.s + t.len - f);
+		long k;
+		if (plain_frames(f, n)) {
+			add_stack(c, f, n, w);
+			return;
+		}
+		if ((k = escaped_key(c, f, n)) >= 0) {
+			add_stack(c, c->tmp, (size_t)k, w);
+			return;
+		}
 	}
 	if (stream_reader_parse_record(r) != STREAM_RECORD) {
 		report_bad(c, stream_reader_line(r), stream_reader_error(r));
@@ -629,13 +671,32 @@ static void read_stream(struct ctx *c, struct lines *l)
 	stream_reader_free(r);
 }
 
+/* perf script text: the usual samples taken whole from what is read, any
+ * other line one by one.  Returns lines_next's last answer. */
+static int read_perf(struct ctx *c, struct perfscript *ps, struct lines *l)
+{
+	const char *s;
+	size_t len;
+	unsigned long n;
+	int rc;
+
+	for (;;) {
+		s = lines_buffered(l, &len);
+		len = perfscript_whole_samples(ps, s, len, lines_lineno(l) + 1, &n);
+		lines_skip(l, len, n);
+		/* a sample's frame lines are parsed at its end: a NUL byte is
+		 * reported after the bad lines before it */
+		if ((rc = lines_next(l, &s, &len)) <= 0 || (lines_has_nul(l) && (perfscript_finish(ps), has_nul(c, l))))
+			return rc;
+		perfscript_line(ps, s, len, lines_lineno(l));
+	}
+}
+
 static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 {
 	FILE *f = marple_open_input(path);
 	struct lines *l = lines_new(f, marple_input_name(path));
 	enum input_kind kind = detect(l);
-	const char *s;
-	size_t len;
 	int rc;
 	/* marple-format(5)'s rule, for the text inputs (read_stream asks the stream reader) */
 	uint64_t usable_before = c->usable + perfscript_filtered(ps), bad_before = c->bad;
@@ -662,10 +723,7 @@ static void read_input(struct ctx *c, struct perfscript *ps, const char *path)
 	case KIND_NONE:
 		break;
 	case KIND_PERF:
-		/* a sample's frame lines are parsed at its end: a NUL byte is
-		 * reported after the bad lines before it */
-		while ((rc = lines_next(l, &s, &len)) > 0 && !(lines_has_nul(l) && (perfscript_finish(ps), has_nul(c, l))))
-			perfscript_line(ps, s, len, lines_lineno(l));
+		rc = read_perf(c, ps, l);
 		perfscript_finish(ps);
 		if (rc < 0)
 			c->bad++;

@@ -166,6 +166,19 @@ int lines_next_writable(struct lines *l, char **s, size_t *len)
 	}
 }
 
+const char *lines_buffered(const struct lines *l, size_t *len)
+{
+	*len = (l->nul < l->end ? l->nul : l->end) - l->pos;
+	return l->buf + l->pos;
+}
+
+void lines_skip(struct lines *l, size_t len, unsigned long n)
+{
+	l->pos += len;
+	l->lineno += n;
+	l->line_nul = 0;
+}
+
 const char *lines_peek(struct lines *l, size_t want, size_t *len)
 {
 	while (l->end - l->pos < want && !l->eof && !l->err)

@@ -31,6 +31,13 @@ int lines_next(struct lines *l, const char **s, size_t *len);
  * are stable (mapped: lines_stable), when they are read-only. */
 int lines_next_writable(struct lines *l, char **s, size_t *len);
 
+/* The unread bytes already read, up to the first NUL byte (nothing more
+ * is read): for a reader that takes many lines at once (lines_skip). */
+const char *lines_buffered(const struct lines *l, size_t *len);
+/* Consume len bytes of lines_buffered's, n whole lines (each with its
+ * newline), as n calls of lines_next would. */
+void lines_skip(struct lines *l, size_t len, unsigned long n);
+
 /* Does the last line returned hold a NUL byte?  (Found a read at a time,
  * not a line at a time.) */
 int lines_has_nul(const struct lines *l);

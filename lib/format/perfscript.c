@@ -657,26 +657,43 @@ static void frame_or_bad(struct perfscript *p, const char *s, size_t n, unsigned
 	memo_keep(p, m, h, s, n, buf0, unit0);
 }
 
-/* Appends s[0, n) to the pending raw sample, after its length. */
+/* Appends s[0, n) to the pending raw sample, then a newline: the frame
+ * lines as they were read (a whole sample's are copied at once:
+ * perfscript_whole_samples). */
 static void raw_put(struct perfscript *p, const char *s, size_t n)
 {
-	uint32_t len = (uint32_t)n;
-	if (p->raw_len + sizeof(len) + n > p->raw_cap)
-		p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + sizeof(len) + n, 1);
-	memcpy(p->raw + p->raw_len, &len, sizeof(len));
-	memcpy(p->raw + p->raw_len + sizeof(len), s, n);
-	p->raw_len += sizeof(len) + n;
+	if (p->raw_len + n + 1 > p->raw_cap)
+		p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + n + 1, 1);
+	memcpy(p->raw + p->raw_len, s, n);
+	p->raw[p->raw_len + n] = '\n';
+	p->raw_len += n + 1;
+}
+
+/* The pending raw sample starts with the process name, after its length. */
+static void raw_start(struct perfscript *p, unsigned long lineno)
+{
+	uint32_t len = (uint32_t)p->pname_len;
+	p->raw_len = 0;
+	p->raw_lineno = lineno;
+	if (sizeof(len) + p->pname_len > p->raw_cap)
+		p->raw = marple_grow(p->raw, &p->raw_cap, sizeof(len) + p->pname_len, 1);
+	memcpy(p->raw, &len, sizeof(len));
+	memcpy(p->raw + sizeof(len), p->pname, p->pname_len);
+	p->raw_len = sizeof(len) + p->pname_len;
 }
 
 /* The pending frame lines parsed, as they would have been one by one. */
 static void parse_pending(struct perfscript *p)
 {
-	size_t pos = sizeof(uint32_t) + p->pname_len;
+	uint32_t pname_len;
+	if (!p->raw_lines)
+		return;
+	memcpy(&pname_len, p->raw, sizeof(pname_len));
+	const char *s = p->raw + sizeof(pname_len) + pname_len;
 	for (size_t i = 0; i < p->raw_lines; i++) {
-		uint32_t len;
-		memcpy(&len, p->raw + pos, sizeof(len));
-		frame_or_bad(p, p->raw + pos + sizeof(len), len, p->raw_lineno + i);
-		pos += sizeof(len) + len;
+		const char *nl = memchr(s, '\n', (size_t)(p->raw + p->raw_len - s));
+		frame_or_bad(p, s, (size_t)(nl - s), p->raw_lineno + i);
+		s = nl + 1;
 	}
 	p->raw_lines = 0;
 }
@@ -697,11 +714,8 @@ static void pend_frame(struct perfscript *p, const char *s, size_t n, unsigned l
 {
 	if (p->raw_lines && lineno != p->raw_lineno + p->raw_lines)
 		drain(p);
-	if (!p->raw_lines) {
-		p->raw_len = 0;
-		p->raw_lineno = lineno;
-		raw_put(p, p->pname, p->pname_len);
-	}
+	if (!p->raw_lines)
+		raw_start(p, lineno);
 	raw_put(p, s, n);
 	p->raw_lines++;
 }
@@ -826,6 +840,73 @@ void perfscript_line(struct perfscript *p, const char *s, size_t n, unsigned lon
 		return;
 	}
 	bad_line(p, lineno, "not a sample header, stack frame, comment or blank line");
+}
+
+/* The bytes of the sample at s[0, n) through the blank line that ends it,
+ * when it is the usual kind: a first line that may be a header (not blank,
+ * no blank or '#' first; *head its length), then lines each starting with
+ * a blank and not ending in '\r' (frames, read as they are); *frames says
+ * how many.  0 for
+ * anything else, or a sample not whole in s. */
+static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames)
+{
+	if (n == 0 || IS_WS(s[0]) || s[0] == '#')
+		return 0;
+	const char *e = s + n, *nl = memchr(s, '\n', n);
+	size_t k = 0;
+	*head = nl ? (size_t)(nl - s) : 0;
+	while (nl && nl + 1 < e && nl[1] != '\n') {
+		const char *line = nl + 1;
+		if (!IS_WS(line[0]) || line[0] == '\r')
+			return 0;
+		nl = memchr(line, '\n', (size_t)(e - line));
+		if (nl && nl[-1] == '\r')
+			return 0;
+		k++;
+	}
+	if (!nl || nl + 1 >= e)
+		return 0;
+	*frames = k;
+	return (size_t)(nl + 2 - s);
+}
+
+/* One whole sample (whole_sample's) as its lines one by one would be
+ * folded, its frame lines pended at once when they would be. */
+static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t head, size_t frames,
+		       unsigned long lineno)
+{
+	const char *nl, *f = s + head + 1;
+	perfscript_line(p, s, head, lineno);
+	if (frames && p->have_pname && !p->resting) {
+		const char *end = s + n - 1;	/* the blank line's newline */
+		raw_start(p, lineno + 1);
+		if (p->raw_len + (size_t)(end - f) > p->raw_cap)
+			p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + (size_t)(end - f), 1);
+		memcpy(p->raw + p->raw_len, f, (size_t)(end - f));
+		p->raw_len += (size_t)(end - f);
+		p->raw_lines = frames;
+	} else
+		for (size_t i = 0; i < frames; i++) {	/* as perfscript_line would */
+			nl = memchr(f, '\n', (size_t)(s + n - f));
+			frame_or_bad(p, f, (size_t)(nl - f), lineno + 1 + i);
+			f = nl + 1;
+		}
+	flush(p);	/* the blank line */
+}
+
+size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, unsigned long lineno,
+				unsigned long *lines)
+{
+	size_t at = 0, len, head, frames;
+	*lines = 0;
+	/* only between samples: nothing pending that the next lines could add to */
+	while (!p->have_pname && !p->raw_lines && !p->buf_len && !p->nunit &&
+	       (len = whole_sample(s + at, n - at, &head, &frames)) > 0) {
+		fold_whole(p, s + at, len, head, frames, lineno + *lines);
+		at += len;
+		*lines += frames + 2;
+	}
+	return at;
 }
 
 void perfscript_finish(struct perfscript *p)

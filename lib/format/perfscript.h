@@ -40,6 +40,14 @@ void perfscript_free(struct perfscript *p);
 
 /* Feed one line without its newline; lineno is used in bad-line reports. */
 void perfscript_line(struct perfscript *p, const char *s, size_t len, unsigned long lineno);
+/* The whole samples at the start of s[0, n) (what a reader holds:
+ * lines_buffered), each through the blank line after it, folded as their
+ * lines one by one would be (the first line numbered lineno), without a
+ * call for each: returns the bytes taken and sets *lines to their lines.
+ * Stops before anything else (a comment, a line ending in "\r", a sample
+ * not whole in s), which is left for perfscript_line. */
+size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, unsigned long lineno,
+				unsigned long *lines);
 /* End of one input: count the pending sample, if any. */
 void perfscript_finish(struct perfscript *p);
 /* A whole buffer of perf script text (any bytes), then perfscript_finish().

@@ -8,6 +8,8 @@
 #     those, repeated to >= 100 MB;
 #   folded text: marple-fold's output of those, repeated to >= 100 MB.
 # Also: MB/s and max RSS on the 300 MB file, and the same through a pipe.
+# BASE_BIN=DIR: another build's marple-fold (main's) measured beside this
+# one's on the same files, in the same minutes; each line ends with the load.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 . "$MARPLE_TOP/tests/bench/lib/cputime.sh"
@@ -21,8 +23,12 @@ repeat() {
 }
 # against_wc WHAT FILE: marple-fold's CPU time on FILE beside wc -l's
 against_wc() {
-	_f=$(cpu_ms marple-fold "$2"); _w=$(cpu_ms wc -l "$2")
-	echo "bench: fold: $1 ($(( $(wc -c < "$2") / 1048576 )) MiB, $(wc -l < "$2") lines): marple-fold $_f ms CPU, wc -l $_w ms: $(cpu_ratio "$_f" "$_w")x (floor: <= 2.5x)"
+	_f=$(cpu_ms marple-fold "$2"); _w=$(cpu_ms wc -l "$2"); _b=
+	if [ -n "${BASE_BIN:-}" ]; then
+		_bf=$(cpu_ms "$BASE_BIN/marple-fold" "$2")
+		_b=" (BASE_BIN's $_bf ms: $(cpu_ratio "$_bf" "$_w")x)"
+	fi
+	echo "bench: fold: $1 ($(( $(wc -c < "$2") / 1048576 )) MiB, $(wc -l < "$2") lines): marple-fold $_f ms CPU, wc -l $_w ms: $(cpu_ratio "$_f" "$_w")x$_b (floor: <= 2.5x; load $(cut -d ' ' -f 1 /proc/loadavg))"
 }
 
 for f in "$C"/*.txt; do cat "$f"; echo; done |

@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 40
+plan 45
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -118,3 +118,47 @@ check "fold: descriptions and \"cpu\" dropped, on- and off-CPU stacks summed, no
 	test \"\$(cat '$T/o')\" = 'app;main;fib (/x.py:3);read 100' && test ! -s '$T/e'"
 marple-fold -s "$T/desc.marple" > "$T/o"
 check "fold --to-stream: its trailer describes no frames" sh -c "! grep -q '\"frames\"' '$T/o' && grep -q '^100#app;main;fib (/x.py:3);read\$' '$T/o'"
+
+# perf script samples are taken whole from each read where they can be (no
+# call per line), other lines one by one: the same folds, messages and line
+# numbers either way.  ~700 KiB (samples across the 256 KiB reads), stacks
+# seen again (the memo of whole samples), bad lines and comments inside
+# samples; its CRLF copy is read line by line throughout ("\r" ends no
+# whole sample), a pipe in the pieces cat writes.
+awk 'BEGIN { for (i = 0; i < 6000; i++) {
+	printf "%s %d [000] %d.5: 1001 cpu-clock:\n", (i % 7 ? "app" : "my app"), 100 + i % 13, i
+	for (j = 0; j < 4 + (i * 7) % 17; j++)
+		printf "\t%12x fn%d_%d+0x1%s (/usr/lib/lib%d.so)\n", 4096 + j, j, (i * j) % 11, (i % 3 ? "" : "0"), j % 3
+	if (i % 1000 == 500) print "\tgarbage in sample " i
+	if (i % 1500 == 7) print "# a comment inside"
+	print "" } }' > "$T/whole.txt"
+sed 's/$/\r/' "$T/whole.txt" > "$T/whole-crlf.txt"
+marple-fold -p < "$T/whole.txt" > "$T/w1" 2> "$T/we1"
+marple-fold -p < "$T/whole-crlf.txt" > "$T/w2" 2> "$T/we2"
+check "fold: whole perf samples fold as their lines one by one" sh -c "
+	cmp '$T/w1' '$T/w2' && test \$(wc -l < '$T/w1') -gt 100"
+check "fold: whole perf samples: the same bad lines, the same line numbers" sh -c "
+	cmp '$T/we1' '$T/we2' && grep -q '<stdin>:[0-9]*: not a sample header' '$T/we1' && grep -q '6 malformed lines' '$T/we1'"
+cat "$T/whole.txt" | marple-fold -p > "$T/w3" 2> "$T/we3"
+check "fold: whole perf samples from a pipe as from a file" sh -c "cmp '$T/w1' '$T/w3' && cmp '$T/we1' '$T/we3'"
+
+# A stack record with %XX escapes and no tag is decoded straight into its
+# key: the same key as the record parsed frame by frame (-H takes that path
+# for every record), ';' and control bytes in names mapped, a bad escape
+# reported with its column and skipped.
+{ echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  echo '3#app;f<a%2C b>;g%3Bh;ctl%0Aend;pct%25;del%7f'
+  echo '2#app;f<a%2C b>;g%3Bh;ctl%0Aend;pct%25;del%7f'
+  echo '5#app;tagged%2C#0000beef;leaf'
+  echo '1#app;bad%zzescape'
+  echo '1#app;short%2'
+  echo '7#app;plain;leaf'
+  echo '{"trailer":1,"records":4}'; } > "$T/esc.marple"
+printf 'app;f<a, b>;g:h;ctl?end;pct%%;del? 5\napp;plain;leaf 7\napp;tagged,;leaf 5\n' > "$T/esc.exp"
+marple-fold "$T/esc.marple" > "$T/o" 2> "$T/e"
+check "fold: escaped stack records decoded into their keys" sh -c "
+	cmp '$T/esc.exp' '$T/o' && grep -q 'esc.marple:5: bad %XX escape in frame at column 10' '$T/e' &&
+	grep -q 'esc.marple:6: bad %XX escape in frame at column 12' '$T/e' && grep -q '2 malformed lines' '$T/e'"
+marple-fold -H "$T/esc.marple" 2> "$T/e2" | sed 's/^h;//' > "$T/o2"
+check "fold: escaped stack records: the same keys as parsed frame by frame" sh -c "
+	cmp '$T/o' '$T/o2' && test \"\$(grep -c 'bad %XX' '$T/e2')\" = 2"

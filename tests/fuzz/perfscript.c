@@ -3,7 +3,8 @@
  *
  * Input: one byte of options (pid, tid, kernel, jit, addrs, event filter),
  * then `perf script` text.  Beyond no crash/leak/UB: the whole-buffer parse
- * and a line-by-line parse through lib/lines must give the same samples, every
+ * (line by line) and marple-fold's through lib/lines (whole samples at once
+ * where they can be) must give the same samples and bad lines, every
  * sample has a weight, and samples + bad lines never exceed what the input
  * could hold.
  */
@@ -28,6 +29,7 @@ static void on_bad(void *ctx, unsigned long lineno, const char *reason)
 {
 	if (lineno == 0 || !reason || !*reason)
 		abort();
+	fprintf(ctx, "bad %lu %s\n", lineno, reason);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -57,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	perfscript_free(p);
 	fclose(dig1);
 
-	/* The same text line by line through lib/lines. */
+	/* The same text through lib/lines as marple-fold reads it: whole
+	 * samples at once where they can be, other lines one by one. */
 	FILE *in = len ? fmemopen((void *)buf, len, "r") : fopen("/dev/null", "r");
 	FILE *dig2 = open_memstream(&d2, &l2);
 	struct lines *ln = lines_new(in, "fuzz");
@@ -65,8 +68,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *s;
 	size_t sl;
 	int rc;
-	while ((rc = lines_next(ln, &s, &sl)) == 1)
+	for (;;) {
+		unsigned long nl;
+		s = lines_buffered(ln, &sl);
+		sl = perfscript_whole_samples(p, s, sl, lines_lineno(ln) + 1, &nl);
+		lines_skip(ln, sl, nl);
+		if ((rc = lines_next(ln, &s, &sl)) != 1)
+			break;
 		perfscript_line(p, s, sl, lines_lineno(ln));
+	}
 	if (rc < 0)
 		abort();
 	perfscript_finish(p);
