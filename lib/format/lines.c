@@ -2,6 +2,8 @@
 #include "lines.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,6 +50,59 @@ struct lines *lines_new(FILE *f, const char *name)
 	return l;
 }
 
+/* A mapped file that shrinks under us turns our next read of its lost tail
+ * into SIGBUS.  That is the input's fault, not a crash: say so, naming the
+ * file, and exit as for any input that cannot be read.  The message is made
+ * when the file is mapped (a handler may only write(2)); the first mappings
+ * are named, any later one by its program alone. */
+#define SHRUNK_NAMED 8
+static struct shrunk_note {
+	const char *start;
+	size_t len;
+	char msg[320];
+	size_t msglen;
+} shrunk[SHRUNK_NAMED];
+static volatile sig_atomic_t shrunk_n;
+
+static void shrunk_handler(int sig, siginfo_t *si, void *ctx)
+{
+	static const char unnamed[] = ": an input file shrank while it was read\n";
+	const char *a = si->si_addr;
+
+	(void)sig, (void)ctx;
+	for (int i = 0; i < shrunk_n; i++)
+		if (a >= shrunk[i].start && a < shrunk[i].start + shrunk[i].len) {
+			if (write(2, shrunk[i].msg, shrunk[i].msglen) < 0)
+				break;
+			_exit(EXIT_DATA);
+		}
+	if (write(2, marple_progname, strlen(marple_progname)) >= 0 && write(2, unnamed, sizeof(unnamed) - 1) >= 0)
+		_exit(EXIT_DATA);
+	_exit(EXIT_DATA);
+}
+
+static void guard_mapping(const char *start, size_t len, const char *name)
+{
+	static int installed;
+
+	if (!installed) {
+		struct sigaction sa = { 0 };
+		sa.sa_sigaction = shrunk_handler;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+		installed = 1;
+	}
+	if (shrunk_n >= SHRUNK_NAMED)
+		return;
+	struct shrunk_note *n = &shrunk[shrunk_n];
+	int w = snprintf(n->msg, sizeof(n->msg), "%s: %s: the file shrank while it was read\n", marple_progname, name);
+	n->msglen = w < 0 ? 0 : (size_t)w < sizeof(n->msg) ? (size_t)w : sizeof(n->msg) - 1;
+	n->start = start;
+	n->len = len;
+	shrunk_n++;
+}
+
 struct lines *lines_new_whole(FILE *f, const char *name)
 {
 	struct stat st;
@@ -66,6 +121,7 @@ struct lines *lines_new_whole(FILE *f, const char *name)
 	l->cap = l->end = (size_t)st.st_size;
 	l->eof = 1;
 	l->mapped = 1;
+	guard_mapping(p, l->cap, l->name);
 	l->nul = find_nul(l, 0);
 	return l;
 }
@@ -76,8 +132,12 @@ void lines_free(struct lines *l)
 {
 	if (!l)
 		return;
-	if (l->mapped)
+	if (l->mapped) {
+		for (int i = 0; i < shrunk_n; i++)
+			if (shrunk[i].start == l->buf)
+				shrunk[i].len = 0;
 		munmap(l->buf, l->cap);
+	}
 	else
 		free(l->buf);
 	free(l->name);

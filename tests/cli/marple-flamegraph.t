@@ -1,6 +1,6 @@
 # marple-flamegraph: exit codes, error SVG, bad lines, options, --cp.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 43
+plan 44
 G="$MARPLE_TOP/tests/flamegraph"
 
 marple-flamegraph /dev/null > "$T/e.svg" 2> "$T/e.err"; rc=$?
@@ -32,6 +32,19 @@ printf '%s\n' \
 marple-flamegraph "$T/timed.marple" > "$T/timed.svg" 2> "$T/timed.err"; rc=$?
 check "flamegraph: a timed capture drawn, its samples section left out silently" \
 	sh -c "[ $rc -eq 0 ] && grep -q '>spin<' '$T/timed.svg' && test ! -s '$T/timed.err'"
+# a file that shrinks while it is drawn (it is mapped, so reading its lost
+# tail is SIGBUS): a clear error naming it, exit 1, never a crash
+awk 'BEGIN { for (i = 0; i < 200000; i++) printf "main;run_%d;work_%d;leaf_%d %d\n", i % 50, i % 997, i, 1 + i % 7 }' > "$T/shrink"
+marple-flamegraph "$T/shrink" > "$T/shrink.svg" 2> "$T/shrink.err" & fg=$!
+i=0
+while ! grep -q "$T/shrink\$" "/proc/$fg/maps" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+kill -STOP "$fg" 2>/dev/null; : > "$T/shrink"; kill -CONT "$fg" 2>/dev/null
+wait "$fg"; rc=$?
+if [ $i -lt 500 ] && [ $rc -eq 1 ] && grep -q "^marple-flamegraph: $T/shrink: the file shrank while it was read\$" "$T/shrink.err"; then
+	pass "flamegraph: an input that shrinks while drawn: exit 1 naming it"
+else
+	fail "flamegraph: an input that shrinks while drawn: exit 1 naming it" "exit $rc after $i polls: $(head -c 300 "$T/shrink.err")"
+fi
 marple-cat -s 1 "$DATA/sample.marple" > "$T/ev.marple"
 expect_exit "flamegraph: only an event section: exit 1" 1 'no stack section, nothing to draw' marple-flamegraph "$T/ev.marple"
 marple-cat -s 0 "$DATA/sample.marple" | marple-flamegraph > "$T/s.svg"
