@@ -24,10 +24,10 @@
  *                               walked, else NULL (asking user space the first time)
  *   py_find_vma   rodata: bpf_find_vma may be called (a launcher's libpython
  *                 is found with it)
- *   py_append(ips, n, check)    put PY_STACK_MARK and the thread's Python frames
+ *   py_append(ips, n)           put PY_STACK_MARK and the thread's Python frames
  *                               (leaf first, PY_FRAME_* words) after the user
- *                               stack ips[0..n): the length to store (check 0:
- *                               the process is known not to be Python, n)
+ *                               stack ips[0..n): the length to store (not called
+ *                               for a process known not to be Python)
  *   py_stored(id, ips, n, total)  count a stack stored with Python frames, and
  *                               ask user space to name it if new
  *
@@ -983,7 +983,7 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
  * it, behind PY_STACK_MARK, to be stored as one stack, which user space
  * splits (lib/collect/stackframes.c) and merges (pyframes.c).  The stack's
  * length now, n when it has no Python frames. */
-static __noinline int py_append(__u64 *ips, int n, int check)
+static __noinline int py_append(__u64 *ips, int n)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -991,7 +991,7 @@ static __noinline int py_append(__u64 *ips, int n, int check)
 
 	if (!ips || n < 0 || n > MARPLE_STACK_DEPTH - 3)
 		return n;
-	struct py_proc *p = check ? py_proc_of(tgid, stacks_exec_id()) : NULL;
+	struct py_proc *p = py_proc_of(tgid, stacks_exec_id());
 	if (p) {
 		/* room for the mark and a zero after the last frame; the walk's
 		 * run time added up (PY_WALK_NS): what Python frames cost a
