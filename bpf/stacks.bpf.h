@@ -449,6 +449,20 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	stacks_clock_stop();
 }
 
+/* The kernel stack of *k, read after stacks_fill_key(k, ctx, u, false),
+ * for a collector that decides only then whether to read it: a flag known
+ * before the user walk, passed to stacks_fill_key, has the verifier walk the
+ * user walk once for each value (offcpu's switch: 0.4 s more to load;
+ * callstack's sample: 34,299 instructions, not 23,115). */
+static __always_inline void stacks_fill_kernel(struct stack_key *k, void *ctx)
+{
+	stacks_clock_resume();
+	k->kern_stack_id = stacks_read(ctx, 0);
+	if (k->kern_stack_id == STACK_ID_LOST && k->user_stack_id != STACK_ID_LOST)
+		stacks_count(STACKS_LOST_SAMPLES);
+	stacks_clock_stop();
+}
+
 #ifdef STACKS_EXEC_NOTES
 /* A process seen before (any thread of its previous image, or this image
  * already) has just exec'ed: announce the new image now, with its layout
