@@ -41,6 +41,7 @@ build_loop & load=$!
 # marple_run CONFIG PROGRAM ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
 marple_run() {
 	cfg=$1 prog=$2; shift 2
+	cut -d' ' -f1 /proc/loadavg >> "$T/load"
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	"$prog" -F 499 "$@" "$SECS" > "$T/out" 2>/dev/null
 	tail -n 1 "$T/out" | tr ',{}' '\n\n\n' | awk -F: '
@@ -58,6 +59,7 @@ progs() {
 # bpftrace's profile program (bpftool shows no owner here: the one named
 # 499 loaded after it started): appends "ns runs" to $T/bpftrace
 bpftrace_run() {
+	cut -d' ' -f1 /proc/loadavg >> "$T/load"
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	first=$(progs | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }')
 	bpftrace -e 'profile:hz:499 { @[kstack, ustack] = count(); }' > /dev/null 2>&1 & bt=$!
@@ -93,6 +95,7 @@ stages() {
 		END { if (n) printf "kernel stack %.0f, user walk %.0f, runtime check %.0f, store %.0f, process news %.0f, counts %.0f", k / n, u / n, r / n, s / n, p / n, c / n }' "$T/$1"
 }
 bt=$(per_sample bpftrace); fp=$(per_sample fp); def=$(per_sample default)
+echo "bench: callstack-bpf: load (1-minute average) at the runs' starts: $(sort -n "$T/load" | sed -n '1p;$p' | paste -sd-)"
 ratio() { [ -n "$bt" ] && awk -v a="$1" -v b="$bt" 'BEGIN { printf " = %.2fx bpftrace", a / b }'; }
 if [ -n "$bt" ]; then
 	echo "bench: callstack-bpf: BPF time a sample, bpftrace profile:hz:499 kstack+ustack: $bt ns (median of $REPS; the anchor)"
