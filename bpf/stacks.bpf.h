@@ -24,6 +24,7 @@
  *   stacks_count(i)                     counter i += 1 on this CPU
  *   stacks_get(ctx, user)               id of the current stack, errors counted
  *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
+ *   stacks_fill_kernel(k, ctx)          its kernel stack, read apart afterwards
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
  *   stacks_dwarf_sample(rb, type, ctx, u, kk)   a struct dwarf_sample of current
@@ -158,9 +159,9 @@ static __always_inline __u32 stacks_py_state(__u32 tgid)
 /* The current image of tgid: was it announced, and is it to be checked
  * for Python frames?  Not once user space answered it is not Python: the
  * answer is kept in its pids_seen value, and its samples pay nothing more
- * for Python (stacks_store_user calls none of python.bpf.h).  An answered image is
- * remembered by the CPU (struct stacks_sample's last_*): the CPU's next
- * samples of it skip the lookup but every STACKS_SEEN_RECHECK-th. */
+ * for Python (stacks_store_user calls none of python.bpf.h).  An answered
+ * image is remembered by the CPU (struct stacks_sample's last_*): the CPU's
+ * next samples of it skip the lookup but every STACKS_SEEN_RECHECK-th. */
 static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 {
 	struct stacks_sample *s = stacks_sample_get();
