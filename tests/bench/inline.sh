@@ -20,7 +20,9 @@
 #    lookup (its unit read), the CPU of the open and the first lookup of
 #    every address, and the units read; the same for 20 libc functions a
 #    capture commonly touches (a capture pays that, not the whole file);
-#  - the table's bytes.
+#  - the table's bytes;
+#  - the whole cost a sample of a capture with lines against one without
+#    (below, at the end).
 # The addresses: every instruction's, sampled evenly to INLINE_ADDRS
 # (default 1000); INLINE_SHOW=N prints the first N that differ.
 set -u
@@ -142,3 +144,64 @@ else
 	echo "bench: inline: libc: skipped (no $dbg: apt-get install libc6-dbg)"
 fi
 bench inlinechain "$MARPLE_BIN/workloads/inlinechain" "$MARPLE_BIN/workloads/inlinechain"
+
+# The whole cost a sample of a capture with lines (each native frame at its
+# address's line, inline frames: what the DWARF and Go tables give) against
+# one without (MARPLE_SOURCES=off: neither read), runs interleaved, over the
+# same mix of programs (manystacks: malloc from 100 depths; sort -g: libc's
+# number parsing; inlinechain: a 4-deep inline chain; libc has its debug
+# file): the collector's CPU (user + system) plus its BPF programs' time,
+# over the samples, start-up included and after it (the collector's CPU
+# when it said it was ready taken off); the records, their bytes and the
+# frames described.  INLINE_COST_BASE=DIR: a third capture, with DIR's
+# marple-callstack (another build: the same numbers before a change).
+COST_SECS=${INLINE_COST_SECS:-4}; RUNS=${INLINE_COST_RUNS:-3}
+W="$MARPLE_BIN/workloads"
+mix() {
+	end=$(($(date +%s) + COST_SECS + 30))
+	while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$T/stop" ]; do
+		"$W/manystacks" 100 20000; seq 1 200000 | sort -g > /dev/null; "$W/inlinechain" 0.2
+	done
+}
+# capture NAME COLLECTOR [ENV=VALUE]: one capture of the mix; "cost_ns
+# cost_after_start-up_ns samples records bytes frames dwarf_read_ns", the
+# last a sample's share of the CPU that reading DWARF units took
+capture() {
+	mix > /dev/null 2>&1 & m=$!
+	env ${3:-} python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$1.time" \
+		"$2" -F 999 -p "$m" --children "$COST_SECS" > "$T/$1.out" 2> "$T/$1.err"
+	touch "$T/stop"; wait "$m"; rm -f "$T/stop"
+	read -r u s st < "$T/$1.time"
+	python3 - "$T/$1.out" "$u" "$s" "$st" <<'PYEOF'
+import json, sys
+records = size = 0
+t = {}
+for l in open(sys.argv[1], "rb"):
+    if l.startswith(b'{"trailer"'):
+        t = json.loads(l)
+    elif not l.startswith(b"{"):
+        records += 1; size += len(l)
+n = t.get("samples", 0); p = t.get("sampling", {}).get("program_ns", 0)
+u, s, st = (float(x) for x in sys.argv[2:5])
+cost = ((u + s) * 1e9 + p) / n if n else 0
+after = ((u + s - st) * 1e9 + p) / n if n else 0
+dwarf = t.get("sources", {}).get("build_ns", 0) / n if n else 0
+print("%.0f %.0f %d %d %d %d %.0f" % (cost, after, n, records, size, len(t.get("frames", {})), dwarf))
+PYEOF
+}
+# say NAME COST AFTER SAMPLES RECORDS BYTES FRAMES DWARF
+say() { printf '%s %s ns a sample, %s after start-up (%s samples, %s records, %s bytes, %s frames described; reading DWARF %s ns of it)' "$@"; }
+: > "$T/costs"
+r=1
+while [ "$r" -le "$RUNS" ]; do
+	lines=$(capture lines marple-callstack); off=$(capture off marple-callstack MARPLE_SOURCES=off)
+	base=; [ -n "${INLINE_COST_BASE:-}" ] && base=$(capture base "$INLINE_COST_BASE/marple-callstack")
+	set -- $lines $off
+	echo "bench: inline: cost run $r (load $(cut -d' ' -f1 /proc/loadavg)): $(say "with lines" $lines); $(say "MARPLE_SOURCES=off" $off): $(awk -v a="$1" -v b="$8" -v c="$2" -v d="$9" -v w="$7" 'BEGIN { printf "%.2fx, after start-up %.2fx, less reading DWARF %.2fx", b ? a / b : 0, d ? c / d : 0, b ? (a - w) / b : 0 }')"
+	[ -n "$base" ] && echo "bench: inline: cost run $r: $(say "$INLINE_COST_BASE's" $base)"
+	echo "bench: inline: cost run $r: with lines, what DWARF and Go tables cost: $(grep -o '"sources":{[^}]*}' "$T/lines.out" | tr -d '"{}' | sed 's/sources://')"
+	echo "$1 $8 $2 $9 $7" >> "$T/costs"
+	r=$((r + 1))
+done
+awk '{ x = $2 ? $1 / $2 : 0; if (NR == 1 || x < lo) lo = x; if (NR == 1 || x > hi) hi = x; a += $1; b += $2; c += $3; d += $4; w += $5 }
+	END { if (NR) printf "bench: inline: whole cost a sample with lines over without, %d runs interleaved: %.2f-%.2fx, of the sums %.2fx, after start-up %.2fx, less reading DWARF %.2fx (floor: 1.3x)\n", NR, lo, hi, b ? a / b : 0, d ? c / d : 0, b ? (a - w) / b : 0 }' "$T/costs"
