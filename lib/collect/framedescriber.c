@@ -42,8 +42,9 @@ struct framedescriber {
 		const char *name;	/* the same interned strings again, told apart */
 		const char *source;	/* here without hashing them; a symbol's name */
 		unsigned line;		/* is its file's, a source file a DWARF or Go */
-		uint32_t tag;		/* table's: the pointers and the line tell */
-	} seen[1024];			/* its tag */
+		int inlined;		/* table's: the pointers, the line and whether */
+		uint32_t tag;		/* it is inlined there tell its tag */
+	} seen[1024];
 	char *scratch;			/* framedescriber_key's */
 	size_t scratch_cap;
 };
@@ -97,22 +98,25 @@ static size_t seen_slot(const char *name, unsigned line)
 	return (((uintptr_t)name >> 4) + line * 31u) % 1024;
 }
 
-/* The seen slot of name at source:line, and whether it holds it (its tag). */
+/* The seen slot of name at source:line (inlined there or not), and whether
+ * it holds it (its tag). */
 static size_t seen_find(const struct framedescriber *fd, const char *name, const char *source, unsigned line,
-			int *found)
+			int inlined, int *found)
 {
 	size_t slot = seen_slot(name, line);
 
-	*found = fd->seen[slot].name == name && fd->seen[slot].source == source && fd->seen[slot].line == line;
+	*found = fd->seen[slot].name == name && fd->seen[slot].source == source && fd->seen[slot].line == line &&
+		 fd->seen[slot].inlined == inlined;
 	return slot;
 }
 
 static void seen_set(struct framedescriber *fd, size_t slot, const char *name, const char *source, unsigned line,
-		     uint32_t tag)
+		     int inlined, uint32_t tag)
 {
 	fd->seen[slot].name = name;
 	fd->seen[slot].source = source;
 	fd->seen[slot].line = line;
+	fd->seen[slot].inlined = inlined;
 	fd->seen[slot].tag = tag;
 }
 
@@ -135,7 +139,7 @@ static struct frame_desc *undescribed(struct framedescriber *fd, const char *nam
 {
 	int added;
 
-	seen_set(fd, seen_slot(name, 0), name, NULL, 0, 0);
+	seen_set(fd, seen_slot(name, 0), name, NULL, 0, 0, 0);
 	struct frame_desc *d = desc_slot(fd, name, strlen(name), &added);
 	return added || !d->kind ? d : NULL;	/* no kind: kept for the run's first code */
 }
@@ -146,7 +150,7 @@ static void describe_new(struct framedescriber *fd, const char *name, const char
 {
 	int found;
 
-	seen_find(fd, name, NULL, 0, &found);
+	seen_find(fd, name, NULL, 0, 0, &found);
 	if (found)
 		return;
 	struct frame_desc *d = undescribed(fd, name);
@@ -287,27 +291,27 @@ uint32_t framedescriber_user(struct framedescriber *fd, const char *name, const 
 	int named = fr->name != NULL, found;
 	const char *source = at ? at->file : NULL;
 	unsigned line = at ? at->line : 0;
-	size_t slot = seen_find(fd, name, source, line, &found);
+	size_t slot = seen_find(fd, name, source, line, 0, &found);
 
 	if (named && found)
 		return fd->seen[slot].tag;
 	struct frame_desc d = user_desc(fd, name, fr, at);
 	uint32_t tag = describe_as(fd, name, &d);
 	if (named)
-		seen_set(fd, slot, name, source, line, tag);
+		seen_set(fd, slot, name, source, line, 0, tag);
 	return tag;
 }
 
 uint32_t framedescriber_inline(struct framedescriber *fd, const char *name, const char *file, unsigned line)
 {
 	int found;
-	size_t slot = seen_find(fd, name, file, line, &found);
+	size_t slot = seen_find(fd, name, file, line, 1, &found);
 
 	if (found)
 		return fd->seen[slot].tag;
 	struct frame_desc d = { .kind = "inline", .file = intern(fd, file), .line = (int)line };
 	uint32_t tag = describe_as(fd, name, &d);
-	seen_set(fd, slot, name, file, line, tag);
+	seen_set(fd, slot, name, file, line, 1, tag);
 	return tag;
 }
 

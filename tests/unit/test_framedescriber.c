@@ -47,7 +47,7 @@ int main(void)
 				 .path = "/bin/twolines", .build_id = "ab", .file_offset = 0x1190, .sym_offset = 0x10 };
 	struct sourceframes_frame at28 = { spin, src, 28 }, at29 = { spin, src, 29 }, at29_copy = { spin, copy, 29 };
 
-	test_plan(13);
+	test_plan(14);
 	struct framedescriber *fd = framedescriber_new(0);
 	uint32_t first = framedescriber_user(fd, spin, &fr, &at28);
 	uint32_t other = framedescriber_user(fd, spin, &fr, &at29);
@@ -66,6 +66,11 @@ int main(void)
 	test_cond("inline: each described at its line",
 		  member(fd, "mix", "line") == 2 && member(fd, tagged(key, sizeof(key), mix, mix3), "line") == 3);
 	test_cond("inline: a line again: its tag", framedescriber_inline(fd, mix, copy, 3) == mix3);
+	struct syms_frame out_of_line = fr;
+	struct sourceframes_frame mix_at2 = { mix, src, 2 };
+	out_of_line.name = mix;
+	test_cond("inline and out of line at one file:line: two frames",
+		  framedescriber_user(fd, mix, &out_of_line, &mix_at2) != 0);
 
 	framedescriber_next_section(fd);
 	test_cond("next section: a line met later in the run keeps its tag",
