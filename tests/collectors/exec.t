@@ -55,7 +55,7 @@ if ! grep -Eq '^[0-9]*#execinto;(.*;)?main' "$T/callstack.out" || ! grep -Eq '^[
 	for i in execfrom execinto; do grep "^[0-9]*#$i;" "$T/callstack.out" | sort -t'#' -k1,1nr | head -n 2 | cut -c1-300 >&2; done
 	grep -o '"unwind":{[^}]*' "$T/callstack.out" | cut -c1-600 >&2
 fi
-check "exec: callstack: images apart: libc named in both" sh -c "grep -Eq '^[0-9]*#execfrom;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(from_loop;)?from_hot' '$T/callstack.out' && grep -Eq '^[0-9]*#execinto;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(into_loop;)?into_hot' '$T/callstack.out'"
+check "exec: callstack: images apart: libc named in both" sh -c "grep -Eq '^[0-9]*#execfrom;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(from_loop(#[0-9a-f]{8})?;)?from_hot' '$T/callstack.out' && grep -Eq '^[0-9]*#execinto;(.*;)?__libc_start_call_main;main(#[0-9a-f]{8})?;(into_loop(#[0-9a-f]{8})?;)?into_hot' '$T/callstack.out'"
 check "exec: callstack: the two images' main told apart (one tagged)" sh -c "grep -Eq '^[0-9]*#exec(from|into);(.*;)?__libc_start_call_main;main#[0-9a-f]{8};' '$T/callstack.out'"
 run dwarf burn "$MARPLE_BIN/marple-callstack" --dwarf -F 499
 expect dwarf 'from_loop;from_hot' 'into_loop;into_hot' 100
