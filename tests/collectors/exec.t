@@ -14,9 +14,14 @@ if ! is_root; then
 	skip_rest "exec: BPF cases" "not root"
 fi
 
-# weight FILE REGEX: stacks.sh's (identity tags taken off: a function
-# sampled at two lines is two frames of one name, marple-format(5))
-. "$MARPLE_TOP/tests/collectors/stacks.sh"
+# weight FILE REGEX: the weight of the records whose frames match an awk
+# regex (frames joined by ;, identity tags taken off: a function sampled at
+# two lines is two frames of one name, marple-format(5)), all sections
+weight() {
+	untag "$1" | awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { print s + 0 }'
+}
 
 # run NAME MODE COLLECTOR [OPTIONS]: the three images under COLLECTOR -p PID
 run() {

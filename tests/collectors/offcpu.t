@@ -15,9 +15,14 @@ fi
 expect_exit "offcpu: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$OC" 1
 expect_exit "offcpu: unknown PID" 1 "no process with PID 999999" "$OC" -p 999999 1
 
-# weight FILE REGEX: stacks.sh's (identity tags taken off: a function
-# sampled at two lines is two frames of one name, marple-format(5))
-. "$MARPLE_TOP/tests/collectors/stacks.sh"
+# weight FILE REGEX: the weight of the records whose frames match an awk
+# regex (frames joined by ;, identity tags taken off: a function sampled at
+# two lines is two frames of one name, marple-format(5)), all sections
+weight() {
+	untag "$1" | awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		if (f ~ re) s += w } END { print s + 0 }'
+}
 # in_range NAME VALUE LO HI
 in_range() {
 	if [ "$2" -ge "$3" ] && [ "$2" -le "$4" ]; then pass "$1 ($2)"; else fail "$1" "$2 not in [$3, $4]"; fi
