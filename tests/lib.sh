@@ -99,3 +99,14 @@ await_ready() {
 	fail "$1" "$_st; its stderr: $(tail -c 400 "$4" 2>/dev/null | tr '\n' ' ')"
 	return 1
 }
+
+# untag FILE: FILE with the identity tags taken off its stack records'
+# frames (a function sampled at two lines is two frames of one name, one
+# written name#1a2b3c4d: marple-format(5)), for a grep by names
+untag() {
+	awk 'index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#")); f = substr($0, index($0, "#") + 1)
+		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
+		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
+		print w f; next } { print }' "$1"
+}

@@ -22,7 +22,7 @@ struct frame_desc {
 	int has_offset;
 	int line;			/* Python, inline: the line; 0 none */
 	const char *source;		/* native: its source file (DWARF, Go table); NULL none */
-	int source_line;		/* there, at the first address seen; not its identity */
+	int source_line;		/* there, at the frame's address */
 };
 
 struct framedescriber {
@@ -40,8 +40,11 @@ struct framedescriber {
 					 * every section of a run */
 	struct {			/* names described, by pointer: most frames are */
 		const char *name;	/* the same interned strings again, told apart */
-		uint32_t tag;		/* here without hashing them; a symbol's name */
-	} seen[1024];			/* is its file's: the pointer tells its tag */
+		const char *source;	/* here without hashing them; a symbol's name */
+		unsigned line;		/* is its file's, a source file a DWARF or Go */
+		int inlined;		/* table's: the pointers, the line and whether */
+		uint32_t tag;		/* it is inlined there tell its tag */
+	} seen[1024];
 	char *scratch;			/* framedescriber_key's */
 	size_t scratch_cap;
 };
@@ -90,9 +93,31 @@ static const char *intern(struct framedescriber *fd, const char *s)
 	return s ? hashtab_add(fd->strings, s, strlen(s), 0, 0)->key : NULL;
 }
 
-static size_t seen_slot(const char *name)
+static size_t seen_slot(const char *name, unsigned line)
 {
-	return ((uintptr_t)name >> 4) % 1024;
+	return (((uintptr_t)name >> 4) + line * 31u) % 1024;
+}
+
+/* The seen slot of name at source:line (inlined there or not), and whether
+ * it holds it (its tag). */
+static size_t seen_find(const struct framedescriber *fd, const char *name, const char *source, unsigned line,
+			int inlined, int *found)
+{
+	size_t slot = seen_slot(name, line);
+
+	*found = fd->seen[slot].name == name && fd->seen[slot].source == source && fd->seen[slot].line == line &&
+		 fd->seen[slot].inlined == inlined;
+	return slot;
+}
+
+static void seen_set(struct framedescriber *fd, size_t slot, const char *name, const char *source, unsigned line,
+		     int inlined, uint32_t tag)
+{
+	fd->seen[slot].name = name;
+	fd->seen[slot].source = source;
+	fd->seen[slot].line = line;
+	fd->seen[slot].inlined = inlined;
+	fd->seen[slot].tag = tag;
 }
 
 /* The described slot of key[0..len), and whether it was added just now. */
@@ -114,8 +139,7 @@ static struct frame_desc *undescribed(struct framedescriber *fd, const char *nam
 {
 	int added;
 
-	fd->seen[seen_slot(name)].name = name;
-	fd->seen[seen_slot(name)].tag = 0;
+	seen_set(fd, seen_slot(name, 0), name, NULL, 0, 0, 0);
 	struct frame_desc *d = desc_slot(fd, name, strlen(name), &added);
 	return added || !d->kind ? d : NULL;	/* no kind: kept for the run's first code */
 }
@@ -124,7 +148,10 @@ static struct frame_desc *undescribed(struct framedescriber *fd, const char *nam
  * unless it is described. */
 static void describe_new(struct framedescriber *fd, const char *name, const char *kind, const char *file)
 {
-	if (fd->seen[seen_slot(name)].name == name)
+	int found;
+
+	seen_find(fd, name, NULL, 0, 0, &found);
+	if (found)
 		return;
 	struct frame_desc *d = undescribed(fd, name);
 	if (d) {
@@ -202,6 +229,10 @@ static uint32_t identity_tag(const struct frame_desc *d)
 
 	snprintf(nums, sizeof(nums), "%d:%" PRIu64 ":%d", d->has_offset, d->offset, d->line);
 	uint32_t h = fnv1a(fnv1a(fnv1a(fnv1a(2166136261u, d->kind), d->file), d->build_id), nums);
+	if (d->source) {	/* a native frame's line is its address's: the line is its identity */
+		snprintf(nums, sizeof(nums), "%d", d->source_line);
+		h = fnv1a(fnv1a(h, d->source), nums);
+	}
 	return h ? h : 1;
 }
 
@@ -210,7 +241,8 @@ static uint32_t identity_tag(const struct frame_desc *d)
 static int same_code(const struct frame_desc *a, const struct frame_desc *b)
 {
 	return strcmp(a->kind, b->kind) == 0 && a->file == b->file && a->build_id == b->build_id &&
-	       a->has_offset == b->has_offset && a->offset == b->offset && a->line == b->line;
+	       a->has_offset == b->has_offset && a->offset == b->offset && a->line == b->line &&
+	       a->source == b->source && a->source_line == b->source_line;
 }
 
 /* Is tag the first code of name the run met (this one, if none yet)? */
@@ -234,11 +266,8 @@ static uint32_t describe_as(struct framedescriber *fd, const char *name, const s
 	int added;
 	struct frame_desc *first = desc_slot(fd, name, strlen(name), &added);
 
-	if (first->kind && same_code(first, d)) {
-		if (!first->source)	/* told first without its source line */
-			first->source = d->source, first->source_line = d->source_line;
+	if (first->kind && same_code(first, d))
 		return 0;
-	}
 	uint32_t tag = identity_tag(d);
 	if (!first->kind && run_first_code(fd, name, tag)) {
 		*first = *d;
@@ -253,22 +282,36 @@ static uint32_t describe_as(struct framedescriber *fd, const char *name, const s
 
 /* Describe a user frame named name (fr: the symbolizer's answer; at: its
  * source, or NULL); returns its identity tag.  A symbol's name is its
- * file's string: seen by pointer, it is the same code (other names, such as
- * "[module]", are looked up each time). */
+ * file's string, and at's file its DWARF's or Go table's: seen by pointers
+ * and line, it is the same code (other names, such as "[module]", are
+ * looked up each time). */
 uint32_t framedescriber_user(struct framedescriber *fd, const char *name, const struct syms_frame *fr,
 			      const struct sourceframes_frame *at)
 {
-	size_t slot = seen_slot(name);
-	int named = fr->name != NULL;
+	int named = fr->name != NULL, found;
+	const char *source = at ? at->file : NULL;
+	unsigned line = at ? at->line : 0;
+	size_t slot = seen_find(fd, name, source, line, 0, &found);
 
-	if (named && fd->seen[slot].name == name)
+	if (named && found)
 		return fd->seen[slot].tag;
 	struct frame_desc d = user_desc(fd, name, fr, at);
 	uint32_t tag = describe_as(fd, name, &d);
-	if (named) {
-		fd->seen[slot].name = name;
-		fd->seen[slot].tag = tag;
-	}
+	if (named)
+		seen_set(fd, slot, name, source, line, 0, tag);
+	return tag;
+}
+
+uint32_t framedescriber_inline(struct framedescriber *fd, const char *name, const char *file, unsigned line)
+{
+	int found;
+	size_t slot = seen_find(fd, name, file, line, 1, &found);
+
+	if (found)
+		return fd->seen[slot].tag;
+	struct frame_desc d = { .kind = "inline", .file = intern(fd, file), .line = (int)line };
+	uint32_t tag = describe_as(fd, name, &d);
+	seen_set(fd, slot, name, file, line, 1, tag);
 	return tag;
 }
 

@@ -4,7 +4,10 @@
  * read back by lib/format/framedesc.h).  A name
  * stands for the first code of that name the run met; other code of the
  * same name is told apart by an identity tag (a hash of all its
- * description says), written after the name in the records.
+ * description says), written after the name in the records.  A native or
+ * inline frame's source line is its address's, and part of what it is: a
+ * function sampled at two lines is two frames of one name (one of them
+ * tagged), each described at its line.
  *
  *   struct framedescriber *fd = framedescriber_new(with_addresses);
  *   uint32_t tag = framedescriber_user(fd, name, &syms_frame, source_or_NULL);
@@ -43,6 +46,11 @@ void framedescriber_kernel(struct framedescriber *fd, const char *name);
  * again by pointer, it is the same code (until framedescriber_forget_names). */
 uint32_t framedescriber_user(struct framedescriber *fd, const char *name, const struct syms_frame *fr,
 			 const struct sourceframes_frame *at);
+/* An inline frame named name at file:line (a function the compiler
+ * inlined there, as the DWARF or Go table says): its identity tag, 0 when
+ * the name stands for it.  name and file seen again by pointer, with the
+ * same line, are the same code (until framedescriber_forget_names). */
+uint32_t framedescriber_inline(struct framedescriber *fd, const char *name, const char *file, unsigned line);
 /* The symbolizer let go of names: pointers seen may be reused. */
 void framedescriber_forget_names(struct framedescriber *fd);
 

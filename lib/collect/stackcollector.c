@@ -190,9 +190,12 @@ char *stackcollector_libc(const struct stackcollector *sc)
 
 int stackcollector_sf_flags(const struct stackcollector *sc)
 {
+	const char *sources = getenv("MARPLE_SOURCES");	/* "off": for comparison (bench inline) */
+	int no_sources = sources && strcmp(sources, "off") == 0;
+
 	return (sc->annotate ? SF_ANNOTATE_KERNEL : 0) | (sc->delimit ? SF_DELIMIT : 0) |
 	       (sc->addresses ? SF_ADDRESSES : 0) | (has_option(sc, SC_OPT_DWARF) ? SF_DWARF_ACCEPTED : 0) |
-	       (sc->no_inline ? SF_NO_INLINE : 0);
+	       (sc->no_inline ? SF_NO_INLINE : 0) | (no_sources ? SF_NO_SOURCES : 0);
 }
 
 static int map_fd(struct bpf_object *obj, const char *name)

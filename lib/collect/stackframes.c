@@ -68,7 +68,7 @@ struct stackframes *stackframes_new(struct syms_cache *syms, struct ksyms *ksyms
 	struct stackframes *sf = marple_calloc(1, sizeof(*sf));
 	sf->syms = syms;
 	sf->ksyms = ksyms;
-	sf->sources = syms ? sourceframes_new() : NULL;
+	sf->sources = syms && !(flags & SF_NO_SOURCES) ? sourceframes_new() : NULL;
 	sf->map_fd = stack_map_fd;
 	sf->flags = flags;
 	sf->names = hashtab_new();
@@ -318,9 +318,8 @@ static void push_inline(struct stackframes *sf, const struct sourceframes_frame 
 				       cplus_demangle(src[k].function, DMGL_ANSI) : NULL;
 		const char *name = intern(sf, pretty ? pretty : src[k].function);
 		free(pretty);
-		stackframes_describe(sf, name, "inline", src[k].file, (int)src[k].line);
 		sf->st.inline_frames++;
-		push(sf, name);
+		push_tagged(sf, name, framedescriber_inline(sf->descs, name, src[k].file, src[k].line));
 	}
 }
 
@@ -349,7 +348,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 		if (mod && !sf->unwalked && (sf->unwalked = unwalked_interpreter(mod)))
 			sf->st.unwalked_pid[sf->unwalked - 1] = pid;
 		struct sourceframes_frame src[DWARFINLINE_MAX_DEPTH];
-		int nsrc = inline_frames ? source_frames(sf, pid, &fr, src) : 0;
+		int nsrc = source_frames(sf, pid, &fr, src);
 		if (!name && nsrc > 0 && strcmp(src[nsrc - 1].function, "??") != 0) {	/* stripped Go */
 			name = intern(sf, src[nsrc - 1].function);
 			sf->st.go_frames++;
@@ -370,7 +369,7 @@ static void user_ips(struct stackframes *sf, pid_t pid, uint64_t exec_id, const 
 				sf->jit_leaf = name;
 		}
 		push_tagged(sf, name, framedescriber_user(sf->descs, name, &fr, nsrc > 0 ? &src[nsrc - 1] : NULL));
-		if (!(sf->flags & SF_NO_INLINE))
+		if (inline_frames && !(sf->flags & SF_NO_INLINE))
 			push_inline(sf, src, nsrc);
 	}
 	sf->jit_pid = pid;

@@ -41,6 +41,8 @@ enum stackframes_flags {
 	SF_ADDRESSES = 4,		/* unresolved user frames as "[module+0xoff]" */
 	SF_DWARF_ACCEPTED = 8,		/* the collector takes --unwind dwarf: advice may name it */
 	SF_NO_INLINE = 16,		/* no inline frames from DWARF (--no-inline) */
+	SF_NO_SOURCES = 32,		/* no DWARF nor Go table read: no lines, no
+					 * inline frames (MARPLE_SOURCES=off) */
 };
 
 struct stackframes;

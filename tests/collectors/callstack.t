@@ -18,11 +18,13 @@ timeout 3 sh -c 'while :; do :; done' & busy=$!
 kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
 check "callstack -v: the trailer's counts on stderr" grep -Eq '^marple-callstack: statistics: records [0-9]+, .*samples [1-9][0-9]*' "$T/v.err"
 
-# weight of the records whose frames match an awk regex (frames joined by ;)
+# weight FILE REGEX: the weight of the records whose frames match an awk
+# regex (frames joined by ;, identity tags taken off: a function sampled at
+# two lines is two frames of one name, marple-format(5)), all sections
 weight() {
-	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	untag "$1" | awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { print s + 0 }' "$1"
+		if (f ~ re) s += w } END { print s + 0 }'
 }
 
 # 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so; the

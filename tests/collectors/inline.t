@@ -7,10 +7,13 @@
 # stripped (-ldflags="-s -w") the stack main.main;main.middle;main.leaf and
 # under it the functions Go inlined there (main.mix, main.square), from Go's
 # own inlining tables, each at its file:line: the same stacks, names and
-# lines (marple-fold --lines) as the unstripped build's DWARF gives (root,
-# real BPF).
+# lines (marple-fold --lines) as the unstripped build's DWARF gives; a
+# function's samples each at the line of its own address, the sampled pc's
+# (tests/workloads/twolines.c's spin, golines.go's main.spin built stripped:
+# two loops on two lines, 1:2 by construction), in marple-fold --lines and
+# go tool pprof -lines, and one frame without --lines (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 17
+plan 23
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -88,14 +91,68 @@ all=$(weight "$T/noinl.out" '.')
 share "inline: --no-inline: main;pipeline, no inlined frame" \
 	"$(weight "$T/noinl.out" ';main;pipeline$')" "$all" 90
 
+# bylines FILE SRC FN LINE1 LINE2: "W1 W2 ALL": FILE's samples whose leaf
+# is FN at SRC:LINE1, at SRC:LINE2 (marple-fold --lines), and all FN's
+bylines() {
+	"$MARPLE_BIN/marple-fold" --lines "$1" | awk -v fn="$3" -v at1="$3 ($2:$4)" -v at2="$3 ($2:$5)" '
+		{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); leaf = f[n]; sub(/\.abi0 \(/, " (", leaf) }
+		leaf == at1 { w1 += w } leaf == at2 { w2 += w } index(leaf, fn " (") == 1 { all += w }
+		END { print w1 + 0, w2 + 0, all + 0 }'
+}
+# two_lines NAME W1 W2 ALL FOLDED: a case that passes when both lines have
+# samples, the second (twice the rounds) 45-85% of them (1:2 is 67%), and
+# they are nearly all the function's; FOLDED is --lines' output, for the log
+two_lines() {
+	if [ "$4" -gt 20 ] && [ "$2" -gt 0 ] && [ $(($3 * 100)) -ge $((($2 + $3) * 45)) ] &&
+		[ $(($3 * 100)) -le $((($2 + $3) * 85)) ] && [ $((($2 + $3) * 100)) -ge $(($4 * 90)) ]; then
+		pass "$1 ($2 and $3 of $4)"
+	else
+		fail "$1" "$2 and $3 of the function's $4 samples, wanted both, 1:2; saw: $(tr '\n' '|' < "$5" | cut -c1-600)"
+	fi
+}
+
+# 1b. a function's lines: each sample at its own address's line
+"$CS" -U -F 299 -c "$W/twolines 2" > "$T/tl.out" 2> "$T/tl.err"
+src="$MARPLE_TOP/tests/workloads/twolines.c"
+l1=$(grep -n 'one share' "$src" | cut -d: -f1)
+"$MARPLE_BIN/marple-fold" --lines "$T/tl.out" | grep 'spin (' > "$T/tl.lines"
+two_lines "lines: spin's samples at its two loops' lines, 1:2, in marple-fold --lines" \
+	$(bylines "$T/tl.out" "$src" spin "$l1" $((l1 + 1))) "$T/tl.lines"
+"$MARPLE_BIN/marple-fold" "$T/tl.out" > "$T/tl.fold"
+n=$(grep -c ';main;spin [0-9]*$' "$T/tl.fold")
+w=$(awk '/;main;spin [0-9]+$/ { print $NF }' "$T/tl.fold")
+if [ "$n" = 1 ] && [ "$(weight "$T/tl.out" ';main;spin$')" = "$w" ]; then
+	pass "lines: without --lines one main;spin, its samples summed ($w)"
+else
+	fail "lines: without --lines" "$n folded main;spin stacks ($w), the records weigh $(weight "$T/tl.out" ';main;spin$')"
+fi
+# go tool pprof -lines: a trace whose leaf is spin at each line
+if pprof_traces "$T/tl.out" "$T/tl.traces"; then
+	got=$(awk -v s="$src" '$1 ~ /^[0-9.]+[a-z]*$/ && $2 == "spin" { sub(".*:", "", $3); print $3 }' "$T/tl.traces" |
+		sort -nu | tr '\n' ' ')
+	if [ "$got" = "$l1 $((l1 + 1)) " ]; then pass "lines: go tool pprof -lines: spin at $got"
+	else fail "lines: go tool pprof -lines" "spin at '$got', wanted $l1 and $((l1 + 1)): $(head -c 400 "$T/tl.traces" "$T/pprof.err")"; fi
+else
+	skip "lines: go tool pprof -lines" "no go (golang-go, scripts/install-deps)"
+fi
+# MARPLE_SOURCES=off: no DWARF read, spin one frame without a line
+MARPLE_SOURCES=off "$CS" -U -F 299 -c "$W/twolines 1" > "$T/nosrc.out" 2> "$T/nosrc.err"
+if ! grep -q '"source' "$T/nosrc.out" && grep -q '"spin":{"kind":"native"' "$T/nosrc.out" &&
+	! grep -q 'spin#' "$T/nosrc.out"; then
+	pass "lines: MARPLE_SOURCES=off: spin one frame, no source"
+else
+	fail "lines: MARPLE_SOURCES=off" "$(grep -o '"spin[^}]*}' "$T/nosrc.out" | head -n 3 | tr '\n' ' ')"
+fi
+
 # 2. stripped Go: named from .gopclntab as the unstripped build's symbols name it
 if ! command -v go > /dev/null 2>&1; then
 	skip_rest "inline: stripped Go" "no go (golang-go, scripts/install-deps)"
 fi
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath"
 (cd "$MARPLE_TOP/tests/workloads" && go build -o "$T/gospin" gospin.go &&
-	go build -ldflags="-s -w" -o "$T/gospin-stripped" gospin.go) > "$T/go.err" 2>&1
-if [ -n "$(nm "$T/gospin-stripped" 2>/dev/null)" ] || [ ! -x "$T/gospin" ]; then
+	go build -ldflags="-s -w" -o "$T/gospin-stripped" gospin.go &&
+	go build -ldflags="-s -w" -o "$T/golines-stripped" golines.go) > "$T/go.err" 2>&1
+if [ -n "$(nm "$T/gospin-stripped" 2>/dev/null)" ] || [ ! -x "$T/gospin" ] || [ ! -x "$T/golines-stripped" ]; then
 	fail "inline: go builds" "$(head -c 300 "$T/go.err")"
 else
 	pass "inline: go builds, one stripped of its symbols"
@@ -156,3 +213,17 @@ case "$got" in
 [1-9]*" 0 0 0 "[1-9]*) pass "inline: stripped Go: trailer sources: Go frames, none cut, bad or without tables, bytes ($got)" ;;
 *) fail "inline: stripped Go: trailer sources" "go_frames, cut, bad, no tables, bytes: '$got'" ;;
 esac
+# main.spin's two loops: each sample at its address's line, from .gopclntab
+# (-p: -c follows only the threads the program's first thread starts, and
+# Go's loop runs on a thread another one started)
+"$T/golines-stripped" 3 & gopid=$!
+"$CS" -U -F 299 --unwind fp -p "$gopid" 2 > "$T/gl.out" 2> "$T/gl.err"
+wait "$gopid"
+src="$MARPLE_TOP/tests/workloads/golines.go"
+l1=$(grep -n 'one share' "$src" | cut -d: -f1)
+"$MARPLE_BIN/marple-fold" --lines "$T/gl.out" | grep 'main.spin' > "$T/gl.lines"
+two_lines "lines: stripped Go: main.spin at its two loops' lines, 1:2" \
+	$(bylines "$T/gl.out" "$src" main.spin "$l1" $((l1 + 1))) "$T/gl.lines"
+n=$("$MARPLE_BIN/marple-fold" "$T/gl.out" | grep -c ';main\.spin [0-9]*$')
+if [ "$n" = 1 ]; then pass "lines: stripped Go: without --lines one stack ending main.spin"
+else fail "lines: stripped Go: without --lines" "$n folded stacks end in main.spin: $("$MARPLE_BIN/marple-fold" "$T/gl.out" | grep 'main\.spin' | head -n 3 | tr '\n' '|')"; fi

@@ -14,11 +14,13 @@ fi
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
-# weight of the records whose frames match an awk regex (frames joined by ;)
+# weight FILE REGEX: the weight of the records whose frames match an awk
+# regex (frames joined by ;, identity tags taken off: a function sampled at
+# two lines is two frames of one name, marple-format(5)), all sections
 weight() {
-	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	untag "$1" | awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { print s + 0 }' "$1"
+		if (f ~ re) s += w } END { print s + 0 }'
 }
 
 # run PROGRAM OUT [nomap]: sample PROGRAM (jitloop or a copy) with -p until it exits

@@ -12,9 +12,9 @@ fi
 expect_exit "lock: unknown PID" 1 "process 999999 not found" "$LK" -p 999999 1
 
 # share FILE SUBJECT PART: "part whole" weights of records matching SUBJECT
-share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
+share() { untag "$1" | awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
 	w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }' "$1"; }
+	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }'; }
 # fixture ERR: "mutex waited_us" from lockhold's own line on ERR
 fixture() { sed -n 's/^lockhold: mutex \(0x[0-9a-f]*\) waited_us \([0-9]*\) .*/\1 \2/p' "$1"; }
 # near_fixture NAME US FIXTURE_US: US within 5% of the fixture's own measure
@@ -40,8 +40,9 @@ check "lock: the trailer counts futex waits and their holders" \
 	grep -q '"lock":{"futex_waits":[1-9][0-9]*,"futex_at_once":[0-9]*,"kernel_waits":[0-9]*,"map_full":0,"max_map_full":0,.*"holders":{"seen":[1-9]' "$T/l.out"
 # main's pthread_join is woken by the thread's exit (the kernel clears its
 # tid), not by a FUTEX_WAKE: said so, no holder invented
+untag "$T/l.out" > "$T/l.untagged"
 check "lock: a wait no FUTEX_WAKE ended says so" \
-	grep -q '^[0-9]*#\[futex 0x[0-9a-f]*\];lockhold;.*;main;.*join.*;--;\[waker not seen\]$' "$T/l.out"
+	grep -q '^[0-9]*#\[futex 0x[0-9a-f]*\];lockhold;.*;main;.*join.*;--;\[waker not seen\]$' "$T/l.untagged"
 # --timed: a sample for every wait counted; marple-perfetto draws each on
 # the waiter's thread, named by the mutex and give (hold_lock's call of
 # pthread_mutex_unlock), and on the mutex's own track

@@ -15,10 +15,13 @@ fi
 expect_exit "offcpu: not root" 1 "must be run as root" setpriv --reuid=65534 --regid=65534 --clear-groups "$OC" 1
 expect_exit "offcpu: unknown PID" 1 "no process with PID 999999" "$OC" -p 999999 1
 
+# weight FILE REGEX: the weight of the records whose frames match an awk
+# regex (frames joined by ;, identity tags taken off: a function sampled at
+# two lines is two frames of one name, marple-format(5)), all sections
 weight() {
-	awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
+	untag "$1" | awk -v re="$2" 'index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		if (f ~ re) s += w } END { print s + 0 }' "$1"
+		if (f ~ re) s += w } END { print s + 0 }'
 }
 # in_range NAME VALUE LO HI
 in_range() {
@@ -76,7 +79,8 @@ sleep 0.2
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "offcpu: --both header says on_cpu" grep -q '"on_cpu":true' "$T/b.out"
 in_range "offcpu: --both on-CPU + off-CPU time adds up to the capture (us)" "$(weight "$T/b.out" '.')" 750000 1150000
-check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop$' "$T/b.out"
+untag "$T/b.out" > "$T/b.untagged"
+check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop$' "$T/b.untagged"
 
 # --both writes its on-CPU samples in a second section; each header says
 # which ("cpu"), and the flame graph colours by it: with -U there is no
@@ -85,7 +89,7 @@ check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*
 sleep 0.2
 "$OC" --both -U -F 199 -p "$wl" 1 > "$T/bu.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
-marple-cat -s 1 "$T/bu.out" > "$T/bu1.out"
+marple-cat -s 1 "$T/bu.out" > "$T/bu1.tagged"; untag "$T/bu1.tagged" > "$T/bu1.out"
 check "offcpu: --both: off-CPU, on-CPU, run-queue sections, headers saying so" sh -c "
 	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" \"cpu\":\"runq\" ' &&
 	grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop\$' '$T/bu1.out'"
@@ -126,8 +130,9 @@ for i in 0 1 2 3; do
 			$((want / 1000 * 95 / 100 - 20000)) $((want / 1000 * 105 / 100 + 20000))
 	fi
 done
+untag "$T/rq.out" > "$T/rq.untagged"
 check "offcpu: --runq: run-queue time is by the stack preempted in (spin_here)" \
-	grep -q '^[0-9]*#spin0;.*spinner;spin_here;.*schedule' "$T/rq.out"
+	grep -q '^[0-9]*#spin0;.*spinner;spin_here;.*schedule' "$T/rq.untagged"
 in_range "offcpu: --runq: spinners' waits for the CPU are not off-CPU time (us)" "$(comm_weight "$T/rq.out" 0 spin0)" 0 20000
 # --both: running + waiting for a CPU + blocked = the thread's wall time
 "$OC" --both -F 499 -c "$W/spinners 4 2" > "$T/rqb.out" 2> "$T/rqb.err"
@@ -144,9 +149,9 @@ expect_exit "offcpu: --wakers with --dwarf is a usage error" 2 "--wakers: not wi
 check "offcpu: --wakers: exit 0, a valid stream saying wakers" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/wk.out' &&
 	grep -q '\"wakers\":true' '$T/wk.out'"
 # share FILE SUBJECT PART: "part whole" weights of records matching SUBJECT
-share() { awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
+share() { untag "$1" | awk -v s="$2" -v p="$3" 'index($0, "#") && substr($0, 1, 1) != "{" {
 	w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }' "$1"; }
+	if (f ~ s) { t += w; if (f ~ p) q += w } } END { print q + 0, t + 0 }'; }
 set -- $(share "$T/wk.out" '^pw_reader;.*;reader_waits;' ';--;(.*;)?writer_wakes;writer;')
 check "offcpu: --wakers: >= 95% of the reader's blocked time (${2} us) has writer_wakes as its waker (${1} us)" \
 	test "$2" -gt 500000 -a "$(($1 * 100))" -ge "$(($2 * 95))"
@@ -228,5 +233,6 @@ check "offcpu: --dwarf trailer reports copies and the unwinding" \
 "$OC" --dwarf --both -F 199 -p "$wl" 1 > "$T/bd.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 in_range "offcpu: --both --dwarf adds up to the capture (us)" "$(weight "$T/bd.out" '.')" 750000 1150000
+untag "$T/bd.out" > "$T/bd.untagged"
 check "offcpu: --both --dwarf has on-CPU stacks of chain_c with the full chain" \
-	grep -q '^[0-9]*#nofp;.*main;chain_a;chain_b;chain_c$' "$T/bd.out"
+	grep -q '^[0-9]*#nofp;.*main;chain_a;chain_b;chain_c$' "$T/bd.untagged"

@@ -34,11 +34,12 @@ complete() {
 	share "$1" "$(weight "$2" "^$3;_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c(;|$)")" \
 		"$(weight "$2" '.')" 98
 }
-# top OUT: the stack with the most weight
+# top OUT: the stack with the most weight (by names: a frame's line is not
+# compared, each capture tags other lines than its first, marple-format(5))
 top() {
-	awk '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+	untag "$1" | awk '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1); s[f] += w }
-		END { for (f in s) if (s[f] > m) { m = s[f]; t = f } print t }' "$1"
+		END { for (f in s) if (s[f] > m) { m = s[f]; t = f } print t }'
 }
 cp "$W/nofp" "$T/nofp"
 objcopy --remove-section .note.gnu.build-id "$W/nofp" "$T/nobid"

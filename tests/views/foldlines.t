@@ -5,8 +5,10 @@
 # in source, native and inlined, as "NAME (FILE:LINE)" (Python's already
 # are), --nolineno then folds a function's lines into one; a section without
 # a trailer is folded by names; other inputs are said to describe nothing.
+# A function sampled at two lines (its second line's frame tagged, as the
+# collectors write it): two frames with --lines, one without.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 9
+plan 11
 
 H='{"marple":1,"interface":"callstack","datatype":"stack","host":"h","units":{"weight":"samples"}}'
 printf '%s\n' "$H" \
@@ -51,3 +53,14 @@ printf 'a;b 1\n' > "$T/f"
 expect_exit "fold --lines on folded text: left as it is, said so" 0 'folded input describes no frames' \
 	marple-fold --lines "$T/f"
 expect_exit "fold --lines --from: a usage error" 2 'do not go with --from' marple-fold --lines --from 1 "$T/s.marple"
+printf '%s\n' "$H" '6#tl;main;spin;mix' '3#tl;main;spin#0000abcd;mix#0000dcba' '2#tl;main;spin#0000abcd' \
+	'{"trailer":1,"frames":{"main":{"kind":"native","file":"/w/tl","offset":64,"source":"/src/tl.c","source_line":38},"spin":{"kind":"native","file":"/w/tl","offset":128,"source":"/src/tl.c","source_line":28},"spin#0000abcd":{"kind":"native","file":"/w/tl","offset":128,"source":"/src/tl.c","source_line":29},"mix":{"kind":"inline","file":"/src/tl.c","line":7},"mix#0000dcba":{"kind":"inline","file":"/src/tl.c","line":8}}}' \
+	> "$T/tl.marple"
+marple-fold --lines "$T/tl.marple" > "$T/tl"; rc=$?
+printf '%s\n' 'tl;main (/src/tl.c:38);spin (/src/tl.c:28);mix (/src/tl.c:7) 6' \
+	'tl;main (/src/tl.c:38);spin (/src/tl.c:29) 2' \
+	'tl;main (/src/tl.c:38);spin (/src/tl.c:29);mix (/src/tl.c:8) 3' > "$T/tl.exp"
+same_ok "fold --lines: a function at two lines, each its own frame" $rc "$T/tl.exp" "$T/tl"
+marple-fold "$T/tl.marple" > "$T/tlp"
+printf '%s\n' 'tl;main;spin 2' 'tl;main;spin;mix 9' > "$T/tlp.exp"
+same "fold: a function at two lines one frame, its samples summed" "$T/tlp.exp" "$T/tlp"
