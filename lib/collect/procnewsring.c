@@ -8,12 +8,16 @@
 
 #include "util.h"
 
+/* clients a type: a file VMA the unwinder found is the symbolizer's news
+ * and the interpreters' (a library dlopen'ed by a native process) */
+#define PROCNEWS_CLIENTS 2
+
 struct procnewsring {
 	struct ring_buffer *rb;
 	struct {
 		procnewsring_fn fn;
 		void *ctx;
-	} client[PROCNEWS_NTYPES];
+	} client[PROCNEWS_NTYPES][PROCNEWS_CLIENTS];
 };
 
 /* The one callback of the ring: the record's type says whose it is. */
@@ -25,9 +29,14 @@ static int dispatch(void *ctx, void *data, size_t len)
 	if (len < sizeof(h))
 		return 0;
 	memcpy(&h, data, sizeof(h));
-	if (h.type == 0 || h.type >= PROCNEWS_NTYPES || !pn->client[h.type].fn)
+	if (h.type == 0 || h.type >= PROCNEWS_NTYPES)
 		return 0;
-	return pn->client[h.type].fn(pn->client[h.type].ctx, (char *)data + sizeof(h), len - sizeof(h));
+	for (int i = 0; i < PROCNEWS_CLIENTS && pn->client[h.type][i].fn; i++) {
+		int rc = pn->client[h.type][i].fn(pn->client[h.type][i].ctx, (char *)data + sizeof(h), len - sizeof(h));
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 struct procnewsring *procnewsring_open(struct bpf_object *obj)
@@ -50,10 +59,13 @@ struct procnewsring *procnewsring_open(struct bpf_object *obj)
 
 void procnewsring_on(struct procnewsring *pn, enum procnews_type type, procnewsring_fn fn, void *ctx)
 {
-	if (type > 0 && type < PROCNEWS_NTYPES) {
-		pn->client[type].fn = fn;
-		pn->client[type].ctx = ctx;
-	}
+	if (type <= 0 || type >= PROCNEWS_NTYPES)
+		return;
+	int i = 0;
+	while (i < PROCNEWS_CLIENTS - 1 && pn->client[type][i].fn)
+		i++;
+	pn->client[type][i].fn = fn;
+	pn->client[type][i].ctx = ctx;
 }
 
 struct ring_buffer *procnewsring_ring(struct procnewsring *pn)

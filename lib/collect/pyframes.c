@@ -37,6 +37,7 @@
 struct pyframes {
 	struct syms_cache *syms;
 	int procs_fd, counters_fd, stacks_fd, files_fd;
+	int seen_fd;			/* pids_seen (stacks.bpf.h): an image's answer kept */
 	uint32_t tsd_block;
 	/* what a file tells about Python: pyframes' slot in the model
 	 * (mappedfiles.h), each such file held */
@@ -60,6 +61,12 @@ struct pyframes {
 	 * not look whole after LOOKS_MAX looks */
 	struct hashtab *looks;
 	uint64_t looked_again, answered_unready;
+	/* images answered native for want of an interpreter ((pid, exec id) ->
+	 * looks since), looked at again when the unwinder finds a file mapped
+	 * since (dlopen: uwsgi, vim, a program embedding libpython); those
+	 * looked at again, and those then walked */
+	struct hashtab *natives;
+	uint64_t natives_again, natives_walked;
 	uint64_t merged, mismatched, unpaired_activations, dropped_frames, unnamed_code;
 	uint64_t placed_outside;	/* samples with Python frames put before a cut native stack */
 	uint64_t trampolines;		/* -X perf trampoline frames left out (the Python frames say them) */
@@ -76,7 +83,7 @@ struct pyframes {
 	 * (pyframes_next_section: continuous mode) */
 	struct pycounts {
 		uint64_t bpf[PY_NCOUNTERS];
-		uint64_t walked, refused_n, looked_again, answered_unready, merged, mismatched, unpaired_activations, dropped_frames,
+		uint64_t walked, refused_n, looked_again, answered_unready, natives_again, natives_walked, merged, mismatched, unpaired_activations, dropped_frames,
 			placed_outside, trampolines, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
 			stacks_named;
 	} reported, before;
@@ -147,6 +154,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->counters_fd = bpf_map__fd(ctr);
 	pf->stacks_fd = bpf_map__fd(stacks);
 	pf->files_fd = bpf_map__fd(files);
+	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
+	pf->seen_fd = seen ? bpf_map__fd(seen) : -1;
 	pf->tsd_block = tsd;
 	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
@@ -154,6 +163,7 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
 	pf->looks = hashtab_new();
+	pf->natives = hashtab_new();
 	pf->stacks = hashtab_new();
 	pf->interpreters = json_object();
 	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
@@ -180,6 +190,7 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->name_of);
 	hashtab_free(pf->refused);
 	hashtab_free(pf->looks);
+	hashtab_free(pf->natives);
 	json_decref(pf->interpreters);
 	hashtab_free(pf->stacks);
 	free(pf->stack_names);
@@ -432,8 +443,25 @@ static int look_again(struct pyframes *pf, uint32_t pid, uint32_t exec_id, const
 	return 1;
 }
 
-/* The BPF side asks about image exec_id of pid. */
-static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
+/* Images answered native kept for a look again: the last NATIVES_KEPT
+ * (then kept anew), each looked at again at most NATIVES_LOOKS times (the
+ * unwinder tells a file VMA once, UNWIND_LEARNED_VMAS a process at most,
+ * until its mappings are read again) */
+#define NATIVES_KEPT 65536
+#define NATIVES_LOOKS 8
+
+static void keep_native(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
+{
+	uint32_t key[2] = { pid, exec_id };
+	if (hashtab_size(pf->natives) >= NATIVES_KEPT) {
+		hashtab_free(pf->natives);
+		pf->natives = hashtab_new();
+	}
+	hashtab_add(pf->natives, key, sizeof(key), 0, 0);
+}
+
+/* The BPF side asks about image exec_id of pid: 1 if it is walked now. */
+static int look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
 	struct py_proc v = { .exec_id = exec_id, .state = PY_NATIVE }, seen;
 	struct procmaps_line l;
@@ -449,22 +477,23 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		memset(&seen, 0, sizeof(seen));
 	else if (seen.exec_id != exec_id) {
 		say_answer(pf, pid, exec_id, "none: it runs image %u now", seen.exec_id);
-		return;
+		return 0;
 	}
 	struct pylauncher launcher = { 0 };
 	const struct pyelf *py = python_elf(pf, pid, &bias, &l, &launcher);
 	/* a launcher looked at before ld.so mapped its libpython, or an
 	 * image sampled in its exec, before the kernel mapped its program */
 	if (!py && launcher.elf && look_again(pf, pid, exec_id, "a launcher whose library is not mapped yet"))
-		return;
+		return 0;
 	if (!py && !launcher.files && launcher.alive && look_again(pf, pid, exec_id, "nothing executable mapped yet"))
-		return;
+		return 0;
 	if (!py) {
 		pf->not_python++;
 		set_proc(pf, pid, &v);
+		keep_native(pf, pid, exec_id);
 		say_answer(pf, pid, exec_id, "native: no interpreter in %d executable files (the program %s)",
 			   launcher.files, launcher.program ? "among them" : "not among them");
-		return;
+		return 0;
 	}
 	struct pyproc *p = proc_of(pf, pid);
 	memset(p, 0, sizeof(*p));
@@ -486,7 +515,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	if (note[0])
 		say_once(pf, p, note);
 	if (why && p->refused_early && look_again(pf, pid, exec_id, why))
-		return;
+		return 0;
 	if (why) {
 		char msg[160];
 		pf->refused_n++;
@@ -495,7 +524,7 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 		count_interpreter(pf, p, "refused");
 		set_proc(pf, pid, &v);
 		say_answer(pf, pid, exec_id, "native: %s %s refused: %s", langs[p->lang].name, p->version, why);
-		return;
+		return 0;
 	}
 	count_interpreter(pf, p, how);
 	if (p->ruby && !p->ruby_threads)
@@ -504,7 +533,43 @@ static void look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	say_answer(pf, pid, exec_id, "walked: %s %s (%s; the BPF side %s, %u samples before)", langs[p->lang].name,
 		   p->version, how, seen.state == PY_WALK ? "walked it already" : "waited",
 		   (unsigned)seen.unknown_samples);
+	return 1;
 }
+
+/* A file VMA the unwinder found outside the mappings it had read
+ * (PROCNEWS_UNWIND_VMA, also the symbolizer's news): a process answered
+ * native for want of an interpreter may have dlopen'ed one. */
+static int on_mapped(void *ctx, void *data, size_t len)
+{
+	const struct unwind_vma_note *n = data;
+	struct pyframes *pf = ctx;
+	uint32_t key[2];
+
+	if (len < sizeof(*n))
+		return 0;
+	key[0] = n->tgid;
+	key[1] = n->exec_id;
+	const struct hashtab_entry *e = hashtab_find(pf->natives, key, sizeof(key));
+	if (!e || e->count[0] >= NATIVES_LOOKS)
+		return 0;
+	uint64_t start = marple_thread_cpu_ns();
+	hashtab_add(pf->natives, key, sizeof(key), 1, 0);
+	pf->natives_again++;
+	say_answer(pf, n->tgid, n->exec_id, "looked at again: a file mapped since it was answered native");
+	if (look_at(pf, n->tgid, n->exec_id)) {
+		/* its samples, told it is not Python, check it again */
+		__u64 k = STACKS_SEEN_KEY(n->tgid, n->exec_id);
+		__u8 v;
+		if (pf->seen_fd >= 0 && bpf_map_lookup_elem(pf->seen_fd, &k, &v) == 0) {
+			v = (__u8)(v & ~STACKS_SEEN_NOT_PYTHON);
+			bpf_map_update_elem(pf->seen_fd, &k, &v, BPF_EXIST);
+		}
+		pf->natives_walked++;
+	}
+	pf->cpu_ns += marple_thread_cpu_ns() - start;
+	return 0;
+}
+
 
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
 
@@ -589,6 +654,7 @@ static int on_request(void *ctx, void *data, size_t len)
 void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 {
 	procnewsring_on(news, PROCNEWS_PYTHON, on_request, pf);
+	procnewsring_on(news, PROCNEWS_UNWIND_VMA, on_mapped, pf);
 }
 
 
@@ -834,7 +900,8 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	const struct pycounts *b = &pf->before;
 
 	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n,
-				.looked_again = pf->looked_again, .answered_unready = pf->answered_unready, .merged = pf->merged,
+				.looked_again = pf->looked_again, .answered_unready = pf->answered_unready,
+				.natives_again = pf->natives_again, .natives_walked = pf->natives_walked, .merged = pf->merged,
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
 				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside, .trampolines = pf->trampolines,
 				.code_reread = pf->codes->reread, .from_file = pf->from_file,
@@ -854,6 +921,8 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "samples_native_before_known", SECTION_COUNT(before_known));
 	json_object_set_new(o, "processes_looked_at_again", SECTION_COUNT(looked_again));
 	json_object_set_new(o, "processes_answered_unready", SECTION_COUNT(answered_unready));
+	json_object_set_new(o, "native_processes_looked_at_again", SECTION_COUNT(natives_again));
+	json_object_set_new(o, "native_processes_walked_later", SECTION_COUNT(natives_walked));
 	json_object_set_new(o, "samples_merged", SECTION_COUNT(merged));
 	json_object_set_new(o, "samples_mismatched", SECTION_COUNT(mismatched));
 	json_object_set_new(o, "activations_left_native", SECTION_COUNT(unpaired_activations));

@@ -21,6 +21,9 @@
  * each version added) and its layout (lib/collect/pylayout.c: a table for
  * 3.6-3.13, the _Py_DebugOffsets 3.13+ keeps, checked one against the
  * other), and puts in py_procs where _PyRuntime is and the offsets to walk;
+ * a process answered native for want of one is looked at again when the
+ * unwinder finds a file mapped since (PROCNEWS_UNWIND_VMA: a libpython
+ * dlopen'ed later), its samples then walked (pids_seen's answer cleared);
  * a process it does not walk (Python 2, a layout it cannot trust) is said
  * once on stderr with the reason and profiled natively.  The BPF side stores a Python process's
  * user stacks with its Python frames (code object, instruction) after the

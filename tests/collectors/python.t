@@ -2,7 +2,7 @@
 # running a script with known functions; its Python functions replace the
 # interpreter's eval loop in the stacks, the C frames under them stay.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 27
+plan 29
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 PY=/usr/bin/python3
@@ -296,3 +296,43 @@ shape "sum's C between generator and numbers" \
 	";numbers$P" "^python3;.*;<module>$P;generator$P$N;numbers$P" numbers
 shape "each worker thread's spin under Thread.run, from clone3" \
 	";spin$P" "^python3;clone3;start_thread;.*;Thread[.]_bootstrap$P;Thread[.]_bootstrap_inner$P;Thread[.]run$P$N;spin$P" spin
+
+# 9. a native program that dlopen()s libpython later (uwsgi, vim, a C program
+# embedding Python): answered native at its first samples, looked at again
+# when the unwinder meets the file mapped since, its Python frames walked from
+# then on.  The workload spins natively until the collector has answered it
+# (MARPLE_DEBUG_ANSWERS), then loads libpython and runs settle;crunch 1.5 s.
+LIBPY=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
+if [ -r "$LIBPY" ]; then
+	cp "$MARPLE_TOP/tests/workloads/pyembedded.py" "$T/embedded.py"
+	rm -f "$T/go"
+	"$W/dlembed" "$LIBPY" "$T/embedded.py" 1.5 "$T/go" & em=$!
+	MARPLE_DEBUG_ANSWERS=1 "$CS" -F 499 -p "$em" 60 > "$T/em.out" 2> "$T/em.err" & cs=$!
+	i=0
+	while ! grep -q "answer: pid $em .*: native: no interpreter" "$T/em.err" 2>/dev/null && [ $i -lt 300 ] && running "$cs"; do
+		sleep 0.1; i=$((i + 1))
+	done
+	touch "$T/go"
+	wait "$em"; emrc=$?
+	wait "$cs"
+	F=$T/embedded.py
+	total=$(weight "$T/em.out" '.'); natw=$(weight "$T/em.out" ';main;spin_natively$')
+	chain=$(weight "$T/em.out" "^dlembed;_start;.*;main;run_python;PyRun_SimpleStringFlags;.*;<module> [(]$F:19[)];settle [(]$F:14[)];crunch [(]$F:[89][)]")
+	pyall=$(weight "$T/em.out" ';run_python;PyRun_SimpleStringFlags;')
+	if [ "$emrc" -eq 0 ] && [ "$natw" -gt 0 ] && [ "$chain" -gt 0 ] && [ $((chain * 100)) -ge $((pyall * 90)) ]; then
+		pass "python: dlopen'ed libpython: native first (spin_natively $natw), then <module>;settle;crunch (file:line) in $chain of $pyall samples in PyRun"
+	else
+		fail "python: dlopen'ed libpython: native first, then <module>;settle;crunch in >= 90%" \
+			"workload exit $emrc; spin_natively $natw, chain $chain, PyRun $pyall of $total: $(grep -v '^{' "$T/em.out" | grep -F run_python | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.err" | tr '\n' ' ')"
+	fi
+	again=$(trailer_num "$T/em.out" native_processes_looked_at_again); later=$(trailer_num "$T/em.out" native_processes_walked_later)
+	if [ "${again:-0}" -ge 1 ] && [ "${later:-0}" -eq 1 ]; then
+		pass "python: the trailer counts it looked at again ($again) and walked later ($later)"
+	else
+		fail "python: the trailer counts it looked at again and walked later" "native_processes_looked_at_again ${again:-none}, native_processes_walked_later ${later:-none}"
+	fi
+else
+	echo "# absent: $LIBPY"
+	skip "python: dlopen'ed libpython" "absent: $LIBPY (Debian's libpython3.11)"
+	skip "python: the trailer counts it looked at again" "absent: $LIBPY"
+fi

@@ -1,0 +1,73 @@
+/* dlembed — a native program that runs Python only later, by dlopen()ing a
+ * shared libpython (as uwsgi, vim or a C program embedding Python do): it
+ * burns CPU natively in spin_natively until GO_FILE exists (60 s at most),
+ * then loads LIB, sets SECS and runs SCRIPT's code with PyRun_SimpleString
+ * (its frames named by SCRIPT's path).  No Python headers: the three
+ * functions are looked up by name.  python.t's "dlopen'ed" case.
+ * Usage: dlembed LIB SCRIPT SECONDS GO_FILE
+ * Exit: 0, 1 (LIB not loaded, no GO_FILE in 60 s, the script failed), 2 usage.
+ * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -ldl
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Burn CPU natively until go exists: 0, or -1 after 60 s. */
+static int spin_natively(const char *go)
+{
+	double end = now() + 60;
+	while (access(go, F_OK) != 0) {
+		if (now() > end)
+			return -1;
+		for (unsigned long i = 0; i < 200000; i++)
+			sink += i ^ (sink >> 3);
+	}
+	return 0;
+}
+
+/* Load lib and run script's code for secs seconds: 0, or -1. */
+static int run_python(const char *lib, const char *script, const char *secs)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		fprintf(stderr, "dlembed: %s\n", dlerror());
+		return -1;
+	}
+	void (*init)(int) = (void (*)(int))dlsym(h, "Py_InitializeEx");
+	int (*run)(const char *, void *) = (int (*)(const char *, void *))dlsym(h, "PyRun_SimpleStringFlags");
+	if (!init || !run) {
+		fprintf(stderr, "dlembed: %s: no Py_InitializeEx or PyRun_SimpleStringFlags\n", lib);
+		return -1;
+	}
+	char code[4096];
+	snprintf(code, sizeof(code), "SECS = %s\nexec(compile(open(%s).read(), %s, 'exec'))\n", secs,
+		 "__import__('os').environ['DLEMBED_SCRIPT']", "__import__('os').environ['DLEMBED_SCRIPT']");
+	if (setenv("DLEMBED_SCRIPT", script, 1) != 0)
+		return -1;
+	init(0);
+	return run(code, NULL) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: dlembed LIB SCRIPT SECONDS GO_FILE\n");
+		return 2;
+	}
+	if (spin_natively(argv[4]) != 0) {
+		fprintf(stderr, "dlembed: no %s after 60 s\n", argv[4]);
+		return 1;
+	}
+	return run_python(argv[1], argv[2], argv[3]) == 0 ? 0 : 1;
+}
