@@ -70,6 +70,9 @@ struct pycode {
 	unsigned char *linetable;
 	size_t linetable_len, linetable_size;
 	uint64_t used;			/* the cache's clock when last named with */
+	/* a Ruby C method's C function: its extent in the process (its FDE's);
+	 * 0, 0: not known (a function of an extension's file) */
+	uint64_t native_lo, native_hi;
 	int evicted;			/* let go over the budget: read again if asked */
 };
 

@@ -385,6 +385,8 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = ruby_vm;
 		ruby_version_of(e, raw, rawlen, ruby_api, ruby_version);
 		e->ruby_symbols = find_ruby_symbols(e, elf, raw, rawlen, ruby_id2str);
+		const unsigned char *table;
+		e->ruby_fde_hdr = fde_table(e, elf, raw, rawlen, &table, &e->ruby_fde_count);
 		/* the test-only MARPLE_TEST_RUBY_NO_TLS: as a libruby without it */
 		const char *no_tls = getenv("MARPLE_TEST_RUBY_NO_TLS");
 		if (ruby_ec_sym && !(no_tls && *no_tls))

@@ -46,6 +46,10 @@ struct pyelf {
 	 * C method's owner */
 	struct { uint64_t addr; char name[24]; } ruby_class[PYELF_RUBY_CLASSES];
 	int nruby_class;
+	/* its .eh_frame_hdr (file address) and how many FDEs it sorts: a C
+	 * method's function's extent, read in the process (0: none) */
+	uint64_t ruby_fde_hdr;
+	uint32_t ruby_fde_count;
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */

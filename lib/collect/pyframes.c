@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
+#include "framemerge.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
 #include "perllayout.h"
@@ -717,11 +718,6 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 	return intern_frame(pf, buf, c->filename, line);
 }
 
-static int in_eval(const struct pyproc *p, uint64_t pc)
-{
-	return (pc >= p->eval_lo && pc < p->eval_hi) || (pc >= p->cold_lo && pc < p->cold_hi);
-}
-
 struct collect_walk {
 	struct pyframes *pf;
 	struct stackframes *sf;
@@ -750,90 +746,52 @@ int pyframes_pair(int na, int ns, int complete, int native_whole, int *pair)
 	return pairs;
 }
 
-/* Replace each native activation of the eval loop with the Python frames it
- * ran.  Python frames, leaf first, split at each is_entry frame into one
- * segment per activation; the activations, leaf first, are the native
- * frames in _PyEval_EvalFrameDefault.  Equal counts pair one to one.
- * Otherwise (a sample while an activation starts or ends, a stack cut) the
- * pairs that are certain are kept: from the root when the native stack is
- * whole, else from the leaf; the rest stays native, or is left out. */
+/* Is Ruby word a C method's (Array#sort, Integer#times)?  Its C function's
+ * extent, if known, into *c. */
+static void ruby_cmethod(struct pyframes *pf, const struct pyproc *p, uint64_t word, struct framemerge_cmethod *c)
+{
+	const struct pycode *code = pycodes_get(pf->codes, p, PY_FRAME_CODE(word), 0);
+	c->is = code->ok && code->firstlineno == RUBY_IMEMO_MENT;
+	c->lo = c->is ? code->native_lo : 0;
+	c->hi = c->is ? code->native_hi : 0;
+}
+
+/* Put p's frames (words, named pynames if told before) in place of the
+ * eval loop's activations in the native frames sf has from first on
+ * (framemerge.h), what it gave into pf->last. */
 static void merge(struct pyframes *pf, struct stackframes *sf, const struct pyproc *p, size_t first,
 		  const uint64_t *ips, int n, const uint64_t *words, int m, const char *const *pynames)
 {
 	size_t nf;
 	const char *const *frames = stackframes_frames(sf, &nf);
-	int act[MARPLE_STACK_DEPTH], na = 0;
-	int seg_start[PY_MAX_FRAMES + 1], seg_end[PY_MAX_FRAMES + 1], ns = 0, complete = 1;
-	int pair_of_act[MARPLE_STACK_DEPTH];
+	struct framemerge_cmethod cm[PY_MAX_FRAMES];
 
 	if (nf - first != (size_t)n)
 		return;
-	for (int i = 0; i < n; i++)
-		if (in_eval(p, ips[i] - (i > 0)))
-			act[na++] = i;
-	for (int j = 0; j < m;) {
-		seg_start[ns] = j;
-		while (j < m && !PY_FRAME_ENTRY(words[j]))
-			j++;
-		if (j == m) {
-			complete = 0;	/* cut before its entry frame: its activation is unknown */
-			break;
-		}
-		seg_end[ns++] = ++j;
+	for (int j = 0; p->lang == PYPROC_RUBY && j < m; j++)
+		ruby_cmethod(pf, p, words[j], &cm[j]);
+	struct framemerge_stack s = { .ips = ips, .n = n, .native = frames + first, .words = words, .m = m,
+				      .cmethod = p->lang == PYPROC_RUBY ? cm : NULL,
+				      .eval_lo = p->eval_lo, .eval_hi = p->eval_hi, .cold_lo = p->cold_lo,
+				      .cold_hi = p->cold_hi, .loop_lo = p->loop_lo, .loop_hi = p->loop_hi,
+				      .native_whole = stackframes_user_whole(sf) };
+	struct framemerge_result r;
+	framemerge_run(&s, &r);
+	pf->last.merged = (uint64_t)r.merged;
+	pf->last.mismatched = (uint64_t)r.mismatched;
+	pf->last.unpaired = (uint64_t)r.unpaired;
+	pf->last.dropped = (uint64_t)r.dropped;
+	pf->last.outside = (uint64_t)r.outside;
+	pf->last.trampolines = (uint64_t)r.trampolines;
+	const char **names = marple_malloc(sizeof(*names) * (r.nout + 1));
+	for (size_t i = 0; i < r.nout; i++) {
+		int j = r.out[i].word;
+		names[i] = j < 0 ? r.out[i].native
+			 : described(pf, sf, p, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
 	}
-	int whole = stackframes_user_whole(sf);
-	int pairs = pyframes_pair(na, ns, complete, whole, pair_of_act);
-	/* Paired from the leaf, the native stack seen holds the innermost
-	 * activations: the Python frames left over ran in activations further
-	 * out, beyond where the native stack was cut, so they go first, whole,
-	 * then a frame saying native frames are missing there */
-	int outer_from = m;
-	if (!pyframes_from_root(na, ns, complete, whole) && na < ns + !complete)
-		outer_from = pairs ? seg_end[pairs - 1] : 0;
-	if (na == ns && complete) {
-		pf->last.merged = 1;
-	} else {
-		pf->last.mismatched = 1;
-		pf->last.unpaired = (uint64_t)(na - pairs);
-		int kept = m - outer_from;
-		for (int a = 0; a < na; a++)
-			if (pair_of_act[a] >= 0)
-				kept += seg_end[pair_of_act[a]] - seg_start[pair_of_act[a]];
-		pf->last.dropped = (uint64_t)(m - kept);
-		pf->last.outside = outer_from < m;
-	}
-	const char **names = marple_malloc(sizeof(*names) * (size_t)(n + m + 2));
-	int k = 0, a = na - 1;
-	if (outer_from < m) {
-		for (int j = m - 1; j >= outer_from; j--)
-			names[k++] = described(pf, sf, p, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
-		names[k++] = "[native frames not unwound]";
-	}
-	for (int i = n - 1; i >= 0; i--) {
-		if (a >= 0 && act[a] == i) {
-			int s = pair_of_act[a--];
-			if (s >= 0) {
-				for (int j = seg_end[s] - 1; j >= seg_start[s]; j--)
-					names[k++] = described(pf, sf, p, pynames ? pynames[j] : frame_name(pf, p, words[j], 0));
-				continue;
-			}
-		}
-		const char *native = frames[first + (size_t)(n - 1 - i)];
-		/* Ruby's VM loop, called by the activation before it: the Ruby
-		 * frames say it */
-		if (i + 1 < n && a + 1 < na && act[a + 1] == i + 1 &&
-		    ips[i] - (i > 0) >= p->loop_lo && ips[i] - (i > 0) < p->loop_hi)
-			continue;
-		/* 3.12+'s -X perf trampoline (its perf map's "py::qualname:file"):
-		 * the walked frames say the same, with the line */
-		if (strncmp(native, "py::", 4) == 0) {
-			pf->last.trampolines++;
-			continue;
-		}
-		names[k++] = native;
-	}
-	stackframes_user_splice(sf, first, names, (size_t)k);
+	stackframes_user_splice(sf, first, names, r.nout);
 	free(names);
+	free(r.out);
 }
 
 /* One stack's merge: its native frames are in sf from first on; its Python

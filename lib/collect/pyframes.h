@@ -9,8 +9,9 @@
  * PL_revision.PL_version.PL_subversion (lib/collect/perllayout.h); its subs
  * ("Package::sub (file:line)", kind "perl") replace each runops activation.
  * Ruby's likewise: a libruby exporting ruby_current_vm_ptr and rb_vm_exec
- * (lib/collect/rubylayout.h); its iseqs ("label (file:line)") and C
- * methods ("Class#method") replace each rb_vm_exec activation, kind "ruby".
+ * (lib/collect/rubylayout.h); its iseqs ("label (file:line)") replace
+ * each rb_vm_exec activation, its C methods ("Class#method") go before
+ * their C functions' native frames (framemerge.h), kind "ruby".
  * The trailer's "python" counts all four (its interpreters: "php 8.2.36
  * table", "perl 5.36.0 table", "ruby 3.1.2 table").
  *

@@ -36,6 +36,7 @@ enum {
 	 * type in the low 4 bits) */
 	RUBY_T_CLASS = 2, RUBY_T_MODULE = 3, RUBY_CLASS_SUPER = 16,
 	RUBY_FL_SINGLETON = 1 << 12, RUBY_METHOD_TYPE_MASK = 0xf, RUBY_METHOD_TYPE_ISEQ = 0,
+	RUBY_METHOD_TYPE_CFUNC = 1,	/* a C method: its function first in the body */
 	/* st.h's st_table (a class's instance variables, by ID): its entries
 	 * from start to bound, each a hash, a key and a value */
 	RUBY_ST_START = 32, RUBY_ST_BOUND = 40, RUBY_ST_ENTRIES = 48, RUBY_ST_ENTRY = 24,

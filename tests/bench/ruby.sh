@@ -28,7 +28,7 @@ B="(;[^;(]+)*(;block in Object%23crunch$P(;[^;(]+)*)?\$"	# Integer#times, its bl
 expect() {
 	case $1 in
 	chain) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;Object%23settle$P;Object%23crunch$P$B" ;;
-	sort) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;Object%23settle_sorted$P;Enumerable%23sort_by(;[^;(]+)*(;block in Object%23settle_sorted$P(;[^;(]+)*)?\$" ;;
+	sort) echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P;Object%23settle_sorted$P(;[^;(]+)*;Enumerable%23sort_by(;[^;(]+)*(;block in Object%23settle_sorted$P(;[^;(]+)*)?\$" ;;
 	recurse) D=";Object%23descend$P"; echo "^ruby3[.]1;_start;.*;ruby_run_node;[^;(]*;<main>$P$D$D$D$D$D$D$D$D$D;Object%23crunch$P$B" ;;
 	esac
 }

@@ -3,11 +3,11 @@
 # frames replace the interpreter's rb_vm_exec activations in the stacks,
 # named by their class as Ruby's profilers name them (Object#settle,
 # Ledger.settle, block in Ledger#crunch), C methods (Integer#times,
-# Enumerable#sort_by) named in their activation, the C frames between
-# activations stay, _start stays at the bottom; each thread's frames are
+# Enumerable#sort_by) named where their C functions' native frames are, the
+# C frames between activations stay, _start stays at the bottom; each thread's frames are
 # its own.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 16
+plan 17
 CS="$MARPLE_BIN/marple-callstack"
 RUBY=/usr/bin/ruby3.1
 
@@ -41,7 +41,8 @@ check "ruby: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$
 total=$(weight "$T/chain.out" '.')
 chain=$(weight "$T/chain.out" "^ruby3[.]1;_start;.*;ruby_run_node;.*$MAIN;Object%23settle [(]$F:17[)];Object%23crunch [(]$F:10[)](;|\$)")
 share "ruby: _start ... ruby_run_node;<main>;Object#settle;Object#crunch (file:line) in >= 90% of the samples" "$chain" "$total" 90
-block=$(weight "$T/chain.out" "$MAIN;Object%23settle$P;Object%23crunch$P;Integer%23times;.*;block in Object%23crunch [(]$F:11[)](;|\$)")
+N='(;[^;(]+)*'	# native frames, or none
+block=$(weight "$T/chain.out" "$MAIN;Object%23settle$P;Object%23crunch$P$N;Integer%23times;.*;block in Object%23crunch [(]$F:11[)](;|\$)")
 evalw=$(weight "$T/chain.out" ';rb_vm_exec(;|$)')
 merged=$(trailer_num "$T/chain.out" samples_merged)
 if [ "$block" -ge $(( total / 3 )) ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}" -ge $(( total * 9 / 10 )) ]; then
@@ -69,16 +70,28 @@ else
 	fail "ruby: go tool pprof" "go missing (scripts/install-deps installs golang-go)"
 fi
 
-# 2. sort_by with a Ruby block: Enumerable#sort_by (C) in its activation,
-# its C under it, the block's own activation after rb_yield
+# 2. sort_by with a Ruby block: Enumerable#sort_by (C) after the VM's
+# frames that call it, its C under it, the block's own activation after
+# rb_yield
 run sort 2 "$T/sort.out"
 total=$(weight "$T/sort.out" '.')
-cb=$(weight "$T/sort.out" "$MAIN;Object%23settle_sorted [(]$F:21[)];Enumerable%23sort_by;.*;rb_yield;block in Object%23settle_sorted [(]$F:22[)](;|\$)")
-insort=$(weight "$T/sort.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_sorted [(]$F:21[)];Enumerable%23sort_by(;|\$)")
+cb=$(weight "$T/sort.out" "$MAIN;Object%23settle_sorted [(]$F:21[)]$N;Enumerable%23sort_by;.*;rb_yield;block in Object%23settle_sorted [(]$F:22[)](;|\$)")
+insort=$(weight "$T/sort.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_sorted [(]$F:21[)]$N;Enumerable%23sort_by(;|\$)")
 if [ "$cb" -ge $(( total / 10 )) ] && [ "$insort" -ge $(( total * 9 / 10 )) ]; then
 	pass "ruby: Enumerable#sort_by in place, its block under rb_yield ($cb; $insort in sort_by of $total)"
 else
 	fail "ruby: Enumerable#sort_by in place, its block under rb_yield" "$cb, $insort of $total: $(grep -m1 settle_sorted "$T/sort.out" | cut -c1-400)"
+fi
+# 2b. a C method called from C (sort_by's rb_block_call calls Array#each)
+# is where its C function runs: Array#each just before rb_ary_each (libruby
+# exports it), not at the end of its activation's frames before the C that
+# calls it (90% of the samples in it whose native stack was not cut)
+each=$(( $(weight "$T/sort.out" ';Array%23each(;|$)') - $(weight "$T/sort.out" ';Array%23each;\[native frames not unwound\]') ))
+placed=$(weight "$T/sort.out" ";Enumerable%23sort_by;.*;rb_block_call$N;Array%23each;rb_ary_each(;|\$)")
+if [ "$each" -gt 0 ] && [ $((placed * 100)) -ge $((each * 90)) ]; then
+	pass "ruby: Array#each (called from C) beside rb_ary_each ($placed of $each samples)"
+else
+	fail "ruby: Array#each (called from C) beside rb_ary_each" "$placed of $each samples: $(grep -v '^{' "$T/sort.out" | grep -F 'Array%23each' | sort -t'#' -k1 -rn | head -n 1 | cut -c1-500)"
 fi
 
 # 3. recursion: descend nine deep, each its own frame with its line
@@ -94,7 +107,7 @@ share "ruby: <main>;Object#descend x 9;Object#crunch" "$rec" "$total" 90
 # Integer#times's C; case 1's block, ~53%, wants a third)
 run class 2 "$T/class.out"
 total=$(weight "$T/class.out" '.')
-cls=$(weight "$T/class.out" "$MAIN;Ledger[.]settle [(]$F:36[)];Ledger%23crunch [(]$F:41[)];Integer%23times;.*;block in Ledger%23crunch [(]$F:41[)](;|\$)")
+cls=$(weight "$T/class.out" "$MAIN;Ledger[.]settle [(]$F:36[)];Ledger%23crunch [(]$F:41[)]$N;Integer%23times;.*;block in Ledger%23crunch [(]$F:41[)](;|\$)")
 share "ruby: <main>;Ledger.settle;Ledger#crunch;Integer#times;block in Ledger#crunch" "$cls" "$total" 40
 
 # 4. a Ruby of a version without a known layout: said once, profiled natively
@@ -105,7 +118,7 @@ interp_refused_cases ruby "$T/unknown.out" \
 
 # 5. off the CPU: marple-offcpu gets the Ruby frames too
 interp_offcpu "$RUBY" "$F" "$T/off.out"
-offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)];Kernel%23sleep;")
+offw=$(weight "$T/off.out" "^ruby3[.]1;_start;.*;$MAIN;Object%23settle_waiting [(]$F:31[)]$N;Kernel%23sleep;")
 offtotal=$(weight "$T/off.out" '.')
 share "ruby: marple-offcpu: <main>;Object#settle_waiting;Kernel#sleep" "$offw" "$offtotal" 90
 
