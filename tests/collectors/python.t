@@ -305,25 +305,16 @@ shape "each worker thread's spin under Thread.run, from clone3" \
 LIBPY=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
 if [ -r "$LIBPY" ]; then
 	cp "$MARPLE_TOP/tests/workloads/pyembedded.py" "$T/embedded.py"
-	rm -f "$T/go"
-	"$W/dlembed" "$LIBPY" "$T/embedded.py" 1.5 "$T/go" & em=$!
-	MARPLE_DEBUG_ANSWERS=1 "$CS" -F 499 -p "$em" 60 > "$T/em.out" 2> "$T/em.err" & cs=$!
-	i=0
-	while ! grep -q "answer: pid $em .*: native: no interpreter" "$T/em.err" 2>/dev/null && [ $i -lt 300 ] && running "$cs"; do
-		sleep 0.1; i=$((i + 1))
-	done
-	touch "$T/go"
-	wait "$em"; emrc=$?
-	wait "$cs"
+	dlembed_run "$LIBPY" "$T/embedded.py" "$T/em.out"
 	F=$T/embedded.py
 	total=$(weight "$T/em.out" '.'); natw=$(weight "$T/em.out" ';main;spin_natively$')
-	chain=$(weight "$T/em.out" "^dlembed;_start;.*;main;run_python;PyRun_SimpleStringFlags;.*;<module> [(]$F:19[)];settle [(]$F:14[)];crunch [(]$F:[89][)]")
-	pyall=$(weight "$T/em.out" ';run_python;PyRun_SimpleStringFlags;')
-	if [ "$emrc" -eq 0 ] && [ "$natw" -gt 0 ] && [ "$chain" -gt 0 ] && [ $((chain * 100)) -ge $((pyall * 90)) ]; then
+	chain=$(weight "$T/em.out" "^dlembed;_start;.*;main;run_library;PyRun_SimpleStringFlags;.*;<module> [(]$F:19[)];settle [(]$F:14[)];crunch [(]$F:[89][)]")
+	pyall=$(weight "$T/em.out" ';run_library;PyRun_SimpleStringFlags;')
+	if [ "$dlembed_rc" -eq 0 ] && [ "$natw" -gt 0 ] && [ "$chain" -gt 0 ] && [ $((chain * 100)) -ge $((pyall * 90)) ]; then
 		pass "python: dlopen'ed libpython: native first (spin_natively $natw), then <module>;settle;crunch (file:line) in $chain of $pyall samples in PyRun"
 	else
 		fail "python: dlopen'ed libpython: native first, then <module>;settle;crunch in >= 90%" \
-			"workload exit $emrc; spin_natively $natw, chain $chain, PyRun $pyall of $total: $(grep -v '^{' "$T/em.out" | grep -F run_python | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.err" | tr '\n' ' ')"
+			"workload exit $dlembed_rc; spin_natively $natw, chain $chain, PyRun $pyall of $total: $(grep -v '^{' "$T/em.out" | grep -F run_library | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.out.err" | tr '\n' ' ')"
 	fi
 	again=$(trailer_num "$T/em.out" native_processes_looked_at_again); later=$(trailer_num "$T/em.out" native_processes_walked_later)
 	if [ "${again:-0}" -ge 1 ] && [ "${later:-0}" -eq 1 ]; then

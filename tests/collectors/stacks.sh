@@ -158,3 +158,21 @@ interp_started_case() {
 		fail "$_name" "$(grep -m1 -F "$3" "$T/sys.out" | cut -c1-300) $(grep -o '"interpreters":{[^}]*}' "$T/sys.out") $(head -c 300 "$T/sys.err")"
 	fi
 }
+
+# dlembed_run LIB SCRIPT OUT: tests/workloads/dlembed spinning natively
+# under marple-callstack -p (MARPLE_DEBUG_ANSWERS) until the collector has
+# answered it native (30 s at most), then dlopen()ing LIB to run SCRIPT
+# 1.5 s; OUT, OUT.err the capture, $dlembed_rc the workload's exit.
+dlembed_run() {
+	rm -f "$T/dlembed.go"
+	"$MARPLE_BIN/workloads/dlembed" "$1" "$2" 1.5 "$T/dlembed.go" & _em=$!
+	MARPLE_DEBUG_ANSWERS=1 "$MARPLE_BIN/marple-callstack" -F 499 -p "$_em" 60 > "$3" 2> "$3.err" & _cs=$!
+	_i=0
+	while ! grep -q "answer: pid $_em .*: native: no interpreter" "$3.err" 2>/dev/null && [ $_i -lt 300 ] &&
+	      running "$_cs"; do
+		sleep 0.1; _i=$((_i + 1))
+	done
+	touch "$T/dlembed.go"
+	wait "$_em"; dlembed_rc=$?
+	wait "$_cs"
+}

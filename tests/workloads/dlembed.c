@@ -1,9 +1,10 @@
-/* dlembed — a native program that runs Python only later, by dlopen()ing a
- * shared libpython (as uwsgi, vim or a C program embedding Python do): it
- * burns CPU natively in spin_natively until GO_FILE exists (60 s at most),
- * then loads LIB, sets SECS and runs SCRIPT's code with PyRun_SimpleString
- * (its frames named by SCRIPT's path).  No Python headers: the three
- * functions are looked up by name.  python.t's "dlopen'ed" case.
+/* dlembed — a native program that runs Python (or Ruby) only later, by
+ * dlopen()ing a shared libpython or libruby (as uwsgi, vim or a C program
+ * embedding one do): it burns CPU natively in spin_natively until GO_FILE
+ * exists (60 s at most), then loads LIB, sets SECS ($secs) and runs
+ * SCRIPT's code with PyRun_SimpleString (Ruby: load), its frames named by
+ * SCRIPT's path.  No headers: the functions are looked up by name.
+ * python.t's and ruby.t's "dlopen'ed" cases.
  * Usage: dlembed LIB SCRIPT SECONDS GO_FILE
  * Exit: 0, 1 (LIB not loaded, no GO_FILE in 60 s, the script failed), 2 usage.
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -ldl
@@ -36,14 +37,43 @@ static int spin_natively(const char *go)
 	return 0;
 }
 
-/* Load lib and run script's code for secs seconds: 0, or -1. */
-static int run_python(const char *lib, const char *script, const char *secs)
+/* Run script's Ruby code for secs seconds in libruby h: 0, or -1. */
+static int run_ruby(void *h, const char *script, const char *secs)
+{
+	void (*init_stack)(volatile void *) = (void (*)(volatile void *))dlsym(h, "ruby_init_stack");
+	int (*setup)(void) = (int (*)(void))dlsym(h, "ruby_setup");
+	void (*loadpath)(void) = (void (*)(void))dlsym(h, "ruby_init_loadpath");
+	unsigned long (*eval)(const char *, int *) = (unsigned long (*)(const char *, int *))dlsym(h, "rb_eval_string_protect");
+	volatile unsigned long stack_start = 0;
+	char code[256];
+	int state = 0;
+
+	if (!init_stack || !setup || !loadpath || !eval) {
+		fprintf(stderr, "dlembed: no ruby_setup, ruby_init_loadpath or rb_eval_string_protect\n");
+		return -1;
+	}
+	init_stack(&stack_start);
+	if (setup() != 0)
+		return -1;
+	loadpath();
+	snprintf(code, sizeof(code), "$secs = %s; load ENV['DLEMBED_SCRIPT']", secs);
+	eval(code, &state);
+	return state == 0 ? 0 : -1;
+}
+
+/* Load lib and run script's code (Python's, or Ruby's in a libruby) for secs
+ * seconds: 0, or -1. */
+static int run_library(const char *lib, const char *script, const char *secs)
 {
 	void *h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
 	if (!h) {
 		fprintf(stderr, "dlembed: %s\n", dlerror());
 		return -1;
 	}
+	if (setenv("DLEMBED_SCRIPT", script, 1) != 0)
+		return -1;
+	if (dlsym(h, "ruby_setup"))
+		return run_ruby(h, script, secs);
 	void (*init)(int) = (void (*)(int))dlsym(h, "Py_InitializeEx");
 	int (*run)(const char *, void *) = (int (*)(const char *, void *))dlsym(h, "PyRun_SimpleStringFlags");
 	if (!init || !run) {
@@ -53,8 +83,6 @@ static int run_python(const char *lib, const char *script, const char *secs)
 	char code[4096];
 	snprintf(code, sizeof(code), "SECS = %s\nexec(compile(open(%s).read(), %s, 'exec'))\n", secs,
 		 "__import__('os').environ['DLEMBED_SCRIPT']", "__import__('os').environ['DLEMBED_SCRIPT']");
-	if (setenv("DLEMBED_SCRIPT", script, 1) != 0)
-		return -1;
 	init(0);
 	return run(code, NULL) == 0 ? 0 : -1;
 }
@@ -69,5 +97,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlembed: no %s after 60 s\n", argv[4]);
 		return 1;
 	}
-	return run_python(argv[1], argv[2], argv[3]) == 0 ? 0 : 1;
+	return run_library(argv[1], argv[2], argv[3]) == 0 ? 0 : 1;
 }
