@@ -34,6 +34,19 @@ static int is_cmethod(const struct merging *g, int j)
 	return g->s->cmethod && g->s->cmethod[j].is;
 }
 
+/* The C methods waiting: up to t (its C function's frame comes next), then
+ * those whose functions are not known (another file's): they stay where
+ * the Ruby frames left them. */
+static void put_pending(struct merging *g, int t)
+{
+	for (; g->head < g->npend; g->head++) {
+		const struct framemerge_cmethod *c = &g->s->cmethod[g->pend[g->head]];
+		if (g->head > t && c->hi > c->lo)
+			break;
+		put_word(g, g->pend[g->head]);
+	}
+}
+
 /* The frames of segment [start, end) of the words, root first, in place of
  * their activation; a Ruby activation's C methods (its leafmost frames:
  * one calling Ruby code calls it in an activation of its own) wait for
@@ -47,20 +60,20 @@ static void put_segment(struct merging *g, int start, int end)
 		put_word(g, j);
 	for (int j = q - 1; j >= start; j--)
 		g->pend[g->npend++] = j;
+	put_pending(g, -1);
 }
 
 /* Before the native frame at pc (a return address made its call's): the C
  * methods waiting, up to the one whose C function pc is in, if one is. */
-static void put_pending(struct merging *g, uint64_t pc)
+static void put_pending_at(struct merging *g, uint64_t pc)
 {
-	int last = -1;
-	for (int t = g->head; t < g->npend && last < 0; t++) {
+	for (int t = g->head; t < g->npend; t++) {
 		const struct framemerge_cmethod *c = &g->s->cmethod[g->pend[t]];
-		if (pc >= c->lo && pc < c->hi)
-			last = t;
+		if (pc >= c->lo && pc < c->hi) {
+			put_pending(g, t);
+			return;
+		}
 	}
-	for (; g->head <= last; g->head++)
-		put_word(g, g->pend[g->head]);
 }
 
 /* All the C methods waiting, as an activation or the leaf comes: their
@@ -162,8 +175,8 @@ void framemerge_run(const struct framemerge_stack *s, struct framemerge_result *
 			r->trampolines++;
 			continue;
 		}
-		if (g->npend)
-			put_pending(g, pc);
+		if (g->head < g->npend)
+			put_pending_at(g, pc);
 		put_native(g, native);
 	}
 	put_all_pending(g);
