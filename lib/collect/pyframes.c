@@ -537,6 +537,19 @@ static int look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	return 1;
 }
 
+/* Is the file of VMA note n an interpreter (as elf_of reads it, once a
+ * file)?  Only then is its process looked at again: a system-wide
+ * capture's compilers meet a dozen libraries each after their first
+ * sample, and reading their maps each time would hold the news up. */
+static int note_is_interpreter(struct pyframes *pf, const struct unwind_vma_note *n)
+{
+	struct procmaps_line l = { .start = n->start, .end = n->end, .pgoff = n->pgoff, .perms = "r-xp",
+				   .dev_major = n->key.dev >> 20, .dev_minor = n->key.dev & 0xfffff,
+				   .inode = n->key.ino, .path = "" };
+	const struct pyelf *e = elf_of(pf, (pid_t)n->tgid, &l);
+	return e->python || e->php || e->perl || e->ruby;
+}
+
 /* A file VMA the unwinder found outside the mappings it had read
  * (PROCNEWS_UNWIND_VMA, also the symbolizer's news): a process answered
  * native for want of an interpreter may have dlopen'ed one. */
@@ -554,6 +567,10 @@ static int on_mapped(void *ctx, void *data, size_t len)
 	if (!e || e->count[0] >= NATIVES_LOOKS)
 		return 0;
 	uint64_t start = marple_thread_cpu_ns();
+	if (!note_is_interpreter(pf, n)) {
+		pf->cpu_ns += marple_thread_cpu_ns() - start;
+		return 0;
+	}
 	hashtab_add(pf->natives, key, sizeof(key), 1, 0);
 	pf->natives_again++;
 	say_answer(pf, n->tgid, n->exec_id, "looked at again: a file mapped since it was answered native");
