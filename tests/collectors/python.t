@@ -302,28 +302,8 @@ shape "each worker thread's spin under Thread.run, from clone3" \
 # when the unwinder meets the file mapped since, its Python frames walked from
 # then on.  The workload spins natively until the collector has answered it
 # (MARPLE_DEBUG_ANSWERS), then loads libpython and runs settle;crunch 1.5 s.
-LIBPY=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
-if [ -r "$LIBPY" ]; then
-	cp "$MARPLE_TOP/tests/workloads/pyembedded.py" "$T/embedded.py"
-	dlembed_run "$LIBPY" "$T/embedded.py" "$T/em.out"
-	F=$T/embedded.py
-	total=$(weight "$T/em.out" '.'); natw=$(weight "$T/em.out" ';main;spin_natively$')
-	chain=$(weight "$T/em.out" "^dlembed;_start;.*;main;run_library;PyRun_SimpleStringFlags;.*;<module> [(]$F:19[)];settle [(]$F:14[)];crunch [(]$F:[89][)]")
-	pyall=$(weight "$T/em.out" ';run_library;PyRun_SimpleStringFlags;')
-	if [ "$dlembed_rc" -eq 0 ] && [ "$natw" -gt 0 ] && [ "$chain" -gt 0 ] && [ $((chain * 100)) -ge $((pyall * 90)) ]; then
-		pass "python: dlopen'ed libpython: native first (spin_natively $natw), then <module>;settle;crunch (file:line) in $chain of $pyall samples in PyRun"
-	else
-		fail "python: dlopen'ed libpython: native first, then <module>;settle;crunch in >= 90%" \
-			"workload exit $dlembed_rc; spin_natively $natw, chain $chain, PyRun $pyall of $total: $(grep -v '^{' "$T/em.out" | grep -F run_library | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.out.err" | tr '\n' ' ')"
-	fi
-	again=$(trailer_num "$T/em.out" native_processes_looked_at_again); later=$(trailer_num "$T/em.out" native_processes_walked_later)
-	if [ "${again:-0}" -ge 1 ] && [ "${later:-0}" -eq 1 ]; then
-		pass "python: the trailer counts it looked at again ($again) and walked later ($later)"
-	else
-		fail "python: the trailer counts it looked at again and walked later" "native_processes_looked_at_again ${again:-none}, native_processes_walked_later ${later:-none}"
-	fi
-else
-	echo "# absent: $LIBPY"
-	skip "python: dlopen'ed libpython" "absent: $LIBPY (Debian's libpython3.11)"
-	skip "python: the trailer counts it looked at again" "absent: $LIBPY"
-fi
+cp "$MARPLE_TOP/tests/workloads/pyembedded.py" "$T/embedded.py"
+E=$T/embedded.py
+dlembed_cases python /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 "$E" \
+	"^dlembed;_start;.*;main;run_library;PyRun_SimpleStringFlags;.*;<module> [(]$E:19[)];settle [(]$E:14[)];crunch [(]$E:[89][)]" \
+	';run_library;PyRun_SimpleStringFlags;'

@@ -165,28 +165,8 @@ interp_started_case ruby "$RUBY" "$F" "^ruby3[.]1;_start;.*;$MAIN;Object%23settl
 # 7. a native program that dlopen()s libruby later (a C program embedding
 # Ruby): answered native at its first samples, looked at again when the
 # unwinder meets libruby mapped since, its Ruby frames walked from then on
-LIBRB=/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1
-if [ -r "$LIBRB" ]; then
-	cp "$MARPLE_TOP/tests/workloads/rbembedded.rb" "$T/embedded.rb"
-	dlembed_run "$LIBRB" "$T/embedded.rb" "$T/em.out"
-	E=$T/embedded.rb
-	total=$(weight "$T/em.out" '.'); natw=$(weight "$T/em.out" ';main;spin_natively$')
-	chain=$(weight "$T/em.out" "^dlembed;_start;.*;main;run_library;run_ruby;.*;<top [(]required[)]> [(]$E:15[)];Object%23settle [(]$E:11[)];Object%23crunch [(]$E:6[)]")
-	rball=$(weight "$T/em.out" ';run_ruby;.*;Kernel%23load;')
-	if [ "$dlembed_rc" -eq 0 ] && [ "$natw" -gt 0 ] && [ "$chain" -gt 0 ] && [ $((chain * 100)) -ge $((rball * 90)) ]; then
-		pass "ruby: dlopen'ed libruby: native first (spin_natively $natw), then Object#settle;Object#crunch (file:line) in $chain of $rball samples in load"
-	else
-		fail "ruby: dlopen'ed libruby: native first, then Object#settle;Object#crunch in >= 90%" \
-			"workload exit $dlembed_rc; spin_natively $natw, chain $chain, load $rball of $total: $(grep -v '^{' "$T/em.out" | grep -F run_ruby | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.out.err" | tr '\n' ' ')"
-	fi
-	again=$(trailer_num "$T/em.out" native_processes_looked_at_again); later=$(trailer_num "$T/em.out" native_processes_walked_later)
-	if [ "${again:-0}" -ge 1 ] && [ "${later:-0}" -eq 1 ]; then
-		pass "ruby: the trailer counts it looked at again ($again) and walked later ($later)"
-	else
-		fail "ruby: the trailer counts it looked at again and walked later" "native_processes_looked_at_again ${again:-none}, native_processes_walked_later ${later:-none}"
-	fi
-else
-	echo "# absent: $LIBRB"
-	skip "ruby: dlopen'ed libruby" "absent: $LIBRB (Debian's libruby-3.1)"
-	skip "ruby: the trailer counts it looked at again" "absent: $LIBRB"
-fi
+cp "$MARPLE_TOP/tests/workloads/rbembedded.rb" "$T/embedded.rb"
+E=$T/embedded.rb
+dlembed_cases ruby /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1 "$E" \
+	"^dlembed;_start;.*;main;run_library;run_ruby;.*;<top [(]required[)]> [(]$E:15[)];Object%23settle [(]$E:11[)];Object%23crunch [(]$E:6[)]" \
+	';run_ruby;.*;Kernel%23load;'

@@ -176,3 +176,32 @@ dlembed_run() {
 	wait "$_em"; dlembed_rc=$?
 	wait "$_cs"
 }
+
+# dlembed_cases LANG LIB SCRIPT CHAIN ALL: 2 cases of dlembed_run: its
+# samples spin_natively first, then CHAIN (a regex) in >= 90% of those
+# matching ALL (in the script's run); the trailer counts it looked at again
+# and walked later.  LIB absent: both skipped, saying so.
+dlembed_cases() {
+	if [ ! -r "$2" ]; then
+		echo "# absent: $2"
+		skip "$1: dlopen'ed ${2##*/}" "absent: $2"
+		skip "$1: the trailer counts it looked at again" "absent: $2"
+		return
+	fi
+	dlembed_run "$2" "$3" "$T/em.out"
+	_tot=$(weight "$T/em.out" '.'); _nat=$(weight "$T/em.out" ';main;spin_natively$')
+	_ch=$(weight "$T/em.out" "$4"); _all=$(weight "$T/em.out" "$5")
+	if [ "$dlembed_rc" -eq 0 ] && [ "$_nat" -gt 0 ] && [ "$_ch" -gt 0 ] && [ $((_ch * 100)) -ge $((_all * 90)) ]; then
+		pass "$1: dlopen'ed ${2##*/}: native first (spin_natively $_nat), then its chain with file:line in $_ch of $_all samples"
+	else
+		fail "$1: dlopen'ed ${2##*/}: native first, then its chain in >= 90%" \
+			"workload exit $dlembed_rc; spin_natively $_nat, chain $_ch, $_all of $_tot: $(grep -v '^{' "$T/em.out" | grep -F run_library | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.out.err" | tr '\n' ' ')"
+	fi
+	_again=$(trailer_num "$T/em.out" native_processes_looked_at_again)
+	_later=$(trailer_num "$T/em.out" native_processes_walked_later)
+	if [ "${_again:-0}" -ge 1 ] && [ "${_later:-0}" -eq 1 ]; then
+		pass "$1: the trailer counts it looked at again ($_again) and walked later ($_later)"
+	else
+		fail "$1: the trailer counts it looked at again and walked later" "native_processes_looked_at_again ${_again:-none}, native_processes_walked_later ${_later:-none}"
+	fi
+}
