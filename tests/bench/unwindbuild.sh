@@ -15,6 +15,16 @@
 # over the samples.  Then -p on one clang, cold, warm and --no-cache:
 # the start-up and CPU of the collector.
 #
+# UNWIND_BUILD_LOAD=N adds N CPU spinners for the whole bench (each bounded
+# by timeout, killed on exit), waits up to 2 minutes for the 1-minute load
+# average to reach N, and prints the load average beside every result: the
+# floor "cold cache at load >= 16" is measured with UNWIND_BUILD_LOAD=16.
+# UNWIND_BUILD_RUNS picks the runs and their order (default: cold warm fp
+# dwarf perf p; "p" is the -p part); every cold run starts on an empty
+# cache.  UNWIND_BUILD_BASE=DIR adds the run "base", a cold one with DIR's
+# marple-callstack (e.g. /work/main/build), for before/after in one run:
+# UNWIND_BUILD_RUNS="base cold base cold".
+#
 # Rooted, the floor's measure: a stack that reaches __libc_start_main or
 # start_thread, or that ends at the entry of the program's dynamic loader
 # (clang spends a third of its life in ld.so relocating libLLVM, before
@@ -24,8 +34,16 @@
 # one the program's PT_INTERP names (same device and inode), and its file
 # offset within 64 bytes of that file's ELF entry point.
 set -u
-T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+spinners=
+T=$(mktemp -d) && trap 'kill $spinners 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
 SECS=${UNWIND_BUILD_SECS:-8}
+LOAD=${UNWIND_BUILD_LOAD:-0}
+BASE=${UNWIND_BUILD_BASE:-}
+runs=${UNWIND_BUILD_RUNS:-cold warm fp dwarf perf p}
+case $LOAD in *[!0-9]* | "") echo "bench: unwindbuild: FAILED: UNWIND_BUILD_LOAD=$LOAD is not a number"; exit 1 ;; esac
+[ -z "$BASE" ] || [ -x "$BASE/marple-callstack" ] ||
+	{ echo "bench: unwindbuild: FAILED: UNWIND_BUILD_BASE=$BASE has no marple-callstack"; exit 1; }
 [ "$(id -u)" = 0 ] && command -v gcc >/dev/null && command -v clang >/dev/null ||
 	{ echo "bench: unwindbuild: skipped (needs root, gcc and clang)"; exit 0; }
 SRC="$MARPLE_TOP/lib/collect/unwindtablescfi.c"
@@ -35,6 +53,19 @@ for cc in gcc clang; do
 	$cc -O2 $INC -c "$SRC" -o "$T/check.o" 2> "$T/check.err" ||
 		{ echo "bench: unwindbuild: FAILED: $cc cannot compile $SRC: $(head -n 1 "$T/check.err")"; exit 1; }
 done
+# the spinners: each bounded (the whole bench's length, and some), all
+# killed by the trap
+if [ "$LOAD" -gt 0 ]; then
+	bound=$((300 + $(echo $runs | wc -w) * (SECS + 60)))
+	i=0
+	while [ $i -lt "$LOAD" ]; do
+		timeout "$bound" sh -c 'while :; do :; done' & spinners="$spinners $!"
+		i=$((i + 1))
+	done
+	waited=0
+	while [ $waited -lt 120 ] && [ "$(cut -d. -f1 /proc/loadavg)" -lt "$LOAD" ]; do sleep 2; waited=$((waited + 2)); done
+	echo "bench: unwindbuild: $LOAD CPU spinners added, load reached in ${waited} s"
+fi
 echo "bench: unwindbuild: load average $(cut -d' ' -f1-3 /proc/loadavg), $(getconf _NPROCESSORS_ONLN) CPUs"
 # comm, its program's interpreter (device:inode) and that file's entry point
 # as a file offset, for the rooted measure
@@ -49,19 +80,34 @@ loader_of() {
 }
 { loader_of cc1 "$(gcc -print-prog-name=cc1)"; loader_of clang "$(command -v clang)"; } > "$T/loaders"
 echo "bench: unwindbuild: rooted = reaches __libc_start_main/start_thread, or ends at the entry of the program's dynamic loader (PT_INTERP, by inode; entry by file offset): $(awk '{printf "%s%s %s+%d", (NR > 1 ? ", " : ""), $1, $2, $3}' "$T/loaders")"
-export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: the cold run starts empty
-runs="cold warm fp dwarf"
-command -v perf >/dev/null && runs="$runs perf"	# perf record -a --call-graph dwarf, the same load
+export MARPLE_CACHE_DIR="$T/cache"	# not the machine's: every cold run starts empty
+n=0 last_tables=
 for run in $runs; do
-	case $run in cold | warm) mode=tables label="tables ($run cache)" ;; perf) mode=perf label="perf record --call-graph dwarf" ;; *) mode=$run label=$run ;; esac
+	n=$((n + 1))
+	callstack=marple-callstack
+	case $run in
+	cold) mode=tables label="tables (cold cache)"; rm -rf "$T/cache" ;;
+	warm) mode=tables label="tables (warm cache)" ;;
+	base) mode=tables label="tables (cold cache, $BASE)" callstack=$BASE/marple-callstack; rm -rf "$T/cache"
+		[ -n "$BASE" ] || { echo "bench: unwindbuild: run base needs UNWIND_BUILD_BASE"; continue; } ;;
+	perf) mode=perf label="perf record --call-graph dwarf"
+		command -v perf >/dev/null || continue ;;	# perf record -a --call-graph dwarf, the same load
+	fp | dwarf) mode=$run label=$run ;;
+	p) continue ;;
+	*) echo "bench: unwindbuild: unknown run $run (cold warm base fp dwarf perf p)"; continue ;;
+	esac
+	run=$run$n
+	[ "$mode" = tables ] && last_tables=$run
 	( while :; do gcc -O2 $INC -c "$SRC" -o "$T/g.o" 2>/dev/null; done ) & g=$!
 	( while :; do clang -O2 $INC -c "$SRC" -o "$T/c.o" 2>/dev/null; done ) & c=$!
 	sleep 1
 	if [ "$mode" = perf ]; then
 		perf record -q -a --call-graph dwarf -F 499 -o "$T/perf.data" -- sleep "$SECS" > "$T/$run.err" 2>&1
 	else
-		/usr/bin/time -f '%U %S' -o "$T/$run.time" marple-callstack -U --addresses --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
+		/usr/bin/time -f '%U %S' -o "$T/$run.time" "$callstack" -U --addresses --unwind "$mode" -F 499 "$SECS" > "$T/$run.out" 2> "$T/$run.err"
 	fi
+	load=$(cut -d' ' -f1 /proc/loadavg)	# at the capture's end
+	label="$label at load $load"
 	kill "$g" "$c" 2>/dev/null; wait "$g" "$c" 2>/dev/null
 	if [ "$mode" = perf ]; then	# perf's own unwinding (libdw) after the capture; a sample a line
 		perf script --no-inline -i "$T/perf.data" -F comm,tid,time,event,ip,sym,dso 2>> "$T/$run.err" < /dev/null | marple-fold -s > "$T/$run.out" 2>> "$T/$run.err"
@@ -110,12 +156,13 @@ for run in $runs; do
 		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt; of %d user stacks (all processes) %d complete, cut: %d table not loaded (%d file not built, %d file not found), %d depth, %d unsupported rule, %d no CFI and no frame pointer, %d read fault", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt"), num("stacks"), num("complete"), num("cut_table_not_loaded"), num("cut_file_not_built"), num("cut_file_not_found"), num("cut_depth_limit"), num("cut_unsupported_rule"), num("cut_no_table"), num("cut_read_fault")
 		  printf "\n" }' "$T/$run.out"
 done
-u=$(grep -o '"unwind":{[^}]*}' "$T/cold.out" | tail -n 1)
+[ -n "$last_tables" ] && u=$(grep -o '"unwind":{[^}]*}' "$T/$last_tables.out" | tail -n 1) &&
 echo "bench: unwindbuild: tables: $(echo "$u" | sed -n 's/.*"rows":\([0-9]*\).*/\1/p') rows, $(echo "$u" | sed -n 's/.*"table_bytes":\([0-9]*\).*/\1/p') bytes of table ($(echo "$u" | sed -n 's/.*"bytes_per_row":\([0-9]*\.\{0,1\}[0-9]\{0,2\}\).*/\1/p') bytes a row, index and $(echo "$u" | sed -n 's/.*"rules":\([0-9]*\).*/\1/p') rules included; $(echo "$u" | sed -n 's/.*"table_memory":\([0-9]*\).*/\1/p') bytes allocated), built in $(echo "$u" | sed -n 's/.*"build_cpu_ms":\([0-9.]*\).*/\1/p') ms of CPU; files without room: $(echo "$u" | sed -n 's/.*"files_without_room":\([0-9]*\).*/\1/p')"
 
 # -p on one clang (libLLVM + libclang-cpp: its tables are most of the
 # build's), on an empty cache, then on what that left, then with
 # --no-cache: the collector's start-up (to MARPLE_READY_FILE) and CPU
+case " $runs " in *" p "*) ;; *) exit 0 ;; esac
 export MARPLE_CACHE_DIR="$T/cache-p"
 ( sleep 60 | exec clang -x c -c - -o /dev/null ) & cl=$!
 sleep 1
