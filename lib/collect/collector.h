@@ -66,6 +66,10 @@ void collector_verbose_trailer(json_t *trailer);
  * the kernel memory of the BPF maps it has open (bpf_map_bytes, the
  * kernel's memlock of each, and bpf_maps); marple-format(5). */
 void collector_memory_trailer(json_t *trailer);
+/* The priority a collector's threads that samples wait for take (the
+ * drainer's, the unwind tables' builder): ahead of ordinary processes on a
+ * busy machine; best effort (setpriority of the calling thread). */
+#define COLLECTOR_NICE -10
 /* What -v and -vv mean in every collector. */
 #define COLLECTOR_VERBOSE_HELP "statistics on stderr; -vv: libbpf's messages too"
 

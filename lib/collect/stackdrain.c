@@ -15,12 +15,11 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
+#include "collector.h"
 #include "hashtab.h"
 #include "stackframes.h"
 #include "stacks.h"
 #include "util.h"
-
-#define STACKDRAIN_NICE -10
 
 /* The stacks of one set as they were when it was last cleared: slot -> its
  * addresses (pos[slot] - 1 indexes copy; 0: the slot was free). */
@@ -371,7 +370,7 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_
 	 * let it wait 50 to 230 ms while the active set filled (mallocstacks,
 	 * 2048 stacks a set, two tar|gzip loops on 2 CPUs: 1-6% of the stacks
 	 * lost): ahead of ordinary processes, it drains in time */
-	setpriority(PRIO_PROCESS, 0, STACKDRAIN_NICE);	/* best effort */
+	setpriority(PRIO_PROCESS, 0, COLLECTOR_NICE);	/* best effort */
 	d->last_ms = now_ms();
 	return d;
 }

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
+#include "collector.h"
 #include "hashtab.h"
 #include "mappedfiles.h"
 #include "procmaps.h"
@@ -267,6 +269,7 @@ struct unwindtables {
 	struct unwindtables_counts {
 		uint64_t c[UNWIND_NCOUNTERS];
 		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
+		uint64_t requests_served, request_wait_ns;
 		struct unwindtablescache_stats cache;
 	} reported, before;
 	char **no_room_paths;		/* the first UNWINDTABLES_NAMED of them */
@@ -282,8 +285,12 @@ struct unwindtables {
 	pthread_mutex_t load_lock;	/* files, slots and counts: one load at a time */
 	int warm;			/* libc's and ld.so's tables built */
 	pid_t queue[256];
+	uint64_t queued_ns[256];	/* when each was asked for */
 	unsigned nqueue;
 	uint64_t queue_full;
+	/* how long requests waited for the worker (asked until served), and
+	 * the longest wait of the section */
+	uint64_t requests_served, request_wait_ns, request_wait_max_ns;
 
 	/* the file mappings of the process being loaded, for the symbolizer
 	 * (unwindtables_share_maps; under load_lock) */
@@ -799,6 +806,11 @@ static void *serve_requests(void *arg)
 {
 	struct unwindtables *t = arg;
 
+	/* samples end in [no unwind table] until their files are built: at nice
+	 * -10, load 18, requests waited 320 ms (mean) for 91 ms of building */
+	struct sched_param rt = { .sched_priority = 1 };
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) != 0)
+		setpriority(PRIO_PROCESS, 0, COLLECTOR_NICE);	/* this thread; best effort */
 	unwindtables_warm_up(t);	/* here, if not done before the capture: it can take a while */
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
@@ -807,10 +819,16 @@ static void *serve_requests(void *arg)
 		if (t->stopping)
 			break;
 		pid_t pid = t->queue[0];
+		uint64_t wait = marple_now_monotonic_ns() - t->queued_ns[0];
 		memmove(t->queue, t->queue + 1, --t->nqueue * sizeof(t->queue[0]));
+		memmove(t->queued_ns, t->queued_ns + 1, t->nqueue * sizeof(t->queued_ns[0]));
 		pthread_mutex_unlock(&t->lock);
 		unwindtables_load_pid(t, pid);
 		pthread_mutex_lock(&t->lock);
+		t->requests_served++;
+		t->request_wait_ns += wait;
+		if (wait > t->request_wait_max_ns)
+			t->request_wait_max_ns = wait;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
@@ -830,9 +848,10 @@ static int on_request(void *ctx, void *data, size_t len)
 	for (i = 0; i < t->nqueue && t->queue[i] != pid; i++)
 		;
 	if (i == t->nqueue) {
-		if (t->nqueue < sizeof(t->queue) / sizeof(t->queue[0]))
+		if (t->nqueue < sizeof(t->queue) / sizeof(t->queue[0])) {
+			t->queued_ns[t->nqueue] = marple_now_monotonic_ns();
 			t->queue[t->nqueue++] = pid;
-		else
+		} else
 			t->queue_full++;	/* asked again in 20 ms */
 	}
 	pthread_cond_signal(&t->wake);
@@ -902,6 +921,10 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
 					.loads = t->loads, .cache = *now_cs };
+	r->requests_served = t->requests_served;	/* the worker has stopped */
+	r->request_wait_ns = t->request_wait_ns;
+	uint64_t wait_max = t->request_wait_max_ns;
+	t->request_wait_max_ns = 0;	/* the next section's own */
 	struct unwindtablescache_stats section_cs = {
 		.read = now_cs->read - b->cache.read, .waited = now_cs->waited - b->cache.waited,
 		.stale = now_cs->stale - b->cache.stale, .corrupt = now_cs->corrupt - b->cache.corrupt,
@@ -954,6 +977,9 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
 	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)(t->loads - b->loads)));
+	json_object_set_new(u, "requests_served", json_integer((json_int_t)(r->requests_served - b->requests_served)));
+	json_object_set_new(u, "request_wait_ms", json_real((double)(r->request_wait_ns - b->request_wait_ns) / 1e6));
+	json_object_set_new(u, "request_wait_max_ms", json_real((double)wait_max / 1e6));
 	json_object_set_new(trailer, "unwind", u);
 	/* the cut_* counts are the walker's, by event: the warning about cut
 	 * stacks counts the stacks written (stacksbpf.c warn_incomplete) */
