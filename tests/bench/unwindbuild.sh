@@ -114,7 +114,7 @@ for run in $runs; do
 		rm -f "$T/perf.data"
 	fi
 	# the outermost frames at a loader's entry: name, and the comm whose loader it is
-	grep '^{"trailer"' "$T/$run.out" | tail -n 1 | jq -r '.frames // {} | to_entries[] | select(.value.file and .value.offset != null) | "\(.key)\t\(.value.file)\t\(.value.offset)"' 2>/dev/null |
+	grep '^{"trailer"' "$T/$run.out" | tail -n 1 | jq -r --argjson entries "[$(awk '{printf "%s%d", (NR > 1 ? "," : ""), $3}' "$T/loaders")]" '.frames // {} | to_entries[] | select(.value.file and .value.offset != null) | .value.offset as $o | select(any($entries[]; $o >= . and $o < . + 64)) | "\(.key)\t\(.value.file)\t\(.value.offset)"' 2>/dev/null |
 	while IFS='	' read -r name file off; do
 		id=$(stat -L -c %d:%i "$file" 2>/dev/null) || continue
 		awk -v id="$id" -v off="$off" -v name="$name" '$2 == id && off >= $3 && off < $3 + 64 { print $1 "\t" name }' "$T/loaders"
