@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 54
+plan 55
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -96,6 +96,9 @@ share "unwind: dlopen: libz's crc32 samples reach _start through main;dl_phase" 
 	"$(weight "$T/dl.out" '^unwinds;_start;__libc_start_main;(.*;)?main;dl_phase;[^;]*crc32')" "$crc" 75
 check "unwind: dlopen: the new mapping was asked for and loaded" \
 	test "$(trailer_unwind "$T/dl.out" process_loads)" -ge 2
+# the request's wait is counted (the trailer's measure of a starved builder)
+check "unwind: dlopen: the request served, its wait counted" \
+	test "$(trailer_unwind "$T/dl.out" requests_served)" -ge 1 -a -n "$(trailer_unwind "$T/dl.out" request_wait_max_ms)"
 
 # 6. a process that execs during the capture: the new image's tables
 after_ready "$T/rexec" "$W/nofp" 2 & wl=$!	# exec'ed once the capture runs
