@@ -316,6 +316,33 @@ static uint64_t bpf_map_bytes(uint64_t *maps)
 	return bytes;
 }
 
+int collector_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t chld, old;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	int rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static void child_changed(int sig)
+{
+	(void)sig;	/* its delivery is the point: epoll_wait returns EINTR */
+}
+
+void collector_wake_on_child(void)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = child_changed;
+	sa.sa_flags = SA_RESTART;	/* no SA_NOCLDSTOP: a stop is what we wait for */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
 void collector_memory_trailer(json_t *trailer)
 {
 	uint64_t maps, map_bytes = bpf_map_bytes(&maps);

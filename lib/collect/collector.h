@@ -70,6 +70,15 @@ void collector_memory_trailer(json_t *trailer);
  * drainer's, the unwind tables' builder): ahead of ordinary processes on a
  * busy machine; best effort (setpriority of the calling thread). */
 #define COLLECTOR_NICE -10
+/* pthread_create for a collector's helper threads: they start with SIGCHLD
+ * blocked, so a -c command's stops (collector_wake_on_child) interrupt the
+ * main thread's poll, which lets them go on.  Returns pthread_create's. */
+#include <pthread.h>
+int collector_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* From now on a child's SIGCHLD (a traced -c command stopped: each signal it
+ * gets stops it until we let it go on) ends the main thread's poll at once
+ * instead of at its timeout; other system calls are restarted. */
+void collector_wake_on_child(void);
 /* What -v and -vv mean in every collector. */
 #define COLLECTOR_VERBOSE_HELP "statistics on stderr; -vv: libbpf's messages too"
 

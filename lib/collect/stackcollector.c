@@ -379,6 +379,10 @@ pid_t stackcollector_target(struct stackcollector *sc)
 {
 	if (!sc->cmd)
 		return sc->pid;
+	/* the command is traced: each signal it gets stops it until our poll
+	 * lets it go on, which must not wait for the poll's timeout (a Go
+	 * program's preemption signals, a shell's SIGCHLDs) */
+	collector_wake_on_child();
 	sc->child = uprobes_command_start(sc->cmd);
 	if (sc->child < 0)
 		return -1;

@@ -524,7 +524,7 @@ static void sweep_start(struct stackdrain *d)
 	d->kept = NULL;
 	d->kept_new = kept_new();
 	d->sweeping = 1;
-	d->threaded = pthread_create(&d->sweeper, NULL, sweep_walk, d) == 0;
+	d->threaded = collector_thread_start(&d->sweeper, sweep_walk, d) == 0;
 	if (!d->threaded)
 		sweep_walk(d);	/* no thread: swept here */
 }
@@ -576,7 +576,7 @@ static void drainer_start(struct stackdrain *d)
 	if (d->period_ms == 0 || d->requests_fd < 0)	/* no draining while capturing */
 		return;
 	__atomic_store_n(&d->ctl->drain_thread, 1, __ATOMIC_SEQ_CST);
-	d->drainer_running = pthread_create(&d->drainer, NULL, drainer_main, d) == 0;
+	d->drainer_running = collector_thread_start(&d->drainer, drainer_main, d) == 0;
 	if (!d->drainer_running)
 		__atomic_store_n(&d->ctl->drain_thread, 0, __ATOMIC_SEQ_CST);
 }

@@ -864,7 +864,7 @@ static int start_worker(struct unwindtables *t)
 	if (t->worker_running)
 		return 0;
 	t->stopping = 0;
-	if (pthread_create(&t->worker, NULL, serve_requests, t) != 0)
+	if (collector_thread_start(&t->worker, serve_requests, t) != 0)
 		return -1;
 	t->worker_running = 1;
 	return 0;

@@ -6,7 +6,7 @@
 # a shim sees the shim only, and says that no sample came.
 . "$MARPLE_TOP/tests/lib.sh"
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
-plan 13
+plan 14
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack" OC="$MARPLE_BIN/marple-offcpu"
 
@@ -63,3 +63,11 @@ check "command: offcpu -c ends with the command, exit 0 ($(tail -c 200 "$T/o.err
 	sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/o.out' && grep -q '\"ended\":\"eof\"' '$T/o.out'"
 check "command: offcpu -c follows the shim's child: sleeper's wait_here blocked $us us (0.5-1.5 s)" \
 	sh -c "[ $us -ge 500000 ] && [ $us -le 1500000 ]"
+
+# 4. a traced command stops at each signal it gets until the collector lets
+# it go on: 1,000 signals to itself cost it 1,000 waits for the collector's
+# poll (about 50 s when each waited for the poll's timeout; well under a
+# second when a stop wakes the poll at once; 60 s is only a hang guard)
+timeout 60 "$CS" -F 99 -c "$W/sigself 1000" > "$T/sig.out" 2> "$T/sig.err"; rc=$?
+check "command: -c with a command that signals itself 1,000 times ends with it (exit $rc: $(tail -c 200 "$T/sig.err" | tr '\n' ' '))" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^sigself: 1000 signals handled' '$T/sig.err' && grep -q '\"ended\":\"eof\"' '$T/sig.out'"
