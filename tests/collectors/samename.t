@@ -104,13 +104,16 @@ else
 	skip "samename: pprof -raw" "no go (scripts/install-deps installs golang-go)"
 fi
 
-# speedscope: two frames named spin, each with its own file
+# speedscope: frames named spin, each with its own program's file (spin's
+# two source lines are two frames of one file, issue 37: speedscope merges
+# frames of one name, file and line)
 marple-speedscope "$T/cap.marple" > "$T/cap.json" 2>/dev/null
 check "samename: speedscope has a spin frame of each program's file (other processes may have theirs)" python3 -c '
 import json, sys
 F = json.load(open(sys.argv[1]))["shared"]["frames"]
 files = [f.get("file") for f in F if f["name"] == "spin"]
-sys.exit(0 if files.count(sys.argv[2] + "/proga") == 1 and files.count(sys.argv[2] + "/progb") == 1 else 1)' "$T/cap.json" "$T"
+print(files)
+sys.exit(0 if files.count(sys.argv[2] + "/proga") >= 1 and files.count(sys.argv[2] + "/progb") >= 1 else 1)' "$T/cap.json" "$T"
 check "samename: speedscope's samples of each program end in its own spin" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); F = d["shared"]["frames"]; p = d["profiles"][0]
