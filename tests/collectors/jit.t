@@ -48,7 +48,8 @@ check "jit: no advice when the map names the code" sh -c "! grep -q 'JIT code wi
 cp "$W/jitloop" "$T/node"
 run "$T/node" "$T/node" nomap
 check "jit: unnamed node code: the advice says --perf-basic-prof" grep -q 'pid [0-9]* (node): [0-9]*% of its samples are in JIT code without names: start node with --perf-basic-prof' "$T/node.err"
-check "jit: unnamed frames stay [unknown], counted in the trailer" sh -c "grep -q ';run_jit;\[unknown\]' '$T/node.out' && grep -q '\"jit_frames\":{\"unnamed_when_sampled\":[1-9]' '$T/node.out'"
+untag "$T/node.out" > "$T/node.untagged"	# run_jit may be tagged by its line (issue 37)
+check "jit: unnamed frames stay [unknown], counted in the trailer" sh -c "grep -q ';run_jit;\\[unknown\\]' '$T/node.untagged' && grep -q '\"jit_frames\":{\"unnamed_when_sampled\":[1-9]' '$T/node.out'"
 
 mkdir -p "$T/jdk/bin" && cp "$W/jitloop" "$T/jdk/bin/java"
 run "$T/jdk/bin/java" "$T/java" nomap
