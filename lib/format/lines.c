@@ -54,7 +54,8 @@ struct lines *lines_new(FILE *f, const char *name)
  * into SIGBUS.  That is the input's fault, not a crash: say so, naming the
  * file, and exit as for any input that cannot be read.  The message is made
  * when the file is mapped (a handler may only write(2)); the first mappings
- * are named, any later one by its program alone. */
+ * are named, any later one by its program alone.  A SIGBUS elsewhere is
+ * not ours to explain: it takes its default action. */
 #define SHRUNK_NAMED 8
 static struct shrunk_note {
 	const char *start;
@@ -62,23 +63,28 @@ static struct shrunk_note {
 	char msg[320];
 	size_t msglen;
 } shrunk[SHRUNK_NAMED];
-static volatile sig_atomic_t shrunk_n;
+static volatile sig_atomic_t shrunk_n, shrunk_unnamed;
 
 static void shrunk_handler(int sig, siginfo_t *si, void *ctx)
 {
 	static const char unnamed[] = ": an input file shrank while it was read\n";
 	const char *a = si->si_addr;
 
-	(void)sig, (void)ctx;
+	(void)ctx;
 	for (int i = 0; i < shrunk_n; i++)
 		if (a >= shrunk[i].start && a < shrunk[i].start + shrunk[i].len) {
-			if (write(2, shrunk[i].msg, shrunk[i].msglen) < 0)
-				break;
+			if (write(2, shrunk[i].msg, shrunk[i].msglen) < 0) {
+				/* nothing more to say it with */
+			}
 			_exit(EXIT_DATA);
 		}
-	if (write(2, marple_progname, strlen(marple_progname)) >= 0 && write(2, unnamed, sizeof(unnamed) - 1) >= 0)
+	if (shrunk_unnamed) {
+		if (write(2, marple_progname, strlen(marple_progname)) < 0 || write(2, unnamed, sizeof(unnamed) - 1) < 0) {
+			/* nothing more to say it with */
+		}
 		_exit(EXIT_DATA);
-	_exit(EXIT_DATA);
+	}
+	signal(sig, SIG_DFL);	/* the access is made again, and kills us */
 }
 
 static void guard_mapping(const char *start, size_t len, const char *name)
@@ -93,8 +99,10 @@ static void guard_mapping(const char *start, size_t len, const char *name)
 		sigaction(SIGBUS, &sa, NULL);
 		installed = 1;
 	}
-	if (shrunk_n >= SHRUNK_NAMED)
+	if (shrunk_n >= SHRUNK_NAMED) {
+		shrunk_unnamed = 1;
 		return;
+	}
 	struct shrunk_note *n = &shrunk[shrunk_n];
 	int w = snprintf(n->msg, sizeof(n->msg), "%s: %s: the file shrank while it was read\n", marple_progname, name);
 	n->msglen = w < 0 ? 0 : (size_t)w < sizeof(n->msg) ? (size_t)w : sizeof(n->msg) - 1;
