@@ -68,6 +68,9 @@ struct timed_fold {
 
 struct ctx {
 	struct hashtab *agg;
+	uint64_t *plain_ids;	/* a bit for each agg id whose key is plain_frames */
+	size_t plain_ids_cap;
+	struct perfscript *ps;
 	struct timed_fold timed;
 	uint64_t untimed;	/* sections --from/--to could not use */
 	uint64_t pidless;	/* --pid/--tid: stack sections without a pid per sample */
@@ -160,11 +163,30 @@ static int has_nul(struct ctx *c, struct lines *l)
 	return 1;
 }
 
-static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+static void add_at(struct ctx *c, size_t id, uint64_t weight);
 
+/* Are stacks counted under their keys as they come (no -u, no
+ * --nolineno)?  Then an id found once stands for a key every time. */
+static int keys_as_given(void)
+{
+	return !opt.user_threads && !opt.nolineno;
+}
+
+/* A sample of perf script: one the memo of whole samples folded before is
+ * counted under the id noted then (no hashing, no compare). */
 static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
 {
-	add_stack(vc, stack, len, weight);
+	struct ctx *c = vc;
+	uint64_t *note = keys_as_given() ? perfscript_sample_note(c->ps) : NULL;
+
+	if (note && *note) {
+		add_at(c, *note - 1, weight);
+		return;
+	}
+	size_t id = add_stack(c, stack, len, weight);
+	if (note)
+		*note = id + 1;
 }
 
 static enum input_kind detect(struct lines *l)
@@ -321,7 +343,11 @@ static int kernel_thread_key(struct ctx *c, const char *key, size_t len, uint64_
 	return 1;
 }
 
-static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
+static int plain_frames(const char *f, size_t n);
+
+/* Count a stack under its key; returns the key's id in agg (SIZE_MAX for a
+ * kernel thread's left out). */
+static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
 {
 	c->usable++;
 	if (opt.nolineno) {
@@ -329,8 +355,23 @@ static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weigh
 		key = c->lineless;
 	}
 	if (opt.user_threads && kernel_thread_key(c, key, len, weight))
-		return;
-	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+		return SIZE_MAX;
+	size_t n = hashtab_size(c->agg);
+	const struct hashtab_entry *e = hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+	if (hashtab_size(c->agg) > n) {	/* a new key: is it plain? */
+		c->plain_ids = marple_grow(c->plain_ids, &c->plain_ids_cap, n / 64 + 1, sizeof(*c->plain_ids));
+		if (n % 64 == 0)
+			c->plain_ids[n / 64] = 0;
+		c->plain_ids[n / 64] |= (uint64_t)plain_frames(e->key, e->len) << (n % 64);
+	}
+	return hashtab_index(c->agg, e);
+}
+
+/* Count a stack again under its id (add_stack's answer). */
+static void add_at(struct ctx *c, size_t id, uint64_t weight)
+{
+	c->usable++;
+	hashtab_add_at(c->agg, id, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
 /* Do frames f[0, n) of a stack record read as they are written: no %XX
@@ -359,6 +400,21 @@ static int plain_frames(const char *f, size_t n)
 	return 1;
 }
 
+/* A stack record's frames as written, f[0, n), that are a plain key seen
+ * before: counted under it with one hash and no scan (most records of a
+ * stream repeat a stack).  A key with none of the bytes plain_frames looks
+ * for is its record's frames as written, and only those frames equal it. */
+static int add_plain_seen(struct ctx *c, const char *f, size_t n, uint64_t weight)
+{
+	const struct hashtab_entry *e = keys_as_given() ? hashtab_find(c->agg, f, n) : NULL;
+	size_t id = e ? hashtab_index(c->agg, e) : 0;
+
+	if (!e || !(c->plain_ids[id / 64] >> (id % 64) & 1))
+		return 0;
+	add_at(c, id, weight);
+	return 1;
+}
+
 /* A stack record of a section read with deferred records: its frames are the
  * key as written when they are plain (most records: no decoding, no copy). */
 static void add_stream_stack(struct ctx *c, struct stream_reader *r)
@@ -371,6 +427,8 @@ static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 		const char *f = hash + 1;
 		size_t n = (size_t)(t.s + t.len - f);
 		long k;
+		if (add_plain_seen(c, f, n, w))
+			return;
 		if (plain_frames(f, n)) {
 			add_stack(c, f, n, w);
 			return;
@@ -853,6 +911,7 @@ int main(int argc, char **argv)
 	if (opt.lines || opt.no_inline)
 		c.described = framedesc_new();
 	struct perfscript *ps = perfscript_new(&opt.perf, on_sample, on_bad, &c);
+	c.ps = ps;
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
@@ -905,6 +964,7 @@ int main(int argc, char **argv)
 cleanup:
 	perfscript_free(ps);
 	hashtab_free(c.agg);
+	free(c.plain_ids);
 	free(c.tmp);
 	free(c.timed.arena);
 	free(c.timed.off);
