@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 48
+plan 49
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -171,6 +171,18 @@ printf 'x;p%%41 16\n' > "$T/seen.folded"
 printf 'x;p%%41 21\nx;pA 2\nx;plain 24\n' > "$T/seen.exp"
 marple-fold "$T/seen.folded" "$T/seen.marple" > "$T/o" 2> "$T/e"
 check "fold: a record written as a key that was decoded is decoded" sh -c "cmp '$T/seen.exp' '$T/o' || { cat '$T/o' '$T/e'; false; }"
+# Records seen before are taken many at a time from what is read: a bad
+# line among them and a trailer's count are still said with their lines.
+{ echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  for i in 1 2 3 4 5; do echo '1#a;b'; echo '2#a;c%2Cd'; done
+  echo 'x#a'; echo; echo '1#a;b'; echo '{"trailer":1,"records":11}'
+  echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  echo '1#a;b'; echo '1#a;b'; echo '{"trailer":1,"records":3}'; } > "$T/ahead.marple"
+marple-fold "$T/ahead.marple" > "$T/o" 2> "$T/e"
+check "fold: records taken ahead: counts, bad lines and trailers as one by one" sh -c "
+	printf 'a;b 8\\na;c,d 10\\n' | cmp - '$T/o' && grep -q 'ahead.marple:12: stack weight' '$T/e' &&
+	grep -q 'ahead.marple:19: trailer says 3 records, section 1 has 2' '$T/e' && grep -q '2 malformed lines' '$T/e' ||
+	{ cat '$T/o' '$T/e'; false; }"
 # Samples repeated (folded from the memo of whole samples, counted under
 # the id noted the first time): each --diff input's own count; with -u
 # a kernel thread's repeated samples are left out each time.
