@@ -68,7 +68,8 @@ struct timed_fold {
 
 struct ctx {
 	struct hashtab *agg;
-	uint64_t *plain_ids;	/* a bit for each agg id whose key is plain_frames */
+	uint64_t *plain_ids;	/* a bit for each agg id whose key a record's
+				 * frames as written were (plain_frames) */
 	size_t plain_ids_cap;
 	struct hashtab *written;	/* stream records' frames as written -> the id
 					 * of their key, for those that are not it */
@@ -345,8 +346,6 @@ static int kernel_thread_key(struct ctx *c, const char *key, size_t len, uint64_
 	return 1;
 }
 
-static int plain_frames(const char *f, size_t n);
-
 /* Count a stack under its key; returns the key's id in agg (SIZE_MAX for a
  * kernel thread's left out). */
 static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
@@ -360,11 +359,9 @@ static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t wei
 		return SIZE_MAX;
 	size_t n = hashtab_size(c->agg);
 	const struct hashtab_entry *e = hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
-	if (hashtab_size(c->agg) > n) {	/* a new key: is it plain? */
+	if (hashtab_size(c->agg) > n && n % 64 == 0) {	/* a new key: not known plain */
 		c->plain_ids = marple_grow(c->plain_ids, &c->plain_ids_cap, n / 64 + 1, sizeof(*c->plain_ids));
-		if (n % 64 == 0)
-			c->plain_ids[n / 64] = 0;
-		c->plain_ids[n / 64] |= (uint64_t)plain_frames(e->key, e->len) << (n % 64);
+		c->plain_ids[n / 64] = 0;
 	}
 	return hashtab_index(c->agg, e);
 }
@@ -404,10 +401,11 @@ static int plain_frames(const char *f, size_t n)
 
 /* A stack record's frames as written, f[0, n), seen before: counted
  * under their key with one hash, no scan and no decoding (most records of a
- * stream repeat a stack).  The key is found as it is written when it needs
- * no decoding (a key with none of the bytes plain_frames looks for is its
- * record's frames as written, and only those frames equal it), else from
- * what the record's frames as written were decoded to before (written). */
+ * stream repeat a stack).  The key is found as it is written when a
+ * record's frames as written, plain, were that key before (plain_ids: a key
+ * found that came otherwise, from escapes or folded text, may be another
+ * record's decoding), else from what frames as written were decoded to
+ * before (written). */
 static int add_seen(struct ctx *c, const char *f, size_t n, uint64_t weight)
 {
 	if (!keys_as_given())
@@ -483,7 +481,9 @@ static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 		if (add_seen(c, f, n, w))
 			return;
 		if (plain_frames(f, n)) {
-			add_stack(c, f, n, w);
+			size_t id = add_stack(c, f, n, w);
+			if (keys_as_given())	/* the key is f: found as written next time */
+				c->plain_ids[id / 64] |= (uint64_t)1 << (id % 64);
 			return;
 		}
 		if ((k = escaped_key(c, f, n)) >= 0) {
