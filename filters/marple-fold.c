@@ -68,6 +68,12 @@ struct timed_fold {
 
 struct ctx {
 	struct hashtab *agg;
+	uint64_t *plain_ids;	/* a bit for each agg id whose key a record's
+				 * frames as written were (plain_frames) */
+	size_t plain_ids_cap;
+	struct hashtab *written;	/* stream records' frames as written -> the id
+					 * of their key, for those that are not it */
+	struct perfscript *ps;
 	struct timed_fold timed;
 	uint64_t untimed;	/* sections --from/--to could not use */
 	uint64_t pidless;	/* --pid/--tid: stack sections without a pid per sample */
@@ -160,11 +166,30 @@ static int has_nul(struct ctx *c, struct lines *l)
 	return 1;
 }
 
-static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+static void add_at(struct ctx *c, size_t id, uint64_t weight);
 
+/* Are stacks counted under their keys as they come (no -u, no
+ * --nolineno)?  Then an id found once stands for a key every time. */
+static int keys_as_given(void)
+{
+	return !opt.user_threads && !opt.nolineno;
+}
+
+/* A sample of perf script: one the memo of whole samples folded before is
+ * counted under the id noted then (no hashing, no compare). */
 static void on_sample(void *vc, const char *stack, size_t len, uint64_t weight)
 {
-	add_stack(vc, stack, len, weight);
+	struct ctx *c = vc;
+	uint64_t *note = keys_as_given() ? perfscript_sample_note(c->ps) : NULL;
+
+	if (note && *note) {
+		add_at(c, *note - 1, weight);
+		return;
+	}
+	size_t id = add_stack(c, stack, len, weight);
+	if (note)
+		*note = id + 1;
 }
 
 static enum input_kind detect(struct lines *l)
@@ -321,7 +346,9 @@ static int kernel_thread_key(struct ctx *c, const char *key, size_t len, uint64_
 	return 1;
 }
 
-static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
+/* Count a stack under its key; returns the key's id in agg (SIZE_MAX for a
+ * kernel thread's left out). */
+static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight)
 {
 	c->usable++;
 	if (opt.nolineno) {
@@ -329,8 +356,21 @@ static void add_stack(struct ctx *c, const char *key, size_t len, uint64_t weigh
 		key = c->lineless;
 	}
 	if (opt.user_threads && kernel_thread_key(c, key, len, weight))
-		return;
-	hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+		return SIZE_MAX;
+	size_t n = hashtab_size(c->agg);
+	const struct hashtab_entry *e = hashtab_add(c->agg, key, len, c->which ? 0 : weight, c->which ? weight : 0);
+	if (hashtab_size(c->agg) > n && n % 64 == 0) {	/* a new key: not known plain */
+		c->plain_ids = marple_grow(c->plain_ids, &c->plain_ids_cap, n / 64 + 1, sizeof(*c->plain_ids));
+		c->plain_ids[n / 64] = 0;
+	}
+	return hashtab_index(c->agg, e);
+}
+
+/* Count a stack again under its id (add_stack's answer). */
+static void add_at(struct ctx *c, size_t id, uint64_t weight)
+{
+	c->usable++;
+	hashtab_add_at(c->agg, id, c->which ? 0 : weight, c->which ? weight : 0);
 }
 
 /* Do frames f[0, n) of a stack record read as they are written: no %XX
@@ -359,24 +399,95 @@ static int plain_frames(const char *f, size_t n)
 	return 1;
 }
 
+/* A stack record's frames as written, f[0, n), seen before: counted
+ * under their key with one hash, no scan and no decoding (most records of a
+ * stream repeat a stack).  The key is found as it is written when a
+ * record's frames as written, plain, were that key before (plain_ids: a key
+ * found that came otherwise, from escapes or folded text, may be another
+ * record's decoding), else from what frames as written were decoded to
+ * before (written). */
+static int add_seen(struct ctx *c, const char *f, size_t n, uint64_t weight)
+{
+	if (!keys_as_given())
+		return 0;
+	uint64_t h = hashtab_hash(f, n);
+	const struct hashtab_entry *e = hashtab_find_hashed(c->agg, h, f, n);
+	size_t id = e ? hashtab_index(c->agg, e) : 0;
+
+	if (e && (c->plain_ids[id / 64] >> (id % 64) & 1)) {
+		add_at(c, id, weight);
+		return 1;
+	}
+	if (!c->written || !(e = hashtab_find_hashed(c->written, h, f, n)))
+		return 0;
+	add_at(c, e->count[0], weight);
+	return 1;
+}
+
+/* Frames as written, f[0, n), that were decoded to the key of id (one
+ * add_seen finds next time). */
+static void keep_written(struct ctx *c, const char *f, size_t n, size_t id)
+{
+	if (!keys_as_given())
+		return;
+	if (!c->written)
+		c->written = hashtab_new();
+	hashtab_add(c->written, f, n, id, 0);
+}
+
+/* A stack record "WEIGHT#FRAMES", s[0, n): its weight, and its frames as
+ * written in *f; -1 when it does not read so (the parser says why). */
+static int record_parts(const char *s, size_t n, uint64_t *w, struct mstr *f)
+{
+	const char *hash = memchr(s, '#', n);
+
+	if (!hash || marple_parse_u64_span(s, (size_t)(hash - s), w) < 0)
+		return -1;
+	*f = (struct mstr){ hash + 1, (size_t)(s + n - hash - 1) };
+	return 0;
+}
+
+/* The records read ahead that are plain stacks seen before, counted without
+ * a call of the reader each (a third less CPU on a stream); stops at the
+ * first other line, left to the reader. */
+static void add_seen_ahead(struct ctx *c, struct stream_reader *r)
+{
+	size_t len, at = 0;
+	unsigned long n = 0;
+	const char *s = stream_reader_ahead(r, &len), *nl;
+	struct mstr f;
+	uint64_t w;
+
+	while (at < len && (nl = memchr(s + at, '\n', len - at)) &&
+	       record_parts(s + at, (size_t)(nl - s - at), &w, &f) == 0 && add_seen(c, f.s, f.len, w)) {
+		at = (size_t)(nl + 1 - s);
+		n++;
+	}
+	if (n)
+		stream_reader_took(r, at, n);
+}
+
 /* A stack record of a section read with deferred records: its frames are the
  * key as written when they are plain (most records: no decoding, no copy). */
 static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 {
-	struct mstr t = stream_reader_line_text(r);
-	const char *hash = memchr(t.s, '#', t.len);
+	struct mstr t = stream_reader_line_text(r), fr;
 	uint64_t w;
 
-	if (hash && !opt.host_frame && marple_parse_u64_span(t.s, (size_t)(hash - t.s), &w) == 0) {
-		const char *f = hash + 1;
-		size_t n = (size_t)(t.s + t.len - f);
+	if (!opt.host_frame && record_parts(t.s, t.len, &w, &fr) == 0) {
+		const char *f = fr.s;
+		size_t n = fr.len;
 		long k;
+		if (add_seen(c, f, n, w))
+			return;
 		if (plain_frames(f, n)) {
-			add_stack(c, f, n, w);
+			size_t id = add_stack(c, f, n, w);
+			if (keys_as_given())	/* the key is f: found as written next time */
+				c->plain_ids[id / 64] |= (uint64_t)1 << (id % 64);
 			return;
 		}
 		if ((k = escaped_key(c, f, n)) >= 0) {
-			add_stack(c, c->tmp, (size_t)k, w);
+			keep_written(c, f, n, add_stack(c, c->tmp, (size_t)k, w));
 			return;
 		}
 	}
@@ -384,7 +495,9 @@ static void add_stream_stack(struct ctx *c, struct stream_reader *r)
 		report_bad(c, stream_reader_line(r), stream_reader_error(r));
 		return;
 	}
-	add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
+	size_t id = add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
+	if (!opt.host_frame && record_parts(t.s, t.len, &w, &fr) == 0)
+		keep_written(c, fr.s, fr.len, id);
 }
 
 /* --lines, --no-inline: a stack record held until its section's trailer has
@@ -657,8 +770,11 @@ static void read_stream(struct ctx *c, struct lines *l)
 			add_stack(c, c->tmp, stream_key(c, stream_reader_stack(r)), stream_reader_stack(r)->weight);
 		else if (opt.range.set || opt.perf.pid || opt.perf.tid)
 			timed_record(c, r);
-		else if (stream_reader_datatype(r) == DATATYPE_STACK)
+		else if (stream_reader_datatype(r) == DATATYPE_STACK) {
 			add_stream_stack(c, r);
+			if (!opt.host_frame && keys_as_given())
+				add_seen_ahead(c, r);
+		}
 	}
 	if (opt.range.set || opt.perf.pid || opt.perf.tid)
 		timed_finish(c, "the input ends");
@@ -853,6 +969,7 @@ int main(int argc, char **argv)
 	if (opt.lines || opt.no_inline)
 		c.described = framedesc_new();
 	struct perfscript *ps = perfscript_new(&opt.perf, on_sample, on_bad, &c);
+	c.ps = ps;
 	char *stdin_only[] = { "-" };
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
@@ -905,6 +1022,8 @@ int main(int argc, char **argv)
 cleanup:
 	perfscript_free(ps);
 	hashtab_free(c.agg);
+	free(c.plain_ids);
+	hashtab_free(c.written);
 	free(c.tmp);
 	free(c.timed.arena);
 	free(c.timed.off);

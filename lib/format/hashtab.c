@@ -169,16 +169,21 @@ static size_t probe(const struct hashtab *a, uint64_t h, const void *key, size_t
 	return j;
 }
 
+const struct hashtab_entry *hashtab_add_at(struct hashtab *a, size_t i, uint64_t c0, uint64_t c1)
+{
+	struct hashtab_entry *e = &a->ent[i];
+	e->count[0] = sat_add(e->count[0], c0);
+	e->count[1] = sat_add(e->count[1], c1);
+	return e;
+}
+
 const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size_t len, uint64_t c0, uint64_t c1)
 {
 	uint64_t h = hashtab_hash(key, len);
 	struct hashtab_entry *e;
 	size_t j = probe(a, h, key, len, &e);
-	if (e) {
-		e->count[0] = sat_add(e->count[0], c0);
-		e->count[1] = sat_add(e->count[1], c1);
-		return e;
-	}
+	if (e)
+		return hashtab_add_at(a, (size_t)(e - a->ent), c0, c1);
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
 		a->ent = realloc(a->ent, cap * sizeof(*a->ent));

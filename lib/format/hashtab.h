@@ -39,6 +39,9 @@ void hashtab_free(struct hashtab *t);
  * it; counts saturate at 2^64-1. */
 const struct hashtab_entry *hashtab_add(struct hashtab *t, const void *key, size_t len, uint64_t c0,
 					uint64_t c1);
+/* Add counts to entry i (0 <= i < hashtab_size: a caller that kept the
+ * index of a key it adds again), without hashing its key; returns it. */
+const struct hashtab_entry *hashtab_add_at(struct hashtab *t, size_t i, uint64_t c0, uint64_t c1);
 /* The entry of key[0..len), or NULL: nothing is added. */
 const struct hashtab_entry *hashtab_find(const struct hashtab *t, const void *key, size_t len);
 /* The same, for a key whose hashtab_hash the caller has (to use it twice). */

@@ -64,6 +64,9 @@ struct perfscript {
 	unsigned resting;	/* samples left to fold without the memo */
 	char *folded;
 	size_t folded_len, folded_cap;
+	uint64_t *notes;	/* the caller's note on each memoized sample */
+	size_t notes_cap;
+	uint64_t *note;		/* the pending sample's, or NULL */
 };
 
 static const unsigned char cls[256] = {
@@ -115,10 +118,12 @@ void perfscript_free(struct perfscript *p)
 	hashtab_free(p->stacks);
 	free(p->seen);
 	free(p->folded);
+	free(p->notes);
 	free(p);
 }
 
 uint64_t perfscript_samples(const struct perfscript *p) { return p->samples; }
+uint64_t *perfscript_sample_note(struct perfscript *p) { return p->note; }
 uint64_t perfscript_filtered(const struct perfscript *p) { return p->filtered; }
 const char *perfscript_event(const struct perfscript *p) { return p->event; }
 const char *perfscript_other_event(const struct perfscript *p) { return p->other; }
@@ -743,12 +748,16 @@ static void pend_frame(struct perfscript *p, const char *s, size_t n, unsigned l
  * not in the memo). */
 static void memo_sample(struct perfscript *p, const char *key, size_t len)
 {
-	if (hashtab_bytes(p->stacks) + p->folded_len + len > STACKS_MEMO_BYTES)
+	size_t n = hashtab_size(p->stacks);
+	if (hashtab_bytes(p->stacks) + p->folded_len + len + p->notes_cap * sizeof(*p->notes) > STACKS_MEMO_BYTES)
 		return;
 	p->folded = marple_grow(p->folded, &p->folded_cap, p->folded_len + len, 1);
 	memcpy(p->folded + p->folded_len, key, len);
 	hashtab_add(p->stacks, p->raw, p->raw_len, p->folded_len, len);
 	p->folded_len += len;
+	p->notes = marple_grow(p->notes, &p->notes_cap, n + 1, sizeof(*p->notes));
+	p->notes[n] = 0;
+	p->note = &p->notes[n];
 }
 
 /* The pending sample's folded key, from the memo of whole samples when the
@@ -770,6 +779,7 @@ static size_t sample_key(struct perfscript *p, const char **key)
 		p->probes++;
 		if (e) {
 			p->hits++;
+			p->note = &p->notes[hashtab_index(p->stacks, e)];
 			*key = p->folded + e->count[0];
 			return e->count[1];
 		}
@@ -795,6 +805,7 @@ static void flush(struct perfscript *p)
 	p->weighted += p->period_given;
 	if (p->fn)
 		p->fn(p->ctx, key, len, p->period);
+	p->note = NULL;
 	p->buf_len = 0;
 	p->nunit = 0;
 	p->have_pname = 0;

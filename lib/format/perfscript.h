@@ -48,6 +48,11 @@ void perfscript_line(struct perfscript *p, const char *s, size_t len, unsigned l
  * not whole in s), which is left for perfscript_line. */
 size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, unsigned long lineno,
 				unsigned long *lines);
+/* In a sample's callback: a word the caller may write about this sample's
+ * stack (0 at first), the same word each time the same sample comes again
+ * from the memo of whole samples (so the caller need not look its stack up
+ * again); NULL for a sample not memoized. */
+uint64_t *perfscript_sample_note(struct perfscript *p);
 /* End of one input: count the pending sample, if any. */
 void perfscript_finish(struct perfscript *p);
 /* A whole buffer of perf script text (any bytes), then perfscript_finish().

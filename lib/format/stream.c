@@ -695,6 +695,26 @@ enum stream_item stream_reader_next(struct stream_reader *r)
 	return it;
 }
 
+const char *stream_reader_ahead(const struct stream_reader *r, size_t *len)
+{
+	const char *s = lines_buffered(r->lines, len);
+	const char *nl = *len ? memrchr(s, '\n', *len) : NULL;
+
+	if (!r->defer || r->section < 0 || r->rejected_header || r->have_trailer || r->nul_line || !nl)
+		*len = 0;
+	else
+		*len = (size_t)(nl + 1 - s);
+	return s;
+}
+
+void stream_reader_took(struct stream_reader *r, size_t bytes, unsigned long lines)
+{
+	lines_skip(r->lines, bytes, lines);
+	r->lineno += lines;
+	r->records += lines;
+	r->usable += lines;
+}
+
 enum stream_item stream_reader_parse_record(struct stream_reader *r)
 {
 	if (r->parsed)

@@ -101,6 +101,14 @@ struct stream_reader *stream_reader_new_lines(struct lines *l, const char *name)
  * have.  For the hot loops of readers that want a few fields of huge sections. */
 void stream_reader_defer_records(struct stream_reader *r, int on);
 enum stream_item stream_reader_parse_record(struct stream_reader *r);
+/* Deferred records taken from what is read, not one stream_reader_next a
+ * line: the bytes read ahead of the current line (whole lines up to the
+ * last newline, and no NUL byte) when they may be records of the current
+ * section, else *len is 0.  The caller takes as many record lines from the
+ * start as it can read itself and says so with stream_reader_took: they
+ * count as records returned; the rest comes from stream_reader_next. */
+const char *stream_reader_ahead(const struct stream_reader *r, size_t *len);
+void stream_reader_took(struct stream_reader *r, size_t bytes, unsigned long lines);
 /* The current line as read (valid until the next call; a deferred record's
  * text, not yet decoded: it may hold NUL bytes and %XX escapes). */
 struct mstr stream_reader_line_text(const struct stream_reader *r);

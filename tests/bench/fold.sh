@@ -5,7 +5,8 @@
 #   perf script, captured: 20 s of this machine at 999 Hz while find and
 #     python3 run (with perf; thousands of distinct stacks, deep kernel ones);
 #   a marple stream: the stack sections marple-fold --to-stream makes of
-#     those, repeated to >= 100 MB;
+#     those, repeated to >= 100 MB; the same with every '_' of a name made
+#     ", " (C++ templates' names: every record %XX-escaped);
 #   folded text: marple-fold's output of those, repeated to >= 100 MB.
 # Also: MB/s and max RSS on the 300 MB file, and the same through a pipe.
 # BASE_BIN=DIR: another build's marple-fold (main's) measured beside this
@@ -72,6 +73,11 @@ fi
 marple-fold --to-stream "$src" > "$T/one.marple" 2> /dev/null
 repeat "$T/one.marple" "$T/big.marple" 100
 against_wc "marple stream" "$T/big.marple"
+rm -f "$T/big.marple"
+# names with ", " (C++ templates): every record's frames %XX-escaped
+marple-fold "$src" 2> /dev/null | sed 's/_/, /g' | marple-fold --to-stream > "$T/one.marple" 2> /dev/null
+repeat "$T/one.marple" "$T/big.marple" 100
+against_wc "marple stream, escaped names" "$T/big.marple"
 rm -f "$T/big.marple"
 marple-fold "$src" > "$T/one.folded" 2> /dev/null
 repeat "$T/one.folded" "$T/big.folded" 100

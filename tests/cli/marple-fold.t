@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 45
+plan 49
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -162,3 +162,39 @@ check "fold: escaped stack records decoded into their keys" sh -c "
 marple-fold -H "$T/esc.marple" 2> "$T/e2" | sed 's/^h;//' > "$T/o2"
 check "fold: escaped stack records: the same keys as parsed frame by frame" sh -c "
 	cmp '$T/o' '$T/o2' && test \"\$(grep -c 'bad %XX' '$T/e2')\" = 2"
+# A record whose frames as written are a key seen before is counted under
+# it without a scan, only when that key needs no decoding: 'p%41' as
+# written is "pA", though a folded line and '%2541' made a key 'p%41'.
+{ echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  echo '1#x;p%2541'; echo '2#x;p%41'; echo '4#x;p%2541'; echo '8#x;plain'; echo '16#x;plain'; } > "$T/seen.marple"
+printf 'x;p%%41 16\n' > "$T/seen.folded"
+printf 'x;p%%41 21\nx;pA 2\nx;plain 24\n' > "$T/seen.exp"
+marple-fold "$T/seen.folded" "$T/seen.marple" > "$T/o" 2> "$T/e"
+check "fold: a record written as a key that was decoded is decoded" sh -c "cmp '$T/seen.exp' '$T/o' || { cat '$T/o' '$T/e'; false; }"
+# Records seen before are taken many at a time from what is read: a bad
+# line among them and a trailer's count are still said with their lines.
+{ echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  for i in 1 2 3 4 5; do echo '1#a;b'; echo '2#a;c%2Cd'; done
+  echo 'x#a'; echo; echo '1#a;b'; echo '{"trailer":1,"records":11}'
+  echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
+  echo '1#a;b'; echo '1#a;b'; echo '{"trailer":1,"records":3}'; } > "$T/ahead.marple"
+marple-fold "$T/ahead.marple" > "$T/o" 2> "$T/e"
+check "fold: records taken ahead: counts, bad lines and trailers as one by one" sh -c "
+	printf 'a;b 8\\na;c,d 10\\n' | cmp - '$T/o' && grep -q 'ahead.marple:12: stack weight' '$T/e' &&
+	grep -q 'ahead.marple:19: trailer says 3 records, section 1 has 2' '$T/e' && grep -q '2 malformed lines' '$T/e' ||
+	{ cat '$T/o' '$T/e'; false; }"
+# Samples repeated (folded from the memo of whole samples, counted under
+# the id noted the first time): each --diff input's own count; with -u
+# a kernel thread's repeated samples are left out each time.
+kt_sample() {	# COMM
+	printf '%s 7 [000] 1.0: cpu-clock:\n\t 1 worker_thread ([kernel.kallsyms])\n\t 2 kthread ([kernel.kallsyms])\n\t 3 ret_from_fork ([kernel.kallsyms])\n\t 4 ret_from_fork_asm ([kernel.kallsyms])\n\n' "$1"
+}
+{ rep_sample burn; rep_sample burn; rep_sample burn; rep_sample burn; } > "$T/rep4.txt"
+{ rep_sample burn; rep_sample burn; kt_sample kw; kt_sample kw; kt_sample kw; rep_sample burn; } > "$T/rep3.txt"
+printf 'burn;main;Lcom/a/B:run;work 4 3\nkw;ret_from_fork_asm;ret_from_fork;kthread;worker_thread 0 3\n' > "$T/repd.exp"
+marple-fold --diff "$T/rep4.txt" "$T/rep3.txt" > "$T/o" 2> "$T/e"
+check "fold --diff: repeated perf samples counted per input" sh -c "cmp '$T/repd.exp' '$T/o' || { cat '$T/o' '$T/e'; false; }"
+marple-fold -u "$T/rep3.txt" "$T/rep4.txt" > "$T/o" 2> "$T/e"
+check "fold -u: a kernel thread's repeated samples left out each time" sh -c "
+	grep -qx 'burn;main;Lcom/a/B:run;work 7' '$T/o' && test \"\$(wc -l < '$T/o')\" = 1 &&
+	grep -q 'left out 3 stacks of kernel threads (3 samples: kw)' '$T/e' || { cat '$T/o' '$T/e'; false; }"
