@@ -138,56 +138,6 @@ static int vma_iterator_works(struct unwindtablescache *cache)
 	return works;
 }
 
-/* Where rodata variable name of obj is in its .rodata (its offset), with
- * the map; -1 if it has none. */
-static long rodata_var(struct bpf_object *obj, const char *name, struct bpf_map **map, size_t *size)
-{
-	struct btf *btf = bpf_object__btf(obj);
-	int sec = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
-
-	*map = bpf_object__find_map_by_name(obj, ".rodata");
-	if (sec < 0 || !*map || !bpf_map__initial_value(*map, size))
-		return -1;
-	const struct btf_type *t = btf__type_by_id(btf, (__u32)sec);
-	const struct btf_var_secinfo *v = btf_var_secinfos(t);
-	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
-		const struct btf_type *var = btf__type_by_id(btf, v->type);
-		if (strcmp(btf__name_by_offset(btf, var->name_off), name) == 0 && v->offset + v->size <= *size &&
-		    v->size == sizeof(uint32_t))
-			return (long)v->offset;
-	}
-	return -1;
-}
-
-/* The value of obj's rodata uint32_t name (set before load), or dflt. */
-static uint32_t rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt)
-{
-	struct bpf_map *map;
-	size_t size;
-	long off = rodata_var(obj, name, &map, &size);
-	uint32_t v = dflt;
-
-	if (off >= 0)
-		memcpy(&v, (const char *)bpf_map__initial_value(map, &size) + off, sizeof(v));
-	return v;
-}
-
-/* Set obj's rodata uint32_t name, before load (as a skeleton's rodata does). */
-static void rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
-{
-	struct bpf_map *map;
-	size_t size;
-	long off = rodata_var(obj, name, &map, &size);
-
-	if (off < 0)
-		return;
-	char *copy = marple_malloc(size);
-	memcpy(copy, bpf_map__initial_value(map, &size), size);
-	memcpy(copy + off, &value, sizeof(value));
-	bpf_map__set_initial_value(map, copy, size);
-	free(copy);
-}
-
 int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory,
 		      struct unwindtablescache *cache)
 {
@@ -218,11 +168,11 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
 	if (tables)
-		rodata_set(obj, "unwind_file_lookup",
+		bpfmap_rodata_set(obj, "unwind_file_lookup",
 			   vma_iterator_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
 	/* the Python walker finds a launcher's libpython with bpf_find_vma,
 	 * where the kernel has it (bpf/python.bpf.h) */
-	rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
+	bpfmap_rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
 	return 0;
 }
 
@@ -351,7 +301,7 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 	t->procs_fd = bpf_map__fd(procs);
 	t->counters_fd = bpf_map__fd(counters);
 	t->files_fd = bpf_map__fd(files);
-	t->file_lookup = rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
+	t->file_lookup = bpfmap_rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->model = mappedfiles_shared();
@@ -503,32 +453,6 @@ struct maps_line {
 /* A file that could not be opened: no table, and no frame-pointer guess. */
 static const struct file unopened_file = { .has_cfi = 1 };
 
-/* The vdso is in no file: its image is read from our own memory, never
- * from the traced process's, which may have rewritten its copy through
- * /proc/self/mem (every process maps the kernel's one image; a table built
- * from one process's is shared by all, issue 40).  NULL when we have none. */
-static Elf *vdso_elf(void **buf)
-{
-	struct procmaps pm;
-	struct procmaps_line pl;
-	uint64_t start = 0, end = 0;
-
-	if (procmaps_open(&pm, getpid()) < 0)
-		return NULL;
-	while (procmaps_next(&pm, &pl))
-		if (strcmp(pl.path, "[vdso]") == 0) {
-			start = pl.start, end = pl.end;
-			break;
-		}
-	procmaps_close(&pm);
-	if (end <= start || end - start > (64u << 20))
-		return NULL;
-	*buf = marple_malloc(end - start);
-	memcpy(*buf, (const void *)(uintptr_t)start, end - start);
-	return elf_memory(*buf, end - start);
-}
-
-/* The file behind one mapping, its table built the first time it is seen. */
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
 static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m)
@@ -553,13 +477,16 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 /* The vdso's table, built from our own image of it the first time. */
 static struct file *vdso_file(struct unwindtables *t, const struct maps_line *ml)
 {
-	void *buf = NULL;
+	size_t len;
 	Elf *elf;
 
 	if (t->vdso)
 		return t->vdso;
 	t->vdso = marple_calloc(1, sizeof(*t->vdso));
-	if ((elf = vdso_elf(&buf))) {
+	/* from our own image, never the traced process's: it may have
+	 * rewritten its copy through /proc/self/mem (issue 40) */
+	void *buf = procmaps_own_vdso(&len);
+	if (buf && (elf = elf_memory(buf, len))) {
 		build_file(t, t->vdso, elf, -1, ml->m.path);
 		elf_end(elf);
 	} else {
