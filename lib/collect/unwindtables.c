@@ -34,6 +34,7 @@
 #include "unwindtablescompact.h"
 #include "unwindtablessize.h"
 #include "unwindtablescfi.h"
+#include "unwindtablesshared.h"
 #include "util.h"
 #include "vmaiter.skel.h"
 
@@ -212,6 +213,9 @@ struct unwindtables {
 	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
 	uint64_t rows_wanted;		/* rows of the files left without room */
 	struct unwindtablescache *cache;	/* NULL: --no-cache, or none usable */
+	struct unwindtablesshared *shared;	/* NULL: the tables' maps are ours alone */
+	char *private_why;		/* why not shared */
+	uint64_t files_shared;		/* files whose table another collector made */
 	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	/* the counts the last trailer showed (reported) and, in continuous
 	 * mode, those of the section before (before: what the next trailer
@@ -332,6 +336,8 @@ void unwindtables_free(struct unwindtables *t)
 		mappedfiles_release(t->model);
 	unwindtablescfi_buf_free(&t->rowbuf);
 	unwindtablescache_close(t->cache);
+	unwindtablesshared_close(t->shared);
+	free(t->private_why);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
@@ -471,7 +477,42 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 		if (l->exec && (!v.text_load || l->vaddr < f->loads[v.text_load - 1].vaddr))
 			v.text_load = (uint32_t)v.nloads;
 	}
-	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
+	/* full: found through the process's mappings only; a file without a
+	 * table here never hides the one another collector sharing made */
+	bpf_map_update_elem(t->files_fd, &k, &v, t->shared && !f->nrows ? BPF_NOEXIST : BPF_ANY);
+}
+
+/* Shared tables: locked to add a file (m: its maps line; NULL: the vdso)
+ * with the next free row and the rules as the others left them; 1 with
+ * known filled when another collector made its table. */
+static int shared_begin(struct unwindtables *t, const struct procmaps_line *m, struct unwind_file *known)
+{
+	struct unwind_file_key k = { 0 };
+
+	if (!t->shared)
+		return 0;
+	if (m)
+		k = (struct unwind_file_key){ .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
+	return unwindtablesshared_begin(t->shared, t->files_fd, m ? &k : NULL, known, &t->words_used, &t->rules);
+}
+
+static void shared_end(struct unwindtables *t)
+{
+	if (t->shared)
+		unwindtablesshared_end(t->shared, t->words_used, t->rules.n);
+}
+
+/* f as the shared index has it: a table another collector made. */
+static void file_of_index(struct file *f, const struct unwind_file *v)
+{
+	f->has_cfi = v->row_off != UNWIND_NO_CFI;
+	f->row_off = f->has_cfi ? v->row_off : 0;
+	f->nrows = v->row_count;
+	for (uint32_t i = 0; i < v->nloads && i < UNWIND_FILE_LOADS; i++)
+		f->loads[f->nloads++] = (struct load){ .offset = v->loads[i].start,
+						       .vaddr = v->loads[i].start - (uint64_t)v->loads[i].delta,
+						       .filesz = v->loads[i].end - v->loads[i].start,
+						       .exec = v->text_load == i + 1 };
 }
 
 /* The vdso's table, built from our own image of it the first time. */
@@ -487,7 +528,9 @@ static struct file *vdso_file(struct unwindtables *t, const struct maps_line *ml
 	 * rewritten its copy through /proc/self/mem (issue 40) */
 	void *buf = procmaps_own_vdso(&len);
 	if (buf && (elf = elf_memory(buf, len))) {
+		shared_begin(t, NULL, NULL);
 		build_file(t, t->vdso, elf, -1, ml->m.path);
+		shared_end(t);
 		elf_end(elf);
 	} else {
 		t->vdso->has_cfi = 1;	/* unknown: its frames are not guessed either */
@@ -531,18 +574,25 @@ static const struct file *get_file(struct unwindtables *t, pid_t pid, const stru
 		return &unopened_file;
 	}
 	f = marple_calloc(1, sizeof(*f));
-	Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		build_file(t, f, elf, fd, ml->m.path);
-		mappedfile_release_pages(mf);	/* .eh_frame's pages: read again only to rebuild */
+	struct unwind_file known;
+	if (shared_begin(t, &ml->m, &known)) {
+		file_of_index(f, &known);
+		t->files_shared++;
 	} else {
-		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
-		t->files_without_table++;
+		Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
+		if (elf && elf_kind(elf) == ELF_K_ELF) {
+			build_file(t, f, elf, fd, ml->m.path);
+			mappedfile_release_pages(mf);	/* .eh_frame's pages: read again only to rebuild */
+		} else {
+			f->has_cfi = 1;	/* unknown: its frames are not guessed either */
+			t->files_without_table++;
+		}
+		elf_end(elf);
+		register_file(t, f, &ml->m);
 	}
-	elf_end(elf);
+	shared_end(t);
 	if (fd >= 0)
 		close(fd);
-	register_file(t, f, &ml->m);
 	mappedfile_set_slot(mf, t, f, free);
 	t->held = marple_grow(t->held, &t->held_cap, t->nheld + 1, sizeof(*t->held));
 	t->held[t->nheld++] = mf;
@@ -617,6 +667,15 @@ void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *ca
 	pthread_mutex_lock(&t->load_lock);
 	unwindtablescache_close(t->cache);
 	t->cache = cache;
+	pthread_mutex_unlock(&t->load_lock);
+}
+
+void unwindtables_use_shared(struct unwindtables *t, struct unwindtablesshared *shared)
+{
+	pthread_mutex_lock(&t->load_lock);
+	t->shared = shared;
+	free(t->private_why);
+	t->private_why = shared ? NULL : marple_strdup(unwindtablesshared_why());
 	pthread_mutex_unlock(&t->load_lock);
 }
 
@@ -865,6 +924,12 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
 	}
 	json_object_set_new(u, "mode", json_string("tables"));
+	json_object_set_new(u, "tables", json_string(t->shared ? "shared" : "private"));
+	if (t->shared)
+		json_object_set_new(u, "tables_pinned_in", json_string(unwindtablesshared_dir(t->shared)));
+	else if (t->private_why)
+		json_object_set_new(u, "tables_private_why", json_string(t->private_why));
+	json_object_set_new(u, "files_from_shared", json_integer((json_int_t)t->files_shared));
 	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
 	json_object_set_new(u, "files", json_integer((json_int_t)(t->nheld + (t->vdso != NULL) + t->files_unopened)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));

@@ -61,6 +61,14 @@ void unwindtables_free(struct unwindtables *t);
  * owned by t from now on); before any table is loaded.  Without it (NULL:
  * --no-cache) every file's rows are built. */
 void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *cache);
+/* The file tables' maps of t are those pinned by shared
+ * (unwindtablesshared_open before load; owned by t from now on): files are
+ * added under its lock, and those another collector made are taken as
+ * they are.  NULL: they are t's alone (the reason, from the last
+ * unwindtablesshared_open, goes into the trailer).  Before any table is
+ * loaded. */
+struct unwindtablesshared;
+void unwindtables_use_shared(struct unwindtables *t, struct unwindtablesshared *shared);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
