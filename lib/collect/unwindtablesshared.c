@@ -268,6 +268,34 @@ static int join(struct unwindtablesshared *s, struct bpf_object *obj)
 	return rc;
 }
 
+/* The pins of other layouts that no collector holds, removed: a collector
+ * killed before its end left them (-p's layouts are its process's: the
+ * same one may never come again), holding kernel memory until then.  Their
+ * lock files stay (one unlinked while another collector opens it would
+ * give two owners). */
+static void sweep(int run_fd, const char *own)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *e;
+	char path[128];
+
+	while (d && (e = readdir(d))) {
+		if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16 || strcmp(e->d_name, own) == 0)
+			continue;
+		int l = lock_file(run_fd, e->d_name, "lock"), h = l >= 0 ? lock_file(run_fd, e->d_name, "holders") : -1;
+		if (h >= 0 && lock(l, LOCK_EX | LOCK_NB) == 0 && lock(h, LOCK_EX | LOCK_NB) == 0) {
+			snprintf(path, sizeof(path), PIN_ROOT "/%s", e->d_name);
+			unpin_all(path);
+		}
+		if (h >= 0)
+			close(h);
+		if (l >= 0)
+			close(l);
+	}
+	if (d)
+		closedir(d);
+}
+
 struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 {
 	const char *env = getenv("MARPLE_SHARED_TABLES");
@@ -289,12 +317,15 @@ struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 	if ((dir_fd = run_dir()) >= 0) {
 		s->lock_fd = lock_file(dir_fd, s->layout, "lock");
 		s->holders_fd = s->lock_fd >= 0 ? lock_file(dir_fd, s->layout, "holders") : -1;
-		close(dir_fd);
 	}
 	if (s->holders_fd < 0 || lock(s->lock_fd, LOCK_EX) != 0 || join(s, obj) != 0) {
+		if (dir_fd >= 0)
+			close(dir_fd);
 		shared_free(s);
 		return NULL;
 	}
+	sweep(dir_fd, s->layout);
+	close(dir_fd);
 	flock(s->lock_fd, LOCK_UN);
 	return s;
 }

@@ -15,6 +15,8 @@
  * a collector killed before its end left pinned), the last one out unpins
  * them: the tables live as long as some collector holds them, and nothing
  * is evicted meanwhile (a full table leaves files without room, counted).
+ * A collector also removes the pins of other layouts nobody holds (left by
+ * a collector killed before its end).
  *
  *   struct unwindtablesshared *s = unwindtablesshared_open(obj);  // sized, before load
  *   ... load; unwindtables_use_shared(t, s) ...

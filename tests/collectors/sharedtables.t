@@ -4,10 +4,11 @@
 # maps (builds none but the vdso), both walk the whole chain of a program
 # without frame pointers, both count the same shared map memory, and the
 # last one out unpins; a pin of another layout is never used (private
-# tables, said in the trailer) and is dropped by the next first one in;
+# tables, said in the trailer) and is dropped by the next first one in, as
+# are the pins of other layouts nobody holds;
 # MARPLE_SHARED_TABLES=off keeps the tables private (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 12
+plan 13
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -61,9 +62,13 @@ check "sharedtables: a pin of another layout: not used, private tables, said why
 	sh -c "[ '$(unwind_str "$T/stale.out" tables)' = private ] && grep -q 'tables_private_why\":\"[^\"]*another layout' '$T/stale.out'"
 complete "sharedtables: ... and walks the whole chain" "$T/stale.out"
 exec 9>&-	# no collector holds them now
+other=/sys/fs/bpf/marple/00000000000000ab	# what a collector of another layout killed left
+mkdir -p "$other"
+bpftool map create "$other/unwind_rows" type array key 4 value 8 entries 1 name unwind_rows
 "$CS" -F 299 -p "$wl" 1.5 > "$T/fresh.out" 2> "$T/fresh.err"
 check "sharedtables: the next first one in drops it and shares ($(said "$T/fresh.out"))" \
 	sh -c "[ '$(unwind_str "$T/fresh.out" tables)' = shared ] && [ ! -e '$dir' ]"
+check "sharedtables: ... and removes the pins of another layout nobody holds" test ! -e "$other"
 
 # 3. MARPLE_SHARED_TABLES=off
 MARPLE_SHARED_TABLES=off "$CS" -F 299 -p "$wl" 1.5 > "$T/off.out" 2> "$T/off.err"
