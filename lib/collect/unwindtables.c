@@ -222,7 +222,7 @@ struct unwindtables {
 	 * subtracts, unwindtables_resume); the tables' sizes are not counts */
 	struct unwindtables_counts {
 		uint64_t c[UNWIND_NCOUNTERS];
-		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
+		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads, files_shared;
 		uint64_t requests_served, request_wait_ns;
 		struct unwindtablescache_stats cache;
 	} reported, before;
@@ -906,7 +906,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	struct unwindtables_counts *r = &t->reported;
 	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
-					.loads = t->loads, .cache = *now_cs };
+					.loads = t->loads, .files_shared = t->files_shared, .cache = *now_cs };
 	r->requests_served = t->requests_served;	/* the worker has stopped */
 	r->request_wait_ns = t->request_wait_ns;
 	uint64_t wait_max = t->request_wait_max_ns;
@@ -929,7 +929,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 		json_object_set_new(u, "tables_pinned_in", json_string(unwindtablesshared_dir(t->shared)));
 	else if (t->private_why)
 		json_object_set_new(u, "tables_private_why", json_string(t->private_why));
-	json_object_set_new(u, "files_from_shared", json_integer((json_int_t)t->files_shared));
+	json_object_set_new(u, "files_from_shared", json_integer((json_int_t)(t->files_shared - b->files_shared)));
 	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
 	json_object_set_new(u, "files", json_integer((json_int_t)(t->nheld + (t->vdso != NULL) + t->files_unopened)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));

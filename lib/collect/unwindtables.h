@@ -98,8 +98,8 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer);
 /* Continuous mode, after a section's trailer: serve requests again (the
  * trailer stopped the worker to read final counts); the next trailer's
  * counts (stacks walked, frames, cuts, files built, build and cache time,
- * process loads) are the next section's own, its sizes (files, rows,
- * memory) those of the tables as they are. */
+ * process loads, files from another collector) are the next section's
+ * own, its sizes (files, rows, memory) those of the tables as they are. */
 void unwindtables_resume(struct unwindtables *t);
 
 #endif
