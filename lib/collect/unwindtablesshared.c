@@ -19,13 +19,15 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "unwindtablescache.h"
 #include "util.h"
 
 #define BPFFS "/sys/fs/bpf"
 #define BPFFS_MAGIC 0xcafe4a11	/* BPF_FS_MAGIC, linux/magic.h */
 #define PIN_ROOT BPFFS "/marple"
 #define RUN_DIR "/run/marple"
-/* the rows' encoding (bpf/stacks.h): a change of it is a new layout */
+/* what the shared maps hold beside the compact tables (whose encoding
+ * UNWINDTABLESCACHE_FORMAT follows: raised with it, a new layout too) */
 #define SHARED_FORMAT 1
 
 /* What the collectors sharing the tables agree on, in the state map. */
@@ -74,11 +76,12 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 }
 
 /* The layout of obj's shared maps as 16 hex digits: their types, sizes and
- * flags, the rows' encoding and the records' sizes. */
+ * flags, the compact tables' format and the records' sizes. */
 static int layout_of(struct bpf_object *obj, char out[17])
 {
-	uint32_t v[] = { SHARED_FORMAT, UNWIND_PAGE_SHIFT, UNWIND_TABLE_HEADER, UNWIND_MAX_RULES,
-			 sizeof(struct unwind_rule), sizeof(struct unwind_file), sizeof(struct shared_state) };
+	uint32_t v[] = { SHARED_FORMAT, UNWINDTABLESCACHE_FORMAT, UNWINDTABLESCACHE_UNIT, UNWIND_PAGE_SHIFT,
+			 UNWIND_TABLE_HEADER, UNWIND_MAX_RULES, sizeof(struct unwind_rule), sizeof(struct unwind_file),
+			 sizeof(struct shared_state) };
 	uint64_t h = fnv(0xcbf29ce484222325ull, v, sizeof(v));
 
 	for (size_t i = 0; i < NSHARED; i++) {
