@@ -1,8 +1,9 @@
-/* bpfmap.c — walking hash maps, summing per-CPU counters and mapping arrays
- * as far as they are used (see bpfmap.h). */
+/* bpfmap.c — walking hash maps, summing per-CPU counters, mapping arrays
+ * as far as they are used, and an object's .rodata by name (see bpfmap.h). */
 #include "bpfmap.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -129,4 +130,54 @@ void bpfmap_view_close(struct bpfmap_view *v)
 	if (v->base)
 		munmap(v->base, v->len);
 	*v = (struct bpfmap_view){ .fd = -1 };
+}
+
+/* Where rodata variable name of obj is in its .rodata (its offset), with
+ * the map; -1 if it has none. */
+static long rodata_var(struct bpf_object *obj, const char *name, struct bpf_map **map, size_t *size)
+{
+	struct btf *btf = bpf_object__btf(obj);
+	int sec = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+
+	*map = bpf_object__find_map_by_name(obj, ".rodata");
+	if (sec < 0 || !*map || !bpf_map__initial_value(*map, size))
+		return -1;
+	const struct btf_type *t = btf__type_by_id(btf, (__u32)sec);
+	const struct btf_var_secinfo *v = btf_var_secinfos(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
+		const struct btf_type *var = btf__type_by_id(btf, v->type);
+		if (strcmp(btf__name_by_offset(btf, var->name_off), name) == 0 && v->offset + v->size <= *size &&
+		    v->size == sizeof(uint32_t))
+			return (long)v->offset;
+	}
+	return -1;
+}
+
+/* The value of obj's rodata uint32_t name (set before load), or dflt. */
+uint32_t bpfmap_rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt)
+{
+	struct bpf_map *map;
+	size_t size;
+	long off = rodata_var(obj, name, &map, &size);
+	uint32_t v = dflt;
+
+	if (off >= 0)
+		memcpy(&v, (const char *)bpf_map__initial_value(map, &size) + off, sizeof(v));
+	return v;
+}
+
+/* Set obj's rodata uint32_t name, before load (as a skeleton's rodata does). */
+void bpfmap_rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
+{
+	struct bpf_map *map;
+	size_t size;
+	long off = rodata_var(obj, name, &map, &size);
+
+	if (off < 0)
+		return;
+	char *copy = marple_malloc(size);
+	memcpy(copy, bpf_map__initial_value(map, &size), size);
+	memcpy(copy + off, &value, sizeof(value));
+	bpf_map__set_initial_value(map, copy, size);
+	free(copy);
 }

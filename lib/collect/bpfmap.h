@@ -51,4 +51,11 @@ int bpfmap_view_open(struct bpfmap_view *v, int fd, int prot);
 int bpfmap_view_reach(struct bpfmap_view *v, size_t end);
 void bpfmap_view_close(struct bpfmap_view *v);
 
+/* A uint32_t of a BPF object's .rodata by its name, before load (as a
+ * skeleton's rodata is set, for objects opened without one): its value, or
+ * dflt where it has none; set, if it has it. */
+struct bpf_object;
+uint32_t bpfmap_rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt);
+void bpfmap_rodata_set(struct bpf_object *obj, const char *name, uint32_t value);
+
 #endif

@@ -285,34 +285,80 @@ static uint64_t status_bytes(const char *key)
 	return kb * 1024;
 }
 
-/* The kernel memory of the BPF maps open here: each map fd's memlock. */
-static uint64_t bpf_map_bytes(uint64_t *maps)
+/* The maps shared with other collectors (unwindtablesshared.h), by id */
+static uint32_t shared_ids[8];
+static unsigned nshared_ids;
+
+void collector_memory_shared(uint32_t map_id)
+{
+	if (nshared_ids < sizeof(shared_ids) / sizeof(shared_ids[0]))
+		shared_ids[nshared_ids++] = map_id;
+}
+
+static int is_shared(uint32_t id)
+{
+	for (unsigned i = 0; i < nshared_ids; i++)
+		if (shared_ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* One map's id and memlock from its fd's fdinfo: 0, or -1. */
+static int map_fdinfo(const char *fd_name, uint32_t *id, uint64_t *bytes)
+{
+	char path[300], line[96];
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", fd_name);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "memlock:", 8) == 0)
+			*bytes = strtoull(line + 8, NULL, 10), found |= 1;
+		else if (strncmp(line, "map_id:", 7) == 0)
+			*id = (uint32_t)strtoul(line + 7, NULL, 10), found |= 2;
+	}
+	if (f)
+		fclose(f);
+	return found == 3 ? 0 : -1;
+}
+
+/* The kernel memory of the BPF maps open here: each map's memlock, once
+ * however many descriptors it has, those shared with other collectors
+ * apart (*shared: of the total). */
+static uint64_t bpf_map_bytes(uint64_t *maps, uint64_t *shared)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 	uint64_t bytes = 0;
+	uint32_t *seen = NULL;
+	size_t nseen = 0, cap = 0;
 
-	*maps = 0;
+	*maps = *shared = 0;
 	while (d && (e = readdir(d))) {
-		char path[300], target[32], line[96];
+		char path[300], target[32];
 		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
 		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		uint32_t id;
+		uint64_t b;
 		if (n <= 0)
 			continue;
 		target[n] = 0;
-		if (strcmp(target, "anon_inode:bpf-map") != 0)
+		if (strcmp(target, "anon_inode:bpf-map") != 0 || map_fdinfo(e->d_name, &id, &b) != 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
-		FILE *f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (strncmp(line, "memlock:", 8) == 0)
-				bytes += strtoull(line + 8, NULL, 10);
-		if (f)
-			fclose(f);
+		size_t i = 0;
+		while (i < nseen && seen[i] != id)
+			i++;
+		if (i < nseen)
+			continue;	/* a second descriptor of it */
+		seen = marple_grow(seen, &cap, nseen + 1, sizeof(*seen));
+		seen[nseen++] = id;
+		bytes += b;
+		*shared += is_shared(id) ? b : 0;
 		(*maps)++;
 	}
 	if (d)
 		closedir(d);
+	free(seen);
 	return bytes;
 }
 
@@ -345,13 +391,15 @@ void collector_wake_on_child(void)
 
 void collector_memory_trailer(json_t *trailer)
 {
-	uint64_t maps, map_bytes = bpf_map_bytes(&maps);
+	uint64_t maps, shared, map_bytes = bpf_map_bytes(&maps, &shared);
 	json_t *o = json_object();
 
 	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)status_bytes("VmRSS")));
 	json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)status_bytes("VmHWM")));
 	json_object_set_new(o, "bpf_map_bytes", json_integer((json_int_t)map_bytes));
 	json_object_set_new(o, "bpf_maps", json_integer((json_int_t)maps));
+	json_object_set_new(o, "bpf_map_shared_bytes", json_integer((json_int_t)shared));
+	json_object_set_new(o, "bpf_map_private_bytes", json_integer((json_int_t)(map_bytes - shared)));
 	json_object_set_new(trailer, "memory", o);
 }
 

@@ -64,8 +64,13 @@ void collector_verbose_trailer(json_t *trailer);
 /* The trailer's "memory": what this collector holds now and held at most
  * (rss_bytes, peak_rss_bytes: /proc/self/status's VmRSS and VmHWM) and
  * the kernel memory of the BPF maps it has open (bpf_map_bytes, the
- * kernel's memlock of each, and bpf_maps); marple-format(5). */
+ * kernel's memlock of each, and bpf_maps; marple-format(5)),
+ * bpf_map_shared_bytes of them those of maps other collectors share
+ * (collector_memory_shared), bpf_map_private_bytes the others'.
+ */
 void collector_memory_trailer(json_t *trailer);
+/* The map of id is shared with other collectors (counted apart). */
+void collector_memory_shared(uint32_t map_id);
 /* The priority a collector's threads that samples wait for take (the
  * drainer's, the unwind tables' builder): ahead of ordinary processes on a
  * busy machine; best effort (setpriority of the calling thread). */

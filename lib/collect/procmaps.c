@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "util.h"
 
 /* Hex digits at *p, at most max of them, into *v; 0, or -1 if none or too many. */
 static int hex_field(const char **p, int max, uint64_t *v)
@@ -291,4 +292,26 @@ int procmaps_read_layout(pid_t pid, uint64_t out[PROCMAPS_LAYOUT_N])
 		}
 	}
 	return 0;
+}
+
+void *procmaps_own_vdso(size_t *len)
+{
+	struct procmaps pm;
+	struct procmaps_line pl;
+	uint64_t start = 0, end = 0;
+
+	if (procmaps_open(&pm, getpid()) < 0)
+		return NULL;
+	while (procmaps_next(&pm, &pl))
+		if (strcmp(pl.path, "[vdso]") == 0) {
+			start = pl.start, end = pl.end;
+			break;
+		}
+	procmaps_close(&pm);
+	if (end <= start || end - start > (64u << 20))
+		return NULL;
+	*len = end - start;
+	void *buf = marple_malloc(*len);
+	memcpy(buf, (const void *)(uintptr_t)start, *len);
+	return buf;
 }

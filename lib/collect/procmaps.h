@@ -94,5 +94,9 @@ int procmaps_open_file(pid_t pid, const struct procmaps_line *l);
  * small for it).  Read from its notes, the section or, stripped of section
  * headers, the PT_NOTE segments. */
 int procmaps_build_id(Elf *elf, char *buf, size_t size);
+/* A copy of our own vdso's image (every process maps the kernel's one
+ * image: a table built from ours is everyone's), *len bytes to free; NULL
+ * when we have none. */
+void *procmaps_own_vdso(size_t *len);
 
 #endif

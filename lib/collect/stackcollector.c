@@ -24,6 +24,7 @@
 #include "syms.h"
 #include "timedsamples.h"
 #include "unwindtablescache.h"
+#include "unwindtablesshared.h"
 #include "unwindtables.h"
 #include "uprobes.h"
 #include "util.h"
@@ -214,6 +215,8 @@ int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj
 		marple_warn("the BPF program has no unwind maps");
 		return -1;
 	}
+	unwindtablesshared_close(sc->shared);	/* an object sized before, not loaded */
+	sc->shared = sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only ? unwindtablesshared_open(obj) : NULL;
 	return 0;
 }
 
@@ -252,6 +255,8 @@ int stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *o
 	if (!sc->no_cache)
 		unwindtables_use_cache(sc->unwindtab, sc->cache_opened ? sc->cache : unwindtablescache_open());
 	sc->cache = NULL;	/* the tables' now */
+	unwindtables_use_shared(sc->unwindtab, sc->shared);
+	sc->shared = NULL;
 	unwindtables_share_maps(sc->unwindtab, sc->syms);
 	if (unwindtables_poll_with(sc->unwindtab, sc->news) < 0)
 		goto fail;
@@ -756,6 +761,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->unwindtab = NULL;
 	unwindtablescache_close(sc->cache);
 	sc->cache = NULL;
+	unwindtablesshared_close(sc->shared);
+	sc->shared = NULL;
 	stackframes_free(sc->sf);
 	pyframes_free(sc->py);
 	sc->py = NULL;

@@ -197,6 +197,7 @@ struct stackcollector {
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtables *unwindtab;
 	struct unwindtablescache *cache;	/* opened at sizing, the tables' once they are made */
+	struct unwindtablesshared *shared;	/* joined at sizing (NULL: private), the tables' once made */
 	int cache_opened;		/* opening it was tried (a refusal is said once) */
 
 	/* set by the collector (stackdrain_new) when its counts are drained

@@ -34,6 +34,7 @@
 #include "unwindtablescompact.h"
 #include "unwindtablessize.h"
 #include "unwindtablescfi.h"
+#include "unwindtablesshared.h"
 #include "util.h"
 #include "vmaiter.skel.h"
 
@@ -138,56 +139,6 @@ static int vma_iterator_works(struct unwindtablescache *cache)
 	return works;
 }
 
-/* Where rodata variable name of obj is in its .rodata (its offset), with
- * the map; -1 if it has none. */
-static long rodata_var(struct bpf_object *obj, const char *name, struct bpf_map **map, size_t *size)
-{
-	struct btf *btf = bpf_object__btf(obj);
-	int sec = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
-
-	*map = bpf_object__find_map_by_name(obj, ".rodata");
-	if (sec < 0 || !*map || !bpf_map__initial_value(*map, size))
-		return -1;
-	const struct btf_type *t = btf__type_by_id(btf, (__u32)sec);
-	const struct btf_var_secinfo *v = btf_var_secinfos(t);
-	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
-		const struct btf_type *var = btf__type_by_id(btf, v->type);
-		if (strcmp(btf__name_by_offset(btf, var->name_off), name) == 0 && v->offset + v->size <= *size &&
-		    v->size == sizeof(uint32_t))
-			return (long)v->offset;
-	}
-	return -1;
-}
-
-/* The value of obj's rodata uint32_t name (set before load), or dflt. */
-static uint32_t rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt)
-{
-	struct bpf_map *map;
-	size_t size;
-	long off = rodata_var(obj, name, &map, &size);
-	uint32_t v = dflt;
-
-	if (off >= 0)
-		memcpy(&v, (const char *)bpf_map__initial_value(map, &size) + off, sizeof(v));
-	return v;
-}
-
-/* Set obj's rodata uint32_t name, before load (as a skeleton's rodata does). */
-static void rodata_set(struct bpf_object *obj, const char *name, uint32_t value)
-{
-	struct bpf_map *map;
-	size_t size;
-	long off = rodata_var(obj, name, &map, &size);
-
-	if (off < 0)
-		return;
-	char *copy = marple_malloc(size);
-	memcpy(copy, bpf_map__initial_value(map, &size), size);
-	memcpy(copy + off, &value, sizeof(value));
-	bpf_map__set_initial_value(map, copy, size);
-	free(copy);
-}
-
 int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory,
 		      struct unwindtablescache *cache)
 {
@@ -218,11 +169,11 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	    bpf_map__set_max_entries(procs, tables ? nprocs : 1) < 0)
 		return -1;
 	if (tables)
-		rodata_set(obj, "unwind_file_lookup",
+		bpfmap_rodata_set(obj, "unwind_file_lookup",
 			   vma_iterator_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
 	/* the Python walker finds a launcher's libpython with bpf_find_vma,
 	 * where the kernel has it (bpf/python.bpf.h) */
-	rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
+	bpfmap_rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
 	return 0;
 }
 
@@ -262,13 +213,16 @@ struct unwindtables {
 	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
 	uint64_t rows_wanted;		/* rows of the files left without room */
 	struct unwindtablescache *cache;	/* NULL: --no-cache, or none usable */
+	struct unwindtablesshared *shared;	/* NULL: the tables' maps are ours alone */
+	char *private_why;		/* why not shared */
+	uint64_t files_shared;		/* files whose table another collector made */
 	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	/* the counts the last trailer showed (reported) and, in continuous
 	 * mode, those of the section before (before: what the next trailer
 	 * subtracts, unwindtables_resume); the tables' sizes are not counts */
 	struct unwindtables_counts {
 		uint64_t c[UNWIND_NCOUNTERS];
-		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads;
+		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads, files_shared;
 		uint64_t requests_served, request_wait_ns;
 		struct unwindtablescache_stats cache;
 	} reported, before;
@@ -351,7 +305,7 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 	t->procs_fd = bpf_map__fd(procs);
 	t->counters_fd = bpf_map__fd(counters);
 	t->files_fd = bpf_map__fd(files);
-	t->file_lookup = rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
+	t->file_lookup = bpfmap_rodata_get(obj, "unwind_file_lookup", UNWIND_LOOKUP_FIND_VMA);
 	t->slots = nmap / UNWIND_MAX_MAPPINGS;
 	t->slot_pid = marple_calloc(t->slots, sizeof(*t->slot_pid));
 	t->model = mappedfiles_shared();
@@ -382,6 +336,8 @@ void unwindtables_free(struct unwindtables *t)
 		mappedfiles_release(t->model);
 	unwindtablescfi_buf_free(&t->rowbuf);
 	unwindtablescache_close(t->cache);
+	unwindtablesshared_close(t->shared);
+	free(t->private_why);
 	for (size_t i = 0; i < t->nno_room_paths; i++)
 		free(t->no_room_paths[i]);
 	free(t->no_room_paths);
@@ -503,32 +459,6 @@ struct maps_line {
 /* A file that could not be opened: no table, and no frame-pointer guess. */
 static const struct file unopened_file = { .has_cfi = 1 };
 
-/* The vdso is in no file: its image is read from our own memory, never
- * from the traced process's, which may have rewritten its copy through
- * /proc/self/mem (every process maps the kernel's one image; a table built
- * from one process's is shared by all, issue 40).  NULL when we have none. */
-static Elf *vdso_elf(void **buf)
-{
-	struct procmaps pm;
-	struct procmaps_line pl;
-	uint64_t start = 0, end = 0;
-
-	if (procmaps_open(&pm, getpid()) < 0)
-		return NULL;
-	while (procmaps_next(&pm, &pl))
-		if (strcmp(pl.path, "[vdso]") == 0) {
-			start = pl.start, end = pl.end;
-			break;
-		}
-	procmaps_close(&pm);
-	if (end <= start || end - start > (64u << 20))
-		return NULL;
-	*buf = marple_malloc(end - start);
-	memcpy(*buf, (const void *)(uintptr_t)start, end - start);
-	return elf_memory(*buf, end - start);
-}
-
-/* The file behind one mapping, its table built the first time it is seen. */
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
 static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m)
@@ -547,20 +477,60 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 		if (l->exec && (!v.text_load || l->vaddr < f->loads[v.text_load - 1].vaddr))
 			v.text_load = (uint32_t)v.nloads;
 	}
-	bpf_map_update_elem(t->files_fd, &k, &v, BPF_ANY);	/* full: found through the process's mappings only */
+	/* full: found through the process's mappings only; a file without a
+	 * table here never hides the one another collector sharing made */
+	bpf_map_update_elem(t->files_fd, &k, &v, t->shared && !f->nrows ? BPF_NOEXIST : BPF_ANY);
+}
+
+/* Shared tables: locked to add a file (m: its maps line; NULL: the vdso)
+ * with the next free row and the rules as the others left them; 1 with
+ * known filled when another collector made its table. */
+static int shared_begin(struct unwindtables *t, const struct procmaps_line *m, struct unwind_file *known)
+{
+	struct unwind_file_key k = { 0 };
+
+	if (!t->shared)
+		return 0;
+	if (m)
+		k = (struct unwind_file_key){ .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
+	return unwindtablesshared_begin(t->shared, t->files_fd, m ? &k : NULL, known, &t->words_used, &t->rules);
+}
+
+static void shared_end(struct unwindtables *t)
+{
+	if (t->shared)
+		unwindtablesshared_end(t->shared, t->words_used, t->rules.n);
+}
+
+/* f as the shared index has it: a table another collector made. */
+static void file_of_index(struct file *f, const struct unwind_file *v)
+{
+	f->has_cfi = v->row_off != UNWIND_NO_CFI;
+	f->row_off = f->has_cfi ? v->row_off : 0;
+	f->nrows = v->row_count;
+	for (uint32_t i = 0; i < v->nloads && i < UNWIND_FILE_LOADS; i++)
+		f->loads[f->nloads++] = (struct load){ .offset = v->loads[i].start,
+						       .vaddr = v->loads[i].start - (uint64_t)v->loads[i].delta,
+						       .filesz = v->loads[i].end - v->loads[i].start,
+						       .exec = v->text_load == i + 1 };
 }
 
 /* The vdso's table, built from our own image of it the first time. */
 static struct file *vdso_file(struct unwindtables *t, const struct maps_line *ml)
 {
-	void *buf = NULL;
+	size_t len;
 	Elf *elf;
 
 	if (t->vdso)
 		return t->vdso;
 	t->vdso = marple_calloc(1, sizeof(*t->vdso));
-	if ((elf = vdso_elf(&buf))) {
+	/* from our own image, never the traced process's: it may have
+	 * rewritten its copy through /proc/self/mem (issue 40) */
+	void *buf = procmaps_own_vdso(&len);
+	if (buf && (elf = elf_memory(buf, len))) {
+		shared_begin(t, NULL, NULL);
 		build_file(t, t->vdso, elf, -1, ml->m.path);
+		shared_end(t);
 		elf_end(elf);
 	} else {
 		t->vdso->has_cfi = 1;	/* unknown: its frames are not guessed either */
@@ -604,18 +574,25 @@ static const struct file *get_file(struct unwindtables *t, pid_t pid, const stru
 		return &unopened_file;
 	}
 	f = marple_calloc(1, sizeof(*f));
-	Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		build_file(t, f, elf, fd, ml->m.path);
-		mappedfile_release_pages(mf);	/* .eh_frame's pages: read again only to rebuild */
+	struct unwind_file known;
+	if (shared_begin(t, &ml->m, &known)) {
+		file_of_index(f, &known);
+		t->files_shared++;
 	} else {
-		f->has_cfi = 1;	/* unknown: its frames are not guessed either */
-		t->files_without_table++;
+		Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
+		if (elf && elf_kind(elf) == ELF_K_ELF) {
+			build_file(t, f, elf, fd, ml->m.path);
+			mappedfile_release_pages(mf);	/* .eh_frame's pages: read again only to rebuild */
+		} else {
+			f->has_cfi = 1;	/* unknown: its frames are not guessed either */
+			t->files_without_table++;
+		}
+		elf_end(elf);
+		register_file(t, f, &ml->m);
 	}
-	elf_end(elf);
+	shared_end(t);
 	if (fd >= 0)
 		close(fd);
-	register_file(t, f, &ml->m);
 	mappedfile_set_slot(mf, t, f, free);
 	t->held = marple_grow(t->held, &t->held_cap, t->nheld + 1, sizeof(*t->held));
 	t->held[t->nheld++] = mf;
@@ -690,6 +667,15 @@ void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *ca
 	pthread_mutex_lock(&t->load_lock);
 	unwindtablescache_close(t->cache);
 	t->cache = cache;
+	pthread_mutex_unlock(&t->load_lock);
+}
+
+void unwindtables_use_shared(struct unwindtables *t, struct unwindtablesshared *shared)
+{
+	pthread_mutex_lock(&t->load_lock);
+	t->shared = shared;
+	free(t->private_why);
+	t->private_why = shared ? NULL : marple_strdup(unwindtablesshared_why());
 	pthread_mutex_unlock(&t->load_lock);
 }
 
@@ -920,7 +906,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	struct unwindtables_counts *r = &t->reported;
 	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
-					.loads = t->loads, .cache = *now_cs };
+					.loads = t->loads, .files_shared = t->files_shared, .cache = *now_cs };
 	r->requests_served = t->requests_served;	/* the worker has stopped */
 	r->request_wait_ns = t->request_wait_ns;
 	uint64_t wait_max = t->request_wait_max_ns;
@@ -938,6 +924,12 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 		json_object_set_new(u, names[i], json_integer((json_int_t)c[i]));
 	}
 	json_object_set_new(u, "mode", json_string("tables"));
+	json_object_set_new(u, "tables", json_string(t->shared ? "shared" : "private"));
+	if (t->shared)
+		json_object_set_new(u, "tables_pinned_in", json_string(unwindtablesshared_dir(t->shared)));
+	else if (t->private_why)
+		json_object_set_new(u, "tables_private_why", json_string(t->private_why));
+	json_object_set_new(u, "files_from_shared", json_integer((json_int_t)(t->files_shared - b->files_shared)));
 	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
 	json_object_set_new(u, "files", json_integer((json_int_t)(t->nheld + (t->vdso != NULL) + t->files_unopened)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));

@@ -61,6 +61,14 @@ void unwindtables_free(struct unwindtables *t);
  * owned by t from now on); before any table is loaded.  Without it (NULL:
  * --no-cache) every file's rows are built. */
 void unwindtables_use_cache(struct unwindtables *t, struct unwindtablescache *cache);
+/* The file tables' maps of t are those pinned by shared
+ * (unwindtablesshared_open before load; owned by t from now on): files are
+ * added under its lock, and those another collector made are taken as
+ * they are.  NULL: they are t's alone (the reason, from the last
+ * unwindtablesshared_open, goes into the trailer).  Before any table is
+ * loaded. */
+struct unwindtablesshared;
+void unwindtables_use_shared(struct unwindtables *t, struct unwindtablesshared *shared);
 /* Build the tables of the C library and the dynamic loader now (the
  * worker does it first otherwise): for a command about to start, whose
  * first samples are then walked by table at once. */
@@ -90,8 +98,8 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer);
 /* Continuous mode, after a section's trailer: serve requests again (the
  * trailer stopped the worker to read final counts); the next trailer's
  * counts (stacks walked, frames, cuts, files built, build and cache time,
- * process loads) are the next section's own, its sizes (files, rows,
- * memory) those of the tables as they are. */
+ * process loads, files from another collector) are the next section's
+ * own, its sizes (files, rows, memory) those of the tables as they are. */
 void unwindtables_resume(struct unwindtables *t);
 
 #endif

@@ -46,6 +46,19 @@ static struct unwindtables_rule_slot *rule_slot(struct unwindtables_rule_slot *s
 }
 
 static uint32_t rule_index_of(struct unwindtables_rules *r, struct unwind_rule u);
+static uint32_t rule_keep(struct unwindtables_rules *r, struct unwindtables_rule_slot *s, uint64_t bits);
+
+void unwindtablescompact_rules_adopt(struct unwindtables_rules *r, uint32_t n)
+{
+	while (r->n < n && r->n < r->cap) {
+		uint64_t bits = rule_bits(&r->v[r->n]);
+		struct unwindtables_rule_slot *s = rule_slot(r->slots, r->nslots, bits);
+		if (s->index)
+			r->n++;	/* a rule twice: found at its first */
+		else
+			rule_keep(r, s, bits);
+	}
+}
 
 uint32_t unwindtablescompact_rule_index(struct unwindtables_rules *r, const struct unwind_row *row)
 {
@@ -68,6 +81,13 @@ static uint32_t rule_index_of(struct unwindtables_rules *r, struct unwind_rule u
 		return UNWIND_RULE_UNSUPPORTED;
 	}
 	r->v[r->n] = u;
+	return rule_keep(r, s, bits);
+}
+
+/* r->v[r->n], just written, counted in and found by its bits from now on
+ * (s: its free slot). */
+static uint32_t rule_keep(struct unwindtables_rules *r, struct unwindtables_rule_slot *s, uint64_t bits)
+{
 	*s = (struct unwindtables_rule_slot){ bits, r->n + 1 };
 	if (2 * (size_t)(r->n + 1) > r->nslots) {
 		/* half full: twice as many slots */

@@ -46,6 +46,9 @@ struct unwindtables_rules {
  * UNWIND_MAX_RULES); it is written from v[0]. */
 void unwindtablescompact_rules_init(struct unwindtables_rules *r, struct unwind_rule *v, uint32_t cap);
 void unwindtablescompact_rules_free(struct unwindtables_rules *r);
+/* v[r->n..n), written there by another collector sharing the array
+ * (unwindtablesshared.h), counted in and found from now on. */
+void unwindtablescompact_rules_adopt(struct unwindtables_rules *r, uint32_t n);
 /* The index of the rule of row, added if new. */
 uint32_t unwindtablescompact_rule_index(struct unwindtables_rules *r, const struct unwind_row *row);
 

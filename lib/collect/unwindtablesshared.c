@@ -1,0 +1,369 @@
+/* unwindtablesshared.c — the unwind tables' maps pinned and shared by the
+ * collectors running at once, with their owner: a lock (see
+ * unwindtablesshared.h). */
+#include "unwindtablesshared.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "unwindtablescache.h"
+#include "util.h"
+
+#define BPFFS "/sys/fs/bpf"
+#define BPFFS_MAGIC 0xcafe4a11	/* BPF_FS_MAGIC, linux/magic.h */
+#define PIN_ROOT BPFFS "/marple"
+#define RUN_DIR "/run/marple"
+/* what the shared maps hold beside the compact tables (whose encoding
+ * UNWINDTABLESCACHE_FORMAT follows: raised with it, a new layout too) */
+#define SHARED_FORMAT 1
+
+/* What the collectors sharing the tables agree on, in the state map. */
+struct shared_state {
+	uint32_t words_used;		/* unwind_rows' next free word */
+	uint32_t rules_used;		/* unwind_rules in use */
+};
+
+static const char *const shared_maps[] = { "unwind_rows", "unwind_rules", "unwind_files" };
+#define NSHARED (sizeof(shared_maps) / sizeof(shared_maps[0]))
+
+struct unwindtablesshared {
+	char dir[64];			/* PIN_ROOT/<layout> */
+	char layout[17];
+	int lock_fd, holders_fd, state_fd;
+};
+
+static char why[160];
+
+const char *unwindtablesshared_why(void)
+{
+	return why;
+}
+
+const char *unwindtablesshared_dir(const struct unwindtablesshared *s)
+{
+	return s->dir;
+}
+
+/* flock(2) through signals (a collector's are caught without SA_RESTART):
+ * 0, or -1 (EWOULDBLOCK with LOCK_NB). */
+static int lock(int fd, int op)
+{
+	int rc;
+
+	while ((rc = flock(fd, op)) != 0 && errno == EINTR)
+		;
+	return rc;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The layout of obj's shared maps as 16 hex digits: their types, sizes and
+ * flags, the compact tables' format and the records' sizes. */
+static int layout_of(struct bpf_object *obj, char out[17])
+{
+	uint32_t v[] = { SHARED_FORMAT, UNWINDTABLESCACHE_FORMAT, UNWINDTABLESCACHE_UNIT, UNWIND_PAGE_SHIFT,
+			 UNWIND_TABLE_HEADER, UNWIND_MAX_RULES, sizeof(struct unwind_rule), sizeof(struct unwind_file),
+			 sizeof(struct shared_state) };
+	uint64_t h = fnv(0xcbf29ce484222325ull, v, sizeof(v));
+
+	for (size_t i = 0; i < NSHARED; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+		if (!m)
+			return -1;
+		uint32_t d[] = { bpf_map__type(m), bpf_map__key_size(m), bpf_map__value_size(m),
+				 bpf_map__max_entries(m), bpf_map__map_flags(m) };
+		h = fnv(h, d, sizeof(d));
+	}
+	snprintf(out, 17, "%016" PRIx64, h);
+	return 0;
+}
+
+/* path is a folder (not a link) no one but root may write in: 0, or -1
+ * with why set (maps pinned there would be another user's choice). */
+static int root_only(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return snprintf(why, sizeof(why), "%s: not a folder of root's alone", path), -1;
+	return 0;
+}
+
+/* RUN_DIR, root's alone, opened: its fd, or -1 with why set. */
+static int run_dir(void)
+{
+	if (mkdir(RUN_DIR, 0700) != 0 && errno != EEXIST)
+		return snprintf(why, sizeof(why), RUN_DIR ": %s", strerror(errno)), -1;
+	if (root_only(RUN_DIR) != 0)
+		return -1;
+	int fd = open(RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(why, sizeof(why), RUN_DIR ": %s", strerror(errno));
+	return fd;
+}
+
+/* A lock file in RUN_DIR (never through a link): its fd, or -1. */
+static int lock_file(int dir_fd, const char *layout, const char *what)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "tables-%s.%s", layout, what);
+	int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		snprintf(why, sizeof(why), RUN_DIR "/%s: %s", name, strerror(errno));
+	return fd;
+}
+
+/* bpffs at BPFFS (mounted if it is not: root may) and the pin folder. */
+static int pin_dir(struct unwindtablesshared *s)
+{
+	struct statfs fs;
+
+	if (statfs(BPFFS, &fs) != 0 || (uint32_t)fs.f_type != BPFFS_MAGIC) {
+		if (mount("bpf", BPFFS, "bpf", 0, "mode=0700") != 0)
+			return snprintf(why, sizeof(why), "no bpffs at " BPFFS ": %s", strerror(errno)), -1;
+	}
+	snprintf(s->dir, sizeof(s->dir), PIN_ROOT "/%s", s->layout);
+	if ((mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) || (mkdir(s->dir, 0700) != 0 && errno != EEXIST))
+		return snprintf(why, sizeof(why), "%s: %s", s->dir, strerror(errno)), -1;
+	return root_only(PIN_ROOT) == 0 && root_only(s->dir) == 0 ? 0 : -1;
+}
+
+/* Every pin in dir removed, and dir: what a collector left (killed), or
+ * the last one out's. */
+static void unpin_all(const char *dir)
+{
+	char path[128];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static void pin_path(const struct unwindtablesshared *s, const char *name, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", s->dir, name);
+}
+
+/* The first one in: the maps made as obj sizes them, and pinned. */
+static int make_maps(struct unwindtablesshared *s, struct bpf_object *obj, int fds[NSHARED])
+{
+	char path[128];
+
+	unpin_all(s->dir);
+	if (mkdir(s->dir, 0700) != 0)
+		return snprintf(why, sizeof(why), "%s: %s", s->dir, strerror(errno)), -1;
+	for (size_t i = 0; i < NSHARED; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+		fds[i] = bpf_map_create(bpf_map__type(m), shared_maps[i], bpf_map__key_size(m), bpf_map__value_size(m),
+					bpf_map__max_entries(m), &o);
+		pin_path(s, shared_maps[i], path, sizeof(path));
+		if (fds[i] < 0 || bpf_obj_pin(fds[i], path) != 0)
+			return snprintf(why, sizeof(why), "%s: %s", path, strerror(errno)), -1;
+	}
+	s->state_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_shared", sizeof(uint32_t),
+				     sizeof(struct shared_state), 1, NULL);
+	pin_path(s, "state", path, sizeof(path));
+	if (s->state_fd < 0 || bpf_obj_pin(s->state_fd, path) != 0)
+		return snprintf(why, sizeof(why), "%s: %s", path, strerror(errno)), -1;
+	return 0;
+}
+
+/* fd is the map obj's m would be (type, sizes, flags): else it is
+ * another layout's, never used. */
+static int same_map(int fd, uint32_t type, uint32_t key, uint32_t value, uint32_t entries, uint32_t flags)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == type &&
+	       info.key_size == key && info.value_size == value && info.max_entries == entries &&
+	       info.map_flags == flags;
+}
+
+/* A later one: the pinned maps, if they are what obj would make. */
+static int get_maps(struct unwindtablesshared *s, struct bpf_object *obj, int fds[NSHARED])
+{
+	char path[128];
+
+	for (size_t i = 0; i < NSHARED; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared_maps[i]);
+		pin_path(s, shared_maps[i], path, sizeof(path));
+		fds[i] = bpf_obj_get(path);
+		if (!same_map(fds[i], bpf_map__type(m), bpf_map__key_size(m), bpf_map__value_size(m),
+			      bpf_map__max_entries(m), bpf_map__map_flags(m)))
+			return snprintf(why, sizeof(why), "%s: %s", path,
+					fds[i] < 0 ? strerror(errno) : "a map of another layout"), -1;
+	}
+	pin_path(s, "state", path, sizeof(path));
+	s->state_fd = bpf_obj_get(path);
+	if (!same_map(s->state_fd, BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(struct shared_state), 1, 0))
+		return snprintf(why, sizeof(why), "%s: %s", path,
+				s->state_fd < 0 ? strerror(errno) : "a map of another layout"), -1;
+	return 0;
+}
+
+/* The pinned maps made obj's: its own are never created. */
+static int reuse_maps(struct bpf_object *obj, int fds[NSHARED])
+{
+	for (size_t i = 0; i < NSHARED; i++) {
+		struct bpf_map_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int err = bpf_map__reuse_fd(bpf_object__find_map_by_name(obj, shared_maps[i]), fds[i]);
+		if (err)
+			return snprintf(why, sizeof(why), "%s: %s", shared_maps[i], strerror(-err)), -1;
+		if (bpf_obj_get_info_by_fd(fds[i], &info, &len) == 0)
+			collector_memory_shared(info.id);
+	}
+	return 0;
+}
+
+static void shared_free(struct unwindtablesshared *s)
+{
+	if (s->state_fd >= 0)
+		close(s->state_fd);
+	if (s->holders_fd >= 0)
+		close(s->holders_fd);	/* the flocks go with them */
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	free(s);
+}
+
+/* Under the lock: the maps made (first in) or taken, obj's made them, and
+ * this collector counted among the holders.  0, or -1 with why set. */
+static int join(struct unwindtablesshared *s, struct bpf_object *obj)
+{
+	int fds[NSHARED] = { -1, -1, -1 }, rc = -1;
+	int first = lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0;
+
+	if (pin_dir(s) == 0 && (first ? make_maps(s, obj, fds) : get_maps(s, obj, fds)) == 0 &&
+	    lock(s->holders_fd, LOCK_SH | LOCK_NB) == 0 && reuse_maps(obj, fds) == 0)
+		rc = 0;
+	else if (first)
+		unpin_all(s->dir);	/* nobody else holds them */
+	for (size_t i = 0; i < NSHARED; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);	/* obj holds its copies */
+	return rc;
+}
+
+/* The pins of other layouts that no collector holds, removed: a collector
+ * killed before its end left them (-p's layouts are its process's: the
+ * same one may never come again), holding kernel memory until then.  Their
+ * lock files stay (one unlinked while another collector opens it would
+ * give two owners). */
+static void sweep(int run_fd, const char *own)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *e;
+	char path[128];
+
+	while (d && (e = readdir(d))) {
+		if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16 || strcmp(e->d_name, own) == 0)
+			continue;
+		int l = lock_file(run_fd, e->d_name, "lock"), h = l >= 0 ? lock_file(run_fd, e->d_name, "holders") : -1;
+		if (h >= 0 && lock(l, LOCK_EX | LOCK_NB) == 0 && lock(h, LOCK_EX | LOCK_NB) == 0) {
+			snprintf(path, sizeof(path), PIN_ROOT "/%s", e->d_name);
+			unpin_all(path);
+		}
+		if (h >= 0)
+			close(h);
+		if (l >= 0)
+			close(l);
+	}
+	if (d)
+		closedir(d);
+}
+
+struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
+{
+	const char *env = getenv("MARPLE_SHARED_TABLES");
+	struct unwindtablesshared *s;
+	int dir_fd;
+
+	why[0] = 0;
+	if (env && strcmp(env, "off") == 0)
+		return snprintf(why, sizeof(why), "MARPLE_SHARED_TABLES=off"), NULL;
+	if (geteuid() != 0)
+		return snprintf(why, sizeof(why), "not root"), NULL;
+	s = marple_calloc(1, sizeof(*s));
+	s->lock_fd = s->holders_fd = s->state_fd = -1;
+	if (layout_of(obj, s->layout) != 0) {
+		snprintf(why, sizeof(why), "no unwind maps");
+		shared_free(s);
+		return NULL;
+	}
+	if ((dir_fd = run_dir()) >= 0) {
+		s->lock_fd = lock_file(dir_fd, s->layout, "lock");
+		s->holders_fd = s->lock_fd >= 0 ? lock_file(dir_fd, s->layout, "holders") : -1;
+	}
+	if (s->holders_fd < 0 || lock(s->lock_fd, LOCK_EX) != 0 || join(s, obj) != 0) {
+		if (dir_fd >= 0)
+			close(dir_fd);
+		shared_free(s);
+		return NULL;
+	}
+	sweep(dir_fd, s->layout);
+	close(dir_fd);
+	flock(s->lock_fd, LOCK_UN);
+	return s;
+}
+
+int unwindtablesshared_begin(struct unwindtablesshared *s, int files_fd, const struct unwind_file_key *key,
+			     struct unwind_file *known, uint32_t *words_used, struct unwindtables_rules *rules)
+{
+	struct shared_state st = { 0 };
+
+	lock(s->lock_fd, LOCK_EX);
+	bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st);
+	/* a fresh state (0): the first file, its rules after the reserved */
+	if (st.words_used > *words_used)
+		*words_used = st.words_used;
+	unwindtablescompact_rules_adopt(rules, st.rules_used);
+	return key && bpf_map_lookup_elem(files_fd, key, known) == 0 &&
+	       (known->row_count > 0 || known->row_off == UNWIND_NO_CFI);
+}
+
+void unwindtablesshared_end(struct unwindtablesshared *s, uint32_t words_used, uint32_t rules_used)
+{
+	struct shared_state st = { words_used, rules_used };
+
+	bpf_map_update_elem(s->state_fd, &(uint32_t){ 0 }, &st, BPF_ANY);
+	flock(s->lock_fd, LOCK_UN);
+}
+
+void unwindtablesshared_close(struct unwindtablesshared *s)
+{
+	if (!s)
+		return;
+	lock(s->lock_fd, LOCK_EX);
+	/* nobody else holds them: the last one out unpins (the maps go with
+	 * the last descriptor) */
+	if (lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0)
+		unpin_all(s->dir);
+	shared_free(s);
+}
