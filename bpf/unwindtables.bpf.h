@@ -223,7 +223,12 @@ struct unwind_walk {
 	__u64 tag;			/* mm->start_stack: the image (unwind_learned's tag) */
 	__u64 code_start, code_end;	/* the program's executable segment: mm->start_code, end_code */
 	struct unwind_file_key program;	/* the program's file: mm->exe_file */
+	__u32 have_prev;		/* prev holds the mapping m held before it: a
+					 * stack goes back and forth between a program
+					 * and its libraries (libc's leaf, the program,
+					 * libc's __libc_start_main, the program's _start) */
 	struct unwind_mapping m;	/* the current frame's mapping */
+	struct unwind_mapping prev;	/* the mapping before it (have_prev) */
 	struct unwind_mapping vma;	/* ... found in the VMAs: reused while the PC is in it */
 	__u64 uretprobe_trampoline;	/* where pending uretprobes' return addresses point */
 	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
@@ -664,7 +669,7 @@ static __always_inline __u64 unwind_uretprobe_ra(struct unwind_walk *s, __u64 ra
 
 static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct task_struct *t, struct mm_struct *mm)
 {
-	struct uprobe_task *ut = BPF_CORE_READ(t, utask);
+	struct uprobe_task *ut = t->utask;
 
 	if (!ut)
 		return;
@@ -829,7 +834,17 @@ static long unwind_frame(__u64 i, void *ctx)
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
 	if (s->have_m && pc >= s->m.start && pc < s->m.end) {
 		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+	} else if (s->have_prev && pc >= s->prev.start && pc < s->prev.end) {
+		struct unwind_mapping m = s->m;
+		s->m = s->prev;
+		s->prev = m;
+		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+		unwind_count(UNWIND_FRAMES_MAPPING_BEFORE);
 	} else {
+	if (s->have_m) {
+		s->prev = s->m;
+		s->have_prev = 1;
+	}
 	s->have_m = 0;
 	int mi = s->nmaps ? unwind_mapping_index(s->slot, s->nmaps, pc) : -1;
 	__u32 mkey = (__u32)mi;
@@ -885,21 +900,22 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	__u32 zero = 0;
 	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct mm_struct *mm = t->mm;
 
 	if (!mm || !ips || !w)
 		return 0;
 	*w = (struct unwind_walk){};
 	unwind_count(UNWIND_STACKS);
+	/* loads, not BPF_CORE_READ's probe reads: a helper call each */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	w->ip = BPF_CORE_READ(regs, ip);
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	w->tag = mm->start_stack;
 	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	int no_proc = !p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS;
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
+	int no_proc = !p || p->tag != w->tag || p->n > UNWIND_MAX_MAPPINGS;
 	w->exact = 1;
 	w->tgid = tgid;
-	w->tag = BPF_CORE_READ(mm, start_stack);
 	unwind_uprobe_setup(w, t, mm);
 	if (no_proc || !p) {
 		/* its mappings are not loaded yet (asked for): every frame's
