@@ -299,6 +299,8 @@ enum unwind_counter {
 					 * of line, at the probed instruction's address */
 	UNWIND_FRAMES_MAPPING_BEFORE,	/* frames_same_mapping's in the mapping before the
 					 * frame before's (libc's, back from the program) */
+	UNWIND_WINDOW_READS,		/* copies of the user stack the table walk read its
+					 * words from (struct unwind_window) */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
@@ -307,7 +309,7 @@ enum unwind_counter {
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
 	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
 	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped", \
-	  "frames_mapping_before" }
+	  "frames_mapping_before", "stack_window_reads" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):
