@@ -288,14 +288,19 @@ enum unwind_counter {
 	UNWIND_CUT_FILE_NOT_BUILT,	/* stacks cut at a PC whose file was found but has no
 					 * table yet (being built, asked for); part of
 					 * cut_table_not_loaded */
-	UNWIND_FRAMES_SAME_MAPPING,	/* frames in the mapping of the frame before: no
-					 * search of the process's mappings */
+	UNWIND_FRAMES_SAME_MAPPING,	/* frames in the mapping of the frame before, or of
+					 * the mapping before that: no search of the
+					 * process's mappings */
 	UNWIND_VMA_NOTES,		/* file VMAs told user space (struct unwind_vma_note) */
 	UNWIND_VMA_NOTES_LOST,		/* ... not told: the ring buffer was full */
 	UNWIND_FRAMES_URETPROBE,	/* return addresses a pending uretprobe had replaced
 					 * with its trampoline, given back their own */
 	UNWIND_LEAF_SINGLE_STEPPED,	/* leaves in an instruction a uprobe was running out
 					 * of line, at the probed instruction's address */
+	UNWIND_FRAMES_MAPPING_BEFORE,	/* frames_same_mapping's in the mapping before the
+					 * frame before's (libc's, back from the program) */
+	UNWIND_WINDOW_READS,		/* copies of the user stack the table walk read its
+					 * words from (struct unwind_window) */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
@@ -303,7 +308,8 @@ enum unwind_counter {
 	  "cut_depth_limit", "cut_read_fault", "no_table_yet", "refresh_requests", "cut_table_not_loaded", \
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
 	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
-	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped" }
+	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped", \
+	  "frames_mapping_before", "stack_window_reads" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -223,7 +223,12 @@ struct unwind_walk {
 	__u64 tag;			/* mm->start_stack: the image (unwind_learned's tag) */
 	__u64 code_start, code_end;	/* the program's executable segment: mm->start_code, end_code */
 	struct unwind_file_key program;	/* the program's file: mm->exe_file */
+	__u32 have_prev;		/* prev holds the mapping m held before it: a
+					 * stack goes back and forth between a program
+					 * and its libraries (libc's leaf, the program,
+					 * libc's __libc_start_main, the program's _start) */
 	struct unwind_mapping m;	/* the current frame's mapping */
+	struct unwind_mapping prev;	/* the mapping before it (have_prev) */
 	struct unwind_mapping vma;	/* ... found in the VMAs: reused while the PC is in it */
 	__u64 uretprobe_trampoline;	/* where pending uretprobes' return addresses point */
 	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
@@ -664,7 +669,7 @@ static __always_inline __u64 unwind_uretprobe_ra(struct unwind_walk *s, __u64 ra
 
 static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct task_struct *t, struct mm_struct *mm)
 {
-	struct uprobe_task *ut = BPF_CORE_READ(t, utask);
+	struct uprobe_task *ut = t->utask;
 
 	if (!ut)
 		return;
@@ -692,6 +697,78 @@ static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct ta
 			w->exact = 0;
 		}
 	}
+}
+
+/* A copy of the part of the user stack the walk is in: a frame's words
+ * (its return address, the caller's rbp) are read from it, and a read of
+ * user memory (bpf_probe_read_user: ~60 ns, whatever its size up to a few
+ * hundred bytes) is made only where the walk leaves it, every few frames.
+ * The stack does not change under the walk: its task is the one the sample
+ * interrupted.  len 0: nothing copied in this sample yet. */
+#define UNWIND_WINDOW 512		/* a power of 2 */
+struct unwind_window {
+	__u64 start;			/* the user address of b[0] */
+	__u32 len;			/* bytes copied */
+	__u32 pad;
+	__u8 b[UNWIND_WINDOW + 8];	/* a word at any offset below len is in bounds */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_window);
+} unwind_windows SEC(".maps");
+
+/* Copy the stack from addr into w: UNWIND_WINDOW bytes, or up to the end
+ * of addr's page where the stack's mapping ends sooner (its top: _start's
+ * frame).  0, or -1 if the word at addr cannot be read. */
+static __always_inline int unwind_window_fill(struct unwind_window *w, __u64 addr)
+{
+	__u32 len = 4096 - (addr & 4095);
+
+	unwind_count(UNWIND_WINDOW_READS);
+	w->len = 0;
+	if (bpf_probe_read_user(w->b, UNWIND_WINDOW, (void *)addr) == 0) {
+		len = UNWIND_WINDOW;
+	} else {
+		if (len >= UNWIND_WINDOW || len < 8)
+			return -1;	/* its own page (or the next) cannot be read */
+		if (bpf_probe_read_user(w->b, len & (UNWIND_WINDOW - 1), (void *)addr) != 0)
+			return -1;
+	}
+	w->start = addr;
+	w->len = len;
+	return 0;
+}
+
+/* The word at user stack address addr into *v, from the window (copied
+ * there first if it is not in it): 0, or -1 if it cannot be read. */
+static __always_inline int unwind_stack_word(__u64 addr, __u64 *v)
+{
+	__u32 zero = 0;
+	struct unwind_window *w = bpf_map_lookup_elem(&unwind_windows, &zero);
+
+	if (!w)
+		return -1;
+	__u64 off = addr - w->start;
+	if (addr < w->start || off + 8 > w->len) {
+		if (unwind_window_fill(w, addr) != 0)
+			return -1;
+		off = 0;
+	}
+	*v = *(__u64 *)(w->b + (off & (UNWIND_WINDOW - 1)));
+	return 0;
+}
+
+/* The window emptied for a new sample's stack */
+static __always_inline void unwind_window_reset(void)
+{
+	__u32 zero = 0;
+	struct unwind_window *w = bpf_map_lookup_elem(&unwind_windows, &zero);
+
+	if (w)
+		w->len = 0;
 }
 
 #define UNWIND_FP_MAX_FRAME (8u << 20)
@@ -731,7 +808,8 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 		return;
 	}
 	if (s->bp < s->sp || (s->bp & 7) != 0 || s->bp - s->sp > UNWIND_FP_MAX_FRAME ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp) != 0 || frame[1] == 0) {
+	    unwind_stack_word(s->bp, &frame[0]) != 0 || unwind_stack_word(s->bp + 8, &frame[1]) != 0 ||
+	    frame[1] == 0) {
 		s->done = UNWIND_DONE_NO_TABLE;
 		return;
 	}
@@ -741,10 +819,6 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 	s->ip = unwind_uretprobe_ra(s, frame[1]);
 	s->exact = 0;
 }
-
-/* A saved rbp at most this far below the CFA is read with the return
- * address (a power of 2) */
-#define UNWIND_ONE_READ 64
 
 /* One frame by its row's rule; 0, or -1 when the rule says there is no CFI
  * here (frame pointers, checked). */
@@ -779,29 +853,15 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 		s->done = UNWIND_DONE_UNSUPPORTED;
 		return 0;
 	}
-	__s32 span = -(__s32)r->rbp_off;	/* from the saved rbp up to the CFA */
-	if (r->rbp == UNWIND_RBP_SAVED && span >= 16 && span <= UNWIND_ONE_READ && (span & 7) == 0) {
-		/* the saved rbp a few words below the return address (push
-		 * %rbp's frame: just below it): both in one read, which costs
-		 * more than the rest of a frame's step */
-		__u64 words[UNWIND_ONE_READ / 8] = {};
-		if (bpf_probe_read_user(words, span, (void *)(cfa - span)) != 0) {
-			s->done = UNWIND_DONE_FAULT;
-			return 0;
-		}
-		s->bp = words[0];
-		ra = words[(span / 8 - 1) & (UNWIND_ONE_READ / 8 - 1)];
-	} else {
-		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)) != 0) {
-			s->done = UNWIND_DONE_FAULT;
-			return 0;
-		}
-		if (r->rbp == UNWIND_RBP_SAVED &&
-		    bpf_probe_read_user(&s->bp, sizeof(s->bp), (void *)(cfa + (__s64)r->rbp_off)) != 0) {
-			s->done = UNWIND_DONE_FAULT;
-			return 0;
-		}
+	/* the saved rbp first: it is below the return address, and a window
+	 * copied from it holds both */
+	__u64 bp = s->bp;
+	if ((r->rbp == UNWIND_RBP_SAVED && unwind_stack_word(cfa + (__s64)r->rbp_off, &bp) != 0) ||
+	    unwind_stack_word(cfa - 8, &ra) != 0) {
+		s->done = UNWIND_DONE_FAULT;
+		return 0;
 	}
+	s->bp = bp;
 	unwind_count(UNWIND_FRAMES_TABLE);
 	s->sp = cfa;
 	s->ip = unwind_uretprobe_ra(s, ra);
@@ -829,7 +889,17 @@ static long unwind_frame(__u64 i, void *ctx)
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
 	if (s->have_m && pc >= s->m.start && pc < s->m.end) {
 		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+	} else if (s->have_prev && pc >= s->prev.start && pc < s->prev.end) {
+		struct unwind_mapping m = s->m;
+		s->m = s->prev;
+		s->prev = m;
+		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+		unwind_count(UNWIND_FRAMES_MAPPING_BEFORE);
 	} else {
+	if (s->have_m) {
+		s->prev = s->m;
+		s->have_prev = 1;
+	}
 	s->have_m = 0;
 	int mi = s->nmaps ? unwind_mapping_index(s->slot, s->nmaps, pc) : -1;
 	__u32 mkey = (__u32)mi;
@@ -885,21 +955,23 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	__u32 zero = 0;
 	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct mm_struct *mm = t->mm;
 
 	if (!mm || !ips || !w)
 		return 0;
 	*w = (struct unwind_walk){};
+	unwind_window_reset();
 	unwind_count(UNWIND_STACKS);
+	/* loads, not BPF_CORE_READ's probe reads: a helper call each */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	w->ip = BPF_CORE_READ(regs, ip);
+	w->ip = regs->ip;
+	w->sp = regs->sp;
+	w->bp = regs->bp;
+	w->tag = mm->start_stack;
 	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	int no_proc = !p || p->tag != BPF_CORE_READ(mm, start_stack) || p->n > UNWIND_MAX_MAPPINGS;
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->bp = BPF_CORE_READ(regs, bp);
+	int no_proc = !p || p->tag != w->tag || p->n > UNWIND_MAX_MAPPINGS;
 	w->exact = 1;
 	w->tgid = tgid;
-	w->tag = BPF_CORE_READ(mm, start_stack);
 	unwind_uprobe_setup(w, t, mm);
 	if (no_proc || !p) {
 		/* its mappings are not loaded yet (asked for): every frame's

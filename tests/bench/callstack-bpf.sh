@@ -8,7 +8,9 @@
 # The time is the kernel's BPF run-time statistics
 # (kernel.bpf_stats_enabled: run_time_ns / run_cnt of the program): marple's
 # trailer gives them (sampling.program_ns, program_runs) with where they went
-# (sampling.stages: ns a timed sample in each stage), bpftrace's are read
+# (sampling.stages: ns a timed sample in each stage; the table walk's ns a
+# frame from the user walk and unwind.stacks and frames, which the depth of
+# what else the machine runs does not move), bpftrace's are read
 # with bpftool while it runs.  The load: a build (cc -O2 of lib/collect's
 # sources, one at a time: short-lived non-Python processes, deep stacks in
 # cc1) beside a frame-pointer burn, system-wide at 499 Hz, BPF_SECS a run.
@@ -38,7 +40,8 @@ build_loop() {
 build_loop & load=$!
 "$B" 1000000000 & load="$load $!"
 
-# marple_run CONFIG PROGRAM ARGS...: one capture; appends "ns runs stages..." to $T/CONFIG
+# marple_run CONFIG PROGRAM ARGS...: one capture; appends "ns runs stages...
+# stacks frames" to $T/CONFIG (the table walk's stacks and frames: 0 with fp)
 marple_run() {
 	cfg=$1 prog=$2; shift 2
 	cut -d' ' -f1 /proc/loadavg >> "$T/load"
@@ -46,8 +49,9 @@ marple_run() {
 	"$prog" -F 499 "$@" "$SECS" > "$T/out" 2>/dev/null
 	tail -n 1 "$T/out" | tr ',{}' '\n\n\n' | awk -F: '
 		{ gsub(/"/, "", $1); v[$1] = $2 }
-		END { printf "%s %s %s %s %s %s %s %s\n", v["program_ns"], v["program_runs"], v["kernel_stack_ns"],
-			v["user_walk_ns"], v["runtime_check_ns"], v["store_ns"], v["process_news_ns"], v["counts_ns"] }' >> "$T/$cfg"
+		END { printf "%s %s %s %s %s %s %s %s %d %d\n", v["program_ns"], v["program_runs"], v["kernel_stack_ns"],
+			v["user_walk_ns"], v["runtime_check_ns"], v["store_ns"], v["process_news_ns"], v["counts_ns"],
+			v["stacks"], v["frames_by_table"] + v["frames_by_frame_pointer"] }' >> "$T/$cfg"
 }
 
 # the programs loaded, one a line: "id name run_time_ns run_cnt"
@@ -68,7 +72,11 @@ bpftrace_run() {
 		sleep 0.5; i=$((i + 1)); done
 	sleep "$SECS"
 	progs | awk -v f="$first" '$1 > f && $2 == "499" { print $3, $4; exit }' >> "$T/bpftrace"
-	kill -INT "$bt"; wait "$bt" 2>/dev/null
+	# an INT while it still loads its program (a busy machine) may go
+	# unheeded: one run waited 13 minutes; TERM after 10 s
+	kill -INT "$bt"
+	i=0; while [ $i -lt 20 ] && kill -0 "$bt" 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
+	kill -TERM "$bt" 2>/dev/null; wait "$bt" 2>/dev/null
 }
 
 base_runs() {
@@ -90,9 +98,14 @@ per_sample() {
 	[ -s "$T/$1" ] || return
 	awk '$2 > 0 { print $1 / $2 }' "$T/$1" | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f", v[int((NR + 1) / 2)] }'
 }
+# the mean of each stage; with the table walk, its time a frame too (the
+# user walk a stack over the frames a stack: the stacks' depth, which moves
+# with what else the machine runs, left out)
 stages() {
 	awk '{ k += $3; u += $4; r += $5; s += $6; p += $7; c += $8; n++ }
-		END { if (n) printf "kernel stack %.0f, user walk %.0f, runtime check %.0f, store %.0f, process news %.0f, counts %.0f", k / n, u / n, r / n, s / n, p / n, c / n }' "$T/$1"
+		$9 > 0 && $10 > 0 { f += $4 / ($10 / $9); d += $10 / $9; nf++ }
+		END { if (n) printf "kernel stack %.0f, user walk %.0f, runtime check %.0f, store %.0f, process news %.0f, counts %.0f ns", k / n, u / n, r / n, s / n, p / n, c / n
+		      if (nf) printf "; the table walk %.0f ns a frame, %.1f frames a stack", f / nf, d / nf }' "$T/$1"
 }
 bt=$(per_sample bpftrace); fp=$(per_sample fp); def=$(per_sample default)
 echo "bench: callstack-bpf: load (1-minute average) at the runs' starts: $(sort -n "$T/load" | sed -n '1p;$p' | paste -sd-)"
@@ -104,11 +117,11 @@ else
 fi
 echo "bench: callstack-bpf: BPF time a sample, marple-callstack --unwind fp --no-python: $fp ns$(ratio "$fp") (floor: <= 1.0x)"
 echo "bench: callstack-bpf: BPF time a sample, marple-callstack (tables + Python): $def ns$(ratio "$def") (floor: <= 1.5x)"
-echo "bench: callstack-bpf: stages a timed sample, --unwind fp --no-python: $(stages fp) ns"
-echo "bench: callstack-bpf: stages a timed sample, default: $(stages default) ns"
+echo "bench: callstack-bpf: stages a timed sample, --unwind fp --no-python: $(stages fp)"
+echo "bench: callstack-bpf: stages a timed sample, default: $(stages default)"
 if [ -n "$BASE" ]; then
 	bfp=$(per_sample base-fp); bdef=$(per_sample base-default)
 	echo "bench: callstack-bpf: $BASE's marple-callstack in the same rounds: --unwind fp --no-python $bfp ns$(ratio "$bfp"), default $bdef ns$(ratio "$bdef")"
-	echo "bench: callstack-bpf: stages a timed sample, $BASE's --unwind fp --no-python: $(stages base-fp) ns"
-	echo "bench: callstack-bpf: stages a timed sample, $BASE's default: $(stages base-default) ns"
+	echo "bench: callstack-bpf: stages a timed sample, $BASE's --unwind fp --no-python: $(stages base-fp)"
+	echo "bench: callstack-bpf: stages a timed sample, $BASE's default: $(stages base-default)"
 fi
