@@ -398,11 +398,20 @@ struct py_walk {
  * dependent reads a frame fewer (of five: recursion nine deep walked in
  * 6.9-7.7 us a sample without).  A position is taken only within the
  * code's length, so an iseq freed and another made at its address (eval's
- * code), its code elsewhere, gets no line rather than a wrong one. */
+ * code), its code elsewhere, gets no line rather than a wrong one.  With
+ * it the method entry last found at a method frame of the iseq (ment): a
+ * frame whose ep[-2] is that entry needs no read to say so. */
 #define RUBY_ISEQ_MEMO 64
 struct ruby_iseq_memo {
-	__u64 iseq[RUBY_ISEQ_MEMO], owner[RUBY_ISEQ_MEMO], encoded[RUBY_ISEQ_MEMO];
+	__u64 iseq[RUBY_ISEQ_MEMO], owner[RUBY_ISEQ_MEMO], encoded[RUBY_ISEQ_MEMO], ment[RUBY_ISEQ_MEMO];
 	__u32 size[RUBY_ISEQ_MEMO];
+};
+
+/* What ruby_iseq_code says of a frame's iseq */
+struct ruby_code {
+	__u64 encoded;			/* its code (iseq_encoded), 0: unknown */
+	__u64 word;			/* in: a method frame's ep[-2], else 0; out: the frame's word */
+	__u32 size;			/* its code's length (iseq_size) */
 };
 
 struct {
@@ -530,36 +539,49 @@ static __always_inline __u64 ruby_method_entry(__u64 me_cref, __u64 iseq)
 	return kind == RUBY_IMEMO_MENT ? me_cref : kind == RUBY_IMEMO_SVAR && head[1] ? head[1] : iseq;
 }
 
-/* iseq's code (iseq_encoded) and its length (into *size), from the
- * CPU's memo or read (its body at offsets' low byte, then the body's
- * first 16 bytes: the code at its second byte, the length at its third)
- * and kept there: 0 when it cannot be read.  owner: the process and
- * image.  Global: verified once, not in each state of the frame step
- * (inlined, the sampling program verified in 698 instructions more). */
-__noinline __u64 ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, __u32 *size)
+/* iseq's code and its length (into c), from the CPU's memo or read (its
+ * body at offsets' low byte, then the body's first 16 bytes: the code at
+ * its second byte, the length at its third) and kept there; c->encoded 0
+ * when it cannot be read.  A method frame (c->word its ep[-2]): its word
+ * (ruby_method_entry), the memo's entry without a read.  owner: the
+ * process and image.  Global: verified once, not in each state of the
+ * frame step (inlined, the sampling program verified in 698 instructions
+ * more). */
+__noinline int ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, struct ruby_code *c)
 {
 	__u32 zero = 0, slot = (__u32)(iseq >> 3) & (RUBY_ISEQ_MEMO - 1);
 	struct ruby_iseq_memo *m = bpf_map_lookup_elem(&ruby_iseq_memos, &zero);
-	__u64 b[2] = { 0 };
+	__u64 b[2] = { 0 }, me;
 
-	if (!size)
+	if (!c || !m)
 		return 0;
-	if (m && m->iseq[slot] == iseq && m->owner[slot] == owner) {
-		*size = m->size[slot];
-		return m->encoded[slot];
+	me = c->word;
+	c->word = iseq;
+	if (m->iseq[slot] == iseq && m->owner[slot] == owner) {
+		c->size = m->size[slot];
+		c->encoded = m->encoded[slot];
+		if (me && me == m->ment[slot])
+			c->word = me;
+		else if (me)
+			m->ment[slot] = (c->word = ruby_method_entry(me, iseq)) == me ? me : 0;
+		return 0;
 	}
 	__u64 body = py_read_ptr(iseq + (offsets & 0xff));
-	if (!body || bpf_probe_read_user(b, sizeof(b), (void *)body))
-		return 0;
-	__u64 encoded = b[(offsets >> 11) & 1];
-	*size = ((__u32 *)b)[(offsets >> 18) & 3];
-	if (m && encoded) {
+	c->encoded = 0;
+	if (body && bpf_probe_read_user(b, sizeof(b), (void *)body) == 0) {
+		c->encoded = b[(offsets >> 11) & 1];
+		c->size = ((__u32 *)b)[(offsets >> 18) & 3];
+	}
+	if (me)
+		c->word = ruby_method_entry(me, iseq);
+	if (c->encoded) {
 		m->iseq[slot] = iseq;
 		m->owner[slot] = owner;
-		m->encoded[slot] = encoded;
-		m->size[slot] = *size;
+		m->encoded[slot] = c->encoded;
+		m->size[slot] = c->size;
+		m->ment[slot] = c->word == me ? me : 0;
 	}
-	return encoded;
+	return 0;
 }
 
 /* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
@@ -572,7 +594,7 @@ __noinline __u64 ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, __u32 *s
 static long ruby_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;
-	__u64 cfp = w->frame, env[3] = { 0 }, encoded, word;
+	__u64 cfp = w->frame, env[3] = { 0 }, word;
 	__u32 n = w->n, pos = PY_LASTI_UNKNOWN;
 	__u8 *head = w->head;
 
@@ -598,12 +620,12 @@ static long ruby_frame_step(__u64 i, void *ctx)
 	} else if (w->frame >= w->end) {
 		return 1;	/* the VM's base frame (Init_VM's "<main>"): no activation's */
 	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
-		__u32 size = 0;
-		encoded = ruby_iseq_code(iseq, w->owner, w->adaptive | w->encoded << 8 | (__u32)w->iseq_size << 16, &size);
+		struct ruby_code c = { .word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0 };
+		ruby_iseq_code(iseq, w->owner, w->adaptive | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
 		/* a pc at the code's end: its last instruction running */
-		if (encoded && pc >= encoded && (pc - encoded) / 8 <= size && (pc - encoded) / 8 < PY_LASTI_UNKNOWN)
-			pos = (__u32)((pc - encoded) / 8);
-		word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? ruby_method_entry(env[0], iseq) : iseq;
+		if (c.encoded && pc >= c.encoded && (pc - c.encoded) / 8 <= c.size && (pc - c.encoded) / 8 < PY_LASTI_UNKNOWN)
+			pos = (__u32)((pc - c.encoded) / 8);
+		word = c.word;
 	} else {
 		if (finish && n > 0)
 			w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;

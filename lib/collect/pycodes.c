@@ -514,42 +514,20 @@ static char *ruby_cmethod_name(const struct pyproc *p, uint64_t me)
 }
 
 /* The extent of the C function of Ruby C method entry me, into c: the FDE
- * holding it in libruby's .eh_frame_hdr (version 1: a table of datarel
- * sdata4 pairs, an FDE's pc_begin pcrel sdata4 and range udata4, as
- * pyelf.c reads them), searched in the process's memory. */
+ * holding it in libruby's .eh_frame_hdr, as the file says (pyelf.c): the
+ * process is read for the function's address only. */
 static void ruby_cfunc_extent(const struct pyproc *p, uint64_t me, struct pycode *c)
 {
 	pid_t pid = (pid_t)p->pid;
-	const struct pyelf *e = p->ruby_elf;
-	uint64_t def, func;
-	uint32_t type, lo = 0, hi = e ? e->ruby_fde_count : 0;
+	uint64_t def, func, lo, hi;
+	uint32_t type;
 
-	if (!hi || !e->ruby_fde_hdr || pycodes_read_u64(pid, me + p->ruby->me_def, &def) != 0 ||
+	if (!p->ruby_elf || pycodes_read_u64(pid, me + p->ruby->me_def, &def) != 0 ||
 	    pycodes_read_mem(pid, def, &type, 4) != 0 || (type & RUBY_METHOD_TYPE_MASK) != RUBY_METHOD_TYPE_CFUNC ||
-	    pycodes_read_u64(pid, def + p->ruby->def_iseq, &func) != 0)
+	    pycodes_read_u64(pid, def + p->ruby->def_iseq, &func) != 0 || func < p->ruby_bias)
 		return;
-	uint64_t hdr = e->ruby_fde_hdr + p->ruby_bias;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int32_t start;
-		if (pycodes_read_mem(pid, hdr + 12 + (uint64_t)mid * 8, &start, 4) != 0)
-			return;
-		if ((int64_t)hdr + start <= (int64_t)func)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	int32_t entry[2], pc;
-	uint32_t range;
-	unsigned char fde[16];
-	if (!lo || pycodes_read_mem(pid, hdr + 12 + (uint64_t)(lo - 1) * 8, entry, 8) != 0 ||
-	    pycodes_read_mem(pid, hdr + (uint64_t)(int64_t)entry[1], fde, sizeof(fde)) != 0)
-		return;
-	memcpy(&pc, fde + 8, 4);
-	memcpy(&range, fde + 12, 4);
-	uint64_t start = hdr + (uint64_t)(int64_t)entry[1] + 8 + (uint64_t)(int64_t)pc;
-	if (func >= start && func < start + range)
-		c->native_lo = start, c->native_hi = start + range;
+	if (pyelf_fde_extent(p->ruby_elf, func - p->ruby_bias, &lo, &hi) == 0)
+		c->native_lo = lo + p->ruby_bias, c->native_hi = hi + p->ruby_bias;
 }
 
 /* The iseq that Ruby code c runs (its rb_iseq_t) and that iseq's body:

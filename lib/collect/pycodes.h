@@ -51,7 +51,7 @@ struct pyproc {
 	const struct phplayout *php;	/* a PHP's layout, once chosen */
 	const struct perllayout *perl;	/* a Perl's */
 	const struct rubylayout *ruby;	/* a Ruby's */
-	const struct pyelf *ruby_elf;	/* its libruby's facts (its classes), and */
+	const struct pyelf *ruby_elf;	/* its libruby's facts (classes, FDEs), and */
 	uint64_t ruby_bias;		/* ... that file's load bias */
 	uint64_t ruby_symbols;		/* its global_symbols (run-time address), or 0 */
 	int ruby_threads;		/* each thread's ec found by its ruby_current_ec */

@@ -31,16 +31,19 @@ static int32_t rd_s32(const unsigned char *p)
 	return v;
 }
 
-/* The sorted FDE table of .eh_frame_hdr (version 1; eh_frame_ptr pcrel
- * sdata4, count udata4, table datarel sdata4): its file address and the
- * table, or 0. */
-static uint64_t fde_table(const struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
-			  const unsigned char **table, uint32_t *count)
+/* e's .eh_frame_hdr's sorted FDE table (version 1; eh_frame_ptr pcrel
+ * sdata4, count udata4, table datarel sdata4), found once: its file address
+ * and count into e->fde_hdr and e->fde_count (0, 0: none).  1 if it has one. */
+static int fde_table(struct pyelf *e, Elf *elf)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	uint64_t hdr = 0, hdr_size = 0;
+	uint32_t count;
 
+	if (e->fde_hdr || e->fde_looked)
+		return e->fde_hdr != 0;
+	e->fde_looked = 1;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -52,39 +55,42 @@ static uint64_t fde_table(const struct pyelf *e, Elf *elf, const unsigned char *
 			hdr_size = sh.sh_size;
 		}
 	}
-	const unsigned char *h = hdr ? file_at(e, raw, rawlen, hdr, hdr_size) : NULL;
+	const unsigned char *h = hdr ? file_at(e, e->file->data, e->file->size, hdr, hdr_size) : NULL;
 	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
 		return 0;
-	memcpy(count, h + 8, 4);
-	if (12 + (uint64_t)*count * 8 > hdr_size)
+	memcpy(&count, h + 8, 4);
+	if (12 + (uint64_t)count * 8 > hdr_size)
 		return 0;
-	*table = h + 12;
-	return hdr;
+	e->fde_hdr = hdr;
+	e->fde_count = count;
+	return 1;
 }
 
-/* The range [*pc, *end) of the FDE that holds target (the last one starting
- * at or before it, in the table at hdr): 0, or -1 when none does. */
-static int fde_of(const struct pyelf *e, const unsigned char *raw, size_t rawlen, uint64_t hdr,
-		  const unsigned char *table, uint32_t count, uint64_t target, uint64_t *pc, uint64_t *end)
+int pyelf_fde_extent(const struct pyelf *e, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t lo = 0, hi = count, range;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if ((int64_t)hdr + rd_s32(table + mid * 8) <= (int64_t)target)
-			lo = mid + 1;
+	const unsigned char *raw = e->file ? e->file->data : NULL, *table, *f;
+	size_t rawlen = e->file ? e->file->size : 0;
+	uint32_t low = 0, high = e->fde_count, range;
+
+	table = raw && e->fde_hdr ? file_at(e, raw, rawlen, e->fde_hdr + 12, (size_t)high * 8) : NULL;
+	if (!table)
+		return -1;
+	while (low < high) {
+		uint32_t mid = low + (high - low) / 2;
+		if ((int64_t)e->fde_hdr + rd_s32(table + (size_t)mid * 8) <= (int64_t)vaddr)
+			low = mid + 1;
 		else
-			hi = mid;
+			high = mid;
 	}
-	if (lo == 0)
+	if (low == 0)
 		return -1;
-	uint64_t fde = hdr + (int64_t)rd_s32(table + (lo - 1) * 8 + 4);
-	const unsigned char *f = file_at(e, raw, rawlen, fde, 16);
-	if (!f)
+	uint64_t fde = e->fde_hdr + (int64_t)rd_s32(table + (size_t)(low - 1) * 8 + 4);
+	if (!(f = file_at(e, raw, rawlen, fde, 16)))
 		return -1;
-	*pc = fde + 8 + (int64_t)rd_s32(f + 8);
+	*lo = fde + 8 + (int64_t)rd_s32(f + 8);
 	memcpy(&range, f + 12, 4);
-	*end = *pc + range;
-	return target >= *pc && target < *end ? 0 : -1;
+	*hi = *lo + range;
+	return vaddr >= *lo && vaddr < *hi ? 0 : -1;
 }
 
 /* GCC moves a function's unlikely paths to a ".cold" part far from it,
@@ -94,10 +100,8 @@ static int fde_of(const struct pyelf *e, const unsigned char *raw, size_t rawlen
  * cold part of python3.11's _PyEval_EvalFrameDefault gets all 314 of them. */
 static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
 {
-	const unsigned char *table = NULL;
-	uint32_t count = 0;
-	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count);
-	const unsigned char *code = hdr ? file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo) : NULL;
+	const unsigned char *code = fde_table(e, elf) ? file_at(e, raw, rawlen, e->eval_lo, e->eval_hi - e->eval_lo)
+						      : NULL;
 	if (!code)
 		return;
 	uint64_t best_pc = 0, best_end = 0, seen_pc = 0, seen_end = 0;
@@ -119,8 +123,7 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 				best_hits = hits, best_pc = seen_pc, best_end = seen_end;
 			continue;
 		}
-		if (fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) != 0 ||
-		    (pc <= e->eval_lo && e->eval_lo < end))
+		if (pyelf_fde_extent(e, target, &pc, &end) != 0 || (pc <= e->eval_lo && e->eval_lo < end))
 			continue;
 		if (pc != seen_pc) {
 			seen_pc = pc, seen_end = end;
@@ -142,13 +145,10 @@ static void find_cold_part(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 static void find_ruby_loop(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen)
 {
 	uint64_t lo = e->eval_lo, hi = e->eval_hi;
-	const unsigned char *table = NULL;
-	uint32_t count = 0;
-	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count);
-	const unsigned char *code = hdr && hi > lo ? file_at(e, raw, rawlen, lo, hi - lo) : NULL;
+	const unsigned char *code = fde_table(e, elf) && hi > lo ? file_at(e, raw, rawlen, lo, hi - lo) : NULL;
 	for (uint64_t i = 0; code && i + 5 <= hi - lo; i++) {
 		uint64_t pc, end, target = lo + i + 5 + (int64_t)rd_s32(code + i + 1);
-		if (code[i] != 0xe8 || fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) != 0 ||
+		if (code[i] != 0xe8 || pyelf_fde_extent(e, target, &pc, &end) != 0 ||
 		    pc != target || end - pc < 4096 || end - pc <= e->loop_hi - e->loop_lo)
 			continue;
 		e->loop_lo = pc;
@@ -164,16 +164,13 @@ static void find_ruby_loop(struct pyelf *e, Elf *elf, const unsigned char *raw, 
 static uint64_t find_ruby_symbols(struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
 				  uint64_t id2str)
 {
-	const unsigned char *table = NULL;
-	uint32_t count = 0;
-	uint64_t hdr = fde_table(e, elf, raw, rawlen, &table, &count), callee = 0, pc, end;
-	const unsigned char *c = hdr && id2str ? file_at(e, raw, rawlen, id2str, 64) : NULL;
+	uint64_t callee = 0, pc, end;
+	const unsigned char *c = fde_table(e, elf) && id2str ? file_at(e, raw, rawlen, id2str, 64) : NULL;
 	/* a byte that only looks like a jump (in shr's ModRM) lands at no
 	 * function's start */
 	for (int i = 0; c && i + 5 <= 64 && !callee; i++) {
 		uint64_t target = id2str + i + 5 + (int64_t)rd_s32(c + i + 1);
-		if ((c[i] == 0xe9 || c[i] == 0xe8) && fde_of(e, raw, rawlen, hdr, table, count, target, &pc, &end) == 0 &&
-		    pc == target)
+		if ((c[i] == 0xe9 || c[i] == 0xe8) && pyelf_fde_extent(e, target, &pc, &end) == 0 && pc == target)
 			callee = target;
 	}
 	c = callee ? file_at(e, raw, rawlen, callee, 128) : NULL;
@@ -284,6 +281,7 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 {
 	if (!f->data)
 		return;
+	e->file = f;
 	Elf *elf = elf_memory((char *)f->data, f->size);
 	size_t rawlen = 0, nph = 0;
 	const unsigned char *raw = elf ? (const unsigned char *)elf_rawfile(elf, &rawlen) : NULL;
@@ -385,8 +383,6 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 		e->runtime = ruby_vm;
 		ruby_version_of(e, raw, rawlen, ruby_api, ruby_version);
 		e->ruby_symbols = find_ruby_symbols(e, elf, raw, rawlen, ruby_id2str);
-		const unsigned char *table;
-		e->ruby_fde_hdr = fde_table(e, elf, raw, rawlen, &table, &e->ruby_fde_count);
 		/* the test-only MARPLE_TEST_RUBY_NO_TLS: as a libruby without it */
 		const char *no_tls = getenv("MARPLE_TEST_RUBY_NO_TLS");
 		if (ruby_ec_sym && !(no_tls && *no_tls))

@@ -46,10 +46,13 @@ struct pyelf {
 	 * C method's owner */
 	struct { uint64_t addr; char name[24]; } ruby_class[PYELF_RUBY_CLASSES];
 	int nruby_class;
-	/* its .eh_frame_hdr (file address) and how many FDEs it sorts: a C
-	 * method's function's extent, read in the process (0: none) */
-	uint64_t ruby_fde_hdr;
-	uint32_t ruby_fde_count;
+	/* its .eh_frame_hdr's sorted FDE table (file address) and how many
+	 * FDEs it sorts (0, 0: none; fde_looked once sought), in file: what
+	 * pyelf_fde_extent searches */
+	uint64_t fde_hdr;
+	uint32_t fde_count;
+	int fde_looked;
+	const struct mappedfile *file;	/* the file read: its slot holds this */
 	unsigned syms;			/* 1 << enum pylayout_symbol */
 	uint64_t version, runtime, code_type, unicode_type, bytes_type;
 	uint64_t eval_lo, eval_hi, cold_lo, cold_hi;	/* cold: 0, 0 when not found */
@@ -65,5 +68,11 @@ struct pyelf {
 /* Fill e (zeroed) from f's mapped bytes: e->python, e->php and e->perl stay 0 for
  * any other file (a launcher of one: its launch_slot). */
 void pyelf_read(struct pyelf *e, const struct mappedfile *f);
+
+/* The extent [*lo, *hi) (file addresses) of the function whose FDE in e's
+ * .eh_frame_hdr holds file address vaddr, read from the file's mapped
+ * bytes (a Ruby C method's C function, a GCC cold part, a callee): 0, or
+ * -1 when no FDE holds it. */
+int pyelf_fde_extent(const struct pyelf *e, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
 
 #endif
