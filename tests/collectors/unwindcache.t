@@ -11,6 +11,9 @@ plan 19
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
+# the disk cache alone: tables another collector running now pinned would
+# be taken from the kernel, not the cache (sharedtables.t tests that)
+export MARPLE_SHARED_TABLES=off
 
 check "unwindcache: --help lists --no-cache" sh -c "'$CS' --help | grep -q -- '--no-cache'"
 if ! is_root; then
