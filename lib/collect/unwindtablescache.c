@@ -18,6 +18,10 @@
 
 #define ENTRY_MAGIC "marpleUW"
 #define TMP_MAX_AGE_S 3600	/* a temporary file this old was left by a collector that died */
+/* The folder's mtime when a look found the cache under its limit with
+ * nothing to clean, and the bytes it held: a collector's open reads this
+ * instead of looking at every entry again (2,700 entries: 9 ms of CPU) */
+#define LOOK_NOTE ".looked"
 
 /* An entry: this header, then size bytes (the caller's: unwindtables.c's
  * compact table).  checksum covers the header (its own field 0) and them. */
@@ -100,6 +104,7 @@ static uint64_t size_limit(void)
 }
 
 static void evict(struct unwindtablescache *c);
+static int unchanged_since_look(struct unwindtablescache *c);
 
 struct unwindtablescache *unwindtablescache_open_at(const char *dir)
 {
@@ -145,7 +150,8 @@ struct unwindtablescache *unwindtablescache_open_at(const char *dir)
 	c->dir_fd = fd;
 	c->dir = marple_strdup(path);
 	c->limit_bytes = size_limit();
-	evict(c);
+	if (!unchanged_since_look(c))
+		evict(c);
 	return c;
 }
 
@@ -417,6 +423,43 @@ static int older_first(const void *a, const void *b)
 	return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
 }
 
+/* Whether the folder is as the last look left it (LOOK_NOTE): no entry
+ * written or removed since (each is a rename or an unlink, which moves the
+ * folder's mtime; a use only touches the entry's), and under the limit. */
+static int unchanged_since_look(struct unwindtablescache *c)
+{
+	char buf[80];
+	long long sec, nsec;
+	unsigned long long bytes;
+	struct stat st;
+	int fd = openat(c->dir_fd, LOOK_NOTE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || fstat(c->dir_fd, &st) != 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%lld %lld %llu", &sec, &nsec, &bytes) == 3 && sec == (long long)st.st_mtim.tv_sec &&
+	       nsec == (long long)st.st_mtim.tv_nsec && bytes <= c->limit_bytes;
+}
+
+/* Note the folder's mtime after a look that left nothing to clean (its
+ * total under the limit).  An entry renamed in by another collector while
+ * we looked is missed until the folder changes again: a few MB over at most. */
+static void note_look(struct unwindtablescache *c, uint64_t total)
+{
+	struct stat st;
+	int fd = openat(c->dir_fd, LOOK_NOTE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && fstat(c->dir_fd, &st) == 0)
+		dprintf(fd, "%lld %lld %llu\n", (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec,
+			(unsigned long long)total);
+	close(fd);
+}
+
 /* Remove the entries used least recently until the cache is under its
  * limit, temporary files left by collectors that died, and lock files no
  * one holds. */
@@ -430,6 +473,7 @@ static void evict(struct unwindtablescache *c)
 	uint64_t total = 0;
 	struct stat st;
 	time_t now = time(NULL);
+	int left = 0;	/* temporary files left for a later look */
 
 	if (!d) {
 		if (fd >= 0)
@@ -443,9 +487,11 @@ static void evict(struct unwindtablescache *c)
 		if (strstr(de->d_name, ".tmp.")) {
 			if (now - st.st_mtim.tv_sec > TMP_MAX_AGE_S)
 				unlinkat(c->dir_fd, de->d_name, 0);
+			else
+				left = 1;	/* a live writer's renames it; a dead one's ages */
 			continue;
 		}
-		if (strstr(de->d_name, ".lock")) {
+		if (strstr(de->d_name, ".lock")) {	/* unlinked by us or its holder */
 			remove_idle_lock(c, de->d_name);
 			continue;
 		}
@@ -466,6 +512,8 @@ static void evict(struct unwindtablescache *c)
 			}
 	}
 	free(files);
+	if (!left && total <= c->limit_bytes)
+		note_look(c, total);
 }
 
 void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,

@@ -7,8 +7,10 @@
  * directories 0700 and ours (one owned by another user, or writable by
  * others, is not used: said once), the entries 0600.  At most
  * $MARPLE_CACHE_SIZE MB (default UNWINDTABLESCACHE_SIZE_DEFAULT_MB): past it the
- * entries used least recently are removed (looked at when opened, and
- * whenever a 16th of that has been written since).
+ * entries used least recently are removed (looked at when opened, unless
+ * the folder is unchanged since a look found it under the limit — its
+ * mtime noted in .looked — and whenever a 16th of that has been written
+ * since).
  *
  * An entry is named by its file's device and inode, and records its key
  * (device, inode, size, mtime and ctime: the version of the bytes it was
