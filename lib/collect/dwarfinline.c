@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debugcopies.h"
 #include "dwarfinline.h"
 #include "hashtab.h"
 #include "procmaps.h"
@@ -67,6 +68,7 @@ struct dwarfinline {
 	Dwarf *dw;			/* libdw's reader, kept for the units not read yet */
 	char *debugfile;
 	int has_table;			/* 0: no DWARF, or too big */
+	uint64_t max_bytes;		/* the bound on its debug sections */
 	uint64_t to_dwarf;		/* file vaddr + to_dwarf = DWARF address */
 	struct hashtab *strings;	/* names and paths: id = index */
 	struct fn_node *nodes;		/* of every unit read */
@@ -152,13 +154,16 @@ static uint64_t debug_section_bytes(Elf *elf)
 }
 
 /* One candidate debug file, opened as every file of a traced process is
- * (procmaps_open_safe: a FIFO or a device is refused, never waited on). */
-static int try_debug_file(const char *path, char **found)
+ * (procmaps_open_safe: a FIFO or a device is refused, never waited on); its
+ * inflated copy instead if its sections are compressed (debugcopies.h). */
+static int try_debug_file(const struct dwarfinline *d, const char *path, char **found)
 {
 	struct stat st;
 	int fd = procmaps_open_safe(AT_FDCWD, path, &st);
-	if (fd >= 0)
+	if (fd >= 0) {
 		*found = marple_strdup(path);
+		fd = debugcopies_open(fd, d && d->max_bytes ? d->max_bytes : DWARFINLINE_DEFAULT_MAX_BYTES);
+	}
 	return fd;
 }
 
@@ -182,7 +187,7 @@ static int find_debuginfo_safe(Dwfl_Module *mod, void **userdata, const char *mo
 		for (int i = 1; i < n; i++)
 			snprintf(hex + 2 * (i - 1), 3, "%02x", id[i]);
 		snprintf(path, sizeof(path), "%s/.build-id/%02x/%s.debug", root, id[0], hex);
-		if ((fd = try_debug_file(path, debuginfo_file_name)) >= 0)
+		if ((fd = try_debug_file(d, path, debuginfo_file_name)) >= 0)
 			return fd;
 	}
 	if (!debuglink_file || !file_name)
@@ -195,7 +200,7 @@ static int find_debuginfo_safe(Dwfl_Module *mod, void **userdata, const char *mo
 			snprintf(path, sizeof(path), fmts[i], dirlen, file_name, debuglink_file);
 		else
 			snprintf(path, sizeof(path), "%s%.*s/%s", root, dirlen, file_name, debuglink_file);
-		if (strcmp(path, file_name) != 0 && (fd = try_debug_file(path, debuginfo_file_name)) >= 0)
+		if (strcmp(path, file_name) != 0 && (fd = try_debug_file(d, path, debuginfo_file_name)) >= 0)
 			return fd;
 	}
 	return -1;
@@ -617,6 +622,7 @@ struct dwarfinline *dwarfinline_open_fd(const char *path, int fd, const char *de
 	if (d->debugpath)
 		snprintf(d->debugpath, len, "-:.debug:%s", root);
 	d->debugroot = marple_strdup(root);
+	d->max_bytes = max_bytes ? max_bytes : DWARFINLINE_DEFAULT_MAX_BYTES;
 	if (!d->debugpath || !(d->strings = hashtab_new())) {
 		if (fd >= 0)
 			close(fd);
