@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "debugcopies.h"
 #include "hashtab.h"
 #include "options.h"
 #include "procnewsring.h"
@@ -115,7 +116,7 @@ static int shared_option(struct stackcollector *sc, int id, const char *arg)
 		break;
 	case SC_OPT_DWARF: sc->unwind = UNWIND_MODE_DWARF; break;
 	case SC_OPT_UNWIND_MEMORY: sc->unwind_memory = unwind_memory(arg); break;
-	case SC_OPT_NO_CACHE: sc->no_cache = 1; break;
+	case SC_OPT_NO_CACHE: sc->no_cache = 1; debugcopies_disable(); break;
 	case SC_OPT_NO_PYTHON: sc->no_python = 1; break;
 	case SC_OPT_NO_INLINE: sc->no_inline = 1; break;
 	case SC_OPT_CHILDREN: sc->children = 1; break;

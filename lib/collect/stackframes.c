@@ -10,6 +10,7 @@
 
 #include <libiberty/demangle.h>
 
+#include "debugcopies.h"
 #include "framedescriber.h"
 #include "hashtab.h"
 #include "jitframes.h"
@@ -742,6 +743,11 @@ static void sources_trailer_add(const struct stackframes *sf, json_t *trailer)
 	json_object_set_new(o, "units", json_integer((json_int_t)st.units));
 	json_object_set_new(o, "units_read", json_integer((json_int_t)st.units_read));
 	json_object_set_new(o, "build_ns", json_integer((json_int_t)st.build_ns));
+	struct debugcopies_stats copies;
+	debugcopies_stats(&copies);
+	json_object_set_new(o, "debug_copies_read", json_integer((json_int_t)copies.read));
+	json_object_set_new(o, "debug_copies_written", json_integer((json_int_t)copies.written));
+	json_object_set_new(o, "debug_copies_failed", json_integer((json_int_t)copies.failed));
 	json_object_set_new(o, "inline_frames", json_integer((json_int_t)sf->st.inline_frames));
 	json_object_set_new(o, "go_frames", json_integer((json_int_t)sf->st.go_frames));
 	json_object_set_new(o, "go_inline_cut", json_integer((json_int_t)st.go_cut));

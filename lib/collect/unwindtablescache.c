@@ -2,7 +2,6 @@
  * running at once (see unwindtablescache.h). */
 #include "unwindtablescache.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cachedir.h"
 #include "util.h"
 
 #define ENTRY_MAGIC "marpleUW"
-#define TMP_MAX_AGE_S 3600	/* a temporary file this old was left by a collector that died */
 
 /* An entry: this header, then size bytes (the caller's: unwindtables.c's
  * compact table).  checksum covers the header (its own field 0) and them. */
@@ -31,8 +30,9 @@ struct entry_header {
 };
 
 struct unwindtablescache {
-	int dir_fd;		/* .../unwind: every entry is opened relative to it */
-	char *dir;
+	struct cachedir *folder;
+	int dir_fd;		/* .../unwind (folder's): every entry is opened relative to it */
+	const char *dir;
 	uint64_t limit_bytes;
 	uint64_t unevicted_bytes;	/* written since the last eviction */
 	unsigned tmp_seq;
@@ -65,121 +65,31 @@ static uint64_t entry_checksum(const struct entry_header *h, const void *data, u
 	return checksum_add(checksum_add(0xcbf29ce484222325ull, &copy, sizeof(copy)), data, size);
 }
 
-/* A directory we may keep entries in: ours, and writable by no one else
- * (else another user could plant or change entries). */
-static int dir_usable(int fd, const char *path)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) != 0)
-		return 0;
-	if (st.st_uid != geteuid()) {
-		marple_warn("unwind cache %s not used: it belongs to uid %u, not to us (uid %u)", path,
-			    (unsigned)st.st_uid, (unsigned)geteuid());
-		return 0;
-	}
-	if (st.st_mode & 022) {
-		marple_warn("unwind cache %s not used: others may write in it (mode %04o)", path,
-			    (unsigned)(st.st_mode & 07777));
-		return 0;
-	}
-	return 1;
-}
-
-static uint64_t size_limit(void)
-{
-	const char *env = getenv("MARPLE_CACHE_SIZE");
-	uint64_t mb = UNWINDTABLESCACHE_SIZE_DEFAULT_MB;
-
-	if (env && *env && marple_parse_u64(env, 1, 1u << 20, &mb) != 0) {
-		marple_warn("MARPLE_CACHE_SIZE: '%s' is not a size in MB from 1 to 1048576; %u used", env,
-			    UNWINDTABLESCACHE_SIZE_DEFAULT_MB);
-		mb = UNWINDTABLESCACHE_SIZE_DEFAULT_MB;
-	}
-	return mb << 20;
-}
-
-static void evict(struct unwindtablescache *c);
-
 struct unwindtablescache *unwindtablescache_open_at(const char *dir)
 {
-	char path[4200];
-
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		marple_warn("unwind cache %s not used: %s", dir, strerror(errno));
+	struct cachedir *folder = cachedir_open_at(dir, "unwind");
+	if (!folder)
 		return NULL;
-	}
-	int root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (root_fd < 0 && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
-		/* not followed: whoever may change the link would choose where root writes */
-		marple_warn("unwind cache %s not used: a symbolic link (name the folder it points to in "
-			    "MARPLE_CACHE_DIR)", dir);
-		return NULL;
-	}
-	if (root_fd < 0) {
-		marple_warn("unwind cache %s not used: %s", dir, strerror(errno));
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/unwind", dir);
-	if (!dir_usable(root_fd, dir)) {
-		close(root_fd);
-		return NULL;
-	}
-	if (mkdirat(root_fd, "unwind", 0700) != 0 && errno != EEXIST) {
-		marple_warn("unwind cache %s not used: %s", path, strerror(errno));
-		close(root_fd);
-		return NULL;
-	}
-	int fd = openat(root_fd, "unwind", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(root_fd);
-	if (fd < 0) {
-		marple_warn("unwind cache %s not used: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (!dir_usable(fd, path)) {
-		close(fd);
-		return NULL;
-	}
 	struct unwindtablescache *c = marple_calloc(1, sizeof(*c));
-	c->dir_fd = fd;
-	c->dir = marple_strdup(path);
-	c->limit_bytes = size_limit();
-	evict(c);
+	c->folder = folder;
+	c->dir_fd = folder->fd;
+	c->dir = folder->path;
+	c->limit_bytes = folder->limit_bytes;
+	c->st.evicted = folder->evicted;
 	return c;
 }
 
 struct unwindtablescache *unwindtablescache_open(void)
 {
-	const char *env = getenv("MARPLE_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char dir[4096];
-
-	if (env && (!*env || strcmp(env, "off") == 0))
-		return NULL;
-	if (env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else if (geteuid() == 0) {
-		snprintf(dir, sizeof(dir), "/var/cache/marple");
-	} else if (xdg && xdg[0] == '/') {	/* the XDG spec: a relative one is ignored */
-		mkdir(xdg, 0700);
-		snprintf(dir, sizeof(dir), "%s/marple", xdg);
-	} else if (home && home[0] == '/') {
-		snprintf(dir, sizeof(dir), "%s/.cache", home);
-		mkdir(dir, 0700);
-		snprintf(dir, sizeof(dir), "%s/.cache/marple", home);
-	} else {
-		marple_warn("unwind cache not used: no HOME, XDG_CACHE_HOME or MARPLE_CACHE_DIR");
-		return NULL;
-	}
-	return unwindtablescache_open_at(dir);
+	return cachedir_root(dir, sizeof(dir), "unwind") == 0 ? unwindtablescache_open_at(dir) : NULL;
 }
 
 void unwindtablescache_close(struct unwindtablescache *c)
 {
 	if (!c)
 		return;
-	close(c->dir_fd);
-	free(c->dir);
+	cachedir_close(c->folder);
 	free(c);
 }
 
@@ -321,21 +231,6 @@ static void unlock_entry(struct unwindtablescache *c, struct unwindtablescache_t
 	tk->lock_fd = -1;
 }
 
-/* A lock file left by an older marple (which kept them): removed when no one
- * holds it, as unlock_entry would. */
-static void remove_idle_lock(struct unwindtablescache *c, const char *lock)
-{
-	struct stat st, now;
-	int fd = openat(c->dir_fd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-	    fstatat(c->dir_fd, lock, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino)
-		unlinkat(c->dir_fd, lock, 0);
-	close(fd);
-}
-
 size_t unwindtablescache_entry_size(struct unwindtablescache *c, int fd)
 {
 	struct unwindtablescache_ticket tk;
@@ -405,69 +300,6 @@ static int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-struct cached_file {
-	char name[256];
-	int64_t mtime_ns;
-	uint64_t bytes;
-};
-
-static int older_first(const void *a, const void *b)
-{
-	const struct cached_file *x = a, *y = b;
-	return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
-}
-
-/* Remove the entries used least recently until the cache is under its
- * limit, temporary files left by collectors that died, and lock files no
- * one holds. */
-static void evict(struct unwindtablescache *c)
-{
-	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	struct cached_file *files = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t total = 0;
-	struct stat st;
-	time_t now = time(NULL);
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(files->name) ||
-		    fstatat(c->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (strstr(de->d_name, ".tmp.")) {
-			if (now - st.st_mtim.tv_sec > TMP_MAX_AGE_S)
-				unlinkat(c->dir_fd, de->d_name, 0);
-			continue;
-		}
-		if (strstr(de->d_name, ".lock")) {
-			remove_idle_lock(c, de->d_name);
-			continue;
-		}
-		files = marple_grow(files, &cap, n + 1, sizeof(*files));
-		snprintf(files[n].name, sizeof(files[n].name), "%s", de->d_name);
-		files[n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-		files[n].bytes = (uint64_t)st.st_size;
-		total += files[n++].bytes;
-	}
-	closedir(d);
-	c->unevicted_bytes = 0;
-	if (total > c->limit_bytes) {
-		qsort(files, n, sizeof(*files), older_first);
-		for (size_t i = 0; i < n && total > c->limit_bytes; i++)
-			if (unlinkat(c->dir_fd, files[i].name, 0) == 0) {
-				total -= files[i].bytes;
-				c->st.evicted++;
-			}
-	}
-	free(files);
-}
-
 void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
 		       const struct unwindtables_rowstats *rst)
 {
@@ -507,8 +339,11 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 	unlock_entry(c, tk);
 	/* a look at the directory when the cache may have grown past its limit
 	 * by a 16th (at open too): not at every entry, a capture writes dozens */
-	if (c->unevicted_bytes > c->limit_bytes / 16)
-		evict(c);
+	if (c->unevicted_bytes > c->limit_bytes / 16) {
+		cachedir_evict(c->folder, 0);
+		c->unevicted_bytes = 0;
+		c->st.evicted = c->folder->evicted;
+	}
 	c->st.ns += marple_now_monotonic_ns() - t0;
 	c->st.cpu_ns += marple_thread_cpu_ns() - c0;
 }

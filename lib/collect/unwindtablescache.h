@@ -2,13 +2,11 @@
  * on disk between runs and shared by collectors running at once, so that
  * libc's, python3's or cc1's table is built once, not by every capture.
  *
- * Where: $MARPLE_CACHE_DIR/unwind if set, else /var/cache/marple/unwind for
- * root, else $XDG_CACHE_HOME/marple/unwind or ~/.cache/marple/unwind; the
- * directories 0700 and ours (one owned by another user, or writable by
- * others, is not used: said once), the entries 0600.  At most
- * $MARPLE_CACHE_SIZE MB (default UNWINDTABLESCACHE_SIZE_DEFAULT_MB): past it the
- * entries used least recently are removed (looked at when opened, and
- * whenever a 16th of that has been written since).
+ * Where: the cache folder "unwind" (cachedir.h: $MARPLE_CACHE_DIR/unwind,
+ * /var/cache/marple/unwind for root, ...; 0700 and ours, entries 0600, at
+ * most $MARPLE_CACHE_SIZE MB, the entries used least recently removed past
+ * it: looked at when opened unless the folder is unchanged since the last
+ * look, and whenever a 16th of that has been written since).
  *
  * An entry is named by its file's device and inode, and records its key
  * (device, inode, size, mtime and ctime: the version of the bytes it was
@@ -48,7 +46,6 @@
  * hit copies into the kernel's map with no compaction (unwindtables.c). */
 #define UNWINDTABLESCACHE_FORMAT 2u
 #define UNWINDTABLESCACHE_UNIT 4u	/* the entries' word: 32-bit (unwindtablescompact.h) */
-#define UNWINDTABLESCACHE_SIZE_DEFAULT_MB 256u
 #define UNWINDTABLESCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
 
 struct unwindtablescache_stats {

@@ -8,6 +8,8 @@
 # slowdown difference smaller than it is not a difference.  Each run is ~7 s: shorter runs measure the noise of a 2-core VM more
 # than the profiler.  Also: what the BPF program itself costs per sample
 # (kernel.bpf_stats_enabled), the most direct measure of marple's share.
+# CALLSTACK_BENCH_PARTS picks parts (default all): slowdown bpf pipeline rss
+# syms; e.g. CALLSTACK_BENCH_PARTS=pipeline for the capture-to-folded ratio.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 B="$MARPLE_BIN/workloads/burn"
@@ -15,6 +17,9 @@ R=${BURN_ROUNDS:-30000}
 REPS=${BENCH_REPS:-5}
 have_perf=1
 perf record -e cpu-clock -g -o "$T/probe.data" -- true >/dev/null 2>&1 || have_perf=0
+PARTS=${CALLSTACK_BENCH_PARTS:-all}
+part() { case " $PARTS " in *" all "* | *" $1 "*) return 0 ;; esac; return 1; }
+load() { cut -d ' ' -f 1 /proc/loadavg; }
 
 # wall ms of two burns in parallel
 run2() {
@@ -49,6 +54,7 @@ measure() {
 	wait "$p" 2>/dev/null
 }
 
+if part slowdown; then
 cfgs="none marple99 marple999 marpledwarf99 marpledwarf999"
 [ "$have_perf" = 1 ] && cfgs="$cfgs perf99 perf999"
 for rep in $(seq "$REPS"); do
@@ -90,10 +96,11 @@ delivered() {
 for c in marple99 marple999 marpledwarf99 marpledwarf999; do
 	echo "bench: callstack: samples delivered, $c: $(delivered "$T/$c.best.marple")"
 done
+fi
 
 # the BPF program's own time per sample: kernel run-time statistics while
 # the two burns run (a few us a sample is ~0.1-0.5% at 999 Hz)
-if [ -w /proc/sys/kernel/bpf_stats_enabled ] && command -v bpftool >/dev/null; then
+if part bpf && [ -w /proc/sys/kernel/bpf_stats_enabled ] && command -v bpftool >/dev/null; then
 	old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	"$B" 1000000000 & b1=$!; "$B" 1000000000 & b2=$!
@@ -133,16 +140,23 @@ fold_cpu() {	# fold_cpu INPUT -> CPU seconds of marple-fold on it
 }
 CAP=${CAPTURE_SECONDS:-10}
 burn_for() { "$B" 1000000000 & b1=$!; "$B" 1000000000 & b2=$!; }
+if part pipeline; then
+l0=$(load)
 burn_for
 cpu_run mc marple-callstack -F 999 "$CAP" > "$T/mc.marple" 2>/dev/null
 kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
 mc=$(cpu_of mc); mf=$(fold_cpu "$T/mc.marple")
 marple_total=$(awk -v a="$mc" -v b="$mf" 'BEGIN { printf "%.4f", a + b }')
+fi
+if part pipeline && part dwarf; then
 burn_for
 cpu_run dc marple-callstack --dwarf -F 999 "$CAP" > "$T/dc.marple" 2>/dev/null
 kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
 echo "bench: callstack: --dwarf, $CAP s at 999 Hz: marple-callstack used $(cpu_of dc) CPU s (frame pointers: $mc s); unwinding $(sed -n 's/.*"unwind":{[^}]*"us":\([0-9]*\).*/\1/p' "$T/dc.marple") us in all"
-if [ "$have_perf" = 1 ]; then
+fi
+if ! part pipeline; then
+	:
+elif [ "$have_perf" = 1 ]; then
 	burn_for
 	cpu_run pr perf record -e cpu-clock -g -a -F 999 -o "$T/p.data" -- sleep "$CAP" >/dev/null 2>&1
 	kill "$b1" "$b2"; wait "$b1" "$b2" 2>/dev/null
@@ -151,7 +165,7 @@ if [ "$have_perf" = 1 ]; then
 	ps=$(cpu_of script)
 	pf=$(fold_cpu "$T/perf.txt")
 	perf_total=$(awk -v a="$pc" -v b="$ps" -v c="$pf" 'BEGIN { printf "%.4f", a + b + c }')
-	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (floor: at most 0.1)"
+	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (floor: at most 0.1; load $l0 -> $(load))"
 else
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz): marple $marple_total (perf record unavailable)"
 fi
@@ -161,8 +175,10 @@ rss_mb() {
 	/usr/bin/time -f '%M' -o "$T/rss" "$@" > /dev/null 2>&1
 	awk '{ kb = $1 } END { printf "%.0f", kb / 1024 }' "$T/rss"
 }
-m=$(rss_mb marple-callstack 1)
-if [ "$have_perf" = 1 ]; then
+part rss && m=$(rss_mb marple-callstack 1)
+if ! part rss; then
+	:
+elif [ "$have_perf" = 1 ]; then
 	p=$(rss_mb perf record -e cpu-clock -g -a -F 99 -o "$T/rss.data" -- sleep 1)
 	echo "bench: callstack: max RSS of a 1 s capture: marple-callstack 1 $m MB vs perf record -g $p MB (floor: marple <= 64 MB)"
 else
@@ -170,5 +186,6 @@ else
 fi
 
 # symbolization: 10,000 unique 16-frame stacks (user + kernel) from a fresh cache
+part syms || exit 0
 ms=$("$MARPLE_BIN/tests/test_syms" | sed -n 's/^# 10000 stacks symbolized in \(.*\) ms/\1/p')
 echo "bench: callstack: symbolizing 10000 unique stacks: ${ms:-?} ms (floor: well under 1000 ms)"

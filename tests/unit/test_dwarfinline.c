@@ -5,12 +5,17 @@
  * compressed sections; the DWARF found in a separate debug file by build-id
  * and by debug link; a file without DWARF counted, not guessed; the memory
  * bound refuses a file over it; a compile unit is read only when an address
- * in it is asked. */
+ * in it is asked; a separate debug file with compressed sections is copied
+ * inflated into the cache once, read from there after, made again when cut. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debugcopies.h"
 #include "dwarfinline.h"
 #include "test.h"
 
@@ -183,6 +188,53 @@ static void check_separate(const char *name, int by_link)
 	test_cond(label, ok);
 }
 
+/* Open path's DWARF (root: its debug root) and say whether it answers as the
+ * fixture does; *copies: the debug copies' counts after. */
+static int open_as_fixture(const char *path, const char *root, struct debugcopies_stats *copies)
+{
+	struct dwarfinline *d = dwarfinline_open(path, root, 0);
+	int ok = d && chain_is_fixture(d, path);
+	dwarfinline_close(d);
+	debugcopies_stats(copies);
+	printf("# %s: copies read %llu written %llu failed %llu\n", path, (unsigned long long)copies->read,
+	       (unsigned long long)copies->written, (unsigned long long)copies->failed);
+	return ok;
+}
+
+/* A debug file by build-id, its sections compressed: the first open makes
+ * its inflated copy (0600), the next reads it, one cut short is made again;
+ * every time the chain is the fixture's. */
+static void check_copies(void)
+{
+	char path[512], debugfile[512], cache[600], copy[900] = "", cmd[1400];
+	uint64_t lo, hi;
+	struct debugcopies_stats c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+	struct stat st;
+	int ok = 0;
+	snprintf(path, sizeof(path), "%s/zbyid", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	setenv("MARPLE_CACHE_DIR", cache, 1);
+	if (build("zbyid", "", &lo, &hi) == 0 && split_debug("zbyid", 0, debugfile, sizeof(debugfile)) == 0) {
+		snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s'", debugfile);
+		ok = system(cmd) == 0 && open_as_fixture(path, dir, &c1) && c1.written == 1 && c1.failed == 0;
+		snprintf(cmd, sizeof(cmd), "ls '%s'/debug/i-* 2>/dev/null", cache);
+		FILE *p = popen(cmd, "r");
+		if (!p || !fgets(copy, sizeof(copy), p))
+			ok = 0;
+		if (p)
+			pclose(p);
+		copy[strcspn(copy, "\n")] = 0;
+		ok = ok && stat(copy, &st) == 0 && (st.st_mode & 0777) == 0600;
+	}
+	test_cond("a compressed debug file: copied inflated once, 0600, the chain as the fixture's", ok);
+	ok = ok && open_as_fixture(path, dir, &c2) && c2.read == c1.read + 1 && c2.written == c1.written;
+	test_cond("... read from its copy by the next open, the chain the same", ok);
+	ok = ok && truncate(copy, st.st_size - 100) == 0 && open_as_fixture(path, dir, &c3) &&
+	     c3.written == c2.written + 1 && c3.read == c2.read && stat(copy, &st) == 0 && st.st_size > 100;
+	test_cond("... a copy cut short: made again, the chain the same", ok);
+	unsetenv("MARPLE_CACHE_DIR");
+}
+
 /* The fixture linked with a second unit (other.c, its function other):
  * opening reads no unit, a lookup in pipeline reads one, a lookup in other
  * the second, each answering as addr2line does. */
@@ -249,7 +301,7 @@ static void check_refusals(void)
 
 int main(void)
 {
-	test_plan(9);
+	test_plan(12);
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
@@ -259,6 +311,7 @@ int main(void)
 	check_variant("compressed", "-gdwarf-5 -gz=zlib");
 	check_separate("byid", 0);
 	check_separate("linked", 1);
+	check_copies();
 	check_refusals();
 	check_lazy();
 	char cmd[600];

@@ -4,7 +4,8 @@
  * truncated), stale (a file without build-id changed; another word size)
  * and symlinked entries rebuilt, never used; a directory others may write
  * in refused; a reader waiting for the lock of a build in progress reads
- * its entry; the oldest entries evicted past the size limit. */
+ * its entry; the oldest entries evicted past the size limit; an open looks
+ * at the entries only when the folder changed since the last look. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -85,6 +86,41 @@ static void *store_later(void *arg)
 	return NULL;
 }
 
+/* The cache at path (its last look noted: under the limit, nothing to
+ * clean) gets a 2 MB file behind the folder's back (its mtime put back): an
+ * open under a 1 MB limit does not look, so evicts nothing; once the folder
+ * has changed, an open looks and evicts. */
+static void test_look_note(const char *path)
+{
+	char unwind[600] = "", big[700], note[700];
+	struct stat dir_st;
+	setenv("MARPLE_CACHE_SIZE", "1", 1);
+	struct unwindtablescache *c = unwindtablescache_open_at(path);
+	if (c)
+		snprintf(unwind, sizeof(unwind), "%s", unwindtablescache_dir(c));
+	unwindtablescache_close(c);
+	snprintf(big, sizeof(big), "%s/zz-grown", unwind);
+	snprintf(note, sizeof(note), "%s/.looked", unwind);
+	int ok = c && access(note, R_OK) == 0 && stat(unwind, &dir_st) == 0;
+	FILE *f = ok ? fopen(big, "w") : NULL;
+	ok = f && ftruncate(fileno(f), 2 << 20) == 0;
+	if (f)
+		fclose(f);
+	struct timespec back[2] = { dir_st.st_atim, dir_st.st_mtim };
+	ok = ok && utimensat(AT_FDCWD, unwind, back, 0) == 0;
+	c = unwindtablescache_open_at(path);
+	test_cond("unwindcache: an open of a folder unchanged since its last look does not look",
+		  ok && c && unwindtablescache_stats(c)->evicted == 0 && access(big, F_OK) == 0);
+	unwindtablescache_close(c);
+	if (ok)
+		utimensat(AT_FDCWD, unwind, NULL, 0);	/* now: as an entry written */
+	c = unwindtablescache_open_at(path);
+	test_cond("unwindcache: once the folder changed, an open looks and evicts past the limit",
+		  ok && c && unwindtablescache_stats(c)->evicted >= 1 && access(big, F_OK) != 0);
+	unwindtablescache_close(c);
+	unsetenv("MARPLE_CACHE_SIZE");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_unwindcache.XXXXXX", path[512], self[256] = "", nobid[512], entry[600], cmd[1400];
@@ -94,7 +130,7 @@ int main(void)
 	uint32_t n = 0;
 	size_t len = 0;
 
-	test_plan(22);
+	test_plan(24);
 	elf_version(EV_CURRENT);
 	unsetenv("MARPLE_CACHE_SIZE");
 	if (!mkdtemp(dir) || readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
@@ -235,6 +271,7 @@ int main(void)
 	}
 	unwindtablescache_close(c);
 	unsetenv("MARPLE_CACHE_SIZE");
+	test_look_note(path);
 
 	/* a directory others may write in is not used */
 	snprintf(path, sizeof(path), "%s/open", dir);
