@@ -981,7 +981,8 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
 	if (p) {
 		w.qualname = p->code_qualname;
 		w.linetable = p->code_linetable;
-		w.unknown = !w.qualname || !w.linetable;
+		/* a Perl CV is known by its body pointer, at its offset 0 */
+		w.unknown = !(p->flags & PY_F_PERL) && (!w.qualname || !w.linetable);
 	}
 	if (!w.unknown)
 		bpf_loop(PY_MAX_FRAMES, py_known_step, &w, 0);

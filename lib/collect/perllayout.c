@@ -32,7 +32,8 @@ void perllayout_to_proc(const struct perllayout *l, struct py_proc *v)
 {
 	v->flags = PY_F_PERL;
 	v->tstate_frame = 0;		/* runtime is &PL_curinterp */
-	/* what identifies a CV user space named (py_codes): its body */
+	/* what identifies a CV user space named (py_codes): its body, the
+	 * pointer at its offset 0 (py_tell knows a Perl's 0 is one) */
 	v->code_qualname = v->code_linetable = 0;
 	v->perl = (struct perl_offsets){ .interp_op = l->interp_op,
 					 .interp_curcop = l->interp_curcop,
