@@ -120,6 +120,11 @@ enum py_flags {
 #define PERL_CXP_MULTICALL 16
 #define PERL_CXP_TRY 128
 #define PERL_SVT_PVCV 13
+/* Bytes of a Perl's context stack (and of its interpreter's PL_op to
+ * PL_curstackinfo) the BPF walk reads at once; a context is 8 to 128 */
+#define PERL_CX_BYTES 512
+#define PERL_CX_MAX 128
+
 struct perl_offsets {
 	__u16 interp_op, interp_curcop, interp_curstackinfo, interp_main_cv;	/* struct interpreter */
 	__u16 si_cxstack, si_cxix, si_prev;	/* PERL_SI */

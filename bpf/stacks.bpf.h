@@ -215,7 +215,7 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
 	int python = stacks_python && (!s || s->py_check);
 	int total = n;
 	if (python) {
-		total = py_append(ips, n);
+		total = py_append(n);	/* ips: stack_scratch */
 		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 	}
 	int id = stacks_store(total, 1);	/* ips: stack_scratch */

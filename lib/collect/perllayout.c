@@ -16,6 +16,15 @@ static const struct perllayout tables[] = {
 	  .aux_name = 0, .aux_name_count = 28 },
 };
 
+/* Does l fit the BPF walk's reads (PERL_CX_BYTES: PL_op, PL_curcop and
+ * PL_curstackinfo in one, contexts of at most PERL_CX_MAX bytes)? */
+static int fits_walk(const struct perllayout *l)
+{
+	return l->interp_op <= l->interp_curcop && l->interp_curcop <= l->interp_curstackinfo &&
+	       l->interp_curstackinfo + 8 - l->interp_op <= PERL_CX_BYTES && l->cx_size >= 8 &&
+	       l->cx_size <= PERL_CX_MAX;
+}
+
 const struct perllayout *perllayout_table(unsigned revision, unsigned version)
 {
 	const char *no_table = getenv("MARPLE_TEST_PERL_NO_TABLE");
@@ -23,7 +32,7 @@ const struct perllayout *perllayout_table(unsigned revision, unsigned version)
 	if (no_table && *no_table)
 		return NULL;
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
-		if (tables[i].revision == revision && tables[i].version == version)
+		if (tables[i].revision == revision && tables[i].version == version && fits_walk(&tables[i]))
 			return &tables[i];
 	return NULL;
 }
@@ -32,7 +41,8 @@ void perllayout_to_proc(const struct perllayout *l, struct py_proc *v)
 {
 	v->flags = PY_F_PERL;
 	v->tstate_frame = 0;		/* runtime is &PL_curinterp */
-	/* what identifies a CV user space named (py_codes): its body */
+	/* what identifies a CV user space named (py_codes): its body, the
+	 * pointer at its offset 0 (py_tell knows a Perl's 0 is one) */
 	v->code_qualname = v->code_linetable = 0;
 	v->perl = (struct perl_offsets){ .interp_op = l->interp_op,
 					 .interp_curcop = l->interp_curcop,

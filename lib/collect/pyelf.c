@@ -31,31 +31,40 @@ static int32_t rd_s32(const unsigned char *p)
 	return v;
 }
 
+/* The bytes of section name (the last of that name), its file address
+ * into *addr and size into *size; NULL when there is none in the file. */
+static const unsigned char *section_named(const struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
+					  const char *name, uint64_t *addr, uint64_t *size)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	*addr = *size = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *s;
+		if (gelf_getshdr(scn, &sh) && (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+		}
+	}
+	return *addr ? file_at(e, raw, rawlen, *addr, *size) : NULL;
+}
+
 /* e's .eh_frame_hdr's sorted FDE table (version 1; eh_frame_ptr pcrel
  * sdata4, count udata4, table datarel sdata4), found once: its file address
  * and count into e->fde_hdr and e->fde_count (0, 0: none).  1 if it has one. */
 static int fde_table(struct pyelf *e, Elf *elf)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 	uint64_t hdr = 0, hdr_size = 0;
 	uint32_t count;
 
 	if (e->fde_hdr || e->fde_looked)
 		return e->fde_hdr != 0;
 	e->fde_looked = 1;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    strcmp(name, ".eh_frame_hdr") == 0) {
-			hdr = sh.sh_addr;
-			hdr_size = sh.sh_size;
-		}
-	}
-	const unsigned char *h = hdr ? file_at(e, e->file->data, e->file->size, hdr, hdr_size) : NULL;
+	const unsigned char *h = section_named(e, elf, e->file->data, e->file->size, ".eh_frame_hdr", &hdr, &hdr_size);
 	if (!h || hdr_size < 12 || h[0] != 1 || h[2] != 0x03 || h[3] != 0x3b)
 		return 0;
 	memcpy(&count, h + 8, 4);
@@ -371,7 +380,12 @@ void pyelf_read(struct pyelf *e, const struct mappedfile *f)
 	if (php_globals && e->eval_lo && !e->code_type) {
 		e->php = 1;
 		e->runtime = php_globals;
-		phplayout_version_of((const char *)raw, rawlen, &e->php_api, e->php_version, sizeof(e->php_version));
+		/* its version strings are constants: .rodata, a tenth of the
+		 * file (php8.2's 5.6 MB searched took 1.9 ms) */
+		uint64_t at, size;
+		const unsigned char *rodata = section_named(e, elf, raw, rawlen, ".rodata", &at, &size);
+		phplayout_version_of((const char *)(rodata ? rodata : raw), rodata ? size : rawlen, &e->php_api,
+				     e->php_version, sizeof(e->php_version));
 	}
 	if (perl_interp && e->eval_lo && !e->code_type)
 		perl_found(e, raw, rawlen, perl_interp, perl_version, !perl_globals);
