@@ -267,22 +267,20 @@ void collector_verbose_trailer(json_t *trailer)
 			verbose_group(v, key);
 }
 
-/* The kB value of "key:" in /proc/self/status, in bytes (0 unknown). */
-static uint64_t status_bytes(const char *key)
+/* VmRSS and VmHWM of /proc/self/status, in bytes (0 unknown), in one read. */
+static void status_rss(uint64_t *rss, uint64_t *peak)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[128];
-	size_t len = strlen(key);
-	uint64_t kb = 0;
 
+	*rss = *peak = 0;
 	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, key, len) == 0 && line[len] == ':') {
-			kb = strtoull(line + len + 1, NULL, 10);
-			break;
-		}
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			*rss = strtoull(line + 6, NULL, 10) * 1024;
+		else if (strncmp(line, "VmHWM:", 6) == 0)
+			*peak = strtoull(line + 6, NULL, 10) * 1024;
 	if (f)
 		fclose(f);
-	return kb * 1024;
 }
 
 /* The maps shared with other collectors (unwindtablesshared.h), by id */
@@ -391,11 +389,13 @@ void collector_wake_on_child(void)
 
 void collector_memory_trailer(json_t *trailer)
 {
-	uint64_t maps, shared, map_bytes = bpf_map_bytes(&maps, &shared);
+	uint64_t maps, shared, map_bytes = bpf_map_bytes(&maps, &shared), rss, peak;
 	json_t *o = json_object();
 
-	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)status_bytes("VmRSS")));
-	json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)status_bytes("VmHWM")));
+	status_rss(&rss, &peak);
+
+	json_object_set_new(o, "rss_bytes", json_integer((json_int_t)rss));
+	json_object_set_new(o, "peak_rss_bytes", json_integer((json_int_t)peak));
 	json_object_set_new(o, "bpf_map_bytes", json_integer((json_int_t)map_bytes));
 	json_object_set_new(o, "bpf_maps", json_integer((json_int_t)maps));
 	json_object_set_new(o, "bpf_map_shared_bytes", json_integer((json_int_t)shared));
