@@ -203,10 +203,17 @@ open(sys.argv[1], "w").close()	# computed: the collector may go on
 time.sleep(1)
 PYEOF
 ln -s "$PY" "$T/pybrief"
-MARPLE_READY_FILE="$T/r3" marple-callstack -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
+# its file is known once the collector has walked another process of it:
+# waited for (the answer said on stderr), not guessed (under ASan, on a
+# loaded CI machine, 0.2 s was not always enough)
+MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r3" marple-callstack -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
 if wait_ready "$T/r3" 20 "$cs"; then
-	"$PY" "$T/alloc.py" 0.5
-	sleep 0.2
+	"$PY" "$T/alloc.py" 0.5 & py=$!
+	i=0
+	while ! grep -q "answer: pid $py .*: walked" "$T/sys.err" && [ $i -lt 300 ] && running "$cs"; do
+		sleep 0.1; i=$((i + 1))
+	done
+	wait "$py"
 	run_while_stopped "$cs" "$T/brief.done" "$T/pybrief" "$T/brief.py" "$T/brief.done"
 	kill -INT "$cs"
 fi
@@ -223,5 +230,5 @@ fi
 if [ "$alltotal" -gt 0 ] && [ "$briefw" -ge $(( alltotal * 6 / 10 )) ]; then
 	pass "python-stacks: a process started while the collector is stopped has its Python frames in most samples ($briefw of $alltotal)"
 else
-	fail "python-stacks: a process started while the collector is stopped has its Python frames in most samples" "$briefw of $alltotal: $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | cut -c1-300)"
+	fail "python-stacks: a process started while the collector is stopped has its Python frames in most samples" "$briefw of $alltotal: $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | cut -c1-300); $(grep -o '"samples_native_before_known":[0-9]*,\|"samples_mismatched":[0-9]*' "$T/sys.out" | tr '\n' ' ')$(grep 'answer: .*(pybrief)' "$T/sys.err" | head -n 3)"
 fi
