@@ -179,7 +179,12 @@ const struct hashtab_entry *hashtab_add_at(struct hashtab *a, size_t i, uint64_t
 
 const struct hashtab_entry *hashtab_add(struct hashtab *a, const void *key, size_t len, uint64_t c0, uint64_t c1)
 {
-	uint64_t h = hashtab_hash(key, len);
+	return hashtab_add_hashed(a, hashtab_hash(key, len), key, len, c0, c1);
+}
+
+const struct hashtab_entry *hashtab_add_hashed(struct hashtab *a, uint64_t h, const void *key, size_t len,
+					       uint64_t c0, uint64_t c1)
+{
 	struct hashtab_entry *e;
 	size_t j = probe(a, h, key, len, &e);
 	if (e)

@@ -47,6 +47,11 @@ const struct hashtab_entry *hashtab_find(const struct hashtab *t, const void *ke
 /* The same, for a key whose hashtab_hash the caller has (to use it twice). */
 const struct hashtab_entry *hashtab_find_hashed(const struct hashtab *t, uint64_t hash, const void *key,
 						size_t len);
+/* hashtab_add for a key whose hash the caller has: hashtab_hash, or for a
+ * table only ever used through the _hashed calls, any hash of the caller's
+ * that is the same each time for the same key (e.g. of more than the key). */
+const struct hashtab_entry *hashtab_add_hashed(struct hashtab *t, uint64_t hash, const void *key, size_t len,
+					       uint64_t c0, uint64_t c1);
 size_t hashtab_size(const struct hashtab *t);
 /* The bytes t uses in memory (entries, index, keys stored), for the trailers. */
 size_t hashtab_bytes(const struct hashtab *t);

@@ -52,13 +52,18 @@ struct perfscript {
 	uint64_t samples, filtered, nbad;
 	uint64_t weighted;	/* samples whose weight was a period on their header */
 	struct frame_memo *memo;	/* MEMO_SLOTS of them, at the first frame */
-	/* The pending sample's frame lines as read, each after its length,
-	 * after the process name's: folded at the sample's end (flush). */
+	/* The pending sample's frame lines as read, each ending in a newline:
+	 * folded at the sample's end (flush).  In raw, or (a whole sample's)
+	 * where they were read: whole, then, raw_len bytes at whole. */
 	char *raw;
+	const char *whole;
 	size_t raw_len, raw_cap, raw_lines;
 	unsigned long raw_lineno;	/* the first pending line's */
 	int raw_mixed;		/* other lines came between: not memoized */
-	struct hashtab *stacks;	/* raw sample -> its folded key: folded + count[0], count[1] long */
+	/* a sample's frame lines -> its folded key, folded + count[0],
+	 * count[1] long (low half; the process name's length in the high half):
+	 * hashed with the process name (memo_hash) */
+	struct hashtab *stacks;
 	uint64_t *seen;		/* SEEN_SLOTS raw samples' hashes, seen once */
 	unsigned probes, hits;	/* the memo's, this window of samples */
 	unsigned resting;	/* samples left to fold without the memo */
@@ -638,11 +643,11 @@ static void memo_keep(struct perfscript *p, struct frame_memo *m, uint64_t h, co
 		memcpy(m->text + n, p->buf + buf0, ulen);
 }
 
-/* A frame line of a sample: from the memo when the same bytes were parsed
- * lately, else parsed (and kept unless it was a bad line). */
-static void frame_or_bad(struct perfscript *p, const char *s, size_t n, unsigned long lineno)
+/* A frame line of a sample (h: its hashtab_hash): from the memo when the
+ * same bytes were parsed lately, else parsed (and kept unless it was a bad
+ * line). */
+static void frame_hashed(struct perfscript *p, const char *s, size_t n, uint64_t h, unsigned long lineno)
 {
-	uint64_t h = hashtab_hash(s, n);
 	struct frame_memo *m = NULL;
 	if (p->have_pname) {
 		if (!p->memo)
@@ -662,6 +667,40 @@ static void frame_or_bad(struct perfscript *p, const char *s, size_t n, unsigned
 	memo_keep(p, m, h, s, n, buf0, unit0);
 }
 
+static void frame_or_bad(struct perfscript *p, const char *s, size_t n, unsigned long lineno)
+{
+	frame_hashed(p, s, n, hashtab_hash(s, n), lineno);
+}
+
+/* The frame lines s[0, ...) of a sample, count of them, one after another
+ * (the first numbered lineno): their memo slots are asked for a batch at a
+ * time before any is read (a slot is read cold: one miss after another
+ * took 86% of a line's time on a busy machine's capture). */
+static void frame_lines(struct perfscript *p, const char *s, size_t count, unsigned long lineno)
+{
+	enum { BATCH = 16 };
+	const char *line[BATCH];
+	size_t len[BATCH];
+	uint64_t h[BATCH];
+	if (p->have_pname && !p->memo)
+		p->memo = marple_calloc(MEMO_SLOTS, sizeof(*p->memo));
+	for (size_t done = 0; done < count;) {
+		size_t k = count - done < BATCH ? count - done : BATCH;
+		for (size_t i = 0; i < k; i++) {
+			const char *nl = rawmemchr(s, '\n');
+			line[i] = s;
+			len[i] = (size_t)(nl - s);
+			h[i] = hashtab_hash(s, len[i]);
+			if (p->memo)
+				__builtin_prefetch(&p->memo[h[i] & (MEMO_SLOTS - 1)]);
+			s = nl + 1;
+		}
+		for (size_t i = 0; i < k; i++)
+			frame_hashed(p, line[i], len[i], h[i], lineno + done + i);
+		done += k;
+	}
+}
+
 /* Appends s[0, n) to the pending raw sample, then a newline: the frame
  * lines as they were read (a whole sample's are copied at once:
  * perfscript_whole_samples). */
@@ -674,32 +713,25 @@ static void raw_put(struct perfscript *p, const char *s, size_t n)
 	p->raw_len += n + 1;
 }
 
-/* The pending raw sample starts with the process name, after its length. */
 static void raw_start(struct perfscript *p, unsigned long lineno)
 {
-	uint32_t len = (uint32_t)p->pname_len;
 	p->raw_len = 0;
 	p->raw_lineno = lineno;
-	if (sizeof(len) + p->pname_len > p->raw_cap)
-		p->raw = marple_grow(p->raw, &p->raw_cap, sizeof(len) + p->pname_len, 1);
-	memcpy(p->raw, &len, sizeof(len));
-	memcpy(p->raw + sizeof(len), p->pname, p->pname_len);
-	p->raw_len = sizeof(len) + p->pname_len;
+	p->whole = NULL;
+}
+
+/* The pending frame lines. */
+static const char *pending(const struct perfscript *p)
+{
+	return p->whole ? p->whole : p->raw;
 }
 
 /* The pending frame lines parsed, as they would have been one by one. */
 static void parse_pending(struct perfscript *p)
 {
-	uint32_t pname_len;
 	if (!p->raw_lines)
 		return;
-	memcpy(&pname_len, p->raw, sizeof(pname_len));
-	const char *s = p->raw + sizeof(pname_len) + pname_len;
-	for (size_t i = 0; i < p->raw_lines; i++) {
-		const char *nl = memchr(s, '\n', (size_t)(p->raw + p->raw_len - s));
-		frame_or_bad(p, s, (size_t)(nl - s), p->raw_lineno + i);
-		s = nl + 1;
-	}
+	frame_lines(p, pending(p), p->raw_lines, p->raw_lineno);
 	p->raw_lines = 0;
 }
 
@@ -746,18 +778,30 @@ static void pend_frame(struct perfscript *p, const char *s, size_t n, unsigned l
 
 /* Keep the folded key of the pending raw sample (parsed without a bad line,
  * not in the memo). */
-static void memo_sample(struct perfscript *p, const char *key, size_t len)
+static void memo_sample(struct perfscript *p, uint64_t h, const char *key, size_t len)
 {
 	size_t n = hashtab_size(p->stacks);
 	if (hashtab_bytes(p->stacks) + p->folded_len + len + p->notes_cap * sizeof(*p->notes) > STACKS_MEMO_BYTES)
 		return;
 	p->folded = marple_grow(p->folded, &p->folded_cap, p->folded_len + len, 1);
 	memcpy(p->folded + p->folded_len, key, len);
-	hashtab_add(p->stacks, p->raw, p->raw_len, p->folded_len, len);
+	hashtab_add_hashed(p->stacks, h, pending(p), p->raw_len, p->folded_len, len | (uint64_t)p->pname_len << 32);
 	p->folded_len += len;
 	p->notes = marple_grow(p->notes, &p->notes_cap, n + 1, sizeof(*p->notes));
 	p->notes[n] = 0;
 	p->note = &p->notes[n];
+}
+
+/* The memo of whole samples' entry for the pending sample, if it has one
+ * (the same frame lines of the same process: their key has the process
+ * name first); *h its hash (the frame lines', the process name's mixed
+ * in: no copy of the two together is made). */
+static const struct hashtab_entry *memo_find(struct perfscript *p, uint64_t *h)
+{
+	*h = hashtab_hash(pending(p), p->raw_len) ^ (hashtab_hash(p->pname, p->pname_len) * 0x9e3779b97f4a7c15ull);
+	if (p->seen[*h & (SEEN_SLOTS - 1)] != *h)
+		return NULL;
+	return hashtab_find_hashed(p->stacks, *h, pending(p), p->raw_len);
 }
 
 /* The pending sample's folded key, from the memo of whole samples when the
@@ -773,22 +817,22 @@ static size_t sample_key(struct perfscript *p, const char **key)
 			p->stacks = hashtab_new();
 			p->seen = marple_calloc(SEEN_SLOTS, sizeof(*p->seen));
 		}
-		h = hashtab_hash(p->raw, p->raw_len);
+		const struct hashtab_entry *e = memo_find(p, &h);
 		seen = &p->seen[h & (SEEN_SLOTS - 1)];
-		const struct hashtab_entry *e = *seen == h ? hashtab_find_hashed(p->stacks, h, p->raw, p->raw_len) : NULL;
 		p->probes++;
-		if (e) {
+		if (e && e->count[1] >> 32 == p->pname_len && memcmp(p->folded + e->count[0], p->pname, p->pname_len) == 0) {
 			p->hits++;
 			p->note = &p->notes[hashtab_index(p->stacks, e)];
 			*key = p->folded + e->count[0];
-			return e->count[1];
+			return e->count[1] & UINT32_MAX;
 		}
+		memo = !e;	/* another process's (hashes alike): not memoized */
 	}
 	parse_pending(p);
 	size_t len = fold_key(p);
 	*key = p->key;
 	if (memo && p->nbad == bad && *seen == h)
-		memo_sample(p, p->key, len);
+		memo_sample(p, h, p->key, len);
 	else if (memo)
 		*seen = h;
 	return len;
@@ -810,6 +854,7 @@ static void flush(struct perfscript *p)
 	p->nunit = 0;
 	p->have_pname = 0;
 	p->raw_lines = 0;
+	p->whole = NULL;
 	p->raw_mixed = 0;
 	if (p->resting)
 		p->resting--;
@@ -886,22 +931,15 @@ static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames
 static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t head, size_t frames,
 		       unsigned long lineno)
 {
-	const char *nl, *f = s + head + 1;
+	const char *f = s + head + 1;
 	perfscript_line(p, s, head, lineno);
 	if (frames && p->have_pname && !p->resting) {
-		const char *end = s + n - 1;	/* the blank line's newline */
 		raw_start(p, lineno + 1);
-		if (p->raw_len + (size_t)(end - f) > p->raw_cap)
-			p->raw = marple_grow(p->raw, &p->raw_cap, p->raw_len + (size_t)(end - f), 1);
-		memcpy(p->raw + p->raw_len, f, (size_t)(end - f));
-		p->raw_len += (size_t)(end - f);
+		p->whole = f;	/* not copied: folded at once (flush, below) */
+		p->raw_len = (size_t)(s + n - 1 - f);	/* through the last frame's newline */
 		p->raw_lines = frames;
 	} else
-		for (size_t i = 0; i < frames; i++) {	/* as perfscript_line would */
-			nl = memchr(f, '\n', (size_t)(s + n - f));
-			frame_or_bad(p, f, (size_t)(nl - f), lineno + 1 + i);
-			f = nl + 1;
-		}
+		frame_lines(p, f, frames, lineno + 1);	/* as perfscript_line would */
 	flush(p);	/* the blank line */
 }
 

@@ -38,7 +38,7 @@ static void on_bad(void *ctx, unsigned long lineno, const char *why)
 
 int main(void)
 {
-	test_plan(21);
+	test_plan(22);
 	struct folded_line fl;
 	const char *why;
 
@@ -88,6 +88,25 @@ int main(void)
 		  perfscript_parse_buffer(p, again, strlen(again)) == 3 &&
 		  strcmp(all, "java;main;com/x/Y:.run 1\nsh;main;Lcom/x/Y:.run 1\njava;main;com/x/Y:.run 1\n") == 0);
 	test_cond("perf: a bad line seen again is reported again", nbad == 2);
+	perfscript_free(p);
+	/* whole samples taken from a buffer, memoized by their frame lines as
+	 * they lie there: the same lines of other programs (a name that the
+	 * first one's key begins with too) fold under their own names */
+	static const char names[] = " 1 1.0: cpu-clock:\n\t1 f (/x)\n\t2 g (/x)\n\n";
+	static const char *const comms[] = { "ax", "ax", "ax", "ax;g", "ax;g", "ax;g", "axb", "axb", "ax", "ax" };
+	char whole[1024];
+	size_t wl = 0;
+	for (size_t i = 0; i < sizeof(comms) / sizeof(comms[0]); i++)
+		wl += (size_t)snprintf(whole + wl, sizeof(whole) - wl, "%s%s", comms[i], names);
+	unsigned long nl;
+	all[0] = 0;
+	p = perfscript_new(NULL, on_each, NULL, NULL);
+	size_t took = perfscript_whole_samples(p, whole, wl, 1, &nl);
+	perfscript_finish(p);
+	test_cond("perf: whole samples memoized apart by program",
+		  took == wl && nl == 40 && perfscript_samples(p) == 10 &&
+		  strcmp(all, "ax;g;f 1\nax;g;f 1\nax;g;f 1\nax;g;g;f 1\nax;g;g;f 1\nax;g;g;f 1\n"
+			      "axb;g;f 1\naxb;g;f 1\nax;g;f 1\nax;g;f 1\n") == 0);
 	perfscript_free(p);
 	/* an input of folded text read as stack records (marple-pprof, marple-speedscope) */
 	static char text[] = "a;b;c 3\n\n\r\nbad\nx 2.5\n";
