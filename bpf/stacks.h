@@ -220,6 +220,10 @@ struct unwind_file {
 	__u32 text_load;		/* 1 + the index in loads of its lowest executable
 					 * PT_LOAD (where mm->start_code points in a process
 					 * whose program it is); 0: not among loads */
+	__u32 stamp;			/* the inode's change time when the table was made
+					 * (unwind_stamp): an inode number freed and given to
+					 * another file never finds this one's table; 0: any */
+	__u32 pad;
 	struct {
 		__u64 start, end;
 		__s64 delta;

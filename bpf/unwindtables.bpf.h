@@ -104,7 +104,7 @@ struct unwind_vma {
 	__u64 start, end, pgoff;	/* pgoff in bytes */
 	struct unwind_file_key key;	/* UNWIND_VMA_KIND_FILE */
 	__u32 kind;
-	__u32 pad;
+	__u32 stamp;			/* UNWIND_VMA_KIND_FILE: its inode's unwind_stamp */
 };
 struct unwind_vma_list {
 	__u32 n;
@@ -223,6 +223,7 @@ struct unwind_walk {
 	__u64 tag;			/* mm->start_stack: the image (unwind_learned's tag) */
 	__u64 code_start, code_end;	/* the program's executable segment: mm->start_code, end_code */
 	struct unwind_file_key program;	/* the program's file: mm->exe_file */
+	__u32 program_stamp;		/* ... its unwind_stamp */
 	__u32 have_prev;		/* prev holds the mapping m held before it: a
 					 * stack goes back and forth between a program
 					 * and its libraries (libc's leaf, the program,
@@ -247,6 +248,44 @@ struct {
 } unwind_state SEC(".maps");
 
 enum { UNWIND_VMA_NONE, UNWIND_VMA_FOUND, UNWIND_VMA_UNKNOWN_FILE, UNWIND_VMA_NO_TABLE, UNWIND_VMA_REFUSED };
+
+/* struct inode's change time as kernels before 6.11 have it (6.6-6.10:
+ * __i_ctime; before: i_ctime) */
+struct inode___ctime_606 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___ctime_old {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+/* The identity of an inode's contents beside its number: its change time
+ * (nanoseconds, folded to 32 bits; user space's unwindtables_stamp from
+ * st_ctim).  An unwind table is found by (device, inode); a table kept in
+ * the shared maps outlives the collector that held its file open, and a
+ * file made since may have been given the freed inode number.  The change
+ * time is the kernel's clock when the inode last changed: a user cannot set
+ * it, as he can a modification time.  It shares a cache line with i_ino.
+ * Global: verified once, not in each of its callers (Python's among them). */
+__noinline __u32 unwind_stamp(__u64 inode)
+{
+	struct inode *ino = (struct inode *)inode;
+	__u64 sec, nsec;
+
+	if (bpf_core_field_exists(ino->i_ctime_sec)) {
+		sec = BPF_CORE_READ(ino, i_ctime_sec);
+		nsec = BPF_CORE_READ(ino, i_ctime_nsec);
+	} else if (bpf_core_field_exists(((struct inode___ctime_606 *)ino)->__i_ctime)) {
+		sec = BPF_CORE_READ((struct inode___ctime_606 *)ino, __i_ctime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___ctime_606 *)ino, __i_ctime.tv_nsec);
+	} else {
+		sec = BPF_CORE_READ((struct inode___ctime_old *)ino, i_ctime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___ctime_old *)ino, i_ctime.tv_nsec);
+	}
+	/* since 6.13 the top bit of the nanoseconds says whether the time was
+	 * queried (multigrain timestamps): not part of the time */
+	__u64 ns = sec * 1000000000ull + (nsec & 0x3fffffff);
+	return (__u32)(ns ^ (ns >> 32));
+}
 
 /* What a VMA lookup found (on the stack: bpf_find_vma wants it there) */
 struct unwind_vma_result {
@@ -274,8 +313,8 @@ static __always_inline void unwind_vma_mapping(struct unwind_vma_result *s, cons
 		return;
 	}
 	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &v->key);
-	if (!uf) {
-		s->state = UNWIND_VMA_UNKNOWN_FILE;
+	if (!uf || (uf->stamp && uf->stamp != v->stamp)) {
+		s->state = UNWIND_VMA_UNKNOWN_FILE;	/* or another file's, gone: asked again */
 		return;
 	}
 	__s64 delta = 0;
@@ -301,9 +340,11 @@ static __always_inline void unwind_vma_describe(struct unwind_vma *v, struct tas
 	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
 	if (f) {
 		v->kind = UNWIND_VMA_KIND_FILE;
-		v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		struct inode *ino = BPF_CORE_READ(f, f_inode);
+		v->key.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 		v->key.pad = 0;
-		v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->key.ino = BPF_CORE_READ(ino, i_ino);
+		v->stamp = unwind_stamp((__u64)ino);
 	} else {
 		v->kind = v->start == (__u64)BPF_CORE_READ(task, mm, context.vdso) ? UNWIND_VMA_KIND_VDSO
 										   : UNWIND_VMA_KIND_ANON;
@@ -395,16 +436,18 @@ static __always_inline int unwind_program_vma(struct unwind_walk *s, __u64 pc, s
 		s->code_end = BPF_CORE_READ(mm, end_code);
 		s->program.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
 		s->program.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+		s->program_stamp = unwind_stamp((__u64)BPF_CORE_READ(exe, f_inode));
 	}
 	if (pc < s->code_start || pc >= s->code_end)
 		return -1;
 	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &s->program);
-	if (!uf || uf->text_load == 0 || uf->text_load > UNWIND_FILE_LOADS)
-		return -1;	/* not built yet (the lookup asks for it), or no PT_LOAD known */
+	if (!uf || uf->text_load == 0 || uf->text_load > UNWIND_FILE_LOADS || (uf->stamp && uf->stamp != s->program_stamp))
+		return -1;	/* not built yet (the lookup asks for it), no PT_LOAD known, or another file's */
 	v->start = s->code_start & ~4095ull;
 	v->end = s->code_end;
 	v->pgoff = uf->loads[(uf->text_load - 1) & (UNWIND_FILE_LOADS - 1)].start;
 	v->key = s->program;
+	v->stamp = s->program_stamp;
 	v->kind = UNWIND_VMA_KIND_FILE;
 	return 0;
 }

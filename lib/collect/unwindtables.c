@@ -188,6 +188,7 @@ struct file {
 					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
 	int nloads;
+	uint32_t stamp;			/* its change time (stamp_of) */
 };
 
 struct unwindtables {
@@ -216,13 +217,14 @@ struct unwindtables {
 	struct unwindtablesshared *shared;	/* NULL: the tables' maps are ours alone */
 	char *private_why;		/* why not shared */
 	uint64_t files_shared;		/* files whose table another collector made */
+	uint64_t stale_in_shared;	/* ... whose shared entry was another file's (inode reused) */
 	uint64_t files_built;		/* files whose rows were built here (not read from the cache) */
 	/* the counts the last trailer showed (reported) and, in continuous
 	 * mode, those of the section before (before: what the next trailer
 	 * subtracts, unwindtables_resume); the tables' sizes are not counts */
 	struct unwindtables_counts {
 		uint64_t c[UNWIND_NCOUNTERS];
-		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads, files_shared;
+		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads, files_shared, stale_in_shared;
 		uint64_t requests_served, request_wait_ns;
 		struct unwindtablescache_stats cache;
 	} reported, before;
@@ -461,11 +463,20 @@ static const struct file unopened_file = { .has_cfi = 1 };
 
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
-static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m)
+/* The BPF side's unwind_stamp of a file: its change time, folded. */
+static uint32_t stamp_of(const struct stat *st)
+{
+	uint64_t ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+	return (uint32_t)(ns ^ (ns >> 32));
+}
+
+/* f's entry in unwind_files.  replace: the shared index's entry for its
+ * inode is another file's (stale_in_shared). */
+static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m, int replace)
 {
 	struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
 	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
-				 .row_count = f->nrows };
+				 .row_count = f->nrows, .stamp = f->stamp };
 
 	for (int i = 0; i < f->nloads && v.nloads < UNWIND_FILE_LOADS; i++) {
 		const struct load *l = &f->loads[i];
@@ -479,7 +490,7 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 	}
 	/* full: found through the process's mappings only; a file without a
 	 * table here never hides the one another collector sharing made */
-	bpf_map_update_elem(t->files_fd, &k, &v, t->shared && !f->nrows ? BPF_NOEXIST : BPF_ANY);
+	bpf_map_update_elem(t->files_fd, &k, &v, t->shared && !f->nrows && !replace ? BPF_NOEXIST : BPF_ANY);
 }
 
 /* Shared tables: locked to add a file (m: its maps line; NULL: the vdso)
@@ -570,15 +581,21 @@ static const struct file *get_file(struct unwindtables *t, pid_t pid, const stru
 		if (fd >= 0)
 			close(fd);
 		t->files_unopened++;
-		register_file(t, &unopened_file, &ml->m);
+		register_file(t, &unopened_file, &ml->m, 0);
 		return &unopened_file;
 	}
 	f = marple_calloc(1, sizeof(*f));
+	f->stamp = stamp_of(&st);
 	struct unwind_file known;
-	if (shared_begin(t, &ml->m, &known)) {
+	int in_shared = shared_begin(t, &ml->m, &known);
+	int stale = in_shared && known.stamp && known.stamp != f->stamp;
+	if (in_shared && !stale) {
 		file_of_index(f, &known);
 		t->files_shared++;
 	} else {
+		/* another file's table under a freed inode number: made
+		 * afresh, the stale one's rows left unused */
+		t->stale_in_shared += stale;
 		Elf *elf = mf->data ? elf_memory((char *)mf->data, mf->size) : NULL;
 		if (elf && elf_kind(elf) == ELF_K_ELF) {
 			build_file(t, f, elf, fd, ml->m.path);
@@ -588,7 +605,7 @@ static const struct file *get_file(struct unwindtables *t, pid_t pid, const stru
 			t->files_without_table++;
 		}
 		elf_end(elf);
-		register_file(t, f, &ml->m);
+		register_file(t, f, &ml->m, stale);
 	}
 	shared_end(t);
 	if (fd >= 0)
@@ -906,7 +923,8 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	struct unwindtables_counts *r = &t->reported;
 	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
-					.loads = t->loads, .files_shared = t->files_shared, .cache = *now_cs };
+					.loads = t->loads, .files_shared = t->files_shared,
+					.stale_in_shared = t->stale_in_shared, .cache = *now_cs };
 	r->requests_served = t->requests_served;	/* the worker has stopped */
 	r->request_wait_ns = t->request_wait_ns;
 	uint64_t wait_max = t->request_wait_max_ns;
@@ -930,6 +948,7 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	else if (t->private_why)
 		json_object_set_new(u, "tables_private_why", json_string(t->private_why));
 	json_object_set_new(u, "files_from_shared", json_integer((json_int_t)(t->files_shared - b->files_shared)));
+	json_object_set_new(u, "files_stale_in_shared", json_integer((json_int_t)(t->stale_in_shared - b->stale_in_shared)));
 	json_object_set_new(u, "file_lookup", json_string(lookup_names[t->file_lookup == UNWIND_LOOKUP_VMA_ITER]));
 	json_object_set_new(u, "files", json_integer((json_int_t)(t->nheld + (t->vdso != NULL) + t->files_unopened)));
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));

@@ -6,9 +6,11 @@
 # last one out unpins; a pin of another layout is never used (private
 # tables, said in the trailer) and is dropped by the next first one in, as
 # are the pins of other layouts nobody holds;
-# MARPLE_SHARED_TABLES=off keeps the tables private (root, real BPF).
+# MARPLE_SHARED_TABLES=off keeps the tables private; a file changed since
+# its table was shared (its inode kept, or its number given to a new file)
+# gets a table of its own, never the shared one (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 13
+plan 15
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -60,9 +62,11 @@ plant() {
 }
 layout=${dir##*/}
 if [ -n "$layout" ] && [ -d /run/marple ]; then	# else the cases below fail, saying what they saw
-	plant "$dir"
+	# held first: another collector starting meanwhile removes the pins
+	# of a layout nobody holds
 	exec 9>> "/run/marple/tables-$layout.holders"
 	flock -s 9
+	plant "$dir"
 fi
 "$CS" -F 299 -p "$wl" 1.5 > "$T/stale.out" 2> "$T/stale.err" 9>&-
 check "sharedtables: a pin of another layout: not used, private tables, said why ($(said "$T/stale.out"))" \
@@ -82,3 +86,29 @@ check "sharedtables: MARPLE_SHARED_TABLES=off: private, said so ($(said "$T/off.
 	sh -c "[ '$(unwind_str "$T/off.out" tables_private_why)' = MARPLE_SHARED_TABLES=off ] && [ '$(memory_num "$T/off.out" bpf_map_shared_bytes)' = 0 ]"
 complete "sharedtables: ... and walks the whole chain" "$T/off.out"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null || :
+
+# 4. a file rewritten in place while the tables are held (by a collector
+# of another copy of it: the same layout): the same inode, another change
+# time, as when a freed inode number is given to a new file.  The shared
+# entry is another file's now: not taken, made afresh by whichever
+# collector meets the file first (the holder's exec hook asks too)
+cp "$W/nofp" "$T/nofp"; cp "$W/nofp" "$T/keep"
+"$T/keep" 30 & kp=$!
+"$T/nofp" 30 & wl=$!
+libc_mapped "$kp"; libc_mapped "$wl"
+rm -f "$T/ready"
+MARPLE_READY_FILE="$T/ready" "$CS" -F 99 -p "$kp" 30 > "$T/hold.out" 2> "$T/hold.err" & h=$!
+wait_ready "$T/ready" 20 || echo "the holder never ready" >> "$T/again.err"
+"$CS" -F 299 -p "$wl" 1 > "$T/first.out" 2> "$T/first.err"
+kill "$wl"; wait "$wl" 2>/dev/null
+cat "$W/nofp" > "$T/nofp"	# in place: the inode kept
+"$T/nofp" 30 & wl=$!
+libc_mapped "$wl"
+"$CS" -F 299 -p "$wl" 1.5 > "$T/again.out" 2> "$T/again.err"
+kill -INT "$h"; wait "$h"
+kill "$wl" "$kp" 2>/dev/null; wait "$wl" "$kp" 2>/dev/null || :
+sh_=$(unwind_num "$T/hold.out" files_stale_in_shared) sa_=$(unwind_num "$T/again.out" files_stale_in_shared)
+stale=$(( ${sh_:-0} + ${sa_:-0} ))
+check "sharedtables: a file changed since its table was shared: made afresh ($stale stale; first: $(said "$T/first.out"); again: $(said "$T/again.out"))" \
+	sh -c "[ '$(unwind_str "$T/first.out" tables_pinned_in)' = '$(unwind_str "$T/again.out" tables_pinned_in)' ] && [ $stale -ge 1 ]"
+complete "sharedtables: ... and walks the whole chain" "$T/again.out"

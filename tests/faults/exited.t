@@ -94,9 +94,12 @@ callstack_case() {	# NAME: output $T/NAME.out
 	named "$1: hotcold's frames are named" "$T/$1.out" "$HC"
 }
 
-"$T/$HC" 2 & wl=$!
-sleep 0.2
+# its 2 s of work begin once the collector traces (SIGUSR1): a collector
+# slow to start on a busy machine saw only the last 46 ms of them
+"$T/$HC" 2 wait & wl=$!
+started "$wl"
 run callstack-p marple-callstack -F 499 -p "$wl" 6
+kill -USR1 "$wl"
 finish callstack-p "$wl" "target exited"
 callstack_case callstack-p
 
