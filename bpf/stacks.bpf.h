@@ -160,8 +160,9 @@ static __always_inline __u32 stacks_py_state(__u32 tgid)
  * for Python frames?  Not once user space answered it is not Python: the
  * answer is kept in its pids_seen value, and its samples pay nothing more
  * for Python (stacks_store_user calls none of python.bpf.h).  An answered
- * image is remembered by the CPU (struct stacks_sample's last_*): the CPU's
- * next samples of it skip the lookup but every STACKS_SEEN_RECHECK-th. */
+ * image is remembered by the CPU (struct stacks_sample's memo, a slot a
+ * pid): the CPU's next samples of it skip the lookup but every
+ * STACKS_SEEN_RECHECK-th. */
 static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 {
 	struct stacks_sample *s = stacks_sample_get();
@@ -169,13 +170,14 @@ static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 
 	if (!s)
 		return;
+	struct stacks_seen_memo *m = &s->memo[tgid & (STACKS_SEEN_MEMOS - 1)];
 	s->seen = 1;
-	if (s->last_key == key && s->last_left) {
-		s->last_left--;
-		s->py_check = !(s->last_value & STACKS_SEEN_NOT_PYTHON);
+	if (m->key == key && m->left) {
+		m->left--;
+		s->py_check = !(m->value & STACKS_SEEN_NOT_PYTHON);
 		return;
 	}
-	s->last_left = 0;
+	m->left = 0;
 	__u8 *seen = bpf_map_lookup_elem(&pids_seen, &key);
 	s->seen = seen != NULL;
 	s->py_check = 1;
@@ -192,9 +194,9 @@ static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 	if (stacks_python)
 		s->py_check = !(value & STACKS_SEEN_NOT_PYTHON);
 	if (!stacks_python || (value & STACKS_SEEN_PY_ANSWERED)) {
-		s->last_key = key;
-		s->last_value = value;
-		s->last_left = STACKS_SEEN_RECHECK - 1;
+		m->key = key;
+		m->value = value;
+		m->left = STACKS_SEEN_RECHECK - 1;
 	}
 }
 
