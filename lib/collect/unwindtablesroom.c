@@ -151,11 +151,11 @@ static void note_unmapped(const void *key, const void *value, void *arg)
 static uint64_t evict(struct unwindtables_room *r, uint32_t *top, int files_fd, struct unwindtables_evictions *ev)
 {
 	uint64_t t0 = marple_now_monotonic_ns(), evicted = 0;
-	struct unmapped u = { .mapped = hashtab_new() };
 	struct unwind_file v;
 
 	if (t0 < ev->fruitless_until_ns)
 		return 0;	/* a scan that freed nothing a moment ago: the same answer */
+	struct unmapped u = { .mapped = hashtab_new() };
 	/* counted first: a collector that kept a table's place from before
 	 * looks it up again, whatever this scan finds */
 	r->generation++;

@@ -341,11 +341,12 @@ int unwindtablesshared_begin(struct unwindtablesshared *s, int files_fd, const s
 	struct shared_state st = { 0 };
 
 	lock(s->lock_fd, LOCK_EX);
-	bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st);
 	/* a fresh state (0): the first file, its rules after the reserved;
 	 * the top comes down when the tables below it are evicted */
-	*words_used = st.words_used;
-	*room = st.room;
+	if (bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st) == 0) {
+		*words_used = st.words_used;
+		*room = st.room;
+	}
 	unwindtablescompact_rules_adopt(rules, st.rules_used);
 	return key && bpf_map_lookup_elem(files_fd, key, known) == 0 &&
 	       (known->row_count > 0 || known->row_off == UNWIND_NO_CFI);
