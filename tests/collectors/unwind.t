@@ -297,17 +297,18 @@ check "unwind: under a uretprobe: trampoline return addresses given back, counte
 	test "$(trailer_unwind "$T/uprobed.out" frames_uretprobe)" -gt 0
 
 # 17. eviction: the rows hold the tables of one copy of python3 beside
-# libc's and ld.so's, not two (MARPLE_TEST_UNWIND_WORDS: between the words
-# an uncapped run of A then B used, and those less half a copy's).  A runs
+# libc's and ld.so's, not two (MARPLE_TEST_UNWIND_WORDS: 4/5 of the words
+# an uncapped run of A then B used, more than all but one copy).  A runs
 # and exits, then B: B's table takes the rows of A's, which no process maps
 # any more (counted evicted), its stacks rooted at _start; private and
 # shared.  With A still running while B starts, nothing is evicted: one of
 # them has no table, the other's stacks stay whole.
 py=$(readlink -f /usr/bin/python3)
 cp "$py" "$T/evict-a" && cp "$py" "$T/evict-b"
-printf 'import sys, time\nt = time.time()\nwhile time.time() - t < float(sys.argv[1]): pass\n' > "$T/evict.py"
-printf '#!/bin/sh\nfor p in "%s" "%s"; do "$p" "%s" 1; done\n' "$T/evict-a" "$T/evict-b" "$T/evict.py" > "$T/ab.sh"
-printf '#!/bin/sh\n"%s" "%s" 10 & echo $! > "%s"\n"%s" "%s" 1\nkill $(cat "%s")\n' \
+# (seconds of CPU, not of the clock: ~100 samples each at any load)
+printf 'import sys, time\nwhile time.process_time() < float(sys.argv[1]): pass\n' > "$T/evict.py"
+printf '#!/bin/sh\nfor p in "%s" "%s"; do "$p" "%s" 0.5; done\n' "$T/evict-a" "$T/evict-b" "$T/evict.py" > "$T/ab.sh"
+printf '#!/bin/sh\n"%s" "%s" 10 & echo $! > "%s"\n"%s" "%s" 0.5\nkill $(cat "%s")\n' \
 	"$T/evict-a" "$T/evict.py" "$T/evict-a.pid" "$T/evict-b" "$T/evict.py" "$T/evict-a.pid" > "$T/live.sh"
 chmod +x "$T/ab.sh" "$T/live.sh"
 # evict_run NAME SCRIPT [ENV...]: the collector on SCRIPT and what it starts
