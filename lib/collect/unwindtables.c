@@ -794,7 +794,7 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 		return -1;
 	}
 	p.tag = layout[2];	/* start_stack */
-	/* read again if tables were evicted meanwhile (one mapped since) */
+	/* read again while tables are evicted meanwhile (one mapped since): never published stale */
 	int rc, tries = 0;
 	uint64_t generation;
 	do {
@@ -802,7 +802,7 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 		t->seen_paths_len = 0;
 		rc = read_mappings(t, pid, t->mappings + (size_t)p.slot * UNWIND_MAX_MAPPINGS, &p.n);
 	} while (rc == 0 && unwindtablesshared_generation(t->shared, &t->room) != generation && ++tries < 3);
-	if (rc != 0) {
+	if (rc != 0 || unwindtablesshared_generation(t->shared, &t->room) != generation) {
 		t->slot_pid[p.slot] = 0;
 		return -1;
 	}
