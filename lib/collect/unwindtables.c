@@ -394,7 +394,7 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + (entry ? off : 0),
 					      (size_t)entry * 4, &len, &st) == 1) {
 		uint64_t c1 = marple_thread_cpu_ns();
-		words = unwindtablescompact_import(t->words, off, len, &t->rules, &n);
+		words = entry ? unwindtablescompact_import(t->words, off, len, &t->rules, &n) : 0;
 		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
 		if (words) {
 			f->has_cfi = 1;
