@@ -321,7 +321,7 @@ evict_words() {
 	echo $((($(trailer_unwind "$1" table_bytes) - $(trailer_unwind "$1" rules) * 8) / 4))
 }
 evict_said() {
-	for k in files_evicted words_evicted evict_scans files_without_room; do
+	for k in files_evicted words_evicted evict_scans files_without_room process_loads cut_table_not_loaded; do
 		printf '%s=%s ' "$k" "$(trailer_unwind "$1" $k)"
 	done
 	sed -n 's/.*"files_without_room_names":\(\[[^]]*\]\).*/\1/p' "$1" | tail -n 1
@@ -331,7 +331,7 @@ cap=$(($(evict_words "$T/uncapped.out") * 4 / 5))
 for mode in off on; do
 	evict_run "evict-$mode" "$T/ab.sh" MARPLE_TEST_UNWIND_WORDS=$cap MARPLE_SHARED_TABLES=$mode
 	o="$T/evict-$mode.out"
-	share "unwind: eviction ($mode): B's table in A's rows, its stacks rooted at _start" \
+	share "unwind: eviction ($mode): B's table in A's rows, its stacks rooted at _start ($(evict_said "$o"))" \
 		"$(weight "$o" '^evict-b;_start;__libc_start_main;')" "$(weight "$o" '^evict-b;')" 95
 	check "unwind: eviction ($mode): A's table evicted, no file without room (cap $cap words: $(evict_said "$o"))" \
 		sh -c "[ '$(trailer_unwind "$o" files_evicted)' -ge 1 ] && [ '$(trailer_unwind "$o" words_evicted)' -gt 0 ] &&
@@ -344,5 +344,5 @@ check "unwind: eviction: a file a live process maps is never evicted: A or B wit
 	sh -c "[ '$(trailer_unwind "$o" files_evicted)' -eq 0 ] && [ '$(trailer_unwind "$o" evict_scans)' -ge 1 ] &&
 	       [ '$(trailer_unwind "$o" files_without_room)' -eq 1 ] && grep -q '\"files_without_room_names\":\[\"[^\"]*/evict-[ab]\"\]' '$o'"
 kept=a; grep -q '"files_without_room_names":\["[^"]*/evict-a"\]' "$o" && kept=b
-share "unwind: eviction: the live one with the table ($kept) keeps its stacks whole" \
+share "unwind: eviction: the live one with the table ($kept) keeps its stacks whole ($(evict_said "$o"))" \
 	"$(weight "$o" "^evict-$kept;_start;__libc_start_main;")" "$(weight "$o" "^evict-$kept;")" 95
