@@ -223,7 +223,9 @@ struct unwind_file {
 	__u32 stamp;			/* the inode's change time when the table was made
 					 * (unwind_stamp): an inode number freed and given to
 					 * another file never finds this one's table; 0: any */
-	__u32 pad;
+	__u32 words;			/* the table's words in unwind_rows (header, page
+					 * index, rows): what evicting it frees (user
+					 * space's: lib/collect/unwindtablesroom.h) */
 	struct {
 		__u64 start, end;
 		__s64 delta;

@@ -34,6 +34,7 @@
 #include "unwindtablescompact.h"
 #include "unwindtablessize.h"
 #include "unwindtablescfi.h"
+#include "unwindtablesroom.h"
 #include "unwindtablesshared.h"
 #include "util.h"
 #include "vmaiter.skel.h"
@@ -72,31 +73,6 @@ const char *unwindtables_mode_name(int mode)
 	return mode >= 0 && mode < 3 ? mode_names[mode] : "?";
 }
 
-/* Of memory bytes, the rules' share: 1/64 of it (8 bytes a rule), from
- * 256 rules to UNWIND_MAX_RULES (512 KiB; a build's compilers and their
- * libraries have a few thousand distinct rules). */
-static uint32_t rules_in(uint64_t bytes)
-{
-	uint64_t n = bytes / 64 / sizeof(struct unwind_rule);
-	return n < 256 ? 256 : n > UNWIND_MAX_RULES ? UNWIND_MAX_RULES : (uint32_t)n;
-}
-
-/* Words (4 bytes: a row, or an entry of a page index) memory bytes hold
- * once the rules have their share; even (two to an element), at least 2. */
-static uint32_t words_in(uint64_t bytes)
-{
-	uint64_t rules = (uint64_t)rules_in(bytes) * sizeof(struct unwind_rule);
-	uint64_t words = bytes > rules ? (bytes - rules) / 4 : 0;
-	words = words > UINT32_MAX / 2 ? UINT32_MAX / 2 : words;
-	return words < 2 ? 2 : (uint32_t)words & ~1u;
-}
-
-/* Rows that words hold with their page indexes: ~1 index word for 20 rows
- * in compiled code (UNWIND_PAGE_SHIFT), 1 for 8 counted, for sparser code */
-static uint64_t rows_of_words(uint64_t words)
-{
-	return words * 8 / 9;
-}
 
 
 /* Whether this kernel lets a perf-event program walk a task's VMAs with the
@@ -146,12 +122,16 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 	/* the maps are allocated and zeroed in the kernel when created, all of
 	 * them: one process needs a few slots (it execs, maps more) and the rows
 	 * of its files, with their page indexes */
-	uint32_t limit = words_in(memory), nwords = limit;
+	uint32_t limit = unwindtablesroom_words_in(memory), nwords = limit;
+	uint64_t want;
 	if (one_pid && tables) {
-		uint64_t want = (uint64_t)unwindtablessize_words_for(one_pid) + 2;
+		want = (uint64_t)unwindtablessize_words_for(one_pid) + 2;
 		if (want < limit)
 			nwords = (uint32_t)want & ~1u;
 	}
+	const char *exact = getenv("MARPLE_TEST_UNWIND_WORDS");	/* unwind.t's eviction: rows, not rules, exactly */
+	if (tables && exact && marple_parse_u64(exact, 2, limit, &want) == 0)
+		nwords = (uint32_t)want & ~1u;
 	uint32_t nprocs = one_pid ? UNWINDTABLES_PROCS_ONE : UNWINDTABLES_PROCS;
 	struct bpf_map *rows = bpf_object__find_map_by_name(obj, "unwind_rows");
 	struct bpf_map *rules = bpf_object__find_map_by_name(obj, "unwind_rules");
@@ -162,7 +142,7 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 
 	if (!rows || !rules || !maps || !procs || !files || !learned ||
 	    bpf_map__set_max_entries(rows, tables ? nwords / 2 : 1) < 0 ||
-	    bpf_map__set_max_entries(rules, tables ? rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
+	    bpf_map__set_max_entries(rules, tables ? unwindtablesroom_rules_in(memory) : UNWIND_RULES_RESERVED) < 0 ||
 	    bpf_map__set_max_entries(learned, tables ? UNWINDTABLES_LEARNED : 1) < 0 ||
 	    bpf_map__set_max_entries(files, tables ? (one_pid ? UNWINDTABLES_FILES_ONE : UNWINDTABLES_FILES) : 1) < 0 ||
 	    bpf_map__set_max_entries(maps, tables ? nprocs * UNWIND_MAX_MAPPINGS : 1) < 0 ||
@@ -184,6 +164,7 @@ struct load {
 
 struct file {
 	uint32_t row_off, nrows;	/* its table at word row_off of unwind_rows; nrows 0: no table */
+	uint32_t words;			/* the table's words there */
 	int has_cfi;			/* .eh_frame or .debug_frame rows (or unreadable: no
 					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
@@ -208,11 +189,14 @@ struct unwindtables {
 	struct unwind_mapping *mappings;	/* unwind_mappings, its slots in use mapped (mappings_view) */
 	struct unwindtables_rowbuf rowbuf;	/* where each file's rows are built */
 	uint32_t words_cap, words_used, rules_cap, slots;
+	struct unwindtables_room room;	/* the rows freed below words_used */
+	struct unwindtables_evictions evictions;
+	uint64_t generation_seen;	/* the evictions the files' tables were checked after */
 	uint64_t rows_used, index_words;	/* rows, and page index words, in the tables */
 	pid_t *slot_pid;		/* who has each slot; 0: free */
 	uint32_t next_slot;
-	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, files_without_room, loads, procs_full;
-	uint64_t rows_wanted;		/* rows of the files left without room */
+	uint64_t build_ns, build_cpu_ns, compact_cpu_ns, unsupported, fdes_libdw, fdes_debug_frame, files_without_table, loads, procs_full;
+	struct unwindtables_noroom noroom;	/* the files left without room */
 	struct unwindtablescache *cache;	/* NULL: --no-cache, or none usable */
 	struct unwindtablesshared *shared;	/* NULL: the tables' maps are ours alone */
 	char *private_why;		/* why not shared */
@@ -227,9 +211,8 @@ struct unwindtables {
 		uint64_t build_ns, build_cpu_ns, compact_cpu_ns, files_built, loads, files_shared, stale_in_shared;
 		uint64_t requests_served, request_wait_ns;
 		struct unwindtablescache_stats cache;
+		struct unwindtables_evictions evictions;
 	} reported, before;
-	char **no_room_paths;		/* the first UNWINDTABLES_NAMED of them */
-	size_t nno_room_paths;
 
 	/* requests are served by a thread of their own: building a big
 	 * library's table takes seconds, and the collector's thread must go on
@@ -340,23 +323,19 @@ void unwindtables_free(struct unwindtables *t)
 	unwindtablescache_close(t->cache);
 	unwindtablesshared_close(t->shared);
 	free(t->private_why);
-	for (size_t i = 0; i < t->nno_room_paths; i++)
-		free(t->no_room_paths[i]);
-	free(t->no_room_paths);
+	unwindtablesroom_noroom_free(&t->noroom);
 	free(t->slot_pid);
 	free(t->seen_paths);
 	free(t);
 }
 
-#define UNWINDTABLES_NAMED 20	/* files without room named in the trailer */
-
-/* The table just written at words_used, n rows in words words: f's. */
-static void add_table(struct unwindtables *t, struct file *f, uint32_t n, uint64_t words,
+/* The table just written at off, n rows in words words: f's. */
+static void add_table(struct unwindtables *t, struct file *f, uint32_t off, uint32_t n, uint64_t words,
 		      const struct unwindtables_rowstats *st)
 {
-	f->row_off = t->words_used;
+	f->row_off = off;
 	f->nrows = n;
-	t->words_used += (uint32_t)words;
+	f->words = (uint32_t)words;
 	t->rows_used += n;
 	t->index_words += words - n;
 	t->unsupported += st->unsupported;
@@ -372,11 +351,22 @@ static int reach_words(struct unwindtables *t, uint64_t words)
 	return bpfmap_view_reach(&t->rows_view, (size_t)words * 4);
 }
 
+/* A place for a table of words words, mapped (unwindtablesroom_place). */
+static uint32_t take_room(struct unwindtables *t, uint64_t words)
+{
+	uint32_t off = unwindtablesroom_place(&t->room, &t->words_used, t->words_cap, words, t->files_fd, &t->evictions);
+	if (off != UNWINDTABLESROOM_NONE && reach_words(t, (uint64_t)off + words) != 0) {
+		unwindtablesroom_give(&t->room, &t->words_used, off, (uint32_t)words);
+		off = UNWINDTABLESROOM_NONE;
+	}
+	return off;
+}
+
 /* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
  * there is room left for it (any size: the limit is the table's,
  * --unwind-memory): its rows in our buffer (reused from file to file), read
  * from the cache when it has them, else built (and cached), then compacted
- * into the map's free part. */
+ * into a free part of the map (take_room). */
 static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
 {
 	struct unwindtables_rowstats st;
@@ -389,33 +379,36 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
 								       (ph.p_flags & PF_X) != 0 };
-	uint32_t room = t->words_cap - t->words_used;
-	uint32_t n = 0;
+	uint32_t n = 0, off = UNWINDTABLESROOM_NONE, entry = 0;
 	int cache = t->cache != NULL, rc = 0;	/* not the vdso: unwindtablescache_lookup */
 	size_t len = 0;
 	uint64_t words = 0;
-	/* a cached table is read straight into the map's free part, and made
-	 * the next table there in one pass: nothing to build or compact; the
-	 * map is mapped as far as its entry reaches (an entry written by
-	 * another collector meanwhile, too big for that, is built again) */
-	if (cache)
-		reach_words(t, t->words_used + (unwindtablescache_entry_size(t->cache, fd) + 3) / 4);
-	size_t window = t->rows_view.mapped / 4 - t->words_used;
-	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + t->words_used,
-					      (window < room ? window : room) * 4, &len, &st) == 1) {
+	/* a cached table is read straight into a free part of the map as big
+	 * as its entry, made a table there in one pass (nothing to build or
+	 * compact), the rest of the part freed (an entry written by another
+	 * collector meanwhile, too big for the part, is built again) */
+	if (cache && (entry = (uint32_t)((unwindtablescache_entry_size(t->cache, fd) + 3) / 4)))
+		off = take_room(t, entry);
+	if (off == UNWINDTABLESROOM_NONE)
+		entry = 0;
+	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + (entry ? off : 0),
+					      (size_t)entry * 4, &len, &st) == 1) {
 		uint64_t c1 = marple_thread_cpu_ns();
-		words = unwindtablescompact_import(t->words, t->words_used, len, &t->rules, &n);
+		words = entry ? unwindtablescompact_import(t->words, off, len, &t->rules, &n) : 0;
 		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
 		if (words) {
 			f->has_cfi = 1;
-			add_table(t, f, n, words, &st);
+			unwindtablesroom_give(&t->room, &t->words_used, off + (uint32_t)words, entry - (uint32_t)words);
+			add_table(t, f, off, n, words, &st);
 			return;
 		}
 		cache = 0;	/* checked, yet not a table: built again, not stored (never seen) */
 		unwindtablescache_refuse(t->cache);
 	}
+	if (entry)
+		unwindtablesroom_give(&t->room, &t->words_used, off, entry);
 	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
-	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, room, &t->rowbuf, &st);
+	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, t->words_cap, &t->rowbuf, &st);
 	n = (uint32_t)t->rowbuf.nrows;
 	t->files_built++;
 	t->build_ns += marple_now_monotonic_ns() - t0;
@@ -423,28 +416,23 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	uint64_t c1 = marple_thread_cpu_ns();
 	words = rc == 0 ? unwindtablescompact_words(t->rowbuf.rows, n) : 0;
 	f->has_cfi = rc > 0 || (rc == 0 && n > 0);
-	if (rc == 0 && (words > room || reach_words(t, t->words_used + words) != 0))
+	if (rc == 0 && words && (off = take_room(t, words)) == UNWINDTABLESROOM_NONE)
 		rc = 1;
 	if (rc > 0) {
-		t->files_without_room++;
-		t->rows_wanted += unwindtablessize_rows_estimate(elf);
-		if (t->nno_room_paths < UNWINDTABLES_NAMED) {
-			t->no_room_paths = realloc(t->no_room_paths, (t->nno_room_paths + 1) * sizeof(char *));
-			t->no_room_paths[t->nno_room_paths++] = marple_strndup(path, strcspn(path, "\n"));
-		}
+		unwindtablesroom_noroom_add(&t->noroom, path, unwindtablessize_rows_estimate(elf));
 	} else if (rc < 0 || n == 0 || words == 0) {
 		t->files_without_table++;	/* none, or rows out of order (never seen) */
 	} else {
-		unwindtablescompact_pack(t->rowbuf.rows, n, &t->rules, t->words + t->words_used, t->words_used);
+		unwindtablescompact_pack(t->rowbuf.rows, n, &t->rules, t->words + off, off);
 		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
 		if (cache) {
 			void *out = marple_malloc(UNWINDTABLESCOMPACT_EXPORT_MAX(words));
-			size_t size = unwindtablescompact_export(t->words, t->words_used, (uint32_t)words, &t->rules, out);
+			size_t size = unwindtablescompact_export(t->words, off, (uint32_t)words, &t->rules, out);
 			unwindtablescache_store(t->cache, &ticket, out, size, &st);
 			free(out);
 			cache = 0;
 		}
-		add_table(t, f, n, words, &st);
+		add_table(t, f, off, n, words, &st);
 	}
 	if (cache)
 		unwindtablescache_abandon(t->cache, &ticket);
@@ -476,7 +464,7 @@ static void register_file(struct unwindtables *t, const struct file *f, const st
 {
 	struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
 	struct unwind_file v = { .row_off = f->nrows || f->has_cfi ? f->row_off : UNWIND_NO_CFI,
-				 .row_count = f->nrows, .stamp = f->stamp };
+				 .row_count = f->nrows, .stamp = f->stamp, .words = f->words };
 
 	for (int i = 0; i < f->nloads && v.nloads < UNWIND_FILE_LOADS; i++) {
 		const struct load *l = &f->loads[i];
@@ -504,13 +492,14 @@ static int shared_begin(struct unwindtables *t, const struct procmaps_line *m, s
 		return 0;
 	if (m)
 		k = (struct unwind_file_key){ .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(m)), .ino = m->inode };
-	return unwindtablesshared_begin(t->shared, t->files_fd, m ? &k : NULL, known, &t->words_used, &t->rules);
+	return unwindtablesshared_begin(t->shared, t->files_fd, m ? &k : NULL, known, &t->words_used, &t->rules,
+				       &t->room);
 }
 
 static void shared_end(struct unwindtables *t)
 {
 	if (t->shared)
-		unwindtablesshared_end(t->shared, t->words_used, t->rules.n);
+		unwindtablesshared_end(t->shared, t->words_used, t->rules.n, &t->room);
 }
 
 /* f as the shared index has it: a table another collector made. */
@@ -519,6 +508,7 @@ static void file_of_index(struct file *f, const struct unwind_file *v)
 	f->has_cfi = v->row_off != UNWIND_NO_CFI;
 	f->row_off = f->has_cfi ? v->row_off : 0;
 	f->nrows = v->row_count;
+	f->words = v->words;
 	for (uint32_t i = 0; i < v->nloads && i < UNWIND_FILE_LOADS; i++)
 		f->loads[f->nloads++] = (struct load){ .offset = v->loads[i].start,
 						       .vaddr = v->loads[i].start - (uint64_t)v->loads[i].delta,
@@ -768,6 +758,26 @@ int unwindtables_load_pid(struct unwindtables *t, pid_t pid)
 	return rc;
 }
 
+/* t's files whose tables evictions took out of the index forgotten (built again). */
+static void forget_evicted(struct unwindtables *t, uint64_t generation)
+{
+	if (generation == t->generation_seen)
+		return;
+	t->generation_seen = generation;
+	for (size_t i = 0; i < t->nheld; i++) {
+		struct file *f = mappedfile_slot(t->held[i], t);
+		struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(t->held[i]->id), .ino = t->held[i]->id.ino };
+		struct unwind_file v;
+		if (!f || !f->nrows || (bpf_map_lookup_elem(t->files_fd, &k, &v) == 0 && v.row_off == f->row_off))
+			continue;
+		t->rows_used -= t->shared ? 0 : f->nrows;	/* ours: evicted here */
+		t->index_words -= t->shared ? 0 : f->words - f->nrows;
+		mappedfile_set_slot(t->held[i], t, NULL, NULL);	/* frees f */
+		mappedfile_put(t->held[i]);
+		t->held[i--] = t->held[--t->nheld];
+	}
+}
+
 static int load_pid(struct unwindtables *t, pid_t pid)
 {
 	uint64_t layout[SYMS_LAYOUT_N];
@@ -784,8 +794,15 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 		return -1;
 	}
 	p.tag = layout[2];	/* start_stack */
-	t->seen_paths_len = 0;
-	if (read_mappings(t, pid, t->mappings + (size_t)p.slot * UNWIND_MAX_MAPPINGS, &p.n) != 0) {
+	/* read again while tables are evicted meanwhile (one mapped since): never published stale */
+	int rc, tries = 0;
+	uint64_t generation;
+	do {
+		forget_evicted(t, generation = unwindtablesshared_generation(t->shared, &t->room));
+		t->seen_paths_len = 0;
+		rc = read_mappings(t, pid, t->mappings + (size_t)p.slot * UNWIND_MAX_MAPPINGS, &p.n);
+	} while (rc == 0 && unwindtablesshared_generation(t->shared, &t->room) != generation && ++tries < 3);
+	if (rc != 0 || unwindtablesshared_generation(t->shared, &t->room) != generation) {
 		t->slot_pid[p.slot] = 0;
 		return -1;
 	}
@@ -924,18 +941,11 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	*r = (struct unwindtables_counts){ .build_ns = t->build_ns, .build_cpu_ns = t->build_cpu_ns,
 					.compact_cpu_ns = t->compact_cpu_ns, .files_built = t->files_built,
 					.loads = t->loads, .files_shared = t->files_shared,
-					.stale_in_shared = t->stale_in_shared, .cache = *now_cs };
+					.stale_in_shared = t->stale_in_shared, .cache = *now_cs, .evictions = t->evictions };
 	r->requests_served = t->requests_served;	/* the worker has stopped */
 	r->request_wait_ns = t->request_wait_ns;
 	uint64_t wait_max = t->request_wait_max_ns;
 	t->request_wait_max_ns = 0;	/* the next section's own */
-	struct unwindtablescache_stats section_cs = {
-		.read = now_cs->read - b->cache.read, .waited = now_cs->waited - b->cache.waited,
-		.stale = now_cs->stale - b->cache.stale, .corrupt = now_cs->corrupt - b->cache.corrupt,
-		.written = now_cs->written - b->cache.written, .evicted = now_cs->evicted - b->cache.evicted,
-		.ns = now_cs->ns - b->cache.ns, .cpu_ns = now_cs->cpu_ns - b->cache.cpu_ns,
-	};
-	const struct unwindtablescache_stats *cs = &section_cs;
 	for (uint32_t i = 0; i < UNWIND_NCOUNTERS; i++) {
 		r->c[i] = bpfmap_percpu_sum(t->counters_fd, i);
 		c[i] = r->c[i] >= b->c[i] ? r->c[i] - b->c[i] : 0;
@@ -954,7 +964,8 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "files_without_table", json_integer((json_int_t)t->files_without_table));
 	/* kernel memory the tables use: rows, page indexes, rules (the maps
 	 * hold table_memory, allocated at load) */
-	uint64_t bytes = ((uint64_t)t->words_used * 4 + (uint64_t)t->rules.n * sizeof(struct unwind_rule));
+	uint64_t bytes = ((t->words_used - unwindtablesroom_free_words(&t->room)) * 4 +
+			  (uint64_t)t->rules.n * sizeof(struct unwind_rule));
 	json_object_set_new(u, "rows", json_integer((json_int_t)t->rows_used));
 	json_object_set_new(u, "rules", json_integer((json_int_t)t->rules.n));
 	json_object_set_new(u, "rows_without_rule_room", json_integer((json_int_t)t->rules.rows_without_room));
@@ -962,12 +973,10 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "rows_unsupported", json_integer((json_int_t)t->unsupported));
 	json_object_set_new(u, "fdes_by_libdw", json_integer((json_int_t)t->fdes_libdw));
 	json_object_set_new(u, "fdes_from_debug_frame", json_integer((json_int_t)t->fdes_debug_frame));
-	json_object_set_new(u, "files_without_room", json_integer((json_int_t)t->files_without_room));
-	json_t *no_room = json_array();
-	for (size_t i = 0; i < t->nno_room_paths; i++)
-		json_array_append_new(no_room, json_string(t->no_room_paths[i]));
-	json_object_set_new(u, "files_without_room_names", no_room);
-	json_object_set_new(u, "rows_limit", json_integer((json_int_t)rows_of_words(t->words_cap)));
+	unwindtablesroom_noroom_report(u, &t->noroom, (uint64_t)t->words_cap * 4 +
+				       (uint64_t)t->rules_cap * sizeof(struct unwind_rule), t->words_cap);
+	unwindtablesroom_trailer_add(u, &r->evictions, &b->evictions, &t->room);
+	json_object_set_new(u, "rows_limit", json_integer((json_int_t)unwindtablesroom_rows_of_words(t->words_cap)));
 	json_object_set_new(u, "processes_without_room", json_integer((json_int_t)t->procs_full));
 	json_object_set_new(u, "table_bytes", json_integer((json_int_t)bytes));
 	json_object_set_new(u, "bytes_per_row", json_real(t->rows_used ? (double)bytes / (double)t->rows_used : 0));
@@ -979,33 +988,10 @@ void unwindtables_trailer_add(struct unwindtables *t, json_t *trailer)
 	json_object_set_new(u, "compact_cpu_ms", json_real((double)(t->compact_cpu_ns - b->compact_cpu_ns) / 1e6));
 	json_object_set_new(u, "cache", json_string(t->cache ? "on" : "off"));
 	json_object_set_new(u, "files_built", json_integer((json_int_t)(t->files_built - b->files_built)));
-	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)cs->read));
-	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)cs->waited));
-	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)cs->stale));
-	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)cs->corrupt));
-	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)cs->written));
-	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)cs->evicted));
-	json_object_set_new(u, "cache_ms", json_real((double)cs->ns / 1e6));
-	json_object_set_new(u, "cache_cpu_ms", json_real((double)cs->cpu_ns / 1e6));
+	unwindtablescache_trailer_add(u, now_cs, &b->cache);
 	json_object_set_new(u, "process_loads", json_integer((json_int_t)(t->loads - b->loads)));
 	json_object_set_new(u, "requests_served", json_integer((json_int_t)(r->requests_served - b->requests_served)));
 	json_object_set_new(u, "request_wait_ms", json_real((double)(r->request_wait_ns - b->request_wait_ns) / 1e6));
 	json_object_set_new(u, "request_wait_max_ms", json_real((double)wait_max / 1e6));
 	json_object_set_new(trailer, "unwind", u);
-	/* the cut_* counts are the walker's, by event: the warning about cut
-	 * stacks counts the stacks written (stacksbpf.c warn_incomplete) */
-	if (t->files_without_room) {
-		/* said once, with the files: their code ends stacks in [no unwind table] */
-		char list[1024] = "";
-		size_t len = 0;
-		for (size_t i = 0; i < t->nno_room_paths && len < sizeof(list) - 1; i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
-						t->no_room_paths[i]);
-		uint64_t mem = (uint64_t)t->words_cap * 4 + (uint64_t)t->rules_cap * sizeof(struct unwind_rule);
-		marple_warn("the unwind tables reached their limit (--unwind-memory %" PRIu64 "%s, ~%" PRIu64 " rows): %" PRIu64
-			" file(s) got no table (~%" PRIu64 " rows more wanted); their frames end stacks in "
-			"[no unwind table]: %s%s", mem >= (1u << 20) ? (mem + (1u << 19)) >> 20 : (mem + 512) >> 10,
-			mem >= (1u << 20) ? "" : "K", rows_of_words(t->words_cap), t->files_without_room, t->rows_wanted, list,
-			t->files_without_room > t->nno_room_paths ? ", ..." : "");
-	}
 }

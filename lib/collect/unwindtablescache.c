@@ -407,3 +407,16 @@ void unwindtablescache_kernel_fact_set(struct unwindtablescache *c, const char *
 	if (!ok || renameat(c->dir_fd, tmp, c->dir_fd, file) != 0)
 		unlinkat(c->dir_fd, tmp, 0);
 }
+
+void unwindtablescache_trailer_add(json_t *u, const struct unwindtablescache_stats *now,
+				   const struct unwindtablescache_stats *before)
+{
+	json_object_set_new(u, "files_from_cache", json_integer((json_int_t)(now->read - before->read)));
+	json_object_set_new(u, "files_from_cache_after_wait", json_integer((json_int_t)(now->waited - before->waited)));
+	json_object_set_new(u, "files_rebuilt_stale", json_integer((json_int_t)(now->stale - before->stale)));
+	json_object_set_new(u, "files_rebuilt_corrupt", json_integer((json_int_t)(now->corrupt - before->corrupt)));
+	json_object_set_new(u, "cache_entries_written", json_integer((json_int_t)(now->written - before->written)));
+	json_object_set_new(u, "cache_entries_evicted", json_integer((json_int_t)(now->evicted - before->evicted)));
+	json_object_set_new(u, "cache_ms", json_real((double)(now->ns - before->ns) / 1e6));
+	json_object_set_new(u, "cache_cpu_ms", json_real((double)(now->cpu_ns - before->cpu_ns) / 1e6));
+}

@@ -34,6 +34,7 @@
 #define MARPLE_UNWINDCACHE_H
 
 #include <gelf.h>
+#include <jansson.h>
 #include <linux/types.h>
 #include <stdint.h>
 
@@ -77,6 +78,11 @@ struct unwindtablescache *unwindtablescache_open_at(const char *dir);
 void unwindtablescache_close(struct unwindtablescache *c);
 const char *unwindtablescache_dir(const struct unwindtablescache *c);
 const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwindtablescache *c);
+/* "files_from_cache", "files_from_cache_after_wait", "files_rebuilt_stale",
+ * "files_rebuilt_corrupt", "cache_entries_written", "cache_entries_evicted",
+ * "cache_ms" and "cache_cpu_ms" of now since before into a trailer's object u. */
+void unwindtablescache_trailer_add(json_t *u, const struct unwindtablescache_stats *now,
+				   const struct unwindtablescache_stats *before);
 
 /* The table of the ELF file elf (open as fd; -1: an image in memory, the
  * vdso, never cached): 1 when buf[0..*len) (at most cap

@@ -28,12 +28,13 @@
 #define RUN_DIR "/run/marple"
 /* what the shared maps hold beside the compact tables (whose encoding
  * UNWINDTABLESCACHE_FORMAT follows: raised with it, a new layout too) */
-#define SHARED_FORMAT 1
+#define SHARED_FORMAT 2
 
 /* What the collectors sharing the tables agree on, in the state map. */
 struct shared_state {
 	uint32_t words_used;		/* unwind_rows' next free word */
 	uint32_t rules_used;		/* unwind_rules in use */
+	struct unwindtables_room room;	/* the rows freed below it (evictions) */
 };
 
 static const char *const shared_maps[] = { "unwind_rows", "unwind_rules", "unwind_files" };
@@ -334,26 +335,40 @@ struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 }
 
 int unwindtablesshared_begin(struct unwindtablesshared *s, int files_fd, const struct unwind_file_key *key,
-			     struct unwind_file *known, uint32_t *words_used, struct unwindtables_rules *rules)
+			     struct unwind_file *known, uint32_t *words_used, struct unwindtables_rules *rules,
+			     struct unwindtables_room *room)
 {
 	struct shared_state st = { 0 };
 
 	lock(s->lock_fd, LOCK_EX);
-	bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st);
-	/* a fresh state (0): the first file, its rules after the reserved */
-	if (st.words_used > *words_used)
+	/* a fresh state (0): the first file, its rules after the reserved;
+	 * the top comes down when the tables below it are evicted */
+	if (bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st) == 0) {
 		*words_used = st.words_used;
+		*room = st.room;
+	}
 	unwindtablescompact_rules_adopt(rules, st.rules_used);
 	return key && bpf_map_lookup_elem(files_fd, key, known) == 0 &&
 	       (known->row_count > 0 || known->row_off == UNWIND_NO_CFI);
 }
 
-void unwindtablesshared_end(struct unwindtablesshared *s, uint32_t words_used, uint32_t rules_used)
+void unwindtablesshared_end(struct unwindtablesshared *s, uint32_t words_used, uint32_t rules_used,
+			   const struct unwindtables_room *room)
 {
-	struct shared_state st = { words_used, rules_used };
+	struct shared_state st = { words_used, rules_used, *room };
 
 	bpf_map_update_elem(s->state_fd, &(uint32_t){ 0 }, &st, BPF_ANY);
 	flock(s->lock_fd, LOCK_UN);
+}
+
+uint64_t unwindtablesshared_generation(struct unwindtablesshared *s, const struct unwindtables_room *own)
+{
+	struct shared_state st = { 0 };
+
+	if (!s)
+		return own->generation;
+	bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st);
+	return st.room.generation;
 }
 
 void unwindtablesshared_close(struct unwindtablesshared *s)

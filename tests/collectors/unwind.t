@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 55
+plan 61
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -295,3 +295,54 @@ share "unwind: under another collector's uretprobe: malloc's samples under main;
 	"$(weight "$T/uprobed.out" '^mallocbench;_start;.*;main;churn;malloc$')" "$(weight "$T/uprobed.out" ';malloc$')" 85
 check "unwind: under a uretprobe: trampoline return addresses given back, counted" \
 	test "$(trailer_unwind "$T/uprobed.out" frames_uretprobe)" -gt 0
+
+# 17. eviction: the rows hold the tables of one copy of python3 beside
+# libc's and ld.so's, not two (MARPLE_TEST_UNWIND_WORDS: 4/5 of the words
+# an uncapped run of A then B used, more than all but one copy).  A runs
+# and exits, then B: B's table takes the rows of A's, which no process maps
+# any more (counted evicted), its stacks rooted at _start; private and
+# shared.  With A still running while B starts, nothing is evicted: one of
+# them has no table, the other's stacks stay whole.
+py=$(readlink -f /usr/bin/python3)
+cp "$py" "$T/evict-a" && cp "$py" "$T/evict-b"
+# (seconds of CPU, not of the clock: ~100 samples each at any load)
+printf 'import sys, time\nwhile time.process_time() < float(sys.argv[1]): pass\n' > "$T/evict.py"
+printf '#!/bin/sh\nfor p in "%s" "%s"; do "$p" "%s" 0.5; done\n' "$T/evict-a" "$T/evict-b" "$T/evict.py" > "$T/ab.sh"
+printf '#!/bin/sh\n"%s" "%s" 10 & echo $! > "%s"\n"%s" "%s" 0.5\nkill $(cat "%s")\n' \
+	"$T/evict-a" "$T/evict.py" "$T/evict-a.pid" "$T/evict-b" "$T/evict.py" "$T/evict-a.pid" > "$T/live.sh"
+chmod +x "$T/ab.sh" "$T/live.sh"
+# evict_run NAME SCRIPT [ENV...]: the collector on SCRIPT and what it starts
+evict_run() {
+	_n=$1 _s=$2; shift 2
+	env "$@" "$CS" --no-cache --no-python -U -F 199 -c "$_s" > "$T/$_n.out" 2> "$T/$_n.err"
+}
+# evict_words STREAM: the words of rows in use; evict_said STREAM: the counts
+evict_words() {
+	echo $((($(trailer_unwind "$1" table_bytes) - $(trailer_unwind "$1" rules) * 8) / 4))
+}
+evict_said() {
+	for k in files_evicted words_evicted evict_scans files_without_room process_loads cut_table_not_loaded; do
+		printf '%s=%s ' "$k" "$(trailer_unwind "$1" $k)"
+	done
+	sed -n 's/.*"files_without_room_names":\(\[[^]]*\]\).*/\1/p' "$1" | tail -n 1
+}
+evict_run uncapped "$T/ab.sh" MARPLE_TEST_UNWIND_WORDS=4000000
+cap=$(($(evict_words "$T/uncapped.out") * 4 / 5))
+for mode in off on; do
+	evict_run "evict-$mode" "$T/ab.sh" MARPLE_TEST_UNWIND_WORDS=$cap MARPLE_SHARED_TABLES=$mode
+	o="$T/evict-$mode.out"
+	share "unwind: eviction ($mode): B's table in A's rows, its stacks rooted at _start ($(evict_said "$o"))" \
+		"$(weight "$o" '^evict-b;_start;__libc_start_main;')" "$(weight "$o" '^evict-b;')" 95
+	check "unwind: eviction ($mode): A's table evicted, no file without room (cap $cap words: $(evict_said "$o"))" \
+		sh -c "[ '$(trailer_unwind "$o" files_evicted)' -ge 1 ] && [ '$(trailer_unwind "$o" words_evicted)' -gt 0 ] &&
+		       [ '$(trailer_unwind "$o" files_without_room)' -eq 0 ]"
+done
+evict_run live "$T/live.sh" MARPLE_TEST_UNWIND_WORDS=$cap
+[ -s "$T/evict-a.pid" ] && kill "$(cat "$T/evict-a.pid")" 2>/dev/null
+o="$T/live.out"
+check "unwind: eviction: a file a live process maps is never evicted: A or B without room ($(evict_said "$o"))" \
+	sh -c "[ '$(trailer_unwind "$o" files_evicted)' -eq 0 ] && [ '$(trailer_unwind "$o" evict_scans)' -ge 1 ] &&
+	       [ '$(trailer_unwind "$o" files_without_room)' -eq 1 ] && grep -q '\"files_without_room_names\":\[\"[^\"]*/evict-[ab]\"\]' '$o'"
+kept=a; grep -q '"files_without_room_names":\["[^"]*/evict-a"\]' "$o" && kept=b
+share "unwind: eviction: the live one with the table ($kept) keeps its stacks whole ($(evict_said "$o"))" \
+	"$(weight "$o" "^evict-$kept;_start;__libc_start_main;")" "$(weight "$o" "^evict-$kept;")" 95
