@@ -574,16 +574,20 @@ static int on_mapped(void *ctx, void *data, size_t len)
 	hashtab_add(pf->natives, key, sizeof(key), 1, 0);
 	pf->natives_again++;
 	say_answer(pf, n->tgid, n->exec_id, "looked at again: a file mapped since it was answered native");
+	int walked = look_at(pf, n->tgid, n->exec_id);
+	pf->natives_walked += (uint64_t)walked;
 	/* its samples, told it is not Python (pids_seen), read the new
 	 * answer: walked, native again, or asked again at the next sample
-	 * (its library not relocated yet) */
+	 * (its library not relocated yet).  Only once it is given: a sample
+	 * in between read the old one, PY_NATIVE, and told them again for
+	 * good (walked, yet none of 777 samples merged) */
 	__u64 k = STACKS_SEEN_KEY(n->tgid, n->exec_id);
 	__u8 v;
 	if (pf->seen_fd >= 0 && bpf_map_lookup_elem(pf->seen_fd, &k, &v) == 0) {
 		v = (__u8)(v & ~(STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON));
 		bpf_map_update_elem(pf->seen_fd, &k, &v, BPF_EXIST);
 	}
-	pf->natives_walked += (uint64_t)look_at(pf, n->tgid, n->exec_id);
+	say_answer(pf, n->tgid, n->exec_id, "its samples read the new answer: %s", walked ? "walked" : "not walked");
 	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
 }
