@@ -302,9 +302,11 @@ shape "each worker thread's spin under Thread.run, from clone3" \
 # embedding Python): answered native at its first samples, looked at again
 # when the unwinder meets the file mapped since, its Python frames walked from
 # then on.  The workload spins natively until the collector has answered it
-# (MARPLE_DEBUG_ANSWERS), then loads libpython and runs settle;crunch 1.5 s.
+# (MARPLE_DEBUG_ANSWERS), then loads libpython, spins in Python until the
+# collector's samples of it read that it is walked, then runs settle;crunch
+# 1.5 s: the samples in that run (its exec's PyEval_EvalCode) are counted.
 cp "$MARPLE_TOP/tests/workloads/pyembedded.py" "$T/embedded.py"
 E=$T/embedded.py
 dlembed_cases python /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 "$E" \
 	"^dlembed;_start;.*;main;run_library;PyRun_SimpleStringFlags;.*;<module> [(]$E:19[)];settle [(]$E:14[)];crunch [(]$E:[89][)]" \
-	';run_library;PyRun_SimpleStringFlags;'
+	';run_library;PyRun_SimpleStringFlags;.*;PyEval_EvalCode;.*;PyEval_EvalCode;'
