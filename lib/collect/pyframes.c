@@ -39,6 +39,7 @@ struct pyframes {
 	struct syms_cache *syms;
 	int procs_fd, counters_fd, stacks_fd, files_fd;
 	int seen_fd;			/* pids_seen (stacks.bpf.h): an image's answer kept */
+	int seen_gen_fd;		/* pids_seen_gen: bumped when one is cleared */
 	uint32_t tsd_block;
 	/* what a file tells about Python: pyframes' slot in the model
 	 * (mappedfiles.h), each such file held */
@@ -157,6 +158,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->files_fd = bpf_map__fd(files);
 	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
 	pf->seen_fd = seen ? bpf_map__fd(seen) : -1;
+	struct bpf_map *seen_gen = bpf_object__find_map_by_name(obj, "pids_seen_gen");
+	pf->seen_gen_fd = seen_gen ? bpf_map__fd(seen_gen) : -1;
 	pf->tsd_block = tsd;
 	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
@@ -571,6 +574,13 @@ static void look_native_again(struct pyframes *pf, uint32_t pid, uint32_t exec_i
 	if (pf->seen_fd >= 0 && bpf_map_lookup_elem(pf->seen_fd, &k, &v) == 0) {
 		v = (__u8)(v & ~(STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON));
 		bpf_map_update_elem(pf->seen_fd, &k, &v, BPF_EXIST);
+	}
+	/* and the CPUs that remember the old answer (up to STACKS_SEEN_RECHECK
+	 * samples each: 15 of 241 native in python.t's dlopen case) forget it */
+	__u32 zero = 0, gen;
+	if (pf->seen_gen_fd >= 0 && bpf_map_lookup_elem(pf->seen_gen_fd, &zero, &gen) == 0) {
+		gen++;
+		bpf_map_update_elem(pf->seen_gen_fd, &zero, &gen, BPF_ANY);
 	}
 	say_answer(pf, pid, exec_id, "its samples read the new answer: %s", walked ? "walked" : "not walked");
 }
