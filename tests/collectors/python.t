@@ -134,7 +134,7 @@ fi
 
 # 3. a Python of a version without a known layout: said once, profiled natively
 "$W/fakepython" 60 & fp=$!
-sleep 0.3
+exec_done "$fp" fakepython
 "$CS" -F 499 -p "$fp" 2 > "$T/fake.out" 2> "$T/fake.err"
 kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
 n=$(grep -c "process $fp (fakepython) runs Python 3.14.0: no _Py_DebugOffsets at the start of _PyRuntime; profiled natively" "$T/fake.err")
@@ -143,7 +143,7 @@ else fail "python: an unknown version without debug offsets is named once on std
 # ... with debug offsets it cannot trust: a free-threaded build, a form not read
 for kind in freethreaded badform; do
 	"$W/fakepython" 60 "$kind" & fp=$!
-	sleep 0.3
+	exec_done "$fp" fakepython
 	"$CS" -F 499 -p "$fp" 1 > "$T/fake.out" 2> "$T/fake.err"
 	kill "$fp" 2>/dev/null; wait "$fp" 2>/dev/null
 	case $kind in
@@ -166,7 +166,7 @@ fi
 
 # 4. a process that is no Python: looked at, left alone
 "$W/hotcold" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" hotcold
 "$CS" -F 499 -p "$wl" 2 > "$T/hc.out" 2> "$T/hc.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "python: a native process is asked about" grep -q '"python":{"processes_walked":0,"processes_refused":0,"bpf":{"samples_of_python_processes":0,.*"processes_asked":1' "$T/hc.out"
@@ -231,8 +231,9 @@ else fail "python: reused code objects are named anew" "$same chains right, $dif
 # threads its own way: its thread states are still recognized
 if command -v unshare > /dev/null && unshare --pid --fork true 2>/dev/null; then
 	unshare --pid --fork "$PY" "$T/work.py" 6 & ns=$!
-	sleep 0.7
-	py=$(pgrep -P "$ns" | head -n 1)
+	# its child, once it runs python3 (5 s at most; 0.7 s was guessed)
+	i=0
+	while ! py=$(pgrep -P "$ns" -x python3) && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	"$CS" -F 499 -p "${py:-$ns}" 2 > "$T/ns.out" 2> "$T/ns.err"
 	kill "$ns" 2>/dev/null; wait "$ns" 2>/dev/null
 	if [ "$(weight "$T/ns.out" ";main$P;Tree[.]walk$P;.*;fib$P")" -gt 0 ]; then
