@@ -52,14 +52,6 @@ libc_mapped() {
 	while ! grep -q '/libc[.-]' "/proc/$1/maps" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
-# exec_done PID COMM: wait (5 s at most) until the process started in the
-# background runs its program (a fixed 0.2-0.3 s guessed it; a collector -p
-# started before the exec looks at the forked shell first)
-exec_done() {
-	_i=0
-	while [ "$(cat "/proc/$1/comm" 2>/dev/null)" != "$2" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
-}
-
 # root_cases NAME PROG: the rest of the test is skipped when not root; as root,
 # the cases every collector with -p has: not root, unknown PID.
 root_cases() {
