@@ -80,6 +80,16 @@ struct {
 	__type(value, __u8);
 } pids_seen SEC(".maps");
 
+/* bumped by user space when it clears an answer in pids_seen (an image
+ * answered native looked at again): a CPU's remembered answer (struct
+ * stacks_sample's memo) of another generation is looked up again */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pids_seen_gen SEC(".maps");
+
 /* this CPU's sample: its stage clock, and what stacks_image_look found */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -167,12 +177,14 @@ static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 {
 	struct stacks_sample *s = stacks_sample_get();
 	__u64 key = STACKS_SEEN_KEY(tgid, exec_id);
+	__u32 zero = 0, *genp = bpf_map_lookup_elem(&pids_seen_gen, &zero);
+	__u32 gen = genp ? *genp : 0;
 
 	if (!s)
 		return;
 	struct stacks_seen_memo *m = &s->memo[tgid & (STACKS_SEEN_MEMOS - 1)];
 	s->seen = 1;
-	if (m->key == key && m->left) {
+	if (m->key == key && m->left && m->gen == gen) {
 		m->left--;
 		s->py_check = !(m->value & STACKS_SEEN_NOT_PYTHON);
 		return;
@@ -197,6 +209,7 @@ static __always_inline void stacks_image_look(__u32 tgid, __u32 exec_id)
 		m->key = key;
 		m->value = value;
 		m->left = STACKS_SEEN_RECHECK - 1;
+		m->gen = gen;
 	}
 }
 

@@ -356,11 +356,13 @@ struct stacks_stage_clock {
 };
 /* An image a CPU found announced, answered for good (stacks_image_look):
  * its pids_seen key and value, and the samples of it left before it is
- * looked up again (STACKS_SEEN_RECHECK). */
+ * looked up again (STACKS_SEEN_RECHECK, or pids_seen_gen moved on from
+ * gen). */
 struct stacks_seen_memo {
 	__u64 key;
 	__u32 value;
 	__u32 left;
+	__u32 gen, pad;
 };
 /* A CPU remembers this many images, one slot each by its pid's low bits:
  * with the last image alone remembered, a CPU sharing its time among a

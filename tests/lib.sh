@@ -67,6 +67,14 @@ running() {
 	[ -n "$_state" ] && [ "$_state" != Z ] && [ "$_state" != X ]
 }
 
+# exec_done PID COMM: wait (5 s at most) until a process started in the
+# background runs its program (a fixed 0.2-0.3 s guessed it; a collector -p
+# started before the exec looks at the forked shell first)
+exec_done() {
+	_i=0
+	while [ "$(cat "/proc/$1/comm" 2>/dev/null)" != "$2" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+}
+
 # wait_ready FILE SECONDS [PID]: wait until a collector run with
 # MARPLE_READY_FILE=FILE is tracing; with PID, stop waiting when it has ended
 # (a collector that failed at once is not waited for SECONDS).

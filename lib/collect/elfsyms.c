@@ -39,7 +39,7 @@ static int usym_cmp(const void *a, const void *b)
 	return y->rank - x->rank;	/* preferred first */
 }
 
-static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
+Elf_Scn *elfsyms_section(Elf *e, const char *want, GElf_Shdr *out)
 {
 	size_t shstrndx;
 	Elf_Scn *s = NULL;
@@ -158,7 +158,7 @@ static void open_debug_file(struct elfsyms *es, struct elfsyms_file *d, const ch
 			return;
 	}
 	/* .gnu_debuglink: NAME, then CRC; look beside the file, in .debug/, under /usr/lib/debug */
-	if ((s = find_section(d->elf, ".gnu_debuglink", &sh))) {
+	if ((s = elfsyms_section(d->elf, ".gnu_debuglink", &sh))) {
 		Elf_Data *data = elf_getdata(s, NULL);
 		const char *link;
 		if (!data || elfsyms_debuglink(data->d_buf, data->d_size, &link) != 0)
@@ -195,7 +195,7 @@ static void load_dso(struct elfsyms *es, struct elfsyms_file *d, const char *roo
 			d->segs[d->nsegs++] = (struct elfsyms_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz };
 		}
 	}
-	if ((s = find_section(d->elf, ".eh_frame_hdr", &sh))) {
+	if ((s = elfsyms_section(d->elf, ".eh_frame_hdr", &sh))) {
 		d->eh_frame_hdr = sh.sh_addr;
 		d->eh_frame_hdr_size = sh.sh_size;
 	}
@@ -295,7 +295,7 @@ static void add_plt_syms(struct elfsyms *es, struct elfsyms_file *d, size_t *cap
 	struct got_slot *slots = got_slots(d->elf, &nslots);
 	for (size_t s = 0; s < 3 && nslots; s++) {
 		GElf_Shdr sh;
-		if (!find_section(d->elf, sections[s], &sh) || sh.sh_type != SHT_PROGBITS ||
+		if (!elfsyms_section(d->elf, sections[s], &sh) || sh.sh_type != SHT_PROGBITS ||
 		    sh.sh_offset + sh.sh_size > d->size)
 			continue;
 		uint64_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;

@@ -76,6 +76,8 @@ struct elfsyms {
 	uint64_t opened, symbols;	/* files read, symbols loaded: since the start */
 	uint64_t names_cut;		/* names cut to ELFSYMS_NAME_MAX */
 };
+/* e's first section named want (its header into *out if out), or NULL. */
+Elf_Scn *elfsyms_section(Elf *e, const char *want, GElf_Shdr *out);
 
 /* What es learned about file f (a reference, kept by a new elfsyms_file,
  * else let go), read now if nothing yet (segments, .eh_frame_hdr, the debug

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfsyms.h"
 #include "mappedfiles.h"
 #include "phplayout.h"
 #include "pylayout.h"
@@ -31,25 +32,18 @@ static int32_t rd_s32(const unsigned char *p)
 	return v;
 }
 
-/* The bytes of section name (the last of that name), its file address
- * into *addr and size into *size; NULL when there is none in the file. */
+/* The bytes of section name, its file address into *addr and size into
+ * *size; NULL when there is none in the file. */
 static const unsigned char *section_named(const struct pyelf *e, Elf *elf, const unsigned char *raw, size_t rawlen,
 					  const char *name, uint64_t *addr, uint64_t *size)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
 	*addr = *size = 0;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!elfsyms_section(elf, name, &sh))
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *s;
-		if (gelf_getshdr(scn, &sh) && (s = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(s, name) == 0) {
-			*addr = sh.sh_addr;
-			*size = sh.sh_size;
-		}
-	}
+	*addr = sh.sh_addr;
+	*size = sh.sh_size;
 	return *addr ? file_at(e, raw, rawlen, *addr, *size) : NULL;
 }
 

@@ -39,6 +39,7 @@ struct pyframes {
 	struct syms_cache *syms;
 	int procs_fd, counters_fd, stacks_fd, files_fd;
 	int seen_fd;			/* pids_seen (stacks.bpf.h): an image's answer kept */
+	int seen_gen_fd;		/* pids_seen_gen: bumped when one is cleared */
 	uint32_t tsd_block;
 	/* what a file tells about Python: pyframes' slot in the model
 	 * (mappedfiles.h), each such file held */
@@ -157,6 +158,8 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	pf->files_fd = bpf_map__fd(files);
 	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
 	pf->seen_fd = seen ? bpf_map__fd(seen) : -1;
+	struct bpf_map *seen_gen = bpf_object__find_map_by_name(obj, "pids_seen_gen");
+	pf->seen_gen_fd = seen_gen ? bpf_map__fd(seen_gen) : -1;
 	pf->tsd_block = tsd;
 	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
@@ -550,6 +553,50 @@ static int note_is_interpreter(struct pyframes *pf, const struct unwind_vma_note
 	return e->python || e->php || e->perl || e->ruby;
 }
 
+/* Image exec_id of pid, answered native, looked at again (why): a file
+ * mapped since may be an interpreter (a libpython dlopen'ed later). */
+static void look_native_again(struct pyframes *pf, uint32_t pid, uint32_t exec_id, const char *why)
+{
+	uint32_t key[2] = { pid, exec_id };
+
+	hashtab_add(pf->natives, key, sizeof(key), 1, 0);
+	pf->natives_again++;
+	say_answer(pf, pid, exec_id, "looked at again: %s", why);
+	int walked = look_at(pf, pid, exec_id);
+	pf->natives_walked += (uint64_t)walked;
+	/* its samples, told it is not Python (pids_seen), read the new
+	 * answer: walked, native again, or asked again at the next sample
+	 * (its library not relocated yet).  Only once it is given: a sample
+	 * in between read the old one, PY_NATIVE, and told them again for
+	 * good (walked, yet none of 777 samples merged) */
+	__u64 k = STACKS_SEEN_KEY(pid, exec_id);
+	__u8 v;
+	if (pf->seen_fd >= 0 && bpf_map_lookup_elem(pf->seen_fd, &k, &v) == 0) {
+		v = (__u8)(v & ~(STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON));
+		bpf_map_update_elem(pf->seen_fd, &k, &v, BPF_EXIST);
+	}
+	/* and the CPUs that remember the old answer (up to STACKS_SEEN_RECHECK
+	 * samples each: 15 of 241 native in python.t's dlopen case) forget it */
+	__u32 zero = 0, gen;
+	if (pf->seen_gen_fd >= 0 && bpf_map_lookup_elem(pf->seen_gen_fd, &zero, &gen) == 0) {
+		gen++;
+		bpf_map_update_elem(pf->seen_gen_fd, &zero, &gen, BPF_ANY);
+	}
+	say_answer(pf, pid, exec_id, "its samples read the new answer: %s", walked ? "walked" : "not walked");
+}
+
+/* Is image exec_id of pid one answered native, and native still (not
+ * walked since: both the note and the request below come of one dlopen),
+ * to be looked at again? */
+static int native_to_look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
+{
+	uint32_t key[2] = { pid, exec_id };
+	const struct hashtab_entry *e = hashtab_find(pf->natives, key, sizeof(key));
+	struct py_proc now;
+	return e && e->count[0] < NATIVES_LOOKS && bpf_map_lookup_elem(pf->procs_fd, &pid, &now) == 0 &&
+	       now.exec_id == exec_id && now.state == PY_NATIVE;
+}
+
 /* A file VMA the unwinder found outside the mappings it had read
  * (PROCNEWS_UNWIND_VMA, also the symbolizer's news): a process answered
  * native for want of an interpreter may have dlopen'ed one. */
@@ -557,33 +604,35 @@ static int on_mapped(void *ctx, void *data, size_t len)
 {
 	const struct unwind_vma_note *n = data;
 	struct pyframes *pf = ctx;
-	uint32_t key[2];
 
-	if (len < sizeof(*n))
-		return 0;
-	key[0] = n->tgid;
-	key[1] = n->exec_id;
-	const struct hashtab_entry *e = hashtab_find(pf->natives, key, sizeof(key));
-	if (!e || e->count[0] >= NATIVES_LOOKS)
+	if (len < sizeof(*n) || !native_to_look_at(pf, n->tgid, n->exec_id))
 		return 0;
 	uint64_t start = marple_thread_cpu_ns();
-	if (!note_is_interpreter(pf, n)) {
-		pf->cpu_ns += marple_thread_cpu_ns() - start;
+	if (note_is_interpreter(pf, n))
+		look_native_again(pf, n->tgid, n->exec_id, "a file mapped since it was answered native");
+	pf->cpu_ns += marple_thread_cpu_ns() - start;
+	return 0;
+}
+
+/* The unwinder asks for a process's mappings to be read again
+ * (PROCNEWS_UNWIND_REQUEST): it met a file they do not hold.  Read again,
+ * they hold the dlopen'ed interpreter too, whose frames then need no VMA
+ * lookup, so that no note (on_mapped) ever tells of it: in 1 run of 12 of
+ * ruby.t's dlopen case the first sample in libruby came during a page
+ * fault (bpf_find_vma busy), and the process stayed native. */
+static int on_unwind_request(void *ctx, void *data, size_t len)
+{
+	struct pyframes *pf = ctx;
+	struct py_proc now;
+	uint32_t pid;
+
+	if (len < sizeof(pid))
 		return 0;
-	}
-	hashtab_add(pf->natives, key, sizeof(key), 1, 0);
-	pf->natives_again++;
-	say_answer(pf, n->tgid, n->exec_id, "looked at again: a file mapped since it was answered native");
-	/* its samples, told it is not Python (pids_seen), read the new
-	 * answer: walked, native again, or asked again at the next sample
-	 * (its library not relocated yet) */
-	__u64 k = STACKS_SEEN_KEY(n->tgid, n->exec_id);
-	__u8 v;
-	if (pf->seen_fd >= 0 && bpf_map_lookup_elem(pf->seen_fd, &k, &v) == 0) {
-		v = (__u8)(v & ~(STACKS_SEEN_PY_ANSWERED | STACKS_SEEN_NOT_PYTHON));
-		bpf_map_update_elem(pf->seen_fd, &k, &v, BPF_EXIST);
-	}
-	pf->natives_walked += (uint64_t)look_at(pf, n->tgid, n->exec_id);
+	memcpy(&pid, data, sizeof(pid));
+	if (bpf_map_lookup_elem(pf->procs_fd, &pid, &now) != 0 || !native_to_look_at(pf, pid, now.exec_id))
+		return 0;
+	uint64_t start = marple_thread_cpu_ns();
+	look_native_again(pf, pid, now.exec_id, "its unwinder met a file mapped since it was answered native");
 	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
 }
@@ -688,6 +737,7 @@ void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 {
 	procnewsring_on(news, PROCNEWS_PYTHON, on_request, pf);
 	procnewsring_on(news, PROCNEWS_UNWIND_VMA, on_mapped, pf);
+	procnewsring_on(news, PROCNEWS_UNWIND_REQUEST, on_unwind_request, pf);
 }
 
 

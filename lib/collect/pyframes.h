@@ -24,7 +24,8 @@
  * other), and puts in py_procs where _PyRuntime is and the offsets to walk;
  * a process answered native for want of one is looked at again when the
  * unwinder finds a file mapped since (PROCNEWS_UNWIND_VMA: a libpython
- * dlopen'ed later), its samples then walked (pids_seen's answer cleared);
+ * dlopen'ed later) or asks for its mappings again (PROCNEWS_UNWIND_REQUEST),
+ * its samples then walked (pids_seen's answer cleared once it is given);
  * a process it does not walk (Python 2, a layout it cannot trust) is said
  * once on stderr with the reason and profiled natively.  The BPF side stores a Python process's
  * user stacks with its Python frames (code object, instruction) after the

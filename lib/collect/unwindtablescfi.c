@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <zlib.h>
 
+#include "elfsyms.h"
 #include "util.h"
 
 #define DWREG_RBP 6
@@ -800,30 +801,24 @@ static int inflate_section(Elf *elf, Elf_Scn *scn, struct cfisec *s)
 	return 0;
 }
 
+/* Section name's bytes (inflated if compressed) into *s: 0, or -1 when
+ * there is none with bytes in the file. */
 static int find_section(Elf *elf, const char *name, struct cfisec *s)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	Elf_Scn *scn = elfsyms_section(elf, name, &sh);
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!scn || sh.sh_type == SHT_NOBITS)
 		return -1;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(n, name) != 0)
-			continue;
-		*s = (struct cfisec){ .addr = sh.sh_addr, .debug = strcmp(name, ".debug_frame") == 0 };
-		if (sh.sh_flags & SHF_COMPRESSED)
-			return inflate_section(elf, scn, s);
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || !d->d_size)
-			return -1;
-		s->buf = d->d_buf;
-		s->size = d->d_size;
-		return 0;
-	}
-	return -1;
+	*s = (struct cfisec){ .addr = sh.sh_addr, .debug = strcmp(name, ".debug_frame") == 0 };
+	if (sh.sh_flags & SHF_COMPRESSED)
+		return inflate_section(elf, scn, s);
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return -1;
+	s->buf = d->d_buf;
+	s->size = d->d_size;
+	return 0;
 }
 
 /* Has the image a compressed section?  Then libdw, which inflates them in

@@ -30,7 +30,7 @@ weight() {
 # 1. hot_loop burns 3 times the CPU of cold_loop: the weights say so; the
 # tables (the default) also show run_round, the caller frame pointers lose.
 "$W/hotcold" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" hotcold
 MARPLE_READY_FILE="$T/r1" "$CS" -F 499 -p "$wl" 3 > "$T/hc.out" 2> "$T/hc.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "callstack: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/hc.out'"
@@ -72,7 +72,7 @@ check "callstack: every frame after - is a kernel frame" test "$bad" -eq 0
 
 # 3. --raw: one event per sample with comm= and pid=
 "$W/hotcold" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" hotcold
 "$CS" --raw -F 199 -p "$wl" 1 > "$T/raw.out" 2> "$T/raw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 n=$(grep -c "^[0-9]*,sample,cpu[0-9]*,comm=hotcold,pid=$wl," "$T/raw.out")
@@ -89,7 +89,7 @@ check "callstack: --raw stream valid" marple-cat -q "$T/raw.out"
 # caller is made up).  --dwarf unwinds from .eh_frame and gets the full chain
 # (so do the default tables: tests/collectors/unwind.t).
 "$W/nofp" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" nofp
 "$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 "$CS" --dwarf -F 299 -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null

@@ -165,6 +165,8 @@ interp_started_case ruby "$RUBY" "$F" "^ruby3[.]1;_start;.*;$MAIN;Object%23settl
 # 7. a native program that dlopen()s libruby later (a C program embedding
 # Ruby): answered native at its first samples, looked at again when the
 # unwinder meets libruby mapped since, its Ruby frames walked from then on
+# (the workload spins in Ruby until the collector's samples of it read so,
+# then loads the script: its run's samples, under Kernel#load, are counted)
 cp "$MARPLE_TOP/tests/workloads/rbembedded.rb" "$T/embedded.rb"
 E=$T/embedded.rb
 dlembed_cases ruby /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1 "$E" \

@@ -159,20 +159,30 @@ interp_started_case() {
 	fi
 }
 
-# dlembed_run LIB SCRIPT OUT: tests/workloads/dlembed spinning natively
-# under marple-callstack -p (MARPLE_DEBUG_ANSWERS) until the collector has
-# answered it native (30 s at most), then dlopen()ing LIB to run SCRIPT
-# 1.5 s; OUT, OUT.err the capture, $dlembed_rc the workload's exit.
-dlembed_run() {
-	rm -f "$T/dlembed.go"
-	"$MARPLE_BIN/workloads/dlembed" "$1" "$2" 1.5 "$T/dlembed.go" & _em=$!
-	MARPLE_DEBUG_ANSWERS=1 "$MARPLE_BIN/marple-callstack" -F 499 -p "$_em" 60 > "$3" 2> "$3.err" & _cs=$!
+# answered ERR PID SAID CS: wait (30 s at most, while CS runs) until the
+# collector's stderr ERR says SAID of PID (MARPLE_DEBUG_ANSWERS)
+answered() {
 	_i=0
-	while ! grep -q "answer: pid $_em .*: native: no interpreter" "$3.err" 2>/dev/null && [ $_i -lt 300 ] &&
-	      running "$_cs"; do
+	while ! grep -q "answer: pid $2 .*: $3" "$1" 2>/dev/null && [ $_i -lt 300 ] && running "$4"; do
 		sleep 0.1; _i=$((_i + 1))
 	done
+}
+
+# dlembed_run LIB SCRIPT OUT: tests/workloads/dlembed spinning natively
+# under marple-callstack -p (MARPLE_DEBUG_ANSWERS) until the collector has
+# answered it native, then dlopen()ing LIB and spinning in its interpreter
+# until the collector's samples of it read the answer it is walked (30 s
+# at most each: waited for on stderr, not guessed: under ASan on a loaded
+# machine the look again took a tenth of the 1.5 s run), then running
+# SCRIPT 1.5 s; OUT, OUT.err the capture, $dlembed_rc the workload's exit.
+dlembed_run() {
+	rm -f "$T/dlembed.go" "$T/dlembed.run"
+	"$MARPLE_BIN/workloads/dlembed" "$1" "$2" 1.5 "$T/dlembed.go" "$T/dlembed.run" & _em=$!
+	MARPLE_DEBUG_ANSWERS=1 "$MARPLE_BIN/marple-callstack" -F 499 -p "$_em" 60 > "$3" 2> "$3.err" & _cs=$!
+	answered "$3.err" "$_em" "native: no interpreter" "$_cs"
 	touch "$T/dlembed.go"
+	answered "$3.err" "$_em" "its samples read the new answer: walked" "$_cs"
+	touch "$T/dlembed.run"
 	wait "$_em"; dlembed_rc=$?
 	wait "$_cs"
 }
@@ -195,7 +205,7 @@ dlembed_cases() {
 		pass "$1: dlopen'ed ${2##*/}: native first (spin_natively $_nat), then its chain with file:line in $_ch of $_all samples"
 	else
 		fail "$1: dlopen'ed ${2##*/}: native first, then its chain in >= 90%" \
-			"workload exit $dlembed_rc; spin_natively $_nat, chain $_ch, $_all of $_tot: $(grep -v '^{' "$T/em.out" | grep -F run_library | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); stderr: $(head -c 400 "$T/em.out.err" | tr '\n' ' ')"
+			"workload exit $dlembed_rc; spin_natively $_nat, chain $_ch, $_all of $_tot: $(grep -v '^{' "$T/em.out" | grep -F run_library | sort -t'#' -k1 -rn | head -n 1 | cut -c1-400); merged $(trailer_num "$T/em.out" samples_merged); stderr: $(head -c 700 "$T/em.out.err" | tr '\n' ' ')"
 	fi
 	_again=$(trailer_num "$T/em.out" native_processes_looked_at_again)
 	_later=$(trailer_num "$T/em.out" native_processes_walked_later)
