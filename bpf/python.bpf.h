@@ -1096,10 +1096,33 @@ struct py_known_walk {
 	__u32 first, end, tgid;
 	__u16 qualname, linetable;	/* struct py_proc's code_qualname, code_linetable */
 	int unknown;			/* a code object user space has not named as it is */
+	__u64 last;			/* the code object found known last */
 };
 
+/* Is code object code of tgid one user space named (py_codes), still
+ * pointing at the names it had, its members at offsets' low and high 16
+ * bits?  Two members next to each other (Ruby's) or one (Perl's) in one
+ * read.  Global: verified once, not in each state of py_known_step. */
+__noinline int py_code_known(__u32 tgid, __u64 code, __u32 offsets)
+{
+	struct py_code_key key = { .tgid = tgid, .code = code };
+	struct py_code_id *id = bpf_map_lookup_elem(&py_codes, &key);
+	__u32 q = offsets & 0xffff, l = offsets >> 16, lo = q < l ? q : l;
+	__u64 v[2];
+
+	if (!id)
+		return 0;
+	if (q + l - 2 * lo > 8)
+		return py_read_ptr(code + q) == id->qualname && py_read_ptr(code + l) == id->linetable;
+	if (bpf_probe_read_user(v, sizeof(v), (void *)(code + lo)))
+		return 0;
+	return v[(q - lo) / 8 & 1] == id->qualname && v[(l - lo) / 8 & 1] == id->linetable;
+}
+
 /* Python word first + i of a stack: is its code object one user space named
- * (py_codes), still pointing at the names it had?  Else the walk stops. */
+ * (py_codes), still pointing at the names it had?  Else the walk stops.
+ * The frame before's code object again (recursion) is known without a
+ * look. */
 static long py_known_step(__u64 i, void *ctx)
 {
 	struct py_known_walk *w = ctx;
@@ -1108,13 +1131,14 @@ static long py_known_step(__u64 i, void *ctx)
 	if (k >= w->end)
 		return 1;
 	asm volatile("" : "+r"(k));	/* the mask stays */
-	struct py_code_key key = { .tgid = w->tgid, .code = PY_FRAME_CODE(w->words[k & (MARPLE_STACK_DEPTH - 1)]) };
-	struct py_code_id *id = bpf_map_lookup_elem(&py_codes, &key);
-	if (!id || py_read_ptr(key.code + w->qualname) != id->qualname ||
-	    py_read_ptr(key.code + w->linetable) != id->linetable) {
+	__u64 code = PY_FRAME_CODE(w->words[k & (MARPLE_STACK_DEPTH - 1)]);
+	if (code == w->last)
+		return 0;
+	if (!py_code_known(w->tgid, code, w->qualname | (__u32)w->linetable << 16)) {
 		w->unknown = 1;
 		return 1;
 	}
+	w->last = code;
 	return 0;
 }
 
