@@ -718,26 +718,40 @@ static long ruby_walk_step(__u64 i, void *ctx)
 	return ruby_step(ctx) ? 1 : 0;
 }
 
-/* The sampled thread's ec (PY_F_RUBY): its own ruby_current_ec, read as
- * glibc finds a module's TLS (struct py_proc's ruby_tls_*), with the
- * thread pointer (*fsbase) its thread must have; a libruby without it:
- * the VM's main thread's ec, in the main thread only. */
-static __always_inline __u64 ruby_current_ec(const struct py_proc *p, __u32 tid, __u64 *fsbase)
+/* Where the sampled thread's ec pointer is (PY_F_RUBY): its own
+ * ruby_current_ec, found as glibc finds a module's TLS (struct py_proc's
+ * ruby_tls_*) from its thread pointer (fsbase); a libruby without it: the
+ * VM's main thread's ec member, in the main thread only.  0: not found. */
+static __always_inline __u64 ruby_ec_at(const struct py_proc *p, __u32 tid, __u64 fsbase)
 {
 	if (p->ruby_tls_slot) {
-		struct task_struct *t = bpf_get_current_task_btf();
-		*fsbase = BPF_CORE_READ(t, thread.fsbase);
 		__u64 modid = py_read_ptr(p->runtime + (__s64)p->ruby_tls_slot);
-		__u64 dtv = *fsbase && modid && modid < (1 << 16) ? py_read_ptr(*fsbase + 8) : 0;
+		__u64 dtv = fsbase && modid && modid < (1 << 16) ? py_read_ptr(fsbase + 8) : 0;
 		__u64 block = dtv ? py_read_ptr(dtv + modid * 16) : 0;
-		return block && block != ~0ull ? py_read_ptr(block + p->ruby_tls_offset) : 0;
+		return block && block != ~0ull ? block + p->ruby_tls_offset : 0;
 	}
 	if (tid != bpf_get_current_pid_tgid() >> 32)
 		return 0;
 	__u64 vm = py_read_ptr(p->runtime);
 	__u64 th = vm ? py_read_ptr(vm + p->tstate_frame) : 0;
-	return th ? py_read_ptr(th + p->tstate_tid) : 0;
+	return th ? th + p->tstate_tid : 0;
 }
+
+/* Ruby: where a thread's ec pointer is (ruby_ec_at) and the thread
+ * (rb_thread_t) its ec was checked to be of, as last found, by the thread
+ * (its tid and image, its thread pointer): of the six dependent reads
+ * before a sample's frames, four fewer. */
+#define RUBY_EC_MEMO 16
+struct ruby_ec_memo {
+	__u64 who[RUBY_EC_MEMO], fsbase[RUBY_EC_MEMO], at[RUBY_EC_MEMO], th[RUBY_EC_MEMO];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_ec_memo);
+} ruby_ec_memos SEC(".maps");
 
 /* Ruby's frames (PY_F_RUBY): the sampled thread's ec's, from its cfp up
  * to its VM stack's end (its start and end into w).  The ec's vm_stack, vm_stack_size,
@@ -745,10 +759,21 @@ static __always_inline __u64 ruby_current_ec(const struct py_proc *p, __u32 tid,
  * found, or whose ec's thread is not it, is counted and not walked. */
 static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u8 *head, struct ruby_walk *w)
 {
-	__u64 fsbase = 0, ec = ruby_current_ec(p, tid, &fsbase);
+	__u32 zero = 0, slot = tid & (RUBY_EC_MEMO - 1);
+	struct ruby_ec_memo *m = bpf_map_lookup_elem(&ruby_ec_memos, &zero);
+	__u64 fsbase = 0, who = tid | (__u64)p->exec_id << 32;
 	__u32 span = p->ruby_ec_thread + 8;
 	span = span > p->cframe_current + 8u ? span : p->cframe_current + 8u;
 
+	if (!m)
+		return 0;
+	if (p->ruby_tls_slot) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		fsbase = BPF_CORE_READ(t, thread.fsbase);
+	}
+	int known = m->who[slot] == who && m->fsbase[slot] == fsbase;
+	__u64 at = known ? m->at[slot] : ruby_ec_at(p, tid, fsbase);
+	__u64 ec = at ? py_read_ptr(at) : 0;
 	if (!ec || span > PY_FRAME_HEAD - 8 || bpf_probe_read_user(head, span, (void *)ec)) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
@@ -757,10 +782,14 @@ static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid
 	__u64 size = *(__u64 *)(head + (p->interp_threads & (PY_FRAME_HEAD - 9)));
 	__u64 cfp = *(__u64 *)(head + (p->cframe_current & (PY_FRAME_HEAD - 9)));
 	__u64 th = *(__u64 *)(head + (p->ruby_ec_thread & (PY_FRAME_HEAD - 9)));
-	if (fsbase && (!th || py_read_ptr(th + p->ruby_thread_id) != fsbase)) {
+	if (fsbase && (!th || ((!known || th != m->th[slot]) && py_read_ptr(th + p->ruby_thread_id) != fsbase))) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
 	}
+	m->who[slot] = who;
+	m->fsbase[slot] = fsbase;
+	m->at[slot] = at;
+	m->th[slot] = th;
 	if (!stack || size > (1ull << 28))
 		return 0;
 	w->stack = stack;
