@@ -385,12 +385,8 @@ struct py_walk {
 	__u16 max;			/* frames words[] has room for after base */
 	__u16 n;			/* frames stored */
 	__u16 span;			/* bytes of a frame that hold the four members */
-	__u16 encoded;			/* Ruby: rb_iseq_constant_body.iseq_encoded */
-	__u64 end;			/* Ruby: the VM stack's end, after the first frame */
 	__u64 *words;
 	__u8 *head;			/* the frame's first span bytes */
-	__u64 owner;			/* Ruby: the process and image (ruby_iseq_code) */
-	__u16 iseq_size;		/* Ruby: rb_iseq_constant_body.iseq_size */
 };
 
 /* Ruby: the last iseqs' code (iseq_encoded) and length (iseq_size) the
@@ -584,32 +580,111 @@ __noinline int ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, struct rub
 	return 0;
 }
 
-/* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
- * words[base + n], then on to its caller's, the next up to the stack's
- * end.  The frame in one read, its env's flags and method entry (ep[-2..0])
- * in a second; an iseq's frame its body's iseq_encoded in two more (its
- * pc's position), a method's stored by its method entry (one read more).
- * A frame that is neither (a dummy's, a C block's) is not stored: if it
- * began a vm_exec activation, the frame before it did. */
-static long ruby_frame_step(__u64 i, void *ctx)
-{
-	struct py_walk *w = ctx;
-	__u64 cfp = w->frame, env[3] = { 0 }, word;
-	__u32 n = w->n, pos = PY_LASTI_UNKNOWN;
-	__u8 *head = w->head;
+/* Ruby's walk (PY_F_RUBY): its state, scalars only (ruby_step, a global
+ * function, takes it as memory) */
+struct ruby_walk {
+	__u64 frame;			/* the next control frame to read */
+	__u64 stack, end;		/* the VM stack: its values from stack, its frames up to end */
+	__u64 owner;			/* the process and image (ruby_iseq_code) */
+	__u64 cf_lo, cf_hi;		/* control frames read into ruby_bufs.cfs */
+	__u64 env_lo, env_hi;		/* VM stack words read into ruby_bufs.envs */
+	__u16 pc, iseq, ep, span;	/* rb_control_frame_t's pc, iseq, ep; its size */
+	__u16 body, encoded, iseq_size;	/* rb_iseq_t's body, the body's iseq_encoded, iseq_size */
+	__u16 n, max, base;		/* frames stored, room for, where the first goes */
+};
 
-	if (!cfp || n >= w->max || cfp + w->span > w->end)
+/* Control frames are read RUBY_CF_BYTES at a time (eight of 3.1's 64
+ * bytes), from the one wanted on towards the VM stack's end (its
+ * callers'); the envs' words likewise, RUBY_ENV_BYTES down from the one
+ * wanted (a caller's env lies below its callee's).  A read costs as much
+ * as the rest of a frame's step: two a frame before, for recursion nine
+ * deep 26 reads, now 5.  Each buffer has room past its size for a
+ * member read at a masked offset. */
+#define RUBY_CF_BYTES 512
+#define RUBY_ENV_BYTES 512
+struct ruby_bufs {
+	__u8 cfs[RUBY_CF_BYTES + PY_FRAME_HEAD];
+	__u8 envs[RUBY_ENV_BYTES + 24];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_bufs);
+} ruby_bufs SEC(".maps");
+
+/* The control frame at w->frame, in the frames read (read now, with
+ * those after it, if not there yet), or NULL */
+static __always_inline __u8 *ruby_cf(struct ruby_walk *w, struct ruby_bufs *b)
+{
+	__u64 cfp = w->frame;
+
+	if (cfp < w->cf_lo || cfp + w->span > w->cf_hi) {
+		__u64 len = w->end - cfp;
+		len = len < RUBY_CF_BYTES ? len : RUBY_CF_BYTES;
+		asm volatile("" : "+r"(len));	/* checked as passed */
+		if (len < 1 || len > RUBY_CF_BYTES || bpf_probe_read_user(b->cfs, len, (void *)cfp))
+			return NULL;
+		w->cf_lo = cfp;
+		w->cf_hi = cfp + len;
+	}
+	return b->cfs + ((cfp - w->cf_lo) & (RUBY_CF_BYTES - 1));
+}
+
+/* ep[-2..0] (the method entry, the specval, the flags) into env: from the
+ * VM stack's words read (read now, with those below, if not there yet),
+ * or on their own for an env not in the VM stack (moved to the heap when
+ * a block captured it).  0 when they cannot be read. */
+static __always_inline int ruby_env(struct ruby_walk *w, struct ruby_bufs *b, __u64 ep, __u64 *env)
+{
+	__u64 hi = ep + 8;
+
+	if (ep < w->stack + 16 || hi > w->end)
+		return ep && bpf_probe_read_user(env, 24, (void *)(ep - 16)) == 0;
+	if (ep - 16 < w->env_lo || hi > w->env_hi) {
+		__u64 lo = hi - w->stack > RUBY_ENV_BYTES ? hi - RUBY_ENV_BYTES : w->stack;
+		__u64 len = hi - lo;
+		asm volatile("" : "+r"(len));	/* checked as passed */
+		if (len < 24 || len > RUBY_ENV_BYTES || bpf_probe_read_user(b->envs, len, (void *)lo))
+			return 0;
+		w->env_lo = lo;
+		w->env_hi = hi;
+	}
+	__builtin_memcpy(env, b->envs + ((ep - 16 - w->env_lo) & (RUBY_ENV_BYTES - 1)), 24);
+	return 1;
+}
+
+/* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
+ * the stack being built (stack_scratch), then on to its caller's, the
+ * next up to the stack's end.  The frame and its env's flags and method
+ * entry (ep[-2..0]) come from the frames and words read (ruby_cf,
+ * ruby_env); an iseq's frame its body's iseq_encoded from the memo or in
+ * two reads more (its pc's position), a method's stored by its method
+ * entry.  A frame that is neither (a dummy's, a C block's) is not stored:
+ * if it began a vm_exec activation, the frame before it did.  A global
+ * function, checked once by the verifier. */
+__noinline int ruby_step(struct ruby_walk *w)
+{
+	__u32 zero = 0;
+	__u64 *words = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct ruby_bufs *b = bpf_map_lookup_elem(&ruby_bufs, &zero);
+	__u64 env[3] = { 0 }, word;
+	__u32 pos = PY_LASTI_UNKNOWN;
+
+	if (!w || !words || !b || !w->frame || w->n >= w->max || w->frame + w->span > w->end)
 		return 1;
-	if (w->span < 1 || w->span > PY_FRAME_HEAD || bpf_probe_read_user(head, w->span, (void *)cfp)) {
+	__u32 n = w->n;
+	__u8 *cf = ruby_cf(w, b);
+	if (!cf) {
 		py_count(PY_READ_FAULT);
-		w->frame = 0;
 		return 1;
 	}
-	__u64 pc = *(__u64 *)(head + (w->instr & (PY_FRAME_HEAD - 9)));
-	__u64 iseq = *(__u64 *)(head + (w->code & (PY_FRAME_HEAD - 9)));
-	__u64 ep = *(__u64 *)(head + (w->entry & (PY_FRAME_HEAD - 9)));
-	w->frame = cfp + w->span;
-	if (!ep || bpf_probe_read_user(env, sizeof(env), (void *)(ep - 16))) {
+	__u64 pc = *(__u64 *)(cf + (w->pc & (PY_FRAME_HEAD - 9)));
+	__u64 iseq = *(__u64 *)(cf + (w->iseq & (PY_FRAME_HEAD - 9)));
+	__u64 ep = *(__u64 *)(cf + (w->ep & (PY_FRAME_HEAD - 9)));
+	w->frame += w->span;
+	if (!ruby_env(w, b, ep, env)) {
 		py_count(PY_READ_FAULT);
 		w->frame = 0;
 		return 1;
@@ -621,55 +696,84 @@ static long ruby_frame_step(__u64 i, void *ctx)
 		return 1;	/* the VM's base frame (Init_VM's "<main>"): no activation's */
 	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
 		struct ruby_code c = { .word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0 };
-		ruby_iseq_code(iseq, w->owner, w->adaptive | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
+		ruby_iseq_code(iseq, w->owner, w->body | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
 		/* a pc at the code's end: its last instruction running */
 		if (c.encoded && pc >= c.encoded && (pc - c.encoded) / 8 <= c.size && (pc - c.encoded) / 8 < PY_LASTI_UNKNOWN)
 			pos = (__u32)((pc - c.encoded) / 8);
 		word = c.word;
 	} else {
 		if (finish && n > 0)
-			w->words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
+			words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
 		return 0;
 	}
 	if (!word)
 		return 0;
-	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
-		(word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
+	words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] = (word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
 	w->n = n + 1;
 	return 0;
 }
 
-/* The sampled thread's ec (PY_F_RUBY): its own ruby_current_ec, read as
- * glibc finds a module's TLS (struct py_proc's ruby_tls_*), with the
- * thread pointer (*fsbase) its thread must have; a libruby without it:
- * the VM's main thread's ec, in the main thread only. */
-static __always_inline __u64 ruby_current_ec(const struct py_proc *p, __u32 tid, __u64 *fsbase)
+static long ruby_walk_step(__u64 i, void *ctx)
+{
+	return ruby_step(ctx) ? 1 : 0;
+}
+
+/* Where the sampled thread's ec pointer is (PY_F_RUBY): its own
+ * ruby_current_ec, found as glibc finds a module's TLS (struct py_proc's
+ * ruby_tls_*) from its thread pointer (fsbase); a libruby without it: the
+ * VM's main thread's ec member, in the main thread only.  0: not found. */
+static __always_inline __u64 ruby_ec_at(const struct py_proc *p, __u32 tid, __u64 fsbase)
 {
 	if (p->ruby_tls_slot) {
-		struct task_struct *t = bpf_get_current_task_btf();
-		*fsbase = BPF_CORE_READ(t, thread.fsbase);
 		__u64 modid = py_read_ptr(p->runtime + (__s64)p->ruby_tls_slot);
-		__u64 dtv = *fsbase && modid && modid < (1 << 16) ? py_read_ptr(*fsbase + 8) : 0;
+		__u64 dtv = fsbase && modid && modid < (1 << 16) ? py_read_ptr(fsbase + 8) : 0;
 		__u64 block = dtv ? py_read_ptr(dtv + modid * 16) : 0;
-		return block && block != ~0ull ? py_read_ptr(block + p->ruby_tls_offset) : 0;
+		return block && block != ~0ull ? block + p->ruby_tls_offset : 0;
 	}
 	if (tid != bpf_get_current_pid_tgid() >> 32)
 		return 0;
 	__u64 vm = py_read_ptr(p->runtime);
 	__u64 th = vm ? py_read_ptr(vm + p->tstate_frame) : 0;
-	return th ? py_read_ptr(th + p->tstate_tid) : 0;
+	return th ? th + p->tstate_tid : 0;
 }
 
+/* Ruby: where a thread's ec pointer is (ruby_ec_at) and the thread
+ * (rb_thread_t) its ec was checked to be of, as last found, by the thread
+ * (its tid and image, its thread pointer): of the six dependent reads
+ * before a sample's frames, four fewer. */
+#define RUBY_EC_MEMO 16
+struct ruby_ec_memo {
+	__u64 who[RUBY_EC_MEMO], fsbase[RUBY_EC_MEMO], at[RUBY_EC_MEMO], th[RUBY_EC_MEMO];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_ec_memo);
+} ruby_ec_memos SEC(".maps");
+
 /* Ruby's frames (PY_F_RUBY): the sampled thread's ec's, from its cfp up
- * to its VM stack's end (into *end).  The ec's vm_stack, vm_stack_size,
+ * to its VM stack's end (its start and end into w).  The ec's vm_stack, vm_stack_size,
  * cfp and thread_ptr in one read (into head); a thread whose ec is not
  * found, or whose ec's thread is not it, is counted and not walked. */
-static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u8 *head, __u64 *end)
+static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid, __u8 *head, struct ruby_walk *w)
 {
-	__u64 fsbase = 0, ec = ruby_current_ec(p, tid, &fsbase);
+	__u32 zero = 0, slot = tid & (RUBY_EC_MEMO - 1);
+	struct ruby_ec_memo *m = bpf_map_lookup_elem(&ruby_ec_memos, &zero);
+	__u64 fsbase = 0, who = tid | (__u64)p->exec_id << 32;
 	__u32 span = p->ruby_ec_thread + 8;
 	span = span > p->cframe_current + 8u ? span : p->cframe_current + 8u;
 
+	if (!m)
+		return 0;
+	if (p->ruby_tls_slot) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		fsbase = BPF_CORE_READ(t, thread.fsbase);
+	}
+	int known = m->who[slot] == who && m->fsbase[slot] == fsbase;
+	__u64 at = known ? m->at[slot] : ruby_ec_at(p, tid, fsbase);
+	__u64 ec = at ? py_read_ptr(at) : 0;
 	if (!ec || span > PY_FRAME_HEAD - 8 || bpf_probe_read_user(head, span, (void *)ec)) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
@@ -678,14 +782,44 @@ static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid
 	__u64 size = *(__u64 *)(head + (p->interp_threads & (PY_FRAME_HEAD - 9)));
 	__u64 cfp = *(__u64 *)(head + (p->cframe_current & (PY_FRAME_HEAD - 9)));
 	__u64 th = *(__u64 *)(head + (p->ruby_ec_thread & (PY_FRAME_HEAD - 9)));
-	if (fsbase && (!th || py_read_ptr(th + p->ruby_thread_id) != fsbase)) {
+	if (fsbase && (!th || ((!known || th != m->th[slot]) && py_read_ptr(th + p->ruby_thread_id) != fsbase))) {
 		py_count(PY_NO_THREAD_STATE);
 		return 0;
 	}
+	m->who[slot] = who;
+	m->fsbase[slot] = fsbase;
+	m->at[slot] = at;
+	m->th[slot] = th;
 	if (!stack || size > (1ull << 28))
 		return 0;
-	*end = stack + size * 8;
+	w->stack = stack;
+	w->end = stack + size * 8;
 	return cfp;
+}
+
+/* Ruby's frames (PY_F_RUBY) of the sampled thread, leaf first, into the
+ * stack being built (stack_scratch, py_append's ips) from base on (at
+ * most max): how many */
+static __always_inline int ruby_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, int base, int max)
+{
+	struct ruby_walk w = { .pc = p->frame_instr, .iseq = p->frame_code, .ep = p->frame_entry,
+			       .span = p->frame_previous, .body = p->code_adaptive, .encoded = p->tstate_next,
+			       .iseq_size = p->ruby_iseq_size, .base = (__u16)base, .max = (__u16)max,
+			       .owner = bpf_get_current_pid_tgid() >> 32 | (__u64)p->exec_id << 32 };
+
+	/* a control frame is read whole, its size: one whose members lie
+	 * further out than a head holds, no walk */
+	if (w.span > PY_FRAME_HEAD - 8 + 1 || w.pc > w.span - 8 || w.iseq > w.span - 8 || w.ep > w.span - 8) {
+		py_count(PY_READ_FAULT);
+		return 0;
+	}
+	w.frame = ruby_first_frame(p, tid, head, &w);
+	if (!w.frame)
+		return 0;
+	bpf_loop(PY_MAX_FRAMES, ruby_walk_step, &w, 0);
+	if (w.n == max && w.frame)
+		py_count(PY_CUT_DEPTH);
+	return w.n;
 }
 
 /* The word at runtime + tstate_frame, in the main thread only: PHP's
@@ -939,17 +1073,16 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	if (!head)
 		return 0;
 	py_count(PY_SAMPLES);
-	__u64 frame = 0, end = 0;
-	if (p->flags & PY_F_PERL) {
-		int n = perl_walk_frames(p, tid, head, base, max);
+	__u64 frame = 0;
+	if (p->flags & (PY_F_PERL | PY_F_RUBY)) {
+		int n = p->flags & PY_F_PERL ? perl_walk_frames(p, tid, head, base, max)
+					     : ruby_walk_frames(p, tid, head, base, max);
 		if (n == 0)
 			py_count(PY_NO_FRAMES);
 		return n;
 	}
 	if (p->flags & PY_F_PHP) {
 		frame = main_thread_word(p, tid);
-	} else if (p->flags & PY_F_RUBY) {
-		frame = ruby_first_frame(p, tid, head, &end);
 	} else {
 		__u64 tstate = py_thread_state(p, py_thread_id(p, tid));
 		if (!tstate)
@@ -961,19 +1094,13 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
 			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
-			     .head = head, .encoded = p->tstate_next, .end = end };
-	if (p->flags & PY_F_RUBY) {
-		w.owner = bpf_get_current_pid_tgid() >> 32 | (__u64)p->exec_id << 32;
-		w.iseq_size = p->ruby_iseq_size;
-	}
+			     .head = head };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.instr ? span : w.instr;
 	span += 8;
 	__u32 entry_byte = p->flags & PY_F_PHP ? w.entry >> 3 : w.entry;
 	if (entry_byte + 1 > span)
 		span = entry_byte + 1;
-	if (p->flags & PY_F_RUBY)
-		span = w.previous;	/* a control frame is read whole, its size */
 	/* a layout whose members lie further out than a head holds: no walk */
 	if (span > PY_FRAME_HEAD - 8 + 1 || entry_byte > PY_FRAME_HEAD - 9) {
 		py_count(PY_READ_FAULT);
@@ -984,8 +1111,6 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	 * load otherwise) */
 	if (p->flags & PY_F_PHP)
 		bpf_loop(PY_MAX_FRAMES, php_frame_step, &w, 0);
-	else if (p->flags & PY_F_RUBY)
-		bpf_loop(PY_MAX_FRAMES, ruby_frame_step, &w, 0);
 	else
 		bpf_loop(PY_MAX_FRAMES, py_frame_step, &w, 0);
 	if (w.n == max && w.frame)
@@ -1000,10 +1125,33 @@ struct py_known_walk {
 	__u32 first, end, tgid;
 	__u16 qualname, linetable;	/* struct py_proc's code_qualname, code_linetable */
 	int unknown;			/* a code object user space has not named as it is */
+	__u64 last;			/* the code object found known last */
 };
 
+/* Is code object code of tgid one user space named (py_codes), still
+ * pointing at the names it had, its members at offsets' low and high 16
+ * bits?  Two members next to each other (Ruby's) or one (Perl's) in one
+ * read.  Global: verified once, not in each state of py_known_step. */
+__noinline int py_code_known(__u32 tgid, __u64 code, __u32 offsets)
+{
+	struct py_code_key key = { .tgid = tgid, .code = code };
+	struct py_code_id *id = bpf_map_lookup_elem(&py_codes, &key);
+	__u32 q = offsets & 0xffff, l = offsets >> 16, lo = q < l ? q : l;
+	__u64 v[2];
+
+	if (!id)
+		return 0;
+	if (q + l - 2 * lo > 8)
+		return py_read_ptr(code + q) == id->qualname && py_read_ptr(code + l) == id->linetable;
+	if (bpf_probe_read_user(v, sizeof(v), (void *)(code + lo)))
+		return 0;
+	return v[(q - lo) / 8 & 1] == id->qualname && v[(l - lo) / 8 & 1] == id->linetable;
+}
+
 /* Python word first + i of a stack: is its code object one user space named
- * (py_codes), still pointing at the names it had?  Else the walk stops. */
+ * (py_codes), still pointing at the names it had?  Else the walk stops.
+ * The frame before's code object again (recursion) is known without a
+ * look. */
 static long py_known_step(__u64 i, void *ctx)
 {
 	struct py_known_walk *w = ctx;
@@ -1012,13 +1160,14 @@ static long py_known_step(__u64 i, void *ctx)
 	if (k >= w->end)
 		return 1;
 	asm volatile("" : "+r"(k));	/* the mask stays */
-	struct py_code_key key = { .tgid = w->tgid, .code = PY_FRAME_CODE(w->words[k & (MARPLE_STACK_DEPTH - 1)]) };
-	struct py_code_id *id = bpf_map_lookup_elem(&py_codes, &key);
-	if (!id || py_read_ptr(key.code + w->qualname) != id->qualname ||
-	    py_read_ptr(key.code + w->linetable) != id->linetable) {
+	__u64 code = PY_FRAME_CODE(w->words[k & (MARPLE_STACK_DEPTH - 1)]);
+	if (code == w->last)
+		return 0;
+	if (!py_code_known(w->tgid, code, w->qualname | (__u32)w->linetable << 16)) {
 		w->unknown = 1;
 		return 1;
 	}
+	w->last = code;
 	return 0;
 }
 

@@ -610,8 +610,9 @@ static void ruby_names(struct pycodes *cc, const struct pyproc *p, struct pycode
 	cc->ruby_method_code[i] = (size_t)(c - cc->code);
 }
 
-/* A Ruby iseq's line table, read whole the first time a line is asked of
- * it (the code-object cache keeps it, as a code object's): into
+/* A Ruby iseq's line table, read whole when it is named (code_of) or,
+ * failing that, the first time a line is asked of it (the code-object
+ * cache keeps it, as a code object's): into
  * c->linetable, a struct ruby_lines, then the lines of its entries (4
  * bytes each), then its positions (4 bytes each) or its succinct index
  * (rubylayout.h).  -1 when it cannot be read or is over RUBY_LINES_MAX. */
@@ -764,8 +765,12 @@ static struct pycode *code_of(struct pycodes *cc, const struct pyproc *p, uint64
 	else
 		py_names(p, c);
 	c->ok = c->qualname != NULL;
-	tell_known(cc, p->pid, addr, c);
 	cc->bytes += code_bytes(c);
+	/* a Ruby iseq's lines now, while it lives: its stacks told known
+	 * are named at their merge (pyframes.c's named_by_words) */
+	if (c->ok && p->lang == PYPROC_RUBY && c->firstlineno != RUBY_IMEMO_MENT)
+		ruby_read_lines(cc, p, c);
+	tell_known(cc, p->pid, addr, c);
 	return c;
 }
 

@@ -701,17 +701,19 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
 }
 
 /* Are pid's frames named by their code objects and words alone (Perl's,
- * PHP's: the line is in the word), none of its memory read once the code
+ * PHP's: the line is in the word; Ruby's: its position, in the line table
+ * read with the iseq's names), none of its memory read once the code
  * objects are?  Then a stack whose code objects are all named, as they
  * still are (PY_REQUEST_KNOWN), is named by the merge, from the cache: it
  * need not be read now (a Perl capture told a fifth of its samples'
- * stacks so, each a lookup of 2 KiB and two clock reads).  Python's and
- * Ruby's line tables are read as lines are asked for: named now. */
+ * stacks so, each a lookup of 2 KiB and two clock reads; a Ruby one a
+ * third).  Python's line tables are read as lines are asked for: named
+ * now. */
 static int named_by_words(const struct pyframes *pf, uint32_t pid)
 {
 	const struct hashtab_entry *e = hashtab_find(pf->procs, &pid, sizeof(pid));
 	const struct pyproc *p = e ? &pf->proc[hashtab_index(pf->procs, e)] : NULL;
-	return p && p->walked && (p->lang == PYPROC_PERL || p->lang == PYPROC_PHP);
+	return p && p->walked && p->lang != PYPROC_PYTHON;
 }
 
 static int on_request(void *ctx, void *data, size_t len)
