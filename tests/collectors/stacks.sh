@@ -15,6 +15,7 @@ weight() {
 # PERCENT% of WHOLE (and WHOLE > 20)
 share() {
 	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
+	elif [ "$3" -le 20 ]; then fail "$1" "$2 of $3: too few samples to judge (wanted > 20)"
 	else fail "$1" "$2 of $3, wanted >= $4%"; fi
 }
 
