@@ -209,10 +209,7 @@ ln -s "$PY" "$T/pybrief"
 MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r3" marple-callstack -F 499 > "$T/sys.out" 2> "$T/sys.err" & cs=$!
 if wait_ready "$T/r3" 20 "$cs"; then
 	"$PY" "$T/alloc.py" 0.5 & py=$!
-	i=0
-	while ! grep -q "answer: pid $py .*: walked" "$T/sys.err" && [ $i -lt 300 ] && running "$cs"; do
-		sleep 0.1; i=$((i + 1))
-	done
+	answered "$T/sys.err" "$py" walked "$cs"
 	wait "$py"
 	run_while_stopped "$cs" "$T/brief.done" "$T/pybrief" "$T/brief.py" "$T/brief.done"
 	kill -INT "$cs"
