@@ -32,7 +32,7 @@ in_range() {
 # blocks reading a pipe written every ~100 ms.  Over 2 s each thread is off the
 # CPU nearly all the time: about 2,000,000 us each.
 "$W/sleeper" 8 & wl=$!
-sleep 0.3
+exec_done "$wl" sleeper
 "$OC" -p "$wl" 2 > "$T/all.out" 2> "$T/all.err"; rc=$?
 check "offcpu: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/all.out'"
 check "offcpu: weights in us, measuring off_cpu" grep -q '"units":{"weight":"us","measure":"off_cpu","over_time":"sum"}' "$T/all.out"
@@ -74,7 +74,7 @@ kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 # --both: a CPU-bound process is on the CPU, or waiting for it (preempted, R),
 # for all of a 1 s capture: on-CPU samples + off-CPU time add up to ~1,000,000 us
 "$W/hotcold" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" hotcold
 "$OC" --both -F 199 -p "$wl" 1 > "$T/b.out" 2> "$T/b.err"; rc=$?
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "offcpu: --both header says on_cpu" grep -q '"on_cpu":true' "$T/b.out"
@@ -86,7 +86,7 @@ check "offcpu: --both has on-CPU stacks of hot_loop" grep -q '^[0-9]*#hotcold;.*
 # which ("cpu"), and the flame graph colours by it: with -U there is no
 # __schedule frame to tell by, and every frame was drawn warm
 "$W/hotcold" 60 & wl=$!
-sleep 0.2
+exec_done "$wl" hotcold
 "$OC" --both -U -F 199 -p "$wl" 1 > "$T/bu.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 marple-cat -s 1 "$T/bu.out" > "$T/bu1.tagged"; untag "$T/bu1.tagged" > "$T/bu1.out"
@@ -94,7 +94,7 @@ check "offcpu: --both: off-CPU, on-CPU, run-queue sections, headers saying so" s
 	test \"\$(grep -o '\"cpu\":\"[a-z]*\"' '$T/bu.out' | tr '\n' ' ')\" = '\"cpu\":\"off\" \"cpu\":\"on\" \"cpu\":\"runq\" ' &&
 	grep -q '^[0-9]*#hotcold;.*main;run_round;hot_loop\$' '$T/bu1.out'"
 "$W/sleeper" 60 & wl=$!
-sleep 0.3
+exec_done "$wl" sleeper
 "$OC" --both -U -p "$wl" 2 > "$T/su.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 marple-flamegraph "$T/su.out" > "$T/su.svg"
@@ -191,7 +191,7 @@ check "offcpu: --second-hop: counted in the trailer, never after an interrupt" s
 # a waker in another process, not traced itself: pipewake's writer forked,
 # only the reader's process (-p) traced; the waker's frames are still named
 "$W/pipewake" 3 fork > /dev/null & wl=$!
-sleep 0.3
+exec_done "$wl" pw_reader	# (main names itself so once it has forked)
 "$OC" --wakers -p "$wl" 2 > "$T/wf.out" 2> /dev/null
 wait "$wl"
 set -- $(share "$T/wf.out" '^pw_reader;.*;reader_waits;' ';--;(.*;)?writer_wakes;writer;main;.*;pw_writer$')
@@ -216,7 +216,7 @@ check "offcpu: --wakers: the flame graph draws the waker's frames aqua, the bloc
 # (no chain_c, chain_b, chain_a nor main).
 expect_exit "offcpu: --dwarf with -K is a usage error" 2 "not with -K" "$OC" --dwarf -K 1
 "$W/nofp" 9 block & wl=$!
-sleep 0.3
+exec_done "$wl" nofp
 "$OC" --unwind fp -p "$wl" 2 > "$T/nfp.out" 2>/dev/null
 "$OC" --dwarf -p "$wl" 2 > "$T/dw.out" 2> "$T/dw.err"; rc=$?
 check "offcpu: --dwarf exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/dw.out'"

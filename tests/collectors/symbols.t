@@ -17,7 +17,7 @@ objcopy --only-keep-debug "$T/hc" "$T/hc.debug"
 objcopy --strip-all --add-gnu-debuglink="$T/hc.debug" "$T/hc"
 if nm "$T/hc" 2>/dev/null | grep -q hot_loop; then fail "symbols: stripped copy" "still has hot_loop"; fi
 "$T/hc" 4 & wl=$!
-sleep 0.2
+exec_done "$wl" hc
 marple-callstack -F 199 -p "$wl" 1 > "$T/dl.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 # folded: a function sampled at two lines (run_round's two calls) is two
@@ -39,7 +39,7 @@ else
 		objcopy --strip-all "$T/hb"
 		mkdir -p "$dir" && cp "$T/hc.debug" "$f"
 		"$T/hb" 4 & wl=$!
-		sleep 0.2
+		exec_done "$wl" hb
 		marple-callstack -F 199 -p "$wl" 1 > "$T/bi.out" 2>/dev/null
 		kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 		rm -f "$f"; rmdir "$dir" /usr/lib/debug/.build-id /usr/lib/debug 2>/dev/null

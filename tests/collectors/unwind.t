@@ -23,7 +23,7 @@ trailer_unwind() {
 capture() {
 	_n=$1; shift
 	"$@" & _wl=$!
-	sleep 0.3
+	exec_done "$_wl" "$(basename "$1" | cut -c1-15)"
 	"$CS" -F 299 -p "$_wl" 2 > "$T/$_n.out" 2> "$T/$_n.err"; crc=$?
 	kill "$_wl" 2>/dev/null; wait "$_wl" 2>/dev/null
 }
@@ -42,7 +42,7 @@ bpr=$(sed -n 's/.*"unwind":{[^}]*"bytes_per_row":\([0-9.]*\).*/\1/p' "$T/nofp.ou
 check "unwind: trailer: compact rows, at most 12 bytes a row with index and rules (${bpr:-none})" \
 	awk -v b="${bpr:-0}" -v r="$(trailer_unwind "$T/nofp.out" rules)" 'BEGIN { exit !(b > 0 && b <= 12 && r > 2) }'
 "$W/nofp" 60 & wl=$!
-sleep 0.3
+exec_done "$wl" nofp
 "$CS" --unwind fp -F 299 -p "$wl" 2 > "$T/fp.out" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 check "unwind: --unwind fp: the header says fp" grep -q '"unwind":"fp"' "$T/fp.out"
@@ -58,7 +58,7 @@ share "unwind: hotcold (frame pointers): _start;...;main;run_round;hot_loop|cold
 # 3. deeper than a stack holds (300): its 255 leaf frames, then the marker,
 # counted (a few samples catch the recursion on its way down: 3% here)
 "$W/unwinds" deep 4 & wl=$!
-sleep 0.3
+exec_done "$wl" unwinds
 "$CS" -U -F 299 -p "$wl" 2 > "$T/deep.out" 2> "$T/deep.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 all=$(weight "$T/deep.out" '.')
@@ -138,7 +138,7 @@ share "unwind: python3: ... and on through the interpreter's loop" \
 # 9. the other stack collectors: off-CPU stacks of nofp asleep in libc's
 # nanosleep, and malloc's callers
 "$W/nofp" 4 block & wl=$!
-sleep 0.3
+exec_done "$wl" nofp
 "$MARPLE_BIN/marple-offcpu" -p "$wl" 2 > "$T/off.out" 2> "$T/off.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 share "unwind: offcpu: _start;...;main;chain_a;chain_b;chain_c;...;clock_nanosleep" \
@@ -179,7 +179,7 @@ share "unwind: compressed .debug_frame: _start;...;main;df_a;df_b;df_c" \
 # not walked by frame pointers: the stack stops there with one marker, named
 # in the warning and counted
 "$W/nofp" 60 & wl=$!
-sleep 0.3
+exec_done "$wl" nofp
 "$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom.out" 2> "$T/noroom.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 all=$(weight "$T/noroom.out" '.')
@@ -197,10 +197,16 @@ expect_exit "unwind: --unwind-memory: a bad size is a usage error" 2 "not a size
 # 12. short-lived processes of a known file (nofp, 20 ms each, 30 in a row,
 # system-wide): from the second on, walked from their first sample, before
 # user space has read their mappings (bpf_find_vma finds each address's file)
-"$CS" -U -F 999 3 > "$T/short.out" 2> "$T/short.err" & cs=$!
-sleep 1.2
+# A first run under another name (a symlink: the same file, comm nofpwarm)
+# has the file's table built while it runs, as a first process would; on a
+# loaded machine its 20 ms would end before the table is made.
+ln -s "$W/nofp" "$T/nofpwarm"
+# The capture ends on SIGINT once the runs have (however slow they were).
+MARPLE_READY_FILE="$T/short.ready" "$CS" -U -F 999 0 > "$T/short.out" 2> "$T/short.err" & cs=$!
+wait_ready "$T/short.ready" 20 "$cs"
+"$T/nofpwarm" 0.5
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$W/nofp" 0.02; done
-wait "$cs"
+kill -INT "$cs"; wait "$cs"
 # (their libc frames may go unnamed: a process gone before its maps were
 # read; the walk is what is tested here)
 share "unwind: short-lived nofp: whole stacks from the first samples" \
@@ -215,10 +221,10 @@ check "unwind: short-lived nofp: files found by bpf_find_vma, counted" \
 # one lookup a sample allows (bpf_find_vma) or one walk of the VMAs, kept for
 # the process's later samples; the trailer says which lookup and counts
 # what it found and missed.
-"$CS" -U -F 999 4 > "$T/short2.out" 2> "$T/short2.err" & cs=$!
-sleep 1.2
+MARPLE_READY_FILE="$T/short2.ready" "$CS" -U -F 999 0 > "$T/short2.out" 2> "$T/short2.err" & cs=$!
+wait_ready "$T/short2.ready" 20 "$cs"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do "$W/nofp" 0.05; done
-wait "$cs"
+kill -INT "$cs"; wait "$cs"
 share "unwind: short-lived nofp, 50 ms: whole stacks through libc from the first samples" \
 	"$(weight "$T/short2.out" '^nofp;_start;(__libc_start_main|\[unknown\]);(.*;)?main;chain_a;chain_b;chain_c')" \
 	"$(weight "$T/short2.out" '^nofp;')" 70
@@ -240,7 +246,7 @@ cp "$W/nofp" "$T/new
 line/nofp"
 for mode in tables dwarf; do
 	"$T/nofp-deleted" 8 & wl=$!
-	sleep 0.3
+	exec_done "$wl" nofp-deleted
 	rm -f "$T/nofp-deleted"
 	"$CS" --unwind "$mode" -F 299 -p "$wl" 2 > "$T/deleted-$mode.out" 2> "$T/deleted-$mode.err"
 	kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
@@ -250,7 +256,7 @@ for mode in tables dwarf; do
 		"$(weight "$T/deleted-$mode.out" '^nofp-deleted;')" 95
 	"$T/new
 line/nofp" 8 & wl=$!
-	sleep 0.3
+	exec_done "$wl" nofp
 	"$CS" --unwind "$mode" -F 299 -p "$wl" 2 > "$T/newline-$mode.out" 2> "$T/newline-$mode.err"
 	kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 	share "unwind: a program under a name with a newline ($mode): main;chain_a;chain_b;chain_c" \
@@ -264,8 +270,8 @@ done
 # the walk found (PROCNEWS_UNWIND_VMA), not [unknown].  Its "late" runs map
 # libz 0.3 s in (after that second read) and exit before the next (1 s):
 # their libz frames are named the same way.
-"$CS" -U -F 999 7 > "$T/shortlived.out" 2> "$T/shortlived.err" & cs=$!
-sleep 1.2
+MARPLE_READY_FILE="$T/shortlived.ready" "$CS" -U -F 999 7 > "$T/shortlived.out" 2> "$T/shortlived.err" & cs=$!
+wait_ready "$T/shortlived.ready" 20 "$cs"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$W/shortlived" 0.025; done
 for i in 1 2 3 4 5 6 7 8 9 10; do "$W/shortlived" 0.005 late 0.04; done
 wait "$cs"

@@ -28,7 +28,7 @@ trailer_unwind() {
 run() {
 	_n=$1 _d=$2 _p=$3; shift 3
 	"$_p" 4 & _wl=$!
-	sleep 0.3
+	exec_done "$_wl" "$(basename "$_p" | cut -c1-15)"
 	MARPLE_CACHE_DIR="$_d" "$CS" -F 299 -p "$_wl" "$@" 1.5 > "$T/$_n.out" 2> "$T/$_n.err"
 	kill "$_wl" 2>/dev/null; wait "$_wl" 2>/dev/null
 }
@@ -92,7 +92,7 @@ check "unwindcache: --no-cache: no directory, cache off in the trailer" sh -c \
 
 # 5. two collectors at once on a cold cache: each file built once
 "$T/nofp" 4 & wl=$!
-sleep 0.3
+exec_done "$wl" nofp
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two1.out" 2> "$T/two1.err" & a=$!
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two2.out" 2> "$T/two2.err" & b=$!
 wait "$a" "$b"
