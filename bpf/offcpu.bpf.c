@@ -403,6 +403,33 @@ static __always_inline void kstack_decide(void *ctx, struct task_struct *t, stru
 	e->until_check = v.until_check ? v.until_check - 1 : KSTACK_CHECK_EVERY - 1;
 }
 
+/* A walk's first frames are below the tracepoint's arguments: the program
+ * and the kernel's runner of it (bpf_trace_runN), which calls it from
+ * another place while the kernel's BPF statistics are on
+ * (kernel.bpf_stats_enabled, switched by bpftool or another profiler).
+ * User space drops those frames; the rest is the fingerprint's. */
+#define KSTACK_RUNNER_FRAMES 2
+#define KSTACK_SAME_WORDS 64
+
+/* Are stacks a and b the same above the runner's frames (in their first
+ * KSTACK_SAME_WORDS words: a switch-out's kernel stack is ~10-20)? */
+static __always_inline bool kstack_same_above(__s32 a, __s32 b)
+{
+	__u32 ia = (__u32)a, ib = (__u32)b;
+	__u64 *sa = a >= 0 ? bpf_map_lookup_elem(&stacks, &ia) : NULL;
+	__u64 *sb = b >= 0 ? bpf_map_lookup_elem(&stacks, &ib) : NULL;
+
+	if (!sa || !sb)
+		return false;
+	for (int i = KSTACK_RUNNER_FRAMES; i < KSTACK_SAME_WORDS; i++) {
+		if (sa[i] != sb[i])
+			return false;
+		if (!sa[i])
+			break;
+	}
+	return true;
+}
+
 /* After the walk: the memo's stack for a hit; a walked stack remembered
  * (and, checked, compared with the memo's). */
 static __always_inline void kstack_after(struct kstack_words *x, struct stack_key *k)
@@ -415,8 +442,11 @@ static __always_inline void kstack_after(struct kstack_words *x, struct stack_ke
 	if (x->state == KSTACK_NONE)
 		return;
 	stacks_percpu_inc(&kstack_counts, x->state == KSTACK_CHECK ? KSTACK_CHECKED : KSTACK_MISSES);
-	if (x->state == KSTACK_CHECK && x->kern_stack_id != k->kern_stack_id)
+	if (x->state == KSTACK_CHECK && x->kern_stack_id != k->kern_stack_id) {
+		if (kstack_same_above(x->kern_stack_id, k->kern_stack_id))
+			return;
 		stacks_percpu_inc(&kstack_counts, KSTACK_WRONG);
+	}
 	if (k->kern_stack_id < 0 || (x->state == KSTACK_CHECK && x->kern_stack_id == k->kern_stack_id))
 		return;
 	struct kstack_memo v = { x->print, k->kern_stack_id, x->set, x->gen, KSTACK_CHECK_EVERY - 1 };
