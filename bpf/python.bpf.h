@@ -174,6 +174,8 @@ static __always_inline int py_proc_from_library(struct py_proc *out, __u64 slot,
 		py_count(PY_LIBRARY_UNKNOWN);
 		return PY_FOUND_NOT_YET;
 	}
+	if (lib->stamp != v.stamp)
+		return PY_FOUND_NOT_YET;	/* changed: user space reads it again */
 	*out = lib->proc;
 	out->runtime += v.start - v.pgoff - (lib->text_vaddr - lib->text_offset);
 	return PY_FOUND_LIBRARY;
@@ -200,6 +202,10 @@ __noinline int py_proc_from_file(struct py_proc *out)
 	struct py_file *f = bpf_map_lookup_elem(&py_files, &k);
 	if (!f)
 		return PY_FOUND_NONE;
+	if (f->stamp != unwind_stamp((__u64)BPF_CORE_READ(exe, f_inode))) {
+		py_count(PY_FILE_STALE);	/* user space reads it again */
+		return PY_FOUND_NONE;
+	}
 	__u32 exec_id = out->exec_id;
 	__u64 bias = BPF_CORE_READ(mm, start_code) - f->text_vaddr;
 	int found = PY_FOUND_PROGRAM;

@@ -194,6 +194,9 @@ struct py_file {
 	struct py_proc proc;
 	__u64 text_vaddr, text_offset;
 	__u64 launch_slot;
+	__u32 stamp;			/* the file's change time when read
+					 * (unwind_stamp, mappedfile_stamp) */
+	__u32 unused;
 };
 
 /* On proc_news (a PROCNEWS_PYTHON record): look at a process (stack_id -1), or name
@@ -266,12 +269,17 @@ enum py_counter {
 	PY_LIBRARY_BUSY,		/* the library's VMA not found: bpf_find_vma refused */
 	PY_LIBRARY_UNKNOWN,		/* ... found, but not a Python file known, or no
 					 * bpf_find_vma in this kernel */
+	PY_FILE_STALE,			/* a process's program known by its inode, but
+					 * changed since it was read (another file given
+					 * the inode, or rewritten in place); a launcher's
+					 * library so changed counts as library_unknown's
+					 * samples do, in samples_process_unknown */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
 	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
-	  "library_lookup_busy", "library_unknown" }
+	  "library_lookup_busy", "library_unknown", "files_changed_since_read" }
 
 #endif

@@ -259,7 +259,7 @@ struct inode___ctime_old {
 } __attribute__((preserve_access_index));
 
 /* The identity of an inode's contents beside its number: its change time
- * (nanoseconds, folded to 32 bits; user space's stamp_of in unwindtables.c, from
+ * (nanoseconds, folded to 32 bits; user space's mappedfile_stamp in mappedfiles.c, from
  * st_ctim).  An unwind table is found by (device, inode); a table kept in
  * the shared maps outlives the collector that held its file open, and a
  * file made since may have been given the freed inode number.  The change

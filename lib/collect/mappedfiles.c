@@ -227,6 +227,12 @@ static void map_elf(struct mappedfiles *mf, struct entry *e, int fd, size_t size
 	e->f.size = size;
 }
 
+uint32_t mappedfile_stamp(const struct stat *st)
+{
+	uint64_t ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
+	return (uint32_t)(ns ^ (ns >> 32));
+}
+
 struct mappedfile *mappedfiles_of_fd(struct mappedfiles *mf, int fd, const struct stat *st, const char *path)
 {
 	struct mappedfile_id id = mappedfile_id_of_stat(st);
@@ -237,7 +243,7 @@ struct mappedfile *mappedfiles_of_fd(struct mappedfiles *mf, int fd, const struc
 		if (mappedfile_id_equal(e->f.id, id))
 			break;
 	if (e && (e->f.size_opened != (int64_t)st->st_size || e->f.mtime.tv_sec != st->st_mtim.tv_sec ||
-		  e->f.mtime.tv_nsec != st->st_mtim.tv_nsec)) {
+		  e->f.mtime.tv_nsec != st->st_mtim.tv_nsec || e->f.stamp != mappedfile_stamp(st))) {
 		unhash(mf, e);	/* another version now: its holders keep the old one */
 		e = NULL;
 	}
@@ -249,6 +255,7 @@ struct mappedfile *mappedfiles_of_fd(struct mappedfiles *mf, int fd, const struc
 		e->f.size_opened = (int64_t)st->st_size;
 		e->f.mtime = st->st_mtim;
 		e->f.uid = st->st_uid;
+		e->f.stamp = mappedfile_stamp(st);
 		e->f.path = marple_strdup(path);
 		map_elf(mf, e, fd, (size_t)st->st_size);
 		e->hashed = 1;

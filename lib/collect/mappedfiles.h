@@ -72,10 +72,16 @@ struct mappedfile {
 	int64_t size_opened;		/* st_size and st_mtim when opened */
 	struct timespec mtime;
 	uid_t uid;			/* its owner */
+	uint32_t stamp;			/* its change time (mappedfile_stamp) */
 	const unsigned char *data;	/* the whole file mapped read-only; NULL: not ELF or unreadable */
 	size_t size;
 	const char *path;		/* the path it was first opened by (as a process names it) */
 };
+
+/* A file's change time folded to 32 bits, as the BPF side's unwind_stamp
+ * reads it from the inode: what tells a file from another given its
+ * inode number, or from itself rewritten in place (users cannot set it). */
+uint32_t mappedfile_stamp(const struct stat *st);
 
 struct mappedfiles;
 /* The collector's one cache (made on first use); each call one more user. */

@@ -349,7 +349,8 @@ static void publish_file(struct pyframes *pf, const struct pyproc *p, const stru
 	if (!l->inode || !py->text_vaddr || !p->by_table)
 		return;
 	struct unwind_file_key k = { .dev = mappedfile_id_kernel_dev(mappedfile_id_of_line(l)), .ino = l->inode };
-	struct py_file f = { .proc = *v, .text_vaddr = py->text_vaddr, .text_offset = py->text_offset };
+	struct py_file f = { .proc = *v, .text_vaddr = py->text_vaddr, .text_offset = py->text_offset,
+			     .stamp = py->file->stamp };
 	f.proc.runtime = py->runtime;
 	f.proc.pidns_dev = f.proc.pidns_ino = 0;
 	bpf_map_update_elem(pf->files_fd, &k, &f, BPF_ANY);
@@ -357,7 +358,7 @@ static void publish_file(struct pyframes *pf, const struct pyproc *p, const stru
 		return;
 	struct unwind_file_key lk = { .dev = mappedfile_id_kernel_dev(launcher->id), .ino = launcher->id.ino };
 	struct py_file lf = { .text_vaddr = launcher->elf->text_vaddr, .text_offset = launcher->elf->text_offset,
-			      .launch_slot = launcher->elf->launch_slot };
+			      .launch_slot = launcher->elf->launch_slot, .stamp = launcher->elf->file->stamp };
 	bpf_map_update_elem(pf->files_fd, &lk, &lf, BPF_ANY);
 }
 

@@ -169,7 +169,7 @@ struct file {
 					 * frame pointers guessed in it either) */
 	struct load loads[MAX_LOADS];	/* its PT_LOAD segments, for the bias */
 	int nloads;
-	uint32_t stamp;			/* its change time (stamp_of) */
+	uint32_t stamp;			/* its change time (mappedfile_stamp) */
 };
 
 struct unwindtables {
@@ -451,13 +451,6 @@ static const struct file unopened_file = { .has_cfi = 1 };
 
 /* Tell the BPF side about f (file dev:ino, as the kernel encodes s_dev),
  * so that it finds its rows from any process's VMA. */
-/* The BPF side's unwind_stamp of a file: its change time, folded. */
-static uint32_t stamp_of(const struct stat *st)
-{
-	uint64_t ns = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
-	return (uint32_t)(ns ^ (ns >> 32));
-}
-
 /* f's entry in unwind_files.  replace: the shared index's entry for its
  * inode is another file's (stale_in_shared). */
 static void register_file(struct unwindtables *t, const struct file *f, const struct procmaps_line *m, int replace)
@@ -575,7 +568,7 @@ static const struct file *get_file(struct unwindtables *t, pid_t pid, const stru
 		return &unopened_file;
 	}
 	f = marple_calloc(1, sizeof(*f));
-	f->stamp = stamp_of(&st);
+	f->stamp = mappedfile_stamp(&st);
 	struct unwind_file known;
 	int in_shared = shared_begin(t, &ml->m, &known);
 	int stale = in_shared && known.stamp && known.stamp != f->stamp;

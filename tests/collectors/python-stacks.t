@@ -3,7 +3,7 @@
 # pipe (off-CPU), building and keeping big lists (allocations, page faults);
 # and a short-lived Python process walked from its first sample.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 15
 PY=/usr/bin/python3
 
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
@@ -228,4 +228,29 @@ if [ "$alltotal" -gt 0 ] && [ "$briefw" -ge $(( alltotal * 6 / 10 )) ]; then
 	pass "python-stacks: a process started while the collector is stopped has its Python frames in most samples ($briefw of $alltotal)"
 else
 	fail "python-stacks: a process started while the collector is stopped has its Python frames in most samples" "$briefw of $alltotal: $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | cut -c1-300); $(grep -o '"samples_native_before_known":[0-9]*,\|"samples_mismatched":[0-9]*' "$T/sys.out" | tr '\n' ' ')$(grep 'answer: .*(pybrief)' "$T/sys.err" | head -n 3)"
+fi
+
+# 4. a Python file known, then rewritten in place (the same inode: an
+# upgrade's copy over it, or another file given a freed inode number): the
+# next process of it is not walked by what was read of the old contents;
+# it is counted, its file read again, and it is walked then
+cp "$PY" "$T/pycopy"
+MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r4" marple-callstack -F 499 > "$T/rw.out" 2> "$T/rw.err" & cs=$!
+if wait_ready "$T/r4" 20 "$cs"; then
+	"$T/pycopy" "$T/alloc.py" 0.5 & py=$!
+	answered "$T/rw.err" "$py" walked "$cs"
+	wait "$py"
+	cat "$T/pycopy" > "$T/pycopy.new" && cat "$T/pycopy.new" > "$T/pycopy"
+	"$T/pycopy" "$T/alloc.py" 1 & py=$!
+	answered "$T/rw.err" "$py" walked "$cs"
+	wait "$py"
+	kill -INT "$cs"
+fi
+wait "$cs"
+changed=$(sed -n 's/.*"files_changed_since_read":\([0-9]*\).*/\1/p' "$T/rw.out")
+walked=$(grep -c "answer: pid .*(pycopy): .*walked" "$T/rw.err")
+if [ "${changed:-0}" -ge 1 ] && [ "$walked" -ge 2 ]; then
+	pass "python-stacks: a Python file rewritten in place: counted ($changed), read again, walked ($walked answers)"
+else
+	fail "python-stacks: a Python file rewritten in place: counted, read again, walked" "files_changed_since_read ${changed:-none}, $walked answers walked: $(grep 'answer: .*(pycopy)' "$T/rw.err" | head -n 4 | tr '\n' ' ')"
 fi
