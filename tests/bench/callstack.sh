@@ -8,8 +8,8 @@
 # slowdown difference smaller than it is not a difference.  Each run is ~7 s: shorter runs measure the noise of a 2-core VM more
 # than the profiler.  Also: what the BPF program itself costs per sample
 # (kernel.bpf_stats_enabled), the most direct measure of marple's share.
-# CALLSTACK_BENCH_PARTS picks parts (default all): slowdown bpf pipeline rss
-# syms; e.g. CALLSTACK_BENCH_PARTS=pipeline for the capture-to-folded ratio.
+# CALLSTACK_BENCH_PARTS picks parts (default all): slowdown bpf pipeline
+# startup rss syms; e.g. CALLSTACK_BENCH_PARTS=pipeline for the capture-to-folded ratio.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 B="$MARPLE_BIN/workloads/burn"
@@ -168,6 +168,34 @@ elif [ "$have_perf" = 1 ]; then
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz, whole machine): marple $marple_total (callstack $mc + fold $mf) vs perf $perf_total (record $pc + script $ps + fold $pf): ratio $(awk -v a="$marple_total" -v b="$perf_total" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }') (floor: at most 0.1; load $l0 -> $(load))"
 else
 	echo "bench: callstack: CPU s from capture to folded file ($CAP s at 999 Hz): marple $marple_total (perf record unavailable)"
+fi
+
+# start-up: the CPU of a 0.1 s capture of the whole machine at 999 Hz
+# (mostly what comes before the first sample: the verifier's load of the
+# sampling program, the maps, the kernel's BTF), the median of 5 runs,
+# beside perf record -g's; BASE_BIN=DIR: another build's (main's) in the
+# same rounds, interleaved.  The trailer says what the verifier walked.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+if part startup; then
+	l0=$(load)
+	: > "$T/su.list"; : > "$T/sb.list"; : > "$T/sp.list"; : > "$T/su.walkers"
+	for rep in 1 2 3 4 5; do
+		cpu_run su marple-callstack -F 999 0.1 > "$T/su.marple" 2>/dev/null
+		awk '{ printf "%.1f\n", $1 * 1000 }' "$T/su.cpu" >> "$T/su.list"
+		tail -n 1 "$T/su.marple" | grep -o '"program_verified_insns":[0-9]*' |
+			tr '\n' ' ' >> "$T/su.walkers"
+		echo >> "$T/su.walkers"
+		if [ -n "${BASE_BIN:-}" ]; then
+			cpu_run sb "$BASE_BIN/marple-callstack" -F 999 0.1 > /dev/null 2>&1
+			awk '{ printf "%.1f\n", $1 * 1000 }' "$T/sb.cpu" >> "$T/sb.list"
+		fi
+		if [ "$have_perf" = 1 ]; then
+			cpu_run sp perf record -e cpu-clock -g -a -F 999 -o "$T/su.data" -- sleep 0.1 > /dev/null 2>&1
+			awk '{ printf "%.1f\n", $1 * 1000 }' "$T/sp.cpu" >> "$T/sp.list"
+		fi
+	done
+	base=; [ -n "${BASE_BIN:-}" ] && base=" (BASE_BIN's $(median < "$T/sb.list") ms)"
+	echo "bench: callstack: start-up, CPU ms of a 0.1 s capture (median of 5): marple-callstack $(median < "$T/su.list")$base vs perf record -g $(median < "$T/sp.list") (load $l0 -> $(load)); marple's runs: $(sort "$T/su.walkers" | uniq -c | tr -s ' \n' ' ')"
 fi
 
 # resident memory of a 1 s capture of the whole machine, beside perf's
