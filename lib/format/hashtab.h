@@ -1,4 +1,4 @@
-/* hashtab.h — marple's one hash function and its one table: distinct byte
+/* hashtab.h — marple's hash functions and its one table: distinct byte
  * strings (any bytes, NUL included), each with two counts.  Folded stacks in
  * marple-fold (count[1] the "after" of a differential), symbolized stacks in
  * the collectors (their frames NUL-separated), interned frame names.
@@ -25,6 +25,14 @@
 
 /* A fast 64-bit hash of bytes (not cryptographic): every table of marple's hashes with it. */
 uint64_t hashtab_hash(const void *p, size_t len);
+
+/* Another hash of bytes, for a table whose keys are often read as lines
+ * (marple-fold's stacks): hashtab_hash_to_nl hashes p[0, *len) while it finds
+ * the first '\n' in p[0, avail) (one pass, not memchr and then hashtab_hash;
+ * *len = SIZE_MAX when there is none), the same hash as hashtab_hash_line(p,
+ * *len) gives.  Such a table is used only through the _hashed calls. */
+uint64_t hashtab_hash_line(const void *p, size_t len);
+uint64_t hashtab_hash_to_nl(const void *p, size_t avail, size_t *len);
 
 struct hashtab;
 struct hashtab_entry {
