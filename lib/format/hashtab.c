@@ -6,10 +6,6 @@
 
 #include "util.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 static inline uint64_t rd64(const unsigned char *p)
 {
 	uint64_t v;
@@ -73,107 +69,30 @@ uint64_t hashtab_hash(const void *data, size_t len)
 	return mix(a ^ 0x8ebc6af09c88c6e3ull ^ h, b ^ 0x589965cc75374cc3ull);
 }
 
-/* The line hash (hashtab.h): 16-byte blocks taken in turn by two lanes (a
- * block's multiply does not wait for the one before: the lanes swap after
- * each block), then the last 0-15 bytes zero-filled, with the length.  A
- * block is the same whether the end was known before (hashtab_hash_line) or
- * found in it (hashtab_hash_to_nl). */
-
-#define LINE_SEED0 0x243f6a8885a308d3ull
-#define LINE_SEED1 0x13198a2e03707344ull
-
-static inline void line_block(uint64_t *a, uint64_t *b, uint64_t lo, uint64_t hi)
-{
-	uint64_t t = mix(lo ^ 0xa0761d6478bd642full ^ *a, hi ^ 0xe7037ed1a0b428dbull);
-	*a = *b;
-	*b = t;
-}
-
-static inline uint64_t line_finish(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, size_t len)
-{
-	return mix(mix(lo ^ 0x8ebc6af09c88c6e3ull ^ a, hi ^ 0x589965cc75374cc3ull ^ len) ^ b,
-		   0x452821e638d01377ull ^ len);
-}
-
-/* Bytes 0-7 of the last r < 16 bytes at p, zero-filled (no copy: loads
- * that may overlap, as hashtab_hash's). */
-static inline uint64_t line_low(const unsigned char *p, size_t r)
-{
-	uint32_t x, y;
-
-	if (r >= 8)
-		return rd64(p);
-	if (r >= 4) {
-		memcpy(&x, p, 4);
-		memcpy(&y, p + r - 4, 4);
-		return x | ((uint64_t)y >> (8 * (8 - r))) << 32;
-	}
-	uint64_t v = 0;
-	for (size_t i = 0; i < r; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/* Bytes 8-15 of the same, zero-filled. */
-static inline uint64_t line_high(const unsigned char *p, size_t r)
-{
-	return r <= 8 ? 0 : rd64(p + r - 8) >> (8 * (16 - r));
-}
-
 uint64_t hashtab_hash_line(const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t a = LINE_SEED0, b = LINE_SEED1, w[2];
+	struct hashtab_line h = HASHTAB_LINE_START;
 	size_t i = 0;
 
-	for (; i + 16 <= len; i += 16) {
-		memcpy(w, p + i, 16);
-		line_block(&a, &b, w[0], w[1]);
-	}
-	return line_finish(a, b, line_low(p + i, len - i), line_high(p + i, len - i), len);
-}
-
-/* Where the first '\n' of the 16 bytes at p is (16: none): SSE2 on x86-64
- * (every x86-64 has it: three instructions), else eight bytes at a time,
- * the borrow of a zero byte running only upwards (the lowest flag exact). */
-static inline unsigned line_nl_at(const unsigned char *p)
-{
-#ifdef __SSE2__
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('\n')));
-	return m ? (unsigned)__builtin_ctz(m) : 16;
-#else
-	for (unsigned k = 0; k < 16; k += 8) {
-		uint64_t x = rd64(p + k) ^ 0x0a0a0a0a0a0a0a0aull;
-		uint64_t t = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-		if (t)
-			return k + (unsigned)__builtin_ctzll(t) / 8;
-	}
-	return 16;
-#endif
-}
-
-/* The first k < 8 bytes of w, zero-filled. */
-static inline uint64_t line_first(uint64_t w, unsigned k)
-{
-	return k ? w & (~0ull >> (64 - 8 * k)) : 0;
+	for (; i + 16 <= len; i += 16)
+		hashtab_line_block(&h, p + i);
+	return hashtab_line_end(&h, p + i, len - i, len);
 }
 
 uint64_t hashtab_hash_to_nl(const void *data, size_t avail, size_t *len)
 {
 	const unsigned char *p = data;
-	uint64_t a = LINE_SEED0, b = LINE_SEED1, lo, hi;
+	struct hashtab_line h = HASHTAB_LINE_START;
 	size_t i = 0;
 
 	for (; i + 16 <= avail; i += 16) {
-		unsigned k = line_nl_at(p + i);
-		lo = rd64(p + i);
-		hi = rd64(p + i + 8);
-		if (k < 16) {	/* the end: the bytes from it on zeroed */
-			*len = i + k;
-			return line_finish(a, b, k < 8 ? line_first(lo, k) : lo, k < 8 ? 0 : line_first(hi, k - 8), *len);
+		unsigned m = hashtab_line_nl(p + i);
+		if (m) {
+			*len = i + (size_t)__builtin_ctz(m);
+			return hashtab_line_end(&h, p + i, *len - i, *len);
 		}
-		line_block(&a, &b, lo, hi);
+		hashtab_line_block(&h, p + i);
 	}
 	const unsigned char *end = memchr(p + i, '\n', avail - i);
 	if (!end) {
@@ -181,7 +100,7 @@ uint64_t hashtab_hash_to_nl(const void *data, size_t avail, size_t *len)
 		return 0;
 	}
 	*len = (size_t)(end - p);
-	return line_finish(a, b, line_low(p + i, *len - i), line_high(p + i, *len - i), *len);
+	return hashtab_line_end(&h, p + i, *len - i, *len);
 }
 
 struct arena_block {
