@@ -6,19 +6,6 @@
 
 #include "util.h"
 
-static inline uint64_t rd64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint64_t mix(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
 /* Keys of 128 bytes and more (whole samples of perf script) in four lanes
  * of 16 bytes: the multiplies no longer wait for each other, 2.3 times as
  * fast.  Shorter keys hash as they always did. */
@@ -29,17 +16,17 @@ static uint64_t hash_lanes(const unsigned char **pp, size_t *lenp, uint64_t h)
 	uint64_t l1 = h ^ 0x452821e638d01377ull, l2 = h ^ 0xbe5466cf34e90c6cull, l3 = h ^ 0xc0ac29b7c97c50ddull;
 
 	while (len >= 64) {
-		h = mix(rd64(p) ^ 0xa0761d6478bd642full ^ h, rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
-		l1 = mix(rd64(p + 16) ^ 0xa0761d6478bd642full ^ l1, rd64(p + 24) ^ 0xe7037ed1a0b428dbull);
-		l2 = mix(rd64(p + 32) ^ 0xa0761d6478bd642full ^ l2, rd64(p + 40) ^ 0xe7037ed1a0b428dbull);
-		l3 = mix(rd64(p + 48) ^ 0xa0761d6478bd642full ^ l3, rd64(p + 56) ^ 0xe7037ed1a0b428dbull);
+		h = hashtab_mix(hashtab_rd64(p) ^ 0xa0761d6478bd642full ^ h, hashtab_rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
+		l1 = hashtab_mix(hashtab_rd64(p + 16) ^ 0xa0761d6478bd642full ^ l1, hashtab_rd64(p + 24) ^ 0xe7037ed1a0b428dbull);
+		l2 = hashtab_mix(hashtab_rd64(p + 32) ^ 0xa0761d6478bd642full ^ l2, hashtab_rd64(p + 40) ^ 0xe7037ed1a0b428dbull);
+		l3 = hashtab_mix(hashtab_rd64(p + 48) ^ 0xa0761d6478bd642full ^ l3, hashtab_rd64(p + 56) ^ 0xe7037ed1a0b428dbull);
 		p += 64;
 		len -= 64;
 	}
 	*pp = p;
 	*lenp = len;
-	return mix(h ^ 0x8ebc6af09c88c6e3ull, l1 ^ 0x589965cc75374cc3ull) ^
-	       mix(l2 ^ 0x8ebc6af09c88c6e3ull, l3 ^ 0x589965cc75374cc3ull);
+	return hashtab_mix(h ^ 0x8ebc6af09c88c6e3ull, l1 ^ 0x589965cc75374cc3ull) ^
+	       hashtab_mix(l2 ^ 0x8ebc6af09c88c6e3ull, l3 ^ 0x589965cc75374cc3ull);
 }
 
 uint64_t hashtab_hash(const void *data, size_t len)
@@ -49,14 +36,14 @@ uint64_t hashtab_hash(const void *data, size_t len)
 	if (len >= 128)
 		h = hash_lanes(&p, &len, h);
 	while (len >= 16) {
-		h = mix(rd64(p) ^ 0xa0761d6478bd642full ^ h, rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
+		h = hashtab_mix(hashtab_rd64(p) ^ 0xa0761d6478bd642full ^ h, hashtab_rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
 		p += 16;
 		len -= 16;
 	}
 	uint64_t a = 0, b = 0;
 	if (len >= 8) {
-		a = rd64(p);
-		b = rd64(p + len - 8);
+		a = hashtab_rd64(p);
+		b = hashtab_rd64(p + len - 8);
 	} else if (len >= 4) {
 		uint32_t x, y;
 		memcpy(&x, p, 4);
@@ -66,7 +53,7 @@ uint64_t hashtab_hash(const void *data, size_t len)
 	} else if (len > 0) {
 		a = ((uint64_t)p[0] << 16) | ((uint64_t)p[len >> 1] << 8) | p[len - 1];
 	}
-	return mix(a ^ 0x8ebc6af09c88c6e3ull ^ h, b ^ 0x589965cc75374cc3ull);
+	return hashtab_mix(a ^ 0x8ebc6af09c88c6e3ull ^ h, b ^ 0x589965cc75374cc3ull);
 }
 
 uint64_t hashtab_hash_line(const void *data, size_t len)

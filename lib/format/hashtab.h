@@ -52,14 +52,16 @@ struct hashtab_line {
 };
 #define HASHTAB_LINE_START ((struct hashtab_line){ 0x243f6a8885a308d3ull, 0x13198a2e03707344ull })
 
-static inline uint64_t hashtab_line_rd64(const unsigned char *p)
+/* The pieces of both hashes: 8 bytes as read (little-endian on x86-64),
+ * and a 64x64 multiply folded to 64 bits. */
+static inline uint64_t hashtab_rd64(const unsigned char *p)
 {
 	uint64_t v;
 	memcpy(&v, p, 8);
 	return v;
 }
 
-static inline uint64_t hashtab_line_mix(uint64_t a, uint64_t b)
+static inline uint64_t hashtab_mix(uint64_t a, uint64_t b)
 {
 	__uint128_t r = (__uint128_t)a * b;
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
@@ -68,8 +70,8 @@ static inline uint64_t hashtab_line_mix(uint64_t a, uint64_t b)
 static inline void hashtab_line_block(struct hashtab_line *h, const void *block)
 {
 	const unsigned char *p = block;
-	uint64_t t = hashtab_line_mix(hashtab_line_rd64(p) ^ 0xa0761d6478bd642full ^ h->a,
-				      hashtab_line_rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
+	uint64_t t = hashtab_mix(hashtab_rd64(p) ^ 0xa0761d6478bd642full ^ h->a,
+				      hashtab_rd64(p + 8) ^ 0xe7037ed1a0b428dbull);
 	h->a = h->b;
 	h->b = t;
 }
@@ -81,7 +83,7 @@ static inline uint64_t hashtab_line_low(const unsigned char *p, size_t r)
 	uint64_t v = 0;
 
 	if (r >= 8)
-		return hashtab_line_rd64(p);
+		return hashtab_rd64(p);
 	if (r >= 4) {
 		memcpy(&x, p, 4);
 		memcpy(&y, p + r - 4, 4);
@@ -96,9 +98,9 @@ static inline uint64_t hashtab_line_low(const unsigned char *p, size_t r)
 static inline uint64_t hashtab_line_end(const struct hashtab_line *h, const void *last, size_t r, size_t len)
 {
 	const unsigned char *p = last;
-	uint64_t lo = hashtab_line_low(p, r), hi = r <= 8 ? 0 : hashtab_line_rd64(p + r - 8) >> (8 * (16 - r));
+	uint64_t lo = hashtab_line_low(p, r), hi = r <= 8 ? 0 : hashtab_rd64(p + r - 8) >> (8 * (16 - r));
 
-	return hashtab_line_mix(hashtab_line_mix(lo ^ 0x8ebc6af09c88c6e3ull ^ h->a, hi ^ 0x589965cc75374cc3ull ^ len) ^ h->b,
+	return hashtab_mix(hashtab_mix(lo ^ 0x8ebc6af09c88c6e3ull ^ h->a, hi ^ 0x589965cc75374cc3ull ^ len) ^ h->b,
 				0x452821e638d01377ull ^ len);
 }
 
@@ -113,7 +115,7 @@ static inline unsigned hashtab_line_nl(const void *block)
 #else
 	unsigned m = 0;
 	for (unsigned k = 0; k < 16; k += 8) {
-		uint64_t x = hashtab_line_rd64((const unsigned char *)block + k) ^ 0x0a0a0a0a0a0a0a0aull;
+		uint64_t x = hashtab_rd64((const unsigned char *)block + k) ^ 0x0a0a0a0a0a0a0a0aull;
 		uint64_t nonzero = (((x & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | x) & 0x8080808080808080ull;
 		uint64_t zero = (~nonzero & 0x8080808080808080ull) >> 7;
 		m |= (unsigned)((zero * 0x0102040810204080ull) >> 56) << k;
