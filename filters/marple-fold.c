@@ -74,6 +74,7 @@ struct ctx {
 	size_t plain_ids_cap;
 	struct hashtab *written;	/* stream records' frames as written -> the id
 					 * of their key, for those that are not it */
+	int written_first;	/* the last record seen before was found there */
 	struct perfscript *ps;
 	struct timed_fold timed;
 	uint64_t untimed;	/* sections --from/--to could not use */
@@ -401,6 +402,17 @@ static int plain_frames(const char *f, size_t n)
 	return 1;
 }
 
+/* Frames as written f[0, n) (h: their hash) counted under the key they
+ * were decoded to before, if they were. */
+static int add_written(struct ctx *c, const char *f, size_t n, uint64_t h, uint64_t weight)
+{
+	const struct hashtab_entry *e = c->written ? hashtab_find_hashed(c->written, h, f, n) : NULL;
+
+	if (e)
+		add_at(c, e->count[0], weight);
+	return e != NULL;
+}
+
 /* A stack record's frames as written, f[0, n) (h: their hashtab_hash_line,
  * the hash of agg's and written's keys), seen before: counted
  * under their key with one hash, no scan and no decoding (most records of a
@@ -408,22 +420,24 @@ static int plain_frames(const char *f, size_t n)
  * record's frames as written, plain, were that key before (plain_ids: a key
  * found that came otherwise, from escapes or folded text, may be another
  * record's decoding), else from what frames as written were decoded to
- * before (written). */
+ * before (written: never a plain record's, so the two never both answer).
+ * Where the last record was found is asked first: a stream whose records
+ * are escaped (C++ names) looks in agg for nothing no more. */
 static int add_seen(struct ctx *c, const char *f, size_t n, uint64_t h, uint64_t weight)
 {
 	if (!keys_as_given())
 		return 0;
+	if (c->written_first && add_written(c, f, n, h, weight))
+		return 1;
 	const struct hashtab_entry *e = hashtab_find_hashed(c->agg, h, f, n);
 	size_t id = e ? hashtab_index(c->agg, e) : 0;
 
 	if (e && (c->plain_ids[id / 64] >> (id % 64) & 1)) {
 		add_at(c, id, weight);
+		c->written_first = 0;
 		return 1;
 	}
-	if (!c->written || !(e = hashtab_find_hashed(c->written, h, f, n)))
-		return 0;
-	add_at(c, e->count[0], weight);
-	return 1;
+	return !c->written_first && (c->written_first = add_written(c, f, n, h, weight));
 }
 
 /* Frames as written, f[0, n), that were decoded to the key of id (one
