@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 49
+plan 50
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -171,6 +171,17 @@ printf 'x;p%%41 16\n' > "$T/seen.folded"
 printf 'x;p%%41 21\nx;pA 2\nx;plain 24\n' > "$T/seen.exp"
 marple-fold "$T/seen.folded" "$T/seen.marple" > "$T/o" 2> "$T/e"
 check "fold: a record written as a key that was decoded is decoded" sh -c "cmp '$T/seen.exp' '$T/o' || { cat '$T/o' '$T/e'; false; }"
+# Records seen before are hashed as their ends are found, 16 bytes a step:
+# frames of every length from 1 to 80 bytes, over 256 KiB (a read ends
+# inside a record), fold as parsed frame by frame (-H: no record taken so).
+awk 'BEGIN { print "{\"marple\":1,\"interface\":\"x\",\"datatype\":\"stack\",\"host\":\"h\"}"
+	s = "main;run;parse_input;lex;next_token;read_char;fill;refill_buffer;sys_read"
+	for (r = 0; r < 100; r++) for (n = 1; n <= 80; n++) print (r % 7 + 1) "#" substr(s, 1, n) }' > "$T/lens.marple"
+marple-fold "$T/lens.marple" > "$T/o" 2> "$T/e"
+marple-fold -H "$T/lens.marple" 2> /dev/null | sed 's/^h;//' > "$T/o2"
+check "fold: records of 1-80 bytes hashed as read: the stacks as parsed one by one" sh -c "
+	test \"\$(wc -l < '$T/o')\" -ge 70 && test \"\$(wc -c < '$T/lens.marple')\" -gt 262144 && cmp '$T/o' '$T/o2' ||
+	{ wc -l '$T/o' '$T/o2'; diff '$T/o' '$T/o2' | head -5; cat '$T/e'; false; }"
 # Records seen before are taken many at a time from what is read: a bad
 # line among them and a trailer's count are still said with their lines.
 { echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
