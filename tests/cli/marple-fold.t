@@ -1,6 +1,6 @@
 # marple-fold: input detection, re-aggregation, streams, --diff, bad input and exit codes.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 50
+plan 51
 S="$DATA/sample.marple"
 
 printf 'a;b 1\nc 3\na;b 2\n' > "$T/f1"
@@ -182,6 +182,17 @@ marple-fold -H "$T/lens.marple" 2> /dev/null | sed 's/^h;//' > "$T/o2"
 check "fold: records of 1-80 bytes hashed as read: the stacks as parsed one by one" sh -c "
 	test \"\$(wc -l < '$T/o')\" -ge 70 && test \"\$(wc -c < '$T/lens.marple')\" -gt 262144 && cmp '$T/o' '$T/o2' ||
 	{ wc -l '$T/o' '$T/o2'; diff '$T/o' '$T/o2' | head -5; cat '$T/e'; false; }"
+# Folded lines read ahead are hashed as their ends are found, the hash of
+# the stack taken from before its count: stacks of 1-120 bytes, counts of
+# 1-20 digits, over 256 KiB, fold as --nolineno's line by line (no frame
+# here has a line to strip): one line a stack, the same sums.
+awk 'BEGIN { s = "main;run;parse_input;lex;next_token;read_char;fill;refill_buffer;sys_read;a_function_with_a_long_name"
+	for (r = 0; r < 60; r++) for (n = 1; n <= 120; n++) print substr(s, 1, n) " " substr("98765432109876543210", 1, (r + n) % 20 + 1) }' > "$T/lens.folded"
+marple-fold "$T/lens.folded" > "$T/o" 2> "$T/e"
+marple-fold --nolineno "$T/lens.folded" > "$T/o2" 2> /dev/null
+check "fold: folded lines of 1-120 bytes hashed as read: the stacks as read one by one" sh -c "
+	test \"\$(wc -l < '$T/o')\" -ge 100 && test \"\$(wc -c < '$T/lens.folded')\" -gt 262144 && cmp '$T/o' '$T/o2' ||
+	{ wc -l '$T/o' '$T/o2'; diff '$T/o' '$T/o2' | head -5; head -5 '$T/e'; false; }"
 # Records seen before are taken many at a time from what is read: a bad
 # line among them and a trailer's count are still said with their lines.
 { echo '{"marple":1,"interface":"x","datatype":"stack","host":"h"}'
