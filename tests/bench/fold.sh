@@ -10,7 +10,7 @@
 #   folded text: marple-fold's output of those, repeated to >= 100 MB.
 # Also: MB/s and max RSS on the 300 MB file, and the same through a pipe.
 # BASE_BIN=DIR: another build's marple-fold (main's) measured beside this
-# one's on the same files, in the same minutes; each line ends with the load.
+# one's on the same files, runs taken in turn; each line ends with the load.
 set -u
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 . "$MARPLE_TOP/tests/bench/lib/cputime.sh"
@@ -22,14 +22,29 @@ repeat() {
 	_n=$(( $3 * 1048576 / $(wc -c < "$1") + 1 ))
 	_i=0; while [ $_i -lt $_n ]; do cat "$1"; _i=$((_i + 1)); done > "$2"
 }
-# against_wc WHAT FILE: marple-fold's CPU time on FILE beside wc -l's
+# least_ms A B: the lesser of two CPU times ("" for none yet)
+least_ms() {
+	awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 < b + 0) ? a : b }'
+}
+# against_wc WHAT FILE: marple-fold's CPU time on FILE beside wc -l's (and
+# BASE_BIN's), each the least of CPU_REPS runs taken in turn, one of each a
+# round (the load moves all alike), with the time a line
 against_wc() {
-	_f=$(cpu_ms marple-fold "$2"); _w=$(cpu_ms wc -l "$2"); _b=
-	if [ -n "${BASE_BIN:-}" ]; then
-		_bf=$(cpu_ms "$BASE_BIN/marple-fold" "$2")
-		_b=" (BASE_BIN's $_bf ms: $(cpu_ratio "$_bf" "$_w")x)"
-	fi
-	echo "bench: fold: $1 ($(( $(wc -c < "$2") / 1048576 )) MiB, $(wc -l < "$2") lines): marple-fold $_f ms CPU, wc -l $_w ms: $(cpu_ratio "$_f" "$_w")x$_b (floor: <= 2.5x; load $(cut -d ' ' -f 1 /proc/loadavg))"
+	_f=; _w=; _bf=; _i=0
+	while [ "$_i" -lt "$CPU_REPS" ]; do
+		_f=$(least_ms "$(cpu_ms_once marple-fold "$2")" "$_f")
+		_w=$(least_ms "$(cpu_ms_once wc -l "$2")" "$_w")
+		[ -z "${BASE_BIN:-}" ] || _bf=$(least_ms "$(cpu_ms_once "$BASE_BIN/marple-fold" "$2")" "$_bf")
+		_i=$((_i + 1))
+	done
+	_l=$(wc -l < "$2") _b=
+	[ -z "$_bf" ] || _b=" (BASE_BIN's $_bf ms: $(cpu_ratio "$_bf" "$_w")x)"
+	echo "bench: fold: $1 ($(( $(wc -c < "$2") / 1048576 )) MiB, $_l lines): marple-fold $_f ms CPU ($(awk -v m="$_f" -v l="$_l" 'BEGIN { printf "%.0f", m * 1e6 / l }') ns a line), wc -l $_w ms: $(cpu_ratio "$_f" "$_w")x$_b (floor: <= 2.5x; load $(cut -d ' ' -f 1 /proc/loadavg))"
+}
+# cpu_ms_once CMD...: the CPU time (ms) of one run of CMD, as cpu_ms takes it
+cpu_ms_once() {
+	python3 "$MARPLE_TOP/tests/bench/cputime.py" "$_cpu_tmp" "$@" > /dev/null 2>&1
+	awk '{ printf "%.1f", ($1 + $2) * 1000 }' "$_cpu_tmp"
 }
 
 for f in "$C"/*.txt; do cat "$f"; echo; done |
