@@ -8,8 +8,10 @@
  * in its .debug/, under DEBUGROOT); libdw (dwfl) indexes its compile units
  * at open and reads a unit into sorted address tables (table_bytes) the
  * first time an address in it is looked up (its CPU in build_ns): a lookup
- * is three binary searches.  The file stays open meanwhile (libdw's
- * reader and its descriptor).  A file whose debug sections exceed the
+ * is three binary searches.  The file stays open meanwhile (a copy of its
+ * descriptor); libdw's reader is let go after the index and after each MiB
+ * of units read (what it keeps of a unit, until its end, held 13 MB of a
+ * second's capture), opened again for the next unit asked.  A file whose debug sections exceed the
  * memory bound is refused, not read; every lookup that found nothing is
  * counted by its reason, never guessed.  Code with lines but no function DIE (assembler)
  * gives one frame named "??" with its file:line, as addr2line does.
