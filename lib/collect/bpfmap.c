@@ -106,6 +106,22 @@ int bpfmap_view_open(struct bpfmap_view *v, int fd, int prot)
 	return 0;
 }
 
+int bpfmap_view_window(struct bpfmap_view *v, size_t start, size_t end)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!v->base || start >= end || end > v->len) {
+		errno = ENOSPC;
+		return -1;
+	}
+	start &= ~(page - 1);
+	end = (end + page - 1) & ~(page - 1);
+	/* over the reservation, at the same offset of the array */
+	if (mmap(v->base + start, end - start, v->prot, MAP_SHARED | MAP_FIXED, v->fd, (off_t)start) == MAP_FAILED)
+		return -1;
+	return 0;
+}
+
 int bpfmap_view_reach(struct bpfmap_view *v, size_t end)
 {
 	if (end <= v->mapped)
@@ -117,12 +133,17 @@ int bpfmap_view_reach(struct bpfmap_view *v, size_t end)
 	size_t to = (end + BPFMAP_VIEW_STEP - 1) / BPFMAP_VIEW_STEP * BPFMAP_VIEW_STEP;
 	if (to > v->len)
 		to = v->len;
-	/* over the reservation, at the same offset of the array */
-	if (mmap(v->base + v->mapped, to - v->mapped, v->prot, MAP_SHARED | MAP_FIXED, v->fd, (off_t)v->mapped) ==
-	    MAP_FAILED)
+	if (bpfmap_view_window(v, v->mapped, to) != 0)
 		return -1;
 	v->mapped = to;
 	return 0;
+}
+
+void bpfmap_view_let_go(struct bpfmap_view *v)
+{
+	if (v->base &&
+	    mmap(v->base, v->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) != MAP_FAILED)
+		v->mapped = 0;
 }
 
 void bpfmap_view_close(struct bpfmap_view *v)

@@ -29,11 +29,15 @@ uint64_t bpfmap_percpu_sum(int fd, uint32_t key);
  * used or not: the unwind tables' 32 MiB of rows held 29 MiB never written
  * in a second's capture.  A view reserves the address space of the whole
  * array and maps a prefix of it, grown as the user side writes further
- * (the kernel's copy is the same, whole, either way):
+ * (the kernel's copy is the same, whole, either way), or only the window
+ * written now, let go after (the unwind rows: a second's capture of a build
+ * wrote 14 MB of rows, never read back by us):
  *
  *   struct bpfmap_view v;
  *   bpfmap_view_open(&v, fd, PROT_READ | PROT_WRITE);  // nothing mapped yet
  *   if (bpfmap_view_reach(&v, end) == 0) ... v.base[0..end) ...
+ *   if (bpfmap_view_window(&v, start, end) == 0) ... v.base[start..end) ...
+ *   bpfmap_view_let_go(&v);                            // nothing mapped again
  *   bpfmap_view_close(&v);
  */
 struct bpfmap_view {
@@ -49,6 +53,12 @@ int bpfmap_view_open(struct bpfmap_view *v, int fd, int prot);
  * is past the array or mmap failed. */
 #define BPFMAP_VIEW_STEP (256u << 10)
 int bpfmap_view_reach(struct bpfmap_view *v, size_t end);
+/* base[start..end) mapped (to whole pages), whatever was before: 0, or -1
+ * if the window is empty or past the array, or mmap failed. */
+int bpfmap_view_window(struct bpfmap_view *v, size_t start, size_t end);
+/* Every page mapped back to the reservation: not resident in us any more
+ * (the array keeps its contents). */
+void bpfmap_view_let_go(struct bpfmap_view *v);
 void bpfmap_view_close(struct bpfmap_view *v);
 
 /* A uint32_t of a BPF object's .rodata by its name, before load (as a

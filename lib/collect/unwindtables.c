@@ -343,19 +343,19 @@ static void add_table(struct unwindtables *t, struct file *f, uint32_t off, uint
 	t->fdes_debug_frame += st->fdes_debug_frame;
 }
 
-/* unwind_rows mapped up to word words (at most the map's end): 0, or -1. */
-static int reach_words(struct unwindtables *t, uint64_t words)
+/* unwind_rows mapped from word off for words words (at most to the map's
+ * end): 0, or -1.  Only while the table is written (build_file). */
+static int reach_words(struct unwindtables *t, uint64_t off, uint64_t words)
 {
-	if (words > t->words_cap)
-		words = t->words_cap;
-	return bpfmap_view_reach(&t->rows_view, (size_t)words * 4);
+	uint64_t end = off + words > t->words_cap ? t->words_cap : off + words;
+	return bpfmap_view_window(&t->rows_view, (size_t)off * 4, (size_t)end * 4);
 }
 
 /* A place for a table of words words, mapped (unwindtablesroom_place). */
 static uint32_t take_room(struct unwindtables *t, uint64_t words)
 {
 	uint32_t off = unwindtablesroom_place(&t->room, &t->words_used, t->words_cap, words, t->files_fd, &t->evictions);
-	if (off != UNWINDTABLESROOM_NONE && reach_words(t, (uint64_t)off + words) != 0) {
+	if (off != UNWINDTABLESROOM_NONE && reach_words(t, off, words) != 0) {
 		unwindtablesroom_give(&t->room, &t->words_used, off, (uint32_t)words);
 		off = UNWINDTABLESROOM_NONE;
 	}
@@ -367,7 +367,7 @@ static uint32_t take_room(struct unwindtables *t, uint64_t words)
  * --unwind-memory): its rows in our buffer (reused from file to file), read
  * from the cache when it has them, else built (and cached), then compacted
  * into a free part of the map (take_room). */
-static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
+static void build_rows(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
 {
 	struct unwindtables_rowstats st;
 	struct unwindtablescache_ticket ticket;
@@ -436,6 +436,14 @@ static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 	}
 	if (cache)
 		unwindtablescache_abandon(t->cache, &ticket);
+}
+
+/* build_rows, then the rows written let go of: only the kernel reads them
+ * after (a second's capture of a build held 14 MB of them resident). */
+static void build_file(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
+{
+	build_rows(t, f, elf, fd, path);
+	bpfmap_view_let_go(&t->rows_view);
 }
 
 /* An executable mapping: its maps line, whether it is of a file (0:
