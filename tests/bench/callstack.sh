@@ -198,19 +198,27 @@ if part startup; then
 	echo "bench: callstack: start-up, CPU ms of a 0.1 s capture (median of 5): marple-callstack $(median < "$T/su.list")$base vs perf record -g $(median < "$T/sp.list") (load $l0 -> $(load)); marple's runs: $(sort "$T/su.walkers" | uniq -c | tr -s ' \n' ' ')"
 fi
 
-# resident memory of a 1 s capture of the whole machine, beside perf's
+# resident memory of a 1 s capture of the whole machine, 5 runs (the floor
+# holds in every one; what the peak holds follows what ran), BASE_BIN's in
+# the same rounds, interleaved, beside perf's
 rss_mb() {
 	/usr/bin/time -f '%M' -o "$T/rss" "$@" > /dev/null 2>&1
-	awk '{ kb = $1 } END { printf "%.0f", kb / 1024 }' "$T/rss"
+	awk '{ kb = $1 } END { printf "%.0f\n", kb / 1024 }' "$T/rss"
 }
-part rss && m=$(rss_mb marple-callstack 1)
-if ! part rss; then
-	:
-elif [ "$have_perf" = 1 ]; then
-	p=$(rss_mb perf record -e cpu-clock -g -a -F 99 -o "$T/rss.data" -- sleep 1)
-	echo "bench: callstack: max RSS of a 1 s capture: marple-callstack 1 $m MB vs perf record -g $p MB (floor: marple <= 64 MB)"
-else
-	echo "bench: callstack: max RSS of a 1 s capture: marple-callstack 1 $m MB (floor: <= 64 MB; perf record unavailable)"
+if part rss; then
+	l0=$(load)
+	: > "$T/rm.list"; : > "$T/rb.list"
+	for rep in 1 2 3 4 5; do
+		rss_mb marple-callstack 1 >> "$T/rm.list"
+		if [ -n "${BASE_BIN:-}" ]; then
+			rss_mb "$BASE_BIN/marple-callstack" 1 >> "$T/rb.list"
+		fi
+	done
+	m="$(sort -n "$T/rm.list" | tr '\n' ' ')(max $(sort -n "$T/rm.list" | tail -n 1))"
+	base=; [ -n "${BASE_BIN:-}" ] && base=" (BASE_BIN's $(sort -n "$T/rb.list" | tr '\n' ' ')MB)"
+	p="unavailable"
+	[ "$have_perf" = 1 ] && p="$(rss_mb perf record -e cpu-clock -g -a -F 99 -o "$T/rss.data" -- sleep 1) MB"
+	echo "bench: callstack: max RSS of a 1 s capture, 5 runs: marple-callstack 1 $m MB$base vs perf record -g $p (floor: marple <= 64 MB every run; load $l0 -> $(load))"
 fi
 
 # symbolization: 10,000 unique 16-frame stacks (user + kernel) from a fresh cache
