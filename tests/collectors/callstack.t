@@ -1,6 +1,6 @@
 # marple-callstack against bundled workloads whose stacks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 21
+plan 22
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
@@ -103,3 +103,20 @@ fi
 fpfull=$(weight "$T/fp.out" 'main;chain_a;chain_b;chain_c(;|$)')
 check "callstack: with --unwind fp the chain is lost (as documented)" test "$fpfull" -eq 0
 check "callstack: --dwarf trailer reports the unwinding" grep -q '"unwind":{"stacks":' "$T/dw.out"
+
+# 5. The key's comm is read from the task (not bpf_get_current_comm): a
+# thread renamed with prctl (spinners' spin0, spin1, from "spinners") and a
+# program whose name the kernel cut to 15 bytes keep exactly their names.
+cp "$W/burn" "$T/a-long-program-name"
+printf '%s\n' "timeout 1 '$T/a-long-program-name' 1000000000 & '$W/spinners' 2 1 > /dev/null; wait" > "$T/comm.sh"
+"$CS" --unwind fp --no-python -F 499 -c "sh $T/comm.sh" > "$T/comm.out" 2> "$T/comm.err"; rc=$?
+comms=$(untag "$T/comm.out" | awk 'index($0, "#") && substr($0, 1, 1) != "{" {
+	f = substr($0, index($0, "#") + 1); sub(/;.*/, "", f); print f }' | sort -u | grep -E '^(spin|a-long)' | paste -sd' ')
+# every comm beginning so: none but these
+odd=$(echo "$comms" | tr ' ' '\n' | grep -Evx 'spin0|spin1|spinners|a-long-program-' | paste -sd' ')
+if [ "$rc" -eq 0 ] && [ -z "$odd" ] && [ "$(weight "$T/comm.out" '^spin0;')" -gt 0 ] &&
+   [ "$(weight "$T/comm.out" '^spin1;')" -gt 0 ] && [ "$(weight "$T/comm.out" '^a-long-program-;')" -gt 0 ]; then
+	pass "callstack: --unwind fp: renamed threads' and a cut name's comms exact ($comms)"
+else
+	fail "callstack: --unwind fp: renamed threads' and a cut name's comms exact" "exit $rc, comms: $comms; $(tail -n 2 "$T/comm.err" | tr '\n' ' ')"
+fi
