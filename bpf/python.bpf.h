@@ -214,8 +214,9 @@ __noinline int py_proc_from_file(struct py_proc *out)
 	__u32 exec_id = out->exec_id;
 	__u64 bias = BPF_CORE_READ(mm, start_code) - f->text_vaddr;
 	int found = PY_FOUND_PROGRAM;
-	if (f->launch_slot)
-		found = py_proc_from_library(out, bias + f->launch_slot, &k);
+	if (f->launch_slot)	/* (a launcher of a libpython: not met without CPython's walk) */
+		found = py_walks & PY_WALKS_CPYTHON ? py_proc_from_library(out, bias + f->launch_slot, &k)
+						    : PY_FOUND_NONE;
 	else
 		*out = f->proc, out->runtime += bias;
 	if (found != PY_FOUND_PROGRAM && found != PY_FOUND_LIBRARY)
