@@ -114,6 +114,11 @@ static __always_inline void py_count(__u32 idx)
  * never meets the call: a launcher's processes then wait for user space. */
 const volatile __u32 py_find_vma = 0;
 
+/* The interpreters whose walks are loaded (enum py_walks): the verifier
+ * does not check the others' (1-3 ms of the load each); user space never
+ * asks for one of them (pyframes_walks_for) */
+const volatile __u32 py_walks = PY_WALKS_ALL;
+
 /* How py_proc_from_file found a new process (enum py_found). */
 enum py_found {
 	PY_FOUND_NONE,			/* its program is no Python file known */
@@ -209,8 +214,9 @@ __noinline int py_proc_from_file(struct py_proc *out)
 	__u32 exec_id = out->exec_id;
 	__u64 bias = BPF_CORE_READ(mm, start_code) - f->text_vaddr;
 	int found = PY_FOUND_PROGRAM;
-	if (f->launch_slot)
-		found = py_proc_from_library(out, bias + f->launch_slot, &k);
+	if (f->launch_slot)	/* (a launcher of a libpython: not met without CPython's walk) */
+		found = py_walks & PY_WALKS_CPYTHON ? py_proc_from_library(out, bias + f->launch_slot, &k)
+						    : PY_FOUND_NONE;
 	else
 		*out = f->proc, out->runtime += bias;
 	if (found != PY_FOUND_PROGRAM && found != PY_FOUND_LIBRARY)
@@ -1081,11 +1087,20 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	py_count(PY_SAMPLES);
 	__u64 frame = 0;
 	if (p->flags & (PY_F_PERL | PY_F_RUBY)) {
-		int n = p->flags & PY_F_PERL ? perl_walk_frames(p, tid, head, base, max)
-					     : ruby_walk_frames(p, tid, head, base, max);
+		int n = 0;
+		if (p->flags & PY_F_PERL) {
+			if (py_walks & PY_WALKS_PERL)
+				n = perl_walk_frames(p, tid, head, base, max);
+		} else if (py_walks & PY_WALKS_RUBY) {
+			n = ruby_walk_frames(p, tid, head, base, max);
+		}
 		if (n == 0)
 			py_count(PY_NO_FRAMES);
 		return n;
+	}
+	if (!(py_walks & (p->flags & PY_F_PHP ? PY_WALKS_PHP : PY_WALKS_CPYTHON))) {
+		py_count(PY_NO_FRAMES);
+		return 0;
 	}
 	if (p->flags & PY_F_PHP) {
 		frame = main_thread_word(p, tid);

@@ -24,6 +24,17 @@ enum py_state {
 	PY_WALK,			/* walk its frames with the offsets below */
 };
 
+/* The walks a program checks and runs (rodata py_walks): user space leaves
+ * out those a capture cannot meet, whose checking would only lengthen the
+ * load (lib/collect/pyframes.h's pyframes_walks_for) */
+enum py_walks {
+	PY_WALKS_CPYTHON = 1,
+	PY_WALKS_PHP = 2,
+	PY_WALKS_PERL = 4,
+	PY_WALKS_RUBY = 8,
+	PY_WALKS_ALL = 15,
+};
+
 /* How a version's frames and thread states are found (struct py_proc.flags) */
 enum py_flags {
 	PY_F_TSS = 1,			/* thread state by the pthread key at tss_key */

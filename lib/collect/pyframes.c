@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libelf.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +33,14 @@
 
 #include <linux/types.h>
 #include "python.h"
+#include "tsdblock.h"
 
 struct pyframes {
 	struct syms_cache *syms;
 	int procs_fd, counters_fd, stacks_fd, files_fd;
 	int seen_fd;			/* pids_seen (stacks.bpf.h): an image's answer kept */
 	int seen_gen_fd;		/* pids_seen_gen: bumped when one is cleared */
+	uint32_t walks;			/* enum py_walks: the interpreters the BPF side walks */
 	uint32_t tsd_block;
 	/* what a file tells about Python: pyframes' slot in the model
 	 * (mappedfiles.h), each such file held */
@@ -96,74 +97,30 @@ struct pyframes {
 	size_t npool, pool_cap;
 };
 
-/* glibc keeps a thread's first 32 pthread keys in its struct pthread, which
- * the thread pointer (fsbase) points at: find where, here, with a key of our
- * own and a value no one else has, instead of trusting one glibc's layout.
- * Python's process maps the same glibc as ours when both come from the
- * system; the BPF side checks each thread state it finds by its thread id. */
 /* Each interpreter's name (in messages), frame kind, and frame for a
  * function gone before it was named */
-static const struct { const char *name, *kind, *gone; } langs[] = {
-	[PYPROC_PYTHON] = { "Python", "python", "[python: code object gone]" },
-	[PYPROC_PHP] = { "PHP", "php", "[php: function gone]" },
-	[PYPROC_PERL] = { "Perl", "perl", "[perl: sub gone]" },
-	[PYPROC_RUBY] = { "Ruby", "ruby", "[ruby: method gone]" },
+static const struct { const char *name, *kind, *gone; uint32_t walk; } langs[] = {
+	[PYPROC_PYTHON] = { "Python", "python", "[python: code object gone]", PY_WALKS_CPYTHON },
+	[PYPROC_PHP] = { "PHP", "php", "[php: function gone]", PY_WALKS_PHP },
+	[PYPROC_PERL] = { "Perl", "perl", "[perl: sub gone]", PY_WALKS_PERL },
+	[PYPROC_RUBY] = { "Ruby", "ruby", "[ruby: method gone]", PY_WALKS_RUBY },
 };
 
-static int derive_tsd_block(uint32_t *out)
+struct pyframes *pyframes_open(void)
 {
-	static char marker;
-	pthread_key_t key;
-	int rc = -1;
-
-	if (pthread_key_create(&key, NULL) != 0)
-		return -1;
-	if (key < 32 && pthread_setspecific(key, &marker) == 0) {
-		const unsigned char *self = (const unsigned char *)pthread_self();
-		for (size_t off = 0; off + 8 <= 4096; off += 8) {
-			void *v;
-			memcpy(&v, self + off, sizeof(v));
-			if (v == &marker && off >= 8 + 16 * (size_t)key) {
-				*out = (uint32_t)(off - 8 - 16 * key);
-				rc = 0;
-				break;
-			}
-		}
-	}
-	pthread_key_delete(key);
-	return rc;
-}
-
-struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
-{
-	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
-	struct bpf_map *ctr = bpf_object__find_map_by_name(obj, "py_counters");
 	uint32_t tsd;
 
-	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
-	struct bpf_map *files = bpf_object__find_map_by_name(obj, "py_files");
-	struct bpf_map *codes = bpf_object__find_map_by_name(obj, "py_codes");
-	if (!procs || !ctr || !stacks || !files || !codes)
-		return NULL;
-	if (derive_tsd_block(&tsd) != 0) {
+	if (tsdblock_find(&tsd) != 0) {
 		marple_warn("cannot find glibc's thread-specific data: Python processes are profiled natively");
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
 	struct pyframes *pf = marple_calloc(1, sizeof(*pf));
-	pf->syms = syms;
-	pf->procs_fd = bpf_map__fd(procs);
-	pf->counters_fd = bpf_map__fd(ctr);
-	pf->stacks_fd = bpf_map__fd(stacks);
-	pf->files_fd = bpf_map__fd(files);
-	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
-	pf->seen_fd = seen ? bpf_map__fd(seen) : -1;
-	struct bpf_map *seen_gen = bpf_object__find_map_by_name(obj, "pids_seen_gen");
-	pf->seen_gen_fd = seen_gen ? bpf_map__fd(seen_gen) : -1;
+	pf->procs_fd = pf->counters_fd = pf->stacks_fd = pf->files_fd = pf->seen_fd = pf->seen_gen_fd = -1;
+	pf->walks = PY_WALKS_ALL;
 	pf->tsd_block = tsd;
 	pf->model = mappedfiles_shared();
 	pf->procs = hashtab_new();
-	pf->codes = pycodes_new(bpf_map__fd(codes));
 	pf->names = hashtab_new();
 	pf->refused = hashtab_new();
 	pf->looks = hashtab_new();
@@ -173,6 +130,28 @@ struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms)
 	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
 	pf->debug_answers = debug && *debug;
 	return pf;
+}
+
+int pyframes_bind(struct pyframes *pf, struct bpf_object *obj, struct syms_cache *syms)
+{
+	struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
+	struct bpf_map *ctr = bpf_object__find_map_by_name(obj, "py_counters");
+	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "stacks");
+	struct bpf_map *files = bpf_object__find_map_by_name(obj, "py_files");
+	struct bpf_map *codes = bpf_object__find_map_by_name(obj, "py_codes");
+	if (!procs || !ctr || !stacks || !files || !codes || pf->codes)
+		return -1;
+	pf->syms = syms;
+	pf->procs_fd = bpf_map__fd(procs);
+	pf->counters_fd = bpf_map__fd(ctr);
+	pf->stacks_fd = bpf_map__fd(stacks);
+	pf->files_fd = bpf_map__fd(files);
+	struct bpf_map *seen = bpf_object__find_map_by_name(obj, "pids_seen");
+	pf->seen_fd = seen ? bpf_map__fd(seen) : -1;
+	struct bpf_map *seen_gen = bpf_object__find_map_by_name(obj, "pids_seen_gen");
+	pf->seen_gen_fd = seen_gen ? bpf_map__fd(seen_gen) : -1;
+	pf->codes = pycodes_new(bpf_map__fd(codes));
+	return 0;
 }
 
 void pyframes_free(struct pyframes *pf)
@@ -336,6 +315,18 @@ static const struct pyelf *python_elf(struct pyframes *pf, uint32_t pid, uint64_
 	}
 	procmaps_close(&pm);
 	return py;
+}
+
+uint32_t pyframes_walks_for(struct pyframes *pf, pid_t pid)
+{
+	struct pylauncher launcher;
+	struct procmaps_line l;
+	uint64_t bias = 0;
+	const struct pyelf *py = python_elf(pf, (uint32_t)pid, &bias, &l, &launcher);
+
+	pf->walks = !py ? PY_WALKS_ALL : py->php ? PY_WALKS_PHP : py->perl ? PY_WALKS_PERL :
+		    py->ruby ? PY_WALKS_RUBY : PY_WALKS_CPYTHON;
+	return pf->walks;
 }
 
 /* The facts of p's Python file (and of its launcher, if it has one) into
@@ -519,6 +510,8 @@ static int look_at(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 	const char *why = runtimelayouts_choose(p, py, bias, &how, note, sizeof(note));
 	if (note[0])
 		say_once(pf, p, note);
+	if (!why && !(pf->walks & langs[p->lang].walk))
+		why = "not walked: the capture began for another interpreter's process and loaded its walk alone";
 	if (why && p->refused_early && look_again(pf, pid, exec_id, why))
 		return 0;
 	if (why) {

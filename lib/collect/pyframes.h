@@ -38,8 +38,10 @@
  * activation that ran them (its symbol and its compiler-split cold part).
  * lib/collect/stackcollector.c does all this for every stack collector:
  *
+ *   struct pyframes *pf = pyframes_open();                 // NULL: natively
  *   skel->rodata->stacks_python = 1;                       // before load
- *   struct pyframes *pf = pyframes_new(skel->obj, syms);    // after load; NULL: natively
+ *   skel->rodata->py_walks = pyframes_walks_for(pf, pid);  // -p: its interpreter's alone
+ *   pyframes_bind(pf, skel->obj, syms);                    // after load
  *   pyframes_listen(pf, news);             // requests served when the news are polled
  *   pyframes_merge_into(pf, sf);           // sf's stacks get their Python frames
  *   ... capture, write the stacks ...
@@ -50,6 +52,8 @@
 #define MARPLE_PYFRAMES_H
 
 #include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct pyframes;
 struct bpf_object;
@@ -57,9 +61,21 @@ struct ring_buffer;
 struct stackframes;
 struct syms_cache;
 
-/* For a loaded object that includes bpf/python.bpf.h; NULL (after a
- * warning) when the frames cannot be walked: stacks stay native. */
-struct pyframes *pyframes_new(struct bpf_object *obj, struct syms_cache *syms);
+/* Made before the BPF object is loaded; NULL (after a warning) when the
+ * frames cannot be walked: stacks stay native. */
+struct pyframes *pyframes_open(void);
+/* Before load: the walks (enum py_walks, bpf/python.h: the rodata
+ * py_walks) a capture of process pid alone needs: its interpreter's, when
+ * it maps one now (read as its first sample would have it read, and not
+ * again), else PY_WALKS_ALL (a launcher's libpython may come).  A process
+ * of another interpreter (the target exec'ed one) is then refused, said
+ * on stderr and counted.  Each walk left out is 1-3 ms less of the
+ * verifier's checking at load. */
+uint32_t pyframes_walks_for(struct pyframes *pf, pid_t pid);
+/* After load: obj, which includes bpf/python.bpf.h (its py_walks as
+ * pyframes_walks_for said, or all), and the symbolizer; -1 if obj has no
+ * Python maps. */
+int pyframes_bind(struct pyframes *pf, struct bpf_object *obj, struct syms_cache *syms);
 /* Serve the object's requests (PROCNEWS_PYTHON on its process news,
  * procnewsring.h) when the news are polled. */
 struct procnewsring;

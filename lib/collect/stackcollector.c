@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpfmap.h"
 #include "collector.h"
 #include "debugcopies.h"
 #include "hashtab.h"
@@ -205,8 +206,20 @@ static int map_fd(struct bpf_object *obj, const char *name)
 	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
 
+/* Before load: the interpreters' walks to check and run (the rodata
+ * py_walks): for a capture of one process, its interpreter's alone (the
+ * others' checking cost the load 5-12 ms), else all. */
+static void python_walks(struct stackcollector *sc, struct bpf_object *obj)
+{
+	if (!stackcollector_python_wanted(sc) || !sc->pid || sc->children || sc->cmd)
+		return;
+	if (sc->py || (sc->py = pyframes_open()))	/* (an object sized again: offcpu's second try) */
+		bpfmap_rodata_set(obj, "py_walks", pyframes_walks_for(sc->py, sc->pid));
+}
+
 int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj)
 {
+	python_walks(sc, obj);
 	/* opened now: what probing the kernel finds out is kept there too */
 	if (sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only && !sc->no_cache && !sc->cache_opened) {
 		sc->cache = unwindtablescache_open();	/* NULL: said why, once */
@@ -278,10 +291,16 @@ int stackcollector_python_wanted(const struct stackcollector *sc)
 
 void stackcollector_python(struct stackcollector *sc, struct bpf_object *obj)
 {
-	if (!stackcollector_python_wanted(sc) || sc->py)
+	if (!stackcollector_python_wanted(sc) || sc->py_bound)
 		return;
-	if (!(sc->py = pyframes_new(obj, sc->syms)))
+	if (!sc->py && !(sc->py = pyframes_open()))
 		return;
+	if (pyframes_bind(sc->py, obj, sc->syms) < 0) {
+		pyframes_free(sc->py);
+		sc->py = NULL;
+		return;
+	}
+	sc->py_bound = 1;
 	pyframes_listen(sc->py, sc->news);
 	pyframes_merge_into(sc->py, sc->sf);
 }
@@ -680,7 +699,7 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 		json_object_set_new(tr, "symbols", sym);
 	}
 	collector_memory_trailer(tr);
-	if (sc->py) {
+	if (sc->py_bound) {
 		pyframes_trailer_add(sc->py, tr);
 		if (!last)
 			pyframes_next_section(sc->py);
@@ -767,6 +786,7 @@ void stackcollector_free(struct stackcollector *sc)
 	stackframes_free(sc->sf);
 	pyframes_free(sc->py);
 	sc->py = NULL;
+	sc->py_bound = 0;
 	free(sc->entries);
 	sc->entries = NULL;
 	syms_cache_free(sc->syms);

@@ -193,6 +193,7 @@ struct stackcollector {
 
 	/* set by stackcollector_python: Python frames merged into sf's stacks */
 	struct pyframes *py;
+	int py_bound;			/* sc->py has the loaded object */
 
 	/* set by stackcollector_unwind_loaded (tables mode) */
 	struct unwindtables *unwindtab;
@@ -249,8 +250,9 @@ int stackcollector_parse(struct stackcollector *sc, const struct sc_option *opti
 			 void (*option)(int key, const char *arg), int argc, char **argv);
 void stackcollector_usage(struct stackcollector *sc, FILE *f);
 
-/* --unwind: size the unwind maps of obj (before load); set the skeleton's
- * rodata stacks_unwind to sc->unwind yourself.  0, or -1 with a message
+/* --unwind: size the unwind maps of obj (before load), and choose its
+ * interpreters' walks (-p: its interpreter's alone, pyframes_walks_for);
+ * set the skeleton's rodata stacks_unwind to sc->unwind yourself.  0, or -1 with a message
  * said (the collector exits 1), as the functions below. */
 int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj);
 /* After load, in tables mode: the tables, -p's process's loaded now, and

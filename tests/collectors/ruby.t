@@ -7,7 +7,7 @@
 # C frames between activations stay, _start stays at the bottom; each thread's frames are
 # its own.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 19
+plan 21
 CS="$MARPLE_BIN/marple-callstack"
 RUBY=/usr/bin/ruby3.1
 
@@ -172,3 +172,28 @@ E=$T/embedded.rb
 dlembed_cases ruby /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1 "$E" \
 	"^dlembed;_start;.*;main;run_library;run_ruby;.*;<top [(]required[)]> [(]$E:15[)];Object%23settle [(]$E:11[)];Object%23crunch [(]$E:6[)]" \
 	';run_ruby;.*;Kernel%23load;'
+
+# 8. a capture of one Ruby process checks Ruby's walk alone (python.t counts
+# the instructions); when the process exec's another interpreter (Perl),
+# that one is said once, counted refused (each image: under ASan two perl
+# images of the process were looked at) and profiled natively
+rm -f "$T/up" "$T/go"
+"$RUBY" -e 'File.write(ARGV[0], ""); sleep 0.01 until File.exist?(ARGV[1])
+	exec("/usr/bin/perl", "-e", "my $e = time + 20; while (time < $e) { my $x = 0; $x += $_ for 1 .. 1000 }")' \
+	"$T/up" "$T/go" & rp=$!
+wait_ready "$T/up" 30 "$rp"
+MARPLE_READY_FILE="$T/go" "$CS" -F 499 -p "$rp" 1.5 > "$T/exec.out" 2> "$T/exec.err"
+kill "$rp" 2>/dev/null; wait "$rp" 2>/dev/null
+said=$(grep -c "process $rp (perl) runs Perl 5[.][0-9.]*: not walked: the capture began for another interpreter's process and loaded its walk alone; profiled natively" "$T/exec.err")
+if [ "$said" -eq 1 ] && grep -q '"perl 5[.][0-9.]* refused":[1-9]' "$T/exec.out"; then
+	pass "ruby: a Perl exec'ed by the Ruby process captured is named once on stderr and counted refused"
+else
+	fail "ruby: a Perl exec'ed by the Ruby process captured is named once on stderr and counted refused" \
+		"said $said times: $(head -c 300 "$T/exec.err"); $(grep -o '"interpreters":{[^}]*}' "$T/exec.out")"
+fi
+perlw=$(weight "$T/exec.out" '^perl;.*Perl_runops_standard')
+if [ "$perlw" -gt 0 ] && [ "$(weight "$T/exec.out" "^perl;.*$P")" -eq 0 ]; then
+	pass "ruby: ... and profiled natively ($perlw samples in Perl_runops_standard)"
+else
+	fail "ruby: ... and profiled natively" "$perlw samples in Perl_runops_standard: $(grep -m1 'perl;' "$T/exec.out" | cut -c1-300)"
+fi

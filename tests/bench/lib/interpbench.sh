@@ -56,6 +56,10 @@ interp_costs() {
 		_r=$((_r + 1))
 	done
 	grep -o '"interpreters":{[^}]*}' "$T/$1.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
+	# the part of the start-up that load does not move: the kernel's
+	# checking of the sampling program, with the walk of this process's
+	# interpreter (pyframes_walks_for) and without
+	echo "bench: $NAME: sampling program verified in $(trailer_num "$T/$1.cost.out" program_verified_insns) instructions with its frames, $(trailer_num "$T/$1.native.out" program_verified_insns) without"
 }
 
 # interp_shares MODE CHAIN RIGHT: $T/MODE.out's share of samples whose
