@@ -271,7 +271,14 @@ __noinline int py_proc_arrived(__u32 tgid, __u32 exec_id)
 		return 0;
 	PROCNEWS_RECORD(struct py_request) *r = procnews_reserve(PROCNEWS_PYTHON, sizeof(*r));
 	if (!r) {
-		bpf_map_delete_elem(&py_procs, &tgid);	/* ask again next time */
+		/* the ring full (user space stopped or starved): one walked from
+		 * its file stays walked, looked at when user space merges its
+		 * stacks; any other is asked about again at its next sample */
+		if (found == PY_FOUND_PROGRAM || found == PY_FOUND_LIBRARY) {
+			py_count(PY_REQUEST_LOST);
+			return 1;
+		}
+		bpf_map_delete_elem(&py_procs, &tgid);
 		return 0;
 	}
 	r->body.pid = tgid;

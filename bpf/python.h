@@ -285,12 +285,15 @@ enum py_counter {
 					 * the inode, or rewritten in place); a launcher's
 					 * library so changed counts as library_unknown's
 					 * samples do, in samples_process_unknown */
+	PY_REQUEST_LOST,		/* a process walked from its file not asked about:
+					 * the ring full (looked at when its stacks merge) */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
 	{ "samples_of_python_processes", "stacks_walked", "no_thread_state", "thread_state_by_gil", "no_frames", "cut_depth_limit", \
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
 	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
-	  "library_lookup_busy", "library_unknown", "files_changed_since_read" }
+	  "library_lookup_busy", "library_unknown", "files_changed_since_read", \
+	  "requests_lost_ring_full" }
 
 #endif

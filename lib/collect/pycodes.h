@@ -42,6 +42,9 @@ enum pyproc_lang { PYPROC_PYTHON, PYPROC_PHP, PYPROC_PERL, PYPROC_RUBY };
 struct pyproc {
 	uint32_t pid, exec_id;
 	int walked;
+	uint32_t merge_looked;		/* 1 + the image a merge looked at, its request
+					 * not read (pyframes.c's merge_stack) */
+	int request_owed;		/* ... whose request, if it comes, is not looked at */
 	struct pylayout lay;
 	char version[24];		/* "3.12.1"; "3.9" when only its symbols say */
 	int by_table;			/* its layout is the built-in table's */

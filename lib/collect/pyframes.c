@@ -5,7 +5,6 @@
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +58,13 @@ struct pyframes {
 	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
 	uint64_t asked, walked, not_python, refused_n;
 	int debug_answers;		/* MARPLE_DEBUG_ANSWERS: each answer said on stderr */
+	long requests_kept;		/* MARPLE_TEST_LOSE_REQUESTS=N: lost after N, as in a full ring */
 	/* images looked at before they were whole ((pid, exec id) -> looks),
 	 * how many were, and how many were answered though they still did
 	 * not look whole after LOOKS_MAX looks */
 	struct hashtab *looks;
 	uint64_t looked_again, answered_unready;
+	uint64_t looked_when_merged;	/* stacks of a process never asked about */
 	/* images answered native for want of an interpreter ((pid, exec id) ->
 	 * looks since), looked at again when the unwinder finds a file mapped
 	 * since (dlopen: uwsgi, vim, a program embedding libpython); those
@@ -86,7 +87,7 @@ struct pyframes {
 	 * (pyframes_next_section: continuous mode) */
 	struct pycounts {
 		uint64_t bpf[PY_NCOUNTERS];
-		uint64_t walked, refused_n, looked_again, answered_unready, natives_again, natives_walked, merged, mismatched, unpaired_activations, dropped_frames,
+		uint64_t walked, refused_n, looked_again, answered_unready, looked_when_merged, natives_again, natives_walked, merged, mismatched, unpaired_activations, dropped_frames,
 			placed_outside, trampolines, code_reread, from_file, before_known, cpu_ns, stacks_told, stacks_told_known,
 			stacks_named;
 	} reported, before;
@@ -129,6 +130,8 @@ struct pyframes *pyframes_open(void)
 	pf->interpreters = json_object();
 	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
 	pf->debug_answers = debug && *debug;
+	const char *lose = getenv("MARPLE_TEST_LOSE_REQUESTS");
+	pf->requests_kept = lose && *lose ? atol(lose) : -1;
 	return pf;
 }
 
@@ -631,7 +634,6 @@ static int on_unwind_request(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-
 static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint64_t word, int recheck);
 
 /* The Python words of a stored stack (those after PY_STACK_MARK), into
@@ -710,6 +712,19 @@ static int named_by_words(const struct pyframes *pf, uint32_t pid)
 	return p && p->walked && p->lang != PYPROC_PYTHON;
 }
 
+/* Was image exec_id of pid answered by a merge that met its stacks before
+ * this request came (merge_stack)?  Then it is not looked at again. */
+static int answered_when_merged(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
+{
+	const struct hashtab_entry *e = hashtab_find(pf->procs, &pid, sizeof(pid));
+	struct pyproc *p = e ? &pf->proc[hashtab_index(pf->procs, e)] : NULL;
+	int was = p && p->request_owed && p->merge_looked == exec_id + 1;
+
+	if (was)
+		p->request_owed = 0;
+	return was;
+}
+
 static int on_request(void *ctx, void *data, size_t len)
 {
 	const struct py_request *r = data;
@@ -723,7 +738,9 @@ static int on_request(void *ctx, void *data, size_t len)
 	uint64_t start = marple_thread_cpu_ns();
 	if (r->stack_id >= 0)
 		name_stack(pf, r->pid, r->exec_id, r->stack_id, (r->flags & PY_REQUEST_KNOWN) != 0);
-	else
+	else if (pf->requests_kept >= 0 && pf->asked >= (uint64_t)pf->requests_kept)
+		say_answer(pf, r->pid, r->exec_id, "request lost (MARPLE_TEST_LOSE_REQUESTS)");
+	else if (!answered_when_merged(pf, r->pid, r->exec_id))
 		look_at(pf, r->pid, r->exec_id);
 	pf->cpu_ns += marple_thread_cpu_ns() - start;
 	return 0;
@@ -735,7 +752,6 @@ void pyframes_listen(struct pyframes *pf, struct procnewsring *news)
 	procnewsring_on(news, PROCNEWS_UNWIND_VMA, on_mapped, pf);
 	procnewsring_on(news, PROCNEWS_UNWIND_REQUEST, on_unwind_request, pf);
 }
-
 
 static const char *intern(struct pyframes *pf, const char *s)
 {
@@ -795,12 +811,6 @@ static const char *frame_name(struct pyframes *pf, const struct pyproc *p, uint6
 		snprintf(buf, sizeof(buf), "%s (%s)", c->qualname, c->filename ? c->filename : "?");
 	return intern_frame(pf, buf, c->filename, line);
 }
-
-struct collect_walk {
-	struct pyframes *pf;
-	struct stackframes *sf;
-	struct hashtab *t;
-};
 
 int pyframes_from_root(int na, int ns, int complete, int native_whole)
 {
@@ -878,15 +888,18 @@ static void merge_stack(struct pyframes *pf, struct stackframes *sf, pid_t pid, 
 			const uint64_t *ips, size_t n, const uint64_t *words, size_t m)
 {
 	uint32_t upid = (uint32_t)pid;
-	size_t before = hashtab_size(pf->procs);
-	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &upid, sizeof(upid), 0, 0));
+	struct pyproc *p = proc_of(pf, upid);
 
 	memset(&pf->last, 0, sizeof(pf->last));
-	if (idx >= before) {	/* not one we walked: cannot be, keep it native */
-		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
-		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
+	if (!p->walked && p->merge_looked != (uint32_t)exec_id + 1) {
+		/* walked by the BPF side (its file known), not answered: its request
+		 * lost (the ring full: this program stopped, starved) or not read yet */
+		pf->looked_when_merged++;
+		look_at(pf, upid, (uint32_t)exec_id);
+		p = proc_of(pf, upid);
+		p->merge_looked = (uint32_t)exec_id + 1;
+		p->request_owed = 1;
 	}
-	const struct pyproc *p = &pf->proc[idx];
 	if (!p->walked || p->exec_id != (uint32_t)exec_id || n == 0 || m == 0 || m > PY_MAX_FRAMES) {
 		pf->last.mismatched = 1;
 		return;
@@ -937,6 +950,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 
 	*r = (struct pycounts){ .walked = pf->walked, .refused_n = pf->refused_n,
 				.looked_again = pf->looked_again, .answered_unready = pf->answered_unready,
+				.looked_when_merged = pf->looked_when_merged,
 				.natives_again = pf->natives_again, .natives_walked = pf->natives_walked, .merged = pf->merged,
 				.mismatched = pf->mismatched, .unpaired_activations = pf->unpaired_activations,
 				.dropped_frames = pf->dropped_frames, .placed_outside = pf->placed_outside, .trampolines = pf->trampolines,
@@ -956,6 +970,7 @@ void pyframes_trailer_add(struct pyframes *pf, json_t *tr)
 	json_object_set_new(o, "processes_walked_from_first_sample", SECTION_COUNT(from_file));
 	json_object_set_new(o, "samples_native_before_known", SECTION_COUNT(before_known));
 	json_object_set_new(o, "processes_looked_at_again", SECTION_COUNT(looked_again));
+	json_object_set_new(o, "processes_looked_at_when_merged", SECTION_COUNT(looked_when_merged));
 	json_object_set_new(o, "processes_answered_unready", SECTION_COUNT(answered_unready));
 	json_object_set_new(o, "native_processes_looked_at_again", SECTION_COUNT(natives_again));
 	json_object_set_new(o, "native_processes_walked_later", SECTION_COUNT(natives_walked));

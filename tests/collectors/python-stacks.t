@@ -3,7 +3,7 @@
 # pipe (off-CPU), building and keeping big lists (allocations, page faults);
 # and a short-lived Python process walked from its first sample.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 16
 PY=/usr/bin/python3
 
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
@@ -253,4 +253,29 @@ if [ "${changed:-0}" -ge 1 ] && [ "$walked" -ge 2 ]; then
 	pass "python-stacks: a Python file rewritten in place: counted ($changed), read again, walked ($walked answers)"
 else
 	fail "python-stacks: a Python file rewritten in place: counted, read again, walked" "files_changed_since_read ${changed:-none}, $walked answers walked: $(grep 'answer: .*(pycopy)' "$T/rw.err" | head -n 4 | tr '\n' ' ')"
+fi
+
+# 5. a process of a known file walked from its first sample whose request
+# never reached user space (the ring full while the collector was stopped
+# or starved; MARPLE_TEST_LOSE_REQUESTS=1 loses every one after the first):
+# looked at when its stacks are merged, while it still runs, and its
+# Python frames kept, not left native
+rm -f "$T/brief.done"
+MARPLE_TEST_LOSE_REQUESTS=1 MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r5" marple-callstack -F 499 > "$T/lost.out" 2> "$T/lost.err" & cs=$!
+if wait_ready "$T/r5" 20 "$cs"; then
+	"$PY" "$T/alloc.py" 0.5 & py=$!
+	answered "$T/lost.err" "$py" walked "$cs"
+	wait "$py"
+	"$T/pybrief" "$T/brief.py" "$T/brief.done" & b=$!
+	i=0; while [ ! -e "$T/brief.done" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -INT "$cs"	# its last drain merges while pybrief sleeps
+fi
+wait "$cs"; wait "$b" 2>/dev/null
+lostw=$(weight "$T/lost.out" "^pybrief;.*;<module>$P;brief$P")
+losttotal=$(weight "$T/lost.out" '^pybrief;')
+late=$(sed -n 's/.*"processes_looked_at_when_merged":\([0-9]*\).*/\1/p' "$T/lost.out")
+if [ "${late:-0}" -ge 1 ] && [ "$losttotal" -gt 20 ] && [ "$lostw" -ge $(( losttotal * 6 / 10 )) ]; then
+	pass "python-stacks: a process whose request was lost is looked at when merged ($late), its frames kept ($lostw of $losttotal)"
+else
+	fail "python-stacks: a process whose request was lost is looked at when merged, its frames kept" "looked at when merged ${late:-none}, $lostw of $losttotal: $(grep -o '"samples_mismatched":[0-9]*' "$T/lost.out") $(grep 'answer: .*(pybrief)' "$T/lost.err" | head -n 3 | tr '\n' ' ')"
 fi
