@@ -58,7 +58,7 @@ struct pyframes {
 	json_t *interpreters;		/* "3.12.1 table" -> processes (the trailer's) */
 	uint64_t asked, walked, not_python, refused_n;
 	int debug_answers;		/* MARPLE_DEBUG_ANSWERS: each answer said on stderr */
-	long requests_kept;		/* MARPLE_TEST_LOSE_REQUESTS=N: lost after N, as in a full ring */
+	const char *lose_comm;		/* MARPLE_TEST_LOSE_REQUESTS=COMM: its requests lost */
 	/* images looked at before they were whole ((pid, exec id) -> looks),
 	 * how many were, and how many were answered though they still did
 	 * not look whole after LOOKS_MAX looks */
@@ -130,8 +130,7 @@ struct pyframes *pyframes_open(void)
 	pf->interpreters = json_object();
 	const char *debug = getenv("MARPLE_DEBUG_ANSWERS");
 	pf->debug_answers = debug && *debug;
-	const char *lose = getenv("MARPLE_TEST_LOSE_REQUESTS");
-	pf->requests_kept = lose && *lose ? atol(lose) : -1;
+	pf->lose_comm = getenv("MARPLE_TEST_LOSE_REQUESTS");
 	return pf;
 }
 
@@ -729,6 +728,7 @@ static int on_request(void *ctx, void *data, size_t len)
 {
 	const struct py_request *r = data;
 	struct pyframes *pf = ctx;
+	char comm[32];
 	if (len < sizeof(*r))
 		return 0;
 	pf->stacks_told += r->stack_id >= 0;
@@ -738,7 +738,7 @@ static int on_request(void *ctx, void *data, size_t len)
 	uint64_t start = marple_thread_cpu_ns();
 	if (r->stack_id >= 0)
 		name_stack(pf, r->pid, r->exec_id, r->stack_id, (r->flags & PY_REQUEST_KNOWN) != 0);
-	else if (pf->requests_kept >= 0 && pf->asked >= (uint64_t)pf->requests_kept)
+	else if (pf->lose_comm && (comm_of((pid_t)r->pid, comm, sizeof(comm)), !strcmp(comm, pf->lose_comm)))
 		say_answer(pf, r->pid, r->exec_id, "request lost (MARPLE_TEST_LOSE_REQUESTS)");
 	else if (!answered_when_merged(pf, r->pid, r->exec_id))
 		look_at(pf, r->pid, r->exec_id);

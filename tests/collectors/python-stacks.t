@@ -257,11 +257,11 @@ fi
 
 # 5. a process of a known file walked from its first sample whose request
 # never reached user space (the ring full while the collector was stopped
-# or starved; MARPLE_TEST_LOSE_REQUESTS=1 loses every one after the first):
+# or starved; MARPLE_TEST_LOSE_REQUESTS=pybrief loses those of pybrief):
 # looked at when its stacks are merged, while it still runs, and its
 # Python frames kept, not left native
 rm -f "$T/brief.done"
-MARPLE_TEST_LOSE_REQUESTS=1 MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r5" marple-callstack -F 499 > "$T/lost.out" 2> "$T/lost.err" & cs=$!
+MARPLE_TEST_LOSE_REQUESTS=pybrief MARPLE_DEBUG_ANSWERS=1 MARPLE_READY_FILE="$T/r5" marple-callstack -F 499 > "$T/lost.out" 2> "$T/lost.err" & cs=$!
 if wait_ready "$T/r5" 20 "$cs"; then
 	"$PY" "$T/alloc.py" 0.5 & py=$!
 	answered "$T/lost.err" "$py" walked "$cs"
