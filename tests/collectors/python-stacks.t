@@ -227,7 +227,7 @@ fi
 if [ "$alltotal" -gt 0 ] && [ "$briefw" -ge $(( alltotal * 6 / 10 )) ]; then
 	pass "python-stacks: a process started while the collector is stopped has its Python frames in most samples ($briefw of $alltotal)"
 else
-	fail "python-stacks: a process started while the collector is stopped has its Python frames in most samples" "$briefw of $alltotal: $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | cut -c1-300); $(grep -o '"samples_native_before_known":[0-9]*,\|"samples_mismatched":[0-9]*' "$T/sys.out" | tr '\n' ' ')$(grep 'answer: .*(pybrief)' "$T/sys.err" | head -n 3)"
+	fail "python-stacks: a process started while the collector is stopped has its Python frames in most samples" "$briefw of $alltotal: $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | cut -c1-120) ... $(grep -m1 '^[0-9]*#pybrief' "$T/sys.out" | rev | cut -c1-300 | rev); $(grep -o '"bpf":{[^}]*}' "$T/sys.out" | head -n 1 | cut -c1-400) $(grep -o '"samples_native_before_known":[0-9]*,\|"samples_mismatched":[0-9]*' "$T/sys.out" | tr '\n' ' ')$(grep 'answer: .*(pybrief)' "$T/sys.err" | head -n 3)"
 fi
 
 # 4. a Python file known, then rewritten in place (the same inode: an
