@@ -55,10 +55,14 @@ check "offcpu: the kernel stack memo names most switch-outs, its checks find no 
 # the memo's; the stack above it, all users see, does not: no wrong stack.
 stats=/proc/sys/kernel/bpf_stats_enabled
 if [ "$(cat "$stats" 2>/dev/null)" = 0 ]; then
-	MARPLE_READY_FILE="$T/st.ready" "$OC" -p "$wl" 2 > "$T/st.out" 2> "$T/st.err" & oc=$!
+	# (a sleeper of its own: the cases after use the first one's 8 s)
+	"$W/sleeper" 60 & sw=$!
+	exec_done "$sw" sleeper
+	MARPLE_READY_FILE="$T/st.ready" "$OC" -p "$sw" 2 > "$T/st.out" 2> "$T/st.err" & oc=$!
 	wait_ready "$T/st.ready" 20 "$oc"
 	for i in 1 2 3 4 5 6 7 8 9 10; do echo 1 > "$stats"; sleep 0.1; echo 0 > "$stats"; sleep 0.1; done
 	wait "$oc"
+	kill "$sw" 2>/dev/null; wait "$sw" 2>/dev/null
 	memo=$(grep -o '"kernel_stack_memo":{[^}]*}' "$T/st.out")
 	check "offcpu: BPF statistics switched during the capture: the memo's checks find no other stack ($memo)" \
 		sh -c "echo '$memo' | grep -Eq '\"checked\":[1-9][0-9]*,\"wrong\":0,'"
