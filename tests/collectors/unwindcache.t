@@ -92,7 +92,10 @@ check "unwindcache: --no-cache: no directory, cache off in the trailer" sh -c \
 
 # 5. two collectors at once on a cold cache: each file built once
 "$T/nofp" 4 & wl=$!
-exec_done "$wl" nofp
+# (the process past ld.so, all its files mapped, before both start: two
+# collectors that look while ld.so maps libc may each build it)
+libc_mapped "$wl"
+sleep 0.3
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two1.out" 2> "$T/two1.err" & a=$!
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two2.out" 2> "$T/two2.err" & b=$!
 wait "$a" "$b"
