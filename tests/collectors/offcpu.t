@@ -31,7 +31,7 @@ in_range() {
 # sleeper: the main thread naps 10 ms at a time in nanosleep, its second thread
 # blocks reading a pipe written every ~100 ms.  Over 2 s each thread is off the
 # CPU nearly all the time: about 2,000,000 us each.
-"$W/sleeper" 8 & wl=$!
+"$W/sleeper" 30 & wl=$!	# (killed after its cases; ASan start-ups are slow)
 exec_done "$wl" sleeper
 "$OC" -p "$wl" 2 > "$T/all.out" 2> "$T/all.err"; rc=$?
 check "offcpu: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/all.out'"
