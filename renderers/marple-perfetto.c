@@ -497,6 +497,7 @@ struct lane {
 struct owner {			/* a process, a device or a named track */
 	uint64_t uuid;
 	int named;		/* process named in a ProcessTree packet */
+	uint32_t said;		/* a thread's track: hash of the name described | 1 */
 	struct lane *lanes;
 	size_t nlanes, lanes_cap;
 };
@@ -977,14 +978,18 @@ static void on_stack_trailer(struct eventread *er, json_t *trailer)
 	}
 }
 
-/* A thread's track, described on first use. */
+/* A thread's track, described on first use and again when the thread's name
+ * changes: a thread seen before its prctl (a page fault's wait at its start)
+ * is shown by the name it kept, as name_thread does for the scheduler's. */
 static struct owner *thread_track(uint32_t pid, uint32_t tid, const char *name)
 {
 	char num[16];
 	int fresh, n = snprintf(num, sizeof(num), "%u", tid);
 	struct owner *o = owner_get('h', (struct mstr){ num, (size_t)n }, MSTR(""), &fresh);
+	uint32_t h = (uint32_t)hashtab_hash(name, strlen(name)) | 1;
 
-	if (fresh) {
+	if (o->said != h) {
+		o->said = h;
 		packet_begin(NO_TIME);
 		size_t m = protowire_begin(&pkt, PKT_TRACK_DESCRIPTOR);
 		protowire_uint(&pkt, TRACK_UUID, o->uuid);

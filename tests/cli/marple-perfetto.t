@@ -4,7 +4,7 @@
 # kernel's encodings; connections and disk requests are slices on described
 # tracks, joined by flows; times and names are the stream's; errors.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 38
+plan 39
 DEC="$MARPLE_TOP/tests/perfetto/pftrace.py"
 {
 	echo '{"marple":1,"interface":"cpusched","datatype":"event","track":"cpu","start_ns":1000,"wall_ns":1700000000000000000,"host":"h1","kernel":"6.1.0-9-amd64","ncpus":2}'
@@ -150,6 +150,26 @@ check "perfetto: timed lock: a track per lock, overlapping waits on two lanes, n
 f=lanes('futex 0x10 (pid 5)'); r=lanes('rwsem 0xffff1 (pid 5)')
 s=sorted(x for u in f for x in on(u) if x[2])
 ok(len(f) == 2 and len(r) == 1 and s == [(2000, 1, 'app 6'), (2500, 1, 'app 7')] and [x[2] for x in on(r[0]) if x[2]] == ['app 6'], (len(f), len(r), s))"
+# a thread whose first wait came before it named itself (a page fault's
+# lock at its start): its track is described again, so the name it kept is
+# the one shown (the last description of a track is the one Perfetto keeps)
+{
+	echo '{"marple":1,"interface":"lock","datatype":"stack","timed":"stacks","start_ns":1000,"host":"h1","units":{"weight":"us"}}'
+	echo '1#[rwsem 0xffff1];app;start_thread;asm_exc_page_fault;down_read'
+	echo '2#[futex 0x10];worker;start_thread;want;pthread_mutex_lock'
+	echo '{"trailer":1,"records":2}'
+	echo '{"marple":1,"interface":"lock","datatype":"event","timed":"samples","start_ns":1000,"host":"h1","units":{"time":"ns"},"track":"cpu"}'
+	echo '2000,wait,cpu0,stack=0,pid=5,tid=6,dur=100'
+	echo '3000,wait,cpu0,stack=1,pid=5,tid=6,dur=200'
+	echo '4000,wait,cpu0,stack=1,pid=5,tid=6,dur=200'
+	echo '{"trailer":1,"records":3}'
+} > "$T/rename"
+check "perfetto: timed lock: a renamed thread's one track is described again by its new name, once" sh -c "
+marple-perfetto '$T/rename' > '$T/rename.pf' && python3 '$DEC' '$T/rename.pf' > '$T/rename.json' && python3 -c \"import json,sys
+pk=json.load(open('$T/rename.json')).get('packet', [])
+d=[(t['uuid'][0], t['thread'][0]['thread_name'][0]) for t in (p['track_descriptor'][0] for p in pk if 'track_descriptor' in p) if 'thread' in t]
+u={x[0] for x in d}; e={p['track_event'][0]['track_uuid'][0] for p in pk if 'track_event' in p and p['track_event'][0].get('name', [''])[0].startswith(('rwsem', 'futex'))}
+print(d); sys.exit(0 if [n for _, n in d] == ['app', 'worker'] and len(u) == 1 and u <= e else 1)\""
 # another collector's timed section (marple-offcpu --timed): a block named
 # by the program's function it blocked in (not the kernel's futex_wait, a
 # name the C library's inlined futex_wait shares)
