@@ -891,9 +891,9 @@ static void merge_stack(struct pyframes *pf, struct stackframes *sf, pid_t pid, 
 	struct pyproc *p = proc_of(pf, upid);
 
 	memset(&pf->last, 0, sizeof(pf->last));
-	if (!p->walked && p->merge_looked != (uint32_t)exec_id + 1) {
-		/* walked by the BPF side (its file known), not answered: its request
-		 * lost (the ring full: this program stopped, starved) or not read yet */
+	if ((!p->walked || p->exec_id != (uint32_t)exec_id) && p->merge_looked != (uint32_t)exec_id + 1) {
+		/* walked by the BPF side (its file known), this image not answered: its
+		 * request lost (ring full) or unread; an answer of the image before is not it */
 		pf->looked_when_merged++;
 		look_at(pf, upid, (uint32_t)exec_id);
 		p = proc_of(pf, upid);
