@@ -126,6 +126,7 @@ enum py_found {
 	PY_FOUND_LIBRARY,		/* a launcher, its libpython found: walked */
 	PY_FOUND_UNBOUND,		/* a launcher that has not called into it yet */
 	PY_FOUND_NOT_YET,		/* a launcher whose libpython was not found */
+	PY_FOUND_IN_EXEC,		/* sampled in its exec: its program not mapped yet */
 };
 
 /* bpf_find_vma's callback: the VMA as the unwinder describes one. */
@@ -212,7 +213,13 @@ __noinline int py_proc_from_file(struct py_proc *out)
 		return PY_FOUND_NONE;
 	}
 	__u32 exec_id = out->exec_id;
-	__u64 bias = BPF_CORE_READ(mm, start_code) - f->text_vaddr;
+	__u64 start_code = BPF_CORE_READ(mm, start_code);
+	/* (the new mm's start_code is 0 until its program is mapped: a bias
+	 * from it would hold for the image's life, every sample without its
+	 * thread state) */
+	if (!start_code)
+		return PY_FOUND_IN_EXEC;
+	__u64 bias = start_code - f->text_vaddr;
 	int found = PY_FOUND_PROGRAM;
 	if (f->launch_slot)	/* (a launcher of a libpython: not met without CPython's walk) */
 		found = py_walks & PY_WALKS_CPYTHON ? py_proc_from_library(out, bias + f->launch_slot, &k)
@@ -263,6 +270,10 @@ __noinline int py_proc_arrived(__u32 tgid, __u32 exec_id)
 
 	if (again)
 		return p ? py_proc_launched(tgid, p, &fresh, found) : 0;
+	if (found == PY_FOUND_IN_EXEC) {
+		py_count(PY_UNKNOWN_SAMPLES);	/* its next sample looks again */
+		return 0;
+	}
 	if (found == PY_FOUND_UNBOUND || found == PY_FOUND_NOT_YET) {
 		fresh.flags = PY_F_LAUNCHER;
 		fresh.unknown_samples = found == PY_FOUND_NOT_YET;
