@@ -126,12 +126,16 @@ if [ "$n" = 1 ] && [ "$(weight "$T/tl.out" ';main;spin$')" = "$w" ]; then
 else
 	fail "lines: without --lines" "$n folded main;spin stacks ($w), the records weigh $(weight "$T/tl.out" ';main;spin$')"
 fi
-# go tool pprof -lines: a trace whose leaf is spin at each line
+# go tool pprof -lines: a trace whose leaf is spin at each line (and
+# perhaps one at another of spin's lines: its outer loop's test, between
+# the two, is sampled now and then)
 if pprof_traces "$T/tl.out" "$T/tl.traces"; then
 	got=$(awk -v s="$src" '$1 ~ /^[0-9.]+[a-z]*$/ && $2 == "spin" { sub(".*:", "", $3); print $3 }' "$T/tl.traces" |
 		sort -nu | tr '\n' ' ')
-	if [ "$got" = "$l1 $((l1 + 1)) " ]; then pass "lines: go tool pprof -lines: spin at $got"
-	else fail "lines: go tool pprof -lines" "spin at '$got', wanted $l1 and $((l1 + 1)): $(head -c 400 "$T/tl.traces" "$T/pprof.err")"; fi
+	inside=$(echo "$got" | awk -v a="$l1" '{ for (i = 1; i <= NF; i++) { if ($i == a) s++; if ($i == a + 1) s++; if ($i < a - 3 || $i > a + 3) out++ } }
+		END { print (s == 2 && !out) ? "yes" : "no" }')
+	if [ "$inside" = yes ]; then pass "lines: go tool pprof -lines: spin at $got"
+	else fail "lines: go tool pprof -lines" "spin at '$got', wanted $l1 and $((l1 + 1)), no line outside spin: $(head -c 400 "$T/tl.traces" "$T/pprof.err")"; fi
 else
 	skip "lines: go tool pprof -lines" "no go (golang-go, scripts/install-deps)"
 fi
