@@ -221,6 +221,13 @@ static struct pyproc *proc_of(struct pyframes *pf, uint32_t pid)
 	return &pf->proc[idx];
 }
 
+/* pid's entry, or NULL if it was never looked at */
+static struct pyproc *proc_found(const struct pyframes *pf, uint32_t pid)
+{
+	const struct hashtab_entry *e = hashtab_find(pf->procs, &pid, sizeof(pid));
+	return e ? &pf->proc[hashtab_index(pf->procs, e)] : NULL;
+}
+
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -671,16 +678,9 @@ static struct stack_names *names_of(struct pyframes *pf, uint32_t pid, const uin
 static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int32_t id, int known)
 {
 	uint64_t stack[MARPLE_STACK_DEPTH], words[MARPLE_STACK_DEPTH];
-	size_t before = hashtab_size(pf->procs);
-	size_t idx = hashtab_index(pf->procs, hashtab_add(pf->procs, &pid, sizeof(pid), 0, 0));
+	const struct pyproc *p = proc_found(pf, pid);	/* never looked at: nothing to name with */
 
-	if (idx >= before) {	/* never looked at: nothing to name with */
-		pf->proc = marple_grow(pf->proc, &pf->proc_cap, pf->nproc + 1, sizeof(*pf->proc));
-		memset(&pf->proc[pf->nproc++], 0, sizeof(*pf->proc));
-		return;
-	}
-	const struct pyproc *p = &pf->proc[idx];
-	if (!p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, stack) != 0)
+	if (!p || !p->walked || p->exec_id != exec_id || bpf_map_lookup_elem(pf->stacks_fd, &id, stack) != 0)
 		return;
 	int m = python_words(stack, words);
 	struct stack_names *sn = m ? names_of(pf, pid, words, m) : NULL;
@@ -706,8 +706,7 @@ static void name_stack(struct pyframes *pf, uint32_t pid, uint32_t exec_id, int3
  * now. */
 static int named_by_words(const struct pyframes *pf, uint32_t pid)
 {
-	const struct hashtab_entry *e = hashtab_find(pf->procs, &pid, sizeof(pid));
-	const struct pyproc *p = e ? &pf->proc[hashtab_index(pf->procs, e)] : NULL;
+	const struct pyproc *p = proc_found(pf, pid);
 	return p && p->walked && p->lang != PYPROC_PYTHON;
 }
 
@@ -715,8 +714,7 @@ static int named_by_words(const struct pyframes *pf, uint32_t pid)
  * this request came (merge_stack)?  Then it is not looked at again. */
 static int answered_when_merged(struct pyframes *pf, uint32_t pid, uint32_t exec_id)
 {
-	const struct hashtab_entry *e = hashtab_find(pf->procs, &pid, sizeof(pid));
-	struct pyproc *p = e ? &pf->proc[hashtab_index(pf->procs, e)] : NULL;
+	struct pyproc *p = proc_found(pf, pid);
 	int was = p && p->request_owed && p->merge_looked == exec_id + 1;
 
 	if (was)
