@@ -40,10 +40,11 @@ interp_cost() {
 # collector's CPU (start-up included) a sample, the ratio of their sums
 # (floor 1.3x), the walks' own BPF time a sample; the start-up apart, and
 # the ratio after it.  Then the runs' costs pooled (the mean cost a sample
-# with, over the mean without): one run's pair can meet a slow native walk
-# on one side only (1.8-3.6 us here, in either mode)
+# with, over the mean without), whole and after start-up: one run's pair
+# can meet a slow native walk on one side only (1.8-3.6 us here, in either
+# mode)
 interp_costs() {
-	_r=1 _with=0 _without=0
+	_r=1 _with=0 _without=0 _with_after=0 _without_after=0
 	while [ $_r -le "$3" ]; do
 		PRIO=-20 interp_run "$1" "$2" .cost -F 999
 		PRIO=-20 interp_run "$1" "$2" .native -F 999 --no-python
@@ -56,9 +57,10 @@ interp_costs() {
 		echo "bench: $NAME: cost run $_r: with its frames $4 samples, BPF $5 ns + collector $6 ns a sample (walk $_walk ns of it); --no-python $9 samples, BPF ${10} ns + collector ${11} ns; whole ${_ratio}x (floor: 1.3x)"
 		echo "bench: $NAME: cost run $_r: collector start-up $8 ms with its frames, ${13} ms without; after it, BPF + collector a sample $(($5 + $7)) ns with, $((${10} + ${12})) ns without: ${_after}x"
 		_with=$((_with + $5 + $6)) _without=$((_without + ${10} + ${11}))
+		_with_after=$((_with_after + $5 + $7)) _without_after=$((_without_after + ${10} + ${12}))
 		_r=$((_r + 1))
 	done
-	echo "bench: $NAME: the $3 cost runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(awk -v a=$_with -v b=$_without 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (floor: 1.3x)"
+	echo "bench: $NAME: the $3 cost runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(awk -v a=$_with -v b=$_without 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (floor: 1.3x); after start-up (a long capture's) $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(awk -v a=$_with_after -v b=$_without_after 'BEGIN { printf "%.2f", b ? a / b : 0 }')x"
 	grep -o '"interpreters":{[^}]*}' "$T/$1.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
 	# the part of the start-up that load does not move: the kernel's
 	# checking of the sampling program, with the walk of this process's
