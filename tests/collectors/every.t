@@ -145,7 +145,7 @@ kill $ph 2>/dev/null; wait $ph 2>/dev/null
 # (phase_one at another source line than its first is phase_one#TAG: a
 # section that holds only that one describes only that one)
 got=$(awk '/^\{"marple"/ { one = two = 0 } /^[0-9]+#/ && /;phase_one/ { one = 1 } /^[0-9]+#/ && /;phase_two/ { two = 1 }
-	/^\{"trailer"/ { d = index($0, "\"phase_one\":{") > 0 || $0 ~ /"phase_one#[0-9a-f]+":/; held += one; described += d; if (d && !one) stale++
+	/^\{"trailer"/ { d = $0 ~ /"phase_one(#[0-9a-f]+)?":[{]/; held += one; described += d; if (d && !one) stale++
 			if (two && !one) later++ }
 	END { print held + 0, described + 0, stale + 0, later + 0 }' "$T/ph")
 check "every: a section's trailer describes its own frames only (phase_one held, described, stale, later sections: $got)" \

@@ -35,6 +35,11 @@ interp_cost() {
 		else print "0 0 0 0 0" }'
 }
 
+# interp_ratio A B: A / B to two places (0 when B is 0)
+interp_ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'
+}
+
 # interp_costs MODE SECS RUNS: RUNS times, MODE captured SECS s at -F 999
 # with the interpreter's frames and with --no-python: BPF run time and the
 # collector's CPU (start-up included) a sample, the ratio of their sums
@@ -52,15 +57,15 @@ interp_costs() {
 			$(interp_cost "$T/$1.native.out" "$T/$1.native.time")
 		_walked=$(trailer_num "$T/$1.cost.out" stacks_walked)
 		_walk=$(awk -v w="$(trailer_num "$T/$1.cost.out" walk_ns)" -v n="${_walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
-		_ratio=$(awk -v a=$(($5 + $6)) -v b=$((${10} + ${11})) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
-		_after=$(awk -v a=$(($5 + $7)) -v b=$((${10} + ${12})) 'BEGIN { printf "%.2f", b ? a / b : 0 }')
+		_ratio=$(interp_ratio $(($5 + $6)) $((${10} + ${11})))
+		_after=$(interp_ratio $(($5 + $7)) $((${10} + ${12})))
 		echo "bench: $NAME: cost run $_r: with its frames $4 samples, BPF $5 ns + collector $6 ns a sample (walk $_walk ns of it); --no-python $9 samples, BPF ${10} ns + collector ${11} ns; whole ${_ratio}x (floor: 1.3x)"
 		echo "bench: $NAME: cost run $_r: collector start-up $8 ms with its frames, ${13} ms without; after it, BPF + collector a sample $(($5 + $7)) ns with, $((${10} + ${12})) ns without: ${_after}x"
 		_with=$((_with + $5 + $6)) _without=$((_without + ${10} + ${11}))
 		_with_after=$((_with_after + $5 + $7)) _without_after=$((_without_after + ${10} + ${12}))
 		_r=$((_r + 1))
 	done
-	echo "bench: $NAME: the $3 cost runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(awk -v a=$_with -v b=$_without 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (floor: 1.3x); after start-up (a long capture's) $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(awk -v a=$_with_after -v b=$_without_after 'BEGIN { printf "%.2f", b ? a / b : 0 }')x"
+	echo "bench: $NAME: the $3 cost runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up (a long capture's) $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(interp_ratio $_with_after $_without_after)x"
 	grep -o '"interpreters":{[^}]*}' "$T/$1.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
 	# the part of the start-up that load does not move: the kernel's
 	# checking of the sampling program, with the walk of this process's
