@@ -904,8 +904,9 @@ struct {
 } perl_walks SEC(".maps");
 
 /* Contexts are read PERL_CX_BYTES (python.h) at a time, down from the
- * one wanted (four of 5.36's 104 bytes: crunch's chain in one read, not
- * four; a read costs as much as the rest of a context's step); the
+ * one wanted (nine of 5.36's 104 bytes: crunch's chain and its loops in
+ * one read, not six; a read, ~75 ns even of a line in cache, costs more
+ * than the rest of a context's step); the
  * interpreter's PL_op, PL_curcop and PL_curstackinfo likewise in one.  The
  * scratch has PY_FRAME_HEAD bytes more, so a member read at a masked
  * offset from any context's start stays inside. */
@@ -915,6 +916,51 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8[PERL_CX_BYTES + PY_FRAME_HEAD]);
 } perl_cxs SEC(".maps");
+
+/* Perl: a process's interpreter (PL_curinterp) and its main CV
+ * (PL_main_cv), as a CPU last read them, by tgid and image (who), read
+ * again at the CPU's every PERL_INTERP_RECHECK-th walk of the process:
+ * two reads a sample fewer, of nine for a chain three subs deep.  Neither
+ * moves once the program is parsed (perl_alloc, perl_parse); one not set
+ * yet is not kept. */
+#define PERL_INTERP_MEMO 64
+#define PERL_INTERP_RECHECK 16
+struct perl_interp_seen {
+	__u64 who, interp, main_cv;
+	__u32 walks;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct perl_interp_seen[PERL_INTERP_MEMO]);
+} perl_interps SEC(".maps");
+
+/* The main thread's interpreter into *interp and its main CV into
+ * *main_cv, from the CPU's memo or read: 1, or 0 (another thread's
+ * sample, counted; not set yet) */
+static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64 *interp, __u64 *main_cv)
+{
+	__u32 zero = 0;
+	struct perl_interp_seen *m = bpf_map_lookup_elem(&perl_interps, &zero);
+	__u64 who = tid | (__u64)p->exec_id << 32;
+
+	if (!m)
+		return 0;
+	struct perl_interp_seen *e = &m[tid & (PERL_INTERP_MEMO - 1)];
+	if (e->who == who && ++e->walks % PERL_INTERP_RECHECK) {
+		*interp = e->interp;
+		*main_cv = e->main_cv;
+		return 1;
+	}
+	*interp = main_thread_word(p, tid);
+	*main_cv = *interp ? py_read_ptr(*interp + p->perl.interp_main_cv) : 0;
+	if (!*interp || !*main_cv)
+		return 0;
+	*e = (struct perl_interp_seen){ .who = who, .interp = *interp, .main_cv = *main_cv, .walks = 1 };
+	return 1;
+}
 
 /* A step's maps (perl_step): the walk's state, where the words go, the
  * scratch a stack info is read into, the contexts read */
@@ -1080,9 +1126,9 @@ static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, 
 	__u32 zero = 0;
 	struct perl_walk *w = bpf_map_lookup_elem(&perl_walks, &zero);
 	__u8 *cxs = bpf_map_lookup_elem(&perl_cxs, &zero);
-	__u64 interp = main_thread_word(p, tid);
+	__u64 interp, main_cv;
 
-	if (!w || !cxs || !interp)
+	if (!w || !cxs || !perl_interp(p, tid, &interp, &main_cv))
 		return 0;
 	*w = (struct perl_walk){ .o = p->perl, .base = (__u16)base, .max = (__u16)max, .ix = -1 };
 	/* PL_op, PL_curcop, PL_curstackinfo in that order within
@@ -1097,8 +1143,8 @@ static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, 
 	w->op_running = *(__u64 *)cxs != 0;
 	w->cop = *(__u64 *)(cxs + ((w->o.interp_curcop - op) & (PERL_CX_BYTES - 1)));
 	__u64 si = *(__u64 *)(cxs + ((w->o.interp_curstackinfo - op) & (PERL_CX_BYTES - 1)));
-	w->main_cv = py_read_ptr(interp + w->o.interp_main_cv);
-	if (!si || !w->main_cv || !perl_read_si(w, head, si))
+	w->main_cv = main_cv;
+	if (!si || !perl_read_si(w, head, si))
 		return 0;
 	/* contexts and stack infos, not only frames: a loop or block each */
 	bpf_loop(PY_MAX_FRAMES * 4, perl_walk_step, NULL, 0);

@@ -133,7 +133,7 @@ enum py_flags {
 #define PERL_SVT_PVCV 13
 /* Bytes of a Perl's context stack (and of its interpreter's PL_op to
  * PL_curstackinfo) the BPF walk reads at once; a context is 8 to 128 */
-#define PERL_CX_BYTES 512
+#define PERL_CX_BYTES 1024
 #define PERL_CX_MAX 128
 
 struct perl_offsets {
