@@ -628,6 +628,10 @@ struct ruby_walk {
 	__u64 owner;			/* the process and image (ruby_iseq_code) */
 	__u64 cf_lo, cf_hi;		/* control frames read into ruby_bufs.cfs */
 	__u64 env_lo, env_hi;		/* VM stack words read into ruby_bufs.envs */
+	/* the last iseq frame's: its iseq and ep[-2] (0 but in a method's),
+	 * what ruby_iseq_code said of them (recursion: the next the same) */
+	__u64 last_iseq, last_me, last_encoded, last_word;
+	__u32 last_size;
 	__u16 pc, iseq, ep, span;	/* rb_control_frame_t's pc, iseq, ep; its size */
 	__u16 body, encoded, iseq_size;	/* rb_iseq_t's body, the body's iseq_encoded, iseq_size */
 	__u16 n, max, base;		/* frames stored, room for, where the first goes */
@@ -738,8 +742,20 @@ __noinline int ruby_step(struct ruby_walk *w)
 	if ((env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_CFUNC) {
 		word = env[0];
 	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
-		struct ruby_code c = { .word = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0 };
-		ruby_iseq_code(iseq, w->owner, w->body | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
+		__u64 me = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0;
+		struct ruby_code c = { .word = me };
+		if (iseq == w->last_iseq && me == w->last_me) {
+			c.encoded = w->last_encoded;
+			c.size = w->last_size;
+			c.word = w->last_word;
+		} else {
+			ruby_iseq_code(iseq, w->owner, w->body | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
+			w->last_iseq = iseq;
+			w->last_me = me;
+			w->last_encoded = c.encoded;
+			w->last_size = c.size;
+			w->last_word = c.word;
+		}
 		/* a pc at the code's end: its last instruction running */
 		if (c.encoded && pc >= c.encoded && (pc - c.encoded) / 8 <= c.size && (pc - c.encoded) / 8 < PY_LASTI_UNKNOWN)
 			pos = (__u32)((pc - c.encoded) / 8);
