@@ -13,7 +13,8 @@
 #   (lib/interpbench.sh's interp_costs): BPF run time and the collector's
 #   CPU (start-up included) a sample, the ratio of their sums (floor 1.3x),
 #   and the walks' own BPF time a sample; the collector's start-up apart,
-#   and the ratio after it.
+#   and the ratio after it; then the same with both collectors capturing
+#   one php at once (interp_costs_at_once).
 set -u
 SECS=${PHP_BENCH_SECS:-5}
 PHP=/usr/bin/php8.2
@@ -42,4 +43,5 @@ for m in chain sort recurse; do
 done
 
 interp_costs chain "${PHP_BENCH_COST_SECS:-6}" "${PHP_BENCH_COST_RUNS:-3}"
+interp_costs_at_once chain "${PHP_BENCH_COST_SECS:-6}" "${PHP_BENCH_COST_RUNS:-3}"
 echo "bench: php: load average $(cut -d' ' -f1-3 /proc/loadavg)"

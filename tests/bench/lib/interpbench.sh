@@ -7,17 +7,31 @@
 #   interp_run chain 5 "" -F 499         -- $T/chain.out, .err, .time
 #   interp_shares chain CHAIN_RE RIGHT_RE -- prints the chain's and lines' shares
 #   interp_costs chain 6 3                -- prints the cost runs' lines
+#   interp_costs_at_once chain 6 3        -- the same, both collectors at once
 # The workload is run as: INTERP F SECONDS MODE READY_FILE.
+
+# interp_start MODE SECS: the workload in MODE started (its pid in _pid), for
+# SECS seconds and a minute more, once its loop runs
+interp_start() {
+	rm -f "$T/ready"
+	nice -n "${PRIO:-0}" "$INTERP" "$F" $(($2 + 60)) "$1" "$T/ready" & _pid=$!
+	_i=0; while [ ! -e "$T/ready" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+}
+
+# interp_capture NAME SECS [collector options...]: the workload _pid captured
+# for SECS seconds into $T/NAME.out (its CPU time in .time)
+interp_capture() {
+	_name=$1 _secs=$2; shift 2
+	/usr/bin/python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$_name.time" marple-callstack -p "$_pid" "$@" "$_secs" \
+		> "$T/$_name.out" 2> "$T/$_name.err"
+}
 
 # interp_run MODE SECS SUFFIX [collector options...]: the workload in MODE,
 # captured for SECS seconds into $T/MODE SUFFIX.out (its CPU time in .time)
 interp_run() {
 	_m=$1 _secs=$2 _suffix=$3; shift 3
-	rm -f "$T/ready"
-	nice -n "${PRIO:-0}" "$INTERP" "$F" $((_secs + 60)) "$_m" "$T/ready" & _pid=$!
-	_i=0; while [ ! -e "$T/ready" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	/usr/bin/python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$_m$_suffix.time" marple-callstack -p "$_pid" "$@" "$_secs" \
-		> "$T/$_m$_suffix.out" 2> "$T/$_m$_suffix.err"
+	interp_start "$_m" "$_secs"
+	interp_capture "$_m$_suffix" "$_secs" "$@"
 	kill "$_pid" 2>/dev/null; wait "$_pid" 2>/dev/null
 }
 
@@ -71,6 +85,29 @@ interp_costs() {
 	# checking of the sampling program, with the walk of this process's
 	# interpreter (pyframes_walks_for) and without
 	echo "bench: $NAME: sampling program verified in $(trailer_num "$T/$1.cost.out" program_verified_insns) instructions with its frames, $(trailer_num "$T/$1.native.out" program_verified_insns) without"
+}
+
+# interp_costs_at_once MODE SECS RUNS: as interp_costs, both collectors
+# capturing one workload at the same time, each sampling it at 999 Hz: the
+# machine's moments (a slow native walk, the host's neighbours) fall on
+# both alike, where a pair taken one after the other can meet them on one
+# side only (one pair of Ruby's chain went 1.05x to 1.59x on one build)
+interp_costs_at_once() {
+	_r=1 _with=0 _without=0 _with_after=0 _without_after=0
+	while [ $_r -le "$3" ]; do
+		PRIO=-20 interp_start "$1" "$2"
+		interp_capture "$1.both" "$2" -F 999 & _cost=$!
+		interp_capture "$1.both.native" "$2" -F 999 --no-python
+		wait "$_cost"
+		kill "$_pid" 2>/dev/null; wait "$_pid" 2>/dev/null
+		set -- "$1" "$2" "$3" $(interp_cost "$T/$1.both.out" "$T/$1.both.time") \
+			$(interp_cost "$T/$1.both.native.out" "$T/$1.both.native.time")
+		echo "bench: $NAME: at once, run $_r: with its frames BPF $5 ns + collector $6 ns a sample, --no-python BPF ${10} ns + collector ${11} ns: whole $(interp_ratio $(($5 + $6)) $((${10} + ${11})))x; after start-up $(($5 + $7)) ns against $((${10} + ${12})): $(interp_ratio $(($5 + $7)) $((${10} + ${12})))x"
+		_with=$((_with + $5 + $6)) _without=$((_without + ${10} + ${11}))
+		_with_after=$((_with_after + $5 + $7)) _without_after=$((_without_after + ${10} + ${12}))
+		_r=$((_r + 1))
+	done
+	echo "bench: $NAME: at once, the $3 runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(interp_ratio $_with_after $_without_after)x"
 }
 
 # interp_shares MODE CHAIN RIGHT: $T/MODE.out's share of samples whose
