@@ -15,7 +15,7 @@
 #   every interpreter native) on the chain workload, PERL_BENCH_COST_SECS
 #   (default 6) at -F 999, PERL_BENCH_COST_RUNS (default 3) runs each
 #   (lib/interpbench.sh's interp_shares and interp_costs); then the same
-#   with both collectors capturing one perl at once (interp_costs_at_once).
+#   with both collectors capturing one perl at once (interp_costs ... together).
 set -u
 SECS=${PERL_BENCH_SECS:-5}
 NAME=perl
@@ -43,5 +43,5 @@ for m in chain sort sortsub recurse; do
 done
 
 interp_costs chain "${PERL_BENCH_COST_SECS:-6}" "${PERL_BENCH_COST_RUNS:-3}"
-interp_costs_at_once chain "${PERL_BENCH_COST_SECS:-6}" "${PERL_BENCH_COST_RUNS:-3}"
+interp_costs chain "${PERL_BENCH_COST_SECS:-6}" "${PERL_BENCH_COST_RUNS:-3}" together
 echo "bench: perl: load average $(cut -d' ' -f1-3 /proc/loadavg)"

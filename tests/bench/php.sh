@@ -14,7 +14,7 @@
 #   CPU (start-up included) a sample, the ratio of their sums (floor 1.3x),
 #   and the walks' own BPF time a sample; the collector's start-up apart,
 #   and the ratio after it; then the same with both collectors capturing
-#   one php at once (interp_costs_at_once).
+#   one php at once (interp_costs ... together).
 set -u
 SECS=${PHP_BENCH_SECS:-5}
 PHP=/usr/bin/php8.2
@@ -43,5 +43,5 @@ for m in chain sort recurse; do
 done
 
 interp_costs chain "${PHP_BENCH_COST_SECS:-6}" "${PHP_BENCH_COST_RUNS:-3}"
-interp_costs_at_once chain "${PHP_BENCH_COST_SECS:-6}" "${PHP_BENCH_COST_RUNS:-3}"
+interp_costs chain "${PHP_BENCH_COST_SECS:-6}" "${PHP_BENCH_COST_RUNS:-3}" together
 echo "bench: php: load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -11,7 +11,7 @@
 #   workload (lib/interpbench.sh's interp_costs), RUBY_BENCH_COST_SECS
 #   (default 6) at -F 999, RUBY_BENCH_COST_RUNS (default 3) runs each;
 #   then with both collectors capturing one ruby at once
-#   (interp_costs_at_once).
+#   (interp_costs ... together).
 set -u
 SECS=${RUBY_BENCH_SECS:-5}
 RUBY=/usr/bin/ruby3.1
@@ -43,6 +43,6 @@ done
 
 for m in chain sort recurse; do
 	NAME="ruby: $m" interp_costs "$m" "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"
-	NAME="ruby: $m" interp_costs_at_once "$m" "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}"
+	NAME="ruby: $m" interp_costs "$m" "${RUBY_BENCH_COST_SECS:-6}" "${RUBY_BENCH_COST_RUNS:-3}" together
 done
 echo "bench: ruby: load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -7,7 +7,7 @@
 #   interp_run chain 5 "" -F 499         -- $T/chain.out, .err, .time
 #   interp_shares chain CHAIN_RE RIGHT_RE -- prints the chain's and lines' shares
 #   interp_costs chain 6 3                -- prints the cost runs' lines
-#   interp_costs_at_once chain 6 3        -- the same, both collectors at once
+#   interp_costs chain 6 3 together       -- the same, both collectors at once
 # The workload is run as: INTERP F SECONDS MODE READY_FILE.
 
 # interp_start MODE SECS: the workload in MODE started (its pid in _pid), for
@@ -54,60 +54,54 @@ interp_ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'
 }
 
-# interp_costs MODE SECS RUNS: RUNS times, MODE captured SECS s at -F 999
-# with the interpreter's frames and with --no-python: BPF run time and the
-# collector's CPU (start-up included) a sample, the ratio of their sums
-# (floor 1.3x), the walks' own BPF time a sample; the start-up apart, and
-# the ratio after it.  Then the runs' costs pooled (the mean cost a sample
-# with, over the mean without), whole and after start-up: one run's pair
-# can meet a slow native walk on one side only (1.8-3.6 us here, in either
-# mode)
-interp_costs() {
-	_r=1 _with=0 _without=0 _with_after=0 _without_after=0
-	while [ $_r -le "$3" ]; do
+# interp_pair MODE SECS [together]: MODE captured SECS s at -F 999 with the
+# interpreter's frames ($T/MODE.cost.*) and with --no-python
+# ($T/MODE.native.*): one after the other, or both capturing one workload at
+# the same time ("together")
+interp_pair() {
+	if [ "${3:-}" != together ]; then
 		PRIO=-20 interp_run "$1" "$2" .cost -F 999
 		PRIO=-20 interp_run "$1" "$2" .native -F 999 --no-python
-		set -- "$1" "$2" "$3" $(interp_cost "$T/$1.cost.out" "$T/$1.cost.time") \
-			$(interp_cost "$T/$1.native.out" "$T/$1.native.time")
-		_walked=$(trailer_num "$T/$1.cost.out" stacks_walked)
-		_walk=$(awk -v w="$(trailer_num "$T/$1.cost.out" walk_ns)" -v n="${_walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
-		_ratio=$(interp_ratio $(($5 + $6)) $((${10} + ${11})))
-		_after=$(interp_ratio $(($5 + $7)) $((${10} + ${12})))
-		echo "bench: $NAME: cost run $_r: with its frames $4 samples, BPF $5 ns + collector $6 ns a sample (walk $_walk ns of it); --no-python $9 samples, BPF ${10} ns + collector ${11} ns; whole ${_ratio}x (floor: 1.3x)"
-		echo "bench: $NAME: cost run $_r: collector start-up $8 ms with its frames, ${13} ms without; after it, BPF + collector a sample $(($5 + $7)) ns with, $((${10} + ${12})) ns without: ${_after}x"
-		_with=$((_with + $5 + $6)) _without=$((_without + ${10} + ${11}))
-		_with_after=$((_with_after + $5 + $7)) _without_after=$((_without_after + ${10} + ${12}))
+		return
+	fi
+	PRIO=-20 interp_start "$1" "$2"
+	interp_capture "$1.cost" "$2" -F 999 & _cost=$!
+	interp_capture "$1.native" "$2" -F 999 --no-python
+	wait "$_cost"
+	kill "$_pid" 2>/dev/null; wait "$_pid" 2>/dev/null
+}
+
+# interp_costs MODE SECS RUNS [together]: RUNS pairs (interp_pair): BPF run
+# time and the collector's CPU (start-up included) a sample, the ratio of
+# their sums (floor 1.3x), the walks' own BPF time a sample; the start-up
+# apart, and the ratio after it.  Then the runs' costs pooled (the mean
+# cost a sample with, over the mean without), whole and after start-up:
+# one run's pair can meet a slow native walk on one side only (1.8-3.6 us
+# here, in either mode).  Together, the machine's moments (a slow native
+# walk, the host's neighbours) fall on both alike: one pair of Ruby's
+# chain one after the other went 1.05x to 1.59x on one build.
+interp_costs() {
+	_mode=$1 _len=$2 _runs=$3 _together=${4:-}
+	_r=1 _with=0 _without=0 _with_after=0 _without_after=0 _how=${_together:+at once, }
+	while [ $_r -le "$_runs" ]; do
+		interp_pair "$_mode" "$_len" "$_together"
+		# samples, BPF, collector, collector after start-up, start-up: with, then without
+		set -- $(interp_cost "$T/$_mode.cost.out" "$T/$_mode.cost.time") $(interp_cost "$T/$_mode.native.out" "$T/$_mode.native.time")
+		_walked=$(trailer_num "$T/$_mode.cost.out" stacks_walked)
+		_walk=$(awk -v w="$(trailer_num "$T/$_mode.cost.out" walk_ns)" -v n="${_walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
+		echo "bench: $NAME: ${_how}cost run $_r: with its frames $1 samples, BPF $2 ns + collector $3 ns a sample (walk $_walk ns of it); --no-python $6 samples, BPF $7 ns + collector $8 ns; whole $(interp_ratio $(($2 + $3)) $(($7 + $8)))x (floor: 1.3x)"
+		echo "bench: $NAME: ${_how}cost run $_r: collector start-up $5 ms with its frames, ${10} ms without; after it, BPF + collector a sample $(($2 + $4)) ns with, $(($7 + $9)) ns without: $(interp_ratio $(($2 + $4)) $(($7 + $9)))x"
+		_with=$((_with + $2 + $3)) _without=$((_without + $7 + $8))
+		_with_after=$((_with_after + $2 + $4)) _without_after=$((_without_after + $7 + $9))
 		_r=$((_r + 1))
 	done
-	echo "bench: $NAME: the $3 cost runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up (a long capture's) $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(interp_ratio $_with_after $_without_after)x"
-	grep -o '"interpreters":{[^}]*}' "$T/$1.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
+	echo "bench: $NAME: ${_how}the $_runs cost runs pooled: $((_with / _runs)) ns a sample with its frames, $((_without / _runs)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up (a long capture's) $((_with_after / _runs)) ns, $((_without_after / _runs)) ns: $(interp_ratio $_with_after $_without_after)x"
+	[ -z "$_together" ] || return 0
+	grep -o '"interpreters":{[^}]*}' "$T/$_mode.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
 	# the part of the start-up that load does not move: the kernel's
 	# checking of the sampling program, with the walk of this process's
 	# interpreter (pyframes_walks_for) and without
-	echo "bench: $NAME: sampling program verified in $(trailer_num "$T/$1.cost.out" program_verified_insns) instructions with its frames, $(trailer_num "$T/$1.native.out" program_verified_insns) without"
-}
-
-# interp_costs_at_once MODE SECS RUNS: as interp_costs, both collectors
-# capturing one workload at the same time, each sampling it at 999 Hz: the
-# machine's moments (a slow native walk, the host's neighbours) fall on
-# both alike, where a pair taken one after the other can meet them on one
-# side only (one pair of Ruby's chain went 1.05x to 1.59x on one build)
-interp_costs_at_once() {
-	_r=1 _with=0 _without=0 _with_after=0 _without_after=0
-	while [ $_r -le "$3" ]; do
-		PRIO=-20 interp_start "$1" "$2"
-		interp_capture "$1.both" "$2" -F 999 & _cost=$!
-		interp_capture "$1.both.native" "$2" -F 999 --no-python
-		wait "$_cost"
-		kill "$_pid" 2>/dev/null; wait "$_pid" 2>/dev/null
-		set -- "$1" "$2" "$3" $(interp_cost "$T/$1.both.out" "$T/$1.both.time") \
-			$(interp_cost "$T/$1.both.native.out" "$T/$1.both.native.time")
-		echo "bench: $NAME: at once, run $_r: with its frames BPF $5 ns + collector $6 ns a sample, --no-python BPF ${10} ns + collector ${11} ns: whole $(interp_ratio $(($5 + $6)) $((${10} + ${11})))x; after start-up $(($5 + $7)) ns against $((${10} + ${12})): $(interp_ratio $(($5 + $7)) $((${10} + ${12})))x"
-		_with=$((_with + $5 + $6)) _without=$((_without + ${10} + ${11}))
-		_with_after=$((_with_after + $5 + $7)) _without_after=$((_without_after + ${10} + ${12}))
-		_r=$((_r + 1))
-	done
-	echo "bench: $NAME: at once, the $3 runs pooled: $((_with / $3)) ns a sample with its frames, $((_without / $3)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up $((_with_after / $3)) ns, $((_without_after / $3)) ns: $(interp_ratio $_with_after $_without_after)x"
+	echo "bench: $NAME: sampling program verified in $(trailer_num "$T/$_mode.cost.out" program_verified_insns) instructions with its frames, $(trailer_num "$T/$_mode.native.out" program_verified_insns) without"
 }
 
 # interp_shares MODE CHAIN RIGHT: $T/MODE.out's share of samples whose
