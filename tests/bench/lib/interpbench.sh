@@ -19,10 +19,11 @@ interp_start() {
 }
 
 # interp_capture NAME SECS [collector options...]: the workload _pid captured
-# for SECS seconds into $T/NAME.out (its CPU time in .time)
+# for SECS seconds into $T/NAME.out (its CPU time in .time, and at half a
+# second before the capture's end: cputime.py's CPUTIME_MARK)
 interp_capture() {
 	_name=$1 _secs=$2; shift 2
-	/usr/bin/python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$_name.time" marple-callstack -p "$_pid" "$@" "$_secs" \
+	CPUTIME_MARK=$(awk -v s="$_secs" 'BEGIN { print s - 0.5 }') /usr/bin/python3 "$MARPLE_TOP/tests/bench/cputime.py" "$T/$_name.time" marple-callstack -p "$_pid" "$@" "$_secs" \
 		> "$T/$_name.out" 2> "$T/$_name.err"
 }
 
@@ -39,14 +40,19 @@ trailer_num() {
 	sed -n "s/.*\"trailer\":1.*\"$2\":\([0-9.]*\).*/\1/p" "$1" | head -n 1
 }
 
-# interp_cost OUT TIME: "samples bpf_ns_a_sample collector_ns_a_sample
-# collector_ns_a_sample_after_start-up start-up_ms"
+# interp_cost OUT TIME SECS: "samples bpf_ns_a_sample collector_ns_a_sample
+# collector_ns_a_sample_after_start-up start-up_ms
+# collector_ns_a_sample_while_sampling" (the last from the start-up's end to
+# half a second before the capture's: neither the start-up nor the end's
+# naming and output, what each sample more of a long capture costs)
 interp_cost() {
-	read -r _u _s _st < "$2"
+	read -r _u _s _st _mk < "$2"
 	_n=$(trailer_num "$1" samples); _p=$(trailer_num "$1" program_ns)
-	awk -v u="$_u" -v s="$_s" -v st="${_st:-0}" -v n="${_n:-0}" -v p="${_p:-0}" 'BEGIN {
-		if (n > 0) printf "%d %.0f %.0f %.0f %.0f\n", n, p / n, (u + s) * 1e9 / n, (u + s - st) * 1e9 / n, st * 1e3
-		else print "0 0 0 0 0" }'
+	awk -v u="$_u" -v s="$_s" -v st="${_st:-0}" -v mk="${_mk:-0}" -v secs="$3" -v n="${_n:-0}" -v p="${_p:-0}" 'BEGIN {
+		w = n * (secs - 0.5) / secs
+		if (n > 0) printf "%d %.0f %.0f %.0f %.0f %.0f\n", n, p / n, (u + s) * 1e9 / n, (u + s - st) * 1e9 / n, st * 1e3,
+			(mk > st && w > 0 ? (mk - st) * 1e9 / w : 0)
+		else print "0 0 0 0 0 0" }'
 }
 
 # interp_ratio A B: A / B to two places (0 when B is 0)
@@ -74,28 +80,32 @@ interp_pair() {
 # interp_costs MODE SECS RUNS [together]: RUNS pairs (interp_pair): BPF run
 # time and the collector's CPU (start-up included) a sample, the ratio of
 # their sums (floor 1.3x), the walks' own BPF time a sample; the start-up
-# apart, and the ratio after it.  Then the runs' costs pooled (the mean
-# cost a sample with, over the mean without), whole and after start-up:
+# apart, and the ratio after it (the end's work in it); the ratio while
+# sampling (neither, interp_cost).  Then the runs' costs pooled (the mean
+# cost a sample with, over the mean without), each of the three ways:
 # one run's pair can meet a slow native walk on one side only (1.8-3.6 us
 # here, in either mode).  Together, the machine's moments (a slow native
 # walk, the host's neighbours) fall on both alike: one pair of Ruby's
 # chain one after the other went 1.05x to 1.59x on one build.
 interp_costs() {
 	_mode=$1 _len=$2 _runs=$3 _together=${4:-}
-	_r=1 _with=0 _without=0 _with_after=0 _without_after=0 _how=${_together:+at once, }
+	_r=1 _with=0 _without=0 _with_after=0 _without_after=0 _with_long=0 _without_long=0
+	_how=${_together:+at once, }
 	while [ $_r -le "$_runs" ]; do
 		interp_pair "$_mode" "$_len" "$_together"
-		# samples, BPF, collector, collector after start-up, start-up: with, then without
-		set -- $(interp_cost "$T/$_mode.cost.out" "$T/$_mode.cost.time") $(interp_cost "$T/$_mode.native.out" "$T/$_mode.native.time")
+		# samples, BPF, collector, after start-up, start-up, while sampling: with, then without
+		set -- $(interp_cost "$T/$_mode.cost.out" "$T/$_mode.cost.time" "$_len") \
+			$(interp_cost "$T/$_mode.native.out" "$T/$_mode.native.time" "$_len")
 		_walked=$(trailer_num "$T/$_mode.cost.out" stacks_walked)
 		_walk=$(awk -v w="$(trailer_num "$T/$_mode.cost.out" walk_ns)" -v n="${_walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
-		echo "bench: $NAME: ${_how}cost run $_r: with its frames $1 samples, BPF $2 ns + collector $3 ns a sample (walk $_walk ns of it); --no-python $6 samples, BPF $7 ns + collector $8 ns; whole $(interp_ratio $(($2 + $3)) $(($7 + $8)))x (floor: 1.3x)"
-		echo "bench: $NAME: ${_how}cost run $_r: collector start-up $5 ms with its frames, ${10} ms without; after it, BPF + collector a sample $(($2 + $4)) ns with, $(($7 + $9)) ns without: $(interp_ratio $(($2 + $4)) $(($7 + $9)))x"
-		_with=$((_with + $2 + $3)) _without=$((_without + $7 + $8))
-		_with_after=$((_with_after + $2 + $4)) _without_after=$((_without_after + $7 + $9))
+		echo "bench: $NAME: ${_how}cost run $_r: with its frames $1 samples, BPF $2 ns + collector $3 ns a sample (walk $_walk ns of it); --no-python $7 samples, BPF $8 ns + collector $9 ns; whole $(interp_ratio $(($2 + $3)) $(($8 + $9)))x (floor: 1.3x)"
+		echo "bench: $NAME: ${_how}cost run $_r: collector start-up $5 ms with its frames, ${11} ms without; after it, BPF + collector a sample $(($2 + $4)) ns with, $(($8 + ${10})) ns without: $(interp_ratio $(($2 + $4)) $(($8 + ${10})))x; while sampling (a long capture's) $(($2 + $6)) ns, $(($8 + ${12})) ns: $(interp_ratio $(($2 + $6)) $(($8 + ${12})))x"
+		_with=$((_with + $2 + $3)) _without=$((_without + $8 + $9))
+		_with_after=$((_with_after + $2 + $4)) _without_after=$((_without_after + $8 + ${10}))
+		_with_long=$((_with_long + $2 + $6)) _without_long=$((_without_long + $8 + ${12}))
 		_r=$((_r + 1))
 	done
-	echo "bench: $NAME: ${_how}the $_runs cost runs pooled: $((_with / _runs)) ns a sample with its frames, $((_without / _runs)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up (a long capture's) $((_with_after / _runs)) ns, $((_without_after / _runs)) ns: $(interp_ratio $_with_after $_without_after)x"
+	echo "bench: $NAME: ${_how}the $_runs cost runs pooled: $((_with / _runs)) ns a sample with its frames, $((_without / _runs)) ns without: $(interp_ratio $_with $_without)x (floor: 1.3x); after start-up $((_with_after / _runs)) ns, $((_without_after / _runs)) ns: $(interp_ratio $_with_after $_without_after)x; while sampling (a long capture's) $((_with_long / _runs)) ns, $((_without_long / _runs)) ns: $(interp_ratio $_with_long $_without_long)x"
 	[ -z "$_together" ] || return 0
 	grep -o '"interpreters":{[^}]*}' "$T/$_mode.cost.out" | head -n 1 | sed "s/^/bench: $NAME: trailer: /"
 	# the part of the start-up that load does not move: the kernel's
