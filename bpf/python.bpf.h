@@ -372,7 +372,7 @@ static long py_list_step(__u64 i, void *ctx)
 static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(t, thread.fsbase);
+	__u64 fsbase = t->thread.fsbase;	/* a load: the task is a BTF pointer */
 	struct {
 		__s32 initialized;
 		__u32 key;
@@ -828,7 +828,7 @@ static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid
 		return 0;
 	if (p->ruby_tls_slot) {
 		struct task_struct *t = bpf_get_current_task_btf();
-		fsbase = BPF_CORE_READ(t, thread.fsbase);
+		fsbase = t->thread.fsbase;	/* a load, not a helper's read */
 	}
 	int known = m->who[slot] == who && m->fsbase[slot] == fsbase;
 	__u64 at = known ? m->at[slot] : ruby_ec_at(p, tid, fsbase);
