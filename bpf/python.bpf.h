@@ -938,11 +938,13 @@ struct {
  * again at the CPU's every PERL_INTERP_RECHECK-th walk of the process:
  * two reads a sample fewer, of nine for a chain three subs deep.  Neither
  * moves once the program is parsed (perl_alloc, perl_parse); one not set
- * yet is not kept. */
+ * yet is not kept.  Kept with where PL_curinterp is (runtime): a pid used
+ * again by a new process of the same image count has its libperl
+ * elsewhere, and does not take the old one's. */
 #define PERL_INTERP_MEMO 64
 #define PERL_INTERP_RECHECK 16
 struct perl_interp_seen {
-	__u64 who, interp, main_cv;
+	__u64 who, runtime, interp, main_cv;
 	__u32 walks;
 };
 
@@ -965,7 +967,7 @@ static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64
 	if (!m)
 		return 0;
 	struct perl_interp_seen *e = &m[tid & (PERL_INTERP_MEMO - 1)];
-	if (e->who == who && ++e->walks % PERL_INTERP_RECHECK) {
+	if (e->who == who && e->runtime == p->runtime && ++e->walks % PERL_INTERP_RECHECK) {
 		*interp = e->interp;
 		*main_cv = e->main_cv;
 		return 1;
@@ -974,7 +976,7 @@ static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64
 	*main_cv = *interp ? py_read_ptr(*interp + p->perl.interp_main_cv) : 0;
 	if (!*interp || !*main_cv)
 		return 0;
-	*e = (struct perl_interp_seen){ .who = who, .interp = *interp, .main_cv = *main_cv, .walks = 1 };
+	*e = (struct perl_interp_seen){ .who = who, .runtime = p->runtime, .interp = *interp, .main_cv = *main_cv, .walks = 1 };
 	return 1;
 }
 
