@@ -287,6 +287,9 @@ enum py_counter {
 					 * samples do, in samples_process_unknown */
 	PY_REQUEST_LOST,		/* a process walked from its file not asked about:
 					 * the ring full (looked at when its stacks merge) */
+	PY_CHECKED_LATELY,		/* new stacks not told: their Python frames' code
+					 * objects found named, as they were, by this CPU
+					 * less than PY_CHECKED_FRESH_NS before */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
@@ -294,6 +297,6 @@ enum py_counter {
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
 	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
 	  "library_lookup_busy", "library_unknown", "files_changed_since_read", \
-	  "requests_lost_ring_full" }
+	  "requests_lost_ring_full", "stacks_checked_lately" }
 
 #endif
