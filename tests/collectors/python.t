@@ -62,14 +62,15 @@ else
 	fail "python: >= 80% of the new stacks told without a wake-up" "stacks_told ${told:-none}, stacks_told_known ${known:-none}, stacks_checked_lately ${lately:-none}"
 fi
 # the verifier's walk of the sampling program is most of the start-up: the
-# interpreters' walks add at most 7,500 instructions to it (Python's added
+# interpreters' walks add at most 7,800 instructions to it (Python's added
 # 11,842: 35,700 against 23,858, with stacks_store inlined twice more for
 # Python stacks; then 3,822 of 31,338, and 3,739 of 20,145 once stacks_store
 # and the VMA lookup were global functions, checked once: a ratio to the rest
 # no longer says it; with PHP's 4,892 of 16,406; Perl's walk 1,064 more;
 # Ruby's 1,324 more: 7,280 of 16,429; its threads' ec, the learned VMAs
 # global and the iseq memo: 7,313 of 15,805; Perl's step global, its
-# contexts read four at a time, py_append global: 7,415 of 17,552)
+# contexts read four at a time, py_append global: 7,415 of 17,552; the memo
+# of frames checked lately, hashing 8 words a step: 7,669 of 18,795)
 # All the walks are checked for a capture that may meet any interpreter (here
 # of this shell: no interpreter mapped); one of a Python process checks
 # CPython's alone (pyframes_walks_for: 4,167 fewer for a Ruby's)
@@ -77,10 +78,10 @@ fi
 allins=$(trailer_num "$T/all.out" program_verified_insns)
 pyins=$(trailer_num "$T/py.out" program_verified_insns); natins=$(trailer_num "$T/native.out" program_verified_insns)
 if [ "${natins:-0}" -gt 0 ] && [ "${pyins:-0}" -gt 0 ] && [ "${allins:-0}" -gt "${pyins:-0}" ] &&
-   [ $(( allins - natins )) -le 7500 ]; then
-	pass "python: the sampling program verifies all walks in <= 7,500 instructions more than --no-python's, a Python process's its own ($allins, $pyins, $natins)"
+   [ $(( allins - natins )) -le 7800 ]; then
+	pass "python: the sampling program verifies all walks in <= 7,800 instructions more than --no-python's, a Python process's its own ($allins, $pyins, $natins)"
 else
-	fail "python: the sampling program verifies all walks in <= 7,500 instructions more than --no-python's, a Python process's its own" "all ${allins:-none}, Python's ${pyins:-none}, --no-python's ${natins:-none}: $(head -c 200 "$T/all.err")"
+	fail "python: the sampling program verifies all walks in <= 7,800 instructions more than --no-python's, a Python process's its own" "all ${allins:-none}, Python's ${pyins:-none}, --no-python's ${natins:-none}: $(head -c 200 "$T/all.err")"
 fi
 # plausible weights: fib's recursion and json's encoding both take a share
 if [ "$fibw" -ge $(( total / 10 )) ] && [ "$json" -ge $(( total / 20 )) ]; then
