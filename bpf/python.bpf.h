@@ -109,6 +109,10 @@ static __always_inline void py_count(__u32 idx)
 	stacks_percpu_inc(&py_counters, idx);
 }
 
+/* stacks.bpf.h's stages' clock (a timed sample's laps) */
+static __always_inline void stacks_clock_lap(__u32 stage);
+static __always_inline struct stacks_stage_clock *stacks_clock(void);
+
 /* May the program call bpf_find_vma (Linux 5.17)?  Set by user space after
  * probing (unwindtables_size), so that on a kernel without it the verifier
  * never meets the call: a launcher's processes then wait for user space. */
@@ -902,6 +906,7 @@ static __always_inline __u64 main_thread_word(const struct py_proc *p, __u32 tid
 struct perl_walk {
 	struct perl_offsets o;
 	__u64 si, si_prev, cxstack, cop, main_cv;
+	__u64 who;			/* tgid | exec_id << 32 (perl_lines) */
 	__s32 ix;			/* the next context of si to read, down to 0 */
 	__s32 cx_lo, cx_hi;		/* si's contexts cx_lo..cx_hi are in perl_cxs */
 	__s32 cx_batch;			/* contexts read at once */
@@ -980,6 +985,26 @@ static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64
 	return 1;
 }
 
+/* Perl: the line of a COP (a statement), as a CPU last read it, by tgid,
+ * image and address, read again at its every PERL_LINE_RECHECK-th use.  A
+ * COP's line never changes while its sub lives: a chain three subs deep
+ * read three lines a sample, ~250 ns of its ~1.3 us walk.  A COP freed
+ * with its sub (a string eval's) and another made at its address keeps
+ * the old line on this CPU until that recheck: 15 of its uses at most. */
+#define PERL_LINE_MEMO 256
+#define PERL_LINE_RECHECK 16
+struct perl_line_seen {
+	__u64 who, cop;
+	__u32 line, uses;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct perl_line_seen[PERL_LINE_MEMO]);
+} perl_lines SEC(".maps");
+
 /* A step's maps (perl_step): the walk's state, where the words go, the
  * scratch a stack info is read into, the contexts read */
 struct perl_ctx {
@@ -989,12 +1014,29 @@ struct perl_ctx {
 	__u8 *cxs;
 };
 
+/* The line of COP cop of who (its line at offset cop_line), from the
+ * CPU's memo or read.  Global: verified once, not at each of its two
+ * calls in the step. */
+__noinline int perl_cop_line(__u64 who, __u64 cop, __u32 cop_line)
+{
+	__u32 zero = 0, line = PY_LASTI_UNKNOWN;
+	struct perl_line_seen *m = bpf_map_lookup_elem(&perl_lines, &zero);
+
+	if (!cop || !m)
+		return PY_LASTI_UNKNOWN;
+	struct perl_line_seen *e = &m[(cop * 0x9e3779b97f4a7c15ull) >> 56 & (PERL_LINE_MEMO - 1)];
+	if (e->cop == cop && e->who == who && ++e->uses % PERL_LINE_RECHECK)
+		return e->line;
+	if (bpf_probe_read_user(&line, 4, (void *)(cop + cop_line)) || line >= PY_LASTI_UNKNOWN)
+		return PY_LASTI_UNKNOWN;
+	*e = (struct perl_line_seen){ .who = who, .cop = cop, .line = line, .uses = 1 };
+	return line;
+}
+
 static __always_inline __u32 perl_line(const struct perl_walk *w, __u64 cop)
 {
-	__u32 line = PY_LASTI_UNKNOWN;
-	if (!cop || bpf_probe_read_user(&line, 4, (void *)(cop + w->o.cop_line)) || line >= PY_LASTI_UNKNOWN)
-		return PY_LASTI_UNKNOWN;
-	return line;
+	__u32 line = perl_cop_line(w->who, cop, w->o.cop_line);
+	return line < PY_LASTI_UNKNOWN ? line : PY_LASTI_UNKNOWN;
 }
 
 /* Stack info si's context stack and its last index into w: 1, or 0 when
@@ -1148,7 +1190,8 @@ static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, 
 
 	if (!w || !cxs || !perl_interp(p, tid, &interp, &main_cv))
 		return 0;
-	*w = (struct perl_walk){ .o = p->perl, .base = (__u16)base, .max = (__u16)max, .ix = -1 };
+	*w = (struct perl_walk){ .o = p->perl, .base = (__u16)base, .max = (__u16)max, .ix = -1,
+				 .who = tid | (__u64)p->exec_id << 32 };
 	/* PL_op, PL_curcop, PL_curstackinfo in that order within
 	 * PERL_CX_BYTES, a context 8 to PERL_CX_MAX bytes: a row of
 	 * perllayout.c that does not fit is never used */
@@ -1421,14 +1464,24 @@ __noinline int py_append(int n)
 	struct py_proc *p = py_proc_of(tgid, stacks_exec_id());
 	if (p) {
 		/* room for the mark and a zero after the last frame; the walk's
-		 * run time added up (PY_WALK_NS): what Python frames cost a
-		 * sample, apart from the rest of the program */
-		__u64 start = bpf_ktime_get_ns();
+		 * run time added up (PY_WALK_NS) in the samples the stages'
+		 * clock times (PY_WALKS_TIMED): what Python frames cost a
+		 * sample, apart from the rest of the program.  Not in every
+		 * sample: two clock reads and a counter cost a Perl chain's
+		 * sample ~120 ns, a tenth of its runtime check.  The walk's
+		 * start is the clock's lap, in its map: with a flag kept in a
+		 * register across the walk, the verifier walked the walks
+		 * twice, timed and not (4,100 instructions more) */
+		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 		int m = py_walk_frames(p, (__u32)id, ips, n + 1, MARPLE_STACK_DEPTH - 2 - n);
-		__u32 idx = PY_WALK_NS;
-		__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
-		if (ns)
-			*ns += bpf_ktime_get_ns() - start;
+		struct stacks_stage_clock *clock = stacks_clock();
+		if (clock && clock->on) {
+			__u32 idx = PY_WALK_NS;
+			__u64 *ns = bpf_map_lookup_elem(&py_counters, &idx);
+			if (ns)
+				*ns += bpf_ktime_get_ns() - clock->last;
+			py_count(PY_WALKS_TIMED);
+		}
 		if (m > 0) {
 			__u32 at = n;
 			asm volatile("" : "+r"(at));	/* the mask stays */

@@ -267,7 +267,8 @@ enum py_counter {
 	PY_CUT_DEPTH,			/* walks cut at PY_MAX_FRAMES frames */
 	PY_READ_FAULT,			/* walks cut by a read that failed */
 	PY_REQUESTS,			/* processes asked about */
-	PY_WALK_NS,			/* nanoseconds walking Python frames, all told */
+	PY_WALK_NS,			/* nanoseconds walking Python frames, in the
+					 * walks timed */
 	PY_UNKNOWN_SAMPLES,		/* user stacks of processes not known yet (asked
 					 * about, their program no known Python file) */
 	PY_FROM_FILE,			/* processes walked from their first sample: their
@@ -290,6 +291,8 @@ enum py_counter {
 	PY_CHECKED_LATELY,		/* new stacks not told: their Python frames' code
 					 * objects found named, as they were, by this CPU
 					 * less than PY_CHECKED_FRESH_NS before */
+	PY_WALKS_TIMED,			/* walks in the samples the stages' clock
+					 * times (one in STACKS_STAGE_EVERY) */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
@@ -297,6 +300,6 @@ enum py_counter {
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
 	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
 	  "library_lookup_busy", "library_unknown", "files_changed_since_read", \
-	  "requests_lost_ring_full", "stacks_checked_lately" }
+	  "requests_lost_ring_full", "stacks_checked_lately", "walks_timed" }
 
 #endif

@@ -263,7 +263,7 @@ while [ $r -le "$RUNS" ]; do
 	PRIO=-20 SUFFIX=.costnative run chain "$COST_SECS" -F 999 --no-python
 	set -- $(cost "$T/chain.cost.out" "$T/chain.cost.time") $(cost "$T/chain.costnative.out" "$T/chain.costnative.time")
 	n=$1 b=$2 c=$3 st=$4 ca=$5 nn=$6 nb=$7 nc=$8 nst=$9 nca=${10}
-	walked=$(trailer_num "$T/chain.cost.out" stacks_walked)
+	walked=$(trailer_num "$T/chain.cost.out" walks_timed)
 	walk=$(awk -v w="$(trailer_num "$T/chain.cost.out" walk_ns)" -v n="${walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
 	pyc=$(awk -v w="$(trailer_num "$T/chain.cost.out" collector_cpu_ns)" -v n="${n:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
 	bytes=$(trailer_num "$T/chain.cost.out" code_cache_bytes); codes=$(trailer_num "$T/chain.cost.out" code_objects)

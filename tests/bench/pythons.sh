@@ -99,7 +99,8 @@ while read -r v py; do
 			# BPF time, the collector's Python work (less noisy than the
 			# difference of two runs' whole costs)
 			own=$(awk -v w="$(trailer_num "$out.cost" walk_ns)" -v c="$(trailer_num "$out.cost" collector_cpu_ns)" \
-				-v n="$(trailer_num "$out.cost" samples)" 'BEGIN { printf "%.0f %.0f", n ? w / n : 0, n ? c / n : 0 }')
+				-v t="$(trailer_num "$out.cost" walks_timed)" -v n="$(trailer_num "$out.cost" samples)" \
+				'BEGIN { printf "%.0f %.0f", t ? w / t : 0, n ? c / n : 0 }')
 			c=$(echo "$(cost "$out.cost") $(cost "$out.native") $own" | awk '{
 				printf "%.2fx, %.2fx after start-up (BPF %d/%d ns, collector %d/%d ns a sample); own: walk %d + collector %d ns = %.2fx",
 				$5 ? $1 / $5 : 0, $8 ? $4 / $8 : 0, $2, $6, $3, $7, $9, $10, $5 ? ($5 + $9 + $10) / $5 : 0 }')

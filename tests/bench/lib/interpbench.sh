@@ -96,7 +96,7 @@ interp_costs() {
 		# samples, BPF, collector, after start-up, start-up, while sampling: with, then without
 		set -- $(interp_cost "$T/$_mode.cost.out" "$T/$_mode.cost.time" "$_len") \
 			$(interp_cost "$T/$_mode.native.out" "$T/$_mode.native.time" "$_len")
-		_walked=$(trailer_num "$T/$_mode.cost.out" stacks_walked)
+		_walked=$(trailer_num "$T/$_mode.cost.out" walks_timed)
 		_walk=$(awk -v w="$(trailer_num "$T/$_mode.cost.out" walk_ns)" -v n="${_walked:-0}" 'BEGIN { printf "%.0f", n ? w / n : 0 }')
 		echo "bench: $NAME: ${_how}cost run $_r: with its frames $1 samples, BPF $2 ns + collector $3 ns a sample (walk $_walk ns of it); --no-python $7 samples, BPF $8 ns + collector $9 ns; whole $(interp_ratio $(($2 + $3)) $(($8 + $9)))x (floor: 1.3x)"
 		echo "bench: $NAME: ${_how}cost run $_r: collector start-up $5 ms with its frames, ${11} ms without; after it, BPF + collector a sample $(($2 + $4)) ns with, $(($8 + ${10})) ns without: $(interp_ratio $(($2 + $4)) $(($8 + ${10})))x; while sampling (a long capture's) $(($2 + $6)) ns, $(($8 + ${12})) ns: $(interp_ratio $(($2 + $6)) $(($8 + ${12})))x"
