@@ -704,47 +704,58 @@ static __always_inline int ruby_env(struct ruby_walk *w, struct ruby_bufs *b, __
 	return 1;
 }
 
-/* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
- * the stack being built (stack_scratch), then on to its caller's, the
- * next up to the stack's end.  The frame and its env's flags and method
- * entry (ep[-2..0]) come from the frames and words read (ruby_cf,
- * ruby_env); an iseq's frame its body's iseq_encoded from the memo or in
- * two reads more (its pc's position), a method's stored by its method
- * entry.  A frame that is neither (a dummy's, a C block's) is not stored:
- * if it began a vm_exec activation, the frame before it did.  A global
- * function, checked once by the verifier. */
-__noinline int ruby_step(struct ruby_walk *w)
+/* What a Ruby control frame gives the stack being built (ruby_frame_word) */
+enum ruby_frame_kind {
+	RUBY_FRAME_NONE,		/* nothing: not a frame of its own */
+	RUBY_FRAME_WORD,		/* its word */
+	RUBY_FRAME_FINISHES,		/* nothing, but the frame stored before began
+					 * a vm_exec activation */
+};
+
+/* Ruby: each control frame's word as a CPU last made it, by the process
+ * and image, the frame's place (cfp, and its slot: its distance in frames
+ * from the VM stack's end, the same for a caller from sample to sample)
+ * and what it holds (pc, iseq, ep), made again at every
+ * RUBY_FRAME_RECHECK-th use.  A caller's frame does not change while its
+ * callee runs: recursion nine deep made 13 words a sample, each from its
+ * env's flags, its method entry and its iseq's code (~70-100 ns a frame).
+ * A frame at the same place with the same pc, iseq and ep is the same
+ * call of the same code: its word is the same but for a method entry that
+ * is not (an alias's), until the recheck. */
+#define RUBY_FRAME_MEMO 64
+#define RUBY_FRAME_RECHECK 16
+struct ruby_frame_seen {
+	__u64 owner, cfp, pc, iseq, ep, word;
+	__u32 kind, uses;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ruby_frame_seen[RUBY_FRAME_MEMO]);
+} ruby_frames_seen SEC(".maps");
+
+/* The frame's word (*word) from its pc, iseq and ep: the env's flags and
+ * method entry (ep[-2..0]) from the words read (ruby_env); an iseq's frame
+ * its body's iseq_encoded from the memo or in two reads more (its pc's
+ * position), a method's stored by its method entry.  A frame that is
+ * neither (a dummy's, a C block's) is not stored: if it began a vm_exec
+ * activation, the frame before it did.  enum ruby_frame_kind, or -1: its
+ * env could not be read (counted). */
+static __always_inline int ruby_frame_word(struct ruby_walk *w, struct ruby_bufs *b, __u64 pc, __u64 iseq, __u64 ep,
+					   __u64 *word)
 {
-	__u32 zero = 0;
-	__u64 *words = bpf_map_lookup_elem(&stack_scratch, &zero);
-	struct ruby_bufs *b = bpf_map_lookup_elem(&ruby_bufs, &zero);
-	__u64 env[3] = { 0 }, word;
+	__u64 env[3] = { 0 };
 	__u32 pos = PY_LASTI_UNKNOWN;
 
-	if (!w || !words || !b || !w->frame || w->n >= w->max || w->frame + w->span > w->end)
-		return 1;
-	__u32 n = w->n;
-	__u8 *cf = ruby_cf(w, b);
-	if (!cf) {
-		py_count(PY_READ_FAULT);
-		return 1;
-	}
-	__u64 pc = *(__u64 *)(cf + (w->pc & (PY_FRAME_HEAD - 9)));
-	__u64 iseq = *(__u64 *)(cf + (w->iseq & (PY_FRAME_HEAD - 9)));
-	__u64 ep = *(__u64 *)(cf + (w->ep & (PY_FRAME_HEAD - 9)));
-	w->frame += w->span;
-	/* the VM's base frame (Init_VM's dummy "<main>"): no activation's,
-	 * and its env (on the heap) not read */
-	if (w->frame >= w->end)
-		return 1;
 	if (!ruby_env(w, b, ep, env)) {
 		py_count(PY_READ_FAULT);
-		w->frame = 0;
-		return 1;
+		return -1;
 	}
 	__u64 finish = (env[2] & RUBY_FRAME_FLAG_FINISH) != 0;
 	if ((env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_CFUNC) {
-		word = env[0];
+		*word = env[0];
 	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
 		__u64 me = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0;
 		struct ruby_code c = { .word = me };
@@ -763,15 +774,66 @@ __noinline int ruby_step(struct ruby_walk *w)
 		/* a pc at the code's end: its last instruction running */
 		if (c.encoded && pc >= c.encoded && (pc - c.encoded) / 8 <= c.size && (pc - c.encoded) / 8 < PY_LASTI_UNKNOWN)
 			pos = (__u32)((pc - c.encoded) / 8);
-		word = c.word;
+		*word = c.word;
 	} else {
-		if (finish && n > 0)
-			words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
-		return 0;
+		return finish ? RUBY_FRAME_FINISHES : RUBY_FRAME_NONE;
 	}
-	if (!word)
+	if (!*word)
+		return RUBY_FRAME_NONE;
+	*word = (*word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
+	return RUBY_FRAME_WORD;
+}
+
+/* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
+ * the stack being built (stack_scratch), from the CPU's memo or made
+ * (ruby_frame_word), then on to its caller's, the next up to the stack's
+ * end.  The frame comes from the frames read (ruby_cf).  A global
+ * function, checked once by the verifier. */
+__noinline int ruby_step(struct ruby_walk *w)
+{
+	__u32 zero = 0;
+	__u64 *words = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct ruby_bufs *b = bpf_map_lookup_elem(&ruby_bufs, &zero);
+	struct ruby_frame_seen *m = bpf_map_lookup_elem(&ruby_frames_seen, &zero);
+	__u64 word = 0;
+	int kind;
+
+	if (!w || !words || !b || !m || !w->frame || w->n >= w->max || w->frame + w->span > w->end)
+		return 1;
+	__u32 n = w->n;
+	__u64 cfp = w->frame;
+	__u8 *cf = ruby_cf(w, b);
+	if (!cf) {
+		py_count(PY_READ_FAULT);
+		return 1;
+	}
+	__u64 pc = *(__u64 *)(cf + (w->pc & (PY_FRAME_HEAD - 9)));
+	__u64 iseq = *(__u64 *)(cf + (w->iseq & (PY_FRAME_HEAD - 9)));
+	__u64 ep = *(__u64 *)(cf + (w->ep & (PY_FRAME_HEAD - 9)));
+	w->frame += w->span;
+	/* the VM's base frame (Init_VM's dummy "<main>"): no activation's,
+	 * and its env (on the heap) not read */
+	if (w->frame >= w->end)
+		return 1;
+	struct ruby_frame_seen *e = &m[((w->end - cfp) / w->span) & (RUBY_FRAME_MEMO - 1)];
+	if (e->cfp == cfp && e->pc == pc && e->iseq == iseq && e->ep == ep && e->owner == w->owner &&
+	    ++e->uses % RUBY_FRAME_RECHECK) {
+		kind = e->kind;
+		word = e->word;
+	} else {
+		kind = ruby_frame_word(w, b, pc, iseq, ep, &word);
+		if (kind < 0) {
+			w->frame = 0;
+			return 1;
+		}
+		*e = (struct ruby_frame_seen){ .owner = w->owner, .cfp = cfp, .pc = pc, .iseq = iseq, .ep = ep,
+					       .word = word, .kind = kind, .uses = 1 };
+	}
+	if (kind == RUBY_FRAME_FINISHES && n > 0)
+		words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
+	if (kind != RUBY_FRAME_WORD)
 		return 0;
-	words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] = (word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
+	words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] = word;
 	w->n = n + 1;
 	return 0;
 }
