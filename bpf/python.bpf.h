@@ -421,6 +421,7 @@ struct py_walk {
 	__u16 span;			/* bytes of a frame that hold the four members */
 	__u64 *words;
 	__u8 *head;			/* the frame's first span bytes */
+	__u64 who;			/* tgid | exec_id << 32 (PHP's interp_line) */
 };
 
 /* Ruby: the last iseqs' code (iseq_encoded) and length (iseq_size) the
@@ -523,10 +524,50 @@ static long py_frame_step(__u64 i, void *ctx)
 	return 0;
 }
 
+/* Perl's and PHP's lines: the line of a statement (a Perl COP, a PHP
+ * opline) as a CPU last read it, by tgid, image and address, read again at
+ * its every INTERP_LINE_RECHECK-th use.  A statement's line never changes
+ * while its code lives: a Perl chain three subs deep read three lines a
+ * sample, ~250 ns of its ~1.3 us walk, a PHP chain one a frame.  One freed
+ * with its code (a string eval's) and another made at its address keeps
+ * the old line on this CPU until that recheck: 15 of its uses at most. */
+#define INTERP_LINE_MEMO 256
+#define INTERP_LINE_RECHECK 16
+struct interp_line_seen {
+	__u64 who, at;
+	__u32 line, uses;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct interp_line_seen[INTERP_LINE_MEMO]);
+} interp_lines SEC(".maps");
+
+/* The 32-bit line at offset line_at in the statement at at, of process
+ * and image who, from the CPU's memo or read; PY_LASTI_UNKNOWN when it
+ * cannot be read.  Global: verified once, not at each call. */
+__noinline int interp_line(__u64 who, __u64 at, __u32 line_at)
+{
+	__u32 zero = 0, line = PY_LASTI_UNKNOWN;
+	struct interp_line_seen *m = bpf_map_lookup_elem(&interp_lines, &zero);
+
+	if (!at || !m)
+		return PY_LASTI_UNKNOWN;
+	struct interp_line_seen *e = &m[(at * 0x9e3779b97f4a7c15ull) >> 56 & (INTERP_LINE_MEMO - 1)];
+	if (e->at == at && e->who == who && ++e->uses % INTERP_LINE_RECHECK)
+		return e->line;
+	if (bpf_probe_read_user(&line, 4, (void *)(at + line_at)) || line >= PY_LASTI_UNKNOWN)
+		return PY_LASTI_UNKNOWN;
+	*e = (struct interp_line_seen){ .who = who, .at = at, .line = line, .uses = 1 };
+	return line;
+}
+
 /* One PHP frame (zend_execute_data): its word in words[base + n], then on
- * to prev_execute_data.  Its head in one read, its line in a second (the
- * opline's), the function's type in a third only where ZEND_CALL_TOP is
- * set (once an execute_ex activation). */
+ * to prev_execute_data.  Its head in one read, its line from the memo or
+ * in a second (the opline's), the function's type in a third only where
+ * ZEND_CALL_TOP is set (once an execute_ex activation). */
 static long php_frame_step(__u64 i, void *ctx)
 {
 	struct py_walk *w = ctx;
@@ -553,8 +594,8 @@ static long php_frame_step(__u64 i, void *ctx)
 	}
 	if (entry && (bpf_probe_read_user(&type, 1, (void *)func) || type == PHP_INTERNAL_FUNCTION))
 		entry = 0;
-	if (!opline || bpf_probe_read_user(&line, 4, (void *)(opline + w->adaptive)) || line >= PY_LASTI_UNKNOWN)
-		line = PY_LASTI_UNKNOWN;
+	line = interp_line(w->who, opline, w->adaptive);
+	line = line < PY_LASTI_UNKNOWN ? line : PY_LASTI_UNKNOWN;
 	w->words[(w->base + n) & (MARPLE_STACK_DEPTH - 1)] =
 		(func & 0xffffffffffffull) | ((__u64)line << 48) | ((__u64)(entry != 0) << 63);
 	w->n = n + 1;
@@ -968,7 +1009,7 @@ static __always_inline __u64 main_thread_word(const struct py_proc *p, __u32 tid
 struct perl_walk {
 	struct perl_offsets o;
 	__u64 si, si_prev, cxstack, cop, main_cv;
-	__u64 who;			/* tgid | exec_id << 32 (perl_lines) */
+	__u64 who;			/* tgid | exec_id << 32 (interp_line) */
 	__s32 ix;			/* the next context of si to read, down to 0 */
 	__s32 cx_lo, cx_hi;		/* si's contexts cx_lo..cx_hi are in perl_cxs */
 	__s32 cx_batch;			/* contexts read at once */
@@ -1047,26 +1088,6 @@ static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64
 	return 1;
 }
 
-/* Perl: the line of a COP (a statement), as a CPU last read it, by tgid,
- * image and address, read again at its every PERL_LINE_RECHECK-th use.  A
- * COP's line never changes while its sub lives: a chain three subs deep
- * read three lines a sample, ~250 ns of its ~1.3 us walk.  A COP freed
- * with its sub (a string eval's) and another made at its address keeps
- * the old line on this CPU until that recheck: 15 of its uses at most. */
-#define PERL_LINE_MEMO 256
-#define PERL_LINE_RECHECK 16
-struct perl_line_seen {
-	__u64 who, cop;
-	__u32 line, uses;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct perl_line_seen[PERL_LINE_MEMO]);
-} perl_lines SEC(".maps");
-
 /* A step's maps (perl_step): the walk's state, where the words go, the
  * scratch a stack info is read into, the contexts read */
 struct perl_ctx {
@@ -1076,28 +1097,9 @@ struct perl_ctx {
 	__u8 *cxs;
 };
 
-/* The line of COP cop of who (its line at offset cop_line), from the
- * CPU's memo or read.  Global: verified once, not at each of its two
- * calls in the step. */
-__noinline int perl_cop_line(__u64 who, __u64 cop, __u32 cop_line)
-{
-	__u32 zero = 0, line = PY_LASTI_UNKNOWN;
-	struct perl_line_seen *m = bpf_map_lookup_elem(&perl_lines, &zero);
-
-	if (!cop || !m)
-		return PY_LASTI_UNKNOWN;
-	struct perl_line_seen *e = &m[(cop * 0x9e3779b97f4a7c15ull) >> 56 & (PERL_LINE_MEMO - 1)];
-	if (e->cop == cop && e->who == who && ++e->uses % PERL_LINE_RECHECK)
-		return e->line;
-	if (bpf_probe_read_user(&line, 4, (void *)(cop + cop_line)) || line >= PY_LASTI_UNKNOWN)
-		return PY_LASTI_UNKNOWN;
-	*e = (struct perl_line_seen){ .who = who, .cop = cop, .line = line, .uses = 1 };
-	return line;
-}
-
 static __always_inline __u32 perl_line(const struct perl_walk *w, __u64 cop)
 {
-	__u32 line = perl_cop_line(w->who, cop, w->o.cop_line);
+	__u32 line = interp_line(w->who, cop, w->o.cop_line);
 	return line < PY_LASTI_UNKNOWN ? line : PY_LASTI_UNKNOWN;
 }
 
@@ -1315,7 +1317,7 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
 			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
-			     .head = head };
+			     .head = head, .who = bpf_get_current_pid_tgid() >> 32 | (__u64)p->exec_id << 32 };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.instr ? span : w.instr;
 	span += 8;

@@ -75,7 +75,8 @@ fi
 # contexts read four at a time, py_append global: 7,415 of 17,552; the memo
 # of frames checked lately, hashing 8 words a step: 7,669 of 18,795; Perl's
 # lines memo and the walk timed in timed samples only: 7,931 of 18,795;
-# Ruby's frames memo, ~200 ns off a Ruby sample: 8,102 of 18,795)
+# Ruby's frames memo, ~200 ns off a Ruby sample: 8,102 of 18,795; the
+# lines memo Perl's and PHP's, a global function: 8,049)
 # All the walks are checked for a capture that may meet any interpreter (here
 # of this shell: no interpreter mapped); one of a Python process checks
 # CPython's alone (pyframes_walks_for: 4,167 fewer for a Ruby's)
