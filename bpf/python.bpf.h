@@ -17,7 +17,6 @@
  *                 image of it) asks whether it runs Python
  *   py_counters   per-CPU counters, enum py_counter
  *   py_head       per-CPU scratch: the head of the frame being read
- *   py_stacks_told  the stacks user space was asked to name (PROCNEWS_PYTHON)
  *   py_codes      the code objects user space has named, as they were
  * and
  *   py_proc_of(tgid, exec_id)   the process's layout when its frames are to be
@@ -76,15 +75,6 @@ struct {
 	__type(key, struct py_code_key);
 	__type(value, struct py_code_id);
 } py_codes SEC(".maps");
-
-/* which Python stacks (ids in the stacks map) user space was told of; sized
- * like the stacks map by the user side */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);		/* 1 + the generation of its half told of */
-} py_stacks_told SEC(".maps");
 
 /* Bytes of a frame read at once: its members must lie within the first
  * PY_FRAME_HEAD - 8 (3.11's lie within 69); PY_FRAME_HEAD - 9 is a mask */
@@ -1455,19 +1445,14 @@ static long py_hash_step(__u64 i, void *ctx)
 /* A new stack with Python frames in slot id of the stacks map (its words
  * ips[0..total), the Python ones from first): its code objects are named
  * now, not after the process has exited; when all are known (py_codes),
- * user space names it from its cache when it next reads.  A slot is told
- * once per generation of its half (stacks_ctl.gen: a drain that clears the
- * half lets the slot hold another stack); one told twice by two CPUs at once
- * costs a lookup. */
+ * user space names it from its cache when it next reads.  Told by the
+ * sample that claimed its slot (stacks_store's STACKS_STORED_NEW), once a
+ * slot and generation of its half: a sample that found it there asks
+ * nothing (a per-slot flag asked at every sample cost a Perl chain's
+ * sample ~115 ns, a cold line of its own).  A stack user space moved into
+ * a new set (memleak's kept ones) it named before. */
 static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int first, int total)
 {
-	struct stacks_ctl *c = stacks_ctl_get();
-	__u32 slot = (__u32)id, nslots = ((struct bpf_map *)&stacks)->max_entries / 2;
-	__u32 gen = 1 + (c ? (slot >= nslots ? c->gen[1] : c->gen[0]) : 0);
-	__u32 *told = bpf_map_lookup_elem(&py_stacks_told, &slot);
-
-	if (!told || *told == gen)
-		return;
 	__u32 exec_id = stacks_exec_id(), zero = 0;
 	struct py_hash_walk hw = { .words = ips, .first = (__u32)first, .end = (__u32)total,
 				   .hash = 14695981039346656037ull ^ tgid ^ (__u64)exec_id << 32 };
@@ -1477,7 +1462,6 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
 	struct py_checked *e = memo ? &memo[hash & (PY_CHECKED_MEMO - 1)] : NULL;
 	__u64 who = tgid | (__u64)exec_id << 32, now = bpf_ktime_get_ns();
 	if (e && e->who == who && e->hash == hash && now - e->at < PY_CHECKED_FRESH_NS) {
-		*told = gen;
 		py_count(PY_CHECKED_LATELY);
 		return;
 	}
@@ -1493,9 +1477,10 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
 	if (!w.unknown)
 		bpf_loop(PY_MAX_FRAMES, py_known_step, &w, 0);
 	PROCNEWS_RECORD(struct py_request) *r = procnews_reserve(PROCNEWS_PYTHON, sizeof(*r));
-	if (!r)
+	if (!r) {
+		py_count(PY_TELL_LOST);
 		return;
-	*told = gen;
+	}
 	if (e && !w.unknown)
 		*e = (struct py_checked){ .who = who, .hash = hash, .at = now };
 	r->body.pid = tgid;
@@ -1567,12 +1552,14 @@ __noinline int py_append(int n)
 }
 
 /* The stack py_append made (native frames, total with its Python ones) was
- * stored as id: counted, and told to user space if new. */
-static __noinline void py_stored(int id, const __u64 *ips, int native, int total)
+ * stored as id: counted, and told to user space if this sample put it
+ * there (fresh). */
+static __noinline void py_stored(int id, const __u64 *ips, int native, int total, int fresh)
 {
 	if (total > native && id >= 0) {
 		py_count(PY_STACKS);
-		py_tell(id, bpf_get_current_pid_tgid() >> 32, ips, native + 1, total);
+		if (fresh)
+			py_tell(id, bpf_get_current_pid_tgid() >> 32, ips, native + 1, total);
 	}
 }
 

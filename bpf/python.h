@@ -293,6 +293,8 @@ enum py_counter {
 					 * less than PY_CHECKED_FRESH_NS before */
 	PY_WALKS_TIMED,			/* walks in the samples the stages' clock
 					 * times (one in STACKS_STAGE_EVERY) */
+	PY_TELL_LOST,			/* new stacks not told: the ring full (user
+					 * space names them when it reads them) */
 	PY_NCOUNTERS
 };
 #define PY_COUNTER_NAMES \
@@ -300,6 +302,7 @@ enum py_counter {
 	  "cut_read_fault", "processes_asked", "walk_ns", "samples_process_unknown", "processes_known_by_file", \
 	  "thread_state_by_list", "processes_known_by_library", "samples_launcher_unbound", \
 	  "library_lookup_busy", "library_unknown", "files_changed_since_read", \
-	  "requests_lost_ring_full", "stacks_checked_lately", "walks_timed" }
+	  "requests_lost_ring_full", "stacks_checked_lately", "walks_timed", \
+	  "stacks_not_told_ring_full" }
 
 #endif

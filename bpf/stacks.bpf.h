@@ -234,9 +234,11 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
 		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 	}
 	int id = stacks_store(total, 1);	/* ips: stack_scratch */
+	int fresh = id >= 0 && (id & STACKS_STORED_NEW);
+	id = id >= 0 ? id & ~STACKS_STORED_NEW : id;
 	stacks_clock_lap(STACKS_STAGE_STORE);
 	if (python) {
-		py_stored(id, ips, n, total);
+		py_stored(id, ips, n, total, fresh);
 		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 	}
 	return id;
@@ -273,7 +275,7 @@ static __always_inline int stacks_read(void *ctx, int user)
 		return stacks_store_user(ips, len / sizeof(__u64));
 	int id = stacks_store(len / sizeof(__u64), 0);
 	stacks_clock_lap(STACKS_STAGE_STORE);
-	return id;
+	return id >= 0 ? id & ~STACKS_STORED_NEW : id;
 }
 
 /* stacks_read, a user stack checked for Python frames. */

@@ -131,9 +131,14 @@ static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, 
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
 }
 
+/* stacks_store's id of a stack it put in a slot of its own (claimed it),
+ * not found there: ORed with this (ids are < 2^30) */
+#define STACKS_STORED_NEW (1 << 30)
+
 /* Store the stack built in this CPU's stack_scratch, ips[0..n) (leaf
- * first; the rest of its group of 8 zero), in the stacks map: its id, or a
- * negative errno (counted).  A global function: the verifier checks it once
+ * first; the rest of its group of 8 zero), in the stacks map: its id (with
+ * STACKS_STORED_NEW when this call claimed its slot), or a negative errno
+ * (counted).  A global function: the verifier checks it once
  * a program, not at every call inlined (a user and a kernel stack, each in
  * several paths): the verifier walked 10,434 instructions of callstack's
  * frame-pointer program at load, now 4,788; offcpu's switch 25,971, now 6,559. */
@@ -193,7 +198,7 @@ __noinline int stacks_store(int n, int user)
 	if (claimed != base + nslots) {
 		bpf_map_update_elem(&stacks, &claimed, ips, BPF_ANY);
 		stacks_note_fill(ctl, &ctl->stacks_used[set], nslots / 4);
-		return (int)claimed;
+		return (int)claimed | STACKS_STORED_NEW;
 	}
 	/* STACKS_PROBES slots in a row taken: the map is nearly full */
 	stacks_count(STACKS_NOSPACE);

@@ -333,10 +333,6 @@ int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n)
 	/* two sets of n (stackdrain.h); a collector that does not drain uses one */
 	if (!s || !i || bpf_map__set_max_entries(s, 2 * n) < 0 || bpf_map__set_max_entries(i, 2 * n) < 0)
 		return -1;
-	/* bpf/python.bpf.h: a flag a stack slot */
-	struct bpf_map *told = bpf_object__find_map_by_name(obj, "py_stacks_told");
-	if (told && bpf_map__set_max_entries(told, 2 * n) < 0)
-		return -1;
 	return 0;
 }
 
