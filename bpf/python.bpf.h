@@ -1429,10 +1429,8 @@ static long py_hash_step(__u64 i, void *ctx)
 #pragma unroll
 	for (int j = 0; j < 8; j++) {
 		__u32 k = at + j;
-		if (k < w->end) {
-			h = (h ^ w->words[k & (MARPLE_STACK_DEPTH - 1)]) * 1099511628211ull;
-			h ^= h >> 29;
-		}
+		if (k < w->end)
+			h = stacks_hash_word(h, w->words[k & (MARPLE_STACK_DEPTH - 1)]);
 	}
 	w->hash = h;
 	return 0;

@@ -131,6 +131,14 @@ static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, 
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
 }
 
+/* A stack's hash with one more word: FNV-1a's multiply, the high bits
+ * folded down (stacks_store's, and python.bpf.h's of interpreter frames) */
+static __always_inline __u64 stacks_hash_word(__u64 h, __u64 word)
+{
+	h = (h ^ word) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
 /* stacks_store's id of a stack it put in a slot of its own (claimed it),
  * not found there: ORed with this (ids are < 2^30) */
 #define STACKS_STORED_NEW (1 << 30)
@@ -158,10 +166,8 @@ __noinline int stacks_store(int n, int user)
 #pragma unroll
 		for (int j = 0; j < 8; j++) {
 			int i = c * 8 + j;
-			if (i < MARPLE_STACK_DEPTH) {
-				h = (h ^ ips[i]) * 1099511628211ull;
-				h ^= h >> 29;
-			}
+			if (i < MARPLE_STACK_DEPTH)
+				h = stacks_hash_word(h, ips[i]);
 		}
 	}
 	h ^= user;	/* a user and a kernel stack never share an id */
