@@ -363,10 +363,52 @@ static long py_list_step(__u64 i, void *ctx)
 /* Threads of an interpreter looked through for the sampled one's state */
 #define PY_MAX_THREADS 64
 
+/* CPython: the thread state a CPU last found for a thread (its tid and
+ * image, its thread pointer), checked again at each use (its
+ * native_thread_id, one read): the key's read and the thread's
+ * specific-data read skipped, two of the five dependent reads before a
+ * sample's first frame (a thread's state lives as long as the thread; a
+ * new thread at the same tid and thread pointer has its own, and fails the
+ * check where the old one's memory was freed or reused). */
+#define PY_TSTATE_MEMO 16
+struct py_tstate_memo {
+	__u64 who[PY_TSTATE_MEMO], fsbase[PY_TSTATE_MEMO], tstate[PY_TSTATE_MEMO];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_tstate_memo);
+} py_tstate_memos SEC(".maps");
+
+static __always_inline __u64 py_thread_state_found(const struct py_proc *p, __u32 tid, __u64 fsbase);
+
+/* The sampled thread's state (tid: its id in the process's namespace),
+ * from the CPU's memo or found (py_thread_state_found), or 0 */
 static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 fsbase = t->thread.fsbase;	/* a load: the task is a BTF pointer */
+	__u32 zero = 0, slot = tid & (PY_TSTATE_MEMO - 1);
+	struct py_tstate_memo *m = bpf_map_lookup_elem(&py_tstate_memos, &zero);
+	__u64 who = tid | (__u64)p->exec_id << 32;
+
+	if (!m)
+		return 0;
+	if (m->who[slot] == who && m->fsbase[slot] == fsbase && py_tstate_is(p, m->tstate[slot], tid, fsbase))
+		return m->tstate[slot];
+	__u64 tstate = py_thread_state_found(p, tid, fsbase);
+	m->who[slot] = tstate ? who : 0;
+	m->fsbase[slot] = fsbase;
+	m->tstate[slot] = tstate;
+	return tstate;
+}
+
+/* The sampled thread's state found: by its thread-specific key, as the
+ * GIL's holder, or in the interpreter's list (each checked), or 0 */
+static __always_inline __u64 py_thread_state_found(const struct py_proc *p, __u32 tid, __u64 fsbase)
+{
 	struct {
 		__s32 initialized;
 		__u32 key;
