@@ -99,6 +99,19 @@ static __always_inline void py_count(__u32 idx)
 	stacks_percpu_inc(&py_counters, idx);
 }
 
+/* Who a per-CPU memo's entry is of: a process or thread (id) in one image
+ * of it (a new image at the same id is another) */
+static __always_inline __u64 py_who(__u32 id, __u32 exec_id)
+{
+	return id | (__u64)exec_id << 32;
+}
+
+/* A per-CPU memo of what a process's memory held (an interpreter, a
+ * statement's line, a Ruby frame's word) reads it again at its entry's
+ * every PY_MEMO_RECHECK-th use: memory freed and used again for the same
+ * kind of thing at the same address is read anew within that many uses */
+#define PY_MEMO_RECHECK 16
+
 /* stacks.bpf.h's stages' clock (a timed sample's laps) */
 static __always_inline void stacks_clock_lap(__u32 stage);
 static __always_inline struct stacks_stage_clock *stacks_clock(void);
@@ -392,7 +405,7 @@ static __always_inline __u64 py_thread_state(const struct py_proc *p, __u32 tid)
 	__u64 fsbase = t->thread.fsbase;	/* a load: the task is a BTF pointer */
 	__u32 zero = 0, slot = tid & (PY_TSTATE_MEMO - 1);
 	struct py_tstate_memo *m = bpf_map_lookup_elem(&py_tstate_memos, &zero);
-	__u64 who = tid | (__u64)p->exec_id << 32;
+	__u64 who = py_who(tid, p->exec_id);
 
 	if (!m)
 		return 0;
@@ -558,13 +571,12 @@ static long py_frame_step(__u64 i, void *ctx)
 
 /* Perl's and PHP's lines: the line of a statement (a Perl COP, a PHP
  * opline) as a CPU last read it, by tgid, image and address, read again at
- * its every INTERP_LINE_RECHECK-th use.  A statement's line never changes
+ * its every PY_MEMO_RECHECK-th use.  A statement's line never changes
  * while its code lives: a Perl chain three subs deep read three lines a
  * sample, ~250 ns of its ~1.3 us walk, a PHP chain one a frame.  One freed
  * with its code (a string eval's) and another made at its address keeps
  * the old line on this CPU until that recheck: 15 of its uses at most. */
 #define INTERP_LINE_MEMO 256
-#define INTERP_LINE_RECHECK 16
 struct interp_line_seen {
 	__u64 who, at;
 	__u32 line, uses;
@@ -588,7 +600,7 @@ __noinline int interp_line(__u64 who, __u64 at, __u32 line_at)
 	if (!at || !m)
 		return PY_LASTI_UNKNOWN;
 	struct interp_line_seen *e = &m[(at * 0x9e3779b97f4a7c15ull) >> 56 & (INTERP_LINE_MEMO - 1)];
-	if (e->at == at && e->who == who && ++e->uses % INTERP_LINE_RECHECK)
+	if (e->at == at && e->who == who && ++e->uses % PY_MEMO_RECHECK)
 		return e->line;
 	if (bpf_probe_read_user(&line, 4, (void *)(at + line_at)) || line >= PY_LASTI_UNKNOWN)
 		return PY_LASTI_UNKNOWN;
@@ -789,14 +801,13 @@ enum ruby_frame_kind {
  * and image, the frame's place (cfp, and its slot: its distance in frames
  * from the VM stack's end, the same for a caller from sample to sample)
  * and what it holds (pc, iseq, ep), made again at every
- * RUBY_FRAME_RECHECK-th use.  A caller's frame does not change while its
+ * PY_MEMO_RECHECK-th use.  A caller's frame does not change while its
  * callee runs: recursion nine deep made 13 words a sample, each from its
  * env's flags, its method entry and its iseq's code (~70-100 ns a frame).
  * A frame at the same place with the same pc, iseq and ep is the same
  * call of the same code: its word is the same but for a method entry that
  * is not (an alias's), until the recheck. */
 #define RUBY_FRAME_MEMO 64
-#define RUBY_FRAME_RECHECK 16
 struct ruby_frame_seen {
 	__u64 owner, cfp, pc, iseq, ep, word;
 	__u32 kind, uses;
@@ -890,7 +901,7 @@ __noinline int ruby_step(struct ruby_walk *w)
 		return 1;
 	struct ruby_frame_seen *e = &m[((w->end - cfp) / w->span) & (RUBY_FRAME_MEMO - 1)];
 	if (e->cfp == cfp && e->pc == pc && e->iseq == iseq && e->ep == ep && e->owner == w->owner &&
-	    ++e->uses % RUBY_FRAME_RECHECK) {
+	    ++e->uses % PY_MEMO_RECHECK) {
 		kind = e->kind;
 		word = e->word;
 	} else {
@@ -959,7 +970,7 @@ static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid
 {
 	__u32 zero = 0, slot = tid & (RUBY_EC_MEMO - 1);
 	struct ruby_ec_memo *m = bpf_map_lookup_elem(&ruby_ec_memos, &zero);
-	__u64 fsbase = 0, who = tid | (__u64)p->exec_id << 32;
+	__u64 fsbase = 0, who = py_who(tid, p->exec_id);
 	__u32 span = p->ruby_ec_thread + 8;
 	span = span > p->cframe_current + 8u ? span : p->cframe_current + 8u;
 
@@ -1003,7 +1014,7 @@ static __always_inline int ruby_walk_frames(const struct py_proc *p, __u32 tid, 
 	struct ruby_walk w = { .pc = p->frame_instr, .iseq = p->frame_code, .ep = p->frame_entry,
 			       .span = p->frame_previous, .body = p->code_adaptive, .encoded = p->tstate_next,
 			       .iseq_size = p->ruby_iseq_size, .base = (__u16)base, .max = (__u16)max,
-			       .owner = bpf_get_current_pid_tgid() >> 32 | (__u64)p->exec_id << 32 };
+			       .owner = py_who(bpf_get_current_pid_tgid() >> 32, p->exec_id) };
 
 	/* a control frame is read whole, its size: one whose members lie
 	 * further out than a head holds, no walk */
@@ -1075,14 +1086,13 @@ struct {
 
 /* Perl: a process's interpreter (PL_curinterp) and its main CV
  * (PL_main_cv), as a CPU last read them, by tgid and image (who), read
- * again at the CPU's every PERL_INTERP_RECHECK-th walk of the process:
+ * again at the CPU's every PY_MEMO_RECHECK-th walk of the process:
  * two reads a sample fewer, of nine for a chain three subs deep.  Neither
  * moves once the program is parsed (perl_alloc, perl_parse); one not set
  * yet is not kept.  Kept with where PL_curinterp is (runtime): a pid used
  * again by a new process of the same image count has its libperl
  * elsewhere, and does not take the old one's. */
 #define PERL_INTERP_MEMO 64
-#define PERL_INTERP_RECHECK 16
 struct perl_interp_seen {
 	__u64 who, runtime, interp, main_cv;
 	__u32 walks;
@@ -1102,12 +1112,12 @@ static __always_inline int perl_interp(const struct py_proc *p, __u32 tid, __u64
 {
 	__u32 zero = 0;
 	struct perl_interp_seen *m = bpf_map_lookup_elem(&perl_interps, &zero);
-	__u64 who = tid | (__u64)p->exec_id << 32;
+	__u64 who = py_who(tid, p->exec_id);
 
 	if (!m)
 		return 0;
 	struct perl_interp_seen *e = &m[tid & (PERL_INTERP_MEMO - 1)];
-	if (e->who == who && e->runtime == p->runtime && ++e->walks % PERL_INTERP_RECHECK) {
+	if (e->who == who && e->runtime == p->runtime && ++e->walks % PY_MEMO_RECHECK) {
 		*interp = e->interp;
 		*main_cv = e->main_cv;
 		return 1;
@@ -1287,7 +1297,7 @@ static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, 
 	if (!w || !cxs || !perl_interp(p, tid, &interp, &main_cv))
 		return 0;
 	*w = (struct perl_walk){ .o = p->perl, .base = (__u16)base, .max = (__u16)max, .ix = -1,
-				 .who = tid | (__u64)p->exec_id << 32 };
+				 .who = py_who(tid, p->exec_id) };
 	/* PL_op, PL_curcop, PL_curstackinfo in that order within
 	 * PERL_CX_BYTES, a context 8 to PERL_CX_MAX bytes: a row of
 	 * perllayout.c that does not fit is never used */
@@ -1349,7 +1359,7 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	struct py_walk w = { .frame = frame, .code = p->frame_code, .previous = p->frame_previous,
 			     .instr = p->frame_instr, .entry = p->frame_entry, .adaptive = p->code_adaptive,
 			     .flags = p->flags, .base = (__u16)base, .max = (__u16)max, .words = words,
-			     .head = head, .who = bpf_get_current_pid_tgid() >> 32 | (__u64)p->exec_id << 32 };
+			     .head = head, .who = py_who(bpf_get_current_pid_tgid() >> 32, p->exec_id) };
 	__u32 span = w.code > w.previous ? w.code : w.previous;
 	span = span > w.instr ? span : w.instr;
 	span += 8;
@@ -1494,13 +1504,14 @@ static long py_hash_step(__u64 i, void *ctx)
 static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int first, int total)
 {
 	__u32 exec_id = stacks_exec_id(), zero = 0;
+	__u64 who = py_who(tgid, exec_id), now;
 	struct py_hash_walk hw = { .words = ips, .first = (__u32)first, .end = (__u32)total,
-				   .hash = 14695981039346656037ull ^ tgid ^ (__u64)exec_id << 32 };
+				   .hash = 14695981039346656037ull ^ who };
 	bpf_loop(MARPLE_STACK_DEPTH / 8, py_hash_step, &hw, 0);
 	__u64 hash = hw.hash;
 	struct py_checked *memo = bpf_map_lookup_elem(&py_checked_memo, &zero);
 	struct py_checked *e = memo ? &memo[hash & (PY_CHECKED_MEMO - 1)] : NULL;
-	__u64 who = tgid | (__u64)exec_id << 32, now = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
 	if (e && e->who == who && e->hash == hash && now - e->at < PY_CHECKED_FRESH_NS) {
 		py_count(PY_CHECKED_LATELY);
 		return;

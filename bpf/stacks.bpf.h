@@ -233,9 +233,8 @@ static __always_inline int stacks_store_user(__u64 *ips, int n)
 		total = py_append(n);	/* ips: stack_scratch */
 		stacks_clock_lap(STACKS_STAGE_RUNTIME);
 	}
-	int id = stacks_store(total, 1);	/* ips: stack_scratch */
-	int fresh = id >= 0 && (id & STACKS_STORED_NEW);
-	id = id >= 0 ? id & ~STACKS_STORED_NEW : id;
+	int stored = stacks_store(total, 1);	/* ips: stack_scratch */
+	int id = stacks_stored_id(stored), fresh = stored >= 0 && (stored & STACKS_STORED_NEW);
 	stacks_clock_lap(STACKS_STAGE_STORE);
 	if (python) {
 		py_stored(id, ips, n, total, fresh);
@@ -273,9 +272,9 @@ static __always_inline int stacks_read(void *ctx, int user)
 	}
 	if (user)
 		return stacks_store_user(ips, len / sizeof(__u64));
-	int id = stacks_store(len / sizeof(__u64), 0);
+	int id = stacks_stored_id(stacks_store(len / sizeof(__u64), 0));
 	stacks_clock_lap(STACKS_STAGE_STORE);
-	return id >= 0 ? id & ~STACKS_STORED_NEW : id;
+	return id;
 }
 
 /* stacks_read, a user stack checked for Python frames. */

@@ -143,6 +143,12 @@ static __always_inline __u64 stacks_hash_word(__u64 h, __u64 word)
  * not found there: ORed with this (ids are < 2^30) */
 #define STACKS_STORED_NEW (1 << 30)
 
+/* The id in what stacks_store returned (a negative errno as it is) */
+static __always_inline int stacks_stored_id(int stored)
+{
+	return stored >= 0 ? stored & ~STACKS_STORED_NEW : stored;
+}
+
 /* Store the stack built in this CPU's stack_scratch, ips[0..n) (leaf
  * first; the rest of its group of 8 zero), in the stacks map: its id (with
  * STACKS_STORED_NEW when this call claimed its slot), or a negative errno
