@@ -76,7 +76,8 @@ fi
 # of frames checked lately, hashing 8 words a step: 7,669 of 18,795; Perl's
 # lines memo and the walk timed in timed samples only: 7,931 of 18,795;
 # Ruby's frames memo, ~200 ns off a Ruby sample: 8,102 of 18,795; the
-# lines memo Perl's and PHP's, a global function: 8,049)
+# lines memo Perl's and PHP's, a global function: 8,049; CPython's thread
+# state memo: 8,053 of 18,581)
 # All the walks are checked for a capture that may meet any interpreter (here
 # of this shell: no interpreter mapped); one of a Python process checks
 # CPython's alone (pyframes_walks_for: 4,167 fewer for a Ruby's)
