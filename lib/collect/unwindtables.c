@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -37,7 +35,7 @@
 #include "unwindtablesroom.h"
 #include "unwindtablesshared.h"
 #include "util.h"
-#include "vmaiter.skel.h"
+#include "vmaiter.h"
 
 #define MAX_LOADS 16
 
@@ -75,46 +73,6 @@ const char *unwindtables_mode_name(int mode)
 
 
 
-/* Whether this kernel lets a perf-event program walk a task's VMAs with the
- * open-coded iterator: bpf/vmaiter.bpf.c really loaded and attached to a
- * task-clock event of this thread (a sample every 100 us of its CPU) for
- * four samples, once a boot: the answer is kept in cache.  The probe cost
- * 5 ms of CPU on an idle machine, 12-31 ms on a busy one (loading it parses
- * the kernel's BTF, which loading the collector's program parses again). */
-static int vma_iterator_works(struct unwindtablescache *cache)
-{
-	static int works = -1;
-
-	if (works >= 0)
-		return works;
-	if (unwindtablescache_kernel_fact(cache, "vma-iterator", &works) == 0)
-		return works;
-	works = 0;
-	libbpf_print_fn_t old = libbpf_set_print(NULL);	/* a refusal is an answer, not an error */
-	struct vmaiter_bpf *probe = vmaiter_bpf__open_and_load();
-	libbpf_set_print(old);
-	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
-					.config = PERF_COUNT_SW_TASK_CLOCK, .sample_period = 100000 };
-	int fd = probe ? (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
-	struct bpf_link *link = fd >= 0 ? bpf_program__attach_perf_event(probe->progs.vmaiter_probe, fd) : NULL;
-	int answered = !probe;	/* a program refused is an answer; a probe cut short is not */
-	if (link) {
-		volatile __u64 *walked = &probe->bss->walked, *refused = &probe->bss->refused;
-		uint64_t until = marple_thread_cpu_ns() + 20000000;	/* 20 ms of CPU at most */
-		while (*walked + *refused < 4 && marple_thread_cpu_ns() < until)
-			;
-		works = *walked > 0;
-		answered = works || *walked + *refused >= 4;
-		bpf_link__destroy(link);
-	}
-	if (fd >= 0)
-		close(fd);
-	vmaiter_bpf__destroy(probe);
-	if (answered)
-		unwindtablescache_kernel_fact_set(cache, "vma-iterator", works);
-	return works;
-}
-
 int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t memory,
 		      struct unwindtablescache *cache)
 {
@@ -150,7 +108,7 @@ int unwindtables_size(struct bpf_object *obj, int mode, pid_t one_pid, uint64_t 
 		return -1;
 	if (tables)
 		bpfmap_rodata_set(obj, "unwind_file_lookup",
-			   vma_iterator_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
+			   vmaiter_works(cache) ? UNWIND_LOOKUP_VMA_ITER : UNWIND_LOOKUP_FIND_VMA);
 	/* the Python walker finds a launcher's libpython with bpf_find_vma,
 	 * where the kernel has it (bpf/python.bpf.h) */
 	bpfmap_rodata_set(obj, "py_find_vma", libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1);
@@ -362,11 +320,53 @@ static uint32_t take_room(struct unwindtables *t, uint64_t words)
 	return off;
 }
 
+/* f's table read from its cache entry (t->cache's; elf open as fd) straight
+ * into a free part of the map as big as the entry, made a table there in
+ * one pass (nothing to build or compact), the rest of the part freed: 1
+ * when it was; else to be built: 0 with *tk for unwindtablescache_store or
+ * _abandon; -1 when it is there but not to be used nor stored (no table
+ * after all, no room for it, or it outgrew its room twice).  The room is
+ * sized by the entry as it is before the lookup, which may wait for
+ * another collector's build: the entry written meanwhile is then read with
+ * room for it, not built a second time (unwindcache.t's two at once). */
+static int read_cached(struct unwindtables *t, struct file *f, Elf *elf, int fd, struct unwindtablescache_ticket *tk)
+{
+	struct unwindtables_rowstats st;
+	size_t len = unwindtablescache_entry_size(t->cache, fd);
+	uint32_t n = 0;
+
+	for (int tries = 0;; tries++) {
+		uint32_t want = (uint32_t)((len + 3) / 4), off = want ? take_room(t, want) : UNWINDTABLESROOM_NONE;
+		uint32_t entry = off == UNWINDTABLESROOM_NONE ? 0 : want;
+		int rc = unwindtablescache_lookup(t->cache, tk, elf, fd, t->words + (entry ? off : 0),
+						  (size_t)entry * 4, &len, &st);
+		if (rc == 1) {
+			uint64_t c1 = marple_thread_cpu_ns();
+			uint64_t words = entry ? unwindtablescompact_import(t->words, off, len, &t->rules, &n) : 0;
+			t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
+			if (words) {
+				f->has_cfi = 1;
+				unwindtablesroom_give(&t->room, &t->words_used, off + (uint32_t)words,
+						      entry - (uint32_t)words);
+				add_table(t, f, off, n, words, &st);
+				return 1;
+			}
+			unwindtablescache_refuse(t->cache);	/* checked, yet not a table (never seen) */
+		}
+		if (entry)
+			unwindtablesroom_give(&t->room, &t->words_used, off, entry);
+		/* more room once: for the entry written while we sized and
+		 * waited, not for one that had no room already */
+		if (rc != UNWINDTABLESCACHE_MORE_ROOM || tries || entry < want)
+			return rc == 0 ? 0 : -1;
+	}
+}
+
 /* Build f's table from elf (open as fd; -1: the vdso) into unwind_rows, if
  * there is room left for it (any size: the limit is the table's,
- * --unwind-memory): its rows in our buffer (reused from file to file), read
- * from the cache when it has them, else built (and cached), then compacted
- * into a free part of the map (take_room). */
+ * --unwind-memory): read from the cache when it has it (read_cached), else
+ * its rows built in our buffer (reused from file to file), then compacted
+ * into a free part of the map (take_room), and cached. */
 static void build_rows(struct unwindtables *t, struct file *f, Elf *elf, int fd, const char *path)
 {
 	struct unwindtables_rowstats st;
@@ -379,35 +379,13 @@ static void build_rows(struct unwindtables *t, struct file *f, Elf *elf, int fd,
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 				f->loads[f->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
 								       (ph.p_flags & PF_X) != 0 };
-	uint32_t n = 0, off = UNWINDTABLESROOM_NONE, entry = 0;
-	int cache = t->cache != NULL, rc = 0;	/* not the vdso: unwindtablescache_lookup */
-	size_t len = 0;
-	uint64_t words = 0;
-	/* a cached table is read straight into a free part of the map as big
-	 * as its entry, made a table there in one pass (nothing to build or
-	 * compact), the rest of the part freed (an entry written by another
-	 * collector meanwhile, too big for the part, is built again) */
-	if (cache && (entry = (uint32_t)((unwindtablescache_entry_size(t->cache, fd) + 3) / 4)))
-		off = take_room(t, entry);
-	if (off == UNWINDTABLESROOM_NONE)
-		entry = 0;
-	if (cache && unwindtablescache_lookup(t->cache, &ticket, elf, fd, t->words + (entry ? off : 0),
-					      (size_t)entry * 4, &len, &st) == 1) {
-		uint64_t c1 = marple_thread_cpu_ns();
-		words = entry ? unwindtablescompact_import(t->words, off, len, &t->rules, &n) : 0;
-		t->compact_cpu_ns += marple_thread_cpu_ns() - c1;
-		if (words) {
-			f->has_cfi = 1;
-			unwindtablesroom_give(&t->room, &t->words_used, off + (uint32_t)words, entry - (uint32_t)words);
-			add_table(t, f, off, n, words, &st);
-			return;
-		}
-		cache = 0;	/* checked, yet not a table: built again, not stored (never seen) */
-		unwindtablescache_refuse(t->cache);
-	}
-	if (entry)
-		unwindtablesroom_give(&t->room, &t->words_used, off, entry);
-	uint64_t t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
+	uint32_t n = 0, off = UNWINDTABLESROOM_NONE;
+	int cache = t->cache ? read_cached(t, f, elf, fd, &ticket) : -1, rc = 0;
+
+	if (cache == 1)
+		return;
+	cache = cache == 0;	/* a ticket to store (or abandon) */
+	uint64_t words = 0, t0 = marple_now_monotonic_ns(), c0 = marple_thread_cpu_ns();
 	rc = unwindtablescfi_read(elf, UNWINDTABLES_CFI_OURS, t->words_cap, &t->rowbuf, &st);
 	n = (uint32_t)t->rowbuf.nrows;
 	t->files_built++;

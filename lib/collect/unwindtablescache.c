@@ -127,7 +127,7 @@ static int entry_identity(int fd, struct unwindtablescache_ticket *tk)
 	return 1;
 }
 
-enum { ENTRY_OK = 1, ENTRY_MISSING = 0, ENTRY_STALE = -1, ENTRY_CORRUPT = -2, ENTRY_TOO_BIG = -3 };
+enum { ENTRY_OK = 1, ENTRY_MISSING = 0, ENTRY_STALE = -1, ENTRY_CORRUPT = -2, ENTRY_TOO_BIG = -3, ENTRY_UNCACHED = -4 };
 
 static int read_full(int fd, void *buf, size_t len, off_t off)
 {
@@ -144,7 +144,8 @@ static int read_full(int fd, void *buf, size_t len, off_t off)
 	return 0;
 }
 
-/* tk's entry into buf[0..cap): ENTRY_*. */
+/* tk's entry into buf[0..cap): ENTRY_*; ENTRY_TOO_BIG with *len the bytes
+ * it holds. */
 static int read_entry(struct unwindtablescache *c, const struct unwindtablescache_ticket *tk, void *buf, size_t cap,
 		      size_t *len, struct unwindtables_rowstats *rst)
 {
@@ -168,6 +169,7 @@ static int read_entry(struct unwindtablescache *c, const struct unwindtablescach
 	if (h.size == 0 || h.size > SIZE_MAX / 2 || (uint64_t)st.st_size != sizeof(h) + h.size)
 		goto out;
 	if (h.size > cap) {
+		*len = (size_t)h.size;
 		rc = ENTRY_TOO_BIG;
 		goto out;
 	}
@@ -252,10 +254,10 @@ int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescac
 	tk->lock_fd = -1;
 	(void)elf;
 	if (!entry_identity(fd, tk)) {
-		rc = ENTRY_TOO_BIG;	/* not cached: counted as nothing */
+		rc = ENTRY_UNCACHED;	/* counted as nothing */
 		goto out;
 	}
-	if ((rc = read_entry(c, tk, buf, cap, len, st)) == ENTRY_OK)
+	if ((rc = read_entry(c, tk, buf, cap, len, st)) == ENTRY_OK || rc == ENTRY_TOO_BIG)
 		goto out;
 	/* build it ourselves, unless another collector is at it: then wait
 	 * for its entry; read again once the lock is ours (it may have
@@ -270,13 +272,22 @@ out:
 		c->st.read++;
 		c->st.waited += (uint64_t)waited;
 		break;
+	case ENTRY_TOO_BIG:
+		/* there, bigger than buf: buf was sized before the entry was
+		 * written (by the collector we waited for, most often).  The
+		 * caller looks up again with room for it, which reads it at
+		 * once (the wait counted now), rather than build the file a
+		 * second time */
+		unlock_entry(c, tk);
+		c->st.waited += (uint64_t)waited;
+		break;
 	case ENTRY_MISSING: c->st.missed++; break;
 	case ENTRY_STALE: c->st.stale++; break;
 	case ENTRY_CORRUPT: c->st.corrupt++; break;
 	}
 	c->st.ns += marple_now_monotonic_ns() - t0;
 	c->st.cpu_ns += marple_thread_cpu_ns() - c0;
-	return rc == ENTRY_OK;
+	return rc == ENTRY_OK ? 1 : rc == ENTRY_TOO_BIG ? UNWINDTABLESCACHE_MORE_ROOM : 0;
 }
 
 void unwindtablescache_refuse(struct unwindtablescache *c)

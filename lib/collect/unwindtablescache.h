@@ -84,15 +84,19 @@ const struct unwindtablescache_stats *unwindtablescache_stats(const struct unwin
 void unwindtablescache_trailer_add(json_t *u, const struct unwindtablescache_stats *now,
 				   const struct unwindtablescache_stats *before);
 
+/* The bytes a lookup of the file open as fd would read, as its entry is
+ * now (0: none, or not cacheable): what buf must hold for it. */
+size_t unwindtablescache_entry_size(struct unwindtablescache *c, int fd);
 /* The table of the ELF file elf (open as fd; -1: an image in memory, the
  * vdso, never cached): 1 when buf[0..*len) (at most cap
  * bytes) and *st were read from its entry; 0 when the caller is to build
  * it, then always followed by unwindtablescache_store or unwindtablescache_abandon
- * with tk.  What the bytes are is the caller's (unwindtables.c: the file's
- * compact table, unwindtablescompact.h). */
-/* The bytes a lookup of the file open as fd would read, as its entry is
- * now (0: none, or not cacheable): what buf must hold for it. */
-size_t unwindtablescache_entry_size(struct unwindtablescache *c, int fd);
+ * with tk; UNWINDTABLESCACHE_MORE_ROOM when its entry is there but holds
+ * *len bytes, more than cap (written since buf was sized, by another
+ * collector): nothing held, the caller looks up again with room for them
+ * (else builds it and stores nothing).  What the bytes are is the caller's
+ * (unwindtables.c: the file's compact table, unwindtablescompact.h). */
+#define UNWINDTABLESCACHE_MORE_ROOM 2
 int unwindtablescache_lookup(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, Elf *elf, int fd, void *buf,
 		       size_t cap, size_t *len, struct unwindtables_rowstats *st);
 /* The entry the last lookup read (it returned 1) is no table after all (its

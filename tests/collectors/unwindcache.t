@@ -91,19 +91,40 @@ check "unwindcache: --no-cache: no directory, cache off in the trailer" sh -c \
 	"[ ! -e '$T/nc' ] && grep -q '\"cache\":\"off\"' '$T/nocache.out' && [ '$(trailer_unwind "$T/nocache.out" files_built)' -ge 3 ]"
 
 # 5. two collectors at once on a cold cache: each file built once
+# (a failure says what each did: the trailer counts, not names, what each
+# built; two_said N: what collector N did with the cache and said of it)
+two_said() {
+	_o=$T/two$1.out
+	echo "collector $1: built $(trailer_unwind "$_o" files_built), read $(trailer_unwind "$_o" files_from_cache)" \
+		"($(trailer_unwind "$_o" files_from_cache_after_wait) after a wait), wrote" \
+		"$(trailer_unwind "$_o" cache_entries_written), stale $(trailer_unwind "$_o" files_rebuilt_stale)," \
+		"corrupt $(trailer_unwind "$_o" files_rebuilt_corrupt)$(grep 'unwind cache' "$T/two$1.err" | head -n 2 | sed 's/^/; /')"
+}
+# two_entries: the cache's files, an entry by its file's name (the workload's)
+two_entries() {
+	for _e in $(ls "$T/two/unwind"); do
+		printf ' %s' "$(awk -v e="$_e" '$1 == e { n = split($2, p, "/"); f = p[n] } END { print f ? f : e }' "$T/two.names")"
+	done
+}
 "$T/nofp" 4 & wl=$!
 # (the process past ld.so, all its files mapped, before both start: two
-# collectors that look while ld.so maps libc may each build it)
+# collectors that looked while ld.so mapped libc each built it, before the
+# lookup again with room for an entry written meanwhile, unwindtables.c)
 libc_mapped "$wl"
 sleep 0.3
+# the entries' names (f-DEV-INO) of the files it maps, for a failure's message
+awk '$6 ~ /^\// { print $6 }' "/proc/$wl/maps" 2>/dev/null | sort -u | while read -r p; do
+	stat -c 'f-%D-%i %n' "$p"; done > "$T/two.names" 2>/dev/null
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two1.out" 2> "$T/two1.err" & a=$!
 MARPLE_CACHE_DIR="$T/two" "$CS" -F 299 -p "$wl" 1.5 > "$T/two2.out" 2> "$T/two2.err" & b=$!
 wait "$a" "$b"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 b1=$(trailer_unwind "$T/two1.out" files_built) b2=$(trailer_unwind "$T/two2.out" files_built)
 files=$(trailer_unwind "$T/two1.out" files)
-check "unwindcache: two at once: ${b1:-?} + ${b2:-?} builds for ${files:-?} files (the vdso by each)" \
-	test "$((${b1:-0} + ${b2:-0}))" -eq "$((${files:--1} + 1))"
+n="unwindcache: two at once: ${b1:-?} + ${b2:-?} builds for ${files:-?} files (the vdso by each)"
+if [ "$((${b1:-0} + ${b2:-0}))" -eq "$((${files:--1} + 1))" ]; then pass "$n"; else
+	fail "$n" "$(two_said 1); $(two_said 2); in the cache:$(two_entries)"
+fi
 
 # 6. a symlink planted at an entry (and at its lock) is not followed
 id=$(stat -c '%D-%i' "$T/nofp")

@@ -4,7 +4,8 @@
  * truncated), stale (a file without build-id changed; another word size)
  * and symlinked entries rebuilt, never used; a directory others may write
  * in refused; a reader waiting for the lock of a build in progress reads
- * its entry; the oldest entries evicted past the size limit; an open looks
+ * its entry, asking for more room when it sized its buffer before the entry
+ * was there, not building it again; the oldest entries evicted past the size limit; an open looks
  * at the entries only when the folder changed since the last look. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -130,7 +131,7 @@ int main(void)
 	uint32_t n = 0;
 	size_t len = 0;
 
-	test_plan(24);
+	test_plan(26);
 	elf_version(EV_CURRENT);
 	unsetenv("MARPLE_CACHE_SIZE");
 	if (!mkdtemp(dir) || readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
@@ -228,6 +229,31 @@ int main(void)
 			  !memcmp(got, rows, n * sizeof(*rows)));
 	pthread_join(th, NULL);
 	unwindtablescache_close(h.c);
+
+	/* the same as collectors meet it: ours sized its buffer by the entry
+	 * before the other's build wrote it (none: 0 bytes), then waited; the
+	 * entry then there is too big for it, and is read again with room, not
+	 * built a second time (unwindcache.t's two at once) */
+	unlink(entry);
+	h = (struct holder){ .c = unwindtablescache_open_at(path) };
+	read = cs->read;
+	uint64_t written = cs->written;
+	struct unwindtablescache_ticket ours;
+	int more = -1;
+	if (h.c && unwindtablescache_lookup(h.c, &h.tk, s.elf, s.fd, got, CAP * sizeof(*got), &len, &(struct unwindtables_rowstats){ 0 }) == 0) {
+		pthread_create(&th, NULL, store_later, &h);
+		len = 0;
+		more = unwindtablescache_lookup(c, &ours, s.elf, s.fd, got, unwindtablescache_entry_size(c, s.fd), &len,
+						&(struct unwindtables_rowstats){ 0 });
+		pthread_join(th, NULL);
+	}
+	unwindtablescache_close(h.c);
+	test_cond("unwindcache: ours, its buffer sized before the entry was written, waits and asks for more room",
+		  more == UNWINDTABLESCACHE_MORE_ROOM && len == nrows * sizeof(*rows) && ours.lock_fd < 0 &&
+			  cs->written == written && cs->waited == 2);
+	test_cond("unwindcache: ... then reads it with room for it, the wait counted once",
+		  lookup_store(c, &s, got, &n) == 1 && n == nrows && !memcmp(got, rows, n * sizeof(*rows)) &&
+			  cs->read == read + 1 && cs->waited == 2 && cs->written == written);
 
 	/* a fact about the kernel: kept for this boot only, read back as written */
 	int fact = -1;
