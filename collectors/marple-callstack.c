@@ -28,6 +28,7 @@
 #include "callstack.h"
 #include "callstack.skel.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "cpuclock.h"
 #include "unwinddwarf.h"
 #include "bpfmap.h"
@@ -229,7 +230,7 @@ static int write_section(void *arg, int last)
 /* Open the skeleton, set what the options say, load it. */
 static struct callstack_bpf *load(bool python)
 {
-	struct callstack_bpf *skel = callstack_bpf__open();
+	struct callstack_bpf *skel = callstack_bpf__open_opts(corebtf_opts(callstack_bpf__elf_bytes));
 	int err;
 
 	if (!skel)

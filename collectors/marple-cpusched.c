@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "corebtf.h"
 #include "cpusched.h"
 #include "cpusched.skel.h"
 #include "options.h"
@@ -280,7 +281,7 @@ static int *ring_fds;
 /* Open, load and attach with tp_btf (raw == 0) or raw_tp programs. */
 static struct cpusched_bpf *setup(int raw, uint32_t ring_bytes, const char **why)
 {
-	struct cpusched_bpf *skel = cpusched_bpf__open();
+	struct cpusched_bpf *skel = cpusched_bpf__open_opts(corebtf_opts(cpusched_bpf__elf_bytes));
 	int err;
 
 	*why = NULL;
@@ -528,6 +529,7 @@ static int write_trailer(struct cpusched_bpf *skel, uint64_t cut)
 	json_object_set_new(trl, "lost_per_cpu", arr);
 	json_object_set_new(trl, "out_of_order", json_integer((json_int_t)out_of_order));
 	collector_memory_trailer(trl);
+	corebtf_trailer(trl);
 	int rc = stream_write_json(stdout, trl);
 	if (rc == 0 && opt.verbose)
 		collector_verbose_trailer(trl);

@@ -21,6 +21,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "blockdev.h"
 #include "diskblockrq.h"
 #include "diskblockrq.skel.h"
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
 	if (!collector_tracepoint_exists("block", tp))
 		marple_fatal(EXIT_DATA, "tracepoint block:%s missing on this kernel", tp);
 
-	skel = diskblockrq_bpf__open();
+	skel = diskblockrq_bpf__open_opts(corebtf_opts(diskblockrq_bpf__elf_bytes));
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;

@@ -25,6 +25,7 @@
 
 #include "blockdev.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "disklat.h"
 #include "disklat.skel.h"
 #include "eventcollector.h"
@@ -137,7 +138,7 @@ static int have_io_start;
 
 static struct disklat_bpf *setup(int raw, const char **why)
 {
-	struct disklat_bpf *skel = disklat_bpf__open();
+	struct disklat_bpf *skel = disklat_bpf__open_opts(corebtf_opts(disklat_bpf__elf_bytes));
 	int err;
 
 	if (!skel) {

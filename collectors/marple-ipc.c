@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "corebtf.h"
 #include "eventcollector.h"
 #include "ipc.h"
 #include "ipc.skel.h"
@@ -188,7 +189,7 @@ int main(int argc, char **argv)
 	accepts = collector_tracepoint_exists("syscalls", "sys_exit_accept4") &&
 		  collector_tracepoint_exists("syscalls", "sys_exit_accept");
 	hdr = stream_section_header_new("ipc", DATATYPE_EVENT);
-	skel = ipc_bpf__open();
+	skel = ipc_bpf__open_opts(corebtf_opts(ipc_bpf__elf_bytes));
 	if (!skel) {
 		marple_warn("cannot open the BPF object");
 		goto cleanup;

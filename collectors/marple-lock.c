@@ -34,6 +34,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "hashtab.h"
 #include "lock.h"
 #include "lock.skel.h"
@@ -501,7 +502,7 @@ static void attach(struct lock_bpf *skel)
 /* Open, configure and load (the kernel lock programs only if asked). */
 static struct lock_bpf *load(void)
 {
-	struct lock_bpf *skel = lock_bpf__open();
+	struct lock_bpf *skel = lock_bpf__open_opts(corebtf_opts(lock_bpf__elf_bytes));
 	int err;
 
 	if (!skel)

@@ -18,6 +18,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "mallocstacks.h"
 #include "mallocstacks.skel.h"
 #include "selffilter.h"
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 	if (!(lib = stackcollector_libc(&sc)))
 		goto cleanup;
 
-	skel = mallocstacks_bpf__open();
+	skel = mallocstacks_bpf__open_opts(corebtf_opts(mallocstacks_bpf__elf_bytes));
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;

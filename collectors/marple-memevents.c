@@ -25,6 +25,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "memevents.skel.h"
 #include "selffilter.h"
 #include "stackcollector.h"
@@ -259,7 +260,7 @@ int main(int argc, char **argv)
 	if (stackcollector_start(&sc) < 0)
 		goto cleanup;
 
-	skel = memevents_bpf__open();
+	skel = memevents_bpf__open_opts(corebtf_opts(memevents_bpf__elf_bytes));
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;

@@ -28,6 +28,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "memleak.h"
 #include "memleak.skel.h"
 #include "selffilter.h"
@@ -208,6 +209,7 @@ static void write_usage(json_t *hdr, const char *ended)
 	}
 	json_t *tr = stream_section_trailer_new(npoints, 0, 0, ended);
 	collector_memory_trailer(tr);
+	corebtf_trailer(tr);
 	stream_write_json(stdout, tr);
 	json_decref(tr);
 }
@@ -581,7 +583,7 @@ int main(int argc, char **argv)
 	if (!opt.kernel && !(lib = stackcollector_libc(&sc)))
 		goto cleanup;
 
-	skel = memleak_bpf__open();
+	skel = memleak_bpf__open_opts(corebtf_opts(memleak_bpf__elf_bytes));
 	if (!skel) {
 		marple_warn("cannot open the BPF program: %s", collector_strerror(-errno));
 		goto cleanup;

@@ -37,6 +37,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "cpuclock.h"
 #include "unwinddwarf.h"
 #include "offcpu.h"
@@ -189,7 +190,7 @@ static void kstack_memo_trailer_add(json_t *tr, struct offcpu_bpf *skel, const c
 static struct offcpu_bpf *load(const char **how)
 {
 	for (int raw = 0; raw < 2; raw++) {
-		struct offcpu_bpf *skel = offcpu_bpf__open();
+		struct offcpu_bpf *skel = offcpu_bpf__open_opts(corebtf_opts(offcpu_bpf__elf_bytes));
 		int err;
 		if (!skel)
 			marple_fatal(EXIT_DATA, "cannot open the BPF program: %s", strerror(errno));

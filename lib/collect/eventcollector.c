@@ -10,6 +10,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "events.h"
 #include "selffilter.h"
 #include "stream.h"
@@ -64,6 +65,7 @@ int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, 
 	uint64_t missed = self_obj ? recursion_misses(self_obj) : 0;
 	json_t *trl = stream_section_trailer_new(records, lost + missed, untracked, collector_end_reason());
 	collector_memory_trailer(trl);
+	corebtf_trailer(trl);
 	if (self_obj) {
 		json_object_set_new(trl, "recursion_misses", json_integer((json_int_t)missed));
 		selffilter_trailer_add(trl, self_obj);

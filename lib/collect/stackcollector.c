@@ -12,6 +12,7 @@
 
 #include "bpfmap.h"
 #include "collector.h"
+#include "corebtf.h"
 #include "debugcopies.h"
 #include "hashtab.h"
 #include "options.h"
@@ -699,6 +700,7 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 		json_object_set_new(tr, "symbols", sym);
 	}
 	collector_memory_trailer(tr);
+	corebtf_trailer(tr);
 	if (sc->py_bound) {
 		pyframes_trailer_add(sc->py, tr);
 		if (!last)

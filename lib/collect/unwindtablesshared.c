@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "rundir.h"
 #include "unwindtablescache.h"
 #include "util.h"
 
 #define BPFFS "/sys/fs/bpf"
 #define BPFFS_MAGIC 0xcafe4a11	/* BPF_FS_MAGIC, linux/magic.h */
 #define PIN_ROOT BPFFS "/marple"
-#define RUN_DIR "/run/marple"
 /* what the shared maps hold beside the compact tables (whose encoding
  * UNWINDTABLESCACHE_FORMAT follows: raised with it, a new layout too) */
 #define SHARED_FORMAT 2
@@ -97,31 +97,7 @@ static int layout_of(struct bpf_object *obj, char out[17])
 	return 0;
 }
 
-/* path is a folder (not a link) no one but root may write in: 0, or -1
- * with why set (maps pinned there would be another user's choice). */
-static int root_only(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-		return snprintf(why, sizeof(why), "%s: not a folder of root's alone", path), -1;
-	return 0;
-}
-
-/* RUN_DIR, root's alone, opened: its fd, or -1 with why set. */
-static int run_dir(void)
-{
-	if (mkdir(RUN_DIR, 0700) != 0 && errno != EEXIST)
-		return snprintf(why, sizeof(why), RUN_DIR ": %s", strerror(errno)), -1;
-	if (root_only(RUN_DIR) != 0)
-		return -1;
-	int fd = open(RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		snprintf(why, sizeof(why), RUN_DIR ": %s", strerror(errno));
-	return fd;
-}
-
-/* A lock file in RUN_DIR (never through a link): its fd, or -1. */
+/* A lock file in RUNDIR (never through a link): its fd, or -1. */
 static int lock_file(int dir_fd, const char *layout, const char *what)
 {
 	char name[64];
@@ -129,7 +105,7 @@ static int lock_file(int dir_fd, const char *layout, const char *what)
 	snprintf(name, sizeof(name), "tables-%s.%s", layout, what);
 	int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		snprintf(why, sizeof(why), RUN_DIR "/%s: %s", name, strerror(errno));
+		snprintf(why, sizeof(why), RUNDIR "/%s: %s", name, strerror(errno));
 	return fd;
 }
 
@@ -145,7 +121,7 @@ static int pin_dir(struct unwindtablesshared *s)
 	snprintf(s->dir, sizeof(s->dir), PIN_ROOT "/%s", s->layout);
 	if ((mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) || (mkdir(s->dir, 0700) != 0 && errno != EEXIST))
 		return snprintf(why, sizeof(why), "%s: %s", s->dir, strerror(errno)), -1;
-	return root_only(PIN_ROOT) == 0 && root_only(s->dir) == 0 ? 0 : -1;
+	return rundir_root_only(PIN_ROOT, why, sizeof(why)) == 0 && rundir_root_only(s->dir, why, sizeof(why)) == 0 ? 0 : -1;
 }
 
 /* Every pin in dir removed, and dir: what a collector left (killed), or
@@ -318,7 +294,7 @@ struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 		shared_free(s);
 		return NULL;
 	}
-	if ((dir_fd = run_dir()) >= 0) {
+	if ((dir_fd = rundir_open(why, sizeof(why))) >= 0) {
 		s->lock_fd = lock_file(dir_fd, s->layout, "lock");
 		s->holders_fd = s->lock_fd >= 0 ? lock_file(dir_fd, s->layout, "holders") : -1;
 	}
