@@ -2,6 +2,7 @@
  * corebtf.h). */
 #include "corebtf.h"
 
+#include <bpf/btf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -117,6 +118,19 @@ static void make_later(const void *elf, size_t size)
 	_exit(0);
 }
 
+/* The file at path is BTF this libbpf reads (a copy made by another
+ * bpftool than this libbpf's, or cut short, would fail the object's open:
+ * the collector's start). */
+static int parses(const char *path)
+{
+	struct btf *btf = btf__parse(path, NULL);
+	int ok = libbpf_get_error(btf) == 0 && btf;
+
+	if (ok)
+		btf__free(btf);
+	return ok;
+}
+
 const char *corebtf_path(const void *elf, size_t size)
 {
 	static char path[96];
@@ -133,12 +147,16 @@ const char *corebtf_path(const void *elf, size_t size)
 	name_of(name, sizeof(name), elf, size);
 	int have = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
 		   !(st.st_mode & 022) && st.st_size > 0;
+	snprintf(path, sizeof(path), RUNDIR "/%s", name);
+	if (have && !parses(path)) {
+		unlinkat(dir, name, 0);	/* made again, for the next start */
+		have = 0;
+	}
 	close(dir);
 	if (!have) {
 		make_later(elf, size);
 		return NULL;
 	}
-	snprintf(path, sizeof(path), RUNDIR "/%s", name);
 	used = "minimal";
 	return path;
 }

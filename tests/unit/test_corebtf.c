@@ -1,12 +1,14 @@
 /* test_corebtf — each collector's BPF object relocated against the minimal
  * copy of the kernel's BTF (lib/collect/corebtf.h) exactly as against the
  * kernel's whole BTF: its programs' instructions after load the same, the
- * maps' file descriptors left out.  As root, with bpftool (a build
- * dependency); said and failed otherwise. */
+ * maps' file descriptors left out; a copy cut short is not used but made
+ * again.  As root, with bpftool (a build dependency); failed otherwise. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "callstack.skel.h"
@@ -87,12 +89,34 @@ static void object(size_t k)
 	bpf_object__close(b);
 }
 
+/* callstack's copy cut to 16 bytes: not used (NULL) and removed, then made
+ * again in the background (waited for, 10 s at most). */
+static void cut_short(void)
+{
+	size_t size = 0;
+	const void *elf = callstack_bpf__elf_bytes(&size);
+	const char *path = corebtf_path(elf, size);
+	char copy[128] = "";
+	struct stat st;
+
+	if (path)
+		snprintf(copy, sizeof(copy), "%s", path);
+	int cut = path && truncate(copy, 16) == 0;
+	const char *again = cut ? corebtf_path(elf, size) : "";
+	test_cond("corebtf: a copy cut short: the kernel's BTF used instead", cut && again == NULL);
+	int i = 0;
+	while (cut && i++ < 100 && !(stat(copy, &st) == 0 && st.st_size > 16))
+		usleep(100000);
+	test_cond("corebtf: ... and the copy made again", cut && corebtf_path(elf, size) != NULL);
+}
+
 int main(void)
 {
-	test_plan(2 * NOBJECTS);
+	test_plan(2 * NOBJECTS + 2);
 	if (geteuid() != 0)
 		fprintf(stderr, "test_corebtf: not root: no BPF object can be loaded\n");
 	for (size_t k = 0; k < NOBJECTS; k++)
 		object(k);
+	cut_short();
 	return test_report();
 }
