@@ -83,7 +83,9 @@ int corebtf_make(const void *elf, size_t size)
 		char objpath[128], outpath[128];
 		snprintf(objpath, sizeof(objpath), RUNDIR "/%s", obj);
 		snprintf(outpath, sizeof(outpath), RUNDIR "/%s", out);
-		if (run_bpftool(objpath, outpath) == 0 && renameat(dir, out, dir, name) == 0)
+		/* root's alone whatever the umask: corebtf_path takes no other */
+		if (run_bpftool(objpath, outpath) == 0 && fchmodat(dir, out, 0600, 0) == 0 &&
+		    renameat(dir, out, dir, name) == 0)
 			rc = 0;
 	}
 	unlinkat(dir, obj, 0);
@@ -92,10 +94,10 @@ int corebtf_make(const void *elf, size_t size)
 	return rc;
 }
 
-/* corebtf_make, in a process of its own that the collector neither waits for nor
- * holds open: its output, its session's signals and its other files are
- * not the grandchild's (a reader of the collector's output would otherwise
- * wait for its end). */
+/* corebtf_make, in a process of its own that the collector neither waits
+ * for nor holds open: its output, its session's signals and its other
+ * files are not the grandchild's (a reader of the collector's output would
+ * otherwise wait for its end). */
 static void make_later(const void *elf, size_t size)
 {
 	pid_t pid = fork();
