@@ -1,7 +1,9 @@
 # callstack-bpf.sh — what the sampling program costs in the kernel, per
 # sample, beside bpftrace's frame-pointer profile doing the same work
 # (profile:hz:499 { @[kstack, ustack] = count(); }), on one load, one
-# profiler after another, interleaved for BPF_REPS rounds (median of each):
+# profiler after another, interleaved for BPF_REPS rounds (median of each),
+# then at once (bpftrace running through each marple capture, the ratio of
+# each round read over one window of load):
 #   bpftrace                              the anchor (bpftrace from Debian)
 #   marple-callstack --unwind fp --no-python   floor: <= 1.0x bpftrace
 #   marple-callstack (tables + Python)         floor: <= 1.5x bpftrace
@@ -61,22 +63,54 @@ progs() {
 }
 
 # bpftrace's profile program (bpftool shows no owner here: the one named
-# 499 loaded after it started): appends "ns runs" to $T/bpftrace
-bpftrace_run() {
-	cut -d' ' -f1 /proc/loadavg >> "$T/load"
+# 499 loaded after it started): bt_start starts it and waits for its
+# program, bt_stats prints its "ns runs" so far, bt_stop ends it
+bt_start() {
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
 	first=$(progs | awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }')
 	bpftrace -e 'profile:hz:499 { @[kstack, ustack] = count(); }' > /dev/null 2>&1 & bt=$!
 	# it compiles its program first (seconds on a busy machine)
 	i=0; while [ $i -lt 60 ] && ! progs | awk -v f="$first" '$1 > f && $2 == "499" { ok = 1 } END { exit !ok }'; do
 		sleep 0.5; i=$((i + 1)); done
-	sleep "$SECS"
-	progs | awk -v f="$first" '$1 > f && $2 == "499" { print $3, $4; exit }' >> "$T/bpftrace"
+}
+bt_stats() { progs | awk -v f="$first" '$1 > f && $2 == "499" { print $3, $4; exit }'; }
+bt_stop() {
 	# an INT while it still loads its program (a busy machine) may go
 	# unheeded: one run waited 13 minutes; TERM after 10 s
 	kill -INT "$bt"
 	i=0; while [ $i -lt 20 ] && kill -0 "$bt" 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
 	kill -TERM "$bt" 2>/dev/null; wait "$bt" 2>/dev/null
+}
+# one bpftrace run alone: appends "ns runs" to $T/bpftrace
+bpftrace_run() {
+	cut -d' ' -f1 /proc/loadavg >> "$T/load"
+	bt_start
+	sleep "$SECS"
+	bt_stats >> "$T/bpftrace"
+	bt_stop
+}
+
+# At once: bpftrace running through each marple capture, its program's
+# statistics read before and after it, so that each ratio comes from one
+# window of load (the rounds above, one profiler after another, move by
+# up to 1.5x between themselves).  Appends "ratio" to $T/once-CONFIG and
+# bpftrace's ns a sample to $T/once-bt.
+at_once() {
+	bt_start
+	for r in $(seq "$REPS"); do
+		for cfg in fp default; do
+			s0=$(bt_stats)
+			args=; [ "$cfg" = fp ] && args="--unwind fp --no-python"
+			# shellcheck disable=SC2086
+			marple-callstack -F 499 $args "$SECS" > "$T/out" 2>/dev/null
+			s1=$(bt_stats)
+			m=$(tail -n 1 "$T/out" | tr ',{}' '\n\n\n' | awk -F: '{ gsub(/"/, "", $1); v[$1] = $2 }
+				END { printf "%s %s", v["program_ns"], v["program_runs"] }')
+			echo "$s0 $s1 $m" | awk -v once="$T/once-$cfg" -v bts="$T/once-bt" \
+				'$4 > $2 && $6 > 0 { b = ($3 - $1) / ($4 - $2); print ($5 / $6) / b >> once; printf "%.0f\n", b >> bts }'
+		done
+	done
+	bt_stop
 }
 
 base_runs() {
@@ -91,6 +125,7 @@ for r in $(seq "$REPS"); do
 	marple_run default marple-callstack
 	[ -n "$BASE" ] && [ $((r % 2)) = 1 ] && base_runs
 done
+[ "$have_bt" = 1 ] && at_once
 echo "$old" > /proc/sys/kernel/bpf_stats_enabled
 
 # median ns a sample of a config's runs
@@ -124,4 +159,9 @@ if [ -n "$BASE" ]; then
 	echo "bench: callstack-bpf: $BASE's marple-callstack in the same rounds: --unwind fp --no-python $bfp ns$(ratio "$bfp"), default $bdef ns$(ratio "$bdef")"
 	echo "bench: callstack-bpf: stages a timed sample, $BASE's --unwind fp --no-python: $(stages base-fp)"
 	echo "bench: callstack-bpf: stages a timed sample, $BASE's default: $(stages base-default)"
+fi
+# the median of a file of numbers, one a line
+median_of() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)] }'; }
+if [ -s "$T/once-fp" ] && [ -s "$T/once-default" ]; then
+	echo "bench: callstack-bpf: at once (bpftrace running through each capture, each ratio from one window): --unwind fp --no-python $(median_of "$T/once-fp")x bpftrace (rounds: $(sort -n "$T/once-fp" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }')), default $(median_of "$T/once-default")x ($(sort -n "$T/once-default" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }')); bpftrace $(sort -n "$T/once-bt" | sed -n '1p;$p' | paste -sd-) ns a sample"
 fi
