@@ -16,6 +16,7 @@
 
 #include "hashtab.h"
 #include "rundir.h"
+#include "util.h"
 
 static const char *used = "kernel";
 
@@ -23,20 +24,11 @@ static const char *used = "kernel";
 static int write_new(int dir, const char *name, const void *buf, size_t size)
 {
 	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	const char *p = buf;
 
 	if (fd < 0)
 		return -1;
-	while (size > 0) {
-		ssize_t n = write(fd, p, size);
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		p += n;
-		size -= (size_t)n;
-	}
-	return close(fd);
+	int rc = marple_write_full(fd, buf, size);
+	return close(fd) == 0 ? rc : -1;
 }
 
 /* bpftool gen min_core_btf of the object at obj into out: its exit status

@@ -296,21 +296,6 @@ void unwindtablescache_refuse(struct unwindtablescache *c)
 	c->st.corrupt++;
 }
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w, len -= (size_t)w;
-	}
-	return 0;
-}
-
 void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescache_ticket *tk, const void *data, size_t size,
 		       const struct unwindtables_rowstats *rst)
 {
@@ -331,7 +316,7 @@ void unwindtablescache_store(struct unwindtablescache *c, struct unwindtablescac
 	h.checksum = entry_checksum(&h, data, size);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%u", tk->name, (int)getpid(), c->tmp_seq++);
 	int fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int ok = fd >= 0 && write_full(fd, &h, sizeof(h)) == 0 && write_full(fd, data, size) == 0;
+	int ok = fd >= 0 && marple_write_full(fd, &h, sizeof(h)) == 0 && marple_write_full(fd, data, size) == 0;
 	if (fd >= 0 && close(fd) != 0)
 		ok = 0;
 	/* rename replaces whatever is at the name, a symlink too, without following it */
@@ -412,7 +397,7 @@ void unwindtablescache_kernel_fact_set(struct unwindtablescache *c, const char *
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", file, (int)getpid());
 	int len = snprintf(line, sizeof(line), "%s %d\n", id, value != 0);
 	int fd = openat(c->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int ok = fd >= 0 && write_full(fd, line, (size_t)len) == 0;
+	int ok = fd >= 0 && marple_write_full(fd, line, (size_t)len) == 0;
 	if (fd >= 0 && close(fd) != 0)
 		ok = 0;
 	if (!ok || renameat(c->dir_fd, tmp, c->dir_fd, file) != 0)

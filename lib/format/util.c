@@ -451,6 +451,21 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int marple_write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w, len -= (size_t)w;
+	}
+	return 0;
+}
+
 uint64_t marple_now_monotonic_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);

@@ -75,6 +75,8 @@ const char *marple_input_name(const char *path);	/* "-"/NULL -> "<stdin>" */
  * "<stdin>", the one file, or the first names joined by ", ". */
 const char *marple_operands_name(int n, char **paths);
 
+/* buf[0..len) written whole to fd (through EINTR and short writes): 0, or -1. */
+int marple_write_full(int fd, const void *buf, size_t len);
 uint64_t marple_now_monotonic_ns(void);
 /* This thread's CPU time, ns: what a piece of work cost, apart from waiting
  * for a CPU on a loaded machine. */
