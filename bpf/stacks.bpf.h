@@ -29,6 +29,8 @@
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
  *   stacks_dwarf_sample(rb, type, ctx, u, kk)   a struct dwarf_sample of current
  *                                       reserved on ring buffer rb, filled (--dwarf)
+ *   stacks_send_cut(rb, type, k)        k's user walk, stopped where a table was
+ *                                       missing, sent to user space (1) to finish
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
@@ -361,23 +363,11 @@ static __always_inline int stacks_current_is_kthread(void)
 	return (t->flags & PF_KTHREAD) != 0 || BPF_CORE_READ(t, mm) == NULL;
 }
 
-/* Copy the current task's user registers and the top of its user stack
- * (--dwarf).  0, or -1 (counted as a user stack error) if nothing could be read. */
-static __always_inline int stacks_copy_user(struct user_stack *u)
+/* Copy the user stack from sp up into u->data (u->len bytes: all of
+ * USER_STACK_MAX, or up to the end of its mapping near the top of the
+ * stack); -1 if nothing could be read. */
+static __always_inline int stacks_copy_stack(struct user_stack *u, __u64 sp)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 sp;
-
-	u->regs[UREG_IP] = BPF_CORE_READ(r, ip);
-	sp = BPF_CORE_READ(r, sp);
-	u->regs[UREG_SP] = sp;
-	u->regs[UREG_BP] = BPF_CORE_READ(r, bp);
-	u->regs[UREG_BX] = BPF_CORE_READ(r, bx);
-	u->regs[UREG_R12] = BPF_CORE_READ(r, r12);
-	u->regs[UREG_R13] = BPF_CORE_READ(r, r13);
-	u->regs[UREG_R14] = BPF_CORE_READ(r, r14);
-	u->regs[UREG_R15] = BPF_CORE_READ(r, r15);
 	u->len = 0;
 	u->pad = 0;
 	if (bpf_probe_read_user(u->data, USER_STACK_MAX, (void *)sp) == 0) {
@@ -395,8 +385,66 @@ static __always_inline int stacks_copy_user(struct user_stack *u)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+/* Copy the current task's user registers and the top of its user stack
+ * (--dwarf).  0, or -1 (counted as a user stack error) if nothing could be read. */
+static __always_inline int stacks_copy_user(struct user_stack *u)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 sp;
+
+	u->regs[UREG_IP] = BPF_CORE_READ(r, ip);
+	sp = BPF_CORE_READ(r, sp);
+	u->regs[UREG_SP] = sp;
+	u->regs[UREG_BP] = BPF_CORE_READ(r, bp);
+	u->regs[UREG_BX] = BPF_CORE_READ(r, bx);
+	u->regs[UREG_R12] = BPF_CORE_READ(r, r12);
+	u->regs[UREG_R13] = BPF_CORE_READ(r, r13);
+	u->regs[UREG_R14] = BPF_CORE_READ(r, r14);
+	u->regs[UREG_R15] = BPF_CORE_READ(r, r15);
+	if (stacks_copy_stack(u, sp) == 0)
+		return 0;
 	stacks_count(STACKS_USER_FAULT);
 	return -1;
+}
+
+/* --unwind tables: if this CPU's last user walk, k's, stopped where a table
+ * was missing (unwind_walk.cut_frames), send the sample to user space to be
+ * walked on there: a struct cut_sample of type on ringbuf (the registers where
+ * the walk stopped and the stack above), woken at once.  1 if sent: the caller
+ * counts it no more; 0 (the ring buffer full: counted) to count it cut. */
+static __always_inline int stacks_send_cut(void *ringbuf, __u32 type, const struct stack_key *k)
+{
+	__u32 zero = 0;
+	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
+
+	if (!w || !w->cut_frames)
+		return 0;
+	__u32 frames = w->cut_frames;
+	w->cut_frames = 0;
+	if (w->tgid != k->pid || k->user_stack_id < 0)
+		return 0;
+	struct cut_sample *c = bpf_ringbuf_reserve(ringbuf, sizeof(*c), 0);
+	if (!c) {
+		unwind_count(UNWIND_CUTS_NOT_SENT);
+		return 0;
+	}
+	c->type = type;
+	c->frames = frames;
+	c->exact = w->exact;
+	c->pad = 0;
+	c->key = *k;
+	__builtin_memset(c->user.regs, 0, sizeof(c->user.regs));
+	c->user.regs[UREG_IP] = w->ip;
+	c->user.regs[UREG_SP] = w->sp;
+	c->user.regs[UREG_BP] = w->bp;
+	stacks_copy_stack(&c->user, w->sp);
+	unwind_count(UNWIND_CUTS_SENT);
+	bpf_ringbuf_submit(c, 0);
+	return 1;
 }
 
 /* --dwarf: a struct dwarf_sample of type for the current task, a user task

@@ -124,6 +124,23 @@ struct dwarf_sample {
 	struct user_stack user;		/* user.len 0: no user stack */
 };
 
+/* --unwind tables: a sample whose user walk stopped where a table was
+ * missing (a process's first samples come before its files' tables are
+ * built), sent to user space by stacks_send_cut() (stacks.bpf.h) in place of
+ * its count, to be walked on there (lib/collect/unwindcut.h).  type is the
+ * collector's record type. */
+struct cut_sample {
+	__u32 type;
+	__u32 frames;			/* native frames of key's stored user stack, the
+					 * marker (UNWIND_MARK_NO_TABLE) last */
+	__u32 exact;			/* user.regs[UREG_IP] is the interrupted PC, not a
+					 * return address */
+	__u32 pad;
+	struct stack_key key;
+	struct user_stack user;		/* ip, sp and bp where the walk stopped (the
+					 * other registers 0), the stack from sp up */
+};
+
 /* --unwind tables: user stacks walked in the kernel with rows built from each
  * file's .eh_frame by lib/collect/unwindtables.c.  A row holds from its pc (the
  * file's own address, as in its program headers) up to the next row's: how
@@ -307,6 +324,9 @@ enum unwind_counter {
 					 * frame before's (libc's, back from the program) */
 	UNWIND_WINDOW_READS,		/* copies of the user stack the table walk read its
 					 * words from (struct unwind_window) */
+	UNWIND_CUTS_SENT,		/* stacks cut where a table was missing, sent to user
+					 * space to be finished (struct cut_sample) */
+	UNWIND_CUTS_NOT_SENT,		/* ... counted cut instead: the ring buffer was full */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
@@ -315,7 +335,7 @@ enum unwind_counter {
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
 	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
 	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped", \
-	  "frames_mapping_before", "stack_window_reads" }
+	  "frames_mapping_before", "stack_window_reads", "cuts_sent", "cuts_not_sent" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -216,6 +216,9 @@ struct unwind_walk {
 	__u32 vmas_read;		/* unwind_sample_vmas holds this sample's VMAs */
 	__u32 vma_refused;		/* a lookup was refused (busy): the stack's cut is counted */
 	__u32 file_not_built;		/* the PC's file has no table yet (asked for) */
+	__u32 cut_frames;		/* the walk stopped where a table was missing
+					 * (UNWIND_DONE_NOT_LOADED): its frames, the
+					 * marker last, until stacks_send_cut takes them */
 	__u32 program_read;		/* code_start, code_end and program are read */
 	__u32 have_m;			/* m holds the last frame's mapping: a caller in the
 					 * same one (most are: a library calls itself) needs
@@ -1042,6 +1045,7 @@ static __noinline int unwind_user_stack(__u64 *ips)
 		else if (w->file_not_built)
 			unwind_count(UNWIND_CUT_FILE_NOT_BUILT);
 		n = unwind_mark(ips, n, UNWIND_MARK_NO_TABLE);
+		w->cut_frames = n;
 		break;
 	case UNWIND_DONE_UNSUPPORTED:
 		unwind_count(UNWIND_CUT_UNSUPPORTED);

@@ -34,6 +34,7 @@ struct unwinder {
 	pid_t pid;
 	uint64_t exec_id;
 	const struct user_stack *us;
+	uint64_t ip;			/* the first frame's PC as libunwind is told it */
 	int no_info, past_end;
 };
 
@@ -125,7 +126,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 		*valp = 0;	/* caller-saved: not needed to find callers */
 		return 0;
 	}
-	*valp = u->us->regs[i];
+	*valp = i == UREG_IP ? u->ip : u->us->regs[i];
 	return 0;
 }
 
@@ -198,8 +199,10 @@ static unw_addr_space_t addr_space(struct unwinder *u, pid_t pid, uint64_t exec_
 	return e->as;
 }
 
-int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
-		    int max)
+/* ips from the copied stack's first frame on; that frame's rules are
+ * looked up at lookup_ip */
+static int walk(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t lookup_ip,
+		uint64_t *ips, int max)
 {
 	unw_cursor_t cur;
 	int n = 0;
@@ -213,6 +216,7 @@ int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct u
 	u->pid = pid;
 	u->exec_id = exec_id;
 	u->us = us;
+	u->ip = lookup_ip;
 	u->no_info = u->past_end = 0;
 	ips[n++] = us->regs[UREG_IP];
 	if (us->len > 0 && unw_init_remote(&cur, as, u) == 0) {
@@ -229,6 +233,20 @@ int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct u
 	u->st.stopped_stack_end += u->past_end;
 	u->st.ns += marple_now_monotonic_ns() - t0;
 	return n;
+}
+
+int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
+		 int max)
+{
+	return walk(u, pid, exec_id, us, us->regs[UREG_IP], ips, max);
+}
+
+int unwind_stack_caller(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us,
+			uint64_t *ips, int max)
+{
+	/* the call instruction's rules, before the return address: a call
+	 * last in its function returns to the next function's first byte */
+	return walk(u, pid, exec_id, us, us->regs[UREG_IP] - 1, ips, max);
 }
 
 void unwind_stats(const struct unwinder *u, struct unwind_stats *out)

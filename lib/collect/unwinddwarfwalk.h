@@ -31,7 +31,12 @@ void unwind_free(struct unwinder *u);
  * (counted in unwind_stats).  -1 with a message said when libunwind has no
  * memory for the process (the collector exits 1). */
 int unwind_stack(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us, uint64_t *ips,
-		    int max);
+		 int max);
+/* The same from a caller's frame (a walk that stopped partway: struct
+ * cut_sample), where regs[UREG_IP] is a return address: its rules are those
+ * of the call before it; ips[0] is still regs[UREG_IP]. */
+int unwind_stack_caller(struct unwinder *u, pid_t pid, uint64_t exec_id, const struct user_stack *us,
+			uint64_t *ips, int max);
 
 struct unwind_stats {
 	uint64_t stacks, frames;

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 61
+plan 66
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -177,11 +177,16 @@ share "unwind: compressed .debug_frame: _start;...;main;df_a;df_b;df_c" \
 
 # 11. code with CFI but no table (--unwind-memory 64K: libc does not fit) is
 # not walked by frame pointers: the stack stops there with one marker, named
-# in the warning and counted
+# in the warning and counted (MARPLE_FINISH_CUTS=off); by default the
+# collector walks on from there in user space (13b)
 "$W/nofp" 60 & wl=$!
 exec_done "$wl" nofp
-"$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom.out" 2> "$T/noroom.err"
+MARPLE_FINISH_CUTS=off "$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom.out" 2> "$T/noroom.err"
+"$CS" --unwind-memory 64K -F 299 -p "$wl" 2 > "$T/noroom-on.out" 2> "$T/noroom-on.err"
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+share "unwind: no room for libc, walked on in user space: _start;__libc_start_main;...;chain_c" \
+	"$(weight "$T/noroom-on.out" '^nofp;_start;__libc_start_main;__libc_start_call_main;main;chain_a;chain_b;chain_c$')" \
+	"$(weight "$T/noroom-on.out" '.')" 95
 all=$(weight "$T/noroom.out" '.')
 share "unwind: no room for libc: [no unwind table];__libc_start_call_main;main;chain_a;chain_b;chain_c" \
 	"$(weight "$T/noroom.out" '^nofp;\[no unwind table\];__libc_start_call_main;main;chain_a;chain_b;chain_c(;|$)')" "$all" 98
@@ -234,6 +239,40 @@ check "unwind: short-lived nofp: the program's code found with no lookup, counte
 	test "$(trailer_unwind "$T/short2.out" frames_file_by_program)" -gt 0
 check "unwind: short-lived nofp: files missed, counted" \
 	grep -Eq '"cut_file_not_found":[0-9]+,"cut_file_not_built":[0-9]+' "$T/short2.out"
+
+# 13b. a file's table is built when the file is first sampled, so a new
+# program's first samples are cut where its table is missing; the collector
+# copies the registers and stack there and walks on in user space
+# (lib/collect/unwindcut.c).  Six copies of nofp, each a file never seen:
+# every chain_c stack whole, what could not be walked on counted
+# (cuts_left), and without it (MARPLE_FINISH_CUTS=off) the same runs cut.
+fresh_runs() {
+	for i in 1 2 3 4 5 6; do
+		cp "$W/nofp" "$T/fresh$i"
+		"$T/fresh$i" 0.1
+	done
+	rm -f "$T"/fresh[1-6]
+}
+MARPLE_READY_FILE="$T/cut.ready" "$CS" -U -F 999 0 > "$T/cut.out" 2> "$T/cut.err" & cs=$!
+wait_ready "$T/cut.ready" 20 "$cs"
+fresh_runs
+kill -INT "$cs"; wait "$cs"
+MARPLE_FINISH_CUTS=off MARPLE_READY_FILE="$T/cutoff.ready" "$CS" -U -F 999 0 > "$T/cutoff.out" 2> "$T/cutoff.err" & cs=$!
+wait_ready "$T/cutoff.ready" 20 "$cs"
+fresh_runs
+kill -INT "$cs"; wait "$cs"
+sent=$(trailer_unwind "$T/cut.out" cuts_sent) finished=$(trailer_unwind "$T/cut.out" cuts_finished)
+left=$(trailer_unwind "$T/cut.out" cuts_left)
+check "unwind: new programs: cut stacks sent ($sent), walked on ($finished) or left ($left), counted" 	test "${sent:-0}" -gt 0 -a "${finished:-0}" -gt 0 -a "$((${finished:-0} + ${left:-0}))" -eq "${sent:-0}"
+check "unwind: new programs: every chain_c stack whole ($(weight "$T/cut.out" '^fresh[1-6];.*chain_c$') samples)" \
+	test "$(weight "$T/cut.out" '^fresh[1-6];.*chain_c$')" -gt 100 -a \
+	"$(weight "$T/cut.out" '^fresh[1-6];.*chain_c$')" -eq \
+	"$(weight "$T/cut.out" '^fresh[1-6];_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c$')"
+check "unwind: new programs: stacks left cut are those counted left" \
+	test "$(weight "$T/cut.out" '^fresh[1-6];.*\[no unwind table\]')" -le "${left:-0}"
+check "unwind: MARPLE_FINISH_CUTS=off: none sent, and the same runs cut" \
+	test "$(trailer_unwind "$T/cutoff.out" cuts_sent)" -eq 0 -a \
+	"$(weight "$T/cutoff.out" '^fresh[1-6];.*\[no unwind table\]')" -gt 0
 
 # 14. a program deleted while it runs (an upgrade, a build tree cleaned) and
 # one in a directory whose name has a newline (its maps line shows "\012"):
