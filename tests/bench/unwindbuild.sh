@@ -154,6 +154,7 @@ for run in $runs; do
 		END { split(cpu, c, " "); s = c[1] + c[2]; if (!runs) runs = 1
 		  printf "bench: unwindbuild: %s: collector CPU %.2f s (start-up included); whole cost %.2f us a sample (BPF %.2f + collector %.2f) over %d samples", label, s, (ns + s * 1e9) / runs / 1000, ns / runs / 1000, s * 1e6 / runs, runs
 		  if (mode == "tables") printf "; %d files built (%.0f ms CPU), %d read from the cache (%.0f ms, %.0f ms CPU; writes included), %d stale/corrupt; of %d user stacks (all processes) %d complete, cut: %d table not loaded (%d file not built, %d file not found), %d depth, %d unsupported rule, %d no CFI and no frame pointer, %d read fault", num("files_built"), num("build_cpu_ms"), num("files_from_cache"), num("cache_ms"), num("cache_cpu_ms"), num("files_rebuilt_stale") + num("files_rebuilt_corrupt"), num("stacks"), num("complete"), num("cut_table_not_loaded"), num("cut_file_not_built"), num("cut_file_not_found"), num("cut_depth_limit"), num("cut_unsupported_rule"), num("cut_no_table"), num("cut_read_fault")
+		  if (mode == "tables" && u ~ /cuts_sent/) printf "; of those cut, %d walked on in user space (%.1f ms), %d left cut, %d not sent (ring full)", num("cuts_finished"), num("cuts_us") / 1000, num("cuts_left"), num("cuts_not_sent")
 		  if (mode == "tables" && u ~ /request_wait_max_ms/) printf "; %d requests waited %.0f ms (mean), %.0f ms (longest) for the builder", num("requests_served"), num("request_wait_ms") / (num("requests_served") ? num("requests_served") : 1), num("request_wait_max_ms")
 		  printf "\n" }' "$T/$run.out"
 done
