@@ -5,9 +5,9 @@
  * struct stack_key (pid, exec id, comm, user and kernel stack ids) in the
  * counts hash map (aggregation in the kernel).  raw_mode: one raw_sample per sample on the
  * events ring buffer.  dwarf_mode: user registers + the top of the user stack
- * on the ring buffer, unwound in user space with libunwind.  send_cuts: a
- * sample whose table walk stopped where a table was missing goes to user
- * space to be finished there (REC_CUT), not counted.  timed_mode
+ * on the ring buffer, unwound in user space with libunwind.  stacks_send_cuts:
+ * a sample whose table walk stopped where a table was missing goes to user
+ * space to be finished there (stacks.bpf.h), not counted.  timed_mode
  * (bpf/timed.bpf.h): each counted sample's time goes to user space too. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -28,9 +28,6 @@ const volatile bool want_kernel = true;
 const volatile bool include_idle = false;
 const volatile bool raw_mode = false;
 const volatile bool dwarf_mode = false;
-/* --unwind tables' stacks cut where a table was missing are finished in user
- * space (REC_CUT), not counted here */
-const volatile bool send_cuts = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -95,7 +92,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	stacks_fill_key(&key, ctx, want_user, false);
 	if (want_kernel && !sample_in_user_mode(ctx))
 		stacks_fill_kernel(&key, ctx);
-	if (send_cuts && stacks_send_cut(&events, REC_CUT, &key))
+	__u64 one = 1;
+	if (STACKS_SEND_CUT(&key, &key, &one))
 		return 0;
 	stacks_add(&key, 1);
 	timed_emit(&key, tid, bpf_ktime_get_ns(), 0);

@@ -1,11 +1,11 @@
 /* callstack.h — records marple-callstack's BPF program sends to user space
- * (--raw, --dwarf, cut table walks); shared by bpf/callstack.bpf.c and collectors/marple-callstack.c. */
+ * (--raw and --dwarf); shared by bpf/callstack.bpf.c and collectors/marple-callstack.c. */
 #ifndef MARPLE_CALLSTACK_H
 #define MARPLE_CALLSTACK_H
 
 #include "stacks.h"
 
-enum { REC_RAW = 1, REC_DWARF = 2, REC_CUT = 3 };
+enum { REC_RAW = 1, REC_DWARF = 2 };
 
 struct raw_sample {
 	__u32 type;			/* REC_RAW */
@@ -15,6 +15,6 @@ struct raw_sample {
 	char comm[MARPLE_COMM_LEN];
 };
 
-/* REC_DWARF: a struct dwarf_sample (stacks.h); REC_CUT: a struct cut_sample (stacks.h) */
+/* REC_DWARF: a struct dwarf_sample (stacks.h) */
 
 #endif

@@ -37,11 +37,14 @@ static __always_inline int count_rq(void *ctx, struct request *rq)
 	}
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel);
+	struct diskblockrq_val add = { 1, BPF_CORE_READ(rq, __data_len) };
+	if (STACKS_SEND_CUT(&key, &key, &add))
+		return 0;
 	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
 	if (!v)
 		return 0;
-	__sync_fetch_and_add(&v->requests, 1);
-	__sync_fetch_and_add(&v->bytes, BPF_CORE_READ(rq, __data_len));
+	__sync_fetch_and_add(&v->requests, add.requests);
+	__sync_fetch_and_add(&v->bytes, add.bytes);
 	return 0;
 }
 

@@ -40,11 +40,14 @@ static __always_inline int record(struct pt_regs *ctx, __u64 size)
 	__builtin_memset(&key, 0, sizeof(key));
 	stacks_fill_key(&key.k, ctx, 1, 0);
 	bpf_probe_read_user(&key.caller, sizeof(key.caller), (void *)PT_REGS_SP(ctx));
+	struct mallocstacks_val add = { size * sample_every, sample_every };
+	if (STACKS_SEND_CUT(&key.k, &key, &add))
+		return 0;
 	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
 	if (!v)
 		return 0;
-	__sync_fetch_and_add(&v->bytes, size * sample_every);
-	__sync_fetch_and_add(&v->calls, sample_every);
+	__sync_fetch_and_add(&v->bytes, add.bytes);
+	__sync_fetch_and_add(&v->calls, add.calls);
 	return 0;
 }
 

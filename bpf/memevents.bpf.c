@@ -39,6 +39,9 @@ static __always_inline int count(void *ctx, int kernel)
 	stacks_count(STACKS_SAMPLES);
 	stacks_fill_key(&key, ctx, want_user, want_kernel && kernel);
 	*busy = 0;
+	__u64 one = 1;
+	if (STACKS_SEND_CUT(&key, &key, &one))
+		return 0;
 	v = stacks_lookup_or_init(stacks_counts(), &key, &none);
 	if (v)
 		__sync_fetch_and_add(v, 1);

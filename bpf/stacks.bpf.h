@@ -29,8 +29,10 @@
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
  *   stacks_dwarf_sample(rb, type, ctx, u, kk)   a struct dwarf_sample of current
  *                                       reserved on ring buffer rb, filled (--dwarf)
- *   stacks_send_cut(rb, type, k)        k's user walk, stopped where a table was
- *                                       missing, sent to user space (1) to finish
+ *   STACKS_SEND_CUT(k, key, value)      k's user walk (k within key, the count
+ *                                       key), stopped where a table was missing,
+ *                                       sent to user space to finish (1), value
+ *                                       counted there; 0: count it here
  *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
  *                                       as *init if new; NULL when the map is
  *                                       full (counted: STACKS_MAP_FULL)
@@ -411,41 +413,61 @@ static __always_inline int stacks_copy_user(struct user_stack *u)
 	return -1;
 }
 
-/* --unwind tables: if this CPU's last user walk, k's, stopped where a table
- * was missing (unwind_walk.cut_frames), send the sample to user space to be
- * walked on there: a struct cut_sample of type on ringbuf (the registers where
- * the walk stopped and the stack above), woken at once.  1 if sent: the caller
- * counts it no more; 0 (the ring buffer full: counted) to count it cut. */
-static __always_inline int stacks_send_cut(void *ringbuf, __u32 type, const struct stack_key *k)
+/* --unwind tables: samples whose user walk stopped where a table was
+ * missing, for user space to walk on (struct cut_sample): sized by user
+ * space when stacks_send_cuts (lib/collect/stackcollector.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} cut_samples SEC(".maps");
+
+const volatile bool stacks_send_cuts = false;
+
+/* If this CPU's last user walk, k's (within key, the count map's key of
+ * key_size bytes), stopped where a table was missing, send the sample to
+ * user space to be walked on there and counted with value (value_size
+ * bytes of u64 sums): 1 if sent, and the caller counts nothing; 0 to count
+ * it as it is (not cut; not stacks_send_cuts; the ring buffer full:
+ * counted).  Use STACKS_SEND_CUT, whose sizes are constants. */
+static __always_inline int stacks_send_cut(const struct stack_key *k, const void *key, __u32 key_size,
+					   const void *value, __u32 value_size)
 {
 	__u32 zero = 0;
-	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
+	struct unwind_walk *w;
 
-	if (!w || !w->cut_frames)
+	if (!stacks_send_cuts || !(w = bpf_map_lookup_elem(&unwind_state, &zero)) || !w->cut_frames)
 		return 0;
 	__u32 frames = w->cut_frames;
 	w->cut_frames = 0;
 	if (w->tgid != k->pid || k->user_stack_id < 0)
 		return 0;
-	struct cut_sample *c = bpf_ringbuf_reserve(ringbuf, sizeof(*c), 0);
+	struct cut_sample *c = bpf_ringbuf_reserve(&cut_samples, sizeof(*c), 0);
 	if (!c) {
 		unwind_count(UNWIND_CUTS_NOT_SENT);
 		return 0;
 	}
-	c->type = type;
 	c->frames = frames;
 	c->exact = w->exact;
-	c->pad = 0;
-	c->key = *k;
+	c->stack = *k;
+	__builtin_memset(c->key, 0, sizeof(c->key));
+	__builtin_memcpy(c->key, key, key_size);
+	__builtin_memset(c->value, 0, sizeof(c->value));
+	__builtin_memcpy(c->value, value, value_size);
 	__builtin_memset(c->user.regs, 0, sizeof(c->user.regs));
 	c->user.regs[UREG_IP] = w->ip;
 	c->user.regs[UREG_SP] = w->sp;
 	c->user.regs[UREG_BP] = w->bp;
 	stacks_copy_stack(&c->user, w->sp);
 	unwind_count(UNWIND_CUTS_SENT);
-	bpf_ringbuf_submit(c, 0);
+	bpf_ringbuf_submit(c, 0);	/* woken at once: its stacks are let go at the next drain */
 	return 1;
 }
+#define STACKS_SEND_CUT(k, key, value)                                                              \
+	({                                                                                          \
+		_Static_assert(sizeof(*(key)) <= CUT_KEY_MAX && sizeof(*(value)) <= CUT_VALUES_MAX * 8, \
+			       "a cut sample's key or value too big");                              \
+		stacks_send_cut(k, key, sizeof(*(key)), value, sizeof(*(value)));                   \
+	})
 
 /* --dwarf: a struct dwarf_sample of type for the current task, a user task
  * (!stacks_current_is_kthread()), reserved on ringbuf and filled (pid, comm,

@@ -126,17 +126,21 @@ struct dwarf_sample {
 
 /* --unwind tables: a sample whose user walk stopped where a table was
  * missing (a process's first samples come before its files' tables are
- * built), sent to user space by stacks_send_cut() (stacks.bpf.h) in place of
- * its count, to be walked on there (lib/collect/unwindcut.h).  type is the
- * collector's record type. */
+ * built), sent to user space by stacks_send_cut() (stacks.bpf.h) on the
+ * cut_samples ring buffer in place of its count, to be walked on there and
+ * counted in the collector's drain (lib/collect/unwindcut.h): its count
+ * key and the value it would have added, as the collector's count map has
+ * them (stack the struct stack_key within key). */
+#define CUT_KEY_MAX 64
+#define CUT_VALUES_MAX 4
 struct cut_sample {
-	__u32 type;
-	__u32 frames;			/* native frames of key's stored user stack, the
+	__u32 frames;			/* native frames of stack's stored user stack, the
 					 * marker (UNWIND_MARK_NO_TABLE) last */
 	__u32 exact;			/* user.regs[UREG_IP] is the interrupted PC, not a
 					 * return address */
-	__u32 pad;
-	struct stack_key key;
+	struct stack_key stack;
+	__u8 key[CUT_KEY_MAX];		/* the count map's key (its first key_size bytes) */
+	__u64 value[CUT_VALUES_MAX];	/* ... and the sums to add (the first value_size) */
 	struct user_stack user;		/* ip, sp and bp where the walk stopped (the
 					 * other registers 0), the stack from sp up */
 };

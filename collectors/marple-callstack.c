@@ -30,7 +30,6 @@
 #include "collector.h"
 #include "corebtf.h"
 #include "cpuclock.h"
-#include "unwindcut.h"
 #include "unwinddwarf.h"
 #include "bpfmap.h"
 #include "hashtab.h"
@@ -104,7 +103,6 @@ static void own_option(int key, const char *arg)
 
 static struct {
 	struct unwinddwarf *dwarf;
-	struct unwindcut *cut;		/* stacks the table walk cut, walked on here */
 	struct timedsamples *timed;
 	uint64_t records;
 	uint64_t samples;		/* in every section so far */
@@ -129,9 +127,6 @@ static int on_event(void *ctx, void *data, size_t len)
 		run.records++;
 	} else if (len >= sizeof(struct dwarf_sample) && r->type == REC_DWARF) {
 		if (unwinddwarf_add(run.dwarf, data, 1) < 0)
-			exit(EXIT_DATA);
-	} else if (len >= sizeof(struct cut_sample) && r->type == REC_CUT && run.cut) {
-		if (unwindcut_add(run.cut, data) < 0)
 			exit(EXIT_DATA);
 	}
 	/* a ring buffer filled faster than it is read would keep us reading past
@@ -189,8 +184,6 @@ static int write_section(void *arg, int last)
 	else if (sc.drain) {
 		stackdrain_finish(sc.drain);
 		stackdrain_emit(sc.drain);
-		if (run.cut)
-			unwindcut_collect(run.cut, sc.sf, cap.table.t);
 		run.records = opt.timed ? timedsamples_walk_write(cap.timed_walk, stdout)
 					: stackframes_write_table(sc.sf, cap.table.t, stdout);
 		if (!last) {
@@ -211,8 +204,6 @@ static int write_section(void *arg, int last)
 		unwinddwarf_trailer_add(run.dwarf, tr, sc.verbose);
 	if (sc.unwindtab)
 		stackcollector_unwind_trailer(&sc, tr);
-	if (run.cut && json_object_get(tr, "unwind"))
-		unwindcut_trailer_add(run.cut, json_object_get(tr, "unwind"));
 	stackdrain_trailer_add(sc.drain, tr);
 	int rc = stackcollector_write_trailer(&sc, tr);
 	run.records = 0;
@@ -236,17 +227,6 @@ static int write_section(void *arg, int last)
 	return rc;
 }
 
-/* Are stacks the table walk cut where a table was missing walked on here
- * (unwindcut.h)?  Not for --timed, whose samples keep their times
- * (MARPLE_FINISH_CUTS=off: never, as before) */
-static bool finish_cuts(void)
-{
-	const char *env = getenv("MARPLE_FINISH_CUTS");
-
-	return sc.unwind == UNWIND_MODE_TABLES && !sc.kernel_only && !opt.raw && !opt.timed &&
-	       !(env && strcmp(env, "off") == 0);
-}
-
 /* Open the skeleton, set what the options say, load it. */
 static struct callstack_bpf *load(bool python)
 {
@@ -262,7 +242,9 @@ static struct callstack_bpf *load(bool python)
 	skel->rodata->include_idle = opt.idle;
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
-	skel->rodata->send_cuts = finish_cuts();
+	/* not --timed: its samples keep their times */
+	sc.finish_cuts = stackcollector_cuts_wanted(&sc) && !opt.raw && !opt.timed;
+	skel->rodata->stacks_send_cuts = sc.finish_cuts;
 	skel->rodata->timed_mode = opt.timed;
 	skel->rodata->stacks_python = python;
 	if (opt.timed)
@@ -274,9 +256,8 @@ static struct callstack_bpf *load(bool python)
 		stacksbpf_storage_for(opt.freq * (uint64_t)libbpf_num_possible_cpus(), sc.drain_ms);
 	stacksbpf_set_counts_size(skel->obj, storage);
 	stacksbpf_set_storage(skel->obj, storage);
-	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU;
-	 * cut stacks (as big): room for 127, read as they come (woken) */
-	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : finish_cuts() ? 2u << 20 : 4096;
+	/* dwarf: ~16.5 KB a sample; room for a quarter second of samples on every CPU */
+	uint64_t rbsize = opt.dwarf ? 16u << 20 : opt.raw ? 4u << 20 : 4096;
 	if (opt.dwarf && opt.freq * (uint64_t)libbpf_num_possible_cpus() > 1000)
 		rbsize = 64u << 20;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)rbsize);
@@ -346,8 +327,6 @@ int main(int argc, char **argv)
 	stackframes_set_unwind_mode(sc.sf, unwindtables_mode_name(sc.unwind));
 	if (opt.dwarf)
 		run.dwarf = unwinddwarf_new(sc.syms);
-	if (finish_cuts())
-		run.cut = unwindcut_new(sc.syms, sc.sf);
 	if (stackcollector_news_open(&sc, skel->obj) < 0 ||
 	    ring_buffer__add(sc.notes, bpf_map__fd(skel->maps.events), on_event, NULL) < 0)
 		marple_fatal(EXIT_DATA, "cannot set up the ring buffers");
@@ -394,7 +373,6 @@ int main(int argc, char **argv)
 
 	hashtab_free(cap.table.t);
 	unwinddwarf_free(run.dwarf);
-	unwindcut_free(run.cut);
 	timedsamples_walk_free(cap.timed_walk);
 	timedsamples_free(run.timed);
 	stackcollector_free(&sc);

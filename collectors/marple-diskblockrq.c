@@ -159,6 +159,8 @@ int main(int argc, char **argv)
 	skel->rodata->want_kernel = !sc.user_only;
 	stacksbpf_set_storage(skel->obj, sc.stack_storage ? (uint32_t)sc.stack_storage : STACKSBPF_STORAGE_EVENTS);
 	skel->rodata->stacks_unwind = (uint32_t)sc.unwind;
+	sc.finish_cuts = stackcollector_cuts_wanted(&sc);
+	skel->rodata->stacks_send_cuts = sc.finish_cuts;
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		goto cleanup;

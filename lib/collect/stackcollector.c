@@ -26,6 +26,7 @@
 #include "mappedfiles.h"
 #include "syms.h"
 #include "timedsamples.h"
+#include "unwindcut.h"
 #include "unwindtablescache.h"
 #include "unwindtablesshared.h"
 #include "unwindtables.h"
@@ -230,6 +231,12 @@ int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj
 		marple_warn("the BPF program has no unwind maps");
 		return -1;
 	}
+	/* a cut sample holds 16 KiB of stack: room for 127, read as they come */
+	struct bpf_map *cuts = bpf_object__find_map_by_name(obj, "cut_samples");
+	if (sc->finish_cuts && (!cuts || bpf_map__set_max_entries(cuts, 2u << 20) < 0)) {
+		marple_warn("the BPF program has no cut_samples ring buffer");
+		return -1;
+	}
 	unwindtablesshared_close(sc->shared);	/* an object sized before, not loaded */
 	sc->shared = sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only ? unwindtablesshared_open(obj) : NULL;
 	return 0;
@@ -374,6 +381,8 @@ void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr)
 	/* what the symbolizer made of the file VMAs the walker told it of
 	 * (syms_cache_add_walked_vma), in this section */
 	syms_cache_stats(sc->syms, &now);
+	if (sc->cuts)
+		unwindcut_trailer_add(sc->cuts, unwind);
 	json_object_set_new(unwind, "frames_named_from_walk",
 			    json_integer((json_int_t)(now.walked_named - sc->walked_named_before)));
 	json_object_set_new(unwind, "vma_notes_file_not_found",
@@ -438,12 +447,28 @@ int stackcollector_follow(struct stackcollector *sc, struct bpf_object *obj, pid
 	return 0;
 }
 
+int stackcollector_cuts_wanted(const struct stackcollector *sc)
+{
+	const char *env = getenv("MARPLE_FINISH_CUTS");
+
+	return sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only && !(env && strcmp(env, "off") == 0);
+}
+
 int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
 			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg)
 {
 	if (!(sc->drain = stackdrain_new(obj, key_size, value_size, stack_key_offset, add, arg)))
 		return -1;
 	stackdrain_set_period(sc->drain, sc->drain_ms);
+	if (sc->finish_cuts) {
+		sc->cuts = unwindcut_new(sc->syms, sc->drain);
+		if (!sc->notes || ring_buffer__add(sc->notes, map_fd(obj, "cut_samples"), unwindcut_on_sample, sc->cuts) < 0) {
+			marple_warn("cannot read the cut samples' ring buffer");
+			return -1;
+		}
+		/* read before a set is cleared: they name its stacks */
+		stacksbpf_drain_rings(sc->drain, sc->notes, NULL);
+	}
 	return 0;
 }
 
@@ -773,6 +798,8 @@ void stackcollector_free(struct stackcollector *sc)
 	sc->child_running = 0;
 	stackdrain_free(sc->drain);
 	sc->drain = NULL;
+	unwindcut_free(sc->cuts);
+	sc->cuts = NULL;
 	bpf_link__destroy(sc->exec_link);
 	sc->exec_link = NULL;
 	bpf_link__destroy(sc->follow_link);

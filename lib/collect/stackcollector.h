@@ -160,6 +160,7 @@ struct stackframes;
 struct ring_buffer;
 struct bpf_object;
 struct unwindtables;
+struct unwindcut;
 struct pyframes;
 
 struct stackcollector {
@@ -190,6 +191,14 @@ struct stackcollector {
 	int no_cache;			/* --no-cache: no unwind rows read from or written to disk */
 	int no_python;			/* --no-python */
 	int no_inline;			/* --no-inline */
+
+	/* set by the collector before stackcollector_unwind_size, with its
+	 * rodata stacks_send_cuts, where its program sends the samples whose
+	 * table walk stopped where a table was missing (STACKS_SEND_CUT):
+	 * stackcollector_cuts_wanted.  stackcollector_drain then walks them on
+	 * (unwindcut.h) into the drain */
+	int finish_cuts;
+	struct unwindcut *cuts;
 
 	/* set by stackcollector_python: Python frames merged into sf's stacks */
 	struct pyframes *py;
@@ -255,6 +264,10 @@ void stackcollector_usage(struct stackcollector *sc, FILE *f);
  * set the skeleton's rodata stacks_unwind to sc->unwind yourself.  0, or -1 with a message
  * said (the collector exits 1), as the functions below. */
 int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj);
+/* Should the program send the samples its table walk cut (tables mode, user
+ * stacks, not MARPLE_FINISH_CUTS=off)?  A collector whose program does
+ * (STACKS_SEND_CUT) sets sc->finish_cuts and its rodata stacks_send_cuts so. */
+int stackcollector_cuts_wanted(const struct stackcollector *sc);
 /* After load, in tables mode: the tables, -p's process's loaded now, and
  * requests served when sc->notes (the process news) is polled. */
 int stackcollector_unwind_loaded(struct stackcollector *sc, struct bpf_object *obj);

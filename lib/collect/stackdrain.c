@@ -221,15 +221,16 @@ static int copy_stack(const struct stackdrain *d, uint64_t *ips, const unsigned 
 }
 
 /* The addresses of kernel stack id: in the stacks map where they are, but
- * ids of the set not being read come from its copy once it was cleared (the
- * slot may hold another stack since).  Depth, or -1. */
-static int read_kernel_id(struct stackdrain *d, int id, uint64_t *ips)
+ * when set draining is being read (-1: none), ids of the other come from its
+ * copy once it was cleared (the slot may hold another stack since).  Depth,
+ * or -1. */
+static int read_kernel_id(struct stackdrain *d, int id, uint64_t *ips, int draining)
 {
 	uint32_t set = (uint32_t)id / d->half;
 
 	if (id < 0 || set > 1)
 		return -1;
-	if (d->draining < 0 || set == (uint32_t)d->draining || !d->copies[set].valid)
+	if (draining < 0 || set == (uint32_t)draining || !d->copies[set].valid)
 		return copy_stack(d, ips, d->stacks + (size_t)id * d->stack_size);
 	const struct set_copy *c = &d->copies[set];
 	uint32_t p = c->pos[(uint32_t)id - set * d->half];
@@ -262,15 +263,15 @@ static int32_t intern_ips(struct stackdrain *d, const uint64_t *ips, int n)
 }
 
 /* Kernel stack id as an id of d->seen (interned), or an id that reads
- * as missing. */
-static int32_t intern_id(struct stackdrain *d, int32_t id)
+ * as missing (draining: as read_kernel_id's). */
+static int32_t intern_id(struct stackdrain *d, int32_t id, int draining)
 {
 	uint64_t ips[MARPLE_STACK_DEPTH];
 	int n;
 
 	if (id < 0)	/* none, or an error: kept as it is */
 		return id;
-	if ((n = read_kernel_id(d, id, ips)) < 0)
+	if ((n = read_kernel_id(d, id, ips, draining)) < 0)
 		return -ENOENT;
 	return intern_ips(d, ips, n);
 }
@@ -324,20 +325,14 @@ static void intern_key_at(struct stackdrain *d, unsigned char *p)
 	struct stack_key sk;
 
 	memcpy(&sk, p, sizeof(sk));
-	sk.user_stack_id = intern_id(d, sk.user_stack_id);
-	sk.kern_stack_id = intern_id(d, sk.kern_stack_id);
+	sk.user_stack_id = intern_id(d, sk.user_stack_id, d->draining);
+	sk.kern_stack_id = intern_id(d, sk.kern_stack_id, d->draining);
 	memcpy(p, &sk, sizeof(sk));
 }
 
-/* Add value (u64 sums) to key's, its stack ids interned first. */
-static void keep(struct stackdrain *d, const void *key, const void *value)
+/* Add value (u64 sums) to those of key k, its stack ids interned. */
+static void add_sums(struct stackdrain *d, const unsigned char *k, const void *value)
 {
-	unsigned char k[256];
-
-	memcpy(k, key, d->key_size);
-	intern_key_at(d, k + d->stack_key_offset);
-	if (d->second_key_offset)
-		intern_key_at(d, k + d->second_key_offset);
 	size_t i = hashtab_index(d->keys_seen, hashtab_add(d->keys_seen, k, d->key_size, 0, 0));
 	size_t nv = d->value_size / sizeof(uint64_t);
 	if ((i + 1) * nv > d->sums_cap / sizeof(uint64_t)) {
@@ -349,6 +344,18 @@ static void keep(struct stackdrain *d, const void *key, const void *value)
 	memcpy(v, value, d->value_size);
 	for (size_t j = 0; j < nv; j++)
 		d->sums[i * nv + j] += v[j];
+}
+
+/* Add value (u64 sums) to key's, its stack ids interned first. */
+static void keep(struct stackdrain *d, const void *key, const void *value)
+{
+	unsigned char k[256];
+
+	memcpy(k, key, d->key_size);
+	intern_key_at(d, k + d->stack_key_offset);
+	if (d->second_key_offset)
+		intern_key_at(d, k + d->second_key_offset);
+	add_sums(d, k, value);
 }
 
 struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_t value_size,
@@ -425,13 +432,28 @@ void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), vo
 
 void stackdrain_number_key(struct stackdrain *d, struct stack_key *k)
 {
-	int draining = d->draining;
-
-	d->draining = -1;	/* read where they are: their set is not cleared yet */
+	/* read where they are: their set is not cleared yet */
 	d->keys_numbered = 1;
-	k->user_stack_id = intern_id(d, k->user_stack_id);
-	k->kern_stack_id = intern_id(d, k->kern_stack_id);
-	d->draining = draining;
+	k->user_stack_id = intern_id(d, k->user_stack_id, -1);
+	k->kern_stack_id = intern_id(d, k->kern_stack_id, -1);
+}
+
+int stackdrain_read_id(struct stackdrain *d, int id, uint64_t *ips)
+{
+	return read_kernel_id(d, id, ips, -1);	/* where it is: its set is not cleared yet */
+}
+
+void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value)
+{
+	unsigned char k[256];
+	struct stack_key sk;
+
+	memcpy(k, key, d->key_size);
+	memcpy(&sk, k + d->stack_key_offset, sizeof(sk));
+	sk.user_stack_id = user.n >= 0 ? intern_ips(d, user.ips, user.n) : user.n;
+	sk.kern_stack_id = intern_id(d, sk.kern_stack_id, -1);	/* where it is */
+	memcpy(k + d->stack_key_offset, &sk, sizeof(sk));
+	add_sums(d, k, value);
 }
 
 void stackdrain_pin(struct stackdrain *d, int id)
@@ -658,11 +680,7 @@ int stackdrain_number_kept(struct stackdrain *d, int id, uint32_t gen)
 	pending_flush(d);
 	sweep_apply(d, 1);
 	if (gen == d->ctl->gen[set]) {
-		int draining = d->draining;
-		d->draining = -1;	/* in the store */
-		int32_t u = intern_id(d, id);
-		d->draining = draining;
-		return u;
+		return intern_id(d, id, -1);	/* in the store */
 	}
 	if ((n = kept_find(d->kept_new, id, gen, &ips)) < 0 && (n = kept_find(d->kept, id, gen, &ips)) < 0)
 		return -ENOENT;

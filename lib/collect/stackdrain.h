@@ -111,6 +111,15 @@ void stackdrain_set_settled(struct stackdrain *d, void (*settled)(void *arg), vo
 /* k's kernel stack ids replaced by the drain's numbers for their stacks
  * (those of the keys add() is handed). */
 void stackdrain_number_key(struct stackdrain *d, struct stack_key *k);
+/* The addresses of stack id in the store, read where it is (a record of
+ * the rings read before its set is cleared: stackdrain_set_settled) into
+ * ips[MARPLE_STACK_DEPTH]: the depth, or -1. */
+int stackdrain_read_id(struct stackdrain *d, int id, uint64_t *ips);
+/* Add value (u64 sums) to key's as a count drained, the user stack of its
+ * struct stack_key given by its addresses (user.n < 0: why there are none),
+ * not its id: a stack walked on in user space (unwindcut.h); its kernel
+ * stack id read where it is. */
+void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value);
 /* Drain the idle set if one is due; 1 if it drained. */
 int stackdrain_poll(struct stackdrain *d);
 /* Flip, wait, read and clear the idle set now. */

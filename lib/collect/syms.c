@@ -441,6 +441,18 @@ void syms_cache_refresh(struct syms_cache *c)
 	c->nyoung = w;
 }
 
+int syms_cache_reread_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+{
+	struct proc *p = find_proc(c, pid, exec_id);
+
+	if (!p || p->gone || p->frozen || marple_now_monotonic_ns() - p->read_ns < 10000000ull)
+		return -1;
+	int rc = read_maps(c, p);	/* checked against its layout, if it has one */
+	if (rc > 0)
+		p->frozen = 1;	/* exec'ed since: keep what we have */
+	return rc == 0 ? 0 : -1;
+}
+
 /* Do two walked VMAs map the same file the same way (offset at start)? */
 static int same_file_place(const struct procmaps_line *a, const struct procmaps_line *b)
 {

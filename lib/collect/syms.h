@@ -88,6 +88,11 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
  * mapped just after a snapshot (by ld.so after an exec, dlopen at start-up)
  * are then known.  Call it every few hundred ms during a capture. */
 void syms_cache_refresh(struct syms_cache *c);
+/* Read the maps of image exec_id of pid again now, if it still lives with
+ * that layout and they were read more than 10 ms ago (an unwinder that met
+ * an address mapped since: ld.so maps a program's libraries after its exec's
+ * snapshot).  0 if read, else -1. */
+int syms_cache_reread_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id);
 /* Continuous mode, after a section: forget the processes that have exited
  * (their samples were all drained and named in it), so that a week on a busy
  * box (here 200 processes a second) does not keep every one's maps, and the

@@ -1,38 +1,30 @@
 /* unwindcut.c — stacks the table walk cut, walked on in user space (see unwindcut.h). */
 #include "unwindcut.h"
 
-#include <stddef.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashtab.h"
-#include "stackframes.h"
+#include "stackdrain.h"
+#include "stacks.h"
+#include "syms.h"
 #include "unwinddwarfwalk.h"
 #include "util.h"
 
 struct unwindcut {
 	struct unwinder *unw;
-	struct stackframes *sf;		/* reads the kernel's store */
-	struct hashtab *kept;		/* struct cut_key -> weight */
+	struct syms_cache *syms;
+	struct stackdrain *drain;	/* reads the stored stacks, counts the walked */
 	uint64_t finished, left, ns;	/* this section's */
 };
 
-/* A stack kept: its user addresses then its kernel ones (a count < 0: why
- * there are none, as struct stack_ips says) */
-struct cut_key {
-	uint32_t pid, exec_id;
-	char comm[MARPLE_COMM_LEN];
-	int32_t nuser, nkern;
-	uint64_t ips[2 * MARPLE_STACK_DEPTH];
-};
-
-struct unwindcut *unwindcut_new(struct syms_cache *syms, struct stackframes *sf)
+struct unwindcut *unwindcut_new(struct syms_cache *syms, struct stackdrain *d)
 {
 	struct unwindcut *c = marple_calloc(1, sizeof(*c));
 
 	c->unw = unwind_new(syms);
-	c->sf = sf;
-	c->kept = hashtab_new();
+	c->syms = syms;
+	c->drain = d;
 	return c;
 }
 
@@ -40,32 +32,51 @@ void unwindcut_free(struct unwindcut *c)
 {
 	if (!c)
 		return;
-	hashtab_free(c->kept);
 	unwind_free(c->unw);
 	free(c);
 }
 
+/* The rest of s's walk into tail[room], from where it stopped: how many
+ * frames, that one first.  A walk that met an address in no mapping known
+ * goes again once the process's maps are read again (its libraries are
+ * mapped after its exec's snapshot, which its first samples follow). */
+static int walk(struct unwindcut *c, const struct cut_sample *s, uint64_t *tail, int room)
+{
+	pid_t pid = (pid_t)s->stack.pid;
+	struct unwind_stats before, after;
+	int t;
+
+	for (int again = 0;; again++) {
+		unwind_stats(c->unw, &before);
+		t = s->exact ? unwind_stack(c->unw, pid, s->stack.exec_id, &s->user, tail, room)
+			     : unwind_stack_caller(c->unw, pid, s->stack.exec_id, &s->user, tail, room);
+		unwind_stats(c->unw, &after);
+		if (again || t < 0 || after.stopped_no_info == before.stopped_no_info ||
+		    syms_cache_reread_exec(c->syms, pid, s->stack.exec_id) < 0)
+			return t;
+	}
+}
+
 /* The user stack of s with the rest of its walk in place of its marker:
  * into out[MARPLE_STACK_DEPTH], how many (< 0: why there are none; the
- * stack as stored when it cannot be walked on). */
+ * stack as stored when it cannot be walked on); -ENOMEM from libunwind. */
 static int finish(struct unwindcut *c, const struct cut_sample *s, uint64_t *out)
 {
-	uint64_t stored[MARPLE_STACK_DEPTH], tail[MARPLE_STACK_DEPTH];
-	int n = stackframes_read_id(c->sf, s->key.user_stack_id, stored);
+	uint64_t tail[MARPLE_STACK_DEPTH];
+	int n = stackdrain_read_id(c->drain, s->stack.user_stack_id, out);
 
 	if (n <= 0)
-		return -2;	/* not in the store: "[missing user stack]" */
-	memcpy(out, stored, (size_t)n * sizeof(*out));
+		return -ENOENT;	/* not in the store: "[missing user stack]" */
 	/* the stopped frame, then the marker; after them, the runtime's words */
 	int cut = (int)s->frames - 2;
-	if (cut < 0 || cut + 2 > n || stored[cut] != s->user.regs[UREG_IP] ||
-	    stored[cut + 1] != UNWIND_MARK_NO_TABLE)
+	if (cut < 0 || cut + 2 > n || out[cut] != s->user.regs[UREG_IP] || out[cut + 1] != UNWIND_MARK_NO_TABLE) {
+		c->left++;
 		return n;
+	}
 	int after = n - (cut + 2), room = MARPLE_STACK_DEPTH - cut - after;
-	int t = s->exact ? unwind_stack(c->unw, (pid_t)s->key.pid, s->key.exec_id, &s->user, tail, room)
-			 : unwind_stack_caller(c->unw, (pid_t)s->key.pid, s->key.exec_id, &s->user, tail, room);
+	int t = walk(c, s, tail, room);
 	if (t < 0)
-		return -1 - MARPLE_STACK_DEPTH;
+		return -ENOMEM;
 	if (t <= 1) {
 		c->left++;
 		return n;
@@ -73,46 +84,26 @@ static int finish(struct unwindcut *c, const struct cut_sample *s, uint64_t *out
 	c->finished++;
 	if (t == room)
 		tail[t - 1] = UNWIND_MARK_TRUNCATED;	/* there may be more */
+	memmove(out + cut + t, out + cut + 2, (size_t)after * sizeof(*out));
 	memcpy(out + cut, tail, (size_t)t * sizeof(*out));
-	memcpy(out + cut + t, stored + cut + 2, (size_t)after * sizeof(*out));
 	return cut + t + after;
 }
 
-int unwindcut_add(struct unwindcut *c, const struct cut_sample *s)
+int unwindcut_on_sample(void *arg, void *data, size_t len)
 {
-	struct cut_key k;
+	struct unwindcut *c = arg;
+	const struct cut_sample *s = data;
+	uint64_t ips[MARPLE_STACK_DEPTH];
 	uint64_t t0 = marple_now_monotonic_ns();
 
-	memset(&k, 0, offsetof(struct cut_key, ips));
-	k.pid = s->key.pid;
-	k.exec_id = s->key.exec_id;
-	memcpy(k.comm, s->key.comm, MARPLE_COMM_LEN);
-	k.nuser = finish(c, s, k.ips);
-	if (k.nuser == -1 - MARPLE_STACK_DEPTH)
-		return -1;
-	size_t nu = k.nuser > 0 ? (size_t)k.nuser : 0;
-	int kid = s->key.kern_stack_id;
-	k.nkern = kid == STACK_ID_NONE || kid == STACK_ID_LOST ? kid : stackframes_read_id(c->sf, kid, k.ips + nu);
-	size_t nk = k.nkern > 0 ? (size_t)k.nkern : 0;
-	hashtab_add(c->kept, &k, offsetof(struct cut_key, ips) + (nu + nk) * sizeof(uint64_t), 1, 0);
+	if (len < sizeof(*s))
+		return 0;
+	int n = finish(c, s, ips);
+	if (n == -ENOMEM)
+		return n;
+	stackdrain_add_walked(c->drain, s->key, (struct stack_ips){ ips, n }, s->value);
 	c->ns += marple_now_monotonic_ns() - t0;
 	return 0;
-}
-
-void unwindcut_collect(struct unwindcut *c, struct stackframes *sf, struct hashtab *t)
-{
-	for (size_t i = 0; i < hashtab_size(c->kept); i++) {
-		const struct hashtab_entry *e = hashtab_at(c->kept, i);
-		struct cut_key k;
-		memcpy(&k, e->key, e->len);	/* a key is not aligned */
-		size_t nu = k.nuser > 0 ? (size_t)k.nuser : 0;
-		stackframes_begin(sf, k.comm);
-		stackframes_user_stack(sf, (pid_t)k.pid, k.exec_id, (struct stack_ips){ k.ips, k.nuser });
-		stackframes_kernel_stack(sf, (struct stack_ips){ k.ips + nu, k.nkern });
-		stackframes_collect(sf, t, e->count[0]);
-	}
-	hashtab_free(c->kept);
-	c->kept = hashtab_new();
 }
 
 void unwindcut_trailer_add(struct unwindcut *c, json_t *unwind)

@@ -1,6 +1,6 @@
 # marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 26
+plan 29
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 MS="$MARPLE_BIN/marple-mallocstacks"
@@ -77,3 +77,26 @@ check "mallocstacks --stack-storage 64: no byte left out" \
 	test $(( $(weight "$T/st.out" ';main;descend;') + missing )) -eq 20000
 "$MS" -c "$W/manystacks 100 2" > "$T/st2.out" 2> "$T/st2.err"
 check "mallocstacks default --stack-storage: none lost" grep -q '"stack_map_full":0,' "$T/st2.out"
+
+# 5. a new program's first allocations come before its unwind table is
+#    built (a file's is built when first met): the walk stops at its frames,
+#    and the collector walks on from there in user space (unwindcut.c).  A
+#    fresh copy of mallocpaths, one round, system-wide: every stack through
+#    its paths whole, what could not be walked on ([no unwind table]: the
+#    ring buffer full, counted cuts_not_sent) still counted, no byte lost.
+MARPLE_READY_FILE="$T/cr" "$MS" 0 > "$T/cut.out" 2> "$T/cut.err" & ms=$!
+if wait_ready "$T/cr" 20 "$ms"; then
+	cp "$W/mallocpaths" "$T/freshmp"
+	"$T/freshmp" 1
+	rm -f "$T/freshmp"
+fi
+kill -INT "$ms"; wait "$ms"
+cuts() { sed -n "s/.*\"unwind\":{[^}]*\"$1\":\([0-9]*\).*/\1/p" "$T/cut.out" | tail -n 1; }
+sent=$(cuts cuts_sent) finished=$(cuts cuts_finished) left=$(cuts cuts_left)
+check "mallocstacks: a new program's cut stacks sent ($sent), walked on ($finished) or left ($left)" \
+	test "${sent:-0}" -gt 0 -a "${finished:-0}" -gt 0 -a "$((${finished:-0} + ${left:-0}))" -eq "${sent:-0}"
+whole=$(weight "$T/cut.out" '^freshmp;_start;__libc_start_main;(.*;)?main;path_(small;alloc_small|big;alloc_big);')
+check "mallocstacks: a new program: every stack through its paths whole ($whole bytes)" \
+	test "$whole" -gt 0 -a "$whole" -eq "$(weight "$T/cut.out" '^freshmp;.*path_(small|big)')"
+check "mallocstacks: a new program: no byte lost, whole or cut ($whole + $(weight "$T/cut.out" '^freshmp;\[no unwind table\];alloc_(small|big)'))" \
+	test $((whole + $(weight "$T/cut.out" '^freshmp;\[no unwind table\];alloc_(small|big)'))) -eq 9000000
