@@ -231,9 +231,10 @@ int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj
 		marple_warn("the BPF program has no unwind maps");
 		return -1;
 	}
-	/* a cut sample holds 16 KiB of stack: room for 127, read as they come */
+	/* a cut sample holds 16 KiB of stack: room for 63, read as they come (its
+	 * pages are mapped here twice, whole: 2 MiB of the resident memory) */
 	struct bpf_map *cuts = bpf_object__find_map_by_name(obj, "cut_samples");
-	if (sc->finish_cuts && (!cuts || bpf_map__set_max_entries(cuts, 2u << 20) < 0)) {
+	if (sc->finish_cuts && (!cuts || bpf_map__set_max_entries(cuts, 1u << 20) < 0)) {
 		marple_warn("the BPF program has no cut_samples ring buffer");
 		return -1;
 	}
