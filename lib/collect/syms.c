@@ -944,6 +944,8 @@ int syms_cache_map_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint6
 	out->eh_frame_hdr_size = m->dso->eh_frame_hdr_size;
 	out->lo = m->start;
 	out->hi = m->end;
+	if ((uintptr_t)m < (uintptr_t)p->maps || (uintptr_t)m >= (uintptr_t)(p->maps + p->nmaps))
+		return 0;	/* a VMA the BPF walk found (p->walked): no neighbours known */
 	for (size_t i = (size_t)(m - p->maps); i-- > 0 && p->maps[i].dso == m->dso;)
 		out->lo = p->maps[i].start;
 	for (size_t i = (size_t)(m - p->maps) + 1; i < p->nmaps && p->maps[i].dso == m->dso; i++)

@@ -45,7 +45,7 @@ static uint32_t kernel_dev(const struct procmaps_line *l)
 
 int main(void)
 {
-	test_plan(11);
+	test_plan(12);
 	uint64_t adler = (uint64_t)(uintptr_t)adler32 + 2, elfv = (uint64_t)(uintptr_t)elf_version + 2;
 	struct procmaps_line z, e;
 	char zpath[4096], epath[4096];
@@ -82,6 +82,12 @@ int main(void)
 		  syms_cache_add_walked_vma(c, child, 9, z.start, z.end, z.pgoff, kernel_dev(&z), z.inode) == 0);
 	n = syms_cache_lookup_exec(c, child, 9, adler, NULL, NULL);
 	test_cond("named from it", n && strcmp(n, "adler32") == 0);
+	/* the unwinder (unwindcut.c) asks for its mapping: the walked one,
+	 * read from the walked VMA alone (ASan caught a read of the process's
+	 * maps before it) */
+	struct syms_map sm;
+	test_cond("its mapping found for the unwinder, as walked",
+		  syms_cache_map_exec(c, child, 9, adler, &sm) == 0 && sm.lo == z.start && sm.hi == z.end);
 	test_cond("not in an older image of the pid", syms_cache_lookup_exec(c, child, 8, adler, NULL, NULL) == NULL);
 	syms_cache_add_walked_vma(c, child, 12, z.start, z.end, z.pgoff, kernel_dev(&z), z.inode + 1);
 	test_cond("a VMA of another inode names nothing",
