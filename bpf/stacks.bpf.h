@@ -448,6 +448,9 @@ static __always_inline int stacks_send_cut(const struct stack_key *k, const void
 	}
 	c->frames = frames;
 	c->exact = w->exact;
+	c->time = bpf_ktime_get_ns();
+	c->tid = (__u32)bpf_get_current_pid_tgid();
+	c->cpu = bpf_get_smp_processor_id();
 	c->stack = *k;
 	__builtin_memset(c->key, 0, sizeof(c->key));
 	__builtin_memcpy(c->key, key, key_size);

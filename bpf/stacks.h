@@ -138,6 +138,8 @@ struct cut_sample {
 					 * marker (UNWIND_MARK_NO_TABLE) last */
 	__u32 exact;			/* user.regs[UREG_IP] is the interrupted PC, not a
 					 * return address */
+	__u64 time;			/* bpf_ktime_get_ns (--timed) */
+	__u32 tid, cpu;
 	struct stack_key stack;
 	__u8 key[CUT_KEY_MAX];		/* the count map's key (its first key_size bytes) */
 	__u64 value[CUT_VALUES_MAX];	/* ... and the sums to add (the first value_size) */

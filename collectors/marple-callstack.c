@@ -242,8 +242,7 @@ static struct callstack_bpf *load(bool python)
 	skel->rodata->include_idle = opt.idle;
 	skel->rodata->raw_mode = opt.raw;
 	skel->rodata->dwarf_mode = opt.dwarf;
-	/* not --timed: its samples keep their times */
-	sc.finish_cuts = stackcollector_cuts_wanted(&sc) && !opt.raw && !opt.timed;
+	sc.finish_cuts = stackcollector_cuts_wanted(&sc) && !opt.raw;
 	skel->rodata->stacks_send_cuts = sc.finish_cuts;
 	skel->rodata->timed_mode = opt.timed;
 	skel->rodata->stacks_python = python;

@@ -489,6 +489,8 @@ int stackcollector_drain_counts(struct stackcollector *sc, struct bpf_object *ob
 	if (stackcollector_drain(sc, obj, sizeof(struct stack_key), sizeof(uint64_t), 0,
 				 timed ? timedsamples_key : stacksbpf_table_add, timed ? (void *)*walk : (void *)table) < 0)
 		return -1;
+	if (sc->cuts && timed)
+		unwindcut_set_timed(sc->cuts, timed);
 	stacksbpf_drain_rings(sc->drain, rb, timed);
 	/* add() only adds to a table (or, --timed, names each key's record):
 	 * what was drained can be named before the end */

@@ -443,7 +443,8 @@ int stackdrain_read_id(struct stackdrain *d, int id, uint64_t *ips)
 	return read_kernel_id(d, id, ips, -1);	/* where it is: its set is not cleared yet */
 }
 
-void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value)
+void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value,
+			   struct stack_key *numbered)
 {
 	unsigned char k[256];
 	struct stack_key sk;
@@ -453,6 +454,8 @@ void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_i
 	sk.user_stack_id = user.n >= 0 ? intern_ips(d, user.ips, user.n) : user.n;
 	sk.kern_stack_id = intern_id(d, sk.kern_stack_id, -1);	/* where it is */
 	memcpy(k + d->stack_key_offset, &sk, sizeof(sk));
+	if (numbered)
+		*numbered = sk;
 	add_sums(d, k, value);
 }
 

@@ -118,8 +118,10 @@ int stackdrain_read_id(struct stackdrain *d, int id, uint64_t *ips);
 /* Add value (u64 sums) to key's as a count drained, the user stack of its
  * struct stack_key given by its addresses (user.n < 0: why there are none),
  * not its id: a stack walked on in user space (unwindcut.h); its kernel
- * stack id read where it is. */
-void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value);
+ * stack id read where it is.  *numbered (if not NULL): that struct
+ * stack_key with the drain's numbers, as stackdrain_number_key gives. */
+void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value,
+			   struct stack_key *numbered);
 /* Drain the idle set if one is due; 1 if it drained. */
 int stackdrain_poll(struct stackdrain *d);
 /* Flip, wait, read and clear the idle set now. */

@@ -8,6 +8,7 @@
 #include "stackdrain.h"
 #include "stacks.h"
 #include "syms.h"
+#include "timedsamples.h"
 #include "unwinddwarfwalk.h"
 #include "util.h"
 
@@ -15,6 +16,7 @@ struct unwindcut {
 	struct unwinder *unw;
 	struct syms_cache *syms;
 	struct stackdrain *drain;	/* reads the stored stacks, counts the walked */
+	struct timedsamples *timed;	/* --timed: each sample's time, or NULL */
 	uint64_t finished, left, ns;	/* this section's */
 };
 
@@ -101,9 +103,17 @@ int unwindcut_on_sample(void *arg, void *data, size_t len)
 	int n = finish(c, s, ips);
 	if (n == -ENOMEM)
 		return n;
-	stackdrain_add_walked(c->drain, s->key, (struct stack_ips){ ips, n }, s->value);
+	struct stack_key numbered;
+	stackdrain_add_walked(c->drain, s->key, (struct stack_ips){ ips, n }, s->value, &numbered);
+	if (c->timed)
+		timedsamples_add_keyed(c->timed, &numbered, sizeof(numbered), s->stack.pid, s->tid, s->cpu, s->time, 0);
 	c->ns += marple_now_monotonic_ns() - t0;
 	return 0;
+}
+
+void unwindcut_set_timed(struct unwindcut *c, struct timedsamples *ts)
+{
+	c->timed = ts;
 }
 
 void unwindcut_trailer_add(struct unwindcut *c, json_t *unwind)

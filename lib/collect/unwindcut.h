@@ -36,6 +36,10 @@ void unwindcut_free(struct unwindcut *c);
 /* A ring buffer's callback: one struct cut_sample walked on and counted;
  * -ENOMEM (said) when libunwind has no memory for the process. */
 int unwindcut_on_sample(void *c, void *data, size_t len);
+/* --timed (a collector whose count key is a struct stack_key): each sample
+ * walked on is a sample of ts too, at its time. */
+struct timedsamples;
+void unwindcut_set_timed(struct unwindcut *c, struct timedsamples *ts);
 /* Into the trailer's "unwind" object: "cuts_finished" (samples walked on to
  * more frames), "cuts_left" (no further: counted as cut), "cuts_us" (the time
  * spent), this section's. */

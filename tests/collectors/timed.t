@@ -2,7 +2,7 @@
 # The phases workload burns in phase_one() for 2 s, then in phase_two() for 2 s:
 # a range fold of each half must be (nearly) all its own function.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 17
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
@@ -95,3 +95,27 @@ if [ "$nap" -ge 900000 ] && [ "$nap" -le 1010000 ] && [ "$rd" -ge 900000 ] && [ 
 else
 	fail "offcpu: fold --from 1 --to 2 holds ~1 s of each thread's blocks" "nap $nap us, read $rd us ($(head -c 200 "$T/off1.err"))"
 fi
+
+# --timed with stacks walked on in user space (a new program's first samples,
+# cut where its table was missing: unwindcut.c): each keeps its time, so the
+# samples section still has one record per counted sample, and a range fold
+# has their whole stacks.  Six fresh copies of nofp, system-wide.
+MARPLE_READY_FILE="$T/ready3" "$CS" --timed -U -F 999 0 > "$T/cut.out" 2> "$T/cut.err" & cs=$!
+if wait_ready "$T/ready3" 20 "$cs"; then
+	for i in 1 2 3 4 5 6; do cp "$W/nofp" "$T/fresh$i"; "$T/fresh$i" 0.1; rm -f "$T/fresh$i"; done
+fi
+kill -INT "$cs"; wait "$cs"
+sent=$(sed -n 's/.*"unwind":{[^}]*"cuts_finished":\([0-9]*\).*/\1/p' "$T/cut.out" | tail -n 1)
+weights=$(awk '/^[0-9]+#/ { s += substr($0, 1, index($0, "#") - 1) } END { print s + 0 }' "$T/cut.out")
+nsamples=$(grep -c ',sample,cpu[0-9]*,stack=' "$T/cut.out")
+lost=$(grep '"trailer":1' "$T/cut.out" | tail -n 1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+if [ "${sent:-0}" -gt 0 ] && [ "$weights" -eq $((nsamples + ${lost:-0})) ]; then
+	pass "callstack --timed: stacks walked on in user space ($sent) keep their times ($nsamples samples)"
+else
+	fail "callstack --timed: stacks walked on keep their times" "walked on ${sent:-none}, weights $weights, samples $nsamples, lost ${lost:-?}"
+fi
+marple-fold --from 0 --to 100000 "$T/cut.out" > "$T/cutall" 2> "$T/cutall.err"
+whole=$(awk '/^fresh[1-6];_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/cutall")
+chain=$(awk '/^fresh[1-6];.*chain_c [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/cutall")
+check "callstack --timed: a range fold has every fresh chain_c stack whole ($whole of $chain)" \
+	test "$chain" -gt 100 -a "$whole" -eq "$chain"
