@@ -11,6 +11,14 @@ if ! is_root; then
 	skip_rest "timed: BPF cases" "not root"
 fi
 
+# counted FILE: weights (the stack records' sum), nsamples (the samples
+# section's records) and lost (its trailer's) of a timed capture
+counted() {
+	weights=$(awk '/^[0-9]+#/ { s += substr($0, 1, index($0, "#") - 1) } END { print s + 0 }' "$1")
+	nsamples=$(grep -c ',sample,cpu[0-9]*,stack=' "$1")
+	lost=$(grep '"trailer":1' "$1" | tail -n 1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+}
+
 # share FILE REGEX: of the folded lines, the share (percent) whose stack matches
 share() {
 	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); t += n; if (s ~ re) m += n } END { printf "%d %d\n", t ? 100 * m / t : 0, t }' "$1"
@@ -26,9 +34,7 @@ check "callstack --timed: a timed stack section" grep -q '"datatype":"stack".*"t
 check "callstack --timed: followed by its samples section" grep -q '"datatype":"event".*"timed":"samples"' "$T/ph.out"
 
 # every sample counted in the kernel has a time (or is counted as lost)
-weights=$(awk '/^[0-9]+#/ { s += substr($0, 1, index($0, "#") - 1) } END { print s + 0 }' "$T/ph.out")
-nsamples=$(grep -c ',sample,cpu[0-9]*,stack=' "$T/ph.out")
-lost=$(grep '"trailer":1' "$T/ph.out" | tail -n 1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+counted "$T/ph.out"
 if [ "$nsamples" -gt 500 ] && [ "$weights" -eq $((nsamples + ${lost:-0})) ]; then
 	pass "callstack --timed: one sample record per counted sample ($nsamples)"
 else
@@ -66,9 +72,7 @@ pkill -P "$bl" burn 2>/dev/null; kill "$bl" 2>/dev/null; wait "$bl" 2>/dev/null
 disk=$(grep '"trailer":1' "$T/many.out" | tail -n 1 | sed -n 's/.*"samples_on_disk":\([0-9]*\).*/\1/p')
 check "callstack --timed, system-wide: exit 0, and ${disk:-no} sample times went to a file" \
 	sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/many.out' && [ '${disk:-0}' -gt 0 ]"
-weights=$(awk '/^[0-9]+#/ { s += substr($0, 1, index($0, "#") - 1) } END { print s + 0 }' "$T/many.out")
-nsamples=$(grep -c ',sample,cpu[0-9]*,stack=' "$T/many.out")
-lost=$(grep '"trailer":1' "$T/many.out" | tail -n 1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+counted "$T/many.out"
 if [ "$nsamples" -gt 8192 ] && [ "$weights" -eq $((nsamples + ${lost:-0})) ] &&
 	awk -F, '/,sample,cpu/ { if ($1 < p) exit 1; p = $1 }' "$T/many.out"; then
 	pass "callstack --timed: all $nsamples back from the file, one per counted sample, in time order"
@@ -106,9 +110,7 @@ if wait_ready "$T/ready3" 20 "$cs"; then
 fi
 kill -INT "$cs"; wait "$cs"
 sent=$(sed -n 's/.*"unwind":{[^}]*"cuts_finished":\([0-9]*\).*/\1/p' "$T/cut.out" | tail -n 1)
-weights=$(awk '/^[0-9]+#/ { s += substr($0, 1, index($0, "#") - 1) } END { print s + 0 }' "$T/cut.out")
-nsamples=$(grep -c ',sample,cpu[0-9]*,stack=' "$T/cut.out")
-lost=$(grep '"trailer":1' "$T/cut.out" | tail -n 1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+counted "$T/cut.out"
 if [ "${sent:-0}" -gt 0 ] && [ "$weights" -eq $((nsamples + ${lost:-0})) ]; then
 	pass "callstack --timed: stacks walked on in user space ($sent) keep their times ($nsamples samples)"
 else
