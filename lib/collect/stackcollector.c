@@ -461,6 +461,10 @@ int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size
 	if (!(sc->drain = stackdrain_new(obj, key_size, value_size, stack_key_offset, add, arg)))
 		return -1;
 	stackdrain_set_period(sc->drain, sc->drain_ms);
+	if (sc->finish_cuts && (key_size > CUT_KEY_MAX || value_size > CUT_VALUES_MAX * sizeof(uint64_t))) {
+		marple_warn("a cut sample holds no key of %zu bytes and value of %zu", key_size, value_size);
+		return -1;
+	}
 	if (sc->finish_cuts) {
 		sc->cuts = unwindcut_new(sc->syms, sc->drain);
 		if (!sc->notes || ring_buffer__add(sc->notes, map_fd(obj, "cut_samples"), unwindcut_on_sample, sc->cuts) < 0) {
