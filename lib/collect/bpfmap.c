@@ -178,6 +178,12 @@ static long rodata_var(struct bpf_object *obj, const char *name, struct bpf_map 
 	return -1;
 }
 
+int bpfmap_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	return m ? bpf_map__fd(m) : -1;
+}
+
 /* The value of obj's rodata uint32_t name (set before load), or dflt. */
 uint32_t bpfmap_rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt)
 {

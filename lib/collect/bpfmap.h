@@ -67,5 +67,7 @@ void bpfmap_view_close(struct bpfmap_view *v);
 struct bpf_object;
 uint32_t bpfmap_rodata_get(struct bpf_object *obj, const char *name, uint32_t dflt);
 void bpfmap_rodata_set(struct bpf_object *obj, const char *name, uint32_t value);
+/* The fd of obj's map name, loaded; -1 where it has none. */
+int bpfmap_fd(struct bpf_object *obj, const char *name);
 
 #endif

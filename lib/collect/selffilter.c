@@ -68,15 +68,9 @@ int selffilter_is_marple(pid_t pid, const char *comm, pid_t pgid)
 	return 0;
 }
 
-static int map_fd(struct bpf_object *obj, const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-	return m ? bpf_map__fd(m) : -1;
-}
-
 int selffilter_setup(struct bpf_object *obj, int include_self)
 {
-	int cfg_fd = map_fd(obj, "self_config"), pids_fd = map_fd(obj, "self_tgids");
+	int cfg_fd = bpfmap_fd(obj, "self_config"), pids_fd = bpfmap_fd(obj, "self_tgids");
 	struct self_config cfg = { 0 };
 	__u32 zero = 0;
 	__u8 one = 1;
@@ -104,7 +98,7 @@ int selffilter_setup(struct bpf_object *obj, int include_self)
 
 uint64_t selffilter_excluded(struct bpf_object *obj)
 {
-	int fd = map_fd(obj, "self_excluded");
+	int fd = bpfmap_fd(obj, "self_excluded");
 	return fd < 0 ? 0 : bpfmap_percpu_sum(fd, 0);
 }
 

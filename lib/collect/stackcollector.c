@@ -203,11 +203,6 @@ int stackcollector_sf_flags(const struct stackcollector *sc)
 	       (sc->no_inline ? SF_NO_INLINE : 0) | (no_sources ? SF_NO_SOURCES : 0);
 }
 
-static int map_fd(struct bpf_object *obj, const char *name)
-{
-	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
-}
-
 /* Before load: the interpreters' walks to check and run (the rodata
  * py_walks): for a capture of one process, its interpreter's alone (the
  * others' checking cost the load 5-12 ms), else all. */
@@ -327,7 +322,7 @@ int stackcollector_symbols(struct stackcollector *sc, struct bpf_object *obj, in
 	sc->syms = syms_cache_new(sc->no_demangle ? 0 : SYMS_DEMANGLE);
 	if (kernel && !(sc->ksyms = syms_kernel_load()))
 		return -1;
-	sc->sf = stackframes_new(sc->syms, sc->ksyms, map_fd(obj, "stacks"), stackcollector_sf_flags(sc));
+	sc->sf = stackframes_new(sc->syms, sc->ksyms, bpfmap_fd(obj, "stacks"), stackcollector_sf_flags(sc));
 	stackframes_set_unwind_mode(sc->sf, unwindtables_mode_name(sc->unwind));
 	if (stackcollector_news_open(sc, obj) < 0 || stackcollector_unwind_loaded(sc, obj) < 0)
 		return -1;
@@ -467,7 +462,7 @@ int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size
 	}
 	if (sc->finish_cuts) {
 		sc->cuts = unwindcut_new(sc->syms, sc->drain);
-		if (!sc->notes || ring_buffer__add(sc->notes, map_fd(obj, "cut_samples"), unwindcut_on_sample, sc->cuts) < 0) {
+		if (!sc->notes || ring_buffer__add(sc->notes, bpfmap_fd(obj, "cut_samples"), unwindcut_on_sample, sc->cuts) < 0) {
 			marple_warn("cannot read the cut samples' ring buffer");
 			return -1;
 		}
@@ -593,7 +588,7 @@ int stackcollector_poll(struct stackcollector *sc)
 {
 	if (collector_should_stop())
 		return 0;
-	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(100));
+	ring_buffer__poll(sc->notes, collector_poll_timeout_ms(stackdrain_wait_ms(sc->drain, 100)));
 	fold_turn(sc, stackdrain_poll(sc->drain));
 	return !command_ended(sc);
 }
@@ -604,7 +599,7 @@ static int read_turn(struct stackcollector *sc, struct ring_buffer *rb, struct s
 {
 	if (collector_should_stop())
 		return 0;
-	int err = ring_buffer__poll(rb, collector_poll_timeout_ms(timeout_ms));
+	int err = ring_buffer__poll(rb, collector_poll_timeout_ms(stackdrain_wait_ms(sc->drain, timeout_ms)));
 	if (err >= 0)
 		err = ring_buffer__consume(rb);
 	if (err < 0 && err != -EINTR) {
@@ -744,7 +739,7 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 int stackcollector_counters(struct stackcollector *sc, struct bpf_object *obj, uint64_t *counters)
 {
 	uint64_t now[STACKS_NCOUNTERS] = { 0 };
-	int rc = stacksbpf_read_counters(map_fd(obj, "stack_counters"), now);
+	int rc = stacksbpf_read_counters(bpfmap_fd(obj, "stack_counters"), now);
 
 	for (int i = 0; i < STACKS_NCOUNTERS; i++) {
 		counters[i] = now[i] >= sc->counters_before[i] ? now[i] - sc->counters_before[i] : 0;

@@ -173,12 +173,6 @@ static uint64_t now_us(void)
 	return marple_now_monotonic_ns() / 1000;
 }
 
-static int fd_of(struct bpf_object *obj, const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-	return m ? bpf_map__fd(m) : -1;
-}
-
 static void *map_mmap(int fd, size_t *len, uint32_t *entries, size_t *value_size, int prot)
 {
 	struct bpf_map_info info = { 0 };
@@ -379,13 +373,13 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_
 	d->keys_seen = hashtab_new();
 	d->add = add;
 	d->arg = arg;
-	d->stacks_fd = fd_of(obj, "stacks");
-	d->counts_fd[0] = fd_of(obj, "counts");
-	d->counts_fd[1] = fd_of(obj, "counts1");
-	d->requests_fd = fd_of(obj, "drain_requests");
-	d->ctl = map_mmap(fd_of(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
+	d->stacks_fd = bpfmap_fd(obj, "stacks");
+	d->counts_fd[0] = bpfmap_fd(obj, "counts");
+	d->counts_fd[1] = bpfmap_fd(obj, "counts1");
+	d->requests_fd = bpfmap_fd(obj, "drain_requests");
+	d->ctl = map_mmap(bpfmap_fd(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
-	d->owners = map_mmap(fd_of(obj, "stack_slots"), &d->owners_len, &n, &vs, PROT_READ | PROT_WRITE);
+	d->owners = map_mmap(bpfmap_fd(obj, "stack_slots"), &d->owners_len, &n, &vs, PROT_READ | PROT_WRITE);
 	if (!d->ctl || !d->stacks || !d->owners || n != entries || vs != sizeof(uint64_t) ||
 	    (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
@@ -832,11 +826,19 @@ void stackdrain_now(struct stackdrain *d)
 	d->last_ms = now_ms();
 }
 
-int stackdrain_poll(struct stackdrain *d)
+int stackdrain_wait_ms(const struct stackdrain *d, int max_ms)
 {
 	if (!d || d->period_ms == 0 || d->drainer_running)
+		return max_ms;
+	uint64_t since = now_ms() - d->last_ms;
+	if (d->ctl->drain_asked || since >= d->period_ms)
 		return 0;
-	if (!d->ctl->drain_asked && now_ms() - d->last_ms < d->period_ms)
+	return d->period_ms - since < (uint64_t)max_ms ? (int)(d->period_ms - since) : max_ms;
+}
+
+int stackdrain_poll(struct stackdrain *d)
+{
+	if (stackdrain_wait_ms(d, 1) > 0)	/* none due, or drained elsewhere */
 		return 0;
 	stackdrain_now(d);
 	return 1;

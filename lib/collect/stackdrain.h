@@ -122,6 +122,11 @@ int stackdrain_read_id(struct stackdrain *d, int id, uint64_t *ips);
  * stack_key with the drain's numbers, as stackdrain_number_key gives. */
 void stackdrain_add_walked(struct stackdrain *d, const void *key, struct stack_ips user, const void *value,
 			   struct stack_key *numbered);
+/* How long a capture's wait for its ring buffers may last, at most max_ms:
+ * 0 when a drain is due.  A program's request is a flag in stacks_ctl and a
+ * record that wakes the wait, but that record may have been read already
+ * (a drain reads the rings before it clears a set): the flag decides. */
+int stackdrain_wait_ms(const struct stackdrain *d, int max_ms);
 /* Drain the idle set if one is due; 1 if it drained. */
 int stackdrain_poll(struct stackdrain *d);
 /* Flip, wait, read and clear the idle set now. */
