@@ -297,7 +297,10 @@ static void header_line(struct perfscript *p, const char *s, size_t n, size_t co
 	}
 	uint64_t period = 0;
 	if (have_period && !(perlen == 1 && per[0] == '0')) {
-		for (size_t i = 0; i < perlen; i++) {
+		size_t i = 0;
+		for (; i < perlen && i < 19; i++)	/* 19 digits fit */
+			period = period * 10 + (uint64_t)(per[i] - '0');
+		for (; i < perlen; i++) {
 			uint64_t d = (uint64_t)(per[i] - '0');
 			period = period > (UINT64_MAX - d) / 10 ? UINT64_MAX : period * 10 + d;
 		}
@@ -924,10 +927,10 @@ static size_t frame_span_lines(const char *f, size_t n, size_t *frames)
 }
 
 /* frame_span_lines, in the pass that hashes the lines (*hash: their
- * hashtab_hash_line): 16 bytes a step, each '\n' in them checked (a
- * repeated perf script's samples fold 9% faster than with memchr a line
- * and hashing after); the last bytes before n the slow way. */
-static size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash)
+ * hashtab_hash_line, when hashed; else 0): 16 bytes a step, each '\n' in
+ * them checked (a repeated perf script's samples fold 9% faster than with
+ * memchr a line and hashing after); the last bytes before n the slow way. */
+static inline size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash, int hashed)
 {
 	const unsigned char *p = (const unsigned char *)f;
 	struct hashtab_line h = HASHTAB_LINE_START;
@@ -944,6 +947,9 @@ static size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash
 			if (p[q + 1] == '\n') {	/* the blank line: the sample ends */
 				*frames = k;
 				len = q + 1;
+				*hash = 0;
+				if (!hashed)
+					return len;
 				if (len - i == 16) {
 					hashtab_line_block(&h, p + i);
 					i += 16;
@@ -954,19 +960,20 @@ static size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash
 			if (!IS_WS(p[q + 1]) || p[q + 1] == '\r')
 				return 0;
 		}
-		hashtab_line_block(&h, p + i);
+		if (hashed)
+			hashtab_line_block(&h, p + i);
 	}
 	if ((len = frame_span_lines(f, n, frames)) > 0)
-		*hash = hashtab_hash_line(f, len);
+		*hash = hashed ? hashtab_hash_line(f, len) : 0;
 	return len;
 }
 
 /* The bytes of the sample at s[0, n) through the blank line that ends it,
  * when it is the usual kind: a first line that may be a header (not blank,
  * no blank or '#' first; *head its length), then frame lines (frame_span's:
- * *frames of them, *hash theirs).  0 for anything else, or a sample not
- * whole in s. */
-static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames, uint64_t *hash)
+ * *frames of them, *hash theirs when hashed).  0 for anything else, or a
+ * sample not whole in s. */
+static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames, uint64_t *hash, int hashed)
 {
 	if (n == 0 || IS_WS(s[0]) || s[0] == '#')
 		return 0;
@@ -979,7 +986,8 @@ static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames
 		*hash = 0;
 		return (size_t)(f + 1 - s);
 	}
-	size_t len = frame_span(f, (size_t)(s + n - f), frames, hash);
+	size_t len = hashed ? frame_span(f, (size_t)(s + n - f), frames, hash, 1)
+			    : frame_span(f, (size_t)(s + n - f), frames, hash, 0);
 	return len ? (size_t)(f + len + 1 - s) : 0;
 }
 
@@ -1007,9 +1015,11 @@ size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, u
 	size_t at = 0, len, head, frames;
 	uint64_t hash;
 	*lines = 0;
-	/* only between samples: nothing pending that the next lines could add to */
+	/* only between samples: nothing pending that the next lines could add
+	 * to.  The lines' hash is for the memo of whole samples: not made
+	 * while it rests (a captured perf script's, most of the time) */
 	while (!p->have_pname && !p->raw_lines && !p->buf_len && !p->nunit &&
-	       (len = whole_sample(s + at, n - at, &head, &frames, &hash)) > 0) {
+	       (len = whole_sample(s + at, n - at, &head, &frames, &hash, !p->resting)) > 0) {
 		fold_whole(p, s + at, len, head, frames, hash, lineno + *lines);
 		at += len;
 		*lines += frames + 2;
