@@ -96,7 +96,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (STACKS_SEND_CUT(&key, &key, &one))
 		return 0;
 	stacks_add(&key, 1);
-	timed_emit(&key, tid, bpf_ktime_get_ns(), 0);
+	timed_emit_now(&key, tid, 0);
 	return 0;
 }
 

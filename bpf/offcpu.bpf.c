@@ -642,7 +642,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	/* on-CPU, for the section it goes in (its pid note is sent already) */
 	key.exec_id |= STACK_EXEC_ID_ON_CPU;
 	stacks_add(&key, sample_us);
-	timed_emit(&key, (__u32)id, bpf_ktime_get_ns(), sample_us * 1000);
+	timed_emit_now(&key, (__u32)id, sample_us * 1000);
 	return 0;
 }
 

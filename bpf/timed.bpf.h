@@ -6,7 +6,7 @@
  * timed_lost (per CPU, key 0), never hidden.
  *
  *   stacks_add(&key, 1);
- *   timed_emit(&key, tid, bpf_ktime_get_ns(), 0);
+ *   timed_emit_now(&key, tid, 0);
  */
 #ifndef MARPLE_TIMED_BPF_H
 #define MARPLE_TIMED_BPF_H
@@ -45,6 +45,14 @@ static __always_inline void timed_emit(const struct stack_key *key, __u32 tid, _
 	r->tid = tid;
 	__builtin_memcpy(&r->key, key, sizeof(*key));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* timed_emit at this time: the clock read only when timed (a helper call
+ * in the argument was made at every sample, timed or not) */
+static __always_inline void timed_emit_now(const struct stack_key *key, __u32 tid, __u64 dur)
+{
+	if (timed_mode)
+		timed_emit(key, tid, bpf_ktime_get_ns(), dur);
 }
 
 #endif
