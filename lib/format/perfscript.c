@@ -28,6 +28,13 @@ struct frame_memo {
 	char text[112];
 };
 
+/* A frame line of a whole sample: its hashtab_hash_line, where it starts
+ * and its length (frame_span_each). */
+struct span_line {
+	uint64_t hash;
+	uint32_t at, len;
+};
+
 struct perfscript {
 	struct perfscript_opts o;
 	perfscript_sample_fn fn;
@@ -73,6 +80,8 @@ struct perfscript {
 	uint64_t *notes;	/* the caller's note on each memoized sample */
 	size_t notes_cap;
 	uint64_t *note;		/* the pending sample's, or NULL */
+	struct span_line *span;	/* frame_span_each's lines */
+	size_t span_cap;
 };
 
 static const unsigned char cls[256] = {
@@ -125,6 +134,7 @@ void perfscript_free(struct perfscript *p)
 	free(p->seen);
 	free(p->folded);
 	free(p->notes);
+	free(p->span);
 	free(p);
 }
 
@@ -927,10 +937,10 @@ static size_t frame_span_lines(const char *f, size_t n, size_t *frames)
 }
 
 /* frame_span_lines, in the pass that hashes the lines (*hash: their
- * hashtab_hash_line, when hashed; else 0): 16 bytes a step, each '\n' in
- * them checked (a repeated perf script's samples fold 9% faster than with
- * memchr a line and hashing after); the last bytes before n the slow way. */
-static inline size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash, int hashed)
+ * hashtab_hash_line): 16 bytes a step, each '\n' in them checked (a
+ * repeated perf script's samples fold 9% faster than with memchr a line
+ * and hashing after); the last bytes before n the slow way. */
+static size_t frame_span(const char *f, size_t n, size_t *frames, uint64_t *hash)
 {
 	const unsigned char *p = (const unsigned char *)f;
 	struct hashtab_line h = HASHTAB_LINE_START;
@@ -947,9 +957,6 @@ static inline size_t frame_span(const char *f, size_t n, size_t *frames, uint64_
 			if (p[q + 1] == '\n') {	/* the blank line: the sample ends */
 				*frames = k;
 				len = q + 1;
-				*hash = 0;
-				if (!hashed)
-					return len;
 				if (len - i == 16) {
 					hashtab_line_block(&h, p + i);
 					i += 16;
@@ -960,20 +967,62 @@ static inline size_t frame_span(const char *f, size_t n, size_t *frames, uint64_
 			if (!IS_WS(p[q + 1]) || p[q + 1] == '\r')
 				return 0;
 		}
-		if (hashed)
-			hashtab_line_block(&h, p + i);
+		hashtab_line_block(&h, p + i);
 	}
 	if ((len = frame_span_lines(f, n, frames)) > 0)
-		*hash = hashed ? hashtab_hash_line(f, len) : 0;
+		*hash = hashtab_hash_line(f, len);
 	return len;
+}
+
+/* frame_span's lines while the memo of whole samples rests (it needs no
+ * hash of them all): each line hashed for the frame memo as its end is
+ * found, kept in p->span (one pass, not one to find the lines and one to
+ * hash them); the span's length, or 0. */
+static size_t frame_span_each(struct perfscript *p, const char *f, size_t n, size_t *frames)
+{
+	size_t at = 0, k = 0, len;
+
+	if (n == 0 || !IS_WS(f[0]) || f[0] == '\r' || f[0] == '\n')
+		return 0;
+	for (;;) {
+		uint64_t h = hashtab_hash_to_nl(f + at, n - at, &len);
+		if (len == SIZE_MAX)
+			return 0;
+		size_t q = at + len;	/* its '\n'; len > 0: a line starts with a blank */
+		if (f[q - 1] == '\r' || q + 1 >= n || q >= UINT32_MAX)
+			return 0;
+		if (k == p->span_cap)
+			p->span = marple_grow(p->span, &p->span_cap, k + 1, sizeof(*p->span));
+		p->span[k++] = (struct span_line){ h, (uint32_t)at, (uint32_t)len };
+		if (p->memo)
+			__builtin_prefetch(&p->memo[h & (MEMO_SLOTS - 1)]);
+		if (f[q + 1] == '\n') {	/* the blank line: the sample ends */
+			*frames = k;
+			return q + 1;
+		}
+		if (!IS_WS(f[q + 1]) || f[q + 1] == '\r')
+			return 0;
+		at = q + 1;
+	}
+}
+
+/* The frame lines at f that frame_span_each kept, as frame_lines would
+ * fold them. */
+static void span_lines(struct perfscript *p, const char *f, size_t frames, unsigned long lineno)
+{
+	if (p->have_pname && !p->memo)
+		p->memo = marple_calloc(MEMO_SLOTS, sizeof(*p->memo));
+	for (size_t i = 0; i < frames; i++)
+		frame_hashed(p, f + p->span[i].at, p->span[i].len, p->span[i].hash, lineno + i);
 }
 
 /* The bytes of the sample at s[0, n) through the blank line that ends it,
  * when it is the usual kind: a first line that may be a header (not blank,
  * no blank or '#' first; *head its length), then frame lines (frame_span's:
- * *frames of them, *hash theirs when hashed).  0 for anything else, or a
- * sample not whole in s. */
-static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames, uint64_t *hash, int hashed)
+ * *frames of them, *hash theirs; while the memo rests, frame_span_each's
+ * lines).  0 for anything else, or a sample not whole in s. */
+static size_t whole_sample(struct perfscript *p, const char *s, size_t n, size_t *head, size_t *frames,
+			   uint64_t *hash)
 {
 	if (n == 0 || IS_WS(s[0]) || s[0] == '#')
 		return 0;
@@ -981,13 +1030,13 @@ static size_t whole_sample(const char *s, size_t n, size_t *head, size_t *frames
 	if (!nl || (f = nl + 1) >= s + n)
 		return 0;
 	*head = (size_t)(nl - s);
+	*hash = 0;
 	if (*f == '\n') {
 		*frames = 0;
-		*hash = 0;
 		return (size_t)(f + 1 - s);
 	}
-	size_t len = hashed ? frame_span(f, (size_t)(s + n - f), frames, hash, 1)
-			    : frame_span(f, (size_t)(s + n - f), frames, hash, 0);
+	size_t len = p->resting ? frame_span_each(p, f, (size_t)(s + n - f), frames)
+				: frame_span(f, (size_t)(s + n - f), frames, hash);
 	return len ? (size_t)(f + len + 1 - s) : 0;
 }
 
@@ -1004,8 +1053,10 @@ static void fold_whole(struct perfscript *p, const char *s, size_t n, size_t hea
 		p->whole_hash = hash;
 		p->raw_len = (size_t)(s + n - 1 - f);	/* through the last frame's newline */
 		p->raw_lines = frames;
-	} else
-		frame_lines(p, f, s + n, frames, lineno + 1);	/* as perfscript_line would */
+	} else if (p->resting)
+		span_lines(p, f, frames, lineno + 1);	/* as perfscript_line would */
+	else
+		frame_lines(p, f, s + n, frames, lineno + 1);
 	flush(p);	/* the blank line */
 }
 
@@ -1015,11 +1066,9 @@ size_t perfscript_whole_samples(struct perfscript *p, const char *s, size_t n, u
 	size_t at = 0, len, head, frames;
 	uint64_t hash;
 	*lines = 0;
-	/* only between samples: nothing pending that the next lines could add
-	 * to.  The lines' hash is for the memo of whole samples: not made
-	 * while it rests (a captured perf script's, most of the time) */
+	/* only between samples: nothing pending that the next lines could add to */
 	while (!p->have_pname && !p->raw_lines && !p->buf_len && !p->nunit &&
-	       (len = whole_sample(s + at, n - at, &head, &frames, &hash, !p->resting)) > 0) {
+	       (len = whole_sample(p, s + at, n - at, &head, &frames, &hash)) > 0) {
 		fold_whole(p, s + at, len, head, frames, hash, lineno + *lines);
 		at += len;
 		*lines += frames + 2;

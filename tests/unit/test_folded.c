@@ -36,9 +36,85 @@ static void on_bad(void *ctx, unsigned long lineno, const char *why)
 	nbad++;
 }
 
+/* a digest of every sample and bad line, in order */
+struct digest {
+	uint64_t h, samples, bad;
+};
+
+static void digest_bytes(struct digest *d, const void *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d->h = (d->h ^ ((const unsigned char *)s)[i]) * 1099511628211ull;
+}
+
+static void on_digest(void *ctx, const char *s, size_t n, uint64_t w)
+{
+	struct digest *d = ctx;
+	digest_bytes(d, s, n);
+	digest_bytes(d, &w, sizeof(w));
+	d->samples++;
+}
+
+static void on_digest_bad(void *ctx, unsigned long lineno, const char *why)
+{
+	struct digest *d = ctx;
+	digest_bytes(d, &lineno, sizeof(lineno));
+	digest_bytes(d, why, strlen(why));
+	d->bad++;
+}
+
+/* text as marple-fold reads it: whole samples at once where they can be,
+ * other lines one by one */
+static void digest_as_read(char *text, size_t len, struct digest *d)
+{
+	FILE *f = fmemopen(text, len, "r");
+	struct lines *l = lines_new(f, "t");
+	struct perfscript *p = perfscript_new(NULL, on_digest, on_digest_bad, d);
+	const char *s;
+	size_t n;
+	unsigned long lines;
+
+	for (;;) {
+		s = lines_buffered(l, &n);
+		n = perfscript_whole_samples(p, s, n, lines_lineno(l) + 1, &lines);
+		lines_skip(l, n, lines);
+		if (lines_next(l, &s, &n) != 1)
+			break;
+		perfscript_line(p, s, n, lines_lineno(l));
+	}
+	perfscript_finish(p);
+	perfscript_free(p);
+	lines_free(l);
+	fclose(f);
+}
+
+/* 3,000 samples, each its own stack: the memo of whole samples rests
+ * after its first window, and the odd samples come while it rests (a bad
+ * line, a CR, another event's, one with no frames: not counted) */
+static void test_resting_memo(void)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *text = malloc(cap);
+	for (int i = 0; i < 3000; i++) {
+		const char *odd = i == 2000 ? "\t?\n" : i == 2001 ? "\t9 crlf (/x)\r\n" : "";
+		const char *head = i == 2002 ? "other 1 1.0: cycles:\n" : "p 1 1.0: 5 cpu-clock:\n";
+		len += (size_t)snprintf(text + len, cap - len, "%s\t1 f%d (/x)\n%s\t2 main (/x)\n\n%s", head, i, odd,
+					i == 2003 ? "p 1 1.0: cpu-clock:\n\n" : "");
+	}
+	struct digest byline = { 14695981039346656037ull, 0, 0 }, whole = byline;
+	struct perfscript *p = perfscript_new(NULL, on_digest, on_digest_bad, &byline);
+	perfscript_parse_buffer(p, text, len);
+	perfscript_free(p);
+	digest_as_read(text, len, &whole);
+	test_cond("perf: while the memo of whole samples rests, samples fold as line by line",
+		  byline.samples == 2999 && byline.bad == 2 && whole.samples == byline.samples &&
+		  whole.bad == byline.bad && whole.h == byline.h);
+	free(text);
+}
+
 int main(void)
 {
-	test_plan(22);
+	test_plan(23);
 	struct folded_line fl;
 	const char *why;
 
@@ -127,5 +203,6 @@ int main(void)
 	free(fr);
 	lines_free(l);
 	fclose(f);
+	test_resting_memo();
 	return test_report();
 }
