@@ -35,6 +35,15 @@ struct span_line {
 	uint32_t at, len;
 };
 
+/* The last kept header's tail, from the ':' after its time, and its
+ * period (header_event_memo). */
+struct header_tail {
+	char text[48];
+	size_t len;
+	uint64_t period;
+	int given;
+};
+
 struct perfscript {
 	struct perfscript_opts o;
 	perfscript_sample_fn fn;
@@ -80,6 +89,7 @@ struct perfscript {
 	uint64_t *notes;	/* the caller's note on each memoized sample */
 	size_t notes_cap;
 	uint64_t *note;		/* the pending sample's, or NULL */
+	struct header_tail tail;	/* header_event_memo's */
 	struct span_line *span;	/* frame_span_each's lines */
 	size_t span_cap;
 };
@@ -279,13 +289,72 @@ static void set_str(char **dst, const char *s, size_t n)
 	*dst = marple_strndup(s, n);
 }
 
-static void header_line(struct perfscript *p, const char *s, size_t n, size_t commlen,
-			const char *pid, size_t pidlen, const char *tid, size_t tidlen)
+/* The period and event of header line s[0, n) (match_event finds them at
+ * its end): *period (1 where none is printed), *given (one was), *tail
+ * where the ':' before them is (0: none found), and whether the event is
+ * the one kept (the other events' samples are counted as filtered). */
+static int header_event(struct perfscript *p, const char *s, size_t n, uint64_t *period, int *given, size_t *tail)
 {
 	const char *per, *ev;
 	size_t perlen = 0, evlen;
-	int have_period = 0;
 
+	*period = 1;
+	*given = 0;
+	*tail = 0;
+	if (!match_event(s, n, &per, &perlen, &ev, &evlen))
+		return 1;
+	for (*tail = (size_t)(per - s); *tail > 0 && s[*tail] != ':'; --*tail)
+		;	/* blanks between, and the ':' is no first byte */
+	*given = perlen > 0;
+	if (p->event[0] == 0) {
+		set_str(&p->event, ev, evlen);
+		p->defaulted = 1;
+	} else if (strlen(p->event) != evlen || memcmp(p->event, ev, evlen) != 0) {
+		if (p->other[0] == 0)
+			set_str(&p->other, ev, evlen);
+		return 0;
+	}
+	if (*given && !(perlen == 1 && per[0] == '0')) {
+		uint64_t v = 0;
+		size_t i = 0;
+		for (; i < perlen && i < 19; i++)	/* 19 digits fit */
+			v = v * 10 + (uint64_t)(per[i] - '0');
+		for (; i < perlen; i++) {
+			uint64_t d = (uint64_t)(per[i] - '0');
+			v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+		}
+		*period = v;
+	}
+	return 1;
+}
+
+/* header_event, from the last header's answer when this one ends in the
+ * same bytes (": 1001001 cpu-clock: ": nearly every header of a capture),
+ * from the ':' that ends its time on (all match_event looks at). */
+static int header_event_memo(struct perfscript *p, const char *s, size_t n, uint64_t *period, int *given)
+{
+	struct header_tail *t = &p->tail;
+	if (t->len && n > t->len && memcmp(s + n - t->len, t->text, t->len) == 0) {
+		*period = t->period;
+		*given = t->given;
+		return 1;
+	}
+	size_t at;
+	if (!header_event(p, s, n, period, given, &at))
+		return 0;
+	t->len = 0;
+	if (at > 0 && n - at <= sizeof(t->text)) {
+		t->len = n - at;
+		memcpy(t->text, s + at, t->len);
+		t->period = *period;
+		t->given = *given;
+	}
+	return 1;
+}
+
+static void header_line(struct perfscript *p, const char *s, size_t n, size_t commlen,
+			const char *pid, size_t pidlen, const char *tid, size_t tidlen)
+{
 	/* Perl truth: "" and "0" are false. */
 	if (tidlen == 0 || (tidlen == 1 && tid[0] == '0')) {
 		tid = pid;
@@ -293,31 +362,14 @@ static void header_line(struct perfscript *p, const char *s, size_t n, size_t co
 		pid = "?";
 		pidlen = 1;
 	}
-	if (match_event(s, n, &per, &perlen, &ev, &evlen)) {
-		have_period = perlen > 0;
-		if (p->event[0] == 0) {
-			set_str(&p->event, ev, evlen);
-			p->defaulted = 1;
-		} else if (strlen(p->event) != evlen || memcmp(p->event, ev, evlen) != 0) {
-			if (p->other[0] == 0)
-				set_str(&p->other, ev, evlen);
-			p->filtered++;
-			return;
-		}
+	uint64_t period;
+	int given;
+	if (!header_event_memo(p, s, n, &period, &given)) {
+		p->filtered++;
+		return;
 	}
-	uint64_t period = 0;
-	if (have_period && !(perlen == 1 && per[0] == '0')) {
-		size_t i = 0;
-		for (; i < perlen && i < 19; i++)	/* 19 digits fit */
-			period = period * 10 + (uint64_t)(per[i] - '0');
-		for (; i < perlen; i++) {
-			uint64_t d = (uint64_t)(per[i] - '0');
-			period = period > (UINT64_MAX - d) / 10 ? UINT64_MAX : period * 10 + d;
-		}
-	} else
-		period = 1;
 	p->period = period;
-	p->period_given = have_period;
+	p->period_given = given;
 
 	size_t need = commlen + pidlen + tidlen + 3;
 	if (need > p->pname_cap)

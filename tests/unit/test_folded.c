@@ -114,7 +114,7 @@ static void test_resting_memo(void)
 
 int main(void)
 {
-	test_plan(23);
+	test_plan(24);
 	struct folded_line fl;
 	const char *why;
 
@@ -204,5 +204,15 @@ int main(void)
 	lines_free(l);
 	fclose(f);
 	test_resting_memo();
+	/* headers that end alike take the period and event of the one before:
+	 * one that differs in its period or event does not */
+	static const char tails[] = "a 1 1.0: 5 cpu-clock: \n\t1 f (/x)\n\na 1 1.5: 5 cpu-clock: \n\t1 f (/x)\n\n"
+				    "a 1 2.0: 7 cpu-clock: \n\t1 f (/x)\n\na 1 2.5: 5 cycles: \n\t1 f (/x)\n\n"
+				    "a 1 3.0: 5 cpu-clock: \n\t1 f (/x)\n\na 1 3.5: 15 cpu-clock: \n\t1 f (/x)\n\n";
+	got_w = 0;
+	p = perfscript_new(NULL, on_sample, NULL, NULL);
+	test_cond("perf: each header's own period and event",
+		  perfscript_parse_buffer(p, tails, strlen(tails)) == 5 && got_w == 37 && perfscript_filtered(p) == 1);
+	perfscript_free(p);
 	return test_report();
 }
