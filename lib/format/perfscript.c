@@ -19,13 +19,17 @@
  * sample to sample (82% of the frame lines of a busy machine's capture hit
  * in 4096 slots).  Not a table of every distinct line: a slot is overwritten
  * by the next line that hashes to it, so it stays small enough for a core's
- * cache (every line in the hash table cost more than parsing it again). */
+ * cache (every line in the hash table cost more than parsing it again).
+ * A slot is 256 bytes: with 128, a line of C++ or Java and its unit (77
+ * bytes the median line of the fold conformance inputs) often did not fit,
+ * and was parsed every time (a third of those lines; 300 MiB of them folded
+ * in 80-82 ms, now 77-79; a captured perf script's short lines the same). */
 #define MEMO_SLOTS 4096
 struct frame_memo {
 	uint64_t hash;
 	uint16_t linelen, unitlen;	/* text: the line, then its unit */
 	uint8_t units, java;		/* units: 0 or 1 (frame_line's) */
-	char text[112];
+	char text[240];
 };
 
 /* A frame line of a whole sample: its hashtab_hash_line, where it starts
