@@ -318,17 +318,9 @@ static int header_event(struct perfscript *p, const char *s, size_t n, uint64_t 
 			set_str(&p->other, ev, evlen);
 		return 0;
 	}
-	if (*given && !(perlen == 1 && per[0] == '0')) {
-		uint64_t v = 0;
-		size_t i = 0;
-		for (; i < perlen && i < 19; i++)	/* 19 digits fit */
-			v = v * 10 + (uint64_t)(per[i] - '0');
-		for (; i < perlen; i++) {
-			uint64_t d = (uint64_t)(per[i] - '0');
-			v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
-		}
-		*period = v;
-	}
+	/* digits only (match_event's); past 2^64-1, saturated */
+	if (*given && !(perlen == 1 && per[0] == '0') && marple_parse_u64_span(per, perlen, period) < 0)
+		*period = UINT64_MAX;
 	return 1;
 }
 
