@@ -1461,33 +1461,6 @@ struct {
 	__type(value, struct py_checked[PY_CHECKED_MEMO]);
 } py_checked_memo SEC(".maps");
 
-/* The hash of words[first, end), 8 words a bpf_loop step (a step a word
- * took ~450 ns for a Ruby recursion's 13; a loop unrolled in place, the
- * verifier's walk of the sampling program 21,000 instructions longer) */
-struct py_hash_walk {
-	const __u64 *words;
-	__u32 first, end;
-	__u64 hash;
-};
-
-static long py_hash_step(__u64 i, void *ctx)
-{
-	struct py_hash_walk *w = ctx;
-	__u32 at = w->first + (__u32)i * 8;
-	__u64 h = w->hash;
-
-	if (at >= w->end)
-		return 1;
-#pragma unroll
-	for (int j = 0; j < 8; j++) {
-		__u32 k = at + j;
-		if (k < w->end)
-			h = stacks_hash_word(h, w->words[k & (MARPLE_STACK_DEPTH - 1)]);
-	}
-	w->hash = h;
-	return 0;
-}
-
 /* Past this much waiting in proc_news, a request wakes user space even if
  * it could wait (4 KiB, a quarter of the ring Python requests once had) */
 #define PY_REQUESTS_WAKE_AT (16 * 1024 / 4)
@@ -1505,10 +1478,7 @@ static __always_inline void py_tell(int id, __u32 tgid, const __u64 *ips, int fi
 {
 	__u32 exec_id = stacks_exec_id(), zero = 0;
 	__u64 who = py_who(tgid, exec_id), now;
-	struct py_hash_walk hw = { .words = ips, .first = (__u32)first, .end = (__u32)total,
-				   .hash = 14695981039346656037ull ^ who };
-	bpf_loop(MARPLE_STACK_DEPTH / 8, py_hash_step, &hw, 0);
-	__u64 hash = hw.hash;
+	__u64 hash = stacks_hash_words(ips, (__u32)first, (__u32)total, STACKS_HASH_SEED ^ who);
 	struct py_checked *memo = bpf_map_lookup_elem(&py_checked_memo, &zero);
 	struct py_checked *e = memo ? &memo[hash & (PY_CHECKED_MEMO - 1)] : NULL;
 	now = bpf_ktime_get_ns();
