@@ -22,7 +22,7 @@ STACKS_COUNT_MAPS(struct stack_key, struct diskblockrq_val, 65536)
 static __always_inline int count_rq(void *ctx, struct request *rq)
 {
 	struct stack_key key;
-	struct diskblockrq_val *v, zero = {};
+	struct diskblockrq_val *v;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if ((targ_tgid && tgid != targ_tgid) || self_current_is_marple())
@@ -40,7 +40,7 @@ static __always_inline int count_rq(void *ctx, struct request *rq)
 	struct diskblockrq_val add = { 1, BPF_CORE_READ(rq, __data_len) };
 	if (STACKS_SEND_CUT(&key, &key, &add))
 		return 0;
-	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
+	v = stacks_count_value(&key);
 	if (!v)
 		return 0;
 	__sync_fetch_and_add(&v->requests, add.requests);

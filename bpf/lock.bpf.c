@@ -166,10 +166,10 @@ static __always_inline void send_wait(struct lock_wait *w, __u32 tid, __u64 ns)
 static __always_inline void add_wait(struct lock_wait *w, __u32 tid)
 {
 	__u64 ns = bpf_ktime_get_ns() - w->ts;
-	struct lock_val zero = {}, *v;
+	struct lock_val *v;
 
 	lock_count((w->k.kind & 0xff) == LOCK_FUTEX ? LOCKC_FUTEX_WAITS : LOCKC_KERNEL_WAITS);
-	v = stacks_lookup_or_init(stacks_counts(), &w->k, &zero);
+	v = stacks_count_value(&w->k);
 	if (!v) {
 		lock_count(LOCKC_MAP_FULL);
 		return;

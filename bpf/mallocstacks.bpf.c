@@ -25,7 +25,7 @@ struct {
 static __always_inline int record(struct pt_regs *ctx, __u64 size)
 {
 	struct mallocstacks_key key;
-	struct mallocstacks_val *v, zero = {};
+	struct mallocstacks_val *v;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (stopped || (targ_tgid && tgid != targ_tgid) || self_current_is_marple())
@@ -43,7 +43,7 @@ static __always_inline int record(struct pt_regs *ctx, __u64 size)
 	struct mallocstacks_val add = { size * sample_every, sample_every };
 	if (STACKS_SEND_CUT(&key.k, &key, &add))
 		return 0;
-	v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
+	v = stacks_count_value(&key);
 	if (!v)
 		return 0;
 	__sync_fetch_and_add(&v->bytes, add.bytes);

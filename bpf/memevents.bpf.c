@@ -27,7 +27,7 @@ struct {
 static __always_inline int count(void *ctx, int kernel)
 {
 	struct stack_key key;
-	__u64 *v, none = 0;
+	__u64 *v;
 	__u32 zero = 0, *busy;
 
 	if ((targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid) || self_current_is_marple())
@@ -42,7 +42,7 @@ static __always_inline int count(void *ctx, int kernel)
 	__u64 one = 1;
 	if (STACKS_SEND_CUT(&key, &key, &one))
 		return 0;
-	v = stacks_lookup_or_init(stacks_counts(), &key, &none);
+	v = stacks_count_value(&key);
 	if (v)
 		__sync_fetch_and_add(v, 1);
 	return 0;

@@ -33,26 +33,23 @@
  *                                       key), stopped where a table was missing,
  *                                       sent to user space to finish (1), value
  *                                       counted there; 0: count it here
- *   stacks_lookup_or_init(m, k, init)   the value of k in hash map m, inserted
- *                                       as *init if new; NULL when the map is
- *                                       full (counted: STACKS_MAP_FULL)
  * and, from bpf/self.bpf.h, self_current_is_marple(): every stack collector
  * leaves marple's own processes out with it
- * and, with STACKS_COUNTS defined before the include, the aggregation maps
- *   counts, counts1 BPF_MAP_TYPE_HASH struct stack_key -> u64, one per set (size
- *                   both like stacks)
+ * and, with STACKS_COUNTS defined before the include, the count table
+ *   counts                              struct stack_key -> u64, a half a set
+ *                                       (sized like the stacks of one)
  *   stacks_add(k, w)                    counts[k] += w in the active set; a full
- *                                       map is counted
+ *                                       table is counted
  * or, for a collector's own value, STACKS_COUNT_MAPS(key type, value type, n)
- * declares the pair counts, counts1 and stacks_counts() is the active one:
- *   v = stacks_lookup_or_init(stacks_counts(), &key, &zero);
+ * declares counts, n entries a set, and stacks_count_value:
+ *   v = stacks_count_value(&key);       NULL when full (counted: STACKS_MAP_FULL)
  *
  * Draining (lib/collect/stackdrain.h): the stack store and the counts maps
  * are two sets; stacks_ctl (struct stacks_ctl, stacks.h) says which one
  * programs write into.  The stacks map holds both halves (its size is twice
  * the stacks of one set); a stack's id names its half.  When a quarter of a
  * set's stacks have been stored since it was cleared, or half of its count
- * map is taken, a program asks user space for a drain (a PROCNEWS_DRAIN
+ * table's half is taken, a program asks user space for a drain (a PROCNEWS_DRAIN
  * record on proc_news, or on drain_requests when a thread of its own drains:
  * stacks_ctl.drain_thread; either wakes it).  User space flips the set, waits for programs in flight,
  * reads the idle set and clears it: a capture never fills them in a steady
@@ -615,45 +612,77 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 }
 #endif
 
-/* A new entry in map, a count map of the active set: its fill counted. */
-static __always_inline void stacks_counts_inserted(void *map)
-{
-	struct stacks_ctl *c = stacks_ctl_get();
-	if (c) {
-		__u32 set = c->set & 1;
-		stacks_note_fill(c, &c->counts_used[set], ((struct bpf_map *)map)->max_entries / 2);
-	}
-}
-
-/* For a collector's own aggregation map (a value struct of several sums):
- * the value of key, inserted as *init first if new. */
-static __always_inline void *stacks_lookup_or_init(void *map, const void *key, const void *init)
-{
-	void *v = bpf_map_lookup_elem(map, key);
-	if (v)
-		return v;
-	long err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
-	if (err == -E2BIG) {
-		stacks_count(STACKS_MAP_FULL);
-		return NULL;
-	}
-	if (err == 0)
-		stacks_counts_inserted(map);
-	return bpf_map_lookup_elem(map, key);	/* ours, or another CPU's */
-}
-
-/* The two count maps of a collector, one per set (lib/collect/stackdrain.h),
- * and stacks_counts(): the active one. */
-#define STACKS_COUNT_MAPS(key_type, value_type, n)		\
-	struct {						\
-		__uint(type, BPF_MAP_TYPE_HASH);		\
-		__uint(max_entries, n);				\
-		__type(key, key_type);				\
-		__type(value, value_type);			\
-	} counts SEC(".maps"), counts1 SEC(".maps");		\
-	static __always_inline void *stacks_counts(void)	\
-	{							\
-		return stacks_active_set() ? (void *)&counts1 : (void *)&counts; \
+/* The count table of a collector: an array with a half a set
+ * (lib/collect/stackdrain.h), entries of { owner, key, value }, where a
+ * key's entry is chosen by its 64-bit hash with double hashing, claimed with
+ * a compare and exchange, as the stack store's slots are.  A hash map cost
+ * a sample 600 ns of a CPU-bound capture's 4.5 us (a cold bucket line, then
+ * the element's); an entry here is one line, its address computed
+ * (bench callstack-bpf's counts stage: 220 ns).  Two keys with one hash (a
+ * 2^-64 chance a pair) would share an entry.  User space reads and clears
+ * the idle half in place.
+ *
+ * STACKS_COUNT_MAPS(key_type, value_type, n) declares the table, counts,
+ * with n entries a set, and
+ *   v = stacks_count_value(&key);   the value of key in the active set (zero
+ *                                   when new), NULL when it is full (counted)
+ * (key_type's size a multiple of 8, its padding zeroed). */
+#define STACKS_COUNT_MAPS(key_type, value_type, n)					\
+	struct stacks_count_entry {							\
+		__u64 owner;								\
+		key_type key;								\
+		value_type value;							\
+	};										\
+	_Static_assert(sizeof(key_type) % 8 == 0, "a count key is hashed 8 bytes a word"); \
+	struct {									\
+		__uint(type, BPF_MAP_TYPE_ARRAY);					\
+		__uint(max_entries, 2 * (n));						\
+		__uint(map_flags, BPF_F_MMAPABLE);	/* user space drains it in place */ \
+		__type(key, __u32);							\
+		__type(value, struct stacks_count_entry);				\
+	} counts SEC(".maps");								\
+	/* The entry of *key in the active set, claimed (its key written, the	\
+	 * set's fill counted) if new: its index, or -1 when STACKS_PROBES	\
+	 * entries in a row are others'.  Global: the verifier walks it once,	\
+	 * not at every path to every caller. */					\
+	__noinline int stacks_count_claim(const key_type *key)				\
+	{										\
+		__u32 half = ((struct bpf_map *)&counts)->max_entries / 2;		\
+		struct stacks_ctl *c = stacks_ctl_get();				\
+		if (!key || !c || half == 0)						\
+			return -1;							\
+		__u64 h = stacks_hash_key((const __u32 *)key, sizeof(*key) / 4);	\
+		__u32 set = c->set & 1, at = 0;						\
+		int found = 0;	/* 1: its entry, 2: claimed here */			\
+		for (__u32 p = 0; p < STACKS_PROBES && !found; p++) {			\
+			at = stacks_probe_at(h, p, set * half, half);			\
+			__u64 *owner = bpf_map_lookup_elem(&counts, &at);		\
+			if (!owner)							\
+				return -1;						\
+			__u64 o = *owner;						\
+			if (o == 0)							\
+				o = __sync_val_compare_and_swap(owner, 0, h);		\
+			found = o == h ? 1 : o == 0 ? 2 : 0;				\
+		}									\
+		if (found == 2) {							\
+			struct stacks_count_entry *e = bpf_map_lookup_elem(&counts, &at); \
+			if (!e)								\
+				return -1;						\
+			e->key = *key;	/* read once its set is idle */			\
+			stacks_note_fill(c, &c->counts_used[set], half / 2);		\
+		}									\
+		return found ? (int)at : -1;						\
+	}										\
+	static __always_inline value_type *stacks_count_value(const key_type *key)	\
+	{										\
+		int got = stacks_count_claim(key);					\
+		__u32 at = (__u32)got;							\
+		struct stacks_count_entry *e = got >= 0 ? bpf_map_lookup_elem(&counts, &at) : NULL; \
+		if (!e) {								\
+			stacks_count(STACKS_MAP_FULL);					\
+			return NULL;							\
+		}									\
+		return &e->value;							\
 	}
 
 #ifdef STACKS_COUNTS
@@ -665,20 +694,9 @@ static __always_inline void stacks_add(struct stack_key *key, __u64 w)
 {
 	struct stacks_stage_clock *c = stacks_clock();
 	__u64 start = c && c->counts_on ? bpf_ktime_get_ns() : 0;
-	void *map = stacks_counts();
-	__u64 *v = bpf_map_lookup_elem(map, key);
-	if (v) {
+	__u64 *v = stacks_count_value(key);
+	if (v)
 		__sync_fetch_and_add(v, w);
-	} else if (bpf_map_update_elem(map, key, &w, BPF_NOEXIST) == 0) {
-		stacks_counts_inserted(map);
-	} else {
-		/* another CPU may have inserted it meanwhile */
-		v = bpf_map_lookup_elem(map, key);
-		if (v)
-			__sync_fetch_and_add(v, w);
-		else
-			stacks_count(STACKS_MAP_FULL);
-	}
 	if (c && start) {
 		c->ns[STACKS_STAGE_COUNTS] += bpf_ktime_get_ns() - start;
 		c->timed_counts++;

@@ -3,7 +3,7 @@
  *
  * Included by bpf/stacks.bpf.h (kernel side, after vmlinux.h) and by
  * lib/collect/stackframes.h (user side).  A collector that aggregates stacks keeps a
- * hash map  struct stack_key -> its own value (u64 samples, bytes, us...),
+ * count table  struct stack_key -> its own value (u64 samples, bytes, us...),
  * fills the key with stacks_fill_key() (stacks.bpf.h) and, at the end, turns
  * each key into root-first frames with lib/collect/stackframes.h.
  */
@@ -17,6 +17,42 @@
  * UNWIND_MARK_TRUNCATED. */
 #define MARPLE_STACK_DEPTH 256
 #define MARPLE_COMM_LEN 16
+
+/* The hash of the stack store and of the count tables (bpf/stackstore.bpf.h,
+ * STACKS_COUNT_MAPS in bpf/stacks.bpf.h): FNV-1a's multiply a word, the high
+ * bits folded down.  User space adds to a count table with it too
+ * (lib/collect/counttable.h), so a key has one entry whoever claimed it. */
+#define STACKS_HASH_SEED 14695981039346656037ull
+/* entries a claim probes before it gives up: the table is nearly full */
+#define STACKS_PROBES 16
+
+static inline __attribute__((always_inline)) __u64 stacks_hash_word(__u64 h, __u64 word)
+{
+	h = (h ^ word) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+/* A count key's hash, from its 32-bit words, two a step (its size a
+ * multiple of 8, its padding zeroed; a struct stack_key is only 4-aligned,
+ * and the verifier refuses a misaligned load from the stack): never 0, a
+ * free entry's owner. */
+static inline __attribute__((always_inline)) __u64 stacks_hash_key(const __u32 *words, __u32 nwords)
+{
+	__u64 h = STACKS_HASH_SEED;
+#ifdef __bpf__
+#pragma unroll
+#endif
+	for (__u32 i = 0; i + 1 < nwords; i += 2)
+		h = stacks_hash_word(h, words[i] | (__u64)words[i + 1] << 32);
+	return h | !h;
+}
+
+/* The entry a count table's claim looks at p-th for hash h, in a set of
+ * half entries from base. */
+static inline __attribute__((always_inline)) __u32 stacks_probe_at(__u64 h, __u32 p, __u32 base, __u32 half)
+{
+	return base + (__u32)((h + p * ((h >> 32) | 1)) % half);
+}
 
 /* A stack id that was not asked for (-K, kernel threads' user stacks, -U's
  * kernel stacks).  Other negative ids are the -errno bpf_get_stackid returned. */

@@ -45,7 +45,6 @@
  * stack_slots records which hash owns a slot; claiming one is atomic
  * (a compare and exchange).  stacks[id] holds the addresses leaf first, zero-terminated,
  * as a stack-trace map would. */
-#define STACKS_PROBES 16
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -131,19 +130,10 @@ static __always_inline void stacks_note_fill(struct stacks_ctl *c, __u64 *used, 
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);	/* even if the reader is behind */
 }
 
-/* A stack's hash with one more word: FNV-1a's multiply, the high bits
- * folded down (stacks_store's, and python.bpf.h's of interpreter frames) */
-static __always_inline __u64 stacks_hash_word(__u64 h, __u64 word)
-{
-	h = (h ^ word) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
 /* The hash of words[first, end) (end <= MARPLE_STACK_DEPTH), from seed,
  * 8 words a bpf_loop step: the verifier checks one step (unrolled in place,
  * each of the 32 groups was a branch it walked: 21,000 instructions more in
  * the sampling program with Python's copy of it, 2,500 in the store's) */
-#define STACKS_HASH_SEED 14695981039346656037ull
 struct stacks_hash_walk {
 	const __u64 *words;
 	__u32 first, end;
@@ -216,10 +206,9 @@ __noinline int stacks_store(int n, int user)
 	 * malloc stacks with 1024 slots drained as they filled).  A free slot
 	 * is claimed where it is found; losing the race for it to another CPU
 	 * storing this same stack makes it ours too, to another stack moves on */
-	__u64 step = (h >> 32) | 1;
 	__u32 claimed = base + nslots;	/* none */
 	for (__u32 p = 0; p < STACKS_PROBES; p++) {
-		__u32 slot = base + (__u32)((h + p * step) % nslots);
+		__u32 slot = stacks_probe_at(h, p, base, nslots);
 		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
 		if (!owner)
 			break;

@@ -38,6 +38,7 @@
 #include "bpfmap.h"
 #include "collector.h"
 #include "corebtf.h"
+#include "counttable.h"
 #include "cpuclock.h"
 #include "unwinddwarf.h"
 #include "offcpu.h"
@@ -243,6 +244,7 @@ static struct {
 	struct unwinddwarf *d;
 	void *pending;
 	uint64_t copies, wakes, short_blocks, on_cpu, unmatched_copies, unmatched_wakes, npending;
+	uint64_t counts_lost;	/* kernel threads' last blocks with no room in the count table */
 } dw;
 
 static int by_tid(const void *a, const void *b)
@@ -452,7 +454,7 @@ static int on_event(void *ctx, void *data, size_t len)
 }
 
 struct still_blocked {
-	int counts_fd;
+	struct counttable *counts;	/* without a drain (--dwarf) */
 	uint64_t now;
 };
 
@@ -499,21 +501,15 @@ static void pin_blocked(struct stackdrain *d, void *skel)
 }
 
 /* us more microseconds of key: in the drain if the counts were drained
- * already, or in the counts map. */
+ * already, or in the count table (--dwarf: no drain). */
 static void add_time(const struct still_blocked *sb, const struct stack_key *key, uint64_t us)
 {
-	uint64_t v;
-
 	if (!us)
 		return;
-	if (sc.drain) {
+	if (sc.drain)
 		stackdrain_add(sc.drain, key, &us);
-		return;
-	}
-	if (bpf_map_lookup_elem(sb->counts_fd, key, &v) != 0)
-		v = 0;
-	v += us;
-	bpf_map_update_elem(sb->counts_fd, key, &v, BPF_ANY);
+	else if (!sb->counts || counttable_add(sb->counts, 0, key, &us) != 0)	/* set 0: never flipped */
+		dw.counts_lost++;
 }
 
 /* One thread still off the CPU at the end (an element of the start map):
@@ -552,21 +548,34 @@ static void add_one_blocked(const void *key, const void *value, void *arg)
 /* Threads still off the CPU at the end count up to the end (now). */
 static void add_still_blocked(struct offcpu_bpf *skel, uint64_t now)
 {
-	struct still_blocked sb = { bpf_map__fd(skel->maps.counts), now };
+	struct counttable counts;
+	struct still_blocked sb = { NULL, now };
+
+	if (!sc.drain) {
+		if (counttable_open(&counts, bpf_map__fd(skel->maps.counts), sizeof(struct stack_key), sizeof(uint64_t)) == 0)
+			sb.counts = &counts;
+		else
+			marple_warn("cannot add the threads still off the CPU to the count table: %s", strerror(errno));
+	}
 
 	bpfmap_each(bpf_map__fd(skel->maps.start), sizeof(uint32_t), sizeof(struct start), add_one_blocked, &sb);
 	dw.unmatched_copies += dw.npending;	/* their REC_WAKE was lost */
+	if (sb.counts)
+		counttable_close(sb.counts);
 }
 
 /* --dwarf's counts in the trailer, and on stderr when copies went unmatched. */
 static void dwarf_trailer_add(json_t *tr)
 {
-	json_object_set_new(tr, "dwarf", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "copies", (json_int_t)dw.copies,
+	json_object_set_new(tr, "dwarf", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "copies", (json_int_t)dw.copies,
 						   "wakes", (json_int_t)dw.wakes, "short", (json_int_t)dw.short_blocks,
 						   "on_cpu", (json_int_t)dw.on_cpu, "unmatched_copies",
 						   (json_int_t)dw.unmatched_copies, "unmatched_wakes",
-						   (json_int_t)dw.unmatched_wakes));
+						   (json_int_t)dw.unmatched_wakes, "counts_lost", (json_int_t)dw.counts_lost));
 	unwinddwarf_trailer_add(dw.d, tr, sc.verbose);
+	if (dw.counts_lost)
+		marple_warn("--dwarf: %llu blocks still under way at the end found no room in the count table",
+			    (unsigned long long)dw.counts_lost);
 	if (dw.unmatched_copies || dw.unmatched_wakes)
 		marple_warn("--dwarf: %llu stack copies never matched by a switch-in, %llu switch-ins without a copy "
 			"(see the trailer's \"dwarf\" and \"ringbuf_full\")",

@@ -3,9 +3,9 @@
  * summed over the CPUs.
  *
  *   static void one(const void *key, const void *value, void *arg) { ... }
- *   uint64_t n = bpfmap_each(bpf_map__fd(skel->maps.counts), sizeof(struct stack_key),
- *                            sizeof(uint64_t), one, NULL);
- *   uint64_t lost = bpfmap_percpu_sum(bpf_map__fd(skel->maps.counts), 0);
+ *   uint64_t n = bpfmap_each(bpf_map__fd(skel->maps.start), sizeof(uint32_t),
+ *                            sizeof(struct start), one, NULL);
+ *   uint64_t lost = bpfmap_percpu_sum(bpf_map__fd(skel->maps.stack_counters), 0);
  */
 #ifndef MARPLE_BPFMAP_H
 #define MARPLE_BPFMAP_H

@@ -336,7 +336,7 @@ struct stackdrain_entry;
 int stackcollector_drain(struct stackcollector *sc, struct bpf_object *obj, size_t key_size, size_t value_size,
 			 size_t stack_key_offset, void (*add)(const struct stackdrain_entry *e, void *arg), void *arg);
 /* The same for the collectors that count samples by struct stack_key in
- * counts/counts1 (callstack, offcpu): drained into table (stacksbpf_table_add),
+ * their count table (callstack, offcpu): drained into table (stacksbpf_table_add),
  * or with timed (--timed) into a new *walk (timedsamples_key), whose samples'
  * stacks are read from rb at every drain.  0, or -1 with a message. */
 struct ring_buffer;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpfmap.h"
+#include "counttable.h"
 #include "collector.h"
 #include "hashtab.h"
 #include "stackframes.h"
@@ -33,7 +34,8 @@ struct set_copy {
 struct stackdrain {
 	volatile struct stacks_ctl *ctl;	/* stacks_ctl, mmapped */
 	size_t ctl_len;
-	int stacks_fd, counts_fd[2];
+	int stacks_fd;
+	struct counttable counts;	/* key_size: mapped in place */
 	volatile uint64_t *owners;	/* stack_slots, mmapped: a slot's owner, 0 free */
 	size_t owners_len;
 	const unsigned char *stacks;	/* the stacks map, mmapped */
@@ -108,9 +110,6 @@ struct stackdrain {
 	uint64_t asked, wait_us_max;	/* drains a program asked for; the longest it waited */
 	uint64_t drain_cpu_us;		/* the CPU time of drain_set */
 	uint64_t fill_max;		/* the most stacks a set held when it was flipped */
-	/* scratch for the keys to delete */
-	unsigned char *keys;
-	size_t nkeys, keys_cap;
 };
 
 /* The stacks drained, each with an id that is never given to another
@@ -374,14 +373,12 @@ struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_
 	d->add = add;
 	d->arg = arg;
 	d->stacks_fd = bpfmap_fd(obj, "stacks");
-	d->counts_fd[0] = bpfmap_fd(obj, "counts");
-	d->counts_fd[1] = bpfmap_fd(obj, "counts1");
 	d->requests_fd = bpfmap_fd(obj, "drain_requests");
 	d->ctl = map_mmap(bpfmap_fd(obj, "stacks_ctl"), &d->ctl_len, &n, &vs, PROT_READ | PROT_WRITE);
 	d->stacks = map_mmap(d->stacks_fd, &d->stacks_len, &entries, &d->stack_size, PROT_READ);
 	d->owners = map_mmap(bpfmap_fd(obj, "stack_slots"), &d->owners_len, &n, &vs, PROT_READ | PROT_WRITE);
 	if (!d->ctl || !d->stacks || !d->owners || n != entries || vs != sizeof(uint64_t) ||
-	    (key_size && (d->counts_fd[0] < 0 || d->counts_fd[1] < 0))) {
+	    (key_size && counttable_open(&d->counts, bpfmap_fd(obj, "counts"), key_size, value_size) != 0)) {
 		marple_warn("cannot drain the BPF maps while capturing: %s", strerror(errno));
 		stackdrain_free(d);
 		return NULL;
@@ -689,33 +686,9 @@ struct stack_ips stackdrain_stack(const struct stackdrain *d, int number, uint64
 	return seen_stack(d->seen, number, ips);
 }
 
-static void remember_key(const void *key, const void *value, void *arg)
+static void keep_entry(const void *key, const void *value, void *arg)
 {
-	struct stackdrain *d = arg;
-
-	(void)value;
-	d->keys = marple_grow(d->keys, &d->keys_cap, (d->nkeys + 1) * d->key_size, 1);
-	memcpy(d->keys + d->nkeys * d->key_size, key, d->key_size);
-	d->nkeys++;
-}
-
-static void delete_keys(struct stackdrain *d, int fd)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t count = (uint32_t)d->nkeys;
-
-	if (count && bpf_map_delete_batch(fd, d->keys, &count, &opts) != 0)
-		for (size_t i = 0; i < d->nkeys; i++)	/* a kernel without batches */
-			bpf_map_delete_elem(fd, d->keys + i * d->key_size);
-	d->nkeys = 0;
-}
-
-static void keep_and_remember(const void *key, const void *value, void *arg)
-{
-	struct stackdrain *d = arg;
-
-	keep(d, key, value);
-	remember_key(key, value, d);
+	keep(arg, key, value);
 }
 
 struct slot_walk {
@@ -754,12 +727,11 @@ clear:
 /* Read and clear set s, idle (no program writes into it). */
 static void drain_set(struct stackdrain *d, int s)
 {
-	/* the counts: added up in user space with their stacks, then deleted
+	/* the counts: added up in user space with their stacks, then cleared
 	 * (named at the end: symbols here would keep the set flipped long) */
 	if (d->key_size) {
 		d->draining = s;
-		bpfmap_each(d->counts_fd[s], d->key_size, d->value_size, keep_and_remember, d);
-		delete_keys(d, d->counts_fd[s]);
+		counttable_each(&d->counts, s, 1, keep_entry, d);
 		__atomic_store_n(&d->ctl->counts_used[s], 0, __ATOMIC_RELAXED);
 		d->draining = -1;
 	}
@@ -990,11 +962,12 @@ void stackdrain_free(struct stackdrain *d)
 		munmap((void *)d->stacks, d->stacks_len);
 	if (d->owners)
 		munmap((void *)d->owners, d->owners_len);
+	if (d->key_size)
+		counttable_close(&d->counts);
 	for (int s = 0; s < 2; s++) {
 		free(d->copies[s].pos);
 		free(d->copies[s].copy);
 	}
 	free(d->pinned);
-	free(d->keys);
 	free(d);
 }

@@ -2,11 +2,11 @@
  * so that a capture of any length fits maps sized for seconds.
  *
  * The kernel side (bpf/stacks.bpf.h) keeps two sets, each a half of the stack
- * store and a count map (counts, counts1); programs write into the active one
+ * store and of the count table (counts); programs write into the active one
  * (stacks_ctl).  Every period, or at once when a program finds a set half
  * full (it wakes the pid notes' ring buffer), stackdrain_poll flips the set,
- * waits for the programs in flight, adds each element of the idle count map
- * to a user-space table (its stacks interned by their addresses), then clears
+ * waits for the programs in flight, adds each entry of the idle half of the
+ * count table to a user-space table (its stacks interned by their addresses), then clears
  * the idle set.  Draining does no symbolizing: a drain takes milliseconds, so
  * the active set does not fill meanwhile.  At the end, stackdrain_emit passes
  * each key of the table, with the addresses of its stacks and its summed
@@ -62,10 +62,10 @@ struct stackdrain_entry {
 /* How often a set is drained when no program asks sooner. */
 #define STACKDRAIN_PERIOD_MS 1000
 
-/* For a loaded object with stacks_ctl, stacks, stack_slots, counts and
- * counts1 (keys of key_size bytes holding a struct stack_key at
+/* For a loaded object with stacks_ctl, stacks, stack_slots and counts
+ * (counttable.h; keys of key_size bytes holding a struct stack_key at
  * stack_key_offset, values of value_size bytes: u64 sums).  NULL + message if
- * it has not.  key_size 0: no count maps (memleak: its allocations are state,
+ * it has not.  key_size 0: no count table (memleak: its allocations are state,
  * not counts): only the stack store is drained, every stack not pinned freed;
  * add may be NULL then. */
 struct stackdrain *stackdrain_new(struct bpf_object *obj, size_t key_size, size_t value_size,

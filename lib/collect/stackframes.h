@@ -3,7 +3,7 @@
  * first, an optional "-" delimiter, then kernel frames (optionally "_[k]").
  *
  * It only reads: the stack map (by id) and the symbols.  Attaching, the
- * pid notes, counters and count maps of bpf/stacks.bpf.h are stacksbpf.h's.
+ * pid notes, counters and count tables of bpf/stacks.bpf.h are stacksbpf.h's.
  * Usage, with the kernel side in bpf/stacks.bpf.h (struct stack_key):
  *
  *   struct stackframes *sf = stackframes_new(syms, ksyms,

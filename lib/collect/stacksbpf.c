@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpfmap.h"
+#include "counttable.h"
 #include "hashtab.h"
 #include "jitframes.h"
 #include "procnewsring.h"
@@ -259,7 +259,7 @@ void stacksbpf_table_add(const struct stackdrain_entry *e, void *arg)
 	}
 }
 
-/* One element of a counts map, its stack ids read from the kernel's store. */
+/* One entry of a count table, its stack ids read from the kernel's store. */
 static void collect_count(const void *key, const void *value, void *arg)
 {
 	const struct stacksbpf_table *w = arg;
@@ -275,8 +275,15 @@ static void collect_count(const void *key, const void *value, void *arg)
 void stacksbpf_collect_counts(struct stackframes *sf, int fd, struct hashtab *t)
 {
 	struct stacksbpf_table w = { sf, t };
+	struct counttable c;
 
-	bpfmap_each(fd, sizeof(struct stack_key), sizeof(uint64_t), collect_count, &w);
+	if (counttable_open(&c, fd, sizeof(struct stack_key), sizeof(uint64_t)) != 0) {
+		marple_warn("cannot read the kernel's count table: %s", strerror(errno));
+		return;
+	}
+	for (int s = 0; s < 2; s++)
+		counttable_each(&c, s, 0, collect_count, &w);
+	counttable_close(&c);
 }
 
 int stacksbpf_check_target(long long pid, long long tid)
@@ -341,9 +348,9 @@ int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n)
 	if (n == 0)
 		n = STACKSBPF_STORAGE_DEFAULT;
 	struct bpf_map *c = bpf_object__find_map_by_name(obj, "counts");
-	struct bpf_map *c1 = bpf_object__find_map_by_name(obj, "counts1");
 
-	if (!c || bpf_map__set_max_entries(c, n) < 0 || (c1 && bpf_map__set_max_entries(c1, n) < 0))
+	/* a half a set (stackdrain.h) */
+	if (!c || bpf_map__set_max_entries(c, 2 * n) < 0)
 		return -1;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* stacksbpf.h — the user side of bpf/stacks.bpf.h, for the collectors built
  * on it: size its stack store before load, attach its exec hook and read its
- * pid notes while capturing, then walk the collector's count map into stack
+ * pid notes while capturing, then read the collector's count table into stack
  * records (named by stackframes.h) and put its counters in the trailer.
  * stackframes.h only turns stacks into frames; this is what touches BPF.
  *
@@ -41,7 +41,8 @@ uint64_t stacksbpf_not_counted(const uint64_t counters[STACKS_NCOUNTERS]);
 uint64_t stacksbpf_trailer_add(json_t *trailer, const uint64_t counters[STACKS_NCOUNTERS],
 			    const struct stackframes *sf);
 
-/* The same, into t (stackframes_collect), to be written with other records. */
+/* The same, into t (stackframes_collect), to be written with other records
+ * (both sets of the count table counts_fd; a table it cannot read, said). */
 struct hashtab;
 void stacksbpf_collect_counts(struct stackframes *sf, int counts_fd, struct hashtab *t);
 /* One struct stack_key -> u64 key drained into table->t (the add() of a
@@ -67,7 +68,7 @@ void stacksbpf_drain_rings(struct stackdrain *d, struct ring_buffer *rb, struct 
  * before load.  0 or -1. */
 struct bpf_object;
 int stacksbpf_set_storage(struct bpf_object *obj, uint32_t n);
-/* Size its count maps (counts and, if there, counts1) to n entries each.
+/* Size its count table (counts) to n entries a set.
  * n 0, in both: STACKSBPF_STORAGE_DEFAULT (--stack-storage not given). */
 int stacksbpf_set_counts_size(struct bpf_object *obj, uint32_t n);
 

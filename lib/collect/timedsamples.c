@@ -31,7 +31,7 @@ struct sample {
 struct timedsamples {
 	struct intern *keys;		/* struct stack_key bytes -> id */
 	struct hashtab *stacks;		/* the records: frames (stackframes_collect) and weights */
-	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the counts map */
+	uint32_t *record_of_key;	/* by key id; UINT32_MAX: not in the count table */
 	size_t nrecords_of_key;		/* its length */
 	struct sample *s;		/* the newest, up to TIMED_IN_MEMORY */
 	size_t n, cap;

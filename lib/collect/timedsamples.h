@@ -73,7 +73,7 @@ void timedsamples_mark(json_t *stack_hdr);
 
 /* Write the samples section (header from the stack section's, records in time
  * order, trailer with "lost" from timed_lost (since the section before) and
- * "dropped" for samples whose key the counts map did not hold).  type names a
+ * "dropped" for samples whose key the count table did not hold).  type names a
  * record ("sample", "block").  end_ns: the section's cut (--every), which
  * ends "interval"; 0: the last, ended last_ended.  Returns the number of
  * samples written. */
