@@ -76,17 +76,14 @@ static __always_inline int self_comm_is_marple(__u64 first8)
 	return (first8 & 0xffffffffffffull) == 0x656c7072616dull && (seventh == 0 || seventh == '-');
 }
 
-static __always_inline int self_task_is_marple(struct task_struct *t)
+/* Is the task whose comm begins with first8, of process tgid, marple's own
+ * (t: for its process group)? */
+static __always_inline int self_is_marple(const struct self_config *cfg, __u64 first8, __u32 tgid,
+					  struct task_struct *t)
 {
 	__u32 zero = 0;
-	struct self_config *cfg = bpf_map_lookup_elem(&self_config, &zero);
-	__u64 first8 = 0;
 
-	if (!cfg || cfg->off || !t)
-		return 0;
-	bpf_core_read(&first8, sizeof(first8), &t->comm);
 	if (!self_comm_is_marple(first8)) {
-		__u32 tgid = BPF_CORE_READ(t, tgid);
 		struct self_last *last = bpf_map_lookup_elem(&self_last, &zero);
 		if (last)
 			last += tgid & (SELF_MEMOS - 1);
@@ -109,9 +106,30 @@ static __always_inline int self_task_is_marple(struct task_struct *t)
 	return 1;
 }
 
+static __always_inline int self_task_is_marple(struct task_struct *t)
+{
+	__u32 zero = 0;
+	struct self_config *cfg = bpf_map_lookup_elem(&self_config, &zero);
+	__u64 first8 = 0;
+
+	if (!cfg || cfg->off || !t)
+		return 0;
+	bpf_core_read(&first8, sizeof(first8), &t->comm);
+	return self_is_marple(cfg, first8, BPF_CORE_READ(t, tgid), t);
+}
+
+/* The same for the current task, whose comm and tgid are loads from its
+ * BTF pointer, not two probe reads (helper calls) at every sample or event:
+ * the comm's line is the one a stack collector's key reads next. */
 static __always_inline int self_current_is_marple(void)
 {
-	return self_task_is_marple((struct task_struct *)bpf_get_current_task());
+	__u32 zero = 0;
+	struct self_config *cfg = bpf_map_lookup_elem(&self_config, &zero);
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!cfg || cfg->off)
+		return 0;
+	return self_is_marple(cfg, *(__u64 *)&t->comm[0], (__u32)t->tgid, t);
 }
 
 #endif
