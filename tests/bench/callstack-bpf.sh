@@ -17,7 +17,9 @@
 # sources, one at a time: short-lived non-Python processes, deep stacks in
 # cc1) beside a frame-pointer burn, system-wide at 499 Hz, BPF_SECS a run.
 # BPF_BASE=DIR: DIR's marple-callstack (another build: main's) runs in the
-# same rounds too, its medians printed beside, for an A/B of a change.
+# same rounds too, its medians printed beside, for an A/B of a change; then
+# both alternated on two burns alone, BPF_AB_ROUNDS (5) times: the steadier
+# comparison.
 set -u
 load=
 T=$(mktemp -d) && trap 'kill $load 2>/dev/null; rm -rf "$T"' EXIT
@@ -126,6 +128,31 @@ for r in $(seq "$REPS"); do
 	[ -n "$BASE" ] && [ $((r % 2)) = 1 ] && base_runs
 done
 [ "$have_bt" = 1 ] && at_once
+
+# With a base, a steadier A/B than the build load gives (whose stacks and
+# processes change from run to run): the build stopped, two frame-pointer
+# burns (one a CPU, every sample theirs), each build's BPF time a sample of
+# the whole machine, the two alternated BPF_AB_ROUNDS times; appends "ns"
+# to $T/ab-CONFIG
+ab_run() {
+	cfg=$1 prog=$2; shift 2
+	"$prog" -F 999 "$@" 2 2>/dev/null | tail -n 1 | tr ',{}' '\n\n\n' |
+		awk -F: '{ gsub(/"/, "", $1); v[$1] = $2 } END { if (v["program_runs"] > 0) printf "%.0f\n", v["program_ns"] / v["program_runs"] }' >> "$T/ab-$cfg"
+}
+if [ -n "$BASE" ]; then
+	kill $load 2>/dev/null; wait $load 2>/dev/null
+	"$B" 1000000000 & load=$!; "$B" 1000000000 & load="$load $!"
+	echo 1 > /proc/sys/kernel/bpf_stats_enabled
+	for r in $(seq "${BPF_AB_ROUNDS:-5}"); do
+		for cfg in fp default; do
+			args=; [ "$cfg" = fp ] && args="--unwind fp --no-python"
+			# shellcheck disable=SC2086
+			ab_run "$cfg" marple-callstack $args
+			# shellcheck disable=SC2086
+			ab_run "base-$cfg" "$BASE/marple-callstack" $args
+		done
+	done
+fi
 echo "$old" > /proc/sys/kernel/bpf_stats_enabled
 
 # median ns a sample of a config's runs
@@ -162,6 +189,10 @@ if [ -n "$BASE" ]; then
 fi
 # the median of a file of numbers, one a line
 median_of() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)] }'; }
+rounds_of() { tr '\n' ' ' < "$1" | sed 's/ $//'; }
+if [ -s "$T/ab-fp" ] && [ -s "$T/ab-base-fp" ]; then
+	echo "bench: callstack-bpf: two burns, alternated with $BASE's: --unwind fp --no-python $(median_of "$T/ab-fp" | cut -d. -f1) ns a sample ($(rounds_of "$T/ab-fp")) against $(median_of "$T/ab-base-fp" | cut -d. -f1) ($(rounds_of "$T/ab-base-fp")); default $(median_of "$T/ab-default" | cut -d. -f1) ($(rounds_of "$T/ab-default")) against $(median_of "$T/ab-base-default" | cut -d. -f1) ($(rounds_of "$T/ab-base-default"))"
+fi
 if [ -s "$T/once-fp" ] && [ -s "$T/once-default" ]; then
 	echo "bench: callstack-bpf: at once (bpftrace running through each capture, each ratio from one window): --unwind fp --no-python $(median_of "$T/once-fp")x bpftrace (rounds: $(sort -n "$T/once-fp" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }')), default $(median_of "$T/once-default")x ($(sort -n "$T/once-default" | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }')); bpftrace $(sort -n "$T/once-bt" | sed -n '1p;$p' | paste -sd-) ns a sample"
 fi
