@@ -35,7 +35,7 @@ struct lock_key {
 	struct stack_key holder;	/* HOLDER_SEEN only, else zeroes */
 };
 
-/* Sums only: the counts maps are drained and added up (stackdrain.h). */
+/* Sums only: the count table is drained and added up (stackdrain.h). */
 struct lock_val {
 	__u64 waits;		/* how many waits */
 	__u64 wait_ns;		/* their total */

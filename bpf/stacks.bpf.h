@@ -44,7 +44,7 @@
  * declares counts, n entries a set, and stacks_count_value:
  *   v = stacks_count_value(&key);       NULL when full (counted: STACKS_MAP_FULL)
  *
- * Draining (lib/collect/stackdrain.h): the stack store and the counts maps
+ * Draining (lib/collect/stackdrain.h): the stack store and the count table
  * are two sets; stacks_ctl (struct stacks_ctl, stacks.h) says which one
  * programs write into.  The stacks map holds both halves (its size is twice
  * the stacks of one set); a stack's id names its half.  When a quarter of a
@@ -659,10 +659,7 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 			__u64 *owner = bpf_map_lookup_elem(&counts, &at);		\
 			if (!owner)							\
 				return -1;						\
-			__u64 o = *owner;						\
-			if (o == 0)							\
-				o = __sync_val_compare_and_swap(owner, 0, h);		\
-			found = o == h ? 1 : o == 0 ? 2 : 0;				\
+			found = stacks_claim_owner(owner, h);				\
 		}									\
 		if (found == 2) {							\
 			struct stacks_count_entry *e = bpf_map_lookup_elem(&counts, &at); \

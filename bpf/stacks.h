@@ -47,8 +47,8 @@ static inline __attribute__((always_inline)) __u64 stacks_hash_key(const __u32 *
 	return h | !h;
 }
 
-/* The entry a count table's claim looks at p-th for hash h, in a set of
- * half entries from base. */
+/* The slot or entry a claim in the stack store or a count table looks at
+ * p-th for hash h, in a set of half from base (double hashing). */
 static inline __attribute__((always_inline)) __u32 stacks_probe_at(__u64 h, __u32 p, __u32 base, __u32 half)
 {
 	return base + (__u32)((h + p * ((h >> 32) | 1)) % half);

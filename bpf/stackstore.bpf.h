@@ -166,6 +166,19 @@ static __always_inline __u64 stacks_hash_words(const __u64 *words, __u32 first, 
 	return w.hash;
 }
 
+/* One probe of a claim for hash h at owner word *owner (a stack slot's, a
+ * count table entry's): 1 where h owns it already, 2 where this call took
+ * it (it was free), 0 where another hash owns it.  Losing the race for a
+ * free word to another CPU claiming the same h makes it ours too. */
+static __always_inline int stacks_claim_owner(__u64 *owner, __u64 h)
+{
+	__u64 o = *owner;
+
+	if (o == 0)
+		o = __sync_val_compare_and_swap(owner, 0, h);
+	return o == h ? 1 : o == 0 ? 2 : 0;
+}
+
 /* stacks_store's id of a stack it put in a slot of its own (claimed it),
  * not found there: ORed with this (ids are < 2^30) */
 #define STACKS_STORED_NEW (1 << 30)
@@ -204,20 +217,17 @@ __noinline int stacks_store(int n, int user)
 	 * no long runs of taken slots form (with linear probing, 16 slots in a
 	 * row were taken at half full, and stacks were lost there: 6% of 495,075
 	 * malloc stacks with 1024 slots drained as they filled).  A free slot
-	 * is claimed where it is found; losing the race for it to another CPU
-	 * storing this same stack makes it ours too, to another stack moves on */
+	 * is claimed where it is found (stacks_claim_owner) */
 	__u32 claimed = base + nslots;	/* none */
 	for (__u32 p = 0; p < STACKS_PROBES; p++) {
 		__u32 slot = stacks_probe_at(h, p, base, nslots);
 		__u64 *owner = bpf_map_lookup_elem(&stack_slots, &slot);
 		if (!owner)
 			break;
-		__u64 o = *owner;
-		if (o == 0)
-			o = __sync_val_compare_and_swap(owner, 0, h);
-		if (o == h)
+		int got = stacks_claim_owner(owner, h);
+		if (got == 1)
 			return (int)slot;
-		if (o == 0) {
+		if (got == 2) {
 			claimed = slot;
 			break;
 		}
