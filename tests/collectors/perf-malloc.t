@@ -81,8 +81,9 @@ check "perf-malloc SIGINT: probes removed" test "$(probes "$pm")" -eq 0
 check "perf-malloc SIGINT: exit 0, valid, ended signal" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/int.out' && grep -q '\"ended\":\"signal\"' '$T/int.out'"
 # mallocpaths makes ~70,000 calls a second in bursts, each sample 8 KB of
 # stack: perf's buffer can overflow in a path_small burst and lose every
-# path_big call of that second (CI, 2026-12-01: 48,535 samples lost, only
-# path_small left), which the trailer and stderr then say.
+# path_big call of that second (CI failed so, 2026-12-01; reproduced here in
+# one run of three: 48,535 samples lost, only path_small left), which the
+# trailer and stderr then say.
 if grep -q '"trailer":1.*"lost":0,' "$T/int.out"; then
 	check "perf-malloc SIGINT: recorded the workload, both paths" sh -c "grep -q '^[0-9]*#mallocpaths;.*;main;path_big;' '$T/int.out' && grep -q '^[0-9]*#mallocpaths;.*;main;path_small;' '$T/int.out'"
 else
