@@ -65,6 +65,7 @@
 #define MARPLE_STACKS_BPF_H
 
 #include "self.bpf.h"
+#include "task.bpf.h"
 #include "stacks.h"
 #include "unwindtables.bpf.h"
 #include "stackstore.bpf.h"
@@ -549,9 +550,9 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	k->exec_id = (__u32)t->self_exec_id;
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
-	/* t->mm loaded, not probe-read by a helper call each sample (the
-	 * verifier's search of the kernel's BTF for the load: once, at load) */
-	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && t->mm) {
+	/* t->mm loaded, not probe-read by a helper call each sample; through
+	 * the cast where the kernel takes it (task.bpf.h) */
+	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && current_task_mm()) {
 		stacks_image_look(k->pid, k->exec_id);
 		stacks_clock_lap(STACKS_STAGE_NEWS);
 		k->user_stack_id = stacks_read(ctx, 1);

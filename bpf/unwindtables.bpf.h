@@ -33,6 +33,7 @@
 #include "procnews.bpf.h"
 #include "stacks.h"
 #include "stackscratch.bpf.h"
+#include "task.bpf.h"
 
 #define VM_EXEC_BIT 0x4	/* VM_EXEC, include/linux/mm.h (a macro: not in vmlinux.h) */
 
@@ -713,9 +714,9 @@ static __always_inline __u64 unwind_uretprobe_ra(struct unwind_walk *s, __u64 ra
 	return orig;
 }
 
-static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct task_struct *t, struct mm_struct *mm)
+static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct mm_struct *mm)
 {
-	struct uprobe_task *ut = t->utask;
+	struct uprobe_task *ut = (struct uprobe_task *)current_task_utask();
 
 	if (!ut)
 		return;
@@ -1001,7 +1002,8 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	__u32 zero = 0;
 	struct unwind_walk *w = bpf_map_lookup_elem(&unwind_state, &zero);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct mm_struct *mm = t->mm;
+	__u64 tag;
+	struct mm_struct *mm = (struct mm_struct *)current_task_mm_stack(&tag);
 
 	if (!mm || !ips || !w)
 		return 0;
@@ -1013,12 +1015,12 @@ static __noinline int unwind_user_stack(__u64 *ips)
 	w->ip = regs->ip;
 	w->sp = regs->sp;
 	w->bp = regs->bp;
-	w->tag = mm->start_stack;
+	w->tag = tag;
 	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	int no_proc = !p || p->tag != w->tag || p->n > UNWIND_MAX_MAPPINGS;
 	w->exact = 1;
 	w->tgid = tgid;
-	unwind_uprobe_setup(w, t, mm);
+	unwind_uprobe_setup(w, mm);
 	if (no_proc || !p) {
 		/* its mappings are not loaded yet (asked for): every frame's
 		 * file by bpf_find_vma */

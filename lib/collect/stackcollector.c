@@ -29,6 +29,7 @@
 #include "unwindcut.h"
 #include "unwindtablescache.h"
 #include "unwindtablesshared.h"
+#include "taskcast.h"
 #include "unwindtables.h"
 #include "uprobes.h"
 #include "util.h"
@@ -217,8 +218,9 @@ static void python_walks(struct stackcollector *sc, struct bpf_object *obj)
 int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj)
 {
 	python_walks(sc, obj);
-	/* opened now: what probing the kernel finds out is kept there too */
-	if (sc->unwind == UNWIND_MODE_TABLES && !sc->kernel_only && !sc->no_cache && !sc->cache_opened) {
+	/* opened now, in any unwind mode: what probing the kernel finds out
+	 * (taskcast, vmaiter) is kept there too */
+	if (!sc->kernel_only && !sc->no_cache && !sc->cache_opened) {
 		sc->cache = unwindtablescache_open();	/* NULL: said why, once */
 		sc->cache_opened = 1;
 	}
@@ -226,6 +228,7 @@ int stackcollector_unwind_size(struct stackcollector *sc, struct bpf_object *obj
 		marple_warn("the BPF program has no unwind maps");
 		return -1;
 	}
+	taskcast_configure(obj, sc->cache);
 	/* a cut sample holds 16 KiB of stack: room for 63, read as they come (its
 	 * pages are mapped here twice, whole: 2 MiB of the resident memory) */
 	struct bpf_map *cuts = bpf_object__find_map_by_name(obj, "cut_samples");
@@ -728,6 +731,7 @@ json_t *stackcollector_section_trailer(const struct stackcollector *sc, uint64_t
 	}
 	collector_memory_trailer(tr);
 	corebtf_trailer(tr);
+	taskcast_trailer(tr);
 	if (sc->py_bound) {
 		pyframes_trailer_add(sc->py, tr);
 		if (!last)

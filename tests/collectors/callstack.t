@@ -1,6 +1,6 @@
 # marple-callstack against bundled workloads whose stacks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 25
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
 
@@ -50,6 +50,23 @@ if [ "$total" -gt 30 ] && [ "$total" = "$samples" ]; then pass "callstack: every
 else fail "callstack: every sample counted" "records weigh $total, trailer says ${samples:-?} samples"; fi
 check "callstack: header units samples, measuring on_cpu" grep -q '"units":{"weight":"samples","measure":"on_cpu","over_time":"sum"}' "$T/hc.out"
 check "callstack: trailer names the end" grep -q '"trailer":1.*"ended":"duration"' "$T/hc.out"
+
+# 1b. the task's mm and utask read through bpf_rdonly_cast (a kernel that
+# takes a cast to void: 6.17) or, with MARPLE_TASK_CAST=off, as loads from
+# the trusted task: the same stacks either way, and the trailer says which
+kver=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+if [ "$kver" -ge 6017 ]; then
+	check "callstack: the task's fields read through the cast (kernel $(uname -r))" grep -q '"task_fields":"cast"' "$T/hc.out"
+else
+	check "callstack: the trailer says how the task's fields are read" grep -Eq '"task_fields":"(cast|trusted)"' "$T/hc.out"
+fi
+"$W/hotcold" 60 & wl=$!
+exec_done "$wl" hotcold
+MARPLE_TASK_CAST=off "$CS" -F 499 -p "$wl" 1 > "$T/hct.out" 2> "$T/hct.err"
+kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
+check "callstack: MARPLE_TASK_CAST=off: the trusted task's loads" grep -q '"task_fields":"trusted"' "$T/hct.out"
+hot=$(weight "$T/hct.out" '^hotcold;.*main;run_round;hot_loop$')
+check "callstack: MARPLE_TASK_CAST=off: hot_loop's whole stack ($hot samples)" test "$hot" -gt 20
 
 # 2. whole system, annotated and delimited kernel frames, ended by SIGINT
 # dd makes tiny read/write syscalls all the time, so some samples surely hold
