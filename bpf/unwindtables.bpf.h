@@ -300,26 +300,31 @@ struct unwind_vma_result {
 
 /* The mapping of one executable VMA into s: its file's rows from
  * unwind_files (key), the vdso's from the process's mappings only, anonymous
- * code none (frame pointers). */
-static __always_inline void unwind_vma_mapping(struct unwind_vma_result *s, const struct unwind_vma *v)
+ * code none (frame pointers).  Global: the verifier checks it once, not in
+ * each of its four callers (callstack's program: 27,571 instructions walked
+ * at load, now 24,888; 1,801 of them in bpf_find_vma's callback alone).
+ * Called only where a PC's mapping is looked up in the VMAs. */
+__noinline int unwind_vma_mapping(struct unwind_vma_result *s, const struct unwind_vma *v)
 {
+	if (!s || !v)
+		return 0;
 	s->m.start = v->start;
 	s->m.end = v->end;
 	s->m.bias = 0;
 	s->m.row_count = 0;
 	if (v->kind == UNWIND_VMA_KIND_VDSO) {
 		s->state = UNWIND_VMA_NO_TABLE;	/* CFI, whose table comes with the process's mappings */
-		return;
+		return 0;
 	}
 	if (v->kind == UNWIND_VMA_KIND_ANON) {
 		s->m.row_off = UNWIND_NO_CFI;	/* JIT code: frame pointers */
 		s->state = UNWIND_VMA_FOUND;
-		return;
+		return 0;
 	}
 	struct unwind_file *uf = bpf_map_lookup_elem(&unwind_files, &v->key);
 	if (!uf || (uf->stamp && uf->stamp != v->stamp)) {
 		s->state = UNWIND_VMA_UNKNOWN_FILE;	/* or another file's, gone: asked again */
-		return;
+		return 0;
 	}
 	__s64 delta = 0;
 	for (int i = 0; i < UNWIND_FILE_LOADS; i++)
@@ -331,6 +336,7 @@ static __always_inline void unwind_vma_mapping(struct unwind_vma_result *s, cons
 	s->m.row_off = uf->row_off;
 	s->m.row_count = uf->row_count;
 	s->state = UNWIND_VMA_FOUND;
+	return 0;
 }
 
 /* One VMA as the walker wants it: range, file offset, file or kind. */

@@ -148,7 +148,7 @@ int main(void)
 	elf_version(EV_CURRENT);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		nfiles += i < 2 || (files[i].path && access(files[i].path, R_OK) == 0);
-	test_plan(6 * nfiles + 5);
+	test_plan(6 * nfiles + 6);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (i < 2 || (files[i].path && access(files[i].path, R_OK) == 0))
 			one_file(files[i].name, files[i].path);
@@ -187,6 +187,27 @@ int main(void)
 	test_cond("made up rows: every pc up to 0xb000, rule room for 2: the rows' rules, then unsupported", d == 0);
 	test_cond("made up rows: the 3 rows without rule room counted", rules.rows_without_room == 3);
 	unwindtablescompact_rules_free(&rules);
+
+	/* a page with a row at each of its 1024 bytes, the most a page holds:
+	 * the search's UNWIND_PAGE_SHIFT halvings reach each of them */
+	enum { FULL = 1 << UNWIND_PAGE_SHIFT };
+	static struct unwind_row full[FULL + 2];
+	full[0] = (struct unwind_row){ .pc = 0x3ff0, .cfa = UNWIND_RSP, .cfa_off = 8 };
+	for (uint32_t i = 0; i <= FULL; i++)
+		full[i + 1] = (struct unwind_row){ .pc = 0x4000 + i, .cfa = UNWIND_RSP, .cfa_off = 8 + 8 * (i % 3) };
+	uint32_t *fw = calloc(unwindtablescompact_words(full, FULL + 2), sizeof(uint32_t));
+	struct unwind_rule frv[UNWIND_RULES_RESERVED + 8];
+	unwindtablescompact_rules_init(&rules, frv, UNWIND_RULES_RESERVED + 8);
+	unwindtablescompact_pack(full, FULL + 2, &rules, fw, 0);
+	d = 0;
+	for (uint64_t pc = 0x3f00; pc < 0x4500; pc++) {
+		const struct unwind_row *r = unwindtables_find(full, FULL + 2, pc);
+		int got = unwindtablescompact_find(fw, 0, pc);
+		d += r ? got < 0 || frv[got].cfa_off != r->cfa_off : got != -1;
+	}
+	test_cond("a page with a row at every byte: every pc finds its row's rule", d == 0);
+	unwindtablescompact_rules_free(&rules);
+	free(fw);
 
 	static const struct unwind_row disorder[] = { { .pc = 0x10 }, { .pc = 0x10 } };
 	test_cond("rows not strictly increasing: no table", unwindtablescompact_words(disorder, 2) == 0);
