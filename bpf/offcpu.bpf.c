@@ -412,22 +412,25 @@ static __always_inline void kstack_decide(void *ctx, struct task_struct *t, stru
 #define KSTACK_SAME_WORDS 64
 
 /* Are stacks a and b the same above the runner's frames (in their first
- * KSTACK_SAME_WORDS words: a switch-out's kernel stack is ~10-20)? */
-static __always_inline bool kstack_same_above(__s32 a, __s32 b)
+ * KSTACK_SAME_WORDS words: a switch-out's kernel stack is ~10-20)?  Global:
+ * the verifier walks its loop once, not in each state of the switch
+ * program that reaches it (5,600 of the 43,259 instructions it walked at
+ * load; a sample calls it only where a checked memo's stack differs). */
+__noinline int kstack_same_above(__s32 a, __s32 b)
 {
 	__u32 ia = (__u32)a, ib = (__u32)b;
 	__u64 *sa = a >= 0 ? bpf_map_lookup_elem(&stacks, &ia) : NULL;
 	__u64 *sb = b >= 0 ? bpf_map_lookup_elem(&stacks, &ib) : NULL;
 
 	if (!sa || !sb)
-		return false;
+		return 0;
 	for (int i = KSTACK_RUNNER_FRAMES; i < KSTACK_SAME_WORDS; i++) {
 		if (sa[i] != sb[i])
-			return false;
+			return 0;
 		if (!sa[i])
 			break;
 	}
-	return true;
+	return 1;
 }
 
 /* After the walk: the memo's stack for a hit; a walked stack remembered

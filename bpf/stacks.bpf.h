@@ -259,7 +259,7 @@ static __always_inline int stacks_read(void *ctx, int user)
 		return -ENOMEM;
 	if (user && stacks_unwind == UNWIND_MODE_TABLES) {
 		/* never frame pointers where a table is missing: a marker */
-		int n = unwind_user_stack(ips);
+		int n = unwind_user_stack();
 		stacks_clock_lap(STACKS_STAGE_USER);
 		return n > 0 ? stacks_store_user(ips, n) : STACK_ID_NONE;
 	}
