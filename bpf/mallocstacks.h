@@ -14,6 +14,9 @@ struct mallocstacks_key {
 	__u64 caller;
 };
 
+/* Which function alloc_enter is attached to: its uprobe's cookie */
+enum { MALLOCSTACKS_MALLOC, MALLOCSTACKS_CALLOC, MALLOCSTACKS_REALLOC, MALLOCSTACKS_NFUNCS };
+
 struct mallocstacks_val {
 	__u64 bytes;
 	__u64 calls;

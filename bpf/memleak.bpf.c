@@ -297,13 +297,25 @@ int BPF_KPROBE(mmap_enter, void *addr, size_t len, int prot, int flags)
 	return enter_call(ctx, len, 0, !(prot & MEMLEAK_PROT_ACCESS) || (flags & MEMLEAK_MAP_NORESERVE));
 }
 
-/* malloc, calloc, realloc, memalign, aligned_alloc, valloc, pvalloc */
+/* Every allocator's return, how it gives its result the uretprobe's cookie:
+ * a pointer (malloc, calloc, realloc, memalign, aligned_alloc, valloc,
+ * pvalloc; NULL: failed), a status (posix_memalign: 0, the block through
+ * memptr), mmap's (-1 or 0: failed).  One program: the verifier walks the
+ * stack code once, not three times. */
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_exit, void *ret) { return leave(ctx, (__u64)ret, ret == NULL); }
-SEC("uretprobe")
-int BPF_KRETPROBE(posix_memalign_exit, int ret) { return leave(ctx, 0, ret != 0); }
-SEC("uretprobe")
-int BPF_KRETPROBE(mmap_exit, void *ret) { return leave(ctx, (__u64)ret, (long)ret == -1 || !ret); }
+int BPF_KRETPROBE(alloc_exit, long ret)
+{
+	__u64 how = bpf_get_attach_cookie(ctx), addr = (__u64)ret;
+	int failed = ret == 0;
+
+	if (how == MEMLEAK_RET_STATUS) {
+		addr = 0;
+		failed = (int)ret != 0;
+	} else if (how == MEMLEAK_RET_MMAP) {
+		failed = ret == -1 || ret == 0;
+	}
+	return leave(ctx, addr, failed);
+}
 
 SEC("uprobe")
 int BPF_KPROBE(free_enter, void *ptr) { return release((__u64)ptr); }

@@ -4,6 +4,10 @@
 
 #define MEMLEAK_KERNEL_TGID 0xffffffffu	/* key tgid of kernel allocations */
 
+/* How the function alloc_exit returns from gives its result: the uretprobe's
+ * cookie */
+enum { MEMLEAK_RET_POINTER, MEMLEAK_RET_STATUS, MEMLEAK_RET_MMAP };
+
 /* An outstanding allocation: user addresses repeat across processes, and
  * across the images of one process (exec replaces its address space), so
  * the process and its image are part of the key. */

@@ -144,9 +144,11 @@ static int write_section(void *arg, int last)
 
 int main(int argc, char **argv)
 {
-	static const char *const funcs[] = { "malloc", "calloc", "realloc" };
+	static const char *const funcs[MALLOCSTACKS_NFUNCS] = { [MALLOCSTACKS_MALLOC] = "malloc",
+								  [MALLOCSTACKS_CALLOC] = "calloc",
+								  [MALLOCSTACKS_REALLOC] = "realloc" };
 	struct mallocstacks_bpf *skel = NULL;
-	struct bpf_link *links[3] = { 0 };
+	struct bpf_link *links[MALLOCSTACKS_NFUNCS] = { 0 };
 	char *lib = NULL;
 	json_t *hdr = NULL;
 	pid_t target;
@@ -183,10 +185,8 @@ int main(int argc, char **argv)
 	}
 	if (selffilter_setup(skel->obj, sc.include_self) < 0)
 		goto cleanup;
-	struct bpf_program *progs[3] = { skel->progs.malloc_enter, skel->progs.calloc_enter,
-					 skel->progs.realloc_enter };
-	for (int i = 0; i < 3; i++) {
-		links[i] = uprobes_attach(progs[i], target ? target : -1, lib, funcs[i], 0);
+	for (int i = 0; i < MALLOCSTACKS_NFUNCS; i++) {
+		links[i] = uprobes_attach(skel->progs.alloc_enter, target ? target : -1, lib, funcs[i], (uint64_t)i);
 		if (!links[i])
 			goto cleanup;
 	}
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 cleanup:
 	if (rc == EXIT_OK)
 		marple_close_stdout();		/* before the slow detaching */
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < MALLOCSTACKS_NFUNCS; i++)
 		bpf_link__destroy(links[i]);
 	stackcollector_free(&sc);
 	hashtab_free(sum.records);

@@ -357,6 +357,7 @@ struct probe {
 	const char *func;
 	struct bpf_program *prog;
 	int retprobe;
+	uint64_t cookie;	/* a return's: MEMLEAK_RET_* */
 };
 
 enum { NKPROGS = 4, NUPROBES = 20 };
@@ -378,8 +379,8 @@ static void list_uprobes(struct memleak_bpf *skel, struct probe u[NUPROBES])
 		{ "valloc", skel->progs.valloc_enter, 0 },	{ "valloc", skel->progs.alloc_exit, 1 },
 		{ "pvalloc", skel->progs.valloc_enter, 0 },	{ "pvalloc", skel->progs.alloc_exit, 1 },
 		{ "posix_memalign", skel->progs.posix_memalign_enter, 0 },
-		{ "posix_memalign", skel->progs.posix_memalign_exit, 1 },
-		{ "mmap", skel->progs.mmap_enter, 0 },		{ "mmap", skel->progs.mmap_exit, 1 },
+		{ "posix_memalign", skel->progs.alloc_exit, 1, MEMLEAK_RET_STATUS },
+		{ "mmap", skel->progs.mmap_enter, 0 },		{ "mmap", skel->progs.alloc_exit, 1, MEMLEAK_RET_MMAP },
 		{ "free", skel->progs.free_enter, 0 },		{ "munmap", skel->progs.munmap_enter, 0 },
 	};
 	memcpy(u, all, sizeof(all));
@@ -509,7 +510,7 @@ static int attach_probes(struct memleak_bpf *skel, const char *lib, pid_t target
 				continue;
 			size_t off = uprobes[i].prog == skel->progs.free_enter ? free_off : 0;
 			links[*nlinks] = uprobes_attach_at(uprobes[i].prog, target ? target : -1, lib,
-							   uprobes[i].func, off, uprobes[i].retprobe);
+							   uprobes[i].func, off, uprobes[i].retprobe, uprobes[i].cookie);
 			if (!links[*nlinks])
 				return -1;
 			(*nlinks)++;

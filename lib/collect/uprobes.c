@@ -103,12 +103,6 @@ char *uprobes_find_lib(pid_t pid, const char *name)
 	return path;
 }
 
-struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
-				const char *func, int retprobe)
-{
-	return uprobes_attach_at(prog, pid, path, func, 0, retprobe);
-}
-
 /* Where func is in the file open as fd (st: its fstat), through the model:
  * its offset into the file, 0; or -1 and why (*why). */
 static int func_offset(int fd, const struct stat *st, const char *path, const char *func, uint64_t *off,
@@ -131,9 +125,9 @@ static int func_offset(int fd, const struct stat *st, const char *path, const ch
 }
 
 struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const char *path,
-				   const char *func, size_t offset, int retprobe)
+				   const char *func, size_t offset, int retprobe, uint64_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe != 0);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe != 0, .bpf_cookie = cookie);
 	struct bpf_link *link = NULL;
 	struct stat st;
 	const char *why = NULL;
@@ -155,6 +149,12 @@ struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const ch
 	if (!link)
 		marple_warn("cannot attach a %s to %s in %s: %s", retprobe ? "uretprobe" : "uprobe", func, path, why);
 	return link;
+}
+
+struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
+				const char *func, uint64_t cookie)
+{
+	return uprobes_attach_at(prog, pid, path, func, 0, 0, cookie);
 }
 
 size_t uprobes_past_null_check(const char *path, const char *func)

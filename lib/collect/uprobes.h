@@ -11,6 +11,7 @@
 #ifndef MARPLE_UPROBES_H
 #define MARPLE_UPROBES_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct bpf_program;
@@ -22,19 +23,21 @@ struct bpf_link;
  * namespace.  NULL + a one-line message if it is not found. */
 char *uprobes_find_lib(pid_t pid, const char *name);
 
-/* Attach prog as a uprobe (retprobe: uretprobe) on function func of the ELF
- * file path, for pid (-1: every process).  path is opened without blocking
- * and must be a regular file (procmaps_open_safe), func is found through the
- * model (mappedfiles + the symbolizer's elfsyms slot), and the kernel is
- * handed that very file by its descriptor.  NULL + a one-line message naming
- * the function, the file and why (not a regular file, not an ELF file, no
- * such function, the kernel's error) on failure. */
+/* Attach prog as a uprobe on function func of the ELF file path, for pid
+ * (-1: every process), cookie for the program to read
+ * (bpf_get_attach_cookie: one program for several functions, verified
+ * once).  path is opened without blocking and must be a regular file
+ * (procmaps_open_safe), func is found through the model (mappedfiles + the
+ * symbolizer's elfsyms slot), and the kernel is handed that very file by its
+ * descriptor.  NULL + a one-line message naming the function, the file and
+ * why (not a regular file, not an ELF file, no such function, the kernel's
+ * error) on failure. */
 struct bpf_link *uprobes_attach(struct bpf_program *prog, pid_t pid, const char *path,
-				const char *func, int retprobe);
+				const char *func, uint64_t cookie);
 
-/* Same at offset bytes into func. */
+/* Same at offset bytes into func, a uretprobe where retprobe. */
 struct bpf_link *uprobes_attach_at(struct bpf_program *prog, pid_t pid, const char *path,
-				   const char *func, size_t offset, int retprobe);
+				   const char *func, size_t offset, int retprobe, uint64_t cookie);
 
 /* Where to put an entry probe on func(ptr) of path so that it fires for every
  * ptr != NULL and the probed instruction is one the kernel emulates: past a

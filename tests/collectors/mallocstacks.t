@@ -1,6 +1,6 @@
 # marple-mallocstacks against a workload allocating from two known paths (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 29
+plan 32
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 MS="$MARPLE_BIN/marple-mallocstacks"
@@ -25,6 +25,17 @@ ratio "mallocstacks -c: path_big:path_small bytes are 2:1" "$big" "$small" 2 1
 check "mallocstacks -c: path_small is 9000000 bytes" test "$small" -eq 9000000
 check "mallocstacks -c: units are bytes allocated" grep -q '"units":{"weight":"bytes","measure":"alloc_space","over_time":"sum"}' "$T/c.out"
 check "mallocstacks -c: the immediate caller is kept" grep -q ';path_big;alloc_big;[^;]*malloc$' "$T/c.out"
+
+# 1b. calloc and realloc, one program attached to the three functions
+# (told apart by the uprobe's cookie): calloc(10, 100) counts 1000 bytes,
+# realloc to 3000 bytes 3000, realloc(NULL, 700) 700 (through malloc)
+"$MS" -c "$W/mallocpaths 2 0 0 grow" > "$T/g.out" 2>/dev/null
+w=$(weight "$T/g.out" ';path_grow;grow_calloc;')
+check "mallocstacks: calloc(10, 100) counts 1000 bytes a call ($w for 1000 calls)" test "$w" -eq 1000000
+w=$(weight "$T/g.out" ';path_grow;grow_realloc;')
+check "mallocstacks: realloc(p, 3000) counts 3000 bytes a call ($w for 1000 calls)" test "$w" -eq 3000000
+w=$(weight "$T/g.out" ';path_grow;grow_new;')
+check "mallocstacks: realloc(NULL, 700) counts 700 bytes once ($w for 1000 calls)" test "$w" -eq 700000
 
 # 2. --sample-every 7: still the right ratio, weighted by 7
 "$MS" --sample-every 7 -c "$W/mallocpaths 3" > "$T/s.out" 2>/dev/null

@@ -1,6 +1,6 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 45
+plan 48
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
@@ -32,6 +32,15 @@ check "memleak -c: memusage names leaky with its bytes" grep -Eq '^[0-9.]+,10000
 check "memleak -c: address-space reservations are no leak ($(weight "$T/c.out" 'reserve_space') bytes)" \
 	test "$(weight "$T/c.out" 'reserve_space')" -eq 0
 check "memleak -c: the trailer counts them apart" grep -q '"reservations":2,"reserved_bytes":1140850688' "$T/c.out"
+
+# 1b. the allocators' returns, one program told how each gives its result
+# by its uretprobe's cookie: posix_memalign's block through its argument,
+# mmap's MAP_FAILED no allocation
+"$ML" -c "$W/alignleak" > "$T/a.out" 2>/dev/null
+check "memleak: posix_memalign's 50 x 4096 bytes through its argument" \
+	test "$(weight "$T/a.out" ';main;leak_aligned$')" -eq 204800
+check "memleak: mmap's 10 x 64 KiB" test "$(weight "$T/a.out" ';main;leak_mapped$')" -eq 655360
+check "memleak: a failed mmap (MAP_FAILED) is no allocation" test "$(weight "$T/a.out" 'fail_mapped')" -eq 0
 
 # 2. -p with a duration, the process still running at the end
 "$W/leaky" "$T/r2" 4000 & wl=$!	# leaks once memleak is ready

@@ -2,8 +2,12 @@
  * and frees everything: path_small 3000 x 1000 bytes, path_big 1000 x 6000
  * bytes (so path_big's bytes are twice path_small's), ROUNDS times.
  *
- * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS|wait [PAUSE_MS]]]  (PAUSE_MS between
- * rounds; "wait": start on SIGUSR1, once the test's collector is ready)
+ * With "grow" after PAUSE_MS, also path_grow each round: 500 x calloc(10, 100),
+ * each then realloc'ed to 3000 bytes, and 500 x realloc(NULL, 700), which
+ * libc serves with malloc.
+ *
+ * Usage: mallocpaths [ROUNDS [SLEEP_BEFORE_MS|wait [PAUSE_MS [grow]]]]  (PAUSE_MS
+ * between rounds; "wait": start on SIGUSR1, once the test's collector is ready)
  * WORKLOAD_CFLAGS: -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -fno-inline
  */
 #include <stdlib.h>
@@ -32,6 +36,20 @@ __attribute__((noinline)) void path_big(void)
 	}
 }
 
+__attribute__((noinline)) static void *grow_calloc(void) { return calloc(10, 100); }
+__attribute__((noinline)) static void *grow_realloc(void *p) { return realloc(p, 3000); }
+__attribute__((noinline)) static void *grow_new(void) { return realloc(NULL, 700); }
+
+__attribute__((noinline)) void path_grow(void)
+{
+	for (int i = 0; i < 500; i++) {
+		sink = grow_realloc(grow_calloc());
+		free(sink);
+		sink = grow_new();
+		free(sink);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1;
@@ -46,6 +64,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		path_small();
 		path_big();
+		if (argc > 4 && strcmp(argv[4], "grow") == 0)
+			path_grow();
 		if (pause)
 			nanosleep(&pts, NULL);
 	}
