@@ -275,6 +275,12 @@ int main(int argc, char **argv)
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		goto cleanup;
+	/* the precise events' program only where this CPU names such an event:
+	 * each program loaded is the stack code verified again (a third of the
+	 * start's CPU) */
+	struct perf_event_attr pa;
+	if (opt.faults || precise_attr(opt.event, &pa) < 0)
+		bpf_program__set_autoload(skel->progs.mem_sample, false);
 	err = memevents_bpf__load(skel);
 	if (err) {
 		marple_warn("cannot load the BPF program: %s", collector_strerror(err));
