@@ -240,15 +240,60 @@ static __always_inline void end_call(long ret)
 	bpf_map_delete_elem(&waiting, &tid);
 }
 
+/* futex2 (Linux 6.7): on arrays of struct futex_waitv (val, uaddr, flags):
+ * the uaddr of element i */
+static __always_inline __u64 waitv_uaddr(__u64 waiters, __u32 i)
+{
+	__u64 uaddr = 0;
+
+	bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(waiters + i * 24 + 8));
+	return uaddr;
+}
+
+/* Every futex call's entry, which call its tracepoint's cookie
+ * (LOCK_ENTRY_*): futex(uaddr, op, val, timeout, uaddr2, val3), and futex2's
+ * futex_wait(uaddr, val, mask, flags, timeout, clockid), futex_wake(uaddr,
+ * mask, nr, flags), futex_waitv(waiters, nr, flags, timeout, clockid) and
+ * futex_requeue(waiters, flags, nr_wake, nr_requeue).  One program: the
+ * verifier walks the wait's stack code once, not three times. */
 SEC("tracepoint/syscalls/sys_enter_futex")
 int futex_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	__u64 call = bpf_get_attach_cookie(ctx), a0 = ctx->args[0], uaddr = a0, uaddr2 = 0;
+	__u32 any_addr = 0;
+	int wakes = 0, waits = 0;
 	int cmd = (int)ctx->args[1] & 0x7f;	/* less FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
 
-	if (futex_wakes(cmd))
-		begin_wake(ctx->args[0], ctx->args[4]);
-	else if (futex_waits(cmd))
-		begin_wait(ctx, ctx->args[0], 0);
+	switch (call) {
+	case LOCK_ENTRY_FUTEX:
+		wakes = futex_wakes(cmd);
+		waits = !wakes && futex_waits(cmd);
+		/* read, not loaded: the kernel lets a program attach only to
+		 * tracepoints whose records hold every field it loads, and
+		 * futex2's have four arguments */
+		bpf_probe_read_kernel(&uaddr2, sizeof(uaddr2), &ctx->args[4]);
+		break;
+	case LOCK_ENTRY_FUTEX_WAIT:
+		waits = 1;
+		break;
+	case LOCK_ENTRY_FUTEX_WAITV:
+		waits = 1;
+		uaddr = waitv_uaddr(a0, 0);
+		any_addr = ctx->args[1] > 1;
+		break;
+	case LOCK_ENTRY_FUTEX_WAKE:
+		wakes = 1;
+		break;
+	case LOCK_ENTRY_FUTEX_REQUEUE:
+		wakes = 1;
+		uaddr = waitv_uaddr(a0, 0);
+		uaddr2 = waitv_uaddr(a0, 1);
+		break;
+	}
+	if (wakes)
+		begin_wake(uaddr, uaddr2);
+	else if (waits)
+		begin_wait(ctx, uaddr, any_addr);
 	return 0;
 }
 
@@ -260,50 +305,6 @@ int futex_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-/* futex2 (Linux 6.7): futex_wait(uaddr, val, mask, flags, timeout, clockid),
- * futex_wake(uaddr, mask, nr, flags), and, on arrays of struct futex_waitv
- * (val, uaddr, flags), futex_waitv(waiters, nr, flags, timeout, clockid)
- * and futex_requeue(waiters, flags, nr_wake, nr_requeue). */
-static __always_inline __u64 waitv_uaddr(__u64 waiters, __u32 i)
-{
-	__u64 uaddr = 0;
-
-	bpf_probe_read_user(&uaddr, sizeof(uaddr), (void *)(waiters + i * 24 + 8));
-	return uaddr;
-}
-
-SEC("tracepoint/syscalls/sys_enter_futex_wait")
-int futex2_wait_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	begin_wait(ctx, ctx->args[0], 0);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_futex_waitv")
-int futex2_waitv_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	begin_wait(ctx, waitv_uaddr(ctx->args[0], 0), ctx->args[1] > 1);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_futex_wake")
-int futex2_wake_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	begin_wake(ctx->args[0], 0);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_futex_requeue")
-int futex2_requeue_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	begin_wake(waitv_uaddr(ctx->args[0], 0), waitv_uaddr(ctx->args[0], 1));
-	return 0;
-}
-
-/* In the waker's context: a thread in a futex wake call wakes a waiter on
- * one of its addresses (in the waiter's process: any address, for a
- * shared futex is known by other addresses in other processes): the waker's
- * stacks are the holder's. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(futex_woken, struct task_struct *p)
 {

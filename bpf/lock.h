@@ -12,6 +12,16 @@ enum {
 	LOCK_KERNEL = 2,
 };
 
+/* Which call's entry futex_enter is attached to: its tracepoint's cookie
+ * (futex, then futex2's, in collectors/marple-lock.c's order) */
+enum {
+	LOCK_ENTRY_FUTEX,
+	LOCK_ENTRY_FUTEX_WAIT,
+	LOCK_ENTRY_FUTEX_WAITV,
+	LOCK_ENTRY_FUTEX_WAKE,
+	LOCK_ENTRY_FUTEX_REQUEUE,
+};
+
 /* How a futex wait ended, when no FUTEX_WAKE was seen to end it. */
 enum {
 	HOLDER_SEEN = 1,	/* holder: the stacks of the FUTEX_WAKE caller that woke it */

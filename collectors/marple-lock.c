@@ -345,12 +345,9 @@ static void sums_restart(void)
 	memset(sum.holders, 0, sizeof(sum.holders));
 }
 
-/* futex2's calls, and the programs on their entries (futex_exit takes
- * their exits too) */
+/* futex2's calls, whose entries futex_enter takes too (the cookie
+ * LOCK_ENTRY_FUTEX_WAIT + i), and futex_exit their exits */
 static const char *const futex2_calls[] = { "futex_wait", "futex_waitv", "futex_wake", "futex_requeue" };
-#define FUTEX2_PROGS(skel) \
-	{ (skel)->progs.futex2_wait_enter, (skel)->progs.futex2_waitv_enter, (skel)->progs.futex2_wake_enter, \
-	  (skel)->progs.futex2_requeue_enter }
 #define NFUTEX2_PROGS 4
 
 /* The capture's state, past main's setup. */
@@ -451,21 +448,22 @@ static void pin_waits(struct stackdrain *d, void *arg)
 		    pin_one_wait, d);
 }
 
-/* Attach futex2's programs where the kernel has its tracepoints (they were
- * loaded then), or say that it has not: cap.futex2. */
+/* Attach the futex programs to futex2's calls where the kernel has their
+ * tracepoints, or say that it has not: cap.futex2. */
 static void attach_futex2(struct lock_bpf *skel)
 {
-	struct bpf_program *progs[NFUTEX2_PROGS] = FUTEX2_PROGS(skel);
-
 	if (!collector_tracepoint_exists("syscalls", "sys_enter_futex_wait")) {
 		cap.futex2 = "absent: no syscalls:sys_enter_futex_wait on this kernel (before Linux 6.7)";
 		marple_warn("futex2 calls not traced: this kernel has no syscalls:sys_enter_futex_wait");
 		return;
 	}
 	for (int i = 0; i < NFUTEX2_PROGS; i++) {
-		char exit_tp[64];
+		char enter_tp[64], exit_tp[64];
+		LIBBPF_OPTS(bpf_tracepoint_opts, entry, .bpf_cookie = LOCK_ENTRY_FUTEX_WAIT + (uint64_t)i);
+		snprintf(enter_tp, sizeof(enter_tp), "sys_enter_%s", futex2_calls[i]);
 		snprintf(exit_tp, sizeof(exit_tp), "sys_exit_%s", futex2_calls[i]);
-		if (!(cap.links[5 + 2 * i] = bpf_program__attach(progs[i])) ||
+		if (!(cap.links[5 + 2 * i] = bpf_program__attach_tracepoint_opts(skel->progs.futex_enter, "syscalls",
+										   enter_tp, &entry)) ||
 		    !(cap.links[6 + 2 * i] = bpf_program__attach_tracepoint(skel->progs.futex_exit, "syscalls", exit_tp)))
 			marple_fatal(EXIT_DATA, "cannot attach to %s: %s", futex2_calls[i], strerror(errno));
 	}
@@ -523,9 +521,6 @@ static struct lock_bpf *load(void)
 		bpf_program__set_autoload(skel->progs.kernel_begin, false);
 		bpf_program__set_autoload(skel->progs.kernel_end, false);
 	}
-	struct bpf_program *futex2[NFUTEX2_PROGS] = FUTEX2_PROGS(skel);
-	for (int i = 0; i < NFUTEX2_PROGS && !collector_tracepoint_exists("syscalls", "sys_enter_futex_wait"); i++)
-		bpf_program__set_autoload(futex2[i], false);
 	if ((err = lock_bpf__load(skel)) != 0)
 		marple_fatal(EXIT_DATA, "cannot load the BPF program: %s", collector_strerror(err));
 	return skel;
