@@ -162,18 +162,18 @@ static int precise_attr(const char *ev, struct perf_event_attr *a)
 	return -1;
 }
 
-/* Open the precise event on every CPU and attach the program; 0, or -1 with
- * nothing left open (the caller falls back to page faults). */
-static int attach_precise(struct memevents_bpf *skel, struct bpf_link ***links, int *nlinks)
+/* Open the precise event a on every CPU and attach the program; 0, or -1
+ * with nothing left open (the caller falls back to page faults). */
+static int attach_precise(struct memevents_bpf *skel, struct perf_event_attr *a, struct bpf_link ***links,
+			  int *nlinks)
 {
-	struct perf_event_attr a;
 	int ncpu = libbpf_num_possible_cpus();
 
-	if (precise_attr(opt.event, &a) < 0 || ncpu <= 0)
+	if (ncpu <= 0)
 		return -1;
 	*links = marple_calloc((size_t)ncpu, sizeof(**links));
 	for (int cpu = 0; cpu < ncpu; cpu++) {
-		int fd = (int)syscall(SYS_perf_event_open, &a, sc.pid ? sc.pid : -1, sc.pid ? -1 : cpu, -1,
+		int fd = (int)syscall(SYS_perf_event_open, a, sc.pid ? sc.pid : -1, sc.pid ? -1 : cpu, -1,
 				      PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == ENODEV)
 			continue;	/* CPU offline */
@@ -279,7 +279,8 @@ int main(int argc, char **argv)
 	 * each program loaded is the stack code verified again (a third of the
 	 * start's CPU) */
 	struct perf_event_attr pa;
-	if (opt.faults || precise_attr(opt.event, &pa) < 0)
+	int can_precise = !opt.faults && precise_attr(opt.event, &pa) == 0;
+	if (!can_precise)
 		bpf_program__set_autoload(skel->progs.mem_sample, false);
 	err = memevents_bpf__load(skel);
 	if (err) {
@@ -289,7 +290,7 @@ int main(int argc, char **argv)
 	if (selffilter_setup(skel->obj, sc.include_self) < 0)
 		goto cleanup;
 	if (!opt.faults) {
-		precise = attach_precise(skel, &links, &nlinks) == 0;
+		precise = can_precise && attach_precise(skel, &pa, &links, &nlinks) == 0;
 		if (!precise)
 			marple_warn("no precise memory sampling here (no hardware PMU with mem-%s): "
 				"counting page faults by stack", opt.event);
