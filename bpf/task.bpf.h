@@ -15,7 +15,7 @@
 #ifndef MARPLE_TASK_BPF_H
 #define MARPLE_TASK_BPF_H
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#include "kfuncs.bpf.h"
 
 const volatile __u32 task_cast_ok = 0;
 
@@ -23,7 +23,7 @@ const volatile __u32 task_cast_ok = 0;
  * only where task_cast_ok */
 static __always_inline __u64 task_cast_word(const void *p, __u64 off)
 {
-	return *(const __u64 *)(bpf_rdonly_cast(p, 0) + off);
+	return *(const __u64 *)(kfunc_rdonly_cast(p, 0) + off);
 }
 
 /* The current task's mm (0: a kernel thread, or a task exiting) */

@@ -33,6 +33,7 @@
 #include "procnews.bpf.h"
 #include "stacks.h"
 #include "stackscratch.bpf.h"
+#include "kfuncs.bpf.h"
 #include "task.bpf.h"
 
 #define VM_EXEC_BIT 0x4	/* VM_EXEC, include/linux/mm.h (a macro: not in vmlinux.h) */
@@ -43,12 +44,6 @@ const volatile __u32 stacks_unwind = UNWIND_MODE_FP;
  * which probes whether this kernel lets a perf-event program use the VMA
  * iterator (bpf/vmaiter.bpf.c). */
 const volatile __u32 unwind_file_lookup = UNWIND_LOOKUP_FIND_VMA;
-
-/* Linux 6.7's open-coded VMA iterator: weak, so that the object loads on a
- * kernel without it (the code that calls it is dead there: see above) */
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task, __u64 addr) __weak __ksym;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -386,8 +381,8 @@ static __noinline int unwind_vmas_read(void)
 	if (!l)
 		return -1;
 	l->n = 0;
-	err = bpf_iter_task_vma_new(&it, task, 0);
-	while (err == 0 && (vma = bpf_iter_task_vma_next(&it))) {
+	err = kfunc_iter_task_vma_new(&it, task, 0);
+	while (err == 0 && (vma = kfunc_iter_task_vma_next(&it))) {
 		if (!(vma->vm_flags & VM_EXEC_BIT))
 			continue;
 		__u32 n = l->n;
@@ -396,7 +391,7 @@ static __noinline int unwind_vmas_read(void)
 		unwind_vma_describe(&l->v[n], task, vma);
 		l->n = n + 1;
 	}
-	bpf_iter_task_vma_destroy(&it);
+	kfunc_iter_task_vma_destroy(&it);
 	return err == 0 ? 0 : -1;
 }
 

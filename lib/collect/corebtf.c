@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "hashtab.h"
+#include "kernelids.h"
 #include "rundir.h"
 #include "util.h"
 
@@ -161,6 +162,7 @@ const struct bpf_object_open_opts *corebtf_opts(const void *(*elf_bytes)(size_t 
 	size_t size = 0;
 	const void *elf = elf_bytes(&size);
 
+	kernelids_use();
 	memset(&opts, 0, sizeof(opts));
 	opts.sz = sizeof(opts);
 	opts.btf_custom_path = corebtf_path(elf, size);
@@ -170,4 +172,5 @@ const struct bpf_object_open_opts *corebtf_opts(const void *(*elf_bytes)(size_t 
 void corebtf_trailer(json_t *trailer)
 {
 	json_object_set_new(trailer, "core_btf", json_string(used));
+	kernelids_trailer(trailer);
 }

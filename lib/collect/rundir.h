@@ -2,7 +2,7 @@
  * boot: root's alone (a folder anyone else could write in would let them
  * choose what root's collectors read).  Its users: the shared unwind
  * tables' lock files (unwindtablesshared.h), the minimal copies of the
- * kernel's BTF (corebtf.h).
+ * kernel's BTF (corebtf.h), the kernel's BTF ids (kernelids.h).
  *
  *   char why[160];
  *   int dir = rundir_open(why, sizeof(why));   // -1: why says why
