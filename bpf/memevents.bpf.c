@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* memevents.bpf.c — memory events by process and stack: precise memory
  * samples from a PMU event (perf_event program) where the CPU has one, or page
- * faults (exceptions:page_fault_user/page_fault_kernel, tp_btf) everywhere. */
+ * faults (exceptions:page_fault_user/page_fault_kernel, raw_tp) everywhere. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -48,16 +48,17 @@ static __always_inline int count(void *ctx, int kernel)
 	return 0;
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+/* exceptions:page_fault_user and page_fault_kernel (one event class: the
+ * address, the faulting context's registers, the error code), one program
+ * attached to both by name: each program loaded is the stack code verified
+ * again.  Which one fired is the faulting context's privilege level, the low
+ * bits of its cs (3: user mode; x86-64). */
+SEC("raw_tp")
+int fault(struct bpf_raw_tracepoint_args *ctx)
 {
-	return count(ctx, 0);
-}
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[1];
 
-SEC("tp_btf/page_fault_kernel")
-int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
-{
-	return count(ctx, 1);
+	return count(ctx, (BPF_CORE_READ(regs, cs) & 3) != 3);
 }
 
 SEC("perf_event")

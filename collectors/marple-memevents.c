@@ -297,11 +297,10 @@ int main(int argc, char **argv)
 	}
 	if (!precise) {
 		static const char *const tps[] = { "page_fault_user", "page_fault_kernel" };
-		struct bpf_program *progs[] = { skel->progs.fault_user, skel->progs.fault_kernel };
 		for (int i = 0; i < 2; i++) {
 			if (!collector_tracepoint_exists("exceptions", tps[i]))
 				marple_fatal(EXIT_DATA, "tracepoint exceptions:%s missing on this kernel", tps[i]);
-			fault_links[i] = bpf_program__attach(progs[i]);
+			fault_links[i] = bpf_program__attach_raw_tracepoint(skel->progs.fault, tps[i]);
 			if (!fault_links[i]) {
 				marple_warn("cannot attach to exceptions:%s: %s", tps[i], collector_strerror(-errno));
 				goto cleanup;
