@@ -48,7 +48,8 @@ merged=$(trailer_num "$T/chain.out" samples_merged)
 if [ "$block" -ge $(( total / 3 )) ] && [ "$evalw" -le $(( total / 10 )) ] && [ "${merged:-0}" -ge $(( total * 9 / 10 )) ]; then
 	pass "ruby: >= 90% merged, Integer#times (C) then its block ($merged of $total; $block in the block; $evalw left with rb_vm_exec)"
 else
-	fail "ruby: >= 90% merged, Integer#times (C) then its block" "merged ${merged:-?}, block $block, rb_vm_exec in $evalw, of $total samples: $(grep -m1 crunch "$T/chain.out" | cut -c1-400)"
+	# (the trailer's counts say why a sample was not merged, for whoever reads a failure)
+	fail "ruby: >= 90% merged, Integer#times (C) then its block" "merged ${merged:-?}, block $block, rb_vm_exec in $evalw, of $total samples; $(for k in samples_native_before_known samples_mismatched activations_left_native processes_looked_at_again native_processes_walked_later stacks_walked no_frames cut_read_fault samples_process_unknown; do printf '%s %s, ' "$k" "$(trailer_num "$T/chain.out" "$k")"; done)$(grep -m1 crunch "$T/chain.out" | cut -c1-400)"
 fi
 check "ruby: the interpreter is named in the trailer, stderr quiet" sh -c "
 	grep -q '\"ruby 3[.]1[.][0-9]* table\":1' '$T/chain.out' && ! grep -q 'does not walk' '$T/chain.out.err'"
