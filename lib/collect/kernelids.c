@@ -71,11 +71,12 @@ static int read_kept(const char *first)
 	char *buf = marple_malloc((size_t)st.st_size + 1);
 	ssize_t got = read(fd, buf, (size_t)st.st_size);
 	close(fd);
+	if (got == st.st_size)
+		buf[got] = '\0';
 	if (got != st.st_size || strncmp(buf, first, strlen(first)) != 0 || buf[got - 1] != '\n') {
 		free(buf);
 		return -1;
 	}
-	buf[got] = '\0';
 	ids = buf;
 	ids_len = (size_t)got;
 	return 0;
