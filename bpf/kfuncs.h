@@ -3,7 +3,7 @@
  *
  * A program calls each through a helper number of ours (KFUNC_CALL_BASE +
  * its enum kfunc), not an extern: libbpf resolves an extern kfunc by
- * reading and indexing the kernel's whole BTF (5.5 MB, 7 ms of every
+ * reading and indexing the kernel's whole BTF (5.5 MB: 3-4 ms of every
  * collector's start).  kernelids.c turns each such call into the kfunc's
  * call before load, with its BTF id from a file kept once a boot.  On a
  * kernel without the kfunc the number stays: a helper that does not exist,
