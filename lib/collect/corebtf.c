@@ -21,17 +21,6 @@
 
 static const char *used = "kernel";
 
-/* buf[0..size) into a new file name in dir: 0, or -1. */
-static int write_new(int dir, const char *name, const void *buf, size_t size)
-{
-	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return -1;
-	int rc = marple_write_full(fd, buf, size);
-	return close(fd) == 0 ? rc : -1;
-}
-
 /* bpftool gen min_core_btf of the object at obj into out: its exit status
  * (127: no bpftool on PATH nor in /usr/sbin). */
 static int run_bpftool(const char *obj, const char *out)
@@ -72,7 +61,7 @@ int corebtf_make(const void *elf, size_t size)
 	name_of(name, sizeof(name), elf, size);
 	snprintf(obj, sizeof(obj), "%s.o.%d", name, (int)getpid());
 	snprintf(out, sizeof(out), "%s.new.%d", name, (int)getpid());
-	if (write_new(dir, obj, elf, size) == 0) {
+	if (rundir_write_new(dir, obj, elf, size) == 0) {
 		char objpath[128], outpath[128];
 		snprintf(objpath, sizeof(objpath), RUNDIR "/%s", obj);
 		snprintf(outpath, sizeof(outpath), RUNDIR "/%s", out);

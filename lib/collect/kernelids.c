@@ -38,15 +38,10 @@ static const char *used = "none";
 /* The first line of a file made in this boot */
 static void header(char *buf, size_t len)
 {
-	char boot[64] = "";
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	char boot[64];
 
-	if (f) {
-		if (!fgets(boot, sizeof(boot), f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	boot[strcspn(boot, "\n")] = '\0';
+	if (rundir_boot_id(boot, sizeof(boot)) != 0)
+		boot[0] = '\0';
 	snprintf(buf, len, "marple kernel BTF ids 1 boot %s\n", boot);
 }
 
@@ -129,14 +124,9 @@ static void keep(void)
 	if (dir < 0)
 		return;
 	snprintf(tmp, sizeof(tmp), KEPT_NAME ".new.%d", (int)getpid());
-	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		int ok = marple_write_full(fd, ids, ids_len) == 0;
-		if (close(fd) == 0 && ok && fchmodat(dir, tmp, 0600, 0) == 0 && renameat(dir, tmp, dir, KEPT_NAME) == 0)
-			tmp[0] = '\0';
-		if (tmp[0])
-			unlinkat(dir, tmp, 0);
-	}
+	if (rundir_write_new(dir, tmp, ids, ids_len) != 0 || fchmodat(dir, tmp, 0600, 0) != 0 ||
+	    renameat(dir, tmp, dir, KEPT_NAME) != 0)
+		unlinkat(dir, tmp, 0);
 	close(dir);
 }
 

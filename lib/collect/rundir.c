@@ -1,6 +1,8 @@
 /* rundir.c — /run/marple, root's alone (see rundir.h). */
 #include "rundir.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,4 +29,27 @@ int rundir_open(char *why, size_t len)
 	if (fd < 0)
 		snprintf(why, len, RUNDIR ": %s", strerror(errno));
 	return fd;
+}
+
+int rundir_write_new(int dir, const char *name, const void *buf, size_t size)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -1;
+	int rc = marple_write_full(fd, buf, size);
+	return close(fd) == 0 ? rc : -1;
+}
+
+int rundir_boot_id(char *id, size_t cap)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	int ok = f && fgets(id, (int)cap, f) != NULL;
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	id[strcspn(id, "\n")] = 0;
+	return id[0] ? 0 : -1;
 }

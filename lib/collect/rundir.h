@@ -20,5 +20,11 @@ int rundir_root_only(const char *path, char *why, size_t len);
 /* RUNDIR (made if missing), root's alone, opened: its fd, or -1 with
  * why[0..len) set. */
 int rundir_open(char *why, size_t len);
+/* buf[0..size) into a new file name (root's alone, 0600) in folder dir:
+ * 0, or -1 (a file of that name already there, too). */
+int rundir_write_new(int dir, const char *name, const void *buf, size_t size);
+/* This boot's identity (the kernel's random boot_id) in id[0..cap): what
+ * is kept for the boot says whose it is.  0, or -1. */
+int rundir_boot_id(char *id, size_t cap);
 
 #endif

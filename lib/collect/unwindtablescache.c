@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cachedir.h"
+#include "rundir.h"
 #include "util.h"
 
 #define ENTRY_MAGIC "marpleUW"
@@ -349,27 +350,12 @@ void unwindtablescache_abandon(struct unwindtablescache *c, struct unwindtablesc
 	unlock_entry(c, tk);
 }
 
-/* This boot's identity (the kernel's random boot_id): a fact kept with it
- * holds until the next boot, whatever kernel that boots.  0, or -1. */
-static int boot_id(char *id, size_t cap)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	int ok = f && fgets(id, (int)cap, f) != NULL;
-
-	if (f)
-		fclose(f);
-	if (!ok)
-		return -1;
-	id[strcspn(id, "\n")] = 0;
-	return id[0] ? 0 : -1;
-}
-
 int unwindtablescache_kernel_fact(struct unwindtablescache *c, const char *name, int *value)
 {
 	char file[64], id[64], line[160], want[80];
 	int fd;
 
-	if (!c || boot_id(id, sizeof(id)) < 0)
+	if (!c || rundir_boot_id(id, sizeof(id)) < 0)
 		return -1;
 	snprintf(file, sizeof(file), ".%s", name);
 	if ((fd = openat(c->dir_fd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
@@ -391,7 +377,7 @@ void unwindtablescache_kernel_fact_set(struct unwindtablescache *c, const char *
 {
 	char file[64], tmp[96], id[64], line[96];
 
-	if (!c || boot_id(id, sizeof(id)) < 0)
+	if (!c || rundir_boot_id(id, sizeof(id)) < 0)
 		return;
 	snprintf(file, sizeof(file), ".%s", name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", file, (int)getpid());
