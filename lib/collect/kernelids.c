@@ -35,14 +35,18 @@ static char *ids;
 static size_t ids_len;
 static const char *used = "none";
 
-/* The first line of a file made in this boot */
-static void header(char *buf, size_t len)
+/* The first line of a file made in this boot (the boot id read once) */
+static const char *header(void)
 {
+	static char line[128];
 	char boot[64];
 
-	if (rundir_boot_id(boot, sizeof(boot)) != 0)
-		boot[0] = '\0';
-	snprintf(buf, len, "marple kernel BTF ids 1 boot %s\n", boot);
+	if (!line[0]) {
+		if (rundir_boot_id(boot, sizeof(boot)) != 0)
+			boot[0] = '\0';
+		snprintf(line, sizeof(line), "marple kernel BTF ids 1 boot %s\n", boot);
+	}
+	return line;
 }
 
 /* The kept file, if root made it in this boot: 0, or -1. */
@@ -142,10 +146,7 @@ static int keeping(void)
 /* ids read from the kernel's BTF, and kept: 0, or -1 (ids as they were) */
 static int from_kernel(void)
 {
-	char first[128];
-
-	header(first, sizeof(first));
-	if (read_kernel(first) != 0)
+	if (read_kernel(header()) != 0)
 		return -1;
 	used = "read";
 	if (keeping())
@@ -157,11 +158,9 @@ static int from_kernel(void)
 static int ids_ready(void)
 {
 	static int tried;
-	char first[128];
 
 	if (!tried++) {
-		header(first, sizeof(first));
-		if (keeping() && read_kept(first) == 0)
+		if (keeping() && read_kept(header()) == 0)
 			used = "kept";
 		else
 			from_kernel();
