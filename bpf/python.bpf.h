@@ -94,9 +94,11 @@ struct {
 	__type(value, __u64);
 } py_counters SEC(".maps");
 
-static __always_inline void py_count(__u32 idx)
+/* Global, as unwind_count (which see) */
+__noinline int py_count(__u32 idx)
 {
 	stacks_percpu_inc(&py_counters, idx);
+	return 0;
 }
 
 /* Who a per-CPU memo's entry is of: a process or thread (id) in one image

@@ -92,9 +92,11 @@ struct {
 } drain_requests SEC(".maps");
 
 
-static __always_inline void stacks_count(__u32 idx)
+/* Global: verified once, not at each of its sites (unwind_count_add) */
+__noinline int stacks_count(__u32 idx)
 {
 	stacks_percpu_inc(&stack_counters, idx);
+	return 0;
 }
 
 static __always_inline struct stacks_ctl *stacks_ctl_get(void)

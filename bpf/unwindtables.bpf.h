@@ -153,9 +153,22 @@ struct {
 	__type(value, __u64);
 } unwind_counters SEC(".maps");
 
+/* counter idx += n on this CPU.  Global, as stacks_count and py_count: a
+ * counter's map lookup inlined at each of its ~90 sites cost the sampling
+ * program's load 3,700 instructions walked and as many patches of the
+ * whole program (~8 ms of a start). */
+__noinline int unwind_count_add(__u32 idx, __u32 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&unwind_counters, &idx);
+
+	if (v)
+		*v += n;
+	return 0;
+}
+
 static __always_inline void unwind_count(__u32 idx)
 {
-	stacks_percpu_inc(&unwind_counters, idx);
+	unwind_count_add(idx, 1);
 }
 
 /* Ask user space to (re)read tgid's mappings, at most every 20 ms. */
@@ -233,6 +246,8 @@ struct unwind_walk {
 	__u64 uretprobe_trampoline;	/* where pending uretprobes' return addresses point */
 	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
 					 * met (a kernel address), 0: none */
+	/* the frame loop's counts, added to unwind_counters once a stack */
+	__u32 frames_table, frames_fp, frames_same_mapping, frames_mapping_before;
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -757,7 +772,7 @@ static __always_inline void unwind_uprobe_setup(struct unwind_walk *w, struct mm
 struct unwind_window {
 	__u64 start;			/* the user address of b[0] */
 	__u32 len;			/* bytes copied */
-	__u32 pad;
+	__u32 reads;			/* copies made in this sample (UNWIND_WINDOW_READS) */
 	__u8 b[UNWIND_WINDOW + 8];	/* a word at any offset below len is in bounds */
 };
 
@@ -775,7 +790,7 @@ static __always_inline int unwind_window_fill(struct unwind_window *w, __u64 add
 {
 	__u32 len = 4096 - (addr & 4095);
 
-	unwind_count(UNWIND_WINDOW_READS);
+	w->reads++;
 	w->len = 0;
 	if (bpf_probe_read_user(w->b, UNWIND_WINDOW, (void *)addr) == 0) {
 		len = UNWIND_WINDOW;
@@ -815,8 +830,28 @@ static __always_inline void unwind_window_reset(void)
 	__u32 zero = 0;
 	struct unwind_window *w = bpf_map_lookup_elem(&unwind_windows, &zero);
 
-	if (w)
+	if (w) {
 		w->len = 0;
+		w->reads = 0;
+	}
+}
+
+/* The frame loop's counts of a stack into unwind_counters */
+static __always_inline void unwind_count_frames(const struct unwind_walk *s)
+{
+	__u32 zero = 0;
+	struct unwind_window *w = bpf_map_lookup_elem(&unwind_windows, &zero);
+
+	if (s->frames_table)
+		unwind_count_add(UNWIND_FRAMES_TABLE, s->frames_table);
+	if (s->frames_fp)
+		unwind_count_add(UNWIND_FRAMES_FP, s->frames_fp);
+	if (s->frames_same_mapping)
+		unwind_count_add(UNWIND_FRAMES_SAME_MAPPING, s->frames_same_mapping);
+	if (s->frames_mapping_before)
+		unwind_count_add(UNWIND_FRAMES_MAPPING_BEFORE, s->frames_mapping_before);
+	if (w && w->reads)
+		unwind_count_add(UNWIND_WINDOW_READS, w->reads);
 }
 
 #define UNWIND_FP_MAX_FRAME (8u << 20)
@@ -836,7 +871,7 @@ static __always_inline int unwind_py_trampoline_step(struct unwind_walk *s)
 		return 0;
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(s->sp + 8)) != 0 || ra == 0)
 		return 0;
-	unwind_count(UNWIND_FRAMES_FP);
+	s->frames_fp++;
 	s->sp += 16;
 	s->ip = unwind_uretprobe_ra(s, ra);
 	return 1;
@@ -861,7 +896,7 @@ static __always_inline void unwind_fp_step(struct unwind_walk *s)
 		s->done = UNWIND_DONE_NO_TABLE;
 		return;
 	}
-	unwind_count(UNWIND_FRAMES_FP);
+	s->frames_fp++;
 	s->sp = s->bp + 16;
 	s->bp = frame[0];
 	s->ip = unwind_uretprobe_ra(s, frame[1]);
@@ -888,7 +923,7 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 			s->done = UNWIND_DONE_FAULT;
 			return 0;
 		}
-		unwind_count(UNWIND_FRAMES_TABLE);
+		s->frames_table++;
 		s->bp = g[0];
 		s->sp = g[5];
 		s->ip = g[6];
@@ -910,7 +945,7 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 		return 0;
 	}
 	s->bp = bp;
-	unwind_count(UNWIND_FRAMES_TABLE);
+	s->frames_table++;
 	s->sp = cfa;
 	s->ip = unwind_uretprobe_ra(s, ra);
 	s->exact = 0;
@@ -936,13 +971,13 @@ static long unwind_frame(__u64 i, void *ctx)
 	/* a return address is after its call: look up the call itself */
 	__u64 pc = s->exact ? s->ip : s->ip - 1;
 	if (s->have_m && pc >= s->m.start && pc < s->m.end) {
-		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
+		s->frames_same_mapping++;
 	} else if (s->have_prev && pc >= s->prev.start && pc < s->prev.end) {
 		struct unwind_mapping m = s->m;
 		s->m = s->prev;
 		s->prev = m;
-		unwind_count(UNWIND_FRAMES_SAME_MAPPING);
-		unwind_count(UNWIND_FRAMES_MAPPING_BEFORE);
+		s->frames_same_mapping++;
+		s->frames_mapping_before++;
 	} else {
 	if (s->have_m) {
 		s->prev = s->m;
@@ -1038,6 +1073,7 @@ __noinline int unwind_user_stack(void)
 		w->nmaps = p->n;
 	}
 	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, NULL, 0);
+	unwind_count_frames(w);
 	__u32 n = w->n;
 	switch (w->done) {
 	case UNWIND_GO_ON:
