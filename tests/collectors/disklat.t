@@ -58,6 +58,11 @@ after_ready "$T/rd" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev
 MARPLE_READY_FILE="$T/rd" marple-disklat -d "$dev" 3 > "$T/d.out" 2> "$T/d.err"; rc=$?
 wait "$ddp"
 n=$(grep -c ",pid=$ddp,dev=$disk,bytes=4096,rw=R$" "$T/d.out")
+if [ "$n" -lt 180 ]; then	# lost, or another's: say which
+	echo "disklat -d: 4 KiB reads by process, and the trailer:" >&2
+	grep ',bytes=4096,rw=R$' "$T/d.out" | cut -d, -f4-6 | sort | uniq -c >&2
+	tail -n 1 "$T/d.out" | cut -c1-400 >&2
+fi
 check "disklat -d $dev: exit 0, the reads of its disk $disk ($n of 200), header says it" \
 	sh -c "[ $rc -eq 0 ] && [ $n -ge 180 ] && grep -q '\"disk\":\"$disk\"' '$T/d.out'"
 after_ready "$T/rd2" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
@@ -69,21 +74,26 @@ expect_exit "disklat -d: unknown disk" 1 "no disk nosuch" marple-disklat -d nosu
 # 4 MiB O_DIRECT writes are split in ~1 MiB requests, which the driver often
 # has no room for: put back and issued again from kblockd's kworker.  Each
 # stays dd's (the kworker had 1,613 of 1,900 here): dd's points add up to
-# every byte it wrote.
+# every byte it wrote.  conv=fsync: a file system may write part of a
+# direct write through the page cache (ext4 falls back to it when a direct
+# write comes back short), which the flusher would write out after the
+# capture; dd's fsync writes it in dd's name, within it, with a few blocks
+# of the file's metadata (8 KiB here): up to 64 KiB more is dd's too.
 rm -f "$T/ready"
 MARPLE_READY_FILE="$T/ready" marple-disklat > "$T/big.out" 2> "$T/big.err" & pid=$!
 if wait_ready "$T/ready" 20 "$pid"; then
-	dd if=/dev/zero of="$T/big" bs=4M count=25 oflag=direct 2> /dev/null & ddp=$!
+	dd if=/dev/zero of="$T/big" bs=4M count=25 oflag=direct conv=fsync 2> /dev/null & ddp=$!
 	wait "$ddp"
 fi
 sleep 0.3; kill -INT "$pid"; wait "$pid"
 got=$(awk -F, -v p="$ddp" '$5 == "pid=" p && $8 == "rw=W" { sub("bytes=", "", $7); s += $7 } END { print s + 0 }' "$T/big.out")
-if [ "$got" -ne 104857600 ]; then	# whose were the others: say it
+ok=0; [ "$got" -ge 104857600 ] && [ "$got" -le $((104857600 + 65536)) ] && ok=1
+if [ "$ok" = 0 ]; then	# whose were the others: say it
 	echo "disklat: write bytes by process, and the trailer:" >&2
 	awk -F, '$8 == "rw=W" { sub("bytes=", "", $7); s[$3 " " $5] += $7 } END { for (k in s) print k, s[k] }' "$T/big.out" >&2
 	tail -n 1 "$T/big.out" | cut -c1-400 >&2
 fi
-check "disklat: requests issued again keep their submitter (dd's points: $got of 104857600 bytes)" test "$got" -eq 104857600
+check "disklat: requests issued again keep their submitter (dd's points: $got bytes, its data 104857600)" test "$ok" = 1
 rm -f "$T/big"
 
 # -d PARTITION, and its MAJOR:MINOR (259:N, while the requests carry the
