@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lockfile.h"
 #include "util.h"
 
 #define TMP_MAX_AGE_S 3600	/* a temporary file this old was left by a writer that died */
@@ -134,19 +134,14 @@ int cachedir_root(char *dir, size_t cap, const char *what)
 	return 0;
 }
 
-/* A lock file left by an older marple (which kept them): removed when no one
- * holds it, as unlock_entry would. */
+/* A lock file no one holds (its holder was killed, or an older marple
+ * kept them): removed, as its holder would have (lockfile.h). */
 static void remove_idle_lock(struct cachedir *c, const char *lock)
 {
-	struct stat st, now;
-	int fd = openat(c->fd, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = lockfile_take(c->fd, lock, 0, NULL);
 
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-	    fstatat(c->fd, lock, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino)
-		unlinkat(c->fd, lock, 0);
-	close(fd);
+	if (fd >= 0)
+		lockfile_remove(c->fd, lock, fd);
 }
 
 struct cached_file {

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cachedir.h"
+#include "lockfile.h"
 #include "rundir.h"
 #include "util.h"
 
@@ -189,37 +189,13 @@ out:
 /* The lock of entry name, taken; -1 when it cannot be (then the caller
  * builds without: the entry is written by rename either way).  *waited: it
  * was held by another collector.  Its holder removes the lock file when
- * done (unlock_entry), so a lock taken on a file no longer at its name is
- * let go and the new one taken: two never hold "the" lock. */
+ * done (unlock_entry, lockfile.h). */
 static int lock_entry(struct unwindtablescache *c, const char *name, int *waited)
 {
 	char lock[sizeof(((struct unwindtablescache_ticket *)0)->name) + 8];
-	struct stat st, now;
-	uint64_t deadline = marple_now_monotonic_ns() + UNWINDTABLESCACHE_WAIT_MS * 1000000ull;
 
-	*waited = 0;
 	snprintf(lock, sizeof(lock), "%s.lock", name);
-	for (;;) {
-		int fd = openat(c->dir_fd, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return -1;
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-			close(fd);
-			return -1;
-		}
-		while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			if ((errno != EWOULDBLOCK && errno != EINTR) || marple_now_monotonic_ns() > deadline) {
-				close(fd);
-				return -1;
-			}
-			*waited = 1;
-			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
-		}
-		if (fstatat(c->dir_fd, lock, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
-		    now.st_dev == st.st_dev)
-			return fd;
-		close(fd);	/* removed by its holder meanwhile */
-	}
+	return lockfile_take(c->dir_fd, lock, UNWINDTABLESCACHE_WAIT_MS, waited);
 }
 
 static void unlock_entry(struct unwindtablescache *c, struct unwindtablescache_ticket *tk)
@@ -229,8 +205,7 @@ static void unlock_entry(struct unwindtablescache *c, struct unwindtablescache_t
 	if (tk->lock_fd < 0)
 		return;
 	snprintf(lock, sizeof(lock), "%s.lock", tk->name);
-	unlinkat(c->dir_fd, lock, 0);	/* ours while we hold it: no lock files pile up */
-	close(tk->lock_fd);		/* the flock goes with it */
+	lockfile_remove(c->dir_fd, lock, tk->lock_fd);	/* no lock files pile up */
 	tk->lock_fd = -1;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "lockfile.h"
 #include "rundir.h"
 #include "unwindtablescache.h"
 #include "util.h"
@@ -28,7 +29,7 @@
 #define PIN_ROOT BPFFS "/marple"
 /* what the shared maps hold beside the compact tables (whose encoding
  * UNWINDTABLESCACHE_FORMAT follows: raised with it, a new layout too) */
-#define SHARED_FORMAT 2
+#define SHARED_FORMAT 3	/* 3: lock files removed by the last one out (lockfile.h) */
 
 /* What the collectors sharing the tables agree on, in the state map. */
 struct shared_state {
@@ -43,6 +44,7 @@ static const char *const shared_maps[] = { "unwind_rows", "unwind_rules", "unwin
 struct unwindtablesshared {
 	char dir[64];			/* PIN_ROOT/<layout> */
 	char layout[17];
+	int run_fd;			/* RUNDIR, where the lock files are */
 	int lock_fd, holders_fd, state_fd;
 };
 
@@ -97,13 +99,32 @@ static int layout_of(struct bpf_object *obj, char out[17])
 	return 0;
 }
 
-/* A lock file in RUNDIR (never through a link): its fd, or -1. */
-static int lock_file(int dir_fd, const char *layout, const char *what)
+static void lock_name(char *name, size_t size, const char *layout, const char *what)
+{
+	snprintf(name, size, "tables-%s.%s", layout, what);
+}
+
+/* layout's owner, its lock file in RUNDIR taken (lockfile.h: the last one
+ * out removes it); wait_ms as lockfile_take's: its fd, or -1. */
+static int take_owner(int run_fd, const char *layout, uint64_t wait_ms)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "tables-%s.%s", layout, what);
-	int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	lock_name(name, sizeof(name), layout, "lock");
+	int fd = lockfile_take(run_fd, name, wait_ms, NULL);
+	if (fd < 0 && wait_ms)
+		snprintf(why, sizeof(why), RUNDIR "/%s: %s", name, strerror(errno));
+	return fd;
+}
+
+/* layout's holders file (each holder holds it shared), opened while its
+ * owner is taken (the last one out removes it then): its fd, or -1. */
+static int open_holders(int run_fd, const char *layout)
+{
+	char name[64];
+
+	lock_name(name, sizeof(name), layout, "holders");
+	int fd = openat(run_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		snprintf(why, sizeof(why), RUNDIR "/%s: %s", name, strerror(errno));
 	return fd;
@@ -138,6 +159,20 @@ static void unpin_all(const char *dir)
 	if (d)
 		closedir(d);
 	rmdir(dir);
+}
+
+/* Held by no one (holders_fd taken exclusively, the owner taken): the
+ * pins in dir, the holders file and the owner's lock removed, the lock
+ * let go. */
+static void remove_all(int run_fd, const char *layout, const char *dir, int owner_fd)
+{
+	char name[64];
+
+	unpin_all(dir);
+	lock_name(name, sizeof(name), layout, "holders");
+	unlinkat(run_fd, name, 0);
+	lock_name(name, sizeof(name), layout, "lock");
+	lockfile_remove(run_fd, name, owner_fd);
 }
 
 static void pin_path(const struct unwindtablesshared *s, const char *name, char *path, size_t size)
@@ -221,6 +256,8 @@ static int reuse_maps(struct bpf_object *obj, int fds[NSHARED])
 
 static void shared_free(struct unwindtablesshared *s)
 {
+	if (s->run_fd >= 0)
+		close(s->run_fd);
 	if (s->state_fd >= 0)
 		close(s->state_fd);
 	if (s->holders_fd >= 0)
@@ -240,72 +277,98 @@ static int join(struct unwindtablesshared *s, struct bpf_object *obj)
 	if (pin_dir(s) == 0 && (first ? make_maps(s, obj, fds) : get_maps(s, obj, fds)) == 0 &&
 	    lock(s->holders_fd, LOCK_SH | LOCK_NB) == 0 && reuse_maps(obj, fds) == 0)
 		rc = 0;
-	else if (first)
-		unpin_all(s->dir);	/* nobody else holds them */
+	else if (first) {
+		remove_all(s->run_fd, s->layout, s->dir, s->lock_fd);	/* nobody else holds them */
+		s->lock_fd = -1;
+	}
 	for (size_t i = 0; i < NSHARED; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);	/* obj holds its copies */
 	return rc;
 }
 
-/* The pins of other layouts that no collector holds, removed: a collector
- * killed before its end left them (-p's layouts are its process's: the
- * same one may never come again), holding kernel memory until then.  Their
- * lock files stay (one unlinked while another collector opens it would
- * give two owners). */
+/* Layout name's pins and lock files, removed if no collector holds them. */
+static void sweep_layout(int run_fd, const char *name)
+{
+	char path[128];
+	int l = take_owner(run_fd, name, 0), h = l >= 0 ? open_holders(run_fd, name) : -1;
+
+	if (h >= 0 && lock(h, LOCK_EX | LOCK_NB) == 0) {
+		snprintf(path, sizeof(path), PIN_ROOT "/%s", name);
+		remove_all(run_fd, name, path, l);
+		l = -1;
+	}
+	if (h >= 0)
+		close(h);
+	if (l >= 0)
+		close(l);
+}
+
+/* The layout a name of folder d gives (its pin folder's "<layout>", or its
+ * lock file's "tables-<layout>.lock") into layout, or 0. */
+static int layout_named(const char *name, int lock_files, char layout[17])
+{
+	if (lock_files) {
+		if (strlen(name) != 7 + 16 + 5 || strncmp(name, "tables-", 7) != 0 || strcmp(name + 7 + 16, ".lock") != 0)
+			return 0;
+		name += 7;
+	} else if (strlen(name) != 16) {
+		return 0;
+	}
+	if (strspn(name, "0123456789abcdef") < 16)
+		return 0;
+	memcpy(layout, name, 16);
+	layout[16] = 0;
+	return 1;
+}
+
+/* The pins and lock files of other layouts that no collector holds,
+ * removed: a collector killed before its end left them (-p's layouts are
+ * its process's: the same one may never come again), its pins holding
+ * kernel memory until then; an older marple left every lock file. */
 static void sweep(int run_fd, const char *own)
 {
-	DIR *d = opendir(PIN_ROOT);
-	struct dirent *e;
-	char path[128];
+	char layout[17];
 
-	while (d && (e = readdir(d))) {
-		if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16 || strcmp(e->d_name, own) == 0)
-			continue;
-		int l = lock_file(run_fd, e->d_name, "lock"), h = l >= 0 ? lock_file(run_fd, e->d_name, "holders") : -1;
-		if (h >= 0 && lock(l, LOCK_EX | LOCK_NB) == 0 && lock(h, LOCK_EX | LOCK_NB) == 0) {
-			snprintf(path, sizeof(path), PIN_ROOT "/%s", e->d_name);
-			unpin_all(path);
-		}
-		if (h >= 0)
-			close(h);
-		if (l >= 0)
-			close(l);
+	for (int lock_files = 0; lock_files <= 1; lock_files++) {
+		int fd = lock_files ? openat(run_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				    : open(PIN_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		struct dirent *e;
+		if (!d && fd >= 0)
+			close(fd);
+		while (d && (e = readdir(d)))
+			if (layout_named(e->d_name, lock_files, layout) && strcmp(layout, own) != 0)
+				sweep_layout(run_fd, layout);
+		if (d)
+			closedir(d);
 	}
-	if (d)
-		closedir(d);
 }
 
 struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 {
 	const char *env = getenv("MARPLE_SHARED_TABLES");
 	struct unwindtablesshared *s;
-	int dir_fd;
-
 	why[0] = 0;
 	if (env && strcmp(env, "off") == 0)
 		return snprintf(why, sizeof(why), "MARPLE_SHARED_TABLES=off"), NULL;
 	if (geteuid() != 0)
 		return snprintf(why, sizeof(why), "not root"), NULL;
 	s = marple_calloc(1, sizeof(*s));
-	s->lock_fd = s->holders_fd = s->state_fd = -1;
+	s->run_fd = s->lock_fd = s->holders_fd = s->state_fd = -1;
 	if (layout_of(obj, s->layout) != 0) {
 		snprintf(why, sizeof(why), "no unwind maps");
 		shared_free(s);
 		return NULL;
 	}
-	if ((dir_fd = rundir_open(why, sizeof(why))) >= 0) {
-		s->lock_fd = lock_file(dir_fd, s->layout, "lock");
-		s->holders_fd = s->lock_fd >= 0 ? lock_file(dir_fd, s->layout, "holders") : -1;
-	}
-	if (s->holders_fd < 0 || lock(s->lock_fd, LOCK_EX) != 0 || join(s, obj) != 0) {
-		if (dir_fd >= 0)
-			close(dir_fd);
+	if ((s->run_fd = rundir_open(why, sizeof(why))) >= 0 &&
+	    (s->lock_fd = take_owner(s->run_fd, s->layout, LOCKFILE_FOREVER)) >= 0)
+		s->holders_fd = open_holders(s->run_fd, s->layout);
+	if (s->holders_fd < 0 || join(s, obj) != 0) {
 		shared_free(s);
 		return NULL;
 	}
-	sweep(dir_fd, s->layout);
-	close(dir_fd);
+	sweep(s->run_fd, s->layout);
 	flock(s->lock_fd, LOCK_UN);
 	return s;
 }
@@ -353,8 +416,10 @@ void unwindtablesshared_close(struct unwindtablesshared *s)
 		return;
 	lock(s->lock_fd, LOCK_EX);
 	/* nobody else holds them: the last one out unpins (the maps go with
-	 * the last descriptor) */
-	if (lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0)
-		unpin_all(s->dir);
+	 * the last descriptor) and removes the lock files */
+	if (lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0) {
+		remove_all(s->run_fd, s->layout, s->dir, s->lock_fd);
+		s->lock_fd = -1;
+	}
 	shared_free(s);
 }

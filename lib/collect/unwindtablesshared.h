@@ -13,12 +13,14 @@
  * collector holds a shared flock of tables-<layout>.holders while it lives;
  * the first one in (nobody holds it) makes the maps afresh (dropping what
  * a collector killed before its end left pinned), the last one out unpins
- * them: the tables live as long as some collector holds them.  A table
+ * them and removes both lock files (lockfile.h: a collector that waited
+ * for the lock of a removed file takes the new one): the tables live as
+ * long as some collector holds them.  A table
  * that does not fit evicts, under the lock, those of files no process maps
  * any more: the free extents and the evictions' generation live in the
  * state map beside the next free word (unwindtablesroom.h).
- * A collector also removes the pins of other layouts nobody holds (left by
- * a collector killed before its end).
+ * A collector also removes the pins and lock files of other layouts nobody
+ * holds (left by a collector killed before its end).
  *
  *   struct unwindtablesshared *s = unwindtablesshared_open(obj);  // sized, before load
  *   ... load; unwindtables_use_shared(t, s) ...

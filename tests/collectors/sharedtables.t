@@ -3,14 +3,15 @@
 # first holds the tables takes the files the first built from the pinned
 # maps (builds none but the vdso), both walk the whole chain of a program
 # without frame pointers, both count the same shared map memory, and the
-# last one out unpins; a pin of another layout is never used (private
-# tables, said in the trailer) and is dropped by the next first one in, as
-# are the pins of other layouts nobody holds;
+# last one out unpins and removes the lock files in /run/marple; a pin of
+# another layout is never used (private tables, said in the trailer) and is
+# dropped by the next first one in, as are the pins and lock files of other
+# layouts nobody holds;
 # MARPLE_SHARED_TABLES=off keeps the tables private; a file changed since
 # its table was shared (its inode kept, or its number given to a new file)
 # gets a table of its own, never the shared one (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 15
+plan 17
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -52,6 +53,9 @@ sa=$(memory_num "$T/a.out" bpf_map_shared_bytes) sb=$(memory_num "$T/b.out" bpf_
 check "sharedtables: both count the same shared map memory (${sa:-?}, ${sb:-?} bytes)" \
 	sh -c "[ '${sa:-0}' -gt 0 ] && [ '$sa' = '$sb' ]"
 check "sharedtables: the last one out unpinned them" test ! -e "$dir"
+layout=${dir##*/}
+check "sharedtables: ... and removed its lock files (/run/marple/tables-${layout:-?}.*)" \
+	sh -c "[ -n '$layout' ] && [ ! -e '/run/marple/tables-$layout.lock' ] && [ ! -e '/run/marple/tables-$layout.holders' ]"
 
 # 2. a pin of another layout, held (flock) as if a collector were running
 # plant PINDIR: a map of another layout pinned as PINDIR/unwind_rows, only
@@ -60,7 +64,6 @@ plant() {
 	mkdir -p "$1" && [ "$(stat -f -c %T "$1")" = bpf_fs ] &&
 		bpftool map create "$1/unwind_rows" type array key 4 value 8 entries 1 name unwind_rows
 }
-layout=${dir##*/}
 if [ -n "$layout" ] && [ -d /run/marple ]; then	# else the cases below fail, saying what they saw
 	# held first: another collector starting meanwhile removes the pins
 	# of a layout nobody holds
@@ -75,10 +78,15 @@ complete "sharedtables: ... and walks the whole chain" "$T/stale.out"
 exec 9>&-	# no collector holds them now
 other=/sys/fs/bpf/marple/00000000000000ab	# what a collector of another layout killed left
 plant "$other"
+# and what an older marple left: lock files of a layout with no pins
+: > /run/marple/tables-00000000000000cd.lock; : > /run/marple/tables-00000000000000cd.holders
 "$CS" -F 299 -p "$wl" 1.5 > "$T/fresh.out" 2> "$T/fresh.err"
 check "sharedtables: the next first one in drops it and shares ($(said "$T/fresh.out"))" \
 	sh -c "[ '$(unwind_str "$T/fresh.out" tables)' = shared ] && [ ! -e '$dir' ]"
 check "sharedtables: ... and removes the pins of another layout nobody holds" test ! -e "$other"
+check "sharedtables: ... and its lock files, and those of a layout with no pins" \
+	sh -c "[ ! -e /run/marple/tables-00000000000000ab.lock ] && [ ! -e /run/marple/tables-00000000000000ab.holders ] &&
+		[ ! -e /run/marple/tables-00000000000000cd.lock ] && [ ! -e /run/marple/tables-00000000000000cd.holders ]"
 
 # 3. MARPLE_SHARED_TABLES=off
 MARPLE_SHARED_TABLES=off "$CS" -F 299 -p "$wl" 1.5 > "$T/off.out" 2> "$T/off.err"
