@@ -317,6 +317,13 @@ int BPF_PROG(futex_woken, struct task_struct *p)
 		return 0;
 	if (w->k.pid == id >> 32 && !w->any_addr && w->k.lock != a->uaddr && w->k.lock != a->uaddr2)
 		return 0;
+	/* a wake-up in an interrupt that came while this thread was in one of
+	 * our walks (its futex call's kernel lock wait, say): a timer's, not
+	 * its futex wake's, and the CPU's walk state is that walk's */
+	if (stacks_walk_under_way()) {
+		stacks_count(STACKS_NESTED);
+		return 0;
+	}
 	stacks_fill_key(&w->k.holder, ctx, want_user, want_kernel);
 	w->k.holder_how = HOLDER_SEEN;
 	return 0;

@@ -23,7 +23,9 @@
  * and the helpers
  *   stacks_count(i)                     counter i += 1 on this CPU
  *   stacks_get(ctx, user)               id of the current stack, errors counted
- *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current
+ *   stacks_fill_key(k, ctx, u, kk)      fill a struct stack_key for current (-1: in an
+ *                                       interrupt inside another walk, stacks not read)
+ *   stacks_walk_under_way()             a walk is under way on this CPU (this: an interrupt's)
  *   stacks_fill_kernel(k, ctx)          its kernel stack, read apart afterwards
  *   stacks_note_pid(tgid)               announce current's image once (tgid: current's)
  *   stacks_exec_id()                    current's image: task->self_exec_id (low 32 bits)
@@ -538,18 +540,45 @@ static __always_inline void stacks_read_comm(struct task_struct *t, char *comm)
 	c[3] = (__u32)(hi >> 32) & 0x00ffffff;	/* the last byte: NUL */
 }
 
-/* Fill *k for the current task: pid (tgid), exec id, comm and the stacks asked for. */
-static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int want_user, int want_kernel)
+/* Fill *k for the current task: pid (tgid), exec id, comm and the stacks
+ * asked for; 0, or -1 for an event in an interrupt that came while this
+ * CPU's task was in one of our stack walks (a lock waiter's holder seen
+ * from a timer's wake-up inside one, a kernel allocation in an interrupt):
+ * the walk's state on this CPU (the scratch stack, the walk, the clock) is
+ * the other's, so the stacks are not read (STACK_ID_NESTED, counted). */
+/* A stacks_fill_key (or stacks_fill_kernel) is under way on this CPU: this
+ * event is an interrupt's inside it.  (Between one and what its program
+ * does after, sending a cut stack, an interrupt's walk could still take
+ * the CPU's state: a far shorter window than the walk.) */
+static __always_inline bool stacks_walk_under_way(void)
+{
+	struct stacks_sample *walk = stacks_sample_get();
+
+	return !walk || walk->walking;
+}
+
+static __always_inline int stacks_fill_key(struct stack_key *k, void *ctx, int want_user, int want_kernel)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct stacks_sample *walk = stacks_sample_get();
 
-	stacks_clock_start();
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pid = id >> 32;
 	k->exec_id = (__u32)t->self_exec_id;
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
+	if (!walk || walk->walking) {
+		if (want_user)
+			k->user_stack_id = STACK_ID_NESTED;
+		if (want_kernel)
+			k->kern_stack_id = STACK_ID_NESTED;
+		stacks_count(STACKS_NESTED);
+		stacks_read_comm(t, k->comm);
+		return -1;
+	}
+	walk->walking = 1;
+	stacks_clock_start();
 	/* t->mm loaded, not probe-read by a helper call each sample; through
 	 * the cast where the kernel takes it (task.bpf.h) */
 	if (want_user && k->pid != 0 && !(t->flags & PF_KTHREAD) && current_task_mm()) {
@@ -572,6 +601,8 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
 	stacks_read_comm(t, k->comm);
 	stacks_clock_lap(STACKS_STAGE_NEWS);
 	stacks_clock_stop();
+	walk->walking = 0;
+	return 0;
 }
 
 /* The kernel stack of *k, read after stacks_fill_key(k, ctx, u, false),
@@ -581,11 +612,21 @@ static __always_inline void stacks_fill_key(struct stack_key *k, void *ctx, int 
  * callstack's sample: 34,299 instructions, not 23,115). */
 static __always_inline void stacks_fill_kernel(struct stack_key *k, void *ctx)
 {
+	struct stacks_sample *walk = stacks_sample_get();
+
+	if (!walk || walk->walking) {
+		k->kern_stack_id = STACK_ID_NESTED;
+		if (k->user_stack_id != STACK_ID_NESTED)
+			stacks_count(STACKS_NESTED);
+		return;
+	}
+	walk->walking = 1;
 	stacks_clock_resume();
 	k->kern_stack_id = stacks_read(ctx, 0);
 	if (k->kern_stack_id == STACK_ID_LOST && k->user_stack_id != STACK_ID_LOST)
 		stacks_count(STACKS_LOST_SAMPLES);
 	stacks_clock_stop();
+	walk->walking = 0;
 }
 
 #ifdef STACKS_EXEC_NOTES

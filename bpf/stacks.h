@@ -59,6 +59,8 @@ static inline __attribute__((always_inline)) __u32 stacks_probe_at(__u64 h, __u3
 #define STACK_ID_NONE (-32767)
 /* The id of a stack the stack map had no room for (-ENOMEM). */
 #define STACK_ID_LOST (-12)
+/* The id of a stack not read: another walk was under way on its CPU (-EBUSY) */
+#define STACK_ID_NESTED (-16)
 
 /* Set in a key's exec_id by marple-offcpu --both for its on-CPU samples
  * (exec ids are small counts): stackframes_key masks it off. */
@@ -110,6 +112,9 @@ enum stack_counter {
 	STACKS_RINGBUF_FULL,		/* not counted: a ring buffer record could not be reserved */
 	STACKS_LOST_SAMPLES,		/* samples whose stack (user, kernel or both) the full stack
 					 * map had no room for: counted under "[lost: stack map full]" */
+	STACKS_NESTED,			/* events in an interrupt on a CPU whose task was in
+					 * one of our stack walks: their stacks not read
+					 * (STACK_ID_NESTED), the CPU's walk state the other's */
 	STACKS_NCOUNTERS
 };
 
@@ -440,6 +445,8 @@ struct stacks_sample {
 	struct stacks_stage_clock clock;
 	__u32 py_check;			/* to be checked for Python frames */
 	__u32 seen;			/* the image was announced before (pids_seen) */
+	__u32 walking;			/* a stacks_fill_key is under way on this CPU */
+	__u32 pad;
 	struct stacks_seen_memo memo[STACKS_SEEN_MEMOS];
 };
 /* A CPU's samples of the same image look it up in pids_seen once in this
@@ -450,6 +457,6 @@ struct stacks_sample {
 
 #define STACKS_COUNTER_NAMES \
 	{ "samples", "map_full", "stack_collisions", "stack_map_full", "user_stack_errors", \
-	  "kernel_stack_errors", "ringbuf_full", "samples_stack_map_full" }
+	  "kernel_stack_errors", "ringbuf_full", "samples_stack_map_full", "samples_nested" }
 
 #endif
