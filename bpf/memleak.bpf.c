@@ -322,10 +322,11 @@ int BPF_KPROBE(free_enter, void *ptr) { return release((__u64)ptr); }
 SEC("uprobe")
 int BPF_KPROBE(munmap_enter, void *addr, size_t len) { return release((__u64)addr); }
 
-/* Kernel allocations (-K): every process, kernel stacks. */
+/* Kernel allocations (-K): every process but marple's own (its programs'
+ * and maps' memory, its reads of /proc), kernel stacks. */
 static __always_inline int kalloc(void *ctx, const void *ptr, __u64 size)
 {
-	if (!ptr || !ours() || !sample())
+	if (!ptr || !ours() || self_current_is_marple() || !sample())
 		return 0;
 	track(ctx, (__u64)ptr, size, 0);
 	return 0;

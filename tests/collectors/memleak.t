@@ -1,6 +1,6 @@
 # marple-memleak against bundled workloads whose leaks are known (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 48
+plan 49
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 ML="$MARPLE_BIN/marple-memleak"
@@ -78,11 +78,19 @@ check "memleak every process: exit 0" test "$rc" -eq 0
 check "memleak every process: exited leaky left out" test "$(weight "$T/all.out" '^leaky;')" -eq 0
 check "memleak every process: its bytes counted in the trailer" grep -Eq '"bytes_of_exited_processes":([1-9][0-9]{6,})' "$T/all.out"
 
-# 7. -K: kernel allocations with kernel stacks
-"$ML" -K 1 > "$T/k.out" 2> "$T/k.err"; rc=$?
+# 7. -K: kernel allocations with kernel stacks; this shell's 300 new files'
+#    inodes and dentries stay allocated (cached) after the capture
+rm -f "$T/rk"
+MARPLE_READY_FILE="$T/rk" "$ML" -K > "$T/k.out" 2> "$T/k.err" & ml=$!
+if wait_ready "$T/rk" 20 "$ml"; then
+	mkdir "$T/many" && for i in $(seq 300); do : > "$T/many/$i"; done
+fi
+kill -INT "$ml"; wait "$ml"; rc=$?
 check "memleak -K: exit 0 and a valid stream" sh -c "[ $rc -eq 0 ] && marple-cat -q '$T/k.out'"
 check "memleak -K: kernel allocator frames" grep -Eq '^[0-9]+#.*(kmalloc|kmem_cache_alloc)' "$T/k.out"
 check "memleak -K: no BPF frames at the leaf" sh -c "! grep -q 'bpf_prog_[0-9a-f]*_kmalloc\$' '$T/k.out'"
+check "memleak -K: marple's own allocations left out ($(grep -c '^[0-9]*#marple' "$T/k.out") stacks of marple-*)" \
+	sh -c "! grep -q '^[0-9]*#marple' '$T/k.out'"
 
 # 8. exec: one process (one pid) runs sh, then execfrom, which leaks 1,200,000
 #    bytes in from_leak, then execinto, which leaks 500,000 in into_leak (at
