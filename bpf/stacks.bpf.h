@@ -540,12 +540,6 @@ static __always_inline void stacks_read_comm(struct task_struct *t, char *comm)
 	c[3] = (__u32)(hi >> 32) & 0x00ffffff;	/* the last byte: NUL */
 }
 
-/* Fill *k for the current task: pid (tgid), exec id, comm and the stacks
- * asked for; 0, or -1 for an event in an interrupt that came while this
- * CPU's task was in one of our stack walks (a lock waiter's holder seen
- * from a timer's wake-up inside one, a kernel allocation in an interrupt):
- * the walk's state on this CPU (the scratch stack, the walk, the clock) is
- * the other's, so the stacks are not read (STACK_ID_NESTED, counted). */
 /* A stacks_fill_key (or stacks_fill_kernel) is under way on this CPU: this
  * event is an interrupt's inside it.  (Between one and what its program
  * does after, sending a cut stack, an interrupt's walk could still take
@@ -557,6 +551,12 @@ static __always_inline bool stacks_walk_under_way(void)
 	return !walk || walk->walking;
 }
 
+/* Fill *k for the current task: pid (tgid), exec id, comm and the stacks
+ * asked for; 0, or -1 for an event in an interrupt that came while this
+ * CPU's task was in one of our stack walks (a lock waiter's holder seen
+ * from a timer's wake-up inside one, a kernel allocation in an interrupt):
+ * the walk's state on this CPU (the scratch stack, the walk, the clock) is
+ * the other's, so the stacks are not read (STACK_ID_NESTED, counted). */
 static __always_inline int stacks_fill_key(struct stack_key *k, void *ctx, int want_user, int want_kernel)
 {
 	__u64 id = bpf_get_current_pid_tgid();

@@ -10,6 +10,15 @@
 
 #include "util.h"
 
+int lockfile_flock(int fd, int op)
+{
+	int rc;
+
+	while ((rc = flock(fd, op)) != 0 && errno == EINTR)
+		;
+	return rc;
+}
+
 /* flock(fd, LOCK_EX) within wait_ms: 0, or -1. */
 static int lock_within(int fd, uint64_t wait_ms, int *waited)
 {
@@ -18,10 +27,7 @@ static int lock_within(int fd, uint64_t wait_ms, int *waited)
 			return 0;
 		if (waited)
 			*waited = 1;
-		int rc;
-		while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
-			;	/* a collector's signals are caught without SA_RESTART */
-		return rc;
+		return lockfile_flock(fd, LOCK_EX);
 	}
 	uint64_t deadline = marple_now_monotonic_ns() + wait_ms * 1000000ull;
 	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -27,5 +27,8 @@
 int lockfile_take(int dir, const char *name, uint64_t wait_ms, int *waited);
 /* name removed, then fd (its lock, taken) closed: the lock let go. */
 void lockfile_remove(int dir, const char *name, int fd);
+/* flock(2) through signals (a collector's are caught without SA_RESTART),
+ * for a lock file's fd or another: 0, or -1 (EWOULDBLOCK with LOCK_NB). */
+int lockfile_flock(int fd, int op);
 
 #endif

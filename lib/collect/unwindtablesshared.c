@@ -60,17 +60,6 @@ const char *unwindtablesshared_dir(const struct unwindtablesshared *s)
 	return s->dir;
 }
 
-/* flock(2) through signals (a collector's are caught without SA_RESTART):
- * 0, or -1 (EWOULDBLOCK with LOCK_NB). */
-static int lock(int fd, int op)
-{
-	int rc;
-
-	while ((rc = flock(fd, op)) != 0 && errno == EINTR)
-		;
-	return rc;
-}
-
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -272,10 +261,10 @@ static void shared_free(struct unwindtablesshared *s)
 static int join(struct unwindtablesshared *s, struct bpf_object *obj)
 {
 	int fds[NSHARED] = { -1, -1, -1 }, rc = -1;
-	int first = lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0;
+	int first = lockfile_flock(s->holders_fd, LOCK_EX | LOCK_NB) == 0;
 
 	if (pin_dir(s) == 0 && (first ? make_maps(s, obj, fds) : get_maps(s, obj, fds)) == 0 &&
-	    lock(s->holders_fd, LOCK_SH | LOCK_NB) == 0 && reuse_maps(obj, fds) == 0)
+	    lockfile_flock(s->holders_fd, LOCK_SH | LOCK_NB) == 0 && reuse_maps(obj, fds) == 0)
 		rc = 0;
 	else if (first) {
 		remove_all(s->run_fd, s->layout, s->dir, s->lock_fd);	/* nobody else holds them */
@@ -293,7 +282,7 @@ static void sweep_layout(int run_fd, const char *name)
 	char path[128];
 	int l = take_owner(run_fd, name, 0), h = l >= 0 ? open_holders(run_fd, name) : -1;
 
-	if (h >= 0 && lock(h, LOCK_EX | LOCK_NB) == 0) {
+	if (h >= 0 && lockfile_flock(h, LOCK_EX | LOCK_NB) == 0) {
 		snprintf(path, sizeof(path), PIN_ROOT "/%s", name);
 		remove_all(run_fd, name, path, l);
 		l = -1;
@@ -304,8 +293,9 @@ static void sweep_layout(int run_fd, const char *name)
 		close(l);
 }
 
-/* The layout a name of folder d gives (its pin folder's "<layout>", or its
- * lock file's "tables-<layout>.lock") into layout, or 0. */
+/* The layout entry name names (a pin folder "<layout>" under PIN_ROOT, or
+ * with lock_files a lock file "tables-<layout>.lock" in RUNDIR) into
+ * layout: 1, or 0 if it names none. */
 static int layout_named(const char *name, int lock_files, char layout[17])
 {
 	if (lock_files) {
@@ -349,6 +339,7 @@ struct unwindtablesshared *unwindtablesshared_open(struct bpf_object *obj)
 {
 	const char *env = getenv("MARPLE_SHARED_TABLES");
 	struct unwindtablesshared *s;
+
 	why[0] = 0;
 	if (env && strcmp(env, "off") == 0)
 		return snprintf(why, sizeof(why), "MARPLE_SHARED_TABLES=off"), NULL;
@@ -379,7 +370,7 @@ int unwindtablesshared_begin(struct unwindtablesshared *s, int files_fd, const s
 {
 	struct shared_state st = { 0 };
 
-	lock(s->lock_fd, LOCK_EX);
+	lockfile_flock(s->lock_fd, LOCK_EX);
 	/* a fresh state (0): the first file, its rules after the reserved;
 	 * the top comes down when the tables below it are evicted */
 	if (bpf_map_lookup_elem(s->state_fd, &(uint32_t){ 0 }, &st) == 0) {
@@ -414,10 +405,10 @@ void unwindtablesshared_close(struct unwindtablesshared *s)
 {
 	if (!s)
 		return;
-	lock(s->lock_fd, LOCK_EX);
+	lockfile_flock(s->lock_fd, LOCK_EX);
 	/* nobody else holds them: the last one out unpins (the maps go with
 	 * the last descriptor) and removes the lock files */
-	if (lock(s->holders_fd, LOCK_EX | LOCK_NB) == 0) {
+	if (lockfile_flock(s->holders_fd, LOCK_EX | LOCK_NB) == 0) {
 		remove_all(s->run_fd, s->layout, s->dir, s->lock_fd);
 		s->lock_fd = -1;
 	}
