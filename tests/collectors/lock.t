@@ -61,7 +61,8 @@ for ts, t in on(th):  # (the waiter's waits on the mutex, and its few on others)
     if t['type'] == [1]: b[0] = (ts, t['name'][0])
     elif 0 in b and t['type'] == [2]:
         s, n = b.pop(0); total += ts - s; named += (ts - s) * (n == 'futex $mutex \u2190 give')
-print(named // 1000, total // 1000, sum(1 for ts, t in on(th) if t.get('name', [''])[0].startswith('futex $mutex ')),
+mine=lambda n: n == 'futex $mutex' or n.startswith('futex $mutex ')  # (no holder seen: no arrow)
+print(named // 1000, total // 1000, sum(1 for ts, t in on(th) if mine(t.get('name', [''])[0])),
       sum(1 for ts, t in on(lk) if t.get('name', [''])[0].startswith('lh_waiter ')))")
 near_fixture "lock --timed: perfetto: the waiter's thread's wait slices" "${2:-0}" "$fixture"
 check "lock --timed: perfetto: >= 95% of them named 'futex $mutex <- give' (${1:-?} of ${2:-?} us), each on the mutex's track too (${4:-?} of ${3:-?} slices of lh_waiter's)" \
