@@ -374,6 +374,9 @@ enum unwind_counter {
 	UNWIND_CUTS_SENT,		/* stacks cut where a table was missing, sent to user
 					 * space to be finished (struct cut_sample) */
 	UNWIND_CUTS_NOT_SENT,		/* ... counted cut instead: the ring buffer was full */
+	UNWIND_FRAMES_LAST_STACK,	/* frames whose rule (a row's, or none: frame pointers)
+					 * the CPU's last stack of the process gave (struct
+					 * unwind_memo): no search of the mappings or the table */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
@@ -382,7 +385,8 @@ enum unwind_counter {
 	  "cut_unsupported_rule", "frames_file_by_vma", "find_vma_busy", "vma_walks", "frames_file_by_program", \
 	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
 	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped", \
-	  "frames_mapping_before", "stack_window_reads", "cuts_sent", "cuts_not_sent" }
+	  "frames_mapping_before", "stack_window_reads", "cuts_sent", "cuts_not_sent", \
+	  "frames_rule_from_last_stack" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -247,7 +247,12 @@ struct unwind_walk {
 	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
 					 * met (a kernel address), 0: none */
 	/* the frame loop's counts, added to unwind_counters once a stack */
-	__u32 frames_table, frames_fp, frames_same_mapping, frames_mapping_before;
+	__u32 frames_table, frames_fp, frames_same_mapping, frames_mapping_before, frames_memo;
+	/* the CPU's last stack (struct unwind_memo) */
+	__u32 memo_use;			/* it is of this process's same mappings */
+	__u32 memo_last;		/* its buffer (0, 1); this stack's is the other */
+	__u32 memo_j;			/* its next frame to compare */
+	__u32 memo_n;			/* frames this stack put in its own buffer */
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -850,6 +855,8 @@ static __always_inline void unwind_count_frames(const struct unwind_walk *s)
 		unwind_count_add(UNWIND_FRAMES_SAME_MAPPING, s->frames_same_mapping);
 	if (s->frames_mapping_before)
 		unwind_count_add(UNWIND_FRAMES_MAPPING_BEFORE, s->frames_mapping_before);
+	if (s->frames_memo)
+		unwind_count_add(UNWIND_FRAMES_LAST_STACK, s->frames_memo);
 	if (w && w->reads)
 		unwind_count_add(UNWIND_WINDOW_READS, w->reads);
 }
@@ -954,6 +961,140 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 	return 0;
 }
 
+/* The CPU's last user stack walked by table, each frame's PC, sp and rule
+ * (leaf first): consecutive samples of a process mostly share their outer
+ * frames, whose rules the next walk takes from here instead of searching the
+ * mappings and the table (two or three cold cache lines a frame; four frames
+ * here share one).  Two buffers: the last stack's, read while the walk
+ * fills the other.  A rule is the file's at that PC: valid while the
+ * process has the same mappings (a new set gets a new slot, unwindtables.c). */
+#define UNWIND_MEMO_FRAMES 128		/* a power of 2 */
+struct unwind_memo_frame {
+	__u64 pc, sp;
+	struct unwind_rule rule;
+};
+struct unwind_memo_stack {
+	__u64 tag;
+	__u32 tgid, slot, nmaps, n;
+	__u32 have_m, pad;
+	struct unwind_mapping m;	/* the mapping of its first frame */
+	struct unwind_memo_frame f[UNWIND_MEMO_FRAMES];
+};
+struct unwind_memo {
+	__u32 last;			/* the buffer of the last stack */
+	__u32 pad;
+	struct unwind_memo_stack s[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_memo);
+} unwind_memos SEC(".maps");
+
+/* A new stack's walk starts: the last one's buffer is read if it was this
+ * process's with the same mappings, the other one is cleared for it */
+static __always_inline void unwind_memo_start(struct unwind_walk *w)
+{
+	__u32 zero = 0;
+	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
+
+	if (!memo)
+		return;
+	__u32 last = memo->last & 1;
+	struct unwind_memo_stack *prev = &memo->s[last], *cur = &memo->s[last ^ 1];
+	w->memo_last = last;
+	w->memo_use = prev->tgid == w->tgid && prev->tag == w->tag && prev->slot == w->slot &&
+		      prev->nmaps == w->nmaps && w->nmaps != 0;
+	if (w->memo_use && prev->have_m) {
+		/* the leaf is mostly in the last one's leaf's mapping: no search */
+		w->m = prev->m;
+		w->have_m = 1;
+	}
+	cur->tgid = w->nmaps ? w->tgid : 0;	/* mappings not loaded: no memo */
+	cur->tag = w->tag;
+	cur->slot = w->slot;
+	cur->nmaps = w->nmaps;
+	cur->n = 0;
+	cur->have_m = 0;
+}
+
+/* The walk ended: its buffer is the last stack's now */
+static __always_inline void unwind_memo_end(struct unwind_walk *w)
+{
+	__u32 zero = 0;
+	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
+
+	if (!memo)
+		return;
+	__u32 cur = (w->memo_last & 1) ^ 1;
+	memo->s[cur].n = w->memo_n;
+	memo->last = cur;
+}
+
+/* The leaf's mapping, one of the process's mappings (not a VMA's, which
+ * only its own sample may trust), for the next stack's leaf */
+static __always_inline void unwind_memo_leaf_mapping(struct unwind_walk *s, struct unwind_memo *memo)
+{
+	struct unwind_memo_stack *cur = &memo->s[(s->memo_last & 1) ^ 1];
+
+	cur->m = s->m;
+	cur->have_m = 1;
+}
+
+/* pc's rule from the last stack, into *r: 1, or 0.  Both stacks go from
+ * leaf (low sp) outward: the last stack's frames below this one's sp are
+ * passed (a few a frame: the walk catches up as it goes), and the next
+ * one is this frame if it has the same PC (the same code: the same rule). */
+static __always_inline int unwind_memo_find(struct unwind_walk *s, struct unwind_memo *memo, __u64 pc,
+					    struct unwind_rule *r)
+{
+	struct unwind_memo_stack *prev = &memo->s[s->memo_last & 1];
+
+	if (!s->memo_use)
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		__u32 j = s->memo_j;
+		if (j >= prev->n || j >= UNWIND_MEMO_FRAMES)
+			return 0;
+		struct unwind_memo_frame *f = &prev->f[j & (UNWIND_MEMO_FRAMES - 1)];
+		if (f->sp < s->sp) {
+			s->memo_j = j + 1;
+			continue;
+		}
+		if (f->pc != pc)
+			return 0;
+		*r = f->rule;
+		s->memo_j = j + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* This frame's PC, sp and rule into this stack's buffer */
+static __always_inline void unwind_memo_note(struct unwind_walk *s, struct unwind_memo *memo, __u64 pc,
+					     __u64 sp, const struct unwind_rule *r)
+{
+	__u32 n = s->memo_n;
+
+	if (n >= UNWIND_MEMO_FRAMES)
+		return;
+	struct unwind_memo_frame *f = &memo->s[(s->memo_last & 1) ^ 1].f[n & (UNWIND_MEMO_FRAMES - 1)];
+	f->pc = pc;
+	f->sp = sp;
+	f->rule = *r;
+	s->memo_n = n + 1;
+}
+
+/* One frame by rule r (a table's or the last stack's): by frame pointer
+ * where r says there is no CFI */
+static __always_inline void unwind_rule_step(struct unwind_walk *s, struct unwind_rule *r)
+{
+	if (unwind_row_step(s, r) != 0)
+		unwind_fp_step(s);
+}
+
 /* bpf_loop callback: record the current frame, then find its caller. */
 static long unwind_frame(__u64 i, void *ctx)
 {
@@ -969,9 +1110,19 @@ static long unwind_frame(__u64 i, void *ctx)
 	ips[n] = s->ip;
 	s->n = n + 1;
 	/* a return address is after its call: look up the call itself */
-	__u64 pc = s->exact ? s->ip : s->ip - 1;
+	__u64 pc = s->exact ? s->ip : s->ip - 1, sp = s->sp;
+	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
+	struct unwind_rule rule = { .cfa = UNWIND_NONE };
+	if (memo && unwind_memo_find(s, memo, pc, &rule)) {
+		s->frames_memo++;
+		unwind_memo_note(s, memo, pc, sp, &rule);
+		unwind_rule_step(s, &rule);
+		return s->done != UNWIND_GO_ON;
+	}
 	if (s->have_m && pc >= s->m.start && pc < s->m.end) {
 		s->frames_same_mapping++;
+		if (n == 0 && memo)
+			unwind_memo_leaf_mapping(s, memo);	/* the last stack's, kept */
 	} else if (s->have_prev && pc >= s->prev.start && pc < s->prev.end) {
 		struct unwind_mapping m = s->m;
 		s->m = s->prev;
@@ -989,6 +1140,8 @@ static long unwind_frame(__u64 i, void *ctx)
 	struct unwind_mapping *pm = mi >= 0 ? bpf_map_lookup_elem(&unwind_mappings, &mkey) : NULL;
 	if (pm) {
 		s->m = *pm;
+		if (n == 0 && memo)
+			unwind_memo_leaf_mapping(s, memo);
 	} else {
 		/* not loaded yet, or mapped since (dlopen, a JIT): the kernel's
 		 * VMA says which file, whose table may be built */
@@ -1013,8 +1166,11 @@ static long unwind_frame(__u64 i, void *ctx)
 	int ri = unwind_rule_index(m->row_off, pc - m->bias);
 	__u32 rkey = (__u32)ri;
 	struct unwind_rule *r = ri >= 0 ? bpf_map_lookup_elem(&unwind_rules, &rkey) : NULL;
-	if (!r || unwind_row_step(s, r) != 0)
-		unwind_fp_step(s);	/* before the first FDE or between FDEs: no CFI there */
+	if (r)
+		rule = *r;	/* else before the first FDE or between FDEs: no CFI there */
+	if (memo)
+		unwind_memo_note(s, memo, pc, sp, &rule);
+	unwind_rule_step(s, &rule);
 	return s->done != UNWIND_GO_ON;
 }
 
@@ -1072,7 +1228,9 @@ __noinline int unwind_user_stack(void)
 		w->slot = p->slot;
 		w->nmaps = p->n;
 	}
+	unwind_memo_start(w);
 	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, NULL, 0);
+	unwind_memo_end(w);
 	unwind_count_frames(w);
 	__u32 n = w->n;
 	switch (w->done) {

@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 66
+plan 67
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -68,10 +68,15 @@ stacks=$(trailer_unwind "$T/deep.out" stacks)
 share "unwind: deep recursion: stacks cut at the depth limit, counted" \
 	"$(trailer_unwind "$T/deep.out" cut_depth_limit)" "${stacks:-0}" 95
 # a caller in the mapping of the frame before it is found without a
-# search of the process's mappings: nearly all of 255 recursive frames
+# search of the process's mappings: nearly all of 255 recursive frames;
+# the first 128 of them (the last stack's kept) by the last stack's rule,
+# with no search of the table either
 frames=$(($(trailer_unwind "$T/deep.out" frames_by_table) + $(trailer_unwind "$T/deep.out" frames_by_frame_pointer)))
-share "unwind: deep recursion: frames in the mapping of the frame before, no search" \
-	"$(trailer_unwind "$T/deep.out" frames_same_mapping)" "$frames" 90
+remembered=$(trailer_unwind "$T/deep.out" frames_rule_from_last_stack)
+share "unwind: deep recursion: frames in the mapping of the frame before, or the last stack's, no search" \
+	"$(($(trailer_unwind "$T/deep.out" frames_same_mapping) + ${remembered:-0}))" "$frames" 90
+share "unwind: deep recursion: the first 128 frames' rules from the CPU's last stack" \
+	"${remembered:-0}" "$frames" 42
 
 # 4. a signal handler: the walk goes on through the signal trampoline to
 # the interrupted code and main
