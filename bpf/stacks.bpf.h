@@ -645,6 +645,7 @@ int BPF_PROG(stacks_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (seen)
 		stacks_note_image(tgid, exec_id, t, 1);
 	bpf_map_delete_elem(&unwind_procs, &tgid);	/* its mappings are gone */
+	unwind_procs_changed();
 	if (stacks_unwind == UNWIND_MODE_TABLES)
 		unwind_exec(tgid, seen);	/* its new mappings read at once */
 #ifdef STACKS_EXEC_HOOK

@@ -377,6 +377,8 @@ enum unwind_counter {
 	UNWIND_FRAMES_LAST_STACK,	/* frames whose rule (a row's, or none: frame pointers)
 					 * the CPU's last stack of the process gave (struct
 					 * unwind_memo): no search of the mappings or the table */
+	UNWIND_PROC_LAST_STACK,		/* stacks whose process's mappings (its slot) the CPU's
+					 * last stack gave: no look-up in unwind_procs */
 	UNWIND_NCOUNTERS
 };
 #define UNWIND_COUNTER_NAMES \
@@ -386,7 +388,7 @@ enum unwind_counter {
 	  "frames_file_learned", "cut_file_not_found", "cut_file_not_built", "frames_same_mapping", "vma_notes", \
 	  "vma_notes_lost", "frames_uretprobe", "leaf_single_stepped", \
 	  "frames_mapping_before", "stack_window_reads", "cuts_sent", "cuts_not_sent", \
-	  "frames_rule_from_last_stack" }
+	  "frames_rule_from_last_stack", "mappings_from_last_stack" }
 
 /* How the walker finds the file of a PC its process's loaded mappings do
  * not hold (rodata unwind_file_lookup; the trailer's unwind.file_lookup):

@@ -253,6 +253,7 @@ struct unwind_walk {
 	__u32 memo_last;		/* its buffer (0, 1); this stack's is the other */
 	__u32 memo_j;			/* its next frame to compare */
 	__u32 memo_n;			/* frames this stack put in its own buffer */
+	__u64 procs_gen;		/* unwind_procs_gen, read at the start */
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -964,26 +965,28 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
 /* The CPU's last user stack walked by table, each frame's PC, sp and rule
  * (leaf first): consecutive samples of a process mostly share their outer
  * frames, whose rules the next walk takes from here instead of searching the
- * mappings and the table (two or three cold cache lines a frame; four frames
+ * mappings and the table (two or three cold cache lines a frame; 2.7 frames
  * here share one).  Two buffers: the last stack's, read while the walk
  * fills the other.  A rule is the file's at that PC: valid while the
- * process has the same mappings (a new set gets a new slot, unwindtables.c). */
+ * process has the same mappings (a new set gets a new slot, unwindtables.c).
+ * The heads, first, share two cache lines. */
 #define UNWIND_MEMO_FRAMES 128		/* a power of 2 */
 struct unwind_memo_frame {
 	__u64 pc, sp;
 	struct unwind_rule rule;
 };
-struct unwind_memo_stack {
-	__u64 tag;
-	__u32 tgid, slot, nmaps, n;
+struct unwind_memo_head {
+	__u64 tag;			/* the image (mm->start_stack) */
+	__u64 gen;			/* unwind_procs_gen when its slot was read */
+	__u32 tgid, slot, nmaps, n;	/* n: frames in its buffer */
 	__u32 have_m, pad;
-	struct unwind_mapping m;	/* the mapping of its first frame */
-	struct unwind_memo_frame f[UNWIND_MEMO_FRAMES];
+	struct unwind_mapping m;	/* the mapping of its leaf (have_m) */
 };
 struct unwind_memo {
 	__u32 last;			/* the buffer of the last stack */
 	__u32 pad;
-	struct unwind_memo_stack s[2];
+	struct unwind_memo_head h[2];
+	struct unwind_memo_frame f[2][UNWIND_MEMO_FRAMES];
 };
 
 struct {
@@ -993,17 +996,54 @@ struct {
 	__type(value, struct unwind_memo);
 } unwind_memos SEC(".maps");
 
-/* A new stack's walk starts: the last one's buffer is read if it was this
- * process's with the same mappings, the other one is cleared for it */
-static __always_inline void unwind_memo_start(struct unwind_walk *w)
+/* Moved on each time a process is given a new set of mappings in
+ * unwind_procs (by user space, unwindtables.c) or loses its set (exec):
+ * while it has not moved, a walk takes its process's slot from the CPU's
+ * last stack of the same image, not from unwind_procs (a hash look-up,
+ * ~350 ns a stack on a build). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);	/* user space moves it in place */
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_procs_gen SEC(".maps");
+
+static __always_inline void unwind_procs_changed(void)
 {
 	__u32 zero = 0;
-	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
+	__u64 *gen = bpf_map_lookup_elem(&unwind_procs_gen, &zero);
 
-	if (!memo)
-		return;
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+}
+
+/* The current process's slot of mappings from the CPU's last stack, if it
+ * was of the same image and no process has had its mappings changed since:
+ * 1; else 0 (unwind_procs says) */
+static __always_inline int unwind_memo_proc(struct unwind_walk *w, struct unwind_memo *memo)
+{
+	__u32 zero = 0;
+	__u64 *gen = bpf_map_lookup_elem(&unwind_procs_gen, &zero);
+	struct unwind_memo_head *prev = &memo->h[memo->last & 1];
+
+	if (!gen)
+		return 0;
+	w->procs_gen = *gen;
+	if (prev->tgid != w->tgid || prev->tag != w->tag || prev->gen != w->procs_gen || !prev->nmaps)
+		return 0;
+	w->slot = prev->slot;
+	w->nmaps = prev->nmaps;
+	return 1;
+}
+
+/* A new stack's walk starts: the last one's buffer is read if it was this
+ * process's with the same mappings, the other one is cleared for it */
+static __always_inline void unwind_memo_start(struct unwind_walk *w, struct unwind_memo *memo)
+{
 	__u32 last = memo->last & 1;
-	struct unwind_memo_stack *prev = &memo->s[last], *cur = &memo->s[last ^ 1];
+	struct unwind_memo_head *prev = &memo->h[last], *cur = &memo->h[last ^ 1];
+
 	w->memo_last = last;
 	w->memo_use = prev->tgid == w->tgid && prev->tag == w->tag && prev->slot == w->slot &&
 		      prev->nmaps == w->nmaps && w->nmaps != 0;
@@ -1014,6 +1054,7 @@ static __always_inline void unwind_memo_start(struct unwind_walk *w)
 	}
 	cur->tgid = w->nmaps ? w->tgid : 0;	/* mappings not loaded: no memo */
 	cur->tag = w->tag;
+	cur->gen = w->procs_gen;
 	cur->slot = w->slot;
 	cur->nmaps = w->nmaps;
 	cur->n = 0;
@@ -1029,7 +1070,7 @@ static __always_inline void unwind_memo_end(struct unwind_walk *w)
 	if (!memo)
 		return;
 	__u32 cur = (w->memo_last & 1) ^ 1;
-	memo->s[cur].n = w->memo_n;
+	memo->h[cur].n = w->memo_n;
 	memo->last = cur;
 }
 
@@ -1037,7 +1078,7 @@ static __always_inline void unwind_memo_end(struct unwind_walk *w)
  * only its own sample may trust), for the next stack's leaf */
 static __always_inline void unwind_memo_leaf_mapping(struct unwind_walk *s, struct unwind_memo *memo)
 {
-	struct unwind_memo_stack *cur = &memo->s[(s->memo_last & 1) ^ 1];
+	struct unwind_memo_head *cur = &memo->h[(s->memo_last & 1) ^ 1];
 
 	cur->m = s->m;
 	cur->have_m = 1;
@@ -1050,15 +1091,15 @@ static __always_inline void unwind_memo_leaf_mapping(struct unwind_walk *s, stru
 static __always_inline int unwind_memo_find(struct unwind_walk *s, struct unwind_memo *memo, __u64 pc,
 					    struct unwind_rule *r)
 {
-	struct unwind_memo_stack *prev = &memo->s[s->memo_last & 1];
+	__u32 last = s->memo_last & 1, n = memo->h[last].n;
 
 	if (!s->memo_use)
 		return 0;
 	for (int k = 0; k < 4; k++) {
 		__u32 j = s->memo_j;
-		if (j >= prev->n || j >= UNWIND_MEMO_FRAMES)
+		if (j >= n || j >= UNWIND_MEMO_FRAMES)
 			return 0;
-		struct unwind_memo_frame *f = &prev->f[j & (UNWIND_MEMO_FRAMES - 1)];
+		struct unwind_memo_frame *f = &memo->f[last][j & (UNWIND_MEMO_FRAMES - 1)];
 		if (f->sp < s->sp) {
 			s->memo_j = j + 1;
 			continue;
@@ -1080,7 +1121,7 @@ static __always_inline void unwind_memo_note(struct unwind_walk *s, struct unwin
 
 	if (n >= UNWIND_MEMO_FRAMES)
 		return;
-	struct unwind_memo_frame *f = &memo->s[(s->memo_last & 1) ^ 1].f[n & (UNWIND_MEMO_FRAMES - 1)];
+	struct unwind_memo_frame *f = &memo->f[(s->memo_last & 1) ^ 1][n & (UNWIND_MEMO_FRAMES - 1)];
 	f->pc = pc;
 	f->sp = sp;
 	f->rule = *r;
@@ -1213,22 +1254,27 @@ __noinline int unwind_user_stack(void)
 	w->sp = regs->sp;
 	w->bp = regs->bp;
 	w->tag = tag;
-	struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	int no_proc = !p || p->tag != w->tag || p->n > UNWIND_MAX_MAPPINGS;
+	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
 	w->exact = 1;
 	w->tgid = tgid;
 	unwind_uprobe_setup(w, mm);
-	if (no_proc || !p) {
-		/* its mappings are not loaded yet (asked for): every frame's
-		 * file by bpf_find_vma */
-		unwind_count(UNWIND_NO_PROC);
-		unwind_request(tgid);
-		w->requested = 1;
+	if (memo && unwind_memo_proc(w, memo)) {
+		unwind_count(UNWIND_PROC_LAST_STACK);
 	} else {
-		w->slot = p->slot;
-		w->nmaps = p->n;
+		struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+		if (!p || p->tag != w->tag || p->n > UNWIND_MAX_MAPPINGS) {
+			/* its mappings are not loaded yet (asked for): every
+			 * frame's file by bpf_find_vma */
+			unwind_count(UNWIND_NO_PROC);
+			unwind_request(tgid);
+			w->requested = 1;
+		} else {
+			w->slot = p->slot;
+			w->nmaps = p->n;
+		}
 	}
-	unwind_memo_start(w);
+	if (memo)
+		unwind_memo_start(w, memo);
 	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, NULL, 0);
 	unwind_memo_end(w);
 	unwind_count_frames(w);

@@ -143,6 +143,7 @@ struct unwindtables {
 	uint32_t *words;		/* unwind_rows, mapped as far as written (rows_view) */
 	struct bpfmap_view rows_view, mappings_view;
 	struct unwind_rule *rule_array;	/* unwind_rules, mmapped */
+	uint64_t *procs_gen;		/* unwind_procs_gen, mmapped: moved on at each new slot */
 	struct unwindtables_rules rules;
 	struct unwind_mapping *mappings;	/* unwind_mappings, its slots in use mapped (mappings_view) */
 	struct unwindtables_rowbuf rowbuf;	/* where each file's rows are built */
@@ -240,7 +241,10 @@ struct unwindtables *unwindtables_new(struct bpf_object *obj)
 			t->mappings = (struct unwind_mapping *)(void *)t->mappings_view.base;
 	}
 	t->rule_array = map_mmap(obj, "unwind_rules", &rules_fd, &t->rules_cap);
-	if (!t->words || !t->rule_array || !t->mappings || !procs || !counters || !files) {
+	int gen_fd;
+	uint32_t gen_entries;
+	t->procs_gen = map_mmap(obj, "unwind_procs_gen", &gen_fd, &gen_entries);
+	if (!t->words || !t->rule_array || !t->mappings || !t->procs_gen || !procs || !counters || !files) {
 		marple_warn("cannot map the unwind tables: %s", strerror(errno));
 		unwindtables_free(t);
 		return NULL;
@@ -267,6 +271,8 @@ void unwindtables_free(struct unwindtables *t)
 	bpfmap_view_close(&t->rows_view);
 	if (t->rule_array)
 		munmap(t->rule_array, (size_t)t->rules_cap * sizeof(*t->rule_array));
+	if (t->procs_gen)
+		munmap(t->procs_gen, sizeof(*t->procs_gen));
 	unwindtablescompact_rules_free(&t->rules);
 	bpfmap_view_close(&t->mappings_view);
 	for (size_t i = 0; i < t->nheld; i++) {
@@ -795,6 +801,9 @@ static int load_pid(struct unwindtables *t, pid_t pid)
 	}
 	__u32 key = (__u32)pid;
 	bpf_map_update_elem(t->procs_fd, &key, &p, BPF_ANY);
+	/* before the old slot is let go: a walk that takes its slot from the
+	 * CPU's last stack (unwindtables.bpf.h) no longer takes that one */
+	__atomic_fetch_add(t->procs_gen, 1, __ATOMIC_SEQ_CST);
 	if (had && old.slot < t->slots && old.slot != p.slot)
 		t->slot_pid[old.slot] = 0;
 	t->loads++;

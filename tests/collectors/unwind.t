@@ -3,7 +3,7 @@
 # frame pointers (nofp, unwinds) and with them (hotcold), and on Debian's own
 # python3, and on one whose CFI is in .debug_frame only (root, real BPF).
 . "$MARPLE_TOP/tests/lib.sh"
-plan 67
+plan 68
 . "$MARPLE_TOP/tests/collectors/stacks.sh"
 W="$MARPLE_BIN/workloads"
 CS="$MARPLE_BIN/marple-callstack"
@@ -77,6 +77,10 @@ share "unwind: deep recursion: frames in the mapping of the frame before, or the
 	"$(($(trailer_unwind "$T/deep.out" frames_same_mapping) + ${remembered:-0}))" "$frames" 90
 share "unwind: deep recursion: the first 128 frames' rules from the CPU's last stack" \
 	"${remembered:-0}" "$frames" 42
+# and the process's mappings too, with no look-up (every stack but a CPU's
+# first, and the first after the process's mappings were read)
+share "unwind: deep recursion: the process's mappings from the CPU's last stack" \
+	"$(trailer_unwind "$T/deep.out" mappings_from_last_stack)" "${stacks:-0}" 90
 
 # 4. a signal handler: the walk goes on through the signal trampoline to
 # the interrupted code and main
