@@ -44,8 +44,11 @@
 /* Raise when what an entry holds changes meaning (rules, encodings, the
  * compact table's layout): old entries are then stale.  Format 1 held
  * struct unwind_row rows (16 bytes); 2 the compact table itself, which a
- * hit copies into the kernel's map with no compaction (unwindtables.c). */
-#define UNWINDTABLESCACHE_FORMAT 2u
+ * hit copies into the kernel's map with no compaction (unwindtables.c).
+ * The compact layout's constants (stacks.h) are part of it: a build with
+ * other pages read 2's entries as its own (every frame a cut). */
+#define UNWINDTABLESCACHE_FORMAT \
+	(3u | (uint32_t)UNWIND_PAGE_SHIFT << 8 | (uint32_t)UNWIND_ROW_RULE_BITS << 16 | (uint32_t)UNWIND_TABLE_HEADER << 24)
 #define UNWINDTABLESCACHE_UNIT 4u	/* the entries' word: 32-bit (unwindtablescompact.h) */
 #define UNWINDTABLESCACHE_WAIT_MS 30000u	/* for another collector's build: libLLVM's takes seconds */
 
