@@ -242,6 +242,7 @@ struct unwind_walk {
 					 * libc's __libc_start_main, the program's _start) */
 	struct unwind_mapping m;	/* the current frame's mapping */
 	struct unwind_mapping prev;	/* the mapping before it (have_prev) */
+	__u32 m_vma, prev_vma;		/* ... found in the VMAs, not in the process's set */
 	struct unwind_mapping vma;	/* ... found in the VMAs: reused while the PC is in it */
 	__u64 uretprobe_trampoline;	/* where pending uretprobes' return addresses point */
 	__u64 uretprobe_next;		/* the pending return_instance of the next trampoline
@@ -1166,16 +1167,21 @@ static long unwind_frame(__u64 i, void *ctx)
 			unwind_memo_leaf_mapping(s, memo);	/* the last stack's, kept */
 	} else if (s->have_prev && pc >= s->prev.start && pc < s->prev.end) {
 		struct unwind_mapping m = s->m;
+		__u32 m_vma = s->m_vma;
 		s->m = s->prev;
+		s->m_vma = s->prev_vma;
 		s->prev = m;
+		s->prev_vma = m_vma;
 		s->frames_same_mapping++;
 		s->frames_mapping_before++;
 	} else {
 	if (s->have_m) {
 		s->prev = s->m;
+		s->prev_vma = s->m_vma;
 		s->have_prev = 1;
 	}
 	s->have_m = 0;
+	s->m_vma = 0;
 	int mi = s->nmaps ? unwind_mapping_index(s->slot, s->nmaps, pc) : -1;
 	__u32 mkey = (__u32)mi;
 	struct unwind_mapping *pm = mi >= 0 ? bpf_map_lookup_elem(&unwind_mappings, &mkey) : NULL;
@@ -1192,6 +1198,7 @@ static long unwind_frame(__u64 i, void *ctx)
 		}
 		if (unwind_find_vma(pc) != 0)
 			return 1;
+		s->m_vma = 1;
 	}
 	s->have_m = 1;
 	}
@@ -1209,7 +1216,9 @@ static long unwind_frame(__u64 i, void *ctx)
 	struct unwind_rule *r = ri >= 0 ? bpf_map_lookup_elem(&unwind_rules, &rkey) : NULL;
 	if (r)
 		rule = *r;	/* else before the first FDE or between FDEs: no CFI there */
-	if (memo)
+	/* a mapping the process's set does not have yet (a VMA's) may be gone
+	 * by the next sample, its set unchanged: no rule of it is kept */
+	if (memo && !s->m_vma)
 		unwind_memo_note(s, memo, pc, sp, &rule);
 	unwind_rule_step(s, &rule);
 	return s->done != UNWIND_GO_ON;
