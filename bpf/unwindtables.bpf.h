@@ -250,7 +250,7 @@ struct unwind_walk {
 	/* the frame loop's counts, added to unwind_counters once a stack */
 	__u32 frames_table, frames_fp, frames_same_mapping, frames_mapping_before, frames_memo;
 	/* the CPU's last stack (struct unwind_memo) */
-	__u32 memo_use;			/* it is of this process's same mappings */
+	__u32 memo_use;			/* it is of this image, no mappings changed since */
 	__u32 memo_last;		/* its buffer (0, 1); this stack's is the other */
 	__u32 memo_j;			/* its next frame to compare */
 	__u32 memo_n;			/* frames this stack put in its own buffer */
@@ -969,8 +969,8 @@ static __always_inline int unwind_row_step(struct unwind_walk *s, struct unwind_
  * mappings and the table (two or three cold cache lines a frame; 2.7 frames
  * here share one).  Two buffers: the last stack's, read while the walk
  * fills the other.  A rule is the file's at that PC: valid while the
- * process has the same mappings (a new set gets a new slot, unwindtables.c).
- * The heads, first, share two cache lines. */
+ * process has the same mappings, which unwind_procs_gen says (no process
+ * given a new set since).  The heads, first, share two cache lines. */
 #define UNWIND_MEMO_FRAMES 128		/* a power of 2 */
 struct unwind_memo_frame {
 	__u64 pc, sp;
@@ -1019,9 +1019,10 @@ static __always_inline void unwind_procs_changed(void)
 		__sync_fetch_and_add(gen, 1);
 }
 
-/* The current process's slot of mappings from the CPU's last stack, if it
- * was of the same image and no process has had its mappings changed since:
- * 1; else 0 (unwind_procs says) */
+/* The CPU's last stack, if it was of the same image and no process has had
+ * its mappings changed since (a slot let go may be given again, to it or
+ * another): its process's slot, its leaf's mapping and its frames' rules
+ * are this stack's too (w->memo_use): 1; else 0 (unwind_procs says) */
 static __always_inline int unwind_memo_proc(struct unwind_walk *w, struct unwind_memo *memo)
 {
 	__u32 zero = 0;
@@ -1035,24 +1036,22 @@ static __always_inline int unwind_memo_proc(struct unwind_walk *w, struct unwind
 		return 0;
 	w->slot = prev->slot;
 	w->nmaps = prev->nmaps;
-	return 1;
-}
-
-/* A new stack's walk starts: the last one's buffer is read if it was this
- * process's with the same mappings, the other one is cleared for it */
-static __always_inline void unwind_memo_start(struct unwind_walk *w, struct unwind_memo *memo)
-{
-	__u32 last = memo->last & 1;
-	struct unwind_memo_head *prev = &memo->h[last], *cur = &memo->h[last ^ 1];
-
-	w->memo_last = last;
-	w->memo_use = prev->tgid == w->tgid && prev->tag == w->tag && prev->slot == w->slot &&
-		      prev->nmaps == w->nmaps && w->nmaps != 0;
-	if (w->memo_use && prev->have_m) {
+	w->memo_use = 1;
+	if (prev->have_m) {
 		/* the leaf is mostly in the last one's leaf's mapping: no search */
 		w->m = prev->m;
 		w->have_m = 1;
 	}
+	return 1;
+}
+
+/* A new stack's walk starts: the other buffer is cleared for it */
+static __always_inline void unwind_memo_start(struct unwind_walk *w, struct unwind_memo *memo)
+{
+	__u32 last = memo->last & 1;
+	struct unwind_memo_head *cur = &memo->h[last ^ 1];
+
+	w->memo_last = last;
 	cur->tgid = w->nmaps ? w->tgid : 0;	/* mappings not loaded: no memo */
 	cur->tag = w->tag;
 	cur->gen = w->procs_gen;
