@@ -120,5 +120,13 @@ marple-fold --from 0 --to 100000 "$T/cut.out" > "$T/cutall" 2> "$T/cutall.err"
 whole=$(awk '/^fresh[1-6];_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/cutall")
 chain=$(awk '/^fresh[1-6];.*chain_c [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/cutall")
 unwalked=$(($(sed -n 's/.*"unwind":{[^}]*"cuts_left":\([0-9]*\).*/\1/p' "$T/cut.out" | tail -n 1) + $(sed -n 's/.*"unwind":{[^}]*"cuts_not_sent":\([0-9]*\).*/\1/p' "$T/cut.out" | tail -n 1)))
-check "callstack --timed: a range fold has every fresh chain_c stack whole but those counted left cut ($whole of $chain, $unwalked left)" \
-	test "$chain" -gt 100 -a "$((chain - whole))" -le "$unwalked"
+if [ "$chain" -gt 100 ] && [ "$((chain - whole))" -le "$unwalked" ]; then
+	pass "callstack --timed: a range fold has every fresh chain_c stack whole but those counted left cut ($whole of $chain, $unwalked left)"
+else
+	# once in a sanitizer pass (589 of 600, 4 left), never again in 16 runs:
+	# which stacks they were, and what the walk counted
+	fail "callstack --timed: a range fold has every fresh chain_c stack whole but those counted left cut" \
+		"$whole of $chain, $unwalked left; not whole: $(grep '^fresh[1-6];.*chain_c [0-9]*$' "$T/cutall" |
+			grep -Ev '^fresh[1-6];_start;__libc_start_main;(.*;)?main;chain_a;chain_b;chain_c [0-9]+$' | head -n 8 | tr '\n' '|');
+		$(grep -o '"unwind":{[^}]*}' "$T/cut.out" | tail -n 1 | head -c 1500)"
+fi
