@@ -1062,13 +1062,8 @@ static __always_inline void unwind_memo_start(struct unwind_walk *w, struct unwi
 }
 
 /* The walk ended: its buffer is the last stack's now */
-static __always_inline void unwind_memo_end(struct unwind_walk *w)
+static __always_inline void unwind_memo_end(struct unwind_walk *w, struct unwind_memo *memo)
 {
-	__u32 zero = 0;
-	struct unwind_memo *memo = bpf_map_lookup_elem(&unwind_memos, &zero);
-
-	if (!memo)
-		return;
 	__u32 cur = (w->memo_last & 1) ^ 1;
 	memo->h[cur].n = w->memo_n;
 	memo->last = cur;
@@ -1284,7 +1279,8 @@ __noinline int unwind_user_stack(void)
 	if (memo)
 		unwind_memo_start(w, memo);
 	bpf_loop(MARPLE_STACK_DEPTH, unwind_frame, NULL, 0);
-	unwind_memo_end(w);
+	if (memo)
+		unwind_memo_end(w, memo);
 	unwind_count_frames(w);
 	__u32 n = w->n;
 	switch (w->done) {
