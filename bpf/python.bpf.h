@@ -87,6 +87,18 @@ struct {
 	__type(value, __u8[PY_FRAME_HEAD]);
 } py_head SEC(".maps");
 
+/* py_proc_arrived's new entry, built here, not on the BPF stack: every
+ * program's deepest chain of calls must fit in 512 bytes of stack, where the
+ * kernel gives it no private stack (Linux 6.18.44 gives uprobes none:
+ * tests/collectors/bpfstack.t).  Per CPU: a walk in an interrupt inside
+ * another on the same CPU is refused (stacks_walk_under_way). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_fresh SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PY_NCOUNTERS);
@@ -272,22 +284,30 @@ static __always_inline int py_proc_launched(__u32 tgid, struct py_proc *p, struc
  * either way the first time.  1 if walked. */
 __noinline int py_proc_arrived(__u32 tgid, __u32 exec_id)
 {
+	__u32 zero = 0;
+	struct py_proc *fresh = bpf_map_lookup_elem(&py_fresh, &zero);
 	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	int again = p && p->exec_id == exec_id;
-	struct py_proc fresh = { .exec_id = exec_id, .state = PY_PENDING, .unknown_samples = 1 };
-	int found = py_proc_from_file(&fresh);
+
+	if (!fresh)
+		return 0;
+	__builtin_memset(fresh, 0, sizeof(*fresh));
+	fresh->exec_id = exec_id;
+	fresh->state = PY_PENDING;
+	fresh->unknown_samples = 1;
+	int found = py_proc_from_file(fresh);
 
 	if (again)
-		return p ? py_proc_launched(tgid, p, &fresh, found) : 0;
+		return p ? py_proc_launched(tgid, p, fresh, found) : 0;
 	if (found == PY_FOUND_IN_EXEC) {
 		py_count(PY_UNKNOWN_SAMPLES);	/* its next sample looks again */
 		return 0;
 	}
 	if (found == PY_FOUND_UNBOUND || found == PY_FOUND_NOT_YET) {
-		fresh.flags = PY_F_LAUNCHER;
-		fresh.unknown_samples = found == PY_FOUND_NOT_YET;
+		fresh->flags = PY_F_LAUNCHER;
+		fresh->unknown_samples = found == PY_FOUND_NOT_YET;
 	}
-	if (bpf_map_update_elem(&py_procs, &tgid, &fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)
+	if (bpf_map_update_elem(&py_procs, &tgid, fresh, p ? BPF_EXIST : BPF_NOEXIST) != 0)
 		return 0;
 	PROCNEWS_RECORD(struct py_request) *r = procnews_reserve(PROCNEWS_PYTHON, sizeof(*r));
 	if (!r) {
@@ -705,14 +725,16 @@ __noinline int ruby_iseq_code(__u64 iseq, __u64 owner, __u32 offsets, struct rub
 		/* the set's second way keeps the one met before */
 		w = m->way[set];
 		w[1] = w[0];
-		w[0] = (struct ruby_iseq_seen){ .iseq = iseq, .owner = owner, .encoded = c->encoded,
-						.size = c->size, .ment = c->word == me ? me : 0 };
+		w[0].iseq = iseq;	/* member by member, as ruby_step's memo */
+		w[0].owner = owner;
+		w[0].encoded = c->encoded;
+		w[0].size = c->size;
+		w[0].ment = c->word == me ? me : 0;
 	}
 	return 0;
 }
 
-/* Ruby's walk (PY_F_RUBY): its state, scalars only (ruby_step, a global
- * function, takes it as memory) */
+/* Ruby's walk (PY_F_RUBY): its state, in the CPU's ruby_bufs (ruby_step reads it there) */
 struct ruby_walk {
 	__u64 frame;			/* the next control frame to read */
 	__u64 stack, end;		/* the VM stack: its values from stack, its frames up to end */
@@ -741,6 +763,13 @@ struct ruby_walk {
 struct ruby_bufs {
 	__u8 cfs[RUBY_CF_BYTES + PY_FRAME_HEAD];
 	__u8 envs[RUBY_ENV_BYTES + 24];
+	/* the walk's state, a frame's env words and its iseq's code: here,
+	 * not on the BPF stack, where they put the uprobe programs' chain of
+	 * calls through ruby_step over 512 bytes (py_fresh says why that
+	 * matters) */
+	struct ruby_walk walk;
+	__u64 env[3];			/* ruby_frame_word's */
+	struct ruby_code code;		/* ruby_frame_word's, filled by ruby_iseq_code */
 };
 
 struct {
@@ -832,9 +861,10 @@ struct {
 static __always_inline int ruby_frame_word(struct ruby_walk *w, struct ruby_bufs *b, __u64 pc, __u64 iseq, __u64 ep,
 					   __u64 *word)
 {
-	__u64 env[3] = { 0 };
+	__u64 *env = b->env;
 	__u32 pos = PY_LASTI_UNKNOWN;
 
+	env[0] = env[1] = env[2] = 0;
 	if (!ruby_env(w, b, ep, env)) {
 		py_count(PY_READ_FAULT);
 		return -1;
@@ -844,23 +874,27 @@ static __always_inline int ruby_frame_word(struct ruby_walk *w, struct ruby_bufs
 		*word = env[0];
 	} else if (iseq && !(env[2] & RUBY_FRAME_FLAG_CFRAME)) {
 		__u64 me = (env[2] & RUBY_FRAME_MAGIC_MASK) == RUBY_FRAME_MAGIC_METHOD ? env[0] : 0;
-		struct ruby_code c = { .word = me };
+		struct ruby_code *c = &b->code;
+		c->encoded = 0;
+		c->size = 0;
+		c->word = me;
 		if (iseq == w->last_iseq && me == w->last_me) {
-			c.encoded = w->last_encoded;
-			c.size = w->last_size;
-			c.word = w->last_word;
+			c->encoded = w->last_encoded;
+			c->size = w->last_size;
+			c->word = w->last_word;
 		} else {
-			ruby_iseq_code(iseq, w->owner, w->body | w->encoded << 8 | (__u32)w->iseq_size << 16, &c);
+			ruby_iseq_code(iseq, w->owner, w->body | w->encoded << 8 | (__u32)w->iseq_size << 16, c);
 			w->last_iseq = iseq;
 			w->last_me = me;
-			w->last_encoded = c.encoded;
-			w->last_size = c.size;
-			w->last_word = c.word;
+			w->last_encoded = c->encoded;
+			w->last_size = c->size;
+			w->last_word = c->word;
 		}
 		/* a pc at the code's end: its last instruction running */
-		if (c.encoded && pc >= c.encoded && (pc - c.encoded) / 8 <= c.size && (pc - c.encoded) / 8 < PY_LASTI_UNKNOWN)
-			pos = (__u32)((pc - c.encoded) / 8);
-		*word = c.word;
+		if (c->encoded && pc >= c->encoded && (pc - c->encoded) / 8 <= c->size &&
+		    (pc - c->encoded) / 8 < PY_LASTI_UNKNOWN)
+			pos = (__u32)((pc - c->encoded) / 8);
+		*word = c->word;
 	} else {
 		return finish ? RUBY_FRAME_FINISHES : RUBY_FRAME_NONE;
 	}
@@ -869,13 +903,13 @@ static __always_inline int ruby_frame_word(struct ruby_walk *w, struct ruby_bufs
 	*word = (*word & 0xffffffffffffull) | ((__u64)pos << 48) | (finish << 63);
 	return RUBY_FRAME_WORD;
 }
-
+/* One Ruby control frame (rb_control_frame_t, at the walk's frame): its word in
 /* One Ruby control frame (rb_control_frame_t, at w->frame): its word in
  * the stack being built (stack_scratch), from the CPU's memo or made
  * (ruby_frame_word), then on to its caller's, the next up to the stack's
  * end.  The frame comes from the frames read (ruby_cf).  A global
  * function, checked once by the verifier. */
-__noinline int ruby_step(struct ruby_walk *w)
+__noinline int ruby_step(void)
 {
 	__u32 zero = 0;
 	__u64 *words = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -884,7 +918,10 @@ __noinline int ruby_step(struct ruby_walk *w)
 	__u64 word = 0;
 	int kind;
 
-	if (!w || !words || !b || !m || !w->frame || w->n >= w->max || w->frame + w->span > w->end)
+	if (!words || !b || !m)
+		return 1;
+	struct ruby_walk *w = &b->walk;
+	if (!w->frame || w->n >= w->max || w->frame + w->span > w->end)
 		return 1;
 	__u32 n = w->n;
 	__u64 cfp = w->frame;
@@ -912,8 +949,15 @@ __noinline int ruby_step(struct ruby_walk *w)
 			w->frame = 0;
 			return 1;
 		}
-		*e = (struct ruby_frame_seen){ .owner = w->owner, .cfp = cfp, .pc = pc, .iseq = iseq, .ep = ep,
-					       .word = word, .kind = kind, .uses = 1 };
+		/* member by member: a whole struct is built on the BPF stack first */
+		e->owner = w->owner;
+		e->cfp = cfp;
+		e->pc = pc;
+		e->iseq = iseq;
+		e->ep = ep;
+		e->word = word;
+		e->kind = kind;
+		e->uses = 1;
 	}
 	if (kind == RUBY_FRAME_FINISHES && n > 0)
 		words[(w->base + n - 1) & (MARPLE_STACK_DEPTH - 1)] |= 1ull << 63;
@@ -926,7 +970,7 @@ __noinline int ruby_step(struct ruby_walk *w)
 
 static long ruby_walk_step(__u64 i, void *ctx)
 {
-	return ruby_step(ctx) ? 1 : 0;
+	return ruby_step() ? 1 : 0;
 }
 
 /* Where the sampled thread's ec pointer is (PY_F_RUBY): its own
@@ -1011,26 +1055,31 @@ static __always_inline __u64 ruby_first_frame(const struct py_proc *p, __u32 tid
 /* Ruby's frames (PY_F_RUBY) of the sampled thread, leaf first, into the
  * stack being built (stack_scratch, py_append's ips) from base on (at
  * most max): how many */
-static __always_inline int ruby_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, int base, int max)
+static __noinline int ruby_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, int base, int max)
 {
-	struct ruby_walk w = { .pc = p->frame_instr, .iseq = p->frame_code, .ep = p->frame_entry,
-			       .span = p->frame_previous, .body = p->code_adaptive, .encoded = p->tstate_next,
-			       .iseq_size = p->ruby_iseq_size, .base = (__u16)base, .max = (__u16)max,
-			       .owner = py_who(bpf_get_current_pid_tgid() >> 32, p->exec_id) };
+	__u32 zero = 0;
+	struct ruby_bufs *b = bpf_map_lookup_elem(&ruby_bufs, &zero);
 
+	if (!b)
+		return 0;
+	struct ruby_walk *w = &b->walk;
+	*w = (struct ruby_walk){ .pc = p->frame_instr, .iseq = p->frame_code, .ep = p->frame_entry,
+				 .span = p->frame_previous, .body = p->code_adaptive, .encoded = p->tstate_next,
+				 .iseq_size = p->ruby_iseq_size, .base = (__u16)base, .max = (__u16)max,
+				 .owner = py_who(bpf_get_current_pid_tgid() >> 32, p->exec_id) };
 	/* a control frame is read whole, its size: one whose members lie
 	 * further out than a head holds, no walk */
-	if (w.span > PY_FRAME_HEAD - 8 + 1 || w.pc > w.span - 8 || w.iseq > w.span - 8 || w.ep > w.span - 8) {
+	if (w->span > PY_FRAME_HEAD - 8 + 1 || w->pc > w->span - 8 || w->iseq > w->span - 8 || w->ep > w->span - 8) {
 		py_count(PY_READ_FAULT);
 		return 0;
 	}
-	w.frame = ruby_first_frame(p, tid, head, &w);
-	if (!w.frame)
+	w->frame = ruby_first_frame(p, tid, head, w);
+	if (!w->frame)
 		return 0;
-	bpf_loop(PY_MAX_FRAMES, ruby_walk_step, &w, 0);
-	if (w.n == max && w.frame)
+	bpf_loop(PY_MAX_FRAMES, ruby_walk_step, NULL, 0);
+	if (w->n == max && w->frame)
 		py_count(PY_CUT_DEPTH);
-	return w.n;
+	return w->n;
 }
 
 /* The word at runtime + tstate_frame, in the main thread only: PHP's
@@ -1289,7 +1338,7 @@ static long perl_walk_step(__u64 i, void *ctx)
 /* Perl's frames (PY_F_PERL), of the main interpreter in the main thread,
  * leaf first, into the stack being built (stack_scratch, py_append's ips)
  * from base on (at most max): how many */
-static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, int base, int max)
+static __noinline int perl_walk_frames(const struct py_proc *p, __u32 tid, __u8 *head, int base, int max)
 {
 	__u32 zero = 0;
 	struct perl_walk *w = bpf_map_lookup_elem(&perl_walks, &zero);
@@ -1322,32 +1371,19 @@ static __always_inline int perl_walk_frames(const struct py_proc *p, __u32 tid, 
 	return w->n;
 }
 
-/* The current thread's Python frames, leaf first, into words[base..]
- * (at most max of them): how many, 0 when it has none. */
-static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __u64 *words, int base, int max)
+/* CPython's or PHP's frames of the current thread, as py_walk_frames.
+ * Each runtime's walk is a function of its own, not inlined in py_append:
+ * inlined, py_append's frame held the largest of their locals beneath every
+ * walk's calls (224 bytes), over the 512 bytes a chain of calls may take
+ * (py_fresh says why). */
+static __noinline int cpython_walk_frames(const struct py_proc *p, __u32 tid, __u64 *words, int base, int max)
 {
 	__u32 zero = 0;
 	__u8 *head = bpf_map_lookup_elem(&py_head, &zero);
+	__u64 frame = 0;
+
 	if (!head)
 		return 0;
-	py_count(PY_SAMPLES);
-	__u64 frame = 0;
-	if (p->flags & (PY_F_PERL | PY_F_RUBY)) {
-		int n = 0;
-		if (p->flags & PY_F_PERL) {
-			if (py_walks & PY_WALKS_PERL)
-				n = perl_walk_frames(p, tid, head, base, max);
-		} else if (py_walks & PY_WALKS_RUBY) {
-			n = ruby_walk_frames(p, tid, head, base, max);
-		}
-		if (n == 0)
-			py_count(PY_NO_FRAMES);
-		return n;
-	}
-	if (!(py_walks & (p->flags & PY_F_PHP ? PY_WALKS_PHP : PY_WALKS_CPYTHON))) {
-		py_count(PY_NO_FRAMES);
-		return 0;
-	}
 	if (p->flags & PY_F_PHP) {
 		frame = main_thread_word(p, tid);
 	} else {
@@ -1385,6 +1421,34 @@ static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __
 	if (w.n == 0)
 		py_count(PY_NO_FRAMES);
 	return w.n;
+}
+
+/* The current thread's Python frames, leaf first, into words[base..]
+ * (at most max of them): how many, 0 when it has none. */
+static __always_inline int py_walk_frames(const struct py_proc *p, __u32 tid, __u64 *words, int base, int max)
+{
+	__u32 zero = 0;
+	__u8 *head = bpf_map_lookup_elem(&py_head, &zero);
+	if (!head)
+		return 0;
+	py_count(PY_SAMPLES);
+	if (p->flags & (PY_F_PERL | PY_F_RUBY)) {
+		int n = 0;
+		if (p->flags & PY_F_PERL) {
+			if (py_walks & PY_WALKS_PERL)
+				n = perl_walk_frames(p, tid, head, base, max);
+		} else if (py_walks & PY_WALKS_RUBY) {
+			n = ruby_walk_frames(p, tid, head, base, max);
+		}
+		if (n == 0)
+			py_count(PY_NO_FRAMES);
+		return n;
+	}
+	if (!(py_walks & (p->flags & PY_F_PHP ? PY_WALKS_PHP : PY_WALKS_CPYTHON))) {
+		py_count(PY_NO_FRAMES);
+		return 0;
+	}
+	return cpython_walk_frames(p, tid, words, base, max);
 }
 
 struct py_known_walk {

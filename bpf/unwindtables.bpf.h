@@ -255,6 +255,12 @@ struct unwind_walk {
 	__u32 memo_j;			/* its next frame to compare */
 	__u32 memo_n;			/* frames this stack put in its own buffer */
 	__u64 procs_gen;		/* unwind_procs_gen, read at the start */
+	/* unwind_find_vma's VMA from the program's segment or those learned:
+	 * here, not on the BPF stack, where its 48 bytes put the chain of
+	 * calls through bpf_find_vma's callback at 528 bytes, over the 512 a
+	 * program has where the kernel gives it no private stack (uprobes on
+	 * Linux 6.18.44: tests/collectors/bpfstack.t) */
+	struct unwind_vma known;
 };
 
 /* The walk's state lives in a map, not on the stack: the verifier then
@@ -568,12 +574,11 @@ __noinline int unwind_find_vma(__u64 pc)
 		return -1;
 	if (s->vma_state == UNWIND_VMA_NONE || pc < s->vma.start || pc >= s->vma.end) {
 		struct unwind_vma_result v = {};
-		struct unwind_vma known;
-		if (unwind_program_vma(s, pc, &known) == 0) {
-			unwind_vma_mapping(&v, &known);
+		if (unwind_program_vma(s, pc, &s->known) == 0) {
+			unwind_vma_mapping(&v, &s->known);
 			unwind_count(UNWIND_FRAMES_BY_PROGRAM);
-		} else if (unwind_learned_vma(s->tgid, s->tag, pc, &known) == 0) {
-			unwind_vma_mapping(&v, &known);
+		} else if (unwind_learned_vma(s->tgid, s->tag, pc, &s->known) == 0) {
+			unwind_vma_mapping(&v, &s->known);
 			unwind_count(UNWIND_FRAMES_LEARNED);
 		} else if (unwind_file_lookup == UNWIND_LOOKUP_VMA_ITER) {
 			if (!s->vmas_read) {
