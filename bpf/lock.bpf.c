@@ -40,6 +40,7 @@ const volatile bool want_kernel = true;
 /* the futex waits in progress (struct lock_wait) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct lock_wait);
@@ -48,6 +49,7 @@ struct {
 /* the kernel lock waits in progress */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct lock_kwait_key);
 	__type(value, struct lock_wait);
@@ -60,6 +62,7 @@ struct waking_addrs {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct waking_addrs);
@@ -71,6 +74,7 @@ STACKS_COUNT_MAPS(struct lock_key, struct lock_val, 65536)
 /* each lock's longest wait, since user space last read it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct lock_id);
 	__type(value, __u64);

@@ -62,6 +62,7 @@ char syscall_span[64];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 32768);
 	__type(key, __u32);
 	__type(value, struct start);

@@ -59,6 +59,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 64);
 	__type(key, struct unwind_file_key);
 	__type(value, struct py_file);

@@ -36,6 +36,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SELF_MAX_PIDS);
 	__type(key, __u32);
 	__type(value, __u8);

@@ -71,6 +71,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct unwind_proc);
@@ -78,6 +79,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1);
 	__type(key, struct unwind_file_key);
 	__type(value, struct unwind_file);

@@ -454,9 +454,13 @@ static int configure(struct memleak_bpf *skel)
 	skel->rodata->stacks_python = stackcollector_python_wanted(&sc);
 	if (stackcollector_unwind_size(&sc, skel->obj) < 0)
 		return -1;
-	/* Kernel allocations: a table that allocated as it grew would trace itself. */
+	/* Kernel allocations: a table that allocated as it grew would trace
+	 * itself (the kernel refills a growing map's elements with kmalloc) */
 	if (opt.kernel) {
-		bpf_map__set_map_flags(skel->maps.allocs, 0);
+		struct bpf_map *m;
+		bpf_object__for_each_map(m, skel->obj)
+			if (bpf_map__type(m) == BPF_MAP_TYPE_HASH)
+				bpf_map__set_map_flags(m, bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC);
 		if (!opt.max_allocs)
 			opt.max_allocs = 1 << 18;
 	}
