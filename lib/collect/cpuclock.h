@@ -16,8 +16,9 @@
  * /proc/stat's idle and iowait), or with cpuclock_include_idle all of it.
  * Samples seen: those the caller's program counted (the target's, the busy
  * CPUs', or with idle all).  Not its runs, from the kernel's BPF statistics
- * (enabled while sampling, BPF_ENABLE_STATS) and shown with their run time:
- * the timer fires in idle too, and the program runs there to return at once.
+ * where kernel.bpf_stats_enabled is on (never switched on here: it times
+ * every BPF program on the machine) and shown with their run time: the
+ * timer fires in idle too, and the program runs there to return at once.
  * Causes of loss that can be seen are reported: the kernel lowering
  * kernel.perf_event_max_sample_rate (it does when sampling takes too long:
  * "perf: interrupt took too long" in dmesg) below the frequency, samples that
@@ -42,7 +43,8 @@ struct cpuclock_account {
 	int tree;			/* cpuclock_target_tree: a target whose CPU time is not known */
 	uint64_t task_ns;		/* the target's CPU time while sampling */
 	uint64_t asked;			/* freq x (task_ns or clock_ns) */
-	int have_runs;			/* the BPF statistics could be read */
+	int stats_on;			/* kernel.bpf_stats_enabled on from start to end */
+	int have_runs;			/* ... and the program's statistics read */
 	uint64_t runs, run_ns;		/* the program's runs and their time */
 	uint64_t recursion_misses;	/* runs skipped: another BPF program was running */
 	uint64_t verified_insns;	/* instructions the verifier walked at load: its cost */

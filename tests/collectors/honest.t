@@ -2,7 +2,7 @@
 # function is not named after the symbol below it, and a capture whose user
 # stacks mostly stop short says so on stderr and counts them in the trailer.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 14
+plan 15
 W="$MARPLE_BIN/workloads"
 if ! is_root; then skip_rest "honest" "needs root"; fi
 
@@ -60,8 +60,15 @@ ncpu=$(getconf _NPROCESSORS_ONLN)
 # hotcold outlives both captures (killed after them): on a loaded machine the
 # first one's start-up took long enough that a 4 s hotcold exited during -p's
 "$W/hotcold" 30 & wl=$!
+# the kernel's BPF statistics on for the first capture (the program's runs:
+# marple reads them, never switches them on), off for the second
+stats=/proc/sys/kernel/bpf_stats_enabled
+old_stats=$(cat "$stats" 2>/dev/null || echo 0)
+echo 1 > "$stats" 2>/dev/null
 marple-callstack -F 499 1 > "$T/all.out" 2> "$T/all.err"
+echo 0 > "$stats" 2>/dev/null
 marple-callstack -F 499 -p "$wl" 1 > "$T/one.out" 2> "$T/one.err"
+echo "$old_stats" > "$stats" 2>/dev/null
 kill "$wl" 2>/dev/null; wait "$wl" 2>/dev/null
 sampling_num() { sed -n "s/.*\"sampling\":{[^}]*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
 clock=$(sampling_num "$T/all.out" cpu_clock_ns) asked=$(sampling_num "$T/all.out" asked)
@@ -82,6 +89,9 @@ off=$(awk -v a="${asked:-0}" -v g="${got:-0}" -v n="$ncpu" 'BEGIN {
 said=$(grep -c 'asked for [0-9]* samples' "$T/all.err")
 check "honest: delivered ($got, of $runs runs) vs asked ($asked): stderr says so exactly when off" \
 	test "${runs:-0}" -gt 0 -a "$said" -eq "$off"
+check "honest: the statistics off, the trailer says so and gives no runs" \
+	sh -c 'grep -q "\"bpf_stats\":false" "$1" && ! grep -q "\"program_runs\"" "$1" && grep -q "\"bpf_stats\":true" "$2"' \
+	sh "$T/one.out" "$T/all.out"
 tcpu=$(sampling_num "$T/one.out" target_cpu_ns) asked=$(sampling_num "$T/one.out" asked)
 got=$(sampling_num "$T/one.out" delivered)
 check "honest: -p asks for 499 Hz x the process's CPU time (${tcpu:-?} ns: $asked asked, $got delivered)" \
