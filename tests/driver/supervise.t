@@ -179,14 +179,20 @@ while [ $i -lt 400 ] && [ $samples -lt 20 ]; do
 	kids=$(children "$drv")
 	sup=''
 	for c in $kids; do [ "$(comm_of "$c")" = marple-collect ] && sup=$c; done
+	# (a marple-collect before it, the driver's check of the line
+	# (--plan), is not the capture's: a sanitizer build's lives long enough
+	# to be seen, and the loop took its end for the capture's)
+	if [ -n "$sup" ] && [ "$sup" != "${last_sup:-}" ]; then
+		last_sup=$sup seen='' other='' samples=0
+	fi
 	if [ -n "$sup" ]; then
 		samples=$((samples + 1))
 		for c in $kids; do [ "$c" = "$sup" ] || other="$other $(comm_of "$c")"; done
 		for g in $(children "$sup"); do
 			case " $seen " in *" $g "*) ;; *) seen="$seen $g" ;; esac
 		done
-	elif [ $samples -gt 0 ]; then
-		break	# marple-collect has ended
+	elif ! kill -0 "$drv" 2> /dev/null; then
+		break	# the driver has ended
 	fi
 	sleep 0.05
 	i=$((i + 1))
