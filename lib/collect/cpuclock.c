@@ -217,10 +217,10 @@ static void account(struct cpuclock *cc, struct cpuclock_account *out, int rebas
 		out->runs = info.run_cnt - cc->runs_start;
 		out->run_ns = info.run_time_ns - cc->run_ns_start;
 	}
-	if (have_info)	/* (counted with or without the statistics) */
-		out->recursion_misses = info.recursion_misses - cc->misses_start;
-	if (have_info)
+	if (have_info) {
+		out->recursion_misses = info.recursion_misses - cc->misses_start;	/* (counted either way) */
 		out->verified_insns = info.verified_insns;
+	}
 	uint64_t steal = proc_stat_ns(cc->only_cpu, STAT_STEAL, -1);
 	out->steal_ns = steal > cc->steal_start ? steal - cc->steal_start : 0;
 	out->max_rate_start = cc->max_rate_start;
