@@ -183,7 +183,7 @@ while [ $i -lt 400 ] && [ $samples -lt 20 ]; do
 	# (--plan), is not the capture's: a sanitizer build's lives long enough
 	# to be seen, and the loop took its end for the capture's)
 	if [ -n "$sup" ] && [ "$sup" != "${last_sup:-}" ]; then
-		last_sup=$sup seen='' other='' samples=0
+		last_sup=$sup seen='' other='' samples=0 sups=$((${sups:-0} + 1))
 	fi
 	if [ -n "$sup" ]; then
 		samples=$((samples + 1))
@@ -199,6 +199,6 @@ while [ $i -lt 400 ] && [ $samples -lt 20 ]; do
 done
 kill -TERM "$drv" 2> /dev/null
 wait "$drv"
-check "no helpers: the driver starts nothing but marple-collect during a capture ($samples samples; ${other:-nothing else})" test -z "$other" -a "$samples" -ge 20
+check "no helpers: the driver starts nothing but marple-collect during a capture ($samples samples; ${other:-nothing else}; ${sups:-0} marple-collect, the check's and the capture's)" test -z "$other" -a "$samples" -ge 20 -a "${sups:-0}" -le 2
 check "no helpers: marple-collect's children are the 2 collectors, throughout (pids:$seen)" test "$(echo $seen | wc -w)" -eq 2
 check "no helpers: the capture is complete" marple-cat -q marple_out/quiet.marple
