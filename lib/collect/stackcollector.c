@@ -395,8 +395,11 @@ void stackcollector_unwind_trailer(struct stackcollector *sc, json_t *tr)
 			    json_integer((json_int_t)(now.walked_named - sc->walked_named_before)));
 	json_object_set_new(unwind, "vma_notes_file_not_found",
 			    json_integer((json_int_t)(now.walked_vmas_unopened - sc->walked_unfound_before)));
+	json_object_set_new(unwind, "maps_posted_unmatched",
+			    json_integer((json_int_t)(now.posted_unmatched - sc->posted_unmatched_before)));
 	sc->walked_named_before = now.walked_named;
 	sc->walked_unfound_before = now.walked_vmas_unopened;
+	sc->posted_unmatched_before = now.posted_unmatched;
 }
 
 json_t *stackcollector_trailer(struct stackcollector *sc, struct bpf_object *obj, uint64_t records,

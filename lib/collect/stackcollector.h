@@ -243,6 +243,7 @@ struct stackcollector {
 	uint64_t self_excluded_before;	/* selffilter_excluded at the last cut */
 	uint64_t walked_named_before, walked_unfound_before;	/* syms_stats' walked_named and
 								 * walked_vmas_unopened at the last cut */
+	uint64_t posted_unmatched_before;	/* ... and posted_unmatched */
 
 	struct bpf_link *follow_link;	/* stackcollector_follow's fork program */
 

@@ -30,94 +30,10 @@
 #include "mappedfiles.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "symsimage.h"
 #include "util.h"
 
 /* ---------------- user space ---------------- */
-
-struct umap {
-	uint64_t start, end, pgoff;
-	struct elfsyms_file *dso;		/* NULL for anonymous and special mappings */
-	const char *name;		/* basename or "[vdso]", "[anon]"... (owned by the cache) */
-	int anon_exec;			/* anonymous and executable: where a JIT puts code */
-	int walked;			/* told by the BPF walk (syms_cache_add_walked_vma) */
-};
-
-/* A file VMA the BPF walk found (syms_cache_add_walked_vma): its file
- * known by the kernel's identity, found when told or at a lookup later (a
- * process that maps it seen since) */
-struct walked_vma {
-	struct umap m;			/* m.dso NULL: its file not found yet */
-	struct procmaps_line id;	/* range, device and inode (path "") */
-	int missed;			/* looked up without its file: counted */
-};
-
-/* One image of a process: (pid, exec id), or (pid, SYMS_EXEC_ANY) for callers
- * that do not tell images apart. */
-struct proc {
-	pid_t pid;
-	int gone;			/* maps unreadable: exited */
-	int frozen;			/* never read /proc for it again: a newer image
-					 * of pid is known, or its maps could not be
-					 * shown to be of this image */
-	int verified;			/* maps read and checked against layout */
-	int tries;			/* snapshots whose layout did not match */
-	uint64_t exec_id;
-	uint64_t layout[SYMS_LAYOUT_N];	/* valid when has_layout */
-	int has_layout;
-	int refreshes;			/* syms_cache_refresh reads done */
-	int forget;			/* syms_cache_forget_exited: exited, to be freed */
-	uint64_t snap_ns;		/* when it was snapshotted */
-	uint64_t read_ns;
-	struct umap *maps;
-	size_t nmaps;
-	/* file VMAs the BPF walk found in this image (syms_cache_add_walked_vma):
-	 * where maps has nothing (a library mapped after they were read, the
-	 * process gone before they were read again) */
-	struct walked_vma *walked;
-	size_t nwalked, walked_cap;
-	int unread;			/* made by syms_cache_add_walked_vma: maps not read yet */
-	struct perfmap *jit;
-	/* what finding and trusting its perf map needs, kept from the snapshot
-	 * of a process with anonymous executable memory so that a map written
-	 * at exit (the JVM's) can still be read after the process is gone */
-	/* its program's interpreter (PT_INTERP), found once (find_interp) */
-	int interp_state;		/* 0: not looked for; 1: found; -1: none */
-	int interp_by_id;		/* found on disk: known by interp_id, else by interp_base */
-	struct mappedfile_id interp_id;
-	char interp_base[64];
-	const struct elfsyms_file *interp_prog;	/* the program naming it (not itself the loader) */
-	int jit_known;			/* jit_process noted */
-	int anon_exec;			/* it has anonymous executable memory */
-	struct perfmap_process jit_process;
-	uint64_t jit_check_ns;		/* when its map was last looked at */
-	struct proc *next;
-};
-
-#define NBUCKETS 4096
-
-/* A file mapping another thread saw in a process's maps (syms_cache_post_maps) */
-struct posted_map {
-	pid_t pid;
-	uint64_t layout[SYMS_LAYOUT_N];
-	struct procmaps_line l;		/* l.path: owned, with the process's root before it */
-};
-
-#define SYMS_POSTED_MAX 16384
-
-struct syms_cache {
-	int flags;
-	pthread_mutex_t post_lock;	/* posted: filled by another thread */
-	struct posted_map *posted;
-	size_t nposted, posted_cap;
-	struct proc *procs[NBUCKETS];
-	struct elfsyms elf;		/* its files: slots in the model (mappedfiles.h) */
-	char **names;			/* interned mapping names */
-	size_t nnames, names_cap;
-	struct syms_stats st;
-	struct proc **young;		/* images syms_cache_refresh will read again */
-	size_t nyoung, young_cap;
-	struct hashtab *jit_names;	/* the names of perf maps' lines, demangled */
-};
 
 static int elf_ready;
 
@@ -156,10 +72,7 @@ void syms_cache_free(struct syms_cache *c)
 	}
 	mappedfiles_release(c->elf.files);
 	free(c->young);
-	for (size_t i = 0; i < c->nposted; i++)
-		free((char *)c->posted[i].l.path);
-	free(c->posted);
-	pthread_mutex_destroy(&c->post_lock);
+	syms_posted_free(c);
 	hashtab_free(c->jit_names);
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
@@ -196,7 +109,7 @@ static struct elfsyms_file *get_dso(struct syms_cache *c, pid_t pid, const struc
 	return f ? elfsyms_of_file(&c->elf, f, l->path, root) : NULL;
 }
 
-static struct proc *find_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+struct proc *syms_find_image(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
 	for (struct proc *p = c->procs[(uint32_t)pid % NBUCKETS]; p; p = p->next)
 		if (p->pid == pid && p->exec_id == exec_id)
@@ -326,7 +239,7 @@ static int read_maps(struct syms_cache *c, struct proc *p)
 	return 0;
 }
 
-static struct proc *new_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
+struct proc *syms_new_image(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
 	struct proc *p = marple_calloc(1, sizeof(*p));
 	p->pid = pid;
@@ -360,10 +273,10 @@ static struct proc *get_proc(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 
 	if (exec_id == SYMS_EXEC_ANY && (p = newest_image(c, pid)))
 		return p;
-	if ((p = find_proc(c, pid, exec_id)) && !p->unread)
+	if ((p = syms_find_image(c, pid, exec_id)) && !p->unread)
 		return p;
 	if (!p)
-		p = new_proc(c, pid, exec_id);
+		p = syms_new_image(c, pid, exec_id);
 	p->unread = 0;
 	if (exec_id != SYMS_EXEC_ANY && make_current(c, p) < 0) {
 		p->frozen = 1;	/* the process has exec'ed since: its maps are another image's */
@@ -382,11 +295,11 @@ int syms_cache_snapshot(struct syms_cache *c, pid_t pid)
 int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 			     const uint64_t layout[SYMS_LAYOUT_N])
 {
-	struct proc *p = find_proc(c, pid, exec_id);
+	struct proc *p = syms_find_image(c, pid, exec_id);
 	int rc;
 
 	if (!p)
-		p = new_proc(c, pid, exec_id);
+		p = syms_new_image(c, pid, exec_id);
 	if (p->verified)
 		return 0;
 	p->unread = 0;
@@ -396,6 +309,7 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 	}
 	memcpy(p->layout, layout, sizeof(p->layout));
 	p->has_layout = 1;
+	c->announced++;
 	rc = read_maps(c, p);
 	if (rc == 0) {
 		p->verified = 1;
@@ -417,15 +331,13 @@ int syms_cache_snapshot_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id,
 	return 1;
 }
 
-static void take_posted(struct syms_cache *c);
-
 void syms_cache_refresh(struct syms_cache *c)
 {
 	static const uint64_t after_ns[] = { 50000000, 1000000000 };
 	uint64_t now = marple_now_monotonic_ns();
 	size_t w = 0;
 
-	take_posted(c);	/* while their images are known: not forgotten yet */
+	syms_take_posted(c);	/* while their images are known: not forgotten yet */
 
 	for (size_t i = 0; i < c->nyoung; i++) {
 		struct proc *p = c->young[i];
@@ -443,7 +355,7 @@ void syms_cache_refresh(struct syms_cache *c)
 
 int syms_cache_reread_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
-	struct proc *p = find_proc(c, pid, exec_id);
+	struct proc *p = syms_find_image(c, pid, exec_id);
 
 	if (!p || p->gone || p->frozen || marple_now_monotonic_ns() - p->read_ns < 10000000ull)
 		return -1;
@@ -451,148 +363,6 @@ int syms_cache_reread_exec(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 	if (rc > 0)
 		p->frozen = 1;	/* exec'ed since: keep what we have */
 	return rc == 0 ? 0 : -1;
-}
-
-/* Do two walked VMAs map the same file the same way (offset at start)? */
-static int same_file_place(const struct procmaps_line *a, const struct procmaps_line *b)
-{
-	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->inode == b->inode &&
-	       a->start - a->pgoff == b->start - b->pgoff;
-}
-
-/* The dso of a file VMA the BPF walk found (l: its range, the device and
- * inode of its file, as the kernel's maps show them), by that identity:
- * one a maps line of any process named (_known: only that), else the very
- * file mapped there, through map_files while the process lives, and only
- * if it is that inode.  NULL: not found (the process is gone, and no
- * other seen maps the file). */
-static struct elfsyms_file *walked_dso_known(struct syms_cache *c, const struct procmaps_line *l)
-{
-	struct mappedfile *f = mappedfiles_find(c->elf.files, mappedfile_id_of_line(l));
-
-	return f ? elfsyms_of_file(&c->elf, f, f->path, "") : NULL;
-}
-
-static struct elfsyms_file *walked_dso(struct syms_cache *c, pid_t pid, const struct procmaps_line *l)
-{
-	char mf[128], path[4096], root[64];
-	struct stat st;
-	struct elfsyms_file *d = walked_dso_known(c, l);
-
-	if (d)
-		return d;
-	procmaps_map_files_path(pid, l, mf, sizeof(mf));
-	ssize_t n = readlink(mf, path, sizeof(path) - 1);
-	int fd = n > 0 ? procmaps_open_safe(AT_FDCWD, mf, &st) : -1;
-	if (fd < 0 && l->path[0] == '/') {
-		/* gone: by the name its maps gave another reader (the root it
-		 * had before it) */
-		fd = procmaps_open_safe(AT_FDCWD, l->path, &st);
-		n = (ssize_t)strlen(l->path);
-		if (fd >= 0 && (size_t)n < sizeof(path))
-			memcpy(path, l->path, (size_t)n);
-		else
-			n = 0;
-	}
-	if (fd < 0 || n <= 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	path[n] = 0;
-	if (!mappedfile_id_equal(mappedfile_id_of_stat(&st), mappedfile_id_of_line(l))) {
-		close(fd);	/* not the file the walk saw (the pid is another process's now) */
-		return NULL;
-	}
-	struct mappedfile *f = mappedfiles_of_fd(c->elf.files, fd, &st, path);
-	close(fd);
-	procmaps_root(pid, root, sizeof(root));
-	return elfsyms_of_file(&c->elf, f, path, root);
-}
-
-/* Add file mapping l (its path: a hint, or "") to the walked VMAs of p
- * (NULL: make image exec_id of pid, whose maps are read when first asked
- * for): 0, or -1 if its file is not found yet. */
-static int add_walked(struct syms_cache *c, struct proc *p, pid_t pid, uint64_t exec_id, const struct procmaps_line *l)
-{
-	if (p)
-		for (size_t i = 0; i < p->nwalked; i++)
-			if (p->walked[i].m.start == l->start && p->walked[i].m.end == l->end &&
-			    same_file_place(&p->walked[i].id, l))
-				return p->walked[i].m.dso ? 0 : -1;	/* told again (it left the kernel's LRU) */
-	struct elfsyms_file *d = walked_dso(c, pid, l);
-	if (!p) {
-		p = new_proc(c, pid, exec_id);
-		p->unread = 1;
-	}
-	/* kept without its file too: another process that maps it, seen
-	 * before the frames are named, names them */
-	p->walked = marple_grow(p->walked, &p->walked_cap, p->nwalked + 1, sizeof(*p->walked));
-	p->walked[p->nwalked] = (struct walked_vma){
-		.m = { .start = l->start, .end = l->end, .pgoff = l->pgoff, .dso = d, .name = d ? d->name : NULL,
-		       .walked = 1 },
-		.id = *l };
-	p->walked[p->nwalked++].id.path = "";
-	return d ? 0 : -1;
-}
-
-int syms_cache_add_walked_vma(struct syms_cache *c, pid_t pid, uint64_t exec_id, uint64_t start, uint64_t end,
-			      uint64_t pgoff, uint32_t kdev, uint64_t ino)
-{
-	struct procmaps_line l = { .start = start, .end = end, .pgoff = pgoff, .perms = "r-xp",
-				   .dev_major = kdev >> 20, .dev_minor = kdev & 0xfffff, .inode = ino, .path = "" };
-
-	c->st.walked_vmas++;
-	if (exec_id == SYMS_EXEC_ANY || start >= end || ino == 0)
-		return -1;
-	return add_walked(c, find_proc(c, pid, exec_id), pid, exec_id, &l);
-}
-
-void syms_cache_post_maps(struct syms_cache *c, pid_t pid, const uint64_t layout[SYMS_LAYOUT_N],
-			  const struct procmaps_line *lines, size_t n)
-{
-	char root[64];
-
-	procmaps_root(pid, root, sizeof(root));
-	pthread_mutex_lock(&c->post_lock);
-	for (size_t i = 0; i < n; i++) {
-		/* bounded, should the cache's thread not take them in for long */
-		if (!lines[i].inode || lines[i].deleted || !procmaps_is_file(&lines[i]) ||
-		    c->nposted >= SYMS_POSTED_MAX)
-			continue;
-		c->posted = marple_grow(c->posted, &c->posted_cap, c->nposted + 1, sizeof(*c->posted));
-		struct posted_map *m = &c->posted[c->nposted++];
-		m->pid = pid;
-		memcpy(m->layout, layout, sizeof(m->layout));
-		m->l = lines[i];
-		size_t len = strlen(root) + strlen(lines[i].path) + 1;
-		char *path = marple_malloc(len);
-		snprintf(path, len, "%s%s", root, lines[i].path);
-		m->l.path = path;
-	}
-	pthread_mutex_unlock(&c->post_lock);
-}
-
-/* The posted mappings, to the images that had that layout (none: dropped;
- * a pid note is read long before another reader's maps are posted) */
-static void take_posted(struct syms_cache *c)
-{
-	pthread_mutex_lock(&c->post_lock);
-	struct posted_map *posted = c->posted;
-	size_t n = c->nposted;
-	c->posted = NULL;
-	c->nposted = c->posted_cap = 0;
-	pthread_mutex_unlock(&c->post_lock);
-	for (size_t i = 0; i < n; i++) {
-		struct posted_map *m = &posted[i];
-		for (struct proc *p = c->procs[(uint32_t)m->pid % NBUCKETS]; p; p = p->next)
-			if (p->pid == m->pid && p->has_layout && memcmp(p->layout, m->layout, sizeof(p->layout)) == 0) {
-				add_walked(c, p, p->pid, p->exec_id, &m->l);
-				break;
-			}
-		free((char *)m->l.path);
-	}
-	free(posted);
 }
 
 /* The files no process known maps any more (a build starts new compilers
@@ -717,26 +487,7 @@ static struct umap *find_map_of(struct syms_cache *c, struct proc *p, uint64_t a
 	}
 	/* in no mapping read: one the BPF walk found, or another reader of
 	 * its maps saw, if any did */
-	take_posted(c);
-	struct walked_vma *found = NULL;
-	for (size_t i = 0; i < p->nwalked; i++) {
-		struct walked_vma *w = &p->walked[i];
-		if (addr < w->m.start || addr >= w->m.end)
-			continue;
-		if (found && !same_file_place(&found->id, &w->id))
-			return NULL;	/* remapped with another file or offset between them: no guess */
-		found = w;
-	}
-	if (!found)
-		return NULL;
-	if (!found->m.dso && (found->m.dso = walked_dso_known(c, &found->id)))
-		found->m.name = found->m.dso->name;
-	if (found->m.dso)
-		return &found->m;
-	if (!found->missed)
-		c->st.walked_vmas_unopened++;
-	found->missed = 1;
-	return NULL;
+	return syms_walked_map(c, p, addr);
 }
 
 /* The mapping of p holding addr, or NULL; its file is marked as read since
@@ -774,7 +525,7 @@ static const char *jit_lookup(struct syms_cache *c, struct proc *p, uint64_t add
 
 int syms_cache_jit_reload(struct syms_cache *c, pid_t pid, uint64_t exec_id)
 {
-	struct proc *p = find_proc(c, pid, exec_id);
+	struct proc *p = syms_find_image(c, pid, exec_id);
 
 	if (!p && exec_id == SYMS_EXEC_ANY)
 		p = newest_image(c, pid);

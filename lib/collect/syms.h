@@ -218,6 +218,8 @@ struct syms_stats {
 	uint64_t walked_vmas_unopened;	/* ... whose file was still not found when a
 					 * frame in it was looked up */
 	uint64_t walked_named;		/* lookups named from a VMA the walk found */
+	uint64_t posted_unmatched;	/* posted mappings (syms_cache_post_maps) whose
+					 * image was never announced: dropped */
 	uint64_t symbol_names_cut;	/* ELF symbol names cut to ELFSYMS_NAME_MAX */
 	uint64_t perfmap_lines_skipped;	/* perf map lines not read: malformed, past the line limit */
 	uint64_t perfmap_names_cut;	/* perf map lines or names cut to their limits (perfmap.h) */

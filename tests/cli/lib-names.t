@@ -12,6 +12,7 @@ allowed() {
 	cat <<'EOF'
 util marple_
 ksyms syms_kernel_
+symswalked syms_
 mappedfiles mappedfiles_ mappedfile_
 unwinddwarfwalk unwind_
 EOF

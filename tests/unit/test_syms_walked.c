@@ -45,7 +45,7 @@ static uint32_t kernel_dev(const struct procmaps_line *l)
 
 int main(void)
 {
-	test_plan(12);
+	test_plan(14);
 	uint64_t adler = (uint64_t)(uintptr_t)adler32 + 2, elfv = (uint64_t)(uintptr_t)elf_version + 2;
 	struct procmaps_line z, e;
 	char zpath[4096], epath[4096];
@@ -105,9 +105,37 @@ int main(void)
 	 * there): which one a frame was in is not known */
 	syms_cache_add_walked_vma(c, child, 9, z.start, z.end, e.pgoff, kernel_dev(&e), e.inode);
 	test_cond("two files found at one place: no name", syms_cache_lookup_exec(c, child, 9, adler, NULL, NULL) == NULL);
+	/* another sleep, whose maps the worker posts before the cache has
+	 * read its image's announcement (another thread posts; the news ring
+	 * is read between naming slices): they wait for it */
+	pid_t second = fork();
+	if (second == 0) {
+		execl("/bin/sleep", "sleep", "20", (char *)NULL);
+		_exit(1);
+	}
+	uint64_t layout2[SYMS_LAYOUT_N];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)second);
+	now[0] = 0;
+	for (int i = 0; i < 500 && !strstr(now, "sleep"); i++) {
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		ssize_t r = readlink(exe, now, sizeof(now) - 1);
+		now[r > 0 ? r : 0] = 0;
+	}
+	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	if (procmaps_read_layout(second, layout2) < 0)
+		memset(layout2, 0, sizeof(layout2));
+	syms_cache_post_maps(c, second, layout2, &e, 1);
+	test_cond("posted before its image: not named yet",
+		  syms_cache_lookup_exec(c, second, 3, elfv, NULL, NULL) == NULL);
+	syms_cache_snapshot_exec(c, second, 3, layout2);
+	n = syms_cache_lookup_exec(c, second, 3, elfv, NULL, NULL);
+	test_cond("its image announced: named from what was posted", n && strcmp(n, "elf_version") == 0);
+	kill(second, SIGKILL);
+	waitpid(second, NULL, 0);
 	struct syms_stats st;
 	syms_cache_stats(c, &st);
-	test_cond("counted: named from walked VMAs, one not found", st.walked_named == 2 && st.walked_vmas_unopened == 1);
+	test_cond("counted: named from walked VMAs, one not found, none dropped yet",
+		  st.walked_named == 3 && st.walked_vmas_unopened == 1 && st.posted_unmatched == 0);
 	syms_cache_free(c);
 	return test_report();
 }
