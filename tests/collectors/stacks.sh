@@ -11,12 +11,25 @@ weight() {
 		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
 }
 
-# share NAME PART WHOLE PERCENT: a case that passes when PART is at least
-# PERCENT% of WHOLE (and WHOLE > 20)
+# share NAME PART WHOLE PERCENT [WHY]: a case that passes when PART is at
+# least PERCENT% of WHOLE (and WHOLE > 20); WHY, when given, is added to a
+# failure's reason (the stacks that missed: misses)
 share() {
 	if [ "$3" -gt 20 ] && [ $(($2 * 100)) -ge $(($3 * $4)) ]; then pass "$1 ($2 of $3)"
 	elif [ "$3" -le 20 ]; then fail "$1" "$2 of $3: too few samples to judge (wanted > 20)"
-	else fail "$1" "$2 of $3, wanted >= $4%"; fi
+	else fail "$1" "$2 of $3, wanted >= $4%${5:+; $5}"; fi
+}
+
+# misses FILE WANTED ALL: the three heaviest stacks of the first section
+# that match the awk regex ALL but not WANTED, as "weight stack | ...":
+# what a failed share missed, for the log of a run nobody can repeat
+misses() {
+	awk -v want="$2" -v all="$3" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
+		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
+		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
+		if (f ~ all && f !~ want) s[f] += w }
+		END { for (f in s) print s[f], f }' "$1" | sort -rn | head -n 3 | cut -c 1-300 | tr '\n' '|'
 }
 
 # pprof_traces STREAM OUT: go tool pprof -lines -traces of STREAM's profile
