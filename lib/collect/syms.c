@@ -1,10 +1,10 @@
 /* syms.c — process images and the user-space symbolizer's lookups (see
  * syms.h): each (pid, exec id) with its mappings read from /proc, the file
- * VMAs the unwinder's walk found, forgetting exited processes.  What a file
- * tells is elfsyms.c's (a slot in the model of mapped files,
- * mappedfiles.h), a JIT's perf map perfmap.c's, kernel names ksyms.c's.
- * Lookups are two binary searches (the image's mappings, then the file's
- * sorted symbols). */
+ * VMAs others found for it (the unwinder's walk, the tables' worker:
+ * symswalked.c), forgetting exited processes.  What a file tells is
+ * elfsyms.c's (a slot in the model of mapped files, mappedfiles.h), a JIT's
+ * perf map perfmap.c's, kernel names ksyms.c's.  Lookups are two binary
+ * searches (the image's mappings, then the file's sorted symbols). */
 #include "syms.h"
 
 #include <errno.h>
