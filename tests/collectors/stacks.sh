@@ -1,14 +1,21 @@
 # stacks.sh — helpers of the stack collector tests (sourced after tests/lib.sh).
 
-# weight FILE REGEX: the summed weight of the records of the first section
-# whose frames (joined by ;) match an awk regex; frames as their names, without
-# identity tags ("main#82cab6e6" is main: marple-format(5), Frame identity).
-weight() {
-	awk -v re="$2" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
+# stacks_of FILE: "weight frames" for each record of FILE's first
+# section, frames joined by ; as their names, without identity tags
+# ("main#82cab6e6" is main: marple-format(5), Frame identity).
+stacks_of() {
+	awk '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
 		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
 		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
 		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
-		if (f ~ re) s += w } END { printf "%.0f\n", s + 0 }' "$1"
+		print (w == "" ? 0 : w) " " f }' "$1"
+}
+
+# weight FILE REGEX: the summed weight of the records of the first section
+# whose frames (stacks_of) match an awk regex.
+weight() {
+	stacks_of "$1" | awk -v re="$2" '{ f = substr($0, length($1) + 2) } f ~ re { s += $1 }
+		END { printf "%.0f\n", s + 0 }'
 }
 
 # share NAME PART WHOLE PERCENT [WHY]: a case that passes when PART is at
@@ -24,12 +31,9 @@ share() {
 # that match the awk regex ALL but not WANTED, as "weight stack | ...":
 # what a failed share missed, for the log of a run nobody can repeat
 misses() {
-	awk -v want="$2" -v all="$3" '/^\{"trailer"/ { exit } index($0, "#") && substr($0, 1, 1) != "{" {
-		w = substr($0, 1, index($0, "#") - 1); f = substr($0, index($0, "#") + 1)
-		gsub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f];/, ";", f)
-		sub(/#[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$/, "", f)
-		if (f ~ all && f !~ want) s[f] += w }
-		END { for (f in s) print s[f], f }' "$1" | sort -rn | head -n 3 | cut -c 1-300 | tr '\n' '|'
+	stacks_of "$1" | awk -v want="$2" -v all="$3" '{ f = substr($0, length($1) + 2) }
+		f ~ all && f !~ want { s[f] += $1 }
+		END { for (f in s) print s[f], f }' | sort -rn | head -n 3 | cut -c 1-300 | tr '\n' '|'
 }
 
 # pprof_traces STREAM OUT: go tool pprof -lines -traces of STREAM's profile
