@@ -17,18 +17,19 @@ const volatile __u32 targ_tgid = 0;
 const volatile bool targ_dev = false;
 const volatile __u32 targ_major = 0, targ_minor = 0;
 
-struct start {
-	__u64 ts;
-	__u32 pid, bytes, op, major, minor;
-	char comm[16];
-};
+/* Requests issued whose completion never came: their address started a new
+ * request while their start was still here.  On virtio-blk, about one run
+ * in twenty of 150 requests put back and issued again has one whose
+ * completion ran no program (neither ours nor bpftrace's, while perf's
+ * tracepoint count saw it): counted, not lost silently. */
+__u64 unseen_requests = 0, unseen_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
-	__type(value, struct start);
+	__type(value, struct disklat_start);
 } starts SEC(".maps");
 
 /* the submitting process, from block_io_start (kernel 6.5+): block_rq_issue
@@ -49,11 +50,11 @@ struct {
 static __always_inline int on_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	struct start s = {};
+	struct disklat_start s = {};
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 
 	struct owner *o = bpf_map_lookup_elem(&owners, &key);
-	struct start *again;
+	struct disklat_start *again;
 
 	s.ts = bpf_ktime_get_ns();
 	if (o) {
@@ -90,7 +91,7 @@ static __always_inline int on_issue(struct request *rq)
 static __always_inline int on_complete(struct request *rq, int error)
 {
 	__u64 key = (__u64)rq;
-	struct start *s = bpf_map_lookup_elem(&starts, &key);
+	struct disklat_start *s = bpf_map_lookup_elem(&starts, &key);
 	struct disklat_event *e;
 
 	/* the owner stays until now: a request the driver puts back is
@@ -121,9 +122,15 @@ static __always_inline int on_start(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct owner o = {};
+	struct disklat_start *stale = bpf_map_lookup_elem(&starts, &key);
 
-	/* a new request: any start left at this address is not its own */
-	bpf_map_delete_elem(&starts, &key);
+	/* a new request: a start left at this address is of one whose
+	 * completion we never saw */
+	if (stale) {
+		__sync_fetch_and_add(&unseen_requests, 1);
+		__sync_fetch_and_add(&unseen_bytes, stale->bytes);
+		bpf_map_delete_elem(&starts, &key);
+	}
 	if (self_current_is_marple())
 		o.pid = OWNER_MARPLE;
 	else

@@ -1,4 +1,6 @@
-/* disklat.h — the record bpf/disklat.bpf.c writes and collectors/marple-disklat.c reads. */
+/* disklat.h — the record bpf/disklat.bpf.c writes and collectors/marple-disklat.c
+ * reads, and the issued request it remembers until the completion (read at
+ * the end for the requests still in flight). */
 #ifndef MARPLE_DISKLAT_H
 #define MARPLE_DISKLAT_H
 
@@ -10,6 +12,12 @@ struct disklat_event {
 	unsigned int bytes;
 	unsigned int op;	/* REQ_OP_*: 0 read, 1 write, 2 flush, 3 discard, ... */
 	unsigned int error;
+	char comm[16];
+};
+
+struct disklat_start {
+	unsigned long long ts;
+	unsigned int pid, bytes, op, major, minor;
 	char comm[16];
 };
 

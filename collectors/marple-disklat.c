@@ -17,13 +17,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blockdev.h"
+#include "bpfmap.h"
 #include "collector.h"
 #include "corebtf.h"
 #include "disklat.h"
@@ -136,6 +137,36 @@ static int on_event(void *ctx, void *data, size_t size)
 
 static int have_io_start;
 
+struct unfinished { uint64_t requests, bytes; };
+
+static void count_in_flight(const void *key, const void *value, void *arg)
+{
+	const struct disklat_start *s = value;
+	struct unfinished *u = arg;
+	(void)key;
+	u->requests++;
+	u->bytes += s->bytes;
+}
+
+/* The trailer's account of requests issued and never seen completing:
+ * "in_flight_at_end" (left in the starts table: still at the device when the
+ * capture ended), "unseen_completions" (their address began a new request:
+ * the kernel ran no program for their completion).  A warning for the
+ * second: those requests are missing from the points. */
+static json_t *unfinished_trailer(struct disklat_bpf *skel)
+{
+	struct unfinished end = { 0 };
+	uint64_t unseen = skel->bss->unseen_requests, unseen_bytes = skel->bss->unseen_bytes;
+
+	bpfmap_each(bpf_map__fd(skel->maps.starts), sizeof(uint64_t), sizeof(struct disklat_start), count_in_flight, &end);
+	if (unseen)
+		marple_warn("%" PRIu64 " I/O requests (%" PRIu64 " bytes) issued but their completion never traced: "
+			    "no points for them", unseen, unseen_bytes);
+	return json_pack("{s:{s:I,s:I},s:{s:I,s:I}}",
+			 "unseen_completions", "requests", (json_int_t)unseen, "bytes", (json_int_t)unseen_bytes,
+			 "in_flight_at_end", "requests", (json_int_t)end.requests, "bytes", (json_int_t)end.bytes);
+}
+
 static struct disklat_bpf *setup(int raw, const char **why)
 {
 	struct disklat_bpf *skel = disklat_bpf__open_opts(corebtf_opts(disklat_bpf__elf_bytes));
@@ -238,7 +269,7 @@ int main(int argc, char **argv)
 	disklat_bpf__detach(skel);
 	ring_buffer__consume(rb);
 	if (eventcollector_trailer(out, bpf_map__fd(skel->maps.event_counters), skel->obj, records, "I/O records",
-				   "I/O requests not timed (too many in flight)", opt.verbose) < 0)
+				   "I/O requests not timed (too many in flight)", unfinished_trailer(skel), opt.verbose) < 0)
 		goto cleanup;
 	status = EXIT_OK;
 cleanup:

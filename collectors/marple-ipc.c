@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	ipc_bpf__detach(skel);
 	ring_buffer__consume(rb);
 	if (eventcollector_trailer(stdout, bpf_map__fd(skel->maps.event_counters), NULL, records, "events",
-				   "connections not followed (too many open)", opt.verbose) < 0)
+				   "connections not followed (too many open)", NULL, opt.verbose) < 0)
 		goto cleanup;
 	status = EXIT_OK;
 cleanup:

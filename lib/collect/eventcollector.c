@@ -58,7 +58,7 @@ static uint64_t recursion_misses(struct bpf_object *obj)
 }
 
 int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
-			   const char *lost_what, const char *untracked_what, int verbose)
+			   const char *lost_what, const char *untracked_what, json_t *more, int verbose)
 {
 	uint64_t lost = bpfmap_percpu_sum(counts_fd, EVENTS_LOST);
 	uint64_t untracked = bpfmap_percpu_sum(counts_fd, EVENTS_UNTRACKED);
@@ -70,6 +70,9 @@ int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, 
 		json_object_set_new(trl, "recursion_misses", json_integer((json_int_t)missed));
 		selffilter_trailer_add(trl, self_obj);
 	}
+	if (more)
+		json_object_update(trl, more);
+	json_decref(more);
 	int rc = stream_write_json(f, trl);
 
 	if (rc == 0 && verbose)

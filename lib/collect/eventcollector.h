@@ -9,11 +9,13 @@
  *   x_bpf__detach(skel);
  *   ring_buffer__consume(rb);
  *   eventcollector_trailer(stdout, bpf_map__fd(skel->maps.counts), skel->obj, records,
- *                          "I/O records", "I/O requests not timed (too many in flight)", opt.verbose);
+ *                          "I/O records", "I/O requests not timed (too many in flight)", NULL,
+ *                          opt.verbose);
  */
 #ifndef MARPLE_EVENTCOLLECTOR_H
 #define MARPLE_EVENTCOLLECTOR_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,9 +36,10 @@ int eventcollector_poll(struct ring_buffer *rb, int flush);
  * "N <untracked_what>"); with self_obj (a program that leaves marple's own
  * processes out, selffilter.h) also "self_excluded" and "recursion_misses"
  * (its programs' runs the kernel skipped, one running already on that CPU:
- * counted in "lost" too); verbose: its counts on stderr too (-v).  0, or -1
- * on a write error. */
+ * counted in "lost" too); more (may be NULL, taken): the collector's own
+ * members, added; verbose: its counts on stderr too (-v).  0, or -1 on a
+ * write error. */
 int eventcollector_trailer(FILE *f, int counts_fd, struct bpf_object *self_obj, uint64_t records,
-			   const char *lost_what, const char *untracked_what, int verbose);
+			   const char *lost_what, const char *untracked_what, json_t *more, int verbose);
 
 #endif

@@ -74,7 +74,9 @@ expect_exit "disklat -d: unknown disk" 1 "no disk nosuch" marple-disklat -d nosu
 # 4 MiB O_DIRECT writes are split in ~1 MiB requests, which the driver often
 # has no room for: put back and issued again from kblockd's kworker.  Each
 # stays dd's (the kworker had 1,613 of 1,900 here): dd's points add up to
-# every byte it wrote.
+# every byte it wrote, but for requests the trailer says it never saw
+# complete (on virtio-blk, one run in about twenty has one whose completion
+# ran no BPF program: not ours, not bpftrace's; perf's tracepoint count had it)
 rm -f "$T/ready"
 MARPLE_READY_FILE="$T/ready" marple-disklat > "$T/big.out" 2> "$T/big.err" & pid=$!
 if wait_ready "$T/ready" 20 "$pid"; then
@@ -83,12 +85,17 @@ if wait_ready "$T/ready" 20 "$pid"; then
 fi
 sleep 0.3; kill -INT "$pid"; wait "$pid"
 got=$(awk -F, -v p="$ddp" '$5 == "pid=" p && $8 == "rw=W" { sub("bytes=", "", $7); s += $7 } END { print s + 0 }' "$T/big.out")
+# bytes of requests issued and never seen completing, from the trailer
+unseen=$(tail -n 1 "$T/big.out" | sed -n 's/.*"unseen_completions":{"requests":[0-9]*,"bytes":\([0-9]*\)},"in_flight_at_end":{"requests":[0-9]*,"bytes":\([0-9]*\)}.*/\1 + \2/p')
+unseen=$((${unseen:-0}))
 if [ "$got" -ne 104857600 ]; then	# whose were the others: say it
 	echo "disklat: write bytes by process, and the trailer:" >&2
 	awk -F, '$8 == "rw=W" { sub("bytes=", "", $7); s[$3 " " $5] += $7 } END { for (k in s) print k, s[k] }' "$T/big.out" >&2
-	tail -n 1 "$T/big.out" | cut -c1-400 >&2
+	tail -n 1 "$T/big.out" | cut -c1-600 >&2
+	grep 'never traced' "$T/big.err" >&2
 fi
-check "disklat: requests issued again keep their submitter (dd's points: $got of 104857600 bytes)" test "$got" -eq 104857600
+check "disklat: requests issued again keep their submitter (dd's points: $got of 104857600 bytes, $unseen never seen completing)" \
+	sh -c "[ $got -le 104857600 ] && [ $((104857600 - got)) -le $unseen ] && grep -q '\"unseen_completions\":{' '$T/big.out'"
 rm -f "$T/big"
 
 # -d PARTITION, and its MAJOR:MINOR (259:N, while the requests carry the
