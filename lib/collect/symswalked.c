@@ -165,9 +165,9 @@ static int place_posted(struct syms_cache *c, struct posted_map *m, uint64_t now
 }
 
 /* The posted mappings, to the images that had that layout; those whose
- * image is not announced yet wait (c->waiting), looked at again when an
- * image is announced, or a second on, when the oldest may have waited
- * too long. */
+ * image is not announced yet wait (c->waiting, at most SYMS_POSTED_MAX:
+ * past that dropped, counted), looked at again when an image is announced,
+ * or a second on, when the oldest may have waited too long. */
 void syms_take_posted(struct syms_cache *c)
 {
 	pthread_mutex_lock(&c->post_lock);
@@ -188,11 +188,17 @@ void syms_take_posted(struct syms_cache *c)
 		c->waiting_announced = c->announced;
 		c->waiting_scan_ns = now;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!place_posted(c, &posted[i], now)) {
-			c->waiting = marple_grow(c->waiting, &c->waiting_cap, c->nwaiting + 1, sizeof(*c->waiting));
-			c->waiting[c->nwaiting++] = posted[i];
+	for (size_t i = 0; i < n; i++) {
+		if (place_posted(c, &posted[i], now))
+			continue;
+		if (c->nwaiting >= SYMS_POSTED_MAX) {	/* a storm of processes: bounded, counted */
+			c->st.posted_unmatched++;
+			free((char *)posted[i].l.path);
+			continue;
 		}
+		c->waiting = marple_grow(c->waiting, &c->waiting_cap, c->nwaiting + 1, sizeof(*c->waiting));
+		c->waiting[c->nwaiting++] = posted[i];
+	}
 	free(posted);
 }
 

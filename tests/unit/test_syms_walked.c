@@ -16,6 +16,7 @@
 
 #include "procmaps.h"
 #include "syms.h"
+#include "symsimage.h"	/* SYMS_POSTED_MAX */
 #include "test.h"
 
 /* Our own mapping that holds addr, into out (its path copied to path). */
@@ -45,7 +46,7 @@ static uint32_t kernel_dev(const struct procmaps_line *l)
 
 int main(void)
 {
-	test_plan(14);
+	test_plan(15);
 	uint64_t adler = (uint64_t)(uintptr_t)adler32 + 2, elfv = (uint64_t)(uintptr_t)elf_version + 2;
 	struct procmaps_line z, e;
 	char zpath[4096], epath[4096];
@@ -136,6 +137,19 @@ int main(void)
 	syms_cache_stats(c, &st);
 	test_cond("counted: named from walked VMAs, one not found, none dropped yet",
 		  st.walked_named == 3 && st.walked_vmas_unopened == 1 && st.posted_unmatched == 0);
+	/* a storm of processes whose images are never announced: what waits
+	 * is bounded, the rest dropped at once and counted (one waits already:
+	 * the mapping posted under another layout) */
+	static struct procmaps_line many[SYMS_POSTED_MAX];
+	for (size_t i = 0; i < SYMS_POSTED_MAX; i++)
+		many[i] = e;
+	syms_cache_post_maps(c, 4242, bad, many, SYMS_POSTED_MAX);
+	syms_cache_lookup_exec(c, second, 3, adler, NULL, NULL);	/* a miss takes them in: they wait */
+	syms_cache_post_maps(c, 4242, bad, many, 5);
+	syms_cache_lookup_exec(c, second, 3, adler, NULL, NULL);
+	syms_cache_stats(c, &st);
+	test_cond("waiting mappings bounded (SYMS_POSTED_MAX): the 6 past it dropped at once, counted",
+		  st.posted_unmatched == 6);
 	syms_cache_free(c);
 	return test_report();
 }
