@@ -551,6 +551,16 @@ static __always_inline bool stacks_walk_under_way(void)
 	return !walk || walk->walking;
 }
 
+/* This CPU's walk state taken for a walk: false, or true if a walk has it
+ * already.  One exchange, not a test then a set: a uprobe's program runs
+ * with migration disabled but preemptible on a preemptible kernel, and a
+ * task preempted between the two would walk on the state another task's
+ * program took meanwhile. */
+static __always_inline bool stacks_walk_take(struct stacks_sample *walk)
+{
+	return __sync_lock_test_and_set(&walk->walking, 1) != 0;
+}
+
 /* Fill *k for the current task: pid (tgid), exec id, comm and the stacks
  * asked for; 0, or -1 for an event in an interrupt that came while this
  * CPU's task was in one of our stack walks (a lock waiter's holder seen
@@ -568,7 +578,7 @@ static __always_inline int stacks_fill_key(struct stack_key *k, void *ctx, int w
 	k->exec_id = (__u32)t->self_exec_id;
 	k->user_stack_id = STACK_ID_NONE;
 	k->kern_stack_id = STACK_ID_NONE;
-	if (!walk || walk->walking) {
+	if (!walk || stacks_walk_take(walk)) {
 		if (want_user)
 			k->user_stack_id = STACK_ID_NESTED;
 		if (want_kernel)
@@ -577,7 +587,6 @@ static __always_inline int stacks_fill_key(struct stack_key *k, void *ctx, int w
 		stacks_read_comm(t, k->comm);
 		return -1;
 	}
-	walk->walking = 1;
 	stacks_clock_start();
 	/* t->mm loaded, not probe-read by a helper call each sample; through
 	 * the cast where the kernel takes it (task.bpf.h) */
@@ -614,13 +623,12 @@ static __always_inline void stacks_fill_kernel(struct stack_key *k, void *ctx)
 {
 	struct stacks_sample *walk = stacks_sample_get();
 
-	if (!walk || walk->walking) {
+	if (!walk || stacks_walk_take(walk)) {
 		k->kern_stack_id = STACK_ID_NESTED;
 		if (k->user_stack_id != STACK_ID_NESTED)
 			stacks_count(STACKS_NESTED);
 		return;
 	}
-	walk->walking = 1;
 	stacks_clock_resume();
 	k->kern_stack_id = stacks_read(ctx, 0);
 	if (k->kern_stack_id == STACK_ID_LOST && k->user_stack_id != STACK_ID_LOST)

@@ -451,8 +451,8 @@ struct stacks_sample {
 	struct stacks_stage_clock clock;
 	__u32 py_check;			/* to be checked for Python frames */
 	__u32 seen;			/* the image was announced before (pids_seen) */
-	__u32 walking;			/* a stacks_fill_key is under way on this CPU */
-	__u32 pad;
+	__u64 walking;			/* a stacks_fill_key is under way on this CPU
+					 * (64 bits: BPF exchanges no narrower) */
 	struct stacks_seen_memo memo[STACKS_SEEN_MEMOS];
 };
 /* A CPU's samples of the same image look it up in pids_seen once in this
