@@ -16,6 +16,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 targ_tgid = 0;
 const volatile bool targ_dev = false;
 const volatile __u32 targ_major = 0, targ_minor = 0;
+/* block_rq_requeue attached (there is no block_io_start): a start's
+ * requeued flag tells a request issued again from a new one at its address */
+const volatile bool requeue_tracked = false;
 
 /* Requests issued whose completion never came: their address started a new
  * request while their start was still here.  On virtio-blk, about one run
@@ -47,6 +50,15 @@ struct {
 	__type(value, struct owner);
 } owners SEC(".maps");
 
+/* A start left at key by a request whose completion never came, now that a
+ * new request begins at its address: counted, and let go. */
+static __always_inline void drop_unseen(__u64 *key, struct disklat_start *stale)
+{
+	__sync_fetch_and_add(&unseen_requests, 1);
+	__sync_fetch_and_add(&unseen_bytes, stale->bytes);
+	bpf_map_delete_elem(&starts, key);
+}
+
 static __always_inline int on_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
@@ -62,17 +74,25 @@ static __always_inline int on_issue(struct request *rq)
 		__builtin_memcpy(s.comm, o->comm, sizeof(s.comm));
 		if (s.pid == OWNER_MARPLE)
 			return 0;
-	} else if ((again = bpf_map_lookup_elem(&starts, &key))) {
-		/* issued again: the driver had no room and the request was
-		 * put back, to be issued from kblockd's kworker (or whatever
-		 * task runs the queue next).  Without block_io_start, its
-		 * first issue named the owner: timed from this issue, the one
-		 * the device took, but still the submitter's. */
-		again->ts = s.ts;
-		return 0;
-	} else if (self_current_is_marple()) {
-		return 0;
 	} else {
+		/* without block_io_start (before 6.5), or a request it
+		 * started before we did */
+		again = bpf_map_lookup_elem(&starts, &key);
+		if (again && (again->requeued || !requeue_tracked)) {
+			/* issued again: the driver had no room and the
+			 * request was put back, to be issued from kblockd's
+			 * kworker (or whatever task runs the queue next).
+			 * Its first issue named the owner: timed from this
+			 * issue, the one the device took, but still the
+			 * submitter's. */
+			again->ts = s.ts;
+			again->requeued = 0;
+			return 0;
+		}
+		if (again)
+			drop_unseen(&key, again);
+		if (self_current_is_marple())
+			return 0;
 		events_owner(&s.pid, s.comm);
 	}
 	s.bytes = BPF_CORE_READ(rq, __data_len);
@@ -126,11 +146,8 @@ static __always_inline int on_start(struct request *rq)
 
 	/* a new request: a start left at this address is of one whose
 	 * completion we never saw */
-	if (stale) {
-		__sync_fetch_and_add(&unseen_requests, 1);
-		__sync_fetch_and_add(&unseen_bytes, stale->bytes);
-		bpf_map_delete_elem(&starts, &key);
-	}
+	if (stale)
+		drop_unseen(&key, stale);
 	if (self_current_is_marple())
 		o.pid = OWNER_MARPLE;
 	else
@@ -161,6 +178,30 @@ SEC("raw_tp/block_rq_issue")
 int BPF_PROG(issue_raw, struct request *rq)
 {
 	return on_issue(rq);
+}
+
+/* put back by the driver, to be issued again (kept only without
+ * block_io_start, whose owner tells a request issued again from a new one) */
+static __always_inline int on_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct disklat_start *s = bpf_map_lookup_elem(&starts, &key);
+
+	if (s)
+		s->requeued = 1;
+	return 0;
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(requeue_btf, struct request *rq)
+{
+	return on_requeue(rq);
+}
+
+SEC("raw_tp/block_rq_requeue")
+int BPF_PROG(requeue_raw, struct request *rq)
+{
+	return on_requeue(rq);
 }
 
 SEC("tp_btf/block_rq_complete")

@@ -18,6 +18,7 @@ struct disklat_event {
 struct disklat_start {
 	unsigned long long ts;
 	unsigned int pid, bytes, op, major, minor;
+	unsigned int requeued;	/* put back since its issue (block_rq_requeue) */
 	char comm[16];
 };
 

@@ -11,8 +11,9 @@
  *   1.25034,0.212,dd,comm=dd,pid=4121,dev=vda,bytes=4096,rw=R
  *
  * The process is the one that submitted the request (block_io_start, kernel
- * 6.5+; else the task current at issue): for buffered writes that is often a
- * kernel writeback thread, not the program that wrote.
+ * 6.5+; else the task current at its first issue, a request put back
+ * (block_rq_requeue) keeping it): for buffered writes that is often a kernel
+ * writeback thread, not the program that wrote.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -180,12 +181,15 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	skel->rodata->targ_dev = opt.dev != NULL;
 	skel->rodata->targ_major = opt.major;
 	skel->rodata->targ_minor = opt.minor;
+	skel->rodata->requeue_tracked = !have_io_start;
 	bpf_program__set_autoload(skel->progs.issue_btf, !raw);
 	bpf_program__set_autoload(skel->progs.complete_btf, !raw);
 	bpf_program__set_autoload(skel->progs.issue_raw, raw);
 	bpf_program__set_autoload(skel->progs.complete_raw, raw);
 	bpf_program__set_autoload(skel->progs.start_btf, !raw && have_io_start);
 	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
+	bpf_program__set_autoload(skel->progs.requeue_btf, !raw && !have_io_start);
+	bpf_program__set_autoload(skel->progs.requeue_raw, raw && !have_io_start);
 	if (!(err = disklat_bpf__load(skel))) {
 		if (selffilter_setup(skel->obj, opt.include_self) < 0)
 			exit(EXIT_DATA);
@@ -229,7 +233,10 @@ int main(int argc, char **argv)
 	if (collector_start(opt.verbose > 1) < 0)
 		return EXIT_DATA;
 
-	have_io_start = collector_tracepoint_exists("block", "block_io_start");
+	/* MARPLE_DISKLAT_IO_START=off: as on a kernel without it (tests) */
+	const char *io_start = getenv("MARPLE_DISKLAT_IO_START");
+	have_io_start = !(io_start && strcmp(io_start, "off") == 0) &&
+			collector_tracepoint_exists("block", "block_io_start");
 	hdr = stream_section_header_new("disklat", DATATYPE_POINT);
 	start_ns = (uint64_t)stream_header_int(hdr, "start_ns", 0);
 	if (!opt.force_raw)
@@ -246,7 +253,8 @@ int main(int argc, char **argv)
 	}
 	if (opt.verbose)
 		marple_warn("block_rq_issue and block_rq_complete%s attached via %s",
-			have_io_start ? " (and block_io_start for the submitting process)" : "", attach);
+			have_io_start ? " (and block_io_start for the submitting process)" :
+					" (and block_rq_requeue for requests put back)", attach);
 	rb = eventcollector_ring(bpf_map__fd(skel->maps.event_records), on_event);
 	if (!rb)
 		goto cleanup;

@@ -1,7 +1,7 @@
 # marple-disklat (root): O_DIRECT reads of a test file give one point per read
 # with plausible latencies, the reading process, device, size and direction.
 . "$MARPLE_TOP/tests/lib.sh"
-plan 22
+plan 23
 if ! is_root; then skip_rest "disklat" "needs root"; fi
 F="$T/data"
 dd if=/dev/urandom of="$F" bs=1M count=4 2>/dev/null && sync
@@ -39,6 +39,16 @@ awk -F, '/^[0-9]/ { if ($1 < last) bad++; last = $1 } END { exit bad > 0 }' "$T/
 check "disklat: points in completion order" test $? -eq 0
 check "disklat: trailer" grep -q '^{"trailer":1,.*"lost":0' "$T/dl"
 expect_exit "disklat: extra operand" 2 'unexpected operand' marple-disklat 1 2
+
+# Without block_io_start (kernels before 6.5, Debian 12's own 6.1; here
+# MARPLE_DISKLAT_IO_START=off): the task current at a request's first issue,
+# block_rq_requeue keeping it for a request put back; dd's reads are its own
+after_ready "$T/rq" dd if="$F" of=/dev/null bs=4k iflag=direct count=200 2> /dev/null & ddp=$!
+MARPLE_DISKLAT_IO_START=off MARPLE_READY_FILE="$T/rq" marple-disklat -v 3 > "$T/rq.out" 2> "$T/rq.err"; rc=$?
+wait "$ddp"
+n=$(grep -c ",pid=$ddp,dev=.*,bytes=4096,rw=R$" "$T/rq.out")
+check "disklat without block_io_start: block_rq_requeue attached, dd's reads its own ($n of 200)" \
+	sh -c "[ $rc -eq 0 ] && [ $n -ge 180 ] && grep -q 'block_rq_requeue for requests put back' '$T/rq.err' && grep -q '\"io_start\":false' '$T/rq.out'"
 
 # -p PID: only the I/O that process submitted (a second reader runs beside it);
 # -d DISK: only that disk's
