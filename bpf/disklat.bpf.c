@@ -35,6 +35,21 @@ struct {
 	__type(value, struct disklat_start);
 } starts SEC(".maps");
 
+/* Two programs for tracepoint tp, calling fn(rq): name_btf (tp_btf) and
+ * name_raw (raw_tp, where the BTF one does not attach); user space loads
+ * one of them, or neither. */
+#define REQUEST_PROGRAMS(tp, name, fn)				\
+	SEC("tp_btf/" #tp)					\
+	int BPF_PROG(name##_btf, struct request *rq)		\
+	{							\
+		return fn(rq);					\
+	}							\
+	SEC("raw_tp/" #tp)					\
+	int BPF_PROG(name##_raw, struct request *rq)		\
+	{							\
+		return fn(rq);					\
+	}
+
 /* the submitting process, from block_io_start (kernel 6.5+): block_rq_issue
  * may run in a kworker when the request is dispatched asynchronously */
 struct owner {
@@ -57,6 +72,18 @@ static __always_inline void drop_unseen(__u64 *key, struct disklat_start *stale)
 	__sync_fetch_and_add(&unseen_requests, 1);
 	__sync_fetch_and_add(&unseen_bytes, stale->bytes);
 	bpf_map_delete_elem(&starts, key);
+}
+
+/* The request at key is the current task's (or marple's own, left out) */
+static __always_inline void set_owner(__u64 *key)
+{
+	struct owner o = {};
+
+	if (self_current_is_marple())
+		o.pid = OWNER_MARPLE;
+	else
+		events_owner(&o.pid, o.comm);
+	bpf_map_update_elem(&owners, key, &o, BPF_ANY);
 }
 
 static __always_inline int on_issue(struct request *rq)
@@ -86,6 +113,7 @@ static __always_inline int on_issue(struct request *rq)
 			 * issue, the one the device took, but still the
 			 * submitter's. */
 			again->ts = s.ts;
+			again->bytes = BPF_CORE_READ(rq, __data_len);	/* merged into since */
 			again->requeued = 0;
 			return 0;
 		}
@@ -141,44 +169,48 @@ static __always_inline int on_complete(struct request *rq, int error)
 static __always_inline int on_start(struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	struct owner o = {};
 	struct disklat_start *stale = bpf_map_lookup_elem(&starts, &key);
 
 	/* a new request: a start left at this address is of one whose
 	 * completion we never saw */
 	if (stale)
 		drop_unseen(&key, stale);
-	if (self_current_is_marple())
-		o.pid = OWNER_MARPLE;
-	else
-		events_owner(&o.pid, o.comm);
-	bpf_map_update_elem(&owners, &key, &o, BPF_ANY);
+	set_owner(&key);
 	return 0;
 }
 
-SEC("tp_btf/block_io_start")
-int BPF_PROG(start_btf, struct request *rq)
+REQUEST_PROGRAMS(block_io_start, start, on_start)
+
+REQUEST_PROGRAMS(block_rq_issue, issue, on_issue)
+
+/* merged into another request and freed, never issued again nor
+ * completed: its owner and any start (a request put back and then merged)
+ * go, the other's issue counts its bytes */
+static __always_inline int on_merge(struct request *rq)
 {
-	return on_start(rq);
+	__u64 key = (__u64)rq;
+
+	bpf_map_delete_elem(&owners, &key);
+	bpf_map_delete_elem(&starts, &key);
+	return 0;
 }
 
-SEC("raw_tp/block_io_start")
-int BPF_PROG(start_raw, struct request *rq)
+REQUEST_PROGRAMS(block_rq_merge, merge, on_merge)
+
+/* Without block_io_start: inserted into the queue by its submitter (a
+ * request queued while the device is busy is first issued by kblockd's
+ * kworker), or inserted again after it was put back (a start says so:
+ * it keeps its owner). */
+static __always_inline int on_insert(struct request *rq)
 {
-	return on_start(rq);
+	__u64 key = (__u64)rq;
+
+	if (!bpf_map_lookup_elem(&starts, &key))
+		set_owner(&key);
+	return 0;
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(issue_btf, struct request *rq)
-{
-	return on_issue(rq);
-}
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(issue_raw, struct request *rq)
-{
-	return on_issue(rq);
-}
+REQUEST_PROGRAMS(block_rq_insert, insert, on_insert)
 
 /* put back by the driver, to be issued again (kept only without
  * block_io_start, whose owner tells a request issued again from a new one) */
@@ -192,17 +224,7 @@ static __always_inline int on_requeue(struct request *rq)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_requeue")
-int BPF_PROG(requeue_btf, struct request *rq)
-{
-	return on_requeue(rq);
-}
-
-SEC("raw_tp/block_rq_requeue")
-int BPF_PROG(requeue_raw, struct request *rq)
-{
-	return on_requeue(rq);
-}
+REQUEST_PROGRAMS(block_rq_requeue, requeue, on_requeue)
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(complete_btf, struct request *rq, blk_status_t error, unsigned int nr_bytes)

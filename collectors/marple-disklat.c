@@ -11,9 +11,10 @@
  *   1.25034,0.212,dd,comm=dd,pid=4121,dev=vda,bytes=4096,rw=R
  *
  * The process is the one that submitted the request (block_io_start, kernel
- * 6.5+; else the task current at its first issue, a request put back
- * (block_rq_requeue) keeping it): for buffered writes that is often a kernel
- * writeback thread, not the program that wrote.
+ * 6.5+; else the one that inserted it in the queue, block_rq_insert, or the
+ * task current at its first issue, a request put back, block_rq_requeue,
+ * keeping it): for buffered writes that is often a kernel writeback thread,
+ * not the program that wrote.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -254,7 +255,7 @@ int main(int argc, char **argv)
 	if (opt.verbose)
 		marple_warn("block_rq_issue and block_rq_complete%s attached via %s",
 			have_io_start ? " (and block_io_start for the submitting process)" :
-					" (and block_rq_requeue for requests put back)", attach);
+					" (and block_rq_insert and block_rq_requeue for the submitting process)", attach);
 	rb = eventcollector_ring(bpf_map__fd(skel->maps.event_records), on_event);
 	if (!rb)
 		goto cleanup;
