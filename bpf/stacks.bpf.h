@@ -322,6 +322,24 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 	 * the key exists, ~1.5 us per event in a uprobe-heavy collector */
 	if (!force && bpf_map_lookup_elem(&pids_seen, &key))
 		return;
+	/* probe reads, not pointer loads: the verifier checks every load of a
+	 * BTF pointer field (t->mm) with a linear search of the kernel's BTF,
+	 * ~3 ms per program load here */
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	__u64 start_code = 0, start_brk = 0;
+	if (mm) {
+		start_code = BPF_CORE_READ(mm, start_code);
+		start_brk = BPF_CORE_READ(mm, start_brk);
+		/* a sample inside the exec, after the new memory replaced the
+		 * old but before the ELF loader set its layout (the break
+		 * last): not announced, a later sample does.  Announced half
+		 * built, the image's maps never matched its layout, and the
+		 * maps the unwind tables posted for it were dropped (a
+		 * dlopen'ed library of a short-lived process went [unknown]:
+		 * 1 run in ~12 of unwind.t's short-lived case) */
+		if (!start_code || !start_brk)
+			return;
+	}
 	if (bpf_map_update_elem(&pids_seen, &key, &one, force ? BPF_ANY : BPF_NOEXIST) != 0)
 		return;
 	PROCNEWS_RECORD(struct pid_note) *r = procnews_reserve(PROCNEWS_IMAGE, sizeof(*r));
@@ -330,19 +348,15 @@ static __always_inline void stacks_note_image(__u32 tgid, __u32 exec_id, struct 
 		return;
 	}
 	struct pid_note *e = &r->body;
-	/* probe reads, not pointer loads: the verifier checks every load of a
-	 * BTF pointer field (t->mm) with a linear search of the kernel's BTF,
-	 * ~3 ms per program load here */
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
 	e->pid = tgid;
 	e->exec_id = exec_id;
 	if (mm) {
-		e->layout[0] = BPF_CORE_READ(mm, start_code);
+		e->layout[0] = start_code;
 		e->layout[1] = BPF_CORE_READ(mm, end_code);
 		e->layout[2] = BPF_CORE_READ(mm, start_stack);
 		e->layout[3] = BPF_CORE_READ(mm, start_data);
 		e->layout[4] = BPF_CORE_READ(mm, end_data);
-		e->layout[5] = BPF_CORE_READ(mm, start_brk);
+		e->layout[5] = start_brk;
 		e->layout[6] = BPF_CORE_READ(mm, env_start);
 		e->layout[7] = BPF_CORE_READ(mm, env_end);
 	} else {
