@@ -50,7 +50,8 @@ struct {
 		return fn(rq);					\
 	}
 
-/* the submitting process, from block_io_start (kernel 6.5+): block_rq_issue
+/* the submitting process, from block_io_start (kernel 6.5+; before it from
+ * block_rq_insert, for a request queued before its issue): block_rq_issue
  * may run in a kworker when the request is dispatched asynchronously */
 struct owner {
 	__u32 pid;
@@ -59,7 +60,7 @@ struct owner {
 #define OWNER_MARPLE 0xffffffffu	/* owner.pid of I/O submitted by marple itself */
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* merged requests are never issued nor completed */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* should an owner be left (block_rq_merge lets go of merged ones) */
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct owner);
