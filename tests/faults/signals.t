@@ -35,7 +35,12 @@ args_for() {
 run_trial() {
 	_name=$1 _sig=$2 _delay=$3; shift 3
 	rm -f "$T/ready" "$T/out" "$T/err"
-	MARPLE_READY_FILE="$T/ready" "$@" >"$T/out" 2>"$T/err" </dev/null &
+	# as from a terminal, SIGINT and SIGTERM at their defaults: a job put in
+	# the background by sh starts with SIGINT ignored, and a signal before
+	# the collector's handler (a sanitized program's start takes 80-100 ms
+	# here) was lost, the collector then running on (every collector, both
+	# trials, once a run's first delay was 0.03 s)
+	MARPLE_READY_FILE="$T/ready" env --default-signal=INT,TERM "$@" >"$T/out" 2>"$T/err" </dev/null &
 	_pid=$!
 	if [ "$_delay" = ready ]; then wait_ready "$T/ready" 20; sleep 0.3; else sleep "$_delay"; fi
 	_was_ready=0; [ -e "$T/ready" ] && _was_ready=1
