@@ -65,9 +65,11 @@ if [ "$hwm" -gt 0 ] && [ "$hwm" -le 262144 ]; then
 else
 	fail "python-codes: the collector's peak RSS <= 256 MB" "$hwm kB"
 fi
-# named, cut, at the loop's lines (5: for; 6: s += i)
+# named, cut, at the loop's lines (5: for; 6: s += i), the leaf or under
+# the interpreter's own code it calls there (int objects' malloc and free:
+# a third of the samples in the loop, which the leaf alone left out)
 P='[ ][(][^)]*[)]'
-named=$(weight "$T/out" ";QQQQ*[[][.][.][.][]] [(]$T/hostile[.]py:[56][)]$")
+named=$(weight "$T/out" ";QQQQ*[[][.][.][.][]] [(]$T/hostile[.]py:[56][)](;|$)")
 total=$(weight "$T/out" "hostile[.]py")
 cut=$(grep -v '^{' "$T/out" | grep -o 'QQQQ*[[][.][.][.][]]' | awk 'length($0) != 256 + 5 { n++ } END { print n + 0 }')
 if [ "$named" -gt 0 ] && [ "$named" -ge $(( total / 2 )) ] && [ "$cut" -eq 0 ]; then
