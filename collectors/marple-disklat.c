@@ -191,6 +191,10 @@ static struct disklat_bpf *setup(int raw, const char **why)
 	bpf_program__set_autoload(skel->progs.start_raw, raw && have_io_start);
 	bpf_program__set_autoload(skel->progs.requeue_btf, !raw && !have_io_start);
 	bpf_program__set_autoload(skel->progs.requeue_raw, raw && !have_io_start);
+	bpf_program__set_autoload(skel->progs.insert_btf, !raw && !have_io_start);
+	bpf_program__set_autoload(skel->progs.insert_raw, raw && !have_io_start);
+	bpf_program__set_autoload(skel->progs.merge_btf, !raw);
+	bpf_program__set_autoload(skel->progs.merge_raw, raw);
 	if (!(err = disklat_bpf__load(skel))) {
 		if (selffilter_setup(skel->obj, opt.include_self) < 0)
 			exit(EXIT_DATA);
